@@ -1,0 +1,52 @@
+"""x86gen: an x86-64 instruction encoder generated from isa/x86_64.yaml and checked against iced-x86.
+
+    >>> import x86gen
+    >>> from x86gen import eax, ecx, rdi, rsi, mem
+    >>> x86gen.encode("add", eax, ecx).hex()
+    '01c8'
+    >>> x86gen.encode("mov", eax, mem(rdi, rsi, 4, 10, size=32)).hex()
+    '8b44b70a'
+    >>> x86gen.assemble("vfmadd213ps ymm0, ymm0, ymmword ptr [rdi+rbx*4+0x10]").hex()
+    'c4e27da8449f10'
+
+Registers are module constants, memory operands come from `mem` (or `dword(...)` etc.), ints are
+immediates. `encode` picks the shortest form that fits; `x86gen.forms.<ID>(...)` encodes one exact
+form; `assemble` takes Intel-syntax text. Only the registers and memory operands are imported
+eagerly; the form table loads on first use.
+"""
+from __future__ import annotations
+
+from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandError, UnknownMnemonicError
+from .memory import Mem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
+from .registers import *  # noqa: F403
+from .registers import REGISTERS, Reg
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "encode": ("encoder", "encode"), "select": ("encoder", "select"),
+    "assemble": ("text", "assemble"), "parse": ("text", "parse"),
+    "Instruction": ("instruction", "Instruction"),
+    "Form": ("forms", "Form"), "get_form": ("forms", "get_form"), "forms_of": ("forms", "forms_of"),
+    "all_forms": ("forms", "all_forms"),
+    "Assembler": ("assembler", "Assembler"), "Label": ("assembler", "Label"),
+    "Op": ("_gen.ops", "Op"),
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+        mod, attr = _LAZY[name]
+        value = getattr(importlib.import_module(f".{mod}", __name__), attr)
+        globals()[name] = value
+        return value
+    if name in ("forms", "groups", "isel", "jit", "reference"):
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'x86gen' has no attribute {name!r}")
+
+
+__all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
+           "Mem", "mem", "byte", "word", "dword", "qword", "xmmword", "ymmword", "zmmword", "Reg", "REGISTERS",
+           "encode", "select", "assemble", "Instruction", "Form", "get_form", "forms_of", "all_forms", *REGISTERS]

@@ -1,0 +1,242 @@
+"""Turn one row of the generated form table into a specialised encoder function.
+
+The form table (``_gen/forms.py``) is data: opcode, map, prefixes, W, L and where each operand
+goes. The first time a form is used, `build` writes a short Python function for exactly that form
+(every constant folded in, one branch per register/memory case) and compiles it. So the encoder is
+small and readable here, and each form still costs only a few attribute loads and one ``bytes``.
+``Form.source`` shows the code made for a form.
+
+Byte layout (SDM Vol.2 2.1, 2.2.1, 2.3):
+  legacy: [66 (o16)] [F2|F3|66 mandatory] [REX] [0F [38|3A]] opcode [ModRM [SIB] [disp]] [imm]
+  VEX:    C5 R̄vvvvLpp                  opcode ModRM [SIB] [disp] [imm | is4]   (2-byte)
+          C4 R̄X̄B̄mmmmm Wvvvv̄Lpp         opcode ModRM [SIB] [disp] [imm | is4]   (3-byte)
+"""
+from __future__ import annotations
+
+import struct
+
+from . import registers as R
+from .errors import ImmediateRangeError, OperandError
+from .memory import Mem
+
+REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg"}
+PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
+MAP_BYTES = {0: (), 1: (0x0F,), 2: (0x0F, 0x38), 3: (0x0F, 0x3A)}
+
+
+def imm_ranges(width: int, osize: int, sext: bool, rel: bool) -> tuple[tuple[int, int], ...]:
+    """Accepted values of an immediate: one or two closed intervals.
+
+    A plain ``immN`` takes any value whose low N bits are what is meant, signed or unsigned:
+    [-2^(N-1), 2^N). A sign-extended ``simmN`` of an operation of size S (``83 /0 ib``) must be
+    what the CPU produces by sign-extending N bits to S bits, read as signed or as unsigned S-bit
+    values (so ``add eax, 0xffffffff`` is ``83 c0 ff``, as GNU as encodes it).
+    """
+    if rel: return ((-(1 << (width - 1)), (1 << (width - 1)) - 1),)
+    if not sext or osize <= width: return ((-(1 << (width - 1)), (1 << width) - 1),)
+    half = 1 << (width - 1)
+    return ((-half, half - 1), ((1 << osize) - half, (1 << osize) - 1))
+
+
+def _cond(var: str, ranges) -> str:
+    return " or ".join(f"{lo} <= {var} <= {hi}" for lo, hi in ranges)
+
+
+def _imm_bytes(var: str, width: int) -> tuple[list[str], str]:
+    """(expressions inside the bytes tuple when nothing follows the ModRM byte, expression appended
+    after a memory operand's SIB/displacement bytes)."""
+    if width == 8: return [f"{var} & 0xFF"], f" + _B[{var} & 0xFF]"
+    if width == 16: return [f"{var} & 0xFF", f"({var} >> 8) & 0xFF"], f" + _p16({var} & 0xFFFF)"
+    if width == 32: return [], f" + _p32({var} & 0xFFFFFFFF)"
+    return [], f" + _p64({var} & 0xFFFFFFFFFFFFFFFF)"
+
+
+def static_length(row) -> int:
+    """Length in bytes with no memory operand, a 2-byte VEX where legal, and no optional REX."""
+    (_id, _mn, ops, enc, _opc, mp, pp, o16, w, _l, modrm, _opreg, imms, is4, _osize, *_rest) = row
+    n = 1 + (modrm is not None) + sum(imms) // 8 + bool(is4)
+    if enc == "legacy": return n + o16 + bool(pp) + (w == 1) + len(MAP_BYTES[mp])
+    return n + (2 if mp == 1 and w != 1 else 3)
+
+
+def build(row) -> tuple[str, str | None]:
+    """Python source of ``enc(a0, …)`` for this form, and of ``fits(a0, …)`` if it has immediates."""
+    (fid, _mn, ops, enc, opcode, mp, pp, o16, w, l, modrm, opreg, imms, is4, osize, *_rest) = row
+    args = [f"a{i}" for i in range(len(ops))]
+    rel = any(o[0].startswith("rel") for o in ops)
+    sig = ", ".join(args) + (", ip=0" if rel else "")
+    lines = [f"def enc({sig}):"]
+    fits: list[str] = []
+    body: list[str] = []
+    allargs = "(" + "".join(a + ", " for a in args) + ")"
+    def bad(i): return f"raise _bad({fid!r}, {allargs}, {i})"
+
+    reg_expr = rm = vvvv = opc = is4_arg = None
+    r8: list[str] = []
+    imm_parts: list[str] = []   # immediate bytes written inside the bytes((...)) tuple
+    imm_tail = ""                # the same immediates as bytes appended after it
+    imm_after_mem = ""           # immediates appended after a memory operand's tail
+    for i, (kind, loc, _role, reg, mem, imm, sext) in enumerate(ops):
+        a = args[i]
+        if loc == "fixed":
+            body.append(f"if {a} is not R.{reg}: {bad(i)}")
+            continue
+        if kind == "1":
+            body.append(f"if {a}.__class__ is not int or {a} != 1: {bad(i)}")
+            fits.append(f"{a}.__class__ is int and {a} == 1")
+            continue
+        if imm is not None:
+            rng = imm_ranges(imm, osize, sext, kind.startswith("rel"))
+            if kind.startswith("rel"):
+                body.append(f"if {a}.__class__ is not int: {bad(i)}")
+                body.append(f"d = {a} - ip - LEN")
+                body.append(f"if not ({_cond('d', rng)}): raise _range({fid!r}, {allargs}, {i}, d)")
+                fits.append(f"{a}.__class__ is int and ({_cond(f'({a} - ip - LEN)', rng)})")
+                p, t = _imm_bytes("d", imm)
+                imm_after_mem += t
+            else:
+                body.append(f"if {a}.__class__ is not int: {bad(i)}")
+                body.append(f"if not ({_cond(a, rng)}): raise _range({fid!r}, {allargs}, {i}, {a})")
+                fits.append(f"{a}.__class__ is int and ({_cond(a, rng)})")
+                p, t = _imm_bytes(a, imm)
+                imm_after_mem += t
+            if p: imm_parts += p
+            else:
+                # a wide immediate that follows inline bytes: keep order by moving all later imms out
+                imm_tail += t
+            continue
+        if reg == "r8": r8.append(a)
+        if loc == "rm": rm = (a, reg, mem)
+        elif loc == "is4":
+            body.append(f"if {a}.__class__ is not R.{REG_CLASS[reg]}: {bad(i)}")
+            is4_arg = a
+        else:
+            if mem is not None:   # memory-only operand outside rm cannot happen (checked by the loader)
+                raise ValueError(fid)
+            body.append(f"if {a}.__class__ is not R.{REG_CLASS[reg]}: {bad(i)}")
+            if loc == "reg": reg_expr = a
+            elif loc == "vvvv": vvvv = a
+            elif loc == "opc": opc = a
+    if is4_arg:
+        imm_parts.insert(0, f"{is4_arg}.is4")
+        imm_after_mem = f" + _B[{is4_arg}.is4]" + imm_after_mem
+    if imm_tail and imm_parts:   # mixed inline/appended immediates (e.g. enter iw, ib): append them all
+        imm_parts, imm_tail = [], imm_after_mem
+
+    pre = list(PP_BYTE[pp])
+    maps = list(MAP_BYTES[mp])
+    reg3 = f"{reg_expr}.reg3" if reg_expr else (f"{int(modrm) << 3}" if modrm not in (None, "r") else "0")
+    imm_in_reg = "".join(", " + p for p in imm_parts)
+    out = [f"    {ln}" for ln in body]
+
+    def legacy_return(ind: str, rex_bits: list[str], middle: list[str], tail: str, r8: list[str]) -> list[str]:
+        """Emit the REX/no-REX returns. ``middle`` are the byte expressions after the opcode,
+        ``tail`` an expression appended after them (a memory operand's SIB/displacement), ``r8``
+        the byte registers that may force (spl…dil) or forbid (ah…bh) a REX prefix."""
+        imm_in, imm_t = (imm_in_reg, imm_tail) if not tail else ("", imm_after_mem)
+        head = ([0x66] if o16 else []) + pre
+        hx = "".join(f"{b:#04x}, " for b in head)
+        ob = "".join(f"{b:#04x}, " for b in maps)
+        mid = ", ".join(middle)
+        tail_s = tail + imm_t
+        res = []
+        bits = " | ".join(rex_bits + [f"{x}.rex8" for x in r8]) or "0"
+        if w == 1:
+            res.append(f"{ind}rex = 0x48 | {bits}" if bits != "0" else f"{ind}rex = 0x48")
+        else:
+            res.append(f"{ind}rex = {bits}")
+        if r8:
+            hi = " or ".join(f"{x}.high" for x in r8)
+            res.append(f"{ind}if rex and ({hi}): raise _high8({fid!r}, {allargs})")
+        if w == 1:
+            res.append(f"{ind}return bytes(({hx}rex, {ob}{mid}{imm_in},)){tail_s}")
+        else:
+            res.append(f"{ind}if rex: return bytes(({hx}0x40 | rex, {ob}{mid}{imm_in},)){tail_s}")
+            res.append(f"{ind}return bytes(({hx}{ob}{mid}{imm_in},)){tail_s}")
+        return res
+
+    def vex_return(ind: str, rm_reg: bool, a: str | None, middle: list[str], tail: str) -> list[str]:
+        """VEX prefix (SDM Vol.2 2.3.5): 2-byte C5 only with map 0F, W0, and X̄ = B̄ = 1."""
+        r = f"{reg_expr}.vr" if reg_expr else "0x80"
+        vv = f"{vvvv}.vv" if vvvv else "0x78"
+        lpp = ((l or 0) << 2) | pp
+        wbit = 0x80 if w == 1 else 0
+        mid = "".join(", " + m for m in middle)
+        imm_in, imm_t = (imm_in_reg, imm_tail) if not tail else ("", imm_after_mem)
+        res = []
+        xb = (f"0x40 | {a}.vb" if rm_reg else f"{a}.vxb") if a else "0x60"
+        if mp == 1 and w != 1:
+            cond = (f"{a}.vb" if rm_reg else f"{a}.vxb == 0x60") if a else "True"
+            res.append(f"{ind}if {cond}: return bytes((0xC5, {r} | {vv} | {lpp:#x}, {opcode:#04x}{mid}{imm_in},)){tail}{imm_t}")
+        res.append(f"{ind}return bytes((0xC4, {r} | {xb} | {mp}, {wbit:#x} | {vv} | {lpp:#x}, {opcode:#04x}{mid}{imm_in},)){tail}{imm_t}")
+        return res
+
+    if enc == "evex":
+        raise NotImplementedError(f"{fid}: EVEX encoding is not implemented yet")
+    if rm is not None:
+        a, reg, mem = rm
+        modrm_reg = f"0xC0 | {reg3} | {a}.lo"
+        modrm_mem = f"{a}.modrm | {reg3}"
+        rbits = [f"{reg_expr}.rex_r"] if reg_expr else []
+        if reg is not None:
+            out.append(f"    if {a}.__class__ is R.{REG_CLASS[reg]}:")
+            if enc == "legacy": out += legacy_return("        ", rbits + [f"{a}.rex_b"], [f"{opcode:#04x}", modrm_reg], "", r8)
+            else: out += vex_return("        ", True, a, [modrm_reg], "")
+        if mem is not None:
+            sizes = "" if mem == 0 else f" and {a}.size in (0, {mem})"
+            out.append(f"    if {a}.__class__ is Mem{sizes}:")
+            if enc == "legacy": out += legacy_return("        ", rbits + [f"{a}.rex"], [f"{opcode:#04x}", modrm_mem], f" + {a}.tail",
+                                                   [x for x in r8 if x != a])
+            else: out += vex_return("        ", False, a, [modrm_mem], f" + {a}.tail")
+        out.append(f"    {bad(args.index(a))}")
+    elif opc is not None:
+        out += legacy_return("    ", [f"{opc}.rex_b"], [f"{opcode:#04x} | {opc}.lo"], "", r8)
+    else:
+        if enc != "legacy": out += vex_return("    ", False, None, [], "")   # e.g. vzeroupper: no ModRM
+        else: out += legacy_return("    ", [], [f"{opcode:#04x}"], "", r8)
+    src = "\n".join(lines + out) + "\n"
+    fits_src = None
+    if fits:
+        fits_src = f"def fits({sig}):\n    return " + " and ".join(f"({c})" for c in fits) + "\n"
+    if rel:
+        length = static_length(row)
+        src = src.replace("LEN", str(length))
+        fits_src = fits_src.replace("LEN", str(length)) if fits_src else None
+    return src, fits_src
+
+
+_B = tuple(bytes((i,)) for i in range(256))
+_p16 = struct.Struct("<H").pack
+_p32 = struct.Struct("<I").pack
+_p64 = struct.Struct("<Q").pack
+
+
+def _bad(fid, args, i):
+    from .forms import operand_error
+    return operand_error(fid, args, i)
+
+
+def _range(fid, args, i, value):
+    from .forms import get_form
+    f = get_form(fid)
+    return ImmediateRangeError(f"{f.id} ({f.syntax}): operand {i + 1} value {value:#x} does not fit {f.operands[i].kind}"
+                               f" (accepted: {', '.join(f'{lo:#x}..{hi:#x}' for lo, hi in f.imm_ranges(i))})")
+
+
+def _high8(fid, args):
+    from .forms import get_form
+    f = get_form(fid)
+    return OperandError(f"{f.mnemonic} {', '.join(map(str, args))}: ah/bh/ch/dh cannot be encoded in an instruction that needs"
+                        f" a REX prefix (here for {', '.join(str(a) for a in args if getattr(a, 'rex8', 0) or getattr(a, 'rex', 0))}"
+                        " — SDM Vol.2 2.2.1.2)")
+
+
+GLOBALS = {"R": R, "Mem": Mem, "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8}
+
+
+def compile_form(row):
+    """Compile and return (enc, fits, source) for a form-table row."""
+    src, fits_src = build(row)
+    ns: dict = {}
+    exec(compile(src + (fits_src or ""), f"<x86gen form {row[0]}>", "exec"), GLOBALS, ns)
+    return ns["enc"], ns.get("fits"), src + (fits_src or "")

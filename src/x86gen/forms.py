@@ -1,0 +1,164 @@
+"""Instruction forms: the generated table (``_gen/forms.py``) as objects, and form-level encoding.
+
+``x86gen.forms.ADD_RM32_R32(eax, ecx)`` encodes exactly that form (ids are iced-x86's ``Code``
+names); ``get_form(id)`` returns its `Form` with operands, roles, encoding, flags and CPUID feature.
+Nothing is built until it is first used.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ._specialize import compile_form, imm_ranges, static_length
+from .errors import EncodeError, OperandError, UnknownMnemonicError
+
+ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "n": "N"}
+FLAG_FIELDS = ("read", "written", "undefined", "cleared", "set")
+
+
+class Operand:
+    """One explicit operand of a form: ``kind`` (e.g. ``r32/m32``), ``loc`` (ModRM.reg, rm, vvvv, …),
+    ``role`` (r, w, rw, cw = conditionally written, n = not accessed), register class, memory size,
+    immediate width."""
+
+    __slots__ = ("kind", "loc", "role", "reg", "mem", "imm", "sext")
+
+    def __init__(self, kind, loc, role, reg, mem, imm, sext):
+        self.kind, self.loc, self.role, self.reg, self.mem, self.imm, self.sext = kind, loc, role, reg, mem, imm, sext
+
+    @property
+    def may_be_memory(self) -> bool: return self.mem is not None
+    @property
+    def display(self) -> str:
+        k = self.kind
+        if self.reg and self.mem is not None and self.reg == f"r{self.mem}": k = f"r/m{self.mem}"
+        return k
+    def __repr__(self) -> str: return f"{ROLE_NAMES[self.role]}:{self.display}@{self.loc}"
+
+
+class Form:
+    """One instruction form of the spec. Calling it encodes its operands to bytes."""
+
+    __slots__ = ("id", "index", "mnemonic", "operands", "encoding_kind", "opcode", "map", "pp", "o16", "w", "l", "modrm",
+                 "opreg", "imms", "is4", "osize", "cpuid", "flags", "implicit", "encoding", "line", "length",
+                 "_enc", "_fits", "_src", "__weakref__")
+
+    def __init__(self, index: int, row: tuple):
+        (self.id, self.mnemonic, ops, self.encoding_kind, self.opcode, self.map, self.pp, self.o16, self.w, self.l,
+         self.modrm, self.opreg, self.imms, self.is4, self.osize, self.cpuid, flags, self.implicit, self.encoding,
+         self.line) = row
+        self.index = index
+        self.operands = tuple(Operand(*o) for o in ops)
+        self.flags = dict(zip(FLAG_FIELDS, flags))
+        self.length = static_length(row)
+        self._enc = self._fits = self._src = None
+
+    def _build(self) -> None:
+        self._enc, self._fits, self._src = compile_form(ROWS[self.index])
+
+    @property
+    def encode(self) -> Callable[..., bytes]:
+        """The specialised encoder function (built on first use)."""
+        if self._enc is None: self._build()
+        return self._enc
+
+    def __call__(self, *operands, **kw) -> bytes:
+        if self._enc is None: self._build()
+        return self._enc(*operands, **kw)
+
+    def fits(self, *operands, ip: int = 0) -> bool:
+        """True when the immediates/branch targets of ``operands`` fit this form's fields."""
+        if self._enc is None: self._build()
+        if self._fits is None: return True
+        return self._fits(*operands, ip=ip) if any(o.kind.startswith("rel") for o in self.operands) else self._fits(*operands)
+
+    @property
+    def source(self) -> str:
+        """The Python source x86gen generated to encode this form."""
+        if self._enc is None: self._build()
+        return self._src
+
+    @property
+    def syntax(self) -> str:
+        """Intel-style signature, e.g. ``add r/m32, r32``."""
+        return (self.mnemonic + " " + ", ".join(o.display for o in self.operands)).strip()
+
+    def imm_ranges(self, i: int):
+        o = self.operands[i]
+        return imm_ranges(o.imm, self.osize, o.sext, o.kind.startswith("rel"))
+
+    @property
+    def flags_read(self) -> tuple[str, ...]: return self.flags["read"]
+    @property
+    def flags_modified(self) -> tuple[str, ...]:
+        """Flags written, cleared, set or left undefined."""
+        return tuple(sorted({f for k in FLAG_FIELDS[1:] for f in self.flags[k]}))
+
+    def __repr__(self) -> str: return f"<Form {self.id}: {self.syntax} | {self.encoding}>"
+
+
+_FORMS: list[Form] | None = None
+_BY_ID: dict[str, Form] = {}
+_BY_MNEMONIC: dict[str, list[Form]] = {}
+ROWS: tuple = ()
+
+
+def _load() -> list[Form]:
+    global _FORMS, ROWS
+    if _FORMS is None:
+        from ._gen.forms import ROWS as rows
+        ROWS = rows
+        forms = [Form(i, r) for i, r in enumerate(rows)]
+        for f in forms:
+            _BY_ID[f.id] = f
+            _BY_MNEMONIC.setdefault(f.mnemonic, []).append(f)
+        _FORMS = forms
+    return _FORMS
+
+
+def all_forms() -> list[Form]:
+    """Every form of the spec, in file order."""
+    return list(_load())
+
+
+def get_form(form_id: str) -> Form:
+    """The form with this id (iced-x86 ``Code`` name, e.g. ``"VEX_VADDPS_YMM_YMM_YMMM256"``)."""
+    _load()
+    try: return _BY_ID[form_id]
+    except KeyError: raise UnknownMnemonicError(f"no form with id {form_id!r}") from None
+
+
+def forms_of(mnemonic: str) -> list[Form]:
+    """The forms of a mnemonic (lower case), in file order; raises `UnknownMnemonicError` if none."""
+    _load()
+    try: return _BY_MNEMONIC[mnemonic]
+    except KeyError:
+        import difflib
+        close = difflib.get_close_matches(mnemonic, _BY_MNEMONIC, 3)
+        raise UnknownMnemonicError(f"unknown mnemonic {mnemonic!r}" + (f" (did you mean {', '.join(close)}?)" if close else "")) from None
+
+
+def mnemonics() -> list[str]:
+    _load()
+    return sorted(_BY_MNEMONIC)
+
+
+def describe_operand(x) -> str:
+    if x.__class__ is int: return f"immediate {x:#x}"
+    k = getattr(x, "kind", None)
+    if k is None: return f"{type(x).__name__} {x!r}"
+    return f"{x} ({k})"
+
+
+def operand_error(fid: str, args: tuple, i: int) -> EncodeError:
+    f = get_form(fid)
+    if len(args) != len(f.operands):
+        return OperandError(f"{f.id} ({f.syntax}) takes {len(f.operands)} operands, got {len(args)}")
+    want = f.operands[i]
+    return OperandError(f"{f.id} ({f.syntax}): operand {i + 1} is {describe_operand(args[i])}, expected {want.display}")
+
+
+def __getattr__(name: str):
+    if name.isupper():
+        try: return get_form(name)
+        except EncodeError: pass
+    raise AttributeError(name)

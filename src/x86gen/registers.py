@@ -1,0 +1,123 @@
+"""Registers: one immutable singleton per architectural register name.
+
+Each register carries the bit fields the encoder ORs into prefix and ModRM bytes, precomputed
+once so that encoding a form is a handful of attribute loads:
+
+- ``lo``: the low 3 bits of the register number (ModRM.rm, SIB.base/index, opcode +r);
+  ``reg3`` is the same shifted into ModRM.reg (bits 5:3).
+- ``rex_r`` / ``rex_x`` / ``rex_b``: bit 3 of the number placed at REX.R (0x04), REX.X (0x02),
+  REX.B (0x01) (SDM Vol.2 2.2.1).
+- ``vr`` / ``vx`` / ``vb``: the same bits *inverted* at their VEX byte-1 positions, R̄ 0x80,
+  X̄ 0x40, B̄ 0x20 (SDM Vol.2 2.3.5.5); ``vv`` is VEX.vvvv = ~number, at bits 6:3.
+- ``rex8``: 0x40 for spl/bpl/sil/dil, which exist only with a REX prefix; ``high`` marks
+  ah/ch/dh/bh, which cannot be encoded when any REX prefix is present (SDM Vol.2 2.2.1.2).
+- ``sig``: the operand signature used by `x86gen.encode` to choose forms.
+"""
+from __future__ import annotations
+
+
+class Reg:
+    """A machine register. Compare by identity; print as its Intel name."""
+
+    __slots__ = ("name", "num", "size", "lo", "reg3", "rex_r", "rex_x", "rex_b", "vr", "vx", "vb", "vv", "is4", "rex8", "high", "sig")
+    kind = "reg"
+
+    def __init__(self, name: str, num: int, size: int, *, high: bool = False):
+        self.name, self.num, self.size, self.high = name, num, size, high
+        self.lo = num & 7
+        self.reg3 = (num & 7) << 3
+        hi = (num >> 3) & 1
+        self.rex_r, self.rex_x, self.rex_b = hi << 2, hi << 1, hi
+        self.vr, self.vx, self.vb = (0 if hi else 0x80), (0 if hi else 0x40), (0 if hi else 0x20)
+        self.vv = (~num & 15) << 3
+        self.is4 = (num & 15) << 4
+        self.rex8 = 0x40 if (self.kind == "r8" and 4 <= num <= 7 and not high) else 0
+        self.sig = name if name in SIG_REGS else self.kind
+
+    def __repr__(self) -> str: return self.name
+    __str__ = __repr__
+    def __reduce__(self): return (_lookup, (self.name,))
+
+
+def _lookup(name: str) -> Reg: return REGISTERS[name]
+
+
+class Gpr8(Reg):
+    """8-bit general register (al … r15b, spl … dil, and the legacy ah/ch/dh/bh)."""
+    __slots__ = ()
+    kind = "r8"
+
+
+class Gpr16(Reg):
+    """16-bit general register."""
+    __slots__ = ()
+    kind = "r16"
+
+
+class Gpr32(Reg):
+    """32-bit general register."""
+    __slots__ = ()
+    kind = "r32"
+
+
+class Gpr64(Reg):
+    """64-bit general register."""
+    __slots__ = ()
+    kind = "r64"
+
+
+class Xmm(Reg):
+    """128-bit vector register."""
+    __slots__ = ()
+    kind = "xmm"
+
+
+class Ymm(Reg):
+    """256-bit vector register."""
+    __slots__ = ()
+    kind = "ymm"
+
+
+class Zmm(Reg):
+    """512-bit vector register (EVEX only)."""
+    __slots__ = ()
+    kind = "zmm"
+
+
+class KReg(Reg):
+    """AVX-512 opmask register."""
+    __slots__ = ()
+    kind = "k"
+
+
+class Rip(Reg):
+    """The instruction pointer, usable only as a memory base (RIP-relative addressing)."""
+    __slots__ = ()
+    kind = "rip"
+
+
+# Registers that some forms name as a fixed operand (`add eax, imm32`, `shl r/m32, cl`): they get
+# their own signature so that `encode` considers those forms too.
+SIG_REGS = frozenset({"al", "cl", "ax", "dx", "eax", "ecx", "edx", "rax", "rcx", "rdx"})
+
+_GPR64 = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"] + [f"r{i}" for i in range(8, 16)]
+_GPR32 = ["eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi"] + [f"r{i}d" for i in range(8, 16)]
+_GPR16 = ["ax", "cx", "dx", "bx", "sp", "bp", "si", "di"] + [f"r{i}w" for i in range(8, 16)]
+_GPR8 = ["al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil"] + [f"r{i}b" for i in range(8, 16)]
+
+REGISTERS: dict[str, Reg] = {}
+for _i in range(16):
+    for _cls, _names, _size in ((Gpr64, _GPR64, 64), (Gpr32, _GPR32, 32), (Gpr16, _GPR16, 16), (Gpr8, _GPR8, 8)):
+        REGISTERS[_names[_i]] = _cls(_names[_i], _i, _size)
+    REGISTERS[f"xmm{_i}"] = Xmm(f"xmm{_i}", _i, 128)
+    REGISTERS[f"ymm{_i}"] = Ymm(f"ymm{_i}", _i, 256)
+for _i, _n in enumerate(("ah", "ch", "dh", "bh")):
+    REGISTERS[_n] = Gpr8(_n, _i + 4, 8, high=True)
+for _i in range(8):
+    REGISTERS[f"k{_i}"] = KReg(f"k{_i}", _i, 64)
+REGISTERS["rip"] = Rip("rip", 5, 64)
+# Aliases accepted on input: r8l … r15l (Intel's spelling of r8b … r15b).
+ALIASES = {f"r{i}l": REGISTERS[f"r{i}b"] for i in range(8, 16)}
+
+globals().update(REGISTERS)
+__all__ = ["Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "Rip", "REGISTERS", *REGISTERS]

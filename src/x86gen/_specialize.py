@@ -227,8 +227,7 @@ def _high8(fid, args):
     from .forms import get_form
     f = get_form(fid)
     return OperandError(f"{f.mnemonic} {', '.join(map(str, args))}: ah/bh/ch/dh cannot be encoded in an instruction that needs"
-                        f" a REX prefix (here for {', '.join(str(a) for a in args if getattr(a, 'rex8', 0) or getattr(a, 'rex', 0))}"
-                        " — SDM Vol.2 2.2.1.2)")
+                        " a REX prefix (needed here for spl/bpl/sil/dil, r8-r15 or REX.W; SDM Vol.2 2.2.1.2)")
 
 
 GLOBALS = {"R": R, "Mem": Mem, "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8}

@@ -1,0 +1,53 @@
+"""`Instruction`: a mnemonic with operands that prints as Intel syntax and encodes to bytes."""
+from __future__ import annotations
+
+from .text import format_operand
+
+
+class Instruction:
+    """One instruction, e.g. ``Instruction("add", eax, 1)``; ``str()`` is its Intel syntax.
+
+    ``form`` is the chosen `Form` (the shortest that fits, as `x86gen.encode` chooses), unless a form
+    is given explicitly with ``Instruction.of_form``.
+    """
+
+    __slots__ = ("mnemonic", "operands", "_form")
+
+    def __init__(self, mnemonic: str, *operands, form=None):
+        self.mnemonic, self.operands, self._form = mnemonic, operands, form
+
+    @classmethod
+    def of_form(cls, form_id: str, *operands) -> Instruction:
+        from .forms import get_form
+        f = get_form(form_id)
+        return cls(f.mnemonic, *operands, form=f)
+
+    @classmethod
+    def parse(cls, text: str) -> Instruction:
+        from .text import _strip_comment, parse_line
+        mn, ops = parse_line(_strip_comment(text).lower().strip())
+        return cls(mn, *ops)
+
+    @property
+    def form(self):
+        if self._form is None:
+            from .encoder import select
+            self._form = select(self.mnemonic, *self.operands)
+        return self._form
+
+    def encode(self, ip: int = 0) -> bytes:
+        f = self.form
+        if f.operands and f.operands[0].kind.startswith("rel"): return f.encode(*self.operands, ip=ip)
+        return f.encode(*self.operands)
+
+    def __bytes__(self) -> bytes: return self.encode()
+
+    def __str__(self) -> str:
+        return self.mnemonic + (" " + ", ".join(format_operand(o) for o in self.operands) if self.operands else "")
+
+    def __repr__(self) -> str: return f"Instruction({str(self)!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, Instruction) and (self.mnemonic, self.operands) == (other.mnemonic, other.operands)
+
+    def __hash__(self): return hash((self.mnemonic, self.operands))

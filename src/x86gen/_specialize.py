@@ -79,7 +79,7 @@ def build(row) -> tuple[str, str | None]:
     for i, (kind, loc, _role, reg, mem, imm, sext) in enumerate(ops):
         a = args[i]
         if loc == "fixed":
-            body.append(f"if {a} is not R.{reg}: {bad(i)}")
+            body.append(f"if {a} is not R_{reg}: {bad(i)}")
             continue
         if kind == "1":
             body.append(f"if {a}.__class__ is not int or {a} != 1: {bad(i)}")
@@ -108,12 +108,12 @@ def build(row) -> tuple[str, str | None]:
         if reg == "r8": r8.append(a)
         if loc == "rm": rm = (a, reg, mem)
         elif loc == "is4":
-            body.append(f"if {a}.__class__ is not R.{REG_CLASS[reg]}: {bad(i)}")
+            body.append(f"if {a}.__class__ is not {REG_CLASS[reg]}: {bad(i)}")
             is4_arg = a
         else:
             if mem is not None:   # memory-only operand outside rm cannot happen (checked by the loader)
                 raise ValueError(fid)
-            body.append(f"if {a}.__class__ is not R.{REG_CLASS[reg]}: {bad(i)}")
+            body.append(f"if {a}.__class__ is not {REG_CLASS[reg]}: {bad(i)}")
             if loc == "reg": reg_expr = a
             elif loc == "vvvv": vvvv = a
             elif loc == "opc": opc = a
@@ -168,7 +168,8 @@ def build(row) -> tuple[str, str | None]:
         if mp == 1 and w != 1:
             cond = (f"{a}.vb" if rm_reg else f"{a}.vxb == 0x60") if a else "True"
             res.append(f"{ind}if {cond}: return bytes((0xC5, {r} | {vv} | {lpp:#x}, {opcode:#04x}{mid}{imm_in},)){tail}{imm_t}")
-        res.append(f"{ind}return bytes((0xC4, {r} | {xb} | {mp}, {wbit:#x} | {vv} | {lpp:#x}, {opcode:#04x}{mid}{imm_in},)){tail}{imm_t}")
+        wvl = f"{vv} | {wbit | lpp:#x}" if wbit | lpp else vv
+        res.append(f"{ind}return bytes((0xC4, {r} | {xb} | {mp}, {wvl}, {opcode:#04x}{mid}{imm_in},)){tail}{imm_t}")
         return res
 
     if enc == "evex":
@@ -179,7 +180,7 @@ def build(row) -> tuple[str, str | None]:
         modrm_mem = f"{a}.modrm | {reg3}"
         rbits = [f"{reg_expr}.rex_r"] if reg_expr else []
         if reg is not None:
-            out.append(f"    if {a}.__class__ is R.{REG_CLASS[reg]}:")
+            out.append(f"    if {a}.__class__ is {REG_CLASS[reg]}:")
             if enc == "legacy": out += legacy_return("        ", rbits + [f"{a}.rex_b"], [f"{opcode:#04x}", modrm_reg], "", r8)
             else: out += vex_return("        ", True, a, [modrm_reg], "")
         if mem is not None:
@@ -230,7 +231,7 @@ def _high8(fid, args):
                         " a REX prefix (needed here for spl/bpl/sil/dil, r8-r15 or REX.W; SDM Vol.2 2.2.1.2)")
 
 
-GLOBALS = {"R": R, "Mem": Mem, "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8}
+GLOBALS = {**{c: getattr(R, c) for c in REG_CLASS.values()}, **{f"R_{n}": r for n, r in R.REGISTERS.items()}, "Mem": Mem, "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8}
 
 
 def compile_form(row):

@@ -78,10 +78,40 @@ def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
     return OperandError(f"no form of {mnemonic!r} takes {got}; its forms are:\n  {fit}")
 
 
+_PLANS: dict[tuple, object] = {}
+
+
+def _key(mnemonic: str, ops: tuple) -> tuple:
+    """The operand signature: register kind (or the register, for al/cl/eax/…), memory size, 'i', 'l'."""
+    n = len(ops)
+    if n == 2:
+        a, b = ops
+        return (mnemonic, "i" if a.__class__ is int else a.sig, "i" if b.__class__ is int else b.sig)
+    if n == 3:
+        a, b, c = ops
+        return (mnemonic, "i" if a.__class__ is int else a.sig, "i" if b.__class__ is int else b.sig,
+                "i" if c.__class__ is int else c.sig)
+    return (mnemonic, *["i" if x.__class__ is int else x.sig for x in ops])
+
+
+def _plan(key: tuple, ops: tuple):
+    """What `encode` does for this signature: one encoder function, or (enc, fits, is_branch) to try in order."""
+    forms, check = candidates(key[0], key[1:], ops)
+    if not check: plan = forms[0].encode
+    else:
+        plan = tuple((f.encode, f._fits, any(o.kind.startswith("rel") for o in f.operands)) for f in forms)
+        plan = tuple((enc, fits or _always, rel) for enc, fits, rel in plan)
+    _PLANS[key] = plan
+    return plan
+
+
+def _always(*ops, ip=0) -> bool: return True
+
+
 def select(mnemonic: str, *ops, ip: int = 0) -> Form:
     """The form `encode` would use for these operands."""
-    sig = tuple(["i" if x.__class__ is int else x.sig for x in ops])
-    forms, check = candidates(mnemonic, sig, ops)
+    key = _key(mnemonic, ops)
+    forms, check = candidates(mnemonic, key[1:], ops)
     if not check: return forms[0]
     for f in forms:
         if f.fits(*ops, ip=ip): return f
@@ -101,10 +131,12 @@ def encode(mnemonic: str, *ops, ip: int = 0) -> bytes:
     Operands are registers, `Mem` operands and ints (immediates; for branches the absolute target
     address, with the instruction at ``ip``). Raises `EncodeError` subclasses on bad input.
     """
-    sig = tuple(["i" if x.__class__ is int else x.sig for x in ops])
-    forms, check = candidates(mnemonic, sig, ops)
-    if not check: return forms[0].encode(*ops)
-    for f in forms:
-        if f.fits(*ops, ip=ip):
-            return f.encode(*ops, ip=ip) if f.operands and f.operands[0].kind.startswith("rel") else f.encode(*ops)
-    raise range_error(mnemonic, ops, forms)
+    key = _key(mnemonic, ops)
+    plan = _PLANS.get(key)
+    if plan is None: plan = _plan(key, ops)
+    if plan.__class__ is not tuple: return plan(*ops)
+    for enc, fits, rel in plan:
+        if rel:
+            if fits(*ops, ip=ip): return enc(*ops, ip=ip)
+        elif fits(*ops): return enc(*ops)
+    raise range_error(mnemonic, ops, candidates(key[0], key[1:], ops)[0])

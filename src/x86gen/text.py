@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError
 from .memory import SIZE_BITS, Mem
 from .registers import ALIASES, REGISTERS
@@ -118,21 +119,36 @@ def _strip_comment(line: str) -> str:
     return line
 
 
-def assemble(text: str, ip: int = 0) -> bytes:
-    """Assemble Intel-syntax text (one instruction per line) to bytes, starting at address ``ip``.
+_LINES: dict[str, tuple] = {}
 
-    Programs with labels and directives go through `x86gen.Assembler` (see `x86gen.assembler`).
+
+def parse_text_line(text: str) -> tuple:
+    """One line of source (any case, comments allowed) → (mnemonic, operands); cached by its text.
+
+    An empty line gives ``("", ())``.
     """
-    from .encoder import encode
-    if "\n" not in text and ":" not in text and "." not in text:   # the common single-instruction case
-        line = _strip_comment(text).lower().strip()
-        if not line: return b""
-        try:
-            mn, ops = parse_line(line)
-            return encode(mn, *ops, ip=ip)
-        except EncodeError as ex:
-            raise type(ex)(f"{text.strip()!r}: {ex}") from None
-    return _assemble_program(text, ip)
+    hit = _LINES.get(text)
+    if hit is not None: return hit
+    line = _strip_comment(text).lower().strip()
+    res = parse_line(line) if line else ("", ())
+    if len(_LINES) < 1 << 16: _LINES[text] = res
+    return res
+
+
+def assemble(text: str, ip: int = 0) -> bytes:
+    """Assemble Intel-syntax text to bytes, the first instruction at address ``ip``.
+
+    One instruction per line; programs with labels and directives go through
+    `x86gen.assembler.assemble_program`.
+    """
+    hit = _LINES.get(text)
+    if hit is None:
+        if "\n" in text or ":" in text or "." in text: return _assemble_program(text, ip)
+        try: hit = parse_text_line(text)
+        except EncodeError as ex: raise type(ex)(f"{text.strip()!r}: {ex}") from None
+    if not hit[0]: return b""
+    try: return _encode(hit[0], *hit[1], ip=ip)
+    except EncodeError as ex: raise type(ex)(f"{text.strip()!r}: {ex}") from None
 
 
 def _assemble_program(text: str, ip: int) -> bytes:
@@ -141,14 +157,13 @@ def _assemble_program(text: str, ip: int) -> bytes:
     except ImportError:
         assemble_program = None
     if assemble_program is not None: return assemble_program(text, ip)
-    from .encoder import encode
     out = bytearray()
     for n, raw in enumerate(text.splitlines(), 1):
         line = _strip_comment(raw).lower().strip()
         if not line or line.startswith("."): continue
         try:
             mn, ops = parse_line(line)
-            out += encode(mn, *ops, ip=ip + len(out))
+            out += _encode(mn, *ops, ip=ip + len(out))
         except EncodeError as ex:
             raise type(ex)(f"line {n}: {raw.strip()!r}: {ex}") from None
     return bytes(out)

@@ -223,8 +223,10 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str) -> str:
     return ("" if enc == "legacy" else enc.upper() + "_") + "_".join(parts)
 
 
-def _osize(ops: list[Operand], e: dict) -> int:
-    """Operand size that an immediate is sign-extended to: the size of the first GPR/memory operand."""
+def _osize(mnemonic: str, ops: list[Operand], e: dict) -> int:
+    """Operand size that an immediate is sign-extended to: the size of the first GPR/memory operand
+    (push imm: 64, the default operand size of push in 64-bit mode, SDM Vol.1 3.6.1)."""
+    if mnemonic in DEFAULT_64 and not any(o.reg for o in ops): return 64
     for o in ops:
         if o.reg in REG_CLASSES and o.reg.startswith("r"): return REG_CLASSES[o.reg]
         if o.reg in FIXED_REGS: return FIXED_REGS[o.reg]
@@ -289,7 +291,7 @@ def load(path: str) -> list[Form]:
             flags = parse_flags(attrs["flags"], fctx) if "flags" in attrs else fam_flags
             forms.append(Form(fid, mn, tuple(ops), tuple(implicit), fields[1], e["enc"], e["opcode"], e["map"], e["pp"], e["o16"],
                               e["w"], e["l"], e["modrm"], e["opreg"], tuple(e["imms"]), e["is4"], attrs.get("cpuid", cpuid),
-                              flags, _osize(ops, e), fl))
+                              flags, _osize(mn, ops, e), fl))
     _check_consistency(forms, path)
     return forms
 

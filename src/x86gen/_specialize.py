@@ -38,6 +38,23 @@ def imm_ranges(width: int, osize: int, sext: bool, rel: bool) -> tuple[tuple[int
     return ((-half, half - 1), ((1 << osize) - half, (1 << osize) - 1))
 
 
+def _is_const(e: str) -> bool:
+    try: int(e, 0)
+    except ValueError: return False
+    return True
+
+
+def _fold(e: str) -> str:
+    """Fold the constant terms of an OR expression: ``0xC0 | 32 | a0.lo`` → ``0xe0 | a0.lo``."""
+    terms = e.split(" | ")
+    const, var = 0, []
+    for t in terms:
+        if _is_const(t): const |= int(t, 0)
+        else: var.append(t)
+    if not var: return f"{const:#04x}"
+    return " | ".join(([f"{const:#04x}"] if const else []) + var)
+
+
 def _cond(var: str, ranges) -> str:
     return " or ".join(f"{lo} <= {var} <= {hi}" for lo, hi in ranges)
 
@@ -126,50 +143,54 @@ def build(row) -> tuple[str, str | None]:
     pre = list(PP_BYTE[pp])
     maps = list(MAP_BYTES[mp])
     reg3 = f"{reg_expr}.reg3" if reg_expr else (f"{int(modrm) << 3}" if modrm not in (None, "r") else "0")
-    imm_in_reg = "".join(", " + p for p in imm_parts)
     out = [f"    {ln}" for ln in body]
+
+    def ret(ind: str, elems: list[str], tail: str, cond: str | None = None) -> str:
+        """A return of these byte expressions (constants folded; all-constant → a bytes literal)."""
+        folded = [_fold(e) for e in elems]
+        if all(_is_const(e) for e in folded): expr = repr(bytes(int(e, 0) for e in folded))
+        else: expr = "bytes((" + ", ".join(folded) + ",))"
+        return f"{ind}{'if ' + cond + ': ' if cond else ''}return {expr}{tail}"
 
     def legacy_return(ind: str, rex_bits: list[str], middle: list[str], tail: str, r8: list[str]) -> list[str]:
         """Emit the REX/no-REX returns. ``middle`` are the byte expressions after the opcode,
         ``tail`` an expression appended after them (a memory operand's SIB/displacement), ``r8``
-        the byte registers that may force (spl…dil) or forbid (ah…bh) a REX prefix."""
-        imm_in, imm_t = (imm_in_reg, imm_tail) if not tail else ("", imm_after_mem)
-        head = ([0x66] if o16 else []) + pre
-        hx = "".join(f"{b:#04x}, " for b in head)
-        ob = "".join(f"{b:#04x}, " for b in maps)
-        mid = ", ".join(middle)
-        tail_s = tail + imm_t
-        res = []
-        bits = " | ".join(rex_bits + [f"{x}.rex8" for x in r8]) or "0"
-        if w == 1:
-            res.append(f"{ind}rex = 0x48 | {bits}" if bits != "0" else f"{ind}rex = 0x48")
-        else:
-            res.append(f"{ind}rex = {bits}")
+        the byte registers that may force (spl…dil) or forbid (ah…bh) a REX prefix (SDM Vol.2 2.2.1)."""
+        imm = imm_parts if not tail else []
+        tail_s = tail + (imm_tail if not tail else imm_after_mem)
+        head = [f"{b:#04x}" for b in ([0x66] if o16 else []) + pre]
+        body = [f"{b:#04x}" for b in maps] + middle + imm
+        bits = rex_bits + [f"{x}.rex8" for x in r8]
+        if not bits:   # no register can need REX: it is present exactly when the form has REX.W
+            return [ret(ind, head + (["0x48"] if w == 1 else []) + body, tail_s)]
+        if w == 1 and not r8: return [ret(ind, head + [" | ".join(["0x48"] + bits)] + body, tail_s)]
+        res = [f"{ind}rex = {' | '.join((['0x48'] if w == 1 else []) + bits)}"]
         if r8:
             hi = " or ".join(f"{x}.high" for x in r8)
             res.append(f"{ind}if rex and ({hi}): raise _high8({fid!r}, {allargs})")
-        if w == 1:
-            res.append(f"{ind}return bytes(({hx}rex, {ob}{mid}{imm_in},)){tail_s}")
+        if w == 1: res.append(ret(ind, head + ["rex"] + body, tail_s))
         else:
-            res.append(f"{ind}if rex: return bytes(({hx}0x40 | rex, {ob}{mid}{imm_in},)){tail_s}")
-            res.append(f"{ind}return bytes(({hx}{ob}{mid}{imm_in},)){tail_s}")
+            res.append(ret(ind, head + ["0x40 | rex"] + body, tail_s, "rex"))
+            res.append(ret(ind, head + body, tail_s))
         return res
 
     def vex_return(ind: str, rm_reg: bool, a: str | None, middle: list[str], tail: str) -> list[str]:
-        """VEX prefix (SDM Vol.2 2.3.5): 2-byte C5 only with map 0F, W0, and X̄ = B̄ = 1."""
+        """VEX prefix (SDM Vol.2 2.3.5): the 2-byte C5 form only with map 0F, W0 (or WIG) and
+        X̄ = B̄ = 1; else the 3-byte C4 form. R̄, X̄, B̄ and vvvv are stored inverted."""
         r = f"{reg_expr}.vr" if reg_expr else "0x80"
         vv = f"{vvvv}.vv" if vvvv else "0x78"
         lpp = ((l or 0) << 2) | pp
         wbit = 0x80 if w == 1 else 0
-        mid = "".join(", " + m for m in middle)
-        imm_in, imm_t = (imm_in_reg, imm_tail) if not tail else ("", imm_after_mem)
+        imm = imm_parts if not tail else []
+        tail_s = tail + (imm_tail if not tail else imm_after_mem)
+        body = [f"{opcode:#04x}"] + middle + imm
         res = []
         xb = (f"0x40 | {a}.vb" if rm_reg else f"{a}.vxb") if a else "0x60"
         if mp == 1 and w != 1:
-            cond = (f"{a}.vb" if rm_reg else f"{a}.vxb == 0x60") if a else "True"
-            res.append(f"{ind}if {cond}: return bytes((0xC5, {r} | {vv} | {lpp:#x}, {opcode:#04x}{mid}{imm_in},)){tail}{imm_t}")
-        wvl = f"{vv} | {wbit | lpp:#x}" if wbit | lpp else vv
-        res.append(f"{ind}return bytes((0xC4, {r} | {xb} | {mp}, {wvl}, {opcode:#04x}{mid}{imm_in},)){tail}{imm_t}")
+            cond = (f"{a}.vb" if rm_reg else f"{a}.vxb == 0x60") if a else None
+            res.append(ret(ind, ["0xC5", f"{r} | {vv} | {lpp:#x}"] + body, tail_s, cond))
+            if cond is None: return res
+        res.append(ret(ind, ["0xC4", f"{r} | {xb} | {mp}", f"{vv} | {wbit | lpp:#x}"] + body, tail_s))
         return res
 
     if enc == "evex":

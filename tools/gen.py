@@ -15,9 +15,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from codegen import render, spec  # noqa: E402
+from codegen import companion, render, spec  # noqa: E402
 
-SPEC_FILES = ["isa/x86_64.yaml"]
+SPEC_FILES = ["isa/x86_64.yaml", "isa/tinygrad.yaml"]   # tinygrad.yaml: tinygrad backend names, groups, isel
 
 
 def main(argv=None) -> int:
@@ -25,14 +25,16 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="only compare; exit 1 if any generated file is stale")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    try: forms = spec.load(os.path.join(ROOT, "isa/x86_64.yaml"))
+    try:
+        forms = spec.load(os.path.join(ROOT, "isa/x86_64.yaml"))
+        extra = companion.context(os.path.join(ROOT, "isa/tinygrad.yaml"), forms)
     except spec.SpecError as ex:
         print(f"error: {ex}", file=sys.stderr)
         return 2
     sources = {}
     for rel in SPEC_FILES + sorted("codegen/templates/" + n for n in os.listdir(os.path.join(ROOT, "codegen/templates"))):
         with open(os.path.join(ROOT, rel), "rb") as fh: sources[rel] = fh.read()
-    outputs = render.render_all(forms, sources)
+    outputs = render.render_all(forms, sources, extra)
     gen_dir = os.path.join(ROOT, "src/x86gen/_gen")
     stale, changed, unchanged = [], [], []
     existing = {f"src/x86gen/_gen/{n}" for n in os.listdir(gen_dir) if n.endswith(".py")} if os.path.isdir(gen_dir) else set()

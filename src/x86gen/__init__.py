@@ -31,6 +31,7 @@ _LAZY = {
     "all_forms": ("forms", "all_forms"),
     "Assembler": ("assembler", "Assembler"), "Label": ("assembler", "Label"),
     "Op": ("_gen.ops", "Op"),
+    "IselError": ("isel", "IselError"),
 }
 
 

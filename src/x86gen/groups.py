@@ -1,0 +1,154 @@
+"""Operand-role groups: which forms (and which of tinygrad's `X86Ops`) are two-address, read or write memory
+in which source, read or write rflags, encode a source in ModRM.rm, commute.
+
+Each group is a `Group` (a frozenset of form ids with a docstring) computed from the operand roles of
+isa/x86_64.yaml by ``python tools/gen.py`` — nothing here is listed by hand::
+
+    >>> from x86gen import groups
+    >>> "ADD_R32_RM32" in groups.TwoAddress and "ADD_R32_RM32" in groups.ReadMem2nd
+    True
+    >>> sorted(groups.X86GroupOp.ReadMem3rd)
+    ['VFMADD213PD', 'VFMADD213PS', 'VFMADD213SD', 'VFMADD213SS']
+
+**Sources** are counted as tinygrad's x86 backend counts the sources of an instruction (its uop's
+``src``): the destination when the instruction also reads it (a TwoAddress form), then the explicit
+operands that are read or give an address (roles R, RW, CW, N) in Intel order, then the implicit
+registers that are read. ``SOURCES[form_id]`` lists them ("0", "1", … are operand indices, "eax" an
+implicit register). The Rm groups count the sources the encoder sees: without the tied destination.
+
+Groups (form level; ``X86GroupOp.<name>`` holds the same at reference-op level):
+
+- ``TwoAddress``: the destination is also the first source (explicit RW/CW first operand, or an
+  implicit RW register when there is no explicit destination: div/idiv's rax).
+- ``ReadMem1st`` / ``ReadMem2nd`` / ``ReadMem3rd``: source 1/2/3 may be a memory operand that is only
+  read (a load can be folded there). lea's address is no memory read.
+- ``WriteMem``: an operand that may be memory is written (stores, read-modify-write of memory).
+- ``ReadFlags`` / ``WriteFlags``: reads rflags / writes, clears, sets or undefines a flag.
+- ``Rm1st`` / ``Rm2nd``: without the tied destination, source 1/2 is encoded in ModRM.rm.
+- ``Commutative``: symmetric in its first two sources, both register/memory operands (semantics from
+  the ``commutative`` list of isa/tinygrad.yaml).
+
+``X86GroupOp`` mirrors tinygrad's class of the same name: a reference op (see `x86gen.reference`) is in
+a group when one of its forms is. Per form there are also ``DEST``, ``IMPLICIT`` (implicit registers with
+roles), ``FIXED`` (explicit operands that must be one register, e.g. shl's cl) and ``CPUID`` (the
+iced-x86 CpuidFeature name); per reference op ``OP_CPUID`` and ``OP_IMPLICIT``.
+
+This module is imported on first use (``x86gen.groups``), not by ``import x86gen``.
+"""
+from __future__ import annotations
+
+from ._gen import groups as _g
+from ._gen.reference import TINYGRAD_X86OPS
+
+__all__ = ["Group", "NAMES", "TwoAddress", "ReadMem1st", "ReadMem2nd", "ReadMem3rd", "WriteMem", "ReadFlags", "WriteFlags",
+           "Rm1st", "Rm2nd", "Commutative", "All", "X86GroupOp", "SOURCES", "DEST", "IMPLICIT", "FIXED", "CPUID",
+           "OP_CPUID", "OP_IMPLICIT", "groups_of", "op_groups_of", "sources", "destination", "implicit", "fixed", "cpuid"]
+
+
+class Group(frozenset):
+    """A frozenset of form ids (or of reference op names) with a ``name`` and a docstring that says exactly
+    which members it has."""
+
+    def __new__(cls, name: str, members, doc: str):
+        self = super().__new__(cls, members)
+        self.name = name
+        self.__doc__ = doc
+        return self
+
+    def __repr__(self) -> str: return f"<Group {self.name}: {len(self)} members>"
+
+    def __reduce__(self): return (Group, (self.name, frozenset(self), self.__doc__))
+
+
+NAMES: tuple[str, ...] = _g.NAMES
+
+
+def _group(name: str) -> Group: return Group(name, _g.FORMS[name], f"{name} (forms): {_g.DOCS[name]}")
+
+
+def _op_group(name: str) -> Group:
+    return Group(name, _g.OPS[name], f"{name} (tinygrad X86Ops; a member when one of its forms is): {_g.DOCS[name]}")
+
+
+TwoAddress = _group("TwoAddress")
+ReadMem1st = _group("ReadMem1st")
+ReadMem2nd = _group("ReadMem2nd")
+ReadMem3rd = _group("ReadMem3rd")
+WriteMem = _group("WriteMem")
+ReadFlags = _group("ReadFlags")
+WriteFlags = _group("WriteFlags")
+Rm1st = _group("Rm1st")
+Rm2nd = _group("Rm2nd")
+Commutative = _group("Commutative")
+All = Group("All", _g.CPUID, "All (forms): every form of isa/x86_64.yaml.")
+
+
+class X86GroupOp:
+    """The groups at the level of tinygrad's `X86Ops` names (tinygrad/renderer/isa/x86.py ``X86GroupOp``),
+    computed from the forms each name stands for (`x86gen.reference.TINYGRAD_X86OPS`)."""
+
+    TwoAddress = _op_group("TwoAddress")
+    ReadMem1st = _op_group("ReadMem1st")
+    ReadMem2nd = _op_group("ReadMem2nd")
+    ReadMem3rd = _op_group("ReadMem3rd")
+    WriteMem = _op_group("WriteMem")
+    ReadFlags = _op_group("ReadFlags")
+    WriteFlags = _op_group("WriteFlags")
+    Rm1st = _op_group("Rm1st")
+    Rm2nd = _op_group("Rm2nd")
+    Commutative = _op_group("Commutative")
+    All = Group("All", TINYGRAD_X86OPS, "All (tinygrad X86Ops): every name that is an instruction.")
+
+
+SOURCES: dict[str, tuple[str, ...]] = _g.SOURCES
+DEST: dict[str, str | None] = _g.DEST
+IMPLICIT: dict[str, tuple[tuple[str, str], ...]] = _g.IMPLICIT
+FIXED: dict[str, tuple[tuple[int, str, str], ...]] = _g.FIXED
+CPUID: dict[str, str] = _g.CPUID
+OP_CPUID: dict[str, tuple[str, ...]] = _g.OP_CPUID
+OP_IMPLICIT: dict[str, tuple[tuple[str, str], ...]] = _g.OP_IMPLICIT
+
+
+def _check(form_id: str) -> str:
+    if form_id not in _g.CPUID:
+        from .errors import UnknownMnemonicError
+        raise UnknownMnemonicError(f"no form with id {form_id!r}")
+    return form_id
+
+
+def groups_of(form_id: str) -> tuple[str, ...]:
+    """The names of the groups a form is in, in `NAMES` order."""
+    _check(form_id)
+    return tuple(n for n in NAMES if form_id in globals()[n])
+
+
+def op_groups_of(op: str) -> tuple[str, ...]:
+    """The names of the groups a tinygrad X86Ops name is in; KeyError for a name that is no instruction."""
+    if op not in TINYGRAD_X86OPS: raise KeyError(f"{op!r} is no instruction of tinygrad's X86Ops")
+    return tuple(n for n in NAMES if op in getattr(X86GroupOp, n))
+
+
+def sources(form_id: str) -> tuple[str, ...]:
+    """The form's sources in tinygrad's order: operand indices ("0", …) and implicit registers ("eax")."""
+    return SOURCES[_check(form_id)]
+
+
+def destination(form_id: str) -> str | None:
+    """The destination: the first written operand's index, else the first written implicit register
+    other than rsp, else None."""
+    return DEST[_check(form_id)]
+
+
+def implicit(form_id: str) -> tuple[tuple[str, str], ...]:
+    """Implicit registers with their roles (r, w, rw), e.g. ``(("rw", "eax"), ("rw", "edx"))`` for div r/m32."""
+    return IMPLICIT.get(_check(form_id), ())
+
+
+def fixed(form_id: str) -> tuple[tuple[int, str, str], ...]:
+    """Explicit operands that must be one register: ``(operand index, role, register)``, e.g. shl's cl."""
+    return FIXED.get(_check(form_id), ())
+
+
+def cpuid(form_id: str) -> str:
+    """The CPUID feature the form needs, as iced-x86 names it (INTEL386, X64, CMOV, AVX2, FMA, …)."""
+    return CPUID[_check(form_id)]

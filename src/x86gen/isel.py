@@ -1,0 +1,164 @@
+"""Instruction selection: which x86gen form implements a generic operation for a dtype and vector width.
+
+    >>> from x86gen import isel
+    >>> isel.select("ADD", "float32", 8).form
+    'VEX_VADDPS_YMM_YMM_YMMM256'
+    >>> s = isel.select("CMPLT", "int32", 8)          # a < b is b > a: the sources are exchanged
+    >>> s.form, s.srcs, s.swapped
+    ('VEX_VPCMPGTD_YMM_YMM_YMMM256', (None, 1, 0), True)
+    >>> isel.select("TRUNC", "float32", 4).imm        # vroundps mode 3: toward zero
+    3
+
+Operations are named as tinygrad's ``Ops`` (ADD, SUB, MUL, FDIV, IDIV, MOD, NEG, AND, OR, XOR, SHL, SHR,
+MAX, SQRT, TRUNC, MULACC, CMPLT, CMPEQ, CMPNE, WHERE, CAST, BITCAST, LOAD, STORE, CONST, INDEX, GEP,
+VECTORIZE, SINK) plus MIN, COPY (register to register), BROADCAST (one value to every lane), SHUFFLE (a
+two-source lane shuffle: vshufps/vshufpd) and IF (a conditional jump). dtypes are tinygrad's names:
+bool, int8 … int64, uint8 … uint64, float16, float32, float64 (aliases such as ``float``, ``half``,
+``int``, ``uchar`` and tinygrad ``DType`` objects, whose ``count`` is the width, are accepted too).
+``width`` is the number of lanes: 1 is a scalar (a general register for ints and bool, the low lane of
+an xmm register for floats); vectors use an xmm register up to 128 bits, a ymm register up to 256.
+
+Variants (keyword arguments; at most one):
+
+- ``const=True``: the second source is an immediate (``add r/m32, imm32``, ``shl r/m32, imm8``).
+- ``flags=True``: a compare whose result is consumed as rflags (by WHERE or IF with ``cc=``); float
+  compares then use vucomiss/vucomisd instead of a lane mask. Integer compares always set rflags, so
+  they ignore ``flags``.
+- ``cc="l"``: WHERE (cmovcc) and IF (jcc) consuming rflags with that condition code, usually
+  ``select("CMPLT", dtype).cc``.
+- ``to="float32"``: the destination dtype of CAST and BITCAST (``dtype`` is the source).
+
+The result is a `Selection`: ``form`` (the form id, or None when no instruction is needed: same-size
+casts, bitcasts within one register file), ``srcs`` (for each explicit operand of the form in Intel
+order, the index of the generic source that goes there, None for the destination, merge registers and
+fixed immediates), ``imm`` (the fixed immediate: an int, or an expression in ``lane``/``i``/``lanes``
+for GEP, VECTORIZE and SHUFFLE), ``cc`` (the condition code: for a compare, the one to read its rflags
+with; for cmovcc/jcc, the one tested),
+``then`` (forms that complete the operation, e.g. ``SETL_RM8`` for a bool result) and ``note``.
+
+What does not exist raises `IselError`, naming the reason when it is known (no AVX2 instruction,
+done in float32 first, …) and listing what the operation does have. `IselError` is both an
+`x86gen.EncodeError` (so ``except x86gen.EncodeError`` catches every x86gen failure) and a
+`LookupError` (it is a failed table lookup).
+
+The table is generated from the ``isel`` section of isa/tinygrad.yaml; the facts come from tinygrad's
+x86 backend (tinygrad/renderer/isa/x86.py), corrected where it does not follow the hardware, and
+extended where AVX2 has an obvious instruction (MIN/MAX of int32/uint32, NEG, MOD, 256-bit moves).
+This module is imported on first use (``x86gen.isel``), not by ``import x86gen``.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ._gen.isel import CONDITION_CODES, DTYPE_BITS, TABLE, UNAVAILABLE
+from .errors import EncodeError
+
+__all__ = ["IselError", "Selection", "select", "available", "DTYPES", "CONDITION_CODES"]
+
+DTYPES: tuple[str, ...] = tuple(DTYPE_BITS)
+ALIASES = {"float": "float32", "half": "float16", "double": "float64", "char": "int8", "uchar": "uint8", "short": "int16",
+           "ushort": "uint16", "int": "int32", "uint": "uint32", "long": "int64", "ulong": "uint64", "bfloat16": "bfloat16"}
+
+
+class IselError(EncodeError, LookupError):
+    """No form implements the requested operation/dtype/width/variant; the message says why when it is
+    known and lists what exists for the operation."""
+
+
+class Selection(NamedTuple):
+    """One entry of the isel table; see the module docstring for the fields."""
+
+    op: str
+    dtype: str
+    width: int
+    variant: str
+    form: str | None
+    srcs: tuple[int | None, ...]
+    imm: int | str | None
+    cc: str | None
+    then: tuple[str, ...]
+    note: str
+
+    @property
+    def swapped(self) -> bool:
+        """True when the generic sources reach the form out of their order (vpcmpgt for CMPLT, vblendv*)."""
+        order = [s for s in self.srcs if s is not None]
+        return order != sorted(order)
+
+    @property
+    def noop(self) -> bool:
+        """True when no instruction is needed."""
+        return self.form is None
+
+    def get_form(self):
+        """The `x86gen.forms.Form` (None for a no-op)."""
+        if self.form is None: return None
+        from .forms import get_form
+        return get_form(self.form)
+
+    def __str__(self) -> str:
+        what = f"{self.op} {self.dtype or '-'} x{self.width}" + (f" {self.variant}" if self.variant else "")
+        if self.form is None: return f"{what} -> no instruction ({self.note})"
+        f = self.get_form()
+        extra = [f"srcs={self.srcs}"] + ([f"imm={self.imm}"] if self.imm is not None else []) + \
+                ([f"cc={self.cc}"] if self.cc else []) + ([f"then={','.join(self.then)}"] if self.then else [])
+        return f"{what} -> {self.form} ({f.syntax}) " + " ".join(extra)
+
+
+def _dtype(dtype, width: int) -> tuple[str, int]:
+    if dtype is None: return "", width
+    if not isinstance(dtype, str):   # a tinygrad DType: name of the scalar, count = lanes
+        count = getattr(dtype, "count", 1)
+        scalar = dtype.scalar() if hasattr(dtype, "scalar") else dtype
+        dtype = getattr(scalar, "name", str(scalar))
+        if count > 1 and width == 1: width = count
+    name = ALIASES.get(dtype, dtype)
+    if name not in DTYPE_BITS: raise IselError(f"unknown dtype {dtype!r} (use one of {', '.join(DTYPES)})")
+    return name, width
+
+
+def available(op: str | None = None) -> list[tuple[str, str, int, str]]:
+    """The keys (op, dtype, width, variant) of the table, all or one operation's, sorted."""
+    return sorted(k for k in TABLE if op is None or k[0] == op)
+
+
+def _summary(op: str) -> str:
+    by: dict[tuple[str, str], list[int]] = {}
+    for o, dt, w, var in sorted(TABLE, key=lambda k: (k[0], k[3], DTYPES.index(k[1]) if k[1] else -1, k[2])):
+        if o == op: by.setdefault((dt, var), []).append(w)
+    if not by: return f"no operation {op!r} (operations: {', '.join(sorted({k[0] for k in TABLE}))})"
+    same: dict[tuple[str, tuple[int, ...]], list[str]] = {}
+    for (dt, var), ws in by.items(): same.setdefault((var, tuple(ws)), []).append(dt or "-")
+    ccs: dict[tuple[tuple[str, ...], tuple[int, ...]], list[str]] = {}
+    for (var, ws), dts in list(same.items()):
+        if var.startswith("cc="): ccs.setdefault((tuple(dts), ws), []).append(var[3:]); del same[(var, ws)]
+    for (dts, ws), cs in ccs.items(): same[("cc=" + ("*" if len(cs) == len(CONDITION_CODES) else ",".join(cs)), ws)] = list(dts)
+    parts = [f"{','.join(dts)}{' ' + var if var else ''} x{','.join(map(str, ws))}" for (var, ws), dts in same.items()]
+    return f"{op} has: " + "; ".join(parts)
+
+
+def select(op: str, dtype=None, width: int = 1, *, to=None, const: bool = False, flags: bool = False,
+           cc: str | None = None) -> Selection:
+    """The form implementing ``op`` on ``width`` lanes of ``dtype`` (see the module docstring)."""
+    op = op.upper()
+    dt, width = _dtype(dtype, width)
+    given = [v for v in (to is not None, const, flags, cc is not None) if v]
+    if len(given) > 1: raise IselError("give at most one of to=, const=, flags=, cc=")
+    if to is not None: variant = "to=" + _dtype(to, 1)[0]
+    elif const: variant = "const"
+    elif flags: variant = "flags"
+    elif cc is not None:
+        if cc not in CONDITION_CODES: raise IselError(f"unknown condition code {cc!r} (use one of {', '.join(CONDITION_CODES)})")
+        variant = f"cc={cc}"
+    else: variant = ""
+    keys = [(op, dt, width, variant)]
+    if dt: keys.append((op, "", width, variant))              # ops without a dtype (IF, INDEX, SINK) ignore it
+    if variant == "flags": keys.append((op, dt, width, ""))    # integer compares set rflags anyway
+    for k in keys:
+        if k in TABLE:
+            v = TABLE[k]
+            if variant == "flags" and k[3] == "" and v[3] is None: break   # the default entry sets no flags
+            return Selection(op, dt, width, variant, *v)
+    what = f"{op} {dt or '-'} x{width}" + (f" {variant}" if variant else "")
+    why = UNAVAILABLE.get(keys[0])
+    raise IselError(f"no instruction selection for {what}" + (f": {why}" if why else "") + f". {_summary(op)}")

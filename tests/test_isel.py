@@ -1,0 +1,298 @@
+"""x86gen.isel against tinygrad's x86 instruction selection (tinygrad/renderer/isa/x86.py `isel_matcher`, and
+test/backend/test_isel.py).
+
+Every mapping of tinygrad's patterns is a fact below: the generic operation, dtype and width, the `X86Ops`
+name tinygrad picks, and where it matters the operand order and immediate. `x86gen.isel.select` must pick a
+form of that X86Ops name (x86gen.reference.TINYGRAD_X86OPS). Where tinygrad does not follow the hardware,
+DIFFERENCES says what x86gen does instead and why; EXTENSIONS are selections tinygrad does not make.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import x86gen
+from x86gen import forms as F
+from x86gen import groups, isel
+from x86gen.isel import IselError, select
+from x86gen.reference import TINYGRAD_X86OPS
+
+SINTS, UINTS = ("int8", "int16", "int32", "int64"), ("uint8", "uint16", "uint32", "uint64")
+INTS = SINTS + UINTS
+BITS = {"bool": 8, **{d: int(d.lstrip("uint")) for d in INTS}, "float16": 16, "float32": 32, "float64": 64}
+SIZE_SUFFIX = {8: "B", 16: "W", 32: "D", 64: "Q"}
+N, _ = None, None
+
+
+def _fact(op, dtype, width, ref, kw=None, **want):
+    return pytest.param(op, dtype, width, kw or {}, ref, want, id=f"{op}-{dtype}x{width}{'-' + str(kw) if kw else ''}-{ref}")
+
+
+def _facts():
+    out = []
+    f = lambda *a, **k: out.append(_fact(*a, **k))
+    # constants that can't be immediates go to registers: 64-bit ones with movabs
+    for dt in ("int64", "uint64"): f("CONST", dt, 1, "MOVABS")
+    for dt in ("int8", "int16", "int32", "uint8", "uint16", "uint32", "bool"): f("CONST", dt, 1, "MOVi")
+    # max / min from (a < b).where(...) (test_vmax, test_vmin)
+    for op, m in (("MAX", "VMAX"), ("MIN", "VMIN")):
+        for dt, s, p, ws in (("float32", "SS", "PS", (4, 8)), ("float64", "SD", "PD", (2, 4))):
+            f(op, dt, 1, m + s, srcs=(N, 0, 1))
+            for w in ws: f(op, dt, w, m + p, srcs=(N, 0, 1))
+    # where: masks (vpblendvb/vblendvps/vblendvpd take (b, a, mask)), flags (cmovcc takes (b, a))
+    for dt in INTS + ("bool",):
+        for w in (2, 4, 8, 16):
+            if w * BITS[dt] <= 256: f("WHERE", dt, w, "VPBLENDVB", srcs=(N, 2, 1, 0))
+    for w in (1, 4, 8): f("WHERE", "float32", w, "VBLENDVPS", srcs=(N, 2, 1, 0))
+    for w in (1, 2, 4): f("WHERE", "float64", w, "VBLENDVPD", srcs=(N, 2, 1, 0))
+    for dt in ("int16", "int32", "int64", "uint16", "uint32", "uint64"):
+        f("WHERE", dt, 1, "CMOVL", {"cc": "l"}, srcs=(2, 1))
+        f("WHERE", dt, 1, "CMOVB", {"cc": "b"}, srcs=(2, 1))
+        f("WHERE", dt, 1, "CMOVE", {"cc": "e"}, srcs=(2, 1))
+        f("WHERE", dt, 1, "CMOVNE", {"cc": "ne"}, srcs=(2, 1))
+        f("WHERE", dt, 1, "CMOVNE", srcs=(2, 1), cc="ne")   # a non-compare condition: cmp m, 0 then cmovne
+    # jumps (IF), consuming the compare's flags
+    for cc, ref in (("b", "JB"), ("l", "JL"), ("e", "JE"), ("ne", "JNE"), ("ge", "JGE")): f("IF", None, 1, ref, {"cc": cc})
+    # scalar compares: cmp (or cmp with an immediate), then setcc for a bool
+    for dt in SINTS: f("CMPLT", dt, 1, "CMP", cc="l", then=("SETL_RM8",))
+    for dt in UINTS: f("CMPLT", dt, 1, "CMP", cc="b", then=("SETB_RM8",))
+    for dt in INTS:
+        f("CMPEQ", dt, 1, "CMP", cc="e", then=("SETE_RM8",))
+        f("CMPNE", dt, 1, "CMP", cc="ne", then=("SETNE_RM8",))
+        f("CMPLT", dt, 1, "CMPi", {"const": True})
+        f("CMPEQ", dt, 1, "CMPi", {"const": True})
+    f("CMPEQ", "float32", 1, "VUCOMISS", {"flags": True})
+    f("CMPEQ", "float64", 1, "VUCOMISD", {"flags": True})
+    f("CMPNE", "float32", 1, "VUCOMISS", {"flags": True})
+    # bool CMPNE is XOR
+    f("CMPNE", "bool", 1, "XOR")
+    # the setcc forms themselves are in the name table under SETL/SETB/SETE/SETNE (checked through `then` above)
+    # float compares that produce lane masks: vcmp with predicate LT 1, NE 4, EQ 0
+    for op, imm in (("CMPLT", 1), ("CMPNE", 4), ("CMPEQ", 0)):
+        for dt, s, p, ws in (("float32", "SS", "PS", (4, 8)), ("float64", "SD", "PD", (2, 4))):
+            f(op, dt, 1, "VCMP" + s, imm=imm, srcs=(N, 0, 1, N))
+            for w in ws: f(op, dt, w, "VCMP" + p, imm=imm, srcs=(N, 0, 1, N))
+    # packed integer compares: eq directly, lt as gt with the sources exchanged
+    for dt in SINTS + UINTS:
+        for w in (2, 4, 8):
+            if w * BITS[dt] <= 256: f("CMPEQ", dt, w, "VPCMPEQ" + SIZE_SUFFIX[BITS[dt]])
+    for dt in SINTS:
+        for w in (2, 4, 8):
+            if w * BITS[dt] <= 256: f("CMPLT", dt, w, "VPCMPGT" + SIZE_SUFFIX[BITS[dt]], srcs=(N, 1, 0))
+    # float unary
+    f("SQRT", "float32", 1, "VSQRTSS", srcs=(N, 0, 0)); f("SQRT", "float32", 8, "VSQRTPS")
+    f("SQRT", "float64", 1, "VSQRTSD", srcs=(N, 0, 0)); f("SQRT", "float64", 4, "VSQRTPD")
+    f("TRUNC", "float32", 1, "VROUNDSS", srcs=(N, 0, 0, N), imm=3); f("TRUNC", "float32", 8, "VROUNDPS", srcs=(N, 0, N), imm=3)
+    f("TRUNC", "float64", 1, "VROUNDSD", srcs=(N, 0, 0, N), imm=3); f("TRUNC", "float64", 2, "VROUNDPD", srcs=(N, 0, N), imm=3)
+    # broadcasts and shuffles (test_vbroadcastss, test_vpbroadcast, test_vshufps, test_vshufpd, test_vinsertps)
+    for w in (4, 8): f("BROADCAST", "float32", w, "VBROADCASTSS")
+    for dt in INTS + ("bool",):
+        for w in (2, 4, 8):
+            if w * BITS[dt] <= 256: f("BROADCAST", dt, w, "VPBROADCAST" + SIZE_SUFFIX[BITS[dt]])
+    for w in (4, 8): f("SHUFFLE", "float32", w, "VSHUFPS", imm="lanes")
+    for w in (2, 4): f("SHUFFLE", "float64", w, "VSHUFPD", imm="lanes")
+    for w in (2, 4): f("VECTORIZE", "float32", w, "VINSERTPS")
+    f("VECTORIZE", "float16", 8, "VPINSRW")
+    for dt in INTS + ("bool",): f("VECTORIZE", dt, 2, "VPINSR" + SIZE_SUFFIX[BITS[dt]], srcs=(N, N, 0, N), imm="i")
+    # gep
+    for dt in INTS + ("bool",): f("GEP", dt, 2, "VPEXTR" + SIZE_SUFFIX[BITS[dt]], imm="lane")
+    for dt, bytes_ in (("float16", 2), ("float32", 4), ("float64", 8)): f("GEP", dt, 2, "VPSRLDQ", imm=f"lane*{bytes_}")
+    # fused multiply add (test_vfmadd)
+    for dt, s, p, w in (("float32", "SS", "PS", 4), ("float64", "SD", "PD", 4)):
+        f("MULACC", dt, 1, "VFMADD213" + s, srcs=(0, 1, 2)); f("MULACC", dt, w, "VFMADD213" + p, srcs=(0, 1, 2))
+    # packed bitwise, shifts, add/sub/mul
+    for op in ("AND", "OR", "XOR"):
+        for dt, w in (("int32", 8), ("uint8", 16), ("bool", 4), ("float32", 4), ("float64", 2)): f(op, dt, w, "VP" + op)
+    for dt in ("int32", "uint32"): f("SHL", dt, 8, "VPSLLVD")
+    for dt in ("int64", "uint64"): f("SHL", dt, 4, "VPSLLVQ")
+    f("SHR", "uint32", 8, "VPSRLVD"); f("SHR", "uint64", 4, "VPSRLVQ"); f("SHR", "int32", 8, "VPSRAVD")
+    for dt in INTS:
+        w = 128 // BITS[dt]
+        f("ADD", dt, w, "VPADD" + SIZE_SUFFIX[BITS[dt]]); f("SUB", dt, w, "VPSUB" + SIZE_SUFFIX[BITS[dt]])
+    for dt in ("int16", "uint16"): f("MUL", dt, 8, "VPMULLW")
+    for dt in ("int32", "uint32"): f("MUL", dt, 4, "VPMULLD")
+    # scalar integer division: idiv for signed, div for unsigned; the divisor is the explicit operand
+    for dt in SINTS: f("IDIV", dt, 1, "IDIV", srcs=(1,))
+    for dt in UINTS: f("IDIV", dt, 1, "DIV", srcs=(1,))
+    # scalar int binary, with an immediate and with a register
+    for dt in INTS:
+        f("SHL", dt, 1, "SHLi", {"const": True}); f("SHL", dt, 1, "SHL")
+        f("ADD", dt, 1, "ADDi", {"const": True}); f("ADD", dt, 1, "ADD", srcs=(0, 1))
+        f("SUB", dt, 1, "SUBi", {"const": True}); f("SUB", dt, 1, "SUB", srcs=(0, 1))
+        for op in ("AND", "OR", "XOR"): f(op, dt, 1, op + "i", {"const": True}); f(op, dt, 1, op)
+        if BITS[dt] > 8: f("MUL", dt, 1, "IMULi", {"const": True}); f("MUL", dt, 1, "IMUL")
+    for dt in UINTS: f("SHR", dt, 1, "SHRi", {"const": True}); f("SHR", dt, 1, "SHR")
+    for dt in SINTS: f("SHR", dt, 1, "SARi", {"const": True}); f("SHR", dt, 1, "SAR")
+    for op in ("AND", "OR", "XOR"): f(op, "bool", 1, op); f(op, "bool", 1, op + "i", {"const": True})
+    # float binary
+    for op, m in (("ADD", "VADD"), ("MUL", "VMUL"), ("SUB", "VSUB"), ("FDIV", "VDIV")):
+        f(op, "float32", 1, m + "SS", srcs=(N, 0, 1)); f(op, "float32", 8, m + "PS"); f(op, "float32", 4, m + "PS")
+        f(op, "float64", 1, m + "SD", srcs=(N, 0, 1)); f(op, "float64", 4, m + "PD"); f(op, "float64", 2, m + "PD")
+    # casts
+    c = lambda src, dst, w, ref, **k: f("CAST", src, w, ref, {"to": dst}, **k)
+    for w in (4, 8): c("int32", "float32", w, "VCVTDQ2PS")
+    for w in (2, 4): c("int32", "float64", w, "VCVTDQ2PD"); c("float64", "int32", w, "VCVTTPD2DQ"); c("float64", "uint32", w, "VCVTTPD2DQ")
+    for w in (4, 8): c("float32", "int32", w, "VCVTTPS2DQ"); c("float32", "uint32", w, "VCVTTPS2DQ")
+    for w in (2, 4): c("float32", "float64", w, "VCVTPS2PD"); c("float64", "float32", w, "VCVTPD2PS")
+    for w in (1, 4, 8): c("float32", "float16", w, "VCVTPS2PH", imm=4); c("float16", "float32", w, "VCVTPH2PS")
+    for dst in ("int32", "int64", "uint64"): c("float32", dst, 1, "VCVTTSS2SI"); c("float64", dst, 1, "VCVTTSD2SI")
+    c("float32", "float64", 1, "VCVTSS2SD", srcs=(N, 0, 0)); c("float64", "float32", 1, "VCVTSD2SS", srcs=(N, 0, 0))
+    for src in ("int32", "int64"):
+        c(src, "float32", 1, "VCVTSI2SS", srcs=(N, N, 0)); c(src, "float64", 1, "VCVTSI2SD", srcs=(N, N, 0))
+    for src in ("uint8", "uint16", "bool"):
+        for dst in ("int16", "int32", "int64", "uint16", "uint32", "uint64"):
+            if BITS[dst] > BITS[src]: c(src, dst, 1, "MOVZX")
+    for dst in ("int64", "uint64"): c("int32", dst, 1, "MOVSXD")
+    for src in ("int8", "int16"):
+        for dst in ("int16", "int32", "int64", "uint16", "uint32", "uint64"):
+            if BITS[dst] > BITS[src]: c(src, dst, 1, "MOVSX")
+    wider = ("int16", "int32", "int64", "uint16", "uint32", "uint64")
+    for src, dst in [(a, b) for a in ("uint8", "bool", "uint16", "uint32") for b in wider if BITS[b] > BITS[a]]:
+        c(src, dst, 4, f"VPMOVZX{SIZE_SUFFIX[BITS[src]]}{SIZE_SUFFIX[BITS[dst]]}")
+    for src, dst in [(a, b) for a in ("int8", "int16", "int32") for b in wider if BITS[b] > BITS[a]]:
+        c(src, dst, 4, f"VPMOVSX{SIZE_SUFFIX[BITS[src]]}{SIZE_SUFFIX[BITS[dst]]}")
+    # bitcasts between the register files (the rest are no-ops)
+    b = lambda src, dst, ref, **k: f("BITCAST", src, 1, ref, {"to": dst}, **k)
+    for dt in ("int16", "uint16"): b("float16", dt, "VPEXTRW", imm=0); b(dt, "float16", "VPINSRW", imm=0, srcs=(N, N, 0, N))
+    for dt in ("int32", "uint32"): b(dt, "float32", "VMOVD"); b("float32", dt, "VMOVDm")
+    for dt in ("int64", "uint64"): b(dt, "float64", "VMOVQ"); b("float64", dt, "VMOVQm")
+    # address, copies, loads and stores (dt_128bit, dt_64bit, dt_32bit, dt_16bit of the reference)
+    f("INDEX", None, 1, "LEA")
+    for dt in INTS + ("bool",):
+        f("COPY", dt, 1, "MOV"); f("LOAD", dt, 1, "MOV", srcs=(N, 0)); f("STORE", dt, 1, "MOVm", srcs=(0, 1))
+        f("STORE", dt, 1, "MOVi", {"const": True}, srcs=(0, 1))
+    for dt, w in (("float32", 4), ("float64", 2), ("int8", 16), ("int64", 2), ("float16", 8), ("bool", 16)):
+        f("COPY", dt, w, "VMOVUPS"); f("LOAD", dt, w, "VMOVUPS"); f("STORE", dt, w, "VMOVUPSm", srcs=(0, 1))
+    for dt, w in (("float64", 1), ("float32", 2), ("int32", 2), ("int16", 4), ("uint8", 8), ("float16", 4)):
+        f("COPY", dt, w, "VMOVSD"); f("LOAD", dt, w, "VMOVSD"); f("STORE", dt, w, "VMOVSDm", srcs=(0, 1))
+    for dt, w in (("float32", 1), ("float16", 2), ("int16", 2), ("uint8", 4), ("bool", 4)):
+        f("COPY", dt, w, "VMOVSS"); f("LOAD", dt, w, "VMOVSS"); f("STORE", dt, w, "VMOVSSm", srcs=(0, 1))
+    for dt, w in (("float16", 1), ("int8", 2), ("uint8", 2), ("bool", 2)):
+        f("COPY", dt, w, "VMOVSS")
+        f("LOAD", dt, w, "VPINSRW", imm=0, srcs=(N, N, 0, N)); f("STORE", dt, w, "VPEXTRW", imm=0, srcs=(0, 1, N))
+    f("SINK", None, 1, "RET")
+    return out
+
+
+@pytest.mark.parametrize("op, dtype, width, kw, ref, want", _facts())
+def test_reference_isel(op, dtype, width, kw, ref, want):
+    s = select(op, dtype, width, **kw)
+    assert s.form in TINYGRAD_X86OPS[ref], f"{s}: not a form of tinygrad's {ref} {TINYGRAD_X86OPS[ref]}"
+    for k, v in want.items():
+        assert getattr(s, k) == v, f"{s}: {k} is {getattr(s, k)!r}, expected {v!r}"
+
+
+# where tinygrad's selection does not do what the hardware needs, x86gen differs (reason in each entry)
+DIFFERENCES = [
+    # (select arguments, tinygrad's choice, x86gen's, reason)
+    (("CMPLT", "float32", 1, {"flags": True}), "VUCOMISS a, b then JL (IF) / CMOVB (WHERE)", ("VEX_VUCOMISS_XMM_XMMM32", (1, 0), "a"),
+     "ucomiss sets only ZF, PF, CF (OF = SF = 0), so jl is never taken; and `a < b` as CF = 1 is also true for NaN. "
+     "Comparing b with a and testing `above` (CF = ZF = 0) is exactly a < b, false for NaN"),
+    (("CMPLT", "float64", 1, {"flags": True}), "VUCOMISD a, b then JL / CMOVB", ("VEX_VUCOMISD_XMM_XMMM64", (1, 0), "a"),
+     "as for float32"),
+    (("CAST", "float32", 1, {"to": "uint32"}), "VCVTTSS2SI r32", ("VEX_VCVTTSS2SI_R64_XMMM32", (N, 0), None),
+     "the 32-bit conversion is signed: values from 2**31 give 0x80000000; the 64-bit one is exact for all of uint32"),
+    (("CAST", "float64", 1, {"to": "uint32"}), "VCVTTSD2SI r32", ("VEX_VCVTTSD2SI_R64_XMMM64", (N, 0), None), "as for float32"),
+    (("COPY", "float32", 1, {}), "vmovss dst, xmm0, src", ("VEX_VMOVSS_XMM_XMM_XMM", (N, 0, 0), None),
+     "the register form of vmovss takes the lanes above the copied one from vvvv; taking them from the source copies all of it"),
+]
+UNSIGNED_PACKED_LT = ("tinygrad maps CMPLT of packed uint8..uint64 to VPCMPGT*, a signed compare, wrong for lanes with the top bit "
+                      "set; AVX2 has no unsigned packed compare, so x86gen raises with the fix (flip the sign bits first)")
+
+
+@pytest.mark.parametrize("args, theirs, ours, why", DIFFERENCES, ids=lambda x: str(x)[:40] if isinstance(x, tuple) else None)
+def test_differences_from_reference(args, theirs, ours, why):
+    op, dt, w, kw = args
+    s = select(op, dt, w, **kw)
+    assert (s.form, s.srcs, s.cc) == ours, why
+    if s.cc: assert select("IF", cc=s.cc).form == f"J{s.cc.upper()}_REL32_64"
+
+
+@pytest.mark.parametrize("dt", UINTS)
+def test_unsigned_packed_compare_is_not_signed(dt):
+    with pytest.raises(IselError, match="signed"):
+        select("CMPLT", dt, 128 // BITS[dt])
+
+
+# selections tinygrad does not make, where AVX2 (or the base ISA) has an obvious instruction
+EXTENSIONS = [
+    (("MIN", "int32", 8), "VEX_VPMINSD_YMM_YMM_YMMM256"), (("MAX", "int32", 4), "VEX_VPMAXSD_XMM_XMM_XMMM128"),
+    (("MIN", "uint32", 8), "VEX_VPMINUD_YMM_YMM_YMMM256"), (("MAX", "uint32", 8), "VEX_VPMAXUD_YMM_YMM_YMMM256"),
+    (("NEG", "int64", 1), "NEG_RM64"), (("MOD", "int32", 1), "IDIV_RM32"), (("MOD", "uint16", 1), "DIV_RM16"),
+    (("LOAD", "float32", 8), "VEX_VMOVUPS_YMM_YMMM256"), (("STORE", "int8", 32), "VEX_VMOVUPS_YMMM256_YMM"),
+    (("BROADCAST", "float64", 4), "VEX_VPBROADCASTQ_YMM_XMMM64"), (("WHERE", "float32", 8), "VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM"),
+]
+
+
+@pytest.mark.parametrize("args, form", EXTENSIONS)
+def test_extensions(args, form):
+    assert select(*args).form == form
+
+
+@pytest.mark.parametrize("args, kw, match", [
+    (("MUL", "int64", 4), {}, "AVX-512"),                  # VPMULLQ is AVX512DQ
+    (("MUL", "int8", 1), {}, "widen to int16"),
+    (("SHR", "int64", 4), {}, "AVX-512"),                  # VPSRAVQ
+    (("SHL", "int16", 8), {}, "AVX512BW"),
+    (("ADD", "float16", 8), {}, "float32"),
+    (("WHERE", "int8", 1), {}, "8-bit cmov"),
+    (("CMPNE", "int32", 8), {}, "VPCMPEQ"),
+    (("CAST", "uint64", 1), {"to": "float32"}, "int64"),
+    (("IDIV", "int32", 8), {}, "no packed integer division"),
+    (("ADD", "int8", 64), {}, "ADD has: "),                # no such width: the message lists what exists
+    (("FROB", "int8", 1), {}, "operations: "),
+    (("ADD", "int33", 1), {}, "unknown dtype"),
+    (("ADD", "int32", 1), {"const": True, "flags": True}, "at most one"),
+    (("WHERE", "int32", 1), {"cc": "zz"}, "condition code"),
+])
+def test_errors(args, kw, match):
+    with pytest.raises(IselError, match=match):
+        select(*args, **kw)
+
+
+def test_error_types():
+    assert x86gen.IselError is IselError
+    assert issubclass(IselError, x86gen.EncodeError) and issubclass(IselError, LookupError)
+
+
+def test_api():
+    s = select("ADD", "float32", 8)
+    assert s.form == "VEX_VADDPS_YMM_YMM_YMMM256" and "vaddps ymm, ymm, ymm/m256" in str(s)
+    assert s.get_form().mnemonic == "vaddps" and not s.swapped and not s.noop
+    assert select("CMPLT", "int32", 8).swapped and select("WHERE", "float32", 4).swapped
+    assert select("add", "float", 4) == select("ADD", "float32", 4)                      # case and tinygrad aliases
+    assert select("SQRT", "double").dtype == "float64"
+
+    class FakeDType:   # duck-typed tinygrad DType: float32.vec(8)
+        name, count = "float", 8
+        def scalar(self): return type("S", (), {"name": "float", "count": 1})()
+    assert select("ADD", FakeDType()).form == "VEX_VADDPS_YMM_YMM_YMMM256"
+    n = select("CAST", "uint32", 1, to="int64")
+    assert n.noop and n.get_form() is None and "no instruction" in str(n)
+    assert select("BITCAST", "float32", 4, to="int32").noop
+    assert select("CMPLT", "int32", flags=True) == select("CMPLT", "int32")._replace(variant="flags")   # ints always set flags
+    assert select("IF", "int32", cc="l").form == "JL_REL32_64"                                         # IF ignores the dtype
+    assert select("GEP", "float32", 4).imm == "lane*4" and select("VECTORIZE", "float32", 4).imm == "64*lane+16*i"
+    assert ("ADD", "float32", 8, "") in isel.available("ADD") and len(isel.available()) > 1000
+
+
+def test_whole_table_is_consistent():
+    """Every entry: an existing form, srcs for each operand, vector registers as wide as the data, rflags where cc says."""
+    from x86gen._gen.isel import TABLE
+    for (op, dt, w, var), (fid, srcs, imm, cc, then, _note) in TABLE.items():
+        key = (op, dt, w, var)
+        for t in then: F.get_form(t)
+        if fid is None: continue
+        f = F.get_form(fid)
+        assert len(srcs) == len(f.operands), key
+        if imm is not None: assert any(o.imm is not None for o in f.operands), key
+        to = var[3:] if var.startswith("to=") else dt
+        vec = {o.reg for o in f.operands} & {"xmm", "ymm"}
+        if vec and dt:
+            total = w * max(BITS[dt], BITS[to])
+            assert ("ymm" in vec) == (total > 128), (key, fid)
+        if var.startswith("cc="): assert fid in groups.ReadFlags and cc == var[3:], key
+        if cc is not None:   # produced rflags (cmp, vucomiss) or the tested condition (cmovcc, jcc)
+            if fid in groups.ReadFlags: assert re.fullmatch(f"(cmov|j|set){cc}", f.mnemonic), key
+            else: assert fid in groups.WriteFlags, key

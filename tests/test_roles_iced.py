@@ -1,0 +1,216 @@
+"""Operand roles, implicit registers, rflags and CPUID features of every form, checked against iced-x86.
+
+For every form of isa/x86_64.yaml, random instances (registers, and memory where the form allows it) are
+encoded with x86gen and decoded by iced; iced's `InstructionInfo` must agree with the spec:
+
+- operand access: role R/W/RW/CW/N ↔ OpAccess READ/WRITE/READ_WRITE/COND_WRITE/NO_MEM_ACCESS, operand by
+  operand (immediates and branch targets are READ);
+- memory: the explicit memory operand's access in `used_memory()` (none for lea's N operand); stack
+  accesses (push/pop/call/ret) exactly when the form has rsp as an implicit register;
+- implicit registers: iced's `used_registers()` minus the explicit register operands and the address
+  registers must be the form's `imp=` registers. iced names what the CPU really writes, so the spec's
+  registers are mapped to iced's view: a write of a 32-bit GPR is a write of the 64-bit register (the
+  CPU zero-extends: `div r/m32` writes RAX and RDX but reads EAX and EDX), and a VEX write of an xmm/ymm
+  register is a write of the ZMM register (VEX zeroes the bits above, up to the widest register), so
+  RW:xmm0 (vzeroupper) is "reads XMM0, writes ZMM0";
+- rflags: read, written, cleared, set and undefined flags, each exactly;
+- CPUID: the form's `cpuid` is iced's single `CpuidFeature` name (INTEL8086, INTEL386, X64, CMOV, AVX2, …).
+
+Registers of one instance are all different, and different from the form's fixed and implicit registers
+(else iced sees idioms such as `xor eax, eax`, which write without reading). Shift and rotate counts in
+immediates are 2..7: the spec's imm8 and cl forms describe a count above 1 (the `1` forms count 1), and a
+count of 0 changes no flag.
+"""
+from __future__ import annotations
+
+import random
+
+import iced_x86 as I
+import pytest
+
+from x86gen import forms as F
+from x86gen.memory import Mem
+from x86gen.registers import REGISTERS
+
+ACCESS = {"r": I.OpAccess.READ, "w": I.OpAccess.WRITE, "rw": I.OpAccess.READ_WRITE, "cw": I.OpAccess.COND_WRITE,
+          "n": I.OpAccess.NO_MEM_ACCESS}
+ACCESS_NAMES = {v: k for k, v in vars(I.OpAccess).items() if k.isupper()}
+REG_NAMES = {v: k for k, v in vars(I.Register).items() if k.isupper() and isinstance(v, int)}
+CPUID_NAMES = {v: k for k, v in vars(I.CpuidFeature).items() if k.isupper() and isinstance(v, int)}
+FLAG_BITS = {"OF": I.RflagsBits.OF, "SF": I.RflagsBits.SF, "ZF": I.RflagsBits.ZF, "AF": I.RflagsBits.AF, "CF": I.RflagsBits.CF,
+             "PF": I.RflagsBits.PF, "DF": I.RflagsBits.DF, "IF": I.RflagsBits.IF}
+FLAG_FIELDS = (("read", "rflags_read"), ("written", "rflags_written"), ("cleared", "rflags_cleared"), ("set", "rflags_set"),
+               ("undefined", "rflags_undefined"))
+SHIFTS = {"rol", "ror", "shl", "shr", "sar"}
+GPR8 = ["al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil"] + [f"r{i}b" for i in range(8, 16)]
+GPR_BY_NUM = {(r.kind, r.num): r for r in REGISTERS.values() if r.kind in ("r16", "r32", "r64")}
+INSTANCES = 3   # per form and per kind (registers only / with memory)
+
+
+def family(name: str) -> tuple[str, int]:
+    """("gpr", n) or ("vec", n) for a register name in x86gen's or iced's spelling (R9L, EAX, ZMM3)."""
+    n = name.lower()
+    if n[:3] in ("xmm", "ymm", "zmm"): return ("vec", int(n[3:]))
+    if n.startswith("r") and n.endswith("l") and n[1:-1].isdigit(): n = n[:-1] + "b"   # iced R8L..R15L
+    return ("gpr", REGISTERS[n].num)
+
+
+def _flag_bits(names) -> int:
+    bits = 0
+    for n in names: bits |= FLAG_BITS[n]
+    return bits
+
+
+def expected_implicit(form) -> set[tuple[str, str]]:
+    """The spec's implicit registers as iced reports them (see the module docstring)."""
+    out: set[tuple[str, str]] = set()
+    for role, reg in form.implicit:
+        r = REGISTERS[reg]
+        up = reg.upper()
+        reads, writes = role in ("r", "rw"), role in ("w", "rw", "cw")
+        if r.kind == "r32":
+            if reads: out.add((up, "READ"))
+            if writes: out.add((GPR_BY_NUM["r64", r.num].name.upper(), "WRITE"))
+        elif r.kind in ("xmm", "ymm"):
+            if reads: out.add((up, "READ"))
+            if writes: out.add((f"ZMM{r.num}", "WRITE"))
+        else:
+            out.add((up, {"r": "READ", "w": "WRITE", "rw": "READ_WRITE", "cw": "COND_WRITE"}[role]))
+    return out
+
+
+def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]:
+    """Operands for one random instance of ``form`` (and its memory operand, if any)."""
+    taken = {4}   # rsp: no explicit operand, no address register (stack forms use it implicitly)
+    for o in form.operands:
+        if o.loc == "fixed": taken.add(REGISTERS[o.reg].num)
+    for _, reg in form.implicit:
+        if REGISTERS[reg].kind.startswith("r"): taken.add(REGISTERS[reg].num)
+    gprs = [n for n in range(16) if n not in taken]
+    vecs = list(range(16))
+    rng.shuffle(gprs)
+    rng.shuffle(vecs)
+    m = None
+    if use_mem or any(o.reg is None and o.mem is not None for o in form.operands):
+        base = GPR_BY_NUM["r64", gprs.pop()]
+        index = GPR_BY_NUM["r64", gprs.pop()] if rng.random() < 0.7 else None
+        disp = rng.choice([0, rng.randrange(-128, 128), rng.randrange(-(1 << 31), 1 << 31)])
+        m = (base, index, rng.choice([1, 2, 4, 8]) if index is not None else 1, disp)
+    ops: list = []
+    mem_op = None
+    for i, o in enumerate(form.operands):
+        if o.loc == "fixed": ops.append(REGISTERS[o.reg])
+        elif o.kind == "1": ops.append(1)
+        elif o.kind.startswith("rel"):
+            lo, hi = form.imm_ranges(i)[0]
+            ops.append(rng.randint(lo, hi) + form.length)   # target, with the instruction at ip 0
+        elif o.imm is not None:
+            if form.mnemonic in SHIFTS: ops.append(rng.randint(2, 7))
+            else:
+                lo, hi = rng.choice(form.imm_ranges(i))
+                ops.append(rng.randint(lo, hi))
+        elif o.mem is not None and (o.reg is None or use_mem):
+            mem_op = Mem(*m, size=o.mem or 0)
+            ops.append(mem_op)
+        elif o.reg.startswith("r"):
+            bits, n = int(o.reg[1:]), gprs.pop()
+            ops.append(REGISTERS[GPR8[n]] if bits == 8 else GPR_BY_NUM[o.reg, n])
+        else:
+            ops.append(REGISTERS[f"{o.reg}{vecs.pop()}"])
+    return ops, mem_op
+
+
+def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
+    """What iced says differently about one instance (empty when it agrees)."""
+    data = form(*ops)
+    ins = I.Decoder(64, data).decode()
+    where = f"{form.id} {', '.join(map(str, ops))} ({data.hex(' ')})"
+    if ins.code != getattr(I.Code, form.id) or ins.len != len(data):
+        return [f"{where}: iced decodes {ins} ({ins.len} bytes, Code {ins.code})"]
+    info = I.InstructionInfoFactory().info(ins)
+    bad = []
+    # operand access
+    if ins.op_count != len(form.operands):
+        bad.append(f"{where}: iced has {ins.op_count} operands, the spec {len(form.operands)}")
+    else:
+        for i, o in enumerate(form.operands):
+            if info.op_access(i) != ACCESS[o.role]:
+                bad.append(f"{where}: operand {i + 1} is {ACCESS_NAMES[info.op_access(i)]} for iced, role {o.role.upper()} in the spec")
+    # memory: the explicit operand, and the stack
+    stack = any(reg == "rsp" for _, reg in form.implicit)
+    used_mem = list(info.used_memory())
+    explicit_mem = [u for u in used_mem if REG_NAMES[u.base] != "RSP"]
+    stack_mem = [u for u in used_mem if REG_NAMES[u.base] == "RSP"]
+    if mem_op is not None:
+        role = next(o.role for o, x in zip(form.operands, ops) if x is mem_op)
+        got = [ACCESS_NAMES[u.access] for u in explicit_mem]
+        if got != ([] if role == "n" else [ACCESS_NAMES[ACCESS[role]]]):   # lea's address: no access at all
+            bad.append(f"{where}: iced's memory accesses {got}, the spec's role {role.upper()}")
+    elif explicit_mem:
+        bad.append(f"{where}: iced accesses memory {[ACCESS_NAMES[u.access] for u in explicit_mem]} without a memory operand")
+    if bool(stack_mem) != stack:
+        bad.append(f"{where}: iced {'accesses' if stack_mem else 'does not access'} the stack; implicit rsp: {stack}")
+    # implicit registers
+    explicit = {family(x.name) for x in ops if hasattr(x, "kind") and x.kind != "rip" and not isinstance(x, Mem)}
+    address = {family(r.name) for r in (mem_op.base, mem_op.index) if r is not None} if mem_op is not None else set()
+    got_imp = {(REG_NAMES[u.register], ACCESS_NAMES[u.access]) for u in info.used_registers()
+               if family(REG_NAMES[u.register]) not in explicit | address}
+    want_imp = expected_implicit(form)
+    if got_imp != want_imp:
+        bad.append(f"{where}: implicit registers {sorted(got_imp)} for iced, {sorted(want_imp)} from the spec {form.implicit}")
+    # rflags
+    for field, attr in FLAG_FIELDS:
+        got, want = getattr(ins, attr), _flag_bits(form.flags[field])
+        if got != want:
+            names = sorted(n for n, b in FLAG_BITS.items() if got & b)
+            bad.append(f"{where}: flags {field} {names} for iced, {list(form.flags[field])} in the spec")
+    # CPUID
+    feats = [CPUID_NAMES[c] for c in ins.cpuid_features()]
+    if feats != [form.cpuid]:
+        bad.append(f"{where}: CPUID {feats} for iced, {form.cpuid!r} in the spec")
+    return bad
+
+
+def check_form(form, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    kinds = [False] + ([True] if any(o.mem is not None and o.reg is not None for o in form.operands) else [])
+    bad: list[str] = []
+    for use_mem in kinds:
+        for _ in range(INSTANCES):
+            ops, mem_op = instance(form, rng, use_mem)
+            bad += disagreements(form, ops, mem_op)
+    return bad
+
+
+FORMS = F.all_forms()
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, list[str]]:
+    return {f.id: check_form(f, seed=i) for i, f in enumerate(FORMS)}
+
+
+@pytest.mark.parametrize("fid", [f.id for f in FORMS])
+def test_form_agrees_with_iced(results, fid):
+    assert not results[fid], "\n".join(results[fid])
+
+
+def test_roles_summary(results):
+    bad = sum(1 for v in results.values() if v)
+    line = f"roles: {len(results)} forms checked against iced-x86, {bad} disagreements"
+    try:
+        from iced_oracle import REPORT  # the shared test report, where present (tests/iced_oracle.py)
+        REPORT["roles"] = line
+    except ImportError:
+        pass
+    print(line)
+    assert len(results) == len(FORMS) and bad == 0, line
+
+
+def test_expected_implicit_mapping():
+    """The spec-to-iced register mapping on the cases the docstring names."""
+    assert expected_implicit(F.get_form("DIV_RM32")) == {("EAX", "READ"), ("EDX", "READ"), ("RAX", "WRITE"), ("RDX", "WRITE")}
+    assert expected_implicit(F.get_form("DIV_RM64")) == {("RAX", "READ_WRITE"), ("RDX", "READ_WRITE")}
+    assert expected_implicit(F.get_form("CDQ")) == {("EAX", "READ"), ("RDX", "WRITE")}
+    assert ("XMM0", "READ") in expected_implicit(F.get_form("VEX_VZEROUPPER"))
+    assert ("ZMM15", "WRITE") in expected_implicit(F.get_form("VEX_VZEROUPPER"))

@@ -16,7 +16,7 @@ that every instruction using it only ORs in ModRM.reg and copies ``tail``. The s
 """
 from __future__ import annotations
 
-from .errors import OperandError
+from .errors import ImmediateRangeError, OperandError
 from .registers import REGISTERS, Gpr64, Reg, Rip
 
 SIZE_NAMES = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword"}
@@ -50,7 +50,7 @@ class Mem:
         if index is None and scale != 1:
             raise OperandError(f"scale {scale} without an index register")
         if not -(1 << 31) <= disp < (1 << 31):
-            raise OperandError(f"displacement {disp:#x} does not fit in a signed 32-bit field")
+            raise ImmediateRangeError(f"displacement {disp:#x} does not fit in a signed 32-bit field")
         if size and size not in SIZE_NAMES:
             raise OperandError(f"unknown memory operand size {size} bits")
         self.base, self.index, self.scale, self.disp, self.size, self.label = base, index, scale, disp, size, label

@@ -1,0 +1,63 @@
+"""Test configuration: Hypothesis profiles and the end-of-session report.
+
+Profiles (pick one with HYPOTHESIS_PROFILE=name; default "ci" when the CI variable is set, else "dev"):
+
+- ``ci``: bounded examples so the whole suite stays well under 10 minutes on 2 cores; derandomized
+  (the same examples on every run, so CI is reproducible), no example database, no deadline.
+- ``dev``: moderate, random, with the local example database (failures are replayed first).
+- ``thorough``: many examples per form, for a long run before a release.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "src") not in sys.path:   # `pytest` from the repo root without PYTHONPATH=src
+    sys.path.insert(0, str(ROOT / "src"))
+
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                     HealthCheck.filter_too_much])
+settings.register_profile("ci", max_examples=30, derandomize=True, database=None, print_blob=True, **_COMMON)
+settings.register_profile("dev", max_examples=60, **_COMMON)
+settings.register_profile("thorough", max_examples=1000, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_report_header(config):
+    return f"hypothesis profile: {settings._current_profile}"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    try:
+        import iced_oracle
+    except ImportError:  # pragma: no cover - iced-x86 missing: the test modules say so
+        return
+    lines = []
+    stats = iced_oracle.FUZZ_STATS
+    fuzzed = {k: s for k, s in stats.items() if s["examples"]}
+    if stats:
+        bad = sorted(iced_oracle.FUZZ_FAILED)
+        total = sum(s["examples"] for s in fuzzed.values())
+        corners = sum(s.get("corners", 0) for s in stats.values())
+        if fuzzed:
+            per = [s["examples"] for s in fuzzed.values()]
+            encoded = sum(s["encoded"] for s in fuzzed.values())
+            errors = sum(s["errors"] for s in fuzzed.values())
+            lines.append(f"fuzz: {len(fuzzed)} forms x {total / len(fuzzed):.0f} examples checked against iced-x86, "
+                         f"{len(bad)} mismatches")
+            lines.append(f"      ({total} hypothesis examples in all, {min(per)}..{max(per)} per form; {encoded} encoded and "
+                         f"matched iced, {errors} raised the expected error; profile {settings._current_profile})")
+        if corners:
+            lines.append(f"      + {corners} deterministic corner cases over {sum(1 for s in stats.values() if s.get('corners'))} forms")
+        if bad:
+            lines.append(f"      forms with a mismatch: {', '.join(bad)}")
+    for key in sorted(iced_oracle.REPORT):
+        lines.append(iced_oracle.REPORT[key])
+    if lines:
+        terminalreporter.write_sep("=", "x86gen vs iced-x86")
+        for ln in lines:
+            terminalreporter.write_line(ln)

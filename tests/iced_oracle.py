@@ -1,0 +1,263 @@
+"""iced-x86 as the test oracle: decode bytes, turn iced instructions into x86gen operands, re-encode
+them with iced's own Encoder, and format them as Intel-syntax text.
+
+Nothing here uses x86gen to compute an expected value: registers, addresses, immediates and branch
+targets come from iced's decoder, expected bytes from iced's encoder. Only `to_x86gen` builds x86gen
+operand objects (so that tests can hand iced's view of an instruction to x86gen).
+
+Also holds `REPORT`, lines that the test modules add and conftest prints in the terminal summary.
+"""
+from __future__ import annotations
+
+import iced_x86 as I
+
+import x86gen
+
+# --- iced enum names -----------------------------------------------------------------------------
+
+
+def _names(enum_module) -> dict[int, str]:
+    return {getattr(enum_module, n): n for n in dir(enum_module) if n.isupper() and isinstance(getattr(enum_module, n), int)}
+
+
+CODE_NAMES = _names(I.Code)
+REGISTER_NAMES = _names(I.Register)
+OPKIND_NAMES = _names(I.OpKind)
+MNEMONIC_NAMES = _names(I.Mnemonic)
+OPCODE_OPERAND_KIND_NAMES = _names(I.OpCodeOperandKind)
+
+# iced spells the low bytes of r8..r15 "R8L".."R15L"; x86gen (like GNU as) r8b..r15b.
+_REG_RENAME = {f"r{i}l": f"r{i}b" for i in range(8, 16)}
+
+
+def reg_name(reg: int) -> str:
+    """x86gen name of an iced `Register` value, e.g. ``Register.R8L`` → ``"r8b"``."""
+    n = REGISTER_NAMES[reg].lower()
+    return _REG_RENAME.get(n, n)
+
+
+def code_of(form_id: str) -> int:
+    """iced `Code` value of an x86gen form id (raises AttributeError if iced has no such Code)."""
+    return getattr(I.Code, form_id)
+
+
+# --- decoding and re-encoding --------------------------------------------------------------------
+
+
+def decode_all(data: bytes, ip: int = 0) -> list[I.Instruction]:
+    """Every instruction of ``data`` (64-bit mode), starting at ``ip``."""
+    return list(I.Decoder(64, data, ip=ip))
+
+
+def decode_one(data: bytes, ip: int = 0) -> I.Instruction:
+    """The first instruction of ``data``; `AssertionError` unless it is valid and uses all of ``data``."""
+    dec = I.Decoder(64, data, ip=ip)
+    ins = dec.decode()
+    assert ins.code != I.Code.INVALID, f"iced cannot decode {data.hex(' ')}"
+    assert ins.len == len(data), f"iced decodes {data[:ins.len].hex(' ')} ({ins.len} bytes) from {data.hex(' ')}: bytes left over"
+    return ins
+
+
+def reencode(ins: I.Instruction, ip: int | None = None) -> bytes:
+    """``ins`` encoded again by iced's Encoder (at ``ip``, default the instruction's own ip)."""
+    enc = I.Encoder(64)
+    enc.encode(ins, ins.ip if ip is None else ip)
+    return bytes(enc.take_buffer())
+
+
+def reencode_canonical(ins: I.Instruction, ip: int | None = None) -> bytes:
+    """Like `reencode`, but with the shortest displacement: iced's Encoder keeps the displacement
+    size it decoded (`[rsp+0x50]` written with a disp32 stays disp32), so the decoded size is reset:
+    0 for a zero displacement (iced still writes disp8 0 for rbp/r13), else 1 (iced widens to disp32
+    if it does not fit). RIP-relative and base-less operands always have a disp32 and are left alone."""
+    if any(ins.op_kind(i) == I.OpKind.MEMORY for i in range(ins.op_count)) and ins.memory_base not in (I.Register.NONE, I.Register.RIP):
+        ins = ins.copy()
+        ins.memory_displ_size = 0 if ins.memory_displacement == 0 else 1
+    return reencode(ins, ip)
+
+
+# --- formatting ------------------------------------------------------------------------------------
+
+
+def make_formatter() -> I.Formatter:
+    """iced's Intel formatter in the dialect x86gen.assemble reads (and objdump -M intel prints):
+    lower case, 0x hex, memory sizes always shown, ``[rip+disp]`` for RIP-relative operands,
+    ``op, op`` separators, no ``short``/``near`` branch decorations."""
+    f = I.Formatter(I.FormatterSyntax.INTEL)
+    f.hex_prefix = "0x"
+    f.hex_suffix = ""
+    f.uppercase_hex = False
+    f.uppercase_all = False
+    f.memory_size_options = I.MemorySizeOptions.ALWAYS
+    f.space_after_operand_separator = True
+    f.rip_relative_addresses = True
+    f.show_branch_size = False
+    f.small_hex_numbers_in_decimal = False
+    f.branch_leading_zeros = False
+    f.leading_zeros = False
+    f.displacement_leading_zeros = False
+    f.signed_memory_displacements = True
+    f.signed_immediate_operands = False
+    f.use_pseudo_ops = True    # `vcmpltss xmm0, xmm1, xmm2` (as objdump prints it), not `vcmpss ..., 0x1`
+    return f
+
+
+FORMATTER = make_formatter()
+
+
+def intel(ins: I.Instruction) -> str:
+    """Intel-syntax text of ``ins`` (see `make_formatter`)."""
+    return FORMATTER.format(ins)
+
+
+# --- operands --------------------------------------------------------------------------------------
+
+K = I.OpKind
+IMM_KINDS = {  # iced immediate kind → (field bits, value bits after sign extension, sign-extended?)
+    K.IMMEDIATE8: (8, 8, False), K.IMMEDIATE16: (16, 16, False), K.IMMEDIATE32: (32, 32, False),
+    K.IMMEDIATE64: (64, 64, False), K.IMMEDIATE8TO16: (8, 16, True), K.IMMEDIATE8TO32: (8, 32, True),
+    K.IMMEDIATE8TO64: (8, 64, True), K.IMMEDIATE32TO64: (32, 64, True),
+}
+# The same, by OpCodeOperandKind (what an instruction *form* takes, from iced's OpCodeInfo).
+OCK = I.OpCodeOperandKind
+FORM_IMM_KINDS = {
+    OCK.IMM8: (8, 8, False), OCK.IMM16: (16, 16, False), OCK.IMM32: (32, 32, False), OCK.IMM64: (64, 64, False),
+    OCK.IMM8SEX16: (8, 16, True), OCK.IMM8SEX32: (8, 32, True), OCK.IMM8SEX64: (8, 64, True),
+    OCK.IMM32SEX64: (32, 64, True),
+}
+FORM_BRANCH_KINDS = {OCK.BR64_1: 8, OCK.BR64_4: 32}
+
+
+def signed(value: int, bits: int) -> int:
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def accepted_imm_ranges(field: int, size: int, sext: bool) -> list[tuple[int, int]]:
+    """Integers an assembler (GNU as) accepts for an immediate operand, as closed intervals: any
+    value that is the intended ``size``-bit operand read as signed or unsigned, and that the field
+    can represent. A plain N-bit field: [-2^(N-1), 2^N - 1]. An N-bit field sign-extended by the CPU
+    to S bits: the N-bit signed values, and their S-bit unsigned spelling."""
+    if not sext:
+        return [(-(1 << (field - 1)), (1 << field) - 1)]
+    half = 1 << (field - 1)
+    return [(-half, half - 1), ((1 << size) - half, (1 << size) - 1)]
+
+
+def form_imm_ranges(code: int, i: int) -> list[tuple[int, int]] | None:
+    """`accepted_imm_ranges` for operand ``i`` of iced Code ``code`` (None if it is no immediate)."""
+    k = I.OpCodeInfo(code).op_kind(i)
+    if k in FORM_IMM_KINDS: return accepted_imm_ranges(*FORM_IMM_KINDS[k])
+    if k in FORM_BRANCH_KINDS:
+        b = FORM_BRANCH_KINDS[k]
+        return [(-(1 << (b - 1)), (1 << (b - 1)) - 1)]
+    return None
+
+
+def in_ranges(v: int, ranges) -> bool:
+    return any(lo <= v <= hi for lo, hi in ranges)
+
+
+def memory_bits(ins: I.Instruction) -> int:
+    """Size in bits of the memory operand (0 if iced does not know it, as for lea)."""
+    return I.MemorySizeInfo(ins.memory_size).size * 8
+
+
+def memory_disp(ins: I.Instruction) -> int:
+    """The displacement as written in the instruction: relative to the next instruction for
+    RIP-relative operands (iced reports the absolute target), signed otherwise."""
+    if ins.memory_base == I.Register.RIP:
+        return signed(ins.memory_displacement - ins.next_ip, 64)
+    return signed(ins.memory_displacement, 64)
+
+
+def imm_value(ins: I.Instruction, i: int) -> int:
+    """Immediate operand ``i`` as x86gen takes it: signed for sign-extended kinds (imm8 of ``83 /0``,
+    imm32 of ``REX.W 81 /0``), unsigned for plain ones."""
+    k = ins.op_kind(i)
+    field, size, sext = IMM_KINDS[k]
+    v = ins.immediate(i) & ((1 << size) - 1)
+    return signed(v, size) if sext else v
+
+
+def to_x86gen(ins: I.Instruction) -> tuple[str, tuple]:
+    """``(mnemonic, operands)`` of ``ins`` as x86gen objects: registers by name, `Mem` operands with
+    base/index/scale/displacement and size, ints for immediates and absolute branch targets. The
+    mnemonic is the x86gen form's (same id as iced's Code) if x86gen has it, else iced's."""
+    ops = []
+    for i in range(ins.op_count):
+        k = ins.op_kind(i)
+        if k == K.REGISTER:
+            ops.append(x86gen.REGISTERS[reg_name(ins.op_register(i))])
+        elif k == K.MEMORY:
+            base = None if ins.memory_base == I.Register.NONE else x86gen.REGISTERS[reg_name(ins.memory_base)]
+            index = None if ins.memory_index == I.Register.NONE else x86gen.REGISTERS[reg_name(ins.memory_index)]
+            scale = ins.memory_index_scale if index is not None else 1
+            ops.append(x86gen.Mem(base, index, scale, memory_disp(ins), memory_bits(ins)))
+        elif k in IMM_KINDS:
+            ops.append(imm_value(ins, i))
+        elif k == K.NEAR_BRANCH64:
+            ops.append(ins.near_branch64)
+        else:
+            raise NotImplementedError(f"{intel(ins)}: iced operand kind {OPKIND_NAMES.get(k, k)} has no x86gen equivalent")
+    code_name = CODE_NAMES[ins.code]
+    try: mn = x86gen.get_form(code_name).mnemonic
+    except x86gen.EncodeError: mn = MNEMONIC_NAMES[ins.mnemonic].lower()
+    return mn, tuple(ops)
+
+
+# vpextrb/vpextrw/vpinsrb/vpinsrw with VEX.W1 name a 64-bit GPR, but write it zero-extended from (or
+# read only the low bits of) the 32-bit one, exactly as VEX.W0 does: objdump and iced print `eax` for
+# both, and GNU as encodes `vpextrb rax, xmm0, 1` as W0. Their GPR operand is compared by number.
+_GPR_WIDTH_IMMATERIAL = {I.Mnemonic.VPEXTRB, I.Mnemonic.VPEXTRW, I.Mnemonic.VPINSRB, I.Mnemonic.VPINSRW}
+_R32_OF = {r.num: r.name for r in x86gen.REGISTERS.values() if r.kind == "r32"}
+
+
+def semantics(ins: I.Instruction) -> tuple:
+    """What an instruction does, independent of which encoding was chosen: iced mnemonic and the
+    operands (registers; memory base/index/scale/displacement (RIP-relative: as written)/size;
+    immediates as the value the CPU uses after sign extension; absolute branch targets)."""
+    ops = []
+    for i in range(ins.op_count):
+        k = ins.op_kind(i)
+        if k == K.REGISTER:
+            name = reg_name(ins.op_register(i))
+            if ins.mnemonic in _GPR_WIDTH_IMMATERIAL and x86gen.REGISTERS[name].kind == "r64":
+                name = _R32_OF[x86gen.REGISTERS[name].num]
+            ops.append(("reg", name))
+        elif k == K.MEMORY:
+            has_index = ins.memory_index != I.Register.NONE
+            ops.append(("mem", REGISTER_NAMES[ins.memory_base].lower(), REGISTER_NAMES[ins.memory_index].lower(),
+                        ins.memory_index_scale if has_index else 1, memory_disp(ins), memory_bits(ins)))
+        elif k in IMM_KINDS:
+            size = IMM_KINDS[k][1]
+            ops.append(("imm", size, ins.immediate(i) & ((1 << size) - 1)))
+        elif k == K.NEAR_BRANCH64: ops.append(("target", ins.near_branch64))
+        else: ops.append(("?", OPKIND_NAMES.get(k, k)))
+    return (MNEMONIC_NAMES[ins.mnemonic].lower(), tuple(ops))
+
+
+def describe(data: bytes, ip: int = 0) -> str:
+    """``"48 01 c8  add rax, rcx (ADD_RM64_R64)"`` for messages."""
+    try:
+        ins = I.Decoder(64, data, ip=ip).decode()
+        return f"{data.hex(' ')}  {intel(ins)} ({CODE_NAMES[ins.code]}, {ins.len} bytes)"
+    except Exception as ex:  # pragma: no cover - diagnostics only
+        return f"{data.hex(' ')}  <{ex}>"
+
+
+# --- REX rules, from iced's opcode tables -----------------------------------------------------------
+
+
+def needs_rex_w(code: int) -> bool:
+    """Does this legacy form need REX.W (iced: ``o64`` operand size that is not the 64-bit default)?"""
+    oc = I.OpCodeInfo(code)
+    return (oc.encoding == I.EncodingKind.LEGACY and "o64" in oc.op_code_string.split()
+            and not oc.default_op_size64 and not oc.force_op_size64)
+
+
+# --- report lines for the terminal summary --------------------------------------------------------
+
+REPORT: dict[str, str] = {}
+FUZZ_STATS: dict[str, dict[str, int]] = {}   # form id -> counters
+FUZZ_FAILED: set[str] = set()

@@ -1,0 +1,237 @@
+"""The ``x86gen`` command (also ``python -m x86gen``).
+
+    x86gen asm "vaddps ymm0, ymm1, [rdi+8]"        hex of the bytes
+    x86gen asm -f prog.s --listing                 address, bytes and Intel syntax per line
+    x86gen asm -f prog.s -o prog.bin               raw bytes to a file
+    x86gen info vaddps                             every form: operands, encoding, flags, CPUID, groups
+    x86gen gen [--check]                           regenerate src/x86gen/_gen (source checkout only)
+
+Exit status: 0 on success, 1 when the input cannot be assembled or looked up (the message names the
+line and what was expected), 2 for a wrong command line.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from .errors import EncodeError
+
+LOCATIONS = {"reg": "ModRM.reg", "rm": "ModRM.rm", "vvvv": "VEX.vvvv", "opc": "opcode+r", "is4": "imm8[7:4]",
+             "imm": "immediate", "fixed": "implicit"}
+ROLES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "n": "N"}
+ROLE_WORDS = {"r": "read", "w": "written", "rw": "read and written", "cw": "conditionally written", "n": "not accessed"}
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="x86gen", description="x86-64 assembler/encoder generated from isa/x86_64.yaml.",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Run `x86gen COMMAND --help` for the options of a command.")
+    from . import __version__
+    ap.add_argument("--version", action="version", version=f"x86gen {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("asm", help="assemble Intel-syntax text to bytes",
+                       description="Assemble Intel-syntax instructions or a whole program (labels, directives, comments). "
+                                   "Prints the bytes as hex, a listing with --listing, or writes raw bytes with -o.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog='examples:\n  x86gen asm "vfmadd213ps ymm0, ymm0, ymmword ptr [rdi+rbx*4+0x10]"\n'
+                              '  x86gen asm "xor eax, eax" "ret"\n  x86gen asm -f prog.s --listing\n  x86gen asm -f - -o out.bin < prog.s')
+    p.add_argument("text", nargs="*", help="instructions; several arguments are several lines")
+    p.add_argument("-f", "--file", help="read the program from FILE ('-' for standard input)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("-l", "--listing", action="store_true", help="print address, bytes and Intel syntax per instruction")
+    out.add_argument("-o", "--output", metavar="FILE", help="write the raw bytes to FILE")
+    out.add_argument("--spaced", action="store_true", help="print hex bytes separated by spaces")
+    p.add_argument("--base", default="0", help="address of the first byte (default 0); matters for absolute addresses")
+    p.set_defaults(func=cmd_asm)
+
+    p = sub.add_parser("info", help="show every form of a mnemonic",
+                       description="Show the forms of mnemonics (or form ids such as VEX_VADDPS_YMM_YMM_YMMM256): operands "
+                                   "with roles and encoding slots, the SDM-style encoding, flags, CPUID feature and groups.")
+    p.add_argument("names", nargs="+", metavar="MNEMONIC", help="mnemonic (vaddps, jz, ...) or form id")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("gen", help="regenerate src/x86gen/_gen from isa/x86_64.yaml (runs tools/gen.py)",
+                       description="Run tools/gen.py of the source checkout this x86gen is imported from "
+                                   "(needs the `gen` extra: pyyaml, jinja2).")
+    p.add_argument("--check", action="store_true", help="only check that the generated files are up to date")
+    p.set_defaults(func=cmd_gen)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except EncodeError as ex:
+        print(f"x86gen: error: {ex}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:   # `x86gen info add | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as ex:
+        print(f"x86gen: error: {ex.filename or ''}{': ' if ex.filename else ''}{ex.strerror or ex}", file=sys.stderr)
+        return 1
+
+
+# ---- asm ------------------------------------------------------------------------------------------
+
+def cmd_asm(args) -> int:
+    from .assembler import parse_program
+    from .text import parse_int
+    if args.file is not None and args.text:
+        print("x86gen asm: error: give the program as arguments or with -f, not both", file=sys.stderr)
+        return 2
+    if args.file == "-": source = sys.stdin.read()
+    elif args.file is not None:
+        with open(args.file, encoding="utf-8") as fh: source = fh.read()
+    elif args.text: source = "\n".join(args.text)
+    else:
+        print("x86gen asm: error: nothing to assemble (give instructions, or -f FILE)", file=sys.stderr)
+        return 2
+    try: base = parse_int(args.base)
+    except ValueError:
+        print(f"x86gen asm: error: --base: not a number: {args.base!r}", file=sys.stderr)
+        return 2
+    if not args.listing and "\n" not in source:
+        from .text import assemble
+        code = assemble(source, base)
+        a = None
+    else:
+        a = parse_program(source, base)
+        code = a.assemble()
+    if args.output:
+        with open(args.output, "wb") as fh: fh.write(code)
+        print(f"{len(code)} bytes written to {args.output}", file=sys.stderr)
+    elif args.listing:
+        print(a.listing())
+    else:
+        print(code.hex(" ") if args.spaced else code.hex())
+    return 0
+
+
+# ---- info -----------------------------------------------------------------------------------------
+
+def _groups_of(form) -> list[str] | None:
+    """Names of the `x86gen.groups` groups containing ``form``, or None if that module is not there."""
+    try:
+        from . import groups  # built by another part of the project; optional here
+    except ImportError:
+        return None
+    for name in ("groups_of", "groups_for", "of_form", "form_groups"):
+        fn = getattr(groups, name, None)
+        if callable(fn):
+            for arg in (form.id, form):
+                try: res = fn(arg)
+                except Exception:  # noqa: BLE001 - unknown API: try the next spelling
+                    continue
+                return sorted({getattr(g, "name", str(g)) for g in res})
+    table = getattr(groups, "GROUPS", None)
+    if isinstance(table, dict):
+        out = []
+        for g, members in table.items():
+            ids = {getattr(m, "id", m) for m in (members.forms if hasattr(members, "forms") else members)}
+            if form.id in ids: out.append(getattr(g, "name", str(g)))
+        return sorted(out)
+    return None
+
+
+def _flags_text(form) -> str:
+    parts = []
+    for key, word in (("read", "reads"), ("written", "writes"), ("undefined", "undefined"), ("cleared", "cleared"), ("set", "set")):
+        fl = form.flags.get(key) or ()
+        if fl: parts.append(f"{word} {' '.join(fl)}")
+    return "; ".join(parts) or "none"
+
+
+def form_info(form) -> dict:
+    """A JSON-able description of one form."""
+    return {
+        "id": form.id,
+        "mnemonic": form.mnemonic,
+        "syntax": form.syntax,
+        "operands": [{"kind": o.display, "role": ROLES[o.role], "location": LOCATIONS.get(o.loc, o.loc)} for o in form.operands],
+        "implicit": [{"register": r, "role": ROLES.get(role, role)} for role, r in form.implicit],
+        "encoding": form.encoding,
+        "length": form.length,
+        "cpuid": form.cpuid,
+        "flags": {k: list(v) for k, v in form.flags.items() if v},
+        "groups": _groups_of(form),
+    }
+
+
+def _resolve(name: str) -> tuple[str, list]:
+    from .encoder import MNEMONIC_ALIASES
+    from .forms import forms_of, get_form
+    if name.isupper() or "_" in name:
+        try: return name, [get_form(name.upper())]
+        except EncodeError: pass
+    mn = name.lower()
+    canon = MNEMONIC_ALIASES.get(mn, mn)
+    try: return canon, forms_of(canon)
+    except EncodeError:
+        if canon != mn: raise
+        return mn, forms_of(mn)
+
+
+def cmd_info(args) -> int:
+    results = []
+    for name in args.names:
+        mn, forms = _resolve(name)
+        results.append((name, mn, forms))
+    if args.json:
+        print(json.dumps([{"query": q, "mnemonic": mn, "forms": [form_info(f) for f in forms]} for q, mn, forms in results], indent=2))
+        return 0
+    blocks = []
+    for q, mn, forms in results:
+        cpuids = sorted({f.cpuid for f in forms})
+        title = f"{q.lower()} (alias of {mn})" if q.lower() != mn and not q.isupper() else (q if q.isupper() else mn)
+        lines = [f"{title}: {len(forms)} form{'s' if len(forms) != 1 else ''}, CPUID {', '.join(cpuids)}"]
+        for f in forms:
+            info = form_info(f)
+            lines.append("")
+            lines.append(f"  {f.syntax}")
+            lines.append(f"    id        {f.id}")
+            ops = ", ".join(f"{o['role']}:{o['kind']} ({o['location']})" for o in info["operands"]) or "none"
+            lines.append(f"    operands  {ops}")
+            if info["implicit"]:
+                imp = ", ".join(f"{x['role']}:{x['register']}" for x in info["implicit"])
+                lines.append(f"    implicit  {imp}")
+            note = "with register operands" if any(o.mem is not None for o in f.operands) else "long"
+            lines.append(f"    encoding  {f.encoding}   ({f.length} bytes {note})")
+            lines.append(f"    flags     {_flags_text(f)}")
+            lines.append(f"    cpuid     {f.cpuid}")
+            if info["groups"] is not None:
+                lines.append(f"    groups    {', '.join(info['groups']) or '-'}")
+        blocks.append("\n".join(lines))
+    print("\n\n".join(blocks))
+    return 0
+
+
+# ---- gen ------------------------------------------------------------------------------------------
+
+def _gen_script() -> str | None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    for root in (os.path.dirname(os.path.dirname(here)), os.getcwd()):
+        path = os.path.join(root, "tools", "gen.py")
+        if os.path.isfile(path) and os.path.isfile(os.path.join(root, "isa", "x86_64.yaml")): return path
+    return None
+
+
+def cmd_gen(args) -> int:
+    path = _gen_script()
+    if path is None:
+        print("x86gen gen: error: tools/gen.py not found: `x86gen gen` works in a source checkout (run it from the repository)",
+              file=sys.stderr)
+        return 1
+    import runpy
+    ns = runpy.run_path(path, run_name="x86gen_gen")
+    return int(ns["main"](["--check"] if args.check else []) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

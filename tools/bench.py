@@ -1,0 +1,518 @@
+#!/usr/bin/env python3
+"""Benchmark: x86gen against iced-x86 and GNU as, on real and synthetic backend code.
+
+    python tools/bench.py            full run (whole corpus, 5 rounds; 2-4 minutes)
+    python tools/bench.py --quick    a corpus sample (< 1 minute; for CI: no thresholds)
+    python tools/bench.py --profile  afterwards, cProfile of x86gen's paths on the synthetic stream
+
+Workloads (built once, never timed):
+  corpus     ../shared/corpus/tinygrad-ops-kernels.jsonl.gz: tinygrad's x86 kernels, decoded with
+             iced; each kernel is one program at address 0.
+  synthetic  a seeded stream of ~10,000 instructions: GP mov/ALU/lea/imul/shifts on r8-r15 with
+             [base+index*scale+disp] (rsp/rbp/r12/r13 bases among others), AVX2/FMA ymm with
+             register and memory sources, loops closed by cmp + jcc and forward jmps
+             (AVX-512 forms join once x86gen encodes them like iced).
+
+Paths, each run on the same programs (ns per instruction, median of interleaved rounds):
+  x86gen Assembler      `x86gen.Assembler` methods on pre-built operands, labels, `assemble()`
+                        (relaxes branches, like BlockEncoder); skipped if not importable.
+  x86gen form.encode    `get_form(id).encode(*ops)` on pre-built operands into a bytearray; branches
+                        are the rel32 forms with targets precomputed (no labels, no relaxation).
+  x86gen.encode         `encode(mnemonic, *ops)` (form selection); branch targets laid out for the
+                        forms it picks (precomputed).
+  x86gen.assemble       `assemble(text)` per program, the text GNU as gets (labels) when
+                        `x86gen.assembler.assemble_program` exists, else absolute branch targets.
+  iced BlockEncoder     `Instruction.create_*` from prepared (function, args) + `BlockEncoder(64)`
+                        `add_many`/`encode(0)`; labels by instruction ip, rel32 Codes (it may
+                        shorten them: fix_branches=True, iced's default).
+  iced BlockEncoder(no fix)  the same with fix_branches=False (keeps the rel32 forms).
+  iced Encoder          `create_*` + `Encoder(64).encode(instr, ip)`, one `take_buffer()` per program,
+                        absolute rel32 targets.
+  GNU as                `as --64 -o /dev/null file.s` (.intel_syntax noprefix, labels), minus the time
+                        for an empty file, per line.
+
+Timing: every round runs each path on each chunk of ~20,000 instructions (5,000 with --quick) in
+turn, in a rotating order, so that load from other processes on this small shared machine falls
+on all paths alike; a path's time for a round is its sum over the chunks; the table shows the
+median over rounds (the small synthetic workload is sampled several times per round). The header
+shows the load average; with other work running, absolute numbers rise but the ratios hold better.
+
+Before any time is reported every path is checked: form.encode, iced Encoder and BlockEncoder(no fix)
+must give iced Encoder's bytes exactly; the others (which may choose other forms or branch sizes)
+must decode with iced to the same instructions (mnemonic, operands, branch targets by instruction).
+A path that fails is reported as FAILED and the exit status is 1.
+
+The last line: ``x86gen/iced=<corpus>,<synthetic> text/gnu-as=<synthetic> import_ms=<x86gen>
+iced_import_ms=<iced>``: x86gen's structured path (the Assembler when available, else form.encode)
+over iced create_* + BlockEncoder; x86gen.assemble over GNU as per line on the synthetic program;
+cumulative ``-X importtime`` of ``import x86gen`` / ``import iced_x86`` in a fresh interpreter.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import os
+import platform
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "src")
+sys.path.insert(0, SRC)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+# ---------------------------------------------------------------------------------------------
+# import time (fresh interpreters)
+
+def _env(cached: bool, pycache: str) -> dict:
+    """A fresh interpreter's environment: x86gen from this checkout; with ``cached`` bytecode goes to
+    (and is read from) ``pycache`` (PYTHONPYCACHEPREFIX, so the work tree stays clean), else every
+    import of x86gen compiles its sources (PYTHONDONTWRITEBYTECODE=1, no cache)."""
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    if cached: env["PYTHONPYCACHEPREFIX"] = pycache
+    else: env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def import_ms(module: str, runs: int, pycache: str) -> float | None:
+    """Median cumulative ``-X importtime`` of ``import module`` in ms, bytecode cached (after one
+    warm-up run that writes the cache)."""
+    env = _env(True, pycache)
+    vals = []
+    for i in range(runs + 1):
+        r = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"], capture_output=True, text=True, env=env)
+        for line in r.stderr.splitlines():
+            parts = line.split("|")
+            if len(parts) == 3 and parts[2].strip() == module:
+                if i: vals.append(int(parts[1]) / 1000)
+                break
+    return statistics.median(vals) if vals else None
+
+
+COLD = r"""
+import time, sys
+t0 = time.perf_counter()
+import x86gen
+t1 = time.perf_counter()
+x86gen.encode("add", x86gen.eax, x86gen.ecx)
+t2 = time.perf_counter()
+fs = x86gen.all_forms()
+t3 = time.perf_counter()
+n = 0
+for f in fs:
+    try: f.encode; n += 1
+    except Exception: pass
+t4 = time.perf_counter()
+print((t1 - t0) * 1e3, (t2 - t1) * 1e3, (t4 - t3) * 1e3, n)
+"""
+
+
+def iced_version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("iced-x86")
+    except Exception:   # noqa: BLE001
+        return "?"
+
+
+def cold_start(pycache: str) -> list[str]:
+    """What the first use costs in a fresh interpreter (the form table loads lazily), with and
+    without a bytecode cache."""
+    lines = []
+    for cached in (True, False):
+        env = _env(cached, pycache)
+        vals = []
+        for _ in range(3):
+            r = subprocess.run([sys.executable, "-c", COLD], capture_output=True, text=True, env=env)
+            if r.returncode:
+                return [f"x86gen cold start: failed ({r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode})"]
+            vals.append([float(x) for x in r.stdout.split()])
+        imp, first, comp, n = (statistics.median(v[i] for v in vals) for i in range(4))
+        lines.append(f"x86gen cold start ({'bytecode cached' if cached else 'no bytecode cache'}): import {imp:.1f} ms, "
+                     f"first encode (loads the form table) {first:.1f} ms, building all {int(n)} form encoders {comp:.0f} ms "
+                     f"({comp * 1e3 / max(n, 1):.0f} us per form, paid on the first use of each)")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# the timed paths (each returns the bytes of every program)
+
+def run_form(progs):
+    out = []
+    for calls in progs:
+        buf = bytearray()
+        for enc, ops, br in calls:
+            if br: buf += enc(*ops, ip=len(buf))
+            else: buf += enc(*ops)
+        out.append(buf)
+    return out
+
+
+def make_run_encode(encode):
+    def run_encode(progs):
+        out = []
+        for calls in progs:
+            buf = bytearray()
+            for mn, ops, br in calls:
+                if br: buf += encode(mn, *ops, ip=len(buf))
+                else: buf += encode(mn, *ops)
+            out.append(buf)
+        return out
+    return run_encode
+
+
+def make_run_assembler(Assembler):
+    def run_assembler(progs):
+        out = []
+        for nlab, calls in progs:
+            a = Assembler()
+            new = a.label
+            labs = [new() for _ in range(nlab)]
+            bind = a.bind
+            for b, m, ops, t in calls:
+                if b >= 0: bind(labs[b])
+                if t >= 0: m(a, labs[t])
+                else: m(a, *ops)
+            out.append(a.assemble())
+        return out
+    return run_assembler
+
+
+def make_run_assemble(assemble):
+    def run_assemble(texts):
+        return [assemble(t) for t in texts]
+    return run_assemble
+
+
+def make_run_block(BlockEncoder, fix_branches):
+    def run_block(progs):
+        out = []
+        for calls in progs:
+            instrs = []
+            app = instrs.append
+            for fn, args, lbl in calls:
+                ins = fn(*args)
+                if lbl: ins.ip = lbl
+                app(ins)
+            be = BlockEncoder(64, fix_branches)
+            be.add_many(instrs)
+            out.append(be.encode(0))
+        return out
+    return run_block
+
+
+def make_run_encoder(Encoder):
+    def run_encoder(progs):
+        out = []
+        for calls in progs:
+            enc = Encoder(64)
+            e = enc.encode
+            ip = 0
+            for fn, args in calls:
+                ip += e(fn(*args), ip)
+            out.append(enc.take_buffer())
+        return out
+    return run_encoder
+
+
+# ---------------------------------------------------------------------------------------------
+# workloads
+
+class Path:
+    def __init__(self, name, fn, data, exact, note=""):
+        self.name, self.fn, self.data, self.exact, self.note = name, fn, data, exact, note
+        self.times: list[int] = []
+        self.error: str | None = None
+
+
+class Workload:
+    def __init__(self, name: str, progs, W, with_gas: bool, tmp: str):
+        import iced_x86 as I
+
+        import x86gen
+        self.name, self.progs = name, progs
+        self.n = sum(len(p) for p in progs)
+        self.branches = sum(ins.is_branch for p in progs for ins in p)
+        ops = W.Operands()
+        chk = W.Checker()
+        self.checker = chk
+        refs = [W.reference(p, ops) for p in progs]
+        self.ref = [r[0] for r in refs]
+        self.ref_keys = [chk.keys(r) for r in self.ref]
+        addrs = [r[1] for r in refs]
+        self.paths: list[Path] = []
+        notes = []
+
+        try:
+            from x86gen.assembler import Assembler
+            data = [W.assembler_calls(p, ops, Assembler) for p in progs]
+            self.paths.append(Path("x86gen Assembler (labels)", make_run_assembler(Assembler), data, False))
+        except Exception as ex:   # noqa: BLE001 - not there yet, or its API differs
+            notes.append(f"x86gen Assembler: skipped ({type(ex).__name__}: {ex})")
+        self.paths.append(Path("x86gen form.encode (rel32)", run_form, [W.x86gen_calls(p, ops, a) for p, a in zip(progs, addrs)], True))
+        enc_layouts = [W.encode_layout(p, ops) for p in progs]
+        self.paths.append(Path("x86gen.encode", make_run_encode(x86gen.encode),
+                               [W.encode_calls(p, ops, a) for p, a in zip(progs, enc_layouts)], False))
+        header = [".intel_syntax noprefix", ".text"]
+        bodies = [W.text_lines(p, f".L{k}_") for k, p in enumerate(progs)]
+        try:
+            from x86gen.assembler import assemble_program  # noqa: F401
+            texts = ["\n".join(header + b) + "\n" for b in bodies]     # for one program: GNU as's file
+            how = "labels"
+        except ImportError:
+            texts = ["\n".join(header + W.text_lines(p, None, a)) + "\n" for p, a in zip(progs, enc_layouts)]
+            how = "absolute branch targets"
+        self.paths.append(Path(f"x86gen.assemble (text, {how})", make_run_assemble(x86gen.assemble), texts, False))
+        self.paths.append(Path("iced create_* + BlockEncoder", make_run_block(I.BlockEncoder, True),
+                               [W.iced_block_calls(p, ops, a[1:]) for p, a in zip(progs, addrs)], False))
+        self.paths.append(Path("iced create_* + BlockEncoder(no fix)", make_run_block(I.BlockEncoder, False),
+                               [W.iced_block_calls(p, ops, a[1:]) for p, a in zip(progs, addrs)], True))
+        self.paths.append(Path("iced create_* + Encoder", make_run_encoder(I.Encoder), [r[2] for r in refs], True))
+        self.lines = self.n
+        self.gas = None
+        self.notes = notes
+        if with_gas:
+            self.gas = os.path.join(tmp, f"{name}.s")
+            with open(self.gas, "w") as f: f.write("\n".join(header + [ln for b in bodies for ln in b]) + "\n")
+            self.gas_times: list[int] = []
+            self.gas_error = self.check_gas(tmp, W)
+
+    def check_gas(self, tmp: str, W) -> str | None:
+        obj, binf = os.path.join(tmp, "check.o"), os.path.join(tmp, "check.bin")
+        r = subprocess.run(["as", "--64", "-o", obj, self.gas], capture_output=True, text=True)
+        if r.returncode: return "as failed: " + r.stderr.strip()[:500]
+        if not shutil.which("objcopy"): return None
+        subprocess.run(["objcopy", "-O", "binary", "-j", ".text", obj, binf], check=True)
+        with open(binf, "rb") as f: data = f.read()
+        return self.checker.same(data, W.concat_keys(self.ref_keys))
+
+    def verify(self):
+        for p in self.paths:
+            try: out = p.fn(p.data)
+            except Exception as ex:   # noqa: BLE001
+                p.error = f"raised {type(ex).__name__}: {str(ex)[:300]}"
+                continue
+            for k, (got, ref) in enumerate(zip(out, self.ref)):
+                got = bytes(got)
+                if p.exact:
+                    if got != ref:
+                        i = next((i for i, (a, b) in enumerate(zip(got, ref)) if a != b), min(len(got), len(ref)))
+                        p.error = f"program {k}: bytes differ from iced's at offset {i} ({got[i:i + 8].hex()} vs {ref[i:i + 8].hex()})"
+                        break
+                else:
+                    why = self.checker.same(got, self.ref_keys[k])
+                    if why:
+                        p.error = f"program {k}: {why}"
+                        break
+
+
+def time_gas(path: str, empty: str) -> tuple[int, int]:
+    t0 = time.perf_counter_ns()
+    subprocess.run(["as", "--64", "-o", os.devnull, empty], check=True)
+    t1 = time.perf_counter_ns()
+    subprocess.run(["as", "--64", "-o", os.devnull, path], check=True)
+    t2 = time.perf_counter_ns()
+    return t1 - t0, t2 - t1
+
+
+def chunks(progs, size: int) -> list[slice]:
+    """Consecutive runs of programs of about ``size`` instructions."""
+    out, start, n = [], 0, 0
+    for k, p in enumerate(progs):
+        n += len(p)
+        if n >= size:
+            out.append(slice(start, k + 1))
+            start, n = k + 1, 0
+    if start < len(progs): out.append(slice(start, len(progs)))
+    return out
+
+
+def measure(workloads, rounds: int, reps: dict, empty: str | None, chunk: int) -> None:
+    """Interleaved rounds. A sample of a workload runs every path on each chunk of its programs
+    (about ``chunk`` instructions) before going on to the next chunk, in an order rotated from chunk
+    to chunk, so that a burst of load on this shared machine falls on all paths alike; a path's
+    sample is the sum over the chunks. Each round takes one sample of every workload (``reps[name]``
+    samples of small ones) and times GNU as once on each workload's file."""
+    n = 0
+    for _ in range(rounds):
+        for w in workloads:
+            paths = [p for p in w.paths if p.error is None]
+            if not paths: continue
+            parts = chunks(w.progs, chunk)
+            for _ in range(reps.get(w.name, 1)):
+                gc.collect()
+                acc = [0] * len(paths)
+                for sl in parts:
+                    n += 1
+                    k = n % len(paths)
+                    for i in list(range(k, len(paths))) + list(range(k)):
+                        p = paths[i]
+                        data = p.data[sl]
+                        t0 = time.perf_counter_ns()
+                        p.fn(data)
+                        acc[i] += time.perf_counter_ns() - t0
+                for p, t in zip(paths, acc): p.times.append(t)
+            if w.gas and not w.gas_error and empty:
+                for _ in range(reps.get(w.name, 1)):
+                    e, f = time_gas(w.gas, empty)
+                    w.gas_times.append(f - e)
+
+
+# ---------------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="a corpus sample (every 25th kernel), smaller chunks (< 1 minute)")
+    ap.add_argument("--rounds", type=int, help="rounds (default 5)")
+    ap.add_argument("--every", type=int, help="use every N-th corpus kernel (default 1, --quick 25)")
+    ap.add_argument("--synthetic", type=int, default=10_000, help="synthetic stream length (default 10000)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--structured", choices=("assembler", "form"), default="assembler",
+                    help="x86gen's structured path in x86gen/iced: the Assembler (labels, like BlockEncoder; the default, "
+                         "form.encode if the Assembler is missing) or form.encode (rel32, targets precomputed)")
+    ap.add_argument("--profile", action="store_true", help="print cProfile of x86gen's paths on the synthetic stream")
+    args = ap.parse_args(argv)
+    tmp = tempfile.mkdtemp(prefix="x86gen-bench-")
+    try: return run(args, tmp)
+    finally: shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args, tmp: str) -> int:
+    rounds = args.rounds or 5
+    every = args.every or (25 if args.quick else 1)
+    t_start = time.perf_counter()
+    load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+    # import times first, in fresh interpreters, before this process imports anything heavy
+    runs = 3 if args.quick else 7
+    pycache = os.path.join(tmp, "pycache")
+    x_imp, i_imp = import_ms("x86gen", runs, pycache), import_ms("iced_x86", runs, pycache)
+    cold = cold_start(pycache)
+
+    import _bench_workload as W
+
+    have_gas = shutil.which("as") is not None
+    empty = None
+    if have_gas:
+        empty = os.path.join(tmp, "empty.s")
+        with open(empty, "w") as f: f.write(".intel_syntax noprefix\n")
+
+    t0 = time.perf_counter()
+    workloads = []
+    cpath = W.corpus_path(ROOT)
+    corpus_note = ""
+    if os.path.exists(cpath):
+        progs, skipped = W.load_corpus(cpath, every=every)
+        corpus_note = f"corpus: {len(progs)} kernels" + (f" (every {every}th)" if every > 1 else "") + \
+                      (f", {skipped} left out (a form x86gen lacks)" if skipped else "")
+        workloads.append(Workload("corpus", progs, W, have_gas, tmp))
+    else:
+        corpus_note = f"corpus: not found at {cpath}"
+
+    def check(ins):   # is an AVX-512 form encoded like iced?
+        ops = W.Operands()
+        ref = W.reference([ins], ops)[0]
+        enc, xo, _ = W.x86gen_calls([ins], ops, [0, len(ref)])[0]
+        return bytes(enc(*xo)) == ref
+    extra, avx512_note = W.avx512_forms(check)
+    syn = W.synthetic(args.synthetic, args.seed, extra)
+    workloads.append(Workload("synthetic", [syn], W, have_gas, tmp))
+    setup_s = time.perf_counter() - t0
+    for w in workloads: w.verify()
+
+    gc.collect()
+    gc.freeze()    # the setup's objects are not the collector's business while timing
+    t0 = time.perf_counter()
+    syn_reps = 3 if not workloads[:-1] else max(3, min(20, workloads[0].n // (4 * workloads[-1].n)))
+    measure(workloads, rounds, {"synthetic": syn_reps}, empty, 5_000 if args.quick else 20_000)
+    timing_s = time.perf_counter() - t0
+    load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+    # ---- report ----
+    print(f"x86gen bench: CPython {platform.python_version()}, iced-x86 {iced_version()}, "
+          f"{subprocess.run(['as', '--version'], capture_output=True, text=True).stdout.splitlines()[0] if have_gas else 'no GNU as'}; "
+          f"{os.cpu_count()} cpus (load average {load0:.1f} at start, {load1:.1f} at end); {rounds} rounds "
+          f"(synthetic x{syn_reps} per round), medians")
+    for w in workloads:
+        print(f"  {w.name}: {w.n:,} instructions in {len(w.progs):,} program(s), {w.branches:,} branches"
+              + (f"; {corpus_note}" if w.name == "corpus" else f"; seed {args.seed}; {avx512_note}"))
+        for n in w.notes: print(f"    {n}")
+        if w.gas and w.gas_error: print(f"    GNU as: check FAILED: {w.gas_error}")
+    print(f"  setup {setup_s:.1f} s (not timed), timing {timing_s:.1f} s")
+    print()
+    names = [p.name for p in workloads[-1].paths]
+    hdr = f"{'path':40s}" + "".join(f"{w.name + ' ns/ins':>18s}{'x iced':>8s}" for w in workloads)
+    print(hdr)
+    print("-" * len(hdr))
+    res: dict[tuple[str, str], float] = {}
+    for w in workloads:
+        for p in w.paths:
+            if p.error is None and p.times: res[(w.name, p.name)] = statistics.median(p.times) / w.n
+        if w.gas and not w.gas_error and w.gas_times:
+            res[(w.name, "GNU as (per line, start-up subtracted)")] = statistics.median(w.gas_times) / w.lines
+    iced_name = "iced create_* + BlockEncoder"
+    failed = []
+    for name in names + ["GNU as (per line, start-up subtracted)"]:
+        row = f"{name:40s}"
+        for w in workloads:
+            p = next((p for p in w.paths if p.name == name), None)
+            v = res.get((w.name, name))
+            base = res.get((w.name, iced_name))
+            if p is not None and p.error:
+                row += f"{'FAILED':>18s}{'':>8s}"
+                failed.append((w.name, name, p.error))
+            elif v is None: row += f"{'-':>18s}{'':>8s}"
+            else: row += f"{v:18.0f}{(v / base if base else float('nan')):8.2f}"
+        print(row)
+    print()
+    def ms(v): return f"{v:.1f}" if v is not None else "nan"
+    print(f"import (cumulative -X importtime, bytecode cached, median of {runs}): x86gen {ms(x_imp)} ms, iced_x86 {ms(i_imp)} ms")
+    for line in cold: print(line)
+    for wn, name, err in failed: print(f"FAILED {wn} / {name}: {err}")
+
+    order = ("x86gen Assembler (labels)", "x86gen form.encode (rel32)")
+
+    def ratio(wname):
+        for name in (order if args.structured == "assembler" else order[1:]):
+            v, base = res.get((wname, name)), res.get((wname, iced_name))
+            if v is not None and base: return v / base, name
+        return None, None
+    parts, used = [], set()
+    for w in workloads:
+        r, name = ratio(w.name)
+        parts.append(f"{r:.2f}" if r is not None else "nan")
+        if name: used.add(name)
+    t = res.get(("synthetic", next((n for n in names if n.startswith("x86gen.assemble")), "")))
+    g = res.get(("synthetic", "GNU as (per line, start-up subtracted)"))
+    text_ratio = f"{t / g:.2f}" if t and g else "nan"
+    print(f"(x86gen/iced = {' / '.join(sorted(used))} over {iced_name}, for "
+          f"{','.join(w.name for w in workloads)}; text/gnu-as on synthetic; {time.perf_counter() - t_start:.0f} s in all)")
+    if args.profile: profile(workloads)
+    print(f"x86gen/iced={','.join(parts)} text/gnu-as={text_ratio} import_ms={ms(x_imp)} iced_import_ms={ms(i_imp)}")
+    return 1 if failed else 0
+
+
+def profile(workloads) -> None:
+    w = workloads[-1]
+    for p in w.paths:
+        if not p.name.startswith("x86gen") or p.error: continue
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(3): p.fn(p.data)
+        pr.disable()
+        print(f"\n==== cProfile: {p.name} on {w.name} (3 runs, {w.n} instructions each) ====")
+        st = pstats.Stats(pr)
+        st.sort_stats("tottime").print_stats(14)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -4,8 +4,8 @@
     void saxpy(int64 n, float a, float *x, float *y)    # y[i] = a * x[i] + y[i]
 
 8 lanes per iteration (vfmadd213ps), then a scalar tail (vfmadd213ss). The instructions come from
-`x86gen.isel` (tinygrad-style ops: LOAD/STORE/BROADCAST/MULACC for float32 at width 8 and 1) when that
-module is there, otherwise from the table below. Run from a checkout:
+`x86gen.isel` (tinygrad-style ops: LOAD/STORE/BROADCAST/MULACC for float32 at widths 8 and 1).
+Run from a checkout:
 
     PYTHONPATH=src python examples/saxpy.py [n]
 """
@@ -18,25 +18,14 @@ import struct
 import sys
 
 import x86gen
-from x86gen import Assembler, jit, mem
+from x86gen import Assembler, isel, jit, mem
 from x86gen.registers import eax, rax, rcx, rdi, rdx, rsi, xmm0, xmm2, ymm1, ymm2
-
-FALLBACK = {  # (op, width) -> form id, what isel answers on this spec
-    ("LOAD", 8): "VEX_VMOVUPS_YMM_YMMM256", ("STORE", 8): "VEX_VMOVUPS_YMMM256_YMM",
-    ("BROADCAST", 8): "VEX_VBROADCASTSS_YMM_XMM", ("MULACC", 8): "VEX_VFMADD213PS_YMM_YMM_YMMM256",
-    ("LOAD", 1): "VEX_VMOVSS_XMM_M32", ("STORE", 1): "VEX_VMOVSS_M32_XMM", ("MULACC", 1): "VEX_VFMADD213SS_XMM_XMM_XMMM32",
-}
 
 
 def choose(op: str, width: int) -> tuple[str, str]:
-    """(mnemonic, how it was chosen) for a float32 op at this width."""
-    try:
-        from x86gen import isel
-        form_id = isel.select(op, "float32", width).form
-        how = "isel"
-    except Exception:  # noqa: BLE001 - isel missing or without this op: use the fixed table
-        form_id, how = FALLBACK[(op, width)], "fallback"
-    return x86gen.get_form(form_id).mnemonic, f"{op:9s} x{width}: {form_id} ({how})"
+    """(mnemonic, a note) for a float32 generic op at this vector width, from the isel table."""
+    form_id = isel.select(op, "float32", width).form
+    return x86gen.get_form(form_id).mnemonic, f"{op:9s} x{width}: {form_id}"
 
 
 def build() -> tuple[Assembler, list[str]]:

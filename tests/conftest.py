@@ -28,7 +28,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
 
 
 def pytest_report_header(config):
-    return f"hypothesis profile: {settings._current_profile}"
+    return f"hypothesis profile: {settings.get_current_profile_name()}"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -50,7 +50,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             lines.append(f"fuzz: {len(fuzzed)} forms x {total / len(fuzzed):.0f} examples checked against iced-x86, "
                          f"{len(bad)} mismatches")
             lines.append(f"      ({total} hypothesis examples in all, {min(per)}..{max(per)} per form; {encoded} encoded and "
-                         f"matched iced, {errors} raised the expected error; profile {settings._current_profile})")
+                         f"matched iced, {errors} raised the expected error; profile {settings.get_current_profile_name()})")
         if corners:
             lines.append(f"      + {corners} deterministic corner cases over {sum(1 for s in stats.values() if s.get('corners'))} forms")
         if bad:

@@ -216,3 +216,12 @@ def test_real_spec_loads(spec):
     forms = spec.load(str(ROOT / "isa" / "x86_64.yaml"))
     assert len(forms) == len(x86gen.all_forms())
     assert [f.id for f in forms] == [f.id for f in x86gen.all_forms()]
+
+
+def test_form_called_with_wrong_operand_count():
+    """A form called with too few or too many operands names the form and the count, not a TypeError."""
+    f = x86gen.get_form("ADD_RM32_R32")
+    with pytest.raises(x86gen.OperandError, match=r"ADD_RM32_R32 .*takes 2 operands, got 1"):
+        f(x86gen.eax)
+    with pytest.raises(x86gen.OperandError, match="takes 2 operands, got 3"):
+        f(x86gen.eax, x86gen.ecx, 1)

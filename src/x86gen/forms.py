@@ -63,7 +63,10 @@ class Form:
 
     def __call__(self, *operands, **kw) -> bytes:
         if self._enc is None: self._build()
-        return self._enc(*operands, **kw)
+        try: return self._enc(*operands, **kw)
+        except TypeError:
+            if len(operands) != len(self.operands): raise operand_error(self.id, operands, 0) from None
+            raise
 
     def fits(self, *operands, ip: int = 0) -> bool:
         """True when the immediates/branch targets of ``operands`` fit this form's fields."""

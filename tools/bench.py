@@ -20,8 +20,10 @@ Paths, each run on the same programs (ns per instruction, median of interleaved 
                         are the rel32 forms with targets precomputed (no labels, no relaxation).
   x86gen.encode         `encode(mnemonic, *ops)` (form selection); branch targets laid out for the
                         forms it picks (precomputed).
-  x86gen.assemble       `assemble(text)` per program, the text GNU as gets (labels) when
-                        `x86gen.assembler.assemble_program` exists, else absolute branch targets.
+  x86gen.assemble       `assemble(text)` per program, the text GNU as gets (labels), with x86gen's
+                        parse caches emptied before each program (as if it were new: this row
+                        gives text/gnu-as); the `warm` row keeps them (lines seen in an earlier
+                        round are replayed from the line cache).
   iced BlockEncoder     `Instruction.create_*` from prepared (function, args) + `BlockEncoder(64)`
                         `add_many`/`encode(0)`; labels by instruction ip, rel32 Codes (it may
                         shorten them: fix_branches=True, iced's default).
@@ -187,9 +189,16 @@ def make_run_assembler(Assembler):
     return run_assembler
 
 
-def make_run_assemble(assemble):
+def make_run_assemble(assemble, cold=False):
+    """``cold``: x86gen's parse caches are emptied before each program, so every program is parsed as
+    if seen for the first time (rounds repeat the same text; a warm run measures the line cache)."""
+    from x86gen.text import clear_caches
     def run_assemble(texts):
-        return [assemble(t) for t in texts]
+        out = []
+        for t in texts:
+            if cold: clear_caches()
+            out.append(assemble(t))
+        return out
     return run_assemble
 
 
@@ -271,7 +280,8 @@ class Workload:
         except ImportError:
             texts = ["\n".join(header + W.text_lines(p, None, a)) + "\n" for p, a in zip(progs, enc_layouts)]
             how = "absolute branch targets"
-        self.paths.append(Path(f"x86gen.assemble (text, {how})", make_run_assemble(x86gen.assemble), texts, False))
+        self.paths.append(Path(f"x86gen.assemble (text, {how})", make_run_assemble(x86gen.assemble, cold=True), texts, False))
+        self.paths.append(Path(f"x86gen.assemble (text, {how}, warm)", make_run_assemble(x86gen.assemble), texts, False))
         self.paths.append(Path("iced create_* + BlockEncoder", make_run_block(I.BlockEncoder, True),
                                [W.iced_block_calls(p, ops, a[1:]) for p, a in zip(progs, addrs)], False))
         self.paths.append(Path("iced create_* + BlockEncoder(no fix)", make_run_block(I.BlockEncoder, False),

@@ -3,9 +3,13 @@
 Forms are chosen as GNU as chooses them: among the forms whose operand kinds match, the shortest
 (`Form.length`, then file order), taking the first whose immediates fit — so ``add eax, 1`` is
 ``83 /0 ib``, ``add eax, 1000`` is ``05 id`` and ``jmp`` takes rel8 when the target is in reach.
-The candidate list for each operand signature is computed once and cached.
+The candidate list for each operand signature is computed once and cached, and so is its plan: one
+function that encodes that signature (see `plan_for`).
 """
 from __future__ import annotations
+
+import functools
+import re
 
 from .errors import OperandError
 from .forms import Form, describe_operand, forms_of
@@ -78,41 +82,239 @@ def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
     return OperandError(f"no form of {mnemonic!r} takes {got}; its forms are:\n  {fit}")
 
 
-_PLANS: dict[tuple, object] = {}
+# ---- plans: how one operand signature of a mnemonic is encoded -------------------------------------
+#
+# A plan is one function that encodes operands of one signature exactly as `select` chooses. It is
+# compiled from the bodies of the candidate forms' generated encoders (`_specialize.build`): when the
+# choice needs a run-time test (immediates that may not fit the short form, equally long VEX forms)
+# each body goes under its test, so there is one Python frame and nothing is encoded twice; and the
+# checks the signature already answers (operand classes, memory size, fixed registers) are folded
+# away. Signatures of registers only are memoized instead (see `plan_for`).
+
+_PLANS: dict[tuple, object] = {}      # encode(): (mnemonic, *signature) → plan
+_RPLANS: set = set()                  # the plans of rel8/rel32 forms, which take ``ip=``
+_COMPILED: dict[tuple, object] = {}   # plans by (mnemonic, how, label check, signature, forms)
+_PLAN_GLOBALS: dict = {}
+
+
+class LabelOperand(Exception):
+    """Raised by an `Assembler` plan (``labels=True``) when its memory operand names a label: the
+    Assembler then takes its general path, which records the RIP-relative fixup."""
 
 
 def _key(mnemonic: str, ops: tuple) -> tuple:
     """The operand signature: register kind (or the register, for al/cl/eax/…), memory size, 'i', 'l'."""
-    n = len(ops)
-    if n == 2:
-        a, b = ops
-        return (mnemonic, "i" if a.__class__ is int else a.sig, "i" if b.__class__ is int else b.sig)
-    if n == 3:
-        a, b, c = ops
-        return (mnemonic, "i" if a.__class__ is int else a.sig, "i" if b.__class__ is int else b.sig,
-                "i" if c.__class__ is int else c.sig)
     return (mnemonic, *["i" if x.__class__ is int else x.sig for x in ops])
 
 
-def _plan(key: tuple, ops: tuple):
-    """What `encode` does for this signature: one encoder function, or (enc, fits, is_branch) to try in order."""
-    forms, check = candidates(key[0], key[1:], ops)
-    if not check: plan = forms[0].encode
+def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False):
+    """(plan, takes ``ip=``) for operands like ``ops`` with signature ``sig``. With ``labels`` the plan
+    raises `LabelOperand` when its memory operand has a label (the `Assembler`'s plans)."""
+    forms, check = candidates(mnemonic, sig, ops)
+    rel = any(o.kind.startswith("rel") for f in forms for o in f.operands)
+    mem_at = next((i for i, s in enumerate(sig) if s[0] == "m"), None) if labels else None
+    if check: mode, chosen = "fit", forms
     else:
-        plan = tuple((f.encode, f._fits, any(o.kind.startswith("rel") for o in f.operands)) for f in forms)
-        plan = tuple((enc, fits or _always, rel) for enc, fits, rel in plan)
-    _PLANS[key] = plan
+        alts = _vex_alternatives(forms)
+        if len(alts) < 2: mode, chosen = "one", forms[:1]
+        elif _by_rm_register(alts, sig): mode, chosen = "vex", alts
+        else: return _fallback(mnemonic, "vex", alts, mem_at), rel
+    key = (mnemonic, mode, mem_at, sig, tuple(f.id for f in chosen))
+    plan = _COMPILED.get(key)
+    if plan is None:
+        if sig and all(s != "i" and s[0] != "m" and s != "l" for s in sig):
+            # registers only: the bytes depend on which registers alone (a few hundred combinations at most), so
+            # they are remembered (a C-level cache keyed by the register objects); then how fast the function is
+            # matters little, and one form needs no plan of its own
+            plan = functools.lru_cache(maxsize=None)(chosen[0].encode if mode == "one" else
+                                                     _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel))
+        else: plan = _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel)
+        _COMPILED[key] = plan
+    return plan, rel
+
+
+def _rm_index(f: Form) -> int | None:
+    return next((i for i, o in enumerate(f.operands) if o.loc == "rm"), None)
+
+
+def _by_rm_register(alts: tuple[Form, ...], sig: tuple) -> bool:
+    """Can the VEX alternatives be told apart by the register in ModRM.rm? True when all may take the
+    2-byte prefix (map 0F, not W1) and each puts a different register operand in rm: the 2-byte prefix
+    is then possible exactly when that register is below r8 (it has no B̄ bit)."""
+    rms = [_rm_index(f) for f in alts]
+    return (all(f.encoding_kind == "vex" and f.map == 1 and f.w != 1 for f in alts) and None not in rms
+            and len(set(rms)) == len(rms) and all(sig[i][0] != "m" for i in rms))
+
+
+_PARTS: dict[str, tuple | None] = {}
+
+
+def _form_parts(f: Form):
+    """(body lines, fit condition or None) of a form's generated encoder; None if its source does not
+    have the shape this module pastes (then the plan calls the form's functions instead)."""
+    if f.id not in _PARTS: _PARTS[f.id] = _read_parts(f)
+    return _PARTS[f.id]
+
+
+def _read_parts(f: Form):
+    from . import forms as F
+    from ._specialize import build
+    F._load()
+    src, fits_src = build(F.ROWS[f.index])
+    lines = src.rstrip("\n").split("\n")
+    if not (lines[0].startswith("def enc(") and all(ln.startswith("    ") for ln in lines[1:])): return None
+    cond = None
+    if fits_src:
+        fl = fits_src.rstrip("\n").split("\n")
+        if len(fl) != 2 or not fl[0].startswith("def fits(") or not fl[1].startswith("    return "): return None
+        cond = fl[1][len("    return "):]
+    return lines[1:], cond
+
+
+_INT_CHECK = re.compile(r"    if (a\d+)\.__class__ is not int: raise _bad\(")
+_RANGE_CHECK = re.compile(r"    if not \((.*)\): raise _range\(")
+
+
+def _guarded(body: list[str], cond: str) -> list[str]:
+    """``body`` nested under ``if cond:``, without its own checks that ``cond`` already makes (the
+    operand is an int, in range)."""
+    out = []
+    for ln in body:
+        m = _INT_CHECK.match(ln) or _RANGE_CHECK.match(ln)
+        if m and (f"{m.group(1)}.__class__ is int" if m.re is _INT_CHECK else f"({m.group(1)})") in cond: continue
+        out.append("    " + ln)
+    return out
+
+
+# The signature says what each operand is, so the forms' own checks of it have known answers:
+# ``a0.__class__ is Gpr64``, ``a1.size in (0, 64)``, ``a0 is not R_eax`` become True/False (which the
+# compiler folds away, with the dead branches), and what is left asks ``type(a0)`` (cheaper).
+_IS_CLASS = re.compile(r"\ba(\d)\.__class__ is (not )?(\w+)\b")
+_SIZE_IN = re.compile(r"\ba(\d)\.size in \(0, (\d+)\)")
+_IS_REG = re.compile(r"\ba(\d) is (not )?R_(\w+)\b")
+_DEAD = re.compile(r" *if False: ")   # a check the signature passes
+_CLASS_OF_SIG = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm",
+                 "k": "KReg", "i": "int"}
+
+
+def _sig_class(s: str) -> str | None:
+    if s[0] == "m": return "Mem"
+    if s in _CLASS_OF_SIG: return _CLASS_OF_SIG[s]
+    from .registers import REGISTERS, SIG_REGS
+    return type(REGISTERS[s]).__name__ if s in SIG_REGS else None
+
+
+def _specialized(line: str, sig: tuple) -> str:
+    """``line`` of a form's encoder with the checks that ``sig`` answers replaced by their answers."""
+    from .registers import SIG_REGS
+
+    def is_class(m):
+        c = _sig_class(sig[int(m.group(1))])
+        if c is None: return f"type(a{m.group(1)}) is {m.group(2) or ''}{m.group(3)}"
+        return str((c == m.group(3)) != bool(m.group(2)))
+
+    def size_in(m):
+        s = sig[int(m.group(1))]
+        return str(int(s[1:] or 0) in (0, int(m.group(2)))) if s[0] == "m" else m.group(0)
+
+    def is_reg(m):
+        s, name = sig[int(m.group(1))], m.group(3)
+        if s != name and name not in SIG_REGS: return m.group(0)   # a register with no signature of its own
+        return str((s == name) != bool(m.group(2)))
+    if "__class__" in line: line = _IS_CLASS.sub(is_class, line)
+    if ".size in" in line: line = _SIZE_IN.sub(size_in, line)
+    if " is R_" in line or " is not R_" in line: line = _IS_REG.sub(is_reg, line)
+    return line
+
+
+def _compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chosen: tuple[Form, ...], rel: bool):
+    parts = [_form_parts(f) for f in chosen]
+    if None in parts: return _fallback(mnemonic, mode, chosen, mem_at)
+    parts = [([ln for ln in (_specialized(ln, sig) for ln in body) if not _DEAD.match(ln)], cond and _specialized(cond, sig))
+             for body, cond in parts]
+    n = len(chosen[0].operands)
+    args = "".join(f"a{i}, " for i in range(n))
+    lines = [f"def plan({args}{'ip=0' if rel else ''}):"]
+    if mem_at is not None: lines.append(f"    if a{mem_at}.label is not None: raise LabelOperand")
+    if mode == "one": lines += parts[0][0]
+    elif mode == "vex":
+        for f, (body, _c) in zip(chosen, parts):
+            lines.append(f"    if a{_rm_index(f)}.vb:   # {f.id}: 2-byte VEX (rm register below r8)")
+            lines += ["    " + ln for ln in body]
+        lines.append(f"    # every rm register is r8-r15: {chosen[0].id}, 3-byte VEX")
+        lines += parts[0][0]
+    else:
+        seen = set()
+        for f, (body, cond) in zip(chosen, parts):
+            if cond is None:   # no immediate to fit: this form takes the operands
+                lines.append(f"    # {f.id}")
+                lines += body
+                break
+            if cond in seen: continue   # an earlier form takes whatever this one would
+            seen.add(cond)
+            lines.append(f"    if {cond}:   # {f.id}")
+            lines += _guarded(body, cond)
+        else:
+            lines.append(f"    raise _nofit({mnemonic!r}, ({args}), {tuple(f.id for f in chosen)!r})")
+    src = "\n".join(lines) + "\n"
+    if not _PLAN_GLOBALS:
+        from ._specialize import GLOBALS
+        _PLAN_GLOBALS.update(GLOBALS, LabelOperand=LabelOperand, _nofit=_nofit)
+    ns: dict = {}
+    exec(compile(src, f"<x86gen plan {mnemonic} {' / '.join(f.id for f in chosen)}>", "exec"), _PLAN_GLOBALS, ns)
+    plan = ns["plan"]
+    plan.source = src
     return plan
 
 
-def _always(*ops, ip=0) -> bool: return True
+def _nofit(mnemonic: str, ops: tuple, ids: tuple):
+    from .forms import get_form
+    return range_error(mnemonic, ops, [get_form(i) for i in ids])
+
+
+def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | None):
+    """The plan as calls of the forms' own functions (for encoder sources `_compile_plan` cannot paste)."""
+    if mode == "vex": inner = _shortest_of(forms)
+    elif mode == "one": inner = forms[0].encode
+    else:
+        def inner(*ops, ip=0):
+            for f in forms:
+                if f.fits(*ops, ip=ip): return f(*ops, ip=ip) if any(o.kind.startswith("rel") for o in f.operands) else f(*ops)
+            raise range_error(mnemonic, ops, forms)
+    if mem_at is None: return inner
+    def plan(*ops, **kw):
+        if ops[mem_at].label is not None: raise LabelOperand
+        return inner(*ops, **kw)
+    return plan
+
+
+def _vex_alternatives(forms: tuple[Form, ...]) -> tuple[Form, ...]:
+    """Equally long VEX forms taking the same operands differ only in which register goes to ModRM.rm
+    (``vmovups xmm0, xmm8``: 10 /r or 11 /r). A 2-byte VEX prefix cannot extend ModRM.rm, so the
+    bytes are shorter for the form that leaves r8-r15 out of rm; GNU as and llvm-mc swap likewise."""
+    if forms[0].encoding_kind != "vex": return ()
+    return tuple(f for f in forms if f.length == forms[0].length)
+
+
+def _shortest_of(forms: tuple[Form, ...]):
+    encs = tuple(f.encode for f in forms)
+    def enc(*ops):
+        best = encs[0](*ops)
+        if best[0] == 0xC5: return best   # already the 2-byte VEX prefix
+        for e in encs[1:]:
+            b = e(*ops)
+            if len(b) < len(best): best = b
+        return best
+    return enc
 
 
 def select(mnemonic: str, *ops, ip: int = 0) -> Form:
     """The form `encode` would use for these operands."""
     key = _key(mnemonic, ops)
     forms, check = candidates(mnemonic, key[1:], ops)
-    if not check: return forms[0]
+    if not check:
+        alts = _vex_alternatives(forms)
+        return forms[0] if len(alts) < 2 else min(alts, key=lambda f: len(f.encode(*ops)))   # first among equals
     for f in forms:
         if f.fits(*ops, ip=ip): return f
     raise range_error(mnemonic, ops, forms)
@@ -131,12 +333,41 @@ def encode(mnemonic: str, *ops, ip: int = 0) -> bytes:
     Operands are registers, `Mem` operands and ints (immediates; for branches the absolute target
     address, with the instruction at ``ip``). Raises `EncodeError` subclasses on bad input.
     """
-    key = _key(mnemonic, ops)
+    # fast path: the plan from the mnemonic's table, one dict level per operand signature (no tuple to build
+    # or hash), then the plan's one frame; a plan of a branch form takes ip= (and defaults to ip=0)
+    try:
+        n = len(ops)
+        if n == 2:
+            a, b = ops
+            plan = _TABLES[mnemonic][2]["i" if type(a) is int else a.sig]["i" if type(b) is int else b.sig]
+        elif n == 3:
+            a, b, c = ops
+            plan = _TABLES[mnemonic][3]["i" if type(a) is int else a.sig]["i" if type(b) is int else b.sig][
+                "i" if type(c) is int else c.sig]
+        elif n == 1:
+            a = ops[0]
+            plan = _TABLES[mnemonic][1]["i" if type(a) is int else a.sig]
+        else: return _encode(mnemonic, ops, ip)
+    except (KeyError, AttributeError): return _encode(mnemonic, ops, ip)
+    if ip and plan in _RPLANS: return plan(*ops, ip=ip)
+    return plan(*ops)
+
+
+_TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {signature: …: plan}}
+
+
+def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
+    """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
+    try: key = _key(mnemonic, ops)
+    except AttributeError:
+        raise no_form_error(mnemonic, ops, forms_of(MNEMONIC_ALIASES.get(mnemonic, mnemonic))) from None
     plan = _PLANS.get(key)
-    if plan is None: plan = _plan(key, ops)
-    if plan.__class__ is not tuple: return plan(*ops)
-    for enc, fits, rel in plan:
-        if rel:
-            if fits(*ops, ip=ip): return enc(*ops, ip=ip)
-        elif fits(*ops): return enc(*ops)
-    raise range_error(mnemonic, ops, candidates(key[0], key[1:], ops)[0])
+    if plan is None:
+        plan, rel = plan_for(mnemonic, key[1:], ops)
+        _PLANS[key] = plan
+        if rel: _RPLANS.add(plan)
+        if 1 <= len(ops) <= 3:
+            t = _TABLES.setdefault(mnemonic, {}).setdefault(len(ops), {})
+            for s in key[1:-1]: t = t.setdefault(s, {})
+            t[key[-1]] = plan
+    return plan(*ops, ip=ip) if plan in _RPLANS else plan(*ops)

@@ -19,6 +19,7 @@ from .registers import ALIASES, REGISTERS
 
 _REGS = {**REGISTERS, **ALIASES}
 _OPERANDS: dict[str, object] = {}
+_CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 _SIZE_PREFIX = re.compile(r"^(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword)\s+(?:ptr\s*)?(.*)$")
 _TERM = re.compile(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 
@@ -63,8 +64,37 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
             disp += -v if sign == "-" else v
     if base is None and index is not None and scale == 1 and False: pass
     if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {text!r}")
-    if base is None and index is None and disp >= 1 << 31 and disp < 1 << 32: disp -= 1 << 32
+    if base is None and index is None: disp = _abs_disp(disp)
+    elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
     return Mem(base, index, scale, disp, size)
+
+
+# `[size ptr] [base + index*scale ± disp]` with registers and a hex/decimal displacement, in one match;
+# anything else (a leading index, `10h`, `ds:`, errors) takes `_parse_address`, which reads the same.
+_SIMPLE = re.compile(r"(?:(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword)\s+(?:ptr\s*)?)?"
+                     r"\[\s*([a-z]\w*)\s*(?:\+\s*([a-z]\w*)(?:\*([1248]))?\s*)?(?:([+-])\s*(0x[0-9a-f]+|\d+)\s*)?\]")
+
+
+def _simple_address(t: str) -> Mem | None:
+    m = _SIMPLE.fullmatch(t)
+    if m is None: return None
+    size, b, i, scale, sign, d = m.groups()
+    base, index = _REGS.get(b), _REGS.get(i) if i else None
+    if base is None or (i and index is None) or (index is not None and base.kind == "rip"): return None
+    disp = 0
+    if d:
+        disp = int(d, 16) if d[1:2] == "x" else int(d)
+        if sign == "-": disp = -disp
+        elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
+    return Mem(base, index, int(scale) if scale else 1, disp, SIZE_BITS.get(size, 128) if size else 0)
+
+
+def _abs_disp(disp: int) -> int:
+    """An absolute address as its disp32 field (sign-extended by the CPU): objdump and iced print
+    `[0xfffffffffffffff0]` for disp32 -0x10 (and, as llvm-mc does, `[0xfffffff0]` is taken as it too)."""
+    if 1 << 31 <= disp < 1 << 32: return disp - (1 << 32)
+    if (1 << 64) - (1 << 31) <= disp < 1 << 64: return disp - (1 << 64)
+    return disp
 
 
 def parse_operand(text: str):
@@ -73,29 +103,33 @@ def parse_operand(text: str):
     if hit is not None: return hit
     t = text.strip()
     if t in _REGS: v = _REGS[t]
+    elif t[-1:] == "]" and (v := _simple_address(t)) is not None: pass   # the common `[size ptr] [base+index*s+disp]`
     else:
         size = 0
         m = _SIZE_PREFIX.match(t)
         if m:
             size = SIZE_BITS.get(m.group(1), 128)
             t = m.group(2).strip()
-        if t.startswith("ds:"): t = t[3:].strip()
+        seg = t.startswith("ds:")
+        if seg: t = t[3:].strip()
         if t.startswith("["):
             if not t.endswith("]"): raise AsmSyntaxError(f"missing ']' in {text!r}")
             v = _parse_address(t[1:-1], size, text)
-        elif size:
-            try: v = Mem(None, None, 1, parse_int(t), size)   # objdump's `dword ptr ds:0x10`
+        elif size or seg:   # objdump's `dword ptr ds:0x10`, and unsized `lea ax, ds:0x0`
+            try: v = Mem(None, None, 1, _abs_disp(parse_int(t)), size)
             except ValueError: raise AsmSyntaxError(f"cannot parse memory operand {text!r}") from None
         else:
             try: v = parse_int(t)
             except ValueError: raise AsmSyntaxError(f"unknown operand {text.strip()!r}") from None
-    if len(_OPERANDS) < 1 << 16: _OPERANDS[text] = v
+    if len(_OPERANDS) >= _CACHE_MAX: _OPERANDS.clear()   # bounded: start again rather than keep the oldest
+    _OPERANDS[text] = v
     return v
 
 
 def split_line(line: str) -> tuple[str, list[str]]:
     """``"add eax, [rdi+4]"`` → ``("add", ["eax", "[rdi+4]"])``; the text must be lower case."""
     line = line.strip()
+    if "\t" in line: line = line.replace("\t", " ")   # `xor\teax, eax` (compiler output)
     sp = line.find(" ")
     if sp < 0: return line, []
     mn, rest = line[:sp], line[sp + 1:]
@@ -109,10 +143,14 @@ _PREFIXES = {"lock", "rep", "repe", "repz", "repne", "repnz", "data16", "addr32"
 
 def parse_line(line: str) -> tuple[str, tuple]:
     mn, ops = split_line(line)
-    return mn, tuple(parse_operand(o) for o in ops)
+    res = tuple([parse_operand(o) for o in ops])
+    if mn == "imul" and len(res) == 2 and res[1].__class__ is int:
+        res = (res[0], res[0], res[1])   # `imul eax, 10` (iced, GNU as, llvm-mc) is `imul eax, eax, 10`
+    return mn, res
 
 
 def _strip_comment(line: str) -> str:
+    if "#" not in line and ";" not in line and "/" not in line: return line
     for c in ("#", ";", "//"):
         i = line.find(c)
         if i >= 0: line = line[:i]
@@ -131,7 +169,8 @@ def parse_text_line(text: str) -> tuple:
     if hit is not None: return hit
     line = _strip_comment(text).lower().strip()
     res = parse_line(line) if line else ("", ())
-    if len(_LINES) < 1 << 16: _LINES[text] = res
+    if len(_LINES) >= _CACHE_MAX: _LINES.clear()
+    _LINES[text] = res
     return res
 
 
@@ -145,10 +184,13 @@ def assemble(text: str, ip: int = 0) -> bytes:
     if hit is None:
         if "\n" in text or ":" in text or "." in text: return _assemble_program(text, ip)
         try: hit = parse_text_line(text)
+        except AsmSyntaxError: return _assemble_program(text, ip)   # a label, `jmp short 0x10`, … : the program parser
         except EncodeError as ex: raise type(ex)(f"{text.strip()!r}: {ex}") from None
     if not hit[0]: return b""
     try: return _encode(hit[0], *hit[1], ip=ip)
-    except EncodeError as ex: raise type(ex)(f"{text.strip()!r}: {ex}") from None
+    except EncodeError as ex:
+        if hit[0].startswith("vcmp") and "unknown mnemonic" in str(ex): return _assemble_program(text, ip)   # vcmpltps …
+        raise type(ex)(f"{text.strip()!r}: {ex}") from None
 
 
 def _assemble_program(text: str, ip: int) -> bytes:
@@ -172,4 +214,19 @@ def _assemble_program(text: str, ip: int) -> bytes:
 def format_operand(x) -> str:
     """Intel syntax of one operand (ints as hex)."""
     if x.__class__ is int: return f"-{-x:#x}" if x < 0 else f"{x:#x}"
+    if x.__class__ is Mem and x.base is None and x.index is not None and x.scale == 1:
+        # an index without base: `[rax*1]`, since `[rax]` would read back as a base register (other bytes)
+        s = str(x)
+        i = s.index("[") + 1 + len(x.index.name)
+        return s[:i] + "*1" + s[i:]
     return str(x)
+
+
+def clear_caches() -> None:
+    """Forget every parsed operand and line (text's and the program parser's): the next `assemble`
+    parses as if for the first time. For benchmarks and memory; results never depend on the caches."""
+    _OPERANDS.clear()
+    _LINES.clear()
+    import sys
+    asm = sys.modules.get(__package__ + ".assembler")
+    if asm is not None: asm._LINE_CACHE.clear()

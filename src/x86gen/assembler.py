@@ -1,0 +1,1006 @@
+"""`Assembler`: whole functions with labels, branches, constants and data, relaxed and listed.
+
+    >>> from x86gen import Assembler, eax, edi, ecx
+    >>> a = Assembler()
+    >>> loop, done = a.label("loop"), a.label("done")
+    >>> a.xor(eax, eax); a.test(edi, edi); a.jle(done)
+    >>> a.bind(loop)
+    Label('loop')
+    >>> a.add(eax, edi); a.dec(edi); a.jne(loop)
+    >>> a.bind(done)
+    Label('done')
+    >>> a.ret()
+    >>> a.assemble().hex()
+    '31c085ff7e0601f8ffcf75fac3'
+
+One method per mnemonic is generated from the spec (`x86gen._gen.asm_methods`); ``a.emit("add",
+eax, 1)`` does the same by name. Instructions without a label operand are encoded at once into the
+current byte chunk: a generated method looks up the plan for its operands' signatures
+(`x86gen.encoder.plan_for`, one function that chooses the form and encodes), appends the bytes and
+a listing record ``(mnemonic, bytes, *operands)``; the first use of a signature, label operands and
+errors take `Assembler._emit`. Only branches to labels (and ``align``) sit between chunks, and
+RIP-relative references to labels are patched in place once the layout is known.
+
+Branch relaxation: every branch starts in its shortest form (rel8 where the mnemonic has one);
+the layout is computed, every branch whose displacement does not fit grows to the next form, and
+this repeats until nothing changes. Branches only ever grow, so the loop ends, and because it
+starts from the shortest sizes the result is the least fixpoint: no longer than a layout found by
+starting long and shrinking (as iced-x86's ``BlockEncoder`` does).
+
+Labels as operands:
+
+- branches: ``a.jl(loop)``, ``a.call(func)``, or a label name ``a.jmp("exit")``;
+- RIP-relative memory: ``lbl.mem(size)`` / ``Mem(rip, size=64, label=lbl)`` is ``qword ptr [rip+lbl]``
+  (the disp32 is ``label - end of instruction``, the end including any trailing immediate); a bare
+  label where a memory operand is expected means the same (``a.lea(rax, table)``);
+- data: ``a.dq(lbl)`` is the label's absolute address (``base + offset``).
+
+`assemble_program` parses whole Intel-syntax programs (GNU as / objdump / iced flavours) into an
+Assembler; `x86gen.assemble` calls it for multi-line text.
+"""
+from __future__ import annotations
+
+import math
+import re
+import struct
+
+from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
+from .encoder import MNEMONIC_ALIASES, LabelOperand, candidates, encode, no_form_error, plan_for, select
+from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandError, UnknownMnemonicError
+from .memory import SIZE_BITS, Mem
+from .registers import REGISTERS
+from .text import _PREFIXES, _REGS, _SIZE_PREFIX, format_operand, parse_int, parse_operand, parse_text_line
+
+__all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
+
+_RIP = REGISTERS["rip"]
+_PLAIN = frozenset(MNEMONICS) - BRANCH_MNEMONICS
+_INT64 = object()   # Assembler.jit's default restype (ctypes is imported only when jit is used)
+_KEYWORD_METHODS = {"and": "and_", "or": "or_", "not": "not_"}
+
+
+class Label:
+    """A position in an `Assembler`'s code, bound with `Assembler.bind`.
+
+    Use it as a branch target (``a.jne(loop)``), as a RIP-relative memory operand (``lbl.mem(64)``,
+    or the label itself where memory is expected) or as data (``a.dq(lbl)``). ``sig`` is "l", the
+    operand signature `x86gen.encode` matches against ``rel8``/``rel32``.
+    """
+
+    __slots__ = ("name", "owner", "chunk", "pos", "offset", "line")
+    sig = "l"
+    kind = "label"
+
+    def __init__(self, name: str, owner: Assembler | None = None):
+        self.name, self.owner = name, owner
+        self.chunk = -1         # index of the chunk it is bound in; -1 = not bound yet
+        self.pos = 0            # where in the Assembler's record list it is bound
+        self.offset = 0         # offset inside its chunk, as of the last layout
+        self.line = 0           # source line of the first reference (text programs), for errors
+
+    @property
+    def bound(self) -> bool: return self.chunk >= 0
+
+    @property
+    def address(self) -> int:
+        """The label's address in the last `Assembler.assemble` (base included)."""
+        return self.owner.address_of(self)
+
+    def mem(self, size: int | str = 0, disp: int = 0) -> Mem:
+        """``[rip+label+disp]`` with an operand size in bits (or ``"qword"`` …); 0 = unsized."""
+        if isinstance(size, str): size = SIZE_BITS[size]
+        return Mem(_RIP, None, 1, disp, size, label=self)
+
+    def __repr__(self) -> str: return f"Label({self.name!r})"
+    def __str__(self) -> str: return self.name
+
+
+# Recommended multi-byte NOPs (SDM Vol.2B, NOP, Table 4-12), index = length.
+NOPS = (b"", bytes.fromhex("90"), bytes.fromhex("6690"), bytes.fromhex("0f1f00"), bytes.fromhex("0f1f4000"),
+        bytes.fromhex("0f1f440000"), bytes.fromhex("660f1f440000"), bytes.fromhex("0f1f8000000000"),
+        bytes.fromhex("0f1f840000000000"), bytes.fromhex("660f1f840000000000"))
+
+
+def nop_fill(n: int) -> bytes:
+    """``n`` bytes of NOPs, as few instructions as possible (9 bytes at most each)."""
+    return NOPS[9] * (n // 9) + NOPS[n % 9]
+
+
+class _Branch:
+    """A branch to a label (or an absolute address) between two chunks; its size is chosen by relaxation."""
+    __slots__ = ("mnemonic", "target", "choices", "k", "line")
+
+    def __init__(self, mnemonic, target, choices, line):
+        self.mnemonic, self.target, self.choices, self.k, self.line = mnemonic, target, choices, 0, line
+
+    def size(self) -> int: return self.choices[self.k][1]
+
+
+class _Align:
+    __slots__ = ("n", "fill", "max_skip", "line")
+
+    def __init__(self, n, fill, max_skip, line):
+        self.n, self.fill, self.max_skip, self.line = n, fill, max_skip, line
+
+    def pad(self, addr: int) -> int:
+        p = -addr % self.n
+        return 0 if self.max_skip is not None and p > self.max_skip else p
+
+
+# Plans of `Assembler._emit` by (mnemonic, *operand signature); the fixed-arity methods' nested tables
+# (`x86gen._gen.asm_methods.PLANS`) get the same plans.
+_FLAT: dict[tuple, object] = {}
+_BRANCH_INFO: dict[str, tuple] = {}
+# What an Assembler holds (`Assembler._lst`) is one flat list of records of _RL items each, in program order.
+# Flat, so that appending an instruction keeps no new object (nothing for the garbage collector to scan);
+# with the bytes always second, so that a chunk's bytes are one ``b"".join(lst[start + 1:end:_RL])``:
+#   instruction:  mnemonic, bytes, operands 1-4 (None where there are fewer)
+#   label:        _REC_LABEL, b"", label, None, None, None
+#   branch/align: _REC_VAR, b"", index in _vars, None, None, None   (ends a chunk; its bytes come from relaxation)
+#   data:         _REC_DATA, bytes, size, values, None, None
+_RL = 6
+_PAD = ((None,) * 4, (None,) * 3, (None,) * 2, (None,), ())   # the Nones after n operands
+_REC_LABEL, _REC_VAR, _REC_DATA = -1, -2, -3
+_PACK = {1: struct.Struct("<B"), 2: struct.Struct("<H"), 4: struct.Struct("<I"), 8: struct.Struct("<Q")}
+_SPACK = {1: struct.Struct("<b"), 2: struct.Struct("<h"), 4: struct.Struct("<i"), 8: struct.Struct("<q")}
+_DATA_NAMES = {1: "db", 2: "dw", 4: "dd", 8: "dq"}
+
+
+def _store(table: dict, sig: tuple, plan) -> None:
+    """Put ``plan`` in a method's nested plan table (one dict level per operand)."""
+    if not sig:
+        table[()] = plan
+        return
+    for s in sig[:-1]: table = table.setdefault(s, {})
+    table[sig[-1]] = plan
+
+
+def _branch_info(mn: str) -> tuple:
+    """[(form, length, lo, hi)] of the rel forms of ``mn``, shortest first."""
+    hit = _BRANCH_INFO.get(mn)
+    if hit is None:
+        lab = Label("x")
+        forms, _ = candidates(mn, ("l",), (lab,))
+        hit = tuple((f, f.length, *f.imm_ranges(0)[0]) for f in forms)
+        _BRANCH_INFO[mn] = hit
+    return hit
+
+
+class Assembler(AsmMethods):
+    """Build machine code instruction by instruction; `assemble` returns the bytes.
+
+    ``base`` is the address of the first byte: it matters only for absolute addresses (``dq label``,
+    branches to integer addresses) and alignment; everything else is position-independent.
+    """
+
+    __slots__ = ("base", "_lst", "_vars", "_vpos", "_rip", "_abs", "_labels", "_named", "_layout", "line", "source")
+
+    def __init__(self, base: int = 0):
+        self.base = base
+        self._lst: list = []               # the program: records of _RL items (see _RL); chunk i ends at _vars[i]
+        self._vars: list = []              # branches and alignments, sized by `_relax`
+        self._vpos: list[int] = []         # where each of them is in _lst
+        self._rip: list[tuple] = []        # (chunk, record position, disp offset in it, its length, label, addend, line)
+        self._abs: list[tuple] = []        # (chunk, record position, offset in it, size, plus labels, minus labels, addend, line)
+        self._labels: list[Label] = []
+        self._named: dict[str, Label] = {}
+        self._layout = None
+        self.line = 0                      # current source line (set by parse_program) for error messages
+        self.source: list[str] | None = None   # the program's lines, when parsed from text
+
+    # ---- labels -------------------------------------------------------------------------------------
+
+    def label(self, name: str | None = None) -> Label:
+        """A new unbound label (named ``.L<n>`` unless ``name`` is given); bind it with `bind`.
+
+        A name already used returns that label if it is not yet bound (a forward reference by name).
+        """
+        if name is None:
+            name = f".L{len(self._labels)}"
+            while name in self._named: name += "_"
+        else:
+            hit = self._named.get(name)
+            if hit is not None:
+                if hit.bound: raise EncodeError(f"label {name!r} is already defined")
+                return hit
+        lab = Label(name, self)
+        self._labels.append(lab)
+        self._named[name] = lab
+        return lab
+
+    def bind(self, label: Label | str) -> Label:
+        """Place ``label`` at the current position (the address of the next instruction)."""
+        if label.__class__ is str: label = self.label(label)
+        if label.owner is not self: raise EncodeError(f"label {label.name!r} belongs to another Assembler")
+        if label.chunk >= 0: raise EncodeError(f"label {label.name!r} is bound twice")
+        label.chunk, label.pos = len(self._vars), len(self._lst)
+        self._lst += (_REC_LABEL, b"", label, None, None, None)
+        self._layout = None
+        return label
+
+    def here(self, name: str | None = None) -> Label:
+        """A new label bound at the current position."""
+        return self.bind(self.label(name))
+
+    def get_label(self, name: str) -> Label:
+        """The label with this name (created unbound if new)."""
+        hit = self._named.get(name)
+        return hit if hit is not None else self.label(name)
+
+    @property
+    def labels(self) -> dict[str, Label]:
+        return dict(self._named)
+
+    # ---- instructions -------------------------------------------------------------------------------
+
+    def emit(self, mnemonic: str, *ops) -> None:
+        """Append one instruction by mnemonic: ``a.emit("vaddps", ymm0, ymm1, ymm2)``."""
+        mn = mnemonic if mnemonic in _PLAIN or mnemonic in BRANCH_MNEMONICS else mnemonic.lower()
+        if mn in _PLAIN: return self._emit(mn, ops)
+        if mn in BRANCH_MNEMONICS: return self._jump(mn, ops) if mn in ("jmp", "call") else self._branch(mn, ops)
+        canon = MNEMONIC_ALIASES.get(mn)
+        if canon in BRANCH_MNEMONICS: return self.emit(canon, *ops)
+        if canon in _PLAIN: return self._emit(mn, ops)
+        from .forms import forms_of
+        forms_of(mn)                     # raises UnknownMnemonicError with suggestions
+        raise UnknownMnemonicError(f"unknown mnemonic {mnemonic!r}")
+
+    def _emit(self, mn: str, ops: tuple) -> None:
+        """Append one instruction: the general path, taken by ``*ops`` methods, `emit` and the generated
+        methods' first use of an operand signature, label operands and errors (see the module doc)."""
+        try: sig = tuple(["i" if x.__class__ is int else x.sig for x in ops])
+        except AttributeError:
+            from .forms import forms_of
+            raise no_form_error(mn, ops, forms_of(MNEMONIC_ALIASES.get(mn, mn) if mn not in MNEMONICS else mn)) from None
+        if "l" in sig:   # a label where memory is meant: [rip+label]
+            return self._emit(mn, tuple(x.mem() if x.__class__ is Label else x for x in ops))
+        key = (mn, *sig)
+        plan = _FLAT.get(key)
+        if plan is None:
+            plan = plan_for(mn, sig, ops, labels=True)[0]
+            _FLAT[key] = plan
+            table = PLANS.get(mn)
+            if table is not None:   # the generated method's fast path from now on
+                _store(table.setdefault(len(sig), {}) if mn in VARIADIC else table, sig, plan)
+        try: out = plan(*ops)
+        except LabelOperand: return self._emit_rip(mn, ops)
+        self._lst += (mn, out, *ops, *_PAD[len(ops)])
+
+    def _emit_rip(self, mn: str, ops: tuple) -> None:
+        """An instruction whose memory operand names a label (``[rip+label]``): encoded with the label's
+        displacement left at its addend, patched by `assemble`."""
+        i = next(i for i, x in enumerate(ops) if x.__class__ is Mem and x.label is not None)
+        m = ops[i]
+        if m.base is not _RIP: raise OperandError(f"{mn}: a label in memory operand {m} must be RIP-relative ([rip+{m.label}])")
+        lab = m.label
+        if lab.__class__ is str: lab = self.get_label(lab)
+        elif lab.__class__ is not Label or lab.owner is not self:
+            raise OperandError(f"{mn}: {lab!r} is not a label of this Assembler")
+        plain = (*ops[:i], Mem(_RIP, None, 1, m.disp, m.size), *ops[i + 1:])
+        b = encode(mn, *plain)
+        form = select(mn, *plain)
+        if not m.size and form.operands[i].mem:   # list it with the size the form gives it: `dword ptr [rip+c]`
+            ops = (*ops[:i], m.with_size(form.operands[i].mem), *ops[i + 1:])
+        tail = sum(form.imms) // 8 + (1 if form.is4 else 0)
+        self._rip.append((len(self._vars), len(self._lst), len(b) - tail - 4, len(b), lab, m.disp, self.line))
+        if lab.line == 0: lab.line = self.line
+        self._lst += (mn, b, *ops, *_PAD[len(ops)])
+        self._layout = None
+
+    def _branch(self, mn: str, ops: tuple) -> None:
+        if len(ops) != 1: raise OperandError(f"{mn} takes one operand (a label or an address), got {len(ops)}")
+        target = ops[0]
+        cls = target.__class__
+        if cls is str: target = self.get_label(target)
+        elif cls is Label:
+            if target.owner is not self: raise OperandError(f"{mn}: label {target.name!r} belongs to another Assembler")
+        elif cls is not int: raise OperandError(f"{mn}: the target must be a label or an address, not {target!r}")
+        if target.__class__ is Label and target.line == 0: target.line = self.line
+        self._var(_Branch(mn, target, _branch_info(mn), self.line))
+
+    def _var(self, v) -> None:
+        """End the current chunk with a branch or an alignment (sized by `_relax`)."""
+        self._vpos.append(len(self._lst))
+        self._lst += (_REC_VAR, b"", len(self._vars), None, None, None)
+        self._vars.append(v)
+        self._layout = None
+
+    def _jump(self, mn: str, ops: tuple) -> None:
+        if len(ops) == 1 and (ops[0].__class__ in (int, str, Label)): return self._branch(mn, ops)
+        return self._emit(mn, ops)
+
+    # ---- data and alignment --------------------------------------------------------------------------
+
+    def db(self, *values) -> None:
+        """Bytes: ints (-128 … 255), ``bytes`` or ``str`` (UTF-8)."""
+        self._data(1, values)
+
+    def dw(self, *values) -> None:
+        """16-bit words (ints)."""
+        self._data(2, values)
+
+    def dd(self, *values) -> None:
+        """32-bit values: ints, floats (stored as float32), labels (absolute address, must fit)."""
+        self._data(4, values)
+
+    def dq(self, *values) -> None:
+        """64-bit values: ints, floats (stored as float64), labels (absolute address)."""
+        self._data(8, values)
+
+    def bytes(self, data: bytes) -> None:
+        """Raw bytes."""
+        self._data(1, (bytes(data),))
+
+    def float32(self, *values: float) -> None: self._data(4, tuple(float(v) for v in values))
+    def float64(self, *values: float) -> None: self._data(8, tuple(float(v) for v in values))
+
+    def _data(self, size: int, values: tuple) -> None:
+        code = bytearray()
+        fixups = []
+        for v in values:
+            c = v.__class__
+            if c is int:
+                if not -(1 << (8 * size - 1)) <= v < (1 << (8 * size)):
+                    raise ImmediateRangeError(f"{_DATA_NAMES[size]} {v:#x}: does not fit in {8 * size} bits")
+                code += (v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+            elif c is float:
+                if size == 4: code += struct.pack("<f", v)
+                elif size == 8: code += struct.pack("<d", v)
+                else: raise OperandError(f"{_DATA_NAMES[size]}: floats need dd (float32) or dq (float64)")
+            elif c in (bytes, bytearray, str):
+                if size != 1: raise OperandError(f"{_DATA_NAMES[size]}: strings and bytes go in db")
+                code += v.encode() if c is str else v
+            elif c is Label or c is _Expr:
+                e = v if c is _Expr else _Expr((v,), (), 0)
+                for lab in (*e.plus, *e.minus):
+                    if lab.owner is not self: raise OperandError(f"label {lab.name!r} belongs to another Assembler")
+                    if lab.line == 0: lab.line = self.line
+                fixups.append((len(self._vars), len(self._lst), len(code), size, e.plus, e.minus, e.addend, self.line))
+                code += bytes(size)
+            else:
+                raise OperandError(f"{_DATA_NAMES[size]}: cannot store {v!r}")
+        self._abs += fixups
+        self._lst += (_REC_DATA, bytes(code), size, values, None, None)
+        self._layout = None
+
+    def align(self, n: int, fill: int | None = None, max_skip: int | None = None) -> None:
+        """Pad to a multiple of ``n`` bytes (absolute address, base included) with NOPs or ``fill``
+        bytes; with ``max_skip``, only if that takes at most ``max_skip`` bytes (GNU ``.p2align``)."""
+        if n <= 0 or n & (n - 1): raise OperandError(f"alignment must be a power of two, not {n}")
+        if fill is not None and not -128 <= fill <= 255: raise OperandError(f"fill byte {fill:#x} does not fit in a byte")
+        self._var(_Align(n, fill, max_skip, self.line))
+
+    # ---- layout and output ---------------------------------------------------------------------------
+
+    def _relax(self):
+        """Choose every branch's form and compute chunk/variable-item addresses (see module doc)."""
+        # every append adds a listing record, so (base, record count) identifies the program's state
+        if self._layout is not None and self._layout[6] == (self.base, len(self._lst)): return self._layout
+        for lab in self._labels:
+            if lab.chunk < 0 and self._referenced(lab):
+                raise self._err(lab.line, f"undefined label {lab.name!r} (no `{lab.name}:` and no bind())")
+        lst, vars_ = self._lst, self._vars
+        cstart = [0] + [p + _RL for p in self._vpos]     # record positions where chunks start and end
+        cend = [*self._vpos, len(lst)]
+        lens = [sum(map(len, lst[a + 1:b:_RL])) for a, b in zip(cstart, cend)]
+        # offsets inside their chunks of what is referred to by place: labels, RIP-relative instructions, data fixups
+        places = sorted({(lab.pos, lab.chunk) for lab in self._labels if lab.chunk >= 0}
+                        | {(r[1], r[0]) for r in self._rip} | {(d[1], d[0]) for d in self._abs})
+        offs: dict[int, int] = {}
+        ci, pos, off = -1, 0, 0
+        for p, c in places:
+            if c != ci: ci, pos, off = c, cstart[c], 0
+            off += sum(map(len, lst[pos + 1:p:_RL]))
+            pos = p
+            offs[p] = off
+        for lab in self._labels:
+            if lab.chunk >= 0: lab.offset = offs[lab.pos]
+        for v in vars_:
+            if v.__class__ is _Branch: v.k = 0
+        nv = len(vars_)
+        base = self.base
+        iterations = 0
+        while True:
+            iterations += 1
+            starts, vstart, vsize = [], [], []
+            addr = base
+            for i in range(len(lens)):
+                starts.append(addr)
+                addr += lens[i]
+                if i < nv:
+                    v = vars_[i]
+                    s = v.choices[v.k][1] if v.__class__ is _Branch else v.pad(addr)
+                    vstart.append(addr); vsize.append(s)
+                    addr += s
+            changed = False
+            for i, v in enumerate(vars_):
+                if v.__class__ is not _Branch: continue
+                t = v.target
+                dest = t if t.__class__ is int else starts[t.chunk] + t.offset
+                _f, length, lo, hi = v.choices[v.k]
+                if not lo <= dest - (vstart[i] + length) <= hi:
+                    k = v.k + 1
+                    while k < len(v.choices):
+                        _f, length, lo, hi = v.choices[k]
+                        if lo <= dest - (vstart[i] + length) <= hi: break
+                        k += 1
+                    if k == len(v.choices): k = len(v.choices) - 1   # out of reach of every form: assemble() reports it
+                    if k != v.k:
+                        v.k = k
+                        changed = True
+            if not changed: break
+        self._layout = (base, starts, vstart, vsize, addr, iterations, (base, len(self._lst)), (cstart, cend), offs)
+        return self._layout
+
+    def _referenced(self, lab: Label) -> bool:
+        if lab.line: return True
+        return any(v.__class__ is _Branch and v.target is lab for v in self._vars) or any(r[4] is lab for r in self._rip) \
+            or any(lab in a[4] or lab in a[5] for a in self._abs)
+
+    def assemble(self) -> bytes:
+        """The machine code: branches relaxed, labels resolved, alignment padded."""
+        base, starts, vstart, vsize, end, _, _, (cstart, cend), offs = self._relax()
+        lst = self._lst
+        out = bytearray()
+        for i in range(len(cstart)):
+            out += b"".join(lst[cstart[i] + 1:cend[i]:_RL])
+            if i < len(self._vars):
+                v = self._vars[i]
+                if v.__class__ is _Branch:
+                    form = v.choices[v.k][0]
+                    t = v.target
+                    dest = t if t.__class__ is int else starts[t.chunk] + t.offset
+                    try: out += form.encode(dest, ip=vstart[i])
+                    except EncodeError as ex: raise self._err(v.line, f"{v.mnemonic} {t}: {ex}") from None
+                elif vsize[i]:
+                    out += nop_fill(vsize[i]) if v.fill is None else bytes((v.fill & 0xFF,)) * vsize[i]
+        for ci, pos, doff, length, lab, addend, line in self._rip:
+            at = starts[ci] + offs[pos]
+            disp = starts[lab.chunk] + lab.offset + addend - (at + length)
+            if not -(1 << 31) <= disp < (1 << 31):
+                raise self._err(line, f"RIP-relative displacement to {lab.name!r} ({disp:#x}) does not fit in 32 bits")
+            _SPACK[4].pack_into(out, at - base + doff, disp)
+        for ci, pos, off, size, plus, minus, addend, line in self._abs:
+            value = sum(starts[x.chunk] + x.offset for x in plus) - sum(starts[x.chunk] + x.offset for x in minus) + addend
+            if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
+                raise self._err(line, f"value {value:#x} of {_expr_text(plus, minus, addend)} does not fit in {8 * size} bits")
+            _PACK[size].pack_into(out, starts[ci] + offs[pos] - base + off, value & ((1 << (8 * size)) - 1))
+        return bytes(out)
+
+    finalize = assemble
+
+    def __bytes__(self) -> bytes: return self.assemble()
+
+    def _err(self, line: int, msg: str) -> EncodeError:
+        if not line: return EncodeError(msg)
+        src = self.source[line - 1].strip() if self.source and line <= len(self.source) else None
+        return EncodeError(f"line {line}: " + (f"{src!r}: " if src else "") + msg)
+
+    def address_of(self, label: Label | str) -> int:
+        """The address of a bound label in the current layout (base included)."""
+        if label.__class__ is str: label = self._named[label]
+        if label.chunk < 0: raise EncodeError(f"label {label.name!r} is not bound")
+        return self._relax()[1][label.chunk] + label.offset
+
+    @property
+    def size(self) -> int:
+        """Length in bytes of the assembled code."""
+        lay = self._relax()
+        return lay[4] - lay[0]
+
+    @property
+    def relaxation_passes(self) -> int:
+        """How many layout passes the last relaxation took."""
+        return self._relax()[5]
+
+    def branch_sizes(self) -> list[tuple[str, str, int]]:
+        """(mnemonic, target, length) for each branch in the current layout."""
+        self._relax()
+        return [(v.mnemonic, str(v.target), v.choices[v.k][1]) for v in self._vars if v.__class__ is _Branch]
+
+    def jit(self, restype=_INT64, argtypes=(), *, name: str = "fn"):
+        """Assemble and load into executable memory: see `x86gen.jit.compile` (``restype`` defaults to int64;
+        None means void)."""
+        import ctypes
+
+        from . import jit
+        return jit.compile(self.assemble(), ctypes.c_int64 if restype is _INT64 else restype, argtypes, name=name)
+
+    # ---- listing ------------------------------------------------------------------------------------
+
+    def lines(self) -> list[tuple[int | None, bytes, str]]:
+        """(address, bytes, Intel-syntax text) per instruction, data directive and label (address None for labels)."""
+        code = self.assemble()
+        base, starts, vstart, vsize = self._layout[:4]
+        out: list[tuple[int | None, bytes, str]] = []
+        # records hold their bytes, not their place: walk each chunk (a branch or alignment ends one) adding up lengths
+        lst = self._lst
+        ci, off = 0, 0
+        for j in range(0, len(lst), _RL):
+            kind, b = lst[j], lst[j + 1]
+            a = starts[ci] + off
+            off += len(b)
+            if kind.__class__ is str:
+                out.append((a, code[a - base:a - base + len(b)], _insn_text(kind, [x for x in lst[j + 2:j + _RL] if x is not None])))
+            elif kind == _REC_VAR:
+                i = lst[j + 2]
+                ci, off = i + 1, 0
+                v = self._vars[i]
+                a = vstart[i]
+                b = code[a - base:a - base + vsize[i]]
+                if v.__class__ is _Branch: out.append((a, b, f"{v.mnemonic} {_target_text(v.target)}"))
+                else:
+                    args = [str(v.n)]
+                    if v.fill is not None or v.max_skip is not None: args.append("" if v.fill is None else f"{v.fill:#x}")
+                    if v.max_skip is not None: args.append(str(v.max_skip))
+                    out.append((a, b, ".balign " + ", ".join(args)))
+            elif kind == _REC_DATA:
+                out.append((a, code[a - base:a - base + len(b)], _data_text(lst[j + 2], lst[j + 3])))
+            else:
+                out.append((None, b"", f"{lst[j + 2].name}:"))
+        return out
+
+    def listing(self, width: int = 10) -> str:
+        """Address, bytes and Intel syntax per line; labels on lines of their own.
+
+        At most ``width`` bytes per row: longer data and padding continue on following rows.
+        """
+        rows = []
+        for addr, b, text in self.lines():
+            if addr is None: rows.append(f"{text}"); continue
+            chunks = [b[i:i + width] for i in range(0, len(b), width)] or [b""]
+            rows.append(f"  {addr:08x}  {chunks[0].hex(' '):<{3 * width - 1}}  {text}")
+            for j, c in enumerate(chunks[1:], 1):
+                rows.append(f"  {addr + j * width:08x}  {c.hex(' ')}")
+        return "\n".join(rows)
+
+    def text(self) -> str:
+        """The program as Intel-syntax text that `assemble_program` turns back into the same bytes."""
+        return "\n".join(t if a is None else "    " + t for a, _b, t in self.lines())
+
+    def __str__(self) -> str: return self.listing()
+
+    def __repr__(self) -> str:
+        return f"<Assembler {len(self._lst) // _RL} items, {len(self._vars)} branches/aligns, base {self.base:#x}>"
+
+
+def _target_text(t) -> str:
+    return t.name if t.__class__ is Label else f"{t:#x}"
+
+
+def _insn_text(mn: str, ops: tuple) -> str:
+    return mn + (" " + ", ".join(format_operand(o) for o in ops) if ops else "")
+
+
+def _expr_text(plus, minus, addend) -> str:
+    s = "+".join(x.name for x in plus)
+    for x in minus: s += f"-{x.name}"
+    if addend or not s: s += (f"+{addend:#x}" if addend >= 0 else f"-{-addend:#x}") if s else f"{addend:#x}"
+    return s
+
+
+def _data_text(size: int, values: tuple) -> str:
+    parts = []
+    for v in values:
+        c = v.__class__
+        if c is int: parts.append(f"{v:#x}" if v >= 0 else f"-{-v:#x}")
+        elif c is float: parts.append(repr(v) if math.isfinite(v) else _float_bits_text(size, v))
+        elif c is str or c is bytes or c is bytearray:
+            b = v.encode() if c is str else bytes(v)
+            parts.append(", ".join(f"{x:#x}" for x in b) if any(x < 32 or x > 126 or x in b'"\\' for x in b)
+                         else '"' + b.decode() + '"')
+        elif c is Label: parts.append(v.name)
+        else: parts.append(_expr_text(v.plus, v.minus, v.addend))
+    return f"{_DATA_NAMES[size]} " + ", ".join(parts)
+
+
+def _float_bits_text(size: int, v: float) -> str:
+    return f"{struct.unpack('<I', struct.pack('<f', v))[0]:#x}" if size == 4 else f"{struct.unpack('<Q', struct.pack('<d', v))[0]:#x}"
+
+
+class _Expr:
+    """``label1 + label2 - label3 + 8`` in a data directive."""
+    __slots__ = ("plus", "minus", "addend")
+
+    def __init__(self, plus, minus, addend):
+        self.plus, self.minus, self.addend = tuple(plus), tuple(minus), addend
+
+
+# The plain (non-branch) methods by mnemonic, with their number of operands (-1: any), for the text parser.
+_METHODS = {mn: (f, -1 if f.__code__.co_flags & 4 else f.__code__.co_argcount - 1)
+            for mn in _PLAIN for f in [getattr(AsmMethods, _KEYWORD_METHODS.get(mn, mn), None)] if f is not None}
+
+# Aliases (jz, cmovnz, setc, sal, movabs, …) share the canonical method.
+for _alias, _canon in MNEMONIC_ALIASES.items():
+    _m = _KEYWORD_METHODS.get(_canon, _canon)
+    if _alias not in MNEMONICS and hasattr(AsmMethods, _m) and not hasattr(Assembler, _alias):
+        setattr(Assembler, _alias, getattr(AsmMethods, _m))
+
+
+# =====================================================================================================
+# Intel-syntax programs
+# =====================================================================================================
+
+_LABEL_DEF = re.compile(r"\s*([A-Za-z_.$][\w.$@]*|\d+)\s*:(?!:)")
+_IDENT = re.compile(r"[A-Za-z_.$][\w.$@]*$")
+_LOCAL_REF = re.compile(r"(\d+)([bf])$")
+_ANNOT = re.compile(r"\s*<[^<>]*>\s*$")           # objdump's `<func+0x10>` after a branch target
+_SYM_BRACKET = re.compile(r"^(.*?)\[(.*)\]$")
+_BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?|far)\s+", re.I)
+_IGNORED_DIRECTIVES = {
+    ".intel_syntax", ".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".local", ".weak", ".hidden",
+    ".type", ".size", ".file", ".ident", ".loc", ".cfi_startproc", ".cfi_endproc", ".cfi_def_cfa_offset", ".cfi_offset",
+    ".cfi_def_cfa_register", ".cfi_def_cfa", ".cfi_restore", ".cfi_remember_state", ".cfi_restore_state", ".cfi_escape",
+    ".cfi_sections", ".cfi_adjust_cfa_offset", ".cfi_rel_offset", ".cfi_register", ".cfi_signal_frame", ".cfi_personality",
+    ".cfi_lsda", ".cfi_undefined", ".cfi_same_value", ".cfi_return_column", ".cfi_window_save", ".addrsig", ".addrsig_sym",
+    ".code64", ".previous", ".popsection", ".pushsection", ".protected", ".internal", ".uleb128", ".sleb128", ".end", ".endbr",
+}
+_DATA_DIRECTIVES = {
+    ".byte": 1, ".1byte": 1, "db": 1, ".short": 2, ".value": 2, ".word": 2, ".2byte": 2, ".hword": 2, "dw": 2,
+    ".long": 4, ".int": 4, ".4byte": 4, "dd": 4, ".quad": 8, ".8byte": 8, "dq": 8,
+}
+_FLOAT_DIRECTIVES = {".float": 4, ".single": 4, ".double": 8}
+_VCMP_PSEUDO = re.compile(r"vcmp([a-z_]+?)(ps|pd|ss|sd)$")
+_VCMP_PREDICATES = {p: i for i, p in enumerate(
+    "eq lt le unord neq nlt nle ord eq_uq nge ngt false neq_oq ge gt true eq_os lt_oq le_oq unord_s neq_us nlt_uq nle_uq "
+    "ord_s eq_us nge_uq ngt_uq false_os neq_os ge_oq gt_oq true_us".split())}
+
+
+def _strip_comment(line: str) -> str:
+    """Remove a ``;``, ``#`` or ``//`` comment, ignoring those inside quotes."""
+    if '"' not in line and "'" not in line:
+        for c in ("#", ";", "//"):
+            i = line.find(c)
+            if i >= 0: line = line[:i]
+        return line
+    q = None
+    for i, ch in enumerate(line):
+        if q:
+            if ch == "\\": continue
+            if ch == q and line[i - 1] != "\\": q = None
+        elif ch in "\"'": q = ch
+        elif ch in "#;" or line.startswith("//", i): return line[:i]
+    return line
+
+
+def _split_args(s: str) -> list[str]:
+    """Split at commas outside quotes."""
+    if '"' not in s and "'" not in s: return [x.strip() for x in s.split(",")]
+    out, cur, q = [], [], None
+    i = 0
+    while i < len(s):
+        ch = s[i]
+        if q:
+            cur.append(ch)
+            if ch == "\\" and i + 1 < len(s): cur.append(s[i + 1]); i += 1
+            elif ch == q: q = None
+        elif ch in "\"'": q = ch; cur.append(ch)
+        elif ch == ",": out.append("".join(cur).strip()); cur = []
+        else: cur.append(ch)
+        i += 1
+    out.append("".join(cur).strip())
+    return out
+
+
+def _unquote(s: str) -> bytes:
+    body = s[1:-1]
+    return body.encode("latin-1", "backslashreplace").decode("unicode_escape").encode("latin-1")
+
+
+class _Parser:
+    """Reads program text into an `Assembler`, one line at a time."""
+
+    def __init__(self, asm: Assembler):
+        self.a = asm
+        self.local_back: dict[str, Label] = {}   # GNU numeric labels: `1:` … `jmp 1b` / `jne 1f`
+        self.local_fwd: dict[str, Label] = {}
+        self.nlocal = 0
+        self.section_fill: int | None = None     # None: NOP padding (code); 0 in data sections
+        self.target: str | None = None           # the text of the last branch operand that named a label
+
+    # -- labels --
+
+    def define(self, name: str) -> None:
+        a = self.a
+        if name.isdigit():
+            lab = self.local_fwd.pop(name, None) or a.label(f".Llocal{name}_{self._n()}")
+            self.local_back[name] = lab
+            a.bind(lab)
+        else:
+            lab = a._named.get(name)
+            if lab is not None and lab.bound:
+                raise AsmSyntaxError(f"label {name!r} is already defined")
+            a.bind(a.get_label(name))
+
+    def _n(self) -> int:
+        self.nlocal += 1
+        return self.nlocal
+
+    def ref(self, name: str) -> Label:
+        m = _LOCAL_REF.match(name)
+        if m:
+            n, d = m.groups()
+            if d == "b":
+                lab = self.local_back.get(n)
+                if lab is None: raise AsmSyntaxError(f"{name!r}: no label {n}: before this line")
+                return lab
+            lab = self.local_fwd.get(n)
+            if lab is None:
+                lab = self.a.label(f".Llocal{n}_{self._n()}")
+                lab.line = self.a.line
+                self.local_fwd[n] = lab
+            return lab
+        lab = self.a.get_label(name)
+        if lab.line == 0: lab.line = self.a.line
+        return lab
+
+    # -- lines --
+
+    def line(self, raw: str):
+        """Parse one line into the Assembler. Returns what `parse_program` may do instead for the same
+        text later (see `_LINE_CACHE`), or None if that needs a parse again."""
+        if "\t" in raw: raw = raw.replace("\t", " ")     # compilers separate with tabs
+        if ":" not in raw and "." not in raw and '"' not in raw and "'" not in raw:
+            # a plain instruction (the common line): text's cached parser, then the assembler
+            try: mn, ops = parse_text_line(raw)
+            except AsmSyntaxError: pass          # a label operand, `short`, …: the full path below
+            else:
+                if not mn: return _skip
+                if mn in _PLAIN: return self.plain(mn, ops)
+                if mn not in _DATA_DIRECTIVES and mn != "align" and not mn.startswith("vcmp"):
+                    if MNEMONIC_ALIASES.get(mn) in _PLAIN: return self.plain(mn, ops)
+                    return self.a.emit(mn, *ops)
+        s = _strip_comment(raw).strip()
+        labels: list[str] = []
+        while s:
+            m = _LABEL_DEF.match(s)
+            if not m: break
+            self.define(m.group(1))
+            labels.append(m.group(1))
+            s = s[m.end():].strip()
+        if not s: return _Define(labels[0]) if len(labels) == 1 else _skip if not labels else None
+        parts = s.split(None, 1)
+        head = parts[0]
+        rest = parts[1].strip() if len(parts) > 1 else ""
+        low = head.lower()
+        if low.startswith(".") or low in _DATA_DIRECTIVES or low == "align":
+            self.directive(low, rest)
+            return _Directive(low, rest) if not labels else None
+        branch_to = self.instruction(low, rest)
+        return _BranchTo(low, branch_to) if branch_to is not None and not labels else None
+
+    def plain(self, mn: str, ops: tuple):
+        """Append an instruction without label operands; its listing record (which holds its bytes) is
+        what a later identical line appends."""
+        a = self.a
+        n0, r0 = len(a._lst), len(a._rip)
+        m = _METHODS.get(mn)
+        if m is not None and (m[1] < 0 or m[1] == len(ops)): m[0](a, *ops)   # the generated method's fast path
+        else: a._emit(mn, ops)
+        return tuple(a._lst[n0:]) if len(a._rip) == r0 and len(a._lst) == n0 + _RL else None
+
+    def directive(self, d: str, rest: str) -> None:
+        a = self.a
+        if d in _DATA_DIRECTIVES:
+            size = _DATA_DIRECTIVES[d]
+            vals = [self.data_value(x, size) for x in _split_args(rest)] if rest else []
+            return a._data(size, tuple(vals))
+        if d in _FLOAT_DIRECTIVES:
+            size = _FLOAT_DIRECTIVES[d]
+            try: vals = tuple(float(x) for x in _split_args(rest))
+            except ValueError: raise AsmSyntaxError(f"{d} expects floating-point numbers") from None
+            return a._data(size, vals)
+        if d in (".ascii", ".asciz", ".string"):
+            out = b""
+            for x in _split_args(rest):
+                if len(x) < 2 or x[0] != '"' or x[-1] != '"': raise AsmSyntaxError(f"{d} expects quoted strings, got {x!r}")
+                out += _unquote(x) + (b"\0" if d != ".ascii" else b"")
+            return a._data(1, (out,))
+        if d in (".zero", ".skip", ".space"):
+            args = _split_args(rest)
+            n = self.int_arg(args[0], d)
+            fill = self.int_arg(args[1], d) if len(args) > 1 else 0
+            return a._data(1, (bytes((fill & 0xFF,)) * n,))
+        if d in (".align", ".balign", ".p2align", "align"):
+            args = _split_args(rest) if rest else []
+            if not args or not args[0]: raise AsmSyntaxError(f"{d} expects an alignment")
+            n = self.int_arg(args[0], d)
+            if d == ".p2align": n = 1 << n
+            fill = self.int_arg(args[1], d) if len(args) > 1 and args[1] else self.section_fill
+            mx = self.int_arg(args[2], d) if len(args) > 2 and args[2] else None
+            return a.align(n, fill, mx)
+        if d == ".intel_syntax":
+            if rest and rest.lower() != "noprefix": raise AsmSyntaxError(".intel_syntax: only `noprefix` is supported")
+            return
+        if d == ".att_syntax": raise AsmSyntaxError("AT&T syntax is not supported (write Intel syntax, .intel_syntax noprefix)")
+        if d in (".text",): self.section_fill = None; return
+        if d in (".data", ".bss", ".rodata"): self.section_fill = 0; return
+        if d in (".section", ".pushsection"):
+            name = rest.split(",")[0].strip().strip('"')
+            self.section_fill = None if name.startswith(".text") else 0
+            return
+        if d in _IGNORED_DIRECTIVES or d.startswith(".cfi_"): return
+        if d in (".set", ".equ", ".equiv"): raise AsmSyntaxError(f"{d} (symbol definitions) is not supported")
+        raise AsmSyntaxError(f"unknown directive {d!r} (expected an instruction, a label, or one of .byte .short .long .quad "
+                             ".float .double .ascii .asciz .zero .align .p2align .balign .text .data .section .globl .type .size)")
+
+    def int_arg(self, s: str, d: str) -> int:
+        try: return parse_int(s)
+        except ValueError: raise AsmSyntaxError(f"{d}: expected a number, got {s.strip()!r}") from None
+
+    def data_value(self, s: str, size: int):
+        if not s: raise AsmSyntaxError("empty value in data directive")
+        if s[0] in "\"'":
+            if size != 1 or len(s) < 2 or s[-1] != s[0]: raise AsmSyntaxError(f"bad string {s!r} (strings go in db/.ascii)")
+            return _unquote(s)
+        try: return parse_int(s)
+        except ValueError: pass
+        if size in (4, 8) and re.fullmatch(r"[+-]?(\d+\.\d*|\.\d+|\d+)(e[+-]?\d+)?|[+-]?(inf|nan)", s, re.I):
+            return float(s)
+        return self.expr(s)
+
+    def expr(self, s: str):
+        """``label``, ``label+8``, ``.L4-.L3`` (labels and ints, + and -)."""
+        plus, minus, addend = [], [], 0
+        for sign, term in re.findall(r"([+-]?)\s*([^+\-\s]+)\s*", s.replace(" ", "")):
+            try:
+                v = parse_int(term)
+                addend += -v if sign == "-" else v
+                continue
+            except ValueError: pass
+            if not (_IDENT.match(term) or _LOCAL_REF.match(term)):
+                raise AsmSyntaxError(f"cannot parse {s!r} (expected a number, a label or label±number)")
+            (minus if sign == "-" else plus).append(self.ref(term))
+        if not plus and not minus: return addend
+        if len(plus) == 1 and not minus and not addend: return plus[0]
+        return _Expr(plus, minus, addend)
+
+    def instruction(self, mn: str, rest: str) -> str | None:
+        """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
+        if mn in _PREFIXES: raise AsmSyntaxError(f"instruction prefix {mn!r} is not supported")
+        canon = MNEMONIC_ALIASES.get(mn, mn) if mn not in MNEMONICS else mn
+        branch = canon in BRANCH_MNEMONICS
+        self.target = None
+        ops = tuple(self.operand(t, branch) for t in _split_args(rest)) if rest else ()
+        if branch and len(ops) == 1 and self.target is not None:   # `jne .L3`, `jmp 1f`
+            self.a.emit(mn, *ops)
+            return self.target
+        if mn == "imul" and len(ops) == 2 and ops[1].__class__ is int: ops = (ops[0], *ops)   # imul eax, 10
+        if mn.startswith("vcmp") and mn not in MNEMONICS:    # vcmpltps x, y, z = vcmpps x, y, z, 1 (objdump, iced)
+            m = _VCMP_PSEUDO.match(mn)
+            if m and m.group(1) in _VCMP_PREDICATES:
+                mn, ops = f"vcmp{m.group(2)}", (*ops, _VCMP_PREDICATES[m.group(1)])
+        self.a.emit(mn, *ops)
+
+    def operand(self, t: str, branch: bool):
+        if not t: raise AsmSyntaxError("empty operand (expected register, memory, immediate or label)")
+        low = t.lower()
+        if branch:
+            low = _BRANCH_HINT.sub("", low)
+            t = _BRANCH_HINT.sub("", t)
+            if "<" in low:                        # objdump: `jmp 1a <f+0x1a>` (hex without 0x in object files)
+                m = _ANNOT.search(t)
+                if m:
+                    t = t[:m.start()].strip(); low = t.lower()
+                    if re.fullmatch(r"[0-9a-f]+", low): return int(low, 16)
+        if branch and low not in _REGS and (_IDENT.match(t) or _LOCAL_REF.match(t)):   # a label: no operand parse
+            self.target = t
+            return self.ref(t)
+        try:
+            return parse_operand(low)
+        except AsmSyntaxError:
+            pass
+        if branch:
+            if _IDENT.match(t) or _LOCAL_REF.match(t): return self.ref(t)
+            raise AsmSyntaxError(f"bad branch target {t!r} (expected a label, an address or a register/memory operand)")
+        if "[" in t or _IDENT.match(t.split()[-1] if t.split() else ""):
+            return self.label_mem(t)
+        try: return parse_int(t)
+        except ValueError: pass
+        raise AsmSyntaxError(f"unknown operand {t!r} (expected a register, memory [base+index*scale+disp], an immediate, "
+                             "or a label in a branch or in [rip+label])")
+
+    def label_mem(self, t: str) -> Mem:
+        """A memory operand naming a label: ``[rip+name]``, ``qword ptr [rip+name+8]``, GCC's ``.LC0[rip]``."""
+        low = t.strip()
+        size_txt = ""
+        m = _SIZE_PREFIX.match(low.lower())
+        if m:
+            size_txt = m.group(1) + " ptr "
+            low = low[len(low) - len(m.group(2)):].strip()
+        m = _SYM_BRACKET.match(low)
+        if m:
+            outside, inner = m.group(1).strip(), m.group(2)
+            if outside.lower().startswith("ds:"): outside = outside[3:].strip()
+        elif _IDENT.match(low):
+            outside, inner = low, ""       # `qword ptr label`: RIP-relative, as GNU as reads it in 64-bit code
+        else:
+            raise AsmSyntaxError(f"cannot parse memory operand {t!r}")
+        terms = re.findall(r"([+-]?)\s*([^+\-\s]+)\s*", (outside + ("+" if outside and inner else "") + inner))
+        sym, rest = None, []
+        for sign, term in terms:
+            if term.lower() in _REGS or "*" in term or re.fullmatch(r"(0x[0-9a-f]+|0b[01]+|\d+|[0-9][0-9a-f]*h)", term.lower()):
+                rest.append(sign + term.lower())
+            elif _IDENT.match(term) or _LOCAL_REF.match(term):
+                if sym is not None: raise AsmSyntaxError(f"two labels in memory operand {t!r}")
+                if sign == "-": raise AsmSyntaxError(f"a label cannot be subtracted in memory operand {t!r}")
+                sym = term
+            else:
+                raise AsmSyntaxError(f"unknown symbol {term!r} in {t!r}")
+        if sym is None: raise AsmSyntaxError(f"cannot parse memory operand {t!r}")
+        inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "rip"
+        base = parse_operand(f"{size_txt}[{inner_txt}]")
+        if base.base is None and base.index is None:
+            base = Mem(_RIP, None, 1, base.disp, base.size)
+        if base.base is not _RIP or base.index is not None:
+            raise AsmSyntaxError(f"a label in a memory operand must be RIP-relative ([rip+{sym}]), got {t!r}")
+        return Mem(_RIP, None, 1, base.disp, base.size, label=self.ref(sym))
+
+
+# Per source line (its exact text), what parsing it did, to do again without parsing: the record of an
+# instruction without labels (mnemonic, bytes, operands: its bytes depend on the text alone), or
+# a callable taking the parser for label definitions, branches to labels, directives and blank lines.
+_LINE_CACHE: dict[str, object] = {}
+_LINE_CACHE_MAX = 1 << 16   # entries (~250 bytes each with their records)
+
+
+def _skip(p: _Parser) -> None: return None
+
+
+class _Define:
+    __slots__ = ("name",)
+    def __init__(self, name: str): self.name = name
+    def __call__(self, p: _Parser) -> None: p.define(self.name)
+
+
+class _Directive:
+    __slots__ = ("d", "rest")
+    def __init__(self, d: str, rest: str): self.d, self.rest = d, rest
+    def __call__(self, p: _Parser) -> None: p.directive(self.d, self.rest)
+
+
+class _BranchTo:
+    """``jne .L3``: the label is looked up again each time (``1f`` means the next ``1:``)."""
+    __slots__ = ("mn", "target")
+    def __init__(self, mn: str, target: str): self.mn, self.target = mn, target
+    def __call__(self, p: _Parser) -> None: p.a.emit(self.mn, p.ref(self.target))
+
+
+def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Assembler:
+    """Parse an Intel-syntax program into an `Assembler` (not yet assembled).
+
+    Errors are `AsmSyntaxError` (or other `EncodeError`\\ s) naming the line number, the line and what
+    was expected.
+    """
+    a = Assembler(base) if asm is None else asm
+    p = _Parser(a)
+    a.source = lines = text.splitlines()
+    cache, lst = _LINE_CACHE, a._lst
+    n = 0
+    for raw in lines:
+        n += 1
+        hit = cache.get(raw)
+        if hit.__class__ is tuple:   # an instruction line met before: append its record, which holds its bytes
+            lst += hit
+            continue
+        a.line = n
+        try:
+            if hit is not None: hit(p)     # a label, branch or directive line met before: parsed already
+            else:
+                hit = p.line(raw)
+                if hit is not None:
+                    if len(cache) >= _LINE_CACHE_MAX: cache.clear()   # bounded: start again rather than keep the oldest
+                    cache[raw] = hit
+        except EncodeError as ex:
+            raise type(ex)(f"line {n}: {raw.strip()!r}: {ex}") from None
+    a.line = 0
+    if p.local_fwd:
+        name = next(iter(p.local_fwd))
+        line = p.local_fwd[name].line
+        raise AsmSyntaxError(f"line {line}: {a.source[line - 1].strip()!r}: no label `{name}:` after this reference to {name}f")
+    return a
+
+
+def assemble_program(text: str, ip: int = 0) -> bytes:
+    """Assemble a whole Intel-syntax program (labels, directives, comments) starting at address ``ip``."""
+    return parse_program(text, ip).assemble()

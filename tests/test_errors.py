@@ -225,3 +225,12 @@ def test_form_called_with_wrong_operand_count():
         f(x86gen.eax)
     with pytest.raises(x86gen.OperandError, match="takes 2 operands, got 3"):
         f(x86gen.eax, x86gen.ecx, 1)
+
+
+def test_scale_text_spacing_and_bad_scale():
+    """`rbx * 2` with spaces is GNU as's syntax too (bytes from GNU as 2.40: lea rax,[rax+rbx*2] = 48 8d 04 58);
+    a scale that is not a number is a syntax error, never a bare ValueError."""
+    assert x86gen.assemble("lea rax, [rax + rbx * 2]") == bytes.fromhex("488d0458")
+    assert x86gen.assemble("lea rax, [rax+rbx* 2]") == bytes.fromhex("488d0458")
+    with pytest.raises(x86gen.AsmSyntaxError, match="scale|cannot parse memory operand"):
+        x86gen.assemble("lea rax, [rax+rbx*x]")

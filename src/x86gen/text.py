@@ -36,11 +36,14 @@ def parse_int(s: str) -> int:
     return -v if neg else v
 
 
+_STAR = re.compile(r"\s*\*\s*")
+
+
 def _parse_address(inner: str, size: int, text: str) -> Mem:
     base = index = None
     scale, disp = 1, 0
     pos = 0
-    inner = inner.strip()
+    inner = _STAR.sub("*", inner.strip())   # `rbx * 2` as `rbx*2`
     if not inner: raise AsmSyntaxError(f"empty memory operand {text!r}")
     while pos < len(inner):
         m = _TERM.match(inner, pos)
@@ -52,7 +55,8 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
             r, n = (a, b) if a in _REGS else (b, a)
             if r not in _REGS or sign == "-": raise AsmSyntaxError(f"bad index term {term!r} in {text!r}")
             if index is not None: raise AsmSyntaxError(f"two index registers in {text!r}")
-            index, scale = _REGS[r], parse_int(n)
+            try: index, scale = _REGS[r], parse_int(n)
+            except ValueError: raise AsmSyntaxError(f"bad scale {n!r} in {text!r}") from None
         elif term in _REGS:
             if sign == "-": raise AsmSyntaxError(f"a register cannot be subtracted in {text!r}")
             if base is None: base = _REGS[term]

@@ -280,3 +280,12 @@ def test_counted_loop_with_ecx():
     fn = a.jit(ctypes.c_int32, (ctypes.c_int32,))
     assert fn(10) == sum(k * (k + 1) // 2 for k in range(1, 11))
     assert ymm0 is x86gen.ymm0 and rcx is x86gen.rcx
+
+
+@needs("AVX2", "FMA")
+def test_saxpy_example_runs():
+    """examples/saxpy.py (the same kernel, its instructions chosen by x86gen.isel) runs and checks itself."""
+    import runpy
+    from pathlib import Path
+    example = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "saxpy.py"))
+    assert example["main"](["saxpy.py", "100"]) == 0

@@ -15,7 +15,7 @@ import re
 
 import yaml
 
-from .spec import Form, Operand, SpecError
+from .spec import Form, Operand, SpecError, compose
 
 READ_ROLES = ("r", "rw", "cw")
 WRITE_ROLES = ("w", "rw", "cw")
@@ -306,12 +306,7 @@ def expand_isel(op: str, entry: str, line: int, by_id: dict[str, Form], path: st
 # the template context
 # --------------------------------------------------------------------------------------------------
 def context(path: str, forms: list[Form]) -> dict:
-    with open(path, encoding="utf-8") as fh: text = fh.read()
-    try: root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as ex:
-        mark = getattr(ex, "problem_mark", None)
-        raise SpecError(path, mark.line + 1 if mark else 0, "yaml", str(ex).splitlines()[0]) from None
-    if not isinstance(root, yaml.MappingNode): raise SpecError(path, 1, "top level", "expected a mapping")
+    root = compose(path, "sections")
     top = _nodes(root)
     for k, (kn, _) in top.items():
         if k not in TOP_KEYS: raise SpecError(path, _line(kn), k, f"unknown key (allowed: {', '.join(sorted(TOP_KEYS))})")

@@ -239,13 +239,19 @@ def _ctx_nodes(node):
     return {k.value: (k, v) for k, v in node.value}
 
 
-def load(path: str) -> list[Form]:
+def compose(path: str, what: str) -> yaml.MappingNode:
+    """The YAML node tree of a spec file (nodes keep their line numbers); its top level must be a mapping."""
     with open(path, encoding="utf-8") as f: text = f.read()
     try: root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as ex:
         mark = getattr(ex, "problem_mark", None)
         raise SpecError(path, mark.line + 1 if mark else 0, "yaml", str(ex).splitlines()[0]) from None
-    if not isinstance(root, yaml.MappingNode): raise SpecError(path, 1, "top level", "expected a mapping of mnemonic: family")
+    if not isinstance(root, yaml.MappingNode): raise SpecError(path, 1, "top level", f"expected a mapping of {what}")
+    return root
+
+
+def load(path: str) -> list[Form]:
+    root = compose(path, "mnemonic: family")
     forms: list[Form] = []
     seen_ids: dict[str, int] = {}
     seen_mn: set[str] = set()

@@ -111,7 +111,7 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False):
     """(plan, takes ``ip=``) for operands like ``ops`` with signature ``sig``. With ``labels`` the plan
     raises `LabelOperand` when its memory operand has a label (the `Assembler`'s plans)."""
     forms, check = candidates(mnemonic, sig, ops)
-    rel = any(o.kind.startswith("rel") for f in forms for o in f.operands)
+    rel = any(f.is_branch for f in forms)
     mem_at = next((i for i, s in enumerate(sig) if s[0] == "m"), None) if labels else None
     if check: mode, chosen = "fit", forms
     else:
@@ -279,7 +279,7 @@ def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | N
     else:
         def inner(*ops, ip=0):
             for f in forms:
-                if f.fits(*ops, ip=ip): return f(*ops, ip=ip) if any(o.kind.startswith("rel") for o in f.operands) else f(*ops)
+                if f.fits(*ops, ip=ip): return f(*ops, ip=ip) if f.is_branch else f(*ops)
             raise range_error(mnemonic, ops, forms)
     if mem_at is None: return inner
     def plan(*ops, **kw):

@@ -39,7 +39,7 @@ class Form:
     """One instruction form of the spec. Calling it encodes its operands to bytes."""
 
     __slots__ = ("id", "index", "mnemonic", "operands", "encoding_kind", "opcode", "map", "pp", "o16", "w", "l", "modrm",
-                 "opreg", "imms", "is4", "osize", "cpuid", "flags", "implicit", "encoding", "line", "length",
+                 "opreg", "imms", "is4", "osize", "cpuid", "flags", "implicit", "encoding", "line", "length", "is_branch",
                  "_enc", "_fits", "_src", "__weakref__")
 
     def __init__(self, index: int, row: tuple):
@@ -50,6 +50,7 @@ class Form:
         self.operands = tuple(Operand(*o) for o in ops)
         self.flags = dict(zip(FLAG_FIELDS, flags))
         self.length = static_length(row)
+        self.is_branch = any(o.kind.startswith("rel") for o in self.operands)   # its encoder takes ip=
         self._enc = self._fits = self._src = None
 
     def _build(self) -> None:
@@ -72,7 +73,7 @@ class Form:
         """True when the immediates/branch targets of ``operands`` fit this form's fields."""
         if self._enc is None: self._build()
         if self._fits is None: return True
-        return self._fits(*operands, ip=ip) if any(o.kind.startswith("rel") for o in self.operands) else self._fits(*operands)
+        return self._fits(*operands, ip=ip) if self.is_branch else self._fits(*operands)
 
     @property
     def source(self) -> str:

@@ -37,7 +37,7 @@ class Instruction:
 
     def encode(self, ip: int = 0) -> bytes:
         f = self.form
-        if f.operands and f.operands[0].kind.startswith("rel"): return f.encode(*self.operands, ip=ip)
+        if f.is_branch: return f.encode(*self.operands, ip=ip)
         return f.encode(*self.operands)
 
     def __bytes__(self) -> bytes: return self.encode()

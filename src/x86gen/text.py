@@ -66,7 +66,6 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
             try: v = parse_int(term)
             except ValueError: raise AsmSyntaxError(f"unknown symbol {term!r} in {text!r}") from None
             disp += -v if sign == "-" else v
-    if base is None and index is not None and scale == 1 and False: pass
     if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {text!r}")
     if base is None and index is None: disp = _abs_disp(disp)
     elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
@@ -198,21 +197,8 @@ def assemble(text: str, ip: int = 0) -> bytes:
 
 
 def _assemble_program(text: str, ip: int) -> bytes:
-    try:
-        from .assembler import assemble_program
-    except ImportError:
-        assemble_program = None
-    if assemble_program is not None: return assemble_program(text, ip)
-    out = bytearray()
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = _strip_comment(raw).lower().strip()
-        if not line or line.startswith("."): continue
-        try:
-            mn, ops = parse_line(line)
-            out += _encode(mn, *ops, ip=ip + len(out))
-        except EncodeError as ex:
-            raise type(ex)(f"line {n}: {raw.strip()!r}: {ex}") from None
-    return bytes(out)
+    from .assembler import assemble_program  # labels, directives, data: the program parser
+    return assemble_program(text, ip)
 
 
 def format_operand(x) -> str:

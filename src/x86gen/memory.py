@@ -1,20 +1,18 @@
 """Memory operands: ``[base + index*scale + disp]`` with an optional operand size.
 
 A `Mem` computes its ModRM.mod/rm bits, SIB byte and displacement once, when it is built, so
-that every instruction using it only ORs in ModRM.reg and copies ``tail``. The special cases
-(SDM Vol.2 2.1.5, Tables 2-2 and 2-3; 2.2.1.6 for RIP-relative):
-
-- ModRM.rm = 100 does not name rsp/r12 but says "a SIB byte follows", so an rsp/r12 base always
-  needs a SIB byte (with SIB.index = 100, "no index").
-- mod = 00 with rm (or SIB.base) = 101 does not name rbp/r13 but means "disp32, no base" (with
-  rm = 101 it is RIP-relative in 64-bit mode), so an rbp/r13 base is written with an explicit
-  disp8 of 0.
-- SIB.index = 100 means "no index" and REX.X does not change that for rsp, so rsp can never be an
-  index; r12 (100 with REX.X = 1) can.
-- An absolute ``[disp32]`` needs the SIB form (rm = 100, base = 101, index = 100), because the
-  short rm = 101 form is RIP-relative.
+that every instruction using it only ORs in ModRM.reg and copies ``tail``. Building one is on the
+hot path (every memory operand the text assembler parses), so everything that depends only on
+``(base, index, scale)`` -- the checks, REX/VEX bits, SIB byte and ModRM for each displacement
+width -- is worked out once per combination by `_shape` and cached in `_SHAPES` (registers are
+singletons, so there are few keys); `Mem.__init__` then only picks the displacement width and
+appends its bytes. The special cases (SDM Vol.2 2.1.5, Tables 2-2 and 2-3; 2.2.1.6 for
+RIP-relative) are handled in `_shape`.
 """
 from __future__ import annotations
+
+import operator
+from struct import Struct
 
 from .errors import ImmediateRangeError, OperandError
 from .registers import REGISTERS, Gpr64, Reg, Rip
@@ -22,6 +20,66 @@ from .registers import REGISTERS, Gpr64, Reg, Rip
 SIZE_NAMES = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword"}
 SIZE_BITS = {v: k for k, v in SIZE_NAMES.items()}
 _SCALE_BITS = {1: 0, 2: 1, 4: 2, 8: 3}
+_SIGS = {bits: f"m{bits}" for bits in SIZE_NAMES}       # Mem.sig by size, for sized operands
+_DISP8 = tuple(bytes((b,)) for b in range(256))         # the disp8 byte, by disp & 0xFF
+_pack_disp32 = Struct("<i").pack                        # little-endian signed disp32
+
+# (base, index, scale) -> (modrm0, tail0, modrm8, prefix, modrm32, rex, vxb), filled by `_shape`:
+# ModRM (mod/rm bits) and tail for disp = 0, or None when that still needs a displacement;
+# ModRM for a disp8, or None when there is no disp8 form; the bytes before the displacement
+# (the SIB byte, if any); ModRM for a disp32; the REX.X/B bits; the inverted VEX X̄/B̄ bits.
+_SHAPES: dict[tuple, tuple] = {}
+
+
+def _shape(base, index, scale) -> tuple:
+    """Check a ``(base, index, scale)`` and compute its entry in `_SHAPES` (first use only)."""
+    if base is not None and base.__class__ not in (Gpr64, Rip):
+        raise OperandError(f"memory base must be a 64-bit register or rip, not {base!r}"
+                           + (" (32-bit addressing is not supported)" if base.kind == "r32" else ""))
+    if index is not None:
+        if index.__class__ is not Gpr64:
+            raise OperandError(f"memory index must be a 64-bit general register, not {index!r}")
+        if index.num == 4:
+            raise OperandError("rsp cannot be an index register (SIB.index=100 means no index; SDM Vol.2 Table 2-3)")
+        if base is not None and base.__class__ is Rip:
+            raise OperandError("rip-relative addressing takes no index register")
+    if scale not in _SCALE_BITS:
+        raise OperandError(f"scale must be 1, 2, 4 or 8, not {scale!r}")
+    if index is None and scale != 1:
+        raise OperandError(f"scale {scale} without an index register")
+    is_reg = base is not None and base.__class__ is not Rip
+    rex = (index.rex_x if index is not None else 0) | (base.rex_b if is_reg else 0)
+    vxb = (index.vx if index is not None else 0x40) | (base.vb if is_reg else 0x20)
+    # SIB.index = 100 means "no index" and REX.X does not change that for rsp, so rsp can never be
+    # an index (checked above); r12 (100 with REX.X = 1) can.
+    sib = _SCALE_BITS[scale] << 6 | ((index.lo << 3) if index is not None else 0b100 << 3)
+    if base is None:
+        # [index*scale + disp32] or absolute [disp32]: SIB with base = 101 and mod = 00 (no base).
+        # An absolute [disp32] needs this SIB form (rm = 100, base = 101, index = 100) too,
+        # because the short rm = 101 form is RIP-relative.
+        shape = (None, None, None, bytes((sib | 0b101,)), 0b00_000_100, rex, vxb)
+    elif not is_reg:
+        # [rip + disp32]: mod = 00, rm = 101; disp counted from the end of the instruction.
+        shape = (None, None, None, b"", 0b00_000_101, rex, vxb)
+    else:
+        # ModRM.rm = 100 does not name rsp/r12 but says "a SIB byte follows", so an rsp/r12 base
+        # always needs a SIB byte (with SIB.index = 100, "no index").
+        if index is None and base.lo != 0b100: rm, prefix = base.lo, b""
+        else: rm, prefix = 0b100, bytes((sib | base.lo,))
+        # mod = 00 with rm (or SIB.base) = 101 does not name rbp/r13 but means "disp32, no base"
+        # (with rm = 101 it is RIP-relative in 64-bit mode), so an rbp/r13 base is written with
+        # an explicit disp8 of 0: it has no mod = 00 form.
+        if base.lo == 0b101: modrm0, tail0 = None, None
+        else: modrm0, tail0 = 0b00 << 6 | rm, prefix
+        shape = (modrm0, tail0, 0b01 << 6 | rm, prefix, 0b10 << 6 | rm, rex, vxb)
+    _SHAPES[base, index, scale] = shape
+    return shape
+
+
+def _integer(x, what: str) -> int:
+    """``x`` as an int if it is one (a numpy integer, say); a float or anything else is an error."""
+    try: return operator.index(x)
+    except TypeError: raise OperandError(f"memory operand {what} must be an integer, not {x!r}") from None
 
 
 class Mem:
@@ -35,47 +93,34 @@ class Mem:
 
     def __init__(self, base: Reg | None = None, index: Reg | None = None, scale: int = 1, disp: int = 0, size: int = 0,
                  label: object = None):
-        if base is not None and base.__class__ not in (Gpr64, Rip):
-            raise OperandError(f"memory base must be a 64-bit register or rip, not {base!r}"
-                               + (" (32-bit addressing is not supported)" if base.kind == "r32" else ""))
-        if index is not None:
-            if index.__class__ is not Gpr64:
-                raise OperandError(f"memory index must be a 64-bit general register, not {index!r}")
-            if index.num == 4:
-                raise OperandError("rsp cannot be an index register (SIB.index=100 means no index; SDM Vol.2 Table 2-3)")
-            if base is not None and base.__class__ is Rip:
-                raise OperandError("rip-relative addressing takes no index register")
-        if scale not in _SCALE_BITS:
-            raise OperandError(f"scale must be 1, 2, 4 or 8, not {scale!r}")
-        if index is None and scale != 1:
-            raise OperandError(f"scale {scale} without an index register")
-        if not -(1 << 31) <= disp < (1 << 31):
-            raise ImmediateRangeError(f"displacement {disp:#x} does not fit in a signed 32-bit field")
-        if size and size not in SIZE_NAMES:
-            raise OperandError(f"unknown memory operand size {size} bits")
-        self.base, self.index, self.scale, self.disp, self.size, self.label = base, index, scale, disp, size, label
-        self.sig = f"m{size}" if size else "m"
-        d32 = (disp & 0xFFFFFFFF).to_bytes(4, "little")
-        sib_index = (index.lo << 3) if index is not None else 0b100 << 3   # 100 = no index
-        self.rex = (index.rex_x if index is not None else 0) | (base.rex_b if base is not None and base.kind != "rip" else 0)
-        self.vxb = (index.vx if index is not None else 0x40) | (base.vb if base is not None and base.kind != "rip" else 0x20)
-        if base is None:
-            # [index*scale + disp32] or absolute [disp32]: SIB with base = 101 and mod = 00 (no base).
-            self.modrm = 0b00_000_100
-            self.tail = bytes((_SCALE_BITS[scale] << 6 | sib_index | 0b101,)) + d32
-        elif base.kind == "rip":
-            # [rip + disp32]: mod = 00, rm = 101; disp counted from the end of the instruction.
-            self.modrm = 0b00_000_101
-            self.tail = d32
+        if disp.__class__ is not int: disp = _integer(disp, "displacement")
+        if size.__class__ is not int: size = _integer(size, "size")
+        try:
+            modrm0, tail0, modrm8, prefix, modrm32, rex, vxb = _SHAPES[base, index, scale]
+        except (KeyError, TypeError):       # first use of this combination (or not one at all)
+            modrm0, tail0, modrm8, prefix, modrm32, rex, vxb = _shape(base, index, scale)
+        if not disp and tail0 is not None:
+            modrm, tail = modrm0, tail0
+        elif modrm8 is not None and -128 <= disp <= 127:
+            modrm, tail = modrm8, prefix + _DISP8[disp & 0xFF]
+        elif -(1 << 31) <= disp < (1 << 31):
+            modrm, tail = modrm32, prefix + _pack_disp32(disp)
         else:
-            if disp == 0 and base.lo != 0b101: mod, dbytes = 0b00, b""
-            elif -128 <= disp <= 127: mod, dbytes = 0b01, bytes((disp & 0xFF,))
-            else: mod, dbytes = 0b10, d32
-            if index is None and base.lo != 0b100:
-                self.modrm, self.tail = mod << 6 | base.lo, dbytes
-            else:
-                self.modrm = mod << 6 | 0b100
-                self.tail = bytes((_SCALE_BITS[scale] << 6 | sib_index | base.lo,)) + dbytes
+            raise ImmediateRangeError(f"displacement {disp:#x} does not fit in a signed 32-bit field")
+        sig = _SIGS.get(size) if size else "m"
+        if sig is None:
+            raise OperandError(f"unknown memory operand size {size} bits")
+        self.base = base
+        self.index = index
+        self.scale = scale
+        self.disp = disp
+        self.size = size
+        self.label = label
+        self.sig = sig
+        self.modrm = modrm
+        self.tail = tail
+        self.rex = rex
+        self.vxb = vxb
 
     @property
     def kind(self) -> str: return self.sig

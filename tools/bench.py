@@ -22,14 +22,16 @@ Paths, each run on the same programs (ns per instruction, median of interleaved 
                         forms it picks (precomputed).
   x86gen.assemble       `assemble(text)` per program, the text GNU as gets (labels), with x86gen's
                         parse caches emptied before each program (as if it were new: this row
-                        gives text/gnu-as); the `warm` row keeps them (lines seen in an earlier
-                        round are replayed from the line cache).
+                        gives text/gnu-as; a line repeated within the program is parsed once).
   iced BlockEncoder     `Instruction.create_*` from prepared (function, args) + `BlockEncoder(64)`
                         `add_many`/`encode(0)`; labels by instruction ip, rel32 Codes (it may
                         shorten them: fix_branches=True, iced's default).
   iced BlockEncoder(no fix)  the same with fix_branches=False (keeps the rel32 forms).
   iced Encoder          `create_*` + `Encoder(64).encode(instr, ip)`, one `take_buffer()` per program,
                         absolute rel32 targets.
+  floor: …              the Assembler and form.encode loops with methods/encoders that return at
+                        once: the cost of one Python call per instruction, before any encoding (no
+                        bytes, not checked; the least any per-instruction Python API can cost).
   GNU as                `as --64 -o /dev/null file.s` (.intel_syntax noprefix, labels), minus the time
                         for an empty file, per line.
 
@@ -189,14 +191,37 @@ def make_run_assembler(Assembler):
     return run_assembler
 
 
-def make_run_assemble(assemble, cold=False):
-    """``cold``: x86gen's parse caches are emptied before each program, so every program is parsed as
-    if seen for the first time (rounds repeat the same text; a warm run measures the line cache)."""
+class NullAssembler:
+    """For the floor rows: labels and `assemble` that do nothing."""
+    def label(self): return None
+    def bind(self, lab): return None
+    def assemble(self): return b""
+
+
+def null_method(self, a=None, b=None, c=None, d=None):
+    """For the floor rows: an Assembler method that returns at once."""
+    return None
+
+
+def null_encode(a=None, b=None, c=None, d=None):
+    """For the floor rows: a form encoder that returns at once."""
+    return b""
+
+
+def floor_calls(data, assembler: bool):
+    """The same calls as ``data`` (Assembler calls or form.encode calls) with `null_method` instead."""
+    if assembler: return [(nlab, [(b, null_method, ops, t) for b, _m, ops, t in calls]) for nlab, calls in data]
+    return [[(null_encode, ops, False) for _e, ops, _br in calls] for calls in data]
+
+
+def make_run_assemble(assemble):
+    """x86gen's parse caches are emptied before each program, so every program is parsed as if seen
+    for the first time (rounds repeat the same text, which the caches would otherwise replay)."""
     from x86gen.text import clear_caches
     def run_assemble(texts):
         out = []
         for t in texts:
-            if cold: clear_caches()
+            clear_caches()
             out.append(assemble(t))
         return out
     return run_assemble
@@ -237,8 +262,8 @@ def make_run_encoder(Encoder):
 # workloads
 
 class Path:
-    def __init__(self, name, fn, data, exact, note=""):
-        self.name, self.fn, self.data, self.exact, self.note = name, fn, data, exact, note
+    def __init__(self, name, fn, data, exact, note="", floor=False):
+        self.name, self.fn, self.data, self.exact, self.note, self.floor = name, fn, data, exact, note, floor
         self.times: list[int] = []
         self.error: str | None = None
 
@@ -280,13 +305,20 @@ class Workload:
         except ImportError:
             texts = ["\n".join(header + W.text_lines(p, None, a)) + "\n" for p, a in zip(progs, enc_layouts)]
             how = "absolute branch targets"
-        self.paths.append(Path(f"x86gen.assemble (text, {how})", make_run_assemble(x86gen.assemble, cold=True), texts, False))
-        self.paths.append(Path(f"x86gen.assemble (text, {how}, warm)", make_run_assemble(x86gen.assemble), texts, False))
+        self.paths.append(Path(f"x86gen.assemble (text, {how})", make_run_assemble(x86gen.assemble), texts, False))
         self.paths.append(Path("iced create_* + BlockEncoder", make_run_block(I.BlockEncoder, True),
                                [W.iced_block_calls(p, ops, a[1:]) for p, a in zip(progs, addrs)], False))
         self.paths.append(Path("iced create_* + BlockEncoder(no fix)", make_run_block(I.BlockEncoder, False),
                                [W.iced_block_calls(p, ops, a[1:]) for p, a in zip(progs, addrs)], True))
         self.paths.append(Path("iced create_* + Encoder", make_run_encoder(I.Encoder), [r[2] for r in refs], True))
+        # floors: the timing loops above with methods / encoders that return at once (what the call of one
+        # Python function per instruction costs before any encoding; these rows produce no bytes)
+        for p in list(self.paths):
+            if p.name == "x86gen Assembler (labels)":
+                self.paths.append(Path("floor: Assembler loop, empty methods", make_run_assembler(NullAssembler),
+                                       floor_calls(p.data, True), False, floor=True))
+            elif p.name == "x86gen form.encode (rel32)":
+                self.paths.append(Path("floor: form loop, empty encoders", run_form, floor_calls(p.data, False), False, floor=True))
         self.lines = self.n
         self.gas = None
         self.notes = notes
@@ -307,6 +339,7 @@ class Workload:
 
     def verify(self):
         for p in self.paths:
+            if p.floor: continue   # no bytes to check
             try: out = p.fn(p.data)
             except Exception as ex:   # noqa: BLE001
                 p.error = f"raised {type(ex).__name__}: {str(ex)[:300]}"

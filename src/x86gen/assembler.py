@@ -49,7 +49,7 @@ from .encoder import MNEMONIC_ALIASES, LabelOperand, candidates, encode, no_form
 from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandError, UnknownMnemonicError
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS
-from .text import _PREFIXES, _REGS, _SIZE_PREFIX, format_operand, parse_int, parse_operand, parse_text_line
+from .text import _OPERANDS, _PREFIXES, _REGS, _SIZE_PREFIX, format_operand, parse_int, parse_operand, parse_text_line
 
 __all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
 
@@ -966,6 +966,37 @@ class _BranchTo:
     def __call__(self, p: _Parser) -> None: p.a.emit(self.mn, p.ref(self.target))
 
 
+# A line that may be more than one plain instruction: a label or directive (``:``, ``.``), a comment,
+# a quoted string (all of which the full parser handles).
+_NOT_PLAIN = re.compile(r"[:.#;/\"']")
+
+
+def _plain_record(raw: str):
+    """The listing record of ``raw`` if it is one plain instruction whose operand signature has been
+    met before (the common line of a program): parsed and encoded here without the general parser's
+    layers. None sends the line to `_Parser.line`, which handles everything else and reports errors."""
+    if _NOT_PLAIN.search(raw) is not None: return None
+    s = raw.lower().strip()
+    if "\t" in s: s = s.replace("\t", " ")   # compilers separate with tabs
+    sp = s.find(" ")
+    if sp < 0: mn, toks = s, ()
+    else: mn, toks = s[:sp], s[sp + 1:].split(",")
+    ops, key = [], [mn]
+    for t in toks:
+        v = _OPERANDS.get(t)
+        if v is None:
+            try: v = parse_operand(t)
+            except EncodeError: return None
+        ops.append(v)
+        key.append("i" if v.__class__ is int else v.sig)
+    if mn == "imul" and len(ops) == 2 and key[2] == "i": ops.insert(0, ops[0]); key.insert(1, key[1])   # imul eax, 10
+    plan = _FLAT.get(tuple(key))
+    if plan is None: return None
+    try: out = plan(*ops)
+    except (EncodeError, LabelOperand): return None
+    return (mn, out, *ops, *_PAD[len(ops)])
+
+
 def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Assembler:
     """Parse an Intel-syntax program into an `Assembler` (not yet assembled).
 
@@ -983,6 +1014,13 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Ass
         if hit.__class__ is tuple:   # an instruction line met before: append its record, which holds its bytes
             lst += hit
             continue
+        if hit is None:
+            hit = _plain_record(raw)
+            if hit is not None:
+                if len(cache) >= _LINE_CACHE_MAX: cache.clear()
+                cache[raw] = hit
+                lst += hit
+                continue
         a.line = n
         try:
             if hit is not None: hit(p)     # a label, branch or directive line met before: parsed already

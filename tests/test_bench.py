@@ -1,0 +1,23 @@
+"""tools/bench.py keeps working: a tiny run (one round, a few kernels, 500 synthetic instructions)
+must verify every path's bytes against iced (exit status 0) and print its summary line. No timing
+is asserted: speed is measured by the script, not by tests."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_bench_tiny_run_verifies_every_path():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench.py"), "--quick", "--rounds", "1",
+                        "--every", "400", "--synthetic", "500"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "FAILED" not in r.stdout
+    for row in ("x86gen Assembler (labels)", "x86gen form.encode (rel32)", "x86gen.encode", "x86gen.assemble (text, labels)",
+                "floor: Assembler loop, empty methods", "iced create_* + BlockEncoder"):
+        assert row in r.stdout, row
+    last = r.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"x86gen/iced=[\d.]+,[\d.]+ text/gnu-as=([\d.]+|nan) import_ms=[\d.]+ iced_import_ms=[\d.]+", last), last

@@ -78,15 +78,30 @@ def static_length(row) -> int:
 
 def build(row) -> tuple[str, str | None]:
     """Python source of ``enc(a0, …)`` for this form, and of ``fits(a0, …)`` if it has immediates."""
+    body, fits, rel = parts(row)
+    args = ", ".join(f"a{i}" for i in range(len(row[2]))) + (", ip=0" if rel else "")
+    src = f"def enc({args}):\n" + "".join(f"    {ln}\n" for ln in body)
+    return src, (f"def fits({args}):\n    return {fits}\n" if fits else None)
+
+
+def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[list[str], str | None, bool]:
+    """The encoder of a form as parts: its body lines (unindented, ending in a return or raise), the
+    condition under which its immediates fit (None if it has none) and whether it takes ``ip=``.
+
+    With ``sig`` (an operand signature as `x86gen.encode` computes it: ``("ymm", "ymm", "m256")``,
+    ``("eax", "i")``) the body is for operands of that signature only: the class, size and fixed
+    register checks that it answers are left out, and so is every branch for other operand kinds.
+    With ``range_checked`` the caller has tested the fit condition, so the immediates' range checks
+    are left out too. `x86gen.encoder` pastes such bodies into one function per signature.
+    """
     (fid, _mn, ops, enc, opcode, mp, pp, o16, w, l, modrm, opreg, imms, is4, osize, *_rest) = row
     args = [f"a{i}" for i in range(len(ops))]
     rel = any(o[0].startswith("rel") for o in ops)
-    sig = ", ".join(args) + (", ip=0" if rel else "")
-    lines = [f"def enc({sig}):"]
     fits: list[str] = []
     body: list[str] = []
     allargs = "(" + "".join(a + ", " for a in args) + ")"
     def bad(i): return f"raise _bad({fid!r}, {allargs}, {i})"
+    def known(i): return sig is not None and sig[i] != "l"   # the signature says what operand i is
 
     reg_expr = rm = vvvv = opc = is4_arg = None
     r8: list[str] = []
@@ -95,28 +110,29 @@ def build(row) -> tuple[str, str | None]:
     imm_after_mem = ""           # immediates appended after a memory operand's tail
     for i, (kind, loc, _role, reg, mem, imm, sext) in enumerate(ops):
         a = args[i]
+        # int checks, class checks and fixed registers: left out where the signature answers them
+        is_int = "" if known(i) else f"{a}.__class__ is int and "
         if loc == "fixed":
-            body.append(f"if {a} is not R_{reg}: {bad(i)}")
+            if not (known(i) and sig[i] == reg):   # al/cl/eax/… have signatures of their own
+                body.append(f"if {a} is not R_{reg}: {bad(i)}")
             continue
         if kind == "1":
-            body.append(f"if {a}.__class__ is not int or {a} != 1: {bad(i)}")
-            fits.append(f"{a}.__class__ is int and {a} == 1")
+            body.append(f"if {'' if known(i) else f'{a}.__class__ is not int or '}{a} != 1: {bad(i)}")
+            fits.append(f"{is_int}{a} == 1")
             continue
         if imm is not None:
             rng = imm_ranges(imm, osize, sext, kind.startswith("rel"))
+            if not known(i): body.append(f"if {a}.__class__ is not int: {bad(i)}")
             if kind.startswith("rel"):
-                body.append(f"if {a}.__class__ is not int: {bad(i)}")
                 body.append(f"d = {a} - ip - LEN")
-                body.append(f"if not ({_cond('d', rng)}): raise _range({fid!r}, {allargs}, {i}, d)")
-                fits.append(f"{a}.__class__ is int and ({_cond(f'({a} - ip - LEN)', rng)})")
+                if not range_checked: body.append(f"if not ({_cond('d', rng)}): raise _range({fid!r}, {allargs}, {i}, d)")
+                fits.append(f"{is_int}({_cond(f'({a} - ip - LEN)', rng)})")
                 p, t = _imm_bytes("d", imm)
-                imm_after_mem += t
             else:
-                body.append(f"if {a}.__class__ is not int: {bad(i)}")
-                body.append(f"if not ({_cond(a, rng)}): raise _range({fid!r}, {allargs}, {i}, {a})")
-                fits.append(f"{a}.__class__ is int and ({_cond(a, rng)})")
+                if not range_checked: body.append(f"if not ({_cond(a, rng)}): raise _range({fid!r}, {allargs}, {i}, {a})")
+                fits.append(f"{is_int}({_cond(a, rng)})")
                 p, t = _imm_bytes(a, imm)
-                imm_after_mem += t
+            imm_after_mem += t
             if p: imm_parts += p
             else:
                 # a wide immediate that follows inline bytes: keep order by moving all later imms out
@@ -125,12 +141,12 @@ def build(row) -> tuple[str, str | None]:
         if reg == "r8": r8.append(a)
         if loc == "rm": rm = (a, reg, mem)
         elif loc == "is4":
-            body.append(f"if {a}.__class__ is not {REG_CLASS[reg]}: {bad(i)}")
+            if not known(i): body.append(f"if {a}.__class__ is not {REG_CLASS[reg]}: {bad(i)}")
             is4_arg = a
         else:
             if mem is not None:   # memory-only operand outside rm cannot happen (checked by the loader)
                 raise ValueError(fid)
-            body.append(f"if {a}.__class__ is not {REG_CLASS[reg]}: {bad(i)}")
+            if not known(i): body.append(f"if {a}.__class__ is not {REG_CLASS[reg]}: {bad(i)}")
             if loc == "reg": reg_expr = a
             elif loc == "vvvv": vvvv = a
             elif loc == "opc": opc = a
@@ -143,7 +159,7 @@ def build(row) -> tuple[str, str | None]:
     pre = list(PP_BYTE[pp])
     maps = list(MAP_BYTES[mp])
     reg3 = f"{reg_expr}.reg3" if reg_expr else (f"{int(modrm) << 3}" if modrm not in (None, "r") else "0")
-    out = [f"    {ln}" for ln in body]
+    out = list(body)
 
     def ret(ind: str, elems: list[str], tail: str, cond: str | None = None) -> str:
         """A return of these byte expressions (constants folded; all-constant → a bytes literal)."""
@@ -197,34 +213,34 @@ def build(row) -> tuple[str, str | None]:
         raise NotImplementedError(f"{fid}: EVEX encoding is not implemented yet")
     if rm is not None:
         a, reg, mem = rm
+        i = args.index(a)
         modrm_reg = f"0xC0 | {reg3} | {a}.lo"
         modrm_mem = f"{a}.modrm | {reg3}"
         rbits = [f"{reg_expr}.rex_r"] if reg_expr else []
-        if reg is not None:
-            out.append(f"    if {a}.__class__ is {REG_CLASS[reg]}:")
-            if enc == "legacy": out += legacy_return("        ", rbits + [f"{a}.rex_b"], [f"{opcode:#04x}", modrm_reg], "", r8)
-            else: out += vex_return("        ", True, a, [modrm_reg], "")
-        if mem is not None:
-            sizes = "" if mem == 0 else f" and {a}.size in (0, {mem})"
-            out.append(f"    if {a}.__class__ is Mem{sizes}:")
-            if enc == "legacy": out += legacy_return("        ", rbits + [f"{a}.rex"], [f"{opcode:#04x}", modrm_mem], f" + {a}.tail",
+        is_mem = sig[i][0] == "m" if known(i) else None   # None: decided at run time
+        ind = "" if known(i) else "    "
+        if (reg is None and is_mem is False) or (mem is None and is_mem): out.append(bad(i))   # not this form's operand
+        if reg is not None and not is_mem:
+            if not known(i): out.append(f"if {a}.__class__ is {REG_CLASS[reg]}:")
+            if enc == "legacy": out += legacy_return(ind, rbits + [f"{a}.rex_b"], [f"{opcode:#04x}", modrm_reg], "", r8)
+            else: out += vex_return(ind, True, a, [modrm_reg], "")
+        if mem is not None and is_mem is not False:
+            if not known(i): out.append(f"if {a}.__class__ is Mem{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
+            if enc == "legacy": out += legacy_return(ind, rbits + [f"{a}.rex"], [f"{opcode:#04x}", modrm_mem], f" + {a}.tail",
                                                    [x for x in r8 if x != a])
-            else: out += vex_return("        ", False, a, [modrm_mem], f" + {a}.tail")
-        out.append(f"    {bad(args.index(a))}")
+            else: out += vex_return(ind, False, a, [modrm_mem], f" + {a}.tail")
+        if not known(i): out.append(bad(i))
     elif opc is not None:
-        out += legacy_return("    ", [f"{opc}.rex_b"], [f"{opcode:#04x} | {opc}.lo"], "", r8)
+        out += legacy_return("", [f"{opc}.rex_b"], [f"{opcode:#04x} | {opc}.lo"], "", r8)
     else:
-        if enc != "legacy": out += vex_return("    ", False, None, [], "")   # e.g. vzeroupper: no ModRM
-        else: out += legacy_return("    ", [], [f"{opcode:#04x}"], "", r8)
-    src = "\n".join(lines + out) + "\n"
-    fits_src = None
-    if fits:
-        fits_src = f"def fits({sig}):\n    return " + " and ".join(f"({c})" for c in fits) + "\n"
-    if rel:
-        length = static_length(row)
-        src = src.replace("LEN", str(length))
-        fits_src = fits_src.replace("LEN", str(length)) if fits_src else None
-    return src, fits_src
+        if enc != "legacy": out += vex_return("", False, None, [], "")   # e.g. vzeroupper: no ModRM
+        else: out += legacy_return("", [], [f"{opcode:#04x}"], "", r8)
+    cond = " and ".join(f"({c})" for c in fits) if fits else None
+    if rel:   # a branch's displacement is counted from the end of the instruction, whose length is fixed
+        n = str(static_length(row))
+        out = [ln.replace("LEN", n) for ln in out]
+        cond = cond.replace("LEN", n) if cond else None
+    return out, cond, rel
 
 
 _B = tuple(bytes((i,)) for i in range(256))

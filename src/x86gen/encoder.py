@@ -9,7 +9,6 @@ function that encodes that signature (see `plan_for`).
 from __future__ import annotations
 
 import functools
-import re
 
 from .errors import OperandError
 from .forms import Form, describe_operand, forms_of
@@ -85,11 +84,11 @@ def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
 # ---- plans: how one operand signature of a mnemonic is encoded -------------------------------------
 #
 # A plan is one function that encodes operands of one signature exactly as `select` chooses. It is
-# compiled from the bodies of the candidate forms' generated encoders (`_specialize.build`): when the
-# choice needs a run-time test (immediates that may not fit the short form, equally long VEX forms)
-# each body goes under its test, so there is one Python frame and nothing is encoded twice; and the
-# checks the signature already answers (operand classes, memory size, fixed registers) are folded
-# away. Signatures of registers only are memoized instead (see `plan_for`).
+# compiled from the bodies of the candidate forms' encoders, written for that signature by
+# `_specialize.parts` (so without the checks the signature answers: operand classes, memory size,
+# fixed registers): when the choice needs a run-time test (immediates that may not fit the short
+# form, equally long VEX forms) each body goes under its test, so there is one Python frame and
+# nothing is encoded twice. Signatures of registers only are memoized instead (see `plan_for`).
 
 _PLANS: dict[tuple, object] = {}      # encode(): (mnemonic, *signature) → plan
 _RPLANS: set = set()                  # the plans of rel8/rel32 forms, which take ``ip=``
@@ -146,106 +145,31 @@ def _by_rm_register(alts: tuple[Form, ...], sig: tuple) -> bool:
             and len(set(rms)) == len(rms) and all(sig[i][0] != "m" for i in rms))
 
 
-_PARTS: dict[str, tuple | None] = {}
-
-
-def _form_parts(f: Form):
-    """(body lines, fit condition or None) of a form's generated encoder; None if its source does not
-    have the shape this module pastes (then the plan calls the form's functions instead)."""
-    if f.id not in _PARTS: _PARTS[f.id] = _read_parts(f)
-    return _PARTS[f.id]
-
-
-def _read_parts(f: Form):
+def _parts(f: Form, sig: tuple, range_checked: bool = False):
+    """(body lines, fit condition) of form ``f``'s encoder for operands of signature ``sig``."""
     from . import forms as F
-    from ._specialize import build
+    from ._specialize import parts
     F._load()
-    src, fits_src = build(F.ROWS[f.index])
-    lines = src.rstrip("\n").split("\n")
-    if not (lines[0].startswith("def enc(") and all(ln.startswith("    ") for ln in lines[1:])): return None
-    cond = None
-    if fits_src:
-        fl = fits_src.rstrip("\n").split("\n")
-        if len(fl) != 2 or not fl[0].startswith("def fits(") or not fl[1].startswith("    return "): return None
-        cond = fl[1][len("    return "):]
-    return lines[1:], cond
-
-
-_INT_CHECK = re.compile(r"    if (a\d+)\.__class__ is not int: raise _bad\(")
-_RANGE_CHECK = re.compile(r"    if not \((.*)\): raise _range\(")
-
-
-def _guarded(body: list[str], cond: str) -> list[str]:
-    """``body`` nested under ``if cond:``, without its own checks that ``cond`` already makes (the
-    operand is an int, in range)."""
-    out = []
-    for ln in body:
-        m = _INT_CHECK.match(ln) or _RANGE_CHECK.match(ln)
-        if m and (f"{m.group(1)}.__class__ is int" if m.re is _INT_CHECK else f"({m.group(1)})") in cond: continue
-        out.append("    " + ln)
-    return out
-
-
-# The signature says what each operand is, so the forms' own checks of it have known answers:
-# ``a0.__class__ is Gpr64``, ``a1.size in (0, 64)``, ``a0 is not R_eax`` become True/False (which the
-# compiler folds away, with the dead branches), and what is left asks ``type(a0)`` (cheaper).
-_IS_CLASS = re.compile(r"\ba(\d)\.__class__ is (not )?(\w+)\b")
-_SIZE_IN = re.compile(r"\ba(\d)\.size in \(0, (\d+)\)")
-_IS_REG = re.compile(r"\ba(\d) is (not )?R_(\w+)\b")
-_DEAD = re.compile(r" *if False: ")   # a check the signature passes
-_CLASS_OF_SIG = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm",
-                 "k": "KReg", "i": "int"}
-
-
-def _sig_class(s: str) -> str | None:
-    if s[0] == "m": return "Mem"
-    if s in _CLASS_OF_SIG: return _CLASS_OF_SIG[s]
-    from .registers import REGISTERS, SIG_REGS
-    return type(REGISTERS[s]).__name__ if s in SIG_REGS else None
-
-
-def _specialized(line: str, sig: tuple) -> str:
-    """``line`` of a form's encoder with the checks that ``sig`` answers replaced by their answers."""
-    from .registers import SIG_REGS
-
-    def is_class(m):
-        c = _sig_class(sig[int(m.group(1))])
-        if c is None: return f"type(a{m.group(1)}) is {m.group(2) or ''}{m.group(3)}"
-        return str((c == m.group(3)) != bool(m.group(2)))
-
-    def size_in(m):
-        s = sig[int(m.group(1))]
-        return str(int(s[1:] or 0) in (0, int(m.group(2)))) if s[0] == "m" else m.group(0)
-
-    def is_reg(m):
-        s, name = sig[int(m.group(1))], m.group(3)
-        if s != name and name not in SIG_REGS: return m.group(0)   # a register with no signature of its own
-        return str((s == name) != bool(m.group(2)))
-    if "__class__" in line: line = _IS_CLASS.sub(is_class, line)
-    if ".size in" in line: line = _SIZE_IN.sub(size_in, line)
-    if " is R_" in line or " is not R_" in line: line = _IS_REG.sub(is_reg, line)
-    return line
+    body, cond, _rel = parts(F.ROWS[f.index], sig, range_checked)
+    return ["    " + ln for ln in body], cond
 
 
 def _compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chosen: tuple[Form, ...], rel: bool):
-    parts = [_form_parts(f) for f in chosen]
-    if None in parts: return _fallback(mnemonic, mode, chosen, mem_at)
-    parts = [([ln for ln in (_specialized(ln, sig) for ln in body) if not _DEAD.match(ln)], cond and _specialized(cond, sig))
-             for body, cond in parts]
     n = len(chosen[0].operands)
     args = "".join(f"a{i}, " for i in range(n))
     lines = [f"def plan({args}{'ip=0' if rel else ''}):"]
     if mem_at is not None: lines.append(f"    if a{mem_at}.label is not None: raise LabelOperand")
-    if mode == "one": lines += parts[0][0]
+    if mode == "one": lines += _parts(chosen[0], sig)[0]
     elif mode == "vex":
-        for f, (body, _c) in zip(chosen, parts):
+        for f in chosen:
             lines.append(f"    if a{_rm_index(f)}.vb:   # {f.id}: 2-byte VEX (rm register below r8)")
-            lines += ["    " + ln for ln in body]
+            lines += ["    " + ln for ln in _parts(f, sig)[0]]
         lines.append(f"    # every rm register is r8-r15: {chosen[0].id}, 3-byte VEX")
-        lines += parts[0][0]
+        lines += _parts(chosen[0], sig)[0]
     else:
         seen = set()
-        for f, (body, cond) in zip(chosen, parts):
+        for f in chosen:
+            body, cond = _parts(f, sig)
             if cond is None:   # no immediate to fit: this form takes the operands
                 lines.append(f"    # {f.id}")
                 lines += body
@@ -253,7 +177,7 @@ def _compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chos
             if cond in seen: continue   # an earlier form takes whatever this one would
             seen.add(cond)
             lines.append(f"    if {cond}:   # {f.id}")
-            lines += _guarded(body, cond)
+            lines += ["    " + ln for ln in _parts(f, sig, range_checked=True)[0]]
         else:
             lines.append(f"    raise _nofit({mnemonic!r}, ({args}), {tuple(f.id for f in chosen)!r})")
     src = "\n".join(lines) + "\n"
@@ -273,7 +197,7 @@ def _nofit(mnemonic: str, ops: tuple, ids: tuple):
 
 
 def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | None):
-    """The plan as calls of the forms' own functions (for encoder sources `_compile_plan` cannot paste)."""
+    """The plan as calls of the forms' own functions (VEX alternatives that the rm register cannot tell apart)."""
     if mode == "vex": inner = _shortest_of(forms)
     elif mode == "one": inner = forms[0].encode
     else:

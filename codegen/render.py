@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 
 import jinja2
@@ -13,11 +14,24 @@ COMPANION = os.path.join(os.path.dirname(HERE), "isa", "tinygrad.yaml")   # tiny
 FLAG_ORDER = tuple(FLAG_GROUPS.values())   # read written undefined cleared set
 
 
-def row(f: Form) -> str:
+def row(f: Form) -> tuple:
+    """A form as the row x86gen.forms reads (see the docstring of _gen/forms.py)."""
     ops = tuple((o.kind, o.loc, o.role, o.reg, o.mem, o.imm, o.sext) for o in f.operands)
     flags = tuple(f.flags.get(k, ()) for k in FLAG_ORDER)
-    return repr((f.id, f.mnemonic, ops, f.enc, f.opcode, f.map, f.pp, f.o16, f.w, f.l, f.modrm, f.opreg, f.imms, f.is4,
-                 f.osize, f.cpuid, flags, f.implicit, f.encoding, f.line))
+    return (f.id, f.mnemonic, ops, f.enc, f.opcode, f.map, f.pp, f.o16, f.w, f.l, f.modrm, f.opreg, f.imms, f.is4,
+            f.osize, f.cpuid, flags, f.implicit, f.encoding, f.line)
+
+
+def rows_by_mnemonic(forms: list[Form]) -> dict[str, list[str]]:
+    """{mnemonic: its rows as one-line JSON texts}, mnemonics in the order they first appear. The
+    generated table keeps each mnemonic's rows in one string literal, which Python compiles and
+    loads much faster than nested tuple literals; x86gen decodes one when its mnemonic is first used."""
+    out: dict[str, list[str]] = {}
+    for f in forms:
+        text = json.dumps(row(f), separators=(",", ":"))
+        if '"""' in text or "\\" in text: raise ValueError(f"{f.id}: row text cannot go in a raw triple-quoted string: {text}")
+        out.setdefault(f.mnemonic, []).append(text)
+    return out
 
 
 def environment() -> jinja2.Environment:
@@ -35,7 +49,7 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
     if "reference_ops" not in extra:   # the companion spec's context, unless the caller loaded it (tools/gen.py)
         from .companion import context
         extra.update(context(COMPANION, forms))
-    ctx = {"header": header, "forms": forms, "rows": [row(f) for f in forms], "pyrepr": repr, "tuple": tuple, **extra}
+    ctx = {"header": header, "forms": forms, "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple, **extra}
     out = {}
     for name in sorted(os.listdir(os.path.join(HERE, "templates"))):
         if name.endswith(".j2"):

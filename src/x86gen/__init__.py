@@ -12,7 +12,7 @@
 Registers are module constants, memory operands come from `mem` (or `dword(...)` etc.), ints are
 immediates. `encode` picks the shortest form that fits; `x86gen.forms.<ID>(...)` encodes one exact
 form; `assemble` takes Intel-syntax text. Only the registers and memory operands are imported
-eagerly; the form table loads on first use.
+eagerly; a mnemonic's forms are decoded from the generated table on its first use.
 """
 from __future__ import annotations
 

@@ -147,10 +147,8 @@ def _by_rm_register(alts: tuple[Form, ...], sig: tuple) -> bool:
 
 def _parts(f: Form, sig: tuple, range_checked: bool = False):
     """(body lines, fit condition) of form ``f``'s encoder for operands of signature ``sig``."""
-    from . import forms as F
     from ._specialize import parts
-    F._load()
-    body, cond, _rel = parts(F.ROWS[f.index], sig, range_checked)
+    body, cond, _rel = parts(f.row, sig, range_checked)
     return ["    " + ln for ln in body], cond
 
 

@@ -6,6 +6,7 @@ Nothing is built until it is first used.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from ._specialize import compile_form, imm_ranges, static_length
@@ -38,15 +39,15 @@ class Operand:
 class Form:
     """One instruction form of the spec. Calling it encodes its operands to bytes."""
 
-    __slots__ = ("id", "index", "mnemonic", "operands", "encoding_kind", "opcode", "map", "pp", "o16", "w", "l", "modrm",
+    __slots__ = ("id", "row", "mnemonic", "operands", "encoding_kind", "opcode", "map", "pp", "o16", "w", "l", "modrm",
                  "opreg", "imms", "is4", "osize", "cpuid", "flags", "implicit", "encoding", "line", "length", "is_branch",
                  "_enc", "_fits", "_src", "__weakref__")
 
-    def __init__(self, index: int, row: tuple):
+    def __init__(self, row: tuple):
         (self.id, self.mnemonic, ops, self.encoding_kind, self.opcode, self.map, self.pp, self.o16, self.w, self.l,
          self.modrm, self.opreg, self.imms, self.is4, self.osize, self.cpuid, flags, self.implicit, self.encoding,
          self.line) = row
-        self.index = index
+        self.row = row   # the generated table's row, from which `_specialize` writes the encoder
         self.operands = tuple(Operand(*o) for o in ops)
         self.flags = dict(zip(FLAG_FIELDS, flags))
         self.length = static_length(row)
@@ -54,7 +55,7 @@ class Form:
         self._enc = self._fits = self._src = None
 
     def _build(self) -> None:
-        self._enc, self._fits, self._src = compile_form(ROWS[self.index])
+        self._enc, self._fits, self._src = compile_form(self.row)
 
     @property
     def encode(self) -> Callable[..., bytes]:
@@ -100,50 +101,58 @@ class Form:
     def __repr__(self) -> str: return f"<Form {self.id}: {self.syntax} | {self.encoding}>"
 
 
-_FORMS: list[Form] | None = None
 _BY_ID: dict[str, Form] = {}
 _BY_MNEMONIC: dict[str, list[Form]] = {}
-ROWS: tuple = ()
+_TABLE = None   # the generated module x86gen._gen.forms, imported on first use
 
 
-def _load() -> list[Form]:
-    global _FORMS, ROWS
-    if _FORMS is None:
-        from ._gen.forms import ROWS as rows
-        ROWS = rows
-        forms = [Form(i, r) for i, r in enumerate(rows)]
-        for f in forms:
-            _BY_ID[f.id] = f
-            _BY_MNEMONIC.setdefault(f.mnemonic, []).append(f)
-        _FORMS = forms
-    return _FORMS
+def _table():
+    global _TABLE
+    if _TABLE is None:
+        from ._gen import forms as table
+        _TABLE = table
+    return _TABLE
+
+
+def _tuples(x):
+    """A decoded JSON row with every list made a tuple (rows are immutable and hashable)."""
+    return tuple(_tuples(v) for v in x) if x.__class__ is list else x
+
+
+def forms_of(mnemonic: str) -> list[Form]:
+    """The forms of a mnemonic (lower case), in file order; raises `UnknownMnemonicError` if none.
+
+    A mnemonic's rows are decoded from the generated table the first time it is asked for."""
+    hit = _BY_MNEMONIC.get(mnemonic)
+    if hit is not None: return hit
+    text = _table().ROWS.get(mnemonic)
+    if text is None:
+        import difflib
+        close = difflib.get_close_matches(mnemonic, _table().ROWS, 3)
+        raise UnknownMnemonicError(f"unknown mnemonic {mnemonic!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+    forms = [Form(_tuples(r)) for r in json.loads("[" + text.strip().replace("\n", ",") + "]")]
+    for f in forms: _BY_ID[f.id] = f
+    _BY_MNEMONIC[mnemonic] = forms
+    return forms
 
 
 def all_forms() -> list[Form]:
     """Every form of the spec, in file order."""
-    return list(_load())
+    return sorted((f for mn in _table().ROWS for f in forms_of(mn)), key=lambda f: f.line)
 
 
 def get_form(form_id: str) -> Form:
     """The form with this id (iced-x86 ``Code`` name, e.g. ``"VEX_VADDPS_YMM_YMM_YMMM256"``)."""
-    _load()
-    try: return _BY_ID[form_id]
-    except KeyError: raise UnknownMnemonicError(f"no form with id {form_id!r}") from None
-
-
-def forms_of(mnemonic: str) -> list[Form]:
-    """The forms of a mnemonic (lower case), in file order; raises `UnknownMnemonicError` if none."""
-    _load()
-    try: return _BY_MNEMONIC[mnemonic]
-    except KeyError:
-        import difflib
-        close = difflib.get_close_matches(mnemonic, _BY_MNEMONIC, 3)
-        raise UnknownMnemonicError(f"unknown mnemonic {mnemonic!r}" + (f" (did you mean {', '.join(close)}?)" if close else "")) from None
+    hit = _BY_ID.get(form_id)
+    if hit is not None: return hit
+    mnemonic = _table().MNEMONIC_OF.get(form_id)
+    if mnemonic is None: raise UnknownMnemonicError(f"no form with id {form_id!r}")
+    forms_of(mnemonic)
+    return _BY_ID[form_id]
 
 
 def mnemonics() -> list[str]:
-    _load()
-    return sorted(_BY_MNEMONIC)
+    return sorted(_table().ROWS)
 
 
 def describe_operand(x) -> str:

@@ -105,7 +105,7 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
 
     reg_expr = rm = vvvv = opc = is4_arg = None
     r8: list[str] = []
-    imm_parts: list[str] = []   # immediate bytes written inside the bytes((...)) tuple
+    imm_parts: list[str] = []   # immediate bytes packed with the opcode and ModRM bytes
     imm_tail = ""                # the same immediates as bytes appended after it
     imm_after_mem = ""           # immediates appended after a memory operand's tail
     for i, (kind, loc, _role, reg, mem, imm, sext) in enumerate(ops):

@@ -49,7 +49,7 @@ from .encoder import MNEMONIC_ALIASES, LabelOperand, candidates, encode, no_form
 from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandError, UnknownMnemonicError
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS
-from .text import _OPERANDS, _PREFIXES, _REGS, _SIZE_PREFIX, format_operand, parse_int, parse_operand, parse_text_line
+from .text import _OPERANDS, _PREFIXES, _REGS, _SIZE_PREFIX, format_operand, imul_shorthand, parse_int, parse_operand, parse_text_line
 
 __all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
 
@@ -865,7 +865,7 @@ class _Parser:
         if branch and len(ops) == 1 and self.target is not None:   # `jne .L3`, `jmp 1f`
             self.a.emit(mn, *ops)
             return self.target
-        if mn == "imul" and len(ops) == 2 and ops[1].__class__ is int: ops = (ops[0], *ops)   # imul eax, 10
+        ops = imul_shorthand(mn, ops)
         if mn.startswith("vcmp") and mn not in MNEMONICS:    # vcmpltps x, y, z = vcmpps x, y, z, 1 (objdump, iced)
             m = _VCMP_PSEUDO.match(mn)
             if m and m.group(1) in _VCMP_PREDICATES:
@@ -989,7 +989,9 @@ def _plain_record(raw: str):
             except EncodeError: return None
         ops.append(v)
         key.append("i" if v.__class__ is int else v.sig)
-    if mn == "imul" and len(ops) == 2 and key[2] == "i": ops.insert(0, ops[0]); key.insert(1, key[1])   # imul eax, 10
+    if mn == "imul" and len(ops) == 2:
+        ops = imul_shorthand(mn, tuple(ops))
+        key = [mn, *["i" if x.__class__ is int else x.sig for x in ops]]
     plan = _FLAT.get(tuple(key))
     if plan is None: return None
     try: out = plan(*ops)

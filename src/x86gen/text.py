@@ -144,12 +144,15 @@ def split_line(line: str) -> tuple[str, list[str]]:
 _PREFIXES = {"lock", "rep", "repe", "repz", "repne", "repnz", "data16", "addr32", "rex", "rex.w", "{vex}", "{vex3}"}
 
 
+def imul_shorthand(mn: str, ops: tuple) -> tuple:
+    """The operands as written, except ``imul eax, 10`` (iced, GNU as, llvm-mc), which is ``imul eax, eax, 10``."""
+    if mn == "imul" and len(ops) == 2 and ops[1].__class__ is int: return (ops[0], *ops)
+    return ops
+
+
 def parse_line(line: str) -> tuple[str, tuple]:
     mn, ops = split_line(line)
-    res = tuple([parse_operand(o) for o in ops])
-    if mn == "imul" and len(res) == 2 and res[1].__class__ is int:
-        res = (res[0], res[0], res[1])   # `imul eax, 10` (iced, GNU as, llvm-mc) is `imul eax, eax, 10`
-    return mn, res
+    return mn, imul_shorthand(mn, tuple([parse_operand(o) for o in ops]))
 
 
 def _strip_comment(line: str) -> str:

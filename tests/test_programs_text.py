@@ -40,7 +40,7 @@ SUM_PROGRAM = """\
     .globl  sum               # int64 sum(int64 n): 1 + 2 + ... + n
     .type   sum, @function
 sum:
-    xor     eax, eax          ; total = 0
+    xor     eax, eax          # total = 0
     test    rdi, rdi
     jle     .L3               // nothing to add
 

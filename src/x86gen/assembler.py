@@ -49,7 +49,20 @@ from .encoder import MNEMONIC_ALIASES, LabelOperand, candidates, encode, no_form
 from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandError, UnknownMnemonicError
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS
-from .text import _OPERANDS, _PREFIXES, _REGS, _SIZE_PREFIX, format_operand, imul_shorthand, parse_int, parse_operand, parse_text_line
+from .text import (
+    _OPERANDS,
+    _PREFIXES,
+    _REGS,
+    _SIZE_PREFIX,
+    clip,
+    format_operand,
+    imul_shorthand,
+    parse_int,
+    parse_operand,
+    parse_text_line,
+    split_statements,
+    strip_block_comments,
+)
 
 __all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
 
@@ -646,23 +659,6 @@ _VCMP_PREDICATES = {p: i for i, p in enumerate(
     "ord_s eq_us nge_uq ngt_uq false_os neq_os ge_oq gt_oq true_us".split())}
 
 
-def _strip_comment(line: str) -> str:
-    """Remove a ``;``, ``#`` or ``//`` comment, ignoring those inside quotes."""
-    if '"' not in line and "'" not in line:
-        for c in ("#", ";", "//"):
-            i = line.find(c)
-            if i >= 0: line = line[:i]
-        return line
-    q = None
-    for i, ch in enumerate(line):
-        if q:
-            if ch == "\\": continue
-            if ch == q and line[i - 1] != "\\": q = None
-        elif ch in "\"'": q = ch
-        elif ch in "#;" or line.startswith("//", i): return line[:i]
-    return line
-
-
 def _split_args(s: str) -> list[str]:
     """Split at commas outside quotes."""
     if '"' not in s and "'" not in s: return [x.strip() for x in s.split(",")]
@@ -750,7 +746,15 @@ class _Parser:
                 if mn not in _DATA_DIRECTIVES and mn != "align" and not mn.startswith("vcmp"):
                     if MNEMONIC_ALIASES.get(mn) in _PLAIN: return self.plain(mn, ops)
                     return self.a.emit(mn, *ops)
-        s = _strip_comment(raw).strip()
+        stmts = split_statements(raw)
+        if len(stmts) > 1:                           # `xor eax, eax; ret`: each statement, the line not kept
+            for st in stmts: self.statement(st.strip())
+            return None
+        return self.statement(stmts[0].strip() if stmts else "")
+
+    def statement(self, s: str):
+        """One statement (comments removed, stripped): label definitions, then a directive or an
+        instruction. Returns what `line` returns."""
         labels: list[str] = []
         while s:
             m = _LABEL_DEF.match(s)
@@ -763,6 +767,8 @@ class _Parser:
         head = parts[0]
         rest = parts[1].strip() if len(parts) > 1 else ""
         low = head.lower()
+        if rest[:1] == "=" and rest[1:2] != "=":
+            raise AsmSyntaxError("symbol assignments (`=`, .set, .equ) are not supported")
         if low.startswith(".") or low in _DATA_DIRECTIVES or low == "align":
             self.directive(low, rest)
             return _Directive(low, rest) if not labels else None
@@ -1008,6 +1014,7 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Ass
     a = Assembler(base) if asm is None else asm
     p = _Parser(a)
     a.source = lines = text.splitlines()
+    if "/*" in text: lines = strip_block_comments(text).splitlines()   # same line numbers, comments gone
     cache, lst = _LINE_CACHE, a._lst
     n = 0
     for raw in lines:
@@ -1032,12 +1039,12 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Ass
                     if len(cache) >= _LINE_CACHE_MAX: cache.clear()   # bounded: start again rather than keep the oldest
                     cache[raw] = hit
         except EncodeError as ex:
-            raise type(ex)(f"line {n}: {raw.strip()!r}: {ex}") from None
+            raise type(ex)(f"line {n}: {clip(raw.strip())}: {ex}") from None
     a.line = 0
     if p.local_fwd:
         name = next(iter(p.local_fwd))
         line = p.local_fwd[name].line
-        raise AsmSyntaxError(f"line {line}: {a.source[line - 1].strip()!r}: no label `{name}:` after this reference to {name}f")
+        raise AsmSyntaxError(f"line {line}: {clip(a.source[line - 1].strip())}: no label `{name}:` after this reference to {name}f")
     return a
 
 

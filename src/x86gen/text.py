@@ -155,12 +155,63 @@ def parse_line(line: str) -> tuple[str, tuple]:
     return mn, imul_shorthand(mn, tuple([parse_operand(o) for o in ops]))
 
 
+# Comments and statement separators as GNU as has them in x86 Intel syntax: `#` to the end of the
+# line, `/* … */`, and `;` between statements (`xor eax, eax; ret`); `//` to the end of the line
+# too (llvm-mc; GNU as only at the start of a line). None of them counts inside a "string" or a
+# character constant ('c', '\n', GNU's unclosed 'c). `_LEX` finds exactly these tokens; whatever it
+# skips is statement text.
+_LEX = re.compile(r'"(?:[^"\\\n]|\\[^\n])*"|\'(?:\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])\'?'
+                  r'|#[^\n]*|//[^\n]*|/\*[\s\S]*?\*/|/\*|"|;')
+_LEXED = re.compile(r"[#;/\"']")   # a line without these is one statement, as it is
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """``repr`` of ``text`` for an error message, cut to ``limit`` characters (a 10 MB line is not echoed)."""
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def split_statements(line: str) -> list[str]:
+    """One source line → its statements, comments removed (see `_LEX`); blank statements dropped.
+
+    ``"xor eax, eax; ret # zero"`` → ``["xor eax, eax", " ret "]``. An unterminated string or
+    ``/*`` is an `AsmSyntaxError` (`strip_block_comments` first removes the ``/* … */`` that span lines).
+    """
+    if _LEXED.search(line) is None: return [line] if line.strip() else []
+    out, cur, pos = [], [], 0
+    for m in _LEX.finditer(line):
+        tok = m.group()
+        c = tok[0]
+        if c == "'" or (c == '"' and len(tok) > 1): continue        # quoted: statement text
+        if c == '"': raise AsmSyntaxError(f"unterminated string in {clip(line)}")
+        if tok == "/*": raise AsmSyntaxError(f"unterminated /* comment in {clip(line)}")
+        cur.append(line[pos:m.start()])
+        pos = m.end()
+        if c == ";":
+            out.append("".join(cur))
+            cur = []
+        elif tok[1] == "*": cur.append(" ")          # /* … */ separates like a space
+        else: break                                   # `#` or `//`: the rest of the line is a comment
+    else: cur.append(line[pos:])
+    out.append("".join(cur))
+    return [x for x in out if x.strip()]
+
+
+def strip_block_comments(text: str) -> str:
+    """``text`` with every ``/* … */`` (which may span lines) replaced by a space and the newlines it
+    held, so that line numbers stay; quotes and ``#``/``//`` comments are respected as in `split_statements`."""
+    def repl(m: re.Match) -> str:
+        tok = m.group()
+        if tok == "/*":
+            raise AsmSyntaxError(f"line {text.count(chr(10), 0, m.start()) + 1}: unterminated /* comment")
+        return " " + "\n" * tok.count("\n") if tok.startswith("/*") else tok
+    return _LEX.sub(repl, text)
+
+
 def _strip_comment(line: str) -> str:
-    if "#" not in line and ";" not in line and "/" not in line: return line
-    for c in ("#", ";", "//"):
-        i = line.find(c)
-        if i >= 0: line = line[:i]
-    return line
+    """The one statement of ``line`` without its comments ("" if none); more than one is an `AsmSyntaxError`."""
+    stmts = split_statements(line)
+    if len(stmts) > 1: raise AsmSyntaxError(f"{clip(line)} holds {len(stmts)} statements (`;` separates statements)")
+    return stmts[0] if stmts else ""
 
 
 _LINES: dict[str, tuple] = {}
@@ -173,7 +224,11 @@ def parse_text_line(text: str) -> tuple:
     """
     hit = _LINES.get(text)
     if hit is not None: return hit
-    line = _strip_comment(text).lower().strip()
+    if _LEXED.search(text) is not None:
+        # a quote: the program parser (character constants keep their case); `;`: more than one statement
+        if "'" in text or '"' in text: raise AsmSyntaxError(f"{clip(text)}: quoted text (the program parser reads it)")
+        line = _strip_comment(text).lower().strip()
+    else: line = text.lower().strip()
     res = parse_line(line) if line else ("", ())
     if len(_LINES) >= _CACHE_MAX: _LINES.clear()
     _LINES[text] = res

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 import x86gen
-from x86gen import AsmSyntaxError, UnknownMnemonicError
+from x86gen import AsmSyntaxError, EncodeError, UnknownMnemonicError
 
 HAVE_AS = shutil.which("as") is not None and shutil.which("objcopy") is not None
 
@@ -69,6 +69,9 @@ def test_double_slash_comment_after_statement():
 @pytest.mark.parametrize("src, expect", [
     ('.ascii "a;b#c"', "613b622363"),                       # GNU as 2.40
     ('.ascii "a//b/*c*/"', "612f2f622f2a632a2f"),           # GNU as 2.40
+    ("mov al, ';'", "b03b"),                                # GNU as 2.40
+    ("mov al, '#'", "b023"),                                # GNU as 2.40
+    ("mov al, ';'; ret", "b03bc3"),                         # GNU as 2.40
 ])
 def test_quotes_protect_comment_characters(src, expect, tmp_path):
     check(src, expect, tmp_path)
@@ -95,3 +98,95 @@ def test_instruction_parse_takes_one_statement():
     assert x86gen.Instruction.parse("ret # c").mnemonic == "ret"
     with pytest.raises(AsmSyntaxError, match="statements"):
         x86gen.Instruction.parse("xor eax, eax; ret")
+
+
+# ---- integer literals ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("mov eax, 017", "b80f000000"),                         # GNU as 2.40: a leading 0 is octal
+    ("mov eax, -017", "b8f1ffffff"),                        # GNU as 2.40
+    ("mov eax, 0", "b800000000"),                           # GNU as 2.40
+    ("mov eax, 0x1F", "b81f000000"),                        # GNU as 2.40
+    ("mov eax, 0X1f", "b81f000000"),                        # GNU as 2.40
+    ("mov eax, 0b101", "b805000000"),                       # GNU as 2.40
+    ("mov eax, 0B101", "b805000000"),                       # GNU as 2.40
+    ("mov eax, [rax+017]", "8b400f"),                       # GNU as 2.40
+    ("mov eax, [rax-010]", "8b40f8"),                       # GNU as 2.40
+    ("lea rax, [rbx+rcx*2+017]", "488d444b0f"),             # GNU as 2.40
+    ("nop\nmov eax, 017", "90b80f000000"),                  # GNU as 2.40 (the program parser)
+])
+def test_integer_literals_as_gnu_as(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+def test_h_suffix_hex():
+    """`0ffh`, `10h`: iced-x86's default Intel formatter prints hex this way (GNU as and llvm-mc do not take it)."""
+    assert x86gen.assemble("mov eax, 0ffh") == x86gen.assemble("mov eax, 0xff")
+    assert x86gen.assemble("mov eax, [rax+10h]") == x86gen.assemble("mov eax, [rax+0x10]")
+    with pytest.raises(EncodeError, match="undefined label 'ffh'"):
+        x86gen.assemble("mov eax, ffh; ret")        # must start with a digit: ffh is a symbol (here: no label)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("mov eax, 'a'", "b861000000"),                         # GNU as 2.40
+    ("mov eax, 'A'", "b841000000"),                         # GNU as 2.40: case kept
+    ("mov al, '\\n'", "b00a"),                              # GNU as 2.40
+    ("mov al, '\\''", "b027"),                              # GNU as 2.40
+    ("push 'z'", "6a7a"),                                   # GNU as 2.40
+    (".long 'a'", "61000000"),                              # GNU as 2.40
+])
+def test_character_constants(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src", [
+    "mov eax, 08", "mov eax, 09", "mov eax, [rax+08]",     # GNU as: junk `8' after expression
+    "mov eax, 1_000", "mov eax, 0x1_0",                    # GNU as: junk `_000' / bignum error
+    "mov eax, ١٢", "mov eax, １", "mov eax, [rax+١]",      # non-ASCII digits (Python's int() takes them)
+    "mov eax, 0o17",                                       # GNU as and llvm-mc: junk `o17'
+    "nop\nmov eax, 08", "nop\nmov eax, ١٢",
+    "mov eax, 'é'", "mov al, '\\101'",                      # GNU as: not one character
+])
+def test_malformed_numbers_are_errors(src):
+    with pytest.raises(AsmSyntaxError):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src", ["mov eax, [rax 5]", "mov eax, [rax rbx]", "mov eax, [rax*2 5]", "lea rax, [rip+T 5]\nT:",
+                                 ".long T 5\nT:", "nop\nmov eax, [rbx 8]"])
+def test_juxtaposed_terms_are_errors(src):
+    """GNU as: `bad expression` / `junk`; x86gen read `[rax 5]` as `[rax+5]`."""
+    with pytest.raises(AsmSyntaxError, match="missing [+] or -"):
+        x86gen.assemble(src)
+
+
+# ---- strings ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ('.ascii "é"', "c3a9"),                                 # GNU as 2.40: UTF-8
+    ('.ascii "\\x4142"', "42"),                             # GNU as 2.40: the last two hex digits
+    ('.ascii "\\x1"', "01"),                                # GNU as 2.40
+    ('.ascii "\\q"', "71"),                                 # GNU as 2.40
+    ('.ascii "\\101"', "41"),                               # GNU as 2.40
+    ('.ascii "\\1234"', "5334"),                            # GNU as 2.40: at most three octal digits
+    ('.ascii "\\377"', "ff"),                               # GNU as 2.40
+    ('.ascii "\\n\\t\\\\\\"\\b\\f\\r\\v"', "0a095c22080c0d0b"),     # GNU as 2.40
+    ('.asciz "a" "b"', "616200"),                           # GNU as 2.40: juxtaposed strings are one
+    ('.ascii "a" , "b"', "6162"),                           # GNU as 2.40
+    ('.string "x", "y"', "78007900"),                       # GNU as 2.40
+])
+def test_strings_utf8_and_gnu_escapes(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+def test_string_directive_matches_db():
+    a = x86gen.Assembler()
+    a.db("é")
+    assert x86gen.assemble('.ascii "é"') == a.assemble()
+
+
+@pytest.mark.parametrize("body", ["\\x", "\\xg", "\\777", "\\400", "\\u0100", "\\U00000100", "\\8", "\\a", "\\e"])
+def test_malformed_escapes_are_syntax_errors(body):
+    """GNU as reads these silently as something else (\\x: 0, \\777: 0xff, \\u: u); llvm-mc refuses them."""
+    with pytest.raises(AsmSyntaxError, match="line 1"):
+        x86gen.assemble(f'.ascii "{body}"')

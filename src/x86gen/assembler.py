@@ -50,18 +50,22 @@ from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandErr
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS
 from .text import (
+    _INT,
     _OPERANDS,
     _PREFIXES,
     _REGS,
     _SIZE_PREFIX,
+    char_value,
     clip,
     format_operand,
     imul_shorthand,
     parse_int,
     parse_operand,
     parse_text_line,
+    signed_terms,
     split_statements,
     strip_block_comments,
+    unescape,
 )
 
 __all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
@@ -634,9 +638,13 @@ for _alias, _canon in MNEMONIC_ALIASES.items():
 # Intel-syntax programs
 # =====================================================================================================
 
-_LABEL_DEF = re.compile(r"\s*([A-Za-z_.$][\w.$@]*|\d+)\s*:(?!:)")
-_IDENT = re.compile(r"[A-Za-z_.$][\w.$@]*$")
-_LOCAL_REF = re.compile(r"(\d+)([bf])$")
+# Symbols as GNU as spells them: ASCII letters, digits, `_`, `.`, `$` (and `@` of `foo@plt`), not
+# starting with a digit; `1:` … `1b`/`1f` are GNU's numeric local labels.
+_LABEL_DEF = re.compile(r"\s*([A-Za-z_.$][\w.$@]*|[0-9]+)\s*:(?!:)", re.ASCII)
+_IDENT = re.compile(r"[A-Za-z_.$][\w.$@]*$", re.ASCII)
+_LOCAL_REF = re.compile(r"([0-9]+)([bf])$")
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_CHAR_CONST = re.compile(r"'(\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])'?")   # 'a', '\n', GNU's unclosed 'a'
 _ANNOT = re.compile(r"\s*<[^<>]*>\s*$")           # objdump's `<func+0x10>` after a branch target
 _SYM_BRACKET = re.compile(r"^(.*?)\[(.*)\]$")
 _BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?|far)\s+", re.I)
@@ -679,8 +687,8 @@ def _split_args(s: str) -> list[str]:
 
 
 def _unquote(s: str) -> bytes:
-    body = s[1:-1]
-    return body.encode("latin-1", "backslashreplace").decode("unicode_escape").encode("latin-1")
+    """The bytes of a quoted string ``"…"`` (or ``'…'`` in db), UTF-8 with GNU as's escapes."""
+    return unescape(s[1:-1], s)
 
 
 class _Parser:
@@ -799,8 +807,10 @@ class _Parser:
         if d in (".ascii", ".asciz", ".string"):
             out = b""
             for x in _split_args(rest):
-                if len(x) < 2 or x[0] != '"' or x[-1] != '"': raise AsmSyntaxError(f"{d} expects quoted strings, got {x!r}")
-                out += _unquote(x) + (b"\0" if d != ".ascii" else b"")
+                strings = _STRINGS.findall(x)          # GNU as: `"a" "b"` (no comma) is one string "ab"
+                if not strings or _STRINGS.sub("", x).strip():
+                    raise AsmSyntaxError(f"{d} expects quoted strings, got {clip(x)}")
+                out += b"".join(_unquote(q) for q in strings) + (b"\0" if d != ".ascii" else b"")
             return a._data(1, (out,))
         if d in (".zero", ".skip", ".space"):
             args = _split_args(rest)
@@ -836,8 +846,9 @@ class _Parser:
 
     def data_value(self, s: str, size: int):
         if not s: raise AsmSyntaxError("empty value in data directive")
+        if s[0] == "'" and _CHAR_CONST.fullmatch(s): return char_value(s, s)   # .long 'a' is 97 (GNU as)
         if s[0] in "\"'":
-            if size != 1 or len(s) < 2 or s[-1] != s[0]: raise AsmSyntaxError(f"bad string {s!r} (strings go in db/.ascii)")
+            if size != 1 or len(s) < 2 or s[-1] != s[0]: raise AsmSyntaxError(f"bad string {clip(s)} (strings go in db/.ascii)")
             return _unquote(s)
         try: return parse_int(s)
         except ValueError: pass
@@ -848,7 +859,7 @@ class _Parser:
     def expr(self, s: str):
         """``label``, ``label+8``, ``.L4-.L3`` (labels and ints, + and -)."""
         plus, minus, addend = [], [], 0
-        for sign, term in re.findall(r"([+-]?)\s*([^+\-\s]+)\s*", s.replace(" ", "")):
+        for sign, term in signed_terms(s, s):
             try:
                 v = parse_int(term)
                 addend += -v if sign == "-" else v
@@ -880,6 +891,7 @@ class _Parser:
 
     def operand(self, t: str, branch: bool):
         if not t: raise AsmSyntaxError("empty operand (expected register, memory, immediate or label)")
+        if "'" in t: t = _CHAR_CONST.sub(lambda m: str(char_value(m.group(), t)), t)   # 'a' is 97, before case folds
         low = t.lower()
         if branch:
             low = _BRANCH_HINT.sub("", low)
@@ -901,9 +913,8 @@ class _Parser:
             raise AsmSyntaxError(f"bad branch target {t!r} (expected a label, an address or a register/memory operand)")
         if "[" in t or _IDENT.match(t.split()[-1] if t.split() else ""):
             return self.label_mem(t)
-        try: return parse_int(t)
-        except ValueError: pass
-        raise AsmSyntaxError(f"unknown operand {t!r} (expected a register, memory [base+index*scale+disp], an immediate, "
+        if "0" <= t[:1] <= "9": parse_int(t)          # a number or its error
+        raise AsmSyntaxError(f"unknown operand {clip(t)} (expected a register, memory [base+index*scale+disp], an immediate, "
                              "or a label in a branch or in [rip+label])")
 
     def label_mem(self, t: str) -> Mem:
@@ -922,10 +933,10 @@ class _Parser:
             outside, inner = low, ""       # `qword ptr label`: RIP-relative, as GNU as reads it in 64-bit code
         else:
             raise AsmSyntaxError(f"cannot parse memory operand {t!r}")
-        terms = re.findall(r"([+-]?)\s*([^+\-\s]+)\s*", (outside + ("+" if outside and inner else "") + inner))
+        terms = signed_terms(outside + ("+" if outside and inner else "") + inner, t)
         sym, rest = None, []
         for sign, term in terms:
-            if term.lower() in _REGS or "*" in term or re.fullmatch(r"(0x[0-9a-f]+|0b[01]+|\d+|[0-9][0-9a-f]*h)", term.lower()):
+            if term.lower() in _REGS or "*" in term or _INT.fullmatch(term):
                 rest.append(sign + term.lower())
             elif _IDENT.match(term) or _LOCAL_REF.match(term):
                 if sym is not None: raise AsmSyntaxError(f"two labels in memory operand {t!r}")

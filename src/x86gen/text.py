@@ -2,8 +2,9 @@
 
 The syntax is what GNU ``objdump -d -M intel`` and iced-x86's Intel formatter print and what
 GNU as (``.intel_syntax noprefix``) and llvm-mc accept: ``mnemonic op, op, ...`` with registers,
-immediates (``10``, ``-0x10``, ``10h``), and memory operands ``[size ptr] [base+index*scale+disp]``
-(``rip`` as base for RIP-relative; ``ds:`` overrides are accepted and ignored). Case-insensitive.
+immediates (``10``, ``-0x10``, ``0b101``, ``017`` octal as in GNU as, ``10h``, ``'a'``), and memory
+operands ``[size ptr] [base+index*scale+disp]`` (``rip`` as base for RIP-relative; ``ds:`` overrides
+are accepted and ignored). Case-insensitive except in character constants and strings.
 A branch target written as a number is an absolute address; the text starts at address ``ip``.
 
 Parsed operands are cached by their text, so a program that repeats operands parses each once.
@@ -24,16 +25,32 @@ _SIZE_PREFIX = re.compile(r"^(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmwor
 _TERM = re.compile(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 
 
+def clip(text: str, limit: int = 200) -> str:
+    """``repr`` of ``text`` for an error message, cut to ``limit`` characters (a 10 MB line is not echoed)."""
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+# Integer literals as GNU as reads them in Intel syntax (ASCII digits only: Python's int() would also
+# take `١٢`, `１` and `1_000`): `0x1f`, `0b101`, a leading 0 for octal (`017` is 15, `08` an error,
+# as in GNU as and llvm-mc), decimal; and the `h` suffix of iced-x86's and MASM's output (`0ffh`,
+# starting with a digit). Character constants (`'a'`) are read before the text is lower-cased
+# (`_Parser.operand`), since case matters in them.
+_INT = re.compile(r"([+-]?)\s*(?:0[xX]([0-9a-fA-F]+)|0[bB]([01]+)|(0[0-7]*)|([1-9][0-9]*)|([0-9][0-9a-fA-F]*)[hH])", re.ASCII)
+
+
 def parse_int(s: str) -> int:
-    """An integer in C (``0x1f``, ``0b101``, ``017`` is decimal) or MASM (``1fh``) notation."""
-    t = s.strip().replace("_", "")
-    neg = t.startswith("-")
-    if neg or t.startswith("+"): t = t[1:].strip()
-    if t.endswith("h") and re.fullmatch(r"[0-9][0-9a-f]*h", t): v = int(t[:-1], 16)
-    elif t.startswith(("0x", "0b", "0o")): v = int(t, 0)
-    elif t.isdigit(): v = int(t, 10)
-    else: raise ValueError(s)
-    return -v if neg else v
+    """An integer literal: ``0x1f``, ``0b101``, ``017`` (octal, as GNU as), ``15``, ``0fh``; an optional sign.
+
+    Anything else raises `AsmSyntaxError` (a `ValueError`)."""
+    m = _INT.fullmatch(s.strip())
+    if m is None:
+        t = s.strip().lstrip("+-").strip()
+        why = (" (a leading 0 means octal, as in GNU as)" if t[:1] == "0" and t.isascii() and t.isdigit()
+               else " (no digit separators)" if "_" in t and t[:1].isdigit() else "")
+        raise AsmSyntaxError(f"not a number: {clip(s.strip())}{why}")
+    sign, x, b, o, d, h = m.groups()
+    v = int(x, 16) if x else int(b, 2) if b else int(o, 8) if o else int(d) if d else int(h, 16)
+    return -v if sign == "-" else v
 
 
 _STAR = re.compile(r"\s*\*\s*")
@@ -49,6 +66,7 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
         m = _TERM.match(inner, pos)
         if not m or m.end() == pos: raise AsmSyntaxError(f"cannot parse memory operand {text!r}")
         sign, term = m.group(1), m.group(2)
+        if not sign and pos: raise AsmSyntaxError(f"missing + or - before {term!r} in {clip(text)}")
         pos = m.end()
         if "*" in term:
             a, _, b = term.partition("*")
@@ -64,7 +82,9 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
             else: raise AsmSyntaxError(f"too many registers in {text!r}")
         else:
             try: v = parse_int(term)
-            except ValueError: raise AsmSyntaxError(f"unknown symbol {term!r} in {text!r}") from None
+            except AsmSyntaxError:
+                if "0" <= term[:1] <= "9": raise            # a malformed number: say so
+                raise AsmSyntaxError(f"unknown symbol {clip(term)} in {clip(text)}") from None
             disp += -v if sign == "-" else v
     if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {text!r}")
     if base is None and index is None: disp = _abs_disp(disp)
@@ -75,7 +95,8 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
 # `[size ptr] [base + index*scale ± disp]` with registers and a hex/decimal displacement, in one match;
 # anything else (a leading index, `10h`, `ds:`, errors) takes `_parse_address`, which reads the same.
 _SIMPLE = re.compile(r"(?:(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword)\s+(?:ptr\s*)?)?"
-                     r"\[\s*([a-z]\w*)\s*(?:\+\s*([a-z]\w*)(?:\*([1248]))?\s*)?(?:([+-])\s*(0x[0-9a-f]+|\d+)\s*)?\]")
+                     r"\[\s*([a-z]\w*)\s*(?:\+\s*([a-z]\w*)(?:\*([1248]))?\s*)?(?:([+-])\s*(0x[0-9a-f]+|[1-9][0-9]*|0)\s*)?\]",
+                     re.ASCII)
 
 
 def _simple_address(t: str) -> Mem | None:
@@ -123,7 +144,9 @@ def parse_operand(text: str):
             except ValueError: raise AsmSyntaxError(f"cannot parse memory operand {text!r}") from None
         else:
             try: v = parse_int(t)
-            except ValueError: raise AsmSyntaxError(f"unknown operand {text.strip()!r}") from None
+            except AsmSyntaxError:
+                if "0" <= t[:1] <= "9": raise               # a malformed number: say so
+                raise AsmSyntaxError(f"unknown operand {clip(text.strip())}") from None
     if len(_OPERANDS) >= _CACHE_MAX: _OPERANDS.clear()   # bounded: start again rather than keep the oldest
     _OPERANDS[text] = v
     return v
@@ -165,9 +188,66 @@ _LEX = re.compile(r'"(?:[^"\\\n]|\\[^\n])*"|\'(?:\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[
 _LEXED = re.compile(r"[#;/\"']")   # a line without these is one statement, as it is
 
 
-def clip(text: str, limit: int = 200) -> str:
-    """``repr`` of ``text`` for an error message, cut to ``limit`` characters (a 10 MB line is not echoed)."""
-    return repr(text if len(text) <= limit else text[:limit] + "…")
+def signed_terms(s: str, text: str) -> list[tuple[str, str]]:
+    """``"a + 8 - b"`` → ``[("", "a"), ("+", "8"), ("-", "b")]``; terms side by side without a sign
+    between them (``[rax 5]``, ``a b``) are an `AsmSyntaxError` naming ``text``."""
+    out, pos = [], 0
+    s = _STAR.sub("*", s)
+    while pos < len(s):
+        m = _TERM.match(s, pos)
+        if not m or m.end() == pos: raise AsmSyntaxError(f"cannot parse {clip(text)}")
+        if not m.group(1) and pos and s[pos:m.start(2)].strip() == "":
+            raise AsmSyntaxError(f"missing + or - before {clip(m.group(2))} in {clip(text)}")
+        out.append((m.group(1), m.group(2)))
+        pos = m.end()
+    return out
+
+
+# Escapes in strings and character constants, as GNU as reads them (read.c, next_char_of_string):
+# \b \f \n \r \t \v, octal \101 (one to three digits), \x41 (all the hex digits that follow; the
+# byte is their low 8 bits, so \x4142 is 0x42), and a backslash before any other character is that
+# character (\q is q, \" is "). Refused, since GNU as's reading silently differs from what C (and
+# the writer, most likely) means: octal above \377 (GNU truncates), \x without digits (GNU: 0),
+# \8 \9 (GNU: 8, 9), \a \e (GNU: a, e) and \u \U (GNU: u, U; llvm-mc refuses all of these).
+_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]*)|([\s\S])|$)")
+_SIMPLE_ESCAPES = {"b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
+
+
+def unescape(body: str, text: str) -> bytes:
+    """The bytes of a string's body (between its quotes): UTF-8, with GNU as's escapes (see `_ESCAPE`)."""
+    if "\\" not in body: return body.encode()
+    out, pos = bytearray(), 0
+    for m in _ESCAPE.finditer(body):
+        out += body[pos:m.start()].encode()
+        pos = m.end()
+        octal, hexd, ch = m.groups()
+        if octal is not None:
+            v = int(octal, 8)
+            if v > 0xFF: raise AsmSyntaxError(f"octal escape \\{octal} is above \\377 in {clip(text)}")
+            out.append(v)
+        elif hexd is not None:
+            if not hexd: raise AsmSyntaxError(f"\\x without hex digits in {clip(text)}")
+            out.append(int(hexd[-2:], 16))
+        elif ch is None: raise AsmSyntaxError(f"a backslash ends {clip(text)}")
+        elif ch in _SIMPLE_ESCAPES: out.append(_SIMPLE_ESCAPES[ch])
+        elif ch in "89aeuU":
+            raise AsmSyntaxError(f"escape \\{ch} in {clip(text)} is not supported (GNU as reads it as {ch!r}; "
+                                 "write \\x.. for a byte)")
+        else: out += ch.encode()
+    out += body[pos:].encode()
+    return bytes(out)
+
+
+def char_value(const: str, text: str) -> int:
+    """The value of a character constant ``'a'`` / ``'\\n'`` (GNU as also takes ``'a`` unclosed): one ASCII
+    character or escape; ``'é'`` (more than one byte) is an `AsmSyntaxError`."""
+    body = const[1:-1] if len(const) > 2 and const.endswith("'") else const[1:]
+    if body[:1] == "\\" and body[1:2] in "01234567x":
+        # GNU as takes one character after the backslash here ('\101' is '\1' and junk): say what to write
+        raise AsmSyntaxError(f"numeric escape in character constant {clip(const)} (write the number) in {clip(text)}")
+    b = unescape(body, text)
+    if len(b) != 1: raise AsmSyntaxError(f"character constant {clip(const)} must be one ASCII character or escape in {clip(text)}")
+    return b[0]
 
 
 def split_statements(line: str) -> list[str]:

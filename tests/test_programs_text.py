@@ -86,7 +86,8 @@ def test_data_and_alignment_directives():
         .zero 3
         db 1, "hi"
         dw 2
-        dd 3, 1.0
+        dd 3
+        .float 1.0
         dq 4
         .balign 16, 0xcc
     end:

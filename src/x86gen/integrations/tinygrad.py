@@ -114,21 +114,28 @@ def _sig(x): return None if x is None else "i" if x.__class__ is int else x.sig
 
 
 def _choose(a, roles: tuple):
-    """(form, encoder, operand order, resized operands, merge register, unsized) for one signature: first with the memory
-    operand sized by tinygrad's element size, then unsized (vector loads: vmovups xmm, m128 of float elements); then
-    with general registers made the form's register kind (`_as`)."""
+    """(form, encoder, operand order, resized operands, merge register, unsized) for one signature. As in tinygrad's
+    encoder, the operation size is the reg operand's (else rm's) and other registers are only numbers: first the forms
+    that take the operands as they are, then those taking the other registers as their kind (`_as`: the nearest width);
+    each with the memory operand sized by tinygrad's element size, then unsized (vmovups xmm, m128 of float elements)."""
     forms = sorted((get_form(i) for i in TINYGRAD_X86OPS[a.name]), key=lambda f: -sum(o.imm or 0 for o in f.operands))
-    for unsized, resizing in ((False, False), (True, False), (False, True), (True, True)):
+    for resizing, unsized in ((False, False), (False, True), (True, False), (True, True)):
         rs = tuple(r.with_size(0) if unsized and r.__class__ is Mem else r for r in roles)
+        best = None
         for f in forms:
             order = tuple(SLOT[o.loc] for o in f.operands)
             ops = [rs[k] if k != 2 or rs[2] is not None else vec(0, 128 if o.kind == "xmm" else 256)   # vvvv unset: xmm0
                    for k, o in zip(order, f.operands)]
             if any(x is None for x in ops): continue
-            resize = tuple((j, o.reg) for j, (o, x) in enumerate(zip(f.operands, ops)) if resizing and x.__class__ is not int
-                           and x.kind[0] == "r" and o.reg and o.reg[0] in "rcxy" and x.kind != o.reg and x.name != o.reg)
+            keep = 0 if 0 in order else 1   # the role whose size is the operation's
+            resize = tuple((j, o.reg) for j, (o, x) in enumerate(zip(f.operands, ops)) if resizing and order[j] != keep and
+                           x.__class__ is not int and x.kind[0] == "r" and o.reg and o.reg[0] in "rcxy" and
+                           (x.name if o.loc == "fixed" else x.kind) != o.reg)
+            cost = sum(abs(ops[j].size - int(k[1:])) for j, k in resize if k[0] == "r")   # (kinds r8 … r64)
             for j, kind in resize: ops[j] = _as(ops[j], kind)
-            if f.accepts(*ops): return f, f.encode, order, resize, (ops[order.index(2)] if 2 in order and rs[2] is None else None), unsized
+            if f.accepts(*ops) and (best is None or cost < best[0]):
+                best = (cost, (f, f.encode, order, resize, (ops[order.index(2)] if 2 in order and rs[2] is None else None), unsized))
+        if best: return best[1]
     raise EncodeError(f"x86gen.integrations.tinygrad: no form of {a.name} ({', '.join(TINYGRAD_X86OPS[a.name])}) takes "
                       f"reg/rm/vvvv/imm = {', '.join(str(x) for x in roles)}")
 
@@ -198,6 +205,7 @@ class X86Renderer(tx.X86Renderer):
         if asm:
             binary = asm.assemble()
             _LISTING[0] = asm.listing()
+            st["jumps relaxed to rel8 (assembler=True)"] += sum(1 for b in asm.branch_sizes() if b[2] == 2)
         for tag, end in jumps: binary[end - 4:end] = (targets[tag] - end).to_bytes(4, "little", signed=True)
         st["kernels"] += 1
         if o.get("stats_dir"): _write_stats(o["stats_dir"])

@@ -19,12 +19,12 @@ from __future__ import annotations
 from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandError, UnknownMnemonicError
 from .memory import Mem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
 from .registers import *  # noqa: F403
-from .registers import REGISTERS, Reg
+from .registers import REGISTERS, Reg, gpr, vec
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "encode": ("encoder", "encode"), "select": ("encoder", "select"),
+    "encode": ("encoder", "encode"), "select": ("encoder", "select"), "select_form": ("encoder", "select_form"),
     "assemble": ("text", "assemble"), "parse": ("text", "parse"),
     "Instruction": ("instruction", "Instruction"),
     "Form": ("forms", "Form"), "get_form": ("forms", "get_form"), "forms_of": ("forms", "forms_of"),
@@ -50,4 +50,5 @@ def __getattr__(name: str):
 
 __all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
            "Mem", "mem", "byte", "word", "dword", "qword", "xmmword", "ymmword", "zmmword", "Reg", "REGISTERS",
-           "encode", "select", "assemble", "Instruction", "Form", "get_form", "forms_of", "all_forms", *REGISTERS]
+           "gpr", "vec", "encode", "select", "select_form", "assemble",
+           "Instruction", "Form", "get_form", "forms_of", "all_forms", *REGISTERS]

@@ -304,7 +304,7 @@ class Assembler(AsmMethods):
         self._lst += (mn, b, *ops, *_PAD[len(ops)])
         self._layout = None
 
-    def _branch(self, mn: str, ops: tuple) -> None:
+    def _branch(self, mn: str, ops: tuple, rel32: bool = False) -> None:
         if len(ops) != 1: raise OperandError(f"{mn} takes one operand (a label or an address), got {len(ops)}")
         target = ops[0]
         cls = target.__class__
@@ -313,7 +313,7 @@ class Assembler(AsmMethods):
             if target.owner is not self: raise OperandError(f"{mn}: label {target.name!r} belongs to another Assembler")
         elif cls is not int: raise OperandError(f"{mn}: the target must be a label or an address, not {target!r}")
         if target.__class__ is Label and target.line == 0: target.line = self.line
-        self._var(_Branch(mn, target, _branch_info(mn), self.line))
+        self._var(_Branch(mn, target, _branch_info(mn)[-1:] if rel32 else _branch_info(mn), self.line))
 
     def _var(self, v) -> None:
         """End the current chunk with a branch or an alignment (sized by `_relax`)."""
@@ -322,9 +322,29 @@ class Assembler(AsmMethods):
         self._vars.append(v)
         self._layout = None
 
-    def _jump(self, mn: str, ops: tuple) -> None:
-        if len(ops) == 1 and (ops[0].__class__ in (int, str, Label)): return self._branch(mn, ops)
+    def _jump(self, mn: str, ops: tuple, rel32: bool = False) -> None:
+        if len(ops) == 1 and (ops[0].__class__ in (int, str, Label)): return self._branch(mn, ops, rel32)
         return self._emit(mn, ops)
+
+    def emit_form(self, form, *ops) -> None:
+        """Append one instruction in exactly this form (a form id or `x86gen.Form`), listed like any other:
+        ``a.emit_form("ADD_RM32_IMM32", eax, 1)`` is ``81 c0 01 00 00 00`` where ``a.add(eax, 1)`` picks
+        ``83 /0 ib``. A branch form takes a label (or name, or address) and keeps its size: no relaxation."""
+        if not hasattr(form, "operands"):
+            from .forms import get_form
+            form = get_form(form)
+        if form.is_branch and len(ops) == 1 and ops[0].__class__ in (str, Label):
+            choice = next(c for c in _branch_info(form.mnemonic) if c[0] is form)
+            target = ops[0]
+            if target.__class__ is str: target = self.get_label(target)
+            elif target.owner is not self: raise OperandError(f"{form.mnemonic}: label {target.name!r} belongs to another Assembler")
+            if target.line == 0: target.line = self.line
+            return self._var(_Branch(form.mnemonic, target, (choice,), self.line))
+        if any(x.__class__ is Label or (x.__class__ is Mem and x.label is not None) for x in ops):
+            raise OperandError(f"emit_form({form.id}): label operands other than a branch target are not supported; use emit()")
+        if len(ops) > 4: raise OperandError(f"{form.id} takes {len(form.operands)} operands, got {len(ops)}")
+        out = form(*ops)
+        self._lst += (form.mnemonic, out, *ops, *_PAD[len(ops)])
 
     # ---- data and alignment --------------------------------------------------------------------------
 

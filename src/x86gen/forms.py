@@ -7,6 +7,7 @@ Nothing is built until it is first used.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable
 
 from ._specialize import compile_form, imm_ranges, static_length
@@ -69,6 +70,34 @@ class Form:
         except TypeError:
             if len(operands) != len(self.operands): raise operand_error(self.id, operands, 0) from None
             raise
+        except OperandError:
+            ints = int_operands(operands)   # immediates given as bool / numpy integers: retry with ints
+            if ints is None: raise
+            return self._enc(*ints, **kw)
+
+    def accepts(self, *operands, ip: int = 0) -> bool:
+        """True when this form encodes ``operands``: as many as it has, each of a kind it takes (register
+        class or fixed register, memory of its size or unsized, an int-like immediate) and immediates or
+        branch targets (absolute, with the instruction at ``ip``) that fit. This is the test `x86gen.encode`
+        and `x86gen.select_form` choose forms by."""
+        if len(operands) != len(self.operands): return False
+        from .encoder import _matches
+        ints = int_operands(operands)
+        if ints is not None: operands = ints
+        return all(_matches(o, x) for o, x in zip(self.operands, operands)) and self.fits(*operands, ip=ip)
+
+    def encode_rel(self, rel: int = 0, *operands) -> tuple[bytes, int]:
+        """A branch form's bytes with displacement ``rel`` (counted from the end of the instruction, as the
+        CPU does; 0 is a placeholder) and the offset of the displacement field in them, for a backend that
+        lays out code itself and patches the field later: ``b[off:off + 4] = (target - end).to_bytes(4, "little",
+        signed=True)``. Raises `x86gen.ImmediateRangeError` if ``rel`` does not fit the field."""
+        i = next((k for k, o in enumerate(self.operands) if o.kind.startswith("rel")), None)
+        if i is None: raise OperandError(f"{self.id} ({self.syntax}) is no branch form")
+        rel = operator.index(rel)
+        ops = list(operands)
+        ops.insert(i, rel + self.length)   # the absolute target, with the instruction at 0
+        b = self(*ops, ip=0)
+        return b, len(b) - self.operands[i].imm // 8
 
     def fits(self, *operands, ip: int = 0) -> bool:
         """True when the immediates/branch targets of ``operands`` fit this form's fields."""
@@ -153,6 +182,19 @@ def get_form(form_id: str) -> Form:
 
 def mnemonics() -> list[str]:
     return sorted(_table().ROWS)
+
+
+def int_operands(ops: tuple) -> tuple | None:
+    """``ops`` with every int-like immediate (bool, numpy integer: anything with ``__index__`` that is no
+    register or memory operand) made an int; None when there is none to convert."""
+    if all(x.__class__ is int or hasattr(x, "sig") for x in ops): return None
+    out = []
+    for x in ops:
+        if x.__class__ is not int and not hasattr(x, "sig"):
+            try: x = operator.index(x)
+            except TypeError: return None
+        out.append(x)
+    return tuple(out)
 
 
 def describe_operand(x) -> str:

@@ -129,6 +129,17 @@ class Mem:
         """The same address with another operand size (bits)."""
         return Mem(self.base, self.index, self.scale, self.disp, size, self.label)
 
+    def with_disp32(self) -> Mem:
+        """The same operand with its displacement in a 32-bit field even where a disp8 or none would do
+        (mod = 10; SDM Vol.2 Table 2-2): a fixed slot a JIT can patch, or the bytes of an encoder that
+        always writes disp32. Operands without a base register (``[disp32]``, ``[rip+disp32]``) already
+        have one and are returned as they are."""
+        shape = _SHAPES.get((self.base, self.index, self.scale)) or _shape(self.base, self.index, self.scale)
+        if shape[2] is None: return self   # no base register: the displacement is a disp32 already
+        m = Mem(self.base, self.index, self.scale, self.disp, self.size, self.label)
+        m.modrm, m.tail = shape[4], shape[3] + _pack_disp32(self.disp)
+        return m
+
     def address(self) -> str:
         """The bracketed address in Intel syntax, e.g. ``[rdi+rsi*4+0xa]``."""
         parts = []

@@ -38,6 +38,15 @@ class Reg:
     __str__ = __repr__
     def __reduce__(self): return (_lookup, (self.name,))
 
+    def sized(self, bits: int) -> Reg:
+        """The register with the same number in another width: ``rax.sized(8)`` is al, ``xmm3.sized(256)``
+        is ymm3 (general registers: 8, 16, 32, 64; vector registers: 128, 256). ah/ch/dh/bh have no
+        other widths. Raises `x86gen.OperandError` for a width the register file does not have."""
+        if self.high or self.kind in ("k", "rip"):
+            from .errors import OperandError
+            raise OperandError(f"{self.name} has no {bits}-bit form")
+        return (gpr if self.kind[0] == "r" else vec)(self.num, bits)
+
 
 def _lookup(name: str) -> Reg: return REGISTERS[name]
 
@@ -120,4 +129,29 @@ REGISTERS["rip"] = Rip("rip", 5, 64)
 ALIASES = {f"r{i}l": REGISTERS[f"r{i}b"] for i in range(8, 16)}
 
 globals().update(REGISTERS)
-__all__ = ["Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "Rip", "REGISTERS", *REGISTERS]
+_BY_NUMBER: dict[tuple[str, int, int], Reg] = {(("v" if r.kind in ("xmm", "ymm", "zmm") else "g"), r.num, r.size): r
+                                              for r in REGISTERS.values() if r.kind[0] in "rxyz" and r.kind != "rip" and not r.high}
+
+
+def _by_number(file: str, num: int, bits: int) -> Reg:
+    try: return _BY_NUMBER[file, num, bits]
+    except (KeyError, TypeError):
+        from .errors import OperandError
+        what = "general register" if file == "g" else "vector register"
+        widths = "8, 16, 32 or 64" if file == "g" else "128 or 256"
+        raise OperandError(f"no {what} number {str(num)[:20]} of {str(bits)[:20]} bits (numbers 0-15, widths {widths})") from None
+
+
+def gpr(num: int, bits: int = 64) -> Reg:
+    """The general register with this number (0-15, as in ModRM/REX) and width: ``gpr(0, 32)`` is eax,
+    ``gpr(4, 8)`` is spl (never ah: that is ``REGISTERS["ah"]``), ``gpr(9)`` is r9. Raises `x86gen.OperandError`."""
+    return _by_number("g", num, bits)
+
+
+def vec(num: int, bits: int = 128) -> Reg:
+    """The vector register with this number (0-15) and width: ``vec(3)`` is xmm3, ``vec(3, 256)`` is ymm3
+    (zmm registers come with EVEX). Raises `x86gen.OperandError`."""
+    return _by_number("v", num, bits)
+
+
+__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "Rip", "REGISTERS", *REGISTERS]

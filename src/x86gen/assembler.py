@@ -617,11 +617,15 @@ def _expr_text(plus, minus, addend) -> str:
 
 
 def _data_text(size: int, values: tuple) -> str:
+    if size in (4, 8) and values and all(v.__class__ is float and math.isfinite(v) for v in values):
+        # floats print as .float/.double (the text parser refuses floats in dd/dq, as GNU as does);
+        # repr() round-trips every finite float exactly
+        return (".float " if size == 4 else ".double ") + ", ".join(repr(v) for v in values)
     parts = []
     for v in values:
         c = v.__class__
         if c is int: parts.append(f"{v:#x}" if v >= 0 else f"-{-v:#x}")
-        elif c is float: parts.append(repr(v) if math.isfinite(v) else _float_bits_text(size, v))
+        elif c is float: parts.append(_float_bits_text(size, v))   # mixed with ints or not finite: the stored bits
         elif c is str or c is bytes or c is bytearray:
             b = v.encode() if c is str else bytes(v)
             parts.append(", ".join(f"{x:#x}" for x in b) if any(x < 32 or x > 126 or x in b'"\\' for x in b)

@@ -722,6 +722,26 @@ def _prog(text: str) -> Line:
 
 
 KNOWN_OPEN: dict[str, tuple[Callable[[Mismatch], bool], list[Line]]] = {
+    # the text front end (issue 9; fixed on wt-a)
+    "`;` separates statements (issue 9)": (
+        lambda m: "`;` statement separator" in m.features,
+        [Line("xor eax, eax; ret", "xor eax, eax; ret", regs=["eax", "eax"], features={"`;` statement separator"})]),
+    "/* */ comments (issue 9)": (
+        lambda m: "/* */ comment" in m.features,
+        [Line("ud2 /* c */", "ud2 /* c */", features={"/* */ comment"})]),
+    "leading-0 octal literals (issue 9)": (
+        lambda m: "leading-0 octal literal" in m.features,
+        [Line("mov eax, 017", "mov eax, 017", imms=[15], regs=["eax"], features={"leading-0 octal literal"})]),
+    "character constants (issue 9)": (
+        lambda m: "character literal" in m.features and not re.search(r"cannot parse \"-'", m.x86gen),
+        [Line("mov eax, 'a'", "mov eax, 'a'", imms=[97], regs=["eax"], features={"character literal"})]),
+    "strings: UTF-8 and GNU as's escapes (issue 9)": (
+        lambda m: bool({"string escapes", "non-ASCII string"} & set(m.features)),
+        [Line('.ascii "\\x4142"', '.ascii "\\x4142"', program=True, features={"string escapes"}),
+         Line('.ascii "é€"', '.ascii "é€"', program=True, features={"non-ASCII string"})]),
+    "0X prefix in data directives": (
+        lambda m: "0X prefix" in m.features and "data directive" in m.features,
+        [Line(".long 0X10", ".long 0X10", data=(32, [16]), features={"0X prefix", "data directive"})]),
     "jmp/call qword ptr [rip+label] refused (issue 9)": (
         lambda m: "bad branch target 'qword ptr [rip+" in m.x86gen,
         [_prog("jmp qword ptr [rip+kjr_L]\nkjr_L:\n.quad 0")]),

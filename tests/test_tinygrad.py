@@ -166,7 +166,8 @@ def child(mode: str, stats_dir: str) -> dict:
 
 def _run_child(tmp_path, mode: str, parallel: int) -> dict:
     path = str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")
-    env = {**os.environ, "DEV": "CPU:X86", "PARALLEL": str(parallel), "PYTHONPATH": path}
+    env = {**os.environ, "DEV": "CPU:X86", "PARALLEL": str(parallel), "PYTHONPATH": path,
+           "X86GEN_CACHE_DIR": str(tmp_path / "code-cache")}   # cold in this process; its workers load what it wrote
     env.pop("DEBUG", None)
     out = tmp_path / "summary.json"
     p = subprocess.run([sys.executable, __file__, mode, str(tmp_path / "stats"), str(out)], env=env, capture_output=True, text=True,

@@ -219,6 +219,36 @@ def test_tinygrad_compile_workers_and_assembler_layout(tmp_path):
     assert {k[8:] for k in st if k.startswith("differ: ")} <= DOCUMENTED
 
 
+@needs_tinygrad
+def test_names_groups_and_layouts_are_tinygrads():
+    """x86gen.reference / x86gen.groups.TinygradGroupOp hold exactly tinygrad 0.14.0's names and X86GroupOp sets, and
+    each op's layout is the branch tinygrad's encoder takes for it (x86.py `encode`: WriteMem, then Rm1st, then Rm2nd)."""
+    from tinygrad.renderer.isa import x86 as tx
+
+    from x86gen import groups, reference
+    names = [o.name for o in tx.X86Ops]
+    assert [n for n in names if n not in reference.NOT_INSTRUCTIONS] == list(reference.TINYGRAD_X86OPS)
+    assert set(reference.NOT_INSTRUCTIONS) == {"DEFINE", "FRAME_INDEX", "LABEL", "LOOP_CMP"} <= set(names)
+    assert len(reference.EARLIER_CHANGE_ONLY) == 20 and not set(reference.EARLIER_CHANGE_ONLY) & set(names)
+    for name in ("TwoAddress", "ReadMem1st", "ReadMem2nd", "WriteMem", "ReadFlags", "WriteFlags", "Rm1st", "Rm2nd"):
+        assert set(getattr(groups.TinygradGroupOp, name)) == {o.name for o in getattr(tx.X86GroupOp, name)}, name
+        semantic = set(groups.X86GroupOp.__dict__[name]) & set(reference.TINYGRAD_X86OPS)
+        differ = {op for op in reference.TINYGRAD_X86OPS if (op in semantic) != (op in getattr(groups.TinygradGroupOp, name))}
+        assert differ == {k.split()[1] for k in groups.GROUP_DIFFERENCES if k.split()[0] == name}, name
+    G = tx.X86GroupOp
+    for o in tx.X86Ops:
+        if o.name in reference.NOT_INSTRUCTIONS: continue
+        want = ("store" if o in G.WriteMem else "rm-first" if o in G.Rm1st else "rm-second" if o in G.Rm2nd else None)
+        got = reference.TINYGRAD_LAYOUT[o.name]
+        assert (got.removesuffix("-digit") if want else got) == (want or got), (o.name, got, want)
+        if want is None: assert got in ("opcode-register", "jump", "ret"), o.name
+        # -digit: tinygrad's encodings entry passes a ModRM digit (reg=N), as x86gen's forms have no ModRM.reg operand
+        if o in tx.encodings and got != "jump" and o.name not in ("MOVABS", "RET"):
+            import inspect
+            src = inspect.getsource(tx.encodings[o]).split(f"X86Ops.{o.name}:")[1].split("X86Ops.")[0]
+            assert ("reg=" in src) == got.endswith("-digit"), (o.name, got, src)
+
+
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT / "src"))
     mode, stats_dir, out = sys.argv[1:4]

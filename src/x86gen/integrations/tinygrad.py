@@ -7,7 +7,7 @@
 tinygrad keeps instruction selection, register allocation and its ``X86Ops`` uops; this module replaces
 only the last step, ``X86Renderer.render`` (uops -> machine code), whose per-op ``encodings`` table is
 never called. Each instruction's uop is mapped onto a form of `x86gen.reference.TINYGRAD_X86OPS` by the
-source layout tinygrad's own encoder uses (isa/tinygrad.yaml ``layout``; see `_roles`): the sources are
+source layout tinygrad's own encoder uses (`x86gen.reference.TINYGRAD_LAYOUT`, isa/tinygrad.yaml ``layouts``): the sources are
 put into the ModRM.reg / ModRM.rm / VEX.vvvv / immediate slots, and the form with those operand slots and
 kinds is chosen once per operand signature (`x86gen.select_form` with ``imm="widest"``: tinygrad always
 writes the widest immediate, ``81 /0 id``).
@@ -46,7 +46,7 @@ from tinygrad.uop import Ops
 from .. import REGISTERS as _REGS
 from .. import Mem, get_form, gpr, vec
 from ..errors import EncodeError
-from ..reference import TINYGRAD_X86OPS
+from ..reference import TINYGRAD_LAYOUT, TINYGRAD_X86OPS
 
 __all__ = ["X86Renderer", "install", "uninstall", "installed", "stats", "reset_stats", "last_listing", "prebuild", "encode_uop",
            "TINYGRAD_VERSION"]
@@ -60,10 +60,11 @@ _GPR = [{n: gpr(i, 8 * n) for n in (1, 2, 4, 8)} for i in range(16)]
 _VEC = [(vec(i, 128), vec(i, 256)) for i in range(16)]
 SLOT = {"reg": 0, "opc": 0, "rm": 1, "vvvv": 2, "imm": 3, "is4": 3, "fixed": 3}   # form operand loc -> role
 WRITE_MEM, RM_1ST, RM_2ND, OPC = 0, 1, 2, 3
-LAYOUT = {**{o: RM_2ND for o in tx.X86GroupOp.Rm2nd}, **{o: RM_1ST for o in tx.X86GroupOp.Rm1st},
-          **{o: WRITE_MEM for o in tx.X86GroupOp.WriteMem}, X.MOVABS: OPC}   # tinygrad's encode() tests them in this order
-HAS_REG: set = set()   # ops whose forms have a ModRM.reg (or opcode register) operand, filled by `prebuild`
-JUMPS: dict = {}       # jump op -> its rel32 form's bytes with a 0 placeholder, filled by `prebuild`
+_KIND = {"store": WRITE_MEM, "store-digit": WRITE_MEM, "rm-first": RM_1ST, "rm-first-digit": RM_1ST, "rm-second": RM_2ND,
+         "opcode-register": OPC}
+LAYOUT = {X[op]: _KIND[lay] for op, lay in TINYGRAD_LAYOUT.items() if lay in _KIND}   # isa/tinygrad.yaml `layouts`
+HAS_REG = {X[op] for op, lay in TINYGRAD_LAYOUT.items() if lay in _KIND and not lay.endswith("-digit")}   # a ModRM.reg operand
+JUMPS: dict = {}   # jump op -> its rel32 form's bytes with a 0 placeholder, filled by `prebuild`
 SKIP = (X.DEFINE, X.LOOP_CMP)
 
 
@@ -283,15 +284,13 @@ def prebuild() -> int:
     _CACHE["loaded"] = True
     path = _cache_path()
     try:
-        with open(path, "rb") as fh: codes, plans, has_reg, jumps = marshal.load(fh)
+        with open(path, "rb") as fh: codes, plans, jumps = marshal.load(fh)
         from .._specialize import GLOBALS
         for fid, (code, defaults) in codes.items(): _ENC.setdefault(fid, types.FunctionType(code, GLOBALS, "enc", defaults))
         for (name, *sig), (fid, order, resize, merge, unsized) in plans.items():
             _PLANS.setdefault((X[name], *sig), (fid, _ENC[fid], order, resize, merge and _REGS[merge], unsized))
-        HAS_REG.update(X[n] for n in has_reg)
         JUMPS.update((X[n], b) for n, b in jumps.items())
     except (OSError, ValueError, EOFError, TypeError, KeyError):
-        HAS_REG.update(o for o in LAYOUT if any(op.loc in ("reg", "opc") for i in TINYGRAD_X86OPS[o.name] for op in get_form(i).operands))
         JUMPS.update((o, get_form(f"{o.name}_REL32_64").encode_rel(0)[0]) for o in (X.JE, X.JNE, X.JL, X.JB, X.JGE, X.JMP))
         for ids in TINYGRAD_X86OPS.values():
             for fid in ids: _encoder(fid)
@@ -308,8 +307,7 @@ def _save_cache() -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
-        extra = (sorted(o.name for o in HAS_REG), {o.name: b for o, b in JUMPS.items()})
-        with open(tmp, "wb") as fh: marshal.dump((codes, plans, *extra), fh)
+        with open(tmp, "wb") as fh: marshal.dump((codes, plans, {o.name: b for o, b in JUMPS.items()}), fh)
         os.replace(tmp, path)
     except OSError: pass
 

@@ -121,7 +121,7 @@ def form_groups(f: Form, commutative: set[str]) -> list[str]:
 # the YAML file
 # --------------------------------------------------------------------------------------------------
 TOP_KEYS = {"not_instructions", "earlier_change_only", "x86ops", "tinygrad_groups", "group_differences", "layouts", "source_notes",
-            "commutative", "isel"}
+            "isel_tinygrad", "commutative", "isel"}
 TINYGRAD_GROUP_NAMES = ("TwoAddress", "ReadMem1st", "ReadMem2nd", "WriteMem", "ReadFlags", "WriteFlags", "Rm1st", "Rm2nd")
 SIZES = (8, 16, 32, 64)
 
@@ -412,21 +412,25 @@ def context(path: str, forms: list[Form]) -> dict:
             imp += [x for x in by_id[i].implicit if x not in imp]
         if imp: op_implicit[op] = tuple(imp)
 
-    # isel
-    inode = top["isel"][1]
-    if not isinstance(inode, yaml.MappingNode): raise SpecError(path, _line(inode), "isel", "expected a mapping of OP: [entries]")
-    table: dict[tuple, tuple] = {}
-    errors: dict[tuple, str] = {}
-    seen: dict[tuple, int] = {}
-    for kn, vn in inode.value:
-        op = kn.value
-        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", op): raise SpecError(path, _line(kn), f"isel.{op}", "op names are upper case")
-        for entry, line in _scalars(path, vn, f"isel.{op}"):
-            for key, val in expand_isel(op, entry, line, by_id, path):
-                if key in seen: raise SpecError(path, line, f"isel.{op}", f"{key} already given on line {seen[key]}")
-                seen[key] = line
-                if isinstance(val, str): errors[key] = val
-                else: table[key] = val
+    # isel, and its tinygrad 0.14.0 mode
+    def isel_section(name: str) -> tuple[dict, dict]:
+        inode = top[name][1]
+        if not isinstance(inode, yaml.MappingNode): raise SpecError(path, _line(inode), name, "expected a mapping of OP: [entries]")
+        table: dict[tuple, tuple] = {}
+        errors: dict[tuple, str] = {}
+        seen: dict[tuple, int] = {}
+        for kn, vn in inode.value:
+            op = kn.value
+            if not re.fullmatch(r"[A-Z][A-Z0-9_]*", op): raise SpecError(path, _line(kn), f"{name}.{op}", "op names are upper case")
+            for entry, line in _scalars(path, vn, f"{name}.{op}"):
+                for key, val in expand_isel(op, entry, line, by_id, path):
+                    if key in seen: raise SpecError(path, line, f"{name}.{op}", f"{key} already given on line {seen[key]}")
+                    seen[key] = line
+                    if isinstance(val, str): errors[key] = val
+                    else: table[key] = val
+        return table, errors
+    table, errors = isel_section("isel")
+    tg_table, tg_errors = isel_section("isel_tinygrad")
     tables = tinygrad_tables(path, top, ref_ops, by_id, op_groups, not_instr)
     return {
         **tables, "not_instructions": tuple(v for v in not_instr if v not in tables["earlier_only"]),
@@ -436,5 +440,6 @@ def context(path: str, forms: list[Form]) -> dict:
         "implicit": implicit, "fixed": fixed, "cpuid": cpuid, "op_cpuid": op_cpuid, "op_implicit": op_implicit,
         "reference_ops": ref_ops, "commutative": sorted(commutative),
         "isel_table": sorted(table.items()), "isel_errors": sorted(errors.items()),
+        "isel_tinygrad_table": sorted(tg_table.items()), "isel_tinygrad_errors": sorted(tg_errors.items()),
         "condition_codes": CONDITION_CODES, "dtype_bits": DTYPE_BITS,
     }

@@ -249,6 +249,23 @@ def test_names_groups_and_layouts_are_tinygrads():
             assert ("reg=" in src) == got.endswith("-digit"), (o.name, got, src)
 
 
+@needs_tinygrad
+def test_unknown_uop_is_an_encode_error():
+    """A uop the mapping cannot place raises x86gen.EncodeError naming it, not a bare KeyError/IndexError."""
+    from tinygrad.dtype import dtypes
+    from tinygrad.renderer.isa import x86 as tx
+    from tinygrad.uop import Ops
+    from tinygrad.uop.ops import UOp
+
+    import x86gen
+    from x86gen.integrations import tinygrad as xg
+    ren = xg.X86Renderer.__new__(xg.X86Renderer)
+    ren.options = {}
+    bad = UOp(Ops.INS, dtypes.int32, (), tx.X86Ops.ADD)   # two-address ADD with no sources and no register
+    with pytest.raises(x86gen.EncodeError, match="cannot encode X86Ops.ADD"):
+        ren.render([bad])
+
+
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT / "src"))
     mode, stats_dir, out = sys.argv[1:4]

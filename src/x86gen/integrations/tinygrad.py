@@ -218,8 +218,12 @@ class X86Renderer(tx.X86Renderer):
                 b = JUMPS[a]
             elif a is X.RET: b = b"\xc3"; asm.emit_form("RETNQ") if asm else binary.extend(b)
             else:
-                f, enc, ops = encode_uop(u)
-                b = enc(*ops)
+                try:
+                    f, enc, ops = encode_uop(u)
+                    b = enc(*ops)
+                except (KeyError, IndexError, AttributeError, TypeError) as e:   # a uop this mapping does not know
+                    raise EncodeError(f"x86gen.integrations.tinygrad: cannot encode {a} (dtype {u.dtype}, srcs "
+                                      f"{[x.op.name for x in u.src][:8]}): {type(e).__name__}: {str(e)[:200]}") from e
                 if asm: asm.emit_form(f, *ops)
                 else: binary += b
             if compare:

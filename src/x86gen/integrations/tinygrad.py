@@ -253,11 +253,12 @@ def _make(target, options):
 
 
 # ---- start-up: the encoders of tinygrad's forms and the chosen plans from an on-disk code cache ----------------
-# Building the encoders of the ~390 forms tinygrad uses means compiling ~390 generated functions (about 0.5 ms each);
+# Building the encoders of the 354 forms tinygrad uses means compiling 354 generated functions (about 0.5 ms each);
 # compile workers are replaced every 16 kernels, so each would pay it again. Like Python's own .pyc files, the
 # compiled code (and the form chosen per operand signature) is kept in a marshal file, keyed by x86gen's version,
-# the generated table's hash and this file: $X86GEN_CACHE_DIR, else $XDG_CACHE_HOME/x86gen or ~/.cache/x86gen
-# (X86GEN_CACHE_DIR="" turns it off). A missing, stale, unreadable or unwritable cache only costs time.
+# the generated table's hash and the sources that write and run the code (this file, _specialize, memory, registers,
+# forms); in $X86GEN_CACHE_DIR, else $XDG_CACHE_HOME/x86gen or ~/.cache/x86gen (X86GEN_CACHE_DIR="" turns it off).
+# A missing, stale, unreadable or unwritable cache only costs time.
 _ENC: dict[str, object] = {}
 _CACHE = {"loaded": False, "dirty": False}
 
@@ -277,8 +278,10 @@ def _cache_path() -> str | None:
     from .. import __file__ as package_file
     from .. import __version__
     with open(os.path.join(os.path.dirname(package_file), "_gen", "forms.py"), encoding="utf-8") as fh: head = fh.readline()   # its hash
-    st = os.stat(__file__)
-    key = hashlib.sha256(f"{__version__} {head} {st.st_size} {st.st_mtime_ns} {TINYGRAD_VERSION}".encode()).hexdigest()[:16]
+    pkg = os.path.dirname(package_file)   # the code depends on the table, the encoder writer and the operand classes
+    stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in ("_specialize.py", "memory.py", "registers.py", "forms.py")))]
+    key = f"{__version__} {head} {[(st.st_size, st.st_mtime_ns) for st in stats]} {TINYGRAD_VERSION}"
+    key = hashlib.sha256(key.encode()).hexdigest()[:16]
     return os.path.join(d, f"tinygrad-{key}.marshal")
 
 

@@ -7,10 +7,11 @@
 tinygrad keeps instruction selection, register allocation and its ``X86Ops`` uops; this module replaces
 only the last step, ``X86Renderer.render`` (uops -> machine code), whose per-op ``encodings`` table is
 never called. Each instruction's uop is mapped onto a form of `x86gen.reference.TINYGRAD_X86OPS` by the
-source layout tinygrad's own encoder uses (`x86gen.reference.TINYGRAD_LAYOUT`, isa/tinygrad.yaml ``layouts``): the sources are
-put into the ModRM.reg / ModRM.rm / VEX.vvvv / immediate slots, and the form with those operand slots and
-kinds is chosen once per operand signature (`x86gen.select_form` with ``imm="widest"``: tinygrad always
-writes the widest immediate, ``81 /0 id``).
+source layout tinygrad's own encoder uses (`x86gen.reference.TINYGRAD_LAYOUT`, isa/tinygrad.yaml ``layouts``):
+the sources are put into the ModRM.reg / ModRM.rm / VEX.vvvv / immediate slots, and the form with those
+operand slots and kinds is chosen once per operand signature (`Form.accepts` the test, the widest immediate
+first, as `x86gen.select_form` with ``imm="widest"``: tinygrad always writes ``81 /0 id``). Each process
+builds the encoders once, from an on-disk code cache when it can (`prebuild`).
 
 Options (`install` keywords):
 

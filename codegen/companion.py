@@ -120,7 +120,9 @@ def form_groups(f: Form, commutative: set[str]) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 # the YAML file
 # --------------------------------------------------------------------------------------------------
-TOP_KEYS = {"not_instructions", "x86ops", "commutative", "isel"}
+TOP_KEYS = {"not_instructions", "earlier_change_only", "x86ops", "tinygrad_groups", "group_differences", "layouts", "source_notes",
+            "isel_tinygrad", "commutative", "isel"}
+TINYGRAD_GROUP_NAMES = ("TwoAddress", "ReadMem1st", "ReadMem2nd", "WriteMem", "ReadFlags", "WriteFlags", "Rm1st", "Rm2nd")
 SIZES = (8, 16, 32, 64)
 
 
@@ -135,6 +137,70 @@ def _scalars(path, node, field) -> list[tuple[str, int]]:
     if not isinstance(node, yaml.SequenceNode) or not all(isinstance(x, yaml.ScalarNode) for x in node.value):
         raise SpecError(path, _line(node), field, "expected a list of strings")
     return [(x.value, _line(x)) for x in node.value]
+
+
+def _string_map(path, node, field) -> dict[str, tuple[str, int]]:
+    if not isinstance(node, yaml.MappingNode) or not all(isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode)
+                                                          for k, v in node.value):
+        raise SpecError(path, _line(node), field, "expected a mapping of strings to strings")
+    out: dict[str, tuple[str, int]] = {}
+    for k, v in node.value:
+        if k.value in out: raise SpecError(path, _line(k), f"{field}.{k.value}", "listed twice")
+        out[k.value] = (" ".join(v.value.split()), _line(k))
+    return out
+
+
+def tinygrad_tables(path: str, top: dict, ref_all: dict[str, tuple[str, ...]], by_id: dict[str, Form], op_groups: dict,
+                    not_instr: tuple[str, ...]) -> dict:
+    """The tinygrad 0.14.0 sections: which names are the earlier change's only, tinygrad's exact X86GroupOp sets (and where
+    x86gen's semantic groups differ, with the reason), and each op's source layout."""
+    earlier = [(v, ln) for v, ln in _scalars(path, top["earlier_change_only"][1], "earlier_change_only")]
+    for v, ln in earlier:
+        if v not in ref_all and v not in not_instr: raise SpecError(path, ln, "earlier_change_only", f"{v!r} is in neither x86ops "
+                                                                                                     "nor not_instructions")
+    early = {v for v, _ in earlier}
+    ops = {op: ids for op, ids in ref_all.items() if op not in early}
+    gnode = top["tinygrad_groups"][1]
+    if not isinstance(gnode, yaml.MappingNode): raise SpecError(path, _line(gnode), "tinygrad_groups", "expected a mapping")
+    tg: dict[str, set[str]] = {}
+    for kn, vn in gnode.value:
+        if kn.value not in TINYGRAD_GROUP_NAMES[:6]:
+            raise SpecError(path, _line(kn), f"tinygrad_groups.{kn.value}", f"not one of {', '.join(TINYGRAD_GROUP_NAMES[:6])}")
+        names = _scalars(path, vn, f"tinygrad_groups.{kn.value}")
+        for v, ln in names:
+            if v not in ops: raise SpecError(path, ln, f"tinygrad_groups.{kn.value}", f"{v!r} is no tinygrad 0.14.0 instruction")
+        tg[kn.value] = {v for v, _ in names}
+    missing = [g for g in TINYGRAD_GROUP_NAMES[:6] if g not in tg]
+    if missing: raise SpecError(path, _line(gnode), "tinygrad_groups", f"missing {', '.join(missing)}")
+    tg["Rm1st"] = tg["ReadMem1st"] | (tg["ReadMem2nd"] & tg["TwoAddress"]) | {"VPSRLDQ"}   # as tinygrad 0.14.0 derives them
+    tg["Rm2nd"] = set(tg["ReadMem2nd"])
+    found = {f"{g} {op}": ("x86gen" if op in op_groups[g] else "tinygrad") for g in TINYGRAD_GROUP_NAMES for op in ops
+             if (op in op_groups[g]) != (op in tg[g])}
+    diffs = _string_map(path, top["group_differences"][1], "group_differences")
+    for k in sorted(set(found) - set(diffs)):
+        raise SpecError(path, _line(top["group_differences"][1]), "group_differences", f"{k}: {found[k]} has it, and no reason is given")
+    for k in sorted(set(diffs) - set(found)):
+        raise SpecError(path, diffs[k][1], f"group_differences.{k}", "is no difference (x86gen's and tinygrad's groups agree)")
+    layouts = _string_map(path, top["layouts"][1], "layouts")
+    layout: dict[str, str] = {}
+    for op, ids in ops.items():
+        digit = not any(o.loc in ("reg", "opc") for i in ids for o in by_id[i].operands)
+        if op in tg["WriteMem"]: name = "store" + "-digit" * digit
+        elif op in tg["Rm1st"]: name = "rm-first" + "-digit" * digit
+        elif op in tg["Rm2nd"]: name = "rm-second"
+        elif op == "MOVABS": name = "opcode-register"
+        elif all(any(o.kind.startswith("rel") for o in by_id[i].operands) for i in ids): name = "jump"
+        elif op == "RET": name = "ret"
+        else: raise SpecError(path, _line(top["layouts"][1]), "layouts", f"{op}: no layout applies")
+        if name not in layouts: raise SpecError(path, _line(top["layouts"][1]), "layouts", f"{name!r} (of {op}) is not described")
+        layout[op] = name
+    notes = _string_map(path, top["source_notes"][1], "source_notes")
+    for k, (_, ln) in notes.items():
+        if k not in ops: raise SpecError(path, ln, f"source_notes.{k}", "is no tinygrad 0.14.0 instruction")
+    return {"tinygrad_ops": ops, "earlier_ops": {op: ids for op, ids in ref_all.items() if op in early},
+            "earlier_only": tuple(v for v, _ in earlier), "tinygrad_groups": {g: tuple(sorted(tg[g])) for g in TINYGRAD_GROUP_NAMES},
+            "group_differences": {k: v for k, (v, _) in sorted(diffs.items())}, "layout": layout,
+            "layouts": {k: v for k, (v, _) in layouts.items()}, "source_notes": {k: v for k, (v, _) in notes.items()}}
 
 
 def expand_tokens(tokens: list[tuple[str, int]], by_id: dict[str, Form], by_mn: dict[str, list[Form]], path: str,
@@ -346,26 +412,34 @@ def context(path: str, forms: list[Form]) -> dict:
             imp += [x for x in by_id[i].implicit if x not in imp]
         if imp: op_implicit[op] = tuple(imp)
 
-    # isel
-    inode = top["isel"][1]
-    if not isinstance(inode, yaml.MappingNode): raise SpecError(path, _line(inode), "isel", "expected a mapping of OP: [entries]")
-    table: dict[tuple, tuple] = {}
-    errors: dict[tuple, str] = {}
-    seen: dict[tuple, int] = {}
-    for kn, vn in inode.value:
-        op = kn.value
-        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", op): raise SpecError(path, _line(kn), f"isel.{op}", "op names are upper case")
-        for entry, line in _scalars(path, vn, f"isel.{op}"):
-            for key, val in expand_isel(op, entry, line, by_id, path):
-                if key in seen: raise SpecError(path, line, f"isel.{op}", f"{key} already given on line {seen[key]}")
-                seen[key] = line
-                if isinstance(val, str): errors[key] = val
-                else: table[key] = val
+    # isel, and its tinygrad 0.14.0 mode
+    def isel_section(name: str) -> tuple[dict, dict]:
+        inode = top[name][1]
+        if not isinstance(inode, yaml.MappingNode): raise SpecError(path, _line(inode), name, "expected a mapping of OP: [entries]")
+        table: dict[tuple, tuple] = {}
+        errors: dict[tuple, str] = {}
+        seen: dict[tuple, int] = {}
+        for kn, vn in inode.value:
+            op = kn.value
+            if not re.fullmatch(r"[A-Z][A-Z0-9_]*", op): raise SpecError(path, _line(kn), f"{name}.{op}", "op names are upper case")
+            for entry, line in _scalars(path, vn, f"{name}.{op}"):
+                for key, val in expand_isel(op, entry, line, by_id, path):
+                    if key in seen: raise SpecError(path, line, f"{name}.{op}", f"{key} already given on line {seen[key]}")
+                    seen[key] = line
+                    if isinstance(val, str): errors[key] = val
+                    else: table[key] = val
+        return table, errors
+    table, errors = isel_section("isel")
+    tg_table, tg_errors = isel_section("isel_tinygrad")
+    tables = tinygrad_tables(path, top, ref_ops, by_id, op_groups, not_instr)
     return {
+        **tables, "not_instructions": tuple(v for v in not_instr if v not in tables["earlier_only"]),
+        "earlier_not_instructions": tuple(v for v in not_instr if v in tables["earlier_only"]),
         "group_names": GROUP_NAMES, "group_docs": GROUP_DOCS,
         "groups": groups, "op_groups": op_groups, "form_sources": srcs, "form_dest": dest,
         "implicit": implicit, "fixed": fixed, "cpuid": cpuid, "op_cpuid": op_cpuid, "op_implicit": op_implicit,
-        "reference_ops": ref_ops, "not_instructions": not_instr, "commutative": sorted(commutative),
+        "reference_ops": ref_ops, "commutative": sorted(commutative),
         "isel_table": sorted(table.items()), "isel_errors": sorted(errors.items()),
+        "isel_tinygrad_table": sorted(tg_table.items()), "isel_tinygrad_errors": sorted(tg_errors.items()),
         "condition_codes": CONDITION_CODES, "dtype_bits": DTYPE_BITS,
     }

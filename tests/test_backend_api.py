@@ -79,13 +79,15 @@ def test_assembler_emit_form_and_rel32():
     a.jne(top, rel32=True)
     a.jne(top)
     a.emit_form(forms.JMP_REL32_64, top)
+    a.jmp(top, rel32=True)
     a.ret()
     code = a.assemble()
     want = iced(I.Instruction.create_reg_i32(I.Code.ADD_RM32_IMM32, I.Register.EAX, 1))
     want += iced(I.Instruction.create_branch(I.Code.JNE_REL32_64, 0), 6)
     want += iced(I.Instruction.create_branch(I.Code.JNE_REL8_64, 0), 12)
-    want += iced(I.Instruction.create_branch(I.Code.JMP_REL32_64, 0), 14) + b"\xc3"
+    want += iced(I.Instruction.create_branch(I.Code.JMP_REL32_64, 0), 14)
+    want += iced(I.Instruction.create_branch(I.Code.JMP_REL32_64, 0), 19) + b"\xc3"
     assert code == want
     text = a.listing()
-    assert "add eax, 0x1" in text and text.count("jne top") == 2 and "jmp top" in text
+    assert "add eax, 0x1" in text and text.count("jne top") == 2 and text.count("jmp top") == 2
     with pytest.raises(OperandError): a.emit_form("ADD_RM32_IMM32", eax, top)

@@ -16,7 +16,7 @@ import x86gen
 from x86gen import forms as F
 from x86gen import groups, isel
 from x86gen.isel import IselError, select
-from x86gen.reference import TINYGRAD_X86OPS
+from x86gen.reference import ALL_X86OPS as TINYGRAD_X86OPS  # the earlier change's names too (vmaxps, vbroadcastss, ...)
 
 SINTS, UINTS = ("int8", "int16", "int32", "int64"), ("uint8", "uint16", "uint32", "uint64")
 INTS = SINTS + UINTS

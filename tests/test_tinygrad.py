@@ -166,7 +166,8 @@ def child(mode: str, stats_dir: str) -> dict:
 
 def _run_child(tmp_path, mode: str, parallel: int) -> dict:
     path = str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")
-    env = {**os.environ, "DEV": "CPU:X86", "PARALLEL": str(parallel), "PYTHONPATH": path}
+    env = {**os.environ, "DEV": "CPU:X86", "PARALLEL": str(parallel), "PYTHONPATH": path,
+           "X86GEN_CACHE_DIR": str(tmp_path / "code-cache")}   # cold in this process; its workers load what it wrote
     env.pop("DEBUG", None)
     out = tmp_path / "summary.json"
     p = subprocess.run([sys.executable, __file__, mode, str(tmp_path / "stats"), str(out)], env=env, capture_output=True, text=True,
@@ -216,6 +217,53 @@ def test_tinygrad_compile_workers_and_assembler_layout(tmp_path):
     assert workers, "no kernel was rendered in a compile worker"
     assert st["instructions"] > 100 and st["jumps relaxed to rel8 (assembler=True)"] > 0
     assert {k[8:] for k in st if k.startswith("differ: ")} <= DOCUMENTED
+
+
+@needs_tinygrad
+def test_names_groups_and_layouts_are_tinygrads():
+    """x86gen.reference / x86gen.groups.TinygradGroupOp hold exactly tinygrad 0.14.0's names and X86GroupOp sets, and
+    each op's layout is the branch tinygrad's encoder takes for it (x86.py `encode`: WriteMem, then Rm1st, then Rm2nd)."""
+    from tinygrad.renderer.isa import x86 as tx
+
+    from x86gen import groups, reference
+    names = [o.name for o in tx.X86Ops]
+    assert [n for n in names if n not in reference.NOT_INSTRUCTIONS] == list(reference.TINYGRAD_X86OPS)
+    assert set(reference.NOT_INSTRUCTIONS) == {"DEFINE", "FRAME_INDEX", "LABEL", "LOOP_CMP"} <= set(names)
+    assert len(reference.EARLIER_CHANGE_ONLY) == 20 and not set(reference.EARLIER_CHANGE_ONLY) & set(names)
+    for name in ("TwoAddress", "ReadMem1st", "ReadMem2nd", "WriteMem", "ReadFlags", "WriteFlags", "Rm1st", "Rm2nd"):
+        assert set(getattr(groups.TinygradGroupOp, name)) == {o.name for o in getattr(tx.X86GroupOp, name)}, name
+        semantic = set(groups.X86GroupOp.__dict__[name]) & set(reference.TINYGRAD_X86OPS)
+        differ = {op for op in reference.TINYGRAD_X86OPS if (op in semantic) != (op in getattr(groups.TinygradGroupOp, name))}
+        assert differ == {k.split()[1] for k in groups.GROUP_DIFFERENCES if k.split()[0] == name}, name
+    G = tx.X86GroupOp
+    for o in tx.X86Ops:
+        if o.name in reference.NOT_INSTRUCTIONS: continue
+        want = ("store" if o in G.WriteMem else "rm-first" if o in G.Rm1st else "rm-second" if o in G.Rm2nd else None)
+        got = reference.TINYGRAD_LAYOUT[o.name]
+        assert (got.removesuffix("-digit") if want else got) == (want or got), (o.name, got, want)
+        if want is None: assert got in ("opcode-register", "jump", "ret"), o.name
+        # -digit: tinygrad's encodings entry passes a ModRM digit (reg=N), as x86gen's forms have no ModRM.reg operand
+        if o in tx.encodings and got != "jump" and o.name not in ("MOVABS", "RET"):
+            import inspect
+            src = inspect.getsource(tx.encodings[o]).split(f"X86Ops.{o.name}:")[1].split("X86Ops.")[0]
+            assert ("reg=" in src) == got.endswith("-digit"), (o.name, got, src)
+
+
+@needs_tinygrad
+def test_unknown_uop_is_an_encode_error():
+    """A uop the mapping cannot place raises x86gen.EncodeError naming it, not a bare KeyError/IndexError."""
+    from tinygrad.dtype import dtypes
+    from tinygrad.renderer.isa import x86 as tx
+    from tinygrad.uop import Ops
+    from tinygrad.uop.ops import UOp
+
+    import x86gen
+    from x86gen.integrations import tinygrad as xg
+    ren = xg.X86Renderer.__new__(xg.X86Renderer)
+    ren.options = {}
+    bad = UOp(Ops.INS, dtypes.int32, (), tx.X86Ops.ADD)   # two-address ADD with no sources and no register
+    with pytest.raises(x86gen.EncodeError, match="cannot encode X86Ops.ADD"):
+        ren.render([bad])
 
 
 if __name__ == "__main__":

@@ -28,8 +28,19 @@ Groups (form level; ``X86GroupOp.<name>`` holds the same at reference-op level):
 - ``Commutative``: symmetric in its first two sources, both register/memory operands (semantics from
   the ``commutative`` list of isa/tinygrad.yaml).
 
-``X86GroupOp`` mirrors tinygrad's class of the same name: a reference op (see `x86gen.reference`) is in
-a group when one of its forms is. Per form there are also ``DEST``, ``IMPLICIT`` (implicit registers with
+Two op-level versions, for two purposes:
+
+- ``X86GroupOp``: x86gen's **semantic** groups at the level of tinygrad's op names (0.14.0's and the earlier
+  change's, `x86gen.reference.ALL_X86OPS`): an op is in a group when one of its forms is, so these are true of the
+  hardware. It is *not* a mirror of tinygrad's class of that name.
+- ``TinygradGroupOp``: tinygrad 0.14.0's ``X86GroupOp`` sets **exactly** (isa/tinygrad.yaml ``tinygrad_groups``,
+  checked against the installed tinygrad by tests/test_tinygrad.py): what a drop-in replacement needs.
+
+They differ in 15 places, each with its reason in ``GROUP_DIFFERENCES`` (``"Group OP": why``): LEA is in
+tinygrad's ReadMem1st (lea reads no memory); tinygrad's Rm2nd (= ReadMem2nd) also holds two-address ops whose r/m
+source comes first once the tied destination is dropped (never used: its encoder tests Rm1st first); x86gen's
+Rm2nd holds VMOVSS/VMOVSD (the register copy form's copied register is the second source, after the vvvv merge
+register tinygrad leaves at xmm0). Per form there are also ``DEST``, ``IMPLICIT`` (implicit registers with
 roles), ``FIXED`` (explicit operands that must be one register, e.g. shl's cl) and ``CPUID`` (the
 iced-x86 CpuidFeature name); per reference op ``OP_CPUID`` and ``OP_IMPLICIT``.
 
@@ -38,10 +49,11 @@ This module is imported on first use (``x86gen.groups``), not by ``import x86gen
 from __future__ import annotations
 
 from ._gen import groups as _g
-from ._gen.reference import TINYGRAD_X86OPS
+from ._gen.reference import ALL_X86OPS, GROUP_DIFFERENCES, TINYGRAD_GROUPS, TINYGRAD_X86OPS
 
 __all__ = ["Group", "NAMES", "TwoAddress", "ReadMem1st", "ReadMem2nd", "ReadMem3rd", "WriteMem", "ReadFlags", "WriteFlags",
-           "Rm1st", "Rm2nd", "Commutative", "All", "X86GroupOp", "SOURCES", "DEST", "IMPLICIT", "FIXED", "CPUID",
+           "Rm1st", "Rm2nd", "Commutative", "All", "X86GroupOp", "TinygradGroupOp", "GROUP_DIFFERENCES",
+           "SOURCES", "DEST", "IMPLICIT", "FIXED", "CPUID",
            "OP_CPUID", "OP_IMPLICIT", "groups_of", "op_groups_of", "sources", "destination", "implicit", "fixed", "cpuid"]
 
 
@@ -84,8 +96,8 @@ All = Group("All", _g.CPUID, "All (forms): every form of isa/x86_64.yaml.")
 
 
 class X86GroupOp:
-    """The groups at the level of tinygrad's `X86Ops` names (tinygrad/renderer/isa/x86.py ``X86GroupOp``),
-    computed from the forms each name stands for (`x86gen.reference.TINYGRAD_X86OPS`)."""
+    """x86gen's semantic groups at the level of tinygrad's `X86Ops` names, computed from the forms each name stands
+    for (`x86gen.reference.ALL_X86OPS`); not tinygrad's sets (those are `TinygradGroupOp`; see ``GROUP_DIFFERENCES``)."""
 
     TwoAddress = _op_group("TwoAddress")
     ReadMem1st = _op_group("ReadMem1st")
@@ -97,7 +109,28 @@ class X86GroupOp:
     Rm1st = _op_group("Rm1st")
     Rm2nd = _op_group("Rm2nd")
     Commutative = _op_group("Commutative")
-    All = Group("All", TINYGRAD_X86OPS, "All (tinygrad X86Ops): every name that is an instruction.")
+    All = Group("All", ALL_X86OPS, "All (tinygrad X86Ops): every name that is an instruction, 0.14.0's and the earlier change's.")
+
+
+def _tinygrad(name: str) -> Group:
+    return Group(name, TINYGRAD_GROUPS[name], f"{name}: tinygrad 0.14.0's X86GroupOp.{name}, exactly (isa/tinygrad.yaml).")
+
+
+class TinygradGroupOp:
+    """tinygrad 0.14.0's ``X86GroupOp`` sets exactly, as op names (a drop-in for tinygrad/renderer/isa/x86.py's class)."""
+
+    TwoAddress = _tinygrad("TwoAddress")
+    ReadMem1st = _tinygrad("ReadMem1st")
+    ReadMem2nd = _tinygrad("ReadMem2nd")
+    WriteMem = _tinygrad("WriteMem")
+    ReadFlags = _tinygrad("ReadFlags")
+    WriteFlags = _tinygrad("WriteFlags")
+    Rm1st = _tinygrad("Rm1st")
+    Rm2nd = _tinygrad("Rm2nd")
+    All = Group("All", TINYGRAD_X86OPS, "All: every tinygrad 0.14.0 X86Ops name that is an instruction.")
+
+
+GROUP_DIFFERENCES: dict[str, str]   # "Group OP" -> why X86GroupOp and TinygradGroupOp disagree there
 
 
 SOURCES: dict[str, tuple[str, ...]] = _g.SOURCES
@@ -124,7 +157,7 @@ def groups_of(form_id: str) -> tuple[str, ...]:
 
 def op_groups_of(op: str) -> tuple[str, ...]:
     """The names of the groups a tinygrad X86Ops name is in; KeyError for a name that is no instruction."""
-    if op not in TINYGRAD_X86OPS: raise KeyError(f"{op!r} is no instruction of tinygrad's X86Ops")
+    if op not in ALL_X86OPS: raise KeyError(f"{op!r} is no instruction of tinygrad's X86Ops")
     return tuple(n for n in NAMES if op in getattr(X86GroupOp, n))
 
 

@@ -41,6 +41,19 @@ done in float32 first, …) and listing what the operation does have. `IselError
 `x86gen.EncodeError` (so ``except x86gen.EncodeError`` catches every x86gen failure) and a
 `LookupError` (it is a failed table lookup).
 
+``mode="tinygrad"`` gives tinygrad 0.14.0's own choices instead of x86gen's (isa/tinygrad.yaml ``isel_tinygrad``).
+Which choices mirror 0.14.0 and which deliberately differ: everything in the table is 0.14.0's selection
+(checked op by op in tests/test_isel.py) except
+
+- float ``<`` consumed as flags: x86gen compares b with a and tests ``above`` (exactly a < b, false for NaN);
+  0.14.0 compares a with b and tests CF (cmovb: true for NaN) or SF != OF (jl: never taken after ucomiss);
+- float -> uint32: x86gen converts to int64 (exact); 0.14.0 uses the signed 32-bit conversion;
+- packed unsigned ``<``: x86gen raises (AVX2 has no unsigned compare); 0.14.0 uses the signed vpcmpgt*;
+- scalar/small register copies (vmovss/vmovsd): x86gen merges from the source; 0.14.0 from xmm0;
+- vectors wider than 128 bits: x86gen uses ymm registers; 0.14.0 has xmm registers only;
+- selections 0.14.0 does not make: the earlier change's (vmax*/vmin*, vfmadd213*, vbroadcastss, vpbroadcast*,
+  vshufps/pd) and x86gen's extensions (vpminsd/vpmaxud, neg, mod, 256-bit moves) — an `IselError` in that mode.
+
 The table is generated from the ``isel`` section of isa/tinygrad.yaml; the facts come from tinygrad's
 x86 backend (tinygrad/renderer/isa/x86.py), corrected where it does not follow the hardware, and
 extended where AVX2 has an obvious instruction (MIN/MAX of int32/uint32, NEG, MOD, 256-bit moves).
@@ -50,10 +63,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ._gen.isel import CONDITION_CODES, DTYPE_BITS, TABLE, UNAVAILABLE
+from ._gen.isel import CONDITION_CODES, DTYPE_BITS, TABLE, TINYGRAD_TABLE, TINYGRAD_UNAVAILABLE, UNAVAILABLE
 from .errors import EncodeError
 
-__all__ = ["IselError", "Selection", "select", "available", "DTYPES", "CONDITION_CODES"]
+__all__ = ["IselError", "Selection", "select", "available", "DTYPES", "CONDITION_CODES", "MODES"]
+MODES = ("x86gen", "tinygrad")
 
 DTYPES: tuple[str, ...] = tuple(DTYPE_BITS)
 ALIASES = {"float": "float32", "half": "float16", "double": "float64", "char": "int8", "uchar": "uint8", "short": "int16",
@@ -138,8 +152,11 @@ def _summary(op: str) -> str:
 
 
 def select(op: str, dtype=None, width: int = 1, *, to=None, const: bool = False, flags: bool = False,
-           cc: str | None = None) -> Selection:
-    """The form implementing ``op`` on ``width`` lanes of ``dtype`` (see the module docstring)."""
+           cc: str | None = None, mode: str = "x86gen") -> Selection:
+    """The form implementing ``op`` on ``width`` lanes of ``dtype`` (see the module docstring); ``mode="tinygrad"``:
+    tinygrad 0.14.0's choice."""
+    if mode not in MODES: raise IselError(f"mode must be one of {', '.join(MODES)}, not {str(mode)[:20]!r}")
+    if mode == "tinygrad": return _tinygrad(op, dtype, width, to=to, const=const, flags=flags, cc=cc)
     op = op.upper()
     dt, width = _dtype(dtype, width)
     given = [v for v in (to is not None, const, flags, cc is not None) if v]
@@ -162,3 +179,27 @@ def select(op: str, dtype=None, width: int = 1, *, to=None, const: bool = False,
     what = f"{op} {dt or '-'} x{width}" + (f" {variant}" if variant else "")
     why = UNAVAILABLE.get(keys[0])
     raise IselError(f"no instruction selection for {what}" + (f": {why}" if why else "") + f". {_summary(op)}")
+
+
+def _tinygrad(op: str, dtype, width: int, **kw) -> Selection:
+    """`select` in mode="tinygrad" (see the module docstring)."""
+    from .reference import EARLIER_CHANGE_X86OPS, TINYGRAD_X86OPS
+    try: s = select(op, dtype, width, **kw)
+    except IselError as e:   # x86gen has none: is there a 0.14.0 choice (packed unsigned `<`)?
+        s, err = None, e
+    key = (op.upper(), *_dtype(dtype, width), "") if s is None else (s.op, s.dtype, s.width, s.variant)
+    hit = TINYGRAD_TABLE.get(key) if s is not None or not any(kw.values()) else None
+    if hit is not None: s = Selection(*key, *hit)
+    elif key in TINYGRAD_UNAVAILABLE or (key := (key[0], "", *key[2:])) in TINYGRAD_UNAVAILABLE:
+        raise IselError(f"no tinygrad 0.14.0 selection for {key}: {TINYGRAD_UNAVAILABLE[key]}")
+    elif s is None: raise err
+    if s.form is None: return s
+    f = s.get_form()
+    if not any(s.form in ids for ids in TINYGRAD_X86OPS.values()):
+        earlier = [n for n, ids in EARLIER_CHANGE_X86OPS.items() if s.form in ids]
+        why = (f"the earlier change's {earlier[0]}, which 0.14.0 does not have" if earlier else
+               "an x86gen extension: 0.14.0 has no X86Ops name with this form")
+        raise IselError(f"{s}: tinygrad 0.14.0 does not select {s.form} ({why})")
+    if any(o.reg in ("ymm", "zmm") or (o.mem or 0) > 128 for o in f.operands):
+        raise IselError(f"{s}: tinygrad 0.14.0 keeps vectors in xmm registers (128 bits; its x86.py XMM registers are 16 bytes)")
+    return s

@@ -7,10 +7,11 @@
 tinygrad keeps instruction selection, register allocation and its ``X86Ops`` uops; this module replaces
 only the last step, ``X86Renderer.render`` (uops -> machine code), whose per-op ``encodings`` table is
 never called. Each instruction's uop is mapped onto a form of `x86gen.reference.TINYGRAD_X86OPS` by the
-source layout tinygrad's own encoder uses (isa/tinygrad.yaml ``layout``; see `_roles`): the sources are
-put into the ModRM.reg / ModRM.rm / VEX.vvvv / immediate slots, and the form with those operand slots and
-kinds is chosen once per operand signature (`x86gen.select_form` with ``imm="widest"``: tinygrad always
-writes the widest immediate, ``81 /0 id``).
+source layout tinygrad's own encoder uses (`x86gen.reference.TINYGRAD_LAYOUT`, isa/tinygrad.yaml ``layouts``):
+the sources are put into the ModRM.reg / ModRM.rm / VEX.vvvv / immediate slots, and the form with those
+operand slots and kinds is chosen once per operand signature (`Form.accepts` the test, the widest immediate
+first, as `x86gen.select_form` with ``imm="widest"``: tinygrad always writes ``81 /0 id``). Each process
+builds the encoders once, from an on-disk code cache when it can (`prebuild`).
 
 Options (`install` keywords):
 
@@ -32,19 +33,24 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import hashlib
 import json
+import marshal
 import os
+import types
 
 from tinygrad.dtype import dtypes
-from tinygrad.renderer.isa import Register, greg
+from tinygrad.renderer.isa import Register
 from tinygrad.renderer.isa import x86 as tx
 from tinygrad.uop import Ops
 
+from .. import REGISTERS as _REGS
 from .. import Mem, get_form, gpr, vec
 from ..errors import EncodeError
-from ..reference import TINYGRAD_X86OPS
+from ..reference import TINYGRAD_LAYOUT, TINYGRAD_X86OPS
 
-__all__ = ["X86Renderer", "install", "uninstall", "installed", "stats", "reset_stats", "last_listing", "TINYGRAD_VERSION"]
+__all__ = ["X86Renderer", "install", "uninstall", "installed", "stats", "reset_stats", "last_listing", "prebuild", "encode_uop",
+           "TINYGRAD_VERSION"]
 TINYGRAD_VERSION = "0.14.0"
 X = tx.X86Ops
 _STATS: collections.Counter = collections.Counter()
@@ -55,12 +61,22 @@ _GPR = [{n: gpr(i, 8 * n) for n in (1, 2, 4, 8)} for i in range(16)]
 _VEC = [(vec(i, 128), vec(i, 256)) for i in range(16)]
 SLOT = {"reg": 0, "opc": 0, "rm": 1, "vvvv": 2, "imm": 3, "is4": 3, "fixed": 3}   # form operand loc -> role
 WRITE_MEM, RM_1ST, RM_2ND, OPC = 0, 1, 2, 3
-LAYOUT = {**{o: RM_2ND for o in tx.X86GroupOp.Rm2nd}, **{o: RM_1ST for o in tx.X86GroupOp.Rm1st},
-          **{o: WRITE_MEM for o in tx.X86GroupOp.WriteMem}, X.MOVABS: OPC}   # tinygrad's encode() tests them in this order
-HAS_REG = {o for o in LAYOUT if any(op.loc in ("reg", "opc") for i in TINYGRAD_X86OPS[o.name] for op in get_form(i).operands)}
-JUMPS = {o: get_form(f"{o.name}_REL32_64" if o is not X.JMP else "JMP_REL32_64").encode_rel(0)[0] for o in
-         (X.JE, X.JNE, X.JL, X.JB, X.JGE, X.JMP)}
+_KIND = {"store": WRITE_MEM, "store-digit": WRITE_MEM, "rm-first": RM_1ST, "rm-first-digit": RM_1ST, "rm-second": RM_2ND,
+         "opcode-register": OPC}
+LAYOUT = {X[op]: _KIND[lay] for op, lay in TINYGRAD_LAYOUT.items() if lay in _KIND}   # isa/tinygrad.yaml `layouts`
+HAS_REG = {X[op] for op, lay in TINYGRAD_LAYOUT.items() if lay in _KIND and not lay.endswith("-digit")}   # a ModRM.reg operand
+JUMPS: dict = {}   # jump op -> its rel32 form's bytes with a 0 placeholder, filled by `prebuild`
 SKIP = (X.DEFINE, X.LOOP_CMP)
+
+
+_PASS = frozenset((Ops.NOOP, Ops.AFTER))
+
+
+def greg(u):
+    """tinygrad's `greg` (tinygrad/renderer/isa/__init__.py): the register a uop was allocated, through NOOP/AFTER."""
+    while u.op in _PASS and u.src: u = u.src[0]
+    t = u.tag
+    return t[0] if t.__class__ is tuple else t
 
 
 def _reg(u, r: Register):
@@ -134,7 +150,8 @@ def _choose(a, roles: tuple):
             cost = sum(abs(ops[j].size - int(k[1:])) for j, k in resize if k[0] == "r")   # (kinds r8 … r64)
             for j, kind in resize: ops[j] = _as(ops[j], kind)
             if f.accepts(*ops) and (best is None or cost < best[0]):
-                best = (cost, (f, f.encode, order, resize, (ops[order.index(2)] if 2 in order and rs[2] is None else None), unsized))
+                best = (cost, (f.id, _encoder(f.id), order, resize, (ops[order.index(2)] if 2 in order and rs[2] is None else None),
+                               unsized))
         if best: return best[1]
     raise EncodeError(f"x86gen.integrations.tinygrad: no form of {a.name} ({', '.join(TINYGRAD_X86OPS[a.name])}) takes "
                       f"reg/rm/vvvv/imm = {', '.join(str(x) for x in roles)}")
@@ -144,11 +161,18 @@ _PLANS: dict[tuple, tuple] = {}
 
 
 def encode_uop(u, wide: bool = False) -> tuple:
-    """(form, its encoder, operands) for one instruction uop; ``wide``: displacements tinygrad writes as disp32 stay disp32."""
+    """(form id, its encoder, operands) for one instruction uop; ``wide``: displacements tinygrad writes as disp32 stay disp32."""
+    if not _CACHE["loaded"]: prebuild()
     r = _roles(u, wide)
-    key = (u.arg, _sig(r[0]), _sig(r[1]), _sig(r[2]), _sig(r[3]))
-    p = _PLANS.get(key)
-    if p is None: p = _PLANS[key] = _choose(u.arg, r)
+    a, b, c, d = r
+    p = _PLANS.get((u.arg, None if a is None else "i" if a.__class__ is int else a.sig,
+                    None if b is None else "i" if b.__class__ is int else b.sig,
+                    None if c is None else "i" if c.__class__ is int else c.sig,
+                    None if d is None else "i" if d.__class__ is int else d.sig))   # = _sig of each, inline
+    if p is None:
+        key = (u.arg, _sig(a), _sig(b), _sig(c), _sig(d))
+        p = _PLANS[key] = _choose(u.arg, r)
+        _CACHE["dirty"] = True
     f, enc, order, resize, merge, unsized = p
     ops = [r[k] if k != 2 or merge is None else merge for k in order]
     if unsized: ops = [x.with_size(0) if x.__class__ is Mem else x for x in ops]
@@ -161,7 +185,7 @@ def _reason(u, ours: bytes, theirs: bytes) -> str:
     def no_rex(b: bytes) -> set:
         return {b[:i] + b[i + 1:] for i in range(min(len(b), 3)) if b[i] == 0x40}
     if ours in no_rex(theirs): return "redundant REX 0x40"
-    f, enc, ops = encode_uop(u, wide=True)
+    _f, enc, ops = encode_uop(u, wide=True)
     wide = enc(*ops)
     if wide == theirs: return "disp32 where disp8 fits"
     if wide in no_rex(theirs): return "redundant REX 0x40 + disp32 where disp8 fits"
@@ -176,6 +200,7 @@ class X86Renderer(tx.X86Renderer):
     def __reduce__(self): return (_make, (self.target, self.options))   # compile workers get this class and the options
 
     def render(self, uops) -> str:
+        if not _CACHE["loaded"]: prebuild()
         o, st = self.options, _STATS
         compare, asm = o.get("compare", False), (o.get("assembler") and _assembler())
         ref = tx.encodings if compare else None
@@ -194,8 +219,12 @@ class X86Renderer(tx.X86Renderer):
                 b = JUMPS[a]
             elif a is X.RET: b = b"\xc3"; asm.emit_form("RETNQ") if asm else binary.extend(b)
             else:
-                f, enc, ops = encode_uop(u)
-                b = enc(*ops)
+                try:
+                    f, enc, ops = encode_uop(u)
+                    b = enc(*ops)
+                except (KeyError, IndexError, AttributeError, TypeError) as e:   # a uop this mapping does not know
+                    raise EncodeError(f"x86gen.integrations.tinygrad: cannot encode {a} (dtype {u.dtype}, srcs "
+                                      f"{[x.op.name for x in u.src][:8]}): {type(e).__name__}: {str(e)[:200]}") from e
                 if asm: asm.emit_form(f, *ops)
                 else: binary += b
             if compare:
@@ -209,6 +238,7 @@ class X86Renderer(tx.X86Renderer):
         for tag, end in jumps: binary[end - 4:end] = (targets[tag] - end).to_bytes(4, "little", signed=True)
         st["kernels"] += 1
         if o.get("stats_dir"): _write_stats(o["stats_dir"])
+        if _CACHE["dirty"]: _save_cache()
         return binary.hex()
 
 
@@ -221,6 +251,73 @@ def _make(target, options):
     r = X86Renderer(target)
     r.options = options
     return r
+
+
+# ---- start-up: the encoders of tinygrad's forms and the chosen plans from an on-disk code cache ----------------
+# Building the encoders of the 354 forms tinygrad uses means compiling 354 generated functions (about 0.5 ms each);
+# compile workers are replaced every 16 kernels, so each would pay it again. Like Python's own .pyc files, the
+# compiled code (and the form chosen per operand signature) is kept in a marshal file, keyed by x86gen's version,
+# the generated table's hash and the sources that write and run the code (this file, _specialize, memory, registers,
+# forms); in $X86GEN_CACHE_DIR, else $XDG_CACHE_HOME/x86gen or ~/.cache/x86gen (X86GEN_CACHE_DIR="" turns it off).
+# A missing, stale, unreadable or unwritable cache only costs time.
+_ENC: dict[str, object] = {}
+_CACHE = {"loaded": False, "dirty": False}
+
+
+def _encoder(fid: str):
+    e = _ENC.get(fid)
+    if e is None:
+        e = _ENC[fid] = get_form(fid).encode
+        _CACHE["dirty"] = True
+    return e
+
+
+def _cache_path() -> str | None:
+    d = os.environ.get("X86GEN_CACHE_DIR")
+    if d is None: d = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "x86gen")
+    if not d: return None
+    from .. import __file__ as package_file
+    from .. import __version__
+    with open(os.path.join(os.path.dirname(package_file), "_gen", "forms.py"), encoding="utf-8") as fh: head = fh.readline()   # its hash
+    pkg = os.path.dirname(package_file)   # the code depends on the table, the encoder writer and the operand classes
+    stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in ("_specialize.py", "memory.py", "registers.py", "forms.py")))]
+    key = f"{__version__} {head} {[(st.st_size, st.st_mtime_ns) for st in stats]} {TINYGRAD_VERSION}"
+    key = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return os.path.join(d, f"tinygrad-{key}.marshal")
+
+
+def prebuild() -> int:
+    """Make the encoders of every form tinygrad uses (`x86gen.reference.TINYGRAD_X86OPS`) ready, from the code cache
+    when it is there (else compiled, and the cache written); returns how many. Called once per process, on first use."""
+    _CACHE["loaded"] = True
+    path = _cache_path()
+    try:
+        with open(path, "rb") as fh: codes, plans, jumps = marshal.loads(fh.read())   # (marshal.load(fh) is 10x slower)
+        from .._specialize import GLOBALS
+        for fid, (code, defaults) in codes.items(): _ENC.setdefault(fid, types.FunctionType(code, GLOBALS, "enc", defaults))
+        for (name, *sig), (fid, order, resize, merge, unsized) in plans.items():
+            _PLANS.setdefault((X[name], *sig), (fid, _ENC[fid], order, resize, merge and _REGS[merge], unsized))
+        JUMPS.update((X[n], b) for n, b in jumps.items())
+    except (OSError, ValueError, EOFError, TypeError, KeyError):
+        JUMPS.update((o, get_form(f"{o.name}_REL32_64").encode_rel(0)[0]) for o in (X.JE, X.JNE, X.JL, X.JB, X.JGE, X.JMP))
+        for ids in TINYGRAD_X86OPS.values():
+            for fid in ids: _encoder(fid)
+        _save_cache()
+    return len(_ENC)
+
+
+def _save_cache() -> None:
+    _CACHE["dirty"] = False
+    path = _cache_path()
+    if path is None: return
+    codes = {fid: (e.__code__, e.__defaults__) for fid, e in _ENC.items()}
+    plans = {(k[0].name, *k[1:]): (p[0], p[2], p[3], p[4] and p[4].name, p[5]) for k, p in _PLANS.items()}
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh: marshal.dump((codes, plans, {o.name: b for o, b in JUMPS.items()}), fh)
+        os.replace(tmp, path)
+    except OSError: pass
 
 
 # ---- install / uninstall ------------------------------------------------------------------------------------

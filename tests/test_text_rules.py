@@ -190,3 +190,66 @@ def test_malformed_escapes_are_syntax_errors(body):
     """GNU as reads these silently as something else (\\x: 0, \\777: 0xff, \\u: u); llvm-mc refuses them."""
     with pytest.raises(AsmSyntaxError, match="line 1"):
         x86gen.assemble(f'.ascii "{body}"')
+
+
+# ---- data directives ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("src", [".long 1.5", ".quad 1e2", ".int 1.0", ".byte 1.5", ".short 1e1", "db 1.5", "dw 1.5",
+                                 "nop\n.long 1.5"])
+def test_float_in_integer_directive_is_an_error(src):
+    """GNU as: `junk at end of line`; llvm-mc: `out of range literal value`. x86gen stored float bits."""
+    with pytest.raises(AsmSyntaxError, match="floating-point number in an integer directive"):
+        x86gen.assemble(src)
+
+
+def test_nasm_dd_dq_floats_are_float32_float64():
+    """NASM's `dd 1.5` is float32 1.5 (as `Assembler.dd(1.5)` and its listing `dd 1.5`); range-checked like .float."""
+    assert x86gen.assemble("dd 1.5, 2") == x86gen.assemble(".float 1.5\n.long 2")
+    assert x86gen.assemble("dq 1.5") == x86gen.assemble(".double 1.5")
+    with pytest.raises(AsmSyntaxError, match="out of the range"):
+        x86gen.assemble("dd 1e39")
+
+
+@pytest.mark.parametrize("src", [".float 1e39", "dd 1e39", "dq 1e309", ".double 1e309", ".float 1e-50", ".double 1e-400",
+                                 ".float 0x10", ".float 1_0.5", ".float １"])
+def test_float_out_of_range_or_malformed_is_an_error(src):
+    """GNU as: `cannot create floating-point number` (x86gen: OverflowError, or inf / 0 stored)."""
+    with pytest.raises(AsmSyntaxError):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    (".float 1.5", "0000c03f"),                             # GNU as 2.40
+    (".double 1.5, 2", "000000000000f83f0000000000000040"), # GNU as 2.40
+    (".float nan", "ffffff7f"),                             # GNU as 2.40 (and llvm-mc: 2147483647)
+    (".float -nan", "ffffffff"),                            # GNU as 2.40
+    (".double nan", "ffffffffffffff7f"),                    # GNU as 2.40
+    (".float -inf", "000080ff"),                            # GNU as 2.40
+    (".float 1e-40", "c2160100"),                           # GNU as 2.40: a denormal
+])
+def test_float_directives_as_gnu_as(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+def test_integer_directive_range_error_is_short():
+    with pytest.raises(x86gen.ImmediateRangeError) as ei:
+        x86gen.assemble(".long 0x" + "f" * 100_000)
+    assert len(str(ei.value)) < 1000
+
+
+# ---- alignment and fill arguments ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("src", [".p2align -1", ".balign -8", ".align -4", ".p2align 1.5", ".p2align 64", ".zero -1",
+                                 ".skip 1.5", ".zero 2, 300", ".p2align " + "1" * 5000, ".zero 10000000000"])
+def test_negative_or_non_integer_directive_arguments_are_syntax_errors(src):
+    """GNU as: `.p2align -1` is `alignment too large: 63 assumed`, then out of memory; x86gen: ValueError."""
+    with pytest.raises(AsmSyntaxError):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("nop\n.p2align 3\nret", "90" + "0f1f8000000000" + "c3"),  # GNU as 2.40
+    (".skip 2, 0x41", "4141"),                              # GNU as 2.40
+])
+def test_directive_arguments_pass_through(src, expect, tmp_path):
+    check(src, expect, tmp_path)

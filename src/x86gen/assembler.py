@@ -643,6 +643,8 @@ for _alias, _canon in MNEMONIC_ALIASES.items():
 _LABEL_DEF = re.compile(r"\s*([A-Za-z_.$][\w.$@]*|[0-9]+)\s*:(?!:)", re.ASCII)
 _IDENT = re.compile(r"[A-Za-z_.$][\w.$@]*$", re.ASCII)
 _LOCAL_REF = re.compile(r"([0-9]+)([bf])$")
+_FLOAT = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|inf(?:inity)?|nan)", re.ASCII | re.I)
+_MAX_FILL = 1 << 30   # bytes one .zero/.skip may ask for (refused before they are allocated)
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _CHAR_CONST = re.compile(r"'(\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])'?")   # 'a', '\n', GNU's unclosed 'a'
 _ANNOT = re.compile(r"\s*<[^<>]*>\s*$")           # objdump's `<func+0x10>` after a branch target
@@ -689,6 +691,26 @@ def _split_args(s: str) -> list[str]:
 def _unquote(s: str) -> bytes:
     """The bytes of a quoted string ``"…"`` (or ``'…'`` in db), UTF-8 with GNU as's escapes."""
     return unescape(s[1:-1], s)
+
+
+def _float_value(s: str, size: int, d: str):
+    """A ``.float``/``.double`` value: a float, or for a NaN its bits as GNU as and llvm-mc store them
+    (every mantissa bit set: ``.float nan`` is 0x7fffffff, where Python's struct gives 0x7fc00000).
+    Numbers beyond the format's range or nonzero ones that round to zero are refused (GNU as:
+    "cannot create floating-point number")."""
+    t = s.strip()
+    if not _FLOAT.fullmatch(t): raise AsmSyntaxError(f"{d} expects floating-point numbers, got {clip(t)}")
+    v = float(t)
+    if v != v:
+        bits = (1 << (8 * size - 1)) - 1
+        return bits | (1 << (8 * size - 1)) if t[0] == "-" else bits
+    fmt = "<f" if size == 4 else "<d"
+    try: back = struct.unpack(fmt, struct.pack(fmt, v))[0]
+    except OverflowError: back = math.inf
+    underflow = back == 0 and any(c in "123456789" for c in t.lower().partition("e")[0])   # 1e-400 is 0.0 already
+    if (math.isinf(back) and "inf" not in t.lower()) or underflow:
+        raise AsmSyntaxError(f"{d} {clip(t)}: out of the range of a {8 * size}-bit float")
+    return v
 
 
 class _Parser:
@@ -797,13 +819,11 @@ class _Parser:
         a = self.a
         if d in _DATA_DIRECTIVES:
             size = _DATA_DIRECTIVES[d]
-            vals = [self.data_value(x, size) for x in _split_args(rest)] if rest else []
+            vals = [self.data_value(x, size, d) for x in _split_args(rest)] if rest else []
             return a._data(size, tuple(vals))
         if d in _FLOAT_DIRECTIVES:
             size = _FLOAT_DIRECTIVES[d]
-            try: vals = tuple(float(x) for x in _split_args(rest))
-            except ValueError: raise AsmSyntaxError(f"{d} expects floating-point numbers") from None
-            return a._data(size, vals)
+            return a._data(size, tuple(_float_value(x, size, d) for x in _split_args(rest)))
         if d in (".ascii", ".asciz", ".string"):
             out = b""
             for x in _split_args(rest):
@@ -814,14 +834,19 @@ class _Parser:
             return a._data(1, (out,))
         if d in (".zero", ".skip", ".space"):
             args = _split_args(rest)
-            n = self.int_arg(args[0], d)
+            if len(args) > 2: raise AsmSyntaxError(f"{d} takes a size and a fill byte")
+            n = self.count_arg(args[0], d, "a size")
+            if n > _MAX_FILL: raise AsmSyntaxError(f"{d} {clip(args[0])}: more than {_MAX_FILL} bytes")
             fill = self.int_arg(args[1], d) if len(args) > 1 else 0
+            if not -0x80 <= fill <= 0xFF: raise AsmSyntaxError(f"{d}: the fill value {clip(args[1])} does not fit in a byte")
             return a._data(1, (bytes((fill & 0xFF,)) * n,))
         if d in (".align", ".balign", ".p2align", "align"):
             args = _split_args(rest) if rest else []
             if not args or not args[0]: raise AsmSyntaxError(f"{d} expects an alignment")
-            n = self.int_arg(args[0], d)
-            if d == ".p2align": n = 1 << n
+            n = self.count_arg(args[0], d, "an alignment")
+            if d == ".p2align":
+                if n > 63: raise AsmSyntaxError(f".p2align {clip(args[0])}: at most 63 (2**63 bytes)")
+                n = 1 << n
             fill = self.int_arg(args[1], d) if len(args) > 1 and args[1] else self.section_fill
             mx = self.int_arg(args[2], d) if len(args) > 2 and args[2] else None
             return a.align(n, fill, mx)
@@ -842,18 +867,31 @@ class _Parser:
 
     def int_arg(self, s: str, d: str) -> int:
         try: return parse_int(s)
-        except ValueError: raise AsmSyntaxError(f"{d}: expected a number, got {s.strip()!r}") from None
+        except ValueError: raise AsmSyntaxError(f"{d}: expected a number, got {clip(s.strip())}") from None
 
-    def data_value(self, s: str, size: int):
+    def count_arg(self, s: str, d: str, what: str) -> int:
+        """A directive's size or alignment: an integer ≥ 0 (GNU as: `.p2align -1` is 2**63, `.zero -1` nothing)."""
+        n = self.int_arg(s, d)
+        if n < 0: raise AsmSyntaxError(f"{d}: {what} cannot be negative, got {clip(s.strip())}")
+        return n
+
+    def data_value(self, s: str, size: int, d: str):
         if not s: raise AsmSyntaxError("empty value in data directive")
         if s[0] == "'" and _CHAR_CONST.fullmatch(s): return char_value(s, s)   # .long 'a' is 97 (GNU as)
         if s[0] in "\"'":
             if size != 1 or len(s) < 2 or s[-1] != s[0]: raise AsmSyntaxError(f"bad string {clip(s)} (strings go in db/.ascii)")
             return _unquote(s)
-        try: return parse_int(s)
+        try: v = parse_int(s)
         except ValueError: pass
-        if size in (4, 8) and re.fullmatch(r"[+-]?(\d+\.\d*|\.\d+|\d+)(e[+-]?\d+)?|[+-]?(inf|nan)", s, re.I):
-            return float(s)
+        else:
+            if not -(1 << (8 * size - 1)) <= v < 1 << (8 * size):
+                raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits")
+            return v
+        if _FLOAT.fullmatch(s):
+            # NASM's dd/dq take floats (`dd 1.5` is float32 1.5; the Assembler's listing prints them so);
+            # GNU as and llvm-mc refuse `.long 1.5`: storing float bits there would be a guess.
+            if d in ("dd", "dq"): return _float_value(s, size, d)
+            raise AsmSyntaxError(f"{clip(s)} is a floating-point number in an integer directive (floats go in .float/.double)")
         return self.expr(s)
 
     def expr(self, s: str):

@@ -49,7 +49,8 @@ def parse_int(s: str) -> int:
                else " (no digit separators)" if "_" in t and t[:1].isdigit() else "")
         raise AsmSyntaxError(f"not a number: {clip(s.strip())}{why}")
     sign, x, b, o, d, h = m.groups()
-    v = int(x, 16) if x else int(b, 2) if b else int(o, 8) if o else int(d) if d else int(h, 16)
+    try: v = int(x, 16) if x else int(b, 2) if b else int(o, 8) if o else int(d) if d else int(h, 16)
+    except ValueError: raise AsmSyntaxError(f"number too long: {clip(s.strip())}") from None   # > 4300 decimal digits
     return -v if sign == "-" else v
 
 
@@ -283,7 +284,7 @@ def strip_block_comments(text: str) -> str:
         tok = m.group()
         if tok == "/*":
             raise AsmSyntaxError(f"line {text.count(chr(10), 0, m.start()) + 1}: unterminated /* comment")
-        return " " + "\n" * tok.count("\n") if tok.startswith("/*") else tok
+        return " " + "\n" * (len(tok.splitlines()) - 1) if tok.startswith("/*") else tok   # as splitlines counts lines
     return _LEX.sub(repl, text)
 
 

@@ -253,3 +253,37 @@ def test_negative_or_non_integer_directive_arguments_are_syntax_errors(src):
 ])
 def test_directive_arguments_pass_through(src, expect, tmp_path):
     check(src, expect, tmp_path)
+
+
+# ---- the command line and long lines ---------------------------------------------------------------
+
+def test_cli_non_utf8_file_is_a_clean_error(tmp_path, capsys):
+    from x86gen.__main__ import main
+    prog = tmp_path / "latin1.s"
+    prog.write_bytes(b"nop\nmov al, 1 # caf\xe9\n")
+    assert main(["asm", "-f", str(prog)]) == 1
+    err = capsys.readouterr().err
+    assert "line 2: not UTF-8" in err and "Traceback" not in err
+
+
+def test_cli_non_utf8_stdin_is_a_clean_error():
+    import os
+    import sys
+    from pathlib import Path
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "src")}
+    r = subprocess.run([sys.executable, "-m", "x86gen", "asm", "-f", "-"], input=b"nop\n\xff\n", capture_output=True, env=env,
+                       timeout=120)
+    assert r.returncode == 1 and b"not UTF-8" in r.stderr and b"Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("src", [
+    "mov eax, [rax+" + "x" * 1_000_000,                  # one line (text's parser)
+    "nop\nmov eax, [rax " + "1" * 1_000_000 + "]",       # a program
+    "nop\n.ascii " + "x" * 1_000_000,
+    "nop\nmov eax, " + "9" * 1_000_000,
+    "nop\n" + "frob " * 200_000,
+])
+def test_error_messages_truncate_long_lines(src):
+    with pytest.raises(EncodeError) as ei:
+        x86gen.assemble(src)
+    assert len(str(ei.value)) < 2000

@@ -735,7 +735,7 @@ class _Parser:
         else:
             lab = a._named.get(name)
             if lab is not None and lab.bound:
-                raise AsmSyntaxError(f"label {name!r} is already defined")
+                raise AsmSyntaxError(f"label {clip(name)} is already defined")
             a.bind(a.get_label(name))
 
     def _n(self) -> int:
@@ -748,7 +748,7 @@ class _Parser:
             n, d = m.groups()
             if d == "b":
                 lab = self.local_back.get(n)
-                if lab is None: raise AsmSyntaxError(f"{name!r}: no label {n}: before this line")
+                if lab is None: raise AsmSyntaxError(f"{clip(name)}: no label {n}: before this line")
                 return lab
             lab = self.local_fwd.get(n)
             if lab is None:
@@ -862,7 +862,7 @@ class _Parser:
             return
         if d in _IGNORED_DIRECTIVES or d.startswith(".cfi_"): return
         if d in (".set", ".equ", ".equiv"): raise AsmSyntaxError(f"{d} (symbol definitions) is not supported")
-        raise AsmSyntaxError(f"unknown directive {d!r} (expected an instruction, a label, or one of .byte .short .long .quad "
+        raise AsmSyntaxError(f"unknown directive {clip(d)} (expected an instruction, a label, or one of .byte .short .long .quad "
                              ".float .double .ascii .asciz .zero .align .p2align .balign .text .data .section .globl .type .size)")
 
     def int_arg(self, s: str, d: str) -> int:
@@ -904,7 +904,7 @@ class _Parser:
                 continue
             except ValueError: pass
             if not (_IDENT.match(term) or _LOCAL_REF.match(term)):
-                raise AsmSyntaxError(f"cannot parse {s!r} (expected a number, a label or label±number)")
+                raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a label or label±number)")
             (minus if sign == "-" else plus).append(self.ref(term))
         if not plus and not minus: return addend
         if len(plus) == 1 and not minus and not addend: return plus[0]
@@ -912,7 +912,7 @@ class _Parser:
 
     def instruction(self, mn: str, rest: str) -> str | None:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
-        if mn in _PREFIXES: raise AsmSyntaxError(f"instruction prefix {mn!r} is not supported")
+        if mn in _PREFIXES: raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
         canon = MNEMONIC_ALIASES.get(mn, mn) if mn not in MNEMONICS else mn
         branch = canon in BRANCH_MNEMONICS
         self.target = None
@@ -948,7 +948,7 @@ class _Parser:
             pass
         if branch:
             if _IDENT.match(t) or _LOCAL_REF.match(t): return self.ref(t)
-            raise AsmSyntaxError(f"bad branch target {t!r} (expected a label, an address or a register/memory operand)")
+            raise AsmSyntaxError(f"bad branch target {clip(t)} (expected a label, an address or a register/memory operand)")
         if "[" in t or _IDENT.match(t.split()[-1] if t.split() else ""):
             return self.label_mem(t)
         if "0" <= t[:1] <= "9": parse_int(t)          # a number or its error
@@ -970,25 +970,25 @@ class _Parser:
         elif _IDENT.match(low):
             outside, inner = low, ""       # `qword ptr label`: RIP-relative, as GNU as reads it in 64-bit code
         else:
-            raise AsmSyntaxError(f"cannot parse memory operand {t!r}")
+            raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
         terms = signed_terms(outside + ("+" if outside and inner else "") + inner, t)
         sym, rest = None, []
         for sign, term in terms:
             if term.lower() in _REGS or "*" in term or _INT.fullmatch(term):
                 rest.append(sign + term.lower())
             elif _IDENT.match(term) or _LOCAL_REF.match(term):
-                if sym is not None: raise AsmSyntaxError(f"two labels in memory operand {t!r}")
-                if sign == "-": raise AsmSyntaxError(f"a label cannot be subtracted in memory operand {t!r}")
+                if sym is not None: raise AsmSyntaxError(f"two labels in memory operand {clip(t)}")
+                if sign == "-": raise AsmSyntaxError(f"a label cannot be subtracted in memory operand {clip(t)}")
                 sym = term
             else:
-                raise AsmSyntaxError(f"unknown symbol {term!r} in {t!r}")
-        if sym is None: raise AsmSyntaxError(f"cannot parse memory operand {t!r}")
+                raise AsmSyntaxError(f"unknown symbol {clip(term)} in {clip(t)}")
+        if sym is None: raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
         inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "rip"
         base = parse_operand(f"{size_txt}[{inner_txt}]")
         if base.base is None and base.index is None:
             base = Mem(_RIP, None, 1, base.disp, base.size)
         if base.base is not _RIP or base.index is not None:
-            raise AsmSyntaxError(f"a label in a memory operand must be RIP-relative ([rip+{sym}]), got {t!r}")
+            raise AsmSyntaxError(f"a label in a memory operand must be RIP-relative ([rip+{sym}]), got {clip(t)}")
         return Mem(_RIP, None, 1, base.disp, base.size, label=self.ref(sym))
 
 

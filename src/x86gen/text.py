@@ -62,32 +62,32 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
     scale, disp = 1, 0
     pos = 0
     inner = _STAR.sub("*", inner.strip())   # `rbx * 2` as `rbx*2`
-    if not inner: raise AsmSyntaxError(f"empty memory operand {text!r}")
+    if not inner: raise AsmSyntaxError(f"empty memory operand {clip(text)}")
     while pos < len(inner):
         m = _TERM.match(inner, pos)
-        if not m or m.end() == pos: raise AsmSyntaxError(f"cannot parse memory operand {text!r}")
+        if not m or m.end() == pos: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}")
         sign, term = m.group(1), m.group(2)
-        if not sign and pos: raise AsmSyntaxError(f"missing + or - before {term!r} in {clip(text)}")
+        if not sign and pos: raise AsmSyntaxError(f"missing + or - before {clip(term)} in {clip(text)}")
         pos = m.end()
         if "*" in term:
             a, _, b = term.partition("*")
             r, n = (a, b) if a in _REGS else (b, a)
-            if r not in _REGS or sign == "-": raise AsmSyntaxError(f"bad index term {term!r} in {text!r}")
-            if index is not None: raise AsmSyntaxError(f"two index registers in {text!r}")
+            if r not in _REGS or sign == "-": raise AsmSyntaxError(f"bad index term {clip(term)} in {clip(text)}")
+            if index is not None: raise AsmSyntaxError(f"two index registers in {clip(text)}")
             try: index, scale = _REGS[r], parse_int(n)
-            except ValueError: raise AsmSyntaxError(f"bad scale {n!r} in {text!r}") from None
+            except ValueError: raise AsmSyntaxError(f"bad scale {clip(n)} in {clip(text)}") from None
         elif term in _REGS:
-            if sign == "-": raise AsmSyntaxError(f"a register cannot be subtracted in {text!r}")
+            if sign == "-": raise AsmSyntaxError(f"a register cannot be subtracted in {clip(text)}")
             if base is None: base = _REGS[term]
             elif index is None: index = _REGS[term]
-            else: raise AsmSyntaxError(f"too many registers in {text!r}")
+            else: raise AsmSyntaxError(f"too many registers in {clip(text)}")
         else:
             try: v = parse_int(term)
             except AsmSyntaxError:
                 if "0" <= term[:1] <= "9": raise            # a malformed number: say so
                 raise AsmSyntaxError(f"unknown symbol {clip(term)} in {clip(text)}") from None
             disp += -v if sign == "-" else v
-    if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {text!r}")
+    if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {clip(text)}")
     if base is None and index is None: disp = _abs_disp(disp)
     elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
     return Mem(base, index, scale, disp, size)
@@ -138,11 +138,11 @@ def parse_operand(text: str):
         seg = t.startswith("ds:")
         if seg: t = t[3:].strip()
         if t.startswith("["):
-            if not t.endswith("]"): raise AsmSyntaxError(f"missing ']' in {text!r}")
+            if not t.endswith("]"): raise AsmSyntaxError(f"missing ']' in {clip(text)}")
             v = _parse_address(t[1:-1], size, text)
         elif size or seg:   # objdump's `dword ptr ds:0x10`, and unsized `lea ax, ds:0x0`
             try: v = Mem(None, None, 1, _abs_disp(parse_int(t)), size)
-            except ValueError: raise AsmSyntaxError(f"cannot parse memory operand {text!r}") from None
+            except ValueError: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}") from None
         else:
             try: v = parse_int(t)
             except AsmSyntaxError:
@@ -161,7 +161,7 @@ def split_line(line: str) -> tuple[str, list[str]]:
     if sp < 0: return line, []
     mn, rest = line[:sp], line[sp + 1:]
     if mn in _PREFIXES:
-        raise AsmSyntaxError(f"instruction prefix {mn!r} is not supported")
+        raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
     return mn, rest.split(",")
 
 
@@ -327,12 +327,12 @@ def assemble(text: str, ip: int = 0) -> bytes:
         if "\n" in text or ":" in text or "." in text: return _assemble_program(text, ip)
         try: hit = parse_text_line(text)
         except AsmSyntaxError: return _assemble_program(text, ip)   # a label, `jmp short 0x10`, … : the program parser
-        except EncodeError as ex: raise type(ex)(f"{text.strip()!r}: {ex}") from None
+        except EncodeError as ex: raise type(ex)(f"{clip(text.strip())}: {ex}") from None
     if not hit[0]: return b""
     try: return _encode(hit[0], *hit[1], ip=ip)
     except EncodeError as ex:
         if hit[0].startswith("vcmp") and "unknown mnemonic" in str(ex): return _assemble_program(text, ip)   # vcmpltps …
-        raise type(ex)(f"{text.strip()!r}: {ex}") from None
+        raise type(ex)(f"{clip(text.strip())}: {ex}") from None
 
 
 def _assemble_program(text: str, ip: int) -> bytes:

@@ -178,17 +178,18 @@ def form_info(form) -> dict:
 
 
 def _resolve(name: str) -> tuple[str, list]:
-    from .encoder import MNEMONIC_ALIASES
+    from .encoder import canonical
     from .forms import forms_of, get_form
-    if name.isupper() or "_" in name:
+    form_id = name.isupper() or "_" in name        # ADD_RM32_R32, vex_vaddps_…: a form id first
+    if form_id:
         try: return name, [get_form(name.upper())]
-        except EncodeError: pass
+        except EncodeError as ex: form_error = ex
     mn = name.lower()
-    canon = MNEMONIC_ALIASES.get(mn, mn)
+    canon = canonical(mn)                          # cqto → cqo; cltq stays cltq while the table has no cdqe
     try: return canon, forms_of(canon)
     except EncodeError:
-        if canon != mn: raise
-        return mn, forms_of(mn)
+        if "_" in name: raise form_error from None  # "no form with id 'VEX_NOPE'", not "unknown mnemonic"
+        raise
 
 
 def cmd_info(args) -> int:

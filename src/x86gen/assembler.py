@@ -50,11 +50,13 @@ from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandErr
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS
 from .text import (
+    _FAR_MNEMONICS,
     _INT,
     _OPERANDS,
     _PREFIXES,
     _REGS,
     _SIZE_PREFIX,
+    UNSUPPORTED_REGISTERS,
     char_value,
     clip,
     format_operand,
@@ -66,6 +68,7 @@ from .text import (
     split_statements,
     strip_block_comments,
     unescape,
+    unknown_word,
 )
 
 __all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
@@ -649,7 +652,12 @@ _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _CHAR_CONST = re.compile(r"'(\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])'?")   # 'a', '\n', GNU's unclosed 'a'
 _ANNOT = re.compile(r"\s*<[^<>]*>\s*$")           # objdump's `<func+0x10>` after a branch target
 _SYM_BRACKET = re.compile(r"^(.*?)\[(.*)\]$")
-_BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?|far)\s+", re.I)
+_BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?)\s+", re.I)
+# Far branches (to a segment:offset, SDM Vol.2 JMP/CALL "far"): x86gen has no forms for them, and
+# dropping `far` would give a near branch (`jmp far 0x10` was `eb 0e`). GNU as and llvm-mc refuse
+# `jmp far 0x10`; GNU as reads `jmp far ptr [rax]` / `ljmp [rax]` / `jmp fword ptr [rax]` as far (ff /5).
+_FAR = re.compile(r"^(?:far\b|fword\b|[0-9a-fx]+\s*:)", re.I)
+_SIZE_WORD = re.compile(r"([A-Za-z_]\w*)\s+ptr\b", re.ASCII | re.I)
 _IGNORED_DIRECTIVES = {
     ".intel_syntax", ".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".local", ".weak", ".hidden",
     ".type", ".size", ".file", ".ident", ".loc", ".cfi_startproc", ".cfi_endproc", ".cfi_def_cfa_offset", ".cfi_offset",
@@ -903,6 +911,7 @@ class _Parser:
                 addend += -v if sign == "-" else v
                 continue
             except ValueError: pass
+            if term.lower() in UNSUPPORTED_REGISTERS or not term.isascii(): raise unknown_word(term, s)
             if not (_IDENT.match(term) or _LOCAL_REF.match(term)):
                 raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a label or label±number)")
             (minus if sign == "-" else plus).append(self.ref(term))
@@ -913,6 +922,7 @@ class _Parser:
     def instruction(self, mn: str, rest: str) -> str | None:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
         if mn in _PREFIXES: raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
+        if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches and returns are not supported by x86gen")
         canon = MNEMONIC_ALIASES.get(mn, mn) if mn not in MNEMONICS else mn
         branch = canon in BRANCH_MNEMONICS
         self.target = None
@@ -932,6 +942,7 @@ class _Parser:
         if "'" in t: t = _CHAR_CONST.sub(lambda m: str(char_value(m.group(), t)), t)   # 'a' is 97, before case folds
         low = t.lower()
         if branch:
+            if _FAR.match(low): raise AsmSyntaxError(f"far branch {clip(t)}: far jumps and calls are not supported by x86gen")
             low = _BRANCH_HINT.sub("", low)
             t = _BRANCH_HINT.sub("", t)
             if "<" in low:                        # objdump: `jmp 1a <f+0x1a>` (hex without 0x in object files)
@@ -939,7 +950,8 @@ class _Parser:
                 if m:
                     t = t[:m.start()].strip(); low = t.lower()
                     if re.fullmatch(r"[0-9a-f]+", low): return int(low, 16)
-        if branch and low not in _REGS and (_IDENT.match(t) or _LOCAL_REF.match(t)):   # a label: no operand parse
+        if branch and low not in _REGS and low not in UNSUPPORTED_REGISTERS and (_IDENT.match(t) or _LOCAL_REF.match(t)):
+            # a label: no operand parse
             self.target = t
             return self.ref(t)
         try:
@@ -948,10 +960,17 @@ class _Parser:
             pass
         if branch:
             if _IDENT.match(t) or _LOCAL_REF.match(t): return self.ref(t)
+            if not t.isascii(): raise unknown_word(t, t)
+            if "[" in t: return self.label_mem(t)     # `jmp qword ptr [rip+T]`: indirect, through memory at label T
             raise AsmSyntaxError(f"bad branch target {clip(t)} (expected a label, an address or a register/memory operand)")
+        m = _SIZE_WORD.match(t)
+        if m and m.group(1).lower() not in SIZE_BITS:
+            raise AsmSyntaxError(f"unknown size keyword {clip(m.group(1))} in {clip(t)} (expected "
+                                 f"{', '.join(sorted(SIZE_BITS, key=SIZE_BITS.get))} ptr)")
         if "[" in t or _IDENT.match(t.split()[-1] if t.split() else ""):
             return self.label_mem(t)
         if "0" <= t[:1] <= "9": parse_int(t)          # a number or its error
+        if not t.isascii(): raise unknown_word(t, t)
         raise AsmSyntaxError(f"unknown operand {clip(t)} (expected a register, memory [base+index*scale+disp], an immediate, "
                              "or a label in a branch or in [rip+label])")
 
@@ -976,12 +995,13 @@ class _Parser:
         for sign, term in terms:
             if term.lower() in _REGS or "*" in term or _INT.fullmatch(term):
                 rest.append(sign + term.lower())
+            elif term.lower() in UNSUPPORTED_REGISTERS: raise unknown_word(term, t)
             elif _IDENT.match(term) or _LOCAL_REF.match(term):
                 if sym is not None: raise AsmSyntaxError(f"two labels in memory operand {clip(t)}")
                 if sign == "-": raise AsmSyntaxError(f"a label cannot be subtracted in memory operand {clip(t)}")
                 sym = term
             else:
-                raise AsmSyntaxError(f"unknown symbol {clip(term)} in {clip(t)}")
+                raise unknown_word(term, t)
         if sym is None: raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
         inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "rip"
         base = parse_operand(f"{size_txt}[{inner_txt}]")

@@ -14,11 +14,15 @@ from __future__ import annotations
 import re
 
 from .encoder import encode as _encode
-from .errors import AsmSyntaxError, EncodeError
+from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
 from .memory import SIZE_BITS, Mem
-from .registers import ALIASES, REGISTERS
+from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES
 
 _REGS = {**REGISTERS, **ALIASES}
+# x86-64 register names x86gen has no forms for: an error that names the register, never a label.
+# Derived from REGISTERS, so a register file added there leaves this set by itself.
+UNSUPPORTED_REGISTERS = X86_REGISTER_NAMES - _REGS.keys()
+_SEGMENT_OVERRIDE = re.compile(r"(es|cs|ss|fs|gs)\s*:")
 _OPERANDS: dict[str, object] = {}
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 _SIZE_PREFIX = re.compile(r"^(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword)\s+(?:ptr\s*)?(.*)$")
@@ -72,7 +76,10 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
         if "*" in term:
             a, _, b = term.partition("*")
             r, n = (a, b) if a in _REGS else (b, a)
-            if r not in _REGS or sign == "-": raise AsmSyntaxError(f"bad index term {clip(term)} in {clip(text)}")
+            if r not in _REGS or sign == "-":
+                for w in (a, b):
+                    if w in UNSUPPORTED_REGISTERS or not w.isascii(): raise unknown_word(w, text)
+                raise AsmSyntaxError(f"bad index term {clip(term)} in {clip(text)}")
             if index is not None: raise AsmSyntaxError(f"two index registers in {clip(text)}")
             try: index, scale = _REGS[r], parse_int(n)
             except ValueError: raise AsmSyntaxError(f"bad scale {clip(n)} in {clip(text)}") from None
@@ -85,7 +92,7 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
             try: v = parse_int(term)
             except AsmSyntaxError:
                 if "0" <= term[:1] <= "9": raise            # a malformed number: say so
-                raise AsmSyntaxError(f"unknown symbol {clip(term)} in {clip(text)}") from None
+                raise unknown_word(term, text) from None
             disp += -v if sign == "-" else v
     if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {clip(text)}")
     if base is None and index is None: disp = _abs_disp(disp)
@@ -114,6 +121,22 @@ def _simple_address(t: str) -> Mem | None:
     return Mem(base, index, int(scale) if scale else 1, disp, SIZE_BITS.get(size, 128) if size else 0)
 
 
+def unknown_word(term: str, text: str) -> EncodeError:
+    """The error for ``term`` (in operand ``text``) that is no register, number or label: a register of
+    another register file (`UnsupportedRegisterError`), a non-ASCII word (a homoglyph: Cyrillic ``а``
+    in ``eax``), or an unknown symbol (`AsmSyntaxError`)."""
+    key = term.strip().lower()
+    if "(" in key: key = "".join(key.split())                 # st( 1 )
+    where = "" if text.strip().lower() == term.strip().lower() else f" in {clip(text.strip())}"
+    if key in UNSUPPORTED_REGISTERS:
+        return UnsupportedRegisterError(f"register {key} is not supported by x86gen (yet){where}")
+    if not term.isascii():
+        ch = next(c for c in term if not c.isascii())
+        return AsmSyntaxError(f"non-ASCII character {ch!r} (U+{ord(ch):04X}) in {clip(term.strip())}{where}: registers, "
+                              "numbers and labels are ASCII")
+    return AsmSyntaxError(f"unknown symbol {clip(term)}{where}")
+
+
 def _abs_disp(disp: int) -> int:
     """An absolute address as its disp32 field (sign-extended by the CPU): objdump and iced print
     `[0xfffffffffffffff0]` for disp32 -0x10 (and, as llvm-mc does, `[0xfffffff0]` is taken as it too)."""
@@ -137,6 +160,8 @@ def parse_operand(text: str):
             t = m.group(2).strip()
         seg = t.startswith("ds:")
         if seg: t = t[3:].strip()
+        elif _SEGMENT_OVERRIDE.match(t):   # fs:[0x28]: a prefix byte x86gen does not emit (ds: changes nothing in 64-bit mode)
+            raise UnsupportedRegisterError(f"segment override {t[:2]}: is not supported by x86gen (yet), in {clip(text)}")
         if t.startswith("["):
             if not t.endswith("]"): raise AsmSyntaxError(f"missing ']' in {clip(text)}")
             v = _parse_address(t[1:-1], size, text)
@@ -147,6 +172,8 @@ def parse_operand(text: str):
             try: v = parse_int(t)
             except AsmSyntaxError:
                 if "0" <= t[:1] <= "9": raise               # a malformed number: say so
+                w = unknown_word(t, text)
+                if w.__class__ is not AsmSyntaxError: raise w from None
                 raise AsmSyntaxError(f"unknown operand {clip(text.strip())}") from None
     if len(_OPERANDS) >= _CACHE_MAX: _OPERANDS.clear()   # bounded: start again rather than keep the oldest
     _OPERANDS[text] = v
@@ -158,13 +185,17 @@ def split_line(line: str) -> tuple[str, list[str]]:
     line = line.strip()
     if "\t" in line: line = line.replace("\t", " ")   # `xor\teax, eax` (compiler output)
     sp = line.find(" ")
-    if sp < 0: return line, []
+    if sp < 0:
+        if line in _FAR_MNEMONICS: raise AsmSyntaxError(f"{line}: far returns are not supported by x86gen")
+        return line, []
     mn, rest = line[:sp], line[sp + 1:]
     if mn in _PREFIXES:
         raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
+    if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
     return mn, rest.split(",")
 
 
+_FAR_MNEMONICS = {"ljmp", "lcall", "lret", "lretq", "retf", "retfq", "jmpf", "callf"}   # GNU as: far jmp/call/ret
 _PREFIXES = {"lock", "rep", "repe", "repz", "repne", "repnz", "data16", "addr32", "rex", "rex.w", "{vex}", "{vex3}"}
 
 

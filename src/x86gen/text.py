@@ -288,7 +288,11 @@ def split_statements(line: str) -> list[str]:
     ``"xor eax, eax; ret # zero"`` → ``["xor eax, eax", " ret "]``. An unterminated string or
     ``/*`` is an `AsmSyntaxError` (`strip_block_comments` first removes the ``/* … */`` that span lines).
     """
-    if _LEXED.search(line) is None: return [line] if line.strip() else []
+    m = _LEXED.search(line)
+    if m is None: return [line] if line.strip() else []
+    if line[m.start()] == "#":                    # the common case: nothing but a trailing `# comment`
+        s = line[:m.start()]
+        return [s] if s.strip() else []
     out, cur, pos = [], [], 0
     for m in _LEX.finditer(line):
         tok = m.group()

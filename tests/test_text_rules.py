@@ -41,9 +41,21 @@ def check(src: str, hexbytes: str, tmp_path) -> None:
     ("nop\nxor eax, eax; ret\nint3", "9031c0c3cc"),         # GNU as 2.40
     ("l: nop; jmp l", "90ebfd"),                            # GNU as 2.40
     (".byte 1; .byte 2", "0102"),                           # GNU as 2.40
+    ("xor eax, eax; ret\nxor eax, eax; ret", "31c0c331c0c3"),  # GNU as 2.40: a repeated line (the line cache)
+    (".section .text; nop", "90"),                          # GNU as 2.40
 ])
 def test_semicolon_separates_statements(src, expect, tmp_path):
     check(src, expect, tmp_path)
+
+
+def test_semicolon_line_is_never_cached_as_one_instruction():
+    """The text and program caches (and their flat fast paths) must not keep `xor eax, eax; ret` as its first statement."""
+    for _ in range(3):
+        assert x86gen.assemble("xor eax, eax; ret").hex() == "31c0c3"            # GNU as 2.40
+        assert x86gen.assemble("nop\nxor eax, eax; ret").hex() == "9031c0c3"     # GNU as 2.40
+    from x86gen.text import clear_caches
+    clear_caches()
+    assert x86gen.assemble("xor eax, eax\nxor eax, eax; ret").hex() == "31c031c0c3"  # GNU as 2.40
 
 
 @pytest.mark.parametrize("src, expect", [

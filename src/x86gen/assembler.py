@@ -52,6 +52,7 @@ from .registers import REGISTERS
 from .text import (
     _FAR_MNEMONICS,
     _INT,
+    _LEXED,
     _OPERANDS,
     _PREFIXES,
     _REGS,
@@ -784,6 +785,7 @@ class _Parser:
                 if mn not in _DATA_DIRECTIVES and mn != "align" and not mn.startswith("vcmp"):
                     if MNEMONIC_ALIASES.get(mn) in _PLAIN: return self.plain(mn, ops)
                     return self.a.emit(mn, *ops)
+        if _LEXED.search(raw) is None: return self.statement(raw.strip())   # no comment, `;` or quote: as it is
         stmts = split_statements(raw)
         if len(stmts) > 1:                           # `xor eax, eax; ret`: each statement, the line not kept
             for st in stmts: self.statement(st.strip())

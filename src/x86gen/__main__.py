@@ -86,9 +86,12 @@ def cmd_asm(args) -> int:
     if args.file is not None and args.text:
         print("x86gen asm: error: give the program as arguments or with -f, not both", file=sys.stderr)
         return 2
-    if args.file == "-": source = sys.stdin.read()
-    elif args.file is not None:
-        with open(args.file, encoding="utf-8") as fh: source = fh.read()
+    if args.file is not None:
+        if args.file == "-": data = sys.stdin.buffer.read()
+        else:
+            with open(args.file, "rb") as fh: data = fh.read()
+        source = _decode(data, "standard input" if args.file == "-" else args.file)
+        if source is None: return 1
     elif args.text: source = "\n".join(args.text)
     else:
         print("x86gen asm: error: nothing to assemble (give instructions, or -f FILE)", file=sys.stderr)
@@ -112,6 +115,16 @@ def cmd_asm(args) -> int:
     else:
         print(code.hex(" ") if args.spaced else code.hex())
     return 0
+
+
+def _decode(data: bytes, name: str) -> str | None:
+    """The program's text (UTF-8), or None after printing where the first undecodable byte is."""
+    try: return data.decode("utf-8")
+    except UnicodeDecodeError as ex:
+        line = data.count(b"\n", 0, ex.start) + 1
+        print(f"x86gen: error: {name}: line {line}: not UTF-8 text (byte {data[ex.start]:#04x} at offset {ex.start})",
+              file=sys.stderr)
+        return None
 
 
 # ---- info -----------------------------------------------------------------------------------------
@@ -165,17 +178,18 @@ def form_info(form) -> dict:
 
 
 def _resolve(name: str) -> tuple[str, list]:
-    from .encoder import MNEMONIC_ALIASES
+    from .encoder import canonical
     from .forms import forms_of, get_form
-    if name.isupper() or "_" in name:
+    form_id = name.isupper() or "_" in name        # ADD_RM32_R32, vex_vaddps_…: a form id first
+    if form_id:
         try: return name, [get_form(name.upper())]
-        except EncodeError: pass
+        except EncodeError as ex: form_error = ex
     mn = name.lower()
-    canon = MNEMONIC_ALIASES.get(mn, mn)
+    canon = canonical(mn)                          # cqto → cqo; cltq stays cltq while the table has no cdqe
     try: return canon, forms_of(canon)
     except EncodeError:
-        if canon != mn: raise
-        return mn, forms_of(mn)
+        if "_" in name: raise form_error from None  # "no form with id 'VEX_NOPE'", not "unknown mnemonic"
+        raise
 
 
 def cmd_info(args) -> int:

@@ -50,11 +50,14 @@ from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandErr
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS
 from .text import (
+    _FAR_MNEMONICS,
     _INT,
+    _LEXED,
     _OPERANDS,
     _PREFIXES,
     _REGS,
     _SIZE_PREFIX,
+    UNSUPPORTED_REGISTERS,
     char_value,
     clip,
     format_operand,
@@ -66,6 +69,7 @@ from .text import (
     split_statements,
     strip_block_comments,
     unescape,
+    unknown_word,
 )
 
 __all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
@@ -673,7 +677,12 @@ _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _CHAR_CONST = re.compile(r"'(\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])'?")   # 'a', '\n', GNU's unclosed 'a'
 _ANNOT = re.compile(r"\s*<[^<>]*>\s*$")           # objdump's `<func+0x10>` after a branch target
 _SYM_BRACKET = re.compile(r"^(.*?)\[(.*)\]$")
-_BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?|far)\s+", re.I)
+_BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?)\s+", re.I)
+# Far branches (to a segment:offset, SDM Vol.2 JMP/CALL "far"): x86gen has no forms for them, and
+# dropping `far` would give a near branch (`jmp far 0x10` was `eb 0e`). GNU as and llvm-mc refuse
+# `jmp far 0x10`; GNU as reads `jmp far ptr [rax]` / `ljmp [rax]` / `jmp fword ptr [rax]` as far (ff /5).
+_FAR = re.compile(r"^(?:far\b|fword\b|[0-9a-fx]+\s*:)", re.I)
+_SIZE_WORD = re.compile(r"([A-Za-z_]\w*)\s+ptr\b", re.ASCII | re.I)
 _IGNORED_DIRECTIVES = {
     ".intel_syntax", ".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".local", ".weak", ".hidden",
     ".type", ".size", ".file", ".ident", ".loc", ".cfi_startproc", ".cfi_endproc", ".cfi_def_cfa_offset", ".cfi_offset",
@@ -759,7 +768,7 @@ class _Parser:
         else:
             lab = a._named.get(name)
             if lab is not None and lab.bound:
-                raise AsmSyntaxError(f"label {name!r} is already defined")
+                raise AsmSyntaxError(f"label {clip(name)} is already defined")
             a.bind(a.get_label(name))
 
     def _n(self) -> int:
@@ -772,7 +781,7 @@ class _Parser:
             n, d = m.groups()
             if d == "b":
                 lab = self.local_back.get(n)
-                if lab is None: raise AsmSyntaxError(f"{name!r}: no label {n}: before this line")
+                if lab is None: raise AsmSyntaxError(f"{clip(name)}: no label {n}: before this line")
                 return lab
             lab = self.local_fwd.get(n)
             if lab is None:
@@ -800,6 +809,7 @@ class _Parser:
                 if mn not in _DATA_DIRECTIVES and mn != "align" and not mn.startswith("vcmp"):
                     if MNEMONIC_ALIASES.get(mn) in _PLAIN: return self.plain(mn, ops)
                     return self.a.emit(mn, *ops)
+        if _LEXED.search(raw) is None: return self.statement(raw.strip())   # no comment, `;` or quote: as it is
         stmts = split_statements(raw)
         if len(stmts) > 1:                           # `xor eax, eax; ret`: each statement, the line not kept
             for st in stmts: self.statement(st.strip())
@@ -843,7 +853,7 @@ class _Parser:
         a = self.a
         if d in _DATA_DIRECTIVES:
             size = _DATA_DIRECTIVES[d]
-            vals = [self.data_value(x, size) for x in _split_args(rest)] if rest else []
+            vals = [self.data_value(x, size, d) for x in _split_args(rest)] if rest else []
             return a._data(size, tuple(vals))
         if d in _FLOAT_DIRECTIVES:
             size = _FLOAT_DIRECTIVES[d]
@@ -886,7 +896,7 @@ class _Parser:
             return
         if d in _IGNORED_DIRECTIVES or d.startswith(".cfi_"): return
         if d in (".set", ".equ", ".equiv"): raise AsmSyntaxError(f"{d} (symbol definitions) is not supported")
-        raise AsmSyntaxError(f"unknown directive {d!r} (expected an instruction, a label, or one of .byte .short .long .quad "
+        raise AsmSyntaxError(f"unknown directive {clip(d)} (expected an instruction, a label, or one of .byte .short .long .quad "
                              ".float .double .ascii .asciz .zero .align .p2align .balign .text .data .section .globl .type .size)")
 
     def int_arg(self, s: str, d: str) -> int:
@@ -899,7 +909,7 @@ class _Parser:
         if n < 0: raise AsmSyntaxError(f"{d}: {what} cannot be negative, got {clip(s.strip())}")
         return n
 
-    def data_value(self, s: str, size: int):
+    def data_value(self, s: str, size: int, d: str):
         if not s: raise AsmSyntaxError("empty value in data directive")
         if s[0] == "'" and _CHAR_CONST.fullmatch(s): return char_value(s, s)   # .long 'a' is 97 (GNU as)
         if s[0] in "\"'":
@@ -911,7 +921,10 @@ class _Parser:
             if not -(1 << (8 * size - 1)) <= v < 1 << (8 * size):
                 raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits")
             return v
-        if _FLOAT.fullmatch(s):   # GNU as and llvm-mc refuse `.long 1.5`; storing float bits would be a guess
+        if _FLOAT.fullmatch(s):
+            # NASM's dd/dq take floats (`dd 1.5` is float32 1.5; the Assembler's listing prints them so);
+            # GNU as and llvm-mc refuse `.long 1.5`: storing float bits there would be a guess.
+            if d in ("dd", "dq"): return _float_value(s, size, d)
             raise AsmSyntaxError(f"{clip(s)} is a floating-point number in an integer directive (floats go in .float/.double)")
         return self.expr(s)
 
@@ -924,8 +937,9 @@ class _Parser:
                 addend += -v if sign == "-" else v
                 continue
             except ValueError: pass
+            if term.lower() in UNSUPPORTED_REGISTERS or not term.isascii(): raise unknown_word(term, s)
             if not (_IDENT.match(term) or _LOCAL_REF.match(term)):
-                raise AsmSyntaxError(f"cannot parse {s!r} (expected a number, a label or label±number)")
+                raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a label or label±number)")
             (minus if sign == "-" else plus).append(self.ref(term))
         if not plus and not minus: return addend
         if len(plus) == 1 and not minus and not addend: return plus[0]
@@ -933,7 +947,8 @@ class _Parser:
 
     def instruction(self, mn: str, rest: str) -> str | None:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
-        if mn in _PREFIXES: raise AsmSyntaxError(f"instruction prefix {mn!r} is not supported")
+        if mn in _PREFIXES: raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
+        if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches and returns are not supported by x86gen")
         canon = MNEMONIC_ALIASES.get(mn, mn) if mn not in MNEMONICS else mn
         branch = canon in BRANCH_MNEMONICS
         self.target = None
@@ -953,6 +968,7 @@ class _Parser:
         if "'" in t: t = _CHAR_CONST.sub(lambda m: str(char_value(m.group(), t)), t)   # 'a' is 97, before case folds
         low = t.lower()
         if branch:
+            if _FAR.match(low): raise AsmSyntaxError(f"far branch {clip(t)}: far jumps and calls are not supported by x86gen")
             low = _BRANCH_HINT.sub("", low)
             t = _BRANCH_HINT.sub("", t)
             if "<" in low:                        # objdump: `jmp 1a <f+0x1a>` (hex without 0x in object files)
@@ -960,7 +976,8 @@ class _Parser:
                 if m:
                     t = t[:m.start()].strip(); low = t.lower()
                     if re.fullmatch(r"[0-9a-f]+", low): return int(low, 16)
-        if branch and low not in _REGS and (_IDENT.match(t) or _LOCAL_REF.match(t)):   # a label: no operand parse
+        if branch and low not in _REGS and low not in UNSUPPORTED_REGISTERS and (_IDENT.match(t) or _LOCAL_REF.match(t)):
+            # a label: no operand parse
             self.target = t
             return self.ref(t)
         try:
@@ -969,10 +986,17 @@ class _Parser:
             pass
         if branch:
             if _IDENT.match(t) or _LOCAL_REF.match(t): return self.ref(t)
-            raise AsmSyntaxError(f"bad branch target {t!r} (expected a label, an address or a register/memory operand)")
+            if not t.isascii(): raise unknown_word(t, t)
+            if "[" in t: return self.label_mem(t)     # `jmp qword ptr [rip+T]`: indirect, through memory at label T
+            raise AsmSyntaxError(f"bad branch target {clip(t)} (expected a label, an address or a register/memory operand)")
+        m = _SIZE_WORD.match(t)
+        if m and m.group(1).lower() not in SIZE_BITS:
+            raise AsmSyntaxError(f"unknown size keyword {clip(m.group(1))} in {clip(t)} (expected "
+                                 f"{', '.join(sorted(SIZE_BITS, key=SIZE_BITS.get))} ptr)")
         if "[" in t or _IDENT.match(t.split()[-1] if t.split() else ""):
             return self.label_mem(t)
         if "0" <= t[:1] <= "9": parse_int(t)          # a number or its error
+        if not t.isascii(): raise unknown_word(t, t)
         raise AsmSyntaxError(f"unknown operand {clip(t)} (expected a register, memory [base+index*scale+disp], an immediate, "
                              "or a label in a branch or in [rip+label])")
 
@@ -991,25 +1015,26 @@ class _Parser:
         elif _IDENT.match(low):
             outside, inner = low, ""       # `qword ptr label`: RIP-relative, as GNU as reads it in 64-bit code
         else:
-            raise AsmSyntaxError(f"cannot parse memory operand {t!r}")
+            raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
         terms = signed_terms(outside + ("+" if outside and inner else "") + inner, t)
         sym, rest = None, []
         for sign, term in terms:
             if term.lower() in _REGS or "*" in term or _INT.fullmatch(term):
                 rest.append(sign + term.lower())
+            elif term.lower() in UNSUPPORTED_REGISTERS: raise unknown_word(term, t)
             elif _IDENT.match(term) or _LOCAL_REF.match(term):
-                if sym is not None: raise AsmSyntaxError(f"two labels in memory operand {t!r}")
-                if sign == "-": raise AsmSyntaxError(f"a label cannot be subtracted in memory operand {t!r}")
+                if sym is not None: raise AsmSyntaxError(f"two labels in memory operand {clip(t)}")
+                if sign == "-": raise AsmSyntaxError(f"a label cannot be subtracted in memory operand {clip(t)}")
                 sym = term
             else:
-                raise AsmSyntaxError(f"unknown symbol {term!r} in {t!r}")
-        if sym is None: raise AsmSyntaxError(f"cannot parse memory operand {t!r}")
+                raise unknown_word(term, t)
+        if sym is None: raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
         inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "rip"
         base = parse_operand(f"{size_txt}[{inner_txt}]")
         if base.base is None and base.index is None:
             base = Mem(_RIP, None, 1, base.disp, base.size)
         if base.base is not _RIP or base.index is not None:
-            raise AsmSyntaxError(f"a label in a memory operand must be RIP-relative ([rip+{sym}]), got {t!r}")
+            raise AsmSyntaxError(f"a label in a memory operand must be RIP-relative ([rip+{sym}]), got {clip(t)}")
         return Mem(_RIP, None, 1, base.disp, base.size, label=self.ref(sym))
 
 

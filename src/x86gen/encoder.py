@@ -19,12 +19,24 @@ _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
 MNEMONIC_ALIASES = {
     "jz": "je", "jnz": "jne", "jc": "jb", "jnae": "jb", "jnc": "jae", "jnb": "jae", "jna": "jbe", "jnbe": "ja",
     "jnge": "jl", "jnl": "jge", "jng": "jle", "jnle": "jg", "jpe": "jp", "jpo": "jnp",
-    "sal": "shl", "retq": "ret", "movabs": "mov", "movsxd": "movsxd", "cltq": "cdqe",
+    "sal": "shl", "retq": "ret", "movabs": "mov", "movsxd": "movsxd",
+    # GNU as's AT&T names of the sign extensions, which its Intel mode accepts too. An alias whose target
+    # the table lacks (cdqe, cwde, cbw today) is an unknown mnemonic under its own name (`canonical`).
+    "cltq": "cdqe", "cqto": "cqo", "cwtl": "cwde", "cltd": "cdq", "cwtd": "cwd", "cbtw": "cbw",
 }
 for _p in ("set", "cmov"):
     for _a, _b in {"z": "e", "nz": "ne", "c": "b", "nae": "b", "nc": "ae", "nb": "ae", "na": "be", "nbe": "a",
                    "nge": "l", "nl": "ge", "ng": "le", "nle": "g", "pe": "p", "po": "np"}.items():
         MNEMONIC_ALIASES[_p + _a] = _p + _b
+
+
+def canonical(mnemonic: str) -> str:
+    """The table's mnemonic for ``mnemonic``: itself, or what its alias names if the table has that;
+    otherwise itself, so that errors name what was written (`cltq`, not `cdqe`)."""
+    ms = _mnemonic_set()
+    if mnemonic in ms: return mnemonic
+    target = MNEMONIC_ALIASES.get(mnemonic)
+    return target if target in ms else mnemonic
 
 
 def _matches(o, x) -> bool:
@@ -44,7 +56,7 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...],
     key = (mnemonic, *sig)
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
-    forms = forms_of(MNEMONIC_ALIASES.get(mnemonic, mnemonic) if mnemonic not in _mnemonic_set() else mnemonic)
+    forms = forms_of(canonical(mnemonic))
     ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x) for o, x in zip(f.operands, ops))]
     if not ok:
         raise no_form_error(mnemonic, ops, forms)
@@ -284,7 +296,7 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     except AttributeError:
         ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)
         if ints is not None: return _encode(mnemonic, ints, ip)
-        raise no_form_error(mnemonic, ops, forms_of(MNEMONIC_ALIASES.get(mnemonic, mnemonic))) from None
+        raise no_form_error(mnemonic, ops, forms_of(canonical(mnemonic))) from None
     plan = _PLANS.get(key)
     if plan is None:
         plan, rel = plan_for(mnemonic, key[1:], ops)

@@ -20,3 +20,7 @@ class ImmediateRangeError(OperandError):
 
 class AsmSyntaxError(EncodeError):
     """Intel-syntax text that cannot be parsed; names the line."""
+
+
+class UnsupportedRegisterError(OperandError):
+    """A register of x86-64 that x86gen has no forms for (yet): cr0, dr7, zmm0, xmm16, st(0), mm0, fs, tmm0, …"""

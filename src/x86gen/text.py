@@ -14,11 +14,15 @@ from __future__ import annotations
 import re
 
 from .encoder import encode as _encode
-from .errors import AsmSyntaxError, EncodeError
+from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
 from .memory import SIZE_BITS, Mem
-from .registers import ALIASES, REGISTERS
+from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES
 
 _REGS = {**REGISTERS, **ALIASES}
+# x86-64 register names x86gen has no forms for: an error that names the register, never a label.
+# Derived from REGISTERS, so a register file added there leaves this set by itself.
+UNSUPPORTED_REGISTERS = X86_REGISTER_NAMES - _REGS.keys()
+_SEGMENT_OVERRIDE = re.compile(r"(es|cs|ss|fs|gs)\s*:")
 _OPERANDS: dict[str, object] = {}
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 _SIZE_PREFIX = re.compile(r"^(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword)\s+(?:ptr\s*)?(.*)$")
@@ -62,32 +66,35 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
     scale, disp = 1, 0
     pos = 0
     inner = _STAR.sub("*", inner.strip())   # `rbx * 2` as `rbx*2`
-    if not inner: raise AsmSyntaxError(f"empty memory operand {text!r}")
+    if not inner: raise AsmSyntaxError(f"empty memory operand {clip(text)}")
     while pos < len(inner):
         m = _TERM.match(inner, pos)
-        if not m or m.end() == pos: raise AsmSyntaxError(f"cannot parse memory operand {text!r}")
+        if not m or m.end() == pos: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}")
         sign, term = m.group(1), m.group(2)
-        if not sign and pos: raise AsmSyntaxError(f"missing + or - before {term!r} in {clip(text)}")
+        if not sign and pos: raise AsmSyntaxError(f"missing + or - before {clip(term)} in {clip(text)}")
         pos = m.end()
         if "*" in term:
             a, _, b = term.partition("*")
             r, n = (a, b) if a in _REGS else (b, a)
-            if r not in _REGS or sign == "-": raise AsmSyntaxError(f"bad index term {term!r} in {text!r}")
-            if index is not None: raise AsmSyntaxError(f"two index registers in {text!r}")
+            if r not in _REGS or sign == "-":
+                for w in (a, b):
+                    if w in UNSUPPORTED_REGISTERS or not w.isascii(): raise unknown_word(w, text)
+                raise AsmSyntaxError(f"bad index term {clip(term)} in {clip(text)}")
+            if index is not None: raise AsmSyntaxError(f"two index registers in {clip(text)}")
             try: index, scale = _REGS[r], parse_int(n)
-            except ValueError: raise AsmSyntaxError(f"bad scale {n!r} in {text!r}") from None
+            except ValueError: raise AsmSyntaxError(f"bad scale {clip(n)} in {clip(text)}") from None
         elif term in _REGS:
-            if sign == "-": raise AsmSyntaxError(f"a register cannot be subtracted in {text!r}")
+            if sign == "-": raise AsmSyntaxError(f"a register cannot be subtracted in {clip(text)}")
             if base is None: base = _REGS[term]
             elif index is None: index = _REGS[term]
-            else: raise AsmSyntaxError(f"too many registers in {text!r}")
+            else: raise AsmSyntaxError(f"too many registers in {clip(text)}")
         else:
             try: v = parse_int(term)
             except AsmSyntaxError:
                 if "0" <= term[:1] <= "9": raise            # a malformed number: say so
-                raise AsmSyntaxError(f"unknown symbol {clip(term)} in {clip(text)}") from None
+                raise unknown_word(term, text) from None
             disp += -v if sign == "-" else v
-    if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {text!r}")
+    if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {clip(text)}")
     if base is None and index is None: disp = _abs_disp(disp)
     elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
     return Mem(base, index, scale, disp, size)
@@ -114,6 +121,22 @@ def _simple_address(t: str) -> Mem | None:
     return Mem(base, index, int(scale) if scale else 1, disp, SIZE_BITS.get(size, 128) if size else 0)
 
 
+def unknown_word(term: str, text: str) -> EncodeError:
+    """The error for ``term`` (in operand ``text``) that is no register, number or label: a register of
+    another register file (`UnsupportedRegisterError`), a non-ASCII word (a homoglyph: Cyrillic ``а``
+    in ``eax``), or an unknown symbol (`AsmSyntaxError`)."""
+    key = term.strip().lower()
+    if "(" in key: key = "".join(key.split())                 # st( 1 )
+    where = "" if text.strip().lower() == term.strip().lower() else f" in {clip(text.strip())}"
+    if key in UNSUPPORTED_REGISTERS:
+        return UnsupportedRegisterError(f"register {key} is not supported by x86gen (yet){where}")
+    if not term.isascii():
+        ch = next(c for c in term if not c.isascii())
+        return AsmSyntaxError(f"non-ASCII character {ch!r} (U+{ord(ch):04X}) in {clip(term.strip())}{where}: registers, "
+                              "numbers and labels are ASCII")
+    return AsmSyntaxError(f"unknown symbol {clip(term)}{where}")
+
+
 def _abs_disp(disp: int) -> int:
     """An absolute address as its disp32 field (sign-extended by the CPU): objdump and iced print
     `[0xfffffffffffffff0]` for disp32 -0x10 (and, as llvm-mc does, `[0xfffffff0]` is taken as it too)."""
@@ -137,16 +160,20 @@ def parse_operand(text: str):
             t = m.group(2).strip()
         seg = t.startswith("ds:")
         if seg: t = t[3:].strip()
+        elif _SEGMENT_OVERRIDE.match(t):   # fs:[0x28]: a prefix byte x86gen does not emit (ds: changes nothing in 64-bit mode)
+            raise UnsupportedRegisterError(f"segment override {t[:2]}: is not supported by x86gen (yet), in {clip(text)}")
         if t.startswith("["):
-            if not t.endswith("]"): raise AsmSyntaxError(f"missing ']' in {text!r}")
+            if not t.endswith("]"): raise AsmSyntaxError(f"missing ']' in {clip(text)}")
             v = _parse_address(t[1:-1], size, text)
         elif size or seg:   # objdump's `dword ptr ds:0x10`, and unsized `lea ax, ds:0x0`
             try: v = Mem(None, None, 1, _abs_disp(parse_int(t)), size)
-            except ValueError: raise AsmSyntaxError(f"cannot parse memory operand {text!r}") from None
+            except ValueError: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}") from None
         else:
             try: v = parse_int(t)
             except AsmSyntaxError:
                 if "0" <= t[:1] <= "9": raise               # a malformed number: say so
+                w = unknown_word(t, text)
+                if w.__class__ is not AsmSyntaxError: raise w from None
                 raise AsmSyntaxError(f"unknown operand {clip(text.strip())}") from None
     if len(_OPERANDS) >= _CACHE_MAX: _OPERANDS.clear()   # bounded: start again rather than keep the oldest
     _OPERANDS[text] = v
@@ -158,13 +185,17 @@ def split_line(line: str) -> tuple[str, list[str]]:
     line = line.strip()
     if "\t" in line: line = line.replace("\t", " ")   # `xor\teax, eax` (compiler output)
     sp = line.find(" ")
-    if sp < 0: return line, []
+    if sp < 0:
+        if line in _FAR_MNEMONICS: raise AsmSyntaxError(f"{line}: far returns are not supported by x86gen")
+        return line, []
     mn, rest = line[:sp], line[sp + 1:]
     if mn in _PREFIXES:
-        raise AsmSyntaxError(f"instruction prefix {mn!r} is not supported")
+        raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
+    if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
     return mn, rest.split(",")
 
 
+_FAR_MNEMONICS = {"ljmp", "lcall", "lret", "lretq", "retf", "retfq", "jmpf", "callf"}   # GNU as: far jmp/call/ret
 _PREFIXES = {"lock", "rep", "repe", "repz", "repne", "repnz", "data16", "addr32", "rex", "rex.w", "{vex}", "{vex3}"}
 
 
@@ -257,7 +288,11 @@ def split_statements(line: str) -> list[str]:
     ``"xor eax, eax; ret # zero"`` → ``["xor eax, eax", " ret "]``. An unterminated string or
     ``/*`` is an `AsmSyntaxError` (`strip_block_comments` first removes the ``/* … */`` that span lines).
     """
-    if _LEXED.search(line) is None: return [line] if line.strip() else []
+    m = _LEXED.search(line)
+    if m is None: return [line] if line.strip() else []
+    if line[m.start()] == "#":                    # the common case: nothing but a trailing `# comment`
+        s = line[:m.start()]
+        return [s] if s.strip() else []
     out, cur, pos = [], [], 0
     for m in _LEX.finditer(line):
         tok = m.group()
@@ -284,7 +319,7 @@ def strip_block_comments(text: str) -> str:
         tok = m.group()
         if tok == "/*":
             raise AsmSyntaxError(f"line {text.count(chr(10), 0, m.start()) + 1}: unterminated /* comment")
-        return " " + "\n" * tok.count("\n") if tok.startswith("/*") else tok
+        return " " + "\n" * (len(tok.splitlines()) - 1) if tok.startswith("/*") else tok   # as splitlines counts lines
     return _LEX.sub(repl, text)
 
 
@@ -327,12 +362,12 @@ def assemble(text: str, ip: int = 0) -> bytes:
         if "\n" in text or ":" in text or "." in text: return _assemble_program(text, ip)
         try: hit = parse_text_line(text)
         except AsmSyntaxError: return _assemble_program(text, ip)   # a label, `jmp short 0x10`, … : the program parser
-        except EncodeError as ex: raise type(ex)(f"{text.strip()!r}: {ex}") from None
+        except EncodeError as ex: raise type(ex)(f"{clip(text.strip())}: {ex}") from None
     if not hit[0]: return b""
     try: return _encode(hit[0], *hit[1], ip=ip)
     except EncodeError as ex:
         if hit[0].startswith("vcmp") and "unknown mnemonic" in str(ex): return _assemble_program(text, ip)   # vcmpltps …
-        raise type(ex)(f"{text.strip()!r}: {ex}") from None
+        raise type(ex)(f"{clip(text.strip())}: {ex}") from None
 
 
 def _assemble_program(text: str, ip: int) -> bytes:

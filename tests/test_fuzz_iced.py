@@ -97,6 +97,22 @@ def memory(draw, bits: int):
     return x86gen.Mem(None, None, 1, disp, size)
 
 
+# 64-bit absolute addresses (moffs operands, A0-A3): inside and at the edges of what an absolute disp32 reaches
+# (sign-extended: 0..0x7fffffff, 0xffffffff80000000..) and beyond it
+ABS_ADDRESSES = [0, 0x10, 0x7FFFFFFF, 0x80000000, 0xFFFFFFF0, 0xFFFFFFFF, 1 << 32, 0x123456789, 0x7FFFFFFFFFFFFFFF,
+                 -(1 << 63), -0x80000001, -0x80000000, -1, 0xFFFFFFFF7FFFFFFF, 0xFFFFFFFF80000000, 0xFFFFFFFFFFFFFFFF]
+
+
+@st.composite
+def moffs(draw, bits: int):
+    """A memory operand for a moffs operand: mostly absolute addresses (as a signed or unsigned 64-bit value),
+    sometimes a based one (which the form must refuse)."""
+    size = draw(st.sampled_from([bits, bits, 0]))
+    kind = draw(st.sampled_from(["abs", "abs", "abs", "based"]))
+    if kind == "based": return draw(memory(bits))
+    return x86gen.Mem(None, None, 1, draw(st.one_of(st.sampled_from(ABS_ADDRESSES), st.integers(-(1 << 63), (1 << 64) - 1))), size)
+
+
 def imm_strategy(ranges_a, ranges_b):
     """Values at, inside and just outside both sets of closed intervals, and far outside."""
     edges = set()
@@ -124,6 +140,9 @@ def operand_strategy(form, i, code):
     oc = I.OpCodeInfo(code)
     if o.loc == "fixed":
         return st.just(R[o.reg])
+    if o.loc == "moffs":
+        if k_moffs(oc, i) is None: raise Unfuzzable(f"{form.id}: {o.kind} but iced says {oc.op_kind(i)}")
+        return moffs(o.mem)
     if o.kind == "1":
         return st.one_of(st.just(1), st.just(1), st.sampled_from([0, 2, -1]))
     if o.imm is not None:
@@ -146,6 +165,12 @@ def operand_strategy(form, i, code):
         choices.append(memory(o.mem))
     if not choices: raise Unfuzzable(f"{form.id}: cannot draw operand {o!r}")
     return st.one_of(*choices)
+
+
+def k_moffs(oc, i):
+    """iced's operand kind for a moffs operand (MEM_OFFS), or None."""
+    k = oc.op_kind(i)
+    return k if k == I.OpCodeOperandKind.MEM_OFFS else None
 
 
 _STRATEGIES: dict[str, object] = {}
@@ -186,6 +211,7 @@ def expected_error(form, code, ops, rel_disp):
         return x86gen.OperandError, "high8"   # (whatever else is wrong: OperandError is the base class)
     for i, (o, x) in enumerate(zip(form.operands, ops)):
         if o.kind == "1" and x != 1: return x86gen.OperandError, "one"
+        if o.loc == "moffs" and (x.base is not None or x.index is not None): return x86gen.OperandError, "moffs"
         if o.imm is not None:
             v = rel_disp if o.kind.startswith("rel") else x
             if not in_ranges(v, form_imm_ranges(code, i)): return x86gen.ImmediateRangeError, "range"
@@ -363,6 +389,7 @@ def corner_cases(form):
         elif o.kind.startswith("rel"): default.append(("rel", 0))
         elif o.imm is not None: default.append(1)
         elif o.reg is not None: default.append(REG_CLASSES[o.reg][0])
+        elif o.loc == "moffs": default.append(M(None, None, 1, 0x10, o.mem))
         elif o.mem is not None: default.append(M(R["rax"], None, 1, 0, o.mem))
         else: raise Unfuzzable(f"{form.id}: cannot default operand {o!r}")
     cases = [tuple(default)]
@@ -374,7 +401,12 @@ def corner_cases(form):
 
     for i, o in enumerate(form.operands):
         if o.loc == "fixed": continue
-        if o.kind == "1":
+        if o.loc == "moffs":
+            for a in ABS_ADDRESSES: put(i, M(None, None, 1, a, o.mem))
+            put(i, M(None, None, 1, 0x123456789, 0))
+            for m in (M(R["rax"], None, 1, 0, o.mem), M(R["rip"], None, 1, 0x10, o.mem), M(None, R["rcx"], 2, 0x10, o.mem)):
+                put(i, m)   # based, RIP-relative, indexed: refused
+        elif o.kind == "1":
             put(i, 2)
         elif o.kind.startswith("rel"):
             lim = 1 << (FORM_BRANCH_KINDS[I.OpCodeInfo(code).op_kind(i)] - 1)

@@ -46,8 +46,18 @@ import struct
 
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
 from .encoder import MNEMONIC_ALIASES, LabelOperand, candidates, encode, no_form_error, plan_for, select
-from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandError, UnknownMnemonicError
-from .memory import SIZE_BITS, Mem
+from .errors import (
+    MAX_OUTPUT,
+    AsmSyntaxError,
+    EncodeError,
+    ImmediateRangeError,
+    OperandError,
+    SizeLimitError,
+    UnknownMnemonicError,
+    fmt_int,
+    fmt_value,
+)
+from .memory import Mem, size_named
 from .registers import REGISTERS
 from .text import _OPERANDS, _PREFIXES, _REGS, _SIZE_PREFIX, format_operand, imul_shorthand, parse_int, parse_operand, parse_text_line
 
@@ -55,6 +65,7 @@ __all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
 
 _RIP = REGISTERS["rip"]
 _PLAIN = frozenset(MNEMONICS) - BRANCH_MNEMONICS
+MAX_ALIGN = MAX_OUTPUT   # the largest alignment `Assembler.align` takes (bytes)
 _INT64 = object()   # Assembler.jit's default restype (ctypes is imported only when jit is used)
 _KEYWORD_METHODS = {"and": "and_", "or": "or_", "not": "not_"}
 
@@ -88,7 +99,7 @@ class Label:
 
     def mem(self, size: int | str = 0, disp: int = 0) -> Mem:
         """``[rip+label+disp]`` with an operand size in bits (or ``"qword"`` …); 0 = unsized."""
-        if isinstance(size, str): size = SIZE_BITS[size]
+        if isinstance(size, str): size = size_named(size)
         return Mem(_RIP, None, 1, disp, size, label=self)
 
     def __repr__(self) -> str: return f"Label({self.name!r})"
@@ -235,6 +246,7 @@ class Assembler(AsmMethods):
 
     def emit(self, mnemonic: str, *ops) -> None:
         """Append one instruction by mnemonic: ``a.emit("vaddps", ymm0, ymm1, ymm2)``."""
+        if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
         mn = mnemonic if mnemonic in _PLAIN or mnemonic in BRANCH_MNEMONICS else mnemonic.lower()
         if mn in _PLAIN: return self._emit(mn, ops)
         if mn in BRANCH_MNEMONICS: return self._jump(mn, ops) if mn in ("jmp", "call") else self._branch(mn, ops)
@@ -243,7 +255,12 @@ class Assembler(AsmMethods):
         if canon in _PLAIN: return self._emit(mn, ops)
         from .forms import forms_of
         forms_of(mn)                     # raises UnknownMnemonicError with suggestions
-        raise UnknownMnemonicError(f"unknown mnemonic {mnemonic!r}")
+        raise UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}")
+
+    def movabs(self, a, b) -> None:
+        """GNU ``movabs``: mov with a 64-bit absolute address (``movabs eax, [0x10]``, al/ax/eax/rax only) or a
+        64-bit immediate (``movabs rax, 5`` keeps its 8 bytes)."""
+        return self._emit("movabs", (a, b))
 
     def _emit(self, mn: str, ops: tuple) -> None:
         """Append one instruction: the general path, taken by ``*ops`` methods, `emit` and the generated
@@ -276,7 +293,9 @@ class Assembler(AsmMethods):
         if lab.__class__ is str: lab = self.get_label(lab)
         elif lab.__class__ is not Label or lab.owner is not self:
             raise OperandError(f"{mn}: {lab!r} is not a label of this Assembler")
-        plain = (*ops[:i], Mem(_RIP, None, 1, m.disp, m.size), *ops[i + 1:])
+        # encoded with disp32 0, which `assemble` overwrites with label + addend - end of instruction (checked
+        # to fit there: the addend alone may not, [x+0x80000000] is reachable from near x)
+        plain = (*ops[:i], Mem(_RIP, None, 1, 0, m.size), *ops[i + 1:])
         b = encode(mn, *plain)
         form = select(mn, *plain)
         if not m.size and form.operands[i].mem:   # list it with the size the form gives it: `dword ptr [rip+c]`
@@ -341,7 +360,7 @@ class Assembler(AsmMethods):
             c = v.__class__
             if c is int:
                 if not -(1 << (8 * size - 1)) <= v < (1 << (8 * size)):
-                    raise ImmediateRangeError(f"{_DATA_NAMES[size]} {v:#x}: does not fit in {8 * size} bits")
+                    raise ImmediateRangeError(f"{_DATA_NAMES[size]} {fmt_int(v)}: does not fit in {8 * size} bits")
                 code += (v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
             elif c is float:
                 if size == 4: code += struct.pack("<f", v)
@@ -358,16 +377,31 @@ class Assembler(AsmMethods):
                 fixups.append((len(self._vars), len(self._lst), len(code), size, e.plus, e.minus, e.addend, self.line))
                 code += bytes(size)
             else:
-                raise OperandError(f"{_DATA_NAMES[size]}: cannot store {v!r}")
+                raise OperandError(f"{_DATA_NAMES[size]}: cannot store {fmt_value(v)}")
+        if len(code) > MAX_OUTPUT:
+            raise SizeLimitError(f"{_DATA_NAMES[size]}: {len(code):#x} bytes of data, more than the limit {MAX_OUTPUT:#x}")
         self._abs += fixups
         self._lst += (_REC_DATA, bytes(code), size, values, None, None)
         self._layout = None
 
+    def zero(self, n: int, fill: int = 0) -> None:
+        """``n`` bytes of ``fill`` (GNU ``.zero`` / ``.skip`` / ``.space``); at most `MAX_OUTPUT` bytes."""
+        if n.__class__ is not int or n < 0: raise OperandError(f".zero: the size must be a non-negative int, not {fmt_value(n)}")
+        if n > MAX_OUTPUT: raise SizeLimitError(f".zero {fmt_int(n)}: more than the limit of {MAX_OUTPUT:#x} bytes of output")
+        if fill.__class__ is not int or not -128 <= fill <= 255:
+            raise OperandError(f".zero: fill byte {fmt_value(fill)} is not an int that fits in a byte")
+        self._data(1, (bytes((fill & 0xFF,)) * n,))
+
     def align(self, n: int, fill: int | None = None, max_skip: int | None = None) -> None:
         """Pad to a multiple of ``n`` bytes (absolute address, base included) with NOPs or ``fill``
         bytes; with ``max_skip``, only if that takes at most ``max_skip`` bytes (GNU ``.p2align``)."""
-        if n <= 0 or n & (n - 1): raise OperandError(f"alignment must be a power of two, not {n}")
-        if fill is not None and not -128 <= fill <= 255: raise OperandError(f"fill byte {fill:#x} does not fit in a byte")
+        if n.__class__ is not int or n <= 0 or n & (n - 1):
+            raise OperandError(f"alignment must be a power of two, not {fmt_value(n)}")
+        if n > MAX_ALIGN: raise SizeLimitError(f"alignment {fmt_int(n)} is larger than the largest supported, {MAX_ALIGN:#x}")
+        if fill is not None and (fill.__class__ is not int or not -128 <= fill <= 255):
+            raise OperandError(f"fill byte {fmt_value(fill)} is not an int that fits in a byte")
+        if max_skip is not None and (max_skip.__class__ is not int or max_skip < 0):
+            raise OperandError(f"max_skip {fmt_value(max_skip)} is not a non-negative int")
         self._var(_Align(n, fill, max_skip, self.line))
 
     # ---- layout and output ---------------------------------------------------------------------------
@@ -429,6 +463,8 @@ class Assembler(AsmMethods):
                         v.k = k
                         changed = True
             if not changed: break
+        if addr - base > MAX_OUTPUT:
+            raise SizeLimitError(f"the program is {addr - base:#x} bytes long, more than the limit of {MAX_OUTPUT:#x}")
         self._layout = (base, starts, vstart, vsize, addr, iterations, (base, len(self._lst)), (cstart, cend), offs)
         return self._layout
 
@@ -478,7 +514,12 @@ class Assembler(AsmMethods):
 
     def address_of(self, label: Label | str) -> int:
         """The address of a bound label in the current layout (base included)."""
-        if label.__class__ is str: label = self._named[label]
+        if label.__class__ is str:
+            hit = self._named.get(label)
+            if hit is None: raise EncodeError(f"no label named {fmt_value(label)} in this Assembler")
+            label = hit
+        elif label.__class__ is not Label or label.owner is not self:
+            raise EncodeError(f"{fmt_value(label)} is not a label of this Assembler")
         if label.chunk < 0: raise EncodeError(f"label {label.name!r} is not bound")
         return self._relax()[1][label.chunk] + label.offset
 
@@ -500,11 +541,13 @@ class Assembler(AsmMethods):
 
     def jit(self, restype=_INT64, argtypes=(), *, name: str = "fn"):
         """Assemble and load into executable memory: see `x86gen.jit.compile` (``restype`` defaults to int64;
-        None means void)."""
+        None means void). An empty program raises `EncodeError`."""
         import ctypes
 
         from . import jit
-        return jit.compile(self.assemble(), ctypes.c_int64 if restype is _INT64 else restype, argtypes, name=name)
+        code = self.assemble()
+        if not code: raise EncodeError("jit: the program is empty (no machine code to run)")
+        return jit.compile(code, ctypes.c_int64 if restype is _INT64 else restype, argtypes, name=name)
 
     # ---- listing ------------------------------------------------------------------------------------
 
@@ -800,7 +843,7 @@ class _Parser:
             args = _split_args(rest)
             n = self.int_arg(args[0], d)
             fill = self.int_arg(args[1], d) if len(args) > 1 else 0
-            return a._data(1, (bytes((fill & 0xFF,)) * n,))
+            return a.zero(n, fill & 0xFF)
         if d in (".align", ".balign", ".p2align", "align"):
             args = _split_args(rest) if rest else []
             if not args or not args[0]: raise AsmSyntaxError(f"{d} expects an alignment")
@@ -928,11 +971,10 @@ class _Parser:
             else:
                 raise AsmSyntaxError(f"unknown symbol {term!r} in {t!r}")
         if sym is None: raise AsmSyntaxError(f"cannot parse memory operand {t!r}")
-        inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "rip"
+        rest = [x for x in rest if x.lstrip("+") != "rip"]   # [rip+x+8] is [x+8]; the addend alone may exceed disp32
+        inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "0"
         base = parse_operand(f"{size_txt}[{inner_txt}]")
-        if base.base is None and base.index is None:
-            base = Mem(_RIP, None, 1, base.disp, base.size)
-        if base.base is not _RIP or base.index is not None:
+        if base.base is not None or base.index is not None:
             raise AsmSyntaxError(f"a label in a memory operand must be RIP-relative ([rip+{sym}]), got {t!r}")
         return Mem(_RIP, None, 1, base.disp, base.size, label=self.ref(sym))
 

@@ -1,0 +1,178 @@
+"""Rules of the encoder core and the Assembler (issue 9: correct bytes or a clear error for every input).
+
+One test per rule, named after it. Expected bytes come from GNU as 2.40 (``as --64 -msyntax=intel
+-mnaked-reg``, outputs quoted in the comments) or from iced-x86's encoder (computed in the test).
+"""
+from __future__ import annotations
+
+import iced_x86 as I
+import pytest
+
+import x86gen
+from x86gen import Assembler, Mem, eax, mem, rax
+from x86gen.errors import LabelContextError, OperandError, SizeLimitError
+
+
+def _enc(ins) -> bytes:
+    """iced-x86's bytes for an instruction at address 0."""
+    e = I.Encoder(64)
+    e.encode(ins, 0)
+    return bytes(e.take_buffer())
+
+
+# --- 1. absolute addresses -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, want", [
+    # GNU as: a1 00 00 00 80 00 00 00 00   movabs eax,ds:0x80000000
+    ("mov eax, dword ptr [0x80000000]", "a100000080" + "00" * 4),
+    ("mov eax, dword ptr [0xfffffff0]", "a1f0ffffff" + "00" * 4),
+    ("mov qword ptr [0xffffffff], rax", "48a3ffffffff" + "00" * 4),
+    ("movabs eax, [0x80000000]", "a100000080" + "00" * 4),
+    ("mov eax, dword ptr ds:0x80000000", "a100000080" + "00" * 4),
+    ("mov al, [0x123456789]", "a089674523" + "01000000"),
+    ("mov [0x123456789], ax", "66a389674523" + "01000000"),
+    ("mov rax, [0x123456789]", "48a189674523" + "01000000"),
+    ("mov eax, [-0x80000001]", "a1ffffff7fffffffff"),
+    # reachable with a (sign-extended) disp32: today's shorter bytes, as GNU as
+    ("mov eax, [0xffffffff80000000]", "8b042500000080"),
+    ("mov eax, [0x7fffffff]", "8b0425ffffff7f"),
+    # movabs: the moffs / imm64 forms only
+    ("movabs eax, [0x10]", "a110" + "00" * 7),
+    ("movabs rax, 5", "48b805" + "00" * 7),
+])
+def test_absolute_address_past_disp32_uses_moffs(text, want):
+    assert x86gen.assemble(text).hex() == want
+
+
+def test_absolute_address_moffs_bytes_match_iced():
+    C, Rg = I.Code, I.Register
+    for code, reg, x86reg, store in [(C.MOV_AL_MOFFS8, Rg.AL, x86gen.al, False), (C.MOV_AX_MOFFS16, Rg.AX, x86gen.ax, False),
+                                     (C.MOV_EAX_MOFFS32, Rg.EAX, eax, False), (C.MOV_RAX_MOFFS64, Rg.RAX, rax, False),
+                                     (C.MOV_MOFFS8_AL, Rg.AL, x86gen.al, True), (C.MOV_MOFFS16_AX, Rg.AX, x86gen.ax, True),
+                                     (C.MOV_MOFFS32_EAX, Rg.EAX, eax, True), (C.MOV_MOFFS64_RAX, Rg.RAX, rax, True)]:
+        for address in (0x80000000, 0xFFFFFFFF, 0x123456789ABCDEF0, 0xFFFFFFFF7FFFFFFF):
+            m = I.MemoryOperand(displ=address - (1 << 64) if address >= 1 << 63 else address, displ_size=8)
+            ins = I.Instruction.create_mem_reg(code, m, reg) if store else I.Instruction.create_reg_mem(code, reg, m)
+            a = mem(None, disp=address, size=x86reg.size)
+            got = x86gen.encode("mov", a, x86reg) if store else x86gen.encode("mov", x86reg, a)
+            assert got == _enc(ins), (code, hex(address))
+
+
+@pytest.mark.parametrize("args", [
+    lambda: ("add", eax, mem(None, disp=0x80000000, size=32)),
+    lambda: ("mov", x86gen.ecx, mem(None, disp=0x80000000, size=32)),
+    lambda: ("mov", mem(None, disp=0x80000000, size=32), 5),
+    lambda: ("lea", rax, mem(None, disp=0x123456789)),
+    lambda: ("vmovups", x86gen.xmm0, mem(None, disp=0xFFFFFFFF, size=128)),
+])
+def test_absolute_address_out_of_disp32_reach_is_refused(args):
+    # GNU as: "operand type mismatch" for all of these
+    with pytest.raises(OperandError, match="address 0x[0-9a-f]+ is out of reach"):
+        x86gen.encode(*args())
+
+
+def test_absolute_address_movabs_needs_an_absolute_address():
+    with pytest.raises(OperandError, match="absolute address"):
+        x86gen.assemble("movabs eax, [rax]")
+    with pytest.raises(OperandError, match="no form of 'movabs'"):
+        x86gen.assemble("movabs eax, 5")   # GNU as: operand type mismatch for `movabs'
+    a = Assembler()
+    a.movabs(rax, 5)
+    a.movabs(eax, mem(None, disp=0x10, size=32))
+    assert a.assemble().hex() == "48b805" + "00" * 7 + "a110" + "00" * 7
+
+
+# --- 2. labels outside an Assembler ----------------------------------------------------------------
+
+
+def test_label_operand_needs_an_assembler():
+    lab = Assembler().label("x")
+    for call in (lambda: x86gen.encode("mov", eax, lab.mem(32)), lambda: x86gen.encode("lea", rax, lab.mem()),
+                 lambda: x86gen.get_form("MOV_R32_RM32")(eax, lab.mem(32)), lambda: x86gen.encode("jmp", lab),
+                 lambda: x86gen.encode("lea", rax, lab), lambda: x86gen.select("jmp", lab)):
+        for _ in range(2):   # the second call takes the cached plan
+            with pytest.raises(LabelContextError, match="needs an Assembler"):
+                call()
+    x86gen.encode("mov", eax, mem(x86gen.rdi, size=32))   # the same signature without a label still encodes
+    with pytest.raises(LabelContextError):
+        x86gen.encode("mov", eax, lab.mem(32))
+
+
+# --- 3. label addends ------------------------------------------------------------------------------
+
+
+def test_label_addend_checked_as_a_whole_displacement():
+    # GNU as: `x: lea rax, [rip+x+0x80000000]` is 48 8d 05 f9 ff ff 7f; [rip+x+0xfffffff0]: "value of
+    # 00000000ffffffe9 too large for field of 4 bytes"
+    assert x86gen.assemble("x: lea rax, [rip+x+0x80000000]").hex() == "488d05f9ffff7f"
+    assert x86gen.assemble("x: lea rax, [x+0x80000000]").hex() == "488d05f9ffff7f"
+    with pytest.raises(x86gen.EncodeError, match=r"displacement to 'x' \(0xffffffe9\) does not fit"):
+        x86gen.assemble("x: lea rax, [x+0xfffffff0]")
+    with pytest.raises(x86gen.EncodeError, match=r"displacement to 'x' \(-0x80000007\) does not fit"):
+        x86gen.assemble("x: lea rax, [x-0x80000000]")
+    a = Assembler()
+    x = a.here("x")
+    a.lea(rax, x.mem(disp=0x80000000))
+    assert a.assemble().hex() == "488d05f9ffff7f"
+
+
+# --- 4. crashes become EncodeErrors ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("call", [
+    lambda: x86gen.encode("add", eax, 1 << 20000),
+    lambda: x86gen.get_form("ADD_RM32_IMM32")(eax, 1 << 20000),
+    lambda: mem(rax, size="foo"),
+    lambda: mem("nosuchreg"),
+    lambda: Assembler().label("x").mem("foo"),
+    lambda: Assembler().address_of("zz"),
+    lambda: mem(5),
+    lambda: mem([rax]),
+    lambda: mem(rax, x86gen.rbx, [2]),
+    lambda: Assembler().align(8, 1.5),
+    lambda: Assembler().align(8.0),
+    lambda: Assembler().emit(None, eax),
+    lambda: Assembler().emit(["add"], eax),
+    lambda: x86gen.encode(None, eax),
+    lambda: x86gen.encode(["add"], eax, eax),
+    lambda: x86gen.encode("x" * 100000, eax),
+    lambda: Assembler().jit(),
+    lambda: x86gen.get_form(["ADD"]),
+    lambda: Assembler().db(1 << 20000),
+])
+def test_bad_input_raises_encode_error_with_a_bounded_message(call):
+    with pytest.raises(x86gen.EncodeError) as ei:
+        call()
+    assert len(str(ei.value)) < 2000
+
+
+def test_bad_input_size_names_any_case():
+    assert mem("RAX", size="DWORD") == mem(rax, size=32)
+    assert mem(rax, size="oword") == mem(rax, size=128)   # as the text parser reads `oword ptr`
+
+
+# --- 7. output size limit --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [".p2align 40", ".zero 10000000000", ".balign 0x100000000"])
+def test_output_size_limit(text):
+    with pytest.raises(SizeLimitError):
+        x86gen.assemble("nop\n" + text + "\nnop")
+
+
+def test_output_size_limit_total():
+    a = Assembler()
+    a.nop()
+    a.align(1 << 30)   # pads 2^30 - 1 bytes (laid out, not allocated, before the check)
+    a.nop()
+    with pytest.raises(SizeLimitError, match="more than the limit"):
+        a.assemble()
+    with pytest.raises(OperandError):
+        Assembler().zero(-1)
+
+
+def test_mem_absolute_normalised_signed_64():
+    assert mem(None, disp=0xFFFFFFFF80000000) == Mem(None, None, 1, -0x80000000)
+    assert mem(None, disp=0xFFFFFFFF7FFFFFFF).disp == -0x80000001
+    assert str(mem(None, disp=0xFFFFFFFF7FFFFFFF, size=32)) == "dword ptr [0xffffffff7fffffff]"

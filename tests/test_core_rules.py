@@ -176,3 +176,110 @@ def test_mem_absolute_normalised_signed_64():
     assert mem(None, disp=0xFFFFFFFF80000000) == Mem(None, None, 1, -0x80000000)
     assert mem(None, disp=0xFFFFFFFF7FFFFFFF).disp == -0x80000001
     assert str(mem(None, disp=0xFFFFFFFF7FFFFFFF, size=32)) == "dword ptr [0xffffffff7fffffff]"
+
+
+# --- 6. bounded caches -----------------------------------------------------------------------------
+
+
+def test_caches_bounded():
+    from x86gen import encoder
+    ymm = [x86gen.REGISTERS[f"ymm{i}"] for i in range(16)]
+    for a in ymm:
+        for b in ymm:
+            for c in ymm:
+                x86gen.encode("vpaddd", a, b, c)   # 4096 register combinations of one signature
+    plan = encoder._PLANS["vpaddd", "ymm", "ymm", "ymm"]
+    assert plan.cache_info().currsize <= encoder.REG_MEMO_MAX < 4096
+    n_plans, n_compiled, n_cand = len(encoder._PLANS), len(encoder._COMPILED), len(encoder._CANDIDATES)
+    for i in range(20000):   # distinct immediates and displacements: no new signatures, no new entries
+        x86gen.encode("add", rax, i)
+        x86gen.encode("mov", eax, mem(rax, disp=i, size=32))
+    assert (len(encoder._PLANS), len(encoder._COMPILED), len(encoder._CANDIDATES)) <= (n_plans + 2, n_compiled + 2, n_cand + 2)
+    from x86gen import memory
+    assert len(memory._SHAPES) <= 18 * 17 * 4   # (base or none, index or none, scale): bounded by the registers
+
+
+# --- 8. thread safety: compiled objects are published whole ----------------------------------------
+
+
+_THREADS_SCRIPT = r"""
+import random, sys, threading
+sys.setswitchinterval(1e-6)
+import x86gen
+from x86gen import forms as F
+R = x86gen.REGISTERS
+cases = []
+for f in x86gen.all_forms():
+    ops = []
+    for o in f.operands:
+        if o.loc == "fixed": ops.append(R[o.reg])
+        elif o.kind == "1": ops.append(1)
+        elif o.kind.startswith("rel"): ops.append(0x1000)
+        elif o.imm is not None: ops.append(1000 if o.imm >= 16 else 1)
+        elif o.loc == "moffs": ops.append(x86gen.Mem(None, None, 1, 0x123456789, o.mem))
+        elif o.reg is not None: ops.append(next(r for r in R.values() if r.kind == o.reg and r.num == 1))
+        else: ops.append(x86gen.Mem(R["rax"], None, 1, 8, o.mem))
+    cases.append((f, tuple(ops)))
+results = {}
+def work(k):
+    out = []
+    order = list(cases)
+    random.Random(k).shuffle(order)
+    for f, ops in order:
+        kw = {"ip": 0x100} if f.is_branch else {}
+        try: a = f(*ops, **kw)
+        except x86gen.EncodeError as ex: a = type(ex).__name__
+        try: b = x86gen.encode(f.mnemonic, *ops, **kw)
+        except x86gen.EncodeError as ex: b = type(ex).__name__
+        out.append((f.id, a, b, f.fits(*ops, **kw)))
+    results[k] = sorted(out)
+ts = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+for t in ts: t.start()
+for t in ts: t.join()
+work(99)   # serial, everything built
+ref = {r[0]: r for r in results.pop(99)}
+bad = [(k, r) for k, rs in results.items() for r in rs if ref[r[0]] != r]
+print(len(ref), len(bad), bad[:3])
+"""
+
+
+def test_threads_first_use_publishes_complete_objects():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    n, nbad, _ = out.stdout.split(" ", 2)
+    assert int(n) > 600 and nbad == "0", out.stdout
+
+
+def test_threads_form_build_stores_encoder_last():
+    """`Form._build` stores `_enc` (what readers test) after `_fits` and `_src`."""
+    from x86gen.forms import Form
+
+    class Recorder:
+        def __init__(self, row):
+            object.__setattr__(self, "row", row)
+            object.__setattr__(self, "order", [])
+        def __setattr__(self, name, value):
+            self.order.append(name)
+            object.__setattr__(self, name, value)
+
+    rec = Recorder(x86gen.get_form("ADD_RM32_IMM8").row)
+    Form._build(rec)
+    assert rec.order[-1] == "_enc" and set(rec.order) == {"_enc", "_fits", "_src"}
+
+
+def test_threads_branch_plan_marked_before_it_is_published(monkeypatch):
+    """A plan that takes ``ip=`` is in `_RPLANS` before `_PLANS` (and the fast-path tables) can hand it out."""
+    from x86gen import encoder
+
+    class Checked(dict):
+        def __setitem__(self, key, plan):
+            if key[0] == "jle": assert plan in encoder._RPLANS, "published before it is known to take ip="
+            super().__setitem__(key, plan)
+
+    monkeypatch.setattr(encoder, "_PLANS", Checked())
+    monkeypatch.setattr(encoder, "_TABLES", {})
+    e = I.Encoder(64)
+    e.encode(I.Instruction.create_branch(I.Code.JLE_REL8_64, 0x1000), 0x1000)
+    assert x86gen.encode("jle", 0x1000, ip=0x1000) == bytes(e.take_buffer())

@@ -87,13 +87,14 @@ def _size_word(bits: int) -> str:
     return SIZE_NAMES.get(bits, str(bits))
 
 
-_MNEMONICS: set[str] = set()
+_MNEMONICS: frozenset[str] | None = None
 
 
-def _mnemonic_set() -> set[str]:
-    if not _MNEMONICS:
+def _mnemonic_set() -> frozenset[str]:
+    global _MNEMONICS
+    if _MNEMONICS is None:
         from .forms import mnemonics
-        _MNEMONICS.update(mnemonics())
+        _MNEMONICS = frozenset(mnemonics())
     return _MNEMONICS
 
 
@@ -112,10 +113,15 @@ def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
 # form, equally long VEX forms) each body goes under its test, so there is one Python frame and
 # nothing is encoded twice. Signatures of registers only are memoized instead (see `plan_for`).
 
+# Every cache here is keyed by operand signatures (register kinds, memory sizes, 'i'), whose number is bounded by
+# the spec (only signatures some form accepts are kept), except the register-only memos, which keep at most
+# REG_MEMO_MAX entries each. Each entry is published complete (built in locals, stored last), so another thread
+# (free-threaded CPython included) that finds it finds it whole.
+REG_MEMO_MAX = 512
 _PLANS: dict[tuple, object] = {}      # encode(): (mnemonic, *signature) → plan
 _RPLANS: set = set()                  # the plans of rel8/rel32 forms, which take ``ip=``
 _COMPILED: dict[tuple, object] = {}   # plans by (mnemonic, how, label check, signature, forms)
-_PLAN_GLOBALS: dict = {}
+_PLAN_GLOBALS: dict | None = None     # the plans' globals, built once (then never changed)
 
 
 class LabelOperand(Exception):
@@ -146,11 +152,11 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False):
     plan = _COMPILED.get(key)
     if plan is None:
         if sig and all(s != "i" and s[0] != "m" and s != "l" for s in sig):
-            # registers only: the bytes depend on which registers alone (a few hundred combinations at most), so
-            # they are remembered (a C-level cache keyed by the register objects); then how fast the function is
+            # registers only: the bytes depend on which registers alone, so they are remembered (a C-level cache
+            # keyed by the register objects, the last REG_MEMO_MAX combinations); then how fast the function is
             # matters little, and one form needs no plan of its own
-            plan = functools.lru_cache(maxsize=None)(chosen[0].encode if mode == "one" else
-                                                     _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel))
+            plan = functools.lru_cache(maxsize=REG_MEMO_MAX)(chosen[0].encode if mode == "one" else
+                                                             _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel))
         else: plan = _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel)
         _COMPILED[key] = plan
     return plan, rel
@@ -203,11 +209,13 @@ def _compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chos
         else:
             lines.append(f"    raise _nofit({mnemonic!r}, ({args}), {tuple(f.id for f in chosen)!r})")
     src = "\n".join(lines) + "\n"
-    if not _PLAN_GLOBALS:
+    global _PLAN_GLOBALS
+    g = _PLAN_GLOBALS
+    if g is None:
         from ._specialize import GLOBALS
-        _PLAN_GLOBALS.update(GLOBALS, LabelOperand=LabelOperand, _nofit=_nofit)
+        g = _PLAN_GLOBALS = {**GLOBALS, "LabelOperand": LabelOperand, "_nofit": _nofit}
     ns: dict = {}
-    exec(compile(src, f"<x86gen plan {mnemonic} {' / '.join(f.id for f in chosen)}>", "exec"), _PLAN_GLOBALS, ns)
+    exec(compile(src, f"<x86gen plan {mnemonic} {' / '.join(f.id for f in chosen)}>", "exec"), g, ns)
     plan = ns["plan"]
     plan.source = src
     return plan
@@ -322,8 +330,8 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     plan = _PLANS.get(key)
     if plan is None:
         plan, rel = plan_for(mnemonic, key[1:], ops)
+        if rel: _RPLANS.add(plan)   # before the plan is published: whoever finds it must know it takes ip=
         _PLANS[key] = plan
-        if rel: _RPLANS.add(plan)
         if 1 <= len(ops) <= 3:
             t = _TABLES.setdefault(mnemonic, {}).setdefault(len(ops), {})
             for s in key[1:-1]: t = t.setdefault(s, {})

@@ -55,7 +55,11 @@ class Form:
         self._enc = self._fits = self._src = None
 
     def _build(self) -> None:
-        self._enc, self._fits, self._src = compile_form(self.row)
+        # `_enc` is what the others test (``if self._enc is None``), so it is stored last: a thread that sees it
+        # sees `_fits` and `_src` too
+        enc, fits, src = compile_form(self.row)
+        self._fits, self._src = fits, src
+        self._enc = enc
 
     @property
     def encode(self) -> Callable[..., bytes]:

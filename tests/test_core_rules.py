@@ -283,3 +283,37 @@ def test_threads_branch_plan_marked_before_it_is_published(monkeypatch):
     e = I.Encoder(64)
     e.encode(I.Instruction.create_branch(I.Code.JLE_REL8_64, 0x1000), 0x1000)
     assert x86gen.encode("jle", 0x1000, ip=0x1000) == bytes(e.take_buffer())
+
+
+# --- 5. branch relaxation: near-linear, and GNU as's result with alignments -------------------------
+
+
+def _staircase(n: int) -> str:
+    """n chained jumps, each over the next one and 125 bytes: the last is out of rel8 reach, which pushes the
+    one before it out of reach, and so on back to the first (one growth after another)."""
+    lines = []
+    for i in range(1, n + 1): lines += [f"jmp T{i}", f"T{i - 1}:", ".zero 125"]
+    return "\n".join(lines + [".zero 3", f"T{n}:"])
+
+
+def test_relaxation_staircase_near_linear():
+    import time
+
+    from x86gen.assembler import parse_program
+    a = parse_program(_staircase(8000))
+    t = time.perf_counter()
+    code = a.assemble()
+    elapsed = time.perf_counter() - t
+    # GNU as: .text of 1040003 bytes (every jmp rel32: 8000 * (5 + 125) + 3)
+    assert len(code) == 1040003 and code[:5] == bytes.fromhex("e982000000")
+    assert elapsed < 3.0, f"relaxation of 8000 chained jumps took {elapsed:.1f} s"
+
+
+def test_relaxation_alignment_absorbs_growth_like_gnu_as():
+    # The first jmp must be long; its growth (3 bytes) is absorbed by the .balign, so the second jmp, over the
+    # alignment, stays short. GNU as 2.40 assembles this to these 242 bytes (objcopy -O binary -j .text);
+    # growing both branches from the first layout gave 258.
+    text = "jmp T\n.zero 10\njmp U\n.zero 110\n.balign 16, 0xcc\n.zero 14\nU:\n.zero 100\nT:"
+    want = (bytes.fromhex("e9ed000000") + bytes(10) + bytes.fromhex("eb7d") + bytes(110) + b"\xcc" + bytes(14) + bytes(100))
+    assert len(want) == 242
+    assert x86gen.assemble(text) == want

@@ -21,11 +21,14 @@ a listing record ``(mnemonic, bytes, *operands)``; the first use of a signature,
 errors take `Assembler._emit`. Only branches to labels (and ``align``) sit between chunks, and
 RIP-relative references to labels are patched in place once the layout is known.
 
-Branch relaxation: every branch starts in its shortest form (rel8 where the mnemonic has one);
-the layout is computed, every branch whose displacement does not fit grows to the next form, and
-this repeats until nothing changes. Branches only ever grow, so the loop ends, and because it
-starts from the shortest sizes the result is the least fixpoint: no longer than a layout found by
-starting long and shrinking (as iced-x86's ``BlockEncoder`` does).
+Branch relaxation: every branch starts in its shortest form (rel8 where the mnemonic has one); a
+branch whose displacement does not fit grows to the next form at once, and only the branches whose
+span covers what moved are checked again (a worklist, as LLVM's MC layout does; `_grow_branches`),
+until every branch fits. Branches only ever grow, so this ends, and because it starts from the
+shortest sizes and grows a branch only when it does not fit the current layout, the result is the
+least fixpoint without alignments, no longer than a layout found by starting long and shrinking (as
+iced-x86's ``BlockEncoder`` does); with alignments it is GNU as's: a growth that an alignment
+absorbs does not make a branch across that alignment long.
 
 Labels as operands:
 
@@ -40,6 +43,7 @@ Assembler; `x86gen.assemble` calls it for multi-line text.
 """
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import struct
@@ -175,6 +179,127 @@ def _branch_info(mn: str) -> tuple:
         hit = tuple((f, f.length, *f.imm_ranges(0)[0]) for f in forms)
         _BRANCH_INFO[mn] = hit
     return hit
+
+
+def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
+    """Branch relaxation (see the module doc): set each branch's form (``v.k``); returns the number of rounds.
+
+    Chunk ``c`` (``lens[c]`` bytes) is followed by variable item ``c`` (a branch or an alignment), so an address
+    is a static prefix sum of chunk lengths plus a prefix sum of item sizes, kept in a Fenwick tree. Every branch
+    starts short; a worklist holds the branches to check. One that does not fit grows at once (the tree is
+    updated and the change is carried through the alignments after it, as far as it shifts anything), and only
+    the branches whose span covers a changed item are checked again: those are found by a stabbing query on a
+    static segment tree of spans. So a chain of n branches that grow one after the other (each pushing the
+    previous one out of reach) takes O(n log n) steps, not n passes over the program; and a branch is checked
+    against the layout with every earlier growth in it, so an alignment that absorbs a growth (its padding
+    shrinks) keeps a later branch over it short, as GNU as does (it does not add the growth of earlier branches
+    across an alignment)."""
+    nv = len(vars_)
+    pre = [0] * (nv + 1)          # pre[c]: bytes of chunks before chunk c, without the items
+    for c in range(nv): pre[c + 1] = pre[c] + lens[c]
+    size = [0] * nv
+    branches, aligns, absolute = [], [], []
+    addr = base
+    for i, v in enumerate(vars_):
+        addr += lens[i]
+        if v.__class__ is _Branch:
+            v.k = 0
+            s = v.choices[0][1]
+            branches.append(i)
+            if v.target.__class__ is int: absolute.append(i)
+        else:
+            s = v.pad(addr)
+            aligns.append(i)
+        size[i] = s
+        addr += s
+    if not branches: return 1
+    tree = [0] + size              # Fenwick tree over item sizes (1-based)
+    for i in range(1, nv + 1):
+        j = i + (i & -i)
+        if j <= nv: tree[j] += tree[i]
+
+    def before(i: int) -> int:     # total size of items 0 .. i-1
+        s = 0
+        while i > 0:
+            s += tree[i]
+            i -= i & -i
+        return s
+
+    def add(i: int, d: int) -> None:
+        i += 1
+        while i <= nv:
+            tree[i] += d
+            i += i & -i
+
+    # spans: branch i depends on the items strictly between it and its target (a label in chunk t starts
+    # after item t - 1); a branch to an absolute address depends on every item before it (kept apart)
+    width = 1
+    while width < nv: width <<= 1
+    nodes: dict[int, list[int]] = {}
+    for i in branches:
+        t = vars_[i].target
+        if t.__class__ is int: continue
+        lo, hi = (i + 1, t.chunk - 1) if t.chunk > i else (t.chunk, i - 1)
+        lo += width; hi += width + 1
+        while lo < hi:
+            if lo & 1: nodes.setdefault(lo, []).append(i); lo += 1
+            if hi & 1: hi -= 1; nodes.setdefault(hi, []).append(i)
+            lo >>= 1; hi >>= 1
+    queued = bytearray(nv)
+    work = list(branches)
+    for i in work: queued[i] = 1
+    later: list[int] = []          # the next round's worklist
+
+    def push(j: int) -> None:
+        if not queued[j]:
+            queued[j] = 1
+            later.append(j)
+
+    rounds = 0
+    while work:
+        rounds += 1
+        for i in work:
+            queued[i] = 0
+            v = vars_[i]
+            t = v.target
+            dest = t if t.__class__ is int else base + pre[t.chunk] + before(t.chunk) + t.offset
+            start = base + pre[i + 1] + before(i)
+            choices = v.choices
+            _f, length, lo, hi = choices[v.k]
+            if lo <= dest - (start + length) <= hi: continue
+            k = v.k + 1
+            while k < len(choices):
+                _f, length, lo, hi = choices[k]
+                if lo <= dest - (start + length) <= hi: break
+                k += 1
+            if k == len(choices): k = len(choices) - 1   # out of reach of every form: assemble() reports it
+            if k == v.k: continue
+            d = choices[k][1] - choices[v.k][1]
+            v.k = k
+            size[i] += d
+            add(i, d)
+            changed = [i]
+            shift = d                      # how far everything after the last changed item moved
+            a = bisect.bisect_right(aligns, i)
+            while shift and a < len(aligns):
+                j = aligns[a]
+                p = vars_[j].pad(base + pre[j + 1] + before(j))
+                if p != size[j]:
+                    shift += p - size[j]
+                    add(j, p - size[j])
+                    size[j] = p
+                    changed.append(j)
+                a += 1
+            push(i)                        # its own target may have moved with it
+            for j in changed:
+                n = j + width
+                while n:
+                    for b in nodes.get(n, ()): push(b)
+                    n >>= 1
+            for b in absolute[bisect.bisect_right(absolute, i):]: push(b)
+        work = later[:]
+        later.clear()
+    return rounds + 1
 
 
 class Assembler(AsmMethods):
@@ -429,40 +554,19 @@ class Assembler(AsmMethods):
             offs[p] = off
         for lab in self._labels:
             if lab.chunk >= 0: lab.offset = offs[lab.pos]
-        for v in vars_:
-            if v.__class__ is _Branch: v.k = 0
-        nv = len(vars_)
         base = self.base
-        iterations = 0
-        while True:
-            iterations += 1
-            starts, vstart, vsize = [], [], []
-            addr = base
-            for i in range(len(lens)):
-                starts.append(addr)
-                addr += lens[i]
-                if i < nv:
-                    v = vars_[i]
-                    s = v.choices[v.k][1] if v.__class__ is _Branch else v.pad(addr)
-                    vstart.append(addr); vsize.append(s)
-                    addr += s
-            changed = False
-            for i, v in enumerate(vars_):
-                if v.__class__ is not _Branch: continue
-                t = v.target
-                dest = t if t.__class__ is int else starts[t.chunk] + t.offset
-                _f, length, lo, hi = v.choices[v.k]
-                if not lo <= dest - (vstart[i] + length) <= hi:
-                    k = v.k + 1
-                    while k < len(v.choices):
-                        _f, length, lo, hi = v.choices[k]
-                        if lo <= dest - (vstart[i] + length) <= hi: break
-                        k += 1
-                    if k == len(v.choices): k = len(v.choices) - 1   # out of reach of every form: assemble() reports it
-                    if k != v.k:
-                        v.k = k
-                        changed = True
-            if not changed: break
+        iterations = _grow_branches(vars_, lens, base)
+        nv = len(vars_)
+        starts, vstart, vsize = [], [], []
+        addr = base
+        for i in range(len(lens)):
+            starts.append(addr)
+            addr += lens[i]
+            if i < nv:
+                v = vars_[i]
+                s = v.choices[v.k][1] if v.__class__ is _Branch else v.pad(addr)
+                vstart.append(addr); vsize.append(s)
+                addr += s
         if addr - base > MAX_OUTPUT:
             raise SizeLimitError(f"the program is {addr - base:#x} bytes long, more than the limit of {MAX_OUTPUT:#x}")
         self._layout = (base, starts, vstart, vsize, addr, iterations, (base, len(self._lst)), (cstart, cend), offs)
@@ -531,7 +635,8 @@ class Assembler(AsmMethods):
 
     @property
     def relaxation_passes(self) -> int:
-        """How many layout passes the last relaxation took."""
+        """How many rounds the last relaxation took: 1 + the rounds of its worklist (each round checks the branches
+        that the previous round's growths may have pushed out of reach; `_grow_branches`)."""
         return self._relax()[5]
 
     def branch_sizes(self) -> list[tuple[str, str, int]]:

@@ -186,7 +186,8 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
 
     Chunk ``c`` (``lens[c]`` bytes) is followed by variable item ``c`` (a branch or an alignment), so an address
     is a static prefix sum of chunk lengths plus a prefix sum of item sizes, kept in a Fenwick tree. Every branch
-    starts short; a worklist holds the branches to check. One that does not fit grows at once (the tree is
+    starts short; one pass in program order grows those that do not fit (as GNU as's first pass), then a
+    worklist holds the branches still to check. One that does not fit grows at once (the tree is
     updated and the change is carried through the alignments after it, as far as it shifts anything), and only
     the branches whose span covers a changed item are checked again: those are found by a stabbing query on a
     static segment tree of spans. So a chain of n branches that grow one after the other (each pushing the
@@ -199,8 +200,10 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
     for c in range(nv): pre[c + 1] = pre[c] + lens[c]
     size = [0] * nv
     branches, aligns, absolute = [], [], []
+    cstart = [0] * (nv + 1)        # the first layout (every branch short): chunk start addresses
     addr = base
     for i, v in enumerate(vars_):
+        cstart[i] = addr
         addr += lens[i]
         if v.__class__ is _Branch:
             v.k = 0
@@ -212,7 +215,53 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
             aligns.append(i)
         size[i] = s
         addr += s
-    if not branches: return 1
+    cstart[nv] = addr
+    # First one pass in program order, as GNU as relaxes: a branch that does not fit grows at once, so the
+    # branches after it see it; a target ahead is taken where it was plus the growth so far, unless an alignment
+    # lies between (which may absorb it). Most programs are done after it (one pass over the items).
+    nalign = [0] * (nv + 1)        # nalign[c]: alignments among items 0 .. c-1
+    for j in aligns: nalign[j + 1] = 1
+    for c in range(nv): nalign[c + 1] += nalign[c]
+    shift, grew = 0, False         # how far the current item has moved from the first layout
+    now = [0] * (nv + 1)           # chunk start addresses as this pass leaves them
+    for i, v in enumerate(vars_):
+        now[i] = cstart[i] + shift
+        at = now[i] + lens[i]
+        if v.__class__ is _Branch:
+            t = v.target
+            if t.__class__ is int: dest = t
+            elif t.chunk <= i: dest = now[t.chunk] + t.offset
+            else: dest = cstart[t.chunk] + t.offset + (shift if nalign[t.chunk] == nalign[i + 1] else 0)
+            choices = v.choices
+            _f, length, lo, hi = choices[0]
+            if not lo <= dest - (at + length) <= hi:
+                k = 1
+                while k < len(choices):
+                    _f, length, lo, hi = choices[k]
+                    if lo <= dest - (at + length) <= hi: break
+                    k += 1
+                k = min(k, len(choices) - 1)   # out of reach of every form: assemble() reports it
+                if k:
+                    v.k = k
+                    shift += choices[k][1] - size[i]
+                    size[i] = choices[k][1]
+                    grew = True
+        else:
+            p = v.pad(at)
+            shift += p - size[i]
+            size[i] = p
+    if not grew: return 1
+    now[nv] = cstart[nv] + shift
+    # then the branches that the pass left out of reach (growths after them, growths across alignments): a
+    # worklist on the exact layout
+    work = []
+    for i in branches:
+        v = vars_[i]
+        t = v.target
+        _f, length, lo, hi = v.choices[v.k]
+        if not lo <= (t if t.__class__ is int else now[t.chunk] + t.offset) - (now[i] + lens[i] + length) <= hi:
+            work.append(i)
+    if not work: return 2
     tree = [0] + size              # Fenwick tree over item sizes (1-based)
     for i in range(1, nv + 1):
         j = i + (i & -i)
@@ -246,7 +295,6 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
             if hi & 1: hi -= 1; nodes.setdefault(hi, []).append(i)
             lo >>= 1; hi >>= 1
     queued = bytearray(nv)
-    work = list(branches)
     for i in work: queued[i] = 1
     later: list[int] = []          # the next round's worklist
 
@@ -255,7 +303,7 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
             queued[j] = 1
             later.append(j)
 
-    rounds = 0
+    rounds = 1
     while work:
         rounds += 1
         for i in work:

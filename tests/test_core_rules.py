@@ -72,6 +72,27 @@ def test_absolute_address_out_of_disp32_reach_is_refused(args):
         x86gen.encode(*args())
 
 
+def test_absolute_address_out_of_reach_refused_by_every_form():
+    """Each form with a ModRM memory operand, called directly (``form(...)`` and ``form.encode(...)``), refuses a
+    64-bit address with an OperandError (not a TypeError from the missing ModRM, not wrapped bytes)."""
+    far = mem(None, disp=0x123456789)
+    checked = 0
+    for f in x86gen.all_forms():
+        if not any(o.mem is not None and o.loc != "moffs" for o in f.operands): continue
+        args = []
+        for o in f.operands:
+            if o.loc == "fixed": args.append(x86gen.REGISTERS[o.reg])
+            elif o.imm is not None or o.kind == "1": args.append(1)
+            elif o.mem is not None: args.append(far.with_size(o.mem))
+            else: args.append(next(r for r in x86gen.REGISTERS.values() if r.kind == o.reg))
+        kw = {"ip": 0} if f.is_branch else {}
+        for call in (f, f.encode):
+            with pytest.raises(OperandError, match="0x123456789"):
+                call(*args, **kw)
+        checked += 1
+    assert checked > 500
+
+
 def test_absolute_address_movabs_needs_an_absolute_address():
     with pytest.raises(OperandError, match="absolute address"):
         x86gen.assemble("movabs eax, [rax]")

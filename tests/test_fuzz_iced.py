@@ -87,7 +87,9 @@ def memory(draw, bits: int):
         size = draw(st.sampled_from([bits, bits, bits, 0]))   # sized, or unsized (the form decides)
     else:
         size = draw(st.sampled_from([0, 0, 8, 16, 32, 64, 128, 256]))
-    shape = draw(st.sampled_from(["base", "base", "base+index", "base+index", "rip", "index", "abs"]))
+    shape = draw(st.sampled_from(["base", "base", "base+index", "base+index", "rip", "index", "abs", "far"]))
+    if shape == "far":   # an absolute address no sign-extended disp32 reaches: only moffs operands take it
+        return x86gen.Mem(None, None, 1, draw(st.sampled_from([0x80000000, 0xFFFFFFFF, 1 << 32, 0x123456789, -0x80000001])), size)
     disp = draw(disp_strategy())
     if shape == "base": return x86gen.Mem(draw(base_strategy()), None, 1, disp, size)
     if shape == "base+index":
@@ -212,6 +214,9 @@ def expected_error(form, code, ops, rel_disp):
     for i, (o, x) in enumerate(zip(form.operands, ops)):
         if o.kind == "1" and x != 1: return x86gen.OperandError, "one"
         if o.loc == "moffs" and (x.base is not None or x.index is not None): return x86gen.OperandError, "moffs"
+        if o.loc != "moffs" and isinstance(x, x86gen.Mem) and x.base is None and x.index is None \
+                and (1 << 31) <= x.disp & 0xFFFFFFFFFFFFFFFF < (1 << 64) - (1 << 31):
+            return x86gen.OperandError, "far"   # absolute [disp32] is sign-extended (SDM Vol.2 2.2.1.3)
         if o.imm is not None:
             v = rel_disp if o.kind.startswith("rel") else x
             if not in_ranges(v, form_imm_ranges(code, i)): return x86gen.ImmediateRangeError, "range"
@@ -374,6 +379,7 @@ MEM_CORNERS = (
     + [M(R["rip"], None, 1, d, 0) for d in (0, 0x10, -8, 0x7FFFFFFF, -0x80000000)]        # RIP-relative
     + [M(None, i, sc, d, 0) for i, sc, d in [(R["rax"], 1, 0), (R["r12"], 8, 0x10), (R["rbp"], 2, -1), (R["r13"], 4, 0x7FFFFFFF)]]
     + [M(None, None, 1, d, 0) for d in (0, 0x10, -1, 0x7FFFFFFF, -0x80000000)]            # absolute [disp32]
+    + [M(None, None, 1, d, 0) for d in (0x80000000, 0xFFFFFFFF, 0x123456789, -0x80000001)]  # out of disp32 reach
 )
 HIGH8 = [R[n] for n in ("ah", "ch", "dh", "bh")]
 REX8 = [R[n] for n in ("spl", "dil", "r8b", "r15b")]

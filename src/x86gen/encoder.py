@@ -40,7 +40,7 @@ def _matches(o, x, movabs: bool = False) -> bool:
         return x.kind == o.reg
     if isinstance(x, Mem):
         if o.mem is None or (o.mem and x.size not in (0, o.mem)): return False
-        return (o.loc == "moffs") == (x.modrm is None) or (movabs and o.loc == "moffs")
+        return (o.loc == "moffs") == x.far or (movabs and o.loc == "moffs")
     return False
 
 
@@ -50,7 +50,7 @@ def _movabs_form(f: Form) -> bool:
 
 
 def _far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
-    far = next((x for x in ops if isinstance(x, Mem) and x.modrm is None), None)
+    far = next((x for x in ops if isinstance(x, Mem) and x.far), None)
     if far is None: return None
     return OperandError(
         f"{mnemonic} {fmt_operands(ops)}: address {far.disp & 0xFFFFFFFFFFFFFFFF:#x} is out of reach: an absolute [disp32] is"

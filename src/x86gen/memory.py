@@ -108,6 +108,21 @@ def _wide(base, index, disp: int, label, modrm32: int, prefix: bytes) -> tuple:
     raise ImmediateRangeError(f"displacement {fmt_int(disp)} does not fit in a signed 32-bit field")
 
 
+class _Unreachable:
+    """The ModRM and tail of a far absolute address (see `_wide`): a form that would encode it through ModRM
+    (``modrm | reg``, ``bytes + tail``, ``struct.pack(.., modrm)``) raises an OperandError naming the address instead, at no cost to the
+    forms' code for every other operand."""
+    __slots__ = ("address",)
+
+    def __init__(self, disp: int): self.address = disp & 0xFFFFFFFFFFFFFFFF
+
+    def _raise(self, *_args):
+        raise OperandError(f"address {self.address:#x} is out of reach of an absolute [disp32] (sign-extended, SDM Vol.2"
+                           " 2.2.1.3): only the moffs forms of mov (al/ax/eax/rax, movabs) take a 64-bit address")
+
+    __or__ = __ror__ = __add__ = __radd__ = __index__ = _raise   # (struct.pack takes __index__)
+
+
 class Mem:
     """A memory operand. Build it with `mem` (or the `byte`/`dword`/... helpers); immutable.
 
@@ -136,7 +151,9 @@ class Mem:
         sig = _SIGS.get(size) if size else "m"
         if sig is None:
             raise OperandError(f"unknown memory operand size {fmt_int(size, True)} bits (use {', '.join(map(str, SIZE_NAMES))} or 0)")
-        if modrm is None: sig = "moffs" + sig[1:]   # a 64-bit absolute address: only the moffs forms (A0-A3) take it
+        if modrm is None:   # a 64-bit absolute address: only the moffs forms (A0-A3) take it
+            sig = "moffs" + sig[1:]
+            modrm = tail = _Unreachable(disp)
         self.base = base
         self.index = index
         self.scale = scale
@@ -152,6 +169,11 @@ class Mem:
     @property
     def kind(self) -> str: return self.sig
 
+    @property
+    def far(self) -> bool:
+        """A 64-bit absolute address that ModRM cannot encode (only the moffs forms take it)."""
+        return self.modrm.__class__ is _Unreachable
+
     def with_size(self, size: int) -> Mem:
         """The same address with another operand size (bits)."""
         return Mem(self.base, self.index, self.scale, self.disp, size, self.label)
@@ -163,7 +185,7 @@ class Mem:
         if self.index is not None: parts.append(f"{self.index.name}*{self.scale}" if self.scale != 1 else self.index.name)
         s = "+".join(parts)
         if self.label is not None: s += ("+" if s else "") + str(self.label)
-        if self.modrm is None: s = f"{self.disp & 0xFFFFFFFFFFFFFFFF:#x}"   # a 64-bit absolute address
+        if self.far: s = f"{self.disp & 0xFFFFFFFFFFFFFFFF:#x}"   # a 64-bit absolute address
         elif self.disp or not s: s += (f"-{-self.disp:#x}" if self.disp < 0 else (f"+{self.disp:#x}" if s else f"{self.disp:#x}"))
         return f"[{s}]"
 

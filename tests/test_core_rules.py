@@ -161,6 +161,8 @@ def test_label_addend_checked_as_a_whole_displacement():
     lambda: Assembler().jit(),
     lambda: x86gen.get_form(["ADD"]),
     lambda: Assembler().db(1 << 20000),
+    lambda: Assembler().bytes(10 ** 10),
+    lambda: Assembler().bytes([1, 256]),
 ])
 def test_bad_input_raises_encode_error_with_a_bounded_message(call):
     with pytest.raises(x86gen.EncodeError) as ei:

@@ -520,8 +520,12 @@ class Assembler(AsmMethods):
         self._data(8, values)
 
     def bytes(self, data: bytes) -> None:
-        """Raw bytes."""
-        self._data(1, (bytes(data),))
+        """Raw bytes (``bytes``, ``bytearray``, ``memoryview``, or an iterable of ints 0..255)."""
+        if isinstance(data, (int, str)) or data is None:   # bytes(10**10) would allocate that many zeros: use zero()
+            raise OperandError(f"Assembler.bytes takes bytes, not {fmt_value(data)} (zero(n) for n zero bytes)")
+        try: b = bytes(data)
+        except (TypeError, ValueError): raise OperandError(f"Assembler.bytes: {fmt_value(data)} is not bytes") from None
+        self._data(1, (b,))
 
     def float32(self, *values: float) -> None: self._data(4, tuple(float(v) for v in values))
     def float64(self, *values: float) -> None: self._data(8, tuple(float(v) for v in values))

@@ -135,12 +135,11 @@ def _key(mnemonic: str, ops: tuple) -> tuple:
 
 
 def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False):
-    """(plan, takes ``ip=``) for operands like ``ops`` with signature ``sig``. With ``labels`` the plan
-    raises `LabelOperand` when its memory operand has a label (the `Assembler`'s plans)."""
+    """(plan, takes ``ip=``) for operands like ``ops`` with signature ``sig``. A plan with a memory operand
+    raises `LabelOperand` when that operand names a label (the `Assembler` then records a fixup; `encode`
+    raises `LabelContextError`); ``labels`` is accepted for compatibility and changes nothing."""
     forms, check = candidates(mnemonic, sig, ops)
     rel = any(f.is_branch for f in forms)
-    # every plan with a memory operand checks for a label (``labels`` is kept for callers; `encode` turns
-    # LabelOperand into LabelContextError): a label's [rip+label] needs an Assembler to resolve it
     mem_at = next((i for i, s in enumerate(sig) if s[0] == "m"), None)
     if check: mode, chosen = "fit", forms
     else:

@@ -91,8 +91,8 @@ def _wide(base, index, disp: int, label, modrm32: int, prefix: bytes) -> tuple:
       ``label + disp - end of instruction`` fits; here it is a placeholder 0;
     - an absolute address (no base, no index) as a 64-bit value: the CPU sign-extends an absolute disp32
       (SDM Vol.2 2.2.1.3), so 0xffffffff80000000 … 0xffffffffffffffff are disp32 -0x80000000 … -1 and are
-      encoded so; any other address has modrm None: only ``mov`` al/ax/eax/rax with a moffs operand (opcodes
-      A0-A3 with an 8-byte address, SDM Vol.2 MOV) can use it. ``disp`` becomes the address as a signed 64-bit
+      encoded so; any other address gets no ModRM (modrm None here, then `Mem.far`): only ``mov`` al/ax/eax/rax
+      with a moffs operand (opcodes A0-A3 with an 8-byte address, SDM Vol.2 MOV) can use it. ``disp`` becomes the address as a signed 64-bit
       value (as iced reports it).
     """
     if label is not None:

@@ -15,7 +15,7 @@ REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256,
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}
 FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx": 32, "rax": 64, "rcx": 64, "rdx": 64}
 ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "N": "n"}
-LOCS = {"reg", "rm", "vvvv", "opc", "is4", "imm", "fixed"}
+LOCS = {"reg", "rm", "vvvv", "opc", "is4", "imm", "fixed", "moffs"}
 FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF"}
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
 FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note"}
@@ -106,6 +106,7 @@ def parse_operand(text: str, ctx) -> Operand:
     elif re.fullmatch(r"s?imm(8|16|32|64)", kind):
         imm, sext = int(kind.lstrip("s")[3:]), kind.startswith("s")
     elif re.fullmatch(r"rel(8|32)", kind): imm = int(kind[3:])
+    elif re.fullmatch(r"moffs(8|16|32|64)", kind): mem, loc = int(kind[5:]), loc or "moffs"   # 8-byte absolute address after the opcode
     elif kind == "m": mem = 0
     elif re.fullmatch(r"m\d+", kind): mem = int(kind[1:])
     elif "/" in kind:
@@ -204,7 +205,10 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     if "vvvv" in locs and e["enc"] == "legacy": _err(ctx, "operands", "vvvv only exists in VEX/EVEX")
     if e["is4"] and "is4" not in locs: _err(ctx, "operands", "/is4 but no register for imm8[7:4]")
     for o in ops:
-        if o.mem is not None and o.loc != "rm": _err(ctx, "operands", f"memory-capable {o.kind} must be in ModRM.rm, not {o.loc}")
+        if o.mem is not None and o.loc not in ("rm", "moffs"):
+            _err(ctx, "operands", f"memory-capable {o.kind} must be in ModRM.rm, not {o.loc}")
+        if o.loc == "moffs" and (e["modrm"] is not None or e["enc"] != "legacy" or not o.kind.startswith("moffs")):
+            _err(ctx, "operands", f"{o.kind}@moffs: only a moffs operand of a legacy form without ModRM goes there")
     nimm = sum(1 for o in ops if o.loc == "imm" and o.kind != "1")
     if nimm != len(e["imms"]): _err(ctx, "encoding", f"{nimm} immediate operand(s) but {len(e['imms'])} immediate field(s)")
     return ops
@@ -214,6 +218,7 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str) -> str:
     parts = [mnemonic.upper()]
     for o in ops:
         if o.imm is not None: parts.append(f"REL{o.imm}_64" if o.kind.startswith("rel") else f"IMM{o.imm}")
+        elif o.loc == "moffs": parts.append(o.kind.upper())
         elif o.kind == "1": parts.append("1")
         elif o.reg in FIXED_REGS: parts.append(o.reg.upper())
         elif o.reg and o.mem is not None:

@@ -87,7 +87,9 @@ def memory(draw, bits: int):
         size = draw(st.sampled_from([bits, bits, bits, 0]))   # sized, or unsized (the form decides)
     else:
         size = draw(st.sampled_from([0, 0, 8, 16, 32, 64, 128, 256]))
-    shape = draw(st.sampled_from(["base", "base", "base+index", "base+index", "rip", "index", "abs"]))
+    shape = draw(st.sampled_from(["base", "base", "base+index", "base+index", "rip", "index", "abs", "far"]))
+    if shape == "far":   # an absolute address no sign-extended disp32 reaches: only moffs operands take it
+        return x86gen.Mem(None, None, 1, draw(st.sampled_from([0x80000000, 0xFFFFFFFF, 1 << 32, 0x123456789, -0x80000001])), size)
     disp = draw(disp_strategy())
     if shape == "base": return x86gen.Mem(draw(base_strategy()), None, 1, disp, size)
     if shape == "base+index":
@@ -95,6 +97,22 @@ def memory(draw, bits: int):
     if shape == "rip": return x86gen.Mem(R["rip"], None, 1, disp, size)
     if shape == "index": return x86gen.Mem(None, draw(st.sampled_from(INDEXES)), draw(st.sampled_from([1, 2, 4, 8])), disp, size)
     return x86gen.Mem(None, None, 1, disp, size)
+
+
+# 64-bit absolute addresses (moffs operands, A0-A3): inside and at the edges of what an absolute disp32 reaches
+# (sign-extended: 0..0x7fffffff, 0xffffffff80000000..) and beyond it
+ABS_ADDRESSES = [0, 0x10, 0x7FFFFFFF, 0x80000000, 0xFFFFFFF0, 0xFFFFFFFF, 1 << 32, 0x123456789, 0x7FFFFFFFFFFFFFFF,
+                 -(1 << 63), -0x80000001, -0x80000000, -1, 0xFFFFFFFF7FFFFFFF, 0xFFFFFFFF80000000, 0xFFFFFFFFFFFFFFFF]
+
+
+@st.composite
+def moffs(draw, bits: int):
+    """A memory operand for a moffs operand: mostly absolute addresses (as a signed or unsigned 64-bit value),
+    sometimes a based one (which the form must refuse)."""
+    size = draw(st.sampled_from([bits, bits, 0]))
+    kind = draw(st.sampled_from(["abs", "abs", "abs", "based"]))
+    if kind == "based": return draw(memory(bits))
+    return x86gen.Mem(None, None, 1, draw(st.one_of(st.sampled_from(ABS_ADDRESSES), st.integers(-(1 << 63), (1 << 64) - 1))), size)
 
 
 def imm_strategy(ranges_a, ranges_b):
@@ -124,6 +142,9 @@ def operand_strategy(form, i, code):
     oc = I.OpCodeInfo(code)
     if o.loc == "fixed":
         return st.just(R[o.reg])
+    if o.loc == "moffs":
+        if k_moffs(oc, i) is None: raise Unfuzzable(f"{form.id}: {o.kind} but iced says {oc.op_kind(i)}")
+        return moffs(o.mem)
     if o.kind == "1":
         return st.one_of(st.just(1), st.just(1), st.sampled_from([0, 2, -1]))
     if o.imm is not None:
@@ -146,6 +167,12 @@ def operand_strategy(form, i, code):
         choices.append(memory(o.mem))
     if not choices: raise Unfuzzable(f"{form.id}: cannot draw operand {o!r}")
     return st.one_of(*choices)
+
+
+def k_moffs(oc, i):
+    """iced's operand kind for a moffs operand (MEM_OFFS), or None."""
+    k = oc.op_kind(i)
+    return k if k == I.OpCodeOperandKind.MEM_OFFS else None
 
 
 _STRATEGIES: dict[str, object] = {}
@@ -186,6 +213,10 @@ def expected_error(form, code, ops, rel_disp):
         return x86gen.OperandError, "high8"   # (whatever else is wrong: OperandError is the base class)
     for i, (o, x) in enumerate(zip(form.operands, ops)):
         if o.kind == "1" and x != 1: return x86gen.OperandError, "one"
+        if o.loc == "moffs" and (x.base is not None or x.index is not None): return x86gen.OperandError, "moffs"
+        if o.loc != "moffs" and isinstance(x, x86gen.Mem) and x.base is None and x.index is None \
+                and (1 << 31) <= x.disp & 0xFFFFFFFFFFFFFFFF < (1 << 64) - (1 << 31):
+            return x86gen.OperandError, "far"   # absolute [disp32] is sign-extended (SDM Vol.2 2.2.1.3)
         if o.imm is not None:
             v = rel_disp if o.kind.startswith("rel") else x
             if not in_ranges(v, form_imm_ranges(code, i)): return x86gen.ImmediateRangeError, "range"
@@ -348,6 +379,7 @@ MEM_CORNERS = (
     + [M(R["rip"], None, 1, d, 0) for d in (0, 0x10, -8, 0x7FFFFFFF, -0x80000000)]        # RIP-relative
     + [M(None, i, sc, d, 0) for i, sc, d in [(R["rax"], 1, 0), (R["r12"], 8, 0x10), (R["rbp"], 2, -1), (R["r13"], 4, 0x7FFFFFFF)]]
     + [M(None, None, 1, d, 0) for d in (0, 0x10, -1, 0x7FFFFFFF, -0x80000000)]            # absolute [disp32]
+    + [M(None, None, 1, d, 0) for d in (0x80000000, 0xFFFFFFFF, 0x123456789, -0x80000001)]  # out of disp32 reach
 )
 HIGH8 = [R[n] for n in ("ah", "ch", "dh", "bh")]
 REX8 = [R[n] for n in ("spl", "dil", "r8b", "r15b")]
@@ -363,6 +395,7 @@ def corner_cases(form):
         elif o.kind.startswith("rel"): default.append(("rel", 0))
         elif o.imm is not None: default.append(1)
         elif o.reg is not None: default.append(REG_CLASSES[o.reg][0])
+        elif o.loc == "moffs": default.append(M(None, None, 1, 0x10, o.mem))
         elif o.mem is not None: default.append(M(R["rax"], None, 1, 0, o.mem))
         else: raise Unfuzzable(f"{form.id}: cannot default operand {o!r}")
     cases = [tuple(default)]
@@ -374,7 +407,12 @@ def corner_cases(form):
 
     for i, o in enumerate(form.operands):
         if o.loc == "fixed": continue
-        if o.kind == "1":
+        if o.loc == "moffs":
+            for a in ABS_ADDRESSES: put(i, M(None, None, 1, a, o.mem))
+            put(i, M(None, None, 1, 0x123456789, 0))
+            for m in (M(R["rax"], None, 1, 0, o.mem), M(R["rip"], None, 1, 0x10, o.mem), M(None, R["rcx"], 2, 0x10, o.mem)):
+                put(i, m)   # based, RIP-relative, indexed: refused
+        elif o.kind == "1":
             put(i, 2)
         elif o.kind.startswith("rel"):
             lim = 1 << (FORM_BRANCH_KINDS[I.OpCodeInfo(code).op_kind(i)] - 1)

@@ -109,6 +109,9 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
             else:
                 lo, hi = rng.choice(form.imm_ranges(i))
                 ops.append(rng.randint(lo, hi))
+        elif o.loc == "moffs":   # a 64-bit absolute address (no registers), near or far
+            mem_op = Mem(None, None, 1, rng.choice([0x10, 0x80000000, 0x123456789ABC, -0x80000001]), o.mem)
+            ops.append(mem_op)
         elif o.mem is not None and (o.reg is None or use_mem):
             mem_op = Mem(*m, size=o.mem or 0)
             ops.append(mem_op)

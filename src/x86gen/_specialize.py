@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 
 from . import registers as R
-from .errors import ImmediateRangeError, OperandError
+from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_operands
 from .memory import Mem
 
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg"}
@@ -71,7 +71,7 @@ def _imm_bytes(var: str, width: int) -> tuple[list[str], str]:
 def static_length(row) -> int:
     """Length in bytes with no memory operand, a 2-byte VEX where legal, and no optional REX."""
     (_id, _mn, ops, enc, _opc, mp, pp, o16, w, _l, modrm, _opreg, imms, is4, _osize, *_rest) = row
-    n = 1 + (modrm is not None) + sum(imms) // 8 + bool(is4)
+    n = 1 + (modrm is not None) + sum(imms) // 8 + bool(is4) + 8 * sum(o[1] == "moffs" for o in ops)
     if enc == "legacy": return n + o16 + bool(pp) + (w == 1) + len(MAP_BYTES[mp])
     return n + (2 if mp == 1 and w != 1 else 3)
 
@@ -103,7 +103,7 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
     def bad(i): return f"raise _bad({fid!r}, {allargs}, {i})"
     def known(i): return sig is not None and sig[i] != "l"   # the signature says what operand i is
 
-    reg_expr = rm = vvvv = opc = is4_arg = None
+    reg_expr = rm = vvvv = opc = is4_arg = moffs = None
     r8: list[str] = []
     imm_parts: list[str] = []   # immediate bytes packed with the opcode and ModRM bytes
     imm_tail = ""                # the same immediates as bytes appended after it
@@ -137,6 +137,16 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
             else:
                 # a wide immediate that follows inline bytes: keep order by moving all later imms out
                 imm_tail += t
+            continue
+        if loc == "moffs":
+            # the operand's 64-bit absolute address follows the opcode (SDM Vol.2 MOV, moffs); a far address (signature
+            # moffsN) is absolute by construction, any other memory operand (movabs with a near one) is checked
+            if sig is None: body.append(f"if {a}.__class__ is not Mem or {a}.size not in (0, {mem}): {bad(i)}")
+            elif sig[i][0] != "m": body.append(bad(i))
+            if sig is None: body.append(f"if {a}.label is not None: raise _label({fid!r}, {allargs})")
+            if sig is None or not sig[i].startswith("moffs"):
+                body.append(f"if {a}.base is not None or {a}.index is not None: raise _notabs({fid!r}, {allargs}, {i})")
+            moffs = a
             continue
         if reg == "r8": r8.append(a)
         if loc == "rm": rm = (a, reg, mem)
@@ -226,12 +236,15 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
             else: out += vex_return(ind, True, a, [modrm_reg], "")
         if mem is not None and is_mem is not False:
             if not known(i): out.append(f"if {a}.__class__ is Mem{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
+            if sig is None: out.append(f"{ind}if {a}.label is not None: raise _label({fid!r}, {allargs})")   # (plans check first)
             if enc == "legacy": out += legacy_return(ind, rbits + [f"{a}.rex"], [f"{opcode:#04x}", modrm_mem], f" + {a}.tail",
                                                    [x for x in r8 if x != a])
             else: out += vex_return(ind, False, a, [modrm_mem], f" + {a}.tail")
         if not known(i): out.append(bad(i))
     elif opc is not None:
         out += legacy_return("", [f"{opc}.rex_b"], [f"{opcode:#04x} | {opc}.lo"], "", r8)
+    elif moffs is not None:
+        out += legacy_return("", [], [f"{opcode:#04x}"], f" + _p64({moffs}.disp & 0xFFFFFFFFFFFFFFFF)", r8)
     else:
         if enc != "legacy": out += vex_return("", False, None, [], "")   # e.g. vzeroupper: no ModRM
         else: out += legacy_return("", [], [f"{opcode:#04x}"], "", r8)
@@ -258,20 +271,36 @@ def _bad(fid, args, i):
 def _range(fid, args, i, value):
     from .forms import get_form
     f = get_form(fid)
-    return ImmediateRangeError(f"{f.id} ({f.syntax}): operand {i + 1} value {value:#x} does not fit {f.operands[i].kind}"
+    return ImmediateRangeError(f"{f.id} ({f.syntax}): operand {i + 1} value {fmt_int(value)} does not fit {f.operands[i].kind}"
                                f" (accepted: {', '.join(f'{lo:#x}..{hi:#x}' for lo, hi in f.imm_ranges(i))})")
+
+
+def _label(fid, args):
+    from .errors import LabelContextError
+    from .forms import get_form
+    f = get_form(fid)
+    return LabelContextError(f"{f.id} ({f.syntax}) {fmt_operands(args)}: a label's memory operand needs an Assembler or a program"
+                             " (Assembler.emit, x86gen.assemble with the label defined), which knows where the label is")
+
+
+def _notabs(fid, args, i):
+    from .forms import get_form
+    f = get_form(fid)
+    return OperandError(f"{f.id} ({f.syntax}): operand {i + 1} is {args[i]}; a moffs operand is an absolute address"
+                        " (no base or index register)")
 
 
 def _high8(fid, args):
     from .forms import get_form
     f = get_form(fid)
-    return OperandError(f"{f.mnemonic} {', '.join(map(str, args))}: ah/bh/ch/dh cannot be encoded in an instruction that needs"
+    return OperandError(f"{f.mnemonic} {fmt_operands(args)}: ah/bh/ch/dh cannot be encoded in an instruction that needs"
                         " a REX prefix (needed here for spl/bpl/sil/dil, r8-r15 or REX.W; SDM Vol.2 2.2.1.2)")
 
 
 # Names the generated form code sees: register classes (Gpr32, Ymm, …), fixed registers (R_eax, …), helpers.
 GLOBALS = {**{c: getattr(R, c) for c in REG_CLASS.values()}, **{f"R_{n}": r for n, r in R.REGISTERS.items()},
-           **_PACK_BYTES, "Mem": Mem, "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8}
+           **_PACK_BYTES, "Mem": Mem, "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8,
+           "_label": _label, "_notabs": _notabs}
 
 
 def compile_form(row):

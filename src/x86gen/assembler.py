@@ -21,11 +21,14 @@ a listing record ``(mnemonic, bytes, *operands)``; the first use of a signature,
 errors take `Assembler._emit`. Only branches to labels (and ``align``) sit between chunks, and
 RIP-relative references to labels are patched in place once the layout is known.
 
-Branch relaxation: every branch starts in its shortest form (rel8 where the mnemonic has one);
-the layout is computed, every branch whose displacement does not fit grows to the next form, and
-this repeats until nothing changes. Branches only ever grow, so the loop ends, and because it
-starts from the shortest sizes the result is the least fixpoint: no longer than a layout found by
-starting long and shrinking (as iced-x86's ``BlockEncoder`` does).
+Branch relaxation: every branch starts in its shortest form (rel8 where the mnemonic has one); a
+branch whose displacement does not fit grows to the next form at once, and only the branches whose
+span covers what moved are checked again (a worklist, as LLVM's MC layout does; `_grow_branches`),
+until every branch fits. Branches only ever grow, so this ends, and because it starts from the
+shortest sizes and grows a branch only when it does not fit the current layout, the result is the
+least fixpoint without alignments, no longer than a layout found by starting long and shrinking (as
+iced-x86's ``BlockEncoder`` does); with alignments it is GNU as's: a growth that an alignment
+absorbs does not make a branch across that alignment long.
 
 Labels as operands:
 
@@ -40,14 +43,25 @@ Assembler; `x86gen.assemble` calls it for multi-line text.
 """
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import struct
 
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
 from .encoder import MNEMONIC_ALIASES, LabelOperand, candidates, encode, no_form_error, plan_for, select
-from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandError, UnknownMnemonicError
-from .memory import SIZE_BITS, Mem
+from .errors import (
+    MAX_OUTPUT,
+    AsmSyntaxError,
+    EncodeError,
+    ImmediateRangeError,
+    OperandError,
+    SizeLimitError,
+    UnknownMnemonicError,
+    fmt_int,
+    fmt_value,
+)
+from .memory import SIZE_BITS, Mem, size_named
 from .registers import REGISTERS
 from .text import (
     _FAR_MNEMONICS,
@@ -76,6 +90,7 @@ __all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
 
 _RIP = REGISTERS["rip"]
 _PLAIN = frozenset(MNEMONICS) - BRANCH_MNEMONICS
+MAX_ALIGN = MAX_OUTPUT   # the largest alignment `Assembler.align` takes (bytes)
 _INT64 = object()   # Assembler.jit's default restype (ctypes is imported only when jit is used)
 _KEYWORD_METHODS = {"and": "and_", "or": "or_", "not": "not_"}
 
@@ -109,7 +124,7 @@ class Label:
 
     def mem(self, size: int | str = 0, disp: int = 0) -> Mem:
         """``[rip+label+disp]`` with an operand size in bits (or ``"qword"`` …); 0 = unsized."""
-        if isinstance(size, str): size = SIZE_BITS[size]
+        if isinstance(size, str): size = size_named(size)
         return Mem(_RIP, None, 1, disp, size, label=self)
 
     def __repr__(self) -> str: return f"Label({self.name!r})"
@@ -187,6 +202,175 @@ def _branch_info(mn: str) -> tuple:
     return hit
 
 
+def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
+    """Branch relaxation (see the module doc): set each branch's form (``v.k``); returns the number of rounds.
+
+    Chunk ``c`` (``lens[c]`` bytes) is followed by variable item ``c`` (a branch or an alignment), so an address
+    is a static prefix sum of chunk lengths plus a prefix sum of item sizes, kept in a Fenwick tree. Every branch
+    starts short; one pass in program order grows those that do not fit (as GNU as's first pass), then a
+    worklist holds the branches still to check. One that does not fit grows at once (the tree is
+    updated and the change is carried through the alignments after it, as far as it shifts anything), and only
+    the branches whose span covers a changed item are checked again: those are found by a stabbing query on a
+    static segment tree of spans. So a chain of n branches that grow one after the other (each pushing the
+    previous one out of reach) takes O(n log n) steps, not n passes over the program; and a branch is checked
+    against the layout with every earlier growth in it, so an alignment that absorbs a growth (its padding
+    shrinks) keeps a later branch over it short, as GNU as does (it does not add the growth of earlier branches
+    across an alignment)."""
+    nv = len(vars_)
+    pre = [0] * (nv + 1)          # pre[c]: bytes of chunks before chunk c, without the items
+    for c in range(nv): pre[c + 1] = pre[c] + lens[c]
+    size = [0] * nv
+    branches, aligns, absolute = [], [], []
+    cstart = [0] * (nv + 1)        # the first layout (every branch short): chunk start addresses
+    addr = base
+    for i, v in enumerate(vars_):
+        cstart[i] = addr
+        addr += lens[i]
+        if v.__class__ is _Branch:
+            v.k = 0
+            s = v.choices[0][1]
+            branches.append(i)
+            if v.target.__class__ is int: absolute.append(i)
+        else:
+            s = v.pad(addr)
+            aligns.append(i)
+        size[i] = s
+        addr += s
+    cstart[nv] = addr
+    # First one pass in program order, as GNU as relaxes: a branch that does not fit grows at once, so the
+    # branches after it see it; a target ahead is taken where it was plus the growth so far, unless an alignment
+    # lies between (which may absorb it). Most programs are done after it (one pass over the items).
+    nalign = [0] * (nv + 1)        # nalign[c]: alignments among items 0 .. c-1
+    for j in aligns: nalign[j + 1] = 1
+    for c in range(nv): nalign[c + 1] += nalign[c]
+    shift, grew = 0, False         # how far the current item has moved from the first layout
+    now = [0] * (nv + 1)           # chunk start addresses as this pass leaves them
+    for i, v in enumerate(vars_):
+        now[i] = cstart[i] + shift
+        at = now[i] + lens[i]
+        if v.__class__ is _Branch:
+            t = v.target
+            if t.__class__ is int: dest = t
+            elif t.chunk <= i: dest = now[t.chunk] + t.offset
+            else: dest = cstart[t.chunk] + t.offset + (shift if nalign[t.chunk] == nalign[i + 1] else 0)
+            choices = v.choices
+            _f, length, lo, hi = choices[0]
+            if not lo <= dest - (at + length) <= hi:
+                k = 1
+                while k < len(choices):
+                    _f, length, lo, hi = choices[k]
+                    if lo <= dest - (at + length) <= hi: break
+                    k += 1
+                k = min(k, len(choices) - 1)   # out of reach of every form: assemble() reports it
+                if k:
+                    v.k = k
+                    shift += choices[k][1] - size[i]
+                    size[i] = choices[k][1]
+                    grew = True
+        else:
+            p = v.pad(at)
+            shift += p - size[i]
+            size[i] = p
+    if not grew: return 1
+    now[nv] = cstart[nv] + shift
+    # then the branches that the pass left out of reach (growths after them, growths across alignments): a
+    # worklist on the exact layout
+    work = []
+    for i in branches:
+        v = vars_[i]
+        t = v.target
+        _f, length, lo, hi = v.choices[v.k]
+        if not lo <= (t if t.__class__ is int else now[t.chunk] + t.offset) - (now[i] + lens[i] + length) <= hi:
+            work.append(i)
+    if not work: return 2
+    tree = [0] + size              # Fenwick tree over item sizes (1-based)
+    for i in range(1, nv + 1):
+        j = i + (i & -i)
+        if j <= nv: tree[j] += tree[i]
+
+    def before(i: int) -> int:     # total size of items 0 .. i-1
+        s = 0
+        while i > 0:
+            s += tree[i]
+            i -= i & -i
+        return s
+
+    def add(i: int, d: int) -> None:
+        i += 1
+        while i <= nv:
+            tree[i] += d
+            i += i & -i
+
+    # spans: branch i depends on the items strictly between it and its target (a label in chunk t starts
+    # after item t - 1); a branch to an absolute address depends on every item before it (kept apart)
+    width = 1
+    while width < nv: width <<= 1
+    nodes: dict[int, list[int]] = {}
+    for i in branches:
+        t = vars_[i].target
+        if t.__class__ is int: continue
+        lo, hi = (i + 1, t.chunk - 1) if t.chunk > i else (t.chunk, i - 1)
+        lo += width; hi += width + 1
+        while lo < hi:
+            if lo & 1: nodes.setdefault(lo, []).append(i); lo += 1
+            if hi & 1: hi -= 1; nodes.setdefault(hi, []).append(i)
+            lo >>= 1; hi >>= 1
+    queued = bytearray(nv)
+    for i in work: queued[i] = 1
+    later: list[int] = []          # the next round's worklist
+
+    def push(j: int) -> None:
+        if not queued[j]:
+            queued[j] = 1
+            later.append(j)
+
+    rounds = 1
+    while work:
+        rounds += 1
+        for i in work:
+            queued[i] = 0
+            v = vars_[i]
+            t = v.target
+            dest = t if t.__class__ is int else base + pre[t.chunk] + before(t.chunk) + t.offset
+            start = base + pre[i + 1] + before(i)
+            choices = v.choices
+            _f, length, lo, hi = choices[v.k]
+            if lo <= dest - (start + length) <= hi: continue
+            k = v.k + 1
+            while k < len(choices):
+                _f, length, lo, hi = choices[k]
+                if lo <= dest - (start + length) <= hi: break
+                k += 1
+            if k == len(choices): k = len(choices) - 1   # out of reach of every form: assemble() reports it
+            if k == v.k: continue
+            d = choices[k][1] - choices[v.k][1]
+            v.k = k
+            size[i] += d
+            add(i, d)
+            changed = [i]
+            shift = d                      # how far everything after the last changed item moved
+            a = bisect.bisect_right(aligns, i)
+            while shift and a < len(aligns):
+                j = aligns[a]
+                p = vars_[j].pad(base + pre[j + 1] + before(j))
+                if p != size[j]:
+                    shift += p - size[j]
+                    add(j, p - size[j])
+                    size[j] = p
+                    changed.append(j)
+                a += 1
+            push(i)                        # its own target may have moved with it
+            for j in changed:
+                n = j + width
+                while n:
+                    for b in nodes.get(n, ()): push(b)
+                    n >>= 1
+            for b in absolute[bisect.bisect_right(absolute, i):]: push(b)
+        work = later[:]
+        later.clear()
+    return rounds + 1
+
+
 class Assembler(AsmMethods):
     """Build machine code instruction by instruction; `assemble` returns the bytes.
 
@@ -256,6 +440,7 @@ class Assembler(AsmMethods):
 
     def emit(self, mnemonic: str, *ops) -> None:
         """Append one instruction by mnemonic: ``a.emit("vaddps", ymm0, ymm1, ymm2)``."""
+        if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
         mn = mnemonic if mnemonic in _PLAIN or mnemonic in BRANCH_MNEMONICS else mnemonic.lower()
         if mn in _PLAIN: return self._emit(mn, ops)
         if mn in BRANCH_MNEMONICS: return self._jump(mn, ops) if mn in ("jmp", "call") else self._branch(mn, ops)
@@ -264,7 +449,12 @@ class Assembler(AsmMethods):
         if canon in _PLAIN: return self._emit(mn, ops)
         from .forms import forms_of
         forms_of(mn)                     # raises UnknownMnemonicError with suggestions
-        raise UnknownMnemonicError(f"unknown mnemonic {mnemonic!r}")
+        raise UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}")
+
+    def movabs(self, a, b) -> None:
+        """GNU ``movabs``: mov with a 64-bit absolute address (``movabs eax, [0x10]``, al/ax/eax/rax only) or a
+        64-bit immediate (``movabs rax, 5`` keeps its 8 bytes)."""
+        return self._emit("movabs", (a, b))
 
     def _emit(self, mn: str, ops: tuple) -> None:
         """Append one instruction: the general path, taken by ``*ops`` methods, `emit` and the generated
@@ -297,7 +487,9 @@ class Assembler(AsmMethods):
         if lab.__class__ is str: lab = self.get_label(lab)
         elif lab.__class__ is not Label or lab.owner is not self:
             raise OperandError(f"{mn}: {lab!r} is not a label of this Assembler")
-        plain = (*ops[:i], Mem(_RIP, None, 1, m.disp, m.size), *ops[i + 1:])
+        # encoded with disp32 0, which `assemble` overwrites with label + addend - end of instruction (checked
+        # to fit there: the addend alone may not, [x+0x80000000] is reachable from near x)
+        plain = (*ops[:i], Mem(_RIP, None, 1, 0, m.size), *ops[i + 1:])
         b = encode(mn, *plain)
         form = select(mn, *plain)
         if not m.size and form.operands[i].mem:   # list it with the size the form gives it: `dword ptr [rip+c]`
@@ -369,8 +561,12 @@ class Assembler(AsmMethods):
         self._data(8, values)
 
     def bytes(self, data: bytes) -> None:
-        """Raw bytes."""
-        self._data(1, (bytes(data),))
+        """Raw bytes (``bytes``, ``bytearray``, ``memoryview``, or an iterable of ints 0..255)."""
+        if isinstance(data, (int, str)) or data is None:   # bytes(10**10) would allocate that many zeros: use zero()
+            raise OperandError(f"Assembler.bytes takes bytes, not {fmt_value(data)} (zero(n) for n zero bytes)")
+        try: b = bytes(data)
+        except (TypeError, ValueError): raise OperandError(f"Assembler.bytes: {fmt_value(data)} is not bytes") from None
+        self._data(1, (b,))
 
     def float32(self, *values: float) -> None: self._data(4, tuple(float(v) for v in values))
     def float64(self, *values: float) -> None: self._data(8, tuple(float(v) for v in values))
@@ -382,7 +578,7 @@ class Assembler(AsmMethods):
             c = v.__class__
             if c is int:
                 if not -(1 << (8 * size - 1)) <= v < (1 << (8 * size)):
-                    raise ImmediateRangeError(f"{_DATA_NAMES[size]} {v:#x}: does not fit in {8 * size} bits")
+                    raise ImmediateRangeError(f"{_DATA_NAMES[size]} {fmt_int(v)}: does not fit in {8 * size} bits")
                 code += (v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
             elif c is float:
                 if size == 4: code += struct.pack("<f", v)
@@ -399,16 +595,31 @@ class Assembler(AsmMethods):
                 fixups.append((len(self._vars), len(self._lst), len(code), size, e.plus, e.minus, e.addend, self.line))
                 code += bytes(size)
             else:
-                raise OperandError(f"{_DATA_NAMES[size]}: cannot store {v!r}")
+                raise OperandError(f"{_DATA_NAMES[size]}: cannot store {fmt_value(v)}")
+        if len(code) > MAX_OUTPUT:
+            raise SizeLimitError(f"{_DATA_NAMES[size]}: {len(code):#x} bytes of data, more than the limit {MAX_OUTPUT:#x}")
         self._abs += fixups
         self._lst += (_REC_DATA, bytes(code), size, values, None, None)
         self._layout = None
 
+    def zero(self, n: int, fill: int = 0) -> None:
+        """``n`` bytes of ``fill`` (GNU ``.zero`` / ``.skip`` / ``.space``); at most `MAX_OUTPUT` bytes."""
+        if n.__class__ is not int or n < 0: raise OperandError(f".zero: the size must be a non-negative int, not {fmt_value(n)}")
+        if n > MAX_OUTPUT: raise SizeLimitError(f".zero {fmt_int(n)}: more than the limit of {MAX_OUTPUT:#x} bytes of output")
+        if fill.__class__ is not int or not -128 <= fill <= 255:
+            raise OperandError(f".zero: fill byte {fmt_value(fill)} is not an int that fits in a byte")
+        self._data(1, (bytes((fill & 0xFF,)) * n,))
+
     def align(self, n: int, fill: int | None = None, max_skip: int | None = None) -> None:
         """Pad to a multiple of ``n`` bytes (absolute address, base included) with NOPs or ``fill``
         bytes; with ``max_skip``, only if that takes at most ``max_skip`` bytes (GNU ``.p2align``)."""
-        if n <= 0 or n & (n - 1): raise OperandError(f"alignment must be a power of two, not {n}")
-        if fill is not None and not -128 <= fill <= 255: raise OperandError(f"fill byte {fill:#x} does not fit in a byte")
+        if n.__class__ is not int or n <= 0 or n & (n - 1):
+            raise OperandError(f"alignment must be a power of two, not {fmt_value(n)}")
+        if n > MAX_ALIGN: raise SizeLimitError(f"alignment {fmt_int(n)} is larger than the largest supported, {MAX_ALIGN:#x}")
+        if fill is not None and (fill.__class__ is not int or not -128 <= fill <= 255):
+            raise OperandError(f"fill byte {fmt_value(fill)} is not an int that fits in a byte")
+        if max_skip is not None and (max_skip.__class__ is not int or max_skip < 0):
+            raise OperandError(f"max_skip {fmt_value(max_skip)} is not a non-negative int")
         self._var(_Align(n, fill, max_skip, self.line))
 
     # ---- layout and output ---------------------------------------------------------------------------
@@ -436,40 +647,21 @@ class Assembler(AsmMethods):
             offs[p] = off
         for lab in self._labels:
             if lab.chunk >= 0: lab.offset = offs[lab.pos]
-        for v in vars_:
-            if v.__class__ is _Branch: v.k = 0
-        nv = len(vars_)
         base = self.base
-        iterations = 0
-        while True:
-            iterations += 1
-            starts, vstart, vsize = [], [], []
-            addr = base
-            for i in range(len(lens)):
-                starts.append(addr)
-                addr += lens[i]
-                if i < nv:
-                    v = vars_[i]
-                    s = v.choices[v.k][1] if v.__class__ is _Branch else v.pad(addr)
-                    vstart.append(addr); vsize.append(s)
-                    addr += s
-            changed = False
-            for i, v in enumerate(vars_):
-                if v.__class__ is not _Branch: continue
-                t = v.target
-                dest = t if t.__class__ is int else starts[t.chunk] + t.offset
-                _f, length, lo, hi = v.choices[v.k]
-                if not lo <= dest - (vstart[i] + length) <= hi:
-                    k = v.k + 1
-                    while k < len(v.choices):
-                        _f, length, lo, hi = v.choices[k]
-                        if lo <= dest - (vstart[i] + length) <= hi: break
-                        k += 1
-                    if k == len(v.choices): k = len(v.choices) - 1   # out of reach of every form: assemble() reports it
-                    if k != v.k:
-                        v.k = k
-                        changed = True
-            if not changed: break
+        iterations = _grow_branches(vars_, lens, base)
+        nv = len(vars_)
+        starts, vstart, vsize = [], [], []
+        addr = base
+        for i in range(len(lens)):
+            starts.append(addr)
+            addr += lens[i]
+            if i < nv:
+                v = vars_[i]
+                s = v.choices[v.k][1] if v.__class__ is _Branch else v.pad(addr)
+                vstart.append(addr); vsize.append(s)
+                addr += s
+        if addr - base > MAX_OUTPUT:
+            raise SizeLimitError(f"the program is {addr - base:#x} bytes long, more than the limit of {MAX_OUTPUT:#x}")
         self._layout = (base, starts, vstart, vsize, addr, iterations, (base, len(self._lst)), (cstart, cend), offs)
         return self._layout
 
@@ -519,7 +711,12 @@ class Assembler(AsmMethods):
 
     def address_of(self, label: Label | str) -> int:
         """The address of a bound label in the current layout (base included)."""
-        if label.__class__ is str: label = self._named[label]
+        if label.__class__ is str:
+            hit = self._named.get(label)
+            if hit is None: raise EncodeError(f"no label named {fmt_value(label)} in this Assembler")
+            label = hit
+        elif label.__class__ is not Label or label.owner is not self:
+            raise EncodeError(f"{fmt_value(label)} is not a label of this Assembler")
         if label.chunk < 0: raise EncodeError(f"label {label.name!r} is not bound")
         return self._relax()[1][label.chunk] + label.offset
 
@@ -531,7 +728,8 @@ class Assembler(AsmMethods):
 
     @property
     def relaxation_passes(self) -> int:
-        """How many layout passes the last relaxation took."""
+        """How many rounds the last relaxation took: 1 + the rounds of its worklist (each round checks the branches
+        that the previous round's growths may have pushed out of reach; `_grow_branches`)."""
         return self._relax()[5]
 
     def branch_sizes(self) -> list[tuple[str, str, int]]:
@@ -541,11 +739,13 @@ class Assembler(AsmMethods):
 
     def jit(self, restype=_INT64, argtypes=(), *, name: str = "fn"):
         """Assemble and load into executable memory: see `x86gen.jit.compile` (``restype`` defaults to int64;
-        None means void)."""
+        None means void). An empty program raises `EncodeError`."""
         import ctypes
 
         from . import jit
-        return jit.compile(self.assemble(), ctypes.c_int64 if restype is _INT64 else restype, argtypes, name=name)
+        code = self.assemble()
+        if not code: raise EncodeError("jit: the program is empty (no machine code to run)")
+        return jit.compile(code, ctypes.c_int64 if restype is _INT64 else restype, argtypes, name=name)
 
     # ---- listing ------------------------------------------------------------------------------------
 
@@ -672,7 +872,6 @@ _LABEL_DEF = re.compile(r"\s*([A-Za-z_.$][\w.$@]*|[0-9]+)\s*:(?!:)", re.ASCII)
 _IDENT = re.compile(r"[A-Za-z_.$][\w.$@]*$", re.ASCII)
 _LOCAL_REF = re.compile(r"([0-9]+)([bf])$")
 _FLOAT = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|inf(?:inity)?|nan)", re.ASCII | re.I)
-_MAX_FILL = 1 << 30   # bytes one .zero/.skip may ask for (refused before they are allocated)
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _CHAR_CONST = re.compile(r"'(\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])'?")   # 'a', '\n', GNU's unclosed 'a'
 _ANNOT = re.compile(r"\s*<[^<>]*>\s*$")           # objdump's `<func+0x10>` after a branch target
@@ -870,10 +1069,9 @@ class _Parser:
             args = _split_args(rest)
             if len(args) > 2: raise AsmSyntaxError(f"{d} takes a size and a fill byte")
             n = self.count_arg(args[0], d, "a size")
-            if n > _MAX_FILL: raise AsmSyntaxError(f"{d} {clip(args[0])}: more than {_MAX_FILL} bytes")
             fill = self.int_arg(args[1], d) if len(args) > 1 else 0
             if not -0x80 <= fill <= 0xFF: raise AsmSyntaxError(f"{d}: the fill value {clip(args[1])} does not fit in a byte")
-            return a._data(1, (bytes((fill & 0xFF,)) * n,))
+            return a.zero(n, fill & 0xFF)
         if d in (".align", ".balign", ".p2align", "align"):
             args = _split_args(rest) if rest else []
             if not args or not args[0]: raise AsmSyntaxError(f"{d} expects an alignment")
@@ -1029,11 +1227,10 @@ class _Parser:
             else:
                 raise unknown_word(term, t)
         if sym is None: raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
-        inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "rip"
+        rest = [x for x in rest if x.lstrip("+") != "rip"]   # [rip+x+8] is [x+8]; the addend alone may exceed disp32
+        inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "0"
         base = parse_operand(f"{size_txt}[{inner_txt}]")
-        if base.base is None and base.index is None:
-            base = Mem(_RIP, None, 1, base.disp, base.size)
-        if base.base is not _RIP or base.index is not None:
+        if base.base is not None or base.index is not None:
             raise AsmSyntaxError(f"a label in a memory operand must be RIP-relative ([rip+{sym}]), got {clip(t)}")
         return Mem(_RIP, None, 1, base.disp, base.size, label=self.ref(sym))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from .errors import OperandError
+from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
 from .memory import Mem
 from .registers import Reg
@@ -39,16 +39,36 @@ def canonical(mnemonic: str) -> str:
     return target if target in ms else mnemonic
 
 
-def _matches(o, x) -> bool:
-    """Does operand value ``x`` have a kind form operand ``o`` accepts (ignoring immediate ranges)?"""
+def _matches(o, x, movabs: bool = False) -> bool:
+    """Does operand value ``x`` have a kind form operand ``o`` accepts (ignoring immediate ranges)?
+
+    A moffs operand (``mov eax, moffs32``) takes the memory operands whose address only it can encode (64-bit
+    absolute, signature ``moffsN``), or with ``movabs`` any memory operand (its plan checks it is absolute);
+    the other memory operands take every other memory operand."""
     if o.imm is not None or o.kind == "1":
         return x.__class__ is int or (o.kind.startswith("rel") and getattr(x, "sig", None) == "l")
     if isinstance(x, Reg):
         if o.loc == "fixed": return x.name == o.reg
         return x.kind == o.reg
     if isinstance(x, Mem):
-        return o.mem is not None and (o.mem == 0 or x.size in (0, o.mem))
+        if o.mem is None or (o.mem and x.size not in (0, o.mem)): return False
+        return (o.loc == "moffs") == x.far or (movabs and o.loc == "moffs")
     return False
+
+
+def _movabs_form(f: Form) -> bool:
+    """The forms GNU as writes ``movabs``: mov with a moffs operand or a 64-bit immediate."""
+    return any(o.loc == "moffs" or o.imm == 64 for o in f.operands)
+
+
+def _far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
+    far = next((x for x in ops if isinstance(x, Mem) and x.far), None)
+    if far is None: return None
+    return OperandError(
+        f"{mnemonic} {fmt_operands(ops)}: address {far.disp & 0xFFFFFFFFFFFFFFFF:#x} is out of reach: an absolute [disp32] is"
+        " sign-extended (SDM Vol.2 2.2.1.3), so it reaches only 0..0x7fffffff and 0xffffffff80000000..0xffffffffffffffff;"
+        " a 64-bit address is encodable only in mov al/ax/eax/rax, [addr] and mov [addr], al/ax/eax/rax (moffs, movabs):"
+        " load the address into a register")
 
 
 def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...], bool]:
@@ -57,15 +77,17 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...],
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
     forms = forms_of(canonical(mnemonic))
-    ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x) for o, x in zip(f.operands, ops))]
+    movabs = mnemonic == "movabs"
+    if movabs: forms = [f for f in forms if _movabs_form(f)]   # mov restricted to moffs and imm64 (GNU as, llvm-mc)
+    ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
     if not ok:
-        raise no_form_error(mnemonic, ops, forms)
+        raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
     for i, x in enumerate(ops):
         if isinstance(x, Mem) and not x.size:
             sizes = {f.operands[i].mem for f in ok if f.operands[i].mem}
             if len(sizes) > 1:
                 names = "/".join(sorted({_size_word(s) for s in sizes}))
-                raise OperandError(f"{mnemonic} {', '.join(map(str, ops))}: operand {i + 1} needs a size ({names} ptr)")
+                raise OperandError(f"{mnemonic} {fmt_operands(ops)}: operand {i + 1} needs a size ({names} ptr)")
     ok.sort(key=lambda f: f.length)   # stable: file order among equals
     res = (tuple(ok), any(f.imms or any(o.kind == "1" for o in f.operands) for f in ok))
     _CANDIDATES[key] = res
@@ -77,13 +99,14 @@ def _size_word(bits: int) -> str:
     return SIZE_NAMES.get(bits, str(bits))
 
 
-_MNEMONICS: set[str] = set()
+_MNEMONICS: frozenset[str] | None = None
 
 
-def _mnemonic_set() -> set[str]:
-    if not _MNEMONICS:
+def _mnemonic_set() -> frozenset[str]:
+    global _MNEMONICS
+    if _MNEMONICS is None:
         from .forms import mnemonics
-        _MNEMONICS.update(mnemonics())
+        _MNEMONICS = frozenset(mnemonics())
     return _MNEMONICS
 
 
@@ -102,10 +125,15 @@ def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
 # form, equally long VEX forms) each body goes under its test, so there is one Python frame and
 # nothing is encoded twice. Signatures of registers only are memoized instead (see `plan_for`).
 
+# Every cache here is keyed by operand signatures (register kinds, memory sizes, 'i'), whose number is bounded by
+# the spec (only signatures some form accepts are kept), except the register-only memos, which keep at most
+# REG_MEMO_MAX entries each. Each entry is published complete (built in locals, stored last), so another thread
+# (free-threaded CPython included) that finds it finds it whole.
+REG_MEMO_MAX = 512
 _PLANS: dict[tuple, object] = {}      # encode(): (mnemonic, *signature) → plan
 _RPLANS: set = set()                  # the plans of rel8/rel32 forms, which take ``ip=``
 _COMPILED: dict[tuple, object] = {}   # plans by (mnemonic, how, label check, signature, forms)
-_PLAN_GLOBALS: dict = {}
+_PLAN_GLOBALS: dict | None = None     # the plans' globals, built once (then never changed)
 
 
 class LabelOperand(Exception):
@@ -119,11 +147,12 @@ def _key(mnemonic: str, ops: tuple) -> tuple:
 
 
 def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False):
-    """(plan, takes ``ip=``) for operands like ``ops`` with signature ``sig``. With ``labels`` the plan
-    raises `LabelOperand` when its memory operand has a label (the `Assembler`'s plans)."""
+    """(plan, takes ``ip=``) for operands like ``ops`` with signature ``sig``. A plan with a memory operand
+    raises `LabelOperand` when that operand names a label (the `Assembler` then records a fixup; `encode`
+    raises `LabelContextError`); ``labels`` is accepted for compatibility and changes nothing."""
     forms, check = candidates(mnemonic, sig, ops)
     rel = any(f.is_branch for f in forms)
-    mem_at = next((i for i, s in enumerate(sig) if s[0] == "m"), None) if labels else None
+    mem_at = next((i for i, s in enumerate(sig) if s[0] == "m"), None)
     if check: mode, chosen = "fit", forms
     else:
         alts = _vex_alternatives(forms)
@@ -134,11 +163,11 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False):
     plan = _COMPILED.get(key)
     if plan is None:
         if sig and all(s != "i" and s[0] != "m" and s != "l" for s in sig):
-            # registers only: the bytes depend on which registers alone (a few hundred combinations at most), so
-            # they are remembered (a C-level cache keyed by the register objects); then how fast the function is
+            # registers only: the bytes depend on which registers alone, so they are remembered (a C-level cache
+            # keyed by the register objects, the last REG_MEMO_MAX combinations); then how fast the function is
             # matters little, and one form needs no plan of its own
-            plan = functools.lru_cache(maxsize=None)(chosen[0].encode if mode == "one" else
-                                                     _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel))
+            plan = functools.lru_cache(maxsize=REG_MEMO_MAX)(chosen[0].encode if mode == "one" else
+                                                             _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel))
         else: plan = _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel)
         _COMPILED[key] = plan
     return plan, rel
@@ -191,11 +220,13 @@ def _compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chos
         else:
             lines.append(f"    raise _nofit({mnemonic!r}, ({args}), {tuple(f.id for f in chosen)!r})")
     src = "\n".join(lines) + "\n"
-    if not _PLAN_GLOBALS:
+    global _PLAN_GLOBALS
+    g = _PLAN_GLOBALS
+    if g is None:
         from ._specialize import GLOBALS
-        _PLAN_GLOBALS.update(GLOBALS, LabelOperand=LabelOperand, _nofit=_nofit)
+        g = _PLAN_GLOBALS = {**GLOBALS, "LabelOperand": LabelOperand, "_nofit": _nofit}
     ns: dict = {}
-    exec(compile(src, f"<x86gen plan {mnemonic} {' / '.join(f.id for f in chosen)}>", "exec"), _PLAN_GLOBALS, ns)
+    exec(compile(src, f"<x86gen plan {mnemonic} {' / '.join(f.id for f in chosen)}>", "exec"), g, ns)
     plan = ns["plan"]
     plan.source = src
     return plan
@@ -245,6 +276,7 @@ def _shortest_of(forms: tuple[Form, ...]):
 def select(mnemonic: str, *ops, ip: int = 0) -> Form:
     """The form `encode` would use for these operands."""
     key = _key(mnemonic, ops)
+    if "l" in key[1:]: raise label_error(mnemonic, ops)
     forms, check = candidates(mnemonic, key[1:], ops)
     if not check:
         alts = _vex_alternatives(forms)
@@ -256,7 +288,7 @@ def select(mnemonic: str, *ops, ip: int = 0) -> Form:
 
 def range_error(mnemonic, ops, forms) -> OperandError:
     from .errors import ImmediateRangeError
-    got = ", ".join(map(str, ops))
+    got = fmt_operands(ops)
     return ImmediateRangeError(f"{mnemonic} {got}: an immediate or branch target does not fit any form: "
                                + "; ".join(f"{f.syntax} ({f.id})" for f in forms))
 
@@ -282,9 +314,18 @@ def encode(mnemonic: str, *ops, ip: int = 0) -> bytes:
             a = ops[0]
             plan = _TABLES[mnemonic][1]["i" if type(a) is int else a.sig]
         else: return _encode(mnemonic, ops, ip)
-    except (KeyError, AttributeError): return _encode(mnemonic, ops, ip)
-    if ip and plan in _RPLANS: return plan(*ops, ip=ip)
-    return plan(*ops)
+    except (KeyError, AttributeError, TypeError): return _encode(mnemonic, ops, ip)
+    try:
+        if ip and plan in _RPLANS: return plan(*ops, ip=ip)
+        return plan(*ops)
+    except LabelOperand: raise label_error(mnemonic, ops) from None
+
+
+def label_error(mnemonic: str, ops: tuple) -> LabelContextError:
+    """The error for a label operand given to `encode` (or a form): only an Assembler can resolve it."""
+    return LabelContextError(f"{fmt_value(mnemonic)} {fmt_operands(ops)}: a label operand needs an Assembler or a program "
+                             "(Assembler.emit / x86gen.assemble with the label defined), which knows where the label is; "
+                             "encode() takes registers, memory operands and ints (branch targets as absolute addresses)")
 
 
 _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {signature: …: plan}}
@@ -292,21 +333,24 @@ _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {s
 
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
+    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
     try: key = _key(mnemonic, ops)
     except AttributeError:
         ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)
         if ints is not None: return _encode(mnemonic, ints, ip)
         raise no_form_error(mnemonic, ops, forms_of(canonical(mnemonic))) from None
+    if "l" in key[1:]: raise label_error(mnemonic, ops)   # (never cached: the fast path comes back here)
     plan = _PLANS.get(key)
     if plan is None:
         plan, rel = plan_for(mnemonic, key[1:], ops)
+        if rel: _RPLANS.add(plan)   # before the plan is published: whoever finds it must know it takes ip=
         _PLANS[key] = plan
-        if rel: _RPLANS.add(plan)
         if 1 <= len(ops) <= 3:
             t = _TABLES.setdefault(mnemonic, {}).setdefault(len(ops), {})
             for s in key[1:-1]: t = t.setdefault(s, {})
             t[key[-1]] = plan
-    return plan(*ops, ip=ip) if plan in _RPLANS else plan(*ops)
+    try: return plan(*ops, ip=ip) if plan in _RPLANS else plan(*ops)
+    except LabelOperand: raise label_error(mnemonic, ops) from None
 
 
 IMM_POLICIES = ("shortest", "widest")

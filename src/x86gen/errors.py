@@ -24,3 +24,35 @@ class AsmSyntaxError(EncodeError):
 
 class UnsupportedRegisterError(OperandError):
     """A register of x86-64 that x86gen has no forms for (yet): cr0, dr7, zmm0, xmm16, st(0), mm0, fs, tmm0, …"""
+
+
+class LabelContextError(OperandError):
+    """A label operand where no `Assembler` (or program) can resolve it: `encode` and forms take
+    registers, memory and ints only."""
+
+
+class SizeLimitError(EncodeError):
+    """A program, alignment or data directive larger than x86gen produces (see `MAX_OUTPUT`)."""
+
+
+MAX_OUTPUT = 1 << 30   # bytes: the most one Assembler emits (alignments and data past this are refused)
+
+
+def fmt_int(v: int, decimal: bool = False) -> str:
+    """An int for a message: hex (or decimal), or its size when it is too large to be worth printing."""
+    if -(1 << 64) < v < (1 << 65): return str(v) if decimal else f"-{-v:#x}" if v < 0 else f"{v:#x}"
+    return f"<{'negative ' if v < 0 else ''}int with {v.bit_length()} bits>"
+
+
+def fmt_value(x: object, limit: int = 80) -> str:
+    """An operand (or anything passed as one) for a message: ints via `fmt_int`, the rest by ``str``,
+    cut to ``limit`` characters."""
+    if x.__class__ is int: return fmt_int(x)
+    try: s = str(x) if hasattr(x, "sig") else repr(x)
+    except Exception: s = f"<{type(x).__name__}>"
+    return s if len(s) <= limit else s[:limit - 3] + "..."
+
+
+def fmt_operands(ops) -> str:
+    """Operands for a message, comma separated (each bounded by `fmt_value`)."""
+    return ", ".join(fmt_value(x) for x in ops)

@@ -11,7 +11,7 @@ import operator
 from collections.abc import Callable
 
 from ._specialize import compile_form, imm_ranges, static_length
-from .errors import EncodeError, OperandError, UnknownMnemonicError
+from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_int, fmt_value
 
 ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "n": "N"}
 FLAG_FIELDS = ("read", "written", "undefined", "cleared", "set")
@@ -56,7 +56,11 @@ class Form:
         self._enc = self._fits = self._src = None
 
     def _build(self) -> None:
-        self._enc, self._fits, self._src = compile_form(self.row)
+        # `_enc` is what the others test (``if self._enc is None``), so it is stored last: a thread that sees it
+        # sees `_fits` and `_src` too
+        enc, fits, src = compile_form(self.row)
+        self._fits, self._src = fits, src
+        self._enc = enc
 
     @property
     def encode(self) -> Callable[..., bytes]:
@@ -152,13 +156,14 @@ def forms_of(mnemonic: str) -> list[Form]:
     """The forms of a mnemonic (lower case), in file order; raises `UnknownMnemonicError` if none.
 
     A mnemonic's rows are decoded from the generated table the first time it is asked for."""
+    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
     hit = _BY_MNEMONIC.get(mnemonic)
     if hit is not None: return hit
     text = _table().ROWS.get(mnemonic)
     if text is None:
         import difflib
-        close = difflib.get_close_matches(mnemonic, _table().ROWS, 3)
-        raise UnknownMnemonicError(f"unknown mnemonic {mnemonic!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+        close = difflib.get_close_matches(mnemonic, _table().ROWS, 3) if len(mnemonic) <= 32 else []
+        raise UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
     forms = [Form(_tuples(r)) for r in json.loads("[" + text.strip().replace("\n", ",") + "]")]
     for f in forms: _BY_ID[f.id] = f
     _BY_MNEMONIC[mnemonic] = forms
@@ -172,10 +177,11 @@ def all_forms() -> list[Form]:
 
 def get_form(form_id: str) -> Form:
     """The form with this id (iced-x86 ``Code`` name, e.g. ``"VEX_VADDPS_YMM_YMM_YMMM256"``)."""
-    hit = _BY_ID.get(form_id)
+    try: hit = _BY_ID.get(form_id)
+    except TypeError: hit = None   # unhashable
     if hit is not None: return hit
-    mnemonic = _table().MNEMONIC_OF.get(form_id)
-    if mnemonic is None: raise UnknownMnemonicError(f"no form with id {form_id!r}")
+    mnemonic = _table().MNEMONIC_OF.get(form_id) if form_id.__class__ is str else None
+    if mnemonic is None: raise UnknownMnemonicError(f"no form with id {fmt_value(form_id)}")
     forms_of(mnemonic)
     return _BY_ID[form_id]
 
@@ -198,9 +204,9 @@ def int_operands(ops: tuple) -> tuple | None:
 
 
 def describe_operand(x) -> str:
-    if x.__class__ is int: return f"immediate {x:#x}"
+    if x.__class__ is int: return f"immediate {fmt_int(x)}"
     k = getattr(x, "kind", None)
-    if k is None: return f"{type(x).__name__} {x!r}"
+    if k is None: return f"{type(x).__name__} {fmt_value(x)}"
     return f"{x} ({k})"
 
 

@@ -21,6 +21,8 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from .errors import EncodeError
+
 __all__ = ["JitFunction", "JitUnavailable", "available", "compile", "cpu_features"]
 
 
@@ -65,7 +67,7 @@ class JitFunction:
             raise JitUnavailable(reason)
         code = bytes(code)
         if not code:
-            raise ValueError("cannot compile empty machine code")
+            raise EncodeError("cannot compile empty machine code")
         size = -(-len(code) // mmap.PAGESIZE) * mmap.PAGESIZE
         mm = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
         try:

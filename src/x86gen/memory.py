@@ -14,7 +14,7 @@ from __future__ import annotations
 import operator
 from struct import Struct
 
-from .errors import ImmediateRangeError, OperandError
+from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_value
 from .registers import REGISTERS, Gpr64, Reg, Rip
 
 SIZE_NAMES = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword"}
@@ -34,17 +34,19 @@ _SHAPES: dict[tuple, tuple] = {}
 def _shape(base, index, scale) -> tuple:
     """Check a ``(base, index, scale)`` and compute its entry in `_SHAPES` (first use only)."""
     if base is not None and base.__class__ not in (Gpr64, Rip):
-        raise OperandError(f"memory base must be a 64-bit register or rip, not {base!r}"
-                           + (" (32-bit addressing is not supported)" if base.kind == "r32" else ""))
+        raise OperandError(f"memory base must be a 64-bit register or rip, not {fmt_value(base)}"
+                           + (" (32-bit addressing is not supported)" if getattr(base, "kind", None) == "r32" else ""))
     if index is not None:
         if index.__class__ is not Gpr64:
-            raise OperandError(f"memory index must be a 64-bit general register, not {index!r}")
+            raise OperandError(f"memory index must be a 64-bit general register, not {fmt_value(index)}")
         if index.num == 4:
             raise OperandError("rsp cannot be an index register (SIB.index=100 means no index; SDM Vol.2 Table 2-3)")
         if base is not None and base.__class__ is Rip:
             raise OperandError("rip-relative addressing takes no index register")
-    if scale not in _SCALE_BITS:
-        raise OperandError(f"scale must be 1, 2, 4 or 8, not {scale!r}")
+    try: scale_ok = scale in _SCALE_BITS
+    except TypeError: scale_ok = False   # unhashable
+    if not scale_ok:
+        raise OperandError(f"scale must be 1, 2, 4 or 8, not {fmt_int(scale, True) if scale.__class__ is int else fmt_value(scale)}")
     if index is None and scale != 1:
         raise OperandError(f"scale {scale} without an index register")
     is_reg = base is not None and base.__class__ is not Rip
@@ -79,7 +81,46 @@ def _shape(base, index, scale) -> tuple:
 def _integer(x, what: str) -> int:
     """``x`` as an int if it is one (a numpy integer, say); a float or anything else is an error."""
     try: return operator.index(x)
-    except TypeError: raise OperandError(f"memory operand {what} must be an integer, not {x!r}") from None
+    except TypeError: raise OperandError(f"memory operand {what} must be an integer, not {fmt_value(x)}") from None
+
+
+def _wide(base, index, disp: int, label, modrm32: int, prefix: bytes) -> tuple:
+    """(modrm, tail, disp) of a displacement outside the signed 32-bit range, which ModRM cannot encode:
+
+    - a label's addend (``[rip+label+disp]``): the disp32 is computed by the Assembler, which checks that
+      ``label + disp - end of instruction`` fits; here it is a placeholder 0;
+    - an absolute address (no base, no index) as a 64-bit value: the CPU sign-extends an absolute disp32
+      (SDM Vol.2 2.2.1.3), so 0xffffffff80000000 … 0xffffffffffffffff are disp32 -0x80000000 … -1 and are
+      encoded so; any other address gets no ModRM (modrm None here, then `Mem.far`): only ``mov`` al/ax/eax/rax
+      with a moffs operand (opcodes A0-A3 with an 8-byte address, SDM Vol.2 MOV) can use it. ``disp`` becomes the address as a signed 64-bit
+      value (as iced reports it).
+    """
+    if label is not None:
+        if not -(1 << 63) <= disp < (1 << 64):
+            raise ImmediateRangeError(f"label addend {fmt_int(disp)} does not fit in 64 bits")
+        return modrm32, prefix + _pack_disp32(0), disp
+    if base is None and index is None:
+        if not -(1 << 63) <= disp < (1 << 64):
+            raise ImmediateRangeError(f"absolute address {fmt_int(disp)} does not fit in 64 bits")
+        if disp >= 1 << 63: disp -= 1 << 64
+        if -(1 << 31) <= disp < (1 << 31): return modrm32, prefix + _pack_disp32(disp), disp
+        return None, None, disp
+    raise ImmediateRangeError(f"displacement {fmt_int(disp)} does not fit in a signed 32-bit field")
+
+
+class _Unreachable:
+    """The ModRM and tail of a far absolute address (see `_wide`): a form that would encode it through ModRM
+    (``modrm | reg``, ``bytes + tail``, ``struct.pack(.., modrm)``) raises an OperandError naming the address instead, at no cost to the
+    forms' code for every other operand."""
+    __slots__ = ("address",)
+
+    def __init__(self, disp: int): self.address = disp & 0xFFFFFFFFFFFFFFFF
+
+    def _raise(self, *_args):
+        raise OperandError(f"address {self.address:#x} is out of reach of an absolute [disp32] (sign-extended, SDM Vol.2"
+                           " 2.2.1.3): only the moffs forms of mov (al/ax/eax/rax, movabs) take a 64-bit address")
+
+    __or__ = __ror__ = __add__ = __radd__ = __index__ = _raise   # (struct.pack takes __index__)
 
 
 class Mem:
@@ -106,10 +147,13 @@ class Mem:
         elif -(1 << 31) <= disp < (1 << 31):
             modrm, tail = modrm32, prefix + _pack_disp32(disp)
         else:
-            raise ImmediateRangeError(f"displacement {disp:#x} does not fit in a signed 32-bit field")
+            modrm, tail, disp = _wide(base, index, disp, label, modrm32, prefix)
         sig = _SIGS.get(size) if size else "m"
         if sig is None:
-            raise OperandError(f"unknown memory operand size {size} bits")
+            raise OperandError(f"unknown memory operand size {fmt_int(size, True)} bits (use {', '.join(map(str, SIZE_NAMES))} or 0)")
+        if modrm is None:   # a 64-bit absolute address: only the moffs forms (A0-A3) take it
+            sig = "moffs" + sig[1:]
+            modrm = tail = _Unreachable(disp)
         self.base = base
         self.index = index
         self.scale = scale
@@ -124,6 +168,11 @@ class Mem:
 
     @property
     def kind(self) -> str: return self.sig
+
+    @property
+    def far(self) -> bool:
+        """A 64-bit absolute address that ModRM cannot encode (only the moffs forms take it)."""
+        return self.modrm.__class__ is _Unreachable
 
     def with_size(self, size: int) -> Mem:
         """The same address with another operand size (bits)."""
@@ -147,7 +196,8 @@ class Mem:
         if self.index is not None: parts.append(f"{self.index.name}*{self.scale}" if self.scale != 1 else self.index.name)
         s = "+".join(parts)
         if self.label is not None: s += ("+" if s else "") + str(self.label)
-        if self.disp or not s: s += (f"-{-self.disp:#x}" if self.disp < 0 else (f"+{self.disp:#x}" if s else f"{self.disp:#x}"))
+        if self.far: s = f"{self.disp & 0xFFFFFFFFFFFFFFFF:#x}"   # a 64-bit absolute address
+        elif self.disp or not s: s += (f"-{-self.disp:#x}" if self.disp < 0 else (f"+{self.disp:#x}" if s else f"{self.disp:#x}"))
         return f"[{s}]"
 
     def __str__(self) -> str:
@@ -166,10 +216,25 @@ def mem(base: Reg | str | None = None, index: Reg | str | None = None, scale: in
     ``base`` may be a 64-bit register, ``rip`` or None (then ``[index*scale+disp32]`` or an absolute
     ``[disp32]``); ``size`` is in bits (8 … 512) or a name such as ``"dword"``; 0 means unsized.
     """
-    if isinstance(base, str): base = REGISTERS[base]
-    if isinstance(index, str): index = REGISTERS[index]
-    if isinstance(size, str): size = SIZE_BITS[size]
+    if isinstance(base, str): base = register_named(base)
+    if isinstance(index, str): index = register_named(index)
+    if isinstance(size, str): size = size_named(size)
     return Mem(base, index, scale, disp, size)
+
+
+def register_named(name: str) -> Reg:
+    """The register called ``name`` (any case); `OperandError` if there is none."""
+    r = REGISTERS.get(name) or REGISTERS.get(name.lower())
+    if r is None: raise OperandError(f"no register named {fmt_value(name)}")
+    return r
+
+
+def size_named(name: str) -> int:
+    """An operand size name (``"dword"``, any case; ``"oword"`` = ``"xmmword"``) in bits; `OperandError` if unknown."""
+    low = name.lower()
+    bits = SIZE_BITS.get(low) or (128 if low == "oword" else None)
+    if bits is None: raise OperandError(f"unknown operand size {fmt_value(name)} (use {', '.join(SIZE_BITS)})")
+    return bits
 
 
 def _sized(bits: int):

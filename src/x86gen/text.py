@@ -138,9 +138,9 @@ def unknown_word(term: str, text: str) -> EncodeError:
 
 
 def _abs_disp(disp: int) -> int:
-    """An absolute address as its disp32 field (sign-extended by the CPU): objdump and iced print
-    `[0xfffffffffffffff0]` for disp32 -0x10 (and, as llvm-mc does, `[0xfffffff0]` is taken as it too)."""
-    if 1 << 31 <= disp < 1 << 32: return disp - (1 << 32)
+    """An absolute address as `Mem` takes it: objdump and iced print `[0xfffffffffffffff0]` for disp32 -0x10
+    (the CPU sign-extends it). `[0xfffffff0]` is that address, out of disp32 reach (a moffs or an error, as GNU as
+    reads it; llvm-mc 14 wraps it to disp32 -0x10, another address)."""
     if (1 << 64) - (1 << 31) <= disp < 1 << 64: return disp - (1 << 64)
     return disp
 

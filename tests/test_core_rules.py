@@ -340,3 +340,18 @@ def test_relaxation_alignment_absorbs_growth_like_gnu_as():
     want = (bytes.fromhex("e9ed000000") + bytes(10) + bytes.fromhex("eb7d") + bytes(110) + b"\xcc" + bytes(14) + bytes(100))
     assert len(want) == 242
     assert x86gen.assemble(text) == want
+
+
+def test_lea_of_a_far_absolute_address_keeps_the_low_bits():
+    """lea r32/r16 truncates the effective address (SDM Vol.2 LEA), so any absolute address is reachable by the
+    disp32 with the same low bits; lea r64 is not. Bytes from GNU as 2.40."""
+    assert x86gen.assemble("lea ecx, [0x80000000]").hex() == "8d0c2500000080"        # GNU as 2.40
+    assert x86gen.assemble("lea edx, [-0x80000001]").hex() == "8d1425ffffff7f"       # GNU as 2.40
+    assert x86gen.assemble("lea esi, ds:0xffffffff7fffffff").hex() == "8d3425ffffff7f"  # GNU as 2.40
+    a = Assembler()
+    a.lea(x86gen.ecx, x86gen.mem(disp=0xFFFFFFFF))
+    assert a.assemble().hex() == x86gen.encode("lea", x86gen.ecx, x86gen.mem(disp=0xFFFFFFFF)).hex() == "8d0c25ffffffff"
+    # GNU as truncates these with a warning ("shortened"); lea r64 has no such truncation
+    for text in ("lea dx, [0x123456789]", "lea edi, [0x7fffffffffffffff]", "lea rcx, [0x80000000]"):
+        with pytest.raises(OperandError):
+            x86gen.assemble(text)

@@ -49,7 +49,7 @@ import re
 import struct
 
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
-from .encoder import MNEMONIC_ALIASES, LabelOperand, candidates, encode, no_form_error, plan_for, select
+from .encoder import MNEMONIC_ALIASES, LabelOperand, candidates, encode, lea_low_bits, no_form_error, plan_for, select
 from .errors import (
     MAX_OUTPUT,
     AsmSyntaxError,
@@ -468,6 +468,9 @@ class Assembler(AsmMethods):
         key = (mn, *sig)
         plan = _FLAT.get(key)
         if plan is None:
+            if mn == "lea" and sig[-1][:5] == "moffs":   # lea r32, [0x80000000]: the low 32 bits (encoder.lea_low_bits)
+                near = lea_low_bits(mn, ops)
+                if near is not None: return self._emit(mn, near)
             plan = plan_for(mn, sig, ops, labels=True)[0]
             _FLAT[key] = plan
             table = PLANS.get(mn)

@@ -321,6 +321,21 @@ def encode(mnemonic: str, *ops, ip: int = 0) -> bytes:
     except LabelOperand: raise label_error(mnemonic, ops) from None
 
 
+def lea_low_bits(mnemonic: str, ops: tuple) -> tuple | None:
+    """``lea r16/r32, [addr]`` with an absolute address a disp32 cannot reach (a far `Mem`): the same operands with
+    the disp32 that has the address's low 32 bits, or None. lea with a 16/32-bit destination keeps only the low
+    bits of the effective address (SDM Vol.2 LEA: the address is truncated to the operand size), so these are the
+    same instruction. Addresses whose upper 32 bits are neither all 0 nor all 1 stay refused: GNU as truncates
+    them with a warning ("shortened")."""
+    if mnemonic != "lea" or len(ops) != 2: return None
+    r, m = ops
+    if m.__class__ is not Mem or not m.far or not isinstance(r, Reg) or r.size >= 64: return None
+    a = m.disp & 0xFFFFFFFFFFFFFFFF
+    if a >> 32 not in (0, 0xFFFFFFFF): return None
+    low = a & 0xFFFFFFFF
+    return (r, Mem(None, None, 1, low - (1 << 32) if low >> 31 else low, m.size))
+
+
 def label_error(mnemonic: str, ops: tuple) -> LabelContextError:
     """The error for a label operand given to `encode` (or a form): only an Assembler can resolve it."""
     return LabelContextError(f"{fmt_value(mnemonic)} {fmt_operands(ops)}: a label operand needs an Assembler or a program "
@@ -340,6 +355,9 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
         if ints is not None: return _encode(mnemonic, ints, ip)
         raise no_form_error(mnemonic, ops, forms_of(canonical(mnemonic))) from None
     if "l" in key[1:]: raise label_error(mnemonic, ops)   # (never cached: the fast path comes back here)
+    if key[0] == "lea" and key[-1][:5] == "moffs":
+        near = lea_low_bits(mnemonic, ops)
+        if near is not None: return _encode(mnemonic, near, ip)
     plan = _PLANS.get(key)
     if plan is None:
         plan, rel = plan_for(mnemonic, key[1:], ops)

@@ -537,7 +537,9 @@ def run(args, tmp: str) -> int:
         if name: used.add(name)
     t = res.get(("synthetic", next((n for n in names if n.startswith("x86gen.assemble")), "")))
     g = res.get(("synthetic", "GNU as (per line, start-up subtracted)"))
-    text_ratio = f"{t / g:.2f}" if t and g else "nan"
+    # GNU as's per-line time is a difference of two process timings; on a loaded machine with a tiny program it
+    # can come out at or below 0, which measures nothing: report nan then
+    text_ratio = f"{t / g:.2f}" if t and g and g > 0 else "nan"
     print(f"(x86gen/iced = {' / '.join(sorted(used))} over {iced_name}, for "
           f"{','.join(w.name for w in workloads)}; text/gnu-as on synthetic; {time.perf_counter() - t_start:.0f} s in all)")
     if args.profile: profile(workloads)

@@ -45,7 +45,7 @@ pytestmark = pytest.mark.skipif(not (gnu_oracle.HAVE_GNU_AS or gnu_oracle.HAVE_L
 
 R = x86gen.REGISTERS
 M = x86gen.Mem
-N_INSTANCES = int(os.environ.get("X86GEN_ORACLE_INSTANCES", "3"))
+N_INSTANCES = int(os.environ.get("X86GEN_ORACLE_INSTANCES", "6"))
 BATCH = 4000          # units per assembler process
 IP = 0x80001000       # where the instances are encoded (branch targets are relative in the text)
 SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 48: "fword", 64: "qword", 80: "tbyte", 128: "xmmword",
@@ -54,12 +54,13 @@ SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 48: "fword", 64: "qword", 80: "
 # Why an assembler's bytes may differ from the form's, given iced decodes both to the same instruction.
 ALLOWED_REASONS = ("shorter encoding", "other opcode or prefixes, same length", "longer encoding")
 
-# Memory operands, in the order instances use them: SIB with the special base r12 and index r13 at
-# the negative disp8 edge; RIP-relative disp32; rbp base (no disp0 form) with index at the disp32
-# edge past disp8; index-only with disp32; absolute [disp32]; rsp base (SIB) and r13 base (disp8 0).
-MEMORY = [M(R["r12"], R["r13"], 8, -0x80, 0), M(R["rip"], None, 1, 0x12345678, 0), M(R["rbp"], R["rax"], 2, 0x80, 0),
-          M(None, R["r15"], 4, -0x80000000, 0), M(None, None, 1, 0x7FFFFFFF, 0), M(R["rsp"], None, 1, 0, 0),
-          M(R["r13"], None, 1, 0, 0)]
+# Memory operands, in the order instances use them (an r/m operand takes every other one as a
+# register): SIB with the special base r12 and index r13 at the negative disp8 edge; RIP-relative
+# disp32; r13 base (no disp0 encoding: disp8 0); rbp base with index at the disp32 edge past disp8;
+# index-only with disp32; absolute [disp32]; rsp base (SIB).
+MEMORY = [M(R["r12"], R["r13"], 8, -0x80, 0), M(R["rip"], None, 1, 0x12345678, 0), M(R["r13"], None, 1, 0, 0),
+          M(R["rbp"], R["rax"], 2, 0x80, 0), M(None, R["r15"], 4, -0x80000000, 0), M(None, None, 1, 0x7FFFFFFF, 0),
+          M(R["rsp"], None, 1, 0, 0)]
 
 
 class Unbuildable(Exception):
@@ -78,13 +79,14 @@ def reg_class(kind: str) -> tuple[list, list]:
 
 
 def pick_register(kind: str, j: int, i: int, allow_high: bool):
-    """Register of class ``kind`` for instance ``j``, operand ``i``: the top of the file, then the
-    upper half, a low-half mix, ah..bh (instance 2, r8 only), spreading over the operands."""
+    """Register of class ``kind`` for instance ``j``, operand ``i``: the top of the file, the upper
+    half, ah..bh (instance 2, r8 only; else a low-half mix), the top of the lower half (spl..dil for
+    r8), spreading over the operands so that they differ."""
     regs, high = reg_class(kind)
     if not regs: raise Unbuildable(f"no registers of class {kind!r}")
     n = len(regs)
     if j == 2 and high and allow_high: return high[i % len(high)]
-    step = [(n - 1 - i), (n // 2 + 3 * i), (1 + 5 * i), (3 + 7 * i)][j % 4]
+    step = [n - 1 - i, n // 2 + 3 * i, 1 + 5 * i, 3 + 7 * i, n // 2 - 1 - i, 2 + 11 * i][j % 6]
     return regs[step % n]
 
 

@@ -100,18 +100,17 @@ def run_dialects(forms, assemble=None) -> dict:
     ip = BASE
     for form in forms:
         try:
-            cases, _ = form_instances(form, N_INSTANCES)
+            cases = form_instances(form, N_INSTANCES)
         except (Unbuildable, AttributeError) as ex:
             failures[form.id].append(f"no instances: {ex}")
             continue
         if not cases: failures[form.id].append("no valid instance drawn")
         for ops, rel in cases:
-            length = len(form(*ops, ip=IP)) if rel is not None else 0   # the instance is valid at IP
-            ops = retarget(form, ops, ip, length, rel)
             try:
+                if rel is not None: ops = retarget(form, ops, ip, len(form(*ops, ip=IP)), rel)   # valid at IP
                 data = form(*ops, ip=ip) if form.is_branch else form(*ops)
-            except x86gen.EncodeError as ex:
-                failures[form.id].append(f"x86gen refused {ops}: {ex}")
+            except Exception as ex:   # noqa: BLE001 - EncodeError or a bug; reported, the other forms go on
+                failures[form.id].append(f"x86gen refused {ops}: {type(ex).__name__}: {ex}")
                 continue
             insts.append((form, ip, data))
             ip += len(data)

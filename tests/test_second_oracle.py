@@ -13,8 +13,8 @@ All instances of all forms go through GNU as in one process (`gnu_oracle.assembl
 section per unit) and through llvm-mc in one more. GNU as's answer counts, llvm-mc's where GNU as
 refuses; a mismatch from either fails. An instance passes when the assembler gives the form's bytes
 ("identical"), or bytes iced decodes to the same instruction (`iced_oracle.semantics`) for a reason in
-`ALLOWED_REASONS` (the assembler picked a shorter encoding, e.g. rel8 for rel32 or ``83 /0 ib`` for ``81
-/0 id``; another opcode or VEX form of the same length; a longer one). Where both assemblers refuse the
+`ALLOWED_REASONS` (the assembler picked a shorter encoding, e.g. rel8 for rel32 or ``83 /0 ib`` for
+``81 /0 id``; another opcode or VEX form of the same length; a longer one). Where both assemblers refuse the
 text written here, iced's own Intel text of the form's bytes is tried the same way (a spelling that
 differs between the tools), and where they refuse that too the instance had iced alone. A form none of
 whose instances an assembler accepted is listed as "iced alone" in the summary, not failed. An assembler

@@ -177,3 +177,68 @@ def _split(units: list[str], tool: str, workdir: str) -> list[Outcome]:
     """Attribute errors that name no line by assembling the halves separately."""
     mid = len(units) // 2
     return assemble_units(units[:mid], tool, workdir) + assemble_units(units[mid:], tool, workdir)
+
+
+# --- objdump: the text GNU's disassembler prints for given bytes -------------------------------------------
+
+OBJDUMP = shutil.which("objdump")
+HAVE_OBJDUMP = OBJDUMP is not None
+_OBJDUMP_LINE = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f]{2}(?: [0-9a-f]{2})*)\s*(?:\t(.*))?$")
+
+
+def _objdump_lines(path: str, base: int, start: int | None) -> dict[int, tuple[int, str]]:
+    """``{address: (length, text)}`` of the instructions objdump prints for the raw file at ``path``."""
+    cmd = [OBJDUMP, "-D", "-z", "-b", "binary", "-m", "i386:x86-64", "-M", "intel", "--insn-width=15",
+           f"--adjust-vma={base:#x}"]
+    if start is not None: cmd.append(f"--start-address={start:#x}")
+    r = subprocess.run(cmd + [path], capture_output=True, timeout=600, check=True)
+    out: dict[int, tuple[int, str]] = {}
+    for line in r.stdout.decode("utf-8", "replace").splitlines():
+        m = _OBJDUMP_LINE.match(line)
+        if m: out[int(m.group(1), 16)] = (len(m.group(2).split()), (m.group(3) or "").strip())
+    return out
+
+
+@dataclass
+class Disassembly:
+    """What objdump printed for one chunk of bytes: the instruction texts, in order, and whether they
+    cover the chunk exactly (False: objdump read an instruction across the chunk's end)."""
+    address: int
+    texts: list[str]
+    exact: bool
+
+
+def objdump_intel(chunks: list[bytes], base: int = 0x1_0000_0000, max_runs: int = 50) -> list[Disassembly]:
+    """Disassemble ``chunks`` laid out one after another from address ``base`` with
+    ``objdump -D -b binary -m i386:x86-64 -M intel`` in one process. Where objdump reads a chunk with
+    another length than the chunk's, the chunks after it would be read out of step: objdump is run
+    again from the first chunk it did not start at (``--start-address``), at most ``max_runs`` times
+    in all; chunks still not reached get an empty, inexact `Disassembly`."""
+    starts, pos = [], base
+    for c in chunks:
+        starts.append(pos)
+        pos += len(c)
+    out: list[Disassembly | None] = [None] * len(chunks)
+    with tempfile.TemporaryDirectory(prefix="x86gen-objdump-") as d:
+        path = os.path.join(d, "chunks.bin")
+        with open(path, "wb") as f: f.write(b"".join(chunks))
+        first: int | None = 0
+        runs = 0
+        while first is not None and runs < max_runs and chunks:
+            lines = _objdump_lines(path, base, starts[first] if first else None)
+            runs += 1
+            nxt = None
+            for k in range(first, len(chunks)):
+                if out[k] is not None: continue
+                a, end = starts[k], starts[k] + len(chunks[k])
+                if a not in lines:
+                    if nxt is None: nxt = k
+                    continue
+                texts, cur = [], a
+                while cur < end and cur in lines:
+                    n, t = lines[cur]
+                    texts.append(t)
+                    cur += n
+                out[k] = Disassembly(a, texts, cur == end)
+            first = nxt
+    return [o if o is not None else Disassembly(starts[k], [], False) for k, o in enumerate(out)]

@@ -1,0 +1,419 @@
+"""Every form cross-checked with a second oracle: GNU as 2.40, or llvm-mc 14 where GNU as refuses.
+
+`test_fuzz_iced` checks every form byte for byte against iced-x86. Here each form is also assembled
+by an independent assembler on a few deterministic instances (`form_instances`: registers of both
+halves of each file, r8-r15 / xmm8-15 included, ah..bh where valid; memory with SIB, special bases
+r12/r13/rbp, disp8 and disp32 edges, RIP-relative, index-only and absolute addresses; immediates at
+the edges of the range iced's operand kind allows; branch displacements at the rel8/rel32 edges).
+The text of an instance is written here from the operands asked for (`instance_text`, GNU Intel
+syntax), not from x86gen and not from a decoder, so a form that encodes another register, size or
+value than the one asked is caught by an assembler that reads the request independently.
+
+All instances of all forms go through GNU as in one process (`gnu_oracle.assemble_units`, one ELF
+section per unit) and through llvm-mc in one more. GNU as's answer counts, llvm-mc's where GNU as
+refuses; a mismatch from either fails. An instance passes when the assembler gives the form's bytes
+("identical"), or bytes iced decodes to the same instruction (`iced_oracle.semantics`) for a reason in
+`ALLOWED_REASONS` (the assembler picked a shorter encoding, e.g. rel8 for rel32 or ``83 /0 ib`` for
+``81 /0 id``; another opcode or VEX form of the same length; a longer one). Where both assemblers refuse the
+text written here, iced's own Intel text of the form's bytes is tried the same way (a spelling that
+differs between the tools), and where they refuse that too the instance had iced alone. A form none of
+whose instances an assembler accepted is listed as "iced alone" in the summary, not failed. An assembler
+that accepts the text and produces another instruction is a failure, as is an instance x86gen cannot
+encode although iced's operand kinds allow it.
+
+Cost: one GNU as and one llvm-mc process per batch of `BATCH` units (plus the same for the
+iced-text fallback, if any), and a few instances per form (``X86GEN_ORACLE_INSTANCES``, default 6), so
+the module grows linearly and slowly with the table (692 forms: ~1.5 s; 4,152: ~3 s).
+"""
+from __future__ import annotations
+
+import collections
+import os
+import sys
+from dataclasses import dataclass, field
+
+import gnu_oracle
+import iced_x86 as I
+import pytest
+from iced_oracle import CODE_NAMES, FORM_BRANCH_KINDS, REPORT, code_of, describe, form_imm_ranges, intel, semantics
+from test_fuzz_iced import branch_len, corner_cases, expected_error
+
+import x86gen
+
+pytestmark = pytest.mark.skipif(not (gnu_oracle.HAVE_GNU_AS or gnu_oracle.HAVE_LLVM_MC),
+                                reason="neither GNU as nor llvm-mc is installed")
+
+R = x86gen.REGISTERS
+M = x86gen.Mem
+N_INSTANCES = int(os.environ.get("X86GEN_ORACLE_INSTANCES", "6"))
+BATCH = 4000          # units per assembler process
+IP = 0x80001000       # where the instances are encoded (branch targets are relative in the text)
+SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 48: "fword", 64: "qword", 80: "tbyte", 128: "xmmword",
+             256: "ymmword", 512: "zmmword"}
+
+# Why an assembler's bytes may differ from the form's, given iced decodes both to the same instruction.
+ALLOWED_REASONS = ("shorter encoding", "other opcode or prefixes, same length", "longer encoding")
+
+# Memory operands, in the order instances use them (an r/m operand takes every other one as a
+# register): SIB with the special base r12 and index r13 at the negative disp8 edge; RIP-relative
+# disp32; r13 base (no disp0 encoding: disp8 0); rbp base with index at the disp32 edge past disp8;
+# index-only with disp32; absolute [disp32]; rsp base (SIB).
+MEMORY = [M(R["r12"], R["r13"], 8, -0x80, 0), M(R["rip"], None, 1, 0x12345678, 0), M(R["r13"], None, 1, 0, 0),
+          M(R["rbp"], R["rax"], 2, 0x80, 0), M(None, R["r15"], 4, -0x80000000, 0), M(None, None, 1, 0x7FFFFFFF, 0),
+          M(R["rsp"], None, 1, 0, 0)]
+
+
+class Unbuildable(Exception):
+    """An operand kind `form_instances` cannot draw (a new kind needs a case here)."""
+
+
+_CLASSES: dict[str, tuple[list, list]] = {}
+
+
+def reg_class(kind: str) -> tuple[list, list]:
+    """``(registers of class kind without ah..bh, ah..bh)``, by number."""
+    if kind not in _CLASSES:
+        regs = sorted((r for r in R.values() if r.kind == kind), key=lambda r: (r.high, r.num))
+        _CLASSES[kind] = ([r for r in regs if not r.high], [r for r in regs if r.high])
+    return _CLASSES[kind]
+
+
+def pick_register(kind: str, j: int, i: int, allow_high: bool):
+    """Register of class ``kind`` for instance ``j``, operand ``i``: the top of the file, the upper
+    half, ah..bh (instance 2, r8 only; else a low-half mix), the top of the lower half (spl..dil for
+    r8), spreading over the operands so that they differ."""
+    regs, high = reg_class(kind)
+    if not regs: raise Unbuildable(f"no registers of class {kind!r}")
+    n = len(regs)
+    if j == 2 and high and allow_high: return high[i % len(high)]
+    step = [n - 1 - i, n // 2 + 3 * i, 1 + 5 * i, 3 + 7 * i, n // 2 - 1 - i, 2 + 11 * i][j % 6]
+    return regs[step % n]
+
+
+def pick_imm(form, code: int, i: int, j: int) -> int:
+    """An immediate iced's operand kind and x86gen's range both allow: the top edge, the bottom edge,
+    a middle value, in turn."""
+    ranges = form_imm_ranges(code, i)
+    if ranges is None: raise Unbuildable(f"operand {i + 1} is an immediate for x86gen, not for iced")
+    lo, hi = ranges[0]
+    mine = [tuple(r) for r in form.imm_ranges(i)]
+    cands = [hi, lo, (lo + hi) // 2 + 0x5A if hi - lo > 0x200 else max(lo, min(hi, 0x5A)), 1]
+    for v in cands[j % len(cands):] + cands[:j % len(cands)]:
+        if any(a <= v <= b for a, b in mine): return v
+    raise Unbuildable(f"operand {i + 1}: x86gen's ranges {mine} and iced's {ranges} share none of {cands}")
+
+
+@dataclass
+class Instance:
+    """One encoded instance of a form: its operands, bytes (at `IP`), and the text written for it."""
+    form: object
+    ops: tuple
+    data: bytes
+    rel: int | None = None            # branch: the displacement (from the end of the instruction)
+    text: str = ""
+    outcomes: list = field(default_factory=list)
+
+
+def form_instances(form, n: int = N_INSTANCES) -> list[tuple[tuple, int | None]]:
+    """Up to ``n`` distinct valid operand tuples for ``form``, each with its branch displacement (None
+    if the form is no branch). Validity is decided from iced's tables (`test_fuzz_iced.expected_error`),
+    not from x86gen. Operand kinds the instances here cannot draw are taken from the fixed sweep of
+    `test_fuzz_iced.corner_cases` (which must know every kind of the table); `Unbuildable` if neither can."""
+    code = code_of(form.id)
+    oc = I.OpCodeInfo(code)
+    if oc.op_count != len(form.operands):
+        raise Unbuildable(f"{len(form.operands)} operands, iced's {CODE_NAMES[code]} has {oc.op_count}")
+    try:
+        return _drawn_instances(form, code, oc, n)
+    except Unbuildable as ex:
+        try:
+            sweep = corner_cases(form)
+        except Exception as ex2:   # noqa: BLE001 - Unfuzzable, or a kind the sweep does not know either
+            raise Unbuildable(f"{ex}; test_fuzz_iced.corner_cases: {type(ex2).__name__}: {ex2}") from None
+    out = []
+    for raw in sweep[::max(1, len(sweep) // n)]:
+        rel = next((x[1] for x in raw if isinstance(x, tuple)), None)
+        ops = tuple(IP + branch_len(code) + x[1] if isinstance(x, tuple) else x for x in raw)
+        if expected_error(form, code, ops, rel) == (None, None): out.append((ops, rel))
+    return out[:n]
+
+
+def _drawn_instances(form, code: int, oc, n: int) -> list[tuple[tuple, int | None]]:
+    out, seen = [], set()
+    for j in range(max(n, 1) + 2):     # two spare draws for instances iced's rules reject (ah..bh with REX)
+        if len(out) >= n: break
+        ops, rel, ri = [], None, 0
+        for i, o in enumerate(form.operands):
+            if o.loc == "fixed":
+                if o.reg not in R: raise Unbuildable(f"fixed operand {o.kind!r} is no register")
+                ops.append(R[o.reg])
+            elif o.kind == "1":
+                ops.append(1)
+            elif o.kind.startswith("rel"):
+                k = oc.op_kind(i)
+                if k not in FORM_BRANCH_KINDS: raise Unbuildable(f"{o.kind} but iced says {k}")
+                lim = 1 << (FORM_BRANCH_KINDS[k] - 1)
+                rel = [lim - 1, -lim, 0x10, -2][j % 4]
+                ops.append(IP + branch_len(code) + rel)
+            elif o.imm is not None:
+                ops.append(pick_imm(form, code, i, j))
+            elif o.reg is not None and (o.mem is None or j % 2 == 0):
+                ops.append(pick_register(o.reg, j, ri, True))
+                ri += 1
+            elif o.mem is not None:
+                m = MEMORY[(j // 2 if o.reg is not None else j) % len(MEMORY)]
+                ops.append(m.with_size(o.mem) if o.mem else m)
+            else:
+                raise Unbuildable(f"cannot draw operand {i + 1} {o.kind!r}")
+        ops = tuple(ops)
+        if ops in seen or expected_error(form, code, ops, rel) != (None, None): continue
+        seen.add(ops)
+        out.append((ops, rel))
+    return out
+
+
+def fmt_int(v: int) -> str:
+    return str(v) if -10 < v < 10 else ("-" if v < 0 else "") + hex(abs(v))
+
+
+def memory_text(m) -> str:
+    """``dword ptr [r12+r13*8-0x80]`` (GNU Intel syntax)."""
+    parts = []
+    if m.base is not None: parts.append(m.base.name)
+    if m.index is not None: parts.append(f"{m.index.name}*{m.scale}")
+    inner = "+".join(parts)
+    if m.disp or not parts:
+        inner += (fmt_int(m.disp) if m.disp < 0 or not parts else "+" + fmt_int(m.disp))
+    size = SIZE_WORD.get(m.size)
+    return f"{size} ptr [{inner}]" if size else f"[{inner}]"
+
+
+def instance_text(form, ops: tuple, rel: int | None, label: str, length: int = 0) -> str:
+    """GNU Intel text for ``form`` applied to ``ops``, written from the operands (not from x86gen's
+    formatter); a branch target is ``label`` (the instruction's own address) plus ``length`` (the
+    instruction's) and the displacement."""
+    words = []
+    for o, x in zip(form.operands, ops):
+        if isinstance(x, x86gen.Reg): words.append(x.name)
+        elif isinstance(x, x86gen.Mem): words.append(memory_text(x))
+        elif o.kind.startswith("rel"): words.append(f"{label}{length + rel:+#x}")
+        else: words.append(fmt_int(x))
+    text = form.mnemonic + (" " + ", ".join(words) if words else "")
+    return f"{label}: {text}" if rel is not None else text
+
+
+# --- judging what an assembler made of an instance -----------------------------------------------------
+
+
+def judge(data: bytes, outcome: gnu_oracle.Outcome, is_branch: bool) -> tuple[str, str]:
+    """``("refused", why)``, ``("identical", "")``, ``("equivalent", reason)`` or ``("mismatch", why)``."""
+    if not outcome.ok: return "refused", "; ".join(outcome.errors)[:200] or "no bytes"
+    if outcome.relocated: return "refused", "bytes carry a relocation"
+    got = outcome.data
+    if got == data: return "identical", ""
+    ins = I.Decoder(64, got, ip=IP).decode()
+    if ins.code == I.Code.INVALID or ins.len != len(got):
+        return "mismatch", f"assembler gave {got.hex(' ')}, not one instruction iced decodes"
+    mine = I.Decoder(64, data, ip=IP).decode()
+    if semantics(ins) != semantics(mine):
+        return "mismatch", f"assembler gave {describe(got, IP)}, x86gen {describe(data, IP)}"
+    if len(got) < len(data): return "equivalent", ALLOWED_REASONS[0]
+    if len(got) == len(data): return "equivalent", ALLOWED_REASONS[1]
+    return "equivalent", ALLOWED_REASONS[2]
+
+
+def assemble_batched(units: list[str], tool: str) -> list[gnu_oracle.Outcome]:
+    out = []
+    for k in range(0, len(units), BATCH):
+        out.extend(gnu_oracle.assemble_units(units[k:k + BATCH], tool))
+    return out
+
+
+def cross_check(units: list[tuple[bytes, str, bool]]) -> list[tuple[str, str, str]]:
+    """For each ``(bytes, text, is_branch)``: ``(tool, verdict, detail)``. Both assemblers see every
+    unit (one process each per batch); a mismatch from either is the verdict, else GNU as's
+    confirmation (``tool`` "gnu+llvm" when llvm-mc confirms too), else llvm-mc's where GNU as refused;
+    ``tool`` is "" when both refused."""
+    verdicts: dict[str, list[tuple[str, str]]] = {}
+    for tool, have in (("gnu", gnu_oracle.HAVE_GNU_AS), ("llvm", gnu_oracle.HAVE_LLVM_MC)):
+        if have and units:
+            outs = assemble_batched([u[1] for u in units], tool)
+            verdicts[tool] = [judge(u[0], oc, u[2]) for u, oc in zip(units, outs)]
+    res = []
+    for k in range(len(units)):
+        got = {tool: v[k] for tool, v in verdicts.items()}
+        bad = [(tool, v) for tool, v in got.items() if v[0] == "mismatch"]
+        ok = [tool for tool, v in got.items() if v[0] != "refused"]
+        if bad: res.append((bad[0][0], *bad[0][1]))
+        elif ok: res.append(("+".join(ok), *got[ok[0]]))
+        else: res.append(("", "refused", "; ".join(f"{tool}: {v[1]}" for tool, v in got.items()) or "no assembler"))
+    return res
+
+
+@dataclass
+class FormResult:
+    """What the second oracles made of a form's instances."""
+    form_id: str
+    instances: int = 0
+    by: collections.Counter = field(default_factory=collections.Counter)   # "gnu"/"llvm"/"both" -> confirmed instances
+    via_iced_text: int = 0
+    refused: int = 0
+    reasons: collections.Counter = field(default_factory=collections.Counter)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if self.failures: return "failed"
+        if self.by["gnu"]: return "gnu"
+        if self.by["llvm"]: return "llvm"
+        return "iced alone"
+
+
+def run_second_oracle(forms, encode=None) -> dict[str, FormResult]:
+    """Build, encode and cross-check the instances of ``forms``. ``encode(form, ops, ip)`` (default:
+    the form itself) is a seam for the meta-test."""
+    if encode is None:
+        def encode(form, ops, ip): return form(*ops, ip=ip) if form.is_branch else form(*ops)
+    results: dict[str, FormResult] = {}
+    insts: list[tuple[FormResult, Instance]] = []
+    for form in forms:
+        fr = results[form.id] = FormResult(form.id)
+        try:
+            cases = form_instances(form)
+        except (Unbuildable, AttributeError) as ex:
+            fr.failures.append(f"no instances: {ex}")
+            continue
+        if not cases: fr.failures.append("no valid instance drawn (iced's rules rejected every draw)")
+        for ops, rel in cases:
+            shown = ", ".join(str(x) if not isinstance(x, int) else hex(x) for x in ops)
+            try:
+                data = encode(form, ops, IP)
+            except x86gen.EncodeError as ex:
+                fr.failures.append(f"x86gen refused {form.id}({shown}), operands iced allows: {ex}")
+                continue
+            except Exception as ex:   # noqa: BLE001 - a bug in the form; reported, the other forms go on
+                fr.failures.append(f"{form.id}({shown}) raised {type(ex).__name__}: {ex}")
+                continue
+            fr.instances += 1
+            insts.append((fr, Instance(form, ops, data, rel)))
+    units = []
+    for k, (_fr, inst) in enumerate(insts):
+        inst.text = instance_text(inst.form, inst.ops, inst.rel, f".Lu{k}", len(inst.data))
+        units.append((inst.data, inst.text, inst.rel is not None))
+    verdicts = cross_check(units)
+    retry = []
+    for k, ((fr, inst), (tool, verdict, detail)) in enumerate(zip(insts, verdicts)):
+        if verdict == "refused" and inst.rel is None:
+            retry.append(k)
+        else:
+            record(fr, inst, inst.text, tool, verdict, detail)
+    # Both refused the text written here: try iced's spelling of the form's bytes.
+    iced_units = [(insts[k][1].data, intel(I.Decoder(64, insts[k][1].data, ip=IP).decode()), False) for k in retry]
+    for k, unit, (tool, verdict, detail) in zip(retry, iced_units, cross_check(iced_units)):
+        fr, inst = insts[k]
+        if verdict != "refused": fr.via_iced_text += 1
+        record(fr, inst, f"{inst.text!r}, then iced's {unit[1]!r}", tool, verdict, detail)
+    return results
+
+
+def record(fr: FormResult, inst: Instance, text: str, tool: str, verdict: str, detail: str) -> None:
+    if verdict == "refused":
+        fr.refused += 1
+    elif verdict == "mismatch":
+        fr.failures.append(f"{text}: {tool} {detail}")
+    else:
+        for t in tool.split("+"): fr.by[t] += 1
+        if tool == "gnu+llvm": fr.by["both"] += 1
+        if verdict == "equivalent": fr.reasons[detail] += 1
+
+
+def summary(results: dict[str, FormResult]) -> str:
+    st = collections.Counter(r.status for r in results.values())
+    alone = sorted(fid for fid, r in results.items() if r.status == "iced alone")
+    via = sum(1 for r in results.values() if r.via_iced_text and r.status in ("gnu", "llvm"))
+    partial = sum(r.refused for r in results.values() if r.status in ("gnu", "llvm"))
+    reasons = collections.Counter()
+    for r in results.values(): reasons.update(r.reasons)
+    n_inst = sum(r.instances for r in results.values())
+    line = (f"second oracle: {len(results)} forms ({n_inst} instances), {st['gnu']} confirmed by GNU as, "
+            f"{st['llvm']} by llvm-mc only, {st['iced alone']} iced alone"
+            + (f" ({', '.join(alone)})" if alone else "") + f", {st['failed']} failed")
+    both = sum(1 for r in results.values() if r.status == "gnu" and r.by["both"])
+    extra = [f"{both} of the GNU-confirmed forms confirmed by llvm-mc too"]
+    if via: extra.append(f"{via} forms confirmed only through iced's spelling")
+    if partial: extra.append(f"{partial} instances refused by both in confirmed forms")
+    if reasons: extra.append("equivalent: " + ", ".join(f"{n} {why}" for why, n in reasons.most_common()))
+    return line + ("\n      (" + "; ".join(extra) + ")" if extra else "")
+
+
+# --- tests ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def second_oracle():
+    results = run_second_oracle(x86gen.all_forms())
+    REPORT["second oracle"] = summary(results)
+    return results
+
+
+def test_every_form_agrees_with_a_second_oracle(second_oracle):
+    bad = [f"{fid}: {msg}" for fid, r in second_oracle.items() for msg in r.failures]
+    assert not bad, f"{len(bad)} disagreements with GNU as / llvm-mc:\n" + "\n".join(bad[:60])
+
+
+def test_every_form_has_instances(second_oracle):
+    """Each form got at least one instance to the assemblers (a form with none is a failure above too;
+    this says it plainly)."""
+    empty = sorted(fid for fid, r in second_oracle.items() if not r.instances)
+    assert not empty, f"forms with no instance: {empty}"
+
+
+def test_second_oracle_detects_wrong_bytes():
+    """The check can fail: forms that encode another register, immediate or opcode are caught."""
+    forms = [x86gen.get_form(i) for i in ("ADD_RM32_R32", "VEX_VADDPS_YMM_YMM_YMMM256", "MOV_R64_IMM64", "JMP_REL32_64")]
+
+    def tampered(form, ops, ip):
+        data = bytearray(form(*ops, ip=ip) if form.is_branch else form(*ops))
+        data[-1] ^= 0x01   # last byte: ModRM r/m, imm or displacement
+        return bytes(data)
+
+    results = run_second_oracle(forms, encode=tampered)
+    for f in forms:
+        r = results[f.id]
+        if r.status == "iced alone": continue   # pragma: no cover - the tools refuse nothing here
+        assert r.failures, f"{f.id}: tampered bytes were not caught"
+
+
+META_FORMS = ("ADD_RM32_R32", "VEX_VADDPS_YMM_YMM_YMMM256", "MOV_R64_IMM64", "JMP_REL32_64")
+
+
+@pytest.mark.skipif(not gnu_oracle.HAVE_LLVM_MC, reason="llvm-mc not installed")
+def test_llvm_mc_answers_where_gnu_as_refuses(monkeypatch):
+    monkeypatch.setattr(gnu_oracle, "HAVE_GNU_AS", False)
+    results = run_second_oracle([x86gen.get_form(i) for i in META_FORMS])
+    assert {r.status for r in results.values()} == {"llvm"}, summary(results)
+
+
+def test_refused_by_both_is_iced_alone_and_listed(monkeypatch):
+    """Text neither tool knows: first iced's spelling is tried, and when that is refused too the form is
+    listed as iced alone, not failed."""
+    forms = [x86gen.get_form(i) for i in META_FORMS]
+    monkeypatch.setattr(sys.modules[__name__], "instance_text", lambda *a: "nosuchmnemonic eax")
+    results = run_second_oracle(forms)
+    assert {fid: r.status for fid, r in results.items() if fid != "JMP_REL32_64"} == dict.fromkeys(META_FORMS[:3], "gnu")
+    assert all(r.via_iced_text for fid, r in results.items() if fid != "JMP_REL32_64")
+    monkeypatch.setattr(sys.modules[__name__], "intel", lambda ins: "nosuchmnemonic eax")
+    results = run_second_oracle(forms)
+    assert {r.status for r in results.values()} == {"iced alone"}
+    assert f"4 iced alone ({', '.join(sorted(META_FORMS))})" in summary(results)
+
+
+def test_instances_fall_back_to_the_fuzz_sweep(monkeypatch):
+    """An operand kind the draws here do not know takes its instances from test_fuzz_iced's sweep."""
+    def unknown(*a): raise Unbuildable("pretend: a new operand kind")
+    monkeypatch.setattr(sys.modules[__name__], "_drawn_instances", unknown)
+    for fid in META_FORMS:
+        cases = form_instances(x86gen.get_form(fid))
+        assert 1 <= len(cases) <= N_INSTANCES and len(set(cases)) == len(cases), (fid, cases)
+    results = run_second_oracle([x86gen.get_form(i) for i in META_FORMS])
+    assert {r.status for r in results.values()} == {"gnu"}, summary(results)

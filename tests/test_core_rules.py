@@ -355,3 +355,25 @@ def test_lea_of_a_far_absolute_address_keeps_the_low_bits():
     for text in ("lea dx, [0x123456789]", "lea edi, [0x7fffffffffffffff]", "lea rcx, [0x80000000]"):
         with pytest.raises(OperandError):
             x86gen.assemble(text)
+
+
+def test_label_errors_are_label_errors_with_bounded_messages():
+    """Undefined, doubly defined and foreign labels raise LabelError; a 100,000-character label name or an
+    addend of 2,000 bits is not echoed in full (issue 9: messages must not echo a huge line or int)."""
+    from x86gen.errors import ImmediateRangeError, LabelError
+    long_name = "x" * 100_000
+    with pytest.raises(LabelError) as ei:
+        x86gen.assemble(f"jmp {long_name}")
+    assert len(str(ei.value)) < 1000
+    t = Assembler().label("t")
+    t.owner.bind(t)
+    with pytest.raises(LabelError, match="bound twice"):
+        t.owner.bind(t)
+    with pytest.raises(ImmediateRangeError) as ei:
+        x86gen.assemble(f".long y+{1 << 2000}\ny:")
+    assert len(str(ei.value)) < 1000
+    a, b = Assembler(), Assembler()
+    with pytest.raises(LabelError, match="another Assembler"):
+        a.bind(b.label("t"))
+    with pytest.raises(LabelError, match="not bound"):
+        a.address_of(a.label("u"))

@@ -55,6 +55,7 @@ from .errors import (
     AsmSyntaxError,
     EncodeError,
     ImmediateRangeError,
+    LabelError,
     OperandError,
     SizeLimitError,
     UnknownMnemonicError,
@@ -406,7 +407,7 @@ class Assembler(AsmMethods):
         else:
             hit = self._named.get(name)
             if hit is not None:
-                if hit.bound: raise EncodeError(f"label {name!r} is already defined")
+                if hit.bound: raise LabelError(f"label {clip(name, 80)} is already defined")
                 return hit
         lab = Label(name, self)
         self._labels.append(lab)
@@ -416,8 +417,8 @@ class Assembler(AsmMethods):
     def bind(self, label: Label | str) -> Label:
         """Place ``label`` at the current position (the address of the next instruction)."""
         if label.__class__ is str: label = self.label(label)
-        if label.owner is not self: raise EncodeError(f"label {label.name!r} belongs to another Assembler")
-        if label.chunk >= 0: raise EncodeError(f"label {label.name!r} is bound twice")
+        if label.owner is not self: raise LabelError(f"label {clip(label.name, 80)} belongs to another Assembler")
+        if label.chunk >= 0: raise LabelError(f"label {clip(label.name, 80)} is bound twice")
         label.chunk, label.pos = len(self._vars), len(self._lst)
         self._lst += (_REC_LABEL, b"", label, None, None, None)
         self._layout = None
@@ -633,7 +634,7 @@ class Assembler(AsmMethods):
         if self._layout is not None and self._layout[6] == (self.base, len(self._lst)): return self._layout
         for lab in self._labels:
             if lab.chunk < 0 and self._referenced(lab):
-                raise self._err(lab.line, f"undefined label {lab.name!r} (no `{lab.name}:` and no bind())")
+                raise self._err(lab.line, f"undefined label {clip(lab.name, 80)} (no label definition and no bind())", LabelError)
         lst, vars_ = self._lst, self._vars
         cstart = [0] + [p + _RL for p in self._vpos]     # record positions where chunks start and end
         cend = [*self._vpos, len(lst)]
@@ -694,12 +695,14 @@ class Assembler(AsmMethods):
             at = starts[ci] + offs[pos]
             disp = starts[lab.chunk] + lab.offset + addend - (at + length)
             if not -(1 << 31) <= disp < (1 << 31):
-                raise self._err(line, f"RIP-relative displacement to {lab.name!r} ({disp:#x}) does not fit in 32 bits")
+                raise self._err(line, f"RIP-relative displacement to {clip(lab.name, 80)} ({fmt_int(disp)}) does not fit in 32 bits",
+                                ImmediateRangeError)
             _SPACK[4].pack_into(out, at - base + doff, disp)
         for ci, pos, off, size, plus, minus, addend, line in self._abs:
             value = sum(starts[x.chunk] + x.offset for x in plus) - sum(starts[x.chunk] + x.offset for x in minus) + addend
             if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
-                raise self._err(line, f"value {value:#x} of {_expr_text(plus, minus, addend)} does not fit in {8 * size} bits")
+                raise self._err(line, f"value {fmt_int(value)} of {clip(_expr_text(plus, minus, addend), 120)} "
+                               f"does not fit in {8 * size} bits", ImmediateRangeError)
             _PACK[size].pack_into(out, starts[ci] + offs[pos] - base + off, value & ((1 << (8 * size)) - 1))
         return bytes(out)
 
@@ -707,20 +710,21 @@ class Assembler(AsmMethods):
 
     def __bytes__(self) -> bytes: return self.assemble()
 
-    def _err(self, line: int, msg: str) -> EncodeError:
-        if not line: return EncodeError(msg)
+    def _err(self, line: int, msg: str, cls: type[EncodeError] = EncodeError) -> EncodeError:
+        """An error of class ``cls`` naming source line ``line`` (when the program came from text) and the line."""
+        if not line: return cls(msg)
         src = self.source[line - 1].strip() if self.source and line <= len(self.source) else None
-        return EncodeError(f"line {line}: " + (f"{src!r}: " if src else "") + msg)
+        return cls(f"line {line}: " + (f"{clip(src)}: " if src else "") + msg)
 
     def address_of(self, label: Label | str) -> int:
         """The address of a bound label in the current layout (base included)."""
         if label.__class__ is str:
             hit = self._named.get(label)
-            if hit is None: raise EncodeError(f"no label named {fmt_value(label)} in this Assembler")
+            if hit is None: raise LabelError(f"no label named {fmt_value(label)} in this Assembler")
             label = hit
         elif label.__class__ is not Label or label.owner is not self:
-            raise EncodeError(f"{fmt_value(label)} is not a label of this Assembler")
-        if label.chunk < 0: raise EncodeError(f"label {label.name!r} is not bound")
+            raise LabelError(f"{fmt_value(label)} is not a label of this Assembler")
+        if label.chunk < 0: raise LabelError(f"label {clip(label.name, 80)} is not bound")
         return self._relax()[1][label.chunk] + label.offset
 
     @property

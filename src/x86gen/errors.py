@@ -31,6 +31,11 @@ class LabelContextError(OperandError):
     registers, memory and ints only."""
 
 
+class LabelError(EncodeError):
+    """A label used wrongly in an `Assembler` or program: undefined, defined or bound twice, unbound, or of
+    another Assembler."""
+
+
 class SizeLimitError(EncodeError):
     """A program, alignment or data directive larger than x86gen produces (see `MAX_OUTPUT`)."""
 

@@ -151,6 +151,41 @@ def test_character_constants(src, expect, tmp_path):
     check(src, expect, tmp_path)
 
 
+@pytest.mark.parametrize("src, expect", [
+    (".byte -'h'", "98"),                                   # GNU as 2.40
+    (".byte +'a'", "61"),                                   # GNU as 2.40
+    (".byte ~'a'", "9e"),                                   # GNU as 2.40
+    (".byte - 'a'", "9f"),                                  # GNU as 2.40
+    (".byte -~'a'", "62"),                                  # GNU as 2.40
+    (".byte --'a'", "61"),                                  # GNU as 2.40
+    (".byte -'a", "9f"),                                    # GNU as 2.40: unclosed
+    (".byte -'\\n'", "f6"),                                 # GNU as 2.40
+    (".byte -'''", "d9"),                                   # GNU as 2.40
+    (".byte 'a'+'b'", "c3"),                                # GNU as 2.40 (x86gen stored the string a'+'b)
+    (".byte 'a'+1", "62"),                                  # GNU as 2.40
+    (".byte 1+'a'", "62"),                                  # GNU as 2.40
+    (".byte -'a'+1", "a0"),                                 # GNU as 2.40
+    (".byte -'a', 'b'", "9f62"),                            # GNU as 2.40
+    (".short ~'a'", "9eff"),                                # GNU as 2.40
+    (".long -'a'", "9fffffff"),                             # GNU as 2.40
+    (".long 'a'-'b'", "ffffffff"),                          # GNU as 2.40
+    (".quad -'a'", "9fffffffffffffff"),                     # GNU as 2.40
+    (".byte ~5", "fa"),                                     # GNU as 2.40
+    (".byte ~-1", "00"),                                    # GNU as 2.40
+    (".quad ~0", "ffffffffffffffff"),                       # GNU as 2.40
+])
+def test_character_constants_in_data_expressions(src, expect, tmp_path):
+    """A character constant is a number in a data value's expression, under unary -, + and ~ too."""
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src", [".long 'ab'", ".byte 'a'b", ".byte 'a'''", ".byte -'é'", ".byte ~'a'+1", ".byte ~0x100"])
+def test_bad_character_constants_in_data_are_errors(src):
+    """GNU as: errors (backward ref to unknown label, junk) or a truncation warning; x86gen: an error."""
+    with pytest.raises(EncodeError):
+        x86gen.assemble(src)
+
+
 @pytest.mark.parametrize("src", [
     "mov eax, 08", "mov eax, 09", "mov eax, [rax+08]",     # GNU as: junk `8' after expression
     "mov eax, 1_000", "mov eax, 0x1_0",                    # GNU as: junk `_000' / bignum error

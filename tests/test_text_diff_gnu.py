@@ -627,8 +627,8 @@ _BRANCH_LINE = re.compile(r"^(\s*(?:\w+:\s*)?)((?:j[a-z]+|call)\s+(?:[A-Za-z_.][
 
 def with_x86gen_layout(prog: str, drop_max_skip_0: bool) -> str | None:
     """``prog`` for GNU as with each branch to a label forced to the size x86gen chose (``{disp8}`` /
-    ``{disp32}``), and optionally without the ``.balign n, fill, 0`` lines (which x86gen reads as "skip
-    at most 0 bytes"). None if x86gen's listing cannot be matched to the branches of the text."""
+    ``{disp32}``), and optionally without the ``.balign n, fill, 0`` lines (which x86gen once read as "skip
+    at most 0 bytes"; GNU as, and x86gen now, as no limit). None if x86gen's listing cannot be matched to the branches of the text."""
     try: recs = parse_program(prog).lines()
     except x86gen.EncodeError: return None
     sizes = [len(b) for a, b, t in recs if a is not None and re.match(r"(j[a-z]+|call) [A-Za-z_.]", t) and "[" not in t]
@@ -771,9 +771,6 @@ KNOWN_OPEN: dict[str, tuple[Callable[[Mismatch], bool], list[Line]]] = {
     "branch relaxation: not GNU as's least fixpoint (issue 9)": (
         lambda m: m.reason.startswith("x86gen's branch sizes differ"),
         [_prog("je kbr_L2\nkbr_L0:\n.zero 118\n.p2align 5\nvaddps ymm0, ymm1, ymm2\njmp kbr_L0\nkbr_L2:")]),
-    ".balign n, fill, 0: GNU as reads max-skip 0 as no limit, x86gen as no padding": (
-        lambda m: m.reason.startswith(".balign n, fill, 0"),
-        [_prog("jmp kba_L\n.balign 8, , 0\nkba_L:")]),
     "vpextrw/vpinsrw with a 64-bit GPR: 3-byte VEX W1 form where GNU as uses the 2-byte VEX W0 one": (
         lambda m: re.match(r"\s*(vpextrw|vpinsrw)\b", m.text, re.I) and "longer" in m.reason,
         [Line("vpextrw r8, xmm7, 1", "vpextrw r8, xmm7, 1", imms=[1], regs=["r8", "xmm7"])]),

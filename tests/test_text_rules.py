@@ -302,6 +302,21 @@ def test_directive_arguments_pass_through(src, expect, tmp_path):
     check(src, expect, tmp_path)
 
 
+@pytest.mark.parametrize("src, expect", [
+    ("nop\n.balign 8, , 0", "90" + "0f1f8000000000"),       # GNU as 2.40: max-skip 0 is no limit
+    ("nop\n.balign 8, 0xcc, 0", "90" + "cc" * 7),           # GNU as 2.40
+    ("nop\n.p2align 3, , 0", "90" + "0f1f8000000000"),      # GNU as 2.40
+    ("nop\n.align 8, 0, 0", "90" + "00" * 7),               # GNU as 2.40
+    ("nop\n.balign 8, , -1", "90" + "0f1f8000000000"),      # GNU as 2.40: below 0 too
+    ("nop\n.p2align 3, , -100", "90" + "0f1f8000000000"),   # GNU as 2.40
+    ("nop\n.balign 8, , 7", "90" + "0f1f8000000000"),       # GNU as 2.40: 7 bytes allowed, 7 needed
+    ("nop\n.balign 8, , 6", "90"),                          # GNU as 2.40: 7 needed, so none
+    ("nop\n.balign 8, , 6\nret", "90c3"),                   # GNU as 2.40
+])
+def test_align_max_skip_zero_is_no_limit(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
 # ---- the command line and long lines ---------------------------------------------------------------
 
 def test_cli_non_utf8_file_is_a_clean_error(tmp_path, capsys):

@@ -898,6 +898,7 @@ class _Parser:
                 n = 1 << n
             fill = self.int_arg(args[1], d) if len(args) > 1 and args[1] else self.section_fill
             mx = self.int_arg(args[2], d) if len(args) > 2 and args[2] else None
+            if mx is not None and mx <= 0: mx = None   # GNU as: a max-skip of 0 (or below) is no limit, not "never pad"
             return a.align(n, fill, mx)
         if d == ".intel_syntax":
             if rest and rest.lower() != "noprefix": raise AsmSyntaxError(".intel_syntax: only `noprefix` is supported")

@@ -317,6 +317,66 @@ def test_align_max_skip_zero_is_no_limit(src, expect, tmp_path):
     check(src, expect, tmp_path)
 
 
+# ---- GNU as's shorthands --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("shr si", "66d1ee"),                                   # GNU as 2.40: count 1 implied
+    ("shl al", "d0e0"),                                     # GNU as 2.40
+    ("sal r9", "49d1e1"),                                   # GNU as 2.40
+    ("sar ecx", "d1f9"),                                    # GNU as 2.40
+    ("rol rax", "48d1c0"),                                  # GNU as 2.40
+    ("ror bl", "d0cb"),                                     # GNU as 2.40
+    ("shr dword ptr [rax]", "d128"),                        # GNU as 2.40
+    ("sal qword ptr [rax+8]", "48d16008"),                  # GNU as 2.40
+    ("rol word ptr [rax]", "66d100"),                       # GNU as 2.40
+    ("push [rax]", "ff30"),                                 # GNU as 2.40: unsized push/pop memory is qword
+    ("pop [rax]", "8f00"),                                  # GNU as 2.40
+    ("push [rip+0x10]", "ff3510000000"),                    # GNU as 2.40
+    ("push [rbx+rcx*4+8]", "ff748b08"),                     # GNU as 2.40
+    ("pop [rbx+rcx*8]", "8f04cb"),                          # GNU as 2.40
+    ("pop [0x10]", "8f042510000000"),                       # GNU as 2.40
+    ("test eax, dword ptr [rax]", "8500"),                  # GNU as 2.40: test r, m is test m, r
+    ("test eax, [rax]", "8500"),                            # GNU as 2.40
+    ("test al, [rax]", "8400"),                             # GNU as 2.40
+    ("test cx, word ptr [rax]", "668508"),                  # GNU as 2.40
+    ("test r9w, [rax]", "66448508"),                        # GNU as 2.40
+    ("test r9, [rax+rbx*2]", "4c850c58"),                   # GNU as 2.40
+    ("vmovd xmm1, rax", "c4e1f96ec8"),                      # GNU as 2.40: vmovd with a 64-bit register is vmovq
+    ("vmovd rax, xmm1", "c4e1f97ec8"),                      # GNU as 2.40
+    ("vmovd xmm15, r9", "c441f96ef9"),                      # GNU as 2.40
+    ("vmovd r9, xmm15", "c441f97ef9"),                      # GNU as 2.40
+    ("movsx r9, eax", "4c63c8"),                            # GNU as 2.40: movsx r64, r/m32 is movsxd
+    ("movsx rax, r10d", "4963c2"),                          # GNU as 2.40
+    ("movsx r9, dword ptr [rax]", "4c6308"),                # GNU as 2.40
+    ("movsx rax, dword ptr [rbx+8]", "48634308"),           # GNU as 2.40
+])
+def test_gnu_as_shorthands(src, expect, tmp_path):
+    """Lines GNU as takes for another instruction: x86gen encodes that one, on every path of the text
+    (the one-line fast path, the program parser's line cache and flat plans, and a line with a label)."""
+    check(src, expect, tmp_path)
+    assert x86gen.assemble("nop\n" + src).hex() == "90" + expect
+    assert x86gen.assemble("x: " + src).hex() == expect
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("push [rip+L]\nL:", "ff3500000000"),                   # GNU as 2.40
+    ("pop [rip+L]\nL:", "8f0500000000"),                    # GNU as 2.40
+    ("test eax, [rip+L]\nL:", "850500000000"),              # GNU as 2.40
+    ("shr dword ptr [rip+L]\nL:", "d12d00000000"),          # GNU as 2.40
+    ("movsx rax, dword ptr [rip+L]\nL:", "486305" + "00000000"),  # GNU as 2.40
+])
+def test_gnu_as_shorthands_with_labels(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src", ["shr [rax]", "test eax, byte ptr [rax]", "push dword ptr [rax]", "movsx r9, [rax]",
+                                 "movsx r9, r9", "vmovd ymm1, rax", "vmovd xmm1, qword ptr [rax]", "shr xmm1"])
+def test_gnu_as_shorthands_keep_errors(src):
+    """GNU as refuses these too (ambiguous operand size, operand size or type mismatch)."""
+    with pytest.raises(x86gen.OperandError):
+        x86gen.assemble(src)
+
+
 # ---- the command line and long lines ---------------------------------------------------------------
 
 def test_cli_non_utf8_file_is_a_clean_error(tmp_path, capsys):

@@ -57,14 +57,15 @@ from .text import (
     _PREFIXES,
     _REGS,
     _SIZE_PREFIX,
+    SHORTHANDS,
     UNSUPPORTED_REGISTERS,
     char_value,
     clip,
     format_operand,
-    imul_shorthand,
     parse_int,
     parse_operand,
     parse_text_line,
+    shorthand,
     signed_terms,
     split_statements,
     strip_block_comments,
@@ -982,7 +983,7 @@ class _Parser:
         if branch and len(ops) == 1 and self.target is not None:   # `jne .L3`, `jmp 1f`
             self.a.emit(mn, *ops)
             return self.target
-        ops = imul_shorthand(mn, ops)
+        mn, ops = shorthand(mn, ops)
         if mn.startswith("vcmp") and mn not in MNEMONICS:    # vcmpltps x, y, z = vcmpps x, y, z, 1 (objdump, iced)
             m = _VCMP_PSEUDO.match(mn)
             if m and m.group(1) in _VCMP_PREDICATES:
@@ -1116,8 +1117,8 @@ def _plain_record(raw: str):
             except EncodeError: return None
         ops.append(v)
         key.append("i" if v.__class__ is int else v.sig)
-    if mn == "imul" and len(ops) == 2:
-        ops = imul_shorthand(mn, tuple(ops))
+    if mn in SHORTHANDS:
+        mn, ops = SHORTHANDS[mn](mn, tuple(ops))
         key = [mn, *["i" if x.__class__ is int else x.sig for x in ops]]
     plan = _FLAT.get(tuple(key))
     if plan is None: return None

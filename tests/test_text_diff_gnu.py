@@ -771,9 +771,6 @@ KNOWN_OPEN: dict[str, tuple[Callable[[Mismatch], bool], list[Line]]] = {
     "branch relaxation: not GNU as's least fixpoint (issue 9)": (
         lambda m: m.reason.startswith("x86gen's branch sizes differ"),
         [_prog("je kbr_L2\nkbr_L0:\n.zero 118\n.p2align 5\nvaddps ymm0, ymm1, ymm2\njmp kbr_L0\nkbr_L2:")]),
-    "vpextrw/vpinsrw with a 64-bit GPR: 3-byte VEX W1 form where GNU as uses the 2-byte VEX W0 one": (
-        lambda m: re.match(r"\s*(vpextrw|vpinsrw)\b", m.text, re.I) and "longer" in m.reason,
-        [Line("vpextrw r8, xmm7, 1", "vpextrw r8, xmm7, 1", imms=[1], regs=["r8", "xmm7"])]),
     # GNU as's shorthands `shr si` (count 1), `push [rax]` (qword), `test r, m` (swapped), `vmovd xmm, r64`
     # (vmovq), `movsx r64, r/m32` (movsxd) are x86gen's too (text.SHORTHANDS); this one needs a form (and
     # `movsx r32, r/m32`, movsxd without REX.W, is "not in x86gen's table"):

@@ -377,6 +377,25 @@ def test_gnu_as_shorthands_keep_errors(src):
         x86gen.assemble(src)
 
 
+@pytest.mark.parametrize("src, expect", [
+    ("vpextrw r8, xmm7, 1", "c579c5c701"),                  # GNU as 2.40 (x86gen: W1 c4c3f915f801)
+    ("vpextrw rax, xmm1, 1", "c5f9c5c101"),                 # GNU as 2.40
+    ("vpextrw r15, xmm15, 7", "c44179c5ff07"),              # GNU as 2.40
+    ("vpinsrw xmm1, xmm2, r8, 1", "c4c169c4c801"),          # GNU as 2.40 (x86gen: W1 c4c1e9c4c801)
+    ("vpinsrw xmm1, xmm2, rax, 1", "c5e9c4c801"),           # GNU as 2.40
+    ("vpinsrw xmm9, xmm10, r11, 3", "c44129c4cb03"),        # GNU as 2.40
+    ("vpextrw r8d, xmm7, 1", "c579c5c701"),                 # GNU as 2.40
+    ("vpextrw word ptr [rax], xmm1, 1", "c4e379150801"),    # GNU as 2.40
+    ("vpinsrw xmm1, xmm2, word ptr [rax], 1", "c5e9c40801"),  # GNU as 2.40
+])
+def test_vpextrw_vpinsrw_64_bit_register_as_its_32_bit_one(src, expect, tmp_path):
+    """GNU as encodes vpextrw/vpinsrw of a 64-bit register with the VEX.W0 form (2-byte VEX where it can):
+    the same instruction (the word is zero-extended / only the low 16 bits are read), shorter."""
+    check(src, expect, tmp_path)
+    assert x86gen.assemble("nop\n" + src).hex() == "90" + expect
+    assert x86gen.assemble("x: " + src).hex() == expect
+
+
 # ---- the command line and long lines ---------------------------------------------------------------
 
 def test_cli_non_utf8_file_is_a_clean_error(tmp_path, capsys):

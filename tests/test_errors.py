@@ -24,6 +24,21 @@ def test_exception_hierarchy():
     assert issubclass(x86gen.ImmediateRangeError, x86gen.OperandError)
 
 
+def test_every_error_class_is_exported():
+    """Every exception class of x86gen.errors is importable from `x86gen` and listed in its `__all__`."""
+    import inspect
+
+    import x86gen.errors
+    classes = [c for _, c in inspect.getmembers(x86gen.errors, inspect.isclass) if c.__module__ == "x86gen.errors"]
+    assert x86gen.errors.UnsupportedRegisterError in classes
+    for c in classes:
+        assert issubclass(c, x86gen.EncodeError)
+        assert getattr(x86gen, c.__name__) is c and c.__name__ in x86gen.__all__
+    from x86gen import UnsupportedRegisterError
+    with pytest.raises(UnsupportedRegisterError):
+        x86gen.assemble("mov rax, cr0")
+
+
 def test_unknown_mnemonic():
     with pytest.raises(x86gen.UnknownMnemonicError, match=r"unknown mnemonic 'fooadd'.*did you mean add"):
         x86gen.encode("fooadd", eax, ecx)

@@ -13,6 +13,7 @@ import iced_x86 as I
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from iced_oracle import semantics
 
 import x86gen
 from x86gen import AsmSyntaxError, EncodeError, Instruction, Mem
@@ -308,6 +309,16 @@ def printed_meaning(form, ops, code, ip):
 
 _R32 = ["eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi"] + [f"r{i}d" for i in range(8, 16)]
 
+# x86gen's own text of vpextrw/vpinsrw with a 64-bit register means the 32-bit one too (text.SHORTHANDS:
+# GNU as's encoding, VEX.W0, the 2-byte VEX prefix where it can): the same instruction, which
+# `test_round_trip_x86gen_and_iced_text` checks iced decodes alike.
+TEXT_R32 = {"VEX_VPEXTRW_R64M16_XMM_IMM8", "VEX_VPEXTRW_R64_XMM_IMM8", "VEX_VPINSRW_XMM_XMM_R64M16_IMM8"}
+
+
+def own_text_meaning(form, ops, code, ip):
+    """The bytes x86gen's own text of this instance (`str(Instruction(...))`) should assemble to."""
+    return printed_meaning(form, ops, code, ip) if form.id in TEXT_R32 else code
+
 
 def test_push_negative_immediate_text():
     """push imm8/imm32 sign-extend to 64 bits: iced and objdump print -1 as 0xffffffffffffffff."""
@@ -339,8 +350,11 @@ def test_round_trip_x86gen_and_iced_text(form_id, data):
     ops, code = materialise(mn, raw, ip)
     assume(code is not None)
     text = str(Instruction(mn, *ops))
-    assert x86gen.assemble(text, ip) == code, text
-    assert x86gen.assemble(text.upper(), ip) == code
+    own = own_text_meaning(form, ops, code, ip)
+    assert x86gen.assemble(text, ip) == own, text
+    assert x86gen.assemble(text.upper(), ip) == own
+    if own != code:
+        assert semantics(I.Decoder(64, own, ip=ip).decode()) == semantics(I.Decoder(64, code, ip=ip).decode())
     ins = I.Decoder(64, code, ip=ip).decode()
     assert ins.len == len(code)
     itext = ICED.format(ins)
@@ -407,7 +421,8 @@ def test_every_form_round_trips_deterministically():
             else: ops.append(Mem(R["rdi"], R["rsi"], 4, 0x10, o.mem))
         code = x86gen.encode(form.mnemonic, *ops, ip=0x1000)
         ins = I.Decoder(64, code, ip=0x1000).decode()
-        for text, expect in ((str(Instruction(form.mnemonic, *ops)), code), (ICED.format(ins), printed_meaning(form, ops, code, 0x1000))):
+        for text, expect in ((str(Instruction(form.mnemonic, *ops)), own_text_meaning(form, ops, code, 0x1000)),
+                             (ICED.format(ins), printed_meaning(form, ops, code, 0x1000))):
             if expect is None: continue
             try:
                 if x86gen.assemble(text, 0x1000) != expect: bad.append((form.id, text))

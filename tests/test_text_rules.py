@@ -151,6 +151,41 @@ def test_character_constants(src, expect, tmp_path):
     check(src, expect, tmp_path)
 
 
+@pytest.mark.parametrize("src, expect", [
+    (".byte -'h'", "98"),                                   # GNU as 2.40
+    (".byte +'a'", "61"),                                   # GNU as 2.40
+    (".byte ~'a'", "9e"),                                   # GNU as 2.40
+    (".byte - 'a'", "9f"),                                  # GNU as 2.40
+    (".byte -~'a'", "62"),                                  # GNU as 2.40
+    (".byte --'a'", "61"),                                  # GNU as 2.40
+    (".byte -'a", "9f"),                                    # GNU as 2.40: unclosed
+    (".byte -'\\n'", "f6"),                                 # GNU as 2.40
+    (".byte -'''", "d9"),                                   # GNU as 2.40
+    (".byte 'a'+'b'", "c3"),                                # GNU as 2.40 (x86gen stored the string a'+'b)
+    (".byte 'a'+1", "62"),                                  # GNU as 2.40
+    (".byte 1+'a'", "62"),                                  # GNU as 2.40
+    (".byte -'a'+1", "a0"),                                 # GNU as 2.40
+    (".byte -'a', 'b'", "9f62"),                            # GNU as 2.40
+    (".short ~'a'", "9eff"),                                # GNU as 2.40
+    (".long -'a'", "9fffffff"),                             # GNU as 2.40
+    (".long 'a'-'b'", "ffffffff"),                          # GNU as 2.40
+    (".quad -'a'", "9fffffffffffffff"),                     # GNU as 2.40
+    (".byte ~5", "fa"),                                     # GNU as 2.40
+    (".byte ~-1", "00"),                                    # GNU as 2.40
+    (".quad ~0", "ffffffffffffffff"),                       # GNU as 2.40
+])
+def test_character_constants_in_data_expressions(src, expect, tmp_path):
+    """A character constant is a number in a data value's expression, under unary -, + and ~ too."""
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src", [".long 'ab'", ".byte 'a'b", ".byte 'a'''", ".byte -'é'", ".byte ~'a'+1", ".byte ~0x100"])
+def test_bad_character_constants_in_data_are_errors(src):
+    """GNU as: errors (backward ref to unknown label, junk) or a truncation warning; x86gen: an error."""
+    with pytest.raises(EncodeError):
+        x86gen.assemble(src)
+
+
 @pytest.mark.parametrize("src", [
     "mov eax, 08", "mov eax, 09", "mov eax, [rax+08]",     # GNU as: junk `8' after expression
     "mov eax, 1_000", "mov eax, 0x1_0",                    # GNU as: junk `_000' / bignum error
@@ -266,6 +301,100 @@ def test_negative_or_non_integer_directive_arguments_are_syntax_errors(src):
 ])
 def test_directive_arguments_pass_through(src, expect, tmp_path):
     check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("nop\n.balign 8, , 0", "90" + "0f1f8000000000"),       # GNU as 2.40: max-skip 0 is no limit
+    ("nop\n.balign 8, 0xcc, 0", "90" + "cc" * 7),           # GNU as 2.40
+    ("nop\n.p2align 3, , 0", "90" + "0f1f8000000000"),      # GNU as 2.40
+    ("nop\n.align 8, 0, 0", "90" + "00" * 7),               # GNU as 2.40
+    ("nop\n.balign 8, , -1", "90" + "0f1f8000000000"),      # GNU as 2.40: below 0 too
+    ("nop\n.p2align 3, , -100", "90" + "0f1f8000000000"),   # GNU as 2.40
+    ("nop\n.balign 8, , 7", "90" + "0f1f8000000000"),       # GNU as 2.40: 7 bytes allowed, 7 needed
+    ("nop\n.balign 8, , 6", "90"),                          # GNU as 2.40: 7 needed, so none
+    ("nop\n.balign 8, , 6\nret", "90c3"),                   # GNU as 2.40
+])
+def test_align_max_skip_zero_is_no_limit(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+# ---- GNU as's shorthands --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("shr si", "66d1ee"),                                   # GNU as 2.40: count 1 implied
+    ("shl al", "d0e0"),                                     # GNU as 2.40
+    ("sal r9", "49d1e1"),                                   # GNU as 2.40
+    ("sar ecx", "d1f9"),                                    # GNU as 2.40
+    ("rol rax", "48d1c0"),                                  # GNU as 2.40
+    ("ror bl", "d0cb"),                                     # GNU as 2.40
+    ("shr dword ptr [rax]", "d128"),                        # GNU as 2.40
+    ("sal qword ptr [rax+8]", "48d16008"),                  # GNU as 2.40
+    ("rol word ptr [rax]", "66d100"),                       # GNU as 2.40
+    ("push [rax]", "ff30"),                                 # GNU as 2.40: unsized push/pop memory is qword
+    ("pop [rax]", "8f00"),                                  # GNU as 2.40
+    ("push [rip+0x10]", "ff3510000000"),                    # GNU as 2.40
+    ("push [rbx+rcx*4+8]", "ff748b08"),                     # GNU as 2.40
+    ("pop [rbx+rcx*8]", "8f04cb"),                          # GNU as 2.40
+    ("pop [0x10]", "8f042510000000"),                       # GNU as 2.40
+    ("test eax, dword ptr [rax]", "8500"),                  # GNU as 2.40: test r, m is test m, r
+    ("test eax, [rax]", "8500"),                            # GNU as 2.40
+    ("test al, [rax]", "8400"),                             # GNU as 2.40
+    ("test cx, word ptr [rax]", "668508"),                  # GNU as 2.40
+    ("test r9w, [rax]", "66448508"),                        # GNU as 2.40
+    ("test r9, [rax+rbx*2]", "4c850c58"),                   # GNU as 2.40
+    ("vmovd xmm1, rax", "c4e1f96ec8"),                      # GNU as 2.40: vmovd with a 64-bit register is vmovq
+    ("vmovd rax, xmm1", "c4e1f97ec8"),                      # GNU as 2.40
+    ("vmovd xmm15, r9", "c441f96ef9"),                      # GNU as 2.40
+    ("vmovd r9, xmm15", "c441f97ef9"),                      # GNU as 2.40
+    ("movsx r9, eax", "4c63c8"),                            # GNU as 2.40: movsx r64, r/m32 is movsxd
+    ("movsx rax, r10d", "4963c2"),                          # GNU as 2.40
+    ("movsx r9, dword ptr [rax]", "4c6308"),                # GNU as 2.40
+    ("movsx rax, dword ptr [rbx+8]", "48634308"),           # GNU as 2.40
+])
+def test_gnu_as_shorthands(src, expect, tmp_path):
+    """Lines GNU as takes for another instruction: x86gen encodes that one, on every path of the text
+    (the one-line fast path, the program parser's line cache and flat plans, and a line with a label)."""
+    check(src, expect, tmp_path)
+    assert x86gen.assemble("nop\n" + src).hex() == "90" + expect
+    assert x86gen.assemble("x: " + src).hex() == expect
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("push [rip+L]\nL:", "ff3500000000"),                   # GNU as 2.40
+    ("pop [rip+L]\nL:", "8f0500000000"),                    # GNU as 2.40
+    ("test eax, [rip+L]\nL:", "850500000000"),              # GNU as 2.40
+    ("shr dword ptr [rip+L]\nL:", "d12d00000000"),          # GNU as 2.40
+    ("movsx rax, dword ptr [rip+L]\nL:", "486305" + "00000000"),  # GNU as 2.40
+])
+def test_gnu_as_shorthands_with_labels(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src", ["shr [rax]", "test eax, byte ptr [rax]", "push dword ptr [rax]", "movsx r9, [rax]",
+                                 "movsx r9, r9", "vmovd ymm1, rax", "vmovd xmm1, qword ptr [rax]", "shr xmm1"])
+def test_gnu_as_shorthands_keep_errors(src):
+    """GNU as refuses these too (ambiguous operand size, operand size or type mismatch)."""
+    with pytest.raises(x86gen.OperandError):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("vpextrw r8, xmm7, 1", "c579c5c701"),                  # GNU as 2.40 (x86gen: W1 c4c3f915f801)
+    ("vpextrw rax, xmm1, 1", "c5f9c5c101"),                 # GNU as 2.40
+    ("vpextrw r15, xmm15, 7", "c44179c5ff07"),              # GNU as 2.40
+    ("vpinsrw xmm1, xmm2, r8, 1", "c4c169c4c801"),          # GNU as 2.40 (x86gen: W1 c4c1e9c4c801)
+    ("vpinsrw xmm1, xmm2, rax, 1", "c5e9c4c801"),           # GNU as 2.40
+    ("vpinsrw xmm9, xmm10, r11, 3", "c44129c4cb03"),        # GNU as 2.40
+    ("vpextrw r8d, xmm7, 1", "c579c5c701"),                 # GNU as 2.40
+    ("vpextrw word ptr [rax], xmm1, 1", "c4e379150801"),    # GNU as 2.40
+    ("vpinsrw xmm1, xmm2, word ptr [rax], 1", "c5e9c40801"),  # GNU as 2.40
+])
+def test_vpextrw_vpinsrw_64_bit_register_as_its_32_bit_one(src, expect, tmp_path):
+    """GNU as encodes vpextrw/vpinsrw of a 64-bit register with the VEX.W0 form (2-byte VEX where it can):
+    the same instruction (the word is zero-extended / only the low 16 bits are read), shorter."""
+    check(src, expect, tmp_path)
+    assert x86gen.assemble("nop\n" + src).hex() == "90" + expect
+    assert x86gen.assemble("x: " + src).hex() == expect
 
 
 # ---- the command line and long lines ---------------------------------------------------------------

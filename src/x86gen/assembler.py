@@ -72,14 +72,15 @@ from .text import (
     _PREFIXES,
     _REGS,
     _SIZE_PREFIX,
+    SHORTHANDS,
     UNSUPPORTED_REGISTERS,
     char_value,
     clip,
     format_operand,
-    imul_shorthand,
     parse_int,
     parse_operand,
     parse_text_line,
+    shorthand,
     signed_terms,
     split_statements,
     strip_block_comments,
@@ -881,6 +882,7 @@ _LOCAL_REF = re.compile(r"([0-9]+)([bf])$")
 _FLOAT = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|inf(?:inity)?|nan)", re.ASCII | re.I)
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _CHAR_CONST = re.compile(r"'(\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])'?")   # 'a', '\n', GNU's unclosed 'a'
+_SQ_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'")   # db 'abc': a NASM string, no quote inside
 _ANNOT = re.compile(r"\s*<[^<>]*>\s*$")           # objdump's `<func+0x10>` after a branch target
 _SYM_BRACKET = re.compile(r"^(.*?)\[(.*)\]$")
 _BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?)\s+", re.I)
@@ -906,6 +908,20 @@ _VCMP_PSEUDO = re.compile(r"vcmp([a-z_]+?)(ps|pd|ss|sd)$")
 _VCMP_PREDICATES = {p: i for i, p in enumerate(
     "eq lt le unord neq nlt nle ord eq_uq nge ngt false neq_oq ge gt true eq_os lt_oq le_oq unord_s neq_us nlt_uq nle_uq "
     "ord_s eq_us nge_uq ngt_uq false_os neq_os ge_oq gt_oq true_us".split())}
+
+
+_UNARY_OPS = re.compile(r"[\s+~-]*")
+
+
+def _unary_int(s: str) -> int:
+    """A number after unary operators, as GNU as reads a data value: ``~5`` is -6, ``--5`` is 5,
+    ``-~97`` is 98 (`parse_int` takes one sign). Raises `AsmSyntaxError` if no number follows."""
+    m = _UNARY_OPS.match(s)
+    v = parse_int(s[m.end():])
+    for op in reversed(m.group()):
+        if op == "-": v = -v
+        elif op == "~": v = ~v
+    return v
 
 
 def _split_args(s: str) -> list[str]:
@@ -1088,6 +1104,7 @@ class _Parser:
                 n = 1 << n
             fill = self.int_arg(args[1], d) if len(args) > 1 and args[1] else self.section_fill
             mx = self.int_arg(args[2], d) if len(args) > 2 and args[2] else None
+            if mx is not None and mx <= 0: mx = None   # GNU as: a max-skip of 0 (or below) is no limit, not "never pad"
             return a.align(n, fill, mx)
         if d == ".intel_syntax":
             if rest and rest.lower() != "noprefix": raise AsmSyntaxError(".intel_syntax: only `noprefix` is supported")
@@ -1117,10 +1134,20 @@ class _Parser:
     def data_value(self, s: str, size: int, d: str):
         if not s: raise AsmSyntaxError("empty value in data directive")
         if s[0] == "'" and _CHAR_CONST.fullmatch(s): return char_value(s, s)   # .long 'a' is 97 (GNU as)
-        if s[0] in "\"'":
+        if s[0] == '"' or (s[0] == "'" and size == 1 and _SQ_STRING.fullmatch(s)):   # db 'abc' (NASM)
             if size != 1 or len(s) < 2 or s[-1] != s[0]: raise AsmSyntaxError(f"bad string {clip(s)} (strings go in db/.ascii)")
             return _unquote(s)
-        try: v = parse_int(s)
+        if "'" in s:
+            # character constants in an expression are numbers (GNU as): `-'h'` is -104, `'a'+'b'` 195
+            t = _CHAR_CONST.sub(lambda m: f" {char_value(m.group(), s)} ", s)   # spaced: `'a''b'` is no 9798
+            try:
+                if "'" in t: raise AsmSyntaxError(s)     # `'ab'` in .long: no character constant
+                return self.data_value(t, size, d)
+            except ImmediateRangeError: raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits") from None
+            except AsmSyntaxError:
+                raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a character constant, a label, "
+                                     "or label±number)") from None
+        try: v = _unary_int(s) if s[0] in "+-~" else parse_int(s)
         except ValueError: pass
         else:
             if not -(1 << (8 * size - 1)) <= v < 1 << (8 * size):
@@ -1161,7 +1188,7 @@ class _Parser:
         if branch and len(ops) == 1 and self.target is not None:   # `jne .L3`, `jmp 1f`
             self.a.emit(mn, *ops)
             return self.target
-        ops = imul_shorthand(mn, ops)
+        mn, ops = shorthand(mn, ops)
         if mn.startswith("vcmp") and mn not in MNEMONICS:    # vcmpltps x, y, z = vcmpps x, y, z, 1 (objdump, iced)
             m = _VCMP_PSEUDO.match(mn)
             if m and m.group(1) in _VCMP_PREDICATES:
@@ -1294,8 +1321,8 @@ def _plain_record(raw: str):
             except EncodeError: return None
         ops.append(v)
         key.append("i" if v.__class__ is int else v.sig)
-    if mn == "imul" and len(ops) == 2:
-        ops = imul_shorthand(mn, tuple(ops))
+    if mn in SHORTHANDS:
+        mn, ops = SHORTHANDS[mn](mn, tuple(ops))
         key = [mn, *["i" if x.__class__ is int else x.sig for x in ops]]
     plan = _FLAT.get(tuple(key))
     if plan is None: return None

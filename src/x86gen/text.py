@@ -16,7 +16,7 @@ import re
 from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
 from .memory import SIZE_BITS, Mem
-from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES
+from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, gpr
 
 _REGS = {**REGISTERS, **ALIASES}
 # x86-64 register names x86gen has no forms for: an error that names the register, never a label.
@@ -205,9 +205,78 @@ def imul_shorthand(mn: str, ops: tuple) -> tuple:
     return ops
 
 
+# GNU as's shorthands (Intel syntax), as the instruction it encodes for them: rewritten on the parsed
+# operands, before a form is chosen. Each is written where no form of x86gen takes the operands as
+# they stand (so nothing x86gen encoded before changes), but vpextrw/vpinsrw of a 64-bit register.
+_GPR = {"r8", "r16", "r32", "r64"}
+
+
+def _implied_one(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``shr si`` is ``shr si, 1`` (D1 /5; SDM Vol.2 SAL/SAR/SHL/SHR, RCL/RCR/ROL/ROR: the count-1 forms)."""
+    if len(ops) == 1 and (ops[0].__class__ is Mem or getattr(ops[0], "kind", None) in _GPR): return mn, (ops[0], 1)
+    return mn, ops
+
+
+def _stack_qword(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``push [rax]`` is ``push qword ptr [rax]``: 64 bits is push/pop's default operand size in 64-bit
+    mode (SDM Vol.2 PUSH/POP), the only other one is 16 (``word ptr``)."""
+    if len(ops) == 1 and ops[0].__class__ is Mem and not ops[0].size: return mn, (ops[0].with_size(64),)
+    return mn, ops
+
+
+def _test_swapped(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``test eax, [rax]`` is ``test [rax], eax`` (85 /r: TEST only ANDs, so the order does not matter)."""
+    if len(ops) == 2 and ops[1].__class__ is Mem and getattr(ops[0], "kind", None) in _GPR: return mn, (ops[1], ops[0])
+    return mn, ops
+
+
+def _vmovd_r64(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``vmovd xmm1, rax`` / ``vmovd rax, xmm1`` are vmovq (VEX.W1 6E / 7E: with a 64-bit register, the
+    SDM's MOVD/MOVQ is one instruction)."""
+    if len(ops) == 2 and (getattr(ops[0], "kind", None), getattr(ops[1], "kind", None)) in (("xmm", "r64"), ("r64", "xmm")):
+        return "vmovq", ops
+    return mn, ops
+
+
+def _movsx_dword(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``movsx r64, r/m32`` is movsxd (REX.W 63 /r; SDM Vol.2 MOVSX/MOVSXD)."""
+    if (len(ops) == 2 and getattr(ops[0], "kind", None) == "r64"
+            and (getattr(ops[1], "kind", None) == "r32" or (ops[1].__class__ is Mem and ops[1].size == 32))):
+        return "movsxd", ops
+    return mn, ops
+
+
+def _word_gpr32(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """vpextrw/vpinsrw with a 64-bit register take its 32-bit one, as GNU as does: the VEX.W0 form, with
+    the 2-byte VEX prefix where the registers allow it (``vpextrw r8, xmm7, 1``: c5 79 c5 c7 01, not the
+    W1 form's c4 c3 f9 15 f8 01). The same instruction: vpextrw zero-extends the word to the whole
+    register either way, vpinsrw reads the low 16 bits; the SDM lists only W0 forms, with ``reg`` (r32 or
+    r64) and ``r32/m16`` (Vol.2 PEXTRW: "In 64-bit mode, VEX.W1 is ignored for VPEXTRW"; PINSRW)."""
+    k = 0 if mn == "vpextrw" else 2
+    if len(ops) > k and getattr(ops[k], "kind", None) == "r64":
+        return mn, (*ops[:k], gpr(ops[k].num, 32), *ops[k + 1:])
+    return mn, ops
+
+
+def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(mn, ops)
+
+
+SHORTHANDS = {"imul": _imul, "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
+              "movsx": _movsx_dword, "vpextrw": _word_gpr32, "vpinsrw": _word_gpr32,
+              **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one)}
+
+
+def shorthand(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``(mnemonic, operands)`` as GNU as encodes them: ``imul eax, 10`` (``imul eax, eax, 10``), ``shr si``
+    (count 1), ``push [rax]`` (qword), ``test eax, [rax]`` (swapped), ``vmovd xmm1, rax`` (vmovq),
+    ``movsx rax, ecx`` (movsxd), vpextrw/vpinsrw of a 64-bit register (its 32-bit one); else as written."""
+    f = SHORTHANDS.get(mn)
+    return (mn, ops) if f is None else f(mn, ops)
+
+
 def parse_line(line: str) -> tuple[str, tuple]:
     mn, ops = split_line(line)
-    return mn, imul_shorthand(mn, tuple([parse_operand(o) for o in ops]))
+    return shorthand(mn, tuple([parse_operand(o) for o in ops]))
 
 
 # Comments and statement separators as GNU as has them in x86 Intel syntax: `#` to the end of the

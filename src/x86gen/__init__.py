@@ -16,7 +16,17 @@ eagerly; a mnemonic's forms are decoded from the generated table on its first us
 """
 from __future__ import annotations
 
-from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, OperandError, UnknownMnemonicError, UnsupportedRegisterError
+from .errors import (
+    AsmSyntaxError,
+    EncodeError,
+    ImmediateRangeError,
+    LabelContextError,
+    LabelError,
+    OperandError,
+    SizeLimitError,
+    UnknownMnemonicError,
+    UnsupportedRegisterError,
+)
 from .memory import Mem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
 from .registers import *  # noqa: F403
 from .registers import REGISTERS, Reg, gpr, vec
@@ -49,7 +59,7 @@ def __getattr__(name: str):
 
 
 __all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
-           "UnsupportedRegisterError",
+           "UnsupportedRegisterError", "LabelContextError", "LabelError", "SizeLimitError",
            "Mem", "mem", "byte", "word", "dword", "qword", "xmmword", "ymmword", "zmmword", "Reg", "REGISTERS",
            "gpr", "vec", "encode", "select", "select_form", "assemble",
            "Instruction", "Form", "get_form", "forms_of", "all_forms", *REGISTERS]

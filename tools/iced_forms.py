@@ -1,0 +1,160 @@
+"""iced-x86's facts about instruction forms, in this spec's vocabulary (used by tools/coverage.py and
+tools/draft_forms.py; development tools only, the runtime never imports iced).
+
+- `iced_codes()`: every iced `Code` that is an instruction valid in 64-bit mode, with its encoding kind
+  (LEGACY, VEX, EVEX, XOP, D3NOW, MVEX) — the universe the coverage report counts against.
+- `cpuid_name(code)`: its CPUID feature(s) as the spec writes them (`AVX`, `AES+AVX`).
+- `spec_operands(code)` / `spec_encoding(code)`: the form's operand kinds with their encoding slot and its
+  encoding in the spec's SDM syntax (isa/README.md), or `Unsupported` with the reason why the spec cannot
+  describe it yet (an operand kind, a memory size or an encoding token x86gen does not know).
+"""
+from __future__ import annotations
+
+import re
+
+import iced_x86 as I
+
+
+def _names(enum) -> dict[int, str]:
+    return {getattr(enum, n): n for n in dir(enum) if n.isupper() and isinstance(getattr(enum, n), int)}
+
+
+CODE_NAMES = _names(I.Code)
+ENCODING_NAMES = _names(I.EncodingKind)
+CPUID_NAMES = _names(I.CpuidFeature)
+OPCODE_KIND_NAMES = _names(I.OpCodeOperandKind)
+MNEMONIC_NAMES = _names(I.Mnemonic)
+COUNTED = ("LEGACY", "VEX", "EVEX")   # the encodings the coverage report counts (XOP, 3DNow!, MVEX are not x86-64 of today)
+
+
+class Unsupported(Exception):
+    """The spec (or x86gen's runtime) cannot describe this form yet; the message says why."""
+
+
+def iced_codes() -> list[tuple[int, str, str]]:
+    """(code, Code name, encoding kind name) of every iced form that is an instruction in 64-bit mode."""
+    out = []
+    for code, name in sorted(CODE_NAMES.items()):
+        oc = I.OpCodeInfo(code)
+        if oc.mode64 and oc.is_instruction:
+            out.append((code, name, ENCODING_NAMES[oc.encoding]))
+    return out
+
+
+def cpuid_name(code: int) -> str:
+    """iced's CPUID feature names of ``code`` joined with ``+`` in iced's order (one name for most forms)."""
+    ins = I.Instruction()
+    ins.code = code
+    return "+".join(CPUID_NAMES[c] for c in ins.cpuid_features())
+
+
+# --- operand kinds ------------------------------------------------------------------------------------
+
+_GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM": "ymm"}
+_SLOT = {"REG": "reg", "RM": "rm", "VVVV": "vvvv", "OPCODE": "opc", "IS4": "is4"}
+_IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "IMM8SEX16": "simm8", "IMM8SEX32": "simm8",
+        "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32"}
+_FIXED = {"AL": "al", "CL": "cl", "AX": "ax", "DX": "dx", "EAX": "eax", "RAX": "rax"}
+MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}   # codegen/spec.py's sizes
+# Why an operand kind cannot be written in the spec yet (iced OpCodeOperandKind name prefix → reason).
+KIND_REASONS = {
+    "ST": "x87 register st(i)", "MM_": "MMX register mm0-mm7", "K_": "AVX-512 mask register k0-k7",
+    "TMM_": "AMX tile register tmm0-tmm7", "SIBMEM": "AMX sibmem operand", "MEM_VSIB": "VSIB memory operand (gathers)",
+    "SEG_R": "string/implicit memory operand ([rsi]/[rdi]/[rbx+al])", "ES_RDI": "string/implicit memory operand ([rsi]/[rdi]/[rbx+al])",
+    "SEG_REG": "segment register", "FS": "segment register", "GS": "segment register", "ES": "segment register",
+    "CS": "segment register", "SS": "segment register", "DS": "segment register", "CR_REG": "control register",
+    "DR_REG": "debug register", "TR_REG": "test register", "BND": "MPX bound register", "MEM_MPX": "MPX memory operand",
+    "MEM_MIB": "MPX memory operand", "R64_OR_MEM_MPX": "MPX memory operand", "MEM_OFFS": "moffs (absolute address) operand",
+    "BR16": "16-bit branch (not encodable in 64-bit mode without 0x66)", "BR32": "32-bit branch", "XBEGIN": "xbegin's rel16/rel32",
+    "BRDISP": "branch displacement", "FARBR": "far pointer", "IMM4_M2Z": "imm4 of vpermil2ps (/is5)",
+    "XMM_IS5": "imm4 of vpermil2ps (/is5)", "YMM_IS5": "imm4 of vpermil2ps (/is5)",
+    "R32_REG_MEM": "register-or-memory in ModRM.reg (not in the spec)", "R64_REG_MEM": "register-or-memory in ModRM.reg (not in the spec)",
+    "SEG_RBX_AL": "string/implicit memory operand ([rsi]/[rdi]/[rbx+al])",
+}
+
+
+def _kind_reason(name: str) -> str:
+    for prefix, why in sorted(KIND_REASONS.items(), key=lambda kv: -len(kv[0])):
+        if name.startswith(prefix): return why
+    return f"operand kind {name}"
+
+
+def memory_bits(code: int) -> int:
+    """Size in bits of the form's memory operand (0 if iced gives none, as for lea's address)."""
+    return I.MemorySizeInfo(I.OpCodeInfo(code).memory_size).size * 8
+
+
+def spec_operands(code: int) -> list[tuple[str, str]]:
+    """(spec kind, slot) of each explicit operand: ("r32/m32", "rm"), ("xmm", "vvvv"), ("imm8", "imm")…"""
+    oc = I.OpCodeInfo(code)
+    out = []
+    for i in range(oc.op_count):
+        name = OPCODE_KIND_NAMES[oc.op_kind(i)]
+        head, _, tail = name.partition("_")
+        if name in _IMM: out.append((_IMM[name], "imm")); continue
+        if name in _FIXED: out.append((_FIXED[name], "fixed")); continue
+        if name == "MEM" or (head in _GPR and tail == "OR_MEM"):
+            bits = memory_bits(code)
+            if bits and bits not in MEM_SIZES: raise Unsupported(f"memory operand of {bits // 8} bytes")
+            if name == "MEM": out.append(("m" if not bits else f"m{bits}", "rm")); continue
+            if not bits: raise Unsupported(f"{name} without a memory size")
+            r = _GPR[head]
+            out.append((f"r/m{bits}" if r == f"r{bits}" else f"{r}/m{bits}", "rm"))
+            continue
+        if head in _GPR and tail in _SLOT:
+            out.append((_GPR[head], _SLOT[tail]))
+            continue
+        raise Unsupported(_kind_reason(name))
+    return out
+
+
+# --- encodings ----------------------------------------------------------------------------------------
+
+
+def needs_rex_w(code: int) -> bool:
+    """A legacy form that needs REX.W: iced's ``o64`` where 64-bit is not the default operand size."""
+    oc = I.OpCodeInfo(code)
+    return "o64" in oc.op_code_string.split() and not oc.default_op_size64 and not oc.force_op_size64
+
+
+def spec_encoding(code: int) -> str:
+    """The encoding in the spec's syntax, from iced's opcode string (`o32`/`NP` dropped, `o64` → REX.W,
+    `!(11):rrr:bbb` → /r)."""
+    oc = I.OpCodeInfo(code)
+    toks = oc.op_code_string.split()
+    out: list[str] = []
+    hexes: list[str] = []
+    for t in toks:
+        if t in ("o32", "NP"): continue
+        if t == "o64":
+            if needs_rex_w(code): out.append("REX.W")
+            continue
+        if t in ("a32", "a64"): raise Unsupported("address-size specific form (a32/a64)")
+        if t.startswith("VEX."):
+            if not any(m in t.split(".") for m in ("0F", "0F38", "0F3A")):
+                raise Unsupported("VEX form without an opcode map (Knights Corner)")
+            out.append(t); continue
+        if t.startswith("EVEX."): raise Unsupported("EVEX encoding is not implemented yet")
+        if t in ("!(11):rrr:bbb", "11:rrr:bbb"): out.append("/r"); continue
+        if t.startswith("!(11):") and t.endswith(":bbb") and len(t) == 13:
+            out.append(f"/{int(t[6:9], 2)}"); continue
+        if t in ("66", "F2", "F3") and not hexes and not any(x.startswith("VEX.") for x in out): out.append(t); continue
+        if t in ("/r", "ib", "iw", "id", "io", "cb", "cd", "/is4", "o16", "REX.W") or (len(t) == 2 and t[0] == "/" and t[1] in "01234567"):
+            out.append(t); continue
+        if re.fullmatch(r"[0-9A-F]{2}(\+r[bwdo])?", t): hexes.append(t); out.append(t); continue
+        if t.endswith("+i"): raise Unsupported("x87 register st(i)")
+        raise Unsupported(f"encoding token {t!r}")
+    h = hexes[1:] if hexes[:1] == ["0F"] and not oc.encoding else hexes
+    if h[:1] in (["38"], ["3A"]) and len(h) > 1 and hexes[:1] == ["0F"]: h = h[1:]
+    if len(h) != 1: raise Unsupported("opcode with a fixed ModRM byte (e.g. 0F 01 D0)")
+    return " ".join(out)
+
+
+def unsupported_reason(code: int) -> str | None:
+    """Why the spec cannot describe ``code`` yet (None if its operands and encoding can be written)."""
+    try:
+        spec_operands(code)
+        spec_encoding(code)
+    except Unsupported as ex:
+        return str(ex)
+    return None

@@ -49,7 +49,7 @@ import re
 import struct
 
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
-from .encoder import MNEMONIC_ALIASES, LabelOperand, candidates, encode, lea_low_bits, no_form_error, plan_for, select
+from .encoder import MNEMONIC_ALIASES, LabelOperand, candidates, canonical, encode, lea_low_bits, no_form_error, plan_for, select
 from .errors import (
     MAX_OUTPUT,
     AsmSyntaxError,
@@ -464,7 +464,7 @@ class Assembler(AsmMethods):
         try: sig = tuple(["i" if x.__class__ is int else x.sig for x in ops])
         except AttributeError:
             from .forms import forms_of
-            raise no_form_error(mn, ops, forms_of(MNEMONIC_ALIASES.get(mn, mn) if mn not in MNEMONICS else mn)) from None
+            raise no_form_error(mn, ops, forms_of(canonical(mn))) from None
         if "l" in sig:   # a label where memory is meant: [rip+label]
             return self._emit(mn, tuple(x.mem() if x.__class__ is Label else x for x in ops))
         key = (mn, *sig)
@@ -1181,8 +1181,7 @@ class _Parser:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
         if mn in _PREFIXES: raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
         if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches and returns are not supported by x86gen")
-        canon = MNEMONIC_ALIASES.get(mn, mn) if mn not in MNEMONICS else mn
-        branch = canon in BRANCH_MNEMONICS
+        branch = canonical(mn) in BRANCH_MNEMONICS
         self.target = None
         ops = tuple(self.operand(t, branch) for t in _split_args(rest)) if rest else ()
         if branch and len(ops) == 1 and self.target is not None:   # `jne .L3`, `jmp 1f`

@@ -17,8 +17,8 @@ import yaml
 
 from .spec import Form, Operand, SpecError, compose
 
-READ_ROLES = ("r", "rw", "cw")
-WRITE_ROLES = ("w", "rw", "cw")
+READ_ROLES = ("r", "rw", "cw", "rcw", "cr")
+WRITE_ROLES = ("w", "rw", "cw", "rcw")
 STACK_REGS = ("rsp",)   # push/pop/call/ret update rsp as a side effect; it is no destination
 
 # --------------------------------------------------------------------------------------------------
@@ -76,13 +76,13 @@ def sources(f: Form) -> tuple[tuple[str, ...], bool]:
     give an address (R, RW, CW, N) in Intel order, then the implicit registers that are read. Entries
     are operand indices ("0", "1", ...) or implicit register names ("eax")."""
     dest = destination(f)
-    tied = dest is not None and _role(f, dest) in ("rw", "cw")
+    tied = dest is not None and _role(f, dest) in ("rw", "cw", "rcw")
     out = [dest] if tied else []
     for i, o in enumerate(f.operands):
         ref = _opref(i)
-        if ref != dest and o.role in ("r", "rw", "cw", "n"): out.append(ref)
+        if ref != dest and o.role in ("r", "rw", "cw", "rcw", "cr", "n"): out.append(ref)
     for role, reg in f.implicit:
-        if reg != dest and reg not in STACK_REGS and role in ("r", "rw"): out.append(reg)
+        if reg != dest and reg not in STACK_REGS and role in ("r", "rw", "rcw", "cr") and reg not in out: out.append(reg)
     return tuple(out), tied
 
 

@@ -14,7 +14,7 @@ import yaml
 REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64}
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}
 FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx": 32, "rax": 64, "rcx": 64, "rdx": 64}
-ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "N": "n"}
+ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "N": "n"}
 LOCS = {"reg", "rm", "vvvv", "opc", "is4", "imm", "fixed", "moffs"}
 FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF"}
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
@@ -63,7 +63,7 @@ class Form:
     o16: bool                               # 0x66 operand-size prefix (legacy 16-bit forms)
     w: int | None                           # REX.W / VEX.W; None = ignored (encoded as 0)
     l: int | None                           # VEX.L / EVEX.L'L: 0, 1, 2; None = ignored (encoded as 0)
-    modrm: str | None                       # "r", "0".."7", or None (no ModRM byte)
+    modrm: str | None                       # "r", "0".."7", a fixed ModRM byte "E8" (two hex digits), or None
     opreg: bool                             # register in the opcode's low 3 bits (+rb/+rw/+rd/+ro)
     imms: tuple[int, ...]                   # immediate field widths in bits, in order
     is4: bool
@@ -90,7 +90,7 @@ def parse_flags(text: str, ctx, sep=None) -> dict[str, tuple[str, ...]]:
     return out
 
 
-_OPERAND = re.compile(r"^(?:(R|W|RW|CW|N):)?([a-z0-9/]+)(?:@([a-z0-9]+))?$")
+_OPERAND = re.compile(r"^(?:(R|W|RW|CW|RCW|CR|N):)?([a-z0-9/]+)(?:@([a-z0-9]+))?$")
 
 
 def parse_operand(text: str, ctx) -> Operand:
@@ -116,8 +116,8 @@ def parse_operand(text: str, ctx) -> Operand:
     else: _err(ctx, "operands", f"unknown kind {kind!r}")
     if mem and mem not in MEM_SIZES: _err(ctx, "operands", f"bad memory size in {kind!r}")
     if imm is not None: loc = loc or "imm"
-    if role == "N" and not (mem is not None and reg is None):   # lea's address, prefetch's m8
-        _err(ctx, "operands", f"role N (not accessed) is only for a memory-only operand (`m`, `m8`, ...), not {kind!r}")
+    if role == "N" and reg is None and mem is None:   # lea's address, prefetch's m8, nop's r/m32
+        _err(ctx, "operands", f"role N (not accessed) is only for a register or memory operand, not {kind!r}")
     return Operand(kind, ROLES[role], loc or "", reg, mem, imm, sext)
 
 
@@ -161,8 +161,10 @@ def parse_encoding(text: str, ctx) -> dict:
         _err(ctx, "encoding", f"expected an opcode byte (two upper-case hex digits) in {text!r}")
     e["opcode"] = int(toks[i][:2], 16)
     e["opreg"] = "+" in toks[i]
-    for t in toks[i + 1:]:
-        if t == "/r" or re.fullmatch(r"/[0-7]", t):
+    for j, t in enumerate(toks[i + 1:]):
+        if j == 0 and re.fullmatch(r"[0-9A-F]{2}", t) and not e["opreg"]:
+            e["modrm"] = t   # a fixed ModRM byte that completes the opcode (lfence: 0F AE E8, rdtscp: 0F 01 F9)
+        elif t == "/r" or re.fullmatch(r"/[0-7]", t):
             if e["modrm"] is not None: _err(ctx, "encoding", "two ModRM specifiers")
             e["modrm"] = t[1:]
         elif t in IMM_SIZES: e["imms"].append(IMM_SIZES[t])
@@ -175,6 +177,7 @@ def parse_encoding(text: str, ctx) -> dict:
 def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     """Give each operand its encoding slot (isa/README.md, 'Inference'); explicit @loc wins."""
     ops = list(ops)
+    if e["modrm"] is not None and len(e["modrm"]) == 2: e = {**e, "modrm": None}   # a fixed ModRM byte holds no operand
     def setloc(i, loc): ops[i] = Operand(**{**ops[i].__dict__, "loc": loc})
     if e["opreg"]:
         for i, o in enumerate(ops):
@@ -361,9 +364,11 @@ def _check_consistency(forms: list[Form], path: str) -> None:
 
 
 # movzx/movsx/movsxd decide o16/REX.W by their destination, which is also the first GPR: checked normally.
-NO_OSIZE_CHECK: set[str] = set()
+# crc32's o16 sizes its source (`crc32 r32, r/m16`, SDM Vol.2 CRC32), not its destination.
+NO_OSIZE_CHECK: set[str] = {"crc32"}
 # push/pop r64 default to 64-bit operand size in long mode (SDM Vol.1 3.6.1): no REX.W.
-DEFAULT_64 = {"push", "pop", "call", "jmp", "ret"}
+# rdpid r64 and the 64-bit-only forms of this kind (SDM Vol.2 RDPID: "F3 0F C7 /7 RDPID r64") have no REX.W either.
+DEFAULT_64 = {"push", "pop", "call", "jmp", "ret", "rdpid"}
 
 
 def main(argv: list[str]) -> int:

@@ -209,7 +209,13 @@ def to_x86gen(ins: I.Instruction) -> tuple[str, tuple]:
 # vpextrb/vpextrw/vpinsrb/vpinsrw with VEX.W1 name a 64-bit GPR, but write it zero-extended from (or
 # read only the low bits of) the 32-bit one, exactly as VEX.W0 does: objdump and iced print `eax` for
 # both, and GNU as encodes `vpextrb rax, xmm0, 1` as W0. Their GPR operand is compared by number.
-_GPR_WIDTH_IMMATERIAL = {I.Mnemonic.VPEXTRB, I.Mnemonic.VPEXTRW, I.Mnemonic.VPINSRB, I.Mnemonic.VPINSRW}
+# The same holds for the legacy forms with REX.W (`pextrw r64, xmm, imm8`, `pinsrb xmm, r64/m8, imm8`,
+# `extractps r64/m32, xmm, imm8`) and for the mask moves (`movmskps r64, xmm`, `pmovmskb r64, xmm`):
+# iced prints `eax` for the REX.W/W1 form too, and the result is the same zero-extended value.
+_GPR_WIDTH_IMMATERIAL = {I.Mnemonic.VPEXTRB, I.Mnemonic.VPEXTRW, I.Mnemonic.VPINSRB, I.Mnemonic.VPINSRW,
+                         I.Mnemonic.PEXTRB, I.Mnemonic.PEXTRW, I.Mnemonic.PINSRB, I.Mnemonic.PINSRW, I.Mnemonic.EXTRACTPS,
+                         I.Mnemonic.VEXTRACTPS, I.Mnemonic.MOVMSKPS, I.Mnemonic.MOVMSKPD, I.Mnemonic.PMOVMSKB,
+                         I.Mnemonic.VMOVMSKPS, I.Mnemonic.VMOVMSKPD, I.Mnemonic.VPMOVMSKB}
 _R32_OF = {r.num: r.name for r in x86gen.REGISTERS.values() if r.kind == "r32"}
 
 

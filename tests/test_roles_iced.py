@@ -12,9 +12,11 @@ encoded with x86gen and decoded by iced; iced's `InstructionInfo` must agree wit
   registers are mapped to iced's view: a write of a 32-bit GPR is a write of the 64-bit register (the
   CPU zero-extends: `div r/m32` writes RAX and RDX but reads EAX and EDX), and a VEX write of an xmm/ymm
   register is a write of the ZMM register (VEX zeroes the bits above, up to the widest register), so
-  RW:xmm0 (vzeroupper) is "reads XMM0, writes ZMM0";
+  RW:xmm0 (vzeroupper) is "reads XMM0, writes ZMM0", while a legacy SSE write (pcmpistrm's xmm0) leaves
+  the upper bits alone and is a write of the xmm register;
 - rflags: read, written, cleared, set and undefined flags, each exactly;
-- CPUID: the form's `cpuid` is iced's single `CpuidFeature` name (INTEL8086, INTEL386, X64, CMOV, AVX2, …).
+- CPUID: the form's `cpuid` is iced's `CpuidFeature` name (INTEL8086, INTEL386, X64, CMOV, AVX2, …), or
+  iced's names joined by `+` in iced's order where it gives several (AES+AVX for vaesenc).
 
 Registers of one instance are all different, and different from the form's fixed and implicit registers
 (else iced sees idioms such as `xor eax, eax`, which write without reading). Shift and rotate counts in
@@ -33,7 +35,15 @@ from x86gen.memory import Mem
 from x86gen.registers import REGISTERS
 
 ACCESS = {"r": I.OpAccess.READ, "w": I.OpAccess.WRITE, "rw": I.OpAccess.READ_WRITE, "cw": I.OpAccess.COND_WRITE,
-          "n": I.OpAccess.NO_MEM_ACCESS}
+          "rcw": I.OpAccess.READ_COND_WRITE, "cr": I.OpAccess.COND_READ, "n": I.OpAccess.NO_MEM_ACCESS}
+
+
+def expected_access(o) -> int:
+    """iced's OpAccess for an explicit operand of this role. N (not accessed) is NO_MEM_ACCESS for an
+    address that is only computed (lea's m, prefetch's m8) and NONE for an operand the instruction
+    ignores altogether (nop r/m32, ud1 r32, r/m32)."""
+    if o.role == "n" and o.reg is not None: return I.OpAccess.NONE
+    return ACCESS[o.role]
 ACCESS_NAMES = {v: k for k, v in vars(I.OpAccess).items() if k.isupper()}
 REG_NAMES = {v: k for k, v in vars(I.Register).items() if k.isupper() and isinstance(v, int)}
 CPUID_NAMES = {v: k for k, v in vars(I.CpuidFeature).items() if k.isupper() and isinstance(v, int)}
@@ -41,7 +51,7 @@ FLAG_BITS = {"OF": I.RflagsBits.OF, "SF": I.RflagsBits.SF, "ZF": I.RflagsBits.ZF
              "PF": I.RflagsBits.PF, "DF": I.RflagsBits.DF, "IF": I.RflagsBits.IF}
 FLAG_FIELDS = (("read", "rflags_read"), ("written", "rflags_written"), ("cleared", "rflags_cleared"), ("set", "rflags_set"),
                ("undefined", "rflags_undefined"))
-SHIFTS = {"rol", "ror", "shl", "shr", "sar"}
+SHIFTS = {"rol", "ror", "rcl", "rcr", "shl", "sal", "shr", "sar", "shld", "shrd"}
 GPR8 = ["al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil"] + [f"r{i}b" for i in range(8, 16)]
 GPR_BY_NUM = {(r.kind, r.num): r for r in REGISTERS.values() if r.kind in ("r16", "r32", "r64")}
 INSTANCES = 3   # per form and per kind (registers only / with memory)
@@ -67,15 +77,18 @@ def expected_implicit(form) -> set[tuple[str, str]]:
     for role, reg in form.implicit:
         r = REGISTERS[reg]
         up = reg.upper()
-        reads, writes = role in ("r", "rw"), role in ("w", "rw", "cw")
+        reads, writes = role in ("r", "rw", "cr", "rcw"), role in ("w", "rw", "cw", "rcw")
+        read = "COND_READ" if role == "cr" else "READ"
+        write = "COND_WRITE" if role in ("cw", "rcw") else "WRITE"
         if r.kind == "r32":
-            if reads: out.add((up, "READ"))
-            if writes: out.add((GPR_BY_NUM["r64", r.num].name.upper(), "WRITE"))
+            if reads: out.add((up, read))
+            if writes: out.add((GPR_BY_NUM["r64", r.num].name.upper(), write))
         elif r.kind in ("xmm", "ymm"):
-            if reads: out.add((up, "READ"))
-            if writes: out.add((f"ZMM{r.num}", "WRITE"))
+            if reads: out.add((up, read))
+            # a legacy SSE write leaves the bits above 127 alone: iced names the xmm register itself
+            if writes: out.add((f"ZMM{r.num}" if form.encoding_kind != "legacy" else up, write))
         else:
-            out.add((up, {"r": "READ", "w": "WRITE", "rw": "READ_WRITE", "cw": "COND_WRITE"}[role]))
+            out.add((up, ACCESS_NAMES[ACCESS[role]]))
     return out
 
 
@@ -87,7 +100,7 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
     for _, reg in form.implicit:
         if REGISTERS[reg].kind.startswith("r"): taken.add(REGISTERS[reg].num)
     gprs = [n for n in range(16) if n not in taken]
-    vecs = list(range(16))
+    vecs = [n for n in range(16) if not any(reg.startswith(("xmm", "ymm")) and REGISTERS[reg].num == n for _, reg in form.implicit)]
     rng.shuffle(gprs)
     rng.shuffle(vecs)
     m = None
@@ -137,7 +150,7 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
         bad.append(f"{where}: iced has {ins.op_count} operands, the spec {len(form.operands)}")
     else:
         for i, o in enumerate(form.operands):
-            if info.op_access(i) != ACCESS[o.role]:
+            if info.op_access(i) != expected_access(o):
                 bad.append(f"{where}: operand {i + 1} is {ACCESS_NAMES[info.op_access(i)]} for iced, role {o.role.upper()} in the spec")
     # memory: the explicit operand, and the stack
     stack = any(reg == "rsp" for _, reg in form.implicit)
@@ -169,7 +182,7 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
             bad.append(f"{where}: flags {field} {names} for iced, {list(form.flags[field])} in the spec")
     # CPUID
     feats = [CPUID_NAMES[c] for c in ins.cpuid_features()]
-    if feats != [form.cpuid]:
+    if "+".join(feats) != form.cpuid:   # one feature, or iced's several joined by + (AES+AVX)
         bad.append(f"{where}: CPUID {feats} for iced, {form.cpuid!r} in the spec")
     return bad
 

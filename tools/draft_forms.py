@@ -44,7 +44,7 @@ SPEC = os.path.join(ROOT, "isa/x86_64.yaml")
 OPK = I.OpKind
 REG = I.Register
 ROLE_OF_ACCESS = {I.OpAccess.READ: "R", I.OpAccess.WRITE: "W", I.OpAccess.READ_WRITE: "RW", I.OpAccess.COND_WRITE: "CW",
-                  I.OpAccess.NO_MEM_ACCESS: "N"}
+                  I.OpAccess.READ_COND_WRITE: "RCW", I.OpAccess.COND_READ: "CR", I.OpAccess.NO_MEM_ACCESS: "N", I.OpAccess.NONE: "N"}
 ACCESS_NAMES = {v: k for k, v in vars(I.OpAccess).items() if k.isupper()}
 REG_NAMES = {v: k for k, v in vars(I.Register).items() if k.isupper() and isinstance(v, int)}
 IMM_OPKIND = {"IMM8": OPK.IMMEDIATE8, "IMM16": OPK.IMMEDIATE16, "IMM32": OPK.IMMEDIATE32, "IMM64": OPK.IMMEDIATE64,
@@ -158,20 +158,22 @@ def implicit_text(ins: I.Instruction, explicit: set, address: set, opsize: int) 
             reads = [n for n, a in acc if a == I.OpAccess.READ]
             writes = [n for n, a in acc if a == I.OpAccess.WRITE]
             if len(acc) == 2 and reads and writes and writes[0].startswith("ZMM"): out.append(f"RW:{reads[0].lower()}"); continue
-            if len(acc) == 1 and writes and writes[0].startswith("ZMM"): out.append(f"W:xmm{fam[1]}"); continue
+            if len(acc) == 1 and writes and writes[0][:3] in ("ZMM", "XMM"): out.append(f"W:xmm{fam[1]}"); continue   # legacy: XMM
             raise CannotDraft(f"implicit vector register access {acc}")
-        if len(acc) == 1:
-            name, a = acc[0]
-            if a not in ROLE_OF_ACCESS or a == I.OpAccess.NO_MEM_ACCESS: raise CannotDraft(f"implicit {name} is {ACCESS_NAMES[a]}")
-            if a == I.OpAccess.WRITE and name in GPR64 and opsize != 64:
+        if len(acc) == 2:   # a 32-bit read and a (zero-extending) 64-bit write: one entry of the 32-bit name
+            (n1, a1), (n2, a2) = sorted(acc, key=lambda x: x[0] in GPR64)
+            if n1 in GPR_NAME["r32"] and n2 in GPR64 and (a1, a2) == (I.OpAccess.READ, I.OpAccess.WRITE):
+                out.append(f"RW:{X86GEN_REG[n1]}"); continue
+            if n1 in GPR_NAME["r32"] and n2 in GPR64 and (a1, a2) == (I.OpAccess.READ, I.OpAccess.COND_WRITE):
+                out.append(f"RCW:{X86GEN_REG[n1]}"); continue
+        for name, a in acc:   # else each access as iced reports it
+            if a not in ROLE_OF_ACCESS or a in (I.OpAccess.NO_MEM_ACCESS, I.OpAccess.NONE):
+                raise CannotDraft(f"implicit {name} is {ACCESS_NAMES[a]}")
+            if a in (I.OpAccess.WRITE, I.OpAccess.COND_WRITE) and name in GPR64 and opsize != 64 and len(acc) == 1:
                 name = GPR_NAME["r32"][fam[1]]   # W:edx for a 32-bit operation (the CPU writes rdx zero-extended)
+            elif a in (I.OpAccess.WRITE, I.OpAccess.COND_WRITE) and name in GPR64:
+                name = GPR_NAME["r32"][fam[1]]   # cpuid's CR:ecx,W:ecx: the write zero-extends
             out.append(f"{ROLE_OF_ACCESS[a]}:{X86GEN_REG[name]}")
-            continue
-        reads = [n for n, a in acc if a == I.OpAccess.READ]
-        writes = [n for n, a in acc if a == I.OpAccess.WRITE]
-        if len(acc) == 2 and reads and writes and writes[0] in GPR64 and reads[0] in GPR_NAME["r32"]:
-            out.append(f"RW:{X86GEN_REG[reads[0]]}"); continue
-        raise CannotDraft(f"implicit register accesses {acc}")
     return out
 
 
@@ -197,8 +199,9 @@ def draft(code: int) -> dict:
             a = info.op_access(i)
             if a not in ROLE_OF_ACCESS: raise CannotDraft(f"operand {i + 1} is {ACCESS_NAMES[a]} for iced (no spec role)")
             role = ROLE_OF_ACCESS[a]
-            if role == "N" and not (kind.startswith("m") and "/" not in kind):
-                raise CannotDraft(f"operand {i + 1} ({kind}) is not accessed")
+            memory_only = kind.startswith("m") and "/" not in kind
+            if (a == I.OpAccess.NO_MEM_ACCESS) != (role == "N" and memory_only):
+                raise CannotDraft(f"operand {i + 1} ({kind}) is {ACCESS_NAMES[a]} for iced")
             ops.append((kind, role, slot))
         opsize_ops = ops
         sig = (ops, flag_text(ins))
@@ -252,7 +255,7 @@ def form_line(d: dict, fam: dict, width: int, enc_width: int) -> str:
     if spec.parse_flags(d["flags"], ("draft", 0)) != spec.parse_flags(fam["flags"], ("draft", 0)):
         attrs.append(f"flags={d['flags'].replace(' ', ';')}" if d["flags"] else "flags=")
     if d["imp"]: attrs.append(f"imp={d['imp']}")
-    body = f"{d['operands']:<{width}} | " + (f"{d['encoding']:<{enc_width}} | " + " ".join(attrs) if attrs else d["encoding"])
+    body = f"{d['operands']:<{max(width, 6)}} | " + (f"{d['encoding']:<{enc_width}} | " + " ".join(attrs) if attrs else d["encoding"])
     body = body.rstrip()
     return f'  - "{body}"' if not d["operands"] or body[0] in "[{&*!|>'\"%@`" else f"  - {body}"
 

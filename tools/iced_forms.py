@@ -129,7 +129,8 @@ def spec_encoding(code: int) -> str:
         if t == "o64":
             if needs_rex_w(code): out.append("REX.W")
             continue
-        if t in ("a32", "a64"): raise Unsupported("address-size specific form (a32/a64)")
+        if t == "a64": continue   # the default address size of 64-bit mode: no prefix
+        if t == "a32": raise Unsupported("32-bit address size (0x67 prefix)")
         if t.startswith("VEX."):
             if not any(m in t.split(".") for m in ("0F", "0F38", "0F3A")):
                 raise Unsupported("VEX form without an opcode map (Knights Corner)")
@@ -146,7 +147,9 @@ def spec_encoding(code: int) -> str:
         raise Unsupported(f"encoding token {t!r}")
     h = hexes[1:] if hexes[:1] == ["0F"] and not oc.encoding else hexes
     if h[:1] in (["38"], ["3A"]) and len(h) > 1 and hexes[:1] == ["0F"]: h = h[1:]
-    if len(h) != 1: raise Unsupported("opcode with a fixed ModRM byte (e.g. 0F 01 D0)")
+    if len(h) == 2 and not any(t.startswith("/") or "+r" in t for t in out) and not oc.encoding:
+        pass   # opcode and a fixed ModRM byte (lfence: NP 0F AE E8): the spec writes it the same way
+    elif len(h) != 1: raise Unsupported("opcode with more than one fixed byte")
     return " ".join(out)
 
 

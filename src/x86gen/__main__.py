@@ -20,8 +20,9 @@ from .errors import EncodeError
 
 LOCATIONS = {"reg": "ModRM.reg", "rm": "ModRM.rm", "vvvv": "VEX.vvvv", "opc": "opcode+r", "is4": "imm8[7:4]",
              "imm": "immediate", "fixed": "implicit"}
-ROLES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "n": "N"}
-ROLE_WORDS = {"r": "read", "w": "written", "rw": "read and written", "cw": "conditionally written", "n": "not accessed"}
+ROLES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "rcw": "RCW", "cr": "CR", "n": "N"}
+ROLE_WORDS = {"r": "read", "w": "written", "rw": "read and written", "cw": "conditionally written",
+              "rcw": "read, conditionally written", "cr": "conditionally read", "n": "not accessed"}
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -168,7 +168,9 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
 
     pre = list(PP_BYTE[pp])
     maps = list(MAP_BYTES[mp])
-    reg3 = f"{reg_expr}.reg3" if reg_expr else (f"{int(modrm) << 3}" if modrm not in (None, "r") else "0")
+    reg3 = f"{reg_expr}.reg3" if reg_expr else (f"{int(modrm) << 3}" if modrm is not None and len(modrm) == 1 and modrm != "r" else "0")
+    # a fixed ModRM byte ("E8": lfence is 0F AE E8, SDM Vol.2 2.1.5 "opcodes with a fixed ModRM") follows the opcode
+    fixed_modrm = [f"{int(modrm, 16):#04x}"] if modrm is not None and len(modrm) == 2 else []
     out = list(body)
 
     def ret(ind: str, elems: list[str], tail: str, cond: str | None = None) -> str:
@@ -246,8 +248,8 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
     elif moffs is not None:
         out += legacy_return("", [], [f"{opcode:#04x}"], f" + _p64({moffs}.disp & 0xFFFFFFFFFFFFFFFF)", r8)
     else:
-        if enc != "legacy": out += vex_return("", False, None, [], "")   # e.g. vzeroupper: no ModRM
-        else: out += legacy_return("", [], [f"{opcode:#04x}"], "", r8)
+        if enc != "legacy": out += vex_return("", False, None, fixed_modrm, "")   # e.g. vzeroupper: no ModRM
+        else: out += legacy_return("", [], [f"{opcode:#04x}"] + fixed_modrm, "", r8)
     cond = " and ".join(f"({c})" for c in fits) if fits else None
     if rel:   # a branch's displacement is counted from the end of the instruction, whose length is fixed
         n = str(static_length(row))

@@ -80,6 +80,7 @@ from .text import (
     parse_int,
     parse_operand,
     parse_text_line,
+    pseudo_op,
     shorthand,
     signed_terms,
     split_statements,
@@ -904,10 +905,6 @@ _DATA_DIRECTIVES = {
     ".long": 4, ".int": 4, ".4byte": 4, "dd": 4, ".quad": 8, ".8byte": 8, "dq": 8,
 }
 _FLOAT_DIRECTIVES = {".float": 4, ".single": 4, ".double": 8}
-_VCMP_PSEUDO = re.compile(r"vcmp([a-z_]+?)(ps|pd|ss|sd)$")
-_VCMP_PREDICATES = {p: i for i, p in enumerate(
-    "eq lt le unord neq nlt nle ord eq_uq nge ngt false neq_oq ge gt true eq_os lt_oq le_oq unord_s neq_us nlt_uq nle_uq "
-    "ord_s eq_us nge_uq ngt_uq false_os neq_os ge_oq gt_oq true_us".split())}
 
 
 _UNARY_OPS = re.compile(r"[\s+~-]*")
@@ -1028,7 +1025,7 @@ class _Parser:
             else:
                 if not mn: return _skip
                 if mn in _PLAIN: return self.plain(mn, ops)
-                if mn not in _DATA_DIRECTIVES and mn != "align" and not mn.startswith("vcmp"):
+                if mn not in _DATA_DIRECTIVES and mn != "align" and (mn in MNEMONICS or pseudo_op(mn, ()) is None):
                     if MNEMONIC_ALIASES.get(mn) in _PLAIN: return self.plain(mn, ops)
                     return self.a.emit(mn, *ops)
         if _LEXED.search(raw) is None: return self.statement(raw.strip())   # no comment, `;` or quote: as it is
@@ -1188,10 +1185,9 @@ class _Parser:
             self.a.emit(mn, *ops)
             return self.target
         mn, ops = shorthand(mn, ops)
-        if mn.startswith("vcmp") and mn not in MNEMONICS:    # vcmpltps x, y, z = vcmpps x, y, z, 1 (objdump, iced)
-            m = _VCMP_PSEUDO.match(mn)
-            if m and m.group(1) in _VCMP_PREDICATES:
-                mn, ops = f"vcmp{m.group(2)}", (*ops, _VCMP_PREDICATES[m.group(1)])
+        if mn not in MNEMONICS:    # vcmpltps x, y, z = vcmpps x, y, z, 1; pclmulhqlqdq (objdump, iced)
+            alt = pseudo_op(mn, ops)
+            if alt is not None: mn, ops = alt
         self.a.emit(mn, *ops)
 
     def operand(self, t: str, branch: bool):

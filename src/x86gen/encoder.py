@@ -28,6 +28,10 @@ for _p in ("set", "cmov"):
     for _a, _b in {"z": "e", "nz": "ne", "c": "b", "nae": "b", "nc": "ae", "nb": "ae", "na": "be", "nbe": "a",
                    "nge": "l", "nl": "ge", "ng": "le", "nle": "g", "pe": "p", "po": "np"}.items():
         MNEMONIC_ALIASES[_p + _a] = _p + _b
+# CMPccXADD: the spec's mnemonics are iced's Code names (cmpnbxadd, cmpzxadd, …); iced's formatter and the
+# SDM's table also spell them with the other condition names (cmpaexadd, cmpexadd, …).
+for _a, _b in {"ae": "nb", "a": "nbe", "ge": "nl", "g": "nle", "ne": "nz", "e": "z"}.items():
+    MNEMONIC_ALIASES[f"cmp{_a}xadd"] = f"cmp{_b}xadd"
 
 
 def canonical(mnemonic: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from ._specialize import compile_form, imm_ranges, static_length
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_int, fmt_value
 
-ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "n": "N"}
+ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "rcw": "RCW", "cr": "CR", "n": "N"}
 FLAG_FIELDS = ("read", "written", "undefined", "cleared", "set")
 
 

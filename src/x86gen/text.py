@@ -435,8 +435,33 @@ def assemble(text: str, ip: int = 0) -> bytes:
     if not hit[0]: return b""
     try: return _encode(hit[0], *hit[1], ip=ip)
     except EncodeError as ex:
-        if hit[0].startswith("vcmp") and "unknown mnemonic" in str(ex): return _assemble_program(text, ip)   # vcmpltps …
-        raise type(ex)(f"{clip(text.strip())}: {ex}") from None
+        alt = pseudo_op(hit[0], hit[1]) if "unknown mnemonic" in str(ex) else None   # cmpltps, pclmulhqlqdq, …
+        if alt is None: raise type(ex)(f"{clip(text.strip())}: {ex}") from None
+    try: return _encode(alt[0], *alt[1], ip=ip)
+    except EncodeError as ex: raise type(ex)(f"{clip(text.strip())}: {ex}") from None
+
+
+
+# Pseudo-ops that iced-x86 and objdump print for an imm8 operand (SDM Vol.2 CMPPS "Compare predicates",
+# PCLMULQDQ Table 4-13): `cmpltps x, y` = `cmpps x, y, 1`, `vcmpnge_uqpd x, y, z` = `vcmppd x, y, z, 0x19`,
+# `pclmulhqlqdq x, y` = `pclmulqdq x, y, 1`. The legacy compares know only the first eight predicates.
+_PSEUDO_OP = re.compile(r"(v?)(?:cmp([a-z_]+?)(ps|pd|ss|sd)|pclmul([lh])q([lh])qdq)$")
+_CMP_PREDICATES = {p: i for i, p in enumerate(
+    "eq lt le unord neq nlt nle ord eq_uq nge ngt false neq_oq ge gt true eq_os lt_oq le_oq unord_s neq_us nlt_uq nle_uq "
+    "ord_s eq_us nge_uq ngt_uq false_os neq_os ge_oq gt_oq true_us".split())}
+
+
+def pseudo_op(mn: str, ops: tuple) -> tuple[str, tuple] | None:
+    """The instruction a compare/carry-less-multiply pseudo-op stands for (``cmpltps`` → ``cmpps …, 1``),
+    or None if ``mn`` is no such pseudo-op."""
+    m = _PSEUDO_OP.match(mn)
+    if m is None: return None
+    v = m.group(1)
+    if m.group(3):
+        pred = _CMP_PREDICATES.get(m.group(2))
+        if pred is None or (not v and pred >= 8): return None
+        return f"{v}cmp{m.group(3)}", (*ops, pred)
+    return f"{v}pclmulqdq", (*ops, (m.group(4) == "h") | (m.group(5) == "h") << 4)
 
 
 def _assemble_program(text: str, ip: int) -> bytes:

@@ -65,6 +65,29 @@ OBJDUMP_SPELLINGS: dict[str, str] = {
 }
 
 
+# Forms whose bytes objdump 2.40 cannot print as assembly text: their instances are left out of the objdump
+# stream (where each misread costs a re-run and desynchronises what follows) and only iced's text is checked.
+# Each entry is re-checked on its own: when objdump prints text that assembles back, the entry is stale and
+# `test_objdump_gaps_are_real` fails. Their count goes to the summary line.
+_ALIAS_FENCE = "an alias ModRM byte of the fence (SDM Vol.2 LFENCE/MFENCE/SFENCE: 0F AE F0-F7 / F8-FF); objdump prints (bad)"
+OBJDUMP_GAPS: dict[str, str] = {
+    **{f"MFENCE_F{i}": _ALIAS_FENCE for i in range(1, 8)},
+    **{f"SFENCE_F{c}": _ALIAS_FENCE for c in "9ABCDEF"},
+    **{f: "8087/287-only x87 control instruction: objdump appends '(8087 only)'/'(287 only)' to the mnemonic"
+       for f in ("FNDISI", "FNENI", "FNSETPM")},
+    **{f: "objdump prints a non-RIP-relative PREFETCHIT0/1 as the NOP it is (SDM Vol.2 PREFETCHITx: NOP unless RIP-relative)"
+       for f in ("PREFETCHIT0_M8", "PREFETCHIT1_M8")},
+    "PREFETCHRESERVED3_M8": "objdump prints the reserved 0F 0D /3 as `prefetch` (0F 0D /0)",
+    **{f: "binutils 2.40 predates SHA512/SM3/SM4 (objdump prints (bad))"
+       for f in ("VEX_VSHA512MSG1_YMM_XMM", "VEX_VSHA512MSG2_YMM_YMM", "VEX_VSHA512RNDS2_YMM_YMM_XMM",
+                 "VEX_VSM3MSG1_XMM_XMM_XMMM128", "VEX_VSM3MSG2_XMM_XMM_XMMM128", "VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8",
+                 "VEX_VSM4KEY4_XMM_XMM_XMMM128", "VEX_VSM4KEY4_YMM_YMM_YMMM256", "VEX_VSM4RNDS4_XMM_XMM_XMMM128",
+                 "VEX_VSM4RNDS4_YMM_YMM_YMMM256")},
+    **{f"VEX_VPDPW{s}{d}_{x}MM_{x}MM_{x}MMM{n}": "binutils 2.40 predates AVX-VNNI-INT16 (objdump prints (bad))"
+       for s in ("SUD", "USD", "UUD") for d in ("", "S") for x, n in (("X", 128), ("Y", 256))},
+}
+
+
 def retarget(form, ops: tuple, ip: int, length: int, rel: int | None) -> tuple:
     """``ops`` with the branch target moved for an instruction at ``ip``."""
     if rel is None: return ops
@@ -114,7 +137,10 @@ def run_dialects(forms, assemble=None) -> dict:
                 continue
             insts.append((form, ip, data))
             ip += len(data)
-    dis = gnu_oracle.objdump_intel([d for _, _, d in insts], BASE)
+    gaps = [x for x in insts if x[0].id in OBJDUMP_GAPS]   # NOPs of their length in objdump's stream
+    dis = gnu_oracle.objdump_intel([b"\x90" * len(d) if f.id in OBJDUMP_GAPS else d for f, _, d in insts], BASE)
+    keep = [k for k, x in enumerate(insts) if x[0].id not in OBJDUMP_GAPS]
+    insts, dis = [insts[k] for k in keep], [dis[k] for k in keep]
     counts = collections.Counter()
     reasons = {"iced": collections.Counter(), "objdump": collections.Counter()}
     spelled: dict[str, list[str]] = collections.defaultdict(list)
@@ -141,8 +167,16 @@ def run_dialects(forms, assemble=None) -> dict:
                 failures[form.id].append(f"{dialect} {text!r}: {ex}")
             except Exception as ex:   # noqa: BLE001 - any other exception is a bug, reported with the text
                 failures[form.id].append(f"{dialect} {text!r}: raised {type(ex).__name__}: {ex}")
-    return {"forms": len(forms), "instances": len(insts), "counts": counts, "reasons": reasons,
-            "failures": dict(failures), "spelled": dict(spelled)}
+    for form, ip, data in gaps:   # iced's text only (OBJDUMP_GAPS)
+        counts["iced"] += 1
+        text = intel(I.Decoder(64, data, ip=ip).decode())
+        try:
+            why = compare(data, assemble(text, ip=ip), ip)
+            if why: reasons["iced"][why] += 1
+        except Exception as ex:   # noqa: BLE001 - EncodeError, AssertionError or a bug: reported with the text
+            failures[form.id].append(f"iced {text!r}: {type(ex).__name__}: {ex}")
+    return {"forms": len(forms), "instances": len(insts) + len(gaps), "counts": counts, "reasons": reasons,
+            "failures": dict(failures), "spelled": dict(spelled), "gaps": sorted({f.id for f, _, _ in gaps})}
 
 
 def summary(res: dict) -> str:
@@ -153,6 +187,8 @@ def summary(res: dict) -> str:
         parts.append(f"{res['counts'][dialect]} {dialect} texts" + (f" ({eq})" if eq else ""))
     line = (f"dialects: {res['forms']} forms, {res['instances']} instances; " + "; ".join(parts)
             + f"; {len(res['failures'])} forms failed")
+    if res.get("gaps"):
+        line += f"\n      {len(res['gaps'])} forms objdump 2.40 cannot print (OBJDUMP_GAPS): iced's text only"
     if res["spelled"]:
         line += "\n      objdump spellings x86gen refuses (xfail): " + ", ".join(
             f"{cls}: {len(v)}" for cls, v in sorted(res["spelled"].items()))
@@ -178,6 +214,23 @@ def test_objdump_spelling_class(dialects, spelling):
     if refused:
         pytest.xfail(f"objdump spelling {spelling!r} refused by x86gen.assemble in {len(refused)} instances, "
                      f"e.g. {refused[0]}")
+
+
+def test_objdump_gaps_are_real():
+    """Each OBJDUMP_GAPS entry is a form of the table whose first instance objdump, run on it alone, still
+    cannot print as text that assembles back to its bytes (else the entry is stale: remove it)."""
+    stale = []
+    for fid, why in sorted(OBJDUMP_GAPS.items()):
+        form = x86gen.get_form(fid)   # raises if the form left the table
+        ops, _ = form_instances(form, 1)[0]
+        data = form(*ops)
+        od = gnu_oracle.objdump_intel([data], BASE)[0]
+        if od.exact and od.texts and not any("(bad)" in t for t in od.texts):
+            try:
+                if x86gen.assemble("\n".join(od.texts), ip=BASE) == data: stale.append(f"{fid}: objdump prints {od.texts} ({why})")
+            except x86gen.EncodeError:
+                pass
+    assert not stale, "OBJDUMP_GAPS entries objdump now prints correctly:\n" + "\n".join(stale)
 
 
 def test_dialects_detect_wrong_bytes():

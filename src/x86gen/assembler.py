@@ -87,6 +87,7 @@ from .text import (
     strip_block_comments,
     unescape,
     unknown_word,
+    vex_pseudo_prefix,
 )
 
 __all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
@@ -1176,6 +1177,7 @@ class _Parser:
 
     def instruction(self, mn: str, rest: str) -> str | None:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
+        if mn == "{vex}": mn, rest = vex_pseudo_prefix(rest)
         if mn in _PREFIXES: raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
         if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches and returns are not supported by x86gen")
         branch = canonical(mn) in BRANCH_MNEMONICS

@@ -23,6 +23,8 @@ MNEMONIC_ALIASES = {
     # GNU as's AT&T names of the sign extensions, which its Intel mode accepts too. An alias whose target
     # the table lacks (cdqe, cwde, cbw today) is an unknown mnemonic under its own name (`canonical`).
     "cltq": "cdqe", "cqto": "cqo", "cwtl": "cwde", "cltd": "cdq", "cwtd": "cwd", "cbtw": "cbw",
+    # the REX.W / VEX.W1 string compares as GNU as and objdump spell them (iced: pcmpestri64, …)
+    "pcmpestriq": "pcmpestri64", "pcmpestrmq": "pcmpestrm64", "vpcmpestriq": "vpcmpestri64", "vpcmpestrmq": "vpcmpestrm64",
 }
 for _p in ("set", "cmov"):
     for _a, _b in {"z": "e", "nz": "ne", "c": "b", "nae": "b", "nc": "ae", "nb": "ae", "na": "be", "nbe": "a",

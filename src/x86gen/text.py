@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 
+from .encoder import canonical
 from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
+from .forms import forms_of
 from .memory import SIZE_BITS, Mem
 from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, gpr
 
@@ -189,14 +191,29 @@ def split_line(line: str) -> tuple[str, list[str]]:
         if line in _FAR_MNEMONICS: raise AsmSyntaxError(f"{line}: far returns are not supported by x86gen")
         return line, []
     mn, rest = line[:sp], line[sp + 1:]
+    if mn == "{vex}": mn, rest = vex_pseudo_prefix(rest)
     if mn in _PREFIXES:
         raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
     if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
     return mn, rest.split(",")
 
 
+def vex_pseudo_prefix(rest: str) -> tuple[str, str]:
+    """``{vex} vpdpbusd xmm1, xmm2, xmm3`` (what objdump prints for AVX-VNNI, whose EVEX twin has the same
+    mnemonic): the instruction after GNU as's ``{vex}`` pseudo-prefix, as (mnemonic, operand text). It asks
+    for the VEX encoding; x86gen has no EVEX forms yet, so a mnemonic with a VEX form is encoded with VEX
+    and one without is an error. (When EVEX forms arrive, ``{vex}`` must restrict the choice to VEX forms.)"""
+    rest = rest.strip()
+    sp = rest.find(" ")
+    mn, ops = (rest, "") if sp < 0 else (rest[:sp], rest[sp + 1:])
+    try: vex = any(f.encoding_kind == "vex" for f in forms_of(canonical(mn)))
+    except EncodeError: vex = False
+    if not vex: raise AsmSyntaxError(f"{{vex}} {clip(mn)}: no VEX-encoded form of {clip(mn)}")
+    return mn, ops
+
+
 _FAR_MNEMONICS = {"ljmp", "lcall", "lret", "lretq", "retf", "retfq", "jmpf", "callf"}   # GNU as: far jmp/call/ret
-_PREFIXES = {"lock", "rep", "repe", "repz", "repne", "repnz", "data16", "addr32", "rex", "rex.w", "{vex}", "{vex3}"}
+_PREFIXES = {"lock", "rep", "repe", "repz", "repne", "repnz", "data16", "addr32", "rex", "rex.w", "{vex3}"}
 
 
 def imul_shorthand(mn: str, ops: tuple) -> tuple:

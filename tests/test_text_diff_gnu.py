@@ -158,13 +158,14 @@ def _both(*parts) -> tuple[str, str]:
             "".join(p if isinstance(p, str) else p[1] for p in parts))
 
 
-def mem_text(rng: random.Random, bits: int | None, line: Line) -> tuple[str, str]:
-    """A memory operand of ``bits`` (None: unsized as lea's ``m``); records its address or displacement."""
+def mem_text(rng: random.Random, bits: int | None, line: Line, any_size: bool = False) -> tuple[str, str]:
+    """A memory operand of ``bits`` (None: unsized as lea's ``m``; ``any_size``: lea's, which GNU as takes with
+    any size keyword, where xsave's and the others' must be unsized); records its address or displacement."""
     size = ""
     if bits is not None and rng.random() < 0.93:
         w = SIZE_WORD[bits]
         size = (w.upper() + " PTR " if rng.random() < 0.05 else w + " ptr ")
-    elif bits is None and rng.random() < 0.2:
+    elif bits is None and any_size and rng.random() < 0.2:
         size = rng.choice(list(SIZE_WORD.values())) + " ptr "
     shape = rng.choice(["base", "base", "base+disp", "base+index", "base+index", "index", "rip", "abs", "abs", "ds"])
     sp = rng.choice(["", "", "", " "])
@@ -203,7 +204,7 @@ def mem_text(rng: random.Random, bits: int | None, line: Line) -> tuple[str, str
     return _both(size, f"[{base}+{st}{sign}", d, "]")
 
 
-def operand_text(rng: random.Random, kind: str, line: Line) -> tuple[str, str]:
+def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "") -> tuple[str, str]:
     if kind in ("al", "ax", "eax", "rax", "cl"):
         line.regs.append(kind)
         return kind, kind
@@ -213,7 +214,7 @@ def operand_text(rng: random.Random, kind: str, line: Line) -> tuple[str, str]:
         v = imm_value(rng, bits)
         line.imms.append(v)
         return lit(rng, v, line)
-    if kind == "m": return mem_text(rng, None, line)
+    if kind == "m": return mem_text(rng, None, line, any_size=mnemonic == "lea")
     if kind.startswith("moffs"):   # mov al/ax/eax/rax <-> [64-bit absolute address] (A0-A3)
         a = rng.choice(ADDRS) if rng.random() < 0.8 else rng.randint(0, M64)
         line.addrs.append(a)
@@ -223,7 +224,9 @@ def operand_text(rng: random.Random, kind: str, line: Line) -> tuple[str, str]:
     reg, _, m = kind.partition("/")
     if reg not in REG_CLASSES and not reg.startswith("m"):
         raise ValueError(f"operand kind {kind!r}: the text fuzz does not know how to write it")
-    if reg.startswith("m"): return mem_text(rng, int(reg[1:]), line)
+    if reg.startswith("m"):   # a size with no keyword GNU as takes for the form (m512 of sttilecfg, aesenc256kl): unsized
+        bits = int(reg[1:])
+        return mem_text(rng, bits if bits in SIZE_WORD else None, line)
     if m and rng.random() < 0.5: return mem_text(rng, int(m[1:]), line)
     name = rng.choice(REG_CLASSES[reg])
     line.regs.append(name)
@@ -247,7 +250,7 @@ def random_line(rng: random.Random, form) -> Line:
     drawn = []   # (operand, the Line its values went to)
     for o in form.operands:
         part = Line("", "")
-        drawn.append((operand_text(rng, o.kind, part), part))
+        drawn.append((operand_text(rng, o.kind, part, form.mnemonic), part))
     r = rng.random()
     if r < 0.06:
         line.features.add("operands no form takes (maybe)")
@@ -669,11 +672,35 @@ class Mismatch:
     detail: str
 
 
+_GNU_UNKNOWN: list[str] = []
+
+
+def gnu_unknown_forms() -> list[str]:
+    """Ids of the forms GNU as 2.40 refuses a valid instance of (``no such instruction``: vsm4key4, vpdpwsud, ...
+    are newer than binutils 2.40; ``operand size mismatch``: bswap r16, whose result the SDM leaves undefined;
+    ``invalid instruction suffix``: getsecq); the fuzz does not draw them, since GNU as cannot judge their text
+    (iced-x86 checks their bytes in tests/test_fuzz_iced.py, and tests/test_second_oracle.py lists them as
+    confirmed by llvm-mc only or by iced alone). One GNU as run, cached."""
+    if not _GNU_UNKNOWN:
+        from test_second_oracle import form_instances, instance_text
+        forms, texts = [], []
+        for f in FORMS:
+            cases = form_instances(f, 1)
+            if cases:   # (a form without a valid instance is reported by tests/test_second_oracle.py)
+                forms.append(f)
+                texts.append(instance_text(f, *cases[0], "L"))
+        outs = gnu_oracle.assemble_units(texts, "gnu")
+        _GNU_UNKNOWN.extend(f.id for f, g in zip(forms, outs) if not g.ok)
+        _GNU_UNKNOWN.append("")   # computed (and maybe empty)
+    return [x for x in _GNU_UNKNOWN if x]
+
+
 def generate(seed: int, n_lines: int, n_programs: int) -> list[Line]:
-    """``n_lines`` lines cycling through every form (shuffled), then ``n_programs`` programs."""
+    """``n_lines`` lines cycling through every form GNU as knows (shuffled), then ``n_programs`` programs."""
     rng = random.Random(seed)
     units = []
-    order = list(FORMS)
+    unknown = set(gnu_unknown_forms())
+    order = [f for f in FORMS if f.id not in unknown]
     while len(units) < n_lines:
         rng.shuffle(order)
         for f in order[:n_lines - len(units)]:
@@ -799,7 +826,7 @@ def test_text_diff_against_gnu_as():
     """Random lines over every form and random programs: x86gen agrees with GNU as (see module doc)."""
     seed, n_lines, n_programs = budget()
     stats = run(seed, n_lines, n_programs)
-    REPORT["text_diff_gnu"] = stats.summary() + f" (seed {seed})"
+    REPORT["text_diff_gnu"] = stats.summary() + f" (seed {seed}; {len(gnu_unknown_forms())} forms GNU as 2.40 does not know not drawn)"
     assert stats.lines == n_lines and stats.programs == n_programs
     still_open = open_classes()
     unknown = [m for m in stats.mismatches if known_class(m, still_open) is None]
@@ -846,7 +873,8 @@ def test_verdicts_reject_wrong_or_truncated_bytes():
 
 
 def test_fuzz_fails_on_wrong_bytes(monkeypatch):
-    """With x86gen's last byte flipped, every line and program that agreed with GNU as is a mismatch."""
+    """With two bits of x86gen's last byte flipped (bit 0 alone can be one the CPU ignores: an is4 byte's low
+    nibble, mfence's alias ModRM bytes 0F AE F0-F7), every line and program that agreed with GNU as is a mismatch."""
     seed = 7
     honest = run(seed, 400, 40)
     still_open = open_classes()   # (before the flip, which would open them all)
@@ -854,7 +882,7 @@ def test_fuzz_fails_on_wrong_bytes(monkeypatch):
 
     def flipped(text, ip=0):
         b = real(text, ip)
-        return b[:-1] + bytes((b[-1] ^ 1,)) if b else b
+        return b[:-1] + bytes((b[-1] ^ 0x11,)) if b else b
 
     monkeypatch.setattr(x86gen, "assemble", flipped)
     bad = run(seed, 400, 40)

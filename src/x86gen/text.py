@@ -263,15 +263,39 @@ def _movsx_dword(mn: str, ops: tuple) -> tuple[str, tuple]:
     return mn, ops
 
 
-def _word_gpr32(mn: str, ops: tuple) -> tuple[str, tuple]:
-    """vpextrw/vpinsrw with a 64-bit register take its 32-bit one, as GNU as does: the VEX.W0 form, with
-    the 2-byte VEX prefix where the registers allow it (``vpextrw r8, xmm7, 1``: c5 79 c5 c7 01, not the
-    W1 form's c4 c3 f9 15 f8 01). The same instruction: vpextrw zero-extends the word to the whole
-    register either way, vpinsrw reads the low 16 bits; the SDM lists only W0 forms, with ``reg`` (r32 or
-    r64) and ``r32/m16`` (Vol.2 PEXTRW: "In 64-bit mode, VEX.W1 is ignored for VPEXTRW"; PINSRW)."""
-    k = 0 if mn == "vpextrw" else 2
+# The instructions whose 64-bit general register operand GNU as encodes as its 32-bit one, without REX.W /
+# with VEX.W0 (mnemonic -> position of that operand): their result is zero-extended to the whole register, or
+# only its low bits are read, so W changes nothing (SDM Vol.2 MOVMSKPS, PMOVMSKB, PEXTRB/PEXTRW, EXTRACTPS:
+# "the upper bits of the destination are zero-filled"; PINSRB/PINSRW read the low byte/word; PEXTRW: "In
+# 64-bit mode, VEX.W1 is ignored").
+_GPR64_AS_32 = {**dict.fromkeys(("movmskps", "movmskpd", "pmovmskb", "pextrw", "pextrb", "extractps", "vmovmskps",
+                                 "vmovmskpd", "vpmovmskb", "vpextrw", "vpextrb", "vextractps"), 0),
+                "pinsrw": 1, "pinsrb": 1, "vpinsrw": 2, "vpinsrb": 2}
+
+
+def _gpr64_as_32(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``movmskps rbx, xmm0`` is ``movmskps ebx, xmm0`` (0f 50 d8, as GNU as encodes it, not the REX.W form;
+    `_GPR64_AS_32`); vpextrw/vpinsrw take the VEX.W0 form, with the 2-byte VEX prefix where the registers
+    allow it (``vpextrw r8, xmm7, 1``: c5 79 c5 c7 01, not the W1 form's c4 c3 f9 15 f8 01)."""
+    k = _GPR64_AS_32[mn]
     if len(ops) > k and getattr(ops[k], "kind", None) == "r64":
         return mn, (*ops[:k], gpr(ops[k].num, 32), *ops[k + 1:])
+    return mn, ops
+
+
+def _movq_gpr(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``movq rax, [rdi]`` with no vector register is ``mov`` of 64 bits: GNU as reads the ``q`` as AT&T's size
+    suffix there (48 8b 07); ``movq xmm0, rax`` and the others with an xmm operand stay movq."""
+    kinds = [None if x.__class__ is Mem or x.__class__ is int else getattr(x, "kind", "") for x in ops]
+    if (len(ops) == 2 and "r64" in kinds and all(k in ("r64", None) for k in kinds)
+            and all(x.__class__ is not Mem or x.size in (0, 64) for x in ops)):
+        return "mov", ops
+    return mn, ops
+
+
+def _shift_double_cl(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``shld eax, ebx`` is ``shld eax, ebx, cl``: GNU as's two-operand SHLD/SHRD counts in CL (0F A5 / 0F AD)."""
+    if len(ops) == 2: return mn, (*ops, REGISTERS["cl"])
     return mn, ops
 
 
@@ -279,14 +303,16 @@ def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(m
 
 
 SHORTHANDS = {"imul": _imul, "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
-              "movsx": _movsx_dword, "vpextrw": _word_gpr32, "vpinsrw": _word_gpr32,
+              "movsx": _movsx_dword, **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), "shld": _shift_double_cl, "movq": _movq_gpr,
+              "shrd": _shift_double_cl,
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one)}
 
 
 def shorthand(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``(mnemonic, operands)`` as GNU as encodes them: ``imul eax, 10`` (``imul eax, eax, 10``), ``shr si``
     (count 1), ``push [rax]`` (qword), ``test eax, [rax]`` (swapped), ``vmovd xmm1, rax`` (vmovq),
-    ``movsx rax, ecx`` (movsxd), vpextrw/vpinsrw of a 64-bit register (its 32-bit one); else as written."""
+    ``movsx rax, ecx`` (movsxd), ``movmskps rbx, xmm0`` and the others of `_GPR64_AS_32` (the 32-bit register),
+    ``shld eax, ebx`` (count in cl); else as written."""
     f = SHORTHANDS.get(mn)
     return (mn, ops) if f is None else f(mn, ops)
 

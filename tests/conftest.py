@@ -13,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,11 +32,66 @@ def pytest_report_header(config):
     return f"hypothesis profile: {settings.get_current_profile_name()}"
 
 
+def pytest_runtest_setup(item):
+    """Work around hypothesis's pytest plugin (6.155, still in 6.170): for each parametrized item it wraps the
+    test function's settings in new ``Settings(parent=<the previous ones>)``, so with thousands of per-form
+    items the parent chain outgrows the recursion limit (RecursionError in ``settings.database`` after ~950
+    forms). Each item starts again from the function's own settings."""
+    obj = getattr(item, "obj", None)
+    fn = getattr(obj, "__func__", obj)
+    own = getattr(fn, "_hypothesis_internal_use_settings", None)
+    if own is None: return
+    first = fn.__dict__.get("_x86gen_own_settings")
+    if first is None: fn._x86gen_own_settings = own
+    else: fn._hypothesis_internal_use_settings = first
+
+
+# pytest-xdist: each worker writes its counters (iced_oracle.FUZZ_STATS, FUZZ_FAILED, REPORT) to a file in a
+# directory the controller made, which merges them for the summary below.
+def pytest_configure(config):
+    if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
+        import tempfile
+        config._x86gen_reports = tempfile.mkdtemp(prefix="x86gen-reports-")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):   # xdist hook (controller): tell the worker where to write
+    node.workerinput["x86gen_reports"] = node.config._x86gen_reports
+
+
+def pytest_sessionfinish(session, exitstatus):
+    where = getattr(session.config, "workerinput", {}).get("x86gen_reports")
+    if not where: return
+    try:
+        import iced_oracle
+    except ImportError:  # pragma: no cover
+        return
+    import json
+    with open(os.path.join(where, session.config.workerinput["workerid"] + ".json"), "w") as fh:
+        json.dump({"stats": iced_oracle.FUZZ_STATS, "failed": sorted(iced_oracle.FUZZ_FAILED), "report": iced_oracle.REPORT}, fh)
+
+
+def _merge_worker_reports(config, iced_oracle) -> None:
+    where = getattr(config, "_x86gen_reports", None)
+    if not where or not os.path.isdir(where): return
+    import json
+    import shutil
+    for name in sorted(os.listdir(where)):
+        with open(os.path.join(where, name)) as fh: got = json.load(fh)
+        for fid, counts in got["stats"].items():
+            mine = iced_oracle.FUZZ_STATS.setdefault(fid, {})
+            for k, v in counts.items(): mine[k] = mine.get(k, 0) + v
+        iced_oracle.FUZZ_FAILED.update(got["failed"])
+        iced_oracle.REPORT.update(got["report"])
+    shutil.rmtree(where, ignore_errors=True)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     try:
         import iced_oracle
     except ImportError:  # pragma: no cover - iced-x86 missing: the test modules say so
         return
+    _merge_worker_reports(config, iced_oracle)
     lines = []
     stats = iced_oracle.FUZZ_STATS
     fuzzed = {k: s for k, s in stats.items() if s["examples"]}

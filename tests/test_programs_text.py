@@ -18,6 +18,7 @@ from iced_oracle import _GPR_WIDTH_IMMATERIAL, semantics
 import x86gen
 from x86gen import AsmSyntaxError, EncodeError, Instruction, Mem
 from x86gen.assembler import parse_program
+from x86gen.text import _GPR64_AS_32
 
 R = x86gen.REGISTERS
 HAVE_AS = shutil.which("as") is not None and shutil.which("objdump") is not None
@@ -281,9 +282,17 @@ def operand(form, i):
     return st.one_of(*choices)
 
 
+_INSTANCE: dict[str, st.SearchStrategy] = {}
+
+
 def instance(form):
-    """(mnemonic, operands with ("rel", d) for branch displacements)."""
-    return st.tuples(*[operand(form, i) for i in range(len(form.operands))]).map(lambda ops: (form.mnemonic, ops))
+    """(mnemonic, operands with ("rel", d) for branch displacements); one strategy object per form, built once
+    (a new one per example made hypothesis's caches grow until a long run hit RecursionError)."""
+    hit = _INSTANCE.get(form.id)
+    if hit is None:
+        mn = form.mnemonic
+        hit = _INSTANCE[form.id] = st.tuples(*[operand(form, i) for i in range(len(form.operands))]).map(lambda ops: (mn, ops))
+    return hit
 
 
 def materialise(mn, raw, ip):
@@ -316,10 +325,11 @@ def printed_meaning(form, ops, code, ip, text):
 
 _R32 = ["eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi"] + [f"r{i}d" for i in range(8, 16)]
 
-# x86gen's own text of vpextrw/vpinsrw with a 64-bit register means the 32-bit one too (text.SHORTHANDS:
-# GNU as's encoding, VEX.W0, the 2-byte VEX prefix where it can): the same instruction, which
-# `test_round_trip_x86gen_and_iced_text` checks iced decodes alike.
-TEXT_R32 = {"VEX_VPEXTRW_R64M16_XMM_IMM8", "VEX_VPEXTRW_R64_XMM_IMM8", "VEX_VPINSRW_XMM_XMM_R64M16_IMM8"}
+# x86gen's own text of movmskps/pextrb/vpextrw/vpinsrw/... with a 64-bit register means the 32-bit one too
+# (text._GPR64_AS_32: GNU as's encoding, no REX.W / VEX.W0, the 2-byte VEX prefix where it can): the same
+# instruction, which `test_round_trip_x86gen_and_iced_text` checks iced decodes alike.
+TEXT_R32 = {f.id for f in FORMS if f.mnemonic in _GPR64_AS_32 and any(o.reg == "r64" for o in f.operands)}
+assert {"VEX_VPEXTRW_R64_XMM_IMM8", "MOVMSKPS_R64_XMM", "PINSRB_XMM_R64M8_IMM8"} <= TEXT_R32
 
 
 def own_text_meaning(form, ops, code, ip):

@@ -34,6 +34,42 @@ def rows_by_mnemonic(forms: list[Form]) -> dict[str, list[str]]:
     return out
 
 
+# The columns of a row of _gen/groups.py's ROWS (one line per form, spec order); every column but the
+# first two is an index into the table of distinct values named after it (see `group_rows`).
+GROUP_COLUMNS = ("id", "mask", "SOURCE_VALUES", "DEST_VALUES", "CPUID_VALUES", "IMPLICIT_VALUES", "FIXED_VALUES")
+
+
+def _distinct(values, empty: tuple) -> list:
+    """The distinct values in sorted order, after ``empty`` (``()`` or ``(value,)``: the value of most forms, index 0)."""
+    return [*empty, *sorted({v for v in values if v not in empty}, key=repr)]
+
+
+def group_rows(forms: list[Form], ctx: dict) -> dict:
+    """The per-form part of _gen/groups.py, compact: each form is one text line of `GROUP_COLUMNS` (its id, a
+    bitmask of its groups, bit i for ``group_names[i]``, then indices into the tables of the distinct
+    sources, destinations, CPUID features, implicit and fixed registers), instead of a membership list
+    per group and a dict entry per form and column. ``x86gen.groups`` decodes them when imported."""
+    names = ctx["group_names"]
+    if len(names) > 62: raise ValueError("group bitmask: at most 62 groups")
+    member = {g: set(ctx["groups"][g]) for g in names}
+    cols = {
+        "SOURCE_VALUES": [ctx["form_sources"][f.id] for f in forms],
+        "DEST_VALUES": [ctx["form_dest"][f.id] for f in forms],
+        "CPUID_VALUES": [ctx["cpuid"][f.id] for f in forms],
+        "IMPLICIT_VALUES": [ctx["implicit"].get(f.id, ()) for f in forms],
+        "FIXED_VALUES": [ctx["fixed"].get(f.id, ()) for f in forms],
+    }
+    empty = {"SOURCE_VALUES": ((),), "DEST_VALUES": (None,), "CPUID_VALUES": (), "IMPLICIT_VALUES": ((),), "FIXED_VALUES": ((),)}
+    tables = {k: _distinct(v, empty[k]) for k, v in cols.items()}
+    index = {k: {v: i for i, v in enumerate(t)} for k, t in tables.items()}
+    rows = []
+    for n, f in enumerate(forms):
+        if any(c.isspace() for c in f.id): raise ValueError(f"{f.id!r}: a form id cannot contain white space")
+        mask = sum(1 << i for i, g in enumerate(names) if f.id in member[g])
+        rows.append(" ".join([f.id, str(mask), *(str(index[k][cols[k][n]]) for k in GROUP_COLUMNS[2:])]))
+    return {"group_columns": GROUP_COLUMNS, "group_rows": rows, "group_tables": tables}
+
+
 def environment() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(HERE, "templates")), keep_trailing_newline=True,
                               undefined=jinja2.StrictUndefined, autoescape=False)
@@ -50,6 +86,7 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
         from .companion import context
         extra.update(context(COMPANION, forms))
     ctx = {"header": header, "forms": forms, "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple, **extra}
+    ctx.update(group_rows(forms, ctx))
     out = {}
     for name in sorted(os.listdir(os.path.join(HERE, "templates"))):
         if name.endswith(".j2"):

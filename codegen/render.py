@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 
 import jinja2
 
@@ -70,6 +71,63 @@ def group_rows(forms: list[Form], ctx: dict) -> dict:
     return {"group_columns": GROUP_COLUMNS, "group_rows": rows, "group_tables": tables}
 
 
+# Python keywords: the Assembler method of such a mnemonic has a trailing underscore (``a.and_(eax, 1)``).
+KEYWORDS = frozenset(("and", "or", "not", "in", "is", "if", "for", "while", "def", "del", "pass", "return", "class", "try", "with",
+                      "as", "from", "import", "global", "raise", "yield", "lambda", "assert", "break", "continue", "elif", "else",
+                      "except", "finally", "nonlocal", "await", "async", "True", "False", "None"))
+
+
+@dataclass
+class AsmMethod:
+    """One generated `x86gen.Assembler` method (templates asm_methods.py.j2 and its stub asm_methods.pyi.j2)."""
+    mnemonic: str
+    name: str                  # the method name: the mnemonic, with "_" after a Python keyword
+    forms: list[Form]
+    kind: str                  # branch (every form rel8/rel32), jump (some: jmp, call), fixed (one arity <= 4), variadic, emit
+    params: list[str]          # fixed: the parameter names a, b, c, d
+    arities: list[int]         # the numbers of operands of its forms, sorted
+    keys: dict[int, str]       # arity -> the plan-table subscripts of operands a, b, ... (an int where an immediate can be)
+    types: list[str]           # fixed: each parameter's type in the stub
+
+    @property
+    def plain(self) -> bool: return self.kind not in ("branch", "jump")
+
+
+def _operand_type(ops: list) -> str:
+    """The stub type of a parameter that takes these operands (one per form): registers, memory (a `Label` where memory
+    is meant is [rip+label]) and immediates, as the aliases of asm_methods.pyi.j2 (a method named ``int`` would shadow
+    the builtin in the class body)."""
+    kinds = []
+    if any(o.reg is not None and o.kind != "1" for o in ops): kinds.append("_Reg")
+    if any(o.mem is not None for o in ops): kinds.append("_Mem")
+    if any(o.imm is not None or o.kind == "1" for o in ops): kinds.append("_Imm")
+    return " | ".join(kinds) or "_Operand"
+
+
+def asm_methods(forms: list[Form]) -> list[AsmMethod]:
+    """The Assembler methods, one per mnemonic in sorted order (its forms in spec order)."""
+    by_mn: dict[str, list[Form]] = {}
+    for f in forms: by_mn.setdefault(f.mnemonic, []).append(f)
+    out = []
+    for mn, fl in sorted(by_mn.items()):
+        nrel = sum(1 for f in fl if f.operands and f.operands[0].kind[:3] == "rel")
+        arities = sorted({len(f.operands) for f in fl})
+        keys = {}
+        for n in arities:
+            names = "abcd"[:n]
+            imm = [any(len(f.operands) == n and (f.operands[i].imm is not None or f.operands[i].kind == "1") for f in fl)
+                   for i in range(n)]
+            keys[n] = "".join(f'["i" if type({p}) is int else {p}.sig]' if imm[i] else f"[{p}.sig]" for i, p in enumerate(names)) or "[()]"
+        if nrel: kind = "branch" if nrel == len(fl) else "jump"
+        elif len(arities) == 1 and arities[0] <= 4: kind = "fixed"
+        elif max(arities) <= 4: kind = "variadic"
+        else: kind = "emit"
+        params = list("abcd"[:arities[0]]) if kind == "fixed" else []
+        types = [_operand_type([f.operands[i] for f in fl]) for i in range(len(params))]
+        out.append(AsmMethod(mn, mn + ("_" if mn in KEYWORDS else ""), fl, kind, params, arities, keys, types))
+    return out
+
+
 def environment() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(HERE, "templates")), keep_trailing_newline=True,
                               undefined=jinja2.StrictUndefined, autoescape=False)
@@ -87,6 +145,7 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
         extra.update(context(COMPANION, forms))
     ctx = {"header": header, "forms": forms, "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple, **extra}
     ctx.update(group_rows(forms, ctx))
+    ctx["asm_methods"] = asm_methods(forms)
     out = {}
     for name in sorted(os.listdir(os.path.join(HERE, "templates"))):
         if name.endswith(".j2"):

@@ -44,7 +44,9 @@ register tinygrad leaves at xmm0). Per form there are also ``DEST``, ``IMPLICIT`
 roles), ``FIXED`` (explicit operands that must be one register, e.g. shl's cl) and ``CPUID`` (the
 iced-x86 CpuidFeature name); per reference op ``OP_CPUID`` and ``OP_IMPLICIT``.
 
-This module is imported on first use (``x86gen.groups``), not by ``import x86gen``.
+This module is imported on first use (``x86gen.groups``), not by ``import x86gen``. The generated table
+(_gen/groups.py) holds one line per form: a bitmask of its groups and indices into tables of the distinct
+sources, destinations, CPUID features and registers; the per-form dicts are built from it on first access.
 """
 from __future__ import annotations
 

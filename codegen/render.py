@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 
 import jinja2
 
@@ -34,6 +35,99 @@ def rows_by_mnemonic(forms: list[Form]) -> dict[str, list[str]]:
     return out
 
 
+# The columns of a row of _gen/groups.py's ROWS (one line per form, spec order); every column but the
+# first two is an index into the table of distinct values named after it (see `group_rows`).
+GROUP_COLUMNS = ("id", "mask", "SOURCE_VALUES", "DEST_VALUES", "CPUID_VALUES", "IMPLICIT_VALUES", "FIXED_VALUES")
+
+
+def _distinct(values, empty: tuple) -> list:
+    """The distinct values in sorted order, after ``empty`` (``()`` or ``(value,)``: the value of most forms, index 0)."""
+    return [*empty, *sorted({v for v in values if v not in empty}, key=repr)]
+
+
+def group_rows(forms: list[Form], ctx: dict) -> dict:
+    """The per-form part of _gen/groups.py, compact: each form is one text line of `GROUP_COLUMNS` (its id, a
+    bitmask of its groups, bit i for ``group_names[i]``, then indices into the tables of the distinct
+    sources, destinations, CPUID features, implicit and fixed registers), instead of a membership list
+    per group and a dict entry per form and column. ``x86gen.groups`` decodes them when imported."""
+    names = ctx["group_names"]
+    if len(names) > 62: raise ValueError("group bitmask: at most 62 groups")
+    member = {g: set(ctx["groups"][g]) for g in names}
+    cols = {
+        "SOURCE_VALUES": [ctx["form_sources"][f.id] for f in forms],
+        "DEST_VALUES": [ctx["form_dest"][f.id] for f in forms],
+        "CPUID_VALUES": [ctx["cpuid"][f.id] for f in forms],
+        "IMPLICIT_VALUES": [ctx["implicit"].get(f.id, ()) for f in forms],
+        "FIXED_VALUES": [ctx["fixed"].get(f.id, ()) for f in forms],
+    }
+    empty = {"SOURCE_VALUES": ((),), "DEST_VALUES": (None,), "CPUID_VALUES": (), "IMPLICIT_VALUES": ((),), "FIXED_VALUES": ((),)}
+    tables = {k: _distinct(v, empty[k]) for k, v in cols.items()}
+    index = {k: {v: i for i, v in enumerate(t)} for k, t in tables.items()}
+    rows = []
+    for n, f in enumerate(forms):
+        if any(c.isspace() for c in f.id): raise ValueError(f"{f.id!r}: a form id cannot contain white space")
+        mask = sum(1 << i for i, g in enumerate(names) if f.id in member[g])
+        rows.append(" ".join([f.id, str(mask), *(str(index[k][cols[k][n]]) for k in GROUP_COLUMNS[2:])]))
+    return {"group_columns": GROUP_COLUMNS, "group_rows": rows, "group_tables": tables}
+
+
+# Python keywords: the Assembler method of such a mnemonic has a trailing underscore (``a.and_(eax, 1)``).
+KEYWORDS = frozenset(("and", "or", "not", "in", "is", "if", "for", "while", "def", "del", "pass", "return", "class", "try", "with",
+                      "as", "from", "import", "global", "raise", "yield", "lambda", "assert", "break", "continue", "elif", "else",
+                      "except", "finally", "nonlocal", "await", "async", "True", "False", "None"))
+
+
+@dataclass
+class AsmMethod:
+    """One generated `x86gen.Assembler` method (templates asm_methods.py.j2 and its stub asm_methods.pyi.j2)."""
+    mnemonic: str
+    name: str                  # the method name: the mnemonic, with "_" after a Python keyword
+    forms: list[Form]
+    kind: str                  # branch (every form rel8/rel32), jump (some: jmp, call), fixed (one arity <= 4), variadic, emit
+    params: list[str]          # fixed: the parameter names a, b, c, d
+    arities: list[int]         # the numbers of operands of its forms, sorted
+    keys: dict[int, str]       # arity -> the plan-table subscripts of operands a, b, ... (an int where an immediate can be)
+    types: list[str]           # fixed: each parameter's type in the stub
+
+    @property
+    def plain(self) -> bool: return self.kind not in ("branch", "jump")
+
+
+def _operand_type(ops: list) -> str:
+    """The stub type of a parameter that takes these operands (one per form): registers, memory (a `Label` where memory
+    is meant is [rip+label]) and immediates, as the aliases of asm_methods.pyi.j2 (a method named ``int`` would shadow
+    the builtin in the class body)."""
+    kinds = []
+    if any(o.reg is not None and o.kind != "1" for o in ops): kinds.append("_Reg")
+    if any(o.mem is not None for o in ops): kinds.append("_Mem")
+    if any(o.imm is not None or o.kind == "1" for o in ops): kinds.append("_Imm")
+    return " | ".join(kinds) or "_Operand"
+
+
+def asm_methods(forms: list[Form]) -> list[AsmMethod]:
+    """The Assembler methods, one per mnemonic in sorted order (its forms in spec order)."""
+    by_mn: dict[str, list[Form]] = {}
+    for f in forms: by_mn.setdefault(f.mnemonic, []).append(f)
+    out = []
+    for mn, fl in sorted(by_mn.items()):
+        nrel = sum(1 for f in fl if f.operands and f.operands[0].kind[:3] == "rel")
+        arities = sorted({len(f.operands) for f in fl})
+        keys = {}
+        for n in arities:
+            names = "abcd"[:n]
+            imm = [any(len(f.operands) == n and (f.operands[i].imm is not None or f.operands[i].kind == "1") for f in fl)
+                   for i in range(n)]
+            keys[n] = "".join(f'["i" if type({p}) is int else {p}.sig]' if imm[i] else f"[{p}.sig]" for i, p in enumerate(names)) or "[()]"
+        if nrel: kind = "branch" if nrel == len(fl) else "jump"
+        elif len(arities) == 1 and arities[0] <= 4: kind = "fixed"
+        elif max(arities) <= 4: kind = "variadic"
+        else: kind = "emit"
+        params = list("abcd"[:arities[0]]) if kind == "fixed" else []
+        types = [_operand_type([f.operands[i] for f in fl]) for i in range(len(params))]
+        out.append(AsmMethod(mn, mn + ("_" if mn in KEYWORDS else ""), fl, kind, params, arities, keys, types))
+    return out
+
+
 def environment() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(HERE, "templates")), keep_trailing_newline=True,
                               undefined=jinja2.StrictUndefined, autoescape=False)
@@ -50,6 +144,8 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
         from .companion import context
         extra.update(context(COMPANION, forms))
     ctx = {"header": header, "forms": forms, "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple, **extra}
+    ctx.update(group_rows(forms, ctx))
+    ctx["asm_methods"] = asm_methods(forms)
     out = {}
     for name in sorted(os.listdir(os.path.join(HERE, "templates"))):
         if name.endswith(".j2"):

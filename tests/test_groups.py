@@ -310,3 +310,18 @@ def test_not_imported_by_x86gen():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}).stdout
     assert out.strip() == "[]"
+
+
+def test_compact_table_decodes():
+    """_gen/groups.py stores one line per form (a group bitmask and indices into tables of distinct values); decoded, it
+    agrees with the form table (x86gen.forms, generated separately) and groups_of agrees with the Group sets."""
+    forms = F.all_forms()
+    assert list(groups.SOURCES) == list(groups.DEST) == list(groups.CPUID) == [f.id for f in forms]
+    assert groups.CPUID == {f.id: f.cpuid for f in forms}
+    assert groups.IMPLICIT == {f.id: f.implicit for f in forms if f.implicit}
+    assert groups.FIXED == {f.id: tuple((i, o.role, o.reg) for i, o in enumerate(f.operands) if o.loc == "fixed")
+                            for f in forms if any(o.loc == "fixed" for o in f.operands)}
+    for f in forms:
+        assert groups.groups_of(f.id) == tuple(n for n in groups.NAMES if f.id in getattr(groups, n)), f.id
+    assert sum(map(len, (getattr(groups, n) for n in groups.NAMES))) > len(forms)
+    with pytest.raises(AttributeError): groups.NOPE  # noqa: B018

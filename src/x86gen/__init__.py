@@ -33,6 +33,17 @@ from .registers import REGISTERS, Reg, gpr, vec
 
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (3 ms); type checkers take it as True
+if TYPE_CHECKING:   # what __getattr__ imports on first use, for type checkers and IDEs (Assembler methods: _gen/asm_methods.pyi)
+    from . import forms, groups, isel, jit, reference  # noqa: F401
+    from ._gen.ops import Op  # noqa: F401
+    from .assembler import Assembler, Label  # noqa: F401
+    from .encoder import encode, select, select_form
+    from .forms import Form, all_forms, forms_of, get_form
+    from .instruction import Instruction
+    from .isel import IselError  # noqa: F401
+    from .text import assemble, parse  # noqa: F401
+
 _LAZY = {
     "encode": ("encoder", "encode"), "select": ("encoder", "select"), "select_form": ("encoder", "select_form"),
     "assemble": ("text", "assemble"), "parse": ("text", "parse"),

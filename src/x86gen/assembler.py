@@ -13,7 +13,8 @@
     >>> a.assemble().hex()
     '31c085ff7e0601f8ffcf75fac3'
 
-One method per mnemonic is generated from the spec (`x86gen._gen.asm_methods`); ``a.emit("add",
+One method per mnemonic is generated from the spec (`x86gen._gen.asm_methods`; its stub asm_methods.pyi gives
+type checkers and IDEs each method's operand types and forms); ``a.emit("add",
 eax, 1)`` does the same by name. Instructions without a label operand are encoded at once into the
 current byte chunk: a generated method looks up the plan for its operands' signatures
 (`x86gen.encoder.plan_for`, one function that chooses the form and encodes), appends the bytes and

@@ -44,7 +44,9 @@ register tinygrad leaves at xmm0). Per form there are also ``DEST``, ``IMPLICIT`
 roles), ``FIXED`` (explicit operands that must be one register, e.g. shl's cl) and ``CPUID`` (the
 iced-x86 CpuidFeature name); per reference op ``OP_CPUID`` and ``OP_IMPLICIT``.
 
-This module is imported on first use (``x86gen.groups``), not by ``import x86gen``.
+This module is imported on first use (``x86gen.groups``), not by ``import x86gen``. The generated table
+(_gen/groups.py) holds one line per form: a bitmask of its groups and indices into tables of the distinct
+sources, destinations, CPUID features and registers; the per-form dicts are built from it on first access.
 """
 from __future__ import annotations
 
@@ -75,7 +77,49 @@ class Group(frozenset):
 NAMES: tuple[str, ...] = _g.NAMES
 
 
-def _group(name: str) -> Group: return Group(name, _g.FORMS[name], f"{name} (forms): {_g.DOCS[name]}")
+# The generated per-form rows (_gen/groups.py ROWS: one line per form, its group bitmask, then indices into the
+# tables of distinct values), as flat tokens: column k of form n is _TOK[n * _WIDTH + k].
+if _g.COLUMNS != ("id", "mask", "SOURCE_VALUES", "DEST_VALUES", "CPUID_VALUES", "IMPLICIT_VALUES", "FIXED_VALUES"):
+    raise ImportError(f"x86gen._gen.groups has columns {_g.COLUMNS}: regenerate it (python tools/gen.py)")
+_WIDTH = len(_g.COLUMNS)
+_TOK = _g.ROWS.split()
+_IDS = _TOK[0::_WIDTH]
+_MASKS = dict(zip(_IDS, _TOK[1::_WIDTH]))   # form id -> its group bitmask (decimal text; bit i: NAMES[i])
+
+
+def _members() -> dict[str, list[str]]:
+    """Group name -> its form ids, in spec order within each distinct bitmask."""
+    by_mask: dict[str, list[str]] = {}
+    for fid, m in _MASKS.items(): by_mask.setdefault(m, []).append(fid)
+    masks = [(int(m), fids) for m, fids in by_mask.items()]
+    return {name: [fid for m, fids in masks if m >> i & 1 for fid in fids] for i, name in enumerate(NAMES)}
+
+
+_MEMBERS = _members()
+
+# The per-form dicts, built on first use (module __getattr__): name -> (column, table of values, every form has one).
+_COLUMNS = {"SOURCES": (2, "SOURCE_VALUES", True), "DEST": (3, "DEST_VALUES", True), "CPUID": (4, "CPUID_VALUES", True),
+            "IMPLICIT": (5, "IMPLICIT_VALUES", False), "FIXED": (6, "FIXED_VALUES", False)}
+
+
+def _column(name: str) -> dict:
+    d = globals().get(name)
+    if d is None:
+        k, table, dense = _COLUMNS[name]
+        values = getattr(_g, table)
+        lut = dict(zip(map(str, range(len(values))), values))
+        col = _TOK[k::_WIDTH]
+        d = dict(zip(_IDS, map(lut.__getitem__, col))) if dense else {fid: lut[t] for fid, t in zip(_IDS, col) if t != "0"}
+        globals()[name] = d
+    return d
+
+
+def __getattr__(name: str):
+    if name in _COLUMNS: return _column(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _group(name: str) -> Group: return Group(name, _MEMBERS[name], f"{name} (forms): {_g.DOCS[name]}")
 
 
 def _op_group(name: str) -> Group:
@@ -92,7 +136,8 @@ WriteFlags = _group("WriteFlags")
 Rm1st = _group("Rm1st")
 Rm2nd = _group("Rm2nd")
 Commutative = _group("Commutative")
-All = Group("All", _g.CPUID, "All (forms): every form of isa/x86_64.yaml.")
+All = Group("All", _IDS, "All (forms): every form of isa/x86_64.yaml.")
+
 
 
 class X86GroupOp:
@@ -133,17 +178,18 @@ class TinygradGroupOp:
 GROUP_DIFFERENCES: dict[str, str]   # "Group OP" -> why X86GroupOp and TinygradGroupOp disagree there
 
 
-SOURCES: dict[str, tuple[str, ...]] = _g.SOURCES
-DEST: dict[str, str | None] = _g.DEST
-IMPLICIT: dict[str, tuple[tuple[str, str], ...]] = _g.IMPLICIT
-FIXED: dict[str, tuple[tuple[int, str, str], ...]] = _g.FIXED
-CPUID: dict[str, str] = _g.CPUID
+# built on first use (see _column)
+SOURCES: dict[str, tuple[str, ...]]                 # form id -> its sources (see the module docstring)
+DEST: dict[str, str | None]                         # form id -> its destination (see `destination`)
+IMPLICIT: dict[str, tuple[tuple[str, str], ...]]    # form id -> implicit registers, forms that have any
+FIXED: dict[str, tuple[tuple[int, str, str], ...]]  # form id -> fixed-register explicit operands, forms that have any
+CPUID: dict[str, str]                               # form id -> CPUID feature
 OP_CPUID: dict[str, tuple[str, ...]] = _g.OP_CPUID
 OP_IMPLICIT: dict[str, tuple[tuple[str, str], ...]] = _g.OP_IMPLICIT
 
 
 def _check(form_id: str) -> str:
-    if form_id not in _g.CPUID:
+    if form_id not in _MASKS:
         from .errors import UnknownMnemonicError
         raise UnknownMnemonicError(f"no form with id {form_id!r}")
     return form_id
@@ -151,8 +197,8 @@ def _check(form_id: str) -> str:
 
 def groups_of(form_id: str) -> tuple[str, ...]:
     """The names of the groups a form is in, in `NAMES` order."""
-    _check(form_id)
-    return tuple(n for n in NAMES if form_id in globals()[n])
+    mask = int(_MASKS[_check(form_id)])
+    return tuple(n for i, n in enumerate(NAMES) if mask >> i & 1)
 
 
 def op_groups_of(op: str) -> tuple[str, ...]:
@@ -163,25 +209,25 @@ def op_groups_of(op: str) -> tuple[str, ...]:
 
 def sources(form_id: str) -> tuple[str, ...]:
     """The form's sources in tinygrad's order: operand indices ("0", …) and implicit registers ("eax")."""
-    return SOURCES[_check(form_id)]
+    return _column("SOURCES")[_check(form_id)]
 
 
 def destination(form_id: str) -> str | None:
     """The destination: the first written operand's index, else the first written implicit register
     other than rsp, else None."""
-    return DEST[_check(form_id)]
+    return _column("DEST")[_check(form_id)]
 
 
 def implicit(form_id: str) -> tuple[tuple[str, str], ...]:
     """Implicit registers with their roles (r, w, rw), e.g. ``(("rw", "eax"), ("rw", "edx"))`` for div r/m32."""
-    return IMPLICIT.get(_check(form_id), ())
+    return _column("IMPLICIT").get(_check(form_id), ())
 
 
 def fixed(form_id: str) -> tuple[tuple[int, str, str], ...]:
     """Explicit operands that must be one register: ``(operand index, role, register)``, e.g. shl's cl."""
-    return FIXED.get(_check(form_id), ())
+    return _column("FIXED").get(_check(form_id), ())
 
 
 def cpuid(form_id: str) -> str:
     """The CPUID feature the form needs, as iced-x86 names it (INTEL386, X64, CMOV, AVX2, FMA, …)."""
-    return CPUID[_check(form_id)]
+    return _column("CPUID")[_check(form_id)]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64}
+REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64, "mm": 64}
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}
 FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx": 32, "rax": 64, "rcx": 64, "rdx": 64}
 ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "N": "n"}
@@ -226,7 +226,7 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str) -> str:
         elif o.reg in FIXED_REGS: parts.append(o.reg.upper())
         elif o.reg and o.mem is not None:
             parts.append(f"RM{o.mem}" if o.reg == f"r{o.mem}" else f"{o.reg.upper()}M{o.mem}")
-        elif o.reg: parts.append(o.reg.upper())
+        elif o.reg: parts.append("KR" if o.reg == "k" else o.reg.upper())   # iced spells a mask register KR
         else: parts.append("M" if o.mem == 0 else f"M{o.mem}")
     return ("" if enc == "legacy" else enc.upper() + "_") + "_".join(parts)
 

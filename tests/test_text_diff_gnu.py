@@ -55,7 +55,7 @@ from x86gen.assembler import parse_program
 pytestmark = pytest.mark.skipif(not gnu_oracle.HAVE_GNU_AS, reason="GNU as not installed")
 
 R = x86gen.REGISTERS
-REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm")}
+REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k")}
 GPR64 = REG_CLASSES["r64"]
 INDEXES = [r for r in GPR64 if r != "rsp"]
 SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword"}
@@ -80,7 +80,7 @@ GNU_ALIASES: dict[str, list[str]] = {f"{p}{cc}": [f"{p}{s}" for s in syn] for p 
 GNU_ALIASES.update({"shl": ["sal"], "ret": ["retq"], "cdqe": ["cltq"], "cqo": ["cqto"], "cdq": ["cltd"], "cwd": ["cwtd"],
                     "cwde": ["cwtl"], "cbw": ["cbtw"]})
 # Registers of files no form of the table takes: x86gen must call them registers, not labels.
-OTHER_REGISTERS = ["cr0", "cr3", "cr8", "dr7", "zmm1", "zmm31", "xmm16", "ymm31", "k1", "st(0)", "st", "mm0", "mm7",
+OTHER_REGISTERS = ["cr0", "cr3", "cr8", "dr7", "zmm1", "zmm31", "xmm16", "ymm31", "st(0)", "st",
                    "es", "cs", "fs", "gs", "tmm0", "eip", "r16", "spl", "bnd0"]
 
 # --- literals ---------------------------------------------------------------------------------------------
@@ -223,7 +223,7 @@ def operand_text(rng: random.Random, kind: str, line: Line) -> tuple[str, str]:
     reg, _, m = kind.partition("/")
     if reg not in REG_CLASSES and not reg.startswith("m"):
         raise ValueError(f"operand kind {kind!r}: the text fuzz does not know how to write it")
-    if reg.startswith("m"): return mem_text(rng, int(reg[1:]), line)
+    if reg not in REG_CLASSES: return mem_text(rng, int(reg[1:]), line)   # m8 … m512 (not mm: a register class)
     if m and rng.random() < 0.5: return mem_text(rng, int(m[1:]), line)
     name = rng.choice(REG_CLASSES[reg])
     line.regs.append(name)

@@ -23,7 +23,7 @@ class AsmSyntaxError(EncodeError):
 
 
 class UnsupportedRegisterError(OperandError):
-    """A register of x86-64 that x86gen has no forms for (yet): cr0, dr7, zmm0, xmm16, st(0), mm0, fs, tmm0, …"""
+    """A register of x86-64 that x86gen has no forms for (yet): cr0, dr7, zmm0, xmm16, st(0), fs, tmm0, …"""
 
 
 class LabelContextError(OperandError):

@@ -1,0 +1,56 @@
+"""Rules of the register files issue 10 brings in: MMX (mm0-mm7), AVX-512 opmask (k0-k7) in VEX forms.
+
+Expected bytes come from GNU as 2.40 (``as --64 -msyntax=intel -mnaked-reg``, output quoted in the
+comments) or from iced-x86's encoder (computed in the test).
+"""
+from __future__ import annotations
+
+import iced_x86 as I
+import pytest
+
+import x86gen
+from x86gen import OperandError, mem
+
+R = x86gen.REGISTERS
+
+
+def _iced(code: int, *regs) -> bytes:
+    """iced-x86's bytes for ``code`` with these register operands, at address 0."""
+    ins = I.Instruction.create_reg_reg(code, *regs) if len(regs) == 2 else I.Instruction.create_reg_reg_reg(code, *regs)
+    e = I.Encoder(64)
+    e.encode(ins, 0)
+    return bytes(e.take_buffer())
+
+
+# --- MMX ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, want", [
+    ("movq mm0, rax", "480f6ec0"),                             # GNU as: 48 0f 6e c0  movq mm0,rax
+    ("paddb mm7, qword ptr [r8+r15*2+1]", "430ffc7c7801"),     # 43 0f fc 7c 78 01: REX.X/B of the address only
+    ("movq2dq xmm15, mm3", "f3440fd6fb"),                       # f3 44 0f d6 fb: REX.R for xmm15, none for mm3
+    ("movdq2q mm1, xmm9", "f2410fd6c9"),                        # f2 41 0f d6 c9
+    ("pextrw r10d, mm6, 3", "440fc5d603"),                      # 44 0f c5 d6 03
+])
+def test_mmx_registers_take_no_rex_bits(text, want):
+    """mm0-mm7 are named by 3 ModRM bits; a REX prefix comes only from the other operands (SDM Vol.2 2.2.1.2)."""
+    assert x86gen.assemble(text).hex() == want
+
+
+def test_mmx_file_has_eight_registers():
+    """There is no mm8: REX.R/B are ignored for MMX registers, so x86gen has no register a REX bit would name."""
+    assert [r.name for r in R.values() if r.kind == "mm"] == [f"mm{i}" for i in range(8)]
+    assert "mm8" not in R
+    with pytest.raises(x86gen.EncodeError):   # a symbol, as for GNU as: no form takes a label there
+        x86gen.assemble("paddb mm8, mm1")
+    with pytest.raises(OperandError):
+        R["mm3"].sized(128)   # an MMX register has no other width
+
+
+def test_mmx_and_xmm_forms_are_told_apart():
+    """paddb mm, mm/m64 (NP 0F FC) and paddb xmm, xmm/m128 (66 0F FC): the register file picks the form."""
+    assert x86gen.encode("paddb", R["mm1"], R["mm2"]).hex() == "0ffcca"              # GNU as: 0f fc ca
+    assert x86gen.encode("paddb", R["xmm1"], R["xmm2"]).hex() == "660ffcca"          # 66 0f fc ca
+    assert x86gen.encode("paddb", R["mm1"], mem(R["rax"])).hex() == "0ffc08"         # unsized memory: the mm form's m64
+    with pytest.raises(OperandError):
+        x86gen.encode("paddb", R["mm1"], R["xmm2"])

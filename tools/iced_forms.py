@@ -50,7 +50,7 @@ def cpuid_name(code: int) -> str:
 
 # --- operand kinds ------------------------------------------------------------------------------------
 
-_GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM": "ymm", "MM": "mm"}
+_GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM": "ymm", "MM": "mm", "K": "k"}
 _SLOT = {"REG": "reg", "RM": "rm", "VVVV": "vvvv", "OPCODE": "opc", "IS4": "is4"}
 _IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "IMM8SEX16": "simm8", "IMM8SEX32": "simm8",
         "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32"}

@@ -107,6 +107,7 @@ def parse_operand(text: str, ctx) -> Operand:
         imm, sext = int(kind.lstrip("s")[3:]), kind.startswith("s")
     elif re.fullmatch(r"rel(8|32)", kind): imm = int(kind[3:])
     elif re.fullmatch(r"moffs(8|16|32|64)", kind): mem, loc = int(kind[5:]), loc or "moffs"   # 8-byte absolute address after the opcode
+    elif re.fullmatch(r"vm(32|64)[xy]", kind): mem = -1   # VSIB: the element size comes from VEX.W (`load`)
     elif kind == "m": mem = 0
     elif re.fullmatch(r"m\d+", kind): mem = int(kind[1:])
     elif "/" in kind:
@@ -114,7 +115,7 @@ def parse_operand(text: str, ctx) -> Operand:
         if r not in REG_CLASSES or not re.fullmatch(r"m\d+", mm): _err(ctx, "operands", f"unknown kind {kind!r}")
         reg, mem = r, int(mm[1:])
     else: _err(ctx, "operands", f"unknown kind {kind!r}")
-    if mem and mem not in MEM_SIZES: _err(ctx, "operands", f"bad memory size in {kind!r}")
+    if mem and mem > 0 and mem not in MEM_SIZES: _err(ctx, "operands", f"bad memory size in {kind!r}")
     if imm is not None: loc = loc or "imm"
     if role == "N" and reg is None and mem is None:   # lea's address, prefetch's m8, nop's r/m32
         _err(ctx, "operands", f"role N (not accessed) is only for a register or memory operand, not {kind!r}")
@@ -217,11 +218,29 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     return ops
 
 
+def is_vsib(o: Operand) -> bool:
+    """A VSIB memory operand (vm32x, vm32y, vm64x, vm64y: 32-/64-bit indices in an xmm/ymm register)."""
+    return o.kind[:2] == "vm"
+
+
+def vsib_element_size(ops: list[Operand], e: dict, ctx) -> list[Operand]:
+    """``ops`` with each VSIB operand's memory size set to its element size: 32 bits with VEX.W0, 64 with W1
+    (SDM Vol.2 VGATHERDPS/VGATHERDPD, VPGATHERDD/VPGATHERDQ …: W picks the element size, the kind the index size)."""
+    out = []
+    for o in ops:
+        if is_vsib(o):
+            if e["enc"] == "legacy" or e["w"] is None:
+                _err(ctx, "operands", f"{o.kind}: a VSIB operand needs VEX.W0 or VEX.W1 (its element size)")
+            o = Operand(**{**o.__dict__, "mem": 32 if e["w"] == 0 else 64})
+        out.append(o)
+    return out
+
+
 def derive_id(mnemonic: str, ops: list[Operand], enc: str) -> str:
     parts = [mnemonic.upper()]
     for o in ops:
         if o.imm is not None: parts.append(f"REL{o.imm}_64" if o.kind.startswith("rel") else f"IMM{o.imm}")
-        elif o.loc == "moffs": parts.append(o.kind.upper())
+        elif o.loc == "moffs" or is_vsib(o): parts.append(o.kind.upper())   # MOFFS32, VM32X
         elif o.kind == "1": parts.append("1")
         elif o.reg in FIXED_REGS: parts.append(o.reg.upper())
         elif o.reg and o.mem is not None:
@@ -297,7 +316,7 @@ def load(path: str) -> list[Form]:
                 attrs[k] = v
             e = parse_encoding(fields[1], fctx)
             ops = [parse_operand(t, fctx) for t in fields[0].split(",")] if fields[0] else []
-            ops = assign_locations(ops, e, fctx)
+            ops = assign_locations(vsib_element_size(ops, e, fctx), e, fctx)
             implicit: list[tuple[str, str]] = []
             for t in filter(None, attrs.get("imp", "").split(",")):
                 role, _, reg = t.partition(":")

@@ -10,6 +10,7 @@ import pytest
 
 import x86gen
 from x86gen import OperandError, mem
+from x86gen.text import parse_text_line
 
 R = x86gen.REGISTERS
 
@@ -84,3 +85,63 @@ def test_mask_register_file_has_eight_registers_and_vvvv_top_bit_stays_clear():
 def test_register_files_are_exported():
     assert x86gen.mm0 is R["mm0"] and x86gen.k7 is R["k7"]
     assert {"mm0", "mm7", "k0", "k7"} <= set(x86gen.__all__)
+
+
+# --- VSIB: the AVX2 gathers ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, want", [
+    ("vgatherdps xmm1, dword ptr [rax+xmm2*4+0x10], xmm3", "c4e261924c9010"),    # GNU as: c4 e2 61 92 4c 90 10
+    ("vpgatherqq ymm9, qword ptr [r13+ymm12*8], ymm10", "c402ad914ce500"),        # c4 02 ad 91 4c e5 00: VEX.X̄ = 0 (ymm12)
+    ("vgatherdpd xmm0, qword ptr [xmm4*2], xmm1", "c4e2f192046500000000"),        # xmm4 is an index (not "none")
+    ("vgatherqps xmm2, dword ptr [rsp+ymm15*1-0x80], xmm7", "c4a24593543c80"),    # c4 a2 45 93 54 3c 80
+    ("vgatherdps xmm1, [xmm2+0x10], xmm3", "c4e261920c1510000000"),               # GNU as reads a lone xmm2 as the index
+    ("vgatherdps xmm1, [xmm2+rax], xmm3", "c4e261920c10"),                        # … and [xmm2+rax] as [rax+xmm2*1]
+    ("vpgatherdd ymm5, [r12+ymm4*4+0x12345678], ymm6", "c4c24d90aca478563412"),   # c4 c2 4d 90 ac a4 78 56 34 12
+])
+def test_vsib_text_matches_gnu_as(text, want):
+    assert x86gen.assemble(text).hex() == want
+
+
+def test_vsib_structured_api():
+    """A `Mem` with an xmm/ymm index is a `VsibMem`; `mem`, `dword`, … build one as for a general index."""
+    m = mem(R["rax"], R["xmm2"], 4, 0x10, size=32)
+    assert isinstance(m, x86gen.VsibMem) and str(m) == "dword ptr [rax+xmm2*4+0x10]"
+    assert x86gen.encode("vgatherdps", R["xmm1"], m, R["xmm3"]).hex() == "c4e261924c9010"
+    assert x86gen.encode("vgatherdps", R["xmm1"], x86gen.dword(R["rax"], R["xmm2"], 4, 0x10), R["xmm3"]).hex() == "c4e261924c9010"
+    assert x86gen.forms.VEX_VGATHERDPS_XMM_VM32X_XMM(R["xmm1"], m.with_size(0), R["xmm3"]).hex() == "c4e261924c9010"
+    assert type(x86gen.Mem(R["rax"], R["rcx"])) is x86gen.Mem
+
+
+@pytest.mark.parametrize("text", [
+    "vgatherdps xmm1, [rax+xmm1*4], xmm3",     # destination = index
+    "vgatherdps xmm1, [rax+xmm2*4], xmm1",     # destination = mask
+    "vgatherdps xmm1, [rax+xmm3*4], xmm3",     # index = mask
+    "vgatherdpd ymm1, [rax+xmm1*4], ymm3",     # xmm1 and ymm1 are one register
+    "vpgatherqd xmm4, [rax+ymm4*8], xmm5",
+])
+def test_vsib_registers_must_be_distinct(text):
+    """SDM Vol.2 VGATHERDPS: #UD if any two of destination, index and mask are the same (GNU as only warns:
+    "mask, index, and destination registers should be distinct")."""
+    with pytest.raises(x86gen.DistinctRegistersError, match="three different registers"):
+        x86gen.assemble(text)
+    mn, ops = parse_text_line(text)
+    with pytest.raises(x86gen.DistinctRegistersError):   # the form's own encoder checks it too
+        x86gen.select(mn, *ops)(*ops)
+    assert issubclass(x86gen.DistinctRegistersError, OperandError)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: x86gen.assemble("mov eax, [rax+xmm1*2]"),                       # a vector index in a general memory operand
+    lambda: x86gen.forms.ADD_R32_RM32(R["eax"], mem(R["rax"], R["xmm1"])),   # … also through the form itself
+    lambda: x86gen.forms.VEX_VADDPS_XMM_XMM_XMMM128(R["xmm0"], R["xmm1"], mem(R["rax"], R["xmm1"])),
+    lambda: x86gen.assemble("vgatherdps xmm1, [rax+rcx*4], xmm3"),           # a general index in a VSIB operand
+    lambda: x86gen.forms.VEX_VGATHERDPS_XMM_VM32X_XMM(R["xmm1"], mem(R["rax"], R["rcx"], 4), R["xmm3"]),
+    lambda: x86gen.assemble("vgatherdps xmm1, [rax+ymm2*4], xmm3"),          # vm32x takes an xmm index, not ymm
+    lambda: x86gen.assemble("vgatherdps xmm1, qword ptr [rax+xmm2*4], xmm3"),  # dword elements (GNU as: size mismatch)
+    lambda: x86gen.assemble("vgatherdps xmm1, [rip+xmm2], xmm3"),            # no rip-relative VSIB
+    lambda: x86gen.assemble("vgatherdps xmm1, [0x10], xmm3"),                # no index at all
+])
+def test_vsib_and_general_memory_operands_are_kept_apart(call):
+    with pytest.raises(x86gen.EncodeError):
+        call()

@@ -129,6 +129,10 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
         elif o.loc == "moffs":   # a 64-bit absolute address (no registers), near or far
             mem_op = Mem(None, None, 1, rng.choice([0x10, 0x80000000, 0x123456789ABC, -0x80000001]), o.mem)
             ops.append(mem_op)
+        elif o.kind.startswith("vm"):   # VSIB: an xmm/ymm index, distinct from the destination and the mask
+            index = REGISTERS[f"{'xmm' if o.kind[-1] == 'x' else 'ymm'}{vecs.pop()}"]
+            mem_op = Mem(m[0], index, rng.choice([1, 2, 4, 8]), m[3], size=o.mem)
+            ops.append(mem_op)
         elif o.mem is not None and (o.reg is None or use_mem):
             mem_op = Mem(*m, size=o.mem or 0)
             ops.append(mem_op)

@@ -220,6 +220,14 @@ def operand_text(rng: random.Random, kind: str, line: Line) -> tuple[str, str]:
         line.features.add("absolute address" if -(1 << 31) <= a < (1 << 31) else "absolute address >= 2^31")
         size = SIZE_WORD[int(kind[5:])] + " ptr " if rng.random() < 0.9 else ""
         return _both(size, *(("ds:", lit(rng, a, line)) if rng.random() < 0.3 else ("[", lit(rng, a, line), "]")))
+    if kind.startswith("vm"):   # VSIB (vm32x …): [base + xmm/ymm index*scale ± disp], unsized (the form decides)
+        index = rng.choice(REG_CLASSES["xmm" if kind[-1] == "x" else "ymm"])
+        base = rng.choice(GPR64 + [None])
+        scale, disp = rng.choice([1, 2, 4, 8]), rng.choice([0, 0x10, -0x80, 0x7FFFFFFF])
+        line.regs += [r for r in (base, index) if r]
+        line.disps.append(disp)
+        inner = "+".join(filter(None, [base, f"{index}*{scale}"]))
+        return _both("", f"[{inner}{'-' if disp < 0 else '+'}", lit(rng, abs(disp), line), "]")
     reg, _, m = kind.partition("/")
     if reg not in REG_CLASSES and not reg.startswith("m"):
         raise ValueError(f"operand kind {kind!r}: the text fuzz does not know how to write it")
@@ -556,6 +564,8 @@ def judge(line: Line, x, g: gnu_oracle.Outcome, llvm: gnu_oracle.Outcome | None,
         return Verdict("mismatch", "x86gen encodes what GNU as (and llvm-mc) refuse", (g.errors or ["?"])[0][:100])
     # x86gen refused
     if not g.ok: return Verdict("refused", "GNU as errors")
+    if isinstance(x, x86gen.DistinctRegistersError) and any("should be distinct" in w for w in g.warnings):
+        return Verdict("refused", "GNU as warns: a gather's registers must differ (#UD)")
     if g.relocated and not line.program:   # `pop r16`: a register name GNU as 2.40 does not know
         return Verdict("refused", "GNU as takes a name for an external symbol")
     if truncation(g): return Verdict("refused", "GNU as truncates with a warning")

@@ -120,6 +120,11 @@ def instance(code: int, kinds: list[tuple[str, str]], use_mem: bool) -> tuple[I.
             ins.set_op_register(i, r)
             explicit.add(X64_FAMILY[REG_NAMES[r]])
             continue
+        if kind.startswith("vm"):   # VSIB: an xmm/ymm index, xmm15/ymm15 (no explicit operand takes it)
+            ins.set_op_kind(i, OPK.MEMORY)
+            ins.memory_base, ins.memory_index, ins.memory_index_scale = REG.R14, getattr(REG, f"{kind[-1].upper()}MM15"), 4
+            ins.memory_displacement, ins.memory_displ_size = 0x10, 1
+            continue
         if (kind.startswith("m") and "/" not in kind and kind not in spec.REG_CLASSES) or ("/" in kind and use_mem):
             ins.set_op_kind(i, OPK.MEMORY)
             ins.memory_base, ins.memory_index, ins.memory_index_scale = REG.R14, REG.R15, 2
@@ -195,7 +200,7 @@ def draft(code: int) -> dict:
         info = I.InstructionInfoFactory().info(ins)
         address = set()
         if any(ins.op_kind(i) == OPK.MEMORY for i in range(ins.op_count)):
-            address = {X64_FAMILY["R14"], X64_FAMILY["R15"]}
+            address = {X64_FAMILY["R14"], X64_FAMILY["R15"], ("vec", 15)}   # ("vec", 15): a VSIB index
         ops = []
         for i, (kind, slot) in enumerate(kinds):
             if slot == "imm":

@@ -93,6 +93,8 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
         head, _, tail = name.partition("_")
         if name in _IMM: out.append((_IMM[name], "imm")); continue
         if name in _FIXED: out.append((_FIXED[name], "fixed")); continue
+        if name in ("MEM_VSIB32X", "MEM_VSIB32Y", "MEM_VSIB64X", "MEM_VSIB64Y"):   # VSIB: vm32x, vm32y, vm64x, vm64y
+            out.append((f"vm{name[8:10]}{name[10].lower()}", "rm")); continue
         if name == "MEM" or (head in _GPR and tail == "OR_MEM"):
             bits = memory_bits(code)
             if bits and bits not in MEM_SIZES: raise Unsupported(f"memory operand of {bits // 8} bytes")

@@ -17,7 +17,7 @@ import struct
 
 from . import registers as R
 from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_operands
-from .memory import Mem
+from .memory import Mem, VsibMem
 
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg",
              "mm": "Mmx"}
@@ -238,8 +238,14 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
             if enc == "legacy": out += legacy_return(ind, rbits + [f"{a}.rex_b"], [f"{opcode:#04x}", modrm_reg], "", r8)
             else: out += vex_return(ind, True, a, [modrm_reg], "")
         if mem is not None and is_mem is not False:
-            if not known(i): out.append(f"if {a}.__class__ is Mem{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
+            vsib = ops[i][0][:2] == "vm"   # vm32x …: a VsibMem with an xmm/ymm index (SDM Vol.2 2.3.12)
+            cls = f"VsibMem and {a}.index.__class__ is {'Xmm' if ops[i][0][-1] == 'x' else 'Ymm'}" if vsib else "Mem"
+            if not known(i): out.append(f"if {a}.__class__ is {cls}{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
             if sig is None: out.append(f"{ind}if {a}.label is not None: raise _label({fid!r}, {allargs})")   # (plans check first)
+            if vsib:   # a gather #UDs if any two of destination, index and mask are the same register (SDM Vol.2 VGATHERDPS)
+                regs = [x for x in (reg_expr, vvvv) if x] + [f"{a}.index"]
+                same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(regs) for y in regs[k + 1:])
+                out.append(f"{ind}if {same}: raise _distinct({fid!r}, {allargs})")
             if enc == "legacy": out += legacy_return(ind, rbits + [f"{a}.rex"], [f"{opcode:#04x}", modrm_mem], f" + {a}.tail",
                                                    [x for x in r8 if x != a])
             else: out += vex_return(ind, False, a, [modrm_mem], f" + {a}.tail")
@@ -293,6 +299,14 @@ def _notabs(fid, args, i):
                         " (no base or index register)")
 
 
+def _distinct(fid, args):
+    from .errors import DistinctRegistersError
+    from .forms import get_form
+    f = get_form(fid)
+    return DistinctRegistersError(f"{f.mnemonic} {fmt_operands(args)}: the destination, index and mask registers must be three"
+                                  " different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD: #UD if any two are the same)")
+
+
 def _high8(fid, args):
     from .forms import get_form
     f = get_form(fid)
@@ -302,7 +316,8 @@ def _high8(fid, args):
 
 # Names the generated form code sees: register classes (Gpr32, Ymm, …), fixed registers (R_eax, …), helpers.
 GLOBALS = {**{c: getattr(R, c) for c in REG_CLASS.values()}, **{f"R_{n}": r for n, r in R.REGISTERS.items()},
-           **_PACK_BYTES, "Mem": Mem, "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8,
+           **_PACK_BYTES, "Mem": Mem, "VsibMem": VsibMem, "_distinct": _distinct,
+           "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8,
            "_label": _label, "_notabs": _notabs}
 
 

@@ -14,6 +14,12 @@ class OperandError(EncodeError):
     """Operands that no form accepts, or that break an encoding rule (AH with REX, RSP as index, …)."""
 
 
+class DistinctRegistersError(OperandError):
+    """Registers that an instruction needs to be different are the same: a VSIB gather's destination, index and
+    mask (SDM Vol.2 VGATHERDPS/VPGATHERDD…: #UD "if any pair of the index, mask, or destination registers are the
+    same")."""
+
+
 class ImmediateRangeError(OperandError):
     """An immediate or displacement that does not fit its field."""
 

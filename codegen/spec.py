@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64, "mm": 64}
+REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64, "mm": 64, "tmm": 8192}
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}
 FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx": 32, "rax": 64, "rcx": 64, "rdx": 64}
 ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "N": "n"}

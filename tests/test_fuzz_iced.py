@@ -58,9 +58,9 @@ import x86gen
 
 R = x86gen.REGISTERS
 GPR64 = [r for r in R.values() if r.kind == "r64"]
-REG_CLASSES = {k: [r for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k")}
+REG_CLASSES = {k: [r for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k", "tmm")}
 assert len(REG_CLASSES["r8"]) == 20 and all(len(REG_CLASSES[k]) == 16 for k in ("r16", "r32", "r64", "xmm", "ymm"))
-assert len(REG_CLASSES["mm"]) == len(REG_CLASSES["k"]) == 8   # mm0-mm7, k0-k7: no REX/VEX extension
+assert len(REG_CLASSES["mm"]) == len(REG_CLASSES["k"]) == len(REG_CLASSES["tmm"]) == 8   # no REX/VEX extension
 INDEXES = [r for r in GPR64 if r.name != "rsp"]
 DISPS = [0, 1, -1, 8, 127, 128, -128, -129, 255, 256, 0x7FFF, -0x8000, 0x7FFFFFFF, -0x80000000, 0x7FFFFFFE, -0x7FFFFFFF]
 IPS = [0x80001000, 0x100000000, 0x7FFF00000000, 0x0000_5555_5555_4000]
@@ -232,6 +232,8 @@ def expected_error(form, code, ops, rel_disp):
     raise, why: "one" / "range" / "high8")."""
     if any(isinstance(x, x86gen.Reg) and x.high for x in ops) and needs_rex(form, code, ops):
         return x86gen.OperandError, "high8"   # (whatever else is wrong: OperandError is the base class)
+    tiles = [x.num for o, x in zip(form.operands, ops) if o.reg == "tmm" and isinstance(x, x86gen.Reg) and x.kind == "tmm"]
+    if len(set(tiles)) != len(tiles): return x86gen.DistinctRegistersError, "distinct"   # AMX: #UD (SDM Vol.2 TDPBSSD)
     for o, x in zip(form.operands, ops):
         if not is_vsib(o): continue
         if not (isinstance(x, x86gen.VsibMem) and x.index.kind[0] == o.kind[-1]): return x86gen.OperandError, "vsib"
@@ -439,7 +441,7 @@ def corner_cases(form):
     """The fixed sweep for ``form``: a list of raw operand tuples (as the strategy draws them)."""
     code = code_of(form.id)
     default = []
-    vsib = any(is_vsib(o) for o in form.operands)
+    vsib = any(is_vsib(o) for o in form.operands) or sum(o.reg == "tmm" for o in form.operands) > 1   # distinct registers
     for o in form.operands:
         if o.loc == "fixed": default.append(R[o.reg])
         elif o.kind == "1": default.append(1)

@@ -145,3 +145,31 @@ def test_vsib_registers_must_be_distinct(text):
 def test_vsib_and_general_memory_operands_are_kept_apart(call):
     with pytest.raises(x86gen.EncodeError):
         call()
+
+
+# --- AMX tile registers ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, want", [
+    ("tdpbssd tmm1, tmm2, tmm3", "c4e2635eca"),      # GNU as: c4 e2 63 5e ca (tmm3 in VEX.vvvv, tmm2 in ModRM.rm)
+    ("tdpbf16ps tmm7, tmm0, tmm6", "c4e24a5cf8"),    # c4 e2 4a 5c f8
+    ("tilerelease", "c4e27849c0"),                   # c4 e2 78 49 c0 (a fixed ModRM byte)
+    ("ldtilecfg [r9+rax*2]", "c4c278490441"),        # c4 c2 78 49 04 41
+])
+def test_amx_forms_match_gnu_as(text, want):
+    assert x86gen.assemble(text).hex() == want
+
+
+@pytest.mark.parametrize("text", ["tdpbssd tmm1, tmm1, tmm3", "tdpbssd tmm1, tmm2, tmm1", "tdpbuud tmm4, tmm2, tmm2"])
+def test_amx_tiles_must_be_distinct(text):
+    """SDM Vol.2 TDPBSSD (AMX-E4): #UD unless the three tiles differ (GNU as: "all tmm registers must be distinct")."""
+    with pytest.raises(x86gen.DistinctRegistersError, match="tile registers must all be different"):
+        x86gen.assemble(text)
+    mn, ops = parse_text_line(text)
+    with pytest.raises(x86gen.DistinctRegistersError):
+        x86gen.select(mn, *ops)(*ops)
+
+
+def test_tile_file_has_eight_registers():
+    assert [r.name for r in R.values() if r.kind == "tmm"] == [f"tmm{i}" for i in range(8)]
+    assert x86gen.tmm7 is R["tmm7"]

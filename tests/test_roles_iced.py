@@ -63,6 +63,7 @@ def family(name: str) -> tuple[str, int]:
     if n[:3] in ("xmm", "ymm", "zmm"): return ("vec", int(n[3:]))
     if n[:2] == "mm" and n[2:].isdigit(): return ("mm", int(n[2:]))   # MMX (aliases st(i)'s mantissa, not a GPR)
     if n[:1] == "k" and n[1:].isdigit(): return ("k", int(n[1:]))
+    if n[:3] == "tmm": return ("tmm", int(n[3:]))
     if n.startswith("r") and n.endswith("l") and n[1:-1].isdigit(): n = n[:-1] + "b"   # iced R8L..R15L
     return ("gpr", REGISTERS[n].num)
 
@@ -103,7 +104,7 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
         if REGISTERS[reg].kind.startswith("r"): taken.add(REGISTERS[reg].num)
     gprs = [n for n in range(16) if n not in taken]
     vecs = [n for n in range(16) if not any(reg.startswith(("xmm", "ymm")) and REGISTERS[reg].num == n for _, reg in form.implicit)]
-    smalls = list(range(8))   # mm0-mm7, k0-k7
+    smalls = list(range(8))   # mm0-mm7, k0-k7, tmm0-tmm7
     rng.shuffle(gprs)
     rng.shuffle(vecs)
     rng.shuffle(smalls)
@@ -139,7 +140,7 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
         elif o.reg.startswith("r"):
             bits, n = int(o.reg[1:]), gprs.pop()
             ops.append(REGISTERS[GPR8[n]] if bits == 8 else GPR_BY_NUM[o.reg, n])
-        elif o.reg in ("mm", "k"):
+        elif o.reg in ("mm", "k", "tmm"):
             ops.append(REGISTERS[f"{o.reg}{smalls.pop()}"])
         else:
             ops.append(REGISTERS[f"{o.reg}{vecs.pop()}"])

@@ -69,12 +69,13 @@ for _n in range(32):
     for _p in ("XMM", "YMM", "ZMM"): X64_FAMILY[f"{_p}{_n}"] = ("vec", _n)
 for _n, _r in enumerate(("AH", "CH", "DH", "BH")): X64_FAMILY[_r] = ("gpr", _n)
 for _n in range(8):
-    X64_FAMILY[f"MM{_n}"], X64_FAMILY[f"K{_n}"] = ("mm", _n), ("k", _n)
-SMALL_FILES = ("mm", "k")   # register classes of 8 registers (mm0-mm7, k0-k7)
+    X64_FAMILY[f"MM{_n}"], X64_FAMILY[f"K{_n}"], X64_FAMILY[f"TMM{_n}"] = ("mm", _n), ("k", _n), ("tmm", _n)
+SMALL_FILES = ("mm", "k", "tmm")   # register classes of 8 registers (mm0-mm7, k0-k7, tmm0-tmm7)
 X86GEN_REG = {**{r: (r.lower() if not (r.startswith("R") and r.endswith("L") and r[1:-1].isdigit()) else r.lower()[:-1] + "b")
                  for names in GPR_NAME.values() for r in names},
               **{f"{p}{n}": f"{p.lower()}{n}" for p in ("XMM", "YMM") for n in range(16)},
-              **{f"{p}{n}": f"{p.lower()}{n}" for p in ("MM", "K") for n in range(8)}, "AH": "ah", "CH": "ch", "DH": "dh", "BH": "bh"}
+              **{f"{p}{n}": f"{p.lower()}{n}" for p in ("MM", "K", "TMM") for n in range(8)},
+              "AH": "ah", "CH": "ch", "DH": "dh", "BH": "bh"}
 
 
 class CannotDraft(Exception):

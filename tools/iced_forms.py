@@ -50,7 +50,7 @@ def cpuid_name(code: int) -> str:
 
 # --- operand kinds ------------------------------------------------------------------------------------
 
-_GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM": "ymm", "MM": "mm", "K": "k"}
+_GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM": "ymm", "MM": "mm", "K": "k", "TMM": "tmm"}
 _SLOT = {"REG": "reg", "RM": "rm", "VVVV": "vvvv", "OPCODE": "opc", "IS4": "is4"}
 _IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "IMM8SEX16": "simm8", "IMM8SEX32": "simm8",
         "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32"}
@@ -149,8 +149,8 @@ def spec_encoding(code: int) -> str:
         raise Unsupported(f"encoding token {t!r}")
     h = hexes[1:] if hexes[:1] == ["0F"] and not oc.encoding else hexes
     if h[:1] in (["38"], ["3A"]) and len(h) > 1 and hexes[:1] == ["0F"]: h = h[1:]
-    if len(h) == 2 and not any(t.startswith("/") or "+r" in t for t in out) and not oc.encoding:
-        pass   # opcode and a fixed ModRM byte (lfence: NP 0F AE E8): the spec writes it the same way
+    if len(h) == 2 and not any(t.startswith("/") or "+r" in t for t in out):
+        pass   # opcode and a fixed ModRM byte (lfence: NP 0F AE E8; tilerelease: VEX… 49 C0): the spec writes it the same way
     elif len(h) != 1: raise Unsupported("opcode with more than one fixed byte")
     return " ".join(out)
 

@@ -20,7 +20,7 @@ from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_operands
 from .memory import Mem, VsibMem
 
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg",
-             "mm": "Mmx"}
+             "mm": "Mmx", "tmm": "Tmm"}
 PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
 MAP_BYTES = {0: (), 1: (0x0F,), 2: (0x0F, 0x38), 3: (0x0F, 0x3A)}
 
@@ -233,8 +233,12 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
         is_mem = sig[i][0] == "m" if known(i) else None   # None: decided at run time
         ind = "" if known(i) else "    "
         if (reg is None and is_mem is False) or (mem is None and is_mem): out.append(bad(i))   # not this form's operand
+        tiles = [args[k] for k, o in enumerate(ops) if o[3] == "tmm"]
         if reg is not None and not is_mem:
             if not known(i): out.append(f"if {a}.__class__ is {REG_CLASS[reg]}:")
+            if len(tiles) > 1:   # AMX: #UD unless the tile registers are all different (SDM Vol.2 TDPBSSD, AMX-E4)
+                same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(tiles) for y in tiles[k + 1:])
+                out.append(f"{ind}if {same}: raise _distinct({fid!r}, {allargs}, 'tiles')")
             if enc == "legacy": out += legacy_return(ind, rbits + [f"{a}.rex_b"], [f"{opcode:#04x}", modrm_reg], "", r8)
             else: out += vex_return(ind, True, a, [modrm_reg], "")
         if mem is not None and is_mem is not False:
@@ -245,7 +249,7 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
             if vsib:   # a gather #UDs if any two of destination, index and mask are the same register (SDM Vol.2 VGATHERDPS)
                 regs = [x for x in (reg_expr, vvvv) if x] + [f"{a}.index"]
                 same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(regs) for y in regs[k + 1:])
-                out.append(f"{ind}if {same}: raise _distinct({fid!r}, {allargs})")
+                out.append(f"{ind}if {same}: raise _distinct({fid!r}, {allargs}, 'gather')")
             if enc == "legacy": out += legacy_return(ind, rbits + [f"{a}.rex"], [f"{opcode:#04x}", modrm_mem], f" + {a}.tail",
                                                    [x for x in r8 if x != a])
             else: out += vex_return(ind, False, a, [modrm_mem], f" + {a}.tail")
@@ -299,12 +303,18 @@ def _notabs(fid, args, i):
                         " (no base or index register)")
 
 
-def _distinct(fid, args):
+_DISTINCT = {
+    "gather": "the destination, index and mask registers must be three different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD:"
+              " #UD if any two are the same)",
+    "tiles": "the tile registers must all be different (SDM Vol.2 TDPBSSD/TDPBF16PS…: #UD if any two are the same)",
+}
+
+
+def _distinct(fid, args, why):
     from .errors import DistinctRegistersError
     from .forms import get_form
     f = get_form(fid)
-    return DistinctRegistersError(f"{f.mnemonic} {fmt_operands(args)}: the destination, index and mask registers must be three"
-                                  " different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD: #UD if any two are the same)")
+    return DistinctRegistersError(f"{f.mnemonic} {fmt_operands(args)}: {_DISTINCT[why]}")
 
 
 def _high8(fid, args):

@@ -108,7 +108,7 @@ def parse_operand(text: str, ctx) -> Operand:
     elif re.fullmatch(r"rel(8|32)", kind): imm = int(kind[3:])
     elif re.fullmatch(r"moffs(8|16|32|64)", kind): mem, loc = int(kind[5:]), loc or "moffs"   # 8-byte absolute address after the opcode
     elif re.fullmatch(r"vm(32|64)[xy]", kind): mem = -1   # VSIB: the element size comes from VEX.W (`load`)
-    elif kind == "m": mem = 0
+    elif kind in ("m", "sibmem"): mem = 0   # sibmem: an address that must have a SIB byte (AMX tile loads/stores)
     elif re.fullmatch(r"m\d+", kind): mem = int(kind[1:])
     elif "/" in kind:
         r, _, mm = kind.partition("/")
@@ -240,7 +240,7 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str) -> str:
     parts = [mnemonic.upper()]
     for o in ops:
         if o.imm is not None: parts.append(f"REL{o.imm}_64" if o.kind.startswith("rel") else f"IMM{o.imm}")
-        elif o.loc == "moffs" or is_vsib(o): parts.append(o.kind.upper())   # MOFFS32, VM32X
+        elif o.loc == "moffs" or is_vsib(o) or o.kind == "sibmem": parts.append(o.kind.upper())   # MOFFS32, VM32X, SIBMEM
         elif o.kind == "1": parts.append("1")
         elif o.reg in FIXED_REGS: parts.append(o.reg.upper())
         elif o.reg and o.mem is not None:

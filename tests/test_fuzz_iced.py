@@ -243,6 +243,8 @@ def expected_error(form, code, ops, rel_disp):
     for i, (o, x) in enumerate(zip(form.operands, ops)):
         if o.kind == "1" and x != 1: return x86gen.OperandError, "one"
         if o.loc == "moffs" and (x.base is not None or x.index is not None): return x86gen.OperandError, "moffs"
+        if o.kind == "sibmem" and x.base is not None and x.base.kind == "rip":   # no SIB form (SDM Vol.2 TILELOADD)
+            return x86gen.OperandError, "sibmem"
         if o.loc != "moffs" and isinstance(x, x86gen.Mem) and x.base is None and x.index is None \
                 and (1 << 31) <= x.disp & 0xFFFFFFFFFFFFFFFF < (1 << 64) - (1 << 31):
             return x86gen.OperandError, "far"   # absolute [disp32] is sign-extended (SDM Vol.2 2.2.1.3)

@@ -173,3 +173,34 @@ def test_amx_tiles_must_be_distinct(text):
 def test_tile_file_has_eight_registers():
     assert [r.name for r in R.values() if r.kind == "tmm"] == [f"tmm{i}" for i in range(8)]
     assert x86gen.tmm7 is R["tmm7"]
+
+
+@pytest.mark.parametrize("text, want", [
+    ("tileloadd tmm1, [rax]", "c4e27b4b0c20"),                  # GNU as: c4 e2 7b 4b 0c 20 (SIB: no index, base rax)
+    ("tileloadd tmm1, [r13+rcx*1]", "c4c27b4b4c0d00"),          # c4 c2 7b 4b 4c 0d 00
+    ("tilestored [rsp+r8*1+0x10], tmm2", "c4a27a4b540410"),     # c4 a2 7a 4b 54 04 10
+    ("tileloaddt1 tmm3, [rbx*2+0x40]", "c4e2794b1c5d40000000"),  # c4 e2 79 4b 1c 5d 40 00 00 00
+    ("tileloadd tmm1,[r13+riz*1+0x0]", "c4c27b4b4c2500"),       # objdump's spelling of [r13] with a SIB byte
+])
+def test_amx_sibmem_always_has_a_sib_byte(text, want):
+    """sibmem (SDM Vol.2 TILELOADD/TILESTORED): the address is encoded with a SIB byte even where ModRM alone would
+    do (iced decodes `c4 e2 7b 4b 08`, [rax] without SIB, as invalid)."""
+    assert x86gen.assemble(text).hex() == want
+
+
+def test_amx_sibmem_refuses_rip_relative():
+    with pytest.raises(OperandError, match="RIP-relative address has no SIB byte"):
+        x86gen.assemble("tileloadd tmm1, [rip+0x10]")
+    with pytest.raises(OperandError):
+        x86gen.forms.VEX_TILELOADD_TMM_SIBMEM(R["tmm1"], mem(R["rip"], disp=0x10))
+
+
+def test_with_sib_keeps_the_address():
+    """`Mem.with_sib` gives the same address (iced decodes both to it), one byte longer where ModRM alone did."""
+    for base in [R[n] for n in ("rax", "rbp", "r12", "r13", "r15")]:
+        for disp in (0, 1, -0x80, 0x1000):
+            m = mem(base, disp=disp, size=32)
+            plain, sib = x86gen.forms.MOV_R32_RM32(R["eax"], m), x86gen.forms.MOV_R32_RM32(R["eax"], m.with_sib())
+            a, b = I.Decoder(64, plain).decode(), I.Decoder(64, sib).decode()
+            assert (a.memory_base, a.memory_index, a.memory_displacement) == (b.memory_base, b.memory_index, b.memory_displacement)
+            assert len(sib) == len(plain) + (base.lo != 4)

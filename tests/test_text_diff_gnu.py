@@ -213,7 +213,7 @@ def operand_text(rng: random.Random, kind: str, line: Line) -> tuple[str, str]:
         v = imm_value(rng, bits)
         line.imms.append(v)
         return lit(rng, v, line)
-    if kind == "m": return mem_text(rng, None, line)
+    if kind in ("m", "sibmem"): return mem_text(rng, None, line)   # (sibmem: x86gen adds the SIB byte; rip is refused)
     if kind.startswith("moffs"):   # mov al/ax/eax/rax <-> [64-bit absolute address] (A0-A3)
         a = rng.choice(ADDRS) if rng.random() < 0.8 else rng.randint(0, M64)
         line.addrs.append(a)

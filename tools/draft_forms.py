@@ -121,6 +121,11 @@ def instance(code: int, kinds: list[tuple[str, str]], use_mem: bool) -> tuple[I.
             ins.set_op_register(i, r)
             explicit.add(X64_FAMILY[REG_NAMES[r]])
             continue
+        if kind == "sibmem":   # AMX: base and index (the stride) are general registers
+            ins.set_op_kind(i, OPK.MEMORY)
+            ins.memory_base, ins.memory_index, ins.memory_index_scale = REG.R14, REG.R15, 1
+            ins.memory_displacement, ins.memory_displ_size = 0x10, 1
+            continue
         if kind.startswith("vm"):   # VSIB: an xmm/ymm index, xmm15/ymm15 (no explicit operand takes it)
             ins.set_op_kind(i, OPK.MEMORY)
             ins.memory_base, ins.memory_index, ins.memory_index_scale = REG.R14, getattr(REG, f"{kind[-1].upper()}MM15"), 4

@@ -93,6 +93,7 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
         head, _, tail = name.partition("_")
         if name in _IMM: out.append((_IMM[name], "imm")); continue
         if name in _FIXED: out.append((_FIXED[name], "fixed")); continue
+        if name == "SIBMEM": out.append(("sibmem", "rm")); continue   # AMX: an address with a SIB byte
         if name in ("MEM_VSIB32X", "MEM_VSIB32Y", "MEM_VSIB64X", "MEM_VSIB64Y"):   # VSIB: vm32x, vm32y, vm64x, vm64y
             out.append((f"vm{name[8:10]}{name[10].lower()}", "rm")); continue
         if name == "MEM" or (head in _GPR and tail == "OR_MEM"):
@@ -138,7 +139,7 @@ def spec_encoding(code: int) -> str:
                 raise Unsupported("VEX form without an opcode map (Knights Corner)")
             out.append(t); continue
         if t.startswith("EVEX."): raise Unsupported("EVEX encoding is not implemented yet")
-        if t in ("!(11):rrr:bbb", "11:rrr:bbb"): out.append("/r"); continue
+        if t in ("!(11):rrr:bbb", "11:rrr:bbb", "!(11):rrr:100"): out.append("/r"); continue   # (100: sibmem's SIB)
         if t.startswith("!(11):") and t.endswith(":bbb") and len(t) == 13:
             out.append(f"/{int(t[6:9], 2)}"); continue
         if t in ("66", "F2", "F3") and not hexes and not any(x.startswith("VEX.") for x in out): out.append(t); continue

@@ -246,6 +246,8 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
             cls = f"VsibMem and {a}.index.__class__ is {'Xmm' if ops[i][0][-1] == 'x' else 'Ymm'}" if vsib else "Mem"
             if not known(i): out.append(f"if {a}.__class__ is {cls}{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
             if sig is None: out.append(f"{ind}if {a}.label is not None: raise _label({fid!r}, {allargs})")   # (plans check first)
+            if ops[i][0] == "sibmem":   # AMX: the address must have a SIB byte (SDM Vol.2 TILELOADD), [rax] too
+                out.append(f"{ind}{a} = {a}.with_sib()")
             if vsib:   # a gather #UDs if any two of destination, index and mask are the same register (SDM Vol.2 VGATHERDPS)
                 regs = [x for x in (reg_expr, vvvv) if x] + [f"{a}.index"]
                 same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(regs) for y in regs[k + 1:])

@@ -199,6 +199,20 @@ class Mem:
         m.modrm, m.tail = shape[4], shape[3] + _pack_disp32(self.disp)
         return m
 
+    def with_sib(self) -> Mem:
+        """The same operand written with a SIB byte where ModRM alone would do: ``[rax]`` as ModRM.rm = 100 and
+        SIB (index 100, "none"; base rax), as the AMX sibmem operands need it (SDM Vol.2 TILELOADD/TILESTORED:
+        the memory operand must use a SIB byte, #UD otherwise). Operands with an index, an rsp/r12 base or no base
+        have a SIB byte already and are returned as they are; RIP-relative ones have no SIB form (`OperandError`)."""
+        base = self.base
+        if base is not None and base.__class__ is Rip:
+            raise OperandError(f"{self}: a RIP-relative address has no SIB byte (a sibmem operand needs one)")
+        if self.index is not None or base is None or base.lo == 0b100: return self
+        m = Mem(base, None, 1, self.disp, self.size, self.label)
+        m.modrm = (self.modrm & 0b11_000_000) | 0b100
+        m.tail = bytes((0b00_100_000 | base.lo,)) + self.tail   # SIB: scale 1, index 100 (none), base
+        return m
+
     def address(self) -> str:
         """The bracketed address in Intel syntax, e.g. ``[rdi+rsi*4+0xa]``."""
         parts = []

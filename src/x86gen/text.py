@@ -65,6 +65,7 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
     base = index = None
     scale, disp = 1, 0
     pos = 0
+    zero_index = False
     inner = _STAR.sub("*", inner.strip())   # `rbx * 2` as `rbx*2`
     if not inner: raise AsmSyntaxError(f"empty memory operand {clip(text)}")
     while pos < len(inner):
@@ -75,6 +76,14 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
         pos = m.end()
         if "*" in term:
             a, _, b = term.partition("*")
+            if "riz" in (a, b) and sign != "-" and base is not None:
+                # GNU's zero index `[r13+riz*1]` (objdump's spelling of a SIB byte without an index): no index; the
+                # bytes x86gen gives have no SIB byte where none is needed (the same address), a sibmem operand
+                # gets its SIB byte anyway
+                n = b if a == "riz" else a
+                if n not in ("1", "2", "4", "8"): raise AsmSyntaxError(f"bad scale {clip(n)} in {clip(text)}")
+                zero_index = True
+                continue
             r, n = (a, b) if a in _REGS else (b, a)
             if r not in _REGS or sign == "-":
                 for w in (a, b):
@@ -94,6 +103,7 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
                 if "0" <= term[:1] <= "9": raise            # a malformed number: say so
                 raise unknown_word(term, text) from None
             disp += -v if sign == "-" else v
+    if zero_index and index is not None: raise AsmSyntaxError(f"riz and an index register in {clip(text)}")
     if base is not None and base.kind in ("xmm", "ymm"):
         # a VSIB address written with the vector register first or alone (`[xmm2+0x10]`, `[xmm2+rax]`): GNU as and
         # llvm-mc read the vector register as the index, whatever its place

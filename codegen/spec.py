@@ -178,7 +178,12 @@ def parse_encoding(text: str, ctx) -> dict:
 def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     """Give each operand its encoding slot (isa/README.md, 'Inference'); explicit @loc wins."""
     ops = list(ops)
-    if e["modrm"] is not None and len(e["modrm"]) == 2: e = {**e, "modrm": None}   # a fixed ModRM byte holds no operand
+    if e["modrm"] is not None and len(e["modrm"]) == 2:
+        # a fixed ModRM byte holds no operand, but for one written @reg whose number goes into its reg field (tilezero:
+        # `W:tmm@reg | ... 49 C0` is the SDM's 11:rrr:000), which must then be 000
+        if any(o.loc == "reg" for o in ops) and int(e["modrm"], 16) & 0b00_111_000:
+            _err(ctx, "operands", f"@reg with the fixed ModRM byte {e['modrm']}, whose reg field is not 000")
+        e = {**e, "modrm": None}
     def setloc(i, loc): ops[i] = Operand(**{**ops[i].__dict__, "loc": loc})
     if e["opreg"]:
         for i, o in enumerate(ops):

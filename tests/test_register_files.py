@@ -155,6 +155,8 @@ def test_vsib_and_general_memory_operands_are_kept_apart(call):
     ("tdpbf16ps tmm7, tmm0, tmm6", "c4e24a5cf8"),    # c4 e2 4a 5c f8
     ("tilerelease", "c4e27849c0"),                   # c4 e2 78 49 c0 (a fixed ModRM byte)
     ("ldtilecfg [r9+rax*2]", "c4c278490441"),        # c4 c2 78 49 04 41
+    ("tilezero tmm5", "c4e27b49e8"),                 # c4 e2 7b 49 e8 (11:rrr:000: tmm5 in the fixed byte's reg field)
+    ("tilezero tmm0", "c4e27b49c0"),
 ])
 def test_amx_forms_match_gnu_as(text, want):
     assert x86gen.assemble(text).hex() == want
@@ -204,3 +206,18 @@ def test_with_sib_keeps_the_address():
             a, b = I.Decoder(64, plain).decode(), I.Decoder(64, sib).decode()
             assert (a.memory_base, a.memory_index, a.memory_displacement) == (b.memory_base, b.memory_index, b.memory_displacement)
             assert len(sib) == len(plain) + (base.lo != 4)
+
+
+def test_spec_register_in_a_fixed_modrm_byte_needs_its_reg_field_clear(tmp_path):
+    """`@reg` with a fixed ModRM byte ORs the register into bits 5:3, so the byte must have 000 there."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen import spec
+    p = tmp_path / "s.yaml"
+    p.write_text("tilezero:\n  cpuid: AMX_TILE\n  forms:\n  - W:tmm@reg | VEX.128.F2.0F38.W0 49 C8\n")
+    with pytest.raises(spec.SpecError, match="reg field is not 000"):
+        spec.load(str(p))
+    p.write_text("tilezero:\n  cpuid: AMX_TILE\n  forms:\n  - W:tmm@reg | VEX.128.F2.0F38.W0 49 C0\n")
+    (f,) = spec.load(str(p))
+    assert f.id == "VEX_TILEZERO_TMM" and f.operands[0].loc == "reg" and f.modrm == "C0"

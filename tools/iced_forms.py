@@ -140,6 +140,7 @@ def spec_encoding(code: int) -> str:
             out.append(t); continue
         if t.startswith("EVEX."): raise Unsupported("EVEX encoding is not implemented yet")
         if t in ("!(11):rrr:bbb", "11:rrr:bbb", "!(11):rrr:100"): out.append("/r"); continue   # (100: sibmem's SIB)
+        if t == "11:rrr:000": hexes.append("C0"); out.append("C0"); continue   # tilezero: a fixed ModRM, the operand @reg
         if t.startswith("!(11):") and t.endswith(":bbb") and len(t) == 13:
             out.append(f"/{int(t[6:9], 2)}"); continue
         if t in ("66", "F2", "F3") and not hexes and not any(x.startswith("VEX.") for x in out): out.append(t); continue

@@ -172,6 +172,7 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
     reg3 = f"{reg_expr}.reg3" if reg_expr else (f"{int(modrm) << 3}" if modrm is not None and len(modrm) == 1 and modrm != "r" else "0")
     # a fixed ModRM byte ("E8": lfence is 0F AE E8, SDM Vol.2 2.1.5 "opcodes with a fixed ModRM") follows the opcode
     fixed_modrm = [f"{int(modrm, 16):#04x}"] if modrm is not None and len(modrm) == 2 else []
+    if fixed_modrm and reg_expr: fixed_modrm[0] += f" | {reg_expr}.reg3"   # tilezero: 11:rrr:000, the register in rrr
     out = list(body)
 
     def ret(ind: str, elems: list[str], tail: str, cond: str | None = None) -> str:

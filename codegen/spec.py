@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64}
+REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64, "mm": 64, "tmm": 8192}
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}
 FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx": 32, "rax": 64, "rcx": 64, "rdx": 64}
 ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "N": "n"}
@@ -107,14 +107,15 @@ def parse_operand(text: str, ctx) -> Operand:
         imm, sext = int(kind.lstrip("s")[3:]), kind.startswith("s")
     elif re.fullmatch(r"rel(8|32)", kind): imm = int(kind[3:])
     elif re.fullmatch(r"moffs(8|16|32|64)", kind): mem, loc = int(kind[5:]), loc or "moffs"   # 8-byte absolute address after the opcode
-    elif kind == "m": mem = 0
+    elif re.fullmatch(r"vm(32|64)[xy]", kind): mem = -1   # VSIB: the element size comes from VEX.W (`load`)
+    elif kind in ("m", "sibmem"): mem = 0   # sibmem: an address that must have a SIB byte (AMX tile loads/stores)
     elif re.fullmatch(r"m\d+", kind): mem = int(kind[1:])
     elif "/" in kind:
         r, _, mm = kind.partition("/")
         if r not in REG_CLASSES or not re.fullmatch(r"m\d+", mm): _err(ctx, "operands", f"unknown kind {kind!r}")
         reg, mem = r, int(mm[1:])
     else: _err(ctx, "operands", f"unknown kind {kind!r}")
-    if mem and mem not in MEM_SIZES: _err(ctx, "operands", f"bad memory size in {kind!r}")
+    if mem and mem > 0 and mem not in MEM_SIZES: _err(ctx, "operands", f"bad memory size in {kind!r}")
     if imm is not None: loc = loc or "imm"
     if role == "N" and reg is None and mem is None:   # lea's address, prefetch's m8, nop's r/m32
         _err(ctx, "operands", f"role N (not accessed) is only for a register or memory operand, not {kind!r}")
@@ -177,7 +178,12 @@ def parse_encoding(text: str, ctx) -> dict:
 def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     """Give each operand its encoding slot (isa/README.md, 'Inference'); explicit @loc wins."""
     ops = list(ops)
-    if e["modrm"] is not None and len(e["modrm"]) == 2: e = {**e, "modrm": None}   # a fixed ModRM byte holds no operand
+    if e["modrm"] is not None and len(e["modrm"]) == 2:
+        # a fixed ModRM byte holds no operand, but for one written @reg whose number goes into its reg field (tilezero:
+        # `W:tmm@reg | ... 49 C0` is the SDM's 11:rrr:000), which must then be 000
+        if any(o.loc == "reg" for o in ops) and int(e["modrm"], 16) & 0b00_111_000:
+            _err(ctx, "operands", f"@reg with the fixed ModRM byte {e['modrm']}, whose reg field is not 000")
+        e = {**e, "modrm": None}
     def setloc(i, loc): ops[i] = Operand(**{**ops[i].__dict__, "loc": loc})
     if e["opreg"]:
         for i, o in enumerate(ops):
@@ -217,16 +223,34 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     return ops
 
 
+def is_vsib(o: Operand) -> bool:
+    """A VSIB memory operand (vm32x, vm32y, vm64x, vm64y: 32-/64-bit indices in an xmm/ymm register)."""
+    return o.kind[:2] == "vm"
+
+
+def vsib_element_size(ops: list[Operand], e: dict, ctx) -> list[Operand]:
+    """``ops`` with each VSIB operand's memory size set to its element size: 32 bits with VEX.W0, 64 with W1
+    (SDM Vol.2 VGATHERDPS/VGATHERDPD, VPGATHERDD/VPGATHERDQ …: W picks the element size, the kind the index size)."""
+    out = []
+    for o in ops:
+        if is_vsib(o):
+            if e["enc"] == "legacy" or e["w"] is None:
+                _err(ctx, "operands", f"{o.kind}: a VSIB operand needs VEX.W0 or VEX.W1 (its element size)")
+            o = Operand(**{**o.__dict__, "mem": 32 if e["w"] == 0 else 64})
+        out.append(o)
+    return out
+
+
 def derive_id(mnemonic: str, ops: list[Operand], enc: str) -> str:
     parts = [mnemonic.upper()]
     for o in ops:
         if o.imm is not None: parts.append(f"REL{o.imm}_64" if o.kind.startswith("rel") else f"IMM{o.imm}")
-        elif o.loc == "moffs": parts.append(o.kind.upper())
+        elif o.loc == "moffs" or is_vsib(o) or o.kind == "sibmem": parts.append(o.kind.upper())   # MOFFS32, VM32X, SIBMEM
         elif o.kind == "1": parts.append("1")
         elif o.reg in FIXED_REGS: parts.append(o.reg.upper())
         elif o.reg and o.mem is not None:
             parts.append(f"RM{o.mem}" if o.reg == f"r{o.mem}" else f"{o.reg.upper()}M{o.mem}")
-        elif o.reg: parts.append(o.reg.upper())
+        elif o.reg: parts.append("KR" if o.reg == "k" else o.reg.upper())   # iced spells a mask register KR
         else: parts.append("M" if o.mem == 0 else f"M{o.mem}")
     return ("" if enc == "legacy" else enc.upper() + "_") + "_".join(parts)
 
@@ -297,7 +321,7 @@ def load(path: str) -> list[Form]:
                 attrs[k] = v
             e = parse_encoding(fields[1], fctx)
             ops = [parse_operand(t, fctx) for t in fields[0].split(",")] if fields[0] else []
-            ops = assign_locations(ops, e, fctx)
+            ops = assign_locations(vsib_element_size(ops, e, fctx), e, fctx)
             implicit: list[tuple[str, str]] = []
             for t in filter(None, attrs.get("imp", "").split(",")):
                 role, _, reg = t.partition(":")

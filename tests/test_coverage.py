@@ -58,7 +58,7 @@ def test_every_missing_form_has_a_reason(cov):
     for n in cov.missing:
         assert cov.reason(n)
     assert cov.reason("FADD_ST0_STI") == "x87 register st(i)"
-    assert cov.reason("VEX_KMOVW_KR_KM16") == "AVX-512 mask register k0-k7"
+    assert cov.reason("VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4") == "imm4 of vpermil2ps (/is5)"
 
 
 def test_excluded_forms_have_reasons(cov):

@@ -58,8 +58,9 @@ import x86gen
 
 R = x86gen.REGISTERS
 GPR64 = [r for r in R.values() if r.kind == "r64"]
-REG_CLASSES = {k: [r for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm")}
+REG_CLASSES = {k: [r for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k", "tmm")}
 assert len(REG_CLASSES["r8"]) == 20 and all(len(REG_CLASSES[k]) == 16 for k in ("r16", "r32", "r64", "xmm", "ymm"))
+assert len(REG_CLASSES["mm"]) == len(REG_CLASSES["k"]) == len(REG_CLASSES["tmm"]) == 8   # no REX/VEX extension
 INDEXES = [r for r in GPR64 if r.name != "rsp"]
 DISPS = [0, 1, -1, 8, 127, 128, -128, -129, 255, 256, 0x7FFF, -0x8000, 0x7FFFFFFF, -0x80000000, 0x7FFFFFFE, -0x7FFFFFFF]
 IPS = [0x80001000, 0x100000000, 0x7FFF00000000, 0x0000_5555_5555_4000]
@@ -97,6 +98,23 @@ def memory(draw, bits: int):
     if shape == "rip": return x86gen.Mem(R["rip"], None, 1, disp, size)
     if shape == "index": return x86gen.Mem(None, draw(st.sampled_from(INDEXES)), draw(st.sampled_from([1, 2, 4, 8])), disp, size)
     return x86gen.Mem(None, None, 1, disp, size)
+
+
+VEC_INDEX = {"x": REG_CLASSES["xmm"], "y": REG_CLASSES["ymm"]}   # a VSIB operand's index register, by kind (vm32x: xmm)
+
+
+def is_vsib(o) -> bool:
+    return o.kind.startswith("vm")
+
+
+@st.composite
+def vsib_memory(draw, kind: str, bits: int):
+    """A VSIB memory operand for a ``kind`` (vm32x … vm64y) operand of ``bits``-bit elements: any base (or none),
+    every index register of the class, every scale, disp8/disp32 edges; sometimes unsized."""
+    size = draw(st.sampled_from([bits, bits, 0]))
+    base = draw(st.one_of(st.none(), base_strategy()))
+    index = draw(st.sampled_from(VEC_INDEX[kind[-1]]))
+    return x86gen.Mem(base, index, draw(st.sampled_from([1, 2, 4, 8])), draw(disp_strategy()), size)
 
 
 # 64-bit absolute addresses (moffs operands, A0-A3): inside and at the edges of what an absolute disp32 reaches
@@ -163,7 +181,10 @@ def operand_strategy(form, i, code):
     if o.reg is not None:
         if o.reg not in REG_CLASSES: raise Unfuzzable(f"{form.id}: no registers of class {o.reg}")
         choices.append(st.sampled_from(REG_CLASSES[o.reg]))
-    if o.mem is not None:
+    if o.mem is not None and is_vsib(o):   # mostly VSIB operands; a general one (or the other index class) is refused
+        choices += [vsib_memory(o.kind, o.mem) for _ in range(4)]   # (four strategies: four times as likely)
+        choices += [memory(o.mem), vsib_memory("vm" + {"x": "y", "y": "x"}[o.kind[-1]], o.mem)]
+    elif o.mem is not None:
         choices.append(memory(o.mem))
     if not choices: raise Unfuzzable(f"{form.id}: cannot draw operand {o!r}")
     return st.one_of(*choices)
@@ -211,9 +232,19 @@ def expected_error(form, code, ops, rel_disp):
     raise, why: "one" / "range" / "high8")."""
     if any(isinstance(x, x86gen.Reg) and x.high for x in ops) and needs_rex(form, code, ops):
         return x86gen.OperandError, "high8"   # (whatever else is wrong: OperandError is the base class)
+    tiles = [x.num for o, x in zip(form.operands, ops) if o.reg == "tmm" and isinstance(x, x86gen.Reg) and x.kind == "tmm"]
+    if len(set(tiles)) != len(tiles): return x86gen.DistinctRegistersError, "distinct"   # AMX: #UD (SDM Vol.2 TDPBSSD)
+    for o, x in zip(form.operands, ops):
+        if not is_vsib(o): continue
+        if not (isinstance(x, x86gen.VsibMem) and x.index.kind[0] == o.kind[-1]): return x86gen.OperandError, "vsib"
+        # SDM Vol.2 VGATHERDPS/VPGATHERDD: #UD if any two of destination, index and mask are the same register
+        nums = [y.num for p, y in zip(form.operands, ops) if p.loc in ("reg", "vvvv")] + [x.index.num]
+        if len(set(nums)) != len(nums): return x86gen.DistinctRegistersError, "distinct"
     for i, (o, x) in enumerate(zip(form.operands, ops)):
         if o.kind == "1" and x != 1: return x86gen.OperandError, "one"
         if o.loc == "moffs" and (x.base is not None or x.index is not None): return x86gen.OperandError, "moffs"
+        if o.kind == "sibmem" and x.base is not None and x.base.kind == "rip":   # no SIB form (SDM Vol.2 TILELOADD)
+            return x86gen.OperandError, "sibmem"
         if o.loc != "moffs" and isinstance(x, x86gen.Mem) and x.base is None and x.index is None \
                 and (1 << 31) <= x.disp & 0xFFFFFFFFFFFFFFFF < (1 << 64) - (1 << 31):
             return x86gen.OperandError, "far"   # absolute [disp32] is sign-extended (SDM Vol.2 2.2.1.3)
@@ -391,6 +422,19 @@ MEM_CORNERS = (
     + [M(None, None, 1, d, 0) for d in (0, 0x10, -1, 0x7FFFFFFF, -0x80000000)]            # absolute [disp32]
     + [M(None, None, 1, d, 0) for d in (0x80000000, 0xFFFFFFFF, 0x123456789, -0x80000001)]  # out of disp32 reach
 )
+
+
+def vsib_corners(kind: str, bits: int) -> list:
+    """The fixed sweep of a VSIB operand: every base, every index register (the forms' default registers are
+    numbers 0 and 1, so index 0 and 1 are refused as not distinct), special bases with disp edges, no base; and
+    operands without a vector index (refused)."""
+    idx = VEC_INDEX[kind[-1]]
+    return ([M(b, idx[2], 1, 0, bits) for b in GPR64] + [M(R["rax"], i, 4, 0, bits) for i in idx]
+            + [M(b, idx[13], 8, d, bits) for b in SPECIAL_BASES for d in (0, 1, -1, 0x80, 0x7FFFFFFF, -0x80000000)]
+            + [M(None, i, sc, d, bits) for i, sc, d in [(idx[2], 1, 0), (idx[12], 8, 0x10), (idx[5], 2, -1), (idx[15], 4, 0x7FFFFFFF)]]
+            + [M(R["rax"], None, 1, 0, bits), M(R["rax"], R["rcx"], 4, 0, bits), M(R["rip"], None, 1, 0x10, bits)])
+
+
 HIGH8 = [R[n] for n in ("ah", "ch", "dh", "bh")]
 REX8 = [R[n] for n in ("spl", "dil", "r8b", "r15b")]
 
@@ -399,12 +443,15 @@ def corner_cases(form):
     """The fixed sweep for ``form``: a list of raw operand tuples (as the strategy draws them)."""
     code = code_of(form.id)
     default = []
+    vsib = any(is_vsib(o) for o in form.operands) or sum(o.reg == "tmm" for o in form.operands) > 1   # distinct registers
     for o in form.operands:
         if o.loc == "fixed": default.append(R[o.reg])
         elif o.kind == "1": default.append(1)
         elif o.kind.startswith("rel"): default.append(("rel", 0))
         elif o.imm is not None: default.append(1)
-        elif o.reg is not None: default.append(REG_CLASSES[o.reg][0])
+        elif o.reg is not None:   # a gather's registers must differ (destination 0, mask 1, index 2)
+            default.append(REG_CLASSES[o.reg][sum(isinstance(x, x86gen.Reg) for x in default) if vsib else 0])
+        elif is_vsib(o): default.append(M(R["rax"], VEC_INDEX[o.kind[-1]][2], 1, 0, o.mem))
         elif o.loc == "moffs": default.append(M(None, None, 1, 0x10, o.mem))
         elif o.mem is not None: default.append(M(R["rax"], None, 1, 0, o.mem))
         else: raise Unfuzzable(f"{form.id}: cannot default operand {o!r}")
@@ -435,7 +482,9 @@ def corner_cases(form):
         else:
             if o.reg is not None:
                 for r in REG_CLASSES[o.reg]: put(i, r)
-            if o.mem is not None:
+            if o.mem is not None and is_vsib(o):
+                for m in vsib_corners(o.kind, o.mem): put(i, m)
+            elif o.mem is not None:
                 for m in MEM_CORNERS: put(i, m.with_size(o.mem) if o.mem else m)
     r8_pos = [i for i, o in enumerate(form.operands) if o.reg == "r8" and o.loc != "fixed"]
     for i in r8_pos:                         # ah..bh with an operand that needs REX, both orders

@@ -6,7 +6,7 @@ import pytest
 
 from x86gen import ImmediateRangeError, OperandError
 from x86gen.memory import _SHAPES, Mem
-from x86gen.registers import eax, r9, r12, r13, rax, rbp, rbx, rip, rsp, xmm0
+from x86gen.registers import eax, k1, mm1, r9, r12, r13, rax, rbp, rbx, rip, rsp, xmm0, xmm4, ymm12
 
 ATTRS = ("base", "index", "scale", "disp", "size", "label", "sig", "modrm", "tail", "rex", "vxb")
 
@@ -25,6 +25,9 @@ CASES = [
     ((rip, None, 1, -1), 0x05, b"\xff\xff\xff\xff", 0, 0x60),
     ((None, rbx, 2, 0), 0x04, b"\x5d\x00\x00\x00\x00", 0, 0x60),   # no base: SIB base=101, disp32
     ((None, None, 1, 0x1234), 0x04, b"\x25\x34\x12\x00\x00", 0, 0x60),
+    # VSIB (SDM Vol.2 2.3.12): xmm4 is an index (SIB.index = 100 means "no index" only for a GPR); ymm12: VEX.X̄ = 0
+    ((rax, xmm4, 4, 0x10, 32), 0x44, b"\xa0\x10", 0, 0x60),
+    ((None, ymm12, 8, 0), 0x04, b"\xe5\x00\x00\x00\x00", 2, 0x20),
 ]
 
 
@@ -45,6 +48,9 @@ def test_special_case_encodings_cold_and_warm(args, modrm, tail, rex, vxb):
     ((rax, eax), OperandError, "memory index must be a 64-bit general register, not eax"),
     ((rax, rsp), OperandError, "rsp cannot be an index register"),
     ((rip, rax), OperandError, "rip-relative addressing takes no index register"),
+    ((rip, xmm0), OperandError, "rip-relative addressing takes no index register"),
+    ((rax, mm1), OperandError, "memory index must be a 64-bit general register, not mm1"),
+    ((rax, k1), OperandError, "memory index must be a 64-bit general register, not k1"),
     ((rax, rbx, 3), OperandError, "scale must be 1, 2, 4 or 8, not 3"),
     ((rax, None, 2), OperandError, "scale 2 without an index register"),
     ((rax, None, 1, 1 << 31), ImmediateRangeError, "displacement 0x80000000 does not fit"),

@@ -61,6 +61,9 @@ def family(name: str) -> tuple[str, int]:
     """("gpr", n) or ("vec", n) for a register name in x86gen's or iced's spelling (R9L, EAX, ZMM3)."""
     n = name.lower()
     if n[:3] in ("xmm", "ymm", "zmm"): return ("vec", int(n[3:]))
+    if n[:2] == "mm" and n[2:].isdigit(): return ("mm", int(n[2:]))   # MMX (aliases st(i)'s mantissa, not a GPR)
+    if n[:1] == "k" and n[1:].isdigit(): return ("k", int(n[1:]))
+    if n[:3] == "tmm": return ("tmm", int(n[3:]))
     if n.startswith("r") and n.endswith("l") and n[1:-1].isdigit(): n = n[:-1] + "b"   # iced R8L..R15L
     return ("gpr", REGISTERS[n].num)
 
@@ -101,8 +104,10 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
         if REGISTERS[reg].kind.startswith("r"): taken.add(REGISTERS[reg].num)
     gprs = [n for n in range(16) if n not in taken]
     vecs = [n for n in range(16) if not any(reg.startswith(("xmm", "ymm")) and REGISTERS[reg].num == n for _, reg in form.implicit)]
+    smalls = list(range(8))   # mm0-mm7, k0-k7, tmm0-tmm7
     rng.shuffle(gprs)
     rng.shuffle(vecs)
+    rng.shuffle(smalls)
     m = None
     if use_mem or any(o.reg is None and o.mem is not None for o in form.operands):
         base = GPR_BY_NUM["r64", gprs.pop()]
@@ -125,12 +130,18 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
         elif o.loc == "moffs":   # a 64-bit absolute address (no registers), near or far
             mem_op = Mem(None, None, 1, rng.choice([0x10, 0x80000000, 0x123456789ABC, -0x80000001]), o.mem)
             ops.append(mem_op)
+        elif o.kind.startswith("vm"):   # VSIB: an xmm/ymm index, distinct from the destination and the mask
+            index = REGISTERS[f"{'xmm' if o.kind[-1] == 'x' else 'ymm'}{vecs.pop()}"]
+            mem_op = Mem(m[0], index, rng.choice([1, 2, 4, 8]), m[3], size=o.mem)
+            ops.append(mem_op)
         elif o.mem is not None and (o.reg is None or use_mem):
             mem_op = Mem(*m, size=o.mem or 0)
             ops.append(mem_op)
         elif o.reg.startswith("r"):
             bits, n = int(o.reg[1:]), gprs.pop()
             ops.append(REGISTERS[GPR8[n]] if bits == 8 else GPR_BY_NUM[o.reg, n])
+        elif o.reg in ("mm", "k", "tmm"):
+            ops.append(REGISTERS[f"{o.reg}{smalls.pop()}"])
         else:
             ops.append(REGISTERS[f"{o.reg}{vecs.pop()}"])
     return ops, mem_op

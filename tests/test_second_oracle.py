@@ -63,6 +63,12 @@ MEMORY = [M(R["r12"], R["r13"], 8, -0x80, 0), M(R["rip"], None, 1, 0x12345678, 0
           M(R["rsp"], None, 1, 0, 0)]
 
 
+# VSIB operands (the gathers), as (base, scale, disp): the index is chosen per instance, distinct from the
+# destination and mask registers (SDM Vol.2 VGATHERDPS: #UD otherwise).
+VSIB_SHAPES = [(R["r12"], 8, -0x80), (R["r13"], 1, 0), (R["rbp"], 2, 0x80), (None, 4, -0x80000000), (R["rsp"], 1, 0),
+               (R["rax"], 4, 0x7FFFFFFF)]
+
+
 class Unbuildable(Exception):
     """An operand kind `form_instances` cannot draw (a new kind needs a case here)."""
 
@@ -157,6 +163,8 @@ def _drawn_instances(form, code: int, oc, n: int) -> list[tuple[tuple, int | Non
                 ops.append(IP + branch_len(code) + rel)
             elif o.imm is not None:
                 ops.append(pick_imm(form, code, i, j))
+            elif o.kind.startswith("vm"):
+                ops.append(None)   # the VSIB operand: built below, once the registers are known
             elif o.reg is not None and (o.mem is None or j % 2 == 0):
                 ops.append(pick_register(o.reg, j, ri, True))
                 ri += 1
@@ -165,6 +173,12 @@ def _drawn_instances(form, code: int, oc, n: int) -> list[tuple[tuple, int | Non
                 ops.append(m.with_size(o.mem) if o.mem else m)
             else:
                 raise Unbuildable(f"cannot draw operand {i + 1} {o.kind!r}")
+        for i, o in enumerate(form.operands):
+            if o.kind.startswith("vm"):
+                used = {x.num for x in ops if isinstance(x, x86gen.Reg)}
+                index = [r for r in reg_class("xmm" if o.kind[-1] == "x" else "ymm")[0] if r.num not in used]
+                base, scale, disp = VSIB_SHAPES[j % len(VSIB_SHAPES)]
+                ops[i] = M(base, index[(5 * j + 3) % len(index)], scale, disp, o.mem)
         ops = tuple(ops)
         if ops in seen or expected_error(form, code, ops, rel) != (None, None): continue
         seen.add(ops)

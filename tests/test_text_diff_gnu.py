@@ -55,7 +55,7 @@ from x86gen.assembler import parse_program
 pytestmark = pytest.mark.skipif(not gnu_oracle.HAVE_GNU_AS, reason="GNU as not installed")
 
 R = x86gen.REGISTERS
-REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm")}
+REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k", "tmm")}
 GPR64 = REG_CLASSES["r64"]
 INDEXES = [r for r in GPR64 if r != "rsp"]
 SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword"}
@@ -80,8 +80,8 @@ GNU_ALIASES: dict[str, list[str]] = {f"{p}{cc}": [f"{p}{s}" for s in syn] for p 
 GNU_ALIASES.update({"shl": ["sal"], "ret": ["retq"], "cdqe": ["cltq"], "cqo": ["cqto"], "cdq": ["cltd"], "cwd": ["cwtd"],
                     "cwde": ["cwtl"], "cbw": ["cbtw"]})
 # Registers of files no form of the table takes: x86gen must call them registers, not labels.
-OTHER_REGISTERS = ["cr0", "cr3", "cr8", "dr7", "zmm1", "zmm31", "xmm16", "ymm31", "k1", "st(0)", "st", "mm0", "mm7",
-                   "es", "cs", "fs", "gs", "tmm0", "eip", "r16", "spl", "bnd0"]
+OTHER_REGISTERS = ["cr0", "cr3", "cr8", "dr7", "zmm1", "zmm31", "xmm16", "ymm31", "st(0)", "st",
+                   "es", "cs", "fs", "gs", "eip", "r16", "spl", "bnd0"]
 
 # --- literals ---------------------------------------------------------------------------------------------
 
@@ -214,18 +214,27 @@ def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "") 
         v = imm_value(rng, bits)
         line.imms.append(v)
         return lit(rng, v, line)
-    if kind == "m": return mem_text(rng, None, line, any_size=mnemonic == "lea")
+    if kind in ("m", "sibmem"):   # (sibmem: x86gen adds the SIB byte; rip is refused)
+        return mem_text(rng, None, line, any_size=mnemonic == "lea")
     if kind.startswith("moffs"):   # mov al/ax/eax/rax <-> [64-bit absolute address] (A0-A3)
         a = rng.choice(ADDRS) if rng.random() < 0.8 else rng.randint(0, M64)
         line.addrs.append(a)
         line.features.add("absolute address" if -(1 << 31) <= a < (1 << 31) else "absolute address >= 2^31")
         size = SIZE_WORD[int(kind[5:])] + " ptr " if rng.random() < 0.9 else ""
         return _both(size, *(("ds:", lit(rng, a, line)) if rng.random() < 0.3 else ("[", lit(rng, a, line), "]")))
+    if kind.startswith("vm"):   # VSIB (vm32x …): [base + xmm/ymm index*scale ± disp], unsized (the form decides)
+        index = rng.choice(REG_CLASSES["xmm" if kind[-1] == "x" else "ymm"])
+        base = rng.choice(GPR64 + [None])
+        scale, disp = rng.choice([1, 2, 4, 8]), rng.choice([0, 0x10, -0x80, 0x7FFFFFFF])
+        line.regs += [r for r in (base, index) if r]
+        line.disps.append(disp)
+        inner = "+".join(filter(None, [base, f"{index}*{scale}"]))
+        return _both("", f"[{inner}{'-' if disp < 0 else '+'}", lit(rng, abs(disp), line), "]")
     reg, _, m = kind.partition("/")
     if reg not in REG_CLASSES and not reg.startswith("m"):
         raise ValueError(f"operand kind {kind!r}: the text fuzz does not know how to write it")
-    if reg.startswith("m"):   # a size with no keyword GNU as takes for the form (m512 of sttilecfg, aesenc256kl): unsized
-        bits = int(reg[1:])
+    if reg not in REG_CLASSES:   # m8 … m512 (not mm: a register class); a size with no keyword GNU as takes for
+        bits = int(reg[1:])      # the form (m512 of sttilecfg, aesenc256kl) is written unsized
         return mem_text(rng, bits if bits in SIZE_WORD else None, line)
     if m and rng.random() < 0.5: return mem_text(rng, int(m[1:]), line)
     name = rng.choice(REG_CLASSES[reg])
@@ -559,6 +568,8 @@ def judge(line: Line, x, g: gnu_oracle.Outcome, llvm: gnu_oracle.Outcome | None,
         return Verdict("mismatch", "x86gen encodes what GNU as (and llvm-mc) refuse", (g.errors or ["?"])[0][:100])
     # x86gen refused
     if not g.ok: return Verdict("refused", "GNU as errors")
+    if isinstance(x, x86gen.DistinctRegistersError) and any("should be distinct" in w for w in g.warnings):
+        return Verdict("refused", "GNU as warns: a gather's registers must differ (#UD)")
     if g.relocated and not line.program:   # `pop r16`: a register name GNU as 2.40 does not know
         return Verdict("refused", "GNU as takes a name for an external symbol")
     if truncation(g): return Verdict("refused", "GNU as truncates with a warning")

@@ -68,9 +68,14 @@ for _cls, _names in GPR_NAME.items():
 for _n in range(32):
     for _p in ("XMM", "YMM", "ZMM"): X64_FAMILY[f"{_p}{_n}"] = ("vec", _n)
 for _n, _r in enumerate(("AH", "CH", "DH", "BH")): X64_FAMILY[_r] = ("gpr", _n)
+for _n in range(8):
+    X64_FAMILY[f"MM{_n}"], X64_FAMILY[f"K{_n}"], X64_FAMILY[f"TMM{_n}"] = ("mm", _n), ("k", _n), ("tmm", _n)
+SMALL_FILES = ("mm", "k", "tmm")   # register classes of 8 registers (mm0-mm7, k0-k7, tmm0-tmm7)
 X86GEN_REG = {**{r: (r.lower() if not (r.startswith("R") and r.endswith("L") and r[1:-1].isdigit()) else r.lower()[:-1] + "b")
                  for names in GPR_NAME.values() for r in names},
-              **{f"{p}{n}": f"{p.lower()}{n}" for p in ("XMM", "YMM") for n in range(16)}, "AH": "ah", "CH": "ch", "DH": "dh", "BH": "bh"}
+              **{f"{p}{n}": f"{p.lower()}{n}" for p in ("XMM", "YMM") for n in range(16)},
+              **{f"{p}{n}": f"{p.lower()}{n}" for p in ("MM", "K", "TMM") for n in range(8)},
+              "AH": "ah", "CH": "ch", "DH": "dh", "BH": "bh"}
 
 
 class CannotDraft(Exception):
@@ -91,7 +96,7 @@ def instance(code: int, kinds: list[tuple[str, str]], use_mem: bool) -> tuple[I.
     oc = I.OpCodeInfo(code)
     ins = I.Instruction()
     ins.code = code
-    gprs, vecs = list(GPR_ORDER), list(range(1, 16))
+    gprs, vecs, smalls = list(GPR_ORDER), list(range(1, 16)), list(range(1, 8))
     explicit: set = set()
     nimm = 0
     mn = F.MNEMONIC_NAMES[oc.mnemonic].lower()
@@ -116,7 +121,17 @@ def instance(code: int, kinds: list[tuple[str, str]], use_mem: bool) -> tuple[I.
             ins.set_op_register(i, r)
             explicit.add(X64_FAMILY[REG_NAMES[r]])
             continue
-        if (kind.startswith("m") and "/" not in kind) or ("/" in kind and use_mem):
+        if kind == "sibmem":   # AMX: base and index (the stride) are general registers
+            ins.set_op_kind(i, OPK.MEMORY)
+            ins.memory_base, ins.memory_index, ins.memory_index_scale = REG.R14, REG.R15, 1
+            ins.memory_displacement, ins.memory_displ_size = 0x10, 1
+            continue
+        if kind.startswith("vm"):   # VSIB: an xmm/ymm index, xmm15/ymm15 (no explicit operand takes it)
+            ins.set_op_kind(i, OPK.MEMORY)
+            ins.memory_base, ins.memory_index, ins.memory_index_scale = REG.R14, getattr(REG, f"{kind[-1].upper()}MM15"), 4
+            ins.memory_displacement, ins.memory_displ_size = 0x10, 1
+            continue
+        if (kind.startswith("m") and "/" not in kind and kind not in spec.REG_CLASSES) or ("/" in kind and use_mem):
             ins.set_op_kind(i, OPK.MEMORY)
             ins.memory_base, ins.memory_index, ins.memory_index_scale = REG.R14, REG.R15, 2
             ins.memory_displacement, ins.memory_displ_size = 0x10, 1
@@ -125,7 +140,7 @@ def instance(code: int, kinds: list[tuple[str, str]], use_mem: bool) -> tuple[I.
         if cls.startswith("r") and cls[1:].isdigit():
             name = GPR_NAME[cls][gprs.pop(0)]
         else:
-            name = f"{cls.upper()}{vecs.pop(0)}"
+            name = f"{cls.upper()}{(smalls if cls in SMALL_FILES else vecs).pop(0)}"
         ins.set_op_kind(i, OPK.REGISTER)
         ins.set_op_register(i, getattr(REG, name))
         explicit.add(X64_FAMILY[name])
@@ -191,7 +206,7 @@ def draft(code: int) -> dict:
         info = I.InstructionInfoFactory().info(ins)
         address = set()
         if any(ins.op_kind(i) == OPK.MEMORY for i in range(ins.op_count)):
-            address = {X64_FAMILY["R14"], X64_FAMILY["R15"]}
+            address = {X64_FAMILY["R14"], X64_FAMILY["R15"], ("vec", 15)}   # ("vec", 15): a VSIB index
         ops = []
         for i, (kind, slot) in enumerate(kinds):
             if slot == "imm":
@@ -199,7 +214,7 @@ def draft(code: int) -> dict:
             a = info.op_access(i)
             if a not in ROLE_OF_ACCESS: raise CannotDraft(f"operand {i + 1} is {ACCESS_NAMES[a]} for iced (no spec role)")
             role = ROLE_OF_ACCESS[a]
-            memory_only = kind.startswith("m") and "/" not in kind
+            memory_only = kind.startswith("m") and "/" not in kind and kind not in spec.REG_CLASSES
             if (a == I.OpAccess.NO_MEM_ACCESS) != (role == "N" and memory_only):
                 raise CannotDraft(f"operand {i + 1} ({kind}) is {ACCESS_NAMES[a]} for iced")
             ops.append((kind, role, slot))

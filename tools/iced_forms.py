@@ -50,7 +50,7 @@ def cpuid_name(code: int) -> str:
 
 # --- operand kinds ------------------------------------------------------------------------------------
 
-_GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM": "ymm"}
+_GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM": "ymm", "MM": "mm", "K": "k", "TMM": "tmm"}
 _SLOT = {"REG": "reg", "RM": "rm", "VVVV": "vvvv", "OPCODE": "opc", "IS4": "is4"}
 _IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "IMM8SEX16": "simm8", "IMM8SEX32": "simm8",
         "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32"}
@@ -93,6 +93,9 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
         head, _, tail = name.partition("_")
         if name in _IMM: out.append((_IMM[name], "imm")); continue
         if name in _FIXED: out.append((_FIXED[name], "fixed")); continue
+        if name == "SIBMEM": out.append(("sibmem", "rm")); continue   # AMX: an address with a SIB byte
+        if name in ("MEM_VSIB32X", "MEM_VSIB32Y", "MEM_VSIB64X", "MEM_VSIB64Y"):   # VSIB: vm32x, vm32y, vm64x, vm64y
+            out.append((f"vm{name[8:10]}{name[10].lower()}", "rm")); continue
         if name == "MEM" or (head in _GPR and tail == "OR_MEM"):
             bits = memory_bits(code)
             if bits and bits not in MEM_SIZES: raise Unsupported(f"memory operand of {bits // 8} bytes")
@@ -136,7 +139,8 @@ def spec_encoding(code: int) -> str:
                 raise Unsupported("VEX form without an opcode map (Knights Corner)")
             out.append(t); continue
         if t.startswith("EVEX."): raise Unsupported("EVEX encoding is not implemented yet")
-        if t in ("!(11):rrr:bbb", "11:rrr:bbb"): out.append("/r"); continue
+        if t in ("!(11):rrr:bbb", "11:rrr:bbb", "!(11):rrr:100"): out.append("/r"); continue   # (100: sibmem's SIB)
+        if t == "11:rrr:000": hexes.append("C0"); out.append("C0"); continue   # tilezero: a fixed ModRM, the operand @reg
         if t.startswith("!(11):") and t.endswith(":bbb") and len(t) == 13:
             out.append(f"/{int(t[6:9], 2)}"); continue
         if t in ("66", "F2", "F3") and not hexes and not any(x.startswith("VEX.") for x in out): out.append(t); continue
@@ -147,8 +151,8 @@ def spec_encoding(code: int) -> str:
         raise Unsupported(f"encoding token {t!r}")
     h = hexes[1:] if hexes[:1] == ["0F"] and not oc.encoding else hexes
     if h[:1] in (["38"], ["3A"]) and len(h) > 1 and hexes[:1] == ["0F"]: h = h[1:]
-    if len(h) == 2 and not any(t.startswith("/") or "+r" in t for t in out) and not oc.encoding:
-        pass   # opcode and a fixed ModRM byte (lfence: NP 0F AE E8): the spec writes it the same way
+    if len(h) == 2 and not any(t.startswith("/") or "+r" in t for t in out):
+        pass   # opcode and a fixed ModRM byte (lfence: NP 0F AE E8; tilerelease: VEX… 49 C0): the spec writes it the same way
     elif len(h) != 1: raise Unsupported("opcode with more than one fixed byte")
     return " ".join(out)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .errors import (
     AsmSyntaxError,
+    DistinctRegistersError,
     EncodeError,
     ImmediateRangeError,
     LabelContextError,
@@ -27,7 +28,7 @@ from .errors import (
     UnknownMnemonicError,
     UnsupportedRegisterError,
 )
-from .memory import Mem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
+from .memory import Mem, VsibMem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
 from .registers import *  # noqa: F403
 from .registers import REGISTERS, Reg, gpr, vec
 
@@ -70,7 +71,7 @@ def __getattr__(name: str):
 
 
 __all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
-           "UnsupportedRegisterError", "LabelContextError", "LabelError", "SizeLimitError",
-           "Mem", "mem", "byte", "word", "dword", "qword", "xmmword", "ymmword", "zmmword", "Reg", "REGISTERS",
+           "UnsupportedRegisterError", "LabelContextError", "LabelError", "SizeLimitError", "DistinctRegistersError",
+           "Mem", "VsibMem", "mem", "byte", "word", "dword", "qword", "xmmword", "ymmword", "zmmword", "Reg", "REGISTERS",
            "gpr", "vec", "encode", "select", "select_form", "assemble",
            "Instruction", "Form", "get_form", "forms_of", "all_forms", *REGISTERS]

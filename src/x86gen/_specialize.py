@@ -17,9 +17,10 @@ import struct
 
 from . import registers as R
 from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_operands
-from .memory import Mem
+from .memory import Mem, VsibMem
 
-REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg"}
+REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg",
+             "mm": "Mmx", "tmm": "Tmm"}
 PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
 MAP_BYTES = {0: (), 1: (0x0F,), 2: (0x0F, 0x38), 3: (0x0F, 0x3A)}
 
@@ -171,6 +172,7 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
     reg3 = f"{reg_expr}.reg3" if reg_expr else (f"{int(modrm) << 3}" if modrm is not None and len(modrm) == 1 and modrm != "r" else "0")
     # a fixed ModRM byte ("E8": lfence is 0F AE E8, SDM Vol.2 2.1.5 "opcodes with a fixed ModRM") follows the opcode
     fixed_modrm = [f"{int(modrm, 16):#04x}"] if modrm is not None and len(modrm) == 2 else []
+    if fixed_modrm and reg_expr: fixed_modrm[0] += f" | {reg_expr}.reg3"   # tilezero: 11:rrr:000, the register in rrr
     out = list(body)
 
     def ret(ind: str, elems: list[str], tail: str, cond: str | None = None) -> str:
@@ -232,13 +234,25 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
         is_mem = sig[i][0] == "m" if known(i) else None   # None: decided at run time
         ind = "" if known(i) else "    "
         if (reg is None and is_mem is False) or (mem is None and is_mem): out.append(bad(i))   # not this form's operand
+        tiles = [args[k] for k, o in enumerate(ops) if o[3] == "tmm"]
         if reg is not None and not is_mem:
             if not known(i): out.append(f"if {a}.__class__ is {REG_CLASS[reg]}:")
+            if len(tiles) > 1:   # AMX: #UD unless the tile registers are all different (SDM Vol.2 TDPBSSD, AMX-E4)
+                same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(tiles) for y in tiles[k + 1:])
+                out.append(f"{ind}if {same}: raise _distinct({fid!r}, {allargs}, 'tiles')")
             if enc == "legacy": out += legacy_return(ind, rbits + [f"{a}.rex_b"], [f"{opcode:#04x}", modrm_reg], "", r8)
             else: out += vex_return(ind, True, a, [modrm_reg], "")
         if mem is not None and is_mem is not False:
-            if not known(i): out.append(f"if {a}.__class__ is Mem{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
+            vsib = ops[i][0][:2] == "vm"   # vm32x …: a VsibMem with an xmm/ymm index (SDM Vol.2 2.3.12)
+            cls = f"VsibMem and {a}.index.__class__ is {'Xmm' if ops[i][0][-1] == 'x' else 'Ymm'}" if vsib else "Mem"
+            if not known(i): out.append(f"if {a}.__class__ is {cls}{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
             if sig is None: out.append(f"{ind}if {a}.label is not None: raise _label({fid!r}, {allargs})")   # (plans check first)
+            if ops[i][0] == "sibmem":   # AMX: the address must have a SIB byte (SDM Vol.2 TILELOADD), [rax] too
+                out.append(f"{ind}{a} = {a}.with_sib()")
+            if vsib:   # a gather #UDs if any two of destination, index and mask are the same register (SDM Vol.2 VGATHERDPS)
+                regs = [x for x in (reg_expr, vvvv) if x] + [f"{a}.index"]
+                same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(regs) for y in regs[k + 1:])
+                out.append(f"{ind}if {same}: raise _distinct({fid!r}, {allargs}, 'gather')")
             if enc == "legacy": out += legacy_return(ind, rbits + [f"{a}.rex"], [f"{opcode:#04x}", modrm_mem], f" + {a}.tail",
                                                    [x for x in r8 if x != a])
             else: out += vex_return(ind, False, a, [modrm_mem], f" + {a}.tail")
@@ -292,6 +306,20 @@ def _notabs(fid, args, i):
                         " (no base or index register)")
 
 
+_DISTINCT = {
+    "gather": "the destination, index and mask registers must be three different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD:"
+              " #UD if any two are the same)",
+    "tiles": "the tile registers must all be different (SDM Vol.2 TDPBSSD/TDPBF16PS…: #UD if any two are the same)",
+}
+
+
+def _distinct(fid, args, why):
+    from .errors import DistinctRegistersError
+    from .forms import get_form
+    f = get_form(fid)
+    return DistinctRegistersError(f"{f.mnemonic} {fmt_operands(args)}: {_DISTINCT[why]}")
+
+
 def _high8(fid, args):
     from .forms import get_form
     f = get_form(fid)
@@ -301,7 +329,8 @@ def _high8(fid, args):
 
 # Names the generated form code sees: register classes (Gpr32, Ymm, …), fixed registers (R_eax, …), helpers.
 GLOBALS = {**{c: getattr(R, c) for c in REG_CLASS.values()}, **{f"R_{n}": r for n, r in R.REGISTERS.items()},
-           **_PACK_BYTES, "Mem": Mem, "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8,
+           **_PACK_BYTES, "Mem": Mem, "VsibMem": VsibMem, "_distinct": _distinct,
+           "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8,
            "_label": _label, "_notabs": _notabs}
 
 

@@ -12,7 +12,7 @@ import functools
 
 from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
-from .memory import Mem
+from .memory import Mem, VsibMem
 from .registers import Reg
 
 _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
@@ -58,6 +58,8 @@ def _matches(o, x, movabs: bool = False) -> bool:
         return x.kind == o.reg
     if isinstance(x, Mem):
         if o.mem is None or (o.mem and x.size not in (0, o.mem)): return False
+        if o.kind[:2] == "vm" or x.__class__ is VsibMem:   # a VSIB operand (vm32x …) takes a VsibMem of its index class only
+            return o.kind[:2] == "vm" and x.__class__ is VsibMem and x.index.kind[0] == o.kind[-1]
         return (o.loc == "moffs") == x.far or (movabs and o.loc == "moffs")
     return False
 

@@ -14,6 +14,12 @@ class OperandError(EncodeError):
     """Operands that no form accepts, or that break an encoding rule (AH with REX, RSP as index, …)."""
 
 
+class DistinctRegistersError(OperandError):
+    """Registers that an instruction needs to be different are the same: a VSIB gather's destination, index and
+    mask (SDM Vol.2 VGATHERDPS/VPGATHERDD…: #UD "if any pair of the index, mask, or destination registers are the
+    same"), the tile registers of an AMX dot product (TDPBSSD…: #UD unless all are different)."""
+
+
 class ImmediateRangeError(OperandError):
     """An immediate or displacement that does not fit its field."""
 
@@ -23,7 +29,7 @@ class AsmSyntaxError(EncodeError):
 
 
 class UnsupportedRegisterError(OperandError):
-    """A register of x86-64 that x86gen has no forms for (yet): cr0, dr7, zmm0, xmm16, st(0), mm0, fs, tmm0, …"""
+    """A register of x86-64 that x86gen has no forms for (yet): cr0, dr7, zmm0, xmm16, st(0), fs, bnd0, …"""
 
 
 class LabelContextError(OperandError):

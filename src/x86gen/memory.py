@@ -15,7 +15,7 @@ import operator
 from struct import Struct
 
 from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_value
-from .registers import REGISTERS, Gpr64, Reg, Rip
+from .registers import REGISTERS, Gpr64, Reg, Rip, Xmm, Ymm
 
 SIZE_NAMES = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword"}
 SIZE_BITS = {v: k for k, v in SIZE_NAMES.items()}
@@ -24,10 +24,11 @@ _SIGS = {bits: f"m{bits}" for bits in SIZE_NAMES}       # Mem.sig by size, for s
 _DISP8 = tuple(bytes((b,)) for b in range(256))         # the disp8 byte, by disp & 0xFF
 _pack_disp32 = Struct("<i").pack                        # little-endian signed disp32
 
-# (base, index, scale) -> (modrm0, tail0, modrm8, prefix, modrm32, rex, vxb), filled by `_shape`:
+# (base, index, scale) -> (modrm0, tail0, modrm8, prefix, modrm32, rex, vxb, vsib), filled by `_shape`:
 # ModRM (mod/rm bits) and tail for disp = 0, or None when that still needs a displacement;
 # ModRM for a disp8, or None when there is no disp8 form; the bytes before the displacement
-# (the SIB byte, if any); ModRM for a disp32; the REX.X/B bits; the inverted VEX X̄/B̄ bits.
+# (the SIB byte, if any); ModRM for a disp32; the REX.X/B bits; the inverted VEX X̄/B̄ bits;
+# None, or the signature prefix "mx"/"my" of a VSIB operand (an xmm/ymm index register).
 _SHAPES: dict[tuple, tuple] = {}
 
 
@@ -36,10 +37,16 @@ def _shape(base, index, scale) -> tuple:
     if base is not None and base.__class__ not in (Gpr64, Rip):
         raise OperandError(f"memory base must be a 64-bit register or rip, not {fmt_value(base)}"
                            + (" (32-bit addressing is not supported)" if getattr(base, "kind", None) == "r32" else ""))
+    vsib = None
     if index is not None:
-        if index.__class__ is not Gpr64:
-            raise OperandError(f"memory index must be a 64-bit general register, not {fmt_value(index)}")
-        if index.num == 4:
+        if index.__class__ in (Xmm, Ymm):
+            # VSIB (SDM Vol.2 2.3.12): SIB.index names a vector register (VEX.X̄ its bit 3); every number is an
+            # index, xmm4/ymm4 included (SIB.index = 100 means "no index" only for a general register)
+            vsib = "mx" if index.__class__ is Xmm else "my"
+        elif index.__class__ is not Gpr64:
+            raise OperandError(f"memory index must be a 64-bit general register, not {fmt_value(index)} (or an xmm/ymm"
+                               " register: the VSIB operand of a gather)")
+        elif index.num == 4:
             raise OperandError("rsp cannot be an index register (SIB.index=100 means no index; SDM Vol.2 Table 2-3)")
         if base is not None and base.__class__ is Rip:
             raise OperandError("rip-relative addressing takes no index register")
@@ -59,10 +66,10 @@ def _shape(base, index, scale) -> tuple:
         # [index*scale + disp32] or absolute [disp32]: SIB with base = 101 and mod = 00 (no base).
         # An absolute [disp32] needs this SIB form (rm = 100, base = 101, index = 100) too,
         # because the short rm = 101 form is RIP-relative.
-        shape = (None, None, None, bytes((sib | 0b101,)), 0b00_000_100, rex, vxb)
+        shape = (None, None, None, bytes((sib | 0b101,)), 0b00_000_100, rex, vxb, vsib)
     elif not is_reg:
         # [rip + disp32]: mod = 00, rm = 101; disp counted from the end of the instruction.
-        shape = (None, None, None, b"", 0b00_000_101, rex, vxb)
+        shape = (None, None, None, b"", 0b00_000_101, rex, vxb, vsib)
     else:
         # ModRM.rm = 100 does not name rsp/r12 but says "a SIB byte follows", so an rsp/r12 base
         # always needs a SIB byte (with SIB.index = 100, "no index").
@@ -73,7 +80,7 @@ def _shape(base, index, scale) -> tuple:
         # an explicit disp8 of 0: it has no mod = 00 form.
         if base.lo == 0b101: modrm0, tail0 = None, None
         else: modrm0, tail0 = 0b00 << 6 | rm, prefix
-        shape = (modrm0, tail0, 0b01 << 6 | rm, prefix, 0b10 << 6 | rm, rex, vxb)
+        shape = (modrm0, tail0, 0b01 << 6 | rm, prefix, 0b10 << 6 | rm, rex, vxb, vsib)
     _SHAPES[base, index, scale] = shape
     return shape
 
@@ -127,7 +134,7 @@ class Mem:
     """A memory operand. Build it with `mem` (or the `byte`/`dword`/... helpers); immutable.
 
     ``size`` is the operand size in bits, or 0 when unsized (an address, as for lea, or a
-    size that the other operands decide).
+    size that the other operands decide). With an xmm/ymm ``index`` the operand is a `VsibMem`.
     """
 
     __slots__ = ("base", "index", "scale", "disp", "size", "modrm", "tail", "rex", "vxb", "sig", "label")
@@ -137,9 +144,9 @@ class Mem:
         if disp.__class__ is not int: disp = _integer(disp, "displacement")
         if size.__class__ is not int: size = _integer(size, "size")
         try:
-            modrm0, tail0, modrm8, prefix, modrm32, rex, vxb = _SHAPES[base, index, scale]
+            modrm0, tail0, modrm8, prefix, modrm32, rex, vxb, vsib = _SHAPES[base, index, scale]
         except (KeyError, TypeError):       # first use of this combination (or not one at all)
-            modrm0, tail0, modrm8, prefix, modrm32, rex, vxb = _shape(base, index, scale)
+            modrm0, tail0, modrm8, prefix, modrm32, rex, vxb, vsib = _shape(base, index, scale)
         if not disp and tail0 is not None:
             modrm, tail = modrm0, tail0
         elif modrm8 is not None and -128 <= disp <= 127:
@@ -154,6 +161,9 @@ class Mem:
         if modrm is None:   # a 64-bit absolute address: only the moffs forms (A0-A3) take it
             sig = "moffs" + sig[1:]
             modrm = tail = _Unreachable(disp)
+        elif vsib is not None:   # a vector index: a VsibMem, which only the VSIB forms take ("mx32": xmm index, dword)
+            sig = vsib + sig[1:]
+            self.__class__ = VsibMem
         self.base = base
         self.index = index
         self.scale = scale
@@ -189,6 +199,20 @@ class Mem:
         m.modrm, m.tail = shape[4], shape[3] + _pack_disp32(self.disp)
         return m
 
+    def with_sib(self) -> Mem:
+        """The same operand written with a SIB byte where ModRM alone would do: ``[rax]`` as ModRM.rm = 100 and
+        SIB (index 100, "none"; base rax), as the AMX sibmem operands need it (SDM Vol.2 TILELOADD/TILESTORED:
+        the memory operand must use a SIB byte, #UD otherwise). Operands with an index, an rsp/r12 base or no base
+        have a SIB byte already and are returned as they are; RIP-relative ones have no SIB form (`OperandError`)."""
+        base = self.base
+        if base is not None and base.__class__ is Rip:
+            raise OperandError(f"{self}: a RIP-relative address has no SIB byte (a sibmem operand needs one)")
+        if self.index is not None or base is None or base.lo == 0b100: return self
+        m = Mem(base, None, 1, self.disp, self.size, self.label)
+        m.modrm = (self.modrm & 0b11_000_000) | 0b100
+        m.tail = bytes((0b00_100_000 | base.lo,)) + self.tail   # SIB: scale 1, index 100 (none), base
+        return m
+
     def address(self) -> str:
         """The bracketed address in Intel syntax, e.g. ``[rdi+rsi*4+0xa]``."""
         parts = []
@@ -210,11 +234,27 @@ class Mem:
     def __hash__(self): return hash(self._key())
 
 
+class VsibMem(Mem):
+    """A VSIB memory operand (SDM Vol.2 2.3.12), as the AVX2 gathers take it: ``[base + vindex*scale + disp]``
+    with an xmm or ymm index register, each of whose elements is an index. `Mem` (and `mem`, `dword`, …, the
+    text parser) makes one whenever the index is a vector register: ``mem(rax, xmm1, 4, size=32)`` is
+    ``dword ptr [rax+xmm1*4]``, the operand of ``vgatherdps xmm0, dword ptr [rax+xmm1*4], xmm2``. ``size`` is the
+    element size (dword or qword), or 0. The base may be any 64-bit register or none (``[xmm1*4+disp32]``),
+    not rip. Only the VSIB forms (operand kinds vm32x/vm32y/vm64x/vm64y) take it; every other memory form
+    refuses it (its ``__class__`` is not `Mem`), so a vector index is never encoded as a general one."""
+
+    __slots__ = ()
+
+    @property
+    def kind(self) -> str: return f"VSIB memory, {self.index.kind} index"
+
+
 def mem(base: Reg | str | None = None, index: Reg | str | None = None, scale: int = 1, disp: int = 0, size: int | str = 0) -> Mem:
     """Build a memory operand, e.g. ``mem(rdi, rsi, 4, 10, size=32)`` is ``dword ptr [rdi+rsi*4+0xa]``.
 
     ``base`` may be a 64-bit register, ``rip`` or None (then ``[index*scale+disp32]`` or an absolute
-    ``[disp32]``); ``size`` is in bits (8 … 512) or a name such as ``"dword"``; 0 means unsized.
+    ``[disp32]``); ``size`` is in bits (8 … 512) or a name such as ``"dword"``; 0 means unsized. An xmm/ymm
+    ``index`` makes a VSIB operand (`VsibMem`) for the gathers: ``mem(rdi, ymm3, 8, size=64)``.
     """
     if isinstance(base, str): base = register_named(base)
     if isinstance(index, str): index = register_named(index)

@@ -42,7 +42,7 @@ class Reg:
         """The register with the same number in another width: ``rax.sized(8)`` is al, ``xmm3.sized(256)``
         is ymm3 (general registers: 8, 16, 32, 64; vector registers: 128, 256). ah/ch/dh/bh have no
         other widths. Raises `x86gen.OperandError` for a width the register file does not have."""
-        if self.high or self.kind in ("k", "rip"):
+        if self.high or self.kind in ("k", "mm", "tmm", "rip"):
             from .errors import OperandError
             raise OperandError(f"{self.name} has no {bits}-bit form")
         return (gpr if self.kind[0] == "r" else vec)(self.num, bits)
@@ -94,9 +94,29 @@ class Zmm(Reg):
 
 
 class KReg(Reg):
-    """AVX-512 opmask register."""
+    """AVX-512 opmask register k0-k7 (SDM Vol.1 15.1.3): ModRM.reg/rm and VEX.vvvv name it with 3 bits;
+    there is no k8-k15, so REX.R/VEX.R̄ and the top bit of vvvv are never set for it."""
     __slots__ = ()
     kind = "k"
+
+
+class Mmx(Reg):
+    """64-bit MMX register mm0-mm7 (SDM Vol.1 9.2.2). ModRM names it with 3 bits; REX.R and REX.B are
+    ignored for MMX registers (SDM Vol.2 2.2.1.2: "REX.R ... is ignored when ModR/M specifies other
+    registers"), so there is no mm8-mm15 and the register bits never reach a REX prefix."""
+    __slots__ = ()
+    kind = "mm"
+
+    def __init__(self, name: str, num: int, size: int):
+        super().__init__(name, num, size)
+        self.sig = "MM"   # not "mm": the encoder reads a signature that starts with "m" as a memory operand
+
+
+class Tmm(Reg):
+    """AMX tile register tmm0-tmm7 (SDM Vol.1 18.2): ModRM.reg/rm and VEX.vvvv name it with 3 bits; there is no
+    tmm8-tmm15, so REX/VEX register-extension bits are never set for it."""
+    __slots__ = ()
+    kind = "tmm"
 
 
 class Rip(Reg):
@@ -124,6 +144,10 @@ for _i, _n in enumerate(("ah", "ch", "dh", "bh")):
     REGISTERS[_n] = Gpr8(_n, _i + 4, 8, high=True)
 for _i in range(8):
     REGISTERS[f"k{_i}"] = KReg(f"k{_i}", _i, 64)
+for _i in range(8):
+    REGISTERS[f"mm{_i}"] = Mmx(f"mm{_i}", _i, 64)
+for _i in range(8):
+    REGISTERS[f"tmm{_i}"] = Tmm(f"tmm{_i}", _i, 8192)   # up to 16 rows of 64 bytes
 REGISTERS["rip"] = Rip("rip", 5, 64)
 # Aliases accepted on input: r8l … r15l (Intel's spelling of r8b … r15b).
 ALIASES = {f"r{i}l": REGISTERS[f"r{i}b"] for i in range(8, 16)}
@@ -166,4 +190,5 @@ def vec(num: int, bits: int = 128) -> Reg:
     return _by_number("v", num, bits)
 
 
-__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "Rip", "REGISTERS", *REGISTERS]
+__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "Mmx", "Tmm", "Rip", "REGISTERS",
+           *REGISTERS]

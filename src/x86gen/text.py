@@ -67,6 +67,7 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
     base = index = None
     scale, disp = 1, 0
     pos = 0
+    zero_index = False
     inner = _STAR.sub("*", inner.strip())   # `rbx * 2` as `rbx*2`
     if not inner: raise AsmSyntaxError(f"empty memory operand {clip(text)}")
     while pos < len(inner):
@@ -77,6 +78,14 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
         pos = m.end()
         if "*" in term:
             a, _, b = term.partition("*")
+            if "riz" in (a, b) and sign != "-" and base is not None:
+                # GNU's zero index `[r13+riz*1]` (objdump's spelling of a SIB byte without an index): no index; the
+                # bytes x86gen gives have no SIB byte where none is needed (the same address), a sibmem operand
+                # gets its SIB byte anyway
+                n = b if a == "riz" else a
+                if n not in ("1", "2", "4", "8"): raise AsmSyntaxError(f"bad scale {clip(n)} in {clip(text)}")
+                zero_index = True
+                continue
             r, n = (a, b) if a in _REGS else (b, a)
             if r not in _REGS or sign == "-":
                 for w in (a, b):
@@ -96,6 +105,12 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
                 if "0" <= term[:1] <= "9": raise            # a malformed number: say so
                 raise unknown_word(term, text) from None
             disp += -v if sign == "-" else v
+    if zero_index and index is not None: raise AsmSyntaxError(f"riz and an index register in {clip(text)}")
+    if base is not None and base.kind in ("xmm", "ymm"):
+        # a VSIB address written with the vector register first or alone (`[xmm2+0x10]`, `[xmm2+rax]`): GNU as and
+        # llvm-mc read the vector register as the index, whatever its place
+        if index is None: base, index = None, base
+        elif scale == 1 and index.kind == "r64": base, index = index, base
     if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {clip(text)}")
     if base is None and index is None: disp = _abs_disp(disp)
     elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
@@ -114,7 +129,8 @@ def _simple_address(t: str) -> Mem | None:
     if m is None: return None
     size, b, i, scale, sign, d = m.groups()
     base, index = _REGS.get(b), _REGS.get(i) if i else None
-    if base is None or (i and index is None) or (index is not None and base.kind == "rip"): return None
+    if base is None or (i and index is None) or (index is not None and base.kind == "rip") or base.kind in ("xmm", "ymm"):
+        return None   # (a vector register first: VSIB, `_parse_address` reads it as the index)
     disp = 0
     if d:
         disp = int(d, 16) if d[1:2] == "x" else int(d)
@@ -515,7 +531,7 @@ def _assemble_program(text: str, ip: int) -> bytes:
 def format_operand(x) -> str:
     """Intel syntax of one operand (ints as hex)."""
     if x.__class__ is int: return f"-{-x:#x}" if x < 0 else f"{x:#x}"
-    if x.__class__ is Mem and x.base is None and x.index is not None and x.scale == 1:
+    if isinstance(x, Mem) and x.base is None and x.index is not None and x.scale == 1:   # (VsibMem too)
         # an index without base: `[rax*1]`, since `[rax]` would read back as a base register (other bytes)
         s = str(x)
         i = s.index("[") + 1 + len(x.index.name)

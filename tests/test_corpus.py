@@ -29,6 +29,8 @@ from iced_oracle import CODE_NAMES, REPORT, decode_one, describe, intel, reencod
 
 import x86gen
 
+pytestmark = pytest.mark.xdist_group("corpus")   # its module fixture runs once, on one worker
+
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "tinygrad-ops-kernels.jsonl.gz"
 EXPECTED_CODES = 111            # corpus README: "111 distinct iced Code values"
 LEGACY_PREFIXES = {0x66, 0xF2, 0xF3}

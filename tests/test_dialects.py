@@ -37,7 +37,7 @@ from test_second_oracle import IP, Unbuildable, form_instances
 
 import x86gen
 
-pytestmark = pytest.mark.skipif(not gnu_oracle.HAVE_OBJDUMP, reason="GNU objdump not installed")
+pytestmark = [pytest.mark.skipif(not gnu_oracle.HAVE_OBJDUMP, reason="GNU objdump not installed"), pytest.mark.xdist_group("dialects")]
 
 N_INSTANCES = int(os.environ.get("X86GEN_DIALECT_INSTANCES", "6"))
 BASE = 0x1_0000_0000   # address of the first instance: every rel32 target stays positive

@@ -402,8 +402,14 @@ CHUNK = 48
 CHUNKS = [FORMS[i:i + CHUNK] for i in range(0, len(FORMS), CHUNK)]
 
 
+# One objdump process per example: in the CI profile a few examples per chunk (every form's objdump text is
+# also checked, deterministically, by tests/test_dialects.py), the profile's number otherwise.
+OBJDUMP_EXAMPLES = 4 if settings.get_current_profile_name() == "ci" else settings.default.max_examples
+
+
 @needs_binutils
 @pytest.mark.parametrize("chunk", range(len(CHUNKS)), ids=lambda k: f"{CHUNKS[k][0].id}..")
+@settings(max_examples=OBJDUMP_EXAMPLES)
 @given(data=st.data())
 def test_round_trip_objdump_text(chunk, data):
     """One instance of each form of the chunk, laid out back to back, disassembled by GNU objdump;

@@ -40,8 +40,8 @@ from test_fuzz_iced import branch_len, corner_cases, expected_error
 
 import x86gen
 
-pytestmark = pytest.mark.skipif(not (gnu_oracle.HAVE_GNU_AS or gnu_oracle.HAVE_LLVM_MC),
-                                reason="neither GNU as nor llvm-mc is installed")
+pytestmark = [pytest.mark.skipif(not (gnu_oracle.HAVE_GNU_AS or gnu_oracle.HAVE_LLVM_MC),
+                                 reason="neither GNU as nor llvm-mc is installed"), pytest.mark.xdist_group("second_oracle")]
 
 R = x86gen.REGISTERS
 M = x86gen.Mem

@@ -52,7 +52,7 @@ from iced_oracle import _GPR_WIDTH_IMMATERIAL, _R32_OF, IMM_KINDS, REPORT, memor
 import x86gen
 from x86gen.assembler import parse_program
 
-pytestmark = pytest.mark.skipif(not gnu_oracle.HAVE_GNU_AS, reason="GNU as not installed")
+pytestmark = [pytest.mark.skipif(not gnu_oracle.HAVE_GNU_AS, reason="GNU as not installed"), pytest.mark.xdist_group("text_diff_gnu")]
 
 R = x86gen.REGISTERS
 REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k", "tmm")}

@@ -397,6 +397,57 @@ def test_vpextrw_vpinsrw_64_bit_register_as_its_32_bit_one(src, expect, tmp_path
     assert x86gen.assemble("x: " + src).hex() == expect
 
 
+@pytest.mark.parametrize("src, expect", [
+    ("movmskps rbx, xmm0", "0f50d8"),                       # GNU as 2.40 (the REX.W form: 480f50d8)
+    ("movmskps r15, xmm14", "450f50fe"),                    # GNU as 2.40
+    ("movmskpd r15, xmm14", "66450f50fe"),                  # GNU as 2.40
+    ("pmovmskb r15, xmm14", "66450fd7fe"),                  # GNU as 2.40
+    ("pextrb r15, xmm14, 0xff", "66450f3a14f7ff"),          # GNU as 2.40
+    ("pextrw rsi, xmm3, 2", "660fc5f302"),                  # GNU as 2.40
+    ("extractps r15, xmm14, 0xff", "66450f3a17f7ff"),       # GNU as 2.40
+    ("pinsrb xmm6, rbx, 0x30", "660f3a20f330"),             # GNU as 2.40
+    ("pinsrw xmm15, r14, 0xff", "66450fc4feff"),            # GNU as 2.40
+    ("vpinsrb xmm15, xmm14, r13, 0xff", "c4430920fdff"),    # GNU as 2.40
+    ("vmovmskps r15, ymm14", "c4417c50fe"),                 # GNU as 2.40
+    ("vpmovmskb r15, xmm14", "c44179d7fe"),                 # GNU as 2.40
+    ("vextractps r15, xmm14, 0xff", "c4437917f7ff"),        # GNU as 2.40
+])
+def test_gpr64_whose_width_changes_nothing_is_its_32_bit_one(src, expect, tmp_path):
+    """movmskps/pmovmskb/pextrb/pinsrb/... of a 64-bit register: GNU as's encoding, without REX.W / with VEX.W0
+    (the result is zero-extended, or only the low bits are read: SDM Vol.2 MOVMSKPS, PEXTRB, PINSRB)."""
+    check(src, expect, tmp_path)
+    assert x86gen.assemble("nop\n" + src).hex() == "90" + expect
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("shld dword ptr [rax], eax", "0fa500"),                # GNU as 2.40: the count is cl
+    ("shrd rax, rbx", "480fadd8"),                          # GNU as 2.40
+    ("movq rax, rbx", "4889d8"),                            # GNU as 2.40: movq without a vector register is mov
+    ("movq qword ptr [rax], rbx", "488918"),                # GNU as 2.40
+    ("movq rax, 5", "48c7c005000000"),                      # GNU as 2.40
+    ("movq rdi, qword ptr [0x10]", "488b3c2510000000"),     # GNU as 2.40
+    ("movq xmm0, rax", "66480f6ec0"),                       # GNU as 2.40: still movq
+    ("prefetchw dword ptr [rax]", "0f0d08"),                # GNU as 2.40: any size keyword on a prefetch/flush address
+    ("clflush xmmword ptr [rax]", "0fae38"),                # GNU as 2.40
+    ("cldemote dword ptr [r13+rdx*2+0x7fffffff]", "410f1c8455ffffff7f"),  # GNU as 2.40
+    ("clwb byte ptr [rax]", "660fae30"),                    # GNU as 2.40
+    ("pcmpestriq xmm1, xmm2, 1", "66480f3a61ca01"),         # GNU as 2.40 (iced: pcmpestri64)
+    ("vpcmpestrmq xmm1, xmm2, 1", "c4e3f960ca01"),          # GNU as 2.40
+    ("{vex} vpdpbusd xmm1, xmm2, xmm3", "c4e26950cb"),      # GNU as 2.40 (objdump prints AVX-VNNI with {vex})
+])
+def test_gnu_shorthands_and_spellings(src, expect, tmp_path):
+    """GNU as's two-operand shld/shrd, movq as mov, size-less prefetch addresses, pcmpestriq and {vex}."""
+    check(src, expect, tmp_path)
+    assert x86gen.assemble("x: " + src).hex() == expect
+
+
+def test_vex_pseudo_prefix_needs_a_vex_form():
+    with pytest.raises(AsmSyntaxError, match=r"\{vex\} 'add': no VEX-encoded form"):
+        x86gen.assemble("{vex} add eax, ecx")
+    with pytest.raises(AsmSyntaxError, match="no VEX-encoded form"):
+        x86gen.assemble("nop\n{vex} add eax, ecx")
+
+
 # ---- the command line and long lines ---------------------------------------------------------------
 
 def test_cli_non_utf8_file_is_a_clean_error(tmp_path, capsys):

@@ -309,6 +309,18 @@ def _movq_gpr(mn: str, ops: tuple) -> tuple[str, tuple]:
     return mn, ops
 
 
+# Instructions whose memory operand only names an address (a cache line to flush or prefetch): GNU as takes
+# it with any size keyword (`prefetchw dword ptr [rax]` is 0f 0d 08) and so does x86gen's text.
+_ADDRESS_ONLY = ("cldemote", "clflush", "clflushopt", "clwb", "prefetchit0", "prefetchit1", "prefetchnta", "prefetcht0",
+                 "prefetcht1", "prefetcht2", "prefetchw", "prefetchwt1", "prefetch")
+
+
+def _any_size_address(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``clflush dword ptr [rax]`` is ``clflush [rax]``: the size keyword of `_ADDRESS_ONLY`'s operand is ignored."""
+    if len(ops) == 1 and ops[0].__class__ is Mem and ops[0].size: return mn, (ops[0].with_size(0),)
+    return mn, ops
+
+
 def _shift_double_cl(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``shld eax, ebx`` is ``shld eax, ebx, cl``: GNU as's two-operand SHLD/SHRD counts in CL (0F A5 / 0F AD)."""
     if len(ops) == 2: return mn, (*ops, REGISTERS["cl"])
@@ -319,8 +331,8 @@ def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(m
 
 
 SHORTHANDS = {"imul": _imul, "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
-              "movsx": _movsx_dword, **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), "shld": _shift_double_cl, "movq": _movq_gpr,
-              "shrd": _shift_double_cl,
+              "movsx": _movsx_dword, "shld": _shift_double_cl, "shrd": _shift_double_cl, "movq": _movq_gpr,
+              **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), **dict.fromkeys(_ADDRESS_ONLY, _any_size_address),
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one)}
 
 

@@ -251,7 +251,7 @@ def test_error_types():
 FORMS = x86gen.all_forms()
 GPR64 = [r for r in R.values() if r.kind == "r64"]
 INDEXES = [r for r in GPR64 if r.name != "rsp"]
-REG_CLASSES = {k: [r for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm")}
+REG_CLASSES = {k: [r for r in R.values() if r.kind == k] for k in sorted({r.kind for r in R.values()} - {"rip"})}
 DISPS = st.one_of(st.sampled_from([0, 1, -1, 127, 128, -128, -129, 0x7FFFFFFF, -0x80000000]), st.integers(-(1 << 31), (1 << 31) - 1))
 
 
@@ -276,6 +276,10 @@ def operand(form, i):
         return st.one_of(st.integers(-lim, lim - 1), st.sampled_from([-128, 127, 129, -126])).map(lambda d: ("rel", d))
     if o.imm is not None:
         return st.one_of(*[st.integers(lo, hi) for lo, hi in form.imm_ranges(i)])
+    if o.kind.startswith("vm"):   # VSIB (vm32x, vm64y, ...): a vector index register, xmm for x, ymm for y
+        index = REG_CLASSES["xmm" if o.kind.endswith("x") else "ymm"]
+        return st.builds(lambda b, i, sc, d: Mem(b, i, sc, d, o.mem), st.sampled_from([*GPR64, None]), st.sampled_from(index),
+                         st.sampled_from([1, 2, 4, 8]), DISPS)
     choices = []
     if o.reg is not None: choices.append(st.sampled_from(REG_CLASSES[o.reg]))
     if o.mem is not None: choices.append(memory(o.mem))

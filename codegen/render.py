@@ -7,6 +7,7 @@ import os
 
 import jinja2
 
+from .schema import FORM_FIELD_NAMES, FORM_FIELDS, OPERAND_FIELD_NAMES, OPERAND_FIELDS
 from .spec import FLAG_GROUPS, Form
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -15,11 +16,15 @@ FLAG_ORDER = tuple(FLAG_GROUPS.values())   # read written undefined cleared set
 
 
 def row(f: Form) -> tuple:
-    """A form as the row x86gen.forms reads (see the docstring of _gen/forms.py)."""
-    ops = tuple((o.kind, o.loc, o.role, o.reg, o.mem, o.imm, o.sext) for o in f.operands)
-    flags = tuple(f.flags.get(k, ()) for k in FLAG_ORDER)
-    return (f.id, f.mnemonic, ops, f.enc, f.opcode, f.map, f.pp, f.o16, f.w, f.l, f.modrm, f.opreg, f.imms, f.is4,
-            f.osize, f.cpuid, flags, f.implicit, f.encoding, f.line)
+    """A form as the row x86gen reads (`x86gen._gen.schema.FormRow`): the attributes of ``f`` named in
+    `codegen.schema.FORM_FIELDS`, in that order; operands as `OPERAND_FIELDS` tuples, flags in `FLAG_ORDER`."""
+    out = []
+    for name in FORM_FIELD_NAMES:
+        v = getattr(f, name)
+        if name == "operands": v = tuple(tuple(getattr(o, n) for n in OPERAND_FIELD_NAMES) for o in v)
+        elif name == "flags": v = tuple(v.get(k, ()) for k in FLAG_ORDER)
+        out.append(v)
+    return tuple(out)
 
 
 def rows_by_mnemonic(forms: list[Form]) -> dict[str, list[str]]:
@@ -49,7 +54,9 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
     if "reference_ops" not in extra:   # the companion spec's context, unless the caller loaded it (tools/gen.py)
         from .companion import context
         extra.update(context(COMPANION, forms))
-    ctx = {"header": header, "forms": forms, "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple, **extra}
+    ctx = {"header": header, "forms": forms, "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple,
+           "form_fields": FORM_FIELDS, "operand_fields": OPERAND_FIELDS, "form_field_names": FORM_FIELD_NAMES,
+           "operand_field_names": OPERAND_FIELD_NAMES, **extra}
     out = {}
     for name in sorted(os.listdir(os.path.join(HERE, "templates"))):
         if name.endswith(".j2"):

@@ -56,7 +56,7 @@ def main(argv=None) -> int:
             return 1
         print(f"generated files up to date ({len(outputs)} files, {len(forms)} forms)")
         return 0
-    by_enc = collections.Counter(f.enc for f in forms)
+    by_enc = collections.Counter(f.encoding_kind for f in forms)
     by_cpuid = collections.Counter(f.cpuid for f in forms)
     print(f"{len(forms)} forms, {len({f.mnemonic for f in forms})} mnemonics from isa/x86_64.yaml")
     print("  by encoding: " + ", ".join(f"{k} {v}" for k, v in sorted(by_enc.items())))

@@ -24,7 +24,7 @@ PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
 MAP_BYTES = {0: (), 1: (0x0F,), 2: (0x0F, 0x38), 3: (0x0F, 0x3A)}
 
 
-def imm_ranges(width: int, osize: int, sext: bool, rel: bool) -> tuple[tuple[int, int], ...]:
+def imm_ranges(width: int, operand_size: int, sext: bool, rel: bool) -> tuple[tuple[int, int], ...]:
     """Accepted values of an immediate: one or two closed intervals.
 
     A plain ``immN`` takes any value whose low N bits are what is meant, signed or unsigned:
@@ -33,9 +33,9 @@ def imm_ranges(width: int, osize: int, sext: bool, rel: bool) -> tuple[tuple[int
     values (so ``add eax, 0xffffffff`` is ``83 c0 ff``, as GNU as encodes it).
     """
     if rel: return ((-(1 << (width - 1)), (1 << (width - 1)) - 1),)
-    if not sext or osize <= width: return ((-(1 << (width - 1)), (1 << width) - 1),)
+    if not sext or operand_size <= width: return ((-(1 << (width - 1)), (1 << width) - 1),)
     half = 1 << (width - 1)
-    return ((-half, half - 1), ((1 << osize) - half, (1 << osize) - 1))
+    return ((-half, half - 1), ((1 << operand_size) - half, (1 << operand_size) - 1))
 
 
 def _is_const(e: str) -> bool:
@@ -70,16 +70,17 @@ def _imm_bytes(var: str, width: int) -> tuple[list[str], str]:
 
 def static_length(row) -> int:
     """Length in bytes with no memory operand, a 2-byte VEX where legal, and no optional REX."""
-    (_id, _mn, ops, enc, _opc, mp, pp, o16, w, _l, modrm, _opreg, imms, is4, _osize, *_rest) = row
-    n = 1 + (modrm is not None) + sum(imms) // 8 + bool(is4) + 8 * sum(o[1] == "moffs" for o in ops)
-    if enc == "legacy": return n + o16 + bool(pp) + (w == 1) + len(MAP_BYTES[mp])
-    return n + (2 if mp == 1 and w != 1 else 3)
+    n = (1 + (row.modrm is not None) + sum(row.imm_widths) // 8 + bool(row.is4)
+         + 8 * sum(o.loc == "moffs" for o in row.operands))
+    if row.encoding_kind == "legacy":
+        return n + row.opsize16 + bool(row.mandatory_prefix) + (row.w == 1) + len(MAP_BYTES[row.opcode_map])
+    return n + (2 if row.opcode_map == 1 and row.w != 1 else 3)
 
 
 def build(row) -> tuple[str, str | None]:
     """Python source of ``enc(a0, …)`` for this form, and of ``fits(a0, …)`` if it has immediates."""
     body, fits, rel = parts(row)
-    args = ", ".join(f"a{i}" for i in range(len(row[2]))) + (", ip=0" if rel else "")
+    args = ", ".join(f"a{i}" for i in range(len(row.operands))) + (", ip=0" if rel else "")
     src = f"def enc({args}):\n" + "".join(f"    {ln}\n" for ln in body)
     return src, (f"def fits({args}):\n    return {fits}\n" if fits else None)
 
@@ -94,7 +95,7 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
     With ``range_checked`` the caller has tested the fit condition, so the immediates' range checks
     are left out too. `x86gen.encoder` pastes such bodies into one function per signature.
     """
-    (fid, _mn, ops, enc, opcode, mp, pp, o16, w, l, modrm, opreg, imms, is4, osize, *_rest) = row
+    fid, ops, enc, opcode, modrm, w = row.id, row.operands, row.encoding_kind, row.opcode, row.modrm, row.w
     args = [f"a{i}" for i in range(len(ops))]
     rel = any(o[0].startswith("rel") for o in ops)
     fits: list[str] = []
@@ -108,7 +109,7 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
     imm_parts: list[str] = []   # immediate bytes packed with the opcode and ModRM bytes
     imm_tail = ""                # the same immediates as bytes appended after it
     imm_after_mem = ""           # immediates appended after a memory operand's tail
-    for i, (kind, loc, _role, reg, mem, imm, sext) in enumerate(ops):
+    for i, (kind, loc, _role, reg, mem, imm, sext) in enumerate(ops):   # (OperandRow)
         a = args[i]
         # int checks, class checks and fixed registers: left out where the signature answers them
         is_int = "" if known(i) else f"{a}.__class__ is int and "
@@ -121,7 +122,7 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
             fits.append(f"{is_int}{a} == 1")
             continue
         if imm is not None:
-            rng = imm_ranges(imm, osize, sext, kind.startswith("rel"))
+            rng = imm_ranges(imm, row.operand_size, sext, kind.startswith("rel"))
             if not known(i): body.append(f"if {a}.__class__ is not int: {bad(i)}")
             if kind.startswith("rel"):
                 body.append(f"d = {a} - ip - LEN")
@@ -166,8 +167,8 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
     if imm_tail and imm_parts:   # mixed inline/appended immediates (e.g. enter iw, ib): append them all
         imm_parts, imm_tail = [], imm_after_mem
 
-    pre = list(PP_BYTE[pp])
-    maps = list(MAP_BYTES[mp])
+    pre = list(PP_BYTE[row.mandatory_prefix])
+    maps = list(MAP_BYTES[row.opcode_map])
     reg3 = f"{reg_expr}.reg3" if reg_expr else (f"{int(modrm) << 3}" if modrm is not None and len(modrm) == 1 and modrm != "r" else "0")
     # a fixed ModRM byte ("E8": lfence is 0F AE E8, SDM Vol.2 2.1.5 "opcodes with a fixed ModRM") follows the opcode
     fixed_modrm = [f"{int(modrm, 16):#04x}"] if modrm is not None and len(modrm) == 2 else []
@@ -186,7 +187,7 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
         the byte registers that may force (spl…dil) or forbid (ah…bh) a REX prefix (SDM Vol.2 2.2.1)."""
         imm = imm_parts if not tail else []
         tail_s = tail + (imm_tail if not tail else imm_after_mem)
-        head = [f"{b:#04x}" for b in ([0x66] if o16 else []) + pre]
+        head = [f"{b:#04x}" for b in ([0x66] if row.opsize16 else []) + pre]
         body = [f"{b:#04x}" for b in maps] + middle + imm
         bits = rex_bits + [f"{x}.rex8" for x in r8]
         if not bits:   # no register can need REX: it is present exactly when the form has REX.W
@@ -207,18 +208,18 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
         X̄ = B̄ = 1; else the 3-byte C4 form. R̄, X̄, B̄ and vvvv are stored inverted."""
         r = f"{reg_expr}.vr" if reg_expr else "0x80"
         vv = f"{vvvv}.vv" if vvvv else "0x78"
-        lpp = ((l or 0) << 2) | pp
+        lpp = ((row.vex_l or 0) << 2) | row.mandatory_prefix
         wbit = 0x80 if w == 1 else 0
         imm = imm_parts if not tail else []
         tail_s = tail + (imm_tail if not tail else imm_after_mem)
         body = [f"{opcode:#04x}"] + middle + imm
         res = []
         xb = (f"0x40 | {a}.vb" if rm_reg else f"{a}.vxb") if a else "0x60"
-        if mp == 1 and w != 1:
+        if row.opcode_map == 1 and w != 1:
             cond = (f"{a}.vb" if rm_reg else f"{a}.vxb == 0x60") if a else None
             res.append(ret(ind, ["0xC5", f"{r} | {vv} | {lpp:#x}"] + body, tail_s, cond))
             if cond is None: return res
-        res.append(ret(ind, ["0xC4", f"{r} | {xb} | {mp}", f"{vv} | {wbit | lpp:#x}"] + body, tail_s))
+        res.append(ret(ind, ["0xC4", f"{r} | {xb} | {row.opcode_map}", f"{vv} | {wbit | lpp:#x}"] + body, tail_s))
         return res
 
     if enc == "evex":
@@ -309,5 +310,5 @@ def compile_form(row):
     """Compile and return (enc, fits, source) for a form-table row."""
     src, fits_src = build(row)
     ns: dict = {}
-    exec(compile(src + (fits_src or ""), f"<x86gen form {row[0]}>", "exec"), GLOBALS, ns)
+    exec(compile(src + (fits_src or ""), f"<x86gen form {row.id}>", "exec"), GLOBALS, ns)
     return ns["enc"], ns.get("fits"), src + (fits_src or "")

@@ -93,7 +93,7 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...],
                 names = "/".join(sorted({_size_word(s) for s in sizes}))
                 raise OperandError(f"{mnemonic} {fmt_operands(ops)}: operand {i + 1} needs a size ({names} ptr)")
     ok.sort(key=lambda f: f.length)   # stable: file order among equals
-    res = (tuple(ok), any(f.imms or any(o.kind == "1" for o in f.operands) for f in ok))
+    res = (tuple(ok), any(f.imm_widths or any(o.kind == "1" for o in f.operands) for f in ok))
     _CANDIDATES[key] = res
     return res
 
@@ -186,7 +186,7 @@ def _by_rm_register(alts: tuple[Form, ...], sig: tuple) -> bool:
     2-byte prefix (map 0F, not W1) and each puts a different register operand in rm: the 2-byte prefix
     is then possible exactly when that register is below r8 (it has no B̄ bit)."""
     rms = [_rm_index(f) for f in alts]
-    return (all(f.encoding_kind == "vex" and f.map == 1 and f.w != 1 for f in alts) and None not in rms
+    return (all(f.encoding_kind == "vex" and f.opcode_map == 1 and f.w != 1 for f in alts) and None not in rms
             and len(set(rms)) == len(rms) and all(sig[i][0] != "m" for i in rms))
 
 

@@ -10,6 +10,7 @@ import json
 import operator
 from collections.abc import Callable
 
+from ._gen.schema import FORM_FIELDS, FormRow, OperandRow
 from ._specialize import compile_form, imm_ranges, static_length
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_int, fmt_value
 
@@ -17,15 +18,12 @@ ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "rcw": "RCW", "cr": "C
 FLAG_FIELDS = ("read", "written", "undefined", "cleared", "set")
 
 
-class Operand:
+class Operand(OperandRow):
     """One explicit operand of a form: ``kind`` (e.g. ``r32/m32``), ``loc`` (ModRM.reg, rm, vvvv, …),
     ``role`` (r, w, rw, cw = conditionally written, n = not accessed), register class, memory size,
-    immediate width."""
+    immediate width: an `x86gen._gen.schema.OperandRow` with a few derived properties."""
 
-    __slots__ = ("kind", "loc", "role", "reg", "mem", "imm", "sext")
-
-    def __init__(self, kind, loc, role, reg, mem, imm, sext):
-        self.kind, self.loc, self.role, self.reg, self.mem, self.imm, self.sext = kind, loc, role, reg, mem, imm, sext
+    __slots__ = ()
 
     @property
     def may_be_memory(self) -> bool: return self.mem is not None
@@ -38,19 +36,20 @@ class Operand:
 
 
 class Form:
-    """One instruction form of the spec. Calling it encodes its operands to bytes."""
+    """One instruction form of the spec. Calling it encodes its operands to bytes.
 
-    __slots__ = ("id", "row", "mnemonic", "operands", "encoding_kind", "opcode", "map", "pp", "o16", "w", "l", "modrm",
-                 "opreg", "imms", "is4", "osize", "cpuid", "flags", "implicit", "encoding", "line", "length", "is_branch",
-                 "_enc", "_fits", "_src", "__weakref__")
+    Its attributes are the fields of its row (`x86gen._gen.schema.FormRow`: ``opcode``, ``opcode_map``,
+    ``mandatory_prefix``, ``opsize16``, ``w``, ``vex_l``, ``modrm``, ``imm_widths``, …), with ``operands``
+    as `Operand` objects and ``flags`` as a dict, plus ``length`` and ``is_branch``."""
+
+    __slots__ = (*FORM_FIELDS, "row", "length", "is_branch", "_enc", "_fits", "_src", "__weakref__")
 
     def __init__(self, row: tuple):
-        (self.id, self.mnemonic, ops, self.encoding_kind, self.opcode, self.map, self.pp, self.o16, self.w, self.l,
-         self.modrm, self.opreg, self.imms, self.is4, self.osize, self.cpuid, flags, self.implicit, self.encoding,
-         self.line) = row
+        row = FormRow._make(row)
+        row = row._replace(operands=tuple(Operand._make(o) for o in row.operands))
+        for name, v in zip(FORM_FIELDS, row): setattr(self, name, v)
         self.row = row   # the generated table's row, from which `_specialize` writes the encoder
-        self.operands = tuple(Operand(*o) for o in ops)
-        self.flags = dict(zip(FLAG_FIELDS, flags))
+        self.flags = dict(zip(FLAG_FIELDS, row.flags))
         self.length = static_length(row)
         self.is_branch = any(o.kind.startswith("rel") for o in self.operands)   # its encoder takes ip=
         self._enc = self._fits = self._src = None
@@ -122,7 +121,7 @@ class Form:
 
     def imm_ranges(self, i: int):
         o = self.operands[i]
-        return imm_ranges(o.imm, self.osize, o.sext, o.kind.startswith("rel"))
+        return imm_ranges(o.imm, self.operand_size, o.sext, o.kind.startswith("rel"))
 
     @property
     def flags_read(self) -> tuple[str, ...]: return self.flags["read"]

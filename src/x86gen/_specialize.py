@@ -6,6 +6,11 @@ goes. The first time a form is used, `build` writes a short Python function for 
 small and readable here, and each form still costs only a few attribute loads and one
 ``struct.pack`` of its bytes. ``Form.source`` shows the code made for a form.
 
+`parts` writes the code in two steps: a pass shared by every encoding kind (`_Operands`: operand
+checks, encoding slots, immediates), then the emitter of the form's encoding kind (`EMITTERS`:
+`emit_legacy`, `emit_vex`, `emit_evex`) over shared pieces (`_modrm_cases` for ModRM/SIB/memory,
+`_return` for the packed bytes), as iced-x86 has one handler per encoding kind.
+
 Byte layout (SDM Vol.2 2.1, 2.2.1, 2.3):
   legacy: [66 (o16)] [F2|F3|66 mandatory] [REX] [0F [38|3A]] opcode [ModRM [SIB] [disp]] [imm]
   VEX:    C5 R̄vvvvLpp                  opcode ModRM [SIB] [disp] [imm | is4]   (2-byte)
@@ -94,169 +99,247 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
     register checks that it answers are left out, and so is every branch for other operand kinds.
     With ``range_checked`` the caller has tested the fit condition, so the immediates' range checks
     are left out too. `x86gen.encoder` pastes such bodies into one function per signature.
+
+    The shared pass (`_Operands`: operand checks, immediates) runs first; then the emitter of the
+    form's encoding kind (`EMITTERS`) writes the returns: prefixes, opcode, ModRM/SIB/displacement
+    (`_modrm_cases`), immediates.
     """
-    fid, ops, enc, opcode, modrm, w = row.id, row.operands, row.encoding_kind, row.opcode, row.modrm, row.w
-    args = [f"a{i}" for i in range(len(ops))]
-    rel = any(o[0].startswith("rel") for o in ops)
-    fits: list[str] = []
-    body: list[str] = []
-    allargs = "(" + "".join(a + ", " for a in args) + ")"
-    def bad(i): return f"raise _bad({fid!r}, {allargs}, {i})"
-    def known(i): return sig is not None and sig[i] != "l"   # the signature says what operand i is
-
-    reg_expr = rm = vvvv = opc = is4_arg = moffs = None
-    r8: list[str] = []
-    imm_parts: list[str] = []   # immediate bytes packed with the opcode and ModRM bytes
-    imm_tail = ""                # the same immediates as bytes appended after it
-    imm_after_mem = ""           # immediates appended after a memory operand's tail
-    for i, (kind, loc, _role, reg, mem, imm, sext) in enumerate(ops):   # (OperandRow)
-        a = args[i]
-        # int checks, class checks and fixed registers: left out where the signature answers them
-        is_int = "" if known(i) else f"{a}.__class__ is int and "
-        if loc == "fixed":
-            if not (known(i) and sig[i] == reg):   # al/cl/eax/… have signatures of their own
-                body.append(f"if {a} is not R_{reg}: {bad(i)}")
-            continue
-        if kind == "1":
-            body.append(f"if {'' if known(i) else f'{a}.__class__ is not int or '}{a} != 1: {bad(i)}")
-            fits.append(f"{is_int}{a} == 1")
-            continue
-        if imm is not None:
-            rng = imm_ranges(imm, row.operand_size, sext, kind.startswith("rel"))
-            if not known(i): body.append(f"if {a}.__class__ is not int: {bad(i)}")
-            if kind.startswith("rel"):
-                body.append(f"d = {a} - ip - LEN")
-                if not range_checked: body.append(f"if not ({_cond('d', rng)}): raise _range({fid!r}, {allargs}, {i}, d)")
-                fits.append(f"{is_int}({_cond(f'({a} - ip - LEN)', rng)})")
-                p, t = _imm_bytes("d", imm)
-            else:
-                if not range_checked: body.append(f"if not ({_cond(a, rng)}): raise _range({fid!r}, {allargs}, {i}, {a})")
-                fits.append(f"{is_int}({_cond(a, rng)})")
-                p, t = _imm_bytes(a, imm)
-            imm_after_mem += t
-            if p: imm_parts += p
-            else:
-                # a wide immediate that follows inline bytes: keep order by moving all later imms out
-                imm_tail += t
-            continue
-        if loc == "moffs":
-            # the operand's 64-bit absolute address follows the opcode (SDM Vol.2 MOV, moffs); a far address (signature
-            # moffsN) is absolute by construction, any other memory operand (movabs with a near one) is checked
-            if sig is None: body.append(f"if {a}.__class__ is not Mem or {a}.size not in (0, {mem}): {bad(i)}")
-            elif sig[i][0] != "m": body.append(bad(i))
-            if sig is None: body.append(f"if {a}.label is not None: raise _label({fid!r}, {allargs})")
-            if sig is None or not sig[i].startswith("moffs"):
-                body.append(f"if {a}.base is not None or {a}.index is not None: raise _notabs({fid!r}, {allargs}, {i})")
-            moffs = a
-            continue
-        if reg == "r8": r8.append(a)
-        if loc == "rm": rm = (a, reg, mem)
-        elif loc == "is4":
-            if not known(i): body.append(f"if {a}.__class__ is not {REG_CLASS[reg]}: {bad(i)}")
-            is4_arg = a
-        else:
-            if mem is not None:   # memory-only operand outside rm cannot happen (checked by the loader)
-                raise ValueError(fid)
-            if not known(i): body.append(f"if {a}.__class__ is not {REG_CLASS[reg]}: {bad(i)}")
-            if loc == "reg": reg_expr = a
-            elif loc == "vvvv": vvvv = a
-            elif loc == "opc": opc = a
-    if is4_arg:
-        imm_parts.insert(0, f"{is4_arg}.is4")
-        imm_after_mem = f" + _B[{is4_arg}.is4]" + imm_after_mem
-    if imm_tail and imm_parts:   # mixed inline/appended immediates (e.g. enter iw, ib): append them all
-        imm_parts, imm_tail = [], imm_after_mem
-
-    pre = list(PP_BYTE[row.mandatory_prefix])
-    maps = list(MAP_BYTES[row.opcode_map])
-    reg3 = f"{reg_expr}.reg3" if reg_expr else (f"{int(modrm) << 3}" if modrm is not None and len(modrm) == 1 and modrm != "r" else "0")
-    # a fixed ModRM byte ("E8": lfence is 0F AE E8, SDM Vol.2 2.1.5 "opcodes with a fixed ModRM") follows the opcode
-    fixed_modrm = [f"{int(modrm, 16):#04x}"] if modrm is not None and len(modrm) == 2 else []
-    out = list(body)
-
-    def ret(ind: str, elems: list[str], tail: str, cond: str | None = None) -> str:
-        """A return of these byte expressions (constants folded; all-constant → a bytes literal)."""
-        folded = [_fold(e) for e in elems]
-        if all(_is_const(e) for e in folded): expr = repr(bytes(int(e, 0) for e in folded))
-        else: expr = f"_pk{len(folded)}(" + ", ".join(folded) + ")"   # struct.pack of n bytes: half the cost of bytes((…))
-        return f"{ind}{'if ' + cond + ': ' if cond else ''}return {expr}{tail}"
-
-    def legacy_return(ind: str, rex_bits: list[str], middle: list[str], tail: str, r8: list[str]) -> list[str]:
-        """Emit the REX/no-REX returns. ``middle`` are the byte expressions after the opcode,
-        ``tail`` an expression appended after them (a memory operand's SIB/displacement), ``r8``
-        the byte registers that may force (spl…dil) or forbid (ah…bh) a REX prefix (SDM Vol.2 2.2.1)."""
-        imm = imm_parts if not tail else []
-        tail_s = tail + (imm_tail if not tail else imm_after_mem)
-        head = [f"{b:#04x}" for b in ([0x66] if row.opsize16 else []) + pre]
-        body = [f"{b:#04x}" for b in maps] + middle + imm
-        bits = rex_bits + [f"{x}.rex8" for x in r8]
-        if not bits:   # no register can need REX: it is present exactly when the form has REX.W
-            return [ret(ind, head + (["0x48"] if w == 1 else []) + body, tail_s)]
-        if w == 1 and not r8: return [ret(ind, head + [" | ".join(["0x48"] + bits)] + body, tail_s)]
-        res = [f"{ind}rex = {' | '.join((['0x48'] if w == 1 else []) + bits)}"]
-        if r8:
-            hi = " or ".join(f"{x}.high" for x in r8)
-            res.append(f"{ind}if rex and ({hi}): raise _high8({fid!r}, {allargs})")
-        if w == 1: res.append(ret(ind, head + ["rex"] + body, tail_s))
-        else:
-            res.append(ret(ind, head + ["0x40 | rex"] + body, tail_s, "rex"))
-            res.append(ret(ind, head + body, tail_s))
-        return res
-
-    def vex_return(ind: str, rm_reg: bool, a: str | None, middle: list[str], tail: str) -> list[str]:
-        """VEX prefix (SDM Vol.2 2.3.5): the 2-byte C5 form only with map 0F, W0 (or WIG) and
-        X̄ = B̄ = 1; else the 3-byte C4 form. R̄, X̄, B̄ and vvvv are stored inverted."""
-        r = f"{reg_expr}.vr" if reg_expr else "0x80"
-        vv = f"{vvvv}.vv" if vvvv else "0x78"
-        lpp = ((row.vex_l or 0) << 2) | row.mandatory_prefix
-        wbit = 0x80 if w == 1 else 0
-        imm = imm_parts if not tail else []
-        tail_s = tail + (imm_tail if not tail else imm_after_mem)
-        body = [f"{opcode:#04x}"] + middle + imm
-        res = []
-        xb = (f"0x40 | {a}.vb" if rm_reg else f"{a}.vxb") if a else "0x60"
-        if row.opcode_map == 1 and w != 1:
-            cond = (f"{a}.vb" if rm_reg else f"{a}.vxb == 0x60") if a else None
-            res.append(ret(ind, ["0xC5", f"{r} | {vv} | {lpp:#x}"] + body, tail_s, cond))
-            if cond is None: return res
-        res.append(ret(ind, ["0xC4", f"{r} | {xb} | {row.opcode_map}", f"{vv} | {wbit | lpp:#x}"] + body, tail_s))
-        return res
-
-    if enc == "evex":
-        raise NotImplementedError(f"{fid}: EVEX encoding is not implemented yet")
-    if rm is not None:
-        a, reg, mem = rm
-        i = args.index(a)
-        modrm_reg = f"0xC0 | {reg3} | {a}.lo"
-        modrm_mem = f"{a}.modrm | {reg3}"
-        rbits = [f"{reg_expr}.rex_r"] if reg_expr else []
-        is_mem = sig[i][0] == "m" if known(i) else None   # None: decided at run time
-        ind = "" if known(i) else "    "
-        if (reg is None and is_mem is False) or (mem is None and is_mem): out.append(bad(i))   # not this form's operand
-        if reg is not None and not is_mem:
-            if not known(i): out.append(f"if {a}.__class__ is {REG_CLASS[reg]}:")
-            if enc == "legacy": out += legacy_return(ind, rbits + [f"{a}.rex_b"], [f"{opcode:#04x}", modrm_reg], "", r8)
-            else: out += vex_return(ind, True, a, [modrm_reg], "")
-        if mem is not None and is_mem is not False:
-            if not known(i): out.append(f"if {a}.__class__ is Mem{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
-            if sig is None: out.append(f"{ind}if {a}.label is not None: raise _label({fid!r}, {allargs})")   # (plans check first)
-            if enc == "legacy": out += legacy_return(ind, rbits + [f"{a}.rex"], [f"{opcode:#04x}", modrm_mem], f" + {a}.tail",
-                                                   [x for x in r8 if x != a])
-            else: out += vex_return(ind, False, a, [modrm_mem], f" + {a}.tail")
-        if not known(i): out.append(bad(i))
-    elif opc is not None:
-        out += legacy_return("", [f"{opc}.rex_b"], [f"{opcode:#04x} | {opc}.lo"], "", r8)
-    elif moffs is not None:
-        out += legacy_return("", [], [f"{opcode:#04x}"], f" + _p64({moffs}.disp & 0xFFFFFFFFFFFFFFFF)", r8)
-    else:
-        if enc != "legacy": out += vex_return("", False, None, fixed_modrm, "")   # e.g. vzeroupper: no ModRM
-        else: out += legacy_return("", [], [f"{opcode:#04x}"] + fixed_modrm, "", r8)
-    cond = " and ".join(f"({c})" for c in fits) if fits else None
-    if rel:   # a branch's displacement is counted from the end of the instruction, whose length is fixed
+    c = _Operands(row, sig, range_checked)
+    out = c.checks + EMITTERS[row.encoding_kind](c)
+    cond = " and ".join(f"({x})" for x in c.fits) if c.fits else None
+    if c.rel:   # a branch's displacement is counted from the end of the instruction, whose length is fixed
         n = str(static_length(row))
         out = [ln.replace("LEN", n) for ln in out]
         cond = cond.replace("LEN", n) if cond else None
-    return out, cond, rel
+    return out, cond, c.rel
+
+
+# ---- the shared pass: operand checks, where each operand goes, immediates ---------------------------------------
+
+
+class _Operands:
+    """What every emitter needs to know of a form's operands, for operands of signature ``sig`` (or any):
+    the check lines (``checks``), the fit conditions of its immediates (``fits``), the argument in each
+    encoding slot (``reg``, ``rm`` = (argument, register class, memory size), ``vvvv``, ``opc``, ``is4``,
+    ``moffs``), the byte registers (``r8``) and the immediate bytes (`imm_bytes`)."""
+
+    def __init__(self, row, sig: tuple | None, range_checked: bool):
+        self.row, self.sig, self.fid = row, sig, row.id
+        ops = row.operands
+        self.args = args = [f"a{i}" for i in range(len(ops))]
+        self.allargs = "(" + "".join(a + ", " for a in args) + ")"
+        self.rel = any(o.kind.startswith("rel") for o in ops)
+        self.checks: list[str] = []
+        self.fits: list[str] = []
+        self.reg = self.rm = self.vvvv = self.opc = self.is4 = self.moffs = None
+        self.r8: list[str] = []
+        self.imm_inline: list[str] = []   # immediate bytes packed with the opcode and ModRM bytes
+        self.imm_tail = ""                # the same immediates as bytes appended after them
+        self.imm_after_mem = ""           # immediates appended after a memory operand's tail
+        for i, o in enumerate(ops): self._operand(i, o, range_checked)
+        if self.is4:
+            self.imm_inline.insert(0, f"{self.is4}.is4")
+            self.imm_after_mem = f" + _B[{self.is4}.is4]" + self.imm_after_mem
+        if self.imm_tail and self.imm_inline:   # mixed inline/appended immediates (e.g. enter iw, ib): append them all
+            self.imm_inline, self.imm_tail = [], self.imm_after_mem
+
+    def bad(self, i: int) -> str:
+        """The statement that raises the operand error for operand ``i``."""
+        return f"raise _bad({self.fid!r}, {self.allargs}, {i})"
+
+    def known(self, i: int) -> bool:
+        """Does the signature say what operand ``i`` is (register class, memory size, fixed register, int)?"""
+        return self.sig is not None and self.sig[i] != "l"
+
+    def _operand(self, i: int, o, range_checked: bool) -> None:
+        a, fid, sig, body = self.args[i], self.fid, self.sig, self.checks
+        # int checks, class checks and fixed registers: left out where the signature answers them
+        is_int = "" if self.known(i) else f"{a}.__class__ is int and "
+        if o.loc == "fixed":
+            if not (self.known(i) and sig[i] == o.reg):   # al/cl/eax/… have signatures of their own
+                body.append(f"if {a} is not R_{o.reg}: {self.bad(i)}")
+            return
+        if o.kind == "1":
+            body.append(f"if {'' if self.known(i) else f'{a}.__class__ is not int or '}{a} != 1: {self.bad(i)}")
+            self.fits.append(f"{is_int}{a} == 1")
+            return
+        if o.imm is not None:
+            self._immediate(i, o, is_int, range_checked)
+            return
+        if o.loc == "moffs":
+            # the operand's 64-bit absolute address follows the opcode (SDM Vol.2 MOV, moffs); a far address (signature
+            # moffsN) is absolute by construction, any other memory operand (movabs with a near one) is checked
+            if sig is None: body.append(f"if {a}.__class__ is not Mem or {a}.size not in (0, {o.mem}): {self.bad(i)}")
+            elif sig[i][0] != "m": body.append(self.bad(i))
+            if sig is None: body.append(f"if {a}.label is not None: raise _label({fid!r}, {self.allargs})")
+            if sig is None or not sig[i].startswith("moffs"):
+                body.append(f"if {a}.base is not None or {a}.index is not None: raise _notabs({fid!r}, {self.allargs}, {i})")
+            self.moffs = a
+            return
+        if o.reg == "r8": self.r8.append(a)
+        if o.loc == "rm":
+            self.rm = (a, o.reg, o.mem)
+            return
+        if o.mem is not None: raise ValueError(fid)   # memory-only operand outside rm cannot happen (checked by the loader)
+        if not self.known(i): body.append(f"if {a}.__class__ is not {REG_CLASS[o.reg]}: {self.bad(i)}")
+        if o.loc == "is4": self.is4 = a
+        elif o.loc == "reg": self.reg = a
+        elif o.loc == "vvvv": self.vvvv = a
+        elif o.loc == "opc": self.opc = a
+
+    def _immediate(self, i: int, o, is_int: str, range_checked: bool) -> None:
+        """An immediate or branch displacement: its type and range checks, its fit condition, its bytes."""
+        a, fid, body = self.args[i], self.fid, self.checks
+        rng = imm_ranges(o.imm, self.row.operand_size, o.sext, o.kind.startswith("rel"))
+        if not self.known(i): body.append(f"if {a}.__class__ is not int: {self.bad(i)}")
+        if o.kind.startswith("rel"):
+            body.append(f"d = {a} - ip - LEN")
+            if not range_checked: body.append(f"if not ({_cond('d', rng)}): raise _range({fid!r}, {self.allargs}, {i}, d)")
+            self.fits.append(f"{is_int}({_cond(f'({a} - ip - LEN)', rng)})")
+            p, t = _imm_bytes("d", o.imm)
+        else:
+            if not range_checked: body.append(f"if not ({_cond(a, rng)}): raise _range({fid!r}, {self.allargs}, {i}, {a})")
+            self.fits.append(f"{is_int}({_cond(a, rng)})")
+            p, t = _imm_bytes(a, o.imm)
+        self.imm_after_mem += t
+        if p: self.imm_inline += p
+        else:
+            # a wide immediate that follows inline bytes: keep order by moving all later imms out
+            self.imm_tail += t
+
+    def imm_bytes(self, tail: str) -> tuple[list[str], str]:
+        """(immediate byte expressions inside the packed bytes, the expression appended last) after the
+        ModRM byte and ``tail`` (a memory operand's SIB/displacement bytes, or "")."""
+        if tail: return [], tail + self.imm_after_mem
+        return self.imm_inline, self.imm_tail
+
+    @property
+    def reg3(self) -> str:
+        """The ModRM.reg field: the reg operand, or the /digit of the opcode (shifted into place)."""
+        modrm = self.row.modrm
+        if self.reg: return f"{self.reg}.reg3"
+        return f"{int(modrm) << 3}" if modrm is not None and len(modrm) == 1 and modrm != "r" else "0"
+
+    @property
+    def fixed_modrm(self) -> list[str]:
+        """A fixed ModRM byte ("E8": lfence is 0F AE E8, SDM Vol.2 2.1.5 "opcodes with a fixed ModRM"), which follows
+        the opcode; [] for the others."""
+        modrm = self.row.modrm
+        return [f"{int(modrm, 16):#04x}"] if modrm is not None and len(modrm) == 2 else []
+
+
+def _return(ind: str, elems: list[str], tail: str, cond: str | None = None) -> str:
+    """A return of these byte expressions (constants folded; all-constant → a bytes literal)."""
+    folded = [_fold(e) for e in elems]
+    if all(_is_const(e) for e in folded): expr = repr(bytes(int(e, 0) for e in folded))
+    else: expr = f"_pk{len(folded)}(" + ", ".join(folded) + ")"   # struct.pack of n bytes: half the cost of bytes((…))
+    return f"{ind}{'if ' + cond + ': ' if cond else ''}return {expr}{tail}"
+
+
+def _modrm_cases(c: _Operands, returns) -> list[str]:
+    """The ModRM.rm operand's cases, shared by the encoding kinds: a register (ModRM mod=11) and/or memory
+    (its ModRM, SIB and displacement from the `Mem`), each under its class test unless the signature decides
+    it, then the operand error. ``returns(ind, a, is_reg, modrm, tail)`` writes one case's returns, given the
+    ModRM byte expression and the bytes appended after it (``tail``: a memory operand's SIB/displacement)."""
+    a, reg, mem = c.rm
+    i = c.args.index(a)
+    known = c.known(i)
+    is_mem = c.sig[i][0] == "m" if known else None   # None: decided at run time
+    ind = "" if known else "    "
+    out = []
+    if (reg is None and is_mem is False) or (mem is None and is_mem): out.append(c.bad(i))   # not this form's operand
+    if reg is not None and not is_mem:
+        if not known: out.append(f"if {a}.__class__ is {REG_CLASS[reg]}:")
+        out += returns(ind, a, True, f"0xC0 | {c.reg3} | {a}.lo", "")
+    if mem is not None and is_mem is not False:
+        if not known: out.append(f"if {a}.__class__ is Mem{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
+        if c.sig is None: out.append(f"{ind}if {a}.label is not None: raise _label({c.fid!r}, {c.allargs})")   # (plans check first)
+        out += returns(ind, a, False, f"{a}.modrm | {c.reg3}", f" + {a}.tail")
+    if not known: out.append(c.bad(i))
+    return out
+
+
+# ---- one emitter per encoding kind: ``emit(c) -> body lines`` after the operand checks -----------------------------
+
+
+def _legacy_returns(c: _Operands, ind: str, rex_bits: list[str], middle: list[str], tail: str, r8: list[str]) -> list[str]:
+    """The REX/no-REX returns of a legacy form. ``middle`` are the byte expressions from the opcode on,
+    ``tail`` an expression appended after them (a memory operand's SIB/displacement), ``r8`` the byte
+    registers that may force (spl…dil) or forbid (ah…bh) a REX prefix (SDM Vol.2 2.2.1)."""
+    row = c.row
+    imm, tail_s = c.imm_bytes(tail)
+    head = [f"{b:#04x}" for b in ([0x66] if row.opsize16 else []) + list(PP_BYTE[row.mandatory_prefix])]
+    body = [f"{b:#04x}" for b in MAP_BYTES[row.opcode_map]] + middle + imm
+    bits = rex_bits + [f"{x}.rex8" for x in r8]
+    w = row.w
+    if not bits:   # no register can need REX: it is present exactly when the form has REX.W
+        return [_return(ind, head + (["0x48"] if w == 1 else []) + body, tail_s)]
+    if w == 1 and not r8: return [_return(ind, head + [" | ".join(["0x48"] + bits)] + body, tail_s)]
+    res = [f"{ind}rex = {' | '.join((['0x48'] if w == 1 else []) + bits)}"]
+    if r8:
+        hi = " or ".join(f"{x}.high" for x in r8)
+        res.append(f"{ind}if rex and ({hi}): raise _high8({c.fid!r}, {c.allargs})")
+    if w == 1: res.append(_return(ind, head + ["rex"] + body, tail_s))
+    else:
+        res.append(_return(ind, head + ["0x40 | rex"] + body, tail_s, "rex"))
+        res.append(_return(ind, head + body, tail_s))
+    return res
+
+
+def emit_legacy(c: _Operands) -> list[str]:
+    """Legacy encoding (SDM Vol.2 2.1): [66] [mandatory prefix] [REX] [0F [38|3A]] opcode [ModRM …] [imm]."""
+    opcode = f"{c.row.opcode:#04x}"
+    if c.rm is not None:
+        rbits = [f"{c.reg}.rex_r"] if c.reg else []
+        def returns(ind, a, is_reg, modrm, tail):
+            if is_reg: return _legacy_returns(c, ind, rbits + [f"{a}.rex_b"], [opcode, modrm], "", c.r8)
+            return _legacy_returns(c, ind, rbits + [f"{a}.rex"], [opcode, modrm], tail, [x for x in c.r8 if x != a])
+        return _modrm_cases(c, returns)
+    if c.opc is not None:   # +rb/+rw/+rd/+ro: the register in the opcode's low 3 bits, REX.B above
+        return _legacy_returns(c, "", [f"{c.opc}.rex_b"], [f"{opcode} | {c.opc}.lo"], "", c.r8)
+    if c.moffs is not None:
+        return _legacy_returns(c, "", [], [opcode], f" + _p64({c.moffs}.disp & 0xFFFFFFFFFFFFFFFF)", c.r8)
+    return _legacy_returns(c, "", [], [opcode] + c.fixed_modrm, "", c.r8)
+
+
+def _vex_returns(c: _Operands, ind: str, rm_reg: bool, a: str | None, middle: list[str], tail: str) -> list[str]:
+    """VEX prefix (SDM Vol.2 2.3.5): the 2-byte C5 form only with map 0F, W0 (or WIG) and X̄ = B̄ = 1;
+    else the 3-byte C4 form. R̄, X̄, B̄ and vvvv are stored inverted. ``a`` is the ModRM.rm operand
+    (a register if ``rm_reg``), ``middle`` the ModRM byte expression (or the fixed ModRM), ``tail`` as
+    in `_legacy_returns`."""
+    row = c.row
+    r = f"{c.reg}.vr" if c.reg else "0x80"
+    vv = f"{c.vvvv}.vv" if c.vvvv else "0x78"
+    lpp = ((row.vex_l or 0) << 2) | row.mandatory_prefix
+    wbit = 0x80 if row.w == 1 else 0
+    imm, tail_s = c.imm_bytes(tail)
+    body = [f"{row.opcode:#04x}"] + middle + imm
+    res = []
+    xb = (f"0x40 | {a}.vb" if rm_reg else f"{a}.vxb") if a else "0x60"
+    if row.opcode_map == 1 and row.w != 1:
+        cond = (f"{a}.vb" if rm_reg else f"{a}.vxb == 0x60") if a else None
+        res.append(_return(ind, ["0xC5", f"{r} | {vv} | {lpp:#x}"] + body, tail_s, cond))
+        if cond is None: return res
+    res.append(_return(ind, ["0xC4", f"{r} | {xb} | {row.opcode_map}", f"{vv} | {wbit | lpp:#x}"] + body, tail_s))
+    return res
+
+
+def emit_vex(c: _Operands) -> list[str]:
+    """VEX encoding (SDM Vol.2 2.3): C5/C4 prefix, opcode, ModRM [SIB] [disp], [imm | is4]."""
+    if c.opc is not None or c.moffs is not None: raise ValueError(f"{c.fid}: no +r or moffs operand in a VEX form")
+    if c.rm is not None:
+        return _modrm_cases(c, lambda ind, a, is_reg, modrm, tail: _vex_returns(c, ind, is_reg, a, [modrm], tail))
+    return _vex_returns(c, "", False, None, c.fixed_modrm, "")   # e.g. vzeroupper: no ModRM
+
+
+def emit_evex(c: _Operands) -> list[str]:
+    """EVEX encoding (SDM Vol.2 2.7): not implemented yet. Its emitter goes here, over the same shared pieces
+    (`_Operands`, `_modrm_cases`, `_return`), with the prefix of `_vex_returns`'s kind plus masking, broadcast,
+    rounding and the disp8*N compression of the memory tail."""
+    raise NotImplementedError(f"{c.fid}: EVEX encoding is not implemented yet")
+
+
+EMITTERS = {"legacy": emit_legacy, "vex": emit_vex, "evex": emit_evex}   # encoding kind → its emitter
 
 
 _B = tuple(bytes((i,)) for i in range(256))

@@ -7,6 +7,7 @@ import os
 
 import jinja2
 
+from . import shapes
 from .schema import FORM_FIELD_NAMES, FORM_FIELDS, OPERAND_FIELD_NAMES, OPERAND_FIELDS
 from .spec import FLAG_GROUPS, Form
 
@@ -54,12 +55,20 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
     if "reference_ops" not in extra:   # the companion spec's context, unless the caller loaded it (tools/gen.py)
         from .companion import context
         extra.update(context(COMPANION, forms))
-    ctx = {"header": header, "forms": forms, "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple,
+    shape_list, per_form = shapes.group({f.id: row(f) for f in forms})
+    for f in forms: f.shape, f.shape_args = per_form[f.id]
+    ctx = {"header": header, "forms": forms, "shapes": shape_list, "shape_chunk_size": shapes.CHUNK,
+           "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple,
            "form_fields": FORM_FIELDS, "operand_fields": OPERAND_FIELDS, "form_field_names": FORM_FIELD_NAMES,
            "operand_field_names": OPERAND_FIELD_NAMES, **extra}
     out = {}
     for name in sorted(os.listdir(os.path.join(HERE, "templates"))):
-        if name.endswith(".j2"):
+        if name == "encoders.py.j2":   # one module per chunk of shapes, each compiled when one of its shapes is first used
+            for n, chunk in enumerate(shapes.chunks(shape_list)):
+                out[f"src/x86gen/_gen/encoders/{shapes.chunk_module(n)}.py"] = env.get_template(name).render(
+                    **ctx, chunk=n, chunk_shapes=chunk, shape_imports=shapes.imports(chunk))
+            out["src/x86gen/_gen/encoders/__init__.py"] = env.get_template("encoders_init.py.j2").render(**ctx)
+        elif name.endswith(".j2") and name != "encoders_init.py.j2":
             out["src/x86gen/_gen/" + name[:-3]] = env.get_template(name).render(**ctx)
     out["src/x86gen/_gen/__init__.py"] = header + '\n"""Generated modules; see tools/gen.py."""\n'
     return out

@@ -30,6 +30,8 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("implicit", "implicit register operands, each (role, register)"),
     ("encoding", "the encoding as written in the spec (SDM syntax)"),
     ("line", "line of the form in isa/x86_64.yaml"),
+    ("shape", "index of its encoder's shape (codegen/shapes.py) in _gen/encoders, -1 if none yet (EVEX)"),
+    ("shape_args", "the constants that function binds for this form (bytes as lists of ints)"),
 )
 
 OPERAND_FIELDS: tuple[tuple[str, str], ...] = (

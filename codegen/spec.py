@@ -74,6 +74,8 @@ class Form:
     operand_size: int                       # operand size used for immediate sign extension
     line: int
     evex: dict[str, str] = field(default_factory=dict)
+    shape: int = -1                         # its encoder's shape and constants (codegen/shapes.py, set by codegen/render.py)
+    shape_args: tuple = ()
 
 
 def _err(ctx, field, msg):

@@ -37,7 +37,8 @@ def main(argv=None) -> int:
     outputs = render.render_all(forms, sources, extra)
     gen_dir = os.path.join(ROOT, "src/x86gen/_gen")
     stale, changed, unchanged = [], [], []
-    existing = {f"src/x86gen/_gen/{n}" for n in os.listdir(gen_dir) if n.endswith(".py")} if os.path.isdir(gen_dir) else set()
+    existing = {os.path.relpath(os.path.join(d, n), ROOT).replace(os.sep, "/") for d, _dirs, names in os.walk(gen_dir)
+                for n in names if n.endswith(".py")}
     for rel, text in outputs.items():
         path = os.path.join(ROOT, rel)
         old = open(path, encoding="utf-8").read() if os.path.exists(path) else None

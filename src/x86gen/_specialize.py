@@ -18,29 +18,13 @@ Byte layout (SDM Vol.2 2.1, 2.2.1, 2.3):
 """
 from __future__ import annotations
 
-import struct
-
 from . import registers as R
-from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_operands
+from ._runtime import HELPERS
+from ._table import MAP_BYTES, imm_ranges, static_length
 from .memory import Mem
 
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg"}
 PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
-MAP_BYTES = {0: (), 1: (0x0F,), 2: (0x0F, 0x38), 3: (0x0F, 0x3A)}
-
-
-def imm_ranges(width: int, operand_size: int, sext: bool, rel: bool) -> tuple[tuple[int, int], ...]:
-    """Accepted values of an immediate: one or two closed intervals.
-
-    A plain ``immN`` takes any value whose low N bits are what is meant, signed or unsigned:
-    [-2^(N-1), 2^N). A sign-extended ``simmN`` of an operation of size S (``83 /0 ib``) must be
-    what the CPU produces by sign-extending N bits to S bits, read as signed or as unsigned S-bit
-    values (so ``add eax, 0xffffffff`` is ``83 c0 ff``, as GNU as encodes it).
-    """
-    if rel: return ((-(1 << (width - 1)), (1 << (width - 1)) - 1),)
-    if not sext or operand_size <= width: return ((-(1 << (width - 1)), (1 << width) - 1),)
-    half = 1 << (width - 1)
-    return ((-half, half - 1), ((1 << operand_size) - half, (1 << operand_size) - 1))
 
 
 def _is_const(e: str) -> bool:
@@ -67,19 +51,10 @@ def _cond(var: str, ranges) -> str:
 def _imm_bytes(var: str, width: int) -> tuple[list[str], str]:
     """(expressions inside the bytes tuple when nothing follows the ModRM byte, expression appended
     after a memory operand's SIB/displacement bytes)."""
-    if width == 8: return [f"{var} & 0xFF"], f" + _B[{var} & 0xFF]"
-    if width == 16: return [f"{var} & 0xFF", f"({var} >> 8) & 0xFF"], f" + _p16({var} & 0xFFFF)"
-    if width == 32: return [], f" + _p32({var} & 0xFFFFFFFF)"
-    return [], f" + _p64({var} & 0xFFFFFFFFFFFFFFFF)"
-
-
-def static_length(row) -> int:
-    """Length in bytes with no memory operand, a 2-byte VEX where legal, and no optional REX."""
-    n = (1 + (row.modrm is not None) + sum(row.imm_widths) // 8 + bool(row.is4)
-         + 8 * sum(o.loc == "moffs" for o in row.operands))
-    if row.encoding_kind == "legacy":
-        return n + row.opsize16 + bool(row.mandatory_prefix) + (row.w == 1) + len(MAP_BYTES[row.opcode_map])
-    return n + (2 if row.opcode_map == 1 and row.w != 1 else 3)
+    if width == 8: return [f"{var} & 0xFF"], f" + _BYTE[{var} & 0xFF]"
+    if width == 16: return [f"{var} & 0xFF", f"({var} >> 8) & 0xFF"], f" + _le16({var} & 0xFFFF)"
+    if width == 32: return [], f" + _le32({var} & 0xFFFFFFFF)"
+    return [], f" + _le64({var} & 0xFFFFFFFFFFFFFFFF)"
 
 
 def build(row) -> tuple[str, str | None]:
@@ -139,13 +114,13 @@ class _Operands:
         for i, o in enumerate(ops): self._operand(i, o, range_checked)
         if self.is4:
             self.imm_inline.insert(0, f"{self.is4}.is4")
-            self.imm_after_mem = f" + _B[{self.is4}.is4]" + self.imm_after_mem
+            self.imm_after_mem = f" + _BYTE[{self.is4}.is4]" + self.imm_after_mem
         if self.imm_tail and self.imm_inline:   # mixed inline/appended immediates (e.g. enter iw, ib): append them all
             self.imm_inline, self.imm_tail = [], self.imm_after_mem
 
     def bad(self, i: int) -> str:
         """The statement that raises the operand error for operand ``i``."""
-        return f"raise _bad({self.fid!r}, {self.allargs}, {i})"
+        return f"raise _operand_error({self.fid!r}, {self.allargs}, {i})"
 
     def known(self, i: int) -> bool:
         """Does the signature say what operand ``i`` is (register class, memory size, fixed register, int)?"""
@@ -171,9 +146,9 @@ class _Operands:
             # moffsN) is absolute by construction, any other memory operand (movabs with a near one) is checked
             if sig is None: body.append(f"if {a}.__class__ is not Mem or {a}.size not in (0, {o.mem}): {self.bad(i)}")
             elif sig[i][0] != "m": body.append(self.bad(i))
-            if sig is None: body.append(f"if {a}.label is not None: raise _label({fid!r}, {self.allargs})")
+            if sig is None: body.append(f"if {a}.label is not None: raise _label_error({fid!r}, {self.allargs})")
             if sig is None or not sig[i].startswith("moffs"):
-                body.append(f"if {a}.base is not None or {a}.index is not None: raise _notabs({fid!r}, {self.allargs}, {i})")
+                body.append(f"if {a}.base is not None or {a}.index is not None: raise _moffs_error({fid!r}, {self.allargs}, {i})")
             self.moffs = a
             return
         if o.reg == "r8": self.r8.append(a)
@@ -194,11 +169,11 @@ class _Operands:
         if not self.known(i): body.append(f"if {a}.__class__ is not int: {self.bad(i)}")
         if o.kind.startswith("rel"):
             body.append(f"d = {a} - ip - LEN")
-            if not range_checked: body.append(f"if not ({_cond('d', rng)}): raise _range({fid!r}, {self.allargs}, {i}, d)")
+            if not range_checked: body.append(f"if not ({_cond('d', rng)}): raise _range_error({fid!r}, {self.allargs}, {i}, d)")
             self.fits.append(f"{is_int}({_cond(f'({a} - ip - LEN)', rng)})")
             p, t = _imm_bytes("d", o.imm)
         else:
-            if not range_checked: body.append(f"if not ({_cond(a, rng)}): raise _range({fid!r}, {self.allargs}, {i}, {a})")
+            if not range_checked: body.append(f"if not ({_cond(a, rng)}): raise _range_error({fid!r}, {self.allargs}, {i}, {a})")
             self.fits.append(f"{is_int}({_cond(a, rng)})")
             p, t = _imm_bytes(a, o.imm)
         self.imm_after_mem += t
@@ -232,7 +207,7 @@ def _return(ind: str, elems: list[str], tail: str, cond: str | None = None) -> s
     """A return of these byte expressions (constants folded; all-constant → a bytes literal)."""
     folded = [_fold(e) for e in elems]
     if all(_is_const(e) for e in folded): expr = repr(bytes(int(e, 0) for e in folded))
-    else: expr = f"_pk{len(folded)}(" + ", ".join(folded) + ")"   # struct.pack of n bytes: half the cost of bytes((…))
+    else: expr = f"_bytes{len(folded)}(" + ", ".join(folded) + ")"   # struct.pack of n bytes: half the cost of bytes((…))
     return f"{ind}{'if ' + cond + ': ' if cond else ''}return {expr}{tail}"
 
 
@@ -253,7 +228,7 @@ def _modrm_cases(c: _Operands, returns) -> list[str]:
         out += returns(ind, a, True, f"0xC0 | {c.reg3} | {a}.lo", "")
     if mem is not None and is_mem is not False:
         if not known: out.append(f"if {a}.__class__ is Mem{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
-        if c.sig is None: out.append(f"{ind}if {a}.label is not None: raise _label({c.fid!r}, {c.allargs})")   # (plans check first)
+        if c.sig is None: out.append(f"{ind}if {a}.label is not None: raise _label_error({c.fid!r}, {c.allargs})")   # (plans check first)
         out += returns(ind, a, False, f"{a}.modrm | {c.reg3}", f" + {a}.tail")
     if not known: out.append(c.bad(i))
     return out
@@ -278,7 +253,7 @@ def _legacy_returns(c: _Operands, ind: str, rex_bits: list[str], middle: list[st
     res = [f"{ind}rex = {' | '.join((['0x48'] if w == 1 else []) + bits)}"]
     if r8:
         hi = " or ".join(f"{x}.high" for x in r8)
-        res.append(f"{ind}if rex and ({hi}): raise _high8({c.fid!r}, {c.allargs})")
+        res.append(f"{ind}if rex and ({hi}): raise _high8_error({c.fid!r}, {c.allargs})")
     if w == 1: res.append(_return(ind, head + ["rex"] + body, tail_s))
     else:
         res.append(_return(ind, head + ["0x40 | rex"] + body, tail_s, "rex"))
@@ -298,7 +273,7 @@ def emit_legacy(c: _Operands) -> list[str]:
     if c.opc is not None:   # +rb/+rw/+rd/+ro: the register in the opcode's low 3 bits, REX.B above
         return _legacy_returns(c, "", [f"{c.opc}.rex_b"], [f"{opcode} | {c.opc}.lo"], "", c.r8)
     if c.moffs is not None:
-        return _legacy_returns(c, "", [], [opcode], f" + _p64({c.moffs}.disp & 0xFFFFFFFFFFFFFFFF)", c.r8)
+        return _legacy_returns(c, "", [], [opcode], f" + _le64({c.moffs}.disp & 0xFFFFFFFFFFFFFFFF)", c.r8)
     return _legacy_returns(c, "", [], [opcode] + c.fixed_modrm, "", c.r8)
 
 
@@ -342,56 +317,7 @@ def emit_evex(c: _Operands) -> list[str]:
 EMITTERS = {"legacy": emit_legacy, "vex": emit_vex, "evex": emit_evex}   # encoding kind → its emitter
 
 
-_B = tuple(bytes((i,)) for i in range(256))
-_PACK_BYTES = {f"_pk{n}": struct.Struct(f"{n}B").pack for n in range(1, 16)}   # _pk3(a, b, c) == bytes((a, b, c))
-_p16 = struct.Struct("<H").pack
-_p32 = struct.Struct("<I").pack
-_p64 = struct.Struct("<Q").pack
-
-
-def _bad(fid, args, i):
-    from .forms import operand_error
-    return operand_error(fid, args, i)
-
-
-def _range(fid, args, i, value):
-    from .forms import get_form
-    f = get_form(fid)
-    return ImmediateRangeError(f"{f.id} ({f.syntax}): operand {i + 1} value {fmt_int(value)} does not fit {f.operands[i].kind}"
-                               f" (accepted: {', '.join(f'{lo:#x}..{hi:#x}' for lo, hi in f.imm_ranges(i))})")
-
-
-def _label(fid, args):
-    from .errors import LabelContextError
-    from .forms import get_form
-    f = get_form(fid)
-    return LabelContextError(f"{f.id} ({f.syntax}) {fmt_operands(args)}: a label's memory operand needs an Assembler or a program"
-                             " (Assembler.emit, x86gen.assemble with the label defined), which knows where the label is")
-
-
-def _notabs(fid, args, i):
-    from .forms import get_form
-    f = get_form(fid)
-    return OperandError(f"{f.id} ({f.syntax}): operand {i + 1} is {args[i]}; a moffs operand is an absolute address"
-                        " (no base or index register)")
-
-
-def _high8(fid, args):
-    from .forms import get_form
-    f = get_form(fid)
-    return OperandError(f"{f.mnemonic} {fmt_operands(args)}: ah/bh/ch/dh cannot be encoded in an instruction that needs"
-                        " a REX prefix (needed here for spl/bpl/sil/dil, r8-r15 or REX.W; SDM Vol.2 2.2.1.2)")
-
-
-# Names the generated form code sees: register classes (Gpr32, Ymm, …), fixed registers (R_eax, …), helpers.
+# Names the encoder code sees: register classes (Gpr32, Ymm, …), fixed registers (R_eax, …), `Mem`, the helpers
+# of `x86gen._runtime`. The generated shapes (``_gen/encoders.py``) import the same names.
 GLOBALS = {**{c: getattr(R, c) for c in REG_CLASS.values()}, **{f"R_{n}": r for n, r in R.REGISTERS.items()},
-           **_PACK_BYTES, "Mem": Mem, "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8,
-           "_label": _label, "_notabs": _notabs}
-
-
-def compile_form(row):
-    """Compile and return (enc, fits, source) for a form-table row."""
-    src, fits_src = build(row)
-    ns: dict = {}
-    exec(compile(src + (fits_src or ""), f"<x86gen form {row.id}>", "exec"), GLOBALS, ns)
-    return ns["enc"], ns.get("fits"), src + (fits_src or "")
+           "Mem": Mem, **HELPERS}

@@ -29,13 +29,12 @@ def row(f: Form) -> tuple:
 
 
 def rows_by_mnemonic(forms: list[Form]) -> dict[str, list[str]]:
-    """{mnemonic: its rows as one-line JSON texts}, mnemonics in the order they first appear. The
-    generated table keeps each mnemonic's rows in one string literal, which Python compiles and
-    loads much faster than nested tuple literals; x86gen decodes one when its mnemonic is first used."""
+    """{mnemonic: its rows as one-line JSON texts}, mnemonics in the order they first appear (the generated
+    table, ``_gen/forms.tsv``, has one line per mnemonic: the mnemonic and its rows, tab-separated)."""
     out: dict[str, list[str]] = {}
     for f in forms:
         text = json.dumps(row(f), separators=(",", ":"))
-        if '"""' in text or "\\" in text: raise ValueError(f"{f.id}: row text cannot go in a raw triple-quoted string: {text}")
+        if "\t" in text or "\n" in text: raise ValueError(f"{f.id}: a row cannot hold a tab or newline: {text}")
         out.setdefault(f.mnemonic, []).append(text)
     return out
 

@@ -1,7 +1,7 @@
 """The form schema: the fields of a row of the generated form table, named once.
 
 `codegen.spec.Form` has an attribute of each name (`codegen.render.row` reads them in this order),
-`_gen/forms.py` stores each row as a JSON array in this order, and `_gen/schema.py`, rendered from
+`_gen/forms.tsv` stores each row as a JSON array in this order, and `_gen/schema.py`, rendered from
 these lists, gives the runtime `FormRow` / `OperandRow` (named tuples) to read them by name. Adding a
 field (EVEX: tuple type, masking, broadcast, rounding) is one entry here plus the attribute that
 `codegen.spec` computes for it.

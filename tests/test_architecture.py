@@ -21,14 +21,14 @@ sys.path.insert(0, ROOT)
 def test_schema_is_one_list():
     """codegen/schema.py names the row fields; the runtime's FormRow, spec.Form and every table row agree."""
     from codegen import schema, spec
-    from x86gen._gen import forms as table
+    from x86gen import _table
     from x86gen._gen.schema import FormRow, OperandRow
     assert FormRow._fields == schema.FORM_FIELD_NAMES and OperandRow._fields == schema.OPERAND_FIELD_NAMES
     spec_fields = set(spec.Form.__dataclass_fields__)
     assert set(schema.FORM_FIELD_NAMES) <= spec_fields, set(schema.FORM_FIELD_NAMES) - spec_fields
     assert set(schema.OPERAND_FIELD_NAMES) <= set(spec.Operand.__dataclass_fields__)
-    for text in list(table.ROWS.values())[:50]:
-        for line in text.strip().splitlines():
+    for text in list(_table.table().values())[:50]:
+        for line in text.split("\t"):
             row = json.loads(line)
             assert len(row) == len(FormRow._fields) and all(len(o) == len(OperandRow._fields) for o in row[2])
     f = F.get_form("ADD_RM32_IMM8")

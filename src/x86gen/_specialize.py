@@ -1,6 +1,6 @@
 """Turn one row of the generated form table into a specialised encoder function.
 
-The form table (``_gen/forms.py``) is data: opcode, map, prefixes, W, L and where each operand
+The form table (``_gen/forms.tsv``) is data: opcode, map, prefixes, W, L and where each operand
 goes. The first time a form is used, `build` writes a short Python function for exactly that form
 (every constant folded in, one branch per register/memory case) and compiles it. So the encoder is
 small and readable here, and each form still costs only a few attribute loads and one

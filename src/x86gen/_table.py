@@ -1,4 +1,4 @@
-"""The generated form table (``_gen/forms.py``) read by name, one mnemonic's rows at a time.
+"""The generated form table (``_gen/forms.tsv``) read by name, one mnemonic's rows at a time.
 
 A leaf of the encoder core: `x86gen.forms` builds its `Form` objects from these rows, and the errors
 the encoders raise (`x86gen._runtime`) describe a form from its row here, so neither needs the other.
@@ -7,22 +7,35 @@ Rows are `x86gen._gen.schema.FormRow` named tuples with `OperandRow` operands.
 from __future__ import annotations
 
 import json
+import os
+import re
 
 from ._gen.schema import FormRow, OperandRow
 
 _ROWS: dict[str, tuple[FormRow, ...]] = {}   # mnemonic → its rows, decoded on first use
 _BY_ID: dict[str, FormRow] = {}
-_TABLE = None   # the generated module x86gen._gen.forms, imported on first use
-_MNEMONIC_OF: dict[str, str] | None = None   # form id → mnemonic, from the table's text on first use
+_ROWS_TEXT: dict[str, str] | None = None     # mnemonic → its rows' text (JSON arrays, tab-separated), read on first use
+_MNEMONIC_OF: dict[str, str] | None = None   # form id → mnemonic, from the text on first use
+TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_gen", "forms.tsv")
 
 
-def table():
-    """The generated table module (``ROWS``: mnemonic → JSON rows; ``MNEMONIC_OF``: ``id:mnemonic`` words)."""
-    global _TABLE
-    if _TABLE is None:
-        from ._gen import forms as t
-        _TABLE = t
-    return _TABLE
+def table() -> dict[str, str]:
+    """The generated table: mnemonic → the text of its rows (JSON arrays separated by tabs), in spec order."""
+    global _ROWS_TEXT
+    if _ROWS_TEXT is None:
+        with open(TABLE_PATH, encoding="utf-8") as fh: text = fh.read()
+        rows = {}
+        for line in text.split("\n"):
+            if line and line[0] != "#":
+                mnemonic, _, rest = line.partition("\t")
+                rows[mnemonic] = rest
+        _ROWS_TEXT = rows
+    return _ROWS_TEXT
+
+
+def mnemonics() -> list[str]:
+    """Every mnemonic of the table, in spec order."""
+    return list(table())
 
 
 def _tuples(x):
@@ -39,18 +52,22 @@ def rows_of(mnemonic: str) -> tuple[FormRow, ...] | None:
     """The rows of a mnemonic in spec order, or None if the table has no such mnemonic."""
     hit = _ROWS.get(mnemonic)
     if hit is not None: return hit
-    text = table().ROWS.get(mnemonic)
+    text = table().get(mnemonic)
     if text is None: return None
-    rows = tuple(_decode(r) for r in json.loads("[" + text.strip().replace("\n", ",") + "]"))
+    rows = tuple(_decode(r) for r in json.loads("[" + text.replace("\t", ",") + "]"))
     for r in rows: _BY_ID[r.id] = r
     _ROWS[mnemonic] = rows   # published last: whoever finds it finds _BY_ID filled
     return rows
 
 
+_ROW_ID = re.compile(r'(?:^|\t)\["([^"]+)"')   # the id, first field of each row
+
+
 def mnemonic_of(form_id: str) -> str | None:
     """The mnemonic of a form id, or None."""
     global _MNEMONIC_OF
-    if _MNEMONIC_OF is None: _MNEMONIC_OF = dict(t.split(":") for t in table().MNEMONIC_OF.split())
+    if _MNEMONIC_OF is None:
+        _MNEMONIC_OF = {fid: mn for mn, text in table().items() for fid in _ROW_ID.findall(text)}
     return _MNEMONIC_OF.get(form_id)
 
 

@@ -167,7 +167,7 @@ def forms_of(mnemonic: str) -> list[Form]:
     rows = _table.rows_of(mnemonic)
     if rows is None:
         import difflib
-        close = difflib.get_close_matches(mnemonic, _table.table().ROWS, 3) if len(mnemonic) <= 32 else []
+        close = difflib.get_close_matches(mnemonic, _table.mnemonics(), 3) if len(mnemonic) <= 32 else []
         raise UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
     forms = [Form(r) for r in rows]
     for f in forms: _BY_ID[f.id] = f
@@ -177,7 +177,7 @@ def forms_of(mnemonic: str) -> list[Form]:
 
 def all_forms() -> list[Form]:
     """Every form of the spec, in file order."""
-    return sorted((f for mn in _table.table().ROWS for f in forms_of(mn)), key=lambda f: f.line)
+    return sorted((f for mn in _table.mnemonics() for f in forms_of(mn)), key=lambda f: f.line)
 
 
 def get_form(form_id: str) -> Form:
@@ -192,7 +192,7 @@ def get_form(form_id: str) -> Form:
 
 
 def mnemonics() -> list[str]:
-    return sorted(_table.table().ROWS)
+    return sorted(_table.mnemonics())
 
 
 def int_operands(ops: tuple) -> tuple | None:

@@ -276,7 +276,7 @@ def _cache_path() -> str | None:
     if not d: return None
     from .. import __file__ as package_file
     from .. import __version__
-    with open(os.path.join(os.path.dirname(package_file), "_gen", "forms.py"), encoding="utf-8") as fh: head = fh.readline()   # its hash
+    with open(os.path.join(os.path.dirname(package_file), "_gen", "forms.tsv"), encoding="utf-8") as fh: head = fh.readline()   # its hash
     pkg = os.path.dirname(package_file)   # the code depends on the table, the encoder writer and the operand classes
     stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in ("memory.py", "registers.py", "forms.py")))]
     key = f"{__version__} {head} {[(st.st_size, st.st_mtime_ns) for st in stats]} {TINYGRAD_VERSION}"

@@ -1,10 +1,12 @@
-"""Turn one row of the generated form table into a specialised encoder function.
+"""Write the Python encoder of a form from its row of the generated form table.
 
 The form table (``_gen/forms.tsv``) is data: opcode, map, prefixes, W, L and where each operand
-goes. The first time a form is used, `build` writes a short Python function for exactly that form
-(every constant folded in, one branch per register/memory case) and compiles it. So the encoder is
-small and readable here, and each form still costs only a few attribute loads and one
-``struct.pack`` of its bytes. ``Form.source`` shows the code made for a form.
+goes. `build` writes a short Python function for exactly one form (every constant folded in, one
+branch per register/memory case), so each form costs only a few attribute loads and one
+``struct.pack`` of its bytes. The generator runs it for every form and renders the results, grouped
+by shape, into ``_gen/encoders`` (codegen/shapes.py): forms use those, and nothing is compiled per
+form at run time. At run time `parts` writes the per-signature plans of `x86gen.encoder` (the same
+code without the checks a signature answers). ``Form.source`` shows a form's encoder.
 
 `parts` writes the code in two steps: a pass shared by every encoding kind (`_Operands`: operand
 checks, encoding slots, immediates), then the emitter of the form's encoding kind (`EMITTERS`:

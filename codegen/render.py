@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import jinja2
 
+from . import shapes
+from .schema import FORM_FIELD_NAMES, FORM_FIELDS, OPERAND_FIELD_NAMES, OPERAND_FIELDS
 from .spec import FLAG_GROUPS, Form
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -16,21 +18,24 @@ FLAG_ORDER = tuple(FLAG_GROUPS.values())   # read written undefined cleared set
 
 
 def row(f: Form) -> tuple:
-    """A form as the row x86gen.forms reads (see the docstring of _gen/forms.py)."""
-    ops = tuple((o.kind, o.loc, o.role, o.reg, o.mem, o.imm, o.sext) for o in f.operands)
-    flags = tuple(f.flags.get(k, ()) for k in FLAG_ORDER)
-    return (f.id, f.mnemonic, ops, f.enc, f.opcode, f.map, f.pp, f.o16, f.w, f.l, f.modrm, f.opreg, f.imms, f.is4,
-            f.osize, f.cpuid, flags, f.implicit, f.encoding, f.line)
+    """A form as the row x86gen reads (`x86gen._gen.schema.FormRow`): the attributes of ``f`` named in
+    `codegen.schema.FORM_FIELDS`, in that order; operands as `OPERAND_FIELDS` tuples, flags in `FLAG_ORDER`."""
+    out = []
+    for name in FORM_FIELD_NAMES:
+        v = getattr(f, name)
+        if name == "operands": v = tuple(tuple(getattr(o, n) for n in OPERAND_FIELD_NAMES) for o in v)
+        elif name == "flags": v = tuple(v.get(k, ()) for k in FLAG_ORDER)
+        out.append(v)
+    return tuple(out)
 
 
 def rows_by_mnemonic(forms: list[Form]) -> dict[str, list[str]]:
-    """{mnemonic: its rows as one-line JSON texts}, mnemonics in the order they first appear. The
-    generated table keeps each mnemonic's rows in one string literal, which Python compiles and
-    loads much faster than nested tuple literals; x86gen decodes one when its mnemonic is first used."""
+    """{mnemonic: its rows as one-line JSON texts}, mnemonics in the order they first appear (the generated
+    table, ``_gen/forms.tsv``, has one line per mnemonic: the mnemonic and its rows, tab-separated)."""
     out: dict[str, list[str]] = {}
     for f in forms:
         text = json.dumps(row(f), separators=(",", ":"))
-        if '"""' in text or "\\" in text: raise ValueError(f"{f.id}: row text cannot go in a raw triple-quoted string: {text}")
+        if "\t" in text or "\n" in text: raise ValueError(f"{f.id}: a row cannot hold a tab or newline: {text}")
         out.setdefault(f.mnemonic, []).append(text)
     return out
 
@@ -143,12 +148,22 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
     if "reference_ops" not in extra:   # the companion spec's context, unless the caller loaded it (tools/gen.py)
         from .companion import context
         extra.update(context(COMPANION, forms))
-    ctx = {"header": header, "forms": forms, "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple, **extra}
+    shape_list, per_form = shapes.group({f.id: row(f) for f in forms})
+    for f in forms: f.shape, f.shape_args = per_form[f.id]
+    ctx = {"header": header, "forms": forms, "shapes": shape_list, "shape_chunk_size": shapes.CHUNK,
+           "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple,
+           "form_fields": FORM_FIELDS, "operand_fields": OPERAND_FIELDS, "form_field_names": FORM_FIELD_NAMES,
+           "operand_field_names": OPERAND_FIELD_NAMES, **extra}
     ctx.update(group_rows(forms, ctx))
     ctx["asm_methods"] = asm_methods(forms)
     out = {}
     for name in sorted(os.listdir(os.path.join(HERE, "templates"))):
-        if name.endswith(".j2"):
+        if name == "encoders.py.j2":   # one module per chunk of shapes, each compiled when one of its shapes is first used
+            for n, chunk in enumerate(shapes.chunks(shape_list)):
+                out[f"src/x86gen/_gen/encoders/{shapes.chunk_module(n)}.py"] = env.get_template(name).render(
+                    **ctx, chunk=n, chunk_shapes=chunk, shape_imports=shapes.imports(chunk))
+            out["src/x86gen/_gen/encoders/__init__.py"] = env.get_template("encoders_init.py.j2").render(**ctx)
+        elif name.endswith(".j2") and name != "encoders_init.py.j2":
             out["src/x86gen/_gen/" + name[:-3]] = env.get_template(name).render(**ctx)
     out["src/x86gen/_gen/__init__.py"] = header + '\n"""Generated modules; see tools/gen.py."""\n'
     return out

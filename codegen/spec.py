@@ -51,27 +51,31 @@ class Operand:
 
 @dataclass
 class Form:
+    """One form of the spec. The attributes named in `codegen.schema.FORM_FIELDS` become the generated
+    table's row (`codegen.render.row`), under the same names at run time (`x86gen._gen.schema.FormRow`)."""
     id: str
     mnemonic: str
     operands: tuple[Operand, ...]
     implicit: tuple[tuple[str, str], ...]   # (role, register)
     encoding: str                           # as written in the spec (SDM syntax)
-    enc: str                                # legacy | vex | evex
+    encoding_kind: str                      # legacy | vex | evex
     opcode: int
-    map: int                                # 0 none, 1 0F, 2 0F38, 3 0F3A
-    pp: int                                 # mandatory prefix: 0 none, 1 66, 2 F3, 3 F2
-    o16: bool                               # 0x66 operand-size prefix (legacy 16-bit forms)
+    opcode_map: int                         # 0 none, 1 0F, 2 0F38, 3 0F3A
+    mandatory_prefix: int                   # 0 none, 1 66, 2 F3, 3 F2 (VEX.pp)
+    opsize16: bool                          # 0x66 operand-size prefix (legacy 16-bit forms)
     w: int | None                           # REX.W / VEX.W; None = ignored (encoded as 0)
-    l: int | None                           # VEX.L / EVEX.L'L: 0, 1, 2; None = ignored (encoded as 0)
+    vex_l: int | None                       # VEX.L / EVEX.L'L: 0, 1, 2; None = ignored (encoded as 0)
     modrm: str | None                       # "r", "0".."7", a fixed ModRM byte "E8" (two hex digits), or None
-    opreg: bool                             # register in the opcode's low 3 bits (+rb/+rw/+rd/+ro)
-    imms: tuple[int, ...]                   # immediate field widths in bits, in order
+    reg_in_opcode: bool                     # register in the opcode's low 3 bits (+rb/+rw/+rd/+ro)
+    imm_widths: tuple[int, ...]             # immediate field widths in bits, in order
     is4: bool
     cpuid: str
     flags: dict[str, tuple[str, ...]]
-    osize: int                              # operand size used for immediate sign extension
+    operand_size: int                       # operand size used for immediate sign extension
     line: int
     evex: dict[str, str] = field(default_factory=dict)
+    shape: int = -1                         # its encoder's shape and constants (codegen/shapes.py, set by codegen/render.py)
+    shape_args: tuple = ()
 
 
 def _err(ctx, field, msg):
@@ -128,50 +132,51 @@ _VEX = re.compile(r"^(VEX|EVEX)\.([A-Z0-9.]+)$")
 def parse_encoding(text: str, ctx) -> dict:
     toks = text.split()
     if not toks: _err(ctx, "encoding", "empty")
-    e = dict(enc="legacy", o16=False, pp=0, w=0, l=None, map=0, modrm=None, opreg=False, imms=[], is4=False)
+    e = dict(encoding_kind="legacy", opsize16=False, mandatory_prefix=0, w=0, vex_l=None, opcode_map=0, modrm=None,
+             reg_in_opcode=False, imm_widths=[], is4=False)
     i = 0
     m = _VEX.match(toks[0])
     if m:
-        e["enc"] = m.group(1).lower()
+        e["encoding_kind"] = m.group(1).lower()
         parts = m.group(2).split(".")
-        e["w"], e["l"] = None, None
+        e["w"], e["vex_l"] = None, None
         for p in parts:
-            if p in ("128", "L0", "LZ"): e["l"] = 0
-            elif p in ("256", "L1"): e["l"] = 1
-            elif p == "512" and e["enc"] == "evex": e["l"] = 2
-            elif p == "LIG": e["l"] = None
-            elif p in PP: e["pp"] = PP[p]
-            elif p in ("0F", "0F38", "0F3A"): e["map"] = MAPS[p]
+            if p in ("128", "L0", "LZ"): e["vex_l"] = 0
+            elif p in ("256", "L1"): e["vex_l"] = 1
+            elif p == "512" and e["encoding_kind"] == "evex": e["vex_l"] = 2
+            elif p == "LIG": e["vex_l"] = None
+            elif p in PP: e["mandatory_prefix"] = PP[p]
+            elif p in ("0F", "0F38", "0F3A"): e["opcode_map"] = MAPS[p]
             elif p in ("W0", "W1"): e["w"] = int(p[1])
             elif p == "WIG": e["w"] = None
             else: _err(ctx, "encoding", f"unknown {m.group(1)} field {p!r} in {toks[0]!r}")
-        if not e["map"]: _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A)")
+        if not e["opcode_map"]: _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A)")
         i = 1
     else:
         while i < len(toks) and toks[i] in ("o16", "66", "F2", "F3", "REX.W"):
             t = toks[i]
-            if t == "o16": e["o16"] = True
+            if t == "o16": e["opsize16"] = True
             elif t == "REX.W": e["w"] = 1
-            else: e["pp"] = PP[t]
+            else: e["mandatory_prefix"] = PP[t]
             i += 1
         if i < len(toks) and toks[i] == "0F":
-            e["map"], i = 1, i + 1
+            e["opcode_map"], i = 1, i + 1
             if i + 1 < len(toks) and toks[i] in ("38", "3A") and re.fullmatch(r"[0-9A-F]{2}", toks[i + 1]):
-                e["map"], i = MAPS["0F" + toks[i]], i + 1
+                e["opcode_map"], i = MAPS["0F" + toks[i]], i + 1
     if i >= len(toks) or not re.fullmatch(r"[0-9A-F]{2}(\+r[bwdo])?", toks[i]):
         _err(ctx, "encoding", f"expected an opcode byte (two upper-case hex digits) in {text!r}")
     e["opcode"] = int(toks[i][:2], 16)
-    e["opreg"] = "+" in toks[i]
+    e["reg_in_opcode"] = "+" in toks[i]
     for j, t in enumerate(toks[i + 1:]):
-        if j == 0 and re.fullmatch(r"[0-9A-F]{2}", t) and not e["opreg"]:
+        if j == 0 and re.fullmatch(r"[0-9A-F]{2}", t) and not e["reg_in_opcode"]:
             e["modrm"] = t   # a fixed ModRM byte that completes the opcode (lfence: 0F AE E8, rdtscp: 0F 01 F9)
         elif t == "/r" or re.fullmatch(r"/[0-7]", t):
             if e["modrm"] is not None: _err(ctx, "encoding", "two ModRM specifiers")
             e["modrm"] = t[1:]
-        elif t in IMM_SIZES: e["imms"].append(IMM_SIZES[t])
+        elif t in IMM_SIZES: e["imm_widths"].append(IMM_SIZES[t])
         elif t == "/is4": e["is4"] = True
         else: _err(ctx, "encoding", f"unknown token {t!r} in {text!r}")
-    if e["opreg"] and e["modrm"] is not None: _err(ctx, "encoding", "+r and ModRM together")
+    if e["reg_in_opcode"] and e["modrm"] is not None: _err(ctx, "encoding", "+r and ModRM together")
     return e
 
 
@@ -185,7 +190,7 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
             _err(ctx, "operands", f"@reg with the fixed ModRM byte {e['modrm']}, whose reg field is not 000")
         e = {**e, "modrm": None}
     def setloc(i, loc): ops[i] = Operand(**{**ops[i].__dict__, "loc": loc})
-    if e["opreg"]:
+    if e["reg_in_opcode"]:
         for i, o in enumerate(ops):
             if not o.loc and o.reg in REG_CLASSES: setloc(i, "opc"); break
     if e["is4"]:
@@ -198,8 +203,8 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
         memish = [i for i in free if ops[i].mem is not None]
         if len(memish) > 1: _err(ctx, "operands", "more than one operand may be memory")
         if memish: setloc(memish[0], "rm"); free.remove(memish[0]); taken.add("rm")
-    if e["modrm"] == "r": slots = ["reg", "vvvv", "rm"] if e["enc"] != "legacy" and nfield == 3 else ["reg", "rm"]
-    elif e["modrm"] is not None: slots = ["vvvv", "rm"] if e["enc"] != "legacy" and nfield == 2 else ["rm"]
+    if e["modrm"] == "r": slots = ["reg", "vvvv", "rm"] if e["encoding_kind"] != "legacy" and nfield == 3 else ["reg", "rm"]
+    elif e["modrm"] is not None: slots = ["vvvv", "rm"] if e["encoding_kind"] != "legacy" and nfield == 2 else ["rm"]
     else: slots = []
     slots = [s for s in slots if s not in taken]
     if len(free) > len(slots):
@@ -211,15 +216,15 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     if e["modrm"] == "r" and "reg" not in locs: _err(ctx, "operands", "/r but no operand in ModRM.reg")
     if e["modrm"] is not None and "rm" not in locs: _err(ctx, "operands", "ModRM but no operand in ModRM.rm")
     if e["modrm"] is not None and e["modrm"] != "r" and "reg" in locs: _err(ctx, "operands", "/digit leaves no room for a reg operand")
-    if "vvvv" in locs and e["enc"] == "legacy": _err(ctx, "operands", "vvvv only exists in VEX/EVEX")
+    if "vvvv" in locs and e["encoding_kind"] == "legacy": _err(ctx, "operands", "vvvv only exists in VEX/EVEX")
     if e["is4"] and "is4" not in locs: _err(ctx, "operands", "/is4 but no register for imm8[7:4]")
     for o in ops:
         if o.mem is not None and o.loc not in ("rm", "moffs"):
             _err(ctx, "operands", f"memory-capable {o.kind} must be in ModRM.rm, not {o.loc}")
-        if o.loc == "moffs" and (e["modrm"] is not None or e["enc"] != "legacy" or not o.kind.startswith("moffs")):
+        if o.loc == "moffs" and (e["modrm"] is not None or e["encoding_kind"] != "legacy" or not o.kind.startswith("moffs")):
             _err(ctx, "operands", f"{o.kind}@moffs: only a moffs operand of a legacy form without ModRM goes there")
     nimm = sum(1 for o in ops if o.loc == "imm" and o.kind != "1")
-    if nimm != len(e["imms"]): _err(ctx, "encoding", f"{nimm} immediate operand(s) but {len(e['imms'])} immediate field(s)")
+    if nimm != len(e["imm_widths"]): _err(ctx, "encoding", f"{nimm} immediate operand(s) but {len(e['imm_widths'])} immediate field(s)")
     return ops
 
 
@@ -234,7 +239,7 @@ def vsib_element_size(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     out = []
     for o in ops:
         if is_vsib(o):
-            if e["enc"] == "legacy" or e["w"] is None:
+            if e["encoding_kind"] == "legacy" or e["w"] is None:
                 _err(ctx, "operands", f"{o.kind}: a VSIB operand needs VEX.W0 or VEX.W1 (its element size)")
             o = Operand(**{**o.__dict__, "mem": 32 if e["w"] == 0 else 64})
         out.append(o)
@@ -255,7 +260,7 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str) -> str:
     return ("" if enc == "legacy" else enc.upper() + "_") + "_".join(parts)
 
 
-def _osize(mnemonic: str, ops: list[Operand], e: dict) -> int:
+def _operand_size(mnemonic: str, ops: list[Operand], e: dict) -> int:
     """Operand size that an immediate is sign-extended to: the size of the first GPR/memory operand
     (push imm: 64, the default operand size of push in 64-bit mode, SDM Vol.1 3.6.1)."""
     if mnemonic in DEFAULT_64 and not any(o.reg for o in ops): return 64
@@ -263,7 +268,7 @@ def _osize(mnemonic: str, ops: list[Operand], e: dict) -> int:
         if o.reg in REG_CLASSES and o.reg.startswith("r"): return REG_CLASSES[o.reg]
         if o.reg in FIXED_REGS: return FIXED_REGS[o.reg]
         if o.mem: return o.mem
-    return 64 if e["w"] == 1 else 16 if e["o16"] else 32
+    return 64 if e["w"] == 1 else 16 if e["opsize16"] else 32
 
 
 def _ctx_nodes(node):
@@ -327,13 +332,15 @@ def load(path: str) -> list[Form]:
                 role, _, reg = t.partition(":")
                 if role not in ROLES or not re.fullmatch(r"[a-z0-9]+", reg): _err(fctx, "imp", f"expected ROLE:register, got {t!r}")
                 implicit.append((ROLES[role], reg))
-            fid = attrs.get("id") or derive_id(mn, ops, e["enc"])
+            fid = attrs.get("id") or derive_id(mn, ops, e["encoding_kind"])
             if fid in seen_ids: _err(fctx, "id", f"duplicate id {fid} (first on line {seen_ids[fid]})")
             seen_ids[fid] = fl
             flags = parse_flags(attrs["flags"], fctx) if "flags" in attrs else fam_flags
-            forms.append(Form(fid, mn, tuple(ops), tuple(implicit), fields[1], e["enc"], e["opcode"], e["map"], e["pp"], e["o16"],
-                              e["w"], e["l"], e["modrm"], e["opreg"], tuple(e["imms"]), e["is4"], attrs.get("cpuid", cpuid),
-                              flags, _osize(mn, ops, e), fl))
+            forms.append(Form(id=fid, mnemonic=mn, operands=tuple(ops), implicit=tuple(implicit), encoding=fields[1],
+                              encoding_kind=e["encoding_kind"], opcode=e["opcode"], opcode_map=e["opcode_map"],
+                              mandatory_prefix=e["mandatory_prefix"], opsize16=e["opsize16"], w=e["w"], vex_l=e["vex_l"],
+                              modrm=e["modrm"], reg_in_opcode=e["reg_in_opcode"], imm_widths=tuple(e["imm_widths"]), is4=e["is4"],
+                              cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl))
     _check_consistency(forms, path)
     if excluded_node is not None:
         for fid, (fl, _reason) in _parse_excluded(path, *excluded_node).items():
@@ -370,19 +377,20 @@ def excluded(path: str) -> dict[str, str]:
 
 
 def _check_consistency(forms: list[Form], path: str) -> None:
-    """Cross-form checks: operand sizes agree with o16/REX.W, and no two forms share an encoding."""
+    """Cross-form checks: operand sizes agree with o16 (opsize16)/REX.W, and no two forms share an encoding."""
     seen: dict[tuple, Form] = {}
     for f in forms:
         ctx = (path, f.line)
         gpr = [REG_CLASSES[o.reg] for o in f.operands if o.loc in ("reg", "rm", "opc") and o.reg in ("r16", "r32", "r64")]
-        if f.enc == "legacy" and gpr and f.mnemonic not in NO_OSIZE_CHECK:
+        if f.encoding_kind == "legacy" and gpr and f.mnemonic not in NO_OSIZE_CHECK:
             size = gpr[0]
-            if (size == 16) != f.o16: _err(ctx, "encoding", f"16-bit operand {'needs' if size == 16 else 'must not have'} o16")
+            if (size == 16) != f.opsize16: _err(ctx, "encoding", f"16-bit operand {'needs' if size == 16 else 'must not have'} o16")
             if (size == 64) != (f.w == 1) and f.mnemonic not in DEFAULT_64:
                 _err(ctx, "encoding", f"64-bit operand {'needs' if size == 64 else 'must not have'} REX.W")
         # two forms whose bytes could coincide: same opcode fields and the same register/memory shape per operand
         shape = tuple((o.loc, o.reg is not None, o.mem is not None, o.reg if o.loc == "fixed" else None) for o in f.operands)
-        key = (f.enc, f.o16, f.pp, f.w or 0, f.l or 0, f.map, f.opcode, f.modrm, f.opreg, shape)
+        key = (f.encoding_kind, f.opsize16, f.mandatory_prefix, f.w or 0, f.vex_l or 0, f.opcode_map, f.opcode, f.modrm,
+               f.reg_in_opcode, shape)
         if key in seen: _err(ctx, "encoding", f"same encoding as {seen[key].id} (line {seen[key].line})")
         seen[key] = f
 

@@ -199,7 +199,7 @@ def test_name_table_matches_reference_opcodes():
         mp, opc = (1, opc & 0xFF) if opc > 0xFF else (sel, opc)
         exact = 0
         for f in forms:
-            assert (f.map, f.pp) == (mp, pp), (op, f.id)
+            assert (f.opcode_map, f.mandatory_prefix) == (mp, pp), (op, f.id)
             if digit is not None: assert f.modrm == str(digit), (op, f.id)
             if sel and we is not None: assert (f.w or 0) == we, (op, f.id)
             ok = {opc} | ({opc - 1} if not sel else set()) | ALT_OPCODES.get(op, set())

@@ -180,7 +180,7 @@ JCC = ["JNE_REL32_64", "JL_REL32_64", "JB_REL32_64", "JGE_REL32_64", "JE_REL32_6
 def _imm(rng: random.Random, form, i: int) -> int:
     o = form.operands[i]
     w = o.imm
-    if form.mnemonic in ("shl", "shr", "sar", "rol", "ror"): return rng.randrange(1, min(form.osize, 64))
+    if form.mnemonic in ("shl", "shr", "sar", "rol", "ror"): return rng.randrange(1, min(form.operand_size, 64))
     if w == 8: return rng.randrange(-128, 128) if o.sext else rng.randrange(0, 32)
     if w == 16: return rng.randrange(0, 1 << 16)
     if w == 32:

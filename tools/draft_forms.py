@@ -251,7 +251,7 @@ def draft(code: int) -> dict:
     else:
         raise CannotDraft("spec cannot place the operands")
     parsed = spec.assign_locations([spec.parse_operand(t, ctx) for t in text(with_loc)], e, ctx)
-    derived = spec.derive_id(mn, parsed, e["enc"])
+    derived = spec.derive_id(mn, parsed, e["encoding_kind"])
     return dict(mnemonic=mn, operands=", ".join(text(with_loc)), encoding=encoding, id=None if derived == name else name,
                 cpuid=F.cpuid_name(code), flags=flag_text(ins), imp=",".join(imp), code=name)
 

@@ -502,7 +502,7 @@ class Assembler(AsmMethods):
         form = select(mn, *plain)
         if not m.size and form.operands[i].mem:   # list it with the size the form gives it: `dword ptr [rip+c]`
             ops = (*ops[:i], m.with_size(form.operands[i].mem), *ops[i + 1:])
-        tail = sum(form.imms) // 8 + (1 if form.is4 else 0)
+        tail = sum(form.imm_widths) // 8 + (1 if form.is4 else 0)
         self._rip.append((len(self._vars), len(self._lst), len(b) - tail - 4, len(b), lab, m.disp, self.line))
         if lab.line == 0: lab.line = self.line
         self._lst += (mn, b, *ops, *_PAD[len(ops)])

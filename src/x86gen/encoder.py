@@ -97,7 +97,7 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...],
                 names = "/".join(sorted({_size_word(s) for s in sizes}))
                 raise OperandError(f"{mnemonic} {fmt_operands(ops)}: operand {i + 1} needs a size ({names} ptr)")
     ok.sort(key=lambda f: f.length)   # stable: file order among equals
-    res = (tuple(ok), any(f.imms or any(o.kind == "1" for o in f.operands) for f in ok))
+    res = (tuple(ok), any(f.imm_widths or any(o.kind == "1" for o in f.operands) for f in ok))
     _CANDIDATES[key] = res
     return res
 
@@ -132,6 +132,11 @@ def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
 # fixed registers): when the choice needs a run-time test (immediates that may not fit the short
 # form, equally long VEX forms) each body goes under its test, so there is one Python frame and
 # nothing is encoded twice. Signatures of registers only are memoized instead (see `plan_for`).
+#
+# Plans are the one place where x86gen still compiles code at run time (one function per operand signature
+# met, never per form: a form's own encoder is generated, in _gen/encoders). They pay: `tools/bench.py --quick`
+# with every plan replaced by calls of the forms' encoders (`_fallback`) ran x86gen.encode at 2.8-3.9x iced and
+# the Assembler at 3.3-4.2x, against 1.8-2.1x and 1.7-2.6x with plans, in the same runs (2 rounds each).
 
 # Every cache here is keyed by operand signatures (register kinds, memory sizes, 'i'), whose number is bounded by
 # the spec (only signatures some form accepts are kept), except the register-only memos, which keep at most
@@ -190,7 +195,7 @@ def _by_rm_register(alts: tuple[Form, ...], sig: tuple) -> bool:
     2-byte prefix (map 0F, not W1) and each puts a different register operand in rm: the 2-byte prefix
     is then possible exactly when that register is below r8 (it has no B̄ bit)."""
     rms = [_rm_index(f) for f in alts]
-    return (all(f.encoding_kind == "vex" and f.map == 1 and f.w != 1 for f in alts) and None not in rms
+    return (all(f.encoding_kind == "vex" and f.opcode_map == 1 and f.w != 1 for f in alts) and None not in rms
             and len(set(rms)) == len(rms) and all(sig[i][0] != "m" for i in rms))
 
 

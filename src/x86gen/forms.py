@@ -6,60 +6,62 @@ Nothing is built until it is first used.
 """
 from __future__ import annotations
 
-import json
 import operator
 from collections.abc import Callable
 
-from ._specialize import compile_form, imm_ranges, static_length
-from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_int, fmt_value
+from . import _table
+from ._gen.schema import FORM_FIELDS, OperandRow
+from ._runtime import describe_operand, operand_error
+from ._table import imm_ranges, operand_display, static_length
+from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
+
+__all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
 
 ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "rcw": "RCW", "cr": "CR", "n": "N"}
 FLAG_FIELDS = ("read", "written", "undefined", "cleared", "set")
 
 
-class Operand:
+class Operand(OperandRow):
     """One explicit operand of a form: ``kind`` (e.g. ``r32/m32``), ``loc`` (ModRM.reg, rm, vvvv, …),
     ``role`` (r, w, rw, cw = conditionally written, n = not accessed), register class, memory size,
-    immediate width."""
+    immediate width: an `x86gen._gen.schema.OperandRow` with a few derived properties."""
 
-    __slots__ = ("kind", "loc", "role", "reg", "mem", "imm", "sext")
-
-    def __init__(self, kind, loc, role, reg, mem, imm, sext):
-        self.kind, self.loc, self.role, self.reg, self.mem, self.imm, self.sext = kind, loc, role, reg, mem, imm, sext
+    __slots__ = ()
 
     @property
     def may_be_memory(self) -> bool: return self.mem is not None
     @property
     def display(self) -> str:
-        k = self.kind
-        if self.reg and self.mem is not None and self.reg == f"r{self.mem}": k = f"r/m{self.mem}"
-        return k
+        """The kind as Intel's tables write it (``r/m32``)."""
+        return operand_display(self)
     def __repr__(self) -> str: return f"{ROLE_NAMES[self.role]}:{self.display}@{self.loc}"
 
 
 class Form:
-    """One instruction form of the spec. Calling it encodes its operands to bytes."""
+    """One instruction form of the spec. Calling it encodes its operands to bytes.
 
-    __slots__ = ("id", "row", "mnemonic", "operands", "encoding_kind", "opcode", "map", "pp", "o16", "w", "l", "modrm",
-                 "opreg", "imms", "is4", "osize", "cpuid", "flags", "implicit", "encoding", "line", "length", "is_branch",
-                 "_enc", "_fits", "_src", "__weakref__")
+    Its attributes are the fields of its row (`x86gen._gen.schema.FormRow`: ``opcode``, ``opcode_map``,
+    ``mandatory_prefix``, ``opsize16``, ``w``, ``vex_l``, ``modrm``, ``imm_widths``, …), with ``operands``
+    as `Operand` objects and ``flags`` as a dict, plus ``length`` and ``is_branch``."""
 
-    def __init__(self, row: tuple):
-        (self.id, self.mnemonic, ops, self.encoding_kind, self.opcode, self.map, self.pp, self.o16, self.w, self.l,
-         self.modrm, self.opreg, self.imms, self.is4, self.osize, self.cpuid, flags, self.implicit, self.encoding,
-         self.line) = row
-        self.row = row   # the generated table's row, from which `_specialize` writes the encoder
-        self.operands = tuple(Operand(*o) for o in ops)
-        self.flags = dict(zip(FLAG_FIELDS, flags))
+    __slots__ = (*FORM_FIELDS, "row", "length", "is_branch", "_enc", "_fits", "_src", "__weakref__")
+
+    def __init__(self, row):
+        row = row._replace(operands=tuple(Operand._make(o) for o in row.operands))   # (an `x86gen._table` row)
+        for name, v in zip(FORM_FIELDS, row): setattr(self, name, v)
+        self.row = row   # the generated table's row (its `shape` and `shape_args` name its encoder)
+        self.flags = dict(zip(FLAG_FIELDS, row.flags))
         self.length = static_length(row)
         self.is_branch = any(o.kind.startswith("rel") for o in self.operands)   # its encoder takes ip=
         self._enc = self._fits = self._src = None
 
     def _build(self) -> None:
+        """Bind the form's encoder: its shape's generated function (``_gen/encoders``) with its constants; no code
+        is compiled, except its shapes' module the first time one of them is used (without a bytecode cache)."""
         # `_enc` is what the others test (``if self._enc is None``), so it is stored last: a thread that sees it
         # sees `_fits` and `_src` too
-        enc, fits, src = compile_form(self.row)
-        self._fits, self._src = fits, src
+        enc, fits = _shape(self.row.shape)(self.row.id, *self.row.shape_args)
+        self._fits, self._src = fits, None
         self._enc = enc
 
     @property
@@ -111,9 +113,12 @@ class Form:
 
     @property
     def source(self) -> str:
-        """The Python source x86gen generated to encode this form."""
+        """The Python source of this form's encoder: its shape's generated function, and the constants bound."""
         if self._enc is None: self._build()
-        return self._src
+        import inspect
+        fn = _shape(self.row.shape)
+        args = ", ".join(repr(a) for a in (self.id, *self.row.shape_args))
+        return f"{inspect.getsource(fn)}# {self.id}: enc, fits = {fn.__name__}({args})\n"
 
     @property
     def syntax(self) -> str:
@@ -122,7 +127,7 @@ class Form:
 
     def imm_ranges(self, i: int):
         o = self.operands[i]
-        return imm_ranges(o.imm, self.osize, o.sext, o.kind.startswith("rel"))
+        return imm_ranges(o.imm, self.operand_size, o.sext, o.kind.startswith("rel"))
 
     @property
     def flags_read(self) -> tuple[str, ...]: return self.flags["read"]
@@ -136,20 +141,20 @@ class Form:
 
 _BY_ID: dict[str, Form] = {}
 _BY_MNEMONIC: dict[str, list[Form]] = {}
-_TABLE = None   # the generated module x86gen._gen.forms, imported on first use
+_SHAPE_MODULES: list = []   # x86gen._gen.encoders.eNNN by NNN, imported on first use
 
 
-def _table():
-    global _TABLE
-    if _TABLE is None:
-        from ._gen import forms as table
-        _TABLE = table
-    return _TABLE
-
-
-def _tuples(x):
-    """A decoded JSON row with every list made a tuple (rows are immutable and hashable)."""
-    return tuple(_tuples(v) for v in x) if x.__class__ is list else x
+def _shape(i: int):
+    """The generated function of shape ``i`` (``shape_<ID>(fid, *constants) -> (enc, fits)``)."""
+    if i < 0: raise NotImplementedError("EVEX encoding is not implemented yet")
+    from ._gen import encoders
+    n, k = divmod(i, encoders.CHUNK)
+    if n >= len(_SHAPE_MODULES): _SHAPE_MODULES.extend([None] * (n + 1 - len(_SHAPE_MODULES)))
+    mod = _SHAPE_MODULES[n]
+    if mod is None:
+        import importlib
+        mod = _SHAPE_MODULES[n] = importlib.import_module(f"._gen.encoders.e{n:03d}", __package__)
+    return mod.SHAPES[k]
 
 
 def forms_of(mnemonic: str) -> list[Form]:
@@ -159,12 +164,12 @@ def forms_of(mnemonic: str) -> list[Form]:
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
     hit = _BY_MNEMONIC.get(mnemonic)
     if hit is not None: return hit
-    text = _table().ROWS.get(mnemonic)
-    if text is None:
+    rows = _table.rows_of(mnemonic)
+    if rows is None:
         import difflib
-        close = difflib.get_close_matches(mnemonic, _table().ROWS, 3) if len(mnemonic) <= 32 else []
+        close = difflib.get_close_matches(mnemonic, _table.mnemonics(), 3) if len(mnemonic) <= 32 else []
         raise UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
-    forms = [Form(_tuples(r)) for r in json.loads("[" + text.strip().replace("\n", ",") + "]")]
+    forms = [Form(r) for r in rows]
     for f in forms: _BY_ID[f.id] = f
     _BY_MNEMONIC[mnemonic] = forms
     return forms
@@ -172,7 +177,7 @@ def forms_of(mnemonic: str) -> list[Form]:
 
 def all_forms() -> list[Form]:
     """Every form of the spec, in file order."""
-    return sorted((f for mn in _table().ROWS for f in forms_of(mn)), key=lambda f: f.line)
+    return sorted((f for mn in _table.mnemonics() for f in forms_of(mn)), key=lambda f: f.line)
 
 
 def get_form(form_id: str) -> Form:
@@ -180,14 +185,14 @@ def get_form(form_id: str) -> Form:
     try: hit = _BY_ID.get(form_id)
     except TypeError: hit = None   # unhashable
     if hit is not None: return hit
-    mnemonic = _table().MNEMONIC_OF.get(form_id) if form_id.__class__ is str else None
+    mnemonic = _table.mnemonic_of(form_id) if form_id.__class__ is str else None
     if mnemonic is None: raise UnknownMnemonicError(f"no form with id {fmt_value(form_id)}")
     forms_of(mnemonic)
     return _BY_ID[form_id]
 
 
 def mnemonics() -> list[str]:
-    return sorted(_table().ROWS)
+    return sorted(_table.mnemonics())
 
 
 def int_operands(ops: tuple) -> tuple | None:
@@ -201,21 +206,6 @@ def int_operands(ops: tuple) -> tuple | None:
             except TypeError: return None
         out.append(x)
     return tuple(out)
-
-
-def describe_operand(x) -> str:
-    if x.__class__ is int: return f"immediate {fmt_int(x)}"
-    k = getattr(x, "kind", None)
-    if k is None: return f"{type(x).__name__} {fmt_value(x)}"
-    return f"{x} ({k})"
-
-
-def operand_error(fid: str, args: tuple, i: int) -> EncodeError:
-    f = get_form(fid)
-    if len(args) != len(f.operands):
-        return OperandError(f"{f.id} ({f.syntax}) takes {len(f.operands)} operands, got {len(args)}")
-    want = f.operands[i]
-    return OperandError(f"{f.id} ({f.syntax}): operand {i + 1} is {describe_operand(args[i])}, expected {want.display}")
 
 
 def __getattr__(name: str):

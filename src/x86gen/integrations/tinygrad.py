@@ -37,7 +37,6 @@ import hashlib
 import json
 import marshal
 import os
-import types
 
 from tinygrad.dtype import dtypes
 from tinygrad.renderer.isa import Register
@@ -253,12 +252,11 @@ def _make(target, options):
     return r
 
 
-# ---- start-up: the encoders of tinygrad's forms and the chosen plans from an on-disk code cache ----------------
-# Building the encoders of the 354 forms tinygrad uses means compiling 354 generated functions (about 0.5 ms each);
-# compile workers are replaced every 16 kernels, so each would pay it again. Like Python's own .pyc files, the
-# compiled code (and the form chosen per operand signature) is kept in a marshal file, keyed by x86gen's version,
-# the generated table's hash and the sources that write and run the code (this file, _specialize, memory, registers,
-# forms); in $X86GEN_CACHE_DIR, else $XDG_CACHE_HOME/x86gen or ~/.cache/x86gen (X86GEN_CACHE_DIR="" turns it off).
+# ---- start-up: the encoders of tinygrad's forms and the chosen plans from an on-disk cache ------------------------
+# The form encoders are generated functions (x86gen._gen.encoders), bound on first use without compiling; what a
+# compile worker (replaced every 16 kernels) would redo is choosing the form per operand signature. Those choices are
+# kept in a marshal file, keyed by x86gen's version, the generated table's hash and the sources that choose (this
+# file, forms); in $X86GEN_CACHE_DIR, else $XDG_CACHE_HOME/x86gen or ~/.cache/x86gen (X86GEN_CACHE_DIR="" turns it off).
 # A missing, stale, unreadable or unwritable cache only costs time.
 _ENC: dict[str, object] = {}
 _CACHE = {"loaded": False, "dirty": False}
@@ -278,9 +276,9 @@ def _cache_path() -> str | None:
     if not d: return None
     from .. import __file__ as package_file
     from .. import __version__
-    with open(os.path.join(os.path.dirname(package_file), "_gen", "forms.py"), encoding="utf-8") as fh: head = fh.readline()   # its hash
+    with open(os.path.join(os.path.dirname(package_file), "_gen", "forms.tsv"), encoding="utf-8") as fh: head = fh.readline()   # its hash
     pkg = os.path.dirname(package_file)   # the code depends on the table, the encoder writer and the operand classes
-    stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in ("_specialize.py", "memory.py", "registers.py", "forms.py")))]
+    stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in ("memory.py", "registers.py", "forms.py")))]
     key = f"{__version__} {head} {[(st.st_size, st.st_mtime_ns) for st in stats]} {TINYGRAD_VERSION}"
     key = hashlib.sha256(key.encode()).hexdigest()[:16]
     return os.path.join(d, f"tinygrad-{key}.marshal")
@@ -293,8 +291,7 @@ def prebuild() -> int:
     path = _cache_path()
     try:
         with open(path, "rb") as fh: codes, plans, jumps = marshal.loads(fh.read())   # (marshal.load(fh) is 10x slower)
-        from .._specialize import GLOBALS
-        for fid, (code, defaults) in codes.items(): _ENC.setdefault(fid, types.FunctionType(code, GLOBALS, "enc", defaults))
+        for fid in codes: _ENC.setdefault(fid, get_form(fid).encode)
         for (name, *sig), (fid, order, resize, merge, unsized) in plans.items():
             _PLANS.setdefault((X[name], *sig), (fid, _ENC[fid], order, resize, merge and _REGS[merge], unsized))
         JUMPS.update((X[n], b) for n, b in jumps.items())
@@ -310,7 +307,7 @@ def _save_cache() -> None:
     _CACHE["dirty"] = False
     path = _cache_path()
     if path is None: return
-    codes = {fid: (e.__code__, e.__defaults__) for fid, e in _ENC.items()}
+    codes = sorted(_ENC)   # the form ids (their encoders are bound again, which compiles nothing)
     plans = {(k[0].name, *k[1:]): (p[0], p[2], p[3], p[4] and p[4].name, p[5]) for k, p in _PLANS.items()}
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)

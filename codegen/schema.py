@@ -1,0 +1,48 @@
+"""The form schema: the fields of a row of the generated form table, named once.
+
+`codegen.spec.Form` has an attribute of each name (`codegen.render.row` reads them in this order),
+`_gen/forms.tsv` stores each row as a JSON array in this order, and `_gen/schema.py`, rendered from
+these lists, gives the runtime `FormRow` / `OperandRow` (named tuples) to read them by name. Adding a
+field (EVEX: tuple type, masking, broadcast, rounding) is one entry here plus the attribute that
+`codegen.spec` computes for it.
+"""
+from __future__ import annotations
+
+# (name, what it holds)
+FORM_FIELDS: tuple[tuple[str, str], ...] = (
+    ("id", "form id: iced-x86's Code name, e.g. ADD_RM32_R32"),
+    ("mnemonic", "lower-case mnemonic"),
+    ("operands", "the explicit operands, each an OperandRow"),
+    ("encoding_kind", "legacy | vex | evex"),
+    ("opcode", "the opcode byte"),
+    ("opcode_map", "0 one-byte, 1 0F, 2 0F38, 3 0F3A"),
+    ("mandatory_prefix", "0 none, 1 66, 2 F3, 3 F2 (legacy mandatory prefix / VEX.pp)"),
+    ("opsize16", "0x66 operand-size prefix (legacy 16-bit forms)"),
+    ("w", "REX.W / VEX.W: 0, 1, or None = ignored (encoded as 0)"),
+    ("vex_l", "VEX.L / EVEX.L'L: 0, 1, 2, or None = ignored (encoded as 0)"),
+    ("modrm", "'r' (/r), '0'..'7' (/digit), a fixed ModRM byte 'E8' (two hex digits), or None"),
+    ("reg_in_opcode", "a register in the opcode's low 3 bits (+rb/+rw/+rd/+ro)"),
+    ("imm_widths", "immediate field widths in bits, in order"),
+    ("is4", "a register in imm8[7:4] (/is4)"),
+    ("operand_size", "operand size in bits that an immediate is sign-extended to"),
+    ("cpuid", "CPUID feature"),
+    ("flags", "flag names (read, written, undefined, cleared, set)"),
+    ("implicit", "implicit register operands, each (role, register)"),
+    ("encoding", "the encoding as written in the spec (SDM syntax)"),
+    ("line", "line of the form in isa/x86_64.yaml"),
+    ("shape", "index of its encoder's shape (codegen/shapes.py) in _gen/encoders, -1 if none yet (EVEX)"),
+    ("shape_args", "the constants that function binds for this form (bytes as lists of ints)"),
+)
+
+OPERAND_FIELDS: tuple[tuple[str, str], ...] = (
+    ("kind", "as written, r/m32 normalised to r32/m32"),
+    ("loc", "reg rm vvvv opc is4 imm fixed moffs"),
+    ("role", "r w rw cw rcw cr n"),
+    ("reg", "register class (r32, xmm, ...) or a fixed register name, None if no register"),
+    ("mem", "memory size in bits, 0 for `m` (any), None if no memory"),
+    ("imm", "immediate width in bits, None if no immediate"),
+    ("sext", "the immediate is sign-extended to the operand size (simm8/simm32)"),
+)
+
+FORM_FIELD_NAMES = tuple(n for n, _ in FORM_FIELDS)
+OPERAND_FIELD_NAMES = tuple(n for n, _ in OPERAND_FIELDS)

@@ -1,0 +1,82 @@
+"""What encoder code calls at run time: the generated shapes (``_gen/encoders.py``) and the plans that
+`x86gen.encoder` specialises per operand signature. Byte packers, and the errors the encoders raise.
+
+A leaf of the encoder core: an error describes its form from the table row (`x86gen._table`), so
+nothing here imports `x86gen.forms`.
+"""
+from __future__ import annotations
+
+import struct
+
+from ._table import imm_ranges, row_of, syntax
+from .errors import ImmediateRangeError, LabelContextError, OperandError, fmt_int, fmt_operands, fmt_value
+
+_BYTE = tuple(bytes((i,)) for i in range(256))   # _BYTE[i] == bytes((i,))
+# _bytes3(a, b, c) == bytes((a, b, c)): struct.pack of n bytes, half the cost of bytes((…))
+_BYTES_PACKERS = {f"_bytes{n}": struct.Struct(f"{n}B").pack for n in range(1, 16)}
+_le16 = struct.Struct("<H").pack   # little-endian unsigned 16/32/64-bit fields (immediates, moffs addresses)
+_le32 = struct.Struct("<I").pack
+_le64 = struct.Struct("<Q").pack
+globals().update(_BYTES_PACKERS)
+
+
+def describe_operand(x) -> str:
+    """An operand value for a message: ``immediate 0x5``, ``eax (r32)``, ``[rdi] (m32)``."""
+    if x.__class__ is int: return f"immediate {fmt_int(x)}"
+    k = getattr(x, "kind", None)
+    if k is None: return f"{type(x).__name__} {fmt_value(x)}"
+    return f"{x} ({k})"
+
+
+def operand_error(fid: str, args: tuple, i: int) -> OperandError:
+    """Operand ``i`` of ``args`` is not what form ``fid`` takes there (or ``args`` has the wrong number)."""
+    row = row_of(fid)
+    if len(args) != len(row.operands):
+        return OperandError(f"{fid} ({syntax(row)}) takes {len(row.operands)} operands, got {len(args)}")
+    from ._table import operand_display
+    return OperandError(f"{fid} ({syntax(row)}): operand {i + 1} is {describe_operand(args[i])}, expected"
+                        f" {operand_display(row.operands[i])}")
+
+
+def _operand_error(fid, args, i): return operand_error(fid, args, i)
+
+
+def _range_error(fid, args, i, value):
+    row = row_of(fid)
+    o = row.operands[i]
+    ranges = imm_ranges(o.imm, row.operand_size, o.sext, o.kind.startswith("rel"))
+    return ImmediateRangeError(f"{fid} ({syntax(row)}): operand {i + 1} value {fmt_int(value)} does not fit {o.kind}"
+                               f" (accepted: {', '.join(f'{lo:#x}..{hi:#x}' for lo, hi in ranges)})")
+
+
+def _label_error(fid, args):
+    return LabelContextError(f"{fid} ({syntax(row_of(fid))}) {fmt_operands(args)}: a label's memory operand needs an Assembler or a"
+                             " program (Assembler.emit, x86gen.assemble with the label defined), which knows where the label is")
+
+
+def _moffs_error(fid, args, i):
+    return OperandError(f"{fid} ({syntax(row_of(fid))}): operand {i + 1} is {args[i]}; a moffs operand is an absolute address"
+                        " (no base or index register)")
+
+
+def _high8_error(fid, args):
+    return OperandError(f"{row_of(fid).mnemonic} {fmt_operands(args)}: ah/bh/ch/dh cannot be encoded in an instruction that needs"
+                        " a REX prefix (needed here for spl/bpl/sil/dil, r8-r15 or REX.W; SDM Vol.2 2.2.1.2)")
+
+
+_DISTINCT = {
+    "gather": "the destination, index and mask registers must be three different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD:"
+              " #UD if any two are the same)",
+    "tiles": "the tile registers must all be different (SDM Vol.2 TDPBSSD/TDPBF16PS…: #UD if any two are the same)",
+}
+
+
+def _distinct_error(fid, args, why):
+    from .errors import DistinctRegistersError
+    return DistinctRegistersError(f"{row_of(fid).mnemonic} {fmt_operands(args)}: {_DISTINCT[why]}")
+
+
+# the helpers by the names encoder code uses
+HELPERS = {**_BYTES_PACKERS, "_BYTE": _BYTE, "_le16": _le16, "_le32": _le32, "_le64": _le64, "_operand_error": _operand_error,
+           "_range_error": _range_error, "_label_error": _label_error, "_moffs_error": _moffs_error, "_high8_error": _high8_error,
+           "_distinct_error": _distinct_error}

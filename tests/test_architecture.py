@@ -1,0 +1,98 @@
+"""The encoder's architecture (issue 10, part 1): one form schema, encoders generated per shape (no compile
+at run time), and an encoder core without import cycles."""
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import subprocess
+import sys
+
+import iced_x86 as I
+import pytest
+
+import x86gen
+from x86gen import forms as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def test_schema_is_one_list():
+    """codegen/schema.py names the row fields; the runtime's FormRow, spec.Form and every table row agree."""
+    from codegen import schema, spec
+    from x86gen import _table
+    from x86gen._gen.schema import FormRow, OperandRow
+    assert FormRow._fields == schema.FORM_FIELD_NAMES and OperandRow._fields == schema.OPERAND_FIELD_NAMES
+    spec_fields = set(spec.Form.__dataclass_fields__)
+    assert set(schema.FORM_FIELD_NAMES) <= spec_fields, set(schema.FORM_FIELD_NAMES) - spec_fields
+    assert set(schema.OPERAND_FIELD_NAMES) <= set(spec.Operand.__dataclass_fields__)
+    for text in list(_table.table().values())[:50]:
+        for line in text.split("\t"):
+            row = json.loads(line)
+            assert len(row) == len(FormRow._fields) and all(len(o) == len(OperandRow._fields) for o in row[2])
+    f = F.get_form("ADD_RM32_IMM8")
+    assert (f.opcode, f.opcode_map, f.mandatory_prefix, f.opsize16, f.w, f.modrm, f.imm_widths, f.operand_size) == \
+        (0x83, 0, 0, False, 0, "0", (8,), 32)
+
+
+def _iced(code, *ops) -> bytes:
+    e = I.Encoder(64)
+    make = {0: I.Instruction.create, 2: I.Instruction.create_reg_reg, 3: I.Instruction.create_reg_reg_reg}[len(ops)]
+    e.encode(make(code, *ops), 0)
+    return bytes(e.take_buffer())
+
+
+def test_form_encoders_compile_nothing(monkeypatch):
+    """A form's encoder is its shape's generated function bound to its constants: building one calls neither
+    compile nor exec (once the shape's generated module is imported, which an import does)."""
+    ids = ["SUB_RM64_R64", "VEX_VPXOR_YMM_YMM_YMMM256", "LFENCE"]
+    fresh = [F.Form(F.get_form(i).row) for i in ids]   # not built yet
+    for f in fresh: F._shape(f.row.shape)   # import the modules of their shapes
+    calls = []
+    real_compile, real_exec = builtins.compile, builtins.exec
+    monkeypatch.setattr(builtins, "compile", lambda *a, **k: calls.append("compile") or real_compile(*a, **k))
+    monkeypatch.setattr(builtins, "exec", lambda *a, **k: calls.append("exec") or real_exec(*a, **k))
+    R = I.Register
+    sub, vpxor, lfence = fresh
+    assert sub(x86gen.r9, x86gen.rax) == _iced(I.Code.SUB_RM64_R64, R.R9, R.RAX)
+    assert vpxor(x86gen.ymm1, x86gen.ymm2, x86gen.ymm12) == _iced(I.Code.VEX_VPXOR_YMM_YMM_YMMM256, R.YMM1, R.YMM2, R.YMM12)
+    assert lfence() == _iced(I.Code.LFENCE)
+    assert calls == []
+
+
+def test_shapes_shared_and_bound_per_form():
+    """Forms of one shape share one function; each binds its own constants (opcode, form id)."""
+    add, sub = F.get_form("ADD_RM32_R32"), F.get_form("SUB_RM32_R32")
+    assert add.row.shape == sub.row.shape and add.row.shape_args != sub.row.shape_args
+    assert add.encode is not sub.encode and add.encode.__code__ is sub.encode.__code__
+    src = sub.source
+    assert src.startswith("def shape_") and "SUB_RM32_R32" in src
+    from x86gen._gen import encoders
+    n_shapes = len({f.row.shape for f in F.all_forms()})
+    assert n_shapes < len(F.all_forms()) / 4   # 277 for 1,868 forms today
+    assert encoders.CHUNK * len([n for n in os.listdir(os.path.dirname(encoders.__file__)) if n.startswith("e")]) >= n_shapes
+    with pytest.raises(x86gen.OperandError, match=r"SUB_RM32_R32 \(sub r/m32, r32\): operand 2 is"):
+        sub(x86gen.eax, x86gen.rcx)
+
+
+CORE = ["x86gen._table", "x86gen._runtime", "x86gen._gen.schema", "x86gen.registers", "x86gen.memory", "x86gen.errors"]
+
+
+@pytest.mark.parametrize("leaf", CORE)
+def test_encoder_core_is_a_leaf(leaf):
+    """The encoder core imports none of forms/encoder/_specialize (errors describe a form from its table row)."""
+    code = (f"import sys, importlib; importlib.import_module({leaf!r}); "
+            "print(sorted(m for m in sys.modules if m in ('x86gen.forms', 'x86gen.encoder', 'x86gen._specialize')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_error_from_runtime_without_forms_module():
+    """`x86gen._runtime` formats an encoder's operand error from the table row alone."""
+    from x86gen._runtime import _operand_error, _range_error
+    assert "ADD_RM32_IMM8 (add r/m32, simm8): operand 1 is immediate 0x5, expected r/m32" in str(
+        _operand_error("ADD_RM32_IMM8", (5, 1), 0))
+    assert "accepted: -0x80..0x7f, 0xffffff80..0xffffffff" in str(_range_error("ADD_RM32_IMM8", (x86gen.eax, 300), 1, 300))

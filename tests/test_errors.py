@@ -40,8 +40,8 @@ def test_every_error_class_is_exported():
 
 
 def test_unknown_mnemonic():
-    with pytest.raises(x86gen.UnknownMnemonicError, match=r"unknown mnemonic 'fooadd'.*did you mean add"):
-        x86gen.encode("fooadd", eax, ecx)
+    with pytest.raises(x86gen.UnknownMnemonicError, match=r"unknown mnemonic 'aadd2'.*did you mean aadd, add\b"):
+        x86gen.encode("aadd2", eax, ecx)
     with pytest.raises(x86gen.UnknownMnemonicError, match="addd"):
         x86gen.assemble("addd eax, 1")
     with pytest.raises(x86gen.UnknownMnemonicError, match="NOPE"):

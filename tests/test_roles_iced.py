@@ -49,6 +49,9 @@ REG_NAMES = {v: k for k, v in vars(I.Register).items() if k.isupper() and isinst
 CPUID_NAMES = {v: k for k, v in vars(I.CpuidFeature).items() if k.isupper() and isinstance(v, int)}
 FLAG_BITS = {"OF": I.RflagsBits.OF, "SF": I.RflagsBits.SF, "ZF": I.RflagsBits.ZF, "AF": I.RflagsBits.AF, "CF": I.RflagsBits.CF,
              "PF": I.RflagsBits.PF, "DF": I.RflagsBits.DF, "IF": I.RflagsBits.IF}
+# iced's RflagsBits also has the x87 condition codes C0-C3: they live in the FPU status word, not in RFLAGS (SDM
+# Vol.1 8.1.3), and the spec's flags are RFLAGS only, so they are left out of the comparison.
+X87_CONDITION_CODES = I.RflagsBits.C0 | I.RflagsBits.C1 | I.RflagsBits.C2 | I.RflagsBits.C3
 FLAG_FIELDS = (("read", "rflags_read"), ("written", "rflags_written"), ("cleared", "rflags_cleared"), ("set", "rflags_set"),
                ("undefined", "rflags_undefined"))
 SHIFTS = {"rol", "ror", "rcl", "rcr", "shl", "sal", "shr", "sar", "shld", "shrd"}
@@ -61,6 +64,7 @@ def family(name: str) -> tuple[str, int]:
     """("gpr", n) or ("vec", n) for a register name in x86gen's or iced's spelling (R9L, EAX, ZMM3)."""
     n = name.lower()
     if n[:3] in ("xmm", "ymm", "zmm"): return ("vec", int(n[3:]))
+    if n[:2] == "st" and n[2:].isdigit(): return ("st", int(n[2:]))   # x87 st(i): iced ST0..ST7
     if n.startswith("r") and n.endswith("l") and n[1:-1].isdigit(): n = n[:-1] + "b"   # iced R8L..R15L
     return ("gpr", REGISTERS[n].num)
 
@@ -131,6 +135,8 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
         elif o.reg.startswith("r"):
             bits, n = int(o.reg[1:]), gprs.pop()
             ops.append(REGISTERS[GPR8[n]] if bits == 8 else GPR_BY_NUM[o.reg, n])
+        elif o.reg == "st":   # st(1)..st(7): apart from the st(0) of the fixed and implicit operands
+            ops.append(REGISTERS[f"st{rng.choice([n for n in range(1, 8) if ('r', f'st{n}') not in form.implicit])}"])
         else:
             ops.append(REGISTERS[f"{o.reg}{vecs.pop()}"])
     return ops, mem_op
@@ -176,7 +182,7 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
         bad.append(f"{where}: implicit registers {sorted(got_imp)} for iced, {sorted(want_imp)} from the spec {form.implicit}")
     # rflags
     for field, attr in FLAG_FIELDS:
-        got, want = getattr(ins, attr), _flag_bits(form.flags[field])
+        got, want = getattr(ins, attr) & ~X87_CONDITION_CODES, _flag_bits(form.flags[field])
         if got != want:
             names = sorted(n for n, b in FLAG_BITS.items() if got & b)
             bad.append(f"{where}: flags {field} {names} for iced, {list(form.flags[field])} in the spec")

@@ -68,8 +68,12 @@ M64 = (1 << 64) - 1
 # for a register pair, a VEX.W the CPU ignores); NOP padding made of other NOPs; a spelling x86gen
 # documents and GNU as lacks (MASM `10h`, NASM `db`), compared with GNU as's bytes for its own spelling;
 # a line GNU as refuses and llvm-mc encodes as x86gen does.
-ALLOWED_REASONS = ("shorter", "other opcode", "other NOP padding", "x86gen-only spelling (h suffix, db/dw/dd/dq)",
+X86GEN_ONLY = "x86gen-only spelling (h suffix, db/dw/dd/dq, iced's x87 st(0))"
+ALLOWED_REASONS = ("shorter", "other opcode", "other NOP padding", X86GEN_ONLY,
                    "GNU as refuses, llvm-mc agrees")
+
+# x87 compares and fxch with st(0) and st(i): GNU as takes only st(i) (`fcom st(2)`)
+GNU_ST_ONLY = {"fcom", "fcomp", "fucom", "fucomp", "fxch"}
 
 # Other spellings GNU as accepts for a mnemonic (condition-code synonyms, AT&T names that its Intel
 # mode also takes), written independently of x86gen's own alias table.
@@ -80,7 +84,7 @@ GNU_ALIASES: dict[str, list[str]] = {f"{p}{cc}": [f"{p}{s}" for s in syn] for p 
 GNU_ALIASES.update({"shl": ["sal"], "ret": ["retq"], "cdqe": ["cltq"], "cqo": ["cqto"], "cdq": ["cltd"], "cwd": ["cwtd"],
                     "cwde": ["cwtl"], "cbw": ["cbtw"]})
 # Registers of files no form of the table takes: x86gen must call them registers, not labels.
-OTHER_REGISTERS = ["cr0", "cr3", "cr8", "dr7", "zmm1", "zmm31", "xmm16", "ymm31", "k1", "st(0)", "st", "mm0", "mm7",
+OTHER_REGISTERS = ["cr0", "cr3", "cr8", "dr7", "zmm1", "zmm31", "xmm16", "ymm31", "k1", "mm0", "mm7",
                    "es", "cs", "fs", "gs", "tmm0", "eip", "r16", "spl", "bnd0"]
 
 # --- literals ---------------------------------------------------------------------------------------------
@@ -159,9 +163,10 @@ def _both(*parts) -> tuple[str, str]:
 
 
 def mem_text(rng: random.Random, bits: int | None, line: Line) -> tuple[str, str]:
-    """A memory operand of ``bits`` (None: unsized as lea's ``m``); records its address or displacement."""
+    """A memory operand of ``bits`` (None: unsized as lea's ``m``, maybe with a random size keyword; 0: no keyword);
+    records its address or displacement."""
     size = ""
-    if bits is not None and rng.random() < 0.93:
+    if bits and rng.random() < 0.93:
         w = SIZE_WORD[bits]
         size = (w.upper() + " PTR " if rng.random() < 0.05 else w + " ptr ")
     elif bits is None and rng.random() < 0.2:
@@ -214,6 +219,12 @@ def operand_text(rng: random.Random, kind: str, line: Line) -> tuple[str, str]:
         line.imms.append(v)
         return lit(rng, v, line)
     if kind == "m": return mem_text(rng, None, line)
+    if re.fullmatch(r"m\d+byte", kind): return mem_text(rng, 0, line)   # x87 environment, fxsave area: no size keyword
+    if kind in ("st", "st0"):   # x87 st(i), GNU as's spelling: st(0)..st(7), and st for st(0)
+        i = 0 if kind == "st0" else rng.randrange(8)
+        line.regs.append(f"st{i}")
+        name = "st" if i == 0 and rng.random() < 0.5 else f"st({i})"
+        return reg_text(rng, name), name
     if kind.startswith("moffs"):   # mov al/ax/eax/rax <-> [64-bit absolute address] (A0-A3)
         a = rng.choice(ADDRS) if rng.random() < 0.8 else rng.randint(0, M64)
         line.addrs.append(a)
@@ -256,9 +267,20 @@ def random_line(rng: random.Random, form) -> Line:
         if r < 0.04 and drawn: drawn[rng.randrange(len(drawn))] = (wrong_operand(rng, part, branch), part)
         elif r < 0.05 and drawn: drawn.pop()
         else: drawn.append((wrong_operand(rng, part, branch), part))
+    # x86gen also reads iced-x86's x87 spellings, which GNU as refuses: st(0) next to a memory operand
+    # (`fld st, dword ptr [rsi]`) and before st(i) in the compares and fxch (`fcom st, st(2)`; GNU: `fcom st(2)`).
+    # GNU as gets its own spelling (the canon text) without that st(0), and the operand asks for nothing.
+    st0 = [op[1] in ("st", "st(0)") for op, _part in drawn]
+    mem = any("[" in op[1] or "ds:" in op[1] for op, _part in drawn)
+    drop = [False] * len(drawn)
+    if len(drawn) == 2 and any(st0) and (mem or (form.mnemonic in GNU_ST_ONLY and st0[0])):
+        drop[st0.index(True)] = True
     ops = []
-    for op, part in drawn:   # only the operands that stay in the line ask for their values
-        ops.append(op)
+    for (op, part), dropped in zip(drawn, drop):   # only the operands that stay in the line ask for their values
+        ops.append((op[0], "") if dropped else op)
+        if dropped:
+            line.features.add("iced-x86's x87 st(0)")
+            continue
         line.imms += part.imms
         line.addrs += part.addrs
         line.disps += part.disps
@@ -275,7 +297,7 @@ def random_line(rng: random.Random, form) -> Line:
     sep = rng.choice([", ", ", ", ",", " , "])
     parts: list = [mn, " " if ops else ""]
     for i, op in enumerate(ops):
-        parts += [sep] if i else []
+        parts += [(sep, "" if drop[i] or drop[i - 1] else sep)] if i else []
         parts.append(op)
     r = rng.random()
     tail = ""
@@ -542,7 +564,7 @@ def judge(line: Line, x, g: gnu_oracle.Outcome, llvm: gnu_oracle.Outcome | None,
             if what: return Verdict("mismatch", f"x86gen's bytes do not hold the {what} written (truncated, wrapped or misread)")
         if gcanon is not None:   # compare with GNU as's bytes for its own spelling of the line
             v = _same(line, x, gcanon)
-            if v: return Verdict("equivalent", "x86gen-only spelling (h suffix, db/dw/dd/dq)") if v.status == "identical" else v
+            if v: return Verdict("equivalent", X86GEN_ONLY) if v.status == "identical" else v
             g = gcanon
         v = _same(line, x, g)
         if v: return v
@@ -559,6 +581,8 @@ def judge(line: Line, x, g: gnu_oracle.Outcome, llvm: gnu_oracle.Outcome | None,
     if g.relocated and not line.program:   # `pop r16`: a register name GNU as 2.40 does not know
         return Verdict("refused", "GNU as takes a name for an external symbol")
     if truncation(g): return Verdict("refused", "GNU as truncates with a warning")
+    if any("translating to" in w for w in g.warnings):   # a bare `fadd` is `faddp st(1), st` to GNU as, with a warning
+        return Verdict("refused", "GNU as rewrites the instruction, with a warning")
     if not line.program and not holds_values(g.data, line): return Verdict("refused", "GNU as truncates silently")
     if not line.program and not holds_registers(g.data, line):   # `ror bl, ecx` as `ror bl, cl`
         return Verdict("refused", "GNU as encodes other registers than written")

@@ -397,6 +397,109 @@ def test_vpextrw_vpinsrw_64_bit_register_as_its_32_bit_one(src, expect, tmp_path
     assert x86gen.assemble("x: " + src).hex() == expect
 
 
+# ---- x87: st(i) registers, implied st(0), memory sizes -------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("fld st(1)", "d9c1"),                                 # GNU as 2.40
+    ("fld ST(3)", "d9c3"),                                 # GNU as 2.40
+    ("fld st", "d9c0"),                                    # GNU as 2.40
+    ("fadd st, st(1)", "d8c1"),                            # GNU as 2.40
+    ("fadd st(2)", "d8c2"),                                # GNU as 2.40
+    ("fadd st(2), st", "dcc2"),                            # GNU as 2.40
+    ("faddp", "dec1"),                                     # GNU as 2.40
+    ("faddp st(2)", "dec2"),                               # GNU as 2.40
+    ("fsubp", "dee9"),                                     # GNU as 2.40
+    ("fsubrp", "dee1"),                                    # GNU as 2.40
+    ("fdivp st(3)", "defb"),                               # GNU as 2.40
+    ("fxch", "d9c9"),                                      # GNU as 2.40
+    ("fxch st(3)", "d9cb"),                                # GNU as 2.40
+    ("fcom", "d8d1"),                                      # GNU as 2.40
+    ("fcomp st(2)", "d8da"),                               # GNU as 2.40
+    ("fucom st(4)", "dde4"),                               # GNU as 2.40
+    ("fcomi st, st(7)", "dbf7"),                           # GNU as 2.40
+    ("fucomip st, st(1)", "dfe9"),                         # GNU as 2.40
+    ("fcomi st(2)", "dbf2"),                               # GNU as 2.40
+    ("fcmovnbe st, st(5)", "dbd5"),                        # GNU as 2.40
+    ("fcmovb st(0), st(1)", "dac1"),                       # GNU as 2.40
+    ("ffree st(7)", "ddc7"),                               # GNU as 2.40
+    ("fstp st(0)", "ddd8"),                                # GNU as 2.40
+    ("fld tbyte ptr [rax]", "db28"),                       # GNU as 2.40
+    ("fstp tbyte ptr [r9+rcx*2+0x10]", "41db7c4910"),      # GNU as 2.40
+    ("fbstp tbyte ptr [rax]", "df30"),                     # GNU as 2.40
+    ("fild qword ptr [rip+0x10]", "df2d10000000"),         # GNU as 2.40
+    ("fisttp word ptr [rax]", "df08"),                     # GNU as 2.40
+    ("fldenv [rsi]", "d926"),                              # GNU as 2.40
+    ("fldenvw [rsi]", "66d926"),                           # GNU as 2.40
+    ("fnstenv [r12]", "41d93424"),                         # GNU as 2.40
+    ("fnstenvw [r13]", "6641d97500"),                      # GNU as 2.40
+    ("fxsave [rax]", "0fae00"),                            # GNU as 2.40
+    ("fxsave64 [r8]", "490fae00"),                         # GNU as 2.40
+    ("fxrstor [rsp]", "0fae0c24"),                         # GNU as 2.40
+    ("fxrstor64 [rax+8]", "480fae4808"),                   # GNU as 2.40
+    ("fnstsw ax", "dfe0"),                                 # GNU as 2.40
+    ("fnstsw word ptr [rax]", "dd38"),                     # GNU as 2.40
+    ("fldcw word ptr [rax]", "d928"),                      # GNU as 2.40
+    ("fld1", "d9e8"),                                      # GNU as 2.40
+    ("fchs", "d9e0"),                                      # GNU as 2.40
+    ("fcompp", "ded9"),                                    # GNU as 2.40
+    ("fucompp", "dae9"),                                   # GNU as 2.40
+])
+def test_x87_as_gnu_as(src, expect, tmp_path):
+    """st(i) as `st(i)` and `st`, st(0) left out where GNU as allows it (`fadd st(2)`, `faddp`, `fcom`),
+    `tbyte ptr`, and fldenvw/fnstenvw for the 14-byte environment (o16), on every path of the text."""
+    check(src, expect, tmp_path)
+    assert x86gen.assemble("nop\n" + src).hex() == "90" + expect
+    assert x86gen.assemble("x: " + src).hex() == expect
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("fld st, dword ptr [rsi]", "d906"), ("fistp qword ptr [rax], st", "df38"), ("fld st, st(1)", "d9c1"),
+    ("fstp st(1), st", "ddd9"), ("fst st(3), st", "ddd3"), ("fadd st, qword ptr [rax+8]", "dc4008"),
+    ("fldenv fpuenv14 ptr [rsi]", "66d926"), ("fnstenv fpuenv14 ptr [rsi]", "66d936"),
+    ("fld st, tbyte ptr [rsi]", "db2e"), ("fcom st, st(2)", "d8d2"), ("fxch st, st(5)", "d9cd"), ("faddp", "dec1"),
+])
+def test_x87_as_iced_prints_it(src, expect):
+    """iced-x86's Intel formatter names the implicit st(0) (`fld st, dword ptr [rsi]`) and the 14-byte
+    environment (`fpuenv14 ptr`): its text of the expected bytes is the line, and the line gives them back."""
+    import iced_x86 as I
+    f = I.Formatter(I.FormatterSyntax.INTEL)
+    f.memory_size_options = I.MemorySizeOptions.ALWAYS
+    f.space_after_operand_separator = True
+    assert f.format(I.Decoder(64, bytes.fromhex(expect)).decode()) == src
+    assert x86gen.assemble(src).hex() == expect
+
+
+@pytest.mark.parametrize("src, error", [
+    ("fld [rax]", OperandError),              # GNU as 2.40: ambiguous operand size (dword/qword/tbyte)
+    ("fadd st(1), st(2)", OperandError),      # GNU as 2.40: operand type mismatch (one operand is st(0))
+    ("fcmovb st(1)", OperandError),           # GNU as 2.40: number of operands mismatch
+    ("fadd", OperandError),                   # GNU as 2.40 makes it faddp st(1), st with a warning
+    ("fldenv dword ptr [rax]", OperandError), ("fld st(8)", AsmSyntaxError), ("fld dword ptr [st]", OperandError),
+])
+def test_x87_errors(src, error):
+    with pytest.raises(error):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [("fneni(8087 only)", "dbe0"), ("fndisi(8087 only)", "dbe1"), ("fnsetpm(287 only)", "dbe4")])
+def test_objdump_8087_only_spelling(src, expect, tmp_path):
+    """GNU objdump 2.40 prints DB E0 / DB E1 / DB E4 so (`objdump -M intel`); the bytes are GNU as's for the bare name."""
+    assert x86gen.assemble(src).hex() == expect
+    check(src.partition("(")[0], expect, tmp_path)
+
+
+def test_x87_registers():
+    """x86gen.st0 … st7 are the st(i) registers (iced-x86's names), printed as GNU as writes them."""
+    assert [str(getattr(x86gen, f"st{i}")) for i in range(8)] == [f"st({i})" for i in range(8)]
+    assert x86gen.REGISTERS["st3"] is x86gen.st3 and x86gen.st3.kind == "st"
+    assert x86gen.encode("fadd", x86gen.st0, x86gen.st3).hex() == "d8c3"     # GNU as 2.40: fadd st, st(3)
+    assert x86gen.encode("fmulp", x86gen.st1, x86gen.st0).hex() == "dec9"    # GNU as 2.40: fmulp
+    with pytest.raises(OperandError):
+        x86gen.st1.sized(64)
+    with pytest.raises(OperandError):
+        x86gen.encode("fadd", x86gen.st1, x86gen.st2)
+
+
 # ---- the command line and long lines ---------------------------------------------------------------
 
 def test_cli_non_utf8_file_is_a_clean_error(tmp_path, capsys):
@@ -436,7 +539,7 @@ def test_error_messages_truncate_long_lines(src):
 @pytest.mark.parametrize("src, reg", [
     ("mov cr0, rax", "cr0"), ("mov rax, dr7", "dr7"), ("nop\nmov cr8, rax", "cr8"),
     ("vaddps zmm0, zmm1, zmm2", "zmm0"), ("vaddps xmm16, xmm1, xmm2", "xmm16"), ("vaddps ymm31, ymm1, ymm2", "ymm31"),
-    ("fld st(0)", "st(0)"), ("fadd st(1), st", "st(1)"), ("movq mm0, rax", "mm0"), ("mov ax, ds", "ds"),
+    ("movq mm0, rax", "mm0"), ("mov ax, ds", "ds"),
     ("tilezero tmm0", "tmm0"), ("bndmk bnd0, [rax]", "bnd0"), ("jmp cr0", "cr0"), ("call zmm1", "zmm1"),
     ("lea rax, [rip+zmm0]", "zmm0"), ("mov eax, [rax+xmm16*2]", "xmm16"), ("mov eax, [riz]", "riz"),
     (".quad cr0", "cr0"), ("mov rax, fs:[0x28]", "fs"), ("mov rax, qword ptr gs:0x10", "gs"),

@@ -42,7 +42,7 @@ class Reg:
         """The register with the same number in another width: ``rax.sized(8)`` is al, ``xmm3.sized(256)``
         is ymm3 (general registers: 8, 16, 32, 64; vector registers: 128, 256). ah/ch/dh/bh have no
         other widths. Raises `x86gen.OperandError` for a width the register file does not have."""
-        if self.high or self.kind in ("k", "rip"):
+        if self.high or self.kind in ("k", "rip", "st"):
             from .errors import OperandError
             raise OperandError(f"{self.name} has no {bits}-bit form")
         return (gpr if self.kind[0] == "r" else vec)(self.num, bits)
@@ -99,6 +99,19 @@ class KReg(Reg):
     kind = "k"
 
 
+class StReg(Reg):
+    """x87 FPU stack register st(i): ``st0`` … ``st7`` in Python (iced-x86's names), printed ``st(0)`` …
+    ``st(7)`` as GNU as and iced-x86 write them. ``i`` counts from the top of the register stack
+    (SDM Vol.1 8.1.2); the forms that name one encode ``i`` in the low 3 bits of their second opcode
+    byte (``D8 C0+i``: ModRM with mod = 11, reg = the opcode digit, rm = ``i``; SDM Vol.2 A.5). There
+    is no REX bit for it: only eight exist."""
+    __slots__ = ()
+    kind = "st"
+
+    def __repr__(self) -> str: return f"st({self.num})"
+    __str__ = __repr__
+
+
 class Rip(Reg):
     """The instruction pointer, usable only as a memory base (RIP-relative addressing)."""
     __slots__ = ()
@@ -107,7 +120,8 @@ class Rip(Reg):
 
 # Registers that some forms name as a fixed operand (`add eax, imm32`, `shl r/m32, cl`): they get
 # their own signature so that `encode` considers those forms too.
-SIG_REGS = frozenset({"al", "cl", "ax", "dx", "eax", "ecx", "edx", "rax", "rcx", "rdx"})
+# st0 is the x87 stack top, the fixed operand of `fadd st(0), st(i)` and friends.
+SIG_REGS = frozenset({"al", "cl", "ax", "dx", "eax", "ecx", "edx", "rax", "rcx", "rdx", "st0"})
 
 _GPR64 = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"] + [f"r{i}" for i in range(8, 16)]
 _GPR32 = ["eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi"] + [f"r{i}d" for i in range(8, 16)]
@@ -124,6 +138,8 @@ for _i, _n in enumerate(("ah", "ch", "dh", "bh")):
     REGISTERS[_n] = Gpr8(_n, _i + 4, 8, high=True)
 for _i in range(8):
     REGISTERS[f"k{_i}"] = KReg(f"k{_i}", _i, 64)
+for _i in range(8):
+    REGISTERS[f"st{_i}"] = StReg(f"st{_i}", _i, 80)
 REGISTERS["rip"] = Rip("rip", 5, 64)
 # Aliases accepted on input: r8l … r15l (Intel's spelling of r8b … r15b).
 ALIASES = {f"r{i}l": REGISTERS[f"r{i}b"] for i in range(8, 16)}
@@ -166,4 +182,4 @@ def vec(num: int, bits: int = 128) -> Reg:
     return _by_number("v", num, bits)
 
 
-__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "Rip", "REGISTERS", *REGISTERS]
+__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "StReg", "Rip", "REGISTERS", *REGISTERS]

@@ -18,14 +18,18 @@ from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
 from .memory import SIZE_BITS, Mem
 from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, gpr
 
-_REGS = {**REGISTERS, **ALIASES}
+# x87 st(i) as GNU as, llvm-mc, iced-x86 and objdump write it: `st` is st(0), the stack top (SDM Vol.1 8.1.2)
+_ST_NAMES = {"st": REGISTERS["st0"], **{f"st({i})": REGISTERS[f"st{i}"] for i in range(8)}}
+_REGS = {**REGISTERS, **ALIASES, **_ST_NAMES}
 # x86-64 register names x86gen has no forms for: an error that names the register, never a label.
 # Derived from REGISTERS, so a register file added there leaves this set by itself.
 UNSUPPORTED_REGISTERS = X86_REGISTER_NAMES - _REGS.keys()
 _SEGMENT_OVERRIDE = re.compile(r"(es|cs|ss|fs|gs)\s*:")
 _OPERANDS: dict[str, object] = {}
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
-_SIZE_PREFIX = re.compile(r"^(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword)\s+(?:ptr\s*)?(.*)$")
+# size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
+_SIZE_WORDS = "byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108"
+_SIZE_PREFIX = re.compile(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
 _TERM = re.compile(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 
 
@@ -102,7 +106,7 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
 
 # `[size ptr] [base + index*scale ± disp]` with registers and a hex/decimal displacement, in one match;
 # anything else (a leading index, `10h`, `ds:`, errors) takes `_parse_address`, which reads the same.
-_SIMPLE = re.compile(r"(?:(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword)\s+(?:ptr\s*)?)?"
+_SIMPLE = re.compile(rf"(?:({_SIZE_WORDS})\s+(?:ptr\s*)?)?"
                      r"\[\s*([a-z]\w*)\s*(?:\+\s*([a-z]\w*)(?:\*([1248]))?\s*)?(?:([+-])\s*(0x[0-9a-f]+|[1-9][0-9]*|0)\s*)?\]",
                      re.ASCII)
 
@@ -151,6 +155,7 @@ def parse_operand(text: str):
     if hit is not None: return hit
     t = text.strip()
     if t in _REGS: v = _REGS[t]
+    elif t[:3] == "st(" and "".join(t.split()) in _REGS: v = _REGS["".join(t.split())]   # st( 1 )
     elif t[-1:] == "]" and (v := _simple_address(t)) is not None: pass   # the common `[size ptr] [base+index*s+disp]`
     else:
         size = 0
@@ -184,6 +189,7 @@ def split_line(line: str) -> tuple[str, list[str]]:
     """``"add eax, [rdi+4]"`` → ``("add", ["eax", "[rdi+4]"])``; the text must be lower case."""
     line = line.strip()
     if "\t" in line: line = line.replace("\t", " ")   # `xor\teax, eax` (compiler output)
+    if line[-5:] == "only)" and _X87_ONLY.fullmatch(line): line = line[:line.index("(")]   # objdump: `fneni(8087 only)`
     sp = line.find(" ")
     if sp < 0:
         if line in _FAR_MNEMONICS: raise AsmSyntaxError(f"{line}: far returns are not supported by x86gen")
@@ -195,6 +201,8 @@ def split_line(line: str) -> tuple[str, list[str]]:
     return mn, rest.split(",")
 
 
+# objdump's spelling of the 8087/80287-only control instructions (fneni, fndisi, fnsetpm), which later FPUs ignore
+_X87_ONLY = re.compile(r"(fneni|fndisi|fnsetpm|feni|fdisi|fsetpm)\((?:8087|287) only\)")
 _FAR_MNEMONICS = {"ljmp", "lcall", "lret", "lretq", "retf", "retfq", "jmpf", "callf"}   # GNU as: far jmp/call/ret
 _PREFIXES = {"lock", "rep", "repe", "repz", "repne", "repnz", "data16", "addr32", "rex", "rex.w", "{vex}", "{vex3}"}
 
@@ -261,9 +269,91 @@ def _word_gpr32(mn: str, ops: tuple) -> tuple[str, tuple]:
 def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(mn, ops)
 
 
+_ST0 = REGISTERS["st0"]
+_ST1 = REGISTERS["st1"]
+_X87_SHAPES: dict[str, frozenset] = {}
+
+
+def _x87_shapes(mn: str) -> frozenset:
+    """The operand shapes of ``mn``'s forms: "" (none), "m" (memory), "s" (st(i)), "0s" (st(0), st(i)),
+    "s0" (st(i), st(0)), "o" (anything else). Cached."""
+    hit = _X87_SHAPES.get(mn)
+    if hit is not None: return hit
+    from .encoder import canonical
+    from .errors import UnknownMnemonicError
+    from .forms import forms_of
+    try: forms = forms_of(canonical(mn))
+    except UnknownMnemonicError: forms = []
+    shapes = set()
+    for f in forms:
+        k = "".join("0" if o.reg == "st0" else "s" if o.reg == "st" else "m" if o.mem is not None else "o" for o in f.operands)
+        shapes.add(k)
+    _X87_SHAPES[mn] = res = frozenset(shapes)
+    return res
+
+
+def _x87(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """The x87 spellings of iced-x86, objdump and GNU as, as the form's operands:
+
+    - iced-x86's Intel formatter names st(0) where the instruction uses it implicitly: ``fld st, dword ptr
+      [rsi]``, ``fistp qword ptr [rax], st``, ``fld st, st(1)``, ``fstp st(1), st`` are fld m32, fistp m64,
+      fld st(1), fstp st(1);
+    - GNU as leaves st(0) out of the arithmetic, compares and fxch (`_X87_IMPLIED_ST0`; not fcmovcc):
+      ``fxch st(2)``, ``fcomi st(1)``, ``fadd st(2)``, ``faddp st(1)`` are fxch st(0), st(2), fcomi st(0),
+      st(1), fadd st(0), st(2), faddp st(1), st(0); and with no operand at all st(1) is meant (iced and
+      objdump print ``faddp``, ``fxch``, ``fcom`` so): ``fsubp`` is ``fsubp st(1), st(0)`` (DE E9, SDM
+      Vol.2 FSUB/FSUBP/FISUB: "FSUBP: subtract ST(0) from ST(1), store in ST(1), pop"). A bare ``fadd``
+      stays an error: GNU as makes it ``faddp`` with a warning.
+
+    Each applies only where no form takes the operands as written."""
+    n = len(ops)
+    if n == 2 and (ops[0] is _ST0 or ops[1] is _ST0) and (ops[0].__class__ is Mem or ops[1].__class__ is Mem):
+        return mn, (ops[1] if ops[0] is _ST0 else ops[0],)   # no x87 form takes a memory operand and a register
+    if n > 2 or not all(getattr(x, "kind", None) == "st" for x in ops): return mn, ops
+    shapes = _x87_shapes(mn)
+    if n == 2:
+        if any(len(k) == 2 for k in shapes): return mn, ops
+        if ops[1] is _ST0: return mn, ops[:1]
+        if ops[0] is _ST0: return mn, ops[1:]
+        return mn, ops
+    if mn not in _X87_IMPLIED_ST0: return mn, ops
+    if n == 1 and "s" not in shapes:
+        if "0s" in shapes: return mn, (_ST0, ops[0])
+        if "s0" in shapes: return mn, (ops[0], _ST0)
+    if n == 0 and "" not in shapes and ("0s" in shapes) != ("s0" in shapes):
+        return mn, ((_ST0, _ST1) if "0s" in shapes else (_ST1, _ST0))
+    return mn, ops
+
+
+# The x87 mnemonics whose st(0) operand GNU as lets one leave out (as 2.40: `fadd st(2)`, `fcom`, `faddp`)
+_X87_IMPLIED_ST0 = frozenset(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp", "fsubr", "fsubrp", "fdiv", "fdivp", "fdivr",
+                              "fdivrp", "fcom", "fcomp", "fucom", "fucomp", "fcomi", "fcomip", "fucomi", "fucomip", "fxch"))
+
+
+# fldenv/fnstenv/fnsave/frstor: unsized, the image of the 32/64-bit operand size (28 / 108 bytes); the `w`
+# names (GNU as and objdump) are the 16-bit one (o16: 14 / 94 bytes; SDM Vol.1 8.1.10).
+_FPU_IMAGE = {"fldenv": ("fldenv", 224), "fnstenv": ("fnstenv", 224), "fnsave": ("fnsave", 864), "frstor": ("frstor", 864),
+              "fldenvw": ("fldenv", 112), "fnstenvw": ("fnstenv", 112), "fnsavew": ("fnsave", 752), "frstorw": ("frstor", 752)}
+
+
+def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``fldenv [rsi]`` is the 28-byte environment, ``fldenvw [rsi]`` the 14-byte one (and so for fnstenv,
+    fnsave (108/94 bytes) and frstor), as GNU as and objdump spell them."""
+    name, bits = _FPU_IMAGE[mn]
+    if len(ops) == 1 and ops[0].__class__ is Mem and not ops[0].size: return name, (ops[0].with_size(bits),)
+    return name, ops
+
+
 SHORTHANDS = {"imul": _imul, "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
               "movsx": _movsx_dword, "vpextrw": _word_gpr32, "vpinsrw": _word_gpr32,
-              **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one)}
+              **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
+              **dict.fromkeys(_FPU_IMAGE, _fpu_image),
+              # the x87 mnemonics with an st(i) form or an implicit st(0) next to a memory operand
+              **dict.fromkeys(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp", "fsubr", "fsubrp", "fdiv", "fdivp", "fdivr",
+                               "fdivrp", "fcom", "fcomp", "fucom", "fucomp", "fcomi", "fcomip", "fucomi", "fucomip", "fxch",
+                               "fld", "fst", "fstp", "ffree", "ffreep", "fiadd", "fimul", "ficom", "ficomp", "fisub",
+                               "fisubr", "fidiv", "fidivr", "fild", "fist", "fistp", "fisttp", "fbld", "fbstp",
+                               "fcmovb", "fcmove", "fcmovbe", "fcmovu", "fcmovnb", "fcmovne", "fcmovnbe", "fcmovnu"), _x87)}
 
 
 def shorthand(mn: str, ops: tuple) -> tuple[str, tuple]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64, "st": 80}
+REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64, "st": 80, "cr": 64, "dr": 64}
 # memory sizes in bits; the x87 environment/state images and the fxsave area are written in bytes
 # (m14byte m28byte m94byte m108byte m512byte, as iced-x86 and the SDM name them)
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}
@@ -371,7 +371,9 @@ def _check_consistency(forms: list[Form], path: str) -> None:
     for f in forms:
         ctx = (path, f.line)
         gpr = [REG_CLASSES[o.reg] for o in f.operands if o.loc in ("reg", "rm", "opc") and o.reg in ("r16", "r32", "r64")]
-        if f.enc == "legacy" and gpr and f.mnemonic not in NO_OSIZE_CHECK:
+        # mov to/from cr/dr: a 64-bit GPR without REX.W (SDM Vol.2 MOV-Move to/from Control Registers)
+        system = any(o.reg in ("cr", "dr") for o in f.operands)
+        if f.enc == "legacy" and gpr and f.mnemonic not in NO_OSIZE_CHECK and not system:
             size = gpr[0]
             if (size == 16) != f.o16: _err(ctx, "encoding", f"16-bit operand {'needs' if size == 16 else 'must not have'} o16")
             if (size == 64) != (f.w == 1) and f.mnemonic not in DEFAULT_64:

@@ -58,9 +58,9 @@ import x86gen
 
 R = x86gen.REGISTERS
 GPR64 = [r for r in R.values() if r.kind == "r64"]
-REG_CLASSES = {k: [r for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "st")}
+REG_CLASSES = {k: [r for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "st", "cr", "dr")}
 assert len(REG_CLASSES["r8"]) == 20 and all(len(REG_CLASSES[k]) == 16 for k in ("r16", "r32", "r64", "xmm", "ymm"))
-assert len(REG_CLASSES["st"]) == 8
+assert len(REG_CLASSES["st"]) == 8 and len(REG_CLASSES["cr"]) == 5 and len(REG_CLASSES["dr"]) == 8
 INDEXES = [r for r in GPR64 if r.name != "rsp"]
 DISPS = [0, 1, -1, 8, 127, 128, -128, -129, 255, 256, 0x7FFF, -0x8000, 0x7FFFFFFF, -0x80000000, 0x7FFFFFFE, -0x7FFFFFFF]
 IPS = [0x80001000, 0x100000000, 0x7FFF00000000, 0x0000_5555_5555_4000]

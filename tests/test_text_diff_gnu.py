@@ -55,7 +55,7 @@ from x86gen.assembler import parse_program
 pytestmark = pytest.mark.skipif(not gnu_oracle.HAVE_GNU_AS, reason="GNU as not installed")
 
 R = x86gen.REGISTERS
-REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm")}
+REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "cr", "dr")}
 GPR64 = REG_CLASSES["r64"]
 INDEXES = [r for r in GPR64 if r != "rsp"]
 SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword"}
@@ -84,7 +84,7 @@ GNU_ALIASES: dict[str, list[str]] = {f"{p}{cc}": [f"{p}{s}" for s in syn] for p 
 GNU_ALIASES.update({"shl": ["sal"], "ret": ["retq"], "cdqe": ["cltq"], "cqo": ["cqto"], "cdq": ["cltd"], "cwd": ["cwtd"],
                     "cwde": ["cwtl"], "cbw": ["cbtw"]})
 # Registers of files no form of the table takes: x86gen must call them registers, not labels.
-OTHER_REGISTERS = ["cr0", "cr3", "cr8", "dr7", "zmm1", "zmm31", "xmm16", "ymm31", "k1", "mm0", "mm7",
+OTHER_REGISTERS = ["zmm1", "zmm31", "xmm16", "ymm31", "k1", "mm0", "mm7",
                    "es", "cs", "fs", "gs", "tmm0", "eip", "r16", "spl", "bnd0"]
 
 # --- literals ---------------------------------------------------------------------------------------------

@@ -69,10 +69,11 @@ for _n in range(32):
     for _p in ("XMM", "YMM", "ZMM"): X64_FAMILY[f"{_p}{_n}"] = ("vec", _n)
 for _n, _r in enumerate(("AH", "CH", "DH", "BH")): X64_FAMILY[_r] = ("gpr", _n)
 for _n in range(8): X64_FAMILY[f"ST{_n}"] = ("st", _n)
+for _n in range(16): X64_FAMILY[f"CR{_n}"], X64_FAMILY[f"DR{_n}"] = ("cr", _n), ("dr", _n)
 X86GEN_REG = {**{r: (r.lower() if not (r.startswith("R") and r.endswith("L") and r[1:-1].isdigit()) else r.lower()[:-1] + "b")
                  for names in GPR_NAME.values() for r in names},
               **{f"{p}{n}": f"{p.lower()}{n}" for p in ("XMM", "YMM") for n in range(16)}, "AH": "ah", "CH": "ch", "DH": "dh", "BH": "bh",
-              **{f"ST{n}": f"st{n}" for n in range(8)}}
+              **{f"ST{n}": f"st{n}" for n in range(8)}, **{f"{p}{n}": f"{p.lower()}{n}" for p in ("CR", "DR") for n in range(16)}}
 
 
 class CannotDraft(Exception):

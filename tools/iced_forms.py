@@ -95,6 +95,7 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
         if name in _IMM: out.append((_IMM[name], "imm")); continue
         if name in _FIXED: out.append((_FIXED[name], "fixed")); continue
         if name == "STI_OPCODE": out.append(("st", "rm")); continue   # D8 C0+i: st(i) in ModRM.rm
+        if name in ("CR_REG", "DR_REG"): out.append((name[:2].lower(), "reg")); continue
         if name == "MEM" or (head in _GPR and tail == "OR_MEM"):
             bits = memory_bits(code)
             in_bytes = name == "MEM" and bits not in MEM_SIZES and bits // 8 in BYTE_MEM_SIZES

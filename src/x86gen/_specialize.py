@@ -20,7 +20,7 @@ from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_operands
 from .memory import Mem
 
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg",
-             "st": "StReg"}
+             "st": "StReg", "cr": "CrReg", "dr": "DrReg"}
 PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
 MAP_BYTES = {0: (), 1: (0x0F,), 2: (0x0F, 0x38), 3: (0x0F, 0x3A)}
 

@@ -42,7 +42,7 @@ class Reg:
         """The register with the same number in another width: ``rax.sized(8)`` is al, ``xmm3.sized(256)``
         is ymm3 (general registers: 8, 16, 32, 64; vector registers: 128, 256). ah/ch/dh/bh have no
         other widths. Raises `x86gen.OperandError` for a width the register file does not have."""
-        if self.high or self.kind in ("k", "rip", "st"):
+        if self.high or self.kind in ("k", "rip", "st", "cr", "dr"):
             from .errors import OperandError
             raise OperandError(f"{self.name} has no {bits}-bit form")
         return (gpr if self.kind[0] == "r" else vec)(self.num, bits)
@@ -112,6 +112,20 @@ class StReg(Reg):
     __str__ = __repr__
 
 
+class CrReg(Reg):
+    """Control register cr0, cr2, cr3, cr4 or cr8 (SDM Vol.3 2.5; the others are reserved and #UD), the
+    ModRM.reg operand of ``mov cr, r64`` / ``mov r64, cr`` (0F 22 / 0F 20; cr8 takes REX.R)."""
+    __slots__ = ()
+    kind = "cr"
+
+
+class DrReg(Reg):
+    """Debug register dr0 … dr7 (SDM Vol.3 18.2; dr8-dr15 #UD), the ModRM.reg operand of ``mov dr, r64`` /
+    ``mov r64, dr`` (0F 23 / 0F 21)."""
+    __slots__ = ()
+    kind = "dr"
+
+
 class Rip(Reg):
     """The instruction pointer, usable only as a memory base (RIP-relative addressing)."""
     __slots__ = ()
@@ -140,6 +154,10 @@ for _i in range(8):
     REGISTERS[f"k{_i}"] = KReg(f"k{_i}", _i, 64)
 for _i in range(8):
     REGISTERS[f"st{_i}"] = StReg(f"st{_i}", _i, 80)
+for _i in (0, 2, 3, 4, 8):
+    REGISTERS[f"cr{_i}"] = CrReg(f"cr{_i}", _i, 64)
+for _i in range(8):
+    REGISTERS[f"dr{_i}"] = DrReg(f"dr{_i}", _i, 64)
 REGISTERS["rip"] = Rip("rip", 5, 64)
 # Aliases accepted on input: r8l … r15l (Intel's spelling of r8b … r15b).
 ALIASES = {f"r{i}l": REGISTERS[f"r{i}b"] for i in range(8, 16)}
@@ -182,4 +200,5 @@ def vec(num: int, bits: int = 128) -> Reg:
     return _by_number("v", num, bits)
 
 
-__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "StReg", "Rip", "REGISTERS", *REGISTERS]
+__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "StReg", "CrReg", "DrReg", "Rip",
+           "REGISTERS", *REGISTERS]

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 
 import yaml
 
-REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64, "st": 80, "cr": 64, "dr": 64}
+REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64,
+               "st": 80, "sreg": 16, "cr": 64, "dr": 64}   # x87 st(i), segment, control and debug registers
 # memory sizes in bits; the x87 environment/state images and the fxsave area are written in bytes
 # (m14byte m28byte m94byte m108byte m512byte, as iced-x86 and the SDM name them)
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}
 BYTE_MEM_SIZES = {14, 28, 94, 108, 512}
 FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx": 32, "rax": 64, "rcx": 64, "rdx": 64,
-              "st0": 80}
+              "st0": 80, "fs": 16, "gs": 16}
 ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "N": "n"}
 LOCS = {"reg", "rm", "vvvv", "opc", "is4", "imm", "fixed", "moffs"}
 FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF"}
@@ -372,7 +373,7 @@ def _check_consistency(forms: list[Form], path: str) -> None:
         ctx = (path, f.line)
         gpr = [REG_CLASSES[o.reg] for o in f.operands if o.loc in ("reg", "rm", "opc") and o.reg in ("r16", "r32", "r64")]
         # mov to/from cr/dr: a 64-bit GPR without REX.W (SDM Vol.2 MOV-Move to/from Control Registers)
-        system = any(o.reg in ("cr", "dr") for o in f.operands)
+        system = any(o.reg in ("cr", "dr", "sreg") for o in f.operands)
         if f.enc == "legacy" and gpr and f.mnemonic not in NO_OSIZE_CHECK and not system:
             size = gpr[0]
             if (size == 16) != f.o16: _err(ctx, "encoding", f"16-bit operand {'needs' if size == 16 else 'must not have'} o16")

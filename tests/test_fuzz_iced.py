@@ -58,7 +58,7 @@ import x86gen
 
 R = x86gen.REGISTERS
 GPR64 = [r for r in R.values() if r.kind == "r64"]
-REG_CLASSES = {k: [r for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "st", "cr", "dr")}
+REG_CLASSES = {k: [r for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "st", "sreg", "cr", "dr")}
 assert len(REG_CLASSES["r8"]) == 20 and all(len(REG_CLASSES[k]) == 16 for k in ("r16", "r32", "r64", "xmm", "ymm"))
 assert len(REG_CLASSES["st"]) == 8 and len(REG_CLASSES["cr"]) == 5 and len(REG_CLASSES["dr"]) == 8
 INDEXES = [r for r in GPR64 if r.name != "rsp"]
@@ -214,6 +214,8 @@ def expected_error(form, code, ops, rel_disp):
         return x86gen.OperandError, "high8"   # (whatever else is wrong: OperandError is the base class)
     for i, (o, x) in enumerate(zip(form.operands, ops)):
         if o.kind == "1" and x != 1: return x86gen.OperandError, "one"
+        if o.reg == "sreg" and "w" in o.role and x is R["cs"]:
+            return x86gen.OperandError, "cs"   # SDM Vol.2 MOV: "If an attempt is made to load the CS register, #UD" (iced: INVALID)
         if o.loc == "moffs" and (x.base is not None or x.index is not None): return x86gen.OperandError, "moffs"
         if o.loc != "moffs" and isinstance(x, x86gen.Mem) and x.base is None and x.index is None \
                 and (1 << 31) <= x.disp & 0xFFFFFFFFFFFFFFFF < (1 << 64) - (1 << 31):

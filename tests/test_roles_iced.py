@@ -65,6 +65,7 @@ def family(name: str) -> tuple[str, int]:
     n = name.lower()
     if n[:3] in ("xmm", "ymm", "zmm"): return ("vec", int(n[3:]))
     if n[:2] in ("st", "cr", "dr") and n[2:].isdigit(): return (n[:2], int(n[2:]))   # x87 st(i), cr0.., dr0..
+    if n in ("es", "cs", "ss", "ds", "fs", "gs"): return ("sreg", REGISTERS[n].num)
     if n.startswith("r") and n.endswith("l") and n[1:-1].isdigit(): n = n[:-1] + "b"   # iced R8L..R15L
     return ("gpr", REGISTERS[n].num)
 
@@ -135,8 +136,8 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
         elif o.reg.startswith("r"):
             bits, n = int(o.reg[1:]), gprs.pop()
             ops.append(REGISTERS[GPR8[n]] if bits == 8 else GPR_BY_NUM[o.reg, n])
-        elif o.reg in ("cr", "dr"):
-            ops.append(rng.choice([r for r in REGISTERS.values() if r.kind == o.reg]))
+        elif o.reg in ("cr", "dr", "sreg"):   # (cs cannot be loaded: #UD)
+            ops.append(rng.choice([r for r in REGISTERS.values() if r.kind == o.reg and not (r.name == "cs" and "w" in o.role)]))
         elif o.reg == "st":   # st(1)..st(7): apart from the st(0) of the fixed and implicit operands
             ops.append(REGISTERS[f"st{rng.choice([n for n in range(1, 8) if ('r', f'st{n}') not in form.implicit])}"])
         else:

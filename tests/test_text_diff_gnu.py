@@ -55,7 +55,7 @@ from x86gen.assembler import parse_program
 pytestmark = pytest.mark.skipif(not gnu_oracle.HAVE_GNU_AS, reason="GNU as not installed")
 
 R = x86gen.REGISTERS
-REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "cr", "dr")}
+REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "sreg", "cr", "dr")}
 GPR64 = REG_CLASSES["r64"]
 INDEXES = [r for r in GPR64 if r != "rsp"]
 SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword"}
@@ -85,7 +85,7 @@ GNU_ALIASES.update({"shl": ["sal"], "ret": ["retq"], "cdqe": ["cltq"], "cqo": ["
                     "cwde": ["cwtl"], "cbw": ["cbtw"]})
 # Registers of files no form of the table takes: x86gen must call them registers, not labels.
 OTHER_REGISTERS = ["zmm1", "zmm31", "xmm16", "ymm31", "k1", "mm0", "mm7",
-                   "es", "cs", "fs", "gs", "tmm0", "eip", "r16", "spl", "bnd0"]
+                   "tmm0", "eip", "r16", "spl", "bnd0"]
 
 # --- literals ---------------------------------------------------------------------------------------------
 
@@ -209,7 +209,7 @@ def mem_text(rng: random.Random, bits: int | None, line: Line) -> tuple[str, str
 
 
 def operand_text(rng: random.Random, kind: str, line: Line) -> tuple[str, str]:
-    if kind in ("al", "ax", "eax", "rax", "cl"):
+    if kind in ("al", "ax", "eax", "rax", "cl", "fs", "gs"):
         line.regs.append(kind)
         return kind, kind
     if kind == "1": return kind, kind
@@ -478,6 +478,9 @@ def holds_registers(data: bytes, line: Line) -> bool:
             regs += [reg_name(i.memory_base), reg_name(i.memory_index)]
         if i.mnemonic in _GPR_WIDTH_IMMATERIAL:   # W ignored: `vpextrw rax, ...` is `vpextrw eax, ...`
             regs += [n for n in R if R[n].kind == "r64" and _R32_OF[R[n].num] in regs]
+        if i.mnemonic == I.Mnemonic.MOV and any(R[r].kind == "sreg" for r in regs if r in R):
+            # a segment register load reads 16 bits of any GPR, a store in r32 zero-extends (`mov es, rbx` is 8e c3)
+            regs += [n for n in R if R[n].kind in ("r16", "r64") and _R32_OF[R[n].num] in regs]
         names.update(regs)
     return not (collections.Counter(line.regs) - names)
 

@@ -96,6 +96,8 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
         if name in _FIXED: out.append((_FIXED[name], "fixed")); continue
         if name == "STI_OPCODE": out.append(("st", "rm")); continue   # D8 C0+i: st(i) in ModRM.rm
         if name in ("CR_REG", "DR_REG"): out.append((name[:2].lower(), "reg")); continue
+        if name == "SEG_REG": out.append(("sreg", "reg")); continue
+        if name in ("FS", "GS"): out.append((name.lower(), "fixed")); continue
         if name == "MEM" or (head in _GPR and tail == "OR_MEM"):
             bits = memory_bits(code)
             in_bytes = name == "MEM" and bits not in MEM_SIZES and bits // 8 in BYTE_MEM_SIZES

@@ -20,7 +20,7 @@ from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_operands
 from .memory import Mem
 
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg",
-             "st": "StReg", "cr": "CrReg", "dr": "DrReg"}
+             "st": "StReg", "sreg": "SegReg", "cr": "CrReg", "dr": "DrReg"}
 PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
 MAP_BYTES = {0: (), 1: (0x0F,), 2: (0x0F, 0x38), 3: (0x0F, 0x3A)}
 
@@ -158,6 +158,7 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
             if mem is not None:   # memory-only operand outside rm cannot happen (checked by the loader)
                 raise ValueError(fid)
             if not known(i): body.append(f"if {a}.__class__ is not {REG_CLASS[reg]}: {bad(i)}")
+            if reg == "sreg" and "w" in _role: body.append(f"if {a} is R_cs: raise _load_cs({fid!r})")   # mov cs, r/m16: #UD
             if loc == "reg": reg_expr = a
             elif loc == "vvvv": vvvv = a
             elif loc == "opc": opc = a
@@ -293,6 +294,12 @@ def _notabs(fid, args, i):
                         " (no base or index register)")
 
 
+def _load_cs(fid):
+    from .forms import get_form
+    f = get_form(fid)
+    return OperandError(f"{f.id} ({f.syntax}): cs cannot be loaded with mov (#UD; SDM Vol.2 MOV), only by a far jmp, call or ret")
+
+
 def _high8(fid, args):
     from .forms import get_form
     f = get_form(fid)
@@ -303,7 +310,7 @@ def _high8(fid, args):
 # Names the generated form code sees: register classes (Gpr32, Ymm, …), fixed registers (R_eax, …), helpers.
 GLOBALS = {**{c: getattr(R, c) for c in REG_CLASS.values()}, **{f"R_{n}": r for n, r in R.REGISTERS.items()},
            **_PACK_BYTES, "Mem": Mem, "_B": _B, "_p16": _p16, "_p32": _p32, "_p64": _p64, "_bad": _bad, "_range": _range, "_high8": _high8,
-           "_label": _label, "_notabs": _notabs}
+           "_load_cs": _load_cs, "_label": _label, "_notabs": _notabs}
 
 
 def compile_form(row):

@@ -16,7 +16,7 @@ import re
 from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
 from .memory import SIZE_BITS, Mem
-from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, gpr
+from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, SegReg, gpr
 
 # x87 st(i) as GNU as, llvm-mc, iced-x86 and objdump write it: `st` is st(0), the stack top (SDM Vol.1 8.1.2)
 _ST_NAMES = {"st": REGISTERS["st0"], **{f"st({i})": REGISTERS[f"st{i}"] for i in range(8)}}
@@ -215,7 +215,8 @@ def imul_shorthand(mn: str, ops: tuple) -> tuple:
 
 # GNU as's shorthands (Intel syntax), as the instruction it encodes for them: rewritten on the parsed
 # operands, before a form is chosen. Each is written where no form of x86gen takes the operands as
-# they stand (so nothing x86gen encoded before changes), but vpextrw/vpinsrw of a 64-bit register.
+# they stand (so nothing x86gen encoded before changes), but vpextrw/vpinsrw of a 64-bit register and
+# mov sreg, r16/r64 (shorter forms of the same instruction).
 _GPR = {"r8", "r16", "r32", "r64"}
 
 
@@ -267,6 +268,18 @@ def _word_gpr32(mn: str, ops: tuple) -> tuple[str, tuple]:
 
 
 def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(mn, ops)
+
+
+def _sreg_load(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``mov es, ax`` / ``mov fs, r9`` (iced-x86 prints the first for 8E C0) is ``mov es, eax`` / ``mov fs, r9d``,
+    and ``mov rax, es`` is ``mov eax, es``, as GNU as encodes them: loading a segment register reads 16 bits
+    whatever the operand size, and storing one in a 32-bit register zero-extends it to 64 bits, so the forms
+    without 0x66 or REX.W are the same instructions, shorter (8E /r, 8C /r; SDM Vol.2 MOV)."""
+    if len(ops) == 2:
+        a, b = ops
+        if a.__class__ is SegReg and getattr(b, "kind", None) in ("r16", "r64"): return mn, (a, gpr(b.num, 32))
+        if b.__class__ is SegReg and getattr(a, "kind", None) == "r64": return mn, (gpr(a.num, 32), b)
+    return mn, ops
 
 
 _ST0 = REGISTERS["st0"]
@@ -344,7 +357,7 @@ def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
     return name, ops
 
 
-SHORTHANDS = {"imul": _imul, "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
+SHORTHANDS = {"imul": _imul, "mov": _sreg_load, "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
               "movsx": _movsx_dword, "vpextrw": _word_gpr32, "vpinsrw": _word_gpr32,
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
               **dict.fromkeys(_FPU_IMAGE, _fpu_image),

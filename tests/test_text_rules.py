@@ -443,6 +443,8 @@ def test_vpextrw_vpinsrw_64_bit_register_as_its_32_bit_one(src, expect, tmp_path
     ("fchs", "d9e0"),                                      # GNU as 2.40
     ("fcompp", "ded9"),                                    # GNU as 2.40
     ("fucompp", "dae9"),                                   # GNU as 2.40
+    ("fwait", "9b"),                                       # GNU as 2.40
+    ("wait", "9b"),                                        # GNU as 2.40
 ])
 def test_x87_as_gnu_as(src, expect, tmp_path):
     """st(i) as `st(i)` and `st`, st(0) left out where GNU as allows it (`fadd st(2)`, `faddp`, `fcom`),

@@ -270,6 +270,11 @@ def _word_gpr32(mn: str, ops: tuple) -> tuple[str, tuple]:
 def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(mn, ops)
 
 
+def _fwait(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``fwait`` (iced-x86, objdump, GNU as) is ``wait`` (9B; SDM Vol.2 WAIT/FWAIT: the same opcode)."""
+    return "wait", ops
+
+
 def _sreg_load(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``mov es, ax`` / ``mov fs, r9`` (iced-x86 prints the first for 8E C0) is ``mov es, eax`` / ``mov fs, r9d``,
     and ``mov rax, es`` is ``mov eax, es``, as GNU as encodes them: loading a segment register reads 16 bits
@@ -357,7 +362,8 @@ def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
     return name, ops
 
 
-SHORTHANDS = {"imul": _imul, "mov": _sreg_load, "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
+SHORTHANDS = {"imul": _imul, "mov": _sreg_load, "fwait": _fwait,
+              "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
               "movsx": _movsx_dword, "vpextrw": _word_gpr32, "vpinsrw": _word_gpr32,
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
               **dict.fromkeys(_FPU_IMAGE, _fpu_image),

@@ -521,6 +521,10 @@ def test_x87_registers():
     ("push gs", "0fa8"),                                   # GNU as 2.40
     ("pop fs", "0fa1"),                                    # GNU as 2.40
     ("pop gs", "0fa9"),                                    # GNU as 2.40
+    ("pushw fs", "660fa0"),                                # GNU as 2.40
+    ("popw gs", "660fa9"),                                 # GNU as 2.40
+    ("pushw r9w", "664151"),                               # GNU as 2.40
+    ("popw word ptr [rax]", "668f00"),                     # GNU as 2.40
     ("mov cr8, rax", "440f22c0"),                          # GNU as 2.40
     ("mov rax, cr0", "0f20c0"),                            # GNU as 2.40
     ("mov r9, cr3", "410f20d9"),                           # GNU as 2.40
@@ -537,11 +541,21 @@ def test_system_registers_as_gnu_as(src, expect, tmp_path):
     assert x86gen.assemble("x: " + src).hex() == expect
 
 
+@pytest.mark.parametrize("src, expect", [("data16 push fs", "660fa0"), ("data16 pop gs", "660fa9"), ("mov es, ax", "8ec0")])
+def test_system_registers_as_iced_prints_them(src, expect):
+    """iced-x86's Intel text of the expected bytes is the line (`data16 push fs`: objdump and GNU as say pushw fs)."""
+    import iced_x86 as I
+    f = I.Formatter(I.FormatterSyntax.INTEL)
+    f.space_after_operand_separator = True
+    assert f.format(I.Decoder(64, bytes.fromhex(expect)).decode()) == src
+    assert x86gen.assemble(src).hex() == expect
+
+
 @pytest.mark.parametrize("src", [
     "mov cs, ax",          # GNU as 2.40 encodes 8e c8, which is #UD (SDM Vol.2 MOV) and iced decodes as (bad)
     "mov cs, word ptr [rax]", "pop cs",
     "mov ax, es",          # o16 8C /r is not in the table (excluded: llvm-mc 14 reads it as the 32-bit form)
-    "mov cr0, eax", "mov dr0, ax",
+    "mov cr0, eax", "mov dr0, ax", "pushw 5",   # GNU as 2.40: 66 6a 05 (x86gen has no 16-bit push imm8)
 ])
 def test_system_register_errors(src):
     with pytest.raises(OperandError):

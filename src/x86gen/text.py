@@ -196,6 +196,9 @@ def split_line(line: str) -> tuple[str, list[str]]:
         return line, []
     mn, rest = line[:sp], line[sp + 1:]
     if mn in _PREFIXES:
+        if mn == "data16" and rest.strip() in _DATA16_STACK:   # iced-x86: `data16 push fs` is pushw fs (66 0F A0)
+            mn, _, rest = rest.strip().partition(" ")
+            return mn + "w", [rest]
         raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
     if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
     return mn, rest.split(",")
@@ -203,6 +206,7 @@ def split_line(line: str) -> tuple[str, list[str]]:
 
 # objdump's spelling of the 8087/80287-only control instructions (fneni, fndisi, fnsetpm), which later FPUs ignore
 _X87_ONLY = re.compile(r"(fneni|fndisi|fnsetpm|feni|fdisi|fsetpm)\((?:8087|287) only\)")
+_DATA16_STACK = {"push fs", "push gs", "pop fs", "pop gs"}
 _FAR_MNEMONICS = {"ljmp", "lcall", "lret", "lretq", "retf", "retfq", "jmpf", "callf"}   # GNU as: far jmp/call/ret
 _PREFIXES = {"lock", "rep", "repe", "repz", "repne", "repnz", "data16", "addr32", "rex", "rex.w", "{vex}", "{vex3}"}
 
@@ -268,6 +272,16 @@ def _word_gpr32(mn: str, ops: tuple) -> tuple[str, tuple]:
 
 
 def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(mn, ops)
+
+
+def _stack_word(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``pushw r9w`` / ``popw [rax]`` (GNU as) are push/pop of that 16-bit register or word (66 50+rw, 66 FF /6, ...);
+    pushw/popw themselves are the fs/gs forms (66 0F A0 ...). An immediate stays an error: x86gen has no 16-bit push imm."""
+    if len(ops) == 1:
+        x = ops[0]
+        if getattr(x, "kind", None) == "r16": return mn[:-1], ops
+        if x.__class__ is Mem and x.size in (0, 16): return mn[:-1], (x.with_size(16),)
+    return mn, ops
 
 
 def _fwait(mn: str, ops: tuple) -> tuple[str, tuple]:
@@ -362,7 +376,7 @@ def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
     return name, ops
 
 
-SHORTHANDS = {"imul": _imul, "mov": _sreg_load, "fwait": _fwait,
+SHORTHANDS = {"imul": _imul, "mov": _sreg_load, "fwait": _fwait, "pushw": _stack_word, "popw": _stack_word,
               "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
               "movsx": _movsx_dword, "vpextrw": _word_gpr32, "vpinsrw": _word_gpr32,
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),

@@ -15,7 +15,7 @@ REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256,
                "st": 80, "sreg": 16, "cr": 64, "dr": 64}   # x87 st(i), segment, control and debug registers
 # memory sizes in bits; the x87 environment/state images and the fxsave area are written in bytes
 # (m14byte m28byte m94byte m108byte m512byte, as iced-x86 and the SDM name them)
-MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}
+MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 384, 512}   # 384: the Key Locker handle of aes*128kl (48 bytes)
 BYTE_MEM_SIZES = {14, 28, 94, 108, 512}
 FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx": 32, "rax": 64, "rcx": 64, "rdx": 64,
               "st0": 80, "fs": 16, "gs": 16}

@@ -219,7 +219,8 @@ def operand_text(rng: random.Random, kind: str, line: Line) -> tuple[str, str]:
         line.imms.append(v)
         return lit(rng, v, line)
     if kind == "m": return mem_text(rng, None, line)
-    if re.fullmatch(r"m\d+byte", kind): return mem_text(rng, 0, line)   # x87 environment, fxsave area: no size keyword
+    if re.fullmatch(r"m\d+byte", kind) or kind == "m384":   # x87 environment, fxsave area, Key Locker handle: no keyword
+        return mem_text(rng, 0, line)
     if kind in ("st", "st0"):   # x87 st(i), GNU as's spelling: st(0)..st(7), and st for st(0)
         i = 0 if kind == "st0" else rng.randrange(8)
         line.regs.append(f"st{i}")

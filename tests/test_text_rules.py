@@ -541,6 +541,16 @@ def test_system_registers_as_gnu_as(src, expect, tmp_path):
     assert x86gen.assemble("x: " + src).hex() == expect
 
 
+@pytest.mark.parametrize("src, expect", [
+    ("aesdec128kl xmm0, [rax]", "f30f38dd00"),                      # GNU as 2.40
+    ("aesenc128kl xmm9, [r12+rax*2+8]", "f3450f38dc4c4408"),        # GNU as 2.40
+])
+def test_key_locker_handle_as_gnu_as(src, expect, tmp_path):
+    """The 48-byte handle of aesenc128kl/aesdec128kl: GNU as writes no size keyword, iced-x86 `mem384 ptr`."""
+    check(src, expect, tmp_path)
+    assert x86gen.assemble(src.replace("[", "mem384 ptr [")).hex() == expect
+
+
 @pytest.mark.parametrize("src, expect", [("data16 push fs", "660fa0"), ("data16 pop gs", "660fa9"), ("mov es, ax", "8ec0")])
 def test_system_registers_as_iced_prints_them(src, expect):
     """iced-x86's Intel text of the expected bytes is the line (`data16 push fs`: objdump and GNU as say pushw fs)."""

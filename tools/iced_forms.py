@@ -55,7 +55,7 @@ _SLOT = {"REG": "reg", "RM": "rm", "VVVV": "vvvv", "OPCODE": "opc", "IS4": "is4"
 _IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "IMM8SEX16": "simm8", "IMM8SEX32": "simm8",
         "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32"}
 _FIXED = {"AL": "al", "CL": "cl", "AX": "ax", "DX": "dx", "EAX": "eax", "RAX": "rax", "ST0": "st0"}
-MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}   # codegen/spec.py's sizes
+MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 384, 512}   # codegen/spec.py's sizes
 BYTE_MEM_SIZES = {14, 28, 94, 108, 512}          # and those it writes in bytes (m14byte: x87 environment, fxsave area)
 # Why an operand kind cannot be written in the spec yet (iced OpCodeOperandKind name prefix → reason).
 KIND_REASONS = {

@@ -28,7 +28,7 @@ _SEGMENT_OVERRIDE = re.compile(r"(es|cs|ss|fs|gs)\s*:")
 _OPERANDS: dict[str, object] = {}
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 # size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
-_SIZE_WORDS = "byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108"
+_SIZE_WORDS = "byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
 _SIZE_PREFIX = re.compile(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
 _TERM = re.compile(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 

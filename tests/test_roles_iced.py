@@ -13,7 +13,7 @@ encoded with x86gen and decoded by iced; iced's `InstructionInfo` must agree wit
   CPU zero-extends: `div r/m32` writes RAX and RDX but reads EAX and EDX), and a VEX write of an xmm/ymm
   register is a write of the ZMM register (VEX zeroes the bits above, up to the widest register), so
   RW:xmm0 (vzeroupper) is "reads XMM0, writes ZMM0", while a legacy SSE write (pcmpistrm's xmm0) leaves
-  the upper bits alone and is a write of the xmm register;
+  the upper bits alone and is a write of the xmm register (RW: a read-write of it, as aesencwide128kl's xmm0-7);
 - rflags: read, written, cleared, set and undefined flags, each exactly;
 - CPUID: the form's `cpuid` is iced's `CpuidFeature` name (INTEL8086, INTEL386, X64, CMOV, AVX2, …), or
   iced's names joined by `+` in iced's order where it gives several (AES+AVX for vaesenc).
@@ -89,6 +89,9 @@ def expected_implicit(form) -> set[tuple[str, str]]:
             if reads: out.add((up, read))
             if writes: out.add((GPR_BY_NUM["r64", r.num].name.upper(), write))
         elif r.kind in ("xmm", "ymm"):
+            if form.encoding_kind == "legacy" and role == "rw":   # a legacy read-write (aesencwide128kl's xmm0-7)
+                out.add((up, "READ_WRITE"))
+                continue
             if reads: out.add((up, read))
             # a legacy SSE write leaves the bits above 127 alone: iced names the xmm register itself
             if writes: out.add((f"ZMM{r.num}" if form.encoding_kind != "legacy" else up, write))

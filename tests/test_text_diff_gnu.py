@@ -209,7 +209,7 @@ def mem_text(rng: random.Random, bits: int | None, line: Line) -> tuple[str, str
 
 
 def operand_text(rng: random.Random, kind: str, line: Line) -> tuple[str, str]:
-    if kind in ("al", "ax", "eax", "rax", "cl", "fs", "gs"):
+    if kind in ("al", "ax", "eax", "rax", "cl", "dx", "fs", "gs"):
         line.regs.append(kind)
         return kind, kind
     if kind == "1": return kind, kind

@@ -289,6 +289,11 @@ def _fwait(mn: str, ops: tuple) -> tuple[str, tuple]:
     return "wait", ops
 
 
+def _sysexitd(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``sysexitd`` (objdump) is ``sysexit`` (0F 35, to 32-bit user code; ``sysexitq`` is REX.W 0F 35)."""
+    return "sysexit", ops
+
+
 def _sreg_load(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``mov es, ax`` / ``mov fs, r9`` (iced-x86 prints the first for 8E C0) is ``mov es, eax`` / ``mov fs, r9d``,
     and ``mov rax, es`` is ``mov eax, es``, as GNU as encodes them: loading a segment register reads 16 bits
@@ -376,7 +381,7 @@ def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
     return name, ops
 
 
-SHORTHANDS = {"imul": _imul, "mov": _sreg_load, "fwait": _fwait, "pushw": _stack_word, "popw": _stack_word,
+SHORTHANDS = {"imul": _imul, "mov": _sreg_load, "fwait": _fwait, "sysexitd": _sysexitd, "pushw": _stack_word, "popw": _stack_word,
               "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
               "movsx": _movsx_dword, "vpextrw": _word_gpr32, "vpinsrw": _word_gpr32,
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),

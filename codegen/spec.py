@@ -11,9 +11,14 @@ from dataclasses import dataclass, field
 
 import yaml
 
-REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64, "mm": 64, "tmm": 8192}
-MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}
-FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx": 32, "rax": 64, "rcx": 64, "rdx": 64}
+REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64, "mm": 64, "tmm": 8192,
+               "st": 80, "sreg": 16, "cr": 64, "dr": 64}   # x87 st(i), segment, control and debug registers
+# memory sizes in bits; the x87 environment/state images and the fxsave area are written in bytes
+# (m14byte m28byte m94byte m108byte m512byte, as iced-x86 and the SDM name them)
+MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 384, 512}   # 384: the Key Locker handle of aes*128kl (48 bytes)
+BYTE_MEM_SIZES = {14, 28, 94, 108, 512}
+FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx": 32, "rax": 64, "rcx": 64, "rdx": 64,
+              "st0": 80, "fs": 16, "gs": 16}
 ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "N": "n"}
 LOCS = {"reg", "rm", "vvvv", "opc", "is4", "imm", "fixed", "moffs"}
 FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF"}
@@ -114,12 +119,16 @@ def parse_operand(text: str, ctx) -> Operand:
     elif re.fullmatch(r"vm(32|64)[xy]", kind): mem = -1   # VSIB: the element size comes from VEX.W (`load`)
     elif kind in ("m", "sibmem"): mem = 0   # sibmem: an address that must have a SIB byte (AMX tile loads/stores)
     elif re.fullmatch(r"m\d+", kind): mem = int(kind[1:])
+    elif re.fullmatch(r"m\d+byte", kind):
+        if int(kind[1:-4]) not in BYTE_MEM_SIZES:
+            _err(ctx, "operands", f"bad memory size in {kind!r} (use m{'byte, m'.join(map(str, sorted(BYTE_MEM_SIZES)))}byte)")
+        mem = int(kind[1:-4]) * 8
     elif "/" in kind:
         r, _, mm = kind.partition("/")
         if r not in REG_CLASSES or not re.fullmatch(r"m\d+", mm): _err(ctx, "operands", f"unknown kind {kind!r}")
         reg, mem = r, int(mm[1:])
     else: _err(ctx, "operands", f"unknown kind {kind!r}")
-    if mem and mem > 0 and mem not in MEM_SIZES: _err(ctx, "operands", f"bad memory size in {kind!r}")
+    if mem and mem > 0 and mem not in MEM_SIZES and not kind.endswith("byte"): _err(ctx, "operands", f"bad memory size in {kind!r}")
     if imm is not None: loc = loc or "imm"
     if role == "N" and reg is None and mem is None:   # lea's address, prefetch's m8, nop's r/m32
         _err(ctx, "operands", f"role N (not accessed) is only for a register or memory operand, not {kind!r}")
@@ -133,7 +142,7 @@ def parse_encoding(text: str, ctx) -> dict:
     toks = text.split()
     if not toks: _err(ctx, "encoding", "empty")
     e = dict(encoding_kind="legacy", opsize16=False, mandatory_prefix=0, w=0, vex_l=None, opcode_map=0, modrm=None,
-             reg_in_opcode=False, imm_widths=[], is4=False)
+             reg_in_opcode=False, imm_widths=[], is4=False, sti=False)
     i = 0
     m = _VEX.match(toks[0])
     if m:
@@ -170,6 +179,12 @@ def parse_encoding(text: str, ctx) -> dict:
     for j, t in enumerate(toks[i + 1:]):
         if j == 0 and re.fullmatch(r"[0-9A-F]{2}", t) and not e["reg_in_opcode"]:
             e["modrm"] = t   # a fixed ModRM byte that completes the opcode (lfence: 0F AE E8, rdtscp: 0F 01 F9)
+        elif j == 0 and re.fullmatch(r"[0-9A-F]{2}\+i", t) and not e["reg_in_opcode"]:
+            # x87 `D8 C0+i`: the second byte is a ModRM with mod = 11, reg = an opcode digit and rm = i of st(i)
+            # (SDM Vol.2 A.5, "Escape Opcode Instructions"), so it is written as that /digit with st(i) in rm
+            b = int(t[:2], 16)
+            if b & 0xC7 != 0xC0: _err(ctx, "encoding", f"{t!r}: the byte before +i must be C0, C8, D0 … F8 (mod = 11, rm = 0)")
+            e["modrm"], e["sti"] = str((b >> 3) & 7), True
         elif t == "/r" or re.fullmatch(r"/[0-7]", t):
             if e["modrm"] is not None: _err(ctx, "encoding", "two ModRM specifiers")
             e["modrm"] = t[1:]
@@ -218,6 +233,10 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     if e["modrm"] is not None and e["modrm"] != "r" and "reg" in locs: _err(ctx, "operands", "/digit leaves no room for a reg operand")
     if "vvvv" in locs and e["encoding_kind"] == "legacy": _err(ctx, "operands", "vvvv only exists in VEX/EVEX")
     if e["is4"] and "is4" not in locs: _err(ctx, "operands", "/is4 but no register for imm8[7:4]")
+    sti = [o for o in ops if o.reg == "st" and o.loc != "fixed"]
+    if e["sti"] and not (len(sti) == 1 and sti[0].loc == "rm" and sti[0].mem is None):
+        _err(ctx, "operands", "`XX+i` needs one st operand, in ModRM.rm (write it `st`)")
+    if sti and not e["sti"]: _err(ctx, "encoding", "an st(i) operand is encoded as `XX+i` (D8 C0+i)")
     for o in ops:
         if o.mem is not None and o.loc not in ("rm", "moffs"):
             _err(ctx, "operands", f"memory-capable {o.kind} must be in ModRM.rm, not {o.loc}")
@@ -253,6 +272,8 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str) -> str:
         elif o.loc == "moffs" or is_vsib(o) or o.kind == "sibmem": parts.append(o.kind.upper())   # MOFFS32, VM32X, SIBMEM
         elif o.kind == "1": parts.append("1")
         elif o.reg in FIXED_REGS: parts.append(o.reg.upper())
+        elif o.reg == "st": parts.append("STI")
+        elif o.kind.endswith("byte"): parts.append(o.kind.upper())   # m14byte: M14BYTE
         elif o.reg and o.mem is not None:
             parts.append(f"RM{o.mem}" if o.reg == f"r{o.mem}" else f"{o.reg.upper()}M{o.mem}")
         elif o.reg: parts.append("KR" if o.reg == "k" else o.reg.upper())   # iced spells a mask register KR
@@ -382,7 +403,9 @@ def _check_consistency(forms: list[Form], path: str) -> None:
     for f in forms:
         ctx = (path, f.line)
         gpr = [REG_CLASSES[o.reg] for o in f.operands if o.loc in ("reg", "rm", "opc") and o.reg in ("r16", "r32", "r64")]
-        if f.encoding_kind == "legacy" and gpr and f.mnemonic not in NO_OSIZE_CHECK:
+        # mov to/from cr/dr: a 64-bit GPR without REX.W (SDM Vol.2 MOV-Move to/from Control Registers)
+        system = any(o.reg in ("cr", "dr", "sreg") for o in f.operands)
+        if f.encoding_kind == "legacy" and gpr and f.mnemonic not in NO_OSIZE_CHECK and not system:
             size = gpr[0]
             if (size == 16) != f.opsize16: _err(ctx, "encoding", f"16-bit operand {'needs' if size == 16 else 'must not have'} o16")
             if (size == 64) != (f.w == 1) and f.mnemonic not in DEFAULT_64:

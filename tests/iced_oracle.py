@@ -217,6 +217,11 @@ _GPR_WIDTH_IMMATERIAL = {I.Mnemonic.VPEXTRB, I.Mnemonic.VPEXTRW, I.Mnemonic.VPIN
                          I.Mnemonic.VEXTRACTPS, I.Mnemonic.MOVMSKPS, I.Mnemonic.MOVMSKPD, I.Mnemonic.PMOVMSKB,
                          I.Mnemonic.VMOVMSKPS, I.Mnemonic.VMOVMSKPD, I.Mnemonic.VPMOVMSKB}
 _R32_OF = {r.num: r.name for r in x86gen.REGISTERS.values() if r.kind == "r32"}
+# `mov r64, sreg` (REX.W 8C) and `mov r32, sreg` (8C) both write the selector zero-extended to the whole register
+# (SDM Vol.2 MOV: with a 32-bit operand the upper bits are cleared, and 64-bit mode zero-extends a 32-bit write);
+# GNU as encodes `mov rax, es` as 8C C0. `mov sreg, r/m` reads 16 bits with any operand size (o16 8E, 8E, REX.W 8E;
+# iced prints `mov es, ax` for all three, GNU as encodes `mov es, ax` as 8E C0). The GPR is compared by number.
+_SEGMENT_REGISTERS = {I.Register.ES, I.Register.CS, I.Register.SS, I.Register.DS, I.Register.FS, I.Register.GS}
 
 
 def semantics(ins: I.Instruction) -> tuple:
@@ -229,6 +234,10 @@ def semantics(ins: I.Instruction) -> tuple:
         if k == K.REGISTER:
             name = reg_name(ins.op_register(i))
             if ins.mnemonic in _GPR_WIDTH_IMMATERIAL and x86gen.REGISTERS[name].kind == "r64":
+                name = _R32_OF[x86gen.REGISTERS[name].num]
+            elif (ins.mnemonic == I.Mnemonic.MOV and ins.op_count == 2 and ins.op0_kind == ins.op1_kind == K.REGISTER
+                  and ins.op_register(1 - i) in _SEGMENT_REGISTERS
+                  and x86gen.REGISTERS[name].kind in (("r64",) if i == 0 else ("r16", "r64"))):   # store r16: 16 bits
                 name = _R32_OF[x86gen.REGISTERS[name].num]
             ops.append(("reg", name))
         elif k == K.MEMORY:

@@ -241,7 +241,7 @@ for f in x86gen.all_forms():
         elif o.kind.startswith("rel"): ops.append(0x1000)
         elif o.imm is not None: ops.append(1000 if o.imm >= 16 else 1)
         elif o.loc == "moffs": ops.append(x86gen.Mem(None, None, 1, 0x123456789, o.mem))
-        elif o.reg is not None: ops.append(next(r for r in R.values() if r.kind == o.reg and r.num == 1))
+        elif o.reg is not None: ops.append([r for r in R.values() if r.kind == o.reg][1])   # cl, rcx, xmm1, st1, cr2, ...
         else: ops.append(x86gen.Mem(R["rax"], None, 1, 8, o.mem))
     cases.append((f, tuple(ops)))
 results = {}

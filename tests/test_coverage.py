@@ -57,7 +57,7 @@ def test_last_line_counts_the_spec(cov):
 def test_every_missing_form_has_a_reason(cov):
     for n in cov.missing:
         assert cov.reason(n)
-    assert cov.reason("FADD_ST0_STI") == "x87 register st(i)"
+    assert cov.reason("XBEGIN_REL32") == "xbegin's rel16/rel32"
     assert cov.reason("VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4") == "imm4 of vpermil2ps (/is5)"
 
 

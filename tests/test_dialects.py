@@ -47,7 +47,7 @@ REASONS = ("x86gen shorter", "other opcode, same length")
 # Spelling classes of objdump's text that x86gen's parser does not read (yet): name -> a pattern of the
 # text; the first class that matches counts a refused instance. None of them occurs in the 692-form
 # table (every objdump text of it assembles back); they are what objdump prints for forms issue 10
-# brings in (seen on iced-encoded instructions: `rep stos QWORD PTR es:[rdi],rax`, `fld st(1)`,
+# brings in (seen on iced-encoded instructions: `rep stos QWORD PTR es:[rdi],rax`,
 # `cs nop WORD PTR [rax+rax*1+0x0]`, `rex.W call FWORD PTR [rsp]`, `mov rax,QWORD PTR fs:0x28`,
 # `mov eax,DWORD PTR [eax+ecx*2]`, `cmpxchg16b OWORD PTR [rdi]`), each refused by x86gen.assemble today.
 # Only an EncodeError on a matching objdump text counts; iced's text must still assemble back. Remove a
@@ -59,7 +59,6 @@ OBJDUMP_SPELLINGS: dict[str, str] = {
     "prefix word rex*/data16/addr32 (rex.W call FWORD PTR [rsp])": r"^(rex(\.[WRXB]+)?|data16|addr32)\s",
     # (`ds:0x10` is objdump's absolute address without a prefix, not an override)
     "segment override in memory (QWORD PTR fs:0x28, fs:[rax])": r"\b(?:[cefgs]s:(?:0x|\[)|ds:\[)",
-    "x87 st(i) register": r"\bst\(\d\)",
     "FWORD/OWORD size keyword": r"\b(FWORD|OWORD) PTR\b",
     "32-bit address registers (0x67: [eax+ecx*2])": r"\[(e[a-ds][xip]|r\d+d)\b",
 }

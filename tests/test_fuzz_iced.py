@@ -58,9 +58,11 @@ import x86gen
 
 R = x86gen.REGISTERS
 GPR64 = [r for r in R.values() if r.kind == "r64"]
-REG_CLASSES = {k: [r for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k", "tmm")}
+REG_CLASSES = {k: [r for r in R.values() if r.kind == k]
+               for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k", "tmm", "st", "sreg", "cr", "dr")}
 assert len(REG_CLASSES["r8"]) == 20 and all(len(REG_CLASSES[k]) == 16 for k in ("r16", "r32", "r64", "xmm", "ymm"))
 assert len(REG_CLASSES["mm"]) == len(REG_CLASSES["k"]) == len(REG_CLASSES["tmm"]) == 8   # no REX/VEX extension
+assert len(REG_CLASSES["st"]) == 8 and len(REG_CLASSES["cr"]) == 5 and len(REG_CLASSES["dr"]) == 8
 INDEXES = [r for r in GPR64 if r.name != "rsp"]
 DISPS = [0, 1, -1, 8, 127, 128, -128, -129, 255, 256, 0x7FFF, -0x8000, 0x7FFFFFFF, -0x80000000, 0x7FFFFFFE, -0x7FFFFFFF]
 IPS = [0x80001000, 0x100000000, 0x7FFF00000000, 0x0000_5555_5555_4000]
@@ -242,6 +244,8 @@ def expected_error(form, code, ops, rel_disp):
         if len(set(nums)) != len(nums): return x86gen.DistinctRegistersError, "distinct"
     for i, (o, x) in enumerate(zip(form.operands, ops)):
         if o.kind == "1" and x != 1: return x86gen.OperandError, "one"
+        if o.reg == "sreg" and "w" in o.role and x is R["cs"]:
+            return x86gen.OperandError, "cs"   # SDM Vol.2 MOV: "If an attempt is made to load the CS register, #UD" (iced: INVALID)
         if o.loc == "moffs" and (x.base is not None or x.index is not None): return x86gen.OperandError, "moffs"
         if o.kind == "sibmem" and x.base is not None and x.base.kind == "rip":   # no SIB form (SDM Vol.2 TILELOADD)
             return x86gen.OperandError, "sibmem"

@@ -13,7 +13,7 @@ encoded with x86gen and decoded by iced; iced's `InstructionInfo` must agree wit
   CPU zero-extends: `div r/m32` writes RAX and RDX but reads EAX and EDX), and a VEX write of an xmm/ymm
   register is a write of the ZMM register (VEX zeroes the bits above, up to the widest register), so
   RW:xmm0 (vzeroupper) is "reads XMM0, writes ZMM0", while a legacy SSE write (pcmpistrm's xmm0) leaves
-  the upper bits alone and is a write of the xmm register;
+  the upper bits alone and is a write of the xmm register (RW: a read-write of it, as aesencwide128kl's xmm0-7);
 - rflags: read, written, cleared, set and undefined flags, each exactly;
 - CPUID: the form's `cpuid` is iced's `CpuidFeature` name (INTEL8086, INTEL386, X64, CMOV, AVX2, …), or
   iced's names joined by `+` in iced's order where it gives several (AES+AVX for vaesenc).
@@ -49,6 +49,9 @@ REG_NAMES = {v: k for k, v in vars(I.Register).items() if k.isupper() and isinst
 CPUID_NAMES = {v: k for k, v in vars(I.CpuidFeature).items() if k.isupper() and isinstance(v, int)}
 FLAG_BITS = {"OF": I.RflagsBits.OF, "SF": I.RflagsBits.SF, "ZF": I.RflagsBits.ZF, "AF": I.RflagsBits.AF, "CF": I.RflagsBits.CF,
              "PF": I.RflagsBits.PF, "DF": I.RflagsBits.DF, "IF": I.RflagsBits.IF}
+# iced's RflagsBits also has the x87 condition codes C0-C3: they live in the FPU status word, not in RFLAGS (SDM
+# Vol.1 8.1.3), and the spec's flags are RFLAGS only, so they are left out of the comparison.
+X87_CONDITION_CODES = I.RflagsBits.C0 | I.RflagsBits.C1 | I.RflagsBits.C2 | I.RflagsBits.C3
 FLAG_FIELDS = (("read", "rflags_read"), ("written", "rflags_written"), ("cleared", "rflags_cleared"), ("set", "rflags_set"),
                ("undefined", "rflags_undefined"))
 SHIFTS = {"rol", "ror", "rcl", "rcr", "shl", "sal", "shr", "sar", "shld", "shrd"}
@@ -64,6 +67,8 @@ def family(name: str) -> tuple[str, int]:
     if n[:2] == "mm" and n[2:].isdigit(): return ("mm", int(n[2:]))   # MMX (aliases st(i)'s mantissa, not a GPR)
     if n[:1] == "k" and n[1:].isdigit(): return ("k", int(n[1:]))
     if n[:3] == "tmm": return ("tmm", int(n[3:]))
+    if n[:2] in ("st", "cr", "dr") and n[2:].isdigit(): return (n[:2], int(n[2:]))   # x87 st(i), cr0.., dr0..
+    if n in ("es", "cs", "ss", "ds", "fs", "gs"): return ("sreg", REGISTERS[n].num)
     if n.startswith("r") and n.endswith("l") and n[1:-1].isdigit(): n = n[:-1] + "b"   # iced R8L..R15L
     return ("gpr", REGISTERS[n].num)
 
@@ -87,6 +92,9 @@ def expected_implicit(form) -> set[tuple[str, str]]:
             if reads: out.add((up, read))
             if writes: out.add((GPR_BY_NUM["r64", r.num].name.upper(), write))
         elif r.kind in ("xmm", "ymm"):
+            if form.encoding_kind == "legacy" and role == "rw":   # a legacy read-write (aesencwide128kl's xmm0-7)
+                out.add((up, "READ_WRITE"))
+                continue
             if reads: out.add((up, read))
             # a legacy SSE write leaves the bits above 127 alone: iced names the xmm register itself
             if writes: out.add((f"ZMM{r.num}" if form.encoding_kind != "legacy" else up, write))
@@ -142,6 +150,10 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
             ops.append(REGISTERS[GPR8[n]] if bits == 8 else GPR_BY_NUM[o.reg, n])
         elif o.reg in ("mm", "k", "tmm"):
             ops.append(REGISTERS[f"{o.reg}{smalls.pop()}"])
+        elif o.reg in ("cr", "dr", "sreg"):   # (cs cannot be loaded: #UD)
+            ops.append(rng.choice([r for r in REGISTERS.values() if r.kind == o.reg and not (r.name == "cs" and "w" in o.role)]))
+        elif o.reg == "st":   # st(1)..st(7): apart from the st(0) of the fixed and implicit operands
+            ops.append(REGISTERS[f"st{rng.choice([n for n in range(1, 8) if ('r', f'st{n}') not in form.implicit])}"])
         else:
             ops.append(REGISTERS[f"{o.reg}{vecs.pop()}"])
     return ops, mem_op
@@ -187,7 +199,7 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
         bad.append(f"{where}: implicit registers {sorted(got_imp)} for iced, {sorted(want_imp)} from the spec {form.implicit}")
     # rflags
     for field, attr in FLAG_FIELDS:
-        got, want = getattr(ins, attr), _flag_bits(form.flags[field])
+        got, want = getattr(ins, attr) & ~X87_CONDITION_CODES, _flag_bits(form.flags[field])
         if got != want:
             names = sorted(n for n, b in FLAG_BITS.items() if got & b)
             bad.append(f"{where}: flags {field} {names} for iced, {list(form.flags[field])} in the spec")

@@ -51,6 +51,12 @@ IP = 0x80001000       # where the instances are encoded (branch targets are rela
 SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 48: "fword", 64: "qword", 80: "tbyte", 128: "xmmword",
              256: "ymmword", 512: "zmmword"}
 
+# The x87 environment (14 bytes) and state (94 bytes) images of the 16-bit operand size: GNU as names their
+# forms with a `w` suffix (fldenvw [rsi] = 66 d9 26), the unsuffixed name is the 28/108-byte image.
+GNU_16BIT_IMAGE = {112, 752}
+# x87 compares and fxch with st(0) and st(i): GNU as takes only st(i) (`fcom st(2)`), as the SDM writes them
+GNU_ST_ONLY = {"fcom", "fcomp", "fucom", "fucomp", "fxch"}
+
 # Why an assembler's bytes may differ from the form's, given iced decodes both to the same instruction.
 ALLOWED_REASONS = ("shorter encoding", "other opcode or prefixes, same length", "longer encoding")
 
@@ -207,12 +213,17 @@ def instance_text(form, ops: tuple, rel: int | None, label: str, length: int = 0
     formatter); a branch target is ``label`` (the instruction's own address) plus ``length`` (the
     instruction's) and the displacement."""
     words = []
+    mnemonic = form.mnemonic
     for o, x in zip(form.operands, ops):
-        if isinstance(x, x86gen.Reg): words.append(x.name)
+        if isinstance(x, x86gen.Reg): words.append(f"st({x.num})" if x.kind == "st" else x.name)   # GNU: st(1)
+        elif isinstance(x, x86gen.Mem) and x.size in GNU_16BIT_IMAGE:
+            words.append(memory_text(x))
+            mnemonic += "w"   # GNU as: fldenvw / fnstenvw for the 14-byte image (o16), no size keyword
         elif isinstance(x, x86gen.Mem): words.append(memory_text(x))
         elif o.kind.startswith("rel"): words.append(f"{label}{length + rel:+#x}")
         else: words.append(fmt_int(x))
-    text = form.mnemonic + (" " + ", ".join(words) if words else "")
+    if form.mnemonic in GNU_ST_ONLY and len(words) == 2 and form.operands[0].reg == "st0": words = words[1:]
+    text = mnemonic + (" " + ", ".join(words) if words else "")
     return f"{label}: {text}" if rel is not None else text
 
 

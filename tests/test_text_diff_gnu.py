@@ -55,7 +55,8 @@ from x86gen.assembler import parse_program
 pytestmark = [pytest.mark.skipif(not gnu_oracle.HAVE_GNU_AS, reason="GNU as not installed"), pytest.mark.xdist_group("text_diff_gnu")]
 
 R = x86gen.REGISTERS
-REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k] for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k", "tmm")}
+REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k]
+               for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k", "tmm", "sreg", "cr", "dr")}
 GPR64 = REG_CLASSES["r64"]
 INDEXES = [r for r in GPR64 if r != "rsp"]
 SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword"}
@@ -68,8 +69,12 @@ M64 = (1 << 64) - 1
 # for a register pair, a VEX.W the CPU ignores); NOP padding made of other NOPs; a spelling x86gen
 # documents and GNU as lacks (MASM `10h`, NASM `db`), compared with GNU as's bytes for its own spelling;
 # a line GNU as refuses and llvm-mc encodes as x86gen does.
-ALLOWED_REASONS = ("shorter", "other opcode", "other NOP padding", "x86gen-only spelling (h suffix, db/dw/dd/dq)",
+X86GEN_ONLY = "x86gen-only spelling (h suffix, db/dw/dd/dq, iced's x87 st(0))"
+ALLOWED_REASONS = ("shorter", "other opcode", "other NOP padding", X86GEN_ONLY,
                    "GNU as refuses, llvm-mc agrees")
+
+# x87 compares and fxch with st(0) and st(i): GNU as takes only st(i) (`fcom st(2)`)
+GNU_ST_ONLY = {"fcom", "fcomp", "fucom", "fucomp", "fxch"}
 
 # Other spellings GNU as accepts for a mnemonic (condition-code synonyms, AT&T names that its Intel
 # mode also takes), written independently of x86gen's own alias table.
@@ -80,8 +85,7 @@ GNU_ALIASES: dict[str, list[str]] = {f"{p}{cc}": [f"{p}{s}" for s in syn] for p 
 GNU_ALIASES.update({"shl": ["sal"], "ret": ["retq"], "cdqe": ["cltq"], "cqo": ["cqto"], "cdq": ["cltd"], "cwd": ["cwtd"],
                     "cwde": ["cwtl"], "cbw": ["cbtw"]})
 # Registers of files no form of the table takes: x86gen must call them registers, not labels.
-OTHER_REGISTERS = ["cr0", "cr3", "cr8", "dr7", "zmm1", "zmm31", "xmm16", "ymm31", "st(0)", "st",
-                   "es", "cs", "fs", "gs", "eip", "r16", "spl", "bnd0"]
+OTHER_REGISTERS = ["zmm1", "zmm31", "xmm16", "ymm31", "eip", "r16", "spl", "bnd0"]
 
 # --- literals ---------------------------------------------------------------------------------------------
 
@@ -160,9 +164,10 @@ def _both(*parts) -> tuple[str, str]:
 
 def mem_text(rng: random.Random, bits: int | None, line: Line, any_size: bool = False) -> tuple[str, str]:
     """A memory operand of ``bits`` (None: unsized as lea's ``m``; ``any_size``: lea's, which GNU as takes with
-    any size keyword, where xsave's and the others' must be unsized); records its address or displacement."""
+    any size keyword, where xsave's and the others' must be unsized; 0: no keyword); records its address or
+    displacement."""
     size = ""
-    if bits is not None and rng.random() < 0.93:
+    if bits and rng.random() < 0.93:
         w = SIZE_WORD[bits]
         size = (w.upper() + " PTR " if rng.random() < 0.05 else w + " ptr ")
     elif bits is None and any_size and rng.random() < 0.2:
@@ -205,7 +210,7 @@ def mem_text(rng: random.Random, bits: int | None, line: Line, any_size: bool = 
 
 
 def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "") -> tuple[str, str]:
-    if kind in ("al", "ax", "eax", "rax", "cl"):
+    if kind in ("al", "ax", "eax", "rax", "cl", "dx", "fs", "gs"):
         line.regs.append(kind)
         return kind, kind
     if kind == "1": return kind, kind
@@ -216,6 +221,13 @@ def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "") 
         return lit(rng, v, line)
     if kind in ("m", "sibmem"):   # (sibmem: x86gen adds the SIB byte; rip is refused)
         return mem_text(rng, None, line, any_size=mnemonic == "lea")
+    if re.fullmatch(r"m\d+byte", kind) or kind == "m384":   # x87 environment, fxsave area, Key Locker handle: no keyword
+        return mem_text(rng, 0, line)
+    if kind in ("st", "st0"):   # x87 st(i), GNU as's spelling: st(0)..st(7), and st for st(0)
+        i = 0 if kind == "st0" else rng.randrange(8)
+        line.regs.append(f"st{i}")
+        name = "st" if i == 0 and rng.random() < 0.5 else f"st({i})"
+        return reg_text(rng, name), name
     if kind.startswith("moffs"):   # mov al/ax/eax/rax <-> [64-bit absolute address] (A0-A3)
         a = rng.choice(ADDRS) if rng.random() < 0.8 else rng.randint(0, M64)
         line.addrs.append(a)
@@ -268,9 +280,20 @@ def random_line(rng: random.Random, form) -> Line:
         if r < 0.04 and drawn: drawn[rng.randrange(len(drawn))] = (wrong_operand(rng, part, branch), part)
         elif r < 0.05 and drawn: drawn.pop()
         else: drawn.append((wrong_operand(rng, part, branch), part))
+    # x86gen also reads iced-x86's x87 spellings, which GNU as refuses: st(0) next to a memory operand
+    # (`fld st, dword ptr [rsi]`) and before st(i) in the compares and fxch (`fcom st, st(2)`; GNU: `fcom st(2)`).
+    # GNU as gets its own spelling (the canon text) without that st(0), and the operand asks for nothing.
+    st0 = [op[1] in ("st", "st(0)") for op, _part in drawn]
+    mem = any("[" in op[1] or "ds:" in op[1] for op, _part in drawn)
+    drop = [False] * len(drawn)
+    if len(drawn) == 2 and any(st0) and (mem or (form.mnemonic in GNU_ST_ONLY and st0[0])):
+        drop[st0.index(True)] = True
     ops = []
-    for op, part in drawn:   # only the operands that stay in the line ask for their values
-        ops.append(op)
+    for (op, part), dropped in zip(drawn, drop):   # only the operands that stay in the line ask for their values
+        ops.append((op[0], "") if dropped else op)
+        if dropped:
+            line.features.add("iced-x86's x87 st(0)")
+            continue
         line.imms += part.imms
         line.addrs += part.addrs
         line.disps += part.disps
@@ -287,7 +310,7 @@ def random_line(rng: random.Random, form) -> Line:
     sep = rng.choice([", ", ", ", ",", " , "])
     parts: list = [mn, " " if ops else ""]
     for i, op in enumerate(ops):
-        parts += [sep] if i else []
+        parts += [(sep, "" if drop[i] or drop[i - 1] else sep)] if i else []
         parts.append(op)
     r = rng.random()
     tail = ""
@@ -468,6 +491,9 @@ def holds_registers(data: bytes, line: Line) -> bool:
             regs += [reg_name(i.memory_base), reg_name(i.memory_index)]
         if i.mnemonic in _GPR_WIDTH_IMMATERIAL:   # W ignored: `vpextrw rax, ...` is `vpextrw eax, ...`
             regs += [n for n in R if R[n].kind == "r64" and _R32_OF[R[n].num] in regs]
+        if i.mnemonic == I.Mnemonic.MOV and any(R[r].kind == "sreg" for r in regs if r in R):
+            # a segment register load reads 16 bits of any GPR, a store in r32 zero-extends (`mov es, rbx` is 8e c3)
+            regs += [n for n in R if R[n].kind in ("r16", "r64") and _R32_OF[R[n].num] in regs]
         names.update(regs)
     return not (collections.Counter(line.regs) - names)
 
@@ -554,7 +580,7 @@ def judge(line: Line, x, g: gnu_oracle.Outcome, llvm: gnu_oracle.Outcome | None,
             if what: return Verdict("mismatch", f"x86gen's bytes do not hold the {what} written (truncated, wrapped or misread)")
         if gcanon is not None:   # compare with GNU as's bytes for its own spelling of the line
             v = _same(line, x, gcanon)
-            if v: return Verdict("equivalent", "x86gen-only spelling (h suffix, db/dw/dd/dq)") if v.status == "identical" else v
+            if v: return Verdict("equivalent", X86GEN_ONLY) if v.status == "identical" else v
             g = gcanon
         v = _same(line, x, g)
         if v: return v
@@ -573,6 +599,8 @@ def judge(line: Line, x, g: gnu_oracle.Outcome, llvm: gnu_oracle.Outcome | None,
     if g.relocated and not line.program:   # `pop r16`: a register name GNU as 2.40 does not know
         return Verdict("refused", "GNU as takes a name for an external symbol")
     if truncation(g): return Verdict("refused", "GNU as truncates with a warning")
+    if any("translating to" in w for w in g.warnings):   # a bare `fadd` is `faddp st(1), st` to GNU as, with a warning
+        return Verdict("refused", "GNU as rewrites the instruction, with a warning")
     if not line.program and not holds_values(g.data, line): return Verdict("refused", "GNU as truncates silently")
     if not line.program and not holds_registers(g.data, line):   # `ror bl, ecx` as `ror bl, cl`
         return Verdict("refused", "GNU as encodes other registers than written")

@@ -71,11 +71,16 @@ for _n, _r in enumerate(("AH", "CH", "DH", "BH")): X64_FAMILY[_r] = ("gpr", _n)
 for _n in range(8):
     X64_FAMILY[f"MM{_n}"], X64_FAMILY[f"K{_n}"], X64_FAMILY[f"TMM{_n}"] = ("mm", _n), ("k", _n), ("tmm", _n)
 SMALL_FILES = ("mm", "k", "tmm")   # register classes of 8 registers (mm0-mm7, k0-k7, tmm0-tmm7)
+for _n in range(8): X64_FAMILY[f"ST{_n}"] = ("st", _n)
+for _n in range(16): X64_FAMILY[f"CR{_n}"], X64_FAMILY[f"DR{_n}"] = ("cr", _n), ("dr", _n)
+for _n, _r in enumerate(("ES", "CS", "SS", "DS", "FS", "GS")): X64_FAMILY[_r] = ("sreg", _n)
 X86GEN_REG = {**{r: (r.lower() if not (r.startswith("R") and r.endswith("L") and r[1:-1].isdigit()) else r.lower()[:-1] + "b")
                  for names in GPR_NAME.values() for r in names},
               **{f"{p}{n}": f"{p.lower()}{n}" for p in ("XMM", "YMM") for n in range(16)},
               **{f"{p}{n}": f"{p.lower()}{n}" for p in ("MM", "K", "TMM") for n in range(8)},
-              "AH": "ah", "CH": "ch", "DH": "dh", "BH": "bh"}
+              "AH": "ah", "CH": "ch", "DH": "dh", "BH": "bh",
+              **{f"ST{n}": f"st{n}" for n in range(8)}, **{f"{p}{n}": f"{p.lower()}{n}" for p in ("CR", "DR") for n in range(16)},
+              **{r: r.lower() for r in ("ES", "CS", "SS", "DS", "FS", "GS")}}
 
 
 class CannotDraft(Exception):
@@ -139,6 +144,8 @@ def instance(code: int, kinds: list[tuple[str, str]], use_mem: bool) -> tuple[I.
         cls = kind.split("/")[0] if not kind.startswith("r/m") else f"r{kind[3:]}"
         if cls.startswith("r") and cls[1:].isdigit():
             name = GPR_NAME[cls][gprs.pop(0)]
+        elif cls in ("sreg", "cr", "dr"):   # registers that exist (ds; cr3, dr3), not the reserved cs/cr1
+            name = {"sreg": "DS", "cr": "CR3", "dr": "DR3"}[cls]
         else:
             name = f"{cls.upper()}{(smalls if cls in SMALL_FILES else vecs).pop(0)}"
         ins.set_op_kind(i, OPK.REGISTER)

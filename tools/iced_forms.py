@@ -54,8 +54,9 @@ _GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM
 _SLOT = {"REG": "reg", "RM": "rm", "VVVV": "vvvv", "OPCODE": "opc", "IS4": "is4"}
 _IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "IMM8SEX16": "simm8", "IMM8SEX32": "simm8",
         "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32"}
-_FIXED = {"AL": "al", "CL": "cl", "AX": "ax", "DX": "dx", "EAX": "eax", "RAX": "rax"}
-MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}   # codegen/spec.py's sizes
+_FIXED = {"AL": "al", "CL": "cl", "AX": "ax", "DX": "dx", "EAX": "eax", "RAX": "rax", "ST0": "st0"}
+MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 384, 512}   # codegen/spec.py's sizes
+BYTE_MEM_SIZES = {14, 28, 94, 108, 512}          # and those it writes in bytes (m14byte: x87 environment, fxsave area)
 # Why an operand kind cannot be written in the spec yet (iced OpCodeOperandKind name prefix → reason).
 KIND_REASONS = {
     "ST": "x87 register st(i)", "MM_": "MMX register mm0-mm7", "K_": "AVX-512 mask register k0-k7",
@@ -96,9 +97,15 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
         if name == "SIBMEM": out.append(("sibmem", "rm")); continue   # AMX: an address with a SIB byte
         if name in ("MEM_VSIB32X", "MEM_VSIB32Y", "MEM_VSIB64X", "MEM_VSIB64Y"):   # VSIB: vm32x, vm32y, vm64x, vm64y
             out.append((f"vm{name[8:10]}{name[10].lower()}", "rm")); continue
+        if name == "STI_OPCODE": out.append(("st", "rm")); continue   # D8 C0+i: st(i) in ModRM.rm
+        if name in ("CR_REG", "DR_REG"): out.append((name[:2].lower(), "reg")); continue
+        if name == "SEG_REG": out.append(("sreg", "reg")); continue
+        if name in ("FS", "GS"): out.append((name.lower(), "fixed")); continue
         if name == "MEM" or (head in _GPR and tail == "OR_MEM"):
             bits = memory_bits(code)
-            if bits and bits not in MEM_SIZES: raise Unsupported(f"memory operand of {bits // 8} bytes")
+            in_bytes = name == "MEM" and bits not in MEM_SIZES and bits // 8 in BYTE_MEM_SIZES
+            if bits and bits not in MEM_SIZES and not in_bytes: raise Unsupported(f"memory operand of {bits // 8} bytes")
+            if in_bytes: out.append((f"m{bits // 8}byte", "rm")); continue
             if name == "MEM": out.append(("m" if not bits else f"m{bits}", "rm")); continue
             if not bits: raise Unsupported(f"{name} without a memory size")
             r = _GPR[head]
@@ -147,7 +154,7 @@ def spec_encoding(code: int) -> str:
         if t in ("/r", "ib", "iw", "id", "io", "cb", "cd", "/is4", "o16", "REX.W") or (len(t) == 2 and t[0] == "/" and t[1] in "01234567"):
             out.append(t); continue
         if re.fullmatch(r"[0-9A-F]{2}(\+r[bwdo])?", t): hexes.append(t); out.append(t); continue
-        if t.endswith("+i"): raise Unsupported("x87 register st(i)")
+        if re.fullmatch(r"[0-9A-F]{2}\+i", t): out.append(t); continue   # x87 D8 C0+i (the opcode byte is before it)
         raise Unsupported(f"encoding token {t!r}")
     h = hexes[1:] if hexes[:1] == ["0F"] and not oc.encoding else hexes
     if h[:1] in (["38"], ["3A"]) and len(h) > 1 and hexes[:1] == ["0F"]: h = h[1:]

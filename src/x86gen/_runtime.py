@@ -64,6 +64,11 @@ def _high8_error(fid, args):
                         " a REX prefix (needed here for spl/bpl/sil/dil, r8-r15 or REX.W; SDM Vol.2 2.2.1.2)")
 
 
+def _load_cs_error(fid):
+    return OperandError(f"{fid} ({syntax(row_of(fid))}): cs cannot be loaded with mov (#UD; SDM Vol.2 MOV), only by a far jmp,"
+                        " call or ret")
+
+
 _DISTINCT = {
     "gather": "the destination, index and mask registers must be three different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD:"
               " #UD if any two are the same)",
@@ -79,4 +84,4 @@ def _distinct_error(fid, args, why):
 # the helpers by the names encoder code uses
 HELPERS = {**_BYTES_PACKERS, "_BYTE": _BYTE, "_le16": _le16, "_le32": _le32, "_le64": _le64, "_operand_error": _operand_error,
            "_range_error": _range_error, "_label_error": _label_error, "_moffs_error": _moffs_error, "_high8_error": _high8_error,
-           "_distinct_error": _distinct_error}
+           "_distinct_error": _distinct_error, "_load_cs_error": _load_cs_error}

@@ -26,7 +26,7 @@ from ._table import MAP_BYTES, imm_ranges, static_length
 from .memory import Mem, VsibMem
 
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg",
-             "mm": "Mmx", "tmm": "Tmm"}
+             "mm": "Mmx", "tmm": "Tmm", "st": "StReg", "sreg": "SegReg", "cr": "CrReg", "dr": "DrReg"}
 PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
 
 
@@ -160,6 +160,7 @@ class _Operands:
             return
         if o.mem is not None: raise ValueError(fid)   # memory-only operand outside rm cannot happen (checked by the loader)
         if not self.known(i): body.append(f"if {a}.__class__ is not {REG_CLASS[o.reg]}: {self.bad(i)}")
+        if o.reg == "sreg" and "w" in o.role: body.append(f"if {a} is R_cs: raise _load_cs_error({fid!r})")   # mov cs, r/m16: #UD
         if o.loc == "is4": self.is4 = a
         elif o.loc == "reg": self.reg = a
         elif o.loc == "vvvv": self.vvvv = a

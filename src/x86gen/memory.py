@@ -17,10 +17,18 @@ from struct import Struct
 from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_value
 from .registers import REGISTERS, Gpr64, Reg, Rip, Xmm, Ymm
 
-SIZE_NAMES = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword"}
+# Operand sizes in bits and their Intel size keywords. The x87 environment and state images have the
+# keywords of iced-x86's Intel formatter (`fldenv fpuenv14 ptr [rsi]`): 14/28 bytes for fldenv/fnstenv
+# and 94/108 bytes for fnsave/frstor with a 16-bit / 32- or 64-bit operand size (SDM Vol.1 8.1.10,
+# Figures 8-9 to 8-12), and mem384 is the 48-byte Key Locker handle of aesenc128kl & co. (iced-x86's keyword;
+# GNU as and objdump write none). The 512-byte fxsave/fxrstor area (SDM Vol.2 FXSAVE) has no keyword (iced
+# and objdump print none): such an operand prints without one.
+SIZE_NAMES = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword",
+              112: "fpuenv14", 224: "fpuenv28", 752: "fpustate94", 864: "fpustate108", 384: "mem384"}
 SIZE_BITS = {v: k for k, v in SIZE_NAMES.items()}
+MEMORY_SIZES = (*SIZE_NAMES, 4096)                      # every size a memory operand may have (bits; 0: unsized)
 _SCALE_BITS = {1: 0, 2: 1, 4: 2, 8: 3}
-_SIGS = {bits: f"m{bits}" for bits in SIZE_NAMES}       # Mem.sig by size, for sized operands
+_SIGS = {bits: f"m{bits}" for bits in MEMORY_SIZES}     # Mem.sig by size, for sized operands
 _DISP8 = tuple(bytes((b,)) for b in range(256))         # the disp8 byte, by disp & 0xFF
 _pack_disp32 = Struct("<i").pack                        # little-endian signed disp32
 
@@ -157,7 +165,7 @@ class Mem:
             modrm, tail, disp = _wide(base, index, disp, label, modrm32, prefix)
         sig = _SIGS.get(size) if size else "m"
         if sig is None:
-            raise OperandError(f"unknown memory operand size {fmt_int(size, True)} bits (use {', '.join(map(str, SIZE_NAMES))} or 0)")
+            raise OperandError(f"unknown memory operand size {fmt_int(size, True)} bits (use {', '.join(map(str, MEMORY_SIZES))} or 0)")
         if modrm is None:   # a 64-bit absolute address: only the moffs forms (A0-A3) take it
             sig = "moffs" + sig[1:]
             modrm = tail = _Unreachable(disp)
@@ -225,7 +233,8 @@ class Mem:
         return f"[{s}]"
 
     def __str__(self) -> str:
-        return (f"{SIZE_NAMES[self.size]} ptr " if self.size else "") + self.address()
+        name = SIZE_NAMES.get(self.size)
+        return (f"{name} ptr " if name else "") + self.address()
 
     def __repr__(self) -> str: return f"Mem({self})"
 

@@ -42,7 +42,7 @@ class Reg:
         """The register with the same number in another width: ``rax.sized(8)`` is al, ``xmm3.sized(256)``
         is ymm3 (general registers: 8, 16, 32, 64; vector registers: 128, 256). ah/ch/dh/bh have no
         other widths. Raises `x86gen.OperandError` for a width the register file does not have."""
-        if self.high or self.kind in ("k", "mm", "tmm", "rip"):
+        if self.high or self.kind in ("k", "mm", "tmm", "rip", "st", "sreg", "cr", "dr"):
             from .errors import OperandError
             raise OperandError(f"{self.name} has no {bits}-bit form")
         return (gpr if self.kind[0] == "r" else vec)(self.num, bits)
@@ -117,6 +117,39 @@ class Tmm(Reg):
     tmm8-tmm15, so REX/VEX register-extension bits are never set for it."""
     __slots__ = ()
     kind = "tmm"
+class StReg(Reg):
+    """x87 FPU stack register st(i): ``st0`` … ``st7`` in Python (iced-x86's names), printed ``st(0)`` …
+    ``st(7)`` as GNU as and iced-x86 write them. ``i`` counts from the top of the register stack
+    (SDM Vol.1 8.1.2); the forms that name one encode ``i`` in the low 3 bits of their second opcode
+    byte (``D8 C0+i``: ModRM with mod = 11, reg = the opcode digit, rm = ``i``; SDM Vol.2 A.5). There
+    is no REX bit for it: only eight exist."""
+    __slots__ = ()
+    kind = "st"
+
+    def __repr__(self) -> str: return f"st({self.num})"
+    __str__ = __repr__
+
+
+class SegReg(Reg):
+    """Segment register es, cs, ss, ds, fs, gs (numbers 0-5 as in ModRM.reg; SDM Vol.1 3.4.2), the operand of
+    ``mov r/m, sreg`` (8C) and ``mov sreg, r/m16`` (8E; cs cannot be loaded so: #UD), and fs/gs of push/pop.
+    In 64-bit mode es, cs, ss and ds have base 0 (SDM Vol.1 3.4.2.1)."""
+    __slots__ = ()
+    kind = "sreg"
+
+
+class CrReg(Reg):
+    """Control register cr0, cr2, cr3, cr4 or cr8 (SDM Vol.3 2.5; the others are reserved and #UD), the
+    ModRM.reg operand of ``mov cr, r64`` / ``mov r64, cr`` (0F 22 / 0F 20; cr8 takes REX.R)."""
+    __slots__ = ()
+    kind = "cr"
+
+
+class DrReg(Reg):
+    """Debug register dr0 … dr7 (SDM Vol.3 18.2; dr8-dr15 #UD), the ModRM.reg operand of ``mov dr, r64`` /
+    ``mov r64, dr`` (0F 23 / 0F 21)."""
+    __slots__ = ()
+    kind = "dr"
 
 
 class Rip(Reg):
@@ -127,7 +160,8 @@ class Rip(Reg):
 
 # Registers that some forms name as a fixed operand (`add eax, imm32`, `shl r/m32, cl`): they get
 # their own signature so that `encode` considers those forms too.
-SIG_REGS = frozenset({"al", "cl", "ax", "dx", "eax", "ecx", "edx", "rax", "rcx", "rdx"})
+# st0 is the x87 stack top, the fixed operand of `fadd st(0), st(i)` and friends; fs/gs of push/pop fs/gs.
+SIG_REGS = frozenset({"al", "cl", "ax", "dx", "eax", "ecx", "edx", "rax", "rcx", "rdx", "st0", "fs", "gs"})
 
 _GPR64 = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"] + [f"r{i}" for i in range(8, 16)]
 _GPR32 = ["eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi"] + [f"r{i}d" for i in range(8, 16)]
@@ -148,6 +182,14 @@ for _i in range(8):
     REGISTERS[f"mm{_i}"] = Mmx(f"mm{_i}", _i, 64)
 for _i in range(8):
     REGISTERS[f"tmm{_i}"] = Tmm(f"tmm{_i}", _i, 8192)   # up to 16 rows of 64 bytes
+for _i in range(8):
+    REGISTERS[f"st{_i}"] = StReg(f"st{_i}", _i, 80)
+for _i, _n in enumerate(("es", "cs", "ss", "ds", "fs", "gs")):
+    REGISTERS[_n] = SegReg(_n, _i, 16)
+for _i in (0, 2, 3, 4, 8):
+    REGISTERS[f"cr{_i}"] = CrReg(f"cr{_i}", _i, 64)
+for _i in range(8):
+    REGISTERS[f"dr{_i}"] = DrReg(f"dr{_i}", _i, 64)
 REGISTERS["rip"] = Rip("rip", 5, 64)
 # Aliases accepted on input: r8l … r15l (Intel's spelling of r8b … r15b).
 ALIASES = {f"r{i}l": REGISTERS[f"r{i}b"] for i in range(8, 16)}
@@ -190,5 +232,5 @@ def vec(num: int, bits: int = 128) -> Reg:
     return _by_number("v", num, bits)
 
 
-__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "Mmx", "Tmm", "Rip", "REGISTERS",
-           *REGISTERS]
+__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "Mmx", "Tmm", "StReg", "SegReg",
+           "CrReg", "DrReg", "Rip", "REGISTERS", *REGISTERS]

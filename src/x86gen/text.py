@@ -18,16 +18,20 @@ from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
 from .forms import forms_of
 from .memory import SIZE_BITS, Mem
-from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, gpr
+from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, SegReg, gpr
 
-_REGS = {**REGISTERS, **ALIASES}
+# x87 st(i) as GNU as, llvm-mc, iced-x86 and objdump write it: `st` is st(0), the stack top (SDM Vol.1 8.1.2)
+_ST_NAMES = {"st": REGISTERS["st0"], **{f"st({i})": REGISTERS[f"st{i}"] for i in range(8)}}
+_REGS = {**REGISTERS, **ALIASES, **_ST_NAMES}
 # x86-64 register names x86gen has no forms for: an error that names the register, never a label.
 # Derived from REGISTERS, so a register file added there leaves this set by itself.
 UNSUPPORTED_REGISTERS = X86_REGISTER_NAMES - _REGS.keys()
 _SEGMENT_OVERRIDE = re.compile(r"(es|cs|ss|fs|gs)\s*:")
 _OPERANDS: dict[str, object] = {}
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
-_SIZE_PREFIX = re.compile(r"^(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword)\s+(?:ptr\s*)?(.*)$")
+# size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
+_SIZE_WORDS = "byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
+_SIZE_PREFIX = re.compile(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
 _TERM = re.compile(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 
 
@@ -119,7 +123,7 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
 
 # `[size ptr] [base + index*scale ± disp]` with registers and a hex/decimal displacement, in one match;
 # anything else (a leading index, `10h`, `ds:`, errors) takes `_parse_address`, which reads the same.
-_SIMPLE = re.compile(r"(?:(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword)\s+(?:ptr\s*)?)?"
+_SIMPLE = re.compile(rf"(?:({_SIZE_WORDS})\s+(?:ptr\s*)?)?"
                      r"\[\s*([a-z]\w*)\s*(?:\+\s*([a-z]\w*)(?:\*([1248]))?\s*)?(?:([+-])\s*(0x[0-9a-f]+|[1-9][0-9]*|0)\s*)?\]",
                      re.ASCII)
 
@@ -169,6 +173,7 @@ def parse_operand(text: str):
     if hit is not None: return hit
     t = text.strip()
     if t in _REGS: v = _REGS[t]
+    elif t[:3] == "st(" and "".join(t.split()) in _REGS: v = _REGS["".join(t.split())]   # st( 1 )
     elif t[-1:] == "]" and (v := _simple_address(t)) is not None: pass   # the common `[size ptr] [base+index*s+disp]`
     else:
         size = 0
@@ -202,6 +207,7 @@ def split_line(line: str) -> tuple[str, list[str]]:
     """``"add eax, [rdi+4]"`` → ``("add", ["eax", "[rdi+4]"])``; the text must be lower case."""
     line = line.strip()
     if "\t" in line: line = line.replace("\t", " ")   # `xor\teax, eax` (compiler output)
+    if line[-5:] == "only)" and _X87_ONLY.fullmatch(line): line = line[:line.index("(")]   # objdump: `fneni(8087 only)`
     sp = line.find(" ")
     if sp < 0:
         if line in _FAR_MNEMONICS: raise AsmSyntaxError(f"{line}: far returns are not supported by x86gen")
@@ -209,6 +215,9 @@ def split_line(line: str) -> tuple[str, list[str]]:
     mn, rest = line[:sp], line[sp + 1:]
     if mn == "{vex}": mn, rest = vex_pseudo_prefix(rest)
     if mn in _PREFIXES:
+        if mn == "data16" and rest.strip() in _DATA16_STACK:   # iced-x86: `data16 push fs` is pushw fs (66 0F A0)
+            mn, _, rest = rest.strip().partition(" ")
+            return mn + "w", [rest]
         raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
     if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
     return mn, rest.split(",")
@@ -228,6 +237,9 @@ def vex_pseudo_prefix(rest: str) -> tuple[str, str]:
     return mn, ops
 
 
+# objdump's spelling of the 8087/80287-only control instructions (fneni, fndisi, fnsetpm), which later FPUs ignore
+_X87_ONLY = re.compile(r"(fneni|fndisi|fnsetpm|feni|fdisi|fsetpm)\((?:8087|287) only\)")
+_DATA16_STACK = {"push fs", "push gs", "pop fs", "pop gs"}
 _FAR_MNEMONICS = {"ljmp", "lcall", "lret", "lretq", "retf", "retfq", "jmpf", "callf"}   # GNU as: far jmp/call/ret
 _PREFIXES = {"lock", "rep", "repe", "repz", "repne", "repnz", "data16", "addr32", "rex", "rex.w", "{vex3}"}
 
@@ -240,7 +252,8 @@ def imul_shorthand(mn: str, ops: tuple) -> tuple:
 
 # GNU as's shorthands (Intel syntax), as the instruction it encodes for them: rewritten on the parsed
 # operands, before a form is chosen. Each is written where no form of x86gen takes the operands as
-# they stand (so nothing x86gen encoded before changes), but vpextrw/vpinsrw of a 64-bit register.
+# they stand (so nothing x86gen encoded before changes), but vpextrw/vpinsrw of a 64-bit register and
+# mov sreg, r16/r64 (shorter forms of the same instruction).
 _GPR = {"r8", "r16", "r32", "r64"}
 
 
@@ -330,10 +343,125 @@ def _shift_double_cl(mn: str, ops: tuple) -> tuple[str, tuple]:
 def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(mn, ops)
 
 
-SHORTHANDS = {"imul": _imul, "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
+def _stack_word(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``pushw r9w`` / ``popw [rax]`` (GNU as) are push/pop of that 16-bit register or word (66 50+rw, 66 FF /6, ...);
+    pushw/popw themselves are the fs/gs forms (66 0F A0 ...). An immediate stays an error: x86gen has no 16-bit push imm."""
+    if len(ops) == 1:
+        x = ops[0]
+        if getattr(x, "kind", None) == "r16": return mn[:-1], ops
+        if x.__class__ is Mem and x.size in (0, 16): return mn[:-1], (x.with_size(16),)
+    return mn, ops
+
+
+def _fwait(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``fwait`` (iced-x86, objdump, GNU as) is ``wait`` (9B; SDM Vol.2 WAIT/FWAIT: the same opcode)."""
+    return "wait", ops
+
+
+def _sysexitd(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``sysexitd`` (objdump) is ``sysexit`` (0F 35, to 32-bit user code; ``sysexitq`` is REX.W 0F 35)."""
+    return "sysexit", ops
+
+
+def _sreg_load(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``mov es, ax`` / ``mov fs, r9`` (iced-x86 prints the first for 8E C0) is ``mov es, eax`` / ``mov fs, r9d``,
+    and ``mov rax, es`` is ``mov eax, es``, as GNU as encodes them: loading a segment register reads 16 bits
+    whatever the operand size, and storing one in a 32-bit register zero-extends it to 64 bits, so the forms
+    without 0x66 or REX.W are the same instructions, shorter (8E /r, 8C /r; SDM Vol.2 MOV)."""
+    if len(ops) == 2:
+        a, b = ops
+        if a.__class__ is SegReg and getattr(b, "kind", None) in ("r16", "r64"): return mn, (a, gpr(b.num, 32))
+        if b.__class__ is SegReg and getattr(a, "kind", None) == "r64": return mn, (gpr(a.num, 32), b)
+    return mn, ops
+
+
+_ST0 = REGISTERS["st0"]
+_ST1 = REGISTERS["st1"]
+_X87_SHAPES: dict[str, frozenset] = {}
+
+
+def _x87_shapes(mn: str) -> frozenset:
+    """The operand shapes of ``mn``'s forms: "" (none), "m" (memory), "s" (st(i)), "0s" (st(0), st(i)),
+    "s0" (st(i), st(0)), "o" (anything else). Cached."""
+    hit = _X87_SHAPES.get(mn)
+    if hit is not None: return hit
+    from .encoder import canonical
+    from .errors import UnknownMnemonicError
+    from .forms import forms_of
+    try: forms = forms_of(canonical(mn))
+    except UnknownMnemonicError: forms = []
+    shapes = set()
+    for f in forms:
+        k = "".join("0" if o.reg == "st0" else "s" if o.reg == "st" else "m" if o.mem is not None else "o" for o in f.operands)
+        shapes.add(k)
+    _X87_SHAPES[mn] = res = frozenset(shapes)
+    return res
+
+
+def _x87(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """The x87 spellings of iced-x86, objdump and GNU as, as the form's operands:
+
+    - iced-x86's Intel formatter names st(0) where the instruction uses it implicitly: ``fld st, dword ptr
+      [rsi]``, ``fistp qword ptr [rax], st``, ``fld st, st(1)``, ``fstp st(1), st`` are fld m32, fistp m64,
+      fld st(1), fstp st(1);
+    - GNU as leaves st(0) out of the arithmetic, compares and fxch (`_X87_IMPLIED_ST0`; not fcmovcc):
+      ``fxch st(2)``, ``fcomi st(1)``, ``fadd st(2)``, ``faddp st(1)`` are fxch st(0), st(2), fcomi st(0),
+      st(1), fadd st(0), st(2), faddp st(1), st(0); and with no operand at all st(1) is meant (iced and
+      objdump print ``faddp``, ``fxch``, ``fcom`` so): ``fsubp`` is ``fsubp st(1), st(0)`` (DE E9, SDM
+      Vol.2 FSUB/FSUBP/FISUB: "FSUBP: subtract ST(0) from ST(1), store in ST(1), pop"). A bare ``fadd``
+      stays an error: GNU as makes it ``faddp`` with a warning.
+
+    Each applies only where no form takes the operands as written."""
+    n = len(ops)
+    if n == 2 and (ops[0] is _ST0 or ops[1] is _ST0) and (ops[0].__class__ is Mem or ops[1].__class__ is Mem):
+        return mn, (ops[1] if ops[0] is _ST0 else ops[0],)   # no x87 form takes a memory operand and a register
+    if n > 2 or not all(getattr(x, "kind", None) == "st" for x in ops): return mn, ops
+    shapes = _x87_shapes(mn)
+    if n == 2:
+        if any(len(k) == 2 for k in shapes): return mn, ops
+        if ops[1] is _ST0: return mn, ops[:1]
+        if ops[0] is _ST0: return mn, ops[1:]
+        return mn, ops
+    if mn not in _X87_IMPLIED_ST0: return mn, ops
+    if n == 1 and "s" not in shapes:
+        if "0s" in shapes: return mn, (_ST0, ops[0])
+        if "s0" in shapes: return mn, (ops[0], _ST0)
+    if n == 0 and "" not in shapes and ("0s" in shapes) != ("s0" in shapes):
+        return mn, ((_ST0, _ST1) if "0s" in shapes else (_ST1, _ST0))
+    return mn, ops
+
+
+# The x87 mnemonics whose st(0) operand GNU as lets one leave out (as 2.40: `fadd st(2)`, `fcom`, `faddp`)
+_X87_IMPLIED_ST0 = frozenset(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp", "fsubr", "fsubrp", "fdiv", "fdivp", "fdivr",
+                              "fdivrp", "fcom", "fcomp", "fucom", "fucomp", "fcomi", "fcomip", "fucomi", "fucomip", "fxch"))
+
+
+# fldenv/fnstenv/fnsave/frstor: unsized, the image of the 32/64-bit operand size (28 / 108 bytes); the `w`
+# names (GNU as and objdump) are the 16-bit one (o16: 14 / 94 bytes; SDM Vol.1 8.1.10).
+_FPU_IMAGE = {"fldenv": ("fldenv", 224), "fnstenv": ("fnstenv", 224), "fnsave": ("fnsave", 864), "frstor": ("frstor", 864),
+              "fldenvw": ("fldenv", 112), "fnstenvw": ("fnstenv", 112), "fnsavew": ("fnsave", 752), "frstorw": ("frstor", 752)}
+
+
+def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``fldenv [rsi]`` is the 28-byte environment, ``fldenvw [rsi]`` the 14-byte one (and so for fnstenv,
+    fnsave (108/94 bytes) and frstor), as GNU as and objdump spell them."""
+    name, bits = _FPU_IMAGE[mn]
+    if len(ops) == 1 and ops[0].__class__ is Mem and not ops[0].size: return name, (ops[0].with_size(bits),)
+    return name, ops
+
+
+SHORTHANDS = {"imul": _imul, "mov": _sreg_load, "fwait": _fwait, "sysexitd": _sysexitd, "pushw": _stack_word, "popw": _stack_word,
+              "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
               "movsx": _movsx_dword, "shld": _shift_double_cl, "shrd": _shift_double_cl, "movq": _movq_gpr,
               **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), **dict.fromkeys(_ADDRESS_ONLY, _any_size_address),
-              **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one)}
+              **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
+              **dict.fromkeys(_FPU_IMAGE, _fpu_image),
+              # the x87 mnemonics with an st(i) form or an implicit st(0) next to a memory operand
+              **dict.fromkeys(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp", "fsubr", "fsubrp", "fdiv", "fdivp", "fdivr",
+                               "fdivrp", "fcom", "fcomp", "fucom", "fucomp", "fcomi", "fcomip", "fucomi", "fucomip", "fxch",
+                               "fld", "fst", "fstp", "ffree", "ffreep", "fiadd", "fimul", "ficom", "ficomp", "fisub",
+                               "fisubr", "fidiv", "fidivr", "fild", "fist", "fistp", "fisttp", "fbld", "fbstp",
+                               "fcmovb", "fcmove", "fcmovbe", "fcmovu", "fcmovnb", "fcmovne", "fcmovnbe", "fcmovnu"), _x87)}
 
 
 def shorthand(mn: str, ops: tuple) -> tuple[str, tuple]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from .errors import (
     AsmSyntaxError,
     EncodeError,
+    EvexOnlyRegisterError,
     ImmediateRangeError,
     LabelContextError,
     LabelError,
@@ -59,7 +60,7 @@ def __getattr__(name: str):
 
 
 __all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
-           "UnsupportedRegisterError", "LabelContextError", "LabelError", "SizeLimitError",
+           "UnsupportedRegisterError", "EvexOnlyRegisterError", "LabelContextError", "LabelError", "SizeLimitError",
            "Mem", "mem", "byte", "word", "dword", "qword", "xmmword", "ymmword", "zmmword", "Reg", "REGISTERS",
            "gpr", "vec", "encode", "select", "select_form", "assemble",
            "Instruction", "Form", "get_form", "forms_of", "all_forms", *REGISTERS]

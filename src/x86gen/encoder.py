@@ -84,6 +84,15 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...],
     movabs = mnemonic == "movabs"
     if movabs: forms = [f for f in forms if _movabs_form(f)]   # mov restricted to moffs and imm64 (GNU as, llvm-mc)
     ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
+    if any(getattr(x, "hi16", False) for x in ops):
+        # xmm16-31/ymm16-31: only EVEX forms encode bit 4 of a register number (SDM Vol.2 2.7.1)
+        evex = [f for f in ok if f.encoding_kind == "evex"]
+        if ok and not evex:
+            from .errors import EvexOnlyRegisterError
+            high = ", ".join(str(x) for x in ops if getattr(x, "hi16", False))
+            raise EvexOnlyRegisterError(f"{mnemonic} {fmt_operands(ops)}: {high} only EVEX encodes (registers 16-31, SDM Vol.2"
+                                        f" 2.7.1), and x86gen has no EVEX form of {mnemonic} that takes these operands")
+        ok = evex
     if not ok:
         raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
     for i, x in enumerate(ops):

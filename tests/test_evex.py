@@ -1,0 +1,127 @@
+"""The first EVEX (AVX-512) slice: registers 16-31 and zmm, the EVEX prefix, compressed displacement
+disp8*N, VEX preferred over EVEX, and the legacy/VEX forms refusing registers only EVEX encodes.
+
+Expected bytes come from llvm-mc 14 (``llvm-mc-14 -triple=x86_64 -x86-asm-syntax=intel -show-encoding``;
+GNU as 2.40 gives the same bytes for every line of `DISP8N`). The per-form fuzz against iced-x86 is in
+tests/test_fuzz_iced.py (it draws xmm/ymm/zmm 0-31 for EVEX forms, no masking or broadcast yet).
+"""
+from __future__ import annotations
+
+import pytest
+
+import x86gen
+from x86gen import EvexOnlyRegisterError, OperandError
+
+R = x86gen.REGISTERS
+
+# Compressed displacement (SDM Vol.2 2.7.5): for each tuple type used so far, N·(-128), N·127, N·128 (disp32)
+# and a displacement that is not a multiple of N (disp32), plus a few base-register corners.
+# FV without broadcast: N = vector length (vaddps zmm: 64, vaddpd ymm: 32, vpaddd xmm: 16);
+# FVM: N = vector length (vmovups zmm: 64, vmovdqu64 ymm: 32, vmovups xmm: 16).
+DISP8N = [
+    ("vaddps zmm1, zmm2, zmmword ptr [rax-8192]", "62 f1 6c 48 58 48 80"),            # FV N=64: -128*64
+    ("vaddps zmm1, zmm2, zmmword ptr [rax+8128]", "62 f1 6c 48 58 48 7f"),            # 127*64
+    ("vaddps zmm1, zmm2, zmmword ptr [rax+8192]", "62 f1 6c 48 58 88 00 20 00 00"),   # 128*64: disp32
+    ("vaddps zmm1, zmm2, zmmword ptr [rax+65]", "62 f1 6c 48 58 88 41 00 00 00"),     # not a multiple: disp32
+    ("vaddps zmm1, zmm2, zmmword ptr [rax+64]", "62 f1 6c 48 58 48 01"),
+    ("vaddps zmm1, zmm2, zmmword ptr [rax-8256]", "62 f1 6c 48 58 88 c0 df ff ff"),   # -129*64: disp32
+    ("vaddpd ymm17, ymm2, ymmword ptr [rax-4096]", "62 e1 ed 28 58 48 80"),           # FV N=32
+    ("vaddpd ymm17, ymm2, ymmword ptr [rax+4064]", "62 e1 ed 28 58 48 7f"),
+    ("vaddpd ymm17, ymm2, ymmword ptr [rax+4096]", "62 e1 ed 28 58 88 00 10 00 00"),
+    ("vaddpd ymm17, ymm2, ymmword ptr [rax+16]", "62 e1 ed 28 58 88 10 00 00 00"),
+    ("vpaddd xmm17, xmm2, xmmword ptr [rax-2048]", "62 e1 6d 08 fe 48 80"),           # FV N=16
+    ("vpaddd xmm17, xmm2, xmmword ptr [rax+2032]", "62 e1 6d 08 fe 48 7f"),
+    ("vpaddd xmm17, xmm2, xmmword ptr [rax+2048]", "62 e1 6d 08 fe 88 00 08 00 00"),
+    ("vpaddd xmm17, xmm2, xmmword ptr [rax+8]", "62 e1 6d 08 fe 88 08 00 00 00"),
+    ("vmovups zmm1, zmmword ptr [rax-8192]", "62 f1 7c 48 10 48 80"),                 # FVM N=64
+    ("vmovups zmm1, zmmword ptr [rax+8128]", "62 f1 7c 48 10 48 7f"),
+    ("vmovups zmm1, zmmword ptr [rax+8192]", "62 f1 7c 48 10 88 00 20 00 00"),
+    ("vmovups zmm1, zmmword ptr [rax+100]", "62 f1 7c 48 10 88 64 00 00 00"),
+    ("vmovdqu64 ymmword ptr [r13+r12*2-4096], ymm30", "62 01 fe 28 7f 74 65 80"),     # FVM N=32, SIB
+    ("vmovdqu64 ymmword ptr [r13+r12*2+4064], ymm30", "62 01 fe 28 7f 74 65 7f"),
+    ("vmovdqu64 ymmword ptr [r13+r12*2+4096], ymm30", "62 01 fe 28 7f b4 65 00 10 00 00"),
+    ("vmovdqu64 ymmword ptr [r13+r12*2-1], ymm30", "62 01 fe 28 7f b4 65 ff ff ff ff"),
+    ("vmovups xmm16, xmmword ptr [rsp-2048]", "62 e1 7c 08 10 44 24 80"),              # FVM N=16, rsp base (SIB)
+    ("vmovups xmm16, xmmword ptr [rsp+2032]", "62 e1 7c 08 10 44 24 7f"),
+    ("vmovups xmm16, xmmword ptr [rsp+2048]", "62 e1 7c 08 10 84 24 00 08 00 00"),
+    ("vmovups xmm16, xmmword ptr [rsp+127]", "62 e1 7c 08 10 84 24 7f 00 00 00"),     # a plain disp8 is not one here
+    ("vmovups xmm16, xmmword ptr [rbp]", "62 e1 7c 08 10 45 00"),                      # rbp: explicit disp8 0
+    ("vmovups xmm16, xmmword ptr [rip+64]", "62 e1 7c 08 10 05 40 00 00 00"),          # RIP-relative: always disp32
+]
+
+
+@pytest.mark.parametrize("text, expected", DISP8N)
+def test_disp8n_table(text, expected):
+    """Each tuple type in use at N*-128, N*127, N*128 and a non-multiple, as llvm-mc and GNU as encode it."""
+    assert x86gen.assemble(text).hex(" ") == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("vaddps ymm1, ymm2, ymm3", "c5 ec 58 cb"),                      # every operand allows VEX: VEX
+    ("vmovups xmm1, xmmword ptr [rax-2048]", "c5 f8 10 88 00 f8 ff ff"),   # disp8*N would be shorter: still VEX
+    ("vaddps ymm1, ymm2, ymm19", "62 b1 6c 28 58 cb"),               # ymm19 needs EVEX
+    ("vaddps zmm1, zmm2, zmm3", "62 f1 6c 48 58 cb"),
+    ("vfmadd231ps zmm31, zmm16, zmmword ptr [r15+rcx*8+0x40]", "62 42 7d 40 b8 7c cf 01"),
+    ("vpxord xmm1, xmm2, xmm3", "62 f1 6d 08 ef cb"),                # EVEX-only mnemonic with xmm0-15
+    ("vmovdqu32 zmm5, zmm24", "62 91 7e 48 6f e8"),
+])
+def test_vex_preferred_evex_when_needed(text, expected):
+    """VEX when every operand allows it (as GNU as and llvm-mc choose), EVEX for zmm and registers 16-31."""
+    assert x86gen.assemble(text).hex(" ") == expected
+
+
+def test_encode_picks_vex_for_low_registers():
+    assert x86gen.encode("vaddps", R["ymm1"], R["ymm2"], R["ymm3"]) == bytes.fromhex("c5ec58cb")
+    assert x86gen.select("vaddps", R["ymm1"], R["ymm2"], R["ymm3"]).id == "VEX_VADDPS_YMM_YMM_YMMM256"
+    assert x86gen.select("vaddps", R["ymm1"], R["ymm2"], R["ymm19"]).id == "EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32"
+
+
+def _vector_slots():
+    """(form, operand index, register class) of every legacy/VEX form's xmm/ymm register operand."""
+    for f in x86gen.all_forms():
+        if f.encoding_kind == "evex": continue
+        for i, o in enumerate(f.operands):
+            if o.reg in ("xmm", "ymm") and o.loc != "fixed": yield f, i, o.reg
+
+
+def _default_operands(f):
+    ops = []
+    for o in f.operands:
+        if o.loc == "fixed": ops.append(R[o.reg])
+        elif o.kind == "1" or o.imm is not None: ops.append(1)
+        elif o.reg is not None: ops.append(next(r for r in R.values() if r.kind == o.reg and r.num == 1))
+        else: ops.append(x86gen.Mem(R["rax"], None, 1, 0, o.mem or 0))
+    return ops
+
+
+def test_legacy_and_vex_forms_refuse_registers_16_31():
+    """Their fields hold 4 bits of a register number (REX.R/X/B, VEX R̄/X̄/B̄/vvvv): bit 4 would be dropped, so
+    xmm16-31/ymm16-31 raise EvexOnlyRegisterError naming the operand, in every position of every such form."""
+    slots = list(_vector_slots())
+    assert len(slots) > 1000
+    for f, i, cls in slots:
+        if f.is_branch: continue
+        ops = _default_operands(f)
+        ops[i] = R[f"{cls}{17 + i}"]
+        with pytest.raises(EvexOnlyRegisterError, match=f"operand {i + 1} is {cls}{17 + i}, which only EVEX encodes"):
+            f(*ops)
+
+
+def test_encode_without_evex_form_refuses_registers_16_31():
+    with pytest.raises(EvexOnlyRegisterError, match="xmm20 only EVEX encodes"):
+        x86gen.encode("vaddsubps", R["xmm1"], R["xmm2"], R["xmm20"])
+    with pytest.raises(EvexOnlyRegisterError):
+        x86gen.assemble("addps xmm16, xmm1")
+
+
+def test_registers_16_31_and_zmm():
+    for n in range(32):
+        z, x, y = R[f"zmm{n}"], R[f"xmm{n}"], R[f"ymm{n}"]
+        assert (z.kind, z.size, x.kind, y.kind) == ("zmm", 512, "xmm", "ymm") and z.num == x.num == y.num == n
+        assert x.hi16 == (n >= 16) and x86gen.vec(n, 512) is z and x.sized(512) is z and z.sized(256) is y
+        # the inverted EVEX bits: R̄/R̄' (P0 0x80/0x10), B̄/X̄ for a register rm (P0 0x20/0x40), V̄' (P2 0x08)
+        assert z.evr == (0 if n & 8 else 0x80) | (0 if n & 16 else 0x10)
+        assert z.evxb == (0 if n & 8 else 0x20) | (0 if n & 16 else 0x40)
+        assert z.evv == (0 if n & 16 else 0x08)
+    with pytest.raises(OperandError):
+        x86gen.vec(32, 512)

@@ -62,8 +62,6 @@ OBJDUMP_SPELLINGS: dict[str, str] = {
     "x87 st(i) register": r"\bst\(\d\)",
     "FWORD/OWORD size keyword": r"\b(FWORD|OWORD) PTR\b",
     "32-bit address registers (0x67: [eax+ecx*2])": r"\[(e[a-ds][xip]|r\d+d)\b",
-    # objdump marks an EVEX encoding whose operands VEX could encode (issue 11: `{evex}` to force EVEX, not read yet)
-    "{evex} pseudo-prefix ({evex} vaddps xmm1,xmm2,xmm3)": r"^\{evex\}\s",
 }
 
 

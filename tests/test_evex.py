@@ -125,3 +125,21 @@ def test_registers_16_31_and_zmm():
         assert z.evv == (0 if n & 16 else 0x08)
     with pytest.raises(OperandError):
         x86gen.vec(32, 512)
+
+
+@pytest.mark.parametrize("text, expected", [
+    # objdump prints EVEX encodings that VEX could encode with the pseudo-prefix; GNU as and llvm-mc read it
+    ("{evex} vaddps xmm1, xmm2, xmm3", "62 f1 6c 08 58 cb"),
+    ("{evex} vaddps ymm1,ymm2,YMMWORD PTR [rax+0x40]", "62 f1 6c 28 58 48 02"),
+    ("{EVEX} vmovups XMMWORD PTR [rip+0x12345678],xmm3", "62 f1 7c 08 11 1d 78 56 34 12"),
+    ("nop\n{evex} vpaddq xmm1, xmm2, xmm3", "90 62 f1 ed 08 d4 cb"),     # the program parser too
+])
+def test_evex_pseudo_prefix_forces_evex(text, expected):
+    assert x86gen.assemble(text).hex(" ") == expected
+
+
+@pytest.mark.parametrize("text", ["{evex} vaddsubps xmm1, xmm2, xmm3", "nop\n{evex} vaddsubps xmm1, xmm2, xmm3",
+                                  "{evex} {evex} vaddps xmm1, xmm2, xmm3", "{evex}"])
+def test_evex_pseudo_prefix_without_evex_form_is_an_error(text):
+    with pytest.raises(x86gen.EncodeError):
+        x86gen.assemble(text)

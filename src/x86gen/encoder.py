@@ -16,6 +16,7 @@ from .memory import Mem
 from .registers import Reg
 
 _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
+EVEX_PREFIX = "{evex}"   # a mnemonic "{evex}vaddps" encodes with an EVEX form only (the text pseudo-prefix `{evex} vaddps`)
 MNEMONIC_ALIASES = {
     "jz": "je", "jnz": "jne", "jc": "jb", "jnae": "jb", "jnc": "jae", "jnb": "jae", "jna": "jbe", "jnbe": "ja",
     "jnge": "jl", "jnl": "jge", "jng": "jle", "jnle": "jg", "jpe": "jp", "jpo": "jnp",
@@ -80,10 +81,19 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...],
     key = (mnemonic, *sig)
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
-    forms = forms_of(canonical(mnemonic))
+    # `{evex} vaddps …` (text: `EVEX_PREFIX` + mnemonic): only the EVEX forms, as GNU as and llvm-mc read that pseudo-prefix
+    evex_only = mnemonic.startswith(EVEX_PREFIX)
+    name = mnemonic[len(EVEX_PREFIX):] if evex_only else mnemonic
+    if evex_only and not name: raise UnknownMnemonicError(f"{EVEX_PREFIX} without a mnemonic (write `{EVEX_PREFIX} vaddps …`)")
+    forms = forms_of(canonical(name))
     movabs = mnemonic == "movabs"
     if movabs: forms = [f for f in forms if _movabs_form(f)]   # mov restricted to moffs and imm64 (GNU as, llvm-mc)
     ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
+    if evex_only:
+        evex = [f for f in ok if f.encoding_kind == "evex"]
+        if ok and not evex:
+            raise OperandError(f"{EVEX_PREFIX} {name} {fmt_operands(ops)}: x86gen has no EVEX form of {name} that takes these operands")
+        ok = evex
     if any(getattr(x, "hi16", False) for x in ops):
         # xmm16-31/ymm16-31: only EVEX forms encode bit 4 of a register number (SDM Vol.2 2.7.1)
         evex = [f for f in ok if f.encoding_kind == "evex"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from .encoder import EVEX_PREFIX
 from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
 from .memory import SIZE_BITS, Mem
@@ -189,6 +190,11 @@ def split_line(line: str) -> tuple[str, list[str]]:
         if line in _FAR_MNEMONICS: raise AsmSyntaxError(f"{line}: far returns are not supported by x86gen")
         return line, []
     mn, rest = line[:sp], line[sp + 1:]
+    if mn == EVEX_PREFIX:   # `{evex} vaddps xmm1, xmm2, xmm3`: GNU as's / llvm-mc's pseudo-prefix, EVEX even where VEX would do
+        mn2, ops = split_line(rest)
+        if mn2.startswith("{") or mn2 in _PREFIXES:
+            raise AsmSyntaxError(f"{clip(line)}: {EVEX_PREFIX} must precede a mnemonic")
+        return EVEX_PREFIX + mn2, ops
     if mn in _PREFIXES:
         raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
     if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")

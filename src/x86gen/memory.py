@@ -182,7 +182,8 @@ class Mem:
         """The same operand with its displacement in a 32-bit field even where a disp8 or none would do
         (mod = 10; SDM Vol.2 Table 2-2): a fixed slot a JIT can patch, or the bytes of an encoder that
         always writes disp32. Operands without a base register (``[disp32]``, ``[rip+disp32]``) already
-        have one and are returned as they are."""
+        have one and are returned as they are. EVEX forms do not keep it: they re-encode the displacement
+        with their disp8*N scale (`disp8n`), so a multiple of N in range still becomes a disp8 there."""
         shape = _SHAPES.get((self.base, self.index, self.scale)) or _shape(self.base, self.index, self.scale)
         if shape[2] is None: return self   # no base register: the displacement is a disp32 already
         m = Mem(self.base, self.index, self.scale, self.disp, self.size, self.label)

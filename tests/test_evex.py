@@ -143,3 +143,13 @@ def test_evex_pseudo_prefix_forces_evex(text, expected):
 def test_evex_pseudo_prefix_without_evex_form_is_an_error(text):
     with pytest.raises(x86gen.EncodeError):
         x86gen.assemble(text)
+
+
+def test_assembler_methods_take_evex_operands():
+    """The generated Assembler methods choose as `encode` does (bytes from llvm-mc 14)."""
+    a = x86gen.Assembler()
+    a.vpxord(R["zmm1"], R["zmm2"], R["zmm3"])
+    a.vaddps(R["ymm1"], R["ymm2"], R["ymm19"])
+    a.vaddps(R["ymm1"], R["ymm2"], R["ymm3"])
+    a.vmovups(R["zmm0"], x86gen.zmmword(R["rdi"], None, 1, 128))
+    assert a.assemble().hex(" ") == "62 f1 6d 48 ef cb 62 b1 6c 28 58 cb c5 ec 58 cb 62 f1 7c 48 10 47 02"

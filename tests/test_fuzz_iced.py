@@ -1,7 +1,9 @@
 """Hypothesis fuzz of every x86gen form against iced-x86.
 
 For each form of `x86gen.all_forms()` (one test per form id) Hypothesis draws operands the form
-takes — every register of the class (for r8 also spl..dil, r8b..r15b and ah..bh), memory operands
+takes — every register of the class (for r8 also spl..dil, r8b..r15b and ah..bh; xmm/ymm/zmm 0-31 for
+EVEX forms, 0-15 for the others; EVEX forms without masking, zeroing, broadcast or rounding, which x86gen
+does not encode yet, and the decoded instruction is checked to have none), memory operands
 with every base (rsp/rbp/r12/r13 included), every index but rsp (r12 included) and scale,
 displacements at the disp8/disp32 edges, RIP-relative, [index*scale+disp32] and absolute [disp32],
 immediates at and beyond the edges of their range, branch targets in and out of rel8/rel32 reach —

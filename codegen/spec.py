@@ -22,8 +22,9 @@ FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note"}
 FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc"}
 EVEX_ATTRS = {"tuple", "mask", "bcst", "rc"}   # only EVEX forms have them (isa/README.md, "EVEX")
 # EVEX tuple types whose disp8*N scale the loader computes (SDM Vol.2 2.7.5, Tables 2-34/2-35). Others are
-# refused until a form needs them. Without broadcast both are the full vector: N = 16, 32, 64 bytes by EVEX.L'L.
-TUPLE_TYPES = {"FV", "FVM"}
+# refused until a form needs them. FV (without broadcast) and FVM: the full vector, N = 16, 32, 64 bytes by
+# EVEX.L'L; T1S (one scalar element): N = the element size, the memory operand's (4 for m32, 8 for m64).
+TUPLE_TYPES = {"FV", "FVM", "T1S"}
 EVEX_MASKS = {"k1", "k1z"}
 IMM_SIZES = {"ib": 8, "iw": 16, "id": 32, "io": 64, "cb": 8, "cd": 32}
 MAPS = {"": 0, "0F": 1, "0F38": 2, "0F3A": 3}
@@ -270,7 +271,10 @@ def evex_fields(attrs: dict[str, str], ops: list[Operand], e: dict, ctx) -> dict
     rc = given.get("rc", "")
     if rc not in ("", "er", "sae"): _err(ctx, "attrs", f"rc={rc}: use er or sae")
     n = 0
-    if mem is not None:
+    if mem is not None and tt == "T1S":
+        if mem not in (8, 16, 32, 64): _err(ctx, "operands", f"tuple=T1S: a scalar memory operand is m8..m64, not m{mem}")
+        n = mem // 8
+    elif mem is not None:
         # FV without broadcast and FVM: N = the vector length, 16/32/64 bytes (SDM Vol.2 Tables 2-34, 2-35)
         if e["vex_l"] is None: _err(ctx, "encoding", "tuple=FV/FVM need EVEX.128/256/512 (N is the vector length)")
         n = 16 << e["vex_l"]

@@ -17,7 +17,7 @@ R = x86gen.REGISTERS
 # Compressed displacement (SDM Vol.2 2.7.5): for each tuple type used so far, N·(-128), N·127, N·128 (disp32)
 # and a displacement that is not a multiple of N (disp32), plus a few base-register corners.
 # FV without broadcast: N = vector length (vaddps zmm: 64, vaddpd ymm: 32, vpaddd xmm: 16);
-# FVM: N = vector length (vmovups zmm: 64, vmovdqu64 ymm: 32, vmovups xmm: 16).
+# FVM: N = vector length (vmovups zmm: 64, vmovdqu64 ymm: 32, vmovups xmm: 16); T1S: N = the scalar's size.
 DISP8N = [
     ("vaddps zmm1, zmm2, zmmword ptr [rax-8192]", "62 f1 6c 48 58 48 80"),            # FV N=64: -128*64
     ("vaddps zmm1, zmm2, zmmword ptr [rax+8128]", "62 f1 6c 48 58 48 7f"),            # 127*64
@@ -47,6 +47,14 @@ DISP8N = [
     ("vmovups xmm16, xmmword ptr [rsp+127]", "62 e1 7c 08 10 84 24 7f 00 00 00"),     # a plain disp8 is not one here
     ("vmovups xmm16, xmmword ptr [rbp]", "62 e1 7c 08 10 45 00"),                      # rbp: explicit disp8 0
     ("vmovups xmm16, xmmword ptr [rip+64]", "62 e1 7c 08 10 05 40 00 00 00"),          # RIP-relative: always disp32
+    ("vaddss xmm17, xmm2, dword ptr [rax-512]", "62 e1 6e 08 58 48 80"),               # T1S m32: N=4
+    ("vaddss xmm17, xmm2, dword ptr [rax+508]", "62 e1 6e 08 58 48 7f"),
+    ("vaddss xmm17, xmm2, dword ptr [rax+512]", "62 e1 6e 08 58 88 00 02 00 00"),
+    ("vaddss xmm17, xmm2, dword ptr [rax+2]", "62 e1 6e 08 58 88 02 00 00 00"),
+    ("vfmadd231sd xmm20, xmm2, qword ptr [rcx+rdx*8-1024]", "62 e2 ed 08 b9 64 d1 80"),   # T1S m64: N=8
+    ("vfmadd231sd xmm20, xmm2, qword ptr [rcx+rdx*8+1016]", "62 e2 ed 08 b9 64 d1 7f"),
+    ("vfmadd231sd xmm20, xmm2, qword ptr [rcx+rdx*8+1024]", "62 e2 ed 08 b9 a4 d1 00 04 00 00"),
+    ("vfmadd231sd xmm20, xmm2, qword ptr [rcx+rdx*8+4]", "62 e2 ed 08 b9 a4 d1 04 00 00 00"),
 ]
 
 
@@ -153,3 +161,29 @@ def test_assembler_methods_take_evex_operands():
     a.vaddps(R["ymm1"], R["ymm2"], R["ymm3"])
     a.vmovups(R["zmm0"], x86gen.zmmword(R["rdi"], None, 1, 128))
     assert a.assemble().hex(" ") == "62 f1 6d 48 ef cb 62 b1 6c 28 58 cb c5 ec 58 cb 62 f1 7c 48 10 47 02"
+
+
+@pytest.mark.parametrize("line, message", [
+    ("W:zmm, zmm, zmm/m512 | EVEX.512.0F.W0 58 /r", "needs tuple="),
+    ("W:zmm, zmm, zmm/m512 | EVEX.512.0F.W0 58 /r | tuple=T4", "supported tuple types are FV, FVM, T1S"),
+    ("W:ymm, ymm, zmm/m512 | EVEX.256.0F.W0 58 /r | tuple=FV", "the memory operand is m512, the vector m256"),
+    ("W:xmm, xmm, xmm/m128 | VEX.128.0F.WIG 58 /r | tuple=FV", "only apply to EVEX forms"),
+    ("W:xmm, xmm, xmm/m32 | EVEX.LIG.F3.0F.W0 58 /r | tuple=T1S bcst=32", "bcst= needs tuple=FV"),
+])
+def test_spec_checks_evex_attributes(tmp_path, line, message):
+    """The loader refuses EVEX attributes it cannot turn into a disp8*N scale (codegen/spec.py evex_fields)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen.spec import SpecError, load
+    p = tmp_path / "x.yaml"
+    p.write_text(f"vaddps:\n  cpuid: AVX512F\n  forms:\n  - {line}\n")
+    with pytest.raises(SpecError, match=message):
+        load(str(p))
+
+
+def test_spec_disp8_n_of_each_tuple_type():
+    n = {f.id: f.disp8_n for f in x86gen.all_forms()}
+    assert n["EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER"] == 64 and n["EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64"] == 32
+    assert n["EVEX_VMOVUPS_XMM_K1Z_XMMM128"] == 16 and n["EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER"] == 4
+    assert n["EVEX_VADDSD_XMM_K1Z_XMM_XMMM64_ER"] == 8 and n["VEX_VADDPS_YMM_YMM_YMMM256"] == 0

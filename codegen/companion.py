@@ -210,7 +210,8 @@ def expand_tokens(tokens: list[tuple[str, int]], by_id: dict[str, Form], by_mn: 
     for tok, line in tokens:
         if re.fullmatch(r"[a-z][a-z0-9]*", tok):
             if tok not in by_mn: raise SpecError(path, line, field, f"no mnemonic {tok!r} in isa/x86_64.yaml")
-            found = [f.id for f in by_mn[tok]]
+            # tinygrad 0.14's X86Ops encode legacy and VEX only: a mnemonic names those forms, not its EVEX ones
+            found = [f.id for f in by_mn[tok] if f.encoding_kind != "evex"]
         else:
             found = []
             for b in SIZES:

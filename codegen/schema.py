@@ -3,8 +3,8 @@
 `codegen.spec.Form` has an attribute of each name (`codegen.render.row` reads them in this order),
 `_gen/forms.tsv` stores each row as a JSON array in this order, and `_gen/schema.py`, rendered from
 these lists, gives the runtime `FormRow` / `OperandRow` (named tuples) to read them by name. Adding a
-field (EVEX: tuple type, masking, broadcast, rounding) is one entry here plus the attribute that
-`codegen.spec` computes for it.
+field is one entry here plus the attribute that `codegen.spec` computes for it (as the EVEX fields
+tuple_type … evex_rc are).
 """
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("implicit", "implicit register operands, each (role, register)"),
     ("encoding", "the encoding as written in the spec (SDM syntax)"),
     ("line", "line of the form in isa/x86_64.yaml"),
+    ("tuple_type", "EVEX tuple type of the memory operand for disp8*N (SDM Vol.2 2.7.5): FV, FVM, …; None outside EVEX"),
+    ("disp8_n", "EVEX: N, the scale of a compressed disp8 (bytes) for a memory operand without broadcast; 0 outside EVEX"),
+    ("evex_mask", "EVEX masking the form allows: '' none, 'k1' ({k1}), 'k1z' ({k1}{z}); encoded as k0 (aaa=000, z=0) for now"),
+    ("evex_bcst", "EVEX embedded broadcast: the element size in bits (32, 64) or 0; not encoded yet (b=0)"),
+    ("evex_rc", "EVEX register-only static rounding 'er' or suppress-all-exceptions 'sae', or ''; not encoded yet"),
     ("shape", "index of its encoder's shape (codegen/shapes.py) in _gen/encoders, -1 if none yet (EVEX)"),
     ("shape_args", "the constants that function binds for this form (bytes as lists of ints)"),
 )

@@ -145,5 +145,5 @@ def imports(shapes: list[Shape]) -> dict[str, list[str]]:
         for t in tokenize.generate_tokens(io.StringIO(s.code).readline):
             if t.type == tokenize.NAME: names.add(t.string)
     return {"runtime": sorted(n for n in HELPERS if n in names), "other": sorted(names & {"Mem", "VsibMem"}),
-            "classes": sorted(c for c in set(writer.REG_CLASS.values()) if c in names),
+            "classes": sorted(c for c in set(writer.CLASS_NAMES) if c in names),
             "fixed": sorted(n[2:] for n in names if n.startswith("R_"))}

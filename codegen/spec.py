@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import yaml
 
@@ -24,7 +24,13 @@ LOCS = {"reg", "rm", "vvvv", "opc", "is4", "imm", "fixed", "moffs"}
 FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF"}
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
 FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note"}
-FORM_ATTRS = {"id", "cpuid", "flags", "imp"}
+FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc"}
+EVEX_ATTRS = {"tuple", "mask", "bcst", "rc"}   # only EVEX forms have them (isa/README.md, "EVEX")
+# EVEX tuple types whose disp8*N scale the loader computes (SDM Vol.2 2.7.5, Tables 2-34/2-35). Others are
+# refused until a form needs them. FV (without broadcast) and FVM: the full vector, N = 16, 32, 64 bytes by
+# EVEX.L'L; T1S (one scalar element): N = the element size, the memory operand's (4 for m32, 8 for m64).
+TUPLE_TYPES = {"FV", "FVM", "T1S"}
+EVEX_MASKS = {"k1", "k1z"}
 IMM_SIZES = {"ib": 8, "iw": 16, "id": 32, "io": 64, "cb": 8, "cd": 32}
 MAPS = {"": 0, "0F": 1, "0F38": 2, "0F3A": 3}
 PP = {"NP": 0, "66": 1, "F3": 2, "F2": 3}
@@ -78,7 +84,11 @@ class Form:
     flags: dict[str, tuple[str, ...]]
     operand_size: int                       # operand size used for immediate sign extension
     line: int
-    evex: dict[str, str] = field(default_factory=dict)
+    tuple_type: str | None = None           # EVEX tuple type (SDM Vol.2 2.7.5), None outside EVEX
+    disp8_n: int = 0                        # EVEX disp8*N scale (bytes) without broadcast; 0 outside EVEX
+    evex_mask: str = ""                     # '' | 'k1' | 'k1z': masking the form allows (encoded k0 for now)
+    evex_bcst: int = 0                      # broadcast element bits (32/64), 0 if none (not encoded yet)
+    evex_rc: str = ""                       # '' | 'er' | 'sae' (not encoded yet)
     shape: int = -1                         # its encoder's shape and constants (codegen/shapes.py, set by codegen/render.py)
     shape_args: tuple = ()
 
@@ -265,7 +275,10 @@ def vsib_element_size(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     return out
 
 
-def derive_id(mnemonic: str, ops: list[Operand], enc: str) -> str:
+def derive_id(mnemonic: str, ops: list[Operand], enc: str, evex: dict | None = None) -> str:
+    """iced's Code name: ``EVEX_`` forms add the masking after the first operand (``K1``, ``K1Z``), the broadcast
+    element to the ModRM.rm operand (``ZMMM512B32``) and ``_ER``/``_SAE`` (`evex`: the form's EVEX attrs)."""
+    evex = evex or {}
     parts = [mnemonic.upper()]
     for o in ops:
         if o.imm is not None: parts.append(f"REL{o.imm}_64" if o.kind.startswith("rel") else f"IMM{o.imm}")
@@ -278,7 +291,40 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str) -> str:
             parts.append(f"RM{o.mem}" if o.reg == f"r{o.mem}" else f"{o.reg.upper()}M{o.mem}")
         elif o.reg: parts.append("KR" if o.reg == "k" else o.reg.upper())   # iced spells a mask register KR
         else: parts.append("M" if o.mem == 0 else f"M{o.mem}")
+        if o.loc == "rm" and o.mem and evex.get("bcst"): parts[-1] += f"B{evex['bcst']}"
+        if len(parts) == 2 and evex.get("mask"): parts.append(evex["mask"].upper())
+    if evex.get("rc"): parts.append(evex["rc"].upper())
     return ("" if enc == "legacy" else enc.upper() + "_") + "_".join(parts)
+
+
+def evex_fields(attrs: dict[str, str], ops: list[Operand], e: dict, ctx) -> dict:
+    """The EVEX attributes of a form (tuple=, mask=, bcst=, rc=) checked, and its disp8*N scale (SDM Vol.2 2.7.5)."""
+    given = {k: attrs[k] for k in EVEX_ATTRS if k in attrs}
+    if e["encoding_kind"] != "evex":
+        if given: _err(ctx, "attrs", f"{', '.join(sorted(given))}= only apply to EVEX forms")
+        return {}
+    mem = next((o.mem for o in ops if o.mem is not None), None)
+    tt = given.get("tuple")
+    if mem is not None and tt is None: _err(ctx, "attrs", "an EVEX form with a memory operand needs tuple= (its disp8*N, SDM Vol.2 2.7.5)")
+    if tt is not None and tt not in TUPLE_TYPES:
+        _err(ctx, "attrs", f"tuple={tt}: supported tuple types are {', '.join(sorted(TUPLE_TYPES))}")
+    mask = given.get("mask", "")
+    if mask and mask not in EVEX_MASKS: _err(ctx, "attrs", f"mask={mask}: use k1 or k1z")
+    bcst = given.get("bcst", "0")
+    if bcst not in ("0", "32", "64"): _err(ctx, "attrs", f"bcst={bcst}: use 32 or 64 (element bits)")
+    if bcst != "0" and tt != "FV": _err(ctx, "attrs", "bcst= needs tuple=FV (only full-vector forms broadcast)")
+    rc = given.get("rc", "")
+    if rc not in ("", "er", "sae"): _err(ctx, "attrs", f"rc={rc}: use er or sae")
+    n = 0
+    if mem is not None and tt == "T1S":
+        if mem not in (8, 16, 32, 64): _err(ctx, "operands", f"tuple=T1S: a scalar memory operand is m8..m64, not m{mem}")
+        n = mem // 8
+    elif mem is not None:
+        # FV without broadcast and FVM: N = the vector length, 16/32/64 bytes (SDM Vol.2 Tables 2-34, 2-35)
+        if e["vex_l"] is None: _err(ctx, "encoding", "tuple=FV/FVM need EVEX.128/256/512 (N is the vector length)")
+        n = 16 << e["vex_l"]
+        if mem != 8 * n: _err(ctx, "operands", f"tuple={tt}: the memory operand is m{mem}, the vector m{8 * n}")
+    return dict(tuple_type=tt, disp8_n=n, evex_mask=mask, evex_bcst=int(bcst), evex_rc=rc)
 
 
 def _operand_size(mnemonic: str, ops: list[Operand], e: dict) -> int:
@@ -353,7 +399,9 @@ def load(path: str) -> list[Form]:
                 role, _, reg = t.partition(":")
                 if role not in ROLES or not re.fullmatch(r"[a-z0-9]+", reg): _err(fctx, "imp", f"expected ROLE:register, got {t!r}")
                 implicit.append((ROLES[role], reg))
-            fid = attrs.get("id") or derive_id(mn, ops, e["encoding_kind"])
+            ev = evex_fields(attrs, ops, e, fctx)
+            fid = attrs.get("id") or derive_id(mn, ops, e["encoding_kind"], ev and {"mask": ev["evex_mask"], "rc": ev["evex_rc"],
+                                                                                 "bcst": ev["evex_bcst"]})
             if fid in seen_ids: _err(fctx, "id", f"duplicate id {fid} (first on line {seen_ids[fid]})")
             seen_ids[fid] = fl
             flags = parse_flags(attrs["flags"], fctx) if "flags" in attrs else fam_flags
@@ -361,7 +409,7 @@ def load(path: str) -> list[Form]:
                               encoding_kind=e["encoding_kind"], opcode=e["opcode"], opcode_map=e["opcode_map"],
                               mandatory_prefix=e["mandatory_prefix"], opsize16=e["opsize16"], w=e["w"], vex_l=e["vex_l"],
                               modrm=e["modrm"], reg_in_opcode=e["reg_in_opcode"], imm_widths=tuple(e["imm_widths"]), is4=e["is4"],
-                              cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl))
+                              cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl, **ev))
     _check_consistency(forms, path)
     if excluded_node is not None:
         for fid, (fl, _reason) in _parse_excluded(path, *excluded_node).items():

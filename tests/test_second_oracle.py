@@ -82,19 +82,19 @@ class Unbuildable(Exception):
 _CLASSES: dict[str, tuple[list, list]] = {}
 
 
-def reg_class(kind: str) -> tuple[list, list]:
-    """``(registers of class kind without ah..bh, ah..bh)``, by number."""
-    if kind not in _CLASSES:
-        regs = sorted((r for r in R.values() if r.kind == kind), key=lambda r: (r.high, r.num))
-        _CLASSES[kind] = ([r for r in regs if not r.high], [r for r in regs if r.high])
-    return _CLASSES[kind]
+def reg_class(kind: str, evex: bool = False) -> tuple[list, list]:
+    """``(registers of class kind without ah..bh, ah..bh)``, by number: 0-31 for an EVEX form, else 0-15."""
+    if (kind, evex) not in _CLASSES:
+        regs = sorted((r for r in R.values() if r.kind == kind and (evex or not r.hi16)), key=lambda r: (r.high, r.num))
+        _CLASSES[kind, evex] = ([r for r in regs if not r.high], [r for r in regs if r.high])
+    return _CLASSES[kind, evex]
 
 
-def pick_register(kind: str, j: int, i: int, allow_high: bool):
+def pick_register(kind: str, j: int, i: int, allow_high: bool, evex: bool = False):
     """Register of class ``kind`` for instance ``j``, operand ``i``: the top of the file, the upper
     half, ah..bh (instance 2, r8 only; else a low-half mix), the top of the lower half (spl..dil for
     r8), spreading over the operands so that they differ."""
-    regs, high = reg_class(kind)
+    regs, high = reg_class(kind, evex)
     if not regs: raise Unbuildable(f"no registers of class {kind!r}")
     n = len(regs)
     if j == 2 and high and allow_high: return high[i % len(high)]
@@ -172,7 +172,7 @@ def _drawn_instances(form, code: int, oc, n: int) -> list[tuple[tuple, int | Non
             elif o.kind.startswith("vm"):
                 ops.append(None)   # the VSIB operand: built below, once the registers are known
             elif o.reg is not None and (o.mem is None or j % 2 == 0):
-                ops.append(pick_register(o.reg, j, ri, True))
+                ops.append(pick_register(o.reg, j, ri, True, form.encoding_kind == "evex"))
                 ri += 1
             elif o.mem is not None:
                 m = MEMORY[(j // 2 if o.reg is not None else j) % len(MEMORY)]

@@ -20,6 +20,7 @@ from .errors import (
     AsmSyntaxError,
     DistinctRegistersError,
     EncodeError,
+    EvexOnlyRegisterError,
     ImmediateRangeError,
     LabelContextError,
     LabelError,
@@ -71,7 +72,8 @@ def __getattr__(name: str):
 
 
 __all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
-           "UnsupportedRegisterError", "LabelContextError", "LabelError", "SizeLimitError", "DistinctRegistersError",
-           "Mem", "VsibMem", "mem", "byte", "word", "dword", "qword", "xmmword", "ymmword", "zmmword", "Reg", "REGISTERS",
+           "UnsupportedRegisterError", "EvexOnlyRegisterError", "LabelContextError", "LabelError", "SizeLimitError",
+           "DistinctRegistersError", "Mem", "VsibMem", "mem", "byte", "word", "dword", "qword", "xmmword", "ymmword", "zmmword",
+           "Reg", "REGISTERS",
            "gpr", "vec", "encode", "select", "select_form", "assemble",
            "Instruction", "Form", "get_form", "forms_of", "all_forms", *REGISTERS]

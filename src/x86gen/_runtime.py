@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 
 from ._table import imm_ranges, row_of, syntax
-from .errors import ImmediateRangeError, LabelContextError, OperandError, fmt_int, fmt_operands, fmt_value
+from .errors import EvexOnlyRegisterError, ImmediateRangeError, LabelContextError, OperandError, fmt_int, fmt_operands, fmt_value
 
 _BYTE = tuple(bytes((i,)) for i in range(256))   # _BYTE[i] == bytes((i,))
 # _bytes3(a, b, c) == bytes((a, b, c)): struct.pack of n bytes, half the cost of bytes((…))
@@ -34,6 +34,10 @@ def operand_error(fid: str, args: tuple, i: int) -> OperandError:
     if len(args) != len(row.operands):
         return OperandError(f"{fid} ({syntax(row)}) takes {len(row.operands)} operands, got {len(args)}")
     from ._table import operand_display
+    x = args[i]
+    if getattr(x, "hi16", False) and row.encoding_kind != "evex" and x.kind == row.operands[i].reg:
+        return EvexOnlyRegisterError(f"{fid} ({syntax(row)}): operand {i + 1} is {x}, which only EVEX encodes (registers 16-31:"
+                                     f" EVEX.R'/V'/X, SDM Vol.2 2.7.1); this {row.encoding_kind} form takes {x.kind}0-{x.kind}15")
     return OperandError(f"{fid} ({syntax(row)}): operand {i + 1} is {describe_operand(args[i])}, expected"
                         f" {operand_display(row.operands[i])}")
 

@@ -17,6 +17,7 @@ Byte layout (SDM Vol.2 2.1, 2.2.1, 2.3):
   legacy: [66 (o16)] [F2|F3|66 mandatory] [REX] [0F [38|3A]] opcode [ModRM [SIB] [disp]] [imm]
   VEX:    C5 R̄vvvvLpp                  opcode ModRM [SIB] [disp] [imm | is4]   (2-byte)
           C4 R̄X̄B̄mmmmm Wvvvv̄Lpp         opcode ModRM [SIB] [disp] [imm | is4]   (3-byte)
+  EVEX:   62 R̄X̄B̄R̄'00mm W v̄v̄v̄v̄1pp zL'LbV̄'aaa   opcode ModRM [SIB] [disp8*N | disp32] [imm]   (SDM Vol.2 2.7.1)
 """
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ from .memory import Mem, VsibMem
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg",
              "mm": "Mmx", "tmm": "Tmm", "st": "StReg", "sreg": "SegReg", "cr": "CrReg", "dr": "DrReg"}
 PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
+# xmm16-31 / ymm16-31 have classes of their own (`x86gen.registers.XmmHigh`), which only EVEX encoders accept
+HIGH_CLASS = {"xmm": "XmmHigh", "ymm": "YmmHigh"}
+CLASS_NAMES = (*REG_CLASS.values(), *HIGH_CLASS.values())   # every register class encoder code may name
 
 
 def _is_const(e: str) -> bool:
@@ -121,6 +125,12 @@ class _Operands:
         if self.imm_tail and self.imm_inline:   # mixed inline/appended immediates (e.g. enter iw, ib): append them all
             self.imm_inline, self.imm_tail = [], self.imm_after_mem
 
+    def is_class(self, a: str, reg: str) -> str:
+        """The test that ``a`` is a register of class ``reg``: EVEX forms also take xmm16-31/ymm16-31."""
+        if self.row.encoding_kind == "evex" and reg in HIGH_CLASS:
+            return f"({a}.__class__ is {REG_CLASS[reg]} or {a}.__class__ is {HIGH_CLASS[reg]})"
+        return f"{a}.__class__ is {REG_CLASS[reg]}"
+
     def bad(self, i: int) -> str:
         """The statement that raises the operand error for operand ``i``."""
         return f"raise _operand_error({self.fid!r}, {self.allargs}, {i})"
@@ -159,7 +169,7 @@ class _Operands:
             self.rm = (a, o.reg, o.mem)
             return
         if o.mem is not None: raise ValueError(fid)   # memory-only operand outside rm cannot happen (checked by the loader)
-        if not self.known(i): body.append(f"if {a}.__class__ is not {REG_CLASS[o.reg]}: {self.bad(i)}")
+        if not self.known(i): body.append(f"if not {self.is_class(a, o.reg)}: {self.bad(i)}")
         if o.reg == "sreg" and "w" in o.role: body.append(f"if {a} is R_cs: raise _load_cs_error({fid!r})")   # mov cs, r/m16: #UD
         if o.loc == "is4": self.is4 = a
         elif o.loc == "reg": self.reg = a
@@ -232,7 +242,7 @@ def _modrm_cases(c: _Operands, returns) -> list[str]:
     ops = c.row.operands
     tiles = [c.args[k] for k, o in enumerate(ops) if o.reg == "tmm"]
     if reg is not None and not is_mem:
-        if not known: out.append(f"if {a}.__class__ is {REG_CLASS[reg]}:")
+        if not known: out.append(f"if {c.is_class(a, reg)}:")
         if len(tiles) > 1:   # AMX: #UD unless the tile registers are all different (SDM Vol.2 TDPBSSD, AMX-E4)
             same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(tiles) for y in tiles[k + 1:])
             out.append(f"{ind}if {same}: raise _distinct_error({c.fid!r}, {c.allargs}, 'tiles')")
@@ -327,11 +337,38 @@ def emit_vex(c: _Operands) -> list[str]:
     return _vex_returns(c, "", False, None, c.fixed_modrm, "")   # e.g. vzeroupper: no ModRM
 
 
+def _evex_returns(c: _Operands, ind: str, rm_reg: bool, a: str | None, modrm: str, tail: str) -> list[str]:
+    """The EVEX prefix (SDM Vol.2 2.7.1), opcode, ModRM and the memory tail.
+
+    P0 = R̄ X̄ B̄ R̄' 0 0 m m: R̄/R̄' are bits 3/4 of the ModRM.reg register (``evr``); for a register in ModRM.rm
+    B̄/X̄ are its bits 3/4 (``evxb``, SDM Vol.2 2.7.2), for memory X̄/B̄ are bit 3 of index/base (``vxb``, as in
+    VEX). P1 = W v̄v̄v̄v̄ 1 pp. P2 = z L'L b V̄' aaa, V̄' bit 4 of vvvv (``evv``). Inverted fields of an unused slot
+    are 1s. Only unmasked (aaa = 000 = k0, z = 0), non-broadcast, non-rounding encodings are written for now
+    (b = 0, L'L the vector length)."""
+    row = c.row
+    r = f"{c.reg}.evr" if c.reg else "0x90"
+    xb = (f"{a}.evxb" if rm_reg else f"{a}.vxb") if a else "0x60"
+    p1 = f"{c.vvvv}.vv | {(0x80 if row.w == 1 else 0) | 0x04 | row.mandatory_prefix:#x}" if c.vvvv else \
+        f"{(0x80 if row.w == 1 else 0) | 0x78 | 0x04 | row.mandatory_prefix:#x}"
+    p2 = f"{c.vvvv}.evv | {(row.vex_l or 0) << 5:#x}" if c.vvvv else f"{((row.vex_l or 0) << 5) | 0x08:#x}"
+    imm, tail_s = c.imm_bytes(tail)
+    return [_return(ind, ["0x62", f"{r} | {xb} | {row.opcode_map}", p1, p2, f"{row.opcode:#04x}", modrm] + imm, tail_s)]
+
+
 def emit_evex(c: _Operands) -> list[str]:
-    """EVEX encoding (SDM Vol.2 2.7): not implemented yet. Its emitter goes here, over the same shared pieces
-    (`_Operands`, `_modrm_cases`, `_return`), with the prefix of `_vex_returns`'s kind plus masking, broadcast,
-    rounding and the disp8*N compression of the memory tail."""
-    raise NotImplementedError(f"{c.fid}: EVEX encoding is not implemented yet")
+    """EVEX encoding (SDM Vol.2 2.7): 62 P0 P1 P2, opcode, ModRM [SIB] [disp8*N | disp32] [imm].
+
+    A memory operand's displacement is compressed (SDM Vol.2 2.7.5): a disp8 is scaled by N (the form's
+    ``disp8_n``, from its tuple type), so the `Mem`'s own ModRM/tail (disp8 unscaled) is recomputed by
+    `Mem.disp8n`: disp8 = disp / N when N divides disp and the quotient fits -128..127, else disp32."""
+    if c.opc is not None or c.moffs is not None or c.is4 is not None or c.rm is None:
+        raise ValueError(f"{c.fid}: an EVEX form has a ModRM.rm operand and no +r, moffs or is4 operand")
+    n = c.row.disp8_n
+
+    def returns(ind, a, is_reg, modrm, tail):
+        if is_reg: return _evex_returns(c, ind, True, a, modrm, "")
+        return [f"{ind}m, t = {a}.disp8n({n})"] + _evex_returns(c, ind, False, a, f"m | {c.reg3}", " + t")
+    return _modrm_cases(c, returns)
 
 
 EMITTERS = {"legacy": emit_legacy, "vex": emit_vex, "evex": emit_evex}   # encoding kind → its emitter
@@ -339,5 +376,5 @@ EMITTERS = {"legacy": emit_legacy, "vex": emit_vex, "evex": emit_evex}   # encod
 
 # Names the encoder code sees: register classes (Gpr32, Ymm, …), fixed registers (R_eax, …), `Mem`, the helpers
 # of `x86gen._runtime`. The generated shapes (``_gen/encoders.py``) import the same names.
-GLOBALS = {**{c: getattr(R, c) for c in REG_CLASS.values()}, **{f"R_{n}": r for n, r in R.REGISTERS.items()},
+GLOBALS = {**{c: getattr(R, c) for c in CLASS_NAMES}, **{f"R_{n}": r for n, r in R.REGISTERS.items()},
            "Mem": Mem, "VsibMem": VsibMem, **HELPERS}

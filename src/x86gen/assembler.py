@@ -50,7 +50,19 @@ import re
 import struct
 
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
-from .encoder import MNEMONIC_ALIASES, LabelOperand, candidates, canonical, encode, lea_low_bits, no_form_error, plan_for, select
+from .encoder import (
+    EVEX_PREFIX,
+    MNEMONIC_ALIASES,
+    VEX_PREFIX,
+    LabelOperand,
+    candidates,
+    canonical,
+    encode,
+    lea_low_bits,
+    no_form_error,
+    plan_for,
+    select,
+)
 from .errors import (
     MAX_OUTPUT,
     AsmSyntaxError,
@@ -453,6 +465,8 @@ class Assembler(AsmMethods):
         if canon in BRANCH_MNEMONICS: return self.emit(canon, *ops)
         if canon in _PLAIN: return self._emit(mn, ops)
         from .forms import forms_of
+        for pseudo in (EVEX_PREFIX, VEX_PREFIX):   # `{evex} vaddps`, `{vex} vpdpbusd`
+            if mn.startswith(pseudo) and forms_of(mn[len(pseudo):]): return self._emit(mn, ops)
         forms_of(mn)                     # raises UnknownMnemonicError with suggestions
         raise UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}")
 
@@ -1178,7 +1192,15 @@ class _Parser:
 
     def instruction(self, mn: str, rest: str) -> str | None:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
-        if mn == "{vex}": mn, rest = vex_pseudo_prefix(rest)
+        if mn == VEX_PREFIX:   # `{vex} vpdpbusd …`: the VEX forms only (x86gen.encoder.candidates)
+            mn2, rest2 = vex_pseudo_prefix(rest)
+            return self.instruction(VEX_PREFIX + mn2, rest2.strip())
+        if mn == EVEX_PREFIX:   # `{evex} vaddps …`: the EVEX forms only (x86gen.encoder.candidates)
+            mn2, _, rest2 = rest.strip().partition(" ")
+            mn2 = mn2.lower()
+            if not mn2 or mn2.startswith("{") or mn2 in _PREFIXES:
+                raise AsmSyntaxError(f"{EVEX_PREFIX} must precede a mnemonic, not {clip(mn2) or 'nothing'}")
+            return self.instruction(EVEX_PREFIX + mn2, rest2.strip())
         if mn in _PREFIXES: raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
         if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches and returns are not supported by x86gen")
         branch = canonical(mn) in BRANCH_MNEMONICS

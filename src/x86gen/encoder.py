@@ -16,6 +16,8 @@ from .memory import Mem, VsibMem
 from .registers import Reg
 
 _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
+EVEX_PREFIX = "{evex}"   # a mnemonic "{evex}vaddps" encodes with an EVEX form only (the text pseudo-prefix `{evex} vaddps`)
+VEX_PREFIX = "{vex}"     # and "{vex}vaddps" with a VEX form only (`{vex} vpdpbusd`, as objdump prints AVX-VNNI)
 MNEMONIC_ALIASES = {
     "jz": "je", "jnz": "jne", "jc": "jb", "jnae": "jb", "jnc": "jae", "jnb": "jae", "jna": "jbe", "jnbe": "ja",
     "jnge": "jl", "jnl": "jge", "jng": "jle", "jnle": "jg", "jpe": "jp", "jpo": "jnp",
@@ -84,10 +86,35 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...],
     key = (mnemonic, *sig)
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
-    forms = forms_of(canonical(mnemonic))
+    # `{evex} vaddps …` (text: `EVEX_PREFIX` + mnemonic): only the EVEX forms, as GNU as and llvm-mc read that pseudo-prefix
+    evex_only = mnemonic.startswith(EVEX_PREFIX)
+    vex_only = not evex_only and mnemonic.startswith(VEX_PREFIX)
+    name = mnemonic[len(EVEX_PREFIX):] if evex_only else mnemonic[len(VEX_PREFIX):] if vex_only else mnemonic
+    if (evex_only or vex_only) and not name:
+        raise UnknownMnemonicError(f"{mnemonic} without a mnemonic (write `{mnemonic} vaddps …`)")
+    forms = forms_of(canonical(name))
     movabs = mnemonic == "movabs"
     if movabs: forms = [f for f in forms if _movabs_form(f)]   # mov restricted to moffs and imm64 (GNU as, llvm-mc)
     ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
+    if evex_only:
+        evex = [f for f in ok if f.encoding_kind == "evex"]
+        if ok and not evex:
+            raise OperandError(f"{EVEX_PREFIX} {name} {fmt_operands(ops)}: x86gen has no EVEX form of {name} that takes these operands")
+        ok = evex
+    if vex_only:
+        vex = [f for f in ok if f.encoding_kind == "vex"]
+        if ok and not vex:
+            raise OperandError(f"{VEX_PREFIX} {name} {fmt_operands(ops)}: x86gen has no VEX form of {name} that takes these operands")
+        ok = vex
+    if any(getattr(x, "hi16", False) for x in ops):
+        # xmm16-31/ymm16-31: only EVEX forms encode bit 4 of a register number (SDM Vol.2 2.7.1)
+        evex = [f for f in ok if f.encoding_kind == "evex"]
+        if ok and not evex:
+            from .errors import EvexOnlyRegisterError
+            high = ", ".join(str(x) for x in ops if getattr(x, "hi16", False))
+            raise EvexOnlyRegisterError(f"{mnemonic} {fmt_operands(ops)}: {high} only EVEX encodes (registers 16-31, SDM Vol.2"
+                                        f" 2.7.1), and x86gen has no EVEX form of {mnemonic} that takes these operands")
+        ok = evex
     if not ok:
         raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
     for i, x in enumerate(ops):

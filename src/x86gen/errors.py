@@ -32,6 +32,11 @@ class UnsupportedRegisterError(OperandError):
     """A register of x86-64 that x86gen has no forms for (yet): cr0, dr7, zmm0, xmm16, st(0), fs, bnd0, …"""
 
 
+class EvexOnlyRegisterError(OperandError):
+    """A register only EVEX can encode (xmm16-31, ymm16-31: bit 4 of the number goes to EVEX.R'/V'/X, SDM
+    Vol.2 2.7.1) given to a legacy or VEX form, whose fields hold 4 bits."""
+
+
 class LabelContextError(OperandError):
     """A label operand where no `Assembler` (or program) can resolve it: `encode` and forms take
     registers, memory and ints only."""

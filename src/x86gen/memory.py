@@ -200,7 +200,8 @@ class Mem:
         """The same operand with its displacement in a 32-bit field even where a disp8 or none would do
         (mod = 10; SDM Vol.2 Table 2-2): a fixed slot a JIT can patch, or the bytes of an encoder that
         always writes disp32. Operands without a base register (``[disp32]``, ``[rip+disp32]``) already
-        have one and are returned as they are."""
+        have one and are returned as they are. EVEX forms do not keep it: they re-encode the displacement
+        with their disp8*N scale (`disp8n`), so a multiple of N in range still becomes a disp8 there."""
         shape = _SHAPES.get((self.base, self.index, self.scale)) or _shape(self.base, self.index, self.scale)
         if shape[2] is None: return self   # no base register: the displacement is a disp32 already
         m = Mem(self.base, self.index, self.scale, self.disp, self.size, self.label)
@@ -220,6 +221,20 @@ class Mem:
         m.modrm = (self.modrm & 0b11_000_000) | 0b100
         m.tail = bytes((0b00_100_000 | base.lo,)) + self.tail   # SIB: scale 1, index 100 (none), base
         return m
+    def disp8n(self, n: int) -> tuple:
+        """(ModRM mod/rm bits, tail) of this operand in an EVEX instruction whose disp8 is scaled by ``n`` bytes
+        (compressed displacement, SDM Vol.2 2.7.5): a displacement that is a multiple of ``n`` with
+        quotient in -128..127 is the disp8 ``disp // n``; any other nonzero one (a plain disp8 included) a
+        disp32. Operands without a base register (RIP-relative, ``[index*scale+disp32]``, absolute) and labels
+        keep their disp32, and a zero displacement its encoding without one."""
+        shape = _SHAPES.get((self.base, self.index, self.scale)) or _shape(self.base, self.index, self.scale)
+        modrm8 = shape[2]
+        if modrm8 is None or self.label is not None or self.far: return self.modrm, self.tail
+        disp = self.disp
+        if not disp and shape[1] is not None: return self.modrm, self.tail
+        q, r = divmod(disp, n)
+        if not r and -128 <= q <= 127: return modrm8, shape[3] + _DISP8[q & 0xFF]
+        return shape[4], shape[3] + _pack_disp32(disp)
 
     def address(self) -> str:
         """The bracketed address in Intel syntax, e.g. ``[rdi+rsi*4+0xa]``."""

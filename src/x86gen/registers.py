@@ -9,6 +9,11 @@ once so that encoding a form is a handful of attribute loads:
   REX.B (0x01) (SDM Vol.2 2.2.1).
 - ``vr`` / ``vx`` / ``vb``: the same bits *inverted* at their VEX byte-1 positions, R̄ 0x80,
   X̄ 0x40, B̄ 0x20 (SDM Vol.2 2.3.5.5); ``vv`` is VEX.vvvv = ~number, at bits 6:3.
+- ``evr`` / ``evxb`` / ``evv``: the EVEX bits of the number, inverted (SDM Vol.2 2.7.1): ``evr`` is
+  R̄ (bit 3, 0x80) and R̄' (bit 4, 0x10) of P0 for ModRM.reg; ``evxb`` is B̄ (bit 3, 0x20) and X̄
+  (bit 4, 0x40) of P0 for a register in ModRM.rm (EVEX.X extends a register rm, SDM Vol.2 2.7.2,
+  Table 2-31); ``evv`` is V̄' (bit 4 of vvvv, 0x08) of P2. ``vv`` serves EVEX.vvvv as well.
+- ``hi16``: the number is 16-31 (xmm16-31, ymm16-31, zmm16-31), which only EVEX can encode.
 - ``rex8``: 0x40 for spl/bpl/sil/dil, which exist only with a REX prefix; ``high`` marks
   ah/ch/dh/bh, which cannot be encoded when any REX prefix is present (SDM Vol.2 2.2.1.2).
 - ``sig``: the operand signature used by `x86gen.encode` to choose forms.
@@ -19,7 +24,8 @@ from __future__ import annotations
 class Reg:
     """A machine register. Compare by identity; print as its Intel name."""
 
-    __slots__ = ("name", "num", "size", "lo", "reg3", "rex_r", "rex_x", "rex_b", "vr", "vx", "vb", "vv", "is4", "rex8", "high", "sig")
+    __slots__ = ("name", "num", "size", "lo", "reg3", "rex_r", "rex_x", "rex_b", "vr", "vx", "vb", "vv", "evr", "evxb", "evv", "hi16",
+                 "is4", "rex8", "high", "sig")
     kind = "reg"
 
     def __init__(self, name: str, num: int, size: int, *, high: bool = False):
@@ -30,9 +36,16 @@ class Reg:
         self.rex_r, self.rex_x, self.rex_b = hi << 2, hi << 1, hi
         self.vr, self.vx, self.vb = (0 if hi else 0x80), (0 if hi else 0x40), (0 if hi else 0x20)
         self.vv = (~num & 15) << 3
+        b3, b4 = (num >> 3) & 1, (num >> 4) & 1
+        self.evr = (0 if b3 else 0x80) | (0 if b4 else 0x10)
+        self.evxb = (0 if b3 else 0x20) | (0 if b4 else 0x40)
+        self.evv = 0 if b4 else 0x08
+        self.hi16 = num >= 16
         self.is4 = (num & 15) << 4
         self.rex8 = 0x40 if (self.kind == "r8" and 4 <= num <= 7 and not high) else 0
-        self.sig = name if name in SIG_REGS else self.kind
+        # xmm16-31/ymm16-31 have a signature of their own: `x86gen.encode` plans are per signature and leave out
+        # the class checks it answers, so a VEX plan must never see them (only EVEX forms take "xmm+"/"ymm+")
+        self.sig = name if name in SIG_REGS else self.kind + "+" if self.hi16 and self.kind in ("xmm", "ymm") else self.kind
 
     def __repr__(self) -> str: return self.name
     __str__ = __repr__
@@ -40,7 +53,7 @@ class Reg:
 
     def sized(self, bits: int) -> Reg:
         """The register with the same number in another width: ``rax.sized(8)`` is al, ``xmm3.sized(256)``
-        is ymm3 (general registers: 8, 16, 32, 64; vector registers: 128, 256). ah/ch/dh/bh have no
+        is ymm3 (general registers: 8, 16, 32, 64; vector registers: 128, 256, 512). ah/ch/dh/bh have no
         other widths. Raises `x86gen.OperandError` for a width the register file does not have."""
         if self.high or self.kind in ("k", "mm", "tmm", "rip", "st", "sreg", "cr", "dr"):
             from .errors import OperandError
@@ -85,6 +98,19 @@ class Ymm(Reg):
     """256-bit vector register."""
     __slots__ = ()
     kind = "ymm"
+
+
+class XmmHigh(Xmm):
+    """xmm16-xmm31: a 128-bit vector register that only EVEX encodes (SDM Vol.2 2.7.1, EVEX.R'/V'/X).
+
+    A class of its own so that the legacy and VEX encoders, which test ``__class__ is Xmm``, refuse it at
+    no cost (`x86gen._runtime.operand_error` says why); EVEX encoders take both classes."""
+    __slots__ = ()
+
+
+class YmmHigh(Ymm):
+    """ymm16-ymm31: a 256-bit vector register that only EVEX encodes (see `XmmHigh`)."""
+    __slots__ = ()
 
 
 class Zmm(Reg):
@@ -174,6 +200,11 @@ for _i in range(16):
         REGISTERS[_names[_i]] = _cls(_names[_i], _i, _size)
     REGISTERS[f"xmm{_i}"] = Xmm(f"xmm{_i}", _i, 128)
     REGISTERS[f"ymm{_i}"] = Ymm(f"ymm{_i}", _i, 256)
+for _i in range(16, 32):
+    REGISTERS[f"xmm{_i}"] = XmmHigh(f"xmm{_i}", _i, 128)
+    REGISTERS[f"ymm{_i}"] = YmmHigh(f"ymm{_i}", _i, 256)
+for _i in range(32):
+    REGISTERS[f"zmm{_i}"] = Zmm(f"zmm{_i}", _i, 512)
 for _i, _n in enumerate(("ah", "ch", "dh", "bh")):
     REGISTERS[_n] = Gpr8(_n, _i + 4, 8, high=True)
 for _i in range(8):
@@ -216,8 +247,8 @@ def _by_number(file: str, num: int, bits: int) -> Reg:
     except (KeyError, TypeError):
         from .errors import OperandError
         what = "general register" if file == "g" else "vector register"
-        widths = "8, 16, 32 or 64" if file == "g" else "128 or 256"
-        raise OperandError(f"no {what} number {str(num)[:20]} of {str(bits)[:20]} bits (numbers 0-15, widths {widths})") from None
+        widths, nums = ("8, 16, 32 or 64", "0-15") if file == "g" else ("128, 256 or 512", "0-31")
+        raise OperandError(f"no {what} number {str(num)[:20]} of {str(bits)[:20]} bits (numbers {nums}, widths {widths})") from None
 
 
 def gpr(num: int, bits: int = 64) -> Reg:
@@ -227,10 +258,10 @@ def gpr(num: int, bits: int = 64) -> Reg:
 
 
 def vec(num: int, bits: int = 128) -> Reg:
-    """The vector register with this number (0-15) and width: ``vec(3)`` is xmm3, ``vec(3, 256)`` is ymm3
-    (zmm registers come with EVEX). Raises `x86gen.OperandError`."""
+    """The vector register with this number (0-31) and width: ``vec(3)`` is xmm3, ``vec(3, 256)`` is ymm3,
+    ``vec(17, 512)`` is zmm17 (numbers 16-31 and zmm only in EVEX forms). Raises `x86gen.OperandError`."""
     return _by_number("v", num, bits)
 
 
-__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "Zmm", "KReg", "Mmx", "Tmm", "StReg", "SegReg",
-           "CrReg", "DrReg", "Rip", "REGISTERS", *REGISTERS]
+__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "XmmHigh", "YmmHigh", "Zmm", "KReg", "Mmx", "Tmm",
+           "StReg", "SegReg", "CrReg", "DrReg", "Rip", "REGISTERS", *REGISTERS]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .encoder import canonical
+from .encoder import EVEX_PREFIX, VEX_PREFIX, canonical
 from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
 from .forms import forms_of
@@ -213,7 +213,14 @@ def split_line(line: str) -> tuple[str, list[str]]:
         if line in _FAR_MNEMONICS: raise AsmSyntaxError(f"{line}: far returns are not supported by x86gen")
         return line, []
     mn, rest = line[:sp], line[sp + 1:]
-    if mn == "{vex}": mn, rest = vex_pseudo_prefix(rest)
+    if mn == VEX_PREFIX:
+        mn2, rest2 = vex_pseudo_prefix(rest)
+        return VEX_PREFIX + mn2, (rest2.split(",") if rest2 else [])
+    if mn == EVEX_PREFIX:   # `{evex} vaddps xmm1, xmm2, xmm3`: GNU as's / llvm-mc's pseudo-prefix, EVEX even where VEX would do
+        mn2, ops = split_line(rest)
+        if mn2.startswith("{") or mn2 in _PREFIXES:
+            raise AsmSyntaxError(f"{clip(line)}: {EVEX_PREFIX} must precede a mnemonic")
+        return EVEX_PREFIX + mn2, ops
     if mn in _PREFIXES:
         if mn == "data16" and rest.strip() in _DATA16_STACK:   # iced-x86: `data16 push fs` is pushw fs (66 0F A0)
             mn, _, rest = rest.strip().partition(" ")
@@ -225,9 +232,9 @@ def split_line(line: str) -> tuple[str, list[str]]:
 
 def vex_pseudo_prefix(rest: str) -> tuple[str, str]:
     """``{vex} vpdpbusd xmm1, xmm2, xmm3`` (what objdump prints for AVX-VNNI, whose EVEX twin has the same
-    mnemonic): the instruction after GNU as's ``{vex}`` pseudo-prefix, as (mnemonic, operand text). It asks
-    for the VEX encoding; x86gen has no EVEX forms yet, so a mnemonic with a VEX form is encoded with VEX
-    and one without is an error. (When EVEX forms arrive, ``{vex}`` must restrict the choice to VEX forms.)"""
+    mnemonic): the instruction after GNU as's ``{vex}`` pseudo-prefix, as (mnemonic, operand text); a mnemonic
+    without a VEX form is an error here. The caller encodes ``VEX_PREFIX + mnemonic``, which
+    `x86gen.encoder.candidates` restricts to the VEX forms."""
     rest = rest.strip()
     sp = rest.find(" ")
     mn, ops = (rest, "") if sp < 0 else (rest[:sp], rest[sp + 1:])

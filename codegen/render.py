@@ -133,6 +133,14 @@ def environment() -> jinja2.Environment:
                               undefined=jinja2.StrictUndefined, autoescape=False)
 
 
+def prefix_groups(forms: list[Form]) -> list[tuple[str, list[str]]]:
+    """[(prefix words, the ids of the forms that take exactly those)], in spec order (template prefixes.py.j2)."""
+    groups: dict[str, list[str]] = {}
+    for f in forms:
+        if f.prefixes: groups.setdefault(" ".join(f.prefixes), []).append(f.id)
+    return list(groups.items())
+
+
 def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None = None) -> dict[str, str]:
     """Return {relative output path: text} for every generated module."""
     digest = hashlib.sha256(b"".join(sources[k] for k in sorted(sources))).hexdigest()[:16]
@@ -146,6 +154,7 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
     ctx = {"header": header, "forms": forms, "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple, **extra}
     ctx.update(group_rows(forms, ctx))
     ctx["asm_methods"] = asm_methods(forms)
+    ctx["prefix_groups"] = prefix_groups(forms)
     out = {}
     for name in sorted(os.listdir(os.path.join(HERE, "templates"))):
         if name.endswith(".j2"):

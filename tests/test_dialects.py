@@ -51,14 +51,11 @@ REASONS = ("x86gen shorter", "other opcode, same length")
 # `cs nop WORD PTR [rax+rax*1+0x0]`, `rex.W call FWORD PTR [rsp]`, `mov rax,QWORD PTR fs:0x28`,
 # `mov eax,DWORD PTR [eax+ecx*2]`, `cmpxchg16b OWORD PTR [rdi]`), each refused by x86gen.assemble today.
 # Only an EncodeError on a matching objdump text counts; iced's text must still assemble back. Remove a
-# class to make its refusals hard failures.
+# class to make its refusals hard failures (the prefix words lock/rep/bnd/notrack/xacquire/xrelease, objdump's
+# segment words `cs nop` and segment overrides `fs:0x28`, `fs:[rax]` are read since issue 10's prefixes).
 OBJDUMP_SPELLINGS: dict[str, str] = {
     "string-instruction operands with es:/ds: (movs BYTE PTR es:[rdi],BYTE PTR ds:[rsi])": r"\b[ed]s:\[[re]?[sd]i\]",
-    "prefix word rep/repz/repnz/lock/notrack/bnd/xacquire/xrelease": r"^(rep[nez]*|lock|notrack|bnd|xacquire|xrelease)\s",
-    "segment prefix word (cs nop ...)": r"^[c-gs]s\s+\w",
     "prefix word rex*/data16/addr32 (rex.W call FWORD PTR [rsp])": r"^(rex(\.[WRXB]+)?|data16|addr32)\s",
-    # (`ds:0x10` is objdump's absolute address without a prefix, not an override)
-    "segment override in memory (QWORD PTR fs:0x28, fs:[rax])": r"\b(?:[cefgs]s:(?:0x|\[)|ds:\[)",
     "x87 st(i) register": r"\bst\(\d\)",
     "FWORD/OWORD size keyword": r"\b(FWORD|OWORD) PTR\b",
     "32-bit address registers (0x67: [eax+ecx*2])": r"\[(e[a-ds][xip]|r\d+d)\b",

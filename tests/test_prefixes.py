@@ -216,6 +216,7 @@ GNU_LINES = [c[0] for c in ICED_CASES if not c[0].startswith("ss ")] + [   # (GN
     "lock add dword ptr ds:[rax], eax", "{vex3} vaddps xmm0, xmm1, xmm2", "{vex3} vmovaps ymm1, ymm2",
     "{vex3} vpxor xmm0, xmm1, xmmword ptr [rax]", "fs lock add dword ptr [rax], eax", "repz ret", "xrelease lock xadd qword ptr [rdi], rax",
     "lock inc qword ptr gs:[rdi+rsi*8+0x10]", "lock bts dword ptr [rax], 3", "lock neg byte ptr [r12]",
+    "vgatherdps ymm8, ss:[r9+ymm4*4+0x10], ymm11", "vgatherdpd xmm6, gs:[xmm0*8+0x10], xmm12",
 ]
 
 

@@ -223,7 +223,6 @@ class Mem:
         name = getattr(seg, "name", seg)
         if name.__class__ is not str or name.lower() not in SEGMENTS:
             raise OperandError(f"unknown segment {fmt_value(seg)} (use one of {', '.join(SEGMENTS)})")
-        if self.__class__ is VsibMem: raise OperandError(f"{self}: a segment override on a VSIB operand is not supported")
         m = object.__new__(SegMem)
         for k in Mem.__slots__: setattr(m, k, getattr(self, k))
         m.seg = name.lower()
@@ -255,7 +254,8 @@ class SegMem(Mem):
     """A memory operand with a segment override, ``qword ptr fs:[0x28]``: made by `Mem.with_segment` (or
     ``mem(..., seg="fs")``). Its signature (``"fs:m64"``) is its own, so the per-signature encoders of plain
     operands never take it; `x86gen.encode` and the `Assembler` encode the plain operand and put the segment
-    prefix before it; a form called directly refuses it (its class is not `Mem`)."""
+    prefix before it; a form called directly refuses it (its class is not `Mem`). A VSIB operand may have one too
+    (its `plain` operand is the `VsibMem`)."""
 
     __slots__ = ("seg",)
 

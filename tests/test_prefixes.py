@@ -12,7 +12,7 @@ import random
 import gnu_oracle
 import iced_x86 as I
 import pytest
-from iced_oracle import decode_one, reencode
+from iced_oracle import decode_one
 
 import x86gen
 from x86gen import PrefixError, mem
@@ -64,7 +64,21 @@ def _iced_with(plain: bytes, words: list[str], seg: str | None) -> bytes:
         if w == "notrack": ins.segment_prefix = I.Register.DS
         else: setattr(ins, ICED_SET[w], True)
     if seg: ins.segment_prefix = SEGS[seg]
-    return reencode(ins)
+    return _rip_kept(ins, len(plain))
+
+
+def _rip_kept(ins, plain_len: int, encoder=None) -> bytes:
+    """iced's bytes for ``ins`` at ip 0, a RIP-relative operand kept as the same [rip+disp] (iced keeps the absolute
+    target, which the longer instruction would move: its target is moved by the prefixes' length)."""
+    def enc():
+        e = encoder() if encoder else I.Encoder(64)
+        e.encode(ins, 0)
+        return e.take_buffer()
+    out = enc()
+    if ins.is_ip_rel_memory_operand and len(out) != plain_len:
+        ins.memory_displacement = (ins.memory_displacement + len(out) - plain_len) & ((1 << 64) - 1)
+        out = enc()
+    return out
 
 
 LOCKABLE = [f for f in x86gen.all_forms() if "lock" in allowed(f.id)]
@@ -246,3 +260,45 @@ def test_prefixed_text_like_llvm_mc():
         if mine != theirs and any(s in line for s in ("ds:", "ss:")):
             theirs = ([p for p in theirs[0] if p not in (0x3E, 0x36)], theirs[1])
         assert mine == theirs, line
+
+
+def _every_form_instances(n: int):
+    from test_second_oracle import Unbuildable, form_instances
+    for form in x86gen.all_forms():
+        if form.is_branch: continue
+        try: cases = form_instances(form, n)
+        except Unbuildable: continue
+        for ops, _rel in cases: yield form, ops
+
+
+def test_segment_override_on_every_memory_form_like_iced():
+    """fs:/gs:/es:/cs: on the memory operand of every form (two instances each, from test_second_oracle): x86gen's bytes
+    are iced-x86's for the same instruction with `segment_prefix` set (the override first, before the 66/F2/F3 mandatory
+    prefixes, REX and VEX)."""
+    rng = random.Random(10)
+    bad, n = [], 0
+    for form, ops in _every_form_instances(2):
+        i = next((k for k, x in enumerate(ops) if isinstance(x, x86gen.Mem)), None)
+        if i is None: continue
+        seg = rng.choice(["fs", "gs", "es", "cs"])
+        plain = x86gen.encode(form.mnemonic, *ops)
+        got = x86gen.encode(form.mnemonic, *ops[:i], ops[i].with_segment(seg), *ops[i + 1:])
+        n += 1
+        if got != _iced_with(plain, [], seg): bad.append((form.id, seg, str(ops[i])))
+    assert n > 800 and not bad, bad[:10]
+
+
+def test_vex3_on_every_vex_form_like_iced():
+    """``{vex3}`` on every VEX form (two instances each): iced-x86's bytes with `Encoder.prevent_vex2`."""
+    bad, n = [], 0
+    for form, ops in _every_form_instances(2):
+        if form.encoding_kind != "vex": continue
+        plain = x86gen.encode(form.mnemonic, *ops)
+        def vex3_encoder():
+            e = I.Encoder(64)
+            e.prevent_vex2 = True
+            return e
+        n += 1
+        if x86gen.encode("{vex3} " + form.mnemonic, *ops) != _rip_kept(decode_one(plain), len(plain), vex3_encoder):
+            bad.append((form.id, ops))
+    assert n > 800 and not bad, bad[:10]

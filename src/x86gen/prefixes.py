@@ -78,12 +78,13 @@ def default_segment(m) -> str:
 
 def check(words: list[str], form, mnemonic: str, ops: tuple) -> None:
     """Raise `PrefixError` unless form ``form`` takes the prefix ``words`` with operands ``ops``."""
+    insn = f"{mnemonic} {fmt_operands(ops)}" if ops else mnemonic
     seen: dict[str, str] = {}
     for w in words:
         if w in PSEUDO: continue
         grp = PREFIX_BYTES[w][1] if w in PREFIX_BYTES else "segment"
         if grp in seen:
-            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: prefixes {seen[grp]} and {w} are of the same group "
+            raise PrefixError(f"{insn}: prefixes {seen[grp]} and {w} are of the same group "
                               "(at most one of a group; SDM Vol.2 2.1.1)")
         seen[grp] = w
     ok = allowed(form.id)
@@ -91,24 +92,25 @@ def check(words: list[str], form, mnemonic: str, ops: tuple) -> None:
         if w in PSEUDO or w in SEGMENTS: continue
         name = SPEC_NAME.get(w, w)
         if name not in ok:
-            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: {form.id} ({form.syntax}) does not take the {w} prefix: "
+            raise PrefixError(f"{insn}: {form.id} ({form.syntax}) does not take the {w} prefix: "
                               + _why(w, form, ok))
         if name in ("lock", "xacquire", "xrelease"):
             if not ops or not isinstance(ops[0], Mem):
-                raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: {w} needs a memory destination "
-                                  "(SDM Vol.2 LOCK: #UD with a register destination)")
+                raise PrefixError(f"{insn}: {w} needs a memory destination (SDM Vol.2 "
+                                  + ("LOCK: #UD with a register destination)" if name == "lock" else
+                                     "XACQUIRE/XRELEASE: the hints apply to a memory destination only)"))
             if name != "lock" and "lock" in ok and "lock" not in words:
-                raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: {w} needs lock on {form.mnemonic} (SDM Vol.2 "
+                raise PrefixError(f"{insn}: {w} needs lock on {form.mnemonic} (SDM Vol.2 "
                                   "XACQUIRE/XRELEASE: the hint applies to lock-prefixed instructions and to mov to memory)")
     if "notrack" in words and any(getattr(x, "seg", None) for x in ops):
-        raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: notrack is the 3E segment prefix: no segment override with it")
+        raise PrefixError(f"{insn}: notrack is the 3E segment prefix: no segment override with it")
 
 
 def _why(w: str, form, ok: frozenset[str]) -> str:
     takes = f"it takes {', '.join(sorted(ok))}" if ok else "it takes no prefix"
     if w == "lock": return f"not a lockable instruction with a memory destination (SDM Vol.2 LOCK); {takes}"
     if w in ("xacquire", "xrelease"): return f"HLE hints go on lockable instructions and mov to memory; {takes}"
-    if w in ("rep", "repe", "repz", "repne", "repnz"): return f"rep prefixes go on string instructions; {takes}"
+    if w in ("rep", "repe", "repz", "repne", "repnz"): return f"rep prefixes go on string instructions (and rep ret); {takes}"
     if w == "bnd": return f"bnd goes on near branches (call, ret, jmp rel32 and r/m, jcc); {takes}"
     return f"notrack goes on indirect call/jmp; {takes}"
 

@@ -138,6 +138,14 @@ def environment() -> jinja2.Environment:
                               undefined=jinja2.StrictUndefined, autoescape=False)
 
 
+def prefix_groups(forms: list[Form]) -> list[tuple[str, list[str]]]:
+    """[(prefix words, the ids of the forms that take exactly those)], in spec order (template prefixes.py.j2)."""
+    groups: dict[str, list[str]] = {}
+    for f in forms:
+        if f.prefixes: groups.setdefault(" ".join(f.prefixes), []).append(f.id)
+    return list(groups.items())
+
+
 def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None = None) -> dict[str, str]:
     """Return {relative output path: text} for every generated module."""
     digest = hashlib.sha256(b"".join(sources[k] for k in sorted(sources))).hexdigest()[:16]
@@ -156,6 +164,7 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
            "operand_field_names": OPERAND_FIELD_NAMES, **extra}
     ctx.update(group_rows(forms, ctx))
     ctx["asm_methods"] = asm_methods(forms)
+    ctx["prefix_groups"] = prefix_groups(forms)
     out = {}
     for name in sorted(os.listdir(os.path.join(HERE, "templates"))):
         if name == "encoders.py.j2":   # one module per chunk of shapes, each compiled when one of its shapes is first used

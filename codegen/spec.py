@@ -23,8 +23,11 @@ ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "
 LOCS = {"reg", "rm", "vvvv", "opc", "is4", "imm", "fixed", "moffs"}
 FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF"}
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
-FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note"}
-FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc"}
+FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note", "prefixes"}
+FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes"}
+# prefix words a form may take (isa/README.md, `prefixes`); the first three only on a form with a memory destination
+PREFIX_NAMES = ("lock", "xacquire", "xrelease", "rep", "repne", "bnd", "notrack")
+MEMORY_DEST_PREFIXES = {"lock", "xacquire", "xrelease"}
 EVEX_ATTRS = {"tuple", "mask", "bcst", "rc"}   # only EVEX forms have them (isa/README.md, "EVEX")
 # EVEX tuple types whose disp8*N scale the loader computes (SDM Vol.2 2.7.5, Tables 2-34/2-35). Others are
 # refused until a form needs them. FV (without broadcast) and FVM: the full vector, N = 16, 32, 64 bytes by
@@ -91,6 +94,7 @@ class Form:
     evex_rc: str = ""                       # '' | 'er' | 'sae' (not encoded yet)
     shape: int = -1                         # its encoder's shape and constants (codegen/shapes.py, set by codegen/render.py)
     shape_args: tuple = ()
+    prefixes: tuple[str, ...] = ()          # prefix words it takes (PREFIX_NAMES), see `form_prefixes`
 
 
 def _err(ctx, field, msg):
@@ -338,6 +342,28 @@ def _operand_size(mnemonic: str, ops: list[Operand], e: dict) -> int:
     return 64 if e["w"] == 1 else 16 if e["opsize16"] else 32
 
 
+def _prefix_words(text: str, ctx, field: str) -> list[str]:
+    words = [] if text == "none" else text.replace("+", " ").split()
+    for w in words:
+        if w not in PREFIX_NAMES: _err(ctx, field, f"unknown prefix {w!r} (use {', '.join(PREFIX_NAMES)}, or none)")
+    return words
+
+
+def memory_destination(ops: list[Operand]) -> bool:
+    """A form whose first operand is a written r/m or memory operand and whose others are general registers or
+    immediates: the forms lock (and the HLE hints) may go on (SDM Vol.2 LOCK: "only … when the destination operand is
+    a memory operand")."""
+    return (bool(ops) and ops[0].loc == "rm" and ops[0].mem is not None and ops[0].role in ("w", "rw", "rcw")
+            and all(o.imm is not None or o.reg in ("r8", "r16", "r32", "r64") for o in ops[1:]))
+
+
+def form_prefixes(family: list[str], attr: str | None, ops: list[Operand], ctx) -> tuple[str, ...]:
+    """The prefixes a form takes: its ``prefixes=`` attribute if it has one (``none``: no prefix), else its family's
+    ``prefixes:``, lock/xacquire/xrelease only where the form has a memory destination (`memory_destination`)."""
+    if attr is not None: return tuple(_prefix_words(attr, ctx, "prefixes"))
+    return tuple(w for w in family if w not in MEMORY_DEST_PREFIXES or memory_destination(ops))
+
+
 def _ctx_nodes(node):
     """Map a YAML mapping node to {key: (key_node, value_node)}."""
     return {k.value: (k, v) for k, v in node.value}
@@ -378,6 +404,8 @@ def load(path: str) -> list[Form]:
         cpuid = keys["cpuid"][1].value if "cpuid" in keys else None
         if cpuid is None: _err(ctx, f"{mn}.cpuid", "missing (every family names its CPUID feature)")
         fam_flags = parse_flags(keys["flags"][1].value, (path, keys["flags"][1].start_mark.line + 1)) if "flags" in keys else {}
+        fam_prefixes = (_prefix_words(keys["prefixes"][1].value, (path, keys["prefixes"][1].start_mark.line + 1), f"{mn}.prefixes")
+                        if "prefixes" in keys else [])
         fnode = keys["forms"][1]
         if not isinstance(fnode, yaml.SequenceNode) or not fnode.value: _err(ctx, f"{mn}.forms", "must be a non-empty list")
         for item in fnode.value:
@@ -409,7 +437,8 @@ def load(path: str) -> list[Form]:
                               encoding_kind=e["encoding_kind"], opcode=e["opcode"], opcode_map=e["opcode_map"],
                               mandatory_prefix=e["mandatory_prefix"], opsize16=e["opsize16"], w=e["w"], vex_l=e["vex_l"],
                               modrm=e["modrm"], reg_in_opcode=e["reg_in_opcode"], imm_widths=tuple(e["imm_widths"]), is4=e["is4"],
-                              cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl, **ev))
+                              cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl,
+                              prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), **ev))
     _check_consistency(forms, path)
     if excluded_node is not None:
         for fid, (fl, _reason) in _parse_excluded(path, *excluded_node).items():

@@ -51,14 +51,11 @@ REASONS = ("x86gen shorter", "other opcode, same length")
 # `cs nop WORD PTR [rax+rax*1+0x0]`, `rex.W call FWORD PTR [rsp]`, `mov rax,QWORD PTR fs:0x28`,
 # `mov eax,DWORD PTR [eax+ecx*2]`, `cmpxchg16b OWORD PTR [rdi]`), each refused by x86gen.assemble today.
 # Only an EncodeError on a matching objdump text counts; iced's text must still assemble back. Remove a
-# class to make its refusals hard failures.
+# class to make its refusals hard failures (the prefix words lock/rep/bnd/notrack/xacquire/xrelease, objdump's
+# segment words `cs nop` and segment overrides `fs:0x28`, `fs:[rax]` are read since issue 10's prefixes).
 OBJDUMP_SPELLINGS: dict[str, str] = {
     "string-instruction operands with es:/ds: (movs BYTE PTR es:[rdi],BYTE PTR ds:[rsi])": r"\b[ed]s:\[[re]?[sd]i\]",
-    "prefix word rep/repz/repnz/lock/notrack/bnd/xacquire/xrelease": r"^(rep[nez]*|lock|notrack|bnd|xacquire|xrelease)\s",
-    "segment prefix word (cs nop ...)": r"^[c-gs]s\s+\w",
     "prefix word rex*/data16/addr32 (rex.W call FWORD PTR [rsp])": r"^(rex(\.[WRXB]+)?|data16|addr32)\s",
-    # (`ds:0x10` is objdump's absolute address without a prefix, not an override)
-    "segment override in memory (QWORD PTR fs:0x28, fs:[rax])": r"\b(?:[cefgs]s:(?:0x|\[)|ds:\[)",
     "FWORD/OWORD size keyword": r"\b(FWORD|OWORD) PTR\b",
     "32-bit address registers (0x67: [eax+ecx*2])": r"\[(e[a-ds][xip]|r\d+d)\b",
 }
@@ -72,8 +69,6 @@ _ALIAS_FENCE = "an alias ModRM byte of the fence (SDM Vol.2 LFENCE/MFENCE/SFENCE
 OBJDUMP_GAPS: dict[str, str] = {
     **{f"MFENCE_F{i}": _ALIAS_FENCE for i in range(1, 8)},
     **{f"SFENCE_F{c}": _ALIAS_FENCE for c in "9ABCDEF"},
-    **{f: "8087/287-only x87 control instruction: objdump appends '(8087 only)'/'(287 only)' to the mnemonic"
-       for f in ("FNDISI", "FNENI", "FNSETPM")},
     **{f: "objdump prints a non-RIP-relative PREFETCHIT0/1 as the NOP it is (SDM Vol.2 PREFETCHITx: NOP unless RIP-relative)"
        for f in ("PREFETCHIT0_M8", "PREFETCHIT1_M8")},
     "PREFETCHRESERVED3_M8": "objdump prints the reserved 0F 0D /3 as `prefetch` (0F 0D /0)",

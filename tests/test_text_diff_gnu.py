@@ -51,6 +51,7 @@ from iced_oracle import _GPR_WIDTH_IMMATERIAL, _R32_OF, IMM_KINDS, REPORT, memor
 
 import x86gen
 from x86gen.assembler import parse_program
+from x86gen.prefixes import allowed as allowed_prefixes
 
 pytestmark = [pytest.mark.skipif(not gnu_oracle.HAVE_GNU_AS, reason="GNU as not installed"), pytest.mark.xdist_group("text_diff_gnu")]
 
@@ -60,7 +61,7 @@ REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k and not r.hi16]
                for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "zmm", "mm", "k", "tmm", "sreg", "cr", "dr")}
 GPR64 = REG_CLASSES["r64"]
 INDEXES = [r for r in GPR64 if r != "rsp"]
-SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword"}
+SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword"}
 FORMS = [f for f in x86gen.all_forms() if not f.is_branch]
 BRANCH_MNEMONICS = sorted({f.mnemonic for f in x86gen.all_forms() if f.is_branch})
 M64 = (1 << 64) - 1
@@ -69,9 +70,10 @@ M64 = (1 << 64) - 1
 # instructions: x86gen picks a shorter encoding; or another opcode of the same length (01 /r vs 03 /r
 # for a register pair, a VEX.W the CPU ignores); NOP padding made of other NOPs; a spelling x86gen
 # documents and GNU as lacks (MASM `10h`, NASM `db`), compared with GNU as's bytes for its own spelling;
-# a line GNU as refuses and llvm-mc encodes as x86gen does.
+# a line GNU as refuses and llvm-mc encodes as x86gen does; the same legacy prefixes in another order (GNU as
+# writes 66 F0 and F2 F0 where x86gen, as iced-x86, writes F0 66 and F0 F2; SDM Vol.2 2.1.1: any order).
 X86GEN_ONLY = "x86gen-only spelling (h suffix, db/dw/dd/dq, iced's x87 st(0))"
-ALLOWED_REASONS = ("shorter", "other opcode", "other NOP padding", X86GEN_ONLY,
+ALLOWED_REASONS = ("shorter", "other opcode", "other legacy prefix order", "other NOP padding", X86GEN_ONLY,
                    "GNU as refuses, llvm-mc agrees")
 
 # x87 compares and fxch with st(0) and st(i): GNU as takes only st(i) (`fcom st(2)`)
@@ -248,7 +250,7 @@ def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "") 
         raise ValueError(f"operand kind {kind!r}: the text fuzz does not know how to write it")
     if reg not in REG_CLASSES:   # m8 … m512 (not mm: a register class); a size with no keyword GNU as takes for
         bits = int(reg[1:])      # the form (m512 of sttilecfg, aesenc256kl) is written unsized
-        return mem_text(rng, bits if bits in SIZE_WORD else None, line)
+        return mem_text(rng, bits if bits in SIZE_WORD and bits != 512 else None, line)   # (zmmword: only zmm/m512)
     if m and rng.random() < 0.5: return mem_text(rng, int(m[1:]), line)
     name = rng.choice(REG_CLASSES[reg])
     line.regs.append(name)
@@ -308,6 +310,7 @@ def random_line(rng: random.Random, form) -> Line:
         mn = "movabs"
         line.features.add("movabs")
     if rng.random() < 0.03: mn = mn.upper()
+    mn = prefixed(rng, form, mn, ops, line)
     sep = rng.choice([", ", ", ", ",", " , "])
     parts: list = [mn, " " if ops else ""]
     for i, op in enumerate(ops):
@@ -325,6 +328,28 @@ def random_line(rng: random.Random, form) -> Line:
         if tail == "  ": parts.insert(0, "  \t")
     line.text, line.canon = _both(*parts)
     return line
+
+
+_PREFIX_CHOICES = {"lock": ["lock"], "xacquire": ["xacquire lock", "lock"], "xrelease": ["xrelease lock", "xrelease"],
+                   "bnd": ["bnd"], "notrack": ["notrack", "notrack bnd"], "rep": ["rep", "repz"]}
+
+
+def prefixed(rng: random.Random, form, mn: str, ops: list, line: Line) -> str:
+    """``mn`` with a prefix word the form takes (lock, xacquire lock, bnd, notrack, rep), sometimes; and sometimes a
+    segment override (fs:, gs:, es:, ds:) on its memory operand (``ops`` changed in place)."""
+    ok = sorted(allowed_prefixes(form.id))
+    if ok and rng.random() < 0.3:
+        words = rng.choice(_PREFIX_CHOICES[rng.choice(ok)])
+        if all(w in ok or w == "repz" for w in words.split()):
+            mn = f"{words} {mn}"
+            line.features.add("prefix word")
+    mems = [i for i, op in enumerate(ops) if "[" in op[0]]
+    if mems and "notrack" not in mn and rng.random() < 0.1:
+        i = mems[0]
+        seg = rng.choice(["fs", "gs", "es", "ds", "ss", "cs"])
+        ops[i] = tuple(t.replace("[", f"{seg}:[", 1) for t in ops[i])
+        line.features.add("segment override")
+    return mn
 
 
 # --- programs ------------------------------------------------------------------------------------------
@@ -513,10 +538,27 @@ def equivalent(x: bytes, g: bytes) -> str | None:
     """The reason x86gen's ``x`` and GNU as's ``g`` are the same instructions, or None."""
     xi, gi = decode(x), decode(g)
     if xi is None or gi is None or len(xi) != len(gi): return None
-    if any(semantics(a) != semantics(b) for a, b in zip(xi, gi)): return None
+    if any(semantics(a) != semantics(b) or _prefix_flags(a) != _prefix_flags(b) for a, b in zip(xi, gi)): return None
+    if len(x) == len(g) and _legacy_prefixes(x) == _legacy_prefixes(g): return "other legacy prefix order"
     if len(x) < len(g): return "shorter"
     if len(x) == len(g): return "other opcode"
     return "longer"
+
+
+def _prefix_flags(i) -> tuple:
+    return (i.has_lock_prefix, i.has_xacquire_prefix, i.has_xrelease_prefix, i.has_rep_prefix, i.has_repne_prefix,
+            i.segment_prefix)
+
+
+_LEGACY = {0xF0, 0xF2, 0xF3, 0x66, 0x67, 0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65}
+
+
+def _legacy_prefixes(b: bytes) -> tuple:
+    """(the legacy prefix bytes at the start, sorted; the rest): the CPU reads them in any order (SDM Vol.2 2.1.1);
+    GNU as writes 66 F0 and F2 F0 where x86gen (as iced-x86) writes F0 66 and F0 F2."""
+    i = 0
+    while i < len(b) and b[i] in _LEGACY: i += 1
+    return sorted(b[:i]), b[i:]
 
 
 def padding_equivalent(prog: str, x: bytes, g: bytes) -> bool:

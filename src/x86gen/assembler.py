@@ -58,6 +58,7 @@ from .encoder import (
     candidates,
     canonical,
     encode,
+    encode_prefixed,
     lea_low_bits,
     no_form_error,
     plan_for,
@@ -70,12 +71,13 @@ from .errors import (
     ImmediateRangeError,
     LabelError,
     OperandError,
+    PrefixError,
     SizeLimitError,
     UnknownMnemonicError,
     fmt_int,
     fmt_value,
 )
-from .memory import SIZE_BITS, Mem, size_named
+from .memory import SIZE_BITS, Mem, SegMem, size_named
 from .registers import REGISTERS
 from .text import (
     _FAR_MNEMONICS,
@@ -85,6 +87,7 @@ from .text import (
     _PREFIXES,
     _REGS,
     _SIZE_PREFIX,
+    PREFIX_WORDS,
     SHORTHANDS,
     UNSUPPORTED_REGISTERS,
     char_value,
@@ -93,6 +96,7 @@ from .text import (
     parse_int,
     parse_operand,
     parse_text_line,
+    prefix_words,
     pseudo_op,
     shorthand,
     signed_terms,
@@ -100,7 +104,6 @@ from .text import (
     strip_block_comments,
     unescape,
     unknown_word,
-    vex_pseudo_prefix,
 )
 
 __all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
@@ -460,6 +463,7 @@ class Assembler(AsmMethods):
         if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
         mn = mnemonic if mnemonic in _PLAIN or mnemonic in BRANCH_MNEMONICS else mnemonic.lower()
         if mn in _PLAIN: return self._emit(mn, ops)
+        if " " in mn: return self._emit_prefixed(mn, ops)
         if mn in BRANCH_MNEMONICS: return self._jump(mn, ops) if mn in ("jmp", "call") else self._branch(mn, ops)
         canon = MNEMONIC_ALIASES.get(mn)
         if canon in BRANCH_MNEMONICS: return self.emit(canon, *ops)
@@ -487,6 +491,7 @@ class Assembler(AsmMethods):
         key = (mn, *sig)
         plan = _FLAT.get(key)
         if plan is None:
+            if any(x.__class__ is SegMem for x in ops): return self._emit_prefixed(mn, ops)   # fs:[rax]: a segment prefix
             if mn == "lea" and sig[-1][:5] == "moffs":   # lea r32, [0x80000000]: the low 32 bits (encoder.lea_low_bits)
                 near = lea_low_bits(mn, ops)
                 if near is not None: return self._emit(mn, near)
@@ -499,10 +504,22 @@ class Assembler(AsmMethods):
         except LabelOperand: return self._emit_rip(mn, ops)
         self._lst += (mn, out, *ops, *_PAD[len(ops)])
 
+    def _emit_prefixed(self, mn: str, ops: tuple) -> None:
+        """An instruction with prefix words (``lock add``) or a segment override (`SegMem`): `encode_prefixed`'s bytes.
+        A branch to a label or address with a prefix (``bnd jmp .L1``) is not supported (it would need relaxation)."""
+        base = mn.rsplit(" ", 1)[-1]
+        if canonical(base) in BRANCH_MNEMONICS and len(ops) == 1 and ops[0].__class__ in (int, str, Label):
+            raise PrefixError(f"{mn} {fmt_value(ops[0])}: a prefix on a branch to a label or address is not supported by the"
+                              " Assembler (yet); x86gen.encode takes it with an address and ip=")
+        if any(x.__class__ is Label for x in ops): ops = tuple(x.mem() if x.__class__ is Label else x for x in ops)
+        if any(x.__class__ in (Mem, SegMem) and x.label is not None for x in ops): return self._emit_rip(mn, ops)
+        out = encode_prefixed(mn, ops)[0]
+        self._lst += (mn, out, *ops, *_PAD[len(ops)])
+
     def _emit_rip(self, mn: str, ops: tuple) -> None:
         """An instruction whose memory operand names a label (``[rip+label]``): encoded with the label's
         displacement left at its addend, patched by `assemble`."""
-        i = next(i for i, x in enumerate(ops) if x.__class__ is Mem and x.label is not None)
+        i = next(i for i, x in enumerate(ops) if x.__class__ in (Mem, SegMem) and x.label is not None)
         m = ops[i]
         if m.base is not _RIP: raise OperandError(f"{mn}: a label in memory operand {m} must be RIP-relative ([rip+{m.label}])")
         lab = m.label
@@ -511,7 +528,8 @@ class Assembler(AsmMethods):
             raise OperandError(f"{mn}: {lab!r} is not a label of this Assembler")
         # encoded with disp32 0, which `assemble` overwrites with label + addend - end of instruction (checked
         # to fit there: the addend alone may not, [x+0x80000000] is reachable from near x)
-        plain = (*ops[:i], Mem(_RIP, None, 1, 0, m.size), *ops[i + 1:])
+        seg = Mem(_RIP, None, 1, 0, m.size)
+        plain = (*ops[:i], seg if m.__class__ is Mem else seg.with_segment(m.seg), *ops[i + 1:])
         b = encode(mn, *plain)
         form = select(mn, *plain)
         if not m.size and form.operands[i].mem:   # list it with the size the form gives it: `dword ptr [rip+c]`
@@ -1192,28 +1210,29 @@ class _Parser:
 
     def instruction(self, mn: str, rest: str) -> str | None:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
-        if mn == VEX_PREFIX:   # `{vex} vpdpbusd …`: the VEX forms only (x86gen.encoder.candidates)
-            mn2, rest2 = vex_pseudo_prefix(rest)
-            return self.instruction(VEX_PREFIX + mn2, rest2.strip())
         if mn == EVEX_PREFIX:   # `{evex} vaddps …`: the EVEX forms only (x86gen.encoder.candidates)
             mn2, _, rest2 = rest.strip().partition(" ")
             mn2 = mn2.lower()
             if not mn2 or mn2.startswith("{") or mn2 in _PREFIXES:
                 raise AsmSyntaxError(f"{EVEX_PREFIX} must precede a mnemonic, not {clip(mn2) or 'nothing'}")
             return self.instruction(EVEX_PREFIX + mn2, rest2.strip())
+        words = ""
+        if mn in PREFIX_WORDS:   # lock, rep, {vex}, {vex3}, objdump's `ss` …: kept as words of the mnemonic (x86gen.prefixes)
+            mn, rest = prefix_words(mn, rest)
+            words, _, mn = mn.rpartition(" ")
         if mn in _PREFIXES: raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
         if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches and returns are not supported by x86gen")
         branch = canonical(mn) in BRANCH_MNEMONICS
         self.target = None
         ops = tuple(self.operand(t, branch) for t in _split_args(rest)) if rest else ()
         if branch and len(ops) == 1 and self.target is not None:   # `jne .L3`, `jmp 1f`
-            self.a.emit(mn, *ops)
+            self.a.emit(f"{words} {mn}" if words else mn, *ops)
             return self.target
         mn, ops = shorthand(mn, ops)
         if mn not in MNEMONICS:    # vcmpltps x, y, z = vcmpps x, y, z, 1; pclmulhqlqdq (objdump, iced)
             alt = pseudo_op(mn, ops)
             if alt is not None: mn, ops = alt
-        self.a.emit(mn, *ops)
+        self.a.emit(f"{words} {mn}" if words else mn, *ops)
 
     def operand(self, t: str, branch: bool):
         if not t: raise AsmSyntaxError("empty operand (expected register, memory, immediate or label)")
@@ -1256,6 +1275,7 @@ class _Parser:
         """A memory operand naming a label: ``[rip+name]``, ``qword ptr [rip+name+8]``, GCC's ``.LC0[rip]``."""
         low = t.strip()
         size_txt = ""
+        seg = None
         m = _SIZE_PREFIX.match(low.lower())
         if m:
             size_txt = m.group(1) + " ptr "
@@ -1263,7 +1283,8 @@ class _Parser:
         m = _SYM_BRACKET.match(low)
         if m:
             outside, inner = m.group(1).strip(), m.group(2)
-            if outside.lower().startswith("ds:"): outside = outside[3:].strip()
+            seg_m = _SEGMENT_WORD.match(outside.lower())
+            if seg_m: seg, outside = seg_m.group(1), outside[seg_m.end():].strip()
         elif _IDENT.match(low):
             outside, inner = low, ""       # `qword ptr label`: RIP-relative, as GNU as reads it in 64-bit code
         else:
@@ -1286,8 +1307,11 @@ class _Parser:
         base = parse_operand(f"{size_txt}[{inner_txt}]")
         if base.base is not None or base.index is not None:
             raise AsmSyntaxError(f"a label in a memory operand must be RIP-relative ([rip+{sym}]), got {clip(t)}")
-        return Mem(_RIP, None, 1, base.disp, base.size, label=self.ref(sym))
+        m = Mem(_RIP, None, 1, base.disp, base.size, label=self.ref(sym))
+        return m if seg in (None, "ds") else m.with_segment(seg)   # ds: the segment of [rip+x] anyway (no byte)
 
+
+_SEGMENT_WORD = re.compile(r"(es|cs|ss|ds|fs|gs)\s*:")
 
 # Per source line (its exact text), what parsing it did, to do again without parsing: the record of an
 # instruction without labels (mnemonic, bytes, operands: its bytes depend on the text alone), or

@@ -12,7 +12,7 @@ import functools
 
 from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
-from .memory import Mem, VsibMem
+from .memory import Mem, SegMem, VsibMem
 from .registers import Reg
 
 _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
@@ -315,6 +315,7 @@ def _shortest_of(forms: tuple[Form, ...]):
 
 def select(mnemonic: str, *ops, ip: int = 0) -> Form:
     """The form `encode` would use for these operands."""
+    if " " in mnemonic or any(x.__class__ is SegMem for x in ops): return encode_prefixed(mnemonic, ops, ip)[1]
     key = _key(mnemonic, ops)
     if "l" in key[1:]: raise label_error(mnemonic, ops)
     forms, check = candidates(mnemonic, key[1:], ops)
@@ -389,6 +390,7 @@ _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {s
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+    if " " in mnemonic or any(x.__class__ is SegMem for x in ops): return encode_prefixed(mnemonic, ops, ip)[0]
     try: key = _key(mnemonic, ops)
     except AttributeError:
         ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)
@@ -440,3 +442,53 @@ def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None,
             raise OperandError(f"operand {i + 1} ({x}) needs a size: forms {', '.join(f.id for f in ok)} take it")
     if imm == "widest": return max(ok, key=lambda f: sum(o.imm or 0 for o in f.operands if o.kind != "1"))   # first among equals
     return min(ok, key=lambda f: f.length)
+
+
+# ---- the prefix layer: prefix words and segment overrides around a form's bytes (see x86gen.prefixes) -------------
+
+def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
+    """(bytes, form) of an instruction with prefix words (``"lock add"``, ``"rep stosb"``, ``"bnd jmp"``,
+    ``"{vex3} vaddps"``, objdump's ``"ss mov"``) and/or memory operands with a segment override (`SegMem`).
+
+    The form is chosen as without the prefixes, among the forms that take them (``bnd jmp`` takes rel32, not
+    rel8); the prefixes are checked (`x86gen.prefixes.check`: `PrefixError` naming instruction, prefix and why)
+    and laid out before the form's bytes in iced-x86's order (`x86gen.prefixes.layout`)."""
+    from . import prefixes as P
+    from .errors import PrefixError
+    words, mn = P.split_words(mnemonic)
+    seg = None
+    plain = list(ops)
+    for i, x in enumerate(ops):
+        if x.__class__ is SegMem:
+            if seg is not None and seg != x.seg: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
+            seg, plain[i] = x.seg, x.plain
+    plain = tuple(plain)
+    for w in words:
+        if w in P.SEGMENTS:   # objdump's `ss mov eax, dword ptr [rax]`: the override of the memory operand
+            if seg is not None and seg != w: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
+            seg = w
+    legacy = [w for w in words if w not in P.SEGMENTS]
+    if seg is not None:
+        mems = [x for x in plain if isinstance(x, Mem)]
+        if len(mems) != 1:
+            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: a segment override ({seg}) needs one memory operand")
+        if seg == P.default_segment(mems[0]): seg = None   # the segment it uses anyway: no byte (as GNU as)
+    if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
+        raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
+    n = (seg is not None or "notrack" in legacy) + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
+    want = {P.SPEC_NAME.get(w, w) for w in legacy if w in P.PREFIX_BYTES}
+    if not want:
+        form = select(mn, *plain, ip=ip + n)
+    else:
+        key = _key(mn, plain)
+        if "l" in key[1:]: raise label_error(mnemonic, ops)
+        forms, _check = candidates(mn, key[1:], plain)
+        ok = [f for f in forms if want <= P.allowed(f.id)]
+        form = next((f for f in ok if f.fits(*plain, ip=ip + n)), None)
+        if form is None:
+            if ok: raise range_error(mnemonic, ops, ok)
+            P.check(legacy, forms[0], mnemonic, ops)   # raises: the first form's reason
+            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form takes {', '.join(sorted(want))}")
+    P.check(words, form, mnemonic, ops)
+    body = form(*plain, ip=ip + n) if form.is_branch else form(*plain)
+    return P.layout(legacy, form, body, seg), form

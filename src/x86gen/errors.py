@@ -24,6 +24,11 @@ class ImmediateRangeError(OperandError):
     """An immediate or displacement that does not fit its field."""
 
 
+class PrefixError(EncodeError):
+    """A prefix the instruction does not take (``lock`` on a register destination or on ``mov``, ``rep`` on
+    ``add``, two prefixes of one group, ``{vex3}`` on a legacy form, …); names instruction, prefix and why."""
+
+
 class AsmSyntaxError(EncodeError):
     """Intel-syntax text that cannot be parsed; names the line."""
 

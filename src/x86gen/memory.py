@@ -27,6 +27,8 @@ SIZE_NAMES = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128:
               112: "fpuenv14", 224: "fpuenv28", 752: "fpustate94", 864: "fpustate108", 384: "mem384"}
 SIZE_BITS = {v: k for k, v in SIZE_NAMES.items()}
 MEMORY_SIZES = (*SIZE_NAMES, 4096)                      # every size a memory operand may have (bits; 0: unsized)
+# segment override prefixes (SDM Vol.2 2.1.1, group 2), by segment register name
+SEGMENTS: dict[str, int] = {"es": 0x26, "cs": 0x2E, "ss": 0x36, "ds": 0x3E, "fs": 0x64, "gs": 0x65}
 _SCALE_BITS = {1: 0, 2: 1, 4: 2, 8: 3}
 _SIGS = {bits: f"m{bits}" for bits in MEMORY_SIZES}     # Mem.sig by size, for sized operands
 _DISP8 = tuple(bytes((b,)) for b in range(256))         # the disp8 byte, by disp & 0xFF
@@ -236,6 +238,20 @@ class Mem:
         if not r and -128 <= q <= 127: return modrm8, shape[3] + _DISP8[q & 0xFF]
         return shape[4], shape[3] + _pack_disp32(disp)
 
+    def with_segment(self, seg: str | None) -> Mem:
+        """The same operand with a segment override (``"fs"``, ``"gs"``, ``"es"``, ``"cs"``, ``"ss"``, ``"ds"``; a segment
+        register object works too): a `SegMem`, which `x86gen.encode`, the `Assembler` and the text parser encode
+        with the segment prefix byte (SDM Vol.2 2.1.1, group 2; see `x86gen.prefixes`). None: the operand without one."""
+        if seg is None: return Mem(self.base, self.index, self.scale, self.disp, self.size, self.label)
+        name = getattr(seg, "name", seg)
+        if name.__class__ is not str or name.lower() not in SEGMENTS:
+            raise OperandError(f"unknown segment {fmt_value(seg)} (use one of {', '.join(SEGMENTS)})")
+        m = object.__new__(SegMem)
+        for k in Mem.__slots__: setattr(m, k, getattr(self, k))
+        m.seg = name.lower()
+        m.sig = f"{m.seg}:{self.sig}"
+        return m
+
     def address(self) -> str:
         """The bracketed address in Intel syntax, e.g. ``[rdi+rsi*4+0xa]``."""
         parts = []
@@ -258,6 +274,32 @@ class Mem:
     def __hash__(self): return hash(self._key())
 
 
+class SegMem(Mem):
+    """A memory operand with a segment override, ``qword ptr fs:[0x28]``: made by `Mem.with_segment` (or
+    ``mem(..., seg="fs")``). Its signature (``"fs:m64"``) is its own, so the per-signature encoders of plain
+    operands never take it; `x86gen.encode` and the `Assembler` encode the plain operand and put the segment
+    prefix before it; a form called directly refuses it (its class is not `Mem`). A VSIB operand may have one too
+    (its `plain` operand is the `VsibMem`)."""
+
+    __slots__ = ("seg",)
+
+    @property
+    def kind(self) -> str: return self.sig
+
+    @property
+    def plain(self) -> Mem:
+        """The operand without its segment override."""
+        return Mem(self.base, self.index, self.scale, self.disp, self.size, self.label)
+
+    def with_size(self, size: int) -> Mem:
+        return self.plain.with_size(size).with_segment(self.seg)
+
+    def __str__(self) -> str:
+        return (f"{SIZE_NAMES[self.size]} ptr " if self.size else "") + f"{self.seg}:" + self.address()
+
+    def _key(self): return (*Mem._key(self), self.seg)
+
+
 class VsibMem(Mem):
     """A VSIB memory operand (SDM Vol.2 2.3.12), as the AVX2 gathers take it: ``[base + vindex*scale + disp]``
     with an xmm or ymm index register, each of whose elements is an index. `Mem` (and `mem`, `dword`, …, the
@@ -273,17 +315,20 @@ class VsibMem(Mem):
     def kind(self) -> str: return f"VSIB memory, {self.index.kind} index"
 
 
-def mem(base: Reg | str | None = None, index: Reg | str | None = None, scale: int = 1, disp: int = 0, size: int | str = 0) -> Mem:
+def mem(base: Reg | str | None = None, index: Reg | str | None = None, scale: int = 1, disp: int = 0, size: int | str = 0,
+        seg: str | None = None) -> Mem:
     """Build a memory operand, e.g. ``mem(rdi, rsi, 4, 10, size=32)`` is ``dword ptr [rdi+rsi*4+0xa]``.
 
     ``base`` may be a 64-bit register, ``rip`` or None (then ``[index*scale+disp32]`` or an absolute
     ``[disp32]``); ``size`` is in bits (8 … 512) or a name such as ``"dword"``; 0 means unsized. An xmm/ymm
-    ``index`` makes a VSIB operand (`VsibMem`) for the gathers: ``mem(rdi, ymm3, 8, size=64)``.
+    ``index`` makes a VSIB operand (`VsibMem`) for the gathers: ``mem(rdi, ymm3, 8, size=64)``. ``seg`` is a
+    segment override (`Mem.with_segment`): ``mem(disp=0x28, size=64, seg="fs")`` is ``qword ptr fs:[0x28]``.
     """
     if isinstance(base, str): base = register_named(base)
     if isinstance(index, str): index = register_named(index)
     if isinstance(size, str): size = size_named(size)
-    return Mem(base, index, scale, disp, size)
+    m = Mem(base, index, scale, disp, size)
+    return m if seg is None else m.with_segment(seg)
 
 
 def register_named(name: str) -> Reg:

@@ -3,8 +3,9 @@
 The syntax is what GNU ``objdump -d -M intel`` and iced-x86's Intel formatter print and what
 GNU as (``.intel_syntax noprefix``) and llvm-mc accept: ``mnemonic op, op, ...`` with registers,
 immediates (``10``, ``-0x10``, ``0b101``, ``017`` octal as in GNU as, ``10h``, ``'a'``), and memory
-operands ``[size ptr] [base+index*scale+disp]`` (``rip`` as base for RIP-relative; ``ds:`` overrides
-are accepted and ignored). Case-insensitive except in character constants and strings.
+operands ``[size ptr] [seg:] [base+index*scale+disp]`` (``rip`` as base for RIP-relative; segment overrides
+``fs:[rax]``, ``qword ptr fs:0x28``), and prefix words before the mnemonic (``lock``, ``rep``, ``xacquire``,
+``bnd``, ``notrack``, ``{vex3}``, objdump's ``ss``; see `x86gen.prefixes`). Case-insensitive except in character constants and strings.
 A branch target written as a number is an absolute address; the text starts at address ``ip``.
 
 Parsed operands are cached by their text, so a program that repeats operands parses each once.
@@ -18,6 +19,8 @@ from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
 from .forms import forms_of
 from .memory import SIZE_BITS, Mem
+from .prefixes import WORDS as PREFIX_WORDS
+from .prefixes import default_segment
 from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, SegReg, gpr
 
 # x87 st(i) as GNU as, llvm-mc, iced-x86 and objdump write it: `st` is st(0), the stack top (SDM Vol.1 8.1.2)
@@ -26,7 +29,7 @@ _REGS = {**REGISTERS, **ALIASES, **_ST_NAMES}
 # x86-64 register names x86gen has no forms for: an error that names the register, never a label.
 # Derived from REGISTERS, so a register file added there leaves this set by itself.
 UNSUPPORTED_REGISTERS = X86_REGISTER_NAMES - _REGS.keys()
-_SEGMENT_OVERRIDE = re.compile(r"(es|cs|ss|fs|gs)\s*:")
+_SEGMENT_OVERRIDE = re.compile(r"(es|cs|ss|ds|fs|gs)\s*:")
 _OPERANDS: dict[str, object] = {}
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 # size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
@@ -181,10 +184,10 @@ def parse_operand(text: str):
         if m:
             size = SIZE_BITS.get(m.group(1), 128)
             t = m.group(2).strip()
-        seg = t.startswith("ds:")
-        if seg: t = t[3:].strip()
-        elif _SEGMENT_OVERRIDE.match(t):   # fs:[0x28]: a prefix byte x86gen does not emit (ds: changes nothing in 64-bit mode)
-            raise UnsupportedRegisterError(f"segment override {t[:2]}: is not supported by x86gen (yet), in {clip(text)}")
+        seg = None
+        sm = _SEGMENT_OVERRIDE.match(t)
+        if sm:   # `fs:[0x28]`, `fs:0x28`, objdump's `ds:0x10`: a segment override (x86gen.prefixes)
+            seg, t = sm.group(1), t[sm.end():].strip()
         if t.startswith("["):
             if not t.endswith("]"): raise AsmSyntaxError(f"missing ']' in {clip(text)}")
             v = _parse_address(t[1:-1], size, text)
@@ -198,6 +201,8 @@ def parse_operand(text: str):
                 w = unknown_word(t, text)
                 if w.__class__ is not AsmSyntaxError: raise w from None
                 raise AsmSyntaxError(f"unknown operand {clip(text.strip())}") from None
+        # the segment the address uses anyway (ds, or ss with an rbp/rsp base) needs no byte, as GNU as leaves it out
+        if seg is not None and seg != default_segment(v): v = v.with_segment(seg)
     if len(_OPERANDS) >= _CACHE_MAX: _OPERANDS.clear()   # bounded: start again rather than keep the oldest
     _OPERANDS[text] = v
     return v
@@ -213,21 +218,41 @@ def split_line(line: str) -> tuple[str, list[str]]:
         if line in _FAR_MNEMONICS: raise AsmSyntaxError(f"{line}: far returns are not supported by x86gen")
         return line, []
     mn, rest = line[:sp], line[sp + 1:]
-    if mn == VEX_PREFIX:
-        mn2, rest2 = vex_pseudo_prefix(rest)
-        return VEX_PREFIX + mn2, (rest2.split(",") if rest2 else [])
     if mn == EVEX_PREFIX:   # `{evex} vaddps xmm1, xmm2, xmm3`: GNU as's / llvm-mc's pseudo-prefix, EVEX even where VEX would do
         mn2, ops = split_line(rest)
         if mn2.startswith("{") or mn2 in _PREFIXES:
             raise AsmSyntaxError(f"{clip(line)}: {EVEX_PREFIX} must precede a mnemonic")
         return EVEX_PREFIX + mn2, ops
-    if mn in _PREFIXES:
+    if mn in PREFIX_WORDS:
+        mn, rest = prefix_words(mn, rest)
+        if " " not in mn and not rest: return mn, []
+    elif mn in _PREFIXES:
         if mn == "data16" and rest.strip() in _DATA16_STACK:   # iced-x86: `data16 push fs` is pushw fs (66 0F A0)
             mn, _, rest = rest.strip().partition(" ")
             return mn + "w", [rest]
         raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
     if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
-    return mn, rest.split(",")
+    return mn, rest.split(",") if rest.strip() else []
+
+
+def prefix_words(mn: str, rest: str) -> tuple[str, str]:
+    """``lock``, ``rep``, ``{vex3}``, objdump's ``ss`` … before a mnemonic (`x86gen.prefixes.WORDS`): the mnemonic with
+    its prefix words (``"lock add"``, which `x86gen.encode` takes) and the operand text. ``{vex}`` asks for a VEX form:
+    it is checked (`vex_pseudo_prefix`) and becomes the mnemonic's `VEX_PREFIX` (``{vex}vpdpbusd``), which
+    `x86gen.encoder.candidates` restricts to the VEX forms."""
+    words = []
+    while mn in PREFIX_WORDS:
+        words.append(mn)
+        rest = rest.strip()
+        sp = rest.find(" ")
+        mn, rest = (rest, "") if sp < 0 else (rest[:sp], rest[sp + 1:])
+        if not mn: raise AsmSyntaxError(f"prefix {clip(words[-1])} without an instruction")
+    if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
+    if "{vex}" in words:
+        mn, rest = vex_pseudo_prefix(mn + " " + rest)
+        mn = VEX_PREFIX + mn
+        words.remove("{vex}")
+    return " ".join([*words, mn]), rest
 
 
 def vex_pseudo_prefix(rest: str) -> tuple[str, str]:
@@ -248,7 +273,8 @@ def vex_pseudo_prefix(rest: str) -> tuple[str, str]:
 _X87_ONLY = re.compile(r"(fneni|fndisi|fnsetpm|feni|fdisi|fsetpm)\((?:8087|287) only\)")
 _DATA16_STACK = {"push fs", "push gs", "pop fs", "pop gs"}
 _FAR_MNEMONICS = {"ljmp", "lcall", "lret", "lretq", "retf", "retfq", "jmpf", "callf"}   # GNU as: far jmp/call/ret
-_PREFIXES = {"lock", "rep", "repe", "repz", "repne", "repnz", "data16", "addr32", "rex", "rex.w", "{vex3}"}
+# prefix words x86gen does not write (yet): an error naming them
+_PREFIXES = {"data16", "data32", "addr32", "rex", "rex.w", "rex64"}
 
 
 def imul_shorthand(mn: str, ops: tuple) -> tuple:
@@ -482,6 +508,10 @@ def shorthand(mn: str, ops: tuple) -> tuple[str, tuple]:
 
 def parse_line(line: str) -> tuple[str, tuple]:
     mn, ops = split_line(line)
+    if " " in mn:   # prefix words: the shorthands of the instruction they stand before
+        words, _, base = mn.rpartition(" ")
+        base, o = shorthand(base, tuple([parse_operand(x) for x in ops]))
+        return f"{words} {base}", o
     return shorthand(mn, tuple([parse_operand(o) for o in ops]))
 
 

@@ -1,0 +1,304 @@
+"""Prefixes (issue 10): lock, xacquire/xrelease, rep, bnd, notrack, segment overrides and {vex3}.
+
+Which forms take which prefix is checked against iced-x86's `OpCodeInfo.can_use_*_prefix` for every form of the
+table; the bytes of prefixed instructions against iced-x86's encoder (the instruction x86gen encodes without the
+prefix, decoded by iced, given the prefix and encoded again) and against GNU as (up to the order of the legacy
+prefixes, which the CPU ignores: SDM Vol.2 2.1.1); each refusal by its error class.
+"""
+from __future__ import annotations
+
+import random
+
+import gnu_oracle
+import iced_x86 as I
+import pytest
+from iced_oracle import decode_one
+
+import x86gen
+from x86gen import PrefixError, mem
+from x86gen.prefixes import allowed
+from x86gen.registers import REGISTERS as R
+
+pytestmark = pytest.mark.xdist_group("prefixes")
+
+ICED_FLAGS = {"lock": "can_use_lock_prefix", "xacquire": "can_use_xacquire_prefix", "xrelease": "can_use_xrelease_prefix",
+              "rep": "can_use_rep_prefix", "repne": "can_use_repne_prefix", "bnd": "can_use_bnd_prefix",
+              "notrack": "can_use_notrack_prefix"}
+# where x86gen takes more than iced's OpCodeInfo says: `rep ret` (F3 C3), which GNU as accepts and iced encodes
+EXTRA = {"RETNQ": {"rep"}, "RETNQ_IMM16": {"rep"}}
+
+
+def test_allowed_prefixes_are_icedx86s():
+    bad = []
+    for f in x86gen.all_forms():
+        info = I.OpCodeInfo(getattr(I.Code, f.id))
+        want = {w for w, a in ICED_FLAGS.items() if getattr(info, a)} | EXTRA.get(f.id, set())
+        if set(allowed(f.id)) != want: bad.append((f.id, sorted(want), sorted(allowed(f.id))))
+    assert not bad
+
+
+def _random_operands(form, rng: random.Random) -> tuple:
+    ops = []
+    for o in form.operands:
+        if o.mem is not None and o.loc == "rm":
+            base = rng.choice([r for r in ("rax", "rbx", "rsp", "rbp", "r12", "r13", "r15", None)])
+            index = rng.choice([None, "rcx", "r9", "rbp"]) if base != "rip" else None
+            disp = rng.choice([0, 1, -0x80, 0x7f, 0x1234, -0x80000000])
+            ops.append(mem(base, index, rng.choice((1, 2, 4, 8)) if index else 1, disp, size=o.mem))
+        elif o.reg in ("r8", "r16", "r32", "r64"):
+            ops.append(rng.choice([r for r in R.values() if r.kind == o.reg and not getattr(r, "high", False)]))
+        elif o.imm is not None:
+            ops.append(rng.randrange(0, 1 << min(o.imm, 8)) - (1 << (min(o.imm, 8) - 1)))
+        else: pytest.skip(f"{form.id}: operand {o}")
+    return tuple(ops)
+
+
+ICED_SET = {"lock": "has_lock_prefix", "xacquire": "has_xacquire_prefix", "xrelease": "has_xrelease_prefix",
+            "rep": "has_repe_prefix", "repne": "has_repne_prefix", "bnd": "has_repne_prefix"}
+SEGS = {"es": I.Register.ES, "cs": I.Register.CS, "fs": I.Register.FS, "gs": I.Register.GS, "ss": I.Register.SS}
+
+
+def _iced_with(plain: bytes, words: list[str], seg: str | None) -> bytes:
+    ins = decode_one(plain)
+    for w in words:
+        if w == "notrack": ins.segment_prefix = I.Register.DS
+        else: setattr(ins, ICED_SET[w], True)
+    if seg: ins.segment_prefix = SEGS[seg]
+    return _rip_kept(ins, len(plain))
+
+
+def _rip_kept(ins, plain_len: int, encoder=None) -> bytes:
+    """iced's bytes for ``ins`` at ip 0, a RIP-relative operand kept as the same [rip+disp] (iced keeps the absolute
+    target, which the longer instruction would move: its target is moved by the prefixes' length)."""
+    def enc():
+        e = encoder() if encoder else I.Encoder(64)
+        e.encode(ins, 0)
+        return e.take_buffer()
+    out = enc()
+    if ins.is_ip_rel_memory_operand and len(out) != plain_len:
+        ins.memory_displacement = (ins.memory_displacement + len(out) - plain_len) & ((1 << 64) - 1)
+        out = enc()
+    return out
+
+
+LOCKABLE = [f for f in x86gen.all_forms() if "lock" in allowed(f.id)]
+
+
+@pytest.mark.parametrize("form", LOCKABLE, ids=lambda f: f.id)
+def test_lock_hle_and_segments_like_iced(form):
+    """lock, xacquire lock, xrelease lock, and a segment override with them, on random operands of every lockable form."""
+    rng = random.Random(form.id)
+    for _ in range(6):
+        ops = _random_operands(form, rng)
+        plain = x86gen.encode(form.mnemonic, *ops)   # (the form encode chooses: 83 /0 ib for a small immediate)
+        for words in (["lock"], ["xacquire", "lock"], ["xrelease", "lock"]):
+            if not set(words) <= allowed(form.id): continue
+            seg = rng.choice([None, "fs", "gs", "es", "cs"])
+            xops = (ops[0].with_segment(seg), *ops[1:]) if seg else ops
+            got = x86gen.encode(" ".join(words) + " " + form.mnemonic, *xops)
+            assert got == _iced_with(plain, words, seg), (form.id, words, seg, ops)
+
+
+HLE_MOV = [f for f in x86gen.all_forms() if "xrelease" in allowed(f.id) and "lock" not in allowed(f.id)]
+
+
+@pytest.mark.parametrize("form", HLE_MOV, ids=lambda f: f.id)
+def test_xrelease_mov_like_iced(form):
+    rng = random.Random(form.id)
+    for _ in range(6):
+        ops = _random_operands(form, rng)
+        assert x86gen.encode("xrelease mov", *ops) == _iced_with(x86gen.encode("mov", *ops), ["xrelease"], None)
+
+
+# (text, iced-x86: the instruction by its Code with prefixes set) -> bytes from iced's encoder
+def _iced(code, *ops, **flags) -> bytes:
+    """iced-x86's bytes for `Instruction.create_*` of ``code`` with operands given as dicts (memory: MemoryOperand
+    arguments), ("i", value) immediates or registers, and the instruction's prefix attributes set from ``flags``."""
+    M = I.MemoryOperand
+    args, kinds = [], []
+    for o in ops:
+        if isinstance(o, dict): args.append(M(**o)); kinds.append("mem")
+        elif isinstance(o, tuple): args.append(o[1]); kinds.append("i32")
+        else: args.append(o); kinds.append("reg")
+    code = getattr(I.Code, code)
+    ins = getattr(I.Instruction, "create_" + "_".join(kinds))(code, *args) if args else I.Instruction.create(code)
+    for k, v in flags.items(): setattr(ins, k, v)
+    e = I.Encoder(64)
+    e.encode(ins, 0)
+    return e.take_buffer()
+
+
+Rg = I.Register
+
+ICED_CASES = [
+    ("lock add word ptr fs:[rax], ax", lambda: _iced("ADD_RM16_R16", dict(base=Rg.RAX, seg=Rg.FS), Rg.AX, has_lock_prefix=True)),
+    ("lock add dword ptr [rax+r8], eax", lambda: _iced("ADD_RM32_R32", dict(base=Rg.RAX, index=Rg.R8), Rg.EAX, has_lock_prefix=True)),
+    ("xacquire lock add dword ptr [rax], 1", lambda: _iced("ADD_RM32_IMM8", dict(base=Rg.RAX), ("i", 1), has_lock_prefix=True,
+                                                           has_xacquire_prefix=True)),
+    ("xrelease mov dword ptr [rax], 1", lambda: _iced("MOV_RM32_IMM32", dict(base=Rg.RAX), ("i", 1), has_xrelease_prefix=True)),
+    ("lock cmpxchg16b xmmword ptr gs:[rdi]", lambda: _iced("CMPXCHG16B_M128", dict(base=Rg.RDI, seg=Rg.GS), has_lock_prefix=True)),
+    ("bnd jmp rax", lambda: _iced("JMP_RM64", Rg.RAX, has_repne_prefix=True)),
+    ("notrack jmp rax", lambda: _iced("JMP_RM64", Rg.RAX, segment_prefix=Rg.DS)),
+    ("notrack bnd call qword ptr [rax]", lambda: _iced("CALL_RM64", dict(base=Rg.RAX), segment_prefix=Rg.DS, has_repne_prefix=True)),
+    ("bnd ret", lambda: _iced("RETNQ", has_repne_prefix=True)),
+    ("rep ret", lambda: _iced("RETNQ", has_repe_prefix=True)),
+    ("mov rax, qword ptr fs:[0x28]", lambda: _iced("MOV_R64_RM64", Rg.RAX, dict(displ=0x28, displ_size=8, seg=Rg.FS))),
+    ("mov rax, fs:0x28", lambda: _iced("MOV_R64_RM64", Rg.RAX, dict(displ=0x28, displ_size=8, seg=Rg.FS))),
+    ("mov eax, dword ptr gs:[rax]", lambda: _iced("MOV_R32_RM32", Rg.EAX, dict(base=Rg.RAX, seg=Rg.GS))),
+    ("ss mov eax, dword ptr [rax]", lambda: _iced("MOV_R32_RM32", Rg.EAX, dict(base=Rg.RAX, seg=Rg.SS))),
+    ("mov eax, ds:[rbp]", lambda: _iced("MOV_R32_RM32", Rg.EAX, dict(base=Rg.RBP, displ_size=1, seg=Rg.DS))),
+    ("cs nop word ptr [rax+rax*1]", lambda: _iced("NOP_RM16", dict(base=Rg.RAX, index=Rg.RAX, seg=Rg.CS))),
+    ("vmovaps xmm0, xmmword ptr es:[rax]", lambda: _iced("VEX_VMOVAPS_XMM_XMMM128", Rg.XMM0, dict(base=Rg.RAX, seg=Rg.ES))),
+]
+
+
+@pytest.mark.parametrize("text, iced", ICED_CASES, ids=[c[0] for c in ICED_CASES])
+def test_prefixed_text_like_iced(text, iced):
+    assert x86gen.assemble(text).hex(" ") == iced().hex(" ")
+    a = x86gen.Assembler()   # the program parser and the Assembler's listing
+    a.emit("nop")
+    x86gen.assembler.parse_program(text, asm=a)
+    assert a.assemble()[1:] == iced()
+
+
+def test_structured_api():
+    assert x86gen.encode("lock add", mem("rax", size=32), R["eax"]) == bytes.fromhex("f00100")   # iced: ADD_RM32_R32 + lock
+    assert x86gen.encode("mov", R["rax"], mem(disp=0x28, size=64, seg="fs")) == bytes.fromhex("64488b042528000000")
+    a = x86gen.Assembler()
+    a.emit("lock inc", mem("rdi", size=64))
+    a.mov(R["rax"], mem(disp=0x28, size=64, seg="fs"))
+    a.emit("rep ret")
+    assert a.assemble() == bytes.fromhex("f048ff07" "64488b042528000000" "f3c3")
+    assert "lock inc qword ptr [rdi]" in a.listing() and "qword ptr fs:[0x28]" in a.listing()
+
+
+def test_prefix_with_rip_label_is_patched():
+    """lock/fs: with a [rip+label] operand: the disp32 is counted from the end of the whole instruction."""
+    b = x86gen.assemble("lock inc dword ptr [rip+x]\nmov eax, dword ptr fs:[rip+x]\nx: nop")
+    assert b.hex() == "f0ff05" + "07000000" + "648b05" + "00000000" + "90"
+
+
+def test_bnd_branch_to_address_takes_rel32():
+    """iced-x86: bnd on jmp rel32 and jcc, not on jmp rel8 (OpCodeInfo.can_use_bnd_prefix)."""
+    assert x86gen.assemble("bnd jmp 0x100") == _iced_branch("JMP_REL32_64", 0x100)
+    assert x86gen.assemble("bnd je 0x10") == _iced_branch("JE_REL8_64", 0x10)
+
+
+def _iced_branch(code, target):
+    ins = I.Instruction.create_branch(getattr(I.Code, code), target)
+    ins.has_repne_prefix = True
+    e = I.Encoder(64)
+    e.encode(ins, 0)
+    return e.take_buffer()
+
+
+REFUSED = [
+    ("lock add eax, ecx", "memory destination"),
+    ("lock mov dword ptr [rax], eax", "does not take the lock prefix"),
+    ("lock cmp dword ptr [rax], eax", "does not take the lock prefix"),
+    ("rep add dword ptr [rax], eax", "does not take the rep prefix"),
+    ("xacquire add dword ptr [rax], 1", "needs lock"),
+    ("xacquire lock cmpxchg16b xmmword ptr [rax]", "does not take the xacquire prefix"),
+    ("lock lock add dword ptr [rax], 1", "same group"),
+    ("rep xrelease lock add dword ptr [rax], 1", "same group"),
+    ("{vex3} add eax, eax", "not VEX-encoded"),
+    ("notrack jmp fs:[rax]", "notrack"),
+    ("notrack call 0x10", "notrack"),
+    ("bnd add eax, 1", "bnd"),
+    ("fs add eax, ecx", "one memory operand"),
+    ("lock add dword ptr [rip+x], 1\nx: bnd jmp x", "label"),
+]
+
+
+@pytest.mark.parametrize("text, why", REFUSED, ids=[c[0] for c in REFUSED])
+def test_refused_prefixes(text, why):
+    with pytest.raises(PrefixError, match=why):
+        x86gen.assemble(text)
+
+
+def test_prefix_without_instruction():
+    with pytest.raises(x86gen.EncodeError):
+        x86gen.assemble("lock")
+    with pytest.raises(x86gen.AsmSyntaxError, match="not supported"):
+        x86gen.assemble("addr32 mov eax, dword ptr [rax]")
+
+
+# the same text through GNU as 2.40: the same bytes, the legacy prefixes maybe in another order (GNU writes 66 F0 and
+# F2 F0 where iced-x86 writes F0 66 and F0 F2), and no override of the segment the address uses anyway
+GNU_LINES = [c[0] for c in ICED_CASES if not c[0].startswith("ss ")] + [   # (GNU as: "`ss' is not supported in 64-bit mode")
+    "mov eax, dword ptr ss:[rax]", "mov eax, ss:[rbp]", "mov eax, ds:[rax]", "mov eax, ss:[rsp+8]", "mov eax, es:[rax]",
+    "lock add dword ptr ds:[rax], eax", "{vex3} vaddps xmm0, xmm1, xmm2", "{vex3} vmovaps ymm1, ymm2",
+    "{vex3} vpxor xmm0, xmm1, xmmword ptr [rax]", "fs lock add dword ptr [rax], eax", "repz ret", "xrelease lock xadd qword ptr [rdi], rax",
+    "lock inc qword ptr gs:[rdi+rsi*8+0x10]", "lock bts dword ptr [rax], 3", "lock neg byte ptr [r12]",
+    "vgatherdps ymm8, ss:[r9+ymm4*4+0x10], ymm11", "vgatherdpd xmm6, gs:[xmm0*8+0x10], xmm12",
+]
+
+
+def _legacy_split(b: bytes) -> tuple[list[int], bytes]:
+    i = 0
+    while i < len(b) and b[i] in (0xF0, 0xF2, 0xF3, 0x66, 0x67, 0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65): i += 1
+    return sorted(b[:i]), b[i:]
+
+
+@pytest.mark.skipif(not gnu_oracle.HAVE_GNU_AS, reason="GNU as not installed")
+def test_prefixed_text_like_gnu_as():
+    units = gnu_oracle.assemble_units(GNU_LINES)
+    for line, gnu in zip(GNU_LINES, units):
+        assert gnu.ok, (line, gnu.errors)
+        assert _legacy_split(x86gen.assemble(line)) == _legacy_split(gnu.data), line
+
+
+@pytest.mark.skipif(not gnu_oracle.HAVE_LLVM_MC, reason="llvm-mc not installed")
+def test_prefixed_text_like_llvm_mc():
+    """llvm-mc 14 as the second oracle: the same bytes up to the order of the legacy prefixes, except that llvm-mc (as
+    iced-x86) keeps an override of the segment the address uses anyway (``ds:[rax]``: 3E), which x86gen and GNU as
+    leave out. llvm-mc 14 does not know ``bnd``: those lines are left out."""
+    lines = [ln for ln in GNU_LINES if not ln.startswith(("bnd", "notrack bnd"))]
+    for line, o in zip(lines, gnu_oracle.assemble_units(lines, tool="llvm")):
+        assert o.ok, (line, o.errors)
+        mine, theirs = _legacy_split(x86gen.assemble(line)), _legacy_split(o.data)
+        if mine != theirs and any(s in line for s in ("ds:", "ss:")):
+            theirs = ([p for p in theirs[0] if p not in (0x3E, 0x36)], theirs[1])
+        assert mine == theirs, line
+
+
+def _every_form_instances(n: int):
+    from test_second_oracle import Unbuildable, form_instances
+    for form in x86gen.all_forms():
+        if form.is_branch: continue
+        try: cases = form_instances(form, n)
+        except Unbuildable: continue
+        for ops, _rel in cases: yield form, ops
+
+
+def test_segment_override_on_every_memory_form_like_iced():
+    """fs:/gs:/es:/cs: on the memory operand of every form (two instances each, from test_second_oracle): x86gen's bytes
+    are iced-x86's for the same instruction with `segment_prefix` set (the override first, before the 66/F2/F3 mandatory
+    prefixes, REX and VEX)."""
+    rng = random.Random(10)
+    bad, n = [], 0
+    for form, ops in _every_form_instances(2):
+        i = next((k for k, x in enumerate(ops) if isinstance(x, x86gen.Mem)), None)
+        if i is None: continue
+        seg = rng.choice(["fs", "gs", "es", "cs"])
+        plain = x86gen.encode(form.mnemonic, *ops)
+        got = x86gen.encode(form.mnemonic, *ops[:i], ops[i].with_segment(seg), *ops[i + 1:])
+        n += 1
+        if got != _iced_with(plain, [], seg): bad.append((form.id, seg, str(ops[i])))
+    assert n > 800 and not bad, bad[:10]
+
+
+def test_vex3_on_every_vex_form_like_iced():
+    """``{vex3}`` on every VEX form (two instances each): iced-x86's bytes with `Encoder.prevent_vex2`."""
+    bad, n = [], 0
+    for form, ops in _every_form_instances(2):
+        if form.encoding_kind != "vex": continue
+        plain = x86gen.encode(form.mnemonic, *ops)
+        def vex3_encoder():
+            e = I.Encoder(64)
+            e.prevent_vex2 = True
+            return e
+        n += 1
+        if x86gen.encode("{vex3} " + form.mnemonic, *ops) != _rip_kept(decode_one(plain), len(plain), vex3_encoder):
+            bad.append((form.id, ops))
+    assert n > 800 and not bad, bad[:10]

@@ -16,7 +16,10 @@ MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 512}
 FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx": 32, "rax": 64, "rcx": 64, "rdx": 64}
 ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "N": "n"}
 LOCS = {"reg", "rm", "vvvv", "opc", "is4", "imm", "fixed", "moffs"}
-FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF"}
+# L: AC, alignment check (clac/stac, popf); U: UIF, the user-interrupt flag (clui/stui/testui, SDM Vol.3 UINTR), as
+# iced-x86's RflagsBits.AC/UIF report them
+FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF", "L": "AC",
+                "U": "UIF"}
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
 FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note"}
 FORM_ATTRS = {"id", "cpuid", "flags", "imp"}
@@ -391,8 +394,11 @@ def _check_consistency(forms: list[Form], path: str) -> None:
 # crc32's o16 sizes its source (`crc32 r32, r/m16`, SDM Vol.2 CRC32), not its destination.
 NO_OSIZE_CHECK: set[str] = {"crc32"}
 # push/pop r64 default to 64-bit operand size in long mode (SDM Vol.1 3.6.1): no REX.W.
-# rdpid r64 and the 64-bit-only forms of this kind (SDM Vol.2 RDPID: "F3 0F C7 /7 RDPID r64") have no REX.W either.
-DEFAULT_64 = {"push", "pop", "call", "jmp", "ret", "rdpid"}
+# rdpid r64 and the 64-bit-only forms of this kind (SDM Vol.2 RDPID: "F3 0F C7 /7 RDPID r64") have no REX.W either;
+# so are the instructions whose register operand is 64-bit in 64-bit mode whatever REX.W says (SDM Vol.2 SENDUIPI,
+# UMONITOR (an address), VMREAD/VMWRITE ("in 64-bit mode ... 64 bits"), INVEPT/INVVPID/INVPCID).
+DEFAULT_64 = {"push", "pop", "call", "jmp", "ret", "rdpid", "senduipi", "umonitor", "vmread", "vmwrite", "invept",
+              "invvpid", "invpcid"}
 
 
 def main(argv: list[str]) -> int:

@@ -78,7 +78,8 @@ _CC_SYNONYMS = {"e": ["z"], "ne": ["nz"], "b": ["c", "nae"], "ae": ["nc", "nb"],
 GNU_ALIASES: dict[str, list[str]] = {f"{p}{cc}": [f"{p}{s}" for s in syn] for p in ("j", "set", "cmov")
                                      for cc, syn in _CC_SYNONYMS.items()}
 GNU_ALIASES.update({"shl": ["sal"], "ret": ["retq"], "cdqe": ["cltq"], "cqo": ["cqto"], "cdq": ["cltd"], "cwd": ["cwtd"],
-                    "cwde": ["cwtl"], "cbw": ["cbtw"]})
+                    "cwde": ["cwtl"], "cbw": ["cbtw"], "wait": ["fwait"], "pushf": ["pushfq"], "popf": ["popfq"],
+                    "leave": ["leaveq"], "enter": ["enterq"]})
 # Registers of files no form of the table takes: x86gen must call them registers, not labels.
 OTHER_REGISTERS = ["cr0", "cr3", "cr8", "dr7", "zmm1", "zmm31", "xmm16", "ymm31", "st(0)", "st",
                    "es", "cs", "fs", "gs", "eip", "r16", "spl", "bnd0"]
@@ -205,7 +206,7 @@ def mem_text(rng: random.Random, bits: int | None, line: Line, any_size: bool = 
 
 
 def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "") -> tuple[str, str]:
-    if kind in ("al", "ax", "eax", "rax", "cl"):
+    if kind in ("al", "ax", "eax", "rax", "cl", "dx"):
         line.regs.append(kind)
         return kind, kind
     if kind == "1": return kind, kind

@@ -330,6 +330,16 @@ def test_align_max_skip_zero_is_no_limit(src, expect, tmp_path):
     ("shr dword ptr [rax]", "d128"),                        # GNU as 2.40
     ("sal qword ptr [rax+8]", "48d16008"),                  # GNU as 2.40
     ("rol word ptr [rax]", "66d100"),                       # GNU as 2.40
+    ("pushf", "9c"),                                        # GNU as 2.40: 64-bit operand size by default
+    ("pushfq", "9c"),                                       # GNU as 2.40
+    ("popf", "9d"),                                         # GNU as 2.40
+    ("popfq", "9d"),                                        # GNU as 2.40
+    ("fwait", "9b"),                                        # GNU as 2.40
+    ("leaveq", "c9"),                                       # GNU as 2.40
+    ("enterq 1, 2", "c8010002"),                            # GNU as 2.40
+    ("in ax, dx", "66ed"),                                  # GNU as 2.40
+    ("out 5, eax", "e705"),                                 # GNU as 2.40
+    ("extrq xmm1, 1, 2", "660f78c10102"),                   # GNU as 2.40
     ("push [rax]", "ff30"),                                 # GNU as 2.40: unsized push/pop memory is qword
     ("pop [rax]", "8f00"),                                  # GNU as 2.40
     ("push [rip+0x10]", "ff3510000000"),                    # GNU as 2.40

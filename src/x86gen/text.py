@@ -318,7 +318,25 @@ def _shift_double_cl(mn: str, ops: tuple) -> tuple[str, tuple]:
 def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(mn, ops)
 
 
-SHORTHANDS = {"imul": _imul, "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
+# Zero-operand instructions that GNU as (and iced's formatter) also write with their implicit registers as operands
+# (AMD APM Vol.3: VMRUN rAX, INVLPGA rAX, ECX, CLZERO rAX, PVALIDATE rAX, RMPUPDATE rAX, rCX, INVLPGB rAX, ECX, EDX):
+# written exactly so (64-bit mode's registers), they are the zero-operand form; other registers are refused as usual.
+# iced writes invlpgb with rax alone.
+IMPLICIT_OPERANDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "vmrun": (("rax",),), "vmload": (("rax",),), "vmsave": (("rax",),), "clzero": (("rax",),),
+    "invlpga": (("rax", "ecx"),), "pvalidate": (("rax",),), "rmpupdate": (("rax", "rcx"),),
+    "invlpgb": (("rax", "ecx", "edx"), ("rax",)),
+}
+
+
+def _implicit_operands(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``vmrun rax`` is ``vmrun`` (`IMPLICIT_OPERANDS`)."""
+    if ops and tuple(getattr(x, "name", None) for x in ops) in IMPLICIT_OPERANDS[mn]: return mn, ()
+    return mn, ops
+
+
+SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands),
+              "imul": _imul, "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
               "movsx": _movsx_dword, **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), "shld": _shift_double_cl, "movq": _movq_gpr,
               "shrd": _shift_double_cl,
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one)}

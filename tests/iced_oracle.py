@@ -244,7 +244,9 @@ def semantics(ins: I.Instruction) -> tuple:
             ops.append(("imm", size, ins.immediate(i) & ((1 << size) - 1)))
         elif k == K.NEAR_BRANCH64: ops.append(("target", ins.near_branch64))
         else: ops.append(("?", OPKIND_NAMES.get(k, k)))
-    return (MNEMONIC_NAMES[ins.mnemonic].lower(), tuple(ops))
+    mnemonic = MNEMONIC_NAMES[ins.mnemonic].lower()
+    # SAL (/6) and SHL (/4) are one operation (SDM Vol.2 SAL/SAR/SHL/SHR); GNU as writes both `shl`
+    return ("shl" if mnemonic == "sal" else mnemonic, tuple(ops))
 
 
 def describe(data: bytes, ip: int = 0) -> str:

@@ -120,8 +120,9 @@ def parse_operand(text: str, ctx) -> Operand:
     else: _err(ctx, "operands", f"unknown kind {kind!r}")
     if mem and mem > 0 and mem not in MEM_SIZES: _err(ctx, "operands", f"bad memory size in {kind!r}")
     if imm is not None: loc = loc or "imm"
-    if role == "N" and reg is None and mem is None:   # lea's address, prefetch's m8, nop's r/m32
-        _err(ctx, "operands", f"role N (not accessed) is only for a register or memory operand, not {kind!r}")
+    # lea's address, prefetch's m8, nop's r/m32, hreset's imm8 (SDM Vol.2 HRESET: "imm8 is ignored")
+    if role == "N" and reg is None and mem is None and imm is None:
+        _err(ctx, "operands", f"role N (not accessed) is only for a register, memory or immediate operand, not {kind!r}")
     return Operand(kind, ROLES[role], loc or "", reg, mem, imm, sext)
 
 

@@ -42,7 +42,7 @@ def expected_access(o) -> int:
     """iced's OpAccess for an explicit operand of this role. N (not accessed) is NO_MEM_ACCESS for an
     address that is only computed (lea's m, prefetch's m8) and NONE for an operand the instruction
     ignores altogether (nop r/m32, ud1 r32, r/m32)."""
-    if o.role == "n" and o.reg is not None: return I.OpAccess.NONE
+    if o.role == "n" and (o.reg is not None or o.imm is not None): return I.OpAccess.NONE
     return ACCESS[o.role]
 ACCESS_NAMES = {v: k for k, v in vars(I.OpAccess).items() if k.isupper()}
 REG_NAMES = {v: k for k, v in vars(I.Register).items() if k.isupper() and isinstance(v, int)}

@@ -335,7 +335,18 @@ def _implicit_operands(mn: str, ops: tuple) -> tuple[str, tuple]:
     return mn, ops
 
 
-SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands),
+# The SSE4.1 variable blends and sha256rnds2 read xmm0 implicitly (SDM Vol.2 BLENDVPS: "BLENDVPS xmm1, xmm2/m128, <XMM0>");
+# GNU as and objdump also write it as a third operand.
+XMM0_THIRD = ("blendvps", "blendvpd", "pblendvb", "sha256rnds2")
+
+
+def _xmm0_third(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``blendvps xmm1, xmm2, xmm0`` is ``blendvps xmm1, xmm2`` (`XMM0_THIRD`); another third operand is refused."""
+    if len(ops) == 3 and getattr(ops[2], "name", None) == "xmm0": return mn, ops[:2]
+    return mn, ops
+
+
+SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fromkeys(XMM0_THIRD, _xmm0_third),
               "imul": _imul, "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
               "movsx": _movsx_dword, **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), "shld": _shift_double_cl, "movq": _movq_gpr,
               "shrd": _shift_double_cl,

@@ -398,6 +398,8 @@ def objdump_lines(code: bytes, vma: int) -> dict[int, str]:
     return res
 
 
+from test_dialects import OBJDUMP_GAPS  # noqa: E402 - the forms whose bytes objdump cannot print as text
+
 CHUNK = 48
 CHUNKS = [FORMS[i:i + CHUNK] for i in range(0, len(FORMS), CHUNK)]
 
@@ -417,6 +419,7 @@ def test_round_trip_objdump_text(chunk, data):
     ip0 = ip = data.draw(IPS)
     items = []
     for form in CHUNKS[chunk]:
+        if form.id in OBJDUMP_GAPS: continue   # objdump 2.40 cannot print these bytes (tests/test_dialects.py)
         mn, raw = data.draw(instance(form))
         ops, code = materialise(mn, raw, ip)
         if code is None: continue

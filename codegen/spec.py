@@ -21,7 +21,10 @@ FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx":
               "st0": 80, "fs": 16, "gs": 16}
 ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "N": "n"}
 LOCS = {"reg", "rm", "vvvv", "opc", "is4", "imm", "fixed", "moffs"}
-FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF"}
+# L: AC, alignment check (clac/stac, popf); U: UIF, the user-interrupt flag (clui/stui/testui, SDM Vol.3 UINTR), as
+# iced-x86's RflagsBits.AC/UIF report them
+FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF", "L": "AC",
+                "U": "UIF"}
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
 FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note", "prefixes"}
 FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes"}
@@ -144,8 +147,9 @@ def parse_operand(text: str, ctx) -> Operand:
     else: _err(ctx, "operands", f"unknown kind {kind!r}")
     if mem and mem > 0 and mem not in MEM_SIZES and not kind.endswith("byte"): _err(ctx, "operands", f"bad memory size in {kind!r}")
     if imm is not None: loc = loc or "imm"
-    if role == "N" and reg is None and mem is None:   # lea's address, prefetch's m8, nop's r/m32
-        _err(ctx, "operands", f"role N (not accessed) is only for a register or memory operand, not {kind!r}")
+    # lea's address, prefetch's m8, nop's r/m32, hreset's imm8 (SDM Vol.2 HRESET: "imm8 is ignored")
+    if role == "N" and reg is None and mem is None and imm is None:
+        _err(ctx, "operands", f"role N (not accessed) is only for a register, memory or immediate operand, not {kind!r}")
     return Operand(kind, ROLES[role], loc or "", reg, mem, imm, sext)
 
 
@@ -499,8 +503,11 @@ def _check_consistency(forms: list[Form], path: str) -> None:
 # crc32's o16 sizes its source (`crc32 r32, r/m16`, SDM Vol.2 CRC32), not its destination.
 NO_OSIZE_CHECK: set[str] = {"crc32"}
 # push/pop r64 default to 64-bit operand size in long mode (SDM Vol.1 3.6.1): no REX.W.
-# rdpid r64 and the 64-bit-only forms of this kind (SDM Vol.2 RDPID: "F3 0F C7 /7 RDPID r64") have no REX.W either.
-DEFAULT_64 = {"push", "pop", "call", "jmp", "ret", "rdpid"}
+# rdpid r64 and the 64-bit-only forms of this kind (SDM Vol.2 RDPID: "F3 0F C7 /7 RDPID r64") have no REX.W either;
+# so are the instructions whose register operand is 64-bit in 64-bit mode whatever REX.W says (SDM Vol.2 SENDUIPI,
+# UMONITOR (an address), VMREAD/VMWRITE ("in 64-bit mode ... 64 bits"), INVEPT/INVVPID/INVPCID).
+DEFAULT_64 = {"push", "pop", "call", "jmp", "ret", "rdpid", "senduipi", "umonitor", "vmread", "vmwrite", "invept",
+              "invvpid", "invpcid"}
 
 
 def main(argv: list[str]) -> int:

@@ -117,6 +117,7 @@ IMM_KINDS = {  # iced immediate kind → (field bits, value bits after sign exte
     K.IMMEDIATE8: (8, 8, False), K.IMMEDIATE16: (16, 16, False), K.IMMEDIATE32: (32, 32, False),
     K.IMMEDIATE64: (64, 64, False), K.IMMEDIATE8TO16: (8, 16, True), K.IMMEDIATE8TO32: (8, 32, True),
     K.IMMEDIATE8TO64: (8, 64, True), K.IMMEDIATE32TO64: (32, 64, True),
+    K.IMMEDIATE8_2ND: (8, 8, False),   # the second ib of extrq/insertq xmm, imm8, imm8 (and enter's imm8)
 }
 # The same, by OpCodeOperandKind (what an instruction *form* takes, from iced's OpCodeInfo).
 OCK = I.OpCodeOperandKind
@@ -215,7 +216,10 @@ def to_x86gen(ins: I.Instruction) -> tuple[str, tuple]:
 _GPR_WIDTH_IMMATERIAL = {I.Mnemonic.VPEXTRB, I.Mnemonic.VPEXTRW, I.Mnemonic.VPINSRB, I.Mnemonic.VPINSRW,
                          I.Mnemonic.PEXTRB, I.Mnemonic.PEXTRW, I.Mnemonic.PINSRB, I.Mnemonic.PINSRW, I.Mnemonic.EXTRACTPS,
                          I.Mnemonic.VEXTRACTPS, I.Mnemonic.MOVMSKPS, I.Mnemonic.MOVMSKPD, I.Mnemonic.PMOVMSKB,
-                         I.Mnemonic.VMOVMSKPS, I.Mnemonic.VMOVMSKPD, I.Mnemonic.VPMOVMSKB}
+                         I.Mnemonic.VMOVMSKPS, I.Mnemonic.VMOVMSKPD, I.Mnemonic.VPMOVMSKB,
+                         # tpause/umwait read bits 31:0 of their register (SDM Vol.2 TPAUSE, UMWAIT); iced prints
+                         # `eax` for the REX.W form (TPAUSE_R64) too
+                         I.Mnemonic.TPAUSE, I.Mnemonic.UMWAIT}
 _R32_OF = {r.num: r.name for r in x86gen.REGISTERS.values() if r.kind == "r32"}
 # `mov r64, sreg` (REX.W 8C) and `mov r32, sreg` (8C) both write the selector zero-extended to the whole register
 # (SDM Vol.2 MOV: with a 32-bit operand the upper bits are cleared, and 64-bit mode zero-extends a 32-bit write);
@@ -249,7 +253,9 @@ def semantics(ins: I.Instruction) -> tuple:
             ops.append(("imm", size, ins.immediate(i) & ((1 << size) - 1)))
         elif k == K.NEAR_BRANCH64: ops.append(("target", ins.near_branch64))
         else: ops.append(("?", OPKIND_NAMES.get(k, k)))
-    return (MNEMONIC_NAMES[ins.mnemonic].lower(), tuple(ops))
+    mnemonic = MNEMONIC_NAMES[ins.mnemonic].lower()
+    # SAL (/6) and SHL (/4) are one operation (SDM Vol.2 SAL/SAR/SHL/SHR); GNU as writes both `shl`
+    return ("shl" if mnemonic == "sal" else mnemonic, tuple(ops))
 
 
 def describe(data: bytes, ip: int = 0) -> str:

@@ -77,6 +77,7 @@ OBJDUMP_GAPS: dict[str, str] = {
                  "VEX_VSM3MSG1_XMM_XMM_XMMM128", "VEX_VSM3MSG2_XMM_XMM_XMMM128", "VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8",
                  "VEX_VSM4KEY4_XMM_XMM_XMMM128", "VEX_VSM4KEY4_YMM_YMM_YMMM256", "VEX_VSM4RNDS4_XMM_XMM_XMMM128",
                  "VEX_VSM4RNDS4_YMM_YMM_YMMM256")},
+    "PBNDKB": "binutils 2.40 predates TSE (objdump prints (bad))",
     **{f"VEX_VPDPW{s}{d}_{x}MM_{x}MM_{x}MMM{n}": "binutils 2.40 predates AVX-VNNI-INT16 (objdump prints (bad))"
        for s in ("SUD", "USD", "UUD") for d in ("", "S") for x, n in (("X", 128), ("Y", 256))},
 }

@@ -322,6 +322,7 @@ def printed_meaning(form, ops, code, ip, text):
     REX.W that changes nothing (`pinsrw xmm0, eax, 0` with REX.W) as a `rex.W` prefix, which x86gen's text
     does not take: those instances are skipped."""
     if text.startswith("rex"): return None
+    if form.id in TEXT_R32: return own_text_meaning(form, ops, code, ip)   # the text rule applies to any printer's text
     if form.id in R32_SPELLED and any(getattr(x, "kind", None) == "r64" and not re.search(rf"\b{x.name}\b", text) for x in ops):
         ops = tuple(R[_R32[x.num]] if getattr(x, "kind", None) == "r64" else x for x in ops)
         return x86gen.encode(form.mnemonic, *ops, ip=ip)
@@ -403,6 +404,8 @@ def objdump_lines(code: bytes, vma: int) -> dict[int, str]:
     return res
 
 
+from test_dialects import OBJDUMP_GAPS  # noqa: E402 - the forms whose bytes objdump cannot print as text
+
 CHUNK = 48
 CHUNKS = [FORMS[i:i + CHUNK] for i in range(0, len(FORMS), CHUNK)]
 
@@ -422,6 +425,7 @@ def test_round_trip_objdump_text(chunk, data):
     ip0 = ip = data.draw(IPS)
     items = []
     for form in CHUNKS[chunk]:
+        if form.id in OBJDUMP_GAPS: continue   # objdump 2.40 cannot print these bytes (tests/test_dialects.py)
         mn, raw = data.draw(instance(form))
         ops, code = materialise(mn, raw, ip)
         if code is None: continue

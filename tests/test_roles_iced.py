@@ -42,18 +42,27 @@ def expected_access(o) -> int:
     """iced's OpAccess for an explicit operand of this role. N (not accessed) is NO_MEM_ACCESS for an
     address that is only computed (lea's m, prefetch's m8) and NONE for an operand the instruction
     ignores altogether (nop r/m32, ud1 r32, r/m32)."""
-    if o.role == "n" and o.reg is not None: return I.OpAccess.NONE
+    if o.role == "n" and (o.reg is not None or o.imm is not None): return I.OpAccess.NONE
     return ACCESS[o.role]
 ACCESS_NAMES = {v: k for k, v in vars(I.OpAccess).items() if k.isupper()}
 REG_NAMES = {v: k for k, v in vars(I.Register).items() if k.isupper() and isinstance(v, int)}
 CPUID_NAMES = {v: k for k, v in vars(I.CpuidFeature).items() if k.isupper() and isinstance(v, int)}
 FLAG_BITS = {"OF": I.RflagsBits.OF, "SF": I.RflagsBits.SF, "ZF": I.RflagsBits.ZF, "AF": I.RflagsBits.AF, "CF": I.RflagsBits.CF,
-             "PF": I.RflagsBits.PF, "DF": I.RflagsBits.DF, "IF": I.RflagsBits.IF}
+             "PF": I.RflagsBits.PF, "DF": I.RflagsBits.DF, "IF": I.RflagsBits.IF,
+             "AC": I.RflagsBits.AC, "UIF": I.RflagsBits.UIF}
 # iced's RflagsBits also has the x87 condition codes C0-C3: they live in the FPU status word, not in RFLAGS (SDM
 # Vol.1 8.1.3), and the spec's flags are RFLAGS only, so they are left out of the comparison.
 X87_CONDITION_CODES = I.RflagsBits.C0 | I.RflagsBits.C1 | I.RflagsBits.C2 | I.RflagsBits.C3
 FLAG_FIELDS = (("read", "rflags_read"), ("written", "rflags_written"), ("cleared", "rflags_cleared"), ("set", "rflags_set"),
                ("undefined", "rflags_undefined"))
+# Instructions that access memory through a register without a memory operand (besides the stack): the base
+# registers iced reports (None: the instruction's register operand). leave loads rbp from [rbp] (SDM Vol.2 LEAVE);
+# enter copies the outer frame pointers from [rbp-8*i] (SDM Vol.2 ENTER, nesting level > 0); umonitor's register
+# is the address of the monitored range (SDM Vol.2 UMONITOR); rmpupdate reads its new entry from [rcx] (AMD APM
+# Vol.3 RMPUPDATE); wrmsrlist/rdmsrlist walk the tables at [rsi] and [rdi] (SDM Vol.2 RDMSRLIST); pbndkb reads [rbx]
+# and writes [rcx] (Intel TSE PBNDKB).
+IMPLICIT_MEMORY: dict[str, set[str] | None] = {"leave": {"rbp"}, "enter": {"rbp"}, "umonitor": None, "rmpupdate": {"rcx"},
+                                               "wrmsrlist": {"rsi", "rdi"}, "rdmsrlist": {"rsi", "rdi"}, "pbndkb": {"rbx", "rcx"}}
 SHIFTS = {"rol", "ror", "rcl", "rcr", "shl", "sal", "shr", "sar", "shld", "shrd"}
 GPR8 = ["al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil"] + [f"r{i}b" for i in range(8, 16)]
 GPR_BY_NUM = {(r.kind, r.num): r for r in REGISTERS.values() if r.kind in ("r16", "r32", "r64")}
@@ -185,6 +194,12 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
         got = [ACCESS_NAMES[u.access] for u in explicit_mem]
         if got != ([] if role == "n" else [ACCESS_NAMES[ACCESS[role]]]):   # lea's address: no access at all
             bad.append(f"{where}: iced's memory accesses {got}, the spec's role {role.upper()}")
+    elif form.mnemonic in IMPLICIT_MEMORY:
+        bases = {REG_NAMES[u.base].lower() for u in explicit_mem}
+        want = IMPLICIT_MEMORY[form.mnemonic] or {x.name for x in ops if hasattr(x, "kind")}
+        # (enter reads the outer frame pointers only for a nesting level of 2..31 mod 32)
+        if (not explicit_mem and form.mnemonic != "enter") or not bases <= want:
+            bad.append(f"{where}: iced's memory accesses based on {sorted(bases)}, expected some based on {sorted(want)}")
     elif explicit_mem:
         bad.append(f"{where}: iced accesses memory {[ACCESS_NAMES[u.access] for u in explicit_mem]} without a memory operand")
     if bool(stack_mem) != stack:

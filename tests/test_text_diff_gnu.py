@@ -86,7 +86,8 @@ _CC_SYNONYMS = {"e": ["z"], "ne": ["nz"], "b": ["c", "nae"], "ae": ["nc", "nb"],
 GNU_ALIASES: dict[str, list[str]] = {f"{p}{cc}": [f"{p}{s}" for s in syn] for p in ("j", "set", "cmov")
                                      for cc, syn in _CC_SYNONYMS.items()}
 GNU_ALIASES.update({"shl": ["sal"], "ret": ["retq"], "cdqe": ["cltq"], "cqo": ["cqto"], "cdq": ["cltd"], "cwd": ["cwtd"],
-                    "cwde": ["cwtl"], "cbw": ["cbtw"]})
+                    "cwde": ["cwtl"], "cbw": ["cbtw"], "wait": ["fwait"], "pushf": ["pushfq"], "popf": ["popfq"],
+                    "leave": ["leaveq"], "enter": ["enterq"]})
 # Registers of files no form of the table takes: x86gen must call them registers, not labels.
 OTHER_REGISTERS = ["zmm1", "zmm31", "xmm16", "ymm31", "eip", "r16", "spl", "bnd0"]
 

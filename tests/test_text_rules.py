@@ -330,6 +330,24 @@ def test_align_max_skip_zero_is_no_limit(src, expect, tmp_path):
     ("shr dword ptr [rax]", "d128"),                        # GNU as 2.40
     ("sal qword ptr [rax+8]", "48d16008"),                  # GNU as 2.40
     ("rol word ptr [rax]", "66d100"),                       # GNU as 2.40
+    ("pushf", "9c"),                                        # GNU as 2.40: 64-bit operand size by default
+    ("pushfq", "9c"),                                       # GNU as 2.40
+    ("popf", "9d"),                                         # GNU as 2.40
+    ("popfq", "9d"),                                        # GNU as 2.40
+    ("fwait", "9b"),                                        # GNU as 2.40
+    ("leaveq", "c9"),                                       # GNU as 2.40
+    ("enterq 1, 2", "c8010002"),                            # GNU as 2.40
+    ("in ax, dx", "66ed"),                                  # GNU as 2.40
+    ("out 5, eax", "e705"),                                 # GNU as 2.40
+    ("extrq xmm1, 1, 2", "660f78c10102"),                   # GNU as 2.40
+    ("blendvps xmm1, xmm2, xmm0", "660f3814ca"),            # GNU as 2.40: the implicit xmm0 written out
+    ("blendvps xmm1, xmm2", "660f3814ca"),                  # GNU as 2.40
+    ("sha256rnds2 xmm1, [rax], xmm0", "0f38cb08"),          # GNU as 2.40
+    ("vmrun rax", "0f01d8"),                                # GNU as 2.40: implicit registers written out
+    ("invlpga rax, ecx", "0f01df"),                         # GNU as 2.40
+    ("clzero rax", "0f01fc"),                               # GNU as 2.40
+    ("invlpgb rax, ecx, edx", "0f01fe"),                    # GNU as 2.40
+    ("rmpupdate rax, rcx", "f20f01fe"),                     # GNU as 2.40
     ("push [rax]", "ff30"),                                 # GNU as 2.40: unsized push/pop memory is qword
     ("pop [rax]", "8f00"),                                  # GNU as 2.40
     ("push [rip+0x10]", "ff3510000000"),                    # GNU as 2.40
@@ -371,7 +389,8 @@ def test_gnu_as_shorthands_with_labels(src, expect, tmp_path):
 
 
 @pytest.mark.parametrize("src", ["shr [rax]", "test eax, byte ptr [rax]", "push dword ptr [rax]", "movsx r9, [rax]",
-                                 "movsx r9, r9", "vmovd ymm1, rax", "vmovd xmm1, qword ptr [rax]", "shr xmm1"])
+                                 "movsx r9, r9", "vmovd ymm1, rax", "vmovd xmm1, qword ptr [rax]", "shr xmm1",
+                                 "vmrun rbx", "invlpga ecx, rax", "blendvps xmm1, xmm2, xmm3"])
 def test_gnu_as_shorthands_keep_errors(src):
     """GNU as refuses these too (ambiguous operand size, operand size or type mismatch)."""
     with pytest.raises(x86gen.OperandError):

@@ -52,7 +52,8 @@ IMM_OPKIND = {"IMM8": OPK.IMMEDIATE8, "IMM16": OPK.IMMEDIATE16, "IMM32": OPK.IMM
               "IMM32SEX64": OPK.IMMEDIATE32TO64, "IMM8_CONST_1": OPK.IMMEDIATE8}
 FLAGS = (("r", "rflags_read"), ("w", "rflags_written"), ("u", "rflags_undefined"), ("0", "rflags_cleared"), ("1", "rflags_set"))
 FLAG_LETTERS = (("O", I.RflagsBits.OF), ("S", I.RflagsBits.SF), ("Z", I.RflagsBits.ZF), ("A", I.RflagsBits.AF),
-                ("P", I.RflagsBits.PF), ("C", I.RflagsBits.CF), ("D", I.RflagsBits.DF), ("I", I.RflagsBits.IF))
+                ("P", I.RflagsBits.PF), ("C", I.RflagsBits.CF), ("D", I.RflagsBits.DF), ("I", I.RflagsBits.IF),
+                ("L", I.RflagsBits.AC), ("U", I.RflagsBits.UIF))
 COUNT_MNEMONICS = {"rol", "ror", "rcl", "rcr", "shl", "sal", "shr", "sar", "shld", "shrd"}   # imm 1 and 0 change flags differently
 GPR64 = ["RAX", "RCX", "RDX", "RBX", "RSP", "RBP", "RSI", "RDI"] + [f"R{i}" for i in range(8, 16)]
 GPR_NAME = {  # iced register name by (class, number)

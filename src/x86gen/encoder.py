@@ -26,6 +26,8 @@ MNEMONIC_ALIASES = {
     # the table lacks (cdqe, cwde, cbw today) is an unknown mnemonic under its own name (`canonical`).
     "cltq": "cdqe", "cqto": "cqo", "cwtl": "cwde", "cltd": "cdq", "cwtd": "cwd", "cbtw": "cbw",
     # the REX.W / VEX.W1 string compares as GNU as and objdump spell them (iced: pcmpestri64, …)
+    # GNU as's other names of the 64-bit-mode defaults (SDM PUSHF/POPF, LEAVE, ENTER: 64-bit operand size)
+    "fwait": "wait", "pushfq": "pushf", "popfq": "popf", "leaveq": "leave", "enterq": "enter",
     "pcmpestriq": "pcmpestri64", "pcmpestrmq": "pcmpestrm64", "vpcmpestriq": "vpcmpestri64", "vpcmpestrmq": "vpcmpestrm64",
 }
 for _p in ("set", "cmov"):

@@ -376,6 +376,34 @@ def _shift_double_cl(mn: str, ops: tuple) -> tuple[str, tuple]:
 def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(mn, ops)
 
 
+# Zero-operand instructions that GNU as (and iced's formatter) also write with their implicit registers as operands
+# (AMD APM Vol.3: VMRUN rAX, INVLPGA rAX, ECX, CLZERO rAX, PVALIDATE rAX, RMPUPDATE rAX, rCX, INVLPGB rAX, ECX, EDX):
+# written exactly so (64-bit mode's registers), they are the zero-operand form; other registers are refused as usual.
+# iced writes invlpgb with rax alone.
+IMPLICIT_OPERANDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "vmrun": (("rax",),), "vmload": (("rax",),), "vmsave": (("rax",),), "clzero": (("rax",),),
+    "invlpga": (("rax", "ecx"),), "pvalidate": (("rax",),), "rmpupdate": (("rax", "rcx"),),
+    "invlpgb": (("rax", "ecx", "edx"), ("rax",)),
+}
+
+
+def _implicit_operands(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``vmrun rax`` is ``vmrun`` (`IMPLICIT_OPERANDS`)."""
+    if ops and tuple(getattr(x, "name", None) for x in ops) in IMPLICIT_OPERANDS[mn]: return mn, ()
+    return mn, ops
+
+
+# The SSE4.1 variable blends and sha256rnds2 read xmm0 implicitly (SDM Vol.2 BLENDVPS: "BLENDVPS xmm1, xmm2/m128, <XMM0>");
+# GNU as and objdump also write it as a third operand.
+XMM0_THIRD = ("blendvps", "blendvpd", "pblendvb", "sha256rnds2")
+
+
+def _xmm0_third(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``blendvps xmm1, xmm2, xmm0`` is ``blendvps xmm1, xmm2`` (`XMM0_THIRD`); another third operand is refused."""
+    if len(ops) == 3 and getattr(ops[2], "name", None) == "xmm0": return mn, ops[:2]
+    return mn, ops
+
+
 def _stack_word(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``pushw r9w`` / ``popw [rax]`` (GNU as) are push/pop of that 16-bit register or word (66 50+rw, 66 FF /6, ...);
     pushw/popw themselves are the fs/gs forms (66 0F A0 ...). An immediate stays an error: x86gen has no 16-bit push imm."""
@@ -483,7 +511,8 @@ def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
     return name, ops
 
 
-SHORTHANDS = {"imul": _imul, "mov": _sreg_load, "fwait": _fwait, "sysexitd": _sysexitd, "pushw": _stack_word, "popw": _stack_word,
+SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fromkeys(XMM0_THIRD, _xmm0_third),
+              "imul": _imul, "mov": _sreg_load, "fwait": _fwait, "sysexitd": _sysexitd, "pushw": _stack_word, "popw": _stack_word,
               "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
               "movsx": _movsx_dword, "shld": _shift_double_cl, "shrd": _shift_double_cl, "movq": _movq_gpr,
               **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), **dict.fromkeys(_ADDRESS_ONLY, _any_size_address),

@@ -322,7 +322,7 @@ def printed_meaning(form, ops, code, ip, text):
     REX.W that changes nothing (`pinsrw xmm0, eax, 0` with REX.W) as a `rex.W` prefix, which x86gen's text
     does not take: those instances are skipped."""
     if text.startswith("rex"): return None
-    if form.id in TEXT_R32: return own_text_meaning(form, ops, code, ip)   # the text rule applies to any printer's text
+    if form.id in TEXT_R32 or form.id in SREG_TEXT: return own_text_meaning(form, ops, code, ip)   # text rules apply to any text
     if form.id in R32_SPELLED and any(getattr(x, "kind", None) == "r64" and not re.search(rf"\b{x.name}\b", text) for x in ops):
         ops = tuple(R[_R32[x.num]] if getattr(x, "kind", None) == "r64" else x for x in ops)
         return x86gen.encode(form.mnemonic, *ops, ip=ip)
@@ -338,8 +338,15 @@ TEXT_R32 = {f.id for f in FORMS if f.mnemonic in _GPR64_AS_32 and any(o.reg == "
 assert {"VEX_VPEXTRW_R64_XMM_IMM8", "MOVMSKPS_R64_XMM", "PINSRB_XMM_R64M8_IMM8"} <= TEXT_R32
 
 
+# mov to/from a segment register with a 16- or 64-bit general register means its 32-bit one (text._sreg_load: GNU as's
+# shorter encoding of the same instruction, 8E/8C without 66 or REX.W)
+SREG_TEXT = {"MOV_R64M16_SREG", "MOV_SREG_R64M16", "MOV_SREG_RM16"}
+
+
 def own_text_meaning(form, ops, code, ip):
     """The bytes x86gen's own text of this instance (`str(Instruction(...))`) should assemble to."""
+    if form.id in SREG_TEXT:
+        return x86gen.encode(form.mnemonic, *(R[_R32[x.num]] if getattr(x, "kind", None) in ("r16", "r64") else x for x in ops), ip=ip)
     if form.id not in TEXT_R32: return code
     return x86gen.encode(form.mnemonic, *(R[_R32[x.num]] if getattr(x, "kind", None) == "r64" else x for x in ops), ip=ip)
 
@@ -450,7 +457,8 @@ def test_every_form_round_trips_deterministically():
             elif o.kind == "1": ops.append(1)
             elif o.kind.startswith("rel"): ops.append(0x1000 + 0x40)
             elif o.imm is not None: ops.append(form.imm_ranges(i)[-1][1])
-            elif o.reg is not None: ops.append(REG_CLASSES[o.reg][3 + i])
+            elif o.reg is not None: ops.append(REG_CLASSES[o.reg][(3 + i) % len(REG_CLASSES[o.reg])])
+            elif o.kind.startswith("vm"): ops.append(Mem(R["rdi"], REG_CLASSES["xmm" if o.kind[-1] == "x" else "ymm"][7], 4, 0x10, o.mem))
             else: ops.append(Mem(R["rdi"], R["rsi"], 4, 0x10, o.mem))
         code = x86gen.encode(form.mnemonic, *ops, ip=0x1000)
         ins = I.Decoder(64, code, ip=0x1000).decode()

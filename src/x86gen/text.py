@@ -292,20 +292,20 @@ _GPR = {"r8", "r16", "r32", "r64"}
 
 def _implied_one(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``shr si`` is ``shr si, 1`` (D1 /5; SDM Vol.2 SAL/SAR/SHL/SHR, RCL/RCR/ROL/ROR: the count-1 forms)."""
-    if len(ops) == 1 and (ops[0].__class__ is Mem or getattr(ops[0], "kind", None) in _GPR): return mn, (ops[0], 1)
+    if len(ops) == 1 and (isinstance(ops[0], Mem) or getattr(ops[0], "kind", None) in _GPR): return mn, (ops[0], 1)
     return mn, ops
 
 
 def _stack_qword(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``push [rax]`` is ``push qword ptr [rax]``: 64 bits is push/pop's default operand size in 64-bit
     mode (SDM Vol.2 PUSH/POP), the only other one is 16 (``word ptr``)."""
-    if len(ops) == 1 and ops[0].__class__ is Mem and not ops[0].size: return mn, (ops[0].with_size(64),)
+    if len(ops) == 1 and isinstance(ops[0], Mem) and not ops[0].size: return mn, (ops[0].with_size(64),)
     return mn, ops
 
 
 def _test_swapped(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``test eax, [rax]`` is ``test [rax], eax`` (85 /r: TEST only ANDs, so the order does not matter)."""
-    if len(ops) == 2 and ops[1].__class__ is Mem and getattr(ops[0], "kind", None) in _GPR: return mn, (ops[1], ops[0])
+    if len(ops) == 2 and isinstance(ops[1], Mem) and getattr(ops[0], "kind", None) in _GPR: return mn, (ops[1], ops[0])
     return mn, ops
 
 
@@ -320,7 +320,7 @@ def _vmovd_r64(mn: str, ops: tuple) -> tuple[str, tuple]:
 def _movsx_dword(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``movsx r64, r/m32`` is movsxd (REX.W 63 /r; SDM Vol.2 MOVSX/MOVSXD)."""
     if (len(ops) == 2 and getattr(ops[0], "kind", None) == "r64"
-            and (getattr(ops[1], "kind", None) == "r32" or (ops[1].__class__ is Mem and ops[1].size == 32))):
+            and (getattr(ops[1], "kind", None) == "r32" or (isinstance(ops[1], Mem) and ops[1].size == 32))):
         return "movsxd", ops
     return mn, ops
 
@@ -348,7 +348,7 @@ def _gpr64_as_32(mn: str, ops: tuple) -> tuple[str, tuple]:
 def _movq_gpr(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``movq rax, [rdi]`` with no vector register is ``mov`` of 64 bits: GNU as reads the ``q`` as AT&T's size
     suffix there (48 8b 07); ``movq xmm0, rax`` and the others with an xmm operand stay movq."""
-    kinds = [None if x.__class__ is Mem or x.__class__ is int else getattr(x, "kind", "") for x in ops]
+    kinds = [None if isinstance(x, Mem) or x.__class__ is int else getattr(x, "kind", "") for x in ops]
     if (len(ops) == 2 and "r64" in kinds and all(k in ("r64", None) for k in kinds)
             and all(x.__class__ is not Mem or x.size in (0, 64) for x in ops)):
         return "mov", ops
@@ -363,7 +363,7 @@ _ADDRESS_ONLY = ("cldemote", "clflush", "clflushopt", "clwb", "prefetchit0", "pr
 
 def _any_size_address(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``clflush dword ptr [rax]`` is ``clflush [rax]``: the size keyword of `_ADDRESS_ONLY`'s operand is ignored."""
-    if len(ops) == 1 and ops[0].__class__ is Mem and ops[0].size: return mn, (ops[0].with_size(0),)
+    if len(ops) == 1 and isinstance(ops[0], Mem) and ops[0].size: return mn, (ops[0].with_size(0),)
     return mn, ops
 
 
@@ -410,7 +410,7 @@ def _stack_word(mn: str, ops: tuple) -> tuple[str, tuple]:
     if len(ops) == 1:
         x = ops[0]
         if getattr(x, "kind", None) == "r16": return mn[:-1], ops
-        if x.__class__ is Mem and x.size in (0, 16): return mn[:-1], (x.with_size(16),)
+        if isinstance(x, Mem) and x.size in (0, 16): return mn[:-1], (x.with_size(16),)
     return mn, ops
 
 
@@ -474,7 +474,7 @@ def _x87(mn: str, ops: tuple) -> tuple[str, tuple]:
 
     Each applies only where no form takes the operands as written."""
     n = len(ops)
-    if n == 2 and (ops[0] is _ST0 or ops[1] is _ST0) and (ops[0].__class__ is Mem or ops[1].__class__ is Mem):
+    if n == 2 and (ops[0] is _ST0 or ops[1] is _ST0) and (isinstance(ops[0], Mem) or isinstance(ops[1], Mem)):
         return mn, (ops[1] if ops[0] is _ST0 else ops[0],)   # no x87 form takes a memory operand and a register
     if n > 2 or not all(getattr(x, "kind", None) == "st" for x in ops): return mn, ops
     shapes = _x87_shapes(mn)
@@ -507,7 +507,7 @@ def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``fldenv [rsi]`` is the 28-byte environment, ``fldenvw [rsi]`` the 14-byte one (and so for fnstenv,
     fnsave (108/94 bytes) and frstor), as GNU as and objdump spell them."""
     name, bits = _FPU_IMAGE[mn]
-    if len(ops) == 1 and ops[0].__class__ is Mem and not ops[0].size: return name, (ops[0].with_size(bits),)
+    if len(ops) == 1 and isinstance(ops[0], Mem) and not ops[0].size: return name, (ops[0].with_size(bits),)
     return name, ops
 
 

@@ -43,9 +43,23 @@ def _tuples(x):
     return tuple(_tuples(v) for v in x) if x.__class__ is list else x
 
 
+_OPERANDS, _IMM_WIDTHS, _FLAGS, _IMPLICIT = (FormRow._fields.index(f) for f in ("operands", "imm_widths", "flags", "implicit"))
+_NESTED = tuple(i for i, f in enumerate(FormRow._fields) if f not in ("operands", "imm_widths", "flags", "implicit"))
+
+
 def _decode(fields: list) -> FormRow:
-    row = FormRow._make(_tuples(fields))
-    return row._replace(operands=tuple(OperandRow._make(o) for o in row.operands))
+    """A row's JSON fields as a `FormRow`, every list a tuple. The known shapes are converted directly (operands:
+    lists of scalars; flags and implicit registers: lists of lists of strings), the rest by `_tuples`: a generic
+    walk over every value of every row took most of the first use of a mnemonic (x86gen.integrations.tinygrad's
+    start-up decodes 132 mnemonics)."""
+    fields[_OPERANDS] = tuple(OperandRow._make(o) for o in fields[_OPERANDS])
+    fields[_IMM_WIDTHS] = tuple(fields[_IMM_WIDTHS])
+    fields[_FLAGS] = tuple(map(tuple, fields[_FLAGS]))
+    fields[_IMPLICIT] = tuple(map(tuple, fields[_IMPLICIT]))
+    for i in _NESTED:
+        v = fields[i]
+        if v.__class__ is list: fields[i] = _tuples(v)
+    return FormRow._make(fields)
 
 
 def rows_of(mnemonic: str) -> tuple[FormRow, ...] | None:

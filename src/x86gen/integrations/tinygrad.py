@@ -37,6 +37,7 @@ import hashlib
 import json
 import marshal
 import os
+import sys
 
 from tinygrad.dtype import dtypes
 from tinygrad.renderer.isa import Register
@@ -254,9 +255,11 @@ def _make(target, options):
 
 # ---- start-up: the encoders of tinygrad's forms and the chosen plans from an on-disk cache ------------------------
 # The form encoders are generated functions (x86gen._gen.encoders), bound on first use without compiling; what a
-# compile worker (replaced every 16 kernels) would redo is choosing the form per operand signature. Those choices are
-# kept in a marshal file, keyed by x86gen's version, the generated table's hash and the sources that choose (this
-# file, forms); in $X86GEN_CACHE_DIR, else $XDG_CACHE_HOME/x86gen or ~/.cache/x86gen (X86GEN_CACHE_DIR="" turns it off).
+# compile worker (replaced every 16 kernels) would redo is choosing the form per operand signature, and, where Python
+# keeps no bytecode (PYTHONDONTWRITEBYTECODE, a read-only install), compiling the shape modules those forms use from
+# source (about 1-3 ms each). The choices and those modules' code are kept in a marshal file, keyed by the Python
+# version, x86gen's version, the generated table's hash and the sources that choose (this file, forms); in
+# $X86GEN_CACHE_DIR, else $XDG_CACHE_HOME/x86gen or ~/.cache/x86gen (X86GEN_CACHE_DIR="" turns it off).
 # A missing, stale, unreadable or unwritable cache only costs time.
 _ENC: dict[str, object] = {}
 _CACHE = {"loaded": False, "dirty": False}
@@ -279,7 +282,7 @@ def _cache_path() -> str | None:
     with open(os.path.join(os.path.dirname(package_file), "_gen", "forms.tsv"), encoding="utf-8") as fh: head = fh.readline()   # its hash
     pkg = os.path.dirname(package_file)   # the code depends on the table, the encoder writer and the operand classes
     stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in ("memory.py", "registers.py", "forms.py")))]
-    key = f"{__version__} {head} {[(st.st_size, st.st_mtime_ns) for st in stats]} {TINYGRAD_VERSION}"
+    key = f"{sys.version} {__version__} {head} {[(st.st_size, st.st_mtime_ns) for st in stats]} {TINYGRAD_VERSION}"
     key = hashlib.sha256(key.encode()).hexdigest()[:16]
     return os.path.join(d, f"tinygrad-{key}.marshal")
 
@@ -290,7 +293,8 @@ def prebuild() -> int:
     _CACHE["loaded"] = True
     path = _cache_path()
     try:
-        with open(path, "rb") as fh: codes, plans, jumps = marshal.loads(fh.read())   # (marshal.load(fh) is 10x slower)
+        with open(path, "rb") as fh: codes, plans, jumps, modules = marshal.loads(fh.read())   # (marshal.load(fh) is 10x slower)
+        for name, code in modules.items(): _load_shape_module(name, code)
         for fid in codes: _ENC.setdefault(fid, get_form(fid).encode)
         for (name, *sig), (fid, order, resize, merge, unsized) in plans.items():
             _PLANS.setdefault((X[name], *sig), (fid, _ENC[fid], order, resize, merge and _REGS[merge], unsized))
@@ -303,16 +307,43 @@ def prebuild() -> int:
     return len(_ENC)
 
 
+_SHAPE_PACKAGE = "x86gen._gen.encoders"
+
+
+def _load_shape_module(name: str, code) -> None:
+    """Make the shape module ``name`` (x86gen._gen.encoders.eNNN) from its cached code, as an import of its file would."""
+    if name in sys.modules or not name.startswith(_SHAPE_PACKAGE + ".e"): return
+    import importlib
+    import importlib.util
+    parent = importlib.import_module(_SHAPE_PACKAGE)
+    spec = importlib.util.spec_from_file_location(name, code.co_filename)
+    mod = importlib.util.module_from_spec(spec)
+    mod.__dict__["_FROM_CODE_CACHE"] = True   # (how tests/test_tinygrad.py tells a cached module from an imported one)
+    sys.modules[name] = mod
+    try: exec(code, mod.__dict__)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    setattr(parent, name.rpartition(".")[2], mod)
+
+
 def _save_cache() -> None:
     _CACHE["dirty"] = False
     path = _cache_path()
     if path is None: return
-    codes = sorted(_ENC)   # the form ids (their encoders are bound again, which compiles nothing)
+    codes = sorted(_ENC)   # the form ids (their encoders are bound again, from the shape modules below)
+    modules = {}           # the shape modules they use, compiled: name -> code object
+    for name, mod in list(sys.modules.items()):
+        src = getattr(mod, "__file__", None)
+        if name.startswith(_SHAPE_PACKAGE + ".e") and src:
+            try:
+                with open(src, "rb") as fh: modules[name] = compile(fh.read(), src, "exec", dont_inherit=True)
+            except (OSError, SyntaxError): pass
     plans = {(k[0].name, *k[1:]): (p[0], p[2], p[3], p[4] and p[4].name, p[5]) for k, p in _PLANS.items()}
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh: marshal.dump((codes, plans, {o.name: b for o, b in JUMPS.items()}), fh)
+        with open(tmp, "wb") as fh: marshal.dump((codes, plans, {o.name: b for o, b in JUMPS.items()}, modules), fh)
         os.replace(tmp, path)
     except OSError: pass
 

@@ -91,3 +91,13 @@ def test_assembler_emit_form_and_rel32():
     text = a.listing()
     assert "add eax, 0x1" in text and text.count("jne top") == 2 and text.count("jmp top") == 2
     with pytest.raises(OperandError): a.emit_form("ADD_RM32_IMM32", eax, top)
+
+
+def test_parse_is_one_line_to_mnemonic_and_operands():
+    """`x86gen.parse` (lazily x86gen.text.parse_text_line; it named a function that did not exist) reads one line,
+    any case, comments allowed, into what `encode` takes: `add eax, [rdi+4]` is GNU as's 03 47 04."""
+    mn, ops = x86gen.parse("ADD eax, dword ptr [rdi+4]  # c")
+    assert (mn, ops) == ("add", (x86gen.eax, x86gen.dword(x86gen.rdi, disp=4)))
+    assert x86gen.encode(mn, *ops).hex() == "034704"
+    with pytest.raises(x86gen.AsmSyntaxError):
+        x86gen.parse("add eax, [rdi+")

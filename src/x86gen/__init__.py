@@ -45,11 +45,12 @@ if TYPE_CHECKING:   # what __getattr__ imports on first use, for type checkers a
     from .forms import Form, all_forms, forms_of, get_form
     from .instruction import Instruction
     from .isel import IselError  # noqa: F401
-    from .text import assemble, parse  # noqa: F401
+    from .text import assemble  # noqa: F401
+    from .text import parse_text_line as parse  # noqa: F401
 
 _LAZY = {
     "encode": ("encoder", "encode"), "select": ("encoder", "select"), "select_form": ("encoder", "select_form"),
-    "assemble": ("text", "assemble"), "parse": ("text", "parse"),
+    "assemble": ("text", "assemble"), "parse": ("text", "parse_text_line"),   # one line → (mnemonic, operands)
     "Instruction": ("instruction", "Instruction"),
     "Form": ("forms", "Form"), "get_form": ("forms", "get_form"), "forms_of": ("forms", "forms_of"),
     "all_forms": ("forms", "all_forms"),

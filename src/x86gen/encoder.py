@@ -317,7 +317,9 @@ def _shortest_of(forms: tuple[Form, ...]):
 
 def select(mnemonic: str, *ops, ip: int = 0) -> Form:
     """The form `encode` would use for these operands."""
-    if " " in mnemonic or any(x.__class__ is SegMem for x in ops): return encode_prefixed(mnemonic, ops, ip)[1]
+    # prefix words (`lock add`) or a segment override: the prefix layer (SegMem is a Mem, so the forms would take it
+    # and drop the override); `SegMem in map(type, ops)` is the cheap test, select() runs it on every call
+    if " " in mnemonic or SegMem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[1]
     key = _key(mnemonic, ops)
     if "l" in key[1:]: raise label_error(mnemonic, ops)
     forms, check = candidates(mnemonic, key[1:], ops)
@@ -392,7 +394,7 @@ _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {s
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    if " " in mnemonic or any(x.__class__ is SegMem for x in ops): return encode_prefixed(mnemonic, ops, ip)[0]
+    if " " in mnemonic or SegMem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[0]
     try: key = _key(mnemonic, ops)
     except AttributeError:
         ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)

@@ -96,3 +96,19 @@ def test_error_from_runtime_without_forms_module():
     assert "ADD_RM32_IMM8 (add r/m32, simm8): operand 1 is immediate 0x5, expected r/m32" in str(
         _operand_error("ADD_RM32_IMM8", (5, 1), 0))
     assert "accepted: -0x80..0x7f, 0xffffff80..0xffffffff" in str(_range_error("ADD_RM32_IMM8", (x86gen.eax, 300), 1, 300))
+
+
+def test_mnemonic_of_every_id(monkeypatch):
+    """`_table.mnemonic_of` finds each form's mnemonic from its id's first word (VEX_VADDPS_… → vaddps, RETNQ → ret)
+    without the id map where it can, and is right for every id either way (the map is the table's own rows)."""
+    from x86gen import _table
+    truth = {fid: mn for mn, text in _table.table().items() for fid in _table._ROW_ID.findall(text)}
+    guessed = 0
+    for fid, mn in truth.items():   # each id in a fresh state: no rows decoded, no map
+        monkeypatch.setattr(_table, "_ROWS", {})
+        monkeypatch.setattr(_table, "_BY_ID", {})
+        monkeypatch.setattr(_table, "_MNEMONIC_OF", None)
+        assert _table.mnemonic_of(fid) == mn, fid
+        guessed += _table._MNEMONIC_OF is None
+    assert _table.mnemonic_of("NO_SUCH_FORM") is None
+    assert guessed >= 0.95 * len(truth), (guessed, len(truth))

@@ -279,19 +279,21 @@ from x86gen.integrations import tinygrad as xg
 n = xg.prebuild()
 mods = [m for k, m in sys.modules.items() if k.startswith("x86gen._gen.encoders.e")]
 vaddps = xg._ENC["VEX_VADDPS_YMM_YMM_YMMM256"](x86gen.ymm0, x86gen.ymm1, x86gen.ymm2)
+from x86gen import _table
 print(n, len(mods), sum(bool(getattr(m, "_FROM_CODE_CACHE", False)) for m in mods),
-      x86gen.get_form("ADD_RM32_R32")(x86gen.eax, x86gen.ecx).hex(), vaddps.hex())
+      x86gen.get_form("ADD_RM32_R32")(x86gen.eax, x86gen.ecx).hex(), vaddps.hex(), _table._ROWS_TEXT is None)
 """
 
 
 @needs_tinygrad
 def test_start_up_cache_holds_the_shape_modules(tmp_path):
-    """The second process loads the forms' shape modules from the start-up cache (no compile from source) and its
-    encoders give the same bytes (GNU as 2.40: `add eax, ecx` 01 c8, `vaddps ymm0, ymm1, ymm2` c5 f4 58 c2)."""
+    """The second process loads the forms' shape modules and table rows from the start-up cache (no compile from
+    source, no read of the table) and its encoders give the same bytes (GNU as 2.40: `add eax, ecx` 01 c8, `vaddps ymm0, ymm1, ymm2` c5 f4 58 c2)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "X86GEN_CACHE_DIR": str(tmp_path / "cache")}
     runs = [subprocess.run([sys.executable, "-c", _CACHED_START], env=env, capture_output=True, text=True, check=True).stdout.split()
             for _ in range(2)]
-    n, mods, cached, add, vaddps = runs[1]
+    n, mods, cached, add, vaddps, table_unread = runs[1]
     assert runs[0][2] == "0" and int(mods) > 0 and cached == mods, runs   # cold: imported; warm: every one from the cache
-    assert (add, vaddps) == ("01c8", "c5f458c2") and runs[0][3:] == runs[1][3:]
+    assert (add, vaddps) == ("01c8", "c5f458c2") and runs[0][3:5] == runs[1][3:5]
+    assert runs[0][5] == "False" and table_unread == "True", runs   # warm: the forms' rows come from the cache, not forms.tsv

@@ -12,6 +12,26 @@ import re
 
 from ._gen.schema import FormRow, OperandRow
 
+
+class Operand(OperandRow):
+    """One explicit operand of a form: ``kind`` (e.g. ``r32/m32``), ``loc`` (ModRM.reg, rm, vvvv, …),
+    ``role`` (r, w, rw, cw = conditionally written, n = not accessed), register class, memory size,
+    immediate width: an `x86gen._gen.schema.OperandRow` with a few derived properties (`x86gen.forms.Operand`;
+    defined here so that rows are decoded straight into it)."""
+
+    __slots__ = ()
+
+    @property
+    def may_be_memory(self) -> bool: return self.mem is not None
+    @property
+    def display(self) -> str:
+        """The kind as Intel's tables write it (``r/m32``)."""
+        return operand_display(self)
+    def __repr__(self) -> str: return f"{ROLE_NAMES[self.role]}:{self.display}@{self.loc}"
+
+
+ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "rcw": "RCW", "cr": "CR", "n": "N"}
+
 _ROWS: dict[str, tuple[FormRow, ...]] = {}   # mnemonic → its rows, decoded on first use
 _BY_ID: dict[str, FormRow] = {}
 _ROWS_TEXT: dict[str, str] | None = None     # mnemonic → its rows' text (JSON arrays, tab-separated), read on first use
@@ -43,6 +63,7 @@ def _tuples(x):
     return tuple(_tuples(v) for v in x) if x.__class__ is list else x
 
 
+_make_operand = Operand._make
 _OPERANDS, _IMM_WIDTHS, _FLAGS, _IMPLICIT = (FormRow._fields.index(f) for f in ("operands", "imm_widths", "flags", "implicit"))
 _NESTED = tuple(i for i, f in enumerate(FormRow._fields) if f not in ("operands", "imm_widths", "flags", "implicit"))
 
@@ -52,7 +73,7 @@ def _decode(fields: list) -> FormRow:
     lists of scalars; flags and implicit registers: lists of lists of strings), the rest by `_tuples`: a generic
     walk over every value of every row took most of the first use of a mnemonic (x86gen.integrations.tinygrad's
     start-up decodes 132 mnemonics)."""
-    fields[_OPERANDS] = tuple(OperandRow._make(o) for o in fields[_OPERANDS])
+    fields[_OPERANDS] = tuple(map(_make_operand, fields[_OPERANDS]))
     fields[_IMM_WIDTHS] = tuple(fields[_IMM_WIDTHS])
     fields[_FLAGS] = tuple(map(tuple, fields[_FLAGS]))
     fields[_IMPLICIT] = tuple(map(tuple, fields[_IMPLICIT]))
@@ -74,13 +95,44 @@ def rows_of(mnemonic: str) -> tuple[FormRow, ...] | None:
     return rows
 
 
+def plain_rows(mnemonics) -> dict[str, tuple]:
+    """The decoded rows of these mnemonics as plain tuples (for `marshal`: a start-up cache such as
+    x86gen.integrations.tinygrad's), to give back to `preload` in another process."""
+    return {mn: tuple((*r[:_OPERANDS], tuple(map(tuple, r.operands)), *r[_OPERANDS + 1:]) for r in rows_of(mn)) for mn in mnemonics}
+
+
+def preload(plain: dict[str, tuple]) -> None:
+    """Take the rows `plain_rows` returned (in a process reading the same table) as decoded, so that their mnemonics'
+    first use neither reads nor decodes the table."""
+    for mn, rows in plain.items():
+        if mn in _ROWS: continue
+        rows = tuple(FormRow._make((*r[:_OPERANDS], tuple(map(_make_operand, r[_OPERANDS])), *r[_OPERANDS + 1:])) for r in rows)
+        for r in rows: _BY_ID[r.id] = r
+        _ROWS[mn] = rows
+
+
 _ROW_ID = re.compile(r'(?:^|\t)\["([^"]+)"')   # the id, first field of each row
 
 
+def _guess_mnemonic(form_id: str) -> str:
+    """The mnemonic an iced-x86 Code name usually starts with: ``VEX_VADDPS_YMM_YMM_YMMM256`` → ``vaddps``."""
+    head = form_id.partition("_")
+    if head[0] in ("VEX", "EVEX", "XOP"): head = head[2].partition("_")
+    return head[0].lower()
+
+
 def mnemonic_of(form_id: str) -> str | None:
-    """The mnemonic of a form id, or None."""
+    """The mnemonic of a form id, or None. The id's own first word is tried first (it decodes that mnemonic's rows,
+    which the caller wants next); a map of every id in the table is built only when that guess is wrong."""
     global _MNEMONIC_OF
+    row = _BY_ID.get(form_id)
+    if row is not None: return row.mnemonic
     if _MNEMONIC_OF is None:
+        guess = _guess_mnemonic(form_id)
+        for mn in (guess, guess[:-1], guess[:-2]):   # and the size suffixes: RETNQ → ret, PUSHFQ → pushf, NOPD → nop
+            if mn in table():
+                rows_of(mn)
+                if form_id in _BY_ID: return mn
         _MNEMONIC_OF = {fid: mn for mn, text in table().items() for fid in _ROW_ID.findall(text)}
     return _MNEMONIC_OF.get(form_id)
 

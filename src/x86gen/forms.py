@@ -10,31 +10,14 @@ import operator
 from collections.abc import Callable
 
 from . import _table
-from ._gen.schema import FORM_FIELDS, OperandRow
+from ._gen.schema import FORM_FIELDS
 from ._runtime import describe_operand, operand_error
-from ._table import imm_ranges, operand_display, static_length
+from ._table import Operand, imm_ranges, static_length
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
 
 __all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
 
-ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "rcw": "RCW", "cr": "CR", "n": "N"}
 FLAG_FIELDS = ("read", "written", "undefined", "cleared", "set")
-
-
-class Operand(OperandRow):
-    """One explicit operand of a form: ``kind`` (e.g. ``r32/m32``), ``loc`` (ModRM.reg, rm, vvvv, …),
-    ``role`` (r, w, rw, cw = conditionally written, n = not accessed), register class, memory size,
-    immediate width: an `x86gen._gen.schema.OperandRow` with a few derived properties."""
-
-    __slots__ = ()
-
-    @property
-    def may_be_memory(self) -> bool: return self.mem is not None
-    @property
-    def display(self) -> str:
-        """The kind as Intel's tables write it (``r/m32``)."""
-        return operand_display(self)
-    def __repr__(self) -> str: return f"{ROLE_NAMES[self.role]}:{self.display}@{self.loc}"
 
 
 class Form:
@@ -44,16 +27,22 @@ class Form:
     ``mandatory_prefix``, ``opsize16``, ``w``, ``vex_l``, ``modrm``, ``imm_widths``, …), with ``operands``
     as `Operand` objects and ``flags`` as a dict, plus ``length`` and ``is_branch``."""
 
-    __slots__ = (*FORM_FIELDS, "row", "length", "is_branch", "_enc", "_fits", "_src", "__weakref__")
+    __slots__ = (*FORM_FIELDS, "row", "_length", "is_branch", "_enc", "_fits", "_src", "__weakref__")
 
     def __init__(self, row):
-        row = row._replace(operands=tuple(Operand._make(o) for o in row.operands))   # (an `x86gen._table` row)
-        for name, v in zip(FORM_FIELDS, row): setattr(self, name, v)
+        for name, v in zip(FORM_FIELDS, row): setattr(self, name, v)   # (operands: `Operand`s, as `x86gen._table` decodes them)
         self.row = row   # the generated table's row (its `shape` and `shape_args` name its encoder)
         self.flags = dict(zip(FLAG_FIELDS, row.flags))
-        self.length = static_length(row)
         self.is_branch = any(o.kind.startswith("rel") for o in self.operands)   # its encoder takes ip=
-        self._enc = self._fits = self._src = None
+        self._enc = self._fits = self._src = self._length = None
+
+    @property
+    def length(self) -> int:
+        """Length in bytes with no memory operand, a 2-byte VEX where legal, and no optional REX (what `x86gen.encode`
+        orders forms by)."""
+        n = self._length
+        if n is None: n = self._length = static_length(self.row)
+        return n
 
     def _build(self) -> None:
         """Bind the form's encoder: its shape's generated function (``_gen/encoders``) with its constants; no code
@@ -169,8 +158,11 @@ def forms_of(mnemonic: str) -> list[Form]:
         import difflib
         close = difflib.get_close_matches(mnemonic, _table.mnemonics(), 3) if len(mnemonic) <= 32 else []
         raise UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
-    forms = [Form(r) for r in rows]
-    for f in forms: _BY_ID[f.id] = f
+    forms = []
+    for r in rows:
+        f = _BY_ID.get(r.id)
+        if f is None: f = _BY_ID.setdefault(r.id, Form(r))   # (setdefault: one Form per id, also across threads)
+        forms.append(f)
     _BY_MNEMONIC[mnemonic] = forms
     return forms
 
@@ -185,10 +177,11 @@ def get_form(form_id: str) -> Form:
     try: hit = _BY_ID.get(form_id)
     except TypeError: hit = None   # unhashable
     if hit is not None: return hit
-    mnemonic = _table.mnemonic_of(form_id) if form_id.__class__ is str else None
-    if mnemonic is None: raise UnknownMnemonicError(f"no form with id {fmt_value(form_id)}")
-    forms_of(mnemonic)
-    return _BY_ID[form_id]
+    row = _table.row_of(form_id) if form_id.__class__ is str else None
+    if row is None: raise UnknownMnemonicError(f"no form with id {fmt_value(form_id)}")
+    hit = _BY_ID.get(form_id)   # (another thread may have made it)
+    if hit is None: hit = _BY_ID.setdefault(form_id, Form(row))   # only this form: its mnemonic's others when asked for
+    return hit
 
 
 def mnemonics() -> list[str]:

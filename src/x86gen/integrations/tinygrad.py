@@ -45,7 +45,7 @@ from tinygrad.renderer.isa import x86 as tx
 from tinygrad.uop import Ops
 
 from .. import REGISTERS as _REGS
-from .. import Mem, get_form, gpr, vec
+from .. import Mem, _table, get_form, gpr, vec
 from ..errors import EncodeError
 from ..reference import TINYGRAD_LAYOUT, TINYGRAD_X86OPS
 
@@ -258,7 +258,8 @@ def _make(target, options):
 # compile worker (replaced every 16 kernels) would redo is choosing the form per operand signature, and, where Python
 # keeps no bytecode (PYTHONDONTWRITEBYTECODE, a read-only install), compiling the shape modules those forms use from
 # source (about 1-3 ms each). The choices and those modules' code are kept in a marshal file, keyed by the Python
-# version, x86gen's version, the generated table's hash and the sources that choose (this file, forms); in
+# version, x86gen's version, the generated table's hash and the sources that choose (this file, forms), with the
+# decoded table rows of those forms' mnemonics (`x86gen._table.preload`: the table itself is then not read); in
 # $X86GEN_CACHE_DIR, else $XDG_CACHE_HOME/x86gen or ~/.cache/x86gen (X86GEN_CACHE_DIR="" turns it off).
 # A missing, stale, unreadable or unwritable cache only costs time.
 _ENC: dict[str, object] = {}
@@ -293,7 +294,8 @@ def prebuild() -> int:
     _CACHE["loaded"] = True
     path = _cache_path()
     try:
-        with open(path, "rb") as fh: codes, plans, jumps, modules = marshal.loads(fh.read())   # (marshal.load(fh) is 10x slower)
+        with open(path, "rb") as fh: codes, plans, jumps, modules, rows = marshal.loads(fh.read())   # (marshal.load(fh) is 10x slower)
+        _table.preload(rows)
         for name, code in modules.items(): _load_shape_module(name, code)
         for fid in codes: _ENC.setdefault(fid, get_form(fid).encode)
         for (name, *sig), (fid, order, resize, merge, unsized) in plans.items():
@@ -343,7 +345,8 @@ def _save_cache() -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh: marshal.dump((codes, plans, {o.name: b for o, b in JUMPS.items()}, modules), fh)
+        rows = _table.plain_rows(sorted({get_form(fid).mnemonic for fid in codes}))   # their mnemonics' decoded rows
+        with open(tmp, "wb") as fh: marshal.dump((codes, plans, {o.name: b for o, b in JUMPS.items()}, modules, rows), fh)
         os.replace(tmp, path)
     except OSError: pass
 

@@ -103,9 +103,23 @@ def masked(op: Reg | Mem, k: KReg, zero: bool = False) -> Masked:
     return Masked(op, k, zero)
 
 
+class Rounding:
+    """The rounding of an instruction as an item of an `x86gen.Assembler`'s record (after its operands), so that
+    listings can print it (``{rn-sae}``, GNU as's separate operand); ``rc`` is the int (`RN_SAE` … `SAE`). Not an
+    operand: `x86gen.encode` and the forms take ``rc=``."""
+
+    __slots__ = ("rc",)
+
+    def __init__(self, rc: int): self.rc = rc
+    def __str__(self) -> str: return "{" + ROUNDING_NAMES.get(self.rc, "?") + "}"
+    def __repr__(self) -> str: return f"Rounding({self})"
+    def __eq__(self, other): return other.__class__ is Rounding and other.rc == self.rc
+    def __hash__(self): return hash((Rounding, self.rc))
+
+
 def is_rounding(rc: object) -> bool:
     """Is ``rc`` one of `RN_SAE` … `RZ_SAE`, `SAE`?"""
     return rc.__class__ is int and 0 <= rc <= SAE
 
 
-__all__ = ["Masked", "masked", "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE", "ROUNDING", "ROUNDING_NAMES", "is_rounding"]
+__all__ = ["Masked", "masked", "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE", "ROUNDING", "ROUNDING_NAMES", "Rounding", "is_rounding"]

@@ -21,6 +21,7 @@ from .errors import (
     DistinctRegistersError,
     EncodeError,
     EvexOnlyRegisterError,
+    EvexOperandError,
     ImmediateRangeError,
     LabelContextError,
     LabelError,
@@ -30,7 +31,8 @@ from .errors import (
     UnknownMnemonicError,
     UnsupportedRegisterError,
 )
-from .memory import Mem, SegMem, VsibMem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
+from .evex import RD_SAE, RN_SAE, RU_SAE, RZ_SAE, SAE, Masked, masked
+from .memory import Bcst, Mem, SegMem, VsibMem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
 from .registers import *  # noqa: F403
 from .registers import REGISTERS, Reg, gpr, vec
 
@@ -74,8 +76,9 @@ def __getattr__(name: str):
 
 
 __all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
-           "UnsupportedRegisterError", "EvexOnlyRegisterError", "LabelContextError", "LabelError", "SizeLimitError",
-           "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "mem", "byte", "word", "dword", "qword", "xmmword",
+           "UnsupportedRegisterError", "EvexOnlyRegisterError", "EvexOperandError", "LabelContextError", "LabelError", "SizeLimitError",
+           "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "Bcst", "Masked", "masked",
+           "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE", "mem", "byte", "word", "dword", "qword", "xmmword",
            "ymmword", "zmmword", "Reg", "REGISTERS",
            "gpr", "vec", "encode", "select", "select_form", "assemble",
            "Instruction", "Form", "get_form", "forms_of", "all_forms", *REGISTERS]

@@ -42,6 +42,13 @@ class EvexOnlyRegisterError(OperandError):
     Vol.2 2.7.1) given to a legacy or VEX form, whose fields hold 4 bits."""
 
 
+class EvexOperandError(OperandError):
+    """An AVX-512 decoration a form does not take (SDM Vol.2 2.7): a mask ``{k1}`` where the form has none (or k0 as
+    a mask), zeroing ``{z}`` where the form has ``{k1}`` only or on a memory destination, a broadcast ``{1toN}``
+    where the form has none or of another element size, rounding ``rc=`` / ``{sae}`` where the form has none or
+    with a memory operand. The message names instruction, operands and the forms that would take them."""
+
+
 class LabelContextError(OperandError):
     """A label operand where no `Assembler` (or program) can resolve it: `encode` and forms take
     registers, memory and ints only."""

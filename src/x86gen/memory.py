@@ -238,6 +238,19 @@ class Mem:
         if not r and -128 <= q <= 127: return modrm8, shape[3] + _DISP8[q & 0xFF]
         return shape[4], shape[3] + _pack_disp32(disp)
 
+    @property
+    def bcst(self) -> Bcst:
+        """This operand as an AVX-512 embedded broadcast source (SDM Vol.2 2.7.5): ``dword(rax).bcst`` is one dword at
+        ``[rax]`` repeated over the vector, ``dword ptr [rax]{1to16}`` in a zmm form with 32-bit elements. The size
+        (16, 32 or 64 bits) is the element size; the form decides N in ``{1toN}``. See `Bcst`."""
+        return Bcst.of(self)
+
+    def k(self, mask) -> object:
+        """This operand as a masked destination ``[mem] {k1}`` (a masked store; `x86gen.Masked`). Zeroing is not
+        possible on memory (``.z`` raises `x86gen.EvexOperandError`)."""
+        from .evex import Masked
+        return Masked(self, mask)
+
     def with_segment(self, seg: str | None) -> Mem:
         """The same operand with a segment override (``"fs"``, ``"gs"``, ``"es"``, ``"cs"``, ``"ss"``, ``"ds"``; a segment
         register object works too): a `SegMem`, which `x86gen.encode`, the `Assembler` and the text parser encode
@@ -298,6 +311,55 @@ class SegMem(Mem):
         return (f"{SIZE_NAMES[self.size]} ptr " if self.size else "") + f"{self.seg}:" + self.address()
 
     def _key(self): return (*Mem._key(self), self.seg)
+
+
+class Bcst(Mem):
+    """An AVX-512 embedded-broadcast memory operand (SDM Vol.2 2.7.5, EVEX.b = 1 with memory): one element of
+    ``size`` bits (16, 32 or 64) at the address, repeated over the vector: ``dword(rax).bcst`` is GNU as's
+    ``dword ptr [rax]{1to16}`` in ``vaddps zmm1, zmm2, …`` (iced-x86: ``dword bcst [rax]``). Only EVEX forms that
+    allow a broadcast of that element size (their ``evex_bcst``) take it; its signature (``"b32"``) is no plain
+    memory signature, so no other form does. With a broadcast, the compressed disp8 is scaled by the element size
+    (SDM Vol.2 Table 2-34, FV/HV with EVEX.b = 1). ``plain`` is the same address as a plain `Mem`."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, m: Mem) -> Bcst:
+        if m.__class__ is not Mem:
+            raise _evex_error(f"{m}: only a plain memory operand can be a broadcast source (not VSIB, segment-overridden or"
+                              " one already broadcast)")
+        if m.size not in (16, 32, 64):
+            raise _evex_error(f"{m}: a broadcast element is a word, dword or qword (m16bcst/m32bcst/m64bcst, SDM Vol.2 2.7.5),"
+                              f" not {SIZE_NAMES.get(m.size, 'unsized') if m.size else 'unsized'}: write dword(...).bcst")
+        b = object.__new__(cls)
+        for k in Mem.__slots__: setattr(b, k, getattr(m, k))
+        b.sig = f"b{m.size}"
+        return b
+
+    @property
+    def kind(self) -> str: return f"m{self.size}bcst"
+
+    @property
+    def plain(self) -> Mem:
+        """The address as a plain `Mem` of the element size."""
+        return Mem(self.base, self.index, self.scale, self.disp, self.size, self.label)
+
+    @property
+    def bcst(self) -> Bcst: return self
+
+    def with_size(self, size: int) -> Mem: return Bcst.of(self.plain.with_size(size))
+
+    def k(self, mask):
+        raise _evex_error(f"{self}: a broadcast operand is a source; only a destination takes a mask")
+
+    def __str__(self) -> str: return f"{SIZE_NAMES[self.size]} bcst {self.address()}"
+    def __repr__(self) -> str: return f"Bcst({self})"
+    def _key(self): return (*Mem._key(self), "bcst")
+
+
+def _evex_error(msg: str) -> OperandError:
+    from .errors import EvexOperandError
+    return EvexOperandError(msg)
 
 
 class VsibMem(Mem):

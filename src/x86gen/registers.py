@@ -88,13 +88,24 @@ class Gpr64(Reg):
     kind = "r64"
 
 
-class Xmm(Reg):
+class _Maskable:
+    """The ``.k(mask)`` of the registers an EVEX form may mask (xmm/ymm/zmm 0-31 and k registers)."""
+    __slots__ = ()
+
+    def k(self, mask: KReg):
+        """This register as a masked destination ``zmm1 {k1}`` (`x86gen.Masked`; ``.z`` on it adds ``{z}``).
+        k0 is no mask (EVEX.aaa = 000 means none, SDM Vol.2 2.7.3): ``.k(k0)`` raises `x86gen.EvexOperandError`."""
+        from .evex import Masked
+        return Masked(self, mask)
+
+
+class Xmm(_Maskable, Reg):
     """128-bit vector register."""
     __slots__ = ()
     kind = "xmm"
 
 
-class Ymm(Reg):
+class Ymm(_Maskable, Reg):
     """256-bit vector register."""
     __slots__ = ()
     kind = "ymm"
@@ -113,13 +124,13 @@ class YmmHigh(Ymm):
     __slots__ = ()
 
 
-class Zmm(Reg):
+class Zmm(_Maskable, Reg):
     """512-bit vector register (EVEX only)."""
     __slots__ = ()
     kind = "zmm"
 
 
-class KReg(Reg):
+class KReg(_Maskable, Reg):
     """AVX-512 opmask register k0-k7 (SDM Vol.1 15.1.3): ModRM.reg/rm and VEX.vvvv name it with 3 bits;
     there is no k8-k15, so REX.R/VEX.R̄ and the top bit of vvvv are never set for it."""
     __slots__ = ()

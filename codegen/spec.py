@@ -36,7 +36,10 @@ EVEX_ATTRS = {"tuple", "mask", "bcst", "rc"}   # only EVEX forms have them (isa/
 # FV/HV/QV full/half/quarter vector (may broadcast: N = the element then), FVM/HVM/QVM/OVM full/half/quarter/eighth
 # vector memory, T1S/T1F one element, T2/T4/T8 two/four/eight elements, M128 a 128-bit operand (shift counts),
 # DUP (VMOVDDUP), T1_4X (4FMAPS/4VNNIW: one m128, four 32-bit elements).
-TUPLE_TYPES = {"FV", "HV", "QV", "FVM", "HVM", "QVM", "OVM", "T1S", "T1F", "T2", "T4", "T8", "M128", "DUP", "T1_4X"}
+# T1S8/T1S16/T1S32/T1S64: T1S whose element size is not the memory operand's, written out (VCOMPRESSPS/VEXPANDPS
+# and the like read or write a whole vector but are T1S: N = one element, SDM Vol.2 VCOMPRESSPS "Tuple1 Scalar").
+TUPLE_TYPES = {"FV", "HV", "QV", "FVM", "HVM", "QVM", "OVM", "T1S", "T1S8", "T1S16", "T1S32", "T1S64", "T1F", "T2", "T4",
+               "T8", "M128", "DUP", "T1_4X"}
 BCST_TUPLES = {"FV", "HV", "QV"}   # the tuple types of forms that broadcast (Table 2-34)
 EVEX_MASKS = {"k1", "k1z"}
 IMM_SIZES = {"ib": 8, "iw": 16, "id": 32, "io": 64, "cb": 8, "cd": 32}
@@ -342,6 +345,9 @@ def _disp8_n(tt: str, mem: int, e: dict, ctx) -> int:
     def need(bits: int) -> int:
         if mem != bits: _err(ctx, "operands", f"tuple={tt}: the memory operand is m{mem}, the tuple type says m{bits}")
         return bits // 8
+    if tt.startswith("T1S") and tt != "T1S":
+        if mem < int(tt[3:]): _err(ctx, "operands", f"tuple={tt}: the memory operand m{mem} is smaller than the element")
+        return int(tt[3:]) // 8
     if tt in ("T1S", "T1F"):   # one element: N = its size (T1F: 32/64-bit, fixed by the instruction, not W)
         if mem not in ((8, 16, 32, 64) if tt == "T1S" else (16, 32, 64)):
             _err(ctx, "operands", f"tuple={tt}: a scalar memory operand is m8..m64, not m{mem}")

@@ -32,6 +32,7 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("line", "line of the form in isa/x86_64.yaml"),
     ("tuple_type", "EVEX tuple type of the memory operand for disp8*N (SDM Vol.2 2.7.5): FV, FVM, …; None outside EVEX"),
     ("disp8_n", "EVEX: N, the scale of a compressed disp8 (bytes) for a memory operand without broadcast; 0 outside EVEX"),
+    ("disp8_n_bcst", "EVEX: N with broadcast (EVEX.b = 1), the broadcast element's size in bytes; 0 if the form does not broadcast"),
     ("evex_mask", "EVEX masking the form allows: '' none, 'k1' ({k1}), 'k1z' ({k1}{z}); x86gen._evex sets aaa/z"),
     ("evex_bcst", "EVEX embedded broadcast: the element size in bits (32, 64) or 0 (x86gen._evex sets b)"),
     ("evex_rc", "EVEX register-only static rounding 'er' or suppress-all-exceptions 'sae', or '' (x86gen._evex sets b, L'L)"),

@@ -32,10 +32,15 @@ FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "pre
 PREFIX_NAMES = ("lock", "xacquire", "xrelease", "rep", "repne", "bnd", "notrack")
 MEMORY_DEST_PREFIXES = {"lock", "xacquire", "xrelease"}
 EVEX_ATTRS = {"tuple", "mask", "bcst", "rc"}   # only EVEX forms have them (isa/README.md, "EVEX")
-# EVEX tuple types whose disp8*N scale the loader computes (SDM Vol.2 2.7.5, Tables 2-34/2-35). Others are
-# refused until a form needs them. FV (without broadcast) and FVM: the full vector, N = 16, 32, 64 bytes by
-# EVEX.L'L; T1S (one scalar element): N = the element size, the memory operand's (4 for m32, 8 for m64).
-TUPLE_TYPES = {"FV", "FVM", "T1S"}
+# EVEX tuple types (SDM Vol.2 2.7.5, Tables 2-34/2-35), which give the disp8*N scale of a memory operand (`_disp8_n`):
+# FV/HV/QV full/half/quarter vector (may broadcast: N = the element then), FVM/HVM/QVM/OVM full/half/quarter/eighth
+# vector memory, T1S/T1F one element, T2/T4/T8 two/four/eight elements, M128 a 128-bit operand (shift counts),
+# DUP (VMOVDDUP), T1_4X (4FMAPS/4VNNIW: one m128, four 32-bit elements).
+# T1S8/T1S16/T1S32/T1S64: T1S whose element size is not the memory operand's, written out (VCOMPRESSPS/VEXPANDPS
+# and the like read or write a whole vector but are T1S: N = one element, SDM Vol.2 VCOMPRESSPS "Tuple1 Scalar").
+TUPLE_TYPES = {"FV", "HV", "QV", "FVM", "HVM", "QVM", "OVM", "T1S", "T1S8", "T1S16", "T1S32", "T1S64", "T1F", "T2", "T4",
+               "T8", "M128", "DUP", "T1_4X"}
+BCST_TUPLES = {"FV", "HV", "QV"}   # the tuple types of forms that broadcast (Table 2-34)
 EVEX_MASKS = {"k1", "k1z"}
 IMM_SIZES = {"ib": 8, "iw": 16, "id": 32, "io": 64, "cb": 8, "cd": 32}
 MAPS = {"": 0, "0F": 1, "0F38": 2, "0F3A": 3}
@@ -92,6 +97,7 @@ class Form:
     line: int
     tuple_type: str | None = None           # EVEX tuple type (SDM Vol.2 2.7.5), None outside EVEX
     disp8_n: int = 0                        # EVEX disp8*N scale (bytes) without broadcast; 0 outside EVEX
+    disp8_n_bcst: int = 0                   # EVEX disp8*N scale with broadcast (the element's bytes); 0 if none
     evex_mask: str = ""                     # '' | 'k1' | 'k1z': masking the form allows (encoded k0 for now)
     evex_bcst: int = 0                      # broadcast element bits (32/64), 0 if none (not encoded yet)
     evex_rc: str = ""                       # '' | 'er' | 'sae' (not encoded yet)
@@ -306,7 +312,9 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str, evex: dict | None = N
 
 
 def evex_fields(attrs: dict[str, str], ops: list[Operand], e: dict, ctx) -> dict:
-    """The EVEX attributes of a form (tuple=, mask=, bcst=, rc=) checked, and its disp8*N scale (SDM Vol.2 2.7.5)."""
+    """The EVEX attributes of a form (tuple=, mask=, bcst=, rc=) checked, and its disp8*N scales (SDM Vol.2 2.7.5,
+    Tables 2-34 and 2-35): ``disp8_n`` for a memory operand without broadcast, ``disp8_n_bcst`` with one (the
+    broadcast element's size, 0 if the form does not broadcast)."""
     given = {k: attrs[k] for k in EVEX_ATTRS if k in attrs}
     if e["encoding_kind"] != "evex":
         if given: _err(ctx, "attrs", f"{', '.join(sorted(given))}= only apply to EVEX forms")
@@ -319,20 +327,42 @@ def evex_fields(attrs: dict[str, str], ops: list[Operand], e: dict, ctx) -> dict
     mask = given.get("mask", "")
     if mask and mask not in EVEX_MASKS: _err(ctx, "attrs", f"mask={mask}: use k1 or k1z")
     bcst = given.get("bcst", "0")
-    if bcst not in ("0", "32", "64"): _err(ctx, "attrs", f"bcst={bcst}: use 32 or 64 (element bits)")
-    if bcst != "0" and tt != "FV": _err(ctx, "attrs", "bcst= needs tuple=FV (only full-vector forms broadcast)")
+    if bcst not in ("0", "16", "32", "64"): _err(ctx, "attrs", f"bcst={bcst}: use 16, 32 or 64 (element bits)")
+    if bcst != "0" and tt not in BCST_TUPLES:
+        _err(ctx, "attrs", "bcst= needs tuple=FV, HV or QV (only full/half/quarter-vector forms broadcast)")
     rc = given.get("rc", "")
     if rc not in ("", "er", "sae"): _err(ctx, "attrs", f"rc={rc}: use er or sae")
     n = 0
-    if mem is not None and tt == "T1S":
-        if mem not in (8, 16, 32, 64): _err(ctx, "operands", f"tuple=T1S: a scalar memory operand is m8..m64, not m{mem}")
-        n = mem // 8
-    elif mem is not None:
-        # FV without broadcast and FVM: N = the vector length, 16/32/64 bytes (SDM Vol.2 Tables 2-34, 2-35)
-        if e["vex_l"] is None: _err(ctx, "encoding", "tuple=FV/FVM need EVEX.128/256/512 (N is the vector length)")
-        n = 16 << e["vex_l"]
-        if mem != 8 * n: _err(ctx, "operands", f"tuple={tt}: the memory operand is m{mem}, the vector m{8 * n}")
-    return dict(tuple_type=tt, disp8_n=n, evex_mask=mask, evex_bcst=int(bcst), evex_rc=rc)
+    if mem is not None:
+        n = _disp8_n(tt, mem, e, ctx)
+    return dict(tuple_type=tt, disp8_n=n, disp8_n_bcst=int(bcst) // 8 if mem is not None else 0, evex_mask=mask,
+                evex_bcst=int(bcst), evex_rc=rc)
+
+
+def _disp8_n(tt: str, mem: int, e: dict, ctx) -> int:
+    """N of a memory operand of ``mem`` bits without broadcast, by tuple type (SDM Vol.2 Tables 2-34, 2-35), after
+    checking that the memory size is the one the tuple type and the form's EVEX.L'L/W say."""
+    def need(bits: int) -> int:
+        if mem != bits: _err(ctx, "operands", f"tuple={tt}: the memory operand is m{mem}, the tuple type says m{bits}")
+        return bits // 8
+    if tt.startswith("T1S") and tt != "T1S":
+        if mem < int(tt[3:]): _err(ctx, "operands", f"tuple={tt}: the memory operand m{mem} is smaller than the element")
+        return int(tt[3:]) // 8
+    if tt in ("T1S", "T1F"):   # one element: N = its size (T1F: 32/64-bit, fixed by the instruction, not W)
+        if mem not in ((8, 16, 32, 64) if tt == "T1S" else (16, 32, 64)):
+            _err(ctx, "operands", f"tuple={tt}: a scalar memory operand is m8..m64, not m{mem}")
+        return mem // 8
+    if tt in ("T2", "T4", "T8"):   # 2/4/8 elements of 32 bits (W0) or 64 bits (W1): N = their size
+        count, elem = int(tt[1]), 64 if e["w"] == 1 else 32
+        if tt == "T8" and elem == 64: _err(ctx, "encoding", "tuple=T8 has 32-bit elements (EVEX.W0)")
+        return need(count * elem)
+    if tt in ("M128", "T1_4X"):   # a 128-bit operand at every vector length (shift counts; 4FMAPS/4VNNIW)
+        return need(128)
+    if e["vex_l"] is None: _err(ctx, "encoding", f"tuple={tt} needs EVEX.128/256/512 (N depends on the vector length)")
+    vl = 128 << e["vex_l"]
+    if tt == "DUP":   # VMOVDDUP: 64 bits at 128, the full vector at 256/512
+        return need(64 if vl == 128 else vl)
+    return need(vl // {"FV": 1, "FVM": 1, "HV": 2, "HVM": 2, "QV": 4, "QVM": 4, "OVM": 8}[tt])
 
 
 def _operand_size(mnemonic: str, ops: list[Operand], e: dict) -> int:

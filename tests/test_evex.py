@@ -165,10 +165,15 @@ def test_assembler_methods_take_evex_operands():
 
 @pytest.mark.parametrize("line, message", [
     ("W:zmm, zmm, zmm/m512 | EVEX.512.0F.W0 58 /r", "needs tuple="),
-    ("W:zmm, zmm, zmm/m512 | EVEX.512.0F.W0 58 /r | tuple=T4", "supported tuple types are FV, FVM, T1S"),
-    ("W:ymm, ymm, zmm/m512 | EVEX.256.0F.W0 58 /r | tuple=FV", "the memory operand is m512, the vector m256"),
+    ("W:zmm, zmm, zmm/m512 | EVEX.512.0F.W0 58 /r | tuple=T3", "supported tuple types are DUP, FV, FVM, HV"),
+    ("W:zmm, zmm, zmm/m512 | EVEX.512.0F.W0 58 /r | tuple=HV", "the memory operand is m512, the tuple type says m256"),
+    ("W:zmm, zmm, xmm/m128 | EVEX.512.0F.W1 58 /r | tuple=T4", "the memory operand is m128, the tuple type says m256"),
+    ("W:zmm, zmm, ymm/m256 | EVEX.512.0F.W1 58 /r | tuple=T8", "tuple=T8 has 32-bit elements"),
+    ("W:zmm, zmm, xmm/m64 | EVEX.512.0F.W0 58 /r | tuple=M128", "the memory operand is m64, the tuple type says m128"),
+    ("W:zmm, zmm, xmm/m64 | EVEX.LIG.0F.W0 58 /r | tuple=QVM", "tuple=QVM needs EVEX.128/256/512"),
+    ("W:ymm, ymm, zmm/m512 | EVEX.256.0F.W0 58 /r | tuple=FV", "the memory operand is m512, the tuple type says m256"),
     ("W:xmm, xmm, xmm/m128 | VEX.128.0F.WIG 58 /r | tuple=FV", "only apply to EVEX forms"),
-    ("W:xmm, xmm, xmm/m32 | EVEX.LIG.F3.0F.W0 58 /r | tuple=T1S bcst=32", "bcst= needs tuple=FV"),
+    ("W:xmm, xmm, xmm/m32 | EVEX.LIG.F3.0F.W0 58 /r | tuple=T1S bcst=32", "bcst= needs tuple=FV, HV or QV"),
 ])
 def test_spec_checks_evex_attributes(tmp_path, line, message):
     """The loader refuses EVEX attributes it cannot turn into a disp8*N scale (codegen/spec.py evex_fields)."""
@@ -352,3 +357,52 @@ def test_form_level_decoration_errors():
     no_mask = x86gen.Form(f.row._replace(evex_mask=""))
     with pytest.raises(x86gen.EvexOperandError, match="takes no mask"):
         no_mask(X(1).k(K(1)), X(2), X(3))
+# disp8*N of every tuple type as SDM Vol.2 Tables 2-34 (with broadcast: EVEX.b = 1) and 2-35 give it:
+# (spec line, N without broadcast, N with broadcast or 0).
+TUPLE_N = [
+    ("W:zmm, zmm, zmm/m512 | EVEX.512.0F.W0 58 /r | tuple=FV bcst=32", 64, 4),
+    ("W:ymm, ymm, ymm/m256 | EVEX.256.66.0F.W1 58 /r | tuple=FV bcst=64", 32, 8),
+    ("W:xmm, xmm, xmm/m128 | EVEX.128.0F.W0 58 /r | tuple=FV bcst=16", 16, 2),
+    ("W:zmm, ymm/m256 | EVEX.512.0F.W0 5A /r | tuple=HV bcst=32", 32, 4),
+    ("W:xmm, xmm/m64 | EVEX.128.0F.W0 5A /r | tuple=HV bcst=32", 8, 4),
+    ("W:zmm, xmm/m128 | EVEX.512.0F.W0 5A /r | tuple=QV bcst=16", 16, 2),
+    ("W:xmm, xmm/m32 | EVEX.128.0F.W0 5A /r | tuple=QV bcst=16", 4, 2),
+    ("W:zmm, zmm/m512 | EVEX.512.0F.W0 10 /r | tuple=FVM", 64, 0),
+    ("W:zmm, ymm/m256 | EVEX.512.0F38.WIG 30 /r | tuple=HVM", 32, 0),
+    ("W:ymm, xmm/m64 | EVEX.256.0F38.WIG 31 /r | tuple=QVM", 8, 0),
+    ("W:xmm, xmm/m16 | EVEX.128.0F38.WIG 32 /r | tuple=OVM", 2, 0),
+    ("W:zmm, xmm/m64 | EVEX.512.0F38.WIG 32 /r | tuple=OVM", 8, 0),
+    ("W:xmm, xmm, r/m8, imm8 | EVEX.128.66.0F3A.WIG 20 /r ib | tuple=T1S", 1, 0),
+    ("W:xmm, xmm, xmm/m16 | EVEX.LIG.F3.0F.W0 58 /r | tuple=T1S", 2, 0),
+    ("W:xmm, xmm, xmm/m32 | EVEX.LIG.F3.0F.W0 58 /r | tuple=T1S", 4, 0),
+    ("W:xmm, xmm, xmm/m64 | EVEX.LIG.F2.0F.W1 58 /r | tuple=T1S", 8, 0),
+    ("W:zmm/m512, zmm | EVEX.512.66.0F38.W1 8A /r | tuple=T1S64", 8, 0),   # vcompresspd: one element of a vector
+    ("W:xmm, xmm/m128 | EVEX.128.66.0F38.W0 88 /r | tuple=T1S32", 4, 0),
+    ("W:r32, xmm/m32 | EVEX.LIG.F3.0F.W0 2D /r | tuple=T1F", 4, 0),
+    ("W:r64, xmm/m64 | EVEX.LIG.F2.0F.W1 2D /r | tuple=T1F", 8, 0),
+    ("W:ymm, xmm/m64 | EVEX.256.66.0F38.W0 19 /r | tuple=T2", 8, 0),
+    ("W:zmm, xmm/m128 | EVEX.512.66.0F38.W1 1A /r | tuple=T2", 16, 0),
+    ("W:zmm, xmm/m128 | EVEX.512.66.0F38.W0 1A /r | tuple=T4", 16, 0),
+    ("W:zmm, ymm/m256 | EVEX.512.66.0F38.W1 1B /r | tuple=T4", 32, 0),
+    ("W:zmm, ymm/m256 | EVEX.512.66.0F38.W0 1B /r | tuple=T8", 32, 0),
+    ("W:zmm, zmm, xmm/m128 | EVEX.512.66.0F.W0 F2 /r | tuple=M128", 16, 0),
+    ("W:ymm, ymm, xmm/m128 | EVEX.256.66.0F.W0 F2 /r | tuple=M128", 16, 0),
+    ("W:xmm, xmm/m64 | EVEX.128.F2.0F.W1 12 /r | tuple=DUP", 8, 0),
+    ("W:ymm, ymm/m256 | EVEX.256.F2.0F.W1 12 /r | tuple=DUP", 32, 0),
+    ("W:zmm, zmm/m512 | EVEX.512.F2.0F.W1 12 /r | tuple=DUP", 64, 0),
+    ("W:zmm, zmm, m128 | EVEX.512.F2.0F38.W0 9A /r | tuple=T1_4X", 16, 0),
+]
+
+
+@pytest.mark.parametrize("line, n, n_bcst", TUPLE_N)
+def test_spec_disp8_n_by_tuple_type(tmp_path, line, n, n_bcst):
+    """codegen/spec.py's N (``disp8_n``) and N with broadcast (``disp8_n_bcst``) for each tuple type, its vector
+    lengths and element sizes, against the SDM's tables."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen.spec import load
+    p = tmp_path / "x.yaml"
+    p.write_text(f"vfoo:\n  cpuid: AVX512F\n  forms:\n  - {line} id=X\n")
+    (f,) = load(str(p))
+    assert (f.disp8_n, f.disp8_n_bcst) == (n, n_bcst)

@@ -53,7 +53,6 @@ class Coverage:
     def reason(self, name: str) -> str:
         """Why a missing form is missing: what the spec cannot describe yet, else `NOT_YET`."""
         code, enc = self.universe[name]
-        if enc == "EVEX": return "EVEX encoding is not implemented yet"
         return iced_forms.unsupported_reason(code) or NOT_YET
 
     def by_encoding(self) -> list[tuple[str, int, int, int]]:

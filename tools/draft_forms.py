@@ -14,6 +14,11 @@ For every iced form that is not yet in the spec (nor `excluded:`) and that the s
   implicit registers (`imp=`) from `used_registers()` minus the explicit operands and the address
   registers (a 32-bit GPR read, 64-bit write is RW of the 32-bit name, as tests/test_roles_iced.py maps
   it), rflags from the instruction's `rflags_*`, CPUID from `cpuid_features()`;
+- EVEX forms (``--encoding EVEX``): zmm and k operands as iced gives them, the attributes ``tuple=`` (the SDM's
+  tuple type, inferred by `iced_forms.sdm_tuple` and checked: the loader's N from it must be iced's
+  ``OpCodeInfo.tuple_type``), ``mask=`` (``can_use_op_mask_register`` / ``can_use_zeroing_masking``), ``bcst=``
+  (``can_broadcast``, the element's bits) and ``rc=`` (``can_use_rounding_control`` / ``can_suppress_all_exceptions``);
+  gathers/scatters (``require_op_mask_register``) are left out until masks are encoded;
 - the family's `cpuid:`/`flags:` are its most common values, other forms override them; `id=` where the
   derived id is not iced's Code name.
 
@@ -204,8 +209,11 @@ def draft(code: int) -> dict:
     """{mnemonic, operands, encoding, id, cpuid, flags, imp} of one form (raises CannotDraft/Unsupported)."""
     oc = I.OpCodeInfo(code)
     name = F.CODE_NAMES[code]
+    why = F.unsupported_reason(code)
+    if why: raise F.Unsupported(why)
     kinds = F.spec_operands(code)
     encoding = F.spec_encoding(code)
+    evex = F.evex_attrs(code) if encoding.startswith("EVEX.") else {}
     mn = F.MNEMONIC_NAMES[oc.mnemonic].lower()
     variants = [False] + ([True] if any("/" in k for k, _s in kinds) else [])
     seen = None
@@ -259,9 +267,15 @@ def draft(code: int) -> dict:
     else:
         raise CannotDraft("spec cannot place the operands")
     parsed = spec.assign_locations([spec.parse_operand(t, ctx) for t in text(with_loc)], e, ctx)
-    derived = spec.derive_id(mn, parsed, e["encoding_kind"])
+    if evex:   # the loader's disp8*N from the drafted tuple= must be iced's (the tuple type is inferred, iced_forms.sdm_tuple)
+        ev = spec.evex_fields(evex, parsed, e, ctx)
+        if any(o.mem is not None for o in parsed) and (ev["disp8_n"], ev["disp8_n_bcst"]) != F.iced_tuple(code):
+            raise CannotDraft(f"tuple={evex.get('tuple')} gives N {ev['disp8_n']}/{ev['disp8_n_bcst']}, iced {F.iced_tuple(code)}")
+    derived = spec.derive_id(mn, parsed, e["encoding_kind"], {"mask": evex.get("mask", ""), "rc": evex.get("rc", ""),
+                                                              "bcst": int(evex.get("bcst", 0))})
     return dict(mnemonic=mn, operands=", ".join(text(with_loc)), encoding=encoding, id=None if derived == name else name,
-                cpuid=F.cpuid_name(code), flags=flag_text(ins), imp=",".join(imp), code=name)
+                cpuid=F.cpuid_name(code), flags=flag_text(ins), imp=",".join(imp), code=name,
+                evex=" ".join(f"{k}={v}" for k, v in evex.items()))
 
 
 def family_defaults(path: str) -> dict[str, dict[str, str]]:
@@ -272,7 +286,7 @@ def family_defaults(path: str) -> dict[str, dict[str, str]]:
 
 
 def form_line(d: dict, fam: dict, width: int, enc_width: int) -> str:
-    attrs = []
+    attrs = [d["evex"]] if d.get("evex") else []
     if d["id"]: attrs.append(f"id={d['id']}")
     if d["cpuid"] != fam["cpuid"]: attrs.append(f"cpuid={d['cpuid']}")
     if spec.parse_flags(d["flags"], ("draft", 0)) != spec.parse_flags(fam["flags"], ("draft", 0)):
@@ -288,7 +302,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cpuid", help="only forms with these CPUID feature names (comma separated, as coverage.py prints them)")
     ap.add_argument("--mnemonic", help="only these mnemonics (comma separated)")
     ap.add_argument("--code", help="only these iced Code names (comma separated)")
-    ap.add_argument("--encoding", default="LEGACY,VEX", help="encodings to draft (default LEGACY,VEX)")
+    ap.add_argument("--encoding", default="LEGACY,VEX", help="encodings to draft: LEGACY, VEX, EVEX (default LEGACY,VEX)")
     args = ap.parse_args(argv)
     have = {f.id for f in spec.load(SPEC)} | set(spec.excluded(SPEC))
     fams = family_defaults(SPEC)

@@ -4,6 +4,8 @@ tools/draft_forms.py; development tools only, the runtime never imports iced).
 - `iced_codes()`: every iced `Code` that is an instruction valid in 64-bit mode, with its encoding kind
   (LEGACY, VEX, EVEX, XOP, D3NOW, MVEX) — the universe the coverage report counts against.
 - `cpuid_name(code)`: its CPUID feature(s) as the spec writes them (`AVX`, `AES+AVX`).
+- `evex_attrs(code)`: an EVEX form's tuple=/mask=/bcst=/rc= (`sdm_tuple`: the SDM's tuple type, `iced_tuple`:
+  iced's N and N with broadcast).
 - `spec_operands(code)` / `spec_encoding(code)`: the form's operand kinds with their encoding slot and its
   encoding in the spec's SDM syntax (isa/README.md), or `Unsupported` with the reason why the spec cannot
   describe it yet (an operand kind, a memory size or an encoding token x86gen does not know).
@@ -50,7 +52,8 @@ def cpuid_name(code: int) -> str:
 
 # --- operand kinds ------------------------------------------------------------------------------------
 
-_GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM": "ymm", "MM": "mm", "K": "k", "TMM": "tmm"}
+_GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM": "ymm", "ZMM": "zmm", "MM": "mm", "K": "k",
+        "TMM": "tmm"}
 _SLOT = {"REG": "reg", "RM": "rm", "VVVV": "vvvv", "OPCODE": "opc", "IS4": "is4"}
 _IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "IMM8SEX16": "simm8", "IMM8SEX32": "simm8",
         "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32"}
@@ -60,6 +63,9 @@ BYTE_MEM_SIZES = {14, 28, 94, 108, 512}          # and those it writes in bytes 
 # Why an operand kind cannot be written in the spec yet (iced OpCodeOperandKind name prefix → reason).
 KIND_REASONS = {
     "ST": "x87 register st(i)", "MM_": "MMX register mm0-mm7", "K_": "AVX-512 mask register k0-k7",
+    "KP1_": "a pair of mask registers (k0+1, vp2intersect)", "ZMMP3_": "a block of four zmm registers (zmm+3, 4FMAPS/4VNNIW)",
+    "XMMP3_": "a block of four xmm registers (xmm+3, 4FMAPS/4VNNIW)", "MEM_VSIB32Z": "VSIB memory operand with a zmm index",
+    "MEM_VSIB64Z": "VSIB memory operand with a zmm index",
     "TMM_": "AMX tile register tmm0-tmm7", "SIBMEM": "AMX sibmem operand", "MEM_VSIB": "VSIB memory operand (gathers)",
     "SEG_R": "string/implicit memory operand ([rsi]/[rdi]/[rbx+al])", "ES_RDI": "string/implicit memory operand ([rsi]/[rdi]/[rbx+al])",
     "SEG_REG": "segment register", "FS": "segment register", "GS": "segment register", "ES": "segment register",
@@ -145,12 +151,14 @@ def spec_encoding(code: int) -> str:
             if not any(m in t.split(".") for m in ("0F", "0F38", "0F3A")):
                 raise Unsupported("VEX form without an opcode map (Knights Corner)")
             out.append(t); continue
-        if t.startswith("EVEX."): raise Unsupported("EVEX encoding is not implemented yet")
+        if t.startswith("EVEX."):
+            if any(m in t.split(".") for m in ("MAP5", "MAP6")): raise Unsupported("EVEX map 5/6 (AVX512-FP16)")
+            out.append(t); continue
         if t in ("!(11):rrr:bbb", "11:rrr:bbb", "!(11):rrr:100"): out.append("/r"); continue   # (100: sibmem's SIB)
         if t == "11:rrr:000": hexes.append("C0"); out.append("C0"); continue   # tilezero: a fixed ModRM, the operand @reg
         if t.startswith("!(11):") and t.endswith(":bbb") and len(t) == 13:
             out.append(f"/{int(t[6:9], 2)}"); continue
-        if t in ("66", "F2", "F3") and not hexes and not any(x.startswith("VEX.") for x in out): out.append(t); continue
+        if t in ("66", "F2", "F3") and not hexes and not any(x.startswith(("VEX.", "EVEX.")) for x in out): out.append(t); continue
         if t in ("/r", "ib", "iw", "id", "io", "cb", "cd", "/is4", "o16", "REX.W") or (len(t) == 2 and t[0] == "/" and t[1] in "01234567"):
             out.append(t); continue
         if re.fullmatch(r"[0-9A-F]{2}(\+r[bwdo])?", t): hexes.append(t); out.append(t); continue
@@ -164,11 +172,72 @@ def spec_encoding(code: int) -> str:
     return " ".join(out)
 
 
+# --- EVEX attributes -----------------------------------------------------------------------------------
+
+TUPLE_NAMES = _names(I.TupleType)   # iced's TupleType: N and N with broadcast (N64B4), not the SDM's names
+M128_SHIFTS = {"vpsllw", "vpslld", "vpsllq", "vpsraw", "vpsrad", "vpsraq", "vpsrlw", "vpsrld", "vpsrlq"}
+
+
+def iced_tuple(code: int) -> tuple[int, int]:
+    """(N, N with broadcast or 0) of iced's tuple type of ``code``: ``N64B4`` is (64, 4), ``N16`` (16, 0)."""
+    n, _, b = TUPLE_NAMES[I.OpCodeInfo(code).tuple_type][1:].partition("B")
+    return int(n), int(b or 0)
+
+
+def sdm_tuple(code: int) -> str | None:
+    """The SDM tuple type (SDM Vol.2 2.7.5, Tables 2-34/2-35) of an EVEX form with a memory operand (None without one).
+
+    iced gives N only (`iced_tuple`); the SDM's name follows from the instruction and its memory operand: the
+    broadcasting forms are FV/HV/QV by the memory operand's share of the vector, VMOVDDUP is DUP, the
+    4FMAPS/4VNNIW forms T1_4X, the shifts by an xmm/m128 count M128, the ``…32x4``-style insert/extract/broadcast
+    forms T2/T4/T8 by their element count, a scalar memory operand T1S (T1F for a conversion to a general register),
+    the other packed memory operands FVM/HVM/QVM/OVM by their share of the vector."""
+    oc = I.OpCodeInfo(code)
+    bits = memory_bits(code)
+    kinds = [OPCODE_KIND_NAMES[k] for k in oc.op_kinds()]
+    if not any(k == "MEM" or k.endswith("OR_MEM") for k in kinds): return None
+    mn = MNEMONIC_NAMES[oc.mnemonic].lower()
+    vl = {0: 128, 1: 256, 2: 512}.get(oc.l, 0) if not oc.is_lig else 0
+    share = {vl: "F", vl // 2: "H", vl // 4: "Q", vl // 8: "O"} if vl else {}
+    if oc.can_broadcast:
+        if bits not in share or share[bits] == "O":
+            raise Unsupported(f"a broadcasting form whose m{bits} is no FV/HV/QV share of the vector")
+        return share[bits] + "V"
+    if mn == "vmovddup": return "DUP"
+    if mn.startswith(("v4f", "vp4d")): return "T1_4X"
+    if mn in M128_SHIFTS and bits == 128 and kinds[-1] == "XMM_OR_MEM": return "M128"
+    m = re.search(r"(32|64)x([248])$", mn)
+    if m: return f"T{m.group(2)}"
+    if re.fullmatch(r"vp?(expand|compress)(ps|pd|[bwdq])", mn):   # a whole vector, N = one element (SDM: Tuple1 Scalar)
+        return f"T1S{I.MemorySizeInfo(oc.memory_size).element_size * 8}"
+    if mn in ("vmovlps", "vmovhps"): return "T2"   # two 32-bit elements (SDM VMOVLPS/VMOVHPS: Tuple2)
+    if not I.MemorySizeInfo(oc.memory_size).is_packed and bits <= 64:
+        return "T1F" if mn.startswith("vcvt") and kinds[0] in ("R32_REG", "R64_REG") else "T1S"
+    if bits in share: return share[bits] + "VM"
+    raise Unsupported(f"no tuple type for m{bits} at vector length {vl}")
+
+
+def evex_attrs(code: int) -> dict[str, str]:
+    """The spec's EVEX attributes of ``code`` (isa/README.md): tuple=, mask=, bcst=, rc= (only those that apply)."""
+    oc = I.OpCodeInfo(code)
+    out = {}
+    tt = sdm_tuple(code)
+    if tt: out["tuple"] = tt
+    if oc.can_use_op_mask_register: out["mask"] = "k1z" if oc.can_use_zeroing_masking else "k1"
+    if oc.can_broadcast: out["bcst"] = str(I.MemorySizeInfo(oc.broadcast_memory_size).size * 8)
+    if oc.can_use_rounding_control: out["rc"] = "er"
+    elif oc.can_suppress_all_exceptions: out["rc"] = "sae"
+    return out
+
+
 def unsupported_reason(code: int) -> str | None:
     """Why the spec cannot describe ``code`` yet (None if its operands and encoding can be written)."""
     try:
+        if I.OpCodeInfo(code).require_op_mask_register:   # gathers/scatters: EVEX.aaa = 000 is #UD (SDM Vol.2 VPGATHERDD, VPSCATTERDD)
+            raise Unsupported("needs a mask register other than k0 (gathers, scatters): after EVEX masking")
         spec_operands(code)
         spec_encoding(code)
+        if ENCODING_NAMES[I.OpCodeInfo(code).encoding] == "EVEX": evex_attrs(code)
     except Unsupported as ex:
         return str(ex)
     return None

@@ -287,8 +287,9 @@ print(n, len(mods), sum(bool(getattr(m, "_FROM_CODE_CACHE", False)) for m in mod
 
 @needs_tinygrad
 def test_start_up_cache_holds_the_shape_modules(tmp_path):
-    """The second process loads the forms' shape modules and table rows from the start-up cache (no compile from
-    source, no read of the table) and its encoders give the same bytes (GNU as 2.40: `add eax, ecx` 01 c8, `vaddps ymm0, ymm1, ymm2` c5 f4 58 c2)."""
+    """The second process loads the forms' shape modules and table rows from the start-up cache (no compile
+    from source, no read of the table) and its encoders give the same bytes (GNU as 2.40: `add eax, ecx` 01 c8,
+    `vaddps ymm0, ymm1, ymm2` c5 f4 58 c2)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "X86GEN_CACHE_DIR": str(tmp_path / "cache")}
     runs = [subprocess.run([sys.executable, "-c", _CACHED_START], env=env, capture_output=True, text=True, check=True).stdout.split()

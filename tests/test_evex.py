@@ -3,7 +3,7 @@ disp8*N, VEX preferred over EVEX, and the legacy/VEX forms refusing registers on
 
 Expected bytes come from llvm-mc 14 (``llvm-mc-14 -triple=x86_64 -x86-asm-syntax=intel -show-encoding``;
 GNU as 2.40 gives the same bytes for every line of `DISP8N`). The per-form fuzz against iced-x86 is in
-tests/test_fuzz_iced.py (it draws xmm/ymm/zmm 0-31 for EVEX forms, no masking or broadcast yet).
+tests/test_fuzz_iced.py (it draws xmm/ymm/zmm 0-31 for EVEX forms, and masks, zeroing, broadcast and rounding).
 """
 from __future__ import annotations
 

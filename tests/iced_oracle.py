@@ -254,8 +254,15 @@ def semantics(ins: I.Instruction) -> tuple:
         elif k == K.NEAR_BRANCH64: ops.append(("target", ins.near_branch64))
         else: ops.append(("?", OPKIND_NAMES.get(k, k)))
     mnemonic = MNEMONIC_NAMES[ins.mnemonic].lower()
+    # VPCMPD k, x, y, 0 is VPCMPEQD k, x, y (SDM Vol.2 VPCMPD/VPCMPUD "Pseudo-Op and VPCMP* Implementation"): iced
+    # prints the former as the latter, an instruction of its own (66 0F 76), as GNU as and llvm-mc read the text
+    if mnemonic in _VPCMP_EQ and len(ops) == 4 and ops[3][0] == "imm" and ops[3][2] == 0:
+        return _VPCMP_EQ[mnemonic], tuple(ops[:3])
     # SAL (/6) and SHL (/4) are one operation (SDM Vol.2 SAL/SAR/SHL/SHR); GNU as writes both `shl`
     return ("shl" if mnemonic == "sal" else mnemonic, tuple(ops))
+
+
+_VPCMP_EQ = {f"vpcmp{t}": f"vpcmpeq{t}" for t in "bwdq"}
 
 
 def describe(data: bytes, ip: int = 0) -> str:

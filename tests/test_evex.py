@@ -14,7 +14,7 @@ from x86gen import EvexOnlyRegisterError, OperandError
 
 R = x86gen.REGISTERS
 
-# Compressed displacement (SDM Vol.2 2.7.5): for each tuple type used so far, N·(-128), N·127, N·128 (disp32)
+# Compressed displacement (SDM Vol.2 2.7.5): for each tuple type of the spec's forms, N·(-128), N·127, N·128 (disp32)
 # and a displacement that is not a multiple of N (disp32), plus a few base-register corners.
 # FV without broadcast: N = vector length (vaddps zmm: 64, vaddpd ymm: 32, vpaddd xmm: 16);
 # FVM: N = vector length (vmovups zmm: 64, vmovdqu64 ymm: 32, vmovups xmm: 16); T1S: N = the scalar's size.
@@ -55,6 +55,58 @@ DISP8N = [
     ("vfmadd231sd xmm20, xmm2, qword ptr [rcx+rdx*8+1016]", "62 e2 ed 08 b9 64 d1 7f"),
     ("vfmadd231sd xmm20, xmm2, qword ptr [rcx+rdx*8+1024]", "62 e2 ed 08 b9 a4 d1 00 04 00 00"),
     ("vfmadd231sd xmm20, xmm2, qword ptr [rcx+rdx*8+4]", "62 e2 ed 08 b9 a4 d1 04 00 00 00"),
+("vcvtps2pd zmm1, ymmword ptr [rax-4096]", "62 f1 7c 48 5a 48 80"),   # HV N=32 (bcst N=4)
+    ("vcvtps2pd zmm1, ymmword ptr [rax+4064]", "62 f1 7c 48 5a 48 7f"),
+    ("vcvtps2pd zmm1, ymmword ptr [rax+4096]", "62 f1 7c 48 5a 88 00 10 00 00"),
+    ("vcvtps2pd zmm1, ymmword ptr [rax+20]", "62 f1 7c 48 5a 88 14 00 00 00"),
+    ("vpmovzxwd zmm1, ymmword ptr [rcx-4096]", "62 f2 7d 48 33 49 80"),   # HVM N=32
+    ("vpmovzxwd zmm1, ymmword ptr [rcx+4064]", "62 f2 7d 48 33 49 7f"),
+    ("vpmovzxwd zmm1, ymmword ptr [rcx+4096]", "62 f2 7d 48 33 89 00 10 00 00"),
+    ("vpmovzxwd zmm1, ymmword ptr [rcx+48]", "62 f2 7d 48 33 89 30 00 00 00"),
+    ("vpmovzxbd zmm1, xmmword ptr [rcx-2048]", "62 f2 7d 48 31 49 80"),   # QVM N=16
+    ("vpmovzxbd zmm1, xmmword ptr [rcx+2032]", "62 f2 7d 48 31 49 7f"),
+    ("vpmovzxbd zmm1, xmmword ptr [rcx+2048]", "62 f2 7d 48 31 89 00 08 00 00"),
+    ("vpmovzxbd zmm1, xmmword ptr [rcx+8]", "62 f2 7d 48 31 89 08 00 00 00"),
+    ("vpmovzxbq zmm1, qword ptr [rcx-1024]", "62 f2 7d 48 32 49 80"),   # OVM N=8
+    ("vpmovzxbq zmm1, qword ptr [rcx+1016]", "62 f2 7d 48 32 49 7f"),
+    ("vpmovzxbq zmm1, qword ptr [rcx+1024]", "62 f2 7d 48 32 89 00 04 00 00"),
+    ("vpmovzxbq zmm1, qword ptr [rcx+12]", "62 f2 7d 48 32 89 0c 00 00 00"),
+    ("vcvtss2si eax, dword ptr [rbx-512]", "c5 fa 2d 83 00 fe ff ff"),   # T1F m32: N=4
+    ("vcvtss2si eax, dword ptr [rbx+508]", "c5 fa 2d 83 fc 01 00 00"),
+    ("vcvtss2si eax, dword ptr [rbx+512]", "c5 fa 2d 83 00 02 00 00"),
+    ("vcvtss2si eax, dword ptr [rbx+6]", "c5 fa 2d 43 06"),
+    ("vcvtsd2si r9, qword ptr [rbx-1024]", "c4 61 fb 2d 8b 00 fc ff ff"),   # T1F m64: N=8
+    ("vcvtsd2si r9, qword ptr [rbx+1016]", "c4 61 fb 2d 8b f8 03 00 00"),
+    ("vcvtsd2si r9, qword ptr [rbx+1024]", "c4 61 fb 2d 8b 00 04 00 00"),
+    ("vcvtsd2si r9, qword ptr [rbx+12]", "c4 61 fb 2d 4b 0c"),
+    ("vmovlps xmm17, xmm2, qword ptr [rsi-1024]", "62 e1 6c 08 12 4e 80"),   # T2 (2 x 32 bits): N=8
+    ("vmovlps xmm17, xmm2, qword ptr [rsi+1016]", "62 e1 6c 08 12 4e 7f"),
+    ("vmovlps xmm17, xmm2, qword ptr [rsi+1024]", "62 e1 6c 08 12 8e 00 04 00 00"),
+    ("vmovlps xmm17, xmm2, qword ptr [rsi+4]", "62 e1 6c 08 12 8e 04 00 00 00"),
+    ("vinsertf32x4 zmm1, zmm2, xmmword ptr [rdi-2048], 1", "62 f3 6d 48 18 4f 80 01"),   # T4 (4 x 32 bits): N=16
+    ("vinsertf32x4 zmm1, zmm2, xmmword ptr [rdi+2032], 1", "62 f3 6d 48 18 4f 7f 01"),
+    ("vinsertf32x4 zmm1, zmm2, xmmword ptr [rdi+2048], 1", "62 f3 6d 48 18 8f 00 08 00 00 01"),
+    ("vinsertf32x4 zmm1, zmm2, xmmword ptr [rdi+4], 1", "62 f3 6d 48 18 8f 04 00 00 00 01"),
+    ("vbroadcastf64x4 zmm1, ymmword ptr [rdi-4096]", "62 f2 fd 48 1b 4f 80"),   # T4 (4 x 64 bits): N=32
+    ("vbroadcastf64x4 zmm1, ymmword ptr [rdi+4064]", "62 f2 fd 48 1b 4f 7f"),
+    ("vbroadcastf64x4 zmm1, ymmword ptr [rdi+4096]", "62 f2 fd 48 1b 8f 00 10 00 00"),
+    ("vbroadcastf64x4 zmm1, ymmword ptr [rdi+8]", "62 f2 fd 48 1b 8f 08 00 00 00"),
+    ("vpslld zmm1, zmm2, xmmword ptr [r8-2048]", "62 d1 6d 48 f2 48 80"),   # M128: N=16 at every vector length
+    ("vpslld zmm1, zmm2, xmmword ptr [r8+2032]", "62 d1 6d 48 f2 48 7f"),
+    ("vpslld zmm1, zmm2, xmmword ptr [r8+2048]", "62 d1 6d 48 f2 88 00 08 00 00"),
+    ("vpslld zmm1, zmm2, xmmword ptr [r8+64]", "62 d1 6d 48 f2 48 04"),
+    ("vmovddup zmm1, zmmword ptr [r9-8192]", "62 d1 ff 48 12 49 80"),   # DUP at 512: N=64
+    ("vmovddup zmm1, zmmword ptr [r9+8128]", "62 d1 ff 48 12 49 7f"),
+    ("vmovddup zmm1, zmmword ptr [r9+8192]", "62 d1 ff 48 12 89 00 20 00 00"),
+    ("vmovddup zmm1, zmmword ptr [r9+8]", "62 d1 ff 48 12 89 08 00 00 00"),
+    ("vexpandps zmm1, zmmword ptr [rax-512]", "62 f2 7d 48 88 48 80"),   # T1S (element 32 bits) of a whole vector: N=4
+    ("vexpandps zmm1, zmmword ptr [rax+508]", "62 f2 7d 48 88 48 7f"),
+    ("vexpandps zmm1, zmmword ptr [rax+512]", "62 f2 7d 48 88 88 00 02 00 00"),
+    ("vexpandps zmm1, zmmword ptr [rax+64]", "62 f2 7d 48 88 48 10"),
+    ("vcompresspd zmmword ptr [rax-1024], zmm1", "62 f2 fd 48 8a 48 80"),   # T1S (element 64 bits): N=8
+    ("vcompresspd zmmword ptr [rax+1016], zmm1", "62 f2 fd 48 8a 48 7f"),
+    ("vcompresspd zmmword ptr [rax+1024], zmm1", "62 f2 fd 48 8a 88 00 04 00 00"),
+    ("vcompresspd zmmword ptr [rax+4], zmm1", "62 f2 fd 48 8a 88 04 00 00 00"),
 ]
 
 
@@ -423,3 +475,13 @@ def test_assembler_records_decorations():
     with pytest.raises(x86gen.OperandError, match="label memory operand with masking or broadcast"):
         lab = a.label("c")
         a.vaddps(Z(1).k(K(1)), Z(2), lab.mem(512))
+
+
+@pytest.mark.parametrize("text, expected", [
+    # AVX-512 integer-compare pseudo-ops as iced-x86 and objdump print them (bytes from llvm-mc 14)
+    ("vpcmpequd k0, zmm0, zmm1", "62 f3 7d 48 1e c1 00"),
+    ("vpcmpnltud k0,zmm0,zmm1", "62 f3 7d 48 1e c1 05"),
+    ("vpcmpnleq k3,zmm0,zmm1", "62 f3 fd 48 1f d9 06"),
+])
+def test_vpcmp_pseudo_ops(text, expected):
+    assert x86gen.assemble(text).hex(" ") == expected

@@ -398,7 +398,8 @@ def load(path: str) -> list[Form]:
             continue
         if mn in seen_mn: _err(ctx, mn, "duplicate family")
         seen_mn.add(mn)
-        if not re.fullmatch(r"[a-z][a-z0-9]*", mn): _err(ctx, mn, "mnemonic must be lower case letters and digits")
+        # (`_`: iced-x86's names of VIA PadLock instructions GNU as does not know: xsha512_alt, ccs_hash)
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", mn): _err(ctx, mn, "mnemonic must be lower case letters, digits and _")
         if not isinstance(fam, yaml.MappingNode): _err(ctx, mn, "family must be a mapping with a `forms:` list")
         keys = _ctx_nodes(fam)
         for k, (kn, _) in keys.items():

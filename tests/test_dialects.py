@@ -78,6 +78,9 @@ OBJDUMP_GAPS: dict[str, str] = {
                  "VEX_VSM4KEY4_XMM_XMM_XMMM128", "VEX_VSM4KEY4_YMM_YMM_YMMM256", "VEX_VSM4RNDS4_XMM_XMM_XMMM128",
                  "VEX_VSM4RNDS4_YMM_YMM_YMMM256")},
     "PBNDKB": "binutils 2.40 predates TSE (objdump prints (bad))",
+    **{f: "binutils 2.40 does not know this VIA PadLock instruction (objdump prints `repz (bad)`)"
+       for f in ("XSHA512_64", "XSHA512_ALT_64", "XSTORE_ALT_64", "CCS_HASH_64", "CCS_ENCRYPT_64",
+                 "VIA_UNDOC_F30FA6F0_64", "VIA_UNDOC_F30FA6F8_64")},
     **{f"VEX_VPDPW{s}{d}_{x}MM_{x}MM_{x}MMM{n}": "binutils 2.40 predates AVX-VNNI-INT16 (objdump prints (bad))"
        for s in ("SUD", "USD", "UUD") for d in ("", "S") for x, n in (("X", 128), ("Y", 256))},
 }

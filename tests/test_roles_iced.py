@@ -61,8 +61,16 @@ FLAG_FIELDS = (("read", "rflags_read"), ("written", "rflags_written"), ("cleared
 # is the address of the monitored range (SDM Vol.2 UMONITOR); rmpupdate reads its new entry from [rcx] (AMD APM
 # Vol.3 RMPUPDATE); wrmsrlist/rdmsrlist walk the tables at [rsi] and [rdi] (SDM Vol.2 RDMSRLIST); pbndkb reads [rbx]
 # and writes [rcx] (Intel TSE PBNDKB).
+# VIA PadLock (VIA PadLock Programming Guide): the xcrypt* read the control word at [rdx], the key at [rbx], the
+# source at [rsi], the IV at [rax] (not ECB) and write [rdi]; xsha*/ccs_hash hash [rsi] into [rdi]; xstore writes
+# random bytes to [rdi]. The undocumented F3 0F A6 F0/F8 access none.
+_PADLOCK_MEMORY = {
+    **{f"xcrypt{m}": {"rax", "rbx", "rdx", "rsi", "rdi"} for m in ("ecb", "cbc", "ctr", "cfb", "ofb")},
+    "ccs_encrypt": {"rbx", "rdx", "rsi", "rdi"},
+    **{m: {"rsi", "rdi"} for m in ("xsha1", "xsha256", "xsha512", "xsha512_alt", "ccs_hash")}, "xstore": {"rdi"}, "xstore_alt": {"rdi"}}
 IMPLICIT_MEMORY: dict[str, set[str] | None] = {"leave": {"rbp"}, "enter": {"rbp"}, "umonitor": None, "rmpupdate": {"rcx"},
-                                               "wrmsrlist": {"rsi", "rdi"}, "rdmsrlist": {"rsi", "rdi"}, "pbndkb": {"rbx", "rcx"}}
+                                               "wrmsrlist": {"rsi", "rdi"}, "rdmsrlist": {"rsi", "rdi"}, "pbndkb": {"rbx", "rcx"},
+                                               **_PADLOCK_MEMORY}
 SHIFTS = {"rol", "ror", "rcl", "rcr", "shl", "sal", "shr", "sar", "shld", "shrd"}
 GPR8 = ["al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil"] + [f"r{i}b" for i in range(8, 16)]
 GPR_BY_NUM = {(r.kind, r.num): r for r in REGISTERS.values() if r.kind in ("r16", "r32", "r64")}

@@ -28,6 +28,9 @@ MNEMONIC_ALIASES = {
     # the REX.W / VEX.W1 string compares as GNU as and objdump spell them (iced: pcmpestri64, …)
     # GNU as's other names of the 64-bit-mode defaults (SDM PUSHF/POPF, LEAVE, ENTER: 64-bit operand size)
     "fwait": "wait", "pushfq": "pushf", "popfq": "popf", "leaveq": "leave", "enterq": "enter",
+    # VIA PadLock: GNU as's and llvm-mc's other name of xstore (0F A7 C0), and objdump's spellings
+    "xstorerng": "xstore", "xstore-rng": "xstore", "xcrypt-ecb": "xcryptecb", "xcrypt-cbc": "xcryptcbc",
+    "xcrypt-ctr": "xcryptctr", "xcrypt-cfb": "xcryptcfb", "xcrypt-ofb": "xcryptofb",
     "pcmpestriq": "pcmpestri64", "pcmpestrmq": "pcmpestrm64", "vpcmpestriq": "vpcmpestri64", "vpcmpestrmq": "vpcmpestrm64",
 }
 for _p in ("set", "cmov"):

@@ -21,6 +21,10 @@ FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx":
               "st0": 80, "fs": 16, "gs": 16}
 ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "N": "n"}
 LOCS = {"reg", "rm", "vvvv", "opc", "is4", "imm", "fixed", "moffs"}
+# implicit memory operands (isa/README.md, LOC): the address is a fixed register, nothing is encoded for it
+# (SDM Vol.2 MOVS/LODS/STOS/CMPS/SCAS/INS/OUTS, XLAT, MASKMOVDQU)
+IMPLICIT_MEM_LOCS = {"rsi": "[rsi]", "rdi": "[rdi]", "esrdi": "es:[rdi]", "rbxal": "[rbx+al]"}
+LOCS |= set(IMPLICIT_MEM_LOCS)
 # L: AC, alignment check (clac/stac, popf); U: UIF, the user-interrupt flag (clui/stui/testui, SDM Vol.3 UINTR), as
 # iced-x86's RflagsBits.AC/UIF report them
 FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF", "L": "AC",
@@ -147,6 +151,8 @@ def parse_operand(text: str, ctx) -> Operand:
     else: _err(ctx, "operands", f"unknown kind {kind!r}")
     if mem and mem > 0 and mem not in MEM_SIZES and not kind.endswith("byte"): _err(ctx, "operands", f"bad memory size in {kind!r}")
     if imm is not None: loc = loc or "imm"
+    if loc in IMPLICIT_MEM_LOCS and not (reg is None and mem and mem > 0):
+        _err(ctx, "operands", f"@{loc} is an implicit memory operand: its kind is m8 … m128, not {kind!r}")
     # lea's address, prefetch's m8, nop's r/m32, hreset's imm8 (SDM Vol.2 HRESET: "imm8 is ignored")
     if role == "N" and reg is None and mem is None and imm is None:
         _err(ctx, "operands", f"role N (not accessed) is only for a register, memory or immediate operand, not {kind!r}")
@@ -256,7 +262,7 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
         _err(ctx, "operands", "`XX+i` needs one st operand, in ModRM.rm (write it `st`)")
     if sti and not e["sti"]: _err(ctx, "encoding", "an st(i) operand is encoded as `XX+i` (D8 C0+i)")
     for o in ops:
-        if o.mem is not None and o.loc not in ("rm", "moffs"):
+        if o.mem is not None and o.loc not in ("rm", "moffs", *IMPLICIT_MEM_LOCS):
             _err(ctx, "operands", f"memory-capable {o.kind} must be in ModRM.rm, not {o.loc}")
         if o.loc == "moffs" and (e["modrm"] is not None or e["encoding_kind"] != "legacy" or not o.kind.startswith("moffs")):
             _err(ctx, "operands", f"{o.kind}@moffs: only a moffs operand of a legacy form without ModRM goes there")

@@ -52,9 +52,9 @@ REASONS = ("x86gen shorter", "other opcode, same length")
 # `mov eax,DWORD PTR [eax+ecx*2]`, `cmpxchg16b OWORD PTR [rdi]`), each refused by x86gen.assemble today.
 # Only an EncodeError on a matching objdump text counts; iced's text must still assemble back. Remove a
 # class to make its refusals hard failures (the prefix words lock/rep/bnd/notrack/xacquire/xrelease, objdump's
-# segment words `cs nop` and segment overrides `fs:0x28`, `fs:[rax]` are read since issue 10's prefixes).
+# segment words `cs nop` and segment overrides `fs:0x28`, `fs:[rax]` are read since issue 10's prefixes, the string
+# instructions' `movs BYTE PTR es:[rdi],BYTE PTR ds:[rsi]` since issue 10's string forms).
 OBJDUMP_SPELLINGS: dict[str, str] = {
-    "string-instruction operands with es:/ds: (movs BYTE PTR es:[rdi],BYTE PTR ds:[rsi])": r"\b[ed]s:\[[re]?[sd]i\]",
     "prefix word rex*/data16/addr32 (rex.W call FWORD PTR [rsp])": r"^(rex(\.[WRXB]+)?|data16|addr32)\s",
     "FWORD/OWORD size keyword": r"\b(FWORD|OWORD) PTR\b",
     "32-bit address registers (0x67: [eax+ecx*2])": r"\[(e[a-ds][xip]|r\d+d)\b",

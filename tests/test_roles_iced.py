@@ -71,6 +71,8 @@ _PADLOCK_MEMORY = {
 IMPLICIT_MEMORY: dict[str, set[str] | None] = {"leave": {"rbp"}, "enter": {"rbp"}, "umonitor": None, "rmpupdate": {"rcx"},
                                                "wrmsrlist": {"rsi", "rdi"}, "rdmsrlist": {"rsi", "rdi"}, "pbndkb": {"rbx", "rcx"},
                                                **_PADLOCK_MEMORY}
+# the base register of an implicit memory operand, by its location (isa/README.md): its accesses are the operand's
+IMPLICIT_BASE = {"rsi": "rsi", "rdi": "rdi", "esrdi": "rdi", "rbxal": "rbx"}
 SHIFTS = {"rol", "ror", "rcl", "rcr", "shl", "sal", "shr", "sar", "shld", "shrd"}
 GPR8 = ["al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil"] + [f"r{i}b" for i in range(8, 16)]
 GPR_BY_NUM = {(r.kind, r.num): r for r in REGISTERS.values() if r.kind in ("r16", "r32", "r64")}
@@ -134,7 +136,7 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
     rng.shuffle(vecs)
     rng.shuffle(smalls)
     m = None
-    if use_mem or any(o.reg is None and o.mem is not None for o in form.operands):
+    if use_mem or any(o.reg is None and o.mem is not None and o.loc not in IMPLICIT_BASE for o in form.operands):
         base = GPR_BY_NUM["r64", gprs.pop()]
         index = GPR_BY_NUM["r64", gprs.pop()] if rng.random() < 0.7 else None
         disp = rng.choice([0, rng.randrange(-128, 128), rng.randrange(-(1 << 31), 1 << 31)])
@@ -143,6 +145,7 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
     mem_op = None
     for i, o in enumerate(form.operands):
         if o.loc == "fixed": ops.append(REGISTERS[o.reg])
+        elif o.loc in IMPLICIT_BASE: ops.append(Mem(REGISTERS[IMPLICIT_BASE[o.loc]], size=o.mem))   # [rsi], es:[rdi]…
         elif o.kind == "1": ops.append(1)
         elif o.kind.startswith("rel"):
             lo, hi = form.imm_ranges(i)[0]
@@ -197,7 +200,12 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
     used_mem = list(info.used_memory())
     explicit_mem = [u for u in used_mem if REG_NAMES[u.base] != "RSP"]
     stack_mem = [u for u in used_mem if REG_NAMES[u.base] == "RSP"]
-    if mem_op is not None:
+    implicit_mem = [o for o in form.operands if o.loc in IMPLICIT_BASE]
+    if implicit_mem:   # a string instruction's [rsi] / es:[rdi], xlat's [rbx+al]: iced's accesses by base register
+        got = sorted((REG_NAMES[u.base].lower(), ACCESS_NAMES[u.access]) for u in explicit_mem)
+        want = sorted((IMPLICIT_BASE[o.loc], ACCESS_NAMES[ACCESS[o.role]]) for o in implicit_mem)
+        if got != want: bad.append(f"{where}: iced's memory accesses {got}, the spec's {want}")
+    elif mem_op is not None:
         role = next(o.role for o, x in zip(form.operands, ops) if x is mem_op)
         got = [ACCESS_NAMES[u.access] for u in explicit_mem]
         if got != ([] if role == "n" else [ACCESS_NAMES[ACCESS[role]]]):   # lea's address: no access at all

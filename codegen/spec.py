@@ -31,7 +31,7 @@ FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF"
                 "U": "UIF"}
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
 FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note", "prefixes"}
-FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes"}
+FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes", "memrole"}
 # prefix words a form may take (isa/README.md, `prefixes`); the first three only on a form with a memory destination
 PREFIX_NAMES = ("lock", "xacquire", "xrelease", "rep", "repne", "bnd", "notrack")
 MEMORY_DEST_PREFIXES = {"lock", "xacquire", "xrelease"}
@@ -99,6 +99,7 @@ class Form:
     evex_mask: str = ""                     # '' | 'k1' | 'k1z': masking the form allows (encoded k0 for now)
     evex_bcst: int = 0                      # broadcast element bits (32/64), 0 if none (not encoded yet)
     evex_rc: str = ""                       # '' | 'er' | 'sae' (not encoded yet)
+    mem_role: str = ""                      # operand 1's role with a memory r/m operand where it differs (memrole=)
     shape: int = -1                         # its encoder's shape and constants (codegen/shapes.py, set by codegen/render.py)
     shape_args: tuple = ()
     prefixes: tuple[str, ...] = ()          # prefix words it takes (PREFIX_NAMES), see `form_prefixes`
@@ -439,6 +440,13 @@ def load(path: str) -> list[Form]:
                 if role not in ROLES or not re.fullmatch(r"[a-z0-9]+", reg): _err(fctx, "imp", f"expected ROLE:register, got {t!r}")
                 implicit.append((ROLES[role], reg))
             ev = evex_fields(attrs, ops, e, fctx)
+            mem_role = ""
+            if "memrole" in attrs:   # operand 1's role when the r/m operand is memory (isa/README.md, attributes)
+                rm = [o for o in ops if o.loc == "rm"]
+                if attrs["memrole"] not in ROLES or not rm or rm[0].reg is None or rm[0].mem is None:
+                    _err(fctx, "memrole", "memrole=ROLE is for a form whose ModRM.rm operand may be a register or memory")
+                mem_role = ROLES[attrs["memrole"]]
+                if mem_role == ops[0].role: _err(fctx, "memrole", "memrole= repeats the operand's own role")
             fid = attrs.get("id") or derive_id(mn, ops, e["encoding_kind"], ev and {"mask": ev["evex_mask"], "rc": ev["evex_rc"],
                                                                                  "bcst": ev["evex_bcst"]})
             if fid in seen_ids: _err(fctx, "id", f"duplicate id {fid} (first on line {seen_ids[fid]})")
@@ -449,7 +457,7 @@ def load(path: str) -> list[Form]:
                               mandatory_prefix=e["mandatory_prefix"], opsize16=e["opsize16"], w=e["w"], vex_l=e["vex_l"],
                               modrm=e["modrm"], reg_in_opcode=e["reg_in_opcode"], imm_widths=tuple(e["imm_widths"]), is4=e["is4"],
                               cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl,
-                              prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), **ev))
+                              prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), mem_role=mem_role, **ev))
     _check_consistency(forms, path)
     if excluded_node is not None:
         for fid, (fl, _reason) in _parse_excluded(path, *excluded_node).items():

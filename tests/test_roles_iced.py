@@ -193,8 +193,11 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
         bad.append(f"{where}: iced has {ins.op_count} operands, the spec {len(form.operands)}")
     else:
         for i, o in enumerate(form.operands):
-            if info.op_access(i) != expected_access(o):
-                bad.append(f"{where}: operand {i + 1} is {ACCESS_NAMES[info.op_access(i)]} for iced, role {o.role.upper()} in the spec")
+            want = expected_access(o)
+            if i == 0 and mem_op is not None and form.mem_role: want = ACCESS[form.mem_role]   # movss: RW, W with memory
+            if info.op_access(i) != want:
+                bad.append(f"{where}: operand {i + 1} is {ACCESS_NAMES[info.op_access(i)]} for iced, expected {ACCESS_NAMES[want]}"
+                           f" (role {o.role.upper()} in the spec{', memrole=' + form.mem_role.upper() if form.mem_role else ''})")
     # memory: the explicit operand, and the stack
     stack = any(reg == "rsp" for _, reg in form.implicit)
     used_mem = list(info.used_memory())
@@ -207,6 +210,7 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
         if got != want: bad.append(f"{where}: iced's memory accesses {got}, the spec's {want}")
     elif mem_op is not None:
         role = next(o.role for o, x in zip(form.operands, ops) if x is mem_op)
+        if ops[0] is mem_op and form.mem_role: role = form.mem_role
         got = [ACCESS_NAMES[u.access] for u in explicit_mem]
         if got != ([] if role == "n" else [ACCESS_NAMES[ACCESS[role]]]):   # lea's address: no access at all
             bad.append(f"{where}: iced's memory accesses {got}, the spec's role {role.upper()}")

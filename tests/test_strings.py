@@ -37,6 +37,13 @@ from x86gen.encoder import STRING_MNEMONICS, string_operands
     ("movsq", "48a5"),                                      # GNU as 2.40
     ("cmpsd", "a7"),                                        # GNU as 2.40: no operands, the string compare
     ("cmpsd xmm1, xmm2, 1", "f20fc2ca01"),                  # GNU as 2.40: the SSE2 compare of the same name
+    ("movsd xmm1, xmm2", "f20f10ca"),                       # GNU as 2.40: the SSE2 move of the same name
+    ("movsd xmm1, qword ptr [rax]", "f20f1008"),            # GNU as 2.40
+    ("movsd qword ptr [rax], xmm9", "f2440f1108"),          # GNU as 2.40
+    ("rep movsd", "f3a5"),                                  # GNU as 2.40
+    ("movss xmm1, xmm2", "f30f10ca"),                       # GNU as 2.40
+    ("movss xmm1, dword ptr [rax]", "f30f1008"),            # GNU as 2.40
+    ("movss dword ptr [rax], xmm1", "f30f1108"),            # GNU as 2.40
     ("cmpsq", "48a7"),                                      # GNU as 2.40
     ("scasw", "66af"),                                      # GNU as 2.40
     ("lodsq", "48ad"),                                      # GNU as 2.40
@@ -133,6 +140,8 @@ REFUSED = [
     (("repne movsb",), PrefixError, "does not take the repne prefix"),
     (("rep xlatb",), PrefixError, "does not take the rep prefix"),
     (("rep maskmovdqu", xmm0, xmm1), PrefixError, "does not take the rep prefix"),
+    (("rep movsd", xmm0, xmm1), PrefixError, "does not take the rep prefix"),   # the SSE2 movsd takes none
+    (("movsd", xmm0, dword(rsi)), OperandError, "no form"),
     (("lock movsb",), PrefixError, "does not take the lock prefix"),
 ]
 

@@ -15,7 +15,7 @@ import re
 
 import yaml
 
-from .spec import Form, Operand, SpecError, compose
+from .spec import IMPLICIT_MEM_LOCS, Form, Operand, SpecError, compose
 
 READ_ROLES = ("r", "rw", "cw", "rcw", "cr")
 WRITE_ROLES = ("w", "rw", "cw", "rcw")
@@ -101,7 +101,8 @@ def form_groups(f: Form, commutative: set[str]) -> list[str]:
     enc = srcs[1:] if tied else srcs
     def read_mem(k: int) -> bool:
         o = _op(f, srcs[k]) if len(srcs) > k else None
-        return o is not None and o.mem is not None and o.role == "r"
+        # (not an implicit memory operand, movsb's [rsi]: its address is fixed, no load can be folded there)
+        return o is not None and o.mem is not None and o.role == "r" and o.loc not in IMPLICIT_MEM_LOCS
     def in_rm(k: int) -> bool:
         o = _op(f, enc[k]) if len(enc) > k else None
         return o is not None and o.loc == "rm"

@@ -36,6 +36,8 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("evex_mask", "EVEX masking the form allows: '' none, 'k1' ({k1}), 'k1z' ({k1}{z}); x86gen._evex sets aaa/z"),
     ("evex_bcst", "EVEX embedded broadcast: the element size in bits (32, 64) or 0 (x86gen._evex sets b)"),
     ("evex_rc", "EVEX register-only static rounding 'er' or suppress-all-exceptions 'sae', or '' (x86gen._evex sets b, L'L)"),
+    ("mem_role", "the first operand's role when the ModRM.rm operand is memory, where it differs from its role with a register"
+                 " (movss xmm, xmm/m32: RW merges into a register, W with memory; SDM Vol.2 MOVSS), else ''"),
     ("shape", "index of its encoder's shape (codegen/shapes.py) in _gen/encoders, -1 if none yet (EVEX)"),
     ("shape_args", "the constants that function binds for this form (bytes as lists of ints)"),
 )

@@ -21,13 +21,17 @@ FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx":
               "st0": 80, "fs": 16, "gs": 16}
 ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "N": "n"}
 LOCS = {"reg", "rm", "vvvv", "opc", "is4", "imm", "fixed", "moffs"}
+# implicit memory operands (isa/README.md, LOC): the address is a fixed register, nothing is encoded for it
+# (SDM Vol.2 MOVS/LODS/STOS/CMPS/SCAS/INS/OUTS, XLAT, MASKMOVDQU)
+IMPLICIT_MEM_LOCS = {"rsi": "[rsi]", "rdi": "[rdi]", "esrdi": "es:[rdi]", "rbxal": "[rbx+al]"}
+LOCS |= set(IMPLICIT_MEM_LOCS)
 # L: AC, alignment check (clac/stac, popf); U: UIF, the user-interrupt flag (clui/stui/testui, SDM Vol.3 UINTR), as
 # iced-x86's RflagsBits.AC/UIF report them
 FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF", "L": "AC",
                 "U": "UIF"}
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
 FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note", "prefixes"}
-FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes"}
+FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes", "memrole"}
 # prefix words a form may take (isa/README.md, `prefixes`); the first three only on a form with a memory destination
 PREFIX_NAMES = ("lock", "xacquire", "xrelease", "rep", "repne", "bnd", "notrack")
 MEMORY_DEST_PREFIXES = {"lock", "xacquire", "xrelease"}
@@ -101,6 +105,7 @@ class Form:
     evex_mask: str = ""                     # '' | 'k1' | 'k1z': masking the form allows (encoded k0 for now)
     evex_bcst: int = 0                      # broadcast element bits (32/64), 0 if none (not encoded yet)
     evex_rc: str = ""                       # '' | 'er' | 'sae' (not encoded yet)
+    mem_role: str = ""                      # operand 1's role with a memory r/m operand where it differs (memrole=)
     shape: int = -1                         # its encoder's shape and constants (codegen/shapes.py, set by codegen/render.py)
     shape_args: tuple = ()
     prefixes: tuple[str, ...] = ()          # prefix words it takes (PREFIX_NAMES), see `form_prefixes`
@@ -153,6 +158,8 @@ def parse_operand(text: str, ctx) -> Operand:
     else: _err(ctx, "operands", f"unknown kind {kind!r}")
     if mem and mem > 0 and mem not in MEM_SIZES and not kind.endswith("byte"): _err(ctx, "operands", f"bad memory size in {kind!r}")
     if imm is not None: loc = loc or "imm"
+    if loc in IMPLICIT_MEM_LOCS and not (reg is None and mem and mem > 0):
+        _err(ctx, "operands", f"@{loc} is an implicit memory operand: its kind is m8 … m128, not {kind!r}")
     # lea's address, prefetch's m8, nop's r/m32, hreset's imm8 (SDM Vol.2 HRESET: "imm8 is ignored")
     if role == "N" and reg is None and mem is None and imm is None:
         _err(ctx, "operands", f"role N (not accessed) is only for a register, memory or immediate operand, not {kind!r}")
@@ -262,7 +269,7 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
         _err(ctx, "operands", "`XX+i` needs one st operand, in ModRM.rm (write it `st`)")
     if sti and not e["sti"]: _err(ctx, "encoding", "an st(i) operand is encoded as `XX+i` (D8 C0+i)")
     for o in ops:
-        if o.mem is not None and o.loc not in ("rm", "moffs"):
+        if o.mem is not None and o.loc not in ("rm", "moffs", *IMPLICIT_MEM_LOCS):
             _err(ctx, "operands", f"memory-capable {o.kind} must be in ModRM.rm, not {o.loc}")
         if o.loc == "moffs" and (e["modrm"] is not None or e["encoding_kind"] != "legacy" or not o.kind.startswith("moffs")):
             _err(ctx, "operands", f"{o.kind}@moffs: only a moffs operand of a legacy form without ModRM goes there")
@@ -428,7 +435,8 @@ def load(path: str) -> list[Form]:
             continue
         if mn in seen_mn: _err(ctx, mn, "duplicate family")
         seen_mn.add(mn)
-        if not re.fullmatch(r"[a-z][a-z0-9]*", mn): _err(ctx, mn, "mnemonic must be lower case letters and digits")
+        # (`_`: iced-x86's names of VIA PadLock instructions GNU as does not know: xsha512_alt, ccs_hash)
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", mn): _err(ctx, mn, "mnemonic must be lower case letters, digits and _")
         if not isinstance(fam, yaml.MappingNode): _err(ctx, mn, "family must be a mapping with a `forms:` list")
         keys = _ctx_nodes(fam)
         for k, (kn, _) in keys.items():
@@ -462,6 +470,13 @@ def load(path: str) -> list[Form]:
                 if role not in ROLES or not re.fullmatch(r"[a-z0-9]+", reg): _err(fctx, "imp", f"expected ROLE:register, got {t!r}")
                 implicit.append((ROLES[role], reg))
             ev = evex_fields(attrs, ops, e, fctx)
+            mem_role = ""
+            if "memrole" in attrs:   # operand 1's role when the r/m operand is memory (isa/README.md, attributes)
+                rm = [o for o in ops if o.loc == "rm"]
+                if attrs["memrole"] not in ROLES or not rm or rm[0].reg is None or rm[0].mem is None:
+                    _err(fctx, "memrole", "memrole=ROLE is for a form whose ModRM.rm operand may be a register or memory")
+                mem_role = ROLES[attrs["memrole"]]
+                if mem_role == ops[0].role: _err(fctx, "memrole", "memrole= repeats the operand's own role")
             fid = attrs.get("id") or derive_id(mn, ops, e["encoding_kind"], ev and {"mask": ev["evex_mask"], "rc": ev["evex_rc"],
                                                                                  "bcst": ev["evex_bcst"]})
             if fid in seen_ids: _err(fctx, "id", f"duplicate id {fid} (first on line {seen_ids[fid]})")
@@ -472,7 +487,7 @@ def load(path: str) -> list[Form]:
                               mandatory_prefix=e["mandatory_prefix"], opsize16=e["opsize16"], w=e["w"], vex_l=e["vex_l"],
                               modrm=e["modrm"], reg_in_opcode=e["reg_in_opcode"], imm_widths=tuple(e["imm_widths"]), is4=e["is4"],
                               cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl,
-                              prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), **ev))
+                              prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), mem_role=mem_role, **ev))
     _check_consistency(forms, path)
     if excluded_node is not None:
         for fid, (fl, _reason) in _parse_excluded(path, *excluded_node).items():

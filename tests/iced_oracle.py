@@ -181,6 +181,11 @@ def imm_value(ins: I.Instruction, i: int) -> int:
     return signed(v, size) if sext else v
 
 
+# iced's operand kinds of the implicit memory operands (string instructions, maskmovdqu), by their base register; the
+# segment is iced's `memory_segment` (ds or an override for [rsi]/[rdi], always es for es:[rdi])
+IMPLICIT_MEMORY_KINDS = {K.MEMORY_SEG_RSI: "rsi", K.MEMORY_ESRDI: "rdi", K.MEMORY_SEG_RDI: "rdi"}
+
+
 def to_x86gen(ins: I.Instruction) -> tuple[str, tuple]:
     """``(mnemonic, operands)`` of ``ins`` as x86gen objects: registers by name, `Mem` operands with
     base/index/scale/displacement and size, ints for immediates and absolute branch targets. The
@@ -190,6 +195,10 @@ def to_x86gen(ins: I.Instruction) -> tuple[str, tuple]:
         k = ins.op_kind(i)
         if k == K.REGISTER:
             ops.append(x86gen.REGISTERS[reg_name(ins.op_register(i))])
+        elif k in IMPLICIT_MEMORY_KINDS:   # a string instruction's [rsi] / es:[rdi], maskmovdqu's [rdi]
+            ops.append(x86gen.Mem(x86gen.REGISTERS[IMPLICIT_MEMORY_KINDS[k]], size=memory_bits(ins)))
+        elif k == K.MEMORY and ins.memory_index == I.Register.AL:   # xlat's [rbx+al]: x86gen writes it [rbx]
+            ops.append(x86gen.Mem(x86gen.REGISTERS[reg_name(ins.memory_base)], size=memory_bits(ins)))
         elif k == K.MEMORY:
             base = None if ins.memory_base == I.Register.NONE else x86gen.REGISTERS[reg_name(ins.memory_base)]
             index = None if ins.memory_index == I.Register.NONE else x86gen.REGISTERS[reg_name(ins.memory_index)]
@@ -248,6 +257,8 @@ def semantics(ins: I.Instruction) -> tuple:
             has_index = ins.memory_index != I.Register.NONE
             ops.append(("mem", REGISTER_NAMES[ins.memory_base].lower(), REGISTER_NAMES[ins.memory_index].lower(),
                         ins.memory_index_scale if has_index else 1, memory_disp(ins), memory_bits(ins)))
+        elif k in IMPLICIT_MEMORY_KINDS:
+            ops.append(("mem", IMPLICIT_MEMORY_KINDS[k], "none", 1, 0, memory_bits(ins)))
         elif k in IMM_KINDS:
             size = IMM_KINDS[k][1]
             ops.append(("imm", size, ins.immediate(i) & ((1 << size) - 1)))

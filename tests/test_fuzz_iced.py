@@ -178,6 +178,9 @@ def operand_strategy(form, i, code):
     if o.loc == "moffs":
         if k_moffs(oc, i) is None: raise Unfuzzable(f"{form.id}: {o.kind} but iced says {oc.op_kind(i)}")
         return moffs(o.mem)
+    if o.loc in IMPLICIT_BASE:   # [rsi] / es:[rdi] / [rbx] (xlat), sized or not; now and then another address (an error)
+        base = R[IMPLICIT_BASE[o.loc]]
+        return st.one_of(st.sampled_from([x86gen.Mem(base, size=o.mem), x86gen.Mem(base)]), memory(o.mem))
     if o.kind == "1":
         return st.one_of(st.just(1), st.just(1), st.sampled_from([0, 2, -1]))
     if o.imm is not None:
@@ -204,6 +207,10 @@ def operand_strategy(form, i, code):
         choices.append(memory(o.mem))
     if not choices: raise Unfuzzable(f"{form.id}: cannot draw operand {o!r}")
     return st.one_of(*choices)
+
+
+# the base register of an implicit memory operand, by its location (isa/README.md)
+IMPLICIT_BASE = {"rsi": "rsi", "rdi": "rdi", "esrdi": "rdi", "rbxal": "rbx"}
 
 
 def k_moffs(oc, i):
@@ -270,6 +277,8 @@ def expected_error(form, code, ops, rel_disp):
         if o.reg == "sreg" and "w" in o.role and x is R["cs"]:
             return x86gen.OperandError, "cs"   # SDM Vol.2 MOV: "If an attempt is made to load the CS register, #UD" (iced: INVALID)
         if o.loc == "moffs" and (x.base is not None or x.index is not None): return x86gen.OperandError, "moffs"
+        if o.loc in IMPLICIT_BASE and (x.base is not R[IMPLICIT_BASE[o.loc]] or x.index is not None or x.disp):
+            return x86gen.OperandError, "implicit"   # the address is the instruction's (SDM Vol.2 MOVS, XLAT)
         if o.kind == "sibmem" and x.base is not None and x.base.kind == "rip":   # no SIB form (SDM Vol.2 TILELOADD)
             return x86gen.OperandError, "sibmem"
         if o.loc != "moffs" and isinstance(x, x86gen.Mem) and x.base is None and x.index is None \
@@ -297,6 +306,12 @@ def check_operands(form, ins, ops, ip):
         if isinstance(x, x86gen.Reg):
             assert k == I.OpKind.REGISTER, f"{where}: asked register {x}, decoded kind {k}"
             assert reg_name(ins.op_register(i)) == x.name, f"{where}: asked {x}"
+        elif isinstance(x, x86gen.Mem) and o.loc in IMPLICIT_BASE:
+            want = {"rsi": I.OpKind.MEMORY_SEG_RSI, "rdi": I.OpKind.MEMORY_SEG_RDI, "esrdi": I.OpKind.MEMORY_ESRDI,
+                    "rbxal": I.OpKind.MEMORY}[o.loc]
+            assert k == want, f"{where}: asked {x}, decoded kind {k}"
+            if o.loc == "rbxal": assert (ins.memory_base, ins.memory_index) == (I.Register.RBX, I.Register.AL), where
+            assert memory_bits(ins) == o.mem, f"{where}: memory size {memory_bits(ins)} bits, asked {x}"
         elif isinstance(x, x86gen.Mem):
             assert k == I.OpKind.MEMORY, f"{where}: asked memory {x}, decoded kind {k}"
             base = "none" if x.base is None else x.base.name

@@ -64,8 +64,18 @@ FLAG_FIELDS = (("read", "rflags_read"), ("written", "rflags_written"), ("cleared
 # is the address of the monitored range (SDM Vol.2 UMONITOR); rmpupdate reads its new entry from [rcx] (AMD APM
 # Vol.3 RMPUPDATE); wrmsrlist/rdmsrlist walk the tables at [rsi] and [rdi] (SDM Vol.2 RDMSRLIST); pbndkb reads [rbx]
 # and writes [rcx] (Intel TSE PBNDKB).
+# VIA PadLock (VIA PadLock Programming Guide): the xcrypt* read the control word at [rdx], the key at [rbx], the
+# source at [rsi], the IV at [rax] (not ECB) and write [rdi]; xsha*/ccs_hash hash [rsi] into [rdi]; xstore writes
+# random bytes to [rdi]. The undocumented F3 0F A6 F0/F8 access none.
+_PADLOCK_MEMORY = {
+    **{f"xcrypt{m}": {"rax", "rbx", "rdx", "rsi", "rdi"} for m in ("ecb", "cbc", "ctr", "cfb", "ofb")},
+    "ccs_encrypt": {"rbx", "rdx", "rsi", "rdi"},
+    **{m: {"rsi", "rdi"} for m in ("xsha1", "xsha256", "xsha512", "xsha512_alt", "ccs_hash")}, "xstore": {"rdi"}, "xstore_alt": {"rdi"}}
 IMPLICIT_MEMORY: dict[str, set[str] | None] = {"leave": {"rbp"}, "enter": {"rbp"}, "umonitor": None, "rmpupdate": {"rcx"},
-                                               "wrmsrlist": {"rsi", "rdi"}, "rdmsrlist": {"rsi", "rdi"}, "pbndkb": {"rbx", "rcx"}}
+                                               "wrmsrlist": {"rsi", "rdi"}, "rdmsrlist": {"rsi", "rdi"}, "pbndkb": {"rbx", "rcx"},
+                                               **_PADLOCK_MEMORY}
+# the base register of an implicit memory operand, by its location (isa/README.md): its accesses are the operand's
+IMPLICIT_BASE = {"rsi": "rsi", "rdi": "rdi", "esrdi": "rdi", "rbxal": "rbx"}
 SHIFTS = {"rol", "ror", "rcl", "rcr", "shl", "sal", "shr", "sar", "shld", "shrd"}
 GPR8 = ["al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil"] + [f"r{i}b" for i in range(8, 16)]
 GPR_BY_NUM = {(r.kind, r.num): r for r in REGISTERS.values() if r.kind in ("r16", "r32", "r64")}
@@ -129,7 +139,7 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
     rng.shuffle(vecs)
     rng.shuffle(smalls)
     m = None
-    if use_mem or any(o.reg is None and o.mem is not None for o in form.operands):
+    if use_mem or any(o.reg is None and o.mem is not None and o.loc not in IMPLICIT_BASE for o in form.operands):
         base = GPR_BY_NUM["r64", gprs.pop()]
         index = GPR_BY_NUM["r64", gprs.pop()] if rng.random() < 0.7 else None
         disp = rng.choice([0, rng.randrange(-128, 128), rng.randrange(-(1 << 31), 1 << 31)])
@@ -138,6 +148,7 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
     mem_op = None
     for i, o in enumerate(form.operands):
         if o.loc == "fixed": ops.append(REGISTERS[o.reg])
+        elif o.loc in IMPLICIT_BASE: ops.append(Mem(REGISTERS[IMPLICIT_BASE[o.loc]], size=o.mem))   # [rsi], es:[rdi]…
         elif o.kind == "1": ops.append(1)
         elif o.kind.startswith("rel"):
             lo, hi = form.imm_ranges(i)[0]
@@ -185,15 +196,24 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
         bad.append(f"{where}: iced has {ins.op_count} operands, the spec {len(form.operands)}")
     else:
         for i, o in enumerate(form.operands):
-            if info.op_access(i) != expected_access(o):
-                bad.append(f"{where}: operand {i + 1} is {ACCESS_NAMES[info.op_access(i)]} for iced, role {o.role.upper()} in the spec")
+            want = expected_access(o)
+            if i == 0 and mem_op is not None and form.mem_role: want = ACCESS[form.mem_role]   # movss: RW, W with memory
+            if info.op_access(i) != want:
+                bad.append(f"{where}: operand {i + 1} is {ACCESS_NAMES[info.op_access(i)]} for iced, expected {ACCESS_NAMES[want]}"
+                           f" (role {o.role.upper()} in the spec{', memrole=' + form.mem_role.upper() if form.mem_role else ''})")
     # memory: the explicit operand, and the stack
     stack = any(reg == "rsp" for _, reg in form.implicit)
     used_mem = list(info.used_memory())
     explicit_mem = [u for u in used_mem if REG_NAMES[u.base] != "RSP"]
     stack_mem = [u for u in used_mem if REG_NAMES[u.base] == "RSP"]
-    if mem_op is not None:
+    implicit_mem = [o for o in form.operands if o.loc in IMPLICIT_BASE]
+    if implicit_mem:   # a string instruction's [rsi] / es:[rdi], xlat's [rbx+al]: iced's accesses by base register
+        got = sorted((REG_NAMES[u.base].lower(), ACCESS_NAMES[u.access]) for u in explicit_mem)
+        want = sorted((IMPLICIT_BASE[o.loc], ACCESS_NAMES[ACCESS[o.role]]) for o in implicit_mem)
+        if got != want: bad.append(f"{where}: iced's memory accesses {got}, the spec's {want}")
+    elif mem_op is not None:
         role = next(o.role for o, x in zip(form.operands, ops) if x is mem_op)
+        if ops[0] is mem_op and form.mem_role: role = form.mem_role
         got = [ACCESS_NAMES[u.access] for u in explicit_mem]
         if got != ([] if role == "n" else [ACCESS_NAMES[ACCESS[role]]]):   # lea's address: no access at all
             bad.append(f"{where}: iced's memory accesses {got}, the spec's role {role.upper()}")

@@ -36,7 +36,7 @@ import gnu_oracle
 import iced_x86 as I
 import pytest
 from iced_oracle import CODE_NAMES, FORM_BRANCH_KINDS, REPORT, code_of, describe, form_imm_ranges, intel, semantics
-from test_fuzz_iced import branch_len, corner_cases, expected_error
+from test_fuzz_iced import IMPLICIT_BASE, branch_len, corner_cases, expected_error
 
 import x86gen
 
@@ -171,6 +171,8 @@ def _drawn_instances(form, code: int, oc, n: int) -> list[tuple[tuple, int | Non
                 ops.append(pick_imm(form, code, i, j))
             elif o.kind.startswith("vm"):
                 ops.append(None)   # the VSIB operand: built below, once the registers are known
+            elif o.loc in IMPLICIT_BASE:   # a string instruction's [rsi] / es:[rdi], xlat's [rbx]: its one address
+                ops.append(M(R[IMPLICIT_BASE[o.loc]], size=o.mem))
             elif o.reg is not None and (o.mem is None or j % 2 == 0):
                 ops.append(pick_register(o.reg, j, ri, True, form.encoding_kind == "evex"))
                 ri += 1

@@ -824,3 +824,43 @@ def test_random_literals_and_strings_match_gnu_as(tmp_path):
     gnu = gnu_as("\n".join(lines), tmp_path)
     assert x86gen.assemble("\n".join(lines)) == gnu
     assert b"".join(x86gen.assemble(ln) for ln in lines) == gnu
+
+
+# ---- VIA PadLock: the F3 that is part of the opcode, and the names of each tool ------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("xsha1", "f30fa6c8"),                                  # GNU as 2.40
+    ("rep xsha1", "f30fa6c8"),                              # GNU as 2.40: iced-x86's text of the same bytes
+    ("repz xsha1", "f30fa6c8"),                             # GNU as 2.40: objdump's text
+    ("xcryptecb", "f30fa7c8"),                              # GNU as 2.40
+    ("rep xcryptecb", "f30fa7c8"),                          # GNU as 2.40
+    ("repe xcryptcbc", "f30fa7d0"),                         # GNU as 2.40
+    ("xsha256", "f30fa6d0"),                                # GNU as 2.40
+    ("xcryptofb", "f30fa7e8"),                              # GNU as 2.40
+    ("xstore", "0fa7c0"),                                   # GNU as 2.40
+    ("xstorerng", "0fa7c0"),                                # GNU as 2.40
+    ("rep xstore", "f30fa7c0"),                             # GNU as 2.40: xstore takes rep as a real prefix
+])
+def test_padlock_spellings_as_gnu_as(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+    assert x86gen.assemble("nop\n" + src).hex() == "90" + expect
+
+
+@pytest.mark.parametrize("src, code", [
+    ("repz xcrypt-ecb", "XCRYPTECB_64"), ("xstore-rng", "XSTORE_64"), ("repz xcrypt-cfb", "XCRYPTCFB_64"),   # objdump's names
+    ("rep xsha512", "XSHA512_64"), ("rep xsha512_alt", "XSHA512_ALT_64"), ("rep xstore_alt", "XSTORE_ALT_64"),   # iced-x86's
+    ("rep ccs_hash", "CCS_HASH_64"), ("rep ccs_encrypt", "CCS_ENCRYPT_64"), ("xsha512", "XSHA512_64"),
+])
+def test_padlock_spellings_of_objdump_and_iced(src, code):
+    """Names GNU as does not know (objdump's xcrypt-ecb, iced-x86's xsha512 …): the bytes iced-x86 encodes."""
+    import iced_x86 as I
+    e = I.Encoder(64)
+    e.encode(I.Instruction.create(getattr(I.Code, code)), 0)
+    assert x86gen.assemble(src) == e.take_buffer()
+
+
+@pytest.mark.parametrize("src", ["repne xsha1", "lock xcryptecb", "rep rep xsha1", "repne xstore"])
+def test_padlock_wrong_prefixes_are_errors(src):
+    """GNU as 2.40 refuses these too (`same type of prefix used twice` for repne xsha1)."""
+    with pytest.raises(x86gen.PrefixError):
+        x86gen.assemble(src)

@@ -57,6 +57,8 @@ _GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM
 _SLOT = {"REG": "reg", "RM": "rm", "VVVV": "vvvv", "OPCODE": "opc", "IS4": "is4"}
 _IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "IMM8SEX16": "simm8", "IMM8SEX32": "simm8",
         "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32"}
+# implicit memory operands: ds:[rsi] (segment overridable), es:[rdi] (fixed), ds:[rdi] (maskmovdqu), ds:[rbx+al] (xlat)
+_IMPLICIT_MEM = {"SEG_RSI": "rsi", "ES_RDI": "esrdi", "SEG_RDI": "rdi", "SEG_RBX_AL": "rbxal"}
 _FIXED = {"AL": "al", "CL": "cl", "AX": "ax", "DX": "dx", "EAX": "eax", "RAX": "rax", "ST0": "st0"}
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 384, 512}   # codegen/spec.py's sizes
 BYTE_MEM_SIZES = {14, 28, 94, 108, 512}          # and those it writes in bytes (m14byte: x87 environment, fxsave area)
@@ -67,7 +69,6 @@ KIND_REASONS = {
     "XMMP3_": "a block of four xmm registers (xmm+3, 4FMAPS/4VNNIW)", "MEM_VSIB32Z": "VSIB memory operand with a zmm index",
     "MEM_VSIB64Z": "VSIB memory operand with a zmm index",
     "TMM_": "AMX tile register tmm0-tmm7", "SIBMEM": "AMX sibmem operand", "MEM_VSIB": "VSIB memory operand (gathers)",
-    "SEG_R": "string/implicit memory operand ([rsi]/[rdi]/[rbx+al])", "ES_RDI": "string/implicit memory operand ([rsi]/[rdi]/[rbx+al])",
     "SEG_REG": "segment register", "FS": "segment register", "GS": "segment register", "ES": "segment register",
     "CS": "segment register", "SS": "segment register", "DS": "segment register", "CR_REG": "control register",
     "DR_REG": "debug register", "TR_REG": "test register", "BND": "MPX bound register", "MEM_MPX": "MPX memory operand",
@@ -76,7 +77,6 @@ KIND_REASONS = {
     "BRDISP": "branch displacement", "FARBR": "far pointer", "IMM4_M2Z": "imm4 of vpermil2ps (/is5)",
     "XMM_IS5": "imm4 of vpermil2ps (/is5)", "YMM_IS5": "imm4 of vpermil2ps (/is5)",
     "R32_REG_MEM": "register-or-memory in ModRM.reg (not in the spec)", "R64_REG_MEM": "register-or-memory in ModRM.reg (not in the spec)",
-    "SEG_RBX_AL": "string/implicit memory operand ([rsi]/[rdi]/[rbx+al])",
 }
 
 
@@ -101,6 +101,8 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
         if name in _IMM: out.append((_IMM[name], "imm")); continue
         if name in _FIXED: out.append((_FIXED[name], "fixed")); continue
         if name == "SIBMEM": out.append(("sibmem", "rm")); continue   # AMX: an address with a SIB byte
+        if name in _IMPLICIT_MEM:   # string instructions, xlat, maskmovdqu: m8@rsi, m8@esrdi … (isa/README.md)
+            out.append((f"m{memory_bits(code)}", _IMPLICIT_MEM[name])); continue
         if name in ("MEM_VSIB32X", "MEM_VSIB32Y", "MEM_VSIB64X", "MEM_VSIB64Y"):   # VSIB: vm32x, vm32y, vm64x, vm64y
             out.append((f"vm{name[8:10]}{name[10].lower()}", "rm")); continue
         if name == "STI_OPCODE": out.append(("st", "rm")); continue   # D8 C0+i: st(i) in ModRM.rm

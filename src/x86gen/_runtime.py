@@ -73,6 +73,22 @@ def _load_cs_error(fid):
                         " call or ret")
 
 
+def _implicit_error(fid, args, i):
+    """Operand ``i`` is memory, but not at the address the instruction implies (``movs byte ptr [rax], …``)."""
+    from ._table import IMPLICIT_MEM
+    row = row_of(fid)
+    where = IMPLICIT_MEM[row.operands[i].loc]
+    return OperandError(f"{row.mnemonic} {fmt_operands(args)}: operand {i + 1} is {args[i]}; {fid} ({syntax(row)}) addresses"
+                        f" {where} only (an implicit operand: no other base, index or displacement; SDM Vol.2"
+                        f" {_IMPLICIT_SDM.get(row.mnemonic[:4], row.mnemonic.upper())})")
+
+
+_IMPLICIT_SDM = {"movs": "MOVS/MOVSB/MOVSW/MOVSD/MOVSQ", "cmps": "CMPS/CMPSB/CMPSW/CMPSD/CMPSQ", "scas": "SCAS/SCASB/SCASW/SCASD/SCASQ",
+                 "lods": "LODS/LODSB/LODSW/LODSD/LODSQ", "stos": "STOS/STOSB/STOSW/STOSD/STOSQ", "insb": "INS/INSB/INSW/INSD",
+                 "insw": "INS/INSB/INSW/INSD", "insd": "INS/INSB/INSW/INSD", "outs": "OUTS/OUTSB/OUTSW/OUTSD", "xlat": "XLAT/XLATB",
+                 "mask": "MASKMOVDQU/MASKMOVQ", "vmas": "MASKMOVDQU"}
+
+
 _DISTINCT = {
     "gather": "the destination, index and mask registers must be three different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD:"
               " #UD if any two are the same)",
@@ -88,4 +104,5 @@ def _distinct_error(fid, args, why):
 # the helpers by the names encoder code uses
 HELPERS = {**_BYTES_PACKERS, "_BYTE": _BYTE, "_le16": _le16, "_le32": _le32, "_le64": _le64, "_operand_error": _operand_error,
            "_range_error": _range_error, "_label_error": _label_error, "_moffs_error": _moffs_error, "_high8_error": _high8_error,
-           "_distinct_error": _distinct_error, "_load_cs_error": _load_cs_error}
+           "_distinct_error": _distinct_error, "_load_cs_error": _load_cs_error,
+           "_implicit_error": _implicit_error}

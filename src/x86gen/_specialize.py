@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from . import registers as R
 from ._runtime import HELPERS
-from ._table import MAP_BYTES, imm_ranges, static_length
+from ._table import IMPLICIT_MEM, MAP_BYTES, imm_ranges, static_length
 from .memory import Mem, VsibMem
 
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg",
@@ -163,6 +163,15 @@ class _Operands:
             if sig is None or not sig[i].startswith("moffs"):
                 body.append(f"if {a}.base is not None or {a}.index is not None: raise _moffs_error({fid!r}, {self.allargs}, {i})")
             self.moffs = a
+            return
+        if o.loc in IMPLICIT_MEM:
+            # a string instruction's [rsi] / es:[rdi], xlat's [rbx+al], maskmovdqu's [rdi]: the address is implied by the
+            # opcode and nothing encodes it (SDM Vol.2 MOVS, XLAT); a segment override is the prefix layer's (a SegMem
+            # never reaches a form)
+            if not self.known(i): body.append(f"if {a}.__class__ is not Mem or {a}.size not in (0, {o.mem}): {self.bad(i)}")
+            base = "rbx" if o.loc == "rbxal" else o.loc[-3:]
+            body.append(f"if {a}.base is not R_{base} or {a}.index is not None or {a}.disp or {a}.label is not None:"
+                        f" raise _implicit_error({fid!r}, {self.allargs}, {i})")
             return
         if o.reg == "r8": self.r8.append(a)
         if o.loc == "rm":

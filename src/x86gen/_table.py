@@ -147,9 +147,14 @@ def row_of(form_id: str) -> FormRow | None:
     return _BY_ID[form_id]
 
 
+# implicit memory operands by location (isa/README.md): the address register(s) as Intel syntax writes them
+IMPLICIT_MEM = {"rsi": "[rsi]", "rdi": "[rdi]", "esrdi": "es:[rdi]", "rbxal": "[rbx]"}
+
+
 def operand_display(o: OperandRow) -> str:
     """An operand's kind as Intel's tables write it: ``r/m32`` for a register-or-memory operand."""
     if o.reg and o.mem is not None and o.reg == f"r{o.mem}": return f"r/m{o.mem}"
+    if o.loc in IMPLICIT_MEM: return f"{o.kind}@{o.loc}"   # a string instruction's m8@rsi
     return o.kind
 
 

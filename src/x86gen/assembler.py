@@ -53,6 +53,7 @@ from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmM
 from .encoder import (
     EVEX_PREFIX,
     MNEMONIC_ALIASES,
+    STRING_MNEMONICS,
     VEX_PREFIX,
     LabelOperand,
     candidates,
@@ -63,6 +64,7 @@ from .encoder import (
     no_form_error,
     plan_for,
     select,
+    string_operands,
 )
 from .errors import (
     MAX_OUTPUT,
@@ -466,6 +468,7 @@ class Assembler(AsmMethods):
         if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
         if rc is not None: return self._emit_evex(mnemonic.lower(), ops, rc)
         mn = mnemonic if mnemonic in _PLAIN or mnemonic in BRANCH_MNEMONICS else mnemonic.lower()
+        if mn in STRING_MNEMONICS: mn, ops = string_operands(mn, ops)   # `movsb`, `movs byte ptr [rdi], …`: the form's operands
         if mn in _PLAIN: return self._emit(mn, ops)
         if " " in mn: return self._emit_prefixed(mn, ops)
         if mn in BRANCH_MNEMONICS: return self._jump(mn, ops) if mn in ("jmp", "call") else self._branch(mn, ops)
@@ -497,6 +500,9 @@ class Assembler(AsmMethods):
         if plan is None:
             if any(x.__class__ in _DECORATED for x in ops): return self._emit_evex(mn, ops, None)   # {k1}, {z}, {1toN}
             if any(x.__class__ is SegMem for x in ops): return self._emit_prefixed(mn, ops)   # fs:[rax]: a segment prefix
+            if mn in STRING_MNEMONICS:   # `movsb`, `lodsb byte ptr [rsi]`: the form's name and operands
+                m2, filled = string_operands(mn, ops)
+                if m2 is not mn or filled is not ops: return self._emit(m2, filled)
             if mn == "lea" and sig[-1][:5] == "moffs":   # lea r32, [0x80000000]: the low 32 bits (encoder.lea_low_bits)
                 near = lea_low_bits(mn, ops)
                 if near is not None: return self._emit(mn, near)

@@ -28,6 +28,10 @@ MNEMONIC_ALIASES = {
     # the REX.W / VEX.W1 string compares as GNU as and objdump spell them (iced: pcmpestri64, …)
     # GNU as's other names of the 64-bit-mode defaults (SDM PUSHF/POPF, LEAVE, ENTER: 64-bit operand size)
     "fwait": "wait", "pushfq": "pushf", "popfq": "popf", "leaveq": "leave", "enterq": "enter",
+    # VIA PadLock: GNU as's and llvm-mc's other name of xstore (0F A7 C0), and objdump's spellings
+    "xstorerng": "xstore", "xstore-rng": "xstore", "xcrypt-ecb": "xcryptecb", "xcrypt-cbc": "xcryptcbc",
+    "xcrypt-ctr": "xcryptctr", "xcrypt-cfb": "xcryptcfb", "xcrypt-ofb": "xcryptofb",
+    "xlatb": "xlat",   # (SDM Vol.2 XLAT/XLATB: the operand-less name)
     "pcmpestriq": "pcmpestri64", "pcmpestrmq": "pcmpestrm64", "vpcmpestriq": "vpcmpestri64", "vpcmpestrmq": "vpcmpestrm64",
 }
 for _p in ("set", "cmov"):
@@ -66,6 +70,90 @@ def _matches(o, x, movabs: bool = False) -> bool:
             return o.kind[:2] == "vm" and x.__class__ is VsibMem and x.index.kind[0] == o.kind[-1]
         return (o.loc == "moffs") == x.far or (movabs and o.loc == "moffs")
     return False
+
+
+# ---- string instructions: operands the text may leave out, and the names without a size -------------------------
+#
+# The string instructions (SDM Vol.2 MOVS, CMPS, SCAS, LODS, STOS, INS, OUTS), xlat and maskmovdqu/maskmovq address
+# memory through fixed registers (isa/README.md: m8@rsi, m8@esrdi, m8@rbxal, m128@rdi). Their forms take those
+# operands explicitly, as iced-x86's Codes do (``encode("movsb", byte(rdi), byte(rsi))``); GNU as also takes them
+# without operands (``movsb``, ``rep stosq``, ``xlatb``), with some left out (iced-x86's ``lodsb byte ptr [rsi]``,
+# ``maskmovdqu xmm0, xmm1``), and by the name without a size suffix, sized by the operands (``movs byte ptr [rdi],
+# byte ptr [rsi]``, ``lods eax, dword ptr [rsi]``). `string_operands` turns each of those into a form's operands.
+STRING_GENERIC = frozenset({"movs", "cmps", "scas", "lods", "stos", "ins", "outs"})
+_SIZE_SUFFIX = {8: "b", 16: "w", 32: "d", 64: "q"}
+_ACCUMULATORS = frozenset({"al", "ax", "eax", "rax"})
+# the mnemonics with implicit memory operands (tests/test_encoding_rules.py checks this against the table) and theirs aliases
+STRING_MNEMONICS = frozenset({f"{m}{s}" for m in STRING_GENERIC for s in "bwdq" if f"{m}{s}" not in ("insq", "outsq")}
+                             | STRING_GENERIC | {"xlat", "xlatb", "maskmovdqu", "maskmovq", "vmaskmovdqu"})
+
+
+def string_operands(mnemonic: str, ops: tuple) -> tuple[str, tuple]:
+    """``(mnemonic, operands)`` of the form a string instruction (`STRING_MNEMONICS`) written ``mnemonic ops`` stands
+    for: the suffixed name for a generic one (``movs`` with byte operands is ``movsb``), the implicit operands
+    filled in where they were left out (``movsb`` → ``movsb byte ptr [rdi], byte ptr [rsi]``, ``lodsb byte ptr [rsi]``
+    → ``lodsb al, byte ptr [rsi]``). Operands a form takes as they are stay; those no form fits are left for
+    the ordinary operand error."""
+    mn = mnemonic
+    if mn in STRING_GENERIC:
+        sizes = [x.size for x in ops if isinstance(x, Mem) and x.size]
+        sizes += [x.size for x in ops if isinstance(x, Reg) and x.name in _ACCUMULATORS]
+        suffix = _SIZE_SUFFIX.get(sizes[0]) if sizes else None
+        if suffix is None or (mn in ("ins", "outs") and suffix == "q"):
+            raise OperandError(f"{mnemonic} {fmt_operands(ops)}: the operand size is not given (write byte/word/dword"
+                               f"{'' if mn in ('ins', 'outs') else '/qword'} ptr, or {mnemonic}b, {mnemonic}w, …)")
+        mn += suffix
+    forms = forms_of(canonical(mn))
+    if any(len(f.operands) == len(ops) and all(_matches(o, x) for o, x in zip(f.operands, ops)) for f in forms):
+        return mn, ops
+    for f in forms:
+        filled = _implied(f, ops)
+        if filled is not None: return mn, filled
+    return mn, ops
+
+
+def _implied(f: Form, ops: tuple) -> tuple | None:
+    """``ops`` with the fixed registers and implicit memory operands of form ``f`` that they leave out filled in, in
+    order; None if they are not ``f``'s operands with some of those left out."""
+    from ._table import IMPLICIT_MEM
+    from .registers import REGISTERS
+    if not any(o.loc in IMPLICIT_MEM for o in f.operands): return None
+    out, k = [], 0
+    for o in f.operands:
+        if k < len(ops) and _matches(o, ops[k]):
+            out.append(ops[k]); k += 1
+        elif o.loc == "fixed": out.append(REGISTERS[o.reg])
+        elif o.loc in IMPLICIT_MEM: out.append(Mem(REGISTERS["rbx" if o.loc == "rbxal" else o.loc[-3:]], size=o.mem))
+        else: return None
+    return tuple(out) if k == len(ops) else None
+
+
+def _string_segments(mn: str, ops: tuple, words: list[str], written: str) -> tuple[tuple, str | None]:
+    """(operands without segment overrides, the segment prefix or None) of string instruction ``mn``: an override (of
+    an operand, or a prefix word such as ``fs movsb``) applies to its ds:[rsi] (ds:[rdi], ds:[rbx+al]) operand; its
+    es:[rdi] is never overridden (SDM Vol.2 MOVS: "the ES segment cannot be overridden"), so ``es:`` there is no byte and
+    another segment an error."""
+    from .errors import PrefixError
+    plain = tuple(x.plain if x.__class__ is SegMem else x for x in ops)
+    form = select(mn, *plain)
+    seg = None
+    for i, x in enumerate(ops):
+        s = x.seg if x.__class__ is SegMem else None
+        if form.operands[i].loc == "esrdi":
+            if s not in (None, "es"):
+                raise PrefixError(f"{written} {fmt_operands(ops)}: operand {i + 1} is es:[rdi], which takes no segment override"
+                                  " (SDM Vol.2 MOVS/STOS/SCAS/INS: the ES segment cannot be overridden)")
+            continue
+        if s is not None:
+            if seg is not None and seg != s: raise PrefixError(f"{written} {fmt_operands(ops)}: two segment overrides")
+            seg = s
+    for w in words:
+        if seg is not None and seg != w: raise PrefixError(f"{written} {fmt_operands(ops)}: two segment overrides")
+        seg = w
+    if seg is not None and not any(o.loc in ("rsi", "rdi", "rbxal") for o in form.operands):
+        raise PrefixError(f"{written} {fmt_operands(ops)}: a segment override ({seg}) applies to no operand of {form.id}"
+                          f" ({form.syntax}): es:[rdi] takes none (SDM Vol.2 MOVS/STOS/SCAS/INS)")
+    return plain, (None if seg == "ds" else seg)   # ds: the segment the operand uses anyway, no byte (as GNU as)
 
 
 def _movabs_form(f: Form) -> bool:
@@ -321,6 +409,7 @@ def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
     # prefix words (`lock add`) or a segment override: the prefix layer (SegMem is a Mem, so the forms would take it
     # and drop the override); `SegMem in map(type, ops)` is the cheap test, select() runs it on every call
     if " " in mnemonic or SegMem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[1]
+    if mnemonic in STRING_MNEMONICS: mnemonic, ops = string_operands(mnemonic, ops)   # `movsb`: its implied operands
     key = _key(mnemonic, ops)
     if "l" in key[1:]: raise label_error(mnemonic, ops)
     try: forms, check = candidates(mnemonic, key[1:], ops)
@@ -404,6 +493,9 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
     if " " in mnemonic or SegMem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[0]
+    if mnemonic in STRING_MNEMONICS:   # `movsb`, `lods eax, dword ptr [rsi]`: the form's name and operands
+        mn, filled = string_operands(mnemonic, ops)
+        if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
     try: key = _key(mnemonic, ops)
     except AttributeError:
         ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)
@@ -474,6 +566,28 @@ def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None,
 
 # ---- the prefix layer: prefix words and segment overrides around a form's bytes (see x86gen.prefixes) -------------
 
+def _segment(mnemonic: str, ops: tuple, words: list[str]) -> tuple[str | None, tuple]:
+    """(the segment override of the one memory operand or None, the operands without it) for `encode_prefixed`."""
+    from . import prefixes as P
+    from .errors import PrefixError
+    seg = None
+    plain = list(ops)
+    for i, x in enumerate(ops):
+        if x.__class__ is SegMem:
+            if seg is not None and seg != x.seg: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
+            seg, plain[i] = x.seg, x.plain
+    for w in words:
+        if w in P.SEGMENTS:   # objdump's `ss mov eax, dword ptr [rax]`: the override of the memory operand
+            if seg is not None and seg != w: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
+            seg = w
+    if seg is not None:
+        mems = [x for x in plain if isinstance(x, Mem)]
+        if len(mems) != 1:
+            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: a segment override ({seg}) needs one memory operand")
+        if seg == P.default_segment(mems[0]): seg = None   # the segment it uses anyway: no byte (as GNU as)
+    return seg, tuple(plain)
+
+
 def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
     """(bytes, form) of an instruction with prefix words (``"lock add"``, ``"rep stosb"``, ``"bnd jmp"``,
     ``"{vex3} vaddps"``, objdump's ``"ss mov"``) and/or memory operands with a segment override (`SegMem`).
@@ -484,23 +598,12 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form
     from . import prefixes as P
     from .errors import PrefixError
     words, mn = P.split_words(mnemonic)
-    seg = None
-    plain = list(ops)
-    for i, x in enumerate(ops):
-        if x.__class__ is SegMem:
-            if seg is not None and seg != x.seg: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
-            seg, plain[i] = x.seg, x.plain
-    plain = tuple(plain)
-    for w in words:
-        if w in P.SEGMENTS:   # objdump's `ss mov eax, dword ptr [rax]`: the override of the memory operand
-            if seg is not None and seg != w: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
-            seg = w
     legacy = [w for w in words if w not in P.SEGMENTS]
-    if seg is not None:
-        mems = [x for x in plain if isinstance(x, Mem)]
-        if len(mems) != 1:
-            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: a segment override ({seg}) needs one memory operand")
-        if seg == P.default_segment(mems[0]): seg = None   # the segment it uses anyway: no byte (as GNU as)
+    if mn in STRING_MNEMONICS:   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`
+        mn, ops = string_operands(mn, ops)
+        plain, seg = _string_segments(mn, ops, [w for w in words if w in P.SEGMENTS], mnemonic)
+    else:
+        seg, plain = _segment(mnemonic, ops, words)
     if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
         raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
     n = (seg is not None or "notrack" in legacy) + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)

@@ -248,11 +248,23 @@ def prefix_words(mn: str, rest: str) -> tuple[str, str]:
         mn, rest = (rest, "") if sp < 0 else (rest[:sp], rest[sp + 1:])
         if not mn: raise AsmSyntaxError(f"prefix {clip(words[-1])} without an instruction")
     if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
+    # iced-x86's `rep xsha1`, objdump's `repz xsha1`: the F3 of the opcode
+    if words[-1] in ("rep", "repe", "repz") and _rep_in_opcode(mn): words.pop()
     if "{vex}" in words:
         mn, rest = vex_pseudo_prefix(mn + " " + rest)
         mn = VEX_PREFIX + mn
         words.remove("{vex}")
     return " ".join([*words, mn]), rest
+
+
+def _rep_in_opcode(mn: str) -> bool:
+    """Is ``mn`` a VIA PadLock instruction whose opcode begins with F3 (``xcryptecb``: F3 0F A7 C8)? iced-x86
+    prints that F3 as the word ``rep`` (``rep xcryptecb``), objdump as ``repz``, GNU as writes the same bytes for both spellings (VIA
+    PadLock Programming Guide: the instructions are written with the REP prefix)."""
+    try: fs = forms_of(canonical(mn))
+    except EncodeError: return False
+    return bool(fs) and all(f.cpuid.startswith("PADLOCK") and f.encoding_kind == "legacy" and f.mandatory_prefix == 2
+                            for f in fs)
 
 
 def vex_pseudo_prefix(rest: str) -> tuple[str, str]:

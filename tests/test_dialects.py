@@ -78,6 +78,10 @@ OBJDUMP_GAPS: dict[str, str] = {
                  "VEX_VSM4KEY4_XMM_XMM_XMMM128", "VEX_VSM4KEY4_YMM_YMM_YMMM256", "VEX_VSM4RNDS4_XMM_XMM_XMMM128",
                  "VEX_VSM4RNDS4_YMM_YMM_YMMM256")},
     "PBNDKB": "binutils 2.40 predates TSE (objdump prints (bad))",
+    **{f: "binutils 2.40 predates AMX-COMPLEX (objdump prints (bad))"
+       for f in ("VEX_TCMMIMFP16PS_TMM_TMM_TMM", "VEX_TCMMRLFP16PS_TMM_TMM_TMM")},
+    "MOVSXD_R16_RM16": "objdump 2.40 prints the source of o16 63 /r as 32 bits (`movsxd cx,esi`); the instruction reads 16"
+                       " (SDM Vol.2 MOVSXD r16, r/m16), and x86gen refuses a 32-bit source for a 16-bit destination",
     **{f"VEX_VPDPW{s}{d}_{x}MM_{x}MM_{x}MMM{n}": "binutils 2.40 predates AVX-VNNI-INT16 (objdump prints (bad))"
        for s in ("SUD", "USD", "UUD") for d in ("", "S") for x, n in (("X", 128), ("Y", 256))},
 }

@@ -29,6 +29,10 @@ MNEMONIC_ALIASES = {
     # GNU as's other names of the 64-bit-mode defaults (SDM PUSHF/POPF, LEAVE, ENTER: 64-bit operand size)
     "fwait": "wait", "pushfq": "pushf", "popfq": "popf", "leaveq": "leave", "enterq": "enter",
     "pcmpestriq": "pcmpestri64", "pcmpestrmq": "pcmpestrm64", "vpcmpestriq": "vpcmpestri64", "vpcmpestrmq": "vpcmpestrm64",
+    # iced-x86's Intel names of AMD's 0F 0D /0 and of the reserved hints 0F 0D /4-/7, which it decodes as the same
+    # PREFETCH (AMD APM Vol.3 PREFETCH/PREFETCHW: the reserved ModRM.reg values are aliases of PREFETCH); GNU as and
+    # objdump write `prefetch`, which is 0F 0D /0
+    "prefetch_exclusive": "prefetch", "prefetch_reserved": "prefetch",
 }
 for _p in ("set", "cmov"):
     for _a, _b in {"z": "e", "nz": "ne", "c": "b", "nae": "b", "nc": "ae", "nb": "ae", "na": "be", "nbe": "a",

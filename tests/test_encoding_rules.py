@@ -114,6 +114,21 @@ RULES: dict[str, list[tuple[str, str, tuple]]] = {
         ("mov dword ptr [rdi], 1", "c7 07 01 00 00 00", ("mov", mem(rdi, size=d32), 1)),
         ("add cl, 1", "80 c1 01", ("add", cl, 1)),
     ],
+    # xchg (SDM Vol.2 XCHG, NOP): the accumulator forms 90+r take the accumulator second, so GNU as and llvm-mc exchange
+    # the operands for them; 90 with the accumulator is NOP (xchg eax, eax is 87 c0: it clears rax[63:32]); a register
+    # before memory is the r/m form with the operands exchanged
+    "xchg_accumulator_and_operand_order": [
+        ("xchg eax, ecx", "91", ("xchg", eax, ecx)),
+        ("xchg ecx, eax", "91", ("xchg", ecx, eax)),
+        ("xchg eax, eax", "87 c0", ("xchg", eax, eax)),
+        ("xchg ax, ax", "66 90", ("xchg", ax, ax)),
+        ("xchg rax, rax", "90", ("xchg", rax, rax)),
+        ("xchg r8, rax", "49 90", ("xchg", r8, rax)),
+        ("xchg rax, r8", "49 90", ("xchg", rax, r8)),
+        ("xchg cl, byte ptr [rax]", "86 08", ("xchg", cl, mem(rax, size=b8))),
+        ("xchg dword ptr [rdi], r9d", "44 87 0f", ("xchg", mem(rdi, size=d32), r9d)),
+        ("xchg r9d, dword ptr [rdi]", "44 87 0f", ("xchg", r9d, mem(rdi, size=d32))),
+    ],
     "rsp_r12_base_needs_sib": [
         ("mov eax, dword ptr [rsp]", "8b 04 24", ("mov", eax, mem(rsp, size=d32))),
         ("mov eax, dword ptr [r12]", "41 8b 04 24", ("mov", eax, mem(r12, size=d32))),
@@ -246,6 +261,21 @@ def test_rule_ah_ch_dh_bh_with_rex_raise():
     for text in ("mov ah, sil", "movzx rax, ah", "mov byte ptr [r8], ah"):
         with pytest.raises(x86gen.OperandError):
             x86gen.assemble(text)
+
+
+def test_rule_xchg_forms_encode_exactly_their_form():
+    """A form encodes the instruction it names: the 90+r forms refuse the accumulator itself (90 is NOP, SDM Vol.2
+    XCHG), the r/m forms keep the operand order they are given (iced-x86's encoder: 87 c8 for XCHG_RM32_R32(eax, ecx))."""
+    for fid, ops in (("XCHG_R32_EAX", (eax, eax)), ("XCHG_R16_AX", (ax, ax)), ("XCHG_R64_RAX", (rax, rax))):
+        with pytest.raises(x86gen.OperandError, match="NOP"):
+            x86gen.get_form(fid)(*ops)
+    assert x86gen.get_form("XCHG_RM32_R32")(eax, ecx).hex() == "87c8"   # iced-x86 1.21
+    assert x86gen.get_form("XCHG_R32_EAX")(ecx, eax).hex() == "91"      # iced-x86 1.21
+    assert x86gen.get_form("XCHG_RM16_R16")(ax, ax).hex() == "6687c0"   # iced-x86 1.21
+    assert x86gen.Instruction("xchg", eax, ecx).encode().hex() == "91"  # GNU as 2.40, as encode
+    assert x86gen.Instruction("xchg", ax, ax).form.id == "NOPW"
+    with pytest.raises(x86gen.PrefixError):
+        x86gen.assemble("lock xchg eax, ecx")   # lock needs a memory destination
 
 
 def test_rule_rsp_is_never_an_index():

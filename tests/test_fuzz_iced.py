@@ -253,6 +253,9 @@ def expected_error(form, code, ops, rel_disp):
         # SDM Vol.2 VGATHERDPS/VPGATHERDD: #UD if any two of destination, index and mask are the same register
         nums = [y.num for p, y in zip(form.operands, ops) if p.loc in ("reg", "vvvv")] + [x.index.num]
         if len(set(nums)) != len(nums): return x86gen.DistinctRegistersError, "distinct"
+    if form.id in ("XCHG_R16_AX", "XCHG_R32_EAX", "XCHG_R64_RAX") and ops[0].num == 0:
+        # 90+r with the accumulator itself is 90, NOP (SDM Vol.2 XCHG); iced encodes it and decodes NOPD/NOPW/NOPQ
+        return x86gen.OperandError, "nop"
     for i, (o, x) in enumerate(zip(form.operands, ops)):
         if o.kind == "1" and x != 1: return x86gen.OperandError, "one"
         if o.reg == "sreg" and "w" in o.role and x is R["cs"]:
@@ -305,6 +308,14 @@ def check_operands(form, ins, ops, ip):
 def matches_request(ins, mnemonic_iced, ops) -> str | None:
     """For `x86gen.encode` with operands one form rejected but another may take: does the decoded
     instruction do what was asked? Returns a reason if not."""
+    if mnemonic_iced == "xchg" and len(ops) == 2:   # as `iced_oracle.semantics` has it: xchg ax, ax is a nop, and the
+        if ops[0] is ops[1] and ops[0].kind != "r32": return _matches_request(ins, "nop", ())   # order says nothing
+        why = _matches_request(ins, "xchg", ops)
+        return why if why is None or _matches_request(ins, "xchg", ops[::-1]) is not None else None
+    return _matches_request(ins, mnemonic_iced, ops)
+
+
+def _matches_request(ins, mnemonic_iced, ops) -> str | None:
     sem = semantics(ins)
     if sem[0] != mnemonic_iced: return f"mnemonic {sem[0]}, asked {mnemonic_iced}"
     if len(sem[1]) != len(ops): return "operand count"

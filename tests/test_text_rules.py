@@ -455,6 +455,11 @@ def test_gpr64_whose_width_changes_nothing_is_its_32_bit_one(src, expect, tmp_pa
     ("{vex} vpdpbusd xmm1, xmm2, xmm3", "c4e26950cb"),      # GNU as 2.40 (objdump prints AVX-VNNI with {vex})
     ("prefetch byte ptr [rax]", "0f0d00"),                  # GNU as 2.40 (iced: prefetch_exclusive)
     ("pcmpestrmq xmm1, xmm2, 1", "66480f3a60ca01"),         # GNU as 2.40 (iced: pcmpestrm64)
+    ("xchg al, cl", "86c8"),                                # GNU as 2.40: two registers, the first in ModRM.rm
+    ("xchg ecx, edx", "87d1"),                              # GNU as 2.40 (llvm-mc 14: 87 ca, the same exchange)
+    ("xchg r15w, word ptr [rip+0x10]", "6644873d10000000"),   # GNU as 2.40: the r/m form, memory first
+    ("lock xchg qword ptr [rax], rcx", "f0488708"),         # GNU as 2.40
+    ("xacquire xchg dword ptr [rax], ecx", "f28708"),       # GNU as 2.40 (xchg with memory needs no lock for HLE)
     ("fnsavew [rax]", "66dd30"),                            # GNU as 2.40
     ("frstor [rax]", "dd20"),                               # GNU as 2.40
 ])

@@ -73,6 +73,11 @@ def _load_cs_error(fid):
                         " call or ret")
 
 
+def _nop_alias_error(fid, args):
+    return OperandError(f"{fid} ({syntax(row_of(fid))}) {fmt_operands(args)}: 90 with the accumulator is NOP, not xchg (SDM Vol.2"
+                        " XCHG: 90H is an alias for NOP); xchg of the accumulator with itself is the r/m form (87 C0)")
+
+
 _DISTINCT = {
     "gather": "the destination, index and mask registers must be three different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD:"
               " #UD if any two are the same)",
@@ -88,4 +93,5 @@ def _distinct_error(fid, args, why):
 # the helpers by the names encoder code uses
 HELPERS = {**_BYTES_PACKERS, "_BYTE": _BYTE, "_le16": _le16, "_le32": _le32, "_le64": _le64, "_operand_error": _operand_error,
            "_range_error": _range_error, "_label_error": _label_error, "_moffs_error": _moffs_error, "_high8_error": _high8_error,
-           "_distinct_error": _distinct_error, "_load_cs_error": _load_cs_error}
+           "_distinct_error": _distinct_error, "_load_cs_error": _load_cs_error,
+           "_nop_alias_error": _nop_alias_error}

@@ -301,7 +301,13 @@ def emit_legacy(c: _Operands) -> list[str]:
             return _legacy_returns(c, ind, rbits + [f"{a}.rex"], [opcode, modrm], tail, [x for x in c.r8 if x != a])
         return _modrm_cases(c, returns)
     if c.opc is not None:   # +rb/+rw/+rd/+ro: the register in the opcode's low 3 bits, REX.B above
-        return _legacy_returns(c, "", [f"{c.opc}.rex_b"], [f"{opcode} | {c.opc}.lo"], "", c.r8)
+        body = _legacy_returns(c, "", [f"{c.opc}.rex_b"], [f"{opcode} | {c.opc}.lo"], "", c.r8)
+        if c.row.opcode == 0x90 and c.row.opcode_map == 0:
+            # xchg r, ax/eax/rax (90+r) with the accumulator itself is 90, which is NOP, not an exchange: without REX.B
+            # 90 is NOP whatever the operand size (SDM Vol.2 XCHG: "XCHG (E)AX, (E)AX (encoded instructions 90H) is an
+            # alias for NOP"; in 64-bit mode it does not clear the upper half of rax as xchg eax, eax 87 C0 does)
+            body = [f"if {c.opc}.num == 0: raise _nop_alias_error({c.fid!r}, {c.allargs})"] + body
+        return body
     if c.moffs is not None:
         return _legacy_returns(c, "", [], [opcode], f" + _le64({c.moffs}.disp & 0xFFFFFFFFFFFFFFFF)", c.r8)
     return _legacy_returns(c, "", [], [opcode] + c.fixed_modrm, "", c.r8)

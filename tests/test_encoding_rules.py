@@ -278,6 +278,39 @@ def test_rule_xchg_forms_encode_exactly_their_form():
         x86gen.assemble("lock xchg eax, ecx")   # lock needs a memory destination
 
 
+def test_rule_reserved_nops_refuse_the_reg_values_of_other_instructions():
+    """The reserved-NOP space 0F 0D, 0F 18-1F /r (RESERVEDNOP_*): a ModRM.reg value that is another instruction there
+    is refused (`taken=`), the others encode (bytes from iced-x86 1.21's encoder); text `nop r/m, r` is 0F 19 /r."""
+    f = x86gen.get_form
+    assert f("RESERVEDNOP_RM32_R32_0F19")(eax, ecx).hex() == "0f19c8"
+    assert f("RESERVEDNOP_RM64_R64_0F1F")(r9, x86gen.r10).hex() == "4d0f1fd1"          # reg field 2: no nop r/m64 (/0)
+    assert f("RESERVEDNOP_RM16_R16_0F0D")(ax, cx).hex() == "660f0dc8"
+    assert f("RESERVEDNOP_RM32_R32_0F18")(mem(rax, size=d32), x86gen.r12d).hex() == "440f1820"   # /4: no prefetch
+    assert f("RESERVEDNOP_RM16_R16_0F1C")(mem(rax, size=16), ax).hex() == "660f1c00"   # 66: no cldemote (NP 0F 1C /0)
+    assert x86gen.assemble("nop eax, ecx").hex() == "0f19c8"                          # iced-x86 1.21: RESERVEDNOP_RM32_R32_0F19
+    assert x86gen.assemble("nop dword ptr [rax], esp").hex() == "0f1920"
+    for fid, ops, why in (("RESERVEDNOP_RM32_R32_0F1F", (eax, x86gen.r8d), "ModRM.reg 0"),            # 0F 1F /0: nop r/m32
+                          ("RESERVEDNOP_RM32_R32_0F18", (mem(rax, size=d32), ecx), "takes registers whose"),  # prefetcht0
+                          ("RESERVEDNOP_RM64_R64_0F0D", (mem(rax, size=q64), rcx), "takes no memory operand"),   # prefetchw
+                          ("RESERVEDNOP_RM64_R64_0F1C", (mem(rax, size=q64), rax), "0F 1C /0")):               # cldemote
+        with pytest.raises(x86gen.OperandError, match=why):
+            f(fid)(*ops)
+
+
+def test_spec_taken_attribute(tmp_path):
+    """`taken=` (the reserved-NOP space) is checked by the loader: a legacy /r form, values 0-7."""
+    from codegen import spec
+    p = tmp_path / "s.yaml"
+    for line, err in (("N:r/m32, N:r32 | 0F 1F /r | taken=8", "expected"), ("N:r/m32 | 0F 1F /0 | taken=0", "/r form"),
+                      ("N:r/m32, N:r32 | 0F 18 /r | taken=m:3-1", "expected")):
+        p.write_text(f"nop:\n  cpuid: MULTIBYTENOP\n  forms:\n  - {line}\n")
+        with pytest.raises(spec.SpecError, match=err):
+            spec.load(str(p))
+    p.write_text("nop:\n  cpuid: MULTIBYTENOP\n  forms:\n  - N:r/m32, N:r32 | 0F 18 /r | id=X taken=m:0-3,6-7\n")
+    (form,) = spec.load(str(p))
+    assert (form.taken_mem, form.taken_reg) == (0b11001111, 0)
+
+
 def test_rule_rsp_is_never_an_index():
     """SIB.index = 100 means "no index" and REX.X does not change that for rsp (it does for r12)."""
     with pytest.raises(x86gen.OperandError, match="rsp"):

@@ -455,6 +455,9 @@ def test_gpr64_whose_width_changes_nothing_is_its_32_bit_one(src, expect, tmp_pa
     ("{vex} vpdpbusd xmm1, xmm2, xmm3", "c4e26950cb"),      # GNU as 2.40 (objdump prints AVX-VNNI with {vex})
     ("prefetch byte ptr [rax]", "0f0d00"),                  # GNU as 2.40 (iced: prefetch_exclusive)
     ("pcmpestrmq xmm1, xmm2, 1", "66480f3a60ca01"),         # GNU as 2.40 (iced: pcmpestrm64)
+    ("movdir64b rax, [rsi]", "660f38f806"),                 # GNU as 2.40: the destination address in ModRM.reg
+    ("enqcmd rdi, [rsi]", "f20f38f83e"),                    # GNU as 2.40
+    ("enqcmds r9, [r8+0x40]", "f3450f38f84840"),            # GNU as 2.40
     ("xchg al, cl", "86c8"),                                # GNU as 2.40: two registers, the first in ModRM.rm
     ("xchg ecx, edx", "87d1"),                              # GNU as 2.40 (llvm-mc 14: 87 ca, the same exchange)
     ("xchg r15w, word ptr [rip+0x10]", "6644873d10000000"),   # GNU as 2.40: the r/m form, memory first

@@ -246,6 +246,8 @@ def _modrm_cases(c: _Operands, returns) -> list[str]:
         if len(tiles) > 1:   # AMX: #UD unless the tile registers are all different (SDM Vol.2 TDPBSSD, AMX-E4)
             same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(tiles) for y in tiles[k + 1:])
             out.append(f"{ind}if {same}: raise _distinct_error({c.fid!r}, {c.allargs}, 'tiles')")
+        if c.row.taken_reg:   # ModRM.reg values that are another instruction with a register r/m (the hint-NOP space)
+            out.append(f"{ind}if {c.row.taken_reg} >> ({c.reg}.num & 7) & 1: raise _taken_error({c.fid!r}, {c.allargs})")
         out += returns(ind, a, True, f"0xC0 | {c.reg3} | {a}.lo", "")
     if mem is not None and is_mem is not False:
         kind = ops[i].kind
@@ -259,6 +261,8 @@ def _modrm_cases(c: _Operands, returns) -> list[str]:
             regs = [x for x in (c.reg, c.vvvv) if x] + [f"{a}.index"]
             same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(regs) for y in regs[k + 1:])
             out.append(f"{ind}if {same}: raise _distinct_error({c.fid!r}, {c.allargs}, 'gather')")
+        if c.row.taken_mem:   # and with a memory r/m (0F 18 /0-/3 are the prefetches, 0F 0D /0-/7 too)
+            out.append(f"{ind}if {c.row.taken_mem} >> ({c.reg}.num & 7) & 1: raise _taken_error({c.fid!r}, {c.allargs})")
         out += returns(ind, a, False, f"{a}.modrm | {c.reg3}", f" + {a}.tail")
     if not known: out.append(c.bad(i))
     return out

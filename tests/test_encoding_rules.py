@@ -297,6 +297,17 @@ def test_rule_reserved_nops_refuse_the_reg_values_of_other_instructions():
             f(fid)(*ops)
 
 
+def test_rule_x87_aliases_encode_as_their_form_and_text_as_the_documented_one():
+    """The undocumented x87 aliases iced-x86 decodes (DC D0+i fcom, DF C8+i fxch, …) are forms of their own (bytes from
+    iced-x86 1.21's encoder); text and encode() keep choosing the documented opcode (GNU as 2.40: fcom st(2) = d8 d2)."""
+    st = x86gen.REGISTERS
+    assert x86gen.get_form("FCOM_ST0_STI_DCD0")(st["st0"], st["st2"]).hex() == "dcd2"
+    assert x86gen.get_form("FXCH_ST0_STI_DFC8")(st["st0"], st["st7"]).hex() == "dfcf"
+    assert x86gen.get_form("FSTP_STI_DFD8")(st["st3"]).hex() == "dfdb"
+    assert x86gen.assemble("fcom st(2)").hex() == "d8d2"
+    assert x86gen.encode("fxch", st["st0"], st["st7"]).hex() == "d9cf"
+
+
 def test_spec_taken_attribute(tmp_path):
     """`taken=` (the reserved-NOP space) is checked by the loader: a legacy /r form, values 0-7."""
     from codegen import spec

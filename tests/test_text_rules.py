@@ -477,6 +477,8 @@ def test_gnu_shorthands_and_spellings(src, expect, tmp_path):
     ("prefetch_reserved byte ptr [r8]", "410f0d00"),        # iced prints 0f 0d /4../7 so and decodes them as PREFETCH, as 0f 0d 00
     ("movsxd ax, cx", "6663c1"),                            # iced-x86 encoder, MOVSXD_R16_RM16 (GNU as 2.40 refuses it)
     ("movsxd r9w, word ptr [rax]", "66446308"),             # iced-x86 encoder
+    ("fstpnce st(1)", "d9d9"),                              # iced-x86 encoder, FSTPNCE_STI (undocumented D9 D8+i)
+    ("fstpnce st(2), st", "d9da"),                          # iced's Intel text of it
 ])
 def test_iced_spellings(src, expect):
     """Text only iced-x86 writes (GNU as refuses it): iced's names of prefetch and the 16-bit movsxd."""

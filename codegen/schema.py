@@ -38,6 +38,9 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("evex_rc", "EVEX register-only static rounding 'er' or suppress-all-exceptions 'sae', or '' (x86gen._evex sets b, L'L)"),
     ("mem_role", "the first operand's role when the ModRM.rm operand is memory, where it differs from its role with a register"
                  " (movss xmm, xmm/m32: RW merges into a register, W with memory; SDM Vol.2 MOVSS), else ''"),
+    ("taken_reg", "bitmask of the ModRM.reg values (bit n: reg field n) that make another instruction with a register in ModRM.rm"
+                  " (the hint-NOP space: 0F 1F /0 is nop r/m32); the form refuses them"),
+    ("taken_mem", "the same with a memory operand in ModRM.rm (0F 18 /0-/3 are the prefetches)"),
     ("shape", "index of its encoder's shape (codegen/shapes.py) in _gen/encoders, -1 if none yet (EVEX)"),
     ("shape_args", "the constants that function binds for this form (bytes as lists of ints)"),
 )

@@ -31,7 +31,7 @@ FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF"
                 "U": "UIF"}
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
 FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note", "prefixes"}
-FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes", "memrole"}
+FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes", "memrole", "taken"}
 # prefix words a form may take (isa/README.md, `prefixes`); the first three only on a form with a memory destination
 PREFIX_NAMES = ("lock", "xacquire", "xrelease", "rep", "repne", "bnd", "notrack")
 MEMORY_DEST_PREFIXES = {"lock", "xacquire", "xrelease"}
@@ -109,6 +109,8 @@ class Form:
     shape: int = -1                         # its encoder's shape and constants (codegen/shapes.py, set by codegen/render.py)
     shape_args: tuple = ()
     prefixes: tuple[str, ...] = ()          # prefix words it takes (PREFIX_NAMES), see `form_prefixes`
+    taken_reg: int = 0                      # ModRM.reg values (bitmask) that are another instruction, register r/m (`taken=`)
+    taken_mem: int = 0                      # and with a memory r/m
 
 
 def _err(ctx, field, msg):
@@ -398,6 +400,24 @@ def memory_destination(ops: list[Operand]) -> bool:
             and all(o.imm is not None or o.reg in ("r8", "r16", "r32", "r64") for o in ops[1:]))
 
 
+def taken_fields(attr: str | None, ops: list[Operand], e: dict, ctx) -> dict:
+    """``taken=``: the ModRM.reg values with which a `/r` form's bytes are another instruction (the hint-NOP space,
+    SDM Vol.2 NOP and Intel's reserved-NOP opcodes 0F 0D, 0F 18-0F 1F: 0F 1F /0 is nop r/m32, 0F 18 /0-/3 with memory
+    the prefetches). ``taken=0`` refuses reg field 0 whatever ModRM.rm holds, ``taken=m:0-3,6-7`` only with memory
+    there; several groups are comma separated within each. Returns the row's taken_reg/taken_mem bitmasks."""
+    if attr is None: return {}
+    if e["modrm"] != "r" or not any(o.loc == "reg" for o in ops) or e["encoding_kind"] != "legacy":
+        _err(ctx, "taken", "taken= applies to a legacy /r form with a register in ModRM.reg")
+    mem_only = attr.startswith("m:")
+    mask = 0
+    for part in (attr[2:] if mem_only else attr).split(","):
+        m = re.fullmatch(r"([0-7])(?:-([0-7]))?", part)
+        if not m or int(m.group(2) or m.group(1)) < int(m.group(1)):
+            _err(ctx, "taken", f"taken={attr}: expected [m:]N or N-M (ModRM.reg values 0-7), comma separated")
+        for n in range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1): mask |= 1 << n
+    return {"taken_mem": mask, "taken_reg": 0 if mem_only else mask}
+
+
 def form_prefixes(family: list[str], attr: str | None, ops: list[Operand], ctx) -> tuple[str, ...]:
     """The prefixes a form takes: its ``prefixes=`` attribute if it has one (``none``: no prefix), else its family's
     ``prefixes:``, lock/xacquire/xrelease only where the form has a memory destination (`memory_destination`)."""
@@ -487,7 +507,8 @@ def load(path: str) -> list[Form]:
                               mandatory_prefix=e["mandatory_prefix"], opsize16=e["opsize16"], w=e["w"], vex_l=e["vex_l"],
                               modrm=e["modrm"], reg_in_opcode=e["reg_in_opcode"], imm_widths=tuple(e["imm_widths"]), is4=e["is4"],
                               cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl,
-                              prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), mem_role=mem_role, **ev))
+                              prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), mem_role=mem_role, **ev,
+                              **taken_fields(attrs.get("taken"), ops, e, fctx)))
     _check_consistency(forms, path)
     if excluded_node is not None:
         for fid, (fl, _reason) in _parse_excluded(path, *excluded_node).items():
@@ -550,9 +571,10 @@ NO_OSIZE_CHECK: set[str] = {"crc32"}
 # push/pop r64 default to 64-bit operand size in long mode (SDM Vol.1 3.6.1): no REX.W.
 # rdpid r64 and the 64-bit-only forms of this kind (SDM Vol.2 RDPID: "F3 0F C7 /7 RDPID r64") have no REX.W either;
 # so are the instructions whose register operand is 64-bit in 64-bit mode whatever REX.W says (SDM Vol.2 SENDUIPI,
-# UMONITOR (an address), VMREAD/VMWRITE ("in 64-bit mode ... 64 bits"), INVEPT/INVVPID/INVPCID).
+# UMONITOR (an address), VMREAD/VMWRITE ("in 64-bit mode ... 64 bits"), INVEPT/INVVPID/INVPCID, MOVDIR64B/ENQCMD/ENQCMDS
+# (the destination address in ModRM.reg: its size is the address size)).
 DEFAULT_64 = {"push", "pop", "call", "jmp", "ret", "rdpid", "senduipi", "umonitor", "vmread", "vmwrite", "invept",
-              "invvpid", "invpcid"}
+              "invvpid", "invpcid", "movdir64b", "enqcmd", "enqcmds"}
 
 
 def main(argv: list[str]) -> int:

@@ -269,6 +269,13 @@ def semantics(ins: I.Instruction) -> tuple:
     # prints the former as the latter, an instruction of its own (66 0F 76), as GNU as and llvm-mc read the text
     if mnemonic in _VPCMP_EQ and len(ops) == 4 and ops[3][0] == "imm" and ops[3][2] == 0:
         return _VPCMP_EQ[mnemonic], tuple(ops[:3])
+    # XCHG exchanges its two operands, so their order says nothing (SDM Vol.2 XCHG): `86 f7` (xchg r15b, r14b as
+    # ModRM rm, reg) and llvm-mc's `86 fe` (the other way round) are one instruction
+    if mnemonic == "xchg": ops.sort()
+    # and a register exchanged with itself changes nothing, except a 32-bit one (the write clears bits 63:32): xchg ax, ax
+    # (66 87 c0) is what 66 90 (NOPW, "xchg ax, ax" to iced and objdump) does, xchg rax, rax what 90 does (SDM Vol.2 NOP)
+    if mnemonic == "xchg" and ops[0] == ops[1] and ops[0][0] == "reg" and x86gen.REGISTERS[ops[0][1]].kind != "r32":
+        return ("nop", ())
     # SAL (/6) and SHL (/4) are one operation (SDM Vol.2 SAL/SAR/SHL/SHR); GNU as writes both `shl`
     return ("shl" if mnemonic == "sal" else mnemonic, tuple(ops))
 

@@ -83,6 +83,16 @@ OBJDUMP_GAPS: dict[str, str] = {
     **{f: "binutils 2.40 does not know this VIA PadLock instruction (objdump prints `repz (bad)`)"
        for f in ("XSHA512_64", "XSHA512_ALT_64", "XSTORE_ALT_64", "CCS_HASH_64", "CCS_ENCRYPT_64",
                  "VIA_UNDOC_F30FA6F0_64", "VIA_UNDOC_F30FA6F8_64")},
+    **{f: "binutils 2.40 predates AMX-COMPLEX (objdump prints (bad))"
+       for f in ("VEX_TCMMIMFP16PS_TMM_TMM_TMM", "VEX_TCMMRLFP16PS_TMM_TMM_TMM")},
+    **{f"RESERVEDNOP_RM{n}_R{n}_0F{op}": "objdump 2.40 prints the reserved NOPs 0F 0D/0F 18-1F /r without their ModRM.reg"
+       " operand (`nop ecx`, which is 0F 1F /0), as MPX bnd* (0F 1A/1B) or misreads their length (0F 0D with a register)"
+       for n in (16, 32, 64) for op in ("0D", "18", "19", "1A", "1B", "1C", "1D", "1E", "1F")},
+    **{f: "an undocumented x87 alias iced-x86 decodes (SDM Vol.2 has no D8-DF opcode for it); objdump 2.40 prints (bad)"
+       for f in ("FCOM_ST0_STI_DCD0", "FCOMP_ST0_STI_DCD8", "FCOMP_ST0_STI_DED0", "FSTP_STI_DFD0", "FSTP_STI_DFD8",
+                 "FXCH_ST0_STI_DDC8", "FXCH_ST0_STI_DFC8", "FSTPNCE_STI")},
+    "MOVSXD_R16_RM16": "objdump 2.40 prints the source of o16 63 /r as 32 bits (`movsxd cx,esi`); the instruction reads 16"
+                       " (SDM Vol.2 MOVSXD r16, r/m16), and x86gen refuses a 32-bit source for a 16-bit destination",
     **{f"VEX_VPDPW{s}{d}_{x}MM_{x}MM_{x}MMM{n}": "binutils 2.40 predates AVX-VNNI-INT16 (objdump prints (bad))"
        for s in ("SUD", "USD", "UUD") for d in ("", "S") for x, n in (("X", 128), ("Y", 256))},
 }

@@ -114,6 +114,21 @@ RULES: dict[str, list[tuple[str, str, tuple]]] = {
         ("mov dword ptr [rdi], 1", "c7 07 01 00 00 00", ("mov", mem(rdi, size=d32), 1)),
         ("add cl, 1", "80 c1 01", ("add", cl, 1)),
     ],
+    # xchg (SDM Vol.2 XCHG, NOP): the accumulator forms 90+r take the accumulator second, so GNU as and llvm-mc exchange
+    # the operands for them; 90 with the accumulator is NOP (xchg eax, eax is 87 c0: it clears rax[63:32]); a register
+    # before memory is the r/m form with the operands exchanged
+    "xchg_accumulator_and_operand_order": [
+        ("xchg eax, ecx", "91", ("xchg", eax, ecx)),
+        ("xchg ecx, eax", "91", ("xchg", ecx, eax)),
+        ("xchg eax, eax", "87 c0", ("xchg", eax, eax)),
+        ("xchg ax, ax", "66 90", ("xchg", ax, ax)),
+        ("xchg rax, rax", "90", ("xchg", rax, rax)),
+        ("xchg r8, rax", "49 90", ("xchg", r8, rax)),
+        ("xchg rax, r8", "49 90", ("xchg", rax, r8)),
+        ("xchg cl, byte ptr [rax]", "86 08", ("xchg", cl, mem(rax, size=b8))),
+        ("xchg dword ptr [rdi], r9d", "44 87 0f", ("xchg", mem(rdi, size=d32), r9d)),
+        ("xchg r9d, dword ptr [rdi]", "44 87 0f", ("xchg", r9d, mem(rdi, size=d32))),
+    ],
     "rsp_r12_base_needs_sib": [
         ("mov eax, dword ptr [rsp]", "8b 04 24", ("mov", eax, mem(rsp, size=d32))),
         ("mov eax, dword ptr [r12]", "41 8b 04 24", ("mov", eax, mem(r12, size=d32))),
@@ -246,6 +261,65 @@ def test_rule_ah_ch_dh_bh_with_rex_raise():
     for text in ("mov ah, sil", "movzx rax, ah", "mov byte ptr [r8], ah"):
         with pytest.raises(x86gen.OperandError):
             x86gen.assemble(text)
+
+
+def test_rule_xchg_forms_encode_exactly_their_form():
+    """A form encodes the instruction it names: the 90+r forms refuse the accumulator itself (90 is NOP, SDM Vol.2
+    XCHG), the r/m forms keep the operand order they are given (iced-x86's encoder: 87 c8 for XCHG_RM32_R32(eax, ecx))."""
+    for fid, ops in (("XCHG_R32_EAX", (eax, eax)), ("XCHG_R16_AX", (ax, ax)), ("XCHG_R64_RAX", (rax, rax))):
+        with pytest.raises(x86gen.OperandError, match="NOP"):
+            x86gen.get_form(fid)(*ops)
+    assert x86gen.get_form("XCHG_RM32_R32")(eax, ecx).hex() == "87c8"   # iced-x86 1.21
+    assert x86gen.get_form("XCHG_R32_EAX")(ecx, eax).hex() == "91"      # iced-x86 1.21
+    assert x86gen.get_form("XCHG_RM16_R16")(ax, ax).hex() == "6687c0"   # iced-x86 1.21
+    assert x86gen.Instruction("xchg", eax, ecx).encode().hex() == "91"  # GNU as 2.40, as encode
+    assert x86gen.Instruction("xchg", ax, ax).form.id == "NOPW"
+    with pytest.raises(x86gen.PrefixError):
+        x86gen.assemble("lock xchg eax, ecx")   # lock needs a memory destination
+
+
+def test_rule_reserved_nops_refuse_the_reg_values_of_other_instructions():
+    """The reserved-NOP space 0F 0D, 0F 18-1F /r (RESERVEDNOP_*): a ModRM.reg value that is another instruction there
+    is refused (`taken=`), the others encode (bytes from iced-x86 1.21's encoder); text `nop r/m, r` is 0F 19 /r."""
+    f = x86gen.get_form
+    assert f("RESERVEDNOP_RM32_R32_0F19")(eax, ecx).hex() == "0f19c8"
+    assert f("RESERVEDNOP_RM64_R64_0F1F")(r9, x86gen.r10).hex() == "4d0f1fd1"          # reg field 2: no nop r/m64 (/0)
+    assert f("RESERVEDNOP_RM16_R16_0F0D")(ax, cx).hex() == "660f0dc8"
+    assert f("RESERVEDNOP_RM32_R32_0F18")(mem(rax, size=d32), x86gen.r12d).hex() == "440f1820"   # /4: no prefetch
+    assert f("RESERVEDNOP_RM16_R16_0F1C")(mem(rax, size=16), ax).hex() == "660f1c00"   # 66: no cldemote (NP 0F 1C /0)
+    assert x86gen.assemble("nop eax, ecx").hex() == "0f19c8"                          # iced-x86 1.21: RESERVEDNOP_RM32_R32_0F19
+    assert x86gen.assemble("nop dword ptr [rax], esp").hex() == "0f1920"
+    for fid, ops, why in (("RESERVEDNOP_RM32_R32_0F1F", (eax, x86gen.r8d), "ModRM.reg 0"),            # 0F 1F /0: nop r/m32
+                          ("RESERVEDNOP_RM32_R32_0F18", (mem(rax, size=d32), ecx), "takes registers whose"),  # prefetcht0
+                          ("RESERVEDNOP_RM64_R64_0F0D", (mem(rax, size=q64), rcx), "takes no memory operand"),   # prefetchw
+                          ("RESERVEDNOP_RM64_R64_0F1C", (mem(rax, size=q64), rax), "0F 1C /0")):               # cldemote
+        with pytest.raises(x86gen.OperandError, match=why):
+            f(fid)(*ops)
+
+
+def test_rule_x87_aliases_encode_as_their_form_and_text_as_the_documented_one():
+    """The undocumented x87 aliases iced-x86 decodes (DC D0+i fcom, DF C8+i fxch, …) are forms of their own (bytes from
+    iced-x86 1.21's encoder); text and encode() keep choosing the documented opcode (GNU as 2.40: fcom st(2) = d8 d2)."""
+    st = x86gen.REGISTERS
+    assert x86gen.get_form("FCOM_ST0_STI_DCD0")(st["st0"], st["st2"]).hex() == "dcd2"
+    assert x86gen.get_form("FXCH_ST0_STI_DFC8")(st["st0"], st["st7"]).hex() == "dfcf"
+    assert x86gen.get_form("FSTP_STI_DFD8")(st["st3"]).hex() == "dfdb"
+    assert x86gen.assemble("fcom st(2)").hex() == "d8d2"
+    assert x86gen.encode("fxch", st["st0"], st["st7"]).hex() == "d9cf"
+
+
+def test_spec_taken_attribute(tmp_path):
+    """`taken=` (the reserved-NOP space) is checked by the loader: a legacy /r form, values 0-7."""
+    from codegen import spec
+    p = tmp_path / "s.yaml"
+    for line, err in (("N:r/m32, N:r32 | 0F 1F /r | taken=8", "expected"), ("N:r/m32 | 0F 1F /0 | taken=0", "/r form"),
+                      ("N:r/m32, N:r32 | 0F 18 /r | taken=m:3-1", "expected")):
+        p.write_text(f"nop:\n  cpuid: MULTIBYTENOP\n  forms:\n  - {line}\n")
+        with pytest.raises(spec.SpecError, match=err):
+            spec.load(str(p))
+    p.write_text("nop:\n  cpuid: MULTIBYTENOP\n  forms:\n  - N:r/m32, N:r32 | 0F 18 /r | id=X taken=m:0-3,6-7\n")
+    (form,) = spec.load(str(p))
+    assert (form.taken_mem, form.taken_reg) == (0b11001111, 0)
 
 
 def test_rule_rsp_is_never_an_index():

@@ -453,11 +453,36 @@ def test_gpr64_whose_width_changes_nothing_is_its_32_bit_one(src, expect, tmp_pa
     ("pcmpestriq xmm1, xmm2, 1", "66480f3a61ca01"),         # GNU as 2.40 (iced: pcmpestri64)
     ("vpcmpestrmq xmm1, xmm2, 1", "c4e3f960ca01"),          # GNU as 2.40
     ("{vex} vpdpbusd xmm1, xmm2, xmm3", "c4e26950cb"),      # GNU as 2.40 (objdump prints AVX-VNNI with {vex})
+    ("prefetch byte ptr [rax]", "0f0d00"),                  # GNU as 2.40 (iced: prefetch_exclusive)
+    ("pcmpestrmq xmm1, xmm2, 1", "66480f3a60ca01"),         # GNU as 2.40 (iced: pcmpestrm64)
+    ("movdir64b rax, [rsi]", "660f38f806"),                 # GNU as 2.40: the destination address in ModRM.reg
+    ("enqcmd rdi, [rsi]", "f20f38f83e"),                    # GNU as 2.40
+    ("enqcmds r9, [r8+0x40]", "f3450f38f84840"),            # GNU as 2.40
+    ("xchg al, cl", "86c8"),                                # GNU as 2.40: two registers, the first in ModRM.rm
+    ("xchg ecx, edx", "87d1"),                              # GNU as 2.40 (llvm-mc 14: 87 ca, the same exchange)
+    ("xchg r15w, word ptr [rip+0x10]", "6644873d10000000"),   # GNU as 2.40: the r/m form, memory first
+    ("lock xchg qword ptr [rax], rcx", "f0488708"),         # GNU as 2.40
+    ("xacquire xchg dword ptr [rax], ecx", "f28708"),       # GNU as 2.40 (xchg with memory needs no lock for HLE)
+    ("fnsavew [rax]", "66dd30"),                            # GNU as 2.40
+    ("frstor [rax]", "dd20"),                               # GNU as 2.40
 ])
 def test_gnu_shorthands_and_spellings(src, expect, tmp_path):
     """GNU as's two-operand shld/shrd, movq as mov, size-less prefetch addresses, pcmpestriq and {vex}."""
     check(src, expect, tmp_path)
     assert x86gen.assemble("x: " + src).hex() == expect
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("prefetch_exclusive byte ptr [rax]", "0f0d00"),        # iced-x86 1.21 prints 0f 0d 00 so (GNU as: prefetch)
+    ("prefetch_reserved byte ptr [r8]", "410f0d00"),        # iced prints 0f 0d /4../7 so and decodes them as PREFETCH, as 0f 0d 00
+    ("movsxd ax, cx", "6663c1"),                            # iced-x86 encoder, MOVSXD_R16_RM16 (GNU as 2.40 refuses it)
+    ("movsxd r9w, word ptr [rax]", "66446308"),             # iced-x86 encoder
+    ("fstpnce st(1)", "d9d9"),                              # iced-x86 encoder, FSTPNCE_STI (undocumented D9 D8+i)
+    ("fstpnce st(2), st", "d9da"),                          # iced's Intel text of it
+])
+def test_iced_spellings(src, expect):
+    """Text only iced-x86 writes (GNU as refuses it): iced's names of prefetch and the 16-bit movsxd."""
+    assert x86gen.assemble(src).hex() == expect
 
 
 def test_vex_pseudo_prefix_needs_a_vex_form():

@@ -76,7 +76,6 @@ KIND_REASONS = {
     "BR16": "16-bit branch (not encodable in 64-bit mode without 0x66)", "BR32": "32-bit branch", "XBEGIN": "xbegin's rel16/rel32",
     "BRDISP": "branch displacement", "FARBR": "far pointer", "IMM4_M2Z": "imm4 of vpermil2ps (/is5)",
     "XMM_IS5": "imm4 of vpermil2ps (/is5)", "YMM_IS5": "imm4 of vpermil2ps (/is5)",
-    "R32_REG_MEM": "register-or-memory in ModRM.reg (not in the spec)", "R64_REG_MEM": "register-or-memory in ModRM.reg (not in the spec)",
 }
 
 
@@ -107,6 +106,8 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
             out.append((f"vm{name[8:10]}{name[10].lower()}", "rm")); continue
         if name == "STI_OPCODE": out.append(("st", "rm")); continue   # D8 C0+i: st(i) in ModRM.rm
         if name in ("CR_REG", "DR_REG"): out.append((name[:2].lower(), "reg")); continue
+        # enqcmd/enqcmds/movdir64b: ModRM.reg holds a destination address (es:[r64]), written as the register
+        if name in ("R32_REG_MEM", "R64_REG_MEM"): out.append((name[:3].lower(), "reg")); continue
         if name == "SEG_REG": out.append(("sreg", "reg")); continue
         if name in ("FS", "GS"): out.append((name.lower(), "fixed")); continue
         if name == "MEM" or (head in _GPR and tail == "OR_MEM"):

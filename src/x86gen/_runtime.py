@@ -89,6 +89,24 @@ _IMPLICIT_SDM = {"movs": "MOVS/MOVSB/MOVSW/MOVSD/MOVSQ", "cmps": "CMPS/CMPSB/CMP
                  "mask": "MASKMOVDQU/MASKMOVQ", "vmas": "MASKMOVDQU"}
 
 
+def _taken_error(fid, args):
+    row = row_of(fid)
+    reg = next(x for o, x in zip(row.operands, args) if o.loc == "reg")
+    rm = next(x for o, x in zip(row.operands, args) if o.loc == "rm")
+    is_mem = hasattr(rm, "base")   # (a Mem has a base, a Reg none)
+    free = [n for n in range(8) if not (row.taken_mem if is_mem else row.taken_reg) >> n & 1]
+    what = "memory" if is_mem else "a register"
+    return OperandError(f"{fid} ({syntax(row)}) {fmt_operands(args)}: ModRM.reg {reg.num & 7} ({reg}) with {what} in ModRM.rm"
+                        f" is another instruction ({row.encoding.split('/')[0].strip()} /{reg.num & 7}; the reserved-NOP opcodes,"
+                        " SDM Vol.2 NOP); " + (f"with {what} this form takes registers whose number's low 3 bits are "
+                                               + "/".join(map(str, free)) if free else f"this form takes no {what} operand"))
+
+
+def _nop_alias_error(fid, args):
+    return OperandError(f"{fid} ({syntax(row_of(fid))}) {fmt_operands(args)}: 90 with the accumulator is NOP, not xchg (SDM Vol.2"
+                        " XCHG: 90H is an alias for NOP); xchg of the accumulator with itself is the r/m form (87 C0)")
+
+
 _DISTINCT = {
     "gather": "the destination, index and mask registers must be three different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD:"
               " #UD if any two are the same)",
@@ -105,4 +123,5 @@ def _distinct_error(fid, args, why):
 HELPERS = {**_BYTES_PACKERS, "_BYTE": _BYTE, "_le16": _le16, "_le32": _le32, "_le64": _le64, "_operand_error": _operand_error,
            "_range_error": _range_error, "_label_error": _label_error, "_moffs_error": _moffs_error, "_high8_error": _high8_error,
            "_distinct_error": _distinct_error, "_load_cs_error": _load_cs_error,
-           "_implicit_error": _implicit_error}
+           "_implicit_error": _implicit_error,
+           "_nop_alias_error": _nop_alias_error, "_taken_error": _taken_error}

@@ -255,6 +255,8 @@ def _modrm_cases(c: _Operands, returns) -> list[str]:
         if len(tiles) > 1:   # AMX: #UD unless the tile registers are all different (SDM Vol.2 TDPBSSD, AMX-E4)
             same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(tiles) for y in tiles[k + 1:])
             out.append(f"{ind}if {same}: raise _distinct_error({c.fid!r}, {c.allargs}, 'tiles')")
+        if c.row.taken_reg:   # ModRM.reg values that are another instruction with a register r/m (the hint-NOP space)
+            out.append(f"{ind}if {c.row.taken_reg} >> ({c.reg}.num & 7) & 1: raise _taken_error({c.fid!r}, {c.allargs})")
         out += returns(ind, a, True, f"0xC0 | {c.reg3} | {a}.lo", "")
     if mem is not None and is_mem is not False:
         kind = ops[i].kind
@@ -268,6 +270,8 @@ def _modrm_cases(c: _Operands, returns) -> list[str]:
             regs = [x for x in (c.reg, c.vvvv) if x] + [f"{a}.index"]
             same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(regs) for y in regs[k + 1:])
             out.append(f"{ind}if {same}: raise _distinct_error({c.fid!r}, {c.allargs}, 'gather')")
+        if c.row.taken_mem:   # and with a memory r/m (0F 18 /0-/3 are the prefetches, 0F 0D /0-/7 too)
+            out.append(f"{ind}if {c.row.taken_mem} >> ({c.reg}.num & 7) & 1: raise _taken_error({c.fid!r}, {c.allargs})")
         out += returns(ind, a, False, f"{a}.modrm | {c.reg3}", f" + {a}.tail")
     if not known: out.append(c.bad(i))
     return out
@@ -310,7 +314,13 @@ def emit_legacy(c: _Operands) -> list[str]:
             return _legacy_returns(c, ind, rbits + [f"{a}.rex"], [opcode, modrm], tail, [x for x in c.r8 if x != a])
         return _modrm_cases(c, returns)
     if c.opc is not None:   # +rb/+rw/+rd/+ro: the register in the opcode's low 3 bits, REX.B above
-        return _legacy_returns(c, "", [f"{c.opc}.rex_b"], [f"{opcode} | {c.opc}.lo"], "", c.r8)
+        body = _legacy_returns(c, "", [f"{c.opc}.rex_b"], [f"{opcode} | {c.opc}.lo"], "", c.r8)
+        if c.row.opcode == 0x90 and c.row.opcode_map == 0:
+            # xchg r, ax/eax/rax (90+r) with the accumulator itself is 90, which is NOP, not an exchange: without REX.B
+            # 90 is NOP whatever the operand size (SDM Vol.2 XCHG: "XCHG (E)AX, (E)AX (encoded instructions 90H) is an
+            # alias for NOP"; in 64-bit mode it does not clear the upper half of rax as xchg eax, eax 87 C0 does)
+            body = [f"if {c.opc}.num == 0: raise _nop_alias_error({c.fid!r}, {c.allargs})"] + body
+        return body
     if c.moffs is not None:
         return _legacy_returns(c, "", [], [opcode], f" + _le64({c.moffs}.disp & 0xFFFFFFFFFFFFFFFF)", c.r8)
     return _legacy_returns(c, "", [], [opcode] + c.fixed_modrm, "", c.r8)

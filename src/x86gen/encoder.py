@@ -33,6 +33,10 @@ MNEMONIC_ALIASES = {
     "xcrypt-ctr": "xcryptctr", "xcrypt-cfb": "xcryptcfb", "xcrypt-ofb": "xcryptofb",
     "xlatb": "xlat",   # (SDM Vol.2 XLAT/XLATB: the operand-less name)
     "pcmpestriq": "pcmpestri64", "pcmpestrmq": "pcmpestrm64", "vpcmpestriq": "vpcmpestri64", "vpcmpestrmq": "vpcmpestrm64",
+    # iced-x86's Intel names of AMD's 0F 0D /0 and of the reserved hints 0F 0D /4-/7, which it decodes as the same
+    # PREFETCH (AMD APM Vol.3 PREFETCH/PREFETCHW: the reserved ModRM.reg values are aliases of PREFETCH); GNU as and
+    # objdump write `prefetch`, which is 0F 0D /0
+    "prefetch_exclusive": "prefetch", "prefetch_reserved": "prefetch",
 }
 for _p in ("set", "cmov"):
     for _a, _b in {"z": "e", "nz": "ne", "c": "b", "nae": "b", "nc": "ae", "nb": "ae", "na": "be", "nbe": "a",
@@ -51,6 +55,35 @@ def canonical(mnemonic: str) -> str:
     if mnemonic in ms: return mnemonic
     target = MNEMONIC_ALIASES.get(mnemonic)
     return target if target in ms else mnemonic
+
+
+# xchg of two registers as GNU as 2.40 encodes it where that is not the form the operands name (SDM Vol.2 XCHG, NOP):
+# the accumulator forms 90+r take the accumulator second, and 90 with the accumulator itself is NOP's opcode
+_XCHG_ACCUMULATOR = {"ax": "XCHG_R16_AX", "eax": "XCHG_R32_EAX", "rax": "XCHG_R64_RAX"}
+_XCHG_SELF_NOP = {"ax": "NOPW", "rax": "NOPD"}   # xchg ax, ax / rax, rax change nothing: 66 90 / 90 (not eax: 87 C0 clears rax[63:32])
+_XCHG_RM = {"r8": "XCHG_RM8_R8", "r16": "XCHG_RM16_R16", "r32": "XCHG_RM32_R32", "r64": "XCHG_RM64_R64"}   # xchg ecx, [rax]
+
+
+def xchg_choice(mnemonic: str, ops: tuple) -> tuple[Form, tuple] | None:
+    """``(form, its operands)`` for ``xchg`` of two registers where GNU as does not encode the form the operands
+    name: ``xchg eax, ecx`` is ``xchg ecx, eax`` (91, the operands exchanged: the same instruction), ``xchg ecx, [rax]``
+    is ``xchg [rax], ecx`` (87 08), ``xchg ax, ax`` is NOPW (66 90) and ``xchg rax, rax`` NOPD (90). None for every
+    other instruction."""
+    if len(ops) != 2 or canonical(mnemonic) != "xchg": return None
+    a, b = ops
+    if not isinstance(a, Reg): return None
+    if isinstance(b, Mem) and b.__class__ is not VsibMem and a.kind in _XCHG_RM and b.size in (0, a.size):
+        return get_form(_XCHG_RM[a.kind]), (b.with_size(a.size), a)   # xchg ecx, [rax]: the r/m form, memory first
+    if not isinstance(b, Reg): return None
+    if a is b and a.name in _XCHG_SELF_NOP: return get_form(_XCHG_SELF_NOP[a.name]), ()
+    if a.name in _XCHG_ACCUMULATOR and b.kind == a.kind and b is not a: return get_form(_XCHG_ACCUMULATOR[a.name]), (b, a)
+    return None
+
+
+def _accumulator_nop(f: Form, ops: tuple) -> bool:
+    """Form ``f`` is xchg's 90+r and ``ops`` give it the accumulator itself, which it refuses (90 is NOP)."""
+    return f.opcode == 0x90 and f.opcode_map == 0 and any(o.loc == "opc" and isinstance(x, Reg) and x.num == 0
+                                                          for o, x in zip(f.operands, ops))
 
 
 def _matches(o, x, movabs: bool = False) -> bool:
@@ -186,6 +219,7 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...],
     movabs = mnemonic == "movabs"
     if movabs: forms = [f for f in forms if _movabs_form(f)]   # mov restricted to moffs and imm64 (GNU as, llvm-mc)
     ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
+    ok = [f for f in ok if not _accumulator_nop(f, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
     if evex_only:
         evex = [f for f in ok if f.encoding_kind == "evex"]
         if ok and not evex:
@@ -280,6 +314,16 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False):
     """(plan, takes ``ip=``) for operands like ``ops`` with signature ``sig``. A plan with a memory operand
     raises `LabelOperand` when that operand names a label (the `Assembler` then records a fixup; `encode`
     raises `LabelContextError`); ``labels`` is accepted for compatibility and changes nothing."""
+    xchg = xchg_choice(mnemonic, ops)
+    if xchg is not None:
+        enc = xchg[0].encode
+        if not xchg[1]: return (lambda a, b: enc()), False
+        if not isinstance(ops[1], Mem): return (lambda a, b: enc(b, a)), False
+        bits = xchg[0].operands[0].mem
+        def swapped(a, b):
+            if b.label is not None: raise LabelOperand
+            return enc(b.with_size(bits), a)
+        return swapped, False
     forms, check = candidates(mnemonic, sig, ops)
     rel = any(f.is_branch for f in forms)
     mem_at = next((i for i, s in enumerate(sig) if s[0] == "m"), None)
@@ -412,6 +456,8 @@ def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
     if mnemonic in STRING_MNEMONICS: mnemonic, ops = string_operands(mnemonic, ops)   # `movsb`: its implied operands
     key = _key(mnemonic, ops)
     if "l" in key[1:]: raise label_error(mnemonic, ops)
+    xchg = xchg_choice(mnemonic, ops)
+    if xchg is not None: return xchg[0]   # (with the operands xchg_choice gives)
     try: forms, check = candidates(mnemonic, key[1:], ops)
     except OperandError:   # no plain form takes them: masked or broadcast operands take the EVEX path (x86gen._evex)
         from ._evex import decorated
@@ -621,5 +667,7 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form
             P.check(legacy, forms[0], mnemonic, ops)   # raises: the first form's reason
             raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form takes {', '.join(sorted(want))}")
     P.check(words, form, mnemonic, ops)
+    xchg = xchg_choice(mn, plain)
+    if xchg is not None and xchg[0] is form: plain = xchg[1]
     body = form(*plain, ip=ip + n) if form.is_branch else form(*plain)
     return P.layout(legacy, form, body, seg), form

@@ -40,6 +40,10 @@ class Instruction:
     def encode(self, ip: int = 0) -> bytes:
         f = self.form
         if self.rc is not None: return f(*self.operands, rc=self.rc)   # (Form.__call__: the EVEX decorations path)
+        if f.mnemonic in ("xchg", "nop"):   # xchg eax, ecx is 91 (xchg ecx, eax), xchg ax, ax 66 90 (encoder.xchg_choice)
+            from .encoder import xchg_choice
+            xchg = xchg_choice(self.mnemonic, self.operands)
+            if xchg is not None: return f.encode(*xchg[1])
         if f.is_branch: return f.encode(*self.operands, ip=ip)
         try: return f.encode(*self.operands)
         except OperandError:

@@ -99,7 +99,8 @@ def check(words: list[str], form, mnemonic: str, ops: tuple) -> None:
                 raise PrefixError(f"{insn}: {w} needs a memory destination (SDM Vol.2 "
                                   + ("LOCK: #UD with a register destination)" if name == "lock" else
                                      "XACQUIRE/XRELEASE: the hints apply to a memory destination only)"))
-            if name != "lock" and "lock" in ok and "lock" not in words:
+            # (xchg with memory is locked anyway and takes the hints without lock: SDM Vol.2 XACQUIRE/XRELEASE)
+            if name != "lock" and "lock" in ok and "lock" not in words and form.mnemonic != "xchg":
                 raise PrefixError(f"{insn}: {w} needs lock on {form.mnemonic} (SDM Vol.2 "
                                   "XACQUIRE/XRELEASE: the hint applies to lock-prefixed instructions and to mov to memory)")
     if "notrack" in words and any(getattr(x, "seg", None) for x in ops):

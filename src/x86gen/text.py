@@ -533,7 +533,7 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
               # the x87 mnemonics with an st(i) form or an implicit st(0) next to a memory operand
               **dict.fromkeys(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp", "fsubr", "fsubrp", "fdiv", "fdivp", "fdivr",
                                "fdivrp", "fcom", "fcomp", "fucom", "fucomp", "fcomi", "fcomip", "fucomi", "fucomip", "fxch",
-                               "fld", "fst", "fstp", "ffree", "ffreep", "fiadd", "fimul", "ficom", "ficomp", "fisub",
+                               "fld", "fst", "fstp", "fstpnce", "ffree", "ffreep", "fiadd", "fimul", "ficom", "ficomp", "fisub",
                                "fisubr", "fidiv", "fidivr", "fild", "fist", "fistp", "fisttp", "fbld", "fbstp",
                                "fcmovb", "fcmove", "fcmovbe", "fcmovu", "fcmovnb", "fcmovne", "fcmovnbe", "fcmovnu"), _x87)}
 

@@ -60,8 +60,9 @@ FLAG_FIELDS = (("read", "rflags_read"), ("written", "rflags_written"), ("cleared
 # enter copies the outer frame pointers from [rbp-8*i] (SDM Vol.2 ENTER, nesting level > 0); umonitor's register
 # is the address of the monitored range (SDM Vol.2 UMONITOR); rmpupdate reads its new entry from [rcx] (AMD APM
 # Vol.3 RMPUPDATE); wrmsrlist/rdmsrlist walk the tables at [rsi] and [rdi] (SDM Vol.2 RDMSRLIST); pbndkb reads [rbx]
-# and writes [rcx] (Intel TSE PBNDKB).
-IMPLICIT_MEMORY: dict[str, set[str] | None] = {"leave": {"rbp"}, "enter": {"rbp"}, "umonitor": None, "rmpupdate": {"rcx"},
+# and writes [rcx] (Intel TSE PBNDKB). leavew/enterw are their 16-bit forms (o16: bp, [rbp] read as a word).
+IMPLICIT_MEMORY: dict[str, set[str] | None] = {"leave": {"rbp"}, "enter": {"rbp"}, "leavew": {"rbp"}, "enterw": {"rbp"},
+                                               "umonitor": None, "rmpupdate": {"rcx"},
                                                "wrmsrlist": {"rsi", "rdi"}, "rdmsrlist": {"rsi", "rdi"}, "pbndkb": {"rbx", "rcx"}}
 SHIFTS = {"rol", "ror", "rcl", "rcr", "shl", "sal", "shr", "sar", "shld", "shrd"}
 GPR8 = ["al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil"] + [f"r{i}b" for i in range(8, 16)]
@@ -198,7 +199,7 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
         bases = {REG_NAMES[u.base].lower() for u in explicit_mem}
         want = IMPLICIT_MEMORY[form.mnemonic] or {x.name for x in ops if hasattr(x, "kind")}
         # (enter reads the outer frame pointers only for a nesting level of 2..31 mod 32)
-        if (not explicit_mem and form.mnemonic != "enter") or not bases <= want:
+        if (not explicit_mem and form.mnemonic not in ("enter", "enterw")) or not bases <= want:
             bad.append(f"{where}: iced's memory accesses based on {sorted(bases)}, expected some based on {sorted(want)}")
     elif explicit_mem:
         bad.append(f"{where}: iced accesses memory {[ACCESS_NAMES[u.access] for u in explicit_mem]} without a memory operand")

@@ -105,9 +105,17 @@ def make_formatter() -> I.Formatter:
 FORMATTER = make_formatter()
 
 
+# iced-x86 names the 16-bit operand-size forms of iret, pushf and popf without a suffix (`iret` for o16 CF, as the
+# SDM's IRET/PUSHF/POPF), while GNU as and objdump (and x86gen's text, which follows GNU) read the bare name as the
+# default operand size of 64-bit mode (CF iretd, 9C pushfq, 9D popfq) and write these forms iretw, pushfw, popfw.
+# The text of these forms is GNU's name, so that the text checks stay about bytes, not about the two tools' names.
+ICED_UNSUFFIXED_16 = {I.Code.IRETW: "iretw", I.Code.PUSHFW: "pushfw", I.Code.POPFW: "popfw"}
+
+
 def intel(ins: I.Instruction) -> str:
-    """Intel-syntax text of ``ins`` (see `make_formatter`)."""
-    return FORMATTER.format(ins)
+    """Intel-syntax text of ``ins`` (see `make_formatter`; `ICED_UNSUFFIXED_16`)."""
+    gnu = ICED_UNSUFFIXED_16.get(ins.code)
+    return FORMATTER.format(ins) if gnu is None else gnu
 
 
 # --- operands --------------------------------------------------------------------------------------

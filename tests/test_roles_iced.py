@@ -64,7 +64,7 @@ FLAG_FIELDS = (("read", "rflags_read"), ("written", "rflags_written"), ("cleared
 # enter copies the outer frame pointers from [rbp-8*i] (SDM Vol.2 ENTER, nesting level > 0); umonitor's register
 # is the address of the monitored range (SDM Vol.2 UMONITOR); rmpupdate reads its new entry from [rcx] (AMD APM
 # Vol.3 RMPUPDATE); wrmsrlist/rdmsrlist walk the tables at [rsi] and [rdi] (SDM Vol.2 RDMSRLIST); pbndkb reads [rbx]
-# and writes [rcx] (Intel TSE PBNDKB).
+# and writes [rcx] (Intel TSE PBNDKB). leavew/enterw are their 16-bit forms (o16: bp, [rbp] read as a word).
 # VIA PadLock (VIA PadLock Programming Guide): the xcrypt* read the control word at [rdx], the key at [rbx], the
 # source at [rsi], the IV at [rax] (not ECB) and write [rdi]; xsha*/ccs_hash hash [rsi] into [rdi]; xstore writes
 # random bytes to [rdi]. The undocumented F3 0F A6 F0/F8 access none.
@@ -72,7 +72,8 @@ _PADLOCK_MEMORY = {
     **{f"xcrypt{m}": {"rax", "rbx", "rdx", "rsi", "rdi"} for m in ("ecb", "cbc", "ctr", "cfb", "ofb")},
     "ccs_encrypt": {"rbx", "rdx", "rsi", "rdi"},
     **{m: {"rsi", "rdi"} for m in ("xsha1", "xsha256", "xsha512", "xsha512_alt", "ccs_hash")}, "xstore": {"rdi"}, "xstore_alt": {"rdi"}}
-IMPLICIT_MEMORY: dict[str, set[str] | None] = {"leave": {"rbp"}, "enter": {"rbp"}, "umonitor": None, "rmpupdate": {"rcx"},
+IMPLICIT_MEMORY: dict[str, set[str] | None] = {"leave": {"rbp"}, "enter": {"rbp"}, "leavew": {"rbp"}, "enterw": {"rbp"},
+                                               "umonitor": None, "rmpupdate": {"rcx"},
                                                "wrmsrlist": {"rsi", "rdi"}, "rdmsrlist": {"rsi", "rdi"}, "pbndkb": {"rbx", "rcx"},
                                                **_PADLOCK_MEMORY}
 # the base register of an implicit memory operand, by its location (isa/README.md): its accesses are the operand's
@@ -230,7 +231,7 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
         bases = {REG_NAMES[u.base].lower() for u in explicit_mem}
         want = IMPLICIT_MEMORY[form.mnemonic] or {x.name for x in ops if hasattr(x, "kind")}
         # (enter reads the outer frame pointers only for a nesting level of 2..31 mod 32)
-        if (not explicit_mem and form.mnemonic != "enter") or not bases <= want:
+        if (not explicit_mem and form.mnemonic not in ("enter", "enterw")) or not bases <= want:
             bad.append(f"{where}: iced's memory accesses based on {sorted(bases)}, expected some based on {sorted(want)}")
     elif explicit_mem:
         bad.append(f"{where}: iced accesses memory {[ACCESS_NAMES[u.access] for u in explicit_mem]} without a memory operand")

@@ -643,6 +643,22 @@ def test_system_registers_as_gnu_as(src, expect, tmp_path):
 
 
 @pytest.mark.parametrize("src, expect", [
+    ("retf", "cb"), ("lret", "cb"), ("retfd", "cb"), ("retfw", "66cb"), ("lretw", "66cb"), ("retfq", "48cb"),
+    ("lretq", "48cb"), ("retf 16", "ca1000"), ("retfw 16", "66ca1000"), ("retfq 0x10", "48ca1000"),   # GNU as 2.40
+    ("iret", "cf"), ("iretd", "cf"), ("iretw", "66cf"), ("iretq", "48cf"),                             # GNU as 2.40
+    ("sysretd", "0f07"), ("sysretq", "480f07"), ("skinit", "0f01de"), ("vmsave", "0f01db"),            # GNU as 2.40
+    ("pushfw", "669c"), ("popfw", "669d"), ("pushw 5", "666a05"), ("pushw -1", "666aff"),              # GNU as 2.40
+    ("pushw 0x1234", "66683412"), ("pushw 0xffff", "666aff"), ("pushw -0x8000", "66680080"),            # GNU as 2.40
+    ("enterw 16, 5", "66c8100005"), ("leavew", "66c9"),                                                # GNU as 2.40
+    ("encodekey128 eax, ecx", "f30f38fac1"), ("encodekey256 r9d, r10d", "f3450f38fbca"),               # GNU as 2.40
+])
+def test_far_returns_and_16_bit_stack_forms_as_gnu_as(src, expect, tmp_path):
+    """retf/lret (GNU as: 32-bit operand size, with a warning), iret (GNU as and objdump: CF, iretd; llvm-mc and
+    iced-x86 read it as the 16-bit form), the 16-bit pushf/popf/push imm/enter/leave, ENCODEKEY128/256."""
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, expect", [
     ("aesdec128kl xmm0, [rax]", "f30f38dd00"),                      # GNU as 2.40
     ("aesenc128kl xmm9, [r12+rax*2+8]", "f3450f38dc4c4408"),        # GNU as 2.40
 ])
@@ -653,12 +669,19 @@ def test_key_locker_handle_as_gnu_as(src, expect, tmp_path):
 
 
 @pytest.mark.parametrize("src, expect", [("data16 push fs", "660fa0"), ("data16 pop gs", "660fa9"), ("mov es, ax", "8ec0"),
-                                         ("sysexit", "0f35")])   # (GNU as 2.40 refuses bare sysexit: ambiguous operand size)
+                                         ("sysexit", "0f35"),   # (GNU as 2.40 refuses bare sysexit: ambiguous operand size)
+                                         ("data16 push 5", "666a05"), ("data16 push 0x1234", "66683412"),
+                                         ("data16 enter 0x10, 5", "66c8100005"), ("data16 leave", "66c9"),
+                                         ("ret far", "cb"), ("data16 ret far", "66cb"), ("data64 ret far", "48cb"),
+                                         ("ret far 0x10", "ca1000"), ("data16 ret far 0x10", "66ca1000"),
+                                         ("data64 ret far 0x10", "48ca1000"), ("sysret", "0f07"), ("iretd", "cf"),
+                                         ("skinit eax", "0f01de"), ("vmload rax", "0f01da")])
 def test_system_registers_as_iced_prints_them(src, expect):
     """iced-x86's Intel text of the expected bytes is the line (`data16 push fs`: objdump and GNU as say pushw fs)."""
     import iced_x86 as I
     f = I.Formatter(I.FormatterSyntax.INTEL)
     f.space_after_operand_separator = True
+    f.hex_prefix, f.hex_suffix = "0x", ""
     assert f.format(I.Decoder(64, bytes.fromhex(expect)).decode()) == src
     assert x86gen.assemble(src).hex() == expect
 
@@ -667,7 +690,8 @@ def test_system_registers_as_iced_prints_them(src, expect):
     "mov cs, ax",          # GNU as 2.40 encodes 8e c8, which is #UD (SDM Vol.2 MOV) and iced decodes as (bad)
     "mov cs, word ptr [rax]", "pop cs",
     "mov ax, es",          # o16 8C /r is not in the table (excluded: llvm-mc 14 reads it as the 32-bit form)
-    "mov cr0, eax", "mov dr0, ax", "pushw 5",   # GNU as 2.40: 66 6a 05 (x86gen has no 16-bit push imm8)
+    "mov cr0, eax", "mov dr0, ax",
+    "pushw 0x10000", "pushw -0x8001",   # 66 68 iw has 16 bits (GNU as 2.40 truncates them: 66 68 00 00, 66 68 ff 7f)
 ])
 def test_system_register_errors(src):
     with pytest.raises(OperandError):
@@ -765,7 +789,7 @@ def test_indirect_branch_through_rip_relative_label(src, expect, tmp_path):
 
 
 @pytest.mark.parametrize("src", ["jmp far 0x10", "call far 0x10", "jmp far ptr [rax]", "jmp FAR 0x10", "jmp fword ptr [rax]",
-                                 "jmp 0x10:0x20", "ljmp 0x10", "ljmp [rax]", "lcall [rax]", "retf", "lret", "nop\njmp far 0x10"])
+                                 "jmp 0x10:0x20", "ljmp 0x10", "ljmp [rax]", "lcall [rax]", "nop\njmp far 0x10"])
 def test_far_branches_are_refused(src):
     """GNU as and llvm-mc refuse `jmp far 0x10` (x86gen gave eb 0e, a near jump); GNU as reads
     `jmp far ptr [rax]` / `ljmp [rax]` as a far jump (ff 28), which x86gen has no form for."""

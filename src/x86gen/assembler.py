@@ -96,6 +96,7 @@ from .text import (
     char_value,
     clip,
     format_operand,
+    iced_sized,
     parse_int,
     parse_operand,
     parse_text_line,
@@ -1251,8 +1252,11 @@ class _Parser:
         if mn in PREFIX_WORDS:   # lock, rep, {vex}, {vex3}, objdump's `ss` …: kept as words of the mnemonic (x86gen.prefixes)
             mn, rest = prefix_words(mn, rest)
             words, _, mn = mn.rpartition(" ")
-        if mn in _PREFIXES: raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
-        if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches and returns are not supported by x86gen")
+        if mn in _PREFIXES or mn == "ret":   # iced-x86's `data16 push 5`, `ret far` (x86gen.text.iced_sized)
+            sized = iced_sized(mn, rest)
+            if sized is not None: mn, rest = sized
+            elif mn != "ret": raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
+        if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches are not supported by x86gen")
         branch = canonical(mn) in BRANCH_MNEMONICS
         self.target = None
         ops = tuple(self.operand(t, branch) for t in _split_args(rest)) if rest else ()

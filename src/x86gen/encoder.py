@@ -32,6 +32,11 @@ MNEMONIC_ALIASES = {
     "xstorerng": "xstore", "xstore-rng": "xstore", "xcrypt-ecb": "xcryptecb", "xcrypt-cbc": "xcryptcbc",
     "xcrypt-ctr": "xcryptctr", "xcrypt-cfb": "xcryptcfb", "xcrypt-ofb": "xcryptofb",
     "xlatb": "xlat",   # (SDM Vol.2 XLAT/XLATB: the operand-less name)
+    # far returns, iret and sysret as GNU as (and objdump, llvm-mc) also name them: retf/lret is the 32-bit operand size
+    # (CB, GNU as's default, with a warning; objdump prints `retf`), lretw/lretq the 16/64-bit ones; `iret` is iretd for
+    # GNU as and objdump (CF; llvm-mc and iced-x86 read it as the 16-bit form, which x86gen spells iretw only);
+    # `sysret` is sysretd (0F 07) for llvm-mc and iced-x86 (GNU as: "ambiguous operand size")
+    "retf": "retfd", "lret": "retfd", "lretw": "retfw", "lretq": "retfq", "iret": "iretd", "sysret": "sysretd",
     "pcmpestriq": "pcmpestri64", "pcmpestrmq": "pcmpestrm64", "vpcmpestriq": "vpcmpestri64", "vpcmpestrmq": "vpcmpestrm64",
     # iced-x86's Intel names of AMD's 0F 0D /0 and of the reserved hints 0F 0D /4-/7, which it decodes as the same
     # PREFETCH (AMD APM Vol.3 PREFETCH/PREFETCHW: the reserved ModRM.reg values are aliases of PREFETCH); GNU as and

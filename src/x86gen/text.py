@@ -215,7 +215,6 @@ def split_line(line: str) -> tuple[str, list[str]]:
     if line[-5:] == "only)" and _X87_ONLY.fullmatch(line): line = line[:line.index("(")]   # objdump: `fneni(8087 only)`
     sp = line.find(" ")
     if sp < 0:
-        if line in _FAR_MNEMONICS: raise AsmSyntaxError(f"{line}: far returns are not supported by x86gen")
         return line, []
     mn, rest = line[:sp], line[sp + 1:]
     if mn == EVEX_PREFIX:   # `{evex} vaddps xmm1, xmm2, xmm3`: GNU as's / llvm-mc's pseudo-prefix, EVEX even where VEX would do
@@ -226,11 +225,10 @@ def split_line(line: str) -> tuple[str, list[str]]:
     if mn in PREFIX_WORDS:
         mn, rest = prefix_words(mn, rest)
         if " " not in mn and not rest: return mn, []
-    elif mn in _PREFIXES:
-        if mn == "data16" and rest.strip() in _DATA16_STACK:   # iced-x86: `data16 push fs` is pushw fs (66 0F A0)
-            mn, _, rest = rest.strip().partition(" ")
-            return mn + "w", [rest]
-        raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
+    elif mn in _PREFIXES or mn == "ret":
+        sized = iced_sized(mn, rest)
+        if sized is not None: return sized[0], sized[1].split(",") if sized[1].strip() else []
+        if mn != "ret": raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
     if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
     return mn, rest.split(",") if rest.strip() else []
 
@@ -283,10 +281,27 @@ def vex_pseudo_prefix(rest: str) -> tuple[str, str]:
 
 # objdump's spelling of the 8087/80287-only control instructions (fneni, fndisi, fnsetpm), which later FPUs ignore
 _X87_ONLY = re.compile(r"(fneni|fndisi|fnsetpm|feni|fdisi|fsetpm)\((?:8087|287) only\)")
-_DATA16_STACK = {"push fs", "push gs", "pop fs", "pop gs"}
-_FAR_MNEMONICS = {"ljmp", "lcall", "lret", "lretq", "retf", "retfq", "jmpf", "callf"}   # GNU as: far jmp/call/ret
+# iced-x86 writes the forms of another operand size than the default with a prefix word: `data16 push fs` (pushw fs,
+# 66 0F A0), `data16 push 5` (pushw 5, 66 6A 05), `data16 enter 0x10, 5`, `data16 leave`, `data16 ret far` (retfw,
+# 66 CB), `data64 ret far 0x10` (retfq, REX.W CA iw): (prefix word, mnemonic) -> the mnemonic GNU as names the form by
+_ICED_SIZED = {("data16", "push"): "pushw", ("data16", "pop"): "popw", ("data16", "enter"): "enterw", ("data16", "leave"): "leavew",
+               ("data16", "ret far"): "retfw", ("data64", "ret far"): "retfq"}
+_FAR_MNEMONICS = {"ljmp", "lcall", "jmpf", "callf"}   # GNU as: far jmp/call
 # prefix words x86gen does not write (yet): an error naming them
-_PREFIXES = {"data16", "data32", "addr32", "rex", "rex.w", "rex64"}
+_PREFIXES = {"data16", "data32", "data64", "addr32", "rex", "rex.w", "rex64"}
+
+
+def iced_sized(word: str, rest: str) -> tuple[str, str] | None:
+    """iced-x86's sized spellings as (mnemonic, operand text): ``data16 push 5`` → ``("pushw", "5")`` (`_ICED_SIZED`),
+    ``ret far 0x10`` → ``("retfd", "0x10")`` (CA iw); None if ``word`` and ``rest`` are none of them."""
+    rest = rest.strip()
+    if word == "ret":
+        if rest[:3] != "far" or rest[3:4] not in ("", " "): return None
+        return "retfd", rest[3:].strip()
+    mn, _, ops = rest.partition(" ")
+    if mn == "ret" and ops[:3] == "far" and ops[3:4] in ("", " "): mn, ops = "ret far", ops[3:]
+    sized = _ICED_SIZED.get((word, mn))
+    return None if sized is None else (sized, ops.strip())
 
 
 def imul_shorthand(mn: str, ops: tuple) -> tuple:
@@ -389,13 +404,14 @@ def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(m
 
 
 # Zero-operand instructions that GNU as (and iced's formatter) also write with their implicit registers as operands
-# (AMD APM Vol.3: VMRUN rAX, INVLPGA rAX, ECX, CLZERO rAX, PVALIDATE rAX, RMPUPDATE rAX, rCX, INVLPGB rAX, ECX, EDX):
+# (AMD APM Vol.3: VMRUN rAX, INVLPGA rAX, ECX, CLZERO rAX, PVALIDATE rAX, RMPUPDATE rAX, rCX, INVLPGB rAX, ECX, EDX,
+# SKINIT EAX):
 # written exactly so (64-bit mode's registers), they are the zero-operand form; other registers are refused as usual.
 # iced writes invlpgb with rax alone.
 IMPLICIT_OPERANDS: dict[str, tuple[tuple[str, ...], ...]] = {
     "vmrun": (("rax",),), "vmload": (("rax",),), "vmsave": (("rax",),), "clzero": (("rax",),),
     "invlpga": (("rax", "ecx"),), "pvalidate": (("rax",),), "rmpupdate": (("rax", "rcx"),),
-    "invlpgb": (("rax", "ecx", "edx"), ("rax",)),
+    "invlpgb": (("rax", "ecx", "edx"), ("rax",)), "skinit": (("eax",),),
 }
 
 
@@ -418,7 +434,7 @@ def _xmm0_third(mn: str, ops: tuple) -> tuple[str, tuple]:
 
 def _stack_word(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``pushw r9w`` / ``popw [rax]`` (GNU as) are push/pop of that 16-bit register or word (66 50+rw, 66 FF /6, ...);
-    pushw/popw themselves are the fs/gs forms (66 0F A0 ...). An immediate stays an error: x86gen has no 16-bit push imm."""
+    pushw/popw themselves are the fs/gs forms (66 0F A0 ...) and, for pushw, the immediates (66 6A ib, 66 68 iw)."""
     if len(ops) == 1:
         x = ops[0]
         if getattr(x, "kind", None) == "r16": return mn[:-1], ops

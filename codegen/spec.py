@@ -98,6 +98,7 @@ class Form:
     shape: int = -1                         # its encoder's shape and constants (codegen/shapes.py, set by codegen/render.py)
     shape_args: tuple = ()
     prefixes: tuple[str, ...] = ()          # prefix words it takes (PREFIX_NAMES), see `form_prefixes`
+    addrsize32: bool = False                # 0x67 address-size prefix (`a32`): a 32-bit implicit address
 
 
 def _err(ctx, field, msg):
@@ -159,7 +160,7 @@ _VEX = re.compile(r"^(VEX|EVEX)\.([A-Z0-9.]+)$")
 def parse_encoding(text: str, ctx) -> dict:
     toks = text.split()
     if not toks: _err(ctx, "encoding", "empty")
-    e = dict(encoding_kind="legacy", opsize16=False, mandatory_prefix=0, w=0, vex_l=None, opcode_map=0, modrm=None,
+    e = dict(encoding_kind="legacy", opsize16=False, addrsize32=False, mandatory_prefix=0, w=0, vex_l=None, opcode_map=0, modrm=None,
              reg_in_opcode=False, imm_widths=[], is4=False, sti=False)
     i = 0
     m = _VEX.match(toks[0])
@@ -180,9 +181,10 @@ def parse_encoding(text: str, ctx) -> dict:
         if not e["opcode_map"]: _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A)")
         i = 1
     else:
-        while i < len(toks) and toks[i] in ("o16", "66", "F2", "F3", "REX.W"):
+        while i < len(toks) and toks[i] in ("o16", "a32", "66", "F2", "F3", "REX.W"):
             t = toks[i]
             if t == "o16": e["opsize16"] = True
+            elif t == "a32": e["addrsize32"] = True   # 0x67: 32-bit addressing (SDM Vol.2 3.6), as iced's opcode strings
             elif t == "REX.W": e["w"] = 1
             else: e["mandatory_prefix"] = PP[t]
             i += 1
@@ -442,7 +444,8 @@ def load(path: str) -> list[Form]:
                               mandatory_prefix=e["mandatory_prefix"], opsize16=e["opsize16"], w=e["w"], vex_l=e["vex_l"],
                               modrm=e["modrm"], reg_in_opcode=e["reg_in_opcode"], imm_widths=tuple(e["imm_widths"]), is4=e["is4"],
                               cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl,
-                              prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), **ev))
+                              prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx),
+                              addrsize32=e["addrsize32"], **ev))
     _check_consistency(forms, path)
     if excluded_node is not None:
         for fid, (fl, _reason) in _parse_excluded(path, *excluded_node).items():
@@ -493,7 +496,7 @@ def _check_consistency(forms: list[Form], path: str) -> None:
                 _err(ctx, "encoding", f"64-bit operand {'needs' if size == 64 else 'must not have'} REX.W")
         # two forms whose bytes could coincide: same opcode fields and the same register/memory shape per operand
         shape = tuple((o.loc, o.reg is not None, o.mem is not None, o.reg if o.loc == "fixed" else None) for o in f.operands)
-        key = (f.encoding_kind, f.opsize16, f.mandatory_prefix, f.w or 0, f.vex_l or 0, f.opcode_map, f.opcode, f.modrm,
+        key = (f.encoding_kind, f.opsize16, f.addrsize32, f.mandatory_prefix, f.w or 0, f.vex_l or 0, f.opcode_map, f.opcode, f.modrm,
                f.reg_in_opcode, shape)
         if key in seen: _err(ctx, "encoding", f"same encoding as {seen[key].id} (line {seen[key].line})")
         seen[key] = f

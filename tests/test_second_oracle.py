@@ -224,6 +224,9 @@ def instance_text(form, ops: tuple, rel: int | None, label: str, length: int = 0
         else: words.append(fmt_int(x))
     if form.mnemonic in GNU_ST_ONLY and len(words) == 2 and form.operands[0].reg == "st0": words = words[1:]
     text = mnemonic + (" " + ", ".join(words) if words else "")
+    # a form with a 32-bit implicit address (0x67): GNU as's `addr32 monitor`; jecxz and `umonitor eax` say it themselves
+    # (GNU as refuses a second addr32 on them: "same type of prefix used twice")
+    if form.addrsize32 and form.mnemonic not in ("jecxz", "umonitor"): text = "addr32 " + text
     return f"{label}: {text}" if rel is not None else text
 
 

@@ -140,7 +140,7 @@ def spec_encoding(code: int) -> str:
             if needs_rex_w(code): out.append("REX.W")
             continue
         if t == "a64": continue   # the default address size of 64-bit mode: no prefix
-        if t == "a32": raise Unsupported("32-bit address size (0x67 prefix)")
+        if t == "a32": out.append("a32"); continue   # 0x67: the form's implicit address is 32-bit (monitor's [eax])
         if t.startswith("VEX."):
             if not any(m in t.split(".") for m in ("0F", "0F38", "0F3A")):
                 raise Unsupported("VEX form without an opcode map (Knights Corner)")

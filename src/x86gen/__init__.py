@@ -30,7 +30,7 @@ from .errors import (
     UnknownMnemonicError,
     UnsupportedRegisterError,
 )
-from .memory import Mem, SegMem, VsibMem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
+from .memory import A32Mem, Mem, SegMem, VsibMem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
 from .registers import *  # noqa: F403
 from .registers import REGISTERS, Reg, gpr, vec
 
@@ -75,7 +75,7 @@ def __getattr__(name: str):
 
 __all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
            "UnsupportedRegisterError", "EvexOnlyRegisterError", "LabelContextError", "LabelError", "SizeLimitError",
-           "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "mem", "byte", "word", "dword", "qword", "xmmword",
-           "ymmword", "zmmword", "Reg", "REGISTERS",
+           "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "A32Mem", "mem", "byte", "word", "dword", "qword",
+           "xmmword", "ymmword", "zmmword", "Reg", "REGISTERS",
            "gpr", "vec", "encode", "select", "select_form", "assemble",
            "Instruction", "Form", "get_form", "forms_of", "all_forms", *REGISTERS]

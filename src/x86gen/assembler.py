@@ -77,7 +77,7 @@ from .errors import (
     fmt_int,
     fmt_value,
 )
-from .memory import SIZE_BITS, Mem, SegMem, size_named
+from .memory import SIZE_BITS, A32Mem, Mem, SegMem, size_named
 from .registers import REGISTERS
 from .text import (
     _FAR_MNEMONICS,
@@ -217,6 +217,9 @@ def _branch_info(mn: str) -> tuple:
     if hit is None:
         lab = Label("x")
         forms, _ = candidates(mn, ("l",), (lab,))
+        # never a form with a 32-bit implicit address (addr32 loop: counts in ecx) or a 16-bit branch (o16: AMD CPUs
+        # truncate rip to 16 bits) unless it is the mnemonic's only kind (jecxz): relaxation must not change the operation
+        forms = [f for f in forms if not (f.addrsize32 or f.opsize16)] or forms
         hit = tuple((f, f.length, *f.imm_ranges(0)[0]) for f in forms)
         _BRANCH_INFO[mn] = hit
     return hit
@@ -491,7 +494,8 @@ class Assembler(AsmMethods):
         key = (mn, *sig)
         plan = _FLAT.get(key)
         if plan is None:
-            if any(x.__class__ is SegMem for x in ops): return self._emit_prefixed(mn, ops)   # fs:[rax]: a segment prefix
+            if any(x.__class__ is SegMem or x.__class__ is A32Mem for x in ops):   # fs:[rax], [eax]: a segment / 0x67 prefix
+                return self._emit_prefixed(mn, ops)
             if mn == "lea" and sig[-1][:5] == "moffs":   # lea r32, [0x80000000]: the low 32 bits (encoder.lea_low_bits)
                 near = lea_low_bits(mn, ops)
                 if near is not None: return self._emit(mn, near)

@@ -12,7 +12,7 @@ import functools
 
 from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
-from .memory import Mem, SegMem, VsibMem
+from .memory import A32Mem, Mem, SegMem, VsibMem
 from .registers import Reg
 
 _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
@@ -83,9 +83,13 @@ def _far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
         " load the address into a register")
 
 
-def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...], bool]:
-    """Forms of ``mnemonic`` that accept operands like ``ops``, best first; and whether any needs a fit check."""
-    key = (mnemonic, *sig)
+def candidates(mnemonic: str, sig: tuple, ops: tuple, addr32: bool = False) -> tuple[tuple[Form, ...], bool]:
+    """Forms of ``mnemonic`` that accept operands like ``ops``, best first; and whether any needs a fit check.
+
+    A form whose implicit address is 32-bit (`Form.addrsize32`: MONITORD, LOOP_REL8_64_ECX) is another operation than
+    its 64-bit twin with the same operands, so it is a candidate only where the mnemonic has no other (jecxz), or with
+    ``addr32`` (the prefix word): then only those forms are."""
+    key = (mnemonic, *sig) if not addr32 else (mnemonic, *sig, "addr32")
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
     # `{evex} vaddps …` (text: `EVEX_PREFIX` + mnemonic): only the EVEX forms, as GNU as and llvm-mc read that pseudo-prefix
@@ -117,6 +121,12 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...],
             raise EvexOnlyRegisterError(f"{mnemonic} {fmt_operands(ops)}: {high} only EVEX encodes (registers 16-31, SDM Vol.2"
                                         f" 2.7.1), and x86gen has no EVEX form of {mnemonic} that takes these operands")
         ok = evex
+    if addr32: ok = [f for f in ok if f.addrsize32]
+    elif ok: ok = [f for f in ok if not f.addrsize32] or ok
+    if not ok and addr32:
+        from .errors import PrefixError
+        raise PrefixError(f"addr32 {mnemonic} {fmt_operands(ops)}: no form of {mnemonic} with a 32-bit implicit address takes"
+                          " these operands (a memory operand gets its 0x67 from 32-bit registers: [eax])")
     if not ok:
         raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
     for i, x in enumerate(ops):
@@ -317,9 +327,10 @@ def _shortest_of(forms: tuple[Form, ...]):
 
 def select(mnemonic: str, *ops, ip: int = 0) -> Form:
     """The form `encode` would use for these operands."""
-    # prefix words (`lock add`) or a segment override: the prefix layer (SegMem is a Mem, so the forms would take it
-    # and drop the override); `SegMem in map(type, ops)` is the cheap test, select() runs it on every call
-    if " " in mnemonic or SegMem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[1]
+    # prefix words (`lock add`), a segment override or a 32-bit address: the prefix layer (SegMem is a Mem, so the
+    # forms would take it and drop the override); `SegMem in map(type, ops)` is the cheap test, select() runs it on
+    # every call
+    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[1]
     key = _key(mnemonic, ops)
     if "l" in key[1:]: raise label_error(mnemonic, ops)
     forms, check = candidates(mnemonic, key[1:], ops)
@@ -394,7 +405,7 @@ _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {s
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    if " " in mnemonic or SegMem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[0]
+    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[0]
     try: key = _key(mnemonic, ops)
     except AttributeError:
         ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)
@@ -452,7 +463,8 @@ def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None,
 
 def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
     """(bytes, form) of an instruction with prefix words (``"lock add"``, ``"rep stosb"``, ``"bnd jmp"``,
-    ``"{vex3} vaddps"``, objdump's ``"ss mov"``) and/or memory operands with a segment override (`SegMem`).
+    ``"{vex3} vaddps"``, objdump's ``"ss mov"``) and/or memory operands with a segment override (`SegMem`) or a 32-bit
+    address (`A32Mem`: the 0x67 prefix).
 
     The form is chosen as without the prefixes, among the forms that take them (``bnd jmp`` takes rel32, not
     rel8); the prefixes are checked (`x86gen.prefixes.check`: `PrefixError` naming instruction, prefix and why)
@@ -466,12 +478,16 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form
         if x.__class__ is SegMem:
             if seg is not None and seg != x.seg: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
             seg, plain[i] = x.seg, x.plain
+    a32 = False
+    for i, x in enumerate(plain):
+        if x.__class__ is A32Mem: a32, plain[i] = True, x.plain   # [ecx]: the 64-bit operand's bytes after 0x67
     plain = tuple(plain)
     for w in words:
         if w in P.SEGMENTS:   # objdump's `ss mov eax, dword ptr [rax]`: the override of the memory operand
             if seg is not None and seg != w: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
             seg = w
-    legacy = [w for w in words if w not in P.SEGMENTS]
+    addr32 = P.ADDR32 in words and not a32   # (with a 32-bit memory operand: its 0x67, nothing more, as GNU as)
+    legacy = [w for w in words if w not in P.SEGMENTS and w != P.ADDR32]
     if seg is not None:
         mems = [x for x in plain if isinstance(x, Mem)]
         if len(mems) != 1:
@@ -479,9 +495,16 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form
         if seg == P.default_segment(mems[0]): seg = None   # the segment it uses anyway: no byte (as GNU as)
     if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
         raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
-    n = (seg is not None or "notrack" in legacy) + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
+    n = (seg is not None or "notrack" in legacy) + a32 + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
     want = {P.SPEC_NAME.get(w, w) for w in legacy if w in P.PREFIX_BYTES}
-    if not want:
+    if addr32:   # the forms with a 32-bit implicit address (a32: their bytes have the 0x67)
+        key = _key(mn, plain)
+        if "l" in key[1:]: raise label_error(mnemonic, ops)
+        ok = [f for f in candidates(mn, key[1:], plain, addr32=True)[0] if want <= P.allowed(f.id)]
+        if not ok: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form of {mn} with a 32-bit address takes {', '.join(want)}")
+        form = next((f for f in ok if f.fits(*plain, ip=ip + n)), None)
+        if form is None: raise range_error(mnemonic, ops, ok)
+    elif not want:
         form = select(mn, *plain, ip=ip + n)
     else:
         key = _key(mn, plain)
@@ -495,4 +518,4 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form
             raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form takes {', '.join(sorted(want))}")
     P.check(words, form, mnemonic, ops)
     body = form(*plain, ip=ip + n) if form.is_branch else form(*plain)
-    return P.layout(legacy, form, body, seg), form
+    return P.layout(legacy, form, body, seg, a32), form

@@ -14,6 +14,7 @@ from ._gen.schema import FORM_FIELDS, OperandRow
 from ._runtime import describe_operand, operand_error
 from ._table import imm_ranges, operand_display, static_length
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
+from .memory import A32Mem
 
 __all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
 
@@ -77,9 +78,17 @@ class Form:
             if len(operands) != len(self.operands): raise operand_error(self.id, operands, 0) from None
             raise
         except OperandError:
+            if A32Mem in map(type, operands): return self._a32(operands, kw)
             ints = int_operands(operands)   # immediates given as bool / numpy integers: retry with ints
             if ints is None: raise
             return self._enc(*ints, **kw)
+
+    def _a32(self, operands: tuple, kw: dict) -> bytes:
+        """The form's bytes for operands with a 32-bit address (`A32Mem`, which its encoder refuses): those of the
+        64-bit address with the address-size prefix 0x67 (SDM Vol.2 3.6), placed as `x86gen.prefixes.layout` does."""
+        from .prefixes import layout
+        plain = tuple(x.plain if x.__class__ is A32Mem else x for x in operands)
+        return layout([], self, self(*plain, **kw), None, True)
 
     def accepts(self, *operands, ip: int = 0) -> bool:
         """True when this form encodes ``operands``: as many as it has, each of a kind it takes (register

@@ -274,7 +274,7 @@ _X87_ONLY = re.compile(r"(fneni|fndisi|fnsetpm|feni|fdisi|fsetpm)\((?:8087|287) 
 _DATA16_STACK = {"push fs", "push gs", "pop fs", "pop gs"}
 _FAR_MNEMONICS = {"ljmp", "lcall", "lret", "lretq", "retf", "retfq", "jmpf", "callf"}   # GNU as: far jmp/call/ret
 # prefix words x86gen does not write (yet): an error naming them
-_PREFIXES = {"data16", "data32", "addr32", "rex", "rex.w", "rex64"}
+_PREFIXES = {"data16", "data32", "rex", "rex.w", "rex64"}
 
 
 def imul_shorthand(mn: str, ops: tuple) -> tuple:
@@ -379,17 +379,26 @@ def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(m
 # Zero-operand instructions that GNU as (and iced's formatter) also write with their implicit registers as operands
 # (AMD APM Vol.3: VMRUN rAX, INVLPGA rAX, ECX, CLZERO rAX, PVALIDATE rAX, RMPUPDATE rAX, rCX, INVLPGB rAX, ECX, EDX):
 # written exactly so (64-bit mode's registers), they are the zero-operand form; other registers are refused as usual.
-# iced writes invlpgb with rax alone.
+# iced writes invlpgb with rax alone. With the address register's 32-bit name (`clzero eax`, iced-x86's and GNU as's
+# spelling of 67 0F 01 FC) they are the form with a 32-bit address, `addr32 clzero` (`IMPLICIT_OPERANDS32`).
 IMPLICIT_OPERANDS: dict[str, tuple[tuple[str, ...], ...]] = {
     "vmrun": (("rax",),), "vmload": (("rax",),), "vmsave": (("rax",),), "clzero": (("rax",),),
     "invlpga": (("rax", "ecx"),), "pvalidate": (("rax",),), "rmpupdate": (("rax", "rcx"),),
-    "invlpgb": (("rax", "ecx", "edx"), ("rax",)),
+    "invlpgb": (("rax", "ecx", "edx"), ("rax",)), "monitor": (("rax", "ecx", "edx"),), "monitorx": (("rax", "ecx", "edx"),),
+}
+IMPLICIT_OPERANDS32: dict[str, tuple[tuple[str, ...], ...]] = {
+    "vmrun": (("eax",),), "vmload": (("eax",),), "vmsave": (("eax",),), "clzero": (("eax",),),
+    "invlpga": (("eax", "ecx"),), "pvalidate": (("eax",),), "invlpgb": (("eax", "ecx", "edx"), ("eax",)),
+    "monitor": (("eax", "ecx", "edx"),), "monitorx": (("eax", "ecx", "edx"),),
 }
 
 
 def _implicit_operands(mn: str, ops: tuple) -> tuple[str, tuple]:
-    """``vmrun rax`` is ``vmrun`` (`IMPLICIT_OPERANDS`)."""
-    if ops and tuple(getattr(x, "name", None) for x in ops) in IMPLICIT_OPERANDS[mn]: return mn, ()
+    """``vmrun rax`` is ``vmrun``, ``vmrun eax`` is ``addr32 vmrun`` (`IMPLICIT_OPERANDS`, `IMPLICIT_OPERANDS32`)."""
+    if ops:
+        names = tuple(getattr(x, "name", None) for x in ops)
+        if names in IMPLICIT_OPERANDS[mn]: return mn, ()
+        if names in IMPLICIT_OPERANDS32.get(mn, ()): return "addr32 " + mn, ()
     return mn, ops
 
 

@@ -37,7 +37,7 @@ EVEX_ATTRS = {"tuple", "mask", "bcst", "rc"}   # only EVEX forms have them (isa/
 # EVEX.L'L; T1S (one scalar element): N = the element size, the memory operand's (4 for m32, 8 for m64).
 TUPLE_TYPES = {"FV", "FVM", "T1S"}
 EVEX_MASKS = {"k1", "k1z"}
-IMM_SIZES = {"ib": 8, "iw": 16, "id": 32, "io": 64, "cb": 8, "cd": 32}
+IMM_SIZES = {"ib": 8, "iw": 16, "id": 32, "io": 64, "cb": 8, "cw": 16, "cd": 32}
 MAPS = {"": 0, "0F": 1, "0F38": 2, "0F3A": 3}
 PP = {"NP": 0, "66": 1, "F3": 2, "F2": 3}
 
@@ -132,7 +132,7 @@ def parse_operand(text: str, ctx) -> Operand:
     elif kind in FIXED_REGS or kind == "1": reg = kind; loc = loc or ("fixed" if kind != "1" else "imm")
     elif re.fullmatch(r"s?imm(8|16|32|64)", kind):
         imm, sext = int(kind.lstrip("s")[3:]), kind.startswith("s")
-    elif re.fullmatch(r"rel(8|32)", kind): imm = int(kind[3:])
+    elif re.fullmatch(r"rel(8|16|32)", kind): imm = int(kind[3:])
     elif re.fullmatch(r"moffs(8|16|32|64)", kind): mem, loc = int(kind[5:]), loc or "moffs"   # 8-byte absolute address after the opcode
     elif re.fullmatch(r"vm(32|64)[xy]", kind): mem = -1   # VSIB: the element size comes from VEX.W (`load`)
     elif kind in ("m", "sibmem"): mem = 0   # sibmem: an address that must have a SIB byte (AMX tile loads/stores)

@@ -127,7 +127,8 @@ FORM_IMM_KINDS = {
     OCK.IMM8SEX16: (8, 16, True), OCK.IMM8SEX32: (8, 32, True), OCK.IMM8SEX64: (8, 64, True),
     OCK.IMM32SEX64: (32, 64, True),
 }
-FORM_BRANCH_KINDS = {OCK.BR64_1: 8, OCK.BR64_4: 32}
+# (xbegin's offsets too: a 64-bit fallback address with either width, SDM Vol.2 XBEGIN)
+FORM_BRANCH_KINDS = {OCK.BR64_1: 8, OCK.BR64_4: 32, OCK.XBEGIN_2: 16, OCK.XBEGIN_4: 32}
 
 
 def signed(value: int, bits: int) -> int:

@@ -74,3 +74,53 @@ def test_addr32_in_assembler():
     a.mov(eax, mem(r12d, size=32))
     a.emit("add", mem("ebx", size=32), 1)
     assert a.assemble().hex(" ") == "67 41 8b 04 24 67 83 03 01"   # iced: 67 41 8b 04 24; 67 83 03 01
+
+
+# The forms whose implicit address is 32-bit (spec `a32`): chosen by addr32 or their 32-bit spelling, never by default.
+# Bytes: GNU as 2.40 (the same as iced-x86's encoder); text at ip 0.
+IMPLICIT = [
+    ("addr32 monitor", "67 0f 01 c8", "MONITORD"), ("monitor eax, ecx, edx", "67 0f 01 c8", "MONITORD"),
+    ("monitor", "0f 01 c8", "MONITORQ"), ("monitor rax, ecx, edx", "0f 01 c8", "MONITORQ"),
+    ("addr32 monitorx", "67 0f 01 fa", "MONITORXD"), ("umonitor eax", "67 f3 0f ae f0", "UMONITOR_R32"),
+    ("umonitor rax", "f3 0f ae f0", "UMONITOR_R64"), ("addr32 clzero", "67 0f 01 fc", "CLZEROD"),
+    ("clzero eax", "67 0f 01 fc", "CLZEROD"), ("clzero", "0f 01 fc", "CLZEROQ"),
+    ("addr32 invlpga", "67 0f 01 df", "INVLPGAD"), ("invlpga eax, ecx", "67 0f 01 df", "INVLPGAD"),
+    ("addr32 invlpgb", "67 0f 01 fe", "INVLPGBD"), ("invlpgb eax, ecx, edx", "67 0f 01 fe", "INVLPGBD"),
+    ("addr32 pvalidate", "67 f2 0f 01 ff", "PVALIDATED"), ("pvalidate eax", "67 f2 0f 01 ff", "PVALIDATED"),
+    ("addr32 vmload", "67 0f 01 da", "VMLOADD"), ("vmload", "0f 01 da", "VMLOADQ"), ("vmload rax", "0f 01 da", "VMLOADQ"),
+    ("addr32 vmrun", "67 0f 01 d8", "VMRUND"), ("addr32 vmsave", "67 0f 01 db", "VMSAVED"), ("vmsave", "0f 01 db", "VMSAVEQ"),
+    ("jecxz 0x10", "67 e3 0d", "JECXZ_REL8_64"), ("jrcxz 0x10", "e3 0e", "JRCXZ_REL8_64"),
+    ("addr32 loop 0x10", "67 e2 0d", "LOOP_REL8_64_ECX"), ("loop 0x10", "e2 0e", "LOOP_REL8_64_RCX"),
+    ("addr32 loope 0x10", "67 e1 0d", "LOOPE_REL8_64_ECX"), ("addr32 loopne 0x10", "67 e0 0d", "LOOPNE_REL8_64_ECX"),
+    ("addr32 mov eax, [ecx]", "67 8b 01", "MOV_R32_RM32"),   # GNU as: the operand's 67 once
+    # xbegin: rel32 unless data16 asks for rel16 (objdump: xbeginw), which is not truncated (SDM Vol.2 XBEGIN)
+    ("xbegin 0x100", "c7 f8 fa 00 00 00", "XBEGIN_REL32"), ("data16 xbegin 0x100", "66 c7 f8 fb 00", "XBEGIN_REL16"),
+    ("xbeginw 0x100", "66 c7 f8 fb 00", "XBEGIN_REL16"),
+]
+
+
+@pytest.mark.parametrize("text, want, form_id", IMPLICIT)
+def test_implicit_address_size_forms(text, want, form_id):
+    assert x86gen.assemble(text).hex(" ") == want
+    mn, ops = x86gen.parse(text)
+    assert x86gen.select(mn, *ops).id == form_id
+
+
+def test_relaxation_never_picks_a32_or_16_bit_branches():
+    # loop out of rel8 reach must not become addr32 loop (3 bytes, the same reach, another count register)
+    with pytest.raises(x86gen.EncodeError):
+        x86gen.encode("loop", 0x1000 + 2 + 128, ip=0x1000)
+    # xbegin to a near label stays rel32 (GNU as), never the 5-byte data16 form
+    assert x86gen.assemble("xbegin 1f\nnop\n1:").hex(" ") == "c7 f8 01 00 00 00 90"
+    assert x86gen.assemble("top:\njecxz top\nloop top").hex(" ") == "67 e3 fd e2 fb"   # GNU as: the same
+
+
+@pytest.mark.parametrize("text, match", [
+    ("addr32 mov eax, dword ptr [rax]", "32-bit implicit address"),   # would silently become [eax]
+    ("data16 mov eax, ecx", "16-bit branch"),
+    ("data16 xbegin 0x100000", "does not fit"),
+    ("clzero ebx", "no form"),
+])
+def test_size_prefix_words_refused(text, match):
+    with pytest.raises(x86gen.EncodeError, match=match):
+        x86gen.assemble(text)

@@ -53,7 +53,8 @@ def cpuid_name(code: int) -> str:
 _GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM": "ymm", "MM": "mm", "K": "k", "TMM": "tmm"}
 _SLOT = {"REG": "reg", "RM": "rm", "VVVV": "vvvv", "OPCODE": "opc", "IS4": "is4"}
 _IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "IMM8SEX16": "simm8", "IMM8SEX32": "simm8",
-        "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32"}
+        "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32",
+        "XBEGIN_2": "rel16", "XBEGIN_4": "rel32"}   # xbegin's fallback offset: not truncated with o16 (SDM Vol.2 XBEGIN)
 _FIXED = {"AL": "al", "CL": "cl", "AX": "ax", "DX": "dx", "EAX": "eax", "RAX": "rax", "ST0": "st0"}
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 384, 512}   # codegen/spec.py's sizes
 BYTE_MEM_SIZES = {14, 28, 94, 108, 512}          # and those it writes in bytes (m14byte: x87 environment, fxsave area)
@@ -66,7 +67,7 @@ KIND_REASONS = {
     "CS": "segment register", "SS": "segment register", "DS": "segment register", "CR_REG": "control register",
     "DR_REG": "debug register", "TR_REG": "test register", "BND": "MPX bound register", "MEM_MPX": "MPX memory operand",
     "MEM_MIB": "MPX memory operand", "R64_OR_MEM_MPX": "MPX memory operand", "MEM_OFFS": "moffs (absolute address) operand",
-    "BR16": "16-bit branch (not encodable in 64-bit mode without 0x66)", "BR32": "32-bit branch", "XBEGIN": "xbegin's rel16/rel32",
+    "BR16": "16-bit branch (not encodable in 64-bit mode without 0x66)", "BR32": "32-bit branch",
     "BRDISP": "branch displacement", "FARBR": "far pointer", "IMM4_M2Z": "imm4 of vpermil2ps (/is5)",
     "XMM_IS5": "imm4 of vpermil2ps (/is5)", "YMM_IS5": "imm4 of vpermil2ps (/is5)",
     "R32_REG_MEM": "register-or-memory in ModRM.reg (not in the spec)", "R64_REG_MEM": "register-or-memory in ModRM.reg (not in the spec)",
@@ -151,7 +152,8 @@ def spec_encoding(code: int) -> str:
         if t.startswith("!(11):") and t.endswith(":bbb") and len(t) == 13:
             out.append(f"/{int(t[6:9], 2)}"); continue
         if t in ("66", "F2", "F3") and not hexes and not any(x.startswith("VEX.") for x in out): out.append(t); continue
-        if t in ("/r", "ib", "iw", "id", "io", "cb", "cd", "/is4", "o16", "REX.W") or (len(t) == 2 and t[0] == "/" and t[1] in "01234567"):
+        if t in ("/r", "ib", "iw", "id", "io", "cb", "cw", "cd", "/is4", "o16", "REX.W") \
+                or (len(t) == 2 and t[0] == "/" and t[1] in "01234567"):
             out.append(t); continue
         if re.fullmatch(r"[0-9A-F]{2}(\+r[bwdo])?", t): hexes.append(t); out.append(t); continue
         if re.fullmatch(r"[0-9A-F]{2}\+i", t): out.append(t); continue   # x87 D8 C0+i (the opcode byte is before it)

@@ -83,13 +83,21 @@ def _far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
         " load the address into a register")
 
 
-def candidates(mnemonic: str, sig: tuple, ops: tuple, addr32: bool = False) -> tuple[tuple[Form, ...], bool]:
+def _sized_kind(f: Form) -> str:
+    """"addr32" for a form with a 32-bit implicit address (MONITORD), "data16" for a 16-bit branch (o16: XBEGIN_REL16),
+    else "": the forms that only their prefix word (or their own spelling) asks for."""
+    return "addr32" if f.addrsize32 else "data16" if f.opsize16 and f.is_branch else ""
+
+
+def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[tuple[Form, ...], bool]:
     """Forms of ``mnemonic`` that accept operands like ``ops``, best first; and whether any needs a fit check.
 
     A form whose implicit address is 32-bit (`Form.addrsize32`: MONITORD, LOOP_REL8_64_ECX) is another operation than
-    its 64-bit twin with the same operands, so it is a candidate only where the mnemonic has no other (jecxz), or with
-    ``addr32`` (the prefix word): then only those forms are."""
-    key = (mnemonic, *sig) if not addr32 else (mnemonic, *sig, "addr32")
+    its 64-bit twin with the same operands, and a 16-bit branch (o16) truncates its target to 16 bits on AMD CPUs
+    (SDM Vol.2 JMP; xbegin's is not truncated, but GNU as writes rel32 for it too): such a form is a candidate only where
+    the mnemonic has no other (jecxz), or with ``sized`` = its prefix word, ``"addr32"`` or ``"data16"``: then only those
+    forms are (`_sized_kind`)."""
+    key = (mnemonic, *sig) if not sized else (mnemonic, *sig, sized)
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
     # `{evex} vaddps …` (text: `EVEX_PREFIX` + mnemonic): only the EVEX forms, as GNU as and llvm-mc read that pseudo-prefix
@@ -121,12 +129,13 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, addr32: bool = False) -> t
             raise EvexOnlyRegisterError(f"{mnemonic} {fmt_operands(ops)}: {high} only EVEX encodes (registers 16-31, SDM Vol.2"
                                         f" 2.7.1), and x86gen has no EVEX form of {mnemonic} that takes these operands")
         ok = evex
-    if addr32: ok = [f for f in ok if f.addrsize32]
-    elif ok: ok = [f for f in ok if not f.addrsize32] or ok
-    if not ok and addr32:
+    if sized: ok = [f for f in ok if _sized_kind(f) == sized]
+    elif ok: ok = [f for f in ok if not _sized_kind(f)] or ok
+    if not ok and sized:
         from .errors import PrefixError
-        raise PrefixError(f"addr32 {mnemonic} {fmt_operands(ops)}: no form of {mnemonic} with a 32-bit implicit address takes"
-                          " these operands (a memory operand gets its 0x67 from 32-bit registers: [eax])")
+        what = ("with a 32-bit implicit address takes these operands (a memory operand gets its 0x67 from 32-bit registers:"
+                " [eax])") if sized == "addr32" else "is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/xbegin)"
+        raise PrefixError(f"{sized} {mnemonic} {fmt_operands(ops)}: no form of {mnemonic} {what}")
     if not ok:
         raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
     for i, x in enumerate(ops):
@@ -486,8 +495,10 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form
         if w in P.SEGMENTS:   # objdump's `ss mov eax, dword ptr [rax]`: the override of the memory operand
             if seg is not None and seg != w: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
             seg = w
-    addr32 = P.ADDR32 in words and not a32   # (with a 32-bit memory operand: its 0x67, nothing more, as GNU as)
-    legacy = [w for w in words if w not in P.SEGMENTS and w != P.ADDR32]
+    # addr32 / data16: the forms with a 32-bit implicit address / the 16-bit branches (with a 32-bit memory operand,
+    # addr32 is its 0x67, nothing more, as GNU as)
+    sized = P.DATA16 if P.DATA16 in words else P.ADDR32 if P.ADDR32 in words and not a32 else ""
+    legacy = [w for w in words if w not in P.SEGMENTS and w not in (P.ADDR32, P.DATA16)]
     if seg is not None:
         mems = [x for x in plain if isinstance(x, Mem)]
         if len(mems) != 1:
@@ -497,10 +508,10 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form
         raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
     n = (seg is not None or "notrack" in legacy) + a32 + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
     want = {P.SPEC_NAME.get(w, w) for w in legacy if w in P.PREFIX_BYTES}
-    if addr32:   # the forms with a 32-bit implicit address (a32: their bytes have the 0x67)
+    if sized:   # the forms with a 32-bit implicit address or a 16-bit branch (their bytes have the 67 / 66)
         key = _key(mn, plain)
         if "l" in key[1:]: raise label_error(mnemonic, ops)
-        ok = [f for f in candidates(mn, key[1:], plain, addr32=True)[0] if want <= P.allowed(f.id)]
+        ok = [f for f in candidates(mn, key[1:], plain, sized)[0] if want <= P.allowed(f.id)]
         if not ok: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form of {mn} with a 32-bit address takes {', '.join(want)}")
         form = next((f for f in ok if f.fits(*plain, ip=ip + n)), None)
         if form is None: raise range_error(mnemonic, ops, ok)

@@ -21,6 +21,7 @@ The legacy prefixes (SDM Vol.2 2.1.1) x86gen writes, as words of the mnemonic (`
   ``mem("ecx", "edx", 2)``, ``[ecx+edx*2]`` or ``[eip+0x10]`` in text (`x86gen.memory.A32Mem`);
 - ``addr32`` chooses the form whose implicit address is 32-bit (``addr32 monitor``: 67 0F 01 C8, ``addr32 loop``:
   the count in ecx); such forms are never chosen without it (or their own spelling: ``jecxz``, ``umonitor eax``);
+  ``data16`` likewise chooses a 16-bit branch (``data16 xbegin``: 66 C7 F8 cw);
 - ``{vex3}``: GNU as's pseudo-prefix for the 3-byte VEX form (C4) where the 2-byte one (C5) would do.
 
 Which forms take which prefix comes from the spec (isa/README.md, ``prefixes``), as the generated table
@@ -48,8 +49,11 @@ PSEUDO = {"{vex3}", "{vex}"}
 # `addr32` (GNU as, objdump, iced-x86): the form with a 32-bit implicit address (0x67; `a32` in the spec: `addr32 monitor`
 # is MONITORD, `addr32 loop` counts in ecx); with a 32-bit memory operand (which has its 0x67) it changes nothing
 ADDR32 = "addr32"
+# `data16` (GNU as, iced-x86): the 16-bit branch (o16: `data16 xbegin` is XBEGIN_REL16, objdump's xbeginw); never
+# chosen without it
+DATA16 = "data16"
 # every word that may stand before a mnemonic (text), segment words included (objdump's `ss mov …`)
-WORDS = frozenset(PREFIX_BYTES) | frozenset(SEGMENTS) | PSEUDO | {ADDR32}
+WORDS = frozenset(PREFIX_BYTES) | frozenset(SEGMENTS) | PSEUDO | {ADDR32, DATA16}
 
 _ALLOWED: dict[str, frozenset[str]] | None = None
 
@@ -88,7 +92,7 @@ def check(words: list[str], form, mnemonic: str, ops: tuple) -> None:
     insn = f"{mnemonic} {fmt_operands(ops)}" if ops else mnemonic
     seen: dict[str, str] = {}
     for w in words:
-        if w in PSEUDO or w == ADDR32: continue
+        if w in PSEUDO or w in (ADDR32, DATA16): continue
         grp = PREFIX_BYTES[w][1] if w in PREFIX_BYTES else "segment"
         if grp in seen:
             raise PrefixError(f"{insn}: prefixes {seen[grp]} and {w} are of the same group "
@@ -96,7 +100,7 @@ def check(words: list[str], form, mnemonic: str, ops: tuple) -> None:
         seen[grp] = w
     ok = allowed(form.id)
     for w in words:
-        if w in PSEUDO or w in SEGMENTS or w == ADDR32: continue
+        if w in PSEUDO or w in SEGMENTS or w in (ADDR32, DATA16): continue
         name = SPEC_NAME.get(w, w)
         if name not in ok:
             raise PrefixError(f"{insn}: {form.id} ({form.syntax}) does not take the {w} prefix: "

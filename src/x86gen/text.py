@@ -223,13 +223,13 @@ def split_line(line: str) -> tuple[str, list[str]]:
         if mn2.startswith("{") or mn2 in _PREFIXES:
             raise AsmSyntaxError(f"{clip(line)}: {EVEX_PREFIX} must precede a mnemonic")
         return EVEX_PREFIX + mn2, ops
+    if mn == "data16" and rest.strip() in _DATA16_STACK:   # iced-x86: `data16 push fs` is pushw fs (66 0F A0)
+        mn, _, rest = rest.strip().partition(" ")
+        return mn + "w", [rest]
     if mn in PREFIX_WORDS:
         mn, rest = prefix_words(mn, rest)
         if " " not in mn and not rest: return mn, []
     elif mn in _PREFIXES:
-        if mn == "data16" and rest.strip() in _DATA16_STACK:   # iced-x86: `data16 push fs` is pushw fs (66 0F A0)
-            mn, _, rest = rest.strip().partition(" ")
-            return mn + "w", [rest]
         raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
     if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
     return mn, rest.split(",") if rest.strip() else []
@@ -274,7 +274,7 @@ _X87_ONLY = re.compile(r"(fneni|fndisi|fnsetpm|feni|fdisi|fsetpm)\((?:8087|287) 
 _DATA16_STACK = {"push fs", "push gs", "pop fs", "pop gs"}
 _FAR_MNEMONICS = {"ljmp", "lcall", "lret", "lretq", "retf", "retfq", "jmpf", "callf"}   # GNU as: far jmp/call/ret
 # prefix words x86gen does not write (yet): an error naming them
-_PREFIXES = {"data16", "data32", "rex", "rex.w", "rex64"}
+_PREFIXES = {"data32", "rex", "rex.w", "rex64"}
 
 
 def imul_shorthand(mn: str, ops: tuple) -> tuple:
@@ -520,7 +520,17 @@ def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
     return name, ops
 
 
-SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fromkeys(XMM0_THIRD, _xmm0_third),
+# objdump's names of the 16-bit branches (GNU as writes them with the data16 prefix): xbeginw is 66 C7 F8 cw
+_W_BRANCHES = {"xbeginw": "xbegin"}
+
+
+def _w_branch(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``xbeginw 0x106`` (objdump) is ``data16 xbegin 0x106`` (`_W_BRANCHES`)."""
+    return "data16 " + _W_BRANCHES[mn], ops
+
+
+SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fromkeys(_W_BRANCHES, _w_branch),
+              **dict.fromkeys(XMM0_THIRD, _xmm0_third),
               "imul": _imul, "mov": _sreg_load, "fwait": _fwait, "sysexitd": _sysexitd, "pushw": _stack_word, "popw": _stack_word,
               "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
               "movsx": _movsx_dword, "shld": _shift_double_cl, "shrd": _shift_double_cl, "movq": _movq_gpr,

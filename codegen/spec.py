@@ -46,7 +46,7 @@ TUPLE_TYPES = {"FV", "HV", "QV", "FVM", "HVM", "QVM", "OVM", "T1S", "T1S8", "T1S
                "T8", "M128", "DUP", "T1_4X"}
 BCST_TUPLES = {"FV", "HV", "QV"}   # the tuple types of forms that broadcast (Table 2-34)
 EVEX_MASKS = {"k1", "k1z"}
-IMM_SIZES = {"ib": 8, "iw": 16, "id": 32, "io": 64, "cb": 8, "cd": 32}
+IMM_SIZES = {"ib": 8, "iw": 16, "id": 32, "io": 64, "cb": 8, "cw": 16, "cd": 32}
 MAPS = {"": 0, "0F": 1, "0F38": 2, "0F3A": 3}
 PP = {"NP": 0, "66": 1, "F3": 2, "F2": 3}
 
@@ -111,6 +111,7 @@ class Form:
     prefixes: tuple[str, ...] = ()          # prefix words it takes (PREFIX_NAMES), see `form_prefixes`
     taken_reg: int = 0                      # ModRM.reg values (bitmask) that are another instruction, register r/m (`taken=`)
     taken_mem: int = 0                      # and with a memory r/m
+    addrsize32: bool = False                # 0x67 address-size prefix (`a32`): a 32-bit implicit address
 
 
 def _err(ctx, field, msg):
@@ -144,7 +145,7 @@ def parse_operand(text: str, ctx) -> Operand:
     elif kind in FIXED_REGS or kind == "1": reg = kind; loc = loc or ("fixed" if kind != "1" else "imm")
     elif re.fullmatch(r"s?imm(8|16|32|64)", kind):
         imm, sext = int(kind.lstrip("s")[3:]), kind.startswith("s")
-    elif re.fullmatch(r"rel(8|32)", kind): imm = int(kind[3:])
+    elif re.fullmatch(r"rel(8|16|32)", kind): imm = int(kind[3:])
     elif re.fullmatch(r"moffs(8|16|32|64)", kind): mem, loc = int(kind[5:]), loc or "moffs"   # 8-byte absolute address after the opcode
     elif re.fullmatch(r"vm(32|64)[xy]", kind): mem = -1   # VSIB: the element size comes from VEX.W (`load`)
     elif kind in ("m", "sibmem"): mem = 0   # sibmem: an address that must have a SIB byte (AMX tile loads/stores)
@@ -174,7 +175,7 @@ _VEX = re.compile(r"^(VEX|EVEX)\.([A-Z0-9.]+)$")
 def parse_encoding(text: str, ctx) -> dict:
     toks = text.split()
     if not toks: _err(ctx, "encoding", "empty")
-    e = dict(encoding_kind="legacy", opsize16=False, mandatory_prefix=0, w=0, vex_l=None, opcode_map=0, modrm=None,
+    e = dict(encoding_kind="legacy", opsize16=False, addrsize32=False, mandatory_prefix=0, w=0, vex_l=None, opcode_map=0, modrm=None,
              reg_in_opcode=False, imm_widths=[], is4=False, sti=False)
     i = 0
     m = _VEX.match(toks[0])
@@ -195,9 +196,10 @@ def parse_encoding(text: str, ctx) -> dict:
         if not e["opcode_map"]: _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A)")
         i = 1
     else:
-        while i < len(toks) and toks[i] in ("o16", "66", "F2", "F3", "REX.W"):
+        while i < len(toks) and toks[i] in ("o16", "a32", "66", "F2", "F3", "REX.W"):
             t = toks[i]
             if t == "o16": e["opsize16"] = True
+            elif t == "a32": e["addrsize32"] = True   # 0x67: 32-bit addressing (SDM Vol.2 3.6), as iced's opcode strings
             elif t == "REX.W": e["w"] = 1
             else: e["mandatory_prefix"] = PP[t]
             i += 1
@@ -507,7 +509,8 @@ def load(path: str) -> list[Form]:
                               mandatory_prefix=e["mandatory_prefix"], opsize16=e["opsize16"], w=e["w"], vex_l=e["vex_l"],
                               modrm=e["modrm"], reg_in_opcode=e["reg_in_opcode"], imm_widths=tuple(e["imm_widths"]), is4=e["is4"],
                               cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl,
-                              prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), mem_role=mem_role, **ev,
+                              prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), mem_role=mem_role,
+                              addrsize32=e["addrsize32"], **ev,
                               **taken_fields(attrs.get("taken"), ops, e, fctx)))
     _check_consistency(forms, path)
     if excluded_node is not None:
@@ -559,7 +562,7 @@ def _check_consistency(forms: list[Form], path: str) -> None:
                 _err(ctx, "encoding", f"64-bit operand {'needs' if size == 64 else 'must not have'} REX.W")
         # two forms whose bytes could coincide: same opcode fields and the same register/memory shape per operand
         shape = tuple((o.loc, o.reg is not None, o.mem is not None, o.reg if o.loc == "fixed" else None) for o in f.operands)
-        key = (f.encoding_kind, f.opsize16, f.mandatory_prefix, f.w or 0, f.vex_l or 0, f.opcode_map, f.opcode, f.modrm,
+        key = (f.encoding_kind, f.opsize16, f.addrsize32, f.mandatory_prefix, f.w or 0, f.vex_l or 0, f.opcode_map, f.opcode, f.modrm,
                f.reg_in_opcode, shape)
         if key in seen: _err(ctx, "encoding", f"same encoding as {seen[key].id} (line {seen[key].line})")
         seen[key] = f

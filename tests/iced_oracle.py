@@ -70,7 +70,8 @@ def reencode_canonical(ins: I.Instruction, ip: int | None = None) -> bytes:
     size it decoded (`[rsp+0x50]` written with a disp32 stays disp32), so the decoded size is reset:
     0 for a zero displacement (iced still writes disp8 0 for rbp/r13), else 1 (iced widens to disp32
     if it does not fit). RIP-relative and base-less operands always have a disp32 and are left alone."""
-    if any(ins.op_kind(i) == I.OpKind.MEMORY for i in range(ins.op_count)) and ins.memory_base not in (I.Register.NONE, I.Register.RIP):
+    if any(ins.op_kind(i) == I.OpKind.MEMORY for i in range(ins.op_count)) \
+            and ins.memory_base not in (I.Register.NONE, I.Register.RIP, I.Register.EIP):
         ins = ins.copy()
         ins.memory_displ_size = 0 if ins.memory_displacement == 0 else 1
     return reencode(ins, ip)
@@ -134,7 +135,8 @@ FORM_IMM_KINDS = {
     OCK.IMM8SEX16: (8, 16, True), OCK.IMM8SEX32: (8, 32, True), OCK.IMM8SEX64: (8, 64, True),
     OCK.IMM32SEX64: (32, 64, True),
 }
-FORM_BRANCH_KINDS = {OCK.BR64_1: 8, OCK.BR64_4: 32}
+# (xbegin's offsets too: a 64-bit fallback address with either width, SDM Vol.2 XBEGIN)
+FORM_BRANCH_KINDS = {OCK.BR64_1: 8, OCK.BR64_4: 32, OCK.XBEGIN_2: 16, OCK.XBEGIN_4: 32}
 
 
 def signed(value: int, bits: int) -> int:
@@ -172,12 +174,24 @@ def memory_bits(ins: I.Instruction) -> int:
     return I.MemorySizeInfo(ins.memory_size).size * 8
 
 
+# the registers of a 32-bit address (the 0x67 prefix in 64-bit mode; SDM Vol.2 3.6): iced reports its displacement as
+# a 32-bit value (`[eax-1]` has memory_displacement 0xffffffff) and an eip-relative one as the 32-bit target
+_ADDR32_REGISTERS = {getattr(I.Register, n) for n in ("EAX", "ECX", "EDX", "EBX", "ESP", "EBP", "ESI", "EDI", "EIP",
+                                                        *(f"R{i}D" for i in range(8, 16)))}
+
+
+def address32(ins: I.Instruction) -> bool:
+    """Is the memory operand's address 32-bit (a 32-bit base or index register, or eip)?"""
+    return ins.memory_base in _ADDR32_REGISTERS or ins.memory_index in _ADDR32_REGISTERS
+
+
 def memory_disp(ins: I.Instruction) -> int:
     """The displacement as written in the instruction: relative to the next instruction for
-    RIP-relative operands (iced reports the absolute target), signed otherwise."""
-    if ins.memory_base == I.Register.RIP:
-        return signed(ins.memory_displacement - ins.next_ip, 64)
-    return signed(ins.memory_displacement, 64)
+    RIP-relative operands (iced reports the absolute target), signed otherwise (in 32 bits for a 32-bit address)."""
+    bits = 32 if address32(ins) else 64
+    if ins.memory_base in (I.Register.RIP, I.Register.EIP):
+        return signed(ins.memory_displacement - ins.next_ip, bits)
+    return signed(ins.memory_displacement, bits)
 
 
 def imm_value(ins: I.Instruction, i: int) -> int:
@@ -284,6 +298,9 @@ def semantics(ins: I.Instruction) -> tuple:
     # (66 87 c0) is what 66 90 (NOPW, "xchg ax, ax" to iced and objdump) does, xchg rax, rax what 90 does (SDM Vol.2 NOP)
     if mnemonic == "xchg" and ops[0] == ops[1] and ops[0][0] == "reg" and x86gen.REGISTERS[ops[0][1]].kind != "r32":
         return ("nop", ())
+    # a form whose implicit address is 32-bit (0x67: MONITORD, LOOP_REL8_64_ECX) is another operation than its 64-bit
+    # twin with the same operands (monitor's address in eax, not rax): its address size is part of what it does
+    if I.OpCodeInfo(ins.code).address_size == 32: ops.append(("address size", 32))
     # SAL (/6) and SHL (/4) are one operation (SDM Vol.2 SAL/SAR/SHL/SHR); GNU as writes both `shl`
     return ("shl" if mnemonic == "sal" else mnemonic, tuple(ops))
 

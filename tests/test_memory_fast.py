@@ -6,7 +6,7 @@ import pytest
 
 from x86gen import ImmediateRangeError, OperandError
 from x86gen.memory import _SHAPES, Mem
-from x86gen.registers import eax, k1, mm1, r9, r12, r13, rax, rbp, rbx, rip, rsp, xmm0, xmm4, ymm12
+from x86gen.registers import eax, eip, esp, k1, mm1, r9, r12, r13, rax, rbp, rbx, rcx, rip, rsp, xmm0, xmm4, ymm12
 
 ATTRS = ("base", "index", "scale", "disp", "size", "label", "sig", "modrm", "tail", "rex", "vxb")
 
@@ -43,9 +43,12 @@ def test_special_case_encodings_cold_and_warm(args, modrm, tail, rex, vxb):
 
 
 @pytest.mark.parametrize("args, exc, message", [
-    ((eax,), OperandError, "memory base must be a 64-bit register or rip, not eax (32-bit addressing"),
+    ((eax, rcx), OperandError, "memory operand mixes 32- and 64-bit address registers (eax and rcx)"),
     ((xmm0,), OperandError, "memory base must be a 64-bit register or rip, not xmm0"),
-    ((rax, eax), OperandError, "memory index must be a 64-bit general register, not eax"),
+    ((rax, eax), OperandError, "memory operand mixes 32- and 64-bit address registers (rax and eax)"),
+    ((rip, eax), OperandError, "mixes 32- and 64-bit address registers (rip and eax)"),
+    ((eip, eax), OperandError, "rip-relative addressing takes no index register"),
+    ((eax, esp), OperandError, "esp cannot be an index register"),
     ((rax, rsp), OperandError, "rsp cannot be an index register"),
     ((rip, rax), OperandError, "rip-relative addressing takes no index register"),
     ((rip, xmm0), OperandError, "rip-relative addressing takes no index register"),

@@ -220,6 +220,10 @@ def test_prefix_without_instruction():
     with pytest.raises(x86gen.EncodeError):
         x86gen.assemble("lock")
     with pytest.raises(x86gen.AsmSyntaxError, match="not supported"):
+        x86gen.assemble("data32 mov eax, dword ptr [rax]")
+    # addr32 chooses a form with a 32-bit implicit address (addr32 monitor); on a 64-bit address it would change the
+    # address GNU as computes to [eax] without saying so: refused (write [eax])
+    with pytest.raises(x86gen.PrefixError, match="32-bit implicit address"):
         x86gen.assemble("addr32 mov eax, dword ptr [rax]")
 
 

@@ -56,7 +56,8 @@ _GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM
         "TMM": "tmm"}
 _SLOT = {"REG": "reg", "RM": "rm", "VVVV": "vvvv", "OPCODE": "opc", "IS4": "is4"}
 _IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "IMM8SEX16": "simm8", "IMM8SEX32": "simm8",
-        "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32"}
+        "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32",
+        "XBEGIN_2": "rel16", "XBEGIN_4": "rel32"}   # xbegin's fallback offset: not truncated with o16 (SDM Vol.2 XBEGIN)
 # implicit memory operands: ds:[rsi] (segment overridable), es:[rdi] (fixed), ds:[rdi] (maskmovdqu), ds:[rbx+al] (xlat)
 _IMPLICIT_MEM = {"SEG_RSI": "rsi", "ES_RDI": "esrdi", "SEG_RDI": "rdi", "SEG_RBX_AL": "rbxal"}
 _FIXED = {"AL": "al", "CL": "cl", "AX": "ax", "DX": "dx", "EAX": "eax", "RAX": "rax", "ST0": "st0"}
@@ -73,7 +74,7 @@ KIND_REASONS = {
     "CS": "segment register", "SS": "segment register", "DS": "segment register", "CR_REG": "control register",
     "DR_REG": "debug register", "TR_REG": "test register", "BND": "MPX bound register", "MEM_MPX": "MPX memory operand",
     "MEM_MIB": "MPX memory operand", "R64_OR_MEM_MPX": "MPX memory operand", "MEM_OFFS": "moffs (absolute address) operand",
-    "BR16": "16-bit branch (not encodable in 64-bit mode without 0x66)", "BR32": "32-bit branch", "XBEGIN": "xbegin's rel16/rel32",
+    "BR16": "16-bit branch (not encodable in 64-bit mode without 0x66)", "BR32": "32-bit branch",
     "BRDISP": "branch displacement", "FARBR": "far pointer", "IMM4_M2Z": "imm4 of vpermil2ps (/is5)",
     "XMM_IS5": "imm4 of vpermil2ps (/is5)", "YMM_IS5": "imm4 of vpermil2ps (/is5)",
 }
@@ -149,7 +150,7 @@ def spec_encoding(code: int) -> str:
             if needs_rex_w(code): out.append("REX.W")
             continue
         if t == "a64": continue   # the default address size of 64-bit mode: no prefix
-        if t == "a32": raise Unsupported("32-bit address size (0x67 prefix)")
+        if t == "a32": out.append("a32"); continue   # 0x67: the form's implicit address is 32-bit (monitor's [eax])
         if t.startswith("VEX."):
             if not any(m in t.split(".") for m in ("0F", "0F38", "0F3A")):
                 raise Unsupported("VEX form without an opcode map (Knights Corner)")
@@ -162,7 +163,8 @@ def spec_encoding(code: int) -> str:
         if t.startswith("!(11):") and t.endswith(":bbb") and len(t) == 13:
             out.append(f"/{int(t[6:9], 2)}"); continue
         if t in ("66", "F2", "F3") and not hexes and not any(x.startswith(("VEX.", "EVEX.")) for x in out): out.append(t); continue
-        if t in ("/r", "ib", "iw", "id", "io", "cb", "cd", "/is4", "o16", "REX.W") or (len(t) == 2 and t[0] == "/" and t[1] in "01234567"):
+        if t in ("/r", "ib", "iw", "id", "io", "cb", "cw", "cd", "/is4", "o16", "REX.W") \
+                or (len(t) == 2 and t[0] == "/" and t[1] in "01234567"):
             out.append(t); continue
         if re.fullmatch(r"[0-9A-F]{2}(\+r[bwdo])?", t): hexes.append(t); out.append(t); continue
         if re.fullmatch(r"[0-9A-F]{2}\+i", t): out.append(t); continue   # x87 D8 C0+i (the opcode byte is before it)

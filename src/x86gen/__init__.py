@@ -32,7 +32,7 @@ from .errors import (
     UnsupportedRegisterError,
 )
 from .evex import RD_SAE, RN_SAE, RU_SAE, RZ_SAE, SAE, Masked, masked
-from .memory import Bcst, Mem, SegMem, VsibMem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
+from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
 from .registers import *  # noqa: F403
 from .registers import REGISTERS, Reg, gpr, vec
 
@@ -77,7 +77,7 @@ def __getattr__(name: str):
 
 __all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
            "UnsupportedRegisterError", "EvexOnlyRegisterError", "EvexOperandError", "LabelContextError", "LabelError", "SizeLimitError",
-           "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "Bcst", "Masked", "masked",
+           "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "A32Mem", "Bcst", "Masked", "masked",
            "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE", "mem", "byte", "word", "dword", "qword", "xmmword",
            "ymmword", "zmmword", "Reg", "REGISTERS",
            "gpr", "vec", "encode", "select", "select_form", "assemble",

@@ -286,7 +286,9 @@ def _legacy_returns(c: _Operands, ind: str, rex_bits: list[str], middle: list[st
     registers that may force (spl…dil) or forbid (ah…bh) a REX prefix (SDM Vol.2 2.2.1)."""
     row = c.row
     imm, tail_s = c.imm_bytes(tail)
-    head = [f"{b:#04x}" for b in ([0x66] if row.opsize16 else []) + list(PP_BYTE[row.mandatory_prefix])]
+    # 66 (o16), then 67 (a32, SDM Vol.2 3.6), then the mandatory prefix: iced-x86's order (x86gen.prefixes.layout)
+    head = [f"{b:#04x}" for b in ([0x66] if row.opsize16 else []) + ([0x67] if row.addrsize32 else [])
+            + list(PP_BYTE[row.mandatory_prefix])]
     body = [f"{b:#04x}" for b in MAP_BYTES[row.opcode_map]] + middle + imm
     bits = rex_bits + [f"{x}.rex8" for x in r8]
     w = row.w

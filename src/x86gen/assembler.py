@@ -80,7 +80,7 @@ from .errors import (
     fmt_value,
 )
 from .evex import Masked, Rounding
-from .memory import SIZE_BITS, Bcst, Mem, SegMem, size_named
+from .memory import SIZE_BITS, A32Mem, Bcst, Mem, SegMem, size_named
 from .registers import REGISTERS
 from .text import (
     _FAR_MNEMONICS,
@@ -222,6 +222,9 @@ def _branch_info(mn: str) -> tuple:
     if hit is None:
         lab = Label("x")
         forms, _ = candidates(mn, ("l",), (lab,))
+        # never a form with a 32-bit implicit address (addr32 loop: counts in ecx) or a 16-bit branch (o16: AMD CPUs
+        # truncate rip to 16 bits) unless it is the mnemonic's only kind (jecxz): relaxation must not change the operation
+        forms = [f for f in forms if not (f.addrsize32 or f.opsize16)] or forms
         hit = tuple((f, f.length, *f.imm_ranges(0)[0]) for f in forms)
         _BRANCH_INFO[mn] = hit
     return hit
@@ -500,7 +503,8 @@ class Assembler(AsmMethods):
         plan = _FLAT.get(key)
         if plan is None:
             if any(x.__class__ in _DECORATED for x in ops): return self._emit_evex(mn, ops, None)   # {k1}, {z}, {1toN}
-            if any(x.__class__ is SegMem for x in ops): return self._emit_prefixed(mn, ops)   # fs:[rax]: a segment prefix
+            if any(x.__class__ is SegMem or x.__class__ is A32Mem for x in ops):   # fs:[rax], [eax]: a segment / 0x67 prefix
+                return self._emit_prefixed(mn, ops)
             if mn in STRING_MNEMONICS:   # `movsb`, `lodsb byte ptr [rsi]`: the form's name and operands
                 m2, filled = string_operands(mn, ops)
                 if m2 is not mn or filled is not ops: return self._emit(m2, filled)

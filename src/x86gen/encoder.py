@@ -12,7 +12,7 @@ import functools
 
 from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
-from .memory import Bcst, Mem, SegMem, VsibMem
+from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
 from .registers import Reg
 
 _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
@@ -209,9 +209,21 @@ def _far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
         " load the address into a register")
 
 
-def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...], bool]:
-    """Forms of ``mnemonic`` that accept operands like ``ops``, best first; and whether any needs a fit check."""
-    key = (mnemonic, *sig)
+def _sized_kind(f: Form) -> str:
+    """"addr32" for a form with a 32-bit implicit address (MONITORD), "data16" for a 16-bit branch (o16: XBEGIN_REL16),
+    else "": the forms that only their prefix word (or their own spelling) asks for."""
+    return "addr32" if f.addrsize32 else "data16" if f.opsize16 and f.is_branch else ""
+
+
+def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[tuple[Form, ...], bool]:
+    """Forms of ``mnemonic`` that accept operands like ``ops``, best first; and whether any needs a fit check.
+
+    A form whose implicit address is 32-bit (`Form.addrsize32`: MONITORD, LOOP_REL8_64_ECX) is another operation than
+    its 64-bit twin with the same operands, and a 16-bit branch (o16) truncates its target to 16 bits on AMD CPUs
+    (SDM Vol.2 JMP; xbegin's is not truncated, but GNU as writes rel32 for it too): such a form is a candidate only where
+    the mnemonic has no other (jecxz), or with ``sized`` = its prefix word, ``"addr32"`` or ``"data16"``: then only those
+    forms are (`_sized_kind`)."""
+    key = (mnemonic, *sig) if not sized else (mnemonic, *sig, sized)
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
     # `{evex} vaddps …` (text: `EVEX_PREFIX` + mnemonic): only the EVEX forms, as GNU as and llvm-mc read that pseudo-prefix
@@ -244,6 +256,13 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple) -> tuple[tuple[Form, ...],
             raise EvexOnlyRegisterError(f"{mnemonic} {fmt_operands(ops)}: {high} only EVEX encodes (registers 16-31, SDM Vol.2"
                                         f" 2.7.1), and x86gen has no EVEX form of {mnemonic} that takes these operands")
         ok = evex
+    if sized: ok = [f for f in ok if _sized_kind(f) == sized]
+    elif ok: ok = [f for f in ok if not _sized_kind(f)] or ok
+    if not ok and sized:
+        from .errors import PrefixError
+        what = ("with a 32-bit implicit address takes these operands (a memory operand gets its 0x67 from 32-bit registers:"
+                " [eax])") if sized == "addr32" else "is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/xbegin)"
+        raise PrefixError(f"{sized} {mnemonic} {fmt_operands(ops)}: no form of {mnemonic} {what}")
     if not ok:
         raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
     for i, x in enumerate(ops):
@@ -455,9 +474,9 @@ def _shortest_of(forms: tuple[Form, ...]):
 def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
     """The form `encode` would use for these operands (and rounding ``rc``, see `encode`)."""
     if rc is not None: return _evex_choose(mnemonic, ops, rc, ip)
-    # prefix words (`lock add`) or a segment override: the prefix layer (SegMem is a Mem, so the forms would take it
+    # prefix words (`lock add`), a segment override or a 32-bit address: the prefix layer (SegMem is a Mem, so the forms would take it
     # and drop the override); `SegMem in map(type, ops)` is the cheap test, select() runs it on every call
-    if " " in mnemonic or SegMem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[1]
+    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[1]
     if mnemonic in STRING_MNEMONICS: mnemonic, ops = string_operands(mnemonic, ops)   # `movsb`: its implied operands
     key = _key(mnemonic, ops)
     if "l" in key[1:]: raise label_error(mnemonic, ops)
@@ -543,7 +562,7 @@ _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {s
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    if " " in mnemonic or SegMem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[0]
+    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[0]
     if mnemonic in STRING_MNEMONICS:   # `movsb`, `lods eax, dword ptr [rsi]`: the form's name and operands
         mn, filled = string_operands(mnemonic, ops)
         if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
@@ -641,7 +660,8 @@ def _segment(mnemonic: str, ops: tuple, words: list[str]) -> tuple[str | None, t
 
 def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
     """(bytes, form) of an instruction with prefix words (``"lock add"``, ``"rep stosb"``, ``"bnd jmp"``,
-    ``"{vex3} vaddps"``, objdump's ``"ss mov"``) and/or memory operands with a segment override (`SegMem`).
+    ``"{vex3} vaddps"``, objdump's ``"ss mov"``) and/or memory operands with a segment override (`SegMem`) or a 32-bit
+    address (`A32Mem`: the 0x67 prefix).
 
     The form is chosen as without the prefixes, among the forms that take them (``bnd jmp`` takes rel32, not
     rel8); the prefixes are checked (`x86gen.prefixes.check`: `PrefixError` naming instruction, prefix and why)
@@ -649,17 +669,29 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form
     from . import prefixes as P
     from .errors import PrefixError
     words, mn = P.split_words(mnemonic)
-    legacy = [w for w in words if w not in P.SEGMENTS]
     if mn in STRING_MNEMONICS:   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`
         mn, ops = string_operands(mn, ops)
         plain, seg = _string_segments(mn, ops, [w for w in words if w in P.SEGMENTS], mnemonic)
     else:
         seg, plain = _segment(mnemonic, ops, words)
+    a32 = A32Mem in map(type, plain)
+    if a32: plain = tuple(x.plain if x.__class__ is A32Mem else x for x in plain)   # [ecx]: the 64-bit operand's bytes after 0x67
+    # addr32 / data16: the forms with a 32-bit implicit address / the 16-bit branches (with a 32-bit memory operand,
+    # addr32 is its 0x67, nothing more, as GNU as)
+    sized = P.DATA16 if P.DATA16 in words else P.ADDR32 if P.ADDR32 in words and not a32 else ""
+    legacy = [w for w in words if w not in P.SEGMENTS and w not in (P.ADDR32, P.DATA16)]
     if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
         raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
-    n = (seg is not None or "notrack" in legacy) + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
+    n = (seg is not None or "notrack" in legacy) + a32 + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
     want = {P.SPEC_NAME.get(w, w) for w in legacy if w in P.PREFIX_BYTES}
-    if not want:
+    if sized:   # the forms with a 32-bit implicit address or a 16-bit branch (their bytes have the 67 / 66)
+        key = _key(mn, plain)
+        if "l" in key[1:]: raise label_error(mnemonic, ops)
+        ok = [f for f in candidates(mn, key[1:], plain, sized)[0] if want <= P.allowed(f.id)]
+        if not ok: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form of {mn} with a 32-bit address takes {', '.join(want)}")
+        form = next((f for f in ok if f.fits(*plain, ip=ip + n)), None)
+        if form is None: raise range_error(mnemonic, ops, ok)
+    elif not want:
         form = select(mn, *plain, ip=ip + n)
     else:
         key = _key(mn, plain)
@@ -675,4 +707,4 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form
     xchg = xchg_choice(mn, plain)
     if xchg is not None and xchg[0] is form: plain = xchg[1]
     body = form(*plain, ip=ip + n) if form.is_branch else form(*plain)
-    return P.layout(legacy, form, body, seg), form
+    return P.layout(legacy, form, body, seg, a32), form

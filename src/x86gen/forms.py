@@ -14,6 +14,7 @@ from ._gen.schema import FORM_FIELDS
 from ._runtime import describe_operand, operand_error
 from ._table import Operand, imm_ranges, static_length
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
+from .memory import A32Mem
 
 __all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
 
@@ -74,9 +75,17 @@ class Form:
         except OperandError:
             from ._evex import decorated, encode_form
             if decorated(operands): return encode_form(self, operands, None, **kw)   # masks, broadcast (the slow path)
+            if A32Mem in map(type, operands): return self._a32(operands, kw)
             ints = int_operands(operands)   # immediates given as bool / numpy integers: retry with ints
             if ints is None: raise
             return self._enc(*ints, **kw)
+
+    def _a32(self, operands: tuple, kw: dict) -> bytes:
+        """The form's bytes for operands with a 32-bit address (`A32Mem`, which its encoder refuses): those of the
+        64-bit address with the address-size prefix 0x67 (SDM Vol.2 3.6), placed as `x86gen.prefixes.layout` does."""
+        from .prefixes import layout
+        plain = tuple(x.plain if x.__class__ is A32Mem else x for x in operands)
+        return layout([], self, self(*plain, **kw), None, True)
 
     def accepts(self, *operands, ip: int = 0, rc: int | None = None) -> bool:
         """True when this form encodes ``operands``: as many as it has, each of a kind it takes (register

@@ -15,7 +15,7 @@ import operator
 from struct import Struct
 
 from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_value
-from .registers import REGISTERS, Gpr64, Reg, Rip, Xmm, Ymm
+from .registers import REGISTERS, Gpr32, Gpr64, Reg, Rip, Xmm, Ymm
 
 # Operand sizes in bits and their Intel size keywords. The x87 environment and state images have the
 # keywords of iced-x86's Intel formatter (`fldenv fpuenv14 ptr [rsi]`): 14/28 bytes for fldenv/fnstenv
@@ -34,19 +34,47 @@ _SIGS = {bits: f"m{bits}" for bits in MEMORY_SIZES}     # Mem.sig by size, for s
 _DISP8 = tuple(bytes((b,)) for b in range(256))         # the disp8 byte, by disp & 0xFF
 _pack_disp32 = Struct("<i").pack                        # little-endian signed disp32
 
-# (base, index, scale) -> (modrm0, tail0, modrm8, prefix, modrm32, rex, vxb, vsib), filled by `_shape`:
+# (base, index, scale) -> (modrm0, tail0, modrm8, prefix, modrm32, rex, vxb, vsib, a32), filled by `_shape`:
 # ModRM (mod/rm bits) and tail for disp = 0, or None when that still needs a displacement;
 # ModRM for a disp8, or None when there is no disp8 form; the bytes before the displacement
 # (the SIB byte, if any); ModRM for a disp32; the REX.X/B bits; the inverted VEX X̄/B̄ bits;
-# None, or the signature prefix "mx"/"my" of a VSIB operand (an xmm/ymm index register).
+# None, or the signature prefix "mx"/"my" of a VSIB operand (an xmm/ymm index register); True for a 32-bit
+# address (`A32Mem`: 32-bit base/index registers or eip, the 0x67 prefix).
 _SHAPES: dict[tuple, tuple] = {}
+_EIP = REGISTERS["eip"]
+_RIP = REGISTERS["rip"]
+
+
+def _shape32(base, index, scale) -> tuple:
+    """`_shape` of a 32-bit address (a 32-bit base or index register, or eip): the same ModRM, SIB and displacement as
+    the 64-bit registers of the same numbers, with the address-size prefix 0x67 (SDM Vol.2 2.1.1 group 4, 3.6: in
+    64-bit mode 0x67 selects 32-bit addressing; Table 2-2's special cases are those of 64-bit addressing, 2.2.1.3).
+    Every register of the address must be 32-bit: an address has one address size."""
+    def wide(r):   # a register of a 64-bit address: refused with the reason
+        return r is not None and (r.__class__ is Gpr64 or r is _RIP)
+    if wide(base) or wide(index):
+        parts = " and ".join(r.name for r in (base, index) if r is not None)
+        raise OperandError(f"memory operand mixes 32- and 64-bit address registers ({parts}): an address is either 64-bit"
+                           " or 32-bit (the 0x67 prefix; SDM Vol.2 3.6 address-size attribute), all its registers of that size")
+    if base is not None and base is not _EIP and base.__class__ is not Gpr32:
+        raise OperandError(f"memory base must be a 32-bit register or eip in a 32-bit address, not {fmt_value(base)}")
+    if index is not None and index.__class__ is Gpr32:
+        if index.num == 4:
+            raise OperandError("esp cannot be an index register (SIB.index=100 means no index; SDM Vol.2 Table 2-3)")
+        index64 = REGISTERS[index.name].sized(64)
+    else: index64 = index
+    base64 = None if base is None else _RIP if base is _EIP else base.sized(64)
+    shape = (*(_SHAPES.get((base64, index64, scale)) or _shape(base64, index64, scale))[:8], True)
+    _SHAPES[base, index, scale] = shape
+    return shape
 
 
 def _shape(base, index, scale) -> tuple:
     """Check a ``(base, index, scale)`` and compute its entry in `_SHAPES` (first use only)."""
+    if base is _EIP or base.__class__ is Gpr32 or index.__class__ is Gpr32: return _shape32(base, index, scale)
     if base is not None and base.__class__ not in (Gpr64, Rip):
-        raise OperandError(f"memory base must be a 64-bit register or rip, not {fmt_value(base)}"
-                           + (" (32-bit addressing is not supported)" if getattr(base, "kind", None) == "r32" else ""))
+        raise OperandError(f"memory base must be a 64-bit register or rip, not {fmt_value(base)} (or, in a 32-bit address, a"
+                           " 32-bit register or eip)")
     vsib = None
     if index is not None:
         if index.__class__ in (Xmm, Ymm):
@@ -55,7 +83,7 @@ def _shape(base, index, scale) -> tuple:
             vsib = "mx" if index.__class__ is Xmm else "my"
         elif index.__class__ is not Gpr64:
             raise OperandError(f"memory index must be a 64-bit general register, not {fmt_value(index)} (or an xmm/ymm"
-                               " register: the VSIB operand of a gather)")
+                               " register: the VSIB operand of a gather; a 32-bit one in a 32-bit address)")
         elif index.num == 4:
             raise OperandError("rsp cannot be an index register (SIB.index=100 means no index; SDM Vol.2 Table 2-3)")
         if base is not None and base.__class__ is Rip:
@@ -76,10 +104,10 @@ def _shape(base, index, scale) -> tuple:
         # [index*scale + disp32] or absolute [disp32]: SIB with base = 101 and mod = 00 (no base).
         # An absolute [disp32] needs this SIB form (rm = 100, base = 101, index = 100) too,
         # because the short rm = 101 form is RIP-relative.
-        shape = (None, None, None, bytes((sib | 0b101,)), 0b00_000_100, rex, vxb, vsib)
+        shape = (None, None, None, bytes((sib | 0b101,)), 0b00_000_100, rex, vxb, vsib, False)
     elif not is_reg:
         # [rip + disp32]: mod = 00, rm = 101; disp counted from the end of the instruction.
-        shape = (None, None, None, b"", 0b00_000_101, rex, vxb, vsib)
+        shape = (None, None, None, b"", 0b00_000_101, rex, vxb, vsib, False)
     else:
         # ModRM.rm = 100 does not name rsp/r12 but says "a SIB byte follows", so an rsp/r12 base
         # always needs a SIB byte (with SIB.index = 100, "no index").
@@ -90,7 +118,7 @@ def _shape(base, index, scale) -> tuple:
         # an explicit disp8 of 0: it has no mod = 00 form.
         if base.lo == 0b101: modrm0, tail0 = None, None
         else: modrm0, tail0 = 0b00 << 6 | rm, prefix
-        shape = (modrm0, tail0, 0b01 << 6 | rm, prefix, 0b10 << 6 | rm, rex, vxb, vsib)
+        shape = (modrm0, tail0, 0b01 << 6 | rm, prefix, 0b10 << 6 | rm, rex, vxb, vsib, False)
     _SHAPES[base, index, scale] = shape
     return shape
 
@@ -154,9 +182,9 @@ class Mem:
         if disp.__class__ is not int: disp = _integer(disp, "displacement")
         if size.__class__ is not int: size = _integer(size, "size")
         try:
-            modrm0, tail0, modrm8, prefix, modrm32, rex, vxb, vsib = _SHAPES[base, index, scale]
+            modrm0, tail0, modrm8, prefix, modrm32, rex, vxb, vsib, a32 = _SHAPES[base, index, scale]
         except (KeyError, TypeError):       # first use of this combination (or not one at all)
-            modrm0, tail0, modrm8, prefix, modrm32, rex, vxb, vsib = _shape(base, index, scale)
+            modrm0, tail0, modrm8, prefix, modrm32, rex, vxb, vsib, a32 = _shape(base, index, scale)
         if not disp and tail0 is not None:
             modrm, tail = modrm0, tail0
         elif modrm8 is not None and -128 <= disp <= 127:
@@ -174,6 +202,9 @@ class Mem:
         elif vsib is not None:   # a vector index: a VsibMem, which only the VSIB forms take ("mx32": xmm index, dword)
             sig = vsib + sig[1:]
             self.__class__ = VsibMem
+        if a32:   # a 32-bit address: an A32Mem, which the forms take through the prefix layer ("a32:m32")
+            sig = "a32:" + sig
+            self.__class__ = A32Mem
         self.base = base
         self.index = index
         self.scale = scale
@@ -360,6 +391,34 @@ class Bcst(Mem):
 def _evex_error(msg: str) -> OperandError:
     from .errors import EvexOperandError
     return EvexOperandError(msg)
+
+
+class A32Mem(Mem):
+    """A memory operand with a 32-bit address: 32-bit base/index registers or eip, ``dword ptr [ecx+edx*2]``,
+    ``[eip+0x10]`` (`Mem` and `mem` make one whenever the registers are 32-bit). In 64-bit mode the address-size
+    prefix 0x67 selects 32-bit addressing: the CPU computes the address in 32 bits and zero-extends it (SDM Vol.2
+    2.1.1 group 4 and 3.6 "address-size attribute"); ModRM, SIB and displacement are those of the 64-bit registers
+    with the same numbers (SDM Vol.2 Table 2-2 and 2.2.1.3, with REX.B/X for r8d-r15d). Its signature
+    (``"a32:m32"``) is its own, so the per-signature encoders of plain operands never take it; `x86gen.encode`, the
+    `Assembler` and a form called directly encode the `plain` operand and put 0x67 before it, after a 16-bit form's
+    operand-size prefix 66 and before F2/F3, a mandatory prefix, REX, VEX and EVEX, as iced-x86 writes it. All
+    registers of an address have one size: mixing 32- and 64-bit ones is an `OperandError`."""
+
+    __slots__ = ()
+
+    @property
+    def kind(self) -> str: return self.sig
+
+    @property
+    def plain(self) -> Mem:
+        """The same operand with the 64-bit registers of the same numbers (rip for eip): the bytes without 0x67."""
+        b, i = self.base, self.index
+        m = object.__new__(VsibMem if i.__class__ in (Xmm, Ymm) else Mem)
+        for k in Mem.__slots__: setattr(m, k, getattr(self, k))   # the same bytes (a with_disp32 or with_sib one too)
+        m.base = None if b is None else _RIP if b is _EIP else b.sized(64)
+        if i is not None and i.__class__ is Gpr32: m.index = i.sized(64)
+        m.sig = self.sig[4:]
+        return m
 
 
 class VsibMem(Mem):

@@ -17,11 +17,16 @@ The legacy prefixes (SDM Vol.2 2.1.1) x86gen writes, as words of the mnemonic (`
   ``qword ptr fs:0x28``, or the prefix word objdump prints (``ss mov eax, dword ptr [rax]``). An override
   that names the operand's default segment (SS with an rbp/rsp base, DS otherwise; SDM Vol.1 3.7.4) is left
   out, as GNU as leaves it out;
+- the address-size prefix 67 (SDM Vol.2 2.1.1 group 4, 3.6) is a property of the memory operand too: a 32-bit address,
+  ``mem("ecx", "edx", 2)``, ``[ecx+edx*2]`` or ``[eip+0x10]`` in text (`x86gen.memory.A32Mem`);
+- ``addr32`` chooses the form whose implicit address is 32-bit (``addr32 monitor``: 67 0F 01 C8, ``addr32 loop``:
+  the count in ecx); such forms are never chosen without it (or their own spelling: ``jecxz``, ``umonitor eax``);
+  ``data16`` likewise chooses a 16-bit branch (``data16 xbegin``: 66 C7 F8 cw);
 - ``{vex3}``: GNU as's pseudo-prefix for the 3-byte VEX form (C4) where the 2-byte one (C5) would do.
 
 Which forms take which prefix comes from the spec (isa/README.md, ``prefixes``), as the generated table
 `x86gen._gen.prefixes`. Order of the bytes: as iced-x86's encoder writes them: segment, F0, 66 (operand size),
-F2/F3, then the form's own mandatory prefix and REX/VEX. GNU as writes the same bytes, in another order
+67 (address size), F2/F3, then the form's own mandatory prefix and REX/VEX. GNU as writes the same bytes, in another order
 where two of F0, 66 and F2/F3 meet (66 F0 for ``lock`` on a 16-bit form, F2 F0 for ``xacquire lock``); the
 CPU reads the legacy prefixes in any order (SDM Vol.2 2.1.1).
 """
@@ -41,8 +46,14 @@ PREFIX_BYTES: dict[str, tuple[int, str]] = {
 # the words the spec writes (isa/README.md, `prefixes`): rep stands for rep/repe/repz, repne for repne/repnz
 SPEC_NAME = {"repe": "rep", "repz": "rep", "repnz": "repne"}
 PSEUDO = {"{vex3}", "{vex}"}
+# `addr32` (GNU as, objdump, iced-x86): the form with a 32-bit implicit address (0x67; `a32` in the spec: `addr32 monitor`
+# is MONITORD, `addr32 loop` counts in ecx); with a 32-bit memory operand (which has its 0x67) it changes nothing
+ADDR32 = "addr32"
+# `data16` (GNU as, iced-x86): the 16-bit branch (o16: `data16 xbegin` is XBEGIN_REL16, objdump's xbeginw); never
+# chosen without it
+DATA16 = "data16"
 # every word that may stand before a mnemonic (text), segment words included (objdump's `ss mov …`)
-WORDS = frozenset(PREFIX_BYTES) | frozenset(SEGMENTS) | PSEUDO
+WORDS = frozenset(PREFIX_BYTES) | frozenset(SEGMENTS) | PSEUDO | {ADDR32, DATA16}
 
 _ALLOWED: dict[str, frozenset[str]] | None = None
 
@@ -81,7 +92,7 @@ def check(words: list[str], form, mnemonic: str, ops: tuple) -> None:
     insn = f"{mnemonic} {fmt_operands(ops)}" if ops else mnemonic
     seen: dict[str, str] = {}
     for w in words:
-        if w in PSEUDO: continue
+        if w in PSEUDO or w in (ADDR32, DATA16): continue
         grp = PREFIX_BYTES[w][1] if w in PREFIX_BYTES else "segment"
         if grp in seen:
             raise PrefixError(f"{insn}: prefixes {seen[grp]} and {w} are of the same group "
@@ -89,7 +100,7 @@ def check(words: list[str], form, mnemonic: str, ops: tuple) -> None:
         seen[grp] = w
     ok = allowed(form.id)
     for w in words:
-        if w in PSEUDO or w in SEGMENTS: continue
+        if w in PSEUDO or w in SEGMENTS or w in (ADDR32, DATA16): continue
         name = SPEC_NAME.get(w, w)
         if name not in ok:
             raise PrefixError(f"{insn}: {form.id} ({form.syntax}) does not take the {w} prefix: "
@@ -116,15 +127,17 @@ def _why(w: str, form, ok: frozenset[str]) -> str:
     return f"notrack goes on indirect call/jmp; {takes}"
 
 
-def layout(words: list[str], form, body: bytes, segment: str | None) -> bytes:
+def layout(words: list[str], form, body: bytes, segment: str | None, a32: bool = False) -> bytes:
     """The instruction's bytes: ``body`` (the form's bytes) with the prefixes in iced-x86's order: segment (or
-    notrack's 3E), F0, the form's 66 (o16), F2/F3, then the rest of ``body``."""
+    notrack's 3E), F0, the form's 66 (o16), 67 (``a32``: a 32-bit address, `x86gen.memory.A32Mem`), F2/F3, then the
+    rest of ``body`` (a mandatory prefix, REX, VEX/EVEX, opcode)."""
     head = bytearray()
     if segment is not None: head.append(SEGMENTS[segment])
     elif "notrack" in words: head.append(0x3E)
     if "lock" in words: head.append(0xF0)
     rep = [PREFIX_BYTES[w][0] for w in words if w in PREFIX_BYTES and PREFIX_BYTES[w][1] == "rep"]
-    if rep and form.opsize16 and body[:1] == b"\x66": head.append(0x66); body = body[1:]
+    if (rep or a32) and form.opsize16 and body[:1] == b"\x66": head.append(0x66); body = body[1:]
+    if a32: head.append(0x67)
     head += bytes(rep)
     if "{vex3}" in words: body = vex3(body, form)
     return bytes(head) + body

@@ -233,6 +233,9 @@ for _i in (0, 2, 3, 4, 8):
 for _i in range(8):
     REGISTERS[f"dr{_i}"] = DrReg(f"dr{_i}", _i, 64)
 REGISTERS["rip"] = Rip("rip", 5, 64)
+# eip: the base of a 32-bit RIP-relative address (`[eip+disp32]`, with the 0x67 prefix: the instruction pointer's low
+# 32 bits plus disp32, zero-extended; SDM Vol.2 2.2.1.6), a `memory.A32Mem`
+REGISTERS["eip"] = Rip("eip", 5, 32)
 # Aliases accepted on input: r8l … r15l (Intel's spelling of r8b … r15b).
 ALIASES = {f"r{i}l": REGISTERS[f"r{i}b"] for i in range(8, 16)}
 

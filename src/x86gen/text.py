@@ -222,13 +222,14 @@ def split_line(line: str) -> tuple[str, list[str]]:
         if mn2.startswith("{") or mn2 in _PREFIXES:
             raise AsmSyntaxError(f"{clip(line)}: {EVEX_PREFIX} must precede a mnemonic")
         return EVEX_PREFIX + mn2, ops
+    if mn in _SIZED_WORDS:   # iced-x86's `data16 push 5`, `ret far`: sized mnemonics (pushw, retfd)
+        sized = iced_sized(mn, rest)
+        if sized is not None: return sized[0], sized[1].split(",") if sized[1].strip() else []
     if mn in PREFIX_WORDS:
         mn, rest = prefix_words(mn, rest)
         if " " not in mn and not rest: return mn, []
-    elif mn in _PREFIXES or mn == "ret":
-        sized = iced_sized(mn, rest)
-        if sized is not None: return sized[0], sized[1].split(",") if sized[1].strip() else []
-        if mn != "ret": raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
+    elif mn in _PREFIXES:
+        raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
     if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
     return mn, rest.split(",") if rest.strip() else []
 
@@ -288,7 +289,10 @@ _ICED_SIZED = {("data16", "push"): "pushw", ("data16", "pop"): "popw", ("data16"
                ("data16", "ret far"): "retfw", ("data64", "ret far"): "retfq"}
 _FAR_MNEMONICS = {"ljmp", "lcall", "jmpf", "callf"}   # GNU as: far jmp/call
 # prefix words x86gen does not write (yet): an error naming them
-_PREFIXES = {"data16", "data32", "data64", "addr32", "rex", "rex.w", "rex64"}
+_PREFIXES = {"data32", "data64", "rex", "rex.w", "rex64"}
+
+
+_SIZED_WORDS = frozenset(("data16", "data64", "ret"))
 
 
 def iced_sized(word: str, rest: str) -> tuple[str, str] | None:
@@ -407,17 +411,27 @@ def _imul(mn: str, ops: tuple) -> tuple[str, tuple]: return mn, imul_shorthand(m
 # (AMD APM Vol.3: VMRUN rAX, INVLPGA rAX, ECX, CLZERO rAX, PVALIDATE rAX, RMPUPDATE rAX, rCX, INVLPGB rAX, ECX, EDX,
 # SKINIT EAX):
 # written exactly so (64-bit mode's registers), they are the zero-operand form; other registers are refused as usual.
-# iced writes invlpgb with rax alone.
+# iced writes invlpgb with rax alone. With the address register's 32-bit name (`clzero eax`, iced-x86's and GNU as's
+# spelling of 67 0F 01 FC) they are the form with a 32-bit address, `addr32 clzero` (`IMPLICIT_OPERANDS32`).
 IMPLICIT_OPERANDS: dict[str, tuple[tuple[str, ...], ...]] = {
     "vmrun": (("rax",),), "vmload": (("rax",),), "vmsave": (("rax",),), "clzero": (("rax",),),
     "invlpga": (("rax", "ecx"),), "pvalidate": (("rax",),), "rmpupdate": (("rax", "rcx"),),
     "invlpgb": (("rax", "ecx", "edx"), ("rax",)), "skinit": (("eax",),),
+    "monitor": (("rax", "ecx", "edx"),), "monitorx": (("rax", "ecx", "edx"),),
+}
+IMPLICIT_OPERANDS32: dict[str, tuple[tuple[str, ...], ...]] = {
+    "vmrun": (("eax",),), "vmload": (("eax",),), "vmsave": (("eax",),), "clzero": (("eax",),),
+    "invlpga": (("eax", "ecx"),), "pvalidate": (("eax",),), "invlpgb": (("eax", "ecx", "edx"), ("eax",)),
+    "monitor": (("eax", "ecx", "edx"),), "monitorx": (("eax", "ecx", "edx"),),
 }
 
 
 def _implicit_operands(mn: str, ops: tuple) -> tuple[str, tuple]:
-    """``vmrun rax`` is ``vmrun`` (`IMPLICIT_OPERANDS`)."""
-    if ops and tuple(getattr(x, "name", None) for x in ops) in IMPLICIT_OPERANDS[mn]: return mn, ()
+    """``vmrun rax`` is ``vmrun``, ``vmrun eax`` is ``addr32 vmrun`` (`IMPLICIT_OPERANDS`, `IMPLICIT_OPERANDS32`)."""
+    if ops:
+        names = tuple(getattr(x, "name", None) for x in ops)
+        if names in IMPLICIT_OPERANDS[mn]: return mn, ()
+        if names in IMPLICIT_OPERANDS32.get(mn, ()): return "addr32 " + mn, ()
     return mn, ops
 
 
@@ -539,7 +553,17 @@ def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
     return name, ops
 
 
-SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fromkeys(XMM0_THIRD, _xmm0_third),
+# objdump's names of the 16-bit branches (GNU as writes them with the data16 prefix): xbeginw is 66 C7 F8 cw
+_W_BRANCHES = {"xbeginw": "xbegin"}
+
+
+def _w_branch(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``xbeginw 0x106`` (objdump) is ``data16 xbegin 0x106`` (`_W_BRANCHES`)."""
+    return "data16 " + _W_BRANCHES[mn], ops
+
+
+SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fromkeys(_W_BRANCHES, _w_branch),
+              **dict.fromkeys(XMM0_THIRD, _xmm0_third),
               "imul": _imul, "mov": _sreg_load, "fwait": _fwait, "sysexitd": _sysexitd, "pushw": _stack_word, "popw": _stack_word,
               "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
               "movsx": _movsx_dword, "shld": _shift_double_cl, "shrd": _shift_double_cl, "movq": _movq_gpr,

@@ -1,0 +1,126 @@
+"""32-bit addresses in 64-bit mode: the address-size prefix 0x67 (SDM Vol.2 2.1.1 group 4, 3.6 "address-size
+attribute"), as `x86gen.A32Mem`. Expected bytes are iced-x86's encoder's (its prefix order: segment, F0, 66, 67, F2/F3,
+then a mandatory prefix, REX, VEX/EVEX); GNU as 2.40 (``as --64 -msyntax=intel -mnaked-reg``) writes the same bytes,
+with 67 first where it meets 66 or F0 (the CPU reads legacy prefixes in any order, SDM Vol.2 2.1.1); its bytes are in
+the comments."""
+from __future__ import annotations
+
+import pytest
+
+import x86gen
+from x86gen import A32Mem, Mem, OperandError, mem
+from x86gen.registers import eax, ecx, eip, r12d, rax, rcx
+
+# (text, iced's bytes)   # GNU as's bytes where they differ in order
+CASES = [
+    ("mov eax, dword ptr [ecx+edx*2]", "67 8b 04 51"),
+    ("mov eax, dword ptr [ebp]", "67 8b 45 00"),                # ebp base: no mod=00 form, disp8 0 (Table 2-2)
+    ("mov eax, dword ptr [r13d]", "67 41 8b 45 00"),            # r13d likewise, with REX.B
+    ("mov eax, dword ptr [esp]", "67 8b 04 24"),                # esp base: a SIB byte (Table 2-3)
+    ("mov eax, dword ptr [r12d+0x10]", "67 41 8b 44 24 10"),    # r12d likewise
+    ("mov eax, dword ptr [ecx*4+0x100]", "67 8b 04 8d 00 01 00 00"),   # no base: SIB base=101, disp32
+    ("mov eax, dword ptr [r13d+r12d*8-1]", "67 43 8b 44 e5 ff"),
+    ("lea rax, [eip+0x10]", "67 48 8d 05 10 00 00 00"),         # eip-relative
+    ("mov word ptr [eax], 1", "66 67 c7 00 01 00"),             # GNU as: 67 66 c7 00 01 00
+    ("lock add word ptr [eax], ax", "f0 66 67 01 00"),          # GNU as: 67 66 f0 01 00
+    ("add dword ptr fs:[eax+ecx*2], eax", "64 67 01 04 48"),
+    ("movdqa xmm0, xmmword ptr [eax]", "67 66 0f 6f 00"),       # 67 before the mandatory 66
+    ("addsd xmm8, qword ptr [r8d]", "67 f2 45 0f 58 00"),
+    ("vaddps ymm0, ymm1, ymmword ptr [r13d]", "67 c4 c1 74 58 45 00"),   # 67 before VEX
+    ("vaddps zmm0, zmm0, zmmword ptr [eax+0x40]", "67 62 f1 7c 48 58 40 01"),   # before EVEX; disp8*64
+    ("vgatherdps xmm0, dword ptr [eax+xmm1*4], xmm2", "67 c4 e2 69 92 04 88"),   # a VSIB address with a 32-bit base
+    ("mov rax, qword ptr [ebp+esi*1+0x80]", "67 48 8b 84 35 80 00 00 00"),
+]
+
+
+@pytest.mark.parametrize("text, want", CASES)
+def test_addr32_bytes(text, want):
+    assert x86gen.assemble(text).hex(" ") == want
+    mn, ops = x86gen.parse(text)
+    assert any(isinstance(x, A32Mem) or isinstance(getattr(x, "plain", None), A32Mem) for x in ops)   # (or a SegMem of one)
+    assert x86gen.encode(mn, *ops).hex(" ") == want
+    if " " not in mn and not any(x.__class__ is x86gen.SegMem for x in ops):   # the form called directly
+        assert x86gen.select(mn, *ops)(*ops).hex(" ") == want
+
+
+def test_addr32_operand():
+    m = mem("ecx", "edx", 2, 8, size=32)
+    assert isinstance(m, A32Mem) and m.sig == "a32:m32" and str(m) == "dword ptr [ecx+edx*2+0x8]"
+    assert m.plain == Mem(rcx, x86gen.REGISTERS["rdx"], 2, 8, 32) and m.plain.__class__ is Mem
+    assert mem(eip, disp=-4).plain.base is x86gen.REGISTERS["rip"]
+    assert isinstance(m.with_size(64), A32Mem) and isinstance(m.with_disp32(), A32Mem)
+    assert x86gen.encode("mov", eax, m.with_disp32()).hex(" ") == "67 8b 84 51 08 00 00 00"   # iced: mod=10, disp32
+
+
+@pytest.mark.parametrize("base, index", [(eax, rcx), (rax, ecx), (eip, rcx), (x86gen.REGISTERS["rip"], ecx)])
+def test_addr32_mixed_sizes_refused(base, index):
+    with pytest.raises(OperandError, match="mixes 32- and 64-bit address registers"):
+        Mem(base, index, 2)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("mov eax, dword ptr [eax+rcx]", "mixes 32- and 64-bit address registers"),
+    ("mov eax, dword ptr [rax+ecx*4]", "mixes 32- and 64-bit address registers"),
+    ("mov eax, dword ptr [eax+esp]", "esp cannot be an index register"),
+    ("mov eax, dword ptr [eip+eax]", "memory operand"),
+])
+def test_addr32_text_errors(text, match):
+    with pytest.raises(x86gen.EncodeError, match=match):
+        x86gen.assemble(text)
+
+
+def test_addr32_in_assembler():
+    a = x86gen.Assembler()
+    a.mov(eax, mem(r12d, size=32))
+    a.emit("add", mem("ebx", size=32), 1)
+    assert a.assemble().hex(" ") == "67 41 8b 04 24 67 83 03 01"   # iced: 67 41 8b 04 24; 67 83 03 01
+
+
+# The forms whose implicit address is 32-bit (spec `a32`): chosen by addr32 or their 32-bit spelling, never by default.
+# Bytes: GNU as 2.40 (the same as iced-x86's encoder); text at ip 0.
+IMPLICIT = [
+    ("addr32 monitor", "67 0f 01 c8", "MONITORD"), ("monitor eax, ecx, edx", "67 0f 01 c8", "MONITORD"),
+    ("monitor", "0f 01 c8", "MONITORQ"), ("monitor rax, ecx, edx", "0f 01 c8", "MONITORQ"),
+    ("addr32 monitorx", "67 0f 01 fa", "MONITORXD"), ("umonitor eax", "67 f3 0f ae f0", "UMONITOR_R32"),
+    ("umonitor rax", "f3 0f ae f0", "UMONITOR_R64"), ("addr32 clzero", "67 0f 01 fc", "CLZEROD"),
+    ("clzero eax", "67 0f 01 fc", "CLZEROD"), ("clzero", "0f 01 fc", "CLZEROQ"),
+    ("addr32 invlpga", "67 0f 01 df", "INVLPGAD"), ("invlpga eax, ecx", "67 0f 01 df", "INVLPGAD"),
+    ("addr32 invlpgb", "67 0f 01 fe", "INVLPGBD"), ("invlpgb eax, ecx, edx", "67 0f 01 fe", "INVLPGBD"),
+    ("addr32 pvalidate", "67 f2 0f 01 ff", "PVALIDATED"), ("pvalidate eax", "67 f2 0f 01 ff", "PVALIDATED"),
+    ("addr32 vmload", "67 0f 01 da", "VMLOADD"), ("vmload", "0f 01 da", "VMLOADQ"), ("vmload rax", "0f 01 da", "VMLOADQ"),
+    ("addr32 vmrun", "67 0f 01 d8", "VMRUND"), ("addr32 vmsave", "67 0f 01 db", "VMSAVED"), ("vmsave", "0f 01 db", "VMSAVEQ"),
+    ("jecxz 0x10", "67 e3 0d", "JECXZ_REL8_64"), ("jrcxz 0x10", "e3 0e", "JRCXZ_REL8_64"),
+    ("addr32 loop 0x10", "67 e2 0d", "LOOP_REL8_64_ECX"), ("loop 0x10", "e2 0e", "LOOP_REL8_64_RCX"),
+    ("addr32 loope 0x10", "67 e1 0d", "LOOPE_REL8_64_ECX"), ("addr32 loopne 0x10", "67 e0 0d", "LOOPNE_REL8_64_ECX"),
+    ("addr32 mov eax, [ecx]", "67 8b 01", "MOV_R32_RM32"),   # GNU as: the operand's 67 once
+    # xbegin: rel32 unless data16 asks for rel16 (objdump: xbeginw), which is not truncated (SDM Vol.2 XBEGIN)
+    ("xbegin 0x100", "c7 f8 fa 00 00 00", "XBEGIN_REL32"), ("data16 xbegin 0x100", "66 c7 f8 fb 00", "XBEGIN_REL16"),
+    ("xbeginw 0x100", "66 c7 f8 fb 00", "XBEGIN_REL16"),
+]
+
+
+@pytest.mark.parametrize("text, want, form_id", IMPLICIT)
+def test_implicit_address_size_forms(text, want, form_id):
+    assert x86gen.assemble(text).hex(" ") == want
+    mn, ops = x86gen.parse(text)
+    assert x86gen.select(mn, *ops).id == form_id
+
+
+def test_relaxation_never_picks_a32_or_16_bit_branches():
+    # loop out of rel8 reach must not become addr32 loop (3 bytes, the same reach, another count register)
+    with pytest.raises(x86gen.EncodeError):
+        x86gen.encode("loop", 0x1000 + 2 + 128, ip=0x1000)
+    # xbegin to a near label stays rel32 (GNU as), never the 5-byte data16 form
+    assert x86gen.assemble("xbegin 1f\nnop\n1:").hex(" ") == "c7 f8 01 00 00 00 90"
+    assert x86gen.assemble("top:\njecxz top\nloop top").hex(" ") == "67 e3 fd e2 fb"   # GNU as: the same
+
+
+@pytest.mark.parametrize("text, match", [
+    ("addr32 mov eax, dword ptr [rax]", "32-bit implicit address"),   # would silently become [eax]
+    ("data16 mov eax, ecx", "16-bit branch"),
+    ("data16 xbegin 0x100000", "does not fit"),
+    ("clzero ebx", "no form"),
+])
+def test_size_prefix_words_refused(text, match):
+    with pytest.raises(x86gen.EncodeError, match=match):
+        x86gen.assemble(text)

@@ -150,7 +150,9 @@ def _default_operands(f):
         if o.loc == "fixed": ops.append(R[o.reg])
         elif o.kind == "1" or o.imm is not None: ops.append(1)
         elif o.reg is not None: ops.append(next(r for r in R.values() if r.kind == o.reg and r.num == 1))
-        else: ops.append(x86gen.Mem(R["rax"], None, 1, 0, o.mem or 0))
+        else:   # (a string instruction's implicit operand is at its register: [rdi] for maskmovdqu)
+            base = {"rsi": "rsi", "rdi": "rdi", "esrdi": "rdi", "rbxal": "rbx"}.get(o.loc, "rax")
+            ops.append(x86gen.Mem(R[base], None, 1, 0, o.mem or 0))
     return ops
 
 

@@ -282,7 +282,8 @@ def test_segment_override_on_every_memory_form_like_iced():
     rng = random.Random(10)
     bad, n = [], 0
     for form, ops in _every_form_instances(2):
-        i = next((k for k, x in enumerate(ops) if isinstance(x, x86gen.Mem)), None)
+        # (a string instruction's es:[rdi] takes no override, SDM Vol.2 MOVS: its other operand, ds:[rsi], does)
+        i = next((k for k, x in enumerate(ops) if isinstance(x, x86gen.Mem) and form.operands[k].loc != "esrdi"), None)
         if i is None: continue
         seg = rng.choice(["fs", "gs", "es", "cs"])
         plain = x86gen.encode(form.mnemonic, *ops)

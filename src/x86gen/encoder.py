@@ -172,8 +172,12 @@ def _string_segments(mn: str, ops: tuple, words: list[str], written: str) -> tup
     es:[rdi] is never overridden (SDM Vol.2 MOVS: "the ES segment cannot be overridden"), so ``es:`` there is no byte and
     another segment an error."""
     from .errors import PrefixError
+    from ._table import IMPLICIT_MEM
     plain = tuple(x.plain if x.__class__ is SegMem else x for x in ops)
     form = select(mn, *plain)
+    if not any(o.loc in IMPLICIT_MEM for o in form.operands):   # movsd/cmpsd xmm, xmm/m64: the SSE2 forms of the name
+        seg, plain = _segment(written, ops, words)
+        return plain, seg
     seg = None
     for i, x in enumerate(ops):
         s = x.seg if x.__class__ is SegMem else None

@@ -10,7 +10,7 @@ import jinja2
 
 from . import shapes
 from .schema import FORM_FIELD_NAMES, FORM_FIELDS, OPERAND_FIELD_NAMES, OPERAND_FIELDS
-from .spec import FLAG_GROUPS, Form
+from .spec import FLAG_GROUPS, IMPLICIT_MEM_LOCS, Form
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMPANION = os.path.join(os.path.dirname(HERE), "isa", "tinygrad.yaml")   # tinygrad names, groups, isel (codegen/companion.py)
@@ -129,7 +129,9 @@ def asm_methods(forms: list[Form]) -> list[AsmMethod]:
                    for i in range(n)]
             keys[n] = "".join(f'["i" if type({p}) is int else {p}.sig]' if imm[i] else f"[{p}.sig]" for i, p in enumerate(names)) or "[()]"
         if nrel: kind = "branch" if nrel == len(fl) else "jump"
-        elif len(arities) == 1 and arities[0] <= 4: kind = "fixed"
+        # a string instruction's implicit operands may be left out (`a.movsb()`, `a.maskmovdqu(xmm0, xmm1)`): variadic
+        elif len(arities) == 1 and arities[0] <= 4 and not any(o.loc in IMPLICIT_MEM_LOCS for f in fl for o in f.operands):
+            kind = "fixed"
         elif max(arities) <= 4: kind = "variadic"
         else: kind = "emit"
         params = list("abcd"[:arities[0]]) if kind == "fixed" else []

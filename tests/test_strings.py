@@ -186,3 +186,20 @@ def test_implicit_memory_is_no_load_to_fold():
     from x86gen import groups
     assert "MOVSB_M8_M8" not in groups.ReadMem1st and "MOVSB_M8_M8" not in groups.ReadMem2nd
     assert "LODSB_AL_M8" not in groups.ReadMem1st and "MOVSB_M8_M8" in groups.WriteMem
+
+
+def test_assembler_methods_leave_implicit_operands_out():
+    """The generated methods take the implied operands or leave them out, as `encode` (bytes: GNU as 2.40 for
+    `movsb`, `lodsq`, `maskmovdqu xmm0, xmm1`, `xlatb`, `movsd xmm0, xmm1`, `movsd`, `cmpsd`)."""
+    a = x86gen.Assembler()
+    a.movsb()
+    a.movsb(byte(rdi), byte(rsi))
+    a.lodsq()
+    a.maskmovdqu(xmm0, xmm1)
+    a.xlat()
+    a.movsd(xmm0, xmm1)
+    a.movsd()
+    a.cmpsd()
+    assert a.assemble().hex() == "a4" "a4" "48ad" "660ff7c1" "d7" "f20f10c1" "a5" "a7"
+    with pytest.raises(OperandError, match=r"es:\[rdi\] only"):
+        a.movsb(byte(rax), byte(rsi))

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import gnu_oracle
 import iced_x86 as I
 import pytest
-from iced_oracle import _GPR_WIDTH_IMMATERIAL, _R32_OF, IMM_KINDS, REPORT, memory_disp, reg_name, semantics
+from iced_oracle import _GPR_WIDTH_IMMATERIAL, _R32_OF, IMM_KINDS, IMPLICIT_MEMORY_KINDS, REPORT, memory_disp, reg_name, semantics
 
 import x86gen
 from x86gen.assembler import parse_program
@@ -275,6 +275,11 @@ def random_line(rng: random.Random, form) -> Line:
     drawn = []   # (operand, the Line its values went to)
     for o in form.operands:
         part = Line("", "")
+        if o.loc in IMPLICIT_TEXT and rng.random() < 0.8:   # a string instruction's [rsi] / es:[rdi], xlat's [rbx]: mostly
+            text = f"{SIZE_WORD[o.mem]} ptr {IMPLICIT_TEXT[o.loc]}" if rng.random() < 0.8 else IMPLICIT_TEXT[o.loc]   # the right one
+            part.features.add("implicit memory operand")
+            drawn.append(((text, text), part))
+            continue
         drawn.append((operand_text(rng, o.kind, part, form.mnemonic), part))
     r = rng.random()
     if r < 0.06:
@@ -332,7 +337,9 @@ def random_line(rng: random.Random, form) -> Line:
 
 
 _PREFIX_CHOICES = {"lock": ["lock"], "xacquire": ["xacquire lock", "lock"], "xrelease": ["xrelease lock", "xrelease"],
-                   "bnd": ["bnd"], "notrack": ["notrack", "notrack bnd"], "rep": ["rep", "repz"]}
+                   "bnd": ["bnd"], "notrack": ["notrack", "notrack bnd"], "rep": ["rep", "repz"], "repne": ["repne", "repnz"]}
+# the text of an implicit memory operand (isa/README.md), by its location: what the string instructions address
+IMPLICIT_TEXT = {"rsi": "[rsi]", "rdi": "[rdi]", "esrdi": "[rdi]", "rbxal": "[rbx]"}
 
 
 def prefixed(rng: random.Random, form, mn: str, ops: list, line: Line) -> str:
@@ -341,7 +348,7 @@ def prefixed(rng: random.Random, form, mn: str, ops: list, line: Line) -> str:
     ok = sorted(allowed_prefixes(form.id))
     if ok and rng.random() < 0.3:
         words = rng.choice(_PREFIX_CHOICES[rng.choice(ok)])
-        if all(w in ok or w == "repz" for w in words.split()):
+        if all(w in ok or w in ("repz", "repnz") for w in words.split()):
             mn = f"{words} {mn}"
             line.features.add("prefix word")
     mems = [i for i, op in enumerate(ops) if "[" in op[0]]
@@ -491,6 +498,7 @@ def missing_value(data: bytes, line: Line) -> str | None:
                         lea_mask = (1 << bits) - 1
                 else:
                     disps.append(memory_disp(i))
+            elif k in IMPLICIT_MEMORY_KINDS: disps.append(0)   # a string instruction's [rsi] / es:[rdi]: [rdi+0] is it
     for v in line.imms:
         if not any(-(1 << (s - 1)) <= v < (1 << s) and v & ((1 << s) - 1) == u for s, u in imms): return "immediate"
     for a in line.addrs:
@@ -516,6 +524,7 @@ def holds_registers(data: bytes, line: Line) -> bool:
         regs = [reg_name(i.op_register(n)) for n in range(i.op_count) if i.op_kind(n) == I.OpKind.REGISTER]
         if any(i.op_kind(n) == I.OpKind.MEMORY for n in range(i.op_count)):
             regs += [reg_name(i.memory_base), reg_name(i.memory_index)]
+        regs += [IMPLICIT_MEMORY_KINDS[i.op_kind(n)] for n in range(i.op_count) if i.op_kind(n) in IMPLICIT_MEMORY_KINDS]
         if i.mnemonic in _GPR_WIDTH_IMMATERIAL:   # W ignored: `vpextrw rax, ...` is `vpextrw eax, ...`
             regs += [n for n in R if R[n].kind == "r64" and _R32_OF[R[n].num] in regs]
         if i.mnemonic == I.Mnemonic.MOV and any(R[r].kind == "sreg" for r in regs if r in R):

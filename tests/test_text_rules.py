@@ -368,6 +368,7 @@ def test_align_max_skip_zero_is_no_limit(src, expect, tmp_path):
     ("movsx rax, r10d", "4963c2"),                          # GNU as 2.40
     ("movsx r9, dword ptr [rax]", "4c6308"),                # GNU as 2.40
     ("movsx rax, dword ptr [rbx+8]", "48634308"),           # GNU as 2.40
+    ("fnstsw", "dfe0"),                                     # GNU as 2.40: fnstsw ax
 ])
 def test_gnu_as_shorthands(src, expect, tmp_path):
     """Lines GNU as takes for another instruction: x86gen encodes that one, on every path of the text

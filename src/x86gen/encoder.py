@@ -157,12 +157,18 @@ def _implied(f: Form, ops: tuple) -> tuple | None:
     from .registers import REGISTERS
     if not any(o.loc in IMPLICIT_MEM for o in f.operands): return None
     out, k = [], 0
+    given_fixed = filled_mem = False
     for o in f.operands:
         if k < len(ops) and _matches(o, ops[k]):
             out.append(ops[k]); k += 1
+            given_fixed |= o.loc == "fixed"
         elif o.loc == "fixed": out.append(REGISTERS[o.reg])
-        elif o.loc in IMPLICIT_MEM: out.append(Mem(REGISTERS["rbx" if o.loc == "rbxal" else o.loc[-3:]], size=o.mem))
+        elif o.loc in IMPLICIT_MEM:
+            out.append(Mem(REGISTERS["rbx" if o.loc == "rbxal" else o.loc[-3:]], size=o.mem))
+            filled_mem = True
         else: return None
+    # the memory operand left out but a fixed register written (`scasb al`): GNU as and llvm-mc refuse it too
+    if given_fixed and filled_mem: return None
     return tuple(out) if k == len(ops) else None
 
 

@@ -545,6 +545,11 @@ _FPU_IMAGE = {"fldenv": ("fldenv", 224), "fnstenv": ("fnstenv", 224), "fnsave": 
               "fldenvw": ("fldenv", 112), "fnstenvw": ("fnstenv", 112), "fnsavew": ("fnsave", 752), "frstorw": ("frstor", 752)}
 
 
+def _status_word_ax(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``fnstsw`` is ``fnstsw ax`` (GNU as 2.40: df e0; SDM Vol.2 FSTSW/FNSTSW: the register form stores into ax)."""
+    return (mn, (REGISTERS["ax"],)) if not ops else (mn, ops)
+
+
 def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``fldenv [rsi]`` is the 28-byte environment, ``fldenvw [rsi]`` the 14-byte one (and so for fnstenv,
     fnsave (108/94 bytes) and frstor), as GNU as and objdump spell them."""
@@ -569,7 +574,7 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
               "movsx": _movsx_dword, "shld": _shift_double_cl, "shrd": _shift_double_cl, "movq": _movq_gpr,
               **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), **dict.fromkeys(_ADDRESS_ONLY, _any_size_address),
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
-              **dict.fromkeys(_FPU_IMAGE, _fpu_image),
+              **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax,
               # the x87 mnemonics with an st(i) form or an implicit st(0) next to a memory operand
               **dict.fromkeys(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp", "fsubr", "fsubrp", "fdiv", "fdivp", "fdivr",
                                "fdivrp", "fcom", "fcomp", "fucom", "fucomp", "fcomi", "fcomip", "fucomi", "fucomip", "fxch",

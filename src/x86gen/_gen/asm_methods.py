@@ -441,9 +441,14 @@ class AsmMethods:
         try: self._lst += ("cmppxadd", _P_cmppxadd[a.sig][b.sig][c.sig](a, b, c), a, b, c, None)
         except _SLOW: return self._emit("cmppxadd", (a, b, c, ))
 
-    def cmpsb(self, a, b):
-        try: self._lst += ("cmpsb", _P_cmpsb[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("cmpsb", (a, b, ))
+    def cmpsb(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("cmpsb", _P_cmpsb[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("cmpsb", ops)
+        except _SLOW: return self._emit("cmpsb", ops)
 
     def cmpsd(self, *ops):
         n = len(ops)
@@ -457,17 +462,27 @@ class AsmMethods:
             else: return self._emit("cmpsd", ops)
         except _SLOW: return self._emit("cmpsd", ops)
 
-    def cmpsq(self, a, b):
-        try: self._lst += ("cmpsq", _P_cmpsq[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("cmpsq", (a, b, ))
+    def cmpsq(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("cmpsq", _P_cmpsq[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("cmpsq", ops)
+        except _SLOW: return self._emit("cmpsq", ops)
 
     def cmpss(self, a, b, c):
         try: self._lst += ("cmpss", _P_cmpss[a.sig][b.sig]["i" if type(c) is int else c.sig](a, b, c), a, b, c, None)
         except _SLOW: return self._emit("cmpss", (a, b, c, ))
 
-    def cmpsw(self, a, b):
-        try: self._lst += ("cmpsw", _P_cmpsw[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("cmpsw", (a, b, ))
+    def cmpsw(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("cmpsw", _P_cmpsw[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("cmpsw", ops)
+        except _SLOW: return self._emit("cmpsw", ops)
 
     def cmpsxadd(self, a, b, c):
         try: self._lst += ("cmpsxadd", _P_cmpsxadd[a.sig][b.sig][c.sig](a, b, c), a, b, c, None)
@@ -1236,13 +1251,23 @@ class AsmMethods:
         try: self._lst += ("incsspq", _P_incsspq[a.sig](a), a, None, None, None)
         except _SLOW: return self._emit("incsspq", (a, ))
 
-    def insb(self, a, b):
-        try: self._lst += ("insb", _P_insb[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("insb", (a, b, ))
+    def insb(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("insb", _P_insb[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("insb", ops)
+        except _SLOW: return self._emit("insb", ops)
 
-    def insd(self, a, b):
-        try: self._lst += ("insd", _P_insd[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("insd", (a, b, ))
+    def insd(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("insd", _P_insd[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("insd", ops)
+        except _SLOW: return self._emit("insd", ops)
 
     def insertps(self, a, b, c):
         try: self._lst += ("insertps", _P_insertps[a.sig][b.sig]["i" if type(c) is int else c.sig](a, b, c), a, b, c, None)
@@ -1260,9 +1285,14 @@ class AsmMethods:
             else: return self._emit("insertq", ops)
         except _SLOW: return self._emit("insertq", ops)
 
-    def insw(self, a, b):
-        try: self._lst += ("insw", _P_insw[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("insw", (a, b, ))
+    def insw(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("insw", _P_insw[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("insw", ops)
+        except _SLOW: return self._emit("insw", ops)
 
     def int(self, a):
         try: self._lst += ("int", _P_int["i" if type(a) is int else a.sig](a), a, None, None, None)
@@ -1617,21 +1647,41 @@ class AsmMethods:
         try: self._lst += ("loadiwkey", _P_loadiwkey[a.sig][b.sig](a, b), a, b, None, None)
         except _SLOW: return self._emit("loadiwkey", (a, b, ))
 
-    def lodsb(self, a, b):
-        try: self._lst += ("lodsb", _P_lodsb[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("lodsb", (a, b, ))
+    def lodsb(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("lodsb", _P_lodsb[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("lodsb", ops)
+        except _SLOW: return self._emit("lodsb", ops)
 
-    def lodsd(self, a, b):
-        try: self._lst += ("lodsd", _P_lodsd[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("lodsd", (a, b, ))
+    def lodsd(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("lodsd", _P_lodsd[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("lodsd", ops)
+        except _SLOW: return self._emit("lodsd", ops)
 
-    def lodsq(self, a, b):
-        try: self._lst += ("lodsq", _P_lodsq[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("lodsq", (a, b, ))
+    def lodsq(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("lodsq", _P_lodsq[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("lodsq", ops)
+        except _SLOW: return self._emit("lodsq", ops)
 
-    def lodsw(self, a, b):
-        try: self._lst += ("lodsw", _P_lodsw[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("lodsw", (a, b, ))
+    def lodsw(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("lodsw", _P_lodsw[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("lodsw", ops)
+        except _SLOW: return self._emit("lodsw", ops)
 
     def loop(self, *ops, rel32=False):
         return self._branch("loop", ops, rel32)
@@ -1650,13 +1700,23 @@ class AsmMethods:
         try: self._lst += ("lzcnt", _P_lzcnt[a.sig][b.sig](a, b), a, b, None, None)
         except _SLOW: return self._emit("lzcnt", (a, b, ))
 
-    def maskmovdqu(self, a, b, c):
-        try: self._lst += ("maskmovdqu", _P_maskmovdqu[a.sig][b.sig][c.sig](a, b, c), a, b, c, None)
-        except _SLOW: return self._emit("maskmovdqu", (a, b, c, ))
+    def maskmovdqu(self, *ops):
+        n = len(ops)
+        try:
+            if n == 3:
+                a, b, c, = ops
+                self._lst += ("maskmovdqu", _P_maskmovdqu[3][a.sig][b.sig][c.sig](a, b, c), a, b, c, None)
+            else: return self._emit("maskmovdqu", ops)
+        except _SLOW: return self._emit("maskmovdqu", ops)
 
-    def maskmovq(self, a, b, c):
-        try: self._lst += ("maskmovq", _P_maskmovq[a.sig][b.sig][c.sig](a, b, c), a, b, c, None)
-        except _SLOW: return self._emit("maskmovq", (a, b, c, ))
+    def maskmovq(self, *ops):
+        n = len(ops)
+        try:
+            if n == 3:
+                a, b, c, = ops
+                self._lst += ("maskmovq", _P_maskmovq[3][a.sig][b.sig][c.sig](a, b, c), a, b, c, None)
+            else: return self._emit("maskmovq", ops)
+        except _SLOW: return self._emit("maskmovq", ops)
 
     def maxpd(self, a, b):
         try: self._lst += ("maxpd", _P_maxpd[a.sig][b.sig](a, b), a, b, None, None)
@@ -1822,13 +1882,23 @@ class AsmMethods:
         try: self._lst += ("movq2dq", _P_movq2dq[a.sig][b.sig](a, b), a, b, None, None)
         except _SLOW: return self._emit("movq2dq", (a, b, ))
 
-    def movsb(self, a, b):
-        try: self._lst += ("movsb", _P_movsb[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("movsb", (a, b, ))
+    def movsb(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("movsb", _P_movsb[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("movsb", ops)
+        except _SLOW: return self._emit("movsb", ops)
 
-    def movsd(self, a, b):
-        try: self._lst += ("movsd", _P_movsd[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("movsd", (a, b, ))
+    def movsd(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("movsd", _P_movsd[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("movsd", ops)
+        except _SLOW: return self._emit("movsd", ops)
 
     def movshdup(self, a, b):
         try: self._lst += ("movshdup", _P_movshdup[a.sig][b.sig](a, b), a, b, None, None)
@@ -1838,17 +1908,27 @@ class AsmMethods:
         try: self._lst += ("movsldup", _P_movsldup[a.sig][b.sig](a, b), a, b, None, None)
         except _SLOW: return self._emit("movsldup", (a, b, ))
 
-    def movsq(self, a, b):
-        try: self._lst += ("movsq", _P_movsq[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("movsq", (a, b, ))
+    def movsq(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("movsq", _P_movsq[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("movsq", ops)
+        except _SLOW: return self._emit("movsq", ops)
 
     def movss(self, a, b):
         try: self._lst += ("movss", _P_movss[a.sig][b.sig](a, b), a, b, None, None)
         except _SLOW: return self._emit("movss", (a, b, ))
 
-    def movsw(self, a, b):
-        try: self._lst += ("movsw", _P_movsw[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("movsw", (a, b, ))
+    def movsw(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("movsw", _P_movsw[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("movsw", ops)
+        except _SLOW: return self._emit("movsw", ops)
 
     def movsx(self, a, b):
         try: self._lst += ("movsx", _P_movsx[a.sig][b.sig](a, b), a, b, None, None)
@@ -1944,17 +2024,32 @@ class AsmMethods:
         try: self._lst += ("out", _P_out["i" if type(a) is int else a.sig][b.sig](a, b), a, b, None, None)
         except _SLOW: return self._emit("out", (a, b, ))
 
-    def outsb(self, a, b):
-        try: self._lst += ("outsb", _P_outsb[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("outsb", (a, b, ))
+    def outsb(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("outsb", _P_outsb[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("outsb", ops)
+        except _SLOW: return self._emit("outsb", ops)
 
-    def outsd(self, a, b):
-        try: self._lst += ("outsd", _P_outsd[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("outsd", (a, b, ))
+    def outsd(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("outsd", _P_outsd[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("outsd", ops)
+        except _SLOW: return self._emit("outsd", ops)
 
-    def outsw(self, a, b):
-        try: self._lst += ("outsw", _P_outsw[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("outsw", (a, b, ))
+    def outsw(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("outsw", _P_outsw[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("outsw", ops)
+        except _SLOW: return self._emit("outsw", ops)
 
     def pabsb(self, a, b):
         try: self._lst += ("pabsb", _P_pabsb[a.sig][b.sig](a, b), a, b, None, None)
@@ -2748,21 +2843,41 @@ class AsmMethods:
         try: self._lst += ("sbb", _P_sbb[a.sig]["i" if type(b) is int else b.sig](a, b), a, b, None, None)
         except _SLOW: return self._emit("sbb", (a, b, ))
 
-    def scasb(self, a, b):
-        try: self._lst += ("scasb", _P_scasb[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("scasb", (a, b, ))
+    def scasb(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("scasb", _P_scasb[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("scasb", ops)
+        except _SLOW: return self._emit("scasb", ops)
 
-    def scasd(self, a, b):
-        try: self._lst += ("scasd", _P_scasd[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("scasd", (a, b, ))
+    def scasd(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("scasd", _P_scasd[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("scasd", ops)
+        except _SLOW: return self._emit("scasd", ops)
 
-    def scasq(self, a, b):
-        try: self._lst += ("scasq", _P_scasq[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("scasq", (a, b, ))
+    def scasq(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("scasq", _P_scasq[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("scasq", ops)
+        except _SLOW: return self._emit("scasq", ops)
 
-    def scasw(self, a, b):
-        try: self._lst += ("scasw", _P_scasw[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("scasw", (a, b, ))
+    def scasw(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("scasw", _P_scasw[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("scasw", ops)
+        except _SLOW: return self._emit("scasw", ops)
 
     def seamcall(self):
         try: self._lst += ("seamcall", _P_seamcall[()](), None, None, None, None)
@@ -2964,21 +3079,41 @@ class AsmMethods:
         try: self._lst += ("stmxcsr", _P_stmxcsr[a.sig](a), a, None, None, None)
         except _SLOW: return self._emit("stmxcsr", (a, ))
 
-    def stosb(self, a, b):
-        try: self._lst += ("stosb", _P_stosb[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("stosb", (a, b, ))
+    def stosb(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("stosb", _P_stosb[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("stosb", ops)
+        except _SLOW: return self._emit("stosb", ops)
 
-    def stosd(self, a, b):
-        try: self._lst += ("stosd", _P_stosd[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("stosd", (a, b, ))
+    def stosd(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("stosd", _P_stosd[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("stosd", ops)
+        except _SLOW: return self._emit("stosd", ops)
 
-    def stosq(self, a, b):
-        try: self._lst += ("stosq", _P_stosq[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("stosq", (a, b, ))
+    def stosq(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("stosq", _P_stosq[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("stosq", ops)
+        except _SLOW: return self._emit("stosq", ops)
 
-    def stosw(self, a, b):
-        try: self._lst += ("stosw", _P_stosw[a.sig][b.sig](a, b), a, b, None, None)
-        except _SLOW: return self._emit("stosw", (a, b, ))
+    def stosw(self, *ops):
+        n = len(ops)
+        try:
+            if n == 2:
+                a, b, = ops
+                self._lst += ("stosw", _P_stosw[2][a.sig][b.sig](a, b), a, b, None, None)
+            else: return self._emit("stosw", ops)
+        except _SLOW: return self._emit("stosw", ops)
 
     def str(self, a):
         try: self._lst += ("str", _P_str[a.sig](a), a, None, None, None)
@@ -4100,9 +4235,14 @@ class AsmMethods:
         try: self._lst += ("vldmxcsr", _P_vldmxcsr[a.sig](a), a, None, None, None)
         except _SLOW: return self._emit("vldmxcsr", (a, ))
 
-    def vmaskmovdqu(self, a, b, c):
-        try: self._lst += ("vmaskmovdqu", _P_vmaskmovdqu[a.sig][b.sig][c.sig](a, b, c), a, b, c, None)
-        except _SLOW: return self._emit("vmaskmovdqu", (a, b, c, ))
+    def vmaskmovdqu(self, *ops):
+        n = len(ops)
+        try:
+            if n == 3:
+                a, b, c, = ops
+                self._lst += ("vmaskmovdqu", _P_vmaskmovdqu[3][a.sig][b.sig][c.sig](a, b, c), a, b, c, None)
+            else: return self._emit("vmaskmovdqu", ops)
+        except _SLOW: return self._emit("vmaskmovdqu", ops)
 
     def vmaskmovpd(self, a, b, c):
         try: self._lst += ("vmaskmovpd", _P_vmaskmovpd[a.sig][b.sig][c.sig](a, b, c), a, b, c, None)
@@ -5669,9 +5809,14 @@ class AsmMethods:
         try: self._lst += ("xgetbv", _P_xgetbv[()](), None, None, None, None)
         except _SLOW: return self._emit("xgetbv", ())
 
-    def xlat(self, a):
-        try: self._lst += ("xlat", _P_xlat[a.sig](a), a, None, None, None)
-        except _SLOW: return self._emit("xlat", (a, ))
+    def xlat(self, *ops):
+        n = len(ops)
+        try:
+            if n == 1:
+                a, = ops
+                self._lst += ("xlat", _P_xlat[1][a.sig](a), a, None, None, None)
+            else: return self._emit("xlat", ops)
+        except _SLOW: return self._emit("xlat", ops)
 
     def xor(self, a, b):
         try: self._lst += ("xor", _P_xor[a.sig]["i" if type(b) is int else b.sig](a, b), a, b, None, None)
@@ -8475,7 +8620,7 @@ _P_xstore = PLANS["xstore"] = {}
 _P_xstore_alt = PLANS["xstore_alt"] = {}
 _P_xsusldtrk = PLANS["xsusldtrk"] = {}
 _P_xtest = PLANS["xtest"] = {}
-VARIADIC = frozenset(("cmpsd", "extrq", "fadd", "fcom", "fcomp", "fdiv", "fdivr", "fmul", "fsub", "fsubr", "imul", "insertq", "nop", "ret", "retfd", "retfq", "retfw", "vmovhpd", "vmovhps", "vmovlpd", "vmovlps", "vmovsd", "vmovss", ))
+VARIADIC = frozenset(("cmpsb", "cmpsd", "cmpsq", "cmpsw", "extrq", "fadd", "fcom", "fcomp", "fdiv", "fdivr", "fmul", "fsub", "fsubr", "imul", "insb", "insd", "insertq", "insw", "lodsb", "lodsd", "lodsq", "lodsw", "maskmovdqu", "maskmovq", "movsb", "movsd", "movsq", "movsw", "nop", "outsb", "outsd", "outsw", "ret", "retfd", "retfq", "retfw", "scasb", "scasd", "scasq", "scasw", "stosb", "stosd", "stosq", "stosw", "vmaskmovdqu", "vmovhpd", "vmovhps", "vmovlpd", "vmovlps", "vmovsd", "vmovss", "xlat", ))
 
 # Mnemonics with a rel8/rel32 form: their label/address operands go through branch relaxation.
 BRANCH_MNEMONICS = frozenset((

@@ -801,7 +801,7 @@ class AsmMethods:
         cmppxadd RW:m64, RW:r64, R:r64               VEX.128.66.0F38.W1 EA /r     VEX_CMPPXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpsb(self, a: _Mem, b: _Mem) -> None:
+    def cmpsb(self, *ops: _Operand) -> None:
         """cmpsb: 1 form.
 
         cmpsb R:m8, R:m8                             A6                           CMPSB_M8_M8 (INTEL8086)
@@ -814,7 +814,7 @@ class AsmMethods:
         cmpsd R:m32, R:m32                           A7                           CMPSD_M32_M32 (INTEL386)
         """
 
-    def cmpsq(self, a: _Mem, b: _Mem) -> None:
+    def cmpsq(self, *ops: _Operand) -> None:
         """cmpsq: 1 form.
 
         cmpsq R:m64, R:m64                           REX.W A7                     CMPSQ_M64_M64 (X64)
@@ -826,7 +826,7 @@ class AsmMethods:
         cmpss RW:xmm, R:xmm/m32, R:imm8              F3 0F C2 /r ib               CMPSS_XMM_XMMM32_IMM8 (SSE)
         """
 
-    def cmpsw(self, a: _Mem, b: _Mem) -> None:
+    def cmpsw(self, *ops: _Operand) -> None:
         """cmpsw: 1 form.
 
         cmpsw R:m16, R:m16                           o16 A7                       CMPSW_M16_M16 (INTEL8086)
@@ -1961,13 +1961,13 @@ class AsmMethods:
         incsspq R:r64                                F3 REX.W 0F AE /5            INCSSPQ_R64 (CET_SS)
         """
 
-    def insb(self, a: _Mem, b: _Reg) -> None:
+    def insb(self, *ops: _Operand) -> None:
         """insb: 1 form.
 
         insb W:m8, R:dx                              6C                           INSB_M8_DX (INTEL186)
         """
 
-    def insd(self, a: _Mem, b: _Reg) -> None:
+    def insd(self, *ops: _Operand) -> None:
         """insd: 1 form.
 
         insd W:m32, R:dx                             6D                           INSD_M32_DX (INTEL386)
@@ -1986,7 +1986,7 @@ class AsmMethods:
         insertq W:xmm, R:xmm, R:imm8, R:imm8         F2 0F 78 /r ib ib            INSERTQ_XMM_XMM_IMM8_IMM8 (SSE4A)
         """
 
-    def insw(self, a: _Mem, b: _Reg) -> None:
+    def insw(self, *ops: _Operand) -> None:
         """insw: 1 form.
 
         insw W:m16, R:dx                             o16 6D                       INSW_M16_DX (INTEL186)
@@ -2593,25 +2593,25 @@ class AsmMethods:
         loadiwkey R:xmm, R:xmm                       F3 0F 38 DC /r               LOADIWKEY_XMM_XMM (KL)
         """
 
-    def lodsb(self, a: _Reg, b: _Mem) -> None:
+    def lodsb(self, *ops: _Operand) -> None:
         """lodsb: 1 form.
 
         lodsb W:al, R:m8                             AC                           LODSB_AL_M8 (INTEL8086)
         """
 
-    def lodsd(self, a: _Reg, b: _Mem) -> None:
+    def lodsd(self, *ops: _Operand) -> None:
         """lodsd: 1 form.
 
         lodsd W:eax, R:m32                           AD                           LODSD_EAX_M32 (INTEL386)
         """
 
-    def lodsq(self, a: _Reg, b: _Mem) -> None:
+    def lodsq(self, *ops: _Operand) -> None:
         """lodsq: 1 form.
 
         lodsq W:rax, R:m64                           REX.W AD                     LODSQ_RAX_M64 (X64)
         """
 
-    def lodsw(self, a: _Reg, b: _Mem) -> None:
+    def lodsw(self, *ops: _Operand) -> None:
         """lodsw: 1 form.
 
         lodsw W:ax, R:m16                            o16 AD                       LODSW_AX_M16 (INTEL8086)
@@ -2654,13 +2654,13 @@ class AsmMethods:
         lzcnt W:r64, R:r64/m64                       F3 REX.W 0F BD /r            LZCNT_R64_RM64 (LZCNT)
         """
 
-    def maskmovdqu(self, a: _Mem, b: _Reg, c: _Reg) -> None:
+    def maskmovdqu(self, *ops: _Operand) -> None:
         """maskmovdqu: 1 form.
 
         maskmovdqu W:m128, R:xmm, R:xmm              66 0F F7 /r                  MASKMOVDQU_RDI_XMM_XMM (SSE2)
         """
 
-    def maskmovq(self, a: _Mem, b: _Reg, c: _Reg) -> None:
+    def maskmovq(self, *ops: _Operand) -> None:
         """maskmovq: 1 form.
 
         maskmovq W:m64, R:mm, R:mm                   0F F7 /r                     MASKMOVQ_RDI_MM_MM (SSE)
@@ -2980,13 +2980,13 @@ class AsmMethods:
         movq2dq W:xmm, R:mm                          F3 0F D6 /r                  MOVQ2DQ_XMM_MM (SSE2)
         """
 
-    def movsb(self, a: _Mem, b: _Mem) -> None:
+    def movsb(self, *ops: _Operand) -> None:
         """movsb: 1 form.
 
         movsb W:m8, R:m8                             A4                           MOVSB_M8_M8 (INTEL8086)
         """
 
-    def movsd(self, a: _Reg | _Mem, b: _Reg | _Mem) -> None:
+    def movsd(self, *ops: _Operand) -> None:
         """movsd: 3 forms.
 
         movsd W:m32, R:m32                           A5                           MOVSD_M32_M32 (INTEL386)
@@ -3006,7 +3006,7 @@ class AsmMethods:
         movsldup W:xmm, R:xmm/m128                   F3 0F 12 /r                  MOVSLDUP_XMM_XMMM128 (SSE3)
         """
 
-    def movsq(self, a: _Mem, b: _Mem) -> None:
+    def movsq(self, *ops: _Operand) -> None:
         """movsq: 1 form.
 
         movsq W:m64, R:m64                           REX.W A5                     MOVSQ_M64_M64 (X64)
@@ -3019,7 +3019,7 @@ class AsmMethods:
         movss RW:xmm/m32, R:xmm                      F3 0F 11 /r                  MOVSS_XMMM32_XMM (SSE)
         """
 
-    def movsw(self, a: _Mem, b: _Mem) -> None:
+    def movsw(self, *ops: _Operand) -> None:
         """movsw: 1 form.
 
         movsw W:m16, R:m16                           o16 A5                       MOVSW_M16_M16 (INTEL8086)
@@ -3230,19 +3230,19 @@ class AsmMethods:
         out R:dx, R:eax                              EF                           OUT_DX_EAX (INTEL386)
         """
 
-    def outsb(self, a: _Reg, b: _Mem) -> None:
+    def outsb(self, *ops: _Operand) -> None:
         """outsb: 1 form.
 
         outsb R:dx, R:m8                             6E                           OUTSB_DX_M8 (INTEL186)
         """
 
-    def outsd(self, a: _Reg, b: _Mem) -> None:
+    def outsd(self, *ops: _Operand) -> None:
         """outsd: 1 form.
 
         outsd R:dx, R:m32                            6F                           OUTSD_DX_M32 (INTEL386)
         """
 
-    def outsw(self, a: _Reg, b: _Mem) -> None:
+    def outsw(self, *ops: _Operand) -> None:
         """outsw: 1 form.
 
         outsw R:dx, R:m16                            o16 6F                       OUTSW_DX_M16 (INTEL186)
@@ -4606,25 +4606,25 @@ class AsmMethods:
         sbb RW:r64/m64, R:simm8                      REX.W 83 /3 ib               SBB_RM64_IMM8 (X64)
         """
 
-    def scasb(self, a: _Reg, b: _Mem) -> None:
+    def scasb(self, *ops: _Operand) -> None:
         """scasb: 1 form.
 
         scasb R:al, R:m8                             AE                           SCASB_AL_M8 (INTEL8086)
         """
 
-    def scasd(self, a: _Reg, b: _Mem) -> None:
+    def scasd(self, *ops: _Operand) -> None:
         """scasd: 1 form.
 
         scasd R:eax, R:m32                           AF                           SCASD_EAX_M32 (INTEL386)
         """
 
-    def scasq(self, a: _Reg, b: _Mem) -> None:
+    def scasq(self, *ops: _Operand) -> None:
         """scasq: 1 form.
 
         scasq R:rax, R:m64                           REX.W AF                     SCASQ_RAX_M64 (X64)
         """
 
-    def scasw(self, a: _Reg, b: _Mem) -> None:
+    def scasw(self, *ops: _Operand) -> None:
         """scasw: 1 form.
 
         scasw R:ax, R:m16                            o16 AF                       SCASW_AX_M16 (INTEL8086)
@@ -4984,25 +4984,25 @@ class AsmMethods:
         stmxcsr W:m32                                0F AE /3                     STMXCSR_M32 (SSE)
         """
 
-    def stosb(self, a: _Mem, b: _Reg) -> None:
+    def stosb(self, *ops: _Operand) -> None:
         """stosb: 1 form.
 
         stosb W:m8, R:al                             AA                           STOSB_M8_AL (INTEL8086)
         """
 
-    def stosd(self, a: _Mem, b: _Reg) -> None:
+    def stosd(self, *ops: _Operand) -> None:
         """stosd: 1 form.
 
         stosd W:m32, R:eax                           AB                           STOSD_M32_EAX (INTEL386)
         """
 
-    def stosq(self, a: _Mem, b: _Reg) -> None:
+    def stosq(self, *ops: _Operand) -> None:
         """stosq: 1 form.
 
         stosq W:m64, R:rax                           REX.W AB                     STOSQ_M64_RAX (X64)
         """
 
-    def stosw(self, a: _Mem, b: _Reg) -> None:
+    def stosw(self, *ops: _Operand) -> None:
         """stosw: 1 form.
 
         stosw W:m16, R:ax                            o16 AB                       STOSW_M16_AX (INTEL8086)
@@ -6820,7 +6820,7 @@ class AsmMethods:
         vldmxcsr R:m32                               VEX.LZ.0F.WIG AE /2          VEX_VLDMXCSR_M32 (AVX)
         """
 
-    def vmaskmovdqu(self, a: _Mem, b: _Reg, c: _Reg) -> None:
+    def vmaskmovdqu(self, *ops: _Operand) -> None:
         """vmaskmovdqu: 1 form.
 
         vmaskmovdqu W:m128, R:xmm, R:xmm             VEX.128.66.0F.WIG F7 /r      VEX_VMASKMOVDQU_RDI_XMM_XMM (AVX)
@@ -9534,7 +9534,7 @@ class AsmMethods:
         xgetbv                                       0F 01 D0                     XGETBV (XSAVE)
         """
 
-    def xlat(self, a: _Mem) -> None:
+    def xlat(self, *ops: _Operand) -> None:
         """xlat: 1 form.
 
         xlat R:m8                                    D7                           XLAT_M8 (INTEL8086)

@@ -177,8 +177,8 @@ def _string_segments(mn: str, ops: tuple, words: list[str], written: str) -> tup
     an operand, or a prefix word such as ``fs movsb``) applies to its ds:[rsi] (ds:[rdi], ds:[rbx+al]) operand; its
     es:[rdi] is never overridden (SDM Vol.2 MOVS: "the ES segment cannot be overridden"), so ``es:`` there is no byte and
     another segment an error."""
-    from .errors import PrefixError
     from ._table import IMPLICIT_MEM
+    from .errors import PrefixError
     plain = tuple(x.plain if x.__class__ is SegMem else x for x in ops)
     form = select(mn, *plain)
     if not any(o.loc in IMPLICIT_MEM for o in form.operands):   # movsd/cmpsd xmm, xmm/m64: the SSE2 forms of the name

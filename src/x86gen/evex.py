@@ -117,6 +117,12 @@ class Rounding:
     def __hash__(self): return hash((Rounding, self.rc))
 
 
+# the blends whose mask chooses between the two sources, element by element, so every element of the destination is
+# written whatever the mask (SDM Vol.2 VBLENDMPD/VBLENDMPS, VPBLENDMB/VPBLENDMW, VPBLENDMD/VPBLENDMQ: "Blend … Using an
+# OpMask Control"): no merge, the destination keeps its plain role
+MASK_SELECTS = frozenset(("vblendmps", "vblendmpd", "vpblendmb", "vpblendmw", "vpblendmd", "vpblendmq"))
+
+
 def operand_roles(form, ops: tuple) -> tuple[tuple[str, ...], KReg | None]:
     """(the roles of the explicit operands of ``form`` with operands ``ops``, the mask register read or None).
 
@@ -127,12 +133,13 @@ def operand_roles(form, ops: tuple) -> tuple[tuple[str, ...], KReg | None]:
     - merge-masking keeps the masked-off elements, so it reads the destination: a zmm destination is read and
       conditionally written (``rcw``), an xmm/ymm one read and written (``rw``: the bits above the vector length are
       zeroed whatever the mask), a memory destination (a masked store) conditionally written (``cw``);
-    - zeroing-masking writes every element: the roles stay those of the plain form.
+    - zeroing-masking writes every element: the roles stay those of the plain form; so does a blend whose mask
+      selects the source of each element (`MASK_SELECTS`).
     """
     roles = [o.role for o in form.operands]
     m = ops[0] if ops else None
     if m.__class__ is not Masked: return tuple(roles), None
-    if not m.zero and roles[0] in ("w", "rw"):
+    if not m.zero and roles[0] in ("w", "rw") and form.mnemonic not in MASK_SELECTS:
         if isinstance(m.op, Mem): roles[0] = "cw"
         elif m.op.__class__ is Zmm: roles[0] = "rcw"
         elif isinstance(m.op, (Xmm, Ymm)): roles[0] = "rw"

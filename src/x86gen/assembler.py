@@ -49,6 +49,7 @@ import math
 import re
 import struct
 
+from ._evex_text import Decorations, decorated_form, has_decorations, parse_decorated, split_decorations
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
 from .encoder import (
     EVEX_PREFIX,
@@ -1058,6 +1059,7 @@ class _Parser:
             except AsmSyntaxError: pass          # a label operand, `short`, …: the full path below
             else:
                 if not mn: return _skip
+                if ops and ops[-1].__class__ is Decorations: return self.decorated(mn, ops)   # {rn-sae}, {1to16}
                 if mn in _PLAIN: return self.plain(mn, ops)
                 if mn not in _DATA_DIRECTIVES and mn != "align" and (mn in MNEMONICS or pseudo_op(mn, ()) is None):
                     if MNEMONIC_ALIASES.get(mn) in _PLAIN: return self.plain(mn, ops)
@@ -1091,6 +1093,15 @@ class _Parser:
             return _Directive(low, rest) if not labels else None
         branch_to = self.instruction(low, rest)
         return _BranchTo(low, branch_to) if branch_to is not None and not labels else None
+
+    def decorated(self, mn: str, ops: tuple) -> None:
+        """Append an instruction whose operands end with `x86gen._evex_text.Decorations`: its rounding as ``rc=``, in
+        the form its ``{1toN}`` names where that is not the one the operands choose (`decorated_form`)."""
+        ops, deco = split_decorations(ops)
+        kw = {} if deco.rc is None else {"rc": deco.rc}
+        form = decorated_form(mn, ops, deco)
+        if form is None: self.a.emit(mn, *ops, **kw)
+        else: self.a.emit_form(form, *ops, **kw)
 
     def plain(self, mn: str, ops: tuple):
         """Append an instruction without label operands; its listing record (which holds its bytes) is
@@ -1224,7 +1235,10 @@ class _Parser:
         if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches and returns are not supported by x86gen")
         branch = canonical(mn) in BRANCH_MNEMONICS
         self.target = None
-        ops = tuple(self.operand(t, branch) for t in _split_args(rest)) if rest else ()
+        deco = None
+        if not branch and has_decorations(rest):   # AVX-512 {k1}, {z}, {1to16}, {rn-sae}, objdump's bcst
+            ops, deco = split_decorations(parse_decorated(mn, _split_args(rest), lambda t: self.operand(t, False)))
+        else: ops = tuple(self.operand(t, branch) for t in _split_args(rest)) if rest else ()
         if branch and len(ops) == 1 and self.target is not None:   # `jne .L3`, `jmp 1f`
             self.a.emit(f"{words} {mn}" if words else mn, *ops)
             return self.target
@@ -1232,6 +1246,7 @@ class _Parser:
         if mn not in MNEMONICS:    # vcmpltps x, y, z = vcmpps x, y, z, 1; pclmulhqlqdq (objdump, iced)
             alt = pseudo_op(mn, ops)
             if alt is not None: mn, ops = alt
+        if deco is not None: return self.decorated(f"{words} {mn}" if words else mn, (*ops, deco))
         self.a.emit(f"{words} {mn}" if words else mn, *ops)
 
     def operand(self, t: str, branch: bool):

@@ -97,6 +97,11 @@ class AsmMethod:
     @property
     def plain(self) -> bool: return self.kind not in ("branch", "jump")
 
+    @property
+    def rounding(self) -> bool:
+        """Does a form take AVX-512 static rounding or {sae}? Then the method takes ``rc=`` (`x86gen.evex`)."""
+        return any(f.evex_rc for f in self.forms)
+
 
 def _operand_type(ops: list) -> str:
     """The stub type of a parameter that takes these operands (one per form): registers, memory (a `Label` where memory

@@ -32,9 +32,9 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("line", "line of the form in isa/x86_64.yaml"),
     ("tuple_type", "EVEX tuple type of the memory operand for disp8*N (SDM Vol.2 2.7.5): FV, FVM, …; None outside EVEX"),
     ("disp8_n", "EVEX: N, the scale of a compressed disp8 (bytes) for a memory operand without broadcast; 0 outside EVEX"),
-    ("evex_mask", "EVEX masking the form allows: '' none, 'k1' ({k1}), 'k1z' ({k1}{z}); encoded as k0 (aaa=000, z=0) for now"),
-    ("evex_bcst", "EVEX embedded broadcast: the element size in bits (32, 64) or 0; not encoded yet (b=0)"),
-    ("evex_rc", "EVEX register-only static rounding 'er' or suppress-all-exceptions 'sae', or ''; not encoded yet"),
+    ("evex_mask", "EVEX masking the form allows: '' none, 'k1' ({k1}), 'k1z' ({k1}{z}); x86gen._evex sets aaa/z"),
+    ("evex_bcst", "EVEX embedded broadcast: the element size in bits (32, 64) or 0 (x86gen._evex sets b)"),
+    ("evex_rc", "EVEX register-only static rounding 'er' or suppress-all-exceptions 'sae', or '' (x86gen._evex sets b, L'L)"),
     ("shape", "index of its encoder's shape (codegen/shapes.py) in _gen/encoders, -1 if none yet (EVEX)"),
     ("shape_args", "the constants that function binds for this form (bytes as lists of ints)"),
 )

@@ -282,3 +282,47 @@ def needs_rex_w(code: int) -> bool:
 REPORT: dict[str, str] = {}
 FUZZ_STATS: dict[str, dict[str, int]] = {}   # form id -> counters
 FUZZ_FAILED: set[str] = set()
+
+
+# --- AVX-512 decorations (SDM Vol.2 2.7): what iced-x86 says a form allows, and iced's bytes with them ---------
+
+ROUNDING_CONTROL = {0: I.RoundingControl.ROUND_TO_NEAREST, 1: I.RoundingControl.ROUND_DOWN, 2: I.RoundingControl.ROUND_UP,
+                    3: I.RoundingControl.ROUND_TOWARD_ZERO}   # x86gen.RN_SAE … RZ_SAE (EVEX.L'L, SDM Vol.2 Table 2-36)
+SAE = 4   # x86gen.SAE
+
+
+def evex_allows(code: int, mask: int, zero: bool, bcst_bits: int, rc: int | None, mem_dest: bool, has_mem: bool) -> bool:
+    """Does iced-x86's OpCodeInfo for ``code`` allow these decorations: mask register number ``mask`` (0: none),
+    zeroing, a broadcast of ``bcst_bits``-bit elements (0: none), rounding ``rc`` (0-3 static, 4 SAE, None)?
+    Zeroing with a memory destination and rounding/SAE with a memory operand are #UD (SDM Vol.2 2.7.8, 2.8)."""
+    oc = I.OpCodeInfo(code)
+    if mask and not oc.can_use_op_mask_register: return False
+    if zero and (not oc.can_use_zeroing_masking or mem_dest): return False
+    if bcst_bits and (not oc.can_broadcast or I.MemorySizeInfo(oc.broadcast_memory_size).size * 8 != bcst_bits): return False
+    if rc is not None:
+        if has_mem: return False
+        if rc == SAE and not oc.can_suppress_all_exceptions: return False
+        if rc != SAE and not oc.can_use_rounding_control: return False
+    return True
+
+
+def decorated(ins: I.Instruction, mask: int, zero: bool, bcst: bool, rc: int | None) -> I.Instruction:
+    """A copy of the (plain) instruction ``ins`` with iced's op_mask (k``mask``), zeroing_masking, is_broadcast,
+    rounding_control / suppress_all_exceptions set: what `reencode_canonical` then encodes is iced's view of the
+    decorated instruction (its EVEX.aaa/z/b/L'L and, with a broadcast, the disp8*N of the element size)."""
+    ins = ins.copy()
+    if mask: ins.op_mask = getattr(I.Register, f"K{mask}")
+    ins.zeroing_masking = zero
+    if bcst: ins.is_broadcast = True
+    if rc is not None:
+        if rc == SAE: ins.suppress_all_exceptions = True
+        else: ins.rounding_control = ROUNDING_CONTROL[rc]
+    return ins
+
+
+def decorations(ins: I.Instruction) -> tuple:
+    """(mask number, zeroing, broadcast, rounding as x86gen's int or None) of a decoded instruction."""
+    rc = next((k for k, v in ROUNDING_CONTROL.items() if v == ins.rounding_control), None)
+    if rc is None and ins.suppress_all_exceptions: rc = SAE
+    mask = 0 if ins.op_mask == I.Register.NONE else ins.op_mask - I.Register.K0
+    return mask, ins.zeroing_masking, ins.is_broadcast, rc

@@ -187,3 +187,168 @@ def test_spec_disp8_n_of_each_tuple_type():
     assert n["EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER"] == 64 and n["EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64"] == 32
     assert n["EVEX_VMOVUPS_XMM_K1Z_XMMM128"] == 16 and n["EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER"] == 4
     assert n["EVEX_VADDSD_XMM_K1Z_XMM_XMMM64_ER"] == 8 and n["VEX_VADDPS_YMM_YMM_YMMM256"] == 0
+
+
+# ---- masking, zeroing, broadcast, static rounding and SAE (SDM Vol.2 2.7: P2 = z L'L b V̄' aaa) ------------------
+# Each case: the llvm-mc 14 line (GNU as 2.40 gives the same bytes for every one), the structured call, the bytes.
+
+Z, X, Y, K = (lambda n: R[f"zmm{n}"]), (lambda n: R[f"xmm{n}"]), (lambda n: R[f"ymm{n}"]), (lambda n: R[f"k{n}"])
+rax, rsi, rdi, rsp, r9, r12, r13, rcx, rip = (R[n] for n in ("rax", "rsi", "rdi", "rsp", "r9", "r12", "r13", "rcx", "rip"))
+d, q = x86gen.dword, x86gen.qword
+RC = {"rn": x86gen.RN_SAE, "rd": x86gen.RD_SAE, "ru": x86gen.RU_SAE, "rz": x86gen.RZ_SAE}
+
+P2_CASES = [
+    # aaa = the mask register (2.7.3), z = zeroing (2.7.4)
+    ("vaddps zmm1 {k1}, zmm2, zmm3", ("vaddps", Z(1).k(K(1)), Z(2), Z(3)), {}, "62 f1 6c 49 58 cb"),
+    ("vaddps zmm1 {k1} {z}, zmm2, zmm3", ("vaddps", Z(1).k(K(1)).z, Z(2), Z(3)), {}, "62 f1 6c c9 58 cb"),
+    ("vaddps zmm1 {k7} {z}, zmm2, zmm3", ("vaddps", x86gen.masked(Z(1), K(7), zero=True), Z(2), Z(3)), {}, "62 f1 6c cf 58 cb"),
+    ("vaddpd xmm17 {k3}, xmm18, xmm19", ("vaddpd", X(17).k(K(3)), X(18), X(19)), {}, "62 a1 ed 03 58 cb"),
+    ("vpaddd ymm30 {k5} {z}, ymm29, ymmword ptr [r13+r12*2+64]",
+     ("vpaddd", Y(30).k(K(5)).z, Y(29), x86gen.ymmword(r13, r12, 2, 64)), {}, "62 01 15 a5 fe 74 65 02"),
+    # a masked store: merge-masking only (2.8: {z} with a memory destination is #UD)
+    ("vmovups zmmword ptr [rdi] {k2}, zmm3", ("vmovups", x86gen.zmmword(rdi).k(K(2)), Z(3)), {}, "62 f1 7c 4a 11 1f"),
+    ("vmovaps ymm5 {k4} {z}, ymmword ptr [rsi+32]", ("vmovaps", Y(5).k(K(4)).z, x86gen.ymmword(rsi, disp=32)), {},
+     "62 f1 7c ac 28 6e 01"),
+    ("vmovdqu64 xmmword ptr [rsp+16] {k6}, xmm20", ("vmovdqu64", x86gen.xmmword(rsp, disp=16).k(K(6)), X(20)), {},
+     "62 e1 fe 0e 7f 64 24 01"),
+    # b = 1 with memory: embedded broadcast (2.7.5); disp8*N with N = the element size (Table 2-34, FV with EVEX.b = 1)
+    ("vaddps zmm1 {k1} {z}, zmm2, dword ptr [rax]{1to16}", ("vaddps", Z(1).k(K(1)).z, Z(2), d(rax).bcst), {}, "62 f1 6c d9 58 08"),
+    ("vaddpd zmm1, zmm2, qword ptr [rax]{1to8}", ("vaddpd", Z(1), Z(2), q(rax).bcst), {}, "62 f1 ed 58 58 08"),
+    ("vaddps xmm1, xmm2, dword ptr [rax]{1to4}", ("vaddps", X(1), X(2), d(rax).bcst), {}, "62 f1 6c 18 58 08"),
+    ("vaddpd ymm1, ymm2, qword ptr [rax]{1to4}", ("vaddpd", Y(1), Y(2), q(rax).bcst), {}, "62 f1 ed 38 58 08"),
+    ("vpandq zmm25 {k2}, zmm26, qword ptr [r9+rcx*8]{1to8}", ("vpandq", Z(25).k(K(2)), Z(26), q(r9, rcx, 8).bcst), {},
+     "62 41 ad 52 db 0c c9"),
+    ("vfmadd231ps zmm0 {k1}, zmm1, dword ptr [rip+64]{1to16}", ("vfmadd231ps", Z(0).k(K(1)), Z(1), d(rip, disp=64).bcst), {},
+     "62 f2 75 59 b8 05 40 00 00 00"),
+    # disp8*N with broadcast: N = 4 (m32bcst) and 8 (m64bcst) at N·(-128), N·127, N·128, a non-multiple; 64 = 16·4
+    ("vaddps zmm1, zmm2, dword ptr [rax-512]{1to16}", ("vaddps", Z(1), Z(2), d(rax, disp=-512).bcst), {}, "62 f1 6c 58 58 48 80"),
+    ("vaddps zmm1, zmm2, dword ptr [rax+508]{1to16}", ("vaddps", Z(1), Z(2), d(rax, disp=508).bcst), {}, "62 f1 6c 58 58 48 7f"),
+    ("vaddps zmm1, zmm2, dword ptr [rax+512]{1to16}", ("vaddps", Z(1), Z(2), d(rax, disp=512).bcst), {},
+     "62 f1 6c 58 58 88 00 02 00 00"),
+    ("vaddps zmm1, zmm2, dword ptr [rax+2]{1to16}", ("vaddps", Z(1), Z(2), d(rax, disp=2).bcst), {}, "62 f1 6c 58 58 88 02 00 00 00"),
+    ("vaddps zmm1, zmm2, dword ptr [rax+64]{1to16}", ("vaddps", Z(1), Z(2), d(rax, disp=64).bcst), {}, "62 f1 6c 58 58 48 10"),
+    ("vaddpd zmm1, zmm2, qword ptr [rax-1024]{1to8}", ("vaddpd", Z(1), Z(2), q(rax, disp=-1024).bcst), {}, "62 f1 ed 58 58 48 80"),
+    ("vaddpd zmm1, zmm2, qword ptr [rax+1016]{1to8}", ("vaddpd", Z(1), Z(2), q(rax, disp=1016).bcst), {}, "62 f1 ed 58 58 48 7f"),
+    ("vaddpd zmm1, zmm2, qword ptr [rax+1024]{1to8}", ("vaddpd", Z(1), Z(2), q(rax, disp=1024).bcst), {},
+     "62 f1 ed 58 58 88 00 04 00 00"),
+    ("vaddpd zmm1, zmm2, qword ptr [rax+4]{1to8}", ("vaddpd", Z(1), Z(2), q(rax, disp=4).bcst), {}, "62 f1 ed 58 58 88 04 00 00 00"),
+    ("vaddpd xmm1, xmm2, qword ptr [rax+24]{1to2}", ("vaddpd", X(1), X(2), q(rax, disp=24).bcst), {}, "62 f1 ed 18 58 48 03"),
+    # b = 1 with registers: static rounding, L'L = the mode (2.7.8, Table 2-36)
+    ("vaddps zmm1, zmm2, zmm3, {rn-sae}", ("vaddps", Z(1), Z(2), Z(3)), {"rc": RC["rn"]}, "62 f1 6c 18 58 cb"),
+    ("vaddps zmm1, zmm2, zmm3, {rd-sae}", ("vaddps", Z(1), Z(2), Z(3)), {"rc": RC["rd"]}, "62 f1 6c 38 58 cb"),
+    ("vaddps zmm1, zmm2, zmm3, {ru-sae}", ("vaddps", Z(1), Z(2), Z(3)), {"rc": RC["ru"]}, "62 f1 6c 58 58 cb"),
+    ("vaddps zmm1, zmm2, zmm3, {rz-sae}", ("vaddps", Z(1), Z(2), Z(3)), {"rc": RC["rz"]}, "62 f1 6c 78 58 cb"),
+    ("vaddss xmm1 {k1} {z}, xmm2, xmm3, {rd-sae}", ("vaddss", X(1).k(K(1)).z, X(2), X(3)), {"rc": RC["rd"]}, "62 f1 6e b9 58 cb"),
+    ("vaddsd xmm17, xmm2, xmm30, {ru-sae}", ("vaddsd", X(17), X(2), X(30)), {"rc": RC["ru"]}, "62 81 ef 58 58 ce"),
+    ("vsqrtsd xmm1, xmm2, xmm3, {rz-sae}", ("vsqrtsd", X(1), X(2), X(3)), {"rc": RC["rz"]}, "62 f1 ef 78 51 cb"),
+    # {sae} alone: b = 1, L'L = 00 (2.7.9/2.7.10; what llvm-mc, GNU as and iced write)
+    ("vminps zmm1, zmm2, zmm3, {sae}", ("vminps", Z(1), Z(2), Z(3)), {"rc": x86gen.SAE}, "62 f1 6c 18 5d cb"),
+    ("vmaxss xmm1 {k2}, xmm2, xmm3, {sae}", ("vmaxss", X(1).k(K(2)), X(2), X(3)), {"rc": x86gen.SAE}, "62 f1 6e 1a 5f cb"),
+    ("vmaxpd zmm1 {k1} {z}, zmm2, zmm31, {sae}", ("vmaxpd", Z(1).k(K(1)).z, Z(2), Z(31)), {"rc": x86gen.SAE},
+     "62 91 ed 99 5f cf"),
+]
+
+
+@pytest.mark.parametrize("text, call, kw, expected", P2_CASES, ids=[c[0] for c in P2_CASES])
+def test_evex_p2_bits(text, call, kw, expected):
+    """Masks, zeroing, broadcast (with disp8*N by the element size), static rounding and SAE through every structured
+    entry point: x86gen.encode, select + the form, the form by id, the Assembler's method, emit and emit_form,
+    Instruction (expected bytes from llvm-mc 14 / GNU as 2.40)."""
+    mn, *ops = call
+    assert x86gen.encode(mn, *ops, **kw).hex(" ") == expected
+    f = x86gen.select(mn, *ops, **kw)
+    assert f.encoding_kind == "evex" and f(*ops, **kw).hex(" ") == expected
+    assert getattr(x86gen.forms, f.id)(*ops, **kw).hex(" ") == expected and f.accepts(*ops, **kw)
+    assert x86gen.select_form([f.id], *ops) is f if not kw else True
+    a = x86gen.Assembler()
+    getattr(a, mn)(*ops, **kw)
+    a.emit(mn, *ops, **kw)
+    a.emit_form(f.id, *ops, **kw)
+    assert a.assemble().hex(" ") == " ".join([expected] * 3)
+    assert x86gen.Instruction(mn, *ops, **kw).encode().hex(" ") == expected
+
+
+def test_masked_broadcast_rounding_force_evex():
+    """xmm/ymm operands VEX could encode take the EVEX form once masked, broadcast or rounded (VEX has no field for it)."""
+    assert x86gen.select("vaddps", Y(1), Y(2), Y(3)).encoding_kind == "vex"
+    assert x86gen.select("vaddps", Y(1).k(K(1)), Y(2), Y(3)).id == "EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32"
+    assert x86gen.select("vaddps", Y(1), Y(2), d(rax).bcst).id == "EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32"
+    assert x86gen.select("vaddps", Z(1).k(K(1)).z, Z(2), d(rax).bcst).id == "EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER"
+    assert x86gen.select("vaddss", X(1), X(2), X(3), rc=x86gen.RZ_SAE).id == "EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER"
+    # the plain fast path is not affected by what went before (decorated operands are never planned)
+    assert x86gen.encode("vaddps", Y(1), Y(2), Y(3)).hex(" ") == "c5 ec 58 cb"
+
+
+def test_evex_operand_objects():
+    m = Z(1).k(K(1))
+    assert (m.op, m.mask, m.zero) == (Z(1), K(1), False) and m.z.zero and m.z == x86gen.masked(Z(1), K(1), True)
+    assert isinstance(m, x86gen.Masked) and str(m.z) == "zmm1 {k1} {z}" and K(2).k(K(3)).op is K(2)
+    b = d(rax, disp=8).bcst
+    assert isinstance(b, x86gen.Bcst) and isinstance(b, x86gen.Mem) and b.size == 32 and b.plain == d(rax, disp=8)
+    assert x86gen.word(rax).bcst.size == 16 and q(rax).bcst.sig == "b64" and b != d(rax, disp=8)
+    assert (x86gen.RN_SAE, x86gen.RD_SAE, x86gen.RU_SAE, x86gen.RZ_SAE, x86gen.SAE) == (0, 1, 2, 3, 4)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: Z(1).k(K(0)), r"k0 cannot be a mask \(EVEX.aaa = 000 means no masking"),
+    (lambda: x86gen.zmmword(rdi).k(K(1)).z, r"zeroing-masking with a memory destination is #UD"),
+    (lambda: x86gen.masked(x86gen.zmmword(rdi), K(1), zero=True), r"memory destination is #UD"),
+    (lambda: Z(1).k(Z(2)), r"a mask is a k register k1-k7, not zmm2"),
+    (lambda: x86gen.byte(rax).bcst, r"a broadcast element is a word, dword or qword"),
+    (lambda: x86gen.mem(rax).bcst, r"not unsized"),
+    (lambda: d(rax).bcst.k(K(1)), r"a broadcast operand is a source"),
+    (lambda: x86gen.masked(R["eax"], K(1)), r"only xmm/ymm/zmm/k registers and memory destinations take a mask"),
+])
+def test_evex_operand_errors(make, match):
+    with pytest.raises(x86gen.EvexOperandError, match=match):
+        make()
+
+
+@pytest.mark.parametrize("call, kw, match", [
+    # rounding where the form has none / the other kind / with memory
+    (("vaddps", X(1), X(2), X(3)), {"rc": 0}, r"vaddps xmm1, xmm2, xmm3 \{rn-sae\}: EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32 takes no"
+     r" rounding or \{sae\}; the forms for these operands: EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32 \(\{k1\}\{z\} m32bcst\)"),
+    (("vaddps", Z(1), Z(2), Z(3)), {"rc": x86gen.SAE}, r"takes static rounding \{er\} \(rc=RN_SAE…RZ_SAE\), not \{sae\} alone"),
+    (("vminps", Z(1), Z(2), Z(3)), {"rc": x86gen.RZ_SAE}, r"takes \{sae\} \(rc=SAE\) only, no static rounding"),
+    (("vaddps", Z(1), Z(2), x86gen.zmmword(rax)), {"rc": 0}, r"rounding and \{sae\} are register-only"),
+    (("vaddps", Z(1), Z(2), Z(3)), {"rc": 5}, r"rc= must be x86gen.RN_SAE, RD_SAE, RU_SAE, RZ_SAE \(static rounding\) or SAE"),
+    (("vaddps", Z(1), Z(2), Z(3)), {"rc": "rn"}, r"rc= must be"),
+    # broadcast of the wrong element size; on a form without one
+    (("vaddps", Z(1), Z(2), q(rax).bcst), {}, r"broadcasts 32-bit elements, not 64-bit ones"),
+    (("vaddss", X(1), X(2), d(rax).bcst), {}, r"EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER takes no broadcast"),
+    (("vmovups", Z(1), d(rax).bcst), {}, r"takes no broadcast"),
+    # a mask anywhere but the destination; on a mnemonic without EVEX forms (VEX has no mask field)
+    (("vaddps", X(1), X(2).k(K(1)), X(3)), {}, r"operand 2 \(xmm2 \{k1\}\) is masked: only the destination"),
+    (("vaddsubps", X(1).k(K(1)), X(2), X(3)), {}, r"VEX_VADDSUBPS_XMM_XMM_XMMM128 is a vex form \(masking, broadcast and"
+     r" rounding are EVEX only"),
+    (("vaddsubps", X(1), X(2), X(3)), {"rc": 0}, r"is a vex form"),
+])
+def test_evex_decoration_errors(call, kw, match):
+    """Decorations a form does not take raise EvexOperandError naming instruction, operands and the forms that fit,
+    from encode, select, the Assembler and the form itself."""
+    mn, *ops = call
+    with pytest.raises(x86gen.EvexOperandError, match=match):
+        x86gen.encode(mn, *ops, **kw)
+    with pytest.raises(x86gen.EvexOperandError):
+        x86gen.select(mn, *ops, **kw)
+    with pytest.raises(x86gen.EvexOperandError):
+        x86gen.Assembler().emit(mn, *ops, **kw)
+
+
+def test_form_level_decoration_errors():
+    f = x86gen.forms.EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32
+    with pytest.raises(x86gen.EvexOperandError, match=r"EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32 \(vaddps xmm, xmm, xmm/m128\)"
+                       r" xmm1, xmm2, xmm3 \{ru-sae\}: EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32 takes no rounding"):
+        f(X(1), X(2), X(3), rc=x86gen.RU_SAE)
+    with pytest.raises(x86gen.EvexOperandError, match="is a vex form"):
+        x86gen.forms.VEX_VADDPS_XMM_XMM_XMMM128(X(1).k(K(1)), X(2), X(3))
+    assert not f.accepts(X(1), X(2), q(rax).bcst) and f.accepts(X(1), X(2), d(rax).bcst)
+    assert not x86gen.forms.VEX_VADDPS_XMM_XMM_XMMM128.accepts(X(1).k(K(1)), X(2), X(3))
+    # a form whose mask is {k1} only (compares into a k register, scatters: none in the spec yet) refuses {z}
+    k1_only = x86gen.Form(f.row._replace(evex_mask="k1"))
+    assert k1_only(X(1).k(K(1)), X(2), X(3)).hex(" ") == "62 f1 6c 09 58 cb"   # llvm-mc: vaddps xmm1 {k1}, xmm2, xmm3
+    with pytest.raises(x86gen.EvexOperandError, match=r"takes merge-masking \{k1\} only, no zeroing \{z\}"):
+        k1_only(X(1).k(K(1)).z, X(2), X(3))
+    no_mask = x86gen.Form(f.row._replace(evex_mask=""))
+    with pytest.raises(x86gen.EvexOperandError, match="takes no mask"):
+        no_mask(X(1).k(K(1)), X(2), X(3))

@@ -2,8 +2,8 @@
 
 For each form of `x86gen.all_forms()` (one test per form id) Hypothesis draws operands the form
 takes — every register of the class (for r8 also spl..dil, r8b..r15b and ah..bh; xmm/ymm/zmm 0-31 for
-EVEX forms, 0-15 for the others; EVEX forms without masking, zeroing, broadcast or rounding, which x86gen
-does not encode yet, and the decoded instruction is checked to have none), memory operands
+EVEX forms, 0-15 for the others; for EVEX forms about half the examples also ask for masks k1-k7, zeroing,
+broadcast of 16/32/64-bit elements and rounding/SAE, allowed by the form or not, `run_evex_case`), memory operands
 with every base (rsp/rbp/r12/r13 included), every index but rsp (r12 included) and scale,
 displacements at the disp8/disp32 edges, RIP-relative, [index*scale+disp32] and absolute [disp32],
 immediates at and beyond the edges of their range, branch targets in and out of rel8/rel32 reach —
@@ -43,7 +43,10 @@ from iced_oracle import (
     accepted_imm_ranges,
     code_of,
     decode_one,
+    decorated,
+    decorations,
     describe,
+    evex_allows,
     form_imm_ranges,
     in_ranges,
     intel,
@@ -218,8 +221,17 @@ def case_strategy(form):
         if I.OpCodeInfo(code).op_count != len(form.operands):
             raise Unfuzzable(f"{form.id}: {len(form.operands)} operands, iced's {CODE_NAMES[code]} has {I.OpCodeInfo(code).op_count}")
         parts = [operand_strategy(form, i, code) for i in range(len(form.operands))]
-        _STRATEGIES[form.id] = st.tuples(st.sampled_from(IPS) | st.integers(1 << 32, 1 << 46), st.tuples(*parts))
+        deco = evex_decorations() if form.encoding_kind == "evex" else st.none()
+        _STRATEGIES[form.id] = st.tuples(st.sampled_from(IPS) | st.integers(1 << 32, 1 << 46), st.tuples(*parts), deco)
     return _STRATEGIES[form.id]
+
+
+def evex_decorations():
+    """AVX-512 decorations to ask of an EVEX form (whether it allows them or not: iced decides which are valid):
+    (mask k1-k7 or 0, zeroing, broadcast element bits or 0 (applied when the rm operand is memory), rounding
+    RN/RD/RU/RZ_SAE, SAE or None). About half the examples are plain."""
+    return st.one_of(st.none(), st.tuples(st.sampled_from([0, 0, 1, 2, 3, 4, 5, 6, 7]), st.booleans(),
+                                          st.sampled_from([0, 0, 32, 64, 16]), st.sampled_from([None, None, 0, 1, 2, 3, 4])))
 
 
 # --- the expected outcome, decided from iced's tables --------------------------------------------
@@ -346,7 +358,65 @@ def lea_low_bits_request(mnemonic, ops):
     return ops
 
 
-def run_case(form, code, ip, raw_ops, stats):
+def decorate(form, ops, deco):
+    """``ops`` with the decorations of ``deco`` (see `evex_decorations`): a `x86gen.Masked` first operand (``.z`` for
+    zeroing) and the ModRM.rm memory operand as a broadcast of the drawn element size; and the ``rc`` to pass.
+    Returns (operands, rc, (mask, zero, bcst bits, rc) as applied)."""
+    mask, zero, bcst, rc = deco
+    ops = list(ops)
+    rm = next((i for i, o in enumerate(form.operands) if o.loc == "rm"), None)
+    if bcst and rm is not None and ops[rm].__class__ is x86gen.Mem:
+        m = ops[rm]
+        ops[rm] = x86gen.Mem(m.base, m.index, m.scale, m.disp, bcst).bcst
+    else: bcst = 0
+    zero = zero and bool(mask)
+    if mask and (isinstance(ops[0], (x86gen.Xmm, x86gen.Ymm, x86gen.Zmm, x86gen.KReg)) or ops[0].__class__ is x86gen.Mem):
+        if zero and ops[0].__class__ is x86gen.Mem:
+            with pytest.raises(x86gen.EvexOperandError):   # {z} with a memory destination: #UD (SDM Vol.2 2.8)
+                _ = ops[0].k(x86gen.REGISTERS[f"k{mask}"]).z
+            zero = False
+        ops[0] = x86gen.masked(ops[0], x86gen.REGISTERS[f"k{mask}"], zero)
+    else: mask, zero = 0, False
+    return tuple(ops), rc, (mask, zero, bcst, rc)
+
+
+def run_evex_case(form, code, ip, ops, deco, stats):
+    """An EVEX form with AVX-512 decorations: the valid ones (iced's OpCodeInfo, `iced_oracle.evex_allows`) must give
+    iced's bytes for the plain instruction decorated (`iced_oracle.decorated`, re-encoded by iced), from the form,
+    from `x86gen.encode` and `x86gen.select`; the others raise `x86gen.EvexOperandError` from the form, and
+    `x86gen.encode` raises or encodes exactly what was asked."""
+    dops, rc, applied = decorate(form, ops, deco)
+    mask, zero, bcst, _ = applied
+    if not mask and not bcst and rc is None: return False
+    stats["decorated"] = stats.get("decorated", 0) + 1
+    has_mem = any(isinstance(x, x86gen.Mem) for x in ops)
+    text_ops = ", ".join(str(x) for x in dops) + (f" rc={rc}" if rc is not None else "")
+    if not evex_allows(code, mask, zero, bcst, rc, ops[0].__class__ is x86gen.Mem, has_mem):
+        with pytest.raises(x86gen.EvexOperandError):
+            data = form(*dops, rc=rc)
+            pytest.fail(f"{form.id}({text_ops}) gave {describe(data, ip)}, expected EvexOperandError")
+        try: data2 = x86gen.encode(form.mnemonic, *sized(form, dops), rc=rc)
+        except x86gen.EncodeError: return True
+        ins2 = decode_one(data2, ip)   # another form took them: it must be what was asked
+        assert decorations(ins2) == (mask, zero, bool(bcst), rc), f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip)}"
+        return True
+    plain = decode_one(form(*ops), ip)
+    want = reencode_canonical(decorated(plain, mask, zero, bool(bcst), rc), ip)
+    data = form(*dops, rc=rc)
+    assert data == want, f"{form.id}({text_ops}) = {data.hex(' ')}, iced: {describe(want, ip)}"
+    ins = decode_one(data, ip)
+    assert CODE_NAMES[ins.code] == form.id and decorations(ins) == (mask, zero, bool(bcst), rc), describe(data, ip)
+    data2 = x86gen.encode(form.mnemonic, *sized(form, dops), rc=rc)
+    ins2 = decode_one(data2, ip)
+    assert semantics(ins2) == semantics(ins) and decorations(ins2) == decorations(ins), \
+        f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip)}; the form gives {describe(data, ip)}"
+    assert len(data2) <= len(data)
+    assert x86gen.select(form.mnemonic, *sized(form, dops), rc=rc).encoding_kind == "evex"
+    stats["encoded"] += 1
+    return True
+
+
+def run_case(form, code, ip, raw_ops, stats, deco=None):
     rel_disp = None
     ops = []
     blen = None
@@ -362,6 +432,7 @@ def run_case(form, code, ip, raw_ops, stats):
     kw = {"ip": ip} if is_branch else {}
     stats["examples"] += 1
     err, why_err = expected_error(form, code, ops, rel_disp)
+    if deco is not None and err is None and run_evex_case(form, code, ip, ops, deco, stats): return
     text_ops = ", ".join(hex(x) if isinstance(x, int) else str(x) for x in ops)
     if err is not None:
         with pytest.raises(err):
@@ -422,8 +493,8 @@ def test_form_against_iced(form_id, data):
     stats = FUZZ_STATS.setdefault(form_id, {"examples": 0, "encoded": 0, "errors": 0})
     try:
         code = code_of(form_id)
-        ip, raw_ops = data.draw(case_strategy(form), label="ip, operands")
-        run_case(form, code, ip, raw_ops, stats)
+        ip, raw_ops, deco = data.draw(case_strategy(form), label="ip, operands, EVEX decorations")
+        run_case(form, code, ip, raw_ops, stats, deco)
     except BaseException:
         FUZZ_FAILED.add(form_id)
         raise
@@ -531,6 +602,36 @@ def corner_cases(form):
     return list(dict.fromkeys(cases))
 
 
+# disp8*N edges (SDM Vol.2 2.7.5) for every N a broadcast or a vector may scale by: N·(-128), N·127 (disp8), N·128,
+# N·(-129) (disp32), N·1, and multiples of a smaller N only (disp32 with the larger one)
+EVEX_DISPS = sorted({n * k for n in (2, 4, 8, 16, 32, 64) for k in (-128, 127, 128, -129, 1)} | {2, 6, 12, 4 * 127 + 2, 8 * 127 + 4})
+
+
+def evex_corner_cases(form) -> list:
+    """The fixed sweep of AVX-512 decorations of an EVEX form: (raw operands, decorations) for masks k1/k7 with and
+    without zeroing, every rounding/SAE, and broadcasts of 16/32/64-bit elements at the disp8*N edges (with a mask
+    too), on the register and the memory variant of its operands; allowed or not (iced decides)."""
+    reg = corner_cases(form)[0]
+    rm = next((i for i, o in enumerate(form.operands) if o.loc == "rm"), None)
+    mem_ok = rm is not None and form.operands[rm].mem is not None and not is_vsib(form.operands[rm])
+    def with_mem(d, size):
+        c = list(reg)
+        c[rm] = M(R["rax"], None, 1, d, size)
+        return tuple(c)
+    variants = [reg] + ([with_mem(0, form.operands[rm].mem)] if mem_ok else [])
+    out = []
+    for ops in variants:
+        for mask in (1, 7):
+            for zero in (False, True): out.append((ops, (mask, zero, 0, None)))
+        for rc in (0, 1, 2, 3, 4):
+            out += [(ops, (0, False, 0, rc)), (ops, (3, True, 0, rc))]
+    if mem_ok:
+        for bits in (16, 32, 64):
+            for d in EVEX_DISPS: out.append((with_mem(d, 0), (0, False, bits, None)))
+            out += [(with_mem(bits * 4, 0), (5, True, bits, None)), (with_mem(-bits, 0), (2, False, bits, 1))]
+    return out
+
+
 @pytest.mark.parametrize("form_id", [f.id for f in FORMS])
 def test_form_corner_cases(form_id):
     form = x86gen.get_form(form_id)
@@ -540,6 +641,10 @@ def test_form_corner_cases(form_id):
         for raw_ops in corner_cases(form):
             stats["corners"] = stats.get("corners", 0) + 1
             run_case(form, code, 0x80001000, raw_ops, {"examples": 0, "encoded": 0, "errors": 0})
+        if form.encoding_kind == "evex":
+            for raw_ops, deco in evex_corner_cases(form):
+                stats["corners"] = stats.get("corners", 0) + 1
+                run_case(form, code, 0x80001000, raw_ops, {"examples": 0, "encoded": 0, "errors": 0}, deco)
     except BaseException:
         FUZZ_FAILED.add(form_id)
         raise

@@ -176,3 +176,25 @@ def test_cpu_features_agree_with_proc_cpuinfo():
     for name in names:
         assert (name in feats) == (name.lower() in flags), name
     assert ("LZCNT" in feats) == ("abm" in flags)
+
+
+# the AVX-512 subsets as Linux's /proc/cpuinfo names them (arch/x86/include/asm/cpufeatures.h), by iced-x86's name
+AVX512_CPUINFO = {"AVX512F": "avx512f", "AVX512CD": "avx512cd", "AVX512DQ": "avx512dq", "AVX512BW": "avx512bw",
+                  "AVX512VL": "avx512vl", "AVX512_IFMA": "avx512ifma", "AVX512_VBMI": "avx512vbmi", "AVX512_VBMI2": "avx512_vbmi2",
+                  "AVX512_VNNI": "avx512_vnni", "AVX512_BITALG": "avx512_bitalg", "AVX512_VPOPCNTDQ": "avx512_vpopcntdq",
+                  "AVX512_BF16": "avx512_bf16", "AVX512_FP16": "avx512_fp16", "AVX512_VP2INTERSECT": "avx512_vp2intersect",
+                  "AVX512_4VNNIW": "avx512_4vnniw", "AVX512_4FMAPS": "avx512_4fmaps", "AVX512PF": "avx512pf", "AVX512ER": "avx512er"}
+
+
+def test_cpu_features_avx512_subsets_agree_with_proc_cpuinfo():
+    """Every AVX-512 subset is reported exactly when Linux reports it (it clears them too when XCR0 lacks the state)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(next(line for line in f if line.startswith("flags")).split(":", 1)[1].split())
+    except (OSError, StopIteration):
+        pytest.skip("no /proc/cpuinfo flags")
+    feats = jit.cpu_features()
+    got = {name for name in AVX512_CPUINFO if name in feats}
+    want = {name for name, flag in AVX512_CPUINFO.items() if flag in flags}
+    assert got == want
+    assert {n for n in feats if n.startswith("AVX512")} <= set(AVX512_CPUINFO)

@@ -15,6 +15,9 @@ encoded with x86gen and decoded by iced; iced's `InstructionInfo` must agree wit
   RW:xmm0 (vzeroupper) is "reads XMM0, writes ZMM0", while a legacy SSE write (pcmpistrm's xmm0) leaves
   the upper bits alone and is a write of the xmm register (RW: a read-write of it, as aesencwide128kl's xmm0-7);
 - rflags: read, written, cleared, set and undefined flags, each exactly;
+- EVEX forms that allow a mask are also checked masked (merge and zeroing): the mask register is read, and
+  merge-masking reads the destination (`x86gen.evex.operand_roles`; iced: READ_COND_WRITE for a zmm, READ_WRITE for
+  an xmm/ymm whose upper bits are zeroed, COND_WRITE for a masked store);
 - CPUID: the form's `cpuid` is iced's `CpuidFeature` name (INTEL8086, INTEL386, X64, CMOV, AVX2, …), or
   iced's names joined by `+` in iced's order where it gives several (AES+AVX for vaesenc).
 
@@ -225,6 +228,32 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
     return bad
 
 
+def evex_disagreements(form, ops: list, mem_op: Mem | None, mask: int, zero: bool) -> list[str]:
+    """What iced says differently about a masked instance of an EVEX form: the operands' access against
+    `x86gen.evex.operand_roles` (merge-masking reads the destination), the mask register read, the memory access."""
+    from x86gen.evex import masked, operand_roles
+    dops = [masked(ops[0], REGISTERS[f"k{mask}"], zero), *ops[1:]]
+    roles, k = operand_roles(form, tuple(dops))
+    data = form(*dops)
+    ins = I.Decoder(64, data).decode()
+    where = f"{form.id} {', '.join(map(str, dops))} ({data.hex(' ')})"
+    if ins.code != getattr(I.Code, form.id) or ins.len != len(data) or ins.op_mask != getattr(I.Register, f"K{mask}"):
+        return [f"{where}: iced decodes {ins} ({ins.len} bytes, Code {ins.code})"]
+    info = I.InstructionInfoFactory().info(ins)
+    bad = []
+    for i, role in enumerate(roles):
+        if info.op_access(i) != ACCESS[role]:
+            bad.append(f"{where}: operand {i + 1} is {ACCESS_NAMES[info.op_access(i)]} for iced, role {role.upper()} from operand_roles")
+    regs = {(REG_NAMES[u.register], ACCESS_NAMES[u.access]) for u in info.used_registers()}
+    if k is not REGISTERS[f"k{mask}"] or (f"K{mask}", "READ") not in regs:
+        bad.append(f"{where}: mask {k} from operand_roles; iced's registers {sorted(regs)}")
+    if mem_op is not None:
+        i = next(i for i, x in enumerate(ops) if x is mem_op)
+        got = [ACCESS_NAMES[u.access] for u in info.used_memory()]
+        if got != [ACCESS_NAMES[ACCESS[roles[i]]]]: bad.append(f"{where}: iced's memory accesses {got}, role {roles[i].upper()}")
+    return bad
+
+
 def check_form(form, seed: int) -> list[str]:
     rng = random.Random(seed)
     kinds = [False] + ([True] if any(o.mem is not None and o.reg is not None for o in form.operands) else [])
@@ -233,6 +262,11 @@ def check_form(form, seed: int) -> list[str]:
         for _ in range(INSTANCES):
             ops, mem_op = instance(form, rng, use_mem)
             bad += disagreements(form, ops, mem_op)
+            if form.evex_mask:   # and masked: merge (and zeroing where allowed, not on a memory destination)
+                zero = form.evex_mask == "k1z" and not isinstance(ops[0], Mem) and rng.random() < 0.5
+                bad += evex_disagreements(form, ops, mem_op, rng.randint(1, 7), zero)
+                if form.evex_mask == "k1z" and not isinstance(ops[0], Mem):
+                    bad += evex_disagreements(form, ops, mem_op, rng.randint(1, 7), not zero)
     return bad
 
 

@@ -343,8 +343,9 @@ def _evex_returns(c: _Operands, ind: str, rm_reg: bool, a: str | None, modrm: st
     P0 = R̄ X̄ B̄ R̄' 0 0 m m: R̄/R̄' are bits 3/4 of the ModRM.reg register (``evr``); for a register in ModRM.rm
     B̄/X̄ are its bits 3/4 (``evxb``, SDM Vol.2 2.7.2), for memory X̄/B̄ are bit 3 of index/base (``vxb``, as in
     VEX). P1 = W v̄v̄v̄v̄ 1 pp. P2 = z L'L b V̄' aaa, V̄' bit 4 of vvvv (``evv``). Inverted fields of an unused slot
-    are 1s. Only unmasked (aaa = 000 = k0, z = 0), non-broadcast, non-rounding encodings are written for now
-    (b = 0, L'L the vector length)."""
+    are 1s. The plain instruction is written here (aaa = 000 = k0, z = 0, b = 0, L'L the vector length): masks,
+    zeroing, broadcast and rounding are set afterwards by the slow path `x86gen._evex`, so this common case stays
+    as fast as it is."""
     row = c.row
     r = f"{c.reg}.evr" if c.reg else "0x90"
     xb = (f"{a}.evxb" if rm_reg else f"{a}.vxb") if a else "0x60"

@@ -78,7 +78,8 @@ from .errors import (
     fmt_int,
     fmt_value,
 )
-from .memory import SIZE_BITS, Mem, SegMem, size_named
+from .evex import Masked, Rounding
+from .memory import SIZE_BITS, Bcst, Mem, SegMem, size_named
 from .registers import REGISTERS
 from .text import (
     _FAR_MNEMONICS,
@@ -110,6 +111,7 @@ from .text import (
 __all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
 
 _RIP = REGISTERS["rip"]
+_DECORATED = (Masked, Bcst)   # AVX-512 operands that `Assembler._emit_evex` encodes
 _PLAIN = frozenset(MNEMONICS) - BRANCH_MNEMONICS
 MAX_ALIGN = MAX_OUTPUT   # the largest alignment `Assembler.align` takes (bytes)
 _INT64 = object()   # Assembler.jit's default restype (ctypes is imported only when jit is used)
@@ -459,9 +461,11 @@ class Assembler(AsmMethods):
 
     # ---- instructions -------------------------------------------------------------------------------
 
-    def emit(self, mnemonic: str, *ops) -> None:
-        """Append one instruction by mnemonic: ``a.emit("vaddps", ymm0, ymm1, ymm2)``."""
+    def emit(self, mnemonic: str, *ops, rc: int | None = None) -> None:
+        """Append one instruction by mnemonic: ``a.emit("vaddps", ymm0, ymm1, ymm2)``; ``rc=``: AVX-512 rounding or
+        SAE (`x86gen.evex`)."""
         if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+        if rc is not None: return self._emit_evex(mnemonic.lower(), ops, rc)
         mn = mnemonic if mnemonic in _PLAIN or mnemonic in BRANCH_MNEMONICS else mnemonic.lower()
         if mn in _PLAIN: return self._emit(mn, ops)
         if " " in mn: return self._emit_prefixed(mn, ops)
@@ -492,6 +496,7 @@ class Assembler(AsmMethods):
         key = (mn, *sig)
         plan = _FLAT.get(key)
         if plan is None:
+            if any(x.__class__ in _DECORATED for x in ops): return self._emit_evex(mn, ops, None)   # {k1}, {z}, {1toN}
             if any(x.__class__ is SegMem for x in ops): return self._emit_prefixed(mn, ops)   # fs:[rax]: a segment prefix
             if mn == "lea" and sig[-1][:5] == "moffs":   # lea r32, [0x80000000]: the low 32 bits (encoder.lea_low_bits)
                 near = lea_low_bits(mn, ops)
@@ -504,6 +509,20 @@ class Assembler(AsmMethods):
         try: out = plan(*ops)
         except LabelOperand: return self._emit_rip(mn, ops)
         self._lst += (mn, out, *ops, *_PAD[len(ops)])
+
+    def _emit_evex(self, mn: str, ops: tuple, rc: int | None) -> None:
+        """An AVX-512 instruction with a masked destination, a broadcast source or rounding (`x86gen._evex`, the
+        slow path; never planned). Its record holds the operands and, with ``rc``, an `x86gen.evex.Rounding` after
+        them. A label in a memory operand is not supported here (yet)."""
+        for x in ops:
+            m = x.op if x.__class__ is Masked else x
+            if m.__class__ is Label or (isinstance(m, Mem) and m.label is not None):
+                raise OperandError(f"{mn}: a label memory operand with masking or broadcast is not supported by the Assembler"
+                                   " (yet); load the address into a register")
+        out = encode(mn, *ops, rc=rc) if rc is not None else encode(mn, *ops)
+        rec = ops if rc is None else (*ops, Rounding(rc))
+        if len(rec) > 4: raise OperandError(f"{mn}: at most 3 operands with rc= in an Assembler record")
+        self._lst += (mn, out, *rec, *_PAD[len(rec)])
 
     def _emit_prefixed(self, mn: str, ops: tuple) -> None:
         """An instruction with prefix words (``lock add``) or a segment override (`SegMem`): `encode_prefixed`'s bytes.
@@ -563,7 +582,7 @@ class Assembler(AsmMethods):
         if len(ops) == 1 and (ops[0].__class__ in (int, str, Label)): return self._branch(mn, ops, rel32)
         return self._emit(mn, ops)
 
-    def emit_form(self, form, *ops) -> None:
+    def emit_form(self, form, *ops, rc: int | None = None) -> None:
         """Append one instruction in exactly this form (a form id or `x86gen.Form`), listed like any other:
         ``a.emit_form("ADD_RM32_IMM32", eax, 1)`` is ``81 c0 01 00 00 00`` where ``a.add(eax, 1)`` picks
         ``83 /0 ib``. A branch form takes a label (or name, or address) and keeps its size: no relaxation."""
@@ -580,6 +599,12 @@ class Assembler(AsmMethods):
         if any(x.__class__ is Label or (x.__class__ is Mem and x.label is not None) for x in ops):
             raise OperandError(f"emit_form({form.id}): label operands other than a branch target are not supported; use emit()")
         if len(ops) > 4: raise OperandError(f"{form.id} takes {len(form.operands)} operands, got {len(ops)}")
+        if rc is not None:   # AVX-512 rounding / SAE (x86gen.evex)
+            out = form(*ops, rc=rc)
+            rec = (*ops, Rounding(rc))
+            if len(rec) > 4: raise OperandError(f"{form.id}: at most 3 operands with rc= in an Assembler record")
+            self._lst += (form.mnemonic, out, *rec, *_PAD[len(rec)])
+            return
         out = form(*ops)
         self._lst += (form.mnemonic, out, *ops, *_PAD[len(ops)])
 

@@ -12,7 +12,7 @@ import functools
 
 from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
-from .memory import Mem, SegMem, VsibMem
+from .memory import Bcst, Mem, SegMem, VsibMem
 from .registers import Reg
 
 _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
@@ -61,7 +61,7 @@ def _matches(o, x, movabs: bool = False) -> bool:
         if o.loc == "fixed": return x.name == o.reg
         return x.kind == o.reg
     if isinstance(x, Mem):
-        if o.mem is None or (o.mem and x.size not in (0, o.mem)): return False
+        if o.mem is None or (o.mem and x.size not in (0, o.mem)) or x.__class__ is Bcst: return False   # Bcst: x86gen._evex
         if o.kind[:2] == "vm" or x.__class__ is VsibMem:   # a VSIB operand (vm32x …) takes a VsibMem of its index class only
             return o.kind[:2] == "vm" and x.__class__ is VsibMem and x.index.kind[0] == o.kind[-1]
         return (o.loc == "moffs") == x.far or (movabs and o.loc == "moffs")
@@ -315,14 +315,19 @@ def _shortest_of(forms: tuple[Form, ...]):
     return enc
 
 
-def select(mnemonic: str, *ops, ip: int = 0) -> Form:
-    """The form `encode` would use for these operands."""
+def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
+    """The form `encode` would use for these operands (and rounding ``rc``, see `encode`)."""
+    if rc is not None: return _evex_choose(mnemonic, ops, rc, ip)
     # prefix words (`lock add`) or a segment override: the prefix layer (SegMem is a Mem, so the forms would take it
     # and drop the override); `SegMem in map(type, ops)` is the cheap test, select() runs it on every call
     if " " in mnemonic or SegMem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[1]
     key = _key(mnemonic, ops)
     if "l" in key[1:]: raise label_error(mnemonic, ops)
-    forms, check = candidates(mnemonic, key[1:], ops)
+    try: forms, check = candidates(mnemonic, key[1:], ops)
+    except OperandError:   # no plain form takes them: masked or broadcast operands take the EVEX path (x86gen._evex)
+        from ._evex import decorated
+        if decorated(ops): return _evex_choose(mnemonic, ops, None, ip)
+        raise
     if not check:
         alts = _vex_alternatives(forms)
         return forms[0] if len(alts) < 2 else min(alts, key=lambda f: len(f.encode(*ops)))   # first among equals
@@ -338,12 +343,16 @@ def range_error(mnemonic, ops, forms) -> OperandError:
                                + "; ".join(f"{f.syntax} ({f.id})" for f in forms))
 
 
-def encode(mnemonic: str, *ops, ip: int = 0) -> bytes:
+def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
     """Encode one instruction, e.g. ``encode("vaddps", ymm0, ymm1, mem(rdi, size=256))``.
 
     Operands are registers, `Mem` operands and ints (immediates; for branches the absolute target
     address, with the instruction at ``ip``). Raises `EncodeError` subclasses on bad input.
+    AVX-512 (`x86gen.evex`): a masked destination (``zmm1.k(k1)``, ``zmm1.k(k1).z``), a broadcast source
+    (``dword(rax).bcst``) and ``rc=`` (`x86gen.RN_SAE` … `x86gen.RZ_SAE`, `x86gen.SAE`) choose among the EVEX forms
+    that allow them (`x86gen.EvexOperandError` when none does).
     """
+    if rc is not None: return _evex_encode(mnemonic, ops, rc, ip)
     # fast path: the plan from the mnemonic's table, one dict level per operand signature (no tuple to build
     # or hash), then the plan's one frame; a plan of a branch form takes ip= (and defaults to ip=0)
     try:
@@ -406,6 +415,8 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
         if near is not None: return _encode(mnemonic, near, ip)
     plan = _PLANS.get(key)
     if plan is None:
+        from ._evex import decorated
+        if decorated(ops): return _evex_encode(mnemonic, ops, None, ip)   # masks, broadcast: the EVEX slow path (no plan)
         plan, rel = plan_for(mnemonic, key[1:], ops)
         if rel: _RPLANS.add(plan)   # before the plan is published: whoever finds it must know it takes ip=
         _PLANS[key] = plan
@@ -415,6 +426,18 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
             t[key[-1]] = plan
     try: return plan(*ops, ip=ip) if plan in _RPLANS else plan(*ops)
     except LabelOperand: raise label_error(mnemonic, ops) from None
+
+
+def _evex_encode(mnemonic, ops: tuple, rc, ip: int) -> bytes:
+    from . import _evex
+    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+    return _evex.encode(mnemonic, ops, rc, ip)
+
+
+def _evex_choose(mnemonic, ops: tuple, rc, ip: int) -> Form:
+    from . import _evex
+    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+    return _evex.choose(mnemonic, ops, rc, ip)
 
 
 IMM_POLICIES = ("shortest", "widest")

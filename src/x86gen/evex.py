@@ -103,9 +103,46 @@ def masked(op: Reg | Mem, k: KReg, zero: bool = False) -> Masked:
     return Masked(op, k, zero)
 
 
+class Rounding:
+    """The rounding of an instruction as an item of an `x86gen.Assembler`'s record (after its operands), so that
+    listings can print it (``{rn-sae}``, GNU as's separate operand); ``rc`` is the int (`RN_SAE` … `SAE`). Not an
+    operand: `x86gen.encode` and the forms take ``rc=``."""
+
+    __slots__ = ("rc",)
+
+    def __init__(self, rc: int): self.rc = rc
+    def __str__(self) -> str: return "{" + ROUNDING_NAMES.get(self.rc, "?") + "}"
+    def __repr__(self) -> str: return f"Rounding({self})"
+    def __eq__(self, other): return other.__class__ is Rounding and other.rc == self.rc
+    def __hash__(self): return hash((Rounding, self.rc))
+
+
+def operand_roles(form, ops: tuple) -> tuple[tuple[str, ...], KReg | None]:
+    """(the roles of the explicit operands of ``form`` with operands ``ops``, the mask register read or None).
+
+    Roles are the spec's (``r``, ``w``, ``rw``, ``cw``, ``rcw``; `x86gen.Form` operands' ``role``) changed by a mask on
+    the destination (SDM Vol.2 2.7.3/2.7.4; as iced-x86's InstructionInfo reports them):
+
+    - the mask register is read;
+    - merge-masking keeps the masked-off elements, so it reads the destination: a zmm destination is read and
+      conditionally written (``rcw``), an xmm/ymm one read and written (``rw``: the bits above the vector length are
+      zeroed whatever the mask), a memory destination (a masked store) conditionally written (``cw``);
+    - zeroing-masking writes every element: the roles stay those of the plain form.
+    """
+    roles = [o.role for o in form.operands]
+    m = ops[0] if ops else None
+    if m.__class__ is not Masked: return tuple(roles), None
+    if not m.zero and roles[0] in ("w", "rw"):
+        if isinstance(m.op, Mem): roles[0] = "cw"
+        elif m.op.__class__ is Zmm: roles[0] = "rcw"
+        elif isinstance(m.op, (Xmm, Ymm)): roles[0] = "rw"
+    return tuple(roles), m.mask
+
+
 def is_rounding(rc: object) -> bool:
     """Is ``rc`` one of `RN_SAE` … `RZ_SAE`, `SAE`?"""
     return rc.__class__ is int and 0 <= rc <= SAE
 
 
-__all__ = ["Masked", "masked", "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE", "ROUNDING", "ROUNDING_NAMES", "is_rounding"]
+__all__ = ["Masked", "masked", "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE", "ROUNDING", "ROUNDING_NAMES", "Rounding", "is_rounding",
+           "operand_roles"]

@@ -71,22 +71,34 @@ class Form:
         return self._enc
 
     def __call__(self, *operands, **kw) -> bytes:
+        """Encode ``operands`` in exactly this form. An EVEX form also takes a masked destination, a broadcast
+        source and ``rc=`` where it allows them (`x86gen.evex`; `x86gen.EvexOperandError` where not)."""
         if self._enc is None: self._build()
+        if kw and "rc" in kw:
+            from ._evex import encode_form
+            rc = kw.pop("rc")
+            if rc is not None: return encode_form(self, operands, rc, **kw)
         try: return self._enc(*operands, **kw)
         except TypeError:
             if len(operands) != len(self.operands): raise operand_error(self.id, operands, 0) from None
             raise
         except OperandError:
+            from ._evex import decorated, encode_form
+            if decorated(operands): return encode_form(self, operands, None, **kw)   # masks, broadcast (the slow path)
             ints = int_operands(operands)   # immediates given as bool / numpy integers: retry with ints
             if ints is None: raise
             return self._enc(*ints, **kw)
 
-    def accepts(self, *operands, ip: int = 0) -> bool:
+    def accepts(self, *operands, ip: int = 0, rc: int | None = None) -> bool:
         """True when this form encodes ``operands``: as many as it has, each of a kind it takes (register
         class or fixed register, memory of its size or unsized, an int-like immediate) and immediates or
         branch targets (absolute, with the instruction at ``ip``) that fit. This is the test `x86gen.encode`
         and `x86gen.select_form` choose forms by."""
         if len(operands) != len(self.operands): return False
+        from . import _evex
+        if rc is not None or _evex.decorated(operands):   # AVX-512 decorations: allowed by the form, plain operands fit
+            if not _evex._matches(self, operands, rc) or _evex.why_not(self, operands, rc) is not None: return False
+            operands = _evex.plain_operands(operands)
         from .encoder import _matches
         ints = int_operands(operands)
         if ints is not None: operands = ints

@@ -1,6 +1,7 @@
 """`Instruction`: a mnemonic with operands that prints as Intel syntax and encodes to bytes."""
 from __future__ import annotations
 
+from .errors import OperandError
 from .text import format_operand
 
 
@@ -11,16 +12,17 @@ class Instruction:
     is given explicitly with ``Instruction.of_form``.
     """
 
-    __slots__ = ("mnemonic", "operands", "_form")
+    __slots__ = ("mnemonic", "operands", "_form", "rc")
 
-    def __init__(self, mnemonic: str, *operands, form=None):
-        self.mnemonic, self.operands, self._form = mnemonic, operands, form
+    def __init__(self, mnemonic: str, *operands, form=None, rc: int | None = None):
+        """``rc``: AVX-512 static rounding or SAE (`x86gen.RN_SAE` … `x86gen.SAE`, see `x86gen.evex`), or None."""
+        self.mnemonic, self.operands, self._form, self.rc = mnemonic, operands, form, rc
 
     @classmethod
-    def of_form(cls, form_id: str, *operands) -> Instruction:
+    def of_form(cls, form_id: str, *operands, rc: int | None = None) -> Instruction:
         from .forms import get_form
         f = get_form(form_id)
-        return cls(f.mnemonic, *operands, form=f)
+        return cls(f.mnemonic, *operands, form=f, rc=rc)
 
     @classmethod
     def parse(cls, text: str) -> Instruction:
@@ -32,13 +34,18 @@ class Instruction:
     def form(self):
         if self._form is None:
             from .encoder import select
-            self._form = select(self.mnemonic, *self.operands)
+            self._form = select(self.mnemonic, *self.operands, rc=self.rc)
         return self._form
 
     def encode(self, ip: int = 0) -> bytes:
         f = self.form
+        if self.rc is not None: return f(*self.operands, rc=self.rc)   # (Form.__call__: the EVEX decorations path)
         if f.is_branch: return f.encode(*self.operands, ip=ip)
-        return f.encode(*self.operands)
+        try: return f.encode(*self.operands)
+        except OperandError:
+            from ._evex import decorated
+            if decorated(self.operands): return f(*self.operands)   # a masked or broadcast operand
+            raise
 
     def __bytes__(self) -> bytes: return self.encode()
 
@@ -48,6 +55,6 @@ class Instruction:
     def __repr__(self) -> str: return f"Instruction({str(self)!r})"
 
     def __eq__(self, other):
-        return isinstance(other, Instruction) and (self.mnemonic, self.operands) == (other.mnemonic, other.operands)
+        return isinstance(other, Instruction) and (self.mnemonic, self.operands, self.rc) == (other.mnemonic, other.operands, other.rc)
 
-    def __hash__(self): return hash((self.mnemonic, self.operands))
+    def __hash__(self): return hash((self.mnemonic, self.operands, self.rc))

@@ -166,6 +166,11 @@ _BITS = [
     (7, 1, 3, "BMI1"), (7, 1, 5, "AVX2"), (7, 1, 8, "BMI2"), (7, 1, 16, "AVX512F"), (7, 1, 17, "AVX512DQ"),
     (7, 1, 19, "ADX"), (7, 1, 28, "AVX512CD"), (7, 1, 29, "SHA"), (7, 1, 30, "AVX512BW"), (7, 1, 31, "AVX512VL"),
     (0x80000001, 2, 5, "LZCNT"),
+    # the other AVX-512 subsets (SDM Vol.2 CPUID, leaf 07H sub-leaf 0 EBX/ECX/EDX and sub-leaf 1 EAX), iced-x86's names
+    (7, 1, 21, "AVX512_IFMA"), (7, 1, 26, "AVX512PF"), (7, 1, 27, "AVX512ER"),
+    (7, 2, 1, "AVX512_VBMI"), (7, 2, 6, "AVX512_VBMI2"), (7, 2, 11, "AVX512_VNNI"), (7, 2, 12, "AVX512_BITALG"),
+    (7, 2, 14, "AVX512_VPOPCNTDQ"), (7, 3, 2, "AVX512_4VNNIW"), (7, 3, 3, "AVX512_4FMAPS"), (7, 3, 8, "AVX512_VP2INTERSECT"),
+    (7, 3, 23, "AVX512_FP16"), (0x70001, 0, 5, "AVX512_BF16"),
 ]
 # fmt: on
 _NEEDS_YMM = {"AVX", "AVX2", "FMA", "F16C"}  # VEX-encoded: need the OS to save XMM+YMM state (XCR0 bits 1, 2)
@@ -177,7 +182,11 @@ def cpu_features() -> frozenset[str]:
     """Return the CPU's instruction-set extensions usable here, e.g. ``{"SSE2", "AVX2", "FMA", "BMI2", ...}``.
 
     Runs CPUID (and XGETBV) through the JIT. AVX-family and AVX-512 features are only reported
-    when the OS has enabled the matching register state (OSXSAVE and XCR0). The result is cached.
+    when the OS has enabled the matching register state (OSXSAVE and XCR0: bits 1-2 for AVX, and bits 5-7,
+    opmask, ZMM_Hi256 and Hi16_ZMM, for AVX-512). The AVX-512 subsets have iced-x86's names, as the forms' ``cpuid``:
+    AVX512F, AVX512CD, AVX512DQ, AVX512BW, AVX512VL, AVX512_IFMA, AVX512_VBMI, AVX512_VBMI2, AVX512_VNNI,
+    AVX512_BITALG, AVX512_VPOPCNTDQ, AVX512_BF16, AVX512_FP16, AVX512_VP2INTERSECT, AVX512_4VNNIW, AVX512_4FMAPS,
+    AVX512PF, AVX512ER. The result is cached.
     """
     regs = (ctypes.c_uint32 * 4)()
     cpuid_fn = compile(_CPUID_CODE, None, (ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)), name="cpuid")
@@ -188,6 +197,7 @@ def cpu_features() -> frozenset[str]:
 
     max_leaf, max_ext = cpuid(0)[0], cpuid(0x80000000)[0]
     leaves = {leaf: cpuid(leaf) for leaf in (1, 7, 0x80000001) if leaf <= (max_ext if leaf & 0x80000000 else max_leaf)}
+    if 7 in leaves and leaves[7][0] >= 1: leaves[0x70001] = cpuid(7, 1)   # leaf 7 sub-leaf 1 (EAX of sub-leaf 0: the last one)
     found = {name for leaf, reg, bit, name in _BITS if leaf in leaves and leaves[leaf][reg] >> bit & 1}
     xcr0 = 0
     if "OSXSAVE" in found:  # XGETBV faults unless the OS has set CR4.OSXSAVE

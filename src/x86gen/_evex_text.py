@@ -86,6 +86,7 @@ def _piece(t: str) -> _Piece:
     """Split operand text ``t`` (lower case) into base and decorations; errors for unknown or repeated ones."""
     p = _Piece(t)
     s = t.strip()
+    if not s: raise AsmSyntaxError("empty operand (expected register, memory, immediate or a decoration)")
     i = s.find("{")
     base, rest = (s, "") if i < 0 else (s[:i].strip(), s[i:])
     pos = 0
@@ -240,11 +241,7 @@ def encode_decorated(mn: str, ops: tuple, deco: Decorations, ip: int = 0) -> byt
     return form(*ops, **kw)
 
 
-def _accepts(form, ops: tuple, kw: dict) -> bool:
-    from .errors import EncodeError
-    try: form(*ops, **kw)
-    except EncodeError: return False
-    return True
+def _accepts(form, ops: tuple, kw: dict) -> bool: return _encodes(form, ops, kw) is not None
 
 
 def format_decorated(x, n: int = 0) -> str | None:
@@ -301,8 +298,32 @@ def format_instruction(mn: str, ops: tuple, rc: int | None = None, form=None) ->
         if x.__class__ is Bcst:
             f = form() if callable(form) else form
             texts.append(format_decorated(x, element_count(f, i) if f is not None else 0))
+        elif x.__class__ is Masked: texts.append(format_decorated(x))
         else: texts.append(format_operand(x))
         r = x.op if x.__class__ is Masked else x
         if getattr(r, "kind", None) in _VECTOR_KINDS: last_vec = i
     if rc is not None: texts.insert(last_vec + 1 if last_vec >= 0 else len(texts), rounding_text(rc))
     return mn + (" " + ", ".join(texts) if texts else "")
+
+
+def listed_decorated(mn: str, ops, data: bytes) -> str:
+    """An Assembler record's text (`format_instruction`): its operands, an `x86gen.evex.Rounding` after them if it has
+    one, and its bytes ``data``, which name the form where a ``{1toN}`` chose one other than the operands' default."""
+    from .evex import Rounding
+    ops = list(ops)
+    rc = ops.pop().rc if ops and ops[-1].__class__ is Rounding else None
+    ops = tuple(ops)
+
+    def form():
+        from .encoder import select
+        kw = {} if rc is None else {"rc": rc}
+        f = select(mn, *ops, **kw)
+        if not data or not any(x.__class__ is Bcst for x in ops) or _encodes(f, ops, kw) == data: return f
+        return next((g for g in _bcst_forms(mn) if len(g.operands) == len(ops) and _encodes(g, ops, kw) == data), f)
+    return format_instruction(mn, ops, rc, form)
+
+
+def _encodes(form, ops: tuple, kw: dict) -> bytes | None:
+    from .errors import EncodeError
+    try: return form(*ops, **kw)
+    except EncodeError: return None

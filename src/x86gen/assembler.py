@@ -49,7 +49,7 @@ import math
 import re
 import struct
 
-from ._evex_text import Decorations, decorated_form, has_decorations, parse_decorated, split_decorations
+from ._evex_text import Decorations, decorated_form, has_decorations, listed_decorated, parse_decorated, split_decorations
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
 from .encoder import (
     EVEX_PREFIX,
@@ -831,7 +831,7 @@ class Assembler(AsmMethods):
             a = starts[ci] + off
             off += len(b)
             if kind.__class__ is str:
-                out.append((a, code[a - base:a - base + len(b)], _insn_text(kind, [x for x in lst[j + 2:j + _RL] if x is not None])))
+                out.append((a, code[a - base:a - base + len(b)], _insn_text(kind, [x for x in lst[j + 2:j + _RL] if x is not None], b)))
             elif kind == _REC_VAR:
                 i = lst[j + 2]
                 ci, off = i + 1, 0
@@ -878,7 +878,9 @@ def _target_text(t) -> str:
     return t.name if t.__class__ is Label else f"{t:#x}"
 
 
-def _insn_text(mn: str, ops: tuple) -> str:
+def _insn_text(mn: str, ops: tuple, data: bytes = b"") -> str:
+    if any(o.__class__ in _DECORATED or o.__class__ is Rounding for o in ops):   # AVX-512: {k1}, {1toN}, {rn-sae}
+        return listed_decorated(mn, ops, data)
     return mn + (" " + ", ".join(format_operand(o) for o in ops) if ops else "")
 
 

@@ -206,7 +206,8 @@ def _drawn_instances(form, code: int, oc, n: int) -> list[tuple[tuple, int | Non
 # AVX-512 decorations to draw (mask k1-k7 or 0, zeroing, broadcast: 0 or True for the form's element size, rounding
 # x86gen.RN_SAE=0 … RZ_SAE=3, SAE=4 or None), as test_fuzz_iced.decorate takes them
 EVEX_DECORATIONS = [(1, False, 0, None), (7, True, 0, None), (3, False, 0, 0), (0, False, 0, 1), (5, True, 0, 2),
-                    (0, False, 0, 3), (2, False, 0, 4), (4, False, True, None), (6, True, True, None), (0, False, True, None)]
+                    (0, False, 0, 3), (2, False, 0, 4), (0, False, 0, 4), (4, False, True, None), (6, True, True, None),
+                    (0, False, True, None)]
 
 
 def decorated_instances(form) -> list[tuple[tuple, int | None]]:
@@ -227,9 +228,18 @@ def decorated_instances(form) -> list[tuple[tuple, int | None]]:
             dops, rc2, applied = decorate(form, ops, want)
             has_mem = any(isinstance(x, x86gen.Mem) for x in ops)
             if applied == want and evex_allows(code, mask, zero, bits, rc, ops[0].__class__ is x86gen.Mem, has_mem):
+                if rc is not None and "sae}" not in intel(I.Decoder(64, form(*dops, rc=rc2), ip=IP).decode()):
+                    UNSPELLED_ROUNDING.add(form.id)   # no text has it: left out
+                    break
                 out.append((dops, rc2))
                 break
     return out
+
+
+# EVEX forms whose rounding iced-x86 allows but no text spells: iced's formatter prints none, objdump `{rd-bad}`, GNU as
+# and llvm-mc refuse it (the conversions from a 32-bit integer, exact in the wider type: vcvtsi2sd xmm, xmm, r32,
+# vcvtdq2pd zmm, ymm); `decorated_instances` leaves their rounding out
+UNSPELLED_ROUNDING: set[str] = set()
 
 
 def fmt_int(v: int) -> str:
@@ -460,18 +470,22 @@ EVEX_FORM_IDS = [f.id for f in x86gen.all_forms() if f.encoding_kind == "evex"]
 @pytest.fixture(scope="module")
 def evex_text():
     results = run_evex_text([x86gen.get_form(i) for i in EVEX_FORM_IDS])
-    REPORT["second oracle, AVX-512 text"] = "AVX-512 decorations, x86gen's text: " + summary(results).removeprefix("second oracle: ")
+    decorated = {fid: r for fid, r in results.items() if r.instances or r.failures}
+    REPORT["second oracle, AVX-512 text"] = ("AVX-512 decorations, x86gen's text: " + summary(decorated).removeprefix("second oracle: ")
+                                             + f"\n      {len(results) - len(decorated)} EVEX forms take no decoration"
+                                             + (f"\n      rounding no text spells (left out): {len(UNSPELLED_ROUNDING)} forms"
+                                                if UNSPELLED_ROUNDING else ""))
     return results
 
 
 @pytest.mark.parametrize("form_id", EVEX_FORM_IDS)
 def test_evex_decorated_text_through_gnu_as_and_llvm_mc(evex_text, form_id):
     """Masked, zeroing, broadcast and rounding instances of every EVEX form that allows them, as x86gen prints
-    them, give the form's bytes through GNU as / llvm-mc (a form without decorations has no instance here)."""
+    them, give the form's bytes through GNU as / llvm-mc (or are refused by both: the form is listed as iced alone in
+    the summary, as `test_every_form_agrees_with_a_second_oracle` does; a form without decorations has no instance)."""
     r = evex_text[form_id]
     assert not r.failures, "\n".join(r.failures)
-    if decorated_instances(x86gen.get_form(form_id)):
-        assert r.instances and r.status != "iced alone", f"{form_id}: both assemblers refused x86gen's text ({r.refused} instances)"
+    assert r.instances == len(decorated_instances(x86gen.get_form(form_id)))
 
 
 def test_evex_text_check_detects_a_wrong_printer(monkeypatch):

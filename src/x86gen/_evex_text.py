@@ -218,14 +218,16 @@ def decorated_form(mn: str, ops: tuple, deco: Decorations, ip: int = 0):
     `x86gen.EvexOperandError` when the N written is no form's."""
     if not deco.bcst: return None
     from .encoder import select
+    from .errors import EncodeError
     kw = {} if deco.rc is None else {"rc": deco.rc}
-    form = select(mn, *ops, ip=ip, **kw)
-    bad = [(j, n) for j, n in deco.bcst if element_count(form, j) != n]
-    if not bad: return None
-    alts = [f for f in _bcst_forms(mn) if f is not form and len(f.operands) == len(ops)
+    try: form, err = select(mn, *ops, ip=ip, **kw), None
+    except EncodeError as ex: form, err = None, ex   # (operands several forms take: the N written may choose)
+    if form is not None and all(element_count(form, j) == n for j, n in deco.bcst): return None
+    alts = [f for f in _bcst_forms(mn) if f is not form and f.encoding_kind == "evex" and len(f.operands) == len(ops)
             and all(element_count(f, i) == m for i, m in deco.bcst) and _accepts(f, ops, kw)]
-    if alts: return alts[0]
-    j, n = bad[0]
+    if alts: return min(alts, key=lambda f: f.length)
+    if form is None: raise err
+    j, n = next((j, n) for j, n in deco.bcst if element_count(form, j) != n)
     from .errors import fmt_operands
     have = element_count(form, j)
     raise EvexOperandError(f"{mn} {fmt_operands(ops)}: {{1to{n}}} in operand {j + 1}, but {form.id} broadcasts {have}"

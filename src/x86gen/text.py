@@ -7,6 +7,9 @@ operands ``[size ptr] [seg:] [base+index*scale+disp]`` (``rip`` as base for RIP-
 ``fs:[rax]``, ``qword ptr fs:0x28``), and prefix words before the mnemonic (``lock``, ``rep``, ``xacquire``,
 ``bnd``, ``notrack``, ``{vex3}``, objdump's ``ss``; see `x86gen.prefixes`). Case-insensitive except in character constants and strings.
 A branch target written as a number is an absolute address; the text starts at address ``ip``.
+AVX-512 decorations are read in both dialects (GNU as / llvm-mc: ``vaddps zmm1 {k1} {z}, zmm2, dword ptr [rax]{1to16}``,
+``vaddps zmm1, zmm2, zmm3, {rn-sae}``; iced-x86 / objdump: ``zmm1{k1}{z}``, ``DWORD BCST [rax]``, ``zmm1{rne-sae}``,
+``zmm3{rn-sae}``) and printed in the GNU as one; see `x86gen._evex_text`.
 
 Parsed operands are cached by their text, so a program that repeats operands parses each once.
 """

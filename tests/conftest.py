@@ -107,6 +107,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                          f"{len(bad)} mismatches")
             lines.append(f"      ({total} hypothesis examples in all, {min(per)}..{max(per)} per form; {encoded} encoded and "
                          f"matched iced, {errors} raised the expected error; profile {settings.get_current_profile_name()})")
+            decorated = sum(s.get("decorated", 0) for s in fuzzed.values())
+            evex = sum(s["examples"] for k, s in fuzzed.items() if k.startswith("EVEX_"))
+            if decorated:
+                lines.append(f"      EVEX: {decorated} of {evex} examples with AVX-512 masks, zeroing, broadcast or rounding/SAE")
         if corners:
             lines.append(f"      + {corners} deterministic corner cases over {sum(1 for s in stats.values() if s.get('corners'))} forms")
         if bad:

@@ -3,7 +3,7 @@ disp8*N, VEX preferred over EVEX, and the legacy/VEX forms refusing registers on
 
 Expected bytes come from llvm-mc 14 (``llvm-mc-14 -triple=x86_64 -x86-asm-syntax=intel -show-encoding``;
 GNU as 2.40 gives the same bytes for every line of `DISP8N`). The per-form fuzz against iced-x86 is in
-tests/test_fuzz_iced.py (it draws xmm/ymm/zmm 0-31 for EVEX forms, no masking or broadcast yet).
+tests/test_fuzz_iced.py (it draws xmm/ymm/zmm 0-31 for EVEX forms, and masks, zeroing, broadcast and rounding).
 """
 from __future__ import annotations
 
@@ -259,7 +259,7 @@ def test_evex_p2_bits(text, call, kw, expected):
     f = x86gen.select(mn, *ops, **kw)
     assert f.encoding_kind == "evex" and f(*ops, **kw).hex(" ") == expected
     assert getattr(x86gen.forms, f.id)(*ops, **kw).hex(" ") == expected and f.accepts(*ops, **kw)
-    assert x86gen.select_form([f.id], *ops) is f if not kw else True
+    assert x86gen.select_form(["VEX_VADDPS_XMM_XMM_XMMM128", f.id], *ops, **kw) is f
     a = x86gen.Assembler()
     getattr(a, mn)(*ops, **kw)
     a.emit(mn, *ops, **kw)
@@ -352,3 +352,20 @@ def test_form_level_decoration_errors():
     no_mask = x86gen.Form(f.row._replace(evex_mask=""))
     with pytest.raises(x86gen.EvexOperandError, match="takes no mask"):
         no_mask(X(1).k(K(1)), X(2), X(3))
+
+
+def test_assembler_records_decorations():
+    """An Assembler keeps the decorated operands, and the rounding as an `x86gen.evex.Rounding` after them, in its
+    records (what `lines()` and listings print from)."""
+    from x86gen.evex import Rounding
+    a = x86gen.Assembler()
+    a.vaddps(Z(1).k(K(1)).z, Z(2), d(rax).bcst)
+    a.vaddps(Z(1), Z(2), Z(3), rc=x86gen.RD_SAE)
+    (_, b1, t1), (_, b2, t2) = a.lines()
+    assert (b1.hex(" "), b2.hex(" ")) == ("62 f1 6c d9 58 08", "62 f1 6c 38 58 cb")   # llvm-mc 14
+    rec = a._lst
+    assert rec[2:6] == [Z(1).k(K(1)).z, Z(2), d(rax).bcst, None] and rec[8:12] == [Z(1), Z(2), Z(3), Rounding(x86gen.RD_SAE)]
+    assert str(Rounding(x86gen.RD_SAE)) == "{rd-sae}" and "{rd-sae}" in t2
+    with pytest.raises(x86gen.OperandError, match="label memory operand with masking or broadcast"):
+        lab = a.label("c")
+        a.vaddps(Z(1).k(K(1)), Z(2), lab.mem(512))

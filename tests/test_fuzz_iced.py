@@ -285,8 +285,8 @@ def expected_error(form, code, ops, rel_disp):
 
 
 def check_operands(form, ins, ops, ip):
-    """The decoded instruction's operands are the ones asked for. EVEX forms are asked for no masking, zeroing,
-    broadcast or rounding (x86gen encodes k0 and b=0 only so far; the fuzz draws nothing else)."""
+    """The decoded instruction's operands are the ones asked for. Plain EVEX operands must decode with no masking,
+    zeroing, broadcast or rounding (the decorated ones are checked by `run_evex_case`)."""
     assert ins.op_count == len(ops), f"{ins.op_count} operands decoded, {len(ops)} asked"
     if form.encoding_kind == "evex":
         assert (ins.op_mask, ins.zeroing_masking, ins.is_broadcast, ins.rounding_control, ins.suppress_all_exceptions) == \

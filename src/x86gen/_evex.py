@@ -36,9 +36,10 @@ def _rc_text(rc) -> str:
     return "" if rc is None else f" {{{ROUNDING_NAMES[rc]}}}" if rc in ROUNDING_NAMES else f" rc={fmt_value(rc)}"
 
 
-def _check_rc(rc, where: str) -> None:
+def _check_rc(rc, where) -> None:
+    """Raise unless ``rc`` is None or one of the rounding constants; ``where()`` gives the message's instruction."""
     if rc is not None and (rc.__class__ is not int or rc not in ROUNDING_NAMES):
-        raise EvexOperandError(f"{where}: rc= must be x86gen.RN_SAE, RD_SAE, RU_SAE, RZ_SAE (static rounding) or SAE, not"
+        raise EvexOperandError(f"{where()}: rc= must be x86gen.RN_SAE, RD_SAE, RU_SAE, RZ_SAE (static rounding) or SAE, not"
                                f" {fmt_value(rc)}")
 
 
@@ -79,7 +80,7 @@ def plain_operands(ops: tuple) -> tuple:
 def encode_form(form, ops: tuple, rc=None, ip: int = 0) -> bytes:
     """The bytes of EVEX form ``form`` with decorated operands ``ops`` and rounding ``rc``; `EvexOperandError` if the
     form does not take them."""
-    _check_rc(rc, f"{form.id} {fmt_operands(ops)}")
+    _check_rc(rc, lambda: f"{form.id} {fmt_operands(ops)}")
     reason = why_not(form, ops, rc)
     if reason is not None:
         raise EvexOperandError(f"{form.id} ({form.syntax}) {fmt_operands(ops)}{_rc_text(rc)}: {reason}")
@@ -105,6 +106,7 @@ def encode_form(form, ops: tuple, rc=None, ip: int = 0) -> bytes:
 
 
 def _matches(form, ops: tuple, rc) -> bool:
+    """Do ``ops``' operands (a `Masked` one's register or memory; a `Bcst` at a memory operand) fit ``form``'s?"""
     from .encoder import _matches as plain_match
     if len(form.operands) != len(ops): return False
     for o, x in zip(form.operands, ops):
@@ -119,8 +121,7 @@ def _matches(form, ops: tuple, rc) -> bool:
 def choose(mnemonic: str, ops: tuple, rc=None, ip: int = 0):
     """The form `x86gen.encode` uses for decorated ``ops`` / ``rc``: the shortest EVEX form of ``mnemonic`` whose
     operands and decorations fit (a mask, broadcast or rounding forces EVEX, never VEX)."""
-    from .encoder import EVEX_PREFIX, canonical, no_form_error
-    from .forms import forms_of
+    from .encoder import EVEX_PREFIX
     words = mnemonic.split()
     if len(words) > 1 and all(w == EVEX_PREFIX for w in words[:-1]): words = words[-1:]
     if len(words) != 1:
@@ -128,8 +129,31 @@ def choose(mnemonic: str, ops: tuple, rc=None, ip: int = 0):
                                " not supported (only {evex})")
     name = words[0]
     if name.startswith(EVEX_PREFIX): name = name[len(EVEX_PREFIX):]
+    _check_rc(rc, lambda: f"{name} {fmt_operands(ops)}")
+    try: key = (name, None if rc is None else rc == SAE, *["i" if x.__class__ is int else x.sig for x in ops])
+    except AttributeError: key = None   # an operand that is none (the error below names it)
+    ok = _CHOICES.get(key) if key is not None else None
+    if ok is None:
+        ok = _candidates(name, ops, rc)
+        if key is not None: _CHOICES[key] = ok
+    plain = plain_operands(ops)
+    if len(ok) == 1 and not ok[0].imm_widths: return ok[0]
+    for f in ok:
+        if f.fits(*plain, ip=ip): return f
+    from .encoder import range_error
+    raise range_error(name, ops, ok)
+
+
+# choose(): the EVEX forms for (mnemonic, rounding kind, operand signatures), best first. Bounded like the encoder's
+# plan caches: the signatures of decorated operands are those of the spec's EVEX operands with {k}/{kz}/bNN.
+_CHOICES: dict[tuple, tuple] = {}
+
+
+def _candidates(name: str, ops: tuple, rc) -> tuple:
+    """The EVEX forms of ``name`` that take ``ops`` and ``rc``, shortest first; `EvexOperandError` naming why not."""
+    from .encoder import canonical, no_form_error
+    from .forms import forms_of
     where = f"{name} {fmt_operands(ops)}{_rc_text(rc)}"
-    _check_rc(rc, where)
     forms = forms_of(canonical(name))
     shaped = [f for f in forms if _matches(f, ops, rc)]
     ok = [f for f in shaped if why_not(f, ops, rc) is None]
@@ -144,11 +168,7 @@ def choose(mnemonic: str, ops: tuple, rc=None, ip: int = 0):
         if inner.__class__ is Mem and not inner.size and len({f.operands[i].mem for f in ok}) > 1:
             raise OperandError(f"{where}: operand {i + 1} needs a size (forms {', '.join(f.id for f in ok)} take it)")
     ok.sort(key=lambda f: f.length)
-    plain = plain_operands(ops)
-    for f in ok:
-        if f.fits(*plain, ip=ip): return f
-    from .encoder import range_error
-    raise range_error(name, ops, ok)
+    return tuple(ok)
 
 
 def _allows(f) -> str:

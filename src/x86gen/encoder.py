@@ -443,7 +443,7 @@ def _evex_choose(mnemonic, ops: tuple, rc, ip: int) -> Form:
 IMM_POLICIES = ("shortest", "widest")
 
 
-def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None, ip: int = 0) -> Form:
+def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None, ip: int = 0, rc: int | None = None) -> Form:
     """The form among ``forms`` (form ids or `Form` objects: the ones a backend allows for one of its
     instructions) that encodes ``ops``, by a policy:
 
@@ -455,10 +455,11 @@ def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None,
 
     Ties go to the first in ``forms``. An unsized memory operand that forms of different memory sizes
     accept is an error (give it a size). Raises `x86gen.OperandError` when no form accepts the operands.
+    AVX-512 masks, broadcasts and ``rc=`` count as operands here: only forms that allow them accept them.
     """
     if imm not in IMM_POLICIES: raise OperandError(f"imm= must be one of {', '.join(IMM_POLICIES)}, not {str(imm)[:20]!r}")
     fl = [f if isinstance(f, Form) else get_form(f) for f in forms]
-    ok = [f for f in fl if f.accepts(*ops, ip=ip)]
+    ok = [f for f in fl if f.accepts(*ops, ip=ip, rc=rc)]
     if imm_bits is not None: ok = [f for f in ok if all(o.imm in (None, imm_bits) for o in f.operands if o.kind != "1")]
     if not ok:
         got = ", ".join(describe_operand(x) for x in ops) or "no operands"

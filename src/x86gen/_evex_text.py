@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import re
 
-from .errors import AsmSyntaxError, EvexOperandError, OperandError
-from .evex import RD_SAE, RN_SAE, ROUNDING_NAMES, RU_SAE, RZ_SAE, SAE, Masked, is_rounding
-from .memory import Bcst, Mem
-from .registers import REGISTERS, Reg
+from ._evex import choose, encode_form
+from .encoder import canonical, encode, select
+from .errors import AsmSyntaxError, EncodeError, EvexOperandError, OperandError, UnknownMnemonicError, fmt_operands
+from .evex import RD_SAE, RN_SAE, ROUNDING_NAMES, RU_SAE, RZ_SAE, SAE, Masked, Rounding, is_rounding
+from .forms import forms_of
+from .memory import Bcst, Mem, VsibMem
+from .registers import REGISTERS, KReg, Reg
 
 # rounding decorations -> x86gen's rc= value (SDM Vol.2 2.7.8, Table 2-36); iced-x86 prints round-to-nearest as rne-sae
 ROUNDING_WORDS = {"rn-sae": RN_SAE, "rne-sae": RN_SAE, "rd-sae": RD_SAE, "ru-sae": RU_SAE, "rz-sae": RZ_SAE, "sae": SAE}
@@ -182,9 +185,6 @@ def parse_decorated(mn: str, texts: list[str], parse_operand) -> tuple:
 
 
 def _bcst_forms(mn: str):
-    from .encoder import canonical
-    from .errors import UnknownMnemonicError
-    from .forms import forms_of
     from .text import pseudo_op
     name = canonical(mn.rpartition("}")[2].rpartition(" ")[2])
     try: return forms_of(name)
@@ -217,30 +217,33 @@ def decorated_form(mn: str, ops: tuple, deco: Decorations, ip: int = 0):
     forms that differ in N only: ``vcvtpd2ps xmm1, qword ptr [rax]{1to4}`` is the 256-bit source), else None; an
     `x86gen.EvexOperandError` when the N written is no form's."""
     if not deco.bcst: return None
-    from .encoder import select
-    from .errors import EncodeError
+    form, default = _bcst_choice(mn, ops, deco, ip)
+    return None if default else form
+
+
+def _bcst_choice(mn: str, ops: tuple, deco: Decorations, ip: int):
+    """(the form for a line with a ``{1toN}``, whether it is the one the operands choose anyway); see `decorated_form`."""
     kw = {} if deco.rc is None else {"rc": deco.rc}
-    try: form, err = select(mn, *ops, ip=ip, **kw), None
+    # (`x86gen._evex.choose` is `select` for decorated operands, which a broadcast always is)
+    try: form, err = choose(mn, ops, deco.rc, ip), None
     except EncodeError as ex: form, err = None, ex   # (operands several forms take: the N written may choose)
-    if form is not None and all(element_count(form, j) == n for j, n in deco.bcst): return None
+    if form is not None and all(element_count(form, j) == n for j, n in deco.bcst): return form, True
     alts = [f for f in _bcst_forms(mn) if f is not form and f.encoding_kind == "evex" and len(f.operands) == len(ops)
             and all(element_count(f, i) == m for i, m in deco.bcst) and _accepts(f, ops, kw)]
-    if alts: return min(alts, key=lambda f: f.length)
+    if alts: return min(alts, key=lambda f: f.length), False
     if form is None: raise err
     j, n = next((j, n) for j, n in deco.bcst if element_count(form, j) != n)
-    from .errors import fmt_operands
     have = element_count(form, j)
     raise EvexOperandError(f"{mn} {fmt_operands(ops)}: {{1to{n}}} in operand {j + 1}, but {form.id} broadcasts {have}"
                            f" elements there ({{1to{have}}}: its {form.operands[j].mem}-bit operand of {form.evex_bcst}-bit elements)")
 
 
 def encode_decorated(mn: str, ops: tuple, deco: Decorations, ip: int = 0) -> bytes:
-    """Bytes of a text line with `Decorations`: ``rc=`` passed on, the form `decorated_form` names (if any)."""
-    from .encoder import encode
+    """Bytes of a text line with `Decorations`: ``rc=`` passed on, in the form its ``{1toN}`` names (`decorated_form`)."""
     kw = {} if deco.rc is None else {"rc": deco.rc}
-    form = decorated_form(mn, ops, deco, ip)
-    if form is None: return encode(mn, *ops, ip=ip, **kw)
-    return form(*ops, **kw)
+    if not deco.bcst:
+        return encode(mn, *ops, ip=ip, **kw)
+    return encode_form(_bcst_choice(mn, ops, deco, ip)[0], ops, deco.rc, ip)   # (the decorated path of Form.__call__)
 
 
 def _accepts(form, ops: tuple, kw: dict) -> bool: return _encodes(form, ops, kw) is not None
@@ -272,9 +275,6 @@ def gather_mask(mn: str, ops: tuple) -> tuple[str, tuple]:
     """iced's ``vgatherdps zmm1, k1, dword ptr [rax+zmm2*4]`` is ``vgatherdps zmm1 {k1}, dword ptr [rax+zmm2*4]``;
     ``vscatterdps dword ptr [rax+zmm2*4], k1, zmm1`` and ``vgatherpf0dps dword ptr [rax+zmm2*4], k1`` put the mask on
     the VSIB operand (`GATHER_MNEMONICS`). The VEX gathers' xmm/ymm mask operand is left as it is."""
-    from .errors import EncodeError
-    from .memory import VsibMem
-    from .registers import KReg
     try:
         if len(ops) == 3 and ops[1].__class__ is KReg and ops[1].num:
             a, k, b = ops
@@ -311,13 +311,11 @@ def format_instruction(mn: str, ops: tuple, rc: int | None = None, form=None) ->
 def listed_decorated(mn: str, ops, data: bytes) -> str:
     """An Assembler record's text (`format_instruction`): its operands, an `x86gen.evex.Rounding` after them if it has
     one, and its bytes ``data``, which name the form where a ``{1toN}`` chose one other than the operands' default."""
-    from .evex import Rounding
     ops = list(ops)
     rc = ops.pop().rc if ops and ops[-1].__class__ is Rounding else None
     ops = tuple(ops)
 
     def form():
-        from .encoder import select
         kw = {} if rc is None else {"rc": rc}
         f = select(mn, *ops, **kw)
         if not data or not any(x.__class__ is Bcst for x in ops) or _encodes(f, ops, kw) == data: return f
@@ -326,6 +324,5 @@ def listed_decorated(mn: str, ops, data: bytes) -> str:
 
 
 def _encodes(form, ops: tuple, kw: dict) -> bytes | None:
-    from .errors import EncodeError
     try: return form(*ops, **kw)
     except EncodeError: return None

@@ -17,7 +17,15 @@ from __future__ import annotations
 
 import re
 
-from ._evex_text import GATHER_MNEMONICS, Decorations, format_decorated, gather_mask
+from ._evex_text import (
+    GATHER_MNEMONICS,
+    Decorations,
+    encode_decorated,
+    format_decorated,
+    gather_mask,
+    parse_decorated,
+    split_decorations,
+)
 from .encoder import EVEX_PREFIX, VEX_PREFIX, canonical
 from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
@@ -554,7 +562,6 @@ def parse_line(line: str) -> tuple[str, tuple]:
 def _decorated_line(mn: str, texts: list[str]) -> tuple[str, tuple]:
     """`parse_line` of a line that may hold EVEX decorations (``{k1}``, ``{z}``, ``{1to16}``, ``{rn-sae}``, objdump's
     ``bcst``): the operands as `x86gen._evex_text.parse_decorated` reads them, then the shorthands."""
-    from ._evex_text import parse_decorated, split_decorations
     words, _, base = mn.rpartition(" ")
     ops, deco = split_decorations(parse_decorated(base, texts, parse_operand))
     base, ops = shorthand(base, ops)
@@ -729,7 +736,6 @@ def assemble(text: str, ip: int = 0) -> bytes:
 
 def _assemble_decorated(mn: str, ops: tuple, text: str, ip: int) -> bytes:
     """`assemble` of a line with a rounding or ``{1toN}`` (`x86gen._evex_text.encode_decorated`), pseudo-ops too."""
-    from ._evex_text import encode_decorated, split_decorations
     ops, deco = split_decorations(ops)
     try: return encode_decorated(mn, ops, deco, ip)
     except EncodeError as ex:

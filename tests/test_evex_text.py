@@ -265,3 +265,31 @@ def test_cli_listing_of_both_dialects(capsys):
     assert "vaddps zmm1 {k1}, zmm2, zmm3, {rn-sae}" in out and "62 f1 6c 18 58 cb" not in out   # {k1}: aaa = 001
     assert "62 f1 6c 19 58 cb" in out and "62 f1 6d d9 fe 08" in out   # (llvm-mc 14)
     assert "vpaddd zmm1 {k1} {z}, zmm2, dword ptr [rax]{1to16}" in out
+
+
+def _have(*form_ids: str) -> bool:
+    try:
+        for f in form_ids: x86gen.get_form(f)
+    except x86gen.EncodeError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _have("EVEX_VCVTPD2PS_XMM_K1Z_XMMM128B64", "EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64",
+                              "EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8", "EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8"),
+                    reason="the 128/256-bit EVEX vcvtpd2ps / vfpclasspd forms are not in the table yet")
+@pytest.mark.parametrize(("text", "hexbytes"), [
+    # llvm-mc 14 (and GNU as): the {1toN} chooses the source's vector length, which the xmm/k destination leaves open
+    ("vcvtpd2ps xmm1, qword ptr [rax]{1to4}", "62f1fd385a08"),
+    ("vcvtpd2ps xmm1{k7},QWORD BCST [rax]{1to4}", "62f1fd3f5a08"),        # objdump
+    ("vcvtpd2ps xmm1, qword ptr [rax]{1to2}", "62f1fd185a08"),
+    ("vfpclasspd k1 {k7}, qword ptr [rax]{1to8}, 1", "62f3fd5f660801"),
+    ("vfpclasspd k1 {k7}, qword ptr [rax]{1to2}, 1", "62f3fd1f660801"),
+])
+def test_broadcast_count_chooses_the_vector_length(text, hexbytes):
+    assert x86gen.assemble(text).hex() == hexbytes
+    assert x86gen.assemble(f"nop\n{text}\n").hex() == "90" + hexbytes
+    ins = Instruction.parse(text)
+    assert ins.encode().hex() == hexbytes and x86gen.assemble(str(ins)).hex() == hexbytes, str(ins)
+    a = x86gen.assembler.parse_program(text)   # the listing names the form the bytes are (its {1toN})
+    assert x86gen.assemble(a.text()).hex() == hexbytes, a.text()

@@ -34,8 +34,8 @@ import re
 import gnu_oracle
 import iced_x86 as I
 import pytest
-from iced_oracle import REPORT, describe, intel, semantics
-from test_second_oracle import IP, Unbuildable, form_instances
+from iced_oracle import REPORT, decorations, describe, intel, semantics
+from test_second_oracle import EVEX_FORM_IDS, IP, Unbuildable, decorated_instances, form_instances
 
 import x86gen
 
@@ -109,8 +109,9 @@ def compare(data: bytes, got: bytes, ip: int) -> str | None:
     """None if ``got`` (x86gen's bytes for the text) is ``data``, else the reason it is an allowed
     equivalent (`REASONS`), else raises AssertionError with what differs."""
     if got == data: return None
-    mine = [semantics(i) for i in I.Decoder(64, data, ip=ip)]
-    theirs = [semantics(i) for i in I.Decoder(64, got, ip=ip)]
+    # (AVX-512 masks, zeroing, broadcast and rounding too: `semantics` leaves them out)
+    mine = [(semantics(i), decorations(i)) for i in I.Decoder(64, data, ip=ip)]
+    theirs = [(semantics(i), decorations(i)) for i in I.Decoder(64, got, ip=ip)]
     if any(i.code == I.Code.INVALID for i in I.Decoder(64, got, ip=ip)) or theirs != mine:
         raise AssertionError(f"gave {describe(got, ip)}, the form {describe(data, ip)}")
     if len(got) < len(data): return REASONS[0]
@@ -125,25 +126,35 @@ def spelling_class(text: str) -> str | None:
     return None
 
 
-def run_dialects(forms, assemble=None) -> dict:
-    """Encode the instances of ``forms``, disassemble them with iced and objdump, assemble both texts
-    with ``assemble`` (default `x86gen.assemble`; a seam for the meta-test). Returns counters, the
-    failures (``form id -> [messages]``) and the refused instances per spelling class."""
+def plain_instances(form) -> list[tuple[tuple, int | None, dict]]:
+    """`form_instances` as ``(operands, branch displacement, encoding keywords)``."""
+    return [(ops, rel, {}) for ops, rel in form_instances(form, N_INSTANCES)]
+
+
+def evex_instances(form) -> list[tuple[tuple, int | None, dict]]:
+    """`test_second_oracle.decorated_instances`: masked, zeroing, broadcast and rounding instances (``rc=``)."""
+    return [(ops, None, {} if rc is None else {"rc": rc}) for ops, rc in decorated_instances(form)]
+
+
+def run_dialects(forms, assemble=None, instances=plain_instances) -> dict:
+    """Encode the instances of ``forms`` (``instances(form)``: `plain_instances`, or `evex_instances`), disassemble
+    them with iced and objdump, assemble both texts with ``assemble`` (default `x86gen.assemble`; a seam for the
+    meta-test). Returns counters, the failures (``form id -> [messages]``) and the refused instances per spelling class."""
     if assemble is None: assemble = x86gen.assemble
     failures: dict[str, list[str]] = collections.defaultdict(list)
     insts = []   # (form, ip, data)
     ip = BASE
     for form in forms:
         try:
-            cases = form_instances(form, N_INSTANCES)
+            cases = instances(form)
         except (Unbuildable, AttributeError) as ex:
             failures[form.id].append(f"no instances: {ex}")
             continue
-        if not cases: failures[form.id].append("no valid instance drawn")
-        for ops, rel in cases:
+        if not cases and instances is plain_instances: failures[form.id].append("no valid instance drawn")
+        for ops, rel, kw in cases:
             try:
                 if rel is not None: ops = retarget(form, ops, ip, len(form(*ops, ip=IP)), rel)   # valid at IP
-                data = form(*ops, ip=ip) if form.is_branch else form(*ops)
+                data = form(*ops, ip=ip) if form.is_branch else form(*ops, **kw)
             except Exception as ex:   # noqa: BLE001 - EncodeError or a bug; reported, the other forms go on
                 failures[form.id].append(f"x86gen refused {ops}: {type(ex).__name__}: {ex}")
                 continue
@@ -226,6 +237,34 @@ def test_objdump_spelling_class(dialects, spelling):
     if refused:
         pytest.xfail(f"objdump spelling {spelling!r} refused by x86gen.assemble in {len(refused)} instances, "
                      f"e.g. {refused[0]}")
+
+
+@pytest.fixture(scope="module")
+def evex_dialects():
+    res = run_dialects([x86gen.get_form(i) for i in EVEX_FORM_IDS], instances=evex_instances)
+    REPORT["dialects, AVX-512"] = "AVX-512 decorations, " + summary(res)
+    return res
+
+
+@pytest.mark.parametrize("form_id", EVEX_FORM_IDS)
+def test_evex_decorated_dialects(evex_dialects, form_id):
+    """Masked, zeroing, broadcast and rounding instances of every EVEX form that allows them (iced decides:
+    `test_second_oracle.decorated_instances`), as iced's Intel formatter and objdump print them
+    (``zmm1{k1}{z}``, ``dword ptr [rax]{1to16}`` / ``DWORD BCST [rax]``, ``zmm1{rne-sae}`` / ``zmm3{rn-sae}``),
+    assemble back to their bytes with their decorations."""
+    bad = evex_dialects["failures"].get(form_id, [])
+    assert not bad, "\n".join(bad)
+
+
+def test_evex_dialects_detect_a_dropped_decoration():
+    """The check can fail: an assembler that drops the mask (aaa = 000) of what it reads is caught in both dialects."""
+    def unmasked(text, ip=0):
+        data = bytearray(x86gen.assemble(text, ip=ip))
+        data[3] &= ~0x07   # EVEX P2.aaa (SDM Vol.2 2.7.1)
+        return bytes(data)
+    res = run_dialects([x86gen.get_form("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER")], unmasked, evex_instances)
+    ms = res["failures"]["EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER"]
+    assert any(m.startswith("iced ") for m in ms) and any(m.startswith("objdump ") for m in ms), ms
 
 
 def test_objdump_gaps_are_real():

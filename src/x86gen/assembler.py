@@ -49,6 +49,7 @@ import math
 import re
 import struct
 
+from ._evex_text import Decorations, decorated_form, has_decorations, listed_decorated, parse_decorated, split_decorations
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
 from .encoder import (
     EVEX_PREFIX,
@@ -841,7 +842,7 @@ class Assembler(AsmMethods):
             a = starts[ci] + off
             off += len(b)
             if kind.__class__ is str:
-                out.append((a, code[a - base:a - base + len(b)], _insn_text(kind, [x for x in lst[j + 2:j + _RL] if x is not None])))
+                out.append((a, code[a - base:a - base + len(b)], _insn_text(kind, [x for x in lst[j + 2:j + _RL] if x is not None], b)))
             elif kind == _REC_VAR:
                 i = lst[j + 2]
                 ci, off = i + 1, 0
@@ -888,7 +889,9 @@ def _target_text(t) -> str:
     return t.name if t.__class__ is Label else f"{t:#x}"
 
 
-def _insn_text(mn: str, ops: tuple) -> str:
+def _insn_text(mn: str, ops: tuple, data: bytes = b"") -> str:
+    if any(o.__class__ in _DECORATED or o.__class__ is Rounding for o in ops):   # AVX-512: {k1}, {1toN}, {rn-sae}
+        return listed_decorated(mn, ops, data)
     return mn + (" " + ", ".join(format_operand(o) for o in ops) if ops else "")
 
 
@@ -1094,6 +1097,7 @@ class _Parser:
             except AsmSyntaxError: pass          # a label operand, `short`, …: the full path below
             else:
                 if not mn: return _skip
+                if ops and ops[-1].__class__ is Decorations: return self.decorated(mn, ops)   # {rn-sae}, {1to16}
                 if mn in _PLAIN: return self.plain(mn, ops)
                 if mn not in _DATA_DIRECTIVES and mn != "align" and (mn in MNEMONICS or pseudo_op(mn, ()) is None):
                     if MNEMONIC_ALIASES.get(mn) in _PLAIN: return self.plain(mn, ops)
@@ -1127,6 +1131,15 @@ class _Parser:
             return _Directive(low, rest) if not labels else None
         branch_to = self.instruction(low, rest)
         return _BranchTo(low, branch_to) if branch_to is not None and not labels else None
+
+    def decorated(self, mn: str, ops: tuple) -> None:
+        """Append an instruction whose operands end with `x86gen._evex_text.Decorations`: its rounding as ``rc=``, in
+        the form its ``{1toN}`` names where that is not the one the operands choose (`decorated_form`)."""
+        ops, deco = split_decorations(ops)
+        kw = {} if deco.rc is None else {"rc": deco.rc}
+        form = decorated_form(mn, ops, deco)
+        if form is None: self.a.emit(mn, *ops, **kw)
+        else: self.a.emit_form(form, *ops, **kw)
 
     def plain(self, mn: str, ops: tuple):
         """Append an instruction without label operands; its listing record (which holds its bytes) is
@@ -1263,7 +1276,10 @@ class _Parser:
         if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches are not supported by x86gen")
         branch = canonical(mn) in BRANCH_MNEMONICS
         self.target = None
-        ops = tuple(self.operand(t, branch) for t in _split_args(rest)) if rest else ()
+        deco = None
+        if not branch and has_decorations(rest):   # AVX-512 {k1}, {z}, {1to16}, {rn-sae}, objdump's bcst
+            ops, deco = split_decorations(parse_decorated(mn, _split_args(rest), lambda t: self.operand(t, False)))
+        else: ops = tuple(self.operand(t, branch) for t in _split_args(rest)) if rest else ()
         if branch and len(ops) == 1 and self.target is not None:   # `jne .L3`, `jmp 1f`
             self.a.emit(f"{words} {mn}" if words else mn, *ops)
             return self.target
@@ -1271,6 +1287,7 @@ class _Parser:
         if mn not in MNEMONICS:    # vcmpltps x, y, z = vcmpps x, y, z, 1; pclmulhqlqdq (objdump, iced)
             alt = pseudo_op(mn, ops)
             if alt is not None: mn, ops = alt
+        if deco is not None: return self.decorated(f"{words} {mn}" if words else mn, (*ops, deco))
         self.a.emit(f"{words} {mn}" if words else mn, *ops)
 
     def operand(self, t: str, branch: bool):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .errors import OperandError
-from .text import format_operand
+from .text import _DECORATED, Decorations, format_operand
 
 
 class Instruction:
@@ -28,6 +28,10 @@ class Instruction:
     def parse(cls, text: str) -> Instruction:
         from .text import _strip_comment, parse_line
         mn, ops = parse_line(_strip_comment(text).lower().strip())
+        if ops and ops[-1].__class__ is Decorations:   # AVX-512 {rn-sae} / {1toN} (x86gen._evex_text)
+            from ._evex_text import decorated_form, split_decorations
+            ops, deco = split_decorations(ops)
+            return cls(mn, *ops, form=decorated_form(mn, ops, deco), rc=deco.rc)
         return cls(mn, *ops)
 
     @property
@@ -54,6 +58,11 @@ class Instruction:
     def __bytes__(self) -> bytes: return self.encode()
 
     def __str__(self) -> str:
+        """Intel syntax; AVX-512 decorations as GNU as and llvm-mc write them (``zmm1 {k1} {z}``, ``dword ptr
+        [rax]{1to16}``, ``{rn-sae}`` an operand of its own; `x86gen._evex_text.format_instruction`)."""
+        if self.rc is not None or any(o.__class__ in _DECORATED for o in self.operands):
+            from ._evex_text import format_instruction
+            return format_instruction(self.mnemonic, self.operands, self.rc, lambda: self.form)
         return self.mnemonic + (" " + ", ".join(format_operand(o) for o in self.operands) if self.operands else "")
 
     def __repr__(self) -> str: return f"Instruction({str(self)!r})"

@@ -7,6 +7,9 @@ operands ``[size ptr] [seg:] [base+index*scale+disp]`` (``rip`` as base for RIP-
 ``fs:[rax]``, ``qword ptr fs:0x28``), and prefix words before the mnemonic (``lock``, ``rep``, ``xacquire``,
 ``bnd``, ``notrack``, ``{vex3}``, objdump's ``ss``; see `x86gen.prefixes`). Case-insensitive except in character constants and strings.
 A branch target written as a number is an absolute address; the text starts at address ``ip``.
+AVX-512 decorations are read in both dialects (GNU as / llvm-mc: ``vaddps zmm1 {k1} {z}, zmm2, dword ptr [rax]{1to16}``,
+``vaddps zmm1, zmm2, zmm3, {rn-sae}``; iced-x86 / objdump: ``zmm1{k1}{z}``, ``DWORD BCST [rax]``, ``zmm1{rne-sae}``,
+``zmm3{rn-sae}``) and printed in the GNU as one; see `x86gen._evex_text`.
 
 Parsed operands are cached by their text, so a program that repeats operands parses each once.
 """
@@ -14,11 +17,21 @@ from __future__ import annotations
 
 import re
 
+from ._evex_text import (
+    GATHER_MNEMONICS,
+    Decorations,
+    encode_decorated,
+    format_decorated,
+    gather_mask,
+    parse_decorated,
+    split_decorations,
+)
 from .encoder import EVEX_PREFIX, VEX_PREFIX, canonical
 from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
+from .evex import Masked
 from .forms import forms_of
-from .memory import SIZE_BITS, Mem
+from .memory import SIZE_BITS, Bcst, Mem
 from .prefixes import WORDS as PREFIX_WORDS
 from .prefixes import default_segment
 from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, SegReg, gpr
@@ -31,6 +44,7 @@ _REGS = {**REGISTERS, **ALIASES, **_ST_NAMES}
 UNSUPPORTED_REGISTERS = X86_REGISTER_NAMES - _REGS.keys()
 _SEGMENT_OVERRIDE = re.compile(r"(es|cs|ss|ds|fs|gs)\s*:")
 _OPERANDS: dict[str, object] = {}
+_DECORATED = (Masked, Bcst)   # AVX-512 operands: `format_operand` prints them in the GNU as / llvm-mc dialect
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 # size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
 _SIZE_WORDS = "byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
@@ -113,7 +127,7 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
                 raise unknown_word(term, text) from None
             disp += -v if sign == "-" else v
     if zero_index and index is not None: raise AsmSyntaxError(f"riz and an index register in {clip(text)}")
-    if base is not None and base.kind in ("xmm", "ymm"):
+    if base is not None and base.kind in ("xmm", "ymm", "zmm"):
         # a VSIB address written with the vector register first or alone (`[xmm2+0x10]`, `[xmm2+rax]`): GNU as and
         # llvm-mc read the vector register as the index, whatever its place
         if index is None: base, index = None, base
@@ -136,7 +150,7 @@ def _simple_address(t: str) -> Mem | None:
     if m is None: return None
     size, b, i, scale, sign, d = m.groups()
     base, index = _REGS.get(b), _REGS.get(i) if i else None
-    if base is None or (i and index is None) or (index is not None and base.kind == "rip") or base.kind in ("xmm", "ymm"):
+    if base is None or (i and index is None) or (index is not None and base.kind == "rip") or base.kind in ("xmm", "ymm", "zmm"):
         return None   # (a vector register first: VSIB, `_parse_address` reads it as the index)
     disp = 0
     if d:
@@ -575,6 +589,7 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
               **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), **dict.fromkeys(_ADDRESS_ONLY, _any_size_address),
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
               **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax,
+              **dict.fromkeys(GATHER_MNEMONICS, gather_mask),
               # the x87 mnemonics with an st(i) form or an implicit st(0) next to a memory operand
               **dict.fromkeys(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp", "fsubr", "fsubrp", "fdiv", "fdivp", "fdivr",
                                "fdivrp", "fcom", "fcomp", "fucom", "fucomp", "fcomi", "fcomip", "fucomi", "fucomip", "fxch",
@@ -594,11 +609,22 @@ def shorthand(mn: str, ops: tuple) -> tuple[str, tuple]:
 
 def parse_line(line: str) -> tuple[str, tuple]:
     mn, ops = split_line(line)
+    if "{" in line or "bcst" in line: return _decorated_line(mn, ops)   # AVX-512 decorations (x86gen._evex_text)
     if " " in mn:   # prefix words: the shorthands of the instruction they stand before
         words, _, base = mn.rpartition(" ")
         base, o = shorthand(base, tuple([parse_operand(x) for x in ops]))
         return f"{words} {base}", o
     return shorthand(mn, tuple([parse_operand(o) for o in ops]))
+
+
+def _decorated_line(mn: str, texts: list[str]) -> tuple[str, tuple]:
+    """`parse_line` of a line that may hold EVEX decorations (``{k1}``, ``{z}``, ``{1to16}``, ``{rn-sae}``, objdump's
+    ``bcst``): the operands as `x86gen._evex_text.parse_decorated` reads them, then the shorthands."""
+    words, _, base = mn.rpartition(" ")
+    ops, deco = split_decorations(parse_decorated(base, texts, parse_operand))
+    base, ops = shorthand(base, ops)
+    if deco is not None: ops = (*ops, deco)
+    return (f"{words} {base}" if words else base), ops
 
 
 # Comments and statement separators as GNU as has them in x86 Intel syntax: `#` to the end of the
@@ -755,13 +781,26 @@ def assemble(text: str, ip: int = 0) -> bytes:
         except AsmSyntaxError: return _assemble_program(text, ip)   # a label, `jmp short 0x10`, … : the program parser
         except EncodeError as ex: raise type(ex)(f"{clip(text.strip())}: {ex}") from None
     if not hit[0]: return b""
-    try: return _encode(hit[0], *hit[1], ip=ip)
+    ops = hit[1]
+    if ops and ops[-1].__class__ is Decorations: return _assemble_decorated(hit[0], ops, text, ip)
+    try: return _encode(hit[0], *ops, ip=ip)
     except EncodeError as ex:
-        alt = pseudo_op(hit[0], hit[1]) if "unknown mnemonic" in str(ex) else None   # cmpltps, pclmulhqlqdq, …
+        alt = pseudo_op(hit[0], ops) if "unknown mnemonic" in str(ex) else None   # cmpltps, pclmulhqlqdq, …
         if alt is None: raise type(ex)(f"{clip(text.strip())}: {ex}") from None
     try: return _encode(alt[0], *alt[1], ip=ip)
     except EncodeError as ex: raise type(ex)(f"{clip(text.strip())}: {ex}") from None
 
+
+
+def _assemble_decorated(mn: str, ops: tuple, text: str, ip: int) -> bytes:
+    """`assemble` of a line with a rounding or ``{1toN}`` (`x86gen._evex_text.encode_decorated`), pseudo-ops too."""
+    ops, deco = split_decorations(ops)
+    try: return encode_decorated(mn, ops, deco, ip)
+    except EncodeError as ex:
+        alt = pseudo_op(mn, ops) if "unknown mnemonic" in str(ex) else None   # vcmpltps k1, zmm0, zmm1, {sae}
+        if alt is None: raise type(ex)(f"{clip(text.strip())}: {ex}") from None
+    try: return encode_decorated(alt[0], alt[1], deco, ip)
+    except EncodeError as ex: raise type(ex)(f"{clip(text.strip())}: {ex}") from None
 
 
 # Pseudo-ops that iced-x86 and objdump print for an imm8 operand (SDM Vol.2 CMPPS "Compare predicates",
@@ -801,6 +840,7 @@ def _assemble_program(text: str, ip: int) -> bytes:
 def format_operand(x) -> str:
     """Intel syntax of one operand (ints as hex)."""
     if x.__class__ is int: return f"-{-x:#x}" if x < 0 else f"{x:#x}"
+    if x.__class__ in _DECORATED: return format_decorated(x)   # zmm1 {k1} {z}; a broadcast without its form: dword bcst [rax]
     if isinstance(x, Mem) and x.base is None and x.index is not None and x.scale == 1:   # (VsibMem too)
         # an index without base: `[rax*1]`, since `[rax]` would read back as a base register (other bytes)
         s = str(x)

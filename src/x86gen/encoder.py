@@ -121,7 +121,7 @@ def _matches(o, x, movabs: bool = False) -> bool:
 STRING_GENERIC = frozenset({"movs", "cmps", "scas", "lods", "stos", "ins", "outs"})
 _SIZE_SUFFIX = {8: "b", 16: "w", 32: "d", 64: "q"}
 _ACCUMULATORS = frozenset({"al", "ax", "eax", "rax"})
-# the mnemonics with implicit memory operands (tests/test_encoding_rules.py checks this against the table) and theirs aliases
+# the mnemonics with implicit memory operands (tests/test_strings.py checks this against the table) and their aliases
 STRING_MNEMONICS = frozenset({f"{m}{s}" for m in STRING_GENERIC for s in "bwdq" if f"{m}{s}" not in ("insq", "outsq")}
                              | STRING_GENERIC | {"xlat", "xlatb", "maskmovdqu", "maskmovq", "vmaskmovdqu"})
 

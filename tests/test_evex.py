@@ -107,6 +107,18 @@ DISP8N = [
     ("vcompresspd zmmword ptr [rax+1016], zmm1", "62 f2 fd 48 8a 48 7f"),
     ("vcompresspd zmmword ptr [rax+1024], zmm1", "62 f2 fd 48 8a 88 00 04 00 00"),
     ("vcompresspd zmmword ptr [rax+4], zmm1", "62 f2 fd 48 8a 88 04 00 00 00"),
+    ("vcvtps2pd xmm17, qword ptr [rax-1024]", "62 e1 7c 08 5a 48 80"),   # HV at 128: N=8
+    ("vcvtps2pd xmm17, qword ptr [rax+1016]", "62 e1 7c 08 5a 48 7f"),
+    ("vcvtps2pd xmm17, qword ptr [rax+1024]", "62 e1 7c 08 5a 88 00 04 00 00"),
+    ("vcvtps2pd xmm17, qword ptr [rax+4]", "62 e1 7c 08 5a 88 04 00 00 00"),
+    ("vpmovzxbq xmm21, word ptr [rdx-256]", "62 e2 7d 08 32 6a 80"),   # OVM at 128: N=2
+    ("vpmovzxbq xmm21, word ptr [rdx+254]", "62 e2 7d 08 32 6a 7f"),
+    ("vpmovzxbq xmm21, word ptr [rdx+256]", "62 e2 7d 08 32 aa 00 01 00 00"),
+    ("vpmovzxbq xmm21, word ptr [rdx+1]", "62 e2 7d 08 32 aa 01 00 00 00"),
+    ("vmovddup xmm17, qword ptr [r9-1024]", "62 c1 ff 08 12 49 80"),   # DUP at 128: N=8 (m64)
+    ("vmovddup xmm17, qword ptr [r9+1016]", "62 c1 ff 08 12 49 7f"),
+    ("vmovddup xmm17, qword ptr [r9+1024]", "62 c1 ff 08 12 89 00 04 00 00"),
+    ("vmovddup xmm17, qword ptr [r9+4]", "62 c1 ff 08 12 89 04 00 00 00"),
 ]
 
 

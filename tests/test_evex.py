@@ -107,6 +107,34 @@ DISP8N = [
     ("vcompresspd zmmword ptr [rax+1016], zmm1", "62 f2 fd 48 8a 48 7f"),
     ("vcompresspd zmmword ptr [rax+1024], zmm1", "62 f2 fd 48 8a 88 00 04 00 00"),
     ("vcompresspd zmmword ptr [rax+4], zmm1", "62 f2 fd 48 8a 88 04 00 00 00"),
+    ("vpinsrd xmm17, xmm2, dword ptr [rax-512], 1", "62 e3 6d 08 22 48 80 01"),   # T1S r/m32 with imm8: N=4
+    ("vpinsrd xmm17, xmm2, dword ptr [rax+508], 1", "62 e3 6d 08 22 48 7f 01"),
+    ("vpinsrd xmm17, xmm2, dword ptr [rax+512], 1", "62 e3 6d 08 22 88 00 02 00 00 01"),
+    ("vpinsrd xmm17, xmm2, dword ptr [rax+2], 1", "62 e3 6d 08 22 88 02 00 00 00 01"),
+    ("vinsertf32x8 zmm1, zmm2, ymmword ptr [rdi-4096], 1", "62 f3 6d 48 1a 4f 80 01"),   # T8 (8 x 32 bits): N=32
+    ("vinsertf32x8 zmm1, zmm2, ymmword ptr [rdi+4064], 1", "62 f3 6d 48 1a 4f 7f 01"),
+    ("vinsertf32x8 zmm1, zmm2, ymmword ptr [rdi+4096], 1", "62 f3 6d 48 1a 8f 00 10 00 00 01"),
+    ("vinsertf32x8 zmm1, zmm2, ymmword ptr [rdi+32], 1", "62 f3 6d 48 1a 4f 01 01"),
+    ("vbroadcasti32x2 zmm1, qword ptr [rdi-1024]", "62 f2 7d 48 59 4f 80"),   # T2 (2 x 32 bits): N=8
+    ("vbroadcasti32x2 zmm1, qword ptr [rdi+1016]", "62 f2 7d 48 59 4f 7f"),
+    ("vbroadcasti32x2 zmm1, qword ptr [rdi+1024]", "62 f2 7d 48 59 8f 00 04 00 00"),
+    ("vbroadcasti32x2 zmm1, qword ptr [rdi+4]", "62 f2 7d 48 59 8f 04 00 00 00"),
+    ("vinsertf64x2 zmm1, zmm2, xmmword ptr [rdi-2048], 1", "62 f3 ed 48 18 4f 80 01"),   # T2 (2 x 64 bits): N=16
+    ("vinsertf64x2 zmm1, zmm2, xmmword ptr [rdi+2032], 1", "62 f3 ed 48 18 4f 7f 01"),
+    ("vinsertf64x2 zmm1, zmm2, xmmword ptr [rdi+2048], 1", "62 f3 ed 48 18 8f 00 08 00 00 01"),
+    ("vinsertf64x2 zmm1, zmm2, xmmword ptr [rdi+8], 1", "62 f3 ed 48 18 8f 08 00 00 00 01"),
+    ("vcvtps2pd xmm17, qword ptr [rax-1024]", "62 e1 7c 08 5a 48 80"),   # HV at 128: N=8
+    ("vcvtps2pd xmm17, qword ptr [rax+1016]", "62 e1 7c 08 5a 48 7f"),
+    ("vcvtps2pd xmm17, qword ptr [rax+1024]", "62 e1 7c 08 5a 88 00 04 00 00"),
+    ("vcvtps2pd xmm17, qword ptr [rax+4]", "62 e1 7c 08 5a 88 04 00 00 00"),
+    ("vpmovzxbq xmm21, word ptr [rdx-256]", "62 e2 7d 08 32 6a 80"),   # OVM at 128: N=2
+    ("vpmovzxbq xmm21, word ptr [rdx+254]", "62 e2 7d 08 32 6a 7f"),
+    ("vpmovzxbq xmm21, word ptr [rdx+256]", "62 e2 7d 08 32 aa 00 01 00 00"),
+    ("vpmovzxbq xmm21, word ptr [rdx+1]", "62 e2 7d 08 32 aa 01 00 00 00"),
+    ("vmovddup xmm17, qword ptr [r9-1024]", "62 c1 ff 08 12 49 80"),   # DUP at 128: N=8 (m64)
+    ("vmovddup xmm17, qword ptr [r9+1016]", "62 c1 ff 08 12 49 7f"),
+    ("vmovddup xmm17, qword ptr [r9+1024]", "62 c1 ff 08 12 89 00 04 00 00"),
+    ("vmovddup xmm17, qword ptr [r9+4]", "62 c1 ff 08 12 89 04 00 00 00"),
 ]
 
 

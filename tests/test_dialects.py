@@ -78,6 +78,7 @@ OBJDUMP_GAPS: dict[str, str] = {
                  "VEX_VSM4KEY4_XMM_XMM_XMMM128", "VEX_VSM4KEY4_YMM_YMM_YMMM256", "VEX_VSM4RNDS4_XMM_XMM_XMMM128",
                  "VEX_VSM4RNDS4_YMM_YMM_YMMM256")},
     "PBNDKB": "binutils 2.40 predates TSE (objdump prints (bad))",
+    **{f"LKGS_{k}": "binutils 2.40 predates LKGS (objdump prints (bad))" for k in ("RM16", "R32M16", "R64M16")},
     **{f: "binutils 2.40 predates FRED: objdump prints F2/F3 0F 01 CA as `repnz clac` / `repz clac`" for f in ("ERETS", "ERETU")},
     **{f"VEX_VPDPW{s}{d}_{x}MM_{x}MM_{x}MMM{n}": "binutils 2.40 predates AVX-VNNI-INT16 (objdump prints (bad))"
        for s in ("SUD", "USD", "UUD") for d in ("", "S") for x, n in (("X", 128), ("Y", 256))},

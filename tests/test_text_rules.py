@@ -803,6 +803,37 @@ def test_far_branches_through_memory_as_iced_prints_them(src, expect):
     assert x86gen.assemble(src).hex() == expect
 
 
+@pytest.mark.parametrize("src, expect", [
+    ("lldt ax", "0f00d0"), ("ltr r9w", "410f00d9"), ("verw ax", "0f00e8"), ("verr word ptr [r12]", "410f002424"),   # GNU as 2.40
+    ("lldt word ptr [rax]", "0f0010"), ("lmsw ax", "0f01f0"), ("lmsw word ptr [rax]", "0f0130"),                   # GNU as 2.40
+    ("sldt rax", "0f00c0"), ("sldt r9", "410f00c1"), ("sldt eax", "0f00c0"), ("sldt ax", "660f00c0"),              # GNU as 2.40
+    ("str rax", "0f00c8"), ("str word ptr [rax]", "0f0008"),                                                       # GNU as 2.40
+    ("smsw rax", "480f01e0"), ("smsw eax", "0f01e0"), ("smsw ax", "660f01e0"), ("smsw word ptr [rax]", "0f0120"),  # GNU as 2.40
+    ("lgdt [rax]", "0f0110"), ("lgdt tbyte ptr [rax]", "0f0110"), ("sidt [rax]", "0f0108"),                        # GNU as 2.40
+])
+def test_system_table_instructions_as_gnu_as(src, expect, tmp_path):
+    """lldt/ltr/verr/verw/lmsw read 16 bits with any operand size: GNU as takes `lldt ax` and encodes it without 0x66
+    (the r32/m16 form); sldt/str of a 64-bit register is the 32-bit form (the selector zero-extended, no REX.W), smsw
+    keeps its REX.W; lgdt & co. take their 10-byte m16&64 pointer unsized or as tbyte ptr."""
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("lgdt fword ptr [rax]", "0f0110"), ("sidt fword ptr [rax]", "0f0108"),   # iced-x86's text of 0f 01 10 / 0f 01 08
+    ("lkgs ax", "f20f00f0"), ("lkgs eax", "f20f00f0"), ("lkgs r9d", "f2410f00f1"), ("lkgs rax", "f2480f00f0"),   # iced-x86's encoder
+])
+def test_system_table_instructions_as_iced(src, expect):
+    """iced-x86 names lgdt's pseudo-descriptor fword ptr; lkgs (binutils 2.40 and llvm-mc 14 predate it) with iced's
+    forms (`lkgs ax` is the r32/m16 one, as for lldt)."""
+    assert x86gen.assemble(src).hex() == expect
+
+
+@pytest.mark.parametrize("src", ["lgdt dword ptr [rax]", "lgdt qword ptr [rax]", "lldt al", "sidt rax"])   # GNU as refuses them
+def test_system_table_operand_errors(src):
+    with pytest.raises(OperandError):
+        x86gen.assemble(src)
+
+
 def test_far_pointer_load_as_objdump_prints_it():
     """objdump 2.40 prints REX.W 0F B2 /r (lss r64, m16:64) with FWORD PTR: x86gen reads it as the 10-byte form."""
     assert x86gen.assemble("lss r15, FWORD PTR [rax]").hex() == "4c0fb238"   # objdump 2.40: 4c 0f b2 38

@@ -375,9 +375,9 @@ def _movsx_dword(mn: str, ops: tuple) -> tuple[str, tuple]:
 # with VEX.W0 (mnemonic -> position of that operand): their result is zero-extended to the whole register, or
 # only its low bits are read, so W changes nothing (SDM Vol.2 MOVMSKPS, PMOVMSKB, PEXTRB/PEXTRW, EXTRACTPS:
 # "the upper bits of the destination are zero-filled"; PINSRB/PINSRW read the low byte/word; PEXTRW: "In
-# 64-bit mode, VEX.W1 is ignored").
+# 64-bit mode, VEX.W1 is ignored"; SLDT/STR r32 clear the upper 16 bits, and 64-bit mode zero-extends r32 writes).
 _GPR64_AS_32 = {**dict.fromkeys(("movmskps", "movmskpd", "pmovmskb", "pextrw", "pextrb", "extractps", "vmovmskps",
-                                 "vmovmskpd", "vpmovmskb", "vpextrw", "vpextrb", "vextractps"), 0),
+                                 "vmovmskpd", "vpmovmskb", "vpextrw", "vpextrb", "vextractps", "sldt", "str"), 0),
                 "pinsrw": 1, "pinsrb": 1, "vpinsrw": 2, "vpinsrb": 2}
 
 
@@ -388,6 +388,30 @@ def _gpr64_as_32(mn: str, ops: tuple) -> tuple[str, tuple]:
     k = _GPR64_AS_32[mn]
     if len(ops) > k and getattr(ops[k], "kind", None) == "r64":
         return mn, (*ops[:k], gpr(ops[k].num, 32), *ops[k + 1:])
+    return mn, ops
+
+
+# Instructions that read a 16-bit selector or word whatever the operand size (SDM Vol.2 LLDT, LTR, LMSW: "The
+# operand-size attribute has no effect on this instruction"; VERR/VERW, LKGS: a 16-bit selector): GNU as and llvm-mc
+# take only a 16-bit register (`lldt ax`) and encode it without 0x66 (0F 00 /2, the r32/m16 form); iced-x86 prints `ax`
+# for all three forms.
+_SELECTOR_READ = ("lldt", "ltr", "verr", "verw", "lmsw", "lkgs")
+
+
+def _selector_r16(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``lldt ax`` is the r32/m16 form (0f 00 d0, as GNU as and llvm-mc encode it: `_SELECTOR_READ`), not o16's 66 0f 00 d0."""
+    if len(ops) == 1 and getattr(ops[0], "kind", None) == "r16": return mn, (gpr(ops[0].num, 32),)
+    return mn, ops
+
+
+# lgdt/lidt/sgdt/sidt: the 10-byte m16&64 descriptor-table pointer of 64-bit mode (SDM Vol.2 LGDT/SGDT); GNU as takes it
+# unsized or as tbyte ptr, iced-x86 prints fword ptr (its name of a pseudo-descriptor)
+_DESCRIPTOR_TABLE = ("lgdt", "lidt", "sgdt", "sidt")
+
+
+def _descriptor_pointer(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``lgdt fword ptr [rax]`` (iced-x86) and ``lgdt tbyte ptr [rax]`` (GNU as) are ``lgdt [rax]``."""
+    if len(ops) == 1 and isinstance(ops[0], Mem) and ops[0].size in (48, 80): return mn, (ops[0].with_size(80),)
     return mn, ops
 
 
@@ -572,7 +596,8 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
               "movsx": _movsx_dword, "shld": _shift_double_cl, "shrd": _shift_double_cl, "movq": _movq_gpr,
               **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), **dict.fromkeys(_ADDRESS_ONLY, _any_size_address),
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
-              **dict.fromkeys(_FPU_IMAGE, _fpu_image), **dict.fromkeys(("lfs", "lgs", "lss"), _far_pointer_load),
+              **dict.fromkeys(_FPU_IMAGE, _fpu_image), **dict.fromkeys(_SELECTOR_READ, _selector_r16),
+              **dict.fromkeys(_DESCRIPTOR_TABLE, _descriptor_pointer), **dict.fromkeys(("lfs", "lgs", "lss"), _far_pointer_load),
               # the x87 mnemonics with an st(i) form or an implicit st(0) next to a memory operand
               **dict.fromkeys(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp", "fsubr", "fsubrp", "fdiv", "fdivp", "fdivr",
                                "fdivrp", "fcom", "fcomp", "fucom", "fucomp", "fcomi", "fcomip", "fucomi", "fucomip", "fxch",

@@ -834,6 +834,14 @@ def test_system_table_operand_errors(src):
         x86gen.assemble(src)
 
 
+@pytest.mark.parametrize("src", ["bnd call fword ptr [rax]", "bnd jmp dword ptr [rax]", "notrack jmp fword ptr [rax]"])
+def test_far_branches_take_no_bnd_or_notrack(src):
+    """bnd and notrack are for near branches (SDM Vol.1 17.4 MPX, CET: near indirect CALL/JMP); GNU as 2.40: "expecting
+    valid branch instruction after `bnd'"; iced-x86: can_use_bnd_prefix is False for FF /3, FF /5."""
+    with pytest.raises(EncodeError):
+        x86gen.assemble(src)
+
+
 def test_far_pointer_load_as_objdump_prints_it():
     """objdump 2.40 prints REX.W 0F B2 /r (lss r64, m16:64) with FWORD PTR: x86gen reads it as the 10-byte form."""
     assert x86gen.assemble("lss r15, FWORD PTR [rax]").hex() == "4c0fb238"   # objdump 2.40: 4c 0f b2 38

@@ -17,6 +17,9 @@ REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256,
 # (m14byte m28byte m94byte m108byte m512byte, as iced-x86 and the SDM name them)
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 384, 512}   # 384: the Key Locker handle of aes*128kl (48 bytes)
 BYTE_MEM_SIZES = {14, 28, 94, 108, 512}
+# Far pointers in memory (SDM Vol.2 CALL/JMP "m16:16/m16:32/m16:64", LFS/LGS/LSS): a 2-, 4- or 8-byte offset and a
+# 2-byte segment selector, 4/6/10 bytes, by kind (in bits); their id part is M1616/M1632/M1664 (iced-x86's Code names)
+FAR_POINTERS = {"m16:16": 32, "m16:32": 48, "m16:64": 80}
 FIXED_REGS = {"al": 8, "cl": 8, "ax": 16, "dx": 16, "eax": 32, "ecx": 32, "edx": 32, "rax": 64, "rcx": 64, "rdx": 64,
               "st0": 80, "fs": 16, "gs": 16}
 ROLES = {"R": "r", "W": "w", "RW": "rw", "CW": "cw", "RCW": "rcw", "CR": "cr", "N": "n"}
@@ -130,7 +133,7 @@ def parse_flags(text: str, ctx, sep=None) -> dict[str, tuple[str, ...]]:
     return out
 
 
-_OPERAND = re.compile(r"^(?:(R|W|RW|CW|RCW|CR|N):)?([a-z0-9/]+)(?:@([a-z0-9]+))?$")
+_OPERAND = re.compile(r"^(?:(R|W|RW|CW|RCW|CR|N):)?([a-z0-9/]+|m16:(?:16|32|64))(?:@([a-z0-9]+))?$")
 
 
 def parse_operand(text: str, ctx) -> Operand:
@@ -149,6 +152,7 @@ def parse_operand(text: str, ctx) -> Operand:
     elif re.fullmatch(r"moffs(8|16|32|64)", kind): mem, loc = int(kind[5:]), loc or "moffs"   # 8-byte absolute address after the opcode
     elif re.fullmatch(r"vm(32|64)[xy]", kind): mem = -1   # VSIB: the element size comes from VEX.W (`load`)
     elif kind in ("m", "sibmem"): mem = 0   # sibmem: an address that must have a SIB byte (AMX tile loads/stores)
+    elif kind in FAR_POINTERS: mem = FAR_POINTERS[kind]   # a far pointer in memory: offset, then the 16-bit selector
     elif re.fullmatch(r"m\d+", kind): mem = int(kind[1:])
     elif re.fullmatch(r"m\d+byte", kind):
         if int(kind[1:-4]) not in BYTE_MEM_SIZES:
@@ -159,7 +163,8 @@ def parse_operand(text: str, ctx) -> Operand:
         if r not in REG_CLASSES or not re.fullmatch(r"m\d+", mm): _err(ctx, "operands", f"unknown kind {kind!r}")
         reg, mem = r, int(mm[1:])
     else: _err(ctx, "operands", f"unknown kind {kind!r}")
-    if mem and mem > 0 and mem not in MEM_SIZES and not kind.endswith("byte"): _err(ctx, "operands", f"bad memory size in {kind!r}")
+    if mem and mem > 0 and mem not in MEM_SIZES and not kind.endswith("byte") and kind not in FAR_POINTERS:
+        _err(ctx, "operands", f"bad memory size in {kind!r}")
     if imm is not None: loc = loc or "imm"
     if loc in IMPLICIT_MEM_LOCS and not (reg is None and mem and mem > 0):
         _err(ctx, "operands", f"@{loc} is an implicit memory operand: its kind is m8 … m128, not {kind!r}")
@@ -312,6 +317,7 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str, evex: dict | None = N
         elif o.reg in FIXED_REGS: parts.append(o.reg.upper())
         elif o.reg == "st": parts.append("STI")
         elif o.kind.endswith("byte"): parts.append(o.kind.upper())   # m14byte: M14BYTE
+        elif o.kind in FAR_POINTERS: parts.append(o.kind.upper().replace(":", ""))   # m16:32: M1632
         elif o.reg and o.mem is not None:
             parts.append(f"RM{o.mem}" if o.reg == f"r{o.mem}" else f"{o.reg.upper()}M{o.mem}")
         elif o.reg: parts.append("KR" if o.reg == "k" else o.reg.upper())   # iced spells a mask register KR

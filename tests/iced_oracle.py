@@ -250,7 +250,16 @@ _GPR_WIDTH_IMMATERIAL = {I.Mnemonic.VPEXTRB, I.Mnemonic.VPEXTRW, I.Mnemonic.VPIN
                          I.Mnemonic.VMOVMSKPS, I.Mnemonic.VMOVMSKPD, I.Mnemonic.VPMOVMSKB,
                          # tpause/umwait read bits 31:0 of their register (SDM Vol.2 TPAUSE, UMWAIT); iced prints
                          # `eax` for the REX.W form (TPAUSE_R64) too
-                         I.Mnemonic.TPAUSE, I.Mnemonic.UMWAIT}
+                         I.Mnemonic.TPAUSE, I.Mnemonic.UMWAIT,
+                         # sldt/str r64 write the selector zero-extended, as r32 does (SDM Vol.2 SLDT, STR; GNU as encodes
+                         # `sldt rax` as 0F 00 /0)
+                         I.Mnemonic.SLDT, I.Mnemonic.STR}
+# lldt, ltr, verr, verw, lmsw, lkgs read a 16-bit selector or word with any operand size (SDM Vol.2 LLDT, LTR, LMSW:
+# "The operand-size attribute has no effect on this instruction"; VERR/VERW, LKGS: r/m16): GNU as and llvm-mc encode
+# `lldt ax` as 0F 00 /2 (the r32/m16 form) and iced-x86 prints ax for o16, plain and REX.W. Their GPR is compared as
+# the 16-bit register.
+_SELECTOR_READ = {I.Mnemonic.LLDT, I.Mnemonic.LTR, I.Mnemonic.VERR, I.Mnemonic.VERW, I.Mnemonic.LMSW, I.Mnemonic.LKGS}
+_R16_OF = {r.num: r.name for r in x86gen.REGISTERS.values() if r.kind == "r16"}
 _R32_OF = {r.num: r.name for r in x86gen.REGISTERS.values() if r.kind == "r32"}
 # `mov r64, sreg` (REX.W 8C) and `mov r32, sreg` (8C) both write the selector zero-extended to the whole register
 # (SDM Vol.2 MOV: with a 32-bit operand the upper bits are cleared, and 64-bit mode zero-extends a 32-bit write);
@@ -270,6 +279,8 @@ def semantics(ins: I.Instruction) -> tuple:
             name = reg_name(ins.op_register(i))
             if ins.mnemonic in _GPR_WIDTH_IMMATERIAL and x86gen.REGISTERS[name].kind == "r64":
                 name = _R32_OF[x86gen.REGISTERS[name].num]
+            elif ins.mnemonic in _SELECTOR_READ and x86gen.REGISTERS[name].kind in ("r32", "r64"):
+                name = _R16_OF[x86gen.REGISTERS[name].num]
             elif (ins.mnemonic == I.Mnemonic.MOV and ins.op_count == 2 and ins.op0_kind == ins.op1_kind == K.REGISTER
                   and ins.op_register(1 - i) in _SEGMENT_REGISTERS
                   and x86gen.REGISTERS[name].kind in (("r64",) if i == 0 else ("r16", "r64"))):   # store r16: 16 bits

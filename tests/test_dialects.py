@@ -93,6 +93,7 @@ OBJDUMP_GAPS: dict[str, str] = {
                  "FXCH_ST0_STI_DDC8", "FXCH_ST0_STI_DFC8", "FSTPNCE_STI")},
     "MOVSXD_R16_RM16": "objdump 2.40 prints the source of o16 63 /r as 32 bits (`movsxd cx,esi`); the instruction reads 16"
                        " (SDM Vol.2 MOVSXD r16, r/m16), and x86gen refuses a 32-bit source for a 16-bit destination",
+    **{f"LKGS_{k}": "binutils 2.40 predates LKGS (objdump prints (bad))" for k in ("RM16", "R32M16", "R64M16")},
     **{f: "binutils 2.40 predates FRED: objdump prints F2/F3 0F 01 CA as `repnz clac` / `repz clac`" for f in ("ERETS", "ERETU")},
     **{f"VEX_VPDPW{s}{d}_{x}MM_{x}MM_{x}MMM{n}": "binutils 2.40 predates AVX-VNNI-INT16 (objdump prints (bad))"
        for s in ("SUD", "USD", "UUD") for d in ("", "S") for x, n in (("X", 128), ("Y", 256))},

@@ -160,6 +160,9 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
             ops.append(rng.randint(lo, hi) + form.length)   # target, with the instruction at ip 0
         elif o.imm is not None:
             if form.mnemonic in SHIFTS: ops.append(rng.randint(2, 7))
+            # enterw's nesting level: 2..31 (mod 32) copies frame pointers from [rbp-2*i], the case its imp= describes
+            # (rbp besides bp); with 0 or 1 iced reports bp alone (SDM Vol.2 ENTER)
+            elif form.mnemonic == "enterw" and i == 1: ops.append(rng.randint(2, 31) + 32 * rng.randint(0, 7))
             else:
                 lo, hi = rng.choice(form.imm_ranges(i))
                 ops.append(rng.randint(lo, hi))

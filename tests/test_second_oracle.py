@@ -68,6 +68,12 @@ GNU_16BIT_IMAGE = {112, 752}
 # x87 compares and fxch with st(0) and st(i): GNU as takes only st(i) (`fcom st(2)`), as the SDM writes them
 GNU_ST_ONLY = {"fcom", "fcomp", "fucom", "fucomp", "fxch"}
 
+# Far calls and jumps through memory other than m16:32, in the one spelling GNU as reads as such: llvm-mc 14's Intel
+# parser reads `call dword ptr [rax]`, `call word ptr [rax]` and `call tbyte ptr [rax]` all as the m16:32 far call
+# (ff 18), ignoring the size keyword, and refuses these spellings. (form id -> mnemonic, size keyword of the operand)
+GNU_FAR_BRANCH = {"CALL_M1616": ("lcallw", None), "JMP_M1616": ("ljmpw", None),
+                  "CALL_M1664": ("rex.w call", 48), "JMP_M1664": ("rex.w jmp", 48)}
+
 # Why an assembler's bytes may differ from the form's, given iced decodes both to the same instruction.
 ALLOWED_REASONS = ("shorter encoding", "other opcode or prefixes, same length", "longer encoding")
 
@@ -266,6 +272,9 @@ def instance_text(form, ops: tuple, rel: int | None, label: str, length: int = 0
     instruction's) and the displacement."""
     words = []
     mnemonic = form.mnemonic
+    if form.id in GNU_FAR_BRANCH:   # (lcallw [rax], rex.w call fword ptr [rax])
+        mnemonic, size = GNU_FAR_BRANCH[form.id]
+        return f"{mnemonic} {memory_text(ops[0].with_size(size or 0))}"
     for o, x in zip(form.operands, ops):
         if isinstance(x, x86gen.Reg): words.append(f"st({x.num})" if x.kind == "st" else x.name)   # GNU: st(1)
         elif isinstance(x, x86gen.Mem) and x.size in GNU_16BIT_IMAGE:

@@ -47,7 +47,17 @@ from dataclasses import dataclass, field
 import gnu_oracle
 import iced_x86 as I
 import pytest
-from iced_oracle import _GPR_WIDTH_IMMATERIAL, _R32_OF, IMM_KINDS, IMPLICIT_MEMORY_KINDS, REPORT, memory_disp, reg_name, semantics
+from iced_oracle import (
+    _GPR_WIDTH_IMMATERIAL,
+    _R32_OF,
+    _SELECTOR_READ,
+    IMM_KINDS,
+    IMPLICIT_MEMORY_KINDS,
+    REPORT,
+    memory_disp,
+    reg_name,
+    semantics,
+)
 
 import x86gen
 from x86gen.assembler import parse_program
@@ -61,7 +71,7 @@ REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k and not r.hi16]
                for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "zmm", "mm", "k", "tmm", "sreg", "cr", "dr")}
 GPR64 = REG_CLASSES["r64"]
 INDEXES = [r for r in GPR64 if r != "rsp"]
-SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword"}
+SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 48: "fword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword"}
 FORMS = [f for f in x86gen.all_forms() if not f.is_branch]
 BRANCH_MNEMONICS = sorted({f.mnemonic for f in x86gen.all_forms() if f.is_branch})
 M64 = (1 << 64) - 1
@@ -160,6 +170,9 @@ def reg_text(rng: random.Random, name: str) -> str:
     return name.upper() if rng.random() < 0.05 else name
 
 
+FAR_POINTER_BITS = {"m16:16": 32, "m16:32": 48, "m16:64": 80}   # far pointers in memory (call/jmp far, lfs/lgs/lss)
+
+
 def _both(*parts) -> tuple[str, str]:
     """Join parts (str: the same in text and canon; (text, canon) pairs) into ``(text, canon)``."""
     return ("".join(p if isinstance(p, str) else p[0] for p in parts),
@@ -246,6 +259,8 @@ def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "") 
         line.disps.append(disp)
         inner = "+".join(filter(None, [base, f"{index}*{scale}"]))
         return _both("", f"[{inner}{'-' if disp < 0 else '+'}", lit(rng, abs(disp), line), "]")
+    if kind in FAR_POINTER_BITS:   # m16:16 / m16:32 / m16:64: dword / fword / tbyte ptr (iced-x86's tbyte: GNU as has none)
+        return mem_text(rng, FAR_POINTER_BITS[kind], line)
     reg, _, m = kind.partition("/")
     if reg not in REG_CLASSES and not reg.startswith("m"):
         raise ValueError(f"operand kind {kind!r}: the text fuzz does not know how to write it")
@@ -527,6 +542,8 @@ def holds_registers(data: bytes, line: Line) -> bool:
         regs += [IMPLICIT_MEMORY_KINDS[i.op_kind(n)] for n in range(i.op_count) if i.op_kind(n) in IMPLICIT_MEMORY_KINDS]
         if i.mnemonic in _GPR_WIDTH_IMMATERIAL:   # W ignored: `vpextrw rax, ...` is `vpextrw eax, ...`
             regs += [n for n in R if R[n].kind == "r64" and _R32_OF[R[n].num] in regs]
+        if i.mnemonic in _SELECTOR_READ:   # lldt & co. read 16 bits of any GPR: `lldt ax` is 0f 00 d0 (the r32/m16 form)
+            regs += [n for n in R if R[n].kind == "r16" and any(r in R and R[r].num == R[n].num for r in regs)]
         if i.mnemonic == I.Mnemonic.MOV and any(R[r].kind == "sreg" for r in regs if r in R):
             # a segment register load reads 16 bits of any GPR, a store in r32 zero-extends (`mov es, rbx` is 8e c3)
             regs += [n for n in R if R[n].kind in ("r16", "r64") and _R32_OF[R[n].num] in regs]

@@ -789,12 +789,96 @@ def test_indirect_branch_through_rip_relative_label(src, expect, tmp_path):
     check(src, expect, tmp_path)
 
 
-@pytest.mark.parametrize("src", ["jmp far 0x10", "call far 0x10", "jmp far ptr [rax]", "jmp FAR 0x10", "jmp fword ptr [rax]",
-                                 "jmp 0x10:0x20", "ljmp 0x10", "ljmp [rax]", "lcall [rax]", "nop\njmp far 0x10"])
-def test_far_branches_are_refused(src):
-    """GNU as and llvm-mc refuse `jmp far 0x10` (x86gen gave eb 0e, a near jump); GNU as reads
-    `jmp far ptr [rax]` / `ljmp [rax]` as a far jump (ff 28), which x86gen has no form for."""
+@pytest.mark.parametrize("src", ["jmp far 0x10", "call far 0x10", "jmp FAR 0x10", "jmp 0x10:0x20", "ljmp 0x10", "ljmp 0x10, 0x20",
+                                 "lcall 0x10, 0x20", "call far 0x10:0x20", "nop\njmp far 0x10", "nop\nljmp 0x10, 0x20"])
+def test_far_branches_to_an_immediate_are_refused(src):
+    """GNU as and llvm-mc refuse `jmp far 0x10` (x86gen gave eb 0e, a near jump); a far branch to an immediate
+    segment:offset (EA/9A ptr16:32) is invalid in 64-bit mode (SDM Vol.2 JMP/CALL). Through memory it is valid (below)."""
     with pytest.raises(EncodeError, match="far"):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("jmp far ptr [rax]", "ff28"), ("call far ptr [rax]", "ff18"), ("ljmp [rax]", "ff28"), ("lcall [rax]", "ff18"),   # GNU as 2.40
+    ("ljmpw [rax]", "66ff28"), ("lcallw [r12+r13*8-0x80]", "6643ff5cec80"),                                          # GNU as 2.40
+    ("jmp fword ptr [rax]", "ff28"), ("call fword ptr [rip+0x10]", "ff1d10000000"),                                  # GNU as 2.40
+    ("jmp dword ptr [rax]", "66ff28"), ("call dword ptr [rax]", "66ff18"),                                           # GNU as 2.40
+    ("call [rax]", "ff10"), ("jmp [rax]", "ff20"), ("call qword ptr [rax]", "ff10"),            # GNU as 2.40: still near
+    ("lfs eax, fword ptr [rax]", "0fb400"), ("lfs eax, [rax]", "0fb400"), ("lgs ax, dword ptr [rax]", "660fb500"),   # GNU as 2.40
+    ("lss ax, [r12]", "66410fb20424"),                                                                               # GNU as 2.40
+])
+def test_far_branches_through_memory_as_gnu_as(src, expect, tmp_path):
+    """Far call/jmp through an m16:16 (dword), m16:32 (fword) far pointer in memory (FF /3, FF /5; SDM Vol.2 CALL/JMP)
+    and lfs/lgs/lss: GNU as's spellings; an unsized `call [rax]` stays the near indirect call."""
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("call far tbyte ptr [rax]", "48ff18"), ("jmp far dword ptr [rax]", "66ff28"), ("call far fword ptr [rsp+0x10]", "ff5c2410"),
+    ("lss rax, tbyte ptr [rax]", "480fb200"), ("jmp far tbyte ptr [r12]", "49ff2c24"),
+])
+def test_far_branches_through_memory_as_iced_prints_them(src, expect):
+    """iced-x86 writes `far` and the far pointer's size (tbyte: m16:64, REX.W; GNU as 2.40 has no Intel spelling
+    of it but `rex.w call fword ptr`); its text of the expected bytes is the line."""
+    import iced_x86 as I
+    f = I.Formatter(I.FormatterSyntax.INTEL)
+    f.space_after_operand_separator = True
+    f.hex_prefix, f.hex_suffix = "0x", ""
+    f.memory_size_options = I.MemorySizeOptions.ALWAYS
+    assert f.format(I.Decoder(64, bytes.fromhex(expect)).decode()) == src
+    assert x86gen.assemble(src).hex() == expect
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("lldt ax", "0f00d0"), ("ltr r9w", "410f00d9"), ("verw ax", "0f00e8"), ("verr word ptr [r12]", "410f002424"),   # GNU as 2.40
+    ("lldt word ptr [rax]", "0f0010"), ("lmsw ax", "0f01f0"), ("lmsw word ptr [rax]", "0f0130"),                   # GNU as 2.40
+    ("sldt rax", "0f00c0"), ("sldt r9", "410f00c1"), ("sldt eax", "0f00c0"), ("sldt ax", "660f00c0"),              # GNU as 2.40
+    ("str rax", "0f00c8"), ("str word ptr [rax]", "0f0008"),                                                       # GNU as 2.40
+    ("smsw rax", "480f01e0"), ("smsw eax", "0f01e0"), ("smsw ax", "660f01e0"), ("smsw word ptr [rax]", "0f0120"),  # GNU as 2.40
+    ("lgdt [rax]", "0f0110"), ("lgdt tbyte ptr [rax]", "0f0110"), ("sidt [rax]", "0f0108"),                        # GNU as 2.40
+])
+def test_system_table_instructions_as_gnu_as(src, expect, tmp_path):
+    """lldt/ltr/verr/verw/lmsw read 16 bits with any operand size: GNU as takes `lldt ax` and encodes it without 0x66
+    (the r32/m16 form); sldt/str of a 64-bit register is the 32-bit form (the selector zero-extended, no REX.W), smsw
+    keeps its REX.W; lgdt & co. take their 10-byte m16&64 pointer unsized or as tbyte ptr."""
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("lgdt fword ptr [rax]", "0f0110"), ("sidt fword ptr [rax]", "0f0108"),   # iced-x86's text of 0f 01 10 / 0f 01 08
+    ("lkgs ax", "f20f00f0"), ("lkgs eax", "f20f00f0"), ("lkgs r9d", "f2410f00f1"), ("lkgs rax", "f2480f00f0"),   # iced-x86's encoder
+])
+def test_system_table_instructions_as_iced(src, expect):
+    """iced-x86 names lgdt's pseudo-descriptor fword ptr; lkgs (binutils 2.40 and llvm-mc 14 predate it) with iced's
+    forms (`lkgs ax` is the r32/m16 one, as for lldt)."""
+    assert x86gen.assemble(src).hex() == expect
+
+
+@pytest.mark.parametrize("src", ["lgdt dword ptr [rax]", "lgdt qword ptr [rax]", "lldt al", "sidt rax"])   # GNU as refuses them
+def test_system_table_operand_errors(src):
+    with pytest.raises(OperandError):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src", ["bnd call fword ptr [rax]", "bnd jmp dword ptr [rax]", "notrack jmp fword ptr [rax]"])
+def test_far_branches_take_no_bnd_or_notrack(src):
+    """bnd and notrack are for near branches (SDM Vol.1 17.4 MPX, CET: near indirect CALL/JMP); GNU as 2.40: "expecting
+    valid branch instruction after `bnd'"; iced-x86: can_use_bnd_prefix is False for FF /3, FF /5."""
+    with pytest.raises(EncodeError):
+        x86gen.assemble(src)
+
+
+def test_far_pointer_load_as_objdump_prints_it():
+    """objdump 2.40 prints REX.W 0F B2 /r (lss r64, m16:64) with FWORD PTR: x86gen reads it as the 10-byte form."""
+    assert x86gen.assemble("lss r15, FWORD PTR [rax]").hex() == "4c0fb238"   # objdump 2.40: 4c 0f b2 38
+
+
+@pytest.mark.parametrize("src", ["lfs ax, fword ptr [rax]", "lfs eax, dword ptr [rax]", "lss rax, dword ptr [rax]",   # GNU as refuses
+                                 "call word ptr [rax]", "jmp far qword ptr [rax]", "lfs eax, eax"])
+def test_far_pointer_size_errors(src):
+    """A far pointer of another size than the register's (GNU as: "operand size mismatch"), a near `call word ptr`
+    (16-bit near indirect calls are not in the table), a qword far pointer (no such form)."""
+    with pytest.raises(OperandError):
         x86gen.assemble(src)
 
 
@@ -828,10 +912,18 @@ def test_every_alias_names_a_mnemonic_or_is_unknown_as_itself():
 
 # ---- messages ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("src", ["mov eax, foo ptr [rax]", "nop\nmov eax, foo ptr [rax]", "mov eax, fword ptr [rax]"])
+@pytest.mark.parametrize("src", ["mov eax, foo ptr [rax]", "nop\nmov eax, foo ptr [rax]", "mov eax, sword ptr [rax]"])
 def test_unknown_size_keyword_is_named(src):
     """Was "two labels in memory operand" (GNU as: junk `ptr [rax]' after expression)."""
     with pytest.raises(AsmSyntaxError, match="unknown size keyword '.?.?word'|unknown size keyword 'foo'"):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src", ["mov eax, fword ptr [rax]", "nop\nmov eax, fword ptr [rax]"])
+def test_fword_is_a_far_pointer_size(src):
+    """fword (6 bytes, m16:32) is a size keyword since the far pointers; mov has no such operand (GNU as: operand size
+    mismatch)."""
+    with pytest.raises(OperandError, match="fword ptr"):
         x86gen.assemble(src)
 
 

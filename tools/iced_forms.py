@@ -62,6 +62,8 @@ _IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "I
 _IMPLICIT_MEM = {"SEG_RSI": "rsi", "ES_RDI": "esrdi", "SEG_RDI": "rdi", "SEG_RBX_AL": "rbxal"}
 _FIXED = {"AL": "al", "CL": "cl", "AX": "ax", "DX": "dx", "EAX": "eax", "RAX": "rax", "ST0": "st0"}
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 384, 512}   # codegen/spec.py's sizes
+MEMORY_SIZE_NAMES = _names(I.MemorySize)
+FAR_POINTERS = {"SEG_PTR16": "m16:16", "SEG_PTR32": "m16:32", "SEG_PTR64": "m16:64"}   # codegen/spec.py's far pointers
 BYTE_MEM_SIZES = {14, 28, 94, 108, 512}          # and those it writes in bytes (m14byte: x87 environment, fxsave area)
 # Why an operand kind cannot be written in the spec yet (iced OpCodeOperandKind name prefix → reason).
 KIND_REASONS = {
@@ -111,6 +113,8 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
         if name in ("R32_REG_MEM", "R64_REG_MEM"): out.append((name[:3].lower(), "reg")); continue
         if name == "SEG_REG": out.append(("sreg", "reg")); continue
         if name in ("FS", "GS"): out.append((name.lower(), "fixed")); continue
+        if name == "MEM" and MEMORY_SIZE_NAMES[oc.memory_size] in FAR_POINTERS:   # m16:16/m16:32/m16:64 (call/jmp far, lfs…)
+            out.append((FAR_POINTERS[MEMORY_SIZE_NAMES[oc.memory_size]], "rm")); continue
         if name == "MEM" or (head in _GPR and tail == "OR_MEM"):
             bits = memory_bits(code)
             in_bytes = name == "MEM" and bits not in MEM_SIZES and bits // 8 in BYTE_MEM_SIZES

@@ -96,6 +96,7 @@ from .text import (
     UNSUPPORTED_REGISTERS,
     char_value,
     clip,
+    far_memory,
     format_operand,
     iced_sized,
     parse_int,
@@ -960,10 +961,10 @@ _SQ_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'")   # db 'abc': a NASM string, no 
 _ANNOT = re.compile(r"\s*<[^<>]*>\s*$")           # objdump's `<func+0x10>` after a branch target
 _SYM_BRACKET = re.compile(r"^(.*?)\[(.*)\]$")
 _BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?)\s+", re.I)
-# Far branches (to a segment:offset, SDM Vol.2 JMP/CALL "far"): x86gen has no forms for them, and
-# dropping `far` would give a near branch (`jmp far 0x10` was `eb 0e`). GNU as and llvm-mc refuse
-# `jmp far 0x10`; GNU as reads `jmp far ptr [rax]` / `ljmp [rax]` / `jmp fword ptr [rax]` as far (ff /5).
-_FAR = re.compile(r"^(?:far\b|fword\b|[0-9a-fx]+\s*:)", re.I)
+# Far branches to an immediate segment:offset (SDM Vol.2 JMP/CALL "far", EA/9A: invalid in 64-bit mode): x86gen
+# has no forms for them, and dropping `far` would give a near branch (`jmp far 0x10` was `eb 0e`). GNU as and
+# llvm-mc refuse `jmp far 0x10`. Far branches through memory are rewritten before (`x86gen.text.far_memory`).
+_FAR = re.compile(r"^(?:far\b|[0-9a-fx]+\s*:)", re.I)
 _SIZE_WORD = re.compile(r"([A-Za-z_]\w*)\s+ptr\b", re.ASCII | re.I)
 _IGNORED_DIRECTIVES = {
     ".intel_syntax", ".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".local", ".weak", ".hidden",
@@ -1273,6 +1274,8 @@ class _Parser:
             sized = iced_sized(mn, rest)
             if sized is not None: mn, rest = sized
             elif mn != "ret": raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
+        far = far_memory(mn, rest)   # `jmp far ptr [rax]`, `ljmp [rax]` (x86gen.text.far_memory)
+        if far is not None: mn, rest = far
         if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches are not supported by x86gen")
         branch = canonical(mn) in BRANCH_MNEMONICS
         self.target = None
@@ -1295,7 +1298,9 @@ class _Parser:
         if "'" in t: t = _CHAR_CONST.sub(lambda m: str(char_value(m.group(), t)), t)   # 'a' is 97, before case folds
         low = t.lower()
         if branch:
-            if _FAR.match(low): raise AsmSyntaxError(f"far branch {clip(t)}: far jumps and calls are not supported by x86gen")
+            if _FAR.match(low):
+                raise AsmSyntaxError(f"far branch {clip(t)}: a far branch to an immediate segment:offset is invalid in 64-bit"
+                                     " mode (SDM Vol.2 JMP/CALL); far branches go through memory: jmp fword ptr [rax]")
             low = _BRANCH_HINT.sub("", low)
             t = _BRANCH_HINT.sub("", t)
             if "<" in low:                        # objdump: `jmp 1a <f+0x1a>` (hex without 0x in object files)

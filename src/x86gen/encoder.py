@@ -277,6 +277,11 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
         raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
     for i, x in enumerate(ops):
         if isinstance(x, Mem) and not x.size:
+            # an unsized `call [rax]` / `jmp [rax]` is the near indirect branch (FF /2, FF /4: r/m64), as GNU as reads it;
+            # a far pointer in memory (m16:16/m16:32/m16:64, FF /3, FF /5) is taken by its size (`call fword ptr [rax]`)
+            # where another form takes the operand too (lfs/lgs/lss have far pointers only: their register gives the size)
+            near = [f for f in ok if ":" not in f.operands[i].kind]
+            if near and len(near) < len(ok): ok = near
             sizes = {f.operands[i].mem for f in ok if f.operands[i].mem}
             if len(sizes) > 1:
                 names = "/".join(sorted({_size_word(s) for s in sizes}))

@@ -21,9 +21,9 @@ from .registers import REGISTERS, Gpr32, Gpr64, Reg, Rip, Xmm, Ymm
 # keywords of iced-x86's Intel formatter (`fldenv fpuenv14 ptr [rsi]`): 14/28 bytes for fldenv/fnstenv
 # and 94/108 bytes for fnsave/frstor with a 16-bit / 32- or 64-bit operand size (SDM Vol.1 8.1.10,
 # Figures 8-9 to 8-12), and mem384 is the 48-byte Key Locker handle of aesenc128kl & co. (iced-x86's keyword;
-# GNU as and objdump write none). The 512-byte fxsave/fxrstor area (SDM Vol.2 FXSAVE) has no keyword (iced
-# and objdump print none): such an operand prints without one.
-SIZE_NAMES = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword",
+# GNU as and objdump write none); fword is the 6-byte far pointer m16:32 (GNU as, objdump, iced-x86). The 512-byte
+# fxsave/fxrstor area (SDM Vol.2 FXSAVE) has no keyword (iced and objdump print none): such an operand prints without one.
+SIZE_NAMES = {8: "byte", 16: "word", 32: "dword", 48: "fword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword",
               112: "fpuenv14", 224: "fpuenv28", 752: "fpustate94", 864: "fpustate108", 384: "mem384"}
 SIZE_BITS = {v: k for k, v in SIZE_NAMES.items()}
 MEMORY_SIZES = (*SIZE_NAMES, 4096)                      # every size a memory operand may have (bits; 0: unsized)

@@ -28,7 +28,7 @@ from ._evex_text import (
 )
 from .encoder import EVEX_PREFIX, VEX_PREFIX, canonical
 from .encoder import encode as _encode
-from .errors import AsmSyntaxError, EncodeError, UnsupportedRegisterError
+from .errors import AsmSyntaxError, EncodeError, OperandError, UnsupportedRegisterError
 from .evex import Masked
 from .forms import forms_of
 from .memory import SIZE_BITS, Bcst, Mem
@@ -47,7 +47,7 @@ _OPERANDS: dict[str, object] = {}
 _DECORATED = (Masked, Bcst)   # AVX-512 operands: `format_operand` prints them in the GNU as / llvm-mc dialect
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 # size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
-_SIZE_WORDS = "byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
+_SIZE_WORDS = "byte|word|dword|fword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
 _SIZE_PREFIX = re.compile(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
 _TERM = re.compile(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 
@@ -244,6 +244,8 @@ def split_line(line: str) -> tuple[str, list[str]]:
         if " " not in mn and not rest: return mn, []
     elif mn in _PREFIXES:
         raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
+    far = far_memory(mn, rest)
+    if far is not None: return far[0], [far[1]]
     if mn in _FAR_MNEMONICS: raise AsmSyntaxError(f"{mn}: far branches are not supported by x86gen")
     return mn, rest.split(",") if rest.strip() else []
 
@@ -301,7 +303,36 @@ _X87_ONLY = re.compile(r"(fneni|fndisi|fnsetpm|feni|fdisi|fsetpm)\((?:8087|287) 
 # 66 CB), `data64 ret far 0x10` (retfq, REX.W CA iw): (prefix word, mnemonic) -> the mnemonic GNU as names the form by
 _ICED_SIZED = {("data16", "push"): "pushw", ("data16", "pop"): "popw", ("data16", "enter"): "enterw", ("data16", "leave"): "leavew",
                ("data16", "ret far"): "retfw", ("data64", "ret far"): "retfq"}
-_FAR_MNEMONICS = {"ljmp", "lcall", "jmpf", "callf"}   # GNU as: far jmp/call
+_FAR_MNEMONICS = {"ljmp", "lcall", "ljmpw", "lcallw", "jmpf", "callf"}   # GNU as: far jmp/call
+# Far jumps and calls (SDM Vol.2 JMP/CALL "far"). Through memory (FF /3, FF /5 with an m16:16 / m16:32 / m16:64 far
+# pointer) they are forms of call/jmp, chosen by the operand's size: GNU as's `jmp dword ptr [rax]` (66 ff 28),
+# `jmp fword ptr [rax]` (ff 28), `jmp far ptr [rax]` and `ljmp [rax]` (ff 28), `ljmpw [rax]` (66 ff 28); iced-x86's
+# `jmp far dword/fword/tbyte ptr [rax]` (tbyte: m16:64, REX.W ff 28). To an immediate segment:offset (EA/9A ptr16:32,
+# `jmp far 0x10`, `ljmp 0x10, 0x20`, `jmp 0x10:0x20`) they are invalid in 64-bit mode (#UD, SDM Vol.2 JMP): refused.
+_FAR_DEFAULT = {"jmp": ("jmp", "fword"), "call": ("call", "fword"), "ljmp": ("jmp", "fword"), "lcall": ("call", "fword"),
+                "ljmpw": ("jmp", "dword"), "lcallw": ("call", "dword")}
+_FAR_SIZED = re.compile(r"(dword|fword|tbyte)\s+ptr\b")
+
+
+def far_memory(mn: str, rest: str) -> tuple[str, str] | None:
+    """``jmp far ptr [rax]`` / ``ljmp [rax]`` / ``jmp far tbyte ptr [rax]`` → ``("jmp", "fword ptr [rax]")`` …: the
+    near mnemonic and a sized far-pointer operand (`_FAR_DEFAULT`); None if ``mn rest`` is no far branch. A far
+    branch that is not through memory is an `AsmSyntaxError`."""
+    rest = rest.strip()
+    if mn in ("jmp", "call"):
+        if rest[:3] != "far" or rest[3:4] not in (" ", "\t", "["): return None
+        op = rest[3:].strip()
+    elif mn in _FAR_DEFAULT: op = rest
+    else: return None
+    if "[" not in op or "," in op:
+        raise AsmSyntaxError(f"{mn}: a far branch to an immediate segment:offset (ptr16:16/ptr16:32) is invalid in 64-bit"
+                             " mode (SDM Vol.2 JMP/CALL); far branches go through memory: jmp fword ptr [rax]")
+    if op[:3] == "ptr" and op[3:4] in (" ", "["): op = op[3:].strip()   # GNU as: `jmp far ptr [rax]`
+    near, size = _FAR_DEFAULT[mn]
+    if _FAR_SIZED.match(op): return near, op
+    if _SIZE_PREFIX.match(op):
+        raise OperandError(f"{mn} {clip(op)}: a far pointer is dword ptr (m16:16), fword ptr (m16:32) or tbyte ptr (m16:64)")
+    return near, f"{size} ptr {op}"
 # prefix words x86gen does not write (yet): an error naming them
 _PREFIXES = {"data32", "data64", "rex", "rex.w", "rex64"}
 
@@ -374,9 +405,9 @@ def _movsx_dword(mn: str, ops: tuple) -> tuple[str, tuple]:
 # with VEX.W0 (mnemonic -> position of that operand): their result is zero-extended to the whole register, or
 # only its low bits are read, so W changes nothing (SDM Vol.2 MOVMSKPS, PMOVMSKB, PEXTRB/PEXTRW, EXTRACTPS:
 # "the upper bits of the destination are zero-filled"; PINSRB/PINSRW read the low byte/word; PEXTRW: "In
-# 64-bit mode, VEX.W1 is ignored").
+# 64-bit mode, VEX.W1 is ignored"; SLDT/STR r32 clear the upper 16 bits, and 64-bit mode zero-extends r32 writes).
 _GPR64_AS_32 = {**dict.fromkeys(("movmskps", "movmskpd", "pmovmskb", "pextrw", "pextrb", "extractps", "vmovmskps",
-                                 "vmovmskpd", "vpmovmskb", "vpextrw", "vpextrb", "vextractps"), 0),
+                                 "vmovmskpd", "vpmovmskb", "vpextrw", "vpextrb", "vextractps", "sldt", "str"), 0),
                 "pinsrw": 1, "pinsrb": 1, "vpinsrw": 2, "vpinsrb": 2}
 
 
@@ -387,6 +418,30 @@ def _gpr64_as_32(mn: str, ops: tuple) -> tuple[str, tuple]:
     k = _GPR64_AS_32[mn]
     if len(ops) > k and getattr(ops[k], "kind", None) == "r64":
         return mn, (*ops[:k], gpr(ops[k].num, 32), *ops[k + 1:])
+    return mn, ops
+
+
+# Instructions that read a 16-bit selector or word whatever the operand size (SDM Vol.2 LLDT, LTR, LMSW: "The
+# operand-size attribute has no effect on this instruction"; VERR/VERW, LKGS: a 16-bit selector): GNU as and llvm-mc
+# take only a 16-bit register (`lldt ax`) and encode it without 0x66 (0F 00 /2, the r32/m16 form); iced-x86 prints `ax`
+# for all three forms.
+_SELECTOR_READ = ("lldt", "ltr", "verr", "verw", "lmsw", "lkgs")
+
+
+def _selector_r16(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``lldt ax`` is the r32/m16 form (0f 00 d0, as GNU as and llvm-mc encode it: `_SELECTOR_READ`), not o16's 66 0f 00 d0."""
+    if len(ops) == 1 and getattr(ops[0], "kind", None) == "r16": return mn, (gpr(ops[0].num, 32),)
+    return mn, ops
+
+
+# lgdt/lidt/sgdt/sidt: the 10-byte m16&64 descriptor-table pointer of 64-bit mode (SDM Vol.2 LGDT/SGDT); GNU as takes it
+# unsized or as tbyte ptr, iced-x86 prints fword ptr (its name of a pseudo-descriptor)
+_DESCRIPTOR_TABLE = ("lgdt", "lidt", "sgdt", "sidt")
+
+
+def _descriptor_pointer(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``lgdt fword ptr [rax]`` (iced-x86) and ``lgdt tbyte ptr [rax]`` (GNU as) are ``lgdt [rax]``."""
+    if len(ops) == 1 and isinstance(ops[0], Mem) and ops[0].size in (48, 80): return mn, (ops[0].with_size(80),)
     return mn, ops
 
 
@@ -492,6 +547,14 @@ def _sreg_load(mn: str, ops: tuple) -> tuple[str, tuple]:
     return mn, ops
 
 
+def _far_pointer_load(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``lss r15, fword ptr [rax]`` (objdump 2.40's text of REX.W 0F B2 /r, whose far pointer is m16:64: 10 bytes, SDM
+    Vol.2 LDS/LES/LFS/LGS/LSS) is ``lss r15, tbyte ptr [rax]`` (iced-x86's; GNU as 2.40 has no spelling of that form)."""
+    if len(ops) == 2 and getattr(ops[0], "kind", None) == "r64" and isinstance(ops[1], Mem) and ops[1].size == 48:
+        return mn, (ops[0], ops[1].with_size(80))
+    return mn, ops
+
+
 _ST0 = REGISTERS["st0"]
 _ST1 = REGISTERS["st1"]
 _X87_SHAPES: dict[str, frozenset] = {}
@@ -590,6 +653,8 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
               **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax,
               **dict.fromkeys(GATHER_MNEMONICS, gather_mask),
+              **dict.fromkeys(_SELECTOR_READ, _selector_r16),
+              **dict.fromkeys(_DESCRIPTOR_TABLE, _descriptor_pointer), **dict.fromkeys(("lfs", "lgs", "lss"), _far_pointer_load),
               # the x87 mnemonics with an st(i) form or an implicit st(0) next to a memory operand
               **dict.fromkeys(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp", "fsubr", "fsubrp", "fdiv", "fdivp", "fdivr",
                                "fdivrp", "fcom", "fcomp", "fucom", "fucomp", "fcomi", "fcomip", "fucomi", "fucomip", "fxch",

@@ -61,6 +61,7 @@ def _matches(o, x, movabs: bool = False) -> bool:
         if o.loc == "fixed": return x.name == o.reg
         return x.kind == o.reg
     if isinstance(x, Mem):
+        if x.__class__ is A32Mem: x = x.plain   # a 32-bit address: as its 64-bit operand (a VSIB one too)
         if o.mem is None or (o.mem and x.size not in (0, o.mem)): return False
         if o.kind[:2] == "vm" or x.__class__ is VsibMem:   # a VSIB operand (vm32x …) takes a VsibMem of its index class only
             return o.kind[:2] == "vm" and x.__class__ is VsibMem and x.index.kind[0] == o.kind[-1]

@@ -134,3 +134,15 @@ def test_relaxation_never_picks_a32_or_16_bit_branches():
 def test_size_prefix_words_refused(text, match):
     with pytest.raises(x86gen.EncodeError, match=match):
         x86gen.assemble(text)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: x86gen.encode("mov", x86gen.REGISTERS["ah"], mem("r8d", size=8)),
+    lambda: x86gen.forms.MOV_R8_RM8(x86gen.REGISTERS["ah"], mem("r8d", size=8)),
+    lambda: x86gen.encode("mov", x86gen.REGISTERS["ah"], mem("r8d", size=8, seg="fs")),
+    lambda: x86gen.forms.MOV_R32_RM32(eax, mem("eax", size=64)),
+])
+def test_addr32_errors_name_the_address_as_given(call):
+    with pytest.raises(OperandError) as ei: call()
+    assert "[r8d]" in str(ei.value) or "[eax]" in str(ei.value)
+    assert "[r8]" not in str(ei.value) and "[rax]" not in str(ei.value)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
+from .errors import EncodeError, LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
 from .memory import A32Mem, Mem, SegMem, VsibMem
 from .registers import Reg
@@ -472,6 +472,14 @@ def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None,
 # ---- the prefix layer: prefix words and segment overrides around a form's bytes (see x86gen.prefixes) -------------
 
 def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
+    """(bytes, form) of an instruction with prefix words or a segment override or 32-bit address (see
+    `_encode_prefixed`)."""
+    if A32Mem in map(type, ops) or any(x.__class__ is SegMem and x.plain.__class__ is A32Mem for x in ops):
+        return _encode_prefixed_a32(mnemonic, ops, ip)
+    return _encode_prefixed(mnemonic, ops, ip)
+
+
+def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
     """(bytes, form) of an instruction with prefix words (``"lock add"``, ``"rep stosb"``, ``"bnd jmp"``,
     ``"{vex3} vaddps"``, objdump's ``"ss mov"``) and/or memory operands with a segment override (`SegMem`) or a 32-bit
     address (`A32Mem`: the 0x67 prefix).
@@ -531,3 +539,14 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form
     P.check(words, form, mnemonic, ops)
     body = form(*plain, ip=ip + n) if form.is_branch else form(*plain)
     return P.layout(legacy, form, body, seg, a32), form
+
+
+def _encode_prefixed_a32(mnemonic: str, ops: tuple, ip: int) -> tuple[bytes, Form]:
+    """`encode_prefixed`, whose errors name a 32-bit address as given (``[eax]``), not as the operand of the bytes after
+    its 0x67 (``[rax]``; `x86gen.memory.a32_error`)."""
+    from .memory import a32_error
+    try: return _encode_prefixed(mnemonic, ops, ip)
+    except EncodeError as ex:
+        plain = tuple(x.plain if x.__class__ is A32Mem else x.plain.plain if x.__class__ is SegMem and x.plain.__class__ is A32Mem
+                      else x for x in ops)
+        raise a32_error(ex, plain, ops) from None

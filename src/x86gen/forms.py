@@ -14,7 +14,7 @@ from ._gen.schema import FORM_FIELDS, OperandRow
 from ._runtime import describe_operand, operand_error
 from ._table import imm_ranges, operand_display, static_length
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
-from .memory import A32Mem
+from .memory import A32Mem, a32_error
 
 __all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
 
@@ -88,7 +88,9 @@ class Form:
         64-bit address with the address-size prefix 0x67 (SDM Vol.2 3.6), placed as `x86gen.prefixes.layout` does."""
         from .prefixes import layout
         plain = tuple(x.plain if x.__class__ is A32Mem else x for x in operands)
-        return layout([], self, self(*plain, **kw), None, True)
+        try: body = self(*plain, **kw)
+        except EncodeError as ex: raise a32_error(ex, plain, operands) from None   # (the operands as given: [eax])
+        return layout([], self, body, None, True)
 
     def accepts(self, *operands, ip: int = 0) -> bool:
         """True when this form encodes ``operands``: as many as it has, each of a kind it takes (register

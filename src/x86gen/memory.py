@@ -364,6 +364,15 @@ class A32Mem(Mem):
         return m
 
 
+def a32_error(err: Exception, plain: tuple, ops: tuple) -> Exception:
+    """``err`` (an `EncodeError` raised for the `A32Mem.plain` operands ``plain``) with the addresses as they were
+    given in ``ops`` (``[eax]``, not the ``[rax]`` of the bytes without 0x67), of the same class."""
+    msg = str(err)
+    for p, o in zip(plain, ops):
+        if p is not o and isinstance(o, Mem): msg = msg.replace(p.address(), o.address())
+    return type(err)(msg)
+
+
 class VsibMem(Mem):
     """A VSIB memory operand (SDM Vol.2 2.3.12), as the AVX2 gathers take it: ``[base + vindex*scale + disp]``
     with an xmm or ymm index register, each of whose elements is an index. `Mem` (and `mem`, `dword`, …, the

@@ -146,3 +146,9 @@ def test_addr32_errors_name_the_address_as_given(call):
     with pytest.raises(OperandError) as ei: call()
     assert "[r8d]" in str(ei.value) or "[eax]" in str(ei.value)
     assert "[r8]" not in str(ei.value) and "[rax]" not in str(ei.value)
+
+
+def test_syntax_names_the_size_prefix_word():
+    # the forms chosen by addr32/data16 say so in their syntax (error messages list forms by it)
+    assert [x86gen.get_form(i).syntax for i in ("MONITORD", "MONITORQ", "XBEGIN_REL16", "UMONITOR_R32", "LOOP_REL8_64_ECX")] == \
+        ["addr32 monitor", "monitor", "data16 xbegin rel16", "umonitor r32", "addr32 loop rel8"]

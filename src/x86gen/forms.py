@@ -12,7 +12,7 @@ from collections.abc import Callable
 from . import _table
 from ._gen.schema import FORM_FIELDS, OperandRow
 from ._runtime import describe_operand, operand_error
-from ._table import imm_ranges, operand_display, static_length
+from ._table import imm_ranges, operand_display, static_length, syntax
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
 from .memory import A32Mem, a32_error
 
@@ -133,8 +133,8 @@ class Form:
 
     @property
     def syntax(self) -> str:
-        """Intel-style signature, e.g. ``add r/m32, r32``."""
-        return (self.mnemonic + " " + ", ".join(o.display for o in self.operands)).strip()
+        """Intel-style signature, e.g. ``add r/m32, r32``, ``addr32 monitor`` (`x86gen._table.syntax`)."""
+        return syntax(self.row)
 
     def imm_ranges(self, i: int):
         o = self.operands[i]

@@ -30,6 +30,9 @@ CASES = [
     ("vaddps zmm0, zmm0, zmmword ptr [eax+0x40]", "67 62 f1 7c 48 58 40 01"),   # before EVEX; disp8*64
     ("vgatherdps xmm0, dword ptr [eax+xmm1*4], xmm2", "67 c4 e2 69 92 04 88"),   # a VSIB address with a 32-bit base
     ("mov rax, qword ptr [ebp+esi*1+0x80]", "67 48 8b 84 35 80 00 00 00"),
+    # a 32-bit address wraps at 4 GiB: GNU as reads these displacements as their signed 32-bit values
+    ("mov eax, [eax+0xffffffff]", "67 8b 40 ff"), ("mov eax, [eax+0x80000000]", "67 8b 80 00 00 00 80"),
+    ("mov eax, [ecx*4+0xfffffff0]", "67 8b 04 8d f0 ff ff ff"), ("lea eax, [eip+0xffffffff]", "67 8d 05 ff ff ff ff"),
 ]
 
 
@@ -67,6 +70,12 @@ def test_addr32_mixed_sizes_refused(base, index):
 def test_addr32_text_errors(text, match):
     with pytest.raises(x86gen.EncodeError, match=match):
         x86gen.assemble(text)
+
+
+def test_addr32_vsib_accepted_by_select_form():
+    x0, x1, x2 = (x86gen.REGISTERS[f"xmm{i}"] for i in range(3))
+    m = mem("eax", x1, 4, size=32)
+    assert x86gen.select_form(["VEX_VGATHERDPS_XMM_VM32X_XMM"], x0, m, x2).id == "VEX_VGATHERDPS_XMM_VM32X_XMM"
 
 
 def test_addr32_in_assembler():
@@ -120,7 +129,26 @@ def test_relaxation_never_picks_a32_or_16_bit_branches():
     ("data16 mov eax, ecx", "16-bit branch"),
     ("data16 xbegin 0x100000", "does not fit"),
     ("clzero ebx", "no form"),
+    ("mov eax, [eax+0x100000000]", "does not fit"),
 ])
 def test_size_prefix_words_refused(text, match):
     with pytest.raises(x86gen.EncodeError, match=match):
         x86gen.assemble(text)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: x86gen.encode("mov", x86gen.REGISTERS["ah"], mem("r8d", size=8)),
+    lambda: x86gen.forms.MOV_R8_RM8(x86gen.REGISTERS["ah"], mem("r8d", size=8)),
+    lambda: x86gen.encode("mov", x86gen.REGISTERS["ah"], mem("r8d", size=8, seg="fs")),
+    lambda: x86gen.forms.MOV_R32_RM32(eax, mem("eax", size=64)),
+])
+def test_addr32_errors_name_the_address_as_given(call):
+    with pytest.raises(OperandError) as ei: call()
+    assert "[r8d]" in str(ei.value) or "[eax]" in str(ei.value)
+    assert "[r8]" not in str(ei.value) and "[rax]" not in str(ei.value)
+
+
+def test_syntax_names_the_size_prefix_word():
+    # the forms chosen by addr32/data16 say so in their syntax (error messages list forms by it)
+    assert [x86gen.get_form(i).syntax for i in ("MONITORD", "MONITORQ", "XBEGIN_REL16", "UMONITOR_R32", "LOOP_REL8_64_ECX")] == \
+        ["addr32 monitor", "monitor", "data16 xbegin rel16", "umonitor r32", "addr32 loop rel8"]

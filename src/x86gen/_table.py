@@ -159,8 +159,12 @@ def operand_display(o: OperandRow) -> str:
 
 
 def syntax(row: FormRow) -> str:
-    """Intel-style signature, e.g. ``add r/m32, r32``."""
-    return (row.mnemonic + " " + ", ".join(operand_display(o) for o in row.operands)).strip()
+    """Intel-style signature, e.g. ``add r/m32, r32``; with the prefix word that chooses a form with a 32-bit implicit
+    address or a 16-bit branch (``addr32 monitor``, ``data16 xbegin rel16``; `x86gen.prefixes`), except where the
+    mnemonic or operands say it (jecxz, umonitor r32)."""
+    word = ("addr32 " if row.addrsize32 and row.mnemonic not in ("jecxz", "umonitor") else
+            "data16 " if row.opsize16 and any(o.kind.startswith("rel") for o in row.operands) else "")
+    return (word + row.mnemonic + " " + ", ".join(operand_display(o) for o in row.operands)).strip()
 
 
 def imm_ranges(width: int, operand_size: int, sext: bool, rel: bool) -> tuple[tuple[int, int], ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
+from .errors import EncodeError, LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
 from .registers import Reg
@@ -103,6 +103,7 @@ def _matches(o, x, movabs: bool = False) -> bool:
         if o.loc == "fixed": return x.name == o.reg
         return x.kind == o.reg
     if isinstance(x, Mem):
+        if x.__class__ is A32Mem: x = x.plain   # a 32-bit address: as its 64-bit operand (a VSIB one too)
         if o.mem is None or (o.mem and x.size not in (0, o.mem)) or x.__class__ is Bcst: return False   # Bcst: x86gen._evex
         if o.kind[:2] == "vm" or x.__class__ is VsibMem:   # a VSIB operand (vm32x …) takes a VsibMem of its index class only
             return o.kind[:2] == "vm" and x.__class__ is VsibMem and x.index.kind[0] == o.kind[-1]
@@ -674,6 +675,14 @@ def _segment(mnemonic: str, ops: tuple, words: list[str]) -> tuple[str | None, t
 
 
 def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
+    """(bytes, form) of an instruction with prefix words or a segment override or 32-bit address (see
+    `_encode_prefixed`)."""
+    if A32Mem in map(type, ops) or any(x.__class__ is SegMem and x.plain.__class__ is A32Mem for x in ops):
+        return _encode_prefixed_a32(mnemonic, ops, ip)
+    return _encode_prefixed(mnemonic, ops, ip)
+
+
+def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
     """(bytes, form) of an instruction with prefix words (``"lock add"``, ``"rep stosb"``, ``"bnd jmp"``,
     ``"{vex3} vaddps"``, objdump's ``"ss mov"``) and/or memory operands with a segment override (`SegMem`) or a 32-bit
     address (`A32Mem`: the 0x67 prefix).
@@ -723,3 +732,14 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form
     if xchg is not None and xchg[0] is form: plain = xchg[1]
     body = form(*plain, ip=ip + n) if form.is_branch else form(*plain)
     return P.layout(legacy, form, body, seg, a32), form
+
+
+def _encode_prefixed_a32(mnemonic: str, ops: tuple, ip: int) -> tuple[bytes, Form]:
+    """`encode_prefixed`, whose errors name a 32-bit address as given (``[eax]``), not as the operand of the bytes after
+    its 0x67 (``[rax]``; `x86gen.memory.a32_error`)."""
+    from .memory import a32_error
+    try: return _encode_prefixed(mnemonic, ops, ip)
+    except EncodeError as ex:
+        plain = tuple(x.plain if x.__class__ is A32Mem else x.plain.plain if x.__class__ is SegMem and x.plain.__class__ is A32Mem
+                      else x for x in ops)
+        raise a32_error(ex, plain, ops) from None

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from . import _table
 from ._gen.schema import FORM_FIELDS
 from ._runtime import describe_operand, operand_error
-from ._table import Operand, imm_ranges, static_length
+from ._table import Operand, imm_ranges, static_length, syntax
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
-from .memory import A32Mem
+from .memory import A32Mem, a32_error
 
 __all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
 
@@ -85,7 +85,9 @@ class Form:
         64-bit address with the address-size prefix 0x67 (SDM Vol.2 3.6), placed as `x86gen.prefixes.layout` does."""
         from .prefixes import layout
         plain = tuple(x.plain if x.__class__ is A32Mem else x for x in operands)
-        return layout([], self, self(*plain, **kw), None, True)
+        try: body = self(*plain, **kw)
+        except EncodeError as ex: raise a32_error(ex, plain, operands) from None   # (the operands as given: [eax])
+        return layout([], self, body, None, True)
 
     def accepts(self, *operands, ip: int = 0, rc: int | None = None) -> bool:
         """True when this form encodes ``operands``: as many as it has, each of a kind it takes (register
@@ -132,8 +134,8 @@ class Form:
 
     @property
     def syntax(self) -> str:
-        """Intel-style signature, e.g. ``add r/m32, r32``."""
-        return (self.mnemonic + " " + ", ".join(o.display for o in self.operands)).strip()
+        """Intel-style signature, e.g. ``add r/m32, r32``, ``addr32 monitor`` (`x86gen._table.syntax`)."""
+        return syntax(self.row)
 
     def imm_ranges(self, i: int):
         o = self.operands[i]

@@ -191,6 +191,11 @@ class Mem:
             modrm, tail = modrm8, prefix + _DISP8[disp & 0xFF]
         elif -(1 << 31) <= disp < (1 << 31):
             modrm, tail = modrm32, prefix + _pack_disp32(disp)
+        elif a32 and label is None and disp >> 31 == 1:
+            # a 32-bit address wraps at 4 GiB (SDM Vol.2 3.6): [eax+0xffffffff] is [eax-1], as GNU as reads it
+            disp -= 1 << 32
+            modrm, tail = (modrm8, prefix + _DISP8[disp & 0xFF]) if modrm8 is not None and disp >= -128 else \
+                (modrm32, prefix + _pack_disp32(disp))
         else:
             modrm, tail, disp = _wide(base, index, disp, label, modrm32, prefix)
         sig = _SIGS.get(size) if size else "m"
@@ -419,6 +424,15 @@ class A32Mem(Mem):
         if i is not None and i.__class__ is Gpr32: m.index = i.sized(64)
         m.sig = self.sig[4:]
         return m
+
+
+def a32_error(err: Exception, plain: tuple, ops: tuple) -> Exception:
+    """``err`` (an `EncodeError` raised for the `A32Mem.plain` operands ``plain``) with the addresses as they were
+    given in ``ops`` (``[eax]``, not the ``[rax]`` of the bytes without 0x67), of the same class."""
+    msg = str(err)
+    for p, o in zip(plain, ops):
+        if p is not o and isinstance(o, Mem): msg = msg.replace(p.address(), o.address())
+    return type(err)(msg)
 
 
 class VsibMem(Mem):

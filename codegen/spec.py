@@ -131,6 +131,7 @@ def parse_operand(text: str, ctx) -> Operand:
     sext = False
     if kind in REG_CLASSES: reg = kind
     elif kind in FIXED_REGS or kind == "1": reg = kind; loc = loc or ("fixed" if kind != "1" else "imm")
+    elif kind == "imm4": imm = 4   # vpermil2ps's imm8[3:0] beside the /is5 register (encoding `/is5`)
     elif re.fullmatch(r"s?imm(8|16|32|64)", kind):
         imm, sext = int(kind.lstrip("s")[3:]), kind.startswith("s")
     elif re.fullmatch(r"rel(8|32)", kind): imm = int(kind[3:])
@@ -210,6 +211,7 @@ def parse_encoding(text: str, ctx) -> dict:
             e["modrm"] = t[1:]
         elif t in IMM_SIZES: e["imm_widths"].append(IMM_SIZES[t])
         elif t == "/is4": e["is4"] = True
+        elif t == "/is5": e["is4"] = True; e["imm_widths"].append(4)   # /is4 with an imm4 in imm8[3:0] (vpermil2ps)
         else: _err(ctx, "encoding", f"unknown token {t!r} in {text!r}")
     if e["reg_in_opcode"] and e["modrm"] is not None: _err(ctx, "encoding", "+r and ModRM together")
     return e

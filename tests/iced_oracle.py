@@ -124,7 +124,7 @@ OCK = I.OpCodeOperandKind
 FORM_IMM_KINDS = {
     OCK.IMM8: (8, 8, False), OCK.IMM16: (16, 16, False), OCK.IMM32: (32, 32, False), OCK.IMM64: (64, 64, False),
     OCK.IMM8SEX16: (8, 16, True), OCK.IMM8SEX32: (8, 32, True), OCK.IMM8SEX64: (8, 64, True),
-    OCK.IMM32SEX64: (32, 64, True),
+    OCK.IMM32SEX64: (32, 64, True), OCK.IMM4_M2Z: (4, 4, False),   # vpermil2ps's imm8[3:0]
 }
 FORM_BRANCH_KINDS = {OCK.BR64_1: 8, OCK.BR64_4: 32}
 

@@ -58,7 +58,7 @@ def test_every_missing_form_has_a_reason(cov):
     for n in cov.missing:
         assert cov.reason(n)
     assert cov.reason("XBEGIN_REL32") == "xbegin's rel16/rel32"
-    assert cov.reason("VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4") == "imm4 of vpermil2ps (/is5)"
+    assert cov.reason("LFS_R32_M1632") == "memory operand of 6 bytes"
 
 
 def test_excluded_forms_have_reasons(cov):

@@ -113,15 +113,16 @@ class _Operands:
         self.rel = any(o.kind.startswith("rel") for o in ops)
         self.checks: list[str] = []
         self.fits: list[str] = []
-        self.reg = self.rm = self.vvvv = self.opc = self.is4 = self.moffs = None
+        self.reg = self.rm = self.vvvv = self.opc = self.is4 = self.moffs = self.imm4 = None
         self.r8: list[str] = []
         self.imm_inline: list[str] = []   # immediate bytes packed with the opcode and ModRM bytes
         self.imm_tail = ""                # the same immediates as bytes appended after them
         self.imm_after_mem = ""           # immediates appended after a memory operand's tail
         for i, o in enumerate(ops): self._operand(i, o, range_checked)
-        if self.is4:
-            self.imm_inline.insert(0, f"{self.is4}.is4")
-            self.imm_after_mem = f" + _BYTE[{self.is4}.is4]" + self.imm_after_mem
+        if self.is4:   # imm8[7:4] holds a register; with /is5 (vpermil2ps) imm8[3:0] an imm4 (`self.imm4`)
+            byte = f"{self.is4}.is4" + (f" | {self.imm4} & 15" if self.imm4 else "")
+            self.imm_inline.insert(0, byte)
+            self.imm_after_mem = f" + _BYTE[{byte}]" + self.imm_after_mem
         if self.imm_tail and self.imm_inline:   # mixed inline/appended immediates (e.g. enter iw, ib): append them all
             self.imm_inline, self.imm_tail = [], self.imm_after_mem
 
@@ -189,6 +190,9 @@ class _Operands:
         else:
             if not range_checked: body.append(f"if not ({_cond(a, rng)}): raise _range_error({fid!r}, {self.allargs}, {i}, {a})")
             self.fits.append(f"{is_int}({_cond(a, rng)})")
+            if o.imm == 4:   # the imm4 of /is5: packed into the is4 byte
+                self.imm4 = a
+                return
             p, t = _imm_bytes(a, o.imm)
         self.imm_after_mem += t
         if p: self.imm_inline += p

@@ -35,6 +35,7 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("evex_mask", "EVEX masking the form allows: '' none, 'k1' ({k1}), 'k1z' ({k1}{z}); encoded as k0 (aaa=000, z=0) for now"),
     ("evex_bcst", "EVEX embedded broadcast: the element size in bits (32, 64) or 0; not encoded yet (b=0)"),
     ("evex_rc", "EVEX register-only static rounding 'er' or suppress-all-exceptions 'sae', or ''; not encoded yet"),
+    ("fwait", "9B (WAIT) before the instruction: the x87 control forms finit = 9B DB E3 (two instructions to a decoder)"),
     ("taken_reg", "bitmask of the ModRM.reg values (bit n: reg field n) that make another instruction with a register in ModRM.rm"
                   " (the hint-NOP space: 0F 1F /0 is nop r/m32); the form refuses them"),
     ("taken_mem", "the same with a memory operand in ModRM.rm (0F 18 /0-/3 are the prefetches)"),

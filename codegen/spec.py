@@ -98,6 +98,7 @@ class Form:
     shape: int = -1                         # its encoder's shape and constants (codegen/shapes.py, set by codegen/render.py)
     shape_args: tuple = ()
     prefixes: tuple[str, ...] = ()          # prefix words it takes (PREFIX_NAMES), see `form_prefixes`
+    fwait: bool = False                     # 9B (WAIT) first: finit = 9B DB E3 (SDM Vol.2 FINIT/FNINIT)
     taken_reg: int = 0                      # ModRM.reg values (bitmask) that are another instruction, register r/m (`taken=`)
     taken_mem: int = 0                      # and with a memory r/m
 
@@ -163,7 +164,7 @@ def parse_encoding(text: str, ctx) -> dict:
     toks = text.split()
     if not toks: _err(ctx, "encoding", "empty")
     e = dict(encoding_kind="legacy", opsize16=False, mandatory_prefix=0, w=0, vex_l=None, opcode_map=0, modrm=None,
-             reg_in_opcode=False, imm_widths=[], is4=False, sti=False)
+             reg_in_opcode=False, imm_widths=[], is4=False, sti=False, fwait=False)
     i = 0
     m = _VEX.match(toks[0])
     if m:
@@ -183,6 +184,8 @@ def parse_encoding(text: str, ctx) -> dict:
         if not e["opcode_map"]: _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A)")
         i = 1
     else:
+        if toks[0] == "9B" and len(toks) > 1:   # the WAIT of finit/fstsw/fsave… (SDM Vol.2 FINIT: 9B DB E3), iced's order
+            e["fwait"], i = True, 1
         while i < len(toks) and toks[i] in ("o16", "66", "F2", "F3", "REX.W"):
             t = toks[i]
             if t == "o16": e["opsize16"] = True
@@ -463,6 +466,7 @@ def load(path: str) -> list[Form]:
                               encoding_kind=e["encoding_kind"], opcode=e["opcode"], opcode_map=e["opcode_map"],
                               mandatory_prefix=e["mandatory_prefix"], opsize16=e["opsize16"], w=e["w"], vex_l=e["vex_l"],
                               modrm=e["modrm"], reg_in_opcode=e["reg_in_opcode"], imm_widths=tuple(e["imm_widths"]), is4=e["is4"],
+                              fwait=e["fwait"],
                               cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl,
                               prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), **ev,
                               **taken_fields(attrs.get("taken"), ops, e, fctx)))
@@ -516,7 +520,7 @@ def _check_consistency(forms: list[Form], path: str) -> None:
                 _err(ctx, "encoding", f"64-bit operand {'needs' if size == 64 else 'must not have'} REX.W")
         # two forms whose bytes could coincide: same opcode fields and the same register/memory shape per operand
         shape = tuple((o.loc, o.reg is not None, o.mem is not None, o.reg if o.loc == "fixed" else None) for o in f.operands)
-        key = (f.encoding_kind, f.opsize16, f.mandatory_prefix, f.w or 0, f.vex_l or 0, f.opcode_map, f.opcode, f.modrm,
+        key = (f.encoding_kind, f.fwait, f.opsize16, f.mandatory_prefix, f.w or 0, f.vex_l or 0, f.opcode_map, f.opcode, f.modrm,
                f.reg_in_opcode, shape)
         if key in seen: _err(ctx, "encoding", f"same encoding as {seen[key].id} (line {seen[key].line})")
         seen[key] = f

@@ -49,10 +49,23 @@ def decode_all(data: bytes, ip: int = 0) -> list[I.Instruction]:
     return list(I.Decoder(64, data, ip=ip))
 
 
+# The x87 control forms with WAIT (finit = 9B DB E3, SDM Vol.2 FINIT/FNINIT): iced decodes WAIT, then the no-wait form
+# (FNINIT), and encodes its Code FINIT as both. No-wait Code -> the WAIT form's Code.
+WAIT_FORMS = {getattr(I.Code, n): getattr(I.Code, "F" + n[2:]) for n in CODE_NAMES.values()
+              if n.startswith("FN") and hasattr(I.Code, "F" + n[2:])
+              and I.OpCodeInfo(getattr(I.Code, "F" + n[2:])).op_code_string.startswith("9B ")}
+
+
 def decode_one(data: bytes, ip: int = 0) -> I.Instruction:
-    """The first instruction of ``data``; `AssertionError` unless it is valid and uses all of ``data``."""
+    """The first instruction of ``data``; `AssertionError` unless it is valid and uses all of ``data``. WAIT followed by
+    a no-wait x87 control instruction (9B DB E3) is the WAIT form iced's encoder writes so (FINIT), as one instruction."""
     dec = I.Decoder(64, data, ip=ip)
     ins = dec.decode()
+    if ins.code == I.Code.WAIT and len(data) > 1:
+        nxt = dec.decode()
+        if nxt.code in WAIT_FORMS and 1 + nxt.len == len(data):
+            nxt.code, nxt.len, nxt.ip = WAIT_FORMS[nxt.code], len(data), ip
+            return nxt
     assert ins.code != I.Code.INVALID, f"iced cannot decode {data.hex(' ')}"
     assert ins.len == len(data), f"iced decodes {data[:ins.len].hex(' ')} ({ins.len} bytes) from {data.hex(' ')}: bytes left over"
     return ins

@@ -317,6 +317,15 @@ def test_rule_is5_register_and_imm4_share_imm8():
         x86gen.assemble("vpermil2ps xmm1, xmm2, xmm3, xmm4, 16")
 
 
+def test_rule_wait_forms_take_prefixes_after_the_wait():
+    """finit/fsave/fstsw… are 9B (WAIT) and the no-wait instruction (SDM Vol.2 FINIT/FNINIT); a segment override
+    belongs to the second one, after 9B (bytes from iced-x86 1.21's encoder: FSAVE_M108BYTE fs:[rax])."""
+    assert x86gen.assemble("fsave fs:[rax]").hex() == "9b64dd30"
+    assert x86gen.assemble("fstenvw fs:[rax]").hex() == "9b6466d930"
+    assert x86gen.get_form("FINIT")().hex() == "9bdbe3"
+    assert x86gen.assemble("fnsave fs:[rax]").hex() == "64dd30"
+
+
 def test_spec_taken_attribute(tmp_path):
     """`taken=` (the reserved-NOP space) is checked by the loader: a legacy /r form, values 0-7."""
     from codegen import spec

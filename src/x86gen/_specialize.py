@@ -281,7 +281,8 @@ def _legacy_returns(c: _Operands, ind: str, rex_bits: list[str], middle: list[st
     registers that may force (spl…dil) or forbid (ah…bh) a REX prefix (SDM Vol.2 2.2.1)."""
     row = c.row
     imm, tail_s = c.imm_bytes(tail)
-    head = [f"{b:#04x}" for b in ([0x66] if row.opsize16 else []) + list(PP_BYTE[row.mandatory_prefix])]
+    # (fwait: 9B, WAIT, first; finit is 9B DB E3, fsave 9B [66] DD /6: SDM Vol.2 FINIT/FSAVE)
+    head = [f"{b:#04x}" for b in ([0x9B] if row.fwait else []) + ([0x66] if row.opsize16 else []) + list(PP_BYTE[row.mandatory_prefix])]
     body = [f"{b:#04x}" for b in MAP_BYTES[row.opcode_map]] + middle + imm
     bits = rex_bits + [f"{x}.rex8" for x in r8]
     w = row.w

@@ -128,6 +128,6 @@ def static_length(row: FormRow) -> int:
     n = (1 + (row.modrm is not None) + sum(row.imm_widths) // 8 + bool(row.is4)
          + 8 * sum(o.loc == "moffs" for o in row.operands))
     if row.encoding_kind == "legacy":
-        return n + row.opsize16 + bool(row.mandatory_prefix) + (row.w == 1) + len(MAP_BYTES[row.opcode_map])
+        return n + row.fwait + row.opsize16 + bool(row.mandatory_prefix) + (row.w == 1) + len(MAP_BYTES[row.opcode_map])
     if row.encoding_kind == "evex": return n + 4   # 62 P0 P1 P2 (SDM Vol.2 2.7.1)
     return n + (2 if row.opcode_map == 1 and row.w != 1 else 3)

@@ -152,6 +152,7 @@ def accepted_imm_ranges(field: int, size: int, sext: bool) -> list[tuple[int, in
     value that is the intended ``size``-bit operand read as signed or unsigned, and that the field
     can represent. A plain N-bit field: [-2^(N-1), 2^N - 1]. An N-bit field sign-extended by the CPU
     to S bits: the N-bit signed values, and their S-bit unsigned spelling."""
+    if field == 4: return [(0, 15)]   # vpermil2ps's imm4: GNU as refuses negative values ("doesn't fit in 4 bits")
     if not sext:
         return [(-(1 << (field - 1)), (1 << field) - 1)]
     half = 1 << (field - 1)

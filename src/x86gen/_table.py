@@ -115,6 +115,7 @@ def imm_ranges(width: int, operand_size: int, sext: bool, rel: bool) -> tuple[tu
     values (so ``add eax, 0xffffffff`` is ``83 c0 ff``, as GNU as encodes it).
     """
     if rel: return ((-(1 << (width - 1)), (1 << (width - 1)) - 1),)
+    if width == 4: return ((0, 15),)   # vpermil2ps's imm4 (imm8[3:0] of /is5): unsigned, as GNU as takes it
     if not sext or operand_size <= width: return ((-(1 << (width - 1)), (1 << width) - 1),)
     half = 1 << (width - 1)
     return ((-half, half - 1), ((1 << operand_size) - half, (1 << operand_size) - 1))

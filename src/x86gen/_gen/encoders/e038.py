@@ -42,7 +42,7 @@ def shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4(fid, k0):   # 2 forms: VEX_VPE
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 1)
         if not a3.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 3)
         if a4.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 4)
-        if not (-8 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
+        if not (0 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
         if a2.__class__ is Xmm:
             return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x01 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4 | a4 & 15)
         if a2.__class__ is Mem and a2.size in (0, 128):
@@ -50,7 +50,7 @@ def shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4(fid, k0):   # 2 forms: VEX_VPE
             return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x01 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4 | a4 & 15]
         raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 2)
     def fits(a0, a1, a2, a3, a4):
-        return (a4.__class__ is int and (-8 <= a4 <= 15))
+        return (a4.__class__ is int and (0 <= a4 <= 15))
     return enc, fits
 
 
@@ -60,7 +60,7 @@ def shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4(fid, k0):   # 2 forms: VEX_VPE
         if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 1)
         if not a3.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 3)
         if a4.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 4)
-        if not (-8 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
+        if not (0 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
         if a2.__class__ is Ymm:
             return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x05 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4 | a4 & 15)
         if a2.__class__ is Mem and a2.size in (0, 256):
@@ -68,7 +68,7 @@ def shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4(fid, k0):   # 2 forms: VEX_VPE
             return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x05 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4 | a4 & 15]
         raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 2)
     def fits(a0, a1, a2, a3, a4):
-        return (a4.__class__ is int and (-8 <= a4 <= 15))
+        return (a4.__class__ is int and (0 <= a4 <= 15))
     return enc, fits
 
 
@@ -78,7 +78,7 @@ def shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4(fid, k0):   # 2 forms: VEX_VPE
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 1)
         if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 2)
         if a4.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 4)
-        if not (-8 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
+        if not (0 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
         if a3.__class__ is Xmm:
             return _bytes6(0xc4, 0x43 | a0.vr | a3.vb, 0x81 | a1.vv, k0, 0xc0 | a0.reg3 | a3.lo, a2.is4 | a4 & 15)
         if a3.__class__ is Mem and a3.size in (0, 128):
@@ -86,7 +86,7 @@ def shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4(fid, k0):   # 2 forms: VEX_VPE
             return _bytes5(0xc4, 0x03 | a0.vr | a3.vxb, 0x81 | a1.vv, k0, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4 | a4 & 15]
         raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 3)
     def fits(a0, a1, a2, a3, a4):
-        return (a4.__class__ is int and (-8 <= a4 <= 15))
+        return (a4.__class__ is int and (0 <= a4 <= 15))
     return enc, fits
 
 
@@ -96,7 +96,7 @@ def shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4(fid, k0):   # 2 forms: VEX_VPE
         if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 1)
         if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 2)
         if a4.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 4)
-        if not (-8 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
+        if not (0 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
         if a3.__class__ is Ymm:
             return _bytes6(0xc4, 0x43 | a0.vr | a3.vb, 0x85 | a1.vv, k0, 0xc0 | a0.reg3 | a3.lo, a2.is4 | a4 & 15)
         if a3.__class__ is Mem and a3.size in (0, 256):
@@ -104,7 +104,7 @@ def shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4(fid, k0):   # 2 forms: VEX_VPE
             return _bytes5(0xc4, 0x03 | a0.vr | a3.vxb, 0x85 | a1.vv, k0, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4 | a4 & 15]
         raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 3)
     def fits(a0, a1, a2, a3, a4):
-        return (a4.__class__ is int and (-8 <= a4 <= 15))
+        return (a4.__class__ is int and (0 <= a4 <= 15))
     return enc, fits
 
 

@@ -39,6 +39,7 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("evex_rc", "EVEX register-only static rounding 'er' or suppress-all-exceptions 'sae', or '' (x86gen._evex sets b, L'L)"),
     ("mem_role", "the first operand's role when the ModRM.rm operand is memory, where it differs from its role with a register"
                  " (movss xmm, xmm/m32: RW merges into a register, W with memory; SDM Vol.2 MOVSS), else ''"),
+    ("fwait", "9B (WAIT) before the instruction: the x87 control forms finit = 9B DB E3 (two instructions to a decoder)"),
     ("taken_reg", "bitmask of the ModRM.reg values (bit n: reg field n) that make another instruction with a register in ModRM.rm"
                   " (the hint-NOP space: 0F 1F /0 is nop r/m32); the form refuses them"),
     ("taken_mem", "the same with a memory operand in ModRM.rm (0F 18 /0-/3 are the prefetches)"),

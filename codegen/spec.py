@@ -112,6 +112,7 @@ class Form:
     shape: int = -1                         # its encoder's shape and constants (codegen/shapes.py, set by codegen/render.py)
     shape_args: tuple = ()
     prefixes: tuple[str, ...] = ()          # prefix words it takes (PREFIX_NAMES), see `form_prefixes`
+    fwait: bool = False                     # 9B (WAIT) first: finit = 9B DB E3 (SDM Vol.2 FINIT/FNINIT)
     taken_reg: int = 0                      # ModRM.reg values (bitmask) that are another instruction, register r/m (`taken=`)
     taken_mem: int = 0                      # and with a memory r/m
     addrsize32: bool = False                # 0x67 address-size prefix (`a32`): a 32-bit implicit address
@@ -146,6 +147,7 @@ def parse_operand(text: str, ctx) -> Operand:
     sext = False
     if kind in REG_CLASSES: reg = kind
     elif kind in FIXED_REGS or kind == "1": reg = kind; loc = loc or ("fixed" if kind != "1" else "imm")
+    elif kind == "imm4": imm = 4   # vpermil2ps's imm8[3:0] beside the /is5 register (encoding `/is5`)
     elif re.fullmatch(r"s?imm(8|16|32|64)", kind):
         imm, sext = int(kind.lstrip("s")[3:]), kind.startswith("s")
     elif re.fullmatch(r"rel(8|16|32)", kind): imm = int(kind[3:])
@@ -181,7 +183,7 @@ def parse_encoding(text: str, ctx) -> dict:
     toks = text.split()
     if not toks: _err(ctx, "encoding", "empty")
     e = dict(encoding_kind="legacy", opsize16=False, addrsize32=False, mandatory_prefix=0, w=0, vex_l=None, opcode_map=0, modrm=None,
-             reg_in_opcode=False, imm_widths=[], is4=False, sti=False)
+             reg_in_opcode=False, imm_widths=[], is4=False, sti=False, fwait=False)
     i = 0
     m = _VEX.match(toks[0])
     if m:
@@ -201,6 +203,8 @@ def parse_encoding(text: str, ctx) -> dict:
         if not e["opcode_map"]: _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A)")
         i = 1
     else:
+        if toks[0] == "9B" and len(toks) > 1:   # the WAIT of finit/fstsw/fsave… (SDM Vol.2 FINIT: 9B DB E3), iced's order
+            e["fwait"], i = True, 1
         while i < len(toks) and toks[i] in ("o16", "a32", "66", "F2", "F3", "REX.W"):
             t = toks[i]
             if t == "o16": e["opsize16"] = True
@@ -230,6 +234,7 @@ def parse_encoding(text: str, ctx) -> dict:
             e["modrm"] = t[1:]
         elif t in IMM_SIZES: e["imm_widths"].append(IMM_SIZES[t])
         elif t == "/is4": e["is4"] = True
+        elif t == "/is5": e["is4"] = True; e["imm_widths"].append(4)   # /is4 with an imm4 in imm8[3:0] (vpermil2ps)
         else: _err(ctx, "encoding", f"unknown token {t!r} in {text!r}")
     if e["reg_in_opcode"] and e["modrm"] is not None: _err(ctx, "encoding", "+r and ModRM together")
     return e
@@ -514,6 +519,7 @@ def load(path: str) -> list[Form]:
                               encoding_kind=e["encoding_kind"], opcode=e["opcode"], opcode_map=e["opcode_map"],
                               mandatory_prefix=e["mandatory_prefix"], opsize16=e["opsize16"], w=e["w"], vex_l=e["vex_l"],
                               modrm=e["modrm"], reg_in_opcode=e["reg_in_opcode"], imm_widths=tuple(e["imm_widths"]), is4=e["is4"],
+                              fwait=e["fwait"],
                               cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl,
                               prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), mem_role=mem_role,
                               addrsize32=e["addrsize32"], **ev,
@@ -568,7 +574,8 @@ def _check_consistency(forms: list[Form], path: str) -> None:
                 _err(ctx, "encoding", f"64-bit operand {'needs' if size == 64 else 'must not have'} REX.W")
         # two forms whose bytes could coincide: same opcode fields and the same register/memory shape per operand
         shape = tuple((o.loc, o.reg is not None, o.mem is not None, o.reg if o.loc == "fixed" else None) for o in f.operands)
-        key = (f.encoding_kind, f.opsize16, f.addrsize32, f.mandatory_prefix, f.w or 0, f.vex_l or 0, f.opcode_map, f.opcode, f.modrm,
+        key = (f.encoding_kind, f.fwait, f.opsize16, f.addrsize32, f.mandatory_prefix, f.w or 0, f.vex_l or 0, f.opcode_map,
+               f.opcode, f.modrm,
                f.reg_in_opcode, shape)
         if key in seen: _err(ctx, "encoding", f"same encoding as {seen[key].id} (line {seen[key].line})")
         seen[key] = f

@@ -49,10 +49,23 @@ def decode_all(data: bytes, ip: int = 0) -> list[I.Instruction]:
     return list(I.Decoder(64, data, ip=ip))
 
 
+# The x87 control forms with WAIT (finit = 9B DB E3, SDM Vol.2 FINIT/FNINIT): iced decodes WAIT, then the no-wait form
+# (FNINIT), and encodes its Code FINIT as both. No-wait Code -> the WAIT form's Code.
+WAIT_FORMS = {getattr(I.Code, n): getattr(I.Code, "F" + n[2:]) for n in CODE_NAMES.values()
+              if n.startswith("FN") and hasattr(I.Code, "F" + n[2:])
+              and I.OpCodeInfo(getattr(I.Code, "F" + n[2:])).op_code_string.startswith("9B ")}
+
+
 def decode_one(data: bytes, ip: int = 0) -> I.Instruction:
-    """The first instruction of ``data``; `AssertionError` unless it is valid and uses all of ``data``."""
+    """The first instruction of ``data``; `AssertionError` unless it is valid and uses all of ``data``. WAIT followed by
+    a no-wait x87 control instruction (9B DB E3) is the WAIT form iced's encoder writes so (FINIT), as one instruction."""
     dec = I.Decoder(64, data, ip=ip)
     ins = dec.decode()
+    if ins.code == I.Code.WAIT and len(data) > 1:
+        nxt = dec.decode()
+        if nxt.code in WAIT_FORMS and 1 + nxt.len == len(data):
+            nxt.code, nxt.len, nxt.ip = WAIT_FORMS[nxt.code], len(data), ip
+            return nxt
     assert ins.code != I.Code.INVALID, f"iced cannot decode {data.hex(' ')}"
     assert ins.len == len(data), f"iced decodes {data[:ins.len].hex(' ')} ({ins.len} bytes) from {data.hex(' ')}: bytes left over"
     return ins
@@ -133,7 +146,7 @@ OCK = I.OpCodeOperandKind
 FORM_IMM_KINDS = {
     OCK.IMM8: (8, 8, False), OCK.IMM16: (16, 16, False), OCK.IMM32: (32, 32, False), OCK.IMM64: (64, 64, False),
     OCK.IMM8SEX16: (8, 16, True), OCK.IMM8SEX32: (8, 32, True), OCK.IMM8SEX64: (8, 64, True),
-    OCK.IMM32SEX64: (32, 64, True),
+    OCK.IMM32SEX64: (32, 64, True), OCK.IMM4_M2Z: (4, 4, False),   # vpermil2ps's imm8[3:0]
 }
 # (xbegin's offsets too: a 64-bit fallback address with either width, SDM Vol.2 XBEGIN)
 FORM_BRANCH_KINDS = {OCK.BR64_1: 8, OCK.BR64_4: 32, OCK.XBEGIN_2: 16, OCK.XBEGIN_4: 32}
@@ -149,6 +162,7 @@ def accepted_imm_ranges(field: int, size: int, sext: bool) -> list[tuple[int, in
     value that is the intended ``size``-bit operand read as signed or unsigned, and that the field
     can represent. A plain N-bit field: [-2^(N-1), 2^N - 1]. An N-bit field sign-extended by the CPU
     to S bits: the N-bit signed values, and their S-bit unsigned spelling."""
+    if field == 4: return [(0, 15)]   # vpermil2ps's imm4: GNU as refuses negative values ("doesn't fit in 4 bits")
     if not sext:
         return [(-(1 << (field - 1)), (1 << field) - 1)]
     half = 1 << (field - 1)

@@ -308,6 +308,24 @@ def test_rule_x87_aliases_encode_as_their_form_and_text_as_the_documented_one():
     assert x86gen.encode("fxch", st["st0"], st["st7"]).hex() == "d9cf"
 
 
+def test_rule_is5_register_and_imm4_share_imm8():
+    """vpermil2ps/pd (/is5): imm8[7:4] is the fourth register, imm8[3:0] the imm4 (AMD APM Vol.4 VPERMIL2PS); bytes
+    from GNU as 2.40 (= iced-x86 1.21's encoder)."""
+    assert x86gen.assemble("vpermil2ps xmm1, xmm2, xmm3, xmm4, 3").hex() == "c4e36948cb43"
+    assert x86gen.assemble("vpermil2pd ymm1, ymm2, ymm3, ymmword ptr [rax], 2").hex() == "c4e3ed490832"
+    with pytest.raises(x86gen.ImmediateRangeError):
+        x86gen.assemble("vpermil2ps xmm1, xmm2, xmm3, xmm4, 16")
+
+
+def test_rule_wait_forms_take_prefixes_after_the_wait():
+    """finit/fsave/fstsw… are 9B (WAIT) and the no-wait instruction (SDM Vol.2 FINIT/FNINIT); a segment override
+    belongs to the second one, after 9B (bytes from iced-x86 1.21's encoder: FSAVE_M108BYTE fs:[rax])."""
+    assert x86gen.assemble("fsave fs:[rax]").hex() == "9b64dd30"
+    assert x86gen.assemble("fstenvw fs:[rax]").hex() == "9b6466d930"
+    assert x86gen.get_form("FINIT")().hex() == "9bdbe3"
+    assert x86gen.assemble("fnsave fs:[rax]").hex() == "64dd30"
+
+
 def test_spec_taken_attribute(tmp_path):
     """`taken=` (the reserved-NOP space) is checked by the loader: a legacy /r form, values 0-7."""
     from codegen import spec

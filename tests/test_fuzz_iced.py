@@ -360,7 +360,7 @@ def check_operands(form, ins, ops, ip):
             assert k == I.OpKind.NEAR_BRANCH64 and ins.near_branch64 == x, f"{where}: asked target {x:#x}"
         else:
             assert k in IMM_KINDS, f"{where}: asked immediate {x}, decoded kind {k}"
-            size = IMM_KINDS[k][1]
+            size = 4 if o.imm == 4 else IMM_KINDS[k][1]   # (vpermil2ps's imm4: iced decodes imm8[3:0] as an 8-bit immediate)
             mask = (1 << size) - 1
             assert ins.immediate(i) & mask == x & mask, f"{where}: asked {x:#x}, decoded {ins.immediate(i):#x}"
 

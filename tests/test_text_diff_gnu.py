@@ -917,6 +917,12 @@ KNOWN_OPEN: dict[str, tuple[Callable[[Mismatch], bool], list[Line]]] = {
         lambda m: m.reason.startswith("x86gen refuses what GNU as accepts") and bool(
             re.match(r"\s*(jmp|call)\s+word ptr", m.text, re.I)),
         [Line("jmp word ptr [rax]", "jmp word ptr [rax]", regs=["rax"], disps=[0])]),
+    # GNU as 2.40 takes xrelease (not xacquire) on xchg with a register destination; x86gen refuses both there (SDM Vol.2
+    # XACQUIRE/XRELEASE: the hints apply to an instruction with a memory destination)
+    "GNU as accepts xrelease on xchg with register operands (x86gen: the hint needs a memory destination)": (
+        lambda m: m.reason.startswith("x86gen refuses what GNU as accepts") and bool(
+            re.match(r"\s*xrelease\s+xchg\s+[a-z0-9]+\s*,\s*[a-z0-9]+\s*$", m.text, re.I)),
+        [Line("xrelease xchg di, sp", "xrelease xchg di, sp", regs=["di", "sp"])]),
 }
 
 

@@ -538,6 +538,15 @@ def test_vex_pseudo_prefix_needs_a_vex_form():
     ("fcompp", "ded9"),                                    # GNU as 2.40
     ("fucompp", "dae9"),                                   # GNU as 2.40
     ("fwait", "9b"),                                       # GNU as 2.40
+    ("finit", "9bdbe3"),                                   # GNU as 2.40: WAIT, then fninit
+    ("fclex", "9bdbe2"),                                   # GNU as 2.40
+    ("fstsw ax", "9bdfe0"),                                # GNU as 2.40
+    ("fstsw word ptr [rax]", "9bdd38"),                    # GNU as 2.40
+    ("fsave [rax]", "9bdd30"),                             # GNU as 2.40
+    ("fsavew [rax]", "9b66dd30"),                          # GNU as 2.40
+    ("fstenvw [rax]", "9b66d930"),                         # GNU as 2.40
+    ("fstcw word ptr [rax]", "9bd938"),                    # GNU as 2.40
+    ("fsetpm", "9bdbe4"),                                  # GNU as 2.40
     ("wait", "9b"),                                        # GNU as 2.40
 ])
 def test_x87_as_gnu_as(src, expect, tmp_path):

@@ -54,7 +54,8 @@ ACCESS_NAMES = {v: k for k, v in vars(I.OpAccess).items() if k.isupper()}
 REG_NAMES = {v: k for k, v in vars(I.Register).items() if k.isupper() and isinstance(v, int)}
 IMM_OPKIND = {"IMM8": OPK.IMMEDIATE8, "IMM16": OPK.IMMEDIATE16, "IMM32": OPK.IMMEDIATE32, "IMM64": OPK.IMMEDIATE64,
               "IMM8SEX16": OPK.IMMEDIATE8TO16, "IMM8SEX32": OPK.IMMEDIATE8TO32, "IMM8SEX64": OPK.IMMEDIATE8TO64,
-              "IMM32SEX64": OPK.IMMEDIATE32TO64, "IMM8_CONST_1": OPK.IMMEDIATE8}
+              "IMM32SEX64": OPK.IMMEDIATE32TO64, "IMM8_CONST_1": OPK.IMMEDIATE8,
+              "IMM4_M2Z": OPK.IMMEDIATE8}   # (vpermil2ps: imm8[3:0])
 FLAGS = (("r", "rflags_read"), ("w", "rflags_written"), ("u", "rflags_undefined"), ("0", "rflags_cleared"), ("1", "rflags_set"))
 FLAG_LETTERS = (("O", I.RflagsBits.OF), ("S", I.RflagsBits.SF), ("Z", I.RflagsBits.ZF), ("A", I.RflagsBits.AF),
                 ("P", I.RflagsBits.PF), ("C", I.RflagsBits.CF), ("D", I.RflagsBits.DF), ("I", I.RflagsBits.IF),

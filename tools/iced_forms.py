@@ -77,8 +77,7 @@ KIND_REASONS = {
     "DR_REG": "debug register", "TR_REG": "test register", "BND": "MPX bound register", "MEM_MPX": "MPX memory operand",
     "MEM_MIB": "MPX memory operand", "R64_OR_MEM_MPX": "MPX memory operand", "MEM_OFFS": "moffs (absolute address) operand",
     "BR16": "16-bit branch (not encodable in 64-bit mode without 0x66)", "BR32": "32-bit branch",
-    "BRDISP": "branch displacement", "FARBR": "far pointer", "IMM4_M2Z": "imm4 of vpermil2ps (/is5)",
-    "XMM_IS5": "imm4 of vpermil2ps (/is5)", "YMM_IS5": "imm4 of vpermil2ps (/is5)",
+    "BRDISP": "branch displacement", "FARBR": "far pointer",
 }
 
 
@@ -105,6 +104,8 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
         if name == "SIBMEM": out.append(("sibmem", "rm")); continue   # AMX: an address with a SIB byte
         if name in _IMPLICIT_MEM:   # string instructions, xlat, maskmovdqu: m8@rsi, m8@esrdi … (isa/README.md)
             out.append((f"m{memory_bits(code)}", _IMPLICIT_MEM[name])); continue
+        if name == "IMM4_M2Z": out.append(("imm4", "imm")); continue   # vpermil2ps: imm8[3:0] (/is5)
+        if name in ("XMM_IS5", "YMM_IS5"): out.append((name[:3].lower(), "is4")); continue   # and imm8[7:4]
         if name in ("MEM_VSIB32X", "MEM_VSIB32Y", "MEM_VSIB64X", "MEM_VSIB64Y"):   # VSIB: vm32x, vm32y, vm64x, vm64y
             out.append((f"vm{name[8:10]}{name[10].lower()}", "rm")); continue
         if name == "STI_OPCODE": out.append(("st", "rm")); continue   # D8 C0+i: st(i) in ModRM.rm
@@ -167,7 +168,7 @@ def spec_encoding(code: int) -> str:
         if t.startswith("!(11):") and t.endswith(":bbb") and len(t) == 13:
             out.append(f"/{int(t[6:9], 2)}"); continue
         if t in ("66", "F2", "F3") and not hexes and not any(x.startswith(("VEX.", "EVEX.")) for x in out): out.append(t); continue
-        if t in ("/r", "ib", "iw", "id", "io", "cb", "cw", "cd", "/is4", "o16", "REX.W") \
+        if t in ("/r", "ib", "iw", "id", "io", "cb", "cw", "cd", "/is4", "/is5", "o16", "REX.W") \
                 or (len(t) == 2 and t[0] == "/" and t[1] in "01234567"):
             out.append(t); continue
         if re.fullmatch(r"[0-9A-F]{2}(\+r[bwdo])?", t): hexes.append(t); out.append(t); continue

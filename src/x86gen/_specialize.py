@@ -113,15 +113,16 @@ class _Operands:
         self.rel = any(o.kind.startswith("rel") for o in ops)
         self.checks: list[str] = []
         self.fits: list[str] = []
-        self.reg = self.rm = self.vvvv = self.opc = self.is4 = self.moffs = None
+        self.reg = self.rm = self.vvvv = self.opc = self.is4 = self.moffs = self.imm4 = None
         self.r8: list[str] = []
         self.imm_inline: list[str] = []   # immediate bytes packed with the opcode and ModRM bytes
         self.imm_tail = ""                # the same immediates as bytes appended after them
         self.imm_after_mem = ""           # immediates appended after a memory operand's tail
         for i, o in enumerate(ops): self._operand(i, o, range_checked)
-        if self.is4:
-            self.imm_inline.insert(0, f"{self.is4}.is4")
-            self.imm_after_mem = f" + _BYTE[{self.is4}.is4]" + self.imm_after_mem
+        if self.is4:   # imm8[7:4] holds a register; with /is5 (vpermil2ps) imm8[3:0] an imm4 (`self.imm4`)
+            byte = f"{self.is4}.is4" + (f" | {self.imm4} & 15" if self.imm4 else "")
+            self.imm_inline.insert(0, byte)
+            self.imm_after_mem = f" + _BYTE[{byte}]" + self.imm_after_mem
         if self.imm_tail and self.imm_inline:   # mixed inline/appended immediates (e.g. enter iw, ib): append them all
             self.imm_inline, self.imm_tail = [], self.imm_after_mem
 
@@ -198,6 +199,9 @@ class _Operands:
         else:
             if not range_checked: body.append(f"if not ({_cond(a, rng)}): raise _range_error({fid!r}, {self.allargs}, {i}, {a})")
             self.fits.append(f"{is_int}({_cond(a, rng)})")
+            if o.imm == 4:   # the imm4 of /is5: packed into the is4 byte
+                self.imm4 = a
+                return
             p, t = _imm_bytes(a, o.imm)
         self.imm_after_mem += t
         if p: self.imm_inline += p
@@ -286,8 +290,9 @@ def _legacy_returns(c: _Operands, ind: str, rex_bits: list[str], middle: list[st
     registers that may force (spl…dil) or forbid (ah…bh) a REX prefix (SDM Vol.2 2.2.1)."""
     row = c.row
     imm, tail_s = c.imm_bytes(tail)
-    # 66 (o16), then 67 (a32, SDM Vol.2 3.6), then the mandatory prefix: iced-x86's order (x86gen.prefixes.layout)
-    head = [f"{b:#04x}" for b in ([0x66] if row.opsize16 else []) + ([0x67] if row.addrsize32 else [])
+    # 9B (fwait: WAIT, first; finit is 9B DB E3, fsave 9B [66] DD /6: SDM Vol.2 FINIT/FSAVE), 66 (o16), then 67 (a32,
+    # SDM Vol.2 3.6), then the mandatory prefix: iced-x86's order (x86gen.prefixes.layout)
+    head = [f"{b:#04x}" for b in ([0x9B] if row.fwait else []) + ([0x66] if row.opsize16 else []) + ([0x67] if row.addrsize32 else [])
             + list(PP_BYTE[row.mandatory_prefix])]
     body = [f"{b:#04x}" for b in MAP_BYTES[row.opcode_map]] + middle + imm
     bits = rex_bits + [f"{x}.rex8" for x in r8]

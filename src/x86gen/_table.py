@@ -176,6 +176,7 @@ def imm_ranges(width: int, operand_size: int, sext: bool, rel: bool) -> tuple[tu
     values (so ``add eax, 0xffffffff`` is ``83 c0 ff``, as GNU as encodes it).
     """
     if rel: return ((-(1 << (width - 1)), (1 << (width - 1)) - 1),)
+    if width == 4: return ((0, 15),)   # vpermil2ps's imm4 (imm8[3:0] of /is5): unsigned, as GNU as takes it
     if not sext or operand_size <= width: return ((-(1 << (width - 1)), (1 << width) - 1),)
     half = 1 << (width - 1)
     return ((-half, half - 1), ((1 << operand_size) - half, (1 << operand_size) - 1))
@@ -189,6 +190,6 @@ def static_length(row: FormRow) -> int:
     n = (1 + (row.modrm is not None) + sum(row.imm_widths) // 8 + bool(row.is4)
          + 8 * sum(o.loc == "moffs" for o in row.operands))
     if row.encoding_kind == "legacy":
-        return n + row.opsize16 + row.addrsize32 + bool(row.mandatory_prefix) + (row.w == 1) + len(MAP_BYTES[row.opcode_map])
+        return n + row.fwait + row.opsize16 + row.addrsize32 + bool(row.mandatory_prefix) + (row.w == 1) + len(MAP_BYTES[row.opcode_map])
     if row.encoding_kind == "evex": return n + 4   # 62 P0 P1 P2 (SDM Vol.2 2.7.1)
     return n + (2 if row.opcode_map == 1 and row.w != 1 else 3)

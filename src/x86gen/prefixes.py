@@ -140,6 +140,9 @@ def layout(words: list[str], form, body: bytes, segment: str | None, a32: bool =
     if a32: head.append(0x67)
     head += bytes(rep)
     if "{vex3}" in words: body = vex3(body, form)
+    # the WAIT forms (finit, fsave: 9B, then the no-wait instruction) take the prefixes after the 9B, on the instruction
+    # they belong to (iced-x86 encodes fsave fs:[rax] as 9B 64 DD 30; before 9B they would prefix WAIT)
+    if form.fwait and head: return body[:1] + bytes(head) + body[1:]
     return bytes(head) + body
 
 

@@ -619,7 +619,8 @@ _X87_IMPLIED_ST0 = frozenset(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp",
 # fldenv/fnstenv/fnsave/frstor: unsized, the image of the 32/64-bit operand size (28 / 108 bytes); the `w`
 # names (GNU as and objdump) are the 16-bit one (o16: 14 / 94 bytes; SDM Vol.1 8.1.10).
 _FPU_IMAGE = {"fldenv": ("fldenv", 224), "fnstenv": ("fnstenv", 224), "fnsave": ("fnsave", 864), "frstor": ("frstor", 864),
-              "fldenvw": ("fldenv", 112), "fnstenvw": ("fnstenv", 112), "fnsavew": ("fnsave", 752), "frstorw": ("frstor", 752)}
+              "fldenvw": ("fldenv", 112), "fnstenvw": ("fnstenv", 112), "fnsavew": ("fnsave", 752), "frstorw": ("frstor", 752),
+              "fstenv": ("fstenv", 224), "fsave": ("fsave", 864), "fstenvw": ("fstenv", 112), "fsavew": ("fsave", 752)}
 
 
 def _status_word_ax(mn: str, ops: tuple) -> tuple[str, tuple]:

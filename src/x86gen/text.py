@@ -710,7 +710,12 @@ def assemble(text: str, ip: int = 0) -> bytes:
 # Pseudo-ops that iced-x86 and objdump print for an imm8 operand (SDM Vol.2 CMPPS "Compare predicates",
 # PCLMULQDQ Table 4-13): `cmpltps x, y` = `cmpps x, y, 1`, `vcmpnge_uqpd x, y, z` = `vcmppd x, y, z, 0x19`,
 # `pclmulhqlqdq x, y` = `pclmulqdq x, y, 1`. The legacy compares know only the first eight predicates.
+# The AVX-512 integer compares (SDM Vol.2 VPCMPB/VPCMPUB, table "Pseudo-Op and VPCMP* Implementation"): `vpcmpltub k, x, y` =
+# `vpcmpub k, x, y, 1`; `vpcmpeqb` and `vpcmpeqd` … are instructions of their own (74/75/76, 0F38 29) with the same
+# result as predicate 0, so only the unsigned `vpcmpequb` … and the other predicates are pseudo-ops here.
 _PSEUDO_OP = re.compile(r"(v?)(?:cmp([a-z_]+?)(ps|pd|ss|sd)|pclmul([lh])q([lh])qdq)$")
+_VPCMP_PSEUDO_OP = re.compile(r"vpcmp(eq|lt|le|false|neq|nlt|nle|true)(u?[bwdq])$")
+_VPCMP_PREDICATES = {p: i for i, p in enumerate("eq lt le false neq nlt nle true".split())}
 _CMP_PREDICATES = {p: i for i, p in enumerate(
     "eq lt le unord neq nlt nle ord eq_uq nge ngt false neq_oq ge gt true eq_os lt_oq le_oq unord_s neq_us nlt_uq nle_uq "
     "ord_s eq_us nge_uq ngt_uq false_os neq_os ge_oq gt_oq true_us".split())}
@@ -719,6 +724,8 @@ _CMP_PREDICATES = {p: i for i, p in enumerate(
 def pseudo_op(mn: str, ops: tuple) -> tuple[str, tuple] | None:
     """The instruction a compare/carry-less-multiply pseudo-op stands for (``cmpltps`` → ``cmpps …, 1``),
     or None if ``mn`` is no such pseudo-op."""
+    m = _VPCMP_PSEUDO_OP.match(mn)
+    if m is not None: return f"vpcmp{m.group(2)}", (*ops, _VPCMP_PREDICATES[m.group(1)])
     m = _PSEUDO_OP.match(mn)
     if m is None: return None
     v = m.group(1)

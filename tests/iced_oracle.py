@@ -254,8 +254,15 @@ def semantics(ins: I.Instruction) -> tuple:
         elif k == K.NEAR_BRANCH64: ops.append(("target", ins.near_branch64))
         else: ops.append(("?", OPKIND_NAMES.get(k, k)))
     mnemonic = MNEMONIC_NAMES[ins.mnemonic].lower()
+    if mnemonic in _VPCMP_EQ and ops[-1][0] == "imm" and ops[-1][2] == 0:
+        # vpcmpb k, x, y, 0 (predicate EQ) is vpcmpeqb k, x, y (SDM Vol.2 VPCMPB, its pseudo-op table): iced prints
+        # the former as `vpcmpeqb`, which assembles to the EVEX 74 /r instruction, one byte shorter
+        return (_VPCMP_EQ[mnemonic], tuple(ops[:-1]))
     # SAL (/6) and SHL (/4) are one operation (SDM Vol.2 SAL/SAR/SHL/SHR); GNU as writes both `shl`
     return ("shl" if mnemonic == "sal" else mnemonic, tuple(ops))
+
+
+_VPCMP_EQ = {"vpcmpb": "vpcmpeqb", "vpcmpw": "vpcmpeqw", "vpcmpd": "vpcmpeqd", "vpcmpq": "vpcmpeqq"}
 
 
 def describe(data: bytes, ip: int = 0) -> str:

@@ -724,6 +724,9 @@ _CMP_PREDICATES = {p: i for i, p in enumerate(
 def pseudo_op(mn: str, ops: tuple) -> tuple[str, tuple] | None:
     """The instruction a compare/carry-less-multiply pseudo-op stands for (``cmpltps`` → ``cmpps …, 1``),
     or None if ``mn`` is no such pseudo-op."""
+    if mn.startswith(EVEX_PREFIX):   # `{evex} vpclmulhqlqdq …` (objdump prints it for the EVEX form): `{evex} vpclmulqdq …, 0x01`
+        alt = pseudo_op(mn[len(EVEX_PREFIX):], ops)
+        return None if alt is None else (EVEX_PREFIX + alt[0], alt[1])
     m = _VPCMP_PSEUDO_OP.match(mn)
     if m is not None: return f"vpcmp{m.group(2)}", (*ops, _VPCMP_PREDICATES[m.group(1)])
     m = _PSEUDO_OP.match(mn)

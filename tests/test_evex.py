@@ -84,6 +84,7 @@ def test_vex_preferred_evex_when_needed(text, expected):
     ("vpcmpnleb k3, ymm1, ymm2", "62 f3 75 28 3f da 06"),                          # GNU as 2.40
     ("vpcmpequb k1, xmm2, xmm3", "62 f3 6d 08 3e cb 00"),                          # GNU as 2.40
     ("vpcmptrueuw k1, xmm2, xmm3", "62 f3 ed 08 3e cb 07"),                        # iced-x86 prints it (GNU as: no)
+    ("{evex} vpclmulhqlqdq xmm3, xmm10, xmmword ptr [rax]", "62 f3 2d 08 44 18 01"),  # GNU as 2.40; objdump prints it
 ])
 def test_vpcmp_predicate_pseudo_ops(text, expected):
     """`vpcmpltub k, x, y` is `vpcmpub k, x, y, 1` (SDM Vol.2 VPCMPB/VPCMPUB pseudo-ops), as iced-x86 prints it."""

@@ -708,12 +708,13 @@ def assemble(text: str, ip: int = 0) -> bytes:
 
 
 # Pseudo-ops that iced-x86 and objdump print for an imm8 operand (SDM Vol.2 CMPPS "Compare predicates",
-# PCLMULQDQ Table 4-13): `cmpltps x, y` = `cmpps x, y, 1`, `vcmpnge_uqpd x, y, z` = `vcmppd x, y, z, 0x19`,
+# PCLMULQDQ Table 4-13): `cmpltps x, y` = `cmpps x, y, 1`, `vcmpnge_uqpd x, y, z` = `vcmppd x, y, z, 0x19` (also
+# AVX512-FP16 vcmpph/vcmpsh: `vcmpltph k, x, y`),
 # `pclmulhqlqdq x, y` = `pclmulqdq x, y, 1`. The legacy compares know only the first eight predicates.
 # The AVX-512 integer compares (SDM Vol.2 VPCMPB/VPCMPUB, table "Pseudo-Op and VPCMP* Implementation"): `vpcmpltub k, x, y` =
 # `vpcmpub k, x, y, 1`; `vpcmpeqb` and `vpcmpeqd` … are instructions of their own (74/75/76, 0F38 29) with the same
 # result as predicate 0, so only the unsigned `vpcmpequb` … and the other predicates are pseudo-ops here.
-_PSEUDO_OP = re.compile(r"(v?)(?:cmp([a-z_]+?)(ps|pd|ss|sd)|pclmul([lh])q([lh])qdq)$")
+_PSEUDO_OP = re.compile(r"(v?)(?:cmp([a-z_]+?)(ps|pd|ss|sd|ph|sh)|pclmul([lh])q([lh])qdq)$")
 _VPCMP_PSEUDO_OP = re.compile(r"vpcmp(eq|lt|le|false|neq|nlt|nle|true)(u?[bwdq])$")
 _VPCMP_PREDICATES = {p: i for i, p in enumerate("eq lt le false neq nlt nle true".split())}
 _CMP_PREDICATES = {p: i for i, p in enumerate(

@@ -51,6 +51,8 @@ BCST_TUPLES = {"FV", "HV", "QV"}   # the tuple types of forms that broadcast (Ta
 EVEX_MASKS = {"k1", "k1z"}
 IMM_SIZES = {"ib": 8, "iw": 16, "id": 32, "io": 64, "cb": 8, "cw": 16, "cd": 32}
 MAPS = {"": 0, "0F": 1, "0F38": 2, "0F3A": 3}
+# EVEX.mmm = 101 / 110: the opcode maps 5 and 6 of AVX512-FP16 (SDM Vol.2 2.7.1 P0[2:0]; EVEX only, no legacy bytes)
+EVEX_MAPS = {"MAP5": 5, "MAP6": 6}
 PP = {"NP": 0, "66": 1, "F3": 2, "F2": 3}
 
 
@@ -89,7 +91,7 @@ class Form:
     encoding: str                           # as written in the spec (SDM syntax)
     encoding_kind: str                      # legacy | vex | evex
     opcode: int
-    opcode_map: int                         # 0 none, 1 0F, 2 0F38, 3 0F3A
+    opcode_map: int                         # 0 none, 1 0F, 2 0F38, 3 0F3A, 5 MAP5, 6 MAP6 (EVEX only)
     mandatory_prefix: int                   # 0 none, 1 66, 2 F3, 3 F2 (VEX.pp)
     opsize16: bool                          # 0x66 operand-size prefix (legacy 16-bit forms)
     w: int | None                           # REX.W / VEX.W; None = ignored (encoded as 0)
@@ -197,10 +199,11 @@ def parse_encoding(text: str, ctx) -> dict:
             elif p == "LIG": e["vex_l"] = None
             elif p in PP: e["mandatory_prefix"] = PP[p]
             elif p in ("0F", "0F38", "0F3A"): e["opcode_map"] = MAPS[p]
+            elif p in EVEX_MAPS and e["encoding_kind"] == "evex": e["opcode_map"] = EVEX_MAPS[p]   # AVX512-FP16
             elif p in ("W0", "W1"): e["w"] = int(p[1])
             elif p == "WIG": e["w"] = None
             else: _err(ctx, "encoding", f"unknown {m.group(1)} field {p!r} in {toks[0]!r}")
-        if not e["opcode_map"]: _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A)")
+        if not e["opcode_map"]: _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A; EVEX: MAP5, MAP6)")
         i = 1
     else:
         if toks[0] == "9B" and len(toks) > 1:   # the WAIT of finit/fstsw/fsave… (SDM Vol.2 FINIT: 9B DB E3), iced's order

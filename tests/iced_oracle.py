@@ -312,10 +312,10 @@ def semantics(ins: I.Instruction) -> tuple:
         elif k == K.NEAR_BRANCH64: ops.append(("target", ins.near_branch64))
         else: ops.append(("?", OPKIND_NAMES.get(k, k)))
     mnemonic = MNEMONIC_NAMES[ins.mnemonic].lower()
-    # VPCMPD k, x, y, 0 is VPCMPEQD k, x, y (SDM Vol.2 VPCMPD/VPCMPUD "Pseudo-Op and VPCMP* Implementation"): iced
-    # prints the former as the latter, an instruction of its own (66 0F 76), as GNU as and llvm-mc read the text
-    if mnemonic in _VPCMP_EQ and len(ops) == 4 and ops[3][0] == "imm" and ops[3][2] == 0:
-        return _VPCMP_EQ[mnemonic], tuple(ops[:3])
+    if mnemonic in _VPCMP_EQ and ops[-1][0] == "imm" and ops[-1][2] == 0:
+        # vpcmpb k, x, y, 0 (predicate EQ) is vpcmpeqb k, x, y (SDM Vol.2 VPCMPB, its pseudo-op table): iced prints
+        # the former as `vpcmpeqb`, which assembles to the EVEX 74 /r instruction, one byte shorter
+        return (_VPCMP_EQ[mnemonic], tuple(ops[:-1]))
     # XCHG exchanges its two operands, so their order says nothing (SDM Vol.2 XCHG): `86 f7` (xchg r15b, r14b as
     # ModRM rm, reg) and llvm-mc's `86 fe` (the other way round) are one instruction
     if mnemonic == "xchg": ops.sort()

@@ -131,5 +131,6 @@ def test_draft_evex_every_form_has_iceds_n_and_code():
         except iced_forms.Unsupported: continue
         except dr.CannotDraft as ex: failed.append(f"{name}: {ex}"); continue
         drafted += 1
-        if d["id"] is not None and not name.endswith("_0F11"): failed.append(f"{name}: derived id differs")   # (vmovss's 2nd form)
+        if d["id"] is not None and not name.endswith(("_0F11", "_MAP5_11")):   # (vmovss's/vmovsh's 2nd form)
+            failed.append(f"{name}: derived id differs")
     assert not failed and drafted > 1400, failed[:20]

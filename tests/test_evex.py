@@ -158,6 +158,19 @@ def test_vex_preferred_evex_when_needed(text, expected):
     assert x86gen.assemble(text).hex(" ") == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("vpcmpltub k1, xmm2, xmm3", "62 f3 6d 08 3e cb 01"),                          # GNU as 2.40
+    ("vpcmpnequw k2, zmm20, zmmword ptr [rax+64]", "62 f3 dd 40 3e 50 01 04"),     # GNU as 2.40 (disp8*64)
+    ("vpcmpnleb k3, ymm1, ymm2", "62 f3 75 28 3f da 06"),                          # GNU as 2.40
+    ("vpcmpequb k1, xmm2, xmm3", "62 f3 6d 08 3e cb 00"),                          # GNU as 2.40
+    ("vpcmptrueuw k1, xmm2, xmm3", "62 f3 ed 08 3e cb 07"),                        # iced-x86 prints it (GNU as: no)
+    ("{evex} vpclmulhqlqdq xmm3, xmm10, xmmword ptr [rax]", "62 f3 2d 08 44 18 01"),  # GNU as 2.40; objdump prints it
+])
+def test_vpcmp_predicate_pseudo_ops(text, expected):
+    """`vpcmpltub k, x, y` is `vpcmpub k, x, y, 1` (SDM Vol.2 VPCMPB/VPCMPUB pseudo-ops), as iced-x86 prints it."""
+    assert x86gen.assemble(text).hex(" ") == expected
+
+
 def test_encode_picks_vex_for_low_registers():
     assert x86gen.encode("vaddps", R["ymm1"], R["ymm2"], R["ymm3"]) == bytes.fromhex("c5ec58cb")
     assert x86gen.select("vaddps", R["ymm1"], R["ymm2"], R["ymm3"]).id == "VEX_VADDPS_YMM_YMM_YMMM256"

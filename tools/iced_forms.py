@@ -161,7 +161,6 @@ def spec_encoding(code: int) -> str:
                 raise Unsupported("VEX form without an opcode map (Knights Corner)")
             out.append(t); continue
         if t.startswith("EVEX."):
-            if any(m in t.split(".") for m in ("MAP5", "MAP6")): raise Unsupported("EVEX map 5/6 (AVX512-FP16)")
             out.append(t); continue
         if t in ("!(11):rrr:bbb", "11:rrr:bbb", "!(11):rrr:100"): out.append("/r"); continue   # (100: sibmem's SIB)
         if t == "11:rrr:000": hexes.append("C0"); out.append("C0"); continue   # tilezero: a fixed ModRM, the operand @reg

@@ -870,11 +870,13 @@ def _assemble_decorated(mn: str, ops: tuple, text: str, ip: int) -> bytes:
 
 
 # Pseudo-ops that iced-x86 and objdump print for an imm8 operand (SDM Vol.2 CMPPS "Compare predicates",
-# PCLMULQDQ Table 4-13): `cmpltps x, y` = `cmpps x, y, 1`, `vcmpnge_uqpd x, y, z` = `vcmppd x, y, z, 0x19`,
+# PCLMULQDQ Table 4-13): `cmpltps x, y` = `cmpps x, y, 1`, `vcmpnge_uqpd x, y, z` = `vcmppd x, y, z, 0x19` (also
+# AVX512-FP16 vcmpph/vcmpsh: `vcmpltph k, x, y`),
 # `pclmulhqlqdq x, y` = `pclmulqdq x, y, 1`. The legacy compares know only the first eight predicates.
-_PSEUDO_OP = re.compile(r"(v?)(?:cmp([a-z_]+?)(ps|pd|ss|sd)|pclmul([lh])q([lh])qdq)$")
-# AVX-512 integer compares (SDM Vol.2 VPCMPD/VPCMPUD "Pseudo-Op and VPCMP* Implementation"): `vpcmpnltud k, x, y`
-# = `vpcmpud k, x, y, 5`; `vpcmpeqd` and `vpcmpgtd` are instructions of their own (they never get here).
+# The AVX-512 integer compares (SDM Vol.2 VPCMPB/VPCMPUB, table "Pseudo-Op and VPCMP* Implementation"): `vpcmpltub k, x, y` =
+# `vpcmpub k, x, y, 1`; `vpcmpeqb` and `vpcmpeqd` … are instructions of their own (74/75/76, 0F38 29) with the same
+# result as predicate 0, so only the unsigned `vpcmpequb` … and the other predicates are pseudo-ops here.
+_PSEUDO_OP = re.compile(r"(v?)(?:cmp([a-z_]+?)(ps|pd|ss|sd|ph|sh)|pclmul([lh])q([lh])qdq)$")
 _VPCMP_PSEUDO_OP = re.compile(r"vpcmp(eq|lt|le|false|neq|nlt|nle|true)(u?[bwdq])$")
 _VPCMP_PREDICATES = {p: i for i, p in enumerate("eq lt le false neq nlt nle true".split())}
 _CMP_PREDICATES = {p: i for i, p in enumerate(
@@ -886,6 +888,9 @@ def pseudo_op(mn: str, ops: tuple) -> tuple[str, tuple] | None:
     """The instruction a compare/carry-less-multiply pseudo-op stands for (``cmpltps`` → ``cmpps …, 1``,
     ``vpcmpnltud`` → ``vpcmpud …, 5``),
     or None if ``mn`` is no such pseudo-op."""
+    if mn.startswith(EVEX_PREFIX):   # `{evex} vpclmulhqlqdq …` (objdump prints it for the EVEX form): `{evex} vpclmulqdq …, 0x01`
+        alt = pseudo_op(mn[len(EVEX_PREFIX):], ops)
+        return None if alt is None else (EVEX_PREFIX + alt[0], alt[1])
     m = _VPCMP_PSEUDO_OP.match(mn)
     if m is not None: return f"vpcmp{m.group(2)}", (*ops, _VPCMP_PREDICATES[m.group(1)])
     m = _PSEUDO_OP.match(mn)

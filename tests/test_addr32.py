@@ -105,6 +105,16 @@ IMPLICIT = [
     # xbegin: rel32 unless data16 asks for rel16 (objdump: xbeginw), which is not truncated (SDM Vol.2 XBEGIN)
     ("xbegin 0x100", "c7 f8 fa 00 00 00", "XBEGIN_REL32"), ("data16 xbegin 0x100", "66 c7 f8 fb 00", "XBEGIN_REL16"),
     ("xbeginw 0x100", "66 c7 f8 fb 00", "XBEGIN_REL16"),
+    # VIA PadLock: [esi]/[edi] and ecx with addr32; iced-x86 prints `addr32 rep xsha1`, objdump `addr32 repz xsha1`
+    ("addr32 xsha1", "67 f3 0f a6 c8", "XSHA1_32"), ("addr32 rep xsha1", "67 f3 0f a6 c8", "XSHA1_32"),
+    ("addr32 repz xsha1", "67 f3 0f a6 c8", "XSHA1_32"), ("xsha1", "f3 0f a6 c8", "XSHA1_64"),
+    ("addr32 xsha256", "67 f3 0f a6 d0", "XSHA256_32"), ("addr32 montmul", "67 f3 0f a6 c0", "MONTMUL_32"),
+    ("addr32 xstore", "67 0f a7 c0", "XSTORE_32"), ("addr32 xstorerng", "67 0f a7 c0", "XSTORE_32"),
+    ("addr32 xstore-rng", "67 0f a7 c0", "XSTORE_32"), ("xstore", "0f a7 c0", "XSTORE_64"),
+    ("addr32 rep xstore", "67 f3 0f a7 c0", "XSTORE_32"),   # the form's 67 before the F3, as GNU as and iced-x86
+    ("rep addr32 xstore", "67 f3 0f a7 c0", "XSTORE_32"),   # (GNU as: the same bytes; llvm-mc 14 refuses this order)
+    ("addr32 xcryptecb", "67 f3 0f a7 c8", "XCRYPTECB_32"), ("addr32 repz xcrypt-ecb", "67 f3 0f a7 c8", "XCRYPTECB_32"),
+    ("addr32 xcryptofb", "67 f3 0f a7 e8", "XCRYPTOFB_32"),
 ]
 
 
@@ -129,6 +139,8 @@ def test_relaxation_never_picks_a32_or_16_bit_branches():
     ("data16 mov eax, ecx", "16-bit branch"),
     ("data16 xbegin 0x100000", "does not fit"),
     ("clzero ebx", "no form"),
+    # GNU as writes montmul as F3 0F A6 C0 (MONTMUL_64, not in the spec): never silently the 32-bit address form
+    ("montmul", "write `addr32 montmul`"), ("rep montmul", "write `addr32 montmul`"),
     ("mov eax, [eax+0x100000000]", "does not fit"),
 ])
 def test_size_prefix_words_refused(text, match):

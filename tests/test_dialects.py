@@ -81,8 +81,8 @@ OBJDUMP_GAPS: dict[str, str] = {
                  "VEX_VSM4RNDS4_YMM_YMM_YMMM256")},
     "PBNDKB": "binutils 2.40 predates TSE (objdump prints (bad))",
     **{f: "binutils 2.40 does not know this VIA PadLock instruction (objdump prints `repz (bad)`)"
-       for f in ("XSHA512_64", "XSHA512_ALT_64", "XSTORE_ALT_64", "CCS_HASH_64", "CCS_ENCRYPT_64",
-                 "VIA_UNDOC_F30FA6F0_64", "VIA_UNDOC_F30FA6F8_64")},
+       for a in ("64", "32") for f in (f"XSHA512_{a}", f"XSHA512_ALT_{a}", f"XSTORE_ALT_{a}", f"CCS_HASH_{a}",
+                                       f"CCS_ENCRYPT_{a}", f"VIA_UNDOC_F30FA6F0_{a}", f"VIA_UNDOC_F30FA6F8_{a}")},
     **{f: "binutils 2.40 predates AMX-COMPLEX (objdump prints (bad))"
        for f in ("VEX_TCMMIMFP16PS_TMM_TMM_TMM", "VEX_TCMMRLFP16PS_TMM_TMM_TMM")},
     **{f"RESERVEDNOP_RM{n}_R{n}_0F{op}": "objdump 2.40 prints the reserved NOPs 0F 0D/0F 18-1F /r without their ModRM.reg"

@@ -149,6 +149,8 @@ ICED_CASES = [
     ("mov eax, ds:[rbp]", lambda: _iced("MOV_R32_RM32", Rg.EAX, dict(base=Rg.RBP, displ_size=1, seg=Rg.DS))),
     ("cs nop word ptr [rax+rax*1]", lambda: _iced("NOP_RM16", dict(base=Rg.RAX, index=Rg.RAX, seg=Rg.CS))),
     ("vmovaps xmm0, xmmword ptr es:[rax]", lambda: _iced("VEX_VMOVAPS_XMM_XMMM128", Rg.XMM0, dict(base=Rg.RAX, seg=Rg.ES))),
+    # a form's own 0x67 (a32: a 32-bit implicit address) before the rep word's F3, as iced-x86 and GNU as write it
+    ("addr32 rep xstore", lambda: _iced("XSTORE_32", has_rep_prefix=True)),
 ]
 
 

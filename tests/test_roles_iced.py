@@ -68,8 +68,9 @@ FLAG_FIELDS = (("read", "rflags_read"), ("written", "rflags_written"), ("cleared
 # and writes [rcx] (Intel TSE PBNDKB). leavew/enterw are their 16-bit forms (o16: bp, [rbp] read as a word).
 # VIA PadLock (VIA PadLock Programming Guide): the xcrypt* read the control word at [rdx], the key at [rbx], the
 # source at [rsi], the IV at [rax] (not ECB) and write [rdi]; xsha*/ccs_hash hash [rsi] into [rdi]; xstore writes
-# random bytes to [rdi]. The undocumented F3 0F A6 F0/F8 access none.
-_PADLOCK_MEMORY = {
+# random bytes to [rdi]; montmul reads its parameter block at [rsi]. The undocumented F3 0F A6 F0/F8 access none.
+# Their *_32 forms (a32: 0x67) address the same memory through the 32-bit registers ([esi], [edi]; `implicit_bases`).
+_PADLOCK_MEMORY = {"montmul": {"rsi"},
     **{f"xcrypt{m}": {"rax", "rbx", "rdx", "rsi", "rdi"} for m in ("ecb", "cbc", "ctr", "cfb", "ofb")},
     "ccs_encrypt": {"rbx", "rdx", "rsi", "rdi"},
     **{m: {"rsi", "rdi"} for m in ("xsha1", "xsha256", "xsha512", "xsha512_alt", "ccs_hash")}, "xstore": {"rdi"}, "xstore_alt": {"rdi"}}
@@ -105,6 +106,15 @@ def _flag_bits(names) -> int:
     bits = 0
     for n in names: bits |= FLAG_BITS[n]
     return bits
+
+
+def implicit_bases(form) -> set[str] | None:
+    """The base registers of the accesses `IMPLICIT_MEMORY` gives ``form``'s mnemonic (None: its register operand),
+    as 32-bit registers for a form with a 32-bit implicit address (a32, 0x67: XSHA1_32 hashes [esi] into [edi];
+    SDM Vol.2 3.6 address-size override)."""
+    bases = IMPLICIT_MEMORY[form.mnemonic]
+    if bases is None or not form.addrsize32: return bases
+    return {GPR_BY_NUM["r32", REGISTERS[r].num].name for r in bases}
 
 
 def expected_implicit(form) -> set[tuple[str, str]]:
@@ -233,7 +243,7 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
             bad.append(f"{where}: iced's memory accesses {got}, the spec's role {role.upper()}")
     elif form.mnemonic in IMPLICIT_MEMORY:
         bases = {REG_NAMES[u.base].lower() for u in explicit_mem}
-        want = IMPLICIT_MEMORY[form.mnemonic] or {x.name for x in ops if hasattr(x, "kind")}
+        want = implicit_bases(form) or {x.name for x in ops if hasattr(x, "kind")}
         # (enter reads the outer frame pointers only for a nesting level of 2..31 mod 32)
         if (not explicit_mem and form.mnemonic not in ("enter", "enterw")) or not bases <= want:
             bad.append(f"{where}: iced's memory accesses based on {sorted(bases)}, expected some based on {sorted(want)}")

@@ -232,8 +232,10 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
     A form whose implicit address is 32-bit (`Form.addrsize32`: MONITORD, LOOP_REL8_64_ECX) is another operation than
     its 64-bit twin with the same operands, and a 16-bit branch (o16) truncates its target to 16 bits on AMD CPUs
     (SDM Vol.2 JMP; xbegin's is not truncated, but GNU as writes rel32 for it too): such a form is a candidate only where
-    the mnemonic has no other (jecxz), or with ``sized`` = its prefix word, ``"addr32"`` or ``"data16"``: then only those
-    forms are (`_sized_kind`)."""
+    the mnemonic has no other and says it itself (jecxz, ``umonitor r32``: `Form.syntax` without the prefix word), or with
+    ``sized`` = its prefix word, ``"addr32"`` or ``"data16"``: then only those forms are (`_sized_kind`). Without its
+    prefix word, a form that needs one is refused, not taken (``montmul``: GNU as writes F3 0F A6 C0, x86gen has only
+    MONTMUL_32, ``addr32 montmul``)."""
     key = (mnemonic, *sig) if not sized else (mnemonic, *sig, sized)
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
@@ -268,7 +270,18 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
                                         f" 2.7.1), and x86gen has no EVEX form of {mnemonic} that takes these operands")
         ok = evex
     if sized: ok = [f for f in ok if _sized_kind(f) == sized]
-    elif ok: ok = [f for f in ok if not _sized_kind(f)] or ok
+    elif ok:
+        plain = [f for f in ok if not _sized_kind(f)]
+        if not plain:
+            plain = [f for f in ok if not f.syntax.startswith(_sized_kind(f) + " ")]   # jecxz, umonitor r32
+            if not plain:
+                from .errors import PrefixError
+                word = _sized_kind(ok[0])
+                shown = f"{mnemonic} {fmt_operands(ops)}" if ops else mnemonic
+                raise PrefixError(f"{shown}: x86gen has only {', '.join(f.id for f in ok)} ({ok[0].syntax},"
+                                  f" {'a 32-bit implicit address' if word == 'addr32' else 'a 16-bit branch'}), another"
+                                  f" operation than {mnemonic} without {word}: write `{word} {mnemonic}`")
+        ok = plain
     if not ok and sized:
         from .errors import PrefixError
         what = ("with a 32-bit implicit address takes these operands (a memory operand gets its 0x67 from 32-bit registers:"

@@ -129,7 +129,8 @@ def _why(w: str, form, ok: frozenset[str]) -> str:
 
 def layout(words: list[str], form, body: bytes, segment: str | None, a32: bool = False) -> bytes:
     """The instruction's bytes: ``body`` (the form's bytes) with the prefixes in iced-x86's order: segment (or
-    notrack's 3E), F0, the form's 66 (o16), 67 (``a32``: a 32-bit address, `x86gen.memory.A32Mem`), F2/F3, then the
+    notrack's 3E), F0, the form's 66 (o16), 67 (``a32``: a 32-bit address, `x86gen.memory.A32Mem`, or the form's own
+    0x67: `Form.addrsize32`, `addr32 rep xstore` is 67 F3 0F A7 C0 as iced-x86 and GNU as write it), F2/F3, then the
     rest of ``body`` (a mandatory prefix, REX, VEX/EVEX, opcode)."""
     head = bytearray()
     if segment is not None: head.append(SEGMENTS[segment])
@@ -138,6 +139,7 @@ def layout(words: list[str], form, body: bytes, segment: str | None, a32: bool =
     rep = [PREFIX_BYTES[w][0] for w in words if w in PREFIX_BYTES and PREFIX_BYTES[w][1] == "rep"]
     if (rep or a32) and form.opsize16 and body[:1] == b"\x66": head.append(0x66); body = body[1:]
     if a32: head.append(0x67)
+    elif rep and form.addrsize32 and body[:1] == b"\x67": head.append(0x67); body = body[1:]   # (the spec's `a32`)
     head += bytes(rep)
     if "{vex3}" in words: body = vex3(body, form)
     # the WAIT forms (finit, fsave: 9B, then the no-wait instruction) take the prefixes after the 9B, on the instruction

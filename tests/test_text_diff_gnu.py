@@ -917,6 +917,12 @@ KNOWN_OPEN: dict[str, tuple[Callable[[Mismatch], bool], list[Line]]] = {
         lambda m: m.reason.startswith("x86gen refuses what GNU as accepts") and bool(
             re.match(r"\s*(jmp|call)\s+word ptr", m.text, re.I)),
         [Line("jmp word ptr [rax]", "jmp word ptr [rax]", regs=["rax"], disps=[0])]),
+    # the far branch through an m16:64 pointer (REX.W FF /5, /3): x86gen reads `jmp tbyte ptr [m]` (its own spelling,
+    # iced's is `jmp far tbyte ptr`) as that form, as iced-x86 encodes it; GNU as 2.40 refuses both and writes it
+    # `rex.w jmp fword ptr [m]` (objdump's spelling too), a prefix word x86gen's text does not read yet
+    "far jmp/call tbyte ptr [m] (m16:64): GNU as refuses it, its `rex.w jmp fword ptr` is not read by x86gen yet": (
+        lambda m: "encodes what GNU as" in m.reason and bool(re.match(r"\s*(jmp|call)\s+(far\s+)?tbyte ptr", m.text, re.I)),
+        [Line("jmp tbyte ptr [rax]", "jmp tbyte ptr [rax]", regs=["rax"], disps=[0])]),
     # GNU as 2.40 takes xrelease (not xacquire) on xchg with a register destination; x86gen refuses both there (SDM Vol.2
     # XACQUIRE/XRELEASE: the hints apply to an instruction with a memory destination)
     "GNU as accepts xrelease on xchg with register operands (x86gen: the hint needs a memory destination)": (

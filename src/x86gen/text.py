@@ -333,6 +333,8 @@ def far_memory(mn: str, rest: str) -> tuple[str, str] | None:
     if _SIZE_PREFIX.match(op):
         raise OperandError(f"{mn} {clip(op)}: a far pointer is dword ptr (m16:16), fword ptr (m16:32) or tbyte ptr (m16:64)")
     return near, f"{size} ptr {op}"
+
+
 # prefix words x86gen does not write (yet): an error naming them
 _PREFIXES = {"data32", "data64", "rex", "rex.w", "rex64"}
 

@@ -528,3 +528,12 @@ def test_assembler_records_decorations():
 ])
 def test_vpcmp_pseudo_ops(text, expected):
     assert x86gen.assemble(text).hex(" ") == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # the decorations go into P2 of the EVEX prefix after the 0x67 and segment prefixes (llvm-mc 14 bytes)
+    ("vpaddd zmm0 {k1}, zmm0, zmmword ptr [eax]", "67 62 f1 7d 49 fe 00"),
+    ("vaddps zmm1 {k2} {z}, zmm2, zmmword ptr fs:[ecx+64]", "64 67 62 f1 6c ca 58 49 01"),
+])
+def test_decorations_after_address_size_and_segment_prefixes(text, expected):
+    assert x86gen.assemble(text).hex(" ") == expected

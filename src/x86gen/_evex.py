@@ -86,6 +86,12 @@ def encode_form(form, ops: tuple, rc=None, ip: int = 0) -> bytes:
         raise EvexOperandError(f"{form.id} ({form.syntax}) {fmt_operands(ops)}{_rc_text(rc)}: {reason}")
     plain = plain_operands(ops)
     b = form(*plain, ip=ip) if form.is_branch else form(*plain)
+    # the EVEX prefix follows the only legacy prefixes an EVEX instruction takes: 0x67 (a 32-bit address) and a segment
+    # override (66, F2, F3, F0 or REX before 62 make an EVEX instruction #UD, SDM Vol.2 2.7)
+    o = 0
+    while b[o] in _BEFORE_EVEX: o += 1
+    if b[o] != 0x62: raise AssertionError(f"{form.id}: unexpected EVEX layout {b.hex()}")   # cannot happen
+    head, b = b[:o], b[o:]
     p2 = b[3]
     m = ops[0] if ops else None
     if m.__class__ is Masked:
@@ -102,7 +108,10 @@ def encode_form(form, ops: tuple, rc=None, ip: int = 0) -> bytes:
             if b[6:6 + len(t0)] != t0 or (b[5] & 0xC0) != (m0 & 0xC0):
                 raise AssertionError(f"{form.id}: unexpected EVEX layout {b.hex()}")   # cannot happen: 62 P0 P1 P2 op ModRM
             b = b[:5] + bytes(((b[5] & 0x3F) | (m1 & 0xC0),)) + t1 + b[6 + len(t0):]
-    return b[:3] + bytes((p2,)) + b[4:]
+    return head + b[:3] + bytes((p2,)) + b[4:]
+
+
+_BEFORE_EVEX = frozenset((0x67, 0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65))
 
 
 def _matches(form, ops: tuple, rc) -> bool:

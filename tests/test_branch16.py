@@ -86,3 +86,24 @@ def test_rel8_16_reach_is_modulo_2_16():
 def test_syntax_names_data16():
     assert [x86gen.get_form(i).syntax for i in ("JMP_REL16", "JE_REL8_16", "LOOP_REL8_16_ECX", "JECXZ_REL8_16")] == \
         ["data16 jmp rel16", "data16 je rel8", "data16 addr32 loop rel8", "data16 jecxz rel8"]
+
+
+@pytest.mark.parametrize("text, parts", [
+    ("data16 jmp 1f\nnop\n1:", [("JMP_REL8_16", 0x1004, 0x1000), "90"]),
+    ("data16 je 1f\n.zero 200\n1:", [("JE_REL16", 0x1000 + 5 + 200, 0x1000), "00" * 200]),
+    ("top:\ndata16 loop top", [("LOOP_REL8_16_RCX", 0x1000, 0x1000)]),
+    ("top:\ndata16 addr32 loope top", [("LOOPE_REL8_16_ECX", 0x1000, 0x1000)]),
+    ("top:\ndata16 jecxz top\ndata16 jrcxz top", [("JECXZ_REL8_16", 0x1000, 0x1000), ("JRCXZ_REL8_16", 0x1000, 0x1004)]),
+    ("data16 call f\nf: ret", [("CALL_REL16", 0x1004, 0x1000), "c3"]),
+])
+def test_data16_branch_to_label_like_iced(text, parts):
+    want = b"".join(bytes.fromhex(p if isinstance(p, str) else iced_branch(*p)) for p in parts)
+    for _ in range(2):   # (the second time through the Assembler's line cache)
+        assert x86gen.assemble(text, ip=0x1000) == want
+
+
+def test_data16_branch_to_label_above_0xffff_refused():
+    with pytest.raises(x86gen.ImmediateRangeError, match="line 1: .*16-bit branch"):
+        x86gen.assemble("data16 jmp 1f\nnop\n1:", ip=0x12340000)
+    with pytest.raises(x86gen.PrefixError, match="not supported"):   # other prefixes on a label branch: not yet
+        x86gen.assemble("1:\nbnd data16 jmp 1b")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from ._table import A32_SPELLED
+from ._table import A32_SPELLED, ip16_branch
 from .errors import EncodeError, LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
@@ -520,8 +520,11 @@ def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
 def range_error(mnemonic, ops, forms) -> OperandError:
     from .errors import ImmediateRangeError
     got = fmt_operands(ops)
+    why = ""
+    if forms and all(ip16_branch(f.row) for f in forms) and any(x.__class__ is int and not 0 <= x <= 0xFFFF for x in ops):
+        why = " (a 16-bit branch's target is a 16-bit IP, 0x0..0xffff: IP = (next IP + rel) AND 0xffff, SDM Vol.2 JMP/Jcc)"
     return ImmediateRangeError(f"{mnemonic} {got}: an immediate or branch target does not fit any form: "
-                               + "; ".join(f"{f.syntax} ({f.id})" for f in forms))
+                               + "; ".join(f"{f.syntax} ({f.id})" for f in forms) + why)
 
 
 def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:

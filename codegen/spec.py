@@ -313,13 +313,17 @@ def vsib_element_size(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     return out
 
 
-def derive_id(mnemonic: str, ops: list[Operand], enc: str, evex: dict | None = None) -> str:
-    """iced's Code name: ``EVEX_`` forms add the masking after the first operand (``K1``, ``K1Z``), the broadcast
+def derive_id(mnemonic: str, ops: list[Operand], enc: str, evex: dict | None = None, opsize16: bool = False) -> str:
+    """iced's Code name (``opsize16``: the form has o16, a 16-bit branch is ``JMP_REL16``/``JE_REL8_16``): ``EVEX_`` forms
+    add the masking after the first operand (``K1``, ``K1Z``), the broadcast
     element to the ModRM.rm operand (``ZMMM512B32``) and ``_ER``/``_SAE`` (`evex`: the form's EVEX attrs)."""
     evex = evex or {}
     parts = [mnemonic.upper()]
     for o in ops:
-        if o.imm is not None: parts.append(f"REL{o.imm}_64" if o.kind.startswith("rel") else f"IMM{o.imm}")
+        if o.imm is not None and o.kind.startswith("rel"):
+            # a near branch with o16 (the 0x66 prefix): iced's JMP_REL16, JE_REL8_16; without it REL8_64/REL32_64
+            parts.append(("REL16" if o.imm == 16 else f"REL{o.imm}_16") if opsize16 else f"REL{o.imm}_64")
+        elif o.imm is not None: parts.append(f"IMM{o.imm}")
         elif o.loc == "moffs" or is_vsib(o) or o.kind == "sibmem": parts.append(o.kind.upper())   # MOFFS32, VM32X, SIBMEM
         elif o.kind == "1": parts.append("1")
         elif o.reg in FIXED_REGS: parts.append(o.reg.upper())
@@ -514,7 +518,7 @@ def load(path: str) -> list[Form]:
                 mem_role = ROLES[attrs["memrole"]]
                 if mem_role == ops[0].role: _err(fctx, "memrole", "memrole= repeats the operand's own role")
             fid = attrs.get("id") or derive_id(mn, ops, e["encoding_kind"], ev and {"mask": ev["evex_mask"], "rc": ev["evex_rc"],
-                                                                                 "bcst": ev["evex_bcst"]})
+                                                                                 "bcst": ev["evex_bcst"]}, e["opsize16"])
             if fid in seen_ids: _err(fctx, "id", f"duplicate id {fid} (first on line {seen_ids[fid]})")
             seen_ids[fid] = fl
             flags = parse_flags(attrs["flags"], fctx) if "flags" in attrs else fam_flags

@@ -44,9 +44,21 @@ def code_of(form_id: str) -> int:
 # --- decoding and re-encoding --------------------------------------------------------------------
 
 
-def decode_all(data: bytes, ip: int = 0) -> list[I.Instruction]:
-    """Every instruction of ``data`` (64-bit mode), starting at ``ip``."""
-    return list(I.Decoder(64, data, ip=ip))
+def decoder_options(form) -> int:
+    """iced `DecoderOptions` to decode ``form``'s bytes with: ``AMD`` for a 16-bit near branch (o16 jmp/jcc/call/loop/
+    jrcxz/jecxz: ``form.opsize16`` and a rel operand, not xbegin), else ``NONE``.
+
+    In 64-bit mode Intel CPUs ignore 0x66 on near branches (SDM Vol.2 JMP/Jcc: "In 64-bit mode the operand size is fixed at
+    64 bits"), so iced's default (Intel) decoder reads 66 E9/E8/0F 8x as INVALID and 66 EB/7x/E2/E3 as the 64-bit forms;
+    AMD CPUs honour it (AMD APM Vol.3 JMP/Jcc: IP = (next IP + rel) AND 0FFFFh), and with DecoderOptions.AMD iced reads
+    them as JMP_REL16, JE_REL8_16 … with a 16-bit target. xbegin's rel16 decodes either way (no 16-bit IP)."""
+    amd = form.opsize16 and form.mnemonic != "xbegin" and any(o.kind.startswith("rel") for o in form.operands)
+    return I.DecoderOptions.AMD if amd else I.DecoderOptions.NONE
+
+
+def decode_all(data: bytes, ip: int = 0, options: int = 0) -> list[I.Instruction]:
+    """Every instruction of ``data`` (64-bit mode), starting at ``ip`` (``options``: `decoder_options`)."""
+    return list(I.Decoder(64, data, ip=ip, options=options))
 
 
 # The x87 control forms with WAIT (finit = 9B DB E3, SDM Vol.2 FINIT/FNINIT): iced decodes WAIT, then the no-wait form
@@ -56,10 +68,11 @@ WAIT_FORMS = {getattr(I.Code, n): getattr(I.Code, "F" + n[2:]) for n in CODE_NAM
               and I.OpCodeInfo(getattr(I.Code, "F" + n[2:])).op_code_string.startswith("9B ")}
 
 
-def decode_one(data: bytes, ip: int = 0) -> I.Instruction:
+def decode_one(data: bytes, ip: int = 0, options: int = 0) -> I.Instruction:
     """The first instruction of ``data``; `AssertionError` unless it is valid and uses all of ``data``. WAIT followed by
-    a no-wait x87 control instruction (9B DB E3) is the WAIT form iced's encoder writes so (FINIT), as one instruction."""
-    dec = I.Decoder(64, data, ip=ip)
+    a no-wait x87 control instruction (9B DB E3) is the WAIT form iced's encoder writes so (FINIT), as one instruction.
+    ``options``: iced's DecoderOptions (`decoder_options`: AMD for the 16-bit branches)."""
+    dec = I.Decoder(64, data, ip=ip, options=options)
     ins = dec.decode()
     if ins.code == I.Code.WAIT and len(data) > 1:
         nxt = dec.decode()
@@ -149,7 +162,8 @@ FORM_IMM_KINDS = {
     OCK.IMM32SEX64: (32, 64, True), OCK.IMM4_M2Z: (4, 4, False),   # vpermil2ps's imm8[3:0]
 }
 # (xbegin's offsets too: a 64-bit fallback address with either width, SDM Vol.2 XBEGIN)
-FORM_BRANCH_KINDS = {OCK.BR64_1: 8, OCK.BR64_4: 32, OCK.XBEGIN_2: 16, OCK.XBEGIN_4: 32}
+# and the 16-bit near branches (o16: a 16-bit IP as target, `decoder_options`)
+FORM_BRANCH_KINDS = {OCK.BR64_1: 8, OCK.BR64_4: 32, OCK.XBEGIN_2: 16, OCK.XBEGIN_4: 32, OCK.BR16_1: 8, OCK.BR16_2: 16}
 
 
 def signed(value: int, bits: int) -> int:
@@ -244,6 +258,8 @@ def to_x86gen(ins: I.Instruction) -> tuple[str, tuple]:
             ops.append(imm_value(ins, i))
         elif k == K.NEAR_BRANCH64:
             ops.append(ins.near_branch64)
+        elif k == K.NEAR_BRANCH16:   # a 16-bit branch's target, a 16-bit IP (`decoder_options`)
+            ops.append(ins.near_branch16)
         else:
             raise NotImplementedError(f"{intel(ins)}: iced operand kind {OPKIND_NAMES.get(k, k)} has no x86gen equivalent")
     code_name = CODE_NAMES[ins.code]
@@ -310,6 +326,7 @@ def semantics(ins: I.Instruction) -> tuple:
             size = IMM_KINDS[k][1]
             ops.append(("imm", size, ins.immediate(i) & ((1 << size) - 1)))
         elif k == K.NEAR_BRANCH64: ops.append(("target", ins.near_branch64))
+        elif k == K.NEAR_BRANCH16: ops.append(("target16", ins.near_branch16))   # IP = target (16 bits), not RIP
         else: ops.append(("?", OPKIND_NAMES.get(k, k)))
     mnemonic = MNEMONIC_NAMES[ins.mnemonic].lower()
     if mnemonic in _VPCMP_EQ and ops[-1][0] == "imm" and ops[-1][2] == 0:
@@ -333,10 +350,10 @@ def semantics(ins: I.Instruction) -> tuple:
 _VPCMP_EQ = {f"vpcmp{t}": f"vpcmpeq{t}" for t in "bwdq"}
 
 
-def describe(data: bytes, ip: int = 0) -> str:
-    """``"48 01 c8  add rax, rcx (ADD_RM64_R64)"`` for messages."""
+def describe(data: bytes, ip: int = 0, options: int = 0) -> str:
+    """``"48 01 c8  add rax, rcx (ADD_RM64_R64)"`` for messages (``options``: `decoder_options`)."""
     try:
-        ins = I.Decoder(64, data, ip=ip).decode()
+        ins = I.Decoder(64, data, ip=ip, options=options).decode()
         return f"{data.hex(' ')}  {intel(ins)} ({CODE_NAMES[ins.code]}, {ins.len} bytes)"
     except Exception as ex:  # pragma: no cover - diagnostics only
         return f"{data.hex(' ')}  <{ex}>"

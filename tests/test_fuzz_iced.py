@@ -45,6 +45,7 @@ from iced_oracle import (
     accepted_imm_ranges,
     code_of,
     decode_one,
+    decoder_options,
     decorated,
     decorations,
     describe,
@@ -58,6 +59,7 @@ from iced_oracle import (
     reencode_canonical,
     reg_name,
     semantics,
+    signed,
     to_x86gen,
 )
 
@@ -174,6 +176,12 @@ def imm_strategy(ranges_a, ranges_b):
                      st.integers(-(1 << 65), 1 << 65))
 
 
+def ip16(form) -> bool:
+    """A 16-bit near branch (o16 jmp/jcc/call/loop/jrcxz), whose target is a 16-bit IP: targets 0..0xffff only,
+    reached as (next IP + rel) AND 0FFFFH (SDM Vol.2 JMP/Jcc, operand size 16); iced decodes it with DecoderOptions.AMD."""
+    return decoder_options(form) == I.DecoderOptions.AMD
+
+
 def branch_len(code: int) -> int:
     """Length of this branch form, measured with iced's encoder."""
     try: ins = I.Instruction.create_branch(code, 0x1010)
@@ -207,8 +215,14 @@ def operand_strategy(form, i, code):
         if o.kind.startswith("rel"):
             if k not in FORM_BRANCH_KINDS: raise Unfuzzable(f"{form.id}: {o.kind} but iced says {k}")
             b = FORM_BRANCH_KINDS[k]
-            # displacement from the end of the instruction; the target is computed in the test
             lim = 1 << (b - 1)
+            if ip16(form):   # a 16-bit IP: near the instruction's IP (modulo 2^16), or anywhere (out of reach beyond 0xffff)
+                return st.one_of(st.tuples(st.just("d"), st.sampled_from([-lim, lim - 1, -lim - 1, lim, 0, -2])
+                                           | st.integers(-2 * lim, 2 * lim)),
+                                 st.tuples(st.just("abs"), st.sampled_from([0, 1, 0xFFFF, 0x10000, -1, 0x12345678])
+                                           | st.integers(-2, 0x10001) | st.integers(-(1 << 64), 1 << 64))
+                                 ).map(lambda t: ("ip16", *t))
+            # displacement from the end of the instruction; the target is computed in the test
             return st.one_of(st.sampled_from([-lim, lim - 1, -lim - 1, lim, 0, -2, 127, 128, -128, -129,
                                               (1 << 31) - 1, -(1 << 31), 1 << 31, -(1 << 31) - 1]),
                              st.integers(-lim, lim - 1), st.integers(-(1 << 33), 1 << 33)).map(lambda d: ("rel", d))
@@ -320,6 +334,8 @@ def expected_error(form, code, ops, rel_disp):
         if o.loc != "moffs" and isinstance(x, x86gen.Mem) and x.base is None and x.index is None \
                 and (1 << 31) <= x.disp & 0xFFFFFFFFFFFFFFFF < (1 << 64) - (1 << 31):
             return x86gen.OperandError, "far"   # absolute [disp32] is sign-extended (SDM Vol.2 2.2.1.3)
+        if o.kind.startswith("rel") and ip16(form) and not 0 <= x <= 0xFFFF:
+            return x86gen.ImmediateRangeError, "reach"   # a 16-bit IP reaches 0..0xffff only
         if o.imm is not None:
             v = rel_disp if o.kind.startswith("rel") else x
             if not in_ranges(v, form_imm_ranges(code, i)): return x86gen.ImmediateRangeError, "range"
@@ -356,6 +372,8 @@ def check_operands(form, ins, ops, ip):
             if x.index is not None: assert ins.memory_index_scale == x.scale, f"{where}: asked {x}"
             assert memory_disp(ins) == x.disp, f"{where}: asked {x}, displacement {memory_disp(ins):#x}"
             if o.mem: assert memory_bits(ins) == (x.size or o.mem), f"{where}: memory size {memory_bits(ins)} bits, asked {x}"
+        elif o.kind.startswith("rel") and ip16(form):
+            assert k == I.OpKind.NEAR_BRANCH16 and ins.near_branch16 == x, f"{where}: asked target {x:#x}"
         elif o.kind.startswith("rel"):
             assert k == I.OpKind.NEAR_BRANCH64 and ins.near_branch64 == x, f"{where}: asked target {x:#x}"
         else:
@@ -388,7 +406,7 @@ def _matches_request(ins, mnemonic_iced, ops) -> str | None:
             want = ("mem", "none" if x.base is None else x.base.name, "none" if x.index is None else x.index.name,
                     x.scale, x.disp)
             if s[:5] != want or (x.size and s[5] != x.size): return f"operand {i + 1}: {s}, asked {x}"
-        elif s[0] == "target":
+        elif s[0] in ("target", "target16"):   # (target16: a 16-bit branch's IP, `ip16`)
             if s[1] != x: return f"operand {i + 1}: target {s[1]:#x}, asked {x:#x}"
         elif s[0] == "imm":
             k = ins.op_kind(i)
@@ -405,9 +423,9 @@ def request_mnemonic(form) -> str:
     """The mnemonic that asks `x86gen.encode` for this form's operation: ``addr32 monitor`` for a form whose implicit
     address is 32-bit (MONITORD; ``monitor`` alone is MONITORQ, another operation); ``data16 xbegin`` for a 16-bit branch
     (x86gen, like GNU as, never chooses one unasked)."""
-    if form.addrsize32: return "addr32 " + form.mnemonic
-    if form.opsize16 and form.is_branch: return "data16 " + form.mnemonic   # data16 xbegin: XBEGIN_REL16
-    return form.mnemonic
+    words = ["data16"] if form.opsize16 and form.is_branch else []   # data16 xbegin: XBEGIN_REL16; data16 jmp: JMP_REL16
+    if form.addrsize32: words.append("addr32")   # data16 addr32 loop: LOOP_REL8_16_ECX
+    return " ".join([*words, form.mnemonic])
 
 
 def sized(form, ops):
@@ -486,6 +504,7 @@ def run_evex_case(form, code, ip, ops, deco, stats):
 
 def run_case(form, code, ip, raw_ops, stats, deco=None):
     rel_disp = None
+    opt = decoder_options(form)   # AMD for the 16-bit branches (iced_oracle.decoder_options)
     ops = []
     blen = None
     for x in raw_ops:
@@ -497,6 +516,11 @@ def run_case(form, code, ip, raw_ops, stats, deco=None):
             blen = blen or branch_len(code)
             rel_disp = x[1]
             ops.append(ip + blen + x[1])
+        elif isinstance(x, tuple) and x[0] == "ip16":   # a 16-bit branch's target (`ip16`): near IP modulo 2^16, or as drawn
+            blen = blen or branch_len(code)
+            target = (ip + blen + x[2]) & 0xFFFF if x[1] == "d" else x[2]
+            rel_disp = signed(target - ip - blen, 16)   # what the rel field holds (SDM Vol.2 JMP, operand size 16)
+            ops.append(target)
         else:
             ops.append(x)
     ops = tuple(ops)
@@ -509,23 +533,23 @@ def run_case(form, code, ip, raw_ops, stats, deco=None):
     if err is not None:
         with pytest.raises(err):
             data = form(*ops, **kw)
-            pytest.fail(f"{form.id}({text_ops}) gave {describe(data, ip)}, expected {err.__name__}")
+            pytest.fail(f"{form.id}({text_ops}) gave {describe(data, ip, opt)}, expected {err.__name__}")
         stats["errors"] += 1
         # x86gen.encode may choose another form that takes these operands; it must not misencode them.
         try:
             data2 = x86gen.encode(request_mnemonic(form), *sized(form, ops), ip=ip)
         except x86gen.EncodeError:
             return
-        assert why_err != "high8", f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip)}: ah..bh need no REX"
-        ins2 = decode_one(data2, ip)
+        assert why_err != "high8", f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip, opt)}: ah..bh need no REX"
+        ins2 = decode_one(data2, ip, opt)
         why = matches_request(ins2, semantics_mnemonic(code), lea_low_bits_request(form.mnemonic, ops))
-        assert why is None, f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip)}: {why}"
+        assert why is None, f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip, opt)}: {why}"
         return
 
     data = form(*ops, **kw)
     assert isinstance(data, bytes), f"{form.id} returned {type(data)}"
-    ins = decode_one(data, ip)
-    assert CODE_NAMES[ins.code] == form.id, f"{form.id}({text_ops}) = {describe(data, ip)}"
+    ins = decode_one(data, ip, opt)
+    assert CODE_NAMES[ins.code] == form.id, f"{form.id}({text_ops}) = {describe(data, ip, opt)}"
     check_operands(form, ins, ops, ip)
     again = reencode_canonical(ins, ip)
     assert again == data, f"{form.id}({text_ops}) = {data.hex(' ')}, iced re-encodes {intel(ins)!r} as {again.hex(' ')}"
@@ -535,23 +559,24 @@ def run_case(form, code, ip, raw_ops, stats, deco=None):
 
     sem = semantics(ins)
     data2 = x86gen.encode(request_mnemonic(form), *sized(form, ops), ip=ip)
-    ins2 = decode_one(data2, ip)
-    assert semantics(ins2) == sem, f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip)}; the form gives {describe(data, ip)}"
+    ins2 = decode_one(data2, ip, opt)
+    assert semantics(ins2) == sem, \
+        f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip, opt)}; the form gives {describe(data, ip, opt)}"
     # an EVEX form's operands that VEX can encode get VEX from encode (GNU as and llvm-mc do the same), even where
     # EVEX's disp8*N would be shorter (a disp8*N is no reason for EVEX: issue 11, "VEX or EVEX")
     vex_instead = form.encoding_kind == "evex" and is_vex(data2)
     assert len(data2) <= len(data) or vex_instead, \
-        f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip)} is longer than {describe(data, ip)}"
+        f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip, opt)} is longer than {describe(data, ip, opt)}"
 
     text = intel(ins)
     data3 = x86gen.assemble(text, ip=ip)
-    ins3 = decode_one(data3, ip)
-    assert semantics(ins3) == sem, f"assemble({text!r}) = {describe(data3, ip)}; the form gives {describe(data, ip)}"
+    ins3 = decode_one(data3, ip, opt)
+    assert semantics(ins3) == sem, f"assemble({text!r}) = {describe(data3, ip, opt)}; the form gives {describe(data, ip, opt)}"
     # iced writes XBEGIN_REL16 as `xbegin 0x…`, which is the rel32 form to x86gen as to GNU as (a 16-bit branch is
     # only chosen by data16): longer, the same operation
     text16 = form.opsize16 and form.is_branch and not text.startswith("data16")
     assert len(data3) <= len(data) or (vex_instead and is_vex(data3)) or text16, \
-        f"assemble({text!r}) = {describe(data3, ip)} is longer than {describe(data, ip)}"
+        f"assemble({text!r}) = {describe(data3, ip, opt)} is longer than {describe(data, ip, opt)}"
     stats["encoded"] += 1
 
 
@@ -629,7 +654,7 @@ def corner_cases(form):
     for o in form.operands:
         if o.loc == "fixed": default.append(R[o.reg])
         elif o.kind == "1": default.append(1)
-        elif o.kind.startswith("rel"): default.append(("rel", 0))
+        elif o.kind.startswith("rel"): default.append(("ip16", "d", 0) if ip16(form) else ("rel", 0))
         elif o.imm is not None: default.append(1)
         elif o.reg is not None:   # a gather's registers must differ (destination 0, mask 1, index 2)
             default.append(regs_of(form, o.reg)[sum(isinstance(x, x86gen.Reg) for x in default) if vsib else 0])
@@ -656,7 +681,9 @@ def corner_cases(form):
         elif o.kind.startswith("rel"):
             lim = 1 << (FORM_BRANCH_KINDS[I.OpCodeInfo(code).op_kind(i)] - 1)
             for d in (-lim, lim - 1, -lim - 1, lim, 127, 128, -128, -129):
-                put(i, ("rel", d))
+                put(i, ("ip16", "d", d) if ip16(form) else ("rel", d))
+            if ip16(form):   # the 16-bit IP's ends and beyond (out of reach)
+                for t in (0, 0xFFFF, 0x10000, -1, 0x80001000): put(i, ("ip16", "abs", t))
         elif o.imm is not None:
             for lo, hi in list(form.imm_ranges(i)) + form_imm_ranges(code, i):
                 for v in (lo - 1, lo, hi, hi + 1):

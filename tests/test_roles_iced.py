@@ -32,7 +32,7 @@ import random
 
 import iced_x86 as I
 import pytest
-from iced_oracle import decode_one
+from iced_oracle import decode_one, decoder_options
 from test_fuzz_iced import hint_nop_taken
 
 from x86gen import forms as F
@@ -168,7 +168,9 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
         elif o.kind == "1": ops.append(1)
         elif o.kind.startswith("rel"):
             lo, hi = form.imm_ranges(i)[0]
-            ops.append(rng.randint(lo, hi) + form.length)   # target, with the instruction at ip 0
+            target = rng.randint(lo, hi) + form.length   # target, with the instruction at ip 0
+            # (a 16-bit branch's target is a 16-bit IP, iced_oracle.decoder_options: the same displacement modulo 2^16)
+            ops.append(target & 0xFFFF if decoder_options(form) else target)
         elif o.imm is not None:
             if form.mnemonic in SHIFTS: ops.append(rng.randint(2, 7))
             # enterw's nesting level: 2..31 (mod 32) copies frame pointers from [rbp-2*i], the case its imp= describes
@@ -204,7 +206,7 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
 def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
     """What iced says differently about one instance (empty when it agrees)."""
     data = form(*ops)
-    ins = decode_one(data)   # (finit, 9B DB E3: the WAIT form, as iced's encoder writes it)
+    ins = decode_one(data, 0, decoder_options(form))   # (finit, 9B DB E3: the WAIT form, as iced's encoder writes it)
     where = f"{form.id} {', '.join(map(str, ops))} ({data.hex(' ')})"
     if ins.code != getattr(I.Code, form.id) or ins.len != len(data):
         return [f"{where}: iced decodes {ins} ({ins.len} bytes, Code {ins.code})"]

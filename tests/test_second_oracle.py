@@ -40,6 +40,7 @@ from iced_oracle import (
     FORM_BRANCH_KINDS,
     REPORT,
     code_of,
+    decoder_options,
     decorations,
     describe,
     evex_allows,
@@ -47,7 +48,7 @@ from iced_oracle import (
     intel,
     semantics,
 )
-from test_fuzz_iced import IMPLICIT_BASE, branch_len, corner_cases, decorate, expected_error
+from test_fuzz_iced import IMPLICIT_BASE, branch_len, corner_cases, decorate, expected_error, ip16
 
 import x86gen
 
@@ -183,7 +184,8 @@ def _drawn_instances(form, code: int, oc, n: int) -> list[tuple[tuple, int | Non
                 if k not in FORM_BRANCH_KINDS: raise Unbuildable(f"{o.kind} but iced says {k}")
                 lim = 1 << (FORM_BRANCH_KINDS[k] - 1)
                 rel = [lim - 1, -lim, 0x10, -2][j % 4]
-                ops.append(IP + branch_len(code) + rel)
+                target = IP + branch_len(code) + rel
+                ops.append(target & 0xFFFF if ip16(form) else target)   # a 16-bit IP: the same rel modulo 2^16
             elif o.imm is not None:
                 ops.append(pick_imm(form, code, i, j))
             elif o.kind.startswith("vm"):
@@ -288,25 +290,27 @@ def instance_text(form, ops: tuple, rel: int | None, label: str, length: int = 0
     # a form with a 32-bit implicit address (0x67): GNU as's `addr32 monitor`; jecxz and `umonitor eax` say it themselves
     # (GNU as refuses a second addr32 on them: "same type of prefix used twice")
     if form.addrsize32 and form.mnemonic not in ("jecxz", "umonitor"): text = "addr32 " + text
-    elif form.opsize16 and form.is_branch: text = "data16 " + text   # GNU as: data16 xbegin is the rel16 form
+    # GNU as: data16 xbegin is the rel16 form, data16 jmp/je/call the 16-bit branches (`GNU_SKIPS_DATA16`: not loop/jrcxz)
+    if form.opsize16 and form.is_branch: text = "data16 " + text
     return f"{label}: {text}" if rel is not None else text
 
 
 # --- judging what an assembler made of an instance -----------------------------------------------------
 
 
-def judge(data: bytes, outcome: gnu_oracle.Outcome, is_branch: bool) -> tuple[str, str]:
-    """``("refused", why)``, ``("identical", "")``, ``("equivalent", reason)`` or ``("mismatch", why)``."""
+def judge(data: bytes, outcome: gnu_oracle.Outcome, is_branch: bool, options: int = 0) -> tuple[str, str]:
+    """``("refused", why)``, ``("identical", "")``, ``("equivalent", reason)`` or ``("mismatch", why)`` (``options``:
+    iced's DecoderOptions for the form, `iced_oracle.decoder_options`: AMD for a 16-bit branch)."""
     if not outcome.ok: return "refused", "; ".join(outcome.errors)[:200] or "no bytes"
     if outcome.relocated: return "refused", "bytes carry a relocation"
     got = outcome.data
     if got == data: return "identical", ""
-    ins = I.Decoder(64, got, ip=IP).decode()
+    ins = I.Decoder(64, got, ip=IP, options=options).decode()
     if ins.code == I.Code.INVALID or ins.len != len(got):
         return "mismatch", f"assembler gave {got.hex(' ')}, not one instruction iced decodes"
-    mine = I.Decoder(64, data, ip=IP).decode()
+    mine = I.Decoder(64, data, ip=IP, options=options).decode()
     if semantics(ins) != semantics(mine):
-        return "mismatch", f"assembler gave {describe(got, IP)}, x86gen {describe(data, IP)}"
+        return "mismatch", f"assembler gave {describe(got, IP, options)}, x86gen {describe(data, IP, options)}"
     if len(got) < len(data): return "equivalent", ALLOWED_REASONS[0]
     if len(got) == len(data): return "equivalent", ALLOWED_REASONS[1]
     return "equivalent", ALLOWED_REASONS[2]
@@ -321,13 +325,18 @@ def assemble_batched(units: list[str], tool: str) -> list[gnu_oracle.Outcome]:
 
 # Texts llvm-mc 14 misencodes, whose llvm-mc answer counts as a refusal (GNU as's still counts): `data16 xbegin` is
 # 66 C7 F8 with a rel32 to it (7 bytes; the operand-size prefix ignored), GNU as writes 66 C7 F8 cw (SDM Vol.2 XBEGIN rel16)
-LLVM_MISENCODES = ("data16 xbegin",)
+# The 16-bit near branches too: llvm-mc 14 writes `data16 jmp L` as a 66 byte before the 64-bit jmp (EB/E9 rel32, a
+# 32-bit displacement after 0x66, which an AMD CPU reads as rel16 and two bytes of another instruction)
+LLVM_MISENCODES = ("data16 xbegin", "data16 j", "data16 call", "data16 loop", "data16 addr32 loop")
+# Texts GNU as 2.40 assembles without their data16 ("Warning: skipping prefixes on `loop'"): the 16-bit loop/loope/loopne/
+# jrcxz/jecxz (LOOP_REL8_16_RCX, JRCXZ_REL8_16 …), whose GNU answer counts as a refusal, so these forms have iced alone
+GNU_SKIPS_DATA16 = ("data16 loop", "data16 addr32 loop", "data16 jrcxz", "data16 jecxz")
 
 
 def judge_decorated(data: bytes, outcome: gnu_oracle.Outcome, is_branch: bool) -> tuple[str, str]:
     """`judge`, and an assembler's equivalent bytes must have the same AVX-512 decorations (mask, zeroing, broadcast,
     rounding: `iced_oracle.decorations`), which `iced_oracle.semantics` does not compare."""
-    verdict, detail = judge(data, outcome, is_branch)
+    verdict, detail = judge(data, outcome, is_branch)   # (EVEX forms: no 16-bit branches, default decoding)
     if verdict == "equivalent":
         got, mine = I.Decoder(64, outcome.data, ip=IP).decode(), I.Decoder(64, data, ip=IP).decode()
         if decorations(got) != decorations(mine):
@@ -346,7 +355,9 @@ def cross_check(units: list[tuple[bytes, str, bool]], judge=judge) -> list[tuple
         if have and units:
             outs = assemble_batched([u[1] for u in units], tool)
             verdicts[tool] = [("refused", "llvm-mc 14 misencodes it (LLVM_MISENCODES)")
-                              if tool == "llvm" and any(t in u[1] for t in LLVM_MISENCODES) else judge(u[0], oc, u[2])
+                              if tool == "llvm" and any(t in u[1] for t in LLVM_MISENCODES) else
+                              ("refused", "GNU as skips its data16 (GNU_SKIPS_DATA16)")
+                              if tool == "gnu" and any(t in u[1] for t in GNU_SKIPS_DATA16) else judge(u[0], oc, *u[2:])
                               for u, oc in zip(units, outs)]
     res = []
     for k in range(len(units)):
@@ -408,7 +419,7 @@ def run_second_oracle(forms, encode=None) -> dict[str, FormResult]:
     units = []
     for k, (_fr, inst) in enumerate(insts):
         inst.text = instance_text(inst.form, inst.ops, inst.rel, f".Lu{k}", len(inst.data))
-        units.append((inst.data, inst.text, inst.rel is not None))
+        units.append((inst.data, inst.text, inst.rel is not None, decoder_options(inst.form)))
     verdicts = cross_check(units)
     retry = []
     for k, ((fr, inst), (tool, verdict, detail)) in enumerate(zip(insts, verdicts)):

@@ -57,7 +57,9 @@ _GPR = {"R8": "r8", "R16": "r16", "R32": "r32", "R64": "r64", "XMM": "xmm", "YMM
 _SLOT = {"REG": "reg", "RM": "rm", "VVVV": "vvvv", "OPCODE": "opc", "IS4": "is4"}
 _IMM = {"IMM8": "imm8", "IMM16": "imm16", "IMM32": "imm32", "IMM64": "imm64", "IMM8SEX16": "simm8", "IMM8SEX32": "simm8",
         "IMM8SEX64": "simm8", "IMM32SEX64": "simm32", "IMM8_CONST_1": "1", "BR64_1": "rel8", "BR64_4": "rel32",
-        "XBEGIN_2": "rel16", "XBEGIN_4": "rel32"}   # xbegin's fallback offset: not truncated with o16 (SDM Vol.2 XBEGIN)
+        "XBEGIN_2": "rel16", "XBEGIN_4": "rel32",   # xbegin's fallback offset: not truncated with o16 (SDM Vol.2 XBEGIN)
+        # the 16-bit near branches (o16 jmp/jcc/call/loop/jrcxz): the target is a 16-bit IP (SDM Vol.2 JMP, operand size 16)
+        "BR16_1": "rel8", "BR16_2": "rel16"}
 # implicit memory operands: ds:[rsi] (segment overridable), es:[rdi] (fixed), ds:[rdi] (maskmovdqu), ds:[rbx+al] (xlat)
 _IMPLICIT_MEM = {"SEG_RSI": "rsi", "ES_RDI": "esrdi", "SEG_RDI": "rdi", "SEG_RBX_AL": "rbxal"}
 _FIXED = {"AL": "al", "CL": "cl", "AX": "ax", "DX": "dx", "EAX": "eax", "RAX": "rax", "ST0": "st0"}
@@ -76,7 +78,7 @@ KIND_REASONS = {
     "CS": "segment register", "SS": "segment register", "DS": "segment register", "CR_REG": "control register",
     "DR_REG": "debug register", "TR_REG": "test register", "BND": "MPX bound register", "MEM_MPX": "MPX memory operand",
     "MEM_MIB": "MPX memory operand", "R64_OR_MEM_MPX": "MPX memory operand", "MEM_OFFS": "moffs (absolute address) operand",
-    "BR16": "16-bit branch (not encodable in 64-bit mode without 0x66)", "BR32": "32-bit branch",
+    "BR32": "32-bit branch",
     "BRDISP": "branch displacement", "FARBR": "far pointer",
 }
 

@@ -53,6 +53,12 @@ def _range_error(fid, args, i, value):
                                f" (accepted: {', '.join(f'{lo:#x}..{hi:#x}' for lo, hi in ranges)})")
 
 
+def _ip16_error(fid, args, i):
+    return ImmediateRangeError(f"{fid} ({syntax(row_of(fid))}): operand {i + 1} target {fmt_int(args[i])} is out of reach of a"
+                               " 16-bit branch, whose new IP is (next IP + rel) AND 0xffff (SDM Vol.2 JMP/Jcc, operand size 16):"
+                               " targets 0x0..0xffff only")
+
+
 def _label_error(fid, args):
     return LabelContextError(f"{fid} ({syntax(row_of(fid))}) {fmt_operands(args)}: a label's memory operand needs an Assembler or a"
                              " program (Assembler.emit, x86gen.assemble with the label defined), which knows where the label is")
@@ -121,7 +127,8 @@ def _distinct_error(fid, args, why):
 
 # the helpers by the names encoder code uses
 HELPERS = {**_BYTES_PACKERS, "_BYTE": _BYTE, "_le16": _le16, "_le32": _le32, "_le64": _le64, "_operand_error": _operand_error,
-           "_range_error": _range_error, "_label_error": _label_error, "_moffs_error": _moffs_error, "_high8_error": _high8_error,
+           "_range_error": _range_error, "_ip16_error": _ip16_error, "_label_error": _label_error, "_moffs_error": _moffs_error,
+           "_high8_error": _high8_error,
            "_distinct_error": _distinct_error, "_load_cs_error": _load_cs_error,
            "_implicit_error": _implicit_error,
            "_nop_alias_error": _nop_alias_error, "_taken_error": _taken_error}

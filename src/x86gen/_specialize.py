@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from . import registers as R
 from ._runtime import HELPERS
-from ._table import IMPLICIT_MEM, MAP_BYTES, imm_ranges, static_length
+from ._table import IMPLICIT_MEM, MAP_BYTES, imm_ranges, ip16_branch, static_length
 from .memory import Mem, VsibMem
 
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg",
@@ -191,7 +191,17 @@ class _Operands:
         a, fid, body = self.args[i], self.fid, self.checks
         rng = imm_ranges(o.imm, self.row.operand_size, o.sext, o.kind.startswith("rel"))
         if not self.known(i): body.append(f"if {a}.__class__ is not int: {self.bad(i)}")
-        if o.kind.startswith("rel"):
+        if o.kind.startswith("rel") and ip16_branch(self.row):
+            # a 16-bit near branch (o16): the target is an IP of 16 bits, reached as (next IP + rel) AND 0FFFFH (SDM Vol.2
+            # JMP/Jcc, operand size 16; `ip16_branch`), so its displacement is counted modulo 2^16
+            reach, d = f"0 <= {a} <= 0xFFFF", f"((({a} - ip - LEN + 0x8000) & 0xFFFF) - 0x8000)"
+            if not range_checked: body.append(f"if not ({reach}): raise _ip16_error({fid!r}, {self.allargs}, {i})")
+            body.append(f"d = {d}")
+            if not range_checked and o.imm == 8:
+                body.append(f"if not ({_cond('d', rng)}): raise _range_error({fid!r}, {self.allargs}, {i}, d)")
+            self.fits.append(f"{is_int}({reach}) and ({_cond(d, rng)})" if o.imm == 8 else f"{is_int}({reach})")
+            p, t = _imm_bytes("d", o.imm)
+        elif o.kind.startswith("rel"):
             body.append(f"d = {a} - ip - LEN")
             if not range_checked: body.append(f"if not ({_cond('d', rng)}): raise _range_error({fid!r}, {self.allargs}, {i}, d)")
             self.fits.append(f"{is_int}({_cond(f'({a} - ip - LEN)', rng)})")

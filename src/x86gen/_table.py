@@ -158,12 +158,24 @@ def operand_display(o: OperandRow) -> str:
     return o.kind
 
 
+# mnemonics that say their 32-bit implicit address themselves (jecxz: jrcxz with 0x67; umonitor r32), with no addr32 word
+A32_SPELLED = frozenset(("jecxz", "umonitor"))
+
+
+def ip16_branch(row: FormRow) -> bool:
+    """A near branch with o16 (JMP_REL16, JE_REL8_16, LOOP_REL8_16_RCX): its new instruction pointer is 16 bits,
+    IP = (next IP + rel) AND 0FFFFH (SDM Vol.2 JMP/Jcc/CALL/LOOP, operand size 16). In 64-bit mode Intel CPUs ignore the
+    0x66 (SDM Vol.2 JMP: "In 64-bit mode the operand size is fixed at 64 bits"), AMD ones honour it (AMD APM Vol.3 JMP/Jcc),
+    as iced-x86 decodes it with DecoderOptions.AMD. xbegin's rel16 is not truncated (SDM Vol.2 XBEGIN: a fallback offset)."""
+    return row.opsize16 and row.mnemonic != "xbegin" and any(o.kind.startswith("rel") for o in row.operands)
+
+
 def syntax(row: FormRow) -> str:
     """Intel-style signature, e.g. ``add r/m32, r32``; with the prefix word that chooses a form with a 32-bit implicit
     address or a 16-bit branch (``addr32 monitor``, ``data16 xbegin rel16``; `x86gen.prefixes`), except where the
     mnemonic or operands say it (jecxz, umonitor r32)."""
-    word = ("addr32 " if row.addrsize32 and row.mnemonic not in ("jecxz", "umonitor") else
-            "data16 " if row.opsize16 and any(o.kind.startswith("rel") for o in row.operands) else "")
+    word = ("data16 " if ip16_branch(row) or row.id == "XBEGIN_REL16" else "") + (
+        "addr32 " if row.addrsize32 and row.mnemonic not in A32_SPELLED else "")
     return (word + row.mnemonic + " " + ", ".join(operand_display(o) for o in row.operands)).strip()
 
 

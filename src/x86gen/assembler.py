@@ -51,6 +51,7 @@ import struct
 
 from ._evex_text import Decorations, decorated_form, has_decorations, listed_decorated, parse_decorated, split_decorations
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
+from ._table import A32_SPELLED
 from .encoder import (
     EVEX_PREFIX,
     MNEMONIC_ALIASES,
@@ -229,6 +230,20 @@ def _branch_info(mn: str) -> tuple:
         forms = [f for f in forms if not (f.addrsize32 or f.opsize16)] or forms
         hit = tuple((f, f.length, *f.imm_ranges(0)[0]) for f in forms)
         _BRANCH_INFO[mn] = hit
+    return hit
+
+
+def _branch16_info(mn: str, words: list[str]) -> tuple:
+    """`_branch_info` for ``data16 jmp`` / ``data16 addr32 loop`` (``words``: the prefix words, data16 among them): the
+    16-bit branches (o16: JMP_REL8_16, JMP_REL16), whose target is a 16-bit IP (SDM Vol.2 JMP, operand size 16). Their
+    reach is relaxed as a plain displacement; the encoder counts it modulo 2^16 and refuses a label above 0xffff."""
+    key = (mn, *words)
+    hit = _BRANCH_INFO.get(key)
+    if hit is None:
+        a32 = "addr32" in words and canonical(mn) not in A32_SPELLED   # (jecxz says its 32-bit address itself)
+        forms, _ = candidates(mn, ("l",), (Label("x"),), "data16 addr32" if a32 else "data16")
+        hit = tuple((f, f.length, *f.imm_ranges(0)[0]) for f in forms)
+        _BRANCH_INFO[key] = hit
     return hit
 
 
@@ -540,6 +555,10 @@ class Assembler(AsmMethods):
         """An instruction with prefix words (``lock add``) or a segment override (`SegMem`): `encode_prefixed`'s bytes.
         A branch to a label or address with a prefix (``bnd jmp .L1``) is not supported (it would need relaxation)."""
         base = mn.rsplit(" ", 1)[-1]
+        words = mn.split()[:-1]
+        if canonical(base) in BRANCH_MNEMONICS and len(ops) == 1 and ops[0].__class__ in (str, Label) \
+                and "data16" in words and set(words) <= {"data16", "addr32"}:   # `data16 jmp .L1`: a 16-bit branch
+            return self._branch(mn, ops, choices=_branch16_info(canonical(base), words))
         if canonical(base) in BRANCH_MNEMONICS and len(ops) == 1 and ops[0].__class__ in (int, str, Label):
             raise PrefixError(f"{mn} {fmt_value(ops[0])}: a prefix on a branch to a label or address is not supported by the"
                               " Assembler (yet); x86gen.encode takes it with an address and ip=")
@@ -572,7 +591,8 @@ class Assembler(AsmMethods):
         self._lst += (mn, b, *ops, *_PAD[len(ops)])
         self._layout = None
 
-    def _branch(self, mn: str, ops: tuple, rel32: bool = False) -> None:
+    def _branch(self, mn: str, ops: tuple, rel32: bool = False, choices: tuple | None = None) -> None:
+        """A branch to a label, name or address, relaxed (`_grow_branches`) among ``choices`` (default `_branch_info`)."""
         if len(ops) != 1: raise OperandError(f"{mn} takes one operand (a label or an address), got {len(ops)}")
         target = ops[0]
         cls = target.__class__
@@ -581,7 +601,8 @@ class Assembler(AsmMethods):
             if target.owner is not self: raise OperandError(f"{mn}: label {target.name!r} belongs to another Assembler")
         elif cls is not int: raise OperandError(f"{mn}: the target must be a label or an address, not {target!r}")
         if target.__class__ is Label and target.line == 0: target.line = self.line
-        self._var(_Branch(mn, target, _branch_info(mn)[-1:] if rel32 else _branch_info(mn), self.line))
+        if choices is None: choices = _branch_info(mn)[-1:] if rel32 else _branch_info(mn)
+        self._var(_Branch(mn, target, choices, self.line))
 
     def _var(self, v) -> None:
         """End the current chunk with a branch or an alignment (sized by `_relax`)."""
@@ -762,7 +783,7 @@ class Assembler(AsmMethods):
                     t = v.target
                     dest = t if t.__class__ is int else starts[t.chunk] + t.offset
                     try: out += form.encode(dest, ip=vstart[i])
-                    except EncodeError as ex: raise self._err(v.line, f"{v.mnemonic} {t}: {ex}") from None
+                    except EncodeError as ex: raise self._err(v.line, f"{v.mnemonic} {t}: {ex}", type(ex)) from None
                 elif vsize[i]:
                     out += nop_fill(vsize[i]) if v.fill is None else bytes((v.fill & 0xFF,)) * vsize[i]
         for ci, pos, doff, length, lab, addend, line in self._rip:
@@ -1285,7 +1306,7 @@ class _Parser:
         else: ops = tuple(self.operand(t, branch) for t in _split_args(rest)) if rest else ()
         if branch and len(ops) == 1 and self.target is not None:   # `jne .L3`, `jmp 1f`
             self.a.emit(f"{words} {mn}" if words else mn, *ops)
-            return self.target
+            return None if words else self.target   # (`data16 jmp 1f`: parsed again each time, not cached by `low`)
         mn, ops = shorthand(mn, ops)
         if mn not in MNEMONICS:    # vcmpltps x, y, z = vcmpps x, y, z, 1; pclmulhqlqdq (objdump, iced)
             alt = pseudo_op(mn, ops)

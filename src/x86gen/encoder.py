@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 
+from ._table import A32_SPELLED, ip16_branch
 from .errors import EncodeError, LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
@@ -221,9 +222,12 @@ def _far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
 
 
 def _sized_kind(f: Form) -> str:
-    """"addr32" for a form with a 32-bit implicit address (MONITORD), "data16" for a 16-bit branch (o16: XBEGIN_REL16),
-    else "": the forms that only their prefix word (or their own spelling) asks for."""
-    return "addr32" if f.addrsize32 else "data16" if f.opsize16 and f.is_branch else ""
+    """"addr32" for a form with a 32-bit implicit address (MONITORD), "data16" for a 16-bit branch (o16: XBEGIN_REL16,
+    JMP_REL16), "data16 addr32" for both (LOOP_REL8_16_ECX), else "": the forms that only their prefix words (or their
+    own spelling) ask for. jecxz and umonitor r32 say their 32-bit address themselves (`A32_SPELLED`)."""
+    a32 = f.addrsize32 and f.mnemonic not in A32_SPELLED
+    o16 = f.opsize16 and f.is_branch
+    return "data16 addr32" if o16 and a32 else "addr32" if a32 else "data16" if o16 else ""
 
 
 def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[tuple[Form, ...], bool]:
@@ -285,7 +289,8 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
     if not ok and sized:
         from .errors import PrefixError
         what = ("with a 32-bit implicit address takes these operands (a memory operand gets its 0x67 from 32-bit registers:"
-                " [eax])") if sized == "addr32" else "is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/xbegin)"
+                " [eax])") if sized == "addr32" else ("is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/loop/jrcxz/"
+                                                    "xbegin)" + (" with a 32-bit implicit address" if "addr32" in sized else ""))
         raise PrefixError(f"{sized} {mnemonic} {fmt_operands(ops)}: no form of {mnemonic} {what}")
     if not ok:
         raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
@@ -527,8 +532,11 @@ def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
 def range_error(mnemonic, ops, forms) -> OperandError:
     from .errors import ImmediateRangeError
     got = fmt_operands(ops)
+    why = ""
+    if forms and all(ip16_branch(f.row) for f in forms) and any(x.__class__ is int and not 0 <= x <= 0xFFFF for x in ops):
+        why = " (a 16-bit branch's target is a 16-bit IP, 0x0..0xffff: IP = (next IP + rel) AND 0xffff, SDM Vol.2 JMP/Jcc)"
     return ImmediateRangeError(f"{mnemonic} {got}: an immediate or branch target does not fit any form: "
-                               + "; ".join(f"{f.syntax} ({f.id})" for f in forms))
+                               + "; ".join(f"{f.syntax} ({f.id})" for f in forms) + why)
 
 
 def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
@@ -715,7 +723,9 @@ def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, For
     if a32: plain = tuple(x.plain if x.__class__ is A32Mem else x for x in plain)   # [ecx]: the 64-bit operand's bytes after 0x67
     # addr32 / data16: the forms with a 32-bit implicit address / the 16-bit branches (with a 32-bit memory operand,
     # addr32 is its 0x67, nothing more, as GNU as)
-    sized = P.DATA16 if P.DATA16 in words else P.ADDR32 if P.ADDR32 in words and not a32 else ""
+    # (both: `data16 addr32 loop`, LOOP_REL8_16_ECX; `addr32 jecxz` is jecxz, which says its 32-bit address itself)
+    sized = " ".join(w for w, on in ((P.DATA16, P.DATA16 in words),
+                                    (P.ADDR32, P.ADDR32 in words and not a32 and canonical(mn) not in A32_SPELLED)) if on)
     legacy = [w for w in words if w not in P.SEGMENTS and w not in (P.ADDR32, P.DATA16)]
     if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
         raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")

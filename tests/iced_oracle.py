@@ -142,6 +142,8 @@ ICED_UNSUFFIXED_16 = {I.Code.IRETW: "iretw", I.Code.PUSHFW: "pushfw", I.Code.POP
 def intel(ins: I.Instruction) -> str:
     """Intel-syntax text of ``ins`` (see `make_formatter`; `ICED_UNSUFFIXED_16`)."""
     gnu = ICED_UNSUFFIXED_16.get(ins.code)
+    if ins.code == I.Code.XBEGIN_REL16:   # iced writes no data16 (`xbegin 0x…`, the rel32 form's text): GNU as's spelling
+        return "data16 " + FORMATTER.format(ins)
     return FORMATTER.format(ins) if gnu is None else gnu
 
 

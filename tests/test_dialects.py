@@ -70,6 +70,8 @@ OBJDUMP_SPELLINGS: dict[str, str] = {
 _JCC = ("JO", "JNO", "JB", "JAE", "JE", "JNE", "JBE", "JA", "JS", "JNS", "JP", "JNP", "JL", "JGE", "JLE", "JG")
 _ALIAS_FENCE = "an alias ModRM byte of the fence (SDM Vol.2 LFENCE/MFENCE/SFENCE: 0F AE F0-F7 / F8-FF); objdump prints (bad)"
 OBJDUMP_GAPS: dict[str, str] = {
+    "XBEGIN_REL16": "objdump 2.40 prints `xbeginw` with the fallback address cut to 16 bits; the CPU does not cut it"
+                    " (SDM Vol.2 XBEGIN: the rel16 is added to the 64-bit RIP), so the text names another address",
     **{f"MFENCE_F{i}": _ALIAS_FENCE for i in range(1, 8)},
     **{f"SFENCE_F{c}": _ALIAS_FENCE for c in "9ABCDEF"},
     **{f: "objdump prints a non-RIP-relative PREFETCHIT0/1 as the NOP it is (SDM Vol.2 PREFETCHITx: NOP unless RIP-relative)"

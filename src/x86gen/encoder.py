@@ -182,10 +182,14 @@ def _string_segments(mn: str, ops: tuple, words: list[str], written: str) -> tup
     from ._table import IMPLICIT_MEM
     from .errors import PrefixError
     plain = tuple(x.plain if x.__class__ is SegMem else x for x in ops)
-    form = select(mn, *plain)
+    a32 = A32Mem in map(type, plain)
+    form = select(mn, *(x.plain if x.__class__ is A32Mem else x for x in plain)) if a32 else select(mn, *plain)
     if not any(o.loc in IMPLICIT_MEM for o in form.operands):   # movsd/cmpsd xmm, xmm/m64: the SSE2 forms of the name
         seg, plain = _segment(written, ops, words)
         return plain, seg
+    if a32:   # (0x67 with a string instruction addresses [esi]/[edi]: iced's *_M8_M8 forms with 32-bit registers)
+        raise OperandError(f"{written} {fmt_operands(ops)}: x86gen encodes string instructions with 64-bit addresses only"
+                           f" ([rsi]/[rdi]; {form.id} ({form.syntax}) with [esi]/[edi] and 0x67 is not supported)")
     seg = None
     for i, x in enumerate(ops):
         s = x.seg if x.__class__ is SegMem else None

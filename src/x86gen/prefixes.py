@@ -133,6 +133,11 @@ def layout(words: list[str], form, body: bytes, segment: str | None, a32: bool =
     notrack's 3E), F0, the form's 66 (o16), 67 (``a32``: a 32-bit address, `x86gen.memory.A32Mem`, or the form's own
     0x67: `Form.addrsize32`, `addr32 rep xstore` is 67 F3 0F A7 C0 as iced-x86 and GNU as write it), F2/F3, then the
     rest of ``body`` (a mandatory prefix, REX, VEX/EVEX, opcode)."""
+    # the WAIT forms (finit, fsave: 9B, then the no-wait instruction) take the prefixes after the 9B, on the instruction
+    # they belong to (iced-x86 encodes fsave fs:[rax] as 9B 64 DD 30, fsave [esp] o16 as 9B 66 67 DD 34 24; before 9B
+    # they would prefix WAIT)
+    wait = b""
+    if form.fwait and body[:1] == b"\x9b": wait, body = body[:1], body[1:]
     head = bytearray()
     if segment is not None: head.append(SEGMENTS[segment])
     elif "notrack" in words: head.append(0x3E)
@@ -143,10 +148,7 @@ def layout(words: list[str], form, body: bytes, segment: str | None, a32: bool =
     elif rep and form.addrsize32 and body[:1] == b"\x67": head.append(0x67); body = body[1:]   # (the spec's `a32`)
     head += bytes(rep)
     if "{vex3}" in words: body = vex3(body, form)
-    # the WAIT forms (finit, fsave: 9B, then the no-wait instruction) take the prefixes after the 9B, on the instruction
-    # they belong to (iced-x86 encodes fsave fs:[rax] as 9B 64 DD 30; before 9B they would prefix WAIT)
-    if form.fwait and head: return body[:1] + bytes(head) + body[1:]
-    return bytes(head) + body
+    return wait + bytes(head) + body
 
 
 def vex3(body: bytes, form) -> bytes:

@@ -64,6 +64,7 @@ from iced_oracle import (
 )
 
 import x86gen
+from x86gen.prefixes import REG_ADDRESS
 
 R = x86gen.REGISTERS
 GPR64 = [r for r in R.values() if r.kind == "r64"]
@@ -308,6 +309,8 @@ def expected_error(form, code, ops, rel_disp):
     raise, why: "one" / "range" / "high8")."""
     if any(isinstance(x, x86gen.Reg) and x.high for x in ops) and needs_rex(form, code, ops):
         return x86gen.OperandError, "high8"   # (whatever else is wrong: OperandError is the base class)
+    if form.mnemonic in REG_ADDRESS and any(isinstance(x, x86gen.A32Mem) for x in ops):
+        return x86gen.OperandError, "a32"   # 0x67 makes the ModRM.reg address 32-bit too: the R32 form (SDM Vol.2 MOVDIR64B)
     tiles = [x.num for o, x in zip(form.operands, ops) if o.reg == "tmm" and isinstance(x, x86gen.Reg) and x.kind == "tmm"]
     if len(set(tiles)) != len(tiles): return x86gen.DistinctRegistersError, "distinct"   # AMX: #UD (SDM Vol.2 TDPBSSD)
     for o, x in zip(form.operands, ops):

@@ -420,3 +420,12 @@ def decorations(ins: I.Instruction) -> tuple:
     if rc is None and ins.suppress_all_exceptions: rc = SAE
     mask = 0 if ins.op_mask == I.Register.NONE else ins.op_mask - I.Register.K0
     return mask, ins.zeroing_masking, ins.is_broadcast, rc
+
+
+def request_mnemonic(form) -> str:
+    """The mnemonic that asks `x86gen.encode` for this form's operation: ``addr32 monitor`` for a form whose implicit
+    address is 32-bit (MONITORD; ``monitor`` alone is MONITORQ, another operation); ``data16 xbegin`` for a 16-bit branch
+    (x86gen, like GNU as, never chooses one unasked)."""
+    words = ["data16"] if form.opsize16 and form.is_branch else []   # data16 xbegin: XBEGIN_REL16; data16 jmp: JMP_REL16
+    if form.addrsize32: words.append("addr32")   # data16 addr32 loop: LOOP_REL8_16_ECX
+    return " ".join([*words, form.mnemonic])

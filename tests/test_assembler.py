@@ -353,3 +353,18 @@ def test_rcx_operands_and_misc():
     a.mov(rcx, rax); a.shl(eax, x86gen.cl); a.imul(eax, ecx, 10); a.push(rax); a.pop(rcx); a.ret(8)
     assert a.assemble() == x86gen.assemble("mov rcx, rax\nshl eax, cl\nimul eax, ecx, 10\npush rax\npop rcx\nret 8")
     assert xmm1 is x86gen.xmm1
+
+
+def test_five_operand_instruction_in_a_program():
+    """vpermil2ps takes five operands (four registers and the is5 selector): its Assembler record has room for all of
+    them (assembler._RL), through the generated method, `emit` and text, and the listing shows all five."""
+    R = x86gen.REGISTERS
+    ops = (R["xmm1"], R["xmm2"], R["xmm3"], R["xmm4"], 2)
+    a = x86gen.Assembler()
+    a.vpermil2ps(*ops)
+    a.emit("vpermil2ps", *ops)
+    a.nop()
+    want = "c4e36948cb42" * 2 + "90"   # llvm-mc 14: vpermil2ps xmm1, xmm2, xmm3, xmm4, 2
+    assert a.assemble().hex() == want
+    assert [line.split(None, 7)[-1] for line in a.listing().splitlines()[:2]] == ["vpermil2ps xmm1, xmm2, xmm3, xmm4, 0x2"] * 2
+    assert x86gen.assemble("vpermil2ps xmm1, xmm2, xmm3, xmm4, 2\nnop").hex() == want[12:]

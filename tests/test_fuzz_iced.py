@@ -58,6 +58,7 @@ from iced_oracle import (
     needs_rex_w,
     reencode_canonical,
     reg_name,
+    request_mnemonic,
     semantics,
     signed,
     to_x86gen,
@@ -420,15 +421,6 @@ def _matches_request(ins, mnemonic_iced, ops) -> str | None:
         else:
             return f"operand {i + 1}: {s}"
     return None
-
-
-def request_mnemonic(form) -> str:
-    """The mnemonic that asks `x86gen.encode` for this form's operation: ``addr32 monitor`` for a form whose implicit
-    address is 32-bit (MONITORD; ``monitor`` alone is MONITORQ, another operation); ``data16 xbegin`` for a 16-bit branch
-    (x86gen, like GNU as, never chooses one unasked)."""
-    words = ["data16"] if form.opsize16 and form.is_branch else []   # data16 xbegin: XBEGIN_REL16; data16 jmp: JMP_REL16
-    if form.addrsize32: words.append("addr32")   # data16 addr32 loop: LOOP_REL8_16_ECX
-    return " ".join([*words, form.mnemonic])
 
 
 def sized(form, ops):

@@ -669,6 +669,22 @@ def test_far_returns_and_16_bit_stack_forms_as_gnu_as(src, expect, tmp_path):
 
 
 @pytest.mark.parametrize("src, expect", [
+    ("lldt ax", "0f00d0"), ("data16 lldt ax", "660f00d0"), ("data16 ltr word ptr [rax]", "660f0018"),   # GNU as 2.40
+    ("ltr word ptr [rax]", "0f0018"), ("data16 lmsw ax", "660f01f0"), ("data16 verr word ptr [rbx]", "660f0023"),
+    ("data16 verw bx", "660f00eb"),                                                                         # GNU as 2.40
+])
+def test_selector_reads_with_data16_as_gnu_as(src, expect, tmp_path):
+    """lldt/ltr/lmsw/verr/verw take 16 bits whatever the operand size: plain they are 0F 00 /r, and data16 (objdump's text
+    of 66 0F 00 /r) asks for the o16 form."""
+    check(src, expect, tmp_path)
+
+
+def test_data16_on_a_selector_read_needs_a_16_bit_operand():
+    with pytest.raises(x86gen.PrefixError, match="data16 lldt eax.*16-bit operand"):
+        x86gen.assemble("data16 lldt eax")
+
+
+@pytest.mark.parametrize("src, expect", [
     ("aesdec128kl xmm0, [rax]", "f30f38dd00"),                      # GNU as 2.40
     ("aesenc128kl xmm9, [r12+rax*2+8]", "f3450f38dc4c4408"),        # GNU as 2.40
 ])

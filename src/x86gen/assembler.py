@@ -198,12 +198,12 @@ _BRANCH_INFO: dict[str, tuple] = {}
 # What an Assembler holds (`Assembler._lst`) is one flat list of records of _RL items each, in program order.
 # Flat, so that appending an instruction keeps no new object (nothing for the garbage collector to scan);
 # with the bytes always second, so that a chunk's bytes are one ``b"".join(lst[start + 1:end:_RL])``:
-#   instruction:  mnemonic, bytes, operands 1-4 (None where there are fewer)
-#   label:        _REC_LABEL, b"", label, None, None, None
-#   branch/align: _REC_VAR, b"", index in _vars, None, None, None   (ends a chunk; its bytes come from relaxation)
-#   data:         _REC_DATA, bytes, size, values, None, None
-_RL = 6
-_PAD = ((None,) * 4, (None,) * 3, (None,) * 2, (None,), ())   # the Nones after n operands
+#   instruction:  mnemonic, bytes, operands 1-5 (None where there are fewer; vpermil2ps has 5)
+#   label:        _REC_LABEL, b"", label, None…
+#   branch/align: _REC_VAR, b"", index in _vars, None…   (ends a chunk; its bytes come from relaxation)
+#   data:         _REC_DATA, bytes, size, values, None…
+_RL = 7
+_PAD = tuple((None,) * (_RL - 2 - n) for n in range(_RL - 1))   # the Nones after n operands
 _REC_LABEL, _REC_VAR, _REC_DATA = -1, -2, -3
 _PACK = {1: struct.Struct("<B"), 2: struct.Struct("<H"), 4: struct.Struct("<I"), 8: struct.Struct("<Q")}
 _SPACK = {1: struct.Struct("<b"), 2: struct.Struct("<h"), 4: struct.Struct("<i"), 8: struct.Struct("<q")}
@@ -464,7 +464,7 @@ class Assembler(AsmMethods):
         if label.owner is not self: raise LabelError(f"label {clip(label.name, 80)} belongs to another Assembler")
         if label.chunk >= 0: raise LabelError(f"label {clip(label.name, 80)} is bound twice")
         label.chunk, label.pos = len(self._vars), len(self._lst)
-        self._lst += (_REC_LABEL, b"", label, None, None, None)
+        self._lst += (_REC_LABEL, b"", label, *_PAD[1])
         self._layout = None
         return label
 
@@ -607,7 +607,7 @@ class Assembler(AsmMethods):
     def _var(self, v) -> None:
         """End the current chunk with a branch or an alignment (sized by `_relax`)."""
         self._vpos.append(len(self._lst))
-        self._lst += (_REC_VAR, b"", len(self._vars), None, None, None)
+        self._lst += (_REC_VAR, b"", len(self._vars), *_PAD[1])
         self._vars.append(v)
         self._layout = None
 
@@ -698,7 +698,7 @@ class Assembler(AsmMethods):
         if len(code) > MAX_OUTPUT:
             raise SizeLimitError(f"{_DATA_NAMES[size]}: {len(code):#x} bytes of data, more than the limit {MAX_OUTPUT:#x}")
         self._abs += fixups
-        self._lst += (_REC_DATA, bytes(code), size, values, None, None)
+        self._lst += (_REC_DATA, bytes(code), size, values, *_PAD[2])
         self._layout = None
 
     def zero(self, n: int, fill: int = 0) -> None:

@@ -225,6 +225,12 @@ def _far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
         " load the address into a register")
 
 
+# Instructions that read a 16-bit selector or word whatever the operand size (SDM Vol.2 LLDT, LTR, LMSW: "The
+# operand-size attribute has no effect on this instruction"; VERR/VERW, LKGS: a 16-bit selector). Their o16 forms
+# (66 0F 00 /2) are what `data16` asks for, as in GNU as (`data16 lldt ax`, `data16 ltr word ptr [rax]`).
+SELECTOR_READ = ("lldt", "ltr", "verr", "verw", "lmsw", "lkgs")
+
+
 def _sized_kind(f: Form) -> str:
     """"addr32" for a form with a 32-bit implicit address (MONITORD), "data16" for a 16-bit branch (o16: XBEGIN_REL16,
     JMP_REL16), "data16 addr32" for both (LOOP_REL8_16_ECX), else "": the forms that only their prefix words (or their
@@ -277,7 +283,8 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
             raise EvexOnlyRegisterError(f"{mnemonic} {fmt_operands(ops)}: {high} only EVEX encodes (registers 16-31, SDM Vol.2"
                                         f" 2.7.1), and x86gen has no EVEX form of {mnemonic} that takes these operands")
         ok = evex
-    if sized: ok = [f for f in ok if _sized_kind(f) == sized]
+    if sized == "data16" and name in SELECTOR_READ: ok = [f for f in ok if f.opsize16]   # data16 lldt: 66 0F 00 /2
+    elif sized: ok = [f for f in ok if _sized_kind(f) == sized]
     elif ok:
         plain = [f for f in ok if not _sized_kind(f)]
         if not plain:
@@ -293,7 +300,8 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
     if not ok and sized:
         from .errors import PrefixError
         what = ("with a 32-bit implicit address takes these operands (a memory operand gets its 0x67 from 32-bit registers:"
-                " [eax])") if sized == "addr32" else ("is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/loop/jrcxz/"
+                " [eax])") if sized == "addr32" else "with a 16-bit operand (the o16 form, 66 0F 00 /r) takes these operands" \
+            if name in SELECTOR_READ else ("is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/loop/jrcxz/"
                                                     "xbegin)" + (" with a 32-bit implicit address" if "addr32" in sized else ""))
         raise PrefixError(f"{sized} {mnemonic} {fmt_operands(ops)}: no form of {mnemonic} {what}")
     if not ok:

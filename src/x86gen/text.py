@@ -26,7 +26,7 @@ from ._evex_text import (
     parse_decorated,
     split_decorations,
 )
-from .encoder import EVEX_PREFIX, VEX_PREFIX, canonical
+from .encoder import EVEX_PREFIX, SELECTOR_READ, VEX_PREFIX, canonical
 from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, OperandError, UnsupportedRegisterError
 from .evex import Masked
@@ -423,11 +423,10 @@ def _gpr64_as_32(mn: str, ops: tuple) -> tuple[str, tuple]:
     return mn, ops
 
 
-# Instructions that read a 16-bit selector or word whatever the operand size (SDM Vol.2 LLDT, LTR, LMSW: "The
-# operand-size attribute has no effect on this instruction"; VERR/VERW, LKGS: a 16-bit selector): GNU as and llvm-mc
-# take only a 16-bit register (`lldt ax`) and encode it without 0x66 (0F 00 /2, the r32/m16 form); iced-x86 prints `ax`
-# for all three forms.
-_SELECTOR_READ = ("lldt", "ltr", "verr", "verw", "lmsw", "lkgs")
+# Instructions that read a 16-bit selector or word whatever the operand size (`encoder.SELECTOR_READ`): GNU as and
+# llvm-mc take only a 16-bit register (`lldt ax`) and encode it without 0x66 (0F 00 /2, the r32/m16 form); iced-x86
+# prints `ax` for all three forms; `data16 lldt ax` (objdump's text of the o16 form) is 66 0F 00 /2.
+_SELECTOR_READ = SELECTOR_READ
 
 
 def _selector_r16(mn: str, ops: tuple) -> tuple[str, tuple]:
@@ -682,6 +681,8 @@ def parse_line(line: str) -> tuple[str, tuple]:
     if "{" in line or "bcst" in line: return _decorated_line(mn, ops)   # AVX-512 decorations (x86gen._evex_text)
     if " " in mn:   # prefix words: the shorthands of the instruction they stand before
         words, _, base = mn.rpartition(" ")
+        if base in _SELECTOR_READ and words == "data16":   # objdump's `data16 lldt ax`: the o16 form, 66 0F 00 /2
+            return mn, tuple([parse_operand(x) for x in ops])
         base, o = shorthand(base, tuple([parse_operand(x) for x in ops]))
         return f"{words} {base}", o
     return shorthand(mn, tuple([parse_operand(o) for o in ops]))

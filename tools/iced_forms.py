@@ -246,6 +246,11 @@ def unsupported_reason(code: int) -> str | None:
     try:
         if I.OpCodeInfo(code).require_op_mask_register:   # gathers/scatters: EVEX.aaa = 000 is #UD (SDM Vol.2 VPGATHERDD, VPSCATTERDD)
             raise Unsupported("needs a mask register other than k0 (gathers, scatters): after EVEX masking")
+        oc = I.OpCodeInfo(code)
+        if oc.address_size == 32 and oc.mnemonic in (I.Mnemonic.ENQCMD, I.Mnemonic.ENQCMDS, I.Mnemonic.MOVDIR64B):
+            # 67 makes both addresses 32-bit: the m512 source and the destination address in ModRM.reg's r32
+            # (SDM Vol.2 MOVDIR64B, ENQCMD); the spec has no register that is an address
+            raise Unsupported("a 32-bit destination address in a register (ModRM.reg r32 with 0x67): no operand kind for it")
         spec_operands(code)
         spec_encoding(code)
         if ENCODING_NAMES[I.OpCodeInfo(code).encoding] == "EVEX": evex_attrs(code)

@@ -167,9 +167,9 @@ AVX_FORMS = [
     ("VEX_VFMADD231SS_XMM_XMM_XMMM32", 1, .4), ("VEX_VMOVD_XMM_RM32", .3, .3), ("VEX_VMOVUPS_XMM_XMMM128", .5, .7),
     ("VEX_VZEROUPPER", .05, 0),
 ]
-# Plain (unmasked) AVX-512 forms, used once x86gen encodes them (checked against iced first).
+# AVX-512 forms (unmasked), used where x86gen encodes them like iced (checked first); ids are iced-x86 Code names.
 AVX512_FORMS = [
-    ("EVEX_VMOVUPS_ZMM_K1Z_ZMMM512", 3, .8), ("EVEX_VMOVUPS_ZMMM512_K1_ZMM", 2, .9),
+    ("EVEX_VMOVUPS_ZMM_K1Z_ZMMM512", 3, .8), ("EVEX_VMOVUPS_ZMMM512_K1Z_ZMM", 2, .9),
     ("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", 2, .4), ("EVEX_VMULPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", 2, .4),
     ("EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER", 4, .5), ("EVEX_VXORPS_ZMM_K1Z_ZMM_ZMMM512B32", 1, 0),
     ("EVEX_VBROADCASTSS_ZMM_K1Z_XMMM32", 1, .7),
@@ -225,6 +225,7 @@ def avx512_forms(check) -> tuple[list, str]:
     ok, bad = [], []
     rng = random.Random(7)
     for fid, w, p in AVX512_FORMS:
+        if not hasattr(I.Code, fid): raise ValueError(f"AVX512_FORMS: {fid} is not an iced-x86 Code")   # a typo, not a gap
         try:
             x86gen.get_form(fid)
             good = all(check(random_ins(rng, fid, p)) for _ in range(20))

@@ -10,8 +10,8 @@ Workloads (built once, never timed):
              iced; each kernel is one program at address 0.
   synthetic  a seeded stream of ~10,000 instructions: GP mov/ALU/lea/imul/shifts on r8-r15 with
              [base+index*scale+disp] (rsp/rbp/r12/r13 bases among others), AVX2/FMA ymm with
-             register and memory sources, loops closed by cmp + jcc and forward jmps
-             (AVX-512 forms join once x86gen encodes them like iced).
+             register and memory sources, loops closed by cmp + jcc and forward jmps,
+             and 7 AVX-512 zmm forms (each where x86gen encodes it like iced).
 
 Paths, each run on the same programs (ns per instruction, median of interleaved rounds):
   x86gen Assembler      `x86gen.Assembler` methods on pre-built operands, labels, `assemble()`

@@ -12,9 +12,13 @@ import functools
 
 from ._table import A32_SPELLED, ip16_branch
 from .errors import EncodeError, LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
+from .evex import Masked
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
 from .registers import Reg
+
+# operand classes only the EVEX slow path (x86gen._evex, imported when one is met) encodes: `x86gen._evex.DECORATED`
+_DECORATED = (Masked, Bcst)
 
 _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
 EVEX_PREFIX = "{evex}"   # a mnemonic "{evex}vaddps" encodes with an EVEX form only (the text pseudo-prefix `{evex} vaddps`)
@@ -368,6 +372,7 @@ _PLANS: dict[tuple, object] = {}      # encode(): (mnemonic, *signature) → pla
 _RPLANS: set = set()                  # the plans of rel8/rel32 forms, which take ``ip=``
 _COMPILED: dict[tuple, object] = {}   # plans by (mnemonic, how, label check, signature, forms)
 _PLAN_GLOBALS: dict | None = None     # the plans' globals, built once (then never changed)
+_MET: set = set()                     # encode(): the (mnemonic, *signature) met once, whose plan the next use compiles
 
 
 class LabelOperand(Exception):
@@ -380,10 +385,12 @@ def _key(mnemonic: str, ops: tuple) -> tuple:
     return (mnemonic, *["i" if x.__class__ is int else x.sig for x in ops])
 
 
-def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False):
+def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False, compiled: bool = True):
     """(plan, takes ``ip=``) for operands like ``ops`` with signature ``sig``. A plan with a memory operand
     raises `LabelOperand` when that operand names a label (the `Assembler` then records a fixup; `encode`
-    raises `LabelContextError`); ``labels`` is accepted for compatibility and changes nothing."""
+    raises `LabelContextError`); ``labels`` is accepted for compatibility and changes nothing. With
+    ``compiled=False`` a plan that would be compiled is the calls of the forms' encoders instead (`_fallback`,
+    not kept: the same choice and bytes, slower)."""
     xchg = xchg_choice(mnemonic, ops)
     if xchg is not None:
         enc = xchg[0].encode
@@ -405,6 +412,7 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False):
         else: return _fallback(mnemonic, "vex", alts, mem_at), rel
     key = (mnemonic, mode, mem_at, sig, tuple(f.id for f in chosen))
     plan = _COMPILED.get(key)
+    if plan is None and not compiled: return _fallback(mnemonic, mode, chosen, mem_at), rel
     if plan is None:
         if sig and all(s != "i" and s[0] != "m" and s != "l" for s in sig):
             # registers only: the bytes depend on which registers alone, so they are remembered (a C-level cache
@@ -530,8 +538,7 @@ def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
     if xchg is not None: return xchg[0]   # (with the operands xchg_choice gives)
     try: forms, check = candidates(mnemonic, key[1:], ops)
     except OperandError:   # no plain form takes them: masked or broadcast operands take the EVEX path (x86gen._evex)
-        from ._evex import decorated
-        if decorated(ops): return _evex_choose(mnemonic, ops, None, ip)
+        if any(x.__class__ in _DECORATED for x in ops): return _evex_choose(mnemonic, ops, None, ip)
         raise
     if not check:
         alts = _vex_alternatives(forms)
@@ -626,8 +633,16 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
         if near is not None: return _encode(mnemonic, near, ip)
     plan = _PLANS.get(key)
     if plan is None:
-        from ._evex import decorated
-        if decorated(ops): return _evex_encode(mnemonic, ops, None, ip)   # masks, broadcast: the EVEX slow path (no plan)
+        if any(x.__class__ in _DECORATED for x in ops):   # masks, broadcast: the EVEX slow path (no plan)
+            return _evex_encode(mnemonic, ops, None, ip)
+        if key not in _MET:
+            # the signature's first use: the chosen forms' own (generated) encoders, as `_fallback` calls them; its
+            # plan is compiled on the second (a one-off encode, such as a process's first, compiles no code and
+            # needs no x86gen._specialize)
+            plan, rel = plan_for(mnemonic, key[1:], ops, compiled=False)
+            _MET.add(key)
+            try: return plan(*ops, ip=ip) if rel else plan(*ops)
+            except LabelOperand: raise label_error(mnemonic, ops) from None
         plan, rel = plan_for(mnemonic, key[1:], ops)
         if rel: _RPLANS.add(plan)   # before the plan is published: whoever finds it must know it takes ip=
         _PLANS[key] = plan

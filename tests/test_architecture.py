@@ -141,3 +141,18 @@ def test_cold_start_imports_only_the_core(first, expected):
     got, loaded, again = out.stdout.split("\n")[:3]
     assert loaded == "[]", f"{first} imports {loaded}"
     assert got == expected and again == f"{expected} 1"
+
+
+def test_rows_text_reads_one_line(monkeypatch):
+    """`_table.rows_text` finds a mnemonic's line in the table file's bytes without decoding the whole table, and
+    gives what the whole table holds for every mnemonic; names it lacks are None, and after `MISS_MAX` of them the
+    whole table is decoded (a miss reads the whole file)."""
+    from x86gen import _table
+    truth = _table.table()
+    for k, v in {"_ROWS_TEXT": None, "_FOUND": {}, "_MISSES": 0, "_DATA": None}.items(): monkeypatch.setattr(_table, k, v)
+    assert _table.rows_text("add") == truth["add"] and _table._ROWS_TEXT is None
+    for mn in truth: assert _table.rows_text(mn) == truth[mn], mn
+    assert _table._ROWS_TEXT is None and _table.has_mnemonic("vaddps")
+    for bad in ("", "ad", "add\t", "\nadd", "addé", "\udcff", "#", "GENERATED"):
+        assert _table.rows_text(bad) is None and not _table.has_mnemonic(bad), repr(bad)
+    assert _table._ROWS_TEXT is not None and _table._MISSES == _table.MISS_MAX

@@ -39,18 +39,57 @@ _MNEMONIC_OF: dict[str, str] | None = None   # form id → mnemonic, from the te
 TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_gen", "forms.tsv")
 
 
+_FOUND: dict[str, str] = {}   # mnemonic → its rows' text, found in the file's bytes (`rows_text`)
+_MISSES = 0      # names looked for in the file's bytes and not found (a miss reads all 1.3 MB: 0.5 ms)
+MISS_MAX = 4     # after as many, the whole table is decoded (about as long as 6 misses)
+_DATA: bytes | None = None   # the table file's bytes, read on first use (one line per mnemonic, after "#" comment lines)
+
+
+def _data() -> bytes:
+    global _DATA
+    data = _DATA
+    if data is None:
+        with open(TABLE_PATH, "rb") as fh: data = _DATA = fh.read()
+    return data
+
+
 def table() -> dict[str, str]:
     """The generated table: mnemonic → the text of its rows (JSON arrays separated by tabs), in spec order."""
     global _ROWS_TEXT
     if _ROWS_TEXT is None:
-        with open(TABLE_PATH, encoding="utf-8") as fh: text = fh.read()
         rows = {}
-        for line in text.split("\n"):
+        for line in _data().decode("utf-8").split("\n"):
             if line and line[0] != "#":
                 mnemonic, _, rest = line.partition("\t")
                 rows[mnemonic] = rest
         _ROWS_TEXT = rows
     return _ROWS_TEXT
+
+
+def rows_text(mnemonic: str) -> str | None:
+    """The text of one mnemonic's rows (`table`'s value), or None if the table has no such mnemonic. Until the whole
+    table is decoded, its line is found in the file's bytes (a first encode decodes only its mnemonic's line)."""
+    global _MISSES
+    if _ROWS_TEXT is not None: return _ROWS_TEXT.get(mnemonic)
+    hit = _FOUND.get(mnemonic)
+    if hit is not None: return hit
+    if _MISSES >= MISS_MAX: return table().get(mnemonic)   # names not in the table met again and again: the whole table
+    if mnemonic.__class__ is not str or not mnemonic or "\t" in mnemonic or "\n" in mnemonic or not mnemonic.isascii():
+        return None   # (the table's mnemonics are ASCII)
+    data = _data()
+    start = data.find(b"\n" + mnemonic.encode() + b"\t")
+    if start < 0:
+        _MISSES += 1
+        return None
+    start += len(mnemonic) + 2
+    end = data.find(b"\n", start)
+    text = _FOUND[mnemonic] = data[start:end if end >= 0 else len(data)].decode("utf-8")
+    return text
+
+
+def has_mnemonic(mnemonic: str) -> bool:
+    """Does the table have rows of ``mnemonic``?"""
+    return mnemonic in _ROWS or rows_text(mnemonic) is not None
 
 
 def mnemonics() -> list[str]:
@@ -87,7 +126,7 @@ def rows_of(mnemonic: str) -> tuple[FormRow, ...] | None:
     """The rows of a mnemonic in spec order, or None if the table has no such mnemonic."""
     hit = _ROWS.get(mnemonic)
     if hit is not None: return hit
-    text = table().get(mnemonic)
+    text = rows_text(mnemonic)
     if text is None: return None
     rows = tuple(_decode(r) for r in json.loads("[" + text.replace("\t", ",") + "]"))
     for r in rows: _BY_ID[r.id] = r
@@ -130,8 +169,7 @@ def mnemonic_of(form_id: str) -> str | None:
     if _MNEMONIC_OF is None:
         guess = _guess_mnemonic(form_id)
         for mn in (guess, guess[:-1], guess[:-2]):   # and the size suffixes: RETNQ → ret, PUSHFQ → pushf, NOPD → nop
-            if mn in table():
-                rows_of(mn)
+            if rows_of(mn) is not None:
                 if form_id in _BY_ID: return mn
         _MNEMONIC_OF = {fid: mn for mn, text in table().items() for fid in _ROW_ID.findall(text)}
     return _MNEMONIC_OF.get(form_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from ._table import A32_SPELLED, ip16_branch
+from ._table import A32_SPELLED, has_mnemonic, ip16_branch
 from .errors import EncodeError, LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .evex import Masked
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
@@ -61,10 +61,9 @@ for _a, _b in {"ae": "nb", "a": "nbe", "ge": "nl", "g": "nle", "ne": "nz", "e": 
 def canonical(mnemonic: str) -> str:
     """The table's mnemonic for ``mnemonic``: itself, or what its alias names if the table has that;
     otherwise itself, so that errors name what was written (`cltq`, not `cdqe`)."""
-    ms = _mnemonic_set()
-    if mnemonic in ms: return mnemonic
+    if has_mnemonic(mnemonic): return mnemonic
     target = MNEMONIC_ALIASES.get(mnemonic)
-    return target if target in ms else mnemonic
+    return target if target is not None and has_mnemonic(target) else mnemonic
 
 
 # xchg of two registers as GNU as 2.40 encodes it where that is not the form the operands name (SDM Vol.2 XCHG, NOP):
@@ -330,17 +329,6 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
 def _size_word(bits: int) -> str:
     from .memory import SIZE_NAMES
     return SIZE_NAMES.get(bits, str(bits))
-
-
-_MNEMONICS: frozenset[str] | None = None
-
-
-def _mnemonic_set() -> frozenset[str]:
-    global _MNEMONICS
-    if _MNEMONICS is None:
-        from .forms import mnemonics
-        _MNEMONICS = frozenset(mnemonics())
-    return _MNEMONICS
 
 
 def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 from ._table import A32_SPELLED, has_mnemonic, ip16_branch
-from .errors import EncodeError, LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
+from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .evex import Masked
 from .forms import Form, describe_operand, forms_of, get_form, int_operands
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
@@ -23,45 +23,27 @@ _DECORATED = (Masked, Bcst)
 _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
 EVEX_PREFIX = "{evex}"   # a mnemonic "{evex}vaddps" encodes with an EVEX form only (the text pseudo-prefix `{evex} vaddps`)
 VEX_PREFIX = "{vex}"     # and "{vex}vaddps" with a VEX form only (`{vex} vpdpbusd`, as objdump prints AVX-VNNI)
-MNEMONIC_ALIASES = {
-    "jz": "je", "jnz": "jne", "jc": "jb", "jnae": "jb", "jnc": "jae", "jnb": "jae", "jna": "jbe", "jnbe": "ja",
-    "jnge": "jl", "jnl": "jge", "jng": "jle", "jnle": "jg", "jpe": "jp", "jpo": "jnp",
-    "sal": "shl", "retq": "ret", "movabs": "mov", "movsxd": "movsxd",
-    # GNU as's AT&T names of the sign extensions, which its Intel mode accepts too. An alias whose target
-    # the table lacks (cdqe, cwde, cbw today) is an unknown mnemonic under its own name (`canonical`).
-    "cltq": "cdqe", "cqto": "cqo", "cwtl": "cwde", "cltd": "cdq", "cwtd": "cwd", "cbtw": "cbw",
-    # the REX.W / VEX.W1 string compares as GNU as and objdump spell them (iced: pcmpestri64, …)
-    # GNU as's other names of the 64-bit-mode defaults (SDM PUSHF/POPF, LEAVE, ENTER: 64-bit operand size)
-    "fwait": "wait", "pushfq": "pushf", "popfq": "popf", "leaveq": "leave", "enterq": "enter",
-    # VIA PadLock: GNU as's and llvm-mc's other name of xstore (0F A7 C0), and objdump's spellings
-    "xstorerng": "xstore", "xstore-rng": "xstore", "xcrypt-ecb": "xcryptecb", "xcrypt-cbc": "xcryptcbc",
-    "xcrypt-ctr": "xcryptctr", "xcrypt-cfb": "xcryptcfb", "xcrypt-ofb": "xcryptofb",
-    "xlatb": "xlat",   # (SDM Vol.2 XLAT/XLATB: the operand-less name)
-    # far returns, iret and sysret as GNU as (and objdump, llvm-mc) also name them: retf/lret is the 32-bit operand size
-    # (CB, GNU as's default, with a warning; objdump prints `retf`), lretw/lretq the 16/64-bit ones; `iret` is iretd for
-    # GNU as and objdump (CF; llvm-mc and iced-x86 read it as the 16-bit form, which x86gen spells iretw only);
-    # `sysret` is sysretd (0F 07) for llvm-mc and iced-x86 (GNU as: "ambiguous operand size")
-    "retf": "retfd", "lret": "retfd", "lretw": "retfw", "lretq": "retfq", "iret": "iretd", "sysret": "sysretd",
-    "pcmpestriq": "pcmpestri64", "pcmpestrmq": "pcmpestrm64", "vpcmpestriq": "vpcmpestri64", "vpcmpestrmq": "vpcmpestrm64",
-    # iced-x86's Intel names of AMD's 0F 0D /0 and of the reserved hints 0F 0D /4-/7, which it decodes as the same
-    # PREFETCH (AMD APM Vol.3 PREFETCH/PREFETCHW: the reserved ModRM.reg values are aliases of PREFETCH); GNU as and
-    # objdump write `prefetch`, which is 0F 0D /0
-    "prefetch_exclusive": "prefetch", "prefetch_reserved": "prefetch",
-}
-for _p in ("set", "cmov"):
-    for _a, _b in {"z": "e", "nz": "ne", "c": "b", "nae": "b", "nc": "ae", "nb": "ae", "na": "be", "nbe": "a",
-                   "nge": "l", "nl": "ge", "ng": "le", "nle": "g", "pe": "p", "po": "np"}.items():
-        MNEMONIC_ALIASES[_p + _a] = _p + _b
-# CMPccXADD: the spec's mnemonics are iced's Code names (cmpnbxadd, cmpzxadd, …); iced's formatter and the
-# SDM's table also spell them with the other condition names (cmpaexadd, cmpexadd, …).
-for _a, _b in {"ae": "nb", "a": "nbe", "ge": "nl", "g": "nle", "ne": "nz", "e": "z"}.items():
-    MNEMONIC_ALIASES[f"cmp{_a}xadd"] = f"cmp{_b}xadd"
+
+# Parts of the encoder that a plain instruction does not need, in modules loaded on first use (their names stay
+# importable from here): the mnemonic aliases, the string instructions' operands, the prefix layer.
+_ELSEWHERE = {"MNEMONIC_ALIASES": "_aliases", "string_operands": "_strings", "_implied": "_strings",
+              "_SIZE_SUFFIX": "_strings", "_ACCUMULATORS": "_strings", "encode_prefixed": "_prefixed",
+              "_encode_prefixed": "_prefixed", "_encode_prefixed_a32": "_prefixed", "_segment": "_prefixed",
+              "_string_segments": "_prefixed"}
+
+
+def __getattr__(name: str):
+    mod = _ELSEWHERE.get(name)
+    if mod is None: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    return getattr(importlib.import_module(f".{mod}", __package__), name)
 
 
 def canonical(mnemonic: str) -> str:
     """The table's mnemonic for ``mnemonic``: itself, or what its alias names if the table has that;
     otherwise itself, so that errors name what was written (`cltq`, not `cdqe`)."""
     if has_mnemonic(mnemonic): return mnemonic
+    from ._aliases import MNEMONIC_ALIASES
     target = MNEMONIC_ALIASES.get(mnemonic)
     return target if target is not None and has_mnemonic(target) else mnemonic
 
@@ -122,95 +104,11 @@ def _matches(o, x, movabs: bool = False) -> bool:
 # operands explicitly, as iced-x86's Codes do (``encode("movsb", byte(rdi), byte(rsi))``); GNU as also takes them
 # without operands (``movsb``, ``rep stosq``, ``xlatb``), with some left out (iced-x86's ``lodsb byte ptr [rsi]``,
 # ``maskmovdqu xmm0, xmm1``), and by the name without a size suffix, sized by the operands (``movs byte ptr [rdi],
-# byte ptr [rsi]``, ``lods eax, dword ptr [rsi]``). `string_operands` turns each of those into a form's operands.
+# byte ptr [rsi]``, ``lods eax, dword ptr [rsi]``). `x86gen._strings.string_operands` turns each of those into a
+# form's operands; `x86gen._prefixed` applies segment overrides and prefix words to them.
 STRING_GENERIC = frozenset({"movs", "cmps", "scas", "lods", "stos", "ins", "outs"})
-_SIZE_SUFFIX = {8: "b", 16: "w", 32: "d", 64: "q"}
-_ACCUMULATORS = frozenset({"al", "ax", "eax", "rax"})
-# the mnemonics with implicit memory operands (tests/test_strings.py checks this against the table) and their aliases
 STRING_MNEMONICS = frozenset({f"{m}{s}" for m in STRING_GENERIC for s in "bwdq" if f"{m}{s}" not in ("insq", "outsq")}
                              | STRING_GENERIC | {"xlat", "xlatb", "maskmovdqu", "maskmovq", "vmaskmovdqu"})
-
-
-def string_operands(mnemonic: str, ops: tuple) -> tuple[str, tuple]:
-    """``(mnemonic, operands)`` of the form a string instruction (`STRING_MNEMONICS`) written ``mnemonic ops`` stands
-    for: the suffixed name for a generic one (``movs`` with byte operands is ``movsb``), the implicit operands
-    filled in where they were left out (``movsb`` → ``movsb byte ptr [rdi], byte ptr [rsi]``, ``lodsb byte ptr [rsi]``
-    → ``lodsb al, byte ptr [rsi]``). Operands a form takes as they are stay; those no form fits are left for
-    the ordinary operand error."""
-    mn = mnemonic
-    if mn in STRING_GENERIC:
-        sizes = [x.size for x in ops if isinstance(x, Mem) and x.size]
-        sizes += [x.size for x in ops if isinstance(x, Reg) and x.name in _ACCUMULATORS]
-        suffix = _SIZE_SUFFIX.get(sizes[0]) if sizes else None
-        if suffix is None or (mn in ("ins", "outs") and suffix == "q"):
-            raise OperandError(f"{mnemonic} {fmt_operands(ops)}: the operand size is not given (write byte/word/dword"
-                               f"{'' if mn in ('ins', 'outs') else '/qword'} ptr, or {mnemonic}b, {mnemonic}w, …)")
-        mn += suffix
-    forms = forms_of(canonical(mn))
-    if any(len(f.operands) == len(ops) and all(_matches(o, x) for o, x in zip(f.operands, ops)) for f in forms):
-        return mn, ops
-    for f in forms:
-        filled = _implied(f, ops)
-        if filled is not None: return mn, filled
-    return mn, ops
-
-
-def _implied(f: Form, ops: tuple) -> tuple | None:
-    """``ops`` with the fixed registers and implicit memory operands of form ``f`` that they leave out filled in, in
-    order; None if they are not ``f``'s operands with some of those left out."""
-    from ._table import IMPLICIT_MEM
-    from .registers import REGISTERS
-    if not any(o.loc in IMPLICIT_MEM for o in f.operands): return None
-    out, k = [], 0
-    given_fixed = filled_mem = False
-    for o in f.operands:
-        if k < len(ops) and _matches(o, ops[k]):
-            out.append(ops[k]); k += 1
-            given_fixed |= o.loc == "fixed"
-        elif o.loc == "fixed": out.append(REGISTERS[o.reg])
-        elif o.loc in IMPLICIT_MEM:
-            out.append(Mem(REGISTERS["rbx" if o.loc == "rbxal" else o.loc[-3:]], size=o.mem))
-            filled_mem = True
-        else: return None
-    # the memory operand left out but a fixed register written (`scasb al`): GNU as and llvm-mc refuse it too
-    if given_fixed and filled_mem: return None
-    return tuple(out) if k == len(ops) else None
-
-
-def _string_segments(mn: str, ops: tuple, words: list[str], written: str) -> tuple[tuple, str | None]:
-    """(operands without segment overrides, the segment prefix or None) of string instruction ``mn``: an override (of
-    an operand, or a prefix word such as ``fs movsb``) applies to its ds:[rsi] (ds:[rdi], ds:[rbx+al]) operand; its
-    es:[rdi] is never overridden (SDM Vol.2 MOVS: "the ES segment cannot be overridden"), so ``es:`` there is no byte and
-    another segment an error."""
-    from ._table import IMPLICIT_MEM
-    from .errors import PrefixError
-    plain = tuple(x.plain if x.__class__ is SegMem else x for x in ops)
-    a32 = A32Mem in map(type, plain)
-    form = select(mn, *(x.plain if x.__class__ is A32Mem else x for x in plain)) if a32 else select(mn, *plain)
-    if not any(o.loc in IMPLICIT_MEM for o in form.operands):   # movsd/cmpsd xmm, xmm/m64: the SSE2 forms of the name
-        seg, plain = _segment(written, ops, words)
-        return plain, seg
-    if a32:   # (0x67 with a string instruction addresses [esi]/[edi]: iced's *_M8_M8 forms with 32-bit registers)
-        raise OperandError(f"{written} {fmt_operands(ops)}: x86gen encodes string instructions with 64-bit addresses only"
-                           f" ([rsi]/[rdi]; {form.id} ({form.syntax}) with [esi]/[edi] and 0x67 is not supported)")
-    seg = None
-    for i, x in enumerate(ops):
-        s = x.seg if x.__class__ is SegMem else None
-        if form.operands[i].loc == "esrdi":
-            if s not in (None, "es"):
-                raise PrefixError(f"{written} {fmt_operands(ops)}: operand {i + 1} is es:[rdi], which takes no segment override"
-                                  " (SDM Vol.2 MOVS/STOS/SCAS/INS: the ES segment cannot be overridden)")
-            continue
-        if s is not None:
-            if seg is not None and seg != s: raise PrefixError(f"{written} {fmt_operands(ops)}: two segment overrides")
-            seg = s
-    for w in words:
-        if seg is not None and seg != w: raise PrefixError(f"{written} {fmt_operands(ops)}: two segment overrides")
-        seg = w
-    if seg is not None and not any(o.loc in ("rsi", "rdi", "rbxal") for o in form.operands):
-        raise PrefixError(f"{written} {fmt_operands(ops)}: a segment override ({seg}) applies to no operand of {form.id}"
-                          f" ({form.syntax}): es:[rdi] takes none (SDM Vol.2 MOVS/STOS/SCAS/INS)")
-    return plain, (None if seg == "ds" else seg)   # ds: the segment the operand uses anyway, no byte (as GNU as)
 
 
 def _movabs_form(f: Form) -> bool:
@@ -518,8 +416,12 @@ def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
     if rc is not None: return _evex_choose(mnemonic, ops, rc, ip)
     # prefix words (`lock add`), a segment override or a 32-bit address: the prefix layer (SegMem is a Mem, so the forms would take it
     # and drop the override); `SegMem in map(type, ops)` is the cheap test, select() runs it on every call
-    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[1]
-    if mnemonic in STRING_MNEMONICS: mnemonic, ops = string_operands(mnemonic, ops)   # `movsb`: its implied operands
+    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops):
+        from ._prefixed import encode_prefixed
+        return encode_prefixed(mnemonic, ops, ip)[1]
+    if mnemonic in STRING_MNEMONICS:   # `movsb`: its implied operands
+        from ._strings import string_operands
+        mnemonic, ops = string_operands(mnemonic, ops)
     key = _key(mnemonic, ops)
     if "l" in key[1:]: raise label_error(mnemonic, ops)
     xchg = xchg_choice(mnemonic, ops)
@@ -606,8 +508,11 @@ _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {s
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops): return encode_prefixed(mnemonic, ops, ip)[0]
+    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops):
+        from ._prefixed import encode_prefixed
+        return encode_prefixed(mnemonic, ops, ip)[0]
     if mnemonic in STRING_MNEMONICS:   # `movsb`, `lods eax, dword ptr [rsi]`: the form's name and operands
+        from ._strings import string_operands
         mn, filled = string_operands(mnemonic, ops)
         if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
     try: key = _key(mnemonic, ops)
@@ -684,100 +589,3 @@ def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None,
             raise OperandError(f"operand {i + 1} ({x}) needs a size: forms {', '.join(f.id for f in ok)} take it")
     if imm == "widest": return max(ok, key=lambda f: sum(o.imm or 0 for o in f.operands if o.kind != "1"))   # first among equals
     return min(ok, key=lambda f: f.length)
-
-
-# ---- the prefix layer: prefix words and segment overrides around a form's bytes (see x86gen.prefixes) -------------
-
-def _segment(mnemonic: str, ops: tuple, words: list[str]) -> tuple[str | None, tuple]:
-    """(the segment override of the one memory operand or None, the operands without it) for `encode_prefixed`."""
-    from . import prefixes as P
-    from .errors import PrefixError
-    seg = None
-    plain = list(ops)
-    for i, x in enumerate(ops):
-        if x.__class__ is SegMem:
-            if seg is not None and seg != x.seg: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
-            seg, plain[i] = x.seg, x.plain
-    for w in words:
-        if w in P.SEGMENTS:   # objdump's `ss mov eax, dword ptr [rax]`: the override of the memory operand
-            if seg is not None and seg != w: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
-            seg = w
-    if seg is not None:
-        mems = [x for x in plain if isinstance(x, Mem)]
-        if len(mems) != 1:
-            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: a segment override ({seg}) needs one memory operand")
-        if seg == P.default_segment(mems[0]): seg = None   # the segment it uses anyway: no byte (as GNU as)
-    return seg, tuple(plain)
-
-
-def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
-    """(bytes, form) of an instruction with prefix words or a segment override or 32-bit address (see
-    `_encode_prefixed`)."""
-    if A32Mem in map(type, ops) or any(x.__class__ is SegMem and x.plain.__class__ is A32Mem for x in ops):
-        return _encode_prefixed_a32(mnemonic, ops, ip)
-    return _encode_prefixed(mnemonic, ops, ip)
-
-
-def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
-    """(bytes, form) of an instruction with prefix words (``"lock add"``, ``"rep stosb"``, ``"bnd jmp"``,
-    ``"{vex3} vaddps"``, objdump's ``"ss mov"``) and/or memory operands with a segment override (`SegMem`) or a 32-bit
-    address (`A32Mem`: the 0x67 prefix).
-
-    The form is chosen as without the prefixes, among the forms that take them (``bnd jmp`` takes rel32, not
-    rel8); the prefixes are checked (`x86gen.prefixes.check`: `PrefixError` naming instruction, prefix and why)
-    and laid out before the form's bytes in iced-x86's order (`x86gen.prefixes.layout`)."""
-    from . import prefixes as P
-    from .errors import PrefixError
-    words, mn = P.split_words(mnemonic)
-    if mn in STRING_MNEMONICS:   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`
-        mn, ops = string_operands(mn, ops)
-        plain, seg = _string_segments(mn, ops, [w for w in words if w in P.SEGMENTS], mnemonic)
-    else:
-        seg, plain = _segment(mnemonic, ops, words)
-    a32 = A32Mem in map(type, plain)
-    if a32: plain = tuple(x.plain if x.__class__ is A32Mem else x for x in plain)   # [ecx]: the 64-bit operand's bytes after 0x67
-    # addr32 / data16: the forms with a 32-bit implicit address / the 16-bit branches (with a 32-bit memory operand,
-    # addr32 is its 0x67, nothing more, as GNU as)
-    # (both: `data16 addr32 loop`, LOOP_REL8_16_ECX; `addr32 jecxz` is jecxz, which says its 32-bit address itself)
-    sized = " ".join(w for w, on in ((P.DATA16, P.DATA16 in words),
-                                    (P.ADDR32, P.ADDR32 in words and not a32 and canonical(mn) not in A32_SPELLED)) if on)
-    legacy = [w for w in words if w not in P.SEGMENTS and w not in (P.ADDR32, P.DATA16)]
-    if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
-        raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
-    n = (seg is not None or "notrack" in legacy) + a32 + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
-    want = {P.SPEC_NAME.get(w, w) for w in legacy if w in P.PREFIX_BYTES}
-    if sized:   # the forms with a 32-bit implicit address or a 16-bit branch (their bytes have the 67 / 66)
-        key = _key(mn, plain)
-        if "l" in key[1:]: raise label_error(mnemonic, ops)
-        ok = [f for f in candidates(mn, key[1:], plain, sized)[0] if want <= P.allowed(f.id)]
-        if not ok: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form of {mn} with a 32-bit address takes {', '.join(want)}")
-        form = next((f for f in ok if f.fits(*plain, ip=ip + n)), None)
-        if form is None: raise range_error(mnemonic, ops, ok)
-    elif not want:
-        form = select(mn, *plain, ip=ip + n)
-    else:
-        key = _key(mn, plain)
-        if "l" in key[1:]: raise label_error(mnemonic, ops)
-        forms, _check = candidates(mn, key[1:], plain)
-        ok = [f for f in forms if want <= P.allowed(f.id)]
-        form = next((f for f in ok if f.fits(*plain, ip=ip + n)), None)
-        if form is None:
-            if ok: raise range_error(mnemonic, ops, ok)
-            P.check(legacy, forms[0], mnemonic, ops)   # raises: the first form's reason
-            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form takes {', '.join(sorted(want))}")
-    P.check(words, form, mnemonic, ops)
-    xchg = xchg_choice(mn, plain)
-    if xchg is not None and xchg[0] is form: plain = xchg[1]
-    body = form(*plain, ip=ip + n) if form.is_branch else form(*plain)
-    return P.layout(legacy, form, body, seg, a32), form
-
-
-def _encode_prefixed_a32(mnemonic: str, ops: tuple, ip: int) -> tuple[bytes, Form]:
-    """`encode_prefixed`, whose errors name a 32-bit address as given (``[eax]``), not as the operand of the bytes after
-    its 0x67 (``[rax]``; `x86gen.memory.a32_error`)."""
-    from .memory import a32_error
-    try: return _encode_prefixed(mnemonic, ops, ip)
-    except EncodeError as ex:
-        plain = tuple(x.plain if x.__class__ is A32Mem else x.plain.plain if x.__class__ is SegMem and x.plain.__class__ is A32Mem
-                      else x for x in ops)
-        raise a32_error(ex, plain, ops) from None

@@ -116,9 +116,10 @@ def test_mnemonic_of_every_id(monkeypatch):
 
 # What a process's first encode must not import (nor compile, without a bytecode cache): the EVEX decoration path,
 # the plan compiler, the text and prefix layers, the Assembler and the backend helpers are loaded on their first use.
-COLD_START_LAZY = ("x86gen._evex", "x86gen._evex_text", "x86gen._specialize", "x86gen.text", "x86gen.assembler",
-                   "x86gen.prefixes", "x86gen.isel", "x86gen.groups", "x86gen.instruction", "x86gen.jit", "x86gen.reference",
-                   "x86gen._gen.asm_methods", "x86gen._gen.ops", "x86gen._gen.prefixes")
+COLD_START_LAZY = ("x86gen._evex", "x86gen._evex_text", "x86gen._aliases", "x86gen._strings", "x86gen._prefixed",
+                   "x86gen._specialize", "x86gen.text", "x86gen.assembler", "x86gen.prefixes", "x86gen.isel", "x86gen.groups",
+                   "x86gen.instruction", "x86gen.jit", "x86gen.reference", "x86gen._gen.asm_methods", "x86gen._gen.ops",
+                   "x86gen._gen.prefixes")
 
 
 @pytest.mark.parametrize("first, expected", [   # bytes: llvm-mc 14 (jne: iced-x86, JNE_REL8_64 to 0x40 at 0x10)

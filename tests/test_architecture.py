@@ -102,7 +102,7 @@ def test_mnemonic_of_every_id(monkeypatch):
     """`_table.mnemonic_of` finds each form's mnemonic from its id's first word (VEX_VADDPS_… → vaddps, RETNQ → ret)
     without the id map where it can, and is right for every id either way (the map is the table's own rows)."""
     from x86gen import _table
-    truth = {fid: mn for mn, text in _table.table().items() for fid in _table._ROW_ID.findall(text)}
+    truth = {fid: mn for mn, text in _table.table().items() for fid in _table.row_ids(text)}
     guessed = 0
     for fid, mn in truth.items():   # each id in a fresh state: no rows decoded, no map
         monkeypatch.setattr(_table, "_ROWS", {})
@@ -157,3 +157,15 @@ def test_rows_text_reads_one_line(monkeypatch):
     for bad in ("", "ad", "add\t", "\nadd", "addé", "\udcff", "#", "GENERATED"):
         assert _table.rows_text(bad) is None and not _table.has_mnemonic(bad), repr(bad)
     assert _table._ROWS_TEXT is not None and _table._MISSES == _table.MISS_MAX
+
+
+def test_table_json_reader_is_json_loads():
+    """The table's rows read by `_table._json_array_reader` (json's C scanner, without the json package) are what
+    json.loads reads, for every mnemonic; bad text is a ValueError as with json.loads."""
+    from x86gen import _table
+    loads = _table._json_array_reader()
+    for mn, text in _table.table().items():
+        text = "[" + text.replace("\t", ",") + "]"
+        assert loads(text) == json.loads(text), mn
+    for bad in ("[1, 2] 3", "[1, ", "[nan]"):
+        with pytest.raises(ValueError): loads(bad)

@@ -6,9 +6,7 @@ Rows are `x86gen._gen.schema.FormRow` named tuples with `OperandRow` operands.
 """
 from __future__ import annotations
 
-import json
 import os
-import re
 
 from ._gen.schema import FormRow, OperandRow
 
@@ -102,6 +100,28 @@ def _tuples(x):
     return tuple(_tuples(v) for v in x) if x.__class__ is list else x
 
 
+def _json_array_reader():
+    """``loads(text)`` for the table's JSON arrays: the C scanner of `json.loads`, without importing the json package
+    (2 ms in a fresh interpreter: it compiles its regular expressions), or json.loads where there is no such scanner."""
+    try:
+        from _json import make_scanner
+    except ImportError:   # (not CPython)
+        from json import loads
+        return loads
+
+    class Context:   # what json.decoder.JSONDecoder gives the scanner (its defaults: float and int for numbers)
+        strict, object_hook, object_pairs_hook, parse_float, parse_int, parse_constant, memo = True, None, None, float, int, None, {}
+    scan = make_scanner(Context())
+
+    def loads(text: str):
+        try: value, end = scan(text, 0)
+        except StopIteration as ex: raise ValueError(f"forms.tsv: bad JSON at {ex.value}") from None   # (as json.decoder does)
+        if end != len(text): raise ValueError(f"forms.tsv: extra data at {end}")   # (a generated file: never)
+        return value
+    return loads
+
+
+_loads = None   # `_json_array_reader()`, on first use
 _make_operand = Operand._make
 _OPERANDS, _IMM_WIDTHS, _FLAGS, _IMPLICIT = (FormRow._fields.index(f) for f in ("operands", "imm_widths", "flags", "implicit"))
 _NESTED = tuple(i for i, f in enumerate(FormRow._fields) if f not in ("operands", "imm_widths", "flags", "implicit"))
@@ -128,7 +148,9 @@ def rows_of(mnemonic: str) -> tuple[FormRow, ...] | None:
     if hit is not None: return hit
     text = rows_text(mnemonic)
     if text is None: return None
-    rows = tuple(_decode(r) for r in json.loads("[" + text.replace("\t", ",") + "]"))
+    global _loads
+    if _loads is None: _loads = _json_array_reader()
+    rows = tuple(_decode(r) for r in _loads("[" + text.replace("\t", ",") + "]"))
     for r in rows: _BY_ID[r.id] = r
     _ROWS[mnemonic] = rows   # published last: whoever finds it finds _BY_ID filled
     return rows
@@ -150,7 +172,10 @@ def preload(plain: dict[str, tuple]) -> None:
         _ROWS[mn] = rows
 
 
-_ROW_ID = re.compile(r'(?:^|\t)\["([^"]+)"')   # the id, first field of each row
+def row_ids(text: str) -> list[str]:
+    """The form ids in the text of a mnemonic's rows (`table`'s value): the first field of each row."""
+    import re
+    return re.findall(r'(?:^|\t)\["([^"]+)"', text)
 
 
 def _guess_mnemonic(form_id: str) -> str:
@@ -171,7 +196,7 @@ def mnemonic_of(form_id: str) -> str | None:
         for mn in (guess, guess[:-1], guess[:-2]):   # and the size suffixes: RETNQ → ret, PUSHFQ → pushf, NOPD → nop
             if rows_of(mn) is not None:
                 if form_id in _BY_ID: return mn
-        _MNEMONIC_OF = {fid: mn for mn, text in table().items() for fid in _ROW_ID.findall(text)}
+        _MNEMONIC_OF = {fid: mn for mn, text in table().items() for fid in row_ids(text)}
     return _MNEMONIC_OF.get(form_id)
 
 

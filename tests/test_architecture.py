@@ -150,10 +150,13 @@ def test_rows_text_reads_one_line(monkeypatch):
     whole table is decoded (a miss reads the whole file)."""
     from x86gen import _table
     truth = _table.table()
-    for k, v in {"_ROWS_TEXT": None, "_FOUND": {}, "_MISSES": 0, "_DATA": None}.items(): monkeypatch.setattr(_table, k, v)
+    for k, v in {"_ROWS_TEXT": None, "_FOUND": {}, "_MISSES": 0, "_READ": (b"", False)}.items(): monkeypatch.setattr(_table, k, v)
     assert _table.rows_text("add") == truth["add"] and _table._ROWS_TEXT is None
+    assert len(_table._READ[0]) == _table.READ_FIRST and not _table._READ[1]   # the file's first bytes only
+    monkeypatch.setattr(_table, "READ_FIRST", 1000)   # lines across the reads' boundaries
+    monkeypatch.setattr(_table, "_READ", (b"", False))
     for mn in truth: assert _table.rows_text(mn) == truth[mn], mn
-    assert _table._ROWS_TEXT is None and _table.has_mnemonic("vaddps")
+    assert _table._ROWS_TEXT is None and _table.has_mnemonic("vaddps") and _table._READ[1]
     for bad in ("", "ad", "add\t", "\nadd", "addé", "\udcff", "#", "GENERATED"):
         assert _table.rows_text(bad) is None and not _table.has_mnemonic(bad), repr(bad)
     assert _table._ROWS_TEXT is not None and _table._MISSES == _table.MISS_MAX

@@ -38,17 +38,52 @@ TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_gen", "f
 
 
 _FOUND: dict[str, str] = {}   # mnemonic → its rows' text, found in the file's bytes (`rows_text`)
-_MISSES = 0      # names looked for in the file's bytes and not found (a miss reads all 1.3 MB: 0.5 ms)
-MISS_MAX = 4     # after as many, the whole table is decoded (about as long as 6 misses)
-_DATA: bytes | None = None   # the table file's bytes, read on first use (one line per mnemonic, after "#" comment lines)
+_MISSES = 0      # names looked for in the file's bytes and not found (a miss reads all 1.3 MB: 1.5 ms)
+MISS_MAX = 4     # after as many, the whole table is decoded (about as long as 4 misses)
+# The table file's first bytes read so far, and whether that is the whole file: read on first use, the first
+# READ_FIRST bytes and then twice as many each time a line is not in them (the legacy forms come first: a first
+# `add` reads 128 KB of the 1.3 MB). One tuple, replaced whole: a thread sees bytes and flag that agree.
+_READ: tuple[bytes, bool] = (b"", False)
+READ_FIRST = 1 << 17
+
+
+def _read_more(data: bytes) -> tuple[bytes, bool]:
+    """``(data and the next len(data) bytes (at least READ_FIRST), whether that is the whole file)``: ``data`` are
+    the file's first bytes."""
+    global _READ
+    with open(TABLE_PATH, "rb") as fh:
+        fh.seek(len(data))
+        want = max(len(data), READ_FIRST)
+        more = fh.read(want)
+    got = (data + more, len(more) < want)
+    if len(got[0]) > len(_READ[0]) or got[1]: _READ = got
+    return got
 
 
 def _data() -> bytes:
-    global _DATA
-    data = _DATA
-    if data is None:
-        with open(TABLE_PATH, "rb") as fh: data = _DATA = fh.read()
+    """The table file's bytes."""
+    data, whole = _READ
+    while not whole: data, whole = _read_more(data)
     return data
+
+
+def _line_text(mnemonic: str) -> str | None:
+    """The text after ``mnemonic`` and its tab on its line of the file, reading no more of the file than it needs."""
+    key = b"\n" + mnemonic.encode() + b"\t"
+    data, whole = _READ
+    at = data.find(key)
+    while at < 0 and not whole:
+        n = len(data)
+        data, whole = _read_more(data)
+        at = data.find(key, max(0, n - len(key)))
+    if at < 0: return None
+    start = at + len(key)
+    end = data.find(b"\n", start)
+    while end < 0 and not whole:
+        n = len(data)
+        data, whole = _read_more(data)
+        end = data.find(b"\n", n)
+    return data[start:end if end >= 0 else len(data)].decode("utf-8")
 
 
 def table() -> dict[str, str]:
@@ -74,14 +109,9 @@ def rows_text(mnemonic: str) -> str | None:
     if _MISSES >= MISS_MAX: return table().get(mnemonic)   # names not in the table met again and again: the whole table
     if mnemonic.__class__ is not str or not mnemonic or "\t" in mnemonic or "\n" in mnemonic or not mnemonic.isascii():
         return None   # (the table's mnemonics are ASCII)
-    data = _data()
-    start = data.find(b"\n" + mnemonic.encode() + b"\t")
-    if start < 0:
-        _MISSES += 1
-        return None
-    start += len(mnemonic) + 2
-    end = data.find(b"\n", start)
-    text = _FOUND[mnemonic] = data[start:end if end >= 0 else len(data)].decode("utf-8")
+    text = _line_text(mnemonic)
+    if text is None: _MISSES += 1
+    else: _FOUND[mnemonic] = text
     return text
 
 

@@ -25,11 +25,13 @@ EVEX_PREFIX = "{evex}"   # a mnemonic "{evex}vaddps" encodes with an EVEX form o
 VEX_PREFIX = "{vex}"     # and "{vex}vaddps" with a VEX form only (`{vex} vpdpbusd`, as objdump prints AVX-VNNI)
 
 # Parts of the encoder that a plain instruction does not need, in modules loaded on first use (their names stay
-# importable from here): the mnemonic aliases, the string instructions' operands, the prefix layer.
+# importable from here): the mnemonic aliases, the string instructions' operands, the prefix layer, the plan
+# compiler, select_form.
 _ELSEWHERE = {"MNEMONIC_ALIASES": "_aliases", "string_operands": "_strings", "_implied": "_strings",
               "_SIZE_SUFFIX": "_strings", "_ACCUMULATORS": "_strings", "encode_prefixed": "_prefixed",
               "_encode_prefixed": "_prefixed", "_encode_prefixed_a32": "_prefixed", "_segment": "_prefixed",
-              "_string_segments": "_prefixed"}
+              "_string_segments": "_prefixed", "_parts": "_plan_compiler", "_nofit": "_plan_compiler",
+              "select_form": "_select_form", "IMM_POLICIES": "_select_form"}
 
 
 def __getattr__(name: str):
@@ -257,7 +259,6 @@ REG_MEMO_MAX = 512
 _PLANS: dict[tuple, object] = {}      # encode(): (mnemonic, *signature) → plan
 _RPLANS: set = set()                  # the plans of rel8/rel32 forms, which take ``ip=``
 _COMPILED: dict[tuple, object] = {}   # plans by (mnemonic, how, label check, signature, forms)
-_PLAN_GLOBALS: dict | None = None     # the plans' globals, built once (then never changed)
 _MET: set = set()                     # encode(): the (mnemonic, *signature) met once, whose plan the next use compiles
 
 
@@ -324,55 +325,10 @@ def _by_rm_register(alts: tuple[Form, ...], sig: tuple) -> bool:
             and len(set(rms)) == len(rms) and all(sig[i][0] != "m" for i in rms))
 
 
-def _parts(f: Form, sig: tuple, range_checked: bool = False):
-    """(body lines, fit condition) of form ``f``'s encoder for operands of signature ``sig``."""
-    from ._specialize import parts
-    body, cond, _rel = parts(f.row, sig, range_checked)
-    return ["    " + ln for ln in body], cond
-
-
 def _compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chosen: tuple[Form, ...], rel: bool):
-    n = len(chosen[0].operands)
-    args = "".join(f"a{i}, " for i in range(n))
-    lines = [f"def plan({args}{'ip=0' if rel else ''}):"]
-    if mem_at is not None: lines.append(f"    if a{mem_at}.label is not None: raise LabelOperand")
-    if mode == "one": lines += _parts(chosen[0], sig)[0]
-    elif mode == "vex":
-        for f in chosen:
-            lines.append(f"    if a{_rm_index(f)}.vb:   # {f.id}: 2-byte VEX (rm register below r8)")
-            lines += ["    " + ln for ln in _parts(f, sig)[0]]
-        lines.append(f"    # every rm register is r8-r15: {chosen[0].id}, 3-byte VEX")
-        lines += _parts(chosen[0], sig)[0]
-    else:
-        seen = set()
-        for f in chosen:
-            body, cond = _parts(f, sig)
-            if cond is None:   # no immediate to fit: this form takes the operands
-                lines.append(f"    # {f.id}")
-                lines += body
-                break
-            if cond in seen: continue   # an earlier form takes whatever this one would
-            seen.add(cond)
-            lines.append(f"    if {cond}:   # {f.id}")
-            lines += ["    " + ln for ln in _parts(f, sig, range_checked=True)[0]]
-        else:
-            lines.append(f"    raise _nofit({mnemonic!r}, ({args}), {tuple(f.id for f in chosen)!r})")
-    src = "\n".join(lines) + "\n"
-    global _PLAN_GLOBALS
-    g = _PLAN_GLOBALS
-    if g is None:
-        from ._specialize import GLOBALS
-        g = _PLAN_GLOBALS = {**GLOBALS, "LabelOperand": LabelOperand, "_nofit": _nofit}
-    ns: dict = {}
-    exec(compile(src, f"<x86gen plan {mnemonic} {' / '.join(f.id for f in chosen)}>", "exec"), g, ns)
-    plan = ns["plan"]
-    plan.source = src
-    return plan
-
-
-def _nofit(mnemonic: str, ops: tuple, ids: tuple):
-    from .forms import get_form
-    return range_error(mnemonic, ops, [get_form(i) for i in ids])
+    """The plan compiled (`x86gen._plan_compiler`, loaded on the first signature met twice)."""
+    from ._plan_compiler import compile_plan
+    return compile_plan(mnemonic, sig, mode, mem_at, chosen, rel)
 
 
 def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | None):
@@ -557,35 +513,3 @@ def _evex_choose(mnemonic, ops: tuple, rc, ip: int) -> Form:
     from . import _evex
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
     return _evex.choose(mnemonic, ops, rc, ip)
-
-
-IMM_POLICIES = ("shortest", "widest")
-
-
-def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None, ip: int = 0, rc: int | None = None) -> Form:
-    """The form among ``forms`` (form ids or `Form` objects: the ones a backend allows for one of its
-    instructions) that encodes ``ops``, by a policy:
-
-    - ``imm="shortest"`` (default): the shortest form that accepts the operands (`Form.accepts`), as
-      `encode` chooses: ``add eax, 1`` takes ``83 /0 ib``;
-    - ``imm="widest"``: the form with the widest immediate field that accepts them: ``add eax, 1`` takes
-      ``81 /0 id`` (a fixed slot a JIT can patch, or bytes that match a backend that always emits it);
-    - ``imm_bits=N``: only forms whose immediates are N bits wide (forms without one also qualify).
-
-    Ties go to the first in ``forms``. An unsized memory operand that forms of different memory sizes
-    accept is an error (give it a size). Raises `x86gen.OperandError` when no form accepts the operands.
-    AVX-512 masks, broadcasts and ``rc=`` count as operands here: only forms that allow them accept them.
-    """
-    if imm not in IMM_POLICIES: raise OperandError(f"imm= must be one of {', '.join(IMM_POLICIES)}, not {str(imm)[:20]!r}")
-    fl = [f if isinstance(f, Form) else get_form(f) for f in forms]
-    ok = [f for f in fl if f.accepts(*ops, ip=ip, rc=rc)]
-    if imm_bits is not None: ok = [f for f in ok if all(o.imm in (None, imm_bits) for o in f.operands if o.kind != "1")]
-    if not ok:
-        got = ", ".join(describe_operand(x) for x in ops) or "no operands"
-        listed = "; ".join(f"{f.syntax} ({f.id})" for f in fl[:12]) + (" …" if len(fl) > 12 else "")
-        raise OperandError(f"none of the forms {listed} takes {got}" + (f" with {imm_bits}-bit immediates" if imm_bits else ""))
-    for i, x in enumerate(ops):
-        if isinstance(x, Mem) and not x.size and len({f.operands[i].mem for f in ok}) > 1:
-            raise OperandError(f"operand {i + 1} ({x}) needs a size: forms {', '.join(f.id for f in ok)} take it")
-    if imm == "widest": return max(ok, key=lambda f: sum(o.imm or 0 for o in f.operands if o.kind != "1"))   # first among equals
-    return min(ok, key=lambda f: f.length)

@@ -172,3 +172,15 @@ def test_table_json_reader_is_json_loads():
         assert loads(text) == json.loads(text), mn
     for bad in ("[1, 2] 3", "[1, ", "[nan]"):
         with pytest.raises(ValueError): loads(bad)
+
+
+def test_cold_start_of_text_without_decorations():
+    """A first `x86gen.assemble` of a line without AVX-512 decorations imports neither the EVEX text nor the EVEX
+    encoding modules, nor the Assembler (bytes: llvm-mc 14)."""
+    lazy = ("x86gen._evex", "x86gen._evex_text", "x86gen._specialize", "x86gen.assembler", "x86gen._plan_compiler")
+    code = ("import sys, x86gen; print(x86gen.assemble('add rax, 1').hex()); "
+            f"print(sorted(m for m in sys.modules if m in {lazy!r}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "src"), "PYTHONDONTWRITEBYTECODE": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["4883c001", "[]"]

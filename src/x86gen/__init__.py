@@ -52,7 +52,7 @@ if TYPE_CHECKING:   # what __getattr__ imports on first use, for type checkers a
     from .text import parse_text_line as parse  # noqa: F401
 
 _LAZY = {
-    "encode": ("encoder", "encode"), "select": ("encoder", "select"), "select_form": ("_select_form", "select_form"),
+    "encode": ("encoder", "encode"), "select": ("_select", "select"), "select_form": ("_select", "select_form"),
     "assemble": ("text", "assemble"), "parse": ("text", "parse_text_line"),   # one line → (mnemonic, operands)
     "Instruction": ("instruction", "Instruction"),
     "Form": ("forms", "Form"), "get_form": ("forms", "get_form"), "forms_of": ("forms", "forms_of"),

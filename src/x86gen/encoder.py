@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import functools
 
-from ._table import A32_SPELLED, has_mnemonic, ip16_branch
+from ._table import A32_SPELLED, has_mnemonic
 from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .evex import Masked
-from .forms import Form, describe_operand, forms_of, get_form, int_operands
+from .forms import Form, forms_of, get_form, int_operands
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
 from .registers import Reg
 
@@ -26,12 +26,12 @@ VEX_PREFIX = "{vex}"     # and "{vex}vaddps" with a VEX form only (`{vex} vpdpbu
 
 # Parts of the encoder that a plain instruction does not need, in modules loaded on first use (their names stay
 # importable from here): the mnemonic aliases, the string instructions' operands, the prefix layer, the plan
-# compiler, select_form.
+# compiler, select and select_form (and the error messages, in x86gen._encode_errors).
 _ELSEWHERE = {"MNEMONIC_ALIASES": "_aliases", "string_operands": "_strings", "_implied": "_strings",
               "_SIZE_SUFFIX": "_strings", "_ACCUMULATORS": "_strings", "encode_prefixed": "_prefixed",
               "_encode_prefixed": "_prefixed", "_encode_prefixed_a32": "_prefixed", "_segment": "_prefixed",
               "_string_segments": "_prefixed", "_parts": "_plan_compiler", "_nofit": "_plan_compiler",
-              "select_form": "_select_form", "IMM_POLICIES": "_select_form"}
+              "select": "_select", "select_form": "_select", "IMM_POLICIES": "_select"}
 
 
 def __getattr__(name: str):
@@ -118,14 +118,7 @@ def _movabs_form(f: Form) -> bool:
     return any(o.loc == "moffs" or o.imm == 64 for o in f.operands)
 
 
-def _far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
-    far = next((x for x in ops if isinstance(x, Mem) and x.far), None)
-    if far is None: return None
-    return OperandError(
-        f"{mnemonic} {fmt_operands(ops)}: address {far.disp & 0xFFFFFFFFFFFFFFFF:#x} is out of reach: an absolute [disp32] is"
-        " sign-extended (SDM Vol.2 2.2.1.3), so it reaches only 0..0x7fffffff and 0xffffffff80000000..0xffffffffffffffff;"
-        " a 64-bit address is encodable only in mov al/ax/eax/rax, [addr] and mov [addr], al/ax/eax/rax (moffs, movabs):"
-        " load the address into a register")
+
 
 
 # Instructions that read a 16-bit selector or word whatever the operand size (SDM Vol.2 LLDT, LTR, LMSW: "The
@@ -226,15 +219,38 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
     return res
 
 
+
+
+
+
+
+
+def _far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
+    from ._encode_errors import far_address_error
+    return far_address_error(mnemonic, ops)
+
+
 def _size_word(bits: int) -> str:
-    from .memory import SIZE_NAMES
-    return SIZE_NAMES.get(bits, str(bits))
+    from ._encode_errors import size_word
+    return size_word(bits)
 
 
 def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
-    got = ", ".join(describe_operand(x) for x in ops) or "no operands"
-    fit = "\n  ".join(f"{f.syntax:40s} {f.id}" for f in forms)
-    return OperandError(f"no form of {mnemonic!r} takes {got}; its forms are:\n  {fit}")
+    """The error for operands that no form of ``mnemonic`` takes, listing its forms (`x86gen._encode_errors`)."""
+    from ._encode_errors import no_form_error
+    return no_form_error(mnemonic, ops, forms)
+
+
+def range_error(mnemonic, ops, forms) -> OperandError:
+    """The error for immediates or a branch target that fit none of ``forms`` (`x86gen._encode_errors`)."""
+    from ._encode_errors import range_error
+    return range_error(mnemonic, ops, forms)
+
+
+def label_error(mnemonic: str, ops: tuple) -> LabelContextError:
+    """The error for a label operand given to `encode` (or a form): only an Assembler can resolve it."""
+    from ._encode_errors import label_error
+    return label_error(mnemonic, ops)
 
 
 # ---- plans: how one operand signature of a mnemonic is encoded -------------------------------------
@@ -367,41 +383,10 @@ def _shortest_of(forms: tuple[Form, ...]):
     return enc
 
 
-def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
-    """The form `encode` would use for these operands (and rounding ``rc``, see `encode`)."""
-    if rc is not None: return _evex_choose(mnemonic, ops, rc, ip)
-    # prefix words (`lock add`), a segment override or a 32-bit address: the prefix layer (SegMem is a Mem, so the forms would take it
-    # and drop the override); `SegMem in map(type, ops)` is the cheap test, select() runs it on every call
-    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops):
-        from ._prefixed import encode_prefixed
-        return encode_prefixed(mnemonic, ops, ip)[1]
-    if mnemonic in STRING_MNEMONICS:   # `movsb`: its implied operands
-        from ._strings import string_operands
-        mnemonic, ops = string_operands(mnemonic, ops)
-    key = _key(mnemonic, ops)
-    if "l" in key[1:]: raise label_error(mnemonic, ops)
-    xchg = xchg_choice(mnemonic, ops)
-    if xchg is not None: return xchg[0]   # (with the operands xchg_choice gives)
-    try: forms, check = candidates(mnemonic, key[1:], ops)
-    except OperandError:   # no plain form takes them: masked or broadcast operands take the EVEX path (x86gen._evex)
-        if any(x.__class__ in _DECORATED for x in ops): return _evex_choose(mnemonic, ops, None, ip)
-        raise
-    if not check:
-        alts = _vex_alternatives(forms)
-        return forms[0] if len(alts) < 2 else min(alts, key=lambda f: len(f.encode(*ops)))   # first among equals
-    for f in forms:
-        if f.fits(*ops, ip=ip): return f
-    raise range_error(mnemonic, ops, forms)
 
 
-def range_error(mnemonic, ops, forms) -> OperandError:
-    from .errors import ImmediateRangeError
-    got = fmt_operands(ops)
-    why = ""
-    if forms and all(ip16_branch(f.row) for f in forms) and any(x.__class__ is int and not 0 <= x <= 0xFFFF for x in ops):
-        why = " (a 16-bit branch's target is a 16-bit IP, 0x0..0xffff: IP = (next IP + rel) AND 0xffff, SDM Vol.2 JMP/Jcc)"
-    return ImmediateRangeError(f"{mnemonic} {got}: an immediate or branch target does not fit any form: "
-                               + "; ".join(f"{f.syntax} ({f.id})" for f in forms) + why)
+
+
 
 
 def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
@@ -451,11 +436,7 @@ def lea_low_bits(mnemonic: str, ops: tuple) -> tuple | None:
     return (r, Mem(None, None, 1, low - (1 << 32) if low >> 31 else low, m.size))
 
 
-def label_error(mnemonic: str, ops: tuple) -> LabelContextError:
-    """The error for a label operand given to `encode` (or a form): only an Assembler can resolve it."""
-    return LabelContextError(f"{fmt_value(mnemonic)} {fmt_operands(ops)}: a label operand needs an Assembler or a program "
-                             "(Assembler.emit / x86gen.assemble with the label defined), which knows where the label is; "
-                             "encode() takes registers, memory operands and ints (branch targets as absolute addresses)")
+
 
 
 _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {signature: …: plan}}

@@ -1,10 +1,48 @@
-"""`select_form`: the form among a backend's allowed forms that encodes some operands, by an immediate policy
-(`x86gen.select_form`; loaded on first use)."""
+"""Choosing a form without encoding: `select` (the form `x86gen.encode` uses) and `select_form` (the form among a
+backend's allowed forms that encodes some operands, by an immediate policy). Loaded on first use."""
 from __future__ import annotations
 
+from .encoder import (
+    _DECORATED,
+    STRING_MNEMONICS,
+    _evex_choose,
+    _key,
+    _vex_alternatives,
+    candidates,
+    label_error,
+    range_error,
+    xchg_choice,
+)
 from .errors import OperandError
 from .forms import Form, describe_operand, get_form
-from .memory import Mem
+from .memory import A32Mem, Mem, SegMem
+
+
+def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
+    """The form `encode` would use for these operands (and rounding ``rc``, see `encode`)."""
+    if rc is not None: return _evex_choose(mnemonic, ops, rc, ip)
+    # prefix words (`lock add`), a segment override or a 32-bit address: the prefix layer (SegMem is a Mem, so the forms would take it
+    # and drop the override); `SegMem in map(type, ops)` is the cheap test, select() runs it on every call
+    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops):
+        from ._prefixed import encode_prefixed
+        return encode_prefixed(mnemonic, ops, ip)[1]
+    if mnemonic in STRING_MNEMONICS:   # `movsb`: its implied operands
+        from ._strings import string_operands
+        mnemonic, ops = string_operands(mnemonic, ops)
+    key = _key(mnemonic, ops)
+    if "l" in key[1:]: raise label_error(mnemonic, ops)
+    xchg = xchg_choice(mnemonic, ops)
+    if xchg is not None: return xchg[0]   # (with the operands xchg_choice gives)
+    try: forms, check = candidates(mnemonic, key[1:], ops)
+    except OperandError:   # no plain form takes them: masked or broadcast operands take the EVEX path (x86gen._evex)
+        if any(x.__class__ in _DECORATED for x in ops): return _evex_choose(mnemonic, ops, None, ip)
+        raise
+    if not check:
+        alts = _vex_alternatives(forms)
+        return forms[0] if len(alts) < 2 else min(alts, key=lambda f: len(f.encode(*ops)))   # first among equals
+    for f in forms:
+        if f.fits(*ops, ip=ip): return f
+    raise range_error(mnemonic, ops, forms)
 
 IMM_POLICIES = ("shortest", "widest")
 

@@ -160,46 +160,15 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
     if movabs: forms = [f for f in forms if _movabs_form(f)]   # mov restricted to moffs and imm64 (GNU as, llvm-mc)
     ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
     ok = [f for f in ok if not _accumulator_nop(f, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
-    if evex_only:
-        evex = [f for f in ok if f.encoding_kind == "evex"]
-        if ok and not evex:
-            raise OperandError(f"{EVEX_PREFIX} {name} {fmt_operands(ops)}: x86gen has no EVEX form of {name} that takes these operands")
-        ok = evex
-    if vex_only:
-        vex = [f for f in ok if f.encoding_kind == "vex"]
-        if ok and not vex:
-            raise OperandError(f"{VEX_PREFIX} {name} {fmt_operands(ops)}: x86gen has no VEX form of {name} that takes these operands")
-        ok = vex
-    if any(getattr(x, "hi16", False) for x in ops):
-        # xmm16-31/ymm16-31: only EVEX forms encode bit 4 of a register number (SDM Vol.2 2.7.1)
-        evex = [f for f in ok if f.encoding_kind == "evex"]
-        if ok and not evex:
-            from .errors import EvexOnlyRegisterError
-            high = ", ".join(str(x) for x in ops if getattr(x, "hi16", False))
-            raise EvexOnlyRegisterError(f"{mnemonic} {fmt_operands(ops)}: {high} only EVEX encodes (registers 16-31, SDM Vol.2"
-                                        f" 2.7.1), and x86gen has no EVEX form of {mnemonic} that takes these operands")
-        ok = evex
-    if sized == "data16" and name in SELECTOR_READ: ok = [f for f in ok if f.opsize16]   # data16 lldt: 66 0F 00 /2
-    elif sized: ok = [f for f in ok if _sized_kind(f) == sized]
+    if evex_only or vex_only or sized or any(getattr(x, "hi16", False) for x in ops):   # (x86gen._narrow)
+        from ._narrow import narrowed
+        ok = narrowed(mnemonic, name, ops, ok, evex_only, vex_only, sized)
     elif ok:
         plain = [f for f in ok if not _sized_kind(f)]
         if not plain:
-            plain = [f for f in ok if not f.syntax.startswith(_sized_kind(f) + " ")]   # jecxz, umonitor r32
-            if not plain:
-                from .errors import PrefixError
-                word = _sized_kind(ok[0])
-                shown = f"{mnemonic} {fmt_operands(ops)}" if ops else mnemonic
-                raise PrefixError(f"{shown}: x86gen has only {', '.join(f.id for f in ok)} ({ok[0].syntax},"
-                                  f" {'a 32-bit implicit address' if word == 'addr32' else 'a 16-bit branch'}), another"
-                                  f" operation than {mnemonic} without {word}: write `{word} {mnemonic}`")
+            from ._narrow import spelled_sized
+            plain = spelled_sized(mnemonic, ops, ok)
         ok = plain
-    if not ok and sized:
-        from .errors import PrefixError
-        what = ("with a 32-bit implicit address takes these operands (a memory operand gets its 0x67 from 32-bit registers:"
-                " [eax])") if sized == "addr32" else "with a 16-bit operand (the o16 form, 66 0F 00 /r) takes these operands" \
-            if name in SELECTOR_READ else ("is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/loop/jrcxz/"
-                                                    "xbegin)" + (" with a 32-bit implicit address" if "addr32" in sized else ""))
-        raise PrefixError(f"{sized} {mnemonic} {fmt_operands(ops)}: no form of {mnemonic} {what}")
     if not ok:
         raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
     for i, x in enumerate(ops):

@@ -4,7 +4,13 @@ Forms are chosen as GNU as chooses them: among the forms whose operand kinds mat
 (`Form.length`, then file order), taking the first whose immediates fit — so ``add eax, 1`` is
 ``83 /0 ib``, ``add eax, 1000`` is ``05 id`` and ``jmp`` takes rel8 when the target is in reach.
 The candidate list for each operand signature is computed once and cached, and so is its plan: one
-function that encodes that signature (see `plan_for`).
+function that encodes that signature (see `plan_for`), compiled when `encode` meets the signature the second
+time (the first time the chosen forms' own generated encoders do it, so that a one-off encode, such as a
+process's first, compiles no code).
+
+Only what a plain instruction needs is here (its source is compiled by every process without a bytecode
+cache); the rest loads on first use: x86gen._aliases, _strings, _prefixed, _narrow, _select, _plan_compiler,
+_encode_errors (their names stay importable from this module).
 """
 from __future__ import annotations
 
@@ -234,7 +240,9 @@ def label_error(mnemonic: str, ops: tuple) -> LabelContextError:
 # Plans are the one place where x86gen still compiles code at run time (one function per operand signature
 # met, never per form: a form's own encoder is generated, in _gen/encoders). They pay: `tools/bench.py --quick`
 # with every plan replaced by calls of the forms' encoders (`_fallback`) ran x86gen.encode at 2.8-3.9x iced and
-# the Assembler at 3.3-4.2x, against 1.8-2.1x and 1.7-2.6x with plans, in the same runs (2 rounds each).
+# the Assembler at 3.3-4.2x, against 1.8-2.1x and 1.7-2.6x with plans, in the same runs (2 rounds each). A
+# signature's first `encode` uses `_fallback` all the same (``plan_for(..., compiled=False)``): a plan pays only
+# when it is used again, and compiling it (with x86gen._specialize, 26 KB of source) was most of a first encode.
 
 # Every cache here is keyed by operand signatures (register kinds, memory sizes, 'i'), whose number is bounded by
 # the spec (only signatures some form accepts are kept), except the register-only memos, which keep at most

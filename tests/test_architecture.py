@@ -76,7 +76,8 @@ def test_shapes_shared_and_bound_per_form():
         sub(x86gen.eax, x86gen.rcx)
 
 
-CORE = ["x86gen._table", "x86gen._runtime", "x86gen._gen.schema", "x86gen.registers", "x86gen.memory", "x86gen.errors"]
+CORE = ["x86gen._table", "x86gen._runtime", "x86gen._runtime_errors",
+        "x86gen._gen.schema", "x86gen.registers", "x86gen.memory", "x86gen.errors"]
 
 
 @pytest.mark.parametrize("leaf", CORE)
@@ -120,7 +121,8 @@ COLD_START_LAZY = ("x86gen._evex", "x86gen._evex_text", "x86gen._aliases", "x86g
                    "x86gen._specialize", "x86gen.text", "x86gen.assembler", "x86gen.prefixes", "x86gen.isel", "x86gen.groups",
                    "x86gen.instruction", "x86gen.jit", "x86gen.reference", "x86gen._gen.asm_methods", "x86gen._gen.ops",
                    "x86gen._gen.prefixes", "x86gen._plan_compiler", "x86gen._select",
-                   "x86gen._encode_errors", "x86gen._narrow")
+                   "x86gen._encode_errors", "x86gen._narrow",
+                   "x86gen._runtime_errors")
 
 
 @pytest.mark.parametrize("first, expected", [   # bytes: llvm-mc 14 (jne: iced-x86, JNE_REL8_64 to 0x40 at 0x10)

@@ -123,7 +123,7 @@ def group(rows_by_id: dict[str, tuple]) -> tuple[list[Shape], dict[str, tuple[in
 
 
 
-CHUNK = 8   # shapes per generated module: without a bytecode cache, a first use compiles one module (~0.3 ms per shape)
+CHUNK = 4   # shapes per generated module: without a bytecode cache, a first use compiles one module (~0.25 ms per shape)
 
 
 def chunks(shapes: list[Shape]) -> list[list[Shape]]:

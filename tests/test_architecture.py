@@ -76,7 +76,8 @@ def test_shapes_shared_and_bound_per_form():
         sub(x86gen.eax, x86gen.rcx)
 
 
-CORE = ["x86gen._table", "x86gen._runtime", "x86gen._gen.schema", "x86gen.registers", "x86gen.memory", "x86gen.errors"]
+CORE = ["x86gen._table", "x86gen._runtime", "x86gen._runtime_errors",
+        "x86gen._gen.schema", "x86gen.registers", "x86gen.memory", "x86gen.errors"]
 
 
 @pytest.mark.parametrize("leaf", CORE)
@@ -102,7 +103,7 @@ def test_mnemonic_of_every_id(monkeypatch):
     """`_table.mnemonic_of` finds each form's mnemonic from its id's first word (VEX_VADDPS_… → vaddps, RETNQ → ret)
     without the id map where it can, and is right for every id either way (the map is the table's own rows)."""
     from x86gen import _table
-    truth = {fid: mn for mn, text in _table.table().items() for fid in _table._ROW_ID.findall(text)}
+    truth = {fid: mn for mn, text in _table.table().items() for fid in _table.row_ids(text)}
     guessed = 0
     for fid, mn in truth.items():   # each id in a fresh state: no rows decoded, no map
         monkeypatch.setattr(_table, "_ROWS", {})
@@ -112,3 +113,77 @@ def test_mnemonic_of_every_id(monkeypatch):
         guessed += _table._MNEMONIC_OF is None
     assert _table.mnemonic_of("NO_SUCH_FORM") is None
     assert guessed >= 0.95 * len(truth), (guessed, len(truth))
+
+
+# What a process's first encode must not import (nor compile, without a bytecode cache): the EVEX decoration path,
+# the plan compiler, the text and prefix layers, the Assembler and the backend helpers are loaded on their first use.
+COLD_START_LAZY = ("x86gen._evex", "x86gen._evex_text", "x86gen._aliases", "x86gen._strings", "x86gen._prefixed",
+                   "x86gen._specialize", "x86gen.text", "x86gen.assembler", "x86gen.prefixes", "x86gen.isel", "x86gen.groups",
+                   "x86gen.instruction", "x86gen.jit", "x86gen.reference", "x86gen._gen.asm_methods", "x86gen._gen.ops",
+                   "x86gen._gen.prefixes", "x86gen._plan_compiler", "x86gen._select",
+                   "x86gen._encode_errors", "x86gen._narrow",
+                   "x86gen._runtime_errors")
+
+
+@pytest.mark.parametrize("first, expected", [   # bytes: llvm-mc 14 (jne: iced-x86, JNE_REL8_64 to 0x40 at 0x10)
+    ("x86gen.encode('add', x86gen.rax, 1)", "4883c001"),
+    ("x86gen.encode('add', x86gen.eax, x86gen.ecx)", "01c8"),
+    ("x86gen.encode('mov', x86gen.rax, x86gen.qword(x86gen.rbx, disp=8))", "488b4308"),
+    ("x86gen.encode('vaddps', x86gen.ymm0, x86gen.ymm1, x86gen.ymm2)", "c5f458c2"),
+    ("x86gen.encode('jne', 0x40, ip=0x10)", "752e"),
+])
+def test_cold_start_imports_only_the_core(first, expected):
+    """``import x86gen`` and a first `x86gen.encode` in a fresh interpreter import none of `COLD_START_LAZY`: its
+    cost without a bytecode cache is compiling what it imports (the issue's cold start: import <= 17 ms, first
+    encode <= 10 ms). A signature's first encode compiles no plan (the forms' own encoders); the second does."""
+    code = (f"import sys, x86gen; print({first}.hex()); "
+            f"print(sorted(m for m in sys.modules if m in {COLD_START_LAZY!r})); "
+            f"print({first}.hex(), len(x86gen.encoder._PLANS))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "src"), "PYTHONDONTWRITEBYTECODE": "1"})
+    assert out.returncode == 0, out.stderr
+    got, loaded, again = out.stdout.split("\n")[:3]
+    assert loaded == "[]", f"{first} imports {loaded}"
+    assert got == expected and again == f"{expected} 1"
+
+
+def test_rows_text_reads_one_line(monkeypatch):
+    """`_table.rows_text` finds a mnemonic's line in the table file's bytes without decoding the whole table, and
+    gives what the whole table holds for every mnemonic; names it lacks are None, and after `MISS_MAX` of them the
+    whole table is decoded (a miss reads the whole file)."""
+    from x86gen import _table
+    truth = _table.table()
+    for k, v in {"_ROWS_TEXT": None, "_FOUND": {}, "_MISSES": 0, "_READ": (b"", False)}.items(): monkeypatch.setattr(_table, k, v)
+    assert _table.rows_text("add") == truth["add"] and _table._ROWS_TEXT is None
+    assert len(_table._READ[0]) == _table.READ_FIRST and not _table._READ[1]   # the file's first bytes only
+    monkeypatch.setattr(_table, "READ_FIRST", 1000)   # lines across the reads' boundaries
+    monkeypatch.setattr(_table, "_READ", (b"", False))
+    for mn in truth: assert _table.rows_text(mn) == truth[mn], mn
+    assert _table._ROWS_TEXT is None and _table.has_mnemonic("vaddps") and _table._READ[1]
+    for bad in ("", "ad", "add\t", "\nadd", "addé", "\udcff", "#", "GENERATED"):
+        assert _table.rows_text(bad) is None and not _table.has_mnemonic(bad), repr(bad)
+    assert _table._ROWS_TEXT is not None and _table._MISSES == _table.MISS_MAX
+
+
+def test_table_json_reader_is_json_loads():
+    """The table's rows read by `_table._json_array_reader` (json's C scanner, without the json package) are what
+    json.loads reads, for every mnemonic; bad text is a ValueError as with json.loads."""
+    from x86gen import _table
+    loads = _table._json_array_reader()
+    for mn, text in _table.table().items():
+        text = "[" + text.replace("\t", ",") + "]"
+        assert loads(text) == json.loads(text), mn
+    for bad in ("[1, 2] 3", "[1, ", "[nan]"):
+        with pytest.raises(ValueError): loads(bad)
+
+
+def test_cold_start_of_text_without_decorations():
+    """A first `x86gen.assemble` of a line without AVX-512 decorations imports neither the EVEX text nor the EVEX
+    encoding modules, nor the Assembler (bytes: llvm-mc 14)."""
+    lazy = ("x86gen._evex", "x86gen._evex_text", "x86gen._specialize", "x86gen.assembler", "x86gen._plan_compiler")
+    code = ("import sys, x86gen; print(x86gen.assemble('add rax, 1').hex()); "
+            f"print(sorted(m for m in sys.modules if m in {lazy!r}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "src"), "PYTHONDONTWRITEBYTECODE": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["4883c001", "[]"]

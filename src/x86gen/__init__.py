@@ -42,8 +42,9 @@ TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (3 ms); 
 if TYPE_CHECKING:   # what __getattr__ imports on first use, for type checkers and IDEs (Assembler methods: _gen/asm_methods.pyi)
     from . import forms, groups, isel, jit, reference  # noqa: F401
     from ._gen.ops import Op  # noqa: F401
+    from ._select_form import select_form
     from .assembler import Assembler, Label  # noqa: F401
-    from .encoder import encode, select, select_form
+    from .encoder import encode, select
     from .forms import Form, all_forms, forms_of, get_form
     from .instruction import Instruction
     from .isel import IselError  # noqa: F401
@@ -51,7 +52,7 @@ if TYPE_CHECKING:   # what __getattr__ imports on first use, for type checkers a
     from .text import parse_text_line as parse  # noqa: F401
 
 _LAZY = {
-    "encode": ("encoder", "encode"), "select": ("encoder", "select"), "select_form": ("encoder", "select_form"),
+    "encode": ("encoder", "encode"), "select": ("_select", "select"), "select_form": ("_select", "select_form"),
     "assemble": ("text", "assemble"), "parse": ("text", "parse_text_line"),   # one line → (mnemonic, operands)
     "Instruction": ("instruction", "Instruction"),
     "Form": ("forms", "Form"), "get_form": ("forms", "get_form"), "forms_of": ("forms", "forms_of"),

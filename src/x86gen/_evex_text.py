@@ -35,6 +35,7 @@ from .evex import RD_SAE, RN_SAE, ROUNDING_NAMES, RU_SAE, RZ_SAE, SAE, Masked, R
 from .forms import forms_of
 from .memory import Bcst, Mem, VsibMem
 from .registers import REGISTERS, KReg, Reg
+from .text import GATHER_MNEMONICS, Decorations  # noqa: F401  (defined there: text reads a line without this module)
 
 # rounding decorations -> x86gen's rc= value (SDM Vol.2 2.7.8, Table 2-36); iced-x86 prints round-to-nearest as rne-sae
 ROUNDING_WORDS = {"rn-sae": RN_SAE, "rne-sae": RN_SAE, "rd-sae": RD_SAE, "ru-sae": RU_SAE, "rz-sae": RZ_SAE, "sae": SAE}
@@ -52,22 +53,6 @@ def rounding_text(rc: int) -> str:
     """``{rn-sae}`` for `x86gen.RN_SAE` and so on (the GNU as / llvm-mc spelling)."""
     if not is_rounding(rc): raise OperandError(f"rc={rc!r} is no rounding mode (x86gen.RN_SAE, RD_SAE, RU_SAE, RZ_SAE or SAE)")
     return "{" + ROUNDING_NAMES[rc] + "}"
-
-
-class Decorations:
-    """What an EVEX line says besides its operands: its rounding (``rc``, an `x86gen.RN_SAE` … value or None) and the
-    element counts its broadcasts wrote (``bcst``: ``((operand index, N), …)`` for ``{1toN}``). `parse_line` puts it
-    after the operands when there is either; `split_decorations` takes it off again."""
-
-    __slots__ = ("rc", "bcst")
-
-    def __init__(self, rc: int | None = None, bcst: tuple = ()):
-        self.rc, self.bcst = rc, bcst
-
-    def __eq__(self, other): return isinstance(other, Decorations) and (self.rc, self.bcst) == (other.rc, other.bcst)
-    def __hash__(self): return hash((self.rc, self.bcst))
-    def __repr__(self) -> str: return f"Decorations(rc={self.rc!r}, bcst={self.bcst!r})"
-    def __str__(self) -> str: return "" if self.rc is None else rounding_text(self.rc)
 
 
 def split_decorations(ops: tuple) -> tuple[tuple, Decorations | None]:
@@ -261,14 +246,6 @@ def format_decorated(x, n: int = 0) -> str | None:
         from .text import format_operand
         return format_operand(x.plain) + f"{{1to{n}}}" if n else str(x)   # objdump's `dword bcst [rax]` without a form
     return None
-
-
-# The AVX-512 gathers, scatters and their prefetches (SDM Vol.2 VGATHERDPS/VPSCATTERDD/VGATHERPF0DPS…), whose mask
-# iced-x86's Intel formatter prints as an operand of its own: `vgatherdps zmm1, k1, dword ptr [rax+zmm2*4]`.
-GATHER_MNEMONICS = tuple(
-    [f"v{p}gather{i}{t}" for p, ts in (("", ("ps", "pd")), ("p", ("d", "q"))) for i in ("d", "q") for t in ts]
-    + [f"v{p}scatter{i}{t}" for p, ts in (("", ("ps", "pd")), ("p", ("d", "q"))) for i in ("d", "q") for t in ts]
-    + [f"v{w}pf{h}{i}p{t}" for w in ("gather", "scatter") for h in "01" for i in "dq" for t in "sd"])
 
 
 def gather_mask(mn: str, ops: tuple) -> tuple[str, tuple]:

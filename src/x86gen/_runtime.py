@@ -2,14 +2,14 @@
 `x86gen.encoder` specialises per operand signature. Byte packers, and the errors the encoders raise.
 
 A leaf of the encoder core: an error describes its form from the table row (`x86gen._table`), so
-nothing here imports `x86gen.forms`.
+nothing here imports `x86gen.forms`. The errors' text is built by `x86gen._runtime_errors`, loaded when the first
+is raised (the functions here, which generated code imports by name, call it).
 """
 from __future__ import annotations
 
 import struct
 
-from ._table import imm_ranges, row_of, syntax
-from .errors import EvexOnlyRegisterError, ImmediateRangeError, LabelContextError, OperandError, fmt_int, fmt_operands, fmt_value
+from .errors import OperandError, fmt_int, fmt_value
 
 _BYTE = tuple(bytes((i,)) for i in range(256))   # _BYTE[i] == bytes((i,))
 # _bytes3(a, b, c) == bytes((a, b, c)): struct.pack of n bytes, half the cost of bytes((…))
@@ -30,99 +30,61 @@ def describe_operand(x) -> str:
 
 def operand_error(fid: str, args: tuple, i: int) -> OperandError:
     """Operand ``i`` of ``args`` is not what form ``fid`` takes there (or ``args`` has the wrong number)."""
-    row = row_of(fid)
-    if len(args) != len(row.operands):
-        return OperandError(f"{fid} ({syntax(row)}) takes {len(row.operands)} operands, got {len(args)}")
-    from ._table import operand_display
-    x = args[i]
-    if getattr(x, "hi16", False) and row.encoding_kind != "evex" and x.kind == row.operands[i].reg:
-        return EvexOnlyRegisterError(f"{fid} ({syntax(row)}): operand {i + 1} is {x}, which only EVEX encodes (registers 16-31:"
-                                     f" EVEX.R'/V'/X, SDM Vol.2 2.7.1); this {row.encoding_kind} form takes {x.kind}0-{x.kind}15")
-    return OperandError(f"{fid} ({syntax(row)}): operand {i + 1} is {describe_operand(args[i])}, expected"
-                        f" {operand_display(row.operands[i])}")
+    from ._runtime_errors import operand_error
+    return operand_error(fid, args, i)
 
 
 def _operand_error(fid, args, i): return operand_error(fid, args, i)
 
 
 def _range_error(fid, args, i, value):
-    row = row_of(fid)
-    o = row.operands[i]
-    ranges = imm_ranges(o.imm, row.operand_size, o.sext, o.kind.startswith("rel"))
-    return ImmediateRangeError(f"{fid} ({syntax(row)}): operand {i + 1} value {fmt_int(value)} does not fit {o.kind}"
-                               f" (accepted: {', '.join(f'{lo:#x}..{hi:#x}' for lo, hi in ranges)})")
+    from ._runtime_errors import _range_error
+    return _range_error(fid, args, i, value)
 
 
 def _ip16_error(fid, args, i):
-    return ImmediateRangeError(f"{fid} ({syntax(row_of(fid))}): operand {i + 1} target {fmt_int(args[i])} is out of reach of a"
-                               " 16-bit branch, whose new IP is (next IP + rel) AND 0xffff (SDM Vol.2 JMP/Jcc, operand size 16):"
-                               " targets 0x0..0xffff only")
+    from ._runtime_errors import _ip16_error
+    return _ip16_error(fid, args, i)
 
 
 def _label_error(fid, args):
-    return LabelContextError(f"{fid} ({syntax(row_of(fid))}) {fmt_operands(args)}: a label's memory operand needs an Assembler or a"
-                             " program (Assembler.emit, x86gen.assemble with the label defined), which knows where the label is")
+    from ._runtime_errors import _label_error
+    return _label_error(fid, args)
 
 
 def _moffs_error(fid, args, i):
-    return OperandError(f"{fid} ({syntax(row_of(fid))}): operand {i + 1} is {args[i]}; a moffs operand is an absolute address"
-                        " (no base or index register)")
+    from ._runtime_errors import _moffs_error
+    return _moffs_error(fid, args, i)
 
 
 def _high8_error(fid, args):
-    return OperandError(f"{row_of(fid).mnemonic} {fmt_operands(args)}: ah/bh/ch/dh cannot be encoded in an instruction that needs"
-                        " a REX prefix (needed here for spl/bpl/sil/dil, r8-r15 or REX.W; SDM Vol.2 2.2.1.2)")
+    from ._runtime_errors import _high8_error
+    return _high8_error(fid, args)
 
 
 def _load_cs_error(fid):
-    return OperandError(f"{fid} ({syntax(row_of(fid))}): cs cannot be loaded with mov (#UD; SDM Vol.2 MOV), only by a far jmp,"
-                        " call or ret")
+    from ._runtime_errors import _load_cs_error
+    return _load_cs_error(fid)
 
 
 def _implicit_error(fid, args, i):
-    """Operand ``i`` is memory, but not at the address the instruction implies (``movs byte ptr [rax], …``)."""
-    from ._table import IMPLICIT_MEM
-    row = row_of(fid)
-    where = IMPLICIT_MEM[row.operands[i].loc]
-    return OperandError(f"{row.mnemonic} {fmt_operands(args)}: operand {i + 1} is {args[i]}; {fid} ({syntax(row)}) addresses"
-                        f" {where} only (an implicit operand: no other base, index or displacement; SDM Vol.2"
-                        f" {_IMPLICIT_SDM.get(row.mnemonic[:4], row.mnemonic.upper())})")
-
-
-_IMPLICIT_SDM = {"movs": "MOVS/MOVSB/MOVSW/MOVSD/MOVSQ", "cmps": "CMPS/CMPSB/CMPSW/CMPSD/CMPSQ", "scas": "SCAS/SCASB/SCASW/SCASD/SCASQ",
-                 "lods": "LODS/LODSB/LODSW/LODSD/LODSQ", "stos": "STOS/STOSB/STOSW/STOSD/STOSQ", "insb": "INS/INSB/INSW/INSD",
-                 "insw": "INS/INSB/INSW/INSD", "insd": "INS/INSB/INSW/INSD", "outs": "OUTS/OUTSB/OUTSW/OUTSD", "xlat": "XLAT/XLATB",
-                 "mask": "MASKMOVDQU/MASKMOVQ", "vmas": "MASKMOVDQU"}
+    from ._runtime_errors import _implicit_error
+    return _implicit_error(fid, args, i)
 
 
 def _taken_error(fid, args):
-    row = row_of(fid)
-    reg = next(x for o, x in zip(row.operands, args) if o.loc == "reg")
-    rm = next(x for o, x in zip(row.operands, args) if o.loc == "rm")
-    is_mem = hasattr(rm, "base")   # (a Mem has a base, a Reg none)
-    free = [n for n in range(8) if not (row.taken_mem if is_mem else row.taken_reg) >> n & 1]
-    what = "memory" if is_mem else "a register"
-    return OperandError(f"{fid} ({syntax(row)}) {fmt_operands(args)}: ModRM.reg {reg.num & 7} ({reg}) with {what} in ModRM.rm"
-                        f" is another instruction ({row.encoding.split('/')[0].strip()} /{reg.num & 7}; the reserved-NOP opcodes,"
-                        " SDM Vol.2 NOP); " + (f"with {what} this form takes registers whose number's low 3 bits are "
-                                               + "/".join(map(str, free)) if free else f"this form takes no {what} operand"))
+    from ._runtime_errors import _taken_error
+    return _taken_error(fid, args)
 
 
 def _nop_alias_error(fid, args):
-    return OperandError(f"{fid} ({syntax(row_of(fid))}) {fmt_operands(args)}: 90 with the accumulator is NOP, not xchg (SDM Vol.2"
-                        " XCHG: 90H is an alias for NOP); xchg of the accumulator with itself is the r/m form (87 C0)")
-
-
-_DISTINCT = {
-    "gather": "the destination, index and mask registers must be three different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD:"
-              " #UD if any two are the same)",
-    "tiles": "the tile registers must all be different (SDM Vol.2 TDPBSSD/TDPBF16PS…: #UD if any two are the same)",
-}
+    from ._runtime_errors import _nop_alias_error
+    return _nop_alias_error(fid, args)
 
 
 def _distinct_error(fid, args, why):
-    from .errors import DistinctRegistersError
-    return DistinctRegistersError(f"{row_of(fid).mnemonic} {fmt_operands(args)}: {_DISTINCT[why]}")
+    from ._runtime_errors import _distinct_error
+    return _distinct_error(fid, args, why)
 
 
 # the helpers by the names encoder code uses

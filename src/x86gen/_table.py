@@ -6,9 +6,7 @@ Rows are `x86gen._gen.schema.FormRow` named tuples with `OperandRow` operands.
 """
 from __future__ import annotations
 
-import json
 import os
-import re
 
 from ._gen.schema import FormRow, OperandRow
 
@@ -39,18 +37,87 @@ _MNEMONIC_OF: dict[str, str] | None = None   # form id → mnemonic, from the te
 TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_gen", "forms.tsv")
 
 
+_FOUND: dict[str, str] = {}   # mnemonic → its rows' text, found in the file's bytes (`rows_text`)
+_MISSES = 0      # names looked for in the file's bytes and not found (a miss reads all 1.3 MB: 1.5 ms)
+MISS_MAX = 4     # after as many, the whole table is decoded (about as long as 4 misses)
+# The table file's first bytes read so far, and whether that is the whole file: read on first use, the first
+# READ_FIRST bytes and then twice as many each time a line is not in them (the legacy forms come first: a first
+# `add` reads 128 KB of the 1.3 MB). One tuple, replaced whole: a thread sees bytes and flag that agree.
+_READ: tuple[bytes, bool] = (b"", False)
+READ_FIRST = 1 << 17
+
+
+def _read_more(data: bytes) -> tuple[bytes, bool]:
+    """``(data and the next len(data) bytes (at least READ_FIRST), whether that is the whole file)``: ``data`` are
+    the file's first bytes."""
+    global _READ
+    with open(TABLE_PATH, "rb") as fh:
+        fh.seek(len(data))
+        want = max(len(data), READ_FIRST)
+        more = fh.read(want)
+    got = (data + more, len(more) < want)
+    if len(got[0]) > len(_READ[0]) or got[1]: _READ = got
+    return got
+
+
+def _data() -> bytes:
+    """The table file's bytes."""
+    data, whole = _READ
+    while not whole: data, whole = _read_more(data)
+    return data
+
+
+def _line_text(mnemonic: str) -> str | None:
+    """The text after ``mnemonic`` and its tab on its line of the file, reading no more of the file than it needs."""
+    key = b"\n" + mnemonic.encode() + b"\t"
+    data, whole = _READ
+    at = data.find(key)
+    while at < 0 and not whole:
+        n = len(data)
+        data, whole = _read_more(data)
+        at = data.find(key, max(0, n - len(key)))
+    if at < 0: return None
+    start = at + len(key)
+    end = data.find(b"\n", start)
+    while end < 0 and not whole:
+        n = len(data)
+        data, whole = _read_more(data)
+        end = data.find(b"\n", n)
+    return data[start:end if end >= 0 else len(data)].decode("utf-8")
+
+
 def table() -> dict[str, str]:
     """The generated table: mnemonic → the text of its rows (JSON arrays separated by tabs), in spec order."""
     global _ROWS_TEXT
     if _ROWS_TEXT is None:
-        with open(TABLE_PATH, encoding="utf-8") as fh: text = fh.read()
         rows = {}
-        for line in text.split("\n"):
+        for line in _data().decode("utf-8").split("\n"):
             if line and line[0] != "#":
                 mnemonic, _, rest = line.partition("\t")
                 rows[mnemonic] = rest
         _ROWS_TEXT = rows
     return _ROWS_TEXT
+
+
+def rows_text(mnemonic: str) -> str | None:
+    """The text of one mnemonic's rows (`table`'s value), or None if the table has no such mnemonic. Until the whole
+    table is decoded, its line is found in the file's bytes (a first encode decodes only its mnemonic's line)."""
+    global _MISSES
+    if _ROWS_TEXT is not None: return _ROWS_TEXT.get(mnemonic)
+    hit = _FOUND.get(mnemonic)
+    if hit is not None: return hit
+    if _MISSES >= MISS_MAX: return table().get(mnemonic)   # names not in the table met again and again: the whole table
+    if mnemonic.__class__ is not str or not mnemonic or "\t" in mnemonic or "\n" in mnemonic or not mnemonic.isascii():
+        return None   # (the table's mnemonics are ASCII)
+    text = _line_text(mnemonic)
+    if text is None: _MISSES += 1
+    else: _FOUND[mnemonic] = text
+    return text
+
+
+def has_mnemonic(mnemonic: str) -> bool:
+    """Does the table have rows of ``mnemonic``?"""
+    return mnemonic in _ROWS or rows_text(mnemonic) is not None
 
 
 def mnemonics() -> list[str]:
@@ -63,6 +130,28 @@ def _tuples(x):
     return tuple(_tuples(v) for v in x) if x.__class__ is list else x
 
 
+def _json_array_reader():
+    """``loads(text)`` for the table's JSON arrays: the C scanner of `json.loads`, without importing the json package
+    (2 ms in a fresh interpreter: it compiles its regular expressions), or json.loads where there is no such scanner."""
+    try:
+        from _json import make_scanner
+    except ImportError:   # (not CPython)
+        from json import loads
+        return loads
+
+    class Context:   # what json.decoder.JSONDecoder gives the scanner (its defaults: float and int for numbers)
+        strict, object_hook, object_pairs_hook, parse_float, parse_int, parse_constant, memo = True, None, None, float, int, None, {}
+    scan = make_scanner(Context())
+
+    def loads(text: str):
+        try: value, end = scan(text, 0)
+        except StopIteration as ex: raise ValueError(f"forms.tsv: bad JSON at {ex.value}") from None   # (as json.decoder does)
+        if end != len(text): raise ValueError(f"forms.tsv: extra data at {end}")   # (a generated file: never)
+        return value
+    return loads
+
+
+_loads = None   # `_json_array_reader()`, on first use
 _make_operand = Operand._make
 _OPERANDS, _IMM_WIDTHS, _FLAGS, _IMPLICIT = (FormRow._fields.index(f) for f in ("operands", "imm_widths", "flags", "implicit"))
 _NESTED = tuple(i for i, f in enumerate(FormRow._fields) if f not in ("operands", "imm_widths", "flags", "implicit"))
@@ -87,9 +176,11 @@ def rows_of(mnemonic: str) -> tuple[FormRow, ...] | None:
     """The rows of a mnemonic in spec order, or None if the table has no such mnemonic."""
     hit = _ROWS.get(mnemonic)
     if hit is not None: return hit
-    text = table().get(mnemonic)
+    text = rows_text(mnemonic)
     if text is None: return None
-    rows = tuple(_decode(r) for r in json.loads("[" + text.replace("\t", ",") + "]"))
+    global _loads
+    if _loads is None: _loads = _json_array_reader()
+    rows = tuple(_decode(r) for r in _loads("[" + text.replace("\t", ",") + "]"))
     for r in rows: _BY_ID[r.id] = r
     _ROWS[mnemonic] = rows   # published last: whoever finds it finds _BY_ID filled
     return rows
@@ -111,7 +202,10 @@ def preload(plain: dict[str, tuple]) -> None:
         _ROWS[mn] = rows
 
 
-_ROW_ID = re.compile(r'(?:^|\t)\["([^"]+)"')   # the id, first field of each row
+def row_ids(text: str) -> list[str]:
+    """The form ids in the text of a mnemonic's rows (`table`'s value): the first field of each row."""
+    import re
+    return re.findall(r'(?:^|\t)\["([^"]+)"', text)
 
 
 def _guess_mnemonic(form_id: str) -> str:
@@ -130,10 +224,9 @@ def mnemonic_of(form_id: str) -> str | None:
     if _MNEMONIC_OF is None:
         guess = _guess_mnemonic(form_id)
         for mn in (guess, guess[:-1], guess[:-2]):   # and the size suffixes: RETNQ → ret, PUSHFQ → pushf, NOPD → nop
-            if mn in table():
-                rows_of(mn)
+            if rows_of(mn) is not None:
                 if form_id in _BY_ID: return mn
-        _MNEMONIC_OF = {fid: mn for mn, text in table().items() for fid in _ROW_ID.findall(text)}
+        _MNEMONIC_OF = {fid: mn for mn, text in table().items() for fid in row_ids(text)}
     return _MNEMONIC_OF.get(form_id)
 
 

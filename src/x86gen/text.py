@@ -17,15 +17,6 @@ from __future__ import annotations
 
 import re
 
-from ._evex_text import (
-    GATHER_MNEMONICS,
-    Decorations,
-    encode_decorated,
-    format_decorated,
-    gather_mask,
-    parse_decorated,
-    split_decorations,
-)
 from .encoder import EVEX_PREFIX, SELECTOR_READ, VEX_PREFIX, canonical
 from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, OperandError, UnsupportedRegisterError
@@ -45,6 +36,42 @@ UNSUPPORTED_REGISTERS = X86_REGISTER_NAMES - _REGS.keys()
 _SEGMENT_OVERRIDE = re.compile(r"(es|cs|ss|ds|fs|gs)\s*:")
 _OPERANDS: dict[str, object] = {}
 _DECORATED = (Masked, Bcst)   # AVX-512 operands: `format_operand` prints them in the GNU as / llvm-mc dialect
+# (AVX-512 text is read and written by x86gen._evex_text, imported on the first line that has a decoration)
+
+
+class Decorations:
+    """What an EVEX line says besides its operands: its rounding (``rc``, an `x86gen.RN_SAE` … value or None) and the
+    element counts its broadcasts wrote (``bcst``: ``((operand index, N), …)`` for ``{1toN}``). `parse_line` puts it
+    after the operands when there is either; `split_decorations` takes it off again."""
+
+    __slots__ = ("rc", "bcst")
+
+    def __init__(self, rc: int | None = None, bcst: tuple = ()):
+        self.rc, self.bcst = rc, bcst
+
+    def __eq__(self, other): return isinstance(other, Decorations) and (self.rc, self.bcst) == (other.rc, other.bcst)
+    def __hash__(self): return hash((self.rc, self.bcst))
+    def __repr__(self) -> str: return f"Decorations(rc={self.rc!r}, bcst={self.bcst!r})"
+    def __str__(self) -> str:
+        if self.rc is None: return ""
+        from ._evex_text import rounding_text
+        return rounding_text(self.rc)
+
+
+# The AVX-512 gathers, scatters and their prefetches (SDM Vol.2 VGATHERDPS/VPSCATTERDD/VGATHERPF0DPS…), whose mask
+# iced-x86's Intel formatter prints as an operand of its own: `vgatherdps zmm1, k1, dword ptr [rax+zmm2*4]`.
+GATHER_MNEMONICS = tuple(
+    [f"v{p}gather{i}{t}" for p, ts in (("", ("ps", "pd")), ("p", ("d", "q"))) for i in ("d", "q") for t in ts]
+    + [f"v{p}scatter{i}{t}" for p, ts in (("", ("ps", "pd")), ("p", ("d", "q"))) for i in ("d", "q") for t in ts]
+    + [f"v{w}pf{h}{i}p{t}" for w in ("gather", "scatter") for h in "01" for i in "dq" for t in "sd"])
+
+
+def _gather_mask(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """`x86gen._evex_text.gather_mask` (iced's ``vgatherdps zmm1, k1, [vsib]``)."""
+    from ._evex_text import gather_mask
+    return gather_mask(mn, ops)
+
+
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 # size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
 _SIZE_WORDS = "byte|word|dword|fword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
@@ -656,7 +683,7 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
               **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), **dict.fromkeys(_ADDRESS_ONLY, _any_size_address),
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
               **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax,
-              **dict.fromkeys(GATHER_MNEMONICS, gather_mask),
+              **dict.fromkeys(GATHER_MNEMONICS, _gather_mask),
               **dict.fromkeys(_SELECTOR_READ, _selector_r16),
               **dict.fromkeys(_DESCRIPTOR_TABLE, _descriptor_pointer), **dict.fromkeys(("lfs", "lgs", "lss"), _far_pointer_load),
               # the x87 mnemonics with an st(i) form or an implicit st(0) next to a memory operand
@@ -691,6 +718,7 @@ def parse_line(line: str) -> tuple[str, tuple]:
 def _decorated_line(mn: str, texts: list[str]) -> tuple[str, tuple]:
     """`parse_line` of a line that may hold EVEX decorations (``{k1}``, ``{z}``, ``{1to16}``, ``{rn-sae}``, objdump's
     ``bcst``): the operands as `x86gen._evex_text.parse_decorated` reads them, then the shorthands."""
+    from ._evex_text import parse_decorated, split_decorations
     words, _, base = mn.rpartition(" ")
     ops, deco = split_decorations(parse_decorated(base, texts, parse_operand))
     base, ops = shorthand(base, ops)
@@ -865,6 +893,7 @@ def assemble(text: str, ip: int = 0) -> bytes:
 
 def _assemble_decorated(mn: str, ops: tuple, text: str, ip: int) -> bytes:
     """`assemble` of a line with a rounding or ``{1toN}`` (`x86gen._evex_text.encode_decorated`), pseudo-ops too."""
+    from ._evex_text import encode_decorated, split_decorations
     ops, deco = split_decorations(ops)
     try: return encode_decorated(mn, ops, deco, ip)
     except EncodeError as ex:
@@ -916,7 +945,9 @@ def _assemble_program(text: str, ip: int) -> bytes:
 def format_operand(x) -> str:
     """Intel syntax of one operand (ints as hex)."""
     if x.__class__ is int: return f"-{-x:#x}" if x < 0 else f"{x:#x}"
-    if x.__class__ in _DECORATED: return format_decorated(x)   # zmm1 {k1} {z}; a broadcast without its form: dword bcst [rax]
+    if x.__class__ in _DECORATED:   # zmm1 {k1} {z}; a broadcast without its form: dword bcst [rax]
+        from ._evex_text import format_decorated
+        return format_decorated(x)
     if isinstance(x, Mem) and x.base is None and x.index is not None and x.scale == 1:   # (VsibMem too)
         # an index without base: `[rax*1]`, since `[rax]` would read back as a base register (other bytes)
         s = str(x)

@@ -258,7 +258,8 @@ def _make(target, options):
 # compile worker (replaced every 16 kernels) would redo is choosing the form per operand signature, and, where Python
 # keeps no bytecode (PYTHONDONTWRITEBYTECODE, a read-only install), compiling the shape modules those forms use from
 # source (about 1-3 ms each). The choices and those modules' code are kept in a marshal file, keyed by the Python
-# version, x86gen's version, the generated table's hash and the sources that choose (this file, forms), with the
+# version, x86gen's version, the generated table's hash, the generated files that number the shapes (forms.tsv,
+# encoders/__init__.py) and the sources that choose (this file, forms), with the
 # decoded table rows of those forms' mnemonics (`x86gen._table.preload`: the table itself is then not read); in
 # $X86GEN_CACHE_DIR, else $XDG_CACHE_HOME/x86gen or ~/.cache/x86gen (X86GEN_CACHE_DIR="" turns it off).
 # A missing, stale, unreadable or unwritable cache only costs time.
@@ -281,8 +282,10 @@ def _cache_path() -> str | None:
     from .. import __file__ as package_file
     from .. import __version__
     with open(os.path.join(os.path.dirname(package_file), "_gen", "forms.tsv"), encoding="utf-8") as fh: head = fh.readline()   # its hash
-    pkg = os.path.dirname(package_file)   # the code depends on the table, the encoder writer and the operand classes
-    stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in ("memory.py", "registers.py", "forms.py")))]
+    pkg = os.path.dirname(package_file)   # the code depends on the table, the encoder writer and the operand classes,
+    # and on how the generated shapes are numbered and grouped in modules (forms.tsv's shape column, encoders.CHUNK)
+    stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in (
+        "memory.py", "registers.py", "forms.py", os.path.join("_gen", "forms.tsv"), os.path.join("_gen", "encoders", "__init__.py"))))]
     key = f"{sys.version} {__version__} {head} {[(st.st_size, st.st_mtime_ns) for st in stats]} {TINYGRAD_VERSION}"
     key = hashlib.sha256(key.encode()).hexdigest()[:16]
     return os.path.join(d, f"tinygrad-{key}.marshal")

@@ -4,7 +4,7 @@
 
 Forms whose encoders differ only in constants (opcode, prefix and map bytes, W/L/pp bits, /digit, the
 form id, immediate ranges) share a shape (codegen/shapes.py): 495 shapes for 4181 forms.
-Shape ``i`` is ``SHAPES[i % 8]`` of module ``e{i // 8:03d}`` here (8 per module, so that a
+Shape ``i`` is ``SHAPES[i % 4]`` of module ``e{i // 4:03d}`` here (4 per module, so that a
 first use compiles only its module when there is no bytecode cache). ``shape_<ID>(fid, k0, …)``, named
 after its first form, returns the ``(enc, fits)`` of one form of the shape, given its id and the
 constants its row holds (``FormRow.shape``, ``FormRow.shape_args``); `x86gen.forms.Form` binds them on
@@ -13,4 +13,4 @@ immediates) says whether the immediates fit. The code is what `x86gen._specializ
 form.
 """
 
-CHUNK = 8
+CHUNK = 4

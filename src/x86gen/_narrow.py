@@ -1,0 +1,58 @@
+"""The candidates of `x86gen.encoder.candidates` narrowed for the rarer requests: the ``{evex}``/``{vex}`` pseudo-prefixes,
+registers 16-31 (EVEX only), the forms that the prefix words addr32/data16 ask for, and the errors when none is left
+(loaded on first use: a plain instruction needs none of it)."""
+from __future__ import annotations
+
+from .encoder import EVEX_PREFIX, SELECTOR_READ, VEX_PREFIX, _sized_kind
+from .errors import EvexOnlyRegisterError, OperandError, PrefixError, fmt_operands
+from .forms import Form
+
+
+def narrowed(mnemonic: str, name: str, ops: tuple, ok: list[Form], evex_only: bool, vex_only: bool, sized: str) -> list[Form]:
+    """The forms of ``ok`` that `candidates` keeps for ``mnemonic`` (``name`` without its pseudo-prefix) with ``ops``:
+    only EVEX forms for ``{evex}`` and registers 16-31, only VEX ones for ``{vex}``, only those of the prefix word
+    ``sized`` (or, without one, those that need none, `spelled_sized`). Raises when that leaves none of a non-empty
+    ``ok`` (and, with ``sized``, when none is left at all)."""
+    if evex_only:
+        evex = [f for f in ok if f.encoding_kind == "evex"]
+        if ok and not evex:
+            raise OperandError(f"{EVEX_PREFIX} {name} {fmt_operands(ops)}: x86gen has no EVEX form of {name} that takes these operands")
+        ok = evex
+    if vex_only:
+        vex = [f for f in ok if f.encoding_kind == "vex"]
+        if ok and not vex:
+            raise OperandError(f"{VEX_PREFIX} {name} {fmt_operands(ops)}: x86gen has no VEX form of {name} that takes these operands")
+        ok = vex
+    if any(getattr(x, "hi16", False) for x in ops):
+        # xmm16-31/ymm16-31: only EVEX forms encode bit 4 of a register number (SDM Vol.2 2.7.1)
+        evex = [f for f in ok if f.encoding_kind == "evex"]
+        if ok and not evex:
+            high = ", ".join(str(x) for x in ops if getattr(x, "hi16", False))
+            raise EvexOnlyRegisterError(f"{mnemonic} {fmt_operands(ops)}: {high} only EVEX encodes (registers 16-31, SDM Vol.2"
+                                        f" 2.7.1), and x86gen has no EVEX form of {mnemonic} that takes these operands")
+        ok = evex
+    if sized == "data16" and name in SELECTOR_READ: ok = [f for f in ok if f.opsize16]   # data16 lldt: 66 0F 00 /2
+    elif sized: ok = [f for f in ok if _sized_kind(f) == sized]
+    elif ok:
+        plain = [f for f in ok if not _sized_kind(f)]
+        ok = plain or spelled_sized(mnemonic, ops, ok)
+    if not ok and sized:
+        what = ("with a 32-bit implicit address takes these operands (a memory operand gets its 0x67 from 32-bit registers:"
+                " [eax])") if sized == "addr32" else "with a 16-bit operand (the o16 form, 66 0F 00 /r) takes these operands" \
+            if name in SELECTOR_READ else ("is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/loop/jrcxz/"
+                                                    "xbegin)" + (" with a 32-bit implicit address" if "addr32" in sized else ""))
+        raise PrefixError(f"{sized} {mnemonic} {fmt_operands(ops)}: no form of {mnemonic} {what}")
+    return ok
+
+
+def spelled_sized(mnemonic: str, ops: tuple, ok: list[Form]) -> list[Form]:
+    """The forms of ``ok`` (all of them forms that a prefix word asks for, `_sized_kind`) that the mnemonic or operands
+    say themselves (jecxz, ``umonitor r32``: their syntax has no prefix word); a `PrefixError` naming the word if none."""
+    plain = [f for f in ok if not f.syntax.startswith(_sized_kind(f) + " ")]   # jecxz, umonitor r32
+    if not plain:
+        word = _sized_kind(ok[0])
+        shown = f"{mnemonic} {fmt_operands(ops)}" if ops else mnemonic
+        raise PrefixError(f"{shown}: x86gen has only {', '.join(f.id for f in ok)} ({ok[0].syntax},"
+                          f" {'a 32-bit implicit address' if word == 'addr32' else 'a 16-bit branch'}), another"
+                          f" operation than {mnemonic} without {word}: write `{word} {mnemonic}`")
+    return plain

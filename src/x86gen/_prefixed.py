@@ -1,0 +1,138 @@
+"""The prefix layer of `x86gen.encode`: prefix words (``lock add``, ``rep movsb``, ``{vex3} vaddps``), segment
+overrides (`x86gen.SegMem`) and 32-bit addresses (`x86gen.A32Mem`, 0x67) around a form's bytes (`x86gen.prefixes`
+checks and lays them out). Loaded on the first instruction that has one."""
+from __future__ import annotations
+
+from . import prefixes as P
+from ._strings import string_operands
+from ._table import A32_SPELLED, IMPLICIT_MEM
+from .encoder import STRING_MNEMONICS, _key, candidates, canonical, label_error, range_error, select, xchg_choice
+from .errors import EncodeError, OperandError, PrefixError, fmt_operands
+from .forms import Form, forms_of
+from .memory import A32Mem, Mem, SegMem, a32_error
+
+
+def _string_segments(mn: str, ops: tuple, words: list[str], written: str) -> tuple[tuple, str | None]:
+    """(operands without segment overrides, the segment prefix or None) of string instruction ``mn``: an override (of
+    an operand, or a prefix word such as ``fs movsb``) applies to its ds:[rsi] (ds:[rdi], ds:[rbx+al]) operand; its
+    es:[rdi] is never overridden (SDM Vol.2 MOVS: "the ES segment cannot be overridden"), so ``es:`` there is no byte and
+    another segment an error."""
+    plain = tuple(x.plain if x.__class__ is SegMem else x for x in ops)
+    a32 = A32Mem in map(type, plain)
+    form = select(mn, *(x.plain if x.__class__ is A32Mem else x for x in plain)) if a32 else select(mn, *plain)
+    if not any(o.loc in IMPLICIT_MEM for o in form.operands):   # movsd/cmpsd xmm, xmm/m64: the SSE2 forms of the name
+        seg, plain = _segment(written, ops, words)
+        return plain, seg
+    if a32:   # (0x67 with a string instruction addresses [esi]/[edi]: iced's *_M8_M8 forms with 32-bit registers)
+        raise OperandError(f"{written} {fmt_operands(ops)}: x86gen encodes string instructions with 64-bit addresses only"
+                           f" ([rsi]/[rdi]; {form.id} ({form.syntax}) with [esi]/[edi] and 0x67 is not supported)")
+    seg = None
+    for i, x in enumerate(ops):
+        s = x.seg if x.__class__ is SegMem else None
+        if form.operands[i].loc == "esrdi":
+            if s not in (None, "es"):
+                raise PrefixError(f"{written} {fmt_operands(ops)}: operand {i + 1} is es:[rdi], which takes no segment override"
+                                  " (SDM Vol.2 MOVS/STOS/SCAS/INS: the ES segment cannot be overridden)")
+            continue
+        if s is not None:
+            if seg is not None and seg != s: raise PrefixError(f"{written} {fmt_operands(ops)}: two segment overrides")
+            seg = s
+    for w in words:
+        if seg is not None and seg != w: raise PrefixError(f"{written} {fmt_operands(ops)}: two segment overrides")
+        seg = w
+    if seg is not None and not any(o.loc in ("rsi", "rdi", "rbxal") for o in form.operands):
+        raise PrefixError(f"{written} {fmt_operands(ops)}: a segment override ({seg}) applies to no operand of {form.id}"
+                          f" ({form.syntax}): es:[rdi] takes none (SDM Vol.2 MOVS/STOS/SCAS/INS)")
+    return plain, (None if seg == "ds" else seg)   # ds: the segment the operand uses anyway, no byte (as GNU as)
+
+
+# ---- the prefix layer: prefix words and segment overrides around a form's bytes (see x86gen.prefixes) -------------
+
+def _segment(mnemonic: str, ops: tuple, words: list[str]) -> tuple[str | None, tuple]:
+    """(the segment override of the one memory operand or None, the operands without it) for `encode_prefixed`."""
+    seg = None
+    plain = list(ops)
+    for i, x in enumerate(ops):
+        if x.__class__ is SegMem:
+            if seg is not None and seg != x.seg: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
+            seg, plain[i] = x.seg, x.plain
+    for w in words:
+        if w in P.SEGMENTS:   # objdump's `ss mov eax, dword ptr [rax]`: the override of the memory operand
+            if seg is not None and seg != w: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: two segment overrides")
+            seg = w
+    if seg is not None:
+        mems = [x for x in plain if isinstance(x, Mem)]
+        if len(mems) != 1:
+            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: a segment override ({seg}) needs one memory operand")
+        if seg == P.default_segment(mems[0]): seg = None   # the segment it uses anyway: no byte (as GNU as)
+    return seg, tuple(plain)
+
+
+def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
+    """(bytes, form) of an instruction with prefix words or a segment override or 32-bit address (see
+    `_encode_prefixed`)."""
+    if A32Mem in map(type, ops) or any(x.__class__ is SegMem and x.plain.__class__ is A32Mem for x in ops):
+        return _encode_prefixed_a32(mnemonic, ops, ip)
+    return _encode_prefixed(mnemonic, ops, ip)
+
+
+def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
+    """(bytes, form) of an instruction with prefix words (``"lock add"``, ``"rep stosb"``, ``"bnd jmp"``,
+    ``"{vex3} vaddps"``, objdump's ``"ss mov"``) and/or memory operands with a segment override (`SegMem`) or a 32-bit
+    address (`A32Mem`: the 0x67 prefix).
+
+    The form is chosen as without the prefixes, among the forms that take them (``bnd jmp`` takes rel32, not
+    rel8); the prefixes are checked (`x86gen.prefixes.check`: `PrefixError` naming instruction, prefix and why)
+    and laid out before the form's bytes in iced-x86's order (`x86gen.prefixes.layout`)."""
+    words, mn = P.split_words(mnemonic)
+    if mn in STRING_MNEMONICS:   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`
+        mn, ops = string_operands(mn, ops)
+        plain, seg = _string_segments(mn, ops, [w for w in words if w in P.SEGMENTS], mnemonic)
+    else:
+        seg, plain = _segment(mnemonic, ops, words)
+    a32 = A32Mem in map(type, plain)
+    if a32: plain = tuple(x.plain if x.__class__ is A32Mem else x for x in plain)   # [ecx]: the 64-bit operand's bytes after 0x67
+    # addr32 / data16: the forms with a 32-bit implicit address / the 16-bit branches (with a 32-bit memory operand,
+    # addr32 is its 0x67, nothing more, as GNU as)
+    # (both: `data16 addr32 loop`, LOOP_REL8_16_ECX; `addr32 jecxz` is jecxz, which says its 32-bit address itself)
+    sized = " ".join(w for w, on in ((P.DATA16, P.DATA16 in words),
+                                    (P.ADDR32, P.ADDR32 in words and not a32 and canonical(mn) not in A32_SPELLED)) if on)
+    legacy = [w for w in words if w not in P.SEGMENTS and w not in (P.ADDR32, P.DATA16)]
+    if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
+        raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
+    n = (seg is not None or "notrack" in legacy) + a32 + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
+    want = {P.SPEC_NAME.get(w, w) for w in legacy if w in P.PREFIX_BYTES}
+    if sized:   # the forms with a 32-bit implicit address or a 16-bit branch (their bytes have the 67 / 66)
+        key = _key(mn, plain)
+        if "l" in key[1:]: raise label_error(mnemonic, ops)
+        ok = [f for f in candidates(mn, key[1:], plain, sized)[0] if want <= P.allowed(f.id)]
+        if not ok: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form of {mn} with a 32-bit address takes {', '.join(want)}")
+        form = next((f for f in ok if f.fits(*plain, ip=ip + n)), None)
+        if form is None: raise range_error(mnemonic, ops, ok)
+    elif not want:
+        form = select(mn, *plain, ip=ip + n)
+    else:
+        key = _key(mn, plain)
+        if "l" in key[1:]: raise label_error(mnemonic, ops)
+        forms, _check = candidates(mn, key[1:], plain)
+        ok = [f for f in forms if want <= P.allowed(f.id)]
+        form = next((f for f in ok if f.fits(*plain, ip=ip + n)), None)
+        if form is None:
+            if ok: raise range_error(mnemonic, ops, ok)
+            P.check(legacy, forms[0], mnemonic, ops)   # raises: the first form's reason
+            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form takes {', '.join(sorted(want))}")
+    P.check(words, form, mnemonic, ops)
+    xchg = xchg_choice(mn, plain)
+    if xchg is not None and xchg[0] is form: plain = xchg[1]
+    body = form(*plain, ip=ip + n) if form.is_branch else form(*plain)
+    return P.layout(legacy, form, body, seg, a32), form
+
+
+def _encode_prefixed_a32(mnemonic: str, ops: tuple, ip: int) -> tuple[bytes, Form]:
+    """`encode_prefixed`, whose errors name a 32-bit address as given (``[eax]``), not as the operand of the bytes after
+    its 0x67 (``[rax]``; `x86gen.memory.a32_error`)."""
+    try: return _encode_prefixed(mnemonic, ops, ip)
+    except EncodeError as ex:
+        plain = tuple(x.plain if x.__class__ is A32Mem else x.plain.plain if x.__class__ is SegMem and x.plain.__class__ is A32Mem
+                      else x for x in ops)
+        raise a32_error(ex, plain, ops) from None

@@ -34,3 +34,12 @@ def test_check_fails_over_budget(gen, monkeypatch, capsys):
     monkeypatch.setitem(gen.BUDGETS, "src/x86gen/_gen/groups.py", (1_000, 1))
     assert gen.main(["--check"]) == 1
     assert "over budget: src/x86gen/_gen/groups.py:" in capsys.readouterr().out
+
+
+def test_remove_stale_deletes_only_what_gen_made(gen, tmp_path):
+    """A module an earlier run generated and this one does not (e.g. e130.py after the shapes were regrouped) is
+    deleted by `gen.py`; a file without the generated header is left (and `--check` names it)."""
+    (tmp_path / "e130.py").write_text(gen.GENERATED_HEADER + " from codegen/templates/encoders.py.j2\n")
+    (tmp_path / "mine.py").write_text("x = 1\n")
+    assert gen.remove_stale(str(tmp_path), ["e130.py", "mine.py"]) == ["e130.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.py"]

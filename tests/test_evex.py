@@ -538,3 +538,22 @@ def test_vpcmp_pseudo_ops(text, expected):
 ])
 def test_decorations_after_address_size_and_segment_prefixes(text, expected):
     assert x86gen.assemble(text).hex(" ") == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("vfmulcph zmm0, zmm1, zmm2", "62 f6 76 48 d6 c2"),                                   # llvm-mc 14
+    ("vfmulcsh xmm0, xmm1, dword ptr [rax+8]", "62 f6 76 08 d7 40 02"),                    # T1S, N = 4 (an FP16 pair)
+    ("vfcmaddcph zmm3 {k1}, zmm1, dword ptr [rax+0x100]{1to16}", "62 f6 77 59 56 58 40"),  # bcst of m32, N = 4
+    ("vfmaddcsh xmm5, xmm1, dword ptr [rax-0x200]", "62 f6 76 08 57 68 80"),
+    ("vfmulcph ymm20, ymm1, ymm2", "62 e6 76 28 d6 e2"),
+])
+def test_fp16_complex_multiply(text, expected):
+    assert x86gen.assemble(text).hex(" ") == expected
+
+
+@pytest.mark.parametrize("text", ["vfmulcph zmm0, zmm1, zmm0", "vfmulcph zmm1, zmm1, zmm0", "vfcmaddcph xmm2, xmm2, [rax]",
+                                  "vfmaddcsh xmm4, xmm3, xmm4"])
+def test_fp16_complex_multiply_destination_must_differ(text):
+    """SDM Vol.2 VFMULCPH/VFCMADDCPH: #UD if the destination is either source (GNU as refuses it; iced decodes INVALID)."""
+    with pytest.raises(x86gen.DistinctRegistersError, match="destination must differ from both sources"):
+        x86gen.assemble(text)

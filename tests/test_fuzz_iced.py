@@ -306,6 +306,11 @@ def hint_nop_taken(code: int, reg_field: int, memory: bool) -> bool:
     return I.Decoder(64, probe).decode().code != code
 
 
+# the FP16 complex multiplies: #UD if the destination is either source (SDM Vol.2 VFCMULCPH/VFMULCPH, VFCMADDCPH/
+# VFMADDCPH and the CSH scalars; iced-x86 decodes those bytes as INVALID, GNU as refuses them)
+COMPLEX_FP16 = {"vfmulcph", "vfcmulcph", "vfmaddcph", "vfcmaddcph", "vfmulcsh", "vfcmulcsh", "vfmaddcsh", "vfcmaddcsh"}
+
+
 def expected_error(form, code, ops, rel_disp):
     """(None, None) if the operands are valid for the form, else (the exception class x86gen must
     raise, why: "one" / "range" / "high8")."""
@@ -315,6 +320,8 @@ def expected_error(form, code, ops, rel_disp):
         return x86gen.OperandError, "a32"   # 0x67 makes the ModRM.reg address 32-bit too: the R32 form (SDM Vol.2 MOVDIR64B)
     tiles = [x.num for o, x in zip(form.operands, ops) if o.reg == "tmm" and isinstance(x, x86gen.Reg) and x.kind == "tmm"]
     if len(set(tiles)) != len(tiles): return x86gen.DistinctRegistersError, "distinct"   # AMX: #UD (SDM Vol.2 TDPBSSD)
+    if form.mnemonic in COMPLEX_FP16 and any(isinstance(x, x86gen.Reg) and x.num == getattr(ops[0], "num", None) for x in ops[1:3]):
+        return x86gen.DistinctRegistersError, "distinct"   # SDM Vol.2 VFMULCPH: #UD if the destination is a source
     for o, x in zip(form.operands, ops):
         if not is_vsib(o): continue
         if isinstance(x, x86gen.A32Mem): x = x.plain   # a 32-bit address: VSIB or not as its 64-bit one

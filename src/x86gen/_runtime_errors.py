@@ -92,6 +92,7 @@ def _nop_alias_error(fid, args):
 _DISTINCT = {
     "gather": "the destination, index and mask registers must be three different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD:"
               " #UD if any two are the same)",
+    "complex": "the destination must differ from both sources (SDM Vol.2 VFMULCPH/VFCMADDCPH…: #UD otherwise)",
     "tiles": "the tile registers must all be different (SDM Vol.2 TDPBSSD/TDPBF16PS…: #UD if any two are the same)",
 }
 

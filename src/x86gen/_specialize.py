@@ -26,6 +26,10 @@ from ._runtime import HELPERS
 from ._table import IMPLICIT_MEM, MAP_BYTES, imm_ranges, ip16_branch, static_length
 from .memory import Mem, VsibMem
 
+# the FP16 complex multiplies, whose destination must differ from both sources (SDM Vol.2 VFCMULCPH: #UD otherwise;
+# GNU as: "destination and source registers must be distinct", iced-x86's decoder: INVALID)
+COMPLEX_FP16 = frozenset(f"vf{c}{op}c{s}" for c in ("", "c") for op in ("mul", "madd") for s in ("ph", "sh"))
+
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg",
              "mm": "Mmx", "tmm": "Tmm", "st": "StReg", "sreg": "SegReg", "cr": "CrReg", "dr": "DrReg"}
 PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
@@ -264,11 +268,16 @@ def _modrm_cases(c: _Operands, returns) -> list[str]:
     if (reg is None and is_mem is False) or (mem is None and is_mem): out.append(c.bad(i))   # not this form's operand
     ops = c.row.operands
     tiles = [c.args[k] for k, o in enumerate(ops) if o.reg == "tmm"]
+    # FP16 complex multiply: #UD if the destination is either source (SDM Vol.2 VFCMULCPH/VFMULCPH, VFCMADDCPH…)
+    complex_fp16 = c.row.mnemonic in COMPLEX_FP16
     if reg is not None and not is_mem:
         if not known: out.append(f"if {c.is_class(a, reg)}:")
         if len(tiles) > 1:   # AMX: #UD unless the tile registers are all different (SDM Vol.2 TDPBSSD, AMX-E4)
             same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(tiles) for y in tiles[k + 1:])
             out.append(f"{ind}if {same}: raise _distinct_error({c.fid!r}, {c.allargs}, 'tiles')")
+        if complex_fp16:
+            out.append(f"{ind}if {c.reg}.num == {c.vvvv}.num or {c.reg}.num == {a}.num:"
+                       f" raise _distinct_error({c.fid!r}, {c.allargs}, 'complex')")
         if c.row.taken_reg:   # ModRM.reg values that are another instruction with a register r/m (the hint-NOP space)
             out.append(f"{ind}if {c.row.taken_reg} >> ({c.reg}.num & 7) & 1: raise _taken_error({c.fid!r}, {c.allargs})")
         out += returns(ind, a, True, f"0xC0 | {c.reg3} | {a}.lo", "")
@@ -278,6 +287,8 @@ def _modrm_cases(c: _Operands, returns) -> list[str]:
         cls = f"VsibMem and {a}.index.__class__ is {'Xmm' if kind[-1] == 'x' else 'Ymm'}" if vsib else "Mem"
         if not known: out.append(f"if {a}.__class__ is {cls}{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
         if c.sig is None: out.append(f"{ind}if {a}.label is not None: raise _label_error({c.fid!r}, {c.allargs})")   # (plans check first)
+        if complex_fp16:
+            out.append(f"{ind}if {c.reg}.num == {c.vvvv}.num: raise _distinct_error({c.fid!r}, {c.allargs}, 'complex')")
         if kind == "sibmem":   # AMX: the address must have a SIB byte (SDM Vol.2 TILELOADD), [rax] too
             out.append(f"{ind}{a} = {a}.with_sib()")
         if vsib:   # a gather #UDs if any two of destination, index and mask are the same register (SDM Vol.2 VGATHERDPS)

@@ -283,6 +283,8 @@ _GPR_WIDTH_IMMATERIAL = {I.Mnemonic.VPEXTRB, I.Mnemonic.VPEXTRW, I.Mnemonic.VPIN
                          # tpause/umwait read bits 31:0 of their register (SDM Vol.2 TPAUSE, UMWAIT); iced prints
                          # `eax` for the REX.W form (TPAUSE_R64) too
                          I.Mnemonic.TPAUSE, I.Mnemonic.UMWAIT,
+                         # vmovw moves 16 bits, EVEX.W is ignored (SDM Vol.2 VMOVW); iced prints `eax` for the W1 form
+                         I.Mnemonic.VMOVW,
                          # sldt/str r64 write the selector zero-extended, as r32 does (SDM Vol.2 SLDT, STR; GNU as encodes
                          # `sldt rax` as 0F 00 /0)
                          I.Mnemonic.SLDT, I.Mnemonic.STR}

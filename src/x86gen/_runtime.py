@@ -116,6 +116,8 @@ def _nop_alias_error(fid, args):
 _DISTINCT = {
     "gather": "the destination, index and mask registers must be three different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD:"
               " #UD if any two are the same)",
+    "evex_gather": "the destination and index registers must be different (SDM Vol.2 VPGATHERDD/VGATHERDPS…, EVEX: #UD if"
+                   " they are the same)",
     "tiles": "the tile registers must all be different (SDM Vol.2 TDPBSSD/TDPBF16PS…: #UD if any two are the same)",
 }
 
@@ -125,10 +127,17 @@ def _distinct_error(fid, args, why):
     return DistinctRegistersError(f"{row_of(fid).mnemonic} {fmt_operands(args)}: {_DISTINCT[why]}")
 
 
+def _mask_required_error(fid, args):
+    from .errors import EvexOperandError
+    return EvexOperandError(f"{row_of(fid).mnemonic} {fmt_operands(args)}: {fid} needs a mask k1-k7 on its"
+                            f" {'memory destination' if fid.split('_')[2][:2] == 'VM' else 'destination'}"
+                            " (k0 is #UD, SDM Vol.2 VPGATHERDD/VPSCATTERDD: EVEX.aaa = 000), e.g. zmm1.k(k1) or mem.k(k1)")
+
+
 # the helpers by the names encoder code uses
 HELPERS = {**_BYTES_PACKERS, "_BYTE": _BYTE, "_le16": _le16, "_le32": _le32, "_le64": _le64, "_operand_error": _operand_error,
            "_range_error": _range_error, "_ip16_error": _ip16_error, "_label_error": _label_error, "_moffs_error": _moffs_error,
            "_high8_error": _high8_error,
-           "_distinct_error": _distinct_error, "_load_cs_error": _load_cs_error,
+           "_distinct_error": _distinct_error, "_mask_required_error": _mask_required_error, "_load_cs_error": _load_cs_error,
            "_implicit_error": _implicit_error,
            "_nop_alias_error": _nop_alias_error, "_taken_error": _taken_error}

@@ -440,7 +440,9 @@ def _parts(f: Form, sig: tuple, range_checked: bool = False):
 def _compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chosen: tuple[Form, ...], rel: bool):
     n = len(chosen[0].operands)
     args = "".join(f"a{i}, " for i in range(n))
-    lines = [f"def plan({args}{'ip=0' if rel else ''}):"]
+    # (a gather/scatter's encoder takes its mask as aaa=, `_specialize.mask_required`: a plan's operands are plain, so
+    # aaa = 0, which it refuses)
+    lines = [f"def plan({args}{'ip=0' if rel else ''}{'aaa=0' if any(f.evex_mask_required for f in chosen) else ''}):"]
     if mem_at is not None: lines.append(f"    if a{mem_at}.label is not None: raise LabelOperand")
     if mode == "one": lines += _parts(chosen[0], sig)[0]
     elif mode == "vex":

@@ -554,6 +554,9 @@ GATHER_SCATTER = [
     ("vscatterqps [rdi+zmm19*2-0x204] {k5}, ymm28", "62627d45a3a45ffcfdffff"),
     ("vpscatterqq [r8+ymm16*8+0x3f8] {k6}, ymm9", "6252fd26a14cc07f"),             # disp8*8 = 127
     ("vpgatherdd zmm1 {k1}, [eax+zmm2*4]", "6762f27d49900c90"),                    # a 32-bit address: 0x67
+    # the AVX512PF prefetches (ModRM.reg /1 … /6): llvm-mc 14 refuses them, bytes from GNU as 2.40 (`as --64`, .intel_syntax)
+    ("vgatherpf0dps [rax+zmm2*4] {k1}", "62f27d49c60c90"),
+    ("vscatterpf1qpd [r9+zmm30*8+0x3f8] {k7}", "6292fd47c774f17f"),
 ]
 
 
@@ -579,8 +582,9 @@ def test_gather_scatter_api_and_iced_text():
     (lambda: x86gen.assemble("vpgatherdd zmm1, [rax+zmm2*4]"), x86gen.EvexOperandError,
      r"EVEX_VPGATHERDD_ZMM_K1_VM32Z needs a mask k1-k7 on its destination \(k0 is #UD"),
     (lambda: x86gen.encode("vpscatterdd", x86gen.dword(rax, Z(2), 4), Z(1)), x86gen.EvexOperandError,
-     r"EVEX_VPSCATTERDD_VM32Z_K1_ZMM needs a mask k1-k7 on its memory destination"),
+     r"EVEX_VPSCATTERDD_VM32Z_K1_ZMM needs a mask k1-k7 on its memory operand"),
     (lambda: x86gen.forms.EVEX_VGATHERDPS_XMM_K1_VM32X(X(1), x86gen.dword(rax, X(2), 4)), x86gen.EvexOperandError, r"needs a mask"),
+    (lambda: x86gen.assemble("vgatherpf0dps [rax+zmm2*4]"), x86gen.EvexOperandError, r"needs a mask k1-k7 on its memory operand"),
     (lambda: x86gen.assemble("vpgatherdd zmm1 {k0}, [rax+zmm2*4]"), x86gen.EncodeError, r"k0 cannot be a write mask"),
     (lambda: Z(1).k(K(0)), x86gen.EvexOperandError, r"k0 cannot be a mask"),
     # zeroing: merge-masking only

@@ -296,12 +296,15 @@ def evex_disagreements(form, ops: list, mem_op: Mem | None, mask: int, zero: boo
             bad.append(f"{where}: operand {i + 1} is {ACCESS_NAMES[info.op_access(i)]} for iced, role {role.upper()} from operand_roles")
     regs = {(REG_NAMES[u.register], ACCESS_NAMES[u.access]) for u in info.used_registers()}
     # a gather/scatter also writes its mask (it clears each element's bit, SDM Vol.2 VPGATHERDD: `Form.evex_mask_required`)
-    if k is not REGISTERS[f"k{mask}"] or (f"K{mask}", "READ_WRITE" if form.evex_mask_required else "READ") not in regs:
+    # (the AVX512PF prefetches, role N, only read it)
+    written = form.evex_mask_required and all(o.role != "n" for o in form.operands)
+    if k is not REGISTERS[f"k{mask}"] or (f"K{mask}", "READ_WRITE" if written else "READ") not in regs:
         bad.append(f"{where}: mask {k} from operand_roles; iced's registers {sorted(regs)}")
     if mem_op is not None:
         i = next(i for i, x in enumerate(ops) if x is mem_op)
         got = [ACCESS_NAMES[u.access] for u in info.used_memory()]
-        if got != [ACCESS_NAMES[ACCESS[roles[i]]]]: bad.append(f"{where}: iced's memory accesses {got}, role {roles[i].upper()}")
+        want = [] if roles[i] == "n" else [ACCESS_NAMES[ACCESS[roles[i]]]]   # (a prefetch's VSIB: no access)
+        if got != want: bad.append(f"{where}: iced's memory accesses {got}, role {roles[i].upper()}")
     return bad
 
 

@@ -234,7 +234,7 @@ def draft(code: int) -> dict:
             a = info.op_access(i)
             if a not in ROLE_OF_ACCESS: raise CannotDraft(f"operand {i + 1} is {ACCESS_NAMES[a]} for iced (no spec role)")
             role = ROLE_OF_ACCESS[a]
-            memory_only = kind.startswith("m") and "/" not in kind and kind not in spec.REG_CLASSES
+            memory_only = (kind.startswith("m") and "/" not in kind and kind not in spec.REG_CLASSES) or kind.startswith("vm")
             if (a == I.OpAccess.NO_MEM_ACCESS) != (role == "N" and memory_only):
                 raise CannotDraft(f"operand {i + 1} ({kind}) is {ACCESS_NAMES[a]} for iced")
             ops.append((kind, role, slot))

@@ -164,7 +164,9 @@ def spec_encoding(code: int) -> str:
             out.append(t); continue
         if t.startswith("EVEX."):
             out.append(t); continue
-        # (100: sibmem's SIB; /vsib: the EVEX gathers' and scatters' ModRM, a VSIB memory r/m)
+        # (100: sibmem's SIB; /vsib: the EVEX gathers' and scatters' ModRM, a VSIB memory r/m; after /1 (the AVX512PF
+        # prefetches) ModRM.reg is the opcode extension)
+        if t == "/vsib" and out and re.fullmatch(r"/[0-7]", out[-1]): continue
         if t in ("!(11):rrr:bbb", "11:rrr:bbb", "!(11):rrr:100", "/vsib"): out.append("/r"); continue
         if t == "11:rrr:000": hexes.append("C0"); out.append("C0"); continue   # tilezero: a fixed ModRM, the operand @reg
         if t.startswith("!(11):") and t.endswith(":bbb") and len(t) == 13:
@@ -247,9 +249,6 @@ def unsupported_reason(code: int) -> str | None:
     """Why the spec cannot describe ``code`` yet (None if its operands and encoding can be written)."""
     try:
         oc = I.OpCodeInfo(code)
-        if oc.require_op_mask_register and MNEMONIC_NAMES[oc.mnemonic].lower().startswith(("vgatherpf", "vscatterpf")):
-            # the AVX512PF prefetches (Xeon Phi only): a masked VSIB operand with no destination register
-            raise Unsupported("needs a mask register other than k0 (AVX512PF gather/scatter prefetches): not yet")
         if oc.address_size == 32 and oc.mnemonic in (I.Mnemonic.ENQCMD, I.Mnemonic.ENQCMDS, I.Mnemonic.MOVDIR64B):
             # 67 makes both addresses 32-bit: the m512 source and the destination address in ModRM.reg's r32
             # (SDM Vol.2 MOVDIR64B, ENQCMD); the spec has no register that is an address

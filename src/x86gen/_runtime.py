@@ -130,7 +130,7 @@ def _distinct_error(fid, args, why):
 def _mask_required_error(fid, args):
     from .errors import EvexOperandError
     return EvexOperandError(f"{row_of(fid).mnemonic} {fmt_operands(args)}: {fid} needs a mask k1-k7 on its"
-                            f" {'memory destination' if fid.split('_')[2][:2] == 'VM' else 'destination'}"
+                            f" {'memory operand' if fid.split('_')[2][:2] == 'VM' else 'destination'}"
                             " (k0 is #UD, SDM Vol.2 VPGATHERDD/VPSCATTERDD: EVEX.aaa = 000), e.g. zmm1.k(k1) or mem.k(k1)")
 
 

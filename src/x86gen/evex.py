@@ -131,7 +131,8 @@ def operand_roles(form, ops: tuple) -> tuple[tuple[str, ...], KReg | None]:
     the destination (SDM Vol.2 2.7.3/2.7.4; as iced-x86's InstructionInfo reports them):
 
     - the mask register is read (a gather's or scatter's is also written, `x86gen.Form.evex_mask_required`: the instruction
-      clears each element's bit as it completes it; the spec's roles of those forms are their masked ones);
+      clears each element's bit as it completes it, not the AVX512PF prefetches'; the spec's roles of those forms are
+      their masked ones);
     - merge-masking keeps the masked-off elements, so it reads the destination: a zmm destination is read and
       conditionally written (``rcw``), an xmm/ymm one read and written (``rw``: the bits above the vector length are
       zeroed whatever the mask), a memory destination (a masked store) conditionally written (``cw``);

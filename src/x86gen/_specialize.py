@@ -294,7 +294,7 @@ def _modrm_cases(c: _Operands, returns) -> list[str]:
         if vsib and known and not evex:   # (the signature "mx32" does not tell xmm0-15 from xmm16-31: VEX takes 0-15)
             out.append(f"{ind}if {a}.index.hi16: {c.bad(i)}")
         if vsib and evex:   # AVX-512: k0 is #UD (SDM Vol.2 VPGATHERDD/VPSCATTERDD, EVEX.aaa = 000); `mask_required`
-            out.append(f"{ind}if not aaa: raise _mask_required_error({c.fid!r}, {c.allargs})")
+            out.append(f"{ind}if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error({c.fid!r}, {c.allargs})")
         if vsib and i != 0:   # a gather #UDs if any two of destination, index and mask are the same register (SDM Vol.2
             # VGATHERDPS; the AVX-512 ones: destination and index, the mask is a k register); a scatter may store its index
             regs = [x for x in (c.reg, c.vvvv) if x] + [f"{a}.index"]

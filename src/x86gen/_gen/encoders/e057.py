@@ -78,7 +78,7 @@ def shape_EVEX_VPGATHERDD_XMM_K1_VM32X(fid, k0, k1, k2, k3):   # 8 forms: EVEX_V
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is VsibMem and a1.index.__class__ in (Xmm, XmmHigh) and a1.size in (0, k0):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
             m, t = a1.disp8n(k1)
             return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, a1.index.evv | aaa, k3, m | a0.reg3) + t
@@ -91,7 +91,7 @@ def shape_EVEX_VPGATHERDD_YMM_K1_VM32Y(fid, k0, k1, k2, k3):   # 4 forms: EVEX_V
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, k0):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
             m, t = a1.disp8n(k1)
             return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x20 | a1.index.evv | aaa, k3, m | a0.reg3) + t

@@ -13,7 +13,7 @@ def shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z(fid, k0, k1, k2, k3):   # 4 forms: EVEX_V
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is VsibMem and a1.index.__class__ is Zmm and a1.size in (0, k0):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
             m, t = a1.disp8n(k1)
             return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x40 | a1.index.evv | aaa, k3, m | a0.reg3) + t
@@ -38,7 +38,7 @@ def shape_EVEX_VPGATHERDQ_YMM_K1_VM32X(fid, k0):   # 2 forms: EVEX_VPGATHERDQ_YM
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is VsibMem and a1.index.__class__ in (Xmm, XmmHigh) and a1.size in (0, 64):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
             m, t = a1.disp8n(8)
             return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0xfd, 0x20 | a1.index.evv | aaa, k0, m | a0.reg3) + t
@@ -51,7 +51,7 @@ def shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y(fid, k0):   # 2 forms: EVEX_VPGATHERDQ_ZM
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, 64):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
             m, t = a1.disp8n(8)
             return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0xfd, 0x40 | a1.index.evv | aaa, k0, m | a0.reg3) + t
@@ -76,7 +76,7 @@ def shape_EVEX_VPGATHERQD_XMM_K1_VM64Y(fid, k0):   # 2 forms: EVEX_VPGATHERQD_XM
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, 32):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
             m, t = a1.disp8n(4)
             return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0x7d, 0x20 | a1.index.evv | aaa, k0, m | a0.reg3) + t
@@ -89,7 +89,7 @@ def shape_EVEX_VPGATHERQD_YMM_K1_VM64Z(fid, k0):   # 2 forms: EVEX_VPGATHERQD_YM
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is VsibMem and a1.index.__class__ is Zmm and a1.size in (0, 32):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
             m, t = a1.disp8n(4)
             return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0x7d, 0x40 | a1.index.evv | aaa, k0, m | a0.reg3) + t
@@ -102,7 +102,7 @@ def shape_EVEX_VPSCATTERDD_VM32X_K1_XMM(fid, k0, k1, k2, k3):   # 8 forms: EVEX_
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is VsibMem and a0.index.__class__ in (Xmm, XmmHigh) and a0.size in (0, k0):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             m, t = a0.disp8n(k1)
             return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, a0.index.evv | aaa, k3, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)

@@ -13,7 +13,7 @@ def shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM(fid, k0, k1, k2, k3):   # 4 forms: EVEX_
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, k0):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             m, t = a0.disp8n(k1)
             return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, 0x20 | a0.index.evv | aaa, k3, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
@@ -25,7 +25,7 @@ def shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM(fid, k0, k1, k2, k3):   # 4 forms: EVEX_
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, k0):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             m, t = a0.disp8n(k1)
             return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, 0x40 | a0.index.evv | aaa, k3, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
@@ -37,7 +37,7 @@ def shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM(fid, k0):   # 2 forms: EVEX_VPSCATTERDQ_
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is VsibMem and a0.index.__class__ in (Xmm, XmmHigh) and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             m, t = a0.disp8n(8)
             return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0xfd, 0x20 | a0.index.evv | aaa, k0, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
@@ -49,7 +49,7 @@ def shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM(fid, k0):   # 2 forms: EVEX_VPSCATTERDQ_
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             m, t = a0.disp8n(8)
             return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0xfd, 0x40 | a0.index.evv | aaa, k0, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
@@ -61,7 +61,7 @@ def shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM(fid, k0):   # 2 forms: EVEX_VPSCATTERQD_
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 32):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             m, t = a0.disp8n(4)
             return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7d, 0x20 | a0.index.evv | aaa, k0, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
@@ -73,7 +73,7 @@ def shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM(fid, k0):   # 2 forms: EVEX_VPSCATTERQD_
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, 32):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if not aaa: raise _mask_required_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
             m, t = a0.disp8n(4)
             return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7d, 0x40 | a0.index.evv | aaa, k0, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
@@ -84,7 +84,7 @@ def shape_EVEX_VGATHERPF0DPS_VM32Z_K1(fid, k0, k1, k2, k3, k4):   # 12 forms: EV
     def enc(a0, aaa=0):
         if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, k0):
             if a0.label is not None: raise _label_error(fid, (a0, ))
-            if not aaa: raise _mask_required_error(fid, (a0, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, ))
             m, t = a0.disp8n(k1)
             return _bytes6(0x62, 0x92 | a0.vxb, k2, 0x40 | a0.index.evv | aaa, k3, k4 | m) + t
         raise _operand_error(fid, (a0, ), 0)
@@ -95,7 +95,7 @@ def shape_EVEX_VGATHERPF0DPD_VM32Y_K1(fid, k0):   # 4 forms: EVEX_VGATHERPF0DPD_
     def enc(a0, aaa=0):
         if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, ))
-            if not aaa: raise _mask_required_error(fid, (a0, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, ))
             m, t = a0.disp8n(8)
             return _bytes6(0x62, 0x92 | a0.vxb, 0xfd, 0x40 | a0.index.evv | aaa, 0xc6, k0 | m) + t
         raise _operand_error(fid, (a0, ), 0)

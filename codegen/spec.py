@@ -154,7 +154,7 @@ def parse_operand(text: str, ctx) -> Operand:
         imm, sext = int(kind.lstrip("s")[3:]), kind.startswith("s")
     elif re.fullmatch(r"rel(8|16|32)", kind): imm = int(kind[3:])
     elif re.fullmatch(r"moffs(8|16|32|64)", kind): mem, loc = int(kind[5:]), loc or "moffs"   # 8-byte absolute address after the opcode
-    elif re.fullmatch(r"vm(32|64)[xy]", kind): mem = -1   # VSIB: the element size comes from VEX.W (`load`)
+    elif re.fullmatch(r"vm(32|64)[xyz]", kind): mem = -1   # VSIB: the element size comes from VEX.W/EVEX.W (`load`)
     elif kind in ("m", "sibmem"): mem = 0   # sibmem: an address that must have a SIB byte (AMX tile loads/stores)
     elif kind in FAR_POINTERS: mem = FAR_POINTERS[kind]   # a far pointer in memory: offset, then the 16-bit selector
     elif re.fullmatch(r"m\d+", kind): mem = int(kind[1:])
@@ -296,7 +296,7 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
 
 
 def is_vsib(o: Operand) -> bool:
-    """A VSIB memory operand (vm32x, vm32y, vm64x, vm64y: 32-/64-bit indices in an xmm/ymm register)."""
+    """A VSIB memory operand (vm32x … vm64z: 32-/64-bit indices in an xmm/ymm/zmm register)."""
     return o.kind[:2] == "vm"
 
 

@@ -557,3 +557,67 @@ def test_fp16_complex_multiply_destination_must_differ(text):
     """SDM Vol.2 VFMULCPH/VFCMADDCPH: #UD if the destination is either source (GNU as refuses it; iced decodes INVALID)."""
     with pytest.raises(x86gen.DistinctRegistersError, match="destination must differ from both sources"):
         x86gen.assemble(text)
+
+
+# The AVX-512 gathers and scatters (SDM Vol.2 VPGATHERDD…VSCATTERQPD, 2.7.2): a VSIB operand with an xmm/ymm/zmm index
+# 0-31 (EVEX.X̄ bit 3, EVEX.V̄' bit 4 of the index), a required mask k1-k7 (EVEX.aaa), Tuple1 Scalar disp8*N (N = the
+# element size). Bytes from llvm-mc 14 (`echo "..." | llvm-mc-14 -x86-asm-syntax=intel -show-encoding`).
+GATHER_SCATTER = [
+    ("vpgatherdd zmm1 {k1}, [rax+zmm2*4]", "62f27d49900c90"),
+    ("vpgatherdd zmm1 {k1}, [rax+zmm18*4+0x40]", "62f27d41904c9010"),            # index 18: V̄' = 0; disp8*4 = 0x10
+    ("vgatherqpd zmm3 {k7}, [r13+zmm31*8-0x400]", "6292fd47935cfd80"),            # disp8*8 = -128, X̄ and V̄' clear
+    ("vgatherdps xmm17 {k2}, [rsp+xmm20*1+0x7f]", "62e27d02928c247f000000"),       # 0x7f is no multiple of 4: disp32
+    ("vpgatherqd ymm5 {k1}, [rax+zmm6*4+0x200]", "62f27d4991acb000020000"),        # 0x200 / 4 = 128: disp32
+    ("vpscatterdd [rax+zmm2*4] {k3}, zmm1", "62f27d4ba00c90"),
+    ("vpscatterdd [rax+zmm1*4] {k3}, zmm1", "62f27d4ba00c88"),                     # a scatter may store its index
+    ("vscatterqps [rdi+zmm19*2-0x204] {k5}, ymm28", "62627d45a3a45ffcfdffff"),
+    ("vpscatterqq [r8+ymm16*8+0x3f8] {k6}, ymm9", "6252fd26a14cc07f"),             # disp8*8 = 127
+    ("vpgatherdd zmm1 {k1}, [eax+zmm2*4]", "6762f27d49900c90"),                    # a 32-bit address: 0x67
+    # the AVX512PF prefetches (ModRM.reg /1 … /6): llvm-mc 14 refuses them, bytes from GNU as 2.40 (`as --64`, .intel_syntax)
+    ("vgatherpf0dps [rax+zmm2*4] {k1}", "62f27d49c60c90"),
+    ("vscatterpf1qpd [r9+zmm30*8+0x3f8] {k7}", "6292fd47c774f17f"),
+]
+
+
+@pytest.mark.parametrize("text, expected", GATHER_SCATTER)
+def test_gather_scatter_bytes(text, expected):
+    assert x86gen.assemble(text).hex() == expected
+
+
+def test_gather_scatter_api_and_iced_text():
+    """The same bytes from `encode` with `Masked` operands (a gather's destination, a scatter's memory) and from
+    iced-x86's Intel text, which writes the mask as an operand."""
+    d = x86gen.dword
+    assert x86gen.encode("vpgatherdd", Z(1).k(K(1)), d(rax, Z(18), 4, 0x40)).hex() == "62f27d41904c9010"
+    assert x86gen.encode("vpscatterdd", d(rax, Z(2), 4).k(K(3)), Z(1)).hex() == "62f27d4ba00c90"
+    assert x86gen.assemble("vpgatherdd zmm1,k1,[rax+zmm18*4+0x40]").hex() == "62f27d41904c9010"
+    assert x86gen.assemble("vpscatterdd dword ptr [rax+zmm2*4], k3, zmm1").hex() == "62f27d4ba00c90"
+    assert str(x86gen.Instruction("vpscatterdd", d(rax, Z(2), 4).k(K(1)), Z(1))) == "vpscatterdd dword ptr [rax+zmm2*4] {k1}, zmm1"
+    assert str(x86gen.Instruction("vpgatherdd", Z(1).k(K(1)), d(rax, Z(2), 4))) == "vpgatherdd zmm1 {k1}, dword ptr [rax+zmm2*4]"
+
+
+@pytest.mark.parametrize("make, error, match", [
+    # no mask (k0): #UD (SDM Vol.2 VPGATHERDD/VPSCATTERDD: EVEX.aaa = 000)
+    (lambda: x86gen.assemble("vpgatherdd zmm1, [rax+zmm2*4]"), x86gen.EvexOperandError,
+     r"EVEX_VPGATHERDD_ZMM_K1_VM32Z needs a mask k1-k7 on its destination \(k0 is #UD"),
+    (lambda: x86gen.encode("vpscatterdd", x86gen.dword(rax, Z(2), 4), Z(1)), x86gen.EvexOperandError,
+     r"EVEX_VPSCATTERDD_VM32Z_K1_ZMM needs a mask k1-k7 on its memory operand"),
+    (lambda: x86gen.forms.EVEX_VGATHERDPS_XMM_K1_VM32X(X(1), x86gen.dword(rax, X(2), 4)), x86gen.EvexOperandError, r"needs a mask"),
+    (lambda: x86gen.assemble("vgatherpf0dps [rax+zmm2*4]"), x86gen.EvexOperandError, r"needs a mask k1-k7 on its memory operand"),
+    # the encoder's aaa= (the mask number x86gen._evex passes) is 1-7 or refused, never other P2 bits
+    (lambda: x86gen.forms.EVEX_VPGATHERDD_ZMM_K1_VM32Z(Z(1), x86gen.dword(rax, Z(2), 4), aaa=9), x86gen.EvexOperandError,
+     r"needs a mask"),
+    (lambda: x86gen.assemble("vpgatherdd zmm1 {k0}, [rax+zmm2*4]"), x86gen.EncodeError, r"k0 cannot be a write mask"),
+    (lambda: Z(1).k(K(0)), x86gen.EvexOperandError, r"k0 cannot be a mask"),
+    # zeroing: merge-masking only
+    (lambda: x86gen.assemble("vpgatherdd zmm1 {k1} {z}, [rax+zmm2*4]"), x86gen.EvexOperandError, r"merge-masking \{k1\} only"),
+    # destination = index: #UD (SDM Vol.2 VPGATHERDD; iced-x86 decodes 62 f2 7d 49 90 14 90 as invalid)
+    (lambda: x86gen.assemble("vpgatherdd zmm2 {k1}, [rax+zmm2*4]"), x86gen.DistinctRegistersError,
+     r"the destination and index registers must be different"),
+    # a VEX gather's index is xmm0-15/ymm0-15; a zmm index needs vm32z
+    (lambda: x86gen.assemble("vgatherdps xmm1, [rax+xmm17*4], xmm2"), OperandError, r"no form|expected vm32x"),
+    (lambda: x86gen.assemble("vpgatherdd ymm1 {k1}, [rax+zmm2*4]"), OperandError, r"no form"),
+])
+def test_gather_scatter_errors(make, error, match):
+    with pytest.raises(error, match=match):
+        make()

@@ -137,6 +137,9 @@ def memory(draw, bits: int):
 
 
 VEC_INDEX = {"x": REG_CLASSES["xmm"], "y": REG_CLASSES["ymm"]}   # a VSIB operand's index register, by kind (vm32x: xmm)
+# AVX-512 (EVEX) VSIB: index registers 0-31 (EVEX.V̄' is bit 4, SDM Vol.2 2.7.2) and zmm (vm32z/vm64z)
+EVEX_VEC_INDEX = {k: EVEX_REG_CLASSES[f"{k}mm"] for k in "xyz"}
+OTHER_INDEX = {"x": "y", "y": "z", "z": "x"}   # a VSIB operand's wrong index class (refused)
 
 
 def is_vsib(o) -> bool:
@@ -145,11 +148,12 @@ def is_vsib(o) -> bool:
 
 @st.composite
 def vsib_memory(draw, kind: str, bits: int):
-    """A VSIB memory operand for a ``kind`` (vm32x … vm64y) operand of ``bits``-bit elements: any base (or none),
-    every index register of the class, every scale, disp8/disp32 edges; sometimes unsized."""
+    """A VSIB memory operand for a ``kind`` (vm32x … vm64z) operand of ``bits``-bit elements: any base (or none),
+    every index register of the class (0-31: VEX forms refuse 16-31), every scale, disp8/disp32 edges; sometimes
+    unsized."""
     size = draw(st.sampled_from([bits, bits, 0]))
     base = draw(st.one_of(st.none(), base_strategy(), st.sampled_from(GPR32)))   # (a 32-bit base: a 32-bit address, 0x67)
-    index = draw(st.sampled_from(VEC_INDEX[kind[-1]]))
+    index = draw(st.sampled_from(EVEX_VEC_INDEX[kind[-1]]))
     return x86gen.Mem(base, index, draw(st.sampled_from([1, 2, 4, 8])), draw(disp_strategy()), size)
 
 
@@ -238,7 +242,7 @@ def operand_strategy(form, i, code):
         choices.append(st.sampled_from(classes[o.reg]))
     if o.mem is not None and is_vsib(o):   # mostly VSIB operands; a general one (or the other index class) is refused
         choices += [vsib_memory(o.kind, o.mem) for _ in range(4)]   # (four strategies: four times as likely)
-        choices += [memory(o.mem), vsib_memory("vm" + {"x": "y", "y": "x"}[o.kind[-1]], o.mem)]
+        choices += [memory(o.mem), vsib_memory("vm" + OTHER_INDEX[o.kind[-1]], o.mem)]
     elif o.mem is not None:
         choices.append(memory(o.mem))
     if not choices: raise Unfuzzable(f"{form.id}: cannot draw operand {o!r}")
@@ -264,15 +268,19 @@ def case_strategy(form):
         if I.OpCodeInfo(code).op_count != len(form.operands):
             raise Unfuzzable(f"{form.id}: {len(form.operands)} operands, iced's {CODE_NAMES[code]} has {I.OpCodeInfo(code).op_count}")
         parts = [operand_strategy(form, i, code) for i in range(len(form.operands))]
-        deco = evex_decorations() if form.encoding_kind == "evex" else st.none()
+        deco = evex_decorations(form.evex_mask_required) if form.encoding_kind == "evex" else st.none()
         _STRATEGIES[form.id] = st.tuples(st.sampled_from(IPS) | st.integers(1 << 32, 1 << 46), st.tuples(*parts), deco)
     return _STRATEGIES[form.id]
 
 
-def evex_decorations():
+def evex_decorations(mask_required: bool = False):
     """AVX-512 decorations to ask of an EVEX form (whether it allows them or not: iced decides which are valid):
     (mask k1-k7 or 0, zeroing, broadcast element bits or 0 (applied when the rm operand is memory), rounding
-    RN/RD/RU/RZ_SAE, SAE or None). About half the examples are plain."""
+    RN/RD/RU/RZ_SAE, SAE or None). About half the examples are plain; for a gather/scatter (``mask_required``) most
+    ask for a mask k1-k7 alone, the rest for none (refused) or other decorations."""
+    if mask_required:
+        return st.one_of(st.tuples(st.integers(1, 7), st.just(False), st.just(0), st.just(None)),
+                         st.tuples(st.integers(1, 7), st.just(False), st.just(0), st.just(None)), evex_decorations())
     return st.one_of(st.none(), st.tuples(st.sampled_from([0, 0, 1, 2, 3, 4, 5, 6, 7]), st.booleans(),
                                           st.sampled_from([0, 0, 32, 64, 16]), st.sampled_from([None, None, 0, 1, 2, 3, 4])))
 
@@ -311,9 +319,9 @@ def hint_nop_taken(code: int, reg_field: int, memory: bool) -> bool:
 COMPLEX_FP16 = {"vfmulcph", "vfcmulcph", "vfmaddcph", "vfcmaddcph", "vfmulcsh", "vfcmulcsh", "vfmaddcsh", "vfcmaddcsh"}
 
 
-def expected_error(form, code, ops, rel_disp):
-    """(None, None) if the operands are valid for the form, else (the exception class x86gen must
-    raise, why: "one" / "range" / "high8")."""
+def expected_error(form, code, ops, rel_disp, masked: bool = False):
+    """(None, None) if the operands are valid for the form (``masked``: with a mask k1-k7 on the first), else (the
+    exception class x86gen must raise, why: "one" / "range" / "high8")."""
     if any(isinstance(x, x86gen.Reg) and x.high for x in ops) and needs_rex(form, code, ops):
         return x86gen.OperandError, "high8"   # (whatever else is wrong: OperandError is the base class)
     if form.mnemonic in REG_ADDRESS and any(isinstance(x, x86gen.A32Mem) for x in ops):
@@ -326,6 +334,10 @@ def expected_error(form, code, ops, rel_disp):
         if not is_vsib(o): continue
         if isinstance(x, x86gen.A32Mem): x = x.plain   # a 32-bit address: VSIB or not as its 64-bit one
         if not (isinstance(x, x86gen.VsibMem) and x.index.kind[0] == o.kind[-1]): return x86gen.OperandError, "vsib"
+        if form.encoding_kind != "evex" and x.index.num >= 16: return x86gen.OperandError, "vsib"   # VEX: xmm0-15/ymm0-15
+        if form.evex_mask_required and not masked:   # k0 is #UD (SDM Vol.2 VPGATHERDD/VPSCATTERDD)
+            return x86gen.EvexOperandError, "mask"
+        if o is form.operands[0]: continue   # a scatter may store its own index
         # SDM Vol.2 VGATHERDPS/VPGATHERDD: #UD if any two of destination, index and mask are the same register
         nums = [y.num for p, y in zip(form.operands, ops) if p.loc in ("reg", "vvvv")] + [x.index.num]
         if len(set(nums)) != len(nums): return x86gen.DistinctRegistersError, "distinct"
@@ -357,11 +369,11 @@ def expected_error(form, code, ops, rel_disp):
 # --- checks -----------------------------------------------------------------------------------------
 
 
-def check_operands(form, ins, ops, ip):
+def check_operands(form, ins, ops, ip, decorated: bool = False):
     """The decoded instruction's operands are the ones asked for. Plain EVEX operands must decode with no masking,
-    zeroing, broadcast or rounding (the decorated ones are checked by `run_evex_case`)."""
+    zeroing, broadcast or rounding (the decorated ones are checked by `run_evex_case`; ``decorated``: not here)."""
     assert ins.op_count == len(ops), f"{ins.op_count} operands decoded, {len(ops)} asked"
-    if form.encoding_kind == "evex":
+    if form.encoding_kind == "evex" and not decorated:
         assert (ins.op_mask, ins.zeroing_masking, ins.is_broadcast, ins.rounding_control, ins.suppress_all_exceptions) == \
             (I.Register.NONE, False, False, I.RoundingControl.NONE, False), f"{intel(ins)!r}: masking/broadcast/rounding asked for none"
     for i, (o, x) in enumerate(zip(form.operands, ops)):
@@ -447,6 +459,11 @@ def lea_low_bits_request(mnemonic, ops):
     return ops
 
 
+def a32_vsib(x) -> bool:
+    """A VSIB operand with a 32-bit address (a scatter's destination takes a mask then too)?"""
+    return x.__class__ is x86gen.A32Mem and x.plain.__class__ is x86gen.VsibMem
+
+
 def decorate(form, ops, deco):
     """``ops`` with the decorations of ``deco`` (see `evex_decorations`): a `x86gen.Masked` first operand (``.z`` for
     zeroing) and the ModRM.rm memory operand as a broadcast of the drawn element size; and the ``rc`` to pass.
@@ -459,8 +476,9 @@ def decorate(form, ops, deco):
         ops[rm] = x86gen.Mem(m.base, m.index, m.scale, m.disp, bcst).bcst
     else: bcst = 0
     zero = zero and bool(mask)
-    if mask and (isinstance(ops[0], (x86gen.Xmm, x86gen.Ymm, x86gen.Zmm, x86gen.KReg)) or ops[0].__class__ is x86gen.Mem):
-        if zero and ops[0].__class__ is x86gen.Mem:
+    if mask and (isinstance(ops[0], (x86gen.Xmm, x86gen.Ymm, x86gen.Zmm, x86gen.KReg)) or ops[0].__class__ in (x86gen.Mem, x86gen.VsibMem)
+                 or a32_vsib(ops[0])):   # (a scatter's 32-bit address)
+        if zero and isinstance(ops[0], x86gen.Mem):
             with pytest.raises(x86gen.EvexOperandError):   # {z} with a memory destination: #UD (SDM Vol.2 2.8)
                 _ = ops[0].k(x86gen.REGISTERS[f"k{mask}"]).z
             zero = False
@@ -489,6 +507,7 @@ def run_evex_case(form, code, ip, ops, deco, stats):
         ins2 = decode_one(data2, ip)   # another form took them: it must be what was asked
         assert decorations(ins2) == (mask, zero, bool(bcst), rc), f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip)}"
         return True
+    if form.evex_mask_required: return run_masked_vsib_case(form, ip, ops, dops, applied, stats)
     plain = decode_one(form(*ops), ip)
     want = reencode_canonical(decorated(plain, mask, zero, bool(bcst), rc), ip)
     data = form(*dops, rc=rc)
@@ -501,6 +520,29 @@ def run_evex_case(form, code, ip, ops, deco, stats):
         f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip)}; the form gives {describe(data, ip)}"
     assert len(data2) <= len(data)
     assert x86gen.select(form.mnemonic, *sized(form, dops), rc=rc).encoding_kind == "evex"
+    stats["encoded"] += 1
+    return True
+
+
+def run_masked_vsib_case(form, ip, ops, dops, applied, stats) -> bool:
+    """A gather/scatter with its mask k1-k7 (it has no plain instruction: k0 is #UD): iced must decode the form's bytes
+    as the form with the operands and the mask asked for and re-encode them byte for byte; `x86gen.encode` and the text
+    (iced's) give the same instruction."""
+    mask = applied[0]
+    data = form(*dops)
+    ins = decode_one(data, ip)
+    assert CODE_NAMES[ins.code] == form.id and decorations(ins) == (mask, False, False, None), describe(data, ip)
+    check_operands(form, ins, ops, ip, decorated=True)
+    again = reencode_canonical(ins, ip)
+    text_ops = ", ".join(str(x) for x in dops)
+    assert again == data, f"{form.id}({text_ops}) = {data.hex(' ')}, iced re-encodes {intel(ins)!r} as {again.hex(' ')}"
+    data2 = x86gen.encode(form.mnemonic, *sized(form, dops))
+    ins2 = decode_one(data2, ip)
+    assert semantics(ins2) == semantics(ins) and decorations(ins2) == decorations(ins), \
+        f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip)}; the form gives {describe(data, ip)}"
+    text = intel(ins)
+    ins3 = decode_one(x86gen.assemble(text, ip=ip), ip)
+    assert semantics(ins3) == semantics(ins) and decorations(ins3) == decorations(ins), f"assemble({text!r})"
     stats["encoded"] += 1
     return True
 
@@ -530,17 +572,22 @@ def run_case(form, code, ip, raw_ops, stats, deco=None):
     is_branch = rel_disp is not None
     kw = {"ip": ip} if is_branch else {}
     stats["examples"] += 1
-    err, why_err = expected_error(form, code, ops, rel_disp)
+    # (a mask is applied to a register or a 64-bit memory destination: `decorate`)
+    masked = bool(deco and deco[0]) and (not isinstance(ops[0], x86gen.Mem) or ops[0].__class__ in (x86gen.Mem, x86gen.VsibMem)
+                                         or a32_vsib(ops[0]))
+    err, why_err = expected_error(form, code, ops, rel_disp, masked)
     if deco is not None and err is None and run_evex_case(form, code, ip, ops, deco, stats): return
     text_ops = ", ".join(hex(x) if isinstance(x, int) else str(x) for x in ops)
     if err is not None:
+        # a gather/scatter refuses operands as such with its mask only (without one: for want of it)
+        eops = decorate(form, ops, (deco[0], False, 0, None))[0] if form.evex_mask_required and masked else ops
         with pytest.raises(err):
-            data = form(*ops, **kw)
+            data = form(*eops, **kw)
             pytest.fail(f"{form.id}({text_ops}) gave {describe(data, ip, opt)}, expected {err.__name__}")
         stats["errors"] += 1
         # x86gen.encode may choose another form that takes these operands; it must not misencode them.
         try:
-            data2 = x86gen.encode(request_mnemonic(form), *sized(form, ops), ip=ip)
+            data2 = x86gen.encode(request_mnemonic(form), *sized(form, eops), ip=ip)
         except x86gen.EncodeError:
             return
         assert why_err != "high8", f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip, opt)}: ah..bh need no REX"
@@ -636,12 +683,15 @@ MEM_CORNERS = (
 )
 
 
-def vsib_corners(kind: str, bits: int) -> list:
+def vsib_corners(kind: str, bits: int, evex: bool = False) -> list:
     """The fixed sweep of a VSIB operand: every base, every index register (the forms' default registers are
-    numbers 0 and 1, so index 0 and 1 are refused as not distinct), special bases with disp edges, no base; and
-    operands without a vector index (refused)."""
-    idx = VEC_INDEX[kind[-1]]
-    return ([M(b, idx[2], 1, 0, bits) for b in GPR64] + [M(R["rax"], i, 4, 0, bits) for i in idx]
+    numbers 0 and 1, so index 0 and 1 are refused as not distinct; EVEX: 0-31, VEX: 16-31 refused), special bases with
+    disp edges (EVEX: disp8*N, N the element size), no base; and operands without a vector index (refused)."""
+    idx = EVEX_VEC_INDEX[kind[-1]] if evex else VEC_INDEX[kind[-1]]
+    high = [] if kind[-1] == "z" else EVEX_VEC_INDEX[kind[-1]][16:]
+    return ([M(R["rax"], i, 4, 0, bits) for i in (high[::5] if not evex else [])]
+            + ([M(R["rbx"], idx[17], 8, d, bits) for d in (bits // 8 * 127, bits // 8 * 128, -bits // 8 * 128, bits // 8 * -129, 3)]
+               if evex else []) + [M(b, idx[2], 1, 0, bits) for b in GPR64] + [M(R["rax"], i, 4, 0, bits) for i in idx]
             + [M(b, idx[13], 8, d, bits) for b in SPECIAL_BASES for d in (0, 1, -1, 0x80, 0x7FFFFFFF, -0x80000000)]
             + [M(None, i, sc, d, bits) for i, sc, d in [(idx[2], 1, 0), (idx[12], 8, 0x10), (idx[5], 2, -1), (idx[15], 4, 0x7FFFFFFF)]]
             + [M(R["rax"], None, 1, 0, bits), M(R["rax"], R["rcx"], 4, 0, bits), M(R["rip"], None, 1, 0x10, bits)])
@@ -663,7 +713,7 @@ def corner_cases(form):
         elif o.imm is not None: default.append(1)
         elif o.reg is not None:   # a gather's registers must differ (destination 0, mask 1, index 2)
             default.append(regs_of(form, o.reg)[sum(isinstance(x, x86gen.Reg) for x in default) if vsib else 0])
-        elif is_vsib(o): default.append(M(R["rax"], VEC_INDEX[o.kind[-1]][2], 1, 0, o.mem))
+        elif is_vsib(o): default.append(M(R["rax"], EVEX_VEC_INDEX[o.kind[-1]][2], 1, 0, o.mem))
         elif o.loc == "moffs": default.append(M(None, None, 1, 0x10, o.mem))
         elif o.mem is not None: default.append(M(R["rax"], None, 1, 0, o.mem))
         else: raise Unfuzzable(f"{form.id}: cannot default operand {o!r}")
@@ -697,7 +747,7 @@ def corner_cases(form):
             if o.reg is not None:
                 for r in regs_of(form, o.reg): put(i, r)
             if o.mem is not None and is_vsib(o):
-                for m in vsib_corners(o.kind, o.mem): put(i, m)
+                for m in vsib_corners(o.kind, o.mem, form.encoding_kind == "evex"): put(i, m)
             elif o.mem is not None:
                 for m in MEM_CORNERS: put(i, m.with_size(o.mem) if o.mem else m)
     r8_pos = [i for i, o in enumerate(form.operands) if o.reg == "r8" and o.loc != "fixed"]
@@ -755,9 +805,10 @@ def test_form_corner_cases(form_id):
     stats = FUZZ_STATS.setdefault(form_id, {"examples": 0, "encoded": 0, "errors": 0})
     try:
         code = code_of(form_id)
-        for raw_ops in corner_cases(form):
+        for n, raw_ops in enumerate(corner_cases(form)):   # (a gather/scatter with a mask k1-k7: k0 is #UD)
             stats["corners"] = stats.get("corners", 0) + 1
-            run_case(form, code, 0x80001000, raw_ops, {"examples": 0, "encoded": 0, "errors": 0})
+            deco = (1 + n % 7, False, 0, None) if form.evex_mask_required else None
+            run_case(form, code, 0x80001000, raw_ops, {"examples": 0, "encoded": 0, "errors": 0}, deco)
         if form.encoding_kind == "evex":
             for raw_ops, deco in evex_corner_cases(form):
                 stats["corners"] = stats.get("corners", 0) + 1

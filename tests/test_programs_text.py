@@ -282,8 +282,8 @@ def operand(form, i):
         return st.one_of(st.integers(-lim, lim - 1), st.sampled_from([-128, 127, 129, -126])).map(lambda d: ("rel", d))
     if o.imm is not None:
         return st.one_of(*[st.integers(lo, hi) for lo, hi in form.imm_ranges(i)])
-    if o.kind.startswith("vm"):   # VSIB (vm32x, vm64y, ...): a vector index register, xmm for x, ymm for y
-        index = REG_CLASSES["xmm" if o.kind.endswith("x") else "ymm"]
+    if o.kind.startswith("vm"):   # VSIB (vm32x, vm64y, vm64z, ...): a vector index register, xmm for x, ymm for y, zmm for z
+        index = [r for r in R.values() if r.kind == f"{o.kind[-1]}mm" and (form.encoding_kind == "evex" or not r.hi16)]
         return st.builds(lambda b, i, sc, d: Mem(b, i, sc, d, o.mem), st.sampled_from([*GPR64, None]), st.sampled_from(index),
                          st.sampled_from([1, 2, 4, 8]), DISPS)
     choices = []
@@ -301,7 +301,10 @@ def instance(form):
     hit = _INSTANCE.get(form.id)
     if hit is None:
         mn = request_mnemonic(form)   # `addr32 montmul`, `data16 jmp`: a form x86gen does not choose unasked
-        hit = _INSTANCE[form.id] = st.tuples(*[operand(form, i) for i in range(len(form.operands))]).map(lambda ops: (mn, ops))
+        ops = st.tuples(*[operand(form, i) for i in range(len(form.operands))])
+        if form.evex_mask_required:   # a gather/scatter: a mask k1-k7 on its first operand (k0 is #UD)
+            ops = st.tuples(ops, st.integers(1, 7)).map(lambda t: (t[0][0].k(R[f"k{t[1]}"]), *t[0][1:]))
+        hit = _INSTANCE[form.id] = ops.map(lambda ops: (mn, ops))
     return hit
 
 

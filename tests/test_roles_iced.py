@@ -183,7 +183,7 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
             mem_op = Mem(None, None, 1, rng.choice([0x10, 0x80000000, 0x123456789ABC, -0x80000001]), o.mem)
             ops.append(mem_op)
         elif o.kind.startswith("vm"):   # VSIB: an xmm/ymm index, distinct from the destination and the mask
-            index = REGISTERS[f"{'xmm' if o.kind[-1] == 'x' else 'ymm'}{vecs.pop()}"]
+            index = REGISTERS[f"{o.kind[-1]}mm{vecs.pop()}"]   # (vm32x: xmm, vm32y: ymm, vm64z: zmm)
             mem_op = Mem(m[0], index, rng.choice([1, 2, 4, 8]), m[3], size=o.mem)
             ops.append(mem_op)
         elif o.mem is not None and (o.reg is None or use_mem):
@@ -203,9 +203,12 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
     return ops, mem_op
 
 
-def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
-    """What iced says differently about one instance (empty when it agrees)."""
-    data = form(*ops)
+def disagreements(form, ops: list, mem_op: Mem | None, mask: int = 0) -> list[str]:
+    """What iced says differently about one instance (empty when it agrees); with ``mask`` the first operand masked by
+    k``mask`` (a gather/scatter, which has no unmasked instance: its roles are the masked ones, its mask no implicit
+    register)."""
+    from x86gen.evex import masked
+    data = form(*([masked(ops[0], REGISTERS[f"k{mask}"]), *ops[1:]] if mask else ops))
     ins = decode_one(data, 0, decoder_options(form))   # (finit, 9B DB E3: the WAIT form, as iced's encoder writes it)
     where = f"{form.id} {', '.join(map(str, ops))} ({data.hex(' ')})"
     if ins.code != getattr(I.Code, form.id) or ins.len != len(data):
@@ -255,6 +258,7 @@ def disagreements(form, ops: list, mem_op: Mem | None) -> list[str]:
         bad.append(f"{where}: iced {'accesses' if stack_mem else 'does not access'} the stack; implicit rsp: {stack}")
     # implicit registers
     explicit = {family(x.name) for x in ops if hasattr(x, "kind") and x.kind != "rip" and not isinstance(x, Mem)}
+    if mask: explicit.add(family(f"k{mask}"))
     address = {family(r.name) for r in (mem_op.base, mem_op.index) if r is not None} if mem_op is not None else set()
     got_imp = {(REG_NAMES[u.register], ACCESS_NAMES[u.access]) for u in info.used_registers()
                if family(REG_NAMES[u.register]) not in explicit | address}
@@ -291,12 +295,16 @@ def evex_disagreements(form, ops: list, mem_op: Mem | None, mask: int, zero: boo
         if info.op_access(i) != ACCESS[role]:
             bad.append(f"{where}: operand {i + 1} is {ACCESS_NAMES[info.op_access(i)]} for iced, role {role.upper()} from operand_roles")
     regs = {(REG_NAMES[u.register], ACCESS_NAMES[u.access]) for u in info.used_registers()}
-    if k is not REGISTERS[f"k{mask}"] or (f"K{mask}", "READ") not in regs:
+    # a gather/scatter also writes its mask (it clears each element's bit, SDM Vol.2 VPGATHERDD: `Form.evex_mask_required`)
+    # (the AVX512PF prefetches, role N, only read it)
+    written = form.evex_mask_required and all(o.role != "n" for o in form.operands)
+    if k is not REGISTERS[f"k{mask}"] or (f"K{mask}", "READ_WRITE" if written else "READ") not in regs:
         bad.append(f"{where}: mask {k} from operand_roles; iced's registers {sorted(regs)}")
     if mem_op is not None:
         i = next(i for i, x in enumerate(ops) if x is mem_op)
         got = [ACCESS_NAMES[u.access] for u in info.used_memory()]
-        if got != [ACCESS_NAMES[ACCESS[roles[i]]]]: bad.append(f"{where}: iced's memory accesses {got}, role {roles[i].upper()}")
+        want = [] if roles[i] == "n" else [ACCESS_NAMES[ACCESS[roles[i]]]]   # (a prefetch's VSIB: no access)
+        if got != want: bad.append(f"{where}: iced's memory accesses {got}, role {roles[i].upper()}")
     return bad
 
 
@@ -312,7 +320,7 @@ def check_form(form, seed: int) -> list[str]:
                         and hint_nop_taken(getattr(I.Code, form.id), ops[1].num & 7, mem_op is not None)): break
             else:
                 continue   # (0F 0D with memory: every value is a prefetch, the form takes registers only)
-            bad += disagreements(form, ops, mem_op)
+            bad += disagreements(form, ops, mem_op, rng.randint(1, 7) if form.evex_mask_required else 0)   # (k0 is #UD for those)
             if form.evex_mask:   # and masked: merge (and zeroing where allowed, not on a memory destination)
                 zero = form.evex_mask == "k1z" and not isinstance(ops[0], Mem) and rng.random() < 0.5
                 bad += evex_disagreements(form, ops, mem_op, rng.randint(1, 7), zero)

@@ -158,6 +158,9 @@ def instance(code: int, kinds: list[tuple[str, str]], use_mem: bool) -> tuple[I.
         ins.set_op_kind(i, OPK.REGISTER)
         ins.set_op_register(i, getattr(REG, name))
         explicit.add(X64_FAMILY[name])
+    if I.OpCodeInfo(code).require_op_mask_register:   # gathers/scatters: k0 is #UD (SDM Vol.2 VPGATHERDD); the mask is no explicit operand
+        ins.op_mask = REG.K1
+        explicit.add(X64_FAMILY["K1"])
     enc = I.Encoder(64)
     try: enc.encode(ins, 0x1000)
     except ValueError as ex: raise CannotDraft(f"iced cannot encode an instance: {ex}") from None
@@ -231,7 +234,7 @@ def draft(code: int) -> dict:
             a = info.op_access(i)
             if a not in ROLE_OF_ACCESS: raise CannotDraft(f"operand {i + 1} is {ACCESS_NAMES[a]} for iced (no spec role)")
             role = ROLE_OF_ACCESS[a]
-            memory_only = kind.startswith("m") and "/" not in kind and kind not in spec.REG_CLASSES
+            memory_only = (kind.startswith("m") and "/" not in kind and kind not in spec.REG_CLASSES) or kind.startswith("vm")
             if (a == I.OpAccess.NO_MEM_ACCESS) != (role == "N" and memory_only):
                 raise CannotDraft(f"operand {i + 1} ({kind}) is {ACCESS_NAMES[a]} for iced")
             ops.append((kind, role, slot))
@@ -267,7 +270,7 @@ def draft(code: int) -> dict:
         with_loc = {i for i, (_k, _r, s) in enumerate(ops) if s not in ("imm", "fixed")}
     else:
         raise CannotDraft("spec cannot place the operands")
-    parsed = spec.assign_locations([spec.parse_operand(t, ctx) for t in text(with_loc)], e, ctx)
+    parsed = spec.assign_locations(spec.vsib_element_size([spec.parse_operand(t, ctx) for t in text(with_loc)], e, ctx), e, ctx)
     if evex:   # the loader's disp8*N from the drafted tuple= must be iced's (the tuple type is inferred, iced_forms.sdm_tuple)
         ev = spec.evex_fields(evex, parsed, e, ctx)
         if any(o.mem is not None for o in parsed) and (ev["disp8_n"], ev["disp8_n_bcst"]) != F.iced_tuple(code):

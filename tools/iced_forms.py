@@ -108,7 +108,7 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
             out.append((f"m{memory_bits(code)}", _IMPLICIT_MEM[name])); continue
         if name == "IMM4_M2Z": out.append(("imm4", "imm")); continue   # vpermil2ps: imm8[3:0] (/is5)
         if name in ("XMM_IS5", "YMM_IS5"): out.append((name[:3].lower(), "is4")); continue   # and imm8[7:4]
-        if name in ("MEM_VSIB32X", "MEM_VSIB32Y", "MEM_VSIB64X", "MEM_VSIB64Y"):   # VSIB: vm32x, vm32y, vm64x, vm64y
+        if name in ("MEM_VSIB32X", "MEM_VSIB32Y", "MEM_VSIB32Z", "MEM_VSIB64X", "MEM_VSIB64Y", "MEM_VSIB64Z"):   # VSIB: vm32x … vm64z
             out.append((f"vm{name[8:10]}{name[10].lower()}", "rm")); continue
         if name == "STI_OPCODE": out.append(("st", "rm")); continue   # D8 C0+i: st(i) in ModRM.rm
         if name in ("CR_REG", "DR_REG"): out.append((name[:2].lower(), "reg")); continue
@@ -164,7 +164,10 @@ def spec_encoding(code: int) -> str:
             out.append(t); continue
         if t.startswith("EVEX."):
             out.append(t); continue
-        if t in ("!(11):rrr:bbb", "11:rrr:bbb", "!(11):rrr:100"): out.append("/r"); continue   # (100: sibmem's SIB)
+        # (100: sibmem's SIB; /vsib: the EVEX gathers' and scatters' ModRM, a VSIB memory r/m; after /1 (the AVX512PF
+        # prefetches) ModRM.reg is the opcode extension)
+        if t == "/vsib" and out and re.fullmatch(r"/[0-7]", out[-1]): continue
+        if t in ("!(11):rrr:bbb", "11:rrr:bbb", "!(11):rrr:100", "/vsib"): out.append("/r"); continue
         if t == "11:rrr:000": hexes.append("C0"); out.append("C0"); continue   # tilezero: a fixed ModRM, the operand @reg
         if t.startswith("!(11):") and t.endswith(":bbb") and len(t) == 13:
             out.append(f"/{int(t[6:9], 2)}"); continue
@@ -206,6 +209,7 @@ def sdm_tuple(code: int) -> str | None:
     oc = I.OpCodeInfo(code)
     bits = memory_bits(code)
     kinds = [OPCODE_KIND_NAMES[k] for k in oc.op_kinds()]
+    if any(k.startswith("MEM_VSIB") for k in kinds): return "T1S"   # gathers/scatters: N = one element (SDM VPGATHERDD: Tuple1 Scalar)
     if not any(k == "MEM" or k.endswith("OR_MEM") for k in kinds): return None
     mn = MNEMONIC_NAMES[oc.mnemonic].lower()
     vl = {0: 128, 1: 256, 2: 512}.get(oc.l, 0) if not oc.is_lig else 0
@@ -244,8 +248,6 @@ def evex_attrs(code: int) -> dict[str, str]:
 def unsupported_reason(code: int) -> str | None:
     """Why the spec cannot describe ``code`` yet (None if its operands and encoding can be written)."""
     try:
-        if I.OpCodeInfo(code).require_op_mask_register:   # gathers/scatters: EVEX.aaa = 000 is #UD (SDM Vol.2 VPGATHERDD, VPSCATTERDD)
-            raise Unsupported("needs a mask register other than k0 (gathers, scatters): after EVEX masking")
         oc = I.OpCodeInfo(code)
         if oc.address_size == 32 and oc.mnemonic in (I.Mnemonic.ENQCMD, I.Mnemonic.ENQCMDS, I.Mnemonic.MOVDIR64B):
             # 67 makes both addresses 32-bit: the m512 source and the destination address in ModRM.reg's r32

@@ -85,7 +85,10 @@ def encode_form(form, ops: tuple, rc=None, ip: int = 0) -> bytes:
     if reason is not None:
         raise EvexOperandError(f"{form.id} ({form.syntax}) {fmt_operands(ops)}{_rc_text(rc)}: {reason}")
     plain = plain_operands(ops)
-    b = form(*plain, ip=ip) if form.is_branch else form(*plain)
+    m = ops[0] if ops else None
+    if form.evex_mask_required:   # a gather/scatter: its encoder writes the mask (aaa=) and refuses none (k0 is #UD)
+        b = form(*plain, aaa=m.mask.num if m.__class__ is Masked else 0)   # (the form's call: a 32-bit address's 0x67 too)
+    else: b = form(*plain, ip=ip) if form.is_branch else form(*plain)
     # the EVEX prefix follows the only legacy prefixes an EVEX instruction takes: 0x67 (a 32-bit address) and a segment
     # override (66, F2, F3, F0 or REX before 62 make an EVEX instruction #UD, SDM Vol.2 2.7)
     o = 0
@@ -93,7 +96,6 @@ def encode_form(form, ops: tuple, rc=None, ip: int = 0) -> bytes:
     if b[o] != 0x62: raise AssertionError(f"{form.id}: unexpected EVEX layout {b.hex()}")   # cannot happen
     head, b = b[:o], b[o:]
     p2 = b[3]
-    m = ops[0] if ops else None
     if m.__class__ is Masked:
         p2 = (p2 & 0x78) | (0x80 if m.zero else 0) | m.mask.num     # z and aaa (SDM Vol.2 2.7.1, Table 2-30)
     if rc is not None:

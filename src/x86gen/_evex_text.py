@@ -33,7 +33,7 @@ from .encoder import canonical, encode, select
 from .errors import AsmSyntaxError, EncodeError, EvexOperandError, OperandError, UnknownMnemonicError, fmt_operands
 from .evex import RD_SAE, RN_SAE, ROUNDING_NAMES, RU_SAE, RZ_SAE, SAE, Masked, Rounding, is_rounding
 from .forms import forms_of
-from .memory import Bcst, Mem, VsibMem
+from .memory import A32Mem, Bcst, Mem, VsibMem
 from .registers import REGISTERS, KReg, Reg
 from .text import GATHER_MNEMONICS, Decorations  # noqa: F401  (defined there: text reads a line without this module)
 
@@ -248,6 +248,11 @@ def format_decorated(x, n: int = 0) -> str | None:
     return None
 
 
+def _vsib(x) -> bool:
+    """A VSIB memory operand, with a 64- or a 32-bit address (`A32Mem`)?"""
+    return x.__class__ is VsibMem or (x.__class__ is A32Mem and x.plain.__class__ is VsibMem)
+
+
 def gather_mask(mn: str, ops: tuple) -> tuple[str, tuple]:
     """iced's ``vgatherdps zmm1, k1, dword ptr [rax+zmm2*4]`` is ``vgatherdps zmm1 {k1}, dword ptr [rax+zmm2*4]``;
     ``vscatterdps dword ptr [rax+zmm2*4], k1, zmm1`` and ``vgatherpf0dps dword ptr [rax+zmm2*4], k1`` put the mask on
@@ -255,9 +260,9 @@ def gather_mask(mn: str, ops: tuple) -> tuple[str, tuple]:
     try:
         if len(ops) == 3 and ops[1].__class__ is KReg and ops[1].num:
             a, k, b = ops
-            if isinstance(a, Reg) and b.__class__ is VsibMem: return mn, (Masked(a, k), b)
-            if a.__class__ is VsibMem and isinstance(b, Reg): return mn, (Masked(a, k), b)
-        if len(ops) == 2 and ops[0].__class__ is VsibMem and ops[1].__class__ is KReg and ops[1].num:
+            if isinstance(a, Reg) and _vsib(b): return mn, (Masked(a, k), b)
+            if _vsib(a) and isinstance(b, Reg): return mn, (Masked(a, k), b)
+        if len(ops) == 2 and _vsib(ops[0]) and ops[1].__class__ is KReg and ops[1].num:
             return mn, (Masked(ops[0], ops[1]),)
     except EncodeError: pass   # a mask x86gen.Masked refuses: the operands as written (no form takes them)
     return mn, ops

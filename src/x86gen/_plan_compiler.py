@@ -22,7 +22,9 @@ def compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chose
     "one" (one form), "vex" (2-byte VEX where the rm register allows) or "fit" (the first form whose immediates fit)."""
     n = len(chosen[0].operands)
     args = "".join(f"a{i}, " for i in range(n))
-    lines = [f"def plan({args}{'ip=0' if rel else ''}):"]
+    # (a gather/scatter's encoder takes its mask as aaa=, `_specialize.mask_required`: a plan's operands are plain, so
+    # aaa = 0, which it refuses)
+    lines = [f"def plan({args}{'ip=0' if rel else ''}{'aaa=0' if any(f.evex_mask_required for f in chosen) else ''}):"]
     if mem_at is not None: lines.append(f"    if a{mem_at}.label is not None: raise LabelOperand")
     if mode == "one": lines += _parts(chosen[0], sig)[0]
     elif mode == "vex":

@@ -87,10 +87,15 @@ def _distinct_error(fid, args, why):
     return _distinct_error(fid, args, why)
 
 
+def _mask_required_error(fid, args):
+    from ._runtime_errors import _mask_required_error
+    return _mask_required_error(fid, args)
+
+
 # the helpers by the names encoder code uses
 HELPERS = {**_BYTES_PACKERS, "_BYTE": _BYTE, "_le16": _le16, "_le32": _le32, "_le64": _le64, "_operand_error": _operand_error,
            "_range_error": _range_error, "_ip16_error": _ip16_error, "_label_error": _label_error, "_moffs_error": _moffs_error,
            "_high8_error": _high8_error,
-           "_distinct_error": _distinct_error, "_load_cs_error": _load_cs_error,
+           "_distinct_error": _distinct_error, "_mask_required_error": _mask_required_error, "_load_cs_error": _load_cs_error,
            "_implicit_error": _implicit_error,
            "_nop_alias_error": _nop_alias_error, "_taken_error": _taken_error}

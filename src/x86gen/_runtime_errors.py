@@ -93,6 +93,8 @@ _DISTINCT = {
     "gather": "the destination, index and mask registers must be three different registers (SDM Vol.2 VGATHERDPS/VPGATHERDD:"
               " #UD if any two are the same)",
     "complex": "the destination must differ from both sources (SDM Vol.2 VFMULCPH/VFCMADDCPH…: #UD otherwise)",
+    "evex_gather": "the destination and index registers must be different (SDM Vol.2 VPGATHERDD/VGATHERDPS…, EVEX: #UD if"
+                   " they are the same)",
     "tiles": "the tile registers must all be different (SDM Vol.2 TDPBSSD/TDPBF16PS…: #UD if any two are the same)",
 }
 
@@ -100,3 +102,10 @@ _DISTINCT = {
 def _distinct_error(fid, args, why):
     from .errors import DistinctRegistersError
     return DistinctRegistersError(f"{row_of(fid).mnemonic} {fmt_operands(args)}: {_DISTINCT[why]}")
+
+
+def _mask_required_error(fid, args):
+    from .errors import EvexOperandError
+    return EvexOperandError(f"{row_of(fid).mnemonic} {fmt_operands(args)}: {fid} needs a mask k1-k7 on its"
+                            f" {'memory operand' if fid.split('_')[2][:2] == 'VM' else 'destination'}"
+                            " (k0 is #UD, SDM Vol.2 VPGATHERDD/VPSCATTERDD: EVEX.aaa = 000), e.g. zmm1.k(k1) or mem.k(k1)")

@@ -71,9 +71,16 @@ def _imm_bytes(var: str, width: int) -> tuple[list[str], str]:
 def build(row) -> tuple[str, str | None]:
     """Python source of ``enc(a0, …)`` for this form, and of ``fits(a0, …)`` if it has immediates."""
     body, fits, rel = parts(row)
-    args = ", ".join(f"a{i}" for i in range(len(row.operands))) + (", ip=0" if rel else "")
+    args = ", ".join(f"a{i}" for i in range(len(row.operands))) + (", ip=0" if rel else "") + (", aaa=0" if mask_required(row) else "")
     src = f"def enc({args}):\n" + "".join(f"    {ln}\n" for ln in body)
     return src, (f"def fits({args}):\n    return {fits}\n" if fits else None)
+
+
+def mask_required(row) -> bool:
+    """Does the form need a mask k1-k7: an EVEX gather or scatter (a VSIB operand; EVEX.aaa = 000 is #UD, SDM Vol.2
+    VPGATHERDD/VPSCATTERDD)? Its encoder takes the mask's number as ``aaa=`` (`x86gen._evex.encode_form` passes it;
+    0, the plain call, is the error)."""
+    return row.encoding_kind == "evex" and any(o.kind[:2] == "vm" for o in row.operands)
 
 
 def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[list[str], str | None, bool]:
@@ -283,18 +290,27 @@ def _modrm_cases(c: _Operands, returns) -> list[str]:
         out += returns(ind, a, True, f"0xC0 | {c.reg3} | {a}.lo", "")
     if mem is not None and is_mem is not False:
         kind = ops[i].kind
-        vsib = kind[:2] == "vm"   # vm32x …: a VsibMem with an xmm/ymm index (SDM Vol.2 2.3.12)
-        cls = f"VsibMem and {a}.index.__class__ is {'Xmm' if kind[-1] == 'x' else 'Ymm'}" if vsib else "Mem"
+        vsib = kind[:2] == "vm"   # vm32x …: a VsibMem with an xmm/ymm/zmm index (SDM Vol.2 2.3.12)
+        evex = c.row.encoding_kind == "evex"
+        if vsib:   # EVEX: index registers 0-31 (EVEX.V̄' is the index's bit 4, SDM Vol.2 2.7.2); VEX: 0-15
+            index = {"x": "Xmm", "y": "Ymm", "z": "Zmm"}[kind[-1]]
+            index = f"in ({index}, {HIGH_CLASS[kind[-1] + 'mm']})" if evex and kind[-1] != "z" else f"is {index}"
+        cls = f"VsibMem and {a}.index.__class__ {index}" if vsib else "Mem"
         if not known: out.append(f"if {a}.__class__ is {cls}{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
         if c.sig is None: out.append(f"{ind}if {a}.label is not None: raise _label_error({c.fid!r}, {c.allargs})")   # (plans check first)
         if complex_fp16:
             out.append(f"{ind}if {c.reg}.num == {c.vvvv}.num: raise _distinct_error({c.fid!r}, {c.allargs}, 'complex')")
         if kind == "sibmem":   # AMX: the address must have a SIB byte (SDM Vol.2 TILELOADD), [rax] too
             out.append(f"{ind}{a} = {a}.with_sib()")
-        if vsib:   # a gather #UDs if any two of destination, index and mask are the same register (SDM Vol.2 VGATHERDPS)
+        if vsib and known and not evex:   # (the signature "mx32" does not tell xmm0-15 from xmm16-31: VEX takes 0-15)
+            out.append(f"{ind}if {a}.index.hi16: {c.bad(i)}")
+        if vsib and evex:   # AVX-512: k0 is #UD (SDM Vol.2 VPGATHERDD/VPSCATTERDD, EVEX.aaa = 000); `mask_required`
+            out.append(f"{ind}if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error({c.fid!r}, {c.allargs})")
+        if vsib and i != 0:   # a gather #UDs if any two of destination, index and mask are the same register (SDM Vol.2
+            # VGATHERDPS; the AVX-512 ones: destination and index, the mask is a k register); a scatter may store its index
             regs = [x for x in (c.reg, c.vvvv) if x] + [f"{a}.index"]
             same = " or ".join(f"{x}.num == {y}.num" for k, x in enumerate(regs) for y in regs[k + 1:])
-            out.append(f"{ind}if {same}: raise _distinct_error({c.fid!r}, {c.allargs}, 'gather')")
+            out.append(f"{ind}if {same}: raise _distinct_error({c.fid!r}, {c.allargs}, {'evex_gather' if evex else 'gather'!r})")
         if c.row.taken_mem:   # and with a memory r/m (0F 18 /0-/3 are the prefetches, 0F 0D /0-/7 too)
             out.append(f"{ind}if {c.row.taken_mem} >> ({c.reg}.num & 7) & 1: raise _taken_error({c.fid!r}, {c.allargs})")
         out += returns(ind, a, False, f"{a}.modrm | {c.reg3}", f" + {a}.tail")
@@ -399,6 +415,9 @@ def _evex_returns(c: _Operands, ind: str, rm_reg: bool, a: str | None, modrm: st
     p1 = f"{c.vvvv}.vv | {(0x80 if row.w == 1 else 0) | 0x04 | row.mandatory_prefix:#x}" if c.vvvv else \
         f"{(0x80 if row.w == 1 else 0) | 0x78 | 0x04 | row.mandatory_prefix:#x}"
     p2 = f"{c.vvvv}.evv | {(row.vex_l or 0) << 5:#x}" if c.vvvv else f"{((row.vex_l or 0) << 5) | 0x08:#x}"
+    if mask_required(row):   # a gather/scatter: V̄' is bit 4 of the VSIB index (SDM Vol.2 2.7.2), aaa the mask (2.7.1)
+        if c.vvvv or rm_reg: raise ValueError(f"{c.fid}: an EVEX VSIB form has no vvvv operand and a memory r/m")
+        p2 = f"{a}.index.evv | aaa | {(row.vex_l or 0) << 5:#x}"
     imm, tail_s = c.imm_bytes(tail)
     return [_return(ind, ["0x62", f"{r} | {xb} | {row.opcode_map}", p1, p2, f"{row.opcode:#04x}", modrm] + imm, tail_s)]
 

@@ -35,7 +35,7 @@ Decorations outside what a form allows raise `x86gen.EvexOperandError` naming th
 from __future__ import annotations
 
 from .errors import EvexOperandError, fmt_value
-from .memory import Mem
+from .memory import A32Mem, Mem, VsibMem
 from .registers import KReg, Reg, Xmm, Ymm, Zmm
 
 # Static rounding (SDM Vol.2 2.7.8, Table 2-36: EVEX.L'L with EVEX.b = 1, register operands only). Each also
@@ -70,9 +70,10 @@ class Masked:
             raise EvexOperandError(f"{fmt_value(op)} {{k0}}: k0 cannot be a mask (EVEX.aaa = 000 means no masking, SDM Vol.2"
                                    " 2.7.3); leave the operand unmasked or use k1-k7")
         if isinstance(op, Mem):
-            if op.__class__ is not Mem:
-                raise EvexOperandError(f"{fmt_value(op)}: only a plain memory destination can be masked (not a broadcast,"
-                                       " VSIB or segment-overridden operand)")
+            # VsibMem: a scatter's destination (a 32-bit address too: A32Mem, 0x67, SDM Vol.2 3.6)
+            if op.__class__ is not Mem and op.__class__ is not VsibMem and not (op.__class__ is A32Mem and op.plain.__class__ is VsibMem):
+                raise EvexOperandError(f"{fmt_value(op)}: only a plain or VSIB memory destination can be masked (not a"
+                                       " broadcast, segment-overridden or other 32-bit address operand)")
             if zero:
                 raise EvexOperandError(f"{op} {{{mask}}} {{z}}: zeroing-masking with a memory destination is #UD (SDM Vol.2 2.8,"
                                        " EVEX exception conditions: a masked store leaves the masked-off elements unwritten); drop {z}")
@@ -129,7 +130,9 @@ def operand_roles(form, ops: tuple) -> tuple[tuple[str, ...], KReg | None]:
     Roles are the spec's (``r``, ``w``, ``rw``, ``cw``, ``rcw``; `x86gen.Form` operands' ``role``) changed by a mask on
     the destination (SDM Vol.2 2.7.3/2.7.4; as iced-x86's InstructionInfo reports them):
 
-    - the mask register is read;
+    - the mask register is read (a gather's or scatter's is also written, `x86gen.Form.evex_mask_required`: the instruction
+      clears each element's bit as it completes it, not the AVX512PF prefetches'; the spec's roles of those forms are
+      their masked ones);
     - merge-masking keeps the masked-off elements, so it reads the destination: a zmm destination is read and
       conditionally written (``rcw``), an xmm/ymm one read and written (``rw``: the bits above the vector length are
       zeroed whatever the mask), a memory destination (a masked store) conditionally written (``cw``);

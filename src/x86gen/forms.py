@@ -45,6 +45,14 @@ class Form:
         if n is None: n = self._length = static_length(self.row)
         return n
 
+    @property
+    def evex_mask_required(self) -> bool:
+        """Does the form need a mask k1-k7 (an AVX-512 gather or scatter: EVEX.aaa = 000 is #UD, SDM Vol.2 VPGATHERDD,
+        VPSCATTERDD)? Then only a masked first operand encodes (``zmm1.k(k1)``, ``mem.k(k1)``) and the mask is read
+        and written (the instruction clears each element's bit as it completes it); the AVX512PF prefetches (role N)
+        only read it."""
+        return self.encoding_kind == "evex" and any(o.kind[:2] == "vm" for o in self.operands)
+
     def _build(self) -> None:
         """Bind the form's encoder: its shape's generated function (``_gen/encoders``) with its constants; no code
         is compiled, except its shapes' module the first time one of them is used (without a bytecode cache)."""

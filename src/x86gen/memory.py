@@ -15,7 +15,7 @@ import operator
 from struct import Struct
 
 from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_value
-from .registers import REGISTERS, Gpr32, Gpr64, Reg, Rip, Xmm, Ymm
+from .registers import REGISTERS, Gpr32, Gpr64, Reg, Rip, Xmm, Ymm, Zmm
 
 # Operand sizes in bits and their Intel size keywords. The x87 environment and state images have the
 # keywords of iced-x86's Intel formatter (`fldenv fpuenv14 ptr [rsi]`): 14/28 bytes for fldenv/fnstenv
@@ -38,7 +38,7 @@ _pack_disp32 = Struct("<i").pack                        # little-endian signed d
 # ModRM (mod/rm bits) and tail for disp = 0, or None when that still needs a displacement;
 # ModRM for a disp8, or None when there is no disp8 form; the bytes before the displacement
 # (the SIB byte, if any); ModRM for a disp32; the REX.X/B bits; the inverted VEX X̄/B̄ bits;
-# None, or the signature prefix "mx"/"my" of a VSIB operand (an xmm/ymm index register); True for a 32-bit
+# None, or the signature prefix "mx"/"my"/"mz" of a VSIB operand (an xmm/ymm/zmm index register); True for a 32-bit
 # address (`A32Mem`: 32-bit base/index registers or eip, the 0x67 prefix).
 _SHAPES: dict[tuple, tuple] = {}
 _EIP = REGISTERS["eip"]
@@ -77,12 +77,13 @@ def _shape(base, index, scale) -> tuple:
                            " 32-bit register or eip)")
     vsib = None
     if index is not None:
-        if index.__class__ in (Xmm, Ymm):
-            # VSIB (SDM Vol.2 2.3.12): SIB.index names a vector register (VEX.X̄ its bit 3); every number is an
-            # index, xmm4/ymm4 included (SIB.index = 100 means "no index" only for a general register)
-            vsib = "mx" if index.__class__ is Xmm else "my"
+        if isinstance(index, (Xmm, Ymm, Zmm)):
+            # VSIB (SDM Vol.2 2.3.12): SIB.index names a vector register (VEX.X̄ its bit 3; EVEX: X̄ bit 3 and V̄' bit 4,
+            # 2.7.2, so xmm16-31/ymm16-31 and zmm indexes are EVEX only); every number is an index, xmm4/ymm4
+            # included (SIB.index = 100 means "no index" only for a general register)
+            vsib = "mx" if isinstance(index, Xmm) else "my" if isinstance(index, Ymm) else "mz"
         elif index.__class__ is not Gpr64:
-            raise OperandError(f"memory index must be a 64-bit general register, not {fmt_value(index)} (or an xmm/ymm"
+            raise OperandError(f"memory index must be a 64-bit general register, not {fmt_value(index)} (or an xmm/ymm/zmm"
                                " register: the VSIB operand of a gather; a 32-bit one in a 32-bit address)")
         elif index.num == 4:
             raise OperandError("rsp cannot be an index register (SIB.index=100 means no index; SDM Vol.2 Table 2-3)")
@@ -172,7 +173,7 @@ class Mem:
     """A memory operand. Build it with `mem` (or the `byte`/`dword`/... helpers); immutable.
 
     ``size`` is the operand size in bits, or 0 when unsized (an address, as for lea, or a
-    size that the other operands decide). With an xmm/ymm ``index`` the operand is a `VsibMem`.
+    size that the other operands decide). With an xmm/ymm/zmm ``index`` the operand is a `VsibMem`.
     """
 
     __slots__ = ("base", "index", "scale", "disp", "size", "modrm", "tail", "rex", "vxb", "sig", "label")
@@ -418,7 +419,7 @@ class A32Mem(Mem):
     def plain(self) -> Mem:
         """The same operand with the 64-bit registers of the same numbers (rip for eip): the bytes without 0x67."""
         b, i = self.base, self.index
-        m = object.__new__(VsibMem if i.__class__ in (Xmm, Ymm) else Mem)
+        m = object.__new__(VsibMem if isinstance(i, (Xmm, Ymm, Zmm)) else Mem)
         for k in Mem.__slots__: setattr(m, k, getattr(self, k))   # the same bytes (a with_disp32 or with_sib one too)
         m.base = None if b is None else _RIP if b is _EIP else b.sized(64)
         if i is not None and i.__class__ is Gpr32: m.index = i.sized(64)
@@ -436,12 +437,13 @@ def a32_error(err: Exception, plain: tuple, ops: tuple) -> Exception:
 
 
 class VsibMem(Mem):
-    """A VSIB memory operand (SDM Vol.2 2.3.12), as the AVX2 gathers take it: ``[base + vindex*scale + disp]``
-    with an xmm or ymm index register, each of whose elements is an index. `Mem` (and `mem`, `dword`, …, the
+    """A VSIB memory operand (SDM Vol.2 2.3.12), as the gathers and scatters take it: ``[base + vindex*scale + disp]``
+    with an xmm, ymm (AVX2, AVX-512: xmm0-31/ymm0-31) or zmm (AVX-512) index register, each of whose elements is an
+    index. `Mem` (and `mem`, `dword`, …, the
     text parser) makes one whenever the index is a vector register: ``mem(rax, xmm1, 4, size=32)`` is
     ``dword ptr [rax+xmm1*4]``, the operand of ``vgatherdps xmm0, dword ptr [rax+xmm1*4], xmm2``. ``size`` is the
     element size (dword or qword), or 0. The base may be any 64-bit register or none (``[xmm1*4+disp32]``),
-    not rip. Only the VSIB forms (operand kinds vm32x/vm32y/vm64x/vm64y) take it; every other memory form
+    not rip. Only the VSIB forms (operand kinds vm32x … vm64z) take it; every other memory form
     refuses it (its ``__class__`` is not `Mem`), so a vector index is never encoded as a general one."""
 
     __slots__ = ()

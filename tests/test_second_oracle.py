@@ -203,13 +203,14 @@ def _drawn_instances(form, code: int, oc, n: int) -> list[tuple[tuple, int | Non
         for i, o in enumerate(form.operands):
             if o.kind.startswith("vm"):
                 used = {x.num for x in ops if isinstance(x, x86gen.Reg)}
-                index = [r for r in reg_class("xmm" if o.kind[-1] == "x" else "ymm")[0] if r.num not in used]
+                index = [r for r in reg_class({"x": "xmm", "y": "ymm", "z": "zmm"}[o.kind[-1]])[0] if r.num not in used]
                 base, scale, disp = VSIB_SHAPES[j % len(VSIB_SHAPES)]
                 ops[i] = M(base, index[(5 * j + 3) % len(index)], scale, disp, o.mem)
         ops = tuple(ops)
-        if ops in seen or expected_error(form, code, ops, rel) != (None, None): continue
+        masked = form.evex_mask_required   # a gather/scatter: a mask k1-k7 on its first operand (k0 is #UD)
+        if ops in seen or expected_error(form, code, ops, rel, masked) != (None, None): continue
         seen.add(ops)
-        out.append((ops, rel))
+        out.append(((ops[0].k(R[f"k{1 + j % 7}"]), *ops[1:]) if masked else ops, rel))
     return out
 
 
@@ -278,7 +279,9 @@ def instance_text(form, ops: tuple, rel: int | None, label: str, length: int = 0
         mnemonic, size = GNU_FAR_BRANCH[form.id]
         return f"{mnemonic} {memory_text(ops[0].with_size(size or 0))}"
     for o, x in zip(form.operands, ops):
-        if isinstance(x, x86gen.Reg): words.append(f"st({x.num})" if x.kind == "st" else x.name)   # GNU: st(1)
+        if isinstance(x, x86gen.Masked):   # a gather's destination or a scatter's memory operand: `zmm1 {k1}`
+            words.append(f"{memory_text(x.op) if isinstance(x.op, x86gen.Mem) else x.op.name} {{{x.mask.name}}}")
+        elif isinstance(x, x86gen.Reg): words.append(f"st({x.num})" if x.kind == "st" else x.name)   # GNU: st(1)
         elif isinstance(x, x86gen.Mem) and x.size in GNU_16BIT_IMAGE:
             words.append(memory_text(x))
             mnemonic += "w"   # GNU as: fldenvw / fnstenvw for the 14-byte image (o16), no size keyword

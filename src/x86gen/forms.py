@@ -13,7 +13,7 @@ from . import _table
 from ._gen.schema import FORM_FIELDS
 from ._runtime import describe_operand, operand_error
 from ._table import Operand, imm_ranges, static_length, syntax
-from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
+from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .memory import A32Mem, a32_error
 
 __all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
@@ -91,7 +91,11 @@ class Form:
     def _a32(self, operands: tuple, kw: dict) -> bytes:
         """The form's bytes for operands with a 32-bit address (`A32Mem`, which its encoder refuses): those of the
         64-bit address with the address-size prefix 0x67 (SDM Vol.2 3.6), placed as `x86gen.prefixes.layout` does."""
+        from ._table import IMPLICIT_MEM
         from .prefixes import layout
+        if any(o.loc in IMPLICIT_MEM for o in self.operands):   # 0x67 makes all of a string instruction's addresses 32-bit
+            raise OperandError(f"{self.id} ({self.syntax}) {fmt_operands(operands)}: x86gen encodes string instructions with"
+                               " 64-bit addresses only ([rsi]/[rdi]; with 0x67 every one of its addresses would be 32-bit)")
         plain = tuple(x.plain if x.__class__ is A32Mem else x for x in operands)
         try: body = self(*plain, **kw)
         except EncodeError as ex: raise a32_error(ex, plain, operands) from None   # (the operands as given: [eax])

@@ -17,12 +17,13 @@ import iced_x86 as I
 import pytest
 
 from x86gen import Assembler, dword, jit, zmmword
-from x86gen.registers import eax, k1, r8, r9d, rax, rcx, rdi, rdx, rsi, rsp, xmm0, zmm0, zmm1, zmm2
+from x86gen.registers import eax, k1, k2, r8, r9d, r10, rax, rcx, rdi, rdx, rsi, rsp, xmm0, zmm0, zmm1, zmm2
 
 pytestmark = pytest.mark.skipif(not jit.available(), reason="x86gen.jit needs Linux on x86-64")
 
 I64, F32 = ctypes.c_int64, ctypes.c_float
 P_F32 = ctypes.POINTER(ctypes.c_float)
+P_I32 = ctypes.POINTER(ctypes.c_int32)
 NS = list(range(0, 40)) + [63, 64, 65, 100, 255, 256, 257, 1000, 1001, 1002, 1003]   # every tail length, and larger n
 
 
@@ -110,6 +111,42 @@ def build_sum512() -> Assembler:
     return a
 
 
+def build_gather512() -> Assembler:
+    """void gather(int64 n /*rdi*/, float *table /*rsi*/, int32 *idx /*rdx*/, float *out /*rcx*/): out[i] = table[idx[i]].
+
+    16 lanes at a time with vgatherdps (a zmm of dword indices, SDM Vol.2 VGATHERDPS: the mask says which lanes to
+    load, and the instruction clears it as it goes, so it is set again before each gather); the tail with k1 = the
+    tail's lanes, a copy of it in k2 for the masked store."""
+    a = Assembler()
+    vec, tail, done = a.label("vec"), a.label("tail"), a.label("done")
+    a.mov(r10, rcx)                         # out (rcx is the tail's shift count below)
+    a.xor(eax, eax)
+    a.mov(r8, rdi)
+    a.and_(r8, -16)
+    a.je(tail)
+    a.bind(vec)
+    a.vmovdqu32(zmm1, zmmword(rdx, rax, 4))            # 16 indices
+    a.kxnorw(k1, k1, k1)                               # all 16 lanes
+    a.vgatherdps(zmm0.k(k1), dword(rsi, zmm1, 4))     # zmm0[j] = table[zmm1[j]]
+    a.vmovups(zmmword(r10, rax, 4), zmm0)
+    a.add(rax, 16)
+    a.cmp(rax, r8)
+    a.jl(vec)
+    a.bind(tail)
+    a.mov(rcx, rdi)
+    a.sub(rcx, rax)
+    a.je(done)
+    _tail_mask(a)
+    a.kmovw(k2, k1)                                    # the gather clears k1
+    a.vmovdqu32(zmm1.k(k1).z, zmmword(rdx, rax, 4))   # the tail's indices; no fault past the end
+    a.vgatherdps(zmm0.k(k1), dword(rsi, zmm1, 4))     # masked-off lanes: nothing loaded
+    a.vmovups(zmmword(r10, rax, 4).k(k2), zmm0)
+    a.bind(done)
+    a.vzeroupper()
+    a.ret()
+    return a
+
+
 def saxpy_reference(alpha: float, x, y) -> list[float]:
     """float32 fused multiply-add: a*x + y rounded once (exact in a double for the data below)."""
     return [f32(alpha * xi + yi) for xi, yi in zip(x, y)]
@@ -151,13 +188,27 @@ def test_sum_zmm_masked_tail(n):
     assert struct.pack("<f", got) == struct.pack("<f", sum_reference(x[:n]))
 
 
+@needs_avx512()
+@pytest.mark.parametrize("n", NS)
+def test_gather_zmm_masked_tail(n):
+    fn = build_gather512().jit(None, (I64, P_F32, P_I32, P_F32), name="gather512")
+    rnd = random.Random(2000 + n)
+    table = array.array("f", [f32(rnd.uniform(-1e6, 1e6)) for _ in range(997)])
+    idx = array.array("i", [rnd.randrange(len(table)) for _ in range(n)] + [1 << 30] * 16)   # guards: would fault if read
+    out = array.array("f", [0.0] * n + [-3.0] * 16)
+    fn(n, _buf(table, len(table)), (ctypes.c_int32 * (n + 16)).from_buffer(idx), _buf(out, n + 16))
+    assert list(out) == [table[i] for i in idx[:n]] + [-3.0] * 16
+
+
 def test_avx512_programs_decode_as_built():
     """Whatever the CPU: iced-x86 decodes the kernels' bytes to the instructions asked for, masks and broadcasts
     included (so a skip above hides no encoding problem)."""
-    for build, n_masked, n_bcst in ((build_saxpy512, 4, 2), (build_sum512, 1, 0)):
+    for build, n_masked, n_bcst in ((build_saxpy512, 4, 2), (build_sum512, 1, 0), (build_gather512, 3, 0)):
         code = build().assemble()
         insns = list(I.Decoder(64, code))
         assert sum(i.len for i in insns) == len(code) and all(i.code != I.Code.INVALID for i in insns)
         masked = [i for i in insns if i.op_mask == I.Register.K1]
         assert len(masked) == n_masked and sum(i.is_broadcast for i in insns) == n_bcst
-        assert sum(i.zeroing_masking for i in masked) == (2 if build is build_saxpy512 else 0)
+        assert sum(i.zeroing_masking for i in masked) == {build_saxpy512: 2, build_sum512: 0, build_gather512: 1}[build]
+    gathers = [i for i in I.Decoder(64, build_gather512().assemble()) if i.mnemonic == I.Mnemonic.VGATHERDPS]
+    assert len(gathers) == 2 and all(i.op_mask == I.Register.K1 and i.memory_index == I.Register.ZMM1 for i in gathers)

@@ -337,17 +337,22 @@ def printed_meaning(form, ops, code, ip, text):
         return None   # objdump 2.40 prints imm8 2/3 as the pseudo-op of 0x10/0x11 (vpclmullqhqdq): its text is another instruction
     if form.id in SELECTOR_TEXT and text.startswith("data16 "): return code   # objdump's `data16 lldt ax`: the o16 form
     if form.id in SELECTOR_TEXT:   # iced prints ltr's REX.W form (48 0f 00 db) as `ltr bx`: 0f 00 db, the same operation
-        return x86gen.encode(form.mnemonic, *(R[_R32[x.num]] if getattr(x, "kind", None) == "r16" or
-                                              (getattr(x, "kind", None) == "r64" and not re.search(rf"\b{x.name}\b", text))
-                                              else x for x in ops), ip=ip)
+        return encode_as_r32(form, ops, ip, lambda x: x.kind == "r16" or (x.kind == "r64" and not re.search(rf"\b{x.name}\b", text)))
     if form.id in TEXT_R32 or form.id in SREG_TEXT:   # text rules apply to any text
         return own_text_meaning(form, ops, code, ip)
     if form.id in R32_SPELLED and any(getattr(x, "kind", None) == "r64" and not re.search(rf"\b{x.name}\b", text) for x in ops):
-        ops = tuple(R[_R32[x.num]] if getattr(x, "kind", None) == "r64" else x for x in ops)
-        return x86gen.encode(form.mnemonic, *ops, ip=ip)
+        return encode_as_r32(form, ops, ip, lambda x: x.kind == "r64")
     return code
 
 
+def encode_as_r32(form, ops, ip, which) -> bytes:
+    """The bytes of ``form``'s mnemonic with the general registers ``which(reg)`` picks replaced by their 32-bit ones
+    (what a text rule or a printer's spelling means: `ltr ax` is 0F 00 D8, iced's `vpextrb ebx, …` the W0 form)."""
+    return x86gen.encode(form.mnemonic, *(R[_R32[x.num]] if getattr(x, "kind", None) in _GPR_KINDS and which(x) else x
+                                          for x in ops), ip=ip)
+
+
+_GPR_KINDS = ("r16", "r32", "r64")
 _R32 = ["eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi"] + [f"r{i}d" for i in range(8, 16)]
 
 # x86gen's own text of movmskps/pextrb/vpextrw/vpinsrw/... with a 64-bit register means the 32-bit one too
@@ -388,11 +393,11 @@ def iced_text_meaning(form, ops, code, ip, ins, text):
 def own_text_meaning(form, ops, code, ip):
     """The bytes x86gen's own text of this instance (`str(Instruction(...))`) should assemble to."""
     if form.id in SREG_TEXT:
-        return x86gen.encode(form.mnemonic, *(R[_R32[x.num]] if getattr(x, "kind", None) in ("r16", "r64") else x for x in ops), ip=ip)
+        return encode_as_r32(form, ops, ip, lambda x: x.kind in ("r16", "r64"))
     if form.id in SELECTOR_TEXT:
-        return x86gen.encode(form.mnemonic, *(R[_R32[x.num]] if getattr(x, "kind", None) == "r16" else x for x in ops), ip=ip)
+        return encode_as_r32(form, ops, ip, lambda x: x.kind == "r16")
     if form.id not in TEXT_R32: return code
-    return x86gen.encode(form.mnemonic, *(R[_R32[x.num]] if getattr(x, "kind", None) == "r64" else x for x in ops), ip=ip)
+    return encode_as_r32(form, ops, ip, lambda x: x.kind == "r64")
 
 
 def test_push_negative_immediate_text():

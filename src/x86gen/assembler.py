@@ -733,17 +733,31 @@ class Assembler(AsmMethods):
         lst, vars_ = self._lst, self._vars
         cstart = [0] + [p + _RL for p in self._vpos]     # record positions where chunks start and end
         cend = [*self._vpos, len(lst)]
-        lens = [sum(map(len, lst[a + 1:b:_RL])) for a, b in zip(cstart, cend)]
         # offsets inside their chunks of what is referred to by place: labels, RIP-relative instructions, data fixups
         places = sorted({(lab.pos, lab.chunk) for lab in self._labels if lab.chunk >= 0}
                         | {(r[1], r[0]) for r in self._rip} | {(d[1], d[0]) for d in self._abs})
+        # each chunk's bytes, joined once (assemble() reuses them): a chunk with places in it is joined piece by
+        # piece, so that the pieces' lengths give the places' offsets (b"".join is faster than adding up len()s)
+        chunks = [b"".join(lst[a + 1:b:_RL]) for a, b in zip(cstart, cend)] if not places else []
         offs: dict[int, int] = {}
-        ci, pos, off = -1, 0, 0
-        for p, c in places:
-            if c != ci: ci, pos, off = c, cstart[c], 0
-            off += sum(map(len, lst[pos + 1:p:_RL]))
-            pos = p
-            offs[p] = off
+        if places:
+            k, np_ = 0, len(places)
+            for c, (a, b) in enumerate(zip(cstart, cend)):
+                if k == np_ or places[k][1] != c:
+                    chunks.append(b"".join(lst[a + 1:b:_RL]))
+                    continue
+                pieces, pos, off = [], a, 0
+                while k < np_ and places[k][1] == c:
+                    p = places[k][0]
+                    piece = b"".join(lst[pos + 1:p:_RL])
+                    pieces.append(piece)
+                    off += len(piece)
+                    offs[p] = off
+                    pos = p
+                    k += 1
+                pieces.append(b"".join(lst[pos + 1:b:_RL]))
+                chunks.append(b"".join(pieces))
+        lens = list(map(len, chunks))
         for lab in self._labels:
             if lab.chunk >= 0: lab.offset = offs[lab.pos]
         base = self.base
@@ -761,7 +775,7 @@ class Assembler(AsmMethods):
                 addr += s
         if addr - base > MAX_OUTPUT:
             raise SizeLimitError(f"the program is {addr - base:#x} bytes long, more than the limit of {MAX_OUTPUT:#x}")
-        self._layout = (base, starts, vstart, vsize, addr, iterations, (base, len(self._lst)), (cstart, cend), offs)
+        self._layout = (base, starts, vstart, vsize, addr, iterations, (base, len(self._lst)), chunks, offs)
         return self._layout
 
     def _referenced(self, lab: Label) -> bool:
@@ -771,13 +785,14 @@ class Assembler(AsmMethods):
 
     def assemble(self) -> bytes:
         """The machine code: branches relaxed, labels resolved, alignment padded."""
-        base, starts, vstart, vsize, end, _, _, (cstart, cend), offs = self._relax()
-        lst = self._lst
+        base, starts, vstart, vsize, end, _, _, chunks, offs = self._relax()
+        vars_ = self._vars
+        nv = len(vars_)
         out = bytearray()
-        for i in range(len(cstart)):
-            out += b"".join(lst[cstart[i] + 1:cend[i]:_RL])
-            if i < len(self._vars):
-                v = self._vars[i]
+        for i, chunk in enumerate(chunks):
+            out += chunk
+            if i < nv:
+                v = vars_[i]
                 if v.__class__ is _Branch:
                     form = v.choices[v.k][0]
                     t = v.target

@@ -434,7 +434,7 @@ def context(path: str, forms: list[Form]) -> dict:
         if imp: op_implicit[op] = tuple(imp)
 
     # isel, and its tinygrad 0.14.0 mode
-    def isel_section(name: str, avx512: bool = False) -> tuple[dict, dict]:
+    def isel_section(name: str, avx512: bool = False) -> tuple[dict, dict, dict]:
         inode = top[name][1]
         if not isinstance(inode, yaml.MappingNode): raise SpecError(path, _line(inode), name, "expected a mapping of OP: [entries]")
         table: dict[tuple, tuple] = {}
@@ -449,12 +449,13 @@ def context(path: str, forms: list[Form]) -> dict:
                     seen[key] = line
                     if isinstance(val, str): errors[key] = val
                     else: table[key] = val
-        return table, errors
-    table, errors = isel_section("isel")
-    tg_table, tg_errors = isel_section("isel_tinygrad")
-    avx_table, avx_errors = isel_section("isel_avx512", avx512=True)
-    for key in avx_table.keys() | avx_errors.keys():   # up to 256 bits a VEX selection wins: shorter, as compilers choose
-        if key in table: raise SpecError(path, _line(top["isel_avx512"][1]), "isel_avx512", f"{key} has a VEX selection in isel")
+        return table, errors, seen
+    table, errors, isel_lines = isel_section("isel")
+    tg_table, tg_errors, _ = isel_section("isel_tinygrad")
+    avx_table, avx_errors, avx_lines = isel_section("isel_avx512", avx512=True)
+    for key in sorted(avx_table.keys() | avx_errors.keys()):   # up to 256 bits a VEX selection wins: shorter, as compilers choose
+        if key in table: raise SpecError(path, avx_lines[key], f"isel_avx512.{key[0]}",
+                                         f"{key} has a VEX selection in isel (line {isel_lines[key]})")
     tables = tinygrad_tables(path, top, ref_ops, by_id, op_groups, not_instr)
     return {
         **tables, "not_instructions": tuple(v for v in not_instr if v not in tables["earlier_only"]),

@@ -559,3 +559,22 @@ def test_avx512_spec_checks(tmp_path, section, entry, match):
     with pytest.raises(SpecError, match=match) as e:
         expand_isel("WHERE", entry, 7, _spec_forms(tmp_path), "isa/tinygrad.yaml", section == "avx512")
     assert "tinygrad.yaml" in str(e.value) and "7" in str(e.value)
+
+
+def test_avx512_section_never_replaces_a_vex_selection(tmp_path):
+    """An isel_avx512 key that isel already selects (up to 256 bits the VEX form wins) is a SpecError at its line."""
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root))
+    from codegen.companion import context
+    from codegen.spec import SpecError, load
+    text = (root / "isa/tinygrad.yaml").read_text(encoding="utf-8")
+    entry = '  - "int64 xv            | EVEX_VPSRAVQ_{V}_K1Z_{V}_{V}M{VB}B64 | | arithmetic shift (AVX512F + AVX512VL)"\n'
+    assert entry in text
+    bad = text.replace(entry, entry + '  - "int32 xv            | EVEX_VPSRAVD_{V}_K1Z_{V}_{V}M{VB}B32"\n')
+    line = bad[:bad.index("EVEX_VPSRAVD_{V}")].count("\n") + 1
+    p = tmp_path / "tinygrad.yaml"
+    p.write_text(bad, encoding="utf-8")
+    with pytest.raises(SpecError, match=rf"tinygrad\.yaml:{line}: isel_avx512\.SHR: \('SHR', 'int32', 2, ''\) has a VEX selection"):
+        context(str(p), load(str(root / "isa/x86_64.yaml")))

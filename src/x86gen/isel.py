@@ -259,7 +259,7 @@ def select(op: str, dtype=None, width: int = 1, *, to=None, const: bool = False,
     if feats is None and keys[0] in TABLE_AVX512:
         hint = " (AVX-512 has one: give the CPU's features, select(..., features=x86gen.jit.cpu_features()))"
     raise IselError(f"no instruction selection for {what}" + (f": {why}" if why else "") + hint +
-                    f". {_summary(op, feats is not None)}")
+                    f". {_summary(op, feats is not None and any(x.startswith('AVX512') for x in feats))}")
 
 
 def _lookup(table: dict, keys: list[tuple], op: str, dt: str, width: int, variant: str) -> Selection | None:

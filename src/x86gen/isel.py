@@ -226,7 +226,13 @@ def select(op: str, dtype=None, width: int = 1, *, to=None, const: bool = False,
     AVX-512 selections (zmm, k masks)."""
     if mode not in MODES: raise IselError(f"mode must be one of {', '.join(MODES)}, not {str(mode)[:20]!r}")
     if mode == "tinygrad": return _tinygrad(op, dtype, width, to=to, const=const, flags=flags, cc=cc)   # features: no effect
-    feats = None if features is None else _features(features)
+    return _select(op, dtype, width, None if features is None else _features(features), to=to, const=const, flags=flags, cc=cc)
+
+
+def _select(op: str, dtype, width: int, feats: frozenset[str] | None, *, to=None, const: bool = False, flags: bool = False,
+            cc: str | None = None, tinygrad: bool = False) -> Selection:
+    """`select` in x86gen's mode with the features as a set (None: the VEX table only); ``tinygrad``: the error for
+    an AVX-512-only key says that mode has none instead of asking for features."""
     op = op.upper()
     dt, width = _dtype(dtype, width)
     given = [v for v in (to is not None, const, flags, cc is not None) if v]
@@ -257,7 +263,9 @@ def select(op: str, dtype=None, width: int = 1, *, to=None, const: bool = False,
     why = UNAVAILABLE_AVX512.get(keys[0]) or UNAVAILABLE.get(keys[0])
     hint = ""
     if feats is None and keys[0] in TABLE_AVX512:
-        hint = " (AVX-512 has one: give the CPU's features, select(..., features=x86gen.jit.cpu_features()))"
+        hint = (" (tinygrad 0.14.0 has no AVX-512 selections: its x86 backend encodes legacy and VEX forms; features= has no "
+                "effect in mode='tinygrad')" if tinygrad else
+                " (AVX-512 has one: give the CPU's features, select(..., features=x86gen.jit.cpu_features()))")
     raise IselError(f"no instruction selection for {what}" + (f": {why}" if why else "") + hint +
                     f". {_summary(op, feats is not None and any(x.startswith('AVX512') for x in feats))}")
 
@@ -276,7 +284,7 @@ def _lookup(table: dict, keys: list[tuple], op: str, dt: str, width: int, varian
 def _tinygrad(op: str, dtype, width: int, **kw) -> Selection:
     """`select` in mode="tinygrad" (see the module docstring)."""
     from .reference import EARLIER_CHANGE_X86OPS, TINYGRAD_X86OPS
-    try: s = select(op, dtype, width, **kw)
+    try: s = _select(op, dtype, width, None, tinygrad=True, **kw)
     except IselError as e:   # x86gen has none: is there a 0.14.0 choice (packed unsigned `<`)?
         s, err = None, e
     key = (op.upper(), *_dtype(dtype, width), "") if s is None else (s.op, s.dtype, s.width, s.variant)

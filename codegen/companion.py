@@ -122,7 +122,7 @@ def form_groups(f: Form, commutative: set[str]) -> list[str]:
 # the YAML file
 # --------------------------------------------------------------------------------------------------
 TOP_KEYS = {"not_instructions", "earlier_change_only", "x86ops", "tinygrad_groups", "group_differences", "layouts", "source_notes",
-            "isel_tinygrad", "commutative", "isel"}
+            "isel_tinygrad", "commutative", "isel", "isel_avx512"}
 TINYGRAD_GROUP_NAMES = ("TwoAddress", "ReadMem1st", "ReadMem2nd", "WriteMem", "ReadFlags", "WriteFlags", "Rm1st", "Rm2nd")
 SIZES = (8, 16, 32, 64)
 
@@ -233,7 +233,7 @@ DTYPE_GROUPS = {
     "int8s": ("int8", "uint8"), "int16s": ("int16", "uint16"), "int32s": ("int32", "uint32"), "int64s": ("int64", "uint64"),
     "all": (*INTS, "bool", "float16", "float32", "float64"),
 }
-VECTOR_WIDTHS = (2, 4, 8, 16, 32)
+VECTOR_WIDTHS = (2, 4, 8, 16, 32, 64)   # 64: 64 x int8 in a zmm register (isel_avx512 only; xv stops at 256 bits)
 CONDITION_CODES = ("o", "no", "b", "ae", "e", "ne", "be", "a", "s", "ns", "p", "np", "l", "ge", "le", "g")
 
 
@@ -248,12 +248,17 @@ def _dtypes(text: str, path, line) -> tuple[str, ...]:
 
 
 def _vclass(bits: int) -> tuple[str, int] | None:
-    return ("XMM", 128) if bits <= 128 else ("YMM", 256) if bits <= 256 else None
+    return ("XMM", 128) if bits <= 128 else ("YMM", 256) if bits <= 256 else ("ZMM", 512) if bits <= 512 else None
 
 
-def _widths(text: str, b: int, t: int, path, line) -> list[int]:
+def _widths(text: str, b: int, t: int, path, line, limit: int = 256) -> list[int]:
+    """The widths of a KEY's WIDTHS field; ``limit`` is the widest vector a list (x8,16) may name: 256, or 512 in
+    isel_avx512. xv, x* and x128 stay within 256 bits in both sections; x512 is exactly 512 bits."""
     fits = lambda w, lim=256: max(w * b, w * t) <= lim
     if text == "x1": return [1]
+    if text == "x512":
+        if limit < 512: raise SpecError(path, line, "isel", "x512 (512-bit vectors) only in isel_avx512")
+        return [w for w in VECTOR_WIDTHS if max(w * b, w * t) == 512]
     if text == "xv": return [w for w in VECTOR_WIDTHS if fits(w)]
     if text == "x*": return [1] + [w for w in VECTOR_WIDTHS if fits(w)]
     if text == "x128": return [w for w in VECTOR_WIDTHS if fits(w, 128)]
@@ -267,9 +272,10 @@ def _widths(text: str, b: int, t: int, path, line) -> list[int]:
     if m:
         ws = [int(x) for x in m.group(1).split(",")]
         for w in ws:
-            if w not in (1, *VECTOR_WIDTHS) or not fits(w): raise SpecError(path, line, "isel", f"width {w} does not fit 256 bits")
+            if w not in (1, *VECTOR_WIDTHS) or not fits(w, limit):
+                raise SpecError(path, line, "isel", f"width {w} does not fit {limit} bits")
         return ws
-    raise SpecError(path, line, "isel", f"unknown widths {text!r} (x1, xv, x*, x128, x2,4, =N, =Nv)")
+    raise SpecError(path, line, "isel", f"unknown widths {text!r} (x1, xv, x*, x128, x512, x2,4, =N, =Nv)")
 
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -301,15 +307,17 @@ def _parse_attrs(text: str, path, line) -> dict[str, str]:
     out = {}
     for a in text.split():
         k, eq, v = a.partition("=")
-        if not eq or k not in ("srcs", "imm", "cc", "then"):
-            raise SpecError(path, line, "isel", f"unknown attribute {a!r} (srcs= imm= cc= then=)")
+        if not eq or k not in ("srcs", "imm", "cc", "then", "mask"):
+            raise SpecError(path, line, "isel", f"unknown attribute {a!r} (srcs= imm= cc= then= mask=)")
         out[k] = v
     return out
 
 
-def expand_isel(op: str, entry: str, line: int, by_id: dict[str, Form], path: str) -> list[tuple[tuple, tuple | str]]:
+def expand_isel(op: str, entry: str, line: int, by_id: dict[str, Form], path: str,
+                avx512: bool = False) -> list[tuple[tuple, tuple | str]]:
     """One isel entry → [(key, value)], key = (op, dtype, width, variant); value = (form, srcs, imm, cc,
-    then, note) or, for ERROR entries, the message."""
+    then, note) or, for ERROR entries, the message. ``avx512`` (the isel_avx512 section): widths up to 512
+    bits (x512), EVEX forms only, and the value gains a seventh field: mask= (None when not given)."""
     fields = [s.strip() for s in entry.split("|", 3)]
     if not 2 <= len(fields) <= 4: raise SpecError(path, line, f"isel.{op}", "expected KEY | FORM [| ATTRS [| NOTE]]")
     fields += [""] * (4 - len(fields))
@@ -332,7 +340,7 @@ def expand_isel(op: str, entry: str, line: int, by_id: dict[str, Form], path: st
             if arrow and (dd == sd or (op == "BITCAST" and DTYPE_BITS[dd] != DTYPE_BITS[sd])): continue
             b = DTYPE_BITS.get(sd, 64)
             t = DTYPE_BITS[dd] if dd else b
-            for w in _widths(widths_t, b, t, path, line):
+            for w in _widths(widths_t, b, t, path, line, 512 if avx512 else 256):
                 for cc in ccs:
                     dv, sv = _vclass(w * t), _vclass(w * b)
                     vals = {"b": b, "t": t, "i": min(b, 32), "B": b // 8, "CC": cc.upper() if cc else None,
@@ -344,10 +352,13 @@ def expand_isel(op: str, entry: str, line: int, by_id: dict[str, Form], path: st
                     if form_t == "ERROR":
                         out.append((k, note or "not available")); continue
                     if form_t == "NOOP":
-                        out.append((k, (None, (), None, attrs.get("cc"), (), note))); continue
+                        out.append((k, (None, (), None, attrs.get("cc"), (), note) + ((None,) if avx512 else ()))); continue
                     fid = _fill(form_t, vals, path, line, "form")
                     f = by_id.get(fid)
                     if f is None: raise SpecError(path, line, f"isel.{op}", f"{fid} (from {form_t}) is no form of isa/x86_64.yaml")
+                    if avx512 and f.encoding_kind != "evex": raise SpecError(path, line, f"isel.{op}", f"{fid} is no EVEX form")
+                    if not avx512 and f.encoding_kind == "evex":
+                        raise SpecError(path, line, f"isel.{op}", f"{fid} is an EVEX form: it belongs in isel_avx512")
                     imm: int | str | None = None
                     if "imm" in attrs:
                         raw = _fill(attrs["imm"], vals, path, line, "imm")
@@ -365,7 +376,15 @@ def expand_isel(op: str, entry: str, line: int, by_id: dict[str, Form], path: st
                     cc_out = attrs.get("cc", cc)   # a consumer (cc= variant) tests its own condition
                     if cc_out is not None and cc_out not in CONDITION_CODES:
                         raise SpecError(path, line, f"isel.{op}", f"unknown condition code cc={cc_out}")
-                    out.append((k, (fid, srcs, imm, cc_out, then, note)))
+                    val = (fid, srcs, imm, cc_out, then, note)
+                    if "mask" in attrs:
+                        if not avx512 or not re.fullmatch(r"\d", attrs["mask"]) or not f.evex_mask:
+                            raise SpecError(path, line, f"isel.{op}", "mask= needs an isel_avx512 entry whose form takes a {k} mask "
+                                                                      "and a source index")
+                        if int(attrs["mask"]) in srcs:
+                            raise SpecError(path, line, f"isel.{op}", "mask= names a source that srcs= places too")
+                    if avx512: val += (int(attrs["mask"]) if "mask" in attrs else None,)
+                    out.append((k, val))
     if not out: raise SpecError(path, line, f"isel.{op}", f"{entry!r} expands to nothing")
     return out
 
@@ -415,7 +434,7 @@ def context(path: str, forms: list[Form]) -> dict:
         if imp: op_implicit[op] = tuple(imp)
 
     # isel, and its tinygrad 0.14.0 mode
-    def isel_section(name: str) -> tuple[dict, dict]:
+    def isel_section(name: str, avx512: bool = False) -> tuple[dict, dict, dict]:
         inode = top[name][1]
         if not isinstance(inode, yaml.MappingNode): raise SpecError(path, _line(inode), name, "expected a mapping of OP: [entries]")
         table: dict[tuple, tuple] = {}
@@ -425,14 +444,18 @@ def context(path: str, forms: list[Form]) -> dict:
             op = kn.value
             if not re.fullmatch(r"[A-Z][A-Z0-9_]*", op): raise SpecError(path, _line(kn), f"{name}.{op}", "op names are upper case")
             for entry, line in _scalars(path, vn, f"{name}.{op}"):
-                for key, val in expand_isel(op, entry, line, by_id, path):
+                for key, val in expand_isel(op, entry, line, by_id, path, avx512):
                     if key in seen: raise SpecError(path, line, f"{name}.{op}", f"{key} already given on line {seen[key]}")
                     seen[key] = line
                     if isinstance(val, str): errors[key] = val
                     else: table[key] = val
-        return table, errors
-    table, errors = isel_section("isel")
-    tg_table, tg_errors = isel_section("isel_tinygrad")
+        return table, errors, seen
+    table, errors, isel_lines = isel_section("isel")
+    tg_table, tg_errors, _ = isel_section("isel_tinygrad")
+    avx_table, avx_errors, avx_lines = isel_section("isel_avx512", avx512=True)
+    for key in sorted(avx_table.keys() | avx_errors.keys()):   # up to 256 bits a VEX selection wins: shorter, as compilers choose
+        if key in table: raise SpecError(path, avx_lines[key], f"isel_avx512.{key[0]}",
+                                         f"{key} has a VEX selection in isel (line {isel_lines[key]})")
     tables = tinygrad_tables(path, top, ref_ops, by_id, op_groups, not_instr)
     return {
         **tables, "not_instructions": tuple(v for v in not_instr if v not in tables["earlier_only"]),
@@ -443,5 +466,6 @@ def context(path: str, forms: list[Form]) -> dict:
         "reference_ops": ref_ops, "commutative": sorted(commutative),
         "isel_table": sorted(table.items()), "isel_errors": sorted(errors.items()),
         "isel_tinygrad_table": sorted(tg_table.items()), "isel_tinygrad_errors": sorted(tg_errors.items()),
+        "isel_avx512_table": sorted(avx_table.items()), "isel_avx512_errors": sorted(avx_errors.items()),
         "condition_codes": CONDITION_CODES, "dtype_bits": DTYPE_BITS,
     }

@@ -296,3 +296,288 @@ def test_whole_table_is_consistent():
         if cc is not None:   # produced rflags (cmp, vucomiss) or the tested condition (cmovcc, jcc)
             if fid in groups.ReadFlags: assert re.fullmatch(f"(cmov|j|set){cc}", f.mnemonic), key
             else: assert fid in groups.WriteFlags, key
+
+
+# ---- AVX-512 (features=): isa/tinygrad.yaml isel_avx512 -----------------------------------------------------------
+AVX512 = frozenset({"AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL", "AVX512_FP16"})
+AVX2_CPU = frozenset({"SSE2", "AVX", "AVX2", "FMA", "F16C", "BMI2"})   # what jit.cpu_features() says on an AVX2-only CPU
+
+
+def _avx512_table():
+    from x86gen._gen.isel import TABLE_AVX512
+    return TABLE_AVX512
+
+
+def _avx512_keys(forms_only: bool = False):
+    return [pytest.param(k, id=f"{k[0]}-{k[1]}x{k[2]}{'-' + k[3] if k[3] else ''}") for k, v in sorted(_avx512_table().items())
+            if v[0] is not None or not forms_only]
+
+
+def _kw(variant: str) -> dict:
+    return {"to": variant[3:]} if variant.startswith("to=") else {}
+
+
+def test_avx512_default_is_unchanged():
+    """features=None and features without AVX-512 select exactly the VEX table; so does the full AVX-512 set up to 256 bits
+    where AVX2 has a selection (isel_avx512 never replaces one: the VEX form is shorter)."""
+    from x86gen._gen.isel import TABLE
+    for op, dt, w, var in TABLE:
+        kw = _kw(var) if var.startswith("to=") else {"const": True} if var == "const" else {"flags": True} if var == "flags" else \
+            {"cc": var[3:]} if var.startswith("cc=") else {}
+        dt = dt or None
+        base = select(op, dt, w, **kw)
+        assert select(op, dt, w, features=AVX512, **kw) == base == select(op, dt, w, features=AVX2_CPU, **kw), (op, dt, w, var)
+        assert base.mask is None and not base.features
+
+
+@pytest.mark.parametrize("key", _avx512_keys())
+def test_avx512_selection(key):
+    """Each AVX-512 selection: an EVEX form whose AVX-512 features are within the given ones, zmm operands for 512-bit
+    data (xmm/ymm for AVX512VL entries), a k destination exactly for compares, srcs for each operand, mask= for WHERE."""
+    op, dt, w, var = key
+    s = select(op, dt, w, features=AVX512, **_kw(var))
+    assert (s.op, s.dtype, s.width, s.variant) == key
+    if s.form is None:
+        assert op == "BITCAST" and s.features == {"AVX512F"}; return
+    f = s.get_form()
+    assert f.encoding_kind == "evex" and s.features and s.features <= AVX512, s
+    assert set(f.cpuid.split("+")) <= AVX512, s
+    assert len(s.srcs) == len(f.operands)
+    to = var[3:] if var.startswith("to=") else dt
+    total = w * max(BITS[dt], BITS[to])
+    vec = {o.reg for o in f.operands} & {"xmm", "ymm", "zmm"}
+    assert ("zmm" in vec) == (total == 512), s
+    if total < 512: assert "AVX512VL" in s.features and total <= 256, s
+    cmp = op in ("CMPLT", "CMPEQ", "CMPNE")
+    assert s.k_result == cmp and (f.operands[0].reg == "k") == cmp, s
+    assert (s.mask is not None) == (op == "WHERE"), s
+    if s.mask is not None: assert f.evex_mask and s.mask not in s.srcs
+    if s.imm is not None and isinstance(s.imm, int): assert any(o.imm is not None for o in f.operands)
+    # without the features: an IselError that says what to do (give features), never a VEX form for 512 bits
+    with pytest.raises(IselError, match="features"):
+        select(op, dt, w, features=AVX2_CPU, **_kw(var))
+    if total == 512:
+        with pytest.raises(IselError, match=r"features=x86gen\.jit\.cpu_features"):
+            select(op, dt, w, **_kw(var))
+
+
+def _iced_register(kind: str, n: int):
+    import iced_x86 as I
+    return getattr(I.Register, f"{kind.upper()}{n}")
+
+
+# operand i of a form gets register number _REGNUMS[i]: high registers (17, 25) exercise EVEX.R', V' and X
+_REGNUMS = (17, 2, 25, 9)
+
+
+def _instance(s):
+    """x86gen operands for selection ``s`` (registers only; the fixed imm, else 5; the mask source in k1) and the same
+    instruction built with iced-x86's Instruction.create_* from the iced Code of the form id."""
+    import iced_x86 as I
+    from iced_oracle import code_of
+    f = s.get_form()
+    ours, theirs = [], []
+    for i, o in enumerate(f.operands):
+        if o.imm is not None:
+            v = s.imm if isinstance(s.imm, int) else 5
+            ours.append(v); theirs.append(v); continue
+        n = 2 if o.reg == "k" else _REGNUMS[i]   # k2: a compare's destination (k1 is WHERE's mask)
+        ours.append(getattr(x86gen, f"{o.reg}{n}")); theirs.append(_iced_register(o.reg, n))
+    if s.mask is not None: ours[0] = ours[0].k(x86gen.k1)
+    imms = [t for t, o in zip(theirs, f.operands) if o.imm is not None]
+    regs = [t for t, o in zip(theirs, f.operands) if o.imm is None]
+    create = getattr(I.Instruction, "create_" + "_".join(["reg"] * len(regs) + ["u32"] * len(imms)))
+    ins = create(code_of(f.id), *regs, *imms)
+    if s.mask is not None: ins.op_mask = I.Register.K1
+    return ours, ins
+
+
+def _encode(s, ops) -> bytes:
+    from x86gen import _evex
+    return _evex.encode_form(s.get_form(), tuple(ops))
+
+
+@pytest.mark.parametrize("key", _avx512_keys(forms_only=True))
+def test_avx512_encodes_as_iced(key):
+    """One register instance of each AVX-512 selection: x86gen's bytes are iced-x86's encoding of the same instruction,
+    and iced decodes them as the form's Code (with the WHERE mask as merge-masking {k1})."""
+    import iced_x86 as I
+    from iced_oracle import code_of
+    s = select(*key[:3], features=AVX512, **_kw(key[3]))
+    ops, ins = _instance(s)
+    enc = I.Encoder(64)
+    enc.encode(ins, 0)
+    want = enc.take_buffer()
+    got = _encode(s, ops)
+    assert got == want, f"{s}: x86gen {got.hex()}, iced {want.hex()}"
+    d = I.Decoder(64, got).decode()
+    assert d.code == code_of(s.form) and d.len == len(got)
+    if s.mask is not None: assert d.op_mask == I.Register.K1 and not d.zeroing_masking
+    if s.k_result: assert d.op0_kind == I.OpKind.REGISTER and d.op0_register == I.Register.K2
+
+
+def _pseudo(s) -> str:
+    """iced-x86's Intel text of an instance of ``s``, with its compare pseudo-ops (vcmpltps, vpcmpltud, vpcmpneqq)."""
+    import iced_x86 as I
+    ops, _ = _instance(s)
+    return I.Formatter(I.FormatterSyntax.INTEL).format(I.Decoder(64, _encode(s, ops)).decode())
+
+
+CMP_PSEUDO = {"CMPLT": "lt", "CMPEQ": "eq", "CMPNE": "neq"}   # iced's pseudo-op for each predicate (SDM Vol.2 CMPPS Table 3-1,
+# VPCMPD/VPCMPUD: 0 EQ, 1 LT, 4 NEQ); unsigned compares are vpcmp<pred>u<size>
+
+
+@pytest.mark.parametrize("op", sorted(CMP_PSEUDO))
+@pytest.mark.parametrize("dt", ["float16", "float32", "float64", *INTS])
+def test_avx512_compare_predicates(op, dt):
+    """The compare's predicate is the operation's, read back by iced-x86 (its pseudo-op mnemonics), signed or unsigned as the
+    dtype, and the result is a k register."""
+    s = select(op, dt, 512 // BITS[dt], features=AVX512)
+    text = _pseudo(s)
+    mn = text.split()[0]
+    pred = CMP_PSEUDO[op]
+    if dt.startswith("float"): want = f"vcmp{pred}p{ {'float16': 'h', 'float32': 's', 'float64': 'd'}[dt] }"
+    elif op == "CMPEQ": want = "vpcmpeq" + SIZE_SUFFIX[BITS[dt]].lower()   # vpcmpeq*: signedness does not matter
+    elif op == "CMPNE":   # != is the same signed or unsigned: vpcmp (or vpcmpu) with NEQ
+        want = "vpcmpneq" + ("u" if s.get_form().mnemonic.startswith("vpcmpu") else "") + SIZE_SUFFIX[BITS[dt]].lower()
+    else: want = "vpcmplt" + ("u" if dt in UINTS else "") + SIZE_SUFFIX[BITS[dt]].lower()
+    assert mn == want, f"{s}: iced reads {text!r}"
+    assert text.split()[1].startswith("k2") and s.k_result
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16", "bool", *INTS])
+def test_avx512_where_takes_a_from_set_mask_bits(dt):
+    """WHERE(cond, a, b) at 512 bits: vblendmp*/vpblendm* zmm {k}, src1, src2 takes src2 where the mask bit is set
+    (SDM Vol.2 VBLENDMPS/VPBLENDMB: IF k1[j] THEN DEST[j] := SRC2[j] ELSE DEST[j] := SRC1[j], merge-masking). So the
+    condition is the destination's {k}, a is the second source, b the first; iced reads the registers back."""
+    import iced_x86 as I
+    s = select("WHERE", dt, 512 // BITS[dt], features=AVX512)
+    assert s.mask == 0 and s.srcs == (None, 2, 1)
+    ops, _ = _instance(s)
+    d = I.Decoder(64, _encode(s, ops)).decode()
+    assert d.op_mask == I.Register.K1 and not d.zeroing_masking            # mask = the condition, merging
+    assert d.op1_register == _iced_register("zmm", _REGNUMS[1])              # srcs[1] = 2: b is src1
+    assert d.op2_register == _iced_register("zmm", _REGNUMS[2])              # srcs[2] = 1: a is src2 (taken where set)
+
+
+# What AVX-512 has for an operation: the instruction (iced-x86's mnemonic) each selection must be, from the SDM
+AVX512_FACTS = [
+    (("ADD", "float32", 16), {}, "VADDPS"), (("ADD", "int8", 64), {}, "VPADDB"), (("SUB", "float64", 8), {}, "VSUBPD"),
+    (("MUL", "int64", 8), {}, "VPMULLQ"), (("MUL", "int16", 32), {}, "VPMULLW"), (("MUL", "int64", 4), {}, "VPMULLQ"),
+    (("FDIV", "float32", 16), {}, "VDIVPS"), (("SQRT", "float64", 8), {}, "VSQRTPD"), (("MULACC", "float32", 16), {}, "VFMADD213PS"),
+    (("MAX", "uint64", 8), {}, "VPMAXUQ"), (("MIN", "int8", 64), {}, "VPMINSB"), (("MAX", "float32", 16), {}, "VMAXPS"),
+    (("SHL", "int16", 32), {}, "VPSLLVW"), (("SHR", "int64", 8), {}, "VPSRAVQ"), (("SHR", "uint32", 16), {}, "VPSRLVD"),
+    (("SHR", "int64", 4), {}, "VPSRAVQ"), (("AND", "int64", 8), {}, "VPANDQ"), (("XOR", "float32", 16), {}, "VPXORD"),
+    (("TRUNC", "float32", 16), {}, "VRNDSCALEPS"), (("BROADCAST", "int64", 8), {}, "VPBROADCASTQ"),
+    (("BROADCAST", "float32", 16), {}, "VBROADCASTSS"), (("LOAD", "float32", 16), {}, "VMOVUPS"),
+    (("STORE", "int64", 8), {}, "VMOVDQU64"), (("CAST", "float32", 16), {"to": "uint32"}, "VCVTTPS2UDQ"),
+    (("CAST", "uint64", 8), {"to": "float64"}, "VCVTUQQ2PD"), (("CAST", "int32", 16), {"to": "int8"}, "VPMOVDB"),
+    (("CAST", "uint8", 32), {"to": "int16"}, "VPMOVZXBW"), (("CMPLT", "uint32", 16), {}, "VPCMPUD"),
+    (("WHERE", "int16", 32), {}, "VPBLENDMW"),
+]
+
+
+@pytest.mark.parametrize("args, kw, mnemonic", AVX512_FACTS, ids=lambda x: str(x)[:30])
+def test_avx512_facts(args, kw, mnemonic):
+    import iced_x86 as I
+    s = select(*args, features=AVX512, **kw)
+    ops, _ = _instance(s)
+    d = I.Decoder(64, _encode(s, ops)).decode()
+    assert d.mnemonic == getattr(I.Mnemonic, mnemonic), s
+    total = args[2] * max(BITS[args[1]], BITS[kw.get("to", args[1])])
+    reg = {512: I.Register.ZMM0, 256: I.Register.YMM0, 128: I.Register.XMM0}[total]
+    assert any(I.Register.ZMM0 <= getattr(d, f"op{i}_register") <= I.Register.ZMM31 for i in range(d.op_count)) == (reg == I.Register.ZMM0)
+
+
+@pytest.mark.parametrize("args, kw, match", [
+    (("ADD", "int8", 64), {"features": {"AVX512F"}}, "needs AVX512BW"),
+    (("MUL", "int64", 8), {"features": {"AVX512F", "AVX512BW"}}, "needs AVX512DQ"),
+    (("MUL", "int64", 4), {"features": {"AVX512F", "AVX512DQ"}}, "needs AVX512VL"),
+    (("ADD", "float32", 16), {"features": AVX2_CPU}, "needs AVX512F"),
+    (("CMPLT", "uint32", 16), {"features": AVX2_CPU}, "needs AVX512F"),
+    (("ADD", "float16", 32), {"features": AVX512 - {"AVX512_FP16"}}, "needs AVX512_FP16.*float32"),
+    (("ADD", "float32", 16), {}, r"features=x86gen\.jit\.cpu_features\(\)"),
+    (("MUL", "int8", 64), {"features": AVX512}, "widen to int16"),
+    (("IDIV", "int32", 16), {"features": AVX512}, "no packed integer division"),
+    (("GEP", "float32", 16), {"features": AVX512}, "VEXTRACTF32X4"),
+    (("CMPLT", "float32", 16), {"features": AVX512, "flags": True}, "CMPLT has: .*float32 x1,2,4,8,16"),
+    (("ADD", "int8", 128), {"features": AVX512}, "ADD has: .*x1,2,4,8,16,32,64"),
+    (("ADD", "float32", 16), {"features": 5}, "iterable of CPUID feature names"),
+])
+def test_avx512_errors(args, kw, match):
+    with pytest.raises(IselError, match=match):
+        select(*args, **kw)
+
+
+def test_avx512_features_spelling():
+    """features is any iterable of names (a frozenset as jit.cpu_features() returns, a list, one string), any case."""
+    want = select("ADD", "float32", 16, features=frozenset({"AVX512F"}))
+    assert select("ADD", "float32", 16, features=["avx512f"]) == want == select("ADD", "float32", 16, features="AVX512F")
+    assert want.form == "EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER" and "mask" not in str(want)
+    assert "mask=0" in str(select("WHERE", "float32", 16, features=AVX512))
+    assert ("ADD", "float32", 16, "") in isel.available("ADD", avx512=True)
+    assert not set(isel.available(avx512=True)) & set(isel.available())
+
+
+def test_avx512_tinygrad_mode_ignores_features():
+    """tinygrad 0.14.0 encodes legacy and VEX forms only: mode="tinygrad" gives the same with or without features."""
+    assert select("ADD", "float32", 4, mode="tinygrad", features=AVX512) == select("ADD", "float32", 4, mode="tinygrad")
+    for kw in ({}, {"features": AVX512}):
+        with pytest.raises(IselError, match="tinygrad 0.14.0 has no AVX-512 selections"):
+            select("ADD", "float32", 16, mode="tinygrad", **kw)
+    with pytest.raises(IselError, match="VPMULLQ is AVX-512"):   # the VEX table's reason stays where it has one
+        select("MUL", "int64", 4, mode="tinygrad", features=AVX512)
+
+
+def test_isel_docstring_examples():
+    import doctest
+    assert doctest.testmod(isel).failed == 0
+
+
+def _spec_forms(tmp_path):
+    """A two-family isa file (vaddps VEX and EVEX) loaded by codegen, for the isel_avx512 checks."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen.spec import load
+    p = tmp_path / "x.yaml"
+    p.write_text("vaddps:\n  cpuid: AVX\n  forms:\n  - W:ymm, ymm, ymm/m256 | VEX.256.0F.WIG 58 /r\n"
+                 "vblendmps:\n  cpuid: AVX512F\n  forms:\n"
+                 "  - W:zmm, zmm, zmm/m512 | EVEX.512.66.0F38.W0 65 /r | tuple=FV bcst=32 mask=k1z\n")
+    return {f.id: f for f in load(str(p))}
+
+
+@pytest.mark.parametrize("section, entry, match", [
+    ("avx512", "float32 x512 | VEX_VADDPS_YMM_YMM_YMMM256", "no EVEX form"),
+    ("isel", "float32 x8 | EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32", "belongs in isel_avx512"),
+    ("isel", "float32 x512 | VEX_VADDPS_YMM_YMM_YMMM256", "only in isel_avx512"),
+    ("isel", "float32 x8 | VEX_VADDPS_YMM_YMM_YMMM256 | mask=0", "mask= needs"),
+    ("avx512", "float32 x512 | EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32 | srcs=-,0,1 mask=0", "srcs= places too"),
+    ("avx512", "float32 x32 | EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32", "does not fit 512 bits"),
+])
+def test_avx512_spec_checks(tmp_path, section, entry, match):
+    """codegen/companion.py refuses what the isel_avx512 section cannot mean, naming the file and line."""
+    from codegen.companion import expand_isel
+    from codegen.spec import SpecError
+    with pytest.raises(SpecError, match=match) as e:
+        expand_isel("WHERE", entry, 7, _spec_forms(tmp_path), "isa/tinygrad.yaml", section == "avx512")
+    assert "tinygrad.yaml" in str(e.value) and "7" in str(e.value)
+
+
+def test_avx512_section_never_replaces_a_vex_selection(tmp_path):
+    """An isel_avx512 key that isel already selects (up to 256 bits the VEX form wins) is a SpecError at its line."""
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root))
+    from codegen.companion import context
+    from codegen.spec import SpecError, load
+    text = (root / "isa/tinygrad.yaml").read_text(encoding="utf-8")
+    entry = '  - "int64 xv            | EVEX_VPSRAVQ_{V}_K1Z_{V}_{V}M{VB}B64 | | arithmetic shift (AVX512F + AVX512VL)"\n'
+    assert entry in text
+    bad = text.replace(entry, entry + '  - "int32 xv            | EVEX_VPSRAVD_{V}_K1Z_{V}_{V}M{VB}B32"\n')
+    line = bad[:bad.index("EVEX_VPSRAVD_{V}")].count("\n") + 1
+    p = tmp_path / "tinygrad.yaml"
+    p.write_text(bad, encoding="utf-8")
+    with pytest.raises(SpecError, match=rf"tinygrad\.yaml:{line}: isel_avx512\.SHR: \('SHR', 'int32', 2, ''\) has a VEX selection"):
+        context(str(p), load(str(root / "isa/x86_64.yaml")))

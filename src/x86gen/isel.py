@@ -16,7 +16,8 @@ two-source lane shuffle: vshufps/vshufpd) and IF (a conditional jump). dtypes ar
 bool, int8 … int64, uint8 … uint64, float16, float32, float64 (aliases such as ``float``, ``half``,
 ``int``, ``uchar`` and tinygrad ``DType`` objects, whose ``count`` is the width, are accepted too).
 ``width`` is the number of lanes: 1 is a scalar (a general register for ints and bool, the low lane of
-an xmm register for floats); vectors use an xmm register up to 128 bits, a ymm register up to 256.
+an xmm register for floats); vectors use an xmm register up to 128 bits, a ymm register up to 256, and with
+AVX-512 ``features`` a zmm register up to 512.
 
 Variants (keyword arguments; at most one):
 
@@ -34,7 +35,38 @@ order, the index of the generic source that goes there, None for the destination
 fixed immediates), ``imm`` (the fixed immediate: an int, or an expression in ``lane``/``i``/``lanes``
 for GEP, VECTORIZE and SHUFFLE), ``cc`` (the condition code: for a compare, the one to read its rflags
 with; for cmovcc/jcc, the one tested),
-``then`` (forms that complete the operation, e.g. ``SETL_RM8`` for a bool result) and ``note``.
+``then`` (forms that complete the operation, e.g. ``SETL_RM8`` for a bool result), ``note`` and ``mask`` (AVX-512
+WHERE: the generic source that is the destination's opmask; None elsewhere).
+
+AVX-512 (``features=``): without it (the default) selections are the VEX/AVX2 ones above, and assume AVX2, FMA
+and F16C. ``features`` is an iterable of CPUID feature names as iced-x86 and the forms' ``cpuid`` spell them
+("AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL", "AVX512_FP16"), e.g. `x86gen.jit.cpu_features()` (a frozenset).
+With it, a selection of the AVX-512 table (isa/tinygrad.yaml ``isel_avx512``) is chosen when the form's AVX-512
+features are all given (``Selection.features``):
+
+    >>> avx512 = {"AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL"}
+    >>> isel.select("ADD", "float32", 16, features=avx512).form
+    'EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER'
+    >>> s = isel.select("CMPLT", "uint32", 16, features=avx512)   # vpcmpud k, zmm, zmm/m512, 1 (LT, unsigned)
+    >>> s.form, s.imm, s.k_result
+    ('EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8', 1, True)
+    >>> w = isel.select("WHERE", "float32", 16, features=avx512)  # vblendmps zmm {k}, b, a
+    >>> w.srcs, w.mask
+    ((None, 2, 1), 0)
+
+- 512-bit widths (16 x float32, 8 x float64, 64 x int8, 32 x int16, 16 x int32, 8 x int64, 32 x float16 with
+  AVX512_FP16) select zmm EVEX forms; up to 256 bits the VEX form stays (shorter, what compilers emit), except where
+  AVX2 has none and AVX512VL does (vpmullq, vpsravq, vpsllvw/vpsrlvw/vpsravw, vpmaxsq/vpminuq ... on xmm/ymm).
+- Compares at 512 bits write an opmask register (``Selection.k_result``: a k register, one bit per lane, not a lane
+  mask in a vector register): vcmpps/vcmppd/vcmpph with the VEX predicates (1 LT_OS, 0 EQ_OQ, 4 NEQ_UQ),
+  vpcmpeq{b,w,d,q}, vpcmp{b,w,d,q} (signed) and vpcmpu{b,w,d,q} (unsigned, so packed unsigned ``<`` exists) with
+  predicate 1 LT or 4 NEQ. There are no ``flags`` variants at 512 bits.
+- WHERE at 512 bits takes such a k register: ``Selection.mask`` is the generic source (the condition, 0) that goes
+  into the destination's ``{k}`` (EVEX.aaa; merge-masking, never ``{z}``), e.g. ``zmm0.k(k1)``; vblendmps,
+  vblendmpd and vpblendm{b,w,d,q} take the second source where the mask bit is set, so ``srcs`` is (None, 2, 1).
+- A form whose features are not all given raises `IselError` naming the missing ones (``ADD int8 x64`` needs
+  AVX512BW); so does ``features=cpu_features()`` on a CPU without AVX-512 for a 512-bit width.
+- ``mode="tinygrad"`` ignores ``features``: tinygrad 0.14.0 encodes legacy and VEX forms only.
 
 What does not exist raises `IselError`, naming the reason when it is known (no AVX2 instruction,
 done in float32 first, …) and listing what the operation does have. `IselError` is both an
@@ -63,7 +95,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ._gen.isel import CONDITION_CODES, DTYPE_BITS, TABLE, TINYGRAD_TABLE, TINYGRAD_UNAVAILABLE, UNAVAILABLE
+from ._gen.isel import (
+    CONDITION_CODES,
+    DTYPE_BITS,
+    TABLE,
+    TABLE_AVX512,
+    TINYGRAD_TABLE,
+    TINYGRAD_UNAVAILABLE,
+    UNAVAILABLE,
+    UNAVAILABLE_AVX512,
+)
 from .errors import EncodeError
 
 __all__ = ["IselError", "Selection", "select", "available", "DTYPES", "CONDITION_CODES", "MODES"]
@@ -92,6 +133,21 @@ class Selection(NamedTuple):
     cc: str | None
     then: tuple[str, ...]
     note: str
+    mask: int | None = None
+
+    @property
+    def features(self) -> frozenset[str]:
+        """The CPUID features the form needs beyond the AVX2 baseline: its AVX-512 ones (``{"AVX512F"}``,
+        ``{"AVX512VL", "AVX512DQ"}``); empty for VEX and legacy forms and no-ops of the VEX table."""
+        if self.form is None: return frozenset({"AVX512F"} if self.width * DTYPE_BITS.get(self.dtype, 0) > 256 else ())
+        return frozenset(x for x in self.get_form().cpuid.split("+") if x.startswith("AVX512"))
+
+    @property
+    def k_result(self) -> bool:
+        """True when the result is an opmask register k0-k7, one bit per lane (an AVX-512 compare): use it as WHERE's
+        condition (`mask`) or move it with kmov; not a lane mask in a vector register."""
+        f = self.get_form()
+        return f is not None and bool(f.operands) and f.operands[0].reg == "k"
 
     @property
     def swapped(self) -> bool:
@@ -115,7 +171,8 @@ class Selection(NamedTuple):
         if self.form is None: return f"{what} -> no instruction ({self.note})"
         f = self.get_form()
         extra = [f"srcs={self.srcs}"] + ([f"imm={self.imm}"] if self.imm is not None else []) + \
-                ([f"cc={self.cc}"] if self.cc else []) + ([f"then={','.join(self.then)}"] if self.then else [])
+                ([f"cc={self.cc}"] if self.cc else []) + ([f"then={','.join(self.then)}"] if self.then else []) + \
+                ([f"mask={self.mask}"] if self.mask is not None else [])
         return f"{what} -> {self.form} ({f.syntax}) " + " ".join(extra)
 
 
@@ -131,14 +188,25 @@ def _dtype(dtype, width: int) -> tuple[str, int]:
     return name, width
 
 
-def available(op: str | None = None) -> list[tuple[str, str, int, str]]:
-    """The keys (op, dtype, width, variant) of the table, all or one operation's, sorted."""
-    return sorted(k for k in TABLE if op is None or k[0] == op)
+def available(op: str | None = None, *, avx512: bool = False) -> list[tuple[str, str, int, str]]:
+    """The keys (op, dtype, width, variant) of the table, all or one operation's, sorted; ``avx512=True``: those of
+    the AVX-512 table (what ``features=`` can add)."""
+    return sorted(k for k in (TABLE_AVX512 if avx512 else TABLE) if op is None or k[0] == op)
 
 
-def _summary(op: str) -> str:
+def _features(features) -> frozenset[str]:
+    """``features`` as a set of upper-case CPUID feature names (a string is one name)."""
+    if isinstance(features, str): features = (features,)
+    try: names = frozenset(str(x).upper() for x in features)
+    except TypeError: raise IselError(f"features must be an iterable of CPUID feature names such as 'AVX512F', not "
+                                      f"{type(features).__name__}") from None
+    return names
+
+
+def _summary(op: str, avx512: bool = False) -> str:
     by: dict[tuple[str, str], list[int]] = {}
-    for o, dt, w, var in sorted(TABLE, key=lambda k: (k[0], k[3], DTYPES.index(k[1]) if k[1] else -1, k[2])):
+    keys = set(TABLE) | (set(TABLE_AVX512) if avx512 else set())
+    for o, dt, w, var in sorted(keys, key=lambda k: (k[0], k[3], DTYPES.index(k[1]) if k[1] else -1, k[2])):
         if o == op: by.setdefault((dt, var), []).append(w)
     if not by: return f"no operation {op!r} (operations: {', '.join(sorted({k[0] for k in TABLE}))})"
     same: dict[tuple[str, tuple[int, ...]], list[str]] = {}
@@ -152,11 +220,19 @@ def _summary(op: str) -> str:
 
 
 def select(op: str, dtype=None, width: int = 1, *, to=None, const: bool = False, flags: bool = False,
-           cc: str | None = None, mode: str = "x86gen") -> Selection:
+           cc: str | None = None, mode: str = "x86gen", features=None) -> Selection:
     """The form implementing ``op`` on ``width`` lanes of ``dtype`` (see the module docstring); ``mode="tinygrad"``:
-    tinygrad 0.14.0's choice."""
+    tinygrad 0.14.0's choice; ``features``: the CPU's CPUID features (`x86gen.jit.cpu_features()`), which can add
+    AVX-512 selections (zmm, k masks)."""
     if mode not in MODES: raise IselError(f"mode must be one of {', '.join(MODES)}, not {str(mode)[:20]!r}")
-    if mode == "tinygrad": return _tinygrad(op, dtype, width, to=to, const=const, flags=flags, cc=cc)
+    if mode == "tinygrad": return _tinygrad(op, dtype, width, to=to, const=const, flags=flags, cc=cc)   # features: no effect
+    return _select(op, dtype, width, None if features is None else _features(features), to=to, const=const, flags=flags, cc=cc)
+
+
+def _select(op: str, dtype, width: int, feats: frozenset[str] | None, *, to=None, const: bool = False, flags: bool = False,
+            cc: str | None = None, tinygrad: bool = False) -> Selection:
+    """`select` in x86gen's mode with the features as a set (None: the VEX table only); ``tinygrad``: the error for
+    an AVX-512-only key says that mode has none instead of asking for features."""
     op = op.upper()
     dt, width = _dtype(dtype, width)
     given = [v for v in (to is not None, const, flags, cc is not None) if v]
@@ -171,20 +247,44 @@ def select(op: str, dtype=None, width: int = 1, *, to=None, const: bool = False,
     keys = [(op, dt, width, variant)]
     if dt: keys.append((op, "", width, variant))              # ops without a dtype (IF, INDEX, SINK) ignore it
     if variant == "flags": keys.append((op, dt, width, ""))    # integer compares set rflags anyway
-    for k in keys:
-        if k in TABLE:
-            v = TABLE[k]
-            if variant == "flags" and k[3] == "" and v[3] is None: break   # the default entry sets no flags
-            return Selection(op, dt, width, variant, *v)
+    missing = None
+    if feats is not None:   # an AVX-512 selection whose features the CPU has comes first (there are none where isel has one)
+        s = _lookup(TABLE_AVX512, keys, op, dt, width, variant)
+        if s is not None:
+            if s.features <= feats: return s
+            missing = s
+    s = _lookup(TABLE, keys, op, dt, width, variant)
+    if s is not None: return s
     what = f"{op} {dt or '-'} x{width}" + (f" {variant}" if variant else "")
-    why = UNAVAILABLE.get(keys[0])
-    raise IselError(f"no instruction selection for {what}" + (f": {why}" if why else "") + f". {_summary(op)}")
+    if missing is not None:
+        need = ", ".join(sorted(missing.features - feats))
+        raise IselError(f"{what} needs {need}, which features does not have: {missing.form} ({missing.get_form().syntax}, "
+                        f"cpuid {missing.get_form().cpuid})" + (f"; {missing.note}" if missing.note else ""))
+    why = UNAVAILABLE_AVX512.get(keys[0]) or UNAVAILABLE.get(keys[0])
+    hint = ""
+    if feats is None and keys[0] in TABLE_AVX512:
+        hint = (" (tinygrad 0.14.0 has no AVX-512 selections: its x86 backend encodes legacy and VEX forms; features= has no "
+                "effect in mode='tinygrad')" if tinygrad else
+                " (AVX-512 has one: give the CPU's features, select(..., features=x86gen.jit.cpu_features()))")
+    raise IselError(f"no instruction selection for {what}" + (f": {why}" if why else "") + hint +
+                    f". {_summary(op, feats is not None and any(x.startswith('AVX512') for x in feats))}")
+
+
+def _lookup(table: dict, keys: list[tuple], op: str, dt: str, width: int, variant: str) -> Selection | None:
+    """The first of ``keys`` in ``table`` as a Selection; None when there is none, or when a flags variant would
+    fall back to an entry that sets no rflags."""
+    for k in keys:
+        if k in table:
+            v = table[k]
+            if variant == "flags" and k[3] == "" and v[3] is None: return None   # the default entry sets no flags
+            return Selection(op, dt, width, variant, *v)
+    return None
 
 
 def _tinygrad(op: str, dtype, width: int, **kw) -> Selection:
     """`select` in mode="tinygrad" (see the module docstring)."""
     from .reference import EARLIER_CHANGE_X86OPS, TINYGRAD_X86OPS
-    try: s = select(op, dtype, width, **kw)
+    try: s = _select(op, dtype, width, None, tinygrad=True, **kw)
     except IselError as e:   # x86gen has none: is there a 0.14.0 choice (packed unsigned `<`)?
         s, err = None, e
     key = (op.upper(), *_dtype(dtype, width), "") if s is None else (s.op, s.dtype, s.width, s.variant)

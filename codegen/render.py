@@ -98,6 +98,19 @@ class AsmMethod:
     def plain(self) -> bool: return self.kind not in ("branch", "jump")
 
     @property
+    def maker(self) -> str:
+        """The name of the function that makes this method (template asm_methods.py.j2): methods of one shape share
+        it, e.g. ``_fixed_abi`` (two operands, the second may be an int), ``_variadic_a_ab_abci_rc`` (imul-like with
+        ``rc=``), ``_branch``."""
+        if self.kind in ("branch", "jump"): return "_" + self.kind
+        rc = "_rc" if self.rounding else ""
+        if self.kind == "emit": return "_emit_only" + rc
+        def code(n: int) -> str:
+            return "".join(p + ("i" if f"type({p}) is int" in self.keys[n] else "") for p in "abcd"[:n]) or "0"
+        if self.kind == "fixed": return f"_fixed_{code(len(self.params))}{rc}"
+        return "_variadic_" + "_".join(code(n) for n in self.arities) + rc
+
+    @property
     def rounding(self) -> bool:
         """Does a form take AVX-512 static rounding or {sae}? Then the method takes ``rc=`` (`x86gen.evex`)."""
         return any(f.evex_rc for f in self.forms)
@@ -171,6 +184,7 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
            "operand_field_names": OPERAND_FIELD_NAMES, **extra}
     ctx.update(group_rows(forms, ctx))
     ctx["asm_methods"] = asm_methods(forms)
+    ctx["asm_makers"] = list({m.maker: m for m in ctx["asm_methods"]}.values())   # one method of each shape
     ctx["prefix_groups"] = prefix_groups(forms)
     out = {}
     for name in sorted(os.listdir(os.path.join(HERE, "templates"))):

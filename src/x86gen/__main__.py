@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
 # ---- asm ------------------------------------------------------------------------------------------
 
 def cmd_asm(args) -> int:
-    from .assembler import parse_program
+    from .program_text import parse_program
     from .text import parse_int
     if args.file is not None and args.text:
         print("x86gen asm: error: give the program as arguments or with -f, not both", file=sys.stderr)

@@ -39,17 +39,15 @@ Labels as operands:
   label where a memory operand is expected means the same (``a.lea(rax, table)``);
 - data: ``a.dq(lbl)`` is the label's absolute address (``base + offset``).
 
-`assemble_program` parses whole Intel-syntax programs (GNU as / objdump / iced flavours) into an
-Assembler; `x86gen.assemble` calls it for multi-line text.
+`x86gen.program_text.assemble_program` parses whole Intel-syntax programs (GNU as / objdump / iced flavours)
+into an Assembler; `x86gen.assemble` calls it for multi-line text. That module, and the text of listings, is
+loaded on first use: a program built with these methods never compiles the text parser.
 """
 from __future__ import annotations
 
 import bisect
-import math
-import re
 import struct
 
-from ._evex_text import Decorations, decorated_form, has_decorations, listed_decorated, parse_decorated, split_decorations
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
 from ._table import A32_SPELLED
 from .encoder import (
@@ -70,7 +68,6 @@ from .encoder import (
 )
 from .errors import (
     MAX_OUTPUT,
-    AsmSyntaxError,
     EncodeError,
     ImmediateRangeError,
     LabelError,
@@ -78,42 +75,15 @@ from .errors import (
     PrefixError,
     SizeLimitError,
     UnknownMnemonicError,
+    clip,
     fmt_int,
     fmt_value,
 )
 from .evex import Masked, Rounding
-from .memory import SIZE_BITS, A32Mem, Bcst, Mem, SegMem, size_named
+from .memory import A32Mem, Bcst, Mem, SegMem, size_named
 from .registers import REGISTERS
-from .text import (
-    _FAR_MNEMONICS,
-    _INT,
-    _LEXED,
-    _OPERANDS,
-    _PREFIXES,
-    _REGS,
-    _SIZE_PREFIX,
-    PREFIX_WORDS,
-    SHORTHANDS,
-    UNSUPPORTED_REGISTERS,
-    char_value,
-    clip,
-    far_memory,
-    format_operand,
-    iced_sized,
-    parse_int,
-    parse_operand,
-    parse_text_line,
-    prefix_words,
-    pseudo_op,
-    shorthand,
-    signed_terms,
-    split_statements,
-    strip_block_comments,
-    unescape,
-    unknown_word,
-)
 
-__all__ = ["Assembler", "Label", "assemble_program", "NOPS"]
+__all__ = ["Assembler", "Label", "NOPS"]   # (parse_program and assemble_program: x86gen.program_text)
 
 _RIP = REGISTERS["rip"]
 _DECORATED = (Masked, Bcst)   # AVX-512 operands that `Assembler._emit_evex` encodes
@@ -868,6 +838,7 @@ class Assembler(AsmMethods):
 
     def lines(self) -> list[tuple[int | None, bytes, str]]:
         """(address, bytes, Intel-syntax text) per instruction, data directive and label (address None for labels)."""
+        from .program_text import data_text, insn_text, target_text
         code = self.assemble()
         base, starts, vstart, vsize = self._layout[:4]
         out: list[tuple[int | None, bytes, str]] = []
@@ -879,21 +850,21 @@ class Assembler(AsmMethods):
             a = starts[ci] + off
             off += len(b)
             if kind.__class__ is str:
-                out.append((a, code[a - base:a - base + len(b)], _insn_text(kind, [x for x in lst[j + 2:j + _RL] if x is not None], b)))
+                out.append((a, code[a - base:a - base + len(b)], insn_text(kind, [x for x in lst[j + 2:j + _RL] if x is not None], b)))
             elif kind == _REC_VAR:
                 i = lst[j + 2]
                 ci, off = i + 1, 0
                 v = self._vars[i]
                 a = vstart[i]
                 b = code[a - base:a - base + vsize[i]]
-                if v.__class__ is _Branch: out.append((a, b, f"{v.mnemonic} {_target_text(v.target)}"))
+                if v.__class__ is _Branch: out.append((a, b, f"{v.mnemonic} {target_text(v.target)}"))
                 else:
                     args = [str(v.n)]
                     if v.fill is not None or v.max_skip is not None: args.append("" if v.fill is None else f"{v.fill:#x}")
                     if v.max_skip is not None: args.append(str(v.max_skip))
                     out.append((a, b, ".balign " + ", ".join(args)))
             elif kind == _REC_DATA:
-                out.append((a, code[a - base:a - base + len(b)], _data_text(lst[j + 2], lst[j + 3])))
+                out.append((a, code[a - base:a - base + len(b)], data_text(lst[j + 2], lst[j + 3])))
             else:
                 out.append((None, b"", f"{lst[j + 2].name}:"))
         return out
@@ -922,44 +893,11 @@ class Assembler(AsmMethods):
         return f"<Assembler {len(self._lst) // _RL} items, {len(self._vars)} branches/aligns, base {self.base:#x}>"
 
 
-def _target_text(t) -> str:
-    return t.name if t.__class__ is Label else f"{t:#x}"
-
-
-def _insn_text(mn: str, ops: tuple, data: bytes = b"") -> str:
-    if any(o.__class__ in _DECORATED or o.__class__ is Rounding for o in ops):   # AVX-512: {k1}, {1toN}, {rn-sae}
-        return listed_decorated(mn, ops, data)
-    return mn + (" " + ", ".join(format_operand(o) for o in ops) if ops else "")
-
-
 def _expr_text(plus, minus, addend) -> str:
     s = "+".join(x.name for x in plus)
     for x in minus: s += f"-{x.name}"
     if addend or not s: s += (f"+{addend:#x}" if addend >= 0 else f"-{-addend:#x}") if s else f"{addend:#x}"
     return s
-
-
-def _data_text(size: int, values: tuple) -> str:
-    if size in (4, 8) and values and all(v.__class__ is float and math.isfinite(v) for v in values):
-        # floats print as .float/.double (the text parser refuses floats in dd/dq, as GNU as does);
-        # repr() round-trips every finite float exactly
-        return (".float " if size == 4 else ".double ") + ", ".join(repr(v) for v in values)
-    parts = []
-    for v in values:
-        c = v.__class__
-        if c is int: parts.append(f"{v:#x}" if v >= 0 else f"-{-v:#x}")
-        elif c is float: parts.append(_float_bits_text(size, v))   # mixed with ints or not finite: the stored bits
-        elif c is str or c is bytes or c is bytearray:
-            b = v.encode() if c is str else bytes(v)
-            parts.append(", ".join(f"{x:#x}" for x in b) if any(x < 32 or x > 126 or x in b'"\\' for x in b)
-                         else '"' + b.decode() + '"')
-        elif c is Label: parts.append(v.name)
-        else: parts.append(_expr_text(v.plus, v.minus, v.addend))
-    return f"{_DATA_NAMES[size]} " + ", ".join(parts)
-
-
-def _float_bits_text(size: int, v: float) -> str:
-    return f"{struct.unpack('<I', struct.pack('<f', v))[0]:#x}" if size == 4 else f"{struct.unpack('<Q', struct.pack('<d', v))[0]:#x}"
 
 
 class _Expr:
@@ -970,10 +908,6 @@ class _Expr:
         self.plus, self.minus, self.addend = tuple(plus), tuple(minus), addend
 
 
-# The plain (non-branch) methods by mnemonic, with their number of operands (-1: any), for the text parser.
-_METHODS = {mn: (f, -1 if f.__code__.co_flags & 4 else f.__code__.co_argcount - 1)
-            for mn in _PLAIN for f in [getattr(AsmMethods, _KEYWORD_METHODS.get(mn, mn), None)] if f is not None}
-
 # Aliases (jz, cmovnz, setc, sal, movabs, …) share the canonical method.
 for _alias, _canon in MNEMONIC_ALIASES.items():
     _m = _KEYWORD_METHODS.get(_canon, _canon)
@@ -981,540 +915,9 @@ for _alias, _canon in MNEMONIC_ALIASES.items():
         setattr(Assembler, _alias, getattr(AsmMethods, _m))
 
 
-# =====================================================================================================
-# Intel-syntax programs
-# =====================================================================================================
-
-# Symbols as GNU as spells them: ASCII letters, digits, `_`, `.`, `$` (and `@` of `foo@plt`), not
-# starting with a digit; `1:` … `1b`/`1f` are GNU's numeric local labels.
-_LABEL_DEF = re.compile(r"\s*([A-Za-z_.$][\w.$@]*|[0-9]+)\s*:(?!:)", re.ASCII)
-_IDENT = re.compile(r"[A-Za-z_.$][\w.$@]*$", re.ASCII)
-_LOCAL_REF = re.compile(r"([0-9]+)([bf])$")
-_FLOAT = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|inf(?:inity)?|nan)", re.ASCII | re.I)
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_CHAR_CONST = re.compile(r"'(\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])'?")   # 'a', '\n', GNU's unclosed 'a'
-_SQ_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'")   # db 'abc': a NASM string, no quote inside
-_ANNOT = re.compile(r"\s*<[^<>]*>\s*$")           # objdump's `<func+0x10>` after a branch target
-_SYM_BRACKET = re.compile(r"^(.*?)\[(.*)\]$")
-_BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?)\s+", re.I)
-# Far branches to an immediate segment:offset (SDM Vol.2 JMP/CALL "far", EA/9A: invalid in 64-bit mode): x86gen
-# has no forms for them, and dropping `far` would give a near branch (`jmp far 0x10` was `eb 0e`). GNU as and
-# llvm-mc refuse `jmp far 0x10`. Far branches through memory are rewritten before (`x86gen.text.far_memory`).
-_FAR = re.compile(r"^(?:far\b|[0-9a-fx]+\s*:)", re.I)
-_SIZE_WORD = re.compile(r"([A-Za-z_]\w*)\s+ptr\b", re.ASCII | re.I)
-_IGNORED_DIRECTIVES = {
-    ".intel_syntax", ".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".local", ".weak", ".hidden",
-    ".type", ".size", ".file", ".ident", ".loc", ".cfi_startproc", ".cfi_endproc", ".cfi_def_cfa_offset", ".cfi_offset",
-    ".cfi_def_cfa_register", ".cfi_def_cfa", ".cfi_restore", ".cfi_remember_state", ".cfi_restore_state", ".cfi_escape",
-    ".cfi_sections", ".cfi_adjust_cfa_offset", ".cfi_rel_offset", ".cfi_register", ".cfi_signal_frame", ".cfi_personality",
-    ".cfi_lsda", ".cfi_undefined", ".cfi_same_value", ".cfi_return_column", ".cfi_window_save", ".addrsig", ".addrsig_sym",
-    ".code64", ".previous", ".popsection", ".pushsection", ".protected", ".internal", ".uleb128", ".sleb128", ".end", ".endbr",
-}
-_DATA_DIRECTIVES = {
-    ".byte": 1, ".1byte": 1, "db": 1, ".short": 2, ".value": 2, ".word": 2, ".2byte": 2, ".hword": 2, "dw": 2,
-    ".long": 4, ".int": 4, ".4byte": 4, "dd": 4, ".quad": 8, ".8byte": 8, "dq": 8,
-}
-_FLOAT_DIRECTIVES = {".float": 4, ".single": 4, ".double": 8}
-
-
-_UNARY_OPS = re.compile(r"[\s+~-]*")
-
-
-def _unary_int(s: str) -> int:
-    """A number after unary operators, as GNU as reads a data value: ``~5`` is -6, ``--5`` is 5,
-    ``-~97`` is 98 (`parse_int` takes one sign). Raises `AsmSyntaxError` if no number follows."""
-    m = _UNARY_OPS.match(s)
-    v = parse_int(s[m.end():])
-    for op in reversed(m.group()):
-        if op == "-": v = -v
-        elif op == "~": v = ~v
-    return v
-
-
-def _split_args(s: str) -> list[str]:
-    """Split at commas outside quotes."""
-    if '"' not in s and "'" not in s: return [x.strip() for x in s.split(",")]
-    out, cur, q = [], [], None
-    i = 0
-    while i < len(s):
-        ch = s[i]
-        if q:
-            cur.append(ch)
-            if ch == "\\" and i + 1 < len(s): cur.append(s[i + 1]); i += 1
-            elif ch == q: q = None
-        elif ch in "\"'": q = ch; cur.append(ch)
-        elif ch == ",": out.append("".join(cur).strip()); cur = []
-        else: cur.append(ch)
-        i += 1
-    out.append("".join(cur).strip())
-    return out
-
-
-def _unquote(s: str) -> bytes:
-    """The bytes of a quoted string ``"…"`` (or ``'…'`` in db), UTF-8 with GNU as's escapes."""
-    return unescape(s[1:-1], s)
-
-
-def _float_value(s: str, size: int, d: str):
-    """A ``.float``/``.double`` value: a float, or for a NaN its bits as GNU as and llvm-mc store them
-    (every mantissa bit set: ``.float nan`` is 0x7fffffff, where Python's struct gives 0x7fc00000).
-    Numbers beyond the format's range or nonzero ones that round to zero are refused (GNU as:
-    "cannot create floating-point number")."""
-    t = s.strip()
-    if not _FLOAT.fullmatch(t): raise AsmSyntaxError(f"{d} expects floating-point numbers, got {clip(t)}")
-    v = float(t)
-    if v != v:
-        bits = (1 << (8 * size - 1)) - 1
-        return bits | (1 << (8 * size - 1)) if t[0] == "-" else bits
-    fmt = "<f" if size == 4 else "<d"
-    try: back = struct.unpack(fmt, struct.pack(fmt, v))[0]
-    except OverflowError: back = math.inf
-    underflow = back == 0 and any(c in "123456789" for c in t.lower().partition("e")[0])   # 1e-400 is 0.0 already
-    if (math.isinf(back) and "inf" not in t.lower()) or underflow:
-        raise AsmSyntaxError(f"{d} {clip(t)}: out of the range of a {8 * size}-bit float")
-    return v
-
-
-class _Parser:
-    """Reads program text into an `Assembler`, one line at a time."""
-
-    def __init__(self, asm: Assembler):
-        self.a = asm
-        self.local_back: dict[str, Label] = {}   # GNU numeric labels: `1:` … `jmp 1b` / `jne 1f`
-        self.local_fwd: dict[str, Label] = {}
-        self.nlocal = 0
-        self.section_fill: int | None = None     # None: NOP padding (code); 0 in data sections
-        self.target: str | None = None           # the text of the last branch operand that named a label
-
-    # -- labels --
-
-    def define(self, name: str) -> None:
-        a = self.a
-        if name.isdigit():
-            lab = self.local_fwd.pop(name, None) or a.label(f".Llocal{name}_{self._n()}")
-            self.local_back[name] = lab
-            a.bind(lab)
-        else:
-            lab = a._named.get(name)
-            if lab is not None and lab.bound:
-                raise AsmSyntaxError(f"label {clip(name)} is already defined")
-            a.bind(a.get_label(name))
-
-    def _n(self) -> int:
-        self.nlocal += 1
-        return self.nlocal
-
-    def ref(self, name: str) -> Label:
-        m = _LOCAL_REF.match(name)
-        if m:
-            n, d = m.groups()
-            if d == "b":
-                lab = self.local_back.get(n)
-                if lab is None: raise AsmSyntaxError(f"{clip(name)}: no label {n}: before this line")
-                return lab
-            lab = self.local_fwd.get(n)
-            if lab is None:
-                lab = self.a.label(f".Llocal{n}_{self._n()}")
-                lab.line = self.a.line
-                self.local_fwd[n] = lab
-            return lab
-        lab = self.a.get_label(name)
-        if lab.line == 0: lab.line = self.a.line
-        return lab
-
-    # -- lines --
-
-    def line(self, raw: str):
-        """Parse one line into the Assembler. Returns what `parse_program` may do instead for the same
-        text later (see `_LINE_CACHE`), or None if that needs a parse again."""
-        if "\t" in raw: raw = raw.replace("\t", " ")     # compilers separate with tabs
-        if ":" not in raw and "." not in raw and '"' not in raw and "'" not in raw:
-            # a plain instruction (the common line): text's cached parser, then the assembler
-            try: mn, ops = parse_text_line(raw)
-            except AsmSyntaxError: pass          # a label operand, `short`, …: the full path below
-            else:
-                if not mn: return _skip
-                if ops and ops[-1].__class__ is Decorations: return self.decorated(mn, ops)   # {rn-sae}, {1to16}
-                if mn in _PLAIN: return self.plain(mn, ops)
-                if mn not in _DATA_DIRECTIVES and mn != "align" and (mn in MNEMONICS or pseudo_op(mn, ()) is None):
-                    if MNEMONIC_ALIASES.get(mn) in _PLAIN: return self.plain(mn, ops)
-                    return self.a.emit(mn, *ops)
-        if _LEXED.search(raw) is None: return self.statement(raw.strip())   # no comment, `;` or quote: as it is
-        stmts = split_statements(raw)
-        if len(stmts) > 1:                           # `xor eax, eax; ret`: each statement, the line not kept
-            for st in stmts: self.statement(st.strip())
-            return None
-        return self.statement(stmts[0].strip() if stmts else "")
-
-    def statement(self, s: str):
-        """One statement (comments removed, stripped): label definitions, then a directive or an
-        instruction. Returns what `line` returns."""
-        labels: list[str] = []
-        while s:
-            m = _LABEL_DEF.match(s)
-            if not m: break
-            self.define(m.group(1))
-            labels.append(m.group(1))
-            s = s[m.end():].strip()
-        if not s: return _Define(labels[0]) if len(labels) == 1 else _skip if not labels else None
-        parts = s.split(None, 1)
-        head = parts[0]
-        rest = parts[1].strip() if len(parts) > 1 else ""
-        low = head.lower()
-        if rest[:1] == "=" and rest[1:2] != "=":
-            raise AsmSyntaxError("symbol assignments (`=`, .set, .equ) are not supported")
-        if low.startswith(".") or low in _DATA_DIRECTIVES or low == "align":
-            self.directive(low, rest)
-            return _Directive(low, rest) if not labels else None
-        branch_to = self.instruction(low, rest)
-        return _BranchTo(low, branch_to) if branch_to is not None and not labels else None
-
-    def decorated(self, mn: str, ops: tuple) -> None:
-        """Append an instruction whose operands end with `x86gen._evex_text.Decorations`: its rounding as ``rc=``, in
-        the form its ``{1toN}`` names where that is not the one the operands choose (`decorated_form`)."""
-        ops, deco = split_decorations(ops)
-        kw = {} if deco.rc is None else {"rc": deco.rc}
-        form = decorated_form(mn, ops, deco)
-        if form is None: self.a.emit(mn, *ops, **kw)
-        else: self.a.emit_form(form, *ops, **kw)
-
-    def plain(self, mn: str, ops: tuple):
-        """Append an instruction without label operands; its listing record (which holds its bytes) is
-        what a later identical line appends."""
-        a = self.a
-        n0, r0 = len(a._lst), len(a._rip)
-        m = _METHODS.get(mn)
-        if m is not None and (m[1] < 0 or m[1] == len(ops)): m[0](a, *ops)   # the generated method's fast path
-        else: a._emit(mn, ops)
-        return tuple(a._lst[n0:]) if len(a._rip) == r0 and len(a._lst) == n0 + _RL else None
-
-    def directive(self, d: str, rest: str) -> None:
-        a = self.a
-        if d in _DATA_DIRECTIVES:
-            size = _DATA_DIRECTIVES[d]
-            vals = [self.data_value(x, size, d) for x in _split_args(rest)] if rest else []
-            return a._data(size, tuple(vals))
-        if d in _FLOAT_DIRECTIVES:
-            size = _FLOAT_DIRECTIVES[d]
-            return a._data(size, tuple(_float_value(x, size, d) for x in _split_args(rest)))
-        if d in (".ascii", ".asciz", ".string"):
-            out = b""
-            for x in _split_args(rest):
-                strings = _STRINGS.findall(x)          # GNU as: `"a" "b"` (no comma) is one string "ab"
-                if not strings or _STRINGS.sub("", x).strip():
-                    raise AsmSyntaxError(f"{d} expects quoted strings, got {clip(x)}")
-                out += b"".join(_unquote(q) for q in strings) + (b"\0" if d != ".ascii" else b"")
-            return a._data(1, (out,))
-        if d in (".zero", ".skip", ".space"):
-            args = _split_args(rest)
-            if len(args) > 2: raise AsmSyntaxError(f"{d} takes a size and a fill byte")
-            n = self.count_arg(args[0], d, "a size")
-            fill = self.int_arg(args[1], d) if len(args) > 1 else 0
-            if not -0x80 <= fill <= 0xFF: raise AsmSyntaxError(f"{d}: the fill value {clip(args[1])} does not fit in a byte")
-            return a.zero(n, fill & 0xFF)
-        if d in (".align", ".balign", ".p2align", "align"):
-            args = _split_args(rest) if rest else []
-            if not args or not args[0]: raise AsmSyntaxError(f"{d} expects an alignment")
-            n = self.count_arg(args[0], d, "an alignment")
-            if d == ".p2align":
-                if n > 63: raise AsmSyntaxError(f".p2align {clip(args[0])}: at most 63 (2**63 bytes)")
-                n = 1 << n
-            fill = self.int_arg(args[1], d) if len(args) > 1 and args[1] else self.section_fill
-            mx = self.int_arg(args[2], d) if len(args) > 2 and args[2] else None
-            if mx is not None and mx <= 0: mx = None   # GNU as: a max-skip of 0 (or below) is no limit, not "never pad"
-            return a.align(n, fill, mx)
-        if d == ".intel_syntax":
-            if rest and rest.lower() != "noprefix": raise AsmSyntaxError(".intel_syntax: only `noprefix` is supported")
-            return
-        if d == ".att_syntax": raise AsmSyntaxError("AT&T syntax is not supported (write Intel syntax, .intel_syntax noprefix)")
-        if d in (".text",): self.section_fill = None; return
-        if d in (".data", ".bss", ".rodata"): self.section_fill = 0; return
-        if d in (".section", ".pushsection"):
-            name = rest.split(",")[0].strip().strip('"')
-            self.section_fill = None if name.startswith(".text") else 0
-            return
-        if d in _IGNORED_DIRECTIVES or d.startswith(".cfi_"): return
-        if d in (".set", ".equ", ".equiv"): raise AsmSyntaxError(f"{d} (symbol definitions) is not supported")
-        raise AsmSyntaxError(f"unknown directive {clip(d)} (expected an instruction, a label, or one of .byte .short .long .quad "
-                             ".float .double .ascii .asciz .zero .align .p2align .balign .text .data .section .globl .type .size)")
-
-    def int_arg(self, s: str, d: str) -> int:
-        try: return parse_int(s)
-        except ValueError: raise AsmSyntaxError(f"{d}: expected a number, got {clip(s.strip())}") from None
-
-    def count_arg(self, s: str, d: str, what: str) -> int:
-        """A directive's size or alignment: an integer ≥ 0 (GNU as: `.p2align -1` is 2**63, `.zero -1` nothing)."""
-        n = self.int_arg(s, d)
-        if n < 0: raise AsmSyntaxError(f"{d}: {what} cannot be negative, got {clip(s.strip())}")
-        return n
-
-    def data_value(self, s: str, size: int, d: str):
-        if not s: raise AsmSyntaxError("empty value in data directive")
-        if s[0] == "'" and _CHAR_CONST.fullmatch(s): return char_value(s, s)   # .long 'a' is 97 (GNU as)
-        if s[0] == '"' or (s[0] == "'" and size == 1 and _SQ_STRING.fullmatch(s)):   # db 'abc' (NASM)
-            if size != 1 or len(s) < 2 or s[-1] != s[0]: raise AsmSyntaxError(f"bad string {clip(s)} (strings go in db/.ascii)")
-            return _unquote(s)
-        if "'" in s:
-            # character constants in an expression are numbers (GNU as): `-'h'` is -104, `'a'+'b'` 195
-            t = _CHAR_CONST.sub(lambda m: f" {char_value(m.group(), s)} ", s)   # spaced: `'a''b'` is no 9798
-            try:
-                if "'" in t: raise AsmSyntaxError(s)     # `'ab'` in .long: no character constant
-                return self.data_value(t, size, d)
-            except ImmediateRangeError: raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits") from None
-            except AsmSyntaxError:
-                raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a character constant, a label, "
-                                     "or label±number)") from None
-        try: v = _unary_int(s) if s[0] in "+-~" else parse_int(s)
-        except ValueError: pass
-        else:
-            if not -(1 << (8 * size - 1)) <= v < 1 << (8 * size):
-                raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits")
-            return v
-        if _FLOAT.fullmatch(s):
-            # NASM's dd/dq take floats (`dd 1.5` is float32 1.5; the Assembler's listing prints them so);
-            # GNU as and llvm-mc refuse `.long 1.5`: storing float bits there would be a guess.
-            if d in ("dd", "dq"): return _float_value(s, size, d)
-            raise AsmSyntaxError(f"{clip(s)} is a floating-point number in an integer directive (floats go in .float/.double)")
-        return self.expr(s)
-
-    def expr(self, s: str):
-        """``label``, ``label+8``, ``.L4-.L3`` (labels and ints, + and -)."""
-        plus, minus, addend = [], [], 0
-        for sign, term in signed_terms(s, s):
-            try:
-                v = parse_int(term)
-                addend += -v if sign == "-" else v
-                continue
-            except ValueError: pass
-            if term.lower() in UNSUPPORTED_REGISTERS or not term.isascii(): raise unknown_word(term, s)
-            if not (_IDENT.match(term) or _LOCAL_REF.match(term)):
-                raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a label or label±number)")
-            (minus if sign == "-" else plus).append(self.ref(term))
-        if not plus and not minus: return addend
-        if len(plus) == 1 and not minus and not addend: return plus[0]
-        return _Expr(plus, minus, addend)
-
-    def instruction(self, mn: str, rest: str) -> str | None:
-        """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
-        if mn == EVEX_PREFIX:   # `{evex} vaddps …`: the EVEX forms only (x86gen.encoder.candidates)
-            mn2, _, rest2 = rest.strip().partition(" ")
-            mn2 = mn2.lower()
-            if not mn2 or mn2.startswith("{") or mn2 in _PREFIXES:
-                raise AsmSyntaxError(f"{EVEX_PREFIX} must precede a mnemonic, not {clip(mn2) or 'nothing'}")
-            return self.instruction(EVEX_PREFIX + mn2, rest2.strip())
-        words = ""
-        if mn in PREFIX_WORDS:   # lock, rep, {vex}, {vex3}, objdump's `ss` …: kept as words of the mnemonic (x86gen.prefixes)
-            mn, rest = prefix_words(mn, rest)
-            words, _, mn = mn.rpartition(" ")
-        if mn in _PREFIXES or mn == "ret":   # iced-x86's `data16 push 5`, `ret far` (x86gen.text.iced_sized)
-            sized = iced_sized(mn, rest)
-            if sized is not None: mn, rest = sized
-            elif mn != "ret": raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
-        far = far_memory(mn, rest)   # `jmp far ptr [rax]`, `ljmp [rax]` (x86gen.text.far_memory)
-        if far is not None: mn, rest = far
-        if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches are not supported by x86gen")
-        branch = canonical(mn) in BRANCH_MNEMONICS
-        self.target = None
-        deco = None
-        if not branch and has_decorations(rest):   # AVX-512 {k1}, {z}, {1to16}, {rn-sae}, objdump's bcst
-            ops, deco = split_decorations(parse_decorated(mn, _split_args(rest), lambda t: self.operand(t, False)))
-        else: ops = tuple(self.operand(t, branch) for t in _split_args(rest)) if rest else ()
-        if branch and len(ops) == 1 and self.target is not None:   # `jne .L3`, `jmp 1f`
-            self.a.emit(f"{words} {mn}" if words else mn, *ops)
-            return None if words else self.target   # (`data16 jmp 1f`: parsed again each time, not cached by `low`)
-        mn, ops = shorthand(mn, ops)
-        if mn not in MNEMONICS:    # vcmpltps x, y, z = vcmpps x, y, z, 1; pclmulhqlqdq (objdump, iced)
-            alt = pseudo_op(mn, ops)
-            if alt is not None: mn, ops = alt
-        if deco is not None: return self.decorated(f"{words} {mn}" if words else mn, (*ops, deco))
-        self.a.emit(f"{words} {mn}" if words else mn, *ops)
-
-    def operand(self, t: str, branch: bool):
-        if not t: raise AsmSyntaxError("empty operand (expected register, memory, immediate or label)")
-        if "'" in t: t = _CHAR_CONST.sub(lambda m: str(char_value(m.group(), t)), t)   # 'a' is 97, before case folds
-        low = t.lower()
-        if branch:
-            if _FAR.match(low):
-                raise AsmSyntaxError(f"far branch {clip(t)}: a far branch to an immediate segment:offset is invalid in 64-bit"
-                                     " mode (SDM Vol.2 JMP/CALL); far branches go through memory: jmp fword ptr [rax]")
-            low = _BRANCH_HINT.sub("", low)
-            t = _BRANCH_HINT.sub("", t)
-            if "<" in low:                        # objdump: `jmp 1a <f+0x1a>` (hex without 0x in object files)
-                m = _ANNOT.search(t)
-                if m:
-                    t = t[:m.start()].strip(); low = t.lower()
-                    if re.fullmatch(r"[0-9a-f]+", low): return int(low, 16)
-        if branch and low not in _REGS and low not in UNSUPPORTED_REGISTERS and (_IDENT.match(t) or _LOCAL_REF.match(t)):
-            # a label: no operand parse
-            self.target = t
-            return self.ref(t)
-        try:
-            return parse_operand(low)
-        except AsmSyntaxError:
-            pass
-        if branch:
-            if _IDENT.match(t) or _LOCAL_REF.match(t): return self.ref(t)
-            if not t.isascii(): raise unknown_word(t, t)
-            if "[" in t: return self.label_mem(t)     # `jmp qword ptr [rip+T]`: indirect, through memory at label T
-            raise AsmSyntaxError(f"bad branch target {clip(t)} (expected a label, an address or a register/memory operand)")
-        m = _SIZE_WORD.match(t)
-        if m and m.group(1).lower() not in SIZE_BITS:
-            raise AsmSyntaxError(f"unknown size keyword {clip(m.group(1))} in {clip(t)} (expected "
-                                 f"{', '.join(sorted(SIZE_BITS, key=SIZE_BITS.get))} ptr)")
-        if "[" in t or _IDENT.match(t.split()[-1] if t.split() else ""):
-            return self.label_mem(t)
-        if "0" <= t[:1] <= "9": parse_int(t)          # a number or its error
-        if not t.isascii(): raise unknown_word(t, t)
-        raise AsmSyntaxError(f"unknown operand {clip(t)} (expected a register, memory [base+index*scale+disp], an immediate, "
-                             "or a label in a branch or in [rip+label])")
-
-    def label_mem(self, t: str) -> Mem:
-        """A memory operand naming a label: ``[rip+name]``, ``qword ptr [rip+name+8]``, GCC's ``.LC0[rip]``."""
-        low = t.strip()
-        size_txt = ""
-        seg = None
-        m = _SIZE_PREFIX.match(low.lower())
-        if m:
-            size_txt = m.group(1) + " ptr "
-            low = low[len(low) - len(m.group(2)):].strip()
-        m = _SYM_BRACKET.match(low)
-        if m:
-            outside, inner = m.group(1).strip(), m.group(2)
-            seg_m = _SEGMENT_WORD.match(outside.lower())
-            if seg_m: seg, outside = seg_m.group(1), outside[seg_m.end():].strip()
-        elif _IDENT.match(low):
-            outside, inner = low, ""       # `qword ptr label`: RIP-relative, as GNU as reads it in 64-bit code
-        else:
-            raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
-        terms = signed_terms(outside + ("+" if outside and inner else "") + inner, t)
-        sym, rest = None, []
-        for sign, term in terms:
-            if term.lower() in _REGS or "*" in term or _INT.fullmatch(term):
-                rest.append(sign + term.lower())
-            elif term.lower() in UNSUPPORTED_REGISTERS: raise unknown_word(term, t)
-            elif _IDENT.match(term) or _LOCAL_REF.match(term):
-                if sym is not None: raise AsmSyntaxError(f"two labels in memory operand {clip(t)}")
-                if sign == "-": raise AsmSyntaxError(f"a label cannot be subtracted in memory operand {clip(t)}")
-                sym = term
-            else:
-                raise unknown_word(term, t)
-        if sym is None: raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
-        rest = [x for x in rest if x.lstrip("+") != "rip"]   # [rip+x+8] is [x+8]; the addend alone may exceed disp32
-        inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "0"
-        base = parse_operand(f"{size_txt}[{inner_txt}]")
-        if base.base is not None or base.index is not None:
-            raise AsmSyntaxError(f"a label in a memory operand must be RIP-relative ([rip+{sym}]), got {clip(t)}")
-        m = Mem(_RIP, None, 1, base.disp, base.size, label=self.ref(sym))
-        return m if seg in (None, "ds") else m.with_segment(seg)   # ds: the segment of [rip+x] anyway (no byte)
-
-
-_SEGMENT_WORD = re.compile(r"(es|cs|ss|ds|fs|gs)\s*:")
-
-# Per source line (its exact text), what parsing it did, to do again without parsing: the record of an
-# instruction without labels (mnemonic, bytes, operands: its bytes depend on the text alone), or
-# a callable taking the parser for label definitions, branches to labels, directives and blank lines.
-_LINE_CACHE: dict[str, object] = {}
-_LINE_CACHE_MAX = 1 << 16   # entries (~250 bytes each with their records)
-
-
-def _skip(p: _Parser) -> None: return None
-
-
-class _Define:
-    __slots__ = ("name",)
-    def __init__(self, name: str): self.name = name
-    def __call__(self, p: _Parser) -> None: p.define(self.name)
-
-
-class _Directive:
-    __slots__ = ("d", "rest")
-    def __init__(self, d: str, rest: str): self.d, self.rest = d, rest
-    def __call__(self, p: _Parser) -> None: p.directive(self.d, self.rest)
-
-
-class _BranchTo:
-    """``jne .L3``: the label is looked up again each time (``1f`` means the next ``1:``)."""
-    __slots__ = ("mn", "target")
-    def __init__(self, mn: str, target: str): self.mn, self.target = mn, target
-    def __call__(self, p: _Parser) -> None: p.a.emit(self.mn, p.ref(self.target))
-
-
-# A line that may be more than one plain instruction: a label or directive (``:``, ``.``), a comment,
-# a quoted string (all of which the full parser handles).
-_NOT_PLAIN = re.compile(r"[:.#;/\"']")
-
-
-def _plain_record(raw: str):
-    """The listing record of ``raw`` if it is one plain instruction whose operand signature has been
-    met before (the common line of a program): parsed and encoded here without the general parser's
-    layers. None sends the line to `_Parser.line`, which handles everything else and reports errors."""
-    if _NOT_PLAIN.search(raw) is not None: return None
-    s = raw.lower().strip()
-    if "\t" in s: s = s.replace("\t", " ")   # compilers separate with tabs
-    sp = s.find(" ")
-    if sp < 0: mn, toks = s, ()
-    else: mn, toks = s[:sp], s[sp + 1:].split(",")
-    ops, key = [], [mn]
-    for t in toks:
-        v = _OPERANDS.get(t)
-        if v is None:
-            try: v = parse_operand(t)
-            except EncodeError: return None
-        ops.append(v)
-        key.append("i" if v.__class__ is int else v.sig)
-    if mn in SHORTHANDS:
-        mn, ops = SHORTHANDS[mn](mn, tuple(ops))
-        key = [mn, *["i" if x.__class__ is int else x.sig for x in ops]]
-    plan = _FLAT.get(tuple(key))
-    if plan is None: return None
-    try: out = plan(*ops)
-    except (EncodeError, LabelOperand): return None
-    return (mn, out, *ops, *_PAD[len(ops)])
-
-
-def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Assembler:
-    """Parse an Intel-syntax program into an `Assembler` (not yet assembled).
-
-    Errors are `AsmSyntaxError` (or other `EncodeError`\\ s) naming the line number, the line and what
-    was expected.
-    """
-    a = Assembler(base) if asm is None else asm
-    p = _Parser(a)
-    a.source = lines = text.splitlines()
-    if "/*" in text: lines = strip_block_comments(text).splitlines()   # same line numbers, comments gone
-    cache, lst = _LINE_CACHE, a._lst
-    n = 0
-    for raw in lines:
-        n += 1
-        hit = cache.get(raw)
-        if hit.__class__ is tuple:   # an instruction line met before: append its record, which holds its bytes
-            lst += hit
-            continue
-        if hit is None:
-            hit = _plain_record(raw)
-            if hit is not None:
-                if len(cache) >= _LINE_CACHE_MAX: cache.clear()
-                cache[raw] = hit
-                lst += hit
-                continue
-        a.line = n
-        try:
-            if hit is not None: hit(p)     # a label, branch or directive line met before: parsed already
-            else:
-                hit = p.line(raw)
-                if hit is not None:
-                    if len(cache) >= _LINE_CACHE_MAX: cache.clear()   # bounded: start again rather than keep the oldest
-                    cache[raw] = hit
-        except EncodeError as ex:
-            raise type(ex)(f"line {n}: {clip(raw.strip())}: {ex}") from None
-    a.line = 0
-    if p.local_fwd:
-        name = next(iter(p.local_fwd))
-        line = p.local_fwd[name].line
-        raise AsmSyntaxError(f"line {line}: {clip(a.source[line - 1].strip())}: no label `{name}:` after this reference to {name}f")
-    return a
-
-
-def assemble_program(text: str, ip: int = 0) -> bytes:
-    """Assemble a whole Intel-syntax program (labels, directives, comments) starting at address ``ip``."""
-    return parse_program(text, ip).assemble()
+def __getattr__(name: str):
+    """`parse_program` and `assemble_program` live in `x86gen.program_text` (loaded on first use)."""
+    if name in ("parse_program", "assemble_program"):
+        from . import program_text
+        return getattr(program_text, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -81,6 +81,11 @@ def fmt_value(x: object, limit: int = 80) -> str:
     return s if len(s) <= limit else s[:limit - 3] + "..."
 
 
+def clip(text: str, limit: int = 200) -> str:
+    """``repr`` of ``text`` for an error message, cut to ``limit`` characters (a 10 MB line is not echoed)."""
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
 def fmt_operands(ops) -> str:
     """Operands for a message, comma separated (each bounded by `fmt_value`)."""
     return ", ".join(fmt_value(x) for x in ops)

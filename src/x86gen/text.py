@@ -19,7 +19,7 @@ import re
 
 from .encoder import EVEX_PREFIX, SELECTOR_READ, VEX_PREFIX, canonical
 from .encoder import encode as _encode
-from .errors import AsmSyntaxError, EncodeError, OperandError, UnsupportedRegisterError
+from .errors import AsmSyntaxError, EncodeError, OperandError, UnsupportedRegisterError, clip
 from .evex import Masked
 from .forms import forms_of
 from .memory import SIZE_BITS, Bcst, Mem
@@ -77,11 +77,6 @@ _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 _SIZE_WORDS = "byte|word|dword|fword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
 _SIZE_PREFIX = re.compile(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
 _TERM = re.compile(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
-
-
-def clip(text: str, limit: int = 200) -> str:
-    """``repr`` of ``text`` for an error message, cut to ``limit`` characters (a 10 MB line is not echoed)."""
-    return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
 # Integer literals as GNU as reads them in Intel syntax (ASCII digits only: Python's int() would also
@@ -871,7 +866,7 @@ def assemble(text: str, ip: int = 0) -> bytes:
     """Assemble Intel-syntax text to bytes, the first instruction at address ``ip``.
 
     One instruction per line; programs with labels and directives go through
-    `x86gen.assembler.assemble_program`.
+    `x86gen.program_text.assemble_program`.
     """
     hit = _LINES.get(text)
     if hit is None:
@@ -938,7 +933,7 @@ def pseudo_op(mn: str, ops: tuple) -> tuple[str, tuple] | None:
 
 
 def _assemble_program(text: str, ip: int) -> bytes:
-    from .assembler import assemble_program  # labels, directives, data: the program parser
+    from .program_text import assemble_program  # labels, directives, data: the program parser
     return assemble_program(text, ip)
 
 
@@ -962,5 +957,5 @@ def clear_caches() -> None:
     _OPERANDS.clear()
     _LINES.clear()
     import sys
-    asm = sys.modules.get(__package__ + ".assembler")
+    asm = sys.modules.get(__package__ + ".program_text")
     if asm is not None: asm._LINE_CACHE.clear()

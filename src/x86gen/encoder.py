@@ -15,16 +15,22 @@ _encode_errors (their names stay importable from this module).
 from __future__ import annotations
 
 import functools
+import sys
 
 from ._table import A32_SPELLED, has_mnemonic
 from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
-from .evex import Masked
 from .forms import Form, forms_of, get_form, int_operands
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
 from .registers import Reg
 
-# operand classes only the EVEX slow path (x86gen._evex, imported when one is met) encodes: `x86gen._evex.DECORATED`
-_DECORATED = (Masked, Bcst)
+
+def _decorated(ops: tuple) -> bool:
+    """Is one of ``ops`` a masked destination or a broadcast source, which only the EVEX slow path (x86gen._evex,
+    imported when one is met) encodes (`x86gen._evex.DECORATED`)? A `x86gen.evex.Masked` exists only once
+    x86gen.evex is imported, so a plain encode does not import it."""
+    evex = sys.modules.get(f"{__package__}.evex")
+    masked = evex.Masked if evex is not None else Bcst
+    return any(x.__class__ is Bcst or x.__class__ is masked for x in ops)
 
 _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
 EVEX_PREFIX = "{evex}"   # a mnemonic "{evex}vaddps" encodes with an EVEX form only (the text pseudo-prefix `{evex} vaddps`)
@@ -440,7 +446,7 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
         if near is not None: return _encode(mnemonic, near, ip)
     plan = _PLANS.get(key)
     if plan is None:
-        if any(x.__class__ in _DECORATED for x in ops):   # masks, broadcast: the EVEX slow path (no plan)
+        if _decorated(ops):   # masks, broadcast: the EVEX slow path (no plan)
             return _evex_encode(mnemonic, ops, None, ip)
         if key not in _MET:
             # the signature's first use: the chosen forms' own (generated) encoders, as `_fallback` calls them; its

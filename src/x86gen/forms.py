@@ -14,7 +14,7 @@ from ._gen.schema import FORM_FIELDS
 from ._runtime import describe_operand, operand_error
 from ._table import Operand, imm_ranges, static_length, syntax
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
-from .memory import A32Mem, a32_error
+from .memory import A32Mem
 
 __all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
 
@@ -91,6 +91,7 @@ class Form:
     def _a32(self, operands: tuple, kw: dict) -> bytes:
         """The form's bytes for operands with a 32-bit address (`A32Mem`, which its encoder refuses): those of the
         64-bit address with the address-size prefix 0x67 (SDM Vol.2 3.6), placed as `x86gen.prefixes.layout` does."""
+        from ._memory_rare import a32_error
         from ._table import IMPLICIT_MEM
         from .prefixes import layout
         if any(o.loc in IMPLICIT_MEM for o in self.operands):   # 0x67 makes all of a string instruction's addresses 32-bit

@@ -12,7 +12,7 @@
 Registers are module constants, memory operands come from `mem` (or `dword(...)` etc.), ints are
 immediates. `encode` picks the shortest form that fits; `x86gen.forms.<ID>(...)` encodes one exact
 form; `assemble` takes Intel-syntax text. Only the registers and memory operands are imported
-eagerly; a mnemonic's forms are decoded from the generated table on its first use.
+eagerly (the AVX-512 decorations of `x86gen.evex` on first use); a mnemonic's forms are decoded from the generated table on its first use.
 """
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ from .errors import (
     UnknownMnemonicError,
     UnsupportedRegisterError,
 )
-from .evex import RD_SAE, RN_SAE, RU_SAE, RZ_SAE, SAE, Masked, masked
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
 from .registers import *  # noqa: F403
 from .registers import REGISTERS, Reg, gpr, vec
@@ -45,6 +44,7 @@ if TYPE_CHECKING:   # what __getattr__ imports on first use, for type checkers a
     from ._select_form import select_form
     from .assembler import Assembler, Label  # noqa: F401
     from .encoder import encode, select
+    from .evex import RD_SAE, RN_SAE, RU_SAE, RZ_SAE, SAE, Masked, masked  # noqa: F401
     from .forms import Form, all_forms, forms_of, get_form
     from .instruction import Instruction
     from .isel import IselError  # noqa: F401
@@ -60,6 +60,10 @@ _LAZY = {
     "Assembler": ("assembler", "Assembler"), "Label": ("assembler", "Label"),
     "Op": ("_gen.ops", "Op"),
     "IselError": ("isel", "IselError"),
+    # AVX-512 decorations (x86gen.evex: a plain encode does not need it; `reg.k(k1)` and `mem.bcst` import it too)
+    "Masked": ("evex", "Masked"), "masked": ("evex", "masked"),
+    "RN_SAE": ("evex", "RN_SAE"), "RD_SAE": ("evex", "RD_SAE"), "RU_SAE": ("evex", "RU_SAE"), "RZ_SAE": ("evex", "RZ_SAE"),
+    "SAE": ("evex", "SAE"),
 }
 
 
@@ -70,7 +74,7 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(f".{mod}", __name__), attr)
         globals()[name] = value
         return value
-    if name in ("forms", "groups", "isel", "jit", "reference"):
+    if name in ("forms", "groups", "isel", "jit", "reference", "evex"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'x86gen' has no attribute {name!r}")

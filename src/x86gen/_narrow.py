@@ -3,9 +3,19 @@ registers 16-31 (EVEX only), the forms that the prefix words addr32/data16 ask f
 (loaded on first use: a plain instruction needs none of it)."""
 from __future__ import annotations
 
-from .encoder import EVEX_PREFIX, SELECTOR_READ, VEX_PREFIX, _sized_kind
+from .encoder import EVEX_PREFIX, VEX_PREFIX, _sized_kind
 from .errors import EvexOnlyRegisterError, OperandError, PrefixError, fmt_operands
 from .forms import Form
+
+# Instructions that read a 16-bit selector or word whatever the operand size (SDM Vol.2 LLDT, LTR, LMSW: "The
+# operand-size attribute has no effect on this instruction"; VERR/VERW, LKGS: a 16-bit selector). Their o16 forms
+# (66 0F 00 /2) are what `data16` asks for, as in GNU as (`data16 lldt ax`, `data16 ltr word ptr [rax]`).
+SELECTOR_READ = ("lldt", "ltr", "verr", "verw", "lmsw", "lkgs")
+
+
+def _movabs_form(f: Form) -> bool:
+    """The forms GNU as writes ``movabs``: mov with a moffs operand or a 64-bit immediate."""
+    return any(o.loc == "moffs" or o.imm == 64 for o in f.operands)
 
 
 def narrowed(mnemonic: str, name: str, ops: tuple, ok: list[Form], evex_only: bool, vex_only: bool, sized: str) -> list[Form]:

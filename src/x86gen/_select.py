@@ -3,8 +3,8 @@ backend's allowed forms that encodes some operands, by an immediate policy). Loa
 from __future__ import annotations
 
 from .encoder import (
-    _DECORATED,
     STRING_MNEMONICS,
+    _decorated,
     _evex_choose,
     _key,
     _vex_alternatives,
@@ -35,7 +35,7 @@ def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
     if xchg is not None: return xchg[0]   # (with the operands xchg_choice gives)
     try: forms, check = candidates(mnemonic, key[1:], ops)
     except OperandError:   # no plain form takes them: masked or broadcast operands take the EVEX path (x86gen._evex)
-        if any(x.__class__ in _DECORATED for x in ops): return _evex_choose(mnemonic, ops, None, ip)
+        if _decorated(ops): return _evex_choose(mnemonic, ops, None, ip)
         raise
     if not check:
         alts = _vex_alternatives(forms)

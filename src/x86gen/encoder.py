@@ -10,21 +10,28 @@ process's first, compiles no code).
 
 Only what a plain instruction needs is here (its source is compiled by every process without a bytecode
 cache); the rest loads on first use: x86gen._aliases, _strings, _prefixed, _narrow, _select, _plan_compiler,
-_encode_errors (their names stay importable from this module).
+_encode_errors, _operand_rewrites (xchg, lea of a far address), _vex_rm_swap (their names stay importable from
+this module).
 """
 from __future__ import annotations
 
 import functools
+import sys
 
 from ._table import A32_SPELLED, has_mnemonic
 from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
-from .evex import Masked
-from .forms import Form, forms_of, get_form, int_operands
+from .forms import Form, forms_of, int_operands
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
 from .registers import Reg
 
-# operand classes only the EVEX slow path (x86gen._evex, imported when one is met) encodes: `x86gen._evex.DECORATED`
-_DECORATED = (Masked, Bcst)
+
+def _decorated(ops: tuple) -> bool:
+    """Is one of ``ops`` a masked destination or a broadcast source, which only the EVEX slow path (x86gen._evex,
+    imported when one is met) encodes (`x86gen._evex.DECORATED`)? A `x86gen.evex.Masked` exists only once
+    x86gen.evex is imported, so a plain encode does not import it."""
+    evex = sys.modules.get(f"{__package__}.evex")
+    masked = evex.Masked if evex is not None else Bcst
+    return any(x.__class__ is Bcst or x.__class__ is masked for x in ops)
 
 _CANDIDATES: dict[tuple, tuple[tuple[Form, ...], bool]] = {}
 EVEX_PREFIX = "{evex}"   # a mnemonic "{evex}vaddps" encodes with an EVEX form only (the text pseudo-prefix `{evex} vaddps`)
@@ -37,7 +44,11 @@ _ELSEWHERE = {"MNEMONIC_ALIASES": "_aliases", "string_operands": "_strings", "_i
               "_SIZE_SUFFIX": "_strings", "_ACCUMULATORS": "_strings", "encode_prefixed": "_prefixed",
               "_encode_prefixed": "_prefixed", "_encode_prefixed_a32": "_prefixed", "_segment": "_prefixed",
               "_string_segments": "_prefixed", "_parts": "_plan_compiler", "_nofit": "_plan_compiler",
-              "select": "_select", "select_form": "_select", "IMM_POLICIES": "_select"}
+              "select": "_select", "select_form": "_select", "IMM_POLICIES": "_select",
+              "xchg_choice": "_operand_rewrites", "_XCHG_ACCUMULATOR": "_operand_rewrites", "_XCHG_SELF_NOP": "_operand_rewrites",
+              "_XCHG_RM": "_operand_rewrites", "lea_low_bits": "_operand_rewrites", "_rm_index": "_vex_rm_swap",
+              "_by_rm_register": "_vex_rm_swap", "_shortest_of": "_vex_rm_swap", "_movabs_form": "_narrow",
+              "SELECTOR_READ": "_narrow"}
 
 
 def __getattr__(name: str):
@@ -54,29 +65,6 @@ def canonical(mnemonic: str) -> str:
     from ._aliases import MNEMONIC_ALIASES
     target = MNEMONIC_ALIASES.get(mnemonic)
     return target if target is not None and has_mnemonic(target) else mnemonic
-
-
-# xchg of two registers as GNU as 2.40 encodes it where that is not the form the operands name (SDM Vol.2 XCHG, NOP):
-# the accumulator forms 90+r take the accumulator second, and 90 with the accumulator itself is NOP's opcode
-_XCHG_ACCUMULATOR = {"ax": "XCHG_R16_AX", "eax": "XCHG_R32_EAX", "rax": "XCHG_R64_RAX"}
-_XCHG_SELF_NOP = {"ax": "NOPW", "rax": "NOPD"}   # xchg ax, ax / rax, rax change nothing: 66 90 / 90 (not eax: 87 C0 clears rax[63:32])
-_XCHG_RM = {"r8": "XCHG_RM8_R8", "r16": "XCHG_RM16_R16", "r32": "XCHG_RM32_R32", "r64": "XCHG_RM64_R64"}   # xchg ecx, [rax]
-
-
-def xchg_choice(mnemonic: str, ops: tuple) -> tuple[Form, tuple] | None:
-    """``(form, its operands)`` for ``xchg`` of two registers where GNU as does not encode the form the operands
-    name: ``xchg eax, ecx`` is ``xchg ecx, eax`` (91, the operands exchanged: the same instruction), ``xchg ecx, [rax]``
-    is ``xchg [rax], ecx`` (87 08), ``xchg ax, ax`` is NOPW (66 90) and ``xchg rax, rax`` NOPD (90). None for every
-    other instruction."""
-    if len(ops) != 2 or canonical(mnemonic) != "xchg": return None
-    a, b = ops
-    if not isinstance(a, Reg): return None
-    if isinstance(b, Mem) and b.__class__ is not VsibMem and a.kind in _XCHG_RM and b.size in (0, a.size):
-        return get_form(_XCHG_RM[a.kind]), (b.with_size(a.size), a)   # xchg ecx, [rax]: the r/m form, memory first
-    if not isinstance(b, Reg): return None
-    if a is b and a.name in _XCHG_SELF_NOP: return get_form(_XCHG_SELF_NOP[a.name]), ()
-    if a.name in _XCHG_ACCUMULATOR and b.kind == a.kind and b is not a: return get_form(_XCHG_ACCUMULATOR[a.name]), (b, a)
-    return None
 
 
 def _accumulator_nop(f: Form, ops: tuple) -> bool:
@@ -119,20 +107,6 @@ STRING_MNEMONICS = frozenset({f"{m}{s}" for m in STRING_GENERIC for s in "bwdq" 
                              | STRING_GENERIC | {"xlat", "xlatb", "maskmovdqu", "maskmovq", "vmaskmovdqu"})
 
 
-def _movabs_form(f: Form) -> bool:
-    """The forms GNU as writes ``movabs``: mov with a moffs operand or a 64-bit immediate."""
-    return any(o.loc == "moffs" or o.imm == 64 for o in f.operands)
-
-
-
-
-
-# Instructions that read a 16-bit selector or word whatever the operand size (SDM Vol.2 LLDT, LTR, LMSW: "The
-# operand-size attribute has no effect on this instruction"; VERR/VERW, LKGS: a 16-bit selector). Their o16 forms
-# (66 0F 00 /2) are what `data16` asks for, as in GNU as (`data16 lldt ax`, `data16 ltr word ptr [rax]`).
-SELECTOR_READ = ("lldt", "ltr", "verr", "verw", "lmsw", "lkgs")
-
-
 def _sized_kind(f: Form) -> str:
     """"addr32" for a form with a 32-bit implicit address (MONITORD), "data16" for a 16-bit branch (o16: XBEGIN_REL16,
     JMP_REL16), "data16 addr32" for both (LOOP_REL8_16_ECX), else "": the forms that only their prefix words (or their
@@ -163,7 +137,9 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
         raise UnknownMnemonicError(f"{mnemonic} without a mnemonic (write `{mnemonic} vaddps …`)")
     forms = forms_of(canonical(name))
     movabs = mnemonic == "movabs"
-    if movabs: forms = [f for f in forms if _movabs_form(f)]   # mov restricted to moffs and imm64 (GNU as, llvm-mc)
+    if movabs:   # mov restricted to moffs and imm64 (GNU as, llvm-mc)
+        from ._narrow import _movabs_form
+        forms = [f for f in forms if _movabs_form(f)]
     ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
     ok = [f for f in ok if not _accumulator_nop(f, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
     if evex_only or vex_only or sized or any(getattr(x, "hi16", False) for x in ops):   # (x86gen._narrow)
@@ -271,16 +247,10 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False, compil
     raises `LabelContextError`); ``labels`` is accepted for compatibility and changes nothing. With
     ``compiled=False`` a plan that would be compiled is the calls of the forms' encoders instead (`_fallback`,
     not kept: the same choice and bytes, slower)."""
-    xchg = xchg_choice(mnemonic, ops)
-    if xchg is not None:
-        enc = xchg[0].encode
-        if not xchg[1]: return (lambda a, b: enc()), False
-        if not isinstance(ops[1], Mem): return (lambda a, b: enc(b, a)), False
-        bits = xchg[0].operands[0].mem
-        def swapped(a, b):
-            if b.label is not None: raise LabelOperand
-            return enc(b.with_size(bits), a)
-        return swapped, False
+    if len(ops) == 2 and canonical(mnemonic) == "xchg":   # GNU as's xchg operands (x86gen._operand_rewrites)
+        from ._operand_rewrites import xchg_plan
+        plan = xchg_plan(mnemonic, ops)
+        if plan is not None: return plan, False
     forms, check = candidates(mnemonic, sig, ops)
     rel = any(f.is_branch for f in forms)
     mem_at = next((i for i, s in enumerate(sig) if s[0] == "m"), None)
@@ -288,8 +258,10 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False, compil
     else:
         alts = _vex_alternatives(forms)
         if len(alts) < 2: mode, chosen = "one", forms[:1]
-        elif _by_rm_register(alts, sig): mode, chosen = "vex", alts
-        else: return _fallback(mnemonic, "vex", alts, mem_at), rel
+        else:
+            from ._vex_rm_swap import _by_rm_register
+            if _by_rm_register(alts, sig): mode, chosen = "vex", alts
+            else: return _fallback(mnemonic, "vex", alts, mem_at), rel
     key = (mnemonic, mode, mem_at, sig, tuple(f.id for f in chosen))
     plan = _COMPILED.get(key)
     if plan is None and not compiled: return _fallback(mnemonic, mode, chosen, mem_at), rel
@@ -305,19 +277,6 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False, compil
     return plan, rel
 
 
-def _rm_index(f: Form) -> int | None:
-    return next((i for i, o in enumerate(f.operands) if o.loc == "rm"), None)
-
-
-def _by_rm_register(alts: tuple[Form, ...], sig: tuple) -> bool:
-    """Can the VEX alternatives be told apart by the register in ModRM.rm? True when all may take the
-    2-byte prefix (map 0F, not W1) and each puts a different register operand in rm: the 2-byte prefix
-    is then possible exactly when that register is below r8 (it has no B̄ bit)."""
-    rms = [_rm_index(f) for f in alts]
-    return (all(f.encoding_kind == "vex" and f.opcode_map == 1 and f.w != 1 for f in alts) and None not in rms
-            and len(set(rms)) == len(rms) and all(sig[i][0] != "m" for i in rms))
-
-
 def _compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chosen: tuple[Form, ...], rel: bool):
     """The plan compiled (`x86gen._plan_compiler`, loaded on the first signature met twice)."""
     from ._plan_compiler import compile_plan
@@ -326,7 +285,9 @@ def _compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chos
 
 def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | None):
     """The plan as calls of the forms' own functions (VEX alternatives that the rm register cannot tell apart)."""
-    if mode == "vex": inner = _shortest_of(forms)
+    if mode == "vex":
+        from ._vex_rm_swap import _shortest_of
+        inner = _shortest_of(forms)
     elif mode == "one": inner = forms[0].encode
     else:
         def inner(*ops, ip=0):
@@ -346,24 +307,6 @@ def _vex_alternatives(forms: tuple[Form, ...]) -> tuple[Form, ...]:
     bytes are shorter for the form that leaves r8-r15 out of rm; GNU as and llvm-mc swap likewise."""
     if forms[0].encoding_kind != "vex": return ()
     return tuple(f for f in forms if f.length == forms[0].length)
-
-
-def _shortest_of(forms: tuple[Form, ...]):
-    encs = tuple(f.encode for f in forms)
-    def enc(*ops):
-        best = encs[0](*ops)
-        if best[0] == 0xC5: return best   # already the 2-byte VEX prefix
-        for e in encs[1:]:
-            b = e(*ops)
-            if len(b) < len(best): best = b
-        return best
-    return enc
-
-
-
-
-
-
 
 
 def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
@@ -398,24 +341,6 @@ def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
     except LabelOperand: raise label_error(mnemonic, ops) from None
 
 
-def lea_low_bits(mnemonic: str, ops: tuple) -> tuple | None:
-    """``lea r16/r32, [addr]`` with an absolute address a disp32 cannot reach (a far `Mem`): the same operands with
-    the disp32 that has the address's low 32 bits, or None. lea with a 16/32-bit destination keeps only the low
-    bits of the effective address (SDM Vol.2 LEA: the address is truncated to the operand size), so these are the
-    same instruction. Addresses whose upper 32 bits are neither all 0 nor all 1 stay refused: GNU as truncates
-    them with a warning ("shortened")."""
-    if mnemonic != "lea" or len(ops) != 2: return None
-    r, m = ops
-    if m.__class__ is not Mem or not m.far or not isinstance(r, Reg) or r.size >= 64: return None
-    a = m.disp & 0xFFFFFFFFFFFFFFFF
-    if a >> 32 not in (0, 0xFFFFFFFF): return None
-    low = a & 0xFFFFFFFF
-    return (r, Mem(None, None, 1, low - (1 << 32) if low >> 31 else low, m.size))
-
-
-
-
-
 _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {signature: …: plan}}
 
 
@@ -436,11 +361,12 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
         raise no_form_error(mnemonic, ops, forms_of(canonical(mnemonic))) from None
     if "l" in key[1:]: raise label_error(mnemonic, ops)   # (never cached: the fast path comes back here)
     if key[0] == "lea" and key[-1][:5] == "moffs":
+        from ._operand_rewrites import lea_low_bits
         near = lea_low_bits(mnemonic, ops)
         if near is not None: return _encode(mnemonic, near, ip)
     plan = _PLANS.get(key)
     if plan is None:
-        if any(x.__class__ in _DECORATED for x in ops):   # masks, broadcast: the EVEX slow path (no plan)
+        if _decorated(ops):   # masks, broadcast: the EVEX slow path (no plan)
             return _evex_encode(mnemonic, ops, None, ip)
         if key not in _MET:
             # the signature's first use: the chosen forms' own (generated) encoders, as `_fallback` calls them; its

@@ -12,9 +12,8 @@ from collections.abc import Callable
 from . import _table
 from ._gen.schema import FORM_FIELDS
 from ._runtime import describe_operand, operand_error
-from ._table import Operand, imm_ranges, static_length, syntax
-from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
-from .memory import A32Mem, a32_error
+from ._table import Operand, static_length
+from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
 
 __all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
 
@@ -80,54 +79,31 @@ class Form:
         except TypeError:
             if len(operands) != len(self.operands): raise operand_error(self.id, operands, 0) from None
             raise
-        except OperandError:
-            from ._evex import decorated, encode_form
-            if decorated(operands): return encode_form(self, operands, None, **kw)   # masks, broadcast (the slow path)
-            if A32Mem in map(type, operands): return self._a32(operands, kw)
-            ints = int_operands(operands)   # immediates given as bool / numpy integers: retry with ints
-            if ints is None: raise
-            return self._enc(*ints, **kw)
+        except OperandError as ex:   # masks, broadcast, 32-bit addresses, int-like immediates (x86gen._form_rare)
+            from ._form_rare import retry
+            return retry(self, operands, kw, ex)
 
     def _a32(self, operands: tuple, kw: dict) -> bytes:
         """The form's bytes for operands with a 32-bit address (`A32Mem`, which its encoder refuses): those of the
         64-bit address with the address-size prefix 0x67 (SDM Vol.2 3.6), placed as `x86gen.prefixes.layout` does."""
-        from ._table import IMPLICIT_MEM
-        from .prefixes import layout
-        if any(o.loc in IMPLICIT_MEM for o in self.operands):   # 0x67 makes all of a string instruction's addresses 32-bit
-            raise OperandError(f"{self.id} ({self.syntax}) {fmt_operands(operands)}: x86gen encodes string instructions with"
-                               " 64-bit addresses only ([rsi]/[rdi]; with 0x67 every one of its addresses would be 32-bit)")
-        plain = tuple(x.plain if x.__class__ is A32Mem else x for x in operands)
-        try: body = self(*plain, **kw)
-        except EncodeError as ex: raise a32_error(ex, plain, operands) from None   # (the operands as given: [eax])
-        return layout([], self, body, None, True)
+        from ._form_rare import a32
+        return a32(self, operands, kw)
 
     def accepts(self, *operands, ip: int = 0, rc: int | None = None) -> bool:
         """True when this form encodes ``operands``: as many as it has, each of a kind it takes (register
         class or fixed register, memory of its size or unsized, an int-like immediate) and immediates or
         branch targets (absolute, with the instruction at ``ip``) that fit. This is the test `x86gen.encode`
         and `x86gen.select_form` choose forms by."""
-        if len(operands) != len(self.operands): return False
-        from . import _evex
-        if rc is not None or _evex.decorated(operands):   # AVX-512 decorations: allowed by the form, plain operands fit
-            if not _evex._matches(self, operands, rc) or _evex.why_not(self, operands, rc) is not None: return False
-            operands = _evex.plain_operands(operands)
-        from .encoder import _matches
-        ints = int_operands(operands)
-        if ints is not None: operands = ints
-        return all(_matches(o, x) for o, x in zip(self.operands, operands)) and self.fits(*operands, ip=ip)
+        from ._form_rare import accepts
+        return accepts(self, operands, ip, rc)
 
     def encode_rel(self, rel: int = 0, *operands) -> tuple[bytes, int]:
         """A branch form's bytes with displacement ``rel`` (counted from the end of the instruction, as the
         CPU does; 0 is a placeholder) and the offset of the displacement field in them, for a backend that
         lays out code itself and patches the field later: ``b[off:off + 4] = (target - end).to_bytes(4, "little",
         signed=True)``. Raises `x86gen.ImmediateRangeError` if ``rel`` does not fit the field."""
-        i = next((k for k, o in enumerate(self.operands) if o.kind.startswith("rel")), None)
-        if i is None: raise OperandError(f"{self.id} ({self.syntax}) is no branch form")
-        rel = operator.index(rel)
-        ops = list(operands)
-        ops.insert(i, rel + self.length)   # the absolute target, with the instruction at 0
-        b = self(*ops, ip=0)
-        return b, len(b) - self.operands[i].imm // 8
+        from ._form_rare import encode_rel
+        return encode_rel(self, rel, operands)
 
     def fits(self, *operands, ip: int = 0) -> bool:
         """True when the immediates/branch targets of ``operands`` fit this form's fields."""
@@ -138,18 +114,18 @@ class Form:
     @property
     def source(self) -> str:
         """The Python source of this form's encoder: its shape's generated function, and the constants bound."""
-        if self._enc is None: self._build()
-        import inspect
-        fn = _shape(self.row.shape)
-        args = ", ".join(repr(a) for a in (self.id, *self.row.shape_args))
-        return f"{inspect.getsource(fn)}# {self.id}: enc, fits = {fn.__name__}({args})\n"
+        from ._form_rare import source
+        return source(self)
 
     @property
     def syntax(self) -> str:
         """Intel-style signature, e.g. ``add r/m32, r32``, ``addr32 monitor`` (`x86gen._table.syntax`)."""
+        from ._table_rare import syntax
         return syntax(self.row)
 
     def imm_ranges(self, i: int):
+        """The values operand ``i`` (an immediate or branch target) accepts: one or two closed intervals (`x86gen._table.imm_ranges`)."""
+        from ._table_rare import imm_ranges
         o = self.operands[i]
         return imm_ranges(o.imm, self.operand_size, o.sext, o.kind.startswith("rel"))
 
@@ -190,9 +166,8 @@ def forms_of(mnemonic: str) -> list[Form]:
     if hit is not None: return hit
     rows = _table.rows_of(mnemonic)
     if rows is None:
-        import difflib
-        close = difflib.get_close_matches(mnemonic, _table.mnemonics(), 3) if len(mnemonic) <= 32 else []
-        raise UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+        from ._form_rare import unknown_mnemonic_error
+        raise unknown_mnemonic_error(mnemonic, _table.mnemonics())
     forms = []
     for r in rows:
         f = _BY_ID.get(r.id)

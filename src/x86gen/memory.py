@@ -14,7 +14,7 @@ from __future__ import annotations
 import operator
 from struct import Struct
 
-from .errors import ImmediateRangeError, OperandError, fmt_int, fmt_value
+from .errors import OperandError, fmt_int, fmt_value
 from .registers import REGISTERS, Gpr32, Gpr64, Reg, Rip, Xmm, Ymm, Zmm
 
 # Operand sizes in bits and their Intel size keywords. The x87 environment and state images have the
@@ -45,62 +45,29 @@ _EIP = REGISTERS["eip"]
 _RIP = REGISTERS["rip"]
 
 
-def _shape32(base, index, scale) -> tuple:
-    """`_shape` of a 32-bit address (a 32-bit base or index register, or eip): the same ModRM, SIB and displacement as
-    the 64-bit registers of the same numbers, with the address-size prefix 0x67 (SDM Vol.2 2.1.1 group 4, 3.6: in
-    64-bit mode 0x67 selects 32-bit addressing; Table 2-2's special cases are those of 64-bit addressing, 2.2.1.3).
-    Every register of the address must be 32-bit: an address has one address size."""
-    def wide(r):   # a register of a 64-bit address: refused with the reason
-        return r is not None and (r.__class__ is Gpr64 or r is _RIP)
-    if wide(base) or wide(index):
-        parts = " and ".join(r.name for r in (base, index) if r is not None)
-        raise OperandError(f"memory operand mixes 32- and 64-bit address registers ({parts}): an address is either 64-bit"
-                           " or 32-bit (the 0x67 prefix; SDM Vol.2 3.6 address-size attribute), all its registers of that size")
-    if base is not None and base is not _EIP and base.__class__ is not Gpr32:
-        raise OperandError(f"memory base must be a 32-bit register or eip in a 32-bit address, not {fmt_value(base)}")
-    if index is not None and index.__class__ is Gpr32:
-        if index.num == 4:
-            raise OperandError("esp cannot be an index register (SIB.index=100 means no index; SDM Vol.2 Table 2-3)")
-        index64 = REGISTERS[index.name].sized(64)
-    else: index64 = index
-    base64 = None if base is None else _RIP if base is _EIP else base.sized(64)
-    shape = (*(_SHAPES.get((base64, index64, scale)) or _shape(base64, index64, scale))[:8], True)
-    _SHAPES[base, index, scale] = shape
-    return shape
-
-
 def _shape(base, index, scale) -> tuple:
     """Check a ``(base, index, scale)`` and compute its entry in `_SHAPES` (first use only)."""
-    if base is _EIP or base.__class__ is Gpr32 or index.__class__ is Gpr32: return _shape32(base, index, scale)
-    if base is not None and base.__class__ not in (Gpr64, Rip):
-        raise OperandError(f"memory base must be a 64-bit register or rip, not {fmt_value(base)} (or, in a 32-bit address, a"
-                           " 32-bit register or eip)")
-    vsib = None
-    if index is not None:
-        if isinstance(index, (Xmm, Ymm, Zmm)):
-            # VSIB (SDM Vol.2 2.3.12): SIB.index names a vector register (VEX.X̄ its bit 3; EVEX: X̄ bit 3 and V̄' bit 4,
-            # 2.7.2, so xmm16-31/ymm16-31 and zmm indexes are EVEX only); every number is an index, xmm4/ymm4
-            # included (SIB.index = 100 means "no index" only for a general register)
-            vsib = "mx" if isinstance(index, Xmm) else "my" if isinstance(index, Ymm) else "mz"
-        elif index.__class__ is not Gpr64:
-            raise OperandError(f"memory index must be a 64-bit general register, not {fmt_value(index)} (or an xmm/ymm/zmm"
-                               " register: the VSIB operand of a gather; a 32-bit one in a 32-bit address)")
-        elif index.num == 4:
-            raise OperandError("rsp cannot be an index register (SIB.index=100 means no index; SDM Vol.2 Table 2-3)")
-        if base is not None and base.__class__ is Rip:
-            raise OperandError("rip-relative addressing takes no index register")
-    try: scale_ok = scale in _SCALE_BITS
-    except TypeError: scale_ok = False   # unhashable
-    if not scale_ok:
-        raise OperandError(f"scale must be 1, 2, 4 or 8, not {fmt_int(scale, True) if scale.__class__ is int else fmt_value(scale)}")
-    if index is None and scale != 1:
-        raise OperandError(f"scale {scale} without an index register")
+    if base is _EIP or base.__class__ is Gpr32 or index.__class__ is Gpr32:   # a 32-bit address (`A32Mem`)
+        from ._memory_rare import shape32
+        return shape32(base, index, scale)
+    # VSIB (SDM Vol.2 2.3.12): SIB.index names a vector register (VEX.X̄ its bit 3; EVEX: X̄ bit 3 and V̄' bit 4, 2.7.2,
+    # so xmm16-31/ymm16-31 and zmm indexes are EVEX only); every number is an index, xmm4/ymm4 included (SIB.index =
+    # 100 means "no index" only for a general register, so rsp cannot be one: SDM Vol.2 Table 2-3)
+    vsib = None if index is None or index.__class__ is Gpr64 else \
+        "mx" if isinstance(index, Xmm) else "my" if isinstance(index, Ymm) else "mz" if isinstance(index, Zmm) else None
+    try: scale_bits = _SCALE_BITS.get(scale)
+    except TypeError: scale_bits = None   # unhashable
+    if ((base is not None and base.__class__ is not Gpr64 and base.__class__ is not Rip) or scale_bits is None
+            or (index is None and scale != 1)
+            or (index is not None and (base.__class__ is Rip or (vsib is None and (index.__class__ is not Gpr64 or index.num == 4))))):
+        from ._memory_rare import address_error  # (the checks in order, with their messages)
+        raise address_error(base, index, scale)
     is_reg = base is not None and base.__class__ is not Rip
     rex = (index.rex_x if index is not None else 0) | (base.rex_b if is_reg else 0)
     vxb = (index.vx if index is not None else 0x40) | (base.vb if is_reg else 0x20)
     # SIB.index = 100 means "no index" and REX.X does not change that for rsp, so rsp can never be
     # an index (checked above); r12 (100 with REX.X = 1) can.
-    sib = _SCALE_BITS[scale] << 6 | ((index.lo << 3) if index is not None else 0b100 << 3)
+    sib = scale_bits << 6 | ((index.lo << 3) if index is not None else 0b100 << 3)
     if base is None:
         # [index*scale + disp32] or absolute [disp32]: SIB with base = 101 and mod = 00 (no base).
         # An absolute [disp32] needs this SIB form (rm = 100, base = 101, index = 100) too,
@@ -128,45 +95,6 @@ def _integer(x, what: str) -> int:
     """``x`` as an int if it is one (a numpy integer, say); a float or anything else is an error."""
     try: return operator.index(x)
     except TypeError: raise OperandError(f"memory operand {what} must be an integer, not {fmt_value(x)}") from None
-
-
-def _wide(base, index, disp: int, label, modrm32: int, prefix: bytes) -> tuple:
-    """(modrm, tail, disp) of a displacement outside the signed 32-bit range, which ModRM cannot encode:
-
-    - a label's addend (``[rip+label+disp]``): the disp32 is computed by the Assembler, which checks that
-      ``label + disp - end of instruction`` fits; here it is a placeholder 0;
-    - an absolute address (no base, no index) as a 64-bit value: the CPU sign-extends an absolute disp32
-      (SDM Vol.2 2.2.1.3), so 0xffffffff80000000 … 0xffffffffffffffff are disp32 -0x80000000 … -1 and are
-      encoded so; any other address gets no ModRM (modrm None here, then `Mem.far`): only ``mov`` al/ax/eax/rax
-      with a moffs operand (opcodes A0-A3 with an 8-byte address, SDM Vol.2 MOV) can use it. ``disp`` becomes the address as a signed 64-bit
-      value (as iced reports it).
-    """
-    if label is not None:
-        if not -(1 << 63) <= disp < (1 << 64):
-            raise ImmediateRangeError(f"label addend {fmt_int(disp)} does not fit in 64 bits")
-        return modrm32, prefix + _pack_disp32(0), disp
-    if base is None and index is None:
-        if not -(1 << 63) <= disp < (1 << 64):
-            raise ImmediateRangeError(f"absolute address {fmt_int(disp)} does not fit in 64 bits")
-        if disp >= 1 << 63: disp -= 1 << 64
-        if -(1 << 31) <= disp < (1 << 31): return modrm32, prefix + _pack_disp32(disp), disp
-        return None, None, disp
-    raise ImmediateRangeError(f"displacement {fmt_int(disp)} does not fit in a signed 32-bit field")
-
-
-class _Unreachable:
-    """The ModRM and tail of a far absolute address (see `_wide`): a form that would encode it through ModRM
-    (``modrm | reg``, ``bytes + tail``, ``struct.pack(.., modrm)``) raises an OperandError naming the address instead, at no cost to the
-    forms' code for every other operand."""
-    __slots__ = ("address",)
-
-    def __init__(self, disp: int): self.address = disp & 0xFFFFFFFFFFFFFFFF
-
-    def _raise(self, *_args):
-        raise OperandError(f"address {self.address:#x} is out of reach of an absolute [disp32] (sign-extended, SDM Vol.2"
-                           " 2.2.1.3): only the moffs forms of mov (al/ax/eax/rax, movabs) take a 64-bit address")
-
-    __or__ = __ror__ = __add__ = __radd__ = __index__ = _raise   # (struct.pack takes __index__)
 
 
 class Mem:
@@ -197,14 +125,16 @@ class Mem:
             disp -= 1 << 32
             modrm, tail = (modrm8, prefix + _DISP8[disp & 0xFF]) if modrm8 is not None and disp >= -128 else \
                 (modrm32, prefix + _pack_disp32(disp))
-        else:
-            modrm, tail, disp = _wide(base, index, disp, label, modrm32, prefix)
+        else:   # a label's addend or an absolute address beyond a disp32 (or an error)
+            from ._memory_rare import wide
+            modrm, tail, disp = wide(base, index, disp, label, modrm32, prefix)
         sig = _SIGS.get(size) if size else "m"
         if sig is None:
             raise OperandError(f"unknown memory operand size {fmt_int(size, True)} bits (use {', '.join(map(str, MEMORY_SIZES))} or 0)")
         if modrm is None:   # a 64-bit absolute address: only the moffs forms (A0-A3) take it
             sig = "moffs" + sig[1:]
-            modrm = tail = _Unreachable(disp)
+            from ._memory_rare import Unreachable
+            modrm = tail = Unreachable(disp)
         elif vsib is not None:   # a vector index: a VsibMem, which only the VSIB forms take ("mx32": xmm index, dword)
             sig = vsib + sig[1:]
             self.__class__ = VsibMem
@@ -229,7 +159,7 @@ class Mem:
     @property
     def far(self) -> bool:
         """A 64-bit absolute address that ModRM cannot encode (only the moffs forms take it)."""
-        return self.modrm.__class__ is _Unreachable
+        return self.modrm.__class__ is not int   # (an `x86gen._memory_rare.Unreachable`)
 
     def with_size(self, size: int) -> Mem:
         """The same address with another operand size (bits)."""
@@ -241,25 +171,17 @@ class Mem:
         always writes disp32. Operands without a base register (``[disp32]``, ``[rip+disp32]``) already
         have one and are returned as they are. EVEX forms do not keep it: they re-encode the displacement
         with their disp8*N scale (`disp8n`), so a multiple of N in range still becomes a disp8 there."""
-        shape = _SHAPES.get((self.base, self.index, self.scale)) or _shape(self.base, self.index, self.scale)
-        if shape[2] is None: return self   # no base register: the displacement is a disp32 already
-        m = Mem(self.base, self.index, self.scale, self.disp, self.size, self.label)
-        m.modrm, m.tail = shape[4], shape[3] + _pack_disp32(self.disp)
-        return m
+        from ._memory_rare import with_disp32
+        return with_disp32(self)
 
     def with_sib(self) -> Mem:
         """The same operand written with a SIB byte where ModRM alone would do: ``[rax]`` as ModRM.rm = 100 and
         SIB (index 100, "none"; base rax), as the AMX sibmem operands need it (SDM Vol.2 TILELOADD/TILESTORED:
         the memory operand must use a SIB byte, #UD otherwise). Operands with an index, an rsp/r12 base or no base
         have a SIB byte already and are returned as they are; RIP-relative ones have no SIB form (`OperandError`)."""
-        base = self.base
-        if base is not None and base.__class__ is Rip:
-            raise OperandError(f"{self}: a RIP-relative address has no SIB byte (a sibmem operand needs one)")
-        if self.index is not None or base is None or base.lo == 0b100: return self
-        m = Mem(base, None, 1, self.disp, self.size, self.label)
-        m.modrm = (self.modrm & 0b11_000_000) | 0b100
-        m.tail = bytes((0b00_100_000 | base.lo,)) + self.tail   # SIB: scale 1, index 100 (none), base
-        return m
+        from ._memory_rare import with_sib
+        return with_sib(self)
+
     def disp8n(self, n: int) -> tuple:
         """(ModRM mod/rm bits, tail) of this operand in an EVEX instruction whose disp8 is scaled by ``n`` bytes
         (compressed displacement, SDM Vol.2 2.7.5): a displacement that is a multiple of ``n`` with
@@ -292,26 +214,13 @@ class Mem:
         """The same operand with a segment override (``"fs"``, ``"gs"``, ``"es"``, ``"cs"``, ``"ss"``, ``"ds"``; a segment
         register object works too): a `SegMem`, which `x86gen.encode`, the `Assembler` and the text parser encode
         with the segment prefix byte (SDM Vol.2 2.1.1, group 2; see `x86gen.prefixes`). None: the operand without one."""
-        if seg is None: return Mem(self.base, self.index, self.scale, self.disp, self.size, self.label)
-        name = getattr(seg, "name", seg)
-        if name.__class__ is not str or name.lower() not in SEGMENTS:
-            raise OperandError(f"unknown segment {fmt_value(seg)} (use one of {', '.join(SEGMENTS)})")
-        m = object.__new__(SegMem)
-        for k in Mem.__slots__: setattr(m, k, getattr(self, k))
-        m.seg = name.lower()
-        m.sig = f"{m.seg}:{self.sig}"
-        return m
+        from ._memory_rare import with_segment
+        return with_segment(self, seg)
 
     def address(self) -> str:
         """The bracketed address in Intel syntax, e.g. ``[rdi+rsi*4+0xa]``."""
-        parts = []
-        if self.base is not None: parts.append(self.base.name)
-        if self.index is not None: parts.append(f"{self.index.name}*{self.scale}" if self.scale != 1 else self.index.name)
-        s = "+".join(parts)
-        if self.label is not None: s += ("+" if s else "") + str(self.label)
-        if self.far: s = f"{self.disp & 0xFFFFFFFFFFFFFFFF:#x}"   # a 64-bit absolute address
-        elif self.disp or not s: s += (f"-{-self.disp:#x}" if self.disp < 0 else (f"+{self.disp:#x}" if s else f"{self.disp:#x}"))
-        return f"[{s}]"
+        from ._memory_rare import address
+        return address(self)
 
     def __str__(self) -> str:
         name = SIZE_NAMES.get(self.size)
@@ -362,16 +271,9 @@ class Bcst(Mem):
 
     @classmethod
     def of(cls, m: Mem) -> Bcst:
-        if m.__class__ is not Mem:
-            raise _evex_error(f"{m}: only a plain memory operand can be a broadcast source (not VSIB, segment-overridden or"
-                              " one already broadcast)")
-        if m.size not in (16, 32, 64):
-            raise _evex_error(f"{m}: a broadcast element is a word, dword or qword (m16bcst/m32bcst/m64bcst, SDM Vol.2 2.7.5),"
-                              f" not {SIZE_NAMES.get(m.size, 'unsized') if m.size else 'unsized'}: write dword(...).bcst")
-        b = object.__new__(cls)
-        for k in Mem.__slots__: setattr(b, k, getattr(m, k))
-        b.sig = f"b{m.size}"
-        return b
+        """``m`` (a plain `Mem` of 16, 32 or 64 bits) as a broadcast source (`x86gen.EvexOperandError` otherwise)."""
+        from ._memory_rare import bcst_of
+        return bcst_of(cls, m)
 
     @property
     def kind(self) -> str: return f"m{self.size}bcst"
@@ -418,22 +320,8 @@ class A32Mem(Mem):
     @property
     def plain(self) -> Mem:
         """The same operand with the 64-bit registers of the same numbers (rip for eip): the bytes without 0x67."""
-        b, i = self.base, self.index
-        m = object.__new__(VsibMem if isinstance(i, (Xmm, Ymm, Zmm)) else Mem)
-        for k in Mem.__slots__: setattr(m, k, getattr(self, k))   # the same bytes (a with_disp32 or with_sib one too)
-        m.base = None if b is None else _RIP if b is _EIP else b.sized(64)
-        if i is not None and i.__class__ is Gpr32: m.index = i.sized(64)
-        m.sig = self.sig[4:]
-        return m
-
-
-def a32_error(err: Exception, plain: tuple, ops: tuple) -> Exception:
-    """``err`` (an `EncodeError` raised for the `A32Mem.plain` operands ``plain``) with the addresses as they were
-    given in ``ops`` (``[eax]``, not the ``[rax]`` of the bytes without 0x67), of the same class."""
-    msg = str(err)
-    for p, o in zip(plain, ops):
-        if p is not o and isinstance(o, Mem): msg = msg.replace(p.address(), o.address())
-    return type(err)(msg)
+        from ._memory_rare import a32_plain
+        return a32_plain(self)
 
 
 class VsibMem(Mem):
@@ -493,3 +381,14 @@ def _sized(bits: int):
 
 byte, word, dword, qword = _sized(8), _sized(16), _sized(32), _sized(64)
 xmmword, ymmword, zmmword = _sized(128), _sized(256), _sized(512)
+
+
+# names defined in x86gen._memory_rare (loaded on first use), importable from here
+_ELSEWHERE = {"a32_error": "a32_error", "_shape32": "shape32", "_wide": "wide", "_Unreachable": "Unreachable"}
+
+
+def __getattr__(name: str):
+    rare = _ELSEWHERE.get(name)
+    if rare is None: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import _memory_rare
+    return getattr(_memory_rare, rare)

@@ -239,18 +239,6 @@ REGISTERS["eip"] = Rip("eip", 5, 32)
 # Aliases accepted on input: r8l … r15l (Intel's spelling of r8b … r15b).
 ALIASES = {f"r{i}l": REGISTERS[f"r{i}b"] for i in range(8, 16)}
 
-# The register names of every x86-64 register file, as GNU as and llvm-mc spell them in Intel syntax:
-# general, rip/eip/ip, segment (SDM Vol.1 3.4.2), control and debug (Vol.3 2.5, 18.2), x87 st(i)
-# and MMX (Vol.1 8.1, 9.2), xmm/ymm/zmm 0-31 and opmask k0-k7 (Vol.1 15.1), AMX tiles (tmm), MPX
-# bounds (bnd), and GNU as's zero index eiz/riz. Text reads any of these as a register, never as a
-# label; the ones REGISTERS lacks are reported as not supported (`x86gen.text.UNSUPPORTED_REGISTERS`).
-X86_REGISTER_NAMES = frozenset([
-    *REGISTERS, *ALIASES, "eip", "ip", "es", "cs", "ss", "ds", "fs", "gs", "eiz", "riz", "st",
-    *(f"{p}{i}" for p in ("cr", "dr") for i in range(16)), *(f"st({i})" for i in range(8)),
-    *(f"mm{i}" for i in range(8)), *(f"{p}mm{i}" for p in "xyz" for i in range(32)), *(f"k{i}" for i in range(8)),
-    *(f"tmm{i}" for i in range(8)), *(f"bnd{i}" for i in range(4)),
-])
-
 globals().update(REGISTERS)
 _BY_NUMBER: dict[tuple[str, int, int], Reg] = {(("v" if r.kind in ("xmm", "ymm", "zmm") else "g"), r.num, r.size): r
                                               for r in REGISTERS.values() if r.kind[0] in "rxyz" and r.kind != "rip" and not r.high}
@@ -279,3 +267,10 @@ def vec(num: int, bits: int = 128) -> Reg:
 
 __all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "XmmHigh", "YmmHigh", "Zmm", "KReg", "Mmx", "Tmm",
            "StReg", "SegReg", "CrReg", "DrReg", "Rip", "REGISTERS", *REGISTERS]
+
+
+def __getattr__(name: str):
+    if name == "X86_REGISTER_NAMES":   # (x86gen._register_names, loaded on first use: the text parser's)
+        from ._register_names import X86_REGISTER_NAMES
+        return X86_REGISTER_NAMES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

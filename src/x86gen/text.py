@@ -957,5 +957,5 @@ def clear_caches() -> None:
     _OPERANDS.clear()
     _LINES.clear()
     import sys
-    asm = sys.modules.get(__package__ + ".program_text")
-    if asm is not None: asm._LINE_CACHE.clear()
+    program_text = sys.modules.get(__package__ + ".program_text")
+    if program_text is not None: program_text._LINE_CACHE.clear()

@@ -8,8 +8,9 @@ page tables for the first GiB (2 MiB pages), sets CR4.PAE/OSFXSR/OSXMMEXCPT/OSXS
 CPUID.(EAX=7,ECX=0).EBX and XCR0, calls the payload (System V: rsp 16-byte aligned before the call, interrupts off so
 the red zone is safe), which returns rax = the address and rdx = the length of its output, prints that memory in hex
 and stops Bochs through its shutdown port (0x8900). All output goes through Bochs's port 0xE9 hack to its stdout.
-There is no IDT: an exception in the payload is a triple fault, which (``reset_on_triple_fault=0``) makes Bochs panic
-and exit, and `run` raises `BochsError` with the log's last lines.
+An exception in the guest goes to a handler that prints its vector, error code, rip and cr2 and stops Bochs; `run`
+raises `BochsError` with them (and with the log's last lines when Bochs stops otherwise: a triple fault makes it
+panic and exit, with ``reset_on_triple_fault=0``, instead of booting again).
 
 Debian's bochs 2.7 has no ``nogui`` display library; its ``rfb`` one with ``timeout=0`` does not wait for a VNC client.
 Its build includes the debugger, which stops before the first instruction, so a command file says ``continue``.
@@ -173,6 +174,21 @@ lm64:   mov $0x10, %ax
         mov %ax, %es
         mov %ax, %ss
         mov $0x80000, %rsp
+        # IDT at 0x4000: vectors 0-31 (exceptions) go to exc_N, which print the vector, error code and rip
+        mov $0x4000, %edi
+        lea exc_table(%rip), %rsi
+        mov $32, %ecx
+1:      movzwl (%rsi), %eax       # the handlers are below 64 KiB
+        mov %ax, (%rdi)           # offset 15:0
+        movw $0x08, 2(%rdi)       # the 64-bit code segment
+        movw $0x8e00, 4(%rdi)     # present, DPL 0, 64-bit interrupt gate (SDM Vol.3 6.14.1)
+        movl $0, 6(%rdi)          # offset 31:16 and 63:32 (zero), reserved
+        movl $0, 8(%rdi)
+        movl $0, 12(%rdi)
+        add $2, %rsi
+        add $16, %rdi
+        loop 1b
+        lidt idt_ptr(%rip)
         xor %ecx, %ecx
         mov $0xe7, %eax           # XCR0: x87 | SSE | AVX | opmask | ZMM_Hi256 | Hi16_ZMM
         xor %edx, %edx
@@ -194,13 +210,11 @@ lm64:   mov $0x10, %ax
         out %al, $0xe9
         mov $PAYLOAD, %rax
         call *%rax                # returns rax = output address, rdx = its length in bytes
-        mov %rax, %rsi
+        mov %rax, %r12
         mov %rdx, %rbx
-        lea msg_out(%rip), %rdi
-        xchg %rdi, %rsi
-        push %rdi
+        lea msg_out(%rip), %rsi
         call puts
-        pop %rsi
+        mov %r12, %rsi
 6:      test %rbx, %rbx
         jz 7f
         movzbl (%rsi), %edi
@@ -210,6 +224,7 @@ lm64:   mov $0x10, %ax
         jmp 6b
 7:      lea msg_end(%rip), %rsi
         call puts
+shutdown:
         lea msg_shutdown(%rip), %rsi
         mov $0x8900, %dx
 8:      lodsb
@@ -220,6 +235,46 @@ lm64:   mov $0x10, %ax
 9:      cli
         hlt
         jmp 9b
+
+        # exception handlers: the CPU pushes an error code for vectors 8, 10-14, 17, 21, 29 and 30 (SDM Vol.3 6.13);
+        # the others push 0 in its place, so that exc_common finds vector, error code, rip on the stack
+        .irp v, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+exc_\v:
+        .if !(\v == 8 || (\v >= 10 && \v <= 14) || \v == 17 || \v == 21 || \v == 29 || \v == 30)
+        push $0
+        .endif
+        push $\v
+        jmp exc_common
+        .endr
+exc_common:
+        lea msg_exc(%rip), %rsi
+        call puts
+        mov (%rsp), %edi
+        call hex8
+        lea msg_err(%rip), %rsi
+        call puts
+        mov 8(%rsp), %edi
+        call hex32
+        lea msg_rip(%rip), %rsi
+        call puts
+        mov 20(%rsp), %edi
+        call hex32
+        mov 16(%rsp), %edi
+        call hex32
+        lea msg_cr2(%rip), %rsi
+        call puts
+        mov %cr2, %rdi
+        shr $32, %rdi
+        call hex32
+        mov %cr2, %rdi
+        call hex32
+        mov $'\n', %al
+        out %al, $0xe9
+        jmp shutdown
+exc_table:
+        .irp v, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+        .word exc_\v
+        .endr
 
 puts:   lodsb                     # rsi: NUL-terminated string -> port 0xe9
         test %al, %al
@@ -252,6 +307,10 @@ msg_xcr0: .asciz " xcr0="
 msg_out: .asciz "out="
 msg_end: .asciz "\nend\n"
 msg_shutdown: .asciz "Shutdown"
+msg_exc: .asciz "\nexception="
+msg_err: .asciz " error="
+msg_rip: .asciz " rip="
+msg_cr2: .asciz " cr2="
 
         .p2align 3
 gdt:    .quad 0
@@ -260,9 +319,14 @@ gdt:    .quad 0
         .quad 0x00cf9a000000ffff  # 0x18: 32-bit code
 gdt_ptr: .word gdt_ptr - gdt - 1
         .long gdt
+idt_ptr: .word 32 * 16 - 1
+        .quad 0x4000
 """
 
 
+_EXCEPTION = re.compile(r"exception=([0-9a-f]{2}) error=([0-9a-f]{8}) rip=([0-9a-f]{16}) cr2=([0-9a-f]{16})")
+_VECTORS = {0: "#DE", 1: "#DB", 2: "NMI", 3: "#BP", 4: "#OF", 5: "#BR", 6: "#UD", 7: "#NM", 8: "#DF", 10: "#TS", 11: "#NP",
+            12: "#SS", 13: "#GP", 14: "#PF", 16: "#MF", 17: "#AC", 18: "#MC", 19: "#XM", 20: "#VE", 21: "#CP"}
 _DONE = re.compile(r"cpuid7\.ebx=([0-9a-f]{8}) xcr0=([0-9a-f]{8})\nout=([0-9a-f]*)\nend\n")
 
 
@@ -321,6 +385,11 @@ def run(payload: bytes, timeout: float = 60.0) -> Result:
             stdout += f"\n[timed out after {timeout} s]"
         seconds = time.monotonic() - start
         m = _DONE.search(stdout)
+        exc = _EXCEPTION.search(stdout)
+        if exc is not None:
+            vec = int(exc[1], 16)
+            raise BochsError(f"exception {vec} ({_VECTORS.get(vec, 'reserved')}) in the guest, error code {exc[2]}, "
+                             f"rip {exc[3]}, cr2 {exc[4]} (the payload is at {PAYLOAD:#x})")
         if m is None or stdout.count("cpuid7.ebx=") != 1:
             log = (d / "bochs.log").read_text(errors="replace") if (d / "bochs.log").exists() else ""
             lines = [ln for ln in log.splitlines() if "i[" not in ln[:20]][-15:]   # panics, errors, the last exception

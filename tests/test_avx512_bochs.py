@@ -1,12 +1,13 @@
 """tests/test_jit_avx512.py's AVX-512 programs run on Bochs's emulated AVX-512 CPU, for machines without AVX-512.
 
-One Bochs boot (tests/bochs_harness.py) runs every case: the same x86gen-built kernels (imported, not copied), a
-driver also built with x86gen's Assembler that calls each kernel in turn (System V arguments; the data at fixed
-addresses in the payload), and the output memory dumped over port 0xE9. The results are compared bit for bit with
-the same Python references as the JIT tests, guard lanes included (masked stores must leave them alone; masked-off
-loads of the NaN guards or of the gather's out-of-range indices must not happen: index 1 << 30 is 4 GiB past the
-table, which the guest does not map, so a load there would be a page fault and make Bochs stop). Skips, saying why,
-without bochs and its BIOS images (Debian: bochs, bochsbios, vgabios).
+One Bochs boot (tests/bochs_harness.py) runs every case: the JIT tests' n (NS: every tail length, and n up to 1003)
+for each of the three kernels, which are the same x86gen-built programs (imported, not copied), called in turn by a
+driver also built with x86gen's Assembler (System V arguments; the data at fixed addresses in the payload); the
+output memory comes back over port 0xE9. The results are compared bit for bit with the same Python references as
+the JIT tests, guard lanes included (masked stores must leave them alone; masked-off loads of the NaN guards or of
+the gather's out-of-range indices must not happen: index 1 << 30 is 4 GiB past the table, which the guest does not
+map, so a load there is a page fault, which stops the run). Skips, saying why, without bochs and its BIOS images
+(Debian: bochs, bochsbios, vgabios).
 """
 from __future__ import annotations
 
@@ -16,16 +17,15 @@ import struct
 
 import bochs_harness as bochs
 import pytest
-from test_jit_avx512 import build_gather512, build_saxpy512, build_sum512, f32, saxpy_reference, sum_reference
+from test_jit_avx512 import NS, build_gather512, build_saxpy512, build_sum512, f32, saxpy_reference, sum_reference
 
-from x86gen import Assembler, dword
+from x86gen import Assembler, dword, qword
 from x86gen.registers import eax, r11, rax, rbx, rcx, rdi, rdx, rsi, xmm0
 
 _REASON = bochs.unavailable()
 pytestmark = [pytest.mark.skipif(_REASON is not None, reason=f"Bochs cannot run here: {_REASON}"),
               pytest.mark.xdist_group("bochs")]
 
-NS = [0, 1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000, 1003]   # every kind of tail, and the JIT tests' largest n
 ALPHA = 1.75
 SUM_SENTINEL = b"\xef\xbe\xad\xde"   # in each sum's result slot until the driver stores the result there
 
@@ -33,7 +33,7 @@ SUM_SENTINEL = b"\xef\xbe\xad\xde"   # in each sum's result slot until the drive
 class Layout:
     """Bytes at addresses from `bochs.PAYLOAD` on: code and inputs first, then the outputs, dumped in one piece."""
 
-    def __init__(self, driver_room: int = 0x2000):
+    def __init__(self, driver_room: int = 0x4000):
         self.driver_room = driver_room
         self.image = bytearray(driver_room)          # the driver goes first, at PAYLOAD (the loader calls it there)
         self.out = bytearray()
@@ -141,3 +141,14 @@ def test_avx512_kernel_on_bochs(bochs_run, kernel):
     bad = [(n, r.out[off:off + len(want)].hex(), want.hex()) for name, n, off, want in expect
            if name == kernel and r.out[off:off + len(want)] != want]
     assert not bad, f"{kernel}: n, got, expected (first 3 mismatches): {[(n, g[:96], w[:96]) for n, g, w in bad[:3]]}"
+
+
+def test_guest_fault_is_an_error():
+    """A fault in the payload stops the run with the exception, not with a plausible output: a load from 4 GiB,
+    which the guest does not map, is a #PF (the masked-off gather lanes above load from there too)."""
+    a = Assembler(base=bochs.PAYLOAD)
+    a.mov(rax, 1 << 32)
+    a.mov(rax, qword(rax))
+    a.ret()
+    with pytest.raises(bochs.BochsError, match=r"exception 14 \(#PF\).* cr2 0000000100000000"):
+        bochs.run(a.assemble())

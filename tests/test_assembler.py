@@ -357,7 +357,7 @@ def test_rcx_operands_and_misc():
 
 def test_five_operand_instruction_in_a_program():
     """vpermil2ps takes five operands (four registers and the is5 selector): its Assembler record has room for all of
-    them (assembler._RL), through the generated method, `emit` and text, and the listing shows all five."""
+    them (assembler.RECORD_LEN), through the generated method, `emit` and text, and the listing shows all five."""
     R = x86gen.REGISTERS
     ops = (R["xmm1"], R["xmm2"], R["xmm3"], R["xmm4"], 2)
     a = x86gen.Assembler()

@@ -512,9 +512,10 @@ def test_assembler_records_decorations():
     a.vaddps(Z(1), Z(2), Z(3), rc=x86gen.RD_SAE)
     (_, b1, t1), (_, b2, t2) = a.lines()
     assert (b1.hex(" "), b2.hex(" ")) == ("62 f1 6c d9 58 08", "62 f1 6c 38 58 cb")   # llvm-mc 14
-    from x86gen.assembler import _RL  # record width: mnemonic, bytes, operand slots
+    from x86gen.assembler import RECORD_LEN  # record width: mnemonic, bytes, operand slots
     rec = a._lst
-    assert rec[2:6] == [Z(1).k(K(1)).z, Z(2), d(rax).bcst, None] and rec[_RL + 2:_RL + 6] == [Z(1), Z(2), Z(3), Rounding(x86gen.RD_SAE)]
+    assert rec[2:6] == [Z(1).k(K(1)).z, Z(2), d(rax).bcst, None]
+    assert rec[RECORD_LEN + 2:RECORD_LEN + 6] == [Z(1), Z(2), Z(3), Rounding(x86gen.RD_SAE)]
     assert str(Rounding(x86gen.RD_SAE)) == "{rd-sae}" and "{rd-sae}" in t2
     with pytest.raises(x86gen.OperandError, match="label memory operand with masking or broadcast"):
         lab = a.label("c")

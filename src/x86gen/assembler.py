@@ -84,13 +84,16 @@ from .memory import A32Mem, Bcst, Mem, SegMem, size_named
 from .registers import REGISTERS
 
 __all__ = ["Assembler", "Label", "NOPS"]   # (parse_program and assemble_program: x86gen.program_text)
+# The record format and tables below without a leading underscore (RECORD_LEN, RECORD_PADS, PLANS_BY_SIGNATURE,
+# PLAIN_MNEMONICS, KEYWORD_METHODS, DATA_DIRECTIVES, DECORATED_OPERANDS, DataExpr, expr_text) are shared with the
+# program parser, x86gen.program_text, which appends the same records.
 
 _RIP = REGISTERS["rip"]
-_DECORATED = (Masked, Bcst)   # AVX-512 operands that `Assembler._emit_evex` encodes
-_PLAIN = frozenset(MNEMONICS) - BRANCH_MNEMONICS
+DECORATED_OPERANDS = (Masked, Bcst)   # AVX-512 operands that `Assembler._emit_evex` encodes
+PLAIN_MNEMONICS = frozenset(MNEMONICS) - BRANCH_MNEMONICS
 MAX_ALIGN = MAX_OUTPUT   # the largest alignment `Assembler.align` takes (bytes)
 _INT64 = object()   # Assembler.jit's default restype (ctypes is imported only when jit is used)
-_KEYWORD_METHODS = {"and": "and_", "or": "or_", "not": "not_"}
+KEYWORD_METHODS = {"and": "and_", "or": "or_", "not": "not_"}
 
 
 class Label:
@@ -163,21 +166,21 @@ class _Align:
 
 # Plans of `Assembler._emit` by (mnemonic, *operand signature); the fixed-arity methods' nested tables
 # (`x86gen._gen.asm_methods.PLANS`) get the same plans.
-_FLAT: dict[tuple, object] = {}
+PLANS_BY_SIGNATURE: dict[tuple, object] = {}
 _BRANCH_INFO: dict[str, tuple] = {}
-# What an Assembler holds (`Assembler._lst`) is one flat list of records of _RL items each, in program order.
+# What an Assembler holds (`Assembler._lst`) is one flat list of records of RECORD_LEN items each, in program order.
 # Flat, so that appending an instruction keeps no new object (nothing for the garbage collector to scan);
-# with the bytes always second, so that a chunk's bytes are one ``b"".join(lst[start + 1:end:_RL])``:
+# with the bytes always second, so that a chunk's bytes are one ``b"".join(lst[start + 1:end:RECORD_LEN])``:
 #   instruction:  mnemonic, bytes, operands 1-5 (None where there are fewer; vpermil2ps has 5)
 #   label:        _REC_LABEL, b"", label, None…
 #   branch/align: _REC_VAR, b"", index in _vars, None…   (ends a chunk; its bytes come from relaxation)
 #   data:         _REC_DATA, bytes, size, values, None…
-_RL = 7
-_PAD = tuple((None,) * (_RL - 2 - n) for n in range(_RL - 1))   # the Nones after n operands
+RECORD_LEN = 7
+RECORD_PADS = tuple((None,) * (RECORD_LEN - 2 - n) for n in range(RECORD_LEN - 1))   # the Nones after n operands
 _REC_LABEL, _REC_VAR, _REC_DATA = -1, -2, -3
 _PACK = {1: struct.Struct("<B"), 2: struct.Struct("<H"), 4: struct.Struct("<I"), 8: struct.Struct("<Q")}
 _SPACK = {1: struct.Struct("<b"), 2: struct.Struct("<h"), 4: struct.Struct("<i"), 8: struct.Struct("<q")}
-_DATA_NAMES = {1: "db", 2: "dw", 4: "dd", 8: "dq"}
+DATA_DIRECTIVES = {1: "db", 2: "dw", 4: "dd", 8: "dq"}
 
 
 def _store(table: dict, sig: tuple, plan) -> None:
@@ -397,7 +400,7 @@ class Assembler(AsmMethods):
 
     def __init__(self, base: int = 0):
         self.base = base
-        self._lst: list = []               # the program: records of _RL items (see _RL); chunk i ends at _vars[i]
+        self._lst: list = []               # the program: records of RECORD_LEN items (see RECORD_LEN); chunk i ends at _vars[i]
         self._vars: list = []              # branches and alignments, sized by `_relax`
         self._vpos: list[int] = []         # where each of them is in _lst
         self._rip: list[tuple] = []        # (chunk, record position, disp offset in it, its length, label, addend, line)
@@ -434,7 +437,7 @@ class Assembler(AsmMethods):
         if label.owner is not self: raise LabelError(f"label {clip(label.name, 80)} belongs to another Assembler")
         if label.chunk >= 0: raise LabelError(f"label {clip(label.name, 80)} is bound twice")
         label.chunk, label.pos = len(self._vars), len(self._lst)
-        self._lst += (_REC_LABEL, b"", label, *_PAD[1])
+        self._lst += (_REC_LABEL, b"", label, *RECORD_PADS[1])
         self._layout = None
         return label
 
@@ -458,14 +461,14 @@ class Assembler(AsmMethods):
         SAE (`x86gen.evex`)."""
         if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
         if rc is not None: return self._emit_evex(mnemonic.lower(), ops, rc)
-        mn = mnemonic if mnemonic in _PLAIN or mnemonic in BRANCH_MNEMONICS else mnemonic.lower()
+        mn = mnemonic if mnemonic in PLAIN_MNEMONICS or mnemonic in BRANCH_MNEMONICS else mnemonic.lower()
         if mn in STRING_MNEMONICS: mn, ops = string_operands(mn, ops)   # `movsb`, `movs byte ptr [rdi], …`: the form's operands
-        if mn in _PLAIN: return self._emit(mn, ops)
+        if mn in PLAIN_MNEMONICS: return self._emit(mn, ops)
         if " " in mn: return self._emit_prefixed(mn, ops)
         if mn in BRANCH_MNEMONICS: return self._jump(mn, ops) if mn in ("jmp", "call") else self._branch(mn, ops)
         canon = MNEMONIC_ALIASES.get(mn)
         if canon in BRANCH_MNEMONICS: return self.emit(canon, *ops)
-        if canon in _PLAIN: return self._emit(mn, ops)
+        if canon in PLAIN_MNEMONICS: return self._emit(mn, ops)
         from .forms import forms_of
         for pseudo in (EVEX_PREFIX, VEX_PREFIX):   # `{evex} vaddps`, `{vex} vpdpbusd`
             if mn.startswith(pseudo) and forms_of(mn[len(pseudo):]): return self._emit(mn, ops)
@@ -487,9 +490,9 @@ class Assembler(AsmMethods):
         if "l" in sig:   # a label where memory is meant: [rip+label]
             return self._emit(mn, tuple(x.mem() if x.__class__ is Label else x for x in ops))
         key = (mn, *sig)
-        plan = _FLAT.get(key)
+        plan = PLANS_BY_SIGNATURE.get(key)
         if plan is None:
-            if any(x.__class__ in _DECORATED for x in ops): return self._emit_evex(mn, ops, None)   # {k1}, {z}, {1toN}
+            if any(x.__class__ in DECORATED_OPERANDS for x in ops): return self._emit_evex(mn, ops, None)   # {k1}, {z}, {1toN}
             if any(x.__class__ is SegMem or x.__class__ is A32Mem for x in ops):   # fs:[rax], [eax]: a segment / 0x67 prefix
                 return self._emit_prefixed(mn, ops)
             if mn in STRING_MNEMONICS:   # `movsb`, `lodsb byte ptr [rsi]`: the form's name and operands
@@ -499,13 +502,13 @@ class Assembler(AsmMethods):
                 near = lea_low_bits(mn, ops)
                 if near is not None: return self._emit(mn, near)
             plan = plan_for(mn, sig, ops, labels=True)[0]
-            _FLAT[key] = plan
+            PLANS_BY_SIGNATURE[key] = plan
             table = PLANS.get(mn)
             if table is not None:   # the generated method's fast path from now on
                 _store(table.setdefault(len(sig), {}) if mn in VARIADIC else table, sig, plan)
         try: out = plan(*ops)
         except LabelOperand: return self._emit_rip(mn, ops)
-        self._lst += (mn, out, *ops, *_PAD[len(ops)])
+        self._lst += (mn, out, *ops, *RECORD_PADS[len(ops)])
 
     def _emit_evex(self, mn: str, ops: tuple, rc: int | None) -> None:
         """An AVX-512 instruction with a masked destination, a broadcast source or rounding (`x86gen._evex`, the
@@ -519,7 +522,7 @@ class Assembler(AsmMethods):
         out = encode(mn, *ops, rc=rc) if rc is not None else encode(mn, *ops)
         rec = ops if rc is None else (*ops, Rounding(rc))
         if len(rec) > 4: raise OperandError(f"{mn}: at most 3 operands with rc= in an Assembler record")
-        self._lst += (mn, out, *rec, *_PAD[len(rec)])
+        self._lst += (mn, out, *rec, *RECORD_PADS[len(rec)])
 
     def _emit_prefixed(self, mn: str, ops: tuple) -> None:
         """An instruction with prefix words (``lock add``) or a segment override (`SegMem`): `encode_prefixed`'s bytes.
@@ -535,7 +538,7 @@ class Assembler(AsmMethods):
         if any(x.__class__ is Label for x in ops): ops = tuple(x.mem() if x.__class__ is Label else x for x in ops)
         if any(x.__class__ in (Mem, SegMem) and x.label is not None for x in ops): return self._emit_rip(mn, ops)
         out = encode_prefixed(mn, ops)[0]
-        self._lst += (mn, out, *ops, *_PAD[len(ops)])
+        self._lst += (mn, out, *ops, *RECORD_PADS[len(ops)])
 
     def _emit_rip(self, mn: str, ops: tuple) -> None:
         """An instruction whose memory operand names a label (``[rip+label]``): encoded with the label's
@@ -558,7 +561,7 @@ class Assembler(AsmMethods):
         tail = sum(form.imm_widths) // 8 + (1 if form.is4 else 0)
         self._rip.append((len(self._vars), len(self._lst), len(b) - tail - 4, len(b), lab, m.disp, self.line))
         if lab.line == 0: lab.line = self.line
-        self._lst += (mn, b, *ops, *_PAD[len(ops)])
+        self._lst += (mn, b, *ops, *RECORD_PADS[len(ops)])
         self._layout = None
 
     def _branch(self, mn: str, ops: tuple, rel32: bool = False, choices: tuple | None = None) -> None:
@@ -577,7 +580,7 @@ class Assembler(AsmMethods):
     def _var(self, v) -> None:
         """End the current chunk with a branch or an alignment (sized by `_relax`)."""
         self._vpos.append(len(self._lst))
-        self._lst += (_REC_VAR, b"", len(self._vars), *_PAD[1])
+        self._lst += (_REC_VAR, b"", len(self._vars), *RECORD_PADS[1])
         self._vars.append(v)
         self._layout = None
 
@@ -606,10 +609,10 @@ class Assembler(AsmMethods):
             out = form(*ops, rc=rc)
             rec = (*ops, Rounding(rc))
             if len(rec) > 4: raise OperandError(f"{form.id}: at most 3 operands with rc= in an Assembler record")
-            self._lst += (form.mnemonic, out, *rec, *_PAD[len(rec)])
+            self._lst += (form.mnemonic, out, *rec, *RECORD_PADS[len(rec)])
             return
         out = form(*ops)
-        self._lst += (form.mnemonic, out, *ops, *_PAD[len(ops)])
+        self._lst += (form.mnemonic, out, *ops, *RECORD_PADS[len(ops)])
 
     # ---- data and alignment --------------------------------------------------------------------------
 
@@ -647,28 +650,28 @@ class Assembler(AsmMethods):
             c = v.__class__
             if c is int:
                 if not -(1 << (8 * size - 1)) <= v < (1 << (8 * size)):
-                    raise ImmediateRangeError(f"{_DATA_NAMES[size]} {fmt_int(v)}: does not fit in {8 * size} bits")
+                    raise ImmediateRangeError(f"{DATA_DIRECTIVES[size]} {fmt_int(v)}: does not fit in {8 * size} bits")
                 code += (v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
             elif c is float:
                 if size == 4: code += struct.pack("<f", v)
                 elif size == 8: code += struct.pack("<d", v)
-                else: raise OperandError(f"{_DATA_NAMES[size]}: floats need dd (float32) or dq (float64)")
+                else: raise OperandError(f"{DATA_DIRECTIVES[size]}: floats need dd (float32) or dq (float64)")
             elif c in (bytes, bytearray, str):
-                if size != 1: raise OperandError(f"{_DATA_NAMES[size]}: strings and bytes go in db")
+                if size != 1: raise OperandError(f"{DATA_DIRECTIVES[size]}: strings and bytes go in db")
                 code += v.encode() if c is str else v
-            elif c is Label or c is _Expr:
-                e = v if c is _Expr else _Expr((v,), (), 0)
+            elif c is Label or c is DataExpr:
+                e = v if c is DataExpr else DataExpr((v,), (), 0)
                 for lab in (*e.plus, *e.minus):
                     if lab.owner is not self: raise OperandError(f"label {lab.name!r} belongs to another Assembler")
                     if lab.line == 0: lab.line = self.line
                 fixups.append((len(self._vars), len(self._lst), len(code), size, e.plus, e.minus, e.addend, self.line))
                 code += bytes(size)
             else:
-                raise OperandError(f"{_DATA_NAMES[size]}: cannot store {fmt_value(v)}")
+                raise OperandError(f"{DATA_DIRECTIVES[size]}: cannot store {fmt_value(v)}")
         if len(code) > MAX_OUTPUT:
-            raise SizeLimitError(f"{_DATA_NAMES[size]}: {len(code):#x} bytes of data, more than the limit {MAX_OUTPUT:#x}")
+            raise SizeLimitError(f"{DATA_DIRECTIVES[size]}: {len(code):#x} bytes of data, more than the limit {MAX_OUTPUT:#x}")
         self._abs += fixups
-        self._lst += (_REC_DATA, bytes(code), size, values, *_PAD[2])
+        self._lst += (_REC_DATA, bytes(code), size, values, *RECORD_PADS[2])
         self._layout = None
 
     def zero(self, n: int, fill: int = 0) -> None:
@@ -701,31 +704,31 @@ class Assembler(AsmMethods):
             if lab.chunk < 0 and self._referenced(lab):
                 raise self._err(lab.line, f"undefined label {clip(lab.name, 80)} (no label definition and no bind())", LabelError)
         lst, vars_ = self._lst, self._vars
-        cstart = [0] + [p + _RL for p in self._vpos]     # record positions where chunks start and end
+        cstart = [0] + [p + RECORD_LEN for p in self._vpos]     # record positions where chunks start and end
         cend = [*self._vpos, len(lst)]
         # offsets inside their chunks of what is referred to by place: labels, RIP-relative instructions, data fixups
         places = sorted({(lab.pos, lab.chunk) for lab in self._labels if lab.chunk >= 0}
                         | {(r[1], r[0]) for r in self._rip} | {(d[1], d[0]) for d in self._abs})
         # each chunk's bytes, joined once (assemble() reuses them): a chunk with places in it is joined piece by
         # piece, so that the pieces' lengths give the places' offsets (b"".join is faster than adding up len()s)
-        chunks = [b"".join(lst[a + 1:b:_RL]) for a, b in zip(cstart, cend)] if not places else []
+        chunks = [b"".join(lst[a + 1:b:RECORD_LEN]) for a, b in zip(cstart, cend)] if not places else []
         offs: dict[int, int] = {}
         if places:
             k, np_ = 0, len(places)
             for c, (a, b) in enumerate(zip(cstart, cend)):
                 if k == np_ or places[k][1] != c:
-                    chunks.append(b"".join(lst[a + 1:b:_RL]))
+                    chunks.append(b"".join(lst[a + 1:b:RECORD_LEN]))
                     continue
                 pieces, pos, off = [], a, 0
                 while k < np_ and places[k][1] == c:
                     p = places[k][0]
-                    piece = b"".join(lst[pos + 1:p:_RL])
+                    piece = b"".join(lst[pos + 1:p:RECORD_LEN])
                     pieces.append(piece)
                     off += len(piece)
                     offs[p] = off
                     pos = p
                     k += 1
-                pieces.append(b"".join(lst[pos + 1:b:_RL]))
+                pieces.append(b"".join(lst[pos + 1:b:RECORD_LEN]))
                 chunks.append(b"".join(pieces))
         lens = list(map(len, chunks))
         for lab in self._labels:
@@ -781,7 +784,7 @@ class Assembler(AsmMethods):
         for ci, pos, off, size, plus, minus, addend, line in self._abs:
             value = sum(starts[x.chunk] + x.offset for x in plus) - sum(starts[x.chunk] + x.offset for x in minus) + addend
             if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
-                raise self._err(line, f"value {fmt_int(value)} of {clip(_expr_text(plus, minus, addend), 120)} "
+                raise self._err(line, f"value {fmt_int(value)} of {clip(expr_text(plus, minus, addend), 120)} "
                                f"does not fit in {8 * size} bits", ImmediateRangeError)
             _PACK[size].pack_into(out, starts[ci] + offs[pos] - base + off, value & ((1 << (8 * size)) - 1))
         return bytes(out)
@@ -845,12 +848,13 @@ class Assembler(AsmMethods):
         # records hold their bytes, not their place: walk each chunk (a branch or alignment ends one) adding up lengths
         lst = self._lst
         ci, off = 0, 0
-        for j in range(0, len(lst), _RL):
+        for j in range(0, len(lst), RECORD_LEN):
             kind, b = lst[j], lst[j + 1]
             a = starts[ci] + off
             off += len(b)
             if kind.__class__ is str:
-                out.append((a, code[a - base:a - base + len(b)], insn_text(kind, [x for x in lst[j + 2:j + _RL] if x is not None], b)))
+                ops = [x for x in lst[j + 2:j + RECORD_LEN] if x is not None]
+                out.append((a, code[a - base:a - base + len(b)], insn_text(kind, ops, b)))
             elif kind == _REC_VAR:
                 i = lst[j + 2]
                 ci, off = i + 1, 0
@@ -890,17 +894,18 @@ class Assembler(AsmMethods):
     def __str__(self) -> str: return self.listing()
 
     def __repr__(self) -> str:
-        return f"<Assembler {len(self._lst) // _RL} items, {len(self._vars)} branches/aligns, base {self.base:#x}>"
+        return f"<Assembler {len(self._lst) // RECORD_LEN} items, {len(self._vars)} branches/aligns, base {self.base:#x}>"
 
 
-def _expr_text(plus, minus, addend) -> str:
+def expr_text(plus, minus, addend) -> str:
+    """The text of a data expression: ``a+b-c+0x8`` (label names, then the addend)."""
     s = "+".join(x.name for x in plus)
     for x in minus: s += f"-{x.name}"
     if addend or not s: s += (f"+{addend:#x}" if addend >= 0 else f"-{-addend:#x}") if s else f"{addend:#x}"
     return s
 
 
-class _Expr:
+class DataExpr:
     """``label1 + label2 - label3 + 8`` in a data directive."""
     __slots__ = ("plus", "minus", "addend")
 
@@ -910,7 +915,7 @@ class _Expr:
 
 # Aliases (jz, cmovnz, setc, sal, movabs, …) share the canonical method.
 for _alias, _canon in MNEMONIC_ALIASES.items():
-    _m = _KEYWORD_METHODS.get(_canon, _canon)
+    _m = KEYWORD_METHODS.get(_canon, _canon)
     if _alias not in MNEMONICS and hasattr(AsmMethods, _m) and not hasattr(Assembler, _alias):
         setattr(Assembler, _alias, getattr(AsmMethods, _m))
 

@@ -13,18 +13,17 @@ import struct
 from ._evex_text import Decorations, decorated_form, has_decorations, listed_decorated, parse_decorated, split_decorations
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, AsmMethods
 from .assembler import (
-    _DATA_NAMES,
-    _DECORATED,
-    _FLAT,
-    _KEYWORD_METHODS,
-    _PAD,
-    _PLAIN,
-    _RIP,
-    _RL,
+    DATA_DIRECTIVES,
+    DECORATED_OPERANDS,
+    KEYWORD_METHODS,
+    PLAIN_MNEMONICS,
+    PLANS_BY_SIGNATURE,
+    RECORD_LEN,
+    RECORD_PADS,
     Assembler,
+    DataExpr,
     Label,
-    _Expr,
-    _expr_text,
+    expr_text,
 )
 from .encoder import (
     EVEX_PREFIX,
@@ -40,6 +39,7 @@ from .errors import (
 )
 from .evex import Rounding
 from .memory import SIZE_BITS, Mem
+from .registers import REGISTERS
 from .text import (
     _FAR_MNEMONICS,
     _INT,
@@ -69,6 +69,8 @@ from .text import (
     unknown_word,
 )
 
+_RIP = REGISTERS["rip"]
+
 
 def target_text(t) -> str:
     """A branch target's text: the label's name or the absolute address."""
@@ -77,7 +79,7 @@ def target_text(t) -> str:
 
 def insn_text(mn: str, ops: tuple, data: bytes = b"") -> str:
     """An instruction record's Intel-syntax text (AVX-512 decorations as GNU as prints them)."""
-    if any(o.__class__ in _DECORATED or o.__class__ is Rounding for o in ops):   # AVX-512: {k1}, {1toN}, {rn-sae}
+    if any(o.__class__ in DECORATED_OPERANDS or o.__class__ is Rounding for o in ops):   # AVX-512: {k1}, {1toN}, {rn-sae}
         return listed_decorated(mn, ops, data)
     return mn + (" " + ", ".join(format_operand(o) for o in ops) if ops else "")
 
@@ -98,8 +100,8 @@ def data_text(size: int, values: tuple) -> str:
             parts.append(", ".join(f"{x:#x}" for x in b) if any(x < 32 or x > 126 or x in b'"\\' for x in b)
                          else '"' + b.decode() + '"')
         elif c is Label: parts.append(v.name)
-        else: parts.append(_expr_text(v.plus, v.minus, v.addend))
-    return f"{_DATA_NAMES[size]} " + ", ".join(parts)
+        else: parts.append(expr_text(v.plus, v.minus, v.addend))
+    return f"{DATA_DIRECTIVES[size]} " + ", ".join(parts)
 
 
 def float_bits_text(size: int, v: float) -> str:
@@ -109,7 +111,7 @@ def float_bits_text(size: int, v: float) -> str:
 
 # The plain (non-branch) methods by mnemonic, with their number of operands (-1: any), for the text parser.
 _METHODS = {mn: (f, -1 if f.__code__.co_flags & 4 else f.__code__.co_argcount - 1)
-            for mn in _PLAIN for f in [getattr(AsmMethods, _KEYWORD_METHODS.get(mn, mn), None)] if f is not None}
+            for mn in PLAIN_MNEMONICS for f in [getattr(AsmMethods, KEYWORD_METHODS.get(mn, mn), None)] if f is not None}
 
 # =====================================================================================================
 # Intel-syntax programs
@@ -265,9 +267,9 @@ class _Parser:
             else:
                 if not mn: return _skip
                 if ops and ops[-1].__class__ is Decorations: return self.decorated(mn, ops)   # {rn-sae}, {1to16}
-                if mn in _PLAIN: return self.plain(mn, ops)
+                if mn in PLAIN_MNEMONICS: return self.plain(mn, ops)
                 if mn not in _DATA_DIRECTIVES and mn != "align" and (mn in MNEMONICS or pseudo_op(mn, ()) is None):
-                    if MNEMONIC_ALIASES.get(mn) in _PLAIN: return self.plain(mn, ops)
+                    if MNEMONIC_ALIASES.get(mn) in PLAIN_MNEMONICS: return self.plain(mn, ops)
                     return self.a.emit(mn, *ops)
         if _LEXED.search(raw) is None: return self.statement(raw.strip())   # no comment, `;` or quote: as it is
         stmts = split_statements(raw)
@@ -316,7 +318,7 @@ class _Parser:
         m = _METHODS.get(mn)
         if m is not None and (m[1] < 0 or m[1] == len(ops)): m[0](a, *ops)   # the generated method's fast path
         else: a._emit(mn, ops)
-        return tuple(a._lst[n0:]) if len(a._rip) == r0 and len(a._lst) == n0 + _RL else None
+        return tuple(a._lst[n0:]) if len(a._rip) == r0 and len(a._lst) == n0 + RECORD_LEN else None
 
     def directive(self, d: str, rest: str) -> None:
         a = self.a
@@ -422,7 +424,7 @@ class _Parser:
             (minus if sign == "-" else plus).append(self.ref(term))
         if not plus and not minus: return addend
         if len(plus) == 1 and not minus and not addend: return plus[0]
-        return _Expr(plus, minus, addend)
+        return DataExpr(plus, minus, addend)
 
     def instruction(self, mn: str, rest: str) -> str | None:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
@@ -595,11 +597,11 @@ def _plain_record(raw: str):
     if mn in SHORTHANDS:
         mn, ops = SHORTHANDS[mn](mn, tuple(ops))
         key = [mn, *["i" if x.__class__ is int else x.sig for x in ops]]
-    plan = _FLAT.get(tuple(key))
+    plan = PLANS_BY_SIGNATURE.get(tuple(key))
     if plan is None: return None
     try: out = plan(*ops)
     except (EncodeError, LabelOperand): return None
-    return (mn, out, *ops, *_PAD[len(ops)])
+    return (mn, out, *ops, *RECORD_PADS[len(ops)])
 
 
 def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Assembler:

@@ -709,27 +709,23 @@ class Assembler(AsmMethods):
         # offsets inside their chunks of what is referred to by place: labels, RIP-relative instructions, data fixups
         places = sorted({(lab.pos, lab.chunk) for lab in self._labels if lab.chunk >= 0}
                         | {(r[1], r[0]) for r in self._rip} | {(d[1], d[0]) for d in self._abs})
-        # each chunk's bytes, joined once (assemble() reuses them): a chunk with places in it is joined piece by
-        # piece, so that the pieces' lengths give the places' offsets (b"".join is faster than adding up len()s)
-        chunks = [b"".join(lst[a + 1:b:RECORD_LEN]) for a, b in zip(cstart, cend)] if not places else []
+        # each chunk's bytes, joined once (assemble() reuses them), piece by piece where places fall in it: the pieces'
+        # lengths give the places' offsets (b"".join is faster than adding up len()s)
+        chunks: list[bytes] = []
         offs: dict[int, int] = {}
-        if places:
-            k, np_ = 0, len(places)
-            for c, (a, b) in enumerate(zip(cstart, cend)):
-                if k == np_ or places[k][1] != c:
-                    chunks.append(b"".join(lst[a + 1:b:RECORD_LEN]))
-                    continue
-                pieces, pos, off = [], a, 0
-                while k < np_ and places[k][1] == c:
-                    p = places[k][0]
-                    piece = b"".join(lst[pos + 1:p:RECORD_LEN])
-                    pieces.append(piece)
-                    off += len(piece)
-                    offs[p] = off
-                    pos = p
-                    k += 1
-                pieces.append(b"".join(lst[pos + 1:b:RECORD_LEN]))
-                chunks.append(b"".join(pieces))
+        k, nplaces = 0, len(places)
+        for c, (a, b) in enumerate(zip(cstart, cend)):
+            pieces, pos, off = [], a, 0
+            while k < nplaces and places[k][1] == c:
+                p = places[k][0]
+                piece = b"".join(lst[pos + 1:p:RECORD_LEN])
+                pieces.append(piece)
+                off += len(piece)
+                offs[p] = off
+                pos = p
+                k += 1
+            piece = b"".join(lst[pos + 1:b:RECORD_LEN])
+            chunks.append(b"".join((*pieces, piece)) if pieces else piece)
         lens = list(map(len, chunks))
         for lab in self._labels:
             if lab.chunk >= 0: lab.offset = offs[lab.pos]

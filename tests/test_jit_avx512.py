@@ -168,7 +168,10 @@ def _buf(arr, n):
 @needs_avx512()
 @pytest.mark.parametrize("n", NS)
 def test_saxpy_zmm_masked_tail(n):
-    fn = build_saxpy512().jit(None, (I64, F32, P_F32, P_F32), name="saxpy512")
+    check_saxpy(build_saxpy512().jit(None, (I64, F32, P_F32, P_F32), name="saxpy512"), n)
+
+
+def check_saxpy(fn, n: int) -> None:
     rnd = random.Random(n)
     x = array.array("f", [rnd.randint(-4096, 4096) / 64 for _ in range(n)] + [1e30] * 16)   # guard lanes after n
     y = array.array("f", [rnd.randint(-4096, 4096) / 64 for _ in range(n)] + [7.0] * 16)
@@ -181,7 +184,10 @@ def test_saxpy_zmm_masked_tail(n):
 @needs_avx512()
 @pytest.mark.parametrize("n", NS)
 def test_sum_zmm_masked_tail(n):
-    fn = build_sum512().jit(F32, (I64, P_F32), name="sum512")
+    check_sum(build_sum512().jit(F32, (I64, P_F32), name="sum512"), n)
+
+
+def check_sum(fn, n: int) -> None:
     rnd = random.Random(1000 + n)
     x = array.array("f", [f32(rnd.uniform(-100, 100)) for _ in range(n)] + [float("nan")] * 16)   # NaN guards: must not be read
     got = fn(n, _buf(x, n + 16))
@@ -191,13 +197,28 @@ def test_sum_zmm_masked_tail(n):
 @needs_avx512()
 @pytest.mark.parametrize("n", NS)
 def test_gather_zmm_masked_tail(n):
-    fn = build_gather512().jit(None, (I64, P_F32, P_I32, P_F32), name="gather512")
+    check_gather(build_gather512().jit(None, (I64, P_F32, P_I32, P_F32), name="gather512"), n)
+
+
+def check_gather(fn, n: int) -> None:
     rnd = random.Random(2000 + n)
     table = array.array("f", [f32(rnd.uniform(-1e6, 1e6)) for _ in range(997)])
     idx = array.array("i", [rnd.randrange(len(table)) for _ in range(n)] + [1 << 30] * 16)   # guards: would fault if read
     out = array.array("f", [0.0] * n + [-3.0] * 16)
     fn(n, _buf(table, len(table)), (ctypes.c_int32 * (n + 16)).from_buffer(idx), _buf(out, n + 16))
     assert list(out) == [table[i] for i in idx[:n]] + [-3.0] * 16
+
+
+@needs_avx512()
+@pytest.mark.parametrize("program", ["saxpy", "sum", "gather"])
+def test_every_n_from_0_to_1003(program):
+    """Each program, built and mapped once, run for every n = 0 … 1003 (the parametrized tests above take a sample, which
+    the Bochs test shares): every tail length at every alignment of the 16-lane loop."""
+    build, types, check = {"saxpy": (build_saxpy512, (None, (I64, F32, P_F32, P_F32)), check_saxpy),
+                           "sum": (build_sum512, (F32, (I64, P_F32)), check_sum),
+                           "gather": (build_gather512, (None, (I64, P_F32, P_I32, P_F32)), check_gather)}[program]
+    fn = build().jit(*types, name=f"{program}512")
+    for n in range(1004): check(fn, n)
 
 
 def test_avx512_programs_decode_as_built():

@@ -602,13 +602,14 @@ class _BranchTo:
 def _operand_text(t: str):
     """`parse_operand` of an operand's text (not in `_OPERANDS`), or None where it raises (the line takes
     `_Parser.line`). The common memory operand goes to `_simple_address` without `parse_operand`'s other checks."""
-    if t[-1:] == "]":
-        v = _simple_address(t[1:] if t[:1] == " " else t)   # (`, [rax]`: the space after the comma)
-        if v is not None:
-            if len(_OPERANDS) >= _CACHE_MAX: _OPERANDS.clear()   # as parse_operand caches it
-            _OPERANDS[t] = v
-            return v
-    try: return parse_operand(t)
+    try:
+        if t[-1:] == "]":
+            v = _simple_address(t[1:] if t[:1] == " " else t)   # (`, [rax]`: the space after the comma)
+            if v is not None:
+                if len(_OPERANDS) >= _CACHE_MAX: _OPERANDS.clear()   # as parse_operand caches it
+                _OPERANDS[t] = v
+                return v
+        return parse_operand(t)
     except EncodeError: return None
 
 

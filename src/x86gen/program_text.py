@@ -687,7 +687,7 @@ def _plain_record(raw: str):
     if plan is None: return None
     try: out = plan(*ops)
     except (EncodeError, LabelOperand): return None
-    return (mn, out, *ops, *RECORD_PADS[len(ops)])
+    return (mn, out) + ops + RECORD_PADS[len(ops)]
 
 
 def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Assembler:
@@ -702,26 +702,29 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Ass
     if "/*" in text: lines = strip_block_comments(text).splitlines()   # same line numbers, comments gone
     cache, lst = _LINE_CACHE, a._lst
     n = 0
+    room = _LINE_CACHE_MAX - len(cache)   # entries the cache takes before it starts again (bounded)
     for raw in lines:
         n += 1
         hit = cache.get(raw)
-        if hit.__class__ is tuple:   # an instruction line met before: append its record, which holds its bytes
-            lst += hit
-            continue
         if hit is None:
             hit = _plain_record(raw)
             if hit is not None:
-                if len(cache) >= _LINE_CACHE_MAX: cache.clear()
+                room -= 1
+                if room < 0: cache.clear(); room = _LINE_CACHE_MAX - 1
                 cache[raw] = hit
                 lst += hit
                 continue
+        elif hit.__class__ is tuple:   # an instruction line met before: append its record, which holds its bytes
+            lst += hit
+            continue
         a.line = n
         try:
             if hit is not None: hit(p)     # a label, branch or directive line met before: parsed already
             else:
                 hit = p.line(raw)
                 if hit is not None:
-                    if len(cache) >= _LINE_CACHE_MAX: cache.clear()   # bounded: start again rather than keep the oldest
+                    room -= 1
+                    if room < 0: cache.clear(); room = _LINE_CACHE_MAX - 1   # start again rather than keep the oldest
                     cache[raw] = hit
         except EncodeError as ex:
             raise type(ex)(f"line {n}: {clip(raw.strip())}: {ex}") from None

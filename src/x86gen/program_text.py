@@ -41,6 +41,8 @@ from .evex import Rounding
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS
 from .text import (
+    _CACHE_MAX,
+    _FAR_DEFAULT,
     _FAR_MNEMONICS,
     _INT,
     _LEXED,
@@ -48,9 +50,11 @@ from .text import (
     _PREFIXES,
     _REGS,
     _SIZE_PREFIX,
+    _SIZED_WORDS,
     PREFIX_WORDS,
     SHORTHANDS,
     UNSUPPORTED_REGISTERS,
+    _simple_address,
     char_value,
     clip,
     far_memory,
@@ -133,6 +137,15 @@ _BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?)\s+", re.I)
 # has no forms for them, and dropping `far` would give a near branch (`jmp far 0x10` was `eb 0e`). GNU as and
 # llvm-mc refuse `jmp far 0x10`. Far branches through memory are rewritten before (`x86gen.text.far_memory`).
 _FAR = re.compile(r"^(?:far\b|[0-9a-fx]+\s*:)", re.I)
+# A line that is one label definition or one branch to a label (``jne .L3``), which `_Parser.line` takes without
+# `statement`'s steps; the branch mnemonics whose label operand those steps do nothing else with (no prefix word, far
+# branch or iced-x86 sized mnemonic).
+_LABEL_LINE = re.compile(r"([A-Za-z_.$][\w.$@]*|[0-9]+):", re.ASCII)
+_BRANCH_LINE = re.compile(r"([a-z]+) ([A-Za-z_.$][\w.$@]*)", re.ASCII)
+_NEAR_BRANCHES = frozenset(
+    mn for mn in (*BRANCH_MNEMONICS, *MNEMONIC_ALIASES) if canonical(mn) in BRANCH_MNEMONICS
+    and mn not in PREFIX_WORDS and mn not in _PREFIXES and mn not in _FAR_MNEMONICS and mn not in _SIZED_WORDS
+    and (mn in ("jmp", "call") or mn not in _FAR_DEFAULT))
 _SIZE_WORD = re.compile(r"([A-Za-z_]\w*)\s+ptr\b", re.ASCII | re.I)
 _IGNORED_DIRECTIVES = {
     ".intel_syntax", ".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".local", ".weak", ".hidden",
@@ -260,6 +273,21 @@ class _Parser:
         """Parse one line into the Assembler. Returns what `parse_program` may do instead for the same
         text later (see `_LINE_CACHE`), or None if that needs a parse again."""
         if "\t" in raw: raw = raw.replace("\t", " ")     # compilers separate with tabs
+        s = raw.strip() if raw[:1] == " " else raw
+        if s[-1:] == ":":   # `.L3:` alone, as `statement` reads it
+            m = _LABEL_LINE.fullmatch(s)
+            if m is not None:
+                self.define(m.group(1))
+                return _Define(m.group(1))
+        else:   # `jne .L3`, as `instruction` and `operand` read it
+            m = _BRANCH_LINE.fullmatch(s)
+            if m is not None and m.group(1) in _NEAR_BRANCHES:
+                t = m.group(2)
+                low = t.lower()
+                if low not in _REGS and low not in UNSUPPORTED_REGISTERS and _FAR.match(low) is None:
+                    self.target = t
+                    self.a.emit(m.group(1), self.ref(t))
+                    return _BranchTo(m.group(1), t)
         if ":" not in raw and "." not in raw and '"' not in raw and "'" not in raw:
             # a plain instruction (the common line): text's cached parser, then the assembler
             try: mn, ops = parse_text_line(raw)
@@ -571,37 +599,95 @@ class _BranchTo:
     def __call__(self, p: _Parser) -> None: p.a.emit(self.mn, p.ref(self.target))
 
 
-# A line that may be more than one plain instruction: a label or directive (``:``, ``.``), a comment,
-# a quoted string (all of which the full parser handles).
-_NOT_PLAIN = re.compile(r"[:.#;/\"']")
+def _operand_text(t: str):
+    """`parse_operand` of an operand's text (not in `_OPERANDS`), or None where it raises (the line takes
+    `_Parser.line`). The common memory operand goes to `_simple_address` without `parse_operand`'s other checks."""
+    try:
+        if t[-1:] == "]":
+            v = _simple_address(t[1:] if t[:1] == " " else t)   # (`, [rax]`: the space after the comma)
+            if v is not None:
+                if len(_OPERANDS) >= _CACHE_MAX: _OPERANDS.clear()   # as parse_operand caches it
+                _OPERANDS[t] = v
+                return v
+        return parse_operand(t)
+    except EncodeError: return None
 
 
 def _plain_record(raw: str):
-    """The listing record of ``raw`` if it is one plain instruction whose operand signature has been
-    met before (the common line of a program): parsed and encoded here without the general parser's
-    layers. None sends the line to `_Parser.line`, which handles everything else and reports errors."""
-    if _NOT_PLAIN.search(raw) is not None: return None
-    s = raw.lower().strip()
-    if "\t" in s: s = s.replace("\t", " ")   # compilers separate with tabs
-    sp = s.find(" ")
-    if sp < 0: mn, toks = s, ()
-    else: mn, toks = s[:sp], s[sp + 1:].split(",")
-    ops, key = [], [mn]
-    for t in toks:
-        v = _OPERANDS.get(t)
-        if v is None:
-            try: v = parse_operand(t)
-            except EncodeError: return None
-        ops.append(v)
-        key.append("i" if v.__class__ is int else v.sig)
-    if mn in SHORTHANDS:
-        mn, ops = SHORTHANDS[mn](mn, tuple(ops))
-        key = [mn, *["i" if x.__class__ is int else x.sig for x in ops]]
-    plan = PLANS_BY_SIGNATURE.get(tuple(key))
+    """The listing record of ``raw`` if it is one instruction without labels whose operands `parse_operand`
+    reads (the common line of a program): split, parsed and encoded here without the general parser's layers.
+    None sends the line to `_Parser.line`, which handles everything else and reports errors.
+
+    No character needs checking first: a label definition, directive, comment, quote or statement separator
+    leaves the mnemonic one no plan has or an operand `parse_operand` refuses (a segment override
+    ``fs:[rax]`` is a `SegMem`, whose signature no plan has either), so such a line gets None here."""
+    s = raw.lower()
+    if s[:1] == " " or "\t" in s: s = s.replace("\t", " ").strip()   # compilers separate with tabs
+    mn, _, rest = s.partition(" ")
+    get = _OPERANDS.get
+    if not rest:
+        ops = ()
+        key = (mn,)
+    elif "," not in rest:
+        a = get(rest)
+        if a is None:
+            if mn in _NEAR_BRANCHES: return None   # most likely a label (`jne .L3`): `_Parser.line`
+            a = _operand_text(rest)
+            if a is None: return None
+        ops = (a,)
+        key = (mn, "i" if a.__class__ is int else a.sig)
+    else:
+        toks = rest.split(",")
+        if len(toks) == 2:
+            ta, tb = toks
+            a = get(ta)
+            if a is None:
+                a = _operand_text(ta)
+                if a is None: return None
+            b = get(tb)
+            if b is None:
+                b = _operand_text(tb)
+                if b is None: return None
+            ops = (a, b)
+            key = (mn, "i" if a.__class__ is int else a.sig, "i" if b.__class__ is int else b.sig)
+        elif len(toks) == 3:
+            ta, tb, tc = toks
+            a = get(ta)
+            if a is None:
+                a = _operand_text(ta)
+                if a is None: return None
+            b = get(tb)
+            if b is None:
+                b = _operand_text(tb)
+                if b is None: return None
+            c = get(tc)
+            if c is None:
+                c = _operand_text(tc)
+                if c is None: return None
+            ops = (a, b, c)
+            key = (mn, "i" if a.__class__ is int else a.sig, "i" if b.__class__ is int else b.sig,
+                   "i" if c.__class__ is int else c.sig)
+        else:
+            vals = []
+            for t in toks:
+                v = get(t)
+                if v is None:
+                    v = _operand_text(t)
+                    if v is None: return None
+                vals.append(v)
+            ops = tuple(vals)
+            key = (mn, *["i" if v.__class__ is int else v.sig for v in ops])
+    f = SHORTHANDS.get(mn)
+    if f is not None:
+        mn2, ops2 = f(mn, ops)
+        if mn2 is not mn or ops2 is not ops:   # rewritten: `imul eax, 10`, `shr si`, `mov es, ax`, …
+            mn, ops = mn2, ops2
+            key = (mn, *["i" if x.__class__ is int else x.sig for x in ops])
+    plan = PLANS_BY_SIGNATURE.get(key)
     if plan is None: return None
     try: out = plan(*ops)
     except (EncodeError, LabelOperand): return None
-    return (mn, out, *ops, *RECORD_PADS[len(ops)])
+    return (mn, out) + ops + RECORD_PADS[len(ops)]
 
 
 def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Assembler:
@@ -616,26 +702,29 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Ass
     if "/*" in text: lines = strip_block_comments(text).splitlines()   # same line numbers, comments gone
     cache, lst = _LINE_CACHE, a._lst
     n = 0
+    room = _LINE_CACHE_MAX - len(cache)   # entries the cache takes before it starts again (bounded)
     for raw in lines:
         n += 1
         hit = cache.get(raw)
-        if hit.__class__ is tuple:   # an instruction line met before: append its record, which holds its bytes
-            lst += hit
-            continue
         if hit is None:
             hit = _plain_record(raw)
             if hit is not None:
-                if len(cache) >= _LINE_CACHE_MAX: cache.clear()
+                room -= 1
+                if room < 0: cache.clear(); room = _LINE_CACHE_MAX - 1
                 cache[raw] = hit
                 lst += hit
                 continue
+        elif hit.__class__ is tuple:   # an instruction line met before: append its record, which holds its bytes
+            lst += hit
+            continue
         a.line = n
         try:
             if hit is not None: hit(p)     # a label, branch or directive line met before: parsed already
             else:
                 hit = p.line(raw)
                 if hit is not None:
-                    if len(cache) >= _LINE_CACHE_MAX: cache.clear()   # bounded: start again rather than keep the oldest
+                    room -= 1
+                    if room < 0: cache.clear(); room = _LINE_CACHE_MAX - 1   # start again rather than keep the oldest
                     cache[raw] = hit
         except EncodeError as ex:
             raise type(ex)(f"line {n}: {clip(raw.strip())}: {ex}") from None

@@ -167,19 +167,33 @@ _SIMPLE = re.compile(rf"(?:({_SIZE_WORDS})\s+(?:ptr\s*)?)?"
                      re.ASCII)
 
 
+# The same in the spelling x86gen, objdump and compilers print (no spaces, a size keyword with ``ptr``): a shorter
+# match (`_SIMPLE` is tried when it fails; the size keyword is checked after the match, `_SIZE_OF`).
+_PRINTED = re.compile(r"(?:([a-z]+) ptr )?\[([a-z][a-z0-9]*)(?:\+([a-z][a-z0-9]*)(?:\*([1248]))?)?"
+                      r"(?:([+-])(0x[0-9a-f]+|[1-9][0-9]*|0))?\]")
+_SIZE_OF = {w: SIZE_BITS.get(w, 128) for w in _SIZE_WORDS.split("|")}   # size keyword -> bits (oword: 128)
+# the registers `_simple_address` takes as a base (a vector register first is VSIB: `_parse_address` reads it as the index)
+_ADDRESS_BASES = {name: r for name, r in _REGS.items() if r.kind not in ("xmm", "ymm", "zmm")}
+
+
 def _simple_address(t: str) -> Mem | None:
-    m = _SIMPLE.fullmatch(t)
+    m = _PRINTED.fullmatch(t) or _SIMPLE.fullmatch(t)
     if m is None: return None
     size, b, i, scale, sign, d = m.groups()
-    base, index = _REGS.get(b), _REGS.get(i) if i else None
-    if base is None or (i and index is None) or (index is not None and base.kind == "rip") or base.kind in ("xmm", "ymm", "zmm"):
-        return None   # (a vector register first: VSIB, `_parse_address` reads it as the index)
+    base = _ADDRESS_BASES.get(b)
+    if base is None: return None
+    index = None
+    if i:
+        index = _REGS.get(i)
+        if index is None or base.kind == "rip": return None
+    bits = _SIZE_OF.get(size) if size else 0
+    if bits is None: return None   # (`_PRINTED` takes any word before ptr)
     disp = 0
     if d:
         disp = int(d, 16) if d[1:2] == "x" else int(d)
         if sign == "-": disp = -disp
         elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
-    return Mem(base, index, int(scale) if scale else 1, disp, SIZE_BITS.get(size, 128) if size else 0)
+    return Mem(base, index, int(scale) if scale else 1, disp, bits)
 
 
 def unknown_word(term: str, text: str) -> EncodeError:

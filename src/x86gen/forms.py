@@ -148,7 +148,10 @@ def _shape(i: int):
     """The generated function of shape ``i`` (``shape_<ID>(fid, *constants) -> (enc, fits)``)."""
     if i < 0: raise NotImplementedError("EVEX encoding is not implemented yet")
     from ._gen import encoders
-    n, k = divmod(i, encoders.CHUNK)
+    if i < encoders.SOLO: n, k = i, 0   # (a module each: the shapes most first uses need)
+    else:
+        n, k = divmod(i - encoders.SOLO, encoders.CHUNK)
+        n += encoders.SOLO
     if n >= len(_SHAPE_MODULES): _SHAPE_MODULES.extend([None] * (n + 1 - len(_SHAPE_MODULES)))
     mod = _SHAPE_MODULES[n]
     if mod is None:

@@ -15,11 +15,10 @@ this module).
 """
 from __future__ import annotations
 
-import functools
 import sys
 
 from ._table import A32_SPELLED, has_mnemonic
-from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
+from .errors import UnknownMnemonicError, fmt_value
 from .forms import Form, forms_of, int_operands
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
 from .registers import Reg
@@ -38,24 +37,28 @@ EVEX_PREFIX = "{evex}"   # a mnemonic "{evex}vaddps" encodes with an EVEX form o
 VEX_PREFIX = "{vex}"     # and "{vex}vaddps" with a VEX form only (`{vex} vpdpbusd`, as objdump prints AVX-VNNI)
 
 # Parts of the encoder that a plain instruction does not need, in modules loaded on first use (their names stay
-# importable from here): the mnemonic aliases, the string instructions' operands, the prefix layer, the plan
-# compiler, select and select_form (and the error messages, in x86gen._encode_errors).
-_ELSEWHERE = {"MNEMONIC_ALIASES": "_aliases", "string_operands": "_strings", "_implied": "_strings",
-              "_SIZE_SUFFIX": "_strings", "_ACCUMULATORS": "_strings", "encode_prefixed": "_prefixed",
-              "_encode_prefixed": "_prefixed", "_encode_prefixed_a32": "_prefixed", "_segment": "_prefixed",
-              "_string_segments": "_prefixed", "_parts": "_plan_compiler", "_nofit": "_plan_compiler",
-              "select": "_select", "select_form": "_select", "IMM_POLICIES": "_select",
-              "xchg_choice": "_operand_rewrites", "_XCHG_ACCUMULATOR": "_operand_rewrites", "_XCHG_SELF_NOP": "_operand_rewrites",
-              "_XCHG_RM": "_operand_rewrites", "lea_low_bits": "_operand_rewrites", "_rm_index": "_vex_rm_swap",
-              "_by_rm_register": "_vex_rm_swap", "_shortest_of": "_vex_rm_swap", "_movabs_form": "_narrow",
-              "SELECTOR_READ": "_narrow"}
+# importable from here, through `__getattr__`): each line is a module and the names it holds. (One string: a plain
+# encode compiles one constant, not a dict of them.)
+_ELSEWHERE = """
+_aliases MNEMONIC_ALIASES
+_strings string_operands _implied _SIZE_SUFFIX _ACCUMULATORS
+_prefixed encode_prefixed _encode_prefixed _encode_prefixed_a32 _segment _string_segments
+_plan_compiler _parts _nofit
+_select select select_form IMM_POLICIES _evex_choose
+_operand_rewrites xchg_choice _XCHG_ACCUMULATOR _XCHG_SELF_NOP _XCHG_RM lea_low_bits
+_vex_rm_swap _rm_index _by_rm_register _shortest_of
+_narrow _movabs_form SELECTOR_READ
+_encode_errors no_form_error range_error label_error
+"""
 
 
 def __getattr__(name: str):
-    mod = _ELSEWHERE.get(name)
-    if mod is None: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-    return getattr(importlib.import_module(f".{mod}", __package__), name)
+    for line in _ELSEWHERE.strip().splitlines():
+        mod, *names = line.split()
+        if name in names:
+            import importlib
+            return getattr(importlib.import_module(f".{mod}", __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def canonical(mnemonic: str) -> str:
@@ -129,41 +132,26 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
     key = (mnemonic, *sig) if not sized else (mnemonic, *sig, sized)
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
-    # `{evex} vaddps …` (text: `EVEX_PREFIX` + mnemonic): only the EVEX forms, as GNU as and llvm-mc read that pseudo-prefix
-    evex_only = mnemonic.startswith(EVEX_PREFIX)
-    vex_only = not evex_only and mnemonic.startswith(VEX_PREFIX)
-    name = mnemonic[len(EVEX_PREFIX):] if evex_only else mnemonic[len(VEX_PREFIX):] if vex_only else mnemonic
-    if (evex_only or vex_only) and not name:
-        raise UnknownMnemonicError(f"{mnemonic} without a mnemonic (write `{mnemonic} vaddps …`)")
-    forms = forms_of(canonical(name))
-    movabs = mnemonic == "movabs"
-    if movabs:   # mov restricted to moffs and imm64 (GNU as, llvm-mc)
-        from ._narrow import _movabs_form
-        forms = [f for f in forms if _movabs_form(f)]
-    ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
-    ok = [f for f in ok if not _accumulator_nop(f, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
-    if evex_only or vex_only or sized or any(getattr(x, "hi16", False) for x in ops):   # (x86gen._narrow)
-        from ._narrow import narrowed
-        ok = narrowed(mnemonic, name, ops, ok, evex_only, vex_only, sized)
-    elif ok:
-        plain = [f for f in ok if not _sized_kind(f)]
-        if not plain:
-            from ._narrow import spelled_sized
-            plain = spelled_sized(mnemonic, ops, ok)
-        ok = plain
+    if sized or mnemonic.startswith("{") or mnemonic == "movabs" or any(getattr(x, "hi16", False) for x in ops):
+        # `{evex} vaddps …` (text: `EVEX_PREFIX` + mnemonic), `{vex}`, movabs, a prefix word, registers 16-31: x86gen._narrow
+        from ._narrow import special_candidates
+        forms, ok = special_candidates(mnemonic, ops, sized)
+    else:
+        forms = forms_of(canonical(mnemonic))
+        ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x) for o, x in zip(f.operands, ops))]
+        ok = [f for f in ok if not _accumulator_nop(f, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
+        if ok:
+            plain = [f for f in ok if not _sized_kind(f)]
+            if not plain:
+                from ._narrow import spelled_sized
+                plain = spelled_sized(mnemonic, ops, ok)
+            ok = plain
     if not ok:
-        raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
-    for i, x in enumerate(ops):
-        if isinstance(x, Mem) and not x.size:
-            # an unsized `call [rax]` / `jmp [rax]` is the near indirect branch (FF /2, FF /4: r/m64), as GNU as reads it;
-            # a far pointer in memory (m16:16/m16:32/m16:64, FF /3, FF /5) is taken by its size (`call fword ptr [rax]`)
-            # where another form takes the operand too (lfs/lgs/lss have far pointers only: their register gives the size)
-            near = [f for f in ok if ":" not in f.operands[i].kind]
-            if near and len(near) < len(ok): ok = near
-            sizes = {f.operands[i].mem for f in ok if f.operands[i].mem}
-            if len(sizes) > 1:
-                names = "/".join(sorted({_size_word(s) for s in sizes}))
-                raise OperandError(f"{mnemonic} {fmt_operands(ops)}: operand {i + 1} needs a size ({names} ptr)")
+        from ._encode_errors import far_address_error, no_form_error
+        raise far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
+    if any(isinstance(x, Mem) and not x.size for x in ops):   # `call [rax]`, `add [rax], 1`: x86gen._narrow
+        from ._narrow import unsized_memory
+        ok = unsized_memory(mnemonic, ops, ok)
     ok.sort(key=lambda f: f.length)   # stable: file order among equals
     res = (tuple(ok), any(f.imm_widths or any(o.kind == "1" for o in f.operands) for f in ok))
     _CANDIDATES[key] = res
@@ -176,30 +164,9 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
 
 
 
-def _far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
-    from ._encode_errors import far_address_error
-    return far_address_error(mnemonic, ops)
-
-
-def _size_word(bits: int) -> str:
-    from ._encode_errors import size_word
-    return size_word(bits)
-
-
-def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
-    """The error for operands that no form of ``mnemonic`` takes, listing its forms (`x86gen._encode_errors`)."""
-    from ._encode_errors import no_form_error
-    return no_form_error(mnemonic, ops, forms)
-
-
-def range_error(mnemonic, ops, forms) -> OperandError:
-    """The error for immediates or a branch target that fit none of ``forms`` (`x86gen._encode_errors`)."""
-    from ._encode_errors import range_error
-    return range_error(mnemonic, ops, forms)
-
-
-def label_error(mnemonic: str, ops: tuple) -> LabelContextError:
-    """The error for a label operand given to `encode` (or a form): only an Assembler can resolve it."""
+# The errors (`no_form_error`, `range_error`, `label_error`) are built by x86gen._encode_errors, imported where one is
+# raised.
+def _label_error(mnemonic: str, ops: tuple):
     from ._encode_errors import label_error
     return label_error(mnemonic, ops)
 
@@ -264,23 +231,12 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False, compil
             else: return _fallback(mnemonic, "vex", alts, mem_at), rel
     key = (mnemonic, mode, mem_at, sig, tuple(f.id for f in chosen))
     plan = _COMPILED.get(key)
-    if plan is None and not compiled: return _fallback(mnemonic, mode, chosen, mem_at), rel
     if plan is None:
-        if sig and all(s != "i" and s[0] != "m" and s != "l" for s in sig):
-            # registers only: the bytes depend on which registers alone, so they are remembered (a C-level cache
-            # keyed by the register objects, the last REG_MEMO_MAX combinations); then how fast the function is
-            # matters little, and one form needs no plan of its own
-            plan = functools.lru_cache(maxsize=REG_MEMO_MAX)(chosen[0].encode if mode == "one" else
-                                                             _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel))
-        else: plan = _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel)
-        _COMPILED[key] = plan
+        if not compiled: return _fallback(mnemonic, mode, chosen, mem_at), rel
+        # a signature's second use: its plan compiled or memoized (x86gen._plans)
+        from ._plans import made_plan
+        plan = made_plan(key, sig, chosen, rel)
     return plan, rel
-
-
-def _compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chosen: tuple[Form, ...], rel: bool):
-    """The plan compiled (`x86gen._plan_compiler`, loaded on the first signature met twice)."""
-    from ._plan_compiler import compile_plan
-    return compile_plan(mnemonic, sig, mode, mem_at, chosen, rel)
 
 
 def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | None):
@@ -293,6 +249,7 @@ def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | N
         def inner(*ops, ip=0):
             for f in forms:
                 if f.fits(*ops, ip=ip): return f(*ops, ip=ip) if f.is_branch else f(*ops)
+            from ._encode_errors import range_error
             raise range_error(mnemonic, ops, forms)
     if mem_at is None: return inner
     def plan(*ops, **kw):
@@ -338,7 +295,7 @@ def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
     try:
         if ip and plan in _RPLANS: return plan(*ops, ip=ip)
         return plan(*ops)
-    except LabelOperand: raise label_error(mnemonic, ops) from None
+    except LabelOperand: raise _label_error(mnemonic, ops) from None
 
 
 _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {signature: …: plan}}
@@ -358,8 +315,9 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     except AttributeError:
         ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)
         if ints is not None: return _encode(mnemonic, ints, ip)
+        from ._encode_errors import no_form_error
         raise no_form_error(mnemonic, ops, forms_of(canonical(mnemonic))) from None
-    if "l" in key[1:]: raise label_error(mnemonic, ops)   # (never cached: the fast path comes back here)
+    if "l" in key[1:]: raise _label_error(mnemonic, ops)   # (never cached: the fast path comes back here)
     if key[0] == "lea" and key[-1][:5] == "moffs":
         from ._operand_rewrites import lea_low_bits
         near = lea_low_bits(mnemonic, ops)
@@ -375,25 +333,15 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
             plan, rel = plan_for(mnemonic, key[1:], ops, compiled=False)
             _MET.add(key)
             try: return plan(*ops, ip=ip) if rel else plan(*ops)
-            except LabelOperand: raise label_error(mnemonic, ops) from None
-        plan, rel = plan_for(mnemonic, key[1:], ops)
-        if rel: _RPLANS.add(plan)   # before the plan is published: whoever finds it must know it takes ip=
-        _PLANS[key] = plan
-        if 1 <= len(ops) <= 3:
-            t = _TABLES.setdefault(mnemonic, {}).setdefault(len(ops), {})
-            for s in key[1:-1]: t = t.setdefault(s, {})
-            t[key[-1]] = plan
+            except LabelOperand: raise _label_error(mnemonic, ops) from None
+        # the signature's second use: its plan, kept for the fast path (x86gen._plans)
+        from ._plans import published
+        plan = published(key, ops)
     try: return plan(*ops, ip=ip) if plan in _RPLANS else plan(*ops)
-    except LabelOperand: raise label_error(mnemonic, ops) from None
+    except LabelOperand: raise _label_error(mnemonic, ops) from None
 
 
 def _evex_encode(mnemonic, ops: tuple, rc, ip: int) -> bytes:
     from . import _evex
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
     return _evex.encode(mnemonic, ops, rc, ip)
-
-
-def _evex_choose(mnemonic, ops: tuple, rc, ip: int) -> Form:
-    from . import _evex
-    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    return _evex.choose(mnemonic, ops, rc, ip)

@@ -19,7 +19,7 @@ import sys
 
 from ._table import A32_SPELLED, has_mnemonic
 from .errors import UnknownMnemonicError, fmt_value
-from .forms import Form, forms_of, int_operands
+from .forms import Form, forms_of
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
 from .registers import Reg
 
@@ -313,6 +313,7 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
         if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
     try: key = _key(mnemonic, ops)
     except AttributeError:
+        from ._form_rare import int_operands
         ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)
         if ints is not None: return _encode(mnemonic, ints, ip)
         from ._encode_errors import no_form_error

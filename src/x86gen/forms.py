@@ -6,7 +6,6 @@ Nothing is built until it is first used.
 """
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 
 from . import _table
@@ -201,20 +200,10 @@ def mnemonics() -> list[str]:
     return sorted(_table.mnemonics())
 
 
-def int_operands(ops: tuple) -> tuple | None:
-    """``ops`` with every int-like immediate (bool, numpy integer: anything with ``__index__`` that is no
-    register or memory operand) made an int; None when there is none to convert."""
-    if all(x.__class__ is int or hasattr(x, "sig") for x in ops): return None
-    out = []
-    for x in ops:
-        if x.__class__ is not int and not hasattr(x, "sig"):
-            try: x = operator.index(x)
-            except TypeError: return None
-        out.append(x)
-    return tuple(out)
-
-
 def __getattr__(name: str):
+    if name == "int_operands":   # (x86gen._form_rare)
+        from ._form_rare import int_operands
+        return int_operands
     if name.isupper():
         try: return get_form(name)
         except EncodeError: pass

@@ -303,21 +303,21 @@ _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {s
 
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
-    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops):
-        from ._prefixed import encode_prefixed
-        return encode_prefixed(mnemonic, ops, ip)[0]
-    if mnemonic in STRING_MNEMONICS:   # `movsb`, `lods eax, dword ptr [rsi]`: the form's name and operands
-        from ._strings import string_operands
-        mn, filled = string_operands(mnemonic, ops)
-        if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
+    if (mnemonic.__class__ is not str or " " in mnemonic or mnemonic in STRING_MNEMONICS or SegMem in map(type, ops)
+            or A32Mem in map(type, ops)):
+        # not a string; prefix words (`lock add`), a segment override, a 32-bit address; `movsb`, `lods eax, dword ptr
+        # [rsi]`: x86gen._operand_rewrites
+        from ._operand_rewrites import encode_rewritten
+        return encode_rewritten(mnemonic, ops, ip)
+    return _encode_plain(mnemonic, ops, ip)
+
+
+def _encode_plain(mnemonic: str, ops: tuple, ip: int) -> bytes:
+    """`_encode` for a mnemonic without prefix words, and operands without segment overrides or 32-bit addresses."""
     try: key = _key(mnemonic, ops)
-    except AttributeError:
-        from ._form_rare import int_operands
-        ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)
-        if ints is not None: return _encode(mnemonic, ints, ip)
-        from ._encode_errors import no_form_error
-        raise no_form_error(mnemonic, ops, forms_of(canonical(mnemonic))) from None
+    except AttributeError:   # immediates given as bool / numpy integers (operator.index), or no operand at all
+        from ._operand_rewrites import encode_int_like
+        return encode_int_like(mnemonic, ops, ip)
     if "l" in key[1:]: raise _label_error(mnemonic, ops)   # (never cached: the fast path comes back here)
     if key[0] == "lea" and key[-1][:5] == "moffs":
         from ._operand_rewrites import lea_low_bits

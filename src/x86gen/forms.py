@@ -14,7 +14,8 @@ from ._runtime import describe_operand, operand_error
 from ._table import Operand, static_length
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
 
-__all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
+# (all_forms and mnemonics: x86gen._form_rare, through `__getattr__`)
+__all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]  # noqa: F822
 
 FLAG_FIELDS = ("read", "written", "undefined", "cleared", "set")
 
@@ -81,12 +82,6 @@ class Form:
         except OperandError as ex:   # masks, broadcast, 32-bit addresses, int-like immediates (x86gen._form_rare)
             from ._form_rare import retry
             return retry(self, operands, kw, ex)
-
-    def _a32(self, operands: tuple, kw: dict) -> bytes:
-        """The form's bytes for operands with a 32-bit address (`A32Mem`, which its encoder refuses): those of the
-        64-bit address with the address-size prefix 0x67 (SDM Vol.2 3.6), placed as `x86gen.prefixes.layout` does."""
-        from ._form_rare import a32
-        return a32(self, operands, kw)
 
     def accepts(self, *operands, ip: int = 0, rc: int | None = None) -> bool:
         """True when this form encodes ``operands``: as many as it has, each of a kind it takes (register
@@ -179,11 +174,6 @@ def forms_of(mnemonic: str) -> list[Form]:
     return forms
 
 
-def all_forms() -> list[Form]:
-    """Every form of the spec, in file order."""
-    return sorted((f for mn in _table.mnemonics() for f in forms_of(mn)), key=lambda f: f.line)
-
-
 def get_form(form_id: str) -> Form:
     """The form with this id (iced-x86 ``Code`` name, e.g. ``"VEX_VADDPS_YMM_YMM_YMMM256"``)."""
     try: hit = _BY_ID.get(form_id)
@@ -196,14 +186,13 @@ def get_form(form_id: str) -> Form:
     return hit
 
 
-def mnemonics() -> list[str]:
-    return sorted(_table.mnemonics())
+_ELSEWHERE = "all_forms mnemonics int_operands"   # defined in x86gen._form_rare (loaded on first use), importable from here
 
 
 def __getattr__(name: str):
-    if name == "int_operands":   # (x86gen._form_rare)
-        from ._form_rare import int_operands
-        return int_operands
+    if name in _ELSEWHERE.split():
+        from . import _form_rare
+        return getattr(_form_rare, name)
     if name.isupper():
         try: return get_form(name)
         except EncodeError: pass

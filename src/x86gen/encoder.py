@@ -46,7 +46,7 @@ _prefixed encode_prefixed _encode_prefixed _encode_prefixed_a32 _segment _string
 _plan_compiler _parts _nofit
 _select select select_form IMM_POLICIES _evex_choose
 _operand_rewrites xchg_choice _XCHG_ACCUMULATOR _XCHG_SELF_NOP _XCHG_RM lea_low_bits
-_vex_rm_swap _rm_index _by_rm_register _shortest_of
+_vex_rm_swap _rm_index _by_rm_register _shortest_of _vex_alternatives
 _narrow _movabs_form SELECTOR_READ
 _encode_errors no_form_error range_error label_error
 """
@@ -105,9 +105,12 @@ def _matches(o, x, movabs: bool = False) -> bool:
 # ``maskmovdqu xmm0, xmm1``), and by the name without a size suffix, sized by the operands (``movs byte ptr [rdi],
 # byte ptr [rsi]``, ``lods eax, dword ptr [rsi]``). `x86gen._strings.string_operands` turns each of those into a
 # form's operands; `x86gen._prefixed` applies segment overrides and prefix words to them.
-STRING_GENERIC = frozenset({"movs", "cmps", "scas", "lods", "stos", "ins", "outs"})
-STRING_MNEMONICS = frozenset({f"{m}{s}" for m in STRING_GENERIC for s in "bwdq" if f"{m}{s}" not in ("insq", "outsq")}
-                             | STRING_GENERIC | {"xlat", "xlatb", "maskmovdqu", "maskmovq", "vmaskmovdqu"})
+# (Written out, not computed: a plain encode compiles two constants. tests/test_strings.py checks the rule: each
+# generic name with each size suffix b/w/d/q, but no insq/outsq.)
+STRING_GENERIC = frozenset("movs cmps scas lods stos ins outs".split())
+STRING_MNEMONICS = frozenset("""movs movsb movsw movsd movsq cmps cmpsb cmpsw cmpsd cmpsq scas scasb scasw scasd scasq
+    lods lodsb lodsw lodsd lodsq stos stosb stosw stosd stosq ins insb insw insd outs outsb outsw outsd
+    xlat xlatb maskmovdqu maskmovq vmaskmovdqu""".split())
 
 
 def _sized_kind(f: Form) -> str:
@@ -222,13 +225,13 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False, compil
     rel = any(f.is_branch for f in forms)
     mem_at = next((i for i, s in enumerate(sig) if s[0] == "m"), None)
     if check: mode, chosen = "fit", forms
-    else:
+    elif len(forms) > 1 and forms[0].encoding_kind == "vex" and forms[1].length == forms[0].length:
+        # equally long VEX forms: the one with the shorter bytes for the registers given (x86gen._vex_rm_swap)
+        from ._vex_rm_swap import _by_rm_register, _vex_alternatives
         alts = _vex_alternatives(forms)
-        if len(alts) < 2: mode, chosen = "one", forms[:1]
-        else:
-            from ._vex_rm_swap import _by_rm_register
-            if _by_rm_register(alts, sig): mode, chosen = "vex", alts
-            else: return _fallback(mnemonic, "vex", alts, mem_at), rel
+        if _by_rm_register(alts, sig): mode, chosen = "vex", alts
+        else: return _fallback(mnemonic, "vex", alts, mem_at), rel
+    else: mode, chosen = "one", forms[:1]
     key = (mnemonic, mode, mem_at, sig, tuple(f.id for f in chosen))
     plan = _COMPILED.get(key)
     if plan is None:
@@ -256,14 +259,6 @@ def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | N
         if ops[mem_at].label is not None: raise LabelOperand
         return inner(*ops, **kw)
     return plan
-
-
-def _vex_alternatives(forms: tuple[Form, ...]) -> tuple[Form, ...]:
-    """Equally long VEX forms taking the same operands differ only in which register goes to ModRM.rm
-    (``vmovups xmm0, xmm8``: 10 /r or 11 /r). A 2-byte VEX prefix cannot extend ModRM.rm, so the
-    bytes are shorter for the form that leaves r8-r15 out of rm; GNU as and llvm-mc swap likewise."""
-    if forms[0].encoding_kind != "vex": return ()
-    return tuple(f for f in forms if f.length == forms[0].length)
 
 
 def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:

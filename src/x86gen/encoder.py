@@ -9,9 +9,10 @@ time (the first time the chosen forms' own generated encoders do it, so that a o
 process's first, compiles no code).
 
 Only what a plain instruction needs is here (its source is compiled by every process without a bytecode
-cache); the rest loads on first use: x86gen._aliases, _strings, _prefixed, _narrow, _select, _plan_compiler,
-_encode_errors, _operand_rewrites (xchg, lea of a far address), _vex_rm_swap (their names stay importable from
-this module).
+cache); the rest loads on first use: x86gen._aliases, _strings, _prefixed, _narrow (the rarer candidates: pseudo-prefixes,
+movabs, prefix words, registers 16-31, unsized memory), _select, _plans (a signature's second use), _plan_compiler,
+_encode_errors, _operand_rewrites (xchg, lea of a far address, the requests `_encode` hands on), _vex_rm_swap (their
+names stay importable from this module, `_ELSEWHERE`).
 """
 from __future__ import annotations
 

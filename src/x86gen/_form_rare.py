@@ -1,18 +1,16 @@
 """The parts of `x86gen.forms.Form` that a plain encode does not need, loaded on first use: operands a form's encoder
 refuses but the form takes another way (AVX-512 decorations, 32-bit addresses, int-like immediates), `Form.accepts`,
-`Form.encode_rel`, `Form.source`, the unknown-mnemonic error, `all_forms`, `mnemonics` and `int_operands` (the last
-three importable from x86gen.forms).
+`Form.encode_rel`, `Form.source`, the unknown-mnemonic error and `int_operands` (importable from x86gen.forms).
 Every process without a bytecode cache compiles x86gen.forms on its first encode; this module only when one of these
 is first used."""
 from __future__ import annotations
 
 import operator
 
-from . import _table
 from ._memory_rare import a32_error
 from ._table import IMPLICIT_MEM
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
-from .forms import Form, _shape, forms_of
+from .forms import Form, _shape
 from .memory import A32Mem
 
 
@@ -91,13 +89,3 @@ def int_operands(ops: tuple) -> tuple | None:
             except TypeError: return None
         out.append(x)
     return tuple(out)
-
-
-def all_forms() -> list[Form]:
-    """Every form of the spec, in file order."""
-    return sorted((f for mn in _table.mnemonics() for f in forms_of(mn)), key=lambda f: f.line)
-
-
-def mnemonics() -> list[str]:
-    """Every mnemonic of the table, sorted."""
-    return sorted(_table.mnemonics())

@@ -1,13 +1,12 @@
 """The candidates of `x86gen.encoder.candidates` for the rarer requests: the ``{evex}``/``{vex}`` pseudo-prefixes,
-registers 16-31 (EVEX only), the forms that the prefix words addr32/data16 ask for, movabs, memory operands without a
-size, and the errors when none is left (loaded on first use: a plain instruction needs none of it, and its source is
+registers 16-31 (EVEX only), the forms that the prefix words addr32/data16 ask for, movabs, and the errors when none
+is left (loaded on first use: a plain instruction needs none of it, and its source is
 compiled by every process without a bytecode cache that meets one)."""
 from __future__ import annotations
 
 from .encoder import EVEX_PREFIX, VEX_PREFIX, _accumulator_nop, _matches, _sized_kind, canonical
 from .errors import EvexOnlyRegisterError, OperandError, PrefixError, UnknownMnemonicError, fmt_operands
 from .forms import Form, forms_of
-from .memory import Mem
 
 # Instructions that read a 16-bit selector or word whatever the operand size (SDM Vol.2 LLDT, LTR, LMSW: "The
 # operand-size attribute has no effect on this instruction"; VERR/VERW, LKGS: a 16-bit selector). Their o16 forms
@@ -35,23 +34,6 @@ def special_candidates(mnemonic: str, ops: tuple, sized: str) -> tuple[list[Form
     ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
     ok = [f for f in ok if not _accumulator_nop(f, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
     return forms, narrowed(mnemonic, name, ops, ok, evex_only, vex_only, sized)
-
-
-def unsized_memory(mnemonic: str, ops: tuple, ok: list[Form]) -> list[Form]:
-    """The forms of ``ok`` for ``ops`` with a memory operand without a size; an `OperandError` if its size is needed."""
-    for i, x in enumerate(ops):
-        if isinstance(x, Mem) and not x.size:
-            # an unsized `call [rax]` / `jmp [rax]` is the near indirect branch (FF /2, FF /4: r/m64), as GNU as reads it;
-            # a far pointer in memory (m16:16/m16:32/m16:64, FF /3, FF /5) is taken by its size (`call fword ptr [rax]`)
-            # where another form takes the operand too (lfs/lgs/lss have far pointers only: their register gives the size)
-            near = [f for f in ok if ":" not in f.operands[i].kind]
-            if near and len(near) < len(ok): ok = near
-            sizes = {f.operands[i].mem for f in ok if f.operands[i].mem}
-            if len(sizes) > 1:
-                from ._encode_errors import size_word
-                names = "/".join(sorted({size_word(s) for s in sizes}))
-                raise OperandError(f"{mnemonic} {fmt_operands(ops)}: operand {i + 1} needs a size ({names} ptr)")
-    return ok
 
 
 def narrowed(mnemonic: str, name: str, ops: tuple, ok: list[Form], evex_only: bool, vex_only: bool, sized: str) -> list[Form]:

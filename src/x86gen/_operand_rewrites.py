@@ -1,15 +1,12 @@
 """Instructions whose operands `x86gen.encode` rewrites as GNU as does before choosing a form: xchg of two registers
 (the accumulator forms take the accumulator second, ``xchg ax, ax`` is NOPW) or of a register and memory (the r/m form,
-memory first), and lea of an absolute address that a disp32 cannot reach (its low bits); and the requests that
-`x86gen.encoder._encode` hands on before it looks for a plan (`encode_rewritten`: prefix words, segment overrides,
-32-bit addresses, the string instructions' operands; `encode_int_like`: int-like immediates). Loaded on first use: a
-plain instruction needs none of it (`x86gen.encoder.xchg_choice` and `x86gen.encoder.lea_low_bits` stay importable)."""
+memory first), and lea of an absolute address that a disp32 cannot reach (its low bits). Loaded on first use: a plain
+instruction needs none of it (`x86gen.encoder.xchg_choice` and `x86gen.encoder.lea_low_bits` stay importable)."""
 from __future__ import annotations
 
-from .encoder import LabelOperand, _encode, _encode_plain, canonical
-from .errors import UnknownMnemonicError, fmt_value
-from .forms import Form, forms_of, get_form
-from .memory import A32Mem, Mem, SegMem, VsibMem
+from .encoder import LabelOperand, canonical
+from .forms import Form, get_form
+from .memory import Mem, VsibMem
 from .registers import Reg
 
 # xchg of two registers as GNU as 2.40 encodes it where that is not the form the operands name (SDM Vol.2 XCHG, NOP):
@@ -62,27 +59,3 @@ def lea_low_bits(mnemonic: str, ops: tuple) -> tuple | None:
     if a >> 32 not in (0, 0xFFFFFFFF): return None
     low = a & 0xFFFFFFFF
     return (r, Mem(None, None, 1, low - (1 << 32) if low >> 31 else low, m.size))
-
-
-def encode_rewritten(mnemonic, ops: tuple, ip: int) -> bytes:
-    """`x86gen.encoder._encode` for a mnemonic that is not a string (an error), has prefix words or is a string
-    instruction's (``movsb``, ``lods eax, dword ptr [rsi]``: the form's name and operands), or for operands with a
-    segment override or a 32-bit address (the prefix layer, `x86gen._prefixed`)."""
-    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops):
-        from ._prefixed import encode_prefixed
-        return encode_prefixed(mnemonic, ops, ip)[0]
-    from ._strings import string_operands
-    mn, filled = string_operands(mnemonic, ops)
-    if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
-    return _encode_plain(mnemonic, ops, ip)
-
-
-def encode_int_like(mnemonic: str, ops: tuple, ip: int) -> bytes:
-    """`x86gen.encoder._encode` for operands of which some have no signature: immediates given as bool or numpy
-    integers (anything with ``__index__``) are encoded as ints; anything else is an operand no form takes."""
-    from ._form_rare import int_operands
-    ints = int_operands(ops)
-    if ints is not None: return _encode(mnemonic, ints, ip)
-    from ._encode_errors import no_form_error
-    raise no_form_error(mnemonic, ops, forms_of(canonical(mnemonic))) from None

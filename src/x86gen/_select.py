@@ -6,7 +6,6 @@ from .encoder import (
     STRING_MNEMONICS,
     _decorated,
     _key,
-    _vex_alternatives,
     candidates,
     label_error,
     range_error,
@@ -43,6 +42,7 @@ def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
         if _decorated(ops): return _evex_choose(mnemonic, ops, None, ip)
         raise
     if not check:
+        from ._vex_rm_swap import _vex_alternatives
         alts = _vex_alternatives(forms)
         return forms[0] if len(alts) < 2 else min(alts, key=lambda f: len(f.encode(*ops)))   # first among equals
     for f in forms:

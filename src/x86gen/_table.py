@@ -164,6 +164,10 @@ def rows_of(mnemonic: str) -> tuple[FormRow, ...] | None:
     return rows
 
 
+# implicit memory operands by location (isa/README.md): the address register(s) as Intel syntax writes them
+IMPLICIT_MEM = {"rsi": "[rsi]", "rdi": "[rdi]", "esrdi": "es:[rdi]", "rbxal": "[rbx]"}
+
+
 # mnemonics that say their 32-bit implicit address themselves (jecxz: jrcxz with 0x67; umonitor r32), with no addr32 word
 A32_SPELLED = frozenset(("jecxz", "umonitor"))
 
@@ -183,7 +187,7 @@ def static_length(row: FormRow) -> int:
 
 # names defined in x86gen._table_rare (loaded on first use), importable from here
 _ELSEWHERE = """plain_rows preload row_ids _guess_mnemonic mnemonic_of row_of operand_display ip16_branch syntax imm_ranges
-                table _data mnemonics IMPLICIT_MEM ROLE_NAMES operand_repr"""
+                table _data mnemonics ROLE_NAMES operand_repr"""
 
 
 def __getattr__(name: str):

@@ -1,18 +1,16 @@
 """The parts of `x86gen._table` that a first encode does not need, loaded on first use (their names stay importable
 from x86gen._table): rows by form id (`row_of`, `mnemonic_of`), the decoded rows as plain tuples for a start-up
 cache (`plain_rows`, `preload`: x86gen.integrations.tinygrad) and the forms' descriptions (`syntax`,
-`operand_display`, `ip16_branch`, `imm_ranges`), the whole table (`table`, `mnemonics`) and the names of implicit
-memory operands and roles (`IMPLICIT_MEM`, `ROLE_NAMES`). The table's state stays in x86gen._table."""
+`operand_display`, `ip16_branch`, `imm_ranges`), the whole table (`table`, `mnemonics`) and the role names
+(`ROLE_NAMES`). The table's state stays in x86gen._table."""
 from __future__ import annotations
 
 import re
 
 from . import _table as T
 from ._gen.schema import FormRow, OperandRow
-from ._table import A32_SPELLED
+from ._table import A32_SPELLED, IMPLICIT_MEM
 
-# implicit memory operands by location (isa/README.md): the address register(s) as Intel syntax writes them
-IMPLICIT_MEM = {"rsi": "[rsi]", "rdi": "[rdi]", "esrdi": "es:[rdi]", "rbxal": "[rbx]"}
 ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "rcw": "RCW", "cr": "CR", "n": "N"}
 
 

@@ -10,16 +10,16 @@ process's first, compiles no code).
 
 Only what a plain instruction needs is here (its source is compiled by every process without a bytecode
 cache); the rest loads on first use: x86gen._aliases, _strings, _prefixed, _narrow (the rarer candidates: pseudo-prefixes,
-movabs, prefix words, registers 16-31, unsized memory), _select, _plans (a signature's second use), _plan_compiler,
-_encode_errors, _operand_rewrites (xchg, lea of a far address, the requests `_encode` hands on), _vex_rm_swap (their
-names stay importable from this module, `_ELSEWHERE`).
+movabs, prefix words, registers 16-31), _select, _plan_compiler, _encode_errors, _operand_rewrites (xchg, lea of a far
+address), _vex_rm_swap (their names stay importable from this module, `_ELSEWHERE`).
 """
 from __future__ import annotations
 
+import functools
 import sys
 
 from ._table import A32_SPELLED, has_mnemonic
-from .errors import UnknownMnemonicError, fmt_value
+from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, forms_of
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
 from .registers import Reg
@@ -49,7 +49,6 @@ _select select select_form IMM_POLICIES _evex_choose
 _operand_rewrites xchg_choice _XCHG_ACCUMULATOR _XCHG_SELF_NOP _XCHG_RM lea_low_bits
 _vex_rm_swap _rm_index _by_rm_register _shortest_of _vex_alternatives
 _narrow _movabs_form SELECTOR_READ
-_encode_errors no_form_error range_error label_error
 """
 
 
@@ -151,11 +150,18 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
                 plain = spelled_sized(mnemonic, ops, ok)
             ok = plain
     if not ok:
-        from ._encode_errors import far_address_error, no_form_error
-        raise far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
-    if any(isinstance(x, Mem) and not x.size for x in ops):   # `call [rax]`, `add [rax], 1`: x86gen._narrow
-        from ._narrow import unsized_memory
-        ok = unsized_memory(mnemonic, ops, ok)
+        raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
+    for i, x in enumerate(ops):
+        if isinstance(x, Mem) and not x.size:
+            # an unsized `call [rax]` / `jmp [rax]` is the near indirect branch (FF /2, FF /4: r/m64), as GNU as reads it;
+            # a far pointer in memory (m16:16/m16:32/m16:64, FF /3, FF /5) is taken by its size (`call fword ptr [rax]`)
+            # where another form takes the operand too (lfs/lgs/lss have far pointers only: their register gives the size)
+            near = [f for f in ok if ":" not in f.operands[i].kind]
+            if near and len(near) < len(ok): ok = near
+            sizes = {f.operands[i].mem for f in ok if f.operands[i].mem}
+            if len(sizes) > 1:
+                names = "/".join(sorted({_size_word(s) for s in sizes}))
+                raise OperandError(f"{mnemonic} {fmt_operands(ops)}: operand {i + 1} needs a size ({names} ptr)")
     ok.sort(key=lambda f: f.length)   # stable: file order among equals
     res = (tuple(ok), any(f.imm_widths or any(o.kind == "1" for o in f.operands) for f in ok))
     _CANDIDATES[key] = res
@@ -168,9 +174,30 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
 
 
 
-# The errors (`no_form_error`, `range_error`, `label_error`) are built by x86gen._encode_errors, imported where one is
-# raised.
-def _label_error(mnemonic: str, ops: tuple):
+def _far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
+    from ._encode_errors import far_address_error
+    return far_address_error(mnemonic, ops)
+
+
+def _size_word(bits: int) -> str:
+    from ._encode_errors import size_word
+    return size_word(bits)
+
+
+def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
+    """The error for operands that no form of ``mnemonic`` takes, listing its forms (`x86gen._encode_errors`)."""
+    from ._encode_errors import no_form_error
+    return no_form_error(mnemonic, ops, forms)
+
+
+def range_error(mnemonic, ops, forms) -> OperandError:
+    """The error for immediates or a branch target that fit none of ``forms`` (`x86gen._encode_errors`)."""
+    from ._encode_errors import range_error
+    return range_error(mnemonic, ops, forms)
+
+
+def label_error(mnemonic: str, ops: tuple) -> LabelContextError:
+    """The error for a label operand given to `encode` (or a form): only an Assembler can resolve it."""
     from ._encode_errors import label_error
     return label_error(mnemonic, ops)
 
@@ -235,12 +262,23 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False, compil
     else: mode, chosen = "one", forms[:1]
     key = (mnemonic, mode, mem_at, sig, tuple(f.id for f in chosen))
     plan = _COMPILED.get(key)
+    if plan is None and not compiled: return _fallback(mnemonic, mode, chosen, mem_at), rel
     if plan is None:
-        if not compiled: return _fallback(mnemonic, mode, chosen, mem_at), rel
-        # a signature's second use: its plan compiled or memoized (x86gen._plans)
-        from ._plans import made_plan
-        plan = made_plan(key, sig, chosen, rel)
+        if sig and all(s != "i" and s[0] != "m" and s != "l" for s in sig):
+            # registers only: the bytes depend on which registers alone, so they are remembered (a C-level cache
+            # keyed by the register objects, the last REG_MEMO_MAX combinations); then how fast the function is
+            # matters little, and one form needs no plan of its own
+            plan = functools.lru_cache(maxsize=REG_MEMO_MAX)(chosen[0].encode if mode == "one" else
+                                                             _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel))
+        else: plan = _compile_plan(mnemonic, sig, mode, mem_at, chosen, rel)
+        _COMPILED[key] = plan
     return plan, rel
+
+
+def _compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chosen: tuple[Form, ...], rel: bool):
+    """The plan compiled (`x86gen._plan_compiler`, loaded on the first signature met twice)."""
+    from ._plan_compiler import compile_plan
+    return compile_plan(mnemonic, sig, mode, mem_at, chosen, rel)
 
 
 def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | None):
@@ -253,7 +291,6 @@ def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | N
         def inner(*ops, ip=0):
             for f in forms:
                 if f.fits(*ops, ip=ip): return f(*ops, ip=ip) if f.is_branch else f(*ops)
-            from ._encode_errors import range_error
             raise range_error(mnemonic, ops, forms)
     if mem_at is None: return inner
     def plan(*ops, **kw):
@@ -291,7 +328,7 @@ def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
     try:
         if ip and plan in _RPLANS: return plan(*ops, ip=ip)
         return plan(*ops)
-    except LabelOperand: raise _label_error(mnemonic, ops) from None
+    except LabelOperand: raise label_error(mnemonic, ops) from None
 
 
 _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {signature: …: plan}}
@@ -299,22 +336,21 @@ _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {s
 
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
-    if (mnemonic.__class__ is not str or " " in mnemonic or mnemonic in STRING_MNEMONICS or SegMem in map(type, ops)
-            or A32Mem in map(type, ops)):
-        # not a string; prefix words (`lock add`), a segment override, a 32-bit address; `movsb`, `lods eax, dword ptr
-        # [rsi]`: x86gen._operand_rewrites
-        from ._operand_rewrites import encode_rewritten
-        return encode_rewritten(mnemonic, ops, ip)
-    return _encode_plain(mnemonic, ops, ip)
-
-
-def _encode_plain(mnemonic: str, ops: tuple, ip: int) -> bytes:
-    """`_encode` for a mnemonic without prefix words, and operands without segment overrides or 32-bit addresses."""
+    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops):
+        from ._prefixed import encode_prefixed
+        return encode_prefixed(mnemonic, ops, ip)[0]
+    if mnemonic in STRING_MNEMONICS:   # `movsb`, `lods eax, dword ptr [rsi]`: the form's name and operands
+        from ._strings import string_operands
+        mn, filled = string_operands(mnemonic, ops)
+        if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
     try: key = _key(mnemonic, ops)
-    except AttributeError:   # immediates given as bool / numpy integers (operator.index), or no operand at all
-        from ._operand_rewrites import encode_int_like
-        return encode_int_like(mnemonic, ops, ip)
-    if "l" in key[1:]: raise _label_error(mnemonic, ops)   # (never cached: the fast path comes back here)
+    except AttributeError:
+        from ._form_rare import int_operands
+        ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)
+        if ints is not None: return _encode(mnemonic, ints, ip)
+        raise no_form_error(mnemonic, ops, forms_of(canonical(mnemonic))) from None
+    if "l" in key[1:]: raise label_error(mnemonic, ops)   # (never cached: the fast path comes back here)
     if key[0] == "lea" and key[-1][:5] == "moffs":
         from ._operand_rewrites import lea_low_bits
         near = lea_low_bits(mnemonic, ops)
@@ -330,12 +366,16 @@ def _encode_plain(mnemonic: str, ops: tuple, ip: int) -> bytes:
             plan, rel = plan_for(mnemonic, key[1:], ops, compiled=False)
             _MET.add(key)
             try: return plan(*ops, ip=ip) if rel else plan(*ops)
-            except LabelOperand: raise _label_error(mnemonic, ops) from None
-        # the signature's second use: its plan, kept for the fast path (x86gen._plans)
-        from ._plans import published
-        plan = published(key, ops)
+            except LabelOperand: raise label_error(mnemonic, ops) from None
+        plan, rel = plan_for(mnemonic, key[1:], ops)
+        if rel: _RPLANS.add(plan)   # before the plan is published: whoever finds it must know it takes ip=
+        _PLANS[key] = plan
+        if 1 <= len(ops) <= 3:
+            t = _TABLES.setdefault(mnemonic, {}).setdefault(len(ops), {})
+            for s in key[1:-1]: t = t.setdefault(s, {})
+            t[key[-1]] = plan
     try: return plan(*ops, ip=ip) if plan in _RPLANS else plan(*ops)
-    except LabelOperand: raise _label_error(mnemonic, ops) from None
+    except LabelOperand: raise label_error(mnemonic, ops) from None
 
 
 def _evex_encode(mnemonic, ops: tuple, rc, ip: int) -> bytes:

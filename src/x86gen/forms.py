@@ -14,8 +14,7 @@ from ._runtime import describe_operand, operand_error
 from ._table import Operand, static_length
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
 
-# (all_forms and mnemonics: x86gen._form_rare, through `__getattr__`)
-__all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]  # noqa: F822
+__all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
 
 FLAG_FIELDS = ("read", "written", "undefined", "cleared", "set")
 
@@ -186,13 +185,20 @@ def get_form(form_id: str) -> Form:
     return hit
 
 
-_ELSEWHERE = "all_forms mnemonics int_operands"   # defined in x86gen._form_rare (loaded on first use), importable from here
+def all_forms() -> list[Form]:
+    """Every form of the spec, in file order."""
+    return sorted((f for mn in _table.mnemonics() for f in forms_of(mn)), key=lambda f: f.line)
+
+
+def mnemonics() -> list[str]:
+    """Every mnemonic of the table, sorted."""
+    return sorted(_table.mnemonics())
 
 
 def __getattr__(name: str):
-    if name in _ELSEWHERE.split():
-        from . import _form_rare
-        return getattr(_form_rare, name)
+    if name == "int_operands":   # (x86gen._form_rare)
+        from ._form_rare import int_operands
+        return int_operands
     if name.isupper():
         try: return get_form(name)
         except EncodeError: pass

@@ -178,7 +178,7 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
         extra.update(context(COMPANION, forms))
     shape_list, per_form = shapes.group({f.id: row(f) for f in forms})
     for f in forms: f.shape, f.shape_args = per_form[f.id]
-    ctx = {"header": header, "forms": forms, "shapes": shape_list, "shape_chunk_size": shapes.CHUNK,
+    ctx = {"header": header, "forms": forms, "shapes": shape_list, "shape_chunk_size": shapes.CHUNK, "shape_solo": shapes.SOLO,
            "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple,
            "form_fields": FORM_FIELDS, "operand_fields": OPERAND_FIELDS, "form_field_names": FORM_FIELD_NAMES,
            "operand_field_names": OPERAND_FIELD_NAMES, **extra}
@@ -189,9 +189,11 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
     out = {}
     for name in sorted(os.listdir(os.path.join(HERE, "templates"))):
         if name == "encoders.py.j2":   # one module per chunk of shapes, each compiled when one of its shapes is first used
+            first = 0   # the number of the chunk's first shape
             for n, chunk in enumerate(shapes.chunks(shape_list)):
                 out[f"src/x86gen/_gen/encoders/{shapes.chunk_module(n)}.py"] = env.get_template(name).render(
-                    **ctx, chunk=n, chunk_shapes=chunk, shape_imports=shapes.imports(chunk))
+                    **ctx, chunk_first=first, chunk_shapes=chunk, shape_imports=shapes.imports(chunk))
+                first += len(chunk)
             out["src/x86gen/_gen/encoders/__init__.py"] = env.get_template("encoders_init.py.j2").render(**ctx)
         elif name.endswith(".j2") and name != "encoders_init.py.j2":
             out["src/x86gen/_gen/" + name[:-3]] = env.get_template(name).render(**ctx)

@@ -122,14 +122,17 @@ def group(rows_by_id: dict[str, tuple]) -> tuple[list[Shape], dict[str, tuple[in
     return shapes, per_form
 
 
-
 CHUNK = 4   # shapes per generated module: without a bytecode cache, a first use compiles one module (~0.25 ms per shape)
+# The first SOLO shapes each have a module of their own: the general-purpose register/memory forms of the ALU family
+# (add/sub/mov/cmp/xor… r/m,r and r,r/m in 8/16/32/64 bits), which most programs, and most first encodes, use alone.
+SOLO = 8
 
 
 def chunks(shapes: list[Shape]) -> list[list[Shape]]:
-    """The shapes in modules of `CHUNK`, in the order of their first forms (neighbouring forms in the spec
-    are of one family, often used together)."""
-    return [shapes[i:i + CHUNK] for i in range(0, len(shapes), CHUNK)]
+    """The shapes in modules: the first `SOLO` one each, then `CHUNK` each, in the order of their first forms
+    (neighbouring forms in the spec are of one family, often used together); `x86gen.forms._shape` finds shape
+    ``i`` in them."""
+    return [[s] for s in shapes[:SOLO]] + [shapes[i:i + CHUNK] for i in range(SOLO, len(shapes), CHUNK)]
 
 
 def chunk_module(n: int) -> str:

@@ -13,7 +13,17 @@ from test_text_rules import check
 
 import x86gen
 from x86gen import OperandError, PrefixError, al, byte, dword, mem, qword, rax, rbx, rdi, rsi, xmm0, xmm1, xmmword
-from x86gen.encoder import STRING_MNEMONICS, string_operands
+from x86gen.encoder import STRING_GENERIC, STRING_MNEMONICS, string_operands
+
+
+def test_string_mnemonics_are_the_generic_names_with_their_sizes():
+    """`x86gen.encoder.STRING_MNEMONICS` (written out) is each generic name, with each size suffix b/w/d/q except
+    insq/outsq (no such instructions: SDM Vol.2 INS, OUTS), plus xlat/xlatb and the maskmov forms; every one is in the table."""
+    assert STRING_GENERIC == {"movs", "cmps", "scas", "lods", "stos", "ins", "outs"}
+    rule = ({f"{m}{s}" for m in STRING_GENERIC for s in "bwdq" if f"{m}{s}" not in ("insq", "outsq")}
+            | STRING_GENERIC | {"xlat", "xlatb", "maskmovdqu", "maskmovq", "vmaskmovdqu"})
+    assert STRING_MNEMONICS == rule
+    assert all(x86gen.forms.forms_of(x86gen.encoder.canonical(m)) for m in STRING_MNEMONICS - STRING_GENERIC)
 
 
 @pytest.mark.parametrize("src, expect", [

@@ -1,7 +1,8 @@
 """The parts of `x86gen.forms.Form` that a plain encode does not need, loaded on first use: operands a form's encoder
 refuses but the form takes another way (AVX-512 decorations, 32-bit addresses, int-like immediates), `Form.accepts`,
-`Form.encode_rel`, `Form.source` and the unknown-mnemonic error. Every process without a bytecode cache compiles
-x86gen.forms on its first encode; this module only when one of these is first used."""
+`Form.encode_rel`, `Form.source`, the unknown-mnemonic error and `int_operands` (importable from x86gen.forms).
+Every process without a bytecode cache compiles x86gen.forms on its first encode; this module only when one of these
+is first used."""
 from __future__ import annotations
 
 import operator
@@ -9,7 +10,7 @@ import operator
 from ._memory_rare import a32_error
 from ._table import IMPLICIT_MEM
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
-from .forms import Form, _shape, int_operands
+from .forms import Form, _shape
 from .memory import A32Mem
 
 
@@ -75,3 +76,16 @@ def unknown_mnemonic_error(mnemonic: str, known: list[str]) -> UnknownMnemonicEr
     import difflib
     close = difflib.get_close_matches(mnemonic, known, 3) if len(mnemonic) <= 32 else []
     return UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+
+
+def int_operands(ops: tuple) -> tuple | None:
+    """``ops`` with every int-like immediate (bool, numpy integer: anything with ``__index__`` that is no
+    register or memory operand) made an int; None when there is none to convert."""
+    if all(x.__class__ is int or hasattr(x, "sig") for x in ops): return None
+    out = []
+    for x in ops:
+        if x.__class__ is not int and not hasattr(x, "sig"):
+            try: x = operator.index(x)
+            except TypeError: return None
+        out.append(x)
+    return tuple(out)

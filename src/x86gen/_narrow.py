@@ -1,11 +1,12 @@
-"""The candidates of `x86gen.encoder.candidates` narrowed for the rarer requests: the ``{evex}``/``{vex}`` pseudo-prefixes,
-registers 16-31 (EVEX only), the forms that the prefix words addr32/data16 ask for, and the errors when none is left
-(loaded on first use: a plain instruction needs none of it)."""
+"""The candidates of `x86gen.encoder.candidates` for the rarer requests: the ``{evex}``/``{vex}`` pseudo-prefixes,
+registers 16-31 (EVEX only), the forms that the prefix words addr32/data16 ask for, movabs, and the errors when none
+is left (loaded on first use: a plain instruction needs none of it, and its source is
+compiled by every process without a bytecode cache that meets one)."""
 from __future__ import annotations
 
-from .encoder import EVEX_PREFIX, VEX_PREFIX, _sized_kind
-from .errors import EvexOnlyRegisterError, OperandError, PrefixError, fmt_operands
-from .forms import Form
+from .encoder import EVEX_PREFIX, VEX_PREFIX, _accumulator_nop, _matches, _sized_kind, canonical
+from .errors import EvexOnlyRegisterError, OperandError, PrefixError, UnknownMnemonicError, fmt_operands
+from .forms import Form, forms_of
 
 # Instructions that read a 16-bit selector or word whatever the operand size (SDM Vol.2 LLDT, LTR, LMSW: "The
 # operand-size attribute has no effect on this instruction"; VERR/VERW, LKGS: a 16-bit selector). Their o16 forms
@@ -16,6 +17,23 @@ SELECTOR_READ = ("lldt", "ltr", "verr", "verw", "lmsw", "lkgs")
 def _movabs_form(f: Form) -> bool:
     """The forms GNU as writes ``movabs``: mov with a moffs operand or a 64-bit immediate."""
     return any(o.loc == "moffs" or o.imm == 64 for o in f.operands)
+
+
+def special_candidates(mnemonic: str, ops: tuple, sized: str) -> tuple[list[Form], list[Form]]:
+    """(the forms of the mnemonic, those that take ``ops``) for `x86gen.encoder.candidates` where ``mnemonic`` has a
+    pseudo-prefix (``{evex}``/``{vex}``: only EVEX/VEX forms, as GNU as and llvm-mc read it) or is movabs (mov restricted
+    to moffs and imm64, GNU as, llvm-mc), ``sized`` is a prefix word, or an operand is a register 16-31 (`narrowed`)."""
+    evex_only = mnemonic.startswith(EVEX_PREFIX)
+    vex_only = not evex_only and mnemonic.startswith(VEX_PREFIX)
+    name = mnemonic[len(EVEX_PREFIX):] if evex_only else mnemonic[len(VEX_PREFIX):] if vex_only else mnemonic
+    if (evex_only or vex_only) and not name:
+        raise UnknownMnemonicError(f"{mnemonic} without a mnemonic (write `{mnemonic} vaddps …`)")
+    forms = forms_of(canonical(name))
+    movabs = mnemonic == "movabs"
+    if movabs: forms = [f for f in forms if _movabs_form(f)]
+    ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
+    ok = [f for f in ok if not _accumulator_nop(f, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
+    return forms, narrowed(mnemonic, name, ops, ok, evex_only, vex_only, sized)
 
 
 def narrowed(mnemonic: str, name: str, ops: tuple, ok: list[Form], evex_only: bool, vex_only: bool, sized: str) -> list[Form]:

@@ -34,62 +34,21 @@ def operand_error(fid: str, args: tuple, i: int) -> OperandError:
     return operand_error(fid, args, i)
 
 
-def _operand_error(fid, args, i): return operand_error(fid, args, i)
+def _deferred(name: str):
+    """The error function ``name`` of `x86gen._runtime_errors`, called through a stub that imports that module when an
+    error is first raised (generated code imports these by name; a plain encode raises none, so does not compile them)."""
+    def error(*args):
+        from . import _runtime_errors
+        return getattr(_runtime_errors, name)(*args)
+    error.__name__ = error.__qualname__ = name
+    return error
 
 
-def _range_error(fid, args, i, value):
-    from ._runtime_errors import _range_error
-    return _range_error(fid, args, i, value)
-
-
-def _ip16_error(fid, args, i):
-    from ._runtime_errors import _ip16_error
-    return _ip16_error(fid, args, i)
-
-
-def _label_error(fid, args):
-    from ._runtime_errors import _label_error
-    return _label_error(fid, args)
-
-
-def _moffs_error(fid, args, i):
-    from ._runtime_errors import _moffs_error
-    return _moffs_error(fid, args, i)
-
-
-def _high8_error(fid, args):
-    from ._runtime_errors import _high8_error
-    return _high8_error(fid, args)
-
-
-def _load_cs_error(fid):
-    from ._runtime_errors import _load_cs_error
-    return _load_cs_error(fid)
-
-
-def _implicit_error(fid, args, i):
-    from ._runtime_errors import _implicit_error
-    return _implicit_error(fid, args, i)
-
-
-def _taken_error(fid, args):
-    from ._runtime_errors import _taken_error
-    return _taken_error(fid, args)
-
-
-def _nop_alias_error(fid, args):
-    from ._runtime_errors import _nop_alias_error
-    return _nop_alias_error(fid, args)
-
-
-def _distinct_error(fid, args, why):
-    from ._runtime_errors import _distinct_error
-    return _distinct_error(fid, args, why)
-
-
-def _mask_required_error(fid, args):
-    from ._runtime_errors import _mask_required_error
-    return _mask_required_error(fid, args)
+_operand_error = operand_error
+(_range_error, _ip16_error, _label_error, _moffs_error, _high8_error, _load_cs_error, _implicit_error, _taken_error,
+ _nop_alias_error, _distinct_error, _mask_required_error) = map(_deferred, (
+    "_range_error", "_ip16_error", "_label_error", "_moffs_error", "_high8_error", "_load_cs_error", "_implicit_error",
+    "_taken_error", "_nop_alias_error", "_distinct_error", "_mask_required_error"))
 
 
 # the helpers by the names encoder code uses

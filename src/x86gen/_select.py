@@ -5,17 +5,21 @@ from __future__ import annotations
 from .encoder import (
     STRING_MNEMONICS,
     _decorated,
-    _evex_choose,
     _key,
-    _vex_alternatives,
     candidates,
     label_error,
     range_error,
     xchg_choice,
 )
-from .errors import OperandError
+from .errors import OperandError, UnknownMnemonicError, fmt_value
 from .forms import Form, describe_operand, get_form
 from .memory import A32Mem, Mem, SegMem
+
+
+def _evex_choose(mnemonic, ops: tuple, rc, ip: int) -> Form:
+    from . import _evex
+    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+    return _evex.choose(mnemonic, ops, rc, ip)
 
 
 def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
@@ -38,6 +42,7 @@ def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
         if _decorated(ops): return _evex_choose(mnemonic, ops, None, ip)
         raise
     if not check:
+        from ._vex_rm_swap import _vex_alternatives
         alts = _vex_alternatives(forms)
         return forms[0] if len(alts) < 2 else min(alts, key=lambda f: len(f.encode(*ops)))   # first among equals
     for f in forms:

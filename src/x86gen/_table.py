@@ -26,10 +26,10 @@ class Operand(OperandRow):
         """The kind as Intel's tables write it (``r/m32``)."""
         from ._table_rare import operand_display
         return operand_display(self)
-    def __repr__(self) -> str: return f"{ROLE_NAMES[self.role]}:{self.display}@{self.loc}"
+    def __repr__(self) -> str:
+        from ._table_rare import operand_repr
+        return operand_repr(self)
 
-
-ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "rcw": "RCW", "cr": "CR", "n": "N"}
 
 _ROWS: dict[str, tuple[FormRow, ...]] = {}   # mnemonic → its rows, decoded on first use
 _BY_ID: dict[str, FormRow] = {}
@@ -61,13 +61,6 @@ def _read_more(data: bytes) -> tuple[bytes, bool]:
     return got
 
 
-def _data() -> bytes:
-    """The table file's bytes."""
-    data, whole = _READ
-    while not whole: data, whole = _read_more(data)
-    return data
-
-
 def _line_text(mnemonic: str) -> str | None:
     """The text after ``mnemonic`` and its tab on its line of the file, reading no more of the file than it needs."""
     key = b"\n" + mnemonic.encode() + b"\t"
@@ -87,19 +80,6 @@ def _line_text(mnemonic: str) -> str | None:
     return data[start:end if end >= 0 else len(data)].decode("utf-8")
 
 
-def table() -> dict[str, str]:
-    """The generated table: mnemonic → the text of its rows (JSON arrays separated by tabs), in spec order."""
-    global _ROWS_TEXT
-    if _ROWS_TEXT is None:
-        rows = {}
-        for line in _data().decode("utf-8").split("\n"):
-            if line and line[0] != "#":
-                mnemonic, _, rest = line.partition("\t")
-                rows[mnemonic] = rest
-        _ROWS_TEXT = rows
-    return _ROWS_TEXT
-
-
 def rows_text(mnemonic: str) -> str | None:
     """The text of one mnemonic's rows (`table`'s value), or None if the table has no such mnemonic. Until the whole
     table is decoded, its line is found in the file's bytes (a first encode decodes only its mnemonic's line)."""
@@ -107,7 +87,9 @@ def rows_text(mnemonic: str) -> str | None:
     if _ROWS_TEXT is not None: return _ROWS_TEXT.get(mnemonic)
     hit = _FOUND.get(mnemonic)
     if hit is not None: return hit
-    if _MISSES >= MISS_MAX: return table().get(mnemonic)   # names not in the table met again and again: the whole table
+    if _MISSES >= MISS_MAX:   # names not in the table met again and again: the whole table (x86gen._table_rare)
+        from ._table_rare import table
+        return table().get(mnemonic)
     if mnemonic.__class__ is not str or not mnemonic or "\t" in mnemonic or "\n" in mnemonic or not mnemonic.isascii():
         return None   # (the table's mnemonics are ASCII)
     text = _line_text(mnemonic)
@@ -119,11 +101,6 @@ def rows_text(mnemonic: str) -> str | None:
 def has_mnemonic(mnemonic: str) -> bool:
     """Does the table have rows of ``mnemonic``?"""
     return mnemonic in _ROWS or rows_text(mnemonic) is not None
-
-
-def mnemonics() -> list[str]:
-    """Every mnemonic of the table, in spec order."""
-    return list(table())
 
 
 def _tuples(x):
@@ -209,11 +186,11 @@ def static_length(row: FormRow) -> int:
 
 
 # names defined in x86gen._table_rare (loaded on first use), importable from here
-_ELSEWHERE = frozenset(("plain_rows", "preload", "row_ids", "_guess_mnemonic", "mnemonic_of", "row_of", "operand_display",
-                        "ip16_branch", "syntax", "imm_ranges"))
+_ELSEWHERE = """plain_rows preload row_ids _guess_mnemonic mnemonic_of row_of operand_display ip16_branch syntax imm_ranges
+                table _data mnemonics ROLE_NAMES operand_repr"""
 
 
 def __getattr__(name: str):
-    if name not in _ELSEWHERE: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _ELSEWHERE.split(): raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from . import _table_rare
     return getattr(_table_rare, name)

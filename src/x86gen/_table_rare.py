@@ -1,7 +1,8 @@
 """The parts of `x86gen._table` that a first encode does not need, loaded on first use (their names stay importable
 from x86gen._table): rows by form id (`row_of`, `mnemonic_of`), the decoded rows as plain tuples for a start-up
 cache (`plain_rows`, `preload`: x86gen.integrations.tinygrad) and the forms' descriptions (`syntax`,
-`operand_display`, `ip16_branch`, `imm_ranges`). The table's state stays in x86gen._table."""
+`operand_display`, `ip16_branch`, `imm_ranges`), the whole table (`table`, `mnemonics`) and the role names
+(`ROLE_NAMES`). The table's state stays in x86gen._table."""
 from __future__ import annotations
 
 import re
@@ -9,6 +10,37 @@ import re
 from . import _table as T
 from ._gen.schema import FormRow, OperandRow
 from ._table import A32_SPELLED, IMPLICIT_MEM
+
+ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "rcw": "RCW", "cr": "CR", "n": "N"}
+
+
+def _data() -> bytes:
+    """The table file's bytes."""
+    data, whole = T._READ
+    while not whole: data, whole = T._read_more(data)
+    return data
+
+
+def table() -> dict[str, str]:
+    """The generated table: mnemonic → the text of its rows (JSON arrays separated by tabs), in spec order."""
+    if T._ROWS_TEXT is None:
+        rows = {}
+        for line in _data().decode("utf-8").split("\n"):
+            if line and line[0] != "#":
+                mnemonic, _, rest = line.partition("\t")
+                rows[mnemonic] = rest
+        T._ROWS_TEXT = rows
+    return T._ROWS_TEXT
+
+
+def mnemonics() -> list[str]:
+    """Every mnemonic of the table, in spec order."""
+    return list(table())
+
+
+def operand_repr(o: T.Operand) -> str:
+    """``RW:r/m32@rm``: an `x86gen._table.Operand`'s role, kind and location."""
+    return f"{ROLE_NAMES[o.role]}:{o.display}@{o.loc}"
 
 
 def plain_rows(mnemonics) -> dict[str, tuple]:
@@ -49,7 +81,7 @@ def mnemonic_of(form_id: str) -> str | None:
         for mn in (guess, guess[:-1], guess[:-2]):   # and the size suffixes: RETNQ → ret, PUSHFQ → pushf, NOPD → nop
             if T.rows_of(mn) is not None:
                 if form_id in T._BY_ID: return mn
-        T._MNEMONIC_OF = {fid: mn for mn, text in T.table().items() for fid in row_ids(text)}
+        T._MNEMONIC_OF = {fid: mn for mn, text in table().items() for fid in row_ids(text)}
     return T._MNEMONIC_OF.get(form_id)
 
 

@@ -1,7 +1,7 @@
 """Equally long VEX forms that take the same operands and differ only in which register goes to ModRM.rm
 (``vmovups xmm0, xmm8``: 10 /r or 11 /r): the one whose bytes are shorter (a 2-byte VEX prefix cannot extend
-ModRM.rm), as GNU as and llvm-mc choose. Used by `x86gen.encoder.plan_for` and the plan compiler; loaded on first
-use (its names stay importable from x86gen.encoder)."""
+ModRM.rm), as GNU as and llvm-mc choose (`_vex_alternatives` finds them). Used by `x86gen.encoder.plan_for`, `select`
+and the plan compiler; loaded on first use (its names stay importable from x86gen.encoder)."""
 from __future__ import annotations
 
 from .forms import Form
@@ -31,3 +31,11 @@ def _shortest_of(forms: tuple[Form, ...]):
             if len(b) < len(best): best = b
         return best
     return enc
+
+
+def _vex_alternatives(forms: tuple[Form, ...]) -> tuple[Form, ...]:
+    """Equally long VEX forms taking the same operands differ only in which register goes to ModRM.rm
+    (``vmovups xmm0, xmm8``: 10 /r or 11 /r). A 2-byte VEX prefix cannot extend ModRM.rm, so the
+    bytes are shorter for the form that leaves r8-r15 out of rm; GNU as and llvm-mc swap likewise."""
+    if forms[0].encoding_kind != "vex": return ()
+    return tuple(f for f in forms if f.length == forms[0].length)

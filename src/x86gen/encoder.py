@@ -9,9 +9,9 @@ time (the first time the chosen forms' own generated encoders do it, so that a o
 process's first, compiles no code).
 
 Only what a plain instruction needs is here (its source is compiled by every process without a bytecode
-cache); the rest loads on first use: x86gen._aliases, _strings, _prefixed, _narrow, _select, _plan_compiler,
-_encode_errors, _operand_rewrites (xchg, lea of a far address), _vex_rm_swap (their names stay importable from
-this module).
+cache); the rest loads on first use: x86gen._aliases, _strings, _prefixed, _narrow (the rarer candidates: pseudo-prefixes,
+movabs, prefix words, registers 16-31), _select, _plan_compiler, _encode_errors, _operand_rewrites (xchg, lea of a far
+address), _vex_rm_swap (their names stay importable from this module, `_ELSEWHERE`).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import sys
 
 from ._table import A32_SPELLED, has_mnemonic
 from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
-from .forms import Form, forms_of, int_operands
+from .forms import Form, forms_of
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
 from .registers import Reg
 
@@ -38,24 +38,27 @@ EVEX_PREFIX = "{evex}"   # a mnemonic "{evex}vaddps" encodes with an EVEX form o
 VEX_PREFIX = "{vex}"     # and "{vex}vaddps" with a VEX form only (`{vex} vpdpbusd`, as objdump prints AVX-VNNI)
 
 # Parts of the encoder that a plain instruction does not need, in modules loaded on first use (their names stay
-# importable from here): the mnemonic aliases, the string instructions' operands, the prefix layer, the plan
-# compiler, select and select_form (and the error messages, in x86gen._encode_errors).
-_ELSEWHERE = {"MNEMONIC_ALIASES": "_aliases", "string_operands": "_strings", "_implied": "_strings",
-              "_SIZE_SUFFIX": "_strings", "_ACCUMULATORS": "_strings", "encode_prefixed": "_prefixed",
-              "_encode_prefixed": "_prefixed", "_encode_prefixed_a32": "_prefixed", "_segment": "_prefixed",
-              "_string_segments": "_prefixed", "_parts": "_plan_compiler", "_nofit": "_plan_compiler",
-              "select": "_select", "select_form": "_select", "IMM_POLICIES": "_select",
-              "xchg_choice": "_operand_rewrites", "_XCHG_ACCUMULATOR": "_operand_rewrites", "_XCHG_SELF_NOP": "_operand_rewrites",
-              "_XCHG_RM": "_operand_rewrites", "lea_low_bits": "_operand_rewrites", "_rm_index": "_vex_rm_swap",
-              "_by_rm_register": "_vex_rm_swap", "_shortest_of": "_vex_rm_swap", "_movabs_form": "_narrow",
-              "SELECTOR_READ": "_narrow"}
+# importable from here, through `__getattr__`): each line is a module and the names it holds. (One string: a plain
+# encode compiles one constant, not a dict of them.)
+_ELSEWHERE = """
+_aliases MNEMONIC_ALIASES
+_strings string_operands _implied _SIZE_SUFFIX _ACCUMULATORS
+_prefixed encode_prefixed _encode_prefixed _encode_prefixed_a32 _segment _string_segments
+_plan_compiler _parts _nofit
+_select select select_form IMM_POLICIES _evex_choose
+_operand_rewrites xchg_choice _XCHG_ACCUMULATOR _XCHG_SELF_NOP _XCHG_RM lea_low_bits
+_vex_rm_swap _rm_index _by_rm_register _shortest_of _vex_alternatives
+_narrow _movabs_form SELECTOR_READ
+"""
 
 
 def __getattr__(name: str):
-    mod = _ELSEWHERE.get(name)
-    if mod is None: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-    return getattr(importlib.import_module(f".{mod}", __package__), name)
+    for line in _ELSEWHERE.strip().splitlines():
+        mod, *names = line.split()
+        if name in names:
+            import importlib
+            return getattr(importlib.import_module(f".{mod}", __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def canonical(mnemonic: str) -> str:
@@ -102,9 +105,12 @@ def _matches(o, x, movabs: bool = False) -> bool:
 # ``maskmovdqu xmm0, xmm1``), and by the name without a size suffix, sized by the operands (``movs byte ptr [rdi],
 # byte ptr [rsi]``, ``lods eax, dword ptr [rsi]``). `x86gen._strings.string_operands` turns each of those into a
 # form's operands; `x86gen._prefixed` applies segment overrides and prefix words to them.
-STRING_GENERIC = frozenset({"movs", "cmps", "scas", "lods", "stos", "ins", "outs"})
-STRING_MNEMONICS = frozenset({f"{m}{s}" for m in STRING_GENERIC for s in "bwdq" if f"{m}{s}" not in ("insq", "outsq")}
-                             | STRING_GENERIC | {"xlat", "xlatb", "maskmovdqu", "maskmovq", "vmaskmovdqu"})
+# (Written out, not computed: a plain encode compiles two constants. tests/test_strings.py checks the rule: each
+# generic name with each size suffix b/w/d/q, but no insq/outsq.)
+STRING_GENERIC = frozenset("movs cmps scas lods stos ins outs".split())
+STRING_MNEMONICS = frozenset("""movs movsb movsw movsd movsq cmps cmpsb cmpsw cmpsd cmpsq scas scasb scasw scasd scasq
+    lods lodsb lodsw lodsd lodsq stos stosb stosw stosd stosq ins insb insw insd outs outsb outsw outsd
+    xlat xlatb maskmovdqu maskmovq vmaskmovdqu""".split())
 
 
 def _sized_kind(f: Form) -> str:
@@ -129,28 +135,20 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
     key = (mnemonic, *sig) if not sized else (mnemonic, *sig, sized)
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
-    # `{evex} vaddps …` (text: `EVEX_PREFIX` + mnemonic): only the EVEX forms, as GNU as and llvm-mc read that pseudo-prefix
-    evex_only = mnemonic.startswith(EVEX_PREFIX)
-    vex_only = not evex_only and mnemonic.startswith(VEX_PREFIX)
-    name = mnemonic[len(EVEX_PREFIX):] if evex_only else mnemonic[len(VEX_PREFIX):] if vex_only else mnemonic
-    if (evex_only or vex_only) and not name:
-        raise UnknownMnemonicError(f"{mnemonic} without a mnemonic (write `{mnemonic} vaddps …`)")
-    forms = forms_of(canonical(name))
-    movabs = mnemonic == "movabs"
-    if movabs:   # mov restricted to moffs and imm64 (GNU as, llvm-mc)
-        from ._narrow import _movabs_form
-        forms = [f for f in forms if _movabs_form(f)]
-    ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
-    ok = [f for f in ok if not _accumulator_nop(f, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
-    if evex_only or vex_only or sized or any(getattr(x, "hi16", False) for x in ops):   # (x86gen._narrow)
-        from ._narrow import narrowed
-        ok = narrowed(mnemonic, name, ops, ok, evex_only, vex_only, sized)
-    elif ok:
-        plain = [f for f in ok if not _sized_kind(f)]
-        if not plain:
-            from ._narrow import spelled_sized
-            plain = spelled_sized(mnemonic, ops, ok)
-        ok = plain
+    if sized or mnemonic.startswith("{") or mnemonic == "movabs" or any(getattr(x, "hi16", False) for x in ops):
+        # `{evex} vaddps …` (text: `EVEX_PREFIX` + mnemonic), `{vex}`, movabs, a prefix word, registers 16-31: x86gen._narrow
+        from ._narrow import special_candidates
+        forms, ok = special_candidates(mnemonic, ops, sized)
+    else:
+        forms = forms_of(canonical(mnemonic))
+        ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x) for o, x in zip(f.operands, ops))]
+        ok = [f for f in ok if not _accumulator_nop(f, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
+        if ok:
+            plain = [f for f in ok if not _sized_kind(f)]
+            if not plain:
+                from ._narrow import spelled_sized
+                plain = spelled_sized(mnemonic, ops, ok)
+            ok = plain
     if not ok:
         raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
     for i, x in enumerate(ops):
@@ -255,13 +253,13 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, labels: bool = False, compil
     rel = any(f.is_branch for f in forms)
     mem_at = next((i for i, s in enumerate(sig) if s[0] == "m"), None)
     if check: mode, chosen = "fit", forms
-    else:
+    elif len(forms) > 1 and forms[0].encoding_kind == "vex" and forms[1].length == forms[0].length:
+        # equally long VEX forms: the one with the shorter bytes for the registers given (x86gen._vex_rm_swap)
+        from ._vex_rm_swap import _by_rm_register, _vex_alternatives
         alts = _vex_alternatives(forms)
-        if len(alts) < 2: mode, chosen = "one", forms[:1]
-        else:
-            from ._vex_rm_swap import _by_rm_register
-            if _by_rm_register(alts, sig): mode, chosen = "vex", alts
-            else: return _fallback(mnemonic, "vex", alts, mem_at), rel
+        if _by_rm_register(alts, sig): mode, chosen = "vex", alts
+        else: return _fallback(mnemonic, "vex", alts, mem_at), rel
+    else: mode, chosen = "one", forms[:1]
     key = (mnemonic, mode, mem_at, sig, tuple(f.id for f in chosen))
     plan = _COMPILED.get(key)
     if plan is None and not compiled: return _fallback(mnemonic, mode, chosen, mem_at), rel
@@ -299,14 +297,6 @@ def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | N
         if ops[mem_at].label is not None: raise LabelOperand
         return inner(*ops, **kw)
     return plan
-
-
-def _vex_alternatives(forms: tuple[Form, ...]) -> tuple[Form, ...]:
-    """Equally long VEX forms taking the same operands differ only in which register goes to ModRM.rm
-    (``vmovups xmm0, xmm8``: 10 /r or 11 /r). A 2-byte VEX prefix cannot extend ModRM.rm, so the
-    bytes are shorter for the form that leaves r8-r15 out of rm; GNU as and llvm-mc swap likewise."""
-    if forms[0].encoding_kind != "vex": return ()
-    return tuple(f for f in forms if f.length == forms[0].length)
 
 
 def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
@@ -356,6 +346,7 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
         if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
     try: key = _key(mnemonic, ops)
     except AttributeError:
+        from ._form_rare import int_operands
         ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)
         if ints is not None: return _encode(mnemonic, ints, ip)
         raise no_form_error(mnemonic, ops, forms_of(canonical(mnemonic))) from None
@@ -391,9 +382,3 @@ def _evex_encode(mnemonic, ops: tuple, rc, ip: int) -> bytes:
     from . import _evex
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
     return _evex.encode(mnemonic, ops, rc, ip)
-
-
-def _evex_choose(mnemonic, ops: tuple, rc, ip: int) -> Form:
-    from . import _evex
-    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    return _evex.choose(mnemonic, ops, rc, ip)

@@ -6,7 +6,6 @@ Nothing is built until it is first used.
 """
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 
 from . import _table
@@ -83,12 +82,6 @@ class Form:
             from ._form_rare import retry
             return retry(self, operands, kw, ex)
 
-    def _a32(self, operands: tuple, kw: dict) -> bytes:
-        """The form's bytes for operands with a 32-bit address (`A32Mem`, which its encoder refuses): those of the
-        64-bit address with the address-size prefix 0x67 (SDM Vol.2 3.6), placed as `x86gen.prefixes.layout` does."""
-        from ._form_rare import a32
-        return a32(self, operands, kw)
-
     def accepts(self, *operands, ip: int = 0, rc: int | None = None) -> bool:
         """True when this form encodes ``operands``: as many as it has, each of a kind it takes (register
         class or fixed register, memory of its size or unsized, an int-like immediate) and immediates or
@@ -148,7 +141,10 @@ def _shape(i: int):
     """The generated function of shape ``i`` (``shape_<ID>(fid, *constants) -> (enc, fits)``)."""
     if i < 0: raise NotImplementedError("EVEX encoding is not implemented yet")
     from ._gen import encoders
-    n, k = divmod(i, encoders.CHUNK)
+    if i < encoders.SOLO: n, k = i, 0   # (a module each: the shapes most first uses need)
+    else:
+        n, k = divmod(i - encoders.SOLO, encoders.CHUNK)
+        n += encoders.SOLO
     if n >= len(_SHAPE_MODULES): _SHAPE_MODULES.extend([None] * (n + 1 - len(_SHAPE_MODULES)))
     mod = _SHAPE_MODULES[n]
     if mod is None:
@@ -177,11 +173,6 @@ def forms_of(mnemonic: str) -> list[Form]:
     return forms
 
 
-def all_forms() -> list[Form]:
-    """Every form of the spec, in file order."""
-    return sorted((f for mn in _table.mnemonics() for f in forms_of(mn)), key=lambda f: f.line)
-
-
 def get_form(form_id: str) -> Form:
     """The form with this id (iced-x86 ``Code`` name, e.g. ``"VEX_VADDPS_YMM_YMM_YMMM256"``)."""
     try: hit = _BY_ID.get(form_id)
@@ -194,24 +185,20 @@ def get_form(form_id: str) -> Form:
     return hit
 
 
+def all_forms() -> list[Form]:
+    """Every form of the spec, in file order."""
+    return sorted((f for mn in _table.mnemonics() for f in forms_of(mn)), key=lambda f: f.line)
+
+
 def mnemonics() -> list[str]:
+    """Every mnemonic of the table, sorted."""
     return sorted(_table.mnemonics())
 
 
-def int_operands(ops: tuple) -> tuple | None:
-    """``ops`` with every int-like immediate (bool, numpy integer: anything with ``__index__`` that is no
-    register or memory operand) made an int; None when there is none to convert."""
-    if all(x.__class__ is int or hasattr(x, "sig") for x in ops): return None
-    out = []
-    for x in ops:
-        if x.__class__ is not int and not hasattr(x, "sig"):
-            try: x = operator.index(x)
-            except TypeError: return None
-        out.append(x)
-    return tuple(out)
-
-
 def __getattr__(name: str):
+    if name == "int_operands":   # (x86gen._form_rare)
+        from ._form_rare import int_operands
+        return int_operands
     if name.isupper():
         try: return get_form(name)
         except EncodeError: pass

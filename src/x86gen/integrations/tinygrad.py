@@ -283,7 +283,7 @@ def _cache_path() -> str | None:
     from .. import __version__
     with open(os.path.join(os.path.dirname(package_file), "_gen", "forms.tsv"), encoding="utf-8") as fh: head = fh.readline()   # its hash
     pkg = os.path.dirname(package_file)   # the code depends on the table, the encoder writer and the operand classes,
-    # and on how the generated shapes are numbered and grouped in modules (forms.tsv's shape column, encoders.CHUNK)
+    # and on how the generated shapes are numbered and grouped in modules (forms.tsv's shape column, encoders.SOLO and CHUNK)
     stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in (
         "memory.py", "registers.py", "forms.py", os.path.join("_gen", "forms.tsv"), os.path.join("_gen", "encoders", "__init__.py"))))]
     key = f"{sys.version} {__version__} {head} {[(st.st_size, st.st_mtime_ns) for st in stats]} {TINYGRAD_VERSION}"

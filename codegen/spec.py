@@ -148,6 +148,7 @@ def parse_operand(text: str, ctx) -> Operand:
     reg = mem = imm = None
     sext = False
     if kind in REG_CLASSES: reg = kind
+    elif kind == "kp1": reg = "k"   # a pair of mask registers k(2n), k(2n+1) (SDM Vol.2 VP2INTERSECTD/Q): named by the even one
     elif kind in FIXED_REGS or kind == "1": reg = kind; loc = loc or ("fixed" if kind != "1" else "imm")
     elif kind == "imm4": imm = 4   # vpermil2ps's imm8[3:0] beside the /is5 register (encoding `/is5`)
     elif re.fullmatch(r"s?imm(8|16|32|64)", kind):
@@ -332,6 +333,7 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str, evex: dict | None = N
         elif o.kind in FAR_POINTERS: parts.append(o.kind.upper().replace(":", ""))   # m16:32: M1632
         elif o.reg and o.mem is not None:
             parts.append(f"RM{o.mem}" if o.reg == f"r{o.mem}" else f"{o.reg.upper()}M{o.mem}")
+        elif o.kind == "kp1": parts.append("KP1")   # iced's KP1 (a pair of mask registers)
         elif o.reg: parts.append("KR" if o.reg == "k" else o.reg.upper())   # iced spells a mask register KR
         else: parts.append("M" if o.mem == 0 else f"M{o.mem}")
         if o.loc == "rm" and o.mem and evex.get("bcst"): parts[-1] += f"B{evex['bcst']}"

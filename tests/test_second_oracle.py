@@ -192,6 +192,8 @@ def _drawn_instances(form, code: int, oc, n: int) -> list[tuple[tuple, int | Non
                 ops.append(None)   # the VSIB operand: built below, once the registers are known
             elif o.loc in IMPLICIT_BASE:   # a string instruction's [rsi] / es:[rdi], xlat's [rbx]: its one address
                 ops.append(M(R[IMPLICIT_BASE[o.loc]], size=o.mem))
+            elif o.kind == "kp1":   # vp2intersectd/q's pair of mask registers: an even k (x86gen refuses an odd one)
+                ops.append(R[f"k{2 * ((j + ri) % 4)}"])
             elif o.reg is not None and (o.mem is None or j % 2 == 0):
                 ops.append(pick_register(o.reg, j, ri, True, form.encoding_kind == "evex"))
                 ri += 1

@@ -70,7 +70,7 @@ BYTE_MEM_SIZES = {14, 28, 94, 108, 512}          # and those it writes in bytes 
 # Why an operand kind cannot be written in the spec yet (iced OpCodeOperandKind name prefix → reason).
 KIND_REASONS = {
     "ST": "x87 register st(i)", "MM_": "MMX register mm0-mm7", "K_": "AVX-512 mask register k0-k7",
-    "KP1_": "a pair of mask registers (k0+1, vp2intersect)", "ZMMP3_": "a block of four zmm registers (zmm+3, 4FMAPS/4VNNIW)",
+    "ZMMP3_": "a block of four zmm registers (zmm+3, 4FMAPS/4VNNIW)",
     "XMMP3_": "a block of four xmm registers (xmm+3, 4FMAPS/4VNNIW)", "MEM_VSIB32Z": "VSIB memory operand with a zmm index",
     "MEM_VSIB64Z": "VSIB memory operand with a zmm index",
     "TMM_": "AMX tile register tmm0-tmm7", "SIBMEM": "AMX sibmem operand", "MEM_VSIB": "VSIB memory operand (gathers)",
@@ -115,6 +115,7 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
         # enqcmd/enqcmds/movdir64b: ModRM.reg holds a destination address (es:[r64]), written as the register
         if name in ("R32_REG_MEM", "R64_REG_MEM"): out.append((name[:3].lower(), "reg")); continue
         if name == "SEG_REG": out.append(("sreg", "reg")); continue
+        if name == "KP1_REG": out.append(("kp1", "reg")); continue   # vp2intersectd/q: a pair of mask registers
         if name in ("FS", "GS"): out.append((name.lower(), "fixed")); continue
         if name == "MEM" and MEMORY_SIZE_NAMES[oc.memory_size] in FAR_POINTERS:   # m16:16/m16:32/m16:64 (call/jmp far, lfs…)
             out.append((FAR_POINTERS[MEMORY_SIZE_NAMES[oc.memory_size]], "rm")); continue

@@ -46,9 +46,9 @@ def _deferred(name: str):
 
 _operand_error = operand_error
 (_range_error, _ip16_error, _label_error, _moffs_error, _high8_error, _load_cs_error, _implicit_error, _taken_error,
- _nop_alias_error, _distinct_error, _mask_required_error) = map(_deferred, (
+ _nop_alias_error, _distinct_error, _mask_required_error, _kp1_error) = map(_deferred, (
     "_range_error", "_ip16_error", "_label_error", "_moffs_error", "_high8_error", "_load_cs_error", "_implicit_error",
-    "_taken_error", "_nop_alias_error", "_distinct_error", "_mask_required_error"))
+    "_taken_error", "_nop_alias_error", "_distinct_error", "_mask_required_error", "_kp1_error"))
 
 
 # the helpers by the names encoder code uses
@@ -57,4 +57,5 @@ HELPERS = {**_BYTES_PACKERS, "_BYTE": _BYTE, "_le16": _le16, "_le32": _le32, "_l
            "_high8_error": _high8_error,
            "_distinct_error": _distinct_error, "_mask_required_error": _mask_required_error, "_load_cs_error": _load_cs_error,
            "_implicit_error": _implicit_error,
-           "_nop_alias_error": _nop_alias_error, "_taken_error": _taken_error}
+           "_nop_alias_error": _nop_alias_error, "_taken_error": _taken_error,
+           "_kp1_error": _kp1_error}

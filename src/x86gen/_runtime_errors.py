@@ -55,6 +55,13 @@ def _load_cs_error(fid):
                         " call or ret")
 
 
+def _kp1_error(fid, args, i):
+    """Operand ``i`` names a pair of mask registers by an odd k (vp2intersectd/q)."""
+    return OperandError(f"{fid} ({syntax(row_of(fid))}): operand {i + 1} is {args[i]}; the destination is a pair of mask"
+                        " registers, which must be k0, k2, k4 or k6 (the pair's first register; SDM Vol.2 VP2INTERSECTD/Q"
+                        " masks off the low bit of an odd one, and assemblers disagree about it)")
+
+
 def _implicit_error(fid, args, i):
     """Operand ``i`` is memory, but not at the address the instruction implies (``movs byte ptr [rax], …``)."""
     from ._table import IMPLICIT_MEM

@@ -191,6 +191,7 @@ class _Operands:
             return
         if o.mem is not None: raise ValueError(fid)   # memory-only operand outside rm cannot happen (checked by the loader)
         if not self.known(i): body.append(f"if not {self.is_class(a, o.reg)}: {self.bad(i)}")
+        if o.kind == "kp1": body.append(f"if {a}.num & 1: raise _kp1_error({fid!r}, {self.allargs}, {i})")   # an even k only
         if o.reg == "sreg" and "w" in o.role: body.append(f"if {a} is R_cs: raise _load_cs_error({fid!r})")   # mov cs, r/m16: #UD
         if o.loc == "is4": self.is4 = a
         elif o.loc == "reg": self.reg = a

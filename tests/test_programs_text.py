@@ -515,6 +515,7 @@ def test_every_form_round_trips_deterministically():
             elif o.kind == "1": ops.append(1)
             elif o.kind.startswith("rel"): ops.append(0x1000 + 0x40)
             elif o.imm is not None: ops.append(form.imm_ranges(i)[-1][1])
+            elif o.kind == "kp1": ops.append(R["k2"])   # vp2intersectd/q's mask-register pair: an even k
             elif o.reg is not None: ops.append(REG_CLASSES[o.reg][(3 + i) % len(REG_CLASSES[o.reg])])
             elif o.kind.startswith("vm"): ops.append(Mem(R["rdi"], REG_CLASSES[VSIB_INDEX[o.kind[-1]]][7], 4, 0x10, o.mem))
             else: ops.append(Mem(R["rdi"], R["rsi"], 4, 0x10, o.mem))

@@ -261,6 +261,10 @@ def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "") 
         return _both("", f"[{inner}{'-' if disp < 0 else '+'}", lit(rng, abs(disp), line), "]")
     if kind in FAR_POINTER_BITS:   # m16:16 / m16:32 / m16:64: dword / fword / tbyte ptr (iced-x86's tbyte: GNU as has none)
         return mem_text(rng, FAR_POINTER_BITS[kind], line)
+    if kind == "kp1":   # vp2intersectd/q's mask-register pair: an even k (x86gen refuses an odd one)
+        name = f"k{2 * rng.randrange(4)}"
+        line.regs.append(name)
+        return name, name
     reg, _, m = kind.partition("/")
     if reg not in REG_CLASSES and not reg.startswith("m"):
         raise ValueError(f"operand kind {kind!r}: the text fuzz does not know how to write it")

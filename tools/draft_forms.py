@@ -151,6 +151,8 @@ def instance(code: int, kinds: list[tuple[str, str]], use_mem: bool) -> tuple[I.
         cls = kind.split("/")[0] if not kind.startswith("r/m") else f"r{kind[3:]}"
         if cls.startswith("r") and cls[1:].isdigit():
             name = GPR_NAME[cls][gprs.pop(0)]
+        elif cls == "kp1":   # vp2intersectd/q's mask-register pair: named by an even k
+            name = "K2"
         elif cls in ("sreg", "cr", "dr"):   # registers that exist (ds; cr3, dr3), not the reserved cs/cr1
             name = {"sreg": "DS", "cr": "CR3", "dr": "DR3"}[cls]
         else:

@@ -36,7 +36,7 @@ def build() -> tuple[Assembler, list[str]]:
     ld1, c5 = choose("LOAD", 1)
     st1, c6 = choose("STORE", 1)
     fma1, c7 = choose("MULACC", 1)
-    a = Assembler()
+    a = Assembler(listing=True)   # (main prints its listing)
     vec, tail, tail_loop, done = (a.label(n) for n in ("vec", "tail", "tail_loop", "done"))
     a.emit(bc8, ymm1, xmm0)                              # a in all 8 lanes
     a.xor(eax, eax)                                      # i = 0

@@ -316,7 +316,7 @@ def test_align_and_branches_together():
 # ---- listing ---------------------------------------------------------------------------------------
 
 def test_listing_and_text_round_trip():
-    a = Assembler()
+    a = Assembler(listing=True)
     loop, c = a.label("loop"), a.label("cst")
     a.vbroadcastss(ymm0, c.mem(32))
     a.bind(loop)
@@ -334,8 +334,52 @@ def test_listing_and_text_round_trip():
             assert len(b) == decode(b)[0].len
 
 
+def _listing_program(a: Assembler) -> None:
+    loop, c = a.label("loop"), a.label("cst")
+    a.vbroadcastss(ymm0, c.mem(32))
+    a.bind(loop)
+    a.add(eax, 1); a.vaddps(ymm1, ymm1, ymm0); a.emit("add", eax, edi); a.dec(ecx); a.jne(loop)
+    a.ret(); a.align(4); a.bind(c); a.dd(1.0)
+
+
+def test_listing_is_kept_only_when_asked_for():
+    """An Assembler keeps the mnemonic and operands of what it appends only with listing=True; without, the same
+    program gives the same bytes, lines/listing/text raise `NoListingError` and str() is the repr."""
+    a, b = Assembler(), Assembler(listing=True)
+    _listing_program(a); _listing_program(b)
+    code = a.assemble()
+    assert code == b.assemble()
+    # iced-x86 decodes every instruction, and the jne reaches the loop's first instruction (the add)
+    ins = []
+    for i in I.Decoder(64, code):
+        ins.append(i)
+        if i.mnemonic == I.Mnemonic.RET: break
+    assert [i.mnemonic for i in ins][-2:] == [I.Mnemonic.JNE, I.Mnemonic.RET]
+    assert ins[-2].near_branch_target == ins[1].ip and ins[-2].len == 2
+    for call in (a.lines, a.listing, a.text):
+        with pytest.raises(x86gen.NoListingError, match="listing=True"): call()
+    assert str(a) == repr(a) and "items" in str(a)
+    assert [t for _a, _b, t in b.lines()][:3] == ["vbroadcastss ymm0, dword ptr [rip+cst]", "loop:", "add eax, 0x1"]
+
+
+def test_parse_program_listing_and_the_line_cache():
+    """Program text parsed without a listing (x86gen.assemble) and then with one (parse_program) gives the full
+    listing: the line cache keeps each line's listing record either way."""
+    from x86gen.program_text import assemble_program, parse_program
+    text = "top:\n  add eax, 1\n  imul ecx, edx, 7\n  movsb\n  dec ecx\n  jne top\n  ret\n"
+    x86gen.text.clear_caches()
+    code = assemble_program(text)
+    a = parse_program(text)
+    assert a.assemble() == code == x86gen.assemble(text)
+    assert [t for _a, _b, t in a.lines()] == ["top:", "add eax, 0x1", "imul ecx, edx, 0x7",
+                                               "movsb byte ptr [rdi], byte ptr [rsi]", "dec ecx", "jne top", "ret"]
+    assert code.hex() == "83c0016bca07a4ffc975f5c3"   # GNU as 2.40 (as --64, objcopy -O binary)
+    assert parse_program(text, listing=False).assemble() == code
+    with pytest.raises(x86gen.NoListingError): parse_program(text, listing=False).lines()
+
+
 def test_reuse_after_assemble():
-    a = Assembler()
+    a = Assembler(listing=True)
     a.mov(eax, 1)
     first = a.assemble()
     assert a.size == 5
@@ -357,10 +401,10 @@ def test_rcx_operands_and_misc():
 
 def test_five_operand_instruction_in_a_program():
     """vpermil2ps takes five operands (four registers and the is5 selector): its Assembler record has room for all of
-    them (assembler.RECORD_LEN), through the generated method, `emit` and text, and the listing shows all five."""
+    them (assembler.TEXT_LEN), through the generated method, `emit` and text, and the listing shows all five."""
     R = x86gen.REGISTERS
     ops = (R["xmm1"], R["xmm2"], R["xmm3"], R["xmm4"], 2)
-    a = x86gen.Assembler()
+    a = x86gen.Assembler(listing=True)
     a.vpermil2ps(*ops)
     a.emit("vpermil2ps", *ops)
     a.nop()

@@ -73,7 +73,7 @@ def test_encode_rel_fixup():
 
 
 def test_assembler_emit_form_and_rel32():
-    a = Assembler()
+    a = Assembler(listing=True)
     top = a.here("top")
     a.emit_form("ADD_RM32_IMM32", eax, 1)
     a.jne(top, rel32=True)

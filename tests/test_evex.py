@@ -507,15 +507,15 @@ def test_assembler_records_decorations():
     """An Assembler keeps the decorated operands, and the rounding as an `x86gen.evex.Rounding` after them, in its
     records (what `lines()` and listings print from)."""
     from x86gen.evex import Rounding
-    a = x86gen.Assembler()
+    a = x86gen.Assembler(listing=True)
     a.vaddps(Z(1).k(K(1)).z, Z(2), d(rax).bcst)
     a.vaddps(Z(1), Z(2), Z(3), rc=x86gen.RD_SAE)
     (_, b1, t1), (_, b2, t2) = a.lines()
     assert (b1.hex(" "), b2.hex(" ")) == ("62 f1 6c d9 58 08", "62 f1 6c 38 58 cb")   # llvm-mc 14
-    from x86gen.assembler import RECORD_LEN  # record width: mnemonic, bytes, operand slots
-    rec = a._lst
-    assert rec[2:6] == [Z(1).k(K(1)).z, Z(2), d(rax).bcst, None]
-    assert rec[RECORD_LEN + 2:RECORD_LEN + 6] == [Z(1), Z(2), Z(3), Rounding(x86gen.RD_SAE)]
+    from x86gen.assembler import TEXT_LEN  # listing record width: mnemonic, operand slots
+    rec = a._text
+    assert rec[1:5] == [Z(1).k(K(1)).z, Z(2), d(rax).bcst, None]
+    assert rec[TEXT_LEN + 1:TEXT_LEN + 5] == [Z(1), Z(2), Z(3), Rounding(x86gen.RD_SAE)]
     assert str(Rounding(x86gen.RD_SAE)) == "{rd-sae}" and "{rd-sae}" in t2
     with pytest.raises(x86gen.OperandError, match="label memory operand with masking or broadcast"):
         lab = a.label("c")

@@ -242,7 +242,7 @@ def test_errors_are_encode_errors_with_the_line():
 def test_listing_prints_the_gnu_dialect_and_reads_back():
     """An Assembler's listing and text print masked, broadcast and rounded instructions (structured API, emit, text)
     as GNU as writes them; the text assembles to the same bytes (bytes: llvm-mc 14, as in `CASES`)."""
-    a = x86gen.Assembler()
+    a = x86gen.Assembler(listing=True)
     a.vaddps(zmm1.k(k1).z, zmm2, dword(rax).bcst)
     a.emit("vaddps", zmm1, zmm2, zmm3, rc=RN_SAE)
     a.vmovups(x86gen.zmmword(rax).k(k1), zmm1)

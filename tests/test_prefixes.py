@@ -166,7 +166,7 @@ def test_prefixed_text_like_iced(text, iced):
 def test_structured_api():
     assert x86gen.encode("lock add", mem("rax", size=32), R["eax"]) == bytes.fromhex("f00100")   # iced: ADD_RM32_R32 + lock
     assert x86gen.encode("mov", R["rax"], mem(disp=0x28, size=64, seg="fs")) == bytes.fromhex("64488b042528000000")
-    a = x86gen.Assembler()
+    a = x86gen.Assembler(listing=True)
     a.emit("lock inc", mem("rdi", size=64))
     a.mov(R["rax"], mem(disp=0x28, size=64, seg="fs"))
     a.emit("rep ret")

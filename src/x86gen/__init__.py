@@ -25,6 +25,7 @@ from .errors import (
     ImmediateRangeError,
     LabelContextError,
     LabelError,
+    NoListingError,
     OperandError,
     PrefixError,
     SizeLimitError,
@@ -81,7 +82,8 @@ def __getattr__(name: str):
 
 
 __all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
-           "UnsupportedRegisterError", "EvexOnlyRegisterError", "EvexOperandError", "LabelContextError", "LabelError", "SizeLimitError",
+           "UnsupportedRegisterError", "EvexOnlyRegisterError", "EvexOperandError", "LabelContextError", "LabelError",
+           "NoListingError", "SizeLimitError",
            "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "A32Mem", "Bcst", "Masked", "masked",
            "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE", "mem", "byte", "word", "dword", "qword", "xmmword",
            "ymmword", "zmmword", "Reg", "REGISTERS",

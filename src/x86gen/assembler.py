@@ -17,9 +17,11 @@ One method per mnemonic is generated from the spec (`x86gen._gen.asm_methods`; i
 type checkers and IDEs each method's operand types and forms); ``a.emit("add",
 eax, 1)`` does the same by name. Instructions without a label operand are encoded at once into the
 current byte chunk: a generated method looks up the plan for its operands' signatures
-(`x86gen.encoder.plan_for`, one function that chooses the form and encodes), appends the bytes and
-a listing record ``(mnemonic, bytes, *operands)``; the first use of a signature, label operands and
-errors take `Assembler._emit`. Only branches to labels (and ``align``) sit between chunks, and
+(`x86gen.encoder.plan_for`, one function that chooses the form and encodes) and appends the bytes; an
+Assembler made with ``listing=True`` also keeps each instruction's mnemonic and operands, which `lines`,
+`listing` and `text` print (as AsmJit keeps a listing only with a Logger attached: most of an append was that
+record, so a backend that never prints one does not pay for it). The first use of a signature, label operands
+and errors take `Assembler._emit`. Only branches to labels (and ``align``) sit between chunks, and
 RIP-relative references to labels are patched in place once the layout is known.
 
 Branch relaxation: every branch starts in its shortest form (rel8 where the mnemonic has one); a
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import bisect
 import struct
+from itertools import accumulate
 
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
 from ._table import A32_SPELLED
@@ -71,6 +74,7 @@ from .errors import (
     EncodeError,
     ImmediateRangeError,
     LabelError,
+    NoListingError,
     OperandError,
     PrefixError,
     SizeLimitError,
@@ -84,9 +88,9 @@ from .memory import A32Mem, Bcst, Mem, SegMem, size_named
 from .registers import REGISTERS
 
 __all__ = ["Assembler", "Label", "NOPS"]   # (parse_program and assemble_program: x86gen.program_text)
-# The record format and tables below without a leading underscore (RECORD_LEN, RECORD_PADS, PLANS_BY_SIGNATURE,
+# The record format and tables below without a leading underscore (TEXT_LEN, TEXT_PADS, PLANS_BY_SIGNATURE,
 # PLAIN_MNEMONICS, KEYWORD_METHODS, DATA_DIRECTIVES, DECORATED_OPERANDS, DataExpr, expr_text) are shared with the
-# program parser, x86gen.program_text, which appends the same records.
+# program parser, x86gen.program_text, which appends the same items.
 
 _RIP = REGISTERS["rip"]
 DECORATED_OPERANDS = (Masked, Bcst)   # AVX-512 operands that `Assembler._emit_evex` encodes
@@ -168,15 +172,18 @@ class _Align:
 # (`x86gen._gen.asm_methods.PLANS`) get the same plans.
 PLANS_BY_SIGNATURE: dict[tuple, object] = {}
 _BRANCH_INFO: dict[str, tuple] = {}
-# What an Assembler holds (`Assembler._lst`) is one flat list of records of RECORD_LEN items each, in program order.
-# Flat, so that appending an instruction keeps no new object (nothing for the garbage collector to scan);
-# with the bytes always second, so that a chunk's bytes are one ``b"".join(lst[start + 1:end:RECORD_LEN])``:
-#   instruction:  mnemonic, bytes, operands 1-5 (None where there are fewer; vpermil2ps has 5)
-#   label:        _REC_LABEL, b"", label, None…
-#   branch/align: _REC_VAR, b"", index in _vars, None…   (ends a chunk; its bytes come from relaxation)
-#   data:         _REC_DATA, bytes, size, values, None…
-RECORD_LEN = 7
-RECORD_PADS = tuple((None,) * (RECORD_LEN - 2 - n) for n in range(RECORD_LEN - 1))   # the Nones after n operands
+# What an Assembler holds is one entry per item in `Assembler._code`, in program order: an instruction's or a data
+# directive's bytes, b"" for a label and for a branch or alignment (which ends a chunk; its bytes come from
+# relaxation). Positions (`Label.pos`, `_vpos`, the fixups) index `_code`, and a chunk's bytes are one
+# ``b"".join(code[start:end])``. With ``listing=True``, `Assembler._text` holds what `Assembler.lines` prints, one
+# record of TEXT_LEN items per entry of `_code`, in one flat list (appending keeps no new object, nothing for the
+# garbage collector to scan):
+#   instruction:  mnemonic, operands 1-5 (None where there are fewer; vpermil2ps has 5)
+#   label:        _REC_LABEL, label, None…
+#   branch/align: _REC_VAR, index in _vars, None…
+#   data:         _REC_DATA, size, values, None…
+TEXT_LEN = 6
+TEXT_PADS = tuple((None,) * (TEXT_LEN - 1 - n) for n in range(TEXT_LEN))   # the Nones after n operands
 _REC_LABEL, _REC_VAR, _REC_DATA = -1, -2, -3
 _PACK = {1: struct.Struct("<B"), 2: struct.Struct("<H"), 4: struct.Struct("<I"), 8: struct.Struct("<Q")}
 _SPACK = {1: struct.Struct("<b"), 2: struct.Struct("<h"), 4: struct.Struct("<i"), 8: struct.Struct("<q")}
@@ -235,8 +242,7 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
     shrinks) keeps a later branch over it short, as GNU as does (it does not add the growth of earlier branches
     across an alignment)."""
     nv = len(vars_)
-    pre = [0] * (nv + 1)          # pre[c]: bytes of chunks before chunk c, without the items
-    for c in range(nv): pre[c + 1] = pre[c] + lens[c]
+    pre = [0, *accumulate(lens[:nv])]   # pre[c]: bytes of chunks before chunk c, without the items
     size = [0] * nv
     branches, aligns, absolute = [], [], []
     cstart = [0] * (nv + 1)        # the first layout (every branch short): chunk start addresses
@@ -260,7 +266,7 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
     # lies between (which may absorb it). Most programs are done after it (one pass over the items).
     nalign = [0] * (nv + 1)        # nalign[c]: alignments among items 0 .. c-1
     for j in aligns: nalign[j + 1] = 1
-    for c in range(nv): nalign[c + 1] += nalign[c]
+    if aligns: nalign = [0, *accumulate(nalign[1:])]
     shift, grew = 0, False         # how far the current item has moved from the first layout
     now = [0] * (nv + 1)           # chunk start addresses as this pass leaves them
     for i, v in enumerate(vars_):
@@ -394,15 +400,18 @@ class Assembler(AsmMethods):
 
     ``base`` is the address of the first byte: it matters only for absolute addresses (``dq label``,
     branches to integer addresses) and alignment; everything else is position-independent.
+    ``listing=True`` keeps each instruction's mnemonic and operands for `lines`, `listing`, `text` and ``str()``
+    (a debugging aid: without it appending an instruction is about a sixth cheaper).
     """
 
-    __slots__ = ("base", "_lst", "_vars", "_vpos", "_rip", "_abs", "_labels", "_named", "_layout", "line", "source")
+    __slots__ = ("base", "_code", "_text", "_vars", "_vpos", "_rip", "_abs", "_labels", "_named", "_layout", "line", "source")
 
-    def __init__(self, base: int = 0):
+    def __init__(self, base: int = 0, *, listing: bool = False):
         self.base = base
-        self._lst: list = []               # the program: records of RECORD_LEN items (see RECORD_LEN); chunk i ends at _vars[i]
+        self._code: list[bytes] = []      # the program: bytes per item (see TEXT_LEN); chunk i ends at _vars[i]
+        self._text: list | None = [] if listing else None   # with listing=True: TEXT_LEN items per item (see TEXT_LEN)
         self._vars: list = []              # branches and alignments, sized by `_relax`
-        self._vpos: list[int] = []         # where each of them is in _lst
+        self._vpos: list[int] = []         # where each of them is in _code
         self._rip: list[tuple] = []        # (chunk, record position, disp offset in it, its length, label, addend, line)
         self._abs: list[tuple] = []        # (chunk, record position, offset in it, size, plus labels, minus labels, addend, line)
         self._labels: list[Label] = []
@@ -436,8 +445,8 @@ class Assembler(AsmMethods):
         if label.__class__ is str: label = self.label(label)
         if label.owner is not self: raise LabelError(f"label {clip(label.name, 80)} belongs to another Assembler")
         if label.chunk >= 0: raise LabelError(f"label {clip(label.name, 80)} is bound twice")
-        label.chunk, label.pos = len(self._vars), len(self._lst)
-        self._lst += (_REC_LABEL, b"", label, *RECORD_PADS[1])
+        label.chunk, label.pos = len(self._vars), len(self._code)
+        self._add(b"", _REC_LABEL, (label,))
         self._layout = None
         return label
 
@@ -508,7 +517,12 @@ class Assembler(AsmMethods):
                 _store(table.setdefault(len(sig), {}) if mn in VARIADIC else table, sig, plan)
         try: out = plan(*ops)
         except LabelOperand: return self._emit_rip(mn, ops)
-        self._lst += (mn, out, *ops, *RECORD_PADS[len(ops)])
+        self._add(out, mn, ops)
+
+    def _add(self, out: bytes, kind, items: tuple) -> None:
+        """Append one item: its bytes and, with a listing, its record (``kind``: the mnemonic or a _REC_ kind)."""
+        self._code.append(out)
+        if self._text is not None: self._text += (kind, *items, *TEXT_PADS[len(items)])
 
     def _emit_evex(self, mn: str, ops: tuple, rc: int | None) -> None:
         """An AVX-512 instruction with a masked destination, a broadcast source or rounding (`x86gen._evex`, the
@@ -522,7 +536,7 @@ class Assembler(AsmMethods):
         out = encode(mn, *ops, rc=rc) if rc is not None else encode(mn, *ops)
         rec = ops if rc is None else (*ops, Rounding(rc))
         if len(rec) > 4: raise OperandError(f"{mn}: at most 3 operands with rc= in an Assembler record")
-        self._lst += (mn, out, *rec, *RECORD_PADS[len(rec)])
+        self._add(out, mn, rec)
 
     def _emit_prefixed(self, mn: str, ops: tuple) -> None:
         """An instruction with prefix words (``lock add``) or a segment override (`SegMem`): `encode_prefixed`'s bytes.
@@ -538,7 +552,7 @@ class Assembler(AsmMethods):
         if any(x.__class__ is Label for x in ops): ops = tuple(x.mem() if x.__class__ is Label else x for x in ops)
         if any(x.__class__ in (Mem, SegMem) and x.label is not None for x in ops): return self._emit_rip(mn, ops)
         out = encode_prefixed(mn, ops)[0]
-        self._lst += (mn, out, *ops, *RECORD_PADS[len(ops)])
+        self._add(out, mn, ops)
 
     def _emit_rip(self, mn: str, ops: tuple) -> None:
         """An instruction whose memory operand names a label (``[rip+label]``): encoded with the label's
@@ -559,9 +573,9 @@ class Assembler(AsmMethods):
         if not m.size and form.operands[i].mem:   # list it with the size the form gives it: `dword ptr [rip+c]`
             ops = (*ops[:i], m.with_size(form.operands[i].mem), *ops[i + 1:])
         tail = sum(form.imm_widths) // 8 + (1 if form.is4 else 0)
-        self._rip.append((len(self._vars), len(self._lst), len(b) - tail - 4, len(b), lab, m.disp, self.line))
+        self._rip.append((len(self._vars), len(self._code), len(b) - tail - 4, len(b), lab, m.disp, self.line))
         if lab.line == 0: lab.line = self.line
-        self._lst += (mn, b, *ops, *RECORD_PADS[len(ops)])
+        self._add(b, mn, ops)
         self._layout = None
 
     def _branch(self, mn: str, ops: tuple, rel32: bool = False, choices: tuple | None = None) -> None:
@@ -579,8 +593,8 @@ class Assembler(AsmMethods):
 
     def _var(self, v) -> None:
         """End the current chunk with a branch or an alignment (sized by `_relax`)."""
-        self._vpos.append(len(self._lst))
-        self._lst += (_REC_VAR, b"", len(self._vars), *RECORD_PADS[1])
+        self._vpos.append(len(self._code))
+        self._add(b"", _REC_VAR, (len(self._vars),))
         self._vars.append(v)
         self._layout = None
 
@@ -609,10 +623,10 @@ class Assembler(AsmMethods):
             out = form(*ops, rc=rc)
             rec = (*ops, Rounding(rc))
             if len(rec) > 4: raise OperandError(f"{form.id}: at most 3 operands with rc= in an Assembler record")
-            self._lst += (form.mnemonic, out, *rec, *RECORD_PADS[len(rec)])
+            self._add(out, form.mnemonic, rec)
             return
         out = form(*ops)
-        self._lst += (form.mnemonic, out, *ops, *RECORD_PADS[len(ops)])
+        self._add(out, form.mnemonic, ops)
 
     # ---- data and alignment --------------------------------------------------------------------------
 
@@ -664,14 +678,14 @@ class Assembler(AsmMethods):
                 for lab in (*e.plus, *e.minus):
                     if lab.owner is not self: raise OperandError(f"label {lab.name!r} belongs to another Assembler")
                     if lab.line == 0: lab.line = self.line
-                fixups.append((len(self._vars), len(self._lst), len(code), size, e.plus, e.minus, e.addend, self.line))
+                fixups.append((len(self._vars), len(self._code), len(code), size, e.plus, e.minus, e.addend, self.line))
                 code += bytes(size)
             else:
                 raise OperandError(f"{DATA_DIRECTIVES[size]}: cannot store {fmt_value(v)}")
         if len(code) > MAX_OUTPUT:
             raise SizeLimitError(f"{DATA_DIRECTIVES[size]}: {len(code):#x} bytes of data, more than the limit {MAX_OUTPUT:#x}")
         self._abs += fixups
-        self._lst += (_REC_DATA, bytes(code), size, values, *RECORD_PADS[2])
+        self._add(bytes(code), _REC_DATA, (size, values))
         self._layout = None
 
     def zero(self, n: int, fill: int = 0) -> None:
@@ -698,14 +712,14 @@ class Assembler(AsmMethods):
 
     def _relax(self):
         """Choose every branch's form and compute chunk/variable-item addresses (see module doc)."""
-        # every append adds a listing record, so (base, record count) identifies the program's state
-        if self._layout is not None and self._layout[6] == (self.base, len(self._lst)): return self._layout
+        # every append adds an item, so (base, item count) identifies the program's state
+        if self._layout is not None and self._layout[6] == (self.base, len(self._code)): return self._layout
         for lab in self._labels:
             if lab.chunk < 0 and self._referenced(lab):
                 raise self._err(lab.line, f"undefined label {clip(lab.name, 80)} (no label definition and no bind())", LabelError)
-        lst, vars_ = self._lst, self._vars
-        cstart = [0] + [p + RECORD_LEN for p in self._vpos]     # record positions where chunks start and end
-        cend = [*self._vpos, len(lst)]
+        code, vars_ = self._code, self._vars
+        cstart = [0] + [p + 1 for p in self._vpos]     # item positions where chunks start and end
+        cend = [*self._vpos, len(code)]
         # offsets inside their chunks of what is referred to by place: labels, RIP-relative instructions, data fixups
         places = sorted({(lab.pos, lab.chunk) for lab in self._labels if lab.chunk >= 0}
                         | {(r[1], r[0]) for r in self._rip} | {(d[1], d[0]) for d in self._abs})
@@ -718,13 +732,14 @@ class Assembler(AsmMethods):
             pieces, pos, off = [], a, 0
             while k < nplaces and places[k][1] == c:
                 p = places[k][0]
-                piece = b"".join(lst[pos + 1:p:RECORD_LEN])
-                pieces.append(piece)
-                off += len(piece)
+                if p > pos:   # (a label at the chunk's start, a loop's head after a branch, needs no piece)
+                    piece = b"".join(code[pos:p])
+                    pieces.append(piece)
+                    off += len(piece)
+                    pos = p
                 offs[p] = off
-                pos = p
                 k += 1
-            piece = b"".join(lst[pos + 1:b:RECORD_LEN])
+            piece = b"".join(code[pos:b])
             chunks.append(b"".join((*pieces, piece)) if pieces else piece)
         lens = list(map(len, chunks))
         for lab in self._labels:
@@ -744,7 +759,7 @@ class Assembler(AsmMethods):
                 addr += s
         if addr - base > MAX_OUTPUT:
             raise SizeLimitError(f"the program is {addr - base:#x} bytes long, more than the limit of {MAX_OUTPUT:#x}")
-        self._layout = (base, starts, vstart, vsize, addr, iterations, (base, len(self._lst)), chunks, offs)
+        self._layout = (base, starts, vstart, vsize, addr, iterations, (base, len(self._code)), chunks, offs)
         return self._layout
 
     def _referenced(self, lab: Label) -> bool:
@@ -836,23 +851,27 @@ class Assembler(AsmMethods):
     # ---- listing ------------------------------------------------------------------------------------
 
     def lines(self) -> list[tuple[int | None, bytes, str]]:
-        """(address, bytes, Intel-syntax text) per instruction, data directive and label (address None for labels)."""
+        """(address, bytes, Intel-syntax text) per instruction, data directive and label (address None for labels).
+        Needs an Assembler made with ``listing=True`` (`x86gen.NoListingError` otherwise)."""
+        text = self._text
+        if text is None:
+            raise NoListingError("this Assembler keeps no listing: make it with Assembler(listing=True) for lines(), listing(), text()")
         from .program_text import data_text, insn_text, target_text
         code = self.assemble()
         base, starts, vstart, vsize = self._layout[:4]
         out: list[tuple[int | None, bytes, str]] = []
-        # records hold their bytes, not their place: walk each chunk (a branch or alignment ends one) adding up lengths
-        lst = self._lst
+        # items hold their bytes, not their place: walk each chunk (a branch or alignment ends one) adding up lengths
         ci, off = 0, 0
-        for j in range(0, len(lst), RECORD_LEN):
-            kind, b = lst[j], lst[j + 1]
+        for j, b in enumerate(self._code):
+            t = TEXT_LEN * j
+            kind = text[t]
             a = starts[ci] + off
             off += len(b)
             if kind.__class__ is str:
-                ops = [x for x in lst[j + 2:j + RECORD_LEN] if x is not None]
+                ops = [x for x in text[t + 1:t + TEXT_LEN] if x is not None]
                 out.append((a, code[a - base:a - base + len(b)], insn_text(kind, ops, b)))
             elif kind == _REC_VAR:
-                i = lst[j + 2]
+                i = text[t + 1]
                 ci, off = i + 1, 0
                 v = self._vars[i]
                 a = vstart[i]
@@ -864,9 +883,9 @@ class Assembler(AsmMethods):
                     if v.max_skip is not None: args.append(str(v.max_skip))
                     out.append((a, b, ".balign " + ", ".join(args)))
             elif kind == _REC_DATA:
-                out.append((a, code[a - base:a - base + len(b)], data_text(lst[j + 2], lst[j + 3])))
+                out.append((a, code[a - base:a - base + len(b)], data_text(text[t + 1], text[t + 2])))
             else:
-                out.append((None, b"", f"{lst[j + 2].name}:"))
+                out.append((None, b"", f"{text[t + 1].name}:"))
         return out
 
     def listing(self, width: int = 10) -> str:
@@ -887,10 +906,12 @@ class Assembler(AsmMethods):
         """The program as Intel-syntax text that `assemble_program` turns back into the same bytes."""
         return "\n".join(t if a is None else "    " + t for a, _b, t in self.lines())
 
-    def __str__(self) -> str: return self.listing()
+    def __str__(self) -> str:
+        """The listing (with ``listing=True``), else the repr."""
+        return self.listing() if self._text is not None else repr(self)
 
     def __repr__(self) -> str:
-        return f"<Assembler {len(self._lst) // RECORD_LEN} items, {len(self._vars)} branches/aligns, base {self.base:#x}>"
+        return f"<Assembler {len(self._code)} items, {len(self._vars)} branches/aligns, base {self.base:#x}>"
 
 
 def expr_text(plus, minus, addend) -> str:

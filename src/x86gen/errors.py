@@ -59,6 +59,11 @@ class LabelError(EncodeError):
     another Assembler."""
 
 
+class NoListingError(EncodeError):
+    """`Assembler.lines`, `listing` or `text` on an `Assembler` made without ``listing=True``, which keeps only the
+    bytes of what it appends."""
+
+
 class SizeLimitError(EncodeError):
     """A program, alignment or data directive larger than x86gen produces (see `MAX_OUTPUT`)."""
 

@@ -18,8 +18,8 @@ from .assembler import (
     KEYWORD_METHODS,
     PLAIN_MNEMONICS,
     PLANS_BY_SIGNATURE,
-    RECORD_LEN,
-    RECORD_PADS,
+    TEXT_LEN,
+    TEXT_PADS,
     Assembler,
     DataExpr,
     Label,
@@ -339,14 +339,21 @@ class _Parser:
         else: self.a.emit_form(form, *ops, **kw)
 
     def plain(self, mn: str, ops: tuple):
-        """Append an instruction without label operands; its listing record (which holds its bytes) is
-        what a later identical line appends."""
+        """Append an instruction without label operands; its bytes and listing record, ``(bytes, record)``, are
+        what a later identical line appends (see `_LINE_CACHE`)."""
         a = self.a
-        n0, r0 = len(a._lst), len(a._rip)
-        m = _METHODS.get(mn)
-        if m is not None and (m[1] < 0 or m[1] == len(ops)): m[0](a, *ops)   # the generated method's fast path
-        else: a._emit(mn, ops)
-        return tuple(a._lst[n0:]) if len(a._rip) == r0 and len(a._lst) == n0 + RECORD_LEN else None
+        n0, r0 = len(a._code), len(a._rip)
+        # the record is kept whether or not this Assembler keeps a listing (the cache serves both kinds): the
+        # method writes it to a list of its own, which then goes where the Assembler's records go
+        text, a._text = a._text, []
+        try:
+            m = _METHODS.get(mn)
+            if m is not None and (m[1] < 0 or m[1] == len(ops)): m[0](a, *ops)   # the generated method's fast path
+            else: a._emit(mn, ops)
+        finally:
+            rec, a._text = a._text, text
+        if text is not None: text += rec
+        return (a._code[-1], tuple(rec)) if len(a._rip) == r0 and len(a._code) == n0 + 1 and len(rec) == TEXT_LEN else None
 
     def directive(self, d: str, rest: str) -> None:
         a = self.a
@@ -570,9 +577,9 @@ class _Parser:
 
 _SEGMENT_WORD = re.compile(r"(es|cs|ss|ds|fs|gs)\s*:")
 
-# Per source line (its exact text), what parsing it did, to do again without parsing: the record of an
-# instruction without labels (mnemonic, bytes, operands: its bytes depend on the text alone), or
-# a callable taking the parser for label definitions, branches to labels, directives and blank lines.
+# Per source line (its exact text), what parsing it did, to do again without parsing: an instruction without labels
+# as (bytes, listing record) (its bytes depend on the text alone; the record is appended where the Assembler keeps
+# a listing), or a callable taking the parser for label definitions, branches to labels, directives and blank lines.
 _LINE_CACHE: dict[str, object] = {}
 _LINE_CACHE_MAX = 1 << 16   # entries (~250 bytes each with their records)
 
@@ -614,7 +621,7 @@ def _operand_text(t: str):
 
 
 def _plain_record(raw: str):
-    """The listing record of ``raw`` if it is one instruction without labels whose operands `parse_operand`
+    """``(bytes, listing record)`` of ``raw`` if it is one instruction without labels whose operands `parse_operand`
     reads (the common line of a program): split, parsed and encoded here without the general parser's layers.
     None sends the line to `_Parser.line`, which handles everything else and reports errors.
 
@@ -687,20 +694,21 @@ def _plain_record(raw: str):
     if plan is None: return None
     try: out = plan(*ops)
     except (EncodeError, LabelOperand): return None
-    return (mn, out) + ops + RECORD_PADS[len(ops)]
+    return out, (mn,) + ops + TEXT_PADS[len(ops)]
 
 
-def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Assembler:
-    """Parse an Intel-syntax program into an `Assembler` (not yet assembled).
+def parse_program(text: str, base: int = 0, asm: Assembler | None = None, *, listing: bool = True) -> Assembler:
+    """Parse an Intel-syntax program into an `Assembler` (not yet assembled), which keeps a listing (`Assembler.lines`,
+    `Assembler.listing`) unless ``listing`` is False; with ``asm``, into that Assembler, as it was made.
 
     Errors are `AsmSyntaxError` (or other `EncodeError`\\ s) naming the line number, the line and what
     was expected.
     """
-    a = Assembler(base) if asm is None else asm
+    a = Assembler(base, listing=listing) if asm is None else asm
     p = _Parser(a)
     a.source = lines = text.splitlines()
     if "/*" in text: lines = strip_block_comments(text).splitlines()   # same line numbers, comments gone
-    cache, lst = _LINE_CACHE, a._lst
+    cache, code, recs = _LINE_CACHE, a._code, a._text
     n = 0
     room = _LINE_CACHE_MAX - len(cache)   # entries the cache takes before it starts again (bounded)
     for raw in lines:
@@ -712,10 +720,12 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Ass
                 room -= 1
                 if room < 0: cache.clear(); room = _LINE_CACHE_MAX - 1
                 cache[raw] = hit
-                lst += hit
+                code.append(hit[0])
+                if recs is not None: recs += hit[1]
                 continue
-        elif hit.__class__ is tuple:   # an instruction line met before: append its record, which holds its bytes
-            lst += hit
+        elif hit.__class__ is tuple:   # an instruction line met before: append its bytes (and listing record)
+            code.append(hit[0])
+            if recs is not None: recs += hit[1]
             continue
         a.line = n
         try:
@@ -738,4 +748,4 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None) -> Ass
 
 def assemble_program(text: str, ip: int = 0) -> bytes:
     """Assemble a whole Intel-syntax program (labels, directives, comments) starting at address ``ip``."""
-    return parse_program(text, ip).assemble()
+    return parse_program(text, ip, listing=False).assemble()

@@ -54,7 +54,7 @@ __all__ = ["X86Renderer", "install", "uninstall", "installed", "stats", "reset_s
 TINYGRAD_VERSION = "0.14.0"
 X = tx.X86Ops
 _STATS: collections.Counter = collections.Counter()
-_LISTING: list[str] = [""]
+_LISTING: list = [""]   # the last kernel's Assembler (its listing on demand), "" before any
 
 # ---- the mapping: a tinygrad instruction uop -> (form, operands) -------------------------------------------
 _GPR = [{n: gpr(i, 8 * n) for n in (1, 2, 4, 8)} for i in range(16)]
@@ -233,7 +233,7 @@ class X86Renderer(tx.X86Renderer):
                 else: st["same bytes"] += 1
         if asm:
             binary = asm.assemble()
-            _LISTING[0] = asm.listing()
+            _LISTING[0] = asm   # its listing is made when last_listing() asks for it
             st["jumps relaxed to rel8 (assembler=True)"] += sum(1 for b in asm.branch_sizes() if b[2] == 2)
         for tag, end in jumps: binary[end - 4:end] = (targets[tag] - end).to_bytes(4, "little", signed=True)
         st["kernels"] += 1
@@ -244,7 +244,7 @@ class X86Renderer(tx.X86Renderer):
 
 def _assembler():
     from ..assembler import Assembler
-    return Assembler()
+    return Assembler(listing=True)   # (for last_listing())
 
 
 def _make(target, options):
@@ -413,7 +413,8 @@ def reset_stats() -> None:
 
 def last_listing() -> str:
     """The `x86gen.Assembler` listing of the last kernel rendered in this process (``assembler=True``)."""
-    return _LISTING[0]
+    a = _LISTING[0]
+    return a if a.__class__ is str else a.listing()
 
 
 def _write_stats(d: str) -> None:

@@ -156,8 +156,10 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
     rng.shuffle(smalls)
     m = None
     if use_mem or any(o.reg is None and o.mem is not None and o.loc not in IMPLICIT_BASE for o in form.operands):
-        base = GPR_BY_NUM["r64", gprs.pop()]
-        index = GPR_BY_NUM["r64", gprs.pop()] if rng.random() < 0.7 else None
+        # (a form with a 32-bit address size, movdir64b/enqcmd r32, m512: a 32-bit address, SDM Vol.2 MOVDIR64B)
+        size = "r32" if form.addrsize32 else "r64"
+        base = GPR_BY_NUM[size, gprs.pop()]
+        index = GPR_BY_NUM[size, gprs.pop()] if rng.random() < 0.7 else None
         disp = rng.choice([0, rng.randrange(-128, 128), rng.randrange(-(1 << 31), 1 << 31)])
         m = (base, index, rng.choice([1, 2, 4, 8]) if index is not None else 1, disp)
     ops: list = []

@@ -57,6 +57,7 @@ from iced_oracle import (
     memory_bits,
     memory_disp,
     needs_rex_w,
+    operand_registers,
     reencode_canonical,
     reg_name,
     request_mnemonic,
@@ -79,11 +80,11 @@ EVEX_REG_CLASSES = {**REG_CLASSES, **{k: [r for r in R.values() if r.kind == k] 
 assert all(len(EVEX_REG_CLASSES[k]) == 32 for k in ("xmm", "ymm", "zmm"))
 
 
-def regs_of(form, cls: str, kind: str = "") -> list:
-    """The registers of class ``cls`` that ``form`` takes: 0-31 in EVEX forms, 0-15 elsewhere; for a ``kp1`` operand
-    (vp2intersectd/q's mask-register pair) the even k registers only (x86gen refuses an odd one, `test_kp1_odd_k_refused`)."""
-    regs = (EVEX_REG_CLASSES if form.encoding_kind == "evex" else REG_CLASSES)[cls]
-    return [r for r in regs if r.num % 2 == 0] if kind == "kp1" else regs
+def regs_of(form, o) -> list:
+    """The registers form operand ``o`` takes: 0-31 in EVEX forms, 0-15 elsewhere; a ``kp1`` operand (vp2intersectd/q's
+    mask-register pair) even k registers only (`iced_oracle.operand_registers`; x86gen refuses an odd one,
+    `test_kp1_odd_k_refused`)."""
+    return operand_registers(o.kind, form.encoding_kind == "evex")
 INDEXES = [r for r in GPR64 if r.name != "rsp"]
 DISPS = [0, 1, -1, 8, 127, 128, -128, -129, 255, 256, 0x7FFF, -0x8000, 0x7FFFFFFF, -0x80000000, 0x7FFFFFFE, -0x7FFFFFFF]
 IPS = [0x80001000, 0x100000000, 0x7FFF00000000, 0x0000_5555_5555_4000]
@@ -250,7 +251,7 @@ def operand_strategy(form, i, code):
     if o.reg is not None:
         classes = EVEX_REG_CLASSES if form.encoding_kind == "evex" else REG_CLASSES
         if o.reg not in classes: raise Unfuzzable(f"{form.id}: no registers of class {o.reg}")
-        choices.append(st.sampled_from(regs_of(form, o.reg, o.kind)))
+        choices.append(st.sampled_from(regs_of(form, o)))
     if o.mem is not None and is_vsib(o):   # mostly VSIB operands; a general one (or the other index class) is refused
         choices += [vsib_memory(o.kind, o.mem) for _ in range(4)]   # (four strategies: four times as likely)
         choices += [memory(o.mem), vsib_memory("vm" + OTHER_INDEX[o.kind[-1]], o.mem)]
@@ -735,7 +736,7 @@ def corner_cases(form):
         elif o.kind.startswith("rel"): default.append(("ip16", "d", 0) if ip16(form) else ("rel", 0))
         elif o.imm is not None: default.append(1)
         elif o.reg is not None:   # a gather's registers must differ (destination 0, mask 1, index 2)
-            default.append(regs_of(form, o.reg, o.kind)[sum(isinstance(x, x86gen.Reg) for x in default) if vsib else 0])
+            default.append(regs_of(form, o)[sum(isinstance(x, x86gen.Reg) for x in default) if vsib else 0])
         elif is_vsib(o): default.append(M(R["rax"], EVEX_VEC_INDEX[o.kind[-1]][2], 1, 0, o.mem))
         elif o.loc == "moffs": default.append(M(None, None, 1, 0x10, o.mem))
         elif o.mem is not None: default.append(M(R["eax" if address32(code) else "rax"], None, 1, 0, o.mem))
@@ -768,7 +769,7 @@ def corner_cases(form):
                     put(i, v)
         else:
             if o.reg is not None:
-                for r in regs_of(form, o.reg, o.kind): put(i, r)
+                for r in regs_of(form, o): put(i, r)
             if o.mem is not None and is_vsib(o):
                 for m in vsib_corners(o.kind, o.mem, form.encoding_kind == "evex"): put(i, m)
             elif o.mem is not None:

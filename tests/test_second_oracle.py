@@ -46,6 +46,7 @@ from iced_oracle import (
     evex_allows,
     form_imm_ranges,
     intel,
+    operand_registers,
     semantics,
 )
 from test_fuzz_iced import IMPLICIT_BASE, branch_len, corner_cases, decorate, expected_error, ip16
@@ -199,8 +200,9 @@ def _drawn_instances(form, code: int, oc, n: int) -> list[tuple[tuple, int | Non
                 ops.append(None)   # the VSIB operand: built below, once the registers are known
             elif o.loc in IMPLICIT_BASE:   # a string instruction's [rsi] / es:[rdi], xlat's [rbx]: its one address
                 ops.append(M(R[IMPLICIT_BASE[o.loc]], size=o.mem))
-            elif o.kind == "kp1":   # vp2intersectd/q's pair of mask registers: an even k (x86gen refuses an odd one)
-                ops.append(R[f"k{2 * ((j + ri) % 4)}"])
+            elif o.kind == "kp1":   # vp2intersectd/q's pair of mask registers: an even k (`operand_registers`)
+                kp1 = operand_registers(o.kind, form.encoding_kind == "evex")
+                ops.append(kp1[(j + ri) % len(kp1)])
             elif o.reg is not None and (o.mem is None or j % 2 == 0):
                 ops.append(pick_register(o.reg, j, ri, True, form.encoding_kind == "evex"))
                 ri += 1

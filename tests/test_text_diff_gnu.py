@@ -55,6 +55,7 @@ from iced_oracle import (
     IMPLICIT_MEMORY_KINDS,
     REPORT,
     memory_disp,
+    operand_registers,
     reg_name,
     semantics,
 )
@@ -268,8 +269,9 @@ def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "", 
         return _both("", f"[{inner}{'-' if disp < 0 else '+'}", lit(rng, abs(disp), line), "]")
     if kind in FAR_POINTER_BITS:   # m16:16 / m16:32 / m16:64: dword / fword / tbyte ptr (iced-x86's tbyte: GNU as has none)
         return mem_text(rng, FAR_POINTER_BITS[kind], line)
-    if kind == "kp1":   # vp2intersectd/q's mask-register pair: an even k (x86gen refuses an odd one)
-        name = f"k{2 * rng.randrange(4)}"
+    if kind == "kp1":   # vp2intersectd/q's mask-register pair: an even k (`operand_registers`)
+        kp1 = operand_registers(kind, evex=True)
+        name = kp1[rng.randrange(len(kp1))].name
         line.regs.append(name)
         return name, name
     reg, _, m = kind.partition("/")

@@ -18,7 +18,8 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("opcode_map", "0 one-byte, 1 0F, 2 0F38, 3 0F3A, 5 MAP5, 6 MAP6 (EVEX)"),
     ("mandatory_prefix", "0 none, 1 66, 2 F3, 3 F2 (legacy mandatory prefix / VEX.pp)"),
     ("opsize16", "0x66 operand-size prefix (legacy 16-bit forms)"),
-    ("addrsize32", "0x67 address-size prefix (`a32`): the form's implicit address is 32-bit (monitor's [eax], loop's ecx)"),
+    ("addrsize32", "0x67 address-size prefix (`a32`): the form's implicit address is 32-bit (monitor's [eax], loop's ecx),"
+                   " or its memory operand is a 32-bit address (enqcmd r32, m512: an A32Mem)"),
     ("w", "REX.W / VEX.W: 0, 1, or None = ignored (encoded as 0)"),
     ("vex_l", "VEX.L / EVEX.L'L: 0, 1, 2, or None = ignored (encoded as 0)"),
     ("modrm", "'r' (/r), '0'..'7' (/digit), a fixed ModRM byte 'E8' (two hex digits), or None"),

@@ -117,7 +117,7 @@ class Form:
     fwait: bool = False                     # 9B (WAIT) first: finit = 9B DB E3 (SDM Vol.2 FINIT/FNINIT)
     taken_reg: int = 0                      # ModRM.reg values (bitmask) that are another instruction, register r/m (`taken=`)
     taken_mem: int = 0                      # and with a memory r/m
-    addrsize32: bool = False                # 0x67 address-size prefix (`a32`): a 32-bit implicit address
+    addrsize32: bool = False                # 0x67 address-size prefix (`a32`): a 32-bit implicit address (or memory operand)
 
 
 def _err(ctx, field, msg):

@@ -431,3 +431,13 @@ def request_mnemonic(form) -> str:
     words = ["data16"] if form.opsize16 and form.is_branch else []   # data16 xbegin: XBEGIN_REL16; data16 jmp: JMP_REL16
     if form.addrsize32: words.append("addr32")   # data16 addr32 loop: LOOP_REL8_16_ECX
     return " ".join([*words, form.mnemonic])
+
+
+def operand_registers(kind: str, evex: bool = False) -> list:
+    """The registers a form operand of ``kind`` (``xmm``, ``r32/m32``, ``k``, ``kp1`` …) may take, in the order of
+    `x86gen.REGISTERS`: its register class, with registers 16-31 only in an EVEX form (``evex``: xmm16-31/ymm16-31,
+    SDM Vol.2 2.7.1); for ``kp1``, vp2intersectd/q's pair of mask registers named by its even k (the CPU ignores
+    ModRM.reg's low bit, SDM Vol.2 VP2INTERSECTD), the even k registers only: x86gen refuses an odd one."""
+    cls = "k" if kind == "kp1" else kind.partition("/")[0]
+    regs = [r for r in x86gen.REGISTERS.values() if r.kind == cls and (evex or not r.hi16)]
+    return [r for r in regs if r.num % 2 == 0] if kind == "kp1" else regs

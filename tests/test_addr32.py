@@ -5,6 +5,8 @@ with 67 first where it meets 66 or F0 (the CPU reads legacy prefixes in any orde
 the comments."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import x86gen
@@ -164,3 +166,107 @@ def test_syntax_names_the_size_prefix_word():
     # the forms chosen by addr32/data16 say so in their syntax (error messages list forms by it)
     assert [x86gen.get_form(i).syntax for i in ("MONITORD", "MONITORQ", "XBEGIN_REL16", "UMONITOR_R32", "LOOP_REL8_64_ECX")] == \
         ["addr32 monitor", "monitor", "data16 xbegin rel16", "umonitor r32", "addr32 loop rel8"]
+
+
+# movdir64b/enqcmd/enqcmds: ModRM.reg holds the destination address (es:[reg], a 64-byte write), and the address size
+# sizes it as it sizes the m512 source (SDM Vol.2 MOVDIR64B, ENQCMD, ENQCMDS): r32 goes with a 32-bit address, the
+# forms with `a32` (their 0x67 once), r64 with a 64-bit one. Bytes: GNU as 2.40 and iced-x86's encoder (the same).
+REG_ADDRESS_CASES = [
+    ("enqcmd eax, [ecx]", "67 f2 0f 38 f8 01", "ENQCMD_R32_M512"),
+    ("movdir64b eax, [ecx]", "67 66 0f 38 f8 01", "MOVDIR64B_R32_M512"),   # 67 before the mandatory 66
+    ("enqcmds eax, [ecx]", "67 f3 0f 38 f8 01", "ENQCMDS_R32_M512"),
+    ("enqcmds r8d, [r9d+r10d*2+0x40]", "67 f3 47 0f 38 f8 44 51 40", "ENQCMDS_R32_M512"),
+    ("enqcmd eax, [ebp]", "67 f2 0f 38 f8 45 00", "ENQCMD_R32_M512"),                 # disp8 0 (SDM Vol.2 Table 2-2)
+    ("enqcmd eax, [esp]", "67 f2 0f 38 f8 04 24", "ENQCMD_R32_M512"),                 # a SIB byte (Table 2-3)
+    ("enqcmd eax, [eax*4]", "67 f2 0f 38 f8 04 85 00 00 00 00", "ENQCMD_R32_M512"),   # no base: SIB base=101, disp32
+    ("movdir64b r15d, [r13d]", "67 66 45 0f 38 f8 7d 00", "MOVDIR64B_R32_M512"),
+    ("movdir64b edx, [r12d+0x80]", "67 66 41 0f 38 f8 94 24 80 00 00 00", "MOVDIR64B_R32_M512"),
+    ("enqcmd rax, [rcx]", "f2 0f 38 f8 01", "ENQCMD_R64_M512"),
+    ("movdir64b rax, [rcx]", "66 0f 38 f8 01", "MOVDIR64B_R64_M512"),
+]
+# (GNU as only: iced-x86's encoder has no text; a prefix word, a segment override or eip)
+REG_ADDRESS_TEXT = [
+    ("enqcmd eax, [eip+8]", "67 f2 0f 38 f8 05 08 00 00 00"),
+    ("enqcmd eax, [ecx+0xffffffff]", "67 f2 0f 38 f8 41 ff"),   # a 32-bit address wraps at 4 GiB: [ecx-1]
+    ("addr32 enqcmd eax, [ecx]", "67 f2 0f 38 f8 01"),          # the 0x67 once
+    ("enqcmd eax, fs:[ecx]", "64 67 f2 0f 38 f8 01"),           # (iced-x86 with seg=FS: the same)
+]
+
+
+@pytest.mark.parametrize("text, want, form_id", REG_ADDRESS_CASES)
+def test_register_address_forms(text, want, form_id):
+    assert x86gen.assemble(text).hex(" ") == want
+    mn, ops = x86gen.parse(text)
+    assert x86gen.encode(mn, *ops).hex(" ") == want
+    form = x86gen.select(mn, *ops)
+    assert form.id == form_id and form(*ops).hex(" ") == want and form.accepts(*ops)
+    assert x86gen.select_form(x86gen.forms.forms_of(mn), *ops).id == form_id
+    a = x86gen.Assembler()
+    a.emit(mn, *ops)
+    getattr(a, mn)(*ops)
+    assert a.assemble().hex(" ") == f"{want} {want}"
+    assert x86gen.assemble(str(x86gen.Instruction(mn, *ops))).hex(" ") == want   # x86gen's own text of it
+
+
+@pytest.mark.parametrize("text, want", REG_ADDRESS_TEXT)
+def test_register_address_text(text, want):
+    assert x86gen.assemble(text).hex(" ") == want
+
+
+def test_register_address_syntax():
+    # iced-x86's OpCodeInfo: `MOVDIR64B r32, m512`, opcode `a32 66 0F 38 F8 /r` (no addr32 word: the operands say it)
+    f = x86gen.get_form("MOVDIR64B_R32_M512")
+    assert (f.syntax, f.encoding, f.addrsize32) == ("movdir64b r32, m512", "a32 66 0F 38 F8 /r", True)
+    assert [g.id for g in x86gen.forms.forms_of("enqcmd")] == ["ENQCMD_R64_M512", "ENQCMD_R32_M512"]
+
+
+# mixed sizes: iced-x86's encoder refuses both ("Register operand size must equal memory addressing mode (16/32/64)"),
+# GNU as too ("invalid register operand size"; llvm-mc 14 takes them)
+MIXED = "the address in the register and the memory operand's address must have the same size"
+
+
+@pytest.mark.parametrize("text, error, match", [
+    ("enqcmd eax, [rcx]", OperandError, MIXED),
+    ("enqcmd rax, [ecx]", OperandError, MIXED),
+    ("movdir64b eax, [rip+8]", OperandError, MIXED),
+    ("enqcmds rax, [eip]", OperandError, MIXED),
+    ("movdir64b rax, zmmword ptr [ecx+edx*2]", OperandError, MIXED),
+    # GNU as 2.40 reads this as a 32-bit absolute address (67 f2 0f 38 f8 04 25 00 10 00 00); x86gen has none
+    ("enqcmd eax, [0x1000]", OperandError, "no 32-bit absolute one"),
+    # addr32 with 64-bit registers: GNU as: "`[rcx]' is not a valid base/index expression"
+    ("addr32 enqcmd eax, [rcx]", x86gen.PrefixError, "32-bit registers"),
+    ("addr32 movdir64b rax, [rcx]", x86gen.PrefixError, "32-bit registers"),
+    ("lock enqcmd eax, [ecx]", x86gen.PrefixError, "does not take the lock prefix"),   # GNU as: not lockable
+    ("enqcmd ax, [ecx]", OperandError, "no form of 'enqcmd' takes ax"),
+    ("movdir64b eax, qword ptr [ecx]", OperandError, "no form of 'movdir64b'"),   # m512 only
+])
+def test_register_address_errors(text, error, match):
+    with pytest.raises(error, match=re.escape(match)) as ei:
+        x86gen.assemble(text)
+    assert type(ei.value) is error
+    mn, ops = x86gen.parse(text) if not text.startswith(("addr32", "lock")) else (None, None)
+    if mn is not None:
+        for call in (lambda: x86gen.encode(mn, *ops), lambda: x86gen.select(mn, *ops), lambda: x86gen.Assembler().emit(mn, *ops)):
+            with pytest.raises(error, match=re.escape(match)): call()
+
+
+@pytest.mark.parametrize("form_id, ops, match", [
+    ("ENQCMD_R32_M512", (eax, mem(rcx)), MIXED),           # a 64-bit address in the 32-bit address form
+    ("ENQCMD_R64_M512", (rax, mem("ecx")), MIXED),         # 0x67 would make the register's address 32-bit: the other form
+    ("MOVDIR64B_R32_M512", (eax, mem(rcx, size=512)), MIXED),
+    ("MOVDIR64B_R32_M512", (rax, mem("ecx")), "operand 1 is rax (r64), expected r32"),   # the form's register first
+    ("MOVDIR64B_R64_M512", (eax, mem(rcx)), "operand 1 is eax (r32), expected r64"),
+])
+def test_register_address_forms_refuse_mixed_sizes(form_id, ops, match):
+    form = x86gen.get_form(form_id)
+    with pytest.raises(OperandError, match=re.escape(match)) as ei:
+        form(*ops)
+    assert type(ei.value) is OperandError and form_id in str(ei.value)
+    assert not form.accepts(*ops)
+
+
+def test_register_address_mnemonics_are_those_with_32bit_address_forms():
+    # `REG_ADDRESS` (x86gen._table) names the mnemonics whose 32-bit addresses are forms of their own (`a32_memory`)
+    from x86gen._table import REG_ADDRESS, a32_memory
+    assert {f.mnemonic for f in x86gen.all_forms() if a32_memory(f)} == REG_ADDRESS
+    assert all(a32_memory(f) == f.id.endswith("_R32_M512") for mn in REG_ADDRESS for f in x86gen.forms.forms_of(mn))

@@ -57,6 +57,7 @@ from iced_oracle import (
     memory_bits,
     memory_disp,
     needs_rex_w,
+    operand_registers,
     reencode_canonical,
     reg_name,
     request_mnemonic,
@@ -66,7 +67,6 @@ from iced_oracle import (
 )
 
 import x86gen
-from x86gen.prefixes import REG_ADDRESS
 
 R = x86gen.REGISTERS
 GPR64 = [r for r in R.values() if r.kind == "r64"]
@@ -80,11 +80,11 @@ EVEX_REG_CLASSES = {**REG_CLASSES, **{k: [r for r in R.values() if r.kind == k] 
 assert all(len(EVEX_REG_CLASSES[k]) == 32 for k in ("xmm", "ymm", "zmm"))
 
 
-def regs_of(form, cls: str, kind: str = "") -> list:
-    """The registers of class ``cls`` that ``form`` takes: 0-31 in EVEX forms, 0-15 elsewhere; for a ``kp1`` operand
-    (vp2intersectd/q's mask-register pair) the even k registers only (x86gen refuses an odd one, `test_kp1_odd_k_refused`)."""
-    regs = (EVEX_REG_CLASSES if form.encoding_kind == "evex" else REG_CLASSES)[cls]
-    return [r for r in regs if r.num % 2 == 0] if kind == "kp1" else regs
+def regs_of(form, o) -> list:
+    """The registers form operand ``o`` takes: 0-31 in EVEX forms, 0-15 elsewhere; a ``kp1`` operand (vp2intersectd/q's
+    mask-register pair) even k registers only (`iced_oracle.operand_registers`; x86gen refuses an odd one,
+    `test_kp1_odd_k_refused`)."""
+    return operand_registers(o.kind, form.encoding_kind == "evex")
 INDEXES = [r for r in GPR64 if r.name != "rsp"]
 DISPS = [0, 1, -1, 8, 127, 128, -128, -129, 255, 256, 0x7FFF, -0x8000, 0x7FFFFFFF, -0x80000000, 0x7FFFFFFE, -0x7FFFFFFF]
 IPS = [0x80001000, 0x100000000, 0x7FFF00000000, 0x0000_5555_5555_4000]
@@ -109,14 +109,24 @@ def base_strategy():
     return st.one_of(st.sampled_from(GPR64), st.sampled_from(SPECIAL_BASES))
 
 
+def address32(code: int) -> bool:
+    """Is ``code`` a form with a 32-bit address size and an explicit memory operand (iced's ``a32`` with one:
+    MOVDIR64B_R32_M512, ENQCMD_R32_M512, ENQCMDS_R32_M512)? Its memory operand is a 32-bit address (an `x86gen.A32Mem`),
+    and a 64-bit one is refused (SDM Vol.2 MOVDIR64B, ENQCMD: the address size applies to ModRM.reg's address too)."""
+    oc = I.OpCodeInfo(code)
+    return oc.address_size == 32 and any(oc.op_kind(i) == I.OpCodeOperandKind.MEM for i in range(oc.op_count))
+
+
 @st.composite
-def memory(draw, bits: int):
-    """A memory operand of ``bits`` (0: any size, as lea's `m`)."""
+def memory(draw, bits: int, a32: bool = False):
+    """A memory operand of ``bits`` (0: any size, as lea's `m`); with ``a32`` (a form whose memory operand is a 32-bit
+    address, `address32`) mostly a 32-bit address."""
     if bits:
         size = draw(st.sampled_from([bits, bits, bits, 0]))   # sized, or unsized (the form decides)
     else:
         size = draw(st.sampled_from([0, 0, 8, 16, 32, 64, 128, 256]))
-    shape = draw(st.sampled_from(["base", "base", "base+index", "base+index", "rip", "index", "abs", "far", "a32", "a32"]))
+    shape = draw(st.sampled_from(["base", "base", "base+index", "base+index", "rip", "index", "abs", "far", "a32", "a32"]
+                                 + ["a32"] * 20 * a32))
     if shape == "a32":   # a 32-bit address (0x67): base, base+index, index only, eip-relative; or 32- and 64-bit mixed
         disp = draw(disp_strategy())
         kind = draw(st.sampled_from(["base", "base+index", "base+index", "index", "eip", "mixed"]))
@@ -241,12 +251,12 @@ def operand_strategy(form, i, code):
     if o.reg is not None:
         classes = EVEX_REG_CLASSES if form.encoding_kind == "evex" else REG_CLASSES
         if o.reg not in classes: raise Unfuzzable(f"{form.id}: no registers of class {o.reg}")
-        choices.append(st.sampled_from(regs_of(form, o.reg, o.kind)))
+        choices.append(st.sampled_from(regs_of(form, o)))
     if o.mem is not None and is_vsib(o):   # mostly VSIB operands; a general one (or the other index class) is refused
         choices += [vsib_memory(o.kind, o.mem) for _ in range(4)]   # (four strategies: four times as likely)
         choices += [memory(o.mem), vsib_memory("vm" + OTHER_INDEX[o.kind[-1]], o.mem)]
     elif o.mem is not None:
-        choices.append(memory(o.mem))
+        choices.append(memory(o.mem, address32(code)))
     if not choices: raise Unfuzzable(f"{form.id}: cannot draw operand {o!r}")
     return st.one_of(*choices)
 
@@ -326,8 +336,12 @@ def expected_error(form, code, ops, rel_disp, masked: bool = False):
     exception class x86gen must raise, why: "one" / "range" / "high8")."""
     if any(isinstance(x, x86gen.Reg) and x.high for x in ops) and needs_rex(form, code, ops):
         return x86gen.OperandError, "high8"   # (whatever else is wrong: OperandError is the base class)
-    if form.mnemonic in REG_ADDRESS and any(isinstance(x, x86gen.A32Mem) for x in ops):
-        return x86gen.OperandError, "a32"   # 0x67 makes the ModRM.reg address 32-bit too: the R32 form (SDM Vol.2 MOVDIR64B)
+    oc = I.OpCodeInfo(code)
+    reg_address = any(oc.op_kind(i) in (I.OpCodeOperandKind.R32_REG_MEM, I.OpCodeOperandKind.R64_REG_MEM) for i in range(oc.op_count))
+    if reg_address and any(isinstance(x, x86gen.A32Mem) for x in ops) != (oc.address_size == 32):
+        # movdir64b/enqcmd/enqcmds: the address size applies to the ModRM.reg address too, r32 with a 32-bit address and
+        # r64 with a 64-bit one (SDM Vol.2 MOVDIR64B; iced: "Register operand size must equal memory addressing mode")
+        return x86gen.OperandError, "a32"
     tiles = [x.num for o, x in zip(form.operands, ops) if o.reg == "tmm" and isinstance(x, x86gen.Reg) and x.kind == "tmm"]
     if len(set(tiles)) != len(tiles): return x86gen.DistinctRegistersError, "distinct"   # AMX: #UD (SDM Vol.2 TDPBSSD)
     if form.mnemonic in COMPLEX_FP16 and any(isinstance(x, x86gen.Reg) and x.num == getattr(ops[0], "num", None) for x in ops[1:3]):
@@ -683,6 +697,14 @@ MEM_CORNERS = (
     + [M(R["r13d"], R["r12d"], 8, -1, 0), M(R["eax"], R["ecx"], 2, 0x80, 0), M(None, R["ecx"], 4, 0x10, 0),
        M(R["eip"], None, 1, -0x10, 0)]
 )
+# and for a form whose memory operand is a 32-bit address (`address32`), the 32-bit sweep of the 64-bit one above
+MEM_CORNERS32 = (
+    [M(b, None, 1, 0, 0) for b in GPR32] + [M(R["eax"], None, 1, d, 0) for d in (127, 128, -128, -129, 0x7FFFFFFF, -0x80000000)]
+    + [M(b, None, 1, d, 0) for b in SPECIAL_BASES32 for d in (1, -1, 0x80)] + [M(R["eax"], i, 1, 0, 0) for i in INDEXES32]
+    + [M(R["esp"], R["ebp"], 2, 0), M(R["ebp"], R["r12d"], 8, 0), M(R["r13d"], R["r13d"], 1, 0), M(R["r12d"], R["eax"], 4, 1)]
+    + [M(R["eip"], None, 1, d, 0) for d in (0, 0x10, -8, 0x7FFFFFFF, -0x80000000)]
+    + [M(None, i, sc, d, 0) for i, sc, d in [(R["eax"], 1, 0), (R["r12d"], 8, 0x10), (R["ebp"], 2, -1), (R["r13d"], 4, 0x7FFFFFFF)]]
+)
 
 
 def vsib_corners(kind: str, bits: int, evex: bool = False) -> list:
@@ -714,10 +736,10 @@ def corner_cases(form):
         elif o.kind.startswith("rel"): default.append(("ip16", "d", 0) if ip16(form) else ("rel", 0))
         elif o.imm is not None: default.append(1)
         elif o.reg is not None:   # a gather's registers must differ (destination 0, mask 1, index 2)
-            default.append(regs_of(form, o.reg, o.kind)[sum(isinstance(x, x86gen.Reg) for x in default) if vsib else 0])
+            default.append(regs_of(form, o)[sum(isinstance(x, x86gen.Reg) for x in default) if vsib else 0])
         elif is_vsib(o): default.append(M(R["rax"], EVEX_VEC_INDEX[o.kind[-1]][2], 1, 0, o.mem))
         elif o.loc == "moffs": default.append(M(None, None, 1, 0x10, o.mem))
-        elif o.mem is not None: default.append(M(R["rax"], None, 1, 0, o.mem))
+        elif o.mem is not None: default.append(M(R["eax" if address32(code) else "rax"], None, 1, 0, o.mem))
         else: raise Unfuzzable(f"{form.id}: cannot default operand {o!r}")
     cases = [tuple(default)]
 
@@ -747,11 +769,11 @@ def corner_cases(form):
                     put(i, v)
         else:
             if o.reg is not None:
-                for r in regs_of(form, o.reg, o.kind): put(i, r)
+                for r in regs_of(form, o): put(i, r)
             if o.mem is not None and is_vsib(o):
                 for m in vsib_corners(o.kind, o.mem, form.encoding_kind == "evex"): put(i, m)
             elif o.mem is not None:
-                for m in MEM_CORNERS: put(i, m.with_size(o.mem) if o.mem else m)
+                for m in MEM_CORNERS + (MEM_CORNERS32 if address32(code) else []): put(i, m.with_size(o.mem) if o.mem else m)
     r8_pos = [i for i, o in enumerate(form.operands) if o.reg == "r8" and o.loc != "fixed"]
     for i in r8_pos:                         # ah..bh with an operand that needs REX, both orders
         for j in r8_pos:

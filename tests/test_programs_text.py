@@ -13,7 +13,15 @@ import iced_x86 as I
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from iced_oracle import _GPR_WIDTH_IMMATERIAL, _VPCMP_EQ, ICED_UNSUFFIXED_16, decoder_options, request_mnemonic, semantics
+from iced_oracle import (
+    _GPR_WIDTH_IMMATERIAL,
+    _VPCMP_EQ,
+    ICED_UNSUFFIXED_16,
+    decoder_options,
+    operand_registers,
+    request_mnemonic,
+    semantics,
+)
 
 import x86gen
 from x86gen import AsmSyntaxError, EncodeError, Instruction, Mem
@@ -256,15 +264,22 @@ REG_CLASSES = {k: [r for r in R.values() if r.kind == k and not r.hi16] for k in
 DISPS = st.one_of(st.sampled_from([0, 1, -1, 127, 128, -128, -129, 0x7FFFFFFF, -0x80000000]), st.integers(-(1 << 31), (1 << 31) - 1))
 
 
+GPR32 = [r for r in R.values() if r.kind == "r32"]
+INDEXES32 = [r for r in GPR32 if r.name != "esp"]
+
+
 @st.composite
-def memory(draw, bits: int):
-    shape = draw(st.sampled_from(["base", "base+index", "rip", "index", "abs"]))
+def memory(draw, bits: int, a32: bool = False):
+    """A memory operand of ``bits``; with ``a32`` a 32-bit address (eip for rip; x86gen has no 32-bit absolute one), for
+    a form whose memory operand is one (movdir64b/enqcmd/enqcmds r32, m512: SDM Vol.2 MOVDIR64B)."""
+    shape = draw(st.sampled_from(["base", "base+index", "rip", "index"] + ([] if a32 else ["abs"])))
+    gprs, indexes, rip = (GPR32, INDEXES32, R["eip"]) if a32 else (GPR64, INDEXES, R["rip"])
     disp = draw(DISPS)
-    if shape == "base": return Mem(draw(st.sampled_from(GPR64)), None, 1, disp, bits)
+    if shape == "base": return Mem(draw(st.sampled_from(gprs)), None, 1, disp, bits)
     scale = draw(st.sampled_from([1, 2, 4, 8]))
-    if shape == "base+index": return Mem(draw(st.sampled_from(GPR64)), draw(st.sampled_from(INDEXES)), scale, disp, bits)
-    if shape == "rip": return Mem(R["rip"], None, 1, disp, bits)
-    if shape == "index": return Mem(None, draw(st.sampled_from(INDEXES)), scale, disp, bits)
+    if shape == "base+index": return Mem(draw(st.sampled_from(gprs)), draw(st.sampled_from(indexes)), scale, disp, bits)
+    if shape == "rip": return Mem(rip, None, 1, disp, bits)
+    if shape == "index": return Mem(None, draw(st.sampled_from(indexes)), scale, disp, bits)
     return Mem(None, None, 1, disp, bits)
 
 
@@ -288,7 +303,7 @@ def operand(form, i):
                          st.sampled_from([1, 2, 4, 8]), DISPS)
     choices = []
     if o.reg is not None: choices.append(st.sampled_from(REG_CLASSES[o.reg]))
-    if o.mem is not None: choices.append(memory(o.mem))
+    if o.mem is not None: choices.append(memory(o.mem, form.addrsize32))
     return st.one_of(*choices)
 
 
@@ -515,9 +530,10 @@ def test_every_form_round_trips_deterministically():
             elif o.kind == "1": ops.append(1)
             elif o.kind.startswith("rel"): ops.append(0x1000 + 0x40)
             elif o.imm is not None: ops.append(form.imm_ranges(i)[-1][1])
-            elif o.kind == "kp1": ops.append(R["k2"])   # vp2intersectd/q's mask-register pair: an even k
+            elif o.kind == "kp1": ops.append(operand_registers(o.kind)[1])   # vp2intersectd/q's mask-register pair: k2 (even)
             elif o.reg is not None: ops.append(REG_CLASSES[o.reg][(3 + i) % len(REG_CLASSES[o.reg])])
             elif o.kind.startswith("vm"): ops.append(Mem(R["rdi"], REG_CLASSES[VSIB_INDEX[o.kind[-1]]][7], 4, 0x10, o.mem))
+            elif form.addrsize32: ops.append(Mem(R["edi"], R["esi"], 4, 0x10, o.mem))   # (enqcmd r32: a 32-bit address)
             else: ops.append(Mem(R["rdi"], R["rsi"], 4, 0x10, o.mem))
         if form.evex_mask_required: ops[0] = ops[0].k(R["k1"])   # a gather/scatter: k0 is #UD
         code = x86gen.encode(request_mnemonic(form), *ops, ip=0x1000)

@@ -32,7 +32,7 @@ import random
 
 import iced_x86 as I
 import pytest
-from iced_oracle import decode_one, decoder_options
+from iced_oracle import decode_one, decoder_options, operand_registers
 from test_fuzz_iced import hint_nop_taken
 
 from x86gen import forms as F
@@ -156,8 +156,10 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
     rng.shuffle(smalls)
     m = None
     if use_mem or any(o.reg is None and o.mem is not None and o.loc not in IMPLICIT_BASE for o in form.operands):
-        base = GPR_BY_NUM["r64", gprs.pop()]
-        index = GPR_BY_NUM["r64", gprs.pop()] if rng.random() < 0.7 else None
+        # (a form with a 32-bit address size, movdir64b/enqcmd r32, m512: a 32-bit address, SDM Vol.2 MOVDIR64B)
+        size = "r32" if form.addrsize32 else "r64"
+        base = GPR_BY_NUM[size, gprs.pop()]
+        index = GPR_BY_NUM[size, gprs.pop()] if rng.random() < 0.7 else None
         disp = rng.choice([0, rng.randrange(-128, 128), rng.randrange(-(1 << 31), 1 << 31)])
         m = (base, index, rng.choice([1, 2, 4, 8]) if index is not None else 1, disp)
     ops: list = []
@@ -192,8 +194,8 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
         elif o.reg.startswith("r"):
             bits, n = int(o.reg[1:]), gprs.pop()
             ops.append(REGISTERS[GPR8[n]] if bits == 8 else GPR_BY_NUM[o.reg, n])
-        elif o.kind == "kp1":   # vp2intersectd/q's pair of mask registers: an even k (x86gen refuses an odd one)
-            ops.append(REGISTERS[f"k{smalls.pop() & 6}"])
+        elif o.kind == "kp1":   # vp2intersectd/q's pair of mask registers: an even k (`operand_registers`), k(n & 6)
+            ops.append(operand_registers(o.kind, form.encoding_kind == "evex")[smalls.pop() >> 1])
         elif o.reg in ("mm", "k", "tmm"):
             ops.append(REGISTERS[f"{o.reg}{smalls.pop()}"])
         elif o.reg in ("cr", "dr", "sreg"):   # (cs cannot be loaded: #UD)

@@ -46,6 +46,7 @@ from iced_oracle import (
     evex_allows,
     form_imm_ranges,
     intel,
+    operand_registers,
     semantics,
 )
 from test_fuzz_iced import IMPLICIT_BASE, branch_len, corner_cases, decorate, expected_error, ip16
@@ -85,6 +86,13 @@ ALLOWED_REASONS = ("shorter encoding", "other opcode or prefixes, same length", 
 MEMORY = [M(R["r12"], R["r13"], 8, -0x80, 0), M(R["rip"], None, 1, 0x12345678, 0), M(R["r13"], None, 1, 0, 0),
           M(R["rbp"], R["rax"], 2, 0x80, 0), M(None, R["r15"], 4, -0x80000000, 0), M(None, None, 1, 0x7FFFFFFF, 0),
           M(R["rsp"], None, 1, 0, 0)]
+# the same shapes as 32-bit addresses (0x67), for a form whose memory operand is one (movdir64b/enqcmd/enqcmds r32, m512:
+# their address size is 32 bits, SDM Vol.2 MOVDIR64B); x86gen has no 32-bit absolute address
+MEMORY32 = [M(R["r12d"], R["r13d"], 8, -0x80, 0), M(R["eip"], None, 1, 0x12345678, 0), M(R["r13d"], None, 1, 0, 0),
+            M(R["ebp"], R["eax"], 2, 0x80, 0), M(None, R["r15d"], 4, -0x80000000, 0), M(R["esp"], None, 1, 0, 0)]
+# GNU as 2.40 refuses a size keyword on the m512 of movdir64b/enqcmd/enqcmds ("operand size mismatch"; llvm-mc takes
+# `zmmword ptr`): their text has none
+GNU_UNSIZED = {"movdir64b", "enqcmd", "enqcmds"}
 
 
 # VSIB operands (the gathers), as (base, scale, disp): the index is chosen per instance, distinct from the
@@ -192,13 +200,15 @@ def _drawn_instances(form, code: int, oc, n: int) -> list[tuple[tuple, int | Non
                 ops.append(None)   # the VSIB operand: built below, once the registers are known
             elif o.loc in IMPLICIT_BASE:   # a string instruction's [rsi] / es:[rdi], xlat's [rbx]: its one address
                 ops.append(M(R[IMPLICIT_BASE[o.loc]], size=o.mem))
-            elif o.kind == "kp1":   # vp2intersectd/q's pair of mask registers: an even k (x86gen refuses an odd one)
-                ops.append(R[f"k{2 * ((j + ri) % 4)}"])
+            elif o.kind == "kp1":   # vp2intersectd/q's pair of mask registers: an even k (`operand_registers`)
+                kp1 = operand_registers(o.kind, form.encoding_kind == "evex")
+                ops.append(kp1[(j + ri) % len(kp1)])
             elif o.reg is not None and (o.mem is None or j % 2 == 0):
                 ops.append(pick_register(o.reg, j, ri, True, form.encoding_kind == "evex"))
                 ri += 1
             elif o.mem is not None:
-                m = MEMORY[(j // 2 if o.reg is not None else j) % len(MEMORY)]
+                pool = MEMORY32 if form.addrsize32 else MEMORY
+                m = pool[(j // 2 if o.reg is not None else j) % len(pool)]
                 ops.append(m.with_size(o.mem) if o.mem else m)
             else:
                 raise Unbuildable(f"cannot draw operand {i + 1} {o.kind!r}")
@@ -287,14 +297,16 @@ def instance_text(form, ops: tuple, rel: int | None, label: str, length: int = 0
         elif isinstance(x, x86gen.Mem) and x.size in GNU_16BIT_IMAGE:
             words.append(memory_text(x))
             mnemonic += "w"   # GNU as: fldenvw / fnstenvw for the 14-byte image (o16), no size keyword
-        elif isinstance(x, x86gen.Mem): words.append(memory_text(x))
+        elif isinstance(x, x86gen.Mem): words.append(memory_text(x.with_size(0) if mnemonic in GNU_UNSIZED else x))
         elif o.kind.startswith("rel"): words.append(f"{label}{length + rel:+#x}")
         else: words.append(fmt_int(x))
     if form.mnemonic in GNU_ST_ONLY and len(words) == 2 and form.operands[0].reg == "st0": words = words[1:]
     text = mnemonic + (" " + ", ".join(words) if words else "")
     # a form with a 32-bit implicit address (0x67): GNU as's `addr32 monitor`; jecxz and `umonitor eax` say it themselves
-    # (GNU as refuses a second addr32 on them: "same type of prefix used twice")
-    if form.addrsize32 and form.mnemonic not in ("jecxz", "umonitor"): text = "addr32 " + text
+    # (GNU as refuses a second addr32 on them: "same type of prefix used twice"), as `enqcmd eax, [ecx]` does by its
+    # registers (llvm-mc would write a second 0x67 for an addr32 there)
+    if form.addrsize32 and form.mnemonic not in ("jecxz", "umonitor") and not any(o.mem is not None for o in form.operands):
+        text = "addr32 " + text
     # GNU as: data16 xbegin is the rel16 form, data16 jmp/je/call the 16-bit branches (`GNU_SKIPS_DATA16`: not loop/jrcxz)
     if form.opsize16 and form.is_branch: text = "data16 " + text
     return f"{label}: {text}" if rel is not None else text

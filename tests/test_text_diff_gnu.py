@@ -55,6 +55,7 @@ from iced_oracle import (
     IMPLICIT_MEMORY_KINDS,
     REPORT,
     memory_disp,
+    operand_registers,
     reg_name,
     semantics,
 )
@@ -71,6 +72,8 @@ REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k and not r.hi16]
                for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "zmm", "mm", "k", "tmm", "sreg", "cr", "dr")}
 GPR64 = REG_CLASSES["r64"]
 INDEXES = [r for r in GPR64 if r != "rsp"]
+GPR32 = REG_CLASSES["r32"]
+INDEXES32 = [r for r in GPR32 if r != "esp"]
 SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 48: "fword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword"}
 FORMS = [f for f in x86gen.all_forms() if not f.is_branch]
 BRANCH_MNEMONICS = sorted({f.mnemonic for f in x86gen.all_forms() if f.is_branch})
@@ -151,6 +154,7 @@ EDGE_IMMS = sorted({s * v for v in (0, 1, 2, 0x7F, 0x80, 0x81, 0xFF, 0x100, 0x7F
                                     0x80000000, 0xFFFFFFFF, 0x100000000, (1 << 63) - 1, 1 << 63, M64, 1 << 64)
                     for s in (1, -1)} | {0x7E, 0xFE, 0xFFFFFF80, 0xFFFFFFFFFFFFFF80, 0xFFFFFFFF80000000})
 DISPS = [0, 1, -1, 8, 0x7F, 0x80, -0x80, -0x81, 0xFF, 0x7FFFFFFF, -0x80000000, 0x80000000, -0x80000001, 0xFFFFFFFF]
+DISPS32 = [d for d in DISPS if -(1 << 31) <= d < (1 << 31)]
 ADDRS = [0, 0x10, 0x1000, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFF, 0x100000000, 0x7FFFFFFFFFFFFFFF,
          0x8000000000000000, 0xFFFFFFFF80000000, 0xFFFFFFFF7FFFFFFF, M64, 1 << 64, -1, -0x80000000, -0x80000001]
 
@@ -179,17 +183,18 @@ def _both(*parts) -> tuple[str, str]:
             "".join(p if isinstance(p, str) else p[1] for p in parts))
 
 
-def mem_text(rng: random.Random, bits: int | None, line: Line, any_size: bool = False) -> tuple[str, str]:
+def mem_text(rng: random.Random, bits: int | None, line: Line, any_size: bool = False, a32: bool = False) -> tuple[str, str]:
     """A memory operand of ``bits`` (None: unsized as lea's ``m``; ``any_size``: lea's, which GNU as takes with
     any size keyword, where xsave's and the others' must be unsized; 0: no keyword); records its address or
-    displacement."""
+    displacement. With ``a32`` a 32-bit address (the memory operand of movdir64b/enqcmd/enqcmds r32, whose address size
+    is 32 bits, SDM Vol.2 MOVDIR64B): 32-bit registers or eip, no absolute address (x86gen has no 32-bit one)."""
     size = ""
     if bits and rng.random() < 0.93:
         w = SIZE_WORD[bits]
         size = (w.upper() + " PTR " if rng.random() < 0.05 else w + " ptr ")
     elif bits is None and any_size and rng.random() < 0.2:
         size = rng.choice(list(SIZE_WORD.values())) + " ptr "
-    shape = rng.choice(["base", "base", "base+disp", "base+index", "base+index", "index", "rip", "abs", "abs", "ds"])
+    shape = rng.choice(["base", "base", "base+disp", "base+index", "base+index", "index", "rip"] + ([] if a32 else ["abs", "abs", "ds"]))
     sp = rng.choice(["", "", "", " "])
     if shape in ("abs", "ds"):
         a = rng.choice(ADDRS) if rng.random() < 0.8 else rng.randint(0, M64)
@@ -197,14 +202,16 @@ def mem_text(rng: random.Random, bits: int | None, line: Line, any_size: bool = 
         line.features.add("absolute address" if -(1 << 31) <= a < (1 << 31) else "absolute address >= 2^31")
         if shape == "ds": return _both(size, "ds:", lit(rng, a, line))
         return _both(size, "[", lit(rng, a, line), "]")
-    disp = rng.choice(DISPS) if rng.random() < 0.7 else rng.randint(-(1 << 31), (1 << 31) - 1)
+    # (a 32-bit address: signed 32-bit displacements only; its wrap at 4 GiB, [eax+0xffffffff] = [eax-1], is
+    # tests/test_addr32.py's, and GNU as wraps -0x80000001 too, which x86gen refuses)
+    disp = rng.choice(DISPS32 if a32 else DISPS) if rng.random() < 0.7 else rng.randint(-(1 << 31), (1 << 31) - 1)
     d = lit(rng, abs(disp), line)
     sign = "-" if disp < 0 else "+"
     if shape == "rip":
         line.disps.append(disp)
         line.features.add("rip-relative")
-        return _both(size, f"[rip{sp}{sign}{sp}", d, "]")
-    base_name = rng.choice(GPR64)
+        return _both(size, f"[{'eip' if a32 else 'rip'}{sp}{sign}{sp}", d, "]")
+    base_name = rng.choice(GPR32 if a32 else GPR64)
     base = reg_text(rng, base_name)
     if shape != "index": line.regs.append(base_name)
     if shape == "base":
@@ -216,7 +223,7 @@ def mem_text(rng: random.Random, bits: int | None, line: Line, any_size: bool = 
             line.features.add("displacement first")
             return _both(size, "[", "-" if disp < 0 else "", d, f"{sp}+{sp}{base}]")
         return _both(size, f"[{base}{sp}{sign}{sp}", d, "]")
-    index = rng.choice(INDEXES) if rng.random() < 0.97 else "rsp"
+    index = rng.choice(INDEXES32 if a32 else INDEXES) if rng.random() < 0.97 else "esp" if a32 else "rsp"
     scale = rng.choice([1, 2, 4, 8]) if rng.random() < 0.97 else rng.choice([0, 3, 16])
     line.disps.append(disp)
     line.regs.append(index)
@@ -226,7 +233,8 @@ def mem_text(rng: random.Random, bits: int | None, line: Line, any_size: bool = 
     return _both(size, f"[{base}+{st}{sign}", d, "]")
 
 
-def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "") -> tuple[str, str]:
+def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "", a32: bool = False) -> tuple[str, str]:
+    """``(text, canon)`` of an operand of ``kind``; ``a32``: a memory operand is a 32-bit address (`mem_text`)."""
     if kind in ("al", "ax", "eax", "rax", "cl", "dx", "fs", "gs"):
         line.regs.append(kind)
         return kind, kind
@@ -261,8 +269,9 @@ def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "") 
         return _both("", f"[{inner}{'-' if disp < 0 else '+'}", lit(rng, abs(disp), line), "]")
     if kind in FAR_POINTER_BITS:   # m16:16 / m16:32 / m16:64: dword / fword / tbyte ptr (iced-x86's tbyte: GNU as has none)
         return mem_text(rng, FAR_POINTER_BITS[kind], line)
-    if kind == "kp1":   # vp2intersectd/q's mask-register pair: an even k (x86gen refuses an odd one)
-        name = f"k{2 * rng.randrange(4)}"
+    if kind == "kp1":   # vp2intersectd/q's mask-register pair: an even k (`operand_registers`)
+        kp1 = operand_registers(kind, evex=True)
+        name = kp1[rng.randrange(len(kp1))].name
         line.regs.append(name)
         return name, name
     reg, _, m = kind.partition("/")
@@ -270,7 +279,7 @@ def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "") 
         raise ValueError(f"operand kind {kind!r}: the text fuzz does not know how to write it")
     if reg not in REG_CLASSES:   # m8 … m512 (not mm: a register class); a size with no keyword GNU as takes for
         bits = int(reg[1:])      # the form (m512 of sttilecfg, aesenc256kl) is written unsized
-        return mem_text(rng, bits if bits in SIZE_WORD and bits != 512 else None, line)   # (zmmword: only zmm/m512)
+        return mem_text(rng, bits if bits in SIZE_WORD and bits != 512 else None, line, a32=a32)   # (zmmword: only zmm/m512)
     if m and rng.random() < 0.5: return mem_text(rng, int(m[1:]), line)
     name = rng.choice(REG_CLASSES[reg])
     line.regs.append(name)
@@ -299,7 +308,7 @@ def random_line(rng: random.Random, form) -> Line:
             part.features.add("implicit memory operand")
             drawn.append(((text, text), part))
             continue
-        drawn.append((operand_text(rng, o.kind, part, form.mnemonic), part))
+        drawn.append((operand_text(rng, o.kind, part, form.mnemonic, form.addrsize32), part))
     r = rng.random()
     if r < 0.06:
         line.features.add("operands no form takes (maybe)")

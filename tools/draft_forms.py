@@ -145,7 +145,10 @@ def instance(code: int, kinds: list[tuple[str, str]], use_mem: bool) -> tuple[I.
             continue
         if (kind.startswith("m") and "/" not in kind and kind not in spec.REG_CLASSES) or ("/" in kind and use_mem):
             ins.set_op_kind(i, OPK.MEMORY)
-            ins.memory_base, ins.memory_index, ins.memory_index_scale = REG.R14, REG.R15, 2
+            # a form with a 32-bit address size (`a32` with a memory operand: movdir64b/enqcmd r32, m512) takes a
+            # 32-bit address (SDM Vol.2 MOVDIR64B: 0x67 sizes the ModRM.reg address and the memory operand alike)
+            a32 = oc.address_size == 32
+            ins.memory_base, ins.memory_index, ins.memory_index_scale = (REG.R14D, REG.R15D, 2) if a32 else (REG.R14, REG.R15, 2)
             ins.memory_displacement, ins.memory_displ_size = 0x10, 1
             continue
         cls = kind.split("/")[0] if not kind.startswith("r/m") else f"r{kind[3:]}"

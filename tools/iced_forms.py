@@ -249,11 +249,6 @@ def evex_attrs(code: int) -> dict[str, str]:
 def unsupported_reason(code: int) -> str | None:
     """Why the spec cannot describe ``code`` yet (None if its operands and encoding can be written)."""
     try:
-        oc = I.OpCodeInfo(code)
-        if oc.address_size == 32 and oc.mnemonic in (I.Mnemonic.ENQCMD, I.Mnemonic.ENQCMDS, I.Mnemonic.MOVDIR64B):
-            # 67 makes both addresses 32-bit: the m512 source and the destination address in ModRM.reg's r32
-            # (SDM Vol.2 MOVDIR64B, ENQCMD); the spec has no register that is an address
-            raise Unsupported("a 32-bit destination address in a register (ModRM.reg r32 with 0x67): no operand kind for it")
         spec_operands(code)
         spec_encoding(code)
         if ENCODING_NAMES[I.OpCodeInfo(code).encoding] == "EVEX": evex_attrs(code)

@@ -18,6 +18,19 @@ def far_address_error(mnemonic: str, ops: tuple) -> OperandError | None:
         " load the address into a register")
 
 
+def address_size_error(what: str, ops: tuple, forms: list[Form]) -> OperandError:
+    """The error for a register address and a memory operand of different address sizes (``what``: the instruction or form
+    id; ``forms``: the forms meant). In movdir64b/enqcmd/enqcmds the address size sizes the address in ModRM.reg as it
+    sizes the memory operand (SDM Vol.2 MOVDIR64B, ENQCMD, ENQCMDS: 0x67 makes both 32-bit), so r64 goes with a 64-bit
+    address and r32 with a 32-bit one (an `A32Mem`), as iced-x86 and GNU as have it."""
+    mn = forms[0].mnemonic
+    absolute = any(isinstance(x, Mem) and x.base is None and x.index is None for x in ops)
+    return OperandError(f"{what} {fmt_operands(ops)}: the address in the register and the memory operand's address must"
+                        f" have the same size (SDM Vol.2 {mn.upper()}: the address size applies to both): {mn} r64 with a"
+                        f" 64-bit address ({mn} rdx, [rcx]), {mn} r32 with a 32-bit one ({mn} edx, [ecx], 0x67)"
+                        + ("; an absolute [disp32] is a 64-bit address to x86gen (it has no 32-bit absolute one)" if absolute else ""))
+
+
 def size_word(bits: int) -> str:
     """``dword`` for 32 (the size keyword of a memory operand size in bits)."""
     return SIZE_NAMES.get(bits, str(bits))
@@ -25,6 +38,11 @@ def size_word(bits: int) -> str:
 
 def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
     """The error for operands that no form of ``mnemonic`` takes, listing its forms."""
+    from ._narrow import address_size_fits
+    from .encoder import _matches
+    if any(len(f.operands) == len(ops) and all(_matches(o, x) for o, x in zip(f.operands, ops)) and not address_size_fits(f, ops)
+           for f in forms):
+        return address_size_error(mnemonic, ops, forms)
     got = ", ".join(describe_operand(x) for x in ops) or "no operands"
     fit = "\n  ".join(f"{f.syntax:40s} {f.id}" for f in forms)
     return OperandError(f"no form of {mnemonic!r} takes {got}; its forms are:\n  {fit}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 
 from ._memory_rare import a32_error
-from ._table import IMPLICIT_MEM
+from ._table import IMPLICIT_MEM, REG_ADDRESS, a32_memory
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, _shape
 from .memory import A32Mem
@@ -19,7 +19,7 @@ def retry(form: Form, operands: tuple, kw: dict, err: OperandError) -> bytes:
     path), 32-bit addresses (`a32`) and int-like immediates (bool, numpy integers) encode; anything else raises ``err``."""
     from ._evex import decorated, encode_form
     if decorated(operands): return encode_form(form, operands, None, **kw)   # masks, broadcast (the slow path)
-    if A32Mem in map(type, operands): return a32(form, operands, kw)
+    if A32Mem in map(type, operands) and not a32_memory(form): return a32(form, operands, kw)   # (enqcmd r32 takes it itself)
     ints = int_operands(operands)   # immediates given as bool / numpy integers: retry with ints
     if ints is None: raise err
     return form.encode(*ints, **kw)
@@ -32,6 +32,9 @@ def a32(form: Form, operands: tuple, kw: dict) -> bytes:
     if any(o.loc in IMPLICIT_MEM for o in form.operands):   # 0x67 makes all of a string instruction's addresses 32-bit
         raise OperandError(f"{form.id} ({form.syntax}) {fmt_operands(operands)}: x86gen encodes string instructions with"
                            " 64-bit addresses only ([rsi]/[rdi]; with 0x67 every one of its addresses would be 32-bit)")
+    if form.mnemonic in REG_ADDRESS:   # enqcmd r64 with [ecx]: 0x67 would make its register's address 32-bit too
+        from ._encode_errors import address_size_error
+        raise address_size_error(form.id, operands, [form])
     plain = tuple(x.plain if x.__class__ is A32Mem else x for x in operands)
     try: body = form(*plain, **kw)
     except EncodeError as ex: raise a32_error(ex, plain, operands) from None   # (the operands as given: [eax])
@@ -45,10 +48,12 @@ def accepts(form: Form, operands: tuple, ip: int, rc: int | None) -> bool:
     if rc is not None or _evex.decorated(operands):   # AVX-512 decorations: allowed by the form, plain operands fit
         if not _evex._matches(form, operands, rc) or _evex.why_not(form, operands, rc) is not None: return False
         operands = _evex.plain_operands(operands)
+    from ._narrow import address_size_fits
     from .encoder import _matches
     ints = int_operands(operands)
     if ints is not None: operands = ints
-    return all(_matches(o, x) for o, x in zip(form.operands, operands)) and form.fits(*operands, ip=ip)
+    return (all(_matches(o, x) for o, x in zip(form.operands, operands)) and address_size_fits(form, operands)
+            and form.fits(*operands, ip=ip))
 
 
 def encode_rel(form: Form, rel: int, operands: tuple) -> tuple[bytes, int]:

@@ -1,12 +1,14 @@
 """The candidates of `x86gen.encoder.candidates` for the rarer requests: the ``{evex}``/``{vex}`` pseudo-prefixes,
-registers 16-31 (EVEX only), the forms that the prefix words addr32/data16 ask for, movabs, and the errors when none
-is left (loaded on first use: a plain instruction needs none of it, and its source is
-compiled by every process without a bytecode cache that meets one)."""
+registers 16-31 (EVEX only), the forms that the prefix words addr32/data16 ask for, movabs, the address sizes of
+movdir64b/enqcmd/enqcmds (`address_size_fits`), and the errors when none is left (loaded on first use: a plain
+instruction needs none of it, and its source is compiled by every process without a bytecode cache that meets one)."""
 from __future__ import annotations
 
+from ._table import REG_ADDRESS, a32_memory
 from .encoder import EVEX_PREFIX, VEX_PREFIX, _accumulator_nop, _matches, _sized_kind, canonical
 from .errors import EvexOnlyRegisterError, OperandError, PrefixError, UnknownMnemonicError, fmt_operands
 from .forms import Form, forms_of
+from .memory import A32Mem
 
 # Instructions that read a 16-bit selector or word whatever the operand size (SDM Vol.2 LLDT, LTR, LMSW: "The
 # operand-size attribute has no effect on this instruction"; VERR/VERW, LKGS: a 16-bit selector). Their o16 forms
@@ -17,6 +19,15 @@ SELECTOR_READ = ("lldt", "ltr", "verr", "verw", "lmsw", "lkgs")
 def _movabs_form(f: Form) -> bool:
     """The forms GNU as writes ``movabs``: mov with a moffs operand or a 64-bit immediate."""
     return any(o.loc == "moffs" or o.imm == 64 for o in f.operands)
+
+
+def address_size_fits(f: Form, ops: tuple) -> bool:
+    """Do the address sizes of ``ops`` suit form ``f``? A form whose memory operand is a 32-bit address (`a32_memory`:
+    ENQCMD_R32_M512) takes an `A32Mem` there and no other memory operand; any other form takes one as its 64-bit operand
+    with 0x67 before its bytes (x86gen._prefixed), except those whose ModRM.reg register is an address too (`REG_ADDRESS`:
+    ENQCMD_R64_M512), which 0x67 would make another form (SDM Vol.2 MOVDIR64B, ENQCMD: the address size sizes both)."""
+    if a32_memory(f): return A32Mem in map(type, ops)
+    return f.mnemonic not in REG_ADDRESS or A32Mem not in map(type, ops)
 
 
 def special_candidates(mnemonic: str, ops: tuple, sized: str) -> tuple[list[Form], list[Form]]:
@@ -32,7 +43,7 @@ def special_candidates(mnemonic: str, ops: tuple, sized: str) -> tuple[list[Form
     movabs = mnemonic == "movabs"
     if movabs: forms = [f for f in forms if _movabs_form(f)]
     ok = [f for f in forms if len(f.operands) == len(ops) and all(_matches(o, x, movabs) for o, x in zip(f.operands, ops))]
-    ok = [f for f in ok if not _accumulator_nop(f, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
+    ok = [f for f in ok if not _accumulator_nop(f, ops) and address_size_fits(f, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
     return forms, narrowed(mnemonic, name, ops, ok, evex_only, vex_only, sized)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from . import prefixes as P
 from ._strings import string_operands
-from ._table import A32_SPELLED, IMPLICIT_MEM
+from ._table import A32_SPELLED, IMPLICIT_MEM, REG_ADDRESS
 from .encoder import STRING_MNEMONICS, _key, candidates, canonical, label_error, range_error, select, xchg_choice
 from .errors import EncodeError, OperandError, PrefixError, fmt_operands
 from .forms import Form, forms_of
@@ -91,7 +91,11 @@ def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, For
     else:
         seg, plain = _segment(mnemonic, ops, words)
     a32 = A32Mem in map(type, plain)
-    if a32: plain = tuple(x.plain if x.__class__ is A32Mem else x for x in plain)   # [ecx]: the 64-bit operand's bytes after 0x67
+    # [ecx]: the 64-bit operand's bytes after 0x67 (`prefix67`); but movdir64b/enqcmd/enqcmds take it as it is, in their
+    # forms with a 32-bit address (`a32_memory`: ENQCMD_R32_M512, whose bytes have the 0x67; SDM Vol.2 ENQCMD)
+    own67 = a32 and canonical(mn) in REG_ADDRESS
+    prefix67 = a32 and not own67
+    if prefix67: plain = tuple(x.plain if x.__class__ is A32Mem else x for x in plain)
     # addr32 / data16: the forms with a 32-bit implicit address / the 16-bit branches (with a 32-bit memory operand,
     # addr32 is its 0x67, nothing more, as GNU as)
     # (both: `data16 addr32 loop`, LOOP_REL8_16_ECX; `addr32 jecxz` is jecxz, which says its 32-bit address itself)
@@ -100,7 +104,7 @@ def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, For
     legacy = [w for w in words if w not in P.SEGMENTS and w not in (P.ADDR32, P.DATA16)]
     if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
         raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
-    n = (seg is not None or "notrack" in legacy) + a32 + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
+    n = (seg is not None or "notrack" in legacy) + prefix67 + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
     want = {P.SPEC_NAME.get(w, w) for w in legacy if w in P.PREFIX_BYTES}
     if sized:   # the forms with a 32-bit implicit address or a 16-bit branch (their bytes have the 67 / 66)
         key = _key(mn, plain)
@@ -109,7 +113,7 @@ def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, For
         if not ok: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form of {mn} with a 32-bit address takes {', '.join(want)}")
         form = next((f for f in ok if f.fits(*plain, ip=ip + n)), None)
         if form is None: raise range_error(mnemonic, ops, ok)
-    elif not want:
+    elif not want and not own67:   # (select() would send an A32Mem back here: enqcmd's take the candidates below)
         form = select(mn, *plain, ip=ip + n)
     else:
         key = _key(mn, plain)
@@ -125,12 +129,14 @@ def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, For
     xchg = xchg_choice(mn, plain)
     if xchg is not None and xchg[0] is form: plain = xchg[1]
     body = form(*plain, ip=ip + n) if form.is_branch else form(*plain)
-    return P.layout(legacy, form, body, seg, a32), form
+    return P.layout(legacy, form, body, seg, prefix67), form
 
 
 def _encode_prefixed_a32(mnemonic: str, ops: tuple, ip: int) -> tuple[bytes, Form]:
     """`encode_prefixed`, whose errors name a 32-bit address as given (``[eax]``), not as the operand of the bytes after
     its 0x67 (``[rax]``; `x86gen.memory.a32_error`)."""
+    if canonical(P.split_words(mnemonic)[1]) in REG_ADDRESS:   # (they take the A32Mem as it is: errors name it as given)
+        return _encode_prefixed(mnemonic, ops, ip)
     try: return _encode_prefixed(mnemonic, ops, ip)
     except EncodeError as ex:
         plain = tuple(x.plain if x.__class__ is A32Mem else x.plain.plain if x.__class__ is SegMem and x.plain.__class__ is A32Mem

@@ -3,8 +3,9 @@ is raised). A leaf of the encoder core, as `x86gen._runtime`: a form is describe
 from __future__ import annotations
 
 from ._runtime import describe_operand
-from ._table import imm_ranges, row_of, syntax
+from ._table import a32_memory, imm_ranges, row_of, syntax
 from .errors import EvexOnlyRegisterError, ImmediateRangeError, LabelContextError, OperandError, fmt_int, fmt_operands
+from .memory import Mem
 
 
 def operand_error(fid: str, args: tuple, i: int) -> OperandError:
@@ -17,6 +18,9 @@ def operand_error(fid: str, args: tuple, i: int) -> OperandError:
     if getattr(x, "hi16", False) and row.encoding_kind != "evex" and x.kind == row.operands[i].reg:
         return EvexOnlyRegisterError(f"{fid} ({syntax(row)}): operand {i + 1} is {x}, which only EVEX encodes (registers 16-31:"
                                      f" EVEX.R'/V'/X, SDM Vol.2 2.7.1); this {row.encoding_kind} form takes {x.kind}0-{x.kind}15")
+    if x.__class__ is Mem and row.operands[i].mem is not None and a32_memory(row):   # enqcmd r32 with [rcx]
+        from ._encode_errors import address_size_error
+        return address_size_error(fid, args, [row])
     return OperandError(f"{fid} ({syntax(row)}): operand {i + 1} is {describe_operand(args[i])}, expected"
                         f" {operand_display(row.operands[i])}")
 

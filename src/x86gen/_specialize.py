@@ -24,7 +24,7 @@ from __future__ import annotations
 from . import registers as R
 from ._runtime import HELPERS
 from ._table import IMPLICIT_MEM, MAP_BYTES, imm_ranges, ip16_branch, static_length
-from .memory import Mem, VsibMem
+from .memory import A32Mem, Mem, VsibMem
 
 # the FP16 complex multiplies, whose destination must differ from both sources (SDM Vol.2 VFCMULCPH: #UD otherwise;
 # GNU as: "destination and source registers must be distinct", iced-x86's decoder: INVALID)
@@ -296,7 +296,9 @@ def _modrm_cases(c: _Operands, returns) -> list[str]:
         if vsib:   # EVEX: index registers 0-31 (EVEX.V̄' is the index's bit 4, SDM Vol.2 2.7.2); VEX: 0-15
             index = {"x": "Xmm", "y": "Ymm", "z": "Zmm"}[kind[-1]]
             index = f"in ({index}, {HIGH_CLASS[kind[-1] + 'mm']})" if evex and kind[-1] != "z" else f"is {index}"
-        cls = f"VsibMem and {a}.index.__class__ {index}" if vsib else "Mem"
+        # a form with a 32-bit address size (`a32` and a memory operand: ENQCMD_R32_M512) takes a 32-bit address, an
+        # A32Mem (the same ModRM/SIB/displacement as its 64-bit operand, SDM Vol.2 2.1.5), its 0x67 in the form's bytes
+        cls = f"VsibMem and {a}.index.__class__ {index}" if vsib else "A32Mem" if c.row.addrsize32 else "Mem"
         if not known: out.append(f"if {a}.__class__ is {cls}{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
         if c.sig is None: out.append(f"{ind}if {a}.label is not None: raise _label_error({c.fid!r}, {c.allargs})")   # (plans check first)
         if complex_fp16:
@@ -445,4 +447,4 @@ EMITTERS = {"legacy": emit_legacy, "vex": emit_vex, "evex": emit_evex}   # encod
 # Names the encoder code sees: register classes (Gpr32, Ymm, …), fixed registers (R_eax, …), `Mem`, the helpers
 # of `x86gen._runtime`. The generated shapes (``_gen/encoders.py``) import the same names.
 GLOBALS = {**{c: getattr(R, c) for c in CLASS_NAMES}, **{f"R_{n}": r for n, r in R.REGISTERS.items()},
-           "Mem": Mem, "VsibMem": VsibMem, **HELPERS}
+           "Mem": Mem, "VsibMem": VsibMem, "A32Mem": A32Mem, **HELPERS}

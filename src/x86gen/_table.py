@@ -171,6 +171,11 @@ IMPLICIT_MEM = {"rsi": "[rsi]", "rdi": "[rdi]", "esrdi": "es:[rdi]", "rbxal": "[
 # mnemonics that say their 32-bit implicit address themselves (jecxz: jrcxz with 0x67; umonitor r32), with no addr32 word
 A32_SPELLED = frozenset(("jecxz", "umonitor"))
 
+# the mnemonics whose ModRM.reg register holds an address (the 64-byte destination es:[reg], SDM Vol.2 MOVDIR64B, ENQCMD,
+# ENQCMDS): the address size sizes it as it sizes the memory operand, so their 32-bit addresses (0x67) are forms of their
+# own, r32 with a 32-bit memory operand (`a32_memory`: their `a32` forms), and a 64-bit register never takes a 32-bit address
+REG_ADDRESS = frozenset(("movdir64b", "enqcmd", "enqcmds"))
+
 
 MAP_BYTES = {0: (), 1: (0x0F,), 2: (0x0F, 0x38), 3: (0x0F, 0x3A)}   # legacy opcode map escapes (SDM Vol.2 2.1.2)
 
@@ -187,7 +192,7 @@ def static_length(row: FormRow) -> int:
 
 # names defined in x86gen._table_rare (loaded on first use), importable from here
 _ELSEWHERE = """plain_rows preload row_ids _guess_mnemonic mnemonic_of row_of operand_display ip16_branch syntax imm_ranges
-                table _data mnemonics ROLE_NAMES operand_repr"""
+                table _data mnemonics ROLE_NAMES operand_repr a32_memory"""
 
 
 def __getattr__(name: str):

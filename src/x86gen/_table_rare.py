@@ -110,12 +110,19 @@ def ip16_branch(row: FormRow) -> bool:
     return row.opsize16 and row.mnemonic != "xbegin" and any(o.kind.startswith("rel") for o in row.operands)
 
 
+def a32_memory(row) -> bool:
+    """Is the form's explicit memory operand a 32-bit address (`a32` with a memory operand in the spec: MOVDIR64B_R32_M512,
+    ENQCMD_R32_M512, ENQCMDS_R32_M512; `x86gen._table.REG_ADDRESS`)? Then it takes an `x86gen.A32Mem` there and nothing
+    else (``[ecx]``, not ``[rcx]``), and its bytes hold the one 0x67. ``row``: a form's row or the `Form` (same fields)."""
+    return row.addrsize32 and any(o.mem is not None for o in row.operands)
+
+
 def syntax(row: FormRow) -> str:
     """Intel-style signature, e.g. ``add r/m32, r32``; with the prefix word that chooses a form with a 32-bit implicit
     address or a 16-bit branch (``addr32 monitor``, ``data16 xbegin rel16``; `x86gen.prefixes`), except where the
-    mnemonic or operands say it (jecxz, umonitor r32)."""
+    mnemonic or operands say it (jecxz, umonitor r32, the 32-bit memory operand of enqcmd r32, m512: `a32_memory`)."""
     word = ("data16 " if ip16_branch(row) or row.id == "XBEGIN_REL16" else "") + (
-        "addr32 " if row.addrsize32 and row.mnemonic not in A32_SPELLED else "")
+        "addr32 " if row.addrsize32 and row.mnemonic not in A32_SPELLED and not a32_memory(row) else "")
     return (word + row.mnemonic + " " + ", ".join(operand_display(o) for o in row.operands)).strip()
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import sys
 
-from ._table import A32_SPELLED, has_mnemonic
+from ._table import A32_SPELLED, REG_ADDRESS, has_mnemonic
 from .errors import LabelContextError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
 from .forms import Form, forms_of
 from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem
@@ -116,8 +116,9 @@ STRING_MNEMONICS = frozenset("""movs movsb movsw movsd movsq cmps cmpsb cmpsw cm
 def _sized_kind(f: Form) -> str:
     """"addr32" for a form with a 32-bit implicit address (MONITORD), "data16" for a 16-bit branch (o16: XBEGIN_REL16,
     JMP_REL16), "data16 addr32" for both (LOOP_REL8_16_ECX), else "": the forms that only their prefix words (or their
-    own spelling) ask for. jecxz and umonitor r32 say their 32-bit address themselves (`A32_SPELLED`)."""
-    a32 = f.addrsize32 and f.mnemonic not in A32_SPELLED
+    own spelling) ask for. jecxz and umonitor r32 say their 32-bit address themselves (`A32_SPELLED`), enqcmd r32, m512
+    by its memory operand (an `A32Mem`: the `a32` forms of `REG_ADDRESS`)."""
+    a32 = f.addrsize32 and f.mnemonic not in A32_SPELLED and f.mnemonic not in REG_ADDRESS
     o16 = f.opsize16 and f.is_branch
     return "data16 addr32" if o16 and a32 else "addr32" if a32 else "data16" if o16 else ""
 
@@ -135,8 +136,9 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
     key = (mnemonic, *sig) if not sized else (mnemonic, *sig, sized)
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
-    if sized or mnemonic.startswith("{") or mnemonic == "movabs" or any(getattr(x, "hi16", False) for x in ops):
-        # `{evex} vaddps …` (text: `EVEX_PREFIX` + mnemonic), `{vex}`, movabs, a prefix word, registers 16-31: x86gen._narrow
+    if sized or mnemonic.startswith("{") or mnemonic == "movabs" or mnemonic in REG_ADDRESS or any(getattr(x, "hi16", False) for x in ops):
+        # `{evex} vaddps …` (text: `EVEX_PREFIX` + mnemonic), `{vex}`, movabs, a prefix word, movdir64b/enqcmd (r32 with
+        # [ecx], r64 with [rcx]: `address_size_fits`), registers 16-31: x86gen._narrow
         from ._narrow import special_candidates
         forms, ok = special_candidates(mnemonic, ops, sized)
     else:

@@ -128,11 +128,6 @@ def _why(w: str, form, ok: frozenset[str]) -> str:
     return f"notrack goes on indirect call/jmp; {takes}"
 
 
-# the forms whose ModRM.reg register holds an address (the 64-byte destination, SDM Vol.2 MOVDIR64B, ENQCMD, ENQCMDS):
-# the address-size prefix applies to it as to the memory operand
-REG_ADDRESS = frozenset(("movdir64b", "enqcmd", "enqcmds"))
-
-
 def layout(words: list[str], form, body: bytes, segment: str | None, a32: bool = False) -> bytes:
     """The instruction's bytes: ``body`` (the form's bytes) with the prefixes in iced-x86's order: segment (or
     notrack's 3E), F0, the form's 66 (o16), 67 (``a32``: a 32-bit address, `x86gen.memory.A32Mem`, or the form's own
@@ -141,11 +136,6 @@ def layout(words: list[str], form, body: bytes, segment: str | None, a32: bool =
     # the WAIT forms (finit, fsave: 9B, then the no-wait instruction) take the prefixes after the 9B, on the instruction
     # they belong to (iced-x86 encodes fsave fs:[rax] as 9B 64 DD 30, fsave [esp] o16 as 9B 66 67 DD 34 24; before 9B
     # they would prefix WAIT)
-    if a32 and form.mnemonic in REG_ADDRESS:
-        from .errors import OperandError
-        raise OperandError(f"{form.id} ({form.syntax}): with 0x67 its ModRM.reg address is 32-bit too, another form"
-                           f" ({form.id.replace('_R64_', '_R32_')}, SDM Vol.2 {form.mnemonic.upper()}); x86gen encodes it with a"
-                           " 64-bit memory address only")
     wait = b""
     if form.fwait and body[:1] == b"\x9b": wait, body = body[:1], body[1:]
     head = bytearray()

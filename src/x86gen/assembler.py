@@ -115,7 +115,7 @@ class Label:
     def __init__(self, name: str, owner: Assembler | None = None):
         self.name, self.owner = name, owner
         self.chunk = -1         # index of the chunk it is bound in; -1 = not bound yet
-        self.pos = 0            # where in the Assembler's record list it is bound
+        self.pos = 0            # where in the Assembler's item list (_code) it is bound
         self.offset = 0         # offset inside its chunk, as of the last layout
         self.line = 0           # source line of the first reference (text programs), for errors
 
@@ -412,8 +412,8 @@ class Assembler(AsmMethods):
         self._text: list | None = [] if listing else None   # with listing=True: TEXT_LEN items per item (see TEXT_LEN)
         self._vars: list = []              # branches and alignments, sized by `_relax`
         self._vpos: list[int] = []         # where each of them is in _code
-        self._rip: list[tuple] = []        # (chunk, record position, disp offset in it, its length, label, addend, line)
-        self._abs: list[tuple] = []        # (chunk, record position, offset in it, size, plus labels, minus labels, addend, line)
+        self._rip: list[tuple] = []        # (chunk, item position, disp offset in it, its length, label, addend, line)
+        self._abs: list[tuple] = []        # (chunk, item position, offset in it, size, plus labels, minus labels, addend, line)
         self._labels: list[Label] = []
         self._named: dict[str, Label] = {}
         self._layout = None
@@ -445,8 +445,10 @@ class Assembler(AsmMethods):
         if label.__class__ is str: label = self.label(label)
         if label.owner is not self: raise LabelError(f"label {clip(label.name, 80)} belongs to another Assembler")
         if label.chunk >= 0: raise LabelError(f"label {clip(label.name, 80)} is bound twice")
-        label.chunk, label.pos = len(self._vars), len(self._code)
-        self._add(b"", _REC_LABEL, (label,))
+        code = self._code
+        label.chunk, label.pos = len(self._vars), len(code)
+        code.append(b"")   # (`_add`, written out: labels and branches are a tenth of a program's appends)
+        if self._text is not None: self._text += (_REC_LABEL, label, None, None, None, None)
         self._layout = None
         return label
 
@@ -588,14 +590,18 @@ class Assembler(AsmMethods):
             if target.owner is not self: raise OperandError(f"{mn}: label {target.name!r} belongs to another Assembler")
         elif cls is not int: raise OperandError(f"{mn}: the target must be a label or an address, not {target!r}")
         if target.__class__ is Label and target.line == 0: target.line = self.line
-        if choices is None: choices = _branch_info(mn)[-1:] if rel32 else _branch_info(mn)
+        if choices is None:
+            choices = _BRANCH_INFO.get(mn) or _branch_info(mn)
+            if rel32: choices = choices[-1:]
         self._var(_Branch(mn, target, choices, self.line))
 
     def _var(self, v) -> None:
         """End the current chunk with a branch or an alignment (sized by `_relax`)."""
-        self._vpos.append(len(self._code))
-        self._add(b"", _REC_VAR, (len(self._vars),))
-        self._vars.append(v)
+        code, vars_ = self._code, self._vars
+        self._vpos.append(len(code))
+        code.append(b"")   # (`_add`, written out)
+        if self._text is not None: self._text += (_REC_VAR, len(vars_), None, None, None, None)
+        vars_.append(v)
         self._layout = None
 
     def _jump(self, mn: str, ops: tuple, rel32: bool = False) -> None:

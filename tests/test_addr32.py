@@ -127,6 +127,17 @@ def test_implicit_address_size_forms(text, want, form_id):
     assert x86gen.select(mn, *ops).id == form_id
 
 
+def test_addr32_against_the_register_of_umonitor_is_refused():
+    """umonitor's address is its register, sized by the address size: GNU as 2.40 writes `addr32 umonitor rax` as
+    67 f3 0f ae f0, which iced-x86 decodes as `umonitor eax`. x86gen refuses the word rather than drop it (which gave
+    the bytes of `umonitor rax`) or change the register written."""
+    with pytest.raises(x86gen.PrefixError, match="address size from its register"):
+        x86gen.assemble("addr32 umonitor rax")
+    with pytest.raises(x86gen.PrefixError, match="address size from its register"):
+        x86gen.encode("addr32 umonitor", x86gen.rax)
+    assert x86gen.assemble("umonitor eax").hex(" ") == "67 f3 0f ae f0"   # GNU as 2.40, iced-x86
+
+
 def test_relaxation_never_picks_a32_or_16_bit_branches():
     # loop out of rel8 reach must not become addr32 loop (3 bytes, the same reach, another count register)
     with pytest.raises(x86gen.EncodeError):

@@ -125,6 +125,12 @@ def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, For
             if ok: raise range_error(mnemonic, ops, ok)
             P.check(legacy, forms[0], mnemonic, ops)   # raises: the first form's reason
             raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form takes {', '.join(sorted(want))}")
+    if P.ADDR32 in words and not a32 and not form.addrsize32 and canonical(mn) in A32_SPELLED:
+        # `addr32 umonitor rax`: umonitor's address is its register, sized by the address size (SDM Vol.2 UMONITOR), so
+        # 0x67 makes it `umonitor eax` (what GNU as writes); the register given asks for the 64-bit form: an error, not
+        # the word dropped
+        raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: {mn} takes its address size from its register, which addr32 "
+                          f"would make 32-bit; write {mn} with a 32-bit register for the 0x67 form")
     P.check(words, form, mnemonic, ops)
     xchg = xchg_choice(mn, plain)
     if xchg is not None and xchg[0] is form: plain = xchg[1]

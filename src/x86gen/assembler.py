@@ -591,7 +591,7 @@ class Assembler(AsmMethods):
         elif cls is not int: raise OperandError(f"{mn}: the target must be a label or an address, not {target!r}")
         if target.__class__ is Label and target.line == 0: target.line = self.line
         if choices is None:
-            choices = _BRANCH_INFO.get(mn) or _branch_info(mn)
+            choices = _branch_info(mn)
             if rel32: choices = choices[-1:]
         self._var(_Branch(mn, target, choices, self.line))
 

@@ -18,7 +18,7 @@ FLAG_ORDER = tuple(FLAG_GROUPS.values())   # read written undefined cleared set
 
 
 def row(f: Form) -> tuple:
-    """A form as the row x86gen reads (`x86gen._gen.schema.FormRow`): the attributes of ``f`` named in
+    """A form as the row x86gen reads (`x86gen._table.FormRow`): the attributes of ``f`` named in
     `codegen.schema.FORM_FIELDS`, in that order; operands as `OPERAND_FIELDS` tuples, flags in `FLAG_ORDER`."""
     out = []
     for name in FORM_FIELD_NAMES:

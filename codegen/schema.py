@@ -2,7 +2,7 @@
 
 `codegen.spec.Form` has an attribute of each name (`codegen.render.row` reads them in this order),
 `_gen/forms.tsv` stores each row as a JSON array in this order, and `_gen/schema.py`, rendered from
-these lists, gives the runtime `FormRow` / `OperandRow` (named tuples) to read them by name. Adding a
+these lists, names them for the runtime (`x86gen._table.FormRow` / `OperandRow`, named tuples). Adding a
 field is one entry here plus the attribute that `codegen.spec` computes for it (as the EVEX fields
 tuple_type … evex_rc are).
 """
@@ -44,6 +44,8 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("taken_reg", "bitmask of the ModRM.reg values (bit n: reg field n) that make another instruction with a register in ModRM.rm"
                   " (the hint-NOP space: 0F 1F /0 is nop r/m32); the form refuses them"),
     ("taken_mem", "the same with a memory operand in ModRM.rm (0F 18 /0-/3 are the prefetches)"),
+    ("length", "length in bytes with no memory operand, a 2-byte VEX where legal and no optional REX: what `x86gen.encode`"
+               " orders a mnemonic's forms by (shortest first, then file order), as GNU as chooses"),
     ("shape", "index of its encoder's shape (codegen/shapes.py) in _gen/encoders, -1 if none yet (EVEX)"),
     ("shape_args", "the constants that function binds for this form (bytes as lists of ints)"),
 )

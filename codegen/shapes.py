@@ -142,7 +142,7 @@ def chunk_module(n: int) -> str:
 def imports(shapes: list[Shape]) -> dict[str, list[str]]:
     """The names the shapes' code uses: helpers of `x86gen._runtime`, register classes, fixed registers (R_eax)."""
     writer = _code_writer()
-    from x86gen._runtime import HELPERS
+    from x86gen._specialize import HELPERS
     names = set()
     for s in shapes:
         for t in tokenize.generate_tokens(io.StringIO(s.code).readline):

@@ -51,6 +51,7 @@ BCST_TUPLES = {"FV", "HV", "QV"}   # the tuple types of forms that broadcast (Ta
 EVEX_MASKS = {"k1", "k1z"}
 IMM_SIZES = {"ib": 8, "iw": 16, "id": 32, "io": 64, "cb": 8, "cw": 16, "cd": 32}
 MAPS = {"": 0, "0F": 1, "0F38": 2, "0F3A": 3}
+MAP_ESCAPE_BYTES = {0: 0, 1: 1, 2: 2, 3: 2}   # how many bytes a legacy map's escape takes: 0F, 0F 38, 0F 3A (SDM Vol.2 2.1.2)
 # EVEX.mmm = 101 / 110: the opcode maps 5 and 6 of AVX512-FP16 (SDM Vol.2 2.7.1 P0[2:0]; EVEX only, no legacy bytes)
 EVEX_MAPS = {"MAP5": 5, "MAP6": 6}
 PP = {"NP": 0, "66": 1, "F3": 2, "F2": 3}
@@ -83,7 +84,7 @@ class Operand:
 @dataclass
 class Form:
     """One form of the spec. The attributes named in `codegen.schema.FORM_FIELDS` become the generated
-    table's row (`codegen.render.row`), under the same names at run time (`x86gen._gen.schema.FormRow`)."""
+    table's row (`codegen.render.row`), under the same names at run time (`x86gen._table.FormRow`)."""
     id: str
     mnemonic: str
     operands: tuple[Operand, ...]
@@ -118,6 +119,19 @@ class Form:
     taken_reg: int = 0                      # ModRM.reg values (bitmask) that are another instruction, register r/m (`taken=`)
     taken_mem: int = 0                      # and with a memory r/m
     addrsize32: bool = False                # 0x67 address-size prefix (`a32`): a 32-bit implicit address (or memory operand)
+
+    @property
+    def length(self) -> int:
+        """Length in bytes with no memory operand, a 2-byte VEX where legal and no optional REX: the order in which
+        `x86gen.encode` tries a mnemonic's forms (GNU as's choice of the shortest encoding)."""
+        n = (1 + (self.modrm is not None) + sum(self.imm_widths) // 8 + bool(self.is4)
+             + 8 * sum(o.loc == "moffs" for o in self.operands))   # moffs: a 64-bit address (SDM Vol.2 MOV, A0-A3)
+        if self.encoding_kind == "legacy":
+            return (n + self.fwait + self.opsize16 + self.addrsize32 + bool(self.mandatory_prefix) + (self.w == 1)
+                    + MAP_ESCAPE_BYTES[self.opcode_map])
+        if self.encoding_kind == "evex": return n + 4   # 62 P0 P1 P2 (SDM Vol.2 2.7.1)
+        # VEX: C5 with one payload byte for map 0F and W = 0, else C4 with two (SDM Vol.2 2.3.5)
+        return n + (2 if self.opcode_map == 1 and self.w != 1 else 3)
 
 
 def _err(ctx, field, msg):

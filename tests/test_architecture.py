@@ -13,18 +13,20 @@ import pytest
 
 import x86gen
 from x86gen import forms as F
+from x86gen._gen import encoders
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 
 def test_schema_is_one_list():
-    """codegen/schema.py names the row fields; the runtime's FormRow, spec.Form and every table row agree."""
+    """codegen/schema.py names the row fields; the runtime's FormRow, spec.Form (its fields, or a property it
+    computes, such as ``length``) and every table row agree."""
     from codegen import schema, spec
     from x86gen import _table
-    from x86gen._gen.schema import FormRow, OperandRow
+    from x86gen._table import FormRow, OperandRow
     assert FormRow._fields == schema.FORM_FIELD_NAMES and OperandRow._fields == schema.OPERAND_FIELD_NAMES
-    spec_fields = set(spec.Form.__dataclass_fields__)
+    spec_fields = set(spec.Form.__dataclass_fields__) | {n for n, v in vars(spec.Form).items() if isinstance(v, property)}
     assert set(schema.FORM_FIELD_NAMES) <= spec_fields, set(schema.FORM_FIELD_NAMES) - spec_fields
     assert set(schema.OPERAND_FIELD_NAMES) <= set(spec.Operand.__dataclass_fields__)
     for text in list(_table.table().values())[:50]:
@@ -32,8 +34,8 @@ def test_schema_is_one_list():
             row = json.loads(line)
             assert len(row) == len(FormRow._fields) and all(len(o) == len(OperandRow._fields) for o in row[2])
     f = F.get_form("ADD_RM32_IMM8")
-    assert (f.opcode, f.opcode_map, f.mandatory_prefix, f.opsize16, f.w, f.modrm, f.imm_widths, f.operand_size) == \
-        (0x83, 0, 0, False, 0, "0", (8,), 32)
+    assert (f.opcode, f.opcode_map, f.mandatory_prefix, f.opsize16, f.w, f.modrm, f.imm_widths, f.operand_size, f.length) == \
+        (0x83, 0, 0, False, 0, "0", (8,), 32, 3)   # length: 83 /0 ib (SDM Vol.2 ADD)
 
 
 def _iced(code, *ops) -> bytes:
@@ -48,7 +50,7 @@ def test_form_encoders_compile_nothing(monkeypatch):
     compile nor exec (once the shape's generated module is imported, which an import does)."""
     ids = ["SUB_RM64_R64", "VEX_VPXOR_YMM_YMM_YMMM256", "LFENCE"]
     fresh = [F.Form(F.get_form(i).row) for i in ids]   # not built yet
-    for f in fresh: F._shape(f.row.shape)   # import the modules of their shapes
+    for f in fresh: encoders.shape(f.row.shape)   # import the modules of their shapes
     calls = []
     real_compile, real_exec = builtins.compile, builtins.exec
     monkeypatch.setattr(builtins, "compile", lambda *a, **k: calls.append("compile") or real_compile(*a, **k))
@@ -68,7 +70,6 @@ def test_shapes_shared_and_bound_per_form():
     assert add.encode is not sub.encode and add.encode.__code__ is sub.encode.__code__
     src = sub.source
     assert src.startswith("def shape_") and "SUB_RM32_R32" in src
-    from x86gen._gen import encoders
     n_shapes = len({f.row.shape for f in F.all_forms()})
     assert n_shapes < len(F.all_forms()) / 4   # 277 for 1,868 forms today
     n_modules = len([n for n in os.listdir(os.path.dirname(encoders.__file__)) if n.startswith("e")])
@@ -77,7 +78,7 @@ def test_shapes_shared_and_bound_per_form():
         sub(x86gen.eax, x86gen.rcx)
 
 
-CORE = ["x86gen._table", "x86gen._runtime", "x86gen._runtime_errors",
+CORE = ["x86gen._table", "x86gen._table_text", "x86gen._first_use", "x86gen._runtime", "x86gen._runtime_errors",
         "x86gen._gen.schema", "x86gen.registers", "x86gen.memory", "x86gen.errors"]
 
 
@@ -116,12 +117,14 @@ def test_mnemonic_of_every_id(monkeypatch):
     assert guessed >= 0.95 * len(truth), (guessed, len(truth))
 
 
-# What a process's first encode must not import (nor compile, without a bytecode cache): the EVEX decoration path,
-# the plan compiler, the text and prefix layers, the Assembler and the backend helpers are loaded on their first use,
-# and so are the rare parts of the core modules (x86gen._memory_rare, _table_rare, _form_rare, _operand_rewrites,
+# What a process's first encode must not import (nor compile, without a bytecode cache): `Form` objects, the table's
+# rows as named tuples and the selection code (a signature's first use is x86gen._first_use's), the EVEX decoration
+# path, the plan compiler, the text and prefix layers, the Assembler and the backend helpers are loaded on their first
+# use, and so are the rare parts of the core modules (x86gen._memory_rare, _table_rare, _form_rare, _operand_rewrites,
 # _vex_rm_swap, _register_names).
-COLD_START_LAZY = ("x86gen._evex", "x86gen._evex_text", "x86gen._aliases", "x86gen._strings", "x86gen._prefixed",
-                   "x86gen._specialize", "x86gen.text", "x86gen.assembler", "x86gen.prefixes", "x86gen.isel", "x86gen.groups",
+COLD_START_LAZY = ("x86gen.forms", "x86gen._choose", "x86gen._table", "x86gen._evex", "x86gen._evex_text",
+                   "x86gen._aliases", "x86gen._strings", "x86gen._prefixed", "x86gen._specialize", "x86gen.text",
+                   "x86gen.assembler", "x86gen.prefixes", "x86gen.isel", "x86gen.groups",
                    "x86gen.instruction", "x86gen.jit", "x86gen.reference", "x86gen._gen.asm_methods", "x86gen._gen.ops",
                    "x86gen._gen.prefixes", "x86gen._plan_compiler", "x86gen._select",
                    "x86gen._encode_errors", "x86gen._narrow",
@@ -156,9 +159,11 @@ def test_cold_start_imports_only_the_core(first, expected):
 # node (`ast` node) here, while comments and docstrings cost next to nothing. So the cold start is guarded by the
 # nodes of the x86gen modules those two steps import, not by a clock: before the rare parts moved out of the core
 # modules (evex, _memory_rare, _table_rare, _form_rare, _operand_rewrites, _vex_rm_swap, _register_names) they were
-# 7,190 and 9,526.
+# 7,190 and 9,526; before a signature's first use was chosen from the table's text (x86gen._first_use, with no
+# `Form` and none of x86gen._choose) the first encode was about 6,200 (5,783 tokens, 57.2M valgrind instructions),
+# after it 3,796 (3,207 tokens, 33.2M).
 COLD_IMPORT_NODES = 5_200    # `import x86gen`
-COLD_ENCODE_NODES = 6_300    # then `x86gen.encode("add", x86gen.eax, x86gen.ecx)`
+COLD_ENCODE_NODES = 4_200    # then `x86gen.encode("add", x86gen.eax, x86gen.ecx)`
 
 
 def test_cold_start_compiles_within_a_node_budget():
@@ -184,29 +189,29 @@ def test_cold_start_compiles_within_a_node_budget():
 
 
 def test_rows_text_reads_one_line(monkeypatch):
-    """`_table.rows_text` finds a mnemonic's line in the table file's bytes without decoding the whole table, and
+    """`_table_text.rows_text` finds a mnemonic's line in the table file's bytes without decoding the whole table, and
     gives what the whole table holds for every mnemonic; names it lacks are None, and after `MISS_MAX` of them the
     whole table is decoded (a miss reads the whole file)."""
-    from x86gen import _table
-    truth = _table.table()
-    for k, v in {"_ROWS_TEXT": None, "_FOUND": {}, "_MISSES": 0, "_READ": (b"", False)}.items(): monkeypatch.setattr(_table, k, v)
-    assert _table.rows_text("add") == truth["add"] and _table._ROWS_TEXT is None
-    assert len(_table._READ[0]) == _table.READ_FIRST and not _table._READ[1]   # the file's first bytes only
-    monkeypatch.setattr(_table, "READ_FIRST", 1000)   # lines across the reads' boundaries
-    monkeypatch.setattr(_table, "_READ", (b"", False))
-    for mn in truth: assert _table.rows_text(mn) == truth[mn], mn
-    assert _table._ROWS_TEXT is None and _table.has_mnemonic("vaddps") and _table._READ[1]
+    from x86gen import _table_rare, _table_text
+    truth = _table_rare.table()
+    for k, v in {"_ROWS_TEXT": None, "_FOUND": {}, "_MISSES": 0, "_READ": (b"", False)}.items(): monkeypatch.setattr(_table_text, k, v)
+    assert _table_text.rows_text("add") == truth["add"] and _table_text._ROWS_TEXT is None
+    assert len(_table_text._READ[0]) == _table_text.READ_FIRST and not _table_text._READ[1]   # the file's first bytes only
+    monkeypatch.setattr(_table_text, "READ_FIRST", 1000)   # lines across the reads' boundaries
+    monkeypatch.setattr(_table_text, "_READ", (b"", False))
+    for mn in truth: assert _table_text.rows_text(mn) == truth[mn], mn
+    assert _table_text._ROWS_TEXT is None and _table_text.has_mnemonic("vaddps") and _table_text._READ[1]
     for bad in ("", "ad", "add\t", "\nadd", "addé", "\udcff", "#", "GENERATED"):
-        assert _table.rows_text(bad) is None and not _table.has_mnemonic(bad), repr(bad)
-    assert _table._ROWS_TEXT is not None and _table._MISSES == _table.MISS_MAX
+        assert _table_text.rows_text(bad) is None and not _table_text.has_mnemonic(bad), repr(bad)
+    assert _table_text._ROWS_TEXT is not None and _table_text._MISSES == _table_text.MISS_MAX
 
 
 def test_table_json_reader_is_json_loads():
-    """The table's rows read by `_table._json_array_reader` (json's C scanner, without the json package) are what
-    json.loads reads, for every mnemonic; bad text is a ValueError as with json.loads."""
-    from x86gen import _table
-    loads = _table._json_array_reader()
-    for mn, text in _table.table().items():
+    """The table's rows read by `_table_text.json_array_reader` (json's C scanner, without the json package) are
+    what json.loads reads, for every mnemonic; bad text is a ValueError as with json.loads."""
+    from x86gen import _table_rare, _table_text
+    loads = _table_text.json_array_reader()
+    for mn, text in _table_rare.table().items():
         text = "[" + text.replace("\t", ",") + "]"
         assert loads(text) == json.loads(text), mn
     for bad in ("[1, 2] 3", "[1, ", "[nan]"):

@@ -13,6 +13,7 @@ from test_text_rules import check
 
 import x86gen
 from x86gen import OperandError, PrefixError, al, byte, dword, mem, qword, rax, rbx, rdi, rsi, xmm0, xmm1, xmmword
+from x86gen._choose import canonical
 from x86gen.encoder import STRING_GENERIC, STRING_MNEMONICS, string_operands
 
 
@@ -23,7 +24,7 @@ def test_string_mnemonics_are_the_generic_names_with_their_sizes():
     rule = ({f"{m}{s}" for m in STRING_GENERIC for s in "bwdq" if f"{m}{s}" not in ("insq", "outsq")}
             | STRING_GENERIC | {"xlat", "xlatb", "maskmovdqu", "maskmovq", "vmaskmovdqu"})
     assert STRING_MNEMONICS == rule
-    assert all(x86gen.forms.forms_of(x86gen.encoder.canonical(m)) for m in STRING_MNEMONICS - STRING_GENERIC)
+    assert all(x86gen.forms.forms_of(canonical(m)) for m in STRING_MNEMONICS - STRING_GENERIC)
 
 
 @pytest.mark.parametrize("src, expect", [

@@ -129,8 +129,8 @@ def iced_version() -> str:
 
 
 def cold_start(pycache: str) -> list[str]:
-    """What the first use costs in a fresh interpreter (a mnemonic's forms are decoded from the table on
-    its first use), with and without a bytecode cache."""
+    """What the first use costs in a fresh interpreter (a signature's first encode reads its mnemonic's line of the
+    table and binds the chosen form's generated encoder: x86gen._first_use), with and without a bytecode cache."""
     lines = []
     for cached in (True, False):
         env = _env(cached, pycache)
@@ -142,7 +142,7 @@ def cold_start(pycache: str) -> list[str]:
             vals.append([float(x) for x in r.stdout.split()])
         imp, first, comp, n = (statistics.median(v[i] for v in vals) for i in range(4))
         lines.append(f"x86gen cold start ({'bytecode cached' if cached else 'no bytecode cache'}): import {imp:.1f} ms, "
-                     f"first encode (decodes its mnemonic's forms, builds one encoder) {first:.1f} ms, "
+                     f"first encode (reads its mnemonic's line of the table, binds one encoder) {first:.1f} ms, "
                      f"building all {int(n)} form encoders {comp:.0f} ms "
                      f"({comp * 1e3 / max(n, 1):.0f} us per form, paid on the first use of each)")
     return lines

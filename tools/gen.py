@@ -36,7 +36,7 @@ BUDGETS: dict[str, tuple[int, int]] = {
     "src/x86gen/_gen/encoders/e*.py": (250_000, 70),  # 490 KB in all at 4,275 forms: one function per shape, 4 per module;
     # 60 until the string, far-pointer, reserved-NOP and 0x67 forms brought shapes of their own; base 180 KB until the
     # modules held 4 shapes instead of 8 (a first use compiles less), which doubled them, each with its ~0.6 KB header
-    "src/x86gen/_gen/encoders/__init__.py": (2_000, 0),
+    "src/x86gen/_gen/encoders/__init__.py": (3_000, 0),
     "src/x86gen/_gen/schema.py": (6_000, 0),           # the row fields (codegen/schema.py)
     "src/x86gen/_gen/groups.py": (22_000, 44),        # 134 KB at 2,888 forms: 19.5 KB of docs and op-level groups, a row per
     # form that starts with its id (38 until the EVEX ids, EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, were a third of them)

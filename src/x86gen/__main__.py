@@ -179,7 +179,7 @@ def form_info(form) -> dict:
 
 
 def _resolve(name: str) -> tuple[str, list]:
-    from .encoder import canonical
+    from ._choose import canonical
     from .forms import forms_of, get_form
     form_id = name.isupper() or "_" in name        # ADD_RM32_R32, vex_vaddps_…: a form id first
     if form_id:

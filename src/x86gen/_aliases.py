@@ -1,4 +1,4 @@
-"""Other names of mnemonics that `x86gen.encoder.canonical` maps to the table's (loaded on the first name the table
+"""Other names of mnemonics that `x86gen._choose.canonical` maps to the table's (loaded on the first name the table
 lacks: GNU as's AT&T names, condition-code synonyms, objdump's and iced-x86's spellings)."""
 from __future__ import annotations
 

@@ -38,8 +38,8 @@ def size_word(bits: int) -> str:
 
 def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
     """The error for operands that no form of ``mnemonic`` takes, listing its forms."""
+    from ._choose import _matches
     from ._narrow import address_size_fits
-    from .encoder import _matches
     if any(len(f.operands) == len(ops) and all(_matches(o, x) for o, x in zip(f.operands, ops)) and not address_size_fits(f, ops)
            for f in forms):
         return address_size_error(mnemonic, ops, forms)

@@ -118,7 +118,7 @@ _BEFORE_EVEX = frozenset((0x67, 0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65))
 
 def _matches(form, ops: tuple, rc) -> bool:
     """Do ``ops``' operands (a `Masked` one's register or memory; a `Bcst` at a memory operand) fit ``form``'s?"""
-    from .encoder import _matches as plain_match
+    from ._choose import _matches as plain_match
     if len(form.operands) != len(ops): return False
     for o, x in zip(form.operands, ops):
         if x.__class__ is Masked: x = x.op
@@ -151,7 +151,7 @@ def choose(mnemonic: str, ops: tuple, rc=None, ip: int = 0):
     if len(ok) == 1 and not ok[0].imm_widths: return ok[0]
     for f in ok:
         if f.fits(*plain, ip=ip): return f
-    from .encoder import range_error
+    from ._choose import range_error
     raise range_error(name, ops, ok)
 
 
@@ -162,7 +162,7 @@ _CHOICES: dict[tuple, tuple] = {}
 
 def _candidates(name: str, ops: tuple, rc) -> tuple:
     """The EVEX forms of ``name`` that take ``ops`` and ``rc``, shortest first; `EvexOperandError` naming why not."""
-    from .encoder import canonical, no_form_error
+    from ._choose import canonical, no_form_error
     from .forms import forms_of
     where = f"{name} {fmt_operands(ops)}{_rc_text(rc)}"
     forms = forms_of(canonical(name))

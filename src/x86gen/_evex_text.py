@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import re
 
+from ._choose import canonical
 from ._evex import choose, encode_form
-from .encoder import canonical, encode, select
+from .encoder import encode, select
 from .errors import AsmSyntaxError, EncodeError, EvexOperandError, OperandError, UnknownMnemonicError, fmt_operands
 from .evex import RD_SAE, RN_SAE, ROUNDING_NAMES, RU_SAE, RZ_SAE, SAE, Masked, Rounding, is_rounding
 from .forms import forms_of

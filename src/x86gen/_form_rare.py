@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import operator
 
+from ._gen.encoders import shape
 from ._memory_rare import a32_error
 from ._table import IMPLICIT_MEM, REG_ADDRESS, a32_memory
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_operands, fmt_value
-from .forms import Form, _shape
+from .forms import Form
 from .memory import A32Mem
 
 
@@ -48,8 +49,8 @@ def accepts(form: Form, operands: tuple, ip: int, rc: int | None) -> bool:
     if rc is not None or _evex.decorated(operands):   # AVX-512 decorations: allowed by the form, plain operands fit
         if not _evex._matches(form, operands, rc) or _evex.why_not(form, operands, rc) is not None: return False
         operands = _evex.plain_operands(operands)
+    from ._choose import _matches
     from ._narrow import address_size_fits
-    from .encoder import _matches
     ints = int_operands(operands)
     if ints is not None: operands = ints
     return (all(_matches(o, x) for o, x in zip(form.operands, operands)) and address_size_fits(form, operands)
@@ -71,7 +72,7 @@ def source(form: Form) -> str:
     """`Form.source`."""
     if form._enc is None: form._build()
     import inspect
-    fn = _shape(form.row.shape)
+    fn = shape(form.row.shape)
     args = ", ".join(repr(a) for a in (form.id, *form.row.shape_args))
     return f"{inspect.getsource(fn)}# {form.id}: enc, fits = {fn.__name__}({args})\n"
 

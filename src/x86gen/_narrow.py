@@ -1,11 +1,12 @@
-"""The candidates of `x86gen.encoder.candidates` for the rarer requests: the ``{evex}``/``{vex}`` pseudo-prefixes,
+"""The candidates of `x86gen._choose.candidates` for the rarer requests: the ``{evex}``/``{vex}`` pseudo-prefixes,
 registers 16-31 (EVEX only), the forms that the prefix words addr32/data16 ask for, movabs, the address sizes of
 movdir64b/enqcmd/enqcmds (`address_size_fits`), and the errors when none is left (loaded on first use: a plain
 instruction needs none of it, and its source is compiled by every process without a bytecode cache that meets one)."""
 from __future__ import annotations
 
+from ._choose import _accumulator_nop, _matches, _sized_kind, canonical
 from ._table import REG_ADDRESS, a32_memory
-from .encoder import EVEX_PREFIX, VEX_PREFIX, _accumulator_nop, _matches, _sized_kind, canonical
+from .encoder import EVEX_PREFIX, VEX_PREFIX
 from .errors import EvexOnlyRegisterError, OperandError, PrefixError, UnknownMnemonicError, fmt_operands
 from .forms import Form, forms_of
 from .memory import A32Mem
@@ -31,7 +32,7 @@ def address_size_fits(f: Form, ops: tuple) -> bool:
 
 
 def special_candidates(mnemonic: str, ops: tuple, sized: str) -> tuple[list[Form], list[Form]]:
-    """(the forms of the mnemonic, those that take ``ops``) for `x86gen.encoder.candidates` where ``mnemonic`` has a
+    """(the forms of the mnemonic, those that take ``ops``) for `x86gen._choose.candidates` where ``mnemonic`` has a
     pseudo-prefix (``{evex}``/``{vex}``: only EVEX/VEX forms, as GNU as and llvm-mc read it) or is movabs (mov restricted
     to moffs and imm64, GNU as, llvm-mc), ``sized`` is a prefix word, or an operand is a register 16-31 (`narrowed`)."""
     evex_only = mnemonic.startswith(EVEX_PREFIX)

@@ -4,7 +4,8 @@ memory first), and lea of an absolute address that a disp32 cannot reach (its lo
 instruction needs none of it (`x86gen.encoder.xchg_choice` and `x86gen.encoder.lea_low_bits` stay importable)."""
 from __future__ import annotations
 
-from .encoder import LabelOperand, canonical
+from ._choose import canonical
+from ._runtime import LabelOperand
 from .forms import Form, get_form
 from .memory import Mem, VsibMem
 from .registers import Reg
@@ -33,7 +34,7 @@ def xchg_choice(mnemonic: str, ops: tuple) -> tuple[Form, tuple] | None:
 
 
 def xchg_plan(mnemonic: str, ops: tuple):
-    """`x86gen.encoder.plan_for`'s plan for ``xchg`` operands that `xchg_choice` rewrites (None for the others)."""
+    """`x86gen._choose.plan_for`'s plan for ``xchg`` operands that `xchg_choice` rewrites (None for the others)."""
     xchg = xchg_choice(mnemonic, ops)
     if xchg is None: return None
     enc = xchg[0].encode

@@ -1,11 +1,13 @@
-"""Compiling the plans of `x86gen.encoder.plan_for` (one function per operand signature, from the bodies
+"""Compiling the plans of `x86gen._choose.plan_for` (one function per operand signature, from the bodies
 `x86gen._specialize.parts` writes for the chosen forms). Loaded when a signature is met the second time: a first
 use of a signature calls the forms' own encoders (so a process's first encode compiles neither this nor
 x86gen._specialize)."""
 from __future__ import annotations
 
+from ._choose import range_error
+from ._runtime import LabelOperand
 from ._specialize import GLOBALS, parts
-from .encoder import LabelOperand, _rm_index, range_error
+from .encoder import _rm_index
 from .forms import Form, get_form
 
 _PLAN_GLOBALS: dict | None = None     # the plans' globals, built once (then never changed)
@@ -18,7 +20,7 @@ def _parts(f: Form, sig: tuple, range_checked: bool = False):
 
 
 def compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chosen: tuple[Form, ...], rel: bool):
-    """The plan (see the comment at `x86gen.encoder.plan_for`) of ``chosen`` for signature ``sig``, compiled: ``mode``
+    """The plan (see the comment at `x86gen._choose.plan_for`) of ``chosen`` for signature ``sig``, compiled: ``mode``
     "one" (one form), "vex" (2-byte VEX where the rm register allows) or "fit" (the first form whose immediates fit)."""
     n = len(chosen[0].operands)
     args = "".join(f"a{i}, " for i in range(n))

@@ -4,9 +4,11 @@ checks and lays them out). Loaded on the first instruction that has one."""
 from __future__ import annotations
 
 from . import prefixes as P
+from ._choose import candidates, canonical, range_error
+from ._runtime import label_error
 from ._strings import string_operands
 from ._table import A32_SPELLED, IMPLICIT_MEM, REG_ADDRESS
-from .encoder import STRING_MNEMONICS, _key, candidates, canonical, label_error, range_error, select, xchg_choice
+from .encoder import STRING_MNEMONICS, _key, select, xchg_choice
 from .errors import EncodeError, OperandError, PrefixError, fmt_operands
 from .forms import Form, forms_of
 from .memory import A32Mem, Mem, SegMem, a32_error

@@ -20,6 +20,30 @@ _le64 = struct.Struct("<Q").pack
 globals().update(_BYTES_PACKERS)
 
 
+class LabelOperand(Exception):
+    """Raised by a plan (`x86gen._choose.plan_for`) when its memory operand names a label: the `Assembler` then takes
+    its general path, which records the RIP-relative fixup; `x86gen.encode` raises `label_error`."""
+
+
+def no_form_error(mnemonic: str, ops: tuple, forms: list) -> OperandError:
+    """The error for operands that no form of ``mnemonic`` takes, listing its forms (`x86gen._encode_errors`)."""
+    from ._encode_errors import no_form_error
+    return no_form_error(mnemonic, ops, forms)
+
+
+def range_error(mnemonic: str, ops: tuple, forms) -> OperandError:
+    """The error for immediates or a branch target that fit none of ``forms`` (`x86gen._encode_errors`)."""
+    from ._encode_errors import range_error
+    return range_error(mnemonic, ops, forms)
+
+
+def label_error(mnemonic: str, ops: tuple):
+    """The `x86gen.LabelContextError` for a label operand given to `encode` (or a form): only an Assembler can
+    resolve it."""
+    from ._encode_errors import label_error
+    return label_error(mnemonic, ops)
+
+
 def describe_operand(x) -> str:
     """An operand value for a message: ``immediate 0x5``, ``eax (r32)``, ``[rdi] (m32)``."""
     if x.__class__ is int: return f"immediate {fmt_int(x)}"
@@ -45,17 +69,7 @@ def _deferred(name: str):
 
 
 _operand_error = operand_error
-(_range_error, _ip16_error, _label_error, _moffs_error, _high8_error, _load_cs_error, _implicit_error, _taken_error,
- _nop_alias_error, _distinct_error, _mask_required_error, _kp1_error) = map(_deferred, (
-    "_range_error", "_ip16_error", "_label_error", "_moffs_error", "_high8_error", "_load_cs_error", "_implicit_error",
-    "_taken_error", "_nop_alias_error", "_distinct_error", "_mask_required_error", "_kp1_error"))
-
-
-# the helpers by the names encoder code uses
-HELPERS = {**_BYTES_PACKERS, "_BYTE": _BYTE, "_le16": _le16, "_le32": _le32, "_le64": _le64, "_operand_error": _operand_error,
-           "_range_error": _range_error, "_ip16_error": _ip16_error, "_label_error": _label_error, "_moffs_error": _moffs_error,
-           "_high8_error": _high8_error,
-           "_distinct_error": _distinct_error, "_mask_required_error": _mask_required_error, "_load_cs_error": _load_cs_error,
-           "_implicit_error": _implicit_error,
-           "_nop_alias_error": _nop_alias_error, "_taken_error": _taken_error,
-           "_kp1_error": _kp1_error}
+# the other errors generated code raises, by name (`_deferred`: each loads x86gen._runtime_errors when first called)
+ERROR_NAMES = ("_range_error _ip16_error _label_error _moffs_error _high8_error _load_cs_error _implicit_error _taken_error"
+               " _nop_alias_error _distinct_error _mask_required_error _kp1_error")
+globals().update({name: _deferred(name) for name in ERROR_NAMES.split()})

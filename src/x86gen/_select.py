@@ -2,15 +2,9 @@
 backend's allowed forms that encodes some operands, by an immediate policy). Loaded on first use."""
 from __future__ import annotations
 
-from .encoder import (
-    STRING_MNEMONICS,
-    _decorated,
-    _key,
-    candidates,
-    label_error,
-    range_error,
-    xchg_choice,
-)
+from ._choose import candidates, range_error
+from ._runtime import label_error
+from .encoder import STRING_MNEMONICS, _decorated, _key, xchg_choice
 from .errors import OperandError, UnknownMnemonicError, fmt_value
 from .forms import Form, describe_operand, get_form
 from .memory import A32Mem, Mem, SegMem

@@ -21,9 +21,9 @@ Byte layout (SDM Vol.2 2.1, 2.2.1, 2.3):
 """
 from __future__ import annotations
 
+from . import _runtime
 from . import registers as R
-from ._runtime import HELPERS
-from ._table import IMPLICIT_MEM, MAP_BYTES, imm_ranges, ip16_branch, static_length
+from ._table import IMPLICIT_MEM, MAP_BYTES, imm_ranges, ip16_branch
 from .memory import A32Mem, Mem, VsibMem
 
 # the FP16 complex multiplies, whose destination must differ from both sources (SDM Vol.2 VFCMULCPH: #UD otherwise;
@@ -101,7 +101,7 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
     out = c.checks + EMITTERS[row.encoding_kind](c)
     cond = " and ".join(f"({x})" for x in c.fits) if c.fits else None
     if c.rel:   # a branch's displacement is counted from the end of the instruction, whose length is fixed
-        n = str(static_length(row))
+        n = str(row.length)
         out = [ln.replace("LEN", n) for ln in out]
         cond = cond.replace("LEN", n) if cond else None
     return out, cond, c.rel
@@ -444,6 +444,9 @@ def emit_evex(c: _Operands) -> list[str]:
 EMITTERS = {"legacy": emit_legacy, "vex": emit_vex, "evex": emit_evex}   # encoding kind → its emitter
 
 
+# the helpers of `x86gen._runtime` by the names encoder code uses: byte and field packers, errors
+HELPERS = {**_runtime._BYTES_PACKERS, **{n: getattr(_runtime, n) for n in ("_BYTE", "_le16", "_le32", "_le64", "_operand_error",
+                                                                         *_runtime.ERROR_NAMES.split())}}
 # Names the encoder code sees: register classes (Gpr32, Ymm, …), fixed registers (R_eax, …), `Mem`, the helpers
 # of `x86gen._runtime`. The generated shapes (``_gen/encoders.py``) import the same names.
 GLOBALS = {**{c: getattr(R, c) for c in CLASS_NAMES}, **{f"R_{n}": r for n, r in R.REGISTERS.items()},

@@ -2,8 +2,9 @@
 `x86gen.encode`, loaded on the first string mnemonic (see the comment at `x86gen.encoder.STRING_GENERIC`)."""
 from __future__ import annotations
 
+from ._choose import _matches, canonical
 from ._table import IMPLICIT_MEM
-from .encoder import STRING_GENERIC, _matches, canonical
+from .encoder import STRING_GENERIC
 from .errors import OperandError, fmt_operands
 from .forms import Form, forms_of
 from .memory import Mem

@@ -2,35 +2,35 @@
 from x86gen._table): rows by form id (`row_of`, `mnemonic_of`), the decoded rows as plain tuples for a start-up
 cache (`plain_rows`, `preload`: x86gen.integrations.tinygrad) and the forms' descriptions (`syntax`,
 `operand_display`, `ip16_branch`, `imm_ranges`), the whole table (`table`, `mnemonics`) and the role names
-(`ROLE_NAMES`). The table's state stays in x86gen._table."""
+(`ROLE_NAMES`). The table's state stays in x86gen._table and x86gen._table_text."""
 from __future__ import annotations
 
 import re
 
 from . import _table as T
-from ._gen.schema import FormRow, OperandRow
-from ._table import A32_SPELLED, IMPLICIT_MEM
+from . import _table_text as TT
+from ._table import A32_SPELLED, IMPLICIT_MEM, FormRow, OperandRow
 
 ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "rcw": "RCW", "cr": "CR", "n": "N"}
 
 
 def _data() -> bytes:
     """The table file's bytes."""
-    data, whole = T._READ
-    while not whole: data, whole = T._read_more(data)
+    data, whole = TT._READ
+    while not whole: data, whole = TT._read_more(data)
     return data
 
 
 def table() -> dict[str, str]:
     """The generated table: mnemonic → the text of its rows (JSON arrays separated by tabs), in spec order."""
-    if T._ROWS_TEXT is None:
+    if TT._ROWS_TEXT is None:
         rows = {}
         for line in _data().decode("utf-8").split("\n"):
             if line and line[0] != "#":
                 mnemonic, _, rest = line.partition("\t")
                 rows[mnemonic] = rest
-        T._ROWS_TEXT = rows
-    return T._ROWS_TEXT
+        TT._ROWS_TEXT = rows
+    return TT._ROWS_TEXT
 
 
 def mnemonics() -> list[str]:

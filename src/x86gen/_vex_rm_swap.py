@@ -1,6 +1,6 @@
 """Equally long VEX forms that take the same operands and differ only in which register goes to ModRM.rm
 (``vmovups xmm0, xmm8``: 10 /r or 11 /r): the one whose bytes are shorter (a 2-byte VEX prefix cannot extend
-ModRM.rm), as GNU as and llvm-mc choose (`_vex_alternatives` finds them). Used by `x86gen.encoder.plan_for`, `select`
+ModRM.rm), as GNU as and llvm-mc choose (`_vex_alternatives` finds them). Used by `x86gen._choose.plan_for`, `select`
 and the plan compiler; loaded on first use (its names stay importable from x86gen.encoder)."""
 from __future__ import annotations
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import _table
+from ._gen.encoders import shape
 from ._gen.schema import FORM_FIELDS
 from ._runtime import describe_operand, operand_error
-from ._table import Operand, static_length
+from ._table import Operand
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
 
 __all__ = ["Form", "Operand", "all_forms", "describe_operand", "forms_of", "get_form", "mnemonics", "operand_error"]
@@ -22,26 +23,19 @@ FLAG_FIELDS = ("read", "written", "undefined", "cleared", "set")
 class Form:
     """One instruction form of the spec. Calling it encodes its operands to bytes.
 
-    Its attributes are the fields of its row (`x86gen._gen.schema.FormRow`: ``opcode``, ``opcode_map``,
-    ``mandatory_prefix``, ``opsize16``, ``w``, ``vex_l``, ``modrm``, ``imm_widths``, …), with ``operands``
-    as `Operand` objects and ``flags`` as a dict, plus ``length`` and ``is_branch``."""
+    Its attributes are the fields of its row (`x86gen._table.FormRow`: ``opcode``, ``opcode_map``,
+    ``mandatory_prefix``, ``opsize16``, ``w``, ``vex_l``, ``modrm``, ``imm_widths``, ``length``, …), with
+    ``operands`` as `Operand` objects and ``flags`` as a dict, plus ``is_branch``. ``length`` is the length in bytes
+    with no memory operand, a 2-byte VEX where legal and no optional REX: `x86gen.encode` tries the shortest first."""
 
-    __slots__ = (*FORM_FIELDS, "row", "_length", "is_branch", "_enc", "_fits", "_src", "__weakref__")
+    __slots__ = (*FORM_FIELDS, "row", "is_branch", "_enc", "_fits", "_src", "__weakref__")
 
     def __init__(self, row):
         for name, v in zip(FORM_FIELDS, row): setattr(self, name, v)   # (operands: `Operand`s, as `x86gen._table` decodes them)
         self.row = row   # the generated table's row (its `shape` and `shape_args` name its encoder)
         self.flags = dict(zip(FLAG_FIELDS, row.flags))
         self.is_branch = any(o.kind.startswith("rel") for o in self.operands)   # its encoder takes ip=
-        self._enc = self._fits = self._src = self._length = None
-
-    @property
-    def length(self) -> int:
-        """Length in bytes with no memory operand, a 2-byte VEX where legal, and no optional REX (what `x86gen.encode`
-        orders forms by)."""
-        n = self._length
-        if n is None: n = self._length = static_length(self.row)
-        return n
+        self._enc = self._fits = self._src = None
 
     @property
     def evex_mask_required(self) -> bool:
@@ -56,7 +50,7 @@ class Form:
         is compiled, except its shapes' module the first time one of them is used (without a bytecode cache)."""
         # `_enc` is what the others test (``if self._enc is None``), so it is stored last: a thread that sees it
         # sees `_fits` and `_src` too
-        enc, fits = _shape(self.row.shape)(self.row.id, *self.row.shape_args)
+        enc, fits = shape(self.row.shape)(self.row.id, *self.row.shape_args)
         self._fits, self._src = fits, None
         self._enc = enc
 
@@ -134,25 +128,6 @@ class Form:
 
 _BY_ID: dict[str, Form] = {}
 _BY_MNEMONIC: dict[str, list[Form]] = {}
-_SHAPE_MODULES: list = []   # x86gen._gen.encoders.eNNN by NNN, imported on first use
-
-
-def _shape(i: int):
-    """The generated function of shape ``i`` (``shape_<ID>(fid, *constants) -> (enc, fits)``)."""
-    if i < 0: raise NotImplementedError("EVEX encoding is not implemented yet")
-    from ._gen import encoders
-    if i < encoders.SOLO: n, k = i, 0   # (a module each: the shapes most first uses need)
-    else:
-        n, k = divmod(i - encoders.SOLO, encoders.CHUNK)
-        n += encoders.SOLO
-    if n >= len(_SHAPE_MODULES): _SHAPE_MODULES.extend([None] * (n + 1 - len(_SHAPE_MODULES)))
-    mod = _SHAPE_MODULES[n]
-    if mod is None:
-        import importlib
-        mod = _SHAPE_MODULES[n] = importlib.import_module(f"._gen.encoders.e{n:03d}", __package__)
-    return mod.SHAPES[k]
-
-
 def forms_of(mnemonic: str) -> list[Form]:
     """The forms of a mnemonic (lower case), in file order; raises `UnknownMnemonicError` if none.
 

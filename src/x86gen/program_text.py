@@ -10,8 +10,10 @@ import math
 import re
 import struct
 
+from ._choose import canonical
 from ._evex_text import Decorations, decorated_form, has_decorations, listed_decorated, parse_decorated, split_decorations
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, AsmMethods
+from ._runtime import LabelOperand
 from .assembler import (
     DATA_DIRECTIVES,
     DECORATED_OPERANDS,
@@ -25,12 +27,7 @@ from .assembler import (
     Label,
     expr_text,
 )
-from .encoder import (
-    EVEX_PREFIX,
-    MNEMONIC_ALIASES,
-    LabelOperand,
-    canonical,
-)
+from .encoder import EVEX_PREFIX, MNEMONIC_ALIASES
 from .errors import (
     AsmSyntaxError,
     EncodeError,
@@ -463,7 +460,7 @@ class _Parser:
 
     def instruction(self, mn: str, rest: str) -> str | None:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
-        if mn == EVEX_PREFIX:   # `{evex} vaddps …`: the EVEX forms only (x86gen.encoder.candidates)
+        if mn == EVEX_PREFIX:   # `{evex} vaddps …`: the EVEX forms only (x86gen._choose.candidates)
             mn2, _, rest2 = rest.strip().partition(" ")
             mn2 = mn2.lower()
             if not mn2 or mn2.startswith("{") or mn2 in _PREFIXES:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 
-from .encoder import EVEX_PREFIX, SELECTOR_READ, VEX_PREFIX, canonical
+from ._choose import canonical
+from .encoder import EVEX_PREFIX, SELECTOR_READ, VEX_PREFIX
 from .encoder import encode as _encode
 from .errors import AsmSyntaxError, EncodeError, OperandError, UnsupportedRegisterError, clip
 from .evex import Masked
@@ -290,7 +291,7 @@ def prefix_words(mn: str, rest: str) -> tuple[str, str]:
     """``lock``, ``rep``, ``{vex3}``, objdump's ``ss`` … before a mnemonic (`x86gen.prefixes.WORDS`): the mnemonic with
     its prefix words (``"lock add"``, which `x86gen.encode` takes) and the operand text. ``{vex}`` asks for a VEX form:
     it is checked (`vex_pseudo_prefix`) and becomes the mnemonic's `VEX_PREFIX` (``{vex}vpdpbusd``), which
-    `x86gen.encoder.candidates` restricts to the VEX forms."""
+    `x86gen._choose.candidates` restricts to the VEX forms."""
     words = []
     while mn in PREFIX_WORDS:
         words.append(mn)
@@ -322,7 +323,7 @@ def vex_pseudo_prefix(rest: str) -> tuple[str, str]:
     """``{vex} vpdpbusd xmm1, xmm2, xmm3`` (what objdump prints for AVX-VNNI, whose EVEX twin has the same
     mnemonic): the instruction after GNU as's ``{vex}`` pseudo-prefix, as (mnemonic, operand text); a mnemonic
     without a VEX form is an error here. The caller encodes ``VEX_PREFIX + mnemonic``, which
-    `x86gen.encoder.candidates` restricts to the VEX forms."""
+    `x86gen._choose.candidates` restricts to the VEX forms."""
     rest = rest.strip()
     sp = rest.find(" ")
     mn, ops = (rest, "") if sp < 0 else (rest[:sp], rest[sp + 1:])
@@ -602,7 +603,7 @@ def _x87_shapes(mn: str) -> frozenset:
     "s0" (st(i), st(0)), "o" (anything else). Cached."""
     hit = _X87_SHAPES.get(mn)
     if hit is not None: return hit
-    from .encoder import canonical
+    from ._choose import canonical
     from .errors import UnknownMnemonicError
     from .forms import forms_of
     try: forms = forms_of(canonical(mn))

@@ -178,7 +178,8 @@ def render_all(forms: list[Form], sources: dict[str, bytes], extra: dict | None 
         extra.update(context(COMPANION, forms))
     shape_list, per_form = shapes.group({f.id: row(f) for f in forms})
     for f in forms: f.shape, f.shape_args = per_form[f.id]
-    ctx = {"header": header, "forms": forms, "shapes": shape_list, "shape_chunk_size": shapes.CHUNK, "shape_solo": shapes.SOLO,
+    ctx = {"header": header, "forms": forms, "shapes": shape_list, "shape_chunk_size": shapes.CHUNK,
+           "shape_solo": shapes.solo_count(shape_list),
            "rows_by_mnemonic": rows_by_mnemonic(forms), "pyrepr": repr, "tuple": tuple,
            "form_fields": FORM_FIELDS, "operand_fields": OPERAND_FIELDS, "form_field_names": FORM_FIELD_NAMES,
            "operand_field_names": OPERAND_FIELD_NAMES, **extra}

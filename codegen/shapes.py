@@ -45,6 +45,7 @@ class Shape:
     code: str                       # the factory's body: enc and fits, indented by 4
     bytes_params: list[str]         # parameters given as lists of ints, made bytes once when bound
     forms: list[str] = field(default_factory=list)   # the ids of its forms, in spec order
+    solo: bool = False                                 # a module of its own (`chunks`)
 
     @property
     def has_fits(self) -> bool: return "\n    def fits(" in "\n" + self.code
@@ -119,20 +120,37 @@ def group(rows_by_id: dict[str, tuple]) -> tuple[list[Shape], dict[str, tuple[in
             bound = dict(zip(params.values(), (vec[j] for vec in params)), fid=repr(fid))
             back = _render(first[3], first[2], [bound.get(n, n) for n in names])
             if back != src: raise AssertionError(f"{fid}: shape {shape.name} does not give its code")
+    # the shapes of the ALU family first (`SOLO_MNEMONICS`' forms), each to have a module of its own (`chunks`)
+    mnemonic_at = FORM_FIELD_NAMES.index("mnemonic")
+    solo = list(dict.fromkeys(per_form[fid][0] for fid, r in rows_by_id.items()
+                              if r[mnemonic_at] in SOLO_MNEMONICS and per_form[fid][0] >= 0))
+    order = solo + [i for i in range(len(shapes)) if i not in set(solo)]
+    renumber = {old: new for new, old in enumerate(order)}
+    for i in solo: shapes[i].solo = True
+    shapes = [shapes[i] for i in order]
+    per_form = {fid: (renumber[i] if i >= 0 else i, args) for fid, (i, args) in per_form.items()}
     return shapes, per_form
 
 
 CHUNK = 4   # shapes per generated module: without a bytecode cache, a first use compiles one module (~0.25 ms per shape)
-# The first SOLO shapes each have a module of their own: the general-purpose register/memory forms of the ALU family
-# (add/sub/mov/cmp/xor… r/m,r and r,r/m in 8/16/32/64 bits), which most programs, and most first encodes, use alone.
-SOLO = 8
+# The shapes of add's and sub's forms each have a module of their own, numbered first: those of the ALU family (add/
+# sub/and/or/xor/cmp/adc/sbb, and mov's r/m,r and r,r/m) in 8/16/32/64 bits, with registers, memory and immediates,
+# which most programs, and most first encodes, use. (add's /0 forms write no ModRM.reg bits, so their shapes are add's
+# own; sub's /5 ones are those of or/adc/sbb/and/xor/cmp too.)
+SOLO_MNEMONICS = ("add", "sub")
+
+
+def solo_count(shapes: list[Shape]) -> int:
+    """How many shapes, numbered first, have a module each (`SOLO_MNEMONICS`')."""
+    return sum(s.solo for s in shapes)
 
 
 def chunks(shapes: list[Shape]) -> list[list[Shape]]:
-    """The shapes in modules: the first `SOLO` one each, then `CHUNK` each, in the order of their first forms
-    (neighbouring forms in the spec are of one family, often used together); `x86gen.forms._shape` finds shape
-    ``i`` in them."""
-    return [[s] for s in shapes[:SOLO]] + [shapes[i:i + CHUNK] for i in range(SOLO, len(shapes), CHUNK)]
+    """The shapes in modules: the first `solo_count` one each, then `CHUNK` each, in the order of their first forms
+    (neighbouring forms in the spec are of one family, often used together); `x86gen._gen.encoders.shape` finds
+    shape ``i`` in them."""
+    n = solo_count(shapes)
+    return [[s] for s in shapes[:n]] + [shapes[i:i + CHUNK] for i in range(n, len(shapes), CHUNK)]
 
 
 def chunk_module(n: int) -> str:

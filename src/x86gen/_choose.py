@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 
 from ._first_use import takes
-from ._runtime import LabelOperand, label_error, no_form_error, range_error  # noqa: F401  (label_error: importable from here)
+from ._runtime import LabelOperand
 from ._table import A32_SPELLED, REG_ADDRESS, has_mnemonic
 from .errors import OperandError, fmt_operands
 from .forms import Form, forms_of
@@ -118,6 +118,18 @@ def _size_word(bits: int) -> str:
     return size_word(bits)
 
 
+def no_form_error(mnemonic: str, ops: tuple, forms: list[Form]) -> OperandError:
+    """The error for operands that no form of ``mnemonic`` takes, listing its forms (`x86gen._encode_errors`)."""
+    from ._encode_errors import no_form_error
+    return no_form_error(mnemonic, ops, forms)
+
+
+def range_error(mnemonic: str, ops: tuple, forms) -> OperandError:
+    """The error for immediates or a branch target that fit none of ``forms`` (`x86gen._encode_errors`)."""
+    from ._encode_errors import range_error
+    return range_error(mnemonic, ops, forms)
+
+
 # ---- plans: how one operand signature of a mnemonic is encoded -------------------------------------
 #
 # A plan is one function that encodes operands of one signature exactly as `select` chooses. It is
@@ -203,3 +215,15 @@ def _fallback(mnemonic: str, mode: str, forms: tuple[Form, ...], mem_at: int | N
     return plan
 
 
+def keep_plan(mnemonic: str, key: tuple, ops: tuple, plans: dict, rel_plans: set, tables: dict):
+    """`x86gen.encode`'s second use of signature ``key`` (mnemonic and signature): its plan, compiled and published in
+    ``plans`` (and, for 1-3 operands, in ``tables``, the nested dicts of encode's fast path); a plan of a branch form
+    also in ``rel_plans`` (it takes ``ip=``), first, so that whoever finds it knows."""
+    plan, rel = plan_for(mnemonic, key[1:], ops)
+    if rel: rel_plans.add(plan)
+    plans[key] = plan
+    if 1 <= len(ops) <= 3:
+        t = tables.setdefault(mnemonic, {}).setdefault(len(ops), {})
+        for s in key[1:-1]: t = t.setdefault(s, {})
+        t[key[-1]] = plan
+    return plan

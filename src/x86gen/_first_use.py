@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ._gen.encoders import shape
 from ._gen.schema import FORM_FIELDS
-from ._runtime import LabelOperand, range_error
+from ._runtime import LabelOperand
 from ._table_text import row_arrays
 from .registers import REGISTERS
 
@@ -92,14 +92,15 @@ def first_plan(mnemonic: str, sig: tuple):
     if choice is None: return None
     rows, fit, rel = choice
     if fit:   # the first form whose immediates (or branch target) fit, as Form.fits tests them
-        chosen = [(shape(r[_SHAPE])(r[_ID], *r[_SHAPE_ARGS]), _is_branch(r)) for r in rows]
-
         def inner(*ops, ip=0):
-            for (enc, fits), branch in chosen:
+            for r in rows:   # (each form's encoder bound when it is reached: most often the first fits)
+                enc, fits = shape(r[_SHAPE])(r[_ID], *r[_SHAPE_ARGS])
+                branch = _is_branch(r)
                 if fits is None: return enc(*ops, ip=ip) if branch else enc(*ops)
                 if branch:
                     if fits(*ops, ip=ip): return enc(*ops, ip=ip)
                 elif fits(*ops): return enc(*ops)
+            from ._choose import range_error
             from .forms import get_form
             raise range_error(mnemonic, ops, [get_form(r[_ID]) for r in rows])
     else: inner = shape(rows[0][_SHAPE])(rows[0][_ID], *rows[0][_SHAPE_ARGS])[0]

@@ -25,18 +25,6 @@ class LabelOperand(Exception):
     its general path, which records the RIP-relative fixup; `x86gen.encode` raises `label_error`."""
 
 
-def no_form_error(mnemonic: str, ops: tuple, forms: list) -> OperandError:
-    """The error for operands that no form of ``mnemonic`` takes, listing its forms (`x86gen._encode_errors`)."""
-    from ._encode_errors import no_form_error
-    return no_form_error(mnemonic, ops, forms)
-
-
-def range_error(mnemonic: str, ops: tuple, forms) -> OperandError:
-    """The error for immediates or a branch target that fit none of ``forms`` (`x86gen._encode_errors`)."""
-    from ._encode_errors import range_error
-    return range_error(mnemonic, ops, forms)
-
-
 def label_error(mnemonic: str, ops: tuple):
     """The `x86gen.LabelContextError` for a label operand given to `encode` (or a form): only an Assembler can
     resolve it."""

@@ -20,7 +20,6 @@ import sys
 
 from ._first_use import first_plan
 from ._runtime import LabelOperand, label_error
-from .errors import UnknownMnemonicError, fmt_value
 from .memory import A32Mem, Bcst, SegMem
 
 
@@ -39,8 +38,8 @@ VEX_PREFIX = "{vex}"     # and "{vex}vaddps" with a VEX form only (`{vex} vpdpbu
 # importable from here, through `__getattr__`): each line is a module and the names it holds. (One string: a plain
 # encode compiles one constant, not a dict of them.)
 _ELSEWHERE = """
-_choose canonical candidates plan_for no_form_error range_error _matches _accumulator_nop _sized_kind _CANDIDATES
-_choose _COMPILED REG_MEMO_MAX _fallback _compile_plan _far_address_error _size_word
+_choose canonical candidates plan_for keep_plan no_form_error range_error _matches _accumulator_nop _sized_kind
+_choose _CANDIDATES _COMPILED REG_MEMO_MAX _fallback _compile_plan _far_address_error _size_word
 _aliases MNEMONIC_ALIASES
 _strings string_operands _implied _SIZE_SUFFIX _ACCUMULATORS
 _prefixed encode_prefixed _encode_prefixed _encode_prefixed_a32 _segment _string_segments
@@ -127,26 +126,20 @@ _TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {s
 
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
-    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    if " " in mnemonic or SegMem in map(type, ops) or A32Mem in map(type, ops):
-        from ._prefixed import encode_prefixed
-        return encode_prefixed(mnemonic, ops, ip)[0]
-    if mnemonic in STRING_MNEMONICS:   # `movsb`, `lods eax, dword ptr [rsi]`: the form's name and operands
-        from ._strings import string_operands
-        mn, filled = string_operands(mnemonic, ops)
-        if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
+    if mnemonic.__class__ is not str or " " in mnemonic or mnemonic in STRING_MNEMONICS or SegMem in map(type, ops) \
+            or A32Mem in map(type, ops):   # prefix words, segment overrides, 32-bit addresses, string instructions
+        from ._encode_rare import rewritten
+        done = rewritten(mnemonic, ops, ip, _encode)
+        if done is not None: return done
     try: key = _key(mnemonic, ops)
-    except AttributeError:
-        from ._form_rare import int_operands
-        ints = int_operands(ops)   # immediates given as bool / numpy integers (operator.index)
-        if ints is not None: return _encode(mnemonic, ints, ip)
-        from ._choose import canonical, forms_of, no_form_error
-        raise no_form_error(mnemonic, ops, forms_of(canonical(mnemonic))) from None
+    except AttributeError:   # immediates given as bool / numpy integers (operator.index), or no operand at all
+        from ._encode_rare import int_like
+        return int_like(mnemonic, ops, ip, _encode)
     if "l" in key[1:]: raise label_error(mnemonic, ops)   # (never cached: the fast path comes back here)
     if key[0] == "lea" and key[-1][:5] == "moffs":
-        from ._operand_rewrites import lea_low_bits
-        near = lea_low_bits(mnemonic, ops)
-        if near is not None: return _encode(mnemonic, near, ip)
+        from ._encode_rare import lea_far
+        done = lea_far(mnemonic, ops, ip, _encode)
+        if done is not None: return done
     plan = _PLANS.get(key)
     if plan is None:
         if _decorated(ops):   # masks, broadcast: the EVEX slow path (no plan)
@@ -163,19 +156,12 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
             _MET.add(key)
             try: return plan(*ops, ip=ip) if rel else plan(*ops)
             except LabelOperand: raise label_error(mnemonic, ops) from None
-        from ._choose import plan_for
-        plan, rel = plan_for(mnemonic, key[1:], ops)
-        if rel: _RPLANS.add(plan)   # before the plan is published: whoever finds it must know it takes ip=
-        _PLANS[key] = plan
-        if 1 <= len(ops) <= 3:
-            t = _TABLES.setdefault(mnemonic, {}).setdefault(len(ops), {})
-            for s in key[1:-1]: t = t.setdefault(s, {})
-            t[key[-1]] = plan
+        from ._choose import keep_plan
+        plan = keep_plan(mnemonic, key, ops, _PLANS, _RPLANS, _TABLES)
     try: return plan(*ops, ip=ip) if plan in _RPLANS else plan(*ops)
     except LabelOperand: raise label_error(mnemonic, ops) from None
 
 
 def _evex_encode(mnemonic, ops: tuple, rc, ip: int) -> bytes:
-    from . import _evex
-    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    return _evex.encode(mnemonic, ops, rc, ip)
+    from ._encode_rare import evex_encode
+    return evex_encode(mnemonic, ops, rc, ip)

@@ -161,9 +161,9 @@ def test_cold_start_imports_only_the_core(first, expected):
 # modules (evex, _memory_rare, _table_rare, _form_rare, _operand_rewrites, _vex_rm_swap, _register_names) they were
 # 7,190 and 9,526; before a signature's first use was chosen from the table's text (x86gen._first_use, with no
 # `Form` and none of x86gen._choose) the first encode was about 6,200 (5,783 tokens, 57.2M valgrind instructions),
-# after it 3,796 (3,207 tokens, 33.2M).
+# after it 3,463 (3,126 tokens, 31.3M).
 COLD_IMPORT_NODES = 5_200    # `import x86gen`
-COLD_ENCODE_NODES = 4_200    # then `x86gen.encode("add", x86gen.eax, x86gen.ecx)`
+COLD_ENCODE_NODES = 3_900    # then `x86gen.encode("add", x86gen.eax, x86gen.ecx)`
 
 
 def test_cold_start_compiles_within_a_node_budget():

@@ -35,6 +35,10 @@ CASES = [
     # a 32-bit address wraps at 4 GiB: GNU as reads these displacements as their signed 32-bit values
     ("mov eax, [eax+0xffffffff]", "67 8b 40 ff"), ("mov eax, [eax+0x80000000]", "67 8b 80 00 00 00 80"),
     ("mov eax, [ecx*4+0xfffffff0]", "67 8b 04 8d f0 ff ff ff"), ("lea eax, [eip+0xffffffff]", "67 8d 05 ff ff ff ff"),
+    # ... below -2^31 too (GNU as 2.40 and llvm-mc 14 give these bytes; for [eax-0xffffffff], [eax+1], GNU as keeps a
+    # disp32 where llvm-mc writes the disp8, as x86gen does)
+    ("mov eax, dword ptr [eax-0x80000001]", "67 8b 80 ff ff ff 7f"), ("lea eax, [ecx+edx*2-0x90000000]", "67 8d 84 51 00 00 00 70"),
+    ("mov eax, dword ptr [eax-0xffffffff]", "67 8b 40 01"),
 ]
 
 

@@ -202,8 +202,8 @@ def mem_text(rng: random.Random, bits: int | None, line: Line, any_size: bool = 
         line.features.add("absolute address" if -(1 << 31) <= a < (1 << 31) else "absolute address >= 2^31")
         if shape == "ds": return _both(size, "ds:", lit(rng, a, line))
         return _both(size, "[", lit(rng, a, line), "]")
-    # (a 32-bit address: signed 32-bit displacements only; its wrap at 4 GiB, [eax+0xffffffff] = [eax-1], is
-    # tests/test_addr32.py's, and GNU as wraps -0x80000001 too, which x86gen refuses)
+    # (a 32-bit address: signed 32-bit displacements only; its wrap at 4 GiB, [eax+0xffffffff] = [eax-1] and
+    # [eax-0x80000001] = [eax+0x7fffffff], is tests/test_addr32.py's)
     disp = rng.choice(DISPS32 if a32 else DISPS) if rng.random() < 0.7 else rng.randint(-(1 << 31), (1 << 31) - 1)
     d = lit(rng, abs(disp), line)
     sign = "-" if disp < 0 else "+"

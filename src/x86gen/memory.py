@@ -120,10 +120,11 @@ class Mem:
             modrm, tail = modrm8, prefix + _DISP8[disp & 0xFF]
         elif -(1 << 31) <= disp < (1 << 31):
             modrm, tail = modrm32, prefix + _pack_disp32(disp)
-        elif a32 and label is None and disp >> 31 == 1:
-            # a 32-bit address wraps at 4 GiB (SDM Vol.2 3.6): [eax+0xffffffff] is [eax-1], as GNU as reads it
-            disp -= 1 << 32
-            modrm, tail = (modrm8, prefix + _DISP8[disp & 0xFF]) if modrm8 is not None and disp >= -128 else \
+        elif a32 and label is None and (disp >> 31 == 1 or disp >> 31 == -2):
+            # a 32-bit address wraps at 4 GiB (SDM Vol.2 3.6): [eax+0xffffffff] is [eax-1] and [eax-0x80000001] is
+            # [eax+0x7fffffff], as GNU as and llvm-mc read them
+            disp += (1 << 32) if disp < 0 else -(1 << 32)
+            modrm, tail = (modrm8, prefix + _DISP8[disp & 0xFF]) if modrm8 is not None and -128 <= disp <= 127 else \
                 (modrm32, prefix + _pack_disp32(disp))
         else:   # a label's addend or an absolute address beyond a disp32 (or an error)
             from ._memory_rare import wide

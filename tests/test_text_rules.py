@@ -679,6 +679,22 @@ def test_selector_reads_with_data16_as_gnu_as(src, expect, tmp_path):
     check(src, expect, tmp_path)
 
 
+@pytest.mark.parametrize("src, expect", [
+    ("data16 sldt word ptr [r12+r13*8-0x80]", "66430f0044ec80"), ("data16 str word ptr [rax]", "660f0008"),  # GNU as 2.40
+    ("data16 smsw word ptr [rax]", "660f0120"), ("data16 mov ds, word ptr [r12+r13*8-0x80]", "66438e5cec80"),   # GNU as 2.40
+    ("sldt word ptr [rax]", "0f0000"), ("mov ds, word ptr [rax]", "8e18"),                                       # GNU as 2.40
+])
+def test_word_stores_with_data16_as_gnu_as(src, expect, tmp_path):
+    """sldt/str/smsw store 16 bits and mov to/from a segment register moves 16 whatever the operand size: data16 (objdump's
+    text of the o16 forms with a memory operand) asks for the o16 form, 66 0F 00 /0 …"""
+    check(src, expect, tmp_path)
+
+
+def test_data16_on_a_mov_without_a_segment_register_is_refused():
+    with pytest.raises(x86gen.PrefixError, match="data16 mov ax, bx"):
+        x86gen.assemble("data16 mov ax, bx")
+
+
 def test_data16_on_a_selector_read_needs_a_16_bit_operand():
     with pytest.raises(x86gen.PrefixError, match="data16 lldt eax.*16-bit operand"):
         x86gen.assemble("data16 lldt eax")

@@ -15,6 +15,15 @@ from .memory import A32Mem
 # operand-size attribute has no effect on this instruction"; VERR/VERW, LKGS: a 16-bit selector). Their o16 forms
 # (66 0F 00 /2) are what `data16` asks for, as in GNU as (`data16 lldt ax`, `data16 ltr word ptr [rax]`).
 SELECTOR_READ = ("lldt", "ltr", "verr", "verw", "lmsw", "lkgs")
+# Instructions that store 16 bits to memory whatever the operand size (SDM Vol.2 SLDT, STR, SMSW: "16 bits are stored";
+# MOV to and from a segment register, 8C/8E: a 16-bit memory operand). Their o16 forms are what `data16` asks for too,
+# as in GNU as: `data16 sldt word ptr [rax]` (66 0F 00 00), objdump's text of SLDT_RM16 with a memory operand.
+WORD_STORE = ("sldt", "str", "smsw")
+
+
+def _data16_word(name: str, ops: tuple) -> bool:
+    """Does `data16` ask for the o16 form of ``name`` (`SELECTOR_READ`, `WORD_STORE`, mov with a segment register)?"""
+    return name in SELECTOR_READ or name in WORD_STORE or (name == "mov" and any(getattr(x, "kind", None) == "sreg" for x in ops))
 
 
 def _movabs_form(f: Form) -> bool:
@@ -71,7 +80,8 @@ def narrowed(mnemonic: str, name: str, ops: tuple, ok: list[Form], evex_only: bo
             raise EvexOnlyRegisterError(f"{mnemonic} {fmt_operands(ops)}: {high} only EVEX encodes (registers 16-31, SDM Vol.2"
                                         f" 2.7.1), and x86gen has no EVEX form of {mnemonic} that takes these operands")
         ok = evex
-    if sized == "data16" and name in SELECTOR_READ: ok = [f for f in ok if f.opsize16]   # data16 lldt: 66 0F 00 /2
+    word16 = sized == "data16" and _data16_word(name, ops)
+    if word16: ok = [f for f in ok if f.opsize16]   # data16 lldt: 66 0F 00 /2
     elif sized: ok = [f for f in ok if _sized_kind(f) == sized]
     elif ok:
         plain = [f for f in ok if not _sized_kind(f)]
@@ -79,7 +89,7 @@ def narrowed(mnemonic: str, name: str, ops: tuple, ok: list[Form], evex_only: bo
     if not ok and sized:
         what = ("with a 32-bit implicit address takes these operands (a memory operand gets its 0x67 from 32-bit registers:"
                 " [eax])") if sized == "addr32" else "with a 16-bit operand (the o16 form, 66 0F 00 /r) takes these operands" \
-            if name in SELECTOR_READ else ("is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/loop/jrcxz/"
+            if word16 else ("is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/loop/jrcxz/"
                                                     "xbegin)" + (" with a 32-bit implicit address" if "addr32" in sized else ""))
         raise PrefixError(f"{sized} {mnemonic} {fmt_operands(ops)}: no form of {mnemonic} {what}")
     return ok

@@ -254,6 +254,53 @@ def test_prefixed_text_like_gnu_as():
         assert _legacy_split(x86gen.assemble(line)) == _legacy_split(gnu.data), line
 
 
+# objdump's `rex.W…` words (x86gen._prefixed.encode_rex): the lines GNU as 2.40 also takes, with its bytes
+REX_GNU = [("rex.W nop", "4890"), ("rex.W getsec", "480f37"), ("rex.W jmp fword ptr [rax]", "48ff28"),
+           ("rex.W call fword ptr [r12+r13*8-0x80]", "4bff5cec80"), ("rex.W pextrw ecx, xmm6, 0x5a", "66480fc5ce5a"),
+           ("rex.W lldt word ptr [r13]", "490f005500"), ("rex.W sysret", "480f07")]
+# and the lines objdump prints for bytes x86gen encodes, where GNU as refuses the word beside a REX the operands need
+# ("same type of prefix used twice"): the bytes are iced-x86's, checked below by decoding them to the form
+REX_ICED = [("rex.WB lldt r15w", "490f00d7", "LLDT_R64M16"), ("rex.WRB pinsrw xmm15, r14d, 0xff", "664d0fc4feff", "PINSRW_XMM_R64M16_IMM8"),
+            ("rex.WXB mov word ptr [r12+r13*8-0x80], ds", "4b8c5cec80", "MOV_R64M16_SREG"),
+            ("rex.WR mov r8, rax", "4c8bc0", "MOV_R64_RM64"), ("rex.WB mov r8, rax", "4989c0", "MOV_RM64_R64")]
+# what GNU as encodes as another instruction than written (or refuses): x86gen says why
+REX_REFUSED = [("rex.W add eax, ecx", "no REX.W form of add"),      # GNU as: 48 01 C8, add rax, rcx
+               ("rex.X add rax, rcx", "no REX bit"),                # GNU as: 4A 01 C8 (an X with no index)
+               ("rex.B nop", "no REX byte"),                        # GNU as: 41 90, xchg r8d, eax
+               ("rex mov eax, ecx", "no REX byte"),
+               ("rex.W vaddps ymm0, ymm1, ymm2", "no REX.W form"),  # GNU as: REX prefix invalid with `vaddps'
+               ("rex.W lock add qword ptr [rax], 1", "other prefix words"),
+               ("rex.WRB mov r8, rax", "no REX bit")]
+
+
+@pytest.mark.parametrize("text, want", REX_GNU, ids=[c[0] for c in REX_GNU])
+def test_rex_words_like_gnu_as(text, want, tmp_path):
+    assert x86gen.assemble(text).hex() == want
+    if gnu_oracle.HAVE_GNU_AS:
+        (unit,) = gnu_oracle.assemble_units([text])
+        assert unit.ok and unit.data.hex() == want, (text, unit.errors)
+
+
+def test_rex_words_structured():
+    """The structured API takes the word as a prefix word of the mnemonic (lower case, as `x86gen.prefixes.REX_WORDS`)."""
+    assert x86gen.encode("rex.w nop").hex() == "4890"                                        # GNU as 2.40
+    assert x86gen.encode("rex.w lldt", mem(R["r13"], size=16)).hex() == "490f005500"          # GNU as 2.40
+    with pytest.raises(PrefixError, match="no REX.W form of add"):
+        x86gen.encode("rex.w add", R["eax"], R["ecx"])
+
+
+@pytest.mark.parametrize("text, want, form", REX_ICED, ids=[c[0] for c in REX_ICED])
+def test_rex_words_objdump_prints(text, want, form):
+    assert x86gen.assemble(text).hex() == want
+    assert decode_one(bytes.fromhex(want), 0).code == getattr(I.Code, form)
+
+
+@pytest.mark.parametrize("text, why", REX_REFUSED, ids=[c[0] for c in REX_REFUSED])
+def test_rex_words_refused(text, why):
+    with pytest.raises(PrefixError, match=why):
+        x86gen.assemble(text)
+
+
 @pytest.mark.skipif(not gnu_oracle.HAVE_LLVM_MC, reason="llvm-mc not installed")
 def test_prefixed_text_like_llvm_mc():
     """llvm-mc 14 as the second oracle: the same bytes up to the order of the legacy prefixes, except that llvm-mc (as

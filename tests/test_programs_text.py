@@ -343,9 +343,13 @@ def printed_meaning(form, ops, code, ip, text):
     vpcmpeqq for iced's and objdump's pseudo-op of vpcmpq with predicate 0;
     the 32-bit register's form where the printer spelled an R32_SPELLED form's 64-bit register as 32-bit
     (iced does for all of them, objdump for the VEX ones but not for `movmskps rax, xmm0`). objdump shows a
-    REX.W that changes nothing (`pinsrw xmm0, eax, 0` with REX.W) as a `rex.W` prefix, which x86gen's text
-    does not take: those instances are skipped."""
-    if text.startswith("rex"): return None
+    REX.W that changes nothing (`pinsrw xmm0, eax, 0` with REX.W) as a `rex.W` prefix word, which x86gen reads
+    (`x86gen._prefixed.encode_rex`): such an instance means the shortest REX.W form that takes its operands (its own
+    form's bytes, or PEXTRW_R64_XMM_IMM8's 0F C5 for PEXTRW_R64M16_XMM_IMM8's 0F 3A 15 with a register), each form's
+    bytes checked against iced by the fuzz tests and the two read alike by iced in tests/test_dialects.py."""
+    if text.startswith("rex"):
+        fits = [f for f in x86gen.forms_of(form.mnemonic) if f.w and f.encoding_kind == "legacy" and f.accepts(*ops)]
+        return min((f(*ops, ip=ip) if f.is_branch else f(*ops) for f in fits), key=len)
     if form.mnemonic in _VPCMP_EQ and ops[-1] == 0:   # vpcmpq k, x, y, 0 is `vpcmpeqq k, x, y` to iced and objdump:
         return x86gen.encode(_VPCMP_EQ[form.mnemonic], *ops[:-1], ip=ip)   # EVEX 0F38 29 /r (tests/iced_oracle.py semantics)
     if form.mnemonic in ("pclmulqdq", "vpclmulqdq") and ops[-1] in (2, 3) and "qdq " in text and text.split()[0] != form.mnemonic:

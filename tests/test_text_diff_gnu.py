@@ -85,7 +85,7 @@ M64 = (1 << 64) - 1
 # documents and GNU as lacks (MASM `10h`, NASM `db`), compared with GNU as's bytes for its own spelling;
 # a line GNU as refuses and llvm-mc encodes as x86gen does; the same legacy prefixes in another order (GNU as
 # writes 66 F0 and F2 F0 where x86gen, as iced-x86, writes F0 66 and F0 F2; SDM Vol.2 2.1.1: any order).
-X86GEN_ONLY = "x86gen-only spelling (h suffix, db/dw/dd/dq, iced's x87 st(0))"
+X86GEN_ONLY = "x86gen-only spelling (h suffix, db/dw/dd/dq, iced's x87 st(0) and tbyte far pointer)"
 ALLOWED_REASONS = ("shorter", "other opcode", "other legacy prefix order", "other NOP padding", X86GEN_ONLY,
                    "GNU as refuses, llvm-mc agrees")
 
@@ -361,6 +361,11 @@ def random_line(rng: random.Random, form) -> Line:
         parts.append(tail)
         if tail == "  ": parts.insert(0, "  \t")
     line.text, line.canon = _both(*parts)
+    if form.mnemonic in ("jmp", "call") and any(o.kind == "m16:64" for o in form.operands):
+        # the far branch through an m16:64 pointer (REX.W FF /5, /3): x86gen reads iced's `jmp tbyte ptr [m]`, which GNU as
+        # 2.40 refuses; its spelling (and objdump's) is `rex.w jmp fword ptr [m]`, compared as x86gen-only spelling
+        canon = re.sub(r"\b(jmp|call)\b", r"rex.w \1", line.canon, count=1, flags=re.I)
+        line.canon = re.sub(r"\btbyte(?= ptr)", "fword", canon, flags=re.I)
     return line
 
 
@@ -930,12 +935,6 @@ KNOWN_OPEN: dict[str, tuple[Callable[[Mismatch], bool], list[Line]]] = {
         lambda m: m.reason.startswith("x86gen refuses what GNU as accepts") and bool(
             re.match(r"\s*(jmp|call)\s+word ptr", m.text, re.I)),
         [Line("jmp word ptr [rax]", "jmp word ptr [rax]", regs=["rax"], disps=[0])]),
-    # the far branch through an m16:64 pointer (REX.W FF /5, /3): x86gen reads `jmp tbyte ptr [m]` (its own spelling,
-    # iced's is `jmp far tbyte ptr`) as that form, as iced-x86 encodes it; GNU as 2.40 refuses both and writes it
-    # `rex.w jmp fword ptr [m]` (objdump's spelling too), a prefix word x86gen's text does not read yet
-    "far jmp/call tbyte ptr [m] (m16:64): GNU as refuses it, its `rex.w jmp fword ptr` is not read by x86gen yet": (
-        lambda m: "encodes what GNU as" in m.reason and bool(re.match(r"\s*(jmp|call)\s+(far\s+)?tbyte ptr", m.text, re.I)),
-        [Line("jmp tbyte ptr [rax]", "jmp tbyte ptr [rax]", regs=["rax"], disps=[0])]),
     # GNU as 2.40 takes xrelease (not xacquire) on xchg with a register destination; x86gen refuses both there (SDM Vol.2
     # XACQUIRE/XRELEASE: the hints apply to an instruction with a memory destination)
     "GNU as accepts xrelease on xchg with register operands (x86gen: the hint needs a memory destination)": (

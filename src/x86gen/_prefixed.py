@@ -3,6 +3,8 @@ overrides (`x86gen.SegMem`) and 32-bit addresses (`x86gen.A32Mem`, 0x67) around 
 checks and lays them out). Loaded on the first instruction that has one."""
 from __future__ import annotations
 
+import re
+
 from . import prefixes as P
 from ._choose import candidates, canonical, range_error
 from ._runtime import label_error
@@ -12,6 +14,7 @@ from .encoder import STRING_MNEMONICS, _key, select, xchg_choice
 from .errors import EncodeError, OperandError, PrefixError, fmt_operands
 from .forms import Form, forms_of
 from .memory import A32Mem, Mem, SegMem, a32_error
+from .registers import gpr
 
 
 def _string_segments(mn: str, ops: tuple, words: list[str], written: str) -> tuple[tuple, str | None]:
@@ -87,6 +90,7 @@ def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, For
     rel8); the prefixes are checked (`x86gen.prefixes.check`: `PrefixError` naming instruction, prefix and why)
     and laid out before the form's bytes in iced-x86's order (`x86gen.prefixes.layout`)."""
     words, mn = P.split_words(mnemonic)
+    if any(w in P.REX_WORDS for w in words): return encode_rex(mnemonic, words, mn, ops, ip)
     if mn in STRING_MNEMONICS:   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`
         mn, ops = string_operands(mn, ops)
         plain, seg = _string_segments(mn, ops, [w for w in words if w in P.SEGMENTS], mnemonic)
@@ -138,6 +142,61 @@ def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, For
     if xchg is not None and xchg[0] is form: plain = xchg[1]
     body = form(*plain, ip=ip + n) if form.is_branch else form(*plain)
     return P.layout(legacy, form, body, seg, prefix67), form
+
+
+# the legacy prefix bytes that may come before a form's REX byte (its own 66, 67, F2, F3: SDM Vol.2 2.2.1, REX last)
+_BEFORE_REX = frozenset((0x66, 0x67, 0xF2, 0xF3, 0xF0, 0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65))
+# operand kinds of a REX.W form that read less than the 64-bit register they name (objdump names the register by what is
+# read: `rex.W pinsrw xmm0,eax,0`, `rex.WB lldt r15w`)
+_NARROW_READ = re.compile(r"r64/m(8|16|32)")
+
+
+def encode_rex(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
+    """(bytes, form) of an instruction after a ``rex…`` word (`x86gen.prefixes.REX_WORDS`, objdump's spelling of a REX byte
+    whose bits its text does not show).
+
+    With W the form is one whose encoding has REX.W: ``rex.W nop`` is NOPQ (48 90), ``rex.W getsec`` GETSECQ, ``rex.WB
+    lldt r15w`` LLDT_R64M16 (49 0F 00 D7). Where such a form's operand reads less than its 64-bit register (``r64/m16``;
+    the other W1 forms of the mnemonic in that place too), a 16- or 32-bit register stands for the 64-bit one, as objdump
+    names it (``rex.W pextrw ecx,xmm6,0x5a``), and a far pointer written fword (m16:32) is the m16:64 that REX.W makes
+    it (``rex.W jmp fword ptr [rax]``, 48 FF 28, as GNU as reads it). The shortest such encoding is taken. Every bit of
+    the word must be in that encoding's REX byte (R, X and B follow from the operands, W from the form): x86gen adds no
+    REX bit its operands and form do not ask for, so ``rex.W add eax, ecx`` (GNU as: 48 01 C8, `add rax, rcx`) and a
+    ``rex.X`` without an index register are `PrefixError`\\ s, not other instructions."""
+    insn = f"{mnemonic} {fmt_operands(ops)}" if ops else mnemonic
+    if len(words) > 1:
+        raise PrefixError(f"{insn}: a rex word with other prefix words is not supported")
+    if any(x.__class__ is SegMem or x.__class__ is A32Mem for x in ops):
+        raise PrefixError(f"{insn}: a rex word with a segment override or a 32-bit address is not supported")
+    bits = P.REX_WORDS[words[0]]
+    w = bits & 8
+    forms = [f for f in forms_of(canonical(mn)) if f.encoding_kind == "legacy" and len(f.operands) == len(ops) and (f.w or not w)]
+    if w and not forms and not ops and forms_of(mn + "q"):   # `rex.W getsec` is getsecq (iced's name of 48 0F 37; sysretq …)
+        forms = [f for f in forms_of(mn + "q") if f.w and not f.operands]
+    narrow = {i for f in forms if f.w for i, o in enumerate(f.operands) if _NARROW_READ.fullmatch(o.kind)}
+    found = []
+    for f in forms:
+        given = ops
+        if w:
+            given = tuple(gpr(x.num, 64) if i in narrow and o.kind.startswith("r64") and getattr(x, "kind", None) in ("r16", "r32")
+                          else x.with_size(80) if o.kind == "m16:64" and x.__class__ is Mem and x.size == 48 else x
+                          for i, (o, x) in enumerate(zip(f.operands, ops)))
+        if not f.accepts(*given) or not f.fits(*given, ip=ip): continue
+        body = f(*given, ip=ip) if f.is_branch else f(*given)
+        i = 0
+        while i < len(body) and body[i] in _BEFORE_REX: i += 1
+        found.append((len(body), body, f, body[i] & 0xF if i < len(body) and 0x40 <= body[i] <= 0x4F else None))
+    if not found:
+        raise PrefixError(f"{insn}: no {'REX.W ' if w else ''}form of {mn} takes these operands"
+                          + (" (a REX.W that changes the operation size is written with the 64-bit registers)" if w else ""))
+    found.sort(key=lambda c: c[0])   # (stable: the table's order among equally long ones)
+    hit = next((c for c in found if c[3] is not None and not bits & ~c[3]), None)
+    if hit is None:
+        _, _, form, have = found[0]
+        shown = "no REX byte" if have is None else f"REX {0x40 | have:#04x} ({[k for k, v in P.REX_WORDS.items() if v == have][0]})"
+        raise PrefixError(f"{insn}: {form.id} ({form.syntax}) is encoded with {shown}; x86gen writes no REX bit that the "
+                          f"operands and form do not ask for (SDM Vol.2 2.2.1)")
+    return hit[1], hit[2]
 
 
 def _encode_prefixed_a32(mnemonic: str, ops: tuple, ip: int) -> tuple[bytes, Form]:

@@ -53,8 +53,13 @@ ADDR32 = "addr32"
 # `data16` (GNU as, iced-x86): the 16-bit branch (o16: `data16 xbegin` is XBEGIN_REL16, objdump's xbeginw); never
 # chosen without it
 DATA16 = "data16"
+# objdump's `rex.W`, `rex.WXB` … (and GNU as's): a REX byte, W R X B its bits (SDM Vol.2 2.2.1), written as a word where
+# the instruction's text does not show all of them (`rex.W pinsrw xmm0,eax,0`: a REX.W that changes nothing). Name (lower
+# case, as the text parser has it) -> the bits; `x86gen._prefixed.encode_rex` reads them.
+REX_WORDS: dict[str, int] = {"rex" + ("." + "".join(c for c, b in zip("wrxb", (8, 4, 2, 1)) if n & b) if n else ""): n
+                             for n in range(16)}
 # every word that may stand before a mnemonic (text), segment words included (objdump's `ss mov …`)
-WORDS = frozenset(PREFIX_BYTES) | frozenset(SEGMENTS) | PSEUDO | {ADDR32, DATA16}
+WORDS = frozenset(PREFIX_BYTES) | frozenset(SEGMENTS) | PSEUDO | {ADDR32, DATA16} | frozenset(REX_WORDS)
 
 _ALLOWED: dict[str, frozenset[str]] | None = None
 

@@ -373,7 +373,7 @@ def far_memory(mn: str, rest: str) -> tuple[str, str] | None:
 
 
 # prefix words x86gen does not write (yet): an error naming them
-_PREFIXES = {"data32", "data64", "rex", "rex.w", "rex64"}
+_PREFIXES = {"data32", "data64", "rex64"}
 
 
 _SIZED_WORDS = frozenset(("data16", "data64", "ret"))

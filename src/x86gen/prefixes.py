@@ -23,7 +23,11 @@ The legacy prefixes (SDM Vol.2 2.1.1) x86gen writes, as words of the mnemonic (`
   the count in ecx); such forms are never chosen without it (or their own spelling: ``jecxz``, ``umonitor eax``);
   ``data16`` likewise chooses a 16-bit branch (``data16 xbegin``: 66 C7 F8 cw; ``data16 jmp``/``je``/``call``/``loop``/
   ``jrcxz``: JMP_REL16, JE_REL8_16 …, whose target is a 16-bit IP, 0..0xffff; ``data16 addr32 loop`` both);
-- ``{vex3}``: GNU as's pseudo-prefix for the 3-byte VEX form (C4) where the 2-byte one (C5) would do.
+- ``{vex3}``: GNU as's pseudo-prefix for the 3-byte VEX form (C4) where the 2-byte one (C5) would do;
+- ``rex``, ``rex.W`` … ``rex.WRXB`` (`REX_WORDS`), objdump's words for a REX byte whose bits its text does not show
+  (``rex.W pinsrw xmm0,eax,0``): the REX.W form whose REX byte holds the word's bits (`x86gen._prefixed.encode_rex`);
+  x86gen adds no bit the operands and form do not ask for, so ``rex.B nop`` (GNU as: 41 90, ``xchg r8d, eax``) is a
+  `PrefixError`.
 
 Which forms take which prefix comes from the spec (isa/README.md, ``prefixes``), as the generated table
 `x86gen._gen.prefixes`. Order of the bytes: as iced-x86's encoder writes them: segment, F0, 66 (operand size),

@@ -75,6 +75,8 @@ GNU_ST_ONLY = {"fcom", "fcomp", "fucom", "fucomp", "fxch"}
 # (ff 18), ignoring the size keyword, and refuses these spellings. (form id -> mnemonic, size keyword of the operand)
 GNU_FAR_BRANCH = {"CALL_M1616": ("lcallw", None), "JMP_M1616": ("ljmpw", None),
                   "CALL_M1664": ("rex.w call", 48), "JMP_M1664": ("rex.w jmp", 48)}
+# REX.W forms GNU as has no mnemonic for, in its spelling with the rex.w word (iced's getsecq: GNU as has only getsec)
+GNU_REX_W = {"GETSECQ": "rex.w getsec"}
 
 # Why an assembler's bytes may differ from the form's, given iced decodes both to the same instruction.
 ALLOWED_REASONS = ("shorter encoding", "other opcode or prefixes, same length", "longer encoding")
@@ -287,6 +289,7 @@ def instance_text(form, ops: tuple, rel: int | None, label: str, length: int = 0
     instruction's) and the displacement."""
     words = []
     mnemonic = form.mnemonic
+    if form.id in GNU_REX_W: return GNU_REX_W[form.id]
     if form.id in GNU_FAR_BRANCH:   # (lcallw [rax], rex.w call fword ptr [rax])
         mnemonic, size = GNU_FAR_BRANCH[form.id]
         return f"{mnemonic} {memory_text(ops[0].with_size(size or 0))}"

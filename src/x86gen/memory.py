@@ -189,14 +189,17 @@ class Mem:
         quotient in -128..127 is the disp8 ``disp // n``; any other nonzero one (a plain disp8 included) a
         disp32. Operands without a base register (RIP-relative, ``[index*scale+disp32]``, absolute) and labels
         keep their disp32, and a zero displacement its encoding without one."""
-        shape = _SHAPES.get((self.base, self.index, self.scale)) or _shape(self.base, self.index, self.scale)
-        modrm8 = shape[2]
-        if modrm8 is None or self.label is not None or self.far: return self.modrm, self.tail
+        modrm = self.modrm
+        if modrm.__class__ is not int or self.label is not None: return modrm, self.tail   # (far: no ModRM)
+        mod = modrm & 0xC0
+        if not mod: return modrm, self.tail   # no displacement ([rax]), or no base register: disp32 (mod 00)
+        # a base register and a disp8 (mod 01) or disp32 (mod 10) after the SIB byte, if any: re-encoded with N
         disp = self.disp
-        if not disp and shape[1] is not None: return self.modrm, self.tail
+        if not disp and (mod == 0x40 or self.base.lo != 0b101): return modrm, self.tail   # (with_disp32's 0 stays a disp32)
+        prefix = self.tail[:-1] if mod == 0x40 else self.tail[:-4]
         q, r = divmod(disp, n)
-        if not r and -128 <= q <= 127: return modrm8, shape[3] + _DISP8[q & 0xFF]
-        return shape[4], shape[3] + _pack_disp32(disp)
+        if not r and -128 <= q <= 127: return (modrm & 0x3F) | 0x40, prefix + _DISP8[q & 0xFF]
+        return (modrm & 0x3F) | 0x80, prefix + _pack_disp32(disp)
 
     @property
     def bcst(self) -> Bcst:

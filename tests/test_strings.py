@@ -169,9 +169,11 @@ def test_wrong_string_operands_are_errors(call, err, match):
 
 
 @pytest.mark.parametrize("src", ["movs byte ptr [rax], byte ptr [rsi]", "lods al, byte ptr [rdi]", "movs [rdi], [rsi]",
-                                 "stos byte ptr fs:[rdi], al", "rep xlatb", "repne lodsb", "xlat byte ptr [rbx+4]"])
+                                 "stos byte ptr fs:[rdi], al", "rep xlatb", "repne lodsb", "xlat byte ptr [rbx+4]",
+                                 "movsq qword ptr ds:[rdi], qword ptr [rsi]", "cmps byte ptr [rsi], byte ptr ds:[rdi]"])
 def test_wrong_string_text_is_an_error(src):
-    """GNU as 2.40 refuses each of these too (`invalid operand`, `ambiguous operand size`, `expecting operand after ','`)
+    """GNU as 2.40 refuses each of these too (`invalid operand`, `ambiguous operand size`, `expecting operand after ','`,
+    `operand 1 must use 'es' segment`: ds: is the default segment of [rdi] elsewhere, but es:[rdi] takes no other one)
     or, for rep on xlat/lods with repne, iced-x86's OpCodeInfo allows no such prefix."""
     with pytest.raises(x86gen.EncodeError):
         x86gen.assemble(src)

@@ -361,6 +361,9 @@ def random_line(rng: random.Random, form) -> Line:
         parts.append(tail)
         if tail == "  ": parts.insert(0, "  \t")
     line.text, line.canon = _both(*parts)
+    from test_second_oracle import GNU_REX_W
+    if form.id in GNU_REX_W:   # getsecq: GNU as's spelling is `rex.w getsec`, compared as x86gen-only spelling
+        line.canon = re.sub(rf"\b{form.mnemonic}\b", GNU_REX_W[form.id], line.canon, count=1, flags=re.I)
     if form.mnemonic in ("jmp", "call") and any(o.kind == "m16:64" for o in form.operands):
         # the far branch through an m16:64 pointer (REX.W FF /5, /3): x86gen reads iced's `jmp tbyte ptr [m]`, which GNU as
         # 2.40 refuses; its spelling (and objdump's) is `rex.w jmp fword ptr [m]`, compared as x86gen-only spelling
@@ -546,6 +549,9 @@ def holds_values(data: bytes, line: Line) -> bool:
     return missing_value(data, line) is None
 
 
+_ACCUMULATOR_NOPS = {I.Code.NOPD: "rax", I.Code.NOPQ: "rax", I.Code.NOPW: "ax"}
+
+
 def holds_registers(data: bytes, line: Line) -> bool:
     """Does iced's view of ``data`` name every register ``line`` wrote (operands, base, index), as
     often as it was written (``rol word ptr [rcx], rcx`` is not ``rol word ptr [rcx], cl``)?"""
@@ -562,6 +568,8 @@ def holds_registers(data: bytes, line: Line) -> bool:
             regs += [n for n in R if R[n].kind == "r64" and _R32_OF[R[n].num] in regs]
         if i.mnemonic in _SELECTOR_READ:   # lldt & co. read 16 bits of any GPR: `lldt ax` is 0f 00 d0 (the r32/m16 form)
             regs += [n for n in R if R[n].kind == "r16" and any(r in R and R[r].num == R[n].num for r in regs)]
+        if i.code in _ACCUMULATOR_NOPS:   # 90 is xchg rax, rax (66 90: xchg ax, ax), which iced decodes as nop (SDM Vol.2 XCHG)
+            regs += [_ACCUMULATOR_NOPS[i.code]] * 2
         if i.mnemonic == I.Mnemonic.MOV and any(R[r].kind == "sreg" for r in regs if r in R):
             # a segment register load reads 16 bits of any GPR, a store in r32 zero-extends (`mov es, rbx` is 8e c3)
             regs += [n for n in R if R[n].kind in ("r16", "r64") and _R32_OF[R[n].num] in regs]
@@ -804,8 +812,8 @@ _GNU_UNKNOWN: list[str] = []
 
 def gnu_unknown_forms() -> list[str]:
     """Ids of the forms GNU as 2.40 refuses a valid instance of (``no such instruction``: vsm4key4, vpdpwsud, ...
-    are newer than binutils 2.40; ``operand size mismatch``: bswap r16, whose result the SDM leaves undefined;
-    ``invalid instruction suffix``: getsecq); the fuzz does not draw them, since GNU as cannot judge their text
+    are newer than binutils 2.40; ``operand size mismatch``: bswap r16, whose result the SDM leaves undefined; getsecq
+    is drawn, GNU as judging its spelling `rex.w getsec`); the fuzz does not draw them, since GNU as cannot judge their text
     (iced-x86 checks their bytes in tests/test_fuzz_iced.py, and tests/test_second_oracle.py lists them as
     confirmed by llvm-mc only or by iced alone); and the VEX forms whose mnemonic GNU as encodes with EVEX unless
     told ``{vex}`` (AVX-VNNI, AVX-IFMA: vpdpbusd, vpmadd52luq are also AVX512_VNNI/AVX512_IFMA instructions, whose

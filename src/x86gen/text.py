@@ -252,8 +252,11 @@ def parse_operand(text: str):
                 w = unknown_word(t, text)
                 if w.__class__ is not AsmSyntaxError: raise w from None
                 raise AsmSyntaxError(f"unknown operand {clip(text.strip())}") from None
-        # the segment the address uses anyway (ds, or ss with an rbp/rsp base) needs no byte, as GNU as leaves it out
-        if seg is not None and seg != default_segment(v): v = v.with_segment(seg)
+        # the segment the address uses anyway (ds, or ss with an rbp/rsp base) needs no byte, as GNU as leaves it out; but
+        # `ds:[rdi]` stays a `SegMem` (no byte either, `x86gen._prefixed`): where it is a string instruction's es:[rdi], a
+        # segment other than es is an error (SDM Vol.2 MOVS: ES cannot be overridden; GNU as: "must use `es' segment")
+        if seg is not None and (seg != default_segment(v) or (v.index is None and getattr(v.base, "num", None) == 7)):
+            v = v.with_segment(seg)
     if len(_OPERANDS) >= _CACHE_MAX: _OPERANDS.clear()   # bounded: start again rather than keep the oldest
     _OPERANDS[text] = v
     return v

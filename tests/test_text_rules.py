@@ -364,6 +364,9 @@ def test_align_max_skip_zero_is_no_limit(src, expect, tmp_path):
     ("vmovd rax, xmm1", "c4e1f97ec8"),                      # GNU as 2.40
     ("vmovd xmm15, r9", "c441f96ef9"),                      # GNU as 2.40
     ("vmovd r9, xmm15", "c441f97ef9"),                      # GNU as 2.40
+    ("movd rcx, mm5", "480f7ee9"), ("movd mm5, rcx", "480f6ee9"),          # GNU as 2.40: movd with a 64-bit register is movq
+    ("movd xmm1, rax", "66480f6ec8"), ("movd r9, xmm15", "664d0f7ef9"),    # GNU as 2.40
+    ("or al, -'{'", "0c85"), ("mov al, '{'", "b07b"),                      # GNU as 2.40: a brace in a literal is no decoration
     ("movsx r9, eax", "4c63c8"),                            # GNU as 2.40: movsx r64, r/m32 is movsxd
     ("movsx rax, r10d", "4963c2"),                          # GNU as 2.40
     ("movsx r9, dword ptr [rax]", "4c6308"),                # GNU as 2.40

@@ -117,8 +117,13 @@ def _piece(t: str) -> _Piece:
     return p
 
 
+# a character or string literal (GNU as: 'x', '\\n', "…"), whose braces are no decorations (`or al, -'{'`)
+_QUOTED = re.compile(r"'(?:\\.|[^'\\])'|\"(?:\\.|[^\"\\])*\"")
+
+
 def has_decorations(line: str) -> bool:
     """Might ``line`` (lower case) hold EVEX decorations (so that `parse_decorated` reads it)?"""
+    if "'" in line or '"' in line: line = _QUOTED.sub("", line)
     return "{" in line or "bcst" in line
 
 

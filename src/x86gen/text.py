@@ -427,12 +427,16 @@ def _test_swapped(mn: str, ops: tuple) -> tuple[str, tuple]:
     return mn, ops
 
 
-def _vmovd_r64(mn: str, ops: tuple) -> tuple[str, tuple]:
+def _movd_r64(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``vmovd xmm1, rax`` / ``vmovd rax, xmm1`` are vmovq (VEX.W1 6E / 7E: with a 64-bit register, the
-    SDM's MOVD/MOVQ is one instruction)."""
-    if len(ops) == 2 and (getattr(ops[0], "kind", None), getattr(ops[1], "kind", None)) in (("xmm", "r64"), ("r64", "xmm")):
-        return "vmovq", ops
+    SDM's MOVD/MOVQ is one instruction); so are ``movd xmm1, rax`` and ``movd rcx, mm5`` movq (REX.W 0F 6E / 7E),
+    as GNU as reads them."""
+    if len(ops) == 2 and (getattr(ops[0], "kind", None), getattr(ops[1], "kind", None)) in _MOVD_R64:
+        return mn[:-1] + "q", ops
     return mn, ops
+
+
+_MOVD_R64 = (("xmm", "r64"), ("r64", "xmm"), ("mm", "r64"), ("r64", "mm"))
 
 
 def _movsx_dword(mn: str, ops: tuple) -> tuple[str, tuple]:
@@ -691,7 +695,7 @@ def _w_branch(mn: str, ops: tuple) -> tuple[str, tuple]:
 SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fromkeys(_W_BRANCHES, _w_branch),
               **dict.fromkeys(XMM0_THIRD, _xmm0_third),
               "imul": _imul, "mov": _sreg_load, "fwait": _fwait, "sysexitd": _sysexitd, "pushw": _stack_word, "popw": _stack_word,
-              "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _vmovd_r64,
+              "push": _stack_qword, "pop": _stack_qword, "test": _test_swapped, "vmovd": _movd_r64, "movd": _movd_r64,
               "movsx": _movsx_dword, "shld": _shift_double_cl, "shrd": _shift_double_cl, "movq": _movq_gpr,
               **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), **dict.fromkeys(_ADDRESS_ONLY, _any_size_address),
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
@@ -709,7 +713,7 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
 
 def shorthand(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``(mnemonic, operands)`` as GNU as encodes them: ``imul eax, 10`` (``imul eax, eax, 10``), ``shr si``
-    (count 1), ``push [rax]`` (qword), ``test eax, [rax]`` (swapped), ``vmovd xmm1, rax`` (vmovq),
+    (count 1), ``push [rax]`` (qword), ``test eax, [rax]`` (swapped), ``vmovd xmm1, rax`` and ``movd rcx, mm5`` (vmovq, movq),
     ``movsx rax, ecx`` (movsxd), ``movmskps rbx, xmm0`` and the others of `_GPR64_AS_32` (the 32-bit register),
     ``shld eax, ebx`` (count in cl); else as written."""
     f = SHORTHANDS.get(mn)
@@ -718,7 +722,9 @@ def shorthand(mn: str, ops: tuple) -> tuple[str, tuple]:
 
 def parse_line(line: str) -> tuple[str, tuple]:
     mn, ops = split_line(line)
-    if "{" in line or "bcst" in line: return _decorated_line(mn, ops)   # AVX-512 decorations (x86gen._evex_text)
+    if "{" in line or "bcst" in line:   # AVX-512 decorations (x86gen._evex_text), unless in a literal: `mov al, '{'`
+        from ._evex_text import has_decorations
+        if has_decorations(line): return _decorated_line(mn, ops)
     if " " in mn:   # prefix words: the shorthands of the instruction they stand before
         words, _, base = mn.rpartition(" ")
         if base in _SELECTOR_READ and words == "data16":   # objdump's `data16 lldt ax`: the o16 form, 66 0F 00 /2

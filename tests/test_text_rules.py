@@ -457,6 +457,12 @@ def test_gpr64_whose_width_changes_nothing_is_its_32_bit_one(src, expect, tmp_pa
     ("pcmpestriq xmm1, xmm2, 1", "66480f3a61ca01"),         # GNU as 2.40 (iced: pcmpestri64)
     ("vpcmpestrmq xmm1, xmm2, 1", "c4e3f960ca01"),          # GNU as 2.40
     ("{vex} vpdpbusd xmm1, xmm2, xmm3", "c4e26950cb"),      # GNU as 2.40 (objdump prints AVX-VNNI with {vex})
+    ("vpdpbusd xmm1, xmm2, xmm3", "62f26d0850cb"),          # GNU as 2.40, llvm-mc 14: AVX512_VNNI unless {vex}
+    ("vpdpwssds ymm8, ymm1, ymmword ptr [r13+0x80]", "62527528534504"),   # GNU as 2.40 (disp8*32)
+    ("vpmadd52luq xmm1, xmm2, xmm3", "62f2ed08b4cb"),       # GNU as 2.40, llvm-mc 14: AVX512_IFMA unless {vex}
+    ("{vex} vpmadd52luq xmm1, xmm2, xmm3", "c4e2e9b4cb"),   # GNU as 2.40
+    ("vcvtneps2bf16 xmm1, xmm2", "62f27e0872ca"),           # GNU as 2.40, llvm-mc 14: AVX512_BF16 unless {vex}
+    ("vcvtneoph2ps xmm1, xmmword ptr [rax]", "c4e278b008"),  # GNU as 2.40: AVX-NE-CONVERT alone (no EVEX twin)
     ("prefetch byte ptr [rax]", "0f0d00"),                  # GNU as 2.40 (iced: prefetch_exclusive)
     ("pcmpestrmq xmm1, xmm2, 1", "66480f3a60ca01"),         # GNU as 2.40 (iced: pcmpestrm64)
     ("movdir64b rax, [rsi]", "660f38f806"),                 # GNU as 2.40: the destination address in ModRM.reg

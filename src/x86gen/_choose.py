@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 
-from ._first_use import takes
+from ._first_use import VEX_ON_REQUEST, takes
 from ._runtime import LabelOperand
 from ._table import A32_SPELLED, REG_ADDRESS, has_mnemonic
 from .errors import OperandError, fmt_operands
@@ -83,6 +83,9 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "") -> tuple[
                 from ._narrow import spelled_sized
                 plain = spelled_sized(mnemonic, ops, ok)
             ok = plain
+            if any(f.cpuid in VEX_ON_REQUEST for f in ok):   # vpdpbusd: EVEX unless `{vex}`, as GNU as and llvm-mc
+                evex = [f for f in ok if f.cpuid not in VEX_ON_REQUEST]
+                if any(f.encoding_kind == "evex" for f in evex): ok = evex
     if not ok:
         raise _far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, forms)
     for i, x in enumerate(ops):

@@ -22,8 +22,14 @@ from ._table_text import row_arrays
 from .registers import REGISTERS
 
 # the fields `first_plan` reads, by their position in a row (x86gen/_gen/schema.py)
-(_ID, _OPERANDS, _ENCODING_KIND, _OPSIZE16, _ADDRSIZE32, _IMM_WIDTHS, _LENGTH, _SHAPE, _SHAPE_ARGS) = map(FORM_FIELDS.index, (
-    "id", "operands", "encoding_kind", "opsize16", "addrsize32", "imm_widths", "length", "shape", "shape_args"))
+(_ID, _OPERANDS, _ENCODING_KIND, _OPSIZE16, _ADDRSIZE32, _IMM_WIDTHS, _LENGTH, _SHAPE, _SHAPE_ARGS, _CPUID) = map(
+    FORM_FIELDS.index, ("id", "operands", "encoding_kind", "opsize16", "addrsize32", "imm_widths", "length", "shape",
+                        "shape_args", "cpuid"))
+# The CPUID features of VEX forms that re-encode AVX-512 instructions: AVX-VNNI, AVX-IFMA and AVX-NE-CONVERT came
+# after AVX512_VNNI, AVX512_IFMA and AVX512_BF16, and GNU as and llvm-mc write their mnemonics with EVEX unless told
+# `{vex}` (`vpdpbusd xmm1, xmm2, xmm3` is 62 F2 6D 08 50 CB; `{vex} vpdpbusd …` C4 E2 69 50 CB). x86gen._choose.candidates
+# leaves such a VEX form out where an EVEX form takes the operands, so code assembled by x86gen runs where theirs does.
+VEX_ON_REQUEST = frozenset(("AVX_VNNI", "AVX_IFMA", "AVX_NE_CONVERT"))
 _VSIB = ("mx", "my", "mz")   # the signature heads of memory operands with an xmm/ymm/zmm index (`x86gen.VsibMem`)
 _MEMORY_HEADS = ("m", "moffs", *_VSIB)   # a plain memory operand's signature: one of these and its size, if sized
 _REG_KIND: dict[str, str] = {}   # a register signature → its register class ("eax" → "r32", "MM" → "mm"), on first use
@@ -68,7 +74,7 @@ def first_choice(mnemonic: str, sig: tuple) -> tuple[list, bool, bool] | None:
     if not ok: return None   # the error: x86gen._choose says which forms there are
     # forms that only a prefix word asks for (`_choose._sized_kind`): a 16-bit branch (o16) is left out where another
     # form takes the operands (jne rel8/rel32, not rel16); a 32-bit implicit address is left to x86gen._choose
-    if any(r[_ADDRSIZE32] for r in ok): return None
+    if any(r[_ADDRSIZE32] or r[_CPUID] in VEX_ON_REQUEST for r in ok): return None   # (and VEX_ON_REQUEST: x86gen._choose)
     ok = [r for r in ok if not (r[_OPSIZE16] and _is_branch(r))]
     if not ok: return None
     rel = any(map(_is_branch, ok))

@@ -347,7 +347,7 @@ def test_vex3_on_every_vex_form_like_iced():
     bad, n = [], 0
     for form, ops in _every_form_instances(2):
         if form.encoding_kind != "vex": continue
-        plain = x86gen.encode(form.mnemonic, *ops)
+        plain = x86gen.encode("{vex}" + form.mnemonic, *ops)   # (`{vex}`: vpdpbusd's plain text is EVEX, VEX_ON_REQUEST)
         def vex3_encoder():
             e = I.Encoder(64)
             e.prevent_vex2 = True

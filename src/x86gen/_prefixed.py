@@ -10,7 +10,7 @@ from ._choose import candidates, canonical, range_error
 from ._runtime import label_error
 from ._strings import string_operands
 from ._table import A32_SPELLED, IMPLICIT_MEM, REG_ADDRESS
-from .encoder import STRING_MNEMONICS, _key, select, xchg_choice
+from .encoder import STRING_MNEMONICS, VEX_PREFIX, _key, select, xchg_choice
 from .errors import EncodeError, OperandError, PrefixError, fmt_operands
 from .forms import Form, forms_of
 from .memory import A32Mem, Mem, SegMem, a32_error
@@ -110,6 +110,8 @@ def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, For
     legacy = [w for w in words if w not in P.SEGMENTS and w not in (P.ADDR32, P.DATA16)]
     if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
         raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
+    if "{vex3}" in legacy and any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
+        mn = VEX_PREFIX + mn   # {vex3} asks for VEX as {vex} does (`{vex3} vpdpbusd`: AVX-VNNI, not AVX512_VNNI)
     n = (seg is not None or "notrack" in legacy) + prefix67 + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
     want = {P.SPEC_NAME.get(w, w) for w in legacy if w in P.PREFIX_BYTES}
     if sized:   # the forms with a 32-bit implicit address or a 16-bit branch (their bytes have the 67 / 66)

@@ -93,6 +93,21 @@ def test_assembler_emit_form_and_rel32():
     with pytest.raises(OperandError): a.emit_form("ADD_RM32_IMM32", eax, top)
 
 
+def test_emit_form_of_the_other_encoding_lists_its_pseudo_prefix():
+    """A VEX or EVEX form that the mnemonic alone would not choose is listed with ``{vex}``/``{evex}``, so that
+    `Assembler.text` assembles back to its bytes (GNU as 2.40 gives these bytes for the listed lines)."""
+    xmm1, xmm2, xmm3 = x86gen.xmm1, x86gen.xmm2, x86gen.xmm3
+    a = Assembler(listing=True)
+    for fid in ("VEX_VPDPBUSD_XMM_XMM_XMMM128", "EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32", "VEX_VADDPS_XMM_XMM_XMMM128",
+                "EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32"):
+        a.emit_form(fid, xmm1, xmm2, xmm3)
+    lines = [ln.strip() for ln in a.text().splitlines()]
+    assert lines == ["{vex} vpdpbusd xmm1, xmm2, xmm3", "vpdpbusd xmm1, xmm2, xmm3", "vaddps xmm1, xmm2, xmm3",
+                     "{evex} vaddps xmm1, xmm2, xmm3"]
+    want = bytes.fromhex("c4e26950cb" "62f26d0850cb" "c5e858cb" "62f16c0858cb")   # GNU as 2.40, line by line
+    assert a.assemble() == want and x86gen.assemble(a.text()) == want
+
+
 def test_parse_is_one_line_to_mnemonic_and_operands():
     """`x86gen.parse` (lazily x86gen.text.parse_text_line; it named a function that did not exist) reads one line,
     any case, comments allowed, into what `encode` takes: `add eax, [rdi+4]` is GNU as's 03 47 04."""

@@ -144,6 +144,19 @@ def nop_fill(n: int) -> bytes:
     return NOPS[9] * (n // 9) + NOPS[n % 9]
 
 
+def _listed_mnemonic(form, ops: tuple) -> str:
+    """The mnemonic a listing writes for ``form`` given by `Assembler.emit_form`: with ``{vex}``/``{evex}`` where the
+    mnemonic alone would choose the other encoding (EVEX vaddps, VEX vpdpbusd), so that `Assembler.text` assembles back
+    to the form's bytes. (Another form of the same encoding, such as ADD_RM32_IMM32 for a small immediate, has no such
+    word: its text gives the shorter form.)"""
+    kind = form.encoding_kind
+    if kind == "legacy": return form.mnemonic
+    try: default = select(form.mnemonic, *ops)
+    except EncodeError: return form.mnemonic
+    if default.encoding_kind == kind: return form.mnemonic
+    return ("{evex} " if kind == "evex" else "{vex} ") + form.mnemonic
+
+
 class _Branch:
     """A branch to a label (or an absolute address) between two chunks; its size is chosen by relaxation."""
     __slots__ = ("mnemonic", "target", "choices", "k", "line")
@@ -629,7 +642,7 @@ class Assembler(AsmMethods):
             self._add(out, form.mnemonic, rec)
             return
         out = form(*ops)
-        self._add(out, form.mnemonic, ops)
+        self._add(out, form.mnemonic if self._text is None else _listed_mnemonic(form, ops), ops)
 
     # ---- data and alignment --------------------------------------------------------------------------
 

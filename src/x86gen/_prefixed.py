@@ -147,7 +147,7 @@ def _encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0) -> tuple[bytes, For
 
 
 # the legacy prefix bytes that may come before a form's REX byte (its own 66, 67, F2, F3: SDM Vol.2 2.2.1, REX last)
-_BEFORE_REX = frozenset((0x66, 0x67, 0xF2, 0xF3, 0xF0, 0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65))
+_BEFORE_REX = frozenset({0x66, 0x67, *(b for b, _ in P.PREFIX_BYTES.values()), *P.SEGMENTS.values()})
 # operand kinds of a REX.W form that read less than the 64-bit register they name (objdump names the register by what is
 # read: `rex.W pinsrw xmm0,eax,0`, `rex.WB lldt r15w`)
 _NARROW_READ = re.compile(r"r64/m(8|16|32)")

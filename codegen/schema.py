@@ -1,8 +1,8 @@
 """The form schema: the fields of a row of the generated form table, named once.
 
 `codegen.spec.Form` has an attribute of each name (`codegen.render.row` reads them in this order),
-`_gen/forms.tsv` stores each row as a JSON array in this order, and `_gen/schema.py`, rendered from
-these lists, names them for the runtime (`x86gen._table.FormRow` / `OperandRow`, named tuples). Adding a
+`_gen/table.py` stores each row as a JSON array in this order, and `_gen/schema.py`, rendered from
+these lists, names them for the runtime (`x86gen.table.FormRow` / `OperandRow`, named tuples). Adding a
 field is one entry here plus the attribute that `codegen.spec` computes for it (as the EVEX fields
 tuple_type … evex_rc are).
 """

@@ -1,7 +1,7 @@
 """Group the forms' encoders by shape, for the generated module ``_gen/encoders.py``.
 
-Each form's encoder is written by x86gen's own code writer (`x86gen._specialize.build`, which the
-run-time plans of `x86gen.encoder` use too, so both write the same code). Two forms have the same
+Each form's encoder is written by x86gen's own code writer (`x86gen.encoding.writer.build`, which the
+run-time plans of `x86gen.selection.plans` use too, so both write the same code). Two forms have the same
 *shape* when their encoders differ only in literals (opcode, prefix and map bytes, W/L/pp bits,
 /digit, the form id in error calls, immediate ranges, a branch's length). One function per shape is
 generated: ``shape_<ID>(fid, k0, k1, …)`` binds the literals that differ between its forms and
@@ -26,9 +26,9 @@ SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 
 
 def _code_writer():
-    """`x86gen._specialize` of this tree (not another installed x86gen)."""
+    """`x86gen.encoding.writer` of this tree (not another installed x86gen)."""
     if sys.path[0] != SRC: sys.path.insert(0, SRC)
-    import x86gen._specialize as writer
+    import x86gen.encoding.writer as writer
     if not os.path.abspath(writer.__file__).startswith(SRC + os.sep):
         raise RuntimeError(f"codegen needs the x86gen of {SRC}, but imported {writer.__file__} (set PYTHONPATH={SRC})")
     return writer
@@ -45,7 +45,6 @@ class Shape:
     code: str                       # the factory's body: enc and fits, indented by 4
     bytes_params: list[str]         # parameters given as lists of ints, made bytes once when bound
     forms: list[str] = field(default_factory=list)   # the ids of its forms, in spec order
-    solo: bool = False                                 # a module of its own (`chunks`)
 
     @property
     def has_fits(self) -> bool: return "\n    def fits(" in "\n" + self.code
@@ -120,37 +119,17 @@ def group(rows_by_id: dict[str, tuple]) -> tuple[list[Shape], dict[str, tuple[in
             bound = dict(zip(params.values(), (vec[j] for vec in params)), fid=repr(fid))
             back = _render(first[3], first[2], [bound.get(n, n) for n in names])
             if back != src: raise AssertionError(f"{fid}: shape {shape.name} does not give its code")
-    # the shapes of the ALU family first (`SOLO_MNEMONICS`' forms), each to have a module of its own (`chunks`)
-    mnemonic_at = FORM_FIELD_NAMES.index("mnemonic")
-    solo = list(dict.fromkeys(per_form[fid][0] for fid, r in rows_by_id.items()
-                              if r[mnemonic_at] in SOLO_MNEMONICS and per_form[fid][0] >= 0))
-    order = solo + [i for i in range(len(shapes)) if i not in set(solo)]
-    renumber = {old: new for new, old in enumerate(order)}
-    for i in solo: shapes[i].solo = True
-    shapes = [shapes[i] for i in order]
-    per_form = {fid: (renumber[i] if i >= 0 else i, args) for fid, (i, args) in per_form.items()}
     return shapes, per_form
 
 
-CHUNK = 4   # shapes per generated module: without a bytecode cache, a first use compiles one module (~0.25 ms per shape)
-# The shapes of add's and sub's forms each have a module of their own, numbered first: those of the ALU family (add/
-# sub/and/or/xor/cmp/adc/sbb, and mov's r/m,r and r,r/m) in 8/16/32/64 bits, with registers, memory and immediates,
-# which most programs, and most first encodes, use. (add's /0 forms write no ModRM.reg bits, so their shapes are add's
-# own; sub's /5 ones are those of or/adc/sbb/and/xor/cmp too.)
-SOLO_MNEMONICS = ("add", "sub")
-
-
-def solo_count(shapes: list[Shape]) -> int:
-    """How many shapes, numbered first, have a module each (`SOLO_MNEMONICS`')."""
-    return sum(s.solo for s in shapes)
+CHUNK = 32   # shapes per generated module, in the order of their first forms (neighbouring forms in the spec are of
+# one family, often used together): with bytecode, a module of 32 shapes loads in about 0.1 ms, and a program touches a
+# few of the 17 modules, not all (one module of all 518 shapes takes about 2.5 ms to load)
 
 
 def chunks(shapes: list[Shape]) -> list[list[Shape]]:
-    """The shapes in modules: the first `solo_count` one each, then `CHUNK` each, in the order of their first forms
-    (neighbouring forms in the spec are of one family, often used together); `x86gen._gen.encoders.shape` finds
-    shape ``i`` in them."""
-    n = solo_count(shapes)
-    return [[s] for s in shapes[:n]] + [shapes[i:i + CHUNK] for i in range(n, len(shapes), CHUNK)]
+    """The shapes in modules, `CHUNK` each; `x86gen._gen.encoders.shape` finds shape ``i`` in module ``i // CHUNK``."""
+    return [shapes[i:i + CHUNK] for i in range(0, len(shapes), CHUNK)]
 
 
 def chunk_module(n: int) -> str:
@@ -158,9 +137,9 @@ def chunk_module(n: int) -> str:
 
 
 def imports(shapes: list[Shape]) -> dict[str, list[str]]:
-    """The names the shapes' code uses: helpers of `x86gen._runtime`, register classes, fixed registers (R_eax)."""
+    """The names the shapes' code uses: helpers of `x86gen.encoding.runtime`, register classes, fixed registers (R_eax)."""
     writer = _code_writer()
-    from x86gen._specialize import HELPERS
+    from x86gen.encoding.runtime import HELPERS
     names = set()
     for s in shapes:
         for t in tokenize.generate_tokens(io.StringIO(s.code).readline):

@@ -281,7 +281,7 @@ def test_register_address_forms_refuse_mixed_sizes(form_id, ops, match):
 
 
 def test_register_address_mnemonics_are_those_with_32bit_address_forms():
-    # `REG_ADDRESS` (x86gen._table) names the mnemonics whose 32-bit addresses are forms of their own (`a32_memory`)
-    from x86gen._table import REG_ADDRESS, a32_memory
+    # `REG_ADDRESS` (x86gen.table) names the mnemonics whose 32-bit addresses are forms of their own (`a32_memory`)
+    from x86gen.table import REG_ADDRESS, a32_memory
     assert {f.mnemonic for f in x86gen.all_forms() if a32_memory(f)} == REG_ADDRESS
     assert all(a32_memory(f) == f.id.endswith("_R32_M512") for mn in REG_ADDRESS for f in x86gen.forms.forms_of(mn))

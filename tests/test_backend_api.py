@@ -109,7 +109,7 @@ def test_emit_form_of_the_other_encoding_lists_its_pseudo_prefix():
 
 
 def test_parse_is_one_line_to_mnemonic_and_operands():
-    """`x86gen.parse` (lazily x86gen.text.parse_text_line; it named a function that did not exist) reads one line,
+    """`x86gen.parse` (lazily x86gen.syntax.parse_text_line, through x86gen.text) reads one line,
     any case, comments allowed, into what `encode` takes: `add eax, [rdi+4]` is GNU as's 03 47 04."""
     mn, ops = x86gen.parse("ADD eax, dword ptr [rdi+4]  # c")
     assert (mn, ops) == ("add", (x86gen.eax, x86gen.dword(x86gen.rdi, disp=4)))

@@ -206,18 +206,19 @@ def test_mem_absolute_normalised_signed_64():
 
 def test_caches_bounded():
     from x86gen import encoder
+    from x86gen.selection import candidates, plans
     ymm = [x86gen.REGISTERS[f"ymm{i}"] for i in range(16)]
     for a in ymm:
         for b in ymm:
             for c in ymm:
                 x86gen.encode("vpaddd", a, b, c)   # 4096 register combinations of one signature
     plan = encoder._PLANS["vpaddd", "ymm", "ymm", "ymm"]
-    assert plan.cache_info().currsize <= encoder.REG_MEMO_MAX < 4096
-    n_plans, n_compiled, n_cand = len(encoder._PLANS), len(encoder._COMPILED), len(encoder._CANDIDATES)
+    assert plan.cache_info().currsize <= plans.REG_MEMO_MAX < 4096
+    n_plans, n_compiled, n_cand = len(encoder._PLANS), len(plans._COMPILED), len(candidates._CANDIDATES)
     for i in range(20000):   # distinct immediates and displacements: no new signatures, no new entries
         x86gen.encode("add", rax, i)
         x86gen.encode("mov", eax, mem(rax, disp=i, size=32))
-    assert (len(encoder._PLANS), len(encoder._COMPILED), len(encoder._CANDIDATES)) <= (n_plans + 2, n_compiled + 2, n_cand + 2)
+    assert (len(encoder._PLANS), len(plans._COMPILED), len(candidates._CANDIDATES)) <= (n_plans + 2, n_compiled + 2, n_cand + 2)
     from x86gen import memory
     # (base or none, index (a GPR but rsp, xmm0-15, ymm0-15) or none, scale): bounded by the registers
     assert len(memory._SHAPES) <= 18 * (15 + 32 + 1) * 4
@@ -277,7 +278,7 @@ def test_threads_first_use_publishes_complete_objects():
 
 
 def test_threads_form_build_stores_encoder_last():
-    """`Form._build` stores `_enc` (what readers test) after `_fits` and `_src`."""
+    """`Form._build` stores `_enc` (what readers test) after `_fits`."""
     from x86gen.forms import Form
 
     class Recorder:
@@ -290,7 +291,7 @@ def test_threads_form_build_stores_encoder_last():
 
     rec = Recorder(x86gen.get_form("ADD_RM32_IMM8").row)
     Form._build(rec)
-    assert rec.order[-1] == "_enc" and set(rec.order) == {"_enc", "_fits", "_src"}
+    assert rec.order[-1] == "_enc" and set(rec.order) == {"_enc", "_fits"}
 
 
 def test_threads_branch_plan_marked_before_it_is_published(monkeypatch):
@@ -323,7 +324,7 @@ def _staircase(n: int) -> str:
 def test_relaxation_staircase_near_linear():
     import time
 
-    from x86gen.assembler import parse_program
+    from x86gen.program_text import parse_program
     a = parse_program(_staircase(8000))
     t = time.perf_counter()
     code = a.assemble()

@@ -46,7 +46,7 @@ BASE = 0x1_0000_0000   # address of the first instance: every rel32 target stays
 
 REASONS = ("x86gen shorter", "other opcode, same length", "VEX for an EVEX form, longer",
            "EVEX for an AVX-VNNI/AVX-IFMA/AVX-NE-CONVERT form without {vex}, as GNU as and llvm-mc")
-# the VEX forms whose text without `{vex}` x86gen encodes with EVEX (x86gen._first_use.VEX_ON_REQUEST)
+# the VEX forms whose text without `{vex}` x86gen encodes with EVEX (x86gen.selection.candidates.VEX_ON_REQUEST)
 _VEX_ON_REQUEST = {I.CpuidFeature.AVX_VNNI, I.CpuidFeature.AVX_IFMA, I.CpuidFeature.AVX_NE_CONVERT}
 
 # Spelling classes of objdump's text that x86gen's parser does not read (yet): name -> a pattern of the
@@ -56,7 +56,7 @@ _VEX_ON_REQUEST = {I.CpuidFeature.AVX_VNNI, I.CpuidFeature.AVX_IFMA, I.CpuidFeat
 # xacquire/xrelease, objdump's segment words `cs nop` and overrides `fs:0x28`, `fs:[rax]`, the string instructions'
 # `movs BYTE PTR es:[rdi],BYTE PTR ds:[rsi]`, `FWORD`/`OWORD PTR`, 32-bit addresses `[eax+ecx*2]`, `data16 sldt WORD PTR
 # [rax]` (the o16 form) and the `rex.W`/`rex.WXB` words before a REX.W that changes nothing (`rex.W pinsrw xmm0,eax,0`,
-# `rex.W call FWORD PTR [rsp]`; `x86gen._prefixed.encode_rex`).
+# `rex.W call FWORD PTR [rsp]`; `x86gen.selection.prefixed.encode_rex`).
 OBJDUMP_SPELLINGS: dict[str, str] = {}
 
 

@@ -605,7 +605,7 @@ def test_gather_scatter_api_and_iced_text():
      r"EVEX_VPSCATTERDD_VM32Z_K1_ZMM needs a mask k1-k7 on its memory operand"),
     (lambda: x86gen.forms.EVEX_VGATHERDPS_XMM_K1_VM32X(X(1), x86gen.dword(rax, X(2), 4)), x86gen.EvexOperandError, r"needs a mask"),
     (lambda: x86gen.assemble("vgatherpf0dps [rax+zmm2*4]"), x86gen.EvexOperandError, r"needs a mask k1-k7 on its memory operand"),
-    # the encoder's aaa= (the mask number x86gen._evex passes) is 1-7 or refused, never other P2 bits
+    # the encoder's aaa= (the mask number x86gen.encoding.decorated passes) is 1-7 or refused, never other P2 bits
     (lambda: x86gen.forms.EVEX_VPGATHERDD_ZMM_K1_VM32Z(Z(1), x86gen.dword(rax, Z(2), 4), aaa=9), x86gen.EvexOperandError,
      r"needs a mask"),
     (lambda: x86gen.assemble("vpgatherdd zmm1 {k0}, [rax+zmm2*4]"), x86gen.EncodeError, r"k0 cannot be a write mask"),

@@ -1,5 +1,5 @@
 """AVX-512 decorations in text, in both dialects: masks ``{k1}``, zeroing ``{z}``, broadcast ``{1toN}`` / ``bcst``,
-rounding ``{rn-sae}`` … ``{sae}``, and their errors (x86gen._evex_text).
+rounding ``{rn-sae}`` … ``{sae}``, and their errors (x86gen.syntax).
 
 Expected bytes: llvm-mc 14 (``llvm-mc-14 -triple=x86_64 -x86-asm-syntax=intel -show-encoding``) and GNU as 2.40
 (``as --64 -msyntax=intel -mnaked-reg``) on the GNU-dialect text, which agree on every line of `CASES`; the other two
@@ -32,7 +32,7 @@ from x86gen import (
     zmm2,
     zmm3,
 )
-from x86gen._evex_text import Decorations
+from x86gen.syntax import Decorations
 
 # (GNU as / llvm-mc text, objdump's text, iced's text, bytes)
 CASES = [
@@ -129,7 +129,7 @@ def test_printed_text_reads_back(gnu, objdump, iced, hexbytes):
     text = str(ins)
     assert x86gen.assemble(text).hex() == hexbytes, text
     assert ins.encode().hex() == hexbytes
-    a = x86gen.assembler.parse_program(objdump)
+    a = x86gen.program_text.parse_program(objdump)
     assert a.assemble().hex() == hexbytes
     assert x86gen.assemble(a.text()).hex() == hexbytes, a.text()
 
@@ -246,7 +246,7 @@ def test_listing_prints_the_gnu_dialect_and_reads_back():
     a.vaddps(zmm1.k(k1).z, zmm2, dword(rax).bcst)
     a.emit("vaddps", zmm1, zmm2, zmm3, rc=RN_SAE)
     a.vmovups(x86gen.zmmword(rax).k(k1), zmm1)
-    x86gen.assembler.parse_program("vaddss xmm1{k1}{z}{rd-sae}, xmm2, xmm3", asm=a)
+    x86gen.program_text.parse_program("vaddss xmm1{k1}{z}{rd-sae}, xmm2, xmm3", asm=a)
     want = "62f16cd95808" "62f16c1858cb" "62f17c491108" "62f16eb958cb"
     assert a.assemble().hex() == want
     texts = [t for _a, _b, t in a.lines()]
@@ -291,5 +291,5 @@ def test_broadcast_count_chooses_the_vector_length(text, hexbytes):
     assert x86gen.assemble(f"nop\n{text}\n").hex() == "90" + hexbytes
     ins = Instruction.parse(text)
     assert ins.encode().hex() == hexbytes and x86gen.assemble(str(ins)).hex() == hexbytes, str(ins)
-    a = x86gen.assembler.parse_program(text)   # the listing names the form the bytes are (its {1toN})
+    a = x86gen.program_text.parse_program(text)   # the listing names the form the bytes are (its {1toN})
     assert x86gen.assemble(a.text()).hex() == hexbytes, a.text()

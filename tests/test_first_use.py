@@ -1,10 +1,10 @@
-"""The first use of a signature (`x86gen._first_use`, from the table's text) chooses what `x86gen._choose` chooses.
+"""A signature's plan before and after it is compiled (`x86gen.selection.plans`) encodes the same bytes.
 
-`x86gen.encode` asks `_first_use.first_choice` the first time it meets a (mnemonic, operand signature) and
-`_choose.plan_for` from the second on, so two pieces of code choose forms. These tests check, for every signature
-that some form of the table takes, that where the first answers it names the same forms in the same order as
-`_choose.candidates` and the same mode (the shortest form, or the first whose immediates fit) as `plan_for`; and
-that the bytes of a first encode are those of a second (the fuzz tests compare both with iced-x86).
+`x86gen.encode` and the `Assembler` keep one plan per (mnemonic, operand signature). Its first `COMPILE_AFTER` uses
+call the chosen forms' generated encoders (`plans.fallback`); then it is compiled from the same forms' code written for
+the signature (`plans.compile_plan`). Both encode the forms `plans.plan_choice` names, in the same order; these tests
+check, for every signature that some form of the table takes, that the two give the same bytes (or the same error), and
+that the bytes of a first, second and compiled encode are the oracle's (the fuzz tests compare every form with iced-x86).
 """
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ import itertools
 import pytest
 
 import x86gen
-from x86gen import _choose
 from x86gen import forms as F
-from x86gen._first_use import first_choice, takes
+from x86gen.encoding.runtime import LabelOperand
 from x86gen.memory import MEMORY_SIZES, Mem
 from x86gen.registers import REGISTERS
+from x86gen.selection import plans
+from x86gen.table import takes
 
 # a register for each register signature: the class ("r32": ebx, not eax, whose signature is "eax"), or the register
 _REG_OF_SIG: dict[str, object] = {}
@@ -60,34 +61,34 @@ def _signatures():
                 yield f.mnemonic, sig
 
 
-def test_first_choice_is_plan_fors_choice():
-    """For every signature of every form: where `first_choice` answers, `_choose.candidates` has the same forms in the
-    same order, and `plan_for` the same mode. (Both test operand kinds with `takes`, which the fuzz tests check
-    against iced-x86 through every encode; this test checks the rest of the choice: order, prefix-word forms, modes.)
-    Where `first_choice` does not answer, `_choose` decides. It answers for almost every
-    signature without registers 16-31 or unsized memory, or the first encode would not be cheap."""
-    answered = declined = by_design = 0
+def _outcome(plan, ops, rel):
+    try: return (plan(*ops, ip=0x100) if rel else plan(*ops)).hex()
+    except x86gen.EncodeError as ex: return type(ex).__name__
+    except LabelOperand: return "LabelOperand"
+
+
+def test_compiled_plan_encodes_what_the_first_uses_encode():
+    """For every signature of every form (a register of each class, memory of each size, immediate 1): the plan of its
+    first uses and the compiled plan give the same bytes or the same error class. Both take the forms of
+    `plans.plan_choice`; this checks that the compiled code (each form's code written for the signature, the forms'
+    fit tests inline) is the generated encoders' code."""
+    compared = same_plan = 0
+    done: dict[tuple, str] = {}
     for mn, sig in _signatures():
-        choice = first_choice(mn, sig)
-        if choice is None:   # registers 16-31 and unsized memory are always x86gen._choose's; the others counted
-            if any(s[-1] == "+" or (s[0] == "m" and not s[-1].isdigit()) for s in sig): by_design += 1
-            else: declined += 1
-            continue
-        answered += 1
-        rows, fit, rel = choice
         ops = tuple(_value(s) for s in sig)
         assert tuple("i" if x.__class__ is int else x.sig for x in ops) == sig
-        forms, check = _choose.candidates(mn, sig, ops)
-        ids = [r[0] for r in rows]
-        assert fit == check, (mn, sig)
-        want = [f.id for f in forms] if fit else [forms[0].id]
-        assert ids == want, (mn, sig, ids, want)
-        assert rel == any(f.is_branch for f in forms), (mn, sig)
-        if not fit and len(forms) > 1 and forms[0].encoding_kind == "vex":
-            assert forms[1].length != forms[0].length, (mn, sig)   # (plan_for would choose by register)
-    # today 12,066 answered, 155 declined (xchg; equally long VEX forms such as FMA4's and vmovq xmm, xmm; forms with
-    # a 32-bit implicit address: monitor, jecxz, enqcmd r32, xstore), 19,789 by design
-    assert answered > 50 * declined and answered > 10_000, (answered, declined, by_design)
+        try: mode, chosen, rel, mem_at = plans.plan_choice(mn, sig, ops)
+        except x86gen.EncodeError: continue   # (no form takes the combination: a moffs with another operand, …)
+        if mode == "vex-any": continue        # (never compiled)
+        key = (mn, mode, mem_at, sig, tuple(r.id for r in chosen))
+        if key in done: same_plan += 1; continue
+        first = plans._labelled(plans.fallback(mn, mode, chosen, rel), mem_at)
+        compiled = plans.compile_plan(mn, sig, mode, mem_at, chosen, rel)
+        a, b = _outcome(first, ops, rel), _outcome(compiled, ops, rel)
+        assert a == b, (mn, sig, mode, [r.id for r in chosen], a, b)
+        done[key] = a
+        compared += 1
+    assert compared > 10_000, (compared, same_plan)
 
 
 # (mnemonic, operands, bytes): llvm-mc 14 (`llvm-mc -triple=x86_64 -x86-asm-syntax=intel -show-encoding`); jne: iced-x86,
@@ -101,17 +102,20 @@ FIRST_USES = [
 
 
 @pytest.mark.parametrize("mn, names, expected", FIRST_USES)
-def test_first_encode_is_the_second(mn, names, expected):
-    """A signature's first encode (`first_plan`), its second (which compiles the plan) and its third (the plan) give
-    the same bytes, the oracle's."""
+def test_first_encode_is_the_compiled_one(mn, names, expected, monkeypatch):
+    """A signature's first encodes (the generated encoders) and those after its plan is compiled give the same bytes,
+    the oracle's; and the plan `encode` keeps is compiled after `COMPILE_AFTER` uses (here 3)."""
     from x86gen import encoder
+    monkeypatch.setattr(plans, "COMPILE_AFTER", 3)
     ops = [x if isinstance(x, int) else x86gen.qword(x86gen.rbx, disp=8) if x.startswith("qword") else REGISTERS[x]
            for x in names]
     kw = {"ip": 0x10} if mn == "jne" else {}
     key = (mn, *["i" if x.__class__ is int else x.sig for x in ops])
-    assert first_choice(mn, key[1:]) is not None   # (the first use is first_plan's)
-    encoder._MET.discard(key)
-    encoder._PLANS.pop(key, None)
-    encoder._TABLES.pop(mn, None)
-    got = [x86gen.encode(mn, *ops, **kw).hex() for _ in range(3)]
-    assert got == [expected] * 3
+    monkeypatch.setattr(encoder, "_PLANS", {})
+    monkeypatch.setattr(encoder, "_TABLES", {})
+    monkeypatch.setattr(plans, "_HOT", set())
+    monkeypatch.setattr(plans, "_COMPILED", {})
+    got = [x86gen.encode(mn, *ops, **kw).hex() for _ in range(6)]
+    assert got == [expected] * 6
+    plan = encoder._PLANS[key]
+    assert hasattr(plan, "source") or hasattr(plan, "cache_info"), plan   # compiled (or a register-only memo)

@@ -67,7 +67,7 @@ from iced_oracle import (
 )
 
 import x86gen
-from x86gen._first_use import VEX_ON_REQUEST
+from x86gen.selection.candidates import VEX_ON_REQUEST
 
 R = x86gen.REGISTERS
 GPR64 = [r for r in R.values() if r.kind == "r64"]

@@ -393,8 +393,8 @@ def _instance(s):
 
 
 def _encode(s, ops) -> bytes:
-    from x86gen import _evex
-    return _evex.encode_form(s.get_form(), tuple(ops))
+    from x86gen.encoding.decorated import encode_form
+    return encode_form(s.get_form(), tuple(ops))
 
 
 @pytest.mark.parametrize("key", _avx512_keys(forms_only=True))

@@ -159,7 +159,7 @@ def test_prefixed_text_like_iced(text, iced):
     assert x86gen.assemble(text).hex(" ") == iced().hex(" ")
     a = x86gen.Assembler()   # the program parser and the Assembler's listing
     a.emit("nop")
-    x86gen.assembler.parse_program(text, asm=a)
+    x86gen.program_text.parse_program(text, asm=a)
     assert a.assemble()[1:] == iced()
 
 
@@ -254,7 +254,7 @@ def test_prefixed_text_like_gnu_as():
         assert _legacy_split(x86gen.assemble(line)) == _legacy_split(gnu.data), line
 
 
-# objdump's `rex.W…` words (x86gen._prefixed.encode_rex): the lines GNU as 2.40 also takes, with its bytes
+# objdump's `rex.W…` words (x86gen.selection.prefixed.encode_rex): the lines GNU as 2.40 also takes, with its bytes
 REX_GNU = [("rex.W nop", "4890"), ("rex.W getsec", "480f37"), ("rex.W jmp fword ptr [rax]", "48ff28"),
            ("rex.W call fword ptr [r12+r13*8-0x80]", "4bff5cec80"), ("rex.W pextrw ecx, xmm6, 0x5a", "66480fc5ce5a"),
            ("rex.W lldt word ptr [r13]", "490f005500"), ("rex.W sysret", "480f07")]

@@ -25,8 +25,8 @@ from iced_oracle import (
 
 import x86gen
 from x86gen import AsmSyntaxError, EncodeError, Instruction, Mem
-from x86gen.assembler import parse_program
-from x86gen.text import _GPR64_AS_32, _SELECTOR_READ
+from x86gen.program_text import parse_program
+from x86gen.syntax import _GPR64_AS_32, _SELECTOR_READ
 
 R = x86gen.REGISTERS
 HAVE_AS = shutil.which("as") is not None and shutil.which("objdump") is not None
@@ -344,7 +344,7 @@ def printed_meaning(form, ops, code, ip, text):
     the 32-bit register's form where the printer spelled an R32_SPELLED form's 64-bit register as 32-bit
     (iced does for all of them, objdump for the VEX ones but not for `movmskps rax, xmm0`). objdump shows a
     REX.W that changes nothing (`pinsrw xmm0, eax, 0` with REX.W) as a `rex.W` prefix word, which x86gen reads
-    (`x86gen._prefixed.encode_rex`): such an instance means the shortest REX.W form that takes its operands (its own
+    (`x86gen.selection.prefixed.encode_rex`): such an instance means the shortest REX.W form that takes its operands (its own
     form's bytes, or PEXTRW_R64_XMM_IMM8's 0F C5 for PEXTRW_R64M16_XMM_IMM8's 0F 3A 15 with a register), each form's
     bytes checked against iced by the fuzz tests and the two read alike by iced in tests/test_dialects.py."""
     if text.startswith("rex"):

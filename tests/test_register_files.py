@@ -10,7 +10,7 @@ import pytest
 
 import x86gen
 from x86gen import OperandError, mem
-from x86gen.text import parse_text_line
+from x86gen.syntax import parse_text_line
 
 R = x86gen.REGISTERS
 

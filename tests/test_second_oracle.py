@@ -543,9 +543,9 @@ def test_evex_decorated_text_through_gnu_as_and_llvm_mc(evex_text, form_id):
 
 def test_evex_text_check_detects_a_wrong_printer(monkeypatch):
     """The check can fail: a printer that drops the mask (GNU as then encodes aaa = 000) is caught."""
-    from x86gen import _evex_text
-    monkeypatch.setattr(_evex_text, "format_decorated",
-                        lambda x, n=0: x86gen.text.format_operand(x.op) if x.__class__ is x86gen.Masked else str(x.plain) + f"{{1to{n}}}")
+    from x86gen import syntax
+    monkeypatch.setattr(syntax, "format_decorated",
+                        lambda x, n=0: x86gen.syntax.format_operand(x.op) if x.__class__ is x86gen.Masked else str(x.plain) + f"{{1to{n}}}")
     res = run_evex_text([x86gen.get_form("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER")])
     assert res["EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER"].failures
 

@@ -13,8 +13,7 @@ from test_text_rules import check
 
 import x86gen
 from x86gen import OperandError, PrefixError, al, byte, dword, mem, qword, rax, rbx, rdi, rsi, xmm0, xmm1, xmmword
-from x86gen._choose import canonical
-from x86gen.encoder import STRING_GENERIC, STRING_MNEMONICS, string_operands
+from x86gen.selection.request import STRING_GENERIC, STRING_MNEMONICS, canonical, string_operands
 
 
 def test_string_mnemonics_are_the_generic_names_with_their_sizes():
@@ -181,7 +180,7 @@ def test_wrong_string_text_is_an_error(src):
 
 def test_string_mnemonics_are_the_tables():
     """`STRING_MNEMONICS` is the table's mnemonics with an implicit memory operand, their generic names and xlatb."""
-    from x86gen._table import IMPLICIT_MEM
+    from x86gen.table import IMPLICIT_MEM
     table = {f.mnemonic for f in x86gen.all_forms() if any(o.loc in IMPLICIT_MEM for o in f.operands)}
     generic = {m[:-1] for m in table if m[:-1] in ("movs", "cmps", "scas", "lods", "stos", "ins", "outs")}
     assert STRING_MNEMONICS == table | generic | {"xlatb"}

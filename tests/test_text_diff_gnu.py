@@ -61,8 +61,8 @@ from iced_oracle import (
 )
 
 import x86gen
-from x86gen.assembler import parse_program
 from x86gen.prefixes import allowed as allowed_prefixes
+from x86gen.program_text import parse_program
 
 pytestmark = [pytest.mark.skipif(not gnu_oracle.HAVE_GNU_AS, reason="GNU as not installed"), pytest.mark.xdist_group("text_diff_gnu")]
 

@@ -801,7 +801,7 @@ def test_unsupported_register_table_shrinks_with_registers():
     (zmm, xmm16-31, …) leaves the table by itself."""
     from x86gen.errors import UnsupportedRegisterError
     from x86gen.registers import REGISTERS, X86_REGISTER_NAMES
-    from x86gen.text import UNSUPPORTED_REGISTERS
+    from x86gen.syntax import UNSUPPORTED_REGISTERS
     assert not UNSUPPORTED_REGISTERS & REGISTERS.keys()
     assert UNSUPPORTED_REGISTERS <= X86_REGISTER_NAMES and REGISTERS.keys() <= X86_REGISTER_NAMES
     assert issubclass(UnsupportedRegisterError, OperandError)
@@ -951,8 +951,8 @@ def test_att_aliases_work_or_are_unknown_under_their_own_name(alias, gnu):
 
 
 def test_every_alias_names_a_mnemonic_or_is_unknown_as_itself():
-    from x86gen.encoder import MNEMONIC_ALIASES
     from x86gen.forms import mnemonics
+    from x86gen.selection.request import MNEMONIC_ALIASES
     known = set(mnemonics())
     for alias, target in MNEMONIC_ALIASES.items():
         if target in known: continue

@@ -279,9 +279,9 @@ from x86gen.integrations import tinygrad as xg
 n = xg.prebuild()
 mods = [m for k, m in sys.modules.items() if k.startswith("x86gen._gen.encoders.e")]
 vaddps = xg._ENC["VEX_VADDPS_YMM_YMM_YMMM256"](x86gen.ymm0, x86gen.ymm1, x86gen.ymm2)
-from x86gen import _table_text
+from x86gen import table
 print(n, len(mods), sum(bool(getattr(m, "_FROM_CODE_CACHE", False)) for m in mods),
-      x86gen.get_form("ADD_RM32_R32")(x86gen.eax, x86gen.ecx).hex(), vaddps.hex(), _table_text._READ == (b"", False))
+      x86gen.get_form("ADD_RM32_R32")(x86gen.eax, x86gen.ecx).hex(), vaddps.hex(), table._ROWS_TEXT is None)
 """
 
 
@@ -297,4 +297,4 @@ def test_start_up_cache_holds_the_shape_modules(tmp_path):
     n, mods, cached, add, vaddps, table_unread = runs[1]
     assert runs[0][2] == "0" and int(mods) > 0 and cached == mods, runs   # cold: imported; warm: every one from the cache
     assert (add, vaddps) == ("01c8", "c5f458c2") and runs[0][3:5] == runs[1][3:5]
-    assert runs[0][5] == "False" and table_unread == "True", runs   # warm: the forms' rows come from the cache, forms.tsv is not read
+    assert runs[0][5] == "False" and table_unread == "True", runs   # warm: the forms' rows come from the cache, the table is not loaded

@@ -300,7 +300,7 @@ class Workload:
         header = [".intel_syntax noprefix", ".text"]
         bodies = [W.text_lines(p, f".L{k}_") for k, p in enumerate(progs)]
         try:
-            from x86gen.assembler import assemble_program  # noqa: F401
+            from x86gen.program_text import assemble_program  # noqa: F401
             texts = ["\n".join(header + b) + "\n" for b in bodies]     # for one program: GNU as's file
             how = "labels"
         except ImportError:

@@ -31,12 +31,12 @@ SPEC_FILES = ["isa/x86_64.yaml", "isa/tinygrad.yaml"]   # tinygrad.yaml: tinygra
 BUDGETS: dict[str, tuple[int, int]] = {
     "src/x86gen/_gen/__init__.py": (1_000, 0),
     "src/x86gen/_gen/asm_methods.py": (8_000, 12),    # 36,327 B: ~30 method makers (one per shape) and the table of which makes each method
-    "src/x86gen/_gen/forms.tsv": (3_000, 310),        # 825 KB at 2,888 forms: a JSON row per form, ~285 B per form (read on
-    # first use); 280 until the row got disp8_n_bcst, mem_role, taken_reg/taken_mem and addrsize32 (with EVEX and string forms)
-    "src/x86gen/_gen/encoders/e*.py": (250_000, 70),  # 490 KB in all at 4,275 forms: one function per shape, 4 per module;
-    # 60 until the string, far-pointer, reserved-NOP and 0x67 forms brought shapes of their own; base 180 KB until the
-    # modules held 4 shapes instead of 8 (a first use compiles less), which doubled them, each with its ~0.6 KB header
-    "src/x86gen/_gen/encoders/__init__.py": (3_000, 0),
+    "src/x86gen/_gen/table.py": (3_000, 320),         # a JSON row per form, ~305 B per form: loaded on a first encode (about
+    # 1 ms with bytecode) and decoded one mnemonic at a time; 310 as a data file (forms.tsv), 280 until the row got
+    # disp8_n_bcst, mem_role, taken_reg/taken_mem and addrsize32 (with the EVEX and string forms)
+    "src/x86gen/_gen/encoders/e*.py": (160_000, 70),  # one function per shape, 32 per module; 60 until the string,
+    # far-pointer, reserved-NOP and 0x67 forms brought shapes of their own
+    "src/x86gen/_gen/encoders/__init__.py": (4_000, 0),
     "src/x86gen/_gen/schema.py": (6_000, 0),           # the row fields (codegen/schema.py)
     "src/x86gen/_gen/groups.py": (22_000, 44),        # 134 KB at 2,888 forms: 19.5 KB of docs and op-level groups, a row per
     # form that starts with its id (38 until the EVEX ids, EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, were a third of them)

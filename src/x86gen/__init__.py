@@ -16,6 +16,7 @@ eagerly (the AVX-512 decorations of `x86gen.evex` on first use); a mnemonic's fo
 """
 from __future__ import annotations
 
+from ._version import __version__  # noqa: F401
 from .errors import (
     AsmSyntaxError,
     DistinctRegistersError,
@@ -36,15 +37,12 @@ from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem, byte, dword, mem, qword,
 from .registers import *  # noqa: F403
 from .registers import REGISTERS, Reg, gpr, vec
 
-__version__ = "0.1.0"
-
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (3 ms); type checkers take it as True
 if TYPE_CHECKING:   # what __getattr__ imports on first use, for type checkers and IDEs (Assembler methods: _gen/asm_methods.pyi)
     from . import forms, groups, isel, jit, reference  # noqa: F401
     from ._gen.ops import Op  # noqa: F401
-    from ._select_form import select_form
     from .assembler import Assembler, Label  # noqa: F401
-    from .encoder import encode, select
+    from .encoder import encode, select, select_form
     from .evex import RD_SAE, RN_SAE, RU_SAE, RZ_SAE, SAE, Masked, masked  # noqa: F401
     from .forms import Form, all_forms, forms_of, get_form
     from .instruction import Instruction
@@ -52,33 +50,51 @@ if TYPE_CHECKING:   # what __getattr__ imports on first use, for type checkers a
     from .text import assemble  # noqa: F401
     from .text import parse_text_line as parse  # noqa: F401
 
-_LAZY = {
-    "encode": ("encoder", "encode"), "select": ("_select", "select"), "select_form": ("_select", "select_form"),
-    "assemble": ("text", "assemble"), "parse": ("text", "parse_text_line"),   # one line → (mnemonic, operands)
-    "Instruction": ("instruction", "Instruction"),
-    "Form": ("forms", "Form"), "get_form": ("forms", "get_form"), "forms_of": ("forms", "forms_of"),
-    "all_forms": ("forms", "all_forms"),
-    "Assembler": ("assembler", "Assembler"), "Label": ("assembler", "Label"),
-    "Op": ("_gen.ops", "Op"),
-    "IselError": ("isel", "IselError"),
-    # AVX-512 decorations (x86gen.evex: a plain encode does not need it; `reg.k(k1)` and `mem.bcst` import it too)
-    "Masked": ("evex", "Masked"), "masked": ("evex", "masked"),
-    "RN_SAE": ("evex", "RN_SAE"), "RD_SAE": ("evex", "RD_SAE"), "RU_SAE": ("evex", "RU_SAE"), "RZ_SAE": ("evex", "RZ_SAE"),
-    "SAE": ("evex", "SAE"),
-}
+def _load(name: str):
+    """The public name ``name`` of a module loaded on first use (its import is written out, one per module)."""
+    if name in ("encode", "select", "select_form"):
+        from . import encoder as m
+    elif name in ("assemble", "parse"):
+        from . import text as m
+        if name == "parse": return m.parse_text_line   # one line → (mnemonic, operands)
+    elif name == "Instruction":
+        from . import instruction as m
+    elif name in ("Form", "get_form", "forms_of", "all_forms"):
+        from . import forms as m
+    elif name in ("Assembler", "Label"):
+        from . import assembler as m
+    elif name == "Op":
+        from ._gen import ops as m
+    elif name == "IselError":
+        from . import isel as m
+    elif name in ("Masked", "masked", "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE"):   # AVX-512 decorations
+        from . import evex as m
+    else: raise AttributeError(f"module 'x86gen' has no attribute {name!r}")
+    return getattr(m, name)
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-        mod, attr = _LAZY[name]
-        value = getattr(importlib.import_module(f".{mod}", __name__), attr)
-        globals()[name] = value
-        return value
-    if name in ("forms", "groups", "isel", "jit", "reference", "evex"):
-        import importlib
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module 'x86gen' has no attribute {name!r}")
+    """The public names and modules that ``import x86gen`` does not load (see `_load`): loaded on first use."""
+    if name in _SUBMODULES:   # (`import x86gen.forms`: `from . import forms` would ask this function for it again)
+        if name == "forms":
+            import x86gen.forms as m
+        elif name == "groups":
+            import x86gen.groups as m
+        elif name == "isel":
+            import x86gen.isel as m
+        elif name == "jit":
+            import x86gen.jit as m
+        elif name == "reference":
+            import x86gen.reference as m
+        else:
+            import x86gen.evex as m
+        return m
+    value = _load(name)
+    globals()[name] = value
+    return value
+
+
+_SUBMODULES = ("forms", "groups", "isel", "jit", "reference", "evex")
 
 
 __all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",

@@ -29,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="x86gen", description="x86-64 assembler/encoder generated from isa/x86_64.yaml.",
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="Run `x86gen COMMAND --help` for the options of a command.")
-    from . import __version__
+    from ._version import __version__
     ap.add_argument("--version", action="version", version=f"x86gen {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def cmd_asm(args) -> int:
     from .program_text import parse_program
-    from .text import parse_int
+    from .syntax import parse_int
     if args.file is not None and args.text:
         print("x86gen asm: error: give the program as arguments or with -f, not both", file=sys.stderr)
         return 2
@@ -130,28 +130,10 @@ def _decode(data: bytes, name: str) -> str | None:
 
 # ---- info -----------------------------------------------------------------------------------------
 
-def _groups_of(form) -> list[str] | None:
-    """Names of the `x86gen.groups` groups containing ``form``, or None if that module is not there."""
-    try:
-        from . import groups  # built by another part of the project; optional here
-    except ImportError:
-        return None
-    for name in ("groups_of", "groups_for", "of_form", "form_groups"):
-        fn = getattr(groups, name, None)
-        if callable(fn):
-            for arg in (form.id, form):
-                try: res = fn(arg)
-                except Exception:  # noqa: BLE001 - unknown API: try the next spelling
-                    continue
-                return sorted({getattr(g, "name", str(g)) for g in res})
-    table = getattr(groups, "GROUPS", None)
-    if isinstance(table, dict):
-        out = []
-        for g, members in table.items():
-            ids = {getattr(m, "id", m) for m in (members.forms if hasattr(members, "forms") else members)}
-            if form.id in ids: out.append(getattr(g, "name", str(g)))
-        return sorted(out)
-    return None
+def _groups_of(form) -> list[str]:
+    """Names of the `x86gen.groups` groups that hold ``form``."""
+    from .groups import groups_of
+    return sorted(groups_of(form.id))
 
 
 def _flags_text(form) -> str:
@@ -179,8 +161,8 @@ def form_info(form) -> dict:
 
 
 def _resolve(name: str) -> tuple[str, list]:
-    from ._choose import canonical
     from .forms import forms_of, get_form
+    from .selection.request import canonical
     form_id = name.isupper() or "_" in name        # ADD_RM32_R32, vex_vaddps_…: a form id first
     if form_id:
         try: return name, [get_form(name.upper())]

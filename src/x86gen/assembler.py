@@ -48,24 +48,14 @@ loaded on first use: a program built with these methods never compiles the text 
 from __future__ import annotations
 
 import bisect
+import math
 import struct
 from itertools import accumulate
 
-from ._choose import candidates, canonical, no_form_error, plan_for
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
-from ._runtime import LabelOperand
-from ._table import A32_SPELLED
-from .encoder import (
-    EVEX_PREFIX,
-    MNEMONIC_ALIASES,
-    STRING_MNEMONICS,
-    VEX_PREFIX,
-    encode,
-    encode_prefixed,
-    lea_low_bits,
-    select,
-    string_operands,
-)
+from .diagnostics import no_form_error
+from .encoder import encode, select
+from .encoding.runtime import LabelOperand
 from .errors import (
     MAX_OUTPUT,
     EncodeError,
@@ -80,9 +70,16 @@ from .errors import (
     fmt_int,
     fmt_value,
 )
-from .evex import Masked, Rounding
-from .memory import A32Mem, Bcst, Mem, SegMem, size_named
-from .registers import REGISTERS
+from .evex import Rounding
+from .forms import form_of, forms_of, get_form
+from .memory import Bcst, Mem, SegMem, size_named
+from .registers import REGISTERS, Masked
+from .selection.candidates import candidates
+from .selection.plans import Replan, plan_for
+from .selection.prefixed import encode_prefixed
+from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, STRING_MNEMONICS, VEX_PREFIX, canonical, lea_low_bits, string_operands
+from .syntax import float_bits_text, insn_text
+from .table import A32_SPELLED
 
 __all__ = ["Assembler", "Label", "NOPS"]   # (parse_program and assemble_program: x86gen.program_text)
 # The record format and tables below without a leading underscore (TEXT_LEN, TEXT_PADS, PLANS_BY_SIGNATURE,
@@ -200,6 +197,16 @@ _SPACK = {1: struct.Struct("<b"), 2: struct.Struct("<h"), 4: struct.Struct("<i")
 DATA_DIRECTIVES = {1: "db", 2: "dw", 4: "dd", 8: "dq"}
 
 
+def _keep_plan(mn: str, sig: tuple, ops: tuple, key: tuple):
+    """The plan of ``key`` (mnemonic and signature) from `x86gen.selection.plans`, kept for `Assembler._emit` and the
+    generated method's fast path (its plan table)."""
+    plan = plan_for(mn, sig, ops)[0]
+    PLANS_BY_SIGNATURE[key] = plan
+    table = PLANS.get(mn)
+    if table is not None: _store(table.setdefault(len(sig), {}) if mn in VARIADIC else table, sig, plan)
+    return plan
+
+
 def _store(table: dict, sig: tuple, plan) -> None:
     """Put ``plan`` in a method's nested plan table (one dict level per operand)."""
     if not sig:
@@ -214,7 +221,7 @@ def _branch_info(mn: str) -> tuple:
     hit = _BRANCH_INFO.get(mn)
     if hit is None:
         lab = Label("x")
-        forms, _ = candidates(mn, ("l",), (lab,))
+        forms = [form_of(r) for r in candidates(mn, ("l",), (lab,))[0]]
         # never a form with a 32-bit implicit address (addr32 loop: counts in ecx) or a 16-bit branch (o16: AMD CPUs
         # truncate rip to 16 bits) unless it is the mnemonic's only kind (jecxz): relaxation must not change the operation
         forms = [f for f in forms if not (f.addrsize32 or f.opsize16)] or forms
@@ -231,7 +238,7 @@ def _branch16_info(mn: str, words: list[str]) -> tuple:
     hit = _BRANCH_INFO.get(key)
     if hit is None:
         a32 = "addr32" in words and canonical(mn) not in A32_SPELLED   # (jecxz says its 32-bit address itself)
-        forms, _ = candidates(mn, ("l",), (Label("x"),), "data16 addr32" if a32 else "data16")
+        forms = [form_of(r) for r in candidates(mn, ("l",), (Label("x"),), "data16 addr32" if a32 else "data16")[0]]
         hit = tuple((f, f.length, *f.imm_ranges(0)[0]) for f in forms)
         _BRANCH_INFO[key] = hit
     return hit
@@ -490,7 +497,6 @@ class Assembler(AsmMethods):
         canon = MNEMONIC_ALIASES.get(mn)
         if canon in BRANCH_MNEMONICS: return self.emit(canon, *ops)
         if canon in PLAIN_MNEMONICS: return self._emit(mn, ops)
-        from .forms import forms_of
         for pseudo in (EVEX_PREFIX, VEX_PREFIX):   # `{evex} vaddps`, `{vex} vpdpbusd`
             if mn.startswith(pseudo) and forms_of(mn[len(pseudo):]): return self._emit(mn, ops)
         forms_of(mn)                     # raises UnknownMnemonicError with suggestions
@@ -503,32 +509,27 @@ class Assembler(AsmMethods):
 
     def _emit(self, mn: str, ops: tuple) -> None:
         """Append one instruction: the general path, taken by ``*ops`` methods, `emit` and the generated
-        methods' first use of an operand signature, label operands and errors (see the module doc)."""
+        methods' first use of an operand signature, label operands, plans due to be compiled and errors (see the
+        module doc)."""
         try: sig = tuple(["i" if x.__class__ is int else x.sig for x in ops])
-        except AttributeError:
-            from .forms import forms_of
-            raise no_form_error(mn, ops, forms_of(canonical(mn))) from None
+        except AttributeError: raise no_form_error(mn, ops, forms_of(canonical(mn))) from None
         if "l" in sig:   # a label where memory is meant: [rip+label]
             return self._emit(mn, tuple(x.mem() if x.__class__ is Label else x for x in ops))
         key = (mn, *sig)
         plan = PLANS_BY_SIGNATURE.get(key)
         if plan is None:
-            if any(x.__class__ in DECORATED_OPERANDS for x in ops): return self._emit_evex(mn, ops, None)   # {k1}, {z}, {1toN}
-            if any(x.__class__ is SegMem or x.__class__ is A32Mem for x in ops):   # fs:[rax], [eax]: a segment / 0x67 prefix
-                return self._emit_prefixed(mn, ops)
             if mn in STRING_MNEMONICS:   # `movsb`, `lodsb byte ptr [rsi]`: the form's name and operands
                 m2, filled = string_operands(mn, ops)
                 if m2 is not mn or filled is not ops: return self._emit(m2, filled)
-            if mn == "lea" and sig[-1][:5] == "moffs":   # lea r32, [0x80000000]: the low 32 bits (encoder.lea_low_bits)
+            if mn == "lea" and sig[-1][:5] == "moffs":   # lea r32, [0x80000000]: the low 32 bits (selection.request.lea_low_bits)
                 near = lea_low_bits(mn, ops)
                 if near is not None: return self._emit(mn, near)
-            plan = plan_for(mn, sig, ops, labels=True)[0]
-            PLANS_BY_SIGNATURE[key] = plan
-            table = PLANS.get(mn)
-            if table is not None:   # the generated method's fast path from now on
-                _store(table.setdefault(len(sig), {}) if mn in VARIADIC else table, sig, plan)
+            plan = _keep_plan(mn, sig, ops, key)
         try: out = plan(*ops)
         except LabelOperand: return self._emit_rip(mn, ops)
+        except Replan:   # used often enough to be compiled: again, with the compiled plan kept
+            _keep_plan(mn, sig, ops, key)
+            return self._emit(mn, ops)
         self._add(out, mn, ops)
 
     def _add(self, out: bytes, kind, items: tuple) -> None:
@@ -537,9 +538,9 @@ class Assembler(AsmMethods):
         if self._text is not None: self._text += (kind, *items, *TEXT_PADS[len(items)])
 
     def _emit_evex(self, mn: str, ops: tuple, rc: int | None) -> None:
-        """An AVX-512 instruction with a masked destination, a broadcast source or rounding (`x86gen._evex`, the
-        slow path; never planned). Its record holds the operands and, with ``rc``, an `x86gen.evex.Rounding` after
-        them. A label in a memory operand is not supported here (yet)."""
+        """An AVX-512 instruction with rounding ``rc`` (`x86gen.encode`'s plans, kept by rounding and signature). Its
+        record holds the operands and an `x86gen.evex.Rounding` after them. A label in a memory operand is not
+        supported here (yet)."""
         for x in ops:
             m = x.op if x.__class__ is Masked else x
             if m.__class__ is Label or (isinstance(m, Mem) and m.label is not None):
@@ -569,6 +570,9 @@ class Assembler(AsmMethods):
     def _emit_rip(self, mn: str, ops: tuple) -> None:
         """An instruction whose memory operand names a label (``[rip+label]``): encoded with the label's
         displacement left at its addend, patched by `assemble`."""
+        if any(x.__class__ in DECORATED_OPERANDS for x in ops):
+            raise OperandError(f"{mn}: a label memory operand with masking or broadcast is not supported by the Assembler"
+                               " (yet); load the address into a register")
         i = next(i for i, x in enumerate(ops) if x.__class__ in (Mem, SegMem) and x.label is not None)
         m = ops[i]
         if m.base is not _RIP: raise OperandError(f"{mn}: a label in memory operand {m} must be RIP-relative ([rip+{m.label}])")
@@ -622,9 +626,7 @@ class Assembler(AsmMethods):
         """Append one instruction in exactly this form (a form id or `x86gen.Form`), listed like any other:
         ``a.emit_form("ADD_RM32_IMM32", eax, 1)`` is ``81 c0 01 00 00 00`` where ``a.add(eax, 1)`` picks
         ``83 /0 ib``. A branch form takes a label (or name, or address) and keeps its size: no relaxation."""
-        if not hasattr(form, "operands"):
-            from .forms import get_form
-            form = get_form(form)
+        if not hasattr(form, "operands"): form = get_form(form)
         if form.is_branch and len(ops) == 1 and ops[0].__class__ in (str, Label):
             choice = next(c for c in _branch_info(form.mnemonic) if c[0] is form)
             target = ops[0]
@@ -859,7 +861,7 @@ class Assembler(AsmMethods):
         None means void). An empty program raises `EncodeError`."""
         import ctypes
 
-        from . import jit
+        from . import jit  # (ctypes and mmap: loaded when a program is first run)
         code = self.assemble()
         if not code: raise EncodeError("jit: the program is empty (no machine code to run)")
         return jit.compile(code, ctypes.c_int64 if restype is _INT64 else restype, argtypes, name=name)
@@ -872,7 +874,6 @@ class Assembler(AsmMethods):
         text = self._text
         if text is None:
             raise NoListingError("this Assembler keeps no listing: make it with Assembler(listing=True) for lines(), listing(), text()")
-        from .program_text import data_text, insn_text, target_text
         code = self.assemble()
         base, starts, vstart, vsize = self._layout[:4]
         out: list[tuple[int | None, bytes, str]] = []
@@ -953,9 +954,27 @@ for _alias, _canon in MNEMONIC_ALIASES.items():
         setattr(Assembler, _alias, getattr(AsmMethods, _m))
 
 
-def __getattr__(name: str):
-    """`parse_program` and `assemble_program` live in `x86gen.program_text` (loaded on first use)."""
-    if name in ("parse_program", "assemble_program"):
-        from . import program_text
-        return getattr(program_text, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def target_text(t) -> str:
+    """A branch target's text: the label's name or the absolute address."""
+    return t.name if t.__class__ is Label else f"{t:#x}"
+
+
+def data_text(size: int, values: tuple) -> str:
+    """A data record's directive (db/dw/dd/dq, .float/.double) with its values."""
+    if size in (4, 8) and values and all(v.__class__ is float and math.isfinite(v) for v in values):
+        # floats print as .float/.double (the text parser refuses floats in dd/dq, as GNU as does);
+        # repr() round-trips every finite float exactly
+        return (".float " if size == 4 else ".double ") + ", ".join(repr(v) for v in values)
+    parts = []
+    for v in values:
+        c = v.__class__
+        if c is int: parts.append(f"{v:#x}" if v >= 0 else f"-{-v:#x}")
+        elif c is float: parts.append(float_bits_text(size, v))   # mixed with ints or not finite: the stored bits
+        elif c is str or c is bytes or c is bytearray:
+            b = v.encode() if c is str else bytes(v)
+            parts.append(", ".join(f"{x:#x}" for x in b) if any(x < 32 or x > 126 or x in b'"\\' for x in b)
+                         else '"' + b.decode() + '"')
+        elif c is Label: parts.append(v.name)
+        else: parts.append(expr_text(v.plus, v.minus, v.addend))
+    return f"{DATA_DIRECTIVES[size]} " + ", ".join(parts)

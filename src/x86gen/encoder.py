@@ -1,92 +1,37 @@
-"""`encode(mnemonic, *operands)`: choose the form from the operands and encode it.
+"""The encode facade: `encode` (choose the form from the operands and encode), `select` (the form `encode` would use)
+and `select_form` (the form among a backend's allowed ones that encodes some operands, by an immediate policy).
 
-Forms are chosen as GNU as chooses them: among the forms whose operand kinds match, the shortest
-(`Form.length`, then file order), taking the first whose immediates fit — so ``add eax, 1`` is
-``83 /0 ib``, ``add eax, 1000`` is ``05 id`` and ``jmp`` takes rel8 when the target is in reach.
-`encode` keeps one plan per (mnemonic, operand signature): a function that encodes that signature. The first time
-it meets a signature, `x86gen._first_use` chooses from the table's text and the chosen forms' generated encoders
-encode (so a one-off encode, such as a process's first, builds no `Form` and compiles no code); the second time,
-`x86gen._choose.plan_for` compiles the plan, which is kept.
+Forms are chosen as GNU as chooses them: among the forms whose operand kinds match, the shortest (`Form.length`, then
+file order), taking the first whose immediates fit — so ``add eax, 1`` is ``83 /0 ib``, ``add eax, 1000`` is
+``05 id`` and ``jmp`` takes rel8 when the target is in reach. The choice is `x86gen.selection`'s: a request passes
+`x86gen.selection.request` (aliases, string instructions, xchg and lea rewrites), `x86gen.selection.prefixed` (prefix words),
+`x86gen.selection.candidates` and `x86gen.selection.plans`, which every door that encodes by mnemonic shares (`encode`,
+`select`, `x86gen.Instruction`, the `x86gen.Assembler`); a given form encodes through `x86gen.forms.Form`, which takes
+the same operands (`x86gen.encoding.decorated`).
 
-Only what a plain instruction needs is here (its source is compiled by every process without a bytecode
-cache); the rest loads on first use: x86gen._choose (candidates and plans), _aliases, _strings, _prefixed, _narrow
-(pseudo-prefixes, movabs, prefix words, registers 16-31), _select, _plan_compiler, _encode_errors,
-_operand_rewrites (xchg, lea of a far address), _vex_rm_swap (their names stay importable from this module,
-`_ELSEWHERE`).
+`encode` keeps each (mnemonic, operand signature)'s plan in a table indexed one operand at a time, so that a signature
+met before costs a few dict look-ups and one call.
 """
 from __future__ import annotations
 
-import sys
-
-from ._first_use import first_plan
-from ._runtime import LabelOperand, label_error
-from .memory import A32Mem, Bcst, SegMem
-
-
-def _decorated(ops: tuple) -> bool:
-    """Is one of ``ops`` a masked destination or a broadcast source, which only the EVEX slow path (x86gen._evex,
-    imported when one is met) encodes (`x86gen._evex.DECORATED`)? A `x86gen.evex.Masked` exists only once
-    x86gen.evex is imported, so a plain encode does not import it."""
-    evex = sys.modules.get(f"{__package__}.evex")
-    masked = evex.Masked if evex is not None else Bcst
-    return any(x.__class__ is Bcst or x.__class__ is masked for x in ops)
-
-EVEX_PREFIX = "{evex}"   # a mnemonic "{evex}vaddps" encodes with an EVEX form only (the text pseudo-prefix `{evex} vaddps`)
-VEX_PREFIX = "{vex}"     # and "{vex}vaddps" with a VEX form only (`{vex} vpdpbusd`, as objdump prints AVX-VNNI)
-
-# Parts of the encoder that a plain instruction does not need, in modules loaded on first use (their names stay
-# importable from here, through `__getattr__`): each line is a module and the names it holds. (One string: a plain
-# encode compiles one constant, not a dict of them.)
-_ELSEWHERE = """
-_choose canonical candidates plan_for keep_plan no_form_error range_error _matches _accumulator_nop _sized_kind
-_choose _CANDIDATES _COMPILED REG_MEMO_MAX _fallback _compile_plan _far_address_error _size_word
-_aliases MNEMONIC_ALIASES
-_strings string_operands _implied _SIZE_SUFFIX _ACCUMULATORS
-_prefixed encode_prefixed _encode_prefixed _encode_prefixed_a32 _segment _string_segments
-_plan_compiler _parts _nofit
-_select select select_form IMM_POLICIES _evex_choose
-_operand_rewrites xchg_choice _XCHG_ACCUMULATOR _XCHG_SELF_NOP _XCHG_RM lea_low_bits
-_vex_rm_swap _rm_index _by_rm_register _shortest_of _vex_alternatives
-_narrow _movabs_form SELECTOR_READ
-"""
-
-
-def __getattr__(name: str):
-    for line in _ELSEWHERE.strip().splitlines():
-        mod, *names = line.split()
-        if name in names:
-            import importlib
-            return getattr(importlib.import_module(f".{mod}", __package__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# ---- string instructions: operands the text may leave out, and the names without a size -------------------------
-#
-# The string instructions (SDM Vol.2 MOVS, CMPS, SCAS, LODS, STOS, INS, OUTS), xlat and maskmovdqu/maskmovq address
-# memory through fixed registers (isa/README.md: m8@rsi, m8@esrdi, m8@rbxal, m128@rdi). Their forms take those
-# operands explicitly, as iced-x86's Codes do (``encode("movsb", byte(rdi), byte(rsi))``); GNU as also takes them
-# without operands (``movsb``, ``rep stosq``, ``xlatb``), with some left out (iced-x86's ``lodsb byte ptr [rsi]``,
-# ``maskmovdqu xmm0, xmm1``), and by the name without a size suffix, sized by the operands (``movs byte ptr [rdi],
-# byte ptr [rsi]``, ``lods eax, dword ptr [rsi]``). `x86gen._strings.string_operands` turns each of those into a
-# form's operands; `x86gen._prefixed` applies segment overrides and prefix words to them.
-# (Written out, not computed: a plain encode compiles two constants. tests/test_strings.py checks the rule: each
-# generic name with each size suffix b/w/d/q, but no insq/outsq.)
-STRING_GENERIC = frozenset("movs cmps scas lods stos ins outs".split())
-STRING_MNEMONICS = frozenset("""movs movsb movsw movsd movsq cmps cmpsb cmpsw cmpsd cmpsq scas scasb scasw scasd scasq
-    lods lodsb lodsw lodsd lodsq stos stosb stosw stosd stosq ins insb insw insd outs outsb outsw outsd
-    xlat xlatb maskmovdqu maskmovq vmaskmovdqu""".split())
-
-
-def _key(mnemonic: str, ops: tuple) -> tuple:
-    """The operand signature: register kind (or the register, for al/cl/eax/…), memory size, 'i', 'l'."""
-    return (mnemonic, *["i" if x.__class__ is int else x.sig for x in ops])
-
+from .diagnostics import label_error, no_form_error, unknown_mnemonic_error
+from .encoding.decorated import encode_form, int_operands, is_wrapped
+from .encoding.runtime import LabelOperand
+from .errors import OperandError, UnknownMnemonicError, fmt_value
+from .forms import Form, describe_operand, form_of, get_form
+from .memory import Mem
+from .selection.candidates import choose
+from .selection.plans import Replan, plan_for
+from .selection.prefixed import encode_prefixed, signature
+from .selection.request import STRING_MNEMONICS, canonical, lea_low_bits, string_operands
+from .table import mnemonics, rows_of
 
 # encode()'s plans: published complete (built in locals, stored last), so that another thread (free-threaded CPython
 # included) that finds one finds it whole
-_PLANS: dict[tuple, object] = {}      # (mnemonic, *signature) → plan
-_RPLANS: set = set()                  # the plans of rel8/rel32 forms, which take ``ip=``
-_MET: set = set()                     # the (mnemonic, *signature) met once, whose plan the next use compiles
+_TABLES: dict[str, dict] = {}      # mnemonic → {number of operands: {signature: …: plan}} (1 to 3 operands)
+_PLANS: dict[tuple, object] = {}   # (mnemonic, *signature) → plan (any number of operands)
+_RPLANS: set = set()               # the plans of rel8/rel32 forms, which take ``ip=``
+_RC_PLANS: dict[tuple, tuple] = {} # (mnemonic, rc, *signature) → (plan, takes ip=)
 
 
 def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
@@ -98,7 +43,7 @@ def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
     (``dword(rax).bcst``) and ``rc=`` (`x86gen.RN_SAE` … `x86gen.RZ_SAE`, `x86gen.SAE`) choose among the EVEX forms
     that allow them (`x86gen.EvexOperandError` when none does).
     """
-    if rc is not None: return _evex_encode(mnemonic, ops, rc, ip)
+    if rc is not None: return _encode_rc(mnemonic, ops, ip, rc)
     # fast path: the plan from the mnemonic's table, one dict level per operand signature (no tuple to build
     # or hash), then the plan's one frame; a plan of a branch form takes ip= (and defaults to ip=0)
     try:
@@ -113,55 +58,109 @@ def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
         elif n == 1:
             a = ops[0]
             plan = _TABLES[mnemonic][1]["i" if type(a) is int else a.sig]
-        else: return _encode(mnemonic, ops, ip)
+        else: plan = _PLANS[(mnemonic, *signature(ops))]
     except (KeyError, AttributeError, TypeError): return _encode(mnemonic, ops, ip)
     try:
         if ip and plan in _RPLANS: return plan(*ops, ip=ip)
         return plan(*ops)
     except LabelOperand: raise label_error(mnemonic, ops) from None
-
-
-_TABLES: dict[str, dict] = {}   # encode(): mnemonic → {number of operands: {signature: …: plan}}
+    except Replan: return _encode(mnemonic, ops, ip)
 
 
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
-    """`encode` for a signature met the first time (and for 0 or 4 operands, and errors): choose and keep its plan."""
-    if mnemonic.__class__ is not str or " " in mnemonic or mnemonic in STRING_MNEMONICS or SegMem in map(type, ops) \
-            or A32Mem in map(type, ops):   # prefix words, segment overrides, 32-bit addresses, string instructions
-        from ._encode_rare import rewritten
-        done = rewritten(mnemonic, ops, ip, _encode)
-        if done is not None: return done
-    try: key = _key(mnemonic, ops)
+    """`encode` of a signature met the first time (or whose plan is due to be compiled), and of everything that is
+    not a plain instruction: prefix words, string instructions written short, int-like immediates, errors."""
+    if mnemonic.__class__ is not str: raise unknown_mnemonic_error(mnemonic, [])
+    if " " in mnemonic: return encode_prefixed(mnemonic, ops, ip)[0]   # prefix words: `lock add`, `rep movsb`
+    if mnemonic in STRING_MNEMONICS:   # `movsb`, `lods eax, dword ptr [rsi]`: the form's name and operands
+        mn, filled = string_operands(mnemonic, ops)
+        if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
+    try: sig = signature(ops)
     except AttributeError:   # immediates given as bool / numpy integers (operator.index), or no operand at all
-        from ._encode_rare import int_like
-        return int_like(mnemonic, ops, ip, _encode)
-    if "l" in key[1:]: raise label_error(mnemonic, ops)   # (never cached: the fast path comes back here)
-    if key[0] == "lea" and key[-1][:5] == "moffs":
-        from ._encode_rare import lea_far
-        done = lea_far(mnemonic, ops, ip, _encode)
-        if done is not None: return done
-    plan = _PLANS.get(key)
-    if plan is None:
-        if _decorated(ops):   # masks, broadcast: the EVEX slow path (no plan)
-            return _evex_encode(mnemonic, ops, None, ip)
-        if key not in _MET:
-            # the signature's first use: the chosen forms' own (generated) encoders, chosen from the table's text
-            # where `first_plan` can (else by x86gen._choose, as its `_fallback` calls them); the plan is compiled on
-            # the second use (a one-off encode, such as a process's first, builds no Form and compiles no code)
-            first = first_plan(mnemonic, key[1:])
-            if first is None:
-                from ._choose import plan_for
-                first = plan_for(mnemonic, key[1:], ops, compiled=False)
-            plan, rel = first
-            _MET.add(key)
-            try: return plan(*ops, ip=ip) if rel else plan(*ops)
-            except LabelOperand: raise label_error(mnemonic, ops) from None
-        from ._choose import keep_plan
-        plan = keep_plan(mnemonic, key, ops, _PLANS, _RPLANS, _TABLES)
-    try: return plan(*ops, ip=ip) if plan in _RPLANS else plan(*ops)
+        ints = int_operands(ops)
+        if ints is not None: return _encode(mnemonic, ints, ip)
+        rows = rows_of(canonical(mnemonic))
+        if rows is None: raise unknown_mnemonic_error(mnemonic, mnemonics()) from None
+        raise no_form_error(mnemonic, ops, rows) from None
+    if "l" in sig: raise label_error(mnemonic, ops)   # (never kept: the fast path comes back here)
+    if mnemonic == "lea" and sig[-1][:5] == "moffs":   # lea r32, [0x80000000]: the low 32 bits (selection.request)
+        near = lea_low_bits(mnemonic, ops)
+        if near is not None: return _encode(mnemonic, near, ip)
+    plan, rel = plan_for(mnemonic, sig, ops)
+    if rel: _RPLANS.add(plan)   # (first: whoever finds the plan in a table knows it takes ip=)
+    _PLANS[(mnemonic, *sig)] = plan
+    if 1 <= len(ops) <= 3:
+        t = _TABLES.setdefault(mnemonic, {}).setdefault(len(ops), {})
+        for s in sig[:-1]: t = t.setdefault(s, {})
+        t[sig[-1]] = plan
+    try: return plan(*ops, ip=ip) if rel else plan(*ops)
+    except LabelOperand: raise label_error(mnemonic, ops) from None
+    except Replan: return _encode(mnemonic, ops, ip)
+
+
+def _encode_rc(mnemonic: str, ops: tuple, ip: int, rc) -> bytes:
+    """`encode` with ``rc=`` (AVX-512 static rounding or SAE): the plans are kept by rounding and signature."""
+    try:
+        key = (mnemonic, rc, *signature(ops))
+        hit = _RC_PLANS.get(key)
+    except (AttributeError, TypeError): key = hit = None   # (an operand without a signature, an unhashable rc)
+    if hit is None:
+        if mnemonic.__class__ is not str: raise unknown_mnemonic_error(mnemonic, [])
+        if " " in mnemonic: return encode_prefixed(mnemonic, ops, ip, rc)[0]
+        if key is None:
+            ints = int_operands(ops)
+            if ints is not None: return _encode_rc(mnemonic, ints, ip, rc)
+            return encode_prefixed(mnemonic, ops, ip, rc)[0]   # (says what is wrong)
+        hit = plan_for(mnemonic, key[2:], ops, rc)
+        _RC_PLANS[key] = hit
+    plan, rel = hit
+    try: return plan(*ops, ip=ip) if rel else plan(*ops)
     except LabelOperand: raise label_error(mnemonic, ops) from None
 
 
-def _evex_encode(mnemonic, ops: tuple, rc, ip: int) -> bytes:
-    from ._encode_rare import evex_encode
-    return evex_encode(mnemonic, ops, rc, ip)
+def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
+    """The form `encode` would use for these operands (and rounding ``rc``, see `encode`)."""
+    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+    if " " in mnemonic: return encode_prefixed(mnemonic, ops, ip, rc)[1]   # (prefix words: checked by encoding)
+    if mnemonic in STRING_MNEMONICS: mnemonic, ops = string_operands(mnemonic, ops)   # `movsb`: its implied operands
+    try: sig = signature(ops)
+    except AttributeError:
+        ints = int_operands(ops)
+        if ints is None: return form_of(choose(mnemonic, (), ops))   # (raises the operand error)
+        ops, sig = ints, signature(ints)
+    if "l" in sig: raise label_error(mnemonic, ops)
+    form = form_of(choose(mnemonic, sig, ops, ip, rc))
+    if rc is not None or is_wrapped(ops): encode_form(form, ops, rc, ip)   # (a segment override or 0x67 it cannot take raises)
+    return form
+
+
+IMM_POLICIES = ("shortest", "widest")
+
+
+def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None, ip: int = 0, rc: int | None = None) -> Form:
+    """The form among ``forms`` (form ids or `Form` objects: the ones a backend allows for one of its
+    instructions) that encodes ``ops``, by a policy:
+
+    - ``imm="shortest"`` (default): the shortest form that accepts the operands (`Form.accepts`), as
+      `encode` chooses: ``add eax, 1`` takes ``83 /0 ib``;
+    - ``imm="widest"``: the form with the widest immediate field that accepts them: ``add eax, 1`` takes
+      ``81 /0 id`` (a fixed slot a JIT can patch, or bytes that match a backend that always emits it);
+    - ``imm_bits=N``: only forms whose immediates are N bits wide (forms without one also qualify).
+
+    Ties go to the first in ``forms``. An unsized memory operand that forms of different memory sizes
+    accept is an error (give it a size). Raises `x86gen.OperandError` when no form accepts the operands.
+    AVX-512 masks, broadcasts and ``rc=`` count as operands here: only forms that allow them accept them.
+    """
+    if imm not in IMM_POLICIES: raise OperandError(f"imm= must be one of {', '.join(IMM_POLICIES)}, not {str(imm)[:20]!r}")
+    fl = [f if isinstance(f, Form) else get_form(f) for f in forms]
+    ok = [f for f in fl if f.accepts(*ops, ip=ip, rc=rc)]
+    if imm_bits is not None: ok = [f for f in ok if all(o.imm in (None, imm_bits) for o in f.operands if o.kind != "1")]
+    if not ok:
+        got = ", ".join(describe_operand(x) for x in ops) or "no operands"
+        listed = "; ".join(f"{f.syntax} ({f.id})" for f in fl[:12]) + (" …" if len(fl) > 12 else "")
+        raise OperandError(f"none of the forms {listed} takes {got}" + (f" with {imm_bits}-bit immediates" if imm_bits else ""))
+    for i, x in enumerate(ops):
+        if isinstance(x, Mem) and not x.size and len({f.operands[i].mem for f in ok}) > 1:
+            raise OperandError(f"operand {i + 1} ({x}) needs a size: forms {', '.join(f.id for f in ok)} take it")
+    if imm == "widest": return max(ok, key=lambda f: sum(o.imm or 0 for o in f.operands if o.kind != "1"))   # first among equals
+    return min(ok, key=lambda f: f.length)

@@ -34,9 +34,8 @@ Decorations outside what a form allows raise `x86gen.EvexOperandError` naming th
 """
 from __future__ import annotations
 
-from .errors import EvexOperandError, fmt_value
-from .memory import A32Mem, Mem, VsibMem
-from .registers import KReg, Reg, Xmm, Ymm, Zmm
+from .memory import Mem
+from .registers import KReg, Masked, Reg, Xmm, Ymm, Zmm
 
 # Static rounding (SDM Vol.2 2.7.8, Table 2-36: EVEX.L'L with EVEX.b = 1, register operands only). Each also
 # suppresses all exceptions. The values are the L'L bits (the MXCSR.RC encoding, SDM Vol.1 4.8.4).
@@ -49,53 +48,6 @@ ROUNDING = (RN_SAE, RD_SAE, RU_SAE, RZ_SAE, SAE)
 # the text of each value as GNU as, llvm-mc and iced-x86 write it
 ROUNDING_NAMES = {RN_SAE: "rn-sae", RD_SAE: "rd-sae", RU_SAE: "ru-sae", RZ_SAE: "rz-sae", SAE: "sae"}
 
-_MASKABLE = (Xmm, Ymm, Zmm, KReg)   # XmmHigh/YmmHigh are subclasses of Xmm/Ymm
-
-
-class Masked:
-    """A destination with an opmask: ``zmm1 {k1}`` (merge-masking) or ``zmm1 {k1} {z}`` (zeroing-masking).
-
-    ``op`` is the register (xmm/ymm/zmm 0-31, or a k register: a masked compare's destination) or the memory
-    operand (a masked store); ``mask`` the `KReg` k1-k7 in EVEX.aaa; ``zero`` the EVEX.z bit. Immutable.
-    Build it with ``reg.k(k1)``, ``mem.k(k1)``, ``.z`` or `masked`. Only EVEX forms whose first operand
-    may be masked take it (`x86gen.EvexOperandError` otherwise). ``sig`` is the operand's signature
-    with ``{k}``/``{kz}`` appended (no plain form's signature)."""
-
-    __slots__ = ("op", "mask", "zero", "sig")
-
-    def __init__(self, op: Reg | Mem, mask: KReg, zero: bool = False):
-        if mask.__class__ is not KReg:
-            raise EvexOperandError(f"{fmt_value(op)}: a mask is a k register k1-k7, not {fmt_value(mask)}")
-        if mask.num == 0:
-            raise EvexOperandError(f"{fmt_value(op)} {{k0}}: k0 cannot be a mask (EVEX.aaa = 000 means no masking, SDM Vol.2"
-                                   " 2.7.3); leave the operand unmasked or use k1-k7")
-        if isinstance(op, Mem):
-            # VsibMem: a scatter's destination (a 32-bit address too: A32Mem, 0x67, SDM Vol.2 3.6)
-            if op.__class__ is not Mem and op.__class__ is not VsibMem and not (op.__class__ is A32Mem and op.plain.__class__ is VsibMem):
-                raise EvexOperandError(f"{fmt_value(op)}: only a plain or VSIB memory destination can be masked (not a"
-                                       " broadcast, segment-overridden or other 32-bit address operand)")
-            if zero:
-                raise EvexOperandError(f"{op} {{{mask}}} {{z}}: zeroing-masking with a memory destination is #UD (SDM Vol.2 2.8,"
-                                       " EVEX exception conditions: a masked store leaves the masked-off elements unwritten); drop {z}")
-        elif not isinstance(op, _MASKABLE):
-            raise EvexOperandError(f"{fmt_value(op)}: only xmm/ymm/zmm/k registers and memory destinations take a mask")
-        if zero.__class__ is not bool: raise EvexOperandError(f"zero= must be a bool, not {fmt_value(zero)}")
-        self.op, self.mask, self.zero = op, mask, zero
-        self.sig = f"{op.sig}{{kz}}" if zero else f"{op.sig}{{k}}"
-
-    @property
-    def z(self) -> Masked:
-        """The zeroing-masking copy: ``zmm1.k(k1).z`` is ``zmm1 {k1} {z}``."""
-        return Masked(self.op, self.mask, True)
-
-    @property
-    def kind(self) -> str:
-        return f"{self.op.kind} {{{self.mask}}}" + (" {z}" if self.zero else "")
-
-    def __str__(self) -> str: return f"{self.op} {{{self.mask}}}" + (" {z}" if self.zero else "")
-    def __repr__(self) -> str: return f"Masked({self})"
-    def __eq__(self, other): return other.__class__ is Masked and (self.op, self.mask, self.zero) == (other.op, other.mask, other.zero)
-    def __hash__(self): return hash((Masked, self.op, self.mask, self.zero))
 
 
 def masked(op: Reg | Mem, k: KReg, zero: bool = False) -> Masked:

@@ -1,73 +1,86 @@
 """`Instruction`: a mnemonic with operands that prints as Intel syntax and encodes to bytes."""
 from __future__ import annotations
 
-from .errors import OperandError
-from .text import _DECORATED, Decorations, format_operand
+from .encoder import encode, select
+from .errors import OperandError, fmt_value
+from .forms import Form, get_form
+from .selection.request import EVEX_PREFIX, VEX_PREFIX, canonical
+from .syntax import (
+    _DECORATED,
+    Decorations,
+    decorated_form,
+    format_instruction,
+    format_operand,
+    parse_line,
+    split_decorations,
+    strip_comment,
+)
 
 
 class Instruction:
     """One instruction, e.g. ``Instruction("add", eax, 1)``; ``str()`` is its Intel syntax.
 
     ``form`` is the chosen `Form` (the shortest that fits, as `x86gen.encode` chooses), unless a form
-    is given explicitly with ``Instruction.of_form``.
+    is given explicitly (``form=``, a `Form` or its id, or ``Instruction.of_form``): then it must be a form of the
+    mnemonic, and the instruction encodes in exactly that form.
     """
 
-    __slots__ = ("mnemonic", "operands", "_form", "rc")
+    __slots__ = ("mnemonic", "operands", "_form", "_chosen", "rc")
 
-    def __init__(self, mnemonic: str, *operands, form=None, rc: int | None = None):
+    def __init__(self, mnemonic: str, *operands, form: Form | str | None = None, rc: int | None = None):
         """``rc``: AVX-512 static rounding or SAE (`x86gen.RN_SAE` … `x86gen.SAE`, see `x86gen.evex`), or None."""
+        if form is not None:
+            if not isinstance(form, Form): form = get_form(form)
+            name = mnemonic.rpartition(" ")[2] if mnemonic.__class__ is str else mnemonic   # (after prefix words)
+            for pseudo in (EVEX_PREFIX, VEX_PREFIX):
+                if name.__class__ is str and name.startswith(pseudo): name = name[len(pseudo):]
+            if name.__class__ is not str or canonical(name) != form.mnemonic:
+                raise OperandError(f"Instruction({fmt_value(mnemonic)}, …, form={form.id}): {form.id} ({form.syntax}) is a form of"
+                                   f" {form.mnemonic}, not of {fmt_value(mnemonic)}")
         self.mnemonic, self.operands, self._form, self.rc = mnemonic, operands, form, rc
+        self._chosen = form
 
     @classmethod
     def of_form(cls, form_id: str, *operands, rc: int | None = None) -> Instruction:
-        from .forms import get_form
-        f = get_form(form_id)
+        """The instruction of exactly this form (a form id or `Form`)."""
+        f = form_id if isinstance(form_id, Form) else get_form(form_id)
         return cls(f.mnemonic, *operands, form=f, rc=rc)
 
     @classmethod
     def parse(cls, text: str) -> Instruction:
-        from .text import _strip_comment, parse_line
-        mn, ops = parse_line(_strip_comment(text).lower().strip())
-        if ops and ops[-1].__class__ is Decorations:   # AVX-512 {rn-sae} / {1toN} (x86gen._evex_text)
-            from ._evex_text import decorated_form, split_decorations
+        """One line of Intel syntax (`x86gen.syntax`: GNU as, objdump and iced-x86 spellings)."""
+        mn, ops = parse_line(strip_comment(text).lower().strip())
+        if ops and ops[-1].__class__ is Decorations:   # AVX-512 {rn-sae} / {1toN}
             ops, deco = split_decorations(ops)
             return cls(mn, *ops, form=decorated_form(mn, ops, deco), rc=deco.rc)
         return cls(mn, *ops)
 
     @property
-    def form(self):
-        if self._form is None:
-            from .encoder import select
-            self._form = select(self.mnemonic, *self.operands, rc=self.rc)
-        return self._form
+    def form(self) -> Form:
+        """The form the instruction encodes with (`x86gen.select`'s choice, unless one was given)."""
+        if self._chosen is None: self._chosen = select(self.mnemonic, *self.operands, rc=self.rc)
+        return self._chosen
 
     def encode(self, ip: int = 0) -> bytes:
-        f = self.form
-        if self.rc is not None: return f(*self.operands, rc=self.rc)   # (Form.__call__: the EVEX decorations path)
-        if f.mnemonic in ("xchg", "nop"):   # xchg eax, ecx is 91 (xchg ecx, eax), xchg ax, ax 66 90 (encoder.xchg_choice)
-            from .encoder import xchg_choice
-            xchg = xchg_choice(self.mnemonic, self.operands)
-            if xchg is not None: return f.encode(*xchg[1])
-        if f.is_branch: return f.encode(*self.operands, ip=ip)
-        try: return f.encode(*self.operands)
-        except OperandError:
-            from ._evex import decorated
-            if decorated(self.operands): return f(*self.operands)   # a masked or broadcast operand
-            raise
+        """The bytes, the instruction at address ``ip`` (which a branch's target is counted from)."""
+        f = self._form
+        if f is None: return encode(self.mnemonic, *self.operands, ip=ip, rc=self.rc)   # as x86gen.encode chooses
+        if f.is_branch: return f(*self.operands, ip=ip, rc=self.rc)
+        return f(*self.operands, rc=self.rc)
 
     def __bytes__(self) -> bytes: return self.encode()
 
     def __str__(self) -> str:
         """Intel syntax; AVX-512 decorations as GNU as and llvm-mc write them (``zmm1 {k1} {z}``, ``dword ptr
-        [rax]{1to16}``, ``{rn-sae}`` an operand of its own; `x86gen._evex_text.format_instruction`)."""
+        [rax]{1to16}``, ``{rn-sae}`` an operand of its own; `x86gen.syntax.format_instruction`)."""
         if self.rc is not None or any(o.__class__ in _DECORATED for o in self.operands):
-            from ._evex_text import format_instruction
             return format_instruction(self.mnemonic, self.operands, self.rc, lambda: self.form)
         return self.mnemonic + (" " + ", ".join(format_operand(o) for o in self.operands) if self.operands else "")
 
     def __repr__(self) -> str: return f"Instruction({str(self)!r})"
 
     def __eq__(self, other):
-        return isinstance(other, Instruction) and (self.mnemonic, self.operands, self.rc) == (other.mnemonic, other.operands, other.rc)
+        return isinstance(other, Instruction) and (self.mnemonic, self.operands, self.rc, self._form) == \
+            (other.mnemonic, other.operands, other.rc, other._form)
 
     def __hash__(self): return hash((self.mnemonic, self.operands, self.rc))

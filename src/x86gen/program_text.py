@@ -1,8 +1,5 @@
-"""Intel-syntax program text: `parse_program` / `assemble_program` (labels, directives, data, comments; GNU as,
-objdump and iced-x86 flavours) and the text of an `x86gen.Assembler` listing (`listing_texts`).
-
-Loaded on first use (by `x86gen.assemble`, `Assembler.lines`/`listing`/`text`, the CLI), so that a program built
-with the structured API never compiles the text parser. Operands and single lines are parsed by `x86gen.text`.
+"""Intel-syntax programs: `parse_program` / `assemble_program` (labels, directives, data, comments; GNU as, objdump and
+iced-x86 flavours), read into an `x86gen.Assembler`. Operands and single lines are read by `x86gen.syntax`.
 """
 from __future__ import annotations
 
@@ -10,13 +7,8 @@ import math
 import re
 import struct
 
-from ._choose import canonical
-from ._evex_text import Decorations, decorated_form, has_decorations, listed_decorated, parse_decorated, split_decorations
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, AsmMethods
-from ._runtime import LabelOperand
 from .assembler import (
-    DATA_DIRECTIVES,
-    DECORATED_OPERANDS,
     KEYWORD_METHODS,
     PLAIN_MNEMONICS,
     PLANS_BY_SIGNATURE,
@@ -25,19 +17,13 @@ from .assembler import (
     Assembler,
     DataExpr,
     Label,
-    expr_text,
 )
-from .encoder import EVEX_PREFIX, MNEMONIC_ALIASES
-from .errors import (
-    AsmSyntaxError,
-    EncodeError,
-    ImmediateRangeError,
-    UnknownMnemonicError,
-)
-from .evex import Rounding
+from .encoding.runtime import LabelOperand
+from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, UnknownMnemonicError
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS
-from .text import (
+from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, canonical
+from .syntax import (
     _CACHE_MAX,
     _FAR_DEFAULT,
     _FAR_MNEMONICS,
@@ -51,12 +37,15 @@ from .text import (
     PREFIX_WORDS,
     SHORTHANDS,
     UNSUPPORTED_REGISTERS,
+    Decorations,
     _simple_address,
     char_value,
     clip,
+    decorated_form,
     far_memory,
-    format_operand,
+    has_decorations,
     iced_sized,
+    parse_decorated,
     parse_int,
     parse_operand,
     parse_text_line,
@@ -64,6 +53,7 @@ from .text import (
     pseudo_op,
     shorthand,
     signed_terms,
+    split_decorations,
     split_statements,
     strip_block_comments,
     unescape,
@@ -71,43 +61,6 @@ from .text import (
 )
 
 _RIP = REGISTERS["rip"]
-
-
-def target_text(t) -> str:
-    """A branch target's text: the label's name or the absolute address."""
-    return t.name if t.__class__ is Label else f"{t:#x}"
-
-
-def insn_text(mn: str, ops: tuple, data: bytes = b"") -> str:
-    """An instruction record's Intel-syntax text (AVX-512 decorations as GNU as prints them)."""
-    if any(o.__class__ in DECORATED_OPERANDS or o.__class__ is Rounding for o in ops):   # AVX-512: {k1}, {1toN}, {rn-sae}
-        return listed_decorated(mn, ops, data)
-    return mn + (" " + ", ".join(format_operand(o) for o in ops) if ops else "")
-
-
-def data_text(size: int, values: tuple) -> str:
-    """A data record's directive (db/dw/dd/dq, .float/.double) with its values."""
-    if size in (4, 8) and values and all(v.__class__ is float and math.isfinite(v) for v in values):
-        # floats print as .float/.double (the text parser refuses floats in dd/dq, as GNU as does);
-        # repr() round-trips every finite float exactly
-        return (".float " if size == 4 else ".double ") + ", ".join(repr(v) for v in values)
-    parts = []
-    for v in values:
-        c = v.__class__
-        if c is int: parts.append(f"{v:#x}" if v >= 0 else f"-{-v:#x}")
-        elif c is float: parts.append(float_bits_text(size, v))   # mixed with ints or not finite: the stored bits
-        elif c is str or c is bytes or c is bytearray:
-            b = v.encode() if c is str else bytes(v)
-            parts.append(", ".join(f"{x:#x}" for x in b) if any(x < 32 or x > 126 or x in b'"\\' for x in b)
-                         else '"' + b.decode() + '"')
-        elif c is Label: parts.append(v.name)
-        else: parts.append(expr_text(v.plus, v.minus, v.addend))
-    return f"{DATA_DIRECTIVES[size]} " + ", ".join(parts)
-
-
-def float_bits_text(size: int, v: float) -> str:
-    """A float's stored bits as hex (dd/dq)."""
-    return f"{struct.unpack('<I', struct.pack('<f', v))[0]:#x}" if size == 4 else f"{struct.unpack('<Q', struct.pack('<d', v))[0]:#x}"
 
 
 # The plain (non-branch) methods by mnemonic, with their number of operands (-1: any), for the text parser.
@@ -132,7 +85,7 @@ _SYM_BRACKET = re.compile(r"^(.*?)\[(.*)\]$")
 _BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?)\s+", re.I)
 # Far branches to an immediate segment:offset (SDM Vol.2 JMP/CALL "far", EA/9A: invalid in 64-bit mode): x86gen
 # has no forms for them, and dropping `far` would give a near branch (`jmp far 0x10` was `eb 0e`). GNU as and
-# llvm-mc refuse `jmp far 0x10`. Far branches through memory are rewritten before (`x86gen.text.far_memory`).
+# llvm-mc refuse `jmp far 0x10`. Far branches through memory are rewritten before (`x86gen.syntax.far_memory`).
 _FAR = re.compile(r"^(?:far\b|[0-9a-fx]+\s*:)", re.I)
 # A line that is one label definition or one branch to a label (``jne .L3``), which `_Parser.line` takes without
 # `statement`'s steps; the branch mnemonics whose label operand those steps do nothing else with (no prefix word, far
@@ -327,7 +280,7 @@ class _Parser:
         return _BranchTo(low, branch_to) if branch_to is not None and not labels else None
 
     def decorated(self, mn: str, ops: tuple) -> None:
-        """Append an instruction whose operands end with `x86gen._evex_text.Decorations`: its rounding as ``rc=``, in
+        """Append an instruction whose operands end with `x86gen.syntax.Decorations`: its rounding as ``rc=``, in
         the form its ``{1toN}`` names where that is not the one the operands choose (`decorated_form`)."""
         ops, deco = split_decorations(ops)
         kw = {} if deco.rc is None else {"rc": deco.rc}
@@ -460,7 +413,7 @@ class _Parser:
 
     def instruction(self, mn: str, rest: str) -> str | None:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
-        if mn == EVEX_PREFIX:   # `{evex} vaddps …`: the EVEX forms only (x86gen._choose.candidates)
+        if mn == EVEX_PREFIX:   # `{evex} vaddps …`: the EVEX forms only (x86gen.selection.candidates)
             mn2, _, rest2 = rest.strip().partition(" ")
             mn2 = mn2.lower()
             if not mn2 or mn2.startswith("{") or mn2 in _PREFIXES:
@@ -470,11 +423,11 @@ class _Parser:
         if mn in PREFIX_WORDS:   # lock, rep, {vex}, {vex3}, objdump's `ss` …: kept as words of the mnemonic (x86gen.prefixes)
             mn, rest = prefix_words(mn, rest)
             words, _, mn = mn.rpartition(" ")
-        if mn in _PREFIXES or mn == "ret":   # iced-x86's `data16 push 5`, `ret far` (x86gen.text.iced_sized)
+        if mn in _PREFIXES or mn == "ret":   # iced-x86's `data16 push 5`, `ret far` (x86gen.syntax.iced_sized)
             sized = iced_sized(mn, rest)
             if sized is not None: mn, rest = sized
             elif mn != "ret": raise AsmSyntaxError(f"instruction prefix {clip(mn)} is not supported")
-        far = far_memory(mn, rest)   # `jmp far ptr [rax]`, `ljmp [rax]` (x86gen.text.far_memory)
+        far = far_memory(mn, rest)   # `jmp far ptr [rax]`, `ljmp [rax]` (x86gen.syntax.far_memory)
         if far is not None: mn, rest = far
         if mn in _FAR_MNEMONICS: raise UnknownMnemonicError(f"{mn}: far branches are not supported by x86gen")
         branch = canonical(mn) in BRANCH_MNEMONICS

@@ -28,7 +28,7 @@ Mapping a tinygrad instruction onto a form is then a lookup: fill each form oper
 ``TINYGRAD_GROUPS`` are 0.14.0's ``X86GroupOp`` sets (also as `x86gen.groups.TinygradGroupOp`),
 ``GROUP_DIFFERENCES`` why x86gen's semantic groups differ from them.
 
-Generated from isa/tinygrad.yaml. ``X86GroupOp`` lives in `x86gen.groups` and is re-exported here.
+Generated from isa/tinygrad.yaml. ``X86GroupOp`` lives in `x86gen.groups`.
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ from ._gen.reference import (
 
 __all__ = ["TINYGRAD_X86OPS", "NOT_INSTRUCTIONS", "EARLIER_CHANGE_X86OPS", "EARLIER_NOT_INSTRUCTIONS", "EARLIER_CHANGE_ONLY",
            "ALL_X86OPS", "TINYGRAD_GROUPS", "GROUP_DIFFERENCES", "TINYGRAD_LAYOUT", "LAYOUTS", "SOURCE_NOTES", "forms_for",
-           "ops_for"]   # and X86GroupOp, loaded from x86gen.groups on use
+           "ops_for"]
 
 TINYGRAD_X86OPS: dict[str, tuple[str, ...]]
 EARLIER_CHANGE_X86OPS: dict[str, tuple[str, ...]]
@@ -73,9 +73,3 @@ def ops_for(form_id: str) -> tuple[str, ...]:
     """The tinygrad X86Ops names that a form implements (empty for forms tinygrad does not use)."""
     return tuple(op for op, ids in ALL_X86OPS.items() if form_id in ids)
 
-
-def __getattr__(name: str):
-    if name == "X86GroupOp":
-        from .groups import X86GroupOp
-        return X86GroupOp
-    raise AttributeError(f"module 'x86gen.reference' has no attribute {name!r}")

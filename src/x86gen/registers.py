@@ -20,6 +20,8 @@ once so that encoding a form is a handful of attribute loads:
 """
 from __future__ import annotations
 
+from .errors import EvexOperandError, OperandError, fmt_value
+
 
 class Reg:
     """A machine register. Compare by identity; print as its Intel name."""
@@ -27,6 +29,7 @@ class Reg:
     __slots__ = ("name", "num", "size", "lo", "reg3", "rex_r", "rex_x", "rex_b", "vr", "vx", "vb", "vv", "evr", "evxb", "evv", "hi16",
                  "is4", "rex8", "high", "sig")
     kind = "reg"
+    encodings: frozenset[str] | None = None   # the encoding kinds that can carry the register, where not all can
 
     def __init__(self, name: str, num: int, size: int, *, high: bool = False):
         self.name, self.num, self.size, self.high = name, num, size, high
@@ -56,7 +59,6 @@ class Reg:
         is ymm3 (general registers: 8, 16, 32, 64; vector registers: 128, 256, 512). ah/ch/dh/bh have no
         other widths. Raises `x86gen.OperandError` for a width the register file does not have."""
         if self.high or self.kind in ("k", "mm", "tmm", "rip", "st", "sreg", "cr", "dr"):
-            from .errors import OperandError
             raise OperandError(f"{self.name} has no {bits}-bit form")
         return (gpr if self.kind[0] == "r" else vec)(self.num, bits)
 
@@ -92,10 +94,11 @@ class _Maskable:
     """The ``.k(mask)`` of the registers an EVEX form may mask (xmm/ymm/zmm 0-31 and k registers)."""
     __slots__ = ()
 
-    def k(self, mask: KReg):
-        """This register as a masked destination ``zmm1 {k1}`` (`x86gen.Masked`; ``.z`` on it adds ``{z}``).
+    mask_target = "register"   # (what `Masked` takes: xmm/ymm/zmm 0-31 and k registers)
+
+    def k(self, mask: KReg) -> Masked:
+        """This register as a masked destination ``zmm1 {k1}`` (`Masked`; ``.z`` on it adds ``{z}``).
         k0 is no mask (EVEX.aaa = 000 means none, SDM Vol.2 2.7.3): ``.k(k0)`` raises `x86gen.EvexOperandError`."""
-        from .evex import Masked
         return Masked(self, mask)
 
 
@@ -115,18 +118,21 @@ class XmmHigh(Xmm):
     """xmm16-xmm31: a 128-bit vector register that only EVEX encodes (SDM Vol.2 2.7.1, EVEX.R'/V'/X).
 
     A class of its own so that the legacy and VEX encoders, which test ``__class__ is Xmm``, refuse it at
-    no cost (`x86gen._runtime.operand_error` says why); EVEX encoders take both classes."""
+    no cost (`x86gen.diagnostics.operand_error` says why); EVEX encoders take both classes."""
     __slots__ = ()
+    encodings = frozenset(("evex",))
 
 
 class YmmHigh(Ymm):
     """ymm16-ymm31: a 256-bit vector register that only EVEX encodes (see `XmmHigh`)."""
     __slots__ = ()
+    encodings = frozenset(("evex",))
 
 
 class Zmm(_Maskable, Reg):
     """512-bit vector register (EVEX only)."""
     __slots__ = ()
+    encodings = frozenset(("evex",))
     kind = "zmm"
 
 
@@ -239,6 +245,18 @@ REGISTERS["eip"] = Rip("eip", 5, 32)
 # Aliases accepted on input: r8l … r15l (Intel's spelling of r8b … r15b).
 ALIASES = {f"r{i}l": REGISTERS[f"r{i}b"] for i in range(8, 16)}
 
+# The register names of every x86-64 register file, as GNU as and llvm-mc spell them in Intel syntax:
+# general, rip/eip/ip, segment (SDM Vol.1 3.4.2), control and debug (Vol.3 2.5, 18.2), x87 st(i)
+# and MMX (Vol.1 8.1, 9.2), xmm/ymm/zmm 0-31 and opmask k0-k7 (Vol.1 15.1), AMX tiles (tmm), MPX
+# bounds (bnd), and GNU as's zero index eiz/riz. Text reads any of these as a register, never as a
+# label; the ones REGISTERS lacks are reported as not supported (`x86gen.syntax.UNSUPPORTED_REGISTERS`).
+X86_REGISTER_NAMES = frozenset([
+    *REGISTERS, *ALIASES, "eip", "ip", "es", "cs", "ss", "ds", "fs", "gs", "eiz", "riz", "st",
+    *(f"{p}{i}" for p in ("cr", "dr") for i in range(16)), *(f"st({i})" for i in range(8)),
+    *(f"mm{i}" for i in range(8)), *(f"{p}mm{i}" for p in "xyz" for i in range(32)), *(f"k{i}" for i in range(8)),
+    *(f"tmm{i}" for i in range(8)), *(f"bnd{i}" for i in range(4)),
+])
+
 globals().update(REGISTERS)
 _BY_NUMBER: dict[tuple[str, int, int], Reg] = {(("v" if r.kind in ("xmm", "ymm", "zmm") else "g"), r.num, r.size): r
                                               for r in REGISTERS.values() if r.kind[0] in "rxyz" and r.kind != "rip" and not r.high}
@@ -247,7 +265,6 @@ _BY_NUMBER: dict[tuple[str, int, int], Reg] = {(("v" if r.kind in ("xmm", "ymm",
 def _by_number(file: str, num: int, bits: int) -> Reg:
     try: return _BY_NUMBER[file, num, bits]
     except (KeyError, TypeError):
-        from .errors import OperandError
         what = "general register" if file == "g" else "vector register"
         widths, nums = ("8, 16, 32 or 64", "0-15") if file == "g" else ("128, 256 or 512", "0-31")
         raise OperandError(f"no {what} number {str(num)[:20]} of {str(bits)[:20]} bits (numbers {nums}, widths {widths})") from None
@@ -265,12 +282,59 @@ def vec(num: int, bits: int = 128) -> Reg:
     return _by_number("v", num, bits)
 
 
+
+# ---- AVX-512 opmasks ------------------------------------------------------------------------------------------------
+# A masked operand is defined here, with the registers, because `Reg.k` makes one; memory operands say whether they can
+# be masked by their class's `mask_target` (x86gen.memory), so this module needs no memory classes. The other EVEX
+# decorations (rounding, broadcast) are x86gen.evex's and x86gen.memory's.
+
+class Masked:
+    """A destination with an opmask: ``zmm1 {k1}`` (merge-masking) or ``zmm1 {k1} {z}`` (zeroing-masking).
+
+    ``op`` is the register (xmm/ymm/zmm 0-31, or a k register: a masked compare's destination) or the memory
+    operand (a masked store); ``mask`` the `KReg` k1-k7 in EVEX.aaa; ``zero`` the EVEX.z bit. Immutable.
+    Build it with ``reg.k(k1)``, ``mem.k(k1)``, ``.z`` or `masked`. Only EVEX forms whose first operand
+    may be masked take it (`x86gen.EvexOperandError` otherwise). ``sig`` is the operand's signature
+    with ``{k}``/``{kz}`` appended (no plain form's signature)."""
+
+    __slots__ = ("op", "mask", "zero", "sig", "p2")
+
+    def __init__(self, op, mask: KReg, zero: bool = False):   # op: a Reg or an x86gen.memory.Mem
+        if mask.__class__ is not KReg:
+            raise EvexOperandError(f"{fmt_value(op)}: a mask is a k register k1-k7, not {fmt_value(mask)}")
+        if mask.num == 0:
+            raise EvexOperandError(f"{fmt_value(op)} {{k0}}: k0 cannot be a mask (EVEX.aaa = 000 means no masking, SDM Vol.2"
+                                   " 2.7.3); leave the operand unmasked or use k1-k7")
+        target = getattr(op, "mask_target", None)   # "register", "memory" (`x86gen.memory.Mem.mask_target`), or none
+        if target == "memory" or target == "no memory":
+            # a plain Mem or a VsibMem (a scatter's destination; with a 32-bit address too: A32Mem, 0x67, SDM Vol.2 3.6)
+            if target == "no memory":
+                raise EvexOperandError(f"{fmt_value(op)}: only a plain or VSIB memory destination can be masked (not a"
+                                       " broadcast, segment-overridden or other 32-bit address operand)")
+            if zero:
+                raise EvexOperandError(f"{op} {{{mask}}} {{z}}: zeroing-masking with a memory destination is #UD (SDM Vol.2 2.8,"
+                                       " EVEX exception conditions: a masked store leaves the masked-off elements unwritten); drop {z}")
+        elif target != "register":
+            raise EvexOperandError(f"{fmt_value(op)}: only xmm/ymm/zmm/k registers and memory destinations take a mask")
+        if zero.__class__ is not bool: raise EvexOperandError(f"zero= must be a bool, not {fmt_value(zero)}")
+        self.op, self.mask, self.zero = op, mask, zero
+        self.sig = f"{op.sig}{{kz}}" if zero else f"{op.sig}{{k}}"
+        self.p2 = (0x80 if zero else 0) | mask.num   # EVEX.z and EVEX.aaa (SDM Vol.2 2.7.1: P2 = z L'L b V̄' aaa)
+
+    @property
+    def z(self) -> Masked:
+        """The zeroing-masking copy: ``zmm1.k(k1).z`` is ``zmm1 {k1} {z}``."""
+        return Masked(self.op, self.mask, True)
+
+    @property
+    def kind(self) -> str:
+        return f"{self.op.kind} {{{self.mask}}}" + (" {z}" if self.zero else "")
+
+    def __str__(self) -> str: return f"{self.op} {{{self.mask}}}" + (" {z}" if self.zero else "")
+    def __repr__(self) -> str: return f"Masked({self})"
+    def __eq__(self, other): return other.__class__ is Masked and (self.op, self.mask, self.zero) == (other.op, other.mask, other.zero)
+    def __hash__(self): return hash((Masked, self.op, self.mask, self.zero))
+
+
 __all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "XmmHigh", "YmmHigh", "Zmm", "KReg", "Mmx", "Tmm",
-           "StReg", "SegReg", "CrReg", "DrReg", "Rip", "REGISTERS", *REGISTERS]
-
-
-def __getattr__(name: str):
-    if name == "X86_REGISTER_NAMES":   # (x86gen._register_names, loaded on first use: the text parser's)
-        from ._register_names import X86_REGISTER_NAMES
-        return X86_REGISTER_NAMES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+           "StReg", "SegReg", "CrReg", "DrReg", "Rip", "Masked", "REGISTERS", *REGISTERS]

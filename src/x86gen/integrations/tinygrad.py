@@ -44,10 +44,14 @@ from tinygrad.renderer.isa import Register
 from tinygrad.renderer.isa import x86 as tx
 from tinygrad.uop import Ops
 
-from .. import REGISTERS as _REGS
-from .. import Mem, _table, get_form, gpr, vec
+from .. import table as _table
+from .._version import __version__
 from ..errors import EncodeError
+from ..forms import get_form
+from ..memory import Mem
 from ..reference import TINYGRAD_LAYOUT, TINYGRAD_X86OPS
+from ..registers import REGISTERS as _REGS
+from ..registers import gpr, vec
 
 __all__ = ["X86Renderer", "install", "uninstall", "installed", "stats", "reset_stats", "last_listing", "prebuild", "encode_uop",
            "TINYGRAD_VERSION"]
@@ -258,8 +262,8 @@ def _make(target, options):
 # compile worker (replaced every 16 kernels) would redo is choosing the form per operand signature, and, where Python
 # keeps no bytecode (PYTHONDONTWRITEBYTECODE, a read-only install), compiling the shape modules those forms use from
 # source (about 1-3 ms each). The choices and those modules' code are kept in a marshal file, keyed by the Python
-# version, x86gen's version, the generated table's hash, the generated files that number the shapes (forms.tsv,
-# encoders/__init__.py) and the sources that choose (this file, forms), with the
+# version, x86gen's version, the generated files that number the shapes (the table, encoders/__init__.py) and the
+# sources that choose (this file, forms), with the
 # decoded table rows of those forms' mnemonics (`x86gen._table.preload`: the table itself is then not read); in
 # $X86GEN_CACHE_DIR, else $XDG_CACHE_HOME/x86gen or ~/.cache/x86gen (X86GEN_CACHE_DIR="" turns it off).
 # A missing, stale, unreadable or unwritable cache only costs time.
@@ -279,14 +283,12 @@ def _cache_path() -> str | None:
     d = os.environ.get("X86GEN_CACHE_DIR")
     if d is None: d = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "x86gen")
     if not d: return None
-    from .. import __file__ as package_file
-    from .. import __version__
-    with open(os.path.join(os.path.dirname(package_file), "_gen", "forms.tsv"), encoding="utf-8") as fh: head = fh.readline()   # its hash
-    pkg = os.path.dirname(package_file)   # the code depends on the table, the encoder writer and the operand classes,
-    # and on how the generated shapes are numbered and grouped in modules (forms.tsv's shape column, encoders.SOLO and CHUNK)
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the code depends on the table, the encoder writer
+    # and the operand classes, and on how the generated shapes are numbered and grouped in modules (the table's shape
+    # column, encoders.CHUNK)
     stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in (
-        "memory.py", "registers.py", "forms.py", os.path.join("_gen", "forms.tsv"), os.path.join("_gen", "encoders", "__init__.py"))))]
-    key = f"{sys.version} {__version__} {head} {[(st.st_size, st.st_mtime_ns) for st in stats]} {TINYGRAD_VERSION}"
+        "memory.py", "registers.py", "forms.py", os.path.join("_gen", "table.py"), os.path.join("_gen", "encoders", "__init__.py"))))]
+    key = f"{sys.version} {__version__} {[(st.st_size, st.st_mtime_ns) for st in stats]} {TINYGRAD_VERSION}"
     key = hashlib.sha256(key.encode()).hexdigest()[:16]
     return os.path.join(d, f"tinygrad-{key}.marshal")
 
@@ -318,9 +320,9 @@ _SHAPE_PACKAGE = "x86gen._gen.encoders"
 def _load_shape_module(name: str, code) -> None:
     """Make the shape module ``name`` (x86gen._gen.encoders.eNNN) from its cached code, as an import of its file would."""
     if name in sys.modules or not name.startswith(_SHAPE_PACKAGE + ".e"): return
-    import importlib
     import importlib.util
-    parent = importlib.import_module(_SHAPE_PACKAGE)
+
+    from .._gen import encoders as parent
     spec = importlib.util.spec_from_file_location(name, code.co_filename)
     mod = importlib.util.module_from_spec(spec)
     mod.__dict__["_FROM_CODE_CACHE"] = True   # (how tests/test_tinygrad.py tells a cached module from an imported one)

@@ -1,0 +1,159 @@
+"""Instructions with prefix words (``lock add``, ``rep movsb``, ``bnd jmp``, ``{vex3} vaddps``, ``addr32 monitor``,
+``data16 jmp``, objdump's ``ss mov`` and ``rex.W pinsrw``): the form is chosen as without the words, among the forms
+that take them (`x86gen.prefixes`: which forms take which, their bytes and order), and encoded with them
+(`x86gen.encoding.decorated.encode_form`, which lays the prefixes out, and takes segment overrides and 32-bit
+addresses off the operands as for any door)."""
+from __future__ import annotations
+
+import re
+
+from .. import prefixes as P
+from ..diagnostics import a32_error, label_error, range_error
+from ..encoding.decorated import encode_form, is_decorated
+from ..errors import EncodeError, PrefixError, fmt_operands
+from ..forms import Form, form_of, forms_of
+from ..memory import A32Mem, Mem, SegMem
+from ..registers import gpr
+from ..table import A32_SPELLED, REG_ADDRESS
+from .candidates import candidates, choose, fits, unwrapped
+from .request import EVEX_PREFIX, STRING_MNEMONICS, VEX_PREFIX, canonical, string_operands, xchg_choice
+
+
+def signature(ops: tuple) -> tuple:
+    """The operand signature of ``ops`` (`x86gen.registers.Reg.sig`, `x86gen.memory.Mem.sig`, "i" for an int)."""
+    return tuple(["i" if x.__class__ is int else x.sig for x in ops])
+
+
+def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0, rc=None) -> tuple[bytes, Form]:
+    """(bytes, form) of an instruction with prefix words (see the module's doc)."""
+    words, mn = P.split_words(mnemonic)
+    if any(w in P.REX_WORDS for w in words): return encode_rex(mnemonic, words, mn, ops, ip)
+    if rc is not None or is_decorated(ops):   # masking, broadcast, rounding: only {evex} goes with them
+        if all(w == EVEX_PREFIX for w in words):
+            name = mn[len(EVEX_PREFIX):] if mn.startswith(EVEX_PREFIX) else mn
+            row = choose(name, signature(ops), ops, ip, rc)
+            return encode_form(form_of(row), ops, rc, ip), form_of(row)
+        if "{vex}" in words or "{vex3}" in words or mn.startswith(VEX_PREFIX):
+            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: {{vex}} asks for a VEX form, and masking, broadcast and"
+                              " rounding are EVEX only (SDM Vol.2 2.7)")
+        raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: prefix words with masking, broadcast or rounding are not supported"
+                          " (only {evex})")
+    a32_given = any(x.__class__ is A32Mem or (x.__class__ is SegMem and x.plain.__class__ is A32Mem) for x in ops)
+    try: return _encode(mnemonic, words, mn, ops, ip)
+    except EncodeError as ex:
+        if not a32_given or canonical(mn) in REG_ADDRESS: raise   # (they take the A32Mem as it is: errors name it as given)
+        plain = tuple(x.plain if x.__class__ is A32Mem else x.plain.plain if x.__class__ is SegMem and x.plain.__class__ is A32Mem
+                      else x for x in ops)
+        raise a32_error(ex, plain, ops) from None   # the addresses as given: [eax], not [rax]
+
+
+def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int) -> tuple[bytes, Form]:
+    if mn in STRING_MNEMONICS: mn, ops = string_operands(mn, ops)   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`
+    seg_words = tuple(w for w in words if w in P.SEGMENTS)
+    a32 = any(x.__class__ is A32Mem for x in unwrapped_segments(ops))
+    own67 = a32 and canonical(mn) in REG_ADDRESS   # movdir64b/enqcmd/enqcmds: their forms with a 32-bit address (0x67)
+    # addr32 / data16: the forms with a 32-bit implicit address / the 16-bit branches (with a 32-bit memory operand,
+    # addr32 is its 0x67, nothing more, as GNU as); both: `data16 addr32 loop`, LOOP_REL8_16_ECX; `addr32 jecxz` is
+    # jecxz, which says its 32-bit address itself
+    sized = " ".join(w for w, on in ((P.DATA16, P.DATA16 in words),
+                                    (P.ADDR32, P.ADDR32 in words and not a32 and canonical(mn) not in A32_SPELLED)) if on)
+    legacy = [w for w in words if w not in P.SEGMENTS and w not in (P.ADDR32, P.DATA16)]
+    if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
+        raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
+    if "{vex3}" in legacy and any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
+        mn = VEX_PREFIX + mn   # {vex3} asks for VEX as {vex} does (`{vex3} vpdpbusd`: AVX-VNNI, not AVX512_VNNI)
+    # the prefix bytes before a branch's own bytes move its end, which its displacement counts from
+    n = bool(seg_words or any(x.__class__ is SegMem for x in ops) or "notrack" in legacy) + (a32 and not own67) \
+        + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)
+    want = {P.SPEC_NAME.get(w, w) for w in legacy if w in P.PREFIX_BYTES}
+    sig = signature(ops)
+    if "l" in sig: raise label_error(mnemonic, ops)
+    plain = unwrapped(ops)
+    if sized:   # the forms with a 32-bit implicit address or a 16-bit branch (their bytes have the 67 / 66)
+        ok = [r for r in candidates(mn, sig, ops, sized)[0] if want <= P.allowed(r.id)]
+        if not ok: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form of {mn} with a 32-bit address takes {', '.join(want)}")
+        row = next((r for r in ok if fits(r, plain, ip + n)), None)
+        if row is None: raise range_error(mnemonic, ops, ok)
+    elif not want: row = choose(mn, sig, ops, ip + n)
+    else:
+        rows, _check = candidates(mn, sig, ops)
+        ok = [r for r in rows if want <= P.allowed(r.id)]
+        row = next((r for r in ok if fits(r, plain, ip + n)), None)
+        if row is None:
+            if ok: raise range_error(mnemonic, ops, ok)
+            P.check(legacy, form_of(rows[0]), mnemonic, ops)   # raises: the first form's reason
+            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form takes {', '.join(sorted(want))}")
+    form = form_of(row)
+    if P.ADDR32 in words and not a32 and not form.addrsize32 and canonical(mn) in A32_SPELLED:
+        # `addr32 umonitor rax`: umonitor's address is its register, sized by the address size (SDM Vol.2 UMONITOR), so
+        # 0x67 makes it `umonitor eax` (what GNU as writes); the register given asks for the 64-bit form: an error, not
+        # the word dropped
+        raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: {mn} takes its address size from its register, which addr32 "
+                          f"would make 32-bit; write {mn} with a 32-bit register for the 0x67 form")
+    P.check(words, form, mnemonic, ops)
+    xchg = xchg_choice(mn, ops)
+    if xchg is not None and xchg[0] is form: ops = xchg[1]
+    return encode_form(form, ops, None, ip, tuple(legacy), seg_words, mnemonic), form
+
+
+def unwrapped_segments(ops: tuple) -> tuple:
+    """``ops`` without their segment overrides."""
+    return tuple(x.plain if x.__class__ is SegMem else x for x in ops)
+
+
+# ---- objdump's rex words --------------------------------------------------------------------------------------------
+
+# the legacy prefix bytes that may come before a form's REX byte (its own 66, 67, F2, F3: SDM Vol.2 2.2.1, REX last)
+_BEFORE_REX = frozenset({0x66, 0x67, *(b for b, _ in P.PREFIX_BYTES.values()), *P.SEGMENTS.values()})
+# operand kinds of a REX.W form that read less than the 64-bit register they name (objdump names the register by what is
+# read: `rex.W pinsrw xmm0,eax,0`, `rex.WB lldt r15w`)
+_NARROW_READ = re.compile(r"r64/m(8|16|32)")
+
+
+def encode_rex(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int = 0) -> tuple[bytes, Form]:
+    """(bytes, form) of an instruction after a ``rex…`` word (`x86gen.prefixes.REX_WORDS`, objdump's spelling of a REX byte
+    whose bits its text does not show).
+
+    With W the form is one whose encoding has REX.W: ``rex.W nop`` is NOPQ (48 90), ``rex.W getsec`` GETSECQ, ``rex.WB
+    lldt r15w`` LLDT_R64M16 (49 0F 00 D7). Where such a form's operand reads less than its 64-bit register (``r64/m16``;
+    the other W1 forms of the mnemonic in that place too), a 16- or 32-bit register stands for the 64-bit one, as objdump
+    names it (``rex.W pextrw ecx,xmm6,0x5a``), and a far pointer written fword (m16:32) is the m16:64 that REX.W makes
+    it (``rex.W jmp fword ptr [rax]``, 48 FF 28, as GNU as reads it). The shortest such encoding is taken. Every bit of
+    the word must be in that encoding's REX byte (R, X and B follow from the operands, W from the form): x86gen adds no
+    REX bit its operands and form do not ask for, so ``rex.W add eax, ecx`` (GNU as: 48 01 C8, `add rax, rcx`) and a
+    ``rex.X`` without an index register are `PrefixError`\\ s, not other instructions."""
+    insn = f"{mnemonic} {fmt_operands(ops)}" if ops else mnemonic
+    if len(words) > 1:
+        raise PrefixError(f"{insn}: a rex word with other prefix words is not supported")
+    if any(x.__class__ is SegMem or x.__class__ is A32Mem for x in ops):
+        raise PrefixError(f"{insn}: a rex word with a segment override or a 32-bit address is not supported")
+    bits = P.REX_WORDS[words[0]]
+    w = bits & 8
+    forms = [f for f in forms_of(canonical(mn)) if f.encoding_kind == "legacy" and len(f.operands) == len(ops) and (f.w or not w)]
+    if w and not forms and not ops and forms_of(mn + "q"):   # `rex.W getsec` is getsecq (iced's name of 48 0F 37; sysretq …)
+        forms = [f for f in forms_of(mn + "q") if f.w and not f.operands]
+    narrow = {i for f in forms if f.w for i, o in enumerate(f.operands) if _NARROW_READ.fullmatch(o.kind)}
+    found = []
+    for f in forms:
+        given = ops
+        if w:
+            given = tuple(gpr(x.num, 64) if i in narrow and o.kind.startswith("r64") and getattr(x, "kind", None) in ("r16", "r32")
+                          else x.with_size(80) if o.kind == "m16:64" and x.__class__ is Mem and x.size == 48 else x
+                          for i, (o, x) in enumerate(zip(f.operands, ops)))
+        if not f.accepts(*given) or not f.fits(*given, ip=ip): continue
+        body = f(*given, ip=ip) if f.is_branch else f(*given)
+        i = 0
+        while i < len(body) and body[i] in _BEFORE_REX: i += 1
+        found.append((len(body), body, f, body[i] & 0xF if i < len(body) and 0x40 <= body[i] <= 0x4F else None))
+    if not found:
+        raise PrefixError(f"{insn}: no {'REX.W ' if w else ''}form of {mn} takes these operands"
+                          + (" (a REX.W that changes the operation size is written with the 64-bit registers)" if w else ""))
+    found.sort(key=lambda c: c[0])   # (stable: the table's order among equally long ones)
+    hit = next((c for c in found if c[3] is not None and not bits & ~c[3]), None)
+    if hit is None:
+        _, _, form, have = found[0]
+        shown = "no REX byte" if have is None else f"REX {0x40 | have:#04x} ({[k for k, v in P.REX_WORDS.items() if v == have][0]})"
+        raise PrefixError(f"{insn}: {form.id} ({form.syntax}) is encoded with {shown}; x86gen writes no REX bit that the "
+                          f"operands and form do not ask for (SDM Vol.2 2.2.1)")
+    return hit[1], hit[2]
+

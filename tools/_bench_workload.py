@@ -70,8 +70,18 @@ def canonical_imm(form, i: int, u: int) -> int:
 # ---------------------------------------------------------------------------------------------
 # the corpus: tinygrad kernels, decoded once with iced
 
+CORPUS_NAME = "tinygrad-ops-kernels.jsonl.gz"
+
+
+def corpus_paths(root: str) -> list[str]:
+    """Where the corpus is looked for: in the repository (tests/data/), then ../shared/corpus/ beside it."""
+    return [os.path.join(root, "tests", "data", CORPUS_NAME), os.path.join(os.path.dirname(root), "shared", "corpus", CORPUS_NAME)]
+
+
 def corpus_path(root: str) -> str:
-    return os.path.join(os.path.dirname(root), "shared", "corpus", "tinygrad-ops-kernels.jsonl.gz")
+    """The first of `corpus_paths` that exists (the last one if none does, for the message)."""
+    paths = corpus_paths(root)
+    return next((p for p in paths if os.path.exists(p)), paths[-1])
 
 
 def load_corpus(path: str, every: int = 1, limit: int | None = None) -> tuple[list[list[Ins]], int]:

@@ -6,8 +6,8 @@
     python tools/bench.py --profile  afterwards, cProfile of x86gen's paths on the synthetic stream
 
 Workloads (built once, never timed):
-  corpus     ../shared/corpus/tinygrad-ops-kernels.jsonl.gz: tinygrad's x86 kernels, decoded with
-             iced; each kernel is one program at address 0.
+  corpus     tinygrad-ops-kernels.jsonl.gz, from tests/data/ (else ../shared/corpus/ beside the
+             repository): tinygrad's x86 kernels, decoded with iced; each kernel is one program at address 0.
   synthetic  a seeded stream of ~10,000 instructions: GP mov/ALU/lea/imul/shifts on r8-r15 with
              [base+index*scale+disp] (rsp/rbp/r12/r13 bases among others), AVX2/FMA ymm with
              register and memory sources, loops closed by cmp + jcc and forward jmps,

@@ -20,6 +20,7 @@ def test_bench_tiny_run_verifies_every_path():
     for row in ("x86gen Assembler (labels)", "x86gen form.encode (rel32)", "x86gen.encode", "x86gen.assemble (text, labels)",
                 "floor: Assembler loop, empty methods", "iced create_* + BlockEncoder"):
         assert row in r.stdout, row
+    assert "decorated AVX-512: 9 of 9 forms" in r.stdout, "a decorated form x86gen no longer encodes like iced"
     last = r.stdout.strip().splitlines()[-1]
     # one ratio per workload: the corpus's (when the corpus is there; the bench says so when not) and the synthetic's
     assert re.fullmatch(r"x86gen/iced=([\d.]+,)?[\d.]+ text/gnu-as=([\d.]+|nan) import_ms=[\d.]+ iced_import_ms=[\d.]+", last), last

@@ -11,7 +11,14 @@ Workloads (built once, never timed):
   synthetic  a seeded stream of ~10,000 instructions: GP mov/ALU/lea/imul/shifts on r8-r15 with
              [base+index*scale+disp] (rsp/rbp/r12/r13 bases among others), AVX2/FMA ymm with
              register and memory sources, loops closed by cmp + jcc and forward jmps,
-             and 7 AVX-512 zmm forms (each where x86gen encodes it like iced).
+             and 7 AVX-512 zmm forms (each where x86gen encodes it like iced). Then ~5% more lines
+             are inserted (their own seeded generator: the rest is unchanged; --no-decorated leaves
+             them out): decorated AVX-512, a merge mask `zmm1 {k1}`, zeroing `{k1}{z}`, embedded
+             broadcast `dword ptr [rax]{1to16}` or static rounding `{rn-sae}`, on 9 EVEX forms (each
+             where x86gen encodes 40 random decorated instances like iced). Every path gets them: iced
+             sets op_mask/zeroing_masking/is_broadcast/rounding_control after create_*, x86gen takes
+             `zmm1.k(k1).z`, `dword(rax).bcst`, `rc=RN_SAE` (form.encode's row calls the form itself,
+             `form(*ops, rc=...)`, for these), the text is GNU as's.
 
 Paths, each run on the same programs (ns per instruction, median of interleaved rounds):
   x86gen Assembler      `x86gen.Assembler` methods on pre-built operands, labels, `assemble()`
@@ -167,9 +174,10 @@ def make_run_encode(encode):
         out = []
         for calls in progs:
             buf = bytearray()
-            for mn, ops, br in calls:
-                if br: buf += encode(mn, *ops, ip=len(buf))
-                else: buf += encode(mn, *ops)
+            for mn, ops, how in calls:    # how: False (plain), True (branch: ip=) or the keywords (rc=)
+                if how is False: buf += encode(mn, *ops)
+                elif how is True: buf += encode(mn, *ops, ip=len(buf))
+                else: buf += encode(mn, *ops, **how)
             out.append(buf)
         return out
     return run_encode
@@ -420,6 +428,8 @@ def main(argv=None) -> int:
     ap.add_argument("--every", type=int, help="use every N-th corpus kernel (default 1, --quick 25)")
     ap.add_argument("--synthetic", type=int, default=10_000, help="synthetic stream length (default 10000)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-decorated", action="store_true",
+                    help="the synthetic stream without its decorated AVX-512 lines (the stream before they were added)")
     ap.add_argument("--structured", choices=("assembler", "form"), default="assembler",
                     help="x86gen's structured path in x86gen/iced: the Assembler (labels, like BlockEncoder; the default, "
                          "form.encode if the Assembler is missing) or form.encode (rel32, targets precomputed)")
@@ -468,7 +478,10 @@ def run(args, tmp: str) -> int:
         enc, xo, _ = W.x86gen_calls([ins], ops, [0, len(ref)])[0]
         return bytes(enc(*xo)) == ref
     extra, avx512_note = W.avx512_forms(check)
-    syn = W.synthetic(args.synthetic, args.seed, extra)
+    if args.no_decorated: deco, deco_note = [], "no decorated lines (--no-decorated)"
+    else: deco, deco_note = W.decorated_forms(check)
+    avx512_note += "; " + deco_note
+    syn = W.synthetic(args.synthetic, args.seed, extra, deco)
     workloads.append(Workload("synthetic", [syn], W, have_gas, tmp))
     setup_s = time.perf_counter() - t0
     for w in workloads: w.verify()
@@ -487,7 +500,9 @@ def run(args, tmp: str) -> int:
           f"{os.cpu_count()} cpus (load average {load0:.1f} at start, {load1:.1f} at end); {rounds} rounds "
           f"(synthetic x{syn_reps} per round), medians")
     for w in workloads:
+        ndeco = sum(ins.deco is not None for p in w.progs for ins in p)
         print(f"  {w.name}: {w.n:,} instructions in {len(w.progs):,} program(s), {w.branches:,} branches"
+              + (f", {ndeco:,} decorated" if ndeco else "")
               + (f"; {corpus_note}" if w.name == "corpus" else f"; seed {args.seed}; {avx512_note}"))
         for n in w.notes: print(f"    {n}")
         if w.gas and w.gas_error: print(f"    GNU as: check FAILED: {w.gas_error}")

@@ -288,6 +288,35 @@ def random_decorated(rng: random.Random, fid: str, p_mem: float) -> Ins:
     return Ins(fid, form, tuple(ops), deco)
 
 
+# the decorated-vs-plain cost report (tools/bench.py): each decoration on an instruction whose plain twin has the same
+# registers and memory (a broadcast's twin reads the full vector at the same address)
+_Z123 = (("r", "zmm1"), ("r", "zmm2"), ("r", "zmm3"))
+DECORATED_CASES = [
+    ("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", _Z123, Deco("k1")),
+    ("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", _Z123, Deco("k1", True)),
+    ("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", _Z123[:2] + (("m", "rax", "rcx", 4, 0x40, 32),), Deco(bcst=True)),
+    ("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", _Z123, Deco(rc=0)),
+    ("EVEX_VMOVUPS_ZMMM512_K1Z_ZMM", (("m", "rdi", None, 1, 0x40, 512), ("r", "zmm5")), Deco("k2")),
+    ("EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER", _Z123[:2] + (("m", "rax", None, 1, 0, 32),), Deco("k1", True, True)),
+    ("EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER", _Z123, Deco("k3", rc=3)),
+]
+
+
+def decorated_cases() -> list[tuple[Ins, Ins]]:
+    """(decorated, plain) instruction pairs of DECORATED_CASES."""
+    out = []
+    for fid, ops, deco in DECORATED_CASES:
+        form = x86gen.get_form(fid)
+        plain = tuple(o[:5] + (form.operands[i].mem,) if o[0] == "m" else o for i, o in enumerate(ops))
+        out.append((Ins(fid, form, ops, deco), Ins(fid, form, plain)))
+    return out
+
+
+def ins_text(ins: Ins) -> str:
+    """One instruction in GNU as's Intel syntax (not a branch)."""
+    return f"{ins.form.mnemonic} " + ", ".join(ins_operands_text(ins)) if ins.ops else ins.form.mnemonic
+
+
 def decorated_forms(check) -> tuple[list, str]:
     """The forms of DECORATED_FORMS whose decorated instances x86gen encodes like iced (``check(ins) -> bool`` on
     40 random ones each), and a note."""

@@ -53,16 +53,24 @@ must give iced Encoder's bytes exactly; the others (which may choose other forms
 must decode with iced to the same instructions (mnemonic, operands, branch targets by instruction).
 A path that fails is reported as FAILED and the exit status is 1.
 
+Decorated vs plain (issue 23: decorated <= 2x): for 7 EVEX instructions (merge mask, {z}, broadcast,
+rounding, a masked store, combinations), ns per call through an Assembler's method (n calls, then
+assemble()) and through x86gen.encode, with the decoration and without it (same registers and
+memory; the broadcast's twin reads the full vector), medians of interleaved rounds of loops of ~20 ms
+(5 with --quick); each call's bytes checked against iced first. The table and the worst ratio per path.
+
 The last line: ``x86gen/iced=<corpus>,<synthetic> text/gnu-as=<synthetic> import_ms=<x86gen>
-iced_import_ms=<iced>``: x86gen's structured path (the Assembler when available, else form.encode)
-over iced create_* + BlockEncoder; x86gen.assemble over GNU as per line on the synthetic program;
-cumulative ``-X importtime`` of ``import x86gen`` / ``import iced_x86`` in a fresh interpreter.
+iced_import_ms=<iced> decorated_ratio=<worst>``: x86gen's structured path (the Assembler when
+available, else form.encode) over iced create_* + BlockEncoder; x86gen.assemble over GNU as per line
+on the synthetic program; cumulative ``-X importtime`` of ``import x86gen`` / ``import iced_x86`` in a
+fresh interpreter; the worst decorated/plain ratio of the table above.
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
 import gc
+import itertools
 import os
 import platform
 import pstats
@@ -265,6 +273,93 @@ def make_run_encoder(Encoder):
             out.append(enc.take_buffer())
         return out
     return run_encoder
+
+
+# ---------------------------------------------------------------------------------------------
+# decorated AVX-512 instructions against the same ones undecorated (issue 23)
+
+def _deco_loop(kind: str, mn: str, ops: tuple, rc, n: int) -> int:
+    """ns for ``n`` calls of one instruction: ``kind`` "asm" (an Assembler's method, then ``assemble()``) or
+    "encode" (`x86gen.encode`); ``rc`` None calls without the keyword."""
+    import x86gen
+    loop = itertools.repeat(None, n)
+    if kind == "asm":
+        a = x86gen.Assembler()
+        m = getattr(a, mn)
+        t0 = time.perf_counter_ns()
+        if rc is None:
+            for _ in loop: m(*ops)
+        else:
+            for _ in loop: m(*ops, rc=rc)
+        a.assemble()
+        return time.perf_counter_ns() - t0
+    enc = x86gen.encode
+    t0 = time.perf_counter_ns()
+    if rc is None:
+        for _ in loop: enc(mn, *ops)
+    else:
+        for _ in loop: enc(mn, *ops, rc=rc)
+    return time.perf_counter_ns() - t0
+
+
+DECO_PATHS = (("asm", "Assembler method"), ("encode", "x86gen.encode"))
+
+
+def decorated_report(W, rounds: int, target_ms: float) -> tuple[list[str], float | None, list[str]]:
+    """Per instruction of `_bench_workload.DECORATED_CASES`, the time of one call with the decoration and without it
+    (same registers and memory) through each of DECO_PATHS: loops of about ``target_ms`` each, every (case, path,
+    variant) once per round in a rotated order, medians over ``rounds``. First each call's bytes are checked against
+    iced's. Returns the report's lines, the worst ratio and the failures."""
+    import x86gen
+    ops = W.Operands()
+    jobs, failed = [], []
+    cases = W.decorated_cases()
+    for ci, pair in enumerate(cases):
+        for ins in pair:
+            ref = W.reference([ins], ops)[0]
+            xo, kw = ops.xs(ins), W.rc_kw(ins)
+            mn = ins.form.mnemonic
+            a = x86gen.Assembler()
+            try:
+                getattr(a, mn)(*xo, **kw)
+                got = {"asm": bytes(a.assemble()), "encode": bytes(x86gen.encode(mn, *xo, **kw))}
+            except Exception as ex:   # noqa: BLE001
+                failed.append(f"decorated vs plain / {W.ins_text(ins)}: raised {type(ex).__name__}: {str(ex)[:200]}")
+                continue
+            for kind, name in DECO_PATHS:
+                if got[kind] != ref:
+                    failed.append(f"decorated vs plain / {name} / {W.ins_text(ins)}: {got[kind].hex()}, iced {ref.hex()}")
+                    continue
+                # calibrate: about target_ms per loop (after the first calls above, which paid the first use)
+                per = max(_deco_loop(kind, mn, xo, kw.get("rc"), 20) / 20, 50)
+                n = int(min(50_000, max(20, target_ms * 1e6 / per)))
+                jobs.append((ci, ins.deco is not None, kind, mn, xo, kw.get("rc"), n))
+    times: dict[tuple, list[float]] = {}
+    for r in range(rounds):
+        gc.collect()
+        k = (r * 5) % max(len(jobs), 1)
+        for ci, deco, kind, mn, xo, rc, n in jobs[k:] + jobs[:k]:
+            times.setdefault((ci, deco, kind), []).append(_deco_loop(kind, mn, xo, rc, n) / n)
+    med = {key: statistics.median(v) for key, v in times.items()}
+    lines = [f"decorated AVX-512 vs the same instruction undecorated (ns per instruction, median of {rounds} interleaved rounds "
+             f"of loops of ~{target_ms:g} ms; Assembler: n method calls, assemble(); issue 23's target: decorated <= 2x plain)"]
+    hdr = f"{'instruction (decorated)':60s}" + "".join(f"{name + ' plain':>24s}{'decorated':>11s}{'ratio':>8s}" for _, name in DECO_PATHS)
+    lines += [hdr, "-" * len(hdr)]
+    worst: dict[str, tuple[float, str]] = {}
+    for ci, (dins, _pins) in enumerate(cases):
+        row = f"{W.ins_text(dins):60s}"
+        for kind, _name in DECO_PATHS:
+            p, d = med.get((ci, False, kind)), med.get((ci, True, kind))
+            if p is None or d is None:
+                row += f"{'FAILED':>24s}{'':>11s}{'':>8s}"
+                continue
+            row += f"{p:24.0f}{d:11.0f}{d / p:8.2f}"
+            if d / p > worst.get(kind, (0.0, ""))[0]: worst[kind] = (d / p, W.ins_text(dins))
+        lines.append(row)
+    w = max((v for v, _ in worst.values()), default=None)
+    per_path = [f"{name} {worst[kind][0]:.2f}x ({worst[kind][1]})" for kind, name in DECO_PATHS if kind in worst]
+    lines.append("worst ratio: " + "; ".join(per_path) + (f"; target <= 2x: {'met' if w <= 2 else 'NOT met'}" if w is not None else ""))
+    return lines, w, failed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -492,6 +587,7 @@ def run(args, tmp: str) -> int:
     syn_reps = 3 if not workloads[:-1] else max(3, min(20, workloads[0].n // (4 * workloads[-1].n)))
     measure(workloads, rounds, {"synthetic": syn_reps}, empty, 5_000 if args.quick else 20_000)
     timing_s = time.perf_counter() - t0
+    deco_lines, deco_worst, deco_failed = decorated_report(W, 3 if args.quick else 7, 5 if args.quick else 20)
     load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
     # ---- report ----
@@ -536,7 +632,10 @@ def run(args, tmp: str) -> int:
     def ms(v): return f"{v:.1f}" if v is not None else "nan"
     print(f"import (cumulative -X importtime, bytecode cached, median of {runs}): x86gen {ms(x_imp)} ms, iced_x86 {ms(i_imp)} ms")
     for line in cold: print(line)
+    print()
+    for line in deco_lines: print(line)
     for wn, name, err in failed: print(f"FAILED {wn} / {name}: {err}")
+    for err in deco_failed: print(f"FAILED {err}")
 
     order = ("x86gen Assembler (labels)", "x86gen form.encode (rel32)")
 
@@ -558,8 +657,9 @@ def run(args, tmp: str) -> int:
     print(f"(x86gen/iced = {' / '.join(sorted(used))} over {iced_name}, for "
           f"{','.join(w.name for w in workloads)}; text/gnu-as on synthetic; {time.perf_counter() - t_start:.0f} s in all)")
     if args.profile: profile(workloads)
-    print(f"x86gen/iced={','.join(parts)} text/gnu-as={text_ratio} import_ms={ms(x_imp)} iced_import_ms={ms(i_imp)}")
-    return 1 if failed else 0
+    print(f"x86gen/iced={','.join(parts)} text/gnu-as={text_ratio} import_ms={ms(x_imp)} iced_import_ms={ms(i_imp)}"
+          f" decorated_ratio={f'{deco_worst:.2f}' if deco_worst is not None else 'nan'}")
+    return 1 if failed or deco_failed else 0
 
 
 def profile(workloads) -> None:

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Benchmark: x86gen against iced-x86 and GNU as, on real and synthetic backend code.
 
-    python tools/bench.py            full run (whole corpus, 5 rounds; 2-4 minutes)
-    python tools/bench.py --quick    a corpus sample (< 1 minute; for CI: no thresholds)
+    python tools/bench.py            full run (whole corpus, 5 rounds, then start-up as installed; 3-5 minutes)
+    python tools/bench.py --quick    a corpus sample, no start-up as installed (< 1 minute; for CI: no thresholds)
+    python tools/bench.py --startup  only start-up as installed (about a minute)
     python tools/bench.py --profile  afterwards, cProfile of x86gen's paths on the synthetic stream
 
 Workloads (built once, never timed):
@@ -59,11 +60,24 @@ assemble()) and through x86gen.encode, with the decoration and without it (same 
 memory; the broadcast's twin reads the full vector), medians of interleaved rounds of loops of ~20 ms
 (5 with --quick); each call's bytes checked against iced first. The table and the worst ratio per path.
 
+Start-up as installed (tools/startup.py; issue 23's targets in brackets): a wheel built from a temporary
+copy of the checkout, pip-installed (bytecode compiled) into a fresh venv with --system-site-packages,
+x86gen checked to come from there; medians of --startup-runs (11) fresh processes of each kind,
+interleaved: python -c pass; import x86gen [<= 10 ms] and import iced_x86 (perf_counter in the process);
+the first encode("add", eax, ecx) [<= 5 ms]; the first assemble() of a 40-line program [<= 20 ms]; the
+`x86gen asm -f` console script on a 10-line file, wall [<= python + 40 ms], GNU as beside it; the
+synthetic stream's text in a fresh process, per line over GNU as's: first assemble [<= 3], second (warm)
+[<= 1], after text.clear_caches() (no target). Also import/first encode/first assemble with python -S,
+for reference (this machine's site .pth files preload re, typing, pathlib...).
+
 The last line: ``x86gen/iced=<corpus>,<synthetic> text/gnu-as=<synthetic> import_ms=<x86gen>
-iced_import_ms=<iced> decorated_ratio=<worst>``: x86gen's structured path (the Assembler when
-available, else form.encode) over iced create_* + BlockEncoder; x86gen.assemble over GNU as per line
-on the synthetic program; cumulative ``-X importtime`` of ``import x86gen`` / ``import iced_x86`` in a
-fresh interpreter; the worst decorated/plain ratio of the table above.
+iced_import_ms=<iced> decorated_ratio=<worst> [startup_import_ms=… first_encode_ms=…
+first_assemble_ms=… asm_cli_over_python_ms=… fresh_text_over_gas=… warm_text_over_gas=…
+cleared_text_over_gas=… python_ms=… iced_import_ms_installed=…]``: x86gen's structured path (the
+Assembler when available, else form.encode) over iced create_* + BlockEncoder; x86gen.assemble over
+GNU as per line on the synthetic program; cumulative ``-X importtime`` of ``import x86gen`` /
+``import iced_x86`` in a fresh interpreter from the checkout; the worst decorated/plain ratio; the
+start-up figures as installed (not with --quick or --no-startup; --startup prints only these).
 """
 from __future__ import annotations
 
@@ -529,10 +543,52 @@ def main(argv=None) -> int:
                     help="x86gen's structured path in x86gen/iced: the Assembler (labels, like BlockEncoder; the default, "
                          "form.encode if the Assembler is missing) or form.encode (rel32, targets precomputed)")
     ap.add_argument("--profile", action="store_true", help="print cProfile of x86gen's paths on the synthetic stream")
+    ap.add_argument("--startup", action="store_true",
+                    help="only start-up as installed (tools/startup.py: wheel, fresh venv, fresh processes); a full run ends with it")
+    ap.add_argument("--startup-runs", type=int, default=11, help="fresh processes per start-up figure (default 11)")
+    ap.add_argument("--no-startup", action="store_true", help="a full run without start-up as installed (--quick never has it)")
     args = ap.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="x86gen-bench-")
-    try: return run(args, tmp)
+    try: return run_startup(args, tmp) if args.startup else run(args, tmp)
     finally: shutil.rmtree(tmp, ignore_errors=True)
+
+
+def synthetic_stream(W, args) -> tuple[list, str]:
+    """The synthetic program for ``args`` (its AVX-512 and decorated forms: those x86gen encodes like iced) and a note."""
+    def check(ins):   # is an AVX-512 form encoded like iced?
+        ops = W.Operands()
+        ref = W.reference([ins], ops)[0]
+        enc, xo, _ = W.x86gen_calls([ins], ops, [0, len(ref)])[0]
+        return bytes(enc(*xo)) == ref
+    extra, avx512_note = W.avx512_forms(check)
+    if args.no_decorated: deco, deco_note = [], "no decorated lines (--no-decorated)"
+    else: deco, deco_note = W.decorated_forms(check)
+    return W.synthetic(args.synthetic, args.seed, extra, deco), avx512_note + "; " + deco_note
+
+
+def startup_section(args, tmp: str, W, syn) -> tuple[list[str], dict, list[str]]:
+    """tools/startup.py's measures, the big program being ``syn``'s text as GNU as gets it."""
+    import startup
+    text = "\n".join([".intel_syntax noprefix", ".text"] + W.text_lines(syn, ".L0_")) + "\n"
+    d = os.path.join(tmp, "startup")
+    os.makedirs(d)
+    return startup.measure(ROOT, d, text, len(syn), args.startup_runs)
+
+
+def run_startup(args, tmp: str) -> int:
+    """--startup alone: start-up as installed; the last line has only its keys."""
+    import _bench_workload as W
+    import startup
+    t0 = time.perf_counter()
+    syn, note = synthetic_stream(W, args)
+    lines, keys, failed = startup_section(args, tmp, W, syn)
+    print(f"x86gen start-up: CPython {platform.python_version()}, iced-x86 {iced_version()}; {os.cpu_count()} cpus "
+          f"(load average {os.getloadavg()[0]:.1f}); synthetic seed {args.seed}: {len(syn):,} instructions; {note}")
+    for line in lines: print(line)
+    for err in failed: print(f"FAILED {err}")
+    print(f"({time.perf_counter() - t0:.0f} s in all)")
+    print(startup.keys_text(keys))
+    return 1 if failed else 0
 
 
 def run(args, tmp: str) -> int:
@@ -567,16 +623,7 @@ def run(args, tmp: str) -> int:
     else:
         corpus_note = f"corpus: not found at {cpath}"
 
-    def check(ins):   # is an AVX-512 form encoded like iced?
-        ops = W.Operands()
-        ref = W.reference([ins], ops)[0]
-        enc, xo, _ = W.x86gen_calls([ins], ops, [0, len(ref)])[0]
-        return bytes(enc(*xo)) == ref
-    extra, avx512_note = W.avx512_forms(check)
-    if args.no_decorated: deco, deco_note = [], "no decorated lines (--no-decorated)"
-    else: deco, deco_note = W.decorated_forms(check)
-    avx512_note += "; " + deco_note
-    syn = W.synthetic(args.synthetic, args.seed, extra, deco)
+    syn, avx512_note = synthetic_stream(W, args)
     workloads.append(Workload("synthetic", [syn], W, have_gas, tmp))
     setup_s = time.perf_counter() - t0
     for w in workloads: w.verify()
@@ -657,9 +704,20 @@ def run(args, tmp: str) -> int:
     print(f"(x86gen/iced = {' / '.join(sorted(used))} over {iced_name}, for "
           f"{','.join(w.name for w in workloads)}; text/gnu-as on synthetic; {time.perf_counter() - t_start:.0f} s in all)")
     if args.profile: profile(workloads)
-    print(f"x86gen/iced={','.join(parts)} text/gnu-as={text_ratio} import_ms={ms(x_imp)} iced_import_ms={ms(i_imp)}"
-          f" decorated_ratio={f'{deco_worst:.2f}' if deco_worst is not None else 'nan'}")
-    return 1 if failed or deco_failed else 0
+    last = (f"x86gen/iced={','.join(parts)} text/gnu-as={text_ratio} import_ms={ms(x_imp)} iced_import_ms={ms(i_imp)}"
+            f" decorated_ratio={f'{deco_worst:.2f}' if deco_worst is not None else 'nan'}")
+    st_failed = []
+    if args.quick or args.no_startup:
+        print(f"start-up as installed: not measured with {'--quick' if args.quick else '--no-startup'} (python tools/bench.py --startup)")
+    else:
+        import startup
+        print()
+        st_lines, st_keys, st_failed = startup_section(args, tmp, W, syn)
+        for line in st_lines: print(line)
+        for err in st_failed: print(f"FAILED {err}")
+        last += " " + startup.keys_text(st_keys)
+    print(last)
+    return 1 if failed or deco_failed or st_failed else 0
 
 
 def profile(workloads) -> None:

@@ -348,7 +348,7 @@ def measure(root: str, tmp: str, big_text: str, big_lines: int, runs: int = 11) 
     lines.append(row.format("first x86gen.assemble(40-line program) after the import", f"{med['assemble']:.1f} ms",
                             verdict(med["assemble"], TARGETS["assemble"], " ms")))
     for what, key in (("import x86gen", "import -S"), ("first encode", "encode -S"), ("first assemble", "assemble -S")):
-        lines.append(row.format(f"  {what}, python -S (no site, no .pth: nothing preloaded)", f"{med[key]:.1f} ms", "(for reference)"))
+        lines.append(row.format(f"  {what}, python -S (nothing preloaded)", f"{med[key]:.1f} ms", "(for reference: no site, no .pth)"))
     cli_over = med["cli"] - med["python"]
     lines.append(row.format("x86gen asm -f <10-line .s> -o /dev/null (wall)", f"{med['cli']:.1f} ms",
                             f"python + {cli_over:.1f} ms: {verdict(cli_over, TARGETS['cli'], ' ms')}"))

@@ -9,6 +9,14 @@ operands). Abstract operands are plain tuples so that every encoder gets the sam
     ("i", value)                                  immediate, as an int x86gen's form accepts
     ("b", k)                                      branch to instruction k of the same program
 
+An AVX-512 instruction may carry decorations, ``Ins.deco`` (None for a plain one): a `Deco` of the
+opmask of its destination (``"k1"``… or None), zeroing (``{z}``), embedded broadcast (its memory
+operand is then ``("m", …, element_bits)``: ``dword ptr [rax]{1to16}``) and static rounding (``rc``,
+x86gen's `RN_SAE` … `RZ_SAE`, or `SAE`). Every encoder gets them: iced through ``op_mask``,
+``zeroing_masking``, ``is_broadcast``, ``rounding_control`` / ``suppress_all_exceptions``; x86gen
+through ``reg.k(k1).z``, ``mem.bcst`` and ``rc=``; the text in GNU as's syntax
+(``vaddps zmm1 {k1}{z}, zmm2, dword ptr [rax]{1to16}``, ``vaddps zmm1, zmm2, zmm3, {rn-sae}``).
+
 From a program this module builds (setup, never timed): iced ``(create_fn, args)`` lists with
 labels (for `BlockEncoder`) or with absolute targets (for `Encoder`), x86gen ``(form.encode, ops)``
 lists with absolute rel32 targets, ``(mnemonic, ops)`` lists for `x86gen.encode` with targets laid
@@ -17,10 +25,12 @@ targets). `Checker` says whether some bytes decode to the same instructions as i
 """
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
 import random
+from typing import NamedTuple
 
 import iced_x86 as I
 
@@ -42,11 +52,22 @@ IMM_KINDS = {OpKind.IMMEDIATE8, OpKind.IMMEDIATE8_2ND, OpKind.IMMEDIATE16, OpKin
              OpKind.IMMEDIATE8TO16, OpKind.IMMEDIATE8TO32, OpKind.IMMEDIATE8TO64, OpKind.IMMEDIATE32TO64}
 
 
-class Ins:
-    __slots__ = ("code", "form", "ops")
+ROUNDING_TEXT = {0: "rn-sae", 1: "rd-sae", 2: "ru-sae", 3: "rz-sae", 4: "sae"}   # x86gen.RN_SAE … RZ_SAE, SAE
 
-    def __init__(self, code: str, form, ops: tuple):
-        self.code, self.form, self.ops = code, form, ops
+
+class Deco(NamedTuple):
+    """AVX-512 decorations of one instruction (see the module's docstring)."""
+    mask: str | None = None       # opmask of the destination (operand 0): "k1" … "k7"
+    zero: bool = False            # {z}
+    bcst: bool = False            # the memory operand is an embedded broadcast of its size ({1toN})
+    rc: int | None = None         # static rounding (x86gen's value: RN_SAE=0 … RZ_SAE=3) or SAE=4 ({sae})
+
+
+class Ins:
+    __slots__ = ("code", "form", "ops", "deco")
+
+    def __init__(self, code: str, form, ops: tuple, deco: Deco | None = None):
+        self.code, self.form, self.ops, self.deco = code, form, ops, deco
 
     @property
     def is_branch(self) -> bool: return bool(self.ops) and self.ops[0][0] == "b"
@@ -70,8 +91,18 @@ def canonical_imm(form, i: int, u: int) -> int:
 # ---------------------------------------------------------------------------------------------
 # the corpus: tinygrad kernels, decoded once with iced
 
+CORPUS_NAME = "tinygrad-ops-kernels.jsonl.gz"
+
+
+def corpus_paths(root: str) -> list[str]:
+    """Where the corpus is looked for: in the repository (tests/data/), then ../shared/corpus/ beside it."""
+    return [os.path.join(root, "tests", "data", CORPUS_NAME), os.path.join(os.path.dirname(root), "shared", "corpus", CORPUS_NAME)]
+
+
 def corpus_path(root: str) -> str:
-    return os.path.join(os.path.dirname(root), "shared", "corpus", "tinygrad-ops-kernels.jsonl.gz")
+    """The first of `corpus_paths` that exists (the last one if none does, for the message)."""
+    paths = corpus_paths(root)
+    return next((p for p in paths if os.path.exists(p)), paths[-1])
 
 
 def load_corpus(path: str, every: int = 1, limit: int | None = None) -> tuple[list[list[Ins]], int]:
@@ -99,6 +130,10 @@ def from_iced(ins, decoded) -> Ins:
     form = x86gen.get_form(code)
     ops = []
     if ins.op_count != len(form.operands): raise ValueError(f"{code}: operand count differs")
+    deco = None
+    if ins.has_op_mask or ins.zeroing_masking or ins.is_broadcast or ins.rounding_control or ins.suppress_all_exceptions:
+        rc = ins.rounding_control - 1 if ins.rounding_control else (4 if ins.suppress_all_exceptions else None)
+        deco = Deco(REG_NAME[ins.op_mask] if ins.has_op_mask else None, bool(ins.zeroing_masking), bool(ins.is_broadcast), rc)
     for i in range(ins.op_count):
         k = ins.op_kind(i)
         fo = form.operands[i]
@@ -108,7 +143,8 @@ def from_iced(ins, decoded) -> Ins:
             index = REG_NAME.get(ins.memory_index) if ins.memory_index != Register.NONE else None
             disp = ins.memory_displacement
             disp = _signed(disp - ins.next_ip, 64) if base == "rip" else _signed(disp, 64)
-            ops.append(("m", base, index, ins.memory_index_scale if index else 1, disp, fo.mem or 0))
+            size = form.evex_bcst if deco and deco.bcst else fo.mem or 0
+            ops.append(("m", base, index, ins.memory_index_scale if index else 1, disp, size))
         elif k in IMM_KINDS: ops.append(("i", canonical_imm(form, i, ins.immediate(i))))
         elif k == OpKind.NEAR_BRANCH64:
             target = ins.near_branch_target
@@ -116,7 +152,7 @@ def from_iced(ins, decoded) -> Ins:
             if idx is None: raise ValueError("branch into the middle of an instruction")
             ops.append(("b", idx))
         else: raise ValueError(f"{code}: operand kind {k}")
-    return Ins(code, form, tuple(ops))
+    return Ins(code, form, tuple(ops), deco)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,6 +210,17 @@ AVX512_FORMS = [
     ("EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER", 4, .5), ("EVEX_VXORPS_ZMM_K1Z_ZMM_ZMMM512B32", 1, 0),
     ("EVEX_VBROADCASTSS_ZMM_K1Z_XMMM32", 1, .7),
 ]
+# AVX-512 forms of the decorated lines (a merge or zeroing mask on the destination, an embedded broadcast source,
+# static rounding), used where x86gen encodes them like iced (checked first): (iced Code, weight, probability that the
+# r/m operand is memory when the decoration leaves the choice). `synthetic` puts them in about DECORATED_SHARE of the stream.
+DECORATED_FORMS = [
+    ("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", 3, .4), ("EVEX_VMULPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", 2, .4),
+    ("EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER", 4, .5), ("EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER", 1, .4),
+    ("EVEX_VPADDD_ZMM_K1Z_ZMM_ZMMM512B32", 1, .4), ("EVEX_VCVTDQ2PS_ZMM_K1Z_ZMMM512B32_ER", .5, .3),
+    ("EVEX_VMOVUPS_ZMM_K1Z_ZMMM512", 2, .7), ("EVEX_VMOVUPS_ZMMM512_K1Z_ZMM", 1, .9),
+    ("EVEX_VBROADCASTSS_ZMM_K1Z_XMMM32", .5, .7),
+]
+DECORATED_SHARE = .05
 JCC = ["JNE_REL32_64", "JL_REL32_64", "JB_REL32_64", "JGE_REL32_64", "JE_REL32_64", "JAE_REL32_64"]
 
 
@@ -219,6 +266,76 @@ def random_ins(rng: random.Random, fid: str, p_mem: float) -> Ins:
     return Ins(fid, form, tuple(ops))
 
 
+def random_decorated(rng: random.Random, fid: str, p_mem: float) -> Ins:
+    """An instance of EVEX form ``fid`` with one main decoration, drawn among those the form allows: a merge mask,
+    a zeroing mask, an embedded broadcast (the r/m operand is memory) or static rounding (registers only); a
+    broadcast or rounding is also masked a third of the time."""
+    form = x86gen.get_form(fid)
+    rm = next((i for i, o in enumerate(form.operands) if o.mem is not None), None)
+    kinds = ["mask", "zero"]
+    if form.evex_bcst and rm: kinds.append("bcst")
+    if form.evex_rc == "er": kinds.append("rc")
+    kind = rng.choice(kinds)
+    use_mem = kind == "bcst" or (kind != "rc" and rng.random() < p_mem)
+    ops = []
+    for i, o in enumerate(form.operands):
+        if o.mem is not None and (o.reg is None or use_mem):
+            ops.append(_mem(rng, form.evex_bcst if kind == "bcst" and i == rm else o.mem))
+        else: ops.append(("r", _reg(rng, o.reg)))
+    masked = kind in ("mask", "zero") or rng.random() < 1 / 3
+    zero = masked and (kind == "zero" or (kind not in ("mask", "zero") and rng.random() < .5)) and ops[0][0] == "r"
+    deco = Deco(_reg(rng, "k") if masked else None, zero, kind == "bcst", rng.randrange(4) if kind == "rc" else None)
+    return Ins(fid, form, tuple(ops), deco)
+
+
+# the decorated-vs-plain cost report (tools/bench.py): each decoration on an instruction whose plain twin has the same
+# registers and memory (a broadcast's twin reads the full vector at the same address)
+_Z123 = (("r", "zmm1"), ("r", "zmm2"), ("r", "zmm3"))
+DECORATED_CASES = [
+    ("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", _Z123, Deco("k1")),
+    ("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", _Z123, Deco("k1", True)),
+    ("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", _Z123[:2] + (("m", "rax", "rcx", 4, 0x40, 32),), Deco(bcst=True)),
+    ("EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER", _Z123, Deco(rc=0)),
+    ("EVEX_VMOVUPS_ZMMM512_K1Z_ZMM", (("m", "rdi", None, 1, 0x40, 512), ("r", "zmm5")), Deco("k2")),
+    ("EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER", _Z123[:2] + (("m", "rax", None, 1, 0, 32),), Deco("k1", True, True)),
+    ("EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER", _Z123, Deco("k3", rc=3)),
+]
+
+
+def decorated_cases() -> list[tuple[Ins, Ins]]:
+    """(decorated, plain) instruction pairs of DECORATED_CASES."""
+    out = []
+    for fid, ops, deco in DECORATED_CASES:
+        form = x86gen.get_form(fid)
+        plain = tuple(o[:5] + (form.operands[i].mem,) if o[0] == "m" else o for i, o in enumerate(ops))
+        out.append((Ins(fid, form, ops, deco), Ins(fid, form, plain)))
+    return out
+
+
+def ins_text(ins: Ins) -> str:
+    """One instruction in GNU as's Intel syntax (not a branch)."""
+    return f"{ins.form.mnemonic} " + ", ".join(ins_operands_text(ins)) if ins.ops else ins.form.mnemonic
+
+
+def decorated_forms(check) -> tuple[list, str]:
+    """The forms of DECORATED_FORMS whose decorated instances x86gen encodes like iced (``check(ins) -> bool`` on
+    40 random ones each), and a note."""
+    if "zmm0" not in REGISTERS: return [], "decorated AVX-512: not in x86gen yet"
+    ok, bad = [], []
+    rng = random.Random(11)
+    for fid, w, p in DECORATED_FORMS:
+        if not hasattr(I.Code, fid): raise ValueError(f"DECORATED_FORMS: {fid} is not an iced-x86 Code")
+        try:
+            x86gen.get_form(fid)
+            good = all(check(random_decorated(rng, fid, p)) for _ in range(40))
+        except Exception:   # noqa: BLE001 - anything: the form is not usable yet
+            good = False
+        (ok if good else bad).append((fid, w, p))
+    note = f"decorated AVX-512: {len(ok)} of {len(DECORATED_FORMS)} forms"
+    if bad: note += f" (not yet: {', '.join(f for f, _, _ in bad)})"
+    return ok, note
+
+
 def avx512_forms(check) -> tuple[list, str]:
     """The AVX-512 forms x86gen encodes like iced (``check(ins) -> bool``), and a note."""
     if "zmm0" not in REGISTERS: return [], "AVX-512: not in x86gen yet (no zmm registers)"
@@ -236,9 +353,11 @@ def avx512_forms(check) -> tuple[list, str]:
     return ok, note
 
 
-def synthetic(n: int, seed: int, extra_forms=()) -> list[Ins]:
+def synthetic(n: int, seed: int, extra_forms=(), decorated=()) -> list[Ins]:
     """About ``n`` instructions: loops of GP and AVX2/FMA code, each closed by cmp + jcc back to its
-    head, some forward jmps over the next loops, a ret at the end."""
+    head, some forward jmps over the next loops, a ret at the end. With ``decorated`` (forms of
+    `DECORATED_FORMS`), decorated AVX-512 lines are then inserted (`with_decorated`): the stream without
+    them is the same instruction for instruction."""
     rng = random.Random(seed)
     pool = GP_FORMS + AVX_FORMS + list(extra_forms)
     ids = [f for f, _, _ in pool]
@@ -262,7 +381,28 @@ def synthetic(n: int, seed: int, extra_forms=()) -> list[Ins]:
     for j, skip in pending:   # jump to the head of a later loop (or to the ret)
         later = [h for h in heads if h > j]
         prog[j].ops = (("b", later[min(skip, len(later) - 1)]),)
-    return prog
+    return with_decorated(prog, seed, decorated) if decorated else prog
+
+
+def with_decorated(prog: list[Ins], seed: int, forms, share: float = DECORATED_SHARE) -> list[Ins]:
+    """``prog`` with decorated AVX-512 instructions (`random_decorated` of ``forms``) inserted before randomly
+    chosen non-branch instructions, ``share`` of the result, from a generator of its own (seeded by ``seed``), so
+    that the rest of the stream is unchanged; branch targets follow the instructions they reached."""
+    rng = random.Random(seed * 7919 + 23)
+    ids, weights, pmem = [f for f, _, _ in forms], [w for _, w, _ in forms], {f: p for f, _, p in forms}
+    slots = [k for k, ins in enumerate(prog) if not ins.is_branch]
+    before = set(rng.sample(slots, min(len(slots), round(len(prog) * share / (1 - share)))))
+    out: list[Ins] = []
+    where: list[int] = []      # old index -> new index
+    for k, ins in enumerate(prog):
+        if k in before:
+            fid = rng.choices(ids, weights)[0]
+            out.append(random_decorated(rng, fid, pmem[fid]))
+        where.append(len(out))
+        out.append(ins)
+    for ins in prog:
+        if ins.is_branch: ins.ops = (("b", where[ins.ops[0][1]]),)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,6 +428,19 @@ class Operands:
             self._x[op] = v
         return v
 
+    def xs(self, ins: Ins) -> tuple:
+        """x86gen operands of an instruction, with its decorations: ``zmm1.k(k1).z``, ``dword(rax).bcst``."""
+        xs = [self.x(o) for o in ins.ops]
+        d = ins.deco
+        if d is not None:
+            if d.bcst:
+                i = next(i for i, o in enumerate(ins.ops) if o[0] == "m")
+                xs[i] = xs[i].bcst
+            if d.mask:
+                xs[0] = xs[0].k(REGISTERS[d.mask])
+                if d.zero: xs[0] = xs[0].z
+        return tuple(xs)
+
     def iced_mem(self, op, next_ip: int = 0):
         _, b, ix, s, d, _size = op
         if b == "rip":   # iced takes the absolute target
@@ -307,8 +460,34 @@ def _imm_kind(v: int) -> str:
     return "i64" if v < 0 else "u64"
 
 
+_ICED_DECORATED: dict = {}
+
+
+def iced_decorated(create, deco: Deco):
+    """``create`` followed by setting the decorations on the `Instruction` (iced's create_* take none)."""
+    key = (create, deco)
+    f = _ICED_DECORATED.get(key)
+    if f is None:
+        mask = ICED_REG[deco.mask] if deco.mask else None
+        zero, bcst = deco.zero, deco.bcst
+        rc = deco.rc + 1 if deco.rc is not None and deco.rc < 4 else None     # RoundingControl.ROUND_TO_NEAREST = 1 …
+        sae = deco.rc == 4
+
+        def f(*args):
+            ins = create(*args)
+            if mask is not None: ins.op_mask = mask
+            if zero: ins.zeroing_masking = True
+            if bcst: ins.is_broadcast = True
+            if rc is not None: ins.rounding_control = rc
+            if sae: ins.suppress_all_exceptions = True
+            return ins
+        _ICED_DECORATED[key] = f
+    return f
+
+
 def iced_call(ins: Ins, ops: Operands, target: int | None = None, next_ip: int = 0):
-    """``(Instruction.create_*, args)`` for one instruction; ``target`` is a branch's label or address."""
+    """``(Instruction.create_*, args)`` for one instruction; ``target`` is a branch's label or address.
+    A decorated instruction's function is `iced_decorated`'s (create_*, then the decorations)."""
     code = getattr(Code, ins.code)
     if ins.is_branch: return I.Instruction.create_branch, (code, target)
     if not ins.ops: return I.Instruction.create, (code,)
@@ -317,7 +496,8 @@ def iced_call(ins: Ins, ops: Operands, target: int | None = None, next_ip: int =
         if op[0] == "r": kinds.append("reg"); args.append(ICED_REG[op[1]])
         elif op[0] == "m": kinds.append("mem"); args.append(ops.iced_mem(op, next_ip))
         else: kinds.append(_imm_kind(op[1])); args.append(op[1])
-    return getattr(I.Instruction, "create_" + "_".join(kinds)), tuple(args)
+    create = getattr(I.Instruction, "create_" + "_".join(kinds))
+    return (create if ins.deco is None else iced_decorated(create, ins.deco)), tuple(args)
 
 
 def reference(prog: list[Ins], ops: Operands) -> tuple[bytes, list[int], list]:
@@ -355,20 +535,30 @@ def iced_block_calls(prog: list[Ins], ops: Operands, next_ips: list[int]) -> lis
 
 
 def x86gen_calls(prog: list[Ins], ops: Operands, addrs: list[int]) -> list[tuple]:
-    """``(form.encode, operands, is_branch)``; a branch's operand is its absolute rel32 target."""
+    """``(form.encode, operands, is_branch)``; a branch's operand is its absolute rel32 target. A decorated
+    instruction's function is the form itself (``form(*ops)``, ``form(*ops, rc=…)``: the generated
+    ``form.encode`` takes no decorations)."""
     res = []
     for ins in prog:
         if ins.is_branch: res.append((ins.form.encode, (addrs[ins.ops[0][1]],), True))
+        elif ins.deco is not None:
+            rc = ins.deco.rc
+            res.append((ins.form if rc is None else functools.partial(ins.form, rc=rc), ops.xs(ins), False))
         else: res.append((ins.form.encode, tuple(ops.x(o) for o in ins.ops), False))
     return res
+
+
+def rc_kw(ins: Ins) -> dict:
+    """The keywords of a call for ``ins``: ``{"rc": …}`` with static rounding or SAE, else none."""
+    return {"rc": ins.deco.rc} if ins.deco is not None and ins.deco.rc is not None else {}
 
 
 def encode_layout(prog: list[Ins], ops: Operands) -> list[int]:
     """Addresses when every instruction goes through `x86gen.encode`, which picks the shortest branch
     form that reaches: start with every branch short and grow those that do not reach until nothing
     changes (as an assembler relaxes; distances only grow, so this ends)."""
-    xops = [tuple(ops.x(o) for o in ins.ops) if not ins.is_branch else None for ins in prog]
-    lengths = [len(x86gen.encode(ins.form.mnemonic, *xo)) if xo is not None else 0 for ins, xo in zip(prog, xops)]
+    xops = [ops.xs(ins) if not ins.is_branch else None for ins in prog]
+    lengths = [len(x86gen.encode(ins.form.mnemonic, *xo, **rc_kw(ins))) if xo is not None else 0 for ins, xo in zip(prog, xops)]
     for k, ins in enumerate(prog):
         if ins.is_branch: lengths[k] = len(x86gen.encode(ins.form.mnemonic, 0, ip=0))
     while True:
@@ -384,7 +574,8 @@ def encode_layout(prog: list[Ins], ops: Operands) -> list[int]:
 
 def assembler_calls(prog: list[Ins], ops: Operands, asm_cls) -> tuple[int, list[tuple]]:
     """For `x86gen.Assembler`: the number of labels, and per instruction ``(label to bind first or
-    -1, unbound method, operands, label index of a branch target or -1)``."""
+    -1, unbound method, operands, label index of a branch target or -1)``; with rounding the method is
+    ``functools.partial(method, rc=…)``."""
     targets = sorted({ins.ops[0][1] for ins in prog if ins.is_branch})
     lab = {k: n for n, k in enumerate(targets)}
     res = []
@@ -393,16 +584,19 @@ def assembler_calls(prog: list[Ins], ops: Operands, asm_cls) -> tuple[int, list[
         m = getattr(asm_cls, {"and": "and_", "or": "or_", "not": "not_"}.get(mn, mn), None)
         if m is None: raise ValueError(f"Assembler has no method for {mn!r}")
         if ins.is_branch: res.append((lab.get(k, -1), m, (), lab[ins.ops[0][1]]))
-        else: res.append((lab.get(k, -1), m, tuple(ops.x(o) for o in ins.ops), -1))
+        else:
+            kw = rc_kw(ins)
+            res.append((lab.get(k, -1), functools.partial(m, **kw) if kw else m, ops.xs(ins), -1))
     return len(targets), res
 
 
 def encode_calls(prog: list[Ins], ops: Operands, addrs: list[int]) -> list[tuple]:
-    """``(mnemonic, operands, is_branch)`` for `x86gen.encode`, branch targets for ``addrs``."""
+    """``(mnemonic, operands, how)`` for `x86gen.encode`, branch targets for ``addrs``: ``how`` is True for a
+    branch (``ip=``), False for a plain call, else the keywords (``{"rc": …}``)."""
     res = []
     for ins in prog:
         if ins.is_branch: res.append((ins.form.mnemonic, (addrs[ins.ops[0][1]],), True))
-        else: res.append((ins.form.mnemonic, tuple(ops.x(o) for o in ins.ops), False))
+        else: res.append((ins.form.mnemonic, ops.xs(ins), rc_kw(ins) or False))
     return res
 
 
@@ -420,6 +614,20 @@ def op_text(op) -> str:
     return (f"{SIZE_WORD[size]} ptr " if size else "") + f"[{a}]"
 
 
+def ins_operands_text(ins: Ins) -> list[str]:
+    """The operands of ``ins`` in GNU as's Intel syntax, decorations included: ``zmm1 {k1}{z}``,
+    ``dword ptr [rax]{1to16}``, a last operand ``{rn-sae}``."""
+    texts = [op_text(o) for o in ins.ops]
+    d = ins.deco
+    if d is not None:
+        if d.bcst:
+            i = next(i for i, o in enumerate(ins.ops) if o[0] == "m")
+            texts[i] += f"{{1to{ins.form.operands[i].mem // ins.ops[i][5]}}}"
+        if d.mask: texts[0] += f" {{{d.mask}}}" + ("{z}" if d.zero else "")
+        if d.rc is not None: texts.append("{" + ROUNDING_TEXT[d.rc] + "}")
+    return texts
+
+
 def text_lines(prog: list[Ins], label_prefix: str | None, addrs: list[int] | None = None) -> list[str]:
     """Intel-syntax lines. With ``label_prefix`` branch targets are labels ``<prefix><k>:``;
     otherwise absolute addresses from ``addrs``."""
@@ -430,7 +638,7 @@ def text_lines(prog: list[Ins], label_prefix: str | None, addrs: list[int] | Non
         if ins.is_branch:
             t = ins.ops[0][1]
             lines.append(f"{ins.form.mnemonic} {label_prefix}{t}" if label_prefix is not None else f"{ins.form.mnemonic} {_hex(addrs[t])}")
-        elif ins.ops: lines.append(f"{ins.form.mnemonic} " + ", ".join(op_text(o) for o in ins.ops))
+        elif ins.ops: lines.append(f"{ins.form.mnemonic} " + ", ".join(ins_operands_text(ins)))
         else: lines.append(ins.form.mnemonic)
     return lines
 

@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
 """Benchmark: x86gen against iced-x86 and GNU as, on real and synthetic backend code.
 
-    python tools/bench.py            full run (whole corpus, 5 rounds; 2-4 minutes)
-    python tools/bench.py --quick    a corpus sample (< 1 minute; for CI: no thresholds)
+    python tools/bench.py            full run (whole corpus, 5 rounds, then start-up as installed; 3-5 minutes)
+    python tools/bench.py --quick    a corpus sample, no start-up as installed (< 1 minute; for CI: no thresholds)
+    python tools/bench.py --startup  only start-up as installed (about a minute)
     python tools/bench.py --profile  afterwards, cProfile of x86gen's paths on the synthetic stream
 
 Workloads (built once, never timed):
-  corpus     ../shared/corpus/tinygrad-ops-kernels.jsonl.gz: tinygrad's x86 kernels, decoded with
-             iced; each kernel is one program at address 0.
+  corpus     tinygrad-ops-kernels.jsonl.gz, from tests/data/ (else ../shared/corpus/ beside the
+             repository): tinygrad's x86 kernels, decoded with iced; each kernel is one program at address 0.
   synthetic  a seeded stream of ~10,000 instructions: GP mov/ALU/lea/imul/shifts on r8-r15 with
              [base+index*scale+disp] (rsp/rbp/r12/r13 bases among others), AVX2/FMA ymm with
              register and memory sources, loops closed by cmp + jcc and forward jmps,
-             and 7 AVX-512 zmm forms (each where x86gen encodes it like iced).
+             and 7 AVX-512 zmm forms (each where x86gen encodes it like iced). Then ~5% more lines
+             are inserted (their own seeded generator: the rest is unchanged; --no-decorated leaves
+             them out): decorated AVX-512, a merge mask `zmm1 {k1}`, zeroing `{k1}{z}`, embedded
+             broadcast `dword ptr [rax]{1to16}` or static rounding `{rn-sae}`, on 9 EVEX forms (each
+             where x86gen encodes 40 random decorated instances like iced). Every path gets them: iced
+             sets op_mask/zeroing_masking/is_broadcast/rounding_control after create_*, x86gen takes
+             `zmm1.k(k1).z`, `dword(rax).bcst`, `rc=RN_SAE` (form.encode's row calls the form itself,
+             `form(*ops, rc=...)`, for these), the text is GNU as's.
 
 Paths, each run on the same programs (ns per instruction, median of interleaved rounds):
   x86gen Assembler      `x86gen.Assembler` methods on pre-built operands, labels, `assemble()`
@@ -46,16 +54,37 @@ must give iced Encoder's bytes exactly; the others (which may choose other forms
 must decode with iced to the same instructions (mnemonic, operands, branch targets by instruction).
 A path that fails is reported as FAILED and the exit status is 1.
 
+Decorated vs plain (issue 23: decorated <= 2x): for 7 EVEX instructions (merge mask, {z}, broadcast,
+rounding, a masked store, combinations), ns per call through an Assembler's method (n calls, then
+assemble()) and through x86gen.encode, with the decoration and without it (same registers and
+memory; the broadcast's twin reads the full vector), medians of interleaved rounds of loops of ~20 ms
+(5 with --quick); each call's bytes checked against iced first. The table and the worst ratio per path.
+
+Start-up as installed (tools/startup.py; issue 23's targets in brackets): a wheel built from a temporary
+copy of the checkout, pip-installed (bytecode compiled) into a fresh venv with --system-site-packages,
+x86gen checked to come from there; medians of --startup-runs (11) fresh processes of each kind,
+interleaved: python -c pass; import x86gen [<= 10 ms] and import iced_x86 (perf_counter in the process);
+the first encode("add", eax, ecx) [<= 5 ms]; the first assemble() of a 40-line program [<= 20 ms]; the
+`x86gen asm -f` console script on a 10-line file, wall [<= python + 40 ms], GNU as beside it; the
+synthetic stream's text in a fresh process, per line over GNU as's: first assemble [<= 3], second (warm)
+[<= 1], after text.clear_caches() (no target). Also import/first encode/first assemble with python -S,
+for reference (this machine's site .pth files preload re, typing, pathlib...).
+
 The last line: ``x86gen/iced=<corpus>,<synthetic> text/gnu-as=<synthetic> import_ms=<x86gen>
-iced_import_ms=<iced>``: x86gen's structured path (the Assembler when available, else form.encode)
-over iced create_* + BlockEncoder; x86gen.assemble over GNU as per line on the synthetic program;
-cumulative ``-X importtime`` of ``import x86gen`` / ``import iced_x86`` in a fresh interpreter.
+iced_import_ms=<iced> decorated_ratio=<worst> [startup_import_ms=… first_encode_ms=…
+first_assemble_ms=… asm_cli_over_python_ms=… fresh_text_over_gas=… warm_text_over_gas=…
+cleared_text_over_gas=… python_ms=… iced_import_ms_installed=…]``: x86gen's structured path (the
+Assembler when available, else form.encode) over iced create_* + BlockEncoder; x86gen.assemble over
+GNU as per line on the synthetic program; cumulative ``-X importtime`` of ``import x86gen`` /
+``import iced_x86`` in a fresh interpreter from the checkout; the worst decorated/plain ratio; the
+start-up figures as installed (not with --quick or --no-startup; --startup prints only these).
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
 import gc
+import itertools
 import os
 import platform
 import pstats
@@ -167,9 +196,10 @@ def make_run_encode(encode):
         out = []
         for calls in progs:
             buf = bytearray()
-            for mn, ops, br in calls:
-                if br: buf += encode(mn, *ops, ip=len(buf))
-                else: buf += encode(mn, *ops)
+            for mn, ops, how in calls:    # how: False (plain), True (branch: ip=) or the keywords (rc=)
+                if how is False: buf += encode(mn, *ops)
+                elif how is True: buf += encode(mn, *ops, ip=len(buf))
+                else: buf += encode(mn, *ops, **how)
             out.append(buf)
         return out
     return run_encode
@@ -257,6 +287,93 @@ def make_run_encoder(Encoder):
             out.append(enc.take_buffer())
         return out
     return run_encoder
+
+
+# ---------------------------------------------------------------------------------------------
+# decorated AVX-512 instructions against the same ones undecorated (issue 23)
+
+def _deco_loop(kind: str, mn: str, ops: tuple, rc, n: int) -> int:
+    """ns for ``n`` calls of one instruction: ``kind`` "asm" (an Assembler's method, then ``assemble()``) or
+    "encode" (`x86gen.encode`); ``rc`` None calls without the keyword."""
+    import x86gen
+    loop = itertools.repeat(None, n)
+    if kind == "asm":
+        a = x86gen.Assembler()
+        m = getattr(a, mn)
+        t0 = time.perf_counter_ns()
+        if rc is None:
+            for _ in loop: m(*ops)
+        else:
+            for _ in loop: m(*ops, rc=rc)
+        a.assemble()
+        return time.perf_counter_ns() - t0
+    enc = x86gen.encode
+    t0 = time.perf_counter_ns()
+    if rc is None:
+        for _ in loop: enc(mn, *ops)
+    else:
+        for _ in loop: enc(mn, *ops, rc=rc)
+    return time.perf_counter_ns() - t0
+
+
+DECO_PATHS = (("asm", "Assembler method"), ("encode", "x86gen.encode"))
+
+
+def decorated_report(W, rounds: int, target_ms: float) -> tuple[list[str], float | None, list[str]]:
+    """Per instruction of `_bench_workload.DECORATED_CASES`, the time of one call with the decoration and without it
+    (same registers and memory) through each of DECO_PATHS: loops of about ``target_ms`` each, every (case, path,
+    variant) once per round in a rotated order, medians over ``rounds``. First each call's bytes are checked against
+    iced's. Returns the report's lines, the worst ratio and the failures."""
+    import x86gen
+    ops = W.Operands()
+    jobs, failed = [], []
+    cases = W.decorated_cases()
+    for ci, pair in enumerate(cases):
+        for ins in pair:
+            ref = W.reference([ins], ops)[0]
+            xo, kw = ops.xs(ins), W.rc_kw(ins)
+            mn = ins.form.mnemonic
+            a = x86gen.Assembler()
+            try:
+                getattr(a, mn)(*xo, **kw)
+                got = {"asm": bytes(a.assemble()), "encode": bytes(x86gen.encode(mn, *xo, **kw))}
+            except Exception as ex:   # noqa: BLE001
+                failed.append(f"decorated vs plain / {W.ins_text(ins)}: raised {type(ex).__name__}: {str(ex)[:200]}")
+                continue
+            for kind, name in DECO_PATHS:
+                if got[kind] != ref:
+                    failed.append(f"decorated vs plain / {name} / {W.ins_text(ins)}: {got[kind].hex()}, iced {ref.hex()}")
+                    continue
+                # calibrate: about target_ms per loop (after the first calls above, which paid the first use)
+                per = max(_deco_loop(kind, mn, xo, kw.get("rc"), 20) / 20, 50)
+                n = int(min(50_000, max(20, target_ms * 1e6 / per)))
+                jobs.append((ci, ins.deco is not None, kind, mn, xo, kw.get("rc"), n))
+    times: dict[tuple, list[float]] = {}
+    for r in range(rounds):
+        gc.collect()
+        k = (r * 5) % max(len(jobs), 1)
+        for ci, deco, kind, mn, xo, rc, n in jobs[k:] + jobs[:k]:
+            times.setdefault((ci, deco, kind), []).append(_deco_loop(kind, mn, xo, rc, n) / n)
+    med = {key: statistics.median(v) for key, v in times.items()}
+    lines = [f"decorated AVX-512 vs the same instruction undecorated (ns per instruction, median of {rounds} interleaved rounds "
+             f"of loops of ~{target_ms:g} ms; Assembler: n method calls, assemble(); issue 23's target: decorated <= 2x plain)"]
+    hdr = f"{'instruction (decorated)':60s}" + "".join(f"{name + ' plain':>24s}{'decorated':>11s}{'ratio':>8s}" for _, name in DECO_PATHS)
+    lines += [hdr, "-" * len(hdr)]
+    worst: dict[str, tuple[float, str]] = {}
+    for ci, (dins, _pins) in enumerate(cases):
+        row = f"{W.ins_text(dins):60s}"
+        for kind, _name in DECO_PATHS:
+            p, d = med.get((ci, False, kind)), med.get((ci, True, kind))
+            if p is None or d is None:
+                row += f"{'FAILED':>24s}{'':>11s}{'':>8s}"
+                continue
+            row += f"{p:24.0f}{d:11.0f}{d / p:8.2f}"
+            if d / p > worst.get(kind, (0.0, ""))[0]: worst[kind] = (d / p, W.ins_text(dins))
+        lines.append(row)
+    w = max((v for v, _ in worst.values()), default=None)
+    per_path = [f"{name} {worst[kind][0]:.2f}x ({worst[kind][1]})" for kind, name in DECO_PATHS if kind in worst]
+    lines.append("worst ratio: " + "; ".join(per_path) + (f"; target <= 2x: {'met' if w <= 2 else 'NOT met'}" if w is not None else ""))
+    return lines, w, failed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -420,14 +537,58 @@ def main(argv=None) -> int:
     ap.add_argument("--every", type=int, help="use every N-th corpus kernel (default 1, --quick 25)")
     ap.add_argument("--synthetic", type=int, default=10_000, help="synthetic stream length (default 10000)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-decorated", action="store_true",
+                    help="the synthetic stream without its decorated AVX-512 lines (the stream before they were added)")
     ap.add_argument("--structured", choices=("assembler", "form"), default="assembler",
                     help="x86gen's structured path in x86gen/iced: the Assembler (labels, like BlockEncoder; the default, "
                          "form.encode if the Assembler is missing) or form.encode (rel32, targets precomputed)")
     ap.add_argument("--profile", action="store_true", help="print cProfile of x86gen's paths on the synthetic stream")
+    ap.add_argument("--startup", action="store_true",
+                    help="only start-up as installed (tools/startup.py: wheel, fresh venv, fresh processes); a full run ends with it")
+    ap.add_argument("--startup-runs", type=int, default=11, help="fresh processes per start-up figure (default 11)")
+    ap.add_argument("--no-startup", action="store_true", help="a full run without start-up as installed (--quick never has it)")
     args = ap.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="x86gen-bench-")
-    try: return run(args, tmp)
+    try: return run_startup(args, tmp) if args.startup else run(args, tmp)
     finally: shutil.rmtree(tmp, ignore_errors=True)
+
+
+def synthetic_stream(W, args) -> tuple[list, str]:
+    """The synthetic program for ``args`` (its AVX-512 and decorated forms: those x86gen encodes like iced) and a note."""
+    def check(ins):   # is an AVX-512 form encoded like iced?
+        ops = W.Operands()
+        ref = W.reference([ins], ops)[0]
+        enc, xo, _ = W.x86gen_calls([ins], ops, [0, len(ref)])[0]
+        return bytes(enc(*xo)) == ref
+    extra, avx512_note = W.avx512_forms(check)
+    if args.no_decorated: deco, deco_note = [], "no decorated lines (--no-decorated)"
+    else: deco, deco_note = W.decorated_forms(check)
+    return W.synthetic(args.synthetic, args.seed, extra, deco), avx512_note + "; " + deco_note
+
+
+def startup_section(args, tmp: str, W, syn) -> tuple[list[str], dict, list[str]]:
+    """tools/startup.py's measures, the big program being ``syn``'s text as GNU as gets it."""
+    import startup
+    text = "\n".join([".intel_syntax noprefix", ".text"] + W.text_lines(syn, ".L0_")) + "\n"
+    d = os.path.join(tmp, "startup")
+    os.makedirs(d)
+    return startup.measure(ROOT, d, text, len(syn), args.startup_runs)
+
+
+def run_startup(args, tmp: str) -> int:
+    """--startup alone: start-up as installed; the last line has only its keys."""
+    import _bench_workload as W
+    import startup
+    t0 = time.perf_counter()
+    syn, note = synthetic_stream(W, args)
+    lines, keys, failed = startup_section(args, tmp, W, syn)
+    print(f"x86gen start-up: CPython {platform.python_version()}, iced-x86 {iced_version()}; {os.cpu_count()} cpus "
+          f"(load average {os.getloadavg()[0]:.1f}); synthetic seed {args.seed}: {len(syn):,} instructions; {note}")
+    for line in lines: print(line)
+    for err in failed: print(f"FAILED {err}")
+    print(f"({time.perf_counter() - t0:.0f} s in all)")
+    print(startup.keys_text(keys))
+    return 1 if failed else 0
 
 
 def run(args, tmp: str) -> int:
@@ -462,13 +623,7 @@ def run(args, tmp: str) -> int:
     else:
         corpus_note = f"corpus: not found at {cpath}"
 
-    def check(ins):   # is an AVX-512 form encoded like iced?
-        ops = W.Operands()
-        ref = W.reference([ins], ops)[0]
-        enc, xo, _ = W.x86gen_calls([ins], ops, [0, len(ref)])[0]
-        return bytes(enc(*xo)) == ref
-    extra, avx512_note = W.avx512_forms(check)
-    syn = W.synthetic(args.synthetic, args.seed, extra)
+    syn, avx512_note = synthetic_stream(W, args)
     workloads.append(Workload("synthetic", [syn], W, have_gas, tmp))
     setup_s = time.perf_counter() - t0
     for w in workloads: w.verify()
@@ -479,6 +634,7 @@ def run(args, tmp: str) -> int:
     syn_reps = 3 if not workloads[:-1] else max(3, min(20, workloads[0].n // (4 * workloads[-1].n)))
     measure(workloads, rounds, {"synthetic": syn_reps}, empty, 5_000 if args.quick else 20_000)
     timing_s = time.perf_counter() - t0
+    deco_lines, deco_worst, deco_failed = decorated_report(W, 3 if args.quick else 7, 5 if args.quick else 20)
     load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
     # ---- report ----
@@ -487,7 +643,9 @@ def run(args, tmp: str) -> int:
           f"{os.cpu_count()} cpus (load average {load0:.1f} at start, {load1:.1f} at end); {rounds} rounds "
           f"(synthetic x{syn_reps} per round), medians")
     for w in workloads:
+        ndeco = sum(ins.deco is not None for p in w.progs for ins in p)
         print(f"  {w.name}: {w.n:,} instructions in {len(w.progs):,} program(s), {w.branches:,} branches"
+              + (f", {ndeco:,} decorated" if ndeco else "")
               + (f"; {corpus_note}" if w.name == "corpus" else f"; seed {args.seed}; {avx512_note}"))
         for n in w.notes: print(f"    {n}")
         if w.gas and w.gas_error: print(f"    GNU as: check FAILED: {w.gas_error}")
@@ -521,7 +679,10 @@ def run(args, tmp: str) -> int:
     def ms(v): return f"{v:.1f}" if v is not None else "nan"
     print(f"import (cumulative -X importtime, bytecode cached, median of {runs}): x86gen {ms(x_imp)} ms, iced_x86 {ms(i_imp)} ms")
     for line in cold: print(line)
+    print()
+    for line in deco_lines: print(line)
     for wn, name, err in failed: print(f"FAILED {wn} / {name}: {err}")
+    for err in deco_failed: print(f"FAILED {err}")
 
     order = ("x86gen Assembler (labels)", "x86gen form.encode (rel32)")
 
@@ -543,8 +704,20 @@ def run(args, tmp: str) -> int:
     print(f"(x86gen/iced = {' / '.join(sorted(used))} over {iced_name}, for "
           f"{','.join(w.name for w in workloads)}; text/gnu-as on synthetic; {time.perf_counter() - t_start:.0f} s in all)")
     if args.profile: profile(workloads)
-    print(f"x86gen/iced={','.join(parts)} text/gnu-as={text_ratio} import_ms={ms(x_imp)} iced_import_ms={ms(i_imp)}")
-    return 1 if failed else 0
+    last = (f"x86gen/iced={','.join(parts)} text/gnu-as={text_ratio} import_ms={ms(x_imp)} iced_import_ms={ms(i_imp)}"
+            f" decorated_ratio={f'{deco_worst:.2f}' if deco_worst is not None else 'nan'}")
+    st_failed = []
+    if args.quick or args.no_startup:
+        print(f"start-up as installed: not measured with {'--quick' if args.quick else '--no-startup'} (python tools/bench.py --startup)")
+    else:
+        import startup
+        print()
+        st_lines, st_keys, st_failed = startup_section(args, tmp, W, syn)
+        for line in st_lines: print(line)
+        for err in st_failed: print(f"FAILED {err}")
+        last += " " + startup.keys_text(st_keys)
+    print(last)
+    return 1 if failed or deco_failed or st_failed else 0
 
 
 def profile(workloads) -> None:

@@ -111,8 +111,9 @@ class AsmMethod:
 
     @property
     def rounding(self) -> bool:
-        """Does a form take AVX-512 static rounding or {sae}? Then the method takes ``rc=`` (`x86gen.evex`)."""
-        return any(f.evex_rc for f in self.forms)
+        """Does the method take ``rc=`` (AVX-512 static rounding or {sae}, `x86gen.evex`)? Every method but the branches'
+        does, as `x86gen.encode` does: where no form takes it, the error says so (not a TypeError)."""
+        return self.plain
 
 
 def _operand_type(ops: list) -> str:

@@ -157,7 +157,7 @@ def test_shapes_shared_and_bound_per_form():
     """Forms of one shape share one function; each binds its own constants (opcode, form id)."""
     add, sub = F.get_form("ADD_RM32_R32"), F.get_form("SUB_RM32_R32")
     assert add.row.shape == sub.row.shape and add.row.shape_args != sub.row.shape_args
-    assert add.encode is not sub.encode and add.encode.__code__ is sub.encode.__code__
+    assert add.encoder is not sub.encoder and add.encoder.__code__ is sub.encoder.__code__
     src = sub.source
     assert src.startswith("def shape_") and "SUB_RM32_R32" in src
     n_shapes = len({f.row.shape for f in F.all_forms()})

@@ -105,5 +105,10 @@ def test_data16_branch_to_label_like_iced(text, parts):
 def test_data16_branch_to_label_above_0xffff_refused():
     with pytest.raises(x86gen.ImmediateRangeError, match="line 1: .*16-bit branch"):
         x86gen.assemble("data16 jmp 1f\nnop\n1:", ip=0x12340000)
-    with pytest.raises(x86gen.PrefixError, match="not supported"):   # other prefixes on a label branch: not yet
-        x86gen.assemble("1:\nbnd data16 jmp 1b")
+
+
+def test_bnd_data16_branch_to_label_like_iced():
+    """bnd on a 16-bit branch to a label (issue 23: every door takes prefix words on branches, the Assembler too): the
+    forms that take bnd (JMP_REL16; not JMP_REL8_16, as iced-x86's OpCodeInfo has it; GNU as writes 66 F2 EB there)."""
+    assert x86gen.assemble("1:\nbnd data16 jmp 1b", ip=0x1000).hex(" ") == iced_branch("JMP_REL16", 0x1000, 0x1000, bnd=True)
+    assert x86gen.assemble("bnd data16 jmp 0x1000", ip=0x1000).hex(" ") == iced_branch("JMP_REL16", 0x1000, 0x1000, bnd=True)

@@ -73,7 +73,8 @@ def test_absolute_address_out_of_disp32_reach_is_refused(args):
 
 
 def test_absolute_address_out_of_reach_refused_by_every_form():
-    """Each form with a ModRM memory operand, called directly (``form(...)`` and ``form.encode(...)``), refuses a
+    """Each form with a ModRM memory operand, called directly (``form(...)``, ``form.encode(...)`` and its generated
+    ``form.encoder(...)``), refuses a
     64-bit address with an OperandError (not a TypeError from the missing ModRM, not wrapped bytes)."""
     far = mem(None, disp=0x123456789)
     checked = 0
@@ -86,7 +87,7 @@ def test_absolute_address_out_of_reach_refused_by_every_form():
             elif o.mem is not None: args.append(far.with_size(o.mem))
             else: args.append(next(r for r in x86gen.REGISTERS.values() if r.kind == o.reg))
         kw = {"ip": 0} if f.is_branch else {}
-        for call in (f, f.encode):
+        for call in (f, f.encode, f.encoder):
             with pytest.raises(OperandError, match="0x123456789"):
                 call(*args, **kw)
         checked += 1

@@ -18,7 +18,7 @@ through ``reg.k(k1).z``, ``mem.bcst`` and ``rc=``; the text in GNU as's syntax
 (``vaddps zmm1 {k1}{z}, zmm2, dword ptr [rax]{1to16}``, ``vaddps zmm1, zmm2, zmm3, {rn-sae}``).
 
 From a program this module builds (setup, never timed): iced ``(create_fn, args)`` lists with
-labels (for `BlockEncoder`) or with absolute targets (for `Encoder`), x86gen ``(form.encode, ops)``
+labels (for `BlockEncoder`) or with absolute targets (for `Encoder`), x86gen ``(form.encoder, ops)``
 lists with absolute rel32 targets, ``(mnemonic, ops)`` lists for `x86gen.encode` with targets laid
 out for the forms `encode` picks, and Intel-syntax text (with labels for GNU as, or with absolute
 targets). `Checker` says whether some bytes decode to the same instructions as iced's reference.
@@ -535,16 +535,16 @@ def iced_block_calls(prog: list[Ins], ops: Operands, next_ips: list[int]) -> lis
 
 
 def x86gen_calls(prog: list[Ins], ops: Operands, addrs: list[int]) -> list[tuple]:
-    """``(form.encode, operands, is_branch)``; a branch's operand is its absolute rel32 target. A decorated
+    """``(form.encoder, operands, is_branch)``; a branch's operand is its absolute rel32 target. A decorated
     instruction's function is the form itself (``form(*ops)``, ``form(*ops, rc=…)``: the generated
-    ``form.encode`` takes no decorations)."""
+    ``form.encoder`` takes no decorations)."""
     res = []
     for ins in prog:
-        if ins.is_branch: res.append((ins.form.encode, (addrs[ins.ops[0][1]],), True))
+        if ins.is_branch: res.append((ins.form.encoder, (addrs[ins.ops[0][1]],), True))
         elif ins.deco is not None:
             rc = ins.deco.rc
             res.append((ins.form if rc is None else functools.partial(ins.form, rc=rc), ops.xs(ins), False))
-        else: res.append((ins.form.encode, tuple(ops.x(o) for o in ins.ops), False))
+        else: res.append((ins.form.encoder, tuple(ops.x(o) for o in ins.ops), False))
     return res
 
 

@@ -24,7 +24,7 @@ Workloads (built once, never timed):
 Paths, each run on the same programs (ns per instruction, median of interleaved rounds):
   x86gen Assembler      `x86gen.Assembler` methods on pre-built operands, labels, `assemble()`
                         (relaxes branches, like BlockEncoder); skipped if not importable.
-  x86gen form.encode    `get_form(id).encode(*ops)` on pre-built operands into a bytearray; branches
+  x86gen form.encode    `get_form(id).encoder(*ops)` (the generated encoder) on pre-built operands into a bytearray; branches
                         are the rel32 forms with targets precomputed (no labels, no relaxation).
   x86gen.encode         `encode(mnemonic, *ops)` (form selection); branch targets laid out for the
                         forms it picks (precomputed).
@@ -142,7 +142,7 @@ fs = x86gen.all_forms()
 t3 = time.perf_counter()
 n = 0
 for f in fs:
-    try: f.encode; n += 1
+    try: f.encoder; n += 1
     except Exception: pass
 t4 = time.perf_counter()
 print((t1 - t0) * 1e3, (t2 - t1) * 1e3, (t4 - t3) * 1e3, n)

@@ -52,6 +52,7 @@ import math
 import struct
 from itertools import accumulate
 
+from . import prefixes as P
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
 from .diagnostics import no_form_error
 from .encoder import encode, select
@@ -79,7 +80,7 @@ from .selection.plans import Replan, plan_for
 from .selection.prefixed import encode_prefixed
 from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, STRING_MNEMONICS, VEX_PREFIX, canonical, lea_low_bits, string_operands
 from .syntax import float_bits_text, insn_text
-from .table import A32_SPELLED
+from .table import A32_SPELLED, ip16_branch
 
 __all__ = ["Assembler", "Label", "NOPS"]   # (parse_program and assemble_program: x86gen.program_text)
 # The record format and tables below without a leading underscore (TEXT_LEN, TEXT_PADS, PLANS_BY_SIGNATURE,
@@ -156,10 +157,12 @@ def _listed_mnemonic(form, ops: tuple) -> str:
 
 class _Branch:
     """A branch to a label (or an absolute address) between two chunks; its size is chosen by relaxation."""
-    __slots__ = ("mnemonic", "target", "choices", "k", "line")
+    __slots__ = ("mnemonic", "target", "choices", "k", "line", "words", "n", "wrap16")
 
-    def __init__(self, mnemonic, target, choices, line):
+    def __init__(self, mnemonic, target, choices, line, words=(), n=0):
         self.mnemonic, self.target, self.choices, self.k, self.line = mnemonic, target, choices, 0, line
+        self.words, self.n = words, n   # prefix words (``bnd``) and their bytes, before the form's (`_prefixed_branch_info`)
+        self.wrap16 = target.__class__ is int and ip16_branch(choices[0][0])   # (`_disp`)
 
     def size(self) -> int: return self.choices[self.k][1]
 
@@ -230,18 +233,38 @@ def _branch_info(mn: str) -> tuple:
     return hit
 
 
-def _branch16_info(mn: str, words: list[str]) -> tuple:
-    """`_branch_info` for ``data16 jmp`` / ``data16 addr32 loop`` (``words``: the prefix words, data16 among them): the
-    16-bit branches (o16: JMP_REL8_16, JMP_REL16), whose target is a 16-bit IP (SDM Vol.2 JMP, operand size 16). Their
-    reach is relaxed as a plain displacement; the encoder counts it modulo 2^16 and refuses a label above 0xffff."""
+def _prefixed_branch_info(mn: str, words: list[str]) -> tuple[tuple, int]:
+    """(`_branch_info`'s choices, the number of prefix bytes) for a branch with prefix words: ``bnd jne`` (the forms that
+    take the words, F2 before each), ``data16 jmp`` / ``data16 addr32 loop`` (the 16-bit branches, o16: JMP_REL8_16,
+    JMP_REL16, whose target is a 16-bit IP, SDM Vol.2 JMP, operand size 16; their reach is relaxed as a plain
+    displacement, the encoder counts it modulo 2^16 and refuses a label above 0xffff). Each choice's length counts
+    the prefix bytes, which move the branch's end."""
     key = (mn, *words)
     hit = _BRANCH_INFO.get(key)
     if hit is None:
-        a32 = "addr32" in words and canonical(mn) not in A32_SPELLED   # (jecxz says its 32-bit address itself)
-        forms = [form_of(r) for r in candidates(mn, ("l",), (Label("x"),), "data16 addr32" if a32 else "data16")[0]]
-        hit = tuple((f, f.length, *f.imm_ranges(0)[0]) for f in forms)
-        _BRANCH_INFO[key] = hit
+        legacy = [w for w in words if w not in (P.DATA16, P.ADDR32)]
+        if any(w not in P.PREFIX_BYTES for w in legacy):
+            raise PrefixError(f"{' '.join(words)} {mn}: only bnd, data16 and addr32 go on a branch to a label or address here")
+        a32 = P.ADDR32 in words and canonical(mn) not in A32_SPELLED   # (jecxz says its 32-bit address itself)
+        sized = " ".join(w for w, on in ((P.DATA16, P.DATA16 in words), (P.ADDR32, a32)) if on)
+        lab = Label("x")
+        rows = candidates(mn, ("l",), (lab,), sized)[0]
+        forms = [form_of(r) for r in rows]
+        if not sized: forms = [f for f in forms if not (f.addrsize32 or f.opsize16)] or forms   # (as `_branch_info`)
+        want = {P.SPEC_NAME.get(w, w) for w in legacy}
+        ok = [f for f in forms if want <= P.allowed(f.id)]
+        if not ok:
+            P.check(legacy, forms[0], mn, (lab,))   # raises: why the form takes none of the words
+            raise PrefixError(f"{' '.join(words)} {mn}: no form of {mn} takes {', '.join(sorted(want))}")
+        n = len(legacy)
+        hit = _BRANCH_INFO[key] = (tuple((f, f.length + n, *f.imm_ranges(0)[0]) for f in ok), n)
     return hit
+
+
+def _disp(v, d: int) -> int:
+    """Branch ``v``'s displacement ``d`` as its encoder counts it: modulo 2^16 for a 16-bit branch to an address, whose
+    new IP is (next IP + rel) AND 0xffff (SDM Vol.2 JMP/Jcc, operand size 16: `x86gen.table.ip16_branch`)."""
+    return ((d + 0x8000) & 0xFFFF) - 0x8000 if v.wrap16 else d
 
 
 def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
@@ -296,11 +319,11 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
             else: dest = cstart[t.chunk] + t.offset + (shift if nalign[t.chunk] == nalign[i + 1] else 0)
             choices = v.choices
             _f, length, lo, hi = choices[0]
-            if not lo <= dest - (at + length) <= hi:
+            if not lo <= _disp(v, dest - (at + length)) <= hi:
                 k = 1
                 while k < len(choices):
                     _f, length, lo, hi = choices[k]
-                    if lo <= dest - (at + length) <= hi: break
+                    if lo <= _disp(v, dest - (at + length)) <= hi: break
                     k += 1
                 k = min(k, len(choices) - 1)   # out of reach of every form: assemble() reports it
                 if k:
@@ -321,7 +344,7 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
         v = vars_[i]
         t = v.target
         _f, length, lo, hi = v.choices[v.k]
-        if not lo <= (t if t.__class__ is int else now[t.chunk] + t.offset) - (now[i] + lens[i] + length) <= hi:
+        if not lo <= _disp(v, (t if t.__class__ is int else now[t.chunk] + t.offset) - (now[i] + lens[i] + length)) <= hi:
             work.append(i)
     if not work: return 2
     tree = [0] + size              # Fenwick tree over item sizes (1-based)
@@ -376,11 +399,11 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
             start = base + pre[i + 1] + before(i)
             choices = v.choices
             _f, length, lo, hi = choices[v.k]
-            if lo <= dest - (start + length) <= hi: continue
+            if lo <= _disp(v, dest - (start + length)) <= hi: continue
             k = v.k + 1
             while k < len(choices):
                 _f, length, lo, hi = choices[k]
-                if lo <= dest - (start + length) <= hi: break
+                if lo <= _disp(v, dest - (start + length)) <= hi: break
                 k += 1
             if k == len(choices): k = len(choices) - 1   # out of reach of every form: assemble() reports it
             if k == v.k: continue
@@ -546,22 +569,19 @@ class Assembler(AsmMethods):
             if m.__class__ is Label or (isinstance(m, Mem) and m.label is not None):
                 raise OperandError(f"{mn}: a label memory operand with masking or broadcast is not supported by the Assembler"
                                    " (yet); load the address into a register")
-        out = encode(mn, *ops, rc=rc) if rc is not None else encode(mn, *ops)
-        rec = ops if rc is None else (*ops, Rounding(rc))
-        if len(rec) > 4: raise OperandError(f"{mn}: at most 3 operands with rc= in an Assembler record")
-        self._add(out, mn, rec)
+        out = encode(mn, *ops, rc=rc)
+        if len(ops) >= TEXT_LEN - 1: raise OperandError(f"{mn}: {len(ops)} operands and rc=: more than an Assembler record holds")
+        self._add(out, mn, (*ops, Rounding(rc)))
 
     def _emit_prefixed(self, mn: str, ops: tuple) -> None:
         """An instruction with prefix words (``lock add``) or a segment override (`SegMem`): `encode_prefixed`'s bytes.
         A branch to a label or address with a prefix (``bnd jmp .L1``) is not supported (it would need relaxation)."""
         base = mn.rsplit(" ", 1)[-1]
         words = mn.split()[:-1]
-        if canonical(base) in BRANCH_MNEMONICS and len(ops) == 1 and ops[0].__class__ in (str, Label) \
-                and "data16" in words and set(words) <= {"data16", "addr32"}:   # `data16 jmp .L1`: a 16-bit branch
-            return self._branch(mn, ops, choices=_branch16_info(canonical(base), words))
         if canonical(base) in BRANCH_MNEMONICS and len(ops) == 1 and ops[0].__class__ in (int, str, Label):
-            raise PrefixError(f"{mn} {fmt_value(ops[0])}: a prefix on a branch to a label or address is not supported by the"
-                              " Assembler (yet); x86gen.encode takes it with an address and ip=")
+            # `bnd jne .L1`, `data16 jmp .L1`: a relaxed branch whose forms take the words, their bytes before it
+            choices, n = _prefixed_branch_info(canonical(base), words)
+            return self._branch(mn, ops, choices=choices, words=[w for w in words if w in P.PREFIX_BYTES], n=n)
         if any(x.__class__ is Label for x in ops): ops = tuple(x.mem() if x.__class__ is Label else x for x in ops)
         if any(x.__class__ in (Mem, SegMem) and x.label is not None for x in ops): return self._emit_rip(mn, ops)
         out = encode_prefixed(mn, ops)[0]
@@ -594,7 +614,7 @@ class Assembler(AsmMethods):
         self._add(b, mn, ops)
         self._layout = None
 
-    def _branch(self, mn: str, ops: tuple, rel32: bool = False, choices: tuple | None = None) -> None:
+    def _branch(self, mn: str, ops: tuple, rel32: bool = False, choices: tuple | None = None, words=(), n: int = 0) -> None:
         """A branch to a label, name or address, relaxed (`_grow_branches`) among ``choices`` (default `_branch_info`)."""
         if len(ops) != 1: raise OperandError(f"{mn} takes one operand (a label or an address), got {len(ops)}")
         target = ops[0]
@@ -607,7 +627,7 @@ class Assembler(AsmMethods):
         if choices is None:
             choices = _branch_info(mn)
             if rel32: choices = choices[-1:]
-        self._var(_Branch(mn, target, choices, self.line))
+        self._var(_Branch(mn, target, choices, self.line, words, n))
 
     def _var(self, v) -> None:
         """End the current chunk with a branch or an alignment (sized by `_relax`)."""
@@ -627,21 +647,21 @@ class Assembler(AsmMethods):
         ``a.emit_form("ADD_RM32_IMM32", eax, 1)`` is ``81 c0 01 00 00 00`` where ``a.add(eax, 1)`` picks
         ``83 /0 ib``. A branch form takes a label (or name, or address) and keeps its size: no relaxation."""
         if not hasattr(form, "operands"): form = get_form(form)
-        if form.is_branch and len(ops) == 1 and ops[0].__class__ in (str, Label):
-            choice = next(c for c in _branch_info(form.mnemonic) if c[0] is form)
+        if form.is_branch and len(ops) == 1 and ops[0].__class__ in (str, Label, int):
+            # a label, or an absolute address: where this branch is, and so its displacement, is known when laid out
+            choice = (form, form.length, *form.imm_ranges(0)[0])
             target = ops[0]
             if target.__class__ is str: target = self.get_label(target)
-            elif target.owner is not self: raise OperandError(f"{form.mnemonic}: label {target.name!r} belongs to another Assembler")
-            if target.line == 0: target.line = self.line
+            elif target.__class__ is Label and target.owner is not self:
+                raise OperandError(f"{form.mnemonic}: label {target.name!r} belongs to another Assembler")
+            if target.__class__ is Label and target.line == 0: target.line = self.line
             return self._var(_Branch(form.mnemonic, target, (choice,), self.line))
         if any(x.__class__ is Label or (x.__class__ is Mem and x.label is not None) for x in ops):
             raise OperandError(f"emit_form({form.id}): label operands other than a branch target are not supported; use emit()")
-        if len(ops) > 4: raise OperandError(f"{form.id} takes {len(form.operands)} operands, got {len(ops)}")
+        if len(ops) + (rc is not None) > TEXT_LEN - 1:   # (a record holds 5 operands, the rounding one of them)
+            raise OperandError(f"{form.id} takes {len(form.operands)} operands, got {len(ops)}" + (" and rc=" if rc is not None else ""))
         if rc is not None:   # AVX-512 rounding / SAE (x86gen.evex)
-            out = form(*ops, rc=rc)
-            rec = (*ops, Rounding(rc))
-            if len(rec) > 4: raise OperandError(f"{form.id}: at most 3 operands with rc= in an Assembler record")
-            self._add(out, form.mnemonic, rec)
+            self._add(form(*ops, rc=rc), form.mnemonic, (*ops, Rounding(rc)))
             return
         out = form(*ops)
         self._add(out, form.mnemonic if self._text is None else _listed_mnemonic(form, ops), ops)
@@ -799,7 +819,9 @@ class Assembler(AsmMethods):
                     form = v.choices[v.k][0]
                     t = v.target
                     dest = t if t.__class__ is int else starts[t.chunk] + t.offset
-                    try: out += form.encode(dest, ip=vstart[i])
+                    try:
+                        if v.n: out += P.layout(v.words, form, form.encoder(dest, ip=vstart[i] + v.n), None)
+                        else: out += form.encoder(dest, ip=vstart[i])
                     except EncodeError as ex: raise self._err(v.line, f"{v.mnemonic} {t}: {ex}", type(ex)) from None
                 elif vsize[i]:
                     out += nop_fill(vsize[i]) if v.fill is None else bytes((v.fill & 0xFF,)) * vsize[i]

@@ -15,16 +15,16 @@ met before costs a few dict look-ups and one call.
 from __future__ import annotations
 
 from .diagnostics import label_error, no_form_error, unknown_mnemonic_error
-from .encoding.decorated import encode_form, int_operands, is_wrapped
+from .encoding.decorated import encode_form, int_operands, is_decorated, is_wrapped, plain_operands, rc_text, why_not
 from .encoding.runtime import LabelOperand
-from .errors import OperandError, UnknownMnemonicError, fmt_value
+from .errors import EvexOperandError, OperandError, UnknownMnemonicError, fmt_value
 from .forms import Form, describe_operand, form_of, get_form
 from .memory import Mem
-from .selection.candidates import choose
+from .selection.candidates import VEX_ON_REQUEST, choose
 from .selection.plans import Replan, plan_for
 from .selection.prefixed import encode_prefixed, signature
 from .selection.request import STRING_MNEMONICS, canonical, lea_low_bits, string_operands
-from .table import mnemonics, rows_of
+from .table import mnemonics, rows_of, sized_kind
 
 # encode()'s plans: published complete (built in locals, stored last), so that another thread (free-threaded CPython
 # included) that finds one finds it whole
@@ -158,7 +158,15 @@ def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None,
     if not ok:
         got = ", ".join(describe_operand(x) for x in ops) or "no operands"
         listed = "; ".join(f"{f.syntax} ({f.id})" for f in fl[:12]) + (" …" if len(fl) > 12 else "")
-        raise OperandError(f"none of the forms {listed} takes {got}" + (f" with {imm_bits}-bit immediates" if imm_bits else ""))
+        msg = f"none of the forms {listed} takes {got}" + (f" with {imm_bits}-bit immediates" if imm_bits else "")
+        if rc is not None or is_decorated(ops):   # the plain operands fit a form, the decorations do not: as encode says
+            plain = [f for f in fl if f.accepts(*plain_operands(ops), ip=ip)]
+            if plain: raise EvexOperandError(f"{msg}{rc_text(rc)}: {why_not(plain[0], ops, rc) or 'decorations'}")
+        raise OperandError(msg)
+    # as encode prefers: a form that needs no prefix word (addr32, data16), EVEX over AVX-VNNI's VEX re-encodings
+    ok = [f for f in ok if not sized_kind(f)] or ok
+    if any(f.cpuid in VEX_ON_REQUEST for f in ok) and any(f.encoding_kind == "evex" and f.cpuid not in VEX_ON_REQUEST for f in ok):
+        ok = [f for f in ok if f.cpuid not in VEX_ON_REQUEST]
     for i, x in enumerate(ops):
         if isinstance(x, Mem) and not x.size and len({f.operands[i].mem for f in ok}) > 1:
             raise OperandError(f"operand {i + 1} ({x}) needs a size: forms {', '.join(f.id for f in ok)} take it")

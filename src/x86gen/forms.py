@@ -17,6 +17,7 @@ from .diagnostics import describe_operand, operand_error, unknown_mnemonic_error
 from .encoding.decorated import encode_form, int_operands, is_decorated, is_wrapped, plain_operands, why_not
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
 from .memory import A32Mem, SegMem
+from .registers import Masked
 from .table import Operand, address_size_fits, imm_ranges, is_branch, syntax, takes
 
 __all__ = ["Form", "Operand", "all_forms", "describe_operand", "encoder_of", "forms_of", "get_form", "mnemonics", "operand_error"]
@@ -68,10 +69,16 @@ class Form:
         return enc
 
     @property
-    def encode(self) -> Callable[..., bytes]:
-        """The form's generated encoder: plain operands only (registers, a `x86gen.Mem` of the form's kind, ints);
-        calling the form takes everything (`__call__`)."""
+    def encoder(self) -> Callable[..., bytes]:
+        """The form's generated encoder, for a backend's hot loop: ``form.encoder(*operands)`` takes plain operands only
+        (registers, a `x86gen.Mem` of the form's kind, ints; ``ip=`` for a branch) and is the fastest way to bytes;
+        anything else (a segment override, a 32-bit address, AVX-512 decorations) raises `x86gen.OperandError` there.
+        Calling the form, or `encode`, takes everything."""
         return self._enc or self._build()
+
+    def encode(self, *operands, **kw) -> bytes:
+        """The same as calling the form: ``form.encode(*operands, ip=0, rc=None)``."""
+        return self(*operands, **kw)
 
     def __call__(self, *operands, **kw) -> bytes:
         """Encode ``operands`` in exactly this form: registers, memory operands (with a segment override or a 32-bit
@@ -97,6 +104,9 @@ class Form:
         operands encodes them (or raises the error a rule of the instruction gives, the same error `x86gen.encode`
         gives: ah with a REX prefix, a gather's registers that must differ)."""
         if len(operands) != len(self.operands): return False
+        for x in operands:   # a register that only some encodings carry (xmm16-31: EVEX)
+            r = x.op if x.__class__ is Masked else x
+            if getattr(r, "encodings", None) is not None and self.encoding_kind not in r.encodings: return False
         if rc is not None or is_decorated(operands):
             if why_not(self, operands, rc) is not None: return False
             operands = plain_operands(operands)

@@ -7,14 +7,15 @@ from .forms import Form, get_form
 from .selection.request import EVEX_PREFIX, VEX_PREFIX, canonical
 from .syntax import (
     _DECORATED,
-    Decorations,
     decorated_form,
     format_instruction,
     format_operand,
     parse_line,
+    pseudo_op,
     split_decorations,
     strip_comment,
 )
+from .table import has_mnemonic
 
 
 class Instruction:
@@ -50,8 +51,13 @@ class Instruction:
     def parse(cls, text: str) -> Instruction:
         """One line of Intel syntax (`x86gen.syntax`: GNU as, objdump and iced-x86 spellings)."""
         mn, ops = parse_line(strip_comment(text).lower().strip())
-        if ops and ops[-1].__class__ is Decorations:   # AVX-512 {rn-sae} / {1toN}
-            ops, deco = split_decorations(ops)
+        ops, deco = split_decorations(ops)
+        words, _, base = mn.rpartition(" ")
+        name = base[base.index("}") + 1:] if base[:1] == "{" else base
+        if not has_mnemonic(canonical(name)):   # `vcmpltps`, `pclmulhqlqdq`: the compare pseudo-ops, as their instruction
+            alt = pseudo_op(base, ops)
+            if alt is not None: mn, ops = (f"{words} {alt[0]}" if words else alt[0]), alt[1]
+        if deco is not None:   # AVX-512 {rn-sae} / {1toN}
             return cls(mn, *ops, form=decorated_form(mn, ops, deco), rc=deco.rc)
         return cls(mn, *ops)
 

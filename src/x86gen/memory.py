@@ -251,7 +251,8 @@ class SegMem(Mem):
         return self.plain.with_size(size).with_segment(self.seg)
 
     def __str__(self) -> str:
-        return (f"{SIZE_NAMES[self.size]} ptr " if self.size else "") + f"{self.seg}:" + self.address()
+        name = SIZE_NAMES.get(self.size)
+        return (f"{name} ptr " if name else "") + f"{self.seg}:" + self.address()
 
     def _key(self): return (*Mem._key(self), self.seg)
 

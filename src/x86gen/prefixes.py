@@ -50,7 +50,7 @@ PREFIX_BYTES: dict[str, tuple[int, str]] = {
 }
 # the words the spec writes (isa/README.md, `prefixes`): rep stands for rep/repe/repz, repne for repne/repnz
 SPEC_NAME = {"repe": "rep", "repz": "rep", "repnz": "repne"}
-PSEUDO = {"{vex3}", "{vex}"}
+PSEUDO = {"{vex3}", "{vex}", "{evex}"}
 # `addr32` (GNU as, objdump, iced-x86): the form with a 32-bit implicit address (0x67; `a32` in the spec: `addr32 monitor`
 # is MONITORD, `addr32 loop` counts in ecx); with a 32-bit memory operand (which has its 0x67) it changes nothing
 ADDR32 = "addr32"
@@ -85,6 +85,7 @@ def split_words(mnemonic: str) -> tuple[list[str], str]:
     """``"lock add"`` -> (["lock"], "add"); every word but the last must be a prefix word."""
     words = mnemonic.split()
     if not words: raise PrefixError("empty mnemonic")
+    words[:-1] = [w.lower() for w in words[:-1]]   # (objdump's `rex.W`, `LOCK`)
     for w in words[:-1]:
         if w not in WORDS: raise PrefixError(f"{mnemonic[:80]!r}: {w[:40]!r} is not an instruction prefix "
                                              f"(prefixes: {', '.join(sorted(WORDS))})")
@@ -92,9 +93,10 @@ def split_words(mnemonic: str) -> tuple[list[str], str]:
 
 
 def default_segment(m) -> str:
-    """The segment an address uses without an override: SS with an rbp/rsp base, DS otherwise (SDM Vol.1 3.7.4)."""
+    """The segment an address uses without an override: SS with an rbp/rsp (ebp/esp) base, DS otherwise (SDM Vol.1 3.7.4;
+    r12/r13 use DS)."""
     b = getattr(m, "base", None)
-    return "ss" if b is not None and b.name in ("rbp", "rsp") else "ds"
+    return "ss" if b is not None and b.name in ("rbp", "rsp", "ebp", "esp") else "ds"
 
 
 def check(words: list[str], form, mnemonic: str, ops: tuple) -> None:

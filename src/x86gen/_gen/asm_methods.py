@@ -47,50 +47,55 @@ class AsmMethods:
 PLANS: dict[str, dict] = {}
 
 
-def _fixed_ab(mn):
+def _fixed_ab_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b):
+    def method(self, a, b, rc=None):
+        if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
         try: self._code.append(P[a.sig][b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
         if self._text is not None: self._text += (mn, a, b, None, None, None)
     return method
 
 
-def _fixed_abi(mn):
+def _fixed_abi_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b):
+    def method(self, a, b, rc=None):
+        if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
         try: self._code.append(P[a.sig]["i" if type(b) is int else b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
         if self._text is not None: self._text += (mn, a, b, None, None, None)
     return method
 
 
-def _fixed_a(mn):
+def _fixed_a_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a):
+    def method(self, a, rc=None):
+        if rc is not None: return self._emit_evex(mn, (a, ), rc)
         try: self._code.append(P[a.sig](a))
         except _SLOW: return self._emit(mn, (a, ))
         if self._text is not None: self._text += (mn, a, None, None, None, None)
     return method
 
 
-def _fixed_abci(mn):
+def _fixed_abci_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, c):
+    def method(self, a, b, c, rc=None):
+        if rc is not None: return self._emit_evex(mn, (a, b, c, ), rc)
         try: self._code.append(P[a.sig][b.sig]["i" if type(c) is int else c.sig](a, b, c))
         except _SLOW: return self._emit(mn, (a, b, c, ))
         if self._text is not None: self._text += (mn, a, b, c, None, None)
     return method
 
 
-def _fixed_abc(mn):
+def _fixed_abc_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, c):
+    def method(self, a, b, c, rc=None):
+        if rc is not None: return self._emit_evex(mn, (a, b, c, ), rc)
         try: self._code.append(P[a.sig][b.sig][c.sig](a, b, c))
         except _SLOW: return self._emit(mn, (a, b, c, ))
         if self._text is not None: self._text += (mn, a, b, c, None, None)
@@ -104,20 +109,22 @@ def _jump(mn):
     return method
 
 
-def _fixed_0(mn):
+def _fixed_0_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self):
+    def method(self, rc=None):
+        if rc is not None: return self._emit_evex(mn, (), rc)
         try: self._code.append(P[()]())
         except _SLOW: return self._emit(mn, ())
         if self._text is not None: self._text += (mn, None, None, None, None, None)
     return method
 
 
-def _variadic_ab(mn):
+def _variadic_ab_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         n = len(ops)
         try:
             if n == 2:
@@ -129,10 +136,11 @@ def _variadic_ab(mn):
     return method
 
 
-def _variadic_ab_abci(mn):
+def _variadic_ab_abci_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         n = len(ops)
         try:
             if n == 2:
@@ -147,20 +155,22 @@ def _variadic_ab_abci(mn):
     return method
 
 
-def _fixed_aibi(mn):
+def _fixed_aibi_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b):
+    def method(self, a, b, rc=None):
+        if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
         try: self._code.append(P["i" if type(a) is int else a.sig]["i" if type(b) is int else b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
         if self._text is not None: self._text += (mn, a, b, None, None, None)
     return method
 
 
-def _variadic_ab_abici(mn):
+def _variadic_ab_abici_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         n = len(ops)
         try:
             if n == 2:
@@ -175,10 +185,11 @@ def _variadic_ab_abici(mn):
     return method
 
 
-def _variadic_a_ab(mn):
+def _variadic_a_ab_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         n = len(ops)
         try:
             if n == 1:
@@ -193,20 +204,22 @@ def _variadic_a_ab(mn):
     return method
 
 
-def _fixed_ai(mn):
+def _fixed_ai_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a):
+    def method(self, a, rc=None):
+        if rc is not None: return self._emit_evex(mn, (a, ), rc)
         try: self._code.append(P["i" if type(a) is int else a.sig](a))
         except _SLOW: return self._emit(mn, (a, ))
         if self._text is not None: self._text += (mn, a, None, None, None, None)
     return method
 
 
-def _variadic_a_ab_abci(mn):
+def _variadic_a_ab_abci_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         n = len(ops)
         try:
             if n == 1:
@@ -224,10 +237,11 @@ def _variadic_a_ab_abci(mn):
     return method
 
 
-def _variadic_ab_abcidi(mn):
+def _variadic_ab_abcidi_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         n = len(ops)
         try:
             if n == 2:
@@ -249,10 +263,11 @@ def _branch(mn):
     return method
 
 
-def _variadic_abc(mn):
+def _variadic_abc_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         n = len(ops)
         try:
             if n == 3:
@@ -264,10 +279,11 @@ def _variadic_abc(mn):
     return method
 
 
-def _variadic_0_a_ab(mn):
+def _variadic_0_a_ab_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         n = len(ops)
         try:
             if n == 0:
@@ -284,20 +300,22 @@ def _variadic_0_a_ab(mn):
     return method
 
 
-def _fixed_aib(mn):
+def _fixed_aib_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b):
+    def method(self, a, b, rc=None):
+        if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
         try: self._code.append(P["i" if type(a) is int else a.sig][b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
         if self._text is not None: self._text += (mn, a, b, None, None, None)
     return method
 
 
-def _variadic_0_ai(mn):
+def _variadic_0_ai_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         n = len(ops)
         try:
             if n == 0:
@@ -308,37 +326,6 @@ def _variadic_0_ai(mn):
             else: return self._emit(mn, ops)
         except _SLOW: return self._emit(mn, ops)
         if self._text is not None: self._text += (mn, *ops, *_PADS[n])
-    return method
-
-
-def _fixed_abc_rc(mn):
-    P = PLANS[mn] = {}
-
-    def method(self, a, b, c, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, b, c, ), rc)
-        try: self._code.append(P[a.sig][b.sig][c.sig](a, b, c))
-        except _SLOW: return self._emit(mn, (a, b, c, ))
-        if self._text is not None: self._text += (mn, a, b, c, None, None)
-    return method
-
-
-def _fixed_abcdi(mn):
-    P = PLANS[mn] = {}
-
-    def method(self, a, b, c, d):
-        try: self._code.append(P[a.sig][b.sig][c.sig]["i" if type(d) is int else d.sig](a, b, c, d))
-        except _SLOW: return self._emit(mn, (a, b, c, d, ))
-        if self._text is not None: self._text += (mn, a, b, c, d, None)
-    return method
-
-
-def _fixed_abcd(mn):
-    P = PLANS[mn] = {}
-
-    def method(self, a, b, c, d):
-        try: self._code.append(P[a.sig][b.sig][c.sig][d.sig](a, b, c, d))
-        except _SLOW: return self._emit(mn, (a, b, c, d, ))
-        if self._text is not None: self._text += (mn, a, b, c, d, None)
     return method
 
 
@@ -353,32 +340,22 @@ def _fixed_abcdi_rc(mn):
     return method
 
 
-def _fixed_ab_rc(mn):
+def _fixed_abcd_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
-        try: self._code.append(P[a.sig][b.sig](a, b))
-        except _SLOW: return self._emit(mn, (a, b, ))
-        if self._text is not None: self._text += (mn, a, b, None, None, None)
+    def method(self, a, b, c, d, rc=None):
+        if rc is not None: return self._emit_evex(mn, (a, b, c, d, ), rc)
+        try: self._code.append(P[a.sig][b.sig][c.sig][d.sig](a, b, c, d))
+        except _SLOW: return self._emit(mn, (a, b, c, d, ))
+        if self._text is not None: self._text += (mn, a, b, c, d, None)
     return method
 
 
-def _fixed_abci_rc(mn):
+def _variadic_ab_abc_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, c, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, b, c, ), rc)
-        try: self._code.append(P[a.sig][b.sig]["i" if type(c) is int else c.sig](a, b, c))
-        except _SLOW: return self._emit(mn, (a, b, c, ))
-        if self._text is not None: self._text += (mn, a, b, c, None, None)
-    return method
-
-
-def _variadic_ab_abc(mn):
-    P = PLANS[mn] = {}
-
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         n = len(ops)
         try:
             if n == 2:
@@ -393,17 +370,19 @@ def _variadic_ab_abc(mn):
     return method
 
 
-def _emit_only(mn):
+def _emit_only_rc(mn):
 
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         return self._emit(mn, ops)
     return method
 
 
-def _variadic_a(mn):
+def _variadic_a_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, *ops):
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
         n = len(ops)
         try:
             if n == 1:
@@ -421,10 +400,10 @@ _METHODS = {
         "ja", "jae", "jb", "jbe", "je", "jecxz", "jg", "jge", "jl", "jle", "jne", "jno", "jnp", "jns", "jo", "jp",
         "jrcxz", "js", "loop", "loope", "loopne", "xbegin",
     ),
-    _emit_only: (
+    _emit_only_rc: (
         "vpermil2pd", "vpermil2ps",
     ),
-    _fixed_0: (
+    _fixed_0_rc: (
         "cbw", "ccs_encrypt", "ccs_hash", "cdq", "cdqe", "clac", "clc", "cld", "clgi", "cli", "clts", "clui",
         "clzero", "cmc", "cpuid", "cqo", "cwd", "cwde", "emms", "encls", "enclu", "enclv", "endbr32", "endbr64",
         "erets", "eretu", "f2xm1", "fabs", "fchs", "fclex", "fcompp", "fcos", "fdecstp", "fdisi", "femms", "feni",
@@ -443,7 +422,7 @@ _METHODS = {
         "xend", "xgetbv", "xresldtrk", "xsetbv", "xsha1", "xsha256", "xsha512", "xsha512_alt", "xstore", "xstore_alt",
         "xsusldtrk", "xtest",
     ),
-    _fixed_a: (
+    _fixed_a_rc: (
         "aesdecwide128kl", "aesdecwide256kl", "aesencwide128kl", "aesencwide256kl", "bswap", "cldemote", "clflush",
         "clflushopt", "clrssbsy", "clwb", "cmpxchg16b", "cmpxchg8b", "dec", "div", "fbld", "fbstp", "ffree", "ffreep",
         "fiadd", "ficom", "ficomp", "fidiv", "fidivr", "fild", "fimul", "fist", "fistp", "fisttp", "fisub", "fisubr",
@@ -461,7 +440,7 @@ _METHODS = {
         "vstmxcsr", "wrfsbase", "wrgsbase", "xrstor", "xrstor64", "xrstors", "xrstors64", "xsave", "xsave64",
         "xsavec", "xsavec64", "xsaveopt", "xsaveopt64", "xsaves", "xsaves64",
     ),
-    _fixed_ab: (
+    _fixed_ab_rc: (
         "aadd", "aand", "adcx", "addpd", "addps", "addsd", "addss", "addsubpd", "addsubps", "adox", "aesdec",
         "aesdec128kl", "aesdec256kl", "aesdeclast", "aesenc", "aesenc128kl", "aesenc256kl", "aesenclast", "aesimc",
         "andnpd", "andnps", "andpd", "andps", "aor", "axor", "blendvpd", "blendvps", "blsi", "blsmsk", "blsr", "bsf",
@@ -495,182 +474,171 @@ _METHODS = {
         "unpckhps", "unpcklpd", "unpcklps", "vaesimc", "vbcstnebf162ps", "vbcstnesh2ps", "vbroadcastf128",
         "vbroadcastf32x2", "vbroadcastf32x4", "vbroadcastf32x8", "vbroadcastf64x2", "vbroadcastf64x4",
         "vbroadcasti128", "vbroadcasti32x2", "vbroadcasti32x4", "vbroadcasti32x8", "vbroadcasti64x2",
-        "vbroadcasti64x4", "vbroadcastsd", "vbroadcastss", "vcompresspd", "vcompressps", "vcvtneebf162ps",
-        "vcvtneeph2ps", "vcvtneobf162ps", "vcvtneoph2ps", "vcvtneps2bf16", "vexpandpd", "vexpandps", "vlddqu",
-        "vmovapd", "vmovaps", "vmovd", "vmovddup", "vmovdqa", "vmovdqa32", "vmovdqa64", "vmovdqu", "vmovdqu16",
-        "vmovdqu32", "vmovdqu64", "vmovdqu8", "vmovmskpd", "vmovmskps", "vmovntdq", "vmovntdqa", "vmovntpd",
-        "vmovntps", "vmovq", "vmovshdup", "vmovsldup", "vmovupd", "vmovups", "vmovw", "vmread", "vmwrite", "vpabsb",
-        "vpabsd", "vpabsq", "vpabsw", "vpbroadcastb", "vpbroadcastd", "vpbroadcastmb2q", "vpbroadcastmw2d",
-        "vpbroadcastq", "vpbroadcastw", "vpcompressb", "vpcompressd", "vpcompressq", "vpcompressw", "vpconflictd",
-        "vpconflictq", "vpexpandb", "vpexpandd", "vpexpandq", "vpexpandw", "vphminposuw", "vplzcntd", "vplzcntq",
-        "vpmovb2m", "vpmovd2m", "vpmovdb", "vpmovdw", "vpmovm2b", "vpmovm2d", "vpmovm2q", "vpmovm2w", "vpmovmskb",
-        "vpmovq2m", "vpmovqb", "vpmovqd", "vpmovqw", "vpmovsdb", "vpmovsdw", "vpmovsqb", "vpmovsqd", "vpmovsqw",
-        "vpmovswb", "vpmovsxbd", "vpmovsxbq", "vpmovsxbw", "vpmovsxdq", "vpmovsxwd", "vpmovsxwq", "vpmovusdb",
-        "vpmovusdw", "vpmovusqb", "vpmovusqd", "vpmovusqw", "vpmovuswb", "vpmovw2m", "vpmovwb", "vpmovzxbd",
-        "vpmovzxbq", "vpmovzxbw", "vpmovzxdq", "vpmovzxwd", "vpmovzxwq", "vpopcntb", "vpopcntd", "vpopcntq",
-        "vpopcntw", "vpscatterdd", "vpscatterdq", "vpscatterqd", "vpscatterqq", "vptest", "vrcp14pd", "vrcp14ps",
-        "vrcpph", "vrcpps", "vrsqrt14pd", "vrsqrt14ps", "vrsqrtph", "vrsqrtps", "vscatterdpd", "vscatterdps",
-        "vscatterqpd", "vscatterqps", "vsha512msg1", "vsha512msg2", "vtestpd", "vtestps", "wrssd", "wrssq", "wrussd",
-        "wrussq", "xadd", "xchg", "xorpd", "xorps",
+        "vbroadcasti64x4", "vbroadcastsd", "vbroadcastss", "vcomisd", "vcomish", "vcomiss", "vcompresspd",
+        "vcompressps", "vcvtdq2pd", "vcvtdq2ph", "vcvtdq2ps", "vcvtneebf162ps", "vcvtneeph2ps", "vcvtneobf162ps",
+        "vcvtneoph2ps", "vcvtneps2bf16", "vcvtpd2dq", "vcvtpd2ph", "vcvtpd2ps", "vcvtpd2qq", "vcvtpd2udq",
+        "vcvtpd2uqq", "vcvtph2dq", "vcvtph2pd", "vcvtph2ps", "vcvtph2psx", "vcvtph2qq", "vcvtph2udq", "vcvtph2uqq",
+        "vcvtph2uw", "vcvtph2w", "vcvtps2dq", "vcvtps2pd", "vcvtps2phx", "vcvtps2qq", "vcvtps2udq", "vcvtps2uqq",
+        "vcvtqq2pd", "vcvtqq2ph", "vcvtqq2ps", "vcvtsd2si", "vcvtsd2usi", "vcvtsh2si", "vcvtsh2usi", "vcvtss2si",
+        "vcvtss2usi", "vcvttpd2dq", "vcvttpd2qq", "vcvttpd2udq", "vcvttpd2uqq", "vcvttph2dq", "vcvttph2qq",
+        "vcvttph2udq", "vcvttph2uqq", "vcvttph2uw", "vcvttph2w", "vcvttps2dq", "vcvttps2qq", "vcvttps2udq",
+        "vcvttps2uqq", "vcvttsd2si", "vcvttsd2usi", "vcvttsh2si", "vcvttsh2usi", "vcvttss2si", "vcvttss2usi",
+        "vcvtudq2pd", "vcvtudq2ph", "vcvtudq2ps", "vcvtuqq2pd", "vcvtuqq2ph", "vcvtuqq2ps", "vcvtuw2ph", "vcvtw2ph",
+        "vexp2pd", "vexp2ps", "vexpandpd", "vexpandps", "vgetexppd", "vgetexpph", "vgetexpps", "vlddqu", "vmovapd",
+        "vmovaps", "vmovd", "vmovddup", "vmovdqa", "vmovdqa32", "vmovdqa64", "vmovdqu", "vmovdqu16", "vmovdqu32",
+        "vmovdqu64", "vmovdqu8", "vmovmskpd", "vmovmskps", "vmovntdq", "vmovntdqa", "vmovntpd", "vmovntps", "vmovq",
+        "vmovshdup", "vmovsldup", "vmovupd", "vmovups", "vmovw", "vmread", "vmwrite", "vpabsb", "vpabsd", "vpabsq",
+        "vpabsw", "vpbroadcastb", "vpbroadcastd", "vpbroadcastmb2q", "vpbroadcastmw2d", "vpbroadcastq",
+        "vpbroadcastw", "vpcompressb", "vpcompressd", "vpcompressq", "vpcompressw", "vpconflictd", "vpconflictq",
+        "vpexpandb", "vpexpandd", "vpexpandq", "vpexpandw", "vphminposuw", "vplzcntd", "vplzcntq", "vpmovb2m",
+        "vpmovd2m", "vpmovdb", "vpmovdw", "vpmovm2b", "vpmovm2d", "vpmovm2q", "vpmovm2w", "vpmovmskb", "vpmovq2m",
+        "vpmovqb", "vpmovqd", "vpmovqw", "vpmovsdb", "vpmovsdw", "vpmovsqb", "vpmovsqd", "vpmovsqw", "vpmovswb",
+        "vpmovsxbd", "vpmovsxbq", "vpmovsxbw", "vpmovsxdq", "vpmovsxwd", "vpmovsxwq", "vpmovusdb", "vpmovusdw",
+        "vpmovusqb", "vpmovusqd", "vpmovusqw", "vpmovuswb", "vpmovw2m", "vpmovwb", "vpmovzxbd", "vpmovzxbq",
+        "vpmovzxbw", "vpmovzxdq", "vpmovzxwd", "vpmovzxwq", "vpopcntb", "vpopcntd", "vpopcntq", "vpopcntw",
+        "vpscatterdd", "vpscatterdq", "vpscatterqd", "vpscatterqq", "vptest", "vrcp14pd", "vrcp14ps", "vrcp28pd",
+        "vrcp28ps", "vrcpph", "vrcpps", "vrsqrt14pd", "vrsqrt14ps", "vrsqrt28pd", "vrsqrt28ps", "vrsqrtph",
+        "vrsqrtps", "vscatterdpd", "vscatterdps", "vscatterqpd", "vscatterqps", "vsha512msg1", "vsha512msg2",
+        "vsqrtpd", "vsqrtph", "vsqrtps", "vtestpd", "vtestps", "vucomisd", "vucomish", "vucomiss", "wrssd", "wrssq",
+        "wrussd", "wrussq", "xadd", "xchg", "xorpd", "xorps",
     ),
-    _fixed_ab_rc: (
-        "vcomisd", "vcomish", "vcomiss", "vcvtdq2pd", "vcvtdq2ph", "vcvtdq2ps", "vcvtpd2dq", "vcvtpd2ph", "vcvtpd2ps",
-        "vcvtpd2qq", "vcvtpd2udq", "vcvtpd2uqq", "vcvtph2dq", "vcvtph2pd", "vcvtph2ps", "vcvtph2psx", "vcvtph2qq",
-        "vcvtph2udq", "vcvtph2uqq", "vcvtph2uw", "vcvtph2w", "vcvtps2dq", "vcvtps2pd", "vcvtps2phx", "vcvtps2qq",
-        "vcvtps2udq", "vcvtps2uqq", "vcvtqq2pd", "vcvtqq2ph", "vcvtqq2ps", "vcvtsd2si", "vcvtsd2usi", "vcvtsh2si",
-        "vcvtsh2usi", "vcvtss2si", "vcvtss2usi", "vcvttpd2dq", "vcvttpd2qq", "vcvttpd2udq", "vcvttpd2uqq",
-        "vcvttph2dq", "vcvttph2qq", "vcvttph2udq", "vcvttph2uqq", "vcvttph2uw", "vcvttph2w", "vcvttps2dq",
-        "vcvttps2qq", "vcvttps2udq", "vcvttps2uqq", "vcvttsd2si", "vcvttsd2usi", "vcvttsh2si", "vcvttsh2usi",
-        "vcvttss2si", "vcvttss2usi", "vcvtudq2pd", "vcvtudq2ph", "vcvtudq2ps", "vcvtuqq2pd", "vcvtuqq2ph",
-        "vcvtuqq2ps", "vcvtuw2ph", "vcvtw2ph", "vexp2pd", "vexp2ps", "vgetexppd", "vgetexpph", "vgetexpps",
-        "vrcp28pd", "vrcp28ps", "vrsqrt28pd", "vrsqrt28ps", "vsqrtpd", "vsqrtph", "vsqrtps", "vucomisd", "vucomish",
-        "vucomiss",
-    ),
-    _fixed_abc: (
+    _fixed_abc_rc: (
         "andn", "bextr", "bzhi", "cmpbexadd", "cmpbxadd", "cmplexadd", "cmplxadd", "cmpnbexadd", "cmpnbxadd",
         "cmpnlexadd", "cmpnlxadd", "cmpnoxadd", "cmpnpxadd", "cmpnsxadd", "cmpnzxadd", "cmpoxadd", "cmppxadd",
         "cmpsxadd", "cmpzxadd", "kaddb", "kaddd", "kaddq", "kaddw", "kandb", "kandd", "kandnb", "kandnd", "kandnq",
         "kandnw", "kandq", "kandw", "korb", "kord", "korq", "korw", "kunpckbw", "kunpckdq", "kunpckwd", "kxnorb",
         "kxnord", "kxnorq", "kxnorw", "kxorb", "kxord", "kxorq", "kxorw", "mulx", "pdep", "pext", "sarx", "shlx",
         "shrx", "tcmmimfp16ps", "tcmmrlfp16ps", "tdpbf16ps", "tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpfp16ps",
-        "vaddsubpd", "vaddsubps", "vaesdec", "vaesdeclast", "vaesenc", "vaesenclast", "vandnpd", "vandnps", "vandpd",
-        "vandps", "vblendmpd", "vblendmps", "vcvtne2ps2bf16", "vdpbf16ps", "vgf2p8mulb", "vhaddpd", "vhaddps",
-        "vhsubpd", "vhsubps", "vmaskmovpd", "vmaskmovps", "vmovhlps", "vmovlhps", "vorpd", "vorps", "vp2intersectd",
-        "vp2intersectq", "vpackssdw", "vpacksswb", "vpackusdw", "vpackuswb", "vpaddb", "vpaddd", "vpaddq", "vpaddsb",
-        "vpaddsw", "vpaddusb", "vpaddusw", "vpaddw", "vpand", "vpandd", "vpandn", "vpandnd", "vpandnq", "vpandq",
-        "vpavgb", "vpavgw", "vpblendmb", "vpblendmd", "vpblendmq", "vpblendmw", "vpcmpeqb", "vpcmpeqd", "vpcmpeqq",
-        "vpcmpeqw", "vpcmpgtb", "vpcmpgtd", "vpcmpgtq", "vpcmpgtw", "vpdpbssd", "vpdpbssds", "vpdpbsud", "vpdpbsuds",
-        "vpdpbusd", "vpdpbusds", "vpdpbuud", "vpdpbuuds", "vpdpwssd", "vpdpwssds", "vpdpwsud", "vpdpwsuds",
-        "vpdpwusd", "vpdpwusds", "vpdpwuud", "vpdpwuuds", "vpermb", "vpermd", "vpermi2b", "vpermi2d", "vpermi2pd",
-        "vpermi2ps", "vpermi2q", "vpermi2w", "vpermps", "vpermt2b", "vpermt2d", "vpermt2pd", "vpermt2ps", "vpermt2q",
-        "vpermt2w", "vpermw", "vphaddd", "vphaddsw", "vphaddw", "vphsubd", "vphsubsw", "vphsubw", "vpmadd52huq",
-        "vpmadd52luq", "vpmaddubsw", "vpmaddwd", "vpmaskmovd", "vpmaskmovq", "vpmaxsb", "vpmaxsd", "vpmaxsq",
-        "vpmaxsw", "vpmaxub", "vpmaxud", "vpmaxuq", "vpmaxuw", "vpminsb", "vpminsd", "vpminsq", "vpminsw", "vpminub",
-        "vpminud", "vpminuq", "vpminuw", "vpmuldq", "vpmulhrsw", "vpmulhuw", "vpmulhw", "vpmulld", "vpmullq",
-        "vpmullw", "vpmultishiftqb", "vpmuludq", "vpor", "vpord", "vporq", "vprolvd", "vprolvq", "vprorvd", "vprorvq",
-        "vpsadbw", "vpshldvd", "vpshldvq", "vpshldvw", "vpshrdvd", "vpshrdvq", "vpshrdvw", "vpshufb", "vpshufbitqmb",
-        "vpsignb", "vpsignd", "vpsignw", "vpsllvd", "vpsllvq", "vpsllvw", "vpsravd", "vpsravq", "vpsravw", "vpsrlvd",
-        "vpsrlvq", "vpsrlvw", "vpsubb", "vpsubd", "vpsubq", "vpsubsb", "vpsubsw", "vpsubusb", "vpsubusw", "vpsubw",
-        "vptestmb", "vptestmd", "vptestmq", "vptestmw", "vptestnmb", "vptestnmd", "vptestnmq", "vptestnmw",
-        "vpunpckhbw", "vpunpckhdq", "vpunpckhqdq", "vpunpckhwd", "vpunpcklbw", "vpunpckldq", "vpunpcklqdq",
-        "vpunpcklwd", "vpxor", "vpxord", "vpxorq", "vrcp14sd", "vrcp14ss", "vrcpsh", "vrcpss", "vrsqrt14sd",
-        "vrsqrt14ss", "vrsqrtsh", "vrsqrtss", "vsha512rnds2", "vsm3msg1", "vsm3msg2", "vsm4key4", "vsm4rnds4",
-        "vunpckhpd", "vunpckhps", "vunpcklpd", "vunpcklps", "vxorpd", "vxorps",
+        "vaddpd", "vaddph", "vaddps", "vaddsd", "vaddsh", "vaddss", "vaddsubpd", "vaddsubps", "vaesdec",
+        "vaesdeclast", "vaesenc", "vaesenclast", "vandnpd", "vandnps", "vandpd", "vandps", "vblendmpd", "vblendmps",
+        "vcvtne2ps2bf16", "vcvtsd2sh", "vcvtsd2ss", "vcvtsh2sd", "vcvtsh2ss", "vcvtsi2sd", "vcvtsi2sh", "vcvtsi2ss",
+        "vcvtss2sd", "vcvtss2sh", "vcvtusi2sd", "vcvtusi2sh", "vcvtusi2ss", "vdivpd", "vdivph", "vdivps", "vdivsd",
+        "vdivsh", "vdivss", "vdpbf16ps", "vfcmaddcph", "vfcmaddcsh", "vfcmulcph", "vfcmulcsh", "vfmadd132pd",
+        "vfmadd132ph", "vfmadd132ps", "vfmadd132sd", "vfmadd132sh", "vfmadd132ss", "vfmadd213pd", "vfmadd213ph",
+        "vfmadd213ps", "vfmadd213sd", "vfmadd213sh", "vfmadd213ss", "vfmadd231pd", "vfmadd231ph", "vfmadd231ps",
+        "vfmadd231sd", "vfmadd231sh", "vfmadd231ss", "vfmaddcph", "vfmaddcsh", "vfmaddsub132pd", "vfmaddsub132ph",
+        "vfmaddsub132ps", "vfmaddsub213pd", "vfmaddsub213ph", "vfmaddsub213ps", "vfmaddsub231pd", "vfmaddsub231ph",
+        "vfmaddsub231ps", "vfmsub132pd", "vfmsub132ph", "vfmsub132ps", "vfmsub132sd", "vfmsub132sh", "vfmsub132ss",
+        "vfmsub213pd", "vfmsub213ph", "vfmsub213ps", "vfmsub213sd", "vfmsub213sh", "vfmsub213ss", "vfmsub231pd",
+        "vfmsub231ph", "vfmsub231ps", "vfmsub231sd", "vfmsub231sh", "vfmsub231ss", "vfmsubadd132pd", "vfmsubadd132ph",
+        "vfmsubadd132ps", "vfmsubadd213pd", "vfmsubadd213ph", "vfmsubadd213ps", "vfmsubadd231pd", "vfmsubadd231ph",
+        "vfmsubadd231ps", "vfmulcph", "vfmulcsh", "vfnmadd132pd", "vfnmadd132ph", "vfnmadd132ps", "vfnmadd132sd",
+        "vfnmadd132sh", "vfnmadd132ss", "vfnmadd213pd", "vfnmadd213ph", "vfnmadd213ps", "vfnmadd213sd",
+        "vfnmadd213sh", "vfnmadd213ss", "vfnmadd231pd", "vfnmadd231ph", "vfnmadd231ps", "vfnmadd231sd",
+        "vfnmadd231sh", "vfnmadd231ss", "vfnmsub132pd", "vfnmsub132ph", "vfnmsub132ps", "vfnmsub132sd",
+        "vfnmsub132sh", "vfnmsub132ss", "vfnmsub213pd", "vfnmsub213ph", "vfnmsub213ps", "vfnmsub213sd",
+        "vfnmsub213sh", "vfnmsub213ss", "vfnmsub231pd", "vfnmsub231ph", "vfnmsub231ps", "vfnmsub231sd",
+        "vfnmsub231sh", "vfnmsub231ss", "vgetexpsd", "vgetexpsh", "vgetexpss", "vgf2p8mulb", "vhaddpd", "vhaddps",
+        "vhsubpd", "vhsubps", "vmaskmovpd", "vmaskmovps", "vmaxpd", "vmaxph", "vmaxps", "vmaxsd", "vmaxsh", "vmaxss",
+        "vminpd", "vminph", "vminps", "vminsd", "vminsh", "vminss", "vmovhlps", "vmovlhps", "vmulpd", "vmulph",
+        "vmulps", "vmulsd", "vmulsh", "vmulss", "vorpd", "vorps", "vp2intersectd", "vp2intersectq", "vpackssdw",
+        "vpacksswb", "vpackusdw", "vpackuswb", "vpaddb", "vpaddd", "vpaddq", "vpaddsb", "vpaddsw", "vpaddusb",
+        "vpaddusw", "vpaddw", "vpand", "vpandd", "vpandn", "vpandnd", "vpandnq", "vpandq", "vpavgb", "vpavgw",
+        "vpblendmb", "vpblendmd", "vpblendmq", "vpblendmw", "vpcmpeqb", "vpcmpeqd", "vpcmpeqq", "vpcmpeqw",
+        "vpcmpgtb", "vpcmpgtd", "vpcmpgtq", "vpcmpgtw", "vpdpbssd", "vpdpbssds", "vpdpbsud", "vpdpbsuds", "vpdpbusd",
+        "vpdpbusds", "vpdpbuud", "vpdpbuuds", "vpdpwssd", "vpdpwssds", "vpdpwsud", "vpdpwsuds", "vpdpwusd",
+        "vpdpwusds", "vpdpwuud", "vpdpwuuds", "vpermb", "vpermd", "vpermi2b", "vpermi2d", "vpermi2pd", "vpermi2ps",
+        "vpermi2q", "vpermi2w", "vpermps", "vpermt2b", "vpermt2d", "vpermt2pd", "vpermt2ps", "vpermt2q", "vpermt2w",
+        "vpermw", "vphaddd", "vphaddsw", "vphaddw", "vphsubd", "vphsubsw", "vphsubw", "vpmadd52huq", "vpmadd52luq",
+        "vpmaddubsw", "vpmaddwd", "vpmaskmovd", "vpmaskmovq", "vpmaxsb", "vpmaxsd", "vpmaxsq", "vpmaxsw", "vpmaxub",
+        "vpmaxud", "vpmaxuq", "vpmaxuw", "vpminsb", "vpminsd", "vpminsq", "vpminsw", "vpminub", "vpminud", "vpminuq",
+        "vpminuw", "vpmuldq", "vpmulhrsw", "vpmulhuw", "vpmulhw", "vpmulld", "vpmullq", "vpmullw", "vpmultishiftqb",
+        "vpmuludq", "vpor", "vpord", "vporq", "vprolvd", "vprolvq", "vprorvd", "vprorvq", "vpsadbw", "vpshldvd",
+        "vpshldvq", "vpshldvw", "vpshrdvd", "vpshrdvq", "vpshrdvw", "vpshufb", "vpshufbitqmb", "vpsignb", "vpsignd",
+        "vpsignw", "vpsllvd", "vpsllvq", "vpsllvw", "vpsravd", "vpsravq", "vpsravw", "vpsrlvd", "vpsrlvq", "vpsrlvw",
+        "vpsubb", "vpsubd", "vpsubq", "vpsubsb", "vpsubsw", "vpsubusb", "vpsubusw", "vpsubw", "vptestmb", "vptestmd",
+        "vptestmq", "vptestmw", "vptestnmb", "vptestnmd", "vptestnmq", "vptestnmw", "vpunpckhbw", "vpunpckhdq",
+        "vpunpckhqdq", "vpunpckhwd", "vpunpcklbw", "vpunpckldq", "vpunpcklqdq", "vpunpcklwd", "vpxor", "vpxord",
+        "vpxorq", "vrcp14sd", "vrcp14ss", "vrcp28sd", "vrcp28ss", "vrcpsh", "vrcpss", "vrsqrt14sd", "vrsqrt14ss",
+        "vrsqrt28sd", "vrsqrt28ss", "vrsqrtsh", "vrsqrtss", "vscalefpd", "vscalefph", "vscalefps", "vscalefsd",
+        "vscalefsh", "vscalefss", "vsha512rnds2", "vsm3msg1", "vsm3msg2", "vsm4key4", "vsm4rnds4", "vsqrtsd",
+        "vsqrtsh", "vsqrtss", "vsubpd", "vsubph", "vsubps", "vsubsd", "vsubsh", "vsubss", "vunpckhpd", "vunpckhps",
+        "vunpcklpd", "vunpcklps", "vxorpd", "vxorps",
     ),
-    _fixed_abc_rc: (
-        "vaddpd", "vaddph", "vaddps", "vaddsd", "vaddsh", "vaddss", "vcvtsd2sh", "vcvtsd2ss", "vcvtsh2sd",
-        "vcvtsh2ss", "vcvtsi2sd", "vcvtsi2sh", "vcvtsi2ss", "vcvtss2sd", "vcvtss2sh", "vcvtusi2sd", "vcvtusi2sh",
-        "vcvtusi2ss", "vdivpd", "vdivph", "vdivps", "vdivsd", "vdivsh", "vdivss", "vfcmaddcph", "vfcmaddcsh",
-        "vfcmulcph", "vfcmulcsh", "vfmadd132pd", "vfmadd132ph", "vfmadd132ps", "vfmadd132sd", "vfmadd132sh",
-        "vfmadd132ss", "vfmadd213pd", "vfmadd213ph", "vfmadd213ps", "vfmadd213sd", "vfmadd213sh", "vfmadd213ss",
-        "vfmadd231pd", "vfmadd231ph", "vfmadd231ps", "vfmadd231sd", "vfmadd231sh", "vfmadd231ss", "vfmaddcph",
-        "vfmaddcsh", "vfmaddsub132pd", "vfmaddsub132ph", "vfmaddsub132ps", "vfmaddsub213pd", "vfmaddsub213ph",
-        "vfmaddsub213ps", "vfmaddsub231pd", "vfmaddsub231ph", "vfmaddsub231ps", "vfmsub132pd", "vfmsub132ph",
-        "vfmsub132ps", "vfmsub132sd", "vfmsub132sh", "vfmsub132ss", "vfmsub213pd", "vfmsub213ph", "vfmsub213ps",
-        "vfmsub213sd", "vfmsub213sh", "vfmsub213ss", "vfmsub231pd", "vfmsub231ph", "vfmsub231ps", "vfmsub231sd",
-        "vfmsub231sh", "vfmsub231ss", "vfmsubadd132pd", "vfmsubadd132ph", "vfmsubadd132ps", "vfmsubadd213pd",
-        "vfmsubadd213ph", "vfmsubadd213ps", "vfmsubadd231pd", "vfmsubadd231ph", "vfmsubadd231ps", "vfmulcph",
-        "vfmulcsh", "vfnmadd132pd", "vfnmadd132ph", "vfnmadd132ps", "vfnmadd132sd", "vfnmadd132sh", "vfnmadd132ss",
-        "vfnmadd213pd", "vfnmadd213ph", "vfnmadd213ps", "vfnmadd213sd", "vfnmadd213sh", "vfnmadd213ss",
-        "vfnmadd231pd", "vfnmadd231ph", "vfnmadd231ps", "vfnmadd231sd", "vfnmadd231sh", "vfnmadd231ss",
-        "vfnmsub132pd", "vfnmsub132ph", "vfnmsub132ps", "vfnmsub132sd", "vfnmsub132sh", "vfnmsub132ss",
-        "vfnmsub213pd", "vfnmsub213ph", "vfnmsub213ps", "vfnmsub213sd", "vfnmsub213sh", "vfnmsub213ss",
-        "vfnmsub231pd", "vfnmsub231ph", "vfnmsub231ps", "vfnmsub231sd", "vfnmsub231sh", "vfnmsub231ss", "vgetexpsd",
-        "vgetexpsh", "vgetexpss", "vmaxpd", "vmaxph", "vmaxps", "vmaxsd", "vmaxsh", "vmaxss", "vminpd", "vminph",
-        "vminps", "vminsd", "vminsh", "vminss", "vmulpd", "vmulph", "vmulps", "vmulsd", "vmulsh", "vmulss",
-        "vrcp28sd", "vrcp28ss", "vrsqrt28sd", "vrsqrt28ss", "vscalefpd", "vscalefph", "vscalefps", "vscalefsd",
-        "vscalefsh", "vscalefss", "vsqrtsd", "vsqrtsh", "vsqrtss", "vsubpd", "vsubph", "vsubps", "vsubsd", "vsubsh",
-        "vsubss",
-    ),
-    _fixed_abcd: (
+    _fixed_abcd_rc: (
         "vblendvpd", "vblendvps", "vfmaddpd", "vfmaddps", "vfmaddsd", "vfmaddss", "vfmaddsubpd", "vfmaddsubps",
         "vfmsubaddpd", "vfmsubaddps", "vfmsubpd", "vfmsubps", "vfmsubsd", "vfmsubss", "vfnmaddpd", "vfnmaddps",
         "vfnmaddsd", "vfnmaddss", "vfnmsubpd", "vfnmsubps", "vfnmsubsd", "vfnmsubss", "vpblendvb",
     ),
-    _fixed_abcdi: (
-        "valignd", "valignq", "vblendpd", "vblendps", "vdbpsadbw", "vdppd", "vdpps", "vgf2p8affineinvqb",
-        "vgf2p8affineqb", "vinsertf128", "vinsertf32x4", "vinsertf32x8", "vinsertf64x2", "vinsertf64x4",
-        "vinserti128", "vinserti32x4", "vinserti32x8", "vinserti64x2", "vinserti64x4", "vinsertps", "vmpsadbw",
-        "vpalignr", "vpblendd", "vpblendw", "vpclmulqdq", "vpcmpb", "vpcmpd", "vpcmpq", "vpcmpub", "vpcmpud",
-        "vpcmpuq", "vpcmpuw", "vpcmpw", "vperm2f128", "vperm2i128", "vpinsrb", "vpinsrd", "vpinsrq", "vpinsrw",
-        "vpshldd", "vpshldq", "vpshldw", "vpshrdd", "vpshrdq", "vpshrdw", "vpternlogd", "vpternlogq", "vroundsd",
-        "vroundss", "vshuff32x4", "vshuff64x2", "vshufi32x4", "vshufi64x2", "vshufpd", "vshufps", "vsm3rnds2",
-    ),
     _fixed_abcdi_rc: (
-        "vcmppd", "vcmpph", "vcmpps", "vcmpsd", "vcmpsh", "vcmpss", "vfixupimmpd", "vfixupimmps", "vfixupimmsd",
-        "vfixupimmss", "vgetmantsd", "vgetmantsh", "vgetmantss", "vrangepd", "vrangeps", "vrangesd", "vrangess",
-        "vreducesd", "vreducesh", "vreducess", "vrndscalesd", "vrndscalesh", "vrndscaless",
+        "valignd", "valignq", "vblendpd", "vblendps", "vcmppd", "vcmpph", "vcmpps", "vcmpsd", "vcmpsh", "vcmpss",
+        "vdbpsadbw", "vdppd", "vdpps", "vfixupimmpd", "vfixupimmps", "vfixupimmsd", "vfixupimmss", "vgetmantsd",
+        "vgetmantsh", "vgetmantss", "vgf2p8affineinvqb", "vgf2p8affineqb", "vinsertf128", "vinsertf32x4",
+        "vinsertf32x8", "vinsertf64x2", "vinsertf64x4", "vinserti128", "vinserti32x4", "vinserti32x8", "vinserti64x2",
+        "vinserti64x4", "vinsertps", "vmpsadbw", "vpalignr", "vpblendd", "vpblendw", "vpclmulqdq", "vpcmpb", "vpcmpd",
+        "vpcmpq", "vpcmpub", "vpcmpud", "vpcmpuq", "vpcmpuw", "vpcmpw", "vperm2f128", "vperm2i128", "vpinsrb",
+        "vpinsrd", "vpinsrq", "vpinsrw", "vpshldd", "vpshldq", "vpshldw", "vpshrdd", "vpshrdq", "vpshrdw",
+        "vpternlogd", "vpternlogq", "vrangepd", "vrangeps", "vrangesd", "vrangess", "vreducesd", "vreducesh",
+        "vreducess", "vrndscalesd", "vrndscalesh", "vrndscaless", "vroundsd", "vroundss", "vshuff32x4", "vshuff64x2",
+        "vshufi32x4", "vshufi64x2", "vshufpd", "vshufps", "vsm3rnds2",
     ),
-    _fixed_abci: (
+    _fixed_abci_rc: (
         "aeskeygenassist", "blendpd", "blendps", "cmppd", "cmpps", "cmpss", "dppd", "dpps", "extractps",
         "gf2p8affineinvqb", "gf2p8affineqb", "insertps", "kshiftlb", "kshiftld", "kshiftlq", "kshiftlw", "kshiftrb",
         "kshiftrd", "kshiftrq", "kshiftrw", "mpsadbw", "palignr", "pblendw", "pclmulqdq", "pcmpestri", "pcmpestri64",
         "pcmpestrm", "pcmpestrm64", "pcmpistri", "pcmpistrm", "pextrb", "pextrd", "pextrq", "pextrw", "pinsrb",
         "pinsrd", "pinsrq", "pinsrw", "pshufd", "pshufhw", "pshuflw", "pshufw", "rorx", "roundpd", "roundps",
-        "roundsd", "roundss", "sha1rnds4", "shld", "shrd", "shufpd", "shufps", "vaeskeygenassist", "vextractf128",
-        "vextractf32x4", "vextractf32x8", "vextractf64x2", "vextractf64x4", "vextracti128", "vextracti32x4",
-        "vextracti32x8", "vextracti64x2", "vextracti64x4", "vextractps", "vfpclasspd", "vfpclassph", "vfpclassps",
-        "vfpclasssd", "vfpclasssh", "vfpclassss", "vpcmpestri", "vpcmpestri64", "vpcmpestrm", "vpcmpestrm64",
-        "vpcmpistri", "vpcmpistrm", "vpermilpd", "vpermilps", "vpermpd", "vpermq", "vpextrb", "vpextrd", "vpextrq",
-        "vpextrw", "vprold", "vprolq", "vprord", "vprorq", "vpshufd", "vpshufhw", "vpshuflw", "vpslld", "vpslldq",
-        "vpsllq", "vpsllw", "vpsrad", "vpsraq", "vpsraw", "vpsrld", "vpsrldq", "vpsrlq", "vpsrlw", "vroundpd",
-        "vroundps",
+        "roundsd", "roundss", "sha1rnds4", "shld", "shrd", "shufpd", "shufps", "vaeskeygenassist", "vcvtps2ph",
+        "vextractf128", "vextractf32x4", "vextractf32x8", "vextractf64x2", "vextractf64x4", "vextracti128",
+        "vextracti32x4", "vextracti32x8", "vextracti64x2", "vextracti64x4", "vextractps", "vfpclasspd", "vfpclassph",
+        "vfpclassps", "vfpclasssd", "vfpclasssh", "vfpclassss", "vgetmantpd", "vgetmantph", "vgetmantps",
+        "vpcmpestri", "vpcmpestri64", "vpcmpestrm", "vpcmpestrm64", "vpcmpistri", "vpcmpistrm", "vpermilpd",
+        "vpermilps", "vpermpd", "vpermq", "vpextrb", "vpextrd", "vpextrq", "vpextrw", "vprold", "vprolq", "vprord",
+        "vprorq", "vpshufd", "vpshufhw", "vpshuflw", "vpslld", "vpslldq", "vpsllq", "vpsllw", "vpsrad", "vpsraq",
+        "vpsraw", "vpsrld", "vpsrldq", "vpsrlq", "vpsrlw", "vreducepd", "vreduceph", "vreduceps", "vrndscalepd",
+        "vrndscaleph", "vrndscaleps", "vroundpd", "vroundps",
     ),
-    _fixed_abci_rc: (
-        "vcvtps2ph", "vgetmantpd", "vgetmantph", "vgetmantps", "vreducepd", "vreduceph", "vreduceps", "vrndscalepd",
-        "vrndscaleph", "vrndscaleps",
-    ),
-    _fixed_abi: (
+    _fixed_abi_rc: (
         "adc", "add", "and", "bt", "btc", "btr", "bts", "cmp", "in", "mov", "or", "pslld", "pslldq", "psllq", "psllw",
         "psrad", "psraw", "psrld", "psrldq", "psrlq", "psrlw", "rcl", "rcr", "rol", "ror", "sar", "sbb", "shl", "shr",
         "sub", "test", "xor",
     ),
-    _fixed_ai: (
+    _fixed_ai_rc: (
         "hreset", "int", "push", "pushw", "xabort",
     ),
-    _fixed_aib: (
+    _fixed_aib_rc: (
         "out",
     ),
-    _fixed_aibi: (
+    _fixed_aibi_rc: (
         "enter", "enterw",
     ),
     _jump: (
         "call", "jmp",
     ),
-    _variadic_0_a_ab: (
+    _variadic_0_a_ab_rc: (
         "nop",
     ),
-    _variadic_0_ai: (
+    _variadic_0_ai_rc: (
         "ret", "retfd", "retfq", "retfw",
     ),
-    _variadic_a: (
-        "xlat",
-    ),
-    _variadic_a_ab: (
-        "fadd", "fcom", "fcomp", "fdiv", "fdivr", "fmul", "fsub", "fsubr",
-    ),
-    _variadic_a_ab_abci: (
+    _variadic_a_ab_abci_rc: (
         "imul",
     ),
-    _variadic_ab: (
+    _variadic_a_ab_rc: (
+        "fadd", "fcom", "fcomp", "fdiv", "fdivr", "fmul", "fsub", "fsubr",
+    ),
+    _variadic_a_rc: (
+        "xlat",
+    ),
+    _variadic_ab_abc_rc: (
+        "vgatherdpd", "vgatherdps", "vgatherqpd", "vgatherqps", "vmovhpd", "vmovhps", "vmovlpd", "vmovlps", "vmovsd",
+        "vmovsh", "vmovss", "vpgatherdd", "vpgatherdq", "vpgatherqd", "vpgatherqq",
+    ),
+    _variadic_ab_abci_rc: (
+        "cmpsd",
+    ),
+    _variadic_ab_abcidi_rc: (
+        "insertq",
+    ),
+    _variadic_ab_abici_rc: (
+        "extrq",
+    ),
+    _variadic_ab_rc: (
         "cmpsb", "cmpsq", "cmpsw", "insb", "insd", "insw", "lodsb", "lodsd", "lodsq", "lodsw", "movsb", "movsd",
         "movsq", "movsw", "outsb", "outsd", "outsw", "scasb", "scasd", "scasq", "scasw", "stosb", "stosd", "stosq",
         "stosw",
     ),
-    _variadic_ab_abc: (
-        "vgatherdpd", "vgatherdps", "vgatherqpd", "vgatherqps", "vmovhpd", "vmovhps", "vmovlpd", "vmovlps", "vmovsd",
-        "vmovsh", "vmovss", "vpgatherdd", "vpgatherdq", "vpgatherqd", "vpgatherqq",
-    ),
-    _variadic_ab_abci: (
-        "cmpsd",
-    ),
-    _variadic_ab_abcidi: (
-        "insertq",
-    ),
-    _variadic_ab_abici: (
-        "extrq",
-    ),
-    _variadic_abc: (
+    _variadic_abc_rc: (
         "maskmovdqu", "maskmovq", "vmaskmovdqu",
     ),
 }

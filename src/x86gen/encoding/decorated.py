@@ -217,7 +217,7 @@ def encode_form(form, ops: tuple, rc=None, ip: int = 0, words: tuple = (), seg_w
     if form.is_branch: kw["ip"] = ip + (seg is not None or "notrack" in words) + a32 + sum(w in ("lock", "rep", "repe", "repz",
                                         "repne", "repnz", "xacquire", "xrelease", "bnd") for w in words)
     if form.evex_mask_required: kw["aaa"] = m.mask.num if m.__class__ is Masked else 0   # a gather/scatter's encoder writes it
-    enc = form.encode
+    enc = form.encoder
     try: body = enc(*plain, **kw)
     except EncodeError as ex:
         if a32: raise a32_error(ex, plain, ops) from None   # the operands as given: [eax], not [rax]

@@ -274,7 +274,7 @@ _CACHE = {"loaded": False, "dirty": False}
 def _encoder(fid: str):
     e = _ENC.get(fid)
     if e is None:
-        e = _ENC[fid] = get_form(fid).encode
+        e = _ENC[fid] = get_form(fid).encoder
         _CACHE["dirty"] = True
     return e
 
@@ -302,7 +302,7 @@ def prebuild() -> int:
         with open(path, "rb") as fh: codes, plans, jumps, modules, rows = marshal.loads(fh.read())   # (marshal.load(fh) is 10x slower)
         _table.preload(rows)
         for name, code in modules.items(): _load_shape_module(name, code)
-        for fid in codes: _ENC.setdefault(fid, get_form(fid).encode)
+        for fid in codes: _ENC.setdefault(fid, get_form(fid).encoder)
         for (name, *sig), (fid, order, resize, merge, unsized) in plans.items():
             _PLANS.setdefault((X[name], *sig), (fid, _ENC[fid], order, resize, merge and _REGS[merge], unsized))
         JUMPS.update((X[n], b) for n, b in jumps.items())

@@ -142,7 +142,7 @@ def _xchg_plan(mnemonic: str, ops: tuple):
     """The plan for ``xchg`` operands that `x86gen.selection.request.xchg_choice` rewrites (None for the others)."""
     xchg = xchg_choice(mnemonic, ops)
     if xchg is None: return None
-    enc = xchg[0].encode
+    enc = xchg[0].encoder
     if not xchg[1]: return lambda a, b: enc()
     if not isinstance(ops[1], Mem): return lambda a, b: enc(b, a)
     bits = xchg[0].operands[0].mem

@@ -60,8 +60,11 @@ def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int) -> tu
     legacy = [w for w in words if w not in P.SEGMENTS and w not in (P.ADDR32, P.DATA16)]
     if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
         raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
-    if "{vex3}" in legacy and any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
-        mn = VEX_PREFIX + mn   # {vex3} asks for VEX as {vex} does (`{vex3} vpdpbusd`: AVX-VNNI, not AVX512_VNNI)
+    if "{evex}" in legacy:
+        if "{vex}" in legacy or "{vex3}" in legacy: raise PrefixError(f"{mnemonic}: {{evex}} and {{vex}} ask for other encodings")
+        mn = EVEX_PREFIX + mn   # `{evex} vaddps`: the EVEX forms only (as the text's `{evex}`)
+    elif "{vex}" in legacy or ("{vex3}" in legacy and any(f.encoding_kind == "vex" for f in forms_of(canonical(mn)))):
+        mn = VEX_PREFIX + mn   # the VEX forms only; {vex3} asks for VEX as {vex} does (`{vex3} vpdpbusd`: AVX-VNNI)
     # the prefix bytes before a branch's own bytes move its end, which its displacement counts from
     n = bool(seg_words or any(x.__class__ is SegMem for x in ops) or "notrack" in legacy) + (a32 and not own67) \
         + sum(w in P.PREFIX_BYTES and w != "notrack" for w in legacy)

@@ -88,9 +88,11 @@ def test_schema_is_one_list():
     spec_fields = set(spec.Form.__dataclass_fields__) | {n for n, v in vars(spec.Form).items() if isinstance(v, property)}
     assert set(schema.FORM_FIELD_NAMES) <= spec_fields, set(schema.FORM_FIELD_NAMES) - spec_fields
     assert set(schema.OPERAND_FIELD_NAMES) <= set(spec.Operand.__dataclass_fields__)
-    for text in list(table.table().values())[:50]:
+    gen = table._table()
+    assert all(len(o) == len(OperandRow._fields) for o in gen.OPERANDS)
+    for text in list(table.table().values())[:50]:   # (the mnemonic is the key, the operands are indices into OPERANDS)
         for row in json.loads(text):
-            assert len(row) == len(FormRow._fields) and all(len(o) == len(OperandRow._fields) for o in row[2])
+            assert len(row) == len(FormRow._fields) - 1 and all(0 <= i < len(gen.OPERANDS) for i in row[1])
     f = F.get_form("ADD_RM32_IMM8")
     assert (f.opcode, f.opcode_map, f.mandatory_prefix, f.opsize16, f.w, f.modrm, f.imm_widths, f.operand_size, f.length) == \
         (0x83, 0, 0, False, 0, "0", (8,), 32, 3)   # length: 83 /0 ib (SDM Vol.2 ADD)

@@ -281,7 +281,7 @@ mods = [m for k, m in sys.modules.items() if k.startswith("x86gen._gen.encoders.
 vaddps = xg._ENC["VEX_VADDPS_YMM_YMM_YMMM256"](x86gen.ymm0, x86gen.ymm1, x86gen.ymm2)
 from x86gen import table
 print(n, len(mods), sum(bool(getattr(m, "_FROM_CODE_CACHE", False)) for m in mods),
-      x86gen.get_form("ADD_RM32_R32")(x86gen.eax, x86gen.ecx).hex(), vaddps.hex(), table._ROWS_TEXT is None)
+      x86gen.get_form("ADD_RM32_R32")(x86gen.eax, x86gen.ecx).hex(), vaddps.hex(), table._T is None)
 """
 
 

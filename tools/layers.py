@@ -31,7 +31,7 @@ PACKAGE = "x86gen"
 LAYERS: list[tuple[str, list[str]]] = [
     ("base", ["x86gen._version", "x86gen.errors", "x86gen.jit"]),
     ("operands", ["x86gen.registers", "x86gen.memory", "x86gen.evex"]),
-    ("table", ["x86gen._gen", "x86gen._gen.schema", "x86gen._gen.table", "x86gen.table"]),
+    ("table", ["x86gen._gen", "x86gen._gen.schema", "x86gen._gen.table.*", "x86gen._gen.table", "x86gen.table"]),
     ("diagnostics", ["x86gen.diagnostics"]),
     ("encoding", ["x86gen.encoding", "x86gen.encoding.runtime", "x86gen._gen.encoders", "x86gen._gen.encoders.*",
                   "x86gen.encoding.operands", "x86gen.encoding.legacy", "x86gen.encoding.vex", "x86gen.encoding.evex",

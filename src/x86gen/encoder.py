@@ -14,17 +14,17 @@ met before costs a few dict look-ups and one call.
 """
 from __future__ import annotations
 
-from .diagnostics import label_error, no_form_error, unknown_mnemonic_error
-from .encoding.decorated import encode_form, int_operands, is_decorated, is_wrapped, plain_operands, rc_text, why_not
 from .encoding.runtime import LabelOperand
 from .errors import EvexOperandError, OperandError, UnknownMnemonicError, fmt_value
-from .forms import Form, describe_operand, form_of, get_form
+from .forms import Form, form_of, get_form
 from .memory import Mem
 from .selection.candidates import VEX_ON_REQUEST, choose
 from .selection.plans import Replan, plan_for
-from .selection.prefixed import encode_prefixed, signature
-from .selection.request import STRING_MNEMONICS, canonical, lea_low_bits, string_operands
+from .selection.request import STRING_MNEMONICS, canonical, lea_low_bits, signature, string_operands
 from .table import mnemonics, rows_of, sized_kind
+
+# (loaded where they are needed, not by a first plain encode: x86gen.diagnostics for the errors, x86gen.encoding.decorated
+# for select/select_form's decorations, x86gen.selection.prefixed for prefix words)
 
 # encode()'s plans: published complete (built in locals, stored last), so that another thread (free-threaded CPython
 # included) that finds one finds it whole
@@ -63,26 +63,35 @@ def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
     try:
         if ip and plan in _RPLANS: return plan(*ops, ip=ip)
         return plan(*ops)
-    except LabelOperand: raise label_error(mnemonic, ops) from None
+    except LabelOperand: raise _label_error(mnemonic, ops) from None
     except Replan: return _encode(mnemonic, ops, ip)
+
+
+def _label_error(mnemonic, ops):
+    from .diagnostics import label_error
+    return label_error(mnemonic, ops)
 
 
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     """`encode` of a signature met the first time (or whose plan is due to be compiled), and of everything that is
     not a plain instruction: prefix words, string instructions written short, int-like immediates, errors."""
-    if mnemonic.__class__ is not str: raise unknown_mnemonic_error(mnemonic, [])
-    if " " in mnemonic: return encode_prefixed(mnemonic, ops, ip)[0]   # prefix words: `lock add`, `rep movsb`
+    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+    if " " in mnemonic:   # prefix words: `lock add`, `rep movsb`
+        from .selection.prefixed import encode_prefixed
+        return encode_prefixed(mnemonic, ops, ip)[0]
     if mnemonic in STRING_MNEMONICS:   # `movsb`, `lods eax, dword ptr [rsi]`: the form's name and operands
         mn, filled = string_operands(mnemonic, ops)
         if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
     try: sig = signature(ops)
     except AttributeError:   # immediates given as bool / numpy integers (operator.index), or no operand at all
+        from .diagnostics import no_form_error, unknown_mnemonic_error
+        from .encoding.decorated import int_operands
         ints = int_operands(ops)
         if ints is not None: return _encode(mnemonic, ints, ip)
         rows = rows_of(canonical(mnemonic))
         if rows is None: raise unknown_mnemonic_error(mnemonic, mnemonics()) from None
         raise no_form_error(mnemonic, ops, rows) from None
-    if "l" in sig: raise label_error(mnemonic, ops)   # (never kept: the fast path comes back here)
+    if "l" in sig: raise _label_error(mnemonic, ops)   # (never kept: the fast path comes back here)
     if mnemonic == "lea" and sig[-1][:5] == "moffs":   # lea r32, [0x80000000]: the low 32 bits (selection.request)
         near = lea_low_bits(mnemonic, ops)
         if near is not None: return _encode(mnemonic, near, ip)
@@ -94,7 +103,7 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
         for s in sig[:-1]: t = t.setdefault(s, {})
         t[sig[-1]] = plan
     try: return plan(*ops, ip=ip) if rel else plan(*ops)
-    except LabelOperand: raise label_error(mnemonic, ops) from None
+    except LabelOperand: raise _label_error(mnemonic, ops) from None
     except Replan: return _encode(mnemonic, ops, ip)
 
 
@@ -105,9 +114,11 @@ def _encode_rc(mnemonic: str, ops: tuple, ip: int, rc) -> bytes:
         hit = _RC_PLANS.get(key)
     except (AttributeError, TypeError): key = hit = None   # (an operand without a signature, an unhashable rc)
     if hit is None:
-        if mnemonic.__class__ is not str: raise unknown_mnemonic_error(mnemonic, [])
+        if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+        from .selection.prefixed import encode_prefixed
         if " " in mnemonic: return encode_prefixed(mnemonic, ops, ip, rc)[0]
         if key is None:
+            from .encoding.decorated import int_operands
             ints = int_operands(ops)
             if ints is not None: return _encode_rc(mnemonic, ints, ip, rc)
             return encode_prefixed(mnemonic, ops, ip, rc)[0]   # (says what is wrong)
@@ -115,20 +126,23 @@ def _encode_rc(mnemonic: str, ops: tuple, ip: int, rc) -> bytes:
         _RC_PLANS[key] = hit
     plan, rel = hit
     try: return plan(*ops, ip=ip) if rel else plan(*ops)
-    except LabelOperand: raise label_error(mnemonic, ops) from None
+    except LabelOperand: raise _label_error(mnemonic, ops) from None
 
 
 def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
     """The form `encode` would use for these operands (and rounding ``rc``, see `encode`)."""
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    if " " in mnemonic: return encode_prefixed(mnemonic, ops, ip, rc)[1]   # (prefix words: checked by encoding)
+    from .encoding.decorated import encode_form, int_operands, is_wrapped
+    if " " in mnemonic:   # (prefix words: checked by encoding)
+        from .selection.prefixed import encode_prefixed
+        return encode_prefixed(mnemonic, ops, ip, rc)[1]
     if mnemonic in STRING_MNEMONICS: mnemonic, ops = string_operands(mnemonic, ops)   # `movsb`: its implied operands
     try: sig = signature(ops)
     except AttributeError:
         ints = int_operands(ops)
         if ints is None: return form_of(choose(mnemonic, (), ops))   # (raises the operand error)
         ops, sig = ints, signature(ints)
-    if "l" in sig: raise label_error(mnemonic, ops)
+    if "l" in sig: raise _label_error(mnemonic, ops)
     form = form_of(choose(mnemonic, sig, ops, ip, rc))
     if rc is not None or is_wrapped(ops): encode_form(form, ops, rc, ip)   # (a segment override or 0x67 it cannot take raises)
     return form
@@ -152,6 +166,8 @@ def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None,
     AVX-512 masks, broadcasts and ``rc=`` count as operands here: only forms that allow them accept them.
     """
     if imm not in IMM_POLICIES: raise OperandError(f"imm= must be one of {', '.join(IMM_POLICIES)}, not {str(imm)[:20]!r}")
+    from .diagnostics import describe_operand
+    from .encoding.decorated import is_decorated, plain_operands, rc_text, why_not
     fl = [f if isinstance(f, Form) else get_form(f) for f in forms]
     ok = [f for f in fl if f.accepts(*ops, ip=ip, rc=rc)]
     if imm_bits is not None: ok = [f for f in ok if all(o.imm in (None, imm_bits) for o in f.operands if o.kind != "1")]

@@ -13,14 +13,12 @@ from collections.abc import Callable
 from . import table as _table
 from ._gen.encoders import shape
 from ._gen.schema import FORM_FIELDS
-from .diagnostics import describe_operand, operand_error, unknown_mnemonic_error
-from .encoding.decorated import encode_form, int_operands, is_decorated, is_wrapped, plain_operands, why_not
 from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
 from .memory import A32Mem, SegMem
 from .registers import Masked
 from .table import Operand, address_size_fits, imm_ranges, is_branch, syntax, takes
 
-__all__ = ["Form", "Operand", "all_forms", "describe_operand", "encoder_of", "forms_of", "get_form", "mnemonics", "operand_error"]
+__all__ = ["Form", "Operand", "all_forms", "encoder_of", "forms_of", "get_form", "mnemonics"]
 
 FLAG_FIELDS = ("read", "written", "undefined", "cleared", "set")
 
@@ -87,12 +85,17 @@ class Form:
         enc = self._enc or self._build()
         if kw:
             rc = kw.pop("rc", None)
-            if rc is not None: return encode_form(self, operands, rc, kw.get("ip", 0))
+            if rc is not None:
+                from .encoding.decorated import encode_form
+                return encode_form(self, operands, rc, kw.get("ip", 0))
         try: return enc(*operands, **kw)
         except TypeError:
-            if len(operands) != len(self.operands): raise operand_error(self.id, operands, 0) from None
+            if len(operands) != len(self.operands):
+                from .diagnostics import operand_error
+                raise operand_error(self.id, operands, 0) from None
             raise
         except OperandError:   # masks, broadcast, segment overrides, 32-bit addresses, int-like immediates
+            from .encoding.decorated import encode_form, int_operands, is_wrapped
             if not is_wrapped(operands) and int_operands(operands) is None: raise
         return encode_form(self, operands, None, kw.get("ip", 0))
 
@@ -104,6 +107,7 @@ class Form:
         operands encodes them (or raises the error a rule of the instruction gives, the same error `x86gen.encode`
         gives: ah with a REX prefix, a gather's registers that must differ)."""
         if len(operands) != len(self.operands): return False
+        from .encoding.decorated import int_operands, is_decorated, plain_operands, why_not
         for x in operands:   # a register that only some encodings carry (xmm16-31: EVEX)
             r = x.op if x.__class__ is Masked else x
             if getattr(r, "encodings", None) is not None and self.encoding_kind not in r.encodings: return False
@@ -186,7 +190,9 @@ def forms_of(mnemonic: str) -> list[Form]:
     hit = _BY_MNEMONIC.get(mnemonic)
     if hit is not None: return hit
     rows = _table.rows_of(mnemonic)
-    if rows is None: raise unknown_mnemonic_error(mnemonic, _table.mnemonics())
+    if rows is None:
+        from .diagnostics import unknown_mnemonic_error
+        raise unknown_mnemonic_error(mnemonic, _table.mnemonics())
     forms = [form_of(r) for r in rows]
     _BY_MNEMONIC[mnemonic] = forms
     return forms

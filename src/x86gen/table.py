@@ -9,14 +9,10 @@ the rows; selection (`x86gen.selection`) and the errors (`x86gen.diagnostics`) r
 from __future__ import annotations
 
 import re
-from collections import namedtuple
 
-from ._gen.schema import FORM_FIELDS, OPERAND_FIELDS
+from ._gen.schema import FormRow, OperandRow
 from .memory import A32Mem, SegMem
 from .registers import REGISTERS
-
-FormRow = namedtuple("FormRow", FORM_FIELDS)            # a row of the form table (fields: x86gen/_gen/schema.py)
-OperandRow = namedtuple("OperandRow", OPERAND_FIELDS)   # one of its explicit operands
 
 ROLE_NAMES = {"r": "R", "w": "W", "rw": "RW", "cw": "CW", "rcw": "RCW", "cr": "CR", "n": "N"}
 # implicit memory operands by location (isa/README.md): the address register(s) as Intel syntax writes them
@@ -51,9 +47,11 @@ class Operand(OperandRow):
 _ROWS: dict[str, tuple[FormRow, ...]] = {}   # mnemonic → its rows, decoded on first use
 _BY_ID: dict[str, FormRow] = {}
 _MNEMONIC_OF: dict[str, str] | None = None   # form id → mnemonic, made when an id's own first word does not find it
-_make_operand = Operand._make
-(_OPERANDS, _IMM_WIDTHS, _FLAGS, _IMPLICIT) = (FormRow._fields.index(f) for f in ("operands", "imm_widths", "flags", "implicit"))
-_NESTED = tuple(i for i, f in enumerate(FormRow._fields) if f not in ("operands", "imm_widths", "flags", "implicit"))
+_MNEMONIC_AT = FormRow._fields.index("mnemonic")
+(_OPERANDS, _IMM_WIDTHS, _FLAGS, _IMPLICIT, _SHAPE_ARGS) = (
+    FormRow._fields.index(f) for f in ("operands", "imm_widths", "flags", "implicit", "shape_args"))
+_T = None           # the generated table's package (`x86gen._gen.table`), imported on first use
+_OPERAND_ROWS = ()  # its distinct operands as `Operand`s, made on first use
 
 
 def _json_array_reader():
@@ -72,8 +70,8 @@ def _json_array_reader():
 
     def loads(text: str):
         try: value, end = scan(text, 0)
-        except StopIteration as ex: raise ValueError(f"_gen/table.py: bad JSON at {ex.value}") from None   # (as json does)
-        if end != len(text): raise ValueError(f"_gen/table.py: extra data at {end}")   # (a generated file: never)
+        except StopIteration as ex: raise ValueError(f"_gen/table: bad JSON at {ex.value}") from None   # (as json does)
+        if end != len(text): raise ValueError(f"_gen/table: extra data at {end}")   # (a generated file: never)
         return value
     return loads
 
@@ -81,23 +79,28 @@ def _json_array_reader():
 _loads = None   # `_json_array_reader()`, on first use
 
 
-_ROWS_TEXT: dict[str, str] | None = None   # the generated table (`x86gen._gen.table.ROWS`), imported on first use
+def _table():
+    """The generated table's package (its small part: operands, flags, where each mnemonic's rows are)."""
+    global _T, _OPERAND_ROWS
+    if _T is None:
+        from ._gen import table as t  # (the generator imports this module before the table exists)
+        _OPERAND_ROWS = tuple(map(_make_operand, t.OPERANDS))
+        _T = t
+    return _T
 
 
-def table() -> dict[str, str]:
-    """The generated table: mnemonic → the JSON text of its rows, in spec order."""
-    global _ROWS_TEXT
-    if _ROWS_TEXT is None:
-        from ._gen.table import ROWS  # (the generator imports this module before the table exists)
-        _ROWS_TEXT = ROWS
-    return _ROWS_TEXT
+def rows_text(mnemonic: str) -> str | None:
+    """The JSON text of ``mnemonic``'s rows (the generated table's: see ``x86gen/_gen/table/__init__.py``), or None."""
+    if mnemonic.__class__ is not str: return None
+    try: return (_T or _table()).rows_text(mnemonic)
+    except UnicodeEncodeError: return None   # (a lone surrogate: no mnemonic)
 
 
 def row_arrays(mnemonic: str) -> list[list] | None:
-    """The rows of ``mnemonic`` as decoded JSON arrays (new lists on each call), in spec order; None if the table
-    has no such mnemonic."""
+    """The rows of ``mnemonic`` as decoded JSON arrays (new lists on each call), in spec order, as the generated table
+    holds them (operands, flags and implicit registers as indices); None if the table has no such mnemonic."""
     global _loads
-    text = (_ROWS_TEXT or table()).get(mnemonic) if mnemonic.__class__ is str else None
+    text = rows_text(mnemonic)
     if text is None: return None
     if _loads is None: _loads = _json_array_reader()
     return _loads(text)
@@ -108,15 +111,20 @@ def _tuples(x):
     return tuple(_tuples(v) for v in x) if x.__class__ is list else x
 
 
-def _decode(fields: list) -> FormRow:
-    """A row's JSON fields as a `FormRow`, every list a tuple (the known shapes directly, the rest by `_tuples`)."""
-    fields[_OPERANDS] = tuple(map(_make_operand, fields[_OPERANDS]))
+_make_operand = Operand._make
+
+
+def _decode(mnemonic: str, fields: list) -> FormRow:
+    """A row as the table holds it (`row_arrays`) as a `FormRow`: the mnemonic put in, the operands, flags and implicit
+    registers looked up, every list a tuple."""
+    fields.insert(_MNEMONIC_AT, mnemonic)
+    ops = _OPERAND_ROWS
+    fields[_OPERANDS] = tuple([ops[i] for i in fields[_OPERANDS]])
     fields[_IMM_WIDTHS] = tuple(fields[_IMM_WIDTHS])
-    fields[_FLAGS] = tuple(map(tuple, fields[_FLAGS]))
-    fields[_IMPLICIT] = tuple(map(tuple, fields[_IMPLICIT]))
-    for i in _NESTED:
-        v = fields[i]
-        if v.__class__ is list: fields[i] = _tuples(v)
+    fields[_FLAGS] = _T.FLAGS[fields[_FLAGS]]
+    fields[_IMPLICIT] = _T.IMPLICIT[fields[_IMPLICIT]]
+    a = fields[_SHAPE_ARGS]
+    fields[_SHAPE_ARGS] = tuple([tuple(v) if v.__class__ is list else v for v in a])
     return FormRow._make(fields)
 
 
@@ -126,7 +134,7 @@ def rows_of(mnemonic: str) -> tuple[FormRow, ...] | None:
     if hit is not None: return hit
     arrays = row_arrays(mnemonic)
     if arrays is None: return None
-    rows = tuple(map(_decode, arrays))
+    rows = tuple([_decode(mnemonic, a) for a in arrays])
     for r in rows: _BY_ID[r.id] = r
     _ROWS[mnemonic] = rows   # published last: whoever finds it finds _BY_ID filled
     return rows
@@ -134,17 +142,22 @@ def rows_of(mnemonic: str) -> tuple[FormRow, ...] | None:
 
 def has_mnemonic(mnemonic: str) -> bool:
     """Does the table have rows of ``mnemonic``?"""
-    return mnemonic.__class__ is str and mnemonic in (_ROWS_TEXT or table())
+    return mnemonic.__class__ is str and (_T or _table()).rows_text(mnemonic) is not None
 
 
 def mnemonics() -> list[str]:
     """Every mnemonic of the table, in spec order."""
-    return list(table())
+    return (_T or _table()).MNEMONICS.split()
+
+
+def table() -> dict[str, str]:
+    """The generated table: mnemonic → the JSON text of its rows (as `row_arrays` reads them), in spec order."""
+    return {mn: rows_text(mn) for mn in mnemonics()}
 
 
 def row_ids(text: str) -> list[str]:
     """The form ids in the JSON text of a mnemonic's rows (`table`'s value): the first field of each row."""
-    return re.findall(r'\["([^"]+)","[^"]*",\[', text)   # a row: [id, mnemonic, [operands…], …] (an operand: [kind, loc, role…])
+    return re.findall(r'\["([^"]+)",\[', text)   # a row: [id, [operand indices], …]
 
 
 def _guess_mnemonic(form_id: str) -> str:

@@ -5,20 +5,6 @@ from __future__ import annotations
 
 import struct
 
-from ..diagnostics import distinct_error as _distinct_error  # noqa: F401  (the names generated code imports)
-from ..diagnostics import form_label_error as _label_error  # noqa: F401
-from ..diagnostics import high8_error as _high8_error  # noqa: F401
-from ..diagnostics import immediate_range_error as _range_error  # noqa: F401
-from ..diagnostics import implicit_error as _implicit_error  # noqa: F401
-from ..diagnostics import ip16_error as _ip16_error  # noqa: F401
-from ..diagnostics import kp1_error as _kp1_error  # noqa: F401
-from ..diagnostics import load_cs_error as _load_cs_error  # noqa: F401
-from ..diagnostics import mask_required_error as _mask_required_error  # noqa: F401
-from ..diagnostics import moffs_error as _moffs_error  # noqa: F401
-from ..diagnostics import nop_alias_error as _nop_alias_error  # noqa: F401
-from ..diagnostics import operand_error as _operand_error  # noqa: F401
-from ..diagnostics import taken_error as _taken_error  # noqa: F401
-
 _BYTE = tuple(bytes((i,)) for i in range(256))   # _BYTE[i] == bytes((i,))
 # _bytes3(a, b, c) == bytes((a, b, c)): struct.pack of n bytes, half the cost of bytes((…))
 BYTES_PACKERS = {f"_bytes{n}": struct.Struct(f"{n}B").pack for n in range(1, 16)}
@@ -27,9 +13,26 @@ _le32 = struct.Struct("<I").pack
 _le64 = struct.Struct("<Q").pack
 globals().update(BYTES_PACKERS)
 
-# the errors generated code raises, by the names it uses
-ERROR_NAMES = ("_operand_error", "_range_error", "_ip16_error", "_label_error", "_moffs_error", "_high8_error", "_load_cs_error",
-               "_implicit_error", "_taken_error", "_nop_alias_error", "_distinct_error", "_mask_required_error", "_kp1_error")
+
+
+def _hook(name: str):
+    """The error function ``name`` of `x86gen.diagnostics`, called through a hook that loads that module when an encoder
+    first raises one (a program that encodes without errors never loads it)."""
+    def hook(*args):
+        from .. import diagnostics
+        return getattr(diagnostics, name)(*args)
+    hook.__name__ = hook.__qualname__ = name
+    return hook
+
+
+# the errors generated code raises, by the names it uses: the diagnostics' functions
+_ERRORS = {"_operand_error": "operand_error", "_range_error": "immediate_range_error", "_ip16_error": "ip16_error",
+           "_label_error": "form_label_error", "_moffs_error": "moffs_error", "_high8_error": "high8_error",
+           "_load_cs_error": "load_cs_error", "_implicit_error": "implicit_error", "_taken_error": "taken_error",
+           "_nop_alias_error": "nop_alias_error", "_distinct_error": "distinct_error",
+           "_mask_required_error": "mask_required_error", "_kp1_error": "kp1_error"}
+globals().update({k: _hook(v) for k, v in _ERRORS.items()})
+ERROR_NAMES = tuple(_ERRORS)
 # every name of this module that encoder code may use (x86gen.encoding.writer.GLOBALS, codegen/shapes.py's imports)
 HELPERS = {**BYTES_PACKERS, "_BYTE": _BYTE, "_le16": _le16, "_le32": _le32, "_le64": _le64,
            **{n: globals()[n] for n in ERROR_NAMES}}

@@ -286,8 +286,9 @@ def _cache_path() -> str | None:
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the code depends on the table, the encoder writer
     # and the operand classes, and on how the generated shapes are numbered and grouped in modules (the table's shape
     # column, encoders.CHUNK)
-    stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in (
-        "memory.py", "registers.py", "forms.py", os.path.join("_gen", "table.py"), os.path.join("_gen", "encoders", "__init__.py"))))]
+    files = ("memory.py", "registers.py", "forms.py", os.path.join("_gen", "table", "__init__.py"),
+             os.path.join("_gen", "encoders", "__init__.py"))
+    stats = [os.stat(f) for f in (__file__, *(os.path.join(pkg, m) for m in files))]
     key = f"{sys.version} {__version__} {[(st.st_size, st.st_mtime_ns) for st in stats]} {TINYGRAD_VERSION}"
     key = hashlib.sha256(key.encode()).hexdigest()[:16]
     return os.path.join(d, f"tinygrad-{key}.marshal")

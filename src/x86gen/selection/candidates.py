@@ -18,8 +18,6 @@ Which forms a request may take besides its operands' kinds:
 """
 from __future__ import annotations
 
-from ..diagnostics import decoration_error, far_address_error, no_form_error, range_error, unknown_mnemonic_error, unsized_error
-from ..encoding.decorated import check_rc, rc_text, why_not
 from ..errors import EvexOnlyRegisterError, OperandError, PrefixError, UnknownMnemonicError, fmt_operands
 from ..forms import encoder_of
 from ..memory import A32Mem, Bcst, Mem, SegMem
@@ -111,7 +109,9 @@ def candidates(mnemonic: str, sig: tuple, ops: tuple, sized: str = "", rc=None) 
     words that ask for a form with a 32-bit implicit address or a 16-bit branch ("addr32", "data16", "data16 addr32").
     Raises the error that says why none does. Results are kept per signature (the number of signatures is bounded by
     the spec: only those some form takes are kept)."""
-    if rc is not None: check_rc(rc, lambda: f"{mnemonic} {fmt_operands(ops)}")
+    if rc is not None:
+        from ..encoding.decorated import check_rc
+        check_rc(rc, lambda: f"{mnemonic} {fmt_operands(ops)}")
     key = (mnemonic, sized, None if rc is None else rc == 4, *sig)   # (static rounding or SAE: what a form allows)
     hit = _CANDIDATES.get(key)
     if hit is not None: return hit
@@ -128,13 +128,17 @@ def _candidates(mnemonic: str, ops: tuple, sized: str, rc) -> tuple[tuple, bool]
     if (evex_only or vex_only) and not name:
         raise UnknownMnemonicError(f"{mnemonic} without a mnemonic (write `{mnemonic} vaddps …`)")
     rows = rows_of(canonical(name))
-    if rows is None: raise unknown_mnemonic_error(name, mnemonics())
+    if rows is None:
+        from ..diagnostics import unknown_mnemonic_error
+        raise unknown_mnemonic_error(name, mnemonics())
     decorated = rc is not None or any(x.__class__ is Masked or x.__class__ is Bcst for x in ops)
     movabs = mnemonic == "movabs"
     if movabs: rows = tuple(r for r in rows if _movabs_form(r))
     shaped = [r for r in rows if _kinds(r, ops, movabs)]
     where = f"{name} {fmt_operands(ops)}"
     if decorated:   # AVX-512 decorations: the EVEX forms that allow them (SDM Vol.2 2.7)
+        from ..diagnostics import decoration_error, no_form_error
+        from ..encoding.decorated import check_rc, rc_text, why_not
         check_rc(rc, lambda: where)
         if vex_only: raise PrefixError(f"{VEX_PREFIX} {where}{rc_text(rc)}: masking, broadcast and rounding are EVEX only")
         if not shaped: raise no_form_error(name, ops, rows)
@@ -180,7 +184,9 @@ def _candidates(mnemonic: str, ops: tuple, sized: str, rc) -> tuple[tuple, bool]
         if not vex_only and any(r.cpuid in VEX_ON_REQUEST for r in ok):   # vpdpbusd: EVEX unless `{vex}`, as GNU as and llvm-mc
             evex = [r for r in ok if r.cpuid not in VEX_ON_REQUEST]
             if any(r.encoding_kind == "evex" for r in evex): ok = evex
-        if not ok: raise far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, rows, address_size)
+        if not ok:
+            from ..diagnostics import far_address_error, no_form_error
+            raise far_address_error(mnemonic, ops) or no_form_error(mnemonic, ops, rows, address_size)
     for i, x in enumerate(ops):
         inner = x.op if x.__class__ is Masked else x
         while inner.__class__ is SegMem or inner.__class__ is A32Mem: inner = inner.plain
@@ -191,7 +197,9 @@ def _candidates(mnemonic: str, ops: tuple, sized: str, rc) -> tuple[tuple, bool]
             near = [r for r in ok if ":" not in r.operands[i].kind]
             if near and len(near) < len(ok): ok = near
             sizes = {r.operands[i].mem for r in ok if r.operands[i].mem}
-            if len(sizes) > 1: raise unsized_error(name if decorated else mnemonic, ops, i, sizes)
+            if len(sizes) > 1:
+                from ..diagnostics import unsized_error
+                raise unsized_error(name if decorated else mnemonic, ops, i, sizes)
     ok.sort(key=lambda r: r.length)   # stable: file order among equals
     return tuple(ok), any(r.imm_widths or any(o.kind == "1" for o in r.operands) for r in ok)
 
@@ -270,4 +278,5 @@ def choose(mnemonic: str, sig: tuple, ops: tuple, ip: int = 0, rc=None, sized: s
         return min(alts, key=lambda r: len(encoder_of(r)[0](*plain)))   # (first among equals)
     for r in rows:
         if fits(r, plain, ip): return r
+    from ..diagnostics import range_error
     raise range_error(mnemonic, ops, rows)

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import functools
 
-from ..diagnostics import range_error
-from ..encoding.decorated import decorate, encode_form, plain_operands
 from ..encoding.runtime import _BYTE, LabelOperand
 from ..forms import encoder_of, form_of
 from ..memory import A32Mem, Bcst, Mem, SegMem
@@ -134,6 +132,7 @@ def fallback(mnemonic: str, mode: str, rows: tuple, rel: bool):
             if br:
                 if fits(*ops, ip=ip): return enc(*ops, ip=ip)
             elif fits(*ops): return enc(*ops)
+        from ..diagnostics import range_error
         raise range_error(mnemonic, ops, rows)
     return inner
 
@@ -171,6 +170,8 @@ def _wrapped_plan(mnemonic: str, sig: tuple, ops: tuple, rc):
             and not any(x.__class__ is Masked and x.op.__class__ in (SegMem, A32Mem) for x in ops) and not mask_required(rows[0]):
         return _decorated_plan(rows[0], ops, rc), rel
 
+    from ..encoding.decorated import encode_form
+
     def plan(*ops, ip=0):
         if _has_label(ops): raise LabelOperand
         row = choose(mnemonic, sig, ops, ip, rc)
@@ -182,6 +183,7 @@ def _decorated_plan(row, ops: tuple, rc):
     """The plan of one EVEX form for a masked destination, a broadcast source or ``rc`` (no prefix before the EVEX
     prefix): its encoder on the plain operands, then P2 set (`x86gen.encoding.decorated.decorate`); a masked destination
     alone sets aaa and z in place."""
+    from ..encoding.decorated import decorate, plain_operands
     enc = encoder_of(row)[0]
     mem_at = [i for i, x in enumerate(ops) if isinstance(x.op if x.__class__ is Masked else x, Mem)]
     if rc is None and ops and ops[0].__class__ is Masked and not any(x.__class__ is Bcst for x in ops) and len(mem_at) < 2:
@@ -266,4 +268,5 @@ def compile_plan(mnemonic: str, sig: tuple, mode: str, mem_at: int | None, chose
 
 
 def _nofit(mnemonic: str, ops: tuple, ids: tuple):
+    from ..diagnostics import range_error
     return range_error(mnemonic, ops, [row_of(i) for i in ids])

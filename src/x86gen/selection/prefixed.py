@@ -16,12 +16,7 @@ from ..memory import A32Mem, Mem, SegMem
 from ..registers import gpr
 from ..table import A32_SPELLED, REG_ADDRESS
 from .candidates import candidates, choose, fits, unwrapped
-from .request import EVEX_PREFIX, STRING_MNEMONICS, VEX_PREFIX, canonical, string_operands, xchg_choice
-
-
-def signature(ops: tuple) -> tuple:
-    """The operand signature of ``ops`` (`x86gen.registers.Reg.sig`, `x86gen.memory.Mem.sig`, "i" for an int)."""
-    return tuple(["i" if x.__class__ is int else x.sig for x in ops])
+from .request import EVEX_PREFIX, STRING_MNEMONICS, VEX_PREFIX, canonical, signature, string_operands, xchg_choice
 
 
 def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0, rc=None) -> tuple[bytes, Form]:

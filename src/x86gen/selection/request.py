@@ -48,6 +48,12 @@ for _a, _b in {"ae": "nb", "a": "nbe", "ge": "nl", "g": "nle", "ne": "nz", "e": 
     MNEMONIC_ALIASES[f"cmp{_a}xadd"] = f"cmp{_b}xadd"
 
 
+def signature(ops: tuple) -> tuple:
+    """The operand signature of ``ops`` (`x86gen.registers.Reg.sig`, `x86gen.memory.Mem.sig`, "i" for an int): what
+    selection chooses by, and what plans are kept by."""
+    return tuple(["i" if x.__class__ is int else x.sig for x in ops])
+
+
 def canonical(mnemonic: str) -> str:
     """The table's mnemonic for ``mnemonic``: itself, or what its alias names if the table has that;
     otherwise itself, so that errors name what was written (`cltq`, not `cdqe`)."""

@@ -969,11 +969,7 @@ class DataExpr:
         self.plus, self.minus, self.addend = tuple(plus), tuple(minus), addend
 
 
-# Aliases (jz, cmovnz, setc, sal, movabs, …) share the canonical method.
-for _alias, _canon in MNEMONIC_ALIASES.items():
-    _m = KEYWORD_METHODS.get(_canon, _canon)
-    if _alias not in MNEMONICS and hasattr(AsmMethods, _m) and not hasattr(Assembler, _alias):
-        setattr(Assembler, _alias, getattr(AsmMethods, _m))
+# Other names (jz, cmovnz, setc, sal, movabs, …) share the canonical method (`x86gen._gen.asm_methods.method` makes both).
 
 
 

@@ -38,6 +38,7 @@ from .syntax import (
     SHORTHANDS,
     UNSUPPORTED_REGISTERS,
     Decorations,
+    Regex,
     _simple_address,
     char_value,
     clip,
@@ -64,8 +65,16 @@ _RIP = REGISTERS["rip"]
 
 
 # The plain (non-branch) methods by mnemonic, with their number of operands (-1: any), for the text parser.
-_METHODS = {mn: (f, -1 if f.__code__.co_flags & 4 else f.__code__.co_argcount - 1)
-            for mn in PLAIN_MNEMONICS for f in [getattr(AsmMethods, KEYWORD_METHODS.get(mn, mn), None)] if f is not None}
+_METHODS: dict[str, tuple] = {}
+
+
+def _method(mn: str) -> tuple | None:
+    """(the Assembler's method of plain mnemonic ``mn``, its number of operands or -1 for any), or None; kept."""
+    if mn not in PLAIN_MNEMONICS: return None
+    f = getattr(AsmMethods, KEYWORD_METHODS.get(mn, mn), None)
+    if f is None: return None
+    hit = _METHODS[mn] = (f, -1 if f.__code__.co_flags & 4 else f.__code__.co_argcount - 1)
+    return hit
 
 # =====================================================================================================
 # Intel-syntax programs
@@ -73,30 +82,30 @@ _METHODS = {mn: (f, -1 if f.__code__.co_flags & 4 else f.__code__.co_argcount - 
 
 # Symbols as GNU as spells them: ASCII letters, digits, `_`, `.`, `$` (and `@` of `foo@plt`), not
 # starting with a digit; `1:` … `1b`/`1f` are GNU's numeric local labels.
-_LABEL_DEF = re.compile(r"\s*([A-Za-z_.$][\w.$@]*|[0-9]+)\s*:(?!:)", re.ASCII)
-_IDENT = re.compile(r"[A-Za-z_.$][\w.$@]*$", re.ASCII)
-_LOCAL_REF = re.compile(r"([0-9]+)([bf])$")
-_FLOAT = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|inf(?:inity)?|nan)", re.ASCII | re.I)
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_CHAR_CONST = re.compile(r"'(\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])'?")   # 'a', '\n', GNU's unclosed 'a'
-_SQ_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'")   # db 'abc': a NASM string, no quote inside
-_ANNOT = re.compile(r"\s*<[^<>]*>\s*$")           # objdump's `<func+0x10>` after a branch target
-_SYM_BRACKET = re.compile(r"^(.*?)\[(.*)\]$")
-_BRANCH_HINT = re.compile(r"^(?:short|near(?:\s+ptr)?)\s+", re.I)
+_LABEL_DEF = Regex(r"\s*([A-Za-z_.$][\w.$@]*|[0-9]+)\s*:(?!:)", re.ASCII)
+_IDENT = Regex(r"[A-Za-z_.$][\w.$@]*$", re.ASCII)
+_LOCAL_REF = Regex(r"([0-9]+)([bf])$")
+_FLOAT = Regex(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|inf(?:inity)?|nan)", re.ASCII | re.I)
+_STRINGS = Regex(r'"(?:[^"\\]|\\.)*"', re.S)
+_CHAR_CONST = Regex(r"'(\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])'?")   # 'a', '\n', GNU's unclosed 'a'
+_SQ_STRING = Regex(r"'(?:[^'\\\n]|\\.)*'")   # db 'abc': a NASM string, no quote inside
+_ANNOT = Regex(r"\s*<[^<>]*>\s*$")           # objdump's `<func+0x10>` after a branch target
+_SYM_BRACKET = Regex(r"^(.*?)\[(.*)\]$")
+_BRANCH_HINT = Regex(r"^(?:short|near(?:\s+ptr)?)\s+", re.I)
 # Far branches to an immediate segment:offset (SDM Vol.2 JMP/CALL "far", EA/9A: invalid in 64-bit mode): x86gen
 # has no forms for them, and dropping `far` would give a near branch (`jmp far 0x10` was `eb 0e`). GNU as and
 # llvm-mc refuse `jmp far 0x10`. Far branches through memory are rewritten before (`x86gen.syntax.far_memory`).
-_FAR = re.compile(r"^(?:far\b|[0-9a-fx]+\s*:)", re.I)
+_FAR = Regex(r"^(?:far\b|[0-9a-fx]+\s*:)", re.I)
 # A line that is one label definition or one branch to a label (``jne .L3``), which `_Parser.line` takes without
 # `statement`'s steps; the branch mnemonics whose label operand those steps do nothing else with (no prefix word, far
 # branch or iced-x86 sized mnemonic).
-_LABEL_LINE = re.compile(r"([A-Za-z_.$][\w.$@]*|[0-9]+):", re.ASCII)
-_BRANCH_LINE = re.compile(r"([a-z]+) ([A-Za-z_.$][\w.$@]*)", re.ASCII)
-_NEAR_BRANCHES = frozenset(
-    mn for mn in (*BRANCH_MNEMONICS, *MNEMONIC_ALIASES) if canonical(mn) in BRANCH_MNEMONICS
+_LABEL_LINE = Regex(r"([A-Za-z_.$][\w.$@]*|[0-9]+):", re.ASCII)
+_BRANCH_LINE = Regex(r"([a-z]+) ([A-Za-z_.$][\w.$@]*)", re.ASCII)
+_NEAR_BRANCHES = frozenset(   # (BRANCH_MNEMONICS are the table's own names: no look-up in the table)
+    mn for mn in (*BRANCH_MNEMONICS, *MNEMONIC_ALIASES) if (mn if mn in BRANCH_MNEMONICS else MNEMONIC_ALIASES.get(mn)) in BRANCH_MNEMONICS
     and mn not in PREFIX_WORDS and mn not in _PREFIXES and mn not in _FAR_MNEMONICS and mn not in _SIZED_WORDS
     and (mn in ("jmp", "call") or mn not in _FAR_DEFAULT))
-_SIZE_WORD = re.compile(r"([A-Za-z_]\w*)\s+ptr\b", re.ASCII | re.I)
+_SIZE_WORD = Regex(r"([A-Za-z_]\w*)\s+ptr\b", re.ASCII | re.I)
 _IGNORED_DIRECTIVES = {
     ".intel_syntax", ".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".local", ".weak", ".hidden",
     ".type", ".size", ".file", ".ident", ".loc", ".cfi_startproc", ".cfi_endproc", ".cfi_def_cfa_offset", ".cfi_offset",
@@ -112,7 +121,7 @@ _DATA_DIRECTIVES = {
 _FLOAT_DIRECTIVES = {".float": 4, ".single": 4, ".double": 8}
 
 
-_UNARY_OPS = re.compile(r"[\s+~-]*")
+_UNARY_OPS = Regex(r"[\s+~-]*")
 
 
 def _unary_int(s: str) -> int:
@@ -297,7 +306,7 @@ class _Parser:
         # method writes it to a list of its own, which then goes where the Assembler's records go
         text, a._text = a._text, []
         try:
-            m = _METHODS.get(mn)
+            m = _METHODS.get(mn) or _method(mn)
             if m is not None and (m[1] < 0 or m[1] == len(ops)): m[0](a, *ops)   # the generated method's fast path
             else: a._emit(mn, ops)
         finally:
@@ -525,7 +534,7 @@ class _Parser:
         return m if seg in (None, "ds") else m.with_segment(seg)   # ds: the segment of [rip+x] anyway (no byte)
 
 
-_SEGMENT_WORD = re.compile(r"(es|cs|ss|ds|fs|gs)\s*:")
+_SEGMENT_WORD = Regex(r"(es|cs|ss|ds|fs|gs)\s*:")
 
 # Per source line (its exact text), what parsing it did, to do again without parsing: an instruction without labels
 # as (bytes, listing record) (its bytes depend on the text alone; the record is appended where the Assembler keeps

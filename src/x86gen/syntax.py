@@ -44,13 +44,28 @@ from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, KReg, Masked, Reg
 from .selection.candidates import SELECTOR_READ
 from .selection.request import EVEX_PREFIX, VEX_PREFIX, canonical
 
+
+class Regex:
+    """A regular expression compiled when it is first used: this module and x86gen.program_text have some forty, most
+    programs use a few, and compiling them all costs milliseconds at import. After the first use its methods are the
+    compiled pattern's own (no call in between)."""
+
+    def __init__(self, pattern: str, flags: int = 0): self._args = (pattern, flags)
+
+    def __getattr__(self, name: str):
+        rx = re.compile(*self._args)
+        self.__dict__.update(match=rx.match, fullmatch=rx.fullmatch, search=rx.search, sub=rx.sub, finditer=rx.finditer,
+                             findall=rx.findall, split=rx.split)
+        return getattr(rx, name)
+
+
 # x87 st(i) as GNU as, llvm-mc, iced-x86 and objdump write it: `st` is st(0), the stack top (SDM Vol.1 8.1.2)
 _ST_NAMES = {"st": REGISTERS["st0"], **{f"st({i})": REGISTERS[f"st{i}"] for i in range(8)}}
 _REGS = {**REGISTERS, **ALIASES, **_ST_NAMES}
 # x86-64 register names x86gen has no forms for: an error that names the register, never a label.
 # Derived from REGISTERS, so a register file added there leaves this set by itself.
 UNSUPPORTED_REGISTERS = X86_REGISTER_NAMES - _REGS.keys()
-_SEGMENT_OVERRIDE = re.compile(r"(es|cs|ss|ds|fs|gs)\s*:")
+_SEGMENT_OVERRIDE = Regex(r"(es|cs|ss|ds|fs|gs)\s*:")
 _OPERANDS: dict[str, object] = {}
 _DECORATED = (Masked, Bcst)   # AVX-512 operands: `format_operand` prints them in the GNU as / llvm-mc dialect
 
@@ -104,8 +119,8 @@ def gather_mask(mn: str, ops: tuple) -> tuple[str, tuple]:
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 # size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
 _SIZE_WORDS = "byte|word|dword|fword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
-_SIZE_PREFIX = re.compile(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
-_TERM = re.compile(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
+_SIZE_PREFIX = Regex(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
+_TERM = Regex(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 
 
 # Integer literals as GNU as reads them in Intel syntax (ASCII digits only: Python's int() would also
@@ -113,7 +128,7 @@ _TERM = re.compile(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 # as in GNU as and llvm-mc), decimal; and the `h` suffix of iced-x86's and MASM's output (`0ffh`,
 # starting with a digit). Character constants (`'a'`) are read before the text is lower-cased
 # (`_Parser.operand`), since case matters in them.
-_INT = re.compile(r"([+-]?)\s*(?:0[xX]([0-9a-fA-F]+)|0[bB]([01]+)|(0[0-7]*)|([1-9][0-9]*)|([0-9][0-9a-fA-F]*)[hH])", re.ASCII)
+_INT = Regex(r"([+-]?)\s*(?:0[xX]([0-9a-fA-F]+)|0[bB]([01]+)|(0[0-7]*)|([1-9][0-9]*)|([0-9][0-9a-fA-F]*)[hH])", re.ASCII)
 
 
 def parse_int(s: str) -> int:
@@ -132,7 +147,7 @@ def parse_int(s: str) -> int:
     return -v if sign == "-" else v
 
 
-_STAR = re.compile(r"\s*\*\s*")
+_STAR = Regex(r"\s*\*\s*")
 
 
 def _parse_address(inner: str, size: int, text: str) -> Mem:
@@ -191,14 +206,14 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
 
 # `[size ptr] [base + index*scale ± disp]` with registers and a hex/decimal displacement, in one match;
 # anything else (a leading index, `10h`, `ds:`, errors) takes `_parse_address`, which reads the same.
-_SIMPLE = re.compile(rf"(?:({_SIZE_WORDS})\s+(?:ptr\s*)?)?"
+_SIMPLE = Regex(rf"(?:({_SIZE_WORDS})\s+(?:ptr\s*)?)?"
                      r"\[\s*([a-z]\w*)\s*(?:\+\s*([a-z]\w*)(?:\*([1248]))?\s*)?(?:([+-])\s*(0x[0-9a-f]+|[1-9][0-9]*|0)\s*)?\]",
                      re.ASCII)
 
 
 # The same in the spelling x86gen, objdump and compilers print (no spaces, a size keyword with ``ptr``): a shorter
 # match (`_SIMPLE` is tried when it fails; the size keyword is checked after the match, `_SIZE_OF`).
-_PRINTED = re.compile(r"(?:([a-z]+) ptr )?\[([a-z][a-z0-9]*)(?:\+([a-z][a-z0-9]*)(?:\*([1248]))?)?"
+_PRINTED = Regex(r"(?:([a-z]+) ptr )?\[([a-z][a-z0-9]*)(?:\+([a-z][a-z0-9]*)(?:\*([1248]))?)?"
                       r"(?:([+-])(0x[0-9a-f]+|[1-9][0-9]*|0))?\]")
 _SIZE_OF = {w: SIZE_BITS.get(w, 128) for w in _SIZE_WORDS.split("|")}   # size keyword -> bits (oword: 128)
 # the registers `_simple_address` takes as a base (a vector register first is VSIB: `_parse_address` reads it as the index)
@@ -365,7 +380,7 @@ def vex_pseudo_prefix(rest: str) -> tuple[str, str]:
 
 
 # objdump's spelling of the 8087/80287-only control instructions (fneni, fndisi, fnsetpm), which later FPUs ignore
-_X87_ONLY = re.compile(r"(fneni|fndisi|fnsetpm|feni|fdisi|fsetpm)\((?:8087|287) only\)")
+_X87_ONLY = Regex(r"(fneni|fndisi|fnsetpm|feni|fdisi|fsetpm)\((?:8087|287) only\)")
 # iced-x86 writes the forms of another operand size than the default with a prefix word: `data16 push fs` (pushw fs,
 # 66 0F A0), `data16 push 5` (pushw 5, 66 6A 05), `data16 enter 0x10, 5`, `data16 leave`, `data16 ret far` (retfw,
 # 66 CB), `data64 ret far 0x10` (retfq, REX.W CA iw): (prefix word, mnemonic) -> the mnemonic GNU as names the form by
@@ -379,7 +394,7 @@ _FAR_MNEMONICS = {"ljmp", "lcall", "ljmpw", "lcallw", "jmpf", "callf"}   # GNU a
 # `jmp far 0x10`, `ljmp 0x10, 0x20`, `jmp 0x10:0x20`) they are invalid in 64-bit mode (#UD, SDM Vol.2 JMP): refused.
 _FAR_DEFAULT = {"jmp": ("jmp", "fword"), "call": ("call", "fword"), "ljmp": ("jmp", "fword"), "lcall": ("call", "fword"),
                 "ljmpw": ("jmp", "dword"), "lcallw": ("call", "dword")}
-_FAR_SIZED = re.compile(r"(dword|fword|tbyte)\s+ptr\b")
+_FAR_SIZED = Regex(r"(dword|fword|tbyte)\s+ptr\b")
 
 
 def far_memory(mn: str, rest: str) -> tuple[str, str] | None:
@@ -773,9 +788,9 @@ def _decorated_line(mn: str, texts: list[str]) -> tuple[str, tuple]:
 # too (llvm-mc; GNU as only at the start of a line). None of them counts inside a "string" or a
 # character constant ('c', '\n', GNU's unclosed 'c). `_LEX` finds exactly these tokens; whatever it
 # skips is statement text.
-_LEX = re.compile(r'"(?:[^"\\\n]|\\[^\n])*"|\'(?:\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])\'?'
+_LEX = Regex(r'"(?:[^"\\\n]|\\[^\n])*"|\'(?:\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])\'?'
                   r'|#[^\n]*|//[^\n]*|/\*[\s\S]*?\*/|/\*|"|;')
-_LEXED = re.compile(r"[#;/\"']")   # a line without these is one statement, as it is
+_LEXED = Regex(r"[#;/\"']")   # a line without these is one statement, as it is
 
 
 def signed_terms(s: str, text: str) -> list[tuple[str, str]]:
@@ -799,7 +814,7 @@ def signed_terms(s: str, text: str) -> list[tuple[str, str]]:
 # character (\q is q, \" is "). Refused, since GNU as's reading silently differs from what C (and
 # the writer, most likely) means: octal above \377 (GNU truncates), \x without digits (GNU: 0),
 # \8 \9 (GNU: 8, 9), \a \e (GNU: a, e) and \u \U (GNU: u, U; llvm-mc refuses all of these).
-_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]*)|([\s\S])|$)")
+_ESCAPE = Regex(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]*)|([\s\S])|$)")
 _SIMPLE_ESCAPES = {"b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 
 
@@ -917,8 +932,8 @@ def parse_text_line(text: str) -> tuple:
 # The AVX-512 integer compares (SDM Vol.2 VPCMPB/VPCMPUB, table "Pseudo-Op and VPCMP* Implementation"): `vpcmpltub k, x, y` =
 # `vpcmpub k, x, y, 1`; `vpcmpeqb` and `vpcmpeqd` … are instructions of their own (74/75/76, 0F38 29) with the same
 # result as predicate 0, so only the unsigned `vpcmpequb` … and the other predicates are pseudo-ops here.
-_PSEUDO_OP = re.compile(r"(v?)(?:cmp([a-z_]+?)(ps|pd|ss|sd|ph|sh)|pclmul([lh])q([lh])qdq)$")
-_VPCMP_PSEUDO_OP = re.compile(r"vpcmp(eq|lt|le|false|neq|nlt|nle|true)(u?[bwdq])$")
+_PSEUDO_OP = Regex(r"(v?)(?:cmp([a-z_]+?)(ps|pd|ss|sd|ph|sh)|pclmul([lh])q([lh])qdq)$")
+_VPCMP_PSEUDO_OP = Regex(r"vpcmp(eq|lt|le|false|neq|nlt|nle|true)(u?[bwdq])$")
 _VPCMP_PREDICATES = {p: i for i, p in enumerate("eq lt le false neq nlt nle true".split())}
 _CMP_PREDICATES = {p: i for i, p in enumerate(
     "eq lt le unord neq nlt nle ord eq_uq nge ngt false neq_oq ge gt true eq_os lt_oq le_oq unord_s neq_us nlt_uq nle_uq "
@@ -970,9 +985,9 @@ def format_operand(x) -> str:
 
 # rounding decorations -> x86gen's rc= value (SDM Vol.2 2.7.8, Table 2-36); iced-x86 prints round-to-nearest as rne-sae
 ROUNDING_WORDS = {"rn-sae": RN_SAE, "rne-sae": RN_SAE, "rd-sae": RD_SAE, "ru-sae": RU_SAE, "rz-sae": RZ_SAE, "sae": SAE}
-_DECORATION = re.compile(r"\s*\{\s*([^{}]*?)\s*\}\s*")
-_BCST_WORD = re.compile(r"^(byte|word|dword|qword)\s+bcst\s+(.*)$")   # objdump: `DWORD BCST [rax]`
-_ONE_TO = re.compile(r"1to(\d+)")
+_DECORATION = Regex(r"\s*\{\s*([^{}]*?)\s*\}\s*")
+_BCST_WORD = Regex(r"^(byte|word|dword|qword)\s+bcst\s+(.*)$")   # objdump: `DWORD BCST [rax]`
+_ONE_TO = Regex(r"1to(\d+)")
 _EXPECTED = "{k1}-{k7}, {z}, {1toN}, {rn-sae}, {rd-sae}, {ru-sae}, {rz-sae} or {sae}"
 
 
@@ -1048,7 +1063,7 @@ def _piece(t: str) -> _Piece:
 
 
 # a character or string literal (GNU as: 'x', '\\n', "…"), whose braces are no decorations (`or al, -'{'`)
-_QUOTED = re.compile(r"'(?:\\.|[^'\\])'|\"(?:\\.|[^\"\\])*\"")
+_QUOTED = Regex(r"'(?:\\.|[^'\\])'|\"(?:\\.|[^\"\\])*\"")
 
 
 def has_decorations(line: str) -> bool:

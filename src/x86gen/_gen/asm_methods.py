@@ -30,15 +30,32 @@ which costs about four times as much as the append of the bytes. The first use o
 # fmt: off
 from ..encoding.runtime import LabelOperand
 from ..selection.plans import Replan
+from ..selection.request import MNEMONIC_ALIASES
 
 _SLOW = (KeyError, AttributeError, LabelOperand, Replan)   # what sends a method to Assembler._emit
 _PADS = tuple((None,) * (5 - n) for n in range(6))   # a listing record's Nones after n operands (x86gen.assembler.TEXT_PADS)
 
 
-class AsmMethods:
-    """The per-mnemonic methods of `x86gen.Assembler` (see `x86gen.assembler`); set from `_METHODS` below."""
+class _MadeOnFirstUse(type):
+    """The metaclass of `AsmMethods`: a mnemonic's method is made when it is first looked up on the class
+    (``hasattr(Assembler, "add")``, ``Assembler.add``), by `method`."""
+
+    def __getattr__(cls, name: str):
+        m = method(name)
+        if m is None: raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+        return m
+
+
+class AsmMethods(metaclass=_MadeOnFirstUse):
+    """The per-mnemonic methods of `x86gen.Assembler` (see `x86gen.assembler`): each made on its first use (`method`)
+    from the maker `_METHODS` names for it, then an ordinary method of this class."""
 
     __slots__ = ()
+
+    def __getattr__(self, name: str):   # (an instance's look-up of a method not made yet)
+        m = method(name)
+        if m is None: raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return m.__get__(self, type(self))
 
 
 # Plan tables of the methods, filled by `Assembler._emit` on the first use of a signature: nested one
@@ -50,7 +67,7 @@ PLANS: dict[str, dict] = {}
 def _fixed_ab_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, rc=None):
+    def method(self, a, b, *, rc=None):
         if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
         try: self._code.append(P[a.sig][b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
@@ -61,7 +78,7 @@ def _fixed_ab_rc(mn):
 def _fixed_abi_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, rc=None):
+    def method(self, a, b, *, rc=None):
         if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
         try: self._code.append(P[a.sig]["i" if type(b) is int else b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
@@ -72,7 +89,7 @@ def _fixed_abi_rc(mn):
 def _fixed_a_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, rc=None):
+    def method(self, a, *, rc=None):
         if rc is not None: return self._emit_evex(mn, (a, ), rc)
         try: self._code.append(P[a.sig](a))
         except _SLOW: return self._emit(mn, (a, ))
@@ -83,7 +100,7 @@ def _fixed_a_rc(mn):
 def _fixed_abci_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, c, rc=None):
+    def method(self, a, b, c, *, rc=None):
         if rc is not None: return self._emit_evex(mn, (a, b, c, ), rc)
         try: self._code.append(P[a.sig][b.sig]["i" if type(c) is int else c.sig](a, b, c))
         except _SLOW: return self._emit(mn, (a, b, c, ))
@@ -94,7 +111,7 @@ def _fixed_abci_rc(mn):
 def _fixed_abc_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, c, rc=None):
+    def method(self, a, b, c, *, rc=None):
         if rc is not None: return self._emit_evex(mn, (a, b, c, ), rc)
         try: self._code.append(P[a.sig][b.sig][c.sig](a, b, c))
         except _SLOW: return self._emit(mn, (a, b, c, ))
@@ -112,7 +129,7 @@ def _jump(mn):
 def _fixed_0_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, rc=None):
+    def method(self, *, rc=None):
         if rc is not None: return self._emit_evex(mn, (), rc)
         try: self._code.append(P[()]())
         except _SLOW: return self._emit(mn, ())
@@ -158,7 +175,7 @@ def _variadic_ab_abci_rc(mn):
 def _fixed_aibi_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, rc=None):
+    def method(self, a, b, *, rc=None):
         if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
         try: self._code.append(P["i" if type(a) is int else a.sig]["i" if type(b) is int else b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
@@ -207,7 +224,7 @@ def _variadic_a_ab_rc(mn):
 def _fixed_ai_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, rc=None):
+    def method(self, a, *, rc=None):
         if rc is not None: return self._emit_evex(mn, (a, ), rc)
         try: self._code.append(P["i" if type(a) is int else a.sig](a))
         except _SLOW: return self._emit(mn, (a, ))
@@ -303,7 +320,7 @@ def _variadic_0_a_ab_rc(mn):
 def _fixed_aib_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, rc=None):
+    def method(self, a, b, *, rc=None):
         if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
         try: self._code.append(P["i" if type(a) is int else a.sig][b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
@@ -332,7 +349,7 @@ def _variadic_0_ai_rc(mn):
 def _fixed_abcdi_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, c, d, rc=None):
+    def method(self, a, b, c, d, *, rc=None):
         if rc is not None: return self._emit_evex(mn, (a, b, c, d, ), rc)
         try: self._code.append(P[a.sig][b.sig][c.sig]["i" if type(d) is int else d.sig](a, b, c, d))
         except _SLOW: return self._emit(mn, (a, b, c, d, ))
@@ -343,7 +360,7 @@ def _fixed_abcdi_rc(mn):
 def _fixed_abcd_rc(mn):
     P = PLANS[mn] = {}
 
-    def method(self, a, b, c, d, rc=None):
+    def method(self, a, b, c, d, *, rc=None):
         if rc is not None: return self._emit_evex(mn, (a, b, c, d, ), rc)
         try: self._code.append(P[a.sig][b.sig][c.sig][d.sig](a, b, c, d))
         except _SLOW: return self._emit(mn, (a, b, c, d, ))
@@ -645,18 +662,35 @@ _METHODS = {
 _KEYWORD_NAMES = {"and": "and_", "in": "in_", "not": "not_", "or": "or_"}
 
 
-def _set_methods() -> None:
-    for make, mnemonics in _METHODS.items():
-        for mn in mnemonics:
-            name = _KEYWORD_NAMES.get(mn, mn)
-            method = make(mn)
-            method.__name__, method.__qualname__ = name, "AsmMethods." + name
-            setattr(AsmMethods, name, method)
+_MAKER = {mn: make for make, mnemonics in _METHODS.items() for mn in mnemonics}   # mnemonic -> the maker of its method
+_MNEMONIC = {name: mn for mn, name in _KEYWORD_NAMES.items()}                       # and_ -> and
 
 
-_set_methods()
+def method(name: str):
+    """The method called ``name`` (a mnemonic, ``and_`` for a Python keyword, or another name of a mnemonic: ``jz`` is
+    ``je``'s), made and set on `AsmMethods` the first time it is asked for; None for any other name. Making all
+    ~1,700 at import would cost a few milliseconds that most programs, which use a few dozen, do not need."""
+    mn = _MNEMONIC.get(name, name)
+    make = _MAKER.get(mn)
+    if make is None:   # another name: the canonical mnemonic's method, under this name too (Assembler.jz is Assembler.je)
+        target = MNEMONIC_ALIASES.get(name)
+        if target is None or target not in _MAKER or name in _KEYWORD_NAMES: return None
+        m = method(_KEYWORD_NAMES.get(target, target))
+        setattr(AsmMethods, name, m)
+        return m
+    if mn in _KEYWORD_NAMES and name == mn: return None   # (`and` is no identifier: the method is `and_`)
+    m = make(mn)
+    m.__name__, m.__qualname__ = name, "AsmMethods." + name
+    setattr(AsmMethods, name, m)
+    return m
 
-MNEMONICS = tuple(sorted(mn for mnemonics in _METHODS.values() for mn in mnemonics))
+
+def all_methods() -> dict:
+    """Every method, made (for the stubs' test, `dir`): name -> function."""
+    return {name: method(name) for name in (_KEYWORD_NAMES.get(mn, mn) for mn in _MAKER)}
+
+
+MNEMONICS = tuple(sorted(_MAKER))
 VARIADIC = frozenset(("cmpsb", "cmpsd", "cmpsq", "cmpsw", "extrq", "fadd", "fcom", "fcomp", "fdiv", "fdivr", "fmul", "fsub", "fsubr", "imul", "insb", "insd", "insertq", "insw", "lodsb", "lodsd", "lodsq", "lodsw", "maskmovdqu", "maskmovq", "movsb", "movsd", "movsq", "movsw", "nop", "outsb", "outsd", "outsw", "ret", "retfd", "retfq", "retfw", "scasb", "scasd", "scasq", "scasw", "stosb", "stosd", "stosq", "stosw", "vgatherdpd", "vgatherdps", "vgatherqpd", "vgatherqps", "vmaskmovdqu", "vmovhpd", "vmovhps", "vmovlpd", "vmovlps", "vmovsd", "vmovsh", "vmovss", "vpgatherdd", "vpgatherdq", "vpgatherqd", "vpgatherqq", "xlat", ))
 
 # Mnemonics with a rel8/rel32 form: their label/address operands go through branch relaxation.

@@ -5,6 +5,7 @@ parameter types and, as its docstring, its forms (operand roles and kinds, the S
 its CPUID feature). Type checkers and IDEs read it instead of the module, which holds only the code.
 """
 # fmt: off
+from collections.abc import Callable
 from typing import TypeAlias
 
 from ..assembler import Label
@@ -25,21 +26,21 @@ class AsmMethods:
     __slots__ = ()
 
 
-    def aadd(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def aadd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """aadd: 2 forms.
 
         aadd RW:m32, R:r32                           0F 38 FC /r                  AADD_M32_R32 (RAO_INT)
         aadd RW:m64, R:r64                           REX.W 0F 38 FC /r            AADD_M64_R64 (RAO_INT)
         """
 
-    def aand(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def aand(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """aand: 2 forms.
 
         aand RW:m32, R:r32                           66 0F 38 FC /r               AAND_M32_R32 (RAO_INT)
         aand RW:m64, R:r64                           66 REX.W 0F 38 FC /r         AAND_M64_R64 (RAO_INT)
         """
 
-    def adc(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def adc(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """adc: 19 forms.
 
         adc RW:r8/m8, R:r8                           10 /r                        ADC_RM8_R8 (INTEL8086)
@@ -63,14 +64,14 @@ class AsmMethods:
         adc RW:r64/m64, R:simm8                      REX.W 83 /2 ib               ADC_RM64_IMM8 (X64)
         """
 
-    def adcx(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def adcx(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """adcx: 2 forms.
 
         adcx RW:r32, R:r32/m32                       66 0F 38 F6 /r               ADCX_R32_RM32 (ADX)
         adcx RW:r64, R:r64/m64                       66 REX.W 0F 38 F6 /r         ADCX_R64_RM64 (ADX)
         """
 
-    def add(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def add(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """add: 19 forms.
 
         add RW:r8/m8, R:r8                           00 /r                        ADD_RM8_R8 (INTEL8086)
@@ -94,134 +95,134 @@ class AsmMethods:
         add RW:r64/m64, R:simm8                      REX.W 83 /0 ib               ADD_RM64_IMM8 (X64)
         """
 
-    def addpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def addpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """addpd: 1 form.
 
         addpd RW:xmm, R:xmm/m128                     66 0F 58 /r                  ADDPD_XMM_XMMM128 (SSE2)
         """
 
-    def addps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def addps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """addps: 1 form.
 
         addps RW:xmm, R:xmm/m128                     0F 58 /r                     ADDPS_XMM_XMMM128 (SSE)
         """
 
-    def addsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def addsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """addsd: 1 form.
 
         addsd RW:xmm, R:xmm/m64                      F2 0F 58 /r                  ADDSD_XMM_XMMM64 (SSE2)
         """
 
-    def addss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def addss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """addss: 1 form.
 
         addss RW:xmm, R:xmm/m32                      F3 0F 58 /r                  ADDSS_XMM_XMMM32 (SSE)
         """
 
-    def addsubpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def addsubpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """addsubpd: 1 form.
 
         addsubpd RW:xmm, R:xmm/m128                  66 0F D0 /r                  ADDSUBPD_XMM_XMMM128 (SSE3)
         """
 
-    def addsubps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def addsubps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """addsubps: 1 form.
 
         addsubps RW:xmm, R:xmm/m128                  F2 0F D0 /r                  ADDSUBPS_XMM_XMMM128 (SSE3)
         """
 
-    def adox(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def adox(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """adox: 2 forms.
 
         adox RW:r32, R:r32/m32                       F3 0F 38 F6 /r               ADOX_R32_RM32 (ADX)
         adox RW:r64, R:r64/m64                       F3 REX.W 0F 38 F6 /r         ADOX_R64_RM64 (ADX)
         """
 
-    def aesdec(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def aesdec(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """aesdec: 1 form.
 
         aesdec RW:xmm, R:xmm/m128                    66 0F 38 DE /r               AESDEC_XMM_XMMM128 (AES)
         """
 
-    def aesdec128kl(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def aesdec128kl(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """aesdec128kl: 1 form.
 
         aesdec128kl RW:xmm, R:m384                   F3 0F 38 DD /r               AESDEC128KL_XMM_M384 (AESKLE)
         """
 
-    def aesdec256kl(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def aesdec256kl(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """aesdec256kl: 1 form.
 
         aesdec256kl RW:xmm, R:m512                   F3 0F 38 DF /r               AESDEC256KL_XMM_M512 (AESKLE)
         """
 
-    def aesdeclast(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def aesdeclast(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """aesdeclast: 1 form.
 
         aesdeclast RW:xmm, R:xmm/m128                66 0F 38 DF /r               AESDECLAST_XMM_XMMM128 (AES)
         """
 
-    def aesdecwide128kl(self, a: _Mem, rc: int | None = None) -> None:
+    def aesdecwide128kl(self, a: _Mem, *, rc: int | None = None) -> None:
         """aesdecwide128kl: 1 form.
 
         aesdecwide128kl R:m384                       F3 0F 38 D8 /1               AESDECWIDE128KL_M384 (AESKLE+WIDE_KL)
         """
 
-    def aesdecwide256kl(self, a: _Mem, rc: int | None = None) -> None:
+    def aesdecwide256kl(self, a: _Mem, *, rc: int | None = None) -> None:
         """aesdecwide256kl: 1 form.
 
         aesdecwide256kl R:m512                       F3 0F 38 D8 /3               AESDECWIDE256KL_M512 (AESKLE+WIDE_KL)
         """
 
-    def aesenc(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def aesenc(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """aesenc: 1 form.
 
         aesenc RW:xmm, R:xmm/m128                    66 0F 38 DC /r               AESENC_XMM_XMMM128 (AES)
         """
 
-    def aesenc128kl(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def aesenc128kl(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """aesenc128kl: 1 form.
 
         aesenc128kl RW:xmm, R:m384                   F3 0F 38 DC /r               AESENC128KL_XMM_M384 (AESKLE)
         """
 
-    def aesenc256kl(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def aesenc256kl(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """aesenc256kl: 1 form.
 
         aesenc256kl RW:xmm, R:m512                   F3 0F 38 DE /r               AESENC256KL_XMM_M512 (AESKLE)
         """
 
-    def aesenclast(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def aesenclast(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """aesenclast: 1 form.
 
         aesenclast RW:xmm, R:xmm/m128                66 0F 38 DD /r               AESENCLAST_XMM_XMMM128 (AES)
         """
 
-    def aesencwide128kl(self, a: _Mem, rc: int | None = None) -> None:
+    def aesencwide128kl(self, a: _Mem, *, rc: int | None = None) -> None:
         """aesencwide128kl: 1 form.
 
         aesencwide128kl R:m384                       F3 0F 38 D8 /0               AESENCWIDE128KL_M384 (AESKLE+WIDE_KL)
         """
 
-    def aesencwide256kl(self, a: _Mem, rc: int | None = None) -> None:
+    def aesencwide256kl(self, a: _Mem, *, rc: int | None = None) -> None:
         """aesencwide256kl: 1 form.
 
         aesencwide256kl R:m512                       F3 0F 38 D8 /2               AESENCWIDE256KL_M512 (AESKLE+WIDE_KL)
         """
 
-    def aesimc(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def aesimc(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """aesimc: 1 form.
 
         aesimc W:xmm, R:xmm/m128                     66 0F 38 DB /r               AESIMC_XMM_XMMM128 (AES)
         """
 
-    def aeskeygenassist(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def aeskeygenassist(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """aeskeygenassist: 1 form.
 
         aeskeygenassist W:xmm, R:xmm/m128, R:imm8    66 0F 3A DF /r ib            AESKEYGENASSIST_XMM_XMMM128_IMM8 (AES)
         """
 
-    def and_(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def and_(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """and: 19 forms.
 
         and RW:r8/m8, R:r8                           20 /r                        AND_RM8_R8 (INTEL8086)
@@ -245,104 +246,104 @@ class AsmMethods:
         and RW:r64/m64, R:simm8                      REX.W 83 /4 ib               AND_RM64_IMM8 (X64)
         """
 
-    def andn(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def andn(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """andn: 2 forms.
 
         andn W:r32, R:r32, R:r32/m32                 VEX.LZ.0F38.W0 F2 /r         VEX_ANDN_R32_R32_RM32 (BMI1)
         andn W:r64, R:r64, R:r64/m64                 VEX.LZ.0F38.W1 F2 /r         VEX_ANDN_R64_R64_RM64 (BMI1)
         """
 
-    def andnpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def andnpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """andnpd: 1 form.
 
         andnpd RW:xmm, R:xmm/m128                    66 0F 55 /r                  ANDNPD_XMM_XMMM128 (SSE2)
         """
 
-    def andnps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def andnps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """andnps: 1 form.
 
         andnps RW:xmm, R:xmm/m128                    0F 55 /r                     ANDNPS_XMM_XMMM128 (SSE)
         """
 
-    def andpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def andpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """andpd: 1 form.
 
         andpd RW:xmm, R:xmm/m128                     66 0F 54 /r                  ANDPD_XMM_XMMM128 (SSE2)
         """
 
-    def andps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def andps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """andps: 1 form.
 
         andps RW:xmm, R:xmm/m128                     0F 54 /r                     ANDPS_XMM_XMMM128 (SSE)
         """
 
-    def aor(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def aor(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """aor: 2 forms.
 
         aor RW:m32, R:r32                            F2 0F 38 FC /r               AOR_M32_R32 (RAO_INT)
         aor RW:m64, R:r64                            F2 REX.W 0F 38 FC /r         AOR_M64_R64 (RAO_INT)
         """
 
-    def axor(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def axor(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """axor: 2 forms.
 
         axor RW:m32, R:r32                           F3 0F 38 FC /r               AXOR_M32_R32 (RAO_INT)
         axor RW:m64, R:r64                           F3 REX.W 0F 38 FC /r         AXOR_M64_R64 (RAO_INT)
         """
 
-    def bextr(self, a: _Reg, b: _Reg | _Mem, c: _Reg, rc: int | None = None) -> None:
+    def bextr(self, a: _Reg, b: _Reg | _Mem, c: _Reg, *, rc: int | None = None) -> None:
         """bextr: 2 forms.
 
         bextr W:r32, R:r32/m32, R:r32                VEX.LZ.0F38.W0 F7 /r         VEX_BEXTR_R32_RM32_R32 (BMI1)
         bextr W:r64, R:r64/m64, R:r64                VEX.LZ.0F38.W1 F7 /r         VEX_BEXTR_R64_RM64_R64 (BMI1)
         """
 
-    def blendpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def blendpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """blendpd: 1 form.
 
         blendpd RW:xmm, R:xmm/m128, R:imm8           66 0F 3A 0D /r ib            BLENDPD_XMM_XMMM128_IMM8 (SSE4_1)
         """
 
-    def blendps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def blendps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """blendps: 1 form.
 
         blendps RW:xmm, R:xmm/m128, R:imm8           66 0F 3A 0C /r ib            BLENDPS_XMM_XMMM128_IMM8 (SSE4_1)
         """
 
-    def blendvpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def blendvpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """blendvpd: 1 form.
 
         blendvpd RW:xmm, R:xmm/m128                  66 0F 38 15 /r               BLENDVPD_XMM_XMMM128 (SSE4_1)
         """
 
-    def blendvps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def blendvps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """blendvps: 1 form.
 
         blendvps RW:xmm, R:xmm/m128                  66 0F 38 14 /r               BLENDVPS_XMM_XMMM128 (SSE4_1)
         """
 
-    def blsi(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def blsi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """blsi: 2 forms.
 
         blsi W:r32, R:r32/m32                        VEX.LZ.0F38.W0 F3 /3         VEX_BLSI_R32_RM32 (BMI1)
         blsi W:r64, R:r64/m64                        VEX.LZ.0F38.W1 F3 /3         VEX_BLSI_R64_RM64 (BMI1)
         """
 
-    def blsmsk(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def blsmsk(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """blsmsk: 2 forms.
 
         blsmsk W:r32, R:r32/m32                      VEX.LZ.0F38.W0 F3 /2         VEX_BLSMSK_R32_RM32 (BMI1)
         blsmsk W:r64, R:r64/m64                      VEX.LZ.0F38.W1 F3 /2         VEX_BLSMSK_R64_RM64 (BMI1)
         """
 
-    def blsr(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def blsr(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """blsr: 2 forms.
 
         blsr W:r32, R:r32/m32                        VEX.LZ.0F38.W0 F3 /1         VEX_BLSR_R32_RM32 (BMI1)
         blsr W:r64, R:r64/m64                        VEX.LZ.0F38.W1 F3 /1         VEX_BLSR_R64_RM64 (BMI1)
         """
 
-    def bsf(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def bsf(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """bsf: 3 forms.
 
         bsf CW:r16, R:r16/m16                        o16 0F BC /r                 BSF_R16_RM16 (INTEL386)
@@ -350,7 +351,7 @@ class AsmMethods:
         bsf CW:r64, R:r64/m64                        REX.W 0F BC /r               BSF_R64_RM64 (X64)
         """
 
-    def bsr(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def bsr(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """bsr: 3 forms.
 
         bsr CW:r16, R:r16/m16                        o16 0F BD /r                 BSR_R16_RM16 (INTEL386)
@@ -358,7 +359,7 @@ class AsmMethods:
         bsr CW:r64, R:r64/m64                        REX.W 0F BD /r               BSR_R64_RM64 (X64)
         """
 
-    def bswap(self, a: _Reg, rc: int | None = None) -> None:
+    def bswap(self, a: _Reg, *, rc: int | None = None) -> None:
         """bswap: 3 forms.
 
         bswap RW:r16                                 o16 0F C8+rw                 BSWAP_R16 (INTEL486)
@@ -366,7 +367,7 @@ class AsmMethods:
         bswap RW:r64                                 REX.W 0F C8+ro               BSWAP_R64 (X64)
         """
 
-    def bt(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def bt(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """bt: 6 forms.
 
         bt R:r16/m16, R:r16                          o16 0F A3 /r                 BT_RM16_R16 (INTEL386)
@@ -377,7 +378,7 @@ class AsmMethods:
         bt R:r64/m64, R:imm8                         REX.W 0F BA /4 ib            BT_RM64_IMM8 (X64)
         """
 
-    def btc(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def btc(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """btc: 6 forms.
 
         btc RW:r16/m16, R:imm8                       o16 0F BA /7 ib              BTC_RM16_IMM8 (INTEL386)
@@ -388,7 +389,7 @@ class AsmMethods:
         btc RW:r64/m64, R:r64                        REX.W 0F BB /r               BTC_RM64_R64 (X64)
         """
 
-    def btr(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def btr(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """btr: 6 forms.
 
         btr RW:r16/m16, R:r16                        o16 0F B3 /r                 BTR_RM16_R16 (INTEL386)
@@ -399,7 +400,7 @@ class AsmMethods:
         btr RW:r64/m64, R:imm8                       REX.W 0F BA /6 ib            BTR_RM64_IMM8 (X64)
         """
 
-    def bts(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def bts(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """bts: 6 forms.
 
         bts RW:r16/m16, R:r16                        o16 0F AB /r                 BTS_RM16_R16 (INTEL386)
@@ -410,7 +411,7 @@ class AsmMethods:
         bts RW:r64/m64, R:imm8                       REX.W 0F BA /5 ib            BTS_RM64_IMM8 (X64)
         """
 
-    def bzhi(self, a: _Reg, b: _Reg | _Mem, c: _Reg, rc: int | None = None) -> None:
+    def bzhi(self, a: _Reg, b: _Reg | _Mem, c: _Reg, *, rc: int | None = None) -> None:
         """bzhi: 2 forms.
 
         bzhi W:r32, R:r32/m32, R:r32                 VEX.LZ.0F38.W0 F5 /r         VEX_BZHI_R32_RM32_R32 (BMI2)
@@ -428,124 +429,124 @@ class AsmMethods:
         call R:m16:64                                REX.W FF /3                  CALL_M1664 (X64)
         """
 
-    def cbw(self, rc: int | None = None) -> None:
+    def cbw(self, *, rc: int | None = None) -> None:
         """cbw: 1 form.
 
         cbw                                          o16 98                       CBW (INTEL8086)
         """
 
-    def ccs_encrypt(self, rc: int | None = None) -> None:
+    def ccs_encrypt(self, *, rc: int | None = None) -> None:
         """ccs_encrypt: 2 forms.
 
         ccs_encrypt                                  F3 0F A7 F0                  CCS_ENCRYPT_64 (PADLOCK_GMI)
         ccs_encrypt                                  a32 F3 0F A7 F0              CCS_ENCRYPT_32 (PADLOCK_GMI)
         """
 
-    def ccs_hash(self, rc: int | None = None) -> None:
+    def ccs_hash(self, *, rc: int | None = None) -> None:
         """ccs_hash: 2 forms.
 
         ccs_hash                                     F3 0F A6 E8                  CCS_HASH_64 (PADLOCK_GMI)
         ccs_hash                                     a32 F3 0F A6 E8              CCS_HASH_32 (PADLOCK_GMI)
         """
 
-    def cdq(self, rc: int | None = None) -> None:
+    def cdq(self, *, rc: int | None = None) -> None:
         """cdq: 1 form.
 
         cdq                                          99                           CDQ (INTEL386)
         """
 
-    def cdqe(self, rc: int | None = None) -> None:
+    def cdqe(self, *, rc: int | None = None) -> None:
         """cdqe: 1 form.
 
         cdqe                                         REX.W 98                     CDQE (X64)
         """
 
-    def clac(self, rc: int | None = None) -> None:
+    def clac(self, *, rc: int | None = None) -> None:
         """clac: 1 form.
 
         clac                                         0F 01 CA                     CLAC (SMAP)
         """
 
-    def clc(self, rc: int | None = None) -> None:
+    def clc(self, *, rc: int | None = None) -> None:
         """clc: 1 form.
 
         clc                                          F8                           CLC (INTEL8086)
         """
 
-    def cld(self, rc: int | None = None) -> None:
+    def cld(self, *, rc: int | None = None) -> None:
         """cld: 1 form.
 
         cld                                          FC                           CLD (INTEL8086)
         """
 
-    def cldemote(self, a: _Mem, rc: int | None = None) -> None:
+    def cldemote(self, a: _Mem, *, rc: int | None = None) -> None:
         """cldemote: 1 form.
 
         cldemote N:m8                                0F 1C /0                     CLDEMOTE_M8 (CLDEMOTE)
         """
 
-    def clflush(self, a: _Mem, rc: int | None = None) -> None:
+    def clflush(self, a: _Mem, *, rc: int | None = None) -> None:
         """clflush: 1 form.
 
         clflush R:m8                                 0F AE /7                     CLFLUSH_M8 (CLFSH)
         """
 
-    def clflushopt(self, a: _Mem, rc: int | None = None) -> None:
+    def clflushopt(self, a: _Mem, *, rc: int | None = None) -> None:
         """clflushopt: 1 form.
 
         clflushopt R:m8                              66 0F AE /7                  CLFLUSHOPT_M8 (CLFLUSHOPT)
         """
 
-    def clgi(self, rc: int | None = None) -> None:
+    def clgi(self, *, rc: int | None = None) -> None:
         """clgi: 1 form.
 
         clgi                                         0F 01 DD                     CLGI (SVM)
         """
 
-    def cli(self, rc: int | None = None) -> None:
+    def cli(self, *, rc: int | None = None) -> None:
         """cli: 1 form.
 
         cli                                          FA                           CLI (INTEL8086)
         """
 
-    def clrssbsy(self, a: _Mem, rc: int | None = None) -> None:
+    def clrssbsy(self, a: _Mem, *, rc: int | None = None) -> None:
         """clrssbsy: 1 form.
 
         clrssbsy RW:m64                              F3 0F AE /6                  CLRSSBSY_M64 (CET_SS)
         """
 
-    def clts(self, rc: int | None = None) -> None:
+    def clts(self, *, rc: int | None = None) -> None:
         """clts: 1 form.
 
         clts                                         0F 06                        CLTS (INTEL286)
         """
 
-    def clui(self, rc: int | None = None) -> None:
+    def clui(self, *, rc: int | None = None) -> None:
         """clui: 1 form.
 
         clui                                         F3 0F 01 EE                  CLUI (UINTR)
         """
 
-    def clwb(self, a: _Mem, rc: int | None = None) -> None:
+    def clwb(self, a: _Mem, *, rc: int | None = None) -> None:
         """clwb: 1 form.
 
         clwb R:m8                                    66 0F AE /6                  CLWB_M8 (CLWB)
         """
 
-    def clzero(self, rc: int | None = None) -> None:
+    def clzero(self, *, rc: int | None = None) -> None:
         """clzero: 2 forms.
 
         clzero                                       0F 01 FC                     CLZEROQ (CLZERO)
         clzero                                       a32 0F 01 FC                 CLZEROD (CLZERO)
         """
 
-    def cmc(self, rc: int | None = None) -> None:
+    def cmc(self, *, rc: int | None = None) -> None:
         """cmc: 1 form.
 
         cmc                                          F5                           CMC (INTEL8086)
         """
 
-    def cmova(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmova(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmova: 3 forms.
 
         cmova CW:r16, R:r16/m16                      o16 0F 47 /r                 CMOVA_R16_RM16 (CMOV)
@@ -553,7 +554,7 @@ class AsmMethods:
         cmova CW:r64, R:r64/m64                      REX.W 0F 47 /r               CMOVA_R64_RM64 (CMOV)
         """
 
-    def cmovae(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovae(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovae: 3 forms.
 
         cmovae CW:r16, R:r16/m16                     o16 0F 43 /r                 CMOVAE_R16_RM16 (CMOV)
@@ -561,7 +562,7 @@ class AsmMethods:
         cmovae CW:r64, R:r64/m64                     REX.W 0F 43 /r               CMOVAE_R64_RM64 (CMOV)
         """
 
-    def cmovb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovb: 3 forms.
 
         cmovb CW:r16, R:r16/m16                      o16 0F 42 /r                 CMOVB_R16_RM16 (CMOV)
@@ -569,7 +570,7 @@ class AsmMethods:
         cmovb CW:r64, R:r64/m64                      REX.W 0F 42 /r               CMOVB_R64_RM64 (CMOV)
         """
 
-    def cmovbe(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovbe(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovbe: 3 forms.
 
         cmovbe CW:r16, R:r16/m16                     o16 0F 46 /r                 CMOVBE_R16_RM16 (CMOV)
@@ -577,7 +578,7 @@ class AsmMethods:
         cmovbe CW:r64, R:r64/m64                     REX.W 0F 46 /r               CMOVBE_R64_RM64 (CMOV)
         """
 
-    def cmove(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmove(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmove: 3 forms.
 
         cmove CW:r16, R:r16/m16                      o16 0F 44 /r                 CMOVE_R16_RM16 (CMOV)
@@ -585,7 +586,7 @@ class AsmMethods:
         cmove CW:r64, R:r64/m64                      REX.W 0F 44 /r               CMOVE_R64_RM64 (CMOV)
         """
 
-    def cmovg(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovg(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovg: 3 forms.
 
         cmovg CW:r16, R:r16/m16                      o16 0F 4F /r                 CMOVG_R16_RM16 (CMOV)
@@ -593,7 +594,7 @@ class AsmMethods:
         cmovg CW:r64, R:r64/m64                      REX.W 0F 4F /r               CMOVG_R64_RM64 (CMOV)
         """
 
-    def cmovge(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovge(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovge: 3 forms.
 
         cmovge CW:r16, R:r16/m16                     o16 0F 4D /r                 CMOVGE_R16_RM16 (CMOV)
@@ -601,7 +602,7 @@ class AsmMethods:
         cmovge CW:r64, R:r64/m64                     REX.W 0F 4D /r               CMOVGE_R64_RM64 (CMOV)
         """
 
-    def cmovl(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovl(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovl: 3 forms.
 
         cmovl CW:r16, R:r16/m16                      o16 0F 4C /r                 CMOVL_R16_RM16 (CMOV)
@@ -609,7 +610,7 @@ class AsmMethods:
         cmovl CW:r64, R:r64/m64                      REX.W 0F 4C /r               CMOVL_R64_RM64 (CMOV)
         """
 
-    def cmovle(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovle(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovle: 3 forms.
 
         cmovle CW:r16, R:r16/m16                     o16 0F 4E /r                 CMOVLE_R16_RM16 (CMOV)
@@ -617,7 +618,7 @@ class AsmMethods:
         cmovle CW:r64, R:r64/m64                     REX.W 0F 4E /r               CMOVLE_R64_RM64 (CMOV)
         """
 
-    def cmovne(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovne(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovne: 3 forms.
 
         cmovne CW:r16, R:r16/m16                     o16 0F 45 /r                 CMOVNE_R16_RM16 (CMOV)
@@ -625,7 +626,7 @@ class AsmMethods:
         cmovne CW:r64, R:r64/m64                     REX.W 0F 45 /r               CMOVNE_R64_RM64 (CMOV)
         """
 
-    def cmovno(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovno(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovno: 3 forms.
 
         cmovno CW:r16, R:r16/m16                     o16 0F 41 /r                 CMOVNO_R16_RM16 (CMOV)
@@ -633,7 +634,7 @@ class AsmMethods:
         cmovno CW:r64, R:r64/m64                     REX.W 0F 41 /r               CMOVNO_R64_RM64 (CMOV)
         """
 
-    def cmovnp(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovnp(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovnp: 3 forms.
 
         cmovnp CW:r16, R:r16/m16                     o16 0F 4B /r                 CMOVNP_R16_RM16 (CMOV)
@@ -641,7 +642,7 @@ class AsmMethods:
         cmovnp CW:r64, R:r64/m64                     REX.W 0F 4B /r               CMOVNP_R64_RM64 (CMOV)
         """
 
-    def cmovns(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovns(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovns: 3 forms.
 
         cmovns CW:r16, R:r16/m16                     o16 0F 49 /r                 CMOVNS_R16_RM16 (CMOV)
@@ -649,7 +650,7 @@ class AsmMethods:
         cmovns CW:r64, R:r64/m64                     REX.W 0F 49 /r               CMOVNS_R64_RM64 (CMOV)
         """
 
-    def cmovo(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovo(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovo: 3 forms.
 
         cmovo CW:r16, R:r16/m16                      o16 0F 40 /r                 CMOVO_R16_RM16 (CMOV)
@@ -657,7 +658,7 @@ class AsmMethods:
         cmovo CW:r64, R:r64/m64                      REX.W 0F 40 /r               CMOVO_R64_RM64 (CMOV)
         """
 
-    def cmovp(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovp(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovp: 3 forms.
 
         cmovp CW:r16, R:r16/m16                      o16 0F 4A /r                 CMOVP_R16_RM16 (CMOV)
@@ -665,7 +666,7 @@ class AsmMethods:
         cmovp CW:r64, R:r64/m64                      REX.W 0F 4A /r               CMOVP_R64_RM64 (CMOV)
         """
 
-    def cmovs(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cmovs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cmovs: 3 forms.
 
         cmovs CW:r16, R:r16/m16                      o16 0F 48 /r                 CMOVS_R16_RM16 (CMOV)
@@ -673,7 +674,7 @@ class AsmMethods:
         cmovs CW:r64, R:r64/m64                      REX.W 0F 48 /r               CMOVS_R64_RM64 (CMOV)
         """
 
-    def cmp(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def cmp(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """cmp: 19 forms.
 
         cmp R:r8/m8, R:r8                            38 /r                        CMP_RM8_R8 (INTEL8086)
@@ -697,110 +698,110 @@ class AsmMethods:
         cmp R:r64/m64, R:simm8                       REX.W 83 /7 ib               CMP_RM64_IMM8 (X64)
         """
 
-    def cmpbexadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpbexadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpbexadd: 2 forms.
 
         cmpbexadd RW:m32, RW:r32, R:r32              VEX.128.66.0F38.W0 E6 /r     VEX_CMPBEXADD_M32_R32_R32 (CMPCCXADD)
         cmpbexadd RW:m64, RW:r64, R:r64              VEX.128.66.0F38.W1 E6 /r     VEX_CMPBEXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpbxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpbxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpbxadd: 2 forms.
 
         cmpbxadd RW:m32, RW:r32, R:r32               VEX.128.66.0F38.W0 E2 /r     VEX_CMPBXADD_M32_R32_R32 (CMPCCXADD)
         cmpbxadd RW:m64, RW:r64, R:r64               VEX.128.66.0F38.W1 E2 /r     VEX_CMPBXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmplexadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmplexadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmplexadd: 2 forms.
 
         cmplexadd RW:m32, RW:r32, R:r32              VEX.128.66.0F38.W0 EE /r     VEX_CMPLEXADD_M32_R32_R32 (CMPCCXADD)
         cmplexadd RW:m64, RW:r64, R:r64              VEX.128.66.0F38.W1 EE /r     VEX_CMPLEXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmplxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmplxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmplxadd: 2 forms.
 
         cmplxadd RW:m32, RW:r32, R:r32               VEX.128.66.0F38.W0 EC /r     VEX_CMPLXADD_M32_R32_R32 (CMPCCXADD)
         cmplxadd RW:m64, RW:r64, R:r64               VEX.128.66.0F38.W1 EC /r     VEX_CMPLXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpnbexadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpnbexadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpnbexadd: 2 forms.
 
         cmpnbexadd RW:m32, RW:r32, R:r32             VEX.128.66.0F38.W0 E7 /r     VEX_CMPNBEXADD_M32_R32_R32 (CMPCCXADD)
         cmpnbexadd RW:m64, RW:r64, R:r64             VEX.128.66.0F38.W1 E7 /r     VEX_CMPNBEXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpnbxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpnbxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpnbxadd: 2 forms.
 
         cmpnbxadd RW:m32, RW:r32, R:r32              VEX.128.66.0F38.W0 E3 /r     VEX_CMPNBXADD_M32_R32_R32 (CMPCCXADD)
         cmpnbxadd RW:m64, RW:r64, R:r64              VEX.128.66.0F38.W1 E3 /r     VEX_CMPNBXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpnlexadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpnlexadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpnlexadd: 2 forms.
 
         cmpnlexadd RW:m32, RW:r32, R:r32             VEX.128.66.0F38.W0 EF /r     VEX_CMPNLEXADD_M32_R32_R32 (CMPCCXADD)
         cmpnlexadd RW:m64, RW:r64, R:r64             VEX.128.66.0F38.W1 EF /r     VEX_CMPNLEXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpnlxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpnlxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpnlxadd: 2 forms.
 
         cmpnlxadd RW:m32, RW:r32, R:r32              VEX.128.66.0F38.W0 ED /r     VEX_CMPNLXADD_M32_R32_R32 (CMPCCXADD)
         cmpnlxadd RW:m64, RW:r64, R:r64              VEX.128.66.0F38.W1 ED /r     VEX_CMPNLXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpnoxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpnoxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpnoxadd: 2 forms.
 
         cmpnoxadd RW:m32, RW:r32, R:r32              VEX.128.66.0F38.W0 E1 /r     VEX_CMPNOXADD_M32_R32_R32 (CMPCCXADD)
         cmpnoxadd RW:m64, RW:r64, R:r64              VEX.128.66.0F38.W1 E1 /r     VEX_CMPNOXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpnpxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpnpxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpnpxadd: 2 forms.
 
         cmpnpxadd RW:m32, RW:r32, R:r32              VEX.128.66.0F38.W0 EB /r     VEX_CMPNPXADD_M32_R32_R32 (CMPCCXADD)
         cmpnpxadd RW:m64, RW:r64, R:r64              VEX.128.66.0F38.W1 EB /r     VEX_CMPNPXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpnsxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpnsxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpnsxadd: 2 forms.
 
         cmpnsxadd RW:m32, RW:r32, R:r32              VEX.128.66.0F38.W0 E9 /r     VEX_CMPNSXADD_M32_R32_R32 (CMPCCXADD)
         cmpnsxadd RW:m64, RW:r64, R:r64              VEX.128.66.0F38.W1 E9 /r     VEX_CMPNSXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpnzxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpnzxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpnzxadd: 2 forms.
 
         cmpnzxadd RW:m32, RW:r32, R:r32              VEX.128.66.0F38.W0 E5 /r     VEX_CMPNZXADD_M32_R32_R32 (CMPCCXADD)
         cmpnzxadd RW:m64, RW:r64, R:r64              VEX.128.66.0F38.W1 E5 /r     VEX_CMPNZXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpoxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpoxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpoxadd: 2 forms.
 
         cmpoxadd RW:m32, RW:r32, R:r32               VEX.128.66.0F38.W0 E0 /r     VEX_CMPOXADD_M32_R32_R32 (CMPCCXADD)
         cmpoxadd RW:m64, RW:r64, R:r64               VEX.128.66.0F38.W1 E0 /r     VEX_CMPOXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmppd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def cmppd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """cmppd: 1 form.
 
         cmppd RW:xmm, R:xmm/m128, R:imm8             66 0F C2 /r ib               CMPPD_XMM_XMMM128_IMM8 (SSE2)
         """
 
-    def cmpps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def cmpps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """cmpps: 1 form.
 
         cmpps RW:xmm, R:xmm/m128, R:imm8             0F C2 /r ib                  CMPPS_XMM_XMMM128_IMM8 (SSE)
         """
 
-    def cmppxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmppxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmppxadd: 2 forms.
 
         cmppxadd RW:m32, RW:r32, R:r32               VEX.128.66.0F38.W0 EA /r     VEX_CMPPXADD_M32_R32_R32 (CMPCCXADD)
@@ -826,7 +827,7 @@ class AsmMethods:
         cmpsq R:m64, R:m64                           REX.W A7                     CMPSQ_M64_M64 (X64)
         """
 
-    def cmpss(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def cmpss(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """cmpss: 1 form.
 
         cmpss RW:xmm, R:xmm/m32, R:imm8              F3 0F C2 /r ib               CMPSS_XMM_XMMM32_IMM8 (SSE)
@@ -838,14 +839,14 @@ class AsmMethods:
         cmpsw R:m16, R:m16                           o16 A7                       CMPSW_M16_M16 (INTEL8086)
         """
 
-    def cmpsxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpsxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpsxadd: 2 forms.
 
         cmpsxadd RW:m32, RW:r32, R:r32               VEX.128.66.0F38.W0 E8 /r     VEX_CMPSXADD_M32_R32_R32 (CMPCCXADD)
         cmpsxadd RW:m64, RW:r64, R:r64               VEX.128.66.0F38.W1 E8 /r     VEX_CMPSXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def cmpxchg(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def cmpxchg(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """cmpxchg: 4 forms.
 
         cmpxchg RCW:r8/m8, R:r8                      0F B0 /r                     CMPXCHG_RM8_R8 (INTEL486)
@@ -854,50 +855,50 @@ class AsmMethods:
         cmpxchg RCW:r64/m64, R:r64                   REX.W 0F B1 /r               CMPXCHG_RM64_R64 (X64)
         """
 
-    def cmpxchg16b(self, a: _Mem, rc: int | None = None) -> None:
+    def cmpxchg16b(self, a: _Mem, *, rc: int | None = None) -> None:
         """cmpxchg16b: 1 form.
 
         cmpxchg16b RCW:m128                          REX.W 0F C7 /1               CMPXCHG16B_M128 (CMPXCHG16B)
         """
 
-    def cmpxchg8b(self, a: _Mem, rc: int | None = None) -> None:
+    def cmpxchg8b(self, a: _Mem, *, rc: int | None = None) -> None:
         """cmpxchg8b: 1 form.
 
         cmpxchg8b RCW:m64                            0F C7 /1                     CMPXCHG8B_M64 (CX8)
         """
 
-    def cmpzxadd(self, a: _Mem, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def cmpzxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """cmpzxadd: 2 forms.
 
         cmpzxadd RW:m32, RW:r32, R:r32               VEX.128.66.0F38.W0 E4 /r     VEX_CMPZXADD_M32_R32_R32 (CMPCCXADD)
         cmpzxadd RW:m64, RW:r64, R:r64               VEX.128.66.0F38.W1 E4 /r     VEX_CMPZXADD_M64_R64_R64 (CMPCCXADD)
         """
 
-    def comisd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def comisd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """comisd: 1 form.
 
         comisd R:xmm, R:xmm/m64                      66 0F 2F /r                  COMISD_XMM_XMMM64 (SSE2)
         """
 
-    def comiss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def comiss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """comiss: 1 form.
 
         comiss R:xmm, R:xmm/m32                      0F 2F /r                     COMISS_XMM_XMMM32 (SSE)
         """
 
-    def cpuid(self, rc: int | None = None) -> None:
+    def cpuid(self, *, rc: int | None = None) -> None:
         """cpuid: 1 form.
 
         cpuid                                        0F A2                        CPUID (CPUID)
         """
 
-    def cqo(self, rc: int | None = None) -> None:
+    def cqo(self, *, rc: int | None = None) -> None:
         """cqo: 1 form.
 
         cqo                                          REX.W 99                     CQO (X64)
         """
 
-    def crc32(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def crc32(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """crc32: 5 forms.
 
         crc32 RW:r32, R:r8/m8                        F2 0F 38 F0 /r               CRC32_R32_RM8 (SSE4_2)
@@ -907,157 +908,157 @@ class AsmMethods:
         crc32 RW:r64, R:r64/m64                      F2 REX.W 0F 38 F1 /r         CRC32_R64_RM64 (SSE4_2)
         """
 
-    def cvtdq2pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtdq2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtdq2pd: 1 form.
 
         cvtdq2pd W:xmm, R:xmm/m64                    F3 0F E6 /r                  CVTDQ2PD_XMM_XMMM64 (SSE2)
         """
 
-    def cvtdq2ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtdq2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtdq2ps: 1 form.
 
         cvtdq2ps W:xmm, R:xmm/m128                   0F 5B /r                     CVTDQ2PS_XMM_XMMM128 (SSE2)
         """
 
-    def cvtpd2dq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtpd2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtpd2dq: 1 form.
 
         cvtpd2dq W:xmm, R:xmm/m128                   F2 0F E6 /r                  CVTPD2DQ_XMM_XMMM128 (SSE2)
         """
 
-    def cvtpd2pi(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtpd2pi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtpd2pi: 1 form.
 
         cvtpd2pi W:mm, R:xmm/m128                    66 0F 2D /r                  CVTPD2PI_MM_XMMM128 (SSE2)
         """
 
-    def cvtpd2ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtpd2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtpd2ps: 1 form.
 
         cvtpd2ps W:xmm, R:xmm/m128                   66 0F 5A /r                  CVTPD2PS_XMM_XMMM128 (SSE2)
         """
 
-    def cvtpi2pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtpi2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtpi2pd: 1 form.
 
         cvtpi2pd W:xmm, R:mm/m64                     66 0F 2A /r                  CVTPI2PD_XMM_MMM64 (SSE2)
         """
 
-    def cvtpi2ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtpi2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtpi2ps: 1 form.
 
         cvtpi2ps RW:xmm, R:mm/m64                    0F 2A /r                     CVTPI2PS_XMM_MMM64 (SSE)
         """
 
-    def cvtps2dq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtps2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtps2dq: 1 form.
 
         cvtps2dq W:xmm, R:xmm/m128                   66 0F 5B /r                  CVTPS2DQ_XMM_XMMM128 (SSE2)
         """
 
-    def cvtps2pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtps2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtps2pd: 1 form.
 
         cvtps2pd W:xmm, R:xmm/m64                    0F 5A /r                     CVTPS2PD_XMM_XMMM64 (SSE2)
         """
 
-    def cvtps2pi(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtps2pi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtps2pi: 1 form.
 
         cvtps2pi W:mm, R:xmm/m64                     0F 2D /r                     CVTPS2PI_MM_XMMM64 (SSE)
         """
 
-    def cvtsd2si(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtsd2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtsd2si: 2 forms.
 
         cvtsd2si W:r32, R:xmm/m64                    F2 0F 2D /r                  CVTSD2SI_R32_XMMM64 (SSE2)
         cvtsd2si W:r64, R:xmm/m64                    F2 REX.W 0F 2D /r            CVTSD2SI_R64_XMMM64 (SSE2)
         """
 
-    def cvtsd2ss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtsd2ss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtsd2ss: 1 form.
 
         cvtsd2ss RW:xmm, R:xmm/m64                   F2 0F 5A /r                  CVTSD2SS_XMM_XMMM64 (SSE2)
         """
 
-    def cvtsi2sd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtsi2sd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtsi2sd: 2 forms.
 
         cvtsi2sd RW:xmm, R:r32/m32                   F2 0F 2A /r                  CVTSI2SD_XMM_RM32 (SSE2)
         cvtsi2sd RW:xmm, R:r64/m64                   F2 REX.W 0F 2A /r            CVTSI2SD_XMM_RM64 (SSE2)
         """
 
-    def cvtsi2ss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtsi2ss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtsi2ss: 2 forms.
 
         cvtsi2ss RW:xmm, R:r32/m32                   F3 0F 2A /r                  CVTSI2SS_XMM_RM32 (SSE)
         cvtsi2ss RW:xmm, R:r64/m64                   F3 REX.W 0F 2A /r            CVTSI2SS_XMM_RM64 (SSE)
         """
 
-    def cvtss2sd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtss2sd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtss2sd: 1 form.
 
         cvtss2sd RW:xmm, R:xmm/m32                   F3 0F 5A /r                  CVTSS2SD_XMM_XMMM32 (SSE2)
         """
 
-    def cvtss2si(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvtss2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvtss2si: 2 forms.
 
         cvtss2si W:r32, R:xmm/m32                    F3 0F 2D /r                  CVTSS2SI_R32_XMMM32 (SSE)
         cvtss2si W:r64, R:xmm/m32                    F3 REX.W 0F 2D /r            CVTSS2SI_R64_XMMM32 (SSE)
         """
 
-    def cvttpd2dq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvttpd2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvttpd2dq: 1 form.
 
         cvttpd2dq W:xmm, R:xmm/m128                  66 0F E6 /r                  CVTTPD2DQ_XMM_XMMM128 (SSE2)
         """
 
-    def cvttpd2pi(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvttpd2pi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvttpd2pi: 1 form.
 
         cvttpd2pi W:mm, R:xmm/m128                   66 0F 2C /r                  CVTTPD2PI_MM_XMMM128 (SSE2)
         """
 
-    def cvttps2dq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvttps2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvttps2dq: 1 form.
 
         cvttps2dq W:xmm, R:xmm/m128                  F3 0F 5B /r                  CVTTPS2DQ_XMM_XMMM128 (SSE2)
         """
 
-    def cvttps2pi(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvttps2pi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvttps2pi: 1 form.
 
         cvttps2pi W:mm, R:xmm/m64                    0F 2C /r                     CVTTPS2PI_MM_XMMM64 (SSE)
         """
 
-    def cvttsd2si(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvttsd2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvttsd2si: 2 forms.
 
         cvttsd2si W:r32, R:xmm/m64                   F2 0F 2C /r                  CVTTSD2SI_R32_XMMM64 (SSE2)
         cvttsd2si W:r64, R:xmm/m64                   F2 REX.W 0F 2C /r            CVTTSD2SI_R64_XMMM64 (SSE2)
         """
 
-    def cvttss2si(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def cvttss2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """cvttss2si: 2 forms.
 
         cvttss2si W:r32, R:xmm/m32                   F3 0F 2C /r                  CVTTSS2SI_R32_XMMM32 (SSE)
         cvttss2si W:r64, R:xmm/m32                   F3 REX.W 0F 2C /r            CVTTSS2SI_R64_XMMM32 (SSE)
         """
 
-    def cwd(self, rc: int | None = None) -> None:
+    def cwd(self, *, rc: int | None = None) -> None:
         """cwd: 1 form.
 
         cwd                                          o16 99                       CWD (INTEL8086)
         """
 
-    def cwde(self, rc: int | None = None) -> None:
+    def cwde(self, *, rc: int | None = None) -> None:
         """cwde: 1 form.
 
         cwde                                         98                           CWDE (INTEL386)
         """
 
-    def dec(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def dec(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """dec: 4 forms.
 
         dec RW:r8/m8                                 FE /1                        DEC_RM8 (INTEL8086)
@@ -1066,7 +1067,7 @@ class AsmMethods:
         dec RW:r64/m64                               REX.W FF /1                  DEC_RM64 (X64)
         """
 
-    def div(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def div(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """div: 4 forms.
 
         div R:r8/m8                                  F6 /6                        DIV_RM8 (INTEL8086)
@@ -1075,129 +1076,129 @@ class AsmMethods:
         div R:r64/m64                                REX.W F7 /6                  DIV_RM64 (X64)
         """
 
-    def divpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def divpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """divpd: 1 form.
 
         divpd RW:xmm, R:xmm/m128                     66 0F 5E /r                  DIVPD_XMM_XMMM128 (SSE2)
         """
 
-    def divps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def divps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """divps: 1 form.
 
         divps RW:xmm, R:xmm/m128                     0F 5E /r                     DIVPS_XMM_XMMM128 (SSE)
         """
 
-    def divsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def divsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """divsd: 1 form.
 
         divsd RW:xmm, R:xmm/m64                      F2 0F 5E /r                  DIVSD_XMM_XMMM64 (SSE2)
         """
 
-    def divss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def divss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """divss: 1 form.
 
         divss RW:xmm, R:xmm/m32                      F3 0F 5E /r                  DIVSS_XMM_XMMM32 (SSE)
         """
 
-    def dppd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def dppd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """dppd: 1 form.
 
         dppd RW:xmm, R:xmm/m128, R:imm8              66 0F 3A 41 /r ib            DPPD_XMM_XMMM128_IMM8 (SSE4_1)
         """
 
-    def dpps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def dpps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """dpps: 1 form.
 
         dpps RW:xmm, R:xmm/m128, R:imm8              66 0F 3A 40 /r ib            DPPS_XMM_XMMM128_IMM8 (SSE4_1)
         """
 
-    def emms(self, rc: int | None = None) -> None:
+    def emms(self, *, rc: int | None = None) -> None:
         """emms: 1 form.
 
         emms                                         0F 77                        EMMS (MMX)
         """
 
-    def encls(self, rc: int | None = None) -> None:
+    def encls(self, *, rc: int | None = None) -> None:
         """encls: 1 form.
 
         encls                                        0F 01 CF                     ENCLS (SGX1)
         """
 
-    def enclu(self, rc: int | None = None) -> None:
+    def enclu(self, *, rc: int | None = None) -> None:
         """enclu: 1 form.
 
         enclu                                        0F 01 D7                     ENCLU (SGX1)
         """
 
-    def enclv(self, rc: int | None = None) -> None:
+    def enclv(self, *, rc: int | None = None) -> None:
         """enclv: 1 form.
 
         enclv                                        0F 01 C0                     ENCLV (OSS)
         """
 
-    def encodekey128(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def encodekey128(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """encodekey128: 1 form.
 
         encodekey128 W:r32, R:r32                    F3 0F 38 FA /r               ENCODEKEY128_R32_R32 (AESKLE)
         """
 
-    def encodekey256(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def encodekey256(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """encodekey256: 1 form.
 
         encodekey256 W:r32, R:r32                    F3 0F 38 FB /r               ENCODEKEY256_R32_R32 (AESKLE)
         """
 
-    def endbr32(self, rc: int | None = None) -> None:
+    def endbr32(self, *, rc: int | None = None) -> None:
         """endbr32: 1 form.
 
         endbr32                                      F3 0F 1E FB                  ENDBR32 (CET_IBT)
         """
 
-    def endbr64(self, rc: int | None = None) -> None:
+    def endbr64(self, *, rc: int | None = None) -> None:
         """endbr64: 1 form.
 
         endbr64                                      F3 0F 1E FA                  ENDBR64 (CET_IBT)
         """
 
-    def enqcmd(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def enqcmd(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """enqcmd: 2 forms.
 
         enqcmd R:r64, R:m512                         F2 0F 38 F8 /r               ENQCMD_R64_M512 (ENQCMD)
         enqcmd R:r32, R:m512                         a32 F2 0F 38 F8 /r           ENQCMD_R32_M512 (ENQCMD)
         """
 
-    def enqcmds(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def enqcmds(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """enqcmds: 2 forms.
 
         enqcmds R:r64, R:m512                        F3 0F 38 F8 /r               ENQCMDS_R64_M512 (ENQCMD)
         enqcmds R:r32, R:m512                        a32 F3 0F 38 F8 /r           ENQCMDS_R32_M512 (ENQCMD)
         """
 
-    def enter(self, a: _Imm, b: _Imm, rc: int | None = None) -> None:
+    def enter(self, a: _Imm, b: _Imm, *, rc: int | None = None) -> None:
         """enter: 1 form.
 
         enter R:imm16, R:imm8                        C8 iw ib                     ENTERQ_IMM16_IMM8 (X64)
         """
 
-    def enterw(self, a: _Imm, b: _Imm, rc: int | None = None) -> None:
+    def enterw(self, a: _Imm, b: _Imm, *, rc: int | None = None) -> None:
         """enterw: 1 form.
 
         enterw R:imm16, R:imm8                       o16 C8 iw ib                 ENTERW_IMM16_IMM8 (INTEL186)
         """
 
-    def erets(self, rc: int | None = None) -> None:
+    def erets(self, *, rc: int | None = None) -> None:
         """erets: 1 form.
 
         erets                                        F2 0F 01 CA                  ERETS (FRED)
         """
 
-    def eretu(self, rc: int | None = None) -> None:
+    def eretu(self, *, rc: int | None = None) -> None:
         """eretu: 1 form.
 
         eretu                                        F3 0F 01 CA                  ERETU (FRED)
         """
 
-    def extractps(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def extractps(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """extractps: 2 forms.
 
         extractps W:r32/m32, R:xmm, R:imm8           66 0F 3A 17 /r ib            EXTRACTPS_RM32_XMM_IMM8 (SSE4_1)
@@ -1211,13 +1212,13 @@ class AsmMethods:
         extrq RW:xmm, R:imm8, R:imm8                 66 0F 78 /0 ib ib            EXTRQ_XMM_IMM8_IMM8 (SSE4A)
         """
 
-    def f2xm1(self, rc: int | None = None) -> None:
+    def f2xm1(self, *, rc: int | None = None) -> None:
         """f2xm1: 1 form.
 
         f2xm1                                        D9 F0                        F2XM1 (FPU)
         """
 
-    def fabs(self, rc: int | None = None) -> None:
+    def fabs(self, *, rc: int | None = None) -> None:
         """fabs: 1 form.
 
         fabs                                         D9 E1                        FABS (FPU)
@@ -1232,79 +1233,79 @@ class AsmMethods:
         fadd RW:st, R:st0                            DC C0+i                      FADD_STI_ST0 (FPU)
         """
 
-    def faddp(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def faddp(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """faddp: 1 form.
 
         faddp RW:st, R:st0                           DE C0+i                      FADDP_STI_ST0 (FPU)
         """
 
-    def fbld(self, a: _Mem, rc: int | None = None) -> None:
+    def fbld(self, a: _Mem, *, rc: int | None = None) -> None:
         """fbld: 1 form.
 
         fbld R:m80                                   DF /4                        FBLD_M80BCD (FPU)
         """
 
-    def fbstp(self, a: _Mem, rc: int | None = None) -> None:
+    def fbstp(self, a: _Mem, *, rc: int | None = None) -> None:
         """fbstp: 1 form.
 
         fbstp W:m80                                  DF /6                        FBSTP_M80BCD (FPU)
         """
 
-    def fchs(self, rc: int | None = None) -> None:
+    def fchs(self, *, rc: int | None = None) -> None:
         """fchs: 1 form.
 
         fchs                                         D9 E0                        FCHS (FPU)
         """
 
-    def fclex(self, rc: int | None = None) -> None:
+    def fclex(self, *, rc: int | None = None) -> None:
         """fclex: 1 form.
 
         fclex                                        9B DB E2                     FCLEX (FPU)
         """
 
-    def fcmovb(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fcmovb(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fcmovb: 1 form.
 
         fcmovb CW:st0, CR:st                         DA C0+i                      FCMOVB_ST0_STI (FPU+CMOV)
         """
 
-    def fcmovbe(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fcmovbe(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fcmovbe: 1 form.
 
         fcmovbe CW:st0, CR:st                        DA D0+i                      FCMOVBE_ST0_STI (FPU+CMOV)
         """
 
-    def fcmove(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fcmove(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fcmove: 1 form.
 
         fcmove CW:st0, CR:st                         DA C8+i                      FCMOVE_ST0_STI (FPU+CMOV)
         """
 
-    def fcmovnb(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fcmovnb(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fcmovnb: 1 form.
 
         fcmovnb CW:st0, CR:st                        DB C0+i                      FCMOVNB_ST0_STI (FPU+CMOV)
         """
 
-    def fcmovnbe(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fcmovnbe(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fcmovnbe: 1 form.
 
         fcmovnbe CW:st0, CR:st                       DB D0+i                      FCMOVNBE_ST0_STI (FPU+CMOV)
         """
 
-    def fcmovne(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fcmovne(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fcmovne: 1 form.
 
         fcmovne CW:st0, CR:st                        DB C8+i                      FCMOVNE_ST0_STI (FPU+CMOV)
         """
 
-    def fcmovnu(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fcmovnu(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fcmovnu: 1 form.
 
         fcmovnu CW:st0, CR:st                        DB D8+i                      FCMOVNU_ST0_STI (FPU+CMOV)
         """
 
-    def fcmovu(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fcmovu(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fcmovu: 1 form.
 
         fcmovu CW:st0, CR:st                         DA D8+i                      FCMOVU_ST0_STI (FPU+CMOV)
@@ -1319,13 +1320,13 @@ class AsmMethods:
         fcom R:m64                                   DC /2                        FCOM_M64FP (FPU)
         """
 
-    def fcomi(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fcomi(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fcomi: 1 form.
 
         fcomi R:st0, R:st                            DB F0+i                      FCOMI_ST0_STI (FPU+CMOV)
         """
 
-    def fcomip(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fcomip(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fcomip: 1 form.
 
         fcomip R:st0, R:st                           DF F0+i                      FCOMIP_ST0_STI (FPU+CMOV)
@@ -1341,25 +1342,25 @@ class AsmMethods:
         fcomp R:m64                                  DC /3                        FCOMP_M64FP (FPU)
         """
 
-    def fcompp(self, rc: int | None = None) -> None:
+    def fcompp(self, *, rc: int | None = None) -> None:
         """fcompp: 1 form.
 
         fcompp                                       DE D9                        FCOMPP (FPU)
         """
 
-    def fcos(self, rc: int | None = None) -> None:
+    def fcos(self, *, rc: int | None = None) -> None:
         """fcos: 1 form.
 
         fcos                                         D9 FF                        FCOS (FPU387)
         """
 
-    def fdecstp(self, rc: int | None = None) -> None:
+    def fdecstp(self, *, rc: int | None = None) -> None:
         """fdecstp: 1 form.
 
         fdecstp                                      D9 F6                        FDECSTP (FPU)
         """
 
-    def fdisi(self, rc: int | None = None) -> None:
+    def fdisi(self, *, rc: int | None = None) -> None:
         """fdisi: 1 form.
 
         fdisi                                        9B DB E1                     FDISI (FPU)
@@ -1374,7 +1375,7 @@ class AsmMethods:
         fdiv RW:st, R:st0                            DC F8+i                      FDIV_STI_ST0 (FPU)
         """
 
-    def fdivp(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fdivp(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fdivp: 1 form.
 
         fdivp RW:st, R:st0                           DE F8+i                      FDIVP_STI_ST0 (FPU)
@@ -1389,72 +1390,72 @@ class AsmMethods:
         fdivr RW:st, R:st0                           DC F0+i                      FDIVR_STI_ST0 (FPU)
         """
 
-    def fdivrp(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fdivrp(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fdivrp: 1 form.
 
         fdivrp RW:st, R:st0                          DE F0+i                      FDIVRP_STI_ST0 (FPU)
         """
 
-    def femms(self, rc: int | None = None) -> None:
+    def femms(self, *, rc: int | None = None) -> None:
         """femms: 1 form.
 
         femms                                        0F 0E                        FEMMS (D3NOW)
         """
 
-    def feni(self, rc: int | None = None) -> None:
+    def feni(self, *, rc: int | None = None) -> None:
         """feni: 1 form.
 
         feni                                         9B DB E0                     FENI (FPU)
         """
 
-    def ffree(self, a: _Reg, rc: int | None = None) -> None:
+    def ffree(self, a: _Reg, *, rc: int | None = None) -> None:
         """ffree: 1 form.
 
         ffree N:st                                   DD C0+i                      FFREE_STI (FPU)
         """
 
-    def ffreep(self, a: _Reg, rc: int | None = None) -> None:
+    def ffreep(self, a: _Reg, *, rc: int | None = None) -> None:
         """ffreep: 1 form.
 
         ffreep N:st                                  DF C0+i                      FFREEP_STI (FPU)
         """
 
-    def fiadd(self, a: _Mem, rc: int | None = None) -> None:
+    def fiadd(self, a: _Mem, *, rc: int | None = None) -> None:
         """fiadd: 2 forms.
 
         fiadd R:m32                                  DA /0                        FIADD_M32INT (FPU)
         fiadd R:m16                                  DE /0                        FIADD_M16INT (FPU)
         """
 
-    def ficom(self, a: _Mem, rc: int | None = None) -> None:
+    def ficom(self, a: _Mem, *, rc: int | None = None) -> None:
         """ficom: 2 forms.
 
         ficom R:m32                                  DA /2                        FICOM_M32INT (FPU)
         ficom R:m16                                  DE /2                        FICOM_M16INT (FPU)
         """
 
-    def ficomp(self, a: _Mem, rc: int | None = None) -> None:
+    def ficomp(self, a: _Mem, *, rc: int | None = None) -> None:
         """ficomp: 2 forms.
 
         ficomp R:m32                                 DA /3                        FICOMP_M32INT (FPU)
         ficomp R:m16                                 DE /3                        FICOMP_M16INT (FPU)
         """
 
-    def fidiv(self, a: _Mem, rc: int | None = None) -> None:
+    def fidiv(self, a: _Mem, *, rc: int | None = None) -> None:
         """fidiv: 2 forms.
 
         fidiv R:m32                                  DA /6                        FIDIV_M32INT (FPU)
         fidiv R:m16                                  DE /6                        FIDIV_M16INT (FPU)
         """
 
-    def fidivr(self, a: _Mem, rc: int | None = None) -> None:
+    def fidivr(self, a: _Mem, *, rc: int | None = None) -> None:
         """fidivr: 2 forms.
 
         fidivr R:m32                                 DA /7                        FIDIVR_M32INT (FPU)
         fidivr R:m16                                 DE /7                        FIDIVR_M16INT (FPU)
         """
 
-    def fild(self, a: _Mem, rc: int | None = None) -> None:
+    def fild(self, a: _Mem, *, rc: int | None = None) -> None:
         """fild: 3 forms.
 
         fild R:m32                                   DB /0                        FILD_M32INT (FPU)
@@ -1462,33 +1463,33 @@ class AsmMethods:
         fild R:m64                                   DF /5                        FILD_M64INT (FPU)
         """
 
-    def fimul(self, a: _Mem, rc: int | None = None) -> None:
+    def fimul(self, a: _Mem, *, rc: int | None = None) -> None:
         """fimul: 2 forms.
 
         fimul R:m32                                  DA /1                        FIMUL_M32INT (FPU)
         fimul R:m16                                  DE /1                        FIMUL_M16INT (FPU)
         """
 
-    def fincstp(self, rc: int | None = None) -> None:
+    def fincstp(self, *, rc: int | None = None) -> None:
         """fincstp: 1 form.
 
         fincstp                                      D9 F7                        FINCSTP (FPU)
         """
 
-    def finit(self, rc: int | None = None) -> None:
+    def finit(self, *, rc: int | None = None) -> None:
         """finit: 1 form.
 
         finit                                        9B DB E3                     FINIT (FPU)
         """
 
-    def fist(self, a: _Mem, rc: int | None = None) -> None:
+    def fist(self, a: _Mem, *, rc: int | None = None) -> None:
         """fist: 2 forms.
 
         fist W:m32                                   DB /2                        FIST_M32INT (FPU)
         fist W:m16                                   DF /2                        FIST_M16INT (FPU)
         """
 
-    def fistp(self, a: _Mem, rc: int | None = None) -> None:
+    def fistp(self, a: _Mem, *, rc: int | None = None) -> None:
         """fistp: 3 forms.
 
         fistp W:m32                                  DB /3                        FISTP_M32INT (FPU)
@@ -1496,7 +1497,7 @@ class AsmMethods:
         fistp W:m64                                  DF /7                        FISTP_M64INT (FPU)
         """
 
-    def fisttp(self, a: _Mem, rc: int | None = None) -> None:
+    def fisttp(self, a: _Mem, *, rc: int | None = None) -> None:
         """fisttp: 3 forms.
 
         fisttp W:m32                                 DB /1                        FISTTP_M32INT (FPU+SSE3)
@@ -1504,21 +1505,21 @@ class AsmMethods:
         fisttp W:m16                                 DF /1                        FISTTP_M16INT (FPU+SSE3)
         """
 
-    def fisub(self, a: _Mem, rc: int | None = None) -> None:
+    def fisub(self, a: _Mem, *, rc: int | None = None) -> None:
         """fisub: 2 forms.
 
         fisub R:m32                                  DA /4                        FISUB_M32INT (FPU)
         fisub R:m16                                  DE /4                        FISUB_M16INT (FPU)
         """
 
-    def fisubr(self, a: _Mem, rc: int | None = None) -> None:
+    def fisubr(self, a: _Mem, *, rc: int | None = None) -> None:
         """fisubr: 2 forms.
 
         fisubr R:m32                                 DA /5                        FISUBR_M32INT (FPU)
         fisubr R:m16                                 DE /5                        FISUBR_M16INT (FPU)
         """
 
-    def fld(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def fld(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """fld: 4 forms.
 
         fld R:m32                                    D9 /0                        FLD_M32FP (FPU)
@@ -1527,56 +1528,56 @@ class AsmMethods:
         fld R:m64                                    DD /0                        FLD_M64FP (FPU)
         """
 
-    def fld1(self, rc: int | None = None) -> None:
+    def fld1(self, *, rc: int | None = None) -> None:
         """fld1: 1 form.
 
         fld1                                         D9 E8                        FLD1 (FPU)
         """
 
-    def fldcw(self, a: _Mem, rc: int | None = None) -> None:
+    def fldcw(self, a: _Mem, *, rc: int | None = None) -> None:
         """fldcw: 1 form.
 
         fldcw R:m16                                  D9 /5                        FLDCW_M2BYTE (FPU)
         """
 
-    def fldenv(self, a: _Mem, rc: int | None = None) -> None:
+    def fldenv(self, a: _Mem, *, rc: int | None = None) -> None:
         """fldenv: 2 forms.
 
         fldenv R:m14byte                             o16 D9 /4                    FLDENV_M14BYTE (FPU)
         fldenv R:m28byte                             D9 /4                        FLDENV_M28BYTE (FPU387)
         """
 
-    def fldl2e(self, rc: int | None = None) -> None:
+    def fldl2e(self, *, rc: int | None = None) -> None:
         """fldl2e: 1 form.
 
         fldl2e                                       D9 EA                        FLDL2E (FPU)
         """
 
-    def fldl2t(self, rc: int | None = None) -> None:
+    def fldl2t(self, *, rc: int | None = None) -> None:
         """fldl2t: 1 form.
 
         fldl2t                                       D9 E9                        FLDL2T (FPU)
         """
 
-    def fldlg2(self, rc: int | None = None) -> None:
+    def fldlg2(self, *, rc: int | None = None) -> None:
         """fldlg2: 1 form.
 
         fldlg2                                       D9 EC                        FLDLG2 (FPU)
         """
 
-    def fldln2(self, rc: int | None = None) -> None:
+    def fldln2(self, *, rc: int | None = None) -> None:
         """fldln2: 1 form.
 
         fldln2                                       D9 ED                        FLDLN2 (FPU)
         """
 
-    def fldpi(self, rc: int | None = None) -> None:
+    def fldpi(self, *, rc: int | None = None) -> None:
         """fldpi: 1 form.
 
         fldpi                                        D9 EB                        FLDPI (FPU)
         """
 
-    def fldz(self, rc: int | None = None) -> None:
+    def fldz(self, *, rc: int | None = None) -> None:
         """fldz: 1 form.
 
         fldz                                         D9 EE                        FLDZ (FPU)
@@ -1591,150 +1592,150 @@ class AsmMethods:
         fmul RW:st, R:st0                            DC C8+i                      FMUL_STI_ST0 (FPU)
         """
 
-    def fmulp(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fmulp(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fmulp: 1 form.
 
         fmulp RW:st, R:st0                           DE C8+i                      FMULP_STI_ST0 (FPU)
         """
 
-    def fnclex(self, rc: int | None = None) -> None:
+    def fnclex(self, *, rc: int | None = None) -> None:
         """fnclex: 1 form.
 
         fnclex                                       DB E2                        FNCLEX (FPU)
         """
 
-    def fndisi(self, rc: int | None = None) -> None:
+    def fndisi(self, *, rc: int | None = None) -> None:
         """fndisi: 1 form.
 
         fndisi                                       DB E1                        FNDISI (FPU)
         """
 
-    def fneni(self, rc: int | None = None) -> None:
+    def fneni(self, *, rc: int | None = None) -> None:
         """fneni: 1 form.
 
         fneni                                        DB E0                        FNENI (FPU)
         """
 
-    def fninit(self, rc: int | None = None) -> None:
+    def fninit(self, *, rc: int | None = None) -> None:
         """fninit: 1 form.
 
         fninit                                       DB E3                        FNINIT (FPU)
         """
 
-    def fnop(self, rc: int | None = None) -> None:
+    def fnop(self, *, rc: int | None = None) -> None:
         """fnop: 1 form.
 
         fnop                                         D9 D0                        FNOP (FPU)
         """
 
-    def fnsave(self, a: _Mem, rc: int | None = None) -> None:
+    def fnsave(self, a: _Mem, *, rc: int | None = None) -> None:
         """fnsave: 2 forms.
 
         fnsave W:m94byte                             o16 DD /6                    FNSAVE_M94BYTE (FPU)
         fnsave W:m108byte                            DD /6                        FNSAVE_M108BYTE (FPU387)
         """
 
-    def fnsetpm(self, rc: int | None = None) -> None:
+    def fnsetpm(self, *, rc: int | None = None) -> None:
         """fnsetpm: 1 form.
 
         fnsetpm                                      DB E4                        FNSETPM (FPU287)
         """
 
-    def fnstcw(self, a: _Mem, rc: int | None = None) -> None:
+    def fnstcw(self, a: _Mem, *, rc: int | None = None) -> None:
         """fnstcw: 1 form.
 
         fnstcw W:m16                                 D9 /7                        FNSTCW_M2BYTE (FPU)
         """
 
-    def fnstenv(self, a: _Mem, rc: int | None = None) -> None:
+    def fnstenv(self, a: _Mem, *, rc: int | None = None) -> None:
         """fnstenv: 2 forms.
 
         fnstenv W:m14byte                            o16 D9 /6                    FNSTENV_M14BYTE (FPU)
         fnstenv W:m28byte                            D9 /6                        FNSTENV_M28BYTE (FPU387)
         """
 
-    def fnstsw(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def fnstsw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """fnstsw: 2 forms.
 
         fnstsw W:m16                                 DD /7                        FNSTSW_M2BYTE (FPU)
         fnstsw W:ax                                  DF E0                        FNSTSW_AX (FPU287)
         """
 
-    def fpatan(self, rc: int | None = None) -> None:
+    def fpatan(self, *, rc: int | None = None) -> None:
         """fpatan: 1 form.
 
         fpatan                                       D9 F3                        FPATAN (FPU)
         """
 
-    def fprem(self, rc: int | None = None) -> None:
+    def fprem(self, *, rc: int | None = None) -> None:
         """fprem: 1 form.
 
         fprem                                        D9 F8                        FPREM (FPU)
         """
 
-    def fprem1(self, rc: int | None = None) -> None:
+    def fprem1(self, *, rc: int | None = None) -> None:
         """fprem1: 1 form.
 
         fprem1                                       D9 F5                        FPREM1 (FPU387)
         """
 
-    def fptan(self, rc: int | None = None) -> None:
+    def fptan(self, *, rc: int | None = None) -> None:
         """fptan: 1 form.
 
         fptan                                        D9 F2                        FPTAN (FPU)
         """
 
-    def frndint(self, rc: int | None = None) -> None:
+    def frndint(self, *, rc: int | None = None) -> None:
         """frndint: 1 form.
 
         frndint                                      D9 FC                        FRNDINT (FPU)
         """
 
-    def frstor(self, a: _Mem, rc: int | None = None) -> None:
+    def frstor(self, a: _Mem, *, rc: int | None = None) -> None:
         """frstor: 2 forms.
 
         frstor R:m94byte                             o16 DD /4                    FRSTOR_M94BYTE (FPU)
         frstor R:m108byte                            DD /4                        FRSTOR_M108BYTE (FPU387)
         """
 
-    def fsave(self, a: _Mem, rc: int | None = None) -> None:
+    def fsave(self, a: _Mem, *, rc: int | None = None) -> None:
         """fsave: 2 forms.
 
         fsave W:m94byte                              9B o16 DD /6                 FSAVE_M94BYTE (FPU)
         fsave W:m108byte                             9B DD /6                     FSAVE_M108BYTE (FPU387)
         """
 
-    def fscale(self, rc: int | None = None) -> None:
+    def fscale(self, *, rc: int | None = None) -> None:
         """fscale: 1 form.
 
         fscale                                       D9 FD                        FSCALE (FPU)
         """
 
-    def fsetpm(self, rc: int | None = None) -> None:
+    def fsetpm(self, *, rc: int | None = None) -> None:
         """fsetpm: 1 form.
 
         fsetpm                                       9B DB E4                     FSETPM (FPU287)
         """
 
-    def fsin(self, rc: int | None = None) -> None:
+    def fsin(self, *, rc: int | None = None) -> None:
         """fsin: 1 form.
 
         fsin                                         D9 FE                        FSIN (FPU387)
         """
 
-    def fsincos(self, rc: int | None = None) -> None:
+    def fsincos(self, *, rc: int | None = None) -> None:
         """fsincos: 1 form.
 
         fsincos                                      D9 FB                        FSINCOS (FPU387)
         """
 
-    def fsqrt(self, rc: int | None = None) -> None:
+    def fsqrt(self, *, rc: int | None = None) -> None:
         """fsqrt: 1 form.
 
         fsqrt                                        D9 FA                        FSQRT (FPU)
         """
 
-    def fst(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def fst(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """fst: 3 forms.
 
         fst W:m32                                    D9 /2                        FST_M32FP (FPU)
@@ -1742,20 +1743,20 @@ class AsmMethods:
         fst W:st                                     DD D0+i                      FST_STI (FPU)
         """
 
-    def fstcw(self, a: _Mem, rc: int | None = None) -> None:
+    def fstcw(self, a: _Mem, *, rc: int | None = None) -> None:
         """fstcw: 1 form.
 
         fstcw W:m16                                  9B D9 /7                     FSTCW_M2BYTE (FPU)
         """
 
-    def fstenv(self, a: _Mem, rc: int | None = None) -> None:
+    def fstenv(self, a: _Mem, *, rc: int | None = None) -> None:
         """fstenv: 2 forms.
 
         fstenv W:m14byte                             9B o16 D9 /6                 FSTENV_M14BYTE (FPU)
         fstenv W:m28byte                             9B D9 /6                     FSTENV_M28BYTE (FPU387)
         """
 
-    def fstp(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def fstp(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """fstp: 6 forms.
 
         fstp W:m32                                   D9 /3                        FSTP_M32FP (FPU)
@@ -1766,13 +1767,13 @@ class AsmMethods:
         fstp W:st                                    DF D8+i                      FSTP_STI_DFD8 (FPU)
         """
 
-    def fstpnce(self, a: _Reg, rc: int | None = None) -> None:
+    def fstpnce(self, a: _Reg, *, rc: int | None = None) -> None:
         """fstpnce: 1 form.
 
         fstpnce W:st                                 D9 D8+i                      FSTPNCE_STI (FPU)
         """
 
-    def fstsw(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def fstsw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """fstsw: 2 forms.
 
         fstsw W:m16                                  9B DD /7                     FSTSW_M2BYTE (FPU)
@@ -1788,7 +1789,7 @@ class AsmMethods:
         fsub RW:st, R:st0                            DC E8+i                      FSUB_STI_ST0 (FPU)
         """
 
-    def fsubp(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fsubp(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fsubp: 1 form.
 
         fsubp RW:st, R:st0                           DE E8+i                      FSUBP_STI_ST0 (FPU)
@@ -1803,55 +1804,55 @@ class AsmMethods:
         fsubr RW:st, R:st0                           DC E0+i                      FSUBR_STI_ST0 (FPU)
         """
 
-    def fsubrp(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fsubrp(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fsubrp: 1 form.
 
         fsubrp RW:st, R:st0                          DE E0+i                      FSUBRP_STI_ST0 (FPU)
         """
 
-    def ftst(self, rc: int | None = None) -> None:
+    def ftst(self, *, rc: int | None = None) -> None:
         """ftst: 1 form.
 
         ftst                                         D9 E4                        FTST (FPU)
         """
 
-    def fucom(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fucom(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fucom: 1 form.
 
         fucom R:st0, R:st                            DD E0+i                      FUCOM_ST0_STI (FPU)
         """
 
-    def fucomi(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fucomi(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fucomi: 1 form.
 
         fucomi R:st0, R:st                           DB E8+i                      FUCOMI_ST0_STI (FPU+CMOV)
         """
 
-    def fucomip(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fucomip(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fucomip: 1 form.
 
         fucomip R:st0, R:st                          DF E8+i                      FUCOMIP_ST0_STI (FPU+CMOV)
         """
 
-    def fucomp(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fucomp(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fucomp: 1 form.
 
         fucomp R:st0, R:st                           DD E8+i                      FUCOMP_ST0_STI (FPU)
         """
 
-    def fucompp(self, rc: int | None = None) -> None:
+    def fucompp(self, *, rc: int | None = None) -> None:
         """fucompp: 1 form.
 
         fucompp                                      DA E9                        FUCOMPP (FPU387)
         """
 
-    def fxam(self, rc: int | None = None) -> None:
+    def fxam(self, *, rc: int | None = None) -> None:
         """fxam: 1 form.
 
         fxam                                         D9 E5                        FXAM (FPU)
         """
 
-    def fxch(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def fxch(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """fxch: 3 forms.
 
         fxch RW:st0, RW:st                           D9 C8+i                      FXCH_ST0_STI (FPU)
@@ -1859,115 +1860,115 @@ class AsmMethods:
         fxch RW:st0, RW:st                           DF C8+i                      FXCH_ST0_STI_DFC8 (FPU)
         """
 
-    def fxrstor(self, a: _Mem, rc: int | None = None) -> None:
+    def fxrstor(self, a: _Mem, *, rc: int | None = None) -> None:
         """fxrstor: 1 form.
 
         fxrstor R:m512byte                           0F AE /1                     FXRSTOR_M512BYTE (FXSR)
         """
 
-    def fxrstor64(self, a: _Mem, rc: int | None = None) -> None:
+    def fxrstor64(self, a: _Mem, *, rc: int | None = None) -> None:
         """fxrstor64: 1 form.
 
         fxrstor64 R:m512byte                         REX.W 0F AE /1               FXRSTOR64_M512BYTE (FXSR)
         """
 
-    def fxsave(self, a: _Mem, rc: int | None = None) -> None:
+    def fxsave(self, a: _Mem, *, rc: int | None = None) -> None:
         """fxsave: 1 form.
 
         fxsave W:m512byte                            0F AE /0                     FXSAVE_M512BYTE (FXSR)
         """
 
-    def fxsave64(self, a: _Mem, rc: int | None = None) -> None:
+    def fxsave64(self, a: _Mem, *, rc: int | None = None) -> None:
         """fxsave64: 1 form.
 
         fxsave64 W:m512byte                          REX.W 0F AE /0               FXSAVE64_M512BYTE (FXSR)
         """
 
-    def fxtract(self, rc: int | None = None) -> None:
+    def fxtract(self, *, rc: int | None = None) -> None:
         """fxtract: 1 form.
 
         fxtract                                      D9 F4                        FXTRACT (FPU)
         """
 
-    def fyl2x(self, rc: int | None = None) -> None:
+    def fyl2x(self, *, rc: int | None = None) -> None:
         """fyl2x: 1 form.
 
         fyl2x                                        D9 F1                        FYL2X (FPU)
         """
 
-    def fyl2xp1(self, rc: int | None = None) -> None:
+    def fyl2xp1(self, *, rc: int | None = None) -> None:
         """fyl2xp1: 1 form.
 
         fyl2xp1                                      D9 F9                        FYL2XP1 (FPU)
         """
 
-    def getsec(self, rc: int | None = None) -> None:
+    def getsec(self, *, rc: int | None = None) -> None:
         """getsec: 1 form.
 
         getsec                                       0F 37                        GETSECD (SMX)
         """
 
-    def getsecq(self, rc: int | None = None) -> None:
+    def getsecq(self, *, rc: int | None = None) -> None:
         """getsecq: 1 form.
 
         getsecq                                      REX.W 0F 37                  GETSECQ (SMX)
         """
 
-    def gf2p8affineinvqb(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def gf2p8affineinvqb(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """gf2p8affineinvqb: 1 form.
 
         gf2p8affineinvqb RW:xmm, R:xmm/m128, R:imm8  66 0F 3A CF /r ib            GF2P8AFFINEINVQB_XMM_XMMM128_IMM8 (GFNI)
         """
 
-    def gf2p8affineqb(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def gf2p8affineqb(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """gf2p8affineqb: 1 form.
 
         gf2p8affineqb RW:xmm, R:xmm/m128, R:imm8     66 0F 3A CE /r ib            GF2P8AFFINEQB_XMM_XMMM128_IMM8 (GFNI)
         """
 
-    def gf2p8mulb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def gf2p8mulb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """gf2p8mulb: 1 form.
 
         gf2p8mulb RW:xmm, R:xmm/m128                 66 0F 38 CF /r               GF2P8MULB_XMM_XMMM128 (GFNI)
         """
 
-    def haddpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def haddpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """haddpd: 1 form.
 
         haddpd RW:xmm, R:xmm/m128                    66 0F 7C /r                  HADDPD_XMM_XMMM128 (SSE3)
         """
 
-    def haddps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def haddps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """haddps: 1 form.
 
         haddps RW:xmm, R:xmm/m128                    F2 0F 7C /r                  HADDPS_XMM_XMMM128 (SSE3)
         """
 
-    def hlt(self, rc: int | None = None) -> None:
+    def hlt(self, *, rc: int | None = None) -> None:
         """hlt: 1 form.
 
         hlt                                          F4                           HLT (INTEL8086)
         """
 
-    def hreset(self, a: _Imm, rc: int | None = None) -> None:
+    def hreset(self, a: _Imm, *, rc: int | None = None) -> None:
         """hreset: 1 form.
 
         hreset N:imm8                                F3 0F 3A F0 C0 ib            HRESET_IMM8 (HRESET)
         """
 
-    def hsubpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def hsubpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """hsubpd: 1 form.
 
         hsubpd RW:xmm, R:xmm/m128                    66 0F 7D /r                  HSUBPD_XMM_XMMM128 (SSE3)
         """
 
-    def hsubps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def hsubps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """hsubps: 1 form.
 
         hsubps RW:xmm, R:xmm/m128                    F2 0F 7D /r                  HSUBPS_XMM_XMMM128 (SSE3)
         """
 
-    def idiv(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def idiv(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """idiv: 4 forms.
 
         idiv R:r8/m8                                 F6 /7                        IDIV_RM8 (INTEL8086)
@@ -1994,7 +1995,7 @@ class AsmMethods:
         imul R:r64/m64                               REX.W F7 /5                  IMUL_RM64 (X64)
         """
 
-    def in_(self, a: _Reg, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def in_(self, a: _Reg, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """in: 6 forms.
 
         in W:al, R:imm8                              E4 ib                        IN_AL_IMM8 (INTEL8086)
@@ -2005,7 +2006,7 @@ class AsmMethods:
         in W:eax, R:dx                               ED                           IN_EAX_DX (INTEL386)
         """
 
-    def inc(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def inc(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """inc: 4 forms.
 
         inc RW:r8/m8                                 FE /0                        INC_RM8 (INTEL8086)
@@ -2014,13 +2015,13 @@ class AsmMethods:
         inc RW:r64/m64                               REX.W FF /0                  INC_RM64 (X64)
         """
 
-    def incsspd(self, a: _Reg, rc: int | None = None) -> None:
+    def incsspd(self, a: _Reg, *, rc: int | None = None) -> None:
         """incsspd: 1 form.
 
         incsspd R:r32                                F3 0F AE /5                  INCSSPD_R32 (CET_SS)
         """
 
-    def incsspq(self, a: _Reg, rc: int | None = None) -> None:
+    def incsspq(self, a: _Reg, *, rc: int | None = None) -> None:
         """incsspq: 1 form.
 
         incsspq R:r64                                F3 REX.W 0F AE /5            INCSSPQ_R64 (CET_SS)
@@ -2038,7 +2039,7 @@ class AsmMethods:
         insd W:m32, R:dx                             6D                           INSD_M32_DX (INTEL386)
         """
 
-    def insertps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def insertps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """insertps: 1 form.
 
         insertps RW:xmm, R:xmm/m32, R:imm8           66 0F 3A 21 /r ib            INSERTPS_XMM_XMMM32_IMM8 (SSE4_1)
@@ -2057,81 +2058,81 @@ class AsmMethods:
         insw W:m16, R:dx                             o16 6D                       INSW_M16_DX (INTEL186)
         """
 
-    def int(self, a: _Imm, rc: int | None = None) -> None:
+    def int(self, a: _Imm, *, rc: int | None = None) -> None:
         """int: 1 form.
 
         int R:imm8                                   CD ib                        INT_IMM8 (INTEL8086)
         """
 
-    def int1(self, rc: int | None = None) -> None:
+    def int1(self, *, rc: int | None = None) -> None:
         """int1: 1 form.
 
         int1                                         F1                           INT1 (INTEL386)
         """
 
-    def int3(self, rc: int | None = None) -> None:
+    def int3(self, *, rc: int | None = None) -> None:
         """int3: 1 form.
 
         int3                                         CC                           INT3 (INTEL8086)
         """
 
-    def invd(self, rc: int | None = None) -> None:
+    def invd(self, *, rc: int | None = None) -> None:
         """invd: 1 form.
 
         invd                                         0F 08                        INVD (INTEL486)
         """
 
-    def invept(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def invept(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """invept: 1 form.
 
         invept R:r64, R:m128                         66 0F 38 80 /r               INVEPT_R64_M128 (VMX+INVEPT)
         """
 
-    def invlpg(self, a: _Mem, rc: int | None = None) -> None:
+    def invlpg(self, a: _Mem, *, rc: int | None = None) -> None:
         """invlpg: 1 form.
 
         invlpg N:m                                   0F 01 /7                     INVLPG_M (INTEL486)
         """
 
-    def invlpga(self, rc: int | None = None) -> None:
+    def invlpga(self, *, rc: int | None = None) -> None:
         """invlpga: 2 forms.
 
         invlpga                                      0F 01 DF                     INVLPGAQ (SVM)
         invlpga                                      a32 0F 01 DF                 INVLPGAD (SVM)
         """
 
-    def invlpgb(self, rc: int | None = None) -> None:
+    def invlpgb(self, *, rc: int | None = None) -> None:
         """invlpgb: 2 forms.
 
         invlpgb                                      0F 01 FE                     INVLPGBQ (INVLPGB)
         invlpgb                                      a32 0F 01 FE                 INVLPGBD (INVLPGB)
         """
 
-    def invpcid(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def invpcid(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """invpcid: 1 form.
 
         invpcid R:r64, R:m128                        66 0F 38 82 /r               INVPCID_R64_M128 (INVPCID)
         """
 
-    def invvpid(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def invvpid(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """invvpid: 1 form.
 
         invvpid R:r64, R:m128                        66 0F 38 81 /r               INVVPID_R64_M128 (VMX+INVVPID)
         """
 
-    def iretd(self, rc: int | None = None) -> None:
+    def iretd(self, *, rc: int | None = None) -> None:
         """iretd: 1 form.
 
         iretd                                        CF                           IRETD (INTEL386)
         """
 
-    def iretq(self, rc: int | None = None) -> None:
+    def iretq(self, *, rc: int | None = None) -> None:
         """iretq: 1 form.
 
         iretq                                        REX.W CF                     IRETQ (X64)
         """
 
-    def iretw(self, rc: int | None = None) -> None:
+    def iretw(self, *, rc: int | None = None) -> None:
         """iretw: 1 form.
 
         iretw                                        o16 CF                       IRETW (INTEL8086)
@@ -2308,79 +2309,79 @@ class AsmMethods:
         js R:rel16                                   o16 0F 88 cw                 JS_REL16 (INTEL386)
         """
 
-    def kaddb(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kaddb(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kaddb: 1 form.
 
         kaddb W:k, R:k, R:k                          VEX.L1.66.0F.W0 4A /r        VEX_KADDB_KR_KR_KR (AVX512DQ)
         """
 
-    def kaddd(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kaddd(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kaddd: 1 form.
 
         kaddd W:k, R:k, R:k                          VEX.L1.66.0F.W1 4A /r        VEX_KADDD_KR_KR_KR (AVX512BW)
         """
 
-    def kaddq(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kaddq(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kaddq: 1 form.
 
         kaddq W:k, R:k, R:k                          VEX.L1.0F.W1 4A /r           VEX_KADDQ_KR_KR_KR (AVX512BW)
         """
 
-    def kaddw(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kaddw(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kaddw: 1 form.
 
         kaddw W:k, R:k, R:k                          VEX.L1.0F.W0 4A /r           VEX_KADDW_KR_KR_KR (AVX512DQ)
         """
 
-    def kandb(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kandb(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kandb: 1 form.
 
         kandb W:k, R:k, R:k                          VEX.L1.66.0F.W0 41 /r        VEX_KANDB_KR_KR_KR (AVX512DQ)
         """
 
-    def kandd(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kandd(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kandd: 1 form.
 
         kandd W:k, R:k, R:k                          VEX.L1.66.0F.W1 41 /r        VEX_KANDD_KR_KR_KR (AVX512BW)
         """
 
-    def kandnb(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kandnb(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kandnb: 1 form.
 
         kandnb W:k, R:k, R:k                         VEX.L1.66.0F.W0 42 /r        VEX_KANDNB_KR_KR_KR (AVX512DQ)
         """
 
-    def kandnd(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kandnd(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kandnd: 1 form.
 
         kandnd W:k, R:k, R:k                         VEX.L1.66.0F.W1 42 /r        VEX_KANDND_KR_KR_KR (AVX512BW)
         """
 
-    def kandnq(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kandnq(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kandnq: 1 form.
 
         kandnq W:k, R:k, R:k                         VEX.L1.0F.W1 42 /r           VEX_KANDNQ_KR_KR_KR (AVX512BW)
         """
 
-    def kandnw(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kandnw(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kandnw: 1 form.
 
         kandnw W:k, R:k, R:k                         VEX.L1.0F.W0 42 /r           VEX_KANDNW_KR_KR_KR (AVX512F)
         """
 
-    def kandq(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kandq(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kandq: 1 form.
 
         kandq W:k, R:k, R:k                          VEX.L1.0F.W1 41 /r           VEX_KANDQ_KR_KR_KR (AVX512BW)
         """
 
-    def kandw(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kandw(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kandw: 1 form.
 
         kandw W:k, R:k, R:k                          VEX.L1.0F.W0 41 /r           VEX_KANDW_KR_KR_KR (AVX512F)
         """
 
-    def kmovb(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def kmovb(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """kmovb: 4 forms.
 
         kmovb W:k, R:k/m8                            VEX.L0.66.0F.W0 90 /r        VEX_KMOVB_KR_KM8 (AVX512DQ)
@@ -2389,7 +2390,7 @@ class AsmMethods:
         kmovb W:r32, R:k                             VEX.L0.66.0F.W0 93 /r        VEX_KMOVB_R32_KR (AVX512DQ)
         """
 
-    def kmovd(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def kmovd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """kmovd: 4 forms.
 
         kmovd W:k, R:k/m32                           VEX.L0.66.0F.W1 90 /r        VEX_KMOVD_KR_KM32 (AVX512BW)
@@ -2398,7 +2399,7 @@ class AsmMethods:
         kmovd W:r32, R:k                             VEX.L0.F2.0F.W0 93 /r        VEX_KMOVD_R32_KR (AVX512BW)
         """
 
-    def kmovq(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def kmovq(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """kmovq: 4 forms.
 
         kmovq W:k, R:k/m64                           VEX.L0.0F.W1 90 /r           VEX_KMOVQ_KR_KM64 (AVX512BW)
@@ -2407,7 +2408,7 @@ class AsmMethods:
         kmovq W:r64, R:k                             VEX.L0.F2.0F.W1 93 /r        VEX_KMOVQ_R64_KR (AVX512BW)
         """
 
-    def kmovw(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def kmovw(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """kmovw: 4 forms.
 
         kmovw W:k, R:k/m16                           VEX.L0.0F.W0 90 /r           VEX_KMOVW_KR_KM16 (AVX512F)
@@ -2416,223 +2417,223 @@ class AsmMethods:
         kmovw W:r32, R:k                             VEX.L0.0F.W0 93 /r           VEX_KMOVW_R32_KR (AVX512F)
         """
 
-    def knotb(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def knotb(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """knotb: 1 form.
 
         knotb W:k, R:k                               VEX.L0.66.0F.W0 44 /r        VEX_KNOTB_KR_KR (AVX512DQ)
         """
 
-    def knotd(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def knotd(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """knotd: 1 form.
 
         knotd W:k, R:k                               VEX.L0.66.0F.W1 44 /r        VEX_KNOTD_KR_KR (AVX512BW)
         """
 
-    def knotq(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def knotq(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """knotq: 1 form.
 
         knotq W:k, R:k                               VEX.L0.0F.W1 44 /r           VEX_KNOTQ_KR_KR (AVX512BW)
         """
 
-    def knotw(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def knotw(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """knotw: 1 form.
 
         knotw W:k, R:k                               VEX.L0.0F.W0 44 /r           VEX_KNOTW_KR_KR (AVX512F)
         """
 
-    def korb(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def korb(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """korb: 1 form.
 
         korb W:k, R:k, R:k                           VEX.L1.66.0F.W0 45 /r        VEX_KORB_KR_KR_KR (AVX512DQ)
         """
 
-    def kord(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kord(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kord: 1 form.
 
         kord W:k, R:k, R:k                           VEX.L1.66.0F.W1 45 /r        VEX_KORD_KR_KR_KR (AVX512BW)
         """
 
-    def korq(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def korq(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """korq: 1 form.
 
         korq W:k, R:k, R:k                           VEX.L1.0F.W1 45 /r           VEX_KORQ_KR_KR_KR (AVX512BW)
         """
 
-    def kortestb(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def kortestb(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """kortestb: 1 form.
 
         kortestb R:k, R:k                            VEX.L0.66.0F.W0 98 /r        VEX_KORTESTB_KR_KR (AVX512DQ)
         """
 
-    def kortestd(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def kortestd(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """kortestd: 1 form.
 
         kortestd R:k, R:k                            VEX.L0.66.0F.W1 98 /r        VEX_KORTESTD_KR_KR (AVX512BW)
         """
 
-    def kortestq(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def kortestq(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """kortestq: 1 form.
 
         kortestq R:k, R:k                            VEX.L0.0F.W1 98 /r           VEX_KORTESTQ_KR_KR (AVX512BW)
         """
 
-    def kortestw(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def kortestw(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """kortestw: 1 form.
 
         kortestw R:k, R:k                            VEX.L0.0F.W0 98 /r           VEX_KORTESTW_KR_KR (AVX512F)
         """
 
-    def korw(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def korw(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """korw: 1 form.
 
         korw W:k, R:k, R:k                           VEX.L1.0F.W0 45 /r           VEX_KORW_KR_KR_KR (AVX512F)
         """
 
-    def kshiftlb(self, a: _Reg, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def kshiftlb(self, a: _Reg, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """kshiftlb: 1 form.
 
         kshiftlb W:k, R:k, R:imm8                    VEX.L0.66.0F3A.W0 32 /r ib   VEX_KSHIFTLB_KR_KR_IMM8 (AVX512DQ)
         """
 
-    def kshiftld(self, a: _Reg, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def kshiftld(self, a: _Reg, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """kshiftld: 1 form.
 
         kshiftld W:k, R:k, R:imm8                    VEX.L0.66.0F3A.W0 33 /r ib   VEX_KSHIFTLD_KR_KR_IMM8 (AVX512BW)
         """
 
-    def kshiftlq(self, a: _Reg, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def kshiftlq(self, a: _Reg, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """kshiftlq: 1 form.
 
         kshiftlq W:k, R:k, R:imm8                    VEX.L0.66.0F3A.W1 33 /r ib   VEX_KSHIFTLQ_KR_KR_IMM8 (AVX512BW)
         """
 
-    def kshiftlw(self, a: _Reg, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def kshiftlw(self, a: _Reg, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """kshiftlw: 1 form.
 
         kshiftlw W:k, R:k, R:imm8                    VEX.L0.66.0F3A.W1 32 /r ib   VEX_KSHIFTLW_KR_KR_IMM8 (AVX512F)
         """
 
-    def kshiftrb(self, a: _Reg, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def kshiftrb(self, a: _Reg, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """kshiftrb: 1 form.
 
         kshiftrb W:k, R:k, R:imm8                    VEX.L0.66.0F3A.W0 30 /r ib   VEX_KSHIFTRB_KR_KR_IMM8 (AVX512DQ)
         """
 
-    def kshiftrd(self, a: _Reg, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def kshiftrd(self, a: _Reg, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """kshiftrd: 1 form.
 
         kshiftrd W:k, R:k, R:imm8                    VEX.L0.66.0F3A.W0 31 /r ib   VEX_KSHIFTRD_KR_KR_IMM8 (AVX512BW)
         """
 
-    def kshiftrq(self, a: _Reg, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def kshiftrq(self, a: _Reg, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """kshiftrq: 1 form.
 
         kshiftrq W:k, R:k, R:imm8                    VEX.L0.66.0F3A.W1 31 /r ib   VEX_KSHIFTRQ_KR_KR_IMM8 (AVX512BW)
         """
 
-    def kshiftrw(self, a: _Reg, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def kshiftrw(self, a: _Reg, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """kshiftrw: 1 form.
 
         kshiftrw W:k, R:k, R:imm8                    VEX.L0.66.0F3A.W1 30 /r ib   VEX_KSHIFTRW_KR_KR_IMM8 (AVX512F)
         """
 
-    def ktestb(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def ktestb(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """ktestb: 1 form.
 
         ktestb R:k, R:k                              VEX.L0.66.0F.W0 99 /r        VEX_KTESTB_KR_KR (AVX512DQ)
         """
 
-    def ktestd(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def ktestd(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """ktestd: 1 form.
 
         ktestd R:k, R:k                              VEX.L0.66.0F.W1 99 /r        VEX_KTESTD_KR_KR (AVX512BW)
         """
 
-    def ktestq(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def ktestq(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """ktestq: 1 form.
 
         ktestq R:k, R:k                              VEX.L0.0F.W1 99 /r           VEX_KTESTQ_KR_KR (AVX512BW)
         """
 
-    def ktestw(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def ktestw(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """ktestw: 1 form.
 
         ktestw R:k, R:k                              VEX.L0.0F.W0 99 /r           VEX_KTESTW_KR_KR (AVX512DQ)
         """
 
-    def kunpckbw(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kunpckbw(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kunpckbw: 1 form.
 
         kunpckbw W:k, R:k, R:k                       VEX.L1.66.0F.W0 4B /r        VEX_KUNPCKBW_KR_KR_KR (AVX512F)
         """
 
-    def kunpckdq(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kunpckdq(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kunpckdq: 1 form.
 
         kunpckdq W:k, R:k, R:k                       VEX.L1.0F.W1 4B /r           VEX_KUNPCKDQ_KR_KR_KR (AVX512BW)
         """
 
-    def kunpckwd(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kunpckwd(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kunpckwd: 1 form.
 
         kunpckwd W:k, R:k, R:k                       VEX.L1.0F.W0 4B /r           VEX_KUNPCKWD_KR_KR_KR (AVX512BW)
         """
 
-    def kxnorb(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kxnorb(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kxnorb: 1 form.
 
         kxnorb W:k, R:k, R:k                         VEX.L1.66.0F.W0 46 /r        VEX_KXNORB_KR_KR_KR (AVX512DQ)
         """
 
-    def kxnord(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kxnord(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kxnord: 1 form.
 
         kxnord W:k, R:k, R:k                         VEX.L1.66.0F.W1 46 /r        VEX_KXNORD_KR_KR_KR (AVX512BW)
         """
 
-    def kxnorq(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kxnorq(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kxnorq: 1 form.
 
         kxnorq W:k, R:k, R:k                         VEX.L1.0F.W1 46 /r           VEX_KXNORQ_KR_KR_KR (AVX512BW)
         """
 
-    def kxnorw(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kxnorw(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kxnorw: 1 form.
 
         kxnorw W:k, R:k, R:k                         VEX.L1.0F.W0 46 /r           VEX_KXNORW_KR_KR_KR (AVX512F)
         """
 
-    def kxorb(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kxorb(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kxorb: 1 form.
 
         kxorb W:k, R:k, R:k                          VEX.L1.66.0F.W0 47 /r        VEX_KXORB_KR_KR_KR (AVX512DQ)
         """
 
-    def kxord(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kxord(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kxord: 1 form.
 
         kxord W:k, R:k, R:k                          VEX.L1.66.0F.W1 47 /r        VEX_KXORD_KR_KR_KR (AVX512BW)
         """
 
-    def kxorq(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kxorq(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kxorq: 1 form.
 
         kxorq W:k, R:k, R:k                          VEX.L1.0F.W1 47 /r           VEX_KXORQ_KR_KR_KR (AVX512BW)
         """
 
-    def kxorw(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def kxorw(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """kxorw: 1 form.
 
         kxorw W:k, R:k, R:k                          VEX.L1.0F.W0 47 /r           VEX_KXORW_KR_KR_KR (AVX512F)
         """
 
-    def lahf(self, rc: int | None = None) -> None:
+    def lahf(self, *, rc: int | None = None) -> None:
         """lahf: 1 form.
 
         lahf                                         9F                           LAHF (INTEL8086)
         """
 
-    def lar(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def lar(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """lar: 3 forms.
 
         lar CW:r16, R:r16/m16                        o16 0F 02 /r                 LAR_R16_RM16 (INTEL286)
@@ -2640,25 +2641,25 @@ class AsmMethods:
         lar CW:r64, R:r64/m16                        REX.W 0F 02 /r               LAR_R64_R64M16 (X64)
         """
 
-    def lddqu(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def lddqu(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """lddqu: 1 form.
 
         lddqu W:xmm, R:m128                          F2 0F F0 /r                  LDDQU_XMM_M128 (SSE3)
         """
 
-    def ldmxcsr(self, a: _Mem, rc: int | None = None) -> None:
+    def ldmxcsr(self, a: _Mem, *, rc: int | None = None) -> None:
         """ldmxcsr: 1 form.
 
         ldmxcsr R:m32                                0F AE /2                     LDMXCSR_M32 (SSE)
         """
 
-    def ldtilecfg(self, a: _Mem, rc: int | None = None) -> None:
+    def ldtilecfg(self, a: _Mem, *, rc: int | None = None) -> None:
         """ldtilecfg: 1 form.
 
         ldtilecfg R:m512                             VEX.128.0F38.W0 49 /0        VEX_LDTILECFG_M512 (AMX_TILE)
         """
 
-    def lea(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def lea(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """lea: 3 forms.
 
         lea W:r16, N:m                               o16 8D /r                    LEA_R16_M (INTEL8086)
@@ -2666,19 +2667,19 @@ class AsmMethods:
         lea W:r64, N:m                               REX.W 8D /r                  LEA_R64_M (X64)
         """
 
-    def leave(self, rc: int | None = None) -> None:
+    def leave(self, *, rc: int | None = None) -> None:
         """leave: 1 form.
 
         leave                                        C9                           LEAVEQ (X64)
         """
 
-    def leavew(self, rc: int | None = None) -> None:
+    def leavew(self, *, rc: int | None = None) -> None:
         """leavew: 1 form.
 
         leavew                                       o16 C9                       LEAVEW (INTEL186)
         """
 
-    def lfence(self, rc: int | None = None) -> None:
+    def lfence(self, *, rc: int | None = None) -> None:
         """lfence: 8 forms.
 
         lfence                                       0F AE E8                     LFENCE (SSE2)
@@ -2691,7 +2692,7 @@ class AsmMethods:
         lfence                                       0F AE EF                     LFENCE_EF (SSE2)
         """
 
-    def lfs(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def lfs(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """lfs: 3 forms.
 
         lfs W:r16, R:m16:16                          o16 0F B4 /r                 LFS_R16_M1616 (INTEL386)
@@ -2699,13 +2700,13 @@ class AsmMethods:
         lfs W:r64, R:m16:64                          REX.W 0F B4 /r               LFS_R64_M1664 (X64)
         """
 
-    def lgdt(self, a: _Mem, rc: int | None = None) -> None:
+    def lgdt(self, a: _Mem, *, rc: int | None = None) -> None:
         """lgdt: 1 form.
 
         lgdt R:m80                                   0F 01 /2                     LGDT_M1664 (X64)
         """
 
-    def lgs(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def lgs(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """lgs: 3 forms.
 
         lgs W:r16, R:m16:16                          o16 0F B5 /r                 LGS_R16_M1616 (INTEL386)
@@ -2713,13 +2714,13 @@ class AsmMethods:
         lgs W:r64, R:m16:64                          REX.W 0F B5 /r               LGS_R64_M1664 (X64)
         """
 
-    def lidt(self, a: _Mem, rc: int | None = None) -> None:
+    def lidt(self, a: _Mem, *, rc: int | None = None) -> None:
         """lidt: 1 form.
 
         lidt R:m80                                   0F 01 /3                     LIDT_M1664 (X64)
         """
 
-    def lkgs(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def lkgs(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """lkgs: 3 forms.
 
         lkgs R:r16/m16                               o16 F2 0F 00 /6              LKGS_RM16 (LKGS)
@@ -2727,7 +2728,7 @@ class AsmMethods:
         lkgs R:r64/m16                               F2 REX.W 0F 00 /6            LKGS_R64M16 (LKGS)
         """
 
-    def lldt(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def lldt(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """lldt: 3 forms.
 
         lldt R:r16/m16                               o16 0F 00 /2                 LLDT_RM16 (INTEL286)
@@ -2735,7 +2736,7 @@ class AsmMethods:
         lldt R:r64/m16                               REX.W 0F 00 /2               LLDT_R64M16 (X64)
         """
 
-    def lmsw(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def lmsw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """lmsw: 3 forms.
 
         lmsw R:r16/m16                               o16 0F 01 /6                 LMSW_RM16 (INTEL286)
@@ -2743,7 +2744,7 @@ class AsmMethods:
         lmsw R:r64/m16                               REX.W 0F 01 /6               LMSW_R64M16 (X64)
         """
 
-    def loadiwkey(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def loadiwkey(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """loadiwkey: 1 form.
 
         loadiwkey R:xmm, R:xmm                       F3 0F 38 DC /r               LOADIWKEY_XMM_XMM (KL)
@@ -2800,7 +2801,7 @@ class AsmMethods:
         loopne R:rel8                                o16 a32 E0 cb                LOOPNE_REL8_16_ECX (INTEL386)
         """
 
-    def lsl(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def lsl(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """lsl: 3 forms.
 
         lsl CW:r16, R:r16/m16                        o16 0F 03 /r                 LSL_R16_RM16 (INTEL286)
@@ -2808,7 +2809,7 @@ class AsmMethods:
         lsl CW:r64, R:r64/m16                        REX.W 0F 03 /r               LSL_R64_R64M16 (X64)
         """
 
-    def lss(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def lss(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """lss: 3 forms.
 
         lss W:r16, R:m16:16                          o16 0F B2 /r                 LSS_R16_M1616 (INTEL386)
@@ -2816,7 +2817,7 @@ class AsmMethods:
         lss W:r64, R:m16:64                          REX.W 0F B2 /r               LSS_R64_M1664 (X64)
         """
 
-    def ltr(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def ltr(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """ltr: 3 forms.
 
         ltr R:r16/m16                                o16 0F 00 /3                 LTR_RM16 (INTEL286)
@@ -2824,7 +2825,7 @@ class AsmMethods:
         ltr R:r64/m16                                REX.W 0F 00 /3               LTR_R64M16 (X64)
         """
 
-    def lzcnt(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def lzcnt(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """lzcnt: 3 forms.
 
         lzcnt W:r16, R:r16/m16                       o16 F3 0F BD /r              LZCNT_R16_RM16 (LZCNT)
@@ -2844,37 +2845,37 @@ class AsmMethods:
         maskmovq W:m64, R:mm, R:mm                   0F F7 /r                     MASKMOVQ_RDI_MM_MM (SSE)
         """
 
-    def maxpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def maxpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """maxpd: 1 form.
 
         maxpd RW:xmm, R:xmm/m128                     66 0F 5F /r                  MAXPD_XMM_XMMM128 (SSE2)
         """
 
-    def maxps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def maxps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """maxps: 1 form.
 
         maxps RW:xmm, R:xmm/m128                     0F 5F /r                     MAXPS_XMM_XMMM128 (SSE)
         """
 
-    def maxsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def maxsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """maxsd: 1 form.
 
         maxsd RW:xmm, R:xmm/m64                      F2 0F 5F /r                  MAXSD_XMM_XMMM64 (SSE2)
         """
 
-    def maxss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def maxss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """maxss: 1 form.
 
         maxss RW:xmm, R:xmm/m32                      F3 0F 5F /r                  MAXSS_XMM_XMMM32 (SSE)
         """
 
-    def mcommit(self, rc: int | None = None) -> None:
+    def mcommit(self, *, rc: int | None = None) -> None:
         """mcommit: 1 form.
 
         mcommit                                      F3 0F 01 FA                  MCOMMIT (MCOMMIT)
         """
 
-    def mfence(self, rc: int | None = None) -> None:
+    def mfence(self, *, rc: int | None = None) -> None:
         """mfence: 8 forms.
 
         mfence                                       0F AE F0                     MFENCE (SSE2)
@@ -2887,51 +2888,51 @@ class AsmMethods:
         mfence                                       0F AE F7                     MFENCE_F7 (SSE2)
         """
 
-    def minpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def minpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """minpd: 1 form.
 
         minpd RW:xmm, R:xmm/m128                     66 0F 5D /r                  MINPD_XMM_XMMM128 (SSE2)
         """
 
-    def minps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def minps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """minps: 1 form.
 
         minps RW:xmm, R:xmm/m128                     0F 5D /r                     MINPS_XMM_XMMM128 (SSE)
         """
 
-    def minsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def minsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """minsd: 1 form.
 
         minsd RW:xmm, R:xmm/m64                      F2 0F 5D /r                  MINSD_XMM_XMMM64 (SSE2)
         """
 
-    def minss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def minss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """minss: 1 form.
 
         minss RW:xmm, R:xmm/m32                      F3 0F 5D /r                  MINSS_XMM_XMMM32 (SSE)
         """
 
-    def monitor(self, rc: int | None = None) -> None:
+    def monitor(self, *, rc: int | None = None) -> None:
         """monitor: 2 forms.
 
         monitor                                      0F 01 C8                     MONITORQ (MONITOR)
         monitor                                      a32 0F 01 C8                 MONITORD (MONITOR)
         """
 
-    def monitorx(self, rc: int | None = None) -> None:
+    def monitorx(self, *, rc: int | None = None) -> None:
         """monitorx: 2 forms.
 
         monitorx                                     0F 01 FA                     MONITORXQ (MONITORX)
         monitorx                                     a32 0F 01 FA                 MONITORXD (MONITORX)
         """
 
-    def montmul(self, rc: int | None = None) -> None:
+    def montmul(self, *, rc: int | None = None) -> None:
         """montmul: 1 form.
 
         montmul                                      a32 F3 0F A6 C0              MONTMUL_32 (PADLOCK_PMM)
         """
 
-    def mov(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def mov(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """mov: 33 forms.
 
         mov W:r8/m8, R:r8                            88 /r                        MOV_RM8_R8 (INTEL8086)
@@ -2969,21 +2970,21 @@ class AsmMethods:
         mov W:sreg, R:r64/m16                        REX.W 8E /r                  MOV_SREG_R64M16 (X64)
         """
 
-    def movapd(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movapd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movapd: 2 forms.
 
         movapd W:xmm, R:xmm/m128                     66 0F 28 /r                  MOVAPD_XMM_XMMM128 (SSE2)
         movapd W:xmm/m128, R:xmm                     66 0F 29 /r                  MOVAPD_XMMM128_XMM (SSE2)
         """
 
-    def movaps(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movaps(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movaps: 2 forms.
 
         movaps W:xmm, R:xmm/m128                     0F 28 /r                     MOVAPS_XMM_XMMM128 (SSE)
         movaps W:xmm/m128, R:xmm                     0F 29 /r                     MOVAPS_XMMM128_XMM (SSE)
         """
 
-    def movbe(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movbe(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movbe: 6 forms.
 
         movbe W:r16, R:m16                           o16 0F 38 F0 /r              MOVBE_R16_M16 (MOVBE)
@@ -2994,7 +2995,7 @@ class AsmMethods:
         movbe W:m64, R:r64                           REX.W 0F 38 F1 /r            MOVBE_M64_R64 (MOVBE)
         """
 
-    def movd(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movd: 4 forms.
 
         movd W:xmm, R:r32/m32                        66 0F 6E /r                  MOVD_XMM_RM32 (SSE2)
@@ -3003,150 +3004,150 @@ class AsmMethods:
         movd W:r32/m32, R:mm                         0F 7E /r                     MOVD_RM32_MM (MMX)
         """
 
-    def movddup(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movddup(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movddup: 1 form.
 
         movddup W:xmm, R:xmm/m64                     F2 0F 12 /r                  MOVDDUP_XMM_XMMM64 (SSE3)
         """
 
-    def movdir64b(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def movdir64b(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """movdir64b: 2 forms.
 
         movdir64b R:r64, R:m512                      66 0F 38 F8 /r               MOVDIR64B_R64_M512 (MOVDIR64B)
         movdir64b R:r32, R:m512                      a32 66 0F 38 F8 /r           MOVDIR64B_R32_M512 (MOVDIR64B)
         """
 
-    def movdiri(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def movdiri(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """movdiri: 2 forms.
 
         movdiri W:m32, R:r32                         0F 38 F9 /r                  MOVDIRI_M32_R32 (MOVDIRI)
         movdiri W:m64, R:r64                         REX.W 0F 38 F9 /r            MOVDIRI_M64_R64 (MOVDIRI)
         """
 
-    def movdq2q(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def movdq2q(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """movdq2q: 1 form.
 
         movdq2q W:mm, R:xmm                          F2 0F D6 /r                  MOVDQ2Q_MM_XMM (SSE2)
         """
 
-    def movdqa(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movdqa(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movdqa: 2 forms.
 
         movdqa W:xmm, R:xmm/m128                     66 0F 6F /r                  MOVDQA_XMM_XMMM128 (SSE2)
         movdqa W:xmm/m128, R:xmm                     66 0F 7F /r                  MOVDQA_XMMM128_XMM (SSE2)
         """
 
-    def movdqu(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movdqu(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movdqu: 2 forms.
 
         movdqu W:xmm, R:xmm/m128                     F3 0F 6F /r                  MOVDQU_XMM_XMMM128 (SSE2)
         movdqu W:xmm/m128, R:xmm                     F3 0F 7F /r                  MOVDQU_XMMM128_XMM (SSE2)
         """
 
-    def movhlps(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def movhlps(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """movhlps: 1 form.
 
         movhlps RW:xmm, R:xmm                        0F 12 /r                     MOVHLPS_XMM_XMM (SSE)
         """
 
-    def movhpd(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movhpd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movhpd: 2 forms.
 
         movhpd RW:xmm, R:m64                         66 0F 16 /r                  MOVHPD_XMM_M64 (SSE2)
         movhpd W:m64, R:xmm                          66 0F 17 /r                  MOVHPD_M64_XMM (SSE2)
         """
 
-    def movhps(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movhps(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movhps: 2 forms.
 
         movhps RW:xmm, R:m64                         0F 16 /r                     MOVHPS_XMM_M64 (SSE)
         movhps W:m64, R:xmm                          0F 17 /r                     MOVHPS_M64_XMM (SSE)
         """
 
-    def movlhps(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def movlhps(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """movlhps: 1 form.
 
         movlhps RW:xmm, R:xmm                        0F 16 /r                     MOVLHPS_XMM_XMM (SSE)
         """
 
-    def movlpd(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movlpd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movlpd: 2 forms.
 
         movlpd RW:xmm, R:m64                         66 0F 12 /r                  MOVLPD_XMM_M64 (SSE2)
         movlpd W:m64, R:xmm                          66 0F 13 /r                  MOVLPD_M64_XMM (SSE2)
         """
 
-    def movlps(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movlps(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movlps: 2 forms.
 
         movlps RW:xmm, R:m64                         0F 12 /r                     MOVLPS_XMM_M64 (SSE)
         movlps W:m64, R:xmm                          0F 13 /r                     MOVLPS_M64_XMM (SSE)
         """
 
-    def movmskpd(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def movmskpd(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """movmskpd: 2 forms.
 
         movmskpd W:r32, R:xmm                        66 0F 50 /r                  MOVMSKPD_R32_XMM (SSE2)
         movmskpd W:r64, R:xmm                        66 REX.W 0F 50 /r            MOVMSKPD_R64_XMM (SSE2)
         """
 
-    def movmskps(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def movmskps(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """movmskps: 2 forms.
 
         movmskps W:r32, R:xmm                        0F 50 /r                     MOVMSKPS_R32_XMM (SSE)
         movmskps W:r64, R:xmm                        REX.W 0F 50 /r               MOVMSKPS_R64_XMM (SSE)
         """
 
-    def movntdq(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def movntdq(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """movntdq: 1 form.
 
         movntdq W:m128, R:xmm                        66 0F E7 /r                  MOVNTDQ_M128_XMM (SSE2)
         """
 
-    def movntdqa(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def movntdqa(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """movntdqa: 1 form.
 
         movntdqa W:xmm, R:m128                       66 0F 38 2A /r               MOVNTDQA_XMM_M128 (SSE4_1)
         """
 
-    def movnti(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def movnti(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """movnti: 2 forms.
 
         movnti W:m32, R:r32                          0F C3 /r                     MOVNTI_M32_R32 (SSE2)
         movnti W:m64, R:r64                          REX.W 0F C3 /r               MOVNTI_M64_R64 (SSE2)
         """
 
-    def movntpd(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def movntpd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """movntpd: 1 form.
 
         movntpd W:m128, R:xmm                        66 0F 2B /r                  MOVNTPD_M128_XMM (SSE2)
         """
 
-    def movntps(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def movntps(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """movntps: 1 form.
 
         movntps W:m128, R:xmm                        0F 2B /r                     MOVNTPS_M128_XMM (SSE)
         """
 
-    def movntq(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def movntq(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """movntq: 1 form.
 
         movntq W:m64, R:mm                           0F E7 /r                     MOVNTQ_M64_MM (SSE)
         """
 
-    def movntsd(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def movntsd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """movntsd: 1 form.
 
         movntsd W:m64, R:xmm                         F2 0F 2B /r                  MOVNTSD_M64_XMM (SSE4A)
         """
 
-    def movntss(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def movntss(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """movntss: 1 form.
 
         movntss W:m32, R:xmm                         F3 0F 2B /r                  MOVNTSS_M32_XMM (SSE4A)
         """
 
-    def movq(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movq(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movq: 8 forms.
 
         movq W:xmm, R:r64/m64                        66 REX.W 0F 6E /r            MOVQ_XMM_RM64 (SSE2)
@@ -3159,7 +3160,7 @@ class AsmMethods:
         movq W:mm/m64, R:mm                          0F 7F /r                     MOVQ_MMM64_MM (MMX)
         """
 
-    def movq2dq(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def movq2dq(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """movq2dq: 1 form.
 
         movq2dq W:xmm, R:mm                          F3 0F D6 /r                  MOVQ2DQ_XMM_MM (SSE2)
@@ -3179,13 +3180,13 @@ class AsmMethods:
         movsd RW:xmm/m64, R:xmm                      F2 0F 11 /r                  MOVSD_XMMM64_XMM (SSE2)
         """
 
-    def movshdup(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movshdup(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movshdup: 1 form.
 
         movshdup W:xmm, R:xmm/m128                   F3 0F 16 /r                  MOVSHDUP_XMM_XMMM128 (SSE3)
         """
 
-    def movsldup(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movsldup(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movsldup: 1 form.
 
         movsldup W:xmm, R:xmm/m128                   F3 0F 12 /r                  MOVSLDUP_XMM_XMMM128 (SSE3)
@@ -3197,7 +3198,7 @@ class AsmMethods:
         movsq W:m64, R:m64                           REX.W A5                     MOVSQ_M64_M64 (X64)
         """
 
-    def movss(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movss(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movss: 2 forms.
 
         movss RW:xmm, R:xmm/m32                      F3 0F 10 /r                  MOVSS_XMM_XMMM32 (SSE)
@@ -3210,7 +3211,7 @@ class AsmMethods:
         movsw W:m16, R:m16                           o16 A5                       MOVSW_M16_M16 (INTEL8086)
         """
 
-    def movsx(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movsx(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movsx: 6 forms.
 
         movsx W:r16, R:r8/m8                         o16 0F BE /r                 MOVSX_R16_RM8 (INTEL386)
@@ -3221,7 +3222,7 @@ class AsmMethods:
         movsx W:r64, R:r16/m16                       REX.W 0F BF /r               MOVSX_R64_RM16 (X64)
         """
 
-    def movsxd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movsxd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movsxd: 3 forms.
 
         movsxd W:r64, R:r32/m32                      REX.W 63 /r                  MOVSXD_R64_RM32 (X64)
@@ -3229,21 +3230,21 @@ class AsmMethods:
         movsxd W:r16, R:r16/m16                      o16 63 /r                    MOVSXD_R16_RM16 (X64)
         """
 
-    def movupd(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movupd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movupd: 2 forms.
 
         movupd W:xmm, R:xmm/m128                     66 0F 10 /r                  MOVUPD_XMM_XMMM128 (SSE2)
         movupd W:xmm/m128, R:xmm                     66 0F 11 /r                  MOVUPD_XMMM128_XMM (SSE2)
         """
 
-    def movups(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movups(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movups: 2 forms.
 
         movups W:xmm, R:xmm/m128                     0F 10 /r                     MOVUPS_XMM_XMMM128 (SSE)
         movups W:xmm/m128, R:xmm                     0F 11 /r                     MOVUPS_XMMM128_XMM (SSE)
         """
 
-    def movzx(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def movzx(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """movzx: 6 forms.
 
         movzx W:r16, R:r8/m8                         o16 0F B6 /r                 MOVZX_R16_RM8 (INTEL386)
@@ -3254,13 +3255,13 @@ class AsmMethods:
         movzx W:r64, R:r16/m16                       REX.W 0F B7 /r               MOVZX_R64_RM16 (X64)
         """
 
-    def mpsadbw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def mpsadbw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """mpsadbw: 1 form.
 
         mpsadbw RW:xmm, R:xmm/m128, R:imm8           66 0F 3A 42 /r ib            MPSADBW_XMM_XMMM128_IMM8 (SSE4_1)
         """
 
-    def mul(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def mul(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """mul: 4 forms.
 
         mul R:r8/m8                                  F6 /4                        MUL_RM8 (INTEL8086)
@@ -3269,50 +3270,50 @@ class AsmMethods:
         mul R:r64/m64                                REX.W F7 /4                  MUL_RM64 (X64)
         """
 
-    def mulpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def mulpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """mulpd: 1 form.
 
         mulpd RW:xmm, R:xmm/m128                     66 0F 59 /r                  MULPD_XMM_XMMM128 (SSE2)
         """
 
-    def mulps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def mulps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """mulps: 1 form.
 
         mulps RW:xmm, R:xmm/m128                     0F 59 /r                     MULPS_XMM_XMMM128 (SSE)
         """
 
-    def mulsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def mulsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """mulsd: 1 form.
 
         mulsd RW:xmm, R:xmm/m64                      F2 0F 59 /r                  MULSD_XMM_XMMM64 (SSE2)
         """
 
-    def mulss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def mulss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """mulss: 1 form.
 
         mulss RW:xmm, R:xmm/m32                      F3 0F 59 /r                  MULSS_XMM_XMMM32 (SSE)
         """
 
-    def mulx(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def mulx(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """mulx: 2 forms.
 
         mulx W:r32, W:r32, R:r32/m32                 VEX.LZ.F2.0F38.W0 F6 /r      VEX_MULX_R32_R32_RM32 (BMI2)
         mulx W:r64, W:r64, R:r64/m64                 VEX.LZ.F2.0F38.W1 F6 /r      VEX_MULX_R64_R64_RM64 (BMI2)
         """
 
-    def mwait(self, rc: int | None = None) -> None:
+    def mwait(self, *, rc: int | None = None) -> None:
         """mwait: 1 form.
 
         mwait                                        0F 01 C9                     MWAIT (MONITOR)
         """
 
-    def mwaitx(self, rc: int | None = None) -> None:
+    def mwaitx(self, *, rc: int | None = None) -> None:
         """mwaitx: 1 form.
 
         mwaitx                                       0F 01 FB                     MWAITX (MONITORX)
         """
 
-    def neg(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def neg(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """neg: 4 forms.
 
         neg RW:r8/m8                                 F6 /3                        NEG_RM8 (INTEL8086)
@@ -3359,7 +3360,7 @@ class AsmMethods:
         nop N:r64/m64, N:r64                         REX.W 0F 1F /r               RESERVEDNOP_RM64_R64_0F1F (MULTIBYTENOP)
         """
 
-    def not_(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def not_(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """not: 4 forms.
 
         not RW:r8/m8                                 F6 /2                        NOT_RM8 (INTEL8086)
@@ -3368,7 +3369,7 @@ class AsmMethods:
         not RW:r64/m64                               REX.W F7 /2                  NOT_RM64 (X64)
         """
 
-    def or_(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def or_(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """or: 19 forms.
 
         or RW:r8/m8, R:r8                            08 /r                        OR_RM8_R8 (INTEL8086)
@@ -3392,19 +3393,19 @@ class AsmMethods:
         or RW:r64/m64, R:simm8                       REX.W 83 /1 ib               OR_RM64_IMM8 (X64)
         """
 
-    def orpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def orpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """orpd: 1 form.
 
         orpd RW:xmm, R:xmm/m128                      66 0F 56 /r                  ORPD_XMM_XMMM128 (SSE2)
         """
 
-    def orps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def orps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """orps: 1 form.
 
         orps RW:xmm, R:xmm/m128                      0F 56 /r                     ORPS_XMM_XMMM128 (SSE)
         """
 
-    def out(self, a: _Reg | _Imm, b: _Reg, rc: int | None = None) -> None:
+    def out(self, a: _Reg | _Imm, b: _Reg, *, rc: int | None = None) -> None:
         """out: 6 forms.
 
         out R:imm8, R:al                             E6 ib                        OUT_IMM8_AL (INTEL8086)
@@ -3433,305 +3434,305 @@ class AsmMethods:
         outsw R:dx, R:m16                            o16 6F                       OUTSW_DX_M16 (INTEL186)
         """
 
-    def pabsb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pabsb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pabsb: 2 forms.
 
         pabsb W:xmm, R:xmm/m128                      66 0F 38 1C /r               PABSB_XMM_XMMM128 (SSSE3)
         pabsb W:mm, R:mm/m64                         0F 38 1C /r                  PABSB_MM_MMM64 (SSSE3)
         """
 
-    def pabsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pabsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pabsd: 2 forms.
 
         pabsd W:xmm, R:xmm/m128                      66 0F 38 1E /r               PABSD_XMM_XMMM128 (SSSE3)
         pabsd W:mm, R:mm/m64                         0F 38 1E /r                  PABSD_MM_MMM64 (SSSE3)
         """
 
-    def pabsw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pabsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pabsw: 2 forms.
 
         pabsw W:xmm, R:xmm/m128                      66 0F 38 1D /r               PABSW_XMM_XMMM128 (SSSE3)
         pabsw W:mm, R:mm/m64                         0F 38 1D /r                  PABSW_MM_MMM64 (SSSE3)
         """
 
-    def packssdw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def packssdw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """packssdw: 2 forms.
 
         packssdw RW:xmm, R:xmm/m128                  66 0F 6B /r                  PACKSSDW_XMM_XMMM128 (SSE2)
         packssdw RW:mm, R:mm/m64                     0F 6B /r                     PACKSSDW_MM_MMM64 (MMX)
         """
 
-    def packsswb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def packsswb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """packsswb: 2 forms.
 
         packsswb RW:xmm, R:xmm/m128                  66 0F 63 /r                  PACKSSWB_XMM_XMMM128 (SSE2)
         packsswb RW:mm, R:mm/m64                     0F 63 /r                     PACKSSWB_MM_MMM64 (MMX)
         """
 
-    def packusdw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def packusdw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """packusdw: 1 form.
 
         packusdw RW:xmm, R:xmm/m128                  66 0F 38 2B /r               PACKUSDW_XMM_XMMM128 (SSE4_1)
         """
 
-    def packuswb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def packuswb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """packuswb: 2 forms.
 
         packuswb RW:xmm, R:xmm/m128                  66 0F 67 /r                  PACKUSWB_XMM_XMMM128 (SSE2)
         packuswb RW:mm, R:mm/m64                     0F 67 /r                     PACKUSWB_MM_MMM64 (MMX)
         """
 
-    def paddb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def paddb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """paddb: 2 forms.
 
         paddb RW:xmm, R:xmm/m128                     66 0F FC /r                  PADDB_XMM_XMMM128 (SSE2)
         paddb RW:mm, R:mm/m64                        0F FC /r                     PADDB_MM_MMM64 (MMX)
         """
 
-    def paddd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def paddd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """paddd: 2 forms.
 
         paddd RW:xmm, R:xmm/m128                     66 0F FE /r                  PADDD_XMM_XMMM128 (SSE2)
         paddd RW:mm, R:mm/m64                        0F FE /r                     PADDD_MM_MMM64 (MMX)
         """
 
-    def paddq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def paddq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """paddq: 2 forms.
 
         paddq RW:xmm, R:xmm/m128                     66 0F D4 /r                  PADDQ_XMM_XMMM128 (SSE2)
         paddq RW:mm, R:mm/m64                        0F D4 /r                     PADDQ_MM_MMM64 (MMX)
         """
 
-    def paddsb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def paddsb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """paddsb: 2 forms.
 
         paddsb RW:xmm, R:xmm/m128                    66 0F EC /r                  PADDSB_XMM_XMMM128 (SSE2)
         paddsb RW:mm, R:mm/m64                       0F EC /r                     PADDSB_MM_MMM64 (MMX)
         """
 
-    def paddsw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def paddsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """paddsw: 2 forms.
 
         paddsw RW:xmm, R:xmm/m128                    66 0F ED /r                  PADDSW_XMM_XMMM128 (SSE2)
         paddsw RW:mm, R:mm/m64                       0F ED /r                     PADDSW_MM_MMM64 (MMX)
         """
 
-    def paddusb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def paddusb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """paddusb: 2 forms.
 
         paddusb RW:xmm, R:xmm/m128                   66 0F DC /r                  PADDUSB_XMM_XMMM128 (SSE2)
         paddusb RW:mm, R:mm/m64                      0F DC /r                     PADDUSB_MM_MMM64 (MMX)
         """
 
-    def paddusw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def paddusw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """paddusw: 2 forms.
 
         paddusw RW:xmm, R:xmm/m128                   66 0F DD /r                  PADDUSW_XMM_XMMM128 (SSE2)
         paddusw RW:mm, R:mm/m64                      0F DD /r                     PADDUSW_MM_MMM64 (MMX)
         """
 
-    def paddw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def paddw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """paddw: 2 forms.
 
         paddw RW:xmm, R:xmm/m128                     66 0F FD /r                  PADDW_XMM_XMMM128 (SSE2)
         paddw RW:mm, R:mm/m64                        0F FD /r                     PADDW_MM_MMM64 (MMX)
         """
 
-    def palignr(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def palignr(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """palignr: 2 forms.
 
         palignr RW:xmm, R:xmm/m128, R:imm8           66 0F 3A 0F /r ib            PALIGNR_XMM_XMMM128_IMM8 (SSSE3)
         palignr RW:mm, R:mm/m64, R:imm8              0F 3A 0F /r ib               PALIGNR_MM_MMM64_IMM8 (SSSE3)
         """
 
-    def pand(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pand(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pand: 2 forms.
 
         pand RW:xmm, R:xmm/m128                      66 0F DB /r                  PAND_XMM_XMMM128 (SSE2)
         pand RW:mm, R:mm/m64                         0F DB /r                     PAND_MM_MMM64 (MMX)
         """
 
-    def pandn(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pandn(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pandn: 2 forms.
 
         pandn RW:xmm, R:xmm/m128                     66 0F DF /r                  PANDN_XMM_XMMM128 (SSE2)
         pandn RW:mm, R:mm/m64                        0F DF /r                     PANDN_MM_MMM64 (MMX)
         """
 
-    def pause(self, rc: int | None = None) -> None:
+    def pause(self, *, rc: int | None = None) -> None:
         """pause: 1 form.
 
         pause                                        F3 90                        PAUSE (PAUSE)
         """
 
-    def pavgb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pavgb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pavgb: 2 forms.
 
         pavgb RW:xmm, R:xmm/m128                     66 0F E0 /r                  PAVGB_XMM_XMMM128 (SSE2)
         pavgb RW:mm, R:mm/m64                        0F E0 /r                     PAVGB_MM_MMM64 (SSE)
         """
 
-    def pavgw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pavgw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pavgw: 2 forms.
 
         pavgw RW:xmm, R:xmm/m128                     66 0F E3 /r                  PAVGW_XMM_XMMM128 (SSE2)
         pavgw RW:mm, R:mm/m64                        0F E3 /r                     PAVGW_MM_MMM64 (SSE)
         """
 
-    def pblendvb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pblendvb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pblendvb: 1 form.
 
         pblendvb RW:xmm, R:xmm/m128                  66 0F 38 10 /r               PBLENDVB_XMM_XMMM128 (SSE4_1)
         """
 
-    def pblendw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pblendw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pblendw: 1 form.
 
         pblendw RW:xmm, R:xmm/m128, R:imm8           66 0F 3A 0E /r ib            PBLENDW_XMM_XMMM128_IMM8 (SSE4_1)
         """
 
-    def pbndkb(self, rc: int | None = None) -> None:
+    def pbndkb(self, *, rc: int | None = None) -> None:
         """pbndkb: 1 form.
 
         pbndkb                                       0F 01 C7                     PBNDKB (TSE)
         """
 
-    def pclmulqdq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pclmulqdq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pclmulqdq: 1 form.
 
         pclmulqdq RW:xmm, R:xmm/m128, R:imm8         66 0F 3A 44 /r ib            PCLMULQDQ_XMM_XMMM128_IMM8 (PCLMULQDQ)
         """
 
-    def pcmpeqb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pcmpeqb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pcmpeqb: 2 forms.
 
         pcmpeqb RW:xmm, R:xmm/m128                   66 0F 74 /r                  PCMPEQB_XMM_XMMM128 (SSE2)
         pcmpeqb RW:mm, R:mm/m64                      0F 74 /r                     PCMPEQB_MM_MMM64 (MMX)
         """
 
-    def pcmpeqd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pcmpeqd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pcmpeqd: 2 forms.
 
         pcmpeqd RW:xmm, R:xmm/m128                   66 0F 76 /r                  PCMPEQD_XMM_XMMM128 (SSE2)
         pcmpeqd RW:mm, R:mm/m64                      0F 76 /r                     PCMPEQD_MM_MMM64 (MMX)
         """
 
-    def pcmpeqq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pcmpeqq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pcmpeqq: 1 form.
 
         pcmpeqq RW:xmm, R:xmm/m128                   66 0F 38 29 /r               PCMPEQQ_XMM_XMMM128 (SSE4_1)
         """
 
-    def pcmpeqw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pcmpeqw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pcmpeqw: 2 forms.
 
         pcmpeqw RW:xmm, R:xmm/m128                   66 0F 75 /r                  PCMPEQW_XMM_XMMM128 (SSE2)
         pcmpeqw RW:mm, R:mm/m64                      0F 75 /r                     PCMPEQW_MM_MMM64 (MMX)
         """
 
-    def pcmpestri(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pcmpestri(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pcmpestri: 1 form.
 
         pcmpestri R:xmm, R:xmm/m128, R:imm8          66 0F 3A 61 /r ib            PCMPESTRI_XMM_XMMM128_IMM8 (SSE4_2)
         """
 
-    def pcmpestri64(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pcmpestri64(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pcmpestri64: 1 form.
 
         pcmpestri64 R:xmm, R:xmm/m128, R:imm8        66 REX.W 0F 3A 61 /r ib      PCMPESTRI64_XMM_XMMM128_IMM8 (SSE4_2)
         """
 
-    def pcmpestrm(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pcmpestrm(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pcmpestrm: 1 form.
 
         pcmpestrm R:xmm, R:xmm/m128, R:imm8          66 0F 3A 60 /r ib            PCMPESTRM_XMM_XMMM128_IMM8 (SSE4_2)
         """
 
-    def pcmpestrm64(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pcmpestrm64(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pcmpestrm64: 1 form.
 
         pcmpestrm64 R:xmm, R:xmm/m128, R:imm8        66 REX.W 0F 3A 60 /r ib      PCMPESTRM64_XMM_XMMM128_IMM8 (SSE4_2)
         """
 
-    def pcmpgtb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pcmpgtb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pcmpgtb: 2 forms.
 
         pcmpgtb RW:xmm, R:xmm/m128                   66 0F 64 /r                  PCMPGTB_XMM_XMMM128 (SSE2)
         pcmpgtb RW:mm, R:mm/m64                      0F 64 /r                     PCMPGTB_MM_MMM64 (MMX)
         """
 
-    def pcmpgtd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pcmpgtd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pcmpgtd: 2 forms.
 
         pcmpgtd RW:xmm, R:xmm/m128                   66 0F 66 /r                  PCMPGTD_XMM_XMMM128 (SSE2)
         pcmpgtd RW:mm, R:mm/m64                      0F 66 /r                     PCMPGTD_MM_MMM64 (MMX)
         """
 
-    def pcmpgtq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pcmpgtq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pcmpgtq: 1 form.
 
         pcmpgtq RW:xmm, R:xmm/m128                   66 0F 38 37 /r               PCMPGTQ_XMM_XMMM128 (SSE4_2)
         """
 
-    def pcmpgtw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pcmpgtw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pcmpgtw: 2 forms.
 
         pcmpgtw RW:xmm, R:xmm/m128                   66 0F 65 /r                  PCMPGTW_XMM_XMMM128 (SSE2)
         pcmpgtw RW:mm, R:mm/m64                      0F 65 /r                     PCMPGTW_MM_MMM64 (MMX)
         """
 
-    def pcmpistri(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pcmpistri(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pcmpistri: 1 form.
 
         pcmpistri R:xmm, R:xmm/m128, R:imm8          66 0F 3A 63 /r ib            PCMPISTRI_XMM_XMMM128_IMM8 (SSE4_2)
         """
 
-    def pcmpistrm(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pcmpistrm(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pcmpistrm: 1 form.
 
         pcmpistrm R:xmm, R:xmm/m128, R:imm8          66 0F 3A 62 /r ib            PCMPISTRM_XMM_XMMM128_IMM8 (SSE4_2)
         """
 
-    def pconfig(self, rc: int | None = None) -> None:
+    def pconfig(self, *, rc: int | None = None) -> None:
         """pconfig: 1 form.
 
         pconfig                                      0F 01 C5                     PCONFIG (PCONFIG)
         """
 
-    def pdep(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def pdep(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pdep: 2 forms.
 
         pdep W:r32, CR:r32, R:r32/m32                VEX.LZ.F2.0F38.W0 F5 /r      VEX_PDEP_R32_R32_RM32 (BMI2)
         pdep W:r64, CR:r64, R:r64/m64                VEX.LZ.F2.0F38.W1 F5 /r      VEX_PDEP_R64_R64_RM64 (BMI2)
         """
 
-    def pext(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def pext(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pext: 2 forms.
 
         pext W:r32, CR:r32, R:r32/m32                VEX.LZ.F3.0F38.W0 F5 /r      VEX_PEXT_R32_R32_RM32 (BMI2)
         pext W:r64, CR:r64, R:r64/m64                VEX.LZ.F3.0F38.W1 F5 /r      VEX_PEXT_R64_R64_RM64 (BMI2)
         """
 
-    def pextrb(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def pextrb(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """pextrb: 2 forms.
 
         pextrb W:r32/m8, R:xmm, R:imm8               66 0F 3A 14 /r ib            PEXTRB_R32M8_XMM_IMM8 (SSE4_1)
         pextrb W:r64/m8, R:xmm, R:imm8               66 REX.W 0F 3A 14 /r ib      PEXTRB_R64M8_XMM_IMM8 (SSE4_1)
         """
 
-    def pextrd(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def pextrd(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """pextrd: 1 form.
 
         pextrd W:r32/m32, R:xmm, R:imm8              66 0F 3A 16 /r ib            PEXTRD_RM32_XMM_IMM8 (SSE4_1)
         """
 
-    def pextrq(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def pextrq(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """pextrq: 1 form.
 
         pextrq W:r64/m64, R:xmm, R:imm8              66 REX.W 0F 3A 16 /r ib      PEXTRQ_RM64_XMM_IMM8 (SSE4_1)
         """
 
-    def pextrw(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def pextrw(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """pextrw: 6 forms.
 
         pextrw W:r32, R:xmm, R:imm8                  66 0F C5 /r ib               PEXTRW_R32_XMM_IMM8 (SSE2)
@@ -3742,74 +3743,74 @@ class AsmMethods:
         pextrw W:r64, R:mm, R:imm8                   REX.W 0F C5 /r ib            PEXTRW_R64_MM_IMM8 (SSE)
         """
 
-    def phaddd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def phaddd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """phaddd: 2 forms.
 
         phaddd RW:xmm, R:xmm/m128                    66 0F 38 02 /r               PHADDD_XMM_XMMM128 (SSSE3)
         phaddd RW:mm, R:mm/m64                       0F 38 02 /r                  PHADDD_MM_MMM64 (SSSE3)
         """
 
-    def phaddsw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def phaddsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """phaddsw: 2 forms.
 
         phaddsw RW:xmm, R:xmm/m128                   66 0F 38 03 /r               PHADDSW_XMM_XMMM128 (SSSE3)
         phaddsw RW:mm, R:mm/m64                      0F 38 03 /r                  PHADDSW_MM_MMM64 (SSSE3)
         """
 
-    def phaddw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def phaddw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """phaddw: 2 forms.
 
         phaddw RW:xmm, R:xmm/m128                    66 0F 38 01 /r               PHADDW_XMM_XMMM128 (SSSE3)
         phaddw RW:mm, R:mm/m64                       0F 38 01 /r                  PHADDW_MM_MMM64 (SSSE3)
         """
 
-    def phminposuw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def phminposuw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """phminposuw: 1 form.
 
         phminposuw W:xmm, R:xmm/m128                 66 0F 38 41 /r               PHMINPOSUW_XMM_XMMM128 (SSE4_1)
         """
 
-    def phsubd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def phsubd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """phsubd: 2 forms.
 
         phsubd RW:xmm, R:xmm/m128                    66 0F 38 06 /r               PHSUBD_XMM_XMMM128 (SSSE3)
         phsubd RW:mm, R:mm/m64                       0F 38 06 /r                  PHSUBD_MM_MMM64 (SSSE3)
         """
 
-    def phsubsw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def phsubsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """phsubsw: 2 forms.
 
         phsubsw RW:xmm, R:xmm/m128                   66 0F 38 07 /r               PHSUBSW_XMM_XMMM128 (SSSE3)
         phsubsw RW:mm, R:mm/m64                      0F 38 07 /r                  PHSUBSW_MM_MMM64 (SSSE3)
         """
 
-    def phsubw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def phsubw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """phsubw: 2 forms.
 
         phsubw RW:xmm, R:xmm/m128                    66 0F 38 05 /r               PHSUBW_XMM_XMMM128 (SSSE3)
         phsubw RW:mm, R:mm/m64                       0F 38 05 /r                  PHSUBW_MM_MMM64 (SSSE3)
         """
 
-    def pinsrb(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pinsrb(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pinsrb: 2 forms.
 
         pinsrb RW:xmm, R:r32/m8, R:imm8              66 0F 3A 20 /r ib            PINSRB_XMM_R32M8_IMM8 (SSE4_1)
         pinsrb RW:xmm, R:r64/m8, R:imm8              66 REX.W 0F 3A 20 /r ib      PINSRB_XMM_R64M8_IMM8 (SSE4_1)
         """
 
-    def pinsrd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pinsrd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pinsrd: 1 form.
 
         pinsrd RW:xmm, R:r32/m32, R:imm8             66 0F 3A 22 /r ib            PINSRD_XMM_RM32_IMM8 (SSE4_1)
         """
 
-    def pinsrq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pinsrq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pinsrq: 1 form.
 
         pinsrq RW:xmm, R:r64/m64, R:imm8             66 REX.W 0F 3A 22 /r ib      PINSRQ_XMM_RM64_IMM8 (SSE4_1)
         """
 
-    def pinsrw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pinsrw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pinsrw: 4 forms.
 
         pinsrw RW:xmm, R:r32/m16, R:imm8             66 0F C4 /r ib               PINSRW_XMM_R32M16_IMM8 (SSE2)
@@ -3818,97 +3819,97 @@ class AsmMethods:
         pinsrw RW:mm, R:r64/m16, R:imm8              REX.W 0F C4 /r ib            PINSRW_MM_R64M16_IMM8 (SSE)
         """
 
-    def pmaddubsw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmaddubsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmaddubsw: 2 forms.
 
         pmaddubsw RW:xmm, R:xmm/m128                 66 0F 38 04 /r               PMADDUBSW_XMM_XMMM128 (SSSE3)
         pmaddubsw RW:mm, R:mm/m64                    0F 38 04 /r                  PMADDUBSW_MM_MMM64 (SSSE3)
         """
 
-    def pmaddwd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmaddwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmaddwd: 2 forms.
 
         pmaddwd RW:xmm, R:xmm/m128                   66 0F F5 /r                  PMADDWD_XMM_XMMM128 (SSE2)
         pmaddwd RW:mm, R:mm/m64                      0F F5 /r                     PMADDWD_MM_MMM64 (MMX)
         """
 
-    def pmaxsb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmaxsb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmaxsb: 1 form.
 
         pmaxsb RW:xmm, R:xmm/m128                    66 0F 38 3C /r               PMAXSB_XMM_XMMM128 (SSE4_1)
         """
 
-    def pmaxsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmaxsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmaxsd: 1 form.
 
         pmaxsd RW:xmm, R:xmm/m128                    66 0F 38 3D /r               PMAXSD_XMM_XMMM128 (SSE4_1)
         """
 
-    def pmaxsw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmaxsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmaxsw: 2 forms.
 
         pmaxsw RW:xmm, R:xmm/m128                    66 0F EE /r                  PMAXSW_XMM_XMMM128 (SSE2)
         pmaxsw RW:mm, R:mm/m64                       0F EE /r                     PMAXSW_MM_MMM64 (SSE)
         """
 
-    def pmaxub(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmaxub(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmaxub: 2 forms.
 
         pmaxub RW:xmm, R:xmm/m128                    66 0F DE /r                  PMAXUB_XMM_XMMM128 (SSE2)
         pmaxub RW:mm, R:mm/m64                       0F DE /r                     PMAXUB_MM_MMM64 (SSE)
         """
 
-    def pmaxud(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmaxud(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmaxud: 1 form.
 
         pmaxud RW:xmm, R:xmm/m128                    66 0F 38 3F /r               PMAXUD_XMM_XMMM128 (SSE4_1)
         """
 
-    def pmaxuw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmaxuw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmaxuw: 1 form.
 
         pmaxuw RW:xmm, R:xmm/m128                    66 0F 38 3E /r               PMAXUW_XMM_XMMM128 (SSE4_1)
         """
 
-    def pminsb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pminsb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pminsb: 1 form.
 
         pminsb RW:xmm, R:xmm/m128                    66 0F 38 38 /r               PMINSB_XMM_XMMM128 (SSE4_1)
         """
 
-    def pminsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pminsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pminsd: 1 form.
 
         pminsd RW:xmm, R:xmm/m128                    66 0F 38 39 /r               PMINSD_XMM_XMMM128 (SSE4_1)
         """
 
-    def pminsw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pminsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pminsw: 2 forms.
 
         pminsw RW:xmm, R:xmm/m128                    66 0F EA /r                  PMINSW_XMM_XMMM128 (SSE2)
         pminsw RW:mm, R:mm/m64                       0F EA /r                     PMINSW_MM_MMM64 (SSE)
         """
 
-    def pminub(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pminub(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pminub: 2 forms.
 
         pminub RW:xmm, R:xmm/m128                    66 0F DA /r                  PMINUB_XMM_XMMM128 (SSE2)
         pminub RW:mm, R:mm/m64                       0F DA /r                     PMINUB_MM_MMM64 (SSE)
         """
 
-    def pminud(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pminud(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pminud: 1 form.
 
         pminud RW:xmm, R:xmm/m128                    66 0F 38 3B /r               PMINUD_XMM_XMMM128 (SSE4_1)
         """
 
-    def pminuw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pminuw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pminuw: 1 form.
 
         pminuw RW:xmm, R:xmm/m128                    66 0F 38 3A /r               PMINUW_XMM_XMMM128 (SSE4_1)
         """
 
-    def pmovmskb(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def pmovmskb(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """pmovmskb: 4 forms.
 
         pmovmskb W:r32, R:xmm                        66 0F D7 /r                  PMOVMSKB_R32_XMM (SSE2)
@@ -3917,126 +3918,126 @@ class AsmMethods:
         pmovmskb W:r64, R:mm                         REX.W 0F D7 /r               PMOVMSKB_R64_MM (SSE)
         """
 
-    def pmovsxbd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovsxbd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovsxbd: 1 form.
 
         pmovsxbd W:xmm, R:xmm/m32                    66 0F 38 21 /r               PMOVSXBD_XMM_XMMM32 (SSE4_1)
         """
 
-    def pmovsxbq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovsxbq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovsxbq: 1 form.
 
         pmovsxbq W:xmm, R:xmm/m16                    66 0F 38 22 /r               PMOVSXBQ_XMM_XMMM16 (SSE4_1)
         """
 
-    def pmovsxbw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovsxbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovsxbw: 1 form.
 
         pmovsxbw W:xmm, R:xmm/m64                    66 0F 38 20 /r               PMOVSXBW_XMM_XMMM64 (SSE4_1)
         """
 
-    def pmovsxdq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovsxdq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovsxdq: 1 form.
 
         pmovsxdq W:xmm, R:xmm/m64                    66 0F 38 25 /r               PMOVSXDQ_XMM_XMMM64 (SSE4_1)
         """
 
-    def pmovsxwd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovsxwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovsxwd: 1 form.
 
         pmovsxwd W:xmm, R:xmm/m64                    66 0F 38 23 /r               PMOVSXWD_XMM_XMMM64 (SSE4_1)
         """
 
-    def pmovsxwq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovsxwq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovsxwq: 1 form.
 
         pmovsxwq W:xmm, R:xmm/m32                    66 0F 38 24 /r               PMOVSXWQ_XMM_XMMM32 (SSE4_1)
         """
 
-    def pmovzxbd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovzxbd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovzxbd: 1 form.
 
         pmovzxbd W:xmm, R:xmm/m32                    66 0F 38 31 /r               PMOVZXBD_XMM_XMMM32 (SSE4_1)
         """
 
-    def pmovzxbq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovzxbq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovzxbq: 1 form.
 
         pmovzxbq W:xmm, R:xmm/m16                    66 0F 38 32 /r               PMOVZXBQ_XMM_XMMM16 (SSE4_1)
         """
 
-    def pmovzxbw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovzxbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovzxbw: 1 form.
 
         pmovzxbw W:xmm, R:xmm/m64                    66 0F 38 30 /r               PMOVZXBW_XMM_XMMM64 (SSE4_1)
         """
 
-    def pmovzxdq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovzxdq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovzxdq: 1 form.
 
         pmovzxdq W:xmm, R:xmm/m64                    66 0F 38 35 /r               PMOVZXDQ_XMM_XMMM64 (SSE4_1)
         """
 
-    def pmovzxwd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovzxwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovzxwd: 1 form.
 
         pmovzxwd W:xmm, R:xmm/m64                    66 0F 38 33 /r               PMOVZXWD_XMM_XMMM64 (SSE4_1)
         """
 
-    def pmovzxwq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmovzxwq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmovzxwq: 1 form.
 
         pmovzxwq W:xmm, R:xmm/m32                    66 0F 38 34 /r               PMOVZXWQ_XMM_XMMM32 (SSE4_1)
         """
 
-    def pmuldq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmuldq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmuldq: 1 form.
 
         pmuldq RW:xmm, R:xmm/m128                    66 0F 38 28 /r               PMULDQ_XMM_XMMM128 (SSE4_1)
         """
 
-    def pmulhrsw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmulhrsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmulhrsw: 2 forms.
 
         pmulhrsw RW:xmm, R:xmm/m128                  66 0F 38 0B /r               PMULHRSW_XMM_XMMM128 (SSSE3)
         pmulhrsw RW:mm, R:mm/m64                     0F 38 0B /r                  PMULHRSW_MM_MMM64 (SSSE3)
         """
 
-    def pmulhuw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmulhuw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmulhuw: 2 forms.
 
         pmulhuw RW:xmm, R:xmm/m128                   66 0F E4 /r                  PMULHUW_XMM_XMMM128 (SSE2)
         pmulhuw RW:mm, R:mm/m64                      0F E4 /r                     PMULHUW_MM_MMM64 (SSE)
         """
 
-    def pmulhw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmulhw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmulhw: 2 forms.
 
         pmulhw RW:xmm, R:xmm/m128                    66 0F E5 /r                  PMULHW_XMM_XMMM128 (SSE2)
         pmulhw RW:mm, R:mm/m64                       0F E5 /r                     PMULHW_MM_MMM64 (MMX)
         """
 
-    def pmulld(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmulld(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmulld: 1 form.
 
         pmulld RW:xmm, R:xmm/m128                    66 0F 38 40 /r               PMULLD_XMM_XMMM128 (SSE4_1)
         """
 
-    def pmullw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmullw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmullw: 2 forms.
 
         pmullw RW:xmm, R:xmm/m128                    66 0F D5 /r                  PMULLW_XMM_XMMM128 (SSE2)
         pmullw RW:mm, R:mm/m64                       0F D5 /r                     PMULLW_MM_MMM64 (MMX)
         """
 
-    def pmuludq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pmuludq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pmuludq: 2 forms.
 
         pmuludq RW:xmm, R:xmm/m128                   66 0F F4 /r                  PMULUDQ_XMM_XMMM128 (SSE2)
         pmuludq RW:mm, R:mm/m64                      0F F4 /r                     PMULUDQ_MM_MMM64 (SSE2)
         """
 
-    def pop(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def pop(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pop: 6 forms.
 
         pop W:r16                                    o16 58+rw                    POP_R16 (INTEL8086)
@@ -4047,7 +4048,7 @@ class AsmMethods:
         pop W:gs                                     0F A9                        POPQ_GS (X64)
         """
 
-    def popcnt(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def popcnt(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """popcnt: 3 forms.
 
         popcnt W:r16, R:r16/m16                      o16 F3 0F B8 /r              POPCNT_R16_RM16 (POPCNT)
@@ -4055,33 +4056,33 @@ class AsmMethods:
         popcnt W:r64, R:r64/m64                      F3 REX.W 0F B8 /r            POPCNT_R64_RM64 (POPCNT)
         """
 
-    def popf(self, rc: int | None = None) -> None:
+    def popf(self, *, rc: int | None = None) -> None:
         """popf: 1 form.
 
         popf                                         9D                           POPFQ (X64)
         """
 
-    def popfw(self, rc: int | None = None) -> None:
+    def popfw(self, *, rc: int | None = None) -> None:
         """popfw: 1 form.
 
         popfw                                        o16 9D                       POPFW (INTEL8086)
         """
 
-    def popw(self, a: _Reg, rc: int | None = None) -> None:
+    def popw(self, a: _Reg, *, rc: int | None = None) -> None:
         """popw: 2 forms.
 
         popw W:fs                                    o16 0F A1                    POPW_FS (INTEL386)
         popw W:gs                                    o16 0F A9                    POPW_GS (INTEL386)
         """
 
-    def por(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def por(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """por: 2 forms.
 
         por RW:xmm, R:xmm/m128                       66 0F EB /r                  POR_XMM_XMMM128 (SSE2)
         por RW:mm, R:mm/m64                          0F EB /r                     POR_MM_MMM64 (MMX)
         """
 
-    def prefetch(self, a: _Mem, rc: int | None = None) -> None:
+    def prefetch(self, a: _Mem, *, rc: int | None = None) -> None:
         """prefetch: 5 forms.
 
         prefetch N:m8                                0F 0D /0                     PREFETCH_M8 (PREFETCHW)
@@ -4091,115 +4092,115 @@ class AsmMethods:
         prefetch N:m8                                0F 0D /7                     PREFETCHRESERVED7_M8 (PREFETCHW)
         """
 
-    def prefetchit0(self, a: _Mem, rc: int | None = None) -> None:
+    def prefetchit0(self, a: _Mem, *, rc: int | None = None) -> None:
         """prefetchit0: 1 form.
 
         prefetchit0 N:m8                             0F 18 /7                     PREFETCHIT0_M8 (PREFETCHITI)
         """
 
-    def prefetchit1(self, a: _Mem, rc: int | None = None) -> None:
+    def prefetchit1(self, a: _Mem, *, rc: int | None = None) -> None:
         """prefetchit1: 1 form.
 
         prefetchit1 N:m8                             0F 18 /6                     PREFETCHIT1_M8 (PREFETCHITI)
         """
 
-    def prefetchnta(self, a: _Mem, rc: int | None = None) -> None:
+    def prefetchnta(self, a: _Mem, *, rc: int | None = None) -> None:
         """prefetchnta: 1 form.
 
         prefetchnta N:m8                             0F 18 /0                     PREFETCHNTA_M8 (SSE)
         """
 
-    def prefetcht0(self, a: _Mem, rc: int | None = None) -> None:
+    def prefetcht0(self, a: _Mem, *, rc: int | None = None) -> None:
         """prefetcht0: 1 form.
 
         prefetcht0 N:m8                              0F 18 /1                     PREFETCHT0_M8 (SSE)
         """
 
-    def prefetcht1(self, a: _Mem, rc: int | None = None) -> None:
+    def prefetcht1(self, a: _Mem, *, rc: int | None = None) -> None:
         """prefetcht1: 1 form.
 
         prefetcht1 N:m8                              0F 18 /2                     PREFETCHT1_M8 (SSE)
         """
 
-    def prefetcht2(self, a: _Mem, rc: int | None = None) -> None:
+    def prefetcht2(self, a: _Mem, *, rc: int | None = None) -> None:
         """prefetcht2: 1 form.
 
         prefetcht2 N:m8                              0F 18 /3                     PREFETCHT2_M8 (SSE)
         """
 
-    def prefetchw(self, a: _Mem, rc: int | None = None) -> None:
+    def prefetchw(self, a: _Mem, *, rc: int | None = None) -> None:
         """prefetchw: 2 forms.
 
         prefetchw N:m8                               0F 0D /1                     PREFETCHW_M8 (PREFETCHW)
         prefetchw N:m8                               0F 0D /3                     PREFETCHRESERVED3_M8 (PREFETCHW)
         """
 
-    def prefetchwt1(self, a: _Mem, rc: int | None = None) -> None:
+    def prefetchwt1(self, a: _Mem, *, rc: int | None = None) -> None:
         """prefetchwt1: 1 form.
 
         prefetchwt1 N:m8                             0F 0D /2                     PREFETCHWT1_M8 (PREFETCHWT1)
         """
 
-    def psadbw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psadbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psadbw: 2 forms.
 
         psadbw RW:xmm, R:xmm/m128                    66 0F F6 /r                  PSADBW_XMM_XMMM128 (SSE2)
         psadbw RW:mm, R:mm/m64                       0F F6 /r                     PSADBW_MM_MMM64 (SSE)
         """
 
-    def pshufb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pshufb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pshufb: 2 forms.
 
         pshufb RW:xmm, R:xmm/m128                    66 0F 38 00 /r               PSHUFB_XMM_XMMM128 (SSSE3)
         pshufb RW:mm, R:mm/m64                       0F 38 00 /r                  PSHUFB_MM_MMM64 (SSSE3)
         """
 
-    def pshufd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pshufd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pshufd: 1 form.
 
         pshufd W:xmm, R:xmm/m128, R:imm8             66 0F 70 /r ib               PSHUFD_XMM_XMMM128_IMM8 (SSE2)
         """
 
-    def pshufhw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pshufhw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pshufhw: 1 form.
 
         pshufhw W:xmm, R:xmm/m128, R:imm8            F3 0F 70 /r ib               PSHUFHW_XMM_XMMM128_IMM8 (SSE2)
         """
 
-    def pshuflw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pshuflw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pshuflw: 1 form.
 
         pshuflw W:xmm, R:xmm/m128, R:imm8            F2 0F 70 /r ib               PSHUFLW_XMM_XMMM128_IMM8 (SSE2)
         """
 
-    def pshufw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def pshufw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """pshufw: 1 form.
 
         pshufw W:mm, R:mm/m64, R:imm8                0F 70 /r ib                  PSHUFW_MM_MMM64_IMM8 (SSE)
         """
 
-    def psignb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psignb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psignb: 2 forms.
 
         psignb RW:xmm, R:xmm/m128                    66 0F 38 08 /r               PSIGNB_XMM_XMMM128 (SSSE3)
         psignb RW:mm, R:mm/m64                       0F 38 08 /r                  PSIGNB_MM_MMM64 (SSSE3)
         """
 
-    def psignd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psignd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psignd: 2 forms.
 
         psignd RW:xmm, R:xmm/m128                    66 0F 38 0A /r               PSIGND_XMM_XMMM128 (SSSE3)
         psignd RW:mm, R:mm/m64                       0F 38 0A /r                  PSIGND_MM_MMM64 (SSSE3)
         """
 
-    def psignw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psignw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psignw: 2 forms.
 
         psignw RW:xmm, R:xmm/m128                    66 0F 38 09 /r               PSIGNW_XMM_XMMM128 (SSSE3)
         psignw RW:mm, R:mm/m64                       0F 38 09 /r                  PSIGNW_MM_MMM64 (SSSE3)
         """
 
-    def pslld(self, a: _Reg, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def pslld(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """pslld: 4 forms.
 
         pslld RW:xmm, R:imm8                         66 0F 72 /6 ib               PSLLD_XMM_IMM8 (SSE2)
@@ -4208,13 +4209,13 @@ class AsmMethods:
         pslld RW:mm, R:mm/m64                        0F F2 /r                     PSLLD_MM_MMM64 (MMX)
         """
 
-    def pslldq(self, a: _Reg, b: _Imm, rc: int | None = None) -> None:
+    def pslldq(self, a: _Reg, b: _Imm, *, rc: int | None = None) -> None:
         """pslldq: 1 form.
 
         pslldq RW:xmm, R:imm8                        66 0F 73 /7 ib               PSLLDQ_XMM_IMM8 (SSE2)
         """
 
-    def psllq(self, a: _Reg, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def psllq(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """psllq: 4 forms.
 
         psllq RW:xmm, R:imm8                         66 0F 73 /6 ib               PSLLQ_XMM_IMM8 (SSE2)
@@ -4223,7 +4224,7 @@ class AsmMethods:
         psllq RW:mm, R:mm/m64                        0F F3 /r                     PSLLQ_MM_MMM64 (MMX)
         """
 
-    def psllw(self, a: _Reg, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def psllw(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """psllw: 4 forms.
 
         psllw RW:xmm, R:imm8                         66 0F 71 /6 ib               PSLLW_XMM_IMM8 (SSE2)
@@ -4232,13 +4233,13 @@ class AsmMethods:
         psllw RW:mm, R:mm/m64                        0F F1 /r                     PSLLW_MM_MMM64 (MMX)
         """
 
-    def psmash(self, rc: int | None = None) -> None:
+    def psmash(self, *, rc: int | None = None) -> None:
         """psmash: 1 form.
 
         psmash                                       F3 0F 01 FF                  PSMASH (SEV_SNP)
         """
 
-    def psrad(self, a: _Reg, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def psrad(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """psrad: 4 forms.
 
         psrad RW:xmm, R:imm8                         66 0F 72 /4 ib               PSRAD_XMM_IMM8 (SSE2)
@@ -4247,7 +4248,7 @@ class AsmMethods:
         psrad RW:mm, R:mm/m64                        0F E2 /r                     PSRAD_MM_MMM64 (MMX)
         """
 
-    def psraw(self, a: _Reg, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def psraw(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """psraw: 4 forms.
 
         psraw RW:xmm, R:imm8                         66 0F 71 /4 ib               PSRAW_XMM_IMM8 (SSE2)
@@ -4256,7 +4257,7 @@ class AsmMethods:
         psraw RW:mm, R:mm/m64                        0F E1 /r                     PSRAW_MM_MMM64 (MMX)
         """
 
-    def psrld(self, a: _Reg, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def psrld(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """psrld: 4 forms.
 
         psrld RW:xmm, R:imm8                         66 0F 72 /2 ib               PSRLD_XMM_IMM8 (SSE2)
@@ -4265,13 +4266,13 @@ class AsmMethods:
         psrld RW:mm, R:mm/m64                        0F D2 /r                     PSRLD_MM_MMM64 (MMX)
         """
 
-    def psrldq(self, a: _Reg, b: _Imm, rc: int | None = None) -> None:
+    def psrldq(self, a: _Reg, b: _Imm, *, rc: int | None = None) -> None:
         """psrldq: 1 form.
 
         psrldq RW:xmm, R:imm8                        66 0F 73 /3 ib               PSRLDQ_XMM_IMM8 (SSE2)
         """
 
-    def psrlq(self, a: _Reg, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def psrlq(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """psrlq: 4 forms.
 
         psrlq RW:xmm, R:imm8                         66 0F 73 /2 ib               PSRLQ_XMM_IMM8 (SSE2)
@@ -4280,7 +4281,7 @@ class AsmMethods:
         psrlq RW:mm, R:mm/m64                        0F D3 /r                     PSRLQ_MM_MMM64 (MMX)
         """
 
-    def psrlw(self, a: _Reg, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def psrlw(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """psrlw: 4 forms.
 
         psrlw RW:xmm, R:imm8                         66 0F 71 /2 ib               PSRLW_XMM_IMM8 (SSE2)
@@ -4289,130 +4290,130 @@ class AsmMethods:
         psrlw RW:mm, R:mm/m64                        0F D1 /r                     PSRLW_MM_MMM64 (MMX)
         """
 
-    def psubb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psubb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psubb: 2 forms.
 
         psubb RW:xmm, R:xmm/m128                     66 0F F8 /r                  PSUBB_XMM_XMMM128 (SSE2)
         psubb RW:mm, R:mm/m64                        0F F8 /r                     PSUBB_MM_MMM64 (MMX)
         """
 
-    def psubd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psubd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psubd: 2 forms.
 
         psubd RW:xmm, R:xmm/m128                     66 0F FA /r                  PSUBD_XMM_XMMM128 (SSE2)
         psubd RW:mm, R:mm/m64                        0F FA /r                     PSUBD_MM_MMM64 (MMX)
         """
 
-    def psubq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psubq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psubq: 2 forms.
 
         psubq RW:xmm, R:xmm/m128                     66 0F FB /r                  PSUBQ_XMM_XMMM128 (SSE2)
         psubq RW:mm, R:mm/m64                        0F FB /r                     PSUBQ_MM_MMM64 (SSE2)
         """
 
-    def psubsb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psubsb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psubsb: 2 forms.
 
         psubsb RW:xmm, R:xmm/m128                    66 0F E8 /r                  PSUBSB_XMM_XMMM128 (SSE2)
         psubsb RW:mm, R:mm/m64                       0F E8 /r                     PSUBSB_MM_MMM64 (MMX)
         """
 
-    def psubsw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psubsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psubsw: 2 forms.
 
         psubsw RW:xmm, R:xmm/m128                    66 0F E9 /r                  PSUBSW_XMM_XMMM128 (SSE2)
         psubsw RW:mm, R:mm/m64                       0F E9 /r                     PSUBSW_MM_MMM64 (MMX)
         """
 
-    def psubusb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psubusb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psubusb: 2 forms.
 
         psubusb RW:xmm, R:xmm/m128                   66 0F D8 /r                  PSUBUSB_XMM_XMMM128 (SSE2)
         psubusb RW:mm, R:mm/m64                      0F D8 /r                     PSUBUSB_MM_MMM64 (MMX)
         """
 
-    def psubusw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psubusw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psubusw: 2 forms.
 
         psubusw RW:xmm, R:xmm/m128                   66 0F D9 /r                  PSUBUSW_XMM_XMMM128 (SSE2)
         psubusw RW:mm, R:mm/m64                      0F D9 /r                     PSUBUSW_MM_MMM64 (MMX)
         """
 
-    def psubw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def psubw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """psubw: 2 forms.
 
         psubw RW:xmm, R:xmm/m128                     66 0F F9 /r                  PSUBW_XMM_XMMM128 (SSE2)
         psubw RW:mm, R:mm/m64                        0F F9 /r                     PSUBW_MM_MMM64 (MMX)
         """
 
-    def ptest(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def ptest(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """ptest: 1 form.
 
         ptest R:xmm, R:xmm/m128                      66 0F 38 17 /r               PTEST_XMM_XMMM128 (SSE4_1)
         """
 
-    def ptwrite(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def ptwrite(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """ptwrite: 2 forms.
 
         ptwrite R:r32/m32                            F3 0F AE /4                  PTWRITE_RM32 (PTWRITE)
         ptwrite R:r64/m64                            F3 REX.W 0F AE /4            PTWRITE_RM64 (PTWRITE)
         """
 
-    def punpckhbw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def punpckhbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """punpckhbw: 2 forms.
 
         punpckhbw RW:xmm, R:xmm/m128                 66 0F 68 /r                  PUNPCKHBW_XMM_XMMM128 (SSE2)
         punpckhbw RW:mm, R:mm/m64                    0F 68 /r                     PUNPCKHBW_MM_MMM64 (MMX)
         """
 
-    def punpckhdq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def punpckhdq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """punpckhdq: 2 forms.
 
         punpckhdq RW:xmm, R:xmm/m128                 66 0F 6A /r                  PUNPCKHDQ_XMM_XMMM128 (SSE2)
         punpckhdq RW:mm, R:mm/m64                    0F 6A /r                     PUNPCKHDQ_MM_MMM64 (MMX)
         """
 
-    def punpckhqdq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def punpckhqdq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """punpckhqdq: 1 form.
 
         punpckhqdq RW:xmm, R:xmm/m128                66 0F 6D /r                  PUNPCKHQDQ_XMM_XMMM128 (SSE2)
         """
 
-    def punpckhwd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def punpckhwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """punpckhwd: 2 forms.
 
         punpckhwd RW:xmm, R:xmm/m128                 66 0F 69 /r                  PUNPCKHWD_XMM_XMMM128 (SSE2)
         punpckhwd RW:mm, R:mm/m64                    0F 69 /r                     PUNPCKHWD_MM_MMM64 (MMX)
         """
 
-    def punpcklbw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def punpcklbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """punpcklbw: 2 forms.
 
         punpcklbw RW:xmm, R:xmm/m128                 66 0F 60 /r                  PUNPCKLBW_XMM_XMMM128 (SSE2)
         punpcklbw RW:mm, R:mm/m32                    0F 60 /r                     PUNPCKLBW_MM_MMM32 (MMX)
         """
 
-    def punpckldq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def punpckldq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """punpckldq: 2 forms.
 
         punpckldq RW:xmm, R:xmm/m128                 66 0F 62 /r                  PUNPCKLDQ_XMM_XMMM128 (SSE2)
         punpckldq RW:mm, R:mm/m32                    0F 62 /r                     PUNPCKLDQ_MM_MMM32 (MMX)
         """
 
-    def punpcklqdq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def punpcklqdq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """punpcklqdq: 1 form.
 
         punpcklqdq RW:xmm, R:xmm/m128                66 0F 6C /r                  PUNPCKLQDQ_XMM_XMMM128 (SSE2)
         """
 
-    def punpcklwd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def punpcklwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """punpcklwd: 2 forms.
 
         punpcklwd RW:xmm, R:xmm/m128                 66 0F 61 /r                  PUNPCKLWD_XMM_XMMM128 (SSE2)
         punpcklwd RW:mm, R:mm/m32                    0F 61 /r                     PUNPCKLWD_MM_MMM32 (MMX)
         """
 
-    def push(self, a: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def push(self, a: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """push: 8 forms.
 
         push R:r16                                   o16 50+rw                    PUSH_R16 (INTEL8086)
@@ -4425,19 +4426,19 @@ class AsmMethods:
         push R:gs                                    0F A8                        PUSHQ_GS (X64)
         """
 
-    def pushf(self, rc: int | None = None) -> None:
+    def pushf(self, *, rc: int | None = None) -> None:
         """pushf: 1 form.
 
         pushf                                        9C                           PUSHFQ (X64)
         """
 
-    def pushfw(self, rc: int | None = None) -> None:
+    def pushfw(self, *, rc: int | None = None) -> None:
         """pushfw: 1 form.
 
         pushfw                                       o16 9C                       PUSHFW (INTEL8086)
         """
 
-    def pushw(self, a: _Reg | _Imm, rc: int | None = None) -> None:
+    def pushw(self, a: _Reg | _Imm, *, rc: int | None = None) -> None:
         """pushw: 4 forms.
 
         pushw R:fs                                   o16 0F A0                    PUSHW_FS (INTEL386)
@@ -4446,21 +4447,21 @@ class AsmMethods:
         pushw R:imm16                                o16 68 iw                    PUSH_IMM16 (INTEL186)
         """
 
-    def pvalidate(self, rc: int | None = None) -> None:
+    def pvalidate(self, *, rc: int | None = None) -> None:
         """pvalidate: 2 forms.
 
         pvalidate                                    F2 0F 01 FF                  PVALIDATEQ (SEV_SNP)
         pvalidate                                    a32 F2 0F 01 FF              PVALIDATED (SEV_SNP)
         """
 
-    def pxor(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def pxor(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pxor: 2 forms.
 
         pxor RW:xmm, R:xmm/m128                      66 0F EF /r                  PXOR_XMM_XMMM128 (SSE2)
         pxor RW:mm, R:mm/m64                         0F EF /r                     PXOR_MM_MMM64 (MMX)
         """
 
-    def rcl(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def rcl(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """rcl: 12 forms.
 
         rcl RW:r8/m8, R:imm8                         C0 /2 ib                     RCL_RM8_IMM8 (INTEL186)
@@ -4477,19 +4478,19 @@ class AsmMethods:
         rcl RW:r64/m64, R:cl                         REX.W D3 /2                  RCL_RM64_CL (X64)
         """
 
-    def rcpps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def rcpps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """rcpps: 1 form.
 
         rcpps W:xmm, R:xmm/m128                      0F 53 /r                     RCPPS_XMM_XMMM128 (SSE)
         """
 
-    def rcpss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def rcpss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """rcpss: 1 form.
 
         rcpss RW:xmm, R:xmm/m32                      F3 0F 53 /r                  RCPSS_XMM_XMMM32 (SSE)
         """
 
-    def rcr(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def rcr(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """rcr: 12 forms.
 
         rcr RW:r8/m8, R:imm8                         C0 /3 ib                     RCR_RM8_IMM8 (INTEL186)
@@ -4506,57 +4507,57 @@ class AsmMethods:
         rcr RW:r64/m64, R:cl                         REX.W D3 /3                  RCR_RM64_CL (X64)
         """
 
-    def rdfsbase(self, a: _Reg, rc: int | None = None) -> None:
+    def rdfsbase(self, a: _Reg, *, rc: int | None = None) -> None:
         """rdfsbase: 2 forms.
 
         rdfsbase W:r32                               F3 0F AE /0                  RDFSBASE_R32 (FSGSBASE)
         rdfsbase W:r64                               F3 REX.W 0F AE /0            RDFSBASE_R64 (FSGSBASE)
         """
 
-    def rdgsbase(self, a: _Reg, rc: int | None = None) -> None:
+    def rdgsbase(self, a: _Reg, *, rc: int | None = None) -> None:
         """rdgsbase: 2 forms.
 
         rdgsbase W:r32                               F3 0F AE /1                  RDGSBASE_R32 (FSGSBASE)
         rdgsbase W:r64                               F3 REX.W 0F AE /1            RDGSBASE_R64 (FSGSBASE)
         """
 
-    def rdmsr(self, rc: int | None = None) -> None:
+    def rdmsr(self, *, rc: int | None = None) -> None:
         """rdmsr: 1 form.
 
         rdmsr                                        0F 32                        RDMSR (MSR)
         """
 
-    def rdmsrlist(self, rc: int | None = None) -> None:
+    def rdmsrlist(self, *, rc: int | None = None) -> None:
         """rdmsrlist: 1 form.
 
         rdmsrlist                                    F2 0F 01 C6                  RDMSRLIST (MSRLIST)
         """
 
-    def rdpid(self, a: _Reg, rc: int | None = None) -> None:
+    def rdpid(self, a: _Reg, *, rc: int | None = None) -> None:
         """rdpid: 1 form.
 
         rdpid W:r64                                  F3 0F C7 /7                  RDPID_R64 (RDPID)
         """
 
-    def rdpkru(self, rc: int | None = None) -> None:
+    def rdpkru(self, *, rc: int | None = None) -> None:
         """rdpkru: 1 form.
 
         rdpkru                                       0F 01 EE                     RDPKRU (PKU)
         """
 
-    def rdpmc(self, rc: int | None = None) -> None:
+    def rdpmc(self, *, rc: int | None = None) -> None:
         """rdpmc: 1 form.
 
         rdpmc                                        0F 33                        RDPMC (RDPMC)
         """
 
-    def rdpru(self, rc: int | None = None) -> None:
+    def rdpru(self, *, rc: int | None = None) -> None:
         """rdpru: 1 form.
 
         rdpru                                        0F 01 FD                     RDPRU (RDPRU)
         """
 
-    def rdrand(self, a: _Reg, rc: int | None = None) -> None:
+    def rdrand(self, a: _Reg, *, rc: int | None = None) -> None:
         """rdrand: 3 forms.
 
         rdrand W:r16                                 o16 0F C7 /6                 RDRAND_R16 (RDRAND)
@@ -4564,7 +4565,7 @@ class AsmMethods:
         rdrand W:r64                                 REX.W 0F C7 /6               RDRAND_R64 (RDRAND)
         """
 
-    def rdseed(self, a: _Reg, rc: int | None = None) -> None:
+    def rdseed(self, a: _Reg, *, rc: int | None = None) -> None:
         """rdseed: 3 forms.
 
         rdseed W:r16                                 o16 0F C7 /7                 RDSEED_R16 (RDSEED)
@@ -4572,25 +4573,25 @@ class AsmMethods:
         rdseed W:r64                                 REX.W 0F C7 /7               RDSEED_R64 (RDSEED)
         """
 
-    def rdsspd(self, a: _Reg, rc: int | None = None) -> None:
+    def rdsspd(self, a: _Reg, *, rc: int | None = None) -> None:
         """rdsspd: 1 form.
 
         rdsspd W:r32                                 F3 0F 1E /1                  RDSSPD_R32 (CET_SS)
         """
 
-    def rdsspq(self, a: _Reg, rc: int | None = None) -> None:
+    def rdsspq(self, a: _Reg, *, rc: int | None = None) -> None:
         """rdsspq: 1 form.
 
         rdsspq W:r64                                 F3 REX.W 0F 1E /1            RDSSPQ_R64 (CET_SS)
         """
 
-    def rdtsc(self, rc: int | None = None) -> None:
+    def rdtsc(self, *, rc: int | None = None) -> None:
         """rdtsc: 1 form.
 
         rdtsc                                        0F 31                        RDTSC (TSC)
         """
 
-    def rdtscp(self, rc: int | None = None) -> None:
+    def rdtscp(self, *, rc: int | None = None) -> None:
         """rdtscp: 1 form.
 
         rdtscp                                       0F 01 F9                     RDTSCP (RDTSCP)
@@ -4624,25 +4625,25 @@ class AsmMethods:
         retfw R:imm16                                o16 CA iw                    RETFW_IMM16 (INTEL8086)
         """
 
-    def rmpadjust(self, rc: int | None = None) -> None:
+    def rmpadjust(self, *, rc: int | None = None) -> None:
         """rmpadjust: 1 form.
 
         rmpadjust                                    F3 0F 01 FE                  RMPADJUST (SEV_SNP)
         """
 
-    def rmpquery(self, rc: int | None = None) -> None:
+    def rmpquery(self, *, rc: int | None = None) -> None:
         """rmpquery: 1 form.
 
         rmpquery                                     F3 0F 01 FD                  RMPQUERY (RMPQUERY)
         """
 
-    def rmpupdate(self, rc: int | None = None) -> None:
+    def rmpupdate(self, *, rc: int | None = None) -> None:
         """rmpupdate: 1 form.
 
         rmpupdate                                    F2 0F 01 FE                  RMPUPDATE (SEV_SNP)
         """
 
-    def rol(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def rol(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """rol: 12 forms.
 
         rol RW:r8/m8, R:1                            D0 /0                        ROL_RM8_1 (INTEL8086)
@@ -4659,7 +4660,7 @@ class AsmMethods:
         rol RW:r64/m64, R:imm8                       REX.W C1 /0 ib               ROL_RM64_IMM8 (X64)
         """
 
-    def ror(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def ror(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """ror: 12 forms.
 
         ror RW:r8/m8, R:1                            D0 /1                        ROR_RM8_1 (INTEL8086)
@@ -4676,68 +4677,68 @@ class AsmMethods:
         ror RW:r64/m64, R:imm8                       REX.W C1 /1 ib               ROR_RM64_IMM8 (X64)
         """
 
-    def rorx(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def rorx(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """rorx: 2 forms.
 
         rorx W:r32, R:r32/m32, R:imm8                VEX.LZ.F2.0F3A.W0 F0 /r ib   VEX_RORX_R32_RM32_IMM8 (BMI2)
         rorx W:r64, R:r64/m64, R:imm8                VEX.LZ.F2.0F3A.W1 F0 /r ib   VEX_RORX_R64_RM64_IMM8 (BMI2)
         """
 
-    def roundpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def roundpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """roundpd: 1 form.
 
         roundpd W:xmm, R:xmm/m128, R:imm8            66 0F 3A 09 /r ib            ROUNDPD_XMM_XMMM128_IMM8 (SSE4_1)
         """
 
-    def roundps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def roundps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """roundps: 1 form.
 
         roundps W:xmm, R:xmm/m128, R:imm8            66 0F 3A 08 /r ib            ROUNDPS_XMM_XMMM128_IMM8 (SSE4_1)
         """
 
-    def roundsd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def roundsd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """roundsd: 1 form.
 
         roundsd RW:xmm, R:xmm/m64, R:imm8            66 0F 3A 0B /r ib            ROUNDSD_XMM_XMMM64_IMM8 (SSE4_1)
         """
 
-    def roundss(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def roundss(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """roundss: 1 form.
 
         roundss RW:xmm, R:xmm/m32, R:imm8            66 0F 3A 0A /r ib            ROUNDSS_XMM_XMMM32_IMM8 (SSE4_1)
         """
 
-    def rsm(self, rc: int | None = None) -> None:
+    def rsm(self, *, rc: int | None = None) -> None:
         """rsm: 1 form.
 
         rsm                                          0F AA                        RSM (SMM)
         """
 
-    def rsqrtps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def rsqrtps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """rsqrtps: 1 form.
 
         rsqrtps W:xmm, R:xmm/m128                    0F 52 /r                     RSQRTPS_XMM_XMMM128 (SSE)
         """
 
-    def rsqrtss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def rsqrtss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """rsqrtss: 1 form.
 
         rsqrtss RW:xmm, R:xmm/m32                    F3 0F 52 /r                  RSQRTSS_XMM_XMMM32 (SSE)
         """
 
-    def rstorssp(self, a: _Mem, rc: int | None = None) -> None:
+    def rstorssp(self, a: _Mem, *, rc: int | None = None) -> None:
         """rstorssp: 1 form.
 
         rstorssp RW:m64                              F3 0F 01 /5                  RSTORSSP_M64 (CET_SS)
         """
 
-    def sahf(self, rc: int | None = None) -> None:
+    def sahf(self, *, rc: int | None = None) -> None:
         """sahf: 1 form.
 
         sahf                                         9E                           SAHF (INTEL8086)
         """
 
-    def sar(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def sar(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """sar: 12 forms.
 
         sar RW:r8/m8, R:1                            D0 /7                        SAR_RM8_1 (INTEL8086)
@@ -4754,20 +4755,20 @@ class AsmMethods:
         sar RW:r64/m64, R:imm8                       REX.W C1 /7 ib               SAR_RM64_IMM8 (X64)
         """
 
-    def sarx(self, a: _Reg, b: _Reg | _Mem, c: _Reg, rc: int | None = None) -> None:
+    def sarx(self, a: _Reg, b: _Reg | _Mem, c: _Reg, *, rc: int | None = None) -> None:
         """sarx: 2 forms.
 
         sarx W:r32, R:r32/m32, R:r32                 VEX.LZ.F3.0F38.W0 F7 /r      VEX_SARX_R32_RM32_R32 (BMI2)
         sarx W:r64, R:r64/m64, R:r64                 VEX.LZ.F3.0F38.W1 F7 /r      VEX_SARX_R64_RM64_R64 (BMI2)
         """
 
-    def saveprevssp(self, rc: int | None = None) -> None:
+    def saveprevssp(self, *, rc: int | None = None) -> None:
         """saveprevssp: 1 form.
 
         saveprevssp                                  F3 0F 01 EA                  SAVEPREVSSP (CET_SS)
         """
 
-    def sbb(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def sbb(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """sbb: 19 forms.
 
         sbb RW:r8/m8, R:r8                           18 /r                        SBB_RM8_R8 (INTEL8086)
@@ -4815,139 +4816,139 @@ class AsmMethods:
         scasw R:ax, R:m16                            o16 AF                       SCASW_AX_M16 (INTEL8086)
         """
 
-    def seamcall(self, rc: int | None = None) -> None:
+    def seamcall(self, *, rc: int | None = None) -> None:
         """seamcall: 1 form.
 
         seamcall                                     66 0F 01 CF                  SEAMCALL (TDX)
         """
 
-    def seamops(self, rc: int | None = None) -> None:
+    def seamops(self, *, rc: int | None = None) -> None:
         """seamops: 1 form.
 
         seamops                                      66 0F 01 CE                  SEAMOPS (TDX)
         """
 
-    def seamret(self, rc: int | None = None) -> None:
+    def seamret(self, *, rc: int | None = None) -> None:
         """seamret: 1 form.
 
         seamret                                      66 0F 01 CD                  SEAMRET (TDX)
         """
 
-    def senduipi(self, a: _Reg, rc: int | None = None) -> None:
+    def senduipi(self, a: _Reg, *, rc: int | None = None) -> None:
         """senduipi: 1 form.
 
         senduipi R:r64                               F3 0F C7 /6                  SENDUIPI_R64 (UINTR)
         """
 
-    def serialize(self, rc: int | None = None) -> None:
+    def serialize(self, *, rc: int | None = None) -> None:
         """serialize: 1 form.
 
         serialize                                    0F 01 E8                     SERIALIZE (SERIALIZE)
         """
 
-    def seta(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def seta(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """seta: 1 form.
 
         seta W:r8/m8                                 0F 97 /0                     SETA_RM8 (INTEL386)
         """
 
-    def setae(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setae(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setae: 1 form.
 
         setae W:r8/m8                                0F 93 /0                     SETAE_RM8 (INTEL386)
         """
 
-    def setb(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setb(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setb: 1 form.
 
         setb W:r8/m8                                 0F 92 /0                     SETB_RM8 (INTEL386)
         """
 
-    def setbe(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setbe(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setbe: 1 form.
 
         setbe W:r8/m8                                0F 96 /0                     SETBE_RM8 (INTEL386)
         """
 
-    def sete(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def sete(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sete: 1 form.
 
         sete W:r8/m8                                 0F 94 /0                     SETE_RM8 (INTEL386)
         """
 
-    def setg(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setg(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setg: 1 form.
 
         setg W:r8/m8                                 0F 9F /0                     SETG_RM8 (INTEL386)
         """
 
-    def setge(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setge(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setge: 1 form.
 
         setge W:r8/m8                                0F 9D /0                     SETGE_RM8 (INTEL386)
         """
 
-    def setl(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setl(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setl: 1 form.
 
         setl W:r8/m8                                 0F 9C /0                     SETL_RM8 (INTEL386)
         """
 
-    def setle(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setle(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setle: 1 form.
 
         setle W:r8/m8                                0F 9E /0                     SETLE_RM8 (INTEL386)
         """
 
-    def setne(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setne(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setne: 1 form.
 
         setne W:r8/m8                                0F 95 /0                     SETNE_RM8 (INTEL386)
         """
 
-    def setno(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setno(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setno: 1 form.
 
         setno W:r8/m8                                0F 91 /0                     SETNO_RM8 (INTEL386)
         """
 
-    def setnp(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setnp(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setnp: 1 form.
 
         setnp W:r8/m8                                0F 9B /0                     SETNP_RM8 (INTEL386)
         """
 
-    def setns(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setns(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setns: 1 form.
 
         setns W:r8/m8                                0F 99 /0                     SETNS_RM8 (INTEL386)
         """
 
-    def seto(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def seto(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """seto: 1 form.
 
         seto W:r8/m8                                 0F 90 /0                     SETO_RM8 (INTEL386)
         """
 
-    def setp(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def setp(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """setp: 1 form.
 
         setp W:r8/m8                                 0F 9A /0                     SETP_RM8 (INTEL386)
         """
 
-    def sets(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def sets(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sets: 1 form.
 
         sets W:r8/m8                                 0F 98 /0                     SETS_RM8 (INTEL386)
         """
 
-    def setssbsy(self, rc: int | None = None) -> None:
+    def setssbsy(self, *, rc: int | None = None) -> None:
         """setssbsy: 1 form.
 
         setssbsy                                     F3 0F 01 E8                  SETSSBSY (CET_SS)
         """
 
-    def sfence(self, rc: int | None = None) -> None:
+    def sfence(self, *, rc: int | None = None) -> None:
         """sfence: 8 forms.
 
         sfence                                       0F AE F8                     SFENCE (SSE)
@@ -4960,55 +4961,55 @@ class AsmMethods:
         sfence                                       0F AE FF                     SFENCE_FF (SSE)
         """
 
-    def sgdt(self, a: _Mem, rc: int | None = None) -> None:
+    def sgdt(self, a: _Mem, *, rc: int | None = None) -> None:
         """sgdt: 1 form.
 
         sgdt W:m80                                   0F 01 /0                     SGDT_M1664 (X64)
         """
 
-    def sha1msg1(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def sha1msg1(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sha1msg1: 1 form.
 
         sha1msg1 RW:xmm, R:xmm/m128                  0F 38 C9 /r                  SHA1MSG1_XMM_XMMM128 (SHA)
         """
 
-    def sha1msg2(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def sha1msg2(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sha1msg2: 1 form.
 
         sha1msg2 RW:xmm, R:xmm/m128                  0F 38 CA /r                  SHA1MSG2_XMM_XMMM128 (SHA)
         """
 
-    def sha1nexte(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def sha1nexte(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sha1nexte: 1 form.
 
         sha1nexte RW:xmm, R:xmm/m128                 0F 38 C8 /r                  SHA1NEXTE_XMM_XMMM128 (SHA)
         """
 
-    def sha1rnds4(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def sha1rnds4(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """sha1rnds4: 1 form.
 
         sha1rnds4 RW:xmm, R:xmm/m128, R:imm8         0F 3A CC /r ib               SHA1RNDS4_XMM_XMMM128_IMM8 (SHA)
         """
 
-    def sha256msg1(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def sha256msg1(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sha256msg1: 1 form.
 
         sha256msg1 RW:xmm, R:xmm/m128                0F 38 CC /r                  SHA256MSG1_XMM_XMMM128 (SHA)
         """
 
-    def sha256msg2(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def sha256msg2(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sha256msg2: 1 form.
 
         sha256msg2 RW:xmm, R:xmm/m128                0F 38 CD /r                  SHA256MSG2_XMM_XMMM128 (SHA)
         """
 
-    def sha256rnds2(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def sha256rnds2(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sha256rnds2: 1 form.
 
         sha256rnds2 RW:xmm, R:xmm/m128               0F 38 CB /r                  SHA256RNDS2_XMM_XMMM128 (SHA)
         """
 
-    def shl(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def shl(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """shl: 24 forms.
 
         shl RW:r8/m8, R:1                            D0 /4                        SHL_RM8_1 (INTEL8086)
@@ -5037,7 +5038,7 @@ class AsmMethods:
         shl RW:r64/m64, R:imm8                       REX.W C1 /6 ib               SAL_RM64_IMM8 (X64)
         """
 
-    def shld(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Imm, rc: int | None = None) -> None:
+    def shld(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Imm, *, rc: int | None = None) -> None:
         """shld: 6 forms.
 
         shld RW:r16/m16, R:r16, R:imm8               o16 0F A4 /r ib              SHLD_RM16_R16_IMM8 (INTEL386)
@@ -5048,14 +5049,14 @@ class AsmMethods:
         shld RW:r64/m64, R:r64, R:cl                 REX.W 0F A5 /r               SHLD_RM64_R64_CL (X64)
         """
 
-    def shlx(self, a: _Reg, b: _Reg | _Mem, c: _Reg, rc: int | None = None) -> None:
+    def shlx(self, a: _Reg, b: _Reg | _Mem, c: _Reg, *, rc: int | None = None) -> None:
         """shlx: 2 forms.
 
         shlx W:r32, R:r32/m32, R:r32                 VEX.LZ.66.0F38.W0 F7 /r      VEX_SHLX_R32_RM32_R32 (BMI2)
         shlx W:r64, R:r64/m64, R:r64                 VEX.LZ.66.0F38.W1 F7 /r      VEX_SHLX_R64_RM64_R64 (BMI2)
         """
 
-    def shr(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def shr(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """shr: 12 forms.
 
         shr RW:r8/m8, R:1                            D0 /5                        SHR_RM8_1 (INTEL8086)
@@ -5072,7 +5073,7 @@ class AsmMethods:
         shr RW:r64/m64, R:imm8                       REX.W C1 /5 ib               SHR_RM64_IMM8 (X64)
         """
 
-    def shrd(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Imm, rc: int | None = None) -> None:
+    def shrd(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Imm, *, rc: int | None = None) -> None:
         """shrd: 6 forms.
 
         shrd RW:r16/m16, R:r16, R:imm8               o16 0F AC /r ib              SHRD_RM16_R16_IMM8 (INTEL386)
@@ -5083,38 +5084,38 @@ class AsmMethods:
         shrd RW:r64/m64, R:r64, R:cl                 REX.W 0F AD /r               SHRD_RM64_R64_CL (X64)
         """
 
-    def shrx(self, a: _Reg, b: _Reg | _Mem, c: _Reg, rc: int | None = None) -> None:
+    def shrx(self, a: _Reg, b: _Reg | _Mem, c: _Reg, *, rc: int | None = None) -> None:
         """shrx: 2 forms.
 
         shrx W:r32, R:r32/m32, R:r32                 VEX.LZ.F2.0F38.W0 F7 /r      VEX_SHRX_R32_RM32_R32 (BMI2)
         shrx W:r64, R:r64/m64, R:r64                 VEX.LZ.F2.0F38.W1 F7 /r      VEX_SHRX_R64_RM64_R64 (BMI2)
         """
 
-    def shufpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def shufpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """shufpd: 1 form.
 
         shufpd RW:xmm, R:xmm/m128, R:imm8            66 0F C6 /r ib               SHUFPD_XMM_XMMM128_IMM8 (SSE2)
         """
 
-    def shufps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def shufps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """shufps: 1 form.
 
         shufps RW:xmm, R:xmm/m128, R:imm8            0F C6 /r ib                  SHUFPS_XMM_XMMM128_IMM8 (SSE)
         """
 
-    def sidt(self, a: _Mem, rc: int | None = None) -> None:
+    def sidt(self, a: _Mem, *, rc: int | None = None) -> None:
         """sidt: 1 form.
 
         sidt W:m80                                   0F 01 /1                     SIDT_M1664 (X64)
         """
 
-    def skinit(self, rc: int | None = None) -> None:
+    def skinit(self, *, rc: int | None = None) -> None:
         """skinit: 1 form.
 
         skinit                                       0F 01 DE                     SKINIT (SKINIT_OR_SVM)
         """
 
-    def sldt(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def sldt(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sldt: 3 forms.
 
         sldt W:r16/m16                               o16 0F 00 /0                 SLDT_RM16 (INTEL286)
@@ -5122,7 +5123,7 @@ class AsmMethods:
         sldt W:r64/m16                               REX.W 0F 00 /0               SLDT_R64M16 (X64)
         """
 
-    def smsw(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def smsw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """smsw: 3 forms.
 
         smsw W:r16/m16                               o16 0F 01 /4                 SMSW_RM16 (INTEL286)
@@ -5130,61 +5131,61 @@ class AsmMethods:
         smsw W:r64/m16                               REX.W 0F 01 /4               SMSW_R64M16 (X64)
         """
 
-    def sqrtpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def sqrtpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sqrtpd: 1 form.
 
         sqrtpd W:xmm, R:xmm/m128                     66 0F 51 /r                  SQRTPD_XMM_XMMM128 (SSE2)
         """
 
-    def sqrtps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def sqrtps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sqrtps: 1 form.
 
         sqrtps W:xmm, R:xmm/m128                     0F 51 /r                     SQRTPS_XMM_XMMM128 (SSE)
         """
 
-    def sqrtsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def sqrtsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sqrtsd: 1 form.
 
         sqrtsd RW:xmm, R:xmm/m64                     F2 0F 51 /r                  SQRTSD_XMM_XMMM64 (SSE2)
         """
 
-    def sqrtss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def sqrtss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """sqrtss: 1 form.
 
         sqrtss RW:xmm, R:xmm/m32                     F3 0F 51 /r                  SQRTSS_XMM_XMMM32 (SSE)
         """
 
-    def stac(self, rc: int | None = None) -> None:
+    def stac(self, *, rc: int | None = None) -> None:
         """stac: 1 form.
 
         stac                                         0F 01 CB                     STAC (SMAP)
         """
 
-    def stc(self, rc: int | None = None) -> None:
+    def stc(self, *, rc: int | None = None) -> None:
         """stc: 1 form.
 
         stc                                          F9                           STC (INTEL8086)
         """
 
-    def std(self, rc: int | None = None) -> None:
+    def std(self, *, rc: int | None = None) -> None:
         """std: 1 form.
 
         std                                          FD                           STD (INTEL8086)
         """
 
-    def stgi(self, rc: int | None = None) -> None:
+    def stgi(self, *, rc: int | None = None) -> None:
         """stgi: 1 form.
 
         stgi                                         0F 01 DC                     STGI (SKINIT_OR_SVM)
         """
 
-    def sti(self, rc: int | None = None) -> None:
+    def sti(self, *, rc: int | None = None) -> None:
         """sti: 1 form.
 
         sti                                          FB                           STI (INTEL8086)
         """
 
-    def stmxcsr(self, a: _Mem, rc: int | None = None) -> None:
+    def stmxcsr(self, a: _Mem, *, rc: int | None = None) -> None:
         """stmxcsr: 1 form.
 
         stmxcsr W:m32                                0F AE /3                     STMXCSR_M32 (SSE)
@@ -5214,7 +5215,7 @@ class AsmMethods:
         stosw W:m16, R:ax                            o16 AB                       STOSW_M16_AX (INTEL8086)
         """
 
-    def str(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def str(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """str: 3 forms.
 
         str W:r16/m16                                o16 0F 00 /1                 STR_RM16 (INTEL286)
@@ -5222,19 +5223,19 @@ class AsmMethods:
         str W:r64/m16                                REX.W 0F 00 /1               STR_R64M16 (X64)
         """
 
-    def sttilecfg(self, a: _Mem, rc: int | None = None) -> None:
+    def sttilecfg(self, a: _Mem, *, rc: int | None = None) -> None:
         """sttilecfg: 1 form.
 
         sttilecfg W:m512                             VEX.128.66.0F38.W0 49 /0     VEX_STTILECFG_M512 (AMX_TILE)
         """
 
-    def stui(self, rc: int | None = None) -> None:
+    def stui(self, *, rc: int | None = None) -> None:
         """stui: 1 form.
 
         stui                                         F3 0F 01 EF                  STUI (UINTR)
         """
 
-    def sub(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def sub(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """sub: 19 forms.
 
         sub RW:r8/m8, R:r8                           28 /r                        SUB_RM8_R8 (INTEL8086)
@@ -5258,127 +5259,127 @@ class AsmMethods:
         sub RW:r64/m64, R:simm8                      REX.W 83 /5 ib               SUB_RM64_IMM8 (X64)
         """
 
-    def subpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def subpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """subpd: 1 form.
 
         subpd RW:xmm, R:xmm/m128                     66 0F 5C /r                  SUBPD_XMM_XMMM128 (SSE2)
         """
 
-    def subps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def subps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """subps: 1 form.
 
         subps RW:xmm, R:xmm/m128                     0F 5C /r                     SUBPS_XMM_XMMM128 (SSE)
         """
 
-    def subsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def subsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """subsd: 1 form.
 
         subsd RW:xmm, R:xmm/m64                      F2 0F 5C /r                  SUBSD_XMM_XMMM64 (SSE2)
         """
 
-    def subss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def subss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """subss: 1 form.
 
         subss RW:xmm, R:xmm/m32                      F3 0F 5C /r                  SUBSS_XMM_XMMM32 (SSE)
         """
 
-    def swapgs(self, rc: int | None = None) -> None:
+    def swapgs(self, *, rc: int | None = None) -> None:
         """swapgs: 1 form.
 
         swapgs                                       0F 01 F8                     SWAPGS (X64)
         """
 
-    def syscall(self, rc: int | None = None) -> None:
+    def syscall(self, *, rc: int | None = None) -> None:
         """syscall: 1 form.
 
         syscall                                      0F 05                        SYSCALL (SYSCALL)
         """
 
-    def sysenter(self, rc: int | None = None) -> None:
+    def sysenter(self, *, rc: int | None = None) -> None:
         """sysenter: 1 form.
 
         sysenter                                     0F 34                        SYSENTER (SEP)
         """
 
-    def sysexit(self, rc: int | None = None) -> None:
+    def sysexit(self, *, rc: int | None = None) -> None:
         """sysexit: 1 form.
 
         sysexit                                      0F 35                        SYSEXITD (SEP)
         """
 
-    def sysexitq(self, rc: int | None = None) -> None:
+    def sysexitq(self, *, rc: int | None = None) -> None:
         """sysexitq: 1 form.
 
         sysexitq                                     REX.W 0F 35                  SYSEXITQ (SEP)
         """
 
-    def sysretd(self, rc: int | None = None) -> None:
+    def sysretd(self, *, rc: int | None = None) -> None:
         """sysretd: 1 form.
 
         sysretd                                      0F 07                        SYSRETD (SYSCALL)
         """
 
-    def sysretq(self, rc: int | None = None) -> None:
+    def sysretq(self, *, rc: int | None = None) -> None:
         """sysretq: 1 form.
 
         sysretq                                      REX.W 0F 07                  SYSRETQ (SYSCALL)
         """
 
-    def tcmmimfp16ps(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def tcmmimfp16ps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """tcmmimfp16ps: 1 form.
 
         tcmmimfp16ps RW:tmm, R:tmm, R:tmm            VEX.128.66.0F38.W0 6C /r     VEX_TCMMIMFP16PS_TMM_TMM_TMM (AMX_COMPLEX)
         """
 
-    def tcmmrlfp16ps(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def tcmmrlfp16ps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """tcmmrlfp16ps: 1 form.
 
         tcmmrlfp16ps RW:tmm, R:tmm, R:tmm            VEX.128.0F38.W0 6C /r        VEX_TCMMRLFP16PS_TMM_TMM_TMM (AMX_COMPLEX)
         """
 
-    def tdcall(self, rc: int | None = None) -> None:
+    def tdcall(self, *, rc: int | None = None) -> None:
         """tdcall: 1 form.
 
         tdcall                                       66 0F 01 CC                  TDCALL (TDX)
         """
 
-    def tdpbf16ps(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def tdpbf16ps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """tdpbf16ps: 1 form.
 
         tdpbf16ps RW:tmm, R:tmm, R:tmm               VEX.128.F3.0F38.W0 5C /r     VEX_TDPBF16PS_TMM_TMM_TMM (AMX_BF16)
         """
 
-    def tdpbssd(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def tdpbssd(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """tdpbssd: 1 form.
 
         tdpbssd RW:tmm, R:tmm, R:tmm                 VEX.128.F2.0F38.W0 5E /r     VEX_TDPBSSD_TMM_TMM_TMM (AMX_INT8)
         """
 
-    def tdpbsud(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def tdpbsud(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """tdpbsud: 1 form.
 
         tdpbsud RW:tmm, R:tmm, R:tmm                 VEX.128.F3.0F38.W0 5E /r     VEX_TDPBSUD_TMM_TMM_TMM (AMX_INT8)
         """
 
-    def tdpbusd(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def tdpbusd(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """tdpbusd: 1 form.
 
         tdpbusd RW:tmm, R:tmm, R:tmm                 VEX.128.66.0F38.W0 5E /r     VEX_TDPBUSD_TMM_TMM_TMM (AMX_INT8)
         """
 
-    def tdpbuud(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def tdpbuud(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """tdpbuud: 1 form.
 
         tdpbuud RW:tmm, R:tmm, R:tmm                 VEX.128.0F38.W0 5E /r        VEX_TDPBUUD_TMM_TMM_TMM (AMX_INT8)
         """
 
-    def tdpfp16ps(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def tdpfp16ps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """tdpfp16ps: 1 form.
 
         tdpfp16ps RW:tmm, R:tmm, R:tmm               VEX.128.F2.0F38.W0 5C /r     VEX_TDPFP16PS_TMM_TMM_TMM (AMX_FP16)
         """
 
-    def test(self, a: _Reg | _Mem, b: _Reg | _Imm, rc: int | None = None) -> None:
+    def test(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
         """test: 16 forms.
 
         test R:r8/m8, R:r8                           84 /r                        TEST_RM8_R8 (INTEL8086)
@@ -5399,56 +5400,56 @@ class AsmMethods:
         test R:r64/m64, R:simm32                     REX.W F7 /1 id               TEST_RM64_IMM32_F7R1 (X64)
         """
 
-    def testui(self, rc: int | None = None) -> None:
+    def testui(self, *, rc: int | None = None) -> None:
         """testui: 1 form.
 
         testui                                       F3 0F 01 ED                  TESTUI (UINTR)
         """
 
-    def tileloadd(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def tileloadd(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """tileloadd: 1 form.
 
         tileloadd W:tmm, R:sibmem                    VEX.128.F2.0F38.W0 4B /r     VEX_TILELOADD_TMM_SIBMEM (AMX_TILE)
         """
 
-    def tileloaddt1(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def tileloaddt1(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """tileloaddt1: 1 form.
 
         tileloaddt1 W:tmm, R:sibmem                  VEX.128.66.0F38.W0 4B /r     VEX_TILELOADDT1_TMM_SIBMEM (AMX_TILE)
         """
 
-    def tilerelease(self, rc: int | None = None) -> None:
+    def tilerelease(self, *, rc: int | None = None) -> None:
         """tilerelease: 1 form.
 
         tilerelease                                  VEX.128.0F38.W0 49 C0        VEX_TILERELEASE (AMX_TILE)
         """
 
-    def tilestored(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def tilestored(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """tilestored: 1 form.
 
         tilestored W:sibmem, R:tmm                   VEX.128.F3.0F38.W0 4B /r     VEX_TILESTORED_SIBMEM_TMM (AMX_TILE)
         """
 
-    def tilezero(self, a: _Reg, rc: int | None = None) -> None:
+    def tilezero(self, a: _Reg, *, rc: int | None = None) -> None:
         """tilezero: 1 form.
 
         tilezero W:tmm                               VEX.128.F2.0F38.W0 49 C0     VEX_TILEZERO_TMM (AMX_TILE)
         """
 
-    def tlbsync(self, rc: int | None = None) -> None:
+    def tlbsync(self, *, rc: int | None = None) -> None:
         """tlbsync: 1 form.
 
         tlbsync                                      0F 01 FF                     TLBSYNC (INVLPGB)
         """
 
-    def tpause(self, a: _Reg, rc: int | None = None) -> None:
+    def tpause(self, a: _Reg, *, rc: int | None = None) -> None:
         """tpause: 2 forms.
 
         tpause R:r32                                 66 0F AE /6                  TPAUSE_R32 (WAITPKG)
         tpause R:r64                                 66 REX.W 0F AE /6            TPAUSE_R64 (WAITPKG)
         """
 
-    def tzcnt(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def tzcnt(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """tzcnt: 3 forms.
 
         tzcnt W:r16, R:r16/m16                       o16 F3 0F BC /r              TZCNT_R16_RM16 (BMI1)
@@ -5456,19 +5457,19 @@ class AsmMethods:
         tzcnt W:r64, R:r64/m64                       F3 REX.W 0F BC /r            TZCNT_R64_RM64 (BMI1)
         """
 
-    def ucomisd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def ucomisd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """ucomisd: 1 form.
 
         ucomisd R:xmm, R:xmm/m64                     66 0F 2E /r                  UCOMISD_XMM_XMMM64 (SSE2)
         """
 
-    def ucomiss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def ucomiss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """ucomiss: 1 form.
 
         ucomiss R:xmm, R:xmm/m32                     0F 2E /r                     UCOMISS_XMM_XMMM32 (SSE)
         """
 
-    def ud0(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def ud0(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """ud0: 3 forms.
 
         ud0 N:r16, N:r16/m16                         o16 0F FF /r                 UD0_R16_RM16 (INTEL286)
@@ -5476,7 +5477,7 @@ class AsmMethods:
         ud0 N:r64, N:r64/m64                         REX.W 0F FF /r               UD0_R64_RM64 (X64)
         """
 
-    def ud1(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def ud1(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """ud1: 3 forms.
 
         ud1 N:r16, N:r16/m16                         o16 0F B9 /r                 UD1_R16_RM16 (INTEL286)
@@ -5484,33 +5485,33 @@ class AsmMethods:
         ud1 N:r64, N:r64/m64                         REX.W 0F B9 /r               UD1_R64_RM64 (X64)
         """
 
-    def ud2(self, rc: int | None = None) -> None:
+    def ud2(self, *, rc: int | None = None) -> None:
         """ud2: 1 form.
 
         ud2                                          0F 0B                        UD2 (INTEL286)
         """
 
-    def uiret(self, rc: int | None = None) -> None:
+    def uiret(self, *, rc: int | None = None) -> None:
         """uiret: 1 form.
 
         uiret                                        F3 0F 01 EC                  UIRET (UINTR)
         """
 
-    def umonitor(self, a: _Reg, rc: int | None = None) -> None:
+    def umonitor(self, a: _Reg, *, rc: int | None = None) -> None:
         """umonitor: 2 forms.
 
         umonitor R:r64                               F3 0F AE /6                  UMONITOR_R64 (WAITPKG)
         umonitor R:r32                               a32 F3 0F AE /6              UMONITOR_R32 (WAITPKG)
         """
 
-    def umwait(self, a: _Reg, rc: int | None = None) -> None:
+    def umwait(self, a: _Reg, *, rc: int | None = None) -> None:
         """umwait: 2 forms.
 
         umwait R:r32                                 F2 0F AE /6                  UMWAIT_R32 (WAITPKG)
         umwait R:r64                                 F2 REX.W 0F AE /6            UMWAIT_R64 (WAITPKG)
         """
 
-    def undoc(self, rc: int | None = None) -> None:
+    def undoc(self, *, rc: int | None = None) -> None:
         """undoc: 4 forms.
 
         undoc                                        F3 0F A6 F0                  VIA_UNDOC_F30FA6F0_64 (PADLOCK_UNDOC)
@@ -5519,31 +5520,31 @@ class AsmMethods:
         undoc                                        a32 F3 0F A6 F8              VIA_UNDOC_F30FA6F8_32 (PADLOCK_UNDOC)
         """
 
-    def unpckhpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def unpckhpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """unpckhpd: 1 form.
 
         unpckhpd RW:xmm, R:xmm/m128                  66 0F 15 /r                  UNPCKHPD_XMM_XMMM128 (SSE2)
         """
 
-    def unpckhps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def unpckhps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """unpckhps: 1 form.
 
         unpckhps RW:xmm, R:xmm/m128                  0F 15 /r                     UNPCKHPS_XMM_XMMM128 (SSE)
         """
 
-    def unpcklpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def unpcklpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """unpcklpd: 1 form.
 
         unpcklpd RW:xmm, R:xmm/m128                  66 0F 14 /r                  UNPCKLPD_XMM_XMMM128 (SSE2)
         """
 
-    def unpcklps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def unpcklps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """unpcklps: 1 form.
 
         unpcklps RW:xmm, R:xmm/m128                  0F 14 /r                     UNPCKLPS_XMM_XMMM128 (SSE)
         """
 
-    def vaddpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaddpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaddpd: 5 forms.
 
         vaddpd W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG 58 /r      VEX_VADDPD_XMM_XMM_XMMM128 (AVX)
@@ -5553,7 +5554,7 @@ class AsmMethods:
         vaddpd W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W1 58 /r      EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER (AVX512F)
         """
 
-    def vaddph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaddph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaddph: 3 forms.
 
         vaddph W:xmm, R:xmm, R:xmm/m128              EVEX.128.MAP5.W0 58 /r       EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -5561,7 +5562,7 @@ class AsmMethods:
         vaddph W:zmm, R:zmm, R:zmm/m512              EVEX.512.MAP5.W0 58 /r       EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vaddps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaddps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaddps: 5 forms.
 
         vaddps W:xmm, R:xmm, R:xmm/m128              VEX.128.0F.WIG 58 /r         VEX_VADDPS_XMM_XMM_XMMM128 (AVX)
@@ -5571,41 +5572,41 @@ class AsmMethods:
         vaddps W:zmm, R:zmm, R:zmm/m512              EVEX.512.0F.W0 58 /r         EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER (AVX512F)
         """
 
-    def vaddsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaddsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaddsd: 2 forms.
 
         vaddsd W:xmm, R:xmm, R:xmm/m64               VEX.LIG.F2.0F.WIG 58 /r      VEX_VADDSD_XMM_XMM_XMMM64 (AVX)
         vaddsd W:xmm, R:xmm, R:xmm/m64               EVEX.LIG.F2.0F.W1 58 /r      EVEX_VADDSD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vaddsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaddsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaddsh: 1 form.
 
         vaddsh W:xmm, R:xmm, R:xmm/m16               EVEX.LIG.F3.MAP5.W0 58 /r    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vaddss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaddss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaddss: 2 forms.
 
         vaddss W:xmm, R:xmm, R:xmm/m32               VEX.LIG.F3.0F.WIG 58 /r      VEX_VADDSS_XMM_XMM_XMMM32 (AVX)
         vaddss W:xmm, R:xmm, R:xmm/m32               EVEX.LIG.F3.0F.W0 58 /r      EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vaddsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaddsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaddsubpd: 2 forms.
 
         vaddsubpd W:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F.WIG D0 /r      VEX_VADDSUBPD_XMM_XMM_XMMM128 (AVX)
         vaddsubpd W:ymm, R:ymm, R:ymm/m256           VEX.256.66.0F.WIG D0 /r      VEX_VADDSUBPD_YMM_YMM_YMMM256 (AVX)
         """
 
-    def vaddsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaddsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaddsubps: 2 forms.
 
         vaddsubps W:xmm, R:xmm, R:xmm/m128           VEX.128.F2.0F.WIG D0 /r      VEX_VADDSUBPS_XMM_XMM_XMMM128 (AVX)
         vaddsubps W:ymm, R:ymm, R:ymm/m256           VEX.256.F2.0F.WIG D0 /r      VEX_VADDSUBPS_YMM_YMM_YMMM256 (AVX)
         """
 
-    def vaesdec(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaesdec(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaesdec: 5 forms.
 
         vaesdec W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG DE /r    VEX_VAESDEC_XMM_XMM_XMMM128 (AES+AVX)
@@ -5615,7 +5616,7 @@ class AsmMethods:
         vaesdec W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.WIG DE /r   EVEX_VAESDEC_ZMM_ZMM_ZMMM512 (AVX512F+VAES)
         """
 
-    def vaesdeclast(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaesdeclast(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaesdeclast: 5 forms.
 
         vaesdeclast W:xmm, R:xmm, R:xmm/m128         VEX.128.66.0F38.WIG DF /r    VEX_VAESDECLAST_XMM_XMM_XMMM128 (AES+AVX)
@@ -5625,7 +5626,7 @@ class AsmMethods:
         vaesdeclast W:zmm, R:zmm, R:zmm/m512         EVEX.512.66.0F38.WIG DF /r   EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512 (AVX512F+VAES)
         """
 
-    def vaesenc(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaesenc(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaesenc: 5 forms.
 
         vaesenc W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG DC /r    VEX_VAESENC_XMM_XMM_XMMM128 (AES+AVX)
@@ -5635,7 +5636,7 @@ class AsmMethods:
         vaesenc W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.WIG DC /r   EVEX_VAESENC_ZMM_ZMM_ZMMM512 (AVX512F+VAES)
         """
 
-    def vaesenclast(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaesenclast(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaesenclast: 5 forms.
 
         vaesenclast W:xmm, R:xmm, R:xmm/m128         VEX.128.66.0F38.WIG DD /r    VEX_VAESENCLAST_XMM_XMM_XMMM128 (AES+AVX)
@@ -5645,19 +5646,19 @@ class AsmMethods:
         vaesenclast W:zmm, R:zmm, R:zmm/m512         EVEX.512.66.0F38.WIG DD /r   EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512 (AVX512F+VAES)
         """
 
-    def vaesimc(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vaesimc(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaesimc: 1 form.
 
         vaesimc W:xmm, R:xmm/m128                    VEX.128.66.0F38.WIG DB /r    VEX_VAESIMC_XMM_XMMM128 (AES+AVX)
         """
 
-    def vaeskeygenassist(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vaeskeygenassist(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vaeskeygenassist: 1 form.
 
         vaeskeygenassist W:xmm, R:xmm/m128, R:imm8   VEX.128.66.0F3A.WIG DF /r ib VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8 (AES+AVX)
         """
 
-    def valignd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def valignd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """valignd: 3 forms.
 
         valignd W:zmm, R:zmm, R:zmm/m512, R:imm8     EVEX.512.66.0F3A.W0 03 /r ib EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8 (AVX512F)
@@ -5665,7 +5666,7 @@ class AsmMethods:
         valignd W:ymm, R:ymm, R:ymm/m256, R:imm8     EVEX.256.66.0F3A.W0 03 /r ib EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def valignq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def valignq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """valignq: 3 forms.
 
         valignq W:zmm, R:zmm, R:zmm/m512, R:imm8     EVEX.512.66.0F3A.W1 03 /r ib EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8 (AVX512F)
@@ -5673,7 +5674,7 @@ class AsmMethods:
         valignq W:ymm, R:ymm, R:ymm/m256, R:imm8     EVEX.256.66.0F3A.W1 03 /r ib EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vandnpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vandnpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vandnpd: 5 forms.
 
         vandnpd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG 55 /r      VEX_VANDNPD_XMM_XMM_XMMM128 (AVX)
@@ -5683,7 +5684,7 @@ class AsmMethods:
         vandnpd W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F.W1 55 /r      EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vandnps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vandnps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vandnps: 5 forms.
 
         vandnps W:xmm, R:xmm, R:xmm/m128             VEX.128.0F.WIG 55 /r         VEX_VANDNPS_XMM_XMM_XMMM128 (AVX)
@@ -5693,7 +5694,7 @@ class AsmMethods:
         vandnps W:ymm, R:ymm, R:ymm/m256             EVEX.256.0F.W0 55 /r         EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512DQ)
         """
 
-    def vandpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vandpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vandpd: 5 forms.
 
         vandpd W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG 54 /r      VEX_VANDPD_XMM_XMM_XMMM128 (AVX)
@@ -5703,7 +5704,7 @@ class AsmMethods:
         vandpd W:ymm, R:ymm, R:ymm/m256              EVEX.256.66.0F.W1 54 /r      EVEX_VANDPD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vandps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vandps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vandps: 5 forms.
 
         vandps W:xmm, R:xmm, R:xmm/m128              VEX.128.0F.WIG 54 /r         VEX_VANDPS_XMM_XMM_XMMM128 (AVX)
@@ -5713,21 +5714,21 @@ class AsmMethods:
         vandps W:ymm, R:ymm, R:ymm/m256              EVEX.256.0F.W0 54 /r         EVEX_VANDPS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512DQ)
         """
 
-    def vbcstnebf162ps(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbcstnebf162ps(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbcstnebf162ps: 2 forms.
 
         vbcstnebf162ps W:xmm, R:m16                  VEX.128.F3.0F38.W0 B1 /r     VEX_VBCSTNEBF162PS_XMM_M16 (AVX_NE_CONVERT)
         vbcstnebf162ps W:ymm, R:m16                  VEX.256.F3.0F38.W0 B1 /r     VEX_VBCSTNEBF162PS_YMM_M16 (AVX_NE_CONVERT)
         """
 
-    def vbcstnesh2ps(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbcstnesh2ps(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbcstnesh2ps: 2 forms.
 
         vbcstnesh2ps W:xmm, R:m16                    VEX.128.66.0F38.W0 B1 /r     VEX_VBCSTNESH2PS_XMM_M16 (AVX_NE_CONVERT)
         vbcstnesh2ps W:ymm, R:m16                    VEX.256.66.0F38.W0 B1 /r     VEX_VBCSTNESH2PS_YMM_M16 (AVX_NE_CONVERT)
         """
 
-    def vblendmpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vblendmpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vblendmpd: 3 forms.
 
         vblendmpd W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W1 65 /r    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -5735,7 +5736,7 @@ class AsmMethods:
         vblendmpd W:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F38.W1 65 /r    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vblendmps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vblendmps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vblendmps: 3 forms.
 
         vblendmps W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 65 /r    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
@@ -5743,80 +5744,80 @@ class AsmMethods:
         vblendmps W:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F38.W0 65 /r    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vblendpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vblendpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vblendpd: 2 forms.
 
         vblendpd W:xmm, R:xmm, R:xmm/m128, R:imm8    VEX.128.66.0F3A.WIG 0D /r ib VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8 (AVX)
         vblendpd W:ymm, R:ymm, R:ymm/m256, R:imm8    VEX.256.66.0F3A.WIG 0D /r ib VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8 (AVX)
         """
 
-    def vblendps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vblendps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vblendps: 2 forms.
 
         vblendps W:xmm, R:xmm, R:xmm/m128, R:imm8    VEX.128.66.0F3A.WIG 0C /r ib VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8 (AVX)
         vblendps W:ymm, R:ymm, R:ymm/m256, R:imm8    VEX.256.66.0F3A.WIG 0C /r ib VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8 (AVX)
         """
 
-    def vblendvpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, rc: int | None = None) -> None:
+    def vblendvpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
         """vblendvpd: 2 forms.
 
         vblendvpd W:xmm, R:xmm, R:xmm/m128, R:xmm    VEX.128.66.0F3A.W0 4B /r /is4 VEX_VBLENDVPD_XMM_XMM_XMMM128_XMM (AVX)
         vblendvpd W:ymm, R:ymm, R:ymm/m256, R:ymm    VEX.256.66.0F3A.W0 4B /r /is4 VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM (AVX)
         """
 
-    def vblendvps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, rc: int | None = None) -> None:
+    def vblendvps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
         """vblendvps: 2 forms.
 
         vblendvps W:xmm, R:xmm, R:xmm/m128, R:xmm    VEX.128.66.0F3A.W0 4A /r /is4 VEX_VBLENDVPS_XMM_XMM_XMMM128_XMM (AVX)
         vblendvps W:ymm, R:ymm, R:ymm/m256, R:ymm    VEX.256.66.0F3A.W0 4A /r /is4 VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM (AVX)
         """
 
-    def vbroadcastf128(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbroadcastf128(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbroadcastf128: 1 form.
 
         vbroadcastf128 W:ymm, R:m128                 VEX.256.66.0F38.W0 1A /r     VEX_VBROADCASTF128_YMM_M128 (AVX)
         """
 
-    def vbroadcastf32x2(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vbroadcastf32x2(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vbroadcastf32x2: 2 forms.
 
         vbroadcastf32x2 W:zmm, R:xmm/m64             EVEX.512.66.0F38.W0 19 /r    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64 (AVX512DQ)
         vbroadcastf32x2 W:ymm, R:xmm/m64             EVEX.256.66.0F38.W0 19 /r    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64 (AVX512VL+AVX512DQ)
         """
 
-    def vbroadcastf32x4(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbroadcastf32x4(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbroadcastf32x4: 2 forms.
 
         vbroadcastf32x4 W:zmm, R:m128                EVEX.512.66.0F38.W0 1A /r    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128 (AVX512F)
         vbroadcastf32x4 W:ymm, R:m128                EVEX.256.66.0F38.W0 1A /r    EVEX_VBROADCASTF32X4_YMM_K1Z_M128 (AVX512VL+AVX512F)
         """
 
-    def vbroadcastf32x8(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbroadcastf32x8(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbroadcastf32x8: 1 form.
 
         vbroadcastf32x8 W:zmm, R:m256                EVEX.512.66.0F38.W0 1B /r    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256 (AVX512DQ)
         """
 
-    def vbroadcastf64x2(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbroadcastf64x2(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbroadcastf64x2: 2 forms.
 
         vbroadcastf64x2 W:zmm, R:m128                EVEX.512.66.0F38.W1 1A /r    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128 (AVX512DQ)
         vbroadcastf64x2 W:ymm, R:m128                EVEX.256.66.0F38.W1 1A /r    EVEX_VBROADCASTF64X2_YMM_K1Z_M128 (AVX512VL+AVX512DQ)
         """
 
-    def vbroadcastf64x4(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbroadcastf64x4(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbroadcastf64x4: 1 form.
 
         vbroadcastf64x4 W:zmm, R:m256                EVEX.512.66.0F38.W1 1B /r    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256 (AVX512F)
         """
 
-    def vbroadcasti128(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbroadcasti128(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbroadcasti128: 1 form.
 
         vbroadcasti128 W:ymm, R:m128                 VEX.256.66.0F38.W0 5A /r     VEX_VBROADCASTI128_YMM_M128 (AVX2)
         """
 
-    def vbroadcasti32x2(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vbroadcasti32x2(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vbroadcasti32x2: 3 forms.
 
         vbroadcasti32x2 W:zmm, R:xmm/m64             EVEX.512.66.0F38.W0 59 /r    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64 (AVX512DQ)
@@ -5824,33 +5825,33 @@ class AsmMethods:
         vbroadcasti32x2 W:ymm, R:xmm/m64             EVEX.256.66.0F38.W0 59 /r    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64 (AVX512VL+AVX512DQ)
         """
 
-    def vbroadcasti32x4(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbroadcasti32x4(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbroadcasti32x4: 2 forms.
 
         vbroadcasti32x4 W:zmm, R:m128                EVEX.512.66.0F38.W0 5A /r    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128 (AVX512F)
         vbroadcasti32x4 W:ymm, R:m128                EVEX.256.66.0F38.W0 5A /r    EVEX_VBROADCASTI32X4_YMM_K1Z_M128 (AVX512VL+AVX512F)
         """
 
-    def vbroadcasti32x8(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbroadcasti32x8(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbroadcasti32x8: 1 form.
 
         vbroadcasti32x8 W:zmm, R:m256                EVEX.512.66.0F38.W0 5B /r    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256 (AVX512DQ)
         """
 
-    def vbroadcasti64x2(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbroadcasti64x2(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbroadcasti64x2: 2 forms.
 
         vbroadcasti64x2 W:zmm, R:m128                EVEX.512.66.0F38.W1 5A /r    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128 (AVX512DQ)
         vbroadcasti64x2 W:ymm, R:m128                EVEX.256.66.0F38.W1 5A /r    EVEX_VBROADCASTI64X2_YMM_K1Z_M128 (AVX512VL+AVX512DQ)
         """
 
-    def vbroadcasti64x4(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vbroadcasti64x4(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vbroadcasti64x4: 1 form.
 
         vbroadcasti64x4 W:zmm, R:m256                EVEX.512.66.0F38.W1 5B /r    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256 (AVX512F)
         """
 
-    def vbroadcastsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vbroadcastsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vbroadcastsd: 4 forms.
 
         vbroadcastsd W:ymm, R:m64                    VEX.256.66.0F38.W0 19 /r     VEX_VBROADCASTSD_YMM_M64 (AVX)
@@ -5859,7 +5860,7 @@ class AsmMethods:
         vbroadcastsd W:ymm, R:xmm/m64                EVEX.256.66.0F38.W1 19 /r    EVEX_VBROADCASTSD_YMM_K1Z_XMMM64 (AVX512VL+AVX512F)
         """
 
-    def vbroadcastss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vbroadcastss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vbroadcastss: 7 forms.
 
         vbroadcastss W:xmm, R:m32                    VEX.128.66.0F38.W0 18 /r     VEX_VBROADCASTSS_XMM_M32 (AVX)
@@ -5871,7 +5872,7 @@ class AsmMethods:
         vbroadcastss W:ymm, R:xmm/m32                EVEX.256.66.0F38.W0 18 /r    EVEX_VBROADCASTSS_YMM_K1Z_XMMM32 (AVX512VL+AVX512F)
         """
 
-    def vcmppd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vcmppd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vcmppd: 5 forms.
 
         vcmppd W:xmm, R:xmm, R:xmm/m128, R:imm8      VEX.128.66.0F.WIG C2 /r ib   VEX_VCMPPD_XMM_XMM_XMMM128_IMM8 (AVX)
@@ -5881,7 +5882,7 @@ class AsmMethods:
         vcmppd W:k, R:ymm, R:ymm/m256, R:imm8        EVEX.256.66.0F.W1 C2 /r ib   EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vcmpph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vcmpph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vcmpph: 3 forms.
 
         vcmpph W:k, R:xmm, R:xmm/m128, R:imm8        EVEX.128.0F3A.W0 C2 /r ib    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8 (AVX512VL+AVX512_FP16)
@@ -5889,7 +5890,7 @@ class AsmMethods:
         vcmpph W:k, R:zmm, R:zmm/m512, R:imm8        EVEX.512.0F3A.W0 C2 /r ib    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE (AVX512_FP16)
         """
 
-    def vcmpps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vcmpps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vcmpps: 5 forms.
 
         vcmpps W:xmm, R:xmm, R:xmm/m128, R:imm8      VEX.128.0F.WIG C2 /r ib      VEX_VCMPPS_XMM_XMM_XMMM128_IMM8 (AVX)
@@ -5899,47 +5900,47 @@ class AsmMethods:
         vcmpps W:k, R:ymm, R:ymm/m256, R:imm8        EVEX.256.0F.W0 C2 /r ib      EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vcmpsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vcmpsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vcmpsd: 2 forms.
 
         vcmpsd W:xmm, R:xmm, R:xmm/m64, R:imm8       VEX.LIG.F2.0F.WIG C2 /r ib   VEX_VCMPSD_XMM_XMM_XMMM64_IMM8 (AVX)
         vcmpsd W:k, R:xmm, R:xmm/m64, R:imm8         EVEX.LIG.F2.0F.W1 C2 /r ib   EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE (AVX512F)
         """
 
-    def vcmpsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vcmpsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vcmpsh: 1 form.
 
         vcmpsh W:k, R:xmm, R:xmm/m16, R:imm8         EVEX.LIG.F3.0F3A.W0 C2 /r ib EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE (AVX512_FP16)
         """
 
-    def vcmpss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vcmpss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vcmpss: 2 forms.
 
         vcmpss W:xmm, R:xmm, R:xmm/m32, R:imm8       VEX.LIG.F3.0F.WIG C2 /r ib   VEX_VCMPSS_XMM_XMM_XMMM32_IMM8 (AVX)
         vcmpss W:k, R:xmm, R:xmm/m32, R:imm8         EVEX.LIG.F3.0F.W0 C2 /r ib   EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE (AVX512F)
         """
 
-    def vcomisd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcomisd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcomisd: 2 forms.
 
         vcomisd R:xmm, R:xmm/m64                     VEX.LIG.66.0F.WIG 2F /r      VEX_VCOMISD_XMM_XMMM64 (AVX)
         vcomisd R:xmm, R:xmm/m64                     EVEX.LIG.66.0F.W1 2F /r      EVEX_VCOMISD_XMM_XMMM64_SAE (AVX512F)
         """
 
-    def vcomish(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcomish(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcomish: 1 form.
 
         vcomish R:xmm, R:xmm/m16                     EVEX.LIG.MAP5.W0 2F /r       EVEX_VCOMISH_XMM_XMMM16_SAE (AVX512_FP16)
         """
 
-    def vcomiss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcomiss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcomiss: 2 forms.
 
         vcomiss R:xmm, R:xmm/m32                     VEX.LIG.0F.WIG 2F /r         VEX_VCOMISS_XMM_XMMM32 (AVX)
         vcomiss R:xmm, R:xmm/m32                     EVEX.LIG.0F.W0 2F /r         EVEX_VCOMISS_XMM_XMMM32_SAE (AVX512F)
         """
 
-    def vcompresspd(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vcompresspd(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vcompresspd: 3 forms.
 
         vcompresspd W:zmm/m512, R:zmm                EVEX.512.66.0F38.W1 8A /r    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM (AVX512F)
@@ -5947,7 +5948,7 @@ class AsmMethods:
         vcompresspd W:ymm/m256, R:ymm                EVEX.256.66.0F38.W1 8A /r    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vcompressps(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vcompressps(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vcompressps: 3 forms.
 
         vcompressps W:zmm/m512, R:zmm                EVEX.512.66.0F38.W0 8A /r    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM (AVX512F)
@@ -5955,7 +5956,7 @@ class AsmMethods:
         vcompressps W:ymm/m256, R:ymm                EVEX.256.66.0F38.W0 8A /r    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vcvtdq2pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtdq2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtdq2pd: 5 forms.
 
         vcvtdq2pd W:xmm, R:xmm/m64                   VEX.128.F3.0F.WIG E6 /r      VEX_VCVTDQ2PD_XMM_XMMM64 (AVX)
@@ -5965,7 +5966,7 @@ class AsmMethods:
         vcvtdq2pd W:ymm, R:xmm/m128                  EVEX.256.F3.0F.W0 E6 /r      EVEX_VCVTDQ2PD_YMM_K1Z_XMMM128B32 (AVX512VL+AVX512F)
         """
 
-    def vcvtdq2ph(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtdq2ph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtdq2ph: 3 forms.
 
         vcvtdq2ph W:xmm, R:xmm/m128                  EVEX.128.MAP5.W0 5B /r       EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32 (AVX512VL+AVX512_FP16)
@@ -5973,7 +5974,7 @@ class AsmMethods:
         vcvtdq2ph W:ymm, R:zmm/m512                  EVEX.512.MAP5.W0 5B /r       EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER (AVX512_FP16)
         """
 
-    def vcvtdq2ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtdq2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtdq2ps: 5 forms.
 
         vcvtdq2ps W:xmm, R:xmm/m128                  VEX.128.0F.WIG 5B /r         VEX_VCVTDQ2PS_XMM_XMMM128 (AVX)
@@ -5983,7 +5984,7 @@ class AsmMethods:
         vcvtdq2ps W:ymm, R:ymm/m256                  EVEX.256.0F.W0 5B /r         EVEX_VCVTDQ2PS_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vcvtne2ps2bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtne2ps2bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtne2ps2bf16: 3 forms.
 
         vcvtne2ps2bf16 W:xmm, R:xmm, R:xmm/m128      EVEX.128.F2.0F38.W0 72 /r    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512_BF16)
@@ -5991,35 +5992,35 @@ class AsmMethods:
         vcvtne2ps2bf16 W:zmm, R:zmm, R:zmm/m512      EVEX.512.F2.0F38.W0 72 /r    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F+AVX512_BF16)
         """
 
-    def vcvtneebf162ps(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vcvtneebf162ps(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vcvtneebf162ps: 2 forms.
 
         vcvtneebf162ps W:xmm, R:m128                 VEX.128.F3.0F38.W0 B0 /r     VEX_VCVTNEEBF162PS_XMM_M128 (AVX_NE_CONVERT)
         vcvtneebf162ps W:ymm, R:m256                 VEX.256.F3.0F38.W0 B0 /r     VEX_VCVTNEEBF162PS_YMM_M256 (AVX_NE_CONVERT)
         """
 
-    def vcvtneeph2ps(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vcvtneeph2ps(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vcvtneeph2ps: 2 forms.
 
         vcvtneeph2ps W:xmm, R:m128                   VEX.128.66.0F38.W0 B0 /r     VEX_VCVTNEEPH2PS_XMM_M128 (AVX_NE_CONVERT)
         vcvtneeph2ps W:ymm, R:m256                   VEX.256.66.0F38.W0 B0 /r     VEX_VCVTNEEPH2PS_YMM_M256 (AVX_NE_CONVERT)
         """
 
-    def vcvtneobf162ps(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vcvtneobf162ps(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vcvtneobf162ps: 2 forms.
 
         vcvtneobf162ps W:xmm, R:m128                 VEX.128.F2.0F38.W0 B0 /r     VEX_VCVTNEOBF162PS_XMM_M128 (AVX_NE_CONVERT)
         vcvtneobf162ps W:ymm, R:m256                 VEX.256.F2.0F38.W0 B0 /r     VEX_VCVTNEOBF162PS_YMM_M256 (AVX_NE_CONVERT)
         """
 
-    def vcvtneoph2ps(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vcvtneoph2ps(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vcvtneoph2ps: 2 forms.
 
         vcvtneoph2ps W:xmm, R:m128                   VEX.128.0F38.W0 B0 /r        VEX_VCVTNEOPH2PS_XMM_M128 (AVX_NE_CONVERT)
         vcvtneoph2ps W:ymm, R:m256                   VEX.256.0F38.W0 B0 /r        VEX_VCVTNEOPH2PS_YMM_M256 (AVX_NE_CONVERT)
         """
 
-    def vcvtneps2bf16(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtneps2bf16(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtneps2bf16: 5 forms.
 
         vcvtneps2bf16 W:xmm, R:xmm/m128              VEX.128.F3.0F38.W0 72 /r     VEX_VCVTNEPS2BF16_XMM_XMMM128 (AVX_NE_CONVERT)
@@ -6029,7 +6030,7 @@ class AsmMethods:
         vcvtneps2bf16 W:ymm, R:zmm/m512              EVEX.512.F3.0F38.W0 72 /r    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32 (AVX512F+AVX512_BF16)
         """
 
-    def vcvtpd2dq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtpd2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtpd2dq: 5 forms.
 
         vcvtpd2dq W:xmm, R:xmm/m128                  VEX.128.F2.0F.WIG E6 /r      VEX_VCVTPD2DQ_XMM_XMMM128 (AVX)
@@ -6039,7 +6040,7 @@ class AsmMethods:
         vcvtpd2dq W:xmm, R:ymm/m256                  EVEX.256.F2.0F.W1 E6 /r      EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vcvtpd2ph(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtpd2ph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtpd2ph: 3 forms.
 
         vcvtpd2ph W:xmm, R:xmm/m128                  EVEX.128.66.MAP5.W1 5A /r    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64 (AVX512VL+AVX512_FP16)
@@ -6047,7 +6048,7 @@ class AsmMethods:
         vcvtpd2ph W:xmm, R:zmm/m512                  EVEX.512.66.MAP5.W1 5A /r    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER (AVX512_FP16)
         """
 
-    def vcvtpd2ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtpd2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtpd2ps: 5 forms.
 
         vcvtpd2ps W:xmm, R:xmm/m128                  VEX.128.66.0F.WIG 5A /r      VEX_VCVTPD2PS_XMM_XMMM128 (AVX)
@@ -6057,7 +6058,7 @@ class AsmMethods:
         vcvtpd2ps W:xmm, R:ymm/m256                  EVEX.256.66.0F.W1 5A /r      EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vcvtpd2qq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtpd2qq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtpd2qq: 3 forms.
 
         vcvtpd2qq W:zmm, R:zmm/m512                  EVEX.512.66.0F.W1 7B /r      EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER (AVX512DQ)
@@ -6065,7 +6066,7 @@ class AsmMethods:
         vcvtpd2qq W:ymm, R:ymm/m256                  EVEX.256.66.0F.W1 7B /r      EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vcvtpd2udq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtpd2udq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtpd2udq: 3 forms.
 
         vcvtpd2udq W:ymm, R:zmm/m512                 EVEX.512.0F.W1 79 /r         EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER (AVX512F)
@@ -6073,7 +6074,7 @@ class AsmMethods:
         vcvtpd2udq W:xmm, R:ymm/m256                 EVEX.256.0F.W1 79 /r         EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vcvtpd2uqq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtpd2uqq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtpd2uqq: 3 forms.
 
         vcvtpd2uqq W:zmm, R:zmm/m512                 EVEX.512.66.0F.W1 79 /r      EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER (AVX512DQ)
@@ -6081,7 +6082,7 @@ class AsmMethods:
         vcvtpd2uqq W:ymm, R:ymm/m256                 EVEX.256.66.0F.W1 79 /r      EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vcvtph2dq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtph2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtph2dq: 3 forms.
 
         vcvtph2dq W:xmm, R:xmm/m64                   EVEX.128.66.MAP5.W0 5B /r    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16 (AVX512VL+AVX512_FP16)
@@ -6089,7 +6090,7 @@ class AsmMethods:
         vcvtph2dq W:zmm, R:ymm/m256                  EVEX.512.66.MAP5.W0 5B /r    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER (AVX512_FP16)
         """
 
-    def vcvtph2pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtph2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtph2pd: 3 forms.
 
         vcvtph2pd W:xmm, R:xmm/m32                   EVEX.128.MAP5.W0 5A /r       EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16 (AVX512VL+AVX512_FP16)
@@ -6097,7 +6098,7 @@ class AsmMethods:
         vcvtph2pd W:zmm, R:xmm/m128                  EVEX.512.MAP5.W0 5A /r       EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE (AVX512_FP16)
         """
 
-    def vcvtph2ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtph2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtph2ps: 5 forms.
 
         vcvtph2ps W:xmm, R:xmm/m64                   VEX.128.66.0F38.W0 13 /r     VEX_VCVTPH2PS_XMM_XMMM64 (F16C)
@@ -6107,7 +6108,7 @@ class AsmMethods:
         vcvtph2ps W:ymm, R:xmm/m128                  EVEX.256.66.0F38.W0 13 /r    EVEX_VCVTPH2PS_YMM_K1Z_XMMM128 (AVX512VL+AVX512F)
         """
 
-    def vcvtph2psx(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtph2psx(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtph2psx: 3 forms.
 
         vcvtph2psx W:xmm, R:xmm/m64                  EVEX.128.66.MAP6.W0 13 /r    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16 (AVX512VL+AVX512_FP16)
@@ -6115,7 +6116,7 @@ class AsmMethods:
         vcvtph2psx W:zmm, R:ymm/m256                 EVEX.512.66.MAP6.W0 13 /r    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE (AVX512_FP16)
         """
 
-    def vcvtph2qq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtph2qq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtph2qq: 3 forms.
 
         vcvtph2qq W:xmm, R:xmm/m32                   EVEX.128.66.MAP5.W0 7B /r    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16 (AVX512VL+AVX512_FP16)
@@ -6123,7 +6124,7 @@ class AsmMethods:
         vcvtph2qq W:zmm, R:xmm/m128                  EVEX.512.66.MAP5.W0 7B /r    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER (AVX512_FP16)
         """
 
-    def vcvtph2udq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtph2udq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtph2udq: 3 forms.
 
         vcvtph2udq W:xmm, R:xmm/m64                  EVEX.128.MAP5.W0 79 /r       EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16 (AVX512VL+AVX512_FP16)
@@ -6131,7 +6132,7 @@ class AsmMethods:
         vcvtph2udq W:zmm, R:ymm/m256                 EVEX.512.MAP5.W0 79 /r       EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER (AVX512_FP16)
         """
 
-    def vcvtph2uqq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtph2uqq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtph2uqq: 3 forms.
 
         vcvtph2uqq W:xmm, R:xmm/m32                  EVEX.128.66.MAP5.W0 79 /r    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16 (AVX512VL+AVX512_FP16)
@@ -6139,7 +6140,7 @@ class AsmMethods:
         vcvtph2uqq W:zmm, R:xmm/m128                 EVEX.512.66.MAP5.W0 79 /r    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER (AVX512_FP16)
         """
 
-    def vcvtph2uw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtph2uw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtph2uw: 3 forms.
 
         vcvtph2uw W:xmm, R:xmm/m128                  EVEX.128.MAP5.W0 7D /r       EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -6147,7 +6148,7 @@ class AsmMethods:
         vcvtph2uw W:zmm, R:zmm/m512                  EVEX.512.MAP5.W0 7D /r       EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vcvtph2w(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtph2w(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtph2w: 3 forms.
 
         vcvtph2w W:xmm, R:xmm/m128                   EVEX.128.66.MAP5.W0 7D /r    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -6155,7 +6156,7 @@ class AsmMethods:
         vcvtph2w W:zmm, R:zmm/m512                   EVEX.512.66.MAP5.W0 7D /r    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vcvtps2dq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtps2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtps2dq: 5 forms.
 
         vcvtps2dq W:xmm, R:xmm/m128                  VEX.128.66.0F.WIG 5B /r      VEX_VCVTPS2DQ_XMM_XMMM128 (AVX)
@@ -6165,7 +6166,7 @@ class AsmMethods:
         vcvtps2dq W:ymm, R:ymm/m256                  EVEX.256.66.0F.W0 5B /r      EVEX_VCVTPS2DQ_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vcvtps2pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtps2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtps2pd: 5 forms.
 
         vcvtps2pd W:xmm, R:xmm/m64                   VEX.128.0F.WIG 5A /r         VEX_VCVTPS2PD_XMM_XMMM64 (AVX)
@@ -6175,7 +6176,7 @@ class AsmMethods:
         vcvtps2pd W:ymm, R:xmm/m128                  EVEX.256.0F.W0 5A /r         EVEX_VCVTPS2PD_YMM_K1Z_XMMM128B32 (AVX512VL+AVX512F)
         """
 
-    def vcvtps2ph(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vcvtps2ph(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vcvtps2ph: 5 forms.
 
         vcvtps2ph W:xmm/m64, R:xmm, R:imm8           VEX.128.66.0F3A.W0 1D /r ib  VEX_VCVTPS2PH_XMMM64_XMM_IMM8 (F16C)
@@ -6185,7 +6186,7 @@ class AsmMethods:
         vcvtps2ph W:xmm/m128, R:ymm, R:imm8          EVEX.256.66.0F3A.W0 1D /r ib EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vcvtps2phx(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtps2phx(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtps2phx: 3 forms.
 
         vcvtps2phx W:xmm, R:xmm/m128                 EVEX.128.66.MAP5.W0 1D /r    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32 (AVX512VL+AVX512_FP16)
@@ -6193,7 +6194,7 @@ class AsmMethods:
         vcvtps2phx W:ymm, R:zmm/m512                 EVEX.512.66.MAP5.W0 1D /r    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER (AVX512_FP16)
         """
 
-    def vcvtps2qq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtps2qq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtps2qq: 3 forms.
 
         vcvtps2qq W:zmm, R:ymm/m256                  EVEX.512.66.0F.W0 7B /r      EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER (AVX512DQ)
@@ -6201,7 +6202,7 @@ class AsmMethods:
         vcvtps2qq W:ymm, R:xmm/m128                  EVEX.256.66.0F.W0 7B /r      EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32 (AVX512VL+AVX512DQ)
         """
 
-    def vcvtps2udq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtps2udq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtps2udq: 3 forms.
 
         vcvtps2udq W:zmm, R:zmm/m512                 EVEX.512.0F.W0 79 /r         EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER (AVX512F)
@@ -6209,7 +6210,7 @@ class AsmMethods:
         vcvtps2udq W:ymm, R:ymm/m256                 EVEX.256.0F.W0 79 /r         EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vcvtps2uqq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtps2uqq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtps2uqq: 3 forms.
 
         vcvtps2uqq W:zmm, R:ymm/m256                 EVEX.512.66.0F.W0 79 /r      EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER (AVX512DQ)
@@ -6217,7 +6218,7 @@ class AsmMethods:
         vcvtps2uqq W:ymm, R:xmm/m128                 EVEX.256.66.0F.W0 79 /r      EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32 (AVX512VL+AVX512DQ)
         """
 
-    def vcvtqq2pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtqq2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtqq2pd: 3 forms.
 
         vcvtqq2pd W:zmm, R:zmm/m512                  EVEX.512.F3.0F.W1 E6 /r      EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER (AVX512DQ)
@@ -6225,7 +6226,7 @@ class AsmMethods:
         vcvtqq2pd W:ymm, R:ymm/m256                  EVEX.256.F3.0F.W1 E6 /r      EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vcvtqq2ph(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtqq2ph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtqq2ph: 3 forms.
 
         vcvtqq2ph W:xmm, R:xmm/m128                  EVEX.128.MAP5.W1 5B /r       EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64 (AVX512VL+AVX512_FP16)
@@ -6233,7 +6234,7 @@ class AsmMethods:
         vcvtqq2ph W:xmm, R:zmm/m512                  EVEX.512.MAP5.W1 5B /r       EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER (AVX512_FP16)
         """
 
-    def vcvtqq2ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtqq2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtqq2ps: 3 forms.
 
         vcvtqq2ps W:ymm, R:zmm/m512                  EVEX.512.0F.W1 5B /r         EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER (AVX512DQ)
@@ -6241,13 +6242,13 @@ class AsmMethods:
         vcvtqq2ps W:xmm, R:ymm/m256                  EVEX.256.0F.W1 5B /r         EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vcvtsd2sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtsd2sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtsd2sh: 1 form.
 
         vcvtsd2sh W:xmm, R:xmm, R:xmm/m64            EVEX.LIG.F2.MAP5.W1 5A /r    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER (AVX512_FP16)
         """
 
-    def vcvtsd2si(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtsd2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtsd2si: 4 forms.
 
         vcvtsd2si W:r32, R:xmm/m64                   VEX.LIG.F2.0F.W0 2D /r       VEX_VCVTSD2SI_R32_XMMM64 (AVX)
@@ -6256,47 +6257,47 @@ class AsmMethods:
         vcvtsd2si W:r64, R:xmm/m64                   EVEX.LIG.F2.0F.W1 2D /r      EVEX_VCVTSD2SI_R64_XMMM64_ER (AVX512F)
         """
 
-    def vcvtsd2ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtsd2ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtsd2ss: 2 forms.
 
         vcvtsd2ss W:xmm, R:xmm, R:xmm/m64            VEX.LIG.F2.0F.WIG 5A /r      VEX_VCVTSD2SS_XMM_XMM_XMMM64 (AVX)
         vcvtsd2ss W:xmm, R:xmm, R:xmm/m64            EVEX.LIG.F2.0F.W1 5A /r      EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vcvtsd2usi(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtsd2usi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtsd2usi: 2 forms.
 
         vcvtsd2usi W:r32, R:xmm/m64                  EVEX.LIG.F2.0F.W0 79 /r      EVEX_VCVTSD2USI_R32_XMMM64_ER (AVX512F)
         vcvtsd2usi W:r64, R:xmm/m64                  EVEX.LIG.F2.0F.W1 79 /r      EVEX_VCVTSD2USI_R64_XMMM64_ER (AVX512F)
         """
 
-    def vcvtsh2sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtsh2sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtsh2sd: 1 form.
 
         vcvtsh2sd W:xmm, R:xmm, R:xmm/m16            EVEX.LIG.F3.MAP5.W0 5A /r    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE (AVX512_FP16)
         """
 
-    def vcvtsh2si(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtsh2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtsh2si: 2 forms.
 
         vcvtsh2si W:r32, R:xmm/m16                   EVEX.LIG.F3.MAP5.W0 2D /r    EVEX_VCVTSH2SI_R32_XMMM16_ER (AVX512_FP16)
         vcvtsh2si W:r64, R:xmm/m16                   EVEX.LIG.F3.MAP5.W1 2D /r    EVEX_VCVTSH2SI_R64_XMMM16_ER (AVX512_FP16)
         """
 
-    def vcvtsh2ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtsh2ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtsh2ss: 1 form.
 
         vcvtsh2ss W:xmm, R:xmm, R:xmm/m16            EVEX.LIG.MAP6.W0 13 /r       EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE (AVX512_FP16)
         """
 
-    def vcvtsh2usi(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtsh2usi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtsh2usi: 2 forms.
 
         vcvtsh2usi W:r32, R:xmm/m16                  EVEX.LIG.F3.MAP5.W0 79 /r    EVEX_VCVTSH2USI_R32_XMMM16_ER (AVX512_FP16)
         vcvtsh2usi W:r64, R:xmm/m16                  EVEX.LIG.F3.MAP5.W1 79 /r    EVEX_VCVTSH2USI_R64_XMMM16_ER (AVX512_FP16)
         """
 
-    def vcvtsi2sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtsi2sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtsi2sd: 4 forms.
 
         vcvtsi2sd W:xmm, R:xmm, R:r32/m32            VEX.LIG.F2.0F.W0 2A /r       VEX_VCVTSI2SD_XMM_XMM_RM32 (AVX)
@@ -6305,14 +6306,14 @@ class AsmMethods:
         vcvtsi2sd W:xmm, R:xmm, R:r64/m64            EVEX.LIG.F2.0F.W1 2A /r      EVEX_VCVTSI2SD_XMM_XMM_RM64_ER (AVX512F)
         """
 
-    def vcvtsi2sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtsi2sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtsi2sh: 2 forms.
 
         vcvtsi2sh W:xmm, R:xmm, R:r32/m32            EVEX.LIG.F3.MAP5.W0 2A /r    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER (AVX512_FP16)
         vcvtsi2sh W:xmm, R:xmm, R:r64/m64            EVEX.LIG.F3.MAP5.W1 2A /r    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER (AVX512_FP16)
         """
 
-    def vcvtsi2ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtsi2ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtsi2ss: 4 forms.
 
         vcvtsi2ss W:xmm, R:xmm, R:r32/m32            VEX.LIG.F3.0F.W0 2A /r       VEX_VCVTSI2SS_XMM_XMM_RM32 (AVX)
@@ -6321,20 +6322,20 @@ class AsmMethods:
         vcvtsi2ss W:xmm, R:xmm, R:r64/m64            EVEX.LIG.F3.0F.W1 2A /r      EVEX_VCVTSI2SS_XMM_XMM_RM64_ER (AVX512F)
         """
 
-    def vcvtss2sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtss2sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtss2sd: 2 forms.
 
         vcvtss2sd W:xmm, R:xmm, R:xmm/m32            VEX.LIG.F3.0F.WIG 5A /r      VEX_VCVTSS2SD_XMM_XMM_XMMM32 (AVX)
         vcvtss2sd W:xmm, R:xmm, R:xmm/m32            EVEX.LIG.F3.0F.W0 5A /r      EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE (AVX512F)
         """
 
-    def vcvtss2sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtss2sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtss2sh: 1 form.
 
         vcvtss2sh W:xmm, R:xmm, R:xmm/m32            EVEX.LIG.MAP5.W0 1D /r       EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER (AVX512_FP16)
         """
 
-    def vcvtss2si(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtss2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtss2si: 4 forms.
 
         vcvtss2si W:r32, R:xmm/m32                   VEX.LIG.F3.0F.W0 2D /r       VEX_VCVTSS2SI_R32_XMMM32 (AVX)
@@ -6343,14 +6344,14 @@ class AsmMethods:
         vcvtss2si W:r64, R:xmm/m32                   EVEX.LIG.F3.0F.W1 2D /r      EVEX_VCVTSS2SI_R64_XMMM32_ER (AVX512F)
         """
 
-    def vcvtss2usi(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtss2usi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtss2usi: 2 forms.
 
         vcvtss2usi W:r32, R:xmm/m32                  EVEX.LIG.F3.0F.W0 79 /r      EVEX_VCVTSS2USI_R32_XMMM32_ER (AVX512F)
         vcvtss2usi W:r64, R:xmm/m32                  EVEX.LIG.F3.0F.W1 79 /r      EVEX_VCVTSS2USI_R64_XMMM32_ER (AVX512F)
         """
 
-    def vcvttpd2dq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttpd2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttpd2dq: 5 forms.
 
         vcvttpd2dq W:xmm, R:xmm/m128                 VEX.128.66.0F.WIG E6 /r      VEX_VCVTTPD2DQ_XMM_XMMM128 (AVX)
@@ -6360,7 +6361,7 @@ class AsmMethods:
         vcvttpd2dq W:xmm, R:ymm/m256                 EVEX.256.66.0F.W1 E6 /r      EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vcvttpd2qq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttpd2qq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttpd2qq: 3 forms.
 
         vcvttpd2qq W:zmm, R:zmm/m512                 EVEX.512.66.0F.W1 7A /r      EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE (AVX512DQ)
@@ -6368,7 +6369,7 @@ class AsmMethods:
         vcvttpd2qq W:ymm, R:ymm/m256                 EVEX.256.66.0F.W1 7A /r      EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vcvttpd2udq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttpd2udq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttpd2udq: 3 forms.
 
         vcvttpd2udq W:ymm, R:zmm/m512                EVEX.512.0F.W1 78 /r         EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE (AVX512F)
@@ -6376,7 +6377,7 @@ class AsmMethods:
         vcvttpd2udq W:xmm, R:ymm/m256                EVEX.256.0F.W1 78 /r         EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vcvttpd2uqq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttpd2uqq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttpd2uqq: 3 forms.
 
         vcvttpd2uqq W:zmm, R:zmm/m512                EVEX.512.66.0F.W1 78 /r      EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE (AVX512DQ)
@@ -6384,7 +6385,7 @@ class AsmMethods:
         vcvttpd2uqq W:ymm, R:ymm/m256                EVEX.256.66.0F.W1 78 /r      EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vcvttph2dq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttph2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttph2dq: 3 forms.
 
         vcvttph2dq W:xmm, R:xmm/m64                  EVEX.128.F3.MAP5.W0 5B /r    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16 (AVX512VL+AVX512_FP16)
@@ -6392,7 +6393,7 @@ class AsmMethods:
         vcvttph2dq W:zmm, R:ymm/m256                 EVEX.512.F3.MAP5.W0 5B /r    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE (AVX512_FP16)
         """
 
-    def vcvttph2qq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttph2qq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttph2qq: 3 forms.
 
         vcvttph2qq W:xmm, R:xmm/m32                  EVEX.128.66.MAP5.W0 7A /r    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16 (AVX512VL+AVX512_FP16)
@@ -6400,7 +6401,7 @@ class AsmMethods:
         vcvttph2qq W:zmm, R:xmm/m128                 EVEX.512.66.MAP5.W0 7A /r    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE (AVX512_FP16)
         """
 
-    def vcvttph2udq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttph2udq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttph2udq: 3 forms.
 
         vcvttph2udq W:xmm, R:xmm/m64                 EVEX.128.MAP5.W0 78 /r       EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16 (AVX512VL+AVX512_FP16)
@@ -6408,7 +6409,7 @@ class AsmMethods:
         vcvttph2udq W:zmm, R:ymm/m256                EVEX.512.MAP5.W0 78 /r       EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE (AVX512_FP16)
         """
 
-    def vcvttph2uqq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttph2uqq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttph2uqq: 3 forms.
 
         vcvttph2uqq W:xmm, R:xmm/m32                 EVEX.128.66.MAP5.W0 78 /r    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16 (AVX512VL+AVX512_FP16)
@@ -6416,7 +6417,7 @@ class AsmMethods:
         vcvttph2uqq W:zmm, R:xmm/m128                EVEX.512.66.MAP5.W0 78 /r    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE (AVX512_FP16)
         """
 
-    def vcvttph2uw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttph2uw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttph2uw: 3 forms.
 
         vcvttph2uw W:xmm, R:xmm/m128                 EVEX.128.MAP5.W0 7C /r       EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -6424,7 +6425,7 @@ class AsmMethods:
         vcvttph2uw W:zmm, R:zmm/m512                 EVEX.512.MAP5.W0 7C /r       EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE (AVX512_FP16)
         """
 
-    def vcvttph2w(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttph2w(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttph2w: 3 forms.
 
         vcvttph2w W:xmm, R:xmm/m128                  EVEX.128.66.MAP5.W0 7C /r    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -6432,7 +6433,7 @@ class AsmMethods:
         vcvttph2w W:zmm, R:zmm/m512                  EVEX.512.66.MAP5.W0 7C /r    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE (AVX512_FP16)
         """
 
-    def vcvttps2dq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttps2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttps2dq: 5 forms.
 
         vcvttps2dq W:xmm, R:xmm/m128                 VEX.128.F3.0F.WIG 5B /r      VEX_VCVTTPS2DQ_XMM_XMMM128 (AVX)
@@ -6442,7 +6443,7 @@ class AsmMethods:
         vcvttps2dq W:ymm, R:ymm/m256                 EVEX.256.F3.0F.W0 5B /r      EVEX_VCVTTPS2DQ_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vcvttps2qq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttps2qq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttps2qq: 3 forms.
 
         vcvttps2qq W:zmm, R:ymm/m256                 EVEX.512.66.0F.W0 7A /r      EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE (AVX512DQ)
@@ -6450,7 +6451,7 @@ class AsmMethods:
         vcvttps2qq W:ymm, R:xmm/m128                 EVEX.256.66.0F.W0 7A /r      EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32 (AVX512VL+AVX512DQ)
         """
 
-    def vcvttps2udq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttps2udq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttps2udq: 3 forms.
 
         vcvttps2udq W:zmm, R:zmm/m512                EVEX.512.0F.W0 78 /r         EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE (AVX512F)
@@ -6458,7 +6459,7 @@ class AsmMethods:
         vcvttps2udq W:ymm, R:ymm/m256                EVEX.256.0F.W0 78 /r         EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vcvttps2uqq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttps2uqq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttps2uqq: 3 forms.
 
         vcvttps2uqq W:zmm, R:ymm/m256                EVEX.512.66.0F.W0 78 /r      EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE (AVX512DQ)
@@ -6466,7 +6467,7 @@ class AsmMethods:
         vcvttps2uqq W:ymm, R:xmm/m128                EVEX.256.66.0F.W0 78 /r      EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32 (AVX512VL+AVX512DQ)
         """
 
-    def vcvttsd2si(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttsd2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttsd2si: 4 forms.
 
         vcvttsd2si W:r32, R:xmm/m64                  VEX.LIG.F2.0F.W0 2C /r       VEX_VCVTTSD2SI_R32_XMMM64 (AVX)
@@ -6475,28 +6476,28 @@ class AsmMethods:
         vcvttsd2si W:r64, R:xmm/m64                  EVEX.LIG.F2.0F.W1 2C /r      EVEX_VCVTTSD2SI_R64_XMMM64_SAE (AVX512F)
         """
 
-    def vcvttsd2usi(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttsd2usi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttsd2usi: 2 forms.
 
         vcvttsd2usi W:r32, R:xmm/m64                 EVEX.LIG.F2.0F.W0 78 /r      EVEX_VCVTTSD2USI_R32_XMMM64_SAE (AVX512F)
         vcvttsd2usi W:r64, R:xmm/m64                 EVEX.LIG.F2.0F.W1 78 /r      EVEX_VCVTTSD2USI_R64_XMMM64_SAE (AVX512F)
         """
 
-    def vcvttsh2si(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttsh2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttsh2si: 2 forms.
 
         vcvttsh2si W:r32, R:xmm/m16                  EVEX.LIG.F3.MAP5.W0 2C /r    EVEX_VCVTTSH2SI_R32_XMMM16_SAE (AVX512_FP16)
         vcvttsh2si W:r64, R:xmm/m16                  EVEX.LIG.F3.MAP5.W1 2C /r    EVEX_VCVTTSH2SI_R64_XMMM16_SAE (AVX512_FP16)
         """
 
-    def vcvttsh2usi(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttsh2usi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttsh2usi: 2 forms.
 
         vcvttsh2usi W:r32, R:xmm/m16                 EVEX.LIG.F3.MAP5.W0 78 /r    EVEX_VCVTTSH2USI_R32_XMMM16_SAE (AVX512_FP16)
         vcvttsh2usi W:r64, R:xmm/m16                 EVEX.LIG.F3.MAP5.W1 78 /r    EVEX_VCVTTSH2USI_R64_XMMM16_SAE (AVX512_FP16)
         """
 
-    def vcvttss2si(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttss2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttss2si: 4 forms.
 
         vcvttss2si W:r32, R:xmm/m32                  VEX.LIG.F3.0F.W0 2C /r       VEX_VCVTTSS2SI_R32_XMMM32 (AVX)
@@ -6505,14 +6506,14 @@ class AsmMethods:
         vcvttss2si W:r64, R:xmm/m32                  EVEX.LIG.F3.0F.W1 2C /r      EVEX_VCVTTSS2SI_R64_XMMM32_SAE (AVX512F)
         """
 
-    def vcvttss2usi(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvttss2usi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttss2usi: 2 forms.
 
         vcvttss2usi W:r32, R:xmm/m32                 EVEX.LIG.F3.0F.W0 78 /r      EVEX_VCVTTSS2USI_R32_XMMM32_SAE (AVX512F)
         vcvttss2usi W:r64, R:xmm/m32                 EVEX.LIG.F3.0F.W1 78 /r      EVEX_VCVTTSS2USI_R64_XMMM32_SAE (AVX512F)
         """
 
-    def vcvtudq2pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtudq2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtudq2pd: 3 forms.
 
         vcvtudq2pd W:zmm, R:ymm/m256                 EVEX.512.F3.0F.W0 7A /r      EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER (AVX512F)
@@ -6520,7 +6521,7 @@ class AsmMethods:
         vcvtudq2pd W:ymm, R:xmm/m128                 EVEX.256.F3.0F.W0 7A /r      EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32 (AVX512VL+AVX512F)
         """
 
-    def vcvtudq2ph(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtudq2ph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtudq2ph: 3 forms.
 
         vcvtudq2ph W:xmm, R:xmm/m128                 EVEX.128.F2.MAP5.W0 7A /r    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32 (AVX512VL+AVX512_FP16)
@@ -6528,7 +6529,7 @@ class AsmMethods:
         vcvtudq2ph W:ymm, R:zmm/m512                 EVEX.512.F2.MAP5.W0 7A /r    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER (AVX512_FP16)
         """
 
-    def vcvtudq2ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtudq2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtudq2ps: 3 forms.
 
         vcvtudq2ps W:zmm, R:zmm/m512                 EVEX.512.F2.0F.W0 7A /r      EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER (AVX512F)
@@ -6536,7 +6537,7 @@ class AsmMethods:
         vcvtudq2ps W:ymm, R:ymm/m256                 EVEX.256.F2.0F.W0 7A /r      EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vcvtuqq2pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtuqq2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtuqq2pd: 3 forms.
 
         vcvtuqq2pd W:zmm, R:zmm/m512                 EVEX.512.F3.0F.W1 7A /r      EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER (AVX512DQ)
@@ -6544,7 +6545,7 @@ class AsmMethods:
         vcvtuqq2pd W:ymm, R:ymm/m256                 EVEX.256.F3.0F.W1 7A /r      EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vcvtuqq2ph(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtuqq2ph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtuqq2ph: 3 forms.
 
         vcvtuqq2ph W:xmm, R:xmm/m128                 EVEX.128.F2.MAP5.W1 7A /r    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64 (AVX512VL+AVX512_FP16)
@@ -6552,7 +6553,7 @@ class AsmMethods:
         vcvtuqq2ph W:xmm, R:zmm/m512                 EVEX.512.F2.MAP5.W1 7A /r    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER (AVX512_FP16)
         """
 
-    def vcvtuqq2ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtuqq2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtuqq2ps: 3 forms.
 
         vcvtuqq2ps W:ymm, R:zmm/m512                 EVEX.512.F2.0F.W1 7A /r      EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER (AVX512DQ)
@@ -6560,28 +6561,28 @@ class AsmMethods:
         vcvtuqq2ps W:xmm, R:ymm/m256                 EVEX.256.F2.0F.W1 7A /r      EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vcvtusi2sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtusi2sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtusi2sd: 2 forms.
 
         vcvtusi2sd W:xmm, R:xmm, R:r32/m32           EVEX.LIG.F2.0F.W0 7B /r      EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER (AVX512F)
         vcvtusi2sd W:xmm, R:xmm, R:r64/m64           EVEX.LIG.F2.0F.W1 7B /r      EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER (AVX512F)
         """
 
-    def vcvtusi2sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtusi2sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtusi2sh: 2 forms.
 
         vcvtusi2sh W:xmm, R:xmm, R:r32/m32           EVEX.LIG.F3.MAP5.W0 7B /r    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER (AVX512_FP16)
         vcvtusi2sh W:xmm, R:xmm, R:r64/m64           EVEX.LIG.F3.MAP5.W1 7B /r    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER (AVX512_FP16)
         """
 
-    def vcvtusi2ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtusi2ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtusi2ss: 2 forms.
 
         vcvtusi2ss W:xmm, R:xmm, R:r32/m32           EVEX.LIG.F3.0F.W0 7B /r      EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER (AVX512F)
         vcvtusi2ss W:xmm, R:xmm, R:r64/m64           EVEX.LIG.F3.0F.W1 7B /r      EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER (AVX512F)
         """
 
-    def vcvtuw2ph(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtuw2ph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtuw2ph: 3 forms.
 
         vcvtuw2ph W:xmm, R:xmm/m128                  EVEX.128.F2.MAP5.W0 7D /r    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -6589,7 +6590,7 @@ class AsmMethods:
         vcvtuw2ph W:zmm, R:zmm/m512                  EVEX.512.F2.MAP5.W0 7D /r    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vcvtw2ph(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vcvtw2ph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtw2ph: 3 forms.
 
         vcvtw2ph W:xmm, R:xmm/m128                   EVEX.128.F3.MAP5.W0 7D /r    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -6597,7 +6598,7 @@ class AsmMethods:
         vcvtw2ph W:zmm, R:zmm/m512                   EVEX.512.F3.MAP5.W0 7D /r    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vdbpsadbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vdbpsadbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vdbpsadbw: 3 forms.
 
         vdbpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8   EVEX.128.66.0F3A.W0 42 /r ib EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8 (AVX512VL+AVX512BW)
@@ -6605,7 +6606,7 @@ class AsmMethods:
         vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8   EVEX.512.66.0F3A.W0 42 /r ib EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8 (AVX512BW)
         """
 
-    def vdivpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vdivpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vdivpd: 5 forms.
 
         vdivpd W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG 5E /r      VEX_VDIVPD_XMM_XMM_XMMM128 (AVX)
@@ -6615,7 +6616,7 @@ class AsmMethods:
         vdivpd W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W1 5E /r      EVEX_VDIVPD_ZMM_K1Z_ZMM_ZMMM512B64_ER (AVX512F)
         """
 
-    def vdivph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vdivph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vdivph: 3 forms.
 
         vdivph W:xmm, R:xmm, R:xmm/m128              EVEX.128.MAP5.W0 5E /r       EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -6623,7 +6624,7 @@ class AsmMethods:
         vdivph W:zmm, R:zmm, R:zmm/m512              EVEX.512.MAP5.W0 5E /r       EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vdivps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vdivps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vdivps: 5 forms.
 
         vdivps W:xmm, R:xmm, R:xmm/m128              VEX.128.0F.WIG 5E /r         VEX_VDIVPS_XMM_XMM_XMMM128 (AVX)
@@ -6633,27 +6634,27 @@ class AsmMethods:
         vdivps W:zmm, R:zmm, R:zmm/m512              EVEX.512.0F.W0 5E /r         EVEX_VDIVPS_ZMM_K1Z_ZMM_ZMMM512B32_ER (AVX512F)
         """
 
-    def vdivsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vdivsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vdivsd: 2 forms.
 
         vdivsd W:xmm, R:xmm, R:xmm/m64               VEX.LIG.F2.0F.WIG 5E /r      VEX_VDIVSD_XMM_XMM_XMMM64 (AVX)
         vdivsd W:xmm, R:xmm, R:xmm/m64               EVEX.LIG.F2.0F.W1 5E /r      EVEX_VDIVSD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vdivsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vdivsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vdivsh: 1 form.
 
         vdivsh W:xmm, R:xmm, R:xmm/m16               EVEX.LIG.F3.MAP5.W0 5E /r    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vdivss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vdivss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vdivss: 2 forms.
 
         vdivss W:xmm, R:xmm, R:xmm/m32               VEX.LIG.F3.0F.WIG 5E /r      VEX_VDIVSS_XMM_XMM_XMMM32 (AVX)
         vdivss W:xmm, R:xmm, R:xmm/m32               EVEX.LIG.F3.0F.W0 5E /r      EVEX_VDIVSS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vdpbf16ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vdpbf16ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vdpbf16ps: 3 forms.
 
         vdpbf16ps RW:xmm, R:xmm, R:xmm/m128          EVEX.128.F3.0F38.W0 52 /r    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512_BF16)
@@ -6661,20 +6662,20 @@ class AsmMethods:
         vdpbf16ps RW:zmm, R:zmm, R:zmm/m512          EVEX.512.F3.0F38.W0 52 /r    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F+AVX512_BF16)
         """
 
-    def vdppd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vdppd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vdppd: 1 form.
 
         vdppd W:xmm, R:xmm, R:xmm/m128, R:imm8       VEX.128.66.0F3A.WIG 41 /r ib VEX_VDPPD_XMM_XMM_XMMM128_IMM8 (AVX)
         """
 
-    def vdpps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vdpps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vdpps: 2 forms.
 
         vdpps W:xmm, R:xmm, R:xmm/m128, R:imm8       VEX.128.66.0F3A.WIG 40 /r ib VEX_VDPPS_XMM_XMM_XMMM128_IMM8 (AVX)
         vdpps W:ymm, R:ymm, R:ymm/m256, R:imm8       VEX.256.66.0F3A.WIG 40 /r ib VEX_VDPPS_YMM_YMM_YMMM256_IMM8 (AVX)
         """
 
-    def verr(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def verr(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """verr: 3 forms.
 
         verr R:r16/m16                               o16 0F 00 /4                 VERR_RM16 (INTEL286)
@@ -6682,7 +6683,7 @@ class AsmMethods:
         verr R:r64/m16                               REX.W 0F 00 /4               VERR_R64M16 (X64)
         """
 
-    def verw(self, a: _Reg | _Mem, rc: int | None = None) -> None:
+    def verw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """verw: 3 forms.
 
         verw R:r16/m16                               o16 0F 00 /5                 VERW_RM16 (INTEL286)
@@ -6690,19 +6691,19 @@ class AsmMethods:
         verw R:r64/m16                               REX.W 0F 00 /5               VERW_R64M16 (X64)
         """
 
-    def vexp2pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vexp2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vexp2pd: 1 form.
 
         vexp2pd W:zmm, R:zmm/m512                    EVEX.512.66.0F38.W1 C8 /r    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE (AVX512ER)
         """
 
-    def vexp2ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vexp2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vexp2ps: 1 form.
 
         vexp2ps W:zmm, R:zmm/m512                    EVEX.512.66.0F38.W0 C8 /r    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE (AVX512ER)
         """
 
-    def vexpandpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vexpandpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vexpandpd: 3 forms.
 
         vexpandpd W:zmm, R:zmm/m512                  EVEX.512.66.0F38.W1 88 /r    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512 (AVX512F)
@@ -6710,7 +6711,7 @@ class AsmMethods:
         vexpandpd W:ymm, R:ymm/m256                  EVEX.256.66.0F38.W1 88 /r    EVEX_VEXPANDPD_YMM_K1Z_YMMM256 (AVX512VL+AVX512F)
         """
 
-    def vexpandps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vexpandps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vexpandps: 3 forms.
 
         vexpandps W:zmm, R:zmm/m512                  EVEX.512.66.0F38.W0 88 /r    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512 (AVX512F)
@@ -6718,71 +6719,71 @@ class AsmMethods:
         vexpandps W:ymm, R:ymm/m256                  EVEX.256.66.0F38.W0 88 /r    EVEX_VEXPANDPS_YMM_K1Z_YMMM256 (AVX512VL+AVX512F)
         """
 
-    def vextractf128(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vextractf128(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vextractf128: 1 form.
 
         vextractf128 W:xmm/m128, R:ymm, R:imm8       VEX.256.66.0F3A.W0 19 /r ib  VEX_VEXTRACTF128_XMMM128_YMM_IMM8 (AVX)
         """
 
-    def vextractf32x4(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vextractf32x4(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vextractf32x4: 2 forms.
 
         vextractf32x4 W:xmm/m128, R:zmm, R:imm8      EVEX.512.66.0F3A.W0 19 /r ib EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8 (AVX512F)
         vextractf32x4 W:xmm/m128, R:ymm, R:imm8      EVEX.256.66.0F3A.W0 19 /r ib EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vextractf32x8(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vextractf32x8(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vextractf32x8: 1 form.
 
         vextractf32x8 W:ymm/m256, R:zmm, R:imm8      EVEX.512.66.0F3A.W0 1B /r ib EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8 (AVX512DQ)
         """
 
-    def vextractf64x2(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vextractf64x2(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vextractf64x2: 2 forms.
 
         vextractf64x2 W:xmm/m128, R:zmm, R:imm8      EVEX.512.66.0F3A.W1 19 /r ib EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8 (AVX512DQ)
         vextractf64x2 W:xmm/m128, R:ymm, R:imm8      EVEX.256.66.0F3A.W1 19 /r ib EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8 (AVX512VL+AVX512DQ)
         """
 
-    def vextractf64x4(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vextractf64x4(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vextractf64x4: 1 form.
 
         vextractf64x4 W:ymm/m256, R:zmm, R:imm8      EVEX.512.66.0F3A.W1 1B /r ib EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8 (AVX512F)
         """
 
-    def vextracti128(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vextracti128(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vextracti128: 1 form.
 
         vextracti128 W:xmm/m128, R:ymm, R:imm8       VEX.256.66.0F3A.W0 39 /r ib  VEX_VEXTRACTI128_XMMM128_YMM_IMM8 (AVX2)
         """
 
-    def vextracti32x4(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vextracti32x4(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vextracti32x4: 2 forms.
 
         vextracti32x4 W:xmm/m128, R:zmm, R:imm8      EVEX.512.66.0F3A.W0 39 /r ib EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8 (AVX512F)
         vextracti32x4 W:xmm/m128, R:ymm, R:imm8      EVEX.256.66.0F3A.W0 39 /r ib EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vextracti32x8(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vextracti32x8(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vextracti32x8: 1 form.
 
         vextracti32x8 W:ymm/m256, R:zmm, R:imm8      EVEX.512.66.0F3A.W0 3B /r ib EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8 (AVX512DQ)
         """
 
-    def vextracti64x2(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vextracti64x2(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vextracti64x2: 2 forms.
 
         vextracti64x2 W:xmm/m128, R:zmm, R:imm8      EVEX.512.66.0F3A.W1 39 /r ib EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8 (AVX512DQ)
         vextracti64x2 W:xmm/m128, R:ymm, R:imm8      EVEX.256.66.0F3A.W1 39 /r ib EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8 (AVX512VL+AVX512DQ)
         """
 
-    def vextracti64x4(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vextracti64x4(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vextracti64x4: 1 form.
 
         vextracti64x4 W:ymm/m256, R:zmm, R:imm8      EVEX.512.66.0F3A.W1 3B /r ib EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8 (AVX512F)
         """
 
-    def vextractps(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vextractps(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vextractps: 4 forms.
 
         vextractps W:r32/m32, R:xmm, R:imm8          VEX.128.66.0F3A.W0 17 /r ib  VEX_VEXTRACTPS_RM32_XMM_IMM8 (AVX)
@@ -6791,7 +6792,7 @@ class AsmMethods:
         vextractps W:r64/m32, R:xmm, R:imm8          EVEX.128.66.0F3A.W1 17 /r ib EVEX_VEXTRACTPS_R64M32_XMM_IMM8 (AVX512F)
         """
 
-    def vfcmaddcph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfcmaddcph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfcmaddcph: 3 forms.
 
         vfcmaddcph RW:xmm, R:xmm, R:xmm/m128         EVEX.128.F2.MAP6.W0 56 /r    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512_FP16)
@@ -6799,13 +6800,13 @@ class AsmMethods:
         vfcmaddcph RW:zmm, R:zmm, R:zmm/m512         EVEX.512.F2.MAP6.W0 56 /r    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER (AVX512_FP16)
         """
 
-    def vfcmaddcsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfcmaddcsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfcmaddcsh: 1 form.
 
         vfcmaddcsh RW:xmm, R:xmm, R:xmm/m32          EVEX.LIG.F2.MAP6.W0 57 /r    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER (AVX512_FP16)
         """
 
-    def vfcmulcph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfcmulcph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfcmulcph: 3 forms.
 
         vfcmulcph W:xmm, R:xmm, R:xmm/m128           EVEX.128.F2.MAP6.W0 D6 /r    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512_FP16)
@@ -6813,13 +6814,13 @@ class AsmMethods:
         vfcmulcph W:zmm, R:zmm, R:zmm/m512           EVEX.512.F2.MAP6.W0 D6 /r    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER (AVX512_FP16)
         """
 
-    def vfcmulcsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfcmulcsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfcmulcsh: 1 form.
 
         vfcmulcsh W:xmm, R:xmm, R:xmm/m32            EVEX.LIG.F2.MAP6.W0 D7 /r    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER (AVX512_FP16)
         """
 
-    def vfixupimmpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vfixupimmpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vfixupimmpd: 3 forms.
 
         vfixupimmpd RW:zmm, R:zmm, R:zmm/m512, R:imm8 EVEX.512.66.0F3A.W1 54 /r ib EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE (AVX512F)
@@ -6827,7 +6828,7 @@ class AsmMethods:
         vfixupimmpd RW:ymm, R:ymm, R:ymm/m256, R:imm8 EVEX.256.66.0F3A.W1 54 /r ib EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vfixupimmps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vfixupimmps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vfixupimmps: 3 forms.
 
         vfixupimmps RW:zmm, R:zmm, R:zmm/m512, R:imm8 EVEX.512.66.0F3A.W0 54 /r ib EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE (AVX512F)
@@ -6835,19 +6836,19 @@ class AsmMethods:
         vfixupimmps RW:ymm, R:ymm, R:ymm/m256, R:imm8 EVEX.256.66.0F3A.W0 54 /r ib EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vfixupimmsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vfixupimmsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vfixupimmsd: 1 form.
 
         vfixupimmsd RW:xmm, R:xmm, R:xmm/m64, R:imm8 EVEX.LIG.66.0F3A.W1 55 /r ib EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE (AVX512F)
         """
 
-    def vfixupimmss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vfixupimmss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vfixupimmss: 1 form.
 
         vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8 EVEX.LIG.66.0F3A.W0 55 /r ib EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE (AVX512F)
         """
 
-    def vfmadd132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd132pd: 5 forms.
 
         vfmadd132pd RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W1 98 /r     VEX_VFMADD132PD_XMM_XMM_XMMM128 (FMA)
@@ -6857,7 +6858,7 @@ class AsmMethods:
         vfmadd132pd RW:ymm, R:ymm, R:ymm/m256        EVEX.256.66.0F38.W1 98 /r    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfmadd132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd132ph: 3 forms.
 
         vfmadd132ph RW:xmm, R:xmm, R:xmm/m128        EVEX.128.66.MAP6.W0 98 /r    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -6865,7 +6866,7 @@ class AsmMethods:
         vfmadd132ph RW:zmm, R:zmm, R:zmm/m512        EVEX.512.66.MAP6.W0 98 /r    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmadd132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd132ps: 5 forms.
 
         vfmadd132ps RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W0 98 /r     VEX_VFMADD132PS_XMM_XMM_XMMM128 (FMA)
@@ -6875,27 +6876,27 @@ class AsmMethods:
         vfmadd132ps RW:ymm, R:ymm, R:ymm/m256        EVEX.256.66.0F38.W0 98 /r    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfmadd132sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd132sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd132sd: 2 forms.
 
         vfmadd132sd RW:xmm, R:xmm, R:xmm/m64         VEX.LIG.66.0F38.W1 99 /r     VEX_VFMADD132SD_XMM_XMM_XMMM64 (FMA)
         vfmadd132sd RW:xmm, R:xmm, R:xmm/m64         EVEX.LIG.66.0F38.W1 99 /r    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfmadd132sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd132sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd132sh: 1 form.
 
         vfmadd132sh RW:xmm, R:xmm, R:xmm/m16         EVEX.LIG.66.MAP6.W0 99 /r    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfmadd132ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd132ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd132ss: 2 forms.
 
         vfmadd132ss RW:xmm, R:xmm, R:xmm/m32         VEX.LIG.66.0F38.W0 99 /r     VEX_VFMADD132SS_XMM_XMM_XMMM32 (FMA)
         vfmadd132ss RW:xmm, R:xmm, R:xmm/m32         EVEX.LIG.66.0F38.W0 99 /r    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfmadd213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd213pd: 5 forms.
 
         vfmadd213pd RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W1 A8 /r     VEX_VFMADD213PD_XMM_XMM_XMMM128 (FMA)
@@ -6905,7 +6906,7 @@ class AsmMethods:
         vfmadd213pd RW:ymm, R:ymm, R:ymm/m256        EVEX.256.66.0F38.W1 A8 /r    EVEX_VFMADD213PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfmadd213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd213ph: 3 forms.
 
         vfmadd213ph RW:xmm, R:xmm, R:xmm/m128        EVEX.128.66.MAP6.W0 A8 /r    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -6913,7 +6914,7 @@ class AsmMethods:
         vfmadd213ph RW:zmm, R:zmm, R:zmm/m512        EVEX.512.66.MAP6.W0 A8 /r    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmadd213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd213ps: 5 forms.
 
         vfmadd213ps RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W0 A8 /r     VEX_VFMADD213PS_XMM_XMM_XMMM128 (FMA)
@@ -6923,27 +6924,27 @@ class AsmMethods:
         vfmadd213ps RW:ymm, R:ymm, R:ymm/m256        EVEX.256.66.0F38.W0 A8 /r    EVEX_VFMADD213PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfmadd213sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd213sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd213sd: 2 forms.
 
         vfmadd213sd RW:xmm, R:xmm, R:xmm/m64         VEX.LIG.66.0F38.W1 A9 /r     VEX_VFMADD213SD_XMM_XMM_XMMM64 (FMA)
         vfmadd213sd RW:xmm, R:xmm, R:xmm/m64         EVEX.LIG.66.0F38.W1 A9 /r    EVEX_VFMADD213SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfmadd213sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd213sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd213sh: 1 form.
 
         vfmadd213sh RW:xmm, R:xmm, R:xmm/m16         EVEX.LIG.66.MAP6.W0 A9 /r    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfmadd213ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd213ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd213ss: 2 forms.
 
         vfmadd213ss RW:xmm, R:xmm, R:xmm/m32         VEX.LIG.66.0F38.W0 A9 /r     VEX_VFMADD213SS_XMM_XMM_XMMM32 (FMA)
         vfmadd213ss RW:xmm, R:xmm, R:xmm/m32         EVEX.LIG.66.0F38.W0 A9 /r    EVEX_VFMADD213SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfmadd231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd231pd: 5 forms.
 
         vfmadd231pd RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W1 B8 /r     VEX_VFMADD231PD_XMM_XMM_XMMM128 (FMA)
@@ -6953,7 +6954,7 @@ class AsmMethods:
         vfmadd231pd RW:zmm, R:zmm, R:zmm/m512        EVEX.512.66.0F38.W1 B8 /r    EVEX_VFMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER (AVX512F)
         """
 
-    def vfmadd231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd231ph: 3 forms.
 
         vfmadd231ph RW:xmm, R:xmm, R:xmm/m128        EVEX.128.66.MAP6.W0 B8 /r    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -6961,7 +6962,7 @@ class AsmMethods:
         vfmadd231ph RW:zmm, R:zmm, R:zmm/m512        EVEX.512.66.MAP6.W0 B8 /r    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmadd231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd231ps: 5 forms.
 
         vfmadd231ps RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W0 B8 /r     VEX_VFMADD231PS_XMM_XMM_XMMM128 (FMA)
@@ -6971,27 +6972,27 @@ class AsmMethods:
         vfmadd231ps RW:zmm, R:zmm, R:zmm/m512        EVEX.512.66.0F38.W0 B8 /r    EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER (AVX512F)
         """
 
-    def vfmadd231sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd231sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd231sd: 2 forms.
 
         vfmadd231sd RW:xmm, R:xmm, R:xmm/m64         VEX.LIG.66.0F38.W1 B9 /r     VEX_VFMADD231SD_XMM_XMM_XMMM64 (FMA)
         vfmadd231sd RW:xmm, R:xmm, R:xmm/m64         EVEX.LIG.66.0F38.W1 B9 /r    EVEX_VFMADD231SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfmadd231sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd231sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd231sh: 1 form.
 
         vfmadd231sh RW:xmm, R:xmm, R:xmm/m16         EVEX.LIG.66.MAP6.W0 B9 /r    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfmadd231ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmadd231ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd231ss: 2 forms.
 
         vfmadd231ss RW:xmm, R:xmm, R:xmm/m32         VEX.LIG.66.0F38.W0 B9 /r     VEX_VFMADD231SS_XMM_XMM_XMMM32 (FMA)
         vfmadd231ss RW:xmm, R:xmm, R:xmm/m32         EVEX.LIG.66.0F38.W0 B9 /r    EVEX_VFMADD231SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfmaddcph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddcph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddcph: 3 forms.
 
         vfmaddcph RW:xmm, R:xmm, R:xmm/m128          EVEX.128.F3.MAP6.W0 56 /r    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512_FP16)
@@ -6999,13 +7000,13 @@ class AsmMethods:
         vfmaddcph RW:zmm, R:zmm, R:zmm/m512          EVEX.512.F3.MAP6.W0 56 /r    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER (AVX512_FP16)
         """
 
-    def vfmaddcsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddcsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddcsh: 1 form.
 
         vfmaddcsh RW:xmm, R:xmm, R:xmm/m32           EVEX.LIG.F3.MAP6.W0 57 /r    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER (AVX512_FP16)
         """
 
-    def vfmaddpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddpd: 4 forms.
 
         vfmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm     VEX.128.66.0F3A.W0 69 /r /is4 VEX_VFMADDPD_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7014,7 +7015,7 @@ class AsmMethods:
         vfmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256     VEX.256.66.0F3A.W1 69 /r /is4 VEX_VFMADDPD_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfmaddps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddps: 4 forms.
 
         vfmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm     VEX.128.66.0F3A.W0 68 /r /is4 VEX_VFMADDPS_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7023,21 +7024,21 @@ class AsmMethods:
         vfmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256     VEX.256.66.0F3A.W1 68 /r /is4 VEX_VFMADDPS_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfmaddsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsd: 2 forms.
 
         vfmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm      VEX.LIG.66.0F3A.W0 6B /r /is4 VEX_VFMADDSD_XMM_XMM_XMMM64_XMM (FMA4)
         vfmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64      VEX.LIG.66.0F3A.W1 6B /r /is4 VEX_VFMADDSD_XMM_XMM_XMM_XMMM64 (FMA4)
         """
 
-    def vfmaddss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddss: 2 forms.
 
         vfmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm      VEX.LIG.66.0F3A.W0 6A /r /is4 VEX_VFMADDSS_XMM_XMM_XMMM32_XMM (FMA4)
         vfmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32      VEX.LIG.66.0F3A.W1 6A /r /is4 VEX_VFMADDSS_XMM_XMM_XMM_XMMM32 (FMA4)
         """
 
-    def vfmaddsub132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsub132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsub132pd: 5 forms.
 
         vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W1 96 /r     VEX_VFMADDSUB132PD_XMM_XMM_XMMM128 (FMA)
@@ -7047,7 +7048,7 @@ class AsmMethods:
         vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W1 96 /r    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfmaddsub132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsub132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsub132ph: 3 forms.
 
         vfmaddsub132ph RW:xmm, R:xmm, R:xmm/m128     EVEX.128.66.MAP6.W0 96 /r    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7055,7 +7056,7 @@ class AsmMethods:
         vfmaddsub132ph RW:zmm, R:zmm, R:zmm/m512     EVEX.512.66.MAP6.W0 96 /r    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmaddsub132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsub132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsub132ps: 5 forms.
 
         vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W0 96 /r     VEX_VFMADDSUB132PS_XMM_XMM_XMMM128 (FMA)
@@ -7065,7 +7066,7 @@ class AsmMethods:
         vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W0 96 /r    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfmaddsub213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsub213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsub213pd: 5 forms.
 
         vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W1 A6 /r     VEX_VFMADDSUB213PD_XMM_XMM_XMMM128 (FMA)
@@ -7075,7 +7076,7 @@ class AsmMethods:
         vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W1 A6 /r    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfmaddsub213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsub213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsub213ph: 3 forms.
 
         vfmaddsub213ph RW:xmm, R:xmm, R:xmm/m128     EVEX.128.66.MAP6.W0 A6 /r    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7083,7 +7084,7 @@ class AsmMethods:
         vfmaddsub213ph RW:zmm, R:zmm, R:zmm/m512     EVEX.512.66.MAP6.W0 A6 /r    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmaddsub213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsub213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsub213ps: 5 forms.
 
         vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W0 A6 /r     VEX_VFMADDSUB213PS_XMM_XMM_XMMM128 (FMA)
@@ -7093,7 +7094,7 @@ class AsmMethods:
         vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W0 A6 /r    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfmaddsub231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsub231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsub231pd: 5 forms.
 
         vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W1 B6 /r     VEX_VFMADDSUB231PD_XMM_XMM_XMMM128 (FMA)
@@ -7103,7 +7104,7 @@ class AsmMethods:
         vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W1 B6 /r    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfmaddsub231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsub231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsub231ph: 3 forms.
 
         vfmaddsub231ph RW:xmm, R:xmm, R:xmm/m128     EVEX.128.66.MAP6.W0 B6 /r    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7111,7 +7112,7 @@ class AsmMethods:
         vfmaddsub231ph RW:zmm, R:zmm, R:zmm/m512     EVEX.512.66.MAP6.W0 B6 /r    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmaddsub231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsub231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsub231ps: 5 forms.
 
         vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W0 B6 /r     VEX_VFMADDSUB231PS_XMM_XMM_XMMM128 (FMA)
@@ -7121,7 +7122,7 @@ class AsmMethods:
         vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W0 B6 /r    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfmaddsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsubpd: 4 forms.
 
         vfmaddsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm  VEX.128.66.0F3A.W0 5D /r /is4 VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7130,7 +7131,7 @@ class AsmMethods:
         vfmaddsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256  VEX.256.66.0F3A.W1 5D /r /is4 VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfmaddsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmaddsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmaddsubps: 4 forms.
 
         vfmaddsubps W:xmm, R:xmm, R:xmm/m128, R:xmm  VEX.128.66.0F3A.W0 5C /r /is4 VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7139,7 +7140,7 @@ class AsmMethods:
         vfmaddsubps W:ymm, R:ymm, R:ymm, R:ymm/m256  VEX.256.66.0F3A.W1 5C /r /is4 VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfmsub132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub132pd: 5 forms.
 
         vfmsub132pd RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W1 9A /r     VEX_VFMSUB132PD_XMM_XMM_XMMM128 (FMA)
@@ -7149,7 +7150,7 @@ class AsmMethods:
         vfmsub132pd RW:ymm, R:ymm, R:ymm/m256        EVEX.256.66.0F38.W1 9A /r    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfmsub132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub132ph: 3 forms.
 
         vfmsub132ph RW:xmm, R:xmm, R:xmm/m128        EVEX.128.66.MAP6.W0 9A /r    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7157,7 +7158,7 @@ class AsmMethods:
         vfmsub132ph RW:zmm, R:zmm, R:zmm/m512        EVEX.512.66.MAP6.W0 9A /r    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmsub132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub132ps: 5 forms.
 
         vfmsub132ps RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W0 9A /r     VEX_VFMSUB132PS_XMM_XMM_XMMM128 (FMA)
@@ -7167,27 +7168,27 @@ class AsmMethods:
         vfmsub132ps RW:ymm, R:ymm, R:ymm/m256        EVEX.256.66.0F38.W0 9A /r    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfmsub132sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub132sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub132sd: 2 forms.
 
         vfmsub132sd RW:xmm, R:xmm, R:xmm/m64         VEX.LIG.66.0F38.W1 9B /r     VEX_VFMSUB132SD_XMM_XMM_XMMM64 (FMA)
         vfmsub132sd RW:xmm, R:xmm, R:xmm/m64         EVEX.LIG.66.0F38.W1 9B /r    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfmsub132sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub132sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub132sh: 1 form.
 
         vfmsub132sh RW:xmm, R:xmm, R:xmm/m16         EVEX.LIG.66.MAP6.W0 9B /r    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfmsub132ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub132ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub132ss: 2 forms.
 
         vfmsub132ss RW:xmm, R:xmm, R:xmm/m32         VEX.LIG.66.0F38.W0 9B /r     VEX_VFMSUB132SS_XMM_XMM_XMMM32 (FMA)
         vfmsub132ss RW:xmm, R:xmm, R:xmm/m32         EVEX.LIG.66.0F38.W0 9B /r    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfmsub213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub213pd: 5 forms.
 
         vfmsub213pd RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W1 AA /r     VEX_VFMSUB213PD_XMM_XMM_XMMM128 (FMA)
@@ -7197,7 +7198,7 @@ class AsmMethods:
         vfmsub213pd RW:ymm, R:ymm, R:ymm/m256        EVEX.256.66.0F38.W1 AA /r    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfmsub213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub213ph: 3 forms.
 
         vfmsub213ph RW:xmm, R:xmm, R:xmm/m128        EVEX.128.66.MAP6.W0 AA /r    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7205,7 +7206,7 @@ class AsmMethods:
         vfmsub213ph RW:zmm, R:zmm, R:zmm/m512        EVEX.512.66.MAP6.W0 AA /r    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmsub213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub213ps: 5 forms.
 
         vfmsub213ps RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W0 AA /r     VEX_VFMSUB213PS_XMM_XMM_XMMM128 (FMA)
@@ -7215,27 +7216,27 @@ class AsmMethods:
         vfmsub213ps RW:ymm, R:ymm, R:ymm/m256        EVEX.256.66.0F38.W0 AA /r    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfmsub213sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub213sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub213sd: 2 forms.
 
         vfmsub213sd RW:xmm, R:xmm, R:xmm/m64         VEX.LIG.66.0F38.W1 AB /r     VEX_VFMSUB213SD_XMM_XMM_XMMM64 (FMA)
         vfmsub213sd RW:xmm, R:xmm, R:xmm/m64         EVEX.LIG.66.0F38.W1 AB /r    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfmsub213sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub213sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub213sh: 1 form.
 
         vfmsub213sh RW:xmm, R:xmm, R:xmm/m16         EVEX.LIG.66.MAP6.W0 AB /r    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfmsub213ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub213ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub213ss: 2 forms.
 
         vfmsub213ss RW:xmm, R:xmm, R:xmm/m32         VEX.LIG.66.0F38.W0 AB /r     VEX_VFMSUB213SS_XMM_XMM_XMMM32 (FMA)
         vfmsub213ss RW:xmm, R:xmm, R:xmm/m32         EVEX.LIG.66.0F38.W0 AB /r    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfmsub231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub231pd: 5 forms.
 
         vfmsub231pd RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W1 BA /r     VEX_VFMSUB231PD_XMM_XMM_XMMM128 (FMA)
@@ -7245,7 +7246,7 @@ class AsmMethods:
         vfmsub231pd RW:ymm, R:ymm, R:ymm/m256        EVEX.256.66.0F38.W1 BA /r    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfmsub231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub231ph: 3 forms.
 
         vfmsub231ph RW:xmm, R:xmm, R:xmm/m128        EVEX.128.66.MAP6.W0 BA /r    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7253,7 +7254,7 @@ class AsmMethods:
         vfmsub231ph RW:zmm, R:zmm, R:zmm/m512        EVEX.512.66.MAP6.W0 BA /r    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmsub231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub231ps: 5 forms.
 
         vfmsub231ps RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W0 BA /r     VEX_VFMSUB231PS_XMM_XMM_XMMM128 (FMA)
@@ -7263,27 +7264,27 @@ class AsmMethods:
         vfmsub231ps RW:ymm, R:ymm, R:ymm/m256        EVEX.256.66.0F38.W0 BA /r    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfmsub231sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub231sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub231sd: 2 forms.
 
         vfmsub231sd RW:xmm, R:xmm, R:xmm/m64         VEX.LIG.66.0F38.W1 BB /r     VEX_VFMSUB231SD_XMM_XMM_XMMM64 (FMA)
         vfmsub231sd RW:xmm, R:xmm, R:xmm/m64         EVEX.LIG.66.0F38.W1 BB /r    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfmsub231sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub231sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub231sh: 1 form.
 
         vfmsub231sh RW:xmm, R:xmm, R:xmm/m16         EVEX.LIG.66.MAP6.W0 BB /r    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfmsub231ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsub231ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub231ss: 2 forms.
 
         vfmsub231ss RW:xmm, R:xmm, R:xmm/m32         VEX.LIG.66.0F38.W0 BB /r     VEX_VFMSUB231SS_XMM_XMM_XMMM32 (FMA)
         vfmsub231ss RW:xmm, R:xmm, R:xmm/m32         EVEX.LIG.66.0F38.W0 BB /r    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfmsubadd132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubadd132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubadd132pd: 5 forms.
 
         vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W1 97 /r     VEX_VFMSUBADD132PD_XMM_XMM_XMMM128 (FMA)
@@ -7293,7 +7294,7 @@ class AsmMethods:
         vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W1 97 /r    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfmsubadd132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubadd132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubadd132ph: 3 forms.
 
         vfmsubadd132ph RW:xmm, R:xmm, R:xmm/m128     EVEX.128.66.MAP6.W0 97 /r    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7301,7 +7302,7 @@ class AsmMethods:
         vfmsubadd132ph RW:zmm, R:zmm, R:zmm/m512     EVEX.512.66.MAP6.W0 97 /r    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmsubadd132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubadd132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubadd132ps: 5 forms.
 
         vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W0 97 /r     VEX_VFMSUBADD132PS_XMM_XMM_XMMM128 (FMA)
@@ -7311,7 +7312,7 @@ class AsmMethods:
         vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W0 97 /r    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfmsubadd213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubadd213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubadd213pd: 5 forms.
 
         vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W1 A7 /r     VEX_VFMSUBADD213PD_XMM_XMM_XMMM128 (FMA)
@@ -7321,7 +7322,7 @@ class AsmMethods:
         vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W1 A7 /r    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfmsubadd213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubadd213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubadd213ph: 3 forms.
 
         vfmsubadd213ph RW:xmm, R:xmm, R:xmm/m128     EVEX.128.66.MAP6.W0 A7 /r    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7329,7 +7330,7 @@ class AsmMethods:
         vfmsubadd213ph RW:zmm, R:zmm, R:zmm/m512     EVEX.512.66.MAP6.W0 A7 /r    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmsubadd213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubadd213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubadd213ps: 5 forms.
 
         vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W0 A7 /r     VEX_VFMSUBADD213PS_XMM_XMM_XMMM128 (FMA)
@@ -7339,7 +7340,7 @@ class AsmMethods:
         vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W0 A7 /r    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfmsubadd231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubadd231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubadd231pd: 5 forms.
 
         vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W1 B7 /r     VEX_VFMSUBADD231PD_XMM_XMM_XMMM128 (FMA)
@@ -7349,7 +7350,7 @@ class AsmMethods:
         vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W1 B7 /r    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfmsubadd231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubadd231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubadd231ph: 3 forms.
 
         vfmsubadd231ph RW:xmm, R:xmm, R:xmm/m128     EVEX.128.66.MAP6.W0 B7 /r    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7357,7 +7358,7 @@ class AsmMethods:
         vfmsubadd231ph RW:zmm, R:zmm, R:zmm/m512     EVEX.512.66.MAP6.W0 B7 /r    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfmsubadd231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubadd231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubadd231ps: 5 forms.
 
         vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128     VEX.128.66.0F38.W0 B7 /r     VEX_VFMSUBADD231PS_XMM_XMM_XMMM128 (FMA)
@@ -7367,7 +7368,7 @@ class AsmMethods:
         vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256     EVEX.256.66.0F38.W0 B7 /r    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfmsubaddpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubaddpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubaddpd: 4 forms.
 
         vfmsubaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm  VEX.128.66.0F3A.W0 5F /r /is4 VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7376,7 +7377,7 @@ class AsmMethods:
         vfmsubaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256  VEX.256.66.0F3A.W1 5F /r /is4 VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfmsubaddps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubaddps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubaddps: 4 forms.
 
         vfmsubaddps W:xmm, R:xmm, R:xmm/m128, R:xmm  VEX.128.66.0F3A.W0 5E /r /is4 VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7385,7 +7386,7 @@ class AsmMethods:
         vfmsubaddps W:ymm, R:ymm, R:ymm, R:ymm/m256  VEX.256.66.0F3A.W1 5E /r /is4 VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfmsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubpd: 4 forms.
 
         vfmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm     VEX.128.66.0F3A.W0 6D /r /is4 VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7394,7 +7395,7 @@ class AsmMethods:
         vfmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256     VEX.256.66.0F3A.W1 6D /r /is4 VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfmsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubps: 4 forms.
 
         vfmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm     VEX.128.66.0F3A.W0 6C /r /is4 VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7403,21 +7404,21 @@ class AsmMethods:
         vfmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256     VEX.256.66.0F3A.W1 6C /r /is4 VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfmsubsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubsd: 2 forms.
 
         vfmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm      VEX.LIG.66.0F3A.W0 6F /r /is4 VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM (FMA4)
         vfmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64      VEX.LIG.66.0F3A.W1 6F /r /is4 VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64 (FMA4)
         """
 
-    def vfmsubss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmsubss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsubss: 2 forms.
 
         vfmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm      VEX.LIG.66.0F3A.W0 6E /r /is4 VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM (FMA4)
         vfmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32      VEX.LIG.66.0F3A.W1 6E /r /is4 VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32 (FMA4)
         """
 
-    def vfmulcph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmulcph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmulcph: 3 forms.
 
         vfmulcph W:xmm, R:xmm, R:xmm/m128            EVEX.128.F3.MAP6.W0 D6 /r    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512_FP16)
@@ -7425,13 +7426,13 @@ class AsmMethods:
         vfmulcph W:zmm, R:zmm, R:zmm/m512            EVEX.512.F3.MAP6.W0 D6 /r    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER (AVX512_FP16)
         """
 
-    def vfmulcsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfmulcsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmulcsh: 1 form.
 
         vfmulcsh W:xmm, R:xmm, R:xmm/m32             EVEX.LIG.F3.MAP6.W0 D7 /r    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER (AVX512_FP16)
         """
 
-    def vfnmadd132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd132pd: 5 forms.
 
         vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W1 9C /r     VEX_VFNMADD132PD_XMM_XMM_XMMM128 (FMA)
@@ -7441,7 +7442,7 @@ class AsmMethods:
         vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W1 9C /r    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfnmadd132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd132ph: 3 forms.
 
         vfnmadd132ph RW:xmm, R:xmm, R:xmm/m128       EVEX.128.66.MAP6.W0 9C /r    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7449,7 +7450,7 @@ class AsmMethods:
         vfnmadd132ph RW:zmm, R:zmm, R:zmm/m512       EVEX.512.66.MAP6.W0 9C /r    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfnmadd132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd132ps: 5 forms.
 
         vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W0 9C /r     VEX_VFNMADD132PS_XMM_XMM_XMMM128 (FMA)
@@ -7459,27 +7460,27 @@ class AsmMethods:
         vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W0 9C /r    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfnmadd132sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd132sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd132sd: 2 forms.
 
         vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64        VEX.LIG.66.0F38.W1 9D /r     VEX_VFNMADD132SD_XMM_XMM_XMMM64 (FMA)
         vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64        EVEX.LIG.66.0F38.W1 9D /r    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfnmadd132sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd132sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd132sh: 1 form.
 
         vfnmadd132sh RW:xmm, R:xmm, R:xmm/m16        EVEX.LIG.66.MAP6.W0 9D /r    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfnmadd132ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd132ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd132ss: 2 forms.
 
         vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32        VEX.LIG.66.0F38.W0 9D /r     VEX_VFNMADD132SS_XMM_XMM_XMMM32 (FMA)
         vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32        EVEX.LIG.66.0F38.W0 9D /r    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfnmadd213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd213pd: 5 forms.
 
         vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W1 AC /r     VEX_VFNMADD213PD_XMM_XMM_XMMM128 (FMA)
@@ -7489,7 +7490,7 @@ class AsmMethods:
         vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W1 AC /r    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfnmadd213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd213ph: 3 forms.
 
         vfnmadd213ph RW:xmm, R:xmm, R:xmm/m128       EVEX.128.66.MAP6.W0 AC /r    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7497,7 +7498,7 @@ class AsmMethods:
         vfnmadd213ph RW:zmm, R:zmm, R:zmm/m512       EVEX.512.66.MAP6.W0 AC /r    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfnmadd213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd213ps: 5 forms.
 
         vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W0 AC /r     VEX_VFNMADD213PS_XMM_XMM_XMMM128 (FMA)
@@ -7507,27 +7508,27 @@ class AsmMethods:
         vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W0 AC /r    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfnmadd213sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd213sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd213sd: 2 forms.
 
         vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64        VEX.LIG.66.0F38.W1 AD /r     VEX_VFNMADD213SD_XMM_XMM_XMMM64 (FMA)
         vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64        EVEX.LIG.66.0F38.W1 AD /r    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfnmadd213sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd213sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd213sh: 1 form.
 
         vfnmadd213sh RW:xmm, R:xmm, R:xmm/m16        EVEX.LIG.66.MAP6.W0 AD /r    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfnmadd213ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd213ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd213ss: 2 forms.
 
         vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32        VEX.LIG.66.0F38.W0 AD /r     VEX_VFNMADD213SS_XMM_XMM_XMMM32 (FMA)
         vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32        EVEX.LIG.66.0F38.W0 AD /r    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfnmadd231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd231pd: 5 forms.
 
         vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W1 BC /r     VEX_VFNMADD231PD_XMM_XMM_XMMM128 (FMA)
@@ -7537,7 +7538,7 @@ class AsmMethods:
         vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W1 BC /r    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfnmadd231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd231ph: 3 forms.
 
         vfnmadd231ph RW:xmm, R:xmm, R:xmm/m128       EVEX.128.66.MAP6.W0 BC /r    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7545,7 +7546,7 @@ class AsmMethods:
         vfnmadd231ph RW:zmm, R:zmm, R:zmm/m512       EVEX.512.66.MAP6.W0 BC /r    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfnmadd231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd231ps: 5 forms.
 
         vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W0 BC /r     VEX_VFNMADD231PS_XMM_XMM_XMMM128 (FMA)
@@ -7555,27 +7556,27 @@ class AsmMethods:
         vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W0 BC /r    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfnmadd231sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd231sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd231sd: 2 forms.
 
         vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64        VEX.LIG.66.0F38.W1 BD /r     VEX_VFNMADD231SD_XMM_XMM_XMMM64 (FMA)
         vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64        EVEX.LIG.66.0F38.W1 BD /r    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfnmadd231sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd231sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd231sh: 1 form.
 
         vfnmadd231sh RW:xmm, R:xmm, R:xmm/m16        EVEX.LIG.66.MAP6.W0 BD /r    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfnmadd231ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmadd231ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd231ss: 2 forms.
 
         vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32        VEX.LIG.66.0F38.W0 BD /r     VEX_VFNMADD231SS_XMM_XMM_XMMM32 (FMA)
         vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32        EVEX.LIG.66.0F38.W0 BD /r    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfnmaddpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmaddpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmaddpd: 4 forms.
 
         vfnmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm    VEX.128.66.0F3A.W0 79 /r /is4 VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7584,7 +7585,7 @@ class AsmMethods:
         vfnmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256    VEX.256.66.0F3A.W1 79 /r /is4 VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfnmaddps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmaddps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmaddps: 4 forms.
 
         vfnmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm    VEX.128.66.0F3A.W0 78 /r /is4 VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7593,21 +7594,21 @@ class AsmMethods:
         vfnmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256    VEX.256.66.0F3A.W1 78 /r /is4 VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfnmaddsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmaddsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmaddsd: 2 forms.
 
         vfnmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm     VEX.LIG.66.0F3A.W0 7B /r /is4 VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM (FMA4)
         vfnmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64     VEX.LIG.66.0F3A.W1 7B /r /is4 VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64 (FMA4)
         """
 
-    def vfnmaddss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmaddss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmaddss: 2 forms.
 
         vfnmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm     VEX.LIG.66.0F3A.W0 7A /r /is4 VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM (FMA4)
         vfnmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32     VEX.LIG.66.0F3A.W1 7A /r /is4 VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32 (FMA4)
         """
 
-    def vfnmsub132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub132pd: 5 forms.
 
         vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W1 9E /r     VEX_VFNMSUB132PD_XMM_XMM_XMMM128 (FMA)
@@ -7617,7 +7618,7 @@ class AsmMethods:
         vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W1 9E /r    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfnmsub132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub132ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub132ph: 3 forms.
 
         vfnmsub132ph RW:xmm, R:xmm, R:xmm/m128       EVEX.128.66.MAP6.W0 9E /r    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7625,7 +7626,7 @@ class AsmMethods:
         vfnmsub132ph RW:zmm, R:zmm, R:zmm/m512       EVEX.512.66.MAP6.W0 9E /r    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfnmsub132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub132ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub132ps: 5 forms.
 
         vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W0 9E /r     VEX_VFNMSUB132PS_XMM_XMM_XMMM128 (FMA)
@@ -7635,27 +7636,27 @@ class AsmMethods:
         vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W0 9E /r    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfnmsub132sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub132sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub132sd: 2 forms.
 
         vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64        VEX.LIG.66.0F38.W1 9F /r     VEX_VFNMSUB132SD_XMM_XMM_XMMM64 (FMA)
         vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64        EVEX.LIG.66.0F38.W1 9F /r    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfnmsub132sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub132sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub132sh: 1 form.
 
         vfnmsub132sh RW:xmm, R:xmm, R:xmm/m16        EVEX.LIG.66.MAP6.W0 9F /r    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfnmsub132ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub132ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub132ss: 2 forms.
 
         vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32        VEX.LIG.66.0F38.W0 9F /r     VEX_VFNMSUB132SS_XMM_XMM_XMMM32 (FMA)
         vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32        EVEX.LIG.66.0F38.W0 9F /r    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfnmsub213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub213pd: 5 forms.
 
         vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W1 AE /r     VEX_VFNMSUB213PD_XMM_XMM_XMMM128 (FMA)
@@ -7665,7 +7666,7 @@ class AsmMethods:
         vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W1 AE /r    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfnmsub213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub213ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub213ph: 3 forms.
 
         vfnmsub213ph RW:xmm, R:xmm, R:xmm/m128       EVEX.128.66.MAP6.W0 AE /r    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7673,7 +7674,7 @@ class AsmMethods:
         vfnmsub213ph RW:zmm, R:zmm, R:zmm/m512       EVEX.512.66.MAP6.W0 AE /r    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfnmsub213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub213ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub213ps: 5 forms.
 
         vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W0 AE /r     VEX_VFNMSUB213PS_XMM_XMM_XMMM128 (FMA)
@@ -7683,27 +7684,27 @@ class AsmMethods:
         vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W0 AE /r    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfnmsub213sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub213sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub213sd: 2 forms.
 
         vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64        VEX.LIG.66.0F38.W1 AF /r     VEX_VFNMSUB213SD_XMM_XMM_XMMM64 (FMA)
         vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64        EVEX.LIG.66.0F38.W1 AF /r    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfnmsub213sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub213sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub213sh: 1 form.
 
         vfnmsub213sh RW:xmm, R:xmm, R:xmm/m16        EVEX.LIG.66.MAP6.W0 AF /r    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfnmsub213ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub213ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub213ss: 2 forms.
 
         vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32        VEX.LIG.66.0F38.W0 AF /r     VEX_VFNMSUB213SS_XMM_XMM_XMMM32 (FMA)
         vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32        EVEX.LIG.66.0F38.W0 AF /r    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfnmsub231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub231pd: 5 forms.
 
         vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W1 BE /r     VEX_VFNMSUB231PD_XMM_XMM_XMMM128 (FMA)
@@ -7713,7 +7714,7 @@ class AsmMethods:
         vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W1 BE /r    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vfnmsub231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub231ph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub231ph: 3 forms.
 
         vfnmsub231ph RW:xmm, R:xmm, R:xmm/m128       EVEX.128.66.MAP6.W0 BE /r    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7721,7 +7722,7 @@ class AsmMethods:
         vfnmsub231ph RW:zmm, R:zmm, R:zmm/m512       EVEX.512.66.MAP6.W0 BE /r    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vfnmsub231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub231ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub231ps: 5 forms.
 
         vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128       VEX.128.66.0F38.W0 BE /r     VEX_VFNMSUB231PS_XMM_XMM_XMMM128 (FMA)
@@ -7731,27 +7732,27 @@ class AsmMethods:
         vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256       EVEX.256.66.0F38.W0 BE /r    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vfnmsub231sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub231sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub231sd: 2 forms.
 
         vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64        VEX.LIG.66.0F38.W1 BF /r     VEX_VFNMSUB231SD_XMM_XMM_XMMM64 (FMA)
         vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64        EVEX.LIG.66.0F38.W1 BF /r    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vfnmsub231sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub231sh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub231sh: 1 form.
 
         vfnmsub231sh RW:xmm, R:xmm, R:xmm/m16        EVEX.LIG.66.MAP6.W0 BF /r    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vfnmsub231ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsub231ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub231ss: 2 forms.
 
         vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32        VEX.LIG.66.0F38.W0 BF /r     VEX_VFNMSUB231SS_XMM_XMM_XMMM32 (FMA)
         vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32        EVEX.LIG.66.0F38.W0 BF /r    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vfnmsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsubpd: 4 forms.
 
         vfnmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm    VEX.128.66.0F3A.W0 7D /r /is4 VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7760,7 +7761,7 @@ class AsmMethods:
         vfnmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256    VEX.256.66.0F3A.W1 7D /r /is4 VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfnmsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsubps: 4 forms.
 
         vfnmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm    VEX.128.66.0F3A.W0 7C /r /is4 VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM (FMA4)
@@ -7769,21 +7770,21 @@ class AsmMethods:
         vfnmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256    VEX.256.66.0F3A.W1 7C /r /is4 VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
-    def vfnmsubsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsubsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsubsd: 2 forms.
 
         vfnmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm     VEX.LIG.66.0F3A.W0 7F /r /is4 VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM (FMA4)
         vfnmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64     VEX.LIG.66.0F3A.W1 7F /r /is4 VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64 (FMA4)
         """
 
-    def vfnmsubss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, rc: int | None = None) -> None:
+    def vfnmsubss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsubss: 2 forms.
 
         vfnmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm     VEX.LIG.66.0F3A.W0 7E /r /is4 VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM (FMA4)
         vfnmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32     VEX.LIG.66.0F3A.W1 7E /r /is4 VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32 (FMA4)
         """
 
-    def vfpclasspd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vfpclasspd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vfpclasspd: 3 forms.
 
         vfpclasspd W:k, R:zmm/m512, R:imm8           EVEX.512.66.0F3A.W1 66 /r ib EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8 (AVX512DQ)
@@ -7791,7 +7792,7 @@ class AsmMethods:
         vfpclasspd W:k, R:ymm/m256, R:imm8           EVEX.256.66.0F3A.W1 66 /r ib EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8 (AVX512VL+AVX512DQ)
         """
 
-    def vfpclassph(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vfpclassph(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vfpclassph: 3 forms.
 
         vfpclassph W:k, R:xmm/m128, R:imm8           EVEX.128.0F3A.W0 66 /r ib    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8 (AVX512VL+AVX512_FP16)
@@ -7799,7 +7800,7 @@ class AsmMethods:
         vfpclassph W:k, R:zmm/m512, R:imm8           EVEX.512.0F3A.W0 66 /r ib    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8 (AVX512_FP16)
         """
 
-    def vfpclassps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vfpclassps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vfpclassps: 3 forms.
 
         vfpclassps W:k, R:zmm/m512, R:imm8           EVEX.512.66.0F3A.W0 66 /r ib EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8 (AVX512DQ)
@@ -7807,19 +7808,19 @@ class AsmMethods:
         vfpclassps W:k, R:ymm/m256, R:imm8           EVEX.256.66.0F3A.W0 66 /r ib EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8 (AVX512VL+AVX512DQ)
         """
 
-    def vfpclasssd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vfpclasssd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vfpclasssd: 1 form.
 
         vfpclasssd W:k, R:xmm/m64, R:imm8            EVEX.LIG.66.0F3A.W1 67 /r ib EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8 (AVX512DQ)
         """
 
-    def vfpclasssh(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vfpclasssh(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vfpclasssh: 1 form.
 
         vfpclasssh W:k, R:xmm/m16, R:imm8            EVEX.LIG.0F3A.W0 67 /r ib    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8 (AVX512_FP16)
         """
 
-    def vfpclassss(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vfpclassss(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vfpclassss: 1 form.
 
         vfpclassss W:k, R:xmm/m32, R:imm8            EVEX.LIG.66.0F3A.W0 67 /r ib EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8 (AVX512DQ)
@@ -7845,49 +7846,49 @@ class AsmMethods:
         vgatherdps RCW:zmm, R:vm32z                  EVEX.512.66.0F38.W0 92 /r    EVEX_VGATHERDPS_ZMM_K1_VM32Z (AVX512F)
         """
 
-    def vgatherpf0dpd(self, a: _Mem, rc: int | None = None) -> None:
+    def vgatherpf0dpd(self, a: _Mem, *, rc: int | None = None) -> None:
         """vgatherpf0dpd: 1 form.
 
         vgatherpf0dpd N:vm32y                        EVEX.512.66.0F38.W1 C6 /1    EVEX_VGATHERPF0DPD_VM32Y_K1 (AVX512PF)
         """
 
-    def vgatherpf0dps(self, a: _Mem, rc: int | None = None) -> None:
+    def vgatherpf0dps(self, a: _Mem, *, rc: int | None = None) -> None:
         """vgatherpf0dps: 1 form.
 
         vgatherpf0dps N:vm32z                        EVEX.512.66.0F38.W0 C6 /1    EVEX_VGATHERPF0DPS_VM32Z_K1 (AVX512PF)
         """
 
-    def vgatherpf0qpd(self, a: _Mem, rc: int | None = None) -> None:
+    def vgatherpf0qpd(self, a: _Mem, *, rc: int | None = None) -> None:
         """vgatherpf0qpd: 1 form.
 
         vgatherpf0qpd N:vm64z                        EVEX.512.66.0F38.W1 C7 /1    EVEX_VGATHERPF0QPD_VM64Z_K1 (AVX512PF)
         """
 
-    def vgatherpf0qps(self, a: _Mem, rc: int | None = None) -> None:
+    def vgatherpf0qps(self, a: _Mem, *, rc: int | None = None) -> None:
         """vgatherpf0qps: 1 form.
 
         vgatherpf0qps N:vm64z                        EVEX.512.66.0F38.W0 C7 /1    EVEX_VGATHERPF0QPS_VM64Z_K1 (AVX512PF)
         """
 
-    def vgatherpf1dpd(self, a: _Mem, rc: int | None = None) -> None:
+    def vgatherpf1dpd(self, a: _Mem, *, rc: int | None = None) -> None:
         """vgatherpf1dpd: 1 form.
 
         vgatherpf1dpd N:vm32y                        EVEX.512.66.0F38.W1 C6 /2    EVEX_VGATHERPF1DPD_VM32Y_K1 (AVX512PF)
         """
 
-    def vgatherpf1dps(self, a: _Mem, rc: int | None = None) -> None:
+    def vgatherpf1dps(self, a: _Mem, *, rc: int | None = None) -> None:
         """vgatherpf1dps: 1 form.
 
         vgatherpf1dps N:vm32z                        EVEX.512.66.0F38.W0 C6 /2    EVEX_VGATHERPF1DPS_VM32Z_K1 (AVX512PF)
         """
 
-    def vgatherpf1qpd(self, a: _Mem, rc: int | None = None) -> None:
+    def vgatherpf1qpd(self, a: _Mem, *, rc: int | None = None) -> None:
         """vgatherpf1qpd: 1 form.
 
         vgatherpf1qpd N:vm64z                        EVEX.512.66.0F38.W1 C7 /2    EVEX_VGATHERPF1QPD_VM64Z_K1 (AVX512PF)
         """
 
-    def vgatherpf1qps(self, a: _Mem, rc: int | None = None) -> None:
+    def vgatherpf1qps(self, a: _Mem, *, rc: int | None = None) -> None:
         """vgatherpf1qps: 1 form.
 
         vgatherpf1qps N:vm64z                        EVEX.512.66.0F38.W0 C7 /2    EVEX_VGATHERPF1QPS_VM64Z_K1 (AVX512PF)
@@ -7913,7 +7914,7 @@ class AsmMethods:
         vgatherqps RW:ymm, R:vm64z                   EVEX.512.66.0F38.W0 93 /r    EVEX_VGATHERQPS_YMM_K1_VM64Z (AVX512F)
         """
 
-    def vgetexppd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vgetexppd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vgetexppd: 3 forms.
 
         vgetexppd W:zmm, R:zmm/m512                  EVEX.512.66.0F38.W1 42 /r    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE (AVX512F)
@@ -7921,7 +7922,7 @@ class AsmMethods:
         vgetexppd W:ymm, R:ymm/m256                  EVEX.256.66.0F38.W1 42 /r    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vgetexpph(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vgetexpph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vgetexpph: 3 forms.
 
         vgetexpph W:xmm, R:xmm/m128                  EVEX.128.66.MAP6.W0 42 /r    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -7929,7 +7930,7 @@ class AsmMethods:
         vgetexpph W:zmm, R:zmm/m512                  EVEX.512.66.MAP6.W0 42 /r    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE (AVX512_FP16)
         """
 
-    def vgetexpps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vgetexpps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vgetexpps: 3 forms.
 
         vgetexpps W:zmm, R:zmm/m512                  EVEX.512.66.0F38.W0 42 /r    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE (AVX512F)
@@ -7937,25 +7938,25 @@ class AsmMethods:
         vgetexpps W:ymm, R:ymm/m256                  EVEX.256.66.0F38.W0 42 /r    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vgetexpsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vgetexpsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vgetexpsd: 1 form.
 
         vgetexpsd W:xmm, R:xmm, R:xmm/m64            EVEX.LIG.66.0F38.W1 43 /r    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE (AVX512F)
         """
 
-    def vgetexpsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vgetexpsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vgetexpsh: 1 form.
 
         vgetexpsh W:xmm, R:xmm, R:xmm/m16            EVEX.LIG.66.MAP6.W0 43 /r    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE (AVX512_FP16)
         """
 
-    def vgetexpss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vgetexpss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vgetexpss: 1 form.
 
         vgetexpss W:xmm, R:xmm, R:xmm/m32            EVEX.LIG.66.0F38.W0 43 /r    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE (AVX512F)
         """
 
-    def vgetmantpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vgetmantpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vgetmantpd: 3 forms.
 
         vgetmantpd W:zmm, R:zmm/m512, R:imm8         EVEX.512.66.0F3A.W1 26 /r ib EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE (AVX512F)
@@ -7963,7 +7964,7 @@ class AsmMethods:
         vgetmantpd W:ymm, R:ymm/m256, R:imm8         EVEX.256.66.0F3A.W1 26 /r ib EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vgetmantph(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vgetmantph(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vgetmantph: 3 forms.
 
         vgetmantph W:xmm, R:xmm/m128, R:imm8         EVEX.128.0F3A.W0 26 /r ib    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8 (AVX512VL+AVX512_FP16)
@@ -7971,7 +7972,7 @@ class AsmMethods:
         vgetmantph W:zmm, R:zmm/m512, R:imm8         EVEX.512.0F3A.W0 26 /r ib    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE (AVX512_FP16)
         """
 
-    def vgetmantps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vgetmantps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vgetmantps: 3 forms.
 
         vgetmantps W:zmm, R:zmm/m512, R:imm8         EVEX.512.66.0F3A.W0 26 /r ib EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE (AVX512F)
@@ -7979,25 +7980,25 @@ class AsmMethods:
         vgetmantps W:ymm, R:ymm/m256, R:imm8         EVEX.256.66.0F3A.W0 26 /r ib EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vgetmantsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vgetmantsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vgetmantsd: 1 form.
 
         vgetmantsd W:xmm, R:xmm, R:xmm/m64, R:imm8   EVEX.LIG.66.0F3A.W1 27 /r ib EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE (AVX512F)
         """
 
-    def vgetmantsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vgetmantsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vgetmantsh: 1 form.
 
         vgetmantsh W:xmm, R:xmm, R:xmm/m16, R:imm8   EVEX.LIG.0F3A.W0 27 /r ib    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE (AVX512_FP16)
         """
 
-    def vgetmantss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vgetmantss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vgetmantss: 1 form.
 
         vgetmantss W:xmm, R:xmm, R:xmm/m32, R:imm8   EVEX.LIG.66.0F3A.W0 27 /r ib EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE (AVX512F)
         """
 
-    def vgf2p8affineinvqb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vgf2p8affineinvqb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vgf2p8affineinvqb: 5 forms.
 
         vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8 VEX.128.66.0F3A.W1 CF /r ib  VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8 (AVX+GFNI)
@@ -8007,7 +8008,7 @@ class AsmMethods:
         vgf2p8affineinvqb W:zmm, R:zmm, R:zmm/m512, R:imm8 EVEX.512.66.0F3A.W1 CF /r ib EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8 (AVX512F+GFNI)
         """
 
-    def vgf2p8affineqb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vgf2p8affineqb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vgf2p8affineqb: 5 forms.
 
         vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8 VEX.128.66.0F3A.W1 CE /r ib  VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8 (AVX+GFNI)
@@ -8017,7 +8018,7 @@ class AsmMethods:
         vgf2p8affineqb W:zmm, R:zmm, R:zmm/m512, R:imm8 EVEX.512.66.0F3A.W1 CE /r ib EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8 (AVX512F+GFNI)
         """
 
-    def vgf2p8mulb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vgf2p8mulb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vgf2p8mulb: 5 forms.
 
         vgf2p8mulb W:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F38.W0 CF /r     VEX_VGF2P8MULB_XMM_XMM_XMMM128 (AVX+GFNI)
@@ -8027,113 +8028,113 @@ class AsmMethods:
         vgf2p8mulb W:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F38.W0 CF /r    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512 (AVX512F+GFNI)
         """
 
-    def vhaddpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vhaddpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vhaddpd: 2 forms.
 
         vhaddpd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG 7C /r      VEX_VHADDPD_XMM_XMM_XMMM128 (AVX)
         vhaddpd W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F.WIG 7C /r      VEX_VHADDPD_YMM_YMM_YMMM256 (AVX)
         """
 
-    def vhaddps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vhaddps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vhaddps: 2 forms.
 
         vhaddps W:xmm, R:xmm, R:xmm/m128             VEX.128.F2.0F.WIG 7C /r      VEX_VHADDPS_XMM_XMM_XMMM128 (AVX)
         vhaddps W:ymm, R:ymm, R:ymm/m256             VEX.256.F2.0F.WIG 7C /r      VEX_VHADDPS_YMM_YMM_YMMM256 (AVX)
         """
 
-    def vhsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vhsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vhsubpd: 2 forms.
 
         vhsubpd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG 7D /r      VEX_VHSUBPD_XMM_XMM_XMMM128 (AVX)
         vhsubpd W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F.WIG 7D /r      VEX_VHSUBPD_YMM_YMM_YMMM256 (AVX)
         """
 
-    def vhsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vhsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vhsubps: 2 forms.
 
         vhsubps W:xmm, R:xmm, R:xmm/m128             VEX.128.F2.0F.WIG 7D /r      VEX_VHSUBPS_XMM_XMM_XMMM128 (AVX)
         vhsubps W:ymm, R:ymm, R:ymm/m256             VEX.256.F2.0F.WIG 7D /r      VEX_VHSUBPS_YMM_YMM_YMMM256 (AVX)
         """
 
-    def vinsertf128(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vinsertf128(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vinsertf128: 1 form.
 
         vinsertf128 W:ymm, R:ymm, R:xmm/m128, R:imm8 VEX.256.66.0F3A.W0 18 /r ib  VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8 (AVX)
         """
 
-    def vinsertf32x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vinsertf32x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vinsertf32x4: 2 forms.
 
         vinsertf32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8 EVEX.512.66.0F3A.W0 18 /r ib EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8 (AVX512F)
         vinsertf32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8 EVEX.256.66.0F3A.W0 18 /r ib EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vinsertf32x8(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vinsertf32x8(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vinsertf32x8: 1 form.
 
         vinsertf32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8 EVEX.512.66.0F3A.W0 1A /r ib EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8 (AVX512DQ)
         """
 
-    def vinsertf64x2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vinsertf64x2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vinsertf64x2: 2 forms.
 
         vinsertf64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8 EVEX.512.66.0F3A.W1 18 /r ib EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8 (AVX512DQ)
         vinsertf64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8 EVEX.256.66.0F3A.W1 18 /r ib EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8 (AVX512VL+AVX512DQ)
         """
 
-    def vinsertf64x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vinsertf64x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vinsertf64x4: 1 form.
 
         vinsertf64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8 EVEX.512.66.0F3A.W1 1A /r ib EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8 (AVX512F)
         """
 
-    def vinserti128(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vinserti128(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vinserti128: 1 form.
 
         vinserti128 W:ymm, R:ymm, R:xmm/m128, R:imm8 VEX.256.66.0F3A.W0 38 /r ib  VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8 (AVX2)
         """
 
-    def vinserti32x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vinserti32x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vinserti32x4: 2 forms.
 
         vinserti32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8 EVEX.512.66.0F3A.W0 38 /r ib EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8 (AVX512F)
         vinserti32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8 EVEX.256.66.0F3A.W0 38 /r ib EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vinserti32x8(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vinserti32x8(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vinserti32x8: 1 form.
 
         vinserti32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8 EVEX.512.66.0F3A.W0 3A /r ib EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8 (AVX512DQ)
         """
 
-    def vinserti64x2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vinserti64x2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vinserti64x2: 2 forms.
 
         vinserti64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8 EVEX.512.66.0F3A.W1 38 /r ib EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8 (AVX512DQ)
         vinserti64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8 EVEX.256.66.0F3A.W1 38 /r ib EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8 (AVX512VL+AVX512DQ)
         """
 
-    def vinserti64x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vinserti64x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vinserti64x4: 1 form.
 
         vinserti64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8 EVEX.512.66.0F3A.W1 3A /r ib EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8 (AVX512F)
         """
 
-    def vinsertps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vinsertps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vinsertps: 2 forms.
 
         vinsertps W:xmm, R:xmm, R:xmm/m32, R:imm8    VEX.128.66.0F3A.WIG 21 /r ib VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8 (AVX)
         vinsertps W:xmm, R:xmm, R:xmm/m32, R:imm8    EVEX.128.66.0F3A.W0 21 /r ib EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8 (AVX512F)
         """
 
-    def vlddqu(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vlddqu(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vlddqu: 2 forms.
 
         vlddqu W:xmm, R:m128                         VEX.128.F2.0F.WIG F0 /r      VEX_VLDDQU_XMM_M128 (AVX)
         vlddqu W:ymm, R:m256                         VEX.256.F2.0F.WIG F0 /r      VEX_VLDDQU_YMM_M256 (AVX)
         """
 
-    def vldmxcsr(self, a: _Mem, rc: int | None = None) -> None:
+    def vldmxcsr(self, a: _Mem, *, rc: int | None = None) -> None:
         """vldmxcsr: 1 form.
 
         vldmxcsr R:m32                               VEX.LZ.0F.WIG AE /2          VEX_VLDMXCSR_M32 (AVX)
@@ -8145,7 +8146,7 @@ class AsmMethods:
         vmaskmovdqu W:m128, R:xmm, R:xmm             VEX.128.66.0F.WIG F7 /r      VEX_VMASKMOVDQU_RDI_XMM_XMM (AVX)
         """
 
-    def vmaskmovpd(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmaskmovpd(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmaskmovpd: 4 forms.
 
         vmaskmovpd W:xmm, R:xmm, R:m128              VEX.128.66.0F38.W0 2D /r     VEX_VMASKMOVPD_XMM_XMM_M128 (AVX)
@@ -8154,7 +8155,7 @@ class AsmMethods:
         vmaskmovpd W:m256, R:ymm, R:ymm              VEX.256.66.0F38.W0 2F /r     VEX_VMASKMOVPD_M256_YMM_YMM (AVX)
         """
 
-    def vmaskmovps(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmaskmovps(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmaskmovps: 4 forms.
 
         vmaskmovps W:xmm, R:xmm, R:m128              VEX.128.66.0F38.W0 2C /r     VEX_VMASKMOVPS_XMM_XMM_M128 (AVX)
@@ -8163,7 +8164,7 @@ class AsmMethods:
         vmaskmovps W:m256, R:ymm, R:ymm              VEX.256.66.0F38.W0 2E /r     VEX_VMASKMOVPS_M256_YMM_YMM (AVX)
         """
 
-    def vmaxpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmaxpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmaxpd: 5 forms.
 
         vmaxpd W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG 5F /r      VEX_VMAXPD_XMM_XMM_XMMM128 (AVX)
@@ -8173,7 +8174,7 @@ class AsmMethods:
         vmaxpd W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W1 5F /r      EVEX_VMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE (AVX512F)
         """
 
-    def vmaxph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmaxph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmaxph: 3 forms.
 
         vmaxph W:xmm, R:xmm, R:xmm/m128              EVEX.128.MAP5.W0 5F /r       EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -8181,7 +8182,7 @@ class AsmMethods:
         vmaxph W:zmm, R:zmm, R:zmm/m512              EVEX.512.MAP5.W0 5F /r       EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE (AVX512_FP16)
         """
 
-    def vmaxps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmaxps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmaxps: 5 forms.
 
         vmaxps W:xmm, R:xmm, R:xmm/m128              VEX.128.0F.WIG 5F /r         VEX_VMAXPS_XMM_XMM_XMMM128 (AVX)
@@ -8191,52 +8192,52 @@ class AsmMethods:
         vmaxps W:zmm, R:zmm, R:zmm/m512              EVEX.512.0F.W0 5F /r         EVEX_VMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE (AVX512F)
         """
 
-    def vmaxsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmaxsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmaxsd: 2 forms.
 
         vmaxsd W:xmm, R:xmm, R:xmm/m64               VEX.LIG.F2.0F.WIG 5F /r      VEX_VMAXSD_XMM_XMM_XMMM64 (AVX)
         vmaxsd W:xmm, R:xmm, R:xmm/m64               EVEX.LIG.F2.0F.W1 5F /r      EVEX_VMAXSD_XMM_K1Z_XMM_XMMM64_SAE (AVX512F)
         """
 
-    def vmaxsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmaxsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmaxsh: 1 form.
 
         vmaxsh W:xmm, R:xmm, R:xmm/m16               EVEX.LIG.F3.MAP5.W0 5F /r    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE (AVX512_FP16)
         """
 
-    def vmaxss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmaxss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmaxss: 2 forms.
 
         vmaxss W:xmm, R:xmm, R:xmm/m32               VEX.LIG.F3.0F.WIG 5F /r      VEX_VMAXSS_XMM_XMM_XMMM32 (AVX)
         vmaxss W:xmm, R:xmm, R:xmm/m32               EVEX.LIG.F3.0F.W0 5F /r      EVEX_VMAXSS_XMM_K1Z_XMM_XMMM32_SAE (AVX512F)
         """
 
-    def vmcall(self, rc: int | None = None) -> None:
+    def vmcall(self, *, rc: int | None = None) -> None:
         """vmcall: 1 form.
 
         vmcall                                       0F 01 C1                     VMCALL (VMX)
         """
 
-    def vmclear(self, a: _Mem, rc: int | None = None) -> None:
+    def vmclear(self, a: _Mem, *, rc: int | None = None) -> None:
         """vmclear: 1 form.
 
         vmclear R:m64                                66 0F C7 /6                  VMCLEAR_M64 (VMX)
         """
 
-    def vmfunc(self, rc: int | None = None) -> None:
+    def vmfunc(self, *, rc: int | None = None) -> None:
         """vmfunc: 1 form.
 
         vmfunc                                       0F 01 D4                     VMFUNC (VMX)
         """
 
-    def vmgexit(self, rc: int | None = None) -> None:
+    def vmgexit(self, *, rc: int | None = None) -> None:
         """vmgexit: 2 forms.
 
         vmgexit                                      F3 0F 01 D9                  VMGEXIT (SEV_ES)
         vmgexit                                      F2 0F 01 D9                  VMGEXIT_F2 (SEV_ES)
         """
 
-    def vminpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vminpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vminpd: 5 forms.
 
         vminpd W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG 5D /r      VEX_VMINPD_XMM_XMM_XMMM128 (AVX)
@@ -8246,7 +8247,7 @@ class AsmMethods:
         vminpd W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W1 5D /r      EVEX_VMINPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE (AVX512F)
         """
 
-    def vminph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vminph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vminph: 3 forms.
 
         vminph W:xmm, R:xmm, R:xmm/m128              EVEX.128.MAP5.W0 5D /r       EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -8254,7 +8255,7 @@ class AsmMethods:
         vminph W:zmm, R:zmm, R:zmm/m512              EVEX.512.MAP5.W0 5D /r       EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE (AVX512_FP16)
         """
 
-    def vminps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vminps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vminps: 5 forms.
 
         vminps W:xmm, R:xmm, R:xmm/m128              VEX.128.0F.WIG 5D /r         VEX_VMINPS_XMM_XMM_XMMM128 (AVX)
@@ -8264,46 +8265,46 @@ class AsmMethods:
         vminps W:zmm, R:zmm, R:zmm/m512              EVEX.512.0F.W0 5D /r         EVEX_VMINPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE (AVX512F)
         """
 
-    def vminsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vminsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vminsd: 2 forms.
 
         vminsd W:xmm, R:xmm, R:xmm/m64               VEX.LIG.F2.0F.WIG 5D /r      VEX_VMINSD_XMM_XMM_XMMM64 (AVX)
         vminsd W:xmm, R:xmm, R:xmm/m64               EVEX.LIG.F2.0F.W1 5D /r      EVEX_VMINSD_XMM_K1Z_XMM_XMMM64_SAE (AVX512F)
         """
 
-    def vminsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vminsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vminsh: 1 form.
 
         vminsh W:xmm, R:xmm, R:xmm/m16               EVEX.LIG.F3.MAP5.W0 5D /r    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE (AVX512_FP16)
         """
 
-    def vminss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vminss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vminss: 2 forms.
 
         vminss W:xmm, R:xmm, R:xmm/m32               VEX.LIG.F3.0F.WIG 5D /r      VEX_VMINSS_XMM_XMM_XMMM32 (AVX)
         vminss W:xmm, R:xmm, R:xmm/m32               EVEX.LIG.F3.0F.W0 5D /r      EVEX_VMINSS_XMM_K1Z_XMM_XMMM32_SAE (AVX512F)
         """
 
-    def vmlaunch(self, rc: int | None = None) -> None:
+    def vmlaunch(self, *, rc: int | None = None) -> None:
         """vmlaunch: 1 form.
 
         vmlaunch                                     0F 01 C2                     VMLAUNCH (VMX)
         """
 
-    def vmload(self, rc: int | None = None) -> None:
+    def vmload(self, *, rc: int | None = None) -> None:
         """vmload: 2 forms.
 
         vmload                                       0F 01 DA                     VMLOADQ (SVM)
         vmload                                       a32 0F 01 DA                 VMLOADD (SVM)
         """
 
-    def vmmcall(self, rc: int | None = None) -> None:
+    def vmmcall(self, *, rc: int | None = None) -> None:
         """vmmcall: 1 form.
 
         vmmcall                                      0F 01 D9                     VMMCALL (SVM)
         """
 
-    def vmovapd(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovapd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovapd: 10 forms.
 
         vmovapd W:xmm, R:xmm/m128                    VEX.128.66.0F.WIG 28 /r      VEX_VMOVAPD_XMM_XMMM128 (AVX)
@@ -8318,7 +8319,7 @@ class AsmMethods:
         vmovapd W:zmm/m512, R:zmm                    EVEX.512.66.0F.W1 29 /r      EVEX_VMOVAPD_ZMMM512_K1Z_ZMM (AVX512F)
         """
 
-    def vmovaps(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovaps(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovaps: 10 forms.
 
         vmovaps W:xmm, R:xmm/m128                    VEX.128.0F.WIG 28 /r         VEX_VMOVAPS_XMM_XMMM128 (AVX)
@@ -8333,7 +8334,7 @@ class AsmMethods:
         vmovaps W:zmm/m512, R:zmm                    EVEX.512.0F.W0 29 /r         EVEX_VMOVAPS_ZMMM512_K1Z_ZMM (AVX512F)
         """
 
-    def vmovd(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovd: 4 forms.
 
         vmovd W:xmm, R:r32/m32                       VEX.128.66.0F.W0 6E /r       VEX_VMOVD_XMM_RM32 (AVX)
@@ -8342,7 +8343,7 @@ class AsmMethods:
         vmovd W:r32/m32, R:xmm                       EVEX.128.66.0F.W0 7E /r      EVEX_VMOVD_RM32_XMM (AVX512F)
         """
 
-    def vmovddup(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovddup(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovddup: 5 forms.
 
         vmovddup W:xmm, R:xmm/m64                    VEX.128.F2.0F.WIG 12 /r      VEX_VMOVDDUP_XMM_XMMM64 (AVX)
@@ -8352,7 +8353,7 @@ class AsmMethods:
         vmovddup W:ymm, R:ymm/m256                   EVEX.256.F2.0F.W1 12 /r      EVEX_VMOVDDUP_YMM_K1Z_YMMM256 (AVX512VL+AVX512F)
         """
 
-    def vmovdqa(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovdqa(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovdqa: 4 forms.
 
         vmovdqa W:xmm, R:xmm/m128                    VEX.128.66.0F.WIG 6F /r      VEX_VMOVDQA_XMM_XMMM128 (AVX)
@@ -8361,7 +8362,7 @@ class AsmMethods:
         vmovdqa W:ymm/m256, R:ymm                    VEX.256.66.0F.WIG 7F /r      VEX_VMOVDQA_YMMM256_YMM (AVX)
         """
 
-    def vmovdqa32(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovdqa32(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovdqa32: 6 forms.
 
         vmovdqa32 W:xmm, R:xmm/m128                  EVEX.128.66.0F.W0 6F /r      EVEX_VMOVDQA32_XMM_K1Z_XMMM128 (AVX512VL+AVX512F)
@@ -8372,7 +8373,7 @@ class AsmMethods:
         vmovdqa32 W:zmm/m512, R:zmm                  EVEX.512.66.0F.W0 7F /r      EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM (AVX512F)
         """
 
-    def vmovdqa64(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovdqa64(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovdqa64: 6 forms.
 
         vmovdqa64 W:xmm, R:xmm/m128                  EVEX.128.66.0F.W1 6F /r      EVEX_VMOVDQA64_XMM_K1Z_XMMM128 (AVX512VL+AVX512F)
@@ -8383,7 +8384,7 @@ class AsmMethods:
         vmovdqa64 W:zmm/m512, R:zmm                  EVEX.512.66.0F.W1 7F /r      EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM (AVX512F)
         """
 
-    def vmovdqu(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovdqu(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovdqu: 4 forms.
 
         vmovdqu W:xmm, R:xmm/m128                    VEX.128.F3.0F.WIG 6F /r      VEX_VMOVDQU_XMM_XMMM128 (AVX)
@@ -8392,7 +8393,7 @@ class AsmMethods:
         vmovdqu W:ymm/m256, R:ymm                    VEX.256.F3.0F.WIG 7F /r      VEX_VMOVDQU_YMMM256_YMM (AVX)
         """
 
-    def vmovdqu16(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovdqu16(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovdqu16: 6 forms.
 
         vmovdqu16 W:xmm, R:xmm/m128                  EVEX.128.F2.0F.W1 6F /r      EVEX_VMOVDQU16_XMM_K1Z_XMMM128 (AVX512VL+AVX512BW)
@@ -8403,7 +8404,7 @@ class AsmMethods:
         vmovdqu16 W:zmm/m512, R:zmm                  EVEX.512.F2.0F.W1 7F /r      EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM (AVX512BW)
         """
 
-    def vmovdqu32(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovdqu32(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovdqu32: 6 forms.
 
         vmovdqu32 W:xmm, R:xmm/m128                  EVEX.128.F3.0F.W0 6F /r      EVEX_VMOVDQU32_XMM_K1Z_XMMM128 (AVX512VL+AVX512F)
@@ -8414,7 +8415,7 @@ class AsmMethods:
         vmovdqu32 W:zmm/m512, R:zmm                  EVEX.512.F3.0F.W0 7F /r      EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM (AVX512F)
         """
 
-    def vmovdqu64(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovdqu64(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovdqu64: 6 forms.
 
         vmovdqu64 W:xmm, R:xmm/m128                  EVEX.128.F3.0F.W1 6F /r      EVEX_VMOVDQU64_XMM_K1Z_XMMM128 (AVX512VL+AVX512F)
@@ -8425,7 +8426,7 @@ class AsmMethods:
         vmovdqu64 W:zmm/m512, R:zmm                  EVEX.512.F3.0F.W1 7F /r      EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM (AVX512F)
         """
 
-    def vmovdqu8(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovdqu8(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovdqu8: 6 forms.
 
         vmovdqu8 W:xmm, R:xmm/m128                   EVEX.128.F2.0F.W0 6F /r      EVEX_VMOVDQU8_XMM_K1Z_XMMM128 (AVX512VL+AVX512BW)
@@ -8436,7 +8437,7 @@ class AsmMethods:
         vmovdqu8 W:zmm/m512, R:zmm                   EVEX.512.F2.0F.W0 7F /r      EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM (AVX512BW)
         """
 
-    def vmovhlps(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def vmovhlps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """vmovhlps: 2 forms.
 
         vmovhlps W:xmm, R:xmm, R:xmm                 VEX.128.0F.WIG 12 /r         VEX_VMOVHLPS_XMM_XMM_XMM (AVX)
@@ -8461,7 +8462,7 @@ class AsmMethods:
         vmovhps W:m64, R:xmm                         EVEX.128.0F.W0 17 /r         EVEX_VMOVHPS_M64_XMM (AVX512F)
         """
 
-    def vmovlhps(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def vmovlhps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """vmovlhps: 2 forms.
 
         vmovlhps W:xmm, R:xmm, R:xmm                 VEX.128.0F.WIG 16 /r         VEX_VMOVLHPS_XMM_XMM_XMM (AVX)
@@ -8486,7 +8487,7 @@ class AsmMethods:
         vmovlps W:m64, R:xmm                         EVEX.128.0F.W0 13 /r         EVEX_VMOVLPS_M64_XMM (AVX512F)
         """
 
-    def vmovmskpd(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vmovmskpd(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vmovmskpd: 4 forms.
 
         vmovmskpd W:r32, R:xmm                       VEX.128.66.0F.W0 50 /r       VEX_VMOVMSKPD_R32_XMM (AVX)
@@ -8495,7 +8496,7 @@ class AsmMethods:
         vmovmskpd W:r64, R:ymm                       VEX.256.66.0F.W1 50 /r       VEX_VMOVMSKPD_R64_YMM (AVX)
         """
 
-    def vmovmskps(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vmovmskps(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vmovmskps: 4 forms.
 
         vmovmskps W:r32, R:xmm                       VEX.128.0F.W0 50 /r          VEX_VMOVMSKPS_R32_XMM (AVX)
@@ -8504,7 +8505,7 @@ class AsmMethods:
         vmovmskps W:r64, R:ymm                       VEX.256.0F.W1 50 /r          VEX_VMOVMSKPS_R64_YMM (AVX)
         """
 
-    def vmovntdq(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vmovntdq(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vmovntdq: 5 forms.
 
         vmovntdq W:m128, R:xmm                       VEX.128.66.0F.WIG E7 /r      VEX_VMOVNTDQ_M128_XMM (AVX)
@@ -8514,7 +8515,7 @@ class AsmMethods:
         vmovntdq W:m256, R:ymm                       EVEX.256.66.0F.W0 E7 /r      EVEX_VMOVNTDQ_M256_YMM (AVX512VL+AVX512F)
         """
 
-    def vmovntdqa(self, a: _Reg, b: _Mem, rc: int | None = None) -> None:
+    def vmovntdqa(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """vmovntdqa: 5 forms.
 
         vmovntdqa W:xmm, R:m128                      VEX.128.66.0F38.WIG 2A /r    VEX_VMOVNTDQA_XMM_M128 (AVX)
@@ -8524,7 +8525,7 @@ class AsmMethods:
         vmovntdqa W:ymm, R:m256                      EVEX.256.66.0F38.W0 2A /r    EVEX_VMOVNTDQA_YMM_M256 (AVX512VL+AVX512F)
         """
 
-    def vmovntpd(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vmovntpd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vmovntpd: 5 forms.
 
         vmovntpd W:m128, R:xmm                       VEX.128.66.0F.WIG 2B /r      VEX_VMOVNTPD_M128_XMM (AVX)
@@ -8534,7 +8535,7 @@ class AsmMethods:
         vmovntpd W:m256, R:ymm                       EVEX.256.66.0F.W1 2B /r      EVEX_VMOVNTPD_M256_YMM (AVX512VL+AVX512F)
         """
 
-    def vmovntps(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vmovntps(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vmovntps: 5 forms.
 
         vmovntps W:m128, R:xmm                       VEX.128.0F.WIG 2B /r         VEX_VMOVNTPS_M128_XMM (AVX)
@@ -8544,7 +8545,7 @@ class AsmMethods:
         vmovntps W:m256, R:ymm                       EVEX.256.0F.W0 2B /r         EVEX_VMOVNTPS_M256_YMM (AVX512VL+AVX512F)
         """
 
-    def vmovq(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovq(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovq: 8 forms.
 
         vmovq W:xmm, R:r64/m64                       VEX.128.66.0F.W1 6E /r       VEX_VMOVQ_XMM_RM64 (AVX)
@@ -8579,7 +8580,7 @@ class AsmMethods:
         vmovsh W:xmm, R:xmm, R:xmm                   EVEX.LIG.F3.MAP5.W0 11 /r    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11 (AVX512_FP16)
         """
 
-    def vmovshdup(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovshdup(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovshdup: 5 forms.
 
         vmovshdup W:xmm, R:xmm/m128                  VEX.128.F3.0F.WIG 16 /r      VEX_VMOVSHDUP_XMM_XMMM128 (AVX)
@@ -8589,7 +8590,7 @@ class AsmMethods:
         vmovshdup W:ymm, R:ymm/m256                  EVEX.256.F3.0F.W0 16 /r      EVEX_VMOVSHDUP_YMM_K1Z_YMMM256 (AVX512VL+AVX512F)
         """
 
-    def vmovsldup(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovsldup(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovsldup: 5 forms.
 
         vmovsldup W:xmm, R:xmm/m128                  VEX.128.F3.0F.WIG 12 /r      VEX_VMOVSLDUP_XMM_XMMM128 (AVX)
@@ -8612,7 +8613,7 @@ class AsmMethods:
         vmovss W:m32, R:xmm                          EVEX.LIG.F3.0F.W0 11 /r      EVEX_VMOVSS_M32_K1_XMM (AVX512F)
         """
 
-    def vmovupd(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovupd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovupd: 10 forms.
 
         vmovupd W:xmm, R:xmm/m128                    VEX.128.66.0F.WIG 10 /r      VEX_VMOVUPD_XMM_XMMM128 (AVX)
@@ -8627,7 +8628,7 @@ class AsmMethods:
         vmovupd W:zmm/m512, R:zmm                    EVEX.512.66.0F.W1 11 /r      EVEX_VMOVUPD_ZMMM512_K1Z_ZMM (AVX512F)
         """
 
-    def vmovups(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovups(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovups: 10 forms.
 
         vmovups W:xmm, R:xmm/m128                    VEX.128.0F.WIG 10 /r         VEX_VMOVUPS_XMM_XMMM128 (AVX)
@@ -8642,7 +8643,7 @@ class AsmMethods:
         vmovups W:zmm/m512, R:zmm                    EVEX.512.0F.W0 11 /r         EVEX_VMOVUPS_ZMMM512_K1Z_ZMM (AVX512F)
         """
 
-    def vmovw(self, a: _Reg | _Mem, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmovw(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmovw: 4 forms.
 
         vmovw W:xmm, R:r32/m16                       EVEX.128.66.MAP5.W0 6E /r    EVEX_VMOVW_XMM_R32M16 (AVX512_FP16)
@@ -8651,52 +8652,52 @@ class AsmMethods:
         vmovw W:r64/m16, R:xmm                       EVEX.128.66.MAP5.W1 7E /r    EVEX_VMOVW_R64M16_XMM (AVX512_FP16)
         """
 
-    def vmpsadbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vmpsadbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vmpsadbw: 2 forms.
 
         vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8    VEX.128.66.0F3A.WIG 42 /r ib VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8 (AVX)
         vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8    VEX.256.66.0F3A.WIG 42 /r ib VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8 (AVX2)
         """
 
-    def vmptrld(self, a: _Mem, rc: int | None = None) -> None:
+    def vmptrld(self, a: _Mem, *, rc: int | None = None) -> None:
         """vmptrld: 1 form.
 
         vmptrld R:m64                                0F C7 /6                     VMPTRLD_M64 (VMX)
         """
 
-    def vmptrst(self, a: _Mem, rc: int | None = None) -> None:
+    def vmptrst(self, a: _Mem, *, rc: int | None = None) -> None:
         """vmptrst: 1 form.
 
         vmptrst W:m64                                0F C7 /7                     VMPTRST_M64 (VMX)
         """
 
-    def vmread(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vmread(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vmread: 1 form.
 
         vmread W:r64/m64, R:r64                      0F 78 /r                     VMREAD_RM64_R64 (VMX)
         """
 
-    def vmresume(self, rc: int | None = None) -> None:
+    def vmresume(self, *, rc: int | None = None) -> None:
         """vmresume: 1 form.
 
         vmresume                                     0F 01 C3                     VMRESUME (VMX)
         """
 
-    def vmrun(self, rc: int | None = None) -> None:
+    def vmrun(self, *, rc: int | None = None) -> None:
         """vmrun: 2 forms.
 
         vmrun                                        0F 01 D8                     VMRUNQ (SVM)
         vmrun                                        a32 0F 01 D8                 VMRUND (SVM)
         """
 
-    def vmsave(self, rc: int | None = None) -> None:
+    def vmsave(self, *, rc: int | None = None) -> None:
         """vmsave: 2 forms.
 
         vmsave                                       0F 01 DB                     VMSAVEQ (SVM)
         vmsave                                       a32 0F 01 DB                 VMSAVED (SVM)
         """
 
-    def vmulpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmulpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmulpd: 5 forms.
 
         vmulpd W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG 59 /r      VEX_VMULPD_XMM_XMM_XMMM128 (AVX)
@@ -8706,7 +8707,7 @@ class AsmMethods:
         vmulpd W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W1 59 /r      EVEX_VMULPD_ZMM_K1Z_ZMM_ZMMM512B64_ER (AVX512F)
         """
 
-    def vmulph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmulph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmulph: 3 forms.
 
         vmulph W:xmm, R:xmm, R:xmm/m128              EVEX.128.MAP5.W0 59 /r       EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -8714,7 +8715,7 @@ class AsmMethods:
         vmulph W:zmm, R:zmm, R:zmm/m512              EVEX.512.MAP5.W0 59 /r       EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vmulps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmulps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmulps: 5 forms.
 
         vmulps W:xmm, R:xmm, R:xmm/m128              VEX.128.0F.WIG 59 /r         VEX_VMULPS_XMM_XMM_XMMM128 (AVX)
@@ -8724,45 +8725,45 @@ class AsmMethods:
         vmulps W:zmm, R:zmm, R:zmm/m512              EVEX.512.0F.W0 59 /r         EVEX_VMULPS_ZMM_K1Z_ZMM_ZMMM512B32_ER (AVX512F)
         """
 
-    def vmulsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmulsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmulsd: 2 forms.
 
         vmulsd W:xmm, R:xmm, R:xmm/m64               VEX.LIG.F2.0F.WIG 59 /r      VEX_VMULSD_XMM_XMM_XMMM64 (AVX)
         vmulsd W:xmm, R:xmm, R:xmm/m64               EVEX.LIG.F2.0F.W1 59 /r      EVEX_VMULSD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vmulsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmulsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmulsh: 1 form.
 
         vmulsh W:xmm, R:xmm, R:xmm/m16               EVEX.LIG.F3.MAP5.W0 59 /r    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vmulss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmulss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmulss: 2 forms.
 
         vmulss W:xmm, R:xmm, R:xmm/m32               VEX.LIG.F3.0F.WIG 59 /r      VEX_VMULSS_XMM_XMM_XMMM32 (AVX)
         vmulss W:xmm, R:xmm, R:xmm/m32               EVEX.LIG.F3.0F.W0 59 /r      EVEX_VMULSS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vmwrite(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vmwrite(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmwrite: 1 form.
 
         vmwrite R:r64, R:r64/m64                     0F 79 /r                     VMWRITE_R64_RM64 (VMX)
         """
 
-    def vmxoff(self, rc: int | None = None) -> None:
+    def vmxoff(self, *, rc: int | None = None) -> None:
         """vmxoff: 1 form.
 
         vmxoff                                       0F 01 C4                     VMXOFF (VMX)
         """
 
-    def vmxon(self, a: _Mem, rc: int | None = None) -> None:
+    def vmxon(self, a: _Mem, *, rc: int | None = None) -> None:
         """vmxon: 1 form.
 
         vmxon R:m64                                  F3 0F C7 /6                  VMXON_M64 (VMX)
         """
 
-    def vorpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vorpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vorpd: 5 forms.
 
         vorpd W:xmm, R:xmm, R:xmm/m128               VEX.128.66.0F.WIG 56 /r      VEX_VORPD_XMM_XMM_XMMM128 (AVX)
@@ -8772,7 +8773,7 @@ class AsmMethods:
         vorpd W:ymm, R:ymm, R:ymm/m256               EVEX.256.66.0F.W1 56 /r      EVEX_VORPD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vorps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vorps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vorps: 5 forms.
 
         vorps W:xmm, R:xmm, R:xmm/m128               VEX.128.0F.WIG 56 /r         VEX_VORPS_XMM_XMM_XMMM128 (AVX)
@@ -8782,7 +8783,7 @@ class AsmMethods:
         vorps W:ymm, R:ymm, R:ymm/m256               EVEX.256.0F.W0 56 /r         EVEX_VORPS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512DQ)
         """
 
-    def vp2intersectd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vp2intersectd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vp2intersectd: 3 forms.
 
         vp2intersectd W:kp1, R:xmm, R:xmm/m128       EVEX.128.F2.0F38.W0 68 /r    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32 (AVX512VL+AVX512_VP2INTERSECT)
@@ -8790,7 +8791,7 @@ class AsmMethods:
         vp2intersectd W:kp1, R:zmm, R:zmm/m512       EVEX.512.F2.0F38.W0 68 /r    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32 (AVX512F+AVX512_VP2INTERSECT)
         """
 
-    def vp2intersectq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vp2intersectq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vp2intersectq: 3 forms.
 
         vp2intersectq W:kp1, R:xmm, R:xmm/m128       EVEX.128.F2.0F38.W1 68 /r    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64 (AVX512VL+AVX512_VP2INTERSECT)
@@ -8798,7 +8799,7 @@ class AsmMethods:
         vp2intersectq W:kp1, R:zmm, R:zmm/m512       EVEX.512.F2.0F38.W1 68 /r    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64 (AVX512F+AVX512_VP2INTERSECT)
         """
 
-    def vpabsb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpabsb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpabsb: 5 forms.
 
         vpabsb W:xmm, R:xmm/m128                     VEX.128.66.0F38.WIG 1C /r    VEX_VPABSB_XMM_XMMM128 (AVX)
@@ -8808,7 +8809,7 @@ class AsmMethods:
         vpabsb W:zmm, R:zmm/m512                     EVEX.512.66.0F38.WIG 1C /r   EVEX_VPABSB_ZMM_K1Z_ZMMM512 (AVX512BW)
         """
 
-    def vpabsd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpabsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpabsd: 5 forms.
 
         vpabsd W:xmm, R:xmm/m128                     VEX.128.66.0F38.WIG 1E /r    VEX_VPABSD_XMM_XMMM128 (AVX)
@@ -8818,7 +8819,7 @@ class AsmMethods:
         vpabsd W:ymm, R:ymm/m256                     EVEX.256.66.0F38.W0 1E /r    EVEX_VPABSD_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpabsq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpabsq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpabsq: 3 forms.
 
         vpabsq W:zmm, R:zmm/m512                     EVEX.512.66.0F38.W1 1F /r    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64 (AVX512F)
@@ -8826,7 +8827,7 @@ class AsmMethods:
         vpabsq W:ymm, R:ymm/m256                     EVEX.256.66.0F38.W1 1F /r    EVEX_VPABSQ_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpabsw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpabsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpabsw: 5 forms.
 
         vpabsw W:xmm, R:xmm/m128                     VEX.128.66.0F38.WIG 1D /r    VEX_VPABSW_XMM_XMMM128 (AVX)
@@ -8836,7 +8837,7 @@ class AsmMethods:
         vpabsw W:zmm, R:zmm/m512                     EVEX.512.66.0F38.WIG 1D /r   EVEX_VPABSW_ZMM_K1Z_ZMMM512 (AVX512BW)
         """
 
-    def vpackssdw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpackssdw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpackssdw: 5 forms.
 
         vpackssdw W:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F.WIG 6B /r      VEX_VPACKSSDW_XMM_XMM_XMMM128 (AVX)
@@ -8846,7 +8847,7 @@ class AsmMethods:
         vpackssdw W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F.W0 6B /r      EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512BW)
         """
 
-    def vpacksswb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpacksswb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpacksswb: 5 forms.
 
         vpacksswb W:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F.WIG 63 /r      VEX_VPACKSSWB_XMM_XMM_XMMM128 (AVX)
@@ -8856,7 +8857,7 @@ class AsmMethods:
         vpacksswb W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F.WIG 63 /r     EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpackusdw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpackusdw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpackusdw: 5 forms.
 
         vpackusdw W:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F38.WIG 2B /r    VEX_VPACKUSDW_XMM_XMM_XMMM128 (AVX)
@@ -8866,7 +8867,7 @@ class AsmMethods:
         vpackusdw W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 2B /r    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512BW)
         """
 
-    def vpackuswb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpackuswb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpackuswb: 5 forms.
 
         vpackuswb W:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F.WIG 67 /r      VEX_VPACKUSWB_XMM_XMM_XMMM128 (AVX)
@@ -8876,7 +8877,7 @@ class AsmMethods:
         vpackuswb W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F.WIG 67 /r     EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpaddb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpaddb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpaddb: 5 forms.
 
         vpaddb W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG FC /r      VEX_VPADDB_XMM_XMM_XMMM128 (AVX)
@@ -8886,7 +8887,7 @@ class AsmMethods:
         vpaddb W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.WIG FC /r     EVEX_VPADDB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpaddd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpaddd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpaddd: 5 forms.
 
         vpaddd W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG FE /r      VEX_VPADDD_XMM_XMM_XMMM128 (AVX)
@@ -8896,7 +8897,7 @@ class AsmMethods:
         vpaddd W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W0 FE /r      EVEX_VPADDD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
         """
 
-    def vpaddq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpaddq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpaddq: 5 forms.
 
         vpaddq W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG D4 /r      VEX_VPADDQ_XMM_XMM_XMMM128 (AVX)
@@ -8906,7 +8907,7 @@ class AsmMethods:
         vpaddq W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W1 D4 /r      EVEX_VPADDQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
         """
 
-    def vpaddsb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpaddsb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpaddsb: 5 forms.
 
         vpaddsb W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG EC /r      VEX_VPADDSB_XMM_XMM_XMMM128 (AVX)
@@ -8916,7 +8917,7 @@ class AsmMethods:
         vpaddsb W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.WIG EC /r     EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpaddsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpaddsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpaddsw: 5 forms.
 
         vpaddsw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG ED /r      VEX_VPADDSW_XMM_XMM_XMMM128 (AVX)
@@ -8926,7 +8927,7 @@ class AsmMethods:
         vpaddsw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.WIG ED /r     EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpaddusb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpaddusb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpaddusb: 5 forms.
 
         vpaddusb W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG DC /r      VEX_VPADDUSB_XMM_XMM_XMMM128 (AVX)
@@ -8936,7 +8937,7 @@ class AsmMethods:
         vpaddusb W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.0F.WIG DC /r     EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpaddusw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpaddusw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpaddusw: 5 forms.
 
         vpaddusw W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG DD /r      VEX_VPADDUSW_XMM_XMM_XMMM128 (AVX)
@@ -8946,7 +8947,7 @@ class AsmMethods:
         vpaddusw W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.0F.WIG DD /r     EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpaddw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpaddw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpaddw: 5 forms.
 
         vpaddw W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG FD /r      VEX_VPADDW_XMM_XMM_XMMM128 (AVX)
@@ -8956,7 +8957,7 @@ class AsmMethods:
         vpaddw W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.WIG FD /r     EVEX_VPADDW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpalignr(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpalignr(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpalignr: 5 forms.
 
         vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8    VEX.128.66.0F3A.WIG 0F /r ib VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8 (AVX)
@@ -8966,14 +8967,14 @@ class AsmMethods:
         vpalignr W:zmm, R:zmm, R:zmm/m512, R:imm8    EVEX.512.66.0F3A.WIG 0F /r ib EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8 (AVX512BW)
         """
 
-    def vpand(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpand(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpand: 2 forms.
 
         vpand W:xmm, R:xmm, R:xmm/m128               VEX.128.66.0F.WIG DB /r      VEX_VPAND_XMM_XMM_XMMM128 (AVX)
         vpand W:ymm, R:ymm, R:ymm/m256               VEX.256.66.0F.WIG DB /r      VEX_VPAND_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vpandd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpandd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpandd: 3 forms.
 
         vpandd W:xmm, R:xmm, R:xmm/m128              EVEX.128.66.0F.W0 DB /r      EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512F)
@@ -8981,14 +8982,14 @@ class AsmMethods:
         vpandd W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W0 DB /r      EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
         """
 
-    def vpandn(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpandn(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpandn: 2 forms.
 
         vpandn W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG DF /r      VEX_VPANDN_XMM_XMM_XMMM128 (AVX)
         vpandn W:ymm, R:ymm, R:ymm/m256              VEX.256.66.0F.WIG DF /r      VEX_VPANDN_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vpandnd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpandnd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpandnd: 3 forms.
 
         vpandnd W:xmm, R:xmm, R:xmm/m128             EVEX.128.66.0F.W0 DF /r      EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512F)
@@ -8996,7 +8997,7 @@ class AsmMethods:
         vpandnd W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.W0 DF /r      EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
         """
 
-    def vpandnq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpandnq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpandnq: 3 forms.
 
         vpandnq W:xmm, R:xmm, R:xmm/m128             EVEX.128.66.0F.W1 DF /r      EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64 (AVX512VL+AVX512F)
@@ -9004,7 +9005,7 @@ class AsmMethods:
         vpandnq W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.W1 DF /r      EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
         """
 
-    def vpandq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpandq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpandq: 3 forms.
 
         vpandq W:xmm, R:xmm, R:xmm/m128              EVEX.128.66.0F.W1 DB /r      EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64 (AVX512VL+AVX512F)
@@ -9012,7 +9013,7 @@ class AsmMethods:
         vpandq W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W1 DB /r      EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
         """
 
-    def vpavgb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpavgb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpavgb: 5 forms.
 
         vpavgb W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG E0 /r      VEX_VPAVGB_XMM_XMM_XMMM128 (AVX)
@@ -9022,7 +9023,7 @@ class AsmMethods:
         vpavgb W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.WIG E0 /r     EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpavgw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpavgw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpavgw: 5 forms.
 
         vpavgw W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG E3 /r      VEX_VPAVGW_XMM_XMM_XMMM128 (AVX)
@@ -9032,14 +9033,14 @@ class AsmMethods:
         vpavgw W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.WIG E3 /r     EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpblendd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpblendd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpblendd: 2 forms.
 
         vpblendd W:xmm, R:xmm, R:xmm/m128, R:imm8    VEX.128.66.0F3A.W0 02 /r ib  VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8 (AVX2)
         vpblendd W:ymm, R:ymm, R:ymm/m256, R:imm8    VEX.256.66.0F3A.W0 02 /r ib  VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8 (AVX2)
         """
 
-    def vpblendmb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpblendmb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpblendmb: 3 forms.
 
         vpblendmb W:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W0 66 /r    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -9047,7 +9048,7 @@ class AsmMethods:
         vpblendmb W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 66 /r    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpblendmd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpblendmd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpblendmd: 3 forms.
 
         vpblendmd W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 64 /r    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
@@ -9055,7 +9056,7 @@ class AsmMethods:
         vpblendmd W:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F38.W0 64 /r    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpblendmq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpblendmq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpblendmq: 3 forms.
 
         vpblendmq W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W1 64 /r    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -9063,7 +9064,7 @@ class AsmMethods:
         vpblendmq W:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F38.W1 64 /r    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpblendmw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpblendmw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpblendmw: 3 forms.
 
         vpblendmw W:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W1 66 /r    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -9071,21 +9072,21 @@ class AsmMethods:
         vpblendmw W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W1 66 /r    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpblendvb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, rc: int | None = None) -> None:
+    def vpblendvb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
         """vpblendvb: 2 forms.
 
         vpblendvb W:xmm, R:xmm, R:xmm/m128, R:xmm    VEX.128.66.0F3A.W0 4C /r /is4 VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM (AVX)
         vpblendvb W:ymm, R:ymm, R:ymm/m256, R:ymm    VEX.256.66.0F3A.W0 4C /r /is4 VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM (AVX2)
         """
 
-    def vpblendw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpblendw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpblendw: 2 forms.
 
         vpblendw W:xmm, R:xmm, R:xmm/m128, R:imm8    VEX.128.66.0F3A.WIG 0E /r ib VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8 (AVX)
         vpblendw W:ymm, R:ymm, R:ymm/m256, R:imm8    VEX.256.66.0F3A.WIG 0E /r ib VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8 (AVX2)
         """
 
-    def vpbroadcastb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpbroadcastb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpbroadcastb: 8 forms.
 
         vpbroadcastb W:xmm, R:xmm/m8                 VEX.128.66.0F38.W0 78 /r     VEX_VPBROADCASTB_XMM_XMMM8 (AVX2)
@@ -9098,7 +9099,7 @@ class AsmMethods:
         vpbroadcastb W:zmm, R:r32                    EVEX.512.66.0F38.W0 7A /r    EVEX_VPBROADCASTB_ZMM_K1Z_R32 (AVX512BW)
         """
 
-    def vpbroadcastd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpbroadcastd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpbroadcastd: 8 forms.
 
         vpbroadcastd W:xmm, R:xmm/m32                VEX.128.66.0F38.W0 58 /r     VEX_VPBROADCASTD_XMM_XMMM32 (AVX2)
@@ -9111,7 +9112,7 @@ class AsmMethods:
         vpbroadcastd W:ymm, R:r32                    EVEX.256.66.0F38.W0 7C /r    EVEX_VPBROADCASTD_YMM_K1Z_R32 (AVX512VL+AVX512F)
         """
 
-    def vpbroadcastmb2q(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vpbroadcastmb2q(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vpbroadcastmb2q: 3 forms.
 
         vpbroadcastmb2q W:zmm, R:k                   EVEX.512.F3.0F38.W1 2A /r    EVEX_VPBROADCASTMB2Q_ZMM_KR (AVX512CD)
@@ -9119,7 +9120,7 @@ class AsmMethods:
         vpbroadcastmb2q W:ymm, R:k                   EVEX.256.F3.0F38.W1 2A /r    EVEX_VPBROADCASTMB2Q_YMM_KR (AVX512VL+AVX512CD)
         """
 
-    def vpbroadcastmw2d(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vpbroadcastmw2d(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vpbroadcastmw2d: 3 forms.
 
         vpbroadcastmw2d W:zmm, R:k                   EVEX.512.F3.0F38.W0 3A /r    EVEX_VPBROADCASTMW2D_ZMM_KR (AVX512CD)
@@ -9127,7 +9128,7 @@ class AsmMethods:
         vpbroadcastmw2d W:ymm, R:k                   EVEX.256.F3.0F38.W0 3A /r    EVEX_VPBROADCASTMW2D_YMM_KR (AVX512VL+AVX512CD)
         """
 
-    def vpbroadcastq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpbroadcastq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpbroadcastq: 8 forms.
 
         vpbroadcastq W:xmm, R:xmm/m64                VEX.128.66.0F38.W0 59 /r     VEX_VPBROADCASTQ_XMM_XMMM64 (AVX2)
@@ -9140,7 +9141,7 @@ class AsmMethods:
         vpbroadcastq W:ymm, R:r64                    EVEX.256.66.0F38.W1 7C /r    EVEX_VPBROADCASTQ_YMM_K1Z_R64 (AVX512VL+AVX512F)
         """
 
-    def vpbroadcastw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpbroadcastw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpbroadcastw: 8 forms.
 
         vpbroadcastw W:xmm, R:xmm/m16                VEX.128.66.0F38.W0 79 /r     VEX_VPBROADCASTW_XMM_XMMM16 (AVX2)
@@ -9153,7 +9154,7 @@ class AsmMethods:
         vpbroadcastw W:zmm, R:r32                    EVEX.512.66.0F38.W0 7B /r    EVEX_VPBROADCASTW_ZMM_K1Z_R32 (AVX512BW)
         """
 
-    def vpclmulqdq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpclmulqdq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpclmulqdq: 5 forms.
 
         vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8  VEX.128.66.0F3A.WIG 44 /r ib VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8 (PCLMULQDQ+AVX)
@@ -9163,7 +9164,7 @@ class AsmMethods:
         vpclmulqdq W:zmm, R:zmm, R:zmm/m512, R:imm8  EVEX.512.66.0F3A.WIG 44 /r ib EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8 (AVX512F+VPCLMULQDQ)
         """
 
-    def vpcmpb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpcmpb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpcmpb: 3 forms.
 
         vpcmpb W:k, R:xmm, R:xmm/m128, R:imm8        EVEX.128.66.0F3A.W0 3F /r ib EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8 (AVX512VL+AVX512BW)
@@ -9171,7 +9172,7 @@ class AsmMethods:
         vpcmpb W:k, R:zmm, R:zmm/m512, R:imm8        EVEX.512.66.0F3A.W0 3F /r ib EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8 (AVX512BW)
         """
 
-    def vpcmpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpcmpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpcmpd: 3 forms.
 
         vpcmpd W:k, R:zmm, R:zmm/m512, R:imm8        EVEX.512.66.0F3A.W0 1F /r ib EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8 (AVX512F)
@@ -9179,7 +9180,7 @@ class AsmMethods:
         vpcmpd W:k, R:ymm, R:ymm/m256, R:imm8        EVEX.256.66.0F3A.W0 1F /r ib EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vpcmpeqb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpcmpeqb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpcmpeqb: 5 forms.
 
         vpcmpeqb W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG 74 /r      VEX_VPCMPEQB_XMM_XMM_XMMM128 (AVX)
@@ -9189,7 +9190,7 @@ class AsmMethods:
         vpcmpeqb W:k, R:zmm, R:zmm/m512              EVEX.512.66.0F.WIG 74 /r     EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpcmpeqd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpcmpeqd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpcmpeqd: 5 forms.
 
         vpcmpeqd W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG 76 /r      VEX_VPCMPEQD_XMM_XMM_XMMM128 (AVX)
@@ -9199,7 +9200,7 @@ class AsmMethods:
         vpcmpeqd W:k, R:ymm, R:ymm/m256              EVEX.256.66.0F.W0 76 /r      EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpcmpeqq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpcmpeqq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpcmpeqq: 5 forms.
 
         vpcmpeqq W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F38.WIG 29 /r    VEX_VPCMPEQQ_XMM_XMM_XMMM128 (AVX)
@@ -9209,7 +9210,7 @@ class AsmMethods:
         vpcmpeqq W:k, R:ymm, R:ymm/m256              EVEX.256.66.0F38.W1 29 /r    EVEX_VPCMPEQQ_KR_K1_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpcmpeqw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpcmpeqw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpcmpeqw: 5 forms.
 
         vpcmpeqw W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG 75 /r      VEX_VPCMPEQW_XMM_XMM_XMMM128 (AVX)
@@ -9219,31 +9220,31 @@ class AsmMethods:
         vpcmpeqw W:k, R:zmm, R:zmm/m512              EVEX.512.66.0F.WIG 75 /r     EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpcmpestri(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vpcmpestri(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vpcmpestri: 1 form.
 
         vpcmpestri R:xmm, R:xmm/m128, R:imm8         VEX.128.66.0F3A.W0 61 /r ib  VEX_VPCMPESTRI_XMM_XMMM128_IMM8 (AVX)
         """
 
-    def vpcmpestri64(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vpcmpestri64(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vpcmpestri64: 1 form.
 
         vpcmpestri64 R:xmm, R:xmm/m128, R:imm8       VEX.128.66.0F3A.W1 61 /r ib  VEX_VPCMPESTRI64_XMM_XMMM128_IMM8 (AVX)
         """
 
-    def vpcmpestrm(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vpcmpestrm(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vpcmpestrm: 1 form.
 
         vpcmpestrm R:xmm, R:xmm/m128, R:imm8         VEX.128.66.0F3A.W0 60 /r ib  VEX_VPCMPESTRM_XMM_XMMM128_IMM8 (AVX)
         """
 
-    def vpcmpestrm64(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vpcmpestrm64(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vpcmpestrm64: 1 form.
 
         vpcmpestrm64 R:xmm, R:xmm/m128, R:imm8       VEX.128.66.0F3A.W1 60 /r ib  VEX_VPCMPESTRM64_XMM_XMMM128_IMM8 (AVX)
         """
 
-    def vpcmpgtb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpcmpgtb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpcmpgtb: 5 forms.
 
         vpcmpgtb W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG 64 /r      VEX_VPCMPGTB_XMM_XMM_XMMM128 (AVX)
@@ -9253,7 +9254,7 @@ class AsmMethods:
         vpcmpgtb W:k, R:zmm, R:zmm/m512              EVEX.512.66.0F.WIG 64 /r     EVEX_VPCMPGTB_KR_K1_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpcmpgtd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpcmpgtd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpcmpgtd: 5 forms.
 
         vpcmpgtd W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG 66 /r      VEX_VPCMPGTD_XMM_XMM_XMMM128 (AVX)
@@ -9263,7 +9264,7 @@ class AsmMethods:
         vpcmpgtd W:k, R:ymm, R:ymm/m256              EVEX.256.66.0F.W0 66 /r      EVEX_VPCMPGTD_KR_K1_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpcmpgtq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpcmpgtq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpcmpgtq: 5 forms.
 
         vpcmpgtq W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F38.WIG 37 /r    VEX_VPCMPGTQ_XMM_XMM_XMMM128 (AVX)
@@ -9273,7 +9274,7 @@ class AsmMethods:
         vpcmpgtq W:k, R:ymm, R:ymm/m256              EVEX.256.66.0F38.W1 37 /r    EVEX_VPCMPGTQ_KR_K1_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpcmpgtw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpcmpgtw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpcmpgtw: 5 forms.
 
         vpcmpgtw W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG 65 /r      VEX_VPCMPGTW_XMM_XMM_XMMM128 (AVX)
@@ -9283,19 +9284,19 @@ class AsmMethods:
         vpcmpgtw W:k, R:zmm, R:zmm/m512              EVEX.512.66.0F.WIG 65 /r     EVEX_VPCMPGTW_KR_K1_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpcmpistri(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vpcmpistri(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vpcmpistri: 1 form.
 
         vpcmpistri R:xmm, R:xmm/m128, R:imm8         VEX.128.66.0F3A.WIG 63 /r ib VEX_VPCMPISTRI_XMM_XMMM128_IMM8 (AVX)
         """
 
-    def vpcmpistrm(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vpcmpistrm(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vpcmpistrm: 1 form.
 
         vpcmpistrm R:xmm, R:xmm/m128, R:imm8         VEX.128.66.0F3A.WIG 62 /r ib VEX_VPCMPISTRM_XMM_XMMM128_IMM8 (AVX)
         """
 
-    def vpcmpq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpcmpq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpcmpq: 3 forms.
 
         vpcmpq W:k, R:zmm, R:zmm/m512, R:imm8        EVEX.512.66.0F3A.W1 1F /r ib EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8 (AVX512F)
@@ -9303,7 +9304,7 @@ class AsmMethods:
         vpcmpq W:k, R:ymm, R:ymm/m256, R:imm8        EVEX.256.66.0F3A.W1 1F /r ib EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vpcmpub(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpcmpub(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpcmpub: 3 forms.
 
         vpcmpub W:k, R:xmm, R:xmm/m128, R:imm8       EVEX.128.66.0F3A.W0 3E /r ib EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8 (AVX512VL+AVX512BW)
@@ -9311,7 +9312,7 @@ class AsmMethods:
         vpcmpub W:k, R:zmm, R:zmm/m512, R:imm8       EVEX.512.66.0F3A.W0 3E /r ib EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8 (AVX512BW)
         """
 
-    def vpcmpud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpcmpud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpcmpud: 3 forms.
 
         vpcmpud W:k, R:zmm, R:zmm/m512, R:imm8       EVEX.512.66.0F3A.W0 1E /r ib EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8 (AVX512F)
@@ -9319,7 +9320,7 @@ class AsmMethods:
         vpcmpud W:k, R:ymm, R:ymm/m256, R:imm8       EVEX.256.66.0F3A.W0 1E /r ib EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vpcmpuq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpcmpuq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpcmpuq: 3 forms.
 
         vpcmpuq W:k, R:zmm, R:zmm/m512, R:imm8       EVEX.512.66.0F3A.W1 1E /r ib EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8 (AVX512F)
@@ -9327,7 +9328,7 @@ class AsmMethods:
         vpcmpuq W:k, R:ymm, R:ymm/m256, R:imm8       EVEX.256.66.0F3A.W1 1E /r ib EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vpcmpuw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpcmpuw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpcmpuw: 3 forms.
 
         vpcmpuw W:k, R:xmm, R:xmm/m128, R:imm8       EVEX.128.66.0F3A.W1 3E /r ib EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8 (AVX512VL+AVX512BW)
@@ -9335,7 +9336,7 @@ class AsmMethods:
         vpcmpuw W:k, R:zmm, R:zmm/m512, R:imm8       EVEX.512.66.0F3A.W1 3E /r ib EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8 (AVX512BW)
         """
 
-    def vpcmpw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpcmpw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpcmpw: 3 forms.
 
         vpcmpw W:k, R:xmm, R:xmm/m128, R:imm8        EVEX.128.66.0F3A.W1 3F /r ib EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8 (AVX512VL+AVX512BW)
@@ -9343,7 +9344,7 @@ class AsmMethods:
         vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8        EVEX.512.66.0F3A.W1 3F /r ib EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8 (AVX512BW)
         """
 
-    def vpcompressb(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpcompressb(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpcompressb: 3 forms.
 
         vpcompressb W:xmm/m128, R:xmm                EVEX.128.66.0F38.W0 63 /r    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM (AVX512VL+AVX512_VBMI2)
@@ -9351,7 +9352,7 @@ class AsmMethods:
         vpcompressb W:zmm/m512, R:zmm                EVEX.512.66.0F38.W0 63 /r    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM (AVX512_VBMI2)
         """
 
-    def vpcompressd(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpcompressd(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpcompressd: 3 forms.
 
         vpcompressd W:zmm/m512, R:zmm                EVEX.512.66.0F38.W0 8B /r    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM (AVX512F)
@@ -9359,7 +9360,7 @@ class AsmMethods:
         vpcompressd W:ymm/m256, R:ymm                EVEX.256.66.0F38.W0 8B /r    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpcompressq(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpcompressq(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpcompressq: 3 forms.
 
         vpcompressq W:zmm/m512, R:zmm                EVEX.512.66.0F38.W1 8B /r    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM (AVX512F)
@@ -9367,7 +9368,7 @@ class AsmMethods:
         vpcompressq W:ymm/m256, R:ymm                EVEX.256.66.0F38.W1 8B /r    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpcompressw(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpcompressw(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpcompressw: 3 forms.
 
         vpcompressw W:xmm/m128, R:xmm                EVEX.128.66.0F38.W1 63 /r    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM (AVX512VL+AVX512_VBMI2)
@@ -9375,7 +9376,7 @@ class AsmMethods:
         vpcompressw W:zmm/m512, R:zmm                EVEX.512.66.0F38.W1 63 /r    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM (AVX512_VBMI2)
         """
 
-    def vpconflictd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpconflictd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpconflictd: 3 forms.
 
         vpconflictd W:zmm, R:zmm/m512                EVEX.512.66.0F38.W0 C4 /r    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32 (AVX512CD)
@@ -9383,7 +9384,7 @@ class AsmMethods:
         vpconflictd W:ymm, R:ymm/m256                EVEX.256.66.0F38.W0 C4 /r    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512CD)
         """
 
-    def vpconflictq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpconflictq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpconflictq: 3 forms.
 
         vpconflictq W:zmm, R:zmm/m512                EVEX.512.66.0F38.W1 C4 /r    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64 (AVX512CD)
@@ -9391,35 +9392,35 @@ class AsmMethods:
         vpconflictq W:ymm, R:ymm/m256                EVEX.256.66.0F38.W1 C4 /r    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512CD)
         """
 
-    def vpdpbssd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpbssd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpbssd: 2 forms.
 
         vpdpbssd RW:xmm, R:xmm, R:xmm/m128           VEX.128.F2.0F38.W0 50 /r     VEX_VPDPBSSD_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbssd RW:ymm, R:ymm, R:ymm/m256           VEX.256.F2.0F38.W0 50 /r     VEX_VPDPBSSD_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
         """
 
-    def vpdpbssds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpbssds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpbssds: 2 forms.
 
         vpdpbssds RW:xmm, R:xmm, R:xmm/m128          VEX.128.F2.0F38.W0 51 /r     VEX_VPDPBSSDS_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbssds RW:ymm, R:ymm, R:ymm/m256          VEX.256.F2.0F38.W0 51 /r     VEX_VPDPBSSDS_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
         """
 
-    def vpdpbsud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpbsud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpbsud: 2 forms.
 
         vpdpbsud RW:xmm, R:xmm, R:xmm/m128           VEX.128.F3.0F38.W0 50 /r     VEX_VPDPBSUD_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbsud RW:ymm, R:ymm, R:ymm/m256           VEX.256.F3.0F38.W0 50 /r     VEX_VPDPBSUD_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
         """
 
-    def vpdpbsuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpbsuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpbsuds: 2 forms.
 
         vpdpbsuds RW:xmm, R:xmm, R:xmm/m128          VEX.128.F3.0F38.W0 51 /r     VEX_VPDPBSUDS_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbsuds RW:ymm, R:ymm, R:ymm/m256          VEX.256.F3.0F38.W0 51 /r     VEX_VPDPBSUDS_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
         """
 
-    def vpdpbusd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpbusd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpbusd: 5 forms.
 
         vpdpbusd RW:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F38.W0 50 /r     VEX_VPDPBUSD_XMM_XMM_XMMM128 (AVX_VNNI)
@@ -9429,7 +9430,7 @@ class AsmMethods:
         vpdpbusd RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 50 /r    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512_VNNI)
         """
 
-    def vpdpbusds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpbusds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpbusds: 5 forms.
 
         vpdpbusds RW:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F38.W0 51 /r     VEX_VPDPBUSDS_XMM_XMM_XMMM128 (AVX_VNNI)
@@ -9439,21 +9440,21 @@ class AsmMethods:
         vpdpbusds RW:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F38.W0 51 /r    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512_VNNI)
         """
 
-    def vpdpbuud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpbuud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpbuud: 2 forms.
 
         vpdpbuud RW:xmm, R:xmm, R:xmm/m128           VEX.128.0F38.W0 50 /r        VEX_VPDPBUUD_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbuud RW:ymm, R:ymm, R:ymm/m256           VEX.256.0F38.W0 50 /r        VEX_VPDPBUUD_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
         """
 
-    def vpdpbuuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpbuuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpbuuds: 2 forms.
 
         vpdpbuuds RW:xmm, R:xmm, R:xmm/m128          VEX.128.0F38.W0 51 /r        VEX_VPDPBUUDS_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbuuds RW:ymm, R:ymm, R:ymm/m256          VEX.256.0F38.W0 51 /r        VEX_VPDPBUUDS_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
         """
 
-    def vpdpwssd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpwssd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpwssd: 5 forms.
 
         vpdpwssd RW:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F38.W0 52 /r     VEX_VPDPWSSD_XMM_XMM_XMMM128 (AVX_VNNI)
@@ -9463,7 +9464,7 @@ class AsmMethods:
         vpdpwssd RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 52 /r    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512_VNNI)
         """
 
-    def vpdpwssds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpwssds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpwssds: 5 forms.
 
         vpdpwssds RW:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F38.W0 53 /r     VEX_VPDPWSSDS_XMM_XMM_XMMM128 (AVX_VNNI)
@@ -9473,61 +9474,61 @@ class AsmMethods:
         vpdpwssds RW:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F38.W0 53 /r    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512_VNNI)
         """
 
-    def vpdpwsud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpwsud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpwsud: 2 forms.
 
         vpdpwsud RW:xmm, R:xmm, R:xmm/m128           VEX.128.F3.0F38.W0 D2 /r     VEX_VPDPWSUD_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwsud RW:ymm, R:ymm, R:ymm/m256           VEX.256.F3.0F38.W0 D2 /r     VEX_VPDPWSUD_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
         """
 
-    def vpdpwsuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpwsuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpwsuds: 2 forms.
 
         vpdpwsuds RW:xmm, R:xmm, R:xmm/m128          VEX.128.F3.0F38.W0 D3 /r     VEX_VPDPWSUDS_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwsuds RW:ymm, R:ymm, R:ymm/m256          VEX.256.F3.0F38.W0 D3 /r     VEX_VPDPWSUDS_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
         """
 
-    def vpdpwusd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpwusd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpwusd: 2 forms.
 
         vpdpwusd RW:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F38.W0 D2 /r     VEX_VPDPWUSD_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwusd RW:ymm, R:ymm, R:ymm/m256           VEX.256.66.0F38.W0 D2 /r     VEX_VPDPWUSD_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
         """
 
-    def vpdpwusds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpwusds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpwusds: 2 forms.
 
         vpdpwusds RW:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F38.W0 D3 /r     VEX_VPDPWUSDS_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwusds RW:ymm, R:ymm, R:ymm/m256          VEX.256.66.0F38.W0 D3 /r     VEX_VPDPWUSDS_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
         """
 
-    def vpdpwuud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpwuud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpwuud: 2 forms.
 
         vpdpwuud RW:xmm, R:xmm, R:xmm/m128           VEX.128.0F38.W0 D2 /r        VEX_VPDPWUUD_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwuud RW:ymm, R:ymm, R:ymm/m256           VEX.256.0F38.W0 D2 /r        VEX_VPDPWUUD_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
         """
 
-    def vpdpwuuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpdpwuuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpdpwuuds: 2 forms.
 
         vpdpwuuds RW:xmm, R:xmm, R:xmm/m128          VEX.128.0F38.W0 D3 /r        VEX_VPDPWUUDS_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwuuds RW:ymm, R:ymm, R:ymm/m256          VEX.256.0F38.W0 D3 /r        VEX_VPDPWUUDS_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
         """
 
-    def vperm2f128(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vperm2f128(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vperm2f128: 1 form.
 
         vperm2f128 W:ymm, R:ymm, R:ymm/m256, R:imm8  VEX.256.66.0F3A.W0 06 /r ib  VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8 (AVX)
         """
 
-    def vperm2i128(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vperm2i128(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vperm2i128: 1 form.
 
         vperm2i128 W:ymm, R:ymm, R:ymm/m256, R:imm8  VEX.256.66.0F3A.W0 46 /r ib  VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8 (AVX2)
         """
 
-    def vpermb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermb: 3 forms.
 
         vpermb W:xmm, R:xmm, R:xmm/m128              EVEX.128.66.0F38.W0 8D /r    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512_VBMI)
@@ -9535,7 +9536,7 @@ class AsmMethods:
         vpermb W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F38.W0 8D /r    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512 (AVX512_VBMI)
         """
 
-    def vpermd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermd: 3 forms.
 
         vpermd W:ymm, R:ymm, R:ymm/m256              VEX.256.66.0F38.W0 36 /r     VEX_VPERMD_YMM_YMM_YMMM256 (AVX2)
@@ -9543,7 +9544,7 @@ class AsmMethods:
         vpermd W:ymm, R:ymm, R:ymm/m256              EVEX.256.66.0F38.W0 36 /r    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpermi2b(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermi2b(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermi2b: 3 forms.
 
         vpermi2b RW:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W0 75 /r    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512_VBMI)
@@ -9551,7 +9552,7 @@ class AsmMethods:
         vpermi2b RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 75 /r    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512 (AVX512_VBMI)
         """
 
-    def vpermi2d(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermi2d(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermi2d: 3 forms.
 
         vpermi2d RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 76 /r    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
@@ -9559,7 +9560,7 @@ class AsmMethods:
         vpermi2d RW:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F38.W0 76 /r    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpermi2pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermi2pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermi2pd: 3 forms.
 
         vpermi2pd RW:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F38.W1 77 /r    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -9567,7 +9568,7 @@ class AsmMethods:
         vpermi2pd RW:ymm, R:ymm, R:ymm/m256          EVEX.256.66.0F38.W1 77 /r    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpermi2ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermi2ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermi2ps: 3 forms.
 
         vpermi2ps RW:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F38.W0 77 /r    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
@@ -9575,7 +9576,7 @@ class AsmMethods:
         vpermi2ps RW:ymm, R:ymm, R:ymm/m256          EVEX.256.66.0F38.W0 77 /r    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpermi2q(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermi2q(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermi2q: 3 forms.
 
         vpermi2q RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W1 76 /r    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -9583,7 +9584,7 @@ class AsmMethods:
         vpermi2q RW:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F38.W1 76 /r    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpermi2w(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermi2w(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermi2w: 3 forms.
 
         vpermi2w RW:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W1 75 /r    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -9609,7 +9610,7 @@ class AsmMethods:
         vpermil2ps W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4 VEX.256.66.0F3A.W1 48 /r /is5 VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4 (XOP)
         """
 
-    def vpermilpd(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpermilpd(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpermilpd: 10 forms.
 
         vpermilpd W:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F38.W0 0D /r     VEX_VPERMILPD_XMM_XMM_XMMM128 (AVX)
@@ -9624,7 +9625,7 @@ class AsmMethods:
         vpermilpd W:ymm, R:ymm/m256, R:imm8          EVEX.256.66.0F3A.W1 05 /r ib EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vpermilps(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpermilps(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpermilps: 10 forms.
 
         vpermilps W:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F38.W0 0C /r     VEX_VPERMILPS_XMM_XMM_XMMM128 (AVX)
@@ -9639,7 +9640,7 @@ class AsmMethods:
         vpermilps W:ymm, R:ymm/m256, R:imm8          EVEX.256.66.0F3A.W0 04 /r ib EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vpermpd(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpermpd(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpermpd: 5 forms.
 
         vpermpd W:ymm, R:ymm/m256, R:imm8            VEX.256.66.0F3A.W1 01 /r ib  VEX_VPERMPD_YMM_YMMM256_IMM8 (AVX2)
@@ -9649,7 +9650,7 @@ class AsmMethods:
         vpermpd W:ymm, R:ymm/m256, R:imm8            EVEX.256.66.0F3A.W1 01 /r ib EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vpermps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermps: 3 forms.
 
         vpermps W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.W0 16 /r     VEX_VPERMPS_YMM_YMM_YMMM256 (AVX2)
@@ -9657,7 +9658,7 @@ class AsmMethods:
         vpermps W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W0 16 /r    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpermq(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpermq(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpermq: 5 forms.
 
         vpermq W:ymm, R:ymm/m256, R:imm8             VEX.256.66.0F3A.W1 00 /r ib  VEX_VPERMQ_YMM_YMMM256_IMM8 (AVX2)
@@ -9667,7 +9668,7 @@ class AsmMethods:
         vpermq W:ymm, R:ymm/m256, R:imm8             EVEX.256.66.0F3A.W1 00 /r ib EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vpermt2b(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermt2b(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermt2b: 3 forms.
 
         vpermt2b RW:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W0 7D /r    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512_VBMI)
@@ -9675,7 +9676,7 @@ class AsmMethods:
         vpermt2b RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 7D /r    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512 (AVX512_VBMI)
         """
 
-    def vpermt2d(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermt2d(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermt2d: 3 forms.
 
         vpermt2d RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 7E /r    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
@@ -9683,7 +9684,7 @@ class AsmMethods:
         vpermt2d RW:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F38.W0 7E /r    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpermt2pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermt2pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermt2pd: 3 forms.
 
         vpermt2pd RW:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F38.W1 7F /r    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -9691,7 +9692,7 @@ class AsmMethods:
         vpermt2pd RW:ymm, R:ymm, R:ymm/m256          EVEX.256.66.0F38.W1 7F /r    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpermt2ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermt2ps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermt2ps: 3 forms.
 
         vpermt2ps RW:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F38.W0 7F /r    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
@@ -9699,7 +9700,7 @@ class AsmMethods:
         vpermt2ps RW:ymm, R:ymm, R:ymm/m256          EVEX.256.66.0F38.W0 7F /r    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpermt2q(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermt2q(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermt2q: 3 forms.
 
         vpermt2q RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W1 7E /r    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -9707,7 +9708,7 @@ class AsmMethods:
         vpermt2q RW:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F38.W1 7E /r    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpermt2w(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermt2w(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermt2w: 3 forms.
 
         vpermt2w RW:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W1 7D /r    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -9715,7 +9716,7 @@ class AsmMethods:
         vpermt2w RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W1 7D /r    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpermw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpermw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpermw: 3 forms.
 
         vpermw W:xmm, R:xmm, R:xmm/m128              EVEX.128.66.0F38.W1 8D /r    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -9723,7 +9724,7 @@ class AsmMethods:
         vpermw W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F38.W1 8D /r    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpexpandb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpexpandb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpexpandb: 3 forms.
 
         vpexpandb W:xmm, R:xmm/m128                  EVEX.128.66.0F38.W0 62 /r    EVEX_VPEXPANDB_XMM_K1Z_XMMM128 (AVX512VL+AVX512_VBMI2)
@@ -9731,7 +9732,7 @@ class AsmMethods:
         vpexpandb W:zmm, R:zmm/m512                  EVEX.512.66.0F38.W0 62 /r    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512 (AVX512_VBMI2)
         """
 
-    def vpexpandd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpexpandd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpexpandd: 3 forms.
 
         vpexpandd W:zmm, R:zmm/m512                  EVEX.512.66.0F38.W0 89 /r    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512 (AVX512F)
@@ -9739,7 +9740,7 @@ class AsmMethods:
         vpexpandd W:ymm, R:ymm/m256                  EVEX.256.66.0F38.W0 89 /r    EVEX_VPEXPANDD_YMM_K1Z_YMMM256 (AVX512VL+AVX512F)
         """
 
-    def vpexpandq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpexpandq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpexpandq: 3 forms.
 
         vpexpandq W:zmm, R:zmm/m512                  EVEX.512.66.0F38.W1 89 /r    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512 (AVX512F)
@@ -9747,7 +9748,7 @@ class AsmMethods:
         vpexpandq W:ymm, R:ymm/m256                  EVEX.256.66.0F38.W1 89 /r    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256 (AVX512VL+AVX512F)
         """
 
-    def vpexpandw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpexpandw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpexpandw: 3 forms.
 
         vpexpandw W:xmm, R:xmm/m128                  EVEX.128.66.0F38.W1 62 /r    EVEX_VPEXPANDW_XMM_K1Z_XMMM128 (AVX512VL+AVX512_VBMI2)
@@ -9755,7 +9756,7 @@ class AsmMethods:
         vpexpandw W:zmm, R:zmm/m512                  EVEX.512.66.0F38.W1 62 /r    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512 (AVX512_VBMI2)
         """
 
-    def vpextrb(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vpextrb(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vpextrb: 4 forms.
 
         vpextrb W:r32/m8, R:xmm, R:imm8              VEX.128.66.0F3A.W0 14 /r ib  VEX_VPEXTRB_R32M8_XMM_IMM8 (AVX)
@@ -9764,21 +9765,21 @@ class AsmMethods:
         vpextrb W:r64/m8, R:xmm, R:imm8              EVEX.128.66.0F3A.W1 14 /r ib EVEX_VPEXTRB_R64M8_XMM_IMM8 (AVX512BW)
         """
 
-    def vpextrd(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vpextrd(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vpextrd: 2 forms.
 
         vpextrd W:r32/m32, R:xmm, R:imm8             VEX.128.66.0F3A.W0 16 /r ib  VEX_VPEXTRD_RM32_XMM_IMM8 (AVX)
         vpextrd W:r32/m32, R:xmm, R:imm8             EVEX.128.66.0F3A.W0 16 /r ib EVEX_VPEXTRD_RM32_XMM_IMM8 (AVX512DQ)
         """
 
-    def vpextrq(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vpextrq(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vpextrq: 2 forms.
 
         vpextrq W:r64/m64, R:xmm, R:imm8             VEX.128.66.0F3A.W1 16 /r ib  VEX_VPEXTRQ_RM64_XMM_IMM8 (AVX)
         vpextrq W:r64/m64, R:xmm, R:imm8             EVEX.128.66.0F3A.W1 16 /r ib EVEX_VPEXTRQ_RM64_XMM_IMM8 (AVX512DQ)
         """
 
-    def vpextrw(self, a: _Reg | _Mem, b: _Reg, c: _Imm, rc: int | None = None) -> None:
+    def vpextrw(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
         """vpextrw: 8 forms.
 
         vpextrw W:r32/m16, R:xmm, R:imm8             VEX.128.66.0F3A.W0 15 /r ib  VEX_VPEXTRW_R32M16_XMM_IMM8 (AVX)
@@ -9831,55 +9832,55 @@ class AsmMethods:
         vpgatherqq RCW:zmm, R:vm64z                  EVEX.512.66.0F38.W1 91 /r    EVEX_VPGATHERQQ_ZMM_K1_VM64Z (AVX512F)
         """
 
-    def vphaddd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vphaddd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vphaddd: 2 forms.
 
         vphaddd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 02 /r    VEX_VPHADDD_XMM_XMM_XMMM128 (AVX)
         vphaddd W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.WIG 02 /r    VEX_VPHADDD_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vphaddsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vphaddsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vphaddsw: 2 forms.
 
         vphaddsw W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F38.WIG 03 /r    VEX_VPHADDSW_XMM_XMM_XMMM128 (AVX)
         vphaddsw W:ymm, R:ymm, R:ymm/m256            VEX.256.66.0F38.WIG 03 /r    VEX_VPHADDSW_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vphaddw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vphaddw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vphaddw: 2 forms.
 
         vphaddw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 01 /r    VEX_VPHADDW_XMM_XMM_XMMM128 (AVX)
         vphaddw W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.WIG 01 /r    VEX_VPHADDW_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vphminposuw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vphminposuw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vphminposuw: 1 form.
 
         vphminposuw W:xmm, R:xmm/m128                VEX.128.66.0F38.WIG 41 /r    VEX_VPHMINPOSUW_XMM_XMMM128 (AVX)
         """
 
-    def vphsubd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vphsubd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vphsubd: 2 forms.
 
         vphsubd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 06 /r    VEX_VPHSUBD_XMM_XMM_XMMM128 (AVX)
         vphsubd W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.WIG 06 /r    VEX_VPHSUBD_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vphsubsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vphsubsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vphsubsw: 2 forms.
 
         vphsubsw W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F38.WIG 07 /r    VEX_VPHSUBSW_XMM_XMM_XMMM128 (AVX)
         vphsubsw W:ymm, R:ymm, R:ymm/m256            VEX.256.66.0F38.WIG 07 /r    VEX_VPHSUBSW_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vphsubw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vphsubw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vphsubw: 2 forms.
 
         vphsubw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 05 /r    VEX_VPHSUBW_XMM_XMM_XMMM128 (AVX)
         vphsubw W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.WIG 05 /r    VEX_VPHSUBW_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vpinsrb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpinsrb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpinsrb: 4 forms.
 
         vpinsrb W:xmm, R:xmm, R:r32/m8, R:imm8       VEX.128.66.0F3A.W0 20 /r ib  VEX_VPINSRB_XMM_XMM_R32M8_IMM8 (AVX)
@@ -9888,21 +9889,21 @@ class AsmMethods:
         vpinsrb W:xmm, R:xmm, R:r64/m8, R:imm8       EVEX.128.66.0F3A.W1 20 /r ib EVEX_VPINSRB_XMM_XMM_R64M8_IMM8 (AVX512BW)
         """
 
-    def vpinsrd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpinsrd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpinsrd: 2 forms.
 
         vpinsrd W:xmm, R:xmm, R:r32/m32, R:imm8      VEX.128.66.0F3A.W0 22 /r ib  VEX_VPINSRD_XMM_XMM_RM32_IMM8 (AVX)
         vpinsrd W:xmm, R:xmm, R:r32/m32, R:imm8      EVEX.128.66.0F3A.W0 22 /r ib EVEX_VPINSRD_XMM_XMM_RM32_IMM8 (AVX512DQ)
         """
 
-    def vpinsrq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpinsrq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpinsrq: 2 forms.
 
         vpinsrq W:xmm, R:xmm, R:r64/m64, R:imm8      VEX.128.66.0F3A.W1 22 /r ib  VEX_VPINSRQ_XMM_XMM_RM64_IMM8 (AVX)
         vpinsrq W:xmm, R:xmm, R:r64/m64, R:imm8      EVEX.128.66.0F3A.W1 22 /r ib EVEX_VPINSRQ_XMM_XMM_RM64_IMM8 (AVX512DQ)
         """
 
-    def vpinsrw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpinsrw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpinsrw: 4 forms.
 
         vpinsrw W:xmm, R:xmm, R:r32/m16, R:imm8      VEX.128.66.0F.W0 C4 /r ib    VEX_VPINSRW_XMM_XMM_R32M16_IMM8 (AVX)
@@ -9911,7 +9912,7 @@ class AsmMethods:
         vpinsrw W:xmm, R:xmm, R:r64/m16, R:imm8      EVEX.128.66.0F.W1 C4 /r ib   EVEX_VPINSRW_XMM_XMM_R64M16_IMM8 (AVX512BW)
         """
 
-    def vplzcntd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vplzcntd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vplzcntd: 3 forms.
 
         vplzcntd W:zmm, R:zmm/m512                   EVEX.512.66.0F38.W0 44 /r    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32 (AVX512CD)
@@ -9919,7 +9920,7 @@ class AsmMethods:
         vplzcntd W:ymm, R:ymm/m256                   EVEX.256.66.0F38.W0 44 /r    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512CD)
         """
 
-    def vplzcntq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vplzcntq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vplzcntq: 3 forms.
 
         vplzcntq W:zmm, R:zmm/m512                   EVEX.512.66.0F38.W1 44 /r    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64 (AVX512CD)
@@ -9927,7 +9928,7 @@ class AsmMethods:
         vplzcntq W:ymm, R:ymm/m256                   EVEX.256.66.0F38.W1 44 /r    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512CD)
         """
 
-    def vpmadd52huq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmadd52huq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmadd52huq: 5 forms.
 
         vpmadd52huq RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W1 B5 /r     VEX_VPMADD52HUQ_XMM_XMM_XMMM128 (AVX_IFMA)
@@ -9937,7 +9938,7 @@ class AsmMethods:
         vpmadd52huq RW:zmm, R:zmm, R:zmm/m512        EVEX.512.66.0F38.W1 B5 /r    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512_IFMA)
         """
 
-    def vpmadd52luq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmadd52luq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmadd52luq: 5 forms.
 
         vpmadd52luq RW:xmm, R:xmm, R:xmm/m128        VEX.128.66.0F38.W1 B4 /r     VEX_VPMADD52LUQ_XMM_XMM_XMMM128 (AVX_IFMA)
@@ -9947,7 +9948,7 @@ class AsmMethods:
         vpmadd52luq RW:zmm, R:zmm, R:zmm/m512        EVEX.512.66.0F38.W1 B4 /r    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512_IFMA)
         """
 
-    def vpmaddubsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaddubsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaddubsw: 5 forms.
 
         vpmaddubsw W:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F38.WIG 04 /r    VEX_VPMADDUBSW_XMM_XMM_XMMM128 (AVX)
@@ -9957,7 +9958,7 @@ class AsmMethods:
         vpmaddubsw W:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F38.WIG 04 /r   EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpmaddwd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaddwd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaddwd: 5 forms.
 
         vpmaddwd W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG F5 /r      VEX_VPMADDWD_XMM_XMM_XMMM128 (AVX)
@@ -9967,7 +9968,7 @@ class AsmMethods:
         vpmaddwd W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.0F.WIG F5 /r     EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpmaskmovd(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaskmovd(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaskmovd: 4 forms.
 
         vpmaskmovd W:xmm, R:xmm, R:m128              VEX.128.66.0F38.W0 8C /r     VEX_VPMASKMOVD_XMM_XMM_M128 (AVX2)
@@ -9976,7 +9977,7 @@ class AsmMethods:
         vpmaskmovd W:m256, R:ymm, R:ymm              VEX.256.66.0F38.W0 8E /r     VEX_VPMASKMOVD_M256_YMM_YMM (AVX2)
         """
 
-    def vpmaskmovq(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaskmovq(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaskmovq: 4 forms.
 
         vpmaskmovq W:xmm, R:xmm, R:m128              VEX.128.66.0F38.W1 8C /r     VEX_VPMASKMOVQ_XMM_XMM_M128 (AVX2)
@@ -9985,7 +9986,7 @@ class AsmMethods:
         vpmaskmovq W:m256, R:ymm, R:ymm              VEX.256.66.0F38.W1 8E /r     VEX_VPMASKMOVQ_M256_YMM_YMM (AVX2)
         """
 
-    def vpmaxsb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaxsb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaxsb: 5 forms.
 
         vpmaxsb W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 3C /r    VEX_VPMAXSB_XMM_XMM_XMMM128 (AVX)
@@ -9995,7 +9996,7 @@ class AsmMethods:
         vpmaxsb W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.WIG 3C /r   EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpmaxsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaxsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaxsd: 5 forms.
 
         vpmaxsd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 3D /r    VEX_VPMAXSD_XMM_XMM_XMMM128 (AVX)
@@ -10005,7 +10006,7 @@ class AsmMethods:
         vpmaxsd W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W0 3D /r    EVEX_VPMAXSD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpmaxsq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaxsq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaxsq: 3 forms.
 
         vpmaxsq W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W1 3D /r    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -10013,7 +10014,7 @@ class AsmMethods:
         vpmaxsq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 3D /r    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpmaxsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaxsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaxsw: 5 forms.
 
         vpmaxsw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG EE /r      VEX_VPMAXSW_XMM_XMM_XMMM128 (AVX)
@@ -10023,7 +10024,7 @@ class AsmMethods:
         vpmaxsw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.WIG EE /r     EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpmaxub(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaxub(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaxub: 5 forms.
 
         vpmaxub W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG DE /r      VEX_VPMAXUB_XMM_XMM_XMMM128 (AVX)
@@ -10033,7 +10034,7 @@ class AsmMethods:
         vpmaxub W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.WIG DE /r     EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpmaxud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaxud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaxud: 5 forms.
 
         vpmaxud W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 3F /r    VEX_VPMAXUD_XMM_XMM_XMMM128 (AVX)
@@ -10043,7 +10044,7 @@ class AsmMethods:
         vpmaxud W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W0 3F /r    EVEX_VPMAXUD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpmaxuq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaxuq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaxuq: 3 forms.
 
         vpmaxuq W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W1 3F /r    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -10051,7 +10052,7 @@ class AsmMethods:
         vpmaxuq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 3F /r    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpmaxuw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmaxuw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmaxuw: 5 forms.
 
         vpmaxuw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 3E /r    VEX_VPMAXUW_XMM_XMM_XMMM128 (AVX)
@@ -10061,7 +10062,7 @@ class AsmMethods:
         vpmaxuw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.WIG 3E /r   EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpminsb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpminsb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpminsb: 5 forms.
 
         vpminsb W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 38 /r    VEX_VPMINSB_XMM_XMM_XMMM128 (AVX)
@@ -10071,7 +10072,7 @@ class AsmMethods:
         vpminsb W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.WIG 38 /r   EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpminsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpminsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpminsd: 5 forms.
 
         vpminsd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 39 /r    VEX_VPMINSD_XMM_XMM_XMMM128 (AVX)
@@ -10081,7 +10082,7 @@ class AsmMethods:
         vpminsd W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W0 39 /r    EVEX_VPMINSD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpminsq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpminsq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpminsq: 3 forms.
 
         vpminsq W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W1 39 /r    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -10089,7 +10090,7 @@ class AsmMethods:
         vpminsq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 39 /r    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpminsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpminsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpminsw: 5 forms.
 
         vpminsw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG EA /r      VEX_VPMINSW_XMM_XMM_XMMM128 (AVX)
@@ -10099,7 +10100,7 @@ class AsmMethods:
         vpminsw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.WIG EA /r     EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpminub(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpminub(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpminub: 5 forms.
 
         vpminub W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG DA /r      VEX_VPMINUB_XMM_XMM_XMMM128 (AVX)
@@ -10109,7 +10110,7 @@ class AsmMethods:
         vpminub W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.WIG DA /r     EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpminud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpminud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpminud: 5 forms.
 
         vpminud W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 3B /r    VEX_VPMINUD_XMM_XMM_XMMM128 (AVX)
@@ -10119,7 +10120,7 @@ class AsmMethods:
         vpminud W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W0 3B /r    EVEX_VPMINUD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpminuq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpminuq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpminuq: 3 forms.
 
         vpminuq W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W1 3B /r    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -10127,7 +10128,7 @@ class AsmMethods:
         vpminuq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 3B /r    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpminuw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpminuw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpminuw: 5 forms.
 
         vpminuw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 3A /r    VEX_VPMINUW_XMM_XMM_XMMM128 (AVX)
@@ -10137,7 +10138,7 @@ class AsmMethods:
         vpminuw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.WIG 3A /r   EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpmovb2m(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vpmovb2m(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovb2m: 3 forms.
 
         vpmovb2m W:k, R:xmm                          EVEX.128.F3.0F38.W0 29 /r    EVEX_VPMOVB2M_KR_XMM (AVX512VL+AVX512BW)
@@ -10145,7 +10146,7 @@ class AsmMethods:
         vpmovb2m W:k, R:zmm                          EVEX.512.F3.0F38.W0 29 /r    EVEX_VPMOVB2M_KR_ZMM (AVX512BW)
         """
 
-    def vpmovd2m(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vpmovd2m(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovd2m: 3 forms.
 
         vpmovd2m W:k, R:zmm                          EVEX.512.F3.0F38.W0 39 /r    EVEX_VPMOVD2M_KR_ZMM (AVX512DQ)
@@ -10153,7 +10154,7 @@ class AsmMethods:
         vpmovd2m W:k, R:ymm                          EVEX.256.F3.0F38.W0 39 /r    EVEX_VPMOVD2M_KR_YMM (AVX512VL+AVX512DQ)
         """
 
-    def vpmovdb(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovdb(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovdb: 3 forms.
 
         vpmovdb W:xmm/m128, R:zmm                    EVEX.512.F3.0F38.W0 31 /r    EVEX_VPMOVDB_XMMM128_K1Z_ZMM (AVX512F)
@@ -10161,7 +10162,7 @@ class AsmMethods:
         vpmovdb W:xmm/m64, R:ymm                     EVEX.256.F3.0F38.W0 31 /r    EVEX_VPMOVDB_XMMM64_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovdw(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovdw(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovdw: 3 forms.
 
         vpmovdw W:ymm/m256, R:zmm                    EVEX.512.F3.0F38.W0 33 /r    EVEX_VPMOVDW_YMMM256_K1Z_ZMM (AVX512F)
@@ -10169,7 +10170,7 @@ class AsmMethods:
         vpmovdw W:xmm/m128, R:ymm                    EVEX.256.F3.0F38.W0 33 /r    EVEX_VPMOVDW_XMMM128_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovm2b(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vpmovm2b(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovm2b: 3 forms.
 
         vpmovm2b W:xmm, R:k                          EVEX.128.F3.0F38.W0 28 /r    EVEX_VPMOVM2B_XMM_KR (AVX512VL+AVX512BW)
@@ -10177,7 +10178,7 @@ class AsmMethods:
         vpmovm2b W:zmm, R:k                          EVEX.512.F3.0F38.W0 28 /r    EVEX_VPMOVM2B_ZMM_KR (AVX512BW)
         """
 
-    def vpmovm2d(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vpmovm2d(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovm2d: 3 forms.
 
         vpmovm2d W:zmm, R:k                          EVEX.512.F3.0F38.W0 38 /r    EVEX_VPMOVM2D_ZMM_KR (AVX512DQ)
@@ -10185,7 +10186,7 @@ class AsmMethods:
         vpmovm2d W:ymm, R:k                          EVEX.256.F3.0F38.W0 38 /r    EVEX_VPMOVM2D_YMM_KR (AVX512VL+AVX512DQ)
         """
 
-    def vpmovm2q(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vpmovm2q(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovm2q: 3 forms.
 
         vpmovm2q W:zmm, R:k                          EVEX.512.F3.0F38.W1 38 /r    EVEX_VPMOVM2Q_ZMM_KR (AVX512DQ)
@@ -10193,7 +10194,7 @@ class AsmMethods:
         vpmovm2q W:ymm, R:k                          EVEX.256.F3.0F38.W1 38 /r    EVEX_VPMOVM2Q_YMM_KR (AVX512VL+AVX512DQ)
         """
 
-    def vpmovm2w(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vpmovm2w(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovm2w: 3 forms.
 
         vpmovm2w W:xmm, R:k                          EVEX.128.F3.0F38.W1 28 /r    EVEX_VPMOVM2W_XMM_KR (AVX512VL+AVX512BW)
@@ -10201,7 +10202,7 @@ class AsmMethods:
         vpmovm2w W:zmm, R:k                          EVEX.512.F3.0F38.W1 28 /r    EVEX_VPMOVM2W_ZMM_KR (AVX512BW)
         """
 
-    def vpmovmskb(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vpmovmskb(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovmskb: 4 forms.
 
         vpmovmskb W:r32, R:xmm                       VEX.128.66.0F.W0 D7 /r       VEX_VPMOVMSKB_R32_XMM (AVX)
@@ -10210,7 +10211,7 @@ class AsmMethods:
         vpmovmskb W:r64, R:ymm                       VEX.256.66.0F.W1 D7 /r       VEX_VPMOVMSKB_R64_YMM (AVX2)
         """
 
-    def vpmovq2m(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vpmovq2m(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovq2m: 3 forms.
 
         vpmovq2m W:k, R:zmm                          EVEX.512.F3.0F38.W1 39 /r    EVEX_VPMOVQ2M_KR_ZMM (AVX512DQ)
@@ -10218,7 +10219,7 @@ class AsmMethods:
         vpmovq2m W:k, R:ymm                          EVEX.256.F3.0F38.W1 39 /r    EVEX_VPMOVQ2M_KR_YMM (AVX512VL+AVX512DQ)
         """
 
-    def vpmovqb(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovqb(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovqb: 3 forms.
 
         vpmovqb W:xmm/m64, R:zmm                     EVEX.512.F3.0F38.W0 32 /r    EVEX_VPMOVQB_XMMM64_K1Z_ZMM (AVX512F)
@@ -10226,7 +10227,7 @@ class AsmMethods:
         vpmovqb W:xmm/m32, R:ymm                     EVEX.256.F3.0F38.W0 32 /r    EVEX_VPMOVQB_XMMM32_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovqd(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovqd(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovqd: 3 forms.
 
         vpmovqd W:ymm/m256, R:zmm                    EVEX.512.F3.0F38.W0 35 /r    EVEX_VPMOVQD_YMMM256_K1Z_ZMM (AVX512F)
@@ -10234,7 +10235,7 @@ class AsmMethods:
         vpmovqd W:xmm/m128, R:ymm                    EVEX.256.F3.0F38.W0 35 /r    EVEX_VPMOVQD_XMMM128_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovqw(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovqw(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovqw: 3 forms.
 
         vpmovqw W:xmm/m128, R:zmm                    EVEX.512.F3.0F38.W0 34 /r    EVEX_VPMOVQW_XMMM128_K1Z_ZMM (AVX512F)
@@ -10242,7 +10243,7 @@ class AsmMethods:
         vpmovqw W:xmm/m64, R:ymm                     EVEX.256.F3.0F38.W0 34 /r    EVEX_VPMOVQW_XMMM64_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovsdb(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovsdb(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovsdb: 3 forms.
 
         vpmovsdb W:xmm/m128, R:zmm                   EVEX.512.F3.0F38.W0 21 /r    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM (AVX512F)
@@ -10250,7 +10251,7 @@ class AsmMethods:
         vpmovsdb W:xmm/m64, R:ymm                    EVEX.256.F3.0F38.W0 21 /r    EVEX_VPMOVSDB_XMMM64_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovsdw(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovsdw(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovsdw: 3 forms.
 
         vpmovsdw W:ymm/m256, R:zmm                   EVEX.512.F3.0F38.W0 23 /r    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM (AVX512F)
@@ -10258,7 +10259,7 @@ class AsmMethods:
         vpmovsdw W:xmm/m128, R:ymm                   EVEX.256.F3.0F38.W0 23 /r    EVEX_VPMOVSDW_XMMM128_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovsqb(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovsqb(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovsqb: 3 forms.
 
         vpmovsqb W:xmm/m64, R:zmm                    EVEX.512.F3.0F38.W0 22 /r    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM (AVX512F)
@@ -10266,7 +10267,7 @@ class AsmMethods:
         vpmovsqb W:xmm/m32, R:ymm                    EVEX.256.F3.0F38.W0 22 /r    EVEX_VPMOVSQB_XMMM32_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovsqd(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovsqd(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovsqd: 3 forms.
 
         vpmovsqd W:ymm/m256, R:zmm                   EVEX.512.F3.0F38.W0 25 /r    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM (AVX512F)
@@ -10274,7 +10275,7 @@ class AsmMethods:
         vpmovsqd W:xmm/m128, R:ymm                   EVEX.256.F3.0F38.W0 25 /r    EVEX_VPMOVSQD_XMMM128_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovsqw(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovsqw(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovsqw: 3 forms.
 
         vpmovsqw W:xmm/m128, R:zmm                   EVEX.512.F3.0F38.W0 24 /r    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM (AVX512F)
@@ -10282,7 +10283,7 @@ class AsmMethods:
         vpmovsqw W:xmm/m64, R:ymm                    EVEX.256.F3.0F38.W0 24 /r    EVEX_VPMOVSQW_XMMM64_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovswb(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovswb(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovswb: 3 forms.
 
         vpmovswb W:xmm/m64, R:xmm                    EVEX.128.F3.0F38.W0 20 /r    EVEX_VPMOVSWB_XMMM64_K1Z_XMM (AVX512VL+AVX512BW)
@@ -10290,7 +10291,7 @@ class AsmMethods:
         vpmovswb W:ymm/m256, R:zmm                   EVEX.512.F3.0F38.W0 20 /r    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM (AVX512BW)
         """
 
-    def vpmovsxbd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovsxbd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovsxbd: 5 forms.
 
         vpmovsxbd W:xmm, R:xmm/m32                   VEX.128.66.0F38.WIG 21 /r    VEX_VPMOVSXBD_XMM_XMMM32 (AVX)
@@ -10300,7 +10301,7 @@ class AsmMethods:
         vpmovsxbd W:ymm, R:xmm/m64                   EVEX.256.66.0F38.WIG 21 /r   EVEX_VPMOVSXBD_YMM_K1Z_XMMM64 (AVX512VL+AVX512F)
         """
 
-    def vpmovsxbq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovsxbq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovsxbq: 5 forms.
 
         vpmovsxbq W:xmm, R:xmm/m16                   VEX.128.66.0F38.WIG 22 /r    VEX_VPMOVSXBQ_XMM_XMMM16 (AVX)
@@ -10310,7 +10311,7 @@ class AsmMethods:
         vpmovsxbq W:ymm, R:xmm/m32                   EVEX.256.66.0F38.WIG 22 /r   EVEX_VPMOVSXBQ_YMM_K1Z_XMMM32 (AVX512VL+AVX512F)
         """
 
-    def vpmovsxbw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovsxbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovsxbw: 5 forms.
 
         vpmovsxbw W:xmm, R:xmm/m64                   VEX.128.66.0F38.WIG 20 /r    VEX_VPMOVSXBW_XMM_XMMM64 (AVX)
@@ -10320,7 +10321,7 @@ class AsmMethods:
         vpmovsxbw W:zmm, R:ymm/m256                  EVEX.512.66.0F38.WIG 20 /r   EVEX_VPMOVSXBW_ZMM_K1Z_YMMM256 (AVX512BW)
         """
 
-    def vpmovsxdq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovsxdq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovsxdq: 5 forms.
 
         vpmovsxdq W:xmm, R:xmm/m64                   VEX.128.66.0F38.WIG 25 /r    VEX_VPMOVSXDQ_XMM_XMMM64 (AVX)
@@ -10330,7 +10331,7 @@ class AsmMethods:
         vpmovsxdq W:ymm, R:xmm/m128                  EVEX.256.66.0F38.W0 25 /r    EVEX_VPMOVSXDQ_YMM_K1Z_XMMM128 (AVX512VL+AVX512F)
         """
 
-    def vpmovsxwd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovsxwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovsxwd: 5 forms.
 
         vpmovsxwd W:xmm, R:xmm/m64                   VEX.128.66.0F38.WIG 23 /r    VEX_VPMOVSXWD_XMM_XMMM64 (AVX)
@@ -10340,7 +10341,7 @@ class AsmMethods:
         vpmovsxwd W:ymm, R:xmm/m128                  EVEX.256.66.0F38.WIG 23 /r   EVEX_VPMOVSXWD_YMM_K1Z_XMMM128 (AVX512VL+AVX512F)
         """
 
-    def vpmovsxwq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovsxwq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovsxwq: 5 forms.
 
         vpmovsxwq W:xmm, R:xmm/m32                   VEX.128.66.0F38.WIG 24 /r    VEX_VPMOVSXWQ_XMM_XMMM32 (AVX)
@@ -10350,7 +10351,7 @@ class AsmMethods:
         vpmovsxwq W:ymm, R:xmm/m64                   EVEX.256.66.0F38.WIG 24 /r   EVEX_VPMOVSXWQ_YMM_K1Z_XMMM64 (AVX512VL+AVX512F)
         """
 
-    def vpmovusdb(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovusdb(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovusdb: 3 forms.
 
         vpmovusdb W:xmm/m128, R:zmm                  EVEX.512.F3.0F38.W0 11 /r    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM (AVX512F)
@@ -10358,7 +10359,7 @@ class AsmMethods:
         vpmovusdb W:xmm/m64, R:ymm                   EVEX.256.F3.0F38.W0 11 /r    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovusdw(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovusdw(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovusdw: 3 forms.
 
         vpmovusdw W:ymm/m256, R:zmm                  EVEX.512.F3.0F38.W0 13 /r    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM (AVX512F)
@@ -10366,7 +10367,7 @@ class AsmMethods:
         vpmovusdw W:xmm/m128, R:ymm                  EVEX.256.F3.0F38.W0 13 /r    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovusqb(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovusqb(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovusqb: 3 forms.
 
         vpmovusqb W:xmm/m64, R:zmm                   EVEX.512.F3.0F38.W0 12 /r    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM (AVX512F)
@@ -10374,7 +10375,7 @@ class AsmMethods:
         vpmovusqb W:xmm/m32, R:ymm                   EVEX.256.F3.0F38.W0 12 /r    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovusqd(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovusqd(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovusqd: 3 forms.
 
         vpmovusqd W:ymm/m256, R:zmm                  EVEX.512.F3.0F38.W0 15 /r    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM (AVX512F)
@@ -10382,7 +10383,7 @@ class AsmMethods:
         vpmovusqd W:xmm/m128, R:ymm                  EVEX.256.F3.0F38.W0 15 /r    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovusqw(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovusqw(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovusqw: 3 forms.
 
         vpmovusqw W:xmm/m128, R:zmm                  EVEX.512.F3.0F38.W0 14 /r    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM (AVX512F)
@@ -10390,7 +10391,7 @@ class AsmMethods:
         vpmovusqw W:xmm/m64, R:ymm                   EVEX.256.F3.0F38.W0 14 /r    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM (AVX512VL+AVX512F)
         """
 
-    def vpmovuswb(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovuswb(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovuswb: 3 forms.
 
         vpmovuswb W:xmm/m64, R:xmm                   EVEX.128.F3.0F38.W0 10 /r    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM (AVX512VL+AVX512BW)
@@ -10398,7 +10399,7 @@ class AsmMethods:
         vpmovuswb W:ymm/m256, R:zmm                  EVEX.512.F3.0F38.W0 10 /r    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM (AVX512BW)
         """
 
-    def vpmovw2m(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vpmovw2m(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovw2m: 3 forms.
 
         vpmovw2m W:k, R:xmm                          EVEX.128.F3.0F38.W1 29 /r    EVEX_VPMOVW2M_KR_XMM (AVX512VL+AVX512BW)
@@ -10406,7 +10407,7 @@ class AsmMethods:
         vpmovw2m W:k, R:zmm                          EVEX.512.F3.0F38.W1 29 /r    EVEX_VPMOVW2M_KR_ZMM (AVX512BW)
         """
 
-    def vpmovwb(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpmovwb(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpmovwb: 3 forms.
 
         vpmovwb W:xmm/m64, R:xmm                     EVEX.128.F3.0F38.W0 30 /r    EVEX_VPMOVWB_XMMM64_K1Z_XMM (AVX512VL+AVX512BW)
@@ -10414,7 +10415,7 @@ class AsmMethods:
         vpmovwb W:ymm/m256, R:zmm                    EVEX.512.F3.0F38.W0 30 /r    EVEX_VPMOVWB_YMMM256_K1Z_ZMM (AVX512BW)
         """
 
-    def vpmovzxbd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovzxbd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovzxbd: 5 forms.
 
         vpmovzxbd W:xmm, R:xmm/m32                   VEX.128.66.0F38.WIG 31 /r    VEX_VPMOVZXBD_XMM_XMMM32 (AVX)
@@ -10424,7 +10425,7 @@ class AsmMethods:
         vpmovzxbd W:ymm, R:xmm/m64                   EVEX.256.66.0F38.WIG 31 /r   EVEX_VPMOVZXBD_YMM_K1Z_XMMM64 (AVX512VL+AVX512F)
         """
 
-    def vpmovzxbq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovzxbq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovzxbq: 5 forms.
 
         vpmovzxbq W:xmm, R:xmm/m16                   VEX.128.66.0F38.WIG 32 /r    VEX_VPMOVZXBQ_XMM_XMMM16 (AVX)
@@ -10434,7 +10435,7 @@ class AsmMethods:
         vpmovzxbq W:ymm, R:xmm/m32                   EVEX.256.66.0F38.WIG 32 /r   EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32 (AVX512VL+AVX512F)
         """
 
-    def vpmovzxbw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovzxbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovzxbw: 5 forms.
 
         vpmovzxbw W:xmm, R:xmm/m64                   VEX.128.66.0F38.WIG 30 /r    VEX_VPMOVZXBW_XMM_XMMM64 (AVX)
@@ -10444,7 +10445,7 @@ class AsmMethods:
         vpmovzxbw W:zmm, R:ymm/m256                  EVEX.512.66.0F38.WIG 30 /r   EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256 (AVX512BW)
         """
 
-    def vpmovzxdq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovzxdq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovzxdq: 5 forms.
 
         vpmovzxdq W:xmm, R:xmm/m64                   VEX.128.66.0F38.WIG 35 /r    VEX_VPMOVZXDQ_XMM_XMMM64 (AVX)
@@ -10454,7 +10455,7 @@ class AsmMethods:
         vpmovzxdq W:ymm, R:xmm/m128                  EVEX.256.66.0F38.W0 35 /r    EVEX_VPMOVZXDQ_YMM_K1Z_XMMM128 (AVX512VL+AVX512F)
         """
 
-    def vpmovzxwd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovzxwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovzxwd: 5 forms.
 
         vpmovzxwd W:xmm, R:xmm/m64                   VEX.128.66.0F38.WIG 33 /r    VEX_VPMOVZXWD_XMM_XMMM64 (AVX)
@@ -10464,7 +10465,7 @@ class AsmMethods:
         vpmovzxwd W:ymm, R:xmm/m128                  EVEX.256.66.0F38.WIG 33 /r   EVEX_VPMOVZXWD_YMM_K1Z_XMMM128 (AVX512VL+AVX512F)
         """
 
-    def vpmovzxwq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmovzxwq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmovzxwq: 5 forms.
 
         vpmovzxwq W:xmm, R:xmm/m32                   VEX.128.66.0F38.WIG 34 /r    VEX_VPMOVZXWQ_XMM_XMMM32 (AVX)
@@ -10474,7 +10475,7 @@ class AsmMethods:
         vpmovzxwq W:ymm, R:xmm/m64                   EVEX.256.66.0F38.WIG 34 /r   EVEX_VPMOVZXWQ_YMM_K1Z_XMMM64 (AVX512VL+AVX512F)
         """
 
-    def vpmuldq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmuldq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmuldq: 5 forms.
 
         vpmuldq W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 28 /r    VEX_VPMULDQ_XMM_XMM_XMMM128 (AVX)
@@ -10484,7 +10485,7 @@ class AsmMethods:
         vpmuldq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 28 /r    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpmulhrsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmulhrsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmulhrsw: 5 forms.
 
         vpmulhrsw W:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F38.WIG 0B /r    VEX_VPMULHRSW_XMM_XMM_XMMM128 (AVX)
@@ -10494,7 +10495,7 @@ class AsmMethods:
         vpmulhrsw W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.WIG 0B /r   EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpmulhuw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmulhuw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmulhuw: 5 forms.
 
         vpmulhuw W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG E4 /r      VEX_VPMULHUW_XMM_XMM_XMMM128 (AVX)
@@ -10504,7 +10505,7 @@ class AsmMethods:
         vpmulhuw W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.0F.WIG E4 /r     EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpmulhw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmulhw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmulhw: 5 forms.
 
         vpmulhw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG E5 /r      VEX_VPMULHW_XMM_XMM_XMMM128 (AVX)
@@ -10514,7 +10515,7 @@ class AsmMethods:
         vpmulhw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.WIG E5 /r     EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpmulld(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmulld(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmulld: 5 forms.
 
         vpmulld W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 40 /r    VEX_VPMULLD_XMM_XMM_XMMM128 (AVX)
@@ -10524,7 +10525,7 @@ class AsmMethods:
         vpmulld W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W0 40 /r    EVEX_VPMULLD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpmullq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmullq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmullq: 3 forms.
 
         vpmullq W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W1 40 /r    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512DQ)
@@ -10532,7 +10533,7 @@ class AsmMethods:
         vpmullq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 40 /r    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vpmullw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmullw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmullw: 5 forms.
 
         vpmullw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG D5 /r      VEX_VPMULLW_XMM_XMM_XMMM128 (AVX)
@@ -10542,7 +10543,7 @@ class AsmMethods:
         vpmullw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.WIG D5 /r     EVEX_VPMULLW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpmultishiftqb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmultishiftqb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmultishiftqb: 3 forms.
 
         vpmultishiftqb W:xmm, R:xmm, R:xmm/m128      EVEX.128.66.0F38.W1 83 /r    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64 (AVX512VL+AVX512_VBMI)
@@ -10550,7 +10551,7 @@ class AsmMethods:
         vpmultishiftqb W:zmm, R:zmm, R:zmm/m512      EVEX.512.66.0F38.W1 83 /r    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512_VBMI)
         """
 
-    def vpmuludq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpmuludq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpmuludq: 5 forms.
 
         vpmuludq W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG F4 /r      VEX_VPMULUDQ_XMM_XMM_XMMM128 (AVX)
@@ -10560,7 +10561,7 @@ class AsmMethods:
         vpmuludq W:ymm, R:ymm, R:ymm/m256            EVEX.256.66.0F.W1 F4 /r      EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpopcntb(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpopcntb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpopcntb: 3 forms.
 
         vpopcntb W:xmm, R:xmm/m128                   EVEX.128.66.0F38.W0 54 /r    EVEX_VPOPCNTB_XMM_K1Z_XMMM128 (AVX512VL+AVX512_BITALG)
@@ -10568,7 +10569,7 @@ class AsmMethods:
         vpopcntb W:zmm, R:zmm/m512                   EVEX.512.66.0F38.W0 54 /r    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512 (AVX512_BITALG)
         """
 
-    def vpopcntd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpopcntd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpopcntd: 3 forms.
 
         vpopcntd W:xmm, R:xmm/m128                   EVEX.128.66.0F38.W0 55 /r    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32 (AVX512VL+AVX512_VPOPCNTDQ)
@@ -10576,7 +10577,7 @@ class AsmMethods:
         vpopcntd W:zmm, R:zmm/m512                   EVEX.512.66.0F38.W0 55 /r    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32 (AVX512_VPOPCNTDQ)
         """
 
-    def vpopcntq(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpopcntq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpopcntq: 3 forms.
 
         vpopcntq W:xmm, R:xmm/m128                   EVEX.128.66.0F38.W1 55 /r    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64 (AVX512VL+AVX512_VPOPCNTDQ)
@@ -10584,7 +10585,7 @@ class AsmMethods:
         vpopcntq W:zmm, R:zmm/m512                   EVEX.512.66.0F38.W1 55 /r    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64 (AVX512_VPOPCNTDQ)
         """
 
-    def vpopcntw(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpopcntw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpopcntw: 3 forms.
 
         vpopcntw W:xmm, R:xmm/m128                   EVEX.128.66.0F38.W1 54 /r    EVEX_VPOPCNTW_XMM_K1Z_XMMM128 (AVX512VL+AVX512_BITALG)
@@ -10592,14 +10593,14 @@ class AsmMethods:
         vpopcntw W:zmm, R:zmm/m512                   EVEX.512.66.0F38.W1 54 /r    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512 (AVX512_BITALG)
         """
 
-    def vpor(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpor(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpor: 2 forms.
 
         vpor W:xmm, R:xmm, R:xmm/m128                VEX.128.66.0F.WIG EB /r      VEX_VPOR_XMM_XMM_XMMM128 (AVX)
         vpor W:ymm, R:ymm, R:ymm/m256                VEX.256.66.0F.WIG EB /r      VEX_VPOR_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vpord(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpord(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpord: 3 forms.
 
         vpord W:xmm, R:xmm, R:xmm/m128               EVEX.128.66.0F.W0 EB /r      EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512F)
@@ -10607,7 +10608,7 @@ class AsmMethods:
         vpord W:zmm, R:zmm, R:zmm/m512               EVEX.512.66.0F.W0 EB /r      EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
         """
 
-    def vporq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vporq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vporq: 3 forms.
 
         vporq W:xmm, R:xmm, R:xmm/m128               EVEX.128.66.0F.W1 EB /r      EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64 (AVX512VL+AVX512F)
@@ -10615,7 +10616,7 @@ class AsmMethods:
         vporq W:zmm, R:zmm, R:zmm/m512               EVEX.512.66.0F.W1 EB /r      EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
         """
 
-    def vprold(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vprold(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vprold: 3 forms.
 
         vprold W:zmm, R:zmm/m512, R:imm8             EVEX.512.66.0F.W0 72 /1 ib   EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8 (AVX512F)
@@ -10623,7 +10624,7 @@ class AsmMethods:
         vprold W:ymm, R:ymm/m256, R:imm8             EVEX.256.66.0F.W0 72 /1 ib   EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vprolq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vprolq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vprolq: 3 forms.
 
         vprolq W:zmm, R:zmm/m512, R:imm8             EVEX.512.66.0F.W1 72 /1 ib   EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8 (AVX512F)
@@ -10631,7 +10632,7 @@ class AsmMethods:
         vprolq W:ymm, R:ymm/m256, R:imm8             EVEX.256.66.0F.W1 72 /1 ib   EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vprolvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vprolvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vprolvd: 3 forms.
 
         vprolvd W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W0 15 /r    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
@@ -10639,7 +10640,7 @@ class AsmMethods:
         vprolvd W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W0 15 /r    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vprolvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vprolvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vprolvq: 3 forms.
 
         vprolvq W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W1 15 /r    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -10647,7 +10648,7 @@ class AsmMethods:
         vprolvq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 15 /r    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vprord(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vprord(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vprord: 3 forms.
 
         vprord W:zmm, R:zmm/m512, R:imm8             EVEX.512.66.0F.W0 72 /0 ib   EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8 (AVX512F)
@@ -10655,7 +10656,7 @@ class AsmMethods:
         vprord W:ymm, R:ymm/m256, R:imm8             EVEX.256.66.0F.W0 72 /0 ib   EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vprorq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vprorq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vprorq: 3 forms.
 
         vprorq W:zmm, R:zmm/m512, R:imm8             EVEX.512.66.0F.W1 72 /0 ib   EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8 (AVX512F)
@@ -10663,7 +10664,7 @@ class AsmMethods:
         vprorq W:ymm, R:ymm/m256, R:imm8             EVEX.256.66.0F.W1 72 /0 ib   EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vprorvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vprorvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vprorvd: 3 forms.
 
         vprorvd W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W0 14 /r    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
@@ -10671,7 +10672,7 @@ class AsmMethods:
         vprorvd W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W0 14 /r    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vprorvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vprorvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vprorvq: 3 forms.
 
         vprorvq W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W1 14 /r    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -10679,7 +10680,7 @@ class AsmMethods:
         vprorvq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 14 /r    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpsadbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsadbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsadbw: 5 forms.
 
         vpsadbw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG F6 /r      VEX_VPSADBW_XMM_XMM_XMMM128 (AVX)
@@ -10689,7 +10690,7 @@ class AsmMethods:
         vpsadbw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.WIG F6 /r     EVEX_VPSADBW_ZMM_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpscatterdd(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpscatterdd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpscatterdd: 3 forms.
 
         vpscatterdd CW:vm32x, R:xmm                  EVEX.128.66.0F38.W0 A0 /r    EVEX_VPSCATTERDD_VM32X_K1_XMM (AVX512VL+AVX512F)
@@ -10697,7 +10698,7 @@ class AsmMethods:
         vpscatterdd CW:vm32z, R:zmm                  EVEX.512.66.0F38.W0 A0 /r    EVEX_VPSCATTERDD_VM32Z_K1_ZMM (AVX512F)
         """
 
-    def vpscatterdq(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpscatterdq(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpscatterdq: 3 forms.
 
         vpscatterdq CW:vm32x, R:xmm                  EVEX.128.66.0F38.W1 A0 /r    EVEX_VPSCATTERDQ_VM32X_K1_XMM (AVX512VL+AVX512F)
@@ -10705,7 +10706,7 @@ class AsmMethods:
         vpscatterdq CW:vm32y, R:zmm                  EVEX.512.66.0F38.W1 A0 /r    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM (AVX512F)
         """
 
-    def vpscatterqd(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpscatterqd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpscatterqd: 3 forms.
 
         vpscatterqd CW:vm64x, R:xmm                  EVEX.128.66.0F38.W0 A1 /r    EVEX_VPSCATTERQD_VM64X_K1_XMM (AVX512VL+AVX512F)
@@ -10713,7 +10714,7 @@ class AsmMethods:
         vpscatterqd CW:vm64z, R:ymm                  EVEX.512.66.0F38.W0 A1 /r    EVEX_VPSCATTERQD_VM64Z_K1_YMM (AVX512F)
         """
 
-    def vpscatterqq(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vpscatterqq(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpscatterqq: 3 forms.
 
         vpscatterqq CW:vm64x, R:xmm                  EVEX.128.66.0F38.W1 A1 /r    EVEX_VPSCATTERQQ_VM64X_K1_XMM (AVX512VL+AVX512F)
@@ -10721,7 +10722,7 @@ class AsmMethods:
         vpscatterqq CW:vm64z, R:zmm                  EVEX.512.66.0F38.W1 A1 /r    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM (AVX512F)
         """
 
-    def vpshldd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpshldd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpshldd: 3 forms.
 
         vpshldd W:xmm, R:xmm, R:xmm/m128, R:imm8     EVEX.128.66.0F3A.W0 71 /r ib EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8 (AVX512VL+AVX512_VBMI2)
@@ -10729,7 +10730,7 @@ class AsmMethods:
         vpshldd W:zmm, R:zmm, R:zmm/m512, R:imm8     EVEX.512.66.0F3A.W0 71 /r ib EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8 (AVX512_VBMI2)
         """
 
-    def vpshldq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpshldq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpshldq: 3 forms.
 
         vpshldq W:xmm, R:xmm, R:xmm/m128, R:imm8     EVEX.128.66.0F3A.W1 71 /r ib EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8 (AVX512VL+AVX512_VBMI2)
@@ -10737,7 +10738,7 @@ class AsmMethods:
         vpshldq W:zmm, R:zmm, R:zmm/m512, R:imm8     EVEX.512.66.0F3A.W1 71 /r ib EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8 (AVX512_VBMI2)
         """
 
-    def vpshldvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpshldvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpshldvd: 3 forms.
 
         vpshldvd RW:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W0 71 /r    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512_VBMI2)
@@ -10745,7 +10746,7 @@ class AsmMethods:
         vpshldvd RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 71 /r    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512_VBMI2)
         """
 
-    def vpshldvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpshldvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpshldvq: 3 forms.
 
         vpshldvq RW:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W1 71 /r    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64 (AVX512VL+AVX512_VBMI2)
@@ -10753,7 +10754,7 @@ class AsmMethods:
         vpshldvq RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W1 71 /r    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512_VBMI2)
         """
 
-    def vpshldvw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpshldvw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpshldvw: 3 forms.
 
         vpshldvw RW:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W1 70 /r    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512_VBMI2)
@@ -10761,7 +10762,7 @@ class AsmMethods:
         vpshldvw RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W1 70 /r    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512 (AVX512_VBMI2)
         """
 
-    def vpshldw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpshldw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpshldw: 3 forms.
 
         vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8     EVEX.128.66.0F3A.W1 70 /r ib EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8 (AVX512VL+AVX512_VBMI2)
@@ -10769,7 +10770,7 @@ class AsmMethods:
         vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8     EVEX.512.66.0F3A.W1 70 /r ib EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8 (AVX512_VBMI2)
         """
 
-    def vpshrdd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpshrdd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpshrdd: 3 forms.
 
         vpshrdd W:xmm, R:xmm, R:xmm/m128, R:imm8     EVEX.128.66.0F3A.W0 73 /r ib EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8 (AVX512VL+AVX512_VBMI2)
@@ -10777,7 +10778,7 @@ class AsmMethods:
         vpshrdd W:zmm, R:zmm, R:zmm/m512, R:imm8     EVEX.512.66.0F3A.W0 73 /r ib EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8 (AVX512_VBMI2)
         """
 
-    def vpshrdq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpshrdq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpshrdq: 3 forms.
 
         vpshrdq W:xmm, R:xmm, R:xmm/m128, R:imm8     EVEX.128.66.0F3A.W1 73 /r ib EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8 (AVX512VL+AVX512_VBMI2)
@@ -10785,7 +10786,7 @@ class AsmMethods:
         vpshrdq W:zmm, R:zmm, R:zmm/m512, R:imm8     EVEX.512.66.0F3A.W1 73 /r ib EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8 (AVX512_VBMI2)
         """
 
-    def vpshrdvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpshrdvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpshrdvd: 3 forms.
 
         vpshrdvd RW:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W0 73 /r    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512_VBMI2)
@@ -10793,7 +10794,7 @@ class AsmMethods:
         vpshrdvd RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 73 /r    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512_VBMI2)
         """
 
-    def vpshrdvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpshrdvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpshrdvq: 3 forms.
 
         vpshrdvq RW:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W1 73 /r    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64 (AVX512VL+AVX512_VBMI2)
@@ -10801,7 +10802,7 @@ class AsmMethods:
         vpshrdvq RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W1 73 /r    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512_VBMI2)
         """
 
-    def vpshrdvw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpshrdvw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpshrdvw: 3 forms.
 
         vpshrdvw RW:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W1 72 /r    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512_VBMI2)
@@ -10809,7 +10810,7 @@ class AsmMethods:
         vpshrdvw RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W1 72 /r    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512 (AVX512_VBMI2)
         """
 
-    def vpshrdw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpshrdw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpshrdw: 3 forms.
 
         vpshrdw W:xmm, R:xmm, R:xmm/m128, R:imm8     EVEX.128.66.0F3A.W1 72 /r ib EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8 (AVX512VL+AVX512_VBMI2)
@@ -10817,7 +10818,7 @@ class AsmMethods:
         vpshrdw W:zmm, R:zmm, R:zmm/m512, R:imm8     EVEX.512.66.0F3A.W1 72 /r ib EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8 (AVX512_VBMI2)
         """
 
-    def vpshufb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpshufb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpshufb: 5 forms.
 
         vpshufb W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 00 /r    VEX_VPSHUFB_XMM_XMM_XMMM128 (AVX)
@@ -10827,7 +10828,7 @@ class AsmMethods:
         vpshufb W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.WIG 00 /r   EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpshufbitqmb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpshufbitqmb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpshufbitqmb: 3 forms.
 
         vpshufbitqmb W:k, R:xmm, R:xmm/m128          EVEX.128.66.0F38.W0 8F /r    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128 (AVX512VL+AVX512_BITALG)
@@ -10835,7 +10836,7 @@ class AsmMethods:
         vpshufbitqmb W:k, R:zmm, R:zmm/m512          EVEX.512.66.0F38.W0 8F /r    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512 (AVX512_BITALG)
         """
 
-    def vpshufd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vpshufd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vpshufd: 5 forms.
 
         vpshufd W:xmm, R:xmm/m128, R:imm8            VEX.128.66.0F.WIG 70 /r ib   VEX_VPSHUFD_XMM_XMMM128_IMM8 (AVX)
@@ -10845,7 +10846,7 @@ class AsmMethods:
         vpshufd W:ymm, R:ymm/m256, R:imm8            EVEX.256.66.0F.W0 70 /r ib   EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vpshufhw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vpshufhw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vpshufhw: 5 forms.
 
         vpshufhw W:xmm, R:xmm/m128, R:imm8           VEX.128.F3.0F.WIG 70 /r ib   VEX_VPSHUFHW_XMM_XMMM128_IMM8 (AVX)
@@ -10855,7 +10856,7 @@ class AsmMethods:
         vpshufhw W:zmm, R:zmm/m512, R:imm8           EVEX.512.F3.0F.WIG 70 /r ib  EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8 (AVX512BW)
         """
 
-    def vpshuflw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vpshuflw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vpshuflw: 5 forms.
 
         vpshuflw W:xmm, R:xmm/m128, R:imm8           VEX.128.F2.0F.WIG 70 /r ib   VEX_VPSHUFLW_XMM_XMMM128_IMM8 (AVX)
@@ -10865,28 +10866,28 @@ class AsmMethods:
         vpshuflw W:zmm, R:zmm/m512, R:imm8           EVEX.512.F2.0F.WIG 70 /r ib  EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8 (AVX512BW)
         """
 
-    def vpsignb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsignb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsignb: 2 forms.
 
         vpsignb W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 08 /r    VEX_VPSIGNB_XMM_XMM_XMMM128 (AVX)
         vpsignb W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.WIG 08 /r    VEX_VPSIGNB_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vpsignd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsignd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsignd: 2 forms.
 
         vpsignd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 0A /r    VEX_VPSIGND_XMM_XMM_XMMM128 (AVX)
         vpsignd W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.WIG 0A /r    VEX_VPSIGND_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vpsignw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsignw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsignw: 2 forms.
 
         vpsignw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 09 /r    VEX_VPSIGNW_XMM_XMM_XMMM128 (AVX)
         vpsignw W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.WIG 09 /r    VEX_VPSIGNW_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vpslld(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpslld(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpslld: 10 forms.
 
         vpslld W:xmm, R:xmm, R:imm8                  VEX.128.66.0F.WIG 72 /6 ib   VEX_VPSLLD_XMM_XMM_IMM8 (AVX)
@@ -10901,7 +10902,7 @@ class AsmMethods:
         vpslld W:ymm, R:ymm, R:xmm/m128              EVEX.256.66.0F.W0 F2 /r      EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128 (AVX512VL+AVX512F)
         """
 
-    def vpslldq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vpslldq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vpslldq: 5 forms.
 
         vpslldq W:xmm, R:xmm, R:imm8                 VEX.128.66.0F.WIG 73 /7 ib   VEX_VPSLLDQ_XMM_XMM_IMM8 (AVX)
@@ -10911,7 +10912,7 @@ class AsmMethods:
         vpslldq W:zmm, R:zmm/m512, R:imm8            EVEX.512.66.0F.WIG 73 /7 ib  EVEX_VPSLLDQ_ZMM_ZMMM512_IMM8 (AVX512BW)
         """
 
-    def vpsllq(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpsllq(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpsllq: 10 forms.
 
         vpsllq W:xmm, R:xmm, R:imm8                  VEX.128.66.0F.WIG 73 /6 ib   VEX_VPSLLQ_XMM_XMM_IMM8 (AVX)
@@ -10926,7 +10927,7 @@ class AsmMethods:
         vpsllq W:ymm, R:ymm, R:xmm/m128              EVEX.256.66.0F.W1 F3 /r      EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128 (AVX512VL+AVX512F)
         """
 
-    def vpsllvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsllvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsllvd: 5 forms.
 
         vpsllvd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.W0 47 /r     VEX_VPSLLVD_XMM_XMM_XMMM128 (AVX2)
@@ -10936,7 +10937,7 @@ class AsmMethods:
         vpsllvd W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W0 47 /r    EVEX_VPSLLVD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpsllvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsllvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsllvq: 5 forms.
 
         vpsllvq W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.W1 47 /r     VEX_VPSLLVQ_XMM_XMM_XMMM128 (AVX2)
@@ -10946,7 +10947,7 @@ class AsmMethods:
         vpsllvq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 47 /r    EVEX_VPSLLVQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpsllvw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsllvw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsllvw: 3 forms.
 
         vpsllvw W:xmm, R:xmm, R:xmm/m128             EVEX.128.66.0F38.W1 12 /r    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -10954,7 +10955,7 @@ class AsmMethods:
         vpsllvw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W1 12 /r    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpsllw(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpsllw(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpsllw: 10 forms.
 
         vpsllw W:xmm, R:xmm, R:imm8                  VEX.128.66.0F.WIG 71 /6 ib   VEX_VPSLLW_XMM_XMM_IMM8 (AVX)
@@ -10969,7 +10970,7 @@ class AsmMethods:
         vpsllw W:zmm, R:zmm, R:xmm/m128              EVEX.512.66.0F.WIG F1 /r     EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128 (AVX512BW)
         """
 
-    def vpsrad(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpsrad(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpsrad: 10 forms.
 
         vpsrad W:xmm, R:xmm, R:imm8                  VEX.128.66.0F.WIG 72 /4 ib   VEX_VPSRAD_XMM_XMM_IMM8 (AVX)
@@ -10984,7 +10985,7 @@ class AsmMethods:
         vpsrad W:ymm, R:ymm, R:xmm/m128              EVEX.256.66.0F.W0 E2 /r      EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128 (AVX512VL+AVX512F)
         """
 
-    def vpsraq(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpsraq(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpsraq: 6 forms.
 
         vpsraq W:zmm, R:zmm/m512, R:imm8             EVEX.512.66.0F.W1 72 /4 ib   EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8 (AVX512F)
@@ -10995,7 +10996,7 @@ class AsmMethods:
         vpsraq W:ymm, R:ymm, R:xmm/m128              EVEX.256.66.0F.W1 E2 /r      EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128 (AVX512VL+AVX512F)
         """
 
-    def vpsravd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsravd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsravd: 5 forms.
 
         vpsravd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.W0 46 /r     VEX_VPSRAVD_XMM_XMM_XMMM128 (AVX2)
@@ -11005,7 +11006,7 @@ class AsmMethods:
         vpsravd W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W0 46 /r    EVEX_VPSRAVD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpsravq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsravq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsravq: 3 forms.
 
         vpsravq W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W1 46 /r    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
@@ -11013,7 +11014,7 @@ class AsmMethods:
         vpsravq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 46 /r    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpsravw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsravw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsravw: 3 forms.
 
         vpsravw W:xmm, R:xmm, R:xmm/m128             EVEX.128.66.0F38.W1 11 /r    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -11021,7 +11022,7 @@ class AsmMethods:
         vpsravw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W1 11 /r    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpsraw(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpsraw(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpsraw: 10 forms.
 
         vpsraw W:xmm, R:xmm, R:imm8                  VEX.128.66.0F.WIG 71 /4 ib   VEX_VPSRAW_XMM_XMM_IMM8 (AVX)
@@ -11036,7 +11037,7 @@ class AsmMethods:
         vpsraw W:zmm, R:zmm, R:xmm/m128              EVEX.512.66.0F.WIG E1 /r     EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128 (AVX512BW)
         """
 
-    def vpsrld(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpsrld(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpsrld: 10 forms.
 
         vpsrld W:xmm, R:xmm, R:imm8                  VEX.128.66.0F.WIG 72 /2 ib   VEX_VPSRLD_XMM_XMM_IMM8 (AVX)
@@ -11051,7 +11052,7 @@ class AsmMethods:
         vpsrld W:ymm, R:ymm, R:xmm/m128              EVEX.256.66.0F.W0 D2 /r      EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128 (AVX512VL+AVX512F)
         """
 
-    def vpsrldq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vpsrldq(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vpsrldq: 5 forms.
 
         vpsrldq W:xmm, R:xmm, R:imm8                 VEX.128.66.0F.WIG 73 /3 ib   VEX_VPSRLDQ_XMM_XMM_IMM8 (AVX)
@@ -11061,7 +11062,7 @@ class AsmMethods:
         vpsrldq W:zmm, R:zmm/m512, R:imm8            EVEX.512.66.0F.WIG 73 /3 ib  EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8 (AVX512BW)
         """
 
-    def vpsrlq(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpsrlq(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpsrlq: 10 forms.
 
         vpsrlq W:xmm, R:xmm, R:imm8                  VEX.128.66.0F.WIG 73 /2 ib   VEX_VPSRLQ_XMM_XMM_IMM8 (AVX)
@@ -11076,7 +11077,7 @@ class AsmMethods:
         vpsrlq W:ymm, R:ymm, R:xmm/m128              EVEX.256.66.0F.W1 D3 /r      EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128 (AVX512VL+AVX512F)
         """
 
-    def vpsrlvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsrlvd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsrlvd: 5 forms.
 
         vpsrlvd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.W0 45 /r     VEX_VPSRLVD_XMM_XMM_XMMM128 (AVX2)
@@ -11086,7 +11087,7 @@ class AsmMethods:
         vpsrlvd W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W0 45 /r    EVEX_VPSRLVD_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpsrlvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsrlvq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsrlvq: 5 forms.
 
         vpsrlvq W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.W1 45 /r     VEX_VPSRLVQ_XMM_XMM_XMMM128 (AVX2)
@@ -11096,7 +11097,7 @@ class AsmMethods:
         vpsrlvq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 45 /r    EVEX_VPSRLVQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpsrlvw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsrlvw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsrlvw: 3 forms.
 
         vpsrlvw W:xmm, R:xmm, R:xmm/m128             EVEX.128.66.0F38.W1 10 /r    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -11104,7 +11105,7 @@ class AsmMethods:
         vpsrlvw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F38.W1 10 /r    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpsrlw(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def vpsrlw(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """vpsrlw: 10 forms.
 
         vpsrlw W:xmm, R:xmm, R:imm8                  VEX.128.66.0F.WIG 71 /2 ib   VEX_VPSRLW_XMM_XMM_IMM8 (AVX)
@@ -11119,7 +11120,7 @@ class AsmMethods:
         vpsrlw W:zmm, R:zmm, R:xmm/m128              EVEX.512.66.0F.WIG D1 /r     EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128 (AVX512BW)
         """
 
-    def vpsubb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsubb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsubb: 5 forms.
 
         vpsubb W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG F8 /r      VEX_VPSUBB_XMM_XMM_XMMM128 (AVX)
@@ -11129,7 +11130,7 @@ class AsmMethods:
         vpsubb W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.WIG F8 /r     EVEX_VPSUBB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpsubd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsubd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsubd: 5 forms.
 
         vpsubd W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG FA /r      VEX_VPSUBD_XMM_XMM_XMMM128 (AVX)
@@ -11139,7 +11140,7 @@ class AsmMethods:
         vpsubd W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W0 FA /r      EVEX_VPSUBD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
         """
 
-    def vpsubq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsubq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsubq: 5 forms.
 
         vpsubq W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG FB /r      VEX_VPSUBQ_XMM_XMM_XMMM128 (AVX)
@@ -11149,7 +11150,7 @@ class AsmMethods:
         vpsubq W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W1 FB /r      EVEX_VPSUBQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
         """
 
-    def vpsubsb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsubsb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsubsb: 5 forms.
 
         vpsubsb W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG E8 /r      VEX_VPSUBSB_XMM_XMM_XMMM128 (AVX)
@@ -11159,7 +11160,7 @@ class AsmMethods:
         vpsubsb W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.WIG E8 /r     EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpsubsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsubsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsubsw: 5 forms.
 
         vpsubsw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F.WIG E9 /r      VEX_VPSUBSW_XMM_XMM_XMMM128 (AVX)
@@ -11169,7 +11170,7 @@ class AsmMethods:
         vpsubsw W:zmm, R:zmm, R:zmm/m512             EVEX.512.66.0F.WIG E9 /r     EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpsubusb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsubusb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsubusb: 5 forms.
 
         vpsubusb W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG D8 /r      VEX_VPSUBUSB_XMM_XMM_XMMM128 (AVX)
@@ -11179,7 +11180,7 @@ class AsmMethods:
         vpsubusb W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.0F.WIG D8 /r     EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpsubusw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsubusw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsubusw: 5 forms.
 
         vpsubusw W:xmm, R:xmm, R:xmm/m128            VEX.128.66.0F.WIG D9 /r      VEX_VPSUBUSW_XMM_XMM_XMMM128 (AVX)
@@ -11189,7 +11190,7 @@ class AsmMethods:
         vpsubusw W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.0F.WIG D9 /r     EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpsubw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpsubw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsubw: 5 forms.
 
         vpsubw W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG F9 /r      VEX_VPSUBW_XMM_XMM_XMMM128 (AVX)
@@ -11199,7 +11200,7 @@ class AsmMethods:
         vpsubw W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.WIG F9 /r     EVEX_VPSUBW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpternlogd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpternlogd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpternlogd: 3 forms.
 
         vpternlogd RW:zmm, R:zmm, R:zmm/m512, R:imm8 EVEX.512.66.0F3A.W0 25 /r ib EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8 (AVX512F)
@@ -11207,7 +11208,7 @@ class AsmMethods:
         vpternlogd RW:ymm, R:ymm, R:ymm/m256, R:imm8 EVEX.256.66.0F3A.W0 25 /r ib EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vpternlogq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vpternlogq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpternlogq: 3 forms.
 
         vpternlogq RW:zmm, R:zmm, R:zmm/m512, R:imm8 EVEX.512.66.0F3A.W1 25 /r ib EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8 (AVX512F)
@@ -11215,14 +11216,14 @@ class AsmMethods:
         vpternlogq RW:ymm, R:ymm, R:ymm/m256, R:imm8 EVEX.256.66.0F3A.W1 25 /r ib EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vptest(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vptest(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vptest: 2 forms.
 
         vptest R:xmm, R:xmm/m128                     VEX.128.66.0F38.WIG 17 /r    VEX_VPTEST_XMM_XMMM128 (AVX)
         vptest R:ymm, R:ymm/m256                     VEX.256.66.0F38.WIG 17 /r    VEX_VPTEST_YMM_YMMM256 (AVX)
         """
 
-    def vptestmb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vptestmb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vptestmb: 3 forms.
 
         vptestmb W:k, R:xmm, R:xmm/m128              EVEX.128.66.0F38.W0 26 /r    EVEX_VPTESTMB_KR_K1_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -11230,7 +11231,7 @@ class AsmMethods:
         vptestmb W:k, R:zmm, R:zmm/m512              EVEX.512.66.0F38.W0 26 /r    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vptestmd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vptestmd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vptestmd: 3 forms.
 
         vptestmd W:k, R:zmm, R:zmm/m512              EVEX.512.66.0F38.W0 27 /r    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32 (AVX512F)
@@ -11238,7 +11239,7 @@ class AsmMethods:
         vptestmd W:k, R:ymm, R:ymm/m256              EVEX.256.66.0F38.W0 27 /r    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vptestmq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vptestmq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vptestmq: 3 forms.
 
         vptestmq W:k, R:zmm, R:zmm/m512              EVEX.512.66.0F38.W1 27 /r    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64 (AVX512F)
@@ -11246,7 +11247,7 @@ class AsmMethods:
         vptestmq W:k, R:ymm, R:ymm/m256              EVEX.256.66.0F38.W1 27 /r    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vptestmw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vptestmw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vptestmw: 3 forms.
 
         vptestmw W:k, R:xmm, R:xmm/m128              EVEX.128.66.0F38.W1 26 /r    EVEX_VPTESTMW_KR_K1_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -11254,7 +11255,7 @@ class AsmMethods:
         vptestmw W:k, R:zmm, R:zmm/m512              EVEX.512.66.0F38.W1 26 /r    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vptestnmb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vptestnmb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vptestnmb: 3 forms.
 
         vptestnmb W:k, R:xmm, R:xmm/m128             EVEX.128.F3.0F38.W0 26 /r    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -11262,7 +11263,7 @@ class AsmMethods:
         vptestnmb W:k, R:zmm, R:zmm/m512             EVEX.512.F3.0F38.W0 26 /r    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vptestnmd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vptestnmd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vptestnmd: 3 forms.
 
         vptestnmd W:k, R:zmm, R:zmm/m512             EVEX.512.F3.0F38.W0 27 /r    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32 (AVX512F)
@@ -11270,7 +11271,7 @@ class AsmMethods:
         vptestnmd W:k, R:ymm, R:ymm/m256             EVEX.256.F3.0F38.W0 27 /r    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vptestnmq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vptestnmq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vptestnmq: 3 forms.
 
         vptestnmq W:k, R:zmm, R:zmm/m512             EVEX.512.F3.0F38.W1 27 /r    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64 (AVX512F)
@@ -11278,7 +11279,7 @@ class AsmMethods:
         vptestnmq W:k, R:ymm, R:ymm/m256             EVEX.256.F3.0F38.W1 27 /r    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vptestnmw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vptestnmw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vptestnmw: 3 forms.
 
         vptestnmw W:k, R:xmm, R:xmm/m128             EVEX.128.F3.0F38.W1 26 /r    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128 (AVX512VL+AVX512BW)
@@ -11286,7 +11287,7 @@ class AsmMethods:
         vptestnmw W:k, R:zmm, R:zmm/m512             EVEX.512.F3.0F38.W1 26 /r    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpunpckhbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpunpckhbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpunpckhbw: 5 forms.
 
         vpunpckhbw W:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F.WIG 68 /r      VEX_VPUNPCKHBW_XMM_XMM_XMMM128 (AVX)
@@ -11296,7 +11297,7 @@ class AsmMethods:
         vpunpckhbw W:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F.WIG 68 /r     EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpunpckhdq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpunpckhdq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpunpckhdq: 5 forms.
 
         vpunpckhdq W:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F.WIG 6A /r      VEX_VPUNPCKHDQ_XMM_XMM_XMMM128 (AVX)
@@ -11306,7 +11307,7 @@ class AsmMethods:
         vpunpckhdq W:ymm, R:ymm, R:ymm/m256          EVEX.256.66.0F.W0 6A /r      EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpunpckhqdq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpunpckhqdq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpunpckhqdq: 5 forms.
 
         vpunpckhqdq W:xmm, R:xmm, R:xmm/m128         VEX.128.66.0F.WIG 6D /r      VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128 (AVX)
@@ -11316,7 +11317,7 @@ class AsmMethods:
         vpunpckhqdq W:ymm, R:ymm, R:ymm/m256         EVEX.256.66.0F.W1 6D /r      EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpunpckhwd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpunpckhwd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpunpckhwd: 5 forms.
 
         vpunpckhwd W:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F.WIG 69 /r      VEX_VPUNPCKHWD_XMM_XMM_XMMM128 (AVX)
@@ -11326,7 +11327,7 @@ class AsmMethods:
         vpunpckhwd W:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F.WIG 69 /r     EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpunpcklbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpunpcklbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpunpcklbw: 5 forms.
 
         vpunpcklbw W:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F.WIG 60 /r      VEX_VPUNPCKLBW_XMM_XMM_XMMM128 (AVX)
@@ -11336,7 +11337,7 @@ class AsmMethods:
         vpunpcklbw W:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F.WIG 60 /r     EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpunpckldq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpunpckldq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpunpckldq: 5 forms.
 
         vpunpckldq W:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F.WIG 62 /r      VEX_VPUNPCKLDQ_XMM_XMM_XMMM128 (AVX)
@@ -11346,7 +11347,7 @@ class AsmMethods:
         vpunpckldq W:ymm, R:ymm, R:ymm/m256          EVEX.256.66.0F.W0 62 /r      EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vpunpcklqdq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpunpcklqdq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpunpcklqdq: 5 forms.
 
         vpunpcklqdq W:xmm, R:xmm, R:xmm/m128         VEX.128.66.0F.WIG 6C /r      VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128 (AVX)
@@ -11356,7 +11357,7 @@ class AsmMethods:
         vpunpcklqdq W:ymm, R:ymm, R:ymm/m256         EVEX.256.66.0F.W1 6C /r      EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vpunpcklwd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpunpcklwd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpunpcklwd: 5 forms.
 
         vpunpcklwd W:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F.WIG 61 /r      VEX_VPUNPCKLWD_XMM_XMM_XMMM128 (AVX)
@@ -11366,14 +11367,14 @@ class AsmMethods:
         vpunpcklwd W:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F.WIG 61 /r     EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512 (AVX512BW)
         """
 
-    def vpxor(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpxor(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpxor: 2 forms.
 
         vpxor W:xmm, R:xmm, R:xmm/m128               VEX.128.66.0F.WIG EF /r      VEX_VPXOR_XMM_XMM_XMMM128 (AVX)
         vpxor W:ymm, R:ymm, R:ymm/m256               VEX.256.66.0F.WIG EF /r      VEX_VPXOR_YMM_YMM_YMMM256 (AVX2)
         """
 
-    def vpxord(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpxord(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpxord: 3 forms.
 
         vpxord W:xmm, R:xmm, R:xmm/m128              EVEX.128.66.0F.W0 EF /r      EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32 (AVX512VL+AVX512F)
@@ -11381,7 +11382,7 @@ class AsmMethods:
         vpxord W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W0 EF /r      EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX512F)
         """
 
-    def vpxorq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vpxorq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpxorq: 3 forms.
 
         vpxorq W:xmm, R:xmm, R:xmm/m128              EVEX.128.66.0F.W1 EF /r      EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64 (AVX512VL+AVX512F)
@@ -11389,7 +11390,7 @@ class AsmMethods:
         vpxorq W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W1 EF /r      EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
         """
 
-    def vrangepd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vrangepd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vrangepd: 3 forms.
 
         vrangepd W:zmm, R:zmm, R:zmm/m512, R:imm8    EVEX.512.66.0F3A.W1 50 /r ib EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE (AVX512DQ)
@@ -11397,7 +11398,7 @@ class AsmMethods:
         vrangepd W:ymm, R:ymm, R:ymm/m256, R:imm8    EVEX.256.66.0F3A.W1 50 /r ib EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8 (AVX512VL+AVX512DQ)
         """
 
-    def vrangeps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vrangeps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vrangeps: 3 forms.
 
         vrangeps W:zmm, R:zmm, R:zmm/m512, R:imm8    EVEX.512.66.0F3A.W0 50 /r ib EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE (AVX512DQ)
@@ -11405,19 +11406,19 @@ class AsmMethods:
         vrangeps W:ymm, R:ymm, R:ymm/m256, R:imm8    EVEX.256.66.0F3A.W0 50 /r ib EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8 (AVX512VL+AVX512DQ)
         """
 
-    def vrangesd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vrangesd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vrangesd: 1 form.
 
         vrangesd W:xmm, R:xmm, R:xmm/m64, R:imm8     EVEX.LIG.66.0F3A.W1 51 /r ib EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE (AVX512DQ)
         """
 
-    def vrangess(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vrangess(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vrangess: 1 form.
 
         vrangess W:xmm, R:xmm, R:xmm/m32, R:imm8     EVEX.LIG.66.0F3A.W0 51 /r ib EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE (AVX512DQ)
         """
 
-    def vrcp14pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcp14pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcp14pd: 3 forms.
 
         vrcp14pd W:zmm, R:zmm/m512                   EVEX.512.66.0F38.W1 4C /r    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64 (AVX512F)
@@ -11425,7 +11426,7 @@ class AsmMethods:
         vrcp14pd W:ymm, R:ymm/m256                   EVEX.256.66.0F38.W1 4C /r    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vrcp14ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcp14ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcp14ps: 3 forms.
 
         vrcp14ps W:zmm, R:zmm/m512                   EVEX.512.66.0F38.W0 4C /r    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32 (AVX512F)
@@ -11433,43 +11434,43 @@ class AsmMethods:
         vrcp14ps W:ymm, R:ymm/m256                   EVEX.256.66.0F38.W0 4C /r    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vrcp14sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcp14sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcp14sd: 1 form.
 
         vrcp14sd W:xmm, R:xmm, R:xmm/m64             EVEX.LIG.66.0F38.W1 4D /r    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64 (AVX512F)
         """
 
-    def vrcp14ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcp14ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcp14ss: 1 form.
 
         vrcp14ss W:xmm, R:xmm, R:xmm/m32             EVEX.LIG.66.0F38.W0 4D /r    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32 (AVX512F)
         """
 
-    def vrcp28pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcp28pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcp28pd: 1 form.
 
         vrcp28pd W:zmm, R:zmm/m512                   EVEX.512.66.0F38.W1 CA /r    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE (AVX512ER)
         """
 
-    def vrcp28ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcp28ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcp28ps: 1 form.
 
         vrcp28ps W:zmm, R:zmm/m512                   EVEX.512.66.0F38.W0 CA /r    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE (AVX512ER)
         """
 
-    def vrcp28sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcp28sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcp28sd: 1 form.
 
         vrcp28sd W:xmm, R:xmm, R:xmm/m64             EVEX.LIG.66.0F38.W1 CB /r    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE (AVX512ER)
         """
 
-    def vrcp28ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcp28ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcp28ss: 1 form.
 
         vrcp28ss W:xmm, R:xmm, R:xmm/m32             EVEX.LIG.66.0F38.W0 CB /r    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE (AVX512ER)
         """
 
-    def vrcpph(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcpph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcpph: 3 forms.
 
         vrcpph W:xmm, R:xmm/m128                     EVEX.128.66.MAP6.W0 4C /r    EVEX_VRCPPH_XMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -11477,26 +11478,26 @@ class AsmMethods:
         vrcpph W:zmm, R:zmm/m512                     EVEX.512.66.MAP6.W0 4C /r    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16 (AVX512_FP16)
         """
 
-    def vrcpps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcpps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcpps: 2 forms.
 
         vrcpps W:xmm, R:xmm/m128                     VEX.128.0F.WIG 53 /r         VEX_VRCPPS_XMM_XMMM128 (AVX)
         vrcpps W:ymm, R:ymm/m256                     VEX.256.0F.WIG 53 /r         VEX_VRCPPS_YMM_YMMM256 (AVX)
         """
 
-    def vrcpsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcpsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcpsh: 1 form.
 
         vrcpsh W:xmm, R:xmm, R:xmm/m16               EVEX.LIG.66.MAP6.W0 4D /r    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16 (AVX512_FP16)
         """
 
-    def vrcpss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrcpss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcpss: 1 form.
 
         vrcpss W:xmm, R:xmm, R:xmm/m32               VEX.LIG.F3.0F.WIG 53 /r      VEX_VRCPSS_XMM_XMM_XMMM32 (AVX)
         """
 
-    def vreducepd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vreducepd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vreducepd: 3 forms.
 
         vreducepd W:zmm, R:zmm/m512, R:imm8          EVEX.512.66.0F3A.W1 56 /r ib EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE (AVX512DQ)
@@ -11504,7 +11505,7 @@ class AsmMethods:
         vreducepd W:ymm, R:ymm/m256, R:imm8          EVEX.256.66.0F3A.W1 56 /r ib EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8 (AVX512VL+AVX512DQ)
         """
 
-    def vreduceph(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vreduceph(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vreduceph: 3 forms.
 
         vreduceph W:xmm, R:xmm/m128, R:imm8          EVEX.128.0F3A.W0 56 /r ib    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8 (AVX512VL+AVX512_FP16)
@@ -11512,7 +11513,7 @@ class AsmMethods:
         vreduceph W:zmm, R:zmm/m512, R:imm8          EVEX.512.0F3A.W0 56 /r ib    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE (AVX512_FP16)
         """
 
-    def vreduceps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vreduceps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vreduceps: 3 forms.
 
         vreduceps W:zmm, R:zmm/m512, R:imm8          EVEX.512.66.0F3A.W0 56 /r ib EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE (AVX512DQ)
@@ -11520,25 +11521,25 @@ class AsmMethods:
         vreduceps W:ymm, R:ymm/m256, R:imm8          EVEX.256.66.0F3A.W0 56 /r ib EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8 (AVX512VL+AVX512DQ)
         """
 
-    def vreducesd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vreducesd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vreducesd: 1 form.
 
         vreducesd W:xmm, R:xmm, R:xmm/m64, R:imm8    EVEX.LIG.66.0F3A.W1 57 /r ib EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE (AVX512DQ)
         """
 
-    def vreducesh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vreducesh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vreducesh: 1 form.
 
         vreducesh W:xmm, R:xmm, R:xmm/m16, R:imm8    EVEX.LIG.0F3A.W0 57 /r ib    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE (AVX512_FP16)
         """
 
-    def vreducess(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vreducess(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vreducess: 1 form.
 
         vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8    EVEX.LIG.66.0F3A.W0 57 /r ib EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE (AVX512DQ)
         """
 
-    def vrndscalepd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vrndscalepd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vrndscalepd: 3 forms.
 
         vrndscalepd W:zmm, R:zmm/m512, R:imm8        EVEX.512.66.0F3A.W1 09 /r ib EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE (AVX512F)
@@ -11546,7 +11547,7 @@ class AsmMethods:
         vrndscalepd W:ymm, R:ymm/m256, R:imm8        EVEX.256.66.0F3A.W1 09 /r ib EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vrndscaleph(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vrndscaleph(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vrndscaleph: 3 forms.
 
         vrndscaleph W:xmm, R:xmm/m128, R:imm8        EVEX.128.0F3A.W0 08 /r ib    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8 (AVX512VL+AVX512_FP16)
@@ -11554,7 +11555,7 @@ class AsmMethods:
         vrndscaleph W:zmm, R:zmm/m512, R:imm8        EVEX.512.0F3A.W0 08 /r ib    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE (AVX512_FP16)
         """
 
-    def vrndscaleps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vrndscaleps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vrndscaleps: 3 forms.
 
         vrndscaleps W:zmm, R:zmm/m512, R:imm8        EVEX.512.66.0F3A.W0 08 /r ib EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE (AVX512F)
@@ -11562,51 +11563,51 @@ class AsmMethods:
         vrndscaleps W:ymm, R:ymm/m256, R:imm8        EVEX.256.66.0F3A.W0 08 /r ib EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vrndscalesd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vrndscalesd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vrndscalesd: 1 form.
 
         vrndscalesd W:xmm, R:xmm, R:xmm/m64, R:imm8  EVEX.LIG.66.0F3A.W1 0B /r ib EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE (AVX512F)
         """
 
-    def vrndscalesh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vrndscalesh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vrndscalesh: 1 form.
 
         vrndscalesh W:xmm, R:xmm, R:xmm/m16, R:imm8  EVEX.LIG.0F3A.W0 0A /r ib    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE (AVX512_FP16)
         """
 
-    def vrndscaless(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vrndscaless(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vrndscaless: 1 form.
 
         vrndscaless W:xmm, R:xmm, R:xmm/m32, R:imm8  EVEX.LIG.66.0F3A.W0 0A /r ib EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE (AVX512F)
         """
 
-    def vroundpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vroundpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vroundpd: 2 forms.
 
         vroundpd W:xmm, R:xmm/m128, R:imm8           VEX.128.66.0F3A.WIG 09 /r ib VEX_VROUNDPD_XMM_XMMM128_IMM8 (AVX)
         vroundpd W:ymm, R:ymm/m256, R:imm8           VEX.256.66.0F3A.WIG 09 /r ib VEX_VROUNDPD_YMM_YMMM256_IMM8 (AVX)
         """
 
-    def vroundps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, rc: int | None = None) -> None:
+    def vroundps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vroundps: 2 forms.
 
         vroundps W:xmm, R:xmm/m128, R:imm8           VEX.128.66.0F3A.WIG 08 /r ib VEX_VROUNDPS_XMM_XMMM128_IMM8 (AVX)
         vroundps W:ymm, R:ymm/m256, R:imm8           VEX.256.66.0F3A.WIG 08 /r ib VEX_VROUNDPS_YMM_YMMM256_IMM8 (AVX)
         """
 
-    def vroundsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vroundsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vroundsd: 1 form.
 
         vroundsd W:xmm, R:xmm, R:xmm/m64, R:imm8     VEX.LIG.66.0F3A.WIG 0B /r ib VEX_VROUNDSD_XMM_XMM_XMMM64_IMM8 (AVX)
         """
 
-    def vroundss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vroundss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vroundss: 1 form.
 
         vroundss W:xmm, R:xmm, R:xmm/m32, R:imm8     VEX.LIG.66.0F3A.WIG 0A /r ib VEX_VROUNDSS_XMM_XMM_XMMM32_IMM8 (AVX)
         """
 
-    def vrsqrt14pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrt14pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrt14pd: 3 forms.
 
         vrsqrt14pd W:zmm, R:zmm/m512                 EVEX.512.66.0F38.W1 4E /r    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64 (AVX512F)
@@ -11614,7 +11615,7 @@ class AsmMethods:
         vrsqrt14pd W:ymm, R:ymm/m256                 EVEX.256.66.0F38.W1 4E /r    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vrsqrt14ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrt14ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrt14ps: 3 forms.
 
         vrsqrt14ps W:zmm, R:zmm/m512                 EVEX.512.66.0F38.W0 4E /r    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32 (AVX512F)
@@ -11622,43 +11623,43 @@ class AsmMethods:
         vrsqrt14ps W:ymm, R:ymm/m256                 EVEX.256.66.0F38.W0 4E /r    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vrsqrt14sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrt14sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrt14sd: 1 form.
 
         vrsqrt14sd W:xmm, R:xmm, R:xmm/m64           EVEX.LIG.66.0F38.W1 4F /r    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64 (AVX512F)
         """
 
-    def vrsqrt14ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrt14ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrt14ss: 1 form.
 
         vrsqrt14ss W:xmm, R:xmm, R:xmm/m32           EVEX.LIG.66.0F38.W0 4F /r    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32 (AVX512F)
         """
 
-    def vrsqrt28pd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrt28pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrt28pd: 1 form.
 
         vrsqrt28pd W:zmm, R:zmm/m512                 EVEX.512.66.0F38.W1 CC /r    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE (AVX512ER)
         """
 
-    def vrsqrt28ps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrt28ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrt28ps: 1 form.
 
         vrsqrt28ps W:zmm, R:zmm/m512                 EVEX.512.66.0F38.W0 CC /r    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE (AVX512ER)
         """
 
-    def vrsqrt28sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrt28sd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrt28sd: 1 form.
 
         vrsqrt28sd W:xmm, R:xmm, R:xmm/m64           EVEX.LIG.66.0F38.W1 CD /r    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE (AVX512ER)
         """
 
-    def vrsqrt28ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrt28ss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrt28ss: 1 form.
 
         vrsqrt28ss W:xmm, R:xmm, R:xmm/m32           EVEX.LIG.66.0F38.W0 CD /r    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE (AVX512ER)
         """
 
-    def vrsqrtph(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrtph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrtph: 3 forms.
 
         vrsqrtph W:xmm, R:xmm/m128                   EVEX.128.66.MAP6.W0 4E /r    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -11666,26 +11667,26 @@ class AsmMethods:
         vrsqrtph W:zmm, R:zmm/m512                   EVEX.512.66.MAP6.W0 4E /r    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16 (AVX512_FP16)
         """
 
-    def vrsqrtps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrtps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrtps: 2 forms.
 
         vrsqrtps W:xmm, R:xmm/m128                   VEX.128.0F.WIG 52 /r         VEX_VRSQRTPS_XMM_XMMM128 (AVX)
         vrsqrtps W:ymm, R:ymm/m256                   VEX.256.0F.WIG 52 /r         VEX_VRSQRTPS_YMM_YMMM256 (AVX)
         """
 
-    def vrsqrtsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrtsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrtsh: 1 form.
 
         vrsqrtsh W:xmm, R:xmm, R:xmm/m16             EVEX.LIG.66.MAP6.W0 4F /r    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16 (AVX512_FP16)
         """
 
-    def vrsqrtss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vrsqrtss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrtss: 1 form.
 
         vrsqrtss W:xmm, R:xmm, R:xmm/m32             VEX.LIG.F3.0F.WIG 52 /r      VEX_VRSQRTSS_XMM_XMM_XMMM32 (AVX)
         """
 
-    def vscalefpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vscalefpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vscalefpd: 3 forms.
 
         vscalefpd W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W1 2C /r    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER (AVX512F)
@@ -11693,7 +11694,7 @@ class AsmMethods:
         vscalefpd W:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F38.W1 2C /r    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vscalefph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vscalefph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vscalefph: 3 forms.
 
         vscalefph W:xmm, R:xmm, R:xmm/m128           EVEX.128.66.MAP6.W0 2C /r    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -11701,7 +11702,7 @@ class AsmMethods:
         vscalefph W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.MAP6.W0 2C /r    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vscalefps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vscalefps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vscalefps: 3 forms.
 
         vscalefps W:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 2C /r    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER (AVX512F)
@@ -11709,25 +11710,25 @@ class AsmMethods:
         vscalefps W:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F38.W0 2C /r    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vscalefsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vscalefsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vscalefsd: 1 form.
 
         vscalefsd W:xmm, R:xmm, R:xmm/m64            EVEX.LIG.66.0F38.W1 2D /r    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vscalefsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vscalefsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vscalefsh: 1 form.
 
         vscalefsh W:xmm, R:xmm, R:xmm/m16            EVEX.LIG.66.MAP6.W0 2D /r    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vscalefss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vscalefss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vscalefss: 1 form.
 
         vscalefss W:xmm, R:xmm, R:xmm/m32            EVEX.LIG.66.0F38.W0 2D /r    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vscatterdpd(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vscatterdpd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vscatterdpd: 3 forms.
 
         vscatterdpd CW:vm32x, R:xmm                  EVEX.128.66.0F38.W1 A2 /r    EVEX_VSCATTERDPD_VM32X_K1_XMM (AVX512VL+AVX512F)
@@ -11735,7 +11736,7 @@ class AsmMethods:
         vscatterdpd CW:vm32y, R:zmm                  EVEX.512.66.0F38.W1 A2 /r    EVEX_VSCATTERDPD_VM32Y_K1_ZMM (AVX512F)
         """
 
-    def vscatterdps(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vscatterdps(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vscatterdps: 3 forms.
 
         vscatterdps CW:vm32x, R:xmm                  EVEX.128.66.0F38.W0 A2 /r    EVEX_VSCATTERDPS_VM32X_K1_XMM (AVX512VL+AVX512F)
@@ -11743,55 +11744,55 @@ class AsmMethods:
         vscatterdps CW:vm32z, R:zmm                  EVEX.512.66.0F38.W0 A2 /r    EVEX_VSCATTERDPS_VM32Z_K1_ZMM (AVX512F)
         """
 
-    def vscatterpf0dpd(self, a: _Mem, rc: int | None = None) -> None:
+    def vscatterpf0dpd(self, a: _Mem, *, rc: int | None = None) -> None:
         """vscatterpf0dpd: 1 form.
 
         vscatterpf0dpd N:vm32y                       EVEX.512.66.0F38.W1 C6 /5    EVEX_VSCATTERPF0DPD_VM32Y_K1 (AVX512PF)
         """
 
-    def vscatterpf0dps(self, a: _Mem, rc: int | None = None) -> None:
+    def vscatterpf0dps(self, a: _Mem, *, rc: int | None = None) -> None:
         """vscatterpf0dps: 1 form.
 
         vscatterpf0dps N:vm32z                       EVEX.512.66.0F38.W0 C6 /5    EVEX_VSCATTERPF0DPS_VM32Z_K1 (AVX512PF)
         """
 
-    def vscatterpf0qpd(self, a: _Mem, rc: int | None = None) -> None:
+    def vscatterpf0qpd(self, a: _Mem, *, rc: int | None = None) -> None:
         """vscatterpf0qpd: 1 form.
 
         vscatterpf0qpd N:vm64z                       EVEX.512.66.0F38.W1 C7 /5    EVEX_VSCATTERPF0QPD_VM64Z_K1 (AVX512PF)
         """
 
-    def vscatterpf0qps(self, a: _Mem, rc: int | None = None) -> None:
+    def vscatterpf0qps(self, a: _Mem, *, rc: int | None = None) -> None:
         """vscatterpf0qps: 1 form.
 
         vscatterpf0qps N:vm64z                       EVEX.512.66.0F38.W0 C7 /5    EVEX_VSCATTERPF0QPS_VM64Z_K1 (AVX512PF)
         """
 
-    def vscatterpf1dpd(self, a: _Mem, rc: int | None = None) -> None:
+    def vscatterpf1dpd(self, a: _Mem, *, rc: int | None = None) -> None:
         """vscatterpf1dpd: 1 form.
 
         vscatterpf1dpd N:vm32y                       EVEX.512.66.0F38.W1 C6 /6    EVEX_VSCATTERPF1DPD_VM32Y_K1 (AVX512PF)
         """
 
-    def vscatterpf1dps(self, a: _Mem, rc: int | None = None) -> None:
+    def vscatterpf1dps(self, a: _Mem, *, rc: int | None = None) -> None:
         """vscatterpf1dps: 1 form.
 
         vscatterpf1dps N:vm32z                       EVEX.512.66.0F38.W0 C6 /6    EVEX_VSCATTERPF1DPS_VM32Z_K1 (AVX512PF)
         """
 
-    def vscatterpf1qpd(self, a: _Mem, rc: int | None = None) -> None:
+    def vscatterpf1qpd(self, a: _Mem, *, rc: int | None = None) -> None:
         """vscatterpf1qpd: 1 form.
 
         vscatterpf1qpd N:vm64z                       EVEX.512.66.0F38.W1 C7 /6    EVEX_VSCATTERPF1QPD_VM64Z_K1 (AVX512PF)
         """
 
-    def vscatterpf1qps(self, a: _Mem, rc: int | None = None) -> None:
+    def vscatterpf1qps(self, a: _Mem, *, rc: int | None = None) -> None:
         """vscatterpf1qps: 1 form.
 
         vscatterpf1qps N:vm64z                       EVEX.512.66.0F38.W0 C7 /6    EVEX_VSCATTERPF1QPS_VM64Z_K1 (AVX512PF)
         """
 
-    def vscatterqpd(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vscatterqpd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vscatterqpd: 3 forms.
 
         vscatterqpd CW:vm64x, R:xmm                  EVEX.128.66.0F38.W1 A3 /r    EVEX_VSCATTERQPD_VM64X_K1_XMM (AVX512VL+AVX512F)
@@ -11799,7 +11800,7 @@ class AsmMethods:
         vscatterqpd CW:vm64z, R:zmm                  EVEX.512.66.0F38.W1 A3 /r    EVEX_VSCATTERQPD_VM64Z_K1_ZMM (AVX512F)
         """
 
-    def vscatterqps(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def vscatterqps(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vscatterqps: 3 forms.
 
         vscatterqps CW:vm64x, R:xmm                  EVEX.128.66.0F38.W0 A3 /r    EVEX_VSCATTERQPS_VM64X_K1_XMM (AVX512VL+AVX512F)
@@ -11807,53 +11808,53 @@ class AsmMethods:
         vscatterqps CW:vm64z, R:ymm                  EVEX.512.66.0F38.W0 A3 /r    EVEX_VSCATTERQPS_VM64Z_K1_YMM (AVX512F)
         """
 
-    def vsha512msg1(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vsha512msg1(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vsha512msg1: 1 form.
 
         vsha512msg1 RW:ymm, R:xmm                    VEX.256.F2.0F38.W0 CC /r     VEX_VSHA512MSG1_YMM_XMM (AVX+SHA512)
         """
 
-    def vsha512msg2(self, a: _Reg, b: _Reg, rc: int | None = None) -> None:
+    def vsha512msg2(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
         """vsha512msg2: 1 form.
 
         vsha512msg2 RW:ymm, R:ymm                    VEX.256.F2.0F38.W0 CD /r     VEX_VSHA512MSG2_YMM_YMM (AVX+SHA512)
         """
 
-    def vsha512rnds2(self, a: _Reg, b: _Reg, c: _Reg, rc: int | None = None) -> None:
+    def vsha512rnds2(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """vsha512rnds2: 1 form.
 
         vsha512rnds2 RW:ymm, R:ymm, R:xmm            VEX.256.F2.0F38.W0 CB /r     VEX_VSHA512RNDS2_YMM_YMM_XMM (AVX+SHA512)
         """
 
-    def vshuff32x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vshuff32x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vshuff32x4: 2 forms.
 
         vshuff32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8  EVEX.512.66.0F3A.W0 23 /r ib EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8 (AVX512F)
         vshuff32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8  EVEX.256.66.0F3A.W0 23 /r ib EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vshuff64x2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vshuff64x2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vshuff64x2: 2 forms.
 
         vshuff64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8  EVEX.512.66.0F3A.W1 23 /r ib EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8 (AVX512F)
         vshuff64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8  EVEX.256.66.0F3A.W1 23 /r ib EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vshufi32x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vshufi32x4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vshufi32x4: 2 forms.
 
         vshufi32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8  EVEX.512.66.0F3A.W0 43 /r ib EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8 (AVX512F)
         vshufi32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8  EVEX.256.66.0F3A.W0 43 /r ib EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vshufi64x2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vshufi64x2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vshufi64x2: 2 forms.
 
         vshufi64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8  EVEX.512.66.0F3A.W1 43 /r ib EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8 (AVX512F)
         vshufi64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8  EVEX.256.66.0F3A.W1 43 /r ib EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vshufpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vshufpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vshufpd: 5 forms.
 
         vshufpd W:xmm, R:xmm, R:xmm/m128, R:imm8     VEX.128.66.0F.WIG C6 /r ib   VEX_VSHUFPD_XMM_XMM_XMMM128_IMM8 (AVX)
@@ -11863,7 +11864,7 @@ class AsmMethods:
         vshufpd W:ymm, R:ymm, R:ymm/m256, R:imm8     EVEX.256.66.0F.W1 C6 /r ib   EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vshufps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vshufps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vshufps: 5 forms.
 
         vshufps W:xmm, R:xmm, R:xmm/m128, R:imm8     VEX.128.0F.WIG C6 /r ib      VEX_VSHUFPS_XMM_XMM_XMMM128_IMM8 (AVX)
@@ -11873,39 +11874,39 @@ class AsmMethods:
         vshufps W:ymm, R:ymm, R:ymm/m256, R:imm8     EVEX.256.0F.W0 C6 /r ib      EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8 (AVX512VL+AVX512F)
         """
 
-    def vsm3msg1(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsm3msg1(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsm3msg1: 1 form.
 
         vsm3msg1 RW:xmm, R:xmm, R:xmm/m128           VEX.128.0F38.W0 DA /r        VEX_VSM3MSG1_XMM_XMM_XMMM128 (AVX+SM3)
         """
 
-    def vsm3msg2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsm3msg2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsm3msg2: 1 form.
 
         vsm3msg2 RW:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F38.W0 DA /r     VEX_VSM3MSG2_XMM_XMM_XMMM128 (AVX+SM3)
         """
 
-    def vsm3rnds2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, rc: int | None = None) -> None:
+    def vsm3rnds2(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vsm3rnds2: 1 form.
 
         vsm3rnds2 RW:xmm, R:xmm, R:xmm/m128, R:imm8  VEX.128.66.0F3A.W0 DE /r ib  VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8 (AVX+SM3)
         """
 
-    def vsm4key4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsm4key4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsm4key4: 2 forms.
 
         vsm4key4 W:xmm, R:xmm, R:xmm/m128            VEX.128.F3.0F38.W0 DA /r     VEX_VSM4KEY4_XMM_XMM_XMMM128 (AVX+SM4)
         vsm4key4 W:ymm, R:ymm, R:ymm/m256            VEX.256.F3.0F38.W0 DA /r     VEX_VSM4KEY4_YMM_YMM_YMMM256 (AVX+SM4)
         """
 
-    def vsm4rnds4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsm4rnds4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsm4rnds4: 2 forms.
 
         vsm4rnds4 W:xmm, R:xmm, R:xmm/m128           VEX.128.F2.0F38.W0 DA /r     VEX_VSM4RNDS4_XMM_XMM_XMMM128 (AVX+SM4)
         vsm4rnds4 W:ymm, R:ymm, R:ymm/m256           VEX.256.F2.0F38.W0 DA /r     VEX_VSM4RNDS4_YMM_YMM_YMMM256 (AVX+SM4)
         """
 
-    def vsqrtpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsqrtpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsqrtpd: 5 forms.
 
         vsqrtpd W:xmm, R:xmm/m128                    VEX.128.66.0F.WIG 51 /r      VEX_VSQRTPD_XMM_XMMM128 (AVX)
@@ -11915,7 +11916,7 @@ class AsmMethods:
         vsqrtpd W:ymm, R:ymm/m256                    EVEX.256.66.0F.W1 51 /r      EVEX_VSQRTPD_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vsqrtph(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsqrtph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsqrtph: 3 forms.
 
         vsqrtph W:xmm, R:xmm/m128                    EVEX.128.MAP5.W0 51 /r       EVEX_VSQRTPH_XMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -11923,7 +11924,7 @@ class AsmMethods:
         vsqrtph W:zmm, R:zmm/m512                    EVEX.512.MAP5.W0 51 /r       EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vsqrtps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsqrtps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsqrtps: 5 forms.
 
         vsqrtps W:xmm, R:xmm/m128                    VEX.128.0F.WIG 51 /r         VEX_VSQRTPS_XMM_XMMM128 (AVX)
@@ -11933,33 +11934,33 @@ class AsmMethods:
         vsqrtps W:ymm, R:ymm/m256                    EVEX.256.0F.W0 51 /r         EVEX_VSQRTPS_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vsqrtsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsqrtsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsqrtsd: 2 forms.
 
         vsqrtsd W:xmm, R:xmm, R:xmm/m64              VEX.LIG.F2.0F.WIG 51 /r      VEX_VSQRTSD_XMM_XMM_XMMM64 (AVX)
         vsqrtsd W:xmm, R:xmm, R:xmm/m64              EVEX.LIG.F2.0F.W1 51 /r      EVEX_VSQRTSD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vsqrtsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsqrtsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsqrtsh: 1 form.
 
         vsqrtsh W:xmm, R:xmm, R:xmm/m16              EVEX.LIG.F3.MAP5.W0 51 /r    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vsqrtss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsqrtss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsqrtss: 2 forms.
 
         vsqrtss W:xmm, R:xmm, R:xmm/m32              VEX.LIG.F3.0F.WIG 51 /r      VEX_VSQRTSS_XMM_XMM_XMMM32 (AVX)
         vsqrtss W:xmm, R:xmm, R:xmm/m32              EVEX.LIG.F3.0F.W0 51 /r      EVEX_VSQRTSS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vstmxcsr(self, a: _Mem, rc: int | None = None) -> None:
+    def vstmxcsr(self, a: _Mem, *, rc: int | None = None) -> None:
         """vstmxcsr: 1 form.
 
         vstmxcsr W:m32                               VEX.LZ.0F.WIG AE /3          VEX_VSTMXCSR_M32 (AVX)
         """
 
-    def vsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsubpd: 5 forms.
 
         vsubpd W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG 5C /r      VEX_VSUBPD_XMM_XMM_XMMM128 (AVX)
@@ -11969,7 +11970,7 @@ class AsmMethods:
         vsubpd W:zmm, R:zmm, R:zmm/m512              EVEX.512.66.0F.W1 5C /r      EVEX_VSUBPD_ZMM_K1Z_ZMM_ZMMM512B64_ER (AVX512F)
         """
 
-    def vsubph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsubph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsubph: 3 forms.
 
         vsubph W:xmm, R:xmm, R:xmm/m128              EVEX.128.MAP5.W0 5C /r       EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16 (AVX512VL+AVX512_FP16)
@@ -11977,7 +11978,7 @@ class AsmMethods:
         vsubph W:zmm, R:zmm, R:zmm/m512              EVEX.512.MAP5.W0 5C /r       EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER (AVX512_FP16)
         """
 
-    def vsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsubps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsubps: 5 forms.
 
         vsubps W:xmm, R:xmm, R:xmm/m128              VEX.128.0F.WIG 5C /r         VEX_VSUBPS_XMM_XMM_XMMM128 (AVX)
@@ -11987,61 +11988,61 @@ class AsmMethods:
         vsubps W:zmm, R:zmm, R:zmm/m512              EVEX.512.0F.W0 5C /r         EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER (AVX512F)
         """
 
-    def vsubsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsubsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsubsd: 2 forms.
 
         vsubsd W:xmm, R:xmm, R:xmm/m64               VEX.LIG.F2.0F.WIG 5C /r      VEX_VSUBSD_XMM_XMM_XMMM64 (AVX)
         vsubsd W:xmm, R:xmm, R:xmm/m64               EVEX.LIG.F2.0F.W1 5C /r      EVEX_VSUBSD_XMM_K1Z_XMM_XMMM64_ER (AVX512F)
         """
 
-    def vsubsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsubsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsubsh: 1 form.
 
         vsubsh W:xmm, R:xmm, R:xmm/m16               EVEX.LIG.F3.MAP5.W0 5C /r    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER (AVX512_FP16)
         """
 
-    def vsubss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vsubss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsubss: 2 forms.
 
         vsubss W:xmm, R:xmm, R:xmm/m32               VEX.LIG.F3.0F.WIG 5C /r      VEX_VSUBSS_XMM_XMM_XMMM32 (AVX)
         vsubss W:xmm, R:xmm, R:xmm/m32               EVEX.LIG.F3.0F.W0 5C /r      EVEX_VSUBSS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
-    def vtestpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vtestpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vtestpd: 2 forms.
 
         vtestpd R:xmm, R:xmm/m128                    VEX.128.66.0F38.W0 0F /r     VEX_VTESTPD_XMM_XMMM128 (AVX)
         vtestpd R:ymm, R:ymm/m256                    VEX.256.66.0F38.W0 0F /r     VEX_VTESTPD_YMM_YMMM256 (AVX)
         """
 
-    def vtestps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vtestps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vtestps: 2 forms.
 
         vtestps R:xmm, R:xmm/m128                    VEX.128.66.0F38.W0 0E /r     VEX_VTESTPS_XMM_XMMM128 (AVX)
         vtestps R:ymm, R:ymm/m256                    VEX.256.66.0F38.W0 0E /r     VEX_VTESTPS_YMM_YMMM256 (AVX)
         """
 
-    def vucomisd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vucomisd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vucomisd: 2 forms.
 
         vucomisd R:xmm, R:xmm/m64                    VEX.LIG.66.0F.WIG 2E /r      VEX_VUCOMISD_XMM_XMMM64 (AVX)
         vucomisd R:xmm, R:xmm/m64                    EVEX.LIG.66.0F.W1 2E /r      EVEX_VUCOMISD_XMM_XMMM64_SAE (AVX512F)
         """
 
-    def vucomish(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vucomish(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vucomish: 1 form.
 
         vucomish R:xmm, R:xmm/m16                    EVEX.LIG.MAP5.W0 2E /r       EVEX_VUCOMISH_XMM_XMMM16_SAE (AVX512_FP16)
         """
 
-    def vucomiss(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def vucomiss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vucomiss: 2 forms.
 
         vucomiss R:xmm, R:xmm/m32                    VEX.LIG.0F.WIG 2E /r         VEX_VUCOMISS_XMM_XMMM32 (AVX)
         vucomiss R:xmm, R:xmm/m32                    EVEX.LIG.0F.W0 2E /r         EVEX_VUCOMISS_XMM_XMMM32_SAE (AVX512F)
         """
 
-    def vunpckhpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vunpckhpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vunpckhpd: 5 forms.
 
         vunpckhpd W:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F.WIG 15 /r      VEX_VUNPCKHPD_XMM_XMM_XMMM128 (AVX)
@@ -12051,7 +12052,7 @@ class AsmMethods:
         vunpckhpd W:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F.W1 15 /r      EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vunpckhps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vunpckhps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vunpckhps: 5 forms.
 
         vunpckhps W:xmm, R:xmm, R:xmm/m128           VEX.128.0F.WIG 15 /r         VEX_VUNPCKHPS_XMM_XMM_XMMM128 (AVX)
@@ -12061,7 +12062,7 @@ class AsmMethods:
         vunpckhps W:ymm, R:ymm, R:ymm/m256           EVEX.256.0F.W0 15 /r         EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vunpcklpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vunpcklpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vunpcklpd: 5 forms.
 
         vunpcklpd W:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F.WIG 14 /r      VEX_VUNPCKLPD_XMM_XMM_XMMM128 (AVX)
@@ -12071,7 +12072,7 @@ class AsmMethods:
         vunpcklpd W:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F.W1 14 /r      EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
-    def vunpcklps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vunpcklps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vunpcklps: 5 forms.
 
         vunpcklps W:xmm, R:xmm, R:xmm/m128           VEX.128.0F.WIG 14 /r         VEX_VUNPCKLPS_XMM_XMM_XMMM128 (AVX)
@@ -12081,7 +12082,7 @@ class AsmMethods:
         vunpcklps W:ymm, R:ymm, R:ymm/m256           EVEX.256.0F.W0 14 /r         EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512F)
         """
 
-    def vxorpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vxorpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vxorpd: 5 forms.
 
         vxorpd W:xmm, R:xmm, R:xmm/m128              VEX.128.66.0F.WIG 57 /r      VEX_VXORPD_XMM_XMM_XMMM128 (AVX)
@@ -12091,7 +12092,7 @@ class AsmMethods:
         vxorpd W:ymm, R:ymm, R:ymm/m256              EVEX.256.66.0F.W1 57 /r      EVEX_VXORPD_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
-    def vxorps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, rc: int | None = None) -> None:
+    def vxorps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vxorps: 5 forms.
 
         vxorps W:xmm, R:xmm, R:xmm/m128              VEX.128.0F.WIG 57 /r         VEX_VXORPS_XMM_XMM_XMMM128 (AVX)
@@ -12101,105 +12102,105 @@ class AsmMethods:
         vxorps W:ymm, R:ymm, R:ymm/m256              EVEX.256.0F.W0 57 /r         EVEX_VXORPS_YMM_K1Z_YMM_YMMM256B32 (AVX512VL+AVX512DQ)
         """
 
-    def vzeroall(self, rc: int | None = None) -> None:
+    def vzeroall(self, *, rc: int | None = None) -> None:
         """vzeroall: 1 form.
 
         vzeroall                                     VEX.256.0F.WIG 77            VEX_VZEROALL (AVX)
         """
 
-    def vzeroupper(self, rc: int | None = None) -> None:
+    def vzeroupper(self, *, rc: int | None = None) -> None:
         """vzeroupper: 1 form.
 
         vzeroupper                                   VEX.128.0F.WIG 77            VEX_VZEROUPPER (AVX)
         """
 
-    def wait(self, rc: int | None = None) -> None:
+    def wait(self, *, rc: int | None = None) -> None:
         """wait: 1 form.
 
         wait                                         9B                           WAIT (INTEL8086)
         """
 
-    def wbinvd(self, rc: int | None = None) -> None:
+    def wbinvd(self, *, rc: int | None = None) -> None:
         """wbinvd: 1 form.
 
         wbinvd                                       0F 09                        WBINVD (INTEL486)
         """
 
-    def wbnoinvd(self, rc: int | None = None) -> None:
+    def wbnoinvd(self, *, rc: int | None = None) -> None:
         """wbnoinvd: 1 form.
 
         wbnoinvd                                     F3 0F 09                     WBNOINVD (WBNOINVD)
         """
 
-    def wrfsbase(self, a: _Reg, rc: int | None = None) -> None:
+    def wrfsbase(self, a: _Reg, *, rc: int | None = None) -> None:
         """wrfsbase: 2 forms.
 
         wrfsbase R:r32                               F3 0F AE /2                  WRFSBASE_R32 (FSGSBASE)
         wrfsbase R:r64                               F3 REX.W 0F AE /2            WRFSBASE_R64 (FSGSBASE)
         """
 
-    def wrgsbase(self, a: _Reg, rc: int | None = None) -> None:
+    def wrgsbase(self, a: _Reg, *, rc: int | None = None) -> None:
         """wrgsbase: 2 forms.
 
         wrgsbase R:r32                               F3 0F AE /3                  WRGSBASE_R32 (FSGSBASE)
         wrgsbase R:r64                               F3 REX.W 0F AE /3            WRGSBASE_R64 (FSGSBASE)
         """
 
-    def wrmsr(self, rc: int | None = None) -> None:
+    def wrmsr(self, *, rc: int | None = None) -> None:
         """wrmsr: 1 form.
 
         wrmsr                                        0F 30                        WRMSR (MSR)
         """
 
-    def wrmsrlist(self, rc: int | None = None) -> None:
+    def wrmsrlist(self, *, rc: int | None = None) -> None:
         """wrmsrlist: 1 form.
 
         wrmsrlist                                    F3 0F 01 C6                  WRMSRLIST (MSRLIST)
         """
 
-    def wrmsrns(self, rc: int | None = None) -> None:
+    def wrmsrns(self, *, rc: int | None = None) -> None:
         """wrmsrns: 1 form.
 
         wrmsrns                                      0F 01 C6                     WRMSRNS (WRMSRNS)
         """
 
-    def wrpkru(self, rc: int | None = None) -> None:
+    def wrpkru(self, *, rc: int | None = None) -> None:
         """wrpkru: 1 form.
 
         wrpkru                                       0F 01 EF                     WRPKRU (PKU)
         """
 
-    def wrssd(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def wrssd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """wrssd: 1 form.
 
         wrssd W:m32, R:r32                           0F 38 F6 /r                  WRSSD_M32_R32 (CET_SS)
         """
 
-    def wrssq(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def wrssq(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """wrssq: 1 form.
 
         wrssq W:m64, R:r64                           REX.W 0F 38 F6 /r            WRSSQ_M64_R64 (CET_SS)
         """
 
-    def wrussd(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def wrussd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """wrussd: 1 form.
 
         wrussd W:m32, R:r32                          66 0F 38 F5 /r               WRUSSD_M32_R32 (CET_SS)
         """
 
-    def wrussq(self, a: _Mem, b: _Reg, rc: int | None = None) -> None:
+    def wrussq(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """wrussq: 1 form.
 
         wrussq W:m64, R:r64                          66 REX.W 0F 38 F5 /r         WRUSSQ_M64_R64 (CET_SS)
         """
 
-    def xabort(self, a: _Imm, rc: int | None = None) -> None:
+    def xabort(self, a: _Imm, *, rc: int | None = None) -> None:
         """xabort: 1 form.
 
         xabort R:imm8                                C6 F8 ib                     XABORT_IMM8 (RTM)
         """
 
-    def xadd(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def xadd(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """xadd: 4 forms.
 
         xadd RW:r8/m8, RW:r8                         0F C0 /r                     XADD_RM8_R8 (INTEL486)
@@ -12215,7 +12216,7 @@ class AsmMethods:
         xbegin R:rel16                               o16 C7 F8 cw                 XBEGIN_REL16 (RTM)
         """
 
-    def xchg(self, a: _Reg | _Mem, b: _Reg, rc: int | None = None) -> None:
+    def xchg(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """xchg: 7 forms.
 
         xchg RW:r8/m8, RW:r8                         86 /r                        XCHG_RM8_R8 (INTEL8086)
@@ -12227,48 +12228,48 @@ class AsmMethods:
         xchg RW:r64, RW:rax                          REX.W 90+ro                  XCHG_R64_RAX (X64)
         """
 
-    def xcryptcbc(self, rc: int | None = None) -> None:
+    def xcryptcbc(self, *, rc: int | None = None) -> None:
         """xcryptcbc: 2 forms.
 
         xcryptcbc                                    F3 0F A7 D0                  XCRYPTCBC_64 (PADLOCK_ACE)
         xcryptcbc                                    a32 F3 0F A7 D0              XCRYPTCBC_32 (PADLOCK_ACE)
         """
 
-    def xcryptcfb(self, rc: int | None = None) -> None:
+    def xcryptcfb(self, *, rc: int | None = None) -> None:
         """xcryptcfb: 2 forms.
 
         xcryptcfb                                    F3 0F A7 E0                  XCRYPTCFB_64 (PADLOCK_ACE)
         xcryptcfb                                    a32 F3 0F A7 E0              XCRYPTCFB_32 (PADLOCK_ACE)
         """
 
-    def xcryptctr(self, rc: int | None = None) -> None:
+    def xcryptctr(self, *, rc: int | None = None) -> None:
         """xcryptctr: 2 forms.
 
         xcryptctr                                    F3 0F A7 D8                  XCRYPTCTR_64 (PADLOCK_ACE)
         xcryptctr                                    a32 F3 0F A7 D8              XCRYPTCTR_32 (PADLOCK_ACE)
         """
 
-    def xcryptecb(self, rc: int | None = None) -> None:
+    def xcryptecb(self, *, rc: int | None = None) -> None:
         """xcryptecb: 2 forms.
 
         xcryptecb                                    F3 0F A7 C8                  XCRYPTECB_64 (PADLOCK_ACE)
         xcryptecb                                    a32 F3 0F A7 C8              XCRYPTECB_32 (PADLOCK_ACE)
         """
 
-    def xcryptofb(self, rc: int | None = None) -> None:
+    def xcryptofb(self, *, rc: int | None = None) -> None:
         """xcryptofb: 2 forms.
 
         xcryptofb                                    F3 0F A7 E8                  XCRYPTOFB_64 (PADLOCK_ACE)
         xcryptofb                                    a32 F3 0F A7 E8              XCRYPTOFB_32 (PADLOCK_ACE)
         """
 
-    def xend(self, rc: int | None = None) -> None:
+    def xend(self, *, rc: int | None = None) -> None:
         """xend: 1 form.
 
         xend                                         0F 01 D5                     XEND (RTM)
         """
 
-    def xgetbv(self, rc: int | None = None) -> None:
+    def xgetbv(self, *, rc: int | None = None) -> None:
         """xgetbv: 1 form.
 
         xgetbv                                       0F 01 D0                     XGETBV (XSAVE)
@@ -12280,7 +12281,7 @@ class AsmMethods:
         xlat R:m8                                    D7                           XLAT_M8 (INTEL8086)
         """
 
-    def xor(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, rc: int | None = None) -> None:
+    def xor(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
         """xor: 19 forms.
 
         xor RW:r8/m8, R:r8                           30 /r                        XOR_RM8_R8 (INTEL8086)
@@ -12304,151 +12305,151 @@ class AsmMethods:
         xor RW:r64/m64, R:simm8                      REX.W 83 /6 ib               XOR_RM64_IMM8 (X64)
         """
 
-    def xorpd(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def xorpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """xorpd: 1 form.
 
         xorpd RW:xmm, R:xmm/m128                     66 0F 57 /r                  XORPD_XMM_XMMM128 (SSE2)
         """
 
-    def xorps(self, a: _Reg, b: _Reg | _Mem, rc: int | None = None) -> None:
+    def xorps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """xorps: 1 form.
 
         xorps RW:xmm, R:xmm/m128                     0F 57 /r                     XORPS_XMM_XMMM128 (SSE)
         """
 
-    def xresldtrk(self, rc: int | None = None) -> None:
+    def xresldtrk(self, *, rc: int | None = None) -> None:
         """xresldtrk: 1 form.
 
         xresldtrk                                    F2 0F 01 E9                  XRESLDTRK (TSXLDTRK)
         """
 
-    def xrstor(self, a: _Mem, rc: int | None = None) -> None:
+    def xrstor(self, a: _Mem, *, rc: int | None = None) -> None:
         """xrstor: 1 form.
 
         xrstor R:m                                   0F AE /5                     XRSTOR_MEM (XSAVE)
         """
 
-    def xrstor64(self, a: _Mem, rc: int | None = None) -> None:
+    def xrstor64(self, a: _Mem, *, rc: int | None = None) -> None:
         """xrstor64: 1 form.
 
         xrstor64 R:m                                 REX.W 0F AE /5               XRSTOR64_MEM (XSAVE)
         """
 
-    def xrstors(self, a: _Mem, rc: int | None = None) -> None:
+    def xrstors(self, a: _Mem, *, rc: int | None = None) -> None:
         """xrstors: 1 form.
 
         xrstors R:m                                  0F C7 /3                     XRSTORS_MEM (XSAVES)
         """
 
-    def xrstors64(self, a: _Mem, rc: int | None = None) -> None:
+    def xrstors64(self, a: _Mem, *, rc: int | None = None) -> None:
         """xrstors64: 1 form.
 
         xrstors64 R:m                                REX.W 0F C7 /3               XRSTORS64_MEM (XSAVES)
         """
 
-    def xsave(self, a: _Mem, rc: int | None = None) -> None:
+    def xsave(self, a: _Mem, *, rc: int | None = None) -> None:
         """xsave: 1 form.
 
         xsave RW:m                                   0F AE /4                     XSAVE_MEM (XSAVE)
         """
 
-    def xsave64(self, a: _Mem, rc: int | None = None) -> None:
+    def xsave64(self, a: _Mem, *, rc: int | None = None) -> None:
         """xsave64: 1 form.
 
         xsave64 RW:m                                 REX.W 0F AE /4               XSAVE64_MEM (XSAVE)
         """
 
-    def xsavec(self, a: _Mem, rc: int | None = None) -> None:
+    def xsavec(self, a: _Mem, *, rc: int | None = None) -> None:
         """xsavec: 1 form.
 
         xsavec W:m                                   0F C7 /4                     XSAVEC_MEM (XSAVEC)
         """
 
-    def xsavec64(self, a: _Mem, rc: int | None = None) -> None:
+    def xsavec64(self, a: _Mem, *, rc: int | None = None) -> None:
         """xsavec64: 1 form.
 
         xsavec64 W:m                                 REX.W 0F C7 /4               XSAVEC64_MEM (XSAVEC)
         """
 
-    def xsaveopt(self, a: _Mem, rc: int | None = None) -> None:
+    def xsaveopt(self, a: _Mem, *, rc: int | None = None) -> None:
         """xsaveopt: 1 form.
 
         xsaveopt RW:m                                0F AE /6                     XSAVEOPT_MEM (XSAVEOPT)
         """
 
-    def xsaveopt64(self, a: _Mem, rc: int | None = None) -> None:
+    def xsaveopt64(self, a: _Mem, *, rc: int | None = None) -> None:
         """xsaveopt64: 1 form.
 
         xsaveopt64 RW:m                              REX.W 0F AE /6               XSAVEOPT64_MEM (XSAVEOPT)
         """
 
-    def xsaves(self, a: _Mem, rc: int | None = None) -> None:
+    def xsaves(self, a: _Mem, *, rc: int | None = None) -> None:
         """xsaves: 1 form.
 
         xsaves W:m                                   0F C7 /5                     XSAVES_MEM (XSAVES)
         """
 
-    def xsaves64(self, a: _Mem, rc: int | None = None) -> None:
+    def xsaves64(self, a: _Mem, *, rc: int | None = None) -> None:
         """xsaves64: 1 form.
 
         xsaves64 W:m                                 REX.W 0F C7 /5               XSAVES64_MEM (XSAVES)
         """
 
-    def xsetbv(self, rc: int | None = None) -> None:
+    def xsetbv(self, *, rc: int | None = None) -> None:
         """xsetbv: 1 form.
 
         xsetbv                                       0F 01 D1                     XSETBV (XSAVE)
         """
 
-    def xsha1(self, rc: int | None = None) -> None:
+    def xsha1(self, *, rc: int | None = None) -> None:
         """xsha1: 2 forms.
 
         xsha1                                        F3 0F A6 C8                  XSHA1_64 (PADLOCK_PHE)
         xsha1                                        a32 F3 0F A6 C8              XSHA1_32 (PADLOCK_PHE)
         """
 
-    def xsha256(self, rc: int | None = None) -> None:
+    def xsha256(self, *, rc: int | None = None) -> None:
         """xsha256: 2 forms.
 
         xsha256                                      F3 0F A6 D0                  XSHA256_64 (PADLOCK_PHE)
         xsha256                                      a32 F3 0F A6 D0              XSHA256_32 (PADLOCK_PHE)
         """
 
-    def xsha512(self, rc: int | None = None) -> None:
+    def xsha512(self, *, rc: int | None = None) -> None:
         """xsha512: 2 forms.
 
         xsha512                                      F3 0F A6 E0                  XSHA512_64 (PADLOCK_PHE)
         xsha512                                      a32 F3 0F A6 E0              XSHA512_32 (PADLOCK_PHE)
         """
 
-    def xsha512_alt(self, rc: int | None = None) -> None:
+    def xsha512_alt(self, *, rc: int | None = None) -> None:
         """xsha512_alt: 2 forms.
 
         xsha512_alt                                  F3 0F A6 D8                  XSHA512_ALT_64 (PADLOCK_PHE)
         xsha512_alt                                  a32 F3 0F A6 D8              XSHA512_ALT_32 (PADLOCK_PHE)
         """
 
-    def xstore(self, rc: int | None = None) -> None:
+    def xstore(self, *, rc: int | None = None) -> None:
         """xstore: 2 forms.
 
         xstore                                       0F A7 C0                     XSTORE_64 (PADLOCK_RNG)
         xstore                                       a32 0F A7 C0                 XSTORE_32 (PADLOCK_RNG)
         """
 
-    def xstore_alt(self, rc: int | None = None) -> None:
+    def xstore_alt(self, *, rc: int | None = None) -> None:
         """xstore_alt: 2 forms.
 
         xstore_alt                                   F3 0F A7 F8                  XSTORE_ALT_64 (PADLOCK_RNG)
         xstore_alt                                   a32 F3 0F A7 F8              XSTORE_ALT_32 (PADLOCK_RNG)
         """
 
-    def xsusldtrk(self, rc: int | None = None) -> None:
+    def xsusldtrk(self, *, rc: int | None = None) -> None:
         """xsusldtrk: 1 form.
 
         xsusldtrk                                    F2 0F 01 E8                  XSUSLDTRK (TSXLDTRK)
         """
 
-    def xtest(self, rc: int | None = None) -> None:
+    def xtest(self, *, rc: int | None = None) -> None:
         """xtest: 1 form.
 
         xtest                                        0F 01 D6                     XTEST (HLE_OR_RTM)
@@ -12459,3 +12460,7 @@ MNEMONICS: tuple[str, ...]
 PLANS: dict[str, dict]
 VARIADIC: frozenset[str]
 BRANCH_MNEMONICS: frozenset[str]
+
+
+def method(name: str) -> Callable[..., None] | None: ...
+def all_methods() -> dict[str, Callable[..., None]]: ...

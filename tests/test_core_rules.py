@@ -270,9 +270,14 @@ print(len(ref), len(bad), bad[:3])
 
 
 def test_threads_first_use_publishes_complete_objects():
+    import os
     import subprocess
     import sys
-    out = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], capture_output=True, text=True, timeout=600)
+    from pathlib import Path
+    # this checkout's x86gen, not whichever one `pip install -e` points at (another checkout, maybe mid-change)
+    src = str(Path(__file__).resolve().parent.parent / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     n, nbad, _ = out.stdout.split(" ", 2)
     assert int(n) > 600 and nbad == "0", out.stdout

@@ -3,7 +3,7 @@
 Every kernel is decoded with iced-x86; each instruction is then encoded by x86gen three ways:
 
 - the form with the same id as iced's Code, fed iced's operands: the bytes must equal iced's own
-  re-encoding of the instruction (not the corpus bytes: the corpus README says 3.3% of them carry a
+  re-encoding of the instruction (not the corpus bytes: tests/data/README.md says 3.3% of them carry a
   redundant 0x40 REX prefix; that is counted and each such difference checked to be exactly that).
   iced's Encoder keeps a decoded disp32 even where a disp8 fits (a few corpus instructions have
   such a `[rsp+0x50]`), so x86gen is compared with iced's re-encoding with the displacement size
@@ -31,8 +31,8 @@ import x86gen
 
 pytestmark = pytest.mark.xdist_group("corpus")   # its module fixture runs once, on one worker
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "tinygrad-ops-kernels.jsonl.gz"
-EXPECTED_CODES = 111            # corpus README: "111 distinct iced Code values"
+CORPUS = Path(__file__).resolve().parent / "data" / "tinygrad-ops-kernels.jsonl.gz"   # tests/data/README.md
+EXPECTED_CODES = 111            # tests/data/README.md: "111 distinct iced `Code` values"
 LEGACY_PREFIXES = {0x66, 0xF2, 0xF3}
 # Checking every distinct instruction takes ~5 s here (98,544 distinct of 631,469), far under the
 # ~60 s budget, so CI checks them all too; X86GEN_CORPUS=sample checks a deterministic 1-in-5 sample.
@@ -48,8 +48,7 @@ class Item:
 
 @pytest.fixture(scope="module")
 def corpus():
-    if not CORPUS.exists():
-        pytest.skip(f"corpus not found at {CORPUS} (expected <repo>/../shared/corpus/)")
+    assert CORPUS.exists(), f"the corpus is part of the repository: {CORPUS} is missing"
     t0 = time.perf_counter()
     kernels = 0
     total = 0

@@ -4,13 +4,16 @@ For each elementwise operation of the AVX-512 table (ADD … SHR, MULACC, SQRT, 
 WHERE on an opmask), a small function is built from the selection alone (its form, ``srcs``, ``imm``, ``mask``,
 ``k_result``), run through `x86gen.jit`, and its lanes are compared bit for bit with numpy's. So a wrong operand order
 in the table (``srcs``), a wrong predicate (``imm``) or a wrong signed/unsigned choice fails here, not only a wrong
-byte. Entries whose features this CPU lacks (AVX512_FP16 for float16) skip with the reason; the whole module skips on
-a CPU without AVX-512F/BW/DQ/VL.
+byte. MULACC's reference is fused like the instruction (a*b + c rounded once), with data where that differs from
+rounding the product first, so an unfused selection fails too. Entries whose features this CPU lacks (AVX512_FP16
+for float16) skip with the reason; the whole module skips on a CPU without AVX-512F/BW/DQ/VL.
 """
 from __future__ import annotations
 
 import ctypes
+import math
 import random
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -36,13 +39,36 @@ def _bitwise(f):
     return lambda a, b: f(_bits(a), _bits(b)).view(a.dtype)
 
 
+def _fused_multiply_add(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """a*b + c rounded once to the dtype (to nearest, ties to even), as vfmadd213ph/ps/pd compute it; numpy's
+    ``a * b + c`` rounds the product first (in float16 that differs in the last place: -31.98 for the fused -32.0).
+
+    Each lane is computed exactly (Fraction), then rounded once. float64: ``float(Fraction)`` is correctly rounded
+    (CPython divides the two integers correctly rounded). float16/float32: rounding the exact value to float64 and
+    then to the dtype could round twice (a value just off a float16 tie would land on the tie and go to even), so
+    the float64 value is rounded to odd instead (inexact and even: one ulp towards the exact value), and that,
+    with 53 >= p + 2 bits for p = 11 (float16) or 24 (float32), rounds to nearest exactly as the exact value does
+    (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd",
+    IEEE Trans. Computers 57(4), 2008); numpy's float64 -> float16/float32 casts round to nearest even."""
+    t = a.dtype.type
+    out = []
+    for x, y, z in zip(a.tolist(), b.tolist(), c.tolist()):   # Python floats: the lanes' values exactly
+        assert math.isfinite(x * y + z), (x, y, z)   # (the data below is finite and far from overflow)
+        exact = Fraction(x) * Fraction(y) + Fraction(z)
+        r = float(exact)
+        if t is not np.float64 and Fraction(r) != exact and not np.float64(r).view(np.uint64) & 1:
+            r = float(np.nextafter(r, math.inf if exact > r else -math.inf))
+        out.append(r)
+    return np.array(out, np.float64).astype(t)
+
+
 # the reference of each operation on numpy arrays of the selection's dtype (sources in generic order)
 REFS = {
     "ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": lambda a, b: a * b, "FDIV": lambda a, b: a / b,
     "AND": _bitwise(np.bitwise_and), "OR": _bitwise(np.bitwise_or), "XOR": _bitwise(np.bitwise_xor),
     "MAX": np.maximum, "MIN": np.minimum,
     "SHL": lambda a, b: np.left_shift(a, b.astype(a.dtype)), "SHR": lambda a, b: np.right_shift(a, b.astype(a.dtype)),
-    "SQRT": np.sqrt, "TRUNC": np.trunc, "MULACC": lambda a, b, c: a * b + c,   # exact for the data below: no rounding
+    "SQRT": np.sqrt, "TRUNC": np.trunc, "MULACC": _fused_multiply_add,
     "CMPLT": lambda a, b: a < b, "CMPEQ": lambda a, b: a == b, "CMPNE": lambda a, b: a != b,
     "WHERE": lambda c, a, b: np.where(c, a, b),
 }
@@ -61,8 +87,11 @@ def _data(op: str, dtype: str, lanes: int, rnd: random.Random) -> list[np.ndarra
     n = ARITY.get(op, 2)
     if t is np.bool_: return [np.array([rnd.random() < 0.5 for _ in range(lanes)]) for _ in range(n)]
     if np.issubdtype(t, np.floating):
-        if op == "MULACC":   # small multiples of 1/8: a*b + c is exact, so fused and unfused agree
-            return [np.array([rnd.randint(-64, 64) / 8 for _ in range(lanes)], t) for _ in range(n)]
+        if op == "MULACC":   # products that round (no float16 overflow); every 4th c is minus the rounded product,
+            # so there the fused result is the product's rounding error, where a multiply then an add gives 0
+            a, b, c = [np.array([rnd.choice((-1, 1)) * rnd.uniform(0.01, 100) for _ in range(lanes)], t) for _ in range(3)]
+            c[::4] = -(a[::4] * b[::4])
+            return [a, b, c]
         vals = [np.array([rnd.choice((-1, 1)) * rnd.uniform(0.01, 1000) for _ in range(lanes)], t) for _ in range(n)]
         if op == "SQRT": vals[0] = np.abs(vals[0])
         if op.startswith("CMP"): vals[1][::3] = vals[0][::3]   # equal lanes too

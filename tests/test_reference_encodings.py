@@ -142,7 +142,8 @@ def test_reference_vectors_decode_as_commented():
 def test_table_matches_reference_file():
     """Every `# comment` / `bytes.fromhex(...)` pair of the reference's test_encodings.py is in VECTORS."""
     if not REFERENCE.exists():
-        pytest.skip(f"reference file not found at {REFERENCE}")
+        pytest.skip(f"compares VECTORS with test/backend/test_encodings.py of the earlier tinygrad change, which only {REFERENCE} "
+                    "holds (not found; the tinygrad 0.14.0 package has no tests); the vectors themselves are checked above")
     lines = REFERENCE.read_text(encoding="utf-8", errors="replace").splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.strip() == "test/backend/test_encodings.py")
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("test/"))

@@ -119,3 +119,29 @@ def test_first_encode_is_the_compiled_one(mn, names, expected, monkeypatch):
     assert got == [expected] * 6
     plan = encoder._PLANS[key]
     assert hasattr(plan, "source") or hasattr(plan, "cache_info"), plan   # compiled (or a register-only memo)
+
+
+def test_program_lines_past_the_compile_count(monkeypatch):
+    """The program reader's fast path (`program_text._plain_record`) meets a plan whose use count is up (`plans.Replan`)
+    like any door: the line goes the general way, which compiles the plan, and the bytes stay the oracle's (iced-x86)."""
+    import iced_x86 as I
+
+    from x86gen import assembler, program_text, text
+    monkeypatch.setattr(plans, "COMPILE_AFTER", 3)
+    kept: dict = {}   # the one table both keep (program_text imports assembler's)
+    for mod in (assembler, program_text): monkeypatch.setattr(mod, "PLANS_BY_SIGNATURE", kept)
+    monkeypatch.setattr(plans, "_HOT", set())
+    monkeypatch.setattr(plans, "_COMPILED", {})
+    text.clear_caches()
+    disps = range(1, 40, 3)
+    source = "\n".join(f"lea rax, [rcx+{d}]" for d in disps) + "\n"
+    e = I.Encoder(64)
+    for d in disps:
+        e.encode(I.Instruction.create_reg_mem(I.Code.LEA_R64_M, I.Register.RAX, I.MemoryOperand(I.Register.RCX, displ=d)), 0)
+    expected = bytes(e.take_buffer())
+    try:
+        assert x86gen.assemble(source) == expected
+        text.clear_caches()
+        assert x86gen.assemble(source) == expected   # the compiled plan, from the first line on
+    finally: text.clear_caches()
+    assert hasattr(kept.get(("lea", "rax", "m")), "source"), kept   # compiled: the fast path met Replan

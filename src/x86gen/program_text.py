@@ -22,6 +22,7 @@ from .encoding.runtime import LabelOperand
 from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, UnknownMnemonicError
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS
+from .selection.plans import Replan
 from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, canonical
 from .syntax import (
     _CACHE_MAX,
@@ -652,7 +653,7 @@ def _plain_record(raw: str):
     plan = PLANS_BY_SIGNATURE.get(key)
     if plan is None: return None
     try: out = plan(*ops)
-    except (EncodeError, LabelOperand): return None
+    except (EncodeError, LabelOperand, Replan): return None   # (Replan: the Assembler's path compiles the plan)
     return out, (mn,) + ops + TEXT_PADS[len(ops)]
 
 

@@ -4,10 +4,11 @@ Profiles (pick one with HYPOTHESIS_PROFILE=name; without it, ``ci``, whether or 
 
 - ``ci`` (the default, and what CI runs): 30 examples per form, derandomized (the same examples on every
   run, so a failure reproduces by running again), no example database, no deadline. Every form is fuzzed
-  in every run, and a plain ``pytest`` (the README's command) stays under 10 minutes on a loaded 2-core
-  machine (about 6 minutes there).
+  in every run. A plain ``pytest`` (the README's command) took 8 minutes on a 2-core machine with no other
+  test run on it (about 14 CPU-minutes over the two xdist workers), 12-14 minutes while another checkout's
+  test run shared the two cores.
 - ``dev`` (opt-in): 60 examples per form, random (new examples each run), with the local example database
-  (.hypothesis/: failures are replayed first). Takes several times longer: 49 minutes on that machine.
+  (.hypothesis/: failures are replayed first). Several times longer: 49 minutes on a loaded 2-core machine.
 - ``thorough`` (opt-in): 1000 examples per form, random, for a long run before a release.
 """
 from __future__ import annotations

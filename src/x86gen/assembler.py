@@ -182,6 +182,7 @@ class _Align:
 # (`x86gen._gen.asm_methods.PLANS`) get the same plans.
 PLANS_BY_SIGNATURE: dict[tuple, object] = {}
 _BRANCH_INFO: dict[str, tuple] = {}
+_ROUNDINGS: dict[int, object] = {}   # rc → its `Rounding` (a listing record's, immutable)
 # What an Assembler holds is one entry per item in `Assembler._code`, in program order: an instruction's or a data
 # directive's bytes, b"" for a label and for a branch or alignment (which ends a chunk; its bytes come from
 # relaxation). Positions (`Label.pos`, `_vpos`, the fixups) index `_code`, and a chunk's bytes are one
@@ -564,14 +565,18 @@ class Assembler(AsmMethods):
         """An AVX-512 instruction with rounding ``rc`` (`x86gen.encode`'s plans, kept by rounding and signature). Its
         record holds the operands and an `x86gen.evex.Rounding` after them. A label in a memory operand is not
         supported here (yet)."""
-        for x in ops:
-            m = x.op if x.__class__ is Masked else x
-            if m.__class__ is Label or (isinstance(m, Mem) and m.label is not None):
-                raise OperandError(f"{mn}: a label memory operand with masking or broadcast is not supported by the Assembler"
-                                   " (yet); load the address into a register")
-        out = encode(mn, *ops, rc=rc)
+        try: out = encode(mn, *ops, rc=rc)
+        except EncodeError:
+            for x in ops:
+                m = x.op if x.__class__ is Masked else x
+                if m.__class__ is Label or (isinstance(m, Mem) and m.label is not None):
+                    raise OperandError(f"{mn}: a label memory operand with masking or broadcast is not supported by the"
+                                       " Assembler (yet); load the address into a register") from None
+            raise
         if len(ops) >= TEXT_LEN - 1: raise OperandError(f"{mn}: {len(ops)} operands and rc=: more than an Assembler record holds")
-        self._add(out, mn, (*ops, Rounding(rc)))
+        r = _ROUNDINGS.get(rc)
+        if r is None: r = _ROUNDINGS[rc] = Rounding(rc)
+        self._add(out, mn, (*ops, r))
 
     def _emit_prefixed(self, mn: str, ops: tuple) -> None:
         """An instruction with prefix words (``lock add``) or a segment override (`SegMem`): `encode_prefixed`'s bytes.

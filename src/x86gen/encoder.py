@@ -110,7 +110,7 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
 def _encode_rc(mnemonic: str, ops: tuple, ip: int, rc) -> bytes:
     """`encode` with ``rc=`` (AVX-512 static rounding or SAE): the plans are kept by rounding and signature."""
     try:
-        key = (mnemonic, rc, *signature(ops))
+        key = (mnemonic, rc, *["i" if x.__class__ is int else x.sig for x in ops])
         hit = _RC_PLANS.get(key)
     except (AttributeError, TypeError): key = hit = None   # (an operand without a signature, an unhashable rc)
     if hit is None:

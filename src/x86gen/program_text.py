@@ -17,13 +17,15 @@ from .assembler import (
     Assembler,
     DataExpr,
     Label,
+    _keep_plan,
 )
 from .encoding.runtime import LabelOperand
 from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, UnknownMnemonicError
+from .evex import Rounding
 from .memory import SIZE_BITS, Mem
-from .registers import REGISTERS
-from .selection.plans import Replan
-from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, canonical
+from .registers import REGISTERS, Masked
+from .selection.plans import Replan, plan_for
+from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, STRING_MNEMONICS, canonical
 from .syntax import (
     _CACHE_MAX,
     _FAR_DEFAULT,
@@ -40,6 +42,7 @@ from .syntax import (
     UNSUPPORTED_REGISTERS,
     Decorations,
     Regex,
+    _piece,
     _simple_address,
     char_value,
     clip,
@@ -570,12 +573,19 @@ def _operand_text(t: str):
     """`parse_operand` of an operand's text (not in `_OPERANDS`), or None where it raises (the line takes
     `_Parser.line`). The common memory operand goes to `_simple_address` without `parse_operand`'s other checks."""
     try:
-        if t[-1:] == "]":
-            v = _simple_address(t[1:] if t[:1] == " " else t)   # (`, [rax]`: the space after the comma)
-            if v is not None:
-                if len(_OPERANDS) >= _CACHE_MAX: _OPERANDS.clear()   # as parse_operand caches it
-                _OPERANDS[t] = v
-                return v
+        u = t[1:] if t[:1] == " " else t   # (`, [rax]`: the space after the comma)
+        if u[-1:] == "]": v = _simple_address(u)
+        else:   # a decimal or 0x number, as `parse_int` reads it (a leading 0 is octal there; `_` no digit separator)
+            w = u[1:] if u[:1] == "-" else u
+            v = None
+            if w.isascii() and w.isalnum() and (w[0] != "0" or len(w) == 1 or w[1] == "x"):
+                try: v = int(w) if w.isdigit() else int(w, 16) if w[1:2] == "x" else None
+                except ValueError: v = None   # (0xg, too many digits: parse_operand says which)
+                if v is not None and w is not u: v = -v
+        if v is not None:
+            if len(_OPERANDS) >= _CACHE_MAX: _OPERANDS.clear()   # as parse_operand caches it
+            _OPERANDS[t] = v
+            return v
         return parse_operand(t)
     except EncodeError: return None
 
@@ -590,6 +600,7 @@ def _plain_record(raw: str):
     ``fs:[rax]`` is a `SegMem`, whose signature no plan has either), so such a line gets None here."""
     s = raw.lower()
     if s[:1] == " " or "\t" in s: s = s.replace("\t", " ").strip()   # compilers separate with tabs
+    if "{" in s: return _decorated_record(s)
     mn, _, rest = s.partition(" ")
     get = _OPERANDS.get
     if not rest:
@@ -651,10 +662,95 @@ def _plain_record(raw: str):
             mn, ops = mn2, ops2
             key = (mn, *["i" if x.__class__ is int else x.sig for x in ops])
     plan = PLANS_BY_SIGNATURE.get(key)
-    if plan is None: return None
+    if plan is None:
+        plan = _first_plan(mn, key, ops)
+        if plan is None: return None
     try: out = plan(*ops)
     except (EncodeError, LabelOperand, Replan): return None   # (Replan: the Assembler's path compiles the plan)
     return out, (mn,) + ops + TEXT_PADS[len(ops)]
+
+
+# Decorated lines (AVX-512 masks, {z}, {1toN}, a rounding operand) take `_decorated_record` the first time, as plain
+# ones take `_plain_record`: their operands and plans are kept here.
+_DECORATED_TOKENS: dict[str, tuple] = {}    # operand text → (operand, N of its {1toN} or 0), or (None, rc): `{rn-sae}`
+_DECORATED_PLANS: dict[tuple, object] = {}  # (mnemonic, rc, {1toN} counts, *signature) → plan
+_ROUNDINGS: dict[int, Rounding] = {}        # rc → the `Rounding` a record holds after the operands
+
+
+def _decorated_token(t: str) -> tuple | None:
+    """(operand, N) of decorated operand text ``t`` (`_DECORATED_TOKENS`), or None where the general parser reads it (an
+    unsized broadcast, iced's ``zmm1 {rn-sae}``, errors)."""
+    hit = _DECORATED_TOKENS.get(t)
+    if hit is not None: return hit
+    try:
+        p = _piece(t)
+        if p.alone: hit = (None, p.rc)   # `{rn-sae}` as an operand of its own, as GNU as and llvm-mc write it
+        elif p.rc is not None or (p.zero and p.mask is None): return None
+        else:
+            v = parse_operand(p.base)
+            if p.bcst:
+                if not isinstance(v, Mem) or not v.size: return None   # (unsized: the element size from the forms)
+                v = v.bcst
+            if p.mask is not None: v = Masked(v, REGISTERS[p.mask], p.zero)
+            hit = (v, p.n or 0)
+    except EncodeError: return None
+    if len(_DECORATED_TOKENS) >= _CACHE_MAX: _DECORATED_TOKENS.clear()
+    _DECORATED_TOKENS[t] = hit
+    return hit
+
+
+def _decorated_record(s: str):
+    """``(bytes, listing record)`` of line ``s`` (lower case, stripped) if it is one instruction with AVX-512 decorations
+    that the Assembler's `emit` would append as it is (with ``rc=`` for a rounding operand, which comes last): its plan
+    is `x86gen.encode`'s (`plan_for` with the same operands and rounding). None sends the line to `_Parser.line`: a
+    ``{1toN}`` that names another form than the operands choose, a rounding before an immediate, errors."""
+    mn, _, rest = s.partition(" ")
+    if mn not in PLAIN_MNEMONICS or not rest: return None
+    ops, counts, rc = [], [], None
+    get = _OPERANDS.get
+    for t in rest.split(","):
+        if rc is not None: return None
+        v = get(t)
+        if v is None:
+            if "{" in t:
+                d = _decorated_token(t)
+                if d is None: return None
+                v, n = d
+                if v is None:
+                    rc = n
+                    continue
+                if n: counts.append((len(ops), n))
+            else:
+                v = _operand_text(t)
+                if v is None: return None
+        ops.append(v)
+    if rc is not None and (not ops or len(ops) >= TEXT_LEN - 1 or any(x.__class__ is int for x in ops)):
+        return None   # (a rounding comes before the immediates: the general parser says so)
+    ops = tuple(ops)
+    counts = tuple(counts)
+    key = (mn, rc, counts, *["i" if x.__class__ is int else x.sig for x in ops])
+    plan = _DECORATED_PLANS.get(key)
+    if plan is None:
+        try:
+            if counts and decorated_form(mn, ops, Decorations(rc, counts)) is not None: return None   # (another form)
+            plan = plan_for(mn, key[3:], ops, rc)[0]
+        except EncodeError: return None
+        _DECORATED_PLANS[key] = plan
+    try: out = plan(*ops)
+    except (EncodeError, LabelOperand, Replan): return None
+    if rc is not None:
+        r = _ROUNDINGS.get(rc)
+        if r is None: r = _ROUNDINGS[rc] = Rounding(rc)
+        ops += (r,)
+    return out, (mn,) + ops + TEXT_PADS[len(ops)]
+
+
+def _first_plan(mn: str, key: tuple, ops: tuple):
+    """The plan of a signature met for the first time, made and kept as `Assembler._emit` makes it; None sends the line
+    to `_Parser.line` (string instructions, lea of a 64-bit address, mnemonics with methods of their own, errors)."""
+    if mn not in PLAIN_MNEMONICS or mn in STRING_MNEMONICS or (mn == "lea" and key[-1][:5] == "moffs"): return None
+    try: return _keep_plan(mn, key[1:], ops, key)
+    except EncodeError: return None
 
 
 def parse_program(text: str, base: int = 0, asm: Assembler | None = None, *, listing: bool = True) -> Assembler:

@@ -58,6 +58,7 @@ def _program(text: str, ip: int) -> bytes:
 def clear_caches() -> None:
     """Forget every parsed operand and line (text's and the program parser's): the next `assemble`
     parses as if for the first time. For benchmarks and memory; results never depend on the caches."""
-    from .program_text import _LINE_CACHE
+    from .program_text import _DECORATED_TOKENS, _LINE_CACHE
     clear_line_caches()
     _LINE_CACHE.clear()
+    _DECORATED_TOKENS.clear()

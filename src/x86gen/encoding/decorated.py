@@ -12,8 +12,8 @@ comes here for the rest, so they accept the same operands and write the same byt
   (`x86gen.table.a32_memory`: enqcmd r32, m512);
 - the AVX-512 decorations (SDM Vol.2 2.7): a masked destination (`x86gen.registers.Masked`: EVEX.aaa, and EVEX.z for
   zeroing), a broadcast source (`x86gen.memory.Bcst`: EVEX.b, and the compressed displacement scaled by the element
-  size), and static rounding or SAE (``rc=``: EVEX.b and L'L) — set in P2 = z L'L b V̄' aaa of the plain EVEX bytes
-  (the EVEX prefix is always 62 P0 P1 P2 after the prefixes an EVEX instruction may have, then opcode and ModRM);
+  size), and static rounding or SAE (``rc=``: EVEX.b and L'L) — the bits of P2 = z L'L b V̄' aaa and the disp8 scale
+  that the form's encoder takes as keywords (`evex_bits`, `x86gen.encoding.evex`);
 - immediates given as bool or numpy integers (``operator.index``): ints.
 """
 from __future__ import annotations
@@ -24,10 +24,9 @@ from ..diagnostics import a32_error, address_size_error
 from ..errors import EncodeError, EvexOperandError, OperandError, PrefixError, fmt_operands, fmt_value
 from ..evex import ROUNDING_NAMES, SAE
 from ..memory import A32Mem, Bcst, Mem, SegMem
-from ..prefixes import SEGMENTS, default_segment, layout
+from ..prefixes import default_segment, layout
 from ..registers import Masked
 from ..table import IMPLICIT_MEM, REG_ADDRESS, a32_memory, syntax
-from .runtime import _BYTE
 
 DECORATED = (Masked, Bcst)   # the AVX-512 operand classes (EVEX decorations)
 WRAPPED = (Masked, Bcst, SegMem, A32Mem)   # every operand class this module takes off
@@ -157,12 +156,9 @@ def plain_operands(ops: tuple) -> tuple:
     return tuple(x.op if x.__class__ is Masked else x.unsized if x.__class__ is Bcst else x for x in ops)
 
 
-_BEFORE_EVEX = frozenset((0x67, *SEGMENTS.values()))   # the only legacy prefixes an EVEX instruction takes (SDM Vol.2 2.7)
-
-
-def decorate(row, body: bytes, ops: tuple, rc) -> bytes:
-    """``body`` (the plain EVEX bytes of form ``row``, maybe after 0x67 or a segment prefix) with the decorations of
-    ``ops`` and ``rc`` set (SDM Vol.2 2.7.1, Table 2-30: P2 = z L'L b V̄' aaa):
+def evex_bits(row, ops: tuple, rc) -> dict:
+    """The keywords of EVEX form ``row``'s encoder (``p2``, ``n``: `x86gen.encoding.evex`) for the decorations of
+    ``ops`` and ``rc`` (SDM Vol.2 2.7.1, Table 2-30: P2 = z L'L b V̄' aaa):
 
     - a mask: aaa = the mask register's number, z = zeroing (2.7.3/2.7.4);
     - broadcast (2.7.5): b = 1, and the compressed disp8 scaled by the element size instead of the vector length
@@ -170,25 +166,16 @@ def decorate(row, body: bytes, ops: tuple, rc) -> bytes:
     - static rounding (2.7.8, Table 2-36): b = 1, L'L = the rounding mode (RN 00, RD 01, RU 10, RZ 11), register
       operands only; SAE only (2.7.9/2.7.10): b = 1, L'L = 00 (the CPU ignores L'L then; what iced-x86 and llvm-mc write).
     """
-    o = 0
-    while body[o] in _BEFORE_EVEX: o += 1
-    if body[o] != 0x62: raise AssertionError(f"{row.id}: unexpected EVEX layout {body.hex()}")   # cannot happen
-    p2 = body[o + 3]
+    p2 = (row.vex_l or 0) << 5
+    if rc is not None: p2 = 0x10 | ((rc << 5) if rc != SAE else 0)
     m = ops[0] if ops else None
-    if m.__class__ is Masked: p2 = (p2 & 0x78) | m.p2
-    if rc is not None: p2 = (p2 & 0x8F) | 0x10 | ((rc << 5) if rc != SAE else 0)
+    if m.__class__ is Masked: p2 |= m.p2
+    kw = {"p2": p2}
     for x in ops:
         if x.__class__ is Bcst:
-            p2 |= 0x10
-            a = x.unsized
-            m0, t0 = a.disp8n(row.disp8_n)
-            m1, t1 = a.disp8n(x.size // 8)   # Table 2-34, FV/HV with EVEX.b = 1: N = the element size
-            if t0 != t1 or m0 != m1:   # another displacement: ModRM's mod and the bytes after it (62 P0 P1 P2 op ModRM)
-                at = o + 5
-                if body[at + 1:at + 1 + len(t0)] != t0 or (body[at] & 0xC0) != (m0 & 0xC0):
-                    raise AssertionError(f"{row.id}: unexpected EVEX layout {body.hex()}")   # cannot happen
-                body = body[:at] + _BYTE[(body[at] & 0x3F) | (m1 & 0xC0)] + t1 + body[at + 1 + len(t0):]
-    return body[:o + 3] + _BYTE[p2] + body[o + 4:]
+            kw["p2"] = p2 | 0x10
+            kw["n"] = x.size // 8
+    return kw
 
 
 # ---- a given form with any of these operands ----------------------------------------------------------------------
@@ -217,11 +204,11 @@ def encode_form(form, ops: tuple, rc=None, ip: int = 0, words: tuple = (), seg_w
     if form.is_branch: kw["ip"] = ip + (seg is not None or "notrack" in words) + a32 + sum(w in ("lock", "rep", "repe", "repz",
                                         "repne", "repnz", "xacquire", "xrelease", "bnd") for w in words)
     if form.evex_mask_required: kw["aaa"] = m.mask.num if m.__class__ is Masked else 0   # a gather/scatter's encoder writes it
+    elif rc is not None or is_decorated(ops): kw.update(evex_bits(form, ops, rc))
     enc = form.encoder
     try: body = enc(*plain, **kw)
     except EncodeError as ex:
         if a32: raise a32_error(ex, plain, ops) from None   # the operands as given: [eax], not [rax]
         raise
-    if rc is not None or is_decorated(ops): body = decorate(form, body, ops, rc)
     if seg is not None or a32 or words: body = layout(list(words), form, body, seg, a32)
     return body

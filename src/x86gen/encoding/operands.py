@@ -63,8 +63,9 @@ class OperandPass:
     encoding slot (``reg``, ``rm`` = (argument, register class, memory size), ``vvvv``, ``opc``, ``is4``,
     ``moffs``), the byte registers (``r8``) and the immediate bytes (`imm_bytes`)."""
 
-    def __init__(self, row, sig: tuple | None, range_checked: bool):
+    def __init__(self, row, sig: tuple | None, range_checked: bool, decorations: bool = False):
         self.row, self.sig, self.fid = row, sig, row.id
+        self.decorations = decorations   # EVEX: the encoder takes p2= and n= (`x86gen.encoding.evex`)
         ops = row.operands
         self.args = args = [f"a{i}" for i in range(len(ops))]
         self.allargs = "(" + "".join(a + ", " for a in args) + ")"

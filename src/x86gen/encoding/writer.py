@@ -30,15 +30,20 @@ EMITTERS = {"legacy": legacy.emit, "vex": vex.emit, "evex": evex.emit}   # encod
 
 
 def build(row) -> tuple[str, str | None]:
-    """Python source of ``enc(a0, …)`` for this form, and of ``fits(a0, …)`` if it has immediates."""
-    body, fits, rel = parts(row)
+    """Python source of ``enc(a0, …)`` for this form, and of ``fits(a0, …)`` if it has immediates. An EVEX form's
+    takes its decorations as keywords (``p2=``, ``n=``: `x86gen.encoding.evex`), a gather's or scatter's its mask
+    (``aaa=``)."""
+    decorations = row.encoding_kind == "evex" and not mask_required(row)
+    body, fits, rel = parts(row, decorations=decorations)
     args = ", ".join(f"a{i}" for i in range(len(row.operands))) + (", ip=0" if rel else "") + (", aaa=0" if mask_required(row) else "")
+    if decorations: args += ", *, " + evex.decoration_params(row)
     src = f"def enc({args}):\n" + "".join(f"    {ln}\n" for ln in body)
     return src, (f"def fits({args}):\n    return {fits}\n" if fits else None)
 
 
 
-def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[list[str], str | None, bool]:
+def parts(row, sig: tuple | None = None, range_checked: bool = False, decorations: bool = False
+          ) -> tuple[list[str], str | None, bool]:
     """The encoder of a form as parts: its body lines (unindented, ending in a return or raise), the
     condition under which its immediates fit (None if it has none) and whether it takes ``ip=``.
 
@@ -46,13 +51,14 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False) -> tuple[l
     ``("eax", "i")``) the body is for operands of that signature only: the class, size and fixed
     register checks that it answers are left out, and so is every branch for other operand kinds.
     With ``range_checked`` the caller has tested the fit condition, so the immediates' range checks
-    are left out too. `x86gen.encoder` pastes such bodies into one function per signature.
+    are left out too. `x86gen.selection.plans` pastes such bodies into one function per signature. With
+    ``decorations`` an EVEX body reads its decorations from ``p2`` and ``n`` (`x86gen.encoding.evex`).
 
     The shared pass (`OperandPass`: operand checks, immediates) runs first; then the emitter of the
     form's encoding kind (`EMITTERS`) writes the returns: prefixes, opcode, ModRM/SIB/displacement
     (`_modrm_cases`), immediates.
     """
-    c = OperandPass(row, sig, range_checked)
+    c = OperandPass(row, sig, range_checked, decorations)
     out = c.checks + EMITTERS[row.encoding_kind](c)
     cond = " and ".join(f"({x})" for x in c.fits) if c.fits else None
     if c.rel:   # a branch's displacement is counted from the end of the instruction, whose length is fixed

@@ -50,16 +50,33 @@ def plain_sig(x) -> str | None:
     return s if s.__class__ is str else None
 
 
-def _kinds(row, ops: tuple, movabs: bool = False) -> bool:
-    """Does form ``row`` take operands of the kinds of ``ops`` (immediate ranges, decorations and address sizes aside)?"""
-    if len(row.operands) != len(ops): return False
-    for o, x in zip(row.operands, ops):
-        if x.__class__ is Bcst:   # a broadcast source goes where the form has its memory operand
-            if o.loc != "rm" or o.mem is None: return False
-            continue
-        s = plain_sig(x)
-        if s is None or not takes(o, s, movabs): return False
-    return True
+_TAKES: dict[tuple, bool] = {}   # (operand row, signature) -> takes(): a few hundred distinct operand rows
+
+
+def _kinds(rows: tuple, ops: tuple, movabs: bool = False) -> list:
+    """The forms of ``rows`` that take operands of the kinds of ``ops`` (immediate ranges, decorations and address
+    sizes aside)."""
+    n = len(ops)
+    sigs = []
+    for x in ops:   # a broadcast source ("*") goes where the form has its memory operand
+        s = "*" if x.__class__ is Bcst else plain_sig(x)
+        if s is None: return []
+        sigs.append(s)
+    memo = _TAKES
+    out = []
+    for row in rows:
+        if len(row.operands) != n: continue
+        for o, s in zip(row.operands, sigs):
+            if s == "*":
+                if o.loc != "rm" or o.mem is None: break
+                continue
+            if movabs: ok = takes(o, s, True)
+            else:
+                ok = memo.get((o, s))
+                if ok is None: ok = memo[(o, s)] = takes(o, s)
+            if not ok: break
+        else: out.append(row)
+    return out
 
 
 def accumulator_nop(row, ops: tuple) -> bool:
@@ -134,18 +151,18 @@ def _candidates(mnemonic: str, ops: tuple, sized: str, rc) -> tuple[tuple, bool]
     decorated = rc is not None or any(x.__class__ is Masked or x.__class__ is Bcst for x in ops)
     movabs = mnemonic == "movabs"
     if movabs: rows = tuple(r for r in rows if _movabs_form(r))
-    shaped = [r for r in rows if _kinds(r, ops, movabs)]
-    where = f"{name} {fmt_operands(ops)}"
+    shaped = _kinds(rows, ops, movabs)
+    def where() -> str: return f"{name} {fmt_operands(ops)}"   # (for errors only)
     if decorated:   # AVX-512 decorations: the EVEX forms that allow them (SDM Vol.2 2.7)
         from ..diagnostics import decoration_error, no_form_error
         from ..encoding.decorated import check_rc, rc_text, why_not
-        check_rc(rc, lambda: where)
-        if vex_only: raise PrefixError(f"{VEX_PREFIX} {where}{rc_text(rc)}: masking, broadcast and rounding are EVEX only")
+        check_rc(rc, where)
+        if vex_only: raise PrefixError(f"{VEX_PREFIX} {where()}{rc_text(rc)}: masking, broadcast and rounding are EVEX only")
         if not shaped: raise no_form_error(name, ops, rows)
         ok = [r for r in shaped if why_not(r, ops, rc) is None]
         if not ok:
             evex = [r for r in shaped if r.encoding_kind == "evex"]
-            raise decoration_error(f"{where}{rc_text(rc)}", why_not((evex or shaped)[0], ops, rc), shaped)
+            raise decoration_error(f"{where()}{rc_text(rc)}", why_not((evex or shaped)[0], ops, rc), shaped)
     else:
         ok = [r for r in shaped if not accumulator_nop(r, ops)]   # xchg eax, eax: 87 C0, not 90 (NOP)
         fitting = [r for r in ok if address_size_fits(r, ops)]
@@ -154,12 +171,12 @@ def _candidates(mnemonic: str, ops: tuple, sized: str, rc) -> tuple[tuple, bool]
         if evex_only:
             evex = [r for r in ok if r.encoding_kind == "evex"]
             if ok and not evex:
-                raise OperandError(f"{EVEX_PREFIX} {where}: x86gen has no EVEX form of {name} that takes these operands")
+                raise OperandError(f"{EVEX_PREFIX} {where()}: x86gen has no EVEX form of {name} that takes these operands")
             ok = evex
         if vex_only:
             vex = [r for r in ok if r.encoding_kind == "vex"]
             if ok and not vex:
-                raise OperandError(f"{VEX_PREFIX} {where}: x86gen has no VEX form of {name} that takes these operands")
+                raise OperandError(f"{VEX_PREFIX} {where()}: x86gen has no VEX form of {name} that takes these operands")
             ok = vex
         limited = _limited(ops)
         if limited:   # xmm16-31/ymm16-31: only EVEX forms encode bit 4 of a register number (SDM Vol.2 2.7.1)

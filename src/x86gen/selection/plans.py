@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import functools
 
-from ..encoding.runtime import _BYTE, LabelOperand
+from ..encoding.runtime import LabelOperand
+from ..evex import SAE
 from ..forms import encoder_of, form_of
 from ..memory import A32Mem, Bcst, Mem, SegMem
-from ..registers import Masked
+from ..registers import Masked, Reg
 from ..table import is_branch, mask_required, row_of
 from .candidates import by_rm_register, candidates, choose, rm_index, shortest_of, vex_alternatives
 from .request import canonical, xchg_choice
@@ -168,7 +169,11 @@ def _wrapped_plan(mnemonic: str, sig: tuple, ops: tuple, rc):
     rel = any(map(is_branch, rows))
     if not check and len(vex_alternatives(rows)) < 2 and not any(x.__class__ is SegMem or x.__class__ is A32Mem for x in ops) \
             and not any(x.__class__ is Masked and x.op.__class__ in (SegMem, A32Mem) for x in ops) and not mask_required(rows[0]):
-        return _decorated_plan(rows[0], ops, rc), rel
+        plan = _decorated_plan(rows[0], ops, rc)
+        if ops and all(isinstance(x.op if x.__class__ is Masked else x, Reg) for x in ops):
+            # registers only: the bytes of the last REG_MEMO_MAX combinations remembered, as for plain registers
+            plan = functools.lru_cache(maxsize=REG_MEMO_MAX)(plan)
+        return plan, rel
 
     from ..encoding.decorated import encode_form
 
@@ -181,34 +186,53 @@ def _wrapped_plan(mnemonic: str, sig: tuple, ops: tuple, rc):
 
 def _decorated_plan(row, ops: tuple, rc):
     """The plan of one EVEX form for a masked destination, a broadcast source or ``rc`` (no prefix before the EVEX
-    prefix): its encoder on the plain operands, then P2 set (`x86gen.encoding.decorated.decorate`); a masked destination
-    alone sets aaa and z in place."""
-    from ..encoding.decorated import decorate, plain_operands
+    prefix): the form's encoder on the plain operands, its decorations as the keywords ``p2`` and ``n``
+    (`x86gen.encoding.evex`; what `x86gen.encoding.decorated.evex_bits` computes, the bits that do not depend on the
+    operands computed here once)."""
     enc = encoder_of(row)[0]
+    masked = bool(ops) and ops[0].__class__ is Masked
+    at = next((i for i, x in enumerate(ops) if x.__class__ is Bcst), None)   # the broadcast source
+    p2 = 0x10 | ((rc << 5) if rc != SAE else 0) if rc is not None else (row.vex_l or 0) << 5   # L'L b
     mem_at = [i for i, x in enumerate(ops) if isinstance(x.op if x.__class__ is Masked else x, Mem)]
-    if rc is None and ops and ops[0].__class__ is Masked and not any(x.__class__ is Bcst for x in ops) and len(mem_at) < 2:
-        # a masked destination alone: aaa and z (P2 = z L'L b V̄' aaa, SDM Vol.2 2.7.1), the label check of a memory operand
-        if not mem_at:
-            def plan(a, *rest):
-                body = enc(a.op, *rest)
-                return body[:3] + _BYTE[(body[3] & 0x78) | a.p2] + body[4:]
+    if at is None and len(mem_at) < 2:
+        # a masked destination and/or rc: aaa and z from the mask (P2 = z L'L b V̄' aaa, SDM Vol.2 2.7.1)
+        if not masked:
+            def plan(*ops):
+                for i in mem_at:
+                    if ops[i].label is not None: raise LabelOperand
+                return enc(*ops, p2=p2)
+        elif not mem_at:
+            def plan(a, *rest): return enc(a.op, *rest, p2=p2 | a.p2)
         elif mem_at[0] == 0:   # a masked store
             def plan(a, *rest):
                 if a.op.label is not None: raise LabelOperand
-                body = enc(a.op, *rest)
-                return body[:3] + _BYTE[(body[3] & 0x78) | a.p2] + body[4:]
+                return enc(a.op, *rest, p2=p2 | a.p2)
         else:
             k = mem_at[0] - 1
 
             def plan(a, *rest):
                 if rest[k].label is not None: raise LabelOperand
-                body = enc(a.op, *rest)
-                return body[:3] + _BYTE[(body[3] & 0x78) | a.p2] + body[4:]
+                return enc(a.op, *rest, p2=p2 | a.p2)
         return plan
+    n = ops[at].size // 8   # a broadcast: b, and disp8 scaled by the element size (SDM Vol.2 2.7.5, Table 2-34)
+    p2 |= 0x10
+    if len(ops) == 3 and at == 2:   # the common `vaddps zmm1 {k1}, zmm2, dword ptr [rax]{1to16}`
+        if masked:
+            def plan(a, b, c):
+                if c.label is not None: raise LabelOperand
+                return enc(a.op, b, c.unsized, p2=p2 | a.p2, n=n)
+        else:
+            def plan(a, b, c):
+                if c.label is not None: raise LabelOperand
+                return enc(a, b, c.unsized, p2=p2, n=n)
+        return plan
+
+    from ..encoding.decorated import plain_operands
 
     def plan(*ops):
         if _has_label(ops): raise LabelOperand
-        return decorate(row, enc(*plain_operands(ops)), ops, rc)
+        m = ops[0]
+        return enc(*plain_operands(ops), p2=p2 | m.p2 if m.__class__ is Masked else p2, n=n)
     return plan
 
 

@@ -87,43 +87,43 @@ def shape_VEX_VMOVSS_XMM_XMM_XMM_0F11(fid, k0):   # 2 forms: VEX_VMOVSS_XMM_XMM_
 
 
 def shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM(fid, k0, k1, k2):   # 5 forms: EVEX_VMOVSS_XMM_K1Z_XMM_XMM, EVEX_VMOVSD_XMM_K1Z_XMM_XMM, EVEX_VMOVHLPS_XMM_XMM_XMM, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv, k2, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
 def shape_EVEX_VMOVSS_XMM_K1Z_M32(fid, k0, k1, k2, k3, k4):   # 4 forms: EVEX_VMOVSS_XMM_K1Z_M32, EVEX_VMOVSD_XMM_K1Z_M64, EVEX_VMOVNTDQA_XMM_M128, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
+        if a1.__class__ is Mem and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k1)
-            return _bytes6(0x62, k2 | a0.evr | a1.vxb, k3, 0x08, k4, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k2 | a0.evr | a1.vxb, k3, 0x08 | p2, k4, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11(fid, k0, k1):   # 3 forms: EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11, EVEX_VMOVSD_XMM_K1Z_XMM_XMM_0F11, EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0):
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if not (a2.__class__ is Xmm or a2.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 2)
         if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a2.evr | a0.evxb, k1 | a1.vv, a1.evv, 0x11, 0xc0 | a2.reg3 | a0.lo)
+            return _bytes6(0x62, k0 | a2.evr | a0.evxb, k1 | a1.vv, a1.evv | p2, 0x11, 0xc0 | a2.reg3 | a0.lo)
         raise _operand_error(fid, (a0, a1, a2, ), 0)
     return enc, None
 
 
 def shape_EVEX_VMOVSS_M32_K1_XMM(fid, k0, k1, k2, k3, k4):   # 10 forms: EVEX_VMOVSS_M32_K1_XMM, EVEX_VMOVSD_M64_K1_XMM, EVEX_VMOVLPS_M64_XMM, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, k0):
+        if a0.__class__ is Mem and a0.size in (0, k1):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k1)
-            return _bytes6(0x62, k2 | a1.evr | a0.vxb, k3, 0x08, k4, m | a1.reg3) + t
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k2 | a1.evr | a0.vxb, k3, 0x08 | p2, k4, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
@@ -185,79 +185,79 @@ def shape_VEX_VMOVUPS_YMMM256_YMM(fid, k0, k1):   # 6 forms: VEX_VMOVUPS_YMMM256
 
 
 def shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 118 forms: EVEX_VMOVUPS_XMM_K1Z_XMMM128, EVEX_VMOVUPD_XMM_K1Z_XMMM128, EVEX_VMOVAPS_XMM_K1Z_XMMM128, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08, k2, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k3):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k4)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08, k2, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256(fid, k0, k1, k2, k3):   # 61 forms: EVEX_VMOVUPS_YMM_K1Z_YMMM256, EVEX_VMOVUPD_YMM_K1Z_YMMM256, EVEX_VMOVAPS_YMM_K1Z_YMMM256, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x20, n=k0):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x28, k2, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 256):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k3)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x28, k2, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM(fid, k0, k1, k2, k3, k4):   # 35 forms: EVEX_VMOVUPS_XMMM128_K1Z_XMM, EVEX_VMOVUPD_XMMM128_K1Z_XMM, EVEX_VMOVAPS_XMMM128_K1Z_XMM, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a1.evr | a0.evxb, k1, 0x08, k2, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k3):
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, k2, 0x08 | p2, k3, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k4):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k4)
-            return _bytes6(0x62, k0 | a1.evr | a0.vxb, k1, 0x08, k2, m | a1.reg3) + t
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, k2, 0x08 | p2, k3, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
 def shape_EVEX_VMOVUPS_ZMM_K1Z_ZMMM512(fid, k0, k1, k2, k3):   # 67 forms: EVEX_VMOVUPS_ZMM_K1Z_ZMMM512, EVEX_VMOVUPD_ZMM_K1Z_ZMMM512, EVEX_VMOVAPS_ZMM_K1Z_ZMMM512, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40, n=k0):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Zmm:
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x48, k2, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 512):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k3)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x48, k2, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VMOVUPS_YMMM256_K1Z_YMM(fid, k0, k1, k2, k3):   # 16 forms: EVEX_VMOVUPS_YMMM256_K1Z_YMM, EVEX_VMOVUPD_YMMM256_K1Z_YMM, EVEX_VMOVAPS_YMMM256_K1Z_YMM, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x20, n=k0):
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Ymm or a0.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a1.evr | a0.evxb, k1, 0x28, k2, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, k2, 0x08 | p2, k3, 0xc0 | a1.reg3 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 256):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k3)
-            return _bytes6(0x62, k0 | a1.evr | a0.vxb, k1, 0x28, k2, m | a1.reg3) + t
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, k2, 0x08 | p2, k3, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
 def shape_EVEX_VMOVUPS_ZMMM512_K1Z_ZMM(fid, k0, k1, k2, k3):   # 16 forms: EVEX_VMOVUPS_ZMMM512_K1Z_ZMM, EVEX_VMOVUPD_ZMMM512_K1Z_ZMM, EVEX_VMOVAPS_ZMMM512_K1Z_ZMM, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40, n=k0):
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Zmm:
-            return _bytes6(0x62, k0 | a1.evr | a0.evxb, k1, 0x48, k2, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, k2, 0x08 | p2, k3, 0xc0 | a1.reg3 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 512):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k3)
-            return _bytes6(0x62, k0 | a1.evr | a0.vxb, k1, 0x48, k2, m | a1.reg3) + t
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, k2, 0x08 | p2, k3, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
@@ -291,27 +291,27 @@ def shape_VEX_VMOVD_RM32_XMM(fid):   # 1 form
 
 
 def shape_EVEX_VMOVD_XMM_RM32(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVD_XMM_RM32, EVEX_VMOVW_XMM_R32M16
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr32:
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, 0x7d, 0x08, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k2)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, 0x7d, 0x08, 0x6e, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, 0x7d, 0x08 | p2, 0x6e, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VMOVD_RM32_XMM(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVD_RM32_XMM, EVEX_VMOVW_R32M16_XMM
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Gpr32:
-            return _bytes6(0x62, k0 | a1.evr | a0.evxb, 0x7d, 0x08, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k1):
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, 0x7d, 0x08 | p2, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k2):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k2)
-            return _bytes6(0x62, k0 | a1.evr | a0.vxb, 0x7d, 0x08, 0x7e, m | a1.reg3) + t
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, 0x7d, 0x08 | p2, 0x7e, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
@@ -341,27 +341,27 @@ def shape_VEX_VMOVQ_RM64_XMM(fid):   # 1 form
 
 
 def shape_EVEX_VMOVQ_XMM_RM64(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVQ_XMM_RM64, EVEX_VMOVW_XMM_R64M16
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr64:
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, 0xfd, 0x08, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k2)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, 0xfd, 0x08, 0x6e, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, 0xfd, 0x08 | p2, 0x6e, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VMOVQ_RM64_XMM(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVQ_RM64_XMM, EVEX_VMOVW_R64M16_XMM
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Gpr64:
-            return _bytes6(0x62, k0 | a1.evr | a0.evxb, 0xfd, 0x08, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k1):
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, 0xfd, 0x08 | p2, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k2):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k2)
-            return _bytes6(0x62, k0 | a1.evr | a0.vxb, 0xfd, 0x08, 0x7e, m | a1.reg3) + t
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, 0xfd, 0x08 | p2, 0x7e, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
@@ -391,14 +391,14 @@ def shape_VEX_VPMOVZXBW_YMM_XMMM128(fid, k0, k1):   # 17 forms: VEX_VPMOVZXBW_YM
 
 
 def shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 38 forms: EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, EVEX_VPMOVZXBD_YMM_K1Z_XMMM64, EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x20, n=k0):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x28, k2, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k3):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k4)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x28, k2, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 

@@ -9,27 +9,27 @@ from ...registers import Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
 def shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256(fid, k0, k1, k2):   # 19 forms: EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256, EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40, n=32):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x48, k2, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 256):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(32)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x48, k2, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 19 forms: EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128, EVEX_VPMOVZXBQ_ZMM_K1Z_XMMM64, EVEX_VPMOVZXWQ_ZMM_K1Z_XMMM128, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40, n=k0):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x48, k2, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k3):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k4)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x48, k2, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -63,27 +63,27 @@ def shape_VEX_VCVTTPD2DQ_XMM_YMMM256(fid, k0, k1):   # 3 forms: VEX_VCVTTPD2DQ_X
 
 
 def shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE(fid, k0, k1, k2):   # 11 forms: EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER, EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40, n=64):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Zmm:
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x48, k2, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 512):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(64)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x48, k2, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64(fid, k0, k1, k2):   # 14 forms: EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x20, n=32):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x28, k2, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 256):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(32)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x28, k2, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -121,52 +121,52 @@ def shape_VEX_VCVTPS2PH_XMMM128_YMM_IMM8(fid, k0):   # 3 forms: VEX_VCVTPS2PH_XM
 
 
 def shape_EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE(fid, k0, k1):   # 5 forms: EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE, EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8, EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x40, n=32):
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a0.__class__ is Ymm or a0.__class__ is YmmHigh):
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, k0, 0x48, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, k0, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
         if a0.__class__ is Mem and a0.size in (0, 256):
             if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(32)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, k0, 0x48, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x40, n=32):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=8):
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0x7d, 0x08, 0x1d, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0x7d, 0x08 | p2, 0x1d, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
         if a0.__class__ is Mem and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(8)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0x7d, 0x08, 0x1d, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0x7d, 0x08 | p2, 0x1d, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x0, n=8):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8(fid, k0, k1):   # 5 forms: EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8, EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8, EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x20, n=16):
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, k0, 0x28, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, k0, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
         if a0.__class__ is Mem and a0.size in (0, 128):
             if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(16)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, k0, 0x28, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x20, n=16):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
@@ -187,15 +187,15 @@ def shape_VEX_VCVTSS2SD_XMM_XMM_XMMM32(fid, k0, k1, k2):   # 93 forms: VEX_VCVTS
 
 
 def shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 296 forms: EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER, EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, k3):
+            return _bytes6(0x62, k1 | a0.evr | a2.evxb, k2 | a1.vv, a1.evv | p2, k3, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, k4):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(k4)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv, k2, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, k2 | a1.vv, a1.evv | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
@@ -229,29 +229,29 @@ def shape_VEX_VCVTSI2SS_XMM_XMM_RM64(fid, k0):   # 2 forms: VEX_VCVTSI2SS_XMM_XM
 
 
 def shape_EVEX_VCVTSI2SS_XMM_XMM_RM32_ER(fid, k0, k1, k2):   # 6 forms: EVEX_VCVTSI2SS_XMM_XMM_RM32_ER, EVEX_VCVTSI2SD_XMM_XMM_RM32_ER, EVEX_VCVTSI2SH_XMM_XMM_RM32_ER, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=4):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is Gpr32:
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv, k2, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 32):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(4)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv, k2, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
 def shape_EVEX_VCVTSI2SS_XMM_XMM_RM64_ER(fid, k0, k1, k2):   # 6 forms: EVEX_VCVTSI2SS_XMM_XMM_RM64_ER, EVEX_VCVTSI2SD_XMM_XMM_RM64_ER, EVEX_VCVTSI2SH_XMM_XMM_RM64_ER, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=8):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is Gpr64:
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv, k2, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 64):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(8)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv, k2, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
@@ -283,27 +283,27 @@ def shape_VEX_VCVTTSS2SI_R64_XMMM32(fid, k0, k1, k2):   # 4 forms: VEX_VCVTTSS2S
 
 
 def shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 12 forms: EVEX_VCVTTSS2SI_R32_XMMM32_SAE, EVEX_VCVTTSD2SI_R32_XMMM64_SAE, EVEX_VCVTSS2SI_R32_XMMM32_ER, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08, k2, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k3):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k4)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08, k2, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VCVTTSS2SI_R64_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 12 forms: EVEX_VCVTTSS2SI_R64_XMMM32_SAE, EVEX_VCVTTSD2SI_R64_XMMM64_SAE, EVEX_VCVTSS2SI_R64_XMMM32_ER, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08, k2, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k3):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k4)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08, k2, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -328,19 +328,19 @@ def shape_VEX_VCMPSS_XMM_XMM_XMMM32_IMM8(fid, k0, k1, k2):   # 4 forms: VEX_VCMP
 
 
 def shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE(fid, k0, k1, k2, k3, k4):   # 14 forms: EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE, EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE, EVEX_VCMPPS_KR_K1_XMM_XMMM128B32_IMM8, …
-    def enc(a0, a1, a2, a3):
+    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k3):
+            return _bytes7(0x62, k1 | a0.evr | a2.evxb, k2 | a1.vv, a1.evv | p2, k3, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k4):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(k4)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, k2 | a1.vv, a1.evv | p2, k3, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
+    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
         return (a3.__class__ is int and (-128 <= a3 <= 255))
     return enc, fits
 
@@ -384,37 +384,37 @@ def shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8(fid, k0, k1):   # 4 forms: VEX_VCMPPS_
 
 
 def shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE(fid, k0, k1, k2):   # 11 forms: EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE, EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8, …
-    def enc(a0, a1, a2, a3):
+    def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
         if a2.__class__ is Zmm:
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, 0x40 | a1.evv, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
         if a2.__class__ is Mem and a2.size in (0, 512):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(64)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, 0x40 | a1.evv, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
+    def fits(a0, a1, a2, a3, *, p2=0x40, n=64):
         return (a3.__class__ is int and (-128 <= a3 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 11 forms: EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8, EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8, …
-    def enc(a0, a1, a2, a3):
+    def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
         if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, 0x20 | a1.evv, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
         if a2.__class__ is Mem and a2.size in (0, 256):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(32)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, 0x20 | a1.evv, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
+    def fits(a0, a1, a2, a3, *, p2=0x20, n=32):
         return (a3.__class__ is int and (-128 <= a3 <= 255))
     return enc, fits
 
@@ -435,43 +435,43 @@ def shape_VEX_VPCMPEQB_YMM_YMM_YMMM256(fid, k0, k1):   # 79 forms: VEX_VPCMPEQB_
 
 
 def shape_EVEX_VPCMPEQB_KR_K1_XMM_XMMM128(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_XMM_XMMM128, EVEX_VPCMPEQW_KR_K1_XMM_XMMM128, EVEX_VPCMPEQD_KR_K1_XMM_XMMM128B32, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv, k2, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 128):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(16)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv, k2, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
 def shape_EVEX_VPCMPEQB_KR_K1_YMM_YMMM256(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_YMM_YMMM256, EVEX_VPCMPEQW_KR_K1_YMM_YMMM256, EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, 0x20 | a1.evv, k2, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 256):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(32)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, 0x20 | a1.evv, k2, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
 def shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512, EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512, EVEX_VPCMPEQD_KR_K1_ZMM_ZMMM512B32, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is Zmm:
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, 0x40 | a1.evv, k2, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 512):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(64)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, 0x40 | a1.evv, k2, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 

@@ -50,55 +50,55 @@ def shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM(fid, k0):   # 15 forms: VEX_VPBLENDV
 
 
 def shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 25 forms: EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8, EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8, …
-    def enc(a0, a1, a2, a3):
+    def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
         if a2.__class__ is Zmm:
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, 0x40 | a1.evv, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
         if a2.__class__ is Mem and a2.size in (0, 512):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(64)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, 0x40 | a1.evv, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
+    def fits(a0, a1, a2, a3, *, p2=0x40, n=64):
         return (a3.__class__ is int and (-128 <= a3 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8(fid, k0, k1, k2, k3, k4):   # 35 forms: EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8, EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, …
-    def enc(a0, a1, a2, a3):
+    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k3):
+            return _bytes7(0x62, k1 | a0.evr | a2.evxb, k2 | a1.vv, a1.evv | p2, k3, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k4):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(k4)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, k2 | a1.vv, a1.evv | p2, k3, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
+    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
         return (a3.__class__ is int and (-128 <= a3 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 25 forms: EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8, EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8, …
-    def enc(a0, a1, a2, a3):
+    def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
         if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, 0x20 | a1.evv, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
         if a2.__class__ is Mem and a2.size in (0, 256):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(32)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, 0x20 | a1.evv, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
+    def fits(a0, a1, a2, a3, *, p2=0x20, n=32):
         return (a3.__class__ is int and (-128 <= a3 <= 255))
     return enc, fits
 
@@ -149,52 +149,52 @@ def shape_VEX_VPSRLDQ_YMM_YMM_IMM8(fid, k0, k1):   # 10 forms: VEX_VPSRLDQ_YMM_Y
 
 
 def shape_EVEX_VPSRLDQ_XMM_XMMM128_IMM8(fid, k0, k1, k2, k3):   # 13 forms: EVEX_VPSRLDQ_XMM_XMMM128_IMM8, EVEX_VPSLLDQ_XMM_XMMM128_IMM8, EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv, k1, k2 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, k1, k2 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 128):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(16)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x0, n=16):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VPSRLDQ_YMM_YMMM256_IMM8(fid, k0, k1, k2, k3):   # 13 forms: EVEX_VPSRLDQ_YMM_YMMM256_IMM8, EVEX_VPSLLDQ_YMM_YMMM256_IMM8, EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, 0x20 | a0.evv, k1, k2 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, k1, k2 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 256):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(32)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, 0x20 | a0.evv, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x20, n=32):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8(fid, k0, k1, k2, k3):   # 13 forms: EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8, EVEX_VPSLLDQ_ZMM_ZMMM512_IMM8, EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if a1.__class__ is Zmm:
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, 0x40 | a0.evv, k1, k2 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, k1, k2 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 512):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(64)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, 0x40 | a0.evv, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x40, n=64):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
@@ -232,35 +232,35 @@ def shape_VEX_VPEXTRB_R64M8_XMM_IMM8(fid, k0, k1):   # 4 forms: VEX_VPEXTRB_R64M
 
 
 def shape_EVEX_VPEXTRB_R32M8_XMM_IMM8(fid, k0, k1, k2):   # 4 forms: EVEX_VPEXTRB_R32M8_XMM_IMM8, EVEX_VPEXTRW_R32M16_XMM_IMM8, EVEX_VPEXTRD_RM32_XMM_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=k0):
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if a0.__class__ is Gpr32:
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0x7d, 0x08, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, k1):
+            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0x7d, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, k2):
             if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(k2)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0x7d, 0x08, k0, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0x7d, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x0, n=k0):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VPEXTRB_R64M8_XMM_IMM8(fid, k0, k1, k2):   # 4 forms: EVEX_VPEXTRB_R64M8_XMM_IMM8, EVEX_VPEXTRW_R64M16_XMM_IMM8, EVEX_VPEXTRQ_RM64_XMM_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=k0):
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if a0.__class__ is Gpr64:
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0xfd, 0x08, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, k1):
+            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0xfd, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, k2):
             if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(k2)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0xfd, 0x08, k0, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0xfd, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x0, n=k0):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
@@ -293,27 +293,27 @@ def shape_VEX_VPEXTRW_R64_XMM_IMM8(fid):   # 1 form
 
 
 def shape_EVEX_VPEXTRW_R32_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x01 | a0.evr | a1.evxb, 0x7d, 0x08, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x01 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x0):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VPEXTRW_R64_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x01 | a0.evr | a1.evxb, 0xfd, 0x08, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x01 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x0):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
@@ -353,37 +353,37 @@ def shape_VEX_VPINSRB_XMM_XMM_R64M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: VEX_
 
 
 def shape_EVEX_VPINSRB_XMM_XMM_R32M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: EVEX_VPINSRB_XMM_XMM_R32M8_IMM8, EVEX_VPINSRW_XMM_XMM_R32M16_IMM8, EVEX_VPINSRD_XMM_XMM_RM32_IMM8
-    def enc(a0, a1, a2, a3):
+    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
         if a2.__class__ is Gpr32:
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, 0x05 | a1.vv, a1.evv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k2):
+            return _bytes7(0x62, k1 | a0.evr | a2.evxb, 0x05 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k3):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(k3)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, 0x05 | a1.vv, a1.evv, k1, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, 0x05 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
+    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
         return (a3.__class__ is int and (-128 <= a3 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VPINSRB_XMM_XMM_R64M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: EVEX_VPINSRB_XMM_XMM_R64M8_IMM8, EVEX_VPINSRW_XMM_XMM_R64M16_IMM8, EVEX_VPINSRQ_XMM_XMM_RM64_IMM8
-    def enc(a0, a1, a2, a3):
+    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
         if a2.__class__ is Gpr64:
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, 0x85 | a1.vv, a1.evv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k2):
+            return _bytes7(0x62, k1 | a0.evr | a2.evxb, 0x85 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k3):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(k3)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, 0x85 | a1.vv, a1.evv, k1, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, 0x85 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
+    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
         return (a3.__class__ is int and (-128 <= a3 <= 255))
     return enc, fits
 
@@ -408,55 +408,55 @@ def shape_VEX_VPINSRW_XMM_XMM_R32M16_IMM8(fid):   # 1 form
 
 
 def shape_EVEX_VPBROADCASTB_XMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_XMM_K1Z_R32, EVEX_VPBROADCASTW_XMM_K1Z_R32, EVEX_VPBROADCASTD_XMM_K1Z_R32
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr32:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VPBROADCASTB_YMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_YMM_K1Z_R32, EVEX_VPBROADCASTW_YMM_K1Z_R32, EVEX_VPBROADCASTD_YMM_K1Z_R32
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x20):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr32:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x28, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VPBROADCASTB_ZMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_ZMM_K1Z_R32, EVEX_VPBROADCASTW_ZMM_K1Z_R32, EVEX_VPBROADCASTD_ZMM_K1Z_R32
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr32:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x48, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VPBROADCASTQ_ZMM_K1Z_R64(fid):   # 1 form
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr64:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x48, 0x7c, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VPBROADCASTQ_XMM_K1Z_R64(fid):   # 1 form
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr64:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08, 0x7c, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64(fid):   # 1 form
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x20):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr64:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x28, 0x7c, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 

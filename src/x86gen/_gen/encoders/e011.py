@@ -160,13 +160,13 @@ def shape_VEX_VMOVLPS_XMM_XMM_M64(fid, k0):   # 2 forms: VEX_VMOVLPS_XMM_XMM_M64
 
 
 def shape_EVEX_VMOVLPS_XMM_XMM_M64(fid, k0, k1):   # 4 forms: EVEX_VMOVLPS_XMM_XMM_M64, EVEX_VMOVLPD_XMM_XMM_M64, EVEX_VMOVHPS_XMM_XMM_M64, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=8):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is Mem and a2.size in (0, 64):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(8)
-            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv, k1, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
@@ -195,23 +195,23 @@ def shape_VEX_VMOVNTPS_M256_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVNTPS_M256_YMM
 
 
 def shape_EVEX_VMOVNTPS_M512_ZMM(fid, k0, k1):   # 3 forms: EVEX_VMOVNTPS_M512_ZMM, EVEX_VMOVNTPD_M512_ZMM, EVEX_VMOVNTDQ_M512_ZMM
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40, n=64):
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Mem and a0.size in (0, 512):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(64)
-            return _bytes6(0x62, 0x01 | a1.evr | a0.vxb, k0, 0x48, k1, m | a1.reg3) + t
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x01 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
 def shape_EVEX_VMOVNTPS_M256_YMM(fid, k0, k1):   # 3 forms: EVEX_VMOVNTPS_M256_YMM, EVEX_VMOVNTPD_M256_YMM, EVEX_VMOVNTDQ_M256_YMM
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x20, n=32):
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Mem and a0.size in (0, 256):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(32)
-            return _bytes6(0x62, 0x01 | a1.evr | a0.vxb, k0, 0x28, k1, m | a1.reg3) + t
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x01 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
@@ -255,46 +255,46 @@ def shape_VEX_VMOVMSKPS_R64_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R64_YMM
 
 
 def shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv, 0x68, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 128):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(16)
-            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv, 0x68, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
 def shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, 0x20 | a1.evv, 0x68, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 256):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(32)
-            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, 0x20 | a1.evv, 0x68, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
 def shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is Zmm:
-            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, 0x40 | a1.evv, 0x68, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 512):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(64)
-            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, 0x40 | a1.evv, 0x68, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
@@ -336,52 +336,52 @@ def shape_VEX_VPSHUFD_YMM_YMMM256_IMM8(fid, k0):   # 3 forms: VEX_VPSHUFD_YMM_YM
 
 
 def shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 16 forms: EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8, EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if a1.__class__ is Zmm:
-            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x48, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 512):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(64)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x48, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x40, n=64):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8(fid, k0, k1, k2):   # 14 forms: EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8, EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 128):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(16)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x0, n=16):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8(fid, k0, k1, k2):   # 16 forms: EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8, EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x28, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 256):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(32)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x28, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x20, n=32):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 

@@ -10,29 +10,29 @@ R_rdi = REGISTERS['rdi']
 
 
 def shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128(fid, k0, k1):   # 9 forms: EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128, EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x20, n=16):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x01 | a0.evr | a2.evxb, k0 | a1.vv, 0x20 | a1.evv, k1, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, 0x01 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 128):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(16)
-            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, 0x20 | a1.evv, k1, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
 def shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128(fid, k0, k1):   # 9 forms: EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128, EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x40, n=16):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x01 | a0.evr | a2.evxb, k0 | a1.vv, 0x40 | a1.evv, k1, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, 0x01 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 128):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(16)
-            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, 0x40 | a1.evv, k1, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
@@ -83,23 +83,23 @@ def shape_VEX_VTESTPS_YMM_YMMM256(fid, k0):   # 6 forms: VEX_VTESTPS_YMM_YMMM256
 
 
 def shape_EVEX_VMOVNTDQA_ZMM_M512(fid, k0, k1, k2, k3):   # 9 forms: EVEX_VMOVNTDQA_ZMM_M512, EVEX_VBROADCASTF32X4_ZMM_K1Z_M128, EVEX_VBROADCASTF64X4_ZMM_K1Z_M256, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40, n=k0):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
+        if a1.__class__ is Mem and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x48, k3, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VMOVNTDQA_YMM_M256(fid, k0, k1, k2, k3):   # 5 forms: EVEX_VMOVNTDQA_YMM_M256, EVEX_VBROADCASTF32X4_YMM_K1Z_M128, EVEX_VBROADCASTI32X4_YMM_K1Z_M128, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x20, n=k0):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
+        if a1.__class__ is Mem and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x28, k3, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 

@@ -182,227 +182,227 @@ def shape_VMWRITE_R64_RM64(fid):   # 1 form
 
 
 def shape_EVEX_VPMOVUSWB_XMMM128_K1Z_YMM(fid, k0, k1, k2):   # 18 forms: EVEX_VPMOVUSWB_XMMM128_K1Z_YMM, EVEX_VPMOVSWB_XMMM128_K1Z_YMM, EVEX_VPMOVWB_XMMM128_K1Z_YMM, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x20, n=k0):
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x28, k0, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k1):
+            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k2):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k2)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x28, k0, m | a1.reg3) + t
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x08 | p2, k1, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
 def shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM(fid, k0):   # 9 forms: EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM, EVEX_VPMOVSWB_YMMM256_K1Z_ZMM, EVEX_VPMOVWB_YMMM256_K1Z_ZMM, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40, n=32):
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Ymm or a0.__class__ is YmmHigh):
-            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x48, k0, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x08 | p2, k0, 0xc0 | a1.reg3 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 256):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(32)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x48, k0, m | a1.reg3) + t
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x08 | p2, k0, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
 def shape_EVEX_VPMOVM2B_XMM_KR(fid, k0, k1):   # 6 forms: EVEX_VPMOVM2B_XMM_KR, EVEX_VPMOVM2W_XMM_KR, EVEX_VPBROADCASTMB2Q_XMM_KR, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is KReg:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VPMOVM2B_YMM_KR(fid, k0, k1):   # 6 forms: EVEX_VPMOVM2B_YMM_KR, EVEX_VPMOVM2W_YMM_KR, EVEX_VPBROADCASTMB2Q_YMM_KR, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x20):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is KReg:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x28, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VPMOVM2B_ZMM_KR(fid, k0, k1):   # 6 forms: EVEX_VPMOVM2B_ZMM_KR, EVEX_VPMOVM2W_ZMM_KR, EVEX_VPBROADCASTMB2Q_ZMM_KR, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is KReg:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x48, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VPMOVB2M_KR_XMM(fid, k0, k1):   # 4 forms: EVEX_VPMOVB2M_KR_XMM, EVEX_VPMOVW2M_KR_XMM, EVEX_VPMOVD2M_KR_XMM, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x0):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VPMOVB2M_KR_YMM(fid, k0, k1):   # 4 forms: EVEX_VPMOVB2M_KR_YMM, EVEX_VPMOVW2M_KR_YMM, EVEX_VPMOVD2M_KR_YMM, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x20):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x28, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VPMOVB2M_KR_ZMM(fid, k0, k1):   # 4 forms: EVEX_VPMOVB2M_KR_ZMM, EVEX_VPMOVW2M_KR_ZMM, EVEX_VPMOVD2M_KR_ZMM, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Zmm:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x48, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER(fid, k0, k1):   # 3 forms: EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER, EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER, EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40, n=64):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Zmm:
-            return _bytes6(0x62, 0x05 | a0.evr | a1.evxb, k0, 0x48, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x62, 0x05 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 512):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(64)
-            return _bytes6(0x62, 0x05 | a0.evr | a1.vxb, k0, 0x48, k1, m | a0.reg3) + t
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x05 | a0.evr | a1.vxb, k0, 0x08 | p2, k1, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
 def shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8(fid, k0, k1, k2, k3):   # 6 forms: EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8, EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8, EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=k0):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k0, 0x08, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, k2):
+            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, k3):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(k3)
-            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k0, 0x08, k1, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x0, n=k0):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8(fid, k0):   # 3 forms: EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8, EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8, EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k0, 0x28, 0x66, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k0, 0x08 | p2, 0x66, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 256):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(32)
-            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k0, 0x28, 0x66, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k0, 0x08 | p2, 0x66, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x20, n=32):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8(fid, k0):   # 3 forms: EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8, EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8, EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if a1.__class__ is Zmm:
-            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k0, 0x48, 0x66, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k0, 0x08 | p2, 0x66, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 512):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(64)
-            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k0, 0x48, 0x66, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k0, 0x08 | p2, 0x66, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x40, n=64):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32(fid, k0, k1, k2, k3):   # 8 forms: EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32, EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32, EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
             if a0.num == a1.num or a0.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
-            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, k2):
+            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, k3):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
             if a0.num == a1.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
-            m, t = a2.disp8n(k3)
-            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv, k1, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
 def shape_EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32(fid, k0, k1):   # 4 forms: EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32, EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32, EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
             if a0.num == a1.num or a0.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
-            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k0 | a1.vv, 0x20 | a1.evv, k1, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 256):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
             if a0.num == a1.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
-            m, t = a2.disp8n(32)
-            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k0 | a1.vv, 0x20 | a1.evv, k1, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
 def shape_EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1):   # 4 forms: EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is Zmm:
             if a0.num == a1.num or a0.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
-            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k0 | a1.vv, 0x40 | a1.evv, k1, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 512):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
             if a0.num == a1.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
-            m, t = a2.disp8n(64)
-            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k0 | a1.vv, 0x40 | a1.evv, k1, m | a0.reg3) + t
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
 def shape_EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0):   # 2 forms: EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8, EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if a1.__class__ is Zmm:
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, 0x40 | a0.evv, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 512):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(64)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, 0x40 | a0.evv, 0x72, m) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, 0x72, m) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x40, n=64):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8(fid, k0):   # 2 forms: EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8, EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 128):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(16)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv, 0x72, m) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, 0x72, m) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x0, n=16):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 

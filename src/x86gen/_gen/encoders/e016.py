@@ -9,102 +9,102 @@ from ...registers import Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
 def shape_EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8(fid, k0):   # 2 forms: EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8, EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, 0x20 | a0.evv, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 256):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(32)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, 0x20 | a0.evv, 0x72, m) + t + _BYTE[a2 & 0xFF]
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, 0x72, m) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x20, n=32):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM(fid, k0, k1, k2):   # 9 forms: EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM, EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM, EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM, …
-    def enc(a0, a1):
+    def enc(a0, a1, *, p2=0x40, n=k0):
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x48, k0, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k1):
+            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k2):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k2)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x48, k0, m | a1.reg3) + t
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x08 | p2, k1, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
 def shape_EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8(fid, k0, k1):   # 4 forms: EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8, EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8, EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8, …
-    def enc(a0, a1, a2, a3):
+    def enc(a0, a1, a2, a3, *, p2=0x40, n=16):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a0.evr | a2.evxb, k0 | a1.vv, 0x40 | a1.evv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes7(0x62, 0x03 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
         if a2.__class__ is Mem and a2.size in (0, 128):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(16)
-            return _bytes6(0x62, 0x03 | a0.evr | a2.vxb, k0 | a1.vv, 0x40 | a1.evv, k1, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x03 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
+    def fits(a0, a1, a2, a3, *, p2=0x40, n=16):
         return (a3.__class__ is int and (-128 <= a3 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8(fid, k0, k1):   # 4 forms: EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8, EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8, EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8, …
-    def enc(a0, a1, a2, a3):
+    def enc(a0, a1, a2, a3, *, p2=0x20, n=16):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a0.evr | a2.evxb, k0 | a1.vv, 0x20 | a1.evv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes7(0x62, 0x03 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
         if a2.__class__ is Mem and a2.size in (0, 128):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(16)
-            return _bytes6(0x62, 0x03 | a0.evr | a2.vxb, k0 | a1.vv, 0x20 | a1.evv, k1, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x03 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
+    def fits(a0, a1, a2, a3, *, p2=0x20, n=16):
         return (a3.__class__ is int and (-128 <= a3 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8(fid, k0, k1):   # 4 forms: EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8, EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8, EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8, …
-    def enc(a0, a1, a2):
+    def enc(a0, a1, a2, *, p2=0x40, n=16):
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, k0, 0x48, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, k0, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
         if a0.__class__ is Mem and a0.size in (0, 128):
             if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(16)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, k0, 0x48, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
+    def fits(a0, a1, a2, *, p2=0x40, n=16):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
 def shape_EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8(fid, k0, k1):   # 4 forms: EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8, EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8, EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8, …
-    def enc(a0, a1, a2, a3):
+    def enc(a0, a1, a2, a3, *, p2=0x40, n=32):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
         if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes7(0x62, 0x03 | a0.evr | a2.evxb, k0 | a1.vv, 0x40 | a1.evv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes7(0x62, 0x03 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
         if a2.__class__ is Mem and a2.size in (0, 256):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(32)
-            return _bytes6(0x62, 0x03 | a0.evr | a2.vxb, k0 | a1.vv, 0x40 | a1.evv, k1, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x03 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
+    def fits(a0, a1, a2, a3, *, p2=0x40, n=32):
         return (a3.__class__ is int and (-128 <= a3 <= 255))
     return enc, fits
 

@@ -53,9 +53,10 @@ import struct
 from itertools import accumulate
 
 from . import prefixes as P
-from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, VARIADIC, AsmMethods
+from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, RC_PLANS, VARIADIC, AsmMethods
 from .diagnostics import no_form_error
-from .encoder import encode, select
+from .encoder import _RC_PLANS as _RC_KEPT
+from .encoder import _encode_rc, encode, select
 from .encoding.runtime import LabelOperand
 from .errors import (
     MAX_OUTPUT,
@@ -71,7 +72,7 @@ from .errors import (
     fmt_int,
     fmt_value,
 )
-from .evex import Rounding
+from .evex import ROUNDING_RECORDS
 from .forms import form_of, forms_of, get_form
 from .memory import Bcst, Mem, SegMem, size_named
 from .registers import REGISTERS, Masked
@@ -182,7 +183,6 @@ class _Align:
 # (`x86gen._gen.asm_methods.PLANS`) get the same plans.
 PLANS_BY_SIGNATURE: dict[tuple, object] = {}
 _BRANCH_INFO: dict[str, tuple] = {}
-_ROUNDINGS: dict[int, object] = {}   # rc → its `Rounding` (a listing record's, immutable)
 # What an Assembler holds is one entry per item in `Assembler._code`, in program order: an instruction's or a data
 # directive's bytes, b"" for a label and for a branch or alignment (which ends a chunk; its bytes come from
 # relaxation). Positions (`Label.pos`, `_vpos`, the fixups) index `_code`, and a chunk's bytes are one
@@ -565,7 +565,7 @@ class Assembler(AsmMethods):
         """An AVX-512 instruction with rounding ``rc`` (`x86gen.encode`'s plans, kept by rounding and signature). Its
         record holds the operands and an `x86gen.evex.Rounding` after them. A label in a memory operand is not
         supported here (yet)."""
-        try: out = encode(mn, *ops, rc=rc)
+        try: out = _encode_rc(mn, ops, 0, rc)
         except EncodeError:
             for x in ops:
                 m = x.op if x.__class__ is Masked else x
@@ -574,9 +574,12 @@ class Assembler(AsmMethods):
                                        " Assembler (yet); load the address into a register") from None
             raise
         if len(ops) >= TEXT_LEN - 1: raise OperandError(f"{mn}: {len(ops)} operands and rc=: more than an Assembler record holds")
-        r = _ROUNDINGS.get(rc)
-        if r is None: r = _ROUNDINGS[rc] = Rounding(rc)
-        self._add(out, mn, (*ops, r))
+        table = RC_PLANS.get(mn)
+        if table is not None:   # the method's table (one level per operand, under the rounding): its next call's fast path
+            key = (mn, rc, *["i" if x.__class__ is int else x.sig for x in ops])
+            hit = _RC_KEPT.get(key)
+            if hit is not None: _store(table.setdefault(rc, {}), key[2:], hit[0])
+        self._add(out, mn, (*ops, ROUNDING_RECORDS[rc]))
 
     def _emit_prefixed(self, mn: str, ops: tuple) -> None:
         """An instruction with prefix words (``lock add``) or a segment override (`SegMem`): `encode_prefixed`'s bytes.
@@ -666,7 +669,7 @@ class Assembler(AsmMethods):
         if len(ops) + (rc is not None) > TEXT_LEN - 1:   # (a record holds 5 operands, the rounding one of them)
             raise OperandError(f"{form.id} takes {len(form.operands)} operands, got {len(ops)}" + (" and rc=" if rc is not None else ""))
         if rc is not None:   # AVX-512 rounding / SAE (x86gen.evex)
-            self._add(form(*ops, rc=rc), form.mnemonic, (*ops, Rounding(rc)))
+            self._add(form(*ops, rc=rc), form.mnemonic, (*ops, ROUNDING_RECORDS[rc]))
             return
         out = form(*ops)
         self._add(out, form.mnemonic if self._text is None else _listed_mnemonic(form, ops), ops)

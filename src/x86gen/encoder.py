@@ -32,6 +32,7 @@ _TABLES: dict[str, dict] = {}      # mnemonic → {number of operands: {signatur
 _PLANS: dict[tuple, object] = {}   # (mnemonic, *signature) → plan (any number of operands)
 _RPLANS: set = set()               # the plans of rel8/rel32 forms, which take ``ip=``
 _RC_PLANS: dict[tuple, tuple] = {} # (mnemonic, rc, *signature) → (plan, takes ip=)
+_RC_TABLES: dict[int, dict] = {}   # rc → mnemonic → its three-operand plans, one dict level per operand signature
 
 
 def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
@@ -108,25 +109,42 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
 
 
 def _encode_rc(mnemonic: str, ops: tuple, ip: int, rc) -> bytes:
-    """`encode` with ``rc=`` (AVX-512 static rounding or SAE): the plans are kept by rounding and signature."""
+    """`encode` with ``rc=`` (AVX-512 static rounding or SAE): the plans are kept by rounding and signature, in a table
+    per (mnemonic, rounding) one dict level per operand as `encode`'s (`_RC_TABLES`), and by key (`_RC_PLANS`)."""
+    try:   # fast path: three register operands, the common case (`vaddps zmm1 {k1}, zmm2, zmm3, {rn-sae}`)
+        a, b, c = ops
+        plan = _RC_TABLES[rc][mnemonic][a.sig][b.sig][c.sig]
+    except (KeyError, AttributeError, TypeError, ValueError): pass
+    else:
+        try: return plan(a, b, c)
+        except LabelOperand: raise _label_error(mnemonic, ops) from None
+    hit = _rc_plan(mnemonic, ops, rc)
+    if hit.__class__ is not tuple: return hit(ip)   # (no plan: what encodes it)
+    plan, rel = hit
+    try: return plan(*ops, ip=ip) if rel else plan(*ops)
+    except LabelOperand: raise _label_error(mnemonic, ops) from None
+
+
+def _rc_plan(mnemonic: str, ops: tuple, rc):
+    """(plan, takes ``ip=``) of `_encode_rc`, made and kept on first use; or a function of ``ip`` for what has none."""
     try:
         key = (mnemonic, rc, *["i" if x.__class__ is int else x.sig for x in ops])
         hit = _RC_PLANS.get(key)
     except (AttributeError, TypeError): key = hit = None   # (an operand without a signature, an unhashable rc)
-    if hit is None:
-        if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-        from .selection.prefixed import encode_prefixed
-        if " " in mnemonic: return encode_prefixed(mnemonic, ops, ip, rc)[0]
-        if key is None:
-            from .encoding.decorated import int_operands
-            ints = int_operands(ops)
-            if ints is not None: return _encode_rc(mnemonic, ints, ip, rc)
-            return encode_prefixed(mnemonic, ops, ip, rc)[0]   # (says what is wrong)
-        hit = plan_for(mnemonic, key[2:], ops, rc)
-        _RC_PLANS[key] = hit
-    plan, rel = hit
-    try: return plan(*ops, ip=ip) if rel else plan(*ops)
-    except LabelOperand: raise _label_error(mnemonic, ops) from None
+    if hit is not None: return hit
+    if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+    from .selection.prefixed import encode_prefixed
+    if " " in mnemonic: return lambda ip: encode_prefixed(mnemonic, ops, ip, rc)[0]
+    if key is None:
+        from .encoding.decorated import int_operands
+        ints = int_operands(ops)
+        if ints is not None: return lambda ip: _encode_rc(mnemonic, ints, ip, rc)
+        return lambda ip: encode_prefixed(mnemonic, ops, ip, rc)[0]   # (says what is wrong)
+    hit = plan_for(mnemonic, key[2:], ops, rc)
+    _RC_PLANS[key] = hit
+    if len(ops) == 3 and "i" not in key[2:] and not hit[1]:   # (a plan that takes no ip=: every rounding one)
+        _RC_TABLES.setdefault(rc, {}).setdefault(mnemonic, {}).setdefault(key[2], {}).setdefault(key[3], {})[key[4]] = hit[0]
+    return hit
 
 
 def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:

@@ -108,3 +108,6 @@ def is_rounding(rc: object) -> bool:
 
 __all__ = ["Masked", "masked", "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE", "ROUNDING", "ROUNDING_NAMES", "Rounding", "is_rounding",
            "operand_roles"]
+
+
+ROUNDING_RECORDS = {rc: Rounding(rc) for rc in ROUNDING_NAMES}   # rc → the `Rounding` an Assembler's record holds

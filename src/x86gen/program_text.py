@@ -21,7 +21,7 @@ from .assembler import (
 )
 from .encoding.runtime import LabelOperand
 from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, UnknownMnemonicError
-from .evex import Rounding
+from .evex import ROUNDING_RECORDS
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS, Masked
 from .selection.plans import Replan, plan_for
@@ -674,7 +674,6 @@ def _plain_record(raw: str):
 # ones take `_plain_record`: their operands and plans are kept here.
 _DECORATED_TOKENS: dict[str, tuple] = {}    # operand text → (operand, N of its {1toN} or 0), or (None, rc): `{rn-sae}`
 _DECORATED_PLANS: dict[tuple, object] = {}  # (mnemonic, rc, {1toN} counts, *signature) → plan
-_ROUNDINGS: dict[int, Rounding] = {}        # rc → the `Rounding` a record holds after the operands
 
 
 def _decorated_token(t: str) -> tuple | None:
@@ -738,10 +737,7 @@ def _decorated_record(s: str):
         _DECORATED_PLANS[key] = plan
     try: out = plan(*ops)
     except (EncodeError, LabelOperand, Replan): return None
-    if rc is not None:
-        r = _ROUNDINGS.get(rc)
-        if r is None: r = _ROUNDINGS[rc] = Rounding(rc)
-        ops += (r,)
+    if rc is not None: ops += (ROUNDING_RECORDS[rc],)
     return out, (mn,) + ops + TEXT_PADS[len(ops)]
 
 

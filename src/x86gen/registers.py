@@ -297,7 +297,7 @@ class Masked:
     may be masked take it (`x86gen.EvexOperandError` otherwise). ``sig`` is the operand's signature
     with ``{k}``/``{kz}`` appended (no plain form's signature)."""
 
-    __slots__ = ("op", "mask", "zero", "sig", "p2")
+    __slots__ = ("op", "mask", "zero", "sig", "p2", "_hash")
 
     def __init__(self, op, mask: KReg, zero: bool = False):   # op: a Reg or an x86gen.memory.Mem
         if mask.__class__ is not KReg:
@@ -320,6 +320,7 @@ class Masked:
         self.op, self.mask, self.zero = op, mask, zero
         self.sig = f"{op.sig}{{kz}}" if zero else f"{op.sig}{{k}}"
         self.p2 = (0x80 if zero else 0) | mask.num   # EVEX.z and EVEX.aaa (SDM Vol.2 2.7.1: P2 = z L'L b V̄' aaa)
+        self._hash = hash((Masked, op, mask, zero))    # (plans remember register combinations by it)
 
     @property
     def z(self) -> Masked:
@@ -333,7 +334,7 @@ class Masked:
     def __str__(self) -> str: return f"{self.op} {{{self.mask}}}" + (" {z}" if self.zero else "")
     def __repr__(self) -> str: return f"Masked({self})"
     def __eq__(self, other): return other.__class__ is Masked and (self.op, self.mask, self.zero) == (other.op, other.mask, other.zero)
-    def __hash__(self): return hash((Masked, self.op, self.mask, self.zero))
+    def __hash__(self): return self._hash
 
 
 __all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "XmmHigh", "YmmHigh", "Zmm", "KReg", "Mmx", "Tmm",

@@ -29,10 +29,12 @@ which costs about four times as much as the append of the bytes. The first use o
 """
 # fmt: off
 from ..encoding.runtime import LabelOperand
+from ..evex import ROUNDING_RECORDS
 from ..selection.plans import Replan
 from ..selection.request import MNEMONIC_ALIASES
 
 _SLOW = (KeyError, AttributeError, LabelOperand, Replan)   # what sends a method to Assembler._emit
+_SLOW_RC = (KeyError, AttributeError, TypeError, LabelOperand, Replan)   # … and one with rc= to Assembler._emit_evex
 _PADS = tuple((None,) * (5 - n) for n in range(6))   # a listing record's Nones after n operands (x86gen.assembler.TEXT_PADS)
 
 
@@ -62,13 +64,21 @@ class AsmMethods(metaclass=_MadeOnFirstUse):
 # level per operand (``PLANS["add"]["r64"]["i"]``, ``PLANS["nop"][()]`` for no operands), under the number of
 # operands first for the mnemonics in VARIADIC (``PLANS["imul"][3]["r64"]["r64"]["i"]``).
 PLANS: dict[str, dict] = {}
+# The same for rounding (``rc=``), under the rounding first (``RC_PLANS["vaddps"][RN_SAE]["zmm"]["zmm"]["zmm"]``), filled
+# by `Assembler._emit_evex`; for the methods of a fixed number of operands.
+RC_PLANS: dict[str, dict] = {}
 
 
 def _fixed_ab_rc(mn):
     P = PLANS[mn] = {}
+    R = RC_PLANS[mn] = {}
 
     def method(self, a, b, *, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
+        if rc is not None:
+            try: self._code.append(R[rc][a.sig][b.sig](a, b))
+            except _SLOW_RC: return self._emit_evex(mn, (a, b, ), rc)
+            if self._text is not None: self._text += (mn, a, b, ROUNDING_RECORDS[rc], None, None)
+            return
         try: self._code.append(P[a.sig][b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
         if self._text is not None: self._text += (mn, a, b, None, None, None)
@@ -77,9 +87,14 @@ def _fixed_ab_rc(mn):
 
 def _fixed_abi_rc(mn):
     P = PLANS[mn] = {}
+    R = RC_PLANS[mn] = {}
 
     def method(self, a, b, *, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
+        if rc is not None:
+            try: self._code.append(R[rc][a.sig]["i" if type(b) is int else b.sig](a, b))
+            except _SLOW_RC: return self._emit_evex(mn, (a, b, ), rc)
+            if self._text is not None: self._text += (mn, a, b, ROUNDING_RECORDS[rc], None, None)
+            return
         try: self._code.append(P[a.sig]["i" if type(b) is int else b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
         if self._text is not None: self._text += (mn, a, b, None, None, None)
@@ -88,9 +103,14 @@ def _fixed_abi_rc(mn):
 
 def _fixed_a_rc(mn):
     P = PLANS[mn] = {}
+    R = RC_PLANS[mn] = {}
 
     def method(self, a, *, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, ), rc)
+        if rc is not None:
+            try: self._code.append(R[rc][a.sig](a))
+            except _SLOW_RC: return self._emit_evex(mn, (a, ), rc)
+            if self._text is not None: self._text += (mn, a, ROUNDING_RECORDS[rc], None, None, None)
+            return
         try: self._code.append(P[a.sig](a))
         except _SLOW: return self._emit(mn, (a, ))
         if self._text is not None: self._text += (mn, a, None, None, None, None)
@@ -99,9 +119,14 @@ def _fixed_a_rc(mn):
 
 def _fixed_abci_rc(mn):
     P = PLANS[mn] = {}
+    R = RC_PLANS[mn] = {}
 
     def method(self, a, b, c, *, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, b, c, ), rc)
+        if rc is not None:
+            try: self._code.append(R[rc][a.sig][b.sig]["i" if type(c) is int else c.sig](a, b, c))
+            except _SLOW_RC: return self._emit_evex(mn, (a, b, c, ), rc)
+            if self._text is not None: self._text += (mn, a, b, c, ROUNDING_RECORDS[rc], None)
+            return
         try: self._code.append(P[a.sig][b.sig]["i" if type(c) is int else c.sig](a, b, c))
         except _SLOW: return self._emit(mn, (a, b, c, ))
         if self._text is not None: self._text += (mn, a, b, c, None, None)
@@ -110,9 +135,14 @@ def _fixed_abci_rc(mn):
 
 def _fixed_abc_rc(mn):
     P = PLANS[mn] = {}
+    R = RC_PLANS[mn] = {}
 
     def method(self, a, b, c, *, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, b, c, ), rc)
+        if rc is not None:
+            try: self._code.append(R[rc][a.sig][b.sig][c.sig](a, b, c))
+            except _SLOW_RC: return self._emit_evex(mn, (a, b, c, ), rc)
+            if self._text is not None: self._text += (mn, a, b, c, ROUNDING_RECORDS[rc], None)
+            return
         try: self._code.append(P[a.sig][b.sig][c.sig](a, b, c))
         except _SLOW: return self._emit(mn, (a, b, c, ))
         if self._text is not None: self._text += (mn, a, b, c, None, None)
@@ -128,9 +158,14 @@ def _jump(mn):
 
 def _fixed_0_rc(mn):
     P = PLANS[mn] = {}
+    R = RC_PLANS[mn] = {}
 
     def method(self, *, rc=None):
-        if rc is not None: return self._emit_evex(mn, (), rc)
+        if rc is not None:
+            try: self._code.append(R[rc][()]())
+            except _SLOW_RC: return self._emit_evex(mn, (), rc)
+            if self._text is not None: self._text += (mn, ROUNDING_RECORDS[rc], None, None, None, None)
+            return
         try: self._code.append(P[()]())
         except _SLOW: return self._emit(mn, ())
         if self._text is not None: self._text += (mn, None, None, None, None, None)
@@ -174,9 +209,14 @@ def _variadic_ab_abci_rc(mn):
 
 def _fixed_aibi_rc(mn):
     P = PLANS[mn] = {}
+    R = RC_PLANS[mn] = {}
 
     def method(self, a, b, *, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
+        if rc is not None:
+            try: self._code.append(R[rc]["i" if type(a) is int else a.sig]["i" if type(b) is int else b.sig](a, b))
+            except _SLOW_RC: return self._emit_evex(mn, (a, b, ), rc)
+            if self._text is not None: self._text += (mn, a, b, ROUNDING_RECORDS[rc], None, None)
+            return
         try: self._code.append(P["i" if type(a) is int else a.sig]["i" if type(b) is int else b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
         if self._text is not None: self._text += (mn, a, b, None, None, None)
@@ -223,9 +263,14 @@ def _variadic_a_ab_rc(mn):
 
 def _fixed_ai_rc(mn):
     P = PLANS[mn] = {}
+    R = RC_PLANS[mn] = {}
 
     def method(self, a, *, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, ), rc)
+        if rc is not None:
+            try: self._code.append(R[rc]["i" if type(a) is int else a.sig](a))
+            except _SLOW_RC: return self._emit_evex(mn, (a, ), rc)
+            if self._text is not None: self._text += (mn, a, ROUNDING_RECORDS[rc], None, None, None)
+            return
         try: self._code.append(P["i" if type(a) is int else a.sig](a))
         except _SLOW: return self._emit(mn, (a, ))
         if self._text is not None: self._text += (mn, a, None, None, None, None)
@@ -319,9 +364,14 @@ def _variadic_0_a_ab_rc(mn):
 
 def _fixed_aib_rc(mn):
     P = PLANS[mn] = {}
+    R = RC_PLANS[mn] = {}
 
     def method(self, a, b, *, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, b, ), rc)
+        if rc is not None:
+            try: self._code.append(R[rc]["i" if type(a) is int else a.sig][b.sig](a, b))
+            except _SLOW_RC: return self._emit_evex(mn, (a, b, ), rc)
+            if self._text is not None: self._text += (mn, a, b, ROUNDING_RECORDS[rc], None, None)
+            return
         try: self._code.append(P["i" if type(a) is int else a.sig][b.sig](a, b))
         except _SLOW: return self._emit(mn, (a, b, ))
         if self._text is not None: self._text += (mn, a, b, None, None, None)
@@ -348,9 +398,14 @@ def _variadic_0_ai_rc(mn):
 
 def _fixed_abcdi_rc(mn):
     P = PLANS[mn] = {}
+    R = RC_PLANS[mn] = {}
 
     def method(self, a, b, c, d, *, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, b, c, d, ), rc)
+        if rc is not None:
+            try: self._code.append(R[rc][a.sig][b.sig][c.sig]["i" if type(d) is int else d.sig](a, b, c, d))
+            except _SLOW_RC: return self._emit_evex(mn, (a, b, c, d, ), rc)
+            if self._text is not None: self._text += (mn, a, b, c, d, ROUNDING_RECORDS[rc])
+            return
         try: self._code.append(P[a.sig][b.sig][c.sig]["i" if type(d) is int else d.sig](a, b, c, d))
         except _SLOW: return self._emit(mn, (a, b, c, d, ))
         if self._text is not None: self._text += (mn, a, b, c, d, None)
@@ -359,9 +414,14 @@ def _fixed_abcdi_rc(mn):
 
 def _fixed_abcd_rc(mn):
     P = PLANS[mn] = {}
+    R = RC_PLANS[mn] = {}
 
     def method(self, a, b, c, d, *, rc=None):
-        if rc is not None: return self._emit_evex(mn, (a, b, c, d, ), rc)
+        if rc is not None:
+            try: self._code.append(R[rc][a.sig][b.sig][c.sig][d.sig](a, b, c, d))
+            except _SLOW_RC: return self._emit_evex(mn, (a, b, c, d, ), rc)
+            if self._text is not None: self._text += (mn, a, b, c, d, ROUNDING_RECORDS[rc])
+            return
         try: self._code.append(P[a.sig][b.sig][c.sig][d.sig](a, b, c, d))
         except _SLOW: return self._emit(mn, (a, b, c, d, ))
         if self._text is not None: self._text += (mn, a, b, c, d, None)

@@ -12458,6 +12458,7 @@ class AsmMethods:
 
 MNEMONICS: tuple[str, ...]
 PLANS: dict[str, dict]
+RC_PLANS: dict[str, dict]
 VARIADIC: frozenset[str]
 BRANCH_MNEMONICS: frozenset[str]
 

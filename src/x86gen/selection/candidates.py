@@ -50,7 +50,7 @@ def plain_sig(x) -> str | None:
     return s if s.__class__ is str else None
 
 
-_TAKES: dict[tuple, bool] = {}   # (operand row, signature) -> takes(): a few hundred distinct operand rows
+_TAKES: dict[tuple, tuple] = {}   # (id of an operand row, signature) -> (the row, takes()): a few hundred rows
 
 
 def _kinds(rows: tuple, ops: tuple, movabs: bool = False) -> list:
@@ -72,8 +72,10 @@ def _kinds(rows: tuple, ops: tuple, movabs: bool = False) -> list:
                 continue
             if movabs: ok = takes(o, s, True)
             else:
-                ok = memo.get((o, s))
-                if ok is None: ok = memo[(o, s)] = takes(o, s)
+                k = (id(o), s)
+                hit = memo.get(k)
+                if hit is not None and hit[0] is o: ok = hit[1]
+                else: ok = takes(o, s); memo[k] = (o, ok)   # (the row kept: its id names no other)
             if not ok: break
         else: out.append(row)
     return out

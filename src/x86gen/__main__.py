@@ -12,7 +12,6 @@ line and what was expected), 2 for a wrong command line.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -181,6 +180,7 @@ def cmd_info(args) -> int:
         mn, forms = _resolve(name)
         results.append((name, mn, forms))
     if args.json:
+        import json
         print(json.dumps([{"query": q, "mnemonic": mn, "forms": [form_info(f) for f in forms]} for q, mn, forms in results], indent=2))
         return 0
     blocks = []

@@ -14,7 +14,7 @@ import pytest
 
 import x86gen
 from x86gen import forms as F
-from x86gen.encoding.runtime import LabelOperand
+from x86gen.errors import LabelOperand
 from x86gen.memory import MEMORY_SIZES, Mem
 from x86gen.registers import REGISTERS
 from x86gen.selection import plans
@@ -82,7 +82,7 @@ def test_compiled_plan_encodes_what_the_first_uses_encode():
         if mode == "vex-any": continue        # (never compiled)
         key = (mn, mode, mem_at, sig, tuple(r.id for r in chosen))
         if key in done: same_plan += 1; continue
-        first = plans._labelled(plans.fallback(mn, mode, chosen, rel), mem_at)
+        first = plans.fallback(mn, mode, chosen, rel)
         compiled = plans.compile_plan(mn, sig, mode, mem_at, chosen, rel)
         a, b = _outcome(first, ops, rel), _outcome(compiled, ops, rel)
         assert a == b, (mn, sig, mode, [r.id for r in chosen], a, b)
@@ -123,7 +123,8 @@ def test_first_encode_is_the_compiled_one(mn, names, expected, monkeypatch):
 
 def test_program_lines_past_the_compile_count(monkeypatch):
     """The program reader's fast path (`program_text._plain_record`) meets a plan whose use count is up (`plans.Replan`)
-    like any door: the line goes the general way, which compiles the plan, and the bytes stay the oracle's (iced-x86)."""
+    like any door: the line goes the general way, which compiles the plan, and the bytes stay the oracle's (iced-x86).
+    (`add r9, imm`: two forms told apart by the immediate, a counted plan.)"""
     import iced_x86 as I
 
     from x86gen import assembler, program_text, text
@@ -133,15 +134,16 @@ def test_program_lines_past_the_compile_count(monkeypatch):
     monkeypatch.setattr(plans, "_HOT", set())
     monkeypatch.setattr(plans, "_COMPILED", {})
     text.clear_caches()
-    disps = range(1, 40, 3)
-    source = "\n".join(f"lea rax, [rcx+{d}]" for d in disps) + "\n"
+    imms = [*range(1, 40, 3), 1000, -5, 0x12345]
+    source = "\n".join(f"add r9, {d}" for d in imms) + "\n"
     e = I.Encoder(64)
-    for d in disps:
-        e.encode(I.Instruction.create_reg_mem(I.Code.LEA_R64_M, I.Register.RAX, I.MemoryOperand(I.Register.RCX, displ=d)), 0)
+    for d in imms:
+        code = I.Code.ADD_RM64_IMM8 if -128 <= d <= 127 else I.Code.ADD_RM64_IMM32
+        e.encode(I.Instruction.create_reg_i32(code, I.Register.R9, d), 0)
     expected = bytes(e.take_buffer())
     try:
         assert x86gen.assemble(source) == expected
         text.clear_caches()
         assert x86gen.assemble(source) == expected   # the compiled plan, from the first line on
     finally: text.clear_caches()
-    assert hasattr(kept.get(("lea", "rax", "m")), "source"), kept   # compiled: the fast path met Replan
+    assert hasattr(kept.get(("add", "r64", "i")), "source"), kept   # compiled: the fast path met Replan

@@ -26,6 +26,7 @@ from .errors import (
     ImmediateRangeError,
     LabelContextError,
     LabelError,
+    LabelOperand,
     NoListingError,
     OperandError,
     PrefixError,
@@ -99,7 +100,7 @@ _SUBMODULES = ("forms", "groups", "isel", "jit", "reference", "evex")
 
 __all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
            "UnsupportedRegisterError", "EvexOnlyRegisterError", "EvexOperandError", "LabelContextError", "LabelError",
-           "NoListingError", "SizeLimitError",
+           "LabelOperand", "NoListingError", "SizeLimitError",
            "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "A32Mem", "Bcst", "Masked", "masked",
            "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE", "mem", "byte", "word", "dword", "qword", "xmmword",
            "ymmword", "zmmword", "Reg", "REGISTERS",

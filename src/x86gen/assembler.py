@@ -57,12 +57,12 @@ from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, PLANS, RC_PLANS, VARI
 from .diagnostics import no_form_error
 from .encoder import _RC_PLANS as _RC_KEPT
 from .encoder import _encode_rc, encode, select
-from .encoding.runtime import LabelOperand
 from .errors import (
     MAX_OUTPUT,
     EncodeError,
     ImmediateRangeError,
     LabelError,
+    LabelOperand,
     NoListingError,
     OperandError,
     PrefixError,

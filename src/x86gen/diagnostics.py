@@ -67,11 +67,6 @@ def ip16_error(fid: str, args: tuple, i: int) -> ImmediateRangeError:
                                " targets 0x0..0xffff only")
 
 
-def form_label_error(fid: str, args: tuple) -> LabelContextError:
-    return LabelContextError(f"{fid} ({syntax(row_of(fid))}) {fmt_operands(args)}: a label's memory operand needs an Assembler or a"
-                             " program (Assembler.emit, x86gen.assemble with the label defined), which knows where the label is")
-
-
 def moffs_error(fid: str, args: tuple, i: int) -> OperandError:
     return OperandError(f"{fid} ({syntax(row_of(fid))}): operand {i + 1} is {args[i]}; a moffs operand is an absolute address"
                         " (no base or index register)")

@@ -14,8 +14,7 @@ met before costs a few dict look-ups and one call.
 """
 from __future__ import annotations
 
-from .encoding.runtime import LabelOperand
-from .errors import EvexOperandError, OperandError, UnknownMnemonicError, fmt_value
+from .errors import EvexOperandError, LabelOperand, OperandError, UnknownMnemonicError, fmt_value
 from .forms import Form, form_of, get_form
 from .memory import Mem
 from .selection.candidates import VEX_ON_REQUEST, choose

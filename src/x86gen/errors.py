@@ -54,6 +54,21 @@ class LabelContextError(OperandError):
     registers, memory and ints only."""
 
 
+class LabelOperand(LabelContextError):
+    """A memory operand that names a label, met by a form's encoder or a plan (`x86gen.selection.plans`): the
+    `Assembler` then takes its general path, which records the RIP-relative fixup; elsewhere it is the error. Raising
+    one costs no message: it is written when read (the form's id and the operands, when the encoder gives them)."""
+
+    def __init__(self, fid: str | None = None, args: tuple = ()):
+        super().__init__()
+        self.fid, self.operands = fid, args
+
+    def __str__(self) -> str:
+        what = f"{self.fid} {fmt_operands(self.operands)}: " if self.fid else ""
+        return (f"{what}a label's memory operand needs an Assembler or a program (Assembler.emit, x86gen.assemble with the"
+                " label defined), which knows where the label is")
+
+
 class LabelError(EncodeError):
     """A label used wrongly in an `Assembler` or program: undefined, defined or bound twice, unbound, or of
     another Assembler."""

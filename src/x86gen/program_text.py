@@ -19,8 +19,7 @@ from .assembler import (
     Label,
     _keep_plan,
 )
-from .encoding.runtime import LabelOperand
-from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, UnknownMnemonicError
+from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, LabelOperand, UnknownMnemonicError
 from .evex import ROUNDING_RECORDS
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS, Masked

@@ -52,11 +52,19 @@ class Regex:
 
     def __init__(self, pattern: str, flags: int = 0): self._args = (pattern, flags)
 
-    def __getattr__(self, name: str):
-        rx = re.compile(*self._args)
-        self.__dict__.update(match=rx.match, fullmatch=rx.fullmatch, search=rx.search, sub=rx.sub, finditer=rx.finditer,
-                             findall=rx.findall, split=rx.split)
-        return getattr(rx, name)
+    def _compiled(self):
+        rx = re.compile(*self._args)   # its methods go into the instance's dict, in front of these (no __getattr__:
+        self.__dict__.update(match=rx.match, fullmatch=rx.fullmatch, search=rx.search, sub=rx.sub,   # it would
+                             finditer=rx.finditer, findall=rx.findall, split=rx.split)   # slow every look-up)
+        return rx
+
+    def match(self, *a): return self._compiled().match(*a)
+    def fullmatch(self, *a): return self._compiled().fullmatch(*a)
+    def search(self, *a): return self._compiled().search(*a)
+    def sub(self, *a): return self._compiled().sub(*a)
+    def finditer(self, *a): return self._compiled().finditer(*a)
+    def findall(self, *a): return self._compiled().findall(*a)
+    def split(self, *a): return self._compiled().split(*a)
 
 
 # x87 st(i) as GNU as, llvm-mc, iced-x86 and objdump write it: `st` is st(0), the stack top (SDM Vol.1 8.1.2)
@@ -220,39 +228,7 @@ _SIZE_OF = {w: SIZE_BITS.get(w, 128) for w in _SIZE_WORDS.split("|")}   # size k
 _ADDRESS_BASES = {name: r for name, r in _REGS.items() if r.kind not in ("xmm", "ymm", "zmm")}
 
 
-_ADDRESS_HEADS: dict[str, tuple | None] = {}   # memory operand text before its displacement → (base, index, scale, bits)
-
-
 def _simple_address(t: str) -> Mem | None:
-    """The `Mem` of ``[size ptr] [base + index*scale ± disp]`` (lower case, stripped; registers and a hex or decimal
-    displacement), or None for anything else. The text before the displacement (``dword ptr [rsp+r14*4``) is read once
-    (`_ADDRESS_HEADS`): programs write a few such heads with many displacements."""
-    i = t.rfind("+")
-    k = t.rfind("-")
-    if k > i: i = k
-    if i > 0:   # `…+0x10]`: a displacement, if what follows the sign is a number
-        d = t[i + 1:-1]
-        disp = None
-        if d.isascii() and d.isalnum():   # a number as the pattern reads it: 0x and hex digits, or decimal without a leading 0
-            if d.isdigit(): disp = int(d) if d[0] != "0" or len(d) == 1 else None
-            elif d[:2] == "0x" and len(d) > 2:
-                try: disp = int(d, 16)
-                except ValueError: disp = None
-        if disp is not None:
-            head = _ADDRESS_HEADS.get(t[:i])
-            if head is None:
-                m = _address(t[:i] + "]") if t[:i] not in _ADDRESS_HEADS else None
-                head = None if m is None else (m.base, m.index, m.scale, m.size)
-                if len(_ADDRESS_HEADS) >= _CACHE_MAX: _ADDRESS_HEADS.clear()
-                _ADDRESS_HEADS[t[:i]] = head
-            if head is not None:
-                if t[i] == "-": disp = -disp
-                elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
-                return Mem(head[0], head[1], head[2], disp, head[3])
-    return _address(t)
-
-
-def _address(t: str) -> Mem | None:
     m = _PRINTED.fullmatch(t) or _SIMPLE.fullmatch(t)
     if m is None: return None
     size, b, i, scale, sign, d = m.groups()
@@ -996,7 +972,6 @@ def clear_line_caches() -> None:
     """Forget every parsed operand and line (`x86gen.text.clear_caches` also forgets the program parser's lines)."""
     _OPERANDS.clear()
     _LINES.clear()
-    _ADDRESS_HEADS.clear()
 
 
 def format_operand(x) -> str:

@@ -28,7 +28,7 @@ which costs about four times as much as the append of the bytes. The first use o
 `Assembler._emit`, which fills the table.
 """
 # fmt: off
-from ..encoding.runtime import LabelOperand
+from ..errors import LabelOperand
 from ..evex import ROUNDING_RECORDS
 from ..selection.plans import Replan
 from ..selection.request import MNEMONIC_ALIASES
@@ -38,26 +38,26 @@ _SLOW_RC = (KeyError, AttributeError, TypeError, LabelOperand, Replan)   # … a
 _PADS = tuple((None,) * (5 - n) for n in range(6))   # a listing record's Nones after n operands (x86gen.assembler.TEXT_PADS)
 
 
-class _MadeOnFirstUse(type):
-    """The metaclass of `AsmMethods`: a mnemonic's method is made when it is first looked up on the class
-    (``hasattr(Assembler, "add")``, ``Assembler.add``), by `method`."""
+class _Lazy:
+    """A method not made yet, in `AsmMethods`'s dict under its name: the first look-up, on the class or on an
+    instance (``Assembler.add``, ``a.add``), makes it (`method`), which puts the function in its place. (A class-level
+    ``__getattr__`` would do the same with no object per name, but an instance ``__getattr__`` keeps CPython from
+    specializing every attribute access of an Assembler, ``self._code`` in each method included.)"""
 
-    def __getattr__(cls, name: str):
-        m = method(name)
-        if m is None: raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
-        return m
+    __slots__ = ("name",)
+
+    def __init__(self, name: str): self.name = name
+
+    def __get__(self, obj, cls=None):
+        m = method(self.name)
+        return m if obj is None else m.__get__(obj, cls)
 
 
-class AsmMethods(metaclass=_MadeOnFirstUse):
+class AsmMethods:
     """The per-mnemonic methods of `x86gen.Assembler` (see `x86gen.assembler`): each made on its first use (`method`)
     from the maker `_METHODS` names for it, then an ordinary method of this class."""
 
     __slots__ = ()
-
-    def __getattr__(self, name: str):   # (an instance's look-up of a method not made yet)
-        m = method(name)
-        if m is None: raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return m.__get__(self, type(self))
 
 
 # Plan tables of the methods, filled by `Assembler._emit` on the first use of a signature: nested one
@@ -743,6 +743,16 @@ def method(name: str):
     m.__name__, m.__qualname__ = name, "AsmMethods." + name
     setattr(AsmMethods, name, m)
     return m
+
+
+def _install() -> None:
+    """A `_Lazy` in `AsmMethods` for every method name: the mnemonics' (``and_`` for and) and their other names'."""
+    names = [_KEYWORD_NAMES.get(mn, mn) for mn in _MAKER]
+    names += [a for a, t in MNEMONIC_ALIASES.items() if t in _MAKER and a not in _MAKER and a not in _KEYWORD_NAMES]
+    for name in names: setattr(AsmMethods, name, _Lazy(name))
+
+
+_install()
 
 
 def all_methods() -> dict:

@@ -1,19 +1,26 @@
 """Plans: one function per (mnemonic, operand signature) that chooses the form and encodes, kept by the doors that
 encode by mnemonic (`x86gen.encode`'s table, the `x86gen.Assembler`'s methods).
 
-A signature's plan is first made of the chosen forms' generated encoders (`x86gen.forms.encoder_of`): binding them
-compiles nothing, so a program's first use of each signature costs microseconds. A plan that is used often enough
-(`COMPILE_AFTER` calls) is then compiled: one function from the bodies of the candidate forms' encoders written for
-that signature (`x86gen.encoding.writer.parts`, without the checks the signature answers), choosing among the forms
-inline, in one Python frame. It raises `Replan` once its count is up, and the door that called it asks `plan_for`
-again, which then compiles it. Compiling costs about 0.3 ms and saves about 0.3 us per call, so a signature pays for
-it only after about a thousand uses; most of a program's signatures never reach that.
+A signature's plan is made of the chosen forms' generated encoders (`x86gen.forms.encoder_of`): binding them compiles
+nothing, so a program's first use of each signature costs tens of microseconds.
+
+- One form with registers only: its encoder, its bytes remembered per register combination (a C-level memo) from the
+  first use on.
+- Otherwise the plan calls the chosen forms' encoders (one form; forms told apart by their immediates, "fit": ``add
+  r64, imm8`` or ``imm32``; or by the register in ModRM.rm, "vex"), and once it has been used `COMPILE_AFTER` times it
+  is compiled: one function from the bodies of the candidate forms' encoders written for that signature
+  (`x86gen.encoding.writer.parts`, without the checks the signature answers), choosing among the forms inline, in one
+  Python frame. It raises `Replan` when its count is up, and the door that called it asks `plan_for` again, which
+  then compiles it. Compiling costs about 0.15 ms and saves 0.1-0.8 us per call (the most where immediates choose);
+  in a 10,000-line program some eighty signatures reach the count.
+
+A form's encoder raises `x86gen.errors.LabelOperand` for a memory operand that names a label, and so does a plan.
 
 Operands that a form's encoder does not take itself (a segment override, a 32-bit address, AVX-512 decorations,
 `x86gen.encoding.decorated`) have signatures of their own (``fs:m32``, ``a32:m32``, ``zmm{k}``, ``b32``): their plans
-take the wrapping off, encode with the chosen form's encoder and put it back into the bytes; those of a masked
-destination, a broadcast and ``rc=`` alone are written out here (`_decorated_plan`), so that a decorated EVEX
-instruction costs little more than a plain one.
+take the wrapping off and encode with the chosen form's encoder; those of a masked destination, a broadcast and ``rc=``
+alone are written out here (`_decorated_plan`: the decorations go to the EVEX encoder as ``p2=`` and ``n=``), so that a
+decorated EVEX instruction costs little more than a plain one.
 
 Every cache here is keyed by operand signatures, whose number is bounded by the spec (only signatures some form takes
 are kept), except the register-only memos, which keep at most `REG_MEMO_MAX` entries each. Each entry is published
@@ -24,7 +31,7 @@ from __future__ import annotations
 
 import functools
 
-from ..encoding.runtime import LabelOperand
+from ..errors import LabelOperand
 from ..evex import SAE
 from ..forms import encoder_of, form_of
 from ..memory import A32Mem, Bcst, Mem, SegMem
@@ -33,7 +40,7 @@ from ..table import is_branch, mask_required, row_of
 from .candidates import by_rm_register, candidates, choose, rm_index, shortest_of, vex_alternatives
 from .request import canonical, xchg_choice
 
-COMPILE_AFTER = 1024   # calls of a signature's plan before it is compiled (see the module's doc)
+COMPILE_AFTER = 32     # calls of a signature's plan before it is compiled (see the module's doc)
 REG_MEMO_MAX = 512     # register-only signatures: the bytes of the last this many register combinations are kept
 
 
@@ -44,6 +51,7 @@ class Replan(Exception):
 
 _HOT: set = set()                    # the keys whose plans have been used `COMPILE_AFTER` times
 _COMPILED: dict[tuple, object] = {}  # compiled plans by (mnemonic, how, label check, signature, form ids)
+_MEMOS: dict[tuple, object] = {}     # register-only plans of one form by (mnemonic, signature, form id): one memo each
 
 
 def plan_for(mnemonic: str, sig: tuple, ops: tuple, rc=None):
@@ -58,17 +66,23 @@ def plan_for(mnemonic: str, sig: tuple, ops: tuple, rc=None):
         if x.__class__ is Masked or x.__class__ is Bcst or x.__class__ is SegMem or x.__class__ is A32Mem:
             return _wrapped_plan(mnemonic, sig, ops, rc)
     how = plan_choice(mnemonic, sig, ops)
-    if how[0] == "vex-any": return _labelled(shortest_of(how[1]), how[3]), how[2]
+    if how[0] == "vex-any": return shortest_of(how[1]), how[2]
     mode, chosen, rel, mem_at = how
+    if mode == "one" and sig and not rel and all(s != "i" and s[0] != "m" and s != "l" for s in sig):
+        # one form, registers only: its generated encoder, the bytes of the last REG_MEMO_MAX register combinations
+        # remembered (a C-level cache keyed by the register objects), from the first use on
+        key = (mnemonic, sig, chosen[0].id)
+        plan = _MEMOS.get(key)
+        if plan is None: plan = _MEMOS[key] = functools.lru_cache(maxsize=REG_MEMO_MAX)(encoder_of(chosen[0])[0])
+        return plan, rel
     key = (mnemonic, mode, mem_at, sig, tuple(r.id for r in chosen))
     plan = _COMPILED.get(key)
     if plan is not None: return plan, rel
-    if key not in _HOT: return _counted(fallback(mnemonic, mode, chosen, rel), key, mem_at), rel
+    if key not in _HOT: return _counted(fallback(mnemonic, mode, chosen, rel), key, rel), rel
     if sig and all(s != "i" and s[0] != "m" and s != "l" for s in sig):
         # registers only: the bytes depend on which registers alone, so they are remembered (a C-level cache
         # keyed by the register objects, the last REG_MEMO_MAX combinations)
-        plan = functools.lru_cache(maxsize=REG_MEMO_MAX)(encoder_of(chosen[0])[0] if mode == "one" else
-                                                         compile_plan(mnemonic, sig, mode, mem_at, chosen, rel))
+        plan = functools.lru_cache(maxsize=REG_MEMO_MAX)(compile_plan(mnemonic, sig, mode, mem_at, chosen, rel))
     else: plan = compile_plan(mnemonic, sig, mode, mem_at, chosen, rel)
     _COMPILED[key] = plan
     return plan, rel
@@ -90,51 +104,65 @@ def plan_choice(mnemonic: str, sig: tuple, ops: tuple) -> tuple:
     return "one", rows[:1], rel, mem_at
 
 
-def _labelled(inner, mem_at: int | None):
-    """``inner`` with the label check of a memory operand at ``mem_at`` (None: no memory operand)."""
-    if mem_at is None: return inner
-
-    def plan(*ops, **kw):
-        if ops[mem_at].label is not None: raise LabelOperand
-        return inner(*ops, **kw)
-    return plan
-
-
-def _counted(inner, key: tuple, mem_at: int | None):
-    """``inner`` that raises `Replan` on its `COMPILE_AFTER`-th call (marking ``key`` hot), with the label check."""
+def _counted(inner, key: tuple, rel: bool):
+    """``inner`` that raises `Replan` on its `COMPILE_AFTER`-th call (marking ``key`` hot)."""
     left = COMPILE_AFTER
+    if rel:
+        def plan(*ops, ip=0):
+            nonlocal left
+            left -= 1
+            if left < 0:
+                _HOT.add(key)
+                raise Replan
+            return inner(*ops, ip=ip)
+        return plan
 
-    def plan(*ops, **kw):
+    def plan(*ops):
         nonlocal left
         left -= 1
         if left < 0:
             _HOT.add(key)
             raise Replan
-        if mem_at is not None and ops[mem_at].label is not None: raise LabelOperand
-        return inner(*ops, **kw)
+        return inner(*ops)
     return plan
 
 
 def fallback(mnemonic: str, mode: str, rows: tuple, rel: bool):
     """The plan as calls of the forms' generated encoders: ``mode`` "one" (one form), "vex" (the shortest bytes of
-    equally long VEX forms) or "fit" (the first form whose immediates fit; each form's encoder is bound when it is
-    reached, so a first use imports the shape modules of the forms it tries, not of all)."""
+    equally long VEX forms) or "fit" (the first form whose immediates fit). A form's encoder raises `LabelOperand` for
+    a memory operand that names a label."""
     if mode == "one": return encoder_of(rows[0])[0]
     if mode == "vex" or mode == "vex-any": return shortest_of(rows)
-    branch = [is_branch(r) for r in rows]
-    bound: list = [None] * len(rows)   # each form's (enc, fits), bound when first reached
+    pairs = tuple(encoder_of(r) for r in rows)   # each form's (enc, fits)
+
+    def nofit(ops):
+        from ..diagnostics import range_error
+        return range_error(mnemonic, ops, rows)
+    if not rel:
+        if len(pairs) == 2 and pairs[0][1] is not None:   # `add r64, imm8` or else `add r64, imm32`
+            (enc0, fits0), (enc1, fits1) = pairs
+            if fits1 is None:
+                def inner(*ops): return enc0(*ops) if fits0(*ops) else enc1(*ops)
+            else:
+                def inner(*ops):
+                    if fits0(*ops): return enc0(*ops)
+                    if fits1(*ops): return enc1(*ops)
+                    raise nofit(ops)
+            return inner
+
+        def inner(*ops):
+            for enc, fits in pairs:
+                if fits is None or fits(*ops): return enc(*ops)
+            raise nofit(ops)
+        return inner
+    branch = tuple(is_branch(r) for r in rows)
 
     def inner(*ops, ip=0):
-        for k, br in enumerate(branch):
-            b = bound[k]
-            if b is None: b = bound[k] = encoder_of(rows[k])
-            enc, fits = b
-            if fits is None: return enc(*ops, ip=ip) if br else enc(*ops)
+        for (enc, fits), br in zip(pairs, branch):
             if br:
-                if fits(*ops, ip=ip): return enc(*ops, ip=ip)
-            elif fits(*ops): return enc(*ops)
-        from ..diagnostics import range_error
-        raise range_error(mnemonic, ops, rows)
+                if fits is None or fits(*ops, ip=ip): return enc(*ops, ip=ip)
+            elif fits is None or fits(*ops): return enc(*ops)
+        raise nofit(ops)
     return inner
 
 

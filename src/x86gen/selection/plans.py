@@ -12,7 +12,7 @@ nothing, so a program's first use of each signature costs tens of microseconds.
   (`x86gen.encoding.writer.parts`, without the checks the signature answers), choosing among the forms inline, in one
   Python frame. It raises `Replan` when its count is up, and the door that called it asks `plan_for` again, which
   then compiles it. Compiling costs about 0.15 ms and saves 0.1-0.8 us per call (the most where immediates choose);
-  in a 10,000-line program some eighty signatures reach the count.
+  in a 10,000-line program a dozen signatures reach the count.
 
 A form's encoder raises `x86gen.errors.LabelOperand` for a memory operand that names a label, and so does a plan.
 
@@ -40,7 +40,7 @@ from ..table import is_branch, mask_required, row_of
 from .candidates import by_rm_register, candidates, choose, rm_index, shortest_of, vex_alternatives
 from .request import canonical, xchg_choice
 
-COMPILE_AFTER = 32     # calls of a signature's plan before it is compiled (see the module's doc)
+COMPILE_AFTER = 128    # calls of a signature's plan before it is compiled (see the module's doc)
 REG_MEMO_MAX = 512     # register-only signatures: the bytes of the last this many register combinations are kept
 
 

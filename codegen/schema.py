@@ -35,9 +35,9 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("tuple_type", "EVEX tuple type of the memory operand for disp8*N (SDM Vol.2 2.7.5): FV, FVM, …; None outside EVEX"),
     ("disp8_n", "EVEX: N, the scale of a compressed disp8 (bytes) for a memory operand without broadcast; 0 outside EVEX"),
     ("disp8_n_bcst", "EVEX: N with broadcast (EVEX.b = 1), the broadcast element's size in bytes; 0 if the form does not broadcast"),
-    ("evex_mask", "EVEX masking the form allows: '' none, 'k1' ({k1}), 'k1z' ({k1}{z}); x86gen._evex sets aaa/z"),
-    ("evex_bcst", "EVEX embedded broadcast: the element size in bits (32, 64) or 0 (x86gen._evex sets b)"),
-    ("evex_rc", "EVEX register-only static rounding 'er' or suppress-all-exceptions 'sae', or '' (x86gen._evex sets b, L'L)"),
+    ("evex_mask", "EVEX masking the form allows: '' none, 'k1' ({k1}), 'k1z' ({k1}{z}); x86gen.encoding.decorated sets aaa/z"),
+    ("evex_bcst", "EVEX embedded broadcast: the element size in bits (32, 64) or 0 (x86gen.encoding.decorated sets b)"),
+    ("evex_rc", "EVEX register-only static rounding 'er' or suppress-all-exceptions 'sae', or '' (x86gen.encoding.decorated sets b, L'L)"),
     ("mem_role", "the first operand's role when the ModRM.rm operand is memory, where it differs from its role with a register"
                  " (movss xmm, xmm/m32: RW merges into a register, W with memory; SDM Vol.2 MOVSS), else ''"),
     ("fwait", "9B (WAIT) before the instruction: the x87 control forms finit = 9B DB E3 (two instructions to a decoder)"),

@@ -162,7 +162,7 @@ def iced_version() -> str:
 
 def cold_start(pycache: str) -> list[str]:
     """What the first use costs in a fresh interpreter (a signature's first encode reads its mnemonic's line of the
-    table and binds the chosen form's generated encoder: x86gen._first_use), with and without a bytecode cache."""
+    table and binds the chosen form's generated encoder: x86gen.selection), with and without a bytecode cache."""
     lines = []
     for cached in (True, False):
         env = _env(cached, pycache)

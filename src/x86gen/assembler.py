@@ -17,7 +17,7 @@ One method per mnemonic is generated from the spec (`x86gen._gen.asm_methods`; i
 type checkers and IDEs each method's operand types and forms); ``a.emit("add",
 eax, 1)`` does the same by name. Instructions without a label operand are encoded at once into the
 current byte chunk: a generated method looks up the plan for its operands' signatures
-(`x86gen._choose.plan_for`, one function that chooses the form and encodes) and appends the bytes; an
+(`x86gen.selection.plans.plan_for`, one function that chooses the form and encodes) and appends the bytes; an
 Assembler made with ``listing=True`` also keeps each instruction's mnemonic and operands, which `lines`,
 `listing` and `text` print (as AsmJit keeps a listing only with a Logger attached: most of an append was that
 record, so a backend that never prints one does not pay for it). The first use of a signature, label operands

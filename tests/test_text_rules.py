@@ -7,6 +7,7 @@ Expected bytes come from GNU as 2.40 (`as --64 -msyntax=intel -mnaked-reg`, then
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -1055,4 +1056,66 @@ def test_padlock_spellings_of_objdump_and_iced(src, code):
 def test_padlock_wrong_prefixes_are_errors(src):
     """GNU as 2.40 refuses these too (`same type of prefix used twice` for repne xsha1)."""
     with pytest.raises(x86gen.PrefixError):
+        x86gen.assemble(src)
+
+
+# ---- directives that lay out bytes are honoured or refused (issue 24) -------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    (".uleb128 300\nnop", "ac0290"),                                        # GNU as 2.40
+    ("jmp L2\n.uleb128 300\nL2:", "eb02ac02"),                              # GNU as 2.40: the label after it moves
+    (".uleb128 0, 127, 128, 624485", "007f8001e58e26"),                     # GNU as 2.40 (DWARF 5 7.6's example)
+    (".sleb128 -1, 63, 64, -64, -65, 127, 128", "7f3fc00040bf7fff008001"),  # GNU as 2.40
+])
+def test_leb128_directives_lay_out_their_bytes(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+def test_uleb128_of_a_negative_value_is_refused():
+    # GNU as 2.40 writes `.uleb128 -1` as the 64-bit two's complement (ten bytes); x86gen says so instead
+    with pytest.raises(AsmSyntaxError, match=r"\.uleb128 -1: a negative value"):
+        x86gen.assemble(".uleb128 -1")
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("nop\n.end\nnop", "90"),                  # GNU as 2.40: nothing after .end is read
+    ("nop\n.end\nthis is not read", "90"),     # GNU as 2.40
+])
+def test_end_stops_the_input(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, line, section", [
+    ("nop\n.section .rodata\n.long 5\n.text\nret", 3, ".rodata"),   # GNU as 2.40's .text: 90 c3 (the .long is apart)
+    ("nop\n.data\nx:\n.text\nret", 3, ".data"),
+    ("nop\n.bss\n.zero 8", 3, ".bss"),
+    ("nop\n.pushsection .rodata.cst4\n.align 4\n.popsection", 3, ".rodata.cst4"),
+    ("nop\n.section .text.startup,\"ax\",@progbits\nret", 3, ".text.startup"),
+    ("nop\n.data\n.text\n.previous\nret", 5, ".data"),
+])
+def test_bytes_in_another_section_are_refused(src, line, section):
+    """x86gen lays out .text only; a line that would put bytes or a label in another section is an error (flattened
+    into .text they would be other bytes than GNU as's .text)."""
+    with pytest.raises(AsmSyntaxError, match=rf"line {line}: .*in section {re.escape(section)}: x86gen lays out one section"):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("nop\n.section .note.GNU-stack,\"\",@progbits", "90"),          # GNU as 2.40 (compilers end with it)
+    ("nop\n.pushsection .rodata\n.globl f\n.popsection\nret", "90c3"),   # GNU as 2.40: nothing laid out elsewhere
+    ("nop\n.data\n.text\nret", "90c3"),                                # GNU as 2.40
+    ("nop\n.section .text\nret", "90c3"),                              # GNU as 2.40
+])
+def test_sections_without_bytes_are_read(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, match", [
+    (".balign 4,1,2,3", r"\.balign takes an alignment, a fill value and a maximum skip, got 4"),   # GNU as: junk at end of line
+    (".endbr", r"unknown directive '\.endbr'"),   # GNU as 2.40: unknown pseudo-op
+    (".popsection", r"\.popsection without a \.pushsection"),
+    (".text 1\nnop", r"subsections are not supported"),
+])
+def test_directives_that_cannot_be_honoured_are_errors(src, match):
+    with pytest.raises(AsmSyntaxError, match=match):
         x86gen.assemble(src)

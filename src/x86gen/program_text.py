@@ -109,14 +109,16 @@ _NEAR_BRANCHES = frozenset(   # (BRANCH_MNEMONICS are the table's own names: no 
     and mn not in PREFIX_WORDS and mn not in _PREFIXES and mn not in _FAR_MNEMONICS and mn not in _SIZED_WORDS
     and (mn in ("jmp", "call") or mn not in _FAR_DEFAULT))
 _SIZE_WORD = Regex(r"([A-Za-z_]\w*)\s+ptr\b", re.ASCII | re.I)
-_IGNORED_DIRECTIVES = {
-    ".intel_syntax", ".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".local", ".weak", ".hidden",
+_IGNORED_DIRECTIVES = {   # directives that make no byte of .text (symbols, debug and unwind information)
+    ".intel_syntax", ".globl", ".global", ".local", ".weak", ".hidden",
     ".type", ".size", ".file", ".ident", ".loc", ".cfi_startproc", ".cfi_endproc", ".cfi_def_cfa_offset", ".cfi_offset",
     ".cfi_def_cfa_register", ".cfi_def_cfa", ".cfi_restore", ".cfi_remember_state", ".cfi_restore_state", ".cfi_escape",
     ".cfi_sections", ".cfi_adjust_cfa_offset", ".cfi_rel_offset", ".cfi_register", ".cfi_signal_frame", ".cfi_personality",
     ".cfi_lsda", ".cfi_undefined", ".cfi_same_value", ".cfi_return_column", ".cfi_window_save", ".addrsig", ".addrsig_sym",
-    ".code64", ".previous", ".popsection", ".pushsection", ".protected", ".internal", ".uleb128", ".sleb128", ".end", ".endbr",
+    ".code64", ".protected", ".internal",
 }
+# directives that choose the section of the lines that follow (`_Parser.section_directive`)
+_SECTION_DIRECTIVES = {".text", ".data", ".bss", ".rodata", ".section", ".pushsection", ".popsection", ".previous"}
 _DATA_DIRECTIVES = {
     ".byte": 1, ".1byte": 1, "db": 1, ".short": 2, ".value": 2, ".word": 2, ".2byte": 2, ".hword": 2, "dw": 2,
     ".long": 4, ".int": 4, ".4byte": 4, "dd": 4, ".quad": 8, ".8byte": 8, "dq": 8,
@@ -182,6 +184,22 @@ def _float_value(s: str, size: int, d: str):
     return v
 
 
+def _leb128(v: int, signed: bool, d: str) -> bytes:
+    """``v`` in LEB128 (DWARF 5, 7.6): 7 bits a byte, low first; bit 7 set on every byte but the last. Unsigned, a
+    negative value is an error (GNU as takes it as 64-bit two's complement: ``.uleb128 -1`` is ten bytes); signed,
+    the last byte's bit 6 is the sign."""
+    if not signed and v < 0:
+        raise AsmSyntaxError(f".uleb128 {v}: a negative value (write .sleb128, or the unsigned value)")
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if (not signed and not v) or (signed and ((v == 0 and not b & 0x40) or (v == -1 and b & 0x40))):
+            out.append(b)
+            return bytes(out)
+        out.append(b | 0x80)
+
+
 class _Parser:
     """Reads program text into an `Assembler`, one line at a time."""
 
@@ -190,7 +208,10 @@ class _Parser:
         self.local_back: dict[str, Label] = {}   # GNU numeric labels: `1:` … `jmp 1b` / `jne 1f`
         self.local_fwd: dict[str, Label] = {}
         self.nlocal = 0
-        self.section_fill: int | None = None     # None: NOP padding (code); 0 in data sections
+        self.section = ".text"                   # the section lines go to: only .text is laid out (see `switch`)
+        self.previous = ".text"                  # `.previous` goes back to it
+        self.pushed: list[str] = []              # `.pushsection` … `.popsection`
+        self.stopped = False                     # `.end`: GNU as reads no further
         self.target: str | None = None           # the text of the last branch operand that named a label
 
     # -- labels --
@@ -348,7 +369,8 @@ class _Parser:
             if d == ".p2align":
                 if n > 63: raise AsmSyntaxError(f".p2align {clip(args[0])}: at most 63 (2**63 bytes)")
                 n = 1 << n
-            fill = self.int_arg(args[1], d) if len(args) > 1 and args[1] else self.section_fill
+            if len(args) > 3: raise AsmSyntaxError(f"{d} takes an alignment, a fill value and a maximum skip, got {len(args)} values")
+            fill = self.int_arg(args[1], d) if len(args) > 1 and args[1] else None
             mx = self.int_arg(args[2], d) if len(args) > 2 and args[2] else None
             if mx is not None and mx <= 0: mx = None   # GNU as: a max-skip of 0 (or below) is no limit, not "never pad"
             return a.align(n, fill, mx)
@@ -356,16 +378,36 @@ class _Parser:
             if rest and rest.lower() != "noprefix": raise AsmSyntaxError(".intel_syntax: only `noprefix` is supported")
             return
         if d == ".att_syntax": raise AsmSyntaxError("AT&T syntax is not supported (write Intel syntax, .intel_syntax noprefix)")
-        if d in (".text",): self.section_fill = None; return
-        if d in (".data", ".bss", ".rodata"): self.section_fill = 0; return
-        if d in (".section", ".pushsection"):
-            name = rest.split(",")[0].strip().strip('"')
-            self.section_fill = None if name.startswith(".text") else 0
-            return
+        if d in _SECTION_DIRECTIVES: return self.section_directive(d, rest)
+        if d in (".uleb128", ".sleb128"):   # LEB128 (GNU as, DWARF): 7 bits a byte, low first, bit 7 set but on the last
+            if not rest: raise AsmSyntaxError(f"{d} expects one or more values")
+            out = b"".join(_leb128(self.int_arg(x, d), d == ".sleb128", d) for x in _split_args(rest))
+            return a._data(1, (out,))
+        if d == ".end": self.stopped = True; return   # GNU as: the end of the input (what follows is not read)
         if d in _IGNORED_DIRECTIVES or d.startswith(".cfi_"): return
         if d in (".set", ".equ", ".equiv"): raise AsmSyntaxError(f"{d} (symbol definitions) is not supported")
         raise AsmSyntaxError(f"unknown directive {clip(d)} (expected an instruction, a label, or one of .byte .short .long .quad "
                              ".float .double .ascii .asciz .zero .align .p2align .balign .text .data .section .globl .type .size)")
+
+    def section_directive(self, d: str, rest: str) -> None:
+        """``.text``, ``.data``, ``.bss``, ``.rodata``, ``.section``, ``.pushsection``, ``.popsection``, ``.previous``:
+        which section the lines that follow go to. x86gen lays out one section, .text: in any other, lines that would
+        make bytes or labels are errors (`parse_program`), where GNU as would put them apart from the code (the issue
+        on sections and objects lays them out); directives that make nothing (``.globl``, ``.type``, ``.cfi_*``) are
+        read there too, so ``.section .note.GNU-stack,"",@progbits`` at the end of a compiler's output is fine."""
+        if d in (".text", ".data", ".bss", ".rodata"):
+            if rest.strip(): raise AsmSyntaxError(f"{d} {clip(rest.strip())}: subsections are not supported")
+            name = d
+        elif d == ".previous":
+            name = self.previous
+        elif d == ".popsection":
+            if not self.pushed: raise AsmSyntaxError(".popsection without a .pushsection")
+            name = self.pushed.pop()
+        else:   # .section / .pushsection NAME[, flags, type …]
+            name = rest.split(",")[0].strip().strip('"')
+            if not name: raise AsmSyntaxError(f"{d} expects a section name")
+            if d == ".pushsection": self.pushed.append(self.section)
+        self.previous, self.section = self.section, name
 
     def int_arg(self, s: str, d: str) -> int:
         try: return parse_int(s)
@@ -748,6 +790,22 @@ def _first_plan(mn: str, key: tuple, ops: tuple):
     except EncodeError: return None
 
 
+def _off_text_line(p: _Parser, raw: str, n: int) -> bool:
+    """Line ``n`` in a section other than .text: read (directives only), refused if it makes bytes or a label.
+    Returns whether the section that follows is still not .text."""
+    a = p.a
+    n0 = len(a._code)
+    a.line = n
+    try: p.line(raw)
+    except EncodeError as ex:
+        raise type(ex)(f"line {n}: {clip(raw.strip())}: {ex}") from None
+    if len(a._code) != n0:   # (a label is an item too)
+        raise AsmSyntaxError(f"line {n}: {clip(raw.strip())}: in section {p.section}: x86gen lays out one section, .text, and"
+                             " does not lay out others yet (GNU as would put this apart from the code): keep code, data and"
+                             " labels in .text")
+    return p.section != ".text"
+
+
 def parse_program(text: str, base: int = 0, asm: Assembler | None = None, *, listing: bool = True) -> Assembler:
     """Parse an Intel-syntax program into an `Assembler` (not yet assembled), which keeps a listing (`Assembler.lines`,
     `Assembler.listing`) unless ``listing`` is False; with ``asm``, into that Assembler, as it was made.
@@ -762,8 +820,13 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None, *, lis
     cache, code, recs = _LINE_CACHE, a._code, a._text
     n = 0
     room = _LINE_CACHE_MAX - len(cache)   # entries the cache takes before it starts again (bounded)
+    off = False   # in a section other than .text (`_Parser.section_directive`): every line through `_Parser.line`
     for raw in lines:
         n += 1
+        if off:
+            off = _off_text_line(p, raw, n)
+            if p.stopped: break
+            continue
         hit = cache.get(raw)
         if hit is None:
             hit = _plain_record(raw)
@@ -789,6 +852,9 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None, *, lis
                     cache[raw] = hit
         except EncodeError as ex:
             raise type(ex)(f"line {n}: {clip(raw.strip())}: {ex}") from None
+        if p.section != ".text" or p.stopped:
+            if p.stopped: break
+            off = True
     a.line = 0
     if p.local_fwd:
         name = next(iter(p.local_fwd))

@@ -387,10 +387,19 @@ ROUNDING_CONTROL = {0: I.RoundingControl.ROUND_TO_NEAREST, 1: I.RoundingControl.
 SAE = 4   # x86gen.SAE
 
 
+# Conversions from 32-bit integers, exact in the wider type, whose rounding iced-x86's OpCodeInfo allows (EVEX.b) but
+# the SDM does not (Vol.2 VCVTDQ2PD, VCVTUDQ2PD, VCVTSI2SD and VCVTUSI2SD with r/m32: no {er}); GNU as and llvm-mc
+# refuse it, and so does x86gen (issue 24). iced's Code names keep the _ER.
+SDM_NO_ROUNDING = frozenset(getattr(I.Code, n) for n in (
+    "EVEX_VCVTDQ2PD_ZMM_K1Z_YMMM256B32_ER", "EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER",
+    "EVEX_VCVTSI2SD_XMM_XMM_RM32_ER", "EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER"))
+
+
 def evex_allows(code: int, mask: int, zero: bool, bcst_bits: int, rc: int | None, mem_dest: bool, has_mem: bool) -> bool:
     """Does iced-x86's OpCodeInfo for ``code`` allow these decorations: mask register number ``mask`` (0: none),
     zeroing, a broadcast of ``bcst_bits``-bit elements (0: none), rounding ``rc`` (0-3 static, 4 SAE, None)?
-    Zeroing with a memory destination and rounding/SAE with a memory operand are #UD (SDM Vol.2 2.7.8, 2.8)."""
+    Zeroing with a memory destination and rounding/SAE with a memory operand are #UD (SDM Vol.2 2.7.8, 2.8); the
+    conversions of `SDM_NO_ROUNDING` take no rounding."""
     oc = I.OpCodeInfo(code)
     if mask and not oc.can_use_op_mask_register: return False
     if zero and (not oc.can_use_zeroing_masking or mem_dest): return False
@@ -398,7 +407,7 @@ def evex_allows(code: int, mask: int, zero: bool, bcst_bits: int, rc: int | None
     if rc is not None:
         if has_mem: return False
         if rc == SAE and not oc.can_suppress_all_exceptions: return False
-        if rc != SAE and not oc.can_use_rounding_control: return False
+        if rc != SAE and (not oc.can_use_rounding_control or code in SDM_NO_ROUNDING): return False
     return True
 
 

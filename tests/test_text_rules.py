@@ -485,7 +485,6 @@ def test_gnu_shorthands_and_spellings(src, expect, tmp_path):
 
 @pytest.mark.parametrize("src, expect", [
     ("prefetch_exclusive byte ptr [rax]", "0f0d00"),        # iced-x86 1.21 prints 0f 0d 00 so (GNU as: prefetch)
-    ("prefetch_reserved byte ptr [r8]", "410f0d00"),        # iced prints 0f 0d /4../7 so and decodes them as PREFETCH, as 0f 0d 00
     ("movsxd ax, cx", "6663c1"),                            # iced-x86 encoder, MOVSXD_R16_RM16 (GNU as 2.40 refuses it)
     ("movsxd r9w, word ptr [rax]", "66446308"),             # iced-x86 encoder
     ("fstpnce st(1)", "d9d9"),                              # iced-x86 encoder, FSTPNCE_STI (undocumented D9 D8+i)
@@ -1119,3 +1118,114 @@ def test_sections_without_bytes_are_read(src, expect, tmp_path):
 def test_directives_that_cannot_be_honoured_are_errors(src, match):
     with pytest.raises(AsmSyntaxError, match=match):
         x86gen.assemble(src)
+
+
+# ---- silent wrong bytes and text GNU as refuses (issue 24) ----------------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("mov eax, ds:[ebp]", "3e678b4500"),                                     # GNU as 2.40 (the default is SS there)
+    ("mov eax, ds:[esp]", "3e678b0424"),                                     # GNU as 2.40
+    ("mov eax, ds:[ebp+eax*2]", "3e678b444500"),                             # GNU as 2.40
+    ("vgatherdps xmm1, dword ptr ds:[ebp+xmm2*4], xmm3", "3e67c4e261924c9500"),  # GNU as 2.40
+    ("mov eax, ss:[ebp]", "678b4500"),                                       # GNU as 2.40: SS is the default, no byte
+    ("mov eax, ss:[esp+4]", "678b442404"),                                   # GNU as 2.40
+    ("mov eax, ds:[rbp]", "3e8b4500"),                                       # GNU as 2.40
+    ("mov eax, ss:[rbp]", "8b4500"),                                         # GNU as 2.40
+])
+def test_segment_override_on_an_ebp_or_esp_base_is_kept(src, expect, tmp_path):
+    """SDM Vol.1 3.7.4: an address with an (e/r)bp or (e/r)sp base uses SS by default, so DS there needs its 3E byte."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+
+
+def test_segment_override_on_an_ebp_base_in_the_api():
+    # GNU as 2.40: mov eax, ds:[ebp] is 3e 67 8b 45 00, ss:[ebp] 67 8b 45 00
+    assert x86gen.encode("mov", x86gen.eax, x86gen.mem(x86gen.ebp, size=32, seg="ds")).hex() == "3e678b4500"
+    assert x86gen.encode("mov", x86gen.eax, x86gen.mem(x86gen.ebp, size=32, seg="ss")).hex() == "678b4500"
+
+
+@pytest.mark.parametrize("src", ["mov eax, dword [rax]", "movaps xmm0, xmmword [rax]", "mov eax, dword fs:[rax]",
+                                 "mov eax, dword [rip+L]\nL:", "jmp qword [rax]"])
+def test_size_keyword_without_ptr_is_refused(src):
+    """GNU as 2.40 reads `dword [rax]` as the number 4 plus [rax] (`mov eax, dword [rax]` is 8b 40 04), llvm-mc refuses it."""
+    with pytest.raises(AsmSyntaxError, match=r"(d|q|xmm)word without ptr: write \w+ ptr "):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("int 3", "cc"),          # GNU as 2.40 and llvm-mc: the one-byte breakpoint
+    ("int 0x3", "cc"),        # GNU as 2.40
+    ("L: int 3", "cc"),       # GNU as 2.40
+    ("int 4", "cd04"),        # GNU as 2.40
+])
+def test_int_3_is_the_breakpoint_byte(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src.removeprefix("L: ")).encode().hex() == expect
+
+
+def test_int_3_by_its_form_keeps_cd_03():
+    # SDM Vol.2 INT n/INTO/INT3: CD 03 is INT imm8 with 3 (iced-x86 1.21 encodes INT_IMM8 3 so)
+    assert x86gen.get_form("INT_IMM8")(3).hex() == "cd03"
+    assert x86gen.encode("int", 3).hex() == "cd03"
+
+
+def test_prefetch_reserved_names_four_encodings_and_is_refused():
+    with pytest.raises(UnknownMnemonicError, match=r"prefetch_reserved is iced-x86's name of four reserved encodings"):
+        x86gen.assemble("prefetch_reserved byte ptr [rax]")
+    assert x86gen.get_form("PREFETCHRESERVED5_M8")(x86gen.byte(x86gen.rax)).hex() == "0f0d28"   # iced-x86 1.21 encoder
+
+
+def test_near_without_ptr_is_refused():
+    # GNU as 2.40: "junk `L' after expression"; llvm-mc 14: "unknown token in expression"
+    with pytest.raises(AsmSyntaxError, match=r"`near` without ptr"):
+        x86gen.assemble("jmp near L\nL:")
+
+
+def test_near_ptr_branch_is_sized_as_gnu_as_sizes_it(tmp_path):
+    check("jmp near ptr L\nL:", "eb00", tmp_path)   # GNU as 2.40: rel8 (it relaxes `near ptr` like a plain label)
+
+
+@pytest.mark.parametrize("src", [
+    "vaddps zmm1{k1}{Z}, zmm2, zmm3",                          # GNU as 2.40: unknown vector operation `{Z}'
+    "vaddps zmm1{k1}, zmm2, dword ptr [rax]{1TO16}",           # GNU as 2.40: unknown vector operation `{1TO16}'
+    "vaddps zmm1, zmm2, zmm3, {RN-SAE}",                       # GNU as 2.40: junk `}' after expression
+])
+@pytest.mark.parametrize("how", ["assemble", "program", "parse"])
+def test_decorations_are_lower_case(src, how):
+    """GNU as and llvm-mc read {z}, {1toN} and {rn-sae} in lower case only; x86gen reads text as they do, by every door."""
+    with pytest.raises(AsmSyntaxError, match=r"decorations are written in lower case"):
+        if how == "assemble": x86gen.assemble(src)
+        elif how == "program": x86gen.assemble("L:\n" + src + "\njmp L")
+        else: x86gen.Instruction.parse(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("vaddps zmm1{K1}, zmm2, zmm3", "62f16c4958cb"),                          # GNU as 2.40: a register in any case
+    ("vaddps zmm1{k1}{z}, zmm2, dword ptr [rax]{1to16}", "62f16cd95808"),     # GNU as 2.40
+])
+def test_mask_register_in_any_case(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+
+
+@pytest.mark.parametrize("src, form_id", [
+    ("vcvtdq2pd zmm1, ymm2, {rn-sae}", "EVEX_VCVTDQ2PD_ZMM_K1Z_YMMM256B32_ER"),
+    ("vcvtudq2pd zmm1, ymm2, {rz-sae}", "EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER"),
+    ("vcvtsi2sd xmm1, xmm2, eax, {rn-sae}", "EVEX_VCVTSI2SD_XMM_XMM_RM32_ER"),
+    ("vcvtusi2sd xmm1, xmm2, eax, {rd-sae}", "EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER"),
+])
+def test_exact_conversions_take_no_rounding(src, form_id):
+    """SDM Vol.2 VCVTDQ2PD, VCVTUDQ2PD, VCVTSI2SD/VCVTUSI2SD r/m32: no {er} (exact); GNU as 2.40: "unsupported static
+    rounding/sae"; iced-x86's OpCodeInfo allows EVEX.b there (its Code names end in _ER)."""
+    with pytest.raises(x86gen.EvexOperandError, match=r"takes no rounding or \{sae\} \(the conversion is exact"):
+        x86gen.assemble(src)
+    assert not x86gen.get_form(form_id).evex_rc
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("vcvtsi2sd xmm1, xmm2, rax, {rn-sae}", "62f1ef182ac8"),   # GNU as 2.40: a 64-bit integer rounds
+    ("vcvtdq2pd zmm1, ymm2", "62f17e48e6ca"),                  # GNU as 2.40
+])
+def test_conversions_that_round_still_take_rounding(src, expect, tmp_path):
+    check(src, expect, tmp_path)

@@ -44,6 +44,8 @@ from .syntax import (
     _piece,
     _simple_address,
     char_value,
+    check_decoration_case,
+    check_ptr,
     clip,
     decorated_form,
     far_memory,
@@ -508,6 +510,9 @@ class _Parser:
             if _FAR.match(low):
                 raise AsmSyntaxError(f"far branch {clip(t)}: a far branch to an immediate segment:offset is invalid in 64-bit"
                                      " mode (SDM Vol.2 JMP/CALL); far branches go through memory: jmp fword ptr [rax]")
+            if low[:5] == "near " and low[5:].lstrip()[:3] != "ptr":   # (`near ptr L` is as `L`, as GNU as reads it)
+                raise AsmSyntaxError(f"{clip(t)}: `near` without ptr, which GNU as and llvm-mc refuse; write the label alone"
+                                     ", sized to reach it (as GNU as sizes `jmp near ptr L`)")
             low = _BRANCH_HINT.sub("", low)
             t = _BRANCH_HINT.sub("", t)
             if "<" in low:                        # objdump: `jmp 1a <f+0x1a>` (hex without 0x in object files)
@@ -546,6 +551,7 @@ class _Parser:
         seg = None
         m = _SIZE_PREFIX.match(low.lower())
         if m:
+            check_ptr(m, low)
             size_txt = m.group(1) + " ptr "
             low = low[len(low) - len(m.group(2)):].strip()
         m = _SYM_BRACKET.match(low)
@@ -641,7 +647,9 @@ def _plain_record(raw: str):
     ``fs:[rax]`` is a `SegMem`, whose signature no plan has either), so such a line gets None here."""
     s = raw.lower()
     if s[:1] == " " or "\t" in s: s = s.replace("\t", " ").strip()   # compilers separate with tabs
-    if "{" in s: return _decorated_record(s)
+    if "{" in s:
+        check_decoration_case(raw)   # `{Z}`: lower case only, as GNU as reads it
+        return _decorated_record(s)
     mn, _, rest = s.partition(" ")
     get = _OPERANDS.get
     if not rest:

@@ -128,6 +128,15 @@ _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 # size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
 _SIZE_WORDS = "byte|word|dword|fword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
 _SIZE_PREFIX = Regex(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
+
+
+def check_ptr(m, text: str) -> None:
+    """Refuse a size keyword without ``ptr`` (``dword [rax]``; ``m`` is `_SIZE_PREFIX`'s match in ``text`` or in its
+    lower-case copy): GNU as reads ``dword`` there as the number 4 (``[rax+4]``), llvm-mc refuses it."""
+    if m.string[m.end(1):m.start(2)].strip()[:3] != "ptr":
+        w = m.group(1)
+        raise AsmSyntaxError(f"{w} without ptr: write {w} ptr {clip(text[m.start(2):].strip())[1:-1]} (GNU as reads"
+                             f" `{w} [...]` as the number {SIZE_BITS.get(w, 0) // 8} plus the address, llvm-mc refuses it)")
 _TERM = Regex(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 
 
@@ -214,7 +223,7 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
 
 # `[size ptr] [base + index*scale ± disp]` with registers and a hex/decimal displacement, in one match;
 # anything else (a leading index, `10h`, `ds:`, errors) takes `_parse_address`, which reads the same.
-_SIMPLE = Regex(rf"(?:({_SIZE_WORDS})\s+(?:ptr\s*)?)?"
+_SIMPLE = Regex(rf"(?:({_SIZE_WORDS})\s+ptr\s*)?"
                      r"\[\s*([a-z]\w*)\s*(?:\+\s*([a-z]\w*)(?:\*([1248]))?\s*)?(?:([+-])\s*(0x[0-9a-f]+|[1-9][0-9]*|0)\s*)?\]",
                      re.ASCII)
 
@@ -284,6 +293,7 @@ def parse_operand(text: str):
         size = 0
         m = _SIZE_PREFIX.match(t)
         if m:
+            check_ptr(m, t)
             size = SIZE_BITS.get(m.group(1), 128)
             t = m.group(2).strip()
         seg = None
@@ -740,6 +750,12 @@ def _w_branch(mn: str, ops: tuple) -> tuple[str, tuple]:
     return "data16 " + _W_BRANCHES[mn], ops
 
 
+def _int3(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``int 3`` is the one-byte breakpoint ``int3`` (CC), as GNU as and llvm-mc write it (SDM Vol.2 INT n/INTO/INT3:
+    CD 03 differs in virtual-8086 mode only); ``x86gen.encode("int", 3)`` and the form ``INT_IMM8`` keep CD 03."""
+    return ("int3", ()) if ops == (3,) else (mn, ops)
+
+
 SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fromkeys(_W_BRANCHES, _w_branch),
               **dict.fromkeys(XMM0_THIRD, _xmm0_third),
               "imul": _imul, "mov": _sreg_load, "fwait": _fwait, "sysexitd": _sysexitd, "pushw": _stack_word, "popw": _stack_word,
@@ -747,7 +763,7 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
               "movsx": _movsx_dword, "shld": _shift_double_cl, "shrd": _shift_double_cl, "movq": _movq_gpr,
               **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), **dict.fromkeys(_ADDRESS_ONLY, _any_size_address),
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
-              **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax,
+              **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax, "int": _int3,
               **dict.fromkeys(GATHER_MNEMONICS, gather_mask),
               **dict.fromkeys(_SELECTOR_READ, _selector_r16),
               **dict.fromkeys(_DESCRIPTOR_TABLE, _descriptor_pointer), **dict.fromkeys(("lfs", "lgs", "lss"), _far_pointer_load),
@@ -926,6 +942,7 @@ def parse_text_line(text: str) -> tuple:
         if "'" in text or '"' in text: raise AsmSyntaxError(f"{clip(text)}: quoted text (the program parser reads it)")
         line = strip_comment(text).lower().strip()
     else: line = text.lower().strip()
+    if "{" in text: check_decoration_case(text)
     res = parse_line(line) if line else ("", ())
     if len(_LINES) >= _CACHE_MAX: _LINES.clear()
     _LINES[text] = res
@@ -1024,6 +1041,21 @@ class _Piece:
         self.text, self.base, self.mask, self.zero, self.n, self.bcst, self.rc, self.alone = text, "", None, False, None, False, None, False
 
 
+# GNU as and llvm-mc read a vector operation's decoration in lower case only (`{z}`, `{1to16}`, `{rn-sae}`), a register
+# in any case (`{K1}`), and pseudo-prefixes in any case (`{VEX}`): x86gen reads text as they do.
+_UPPER_DECORATION = Regex(r"\{\s*((?![kK][0-7]\s*\})[^{}]*[A-Z][^{}]*?)\s*\}")
+
+
+def check_decoration_case(text: str) -> None:
+    """Refuse a decoration of ``text`` (the line as written) that is not in lower case, as GNU as and llvm-mc do;
+    a pseudo-prefix (``{VEX}``) and a mask register (``{K1}``) may be in any case."""
+    for m in _UPPER_DECORATION.finditer(text):
+        w = m.group(1)
+        if w.lower() in ROUNDING_WORDS or w.lower() == "z" or _ONE_TO.fullmatch(w.lower()):
+            raise AsmSyntaxError(f"{_clip('{' + w + '}')} in {_clip(text.strip())}: decorations are written in lower case,"
+                                 f" {{{w.lower()}}} (as GNU as and llvm-mc read them)")
+
+
 def _piece(t: str) -> _Piece:
     """Split operand text ``t`` (lower case) into base and decorations; errors for unknown or repeated ones."""
     p = _Piece(t)
@@ -1050,7 +1082,8 @@ def _piece(t: str) -> _Piece:
         elif w == "z":
             if p.zero: raise AsmSyntaxError(f"{{z}} twice in {_clip(s)}")
             p.zero = True
-        elif re.fullmatch(r"k[0-7]", w):
+        elif re.fullmatch(r"[kK][0-7]", w):
+            w = w.lower()
             if w == "k0":
                 raise AsmSyntaxError(f"{{k0}} in {_clip(s)}: k0 cannot be a write mask (EVEX.aaa = 000 means no masking,"
                                      " SDM Vol.2 2.7.1); write no mask, or k1-k7")
@@ -1063,6 +1096,7 @@ def _piece(t: str) -> _Piece:
                 raise AsmSyntaxError(f"{{{w}}} in {_clip(s)}: a broadcast is {{1to2}}, {{1to4}}, {{1to8}}, {{1to16}} or {{1to32}}")
             p.n, p.bcst = n, True
         else:
+            check_decoration_case(s)
             raise AsmSyntaxError(f"unknown decoration {_clip('{' + w + '}')} in {_clip(s)} (expected {_EXPECTED})")
     if p.alone and (p.mask or p.zero or p.bcst or len(words) != 1):
         raise AsmSyntaxError(f"misplaced {_clip(s)}: only a rounding ({{rn-sae}} … {{sae}}) stands as an operand of its own;"

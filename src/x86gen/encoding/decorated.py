@@ -144,6 +144,8 @@ def why_not(row, ops: tuple, rc) -> str | None:
         if row.evex_rc != want:
             has = {"er": "static rounding {er} (rc=RN_SAE…RZ_SAE), not {sae} alone", "sae": "{sae} (rc=SAE) only, no static rounding",
                    "": "no rounding or {sae}"}[row.evex_rc]
+            if not row.evex_rc and row.id.endswith("_ER"):   # iced's name; the SDM gives the conversion no {er}
+                has += " (the conversion is exact: SDM Vol.2 gives it no {er}, as GNU as and llvm-mc; iced's name says _ER)"
             return f"{row.id} takes {has}"
         if any(isinstance(x, Mem) or (x.__class__ is Masked and isinstance(x.op, Mem)) for x in ops):
             return "rounding and {sae} are register-only (EVEX.b with a memory operand means broadcast, SDM Vol.2 2.7.8)"

@@ -33,10 +33,9 @@ MNEMONIC_ALIASES = {
     # `sysret` is sysretd (0F 07) for llvm-mc and iced-x86 (GNU as: "ambiguous operand size")
     "retf": "retfd", "lret": "retfd", "lretw": "retfw", "lretq": "retfq", "iret": "iretd", "sysret": "sysretd",
     "pcmpestriq": "pcmpestri64", "pcmpestrmq": "pcmpestrm64", "vpcmpestriq": "vpcmpestri64", "vpcmpestrmq": "vpcmpestrm64",
-    # iced-x86's Intel names of AMD's 0F 0D /0 and of the reserved hints 0F 0D /4-/7, which it decodes as the same
-    # PREFETCH (AMD APM Vol.3 PREFETCH/PREFETCHW: the reserved ModRM.reg values are aliases of PREFETCH); GNU as and
-    # objdump write `prefetch`, which is 0F 0D /0
-    "prefetch_exclusive": "prefetch", "prefetch_reserved": "prefetch",
+    # iced-x86's Intel name of AMD's 0F 0D /0; GNU as and objdump write `prefetch`, which is 0F 0D /0. (iced's
+    # `prefetch_reserved` names four encodings, 0F 0D /4-/7: `x86gen.diagnostics.unknown_mnemonic_error` says so.)
+    "prefetch_exclusive": "prefetch",
 }
 for _p in ("set", "cmov"):
     for _a, _b in {"z": "e", "nz": "ne", "c": "b", "nae": "b", "nc": "ae", "nb": "ae", "na": "be", "nbe": "a",

@@ -1229,3 +1229,38 @@ def test_exact_conversions_take_no_rounding(src, form_id):
 ])
 def test_conversions_that_round_still_take_rounding(src, expect, tmp_path):
     check(src, expect, tmp_path)
+
+
+# ---- EVEX decorations on a memory operand with a segment override or a 32-bit address (issue 24) --------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("vandps xmm1{k1}{z}, xmm2, dword ptr fs:[rax]{1to4}", "6462f16c995408"),            # GNU as 2.40
+    ("vandps xmm1{k1}{z}, xmm2, dword ptr [eax]{1to4}", "6762f16c995408"),               # GNU as 2.40
+    ("vaddps zmm1, zmm2, dword ptr gs:[ebp]{1to16}", "656762f16c58584d00"),              # GNU as 2.40
+    ("vaddps zmm1, zmm2, dword ptr ds:[ebp]{1to16}", "3e6762f16c58584d00"),              # GNU as 2.40 (SS is the default)
+    ("vaddps zmm1, zmm2, dword ptr fs:[eax+0x40]{1to16}", "646762f16c58584810"),         # GNU as 2.40: disp8*4
+    ("vaddps zmm1, zmm2, dword ptr ss:[rbp+0x40]{1to16}", "62f16c58584d10"),             # GNU as 2.40: no byte for SS
+    ("vmovups xmmword ptr fs:[rax]{k1}, xmm1", "6462f17c091108"),                        # GNU as 2.40
+    ("vmovups xmmword ptr [eax]{k1}, xmm1", "6762f17c091108"),                           # GNU as 2.40
+    ("vpscatterdd dword ptr fs:[rax+zmm1*4]{k1}, zmm2", "6462f27d49a01488"),             # GNU as 2.40
+    # the plain broadcast first, then the same with an override: each keeps its own plan (GNU as 2.40)
+    ("vaddps zmm1, zmm2, dword ptr [rax+0x40]{1to16}\nvaddps zmm1, zmm2, dword ptr fs:[rax+0x40]{1to16}",
+     "62f16c585848106462f16c58584810"),
+])
+def test_broadcast_and_masked_store_with_segment_or_32_bit_address(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+    if "\n" not in src: assert x86gen.Instruction.parse(src).encode().hex() == expect
+
+
+def test_broadcast_with_segment_by_every_door():
+    # GNU as 2.40: vandps xmm1{k1}{z}, xmm2, dword ptr fs:[rax]{1to4} is 64 62 f1 6c 99 54 08
+    src = x86gen.dword(x86gen.rax).with_segment("fs").bcst
+    dst = x86gen.xmm1.k(x86gen.k1).z
+    assert str(src) == "dword bcst fs:[rax]"
+    form = x86gen.select("vandps", dst, x86gen.xmm2, src)
+    assert form.accepts(dst, x86gen.xmm2, src)
+    a = x86gen.Assembler()
+    a.vandps(dst, x86gen.xmm2, src)
+    for data in (x86gen.encode("vandps", dst, x86gen.xmm2, src), form(dst, x86gen.xmm2, src),
+                 x86gen.Instruction("vandps", dst, x86gen.xmm2, src).encode(), a.assemble()):
+        assert data.hex() == "6462f16c995408"

@@ -237,7 +237,10 @@ class SegMem(Mem):
     (its `plain` operand is the `VsibMem`)."""
 
     __slots__ = ("seg",)
-    mask_target = "no memory"   # (not masked: `x86gen.registers.Masked` says why)
+
+    @property
+    def mask_target(self) -> str:   # a masked store's destination with an override (GNU as: 64 62 … for fs:[rax] {k1})
+        return "memory" if self.plain.__class__ in (Mem, VsibMem, A32Mem) else "no memory"
 
     @property
     def kind(self) -> str: return self.sig
@@ -278,8 +281,9 @@ class Bcst(Mem):
 
     @property
     def plain(self) -> Mem:
-        """The address as a plain `Mem` of the element size."""
-        return Mem(self.base, self.index, self.scale, self.disp, self.size, self.label)
+        """The address as a `Mem` of the element size (with its segment override or 32-bit address: a `SegMem`, an
+        `A32Mem`)."""
+        return self.unsized.with_size(self.size)
 
     @property
     def bcst(self) -> Bcst: return self
@@ -289,9 +293,12 @@ class Bcst(Mem):
     def k(self, mask):
         raise _evex_error(f"{self}: a broadcast operand is a source; only a destination takes a mask")
 
-    def __str__(self) -> str: return f"{SIZE_NAMES[self.size]} bcst {self.address()}"
+    def __str__(self) -> str:
+        seg = self.unsized.seg + ":" if self.unsized.__class__ is SegMem else ""
+        return f"{SIZE_NAMES[self.size]} bcst {seg}{self.address()}"
+
     def __repr__(self) -> str: return f"Bcst({self})"
-    def _key(self): return (*Mem._key(self), "bcst")
+    def _key(self): return (*Mem._key(self), "bcst", getattr(self.unsized, "seg", None))
 
 
 def _evex_error(msg: str) -> OperandError: return EvexOperandError(msg)
@@ -310,9 +317,7 @@ class A32Mem(Mem):
 
     __slots__ = ()
 
-    @property
-    def mask_target(self) -> str:   # a scatter's destination with a 32-bit address
-        return "memory" if self.plain.__class__ is VsibMem else "no memory"
+    mask_target = "memory"   # a masked store's or a scatter's destination with a 32-bit address (67 62 …)
 
     @property
     def kind(self) -> str: return self.sig
@@ -519,16 +524,20 @@ def address(m: Mem) -> str:
 
 def bcst_of(cls, m: Mem):
     """`Bcst.of`: ``m`` as a broadcast source of class ``cls``."""
-    if m.__class__ is not Mem:
-        raise EvexOperandError(f"{m}: only a plain memory operand can be a broadcast source (not VSIB, segment-overridden or"
+    inner = m.plain if m.__class__ is SegMem else m
+    if inner.__class__ is not Mem and inner.__class__ is not A32Mem:
+        raise EvexOperandError(f"{m}: a broadcast source is a memory operand with a general base or index (not VSIB or"
                                " one already broadcast)")
     if m.size not in (16, 32, 64):
         raise EvexOperandError(f"{m}: a broadcast element is a word, dword or qword (m16bcst/m32bcst/m64bcst, SDM Vol.2 2.7.5),"
                                f" not {SIZE_NAMES.get(m.size, 'unsized') if m.size else 'unsized'}: write dword(...).bcst")
     b = object.__new__(cls)
     for k in Mem.__slots__: setattr(b, k, getattr(m, k))
-    b.sig = f"b{m.size}"
-    b.unsized = Mem(m.base, m.index, m.scale, m.disp, 0, m.label)
+    # "b32"; "fs:b32", "a32:b32" with an override or a 32-bit address (plans are kept by signature: never the same)
+    b.sig = f"b{m.size}" if m.__class__ is Mem else m.sig[:m.sig.rindex("m")] + f"b{m.size}"
+    # the address the form's encoder takes, after the prefix layer (`x86gen.encoding.decorated`) has taken off a segment
+    # override or a 32-bit address, as it does for any memory operand: GNU as writes `dword ptr fs:[eax]{1to4}` so
+    b.unsized = m.with_size(0)
     return b
 
 

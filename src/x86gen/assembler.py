@@ -718,7 +718,9 @@ class Assembler(AsmMethods):
                 else: raise OperandError(f"{DATA_DIRECTIVES[size]}: floats need dd (float32) or dq (float64)")
             elif c in (bytes, bytearray, str):
                 if size != 1: raise OperandError(f"{DATA_DIRECTIVES[size]}: strings and bytes go in db")
-                code += v.encode() if c is str else v
+                try: code += v.encode() if c is str else v
+                except UnicodeEncodeError as ex:   # a lone surrogate ('\udcff', from surrogateescape): no UTF-8
+                    raise OperandError(f"db: {fmt_value(v)} is no UTF-8 text: {ex.reason} ({v[ex.start]!r} at index {ex.start})") from None
             elif c is Label or c is DataExpr:
                 e = v if c is DataExpr else DataExpr((v,), (), 0)
                 for lab in (*e.plus, *e.minus):

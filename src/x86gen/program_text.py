@@ -436,7 +436,9 @@ class _Parser:
                 raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a character constant, a label, "
                                      "or label±number)") from None
         try: v = _unary_int(s) if s[0] in "+-~" else parse_int(s)
-        except ValueError: pass
+        except ValueError:
+            digits = s.lstrip("+-~ \t")
+            if digits.isascii() and digits.isdigit(): raise   # `08`, 5000 digits: what parse_int says, no float
         else:
             if not -(1 << (8 * size - 1)) <= v < 1 << (8 * size):
                 raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits")

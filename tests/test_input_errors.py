@@ -5,10 +5,13 @@ a guard). No bytes here are expected from x86gen's own output: where bytes are c
 (pickled and back, the command line and `assemble`)."""
 from __future__ import annotations
 
+import ctypes
+
 import pytest
 
 import x86gen
 from x86gen import Assembler, Instruction, eax, ecx, get_form
+from x86gen.program_text import assemble_program, parse_program
 
 BIG = "9" * 5000   # more decimal digits than int() converts (sys.int_info.str_digits_check_threshold: 4300)
 
@@ -82,3 +85,95 @@ def test_an_instruction_of_no_form_is_an_operand_error(make):
     another mnemonic is refused when the Instruction is made."""
     with pytest.raises(x86gen.OperandError):
         make()
+
+
+# --- arguments of the wrong type ------------------------------------------------------------------
+
+
+def _asm_with_ret() -> Assembler:
+    a = Assembler()
+    a.ret()
+    return a
+
+
+WRONG_TYPES = [   # (call, the function and argument its message names)
+    (lambda: x86gen.assemble(None), "x86gen.assemble: text"),
+    (lambda: x86gen.assemble(5), "x86gen.assemble: text"),
+    (lambda: x86gen.assemble(b"nop"), "x86gen.assemble: text"),
+    (lambda: x86gen.assemble(["nop"]), "x86gen.assemble: text"),
+    (lambda: x86gen.assemble("jmp 0x40", ip="0"), "x86gen.assemble: ip"),
+    (lambda: x86gen.assemble("nop\nnop", ip=1.5), "x86gen.assemble: ip"),
+    (lambda: x86gen.parse(None), "x86gen.parse: text"),
+    (lambda: x86gen.parse(b"nop"), "x86gen.parse: text"),
+    (lambda: Instruction.parse(None), "x86gen.Instruction.parse: text"),
+    (lambda: x86gen.encode("jmp", 0x40, ip="0"), "x86gen.encode: ip"),
+    (lambda: x86gen.encode("jmp", 0x40, ip=1.5), "x86gen.encode: ip"),
+    (lambda: x86gen.encode("bnd jmp", 0x40, ip="0"), "x86gen.encode: ip"),
+    (lambda: x86gen.select("jmp", 0x40, ip="0"), "x86gen.select: ip"),
+    (lambda: x86gen.select_form(5, eax, ecx), "x86gen.select_form: forms"),
+    (lambda: x86gen.select_form("ADD_RM32_R32", eax, ecx), "x86gen.select_form: forms"),
+    (lambda: get_form("JMP_REL32_64")(0x40, ip="0"), "Form JMP_REL32_64: ip"),
+    (lambda: get_form("JMP_REL32_64").encode_rel("0"), "Form JMP_REL32_64.encode_rel: rel"),
+    (lambda: Instruction("jmp", 0x40).encode(ip="0"), "x86gen.encode: ip"),
+    (lambda: x86gen.isel.select(None, None, None), "x86gen.isel.select: op"),
+    (lambda: x86gen.isel.select("ADD", [], 1), "x86gen.isel.select: dtype"),
+    (lambda: x86gen.isel.select("ADD", "int32", "4"), "x86gen.isel.select: width"),
+    (lambda: x86gen.reference.forms_for(None), "x86gen.reference.forms_for: op"),
+    (lambda: parse_program("nop", base=1.5), "parse_program: base"),
+    (lambda: parse_program(None), "parse_program: text"),
+    (lambda: parse_program("nop", asm=5), "parse_program: asm"),
+    (lambda: assemble_program(b"nop"), "parse_program: text"),
+    (lambda: Assembler(base="0"), "x86gen.Assembler: base"),
+    (lambda: Assembler().label(5), "Assembler.label: name"),
+    (lambda: Assembler().get_label(b"x"), "Assembler.label: name"),
+    (lambda: Assembler().bind(5), "Assembler.bind: label"),
+    (lambda: Assembler().align("4"), "Assembler.align: n"),
+    (lambda: Assembler().align(4, fill="0"), "Assembler.align: fill"),
+    (lambda: Assembler().zero(1.5), "Assembler.zero: n"),
+    (lambda: Assembler(listing=True).listing("x"), "Assembler.listing: width"),
+    (lambda: _asm_with_ret().jit("int"), "Assembler.jit: restype"),
+    (lambda: _asm_with_ret().jit(ctypes.c_int, ("int",)), "Assembler.jit: argtypes[0]"),
+    (lambda: x86gen.jit.compile(5), "x86gen.jit.compile: code"),
+    (lambda: x86gen.jit.compile("c3"), "x86gen.jit.compile: code"),
+    (lambda: x86gen.jit.compile(b"\xc3", ctypes.c_int, 5), "x86gen.jit.compile: argtypes"),
+]
+
+
+@pytest.mark.parametrize("call, named", WRONG_TYPES, ids=[n for _, n in WRONG_TYPES])
+def test_wrong_argument_type_is_an_encode_error(call, named):
+    """An argument of a type the function does not take: `x86gen.ArgumentTypeError`, an EncodeError and a TypeError,
+    whose message names the function, the argument and the type it got."""
+    if "jit" in named and not x86gen.jit.available(): pytest.skip("x86gen.jit runs on Linux x86-64 only")
+    with pytest.raises(x86gen.ArgumentTypeError) as e:
+        call()
+    assert isinstance(e.value, x86gen.EncodeError) and isinstance(e.value, TypeError)
+    msg = str(e.value)
+    assert msg.startswith(named + " must be "), msg
+    assert msg.rsplit(", not ", 1)[1].split()[0] in ("None", "int", "str", "bytes", "list", "float"), msg
+
+
+def test_argument_type_error_is_exported():
+    assert "ArgumentTypeError" in x86gen.__all__
+    assert issubclass(x86gen.ArgumentTypeError, x86gen.EncodeError) and issubclass(x86gen.ArgumentTypeError, TypeError)
+    assert x86gen.errors.ArgumentTypeError is x86gen.ArgumentTypeError
+
+
+@pytest.mark.parametrize("call", [lambda: Assembler().float32(None), lambda: Assembler().float64("x"),
+                                  lambda: Assembler().float32(1.0, [1])])
+def test_a_data_value_of_the_wrong_type_is_an_operand_error(call):
+    """The values of a data directive are operands (as `Assembler.db(None)`'s are): an OperandError naming the value."""
+    with pytest.raises(x86gen.OperandError, match="cannot store"):
+        call()
+
+
+def test_ints_of_other_types_are_still_taken():
+    """Arguments checked on the failure path take what ``operator.index`` takes (numpy integers, bool)."""
+    class Index:
+        def __index__(self): return 16
+    a = Assembler(base=Index())
+    a.nop()
+    a.align(Index())
+    b = Assembler(base=16)
+    b.nop()
+    b.align(16)
+    assert a.assemble() == b.assemble()

@@ -34,6 +34,7 @@ from .errors import (
     UnsupportedRegisterError,
     clip,
     fmt_operands,
+    wrong_type,
 )
 from .evex import RD_SAE, RN_SAE, ROUNDING_NAMES, RU_SAE, RZ_SAE, SAE, Rounding, is_rounding
 from .forms import forms_of
@@ -930,8 +931,10 @@ def parse_text_line(text: str) -> tuple:
 
     An empty line gives ``("", ())``.
     """
-    hit = _LINES.get(text)
+    try: hit = _LINES.get(text)
+    except TypeError: hit = None   # (unhashable: no text, said below)
     if hit is not None: return hit
+    if text.__class__ is not str and not isinstance(text, str): raise wrong_type("x86gen.parse", "text", text, "a str")
     if _LEXED.search(text) is not None:
         # a quote: the program parser (character constants keep their case); `;`: more than one statement
         if "'" in text or '"' in text: raise AsmSyntaxError(f"{clip(text)}: quoted text (the program parser reads it)")

@@ -6,6 +6,7 @@ a guard). No bytes here are expected from x86gen's own output: where bytes are c
 from __future__ import annotations
 
 import ctypes
+import pickle
 
 import pytest
 
@@ -177,3 +178,21 @@ def test_ints_of_other_types_are_still_taken():
     b.nop()
     b.align(16)
     assert a.assemble() == b.assemble()
+
+
+# --- pickling an Assembler ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("listing", [False, True])
+def test_an_assembler_pickles_after_assemble(listing):
+    """An Assembler with branches holds their forms, whose encoders are closures: a form pickles as its id."""
+    a = parse_program("top: jmp done\n mov eax, [rip+top]\n .p2align 4\n jne top\ndone: ret\n .quad top", 0x1000,
+                      listing=listing)
+    code = a.assemble()
+    b = pickle.loads(pickle.dumps(a))
+    assert b.assemble() == code
+    b.nop()   # and it goes on as the original would
+    a.nop()
+    assert b.assemble() == a.assemble()
+    if listing: assert b.listing() == a.listing()
+    assert pickle.loads(pickle.dumps(get_form("JMP_REL8_64"))) is get_form("JMP_REL8_64")

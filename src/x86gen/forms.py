@@ -175,6 +175,11 @@ class Form:
 
     def __repr__(self) -> str: return f"<Form {self.id}: {self.syntax} | {self.encoding}>"
 
+    def __reduce__(self):
+        """Pickled as its id (the encoder it binds is a closure, which pickle cannot take): unpickled, it is the one
+        `Form` of that id, so an `x86gen.Assembler` holding branches (their forms) pickles too."""
+        return (get_form, (self.id,))
+
 
 _BY_ID: dict[str, Form] = {}
 _BY_MNEMONIC: dict[str, list[Form]] = {}

@@ -6,7 +6,9 @@ a guard). No bytes here are expected from x86gen's own output: where bytes are c
 from __future__ import annotations
 
 import ctypes
+import io
 import pickle
+import sys
 
 import pytest
 
@@ -196,3 +198,26 @@ def test_an_assembler_pickles_after_assemble(listing):
     assert b.assemble() == a.assemble()
     if listing: assert b.listing() == a.listing()
     assert pickle.loads(pickle.dumps(get_form("JMP_REL8_64"))) is get_form("JMP_REL8_64")
+
+
+# --- the command line's input ---------------------------------------------------------------------
+
+
+def test_command_line_input_is_capped(tmp_path, monkeypatch, capsys):
+    """`x86gen asm -f` reads at most `x86gen.__main__.MAX_INPUT` bytes (file, /dev/zero, standard input): more is an
+    error with exit status 1, not a MemoryError."""
+    import x86gen.__main__ as cli
+    monkeypatch.setattr(cli, "MAX_INPUT", 64)
+    ok = tmp_path / "ok.s"
+    ok.write_text("nop\n" * 16)   # 64 bytes: taken
+    assert cli.main(["asm", "-f", str(ok)]) == 0
+    assert capsys.readouterr().out.strip() == x86gen.assemble("nop\n" * 16).hex()
+    big = tmp_path / "big.s"
+    big.write_text("nop\n" * 17)
+    for args, name in ((["asm", "-f", str(big)], str(big)), (["asm", "-f", "/dev/zero"], "/dev/zero")):
+        assert cli.main(args) == 1
+        err = capsys.readouterr().err
+        assert f"{name}: more than 64 bytes of input" in err and "MAX_INPUT" in err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"nop\n" * 100)))
+    assert cli.main(["asm", "-f", "-"]) == 1
+    assert "standard input: more than 64 bytes" in capsys.readouterr().err

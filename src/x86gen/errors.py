@@ -102,7 +102,8 @@ class NoListingError(EncodeError):
 
 
 class SizeLimitError(EncodeError):
-    """A program, alignment or data directive larger than x86gen produces (see `MAX_OUTPUT`)."""
+    """A program, alignment or data directive larger than x86gen produces (see `MAX_OUTPUT`), or input larger than the
+    command line reads (`x86gen.__main__.MAX_INPUT`)."""
 
 
 MAX_OUTPUT = 1 << 30   # bytes: the most one Assembler emits (alignments and data past this are refused)

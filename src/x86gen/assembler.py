@@ -59,6 +59,7 @@ from .encoder import _RC_PLANS as _RC_KEPT
 from .encoder import _encode_rc, encode, select
 from .errors import (
     MAX_OUTPUT,
+    ArgumentTypeError,
     EncodeError,
     ImmediateRangeError,
     LabelError,
@@ -71,6 +72,7 @@ from .errors import (
     clip,
     fmt_int,
     fmt_value,
+    wrong_type,
 )
 from .evex import ROUNDING_RECORDS
 from .forms import form_of, forms_of, get_form
@@ -448,6 +450,7 @@ class Assembler(AsmMethods):
     __slots__ = ("base", "_code", "_text", "_vars", "_vpos", "_rip", "_abs", "_labels", "_named", "_layout", "line", "source")
 
     def __init__(self, base: int = 0, *, listing: bool = False):
+        if base.__class__ is not int: base = _int_arg("x86gen.Assembler", "base", base)
         self.base = base
         self._code: list[bytes] = []      # the program: bytes per item (see TEXT_LEN); chunk i ends at _vars[i]
         self._text: list | None = [] if listing else None   # with listing=True: TEXT_LEN items per item (see TEXT_LEN)
@@ -472,10 +475,12 @@ class Assembler(AsmMethods):
             name = f".L{len(self._labels)}"
             while name in self._named: name += "_"
         else:
-            hit = self._named.get(name)
+            try: hit = self._named.get(name)
+            except TypeError: hit = None   # (unhashable: no name, said below)
             if hit is not None:
                 if hit.bound: raise LabelError(f"label {clip(name, 80)} is already defined")
                 return hit
+        if name.__class__ is not str and not isinstance(name, str): raise wrong_type("Assembler.label", "name", name, "a str or None")
         lab = Label(name, self)
         self._labels.append(lab)
         self._named[name] = lab
@@ -484,7 +489,9 @@ class Assembler(AsmMethods):
     def bind(self, label: Label | str) -> Label:
         """Place ``label`` at the current position (the address of the next instruction)."""
         if label.__class__ is str: label = self.label(label)
-        if label.owner is not self: raise LabelError(f"label {clip(label.name, 80)} belongs to another Assembler")
+        try: owner = label.owner
+        except AttributeError: raise wrong_type("Assembler.bind", "label", label, "a Label or a str") from None
+        if owner is not self: raise LabelError(f"label {clip(label.name, 80)} belongs to another Assembler")
         if label.chunk >= 0: raise LabelError(f"label {clip(label.name, 80)} is bound twice")
         code = self._code
         label.chunk, label.pos = len(self._vars), len(code)
@@ -700,8 +707,8 @@ class Assembler(AsmMethods):
         except (TypeError, ValueError): raise OperandError(f"Assembler.bytes: {fmt_value(data)} is not bytes") from None
         self._data(1, (b,))
 
-    def float32(self, *values: float) -> None: self._data(4, tuple(float(v) for v in values))
-    def float64(self, *values: float) -> None: self._data(8, tuple(float(v) for v in values))
+    def float32(self, *values: float) -> None: self._data(4, _floats(".float", values))
+    def float64(self, *values: float) -> None: self._data(8, _floats(".double", values))
 
     def _data(self, size: int, values: tuple) -> None:
         code = bytearray()
@@ -718,7 +725,9 @@ class Assembler(AsmMethods):
                 else: raise OperandError(f"{DATA_DIRECTIVES[size]}: floats need dd (float32) or dq (float64)")
             elif c in (bytes, bytearray, str):
                 if size != 1: raise OperandError(f"{DATA_DIRECTIVES[size]}: strings and bytes go in db")
-                code += v.encode() if c is str else v
+                try: code += v.encode() if c is str else v
+                except UnicodeEncodeError as ex:   # a lone surrogate ('\udcff', from surrogateescape): no UTF-8
+                    raise OperandError(f"db: {fmt_value(v)} is no UTF-8 text: {ex.reason} ({v[ex.start]!r} at index {ex.start})") from None
             elif c is Label or c is DataExpr:
                 e = v if c is DataExpr else DataExpr((v,), (), 0)
                 for lab in (*e.plus, *e.minus):
@@ -736,21 +745,26 @@ class Assembler(AsmMethods):
 
     def zero(self, n: int, fill: int = 0) -> None:
         """``n`` bytes of ``fill`` (GNU ``.zero`` / ``.skip`` / ``.space``); at most `MAX_OUTPUT` bytes."""
-        if n.__class__ is not int or n < 0: raise OperandError(f".zero: the size must be a non-negative int, not {fmt_value(n)}")
+        if n.__class__ is not int: n = _int_arg("Assembler.zero", "n", n)
+        if n < 0: raise OperandError(f".zero: the size must be a non-negative int, not {fmt_value(n)}")
         if n > MAX_OUTPUT: raise SizeLimitError(f".zero {fmt_int(n)}: more than the limit of {MAX_OUTPUT:#x} bytes of output")
-        if fill.__class__ is not int or not -128 <= fill <= 255:
+        if fill.__class__ is not int: fill = _int_arg("Assembler.zero", "fill", fill)
+        if not -128 <= fill <= 255:
             raise OperandError(f".zero: fill byte {fmt_value(fill)} is not an int that fits in a byte")
         self._data(1, (bytes((fill & 0xFF,)) * n,))
 
     def align(self, n: int, fill: int | None = None, max_skip: int | None = None) -> None:
         """Pad to a multiple of ``n`` bytes (absolute address, base included) with NOPs or ``fill``
         bytes; with ``max_skip``, only if that takes at most ``max_skip`` bytes (GNU ``.p2align``)."""
-        if n.__class__ is not int or n <= 0 or n & (n - 1):
+        if n.__class__ is not int: n = _int_arg("Assembler.align", "n", n)
+        if n <= 0 or n & (n - 1):
             raise OperandError(f"alignment must be a power of two, not {fmt_value(n)}")
         if n > MAX_ALIGN: raise SizeLimitError(f"alignment {fmt_int(n)} is larger than the largest supported, {MAX_ALIGN:#x}")
-        if fill is not None and (fill.__class__ is not int or not -128 <= fill <= 255):
+        if fill is not None and fill.__class__ is not int: fill = _int_arg("Assembler.align", "fill", fill)
+        if fill is not None and not -128 <= fill <= 255:
             raise OperandError(f"fill byte {fmt_value(fill)} is not an int that fits in a byte")
-        if max_skip is not None and (max_skip.__class__ is not int or max_skip < 0):
+        if max_skip is not None and max_skip.__class__ is not int: max_skip = _int_arg("Assembler.align", "max_skip", max_skip)
+        if max_skip is not None and max_skip < 0:
             raise OperandError(f"max_skip {fmt_value(max_skip)} is not a non-negative int")
         self._var(_Align(n, fill, max_skip, self.line))
 
@@ -894,7 +908,9 @@ class Assembler(AsmMethods):
         from . import jit  # (ctypes and mmap: loaded when a program is first run)
         code = self.assemble()
         if not code: raise EncodeError("jit: the program is empty (no machine code to run)")
-        return jit.compile(code, ctypes.c_int64 if restype is _INT64 else restype, argtypes, name=name)
+        try: return jit.compile(code, ctypes.c_int64 if restype is _INT64 else restype, argtypes, name=name)
+        except ArgumentTypeError as ex:   # (named as this method)
+            raise ArgumentTypeError(str(ex).replace("x86gen.jit.compile", "Assembler.jit", 1)) from None
 
     # ---- listing ------------------------------------------------------------------------------------
 
@@ -940,6 +956,8 @@ class Assembler(AsmMethods):
 
         At most ``width`` bytes per row: longer data and padding continue on following rows.
         """
+        if width.__class__ is not int: width = _int_arg("Assembler.listing", "width", width)
+        if width < 1: raise EncodeError(f"Assembler.listing: width must be at least 1 (bytes per row), not {fmt_int(width, True)}")
         rows = []
         for addr, b, text in self.lines():
             if addr is None: rows.append(f"{text}"); continue
@@ -979,6 +997,25 @@ class DataExpr:
 
 # Other names (jz, cmovnz, setc, sal, movabs, …) share the canonical method (`x86gen._gen.asm_methods.method` makes both).
 
+
+
+def _int_arg(func: str, arg: str, value) -> int:
+    """``value`` as an int (``operator.index``: numpy integers too), or the `x86gen.ArgumentTypeError` of ``func``'s
+    ``arg``."""
+    import operator
+    try: return operator.index(value)
+    except TypeError: raise wrong_type(func, arg, value, "an int") from None
+
+
+def _floats(directive: str, values: tuple) -> tuple:
+    """`Assembler.float32`/`float64`'s values as floats; a value that is none is an `x86gen.OperandError`, as
+    `Assembler.db`'s are."""
+    try: return tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        for v in values:
+            try: float(v)
+            except (TypeError, ValueError): raise OperandError(f"{directive}: cannot store {fmt_value(v)} (a float or an int)") from None
+        raise
 
 
 def target_text(t) -> str:

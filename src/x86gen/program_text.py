@@ -19,7 +19,7 @@ from .assembler import (
     Label,
     _keep_plan,
 )
-from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, LabelOperand, UnknownMnemonicError
+from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, LabelOperand, UnknownMnemonicError, wrong_type
 from .evex import ROUNDING_RECORDS
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS, Masked
@@ -438,7 +438,9 @@ class _Parser:
                 raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a character constant, a label, "
                                      "or label±number)") from None
         try: v = _unary_int(s) if s[0] in "+-~" else parse_int(s)
-        except ValueError: pass
+        except ValueError:
+            digits = s.lstrip("+-~ \t")
+            if digits.isascii() and digits.isdigit(): raise   # `08`, 5000 digits: what parse_int says, no float
         else:
             if not -(1 << (8 * size - 1)) <= v < 1 << (8 * size):
                 raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits")
@@ -821,7 +823,15 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None, *, lis
     Errors are `AsmSyntaxError` (or other `EncodeError`\\ s) naming the line number, the line and what
     was expected.
     """
-    a = Assembler(base, listing=listing) if asm is None else asm
+    if text.__class__ is not str and not isinstance(text, str): raise wrong_type("parse_program", "text", text, "a str")
+    if asm is None:
+        if base.__class__ is not int:
+            import operator
+            try: base = operator.index(base)
+            except TypeError: raise wrong_type("parse_program", "base", base, "an int") from None
+        a = Assembler(base, listing=listing)
+    elif isinstance(asm, Assembler): a = asm
+    else: raise wrong_type("parse_program", "asm", asm, "an Assembler or None")
     p = _Parser(a)
     a.source = lines = text.splitlines()
     if "/*" in text: lines = strip_block_comments(text).splitlines()   # same line numbers, comments gone

@@ -34,6 +34,7 @@ from .errors import (
     UnsupportedRegisterError,
     clip,
     fmt_operands,
+    wrong_type,
 )
 from .evex import RD_SAE, RN_SAE, ROUNDING_NAMES, RU_SAE, RZ_SAE, SAE, Rounding, is_rounding
 from .forms import forms_of
@@ -222,16 +223,18 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
 
 
 # `[size ptr] [base + index*scale ± disp]` with registers and a hex/decimal displacement, in one match;
-# anything else (a leading index, `10h`, `ds:`, errors) takes `_parse_address`, which reads the same.
+# anything else (a leading index, `10h`, `ds:`, errors) takes `_parse_address`, which reads the same. A decimal
+# displacement has 20 digits at most here (2^64 has 20): a longer one takes `_parse_address` too, whose `parse_int` says
+# what is wrong with it (int() refuses more than 4300 digits with a bare ValueError).
 _SIMPLE = Regex(rf"(?:({_SIZE_WORDS})\s+ptr\s*)?"
-                     r"\[\s*([a-z]\w*)\s*(?:\+\s*([a-z]\w*)(?:\*([1248]))?\s*)?(?:([+-])\s*(0x[0-9a-f]+|[1-9][0-9]*|0)\s*)?\]",
+                     r"\[\s*([a-z]\w*)\s*(?:\+\s*([a-z]\w*)(?:\*([1248]))?\s*)?(?:([+-])\s*(0x[0-9a-f]+|[1-9][0-9]{0,19}|0)\s*)?\]",
                      re.ASCII)
 
 
 # The same in the spelling x86gen, objdump and compilers print (no spaces, a size keyword with ``ptr``): a shorter
 # match (`_SIMPLE` is tried when it fails; the size keyword is checked after the match, `_SIZE_OF`).
 _PRINTED = Regex(r"(?:([a-z]+) ptr )?\[([a-z][a-z0-9]*)(?:\+([a-z][a-z0-9]*)(?:\*([1248]))?)?"
-                      r"(?:([+-])(0x[0-9a-f]+|[1-9][0-9]*|0))?\]")
+                      r"(?:([+-])(0x[0-9a-f]+|[1-9][0-9]{0,19}|0))?\]")
 _SIZE_OF = {w: SIZE_BITS.get(w, 128) for w in _SIZE_WORDS.split("|")}   # size keyword -> bits (oword: 128)
 # the registers `_simple_address` takes as a base (a vector register first is VSIB: `_parse_address` reads it as the index)
 _ADDRESS_BASES = {name: r for name, r in _REGS.items() if r.kind not in ("xmm", "ymm", "zmm")}
@@ -843,7 +846,16 @@ _SIMPLE_ESCAPES = {"b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 
 
 def unescape(body: str, text: str) -> bytes:
-    """The bytes of a string's body (between its quotes): UTF-8, with GNU as's escapes (see `_ESCAPE`)."""
+    """The bytes of a string's body (between its quotes): UTF-8, with GNU as's escapes (see `_ESCAPE`). A character
+    that UTF-8 has no bytes for (a lone surrogate such as ``'\\udcff'``, which ``errors="surrogateescape"`` decoding
+    makes of a byte that is no UTF-8) is an `AsmSyntaxError`."""
+    try: return _unescape(body, text)
+    except UnicodeEncodeError as ex:
+        raise AsmSyntaxError(f"character {ex.object[ex.start]!r} (U+{ord(ex.object[ex.start]):04X}) in {clip(text)} has no UTF-8"
+                             f" bytes ({ex.reason})") from None
+
+
+def _unescape(body: str, text: str) -> bytes:
     if "\\" not in body: return body.encode()
     out, pos = bytearray(), 0
     for m in _ESCAPE.finditer(body):
@@ -935,8 +947,10 @@ def parse_text_line(text: str) -> tuple:
 
     An empty line gives ``("", ())``.
     """
-    hit = _LINES.get(text)
+    try: hit = _LINES.get(text)
+    except TypeError: hit = None   # (unhashable: no text, said below)
     if hit is not None: return hit
+    if text.__class__ is not str and not isinstance(text, str): raise wrong_type("x86gen.parse", "text", text, "a str")
     if _LEXED.search(text) is not None:
         # a quote: the program parser (character constants keep their case); `;`: more than one statement
         if "'" in text or '"' in text: raise AsmSyntaxError(f"{clip(text)}: quoted text (the program parser reads it)")

@@ -388,12 +388,31 @@ def prefixed(rng: random.Random, form, mn: str, ops: list, line: Line) -> str:
             mn = f"{words} {mn}"
             line.features.add("prefix word")
     mems = [i for i, op in enumerate(ops) if "[" in op[0]]
+    mn = pseudo_prefixed(form, mn, ops, line)
     if mems and "notrack" not in mn and rng.random() < 0.1:
         i = mems[0]
         seg = rng.choice(["fs", "gs", "es", "ds", "ss", "cs"])
         ops[i] = tuple(t.replace("[", f"{seg}:[", 1) for t in ops[i])
         line.features.add("segment override")
     return mn
+
+
+def pseudo_prefixed(form, mn: str, ops: list, line: Line) -> str:
+    """``mn`` with one of GNU as's pseudo-prefixes that choose an encoding ({disp8}, {disp32}, {load}, {store}, {vex2}),
+    in 4% of the lines, drawn from a generator of their own (seeded by the line) so the rest of the stream is the one
+    without them. Left out where x86gen knowingly writes other bytes than GNU as: xchg with {load} (GNU as 2.40 keeps
+    90+r for `{load} xchg eax, ecx`; x86gen honours {load}: 87 C1) and mov with an absolute address and {disp32} (GNU
+    as 2.40 writes the moffs form, A1 + 8 bytes; x86gen the [disp32] it asks for)."""
+    r = random.Random(f"{mn} {ops}")
+    if r.random() >= 0.04 or mn.startswith("{"): return mn
+    words = ["{disp8}", "{disp32}"] if any("[" in op[0] for op in ops) else []
+    if len(form.operands) >= 2 and mn.split()[-1].lower() != "xchg": words += ["{load}", "{store}"]
+    if form.encoding_kind == "vex": words.append("{vex2}")
+    if mn.split()[-1].lower() in ("mov", "movabs") and any(re.search(r"\[(0x)?[0-9a-f]+\]", op[0], re.I) for op in ops):
+        words = [w for w in words if w != "{disp32}"]
+    if not words: return mn
+    line.features.add("pseudo-prefix")
+    return f"{r.choice(words)} {mn}"
 
 
 # --- programs ------------------------------------------------------------------------------------------
@@ -690,6 +709,8 @@ def judge(line: Line, x, g: gnu_oracle.Outcome, llvm: gnu_oracle.Outcome | None,
         return Verdict("mismatch", "x86gen encodes what GNU as (and llvm-mc) refuse", (g.errors or ["?"])[0][:100])
     # x86gen refused
     if not g.ok: return Verdict("refused", "GNU as errors")
+    if isinstance(x, x86gen.PrefixError) and "pseudo-prefix cannot be honoured" in str(x):   # (x86gen.selection.pseudo)
+        return Verdict("refused", "GNU as drops a pseudo-prefix it cannot honour; x86gen refuses")
     if isinstance(x, x86gen.DistinctRegistersError) and any("should be distinct" in w for w in g.warnings):
         return Verdict("refused", "GNU as warns: a gather's registers must differ (#UD)")
     if g.relocated and not line.program:   # `pop r16`: a register name GNU as 2.40 does not know

@@ -78,6 +78,7 @@ from .evex import ROUNDING_RECORDS
 from .forms import form_of, forms_of, get_form
 from .memory import Bcst, Mem, SegMem, size_named
 from .registers import REGISTERS, Masked
+from .selection import pseudo
 from .selection.candidates import candidates
 from .selection.plans import Replan, plan_for
 from .selection.prefixed import encode_prefixed
@@ -246,6 +247,12 @@ def _prefixed_branch_info(mn: str, words: list[str]) -> tuple[tuple, int]:
     hit = _BRANCH_INFO.get(key)
     if hit is None:
         legacy = [w for w in words if w not in (P.DATA16, P.ADDR32)]
+        disp = next((w for w in legacy if w in ("{disp8}", "{disp32}")), None)
+        if any(w in P.CHOOSING for w in legacy):   # {disp8}/{disp32}: the rel8/rel32 form (x86gen.selection.pseudo)
+            picks, legacy = pseudo.split(legacy, f"{' '.join(words)} {mn}")
+            if set(picks) != {"disp"}:
+                raise pseudo.cannot(next(w for w in picks.values() if w != disp), f"{' '.join(words)} {mn}",
+                                    "a branch to a label or address has no ModRM or VEX encoding to choose")
         if any(w not in P.PREFIX_BYTES for w in legacy):
             raise PrefixError(f"{' '.join(words)} {mn}: only bnd, data16 and addr32 go on a branch to a label or address here")
         a32 = P.ADDR32 in words and canonical(mn) not in A32_SPELLED   # (jecxz says its 32-bit address itself)
@@ -254,6 +261,10 @@ def _prefixed_branch_info(mn: str, words: list[str]) -> tuple[tuple, int]:
         rows = candidates(mn, ("l",), (lab,), sized)[0]
         forms = [form_of(r) for r in rows]
         if not sized: forms = [f for f in forms if not (f.addrsize32 or f.opsize16)] or forms   # (as `_branch_info`)
+        if disp is not None:
+            rel = [f for f in forms if pseudo.rel_width(f) == (8 if disp == "{disp8}" else 32)]
+            if not rel: raise pseudo.rel_error(disp, f"{' '.join(words)} {mn}", forms)
+            forms = rel
         want = {P.SPEC_NAME.get(w, w) for w in legacy}
         ok = [f for f in forms if want <= P.allowed(f.id)]
         if not ok:
@@ -528,8 +539,8 @@ class Assembler(AsmMethods):
         canon = MNEMONIC_ALIASES.get(mn)
         if canon in BRANCH_MNEMONICS: return self.emit(canon, *ops)
         if canon in PLAIN_MNEMONICS: return self._emit(mn, ops)
-        for pseudo in (EVEX_PREFIX, VEX_PREFIX):   # `{evex} vaddps`, `{vex} vpdpbusd`
-            if mn.startswith(pseudo) and forms_of(mn[len(pseudo):]): return self._emit(mn, ops)
+        for word in (EVEX_PREFIX, VEX_PREFIX):   # `{evex} vaddps`, `{vex} vpdpbusd`
+            if mn.startswith(word) and forms_of(mn[len(word):]): return self._emit(mn, ops)
         forms_of(mn)                     # raises UnknownMnemonicError with suggestions
         raise UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}")
 

@@ -13,6 +13,7 @@ from .errors import (
     ImmediateRangeError,
     LabelContextError,
     OperandError,
+    PrefixError,
     UnknownMnemonicError,
     fmt_int,
     fmt_operands,
@@ -239,3 +240,23 @@ def decoration_error(where: str, reason: str, rows) -> EvexOperandError:
     evex = [r for r in rows if r.encoding_kind == "evex"]
     allowed = "; ".join(f"{r.id} ({decorations_allowed(r)})" for r in evex) or "none is EVEX"
     return EvexOperandError(f"{where}: {reason}; the forms for these operands: {allowed}")
+
+
+# ---- pseudo-prefixes ({vex}, {vex3}, {evex}, {disp32}, {load} …) that cannot be honoured ----------------------------
+
+def cannot_honour(word: str, insn: str, why: str, cls=None):
+    """The error (a `x86gen.PrefixError`, or ``cls``) for pseudo-prefix ``word`` that instruction ``insn`` cannot
+    honour, ``why``."""
+    return (cls or PrefixError)(f"{insn}: the {word} pseudo-prefix cannot be honoured: {why}")
+
+
+def evex_needs(ops: tuple, rc=None) -> str:
+    """What in ``ops``/``rc`` needs EVEX, for a message: ``masking ({k1})``, ``broadcast ({1toN}: dword bcst [rax])``,
+    ``rounding``."""
+    parts = []
+    for x in ops:
+        cls = type(x).__name__
+        if cls == "Masked": parts.append(f"masking ({{{x.mask}}}" + (" {z}" if x.zero else "") + ")")
+        elif cls == "Bcst": parts.append(f"broadcast ({x})")
+    if rc is not None: parts.append("rounding/SAE")
+    return " and ".join(parts) + " need" + ("s" if len(parts) == 1 else "") + " EVEX (SDM Vol.2 2.7)"

@@ -190,7 +190,7 @@ class Mem:
         if not mod: return modrm, self.tail   # no displacement ([rax]), or no base register: disp32 (mod 00)
         # a base register and a disp8 (mod 01) or disp32 (mod 10) after the SIB byte, if any: re-encoded with N
         disp = self.disp
-        if not disp and (mod == 0x40 or self.base.lo != 0b101): return modrm, self.tail   # (with_disp32's 0 stays a disp32)
+        if not disp: return modrm, self.tail   # ([rbp]'s disp8 0; with_disp32's 0 stays a disp32, [rbp] too)
         prefix = self.tail[:-1] if mod == 0x40 else self.tail[:-4]
         q, r = divmod(disp, n)
         if not r and -128 <= q <= 127: return (modrm & 0x3F) | 0x40, prefix + _DISP8[q & 0xFF]
@@ -482,6 +482,31 @@ def with_disp32(m: Mem) -> Mem:
     if shape[2] is None: return m   # no base register: the displacement is a disp32 already
     out = Mem(m.base, m.index, m.scale, m.disp, m.size, m.label)
     out.modrm, out.tail = shape[4], shape[3] + _pack_disp32(m.disp)
+    return out
+
+
+def with_disp_size(m: Mem, bits: int, n: int = 0) -> Mem | None:
+    """``m`` (of any `Mem` class) with its displacement in a disp8 (``bits`` 8) or disp32 (32) field, as GNU as's
+    ``{disp8}``/``{disp32}`` ask (SDM Vol.2 Table 2-2: mod 01 / mod 10), even where a shorter one would do
+    (``[rax]``: 40 00 / 80 00 00 00 00); None where the address has no such field: a disp8 needs a base register
+    (RIP-relative, ``[index*scale+disp32]`` and absolute addresses have only a disp32) and a displacement that fits,
+    scaled by ``n`` in an EVEX form (its disp8*N, 2.7.5: a multiple of ``n`` in -128*n..127*n; 0: not EVEX); a 64-bit
+    absolute address (moffs) has neither. An EVEX form re-encodes a nonzero displacement (`Mem.disp8n`): a disp32 it
+    keeps only with a scale no displacement is a multiple of (the caller's ``n=``)."""
+    if m.far: return None
+    shape = _SHAPES.get((m.base, m.index, m.scale)) or _shape(m.base, m.index, m.scale)
+    modrm8, prefix, modrm32 = shape[2], shape[3], shape[4]
+    if modrm8 is None: return m if bits == 32 else None   # no base register: a disp32 already, and only that
+    disp = m.disp
+    if bits == 8:
+        if not (disp % n == 0 and -128 <= disp // n <= 127 if n else -128 <= disp <= 127): return None
+        if disp: return m   # its disp8 (or the disp8*N the EVEX form makes of it)
+        modrm, tail = modrm8, prefix + _DISP8[0]
+    else: modrm, tail = modrm32, prefix + _pack_disp32(disp)
+    out = object.__new__(m.__class__)
+    for k in m.__class__.__slots__ + Mem.__slots__ if m.__class__ is not Mem else Mem.__slots__: setattr(out, k, getattr(m, k))
+    out.modrm, out.tail = modrm, tail
+    if m.__class__ is Bcst: out.unsized = with_disp_size(m.unsized, bits, n)   # (the address the EVEX encoder takes)
     return out
 
 

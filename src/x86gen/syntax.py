@@ -30,6 +30,7 @@ from .errors import (
     EncodeError,
     EvexOperandError,
     OperandError,
+    PrefixError,
     UnknownMnemonicError,
     UnsupportedRegisterError,
     clip,
@@ -396,7 +397,8 @@ def vex_pseudo_prefix(rest: str) -> tuple[str, str]:
     mn, ops = (rest, "") if sp < 0 else (rest[:sp], rest[sp + 1:])
     try: vex = any(f.encoding_kind == "vex" for f in forms_of(canonical(mn)))
     except EncodeError: vex = False
-    if not vex: raise AsmSyntaxError(f"{{vex}} {clip(mn)}: no VEX-encoded form of {clip(mn)}")
+    if not vex: raise AsmSyntaxError(f"{{vex}} {clip(mn)}: no VEX-encoded form of {clip(mn)}: the {{vex}} pseudo-prefix cannot"
+                                     " be honoured")
     return mn, ops
 
 
@@ -1209,6 +1211,9 @@ def decorated_form(mn: str, ops: tuple, deco: Decorations, ip: int = 0):
     `x86gen.EvexOperandError` when the N written is no form's."""
     if not deco.bcst: return None
     form, default = _bcst_choice(mn, ops, deco, ip)
+    if not default and " " in mn:   # prefix words ({disp32}, {evex} …) go with the form the operands choose only
+        raise PrefixError(f"{mn} {fmt_operands(ops)}: the {{1toN}} written names {form.id}, not the form the operands choose;"
+                          " x86gen takes prefix words with the latter only")
     return None if default else form
 
 
@@ -1216,7 +1221,9 @@ def _bcst_choice(mn: str, ops: tuple, deco: Decorations, ip: int):
     """(the form for a line with a ``{1toN}``, whether it is the one the operands choose anyway); see `decorated_form`."""
     kw = {} if deco.rc is None else {"rc": deco.rc}
     try: form, err = select(mn, *ops, ip=ip, rc=deco.rc), None
-    except EncodeError as ex: form, err = None, ex   # (operands several forms take: the N written may choose)
+    except EncodeError as ex:   # (operands several forms take: the N written may choose)
+        if mn.startswith(VEX_PREFIX) or " " in mn: raise   # `{vex} …{1to4}`, prefix words: no other form is what they ask
+        form, err = None, ex
     if form is not None and all(element_count(form, j) == n for j, n in deco.bcst): return form, True
     alts = [f for f in _bcst_forms(mn) if f is not form and f.encoding_kind == "evex" and len(f.operands) == len(ops)
             and all(element_count(f, i) == m for i, m in deco.bcst) and _accepts(f, ops, kw)]
@@ -1233,6 +1240,8 @@ def encode_decorated(mn: str, ops: tuple, deco: Decorations, ip: int = 0) -> byt
     kw = {} if deco.rc is None else {"rc": deco.rc}
     if not deco.bcst:
         return encode(mn, *ops, ip=ip, **kw)
+    form = decorated_form(mn, ops, deco, ip) if " " in mn else None
+    if form is None and " " in mn: return encode(mn, *ops, ip=ip, **kw)   # the prefix words' path (x86gen.selection.prefixed)
     return encode_form(_bcst_choice(mn, ops, deco, ip)[0], ops, deco.rc, ip)   # (the decorated path of Form.__call__)
 
 

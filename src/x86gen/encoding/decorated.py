@@ -183,11 +183,12 @@ def evex_bits(row, ops: tuple, rc) -> dict:
 # ---- a given form with any of these operands ----------------------------------------------------------------------
 
 def encode_form(form, ops: tuple, rc=None, ip: int = 0, words: tuple = (), seg_words: tuple = (),
-                written: str | None = None) -> bytes:
+                written: str | None = None, n: int | None = None) -> bytes:
     """The bytes of ``form`` (a `x86gen.forms.Form`) with operands ``ops`` as any door gives them (decorated, with a
     segment override or a 32-bit address, int-like immediates), rounding ``rc``, the instruction at ``ip``; ``words``:
     the legacy prefix words before it (``lock``, ``rep``: checked by the caller, laid out here), ``seg_words``: segment
-    words before the mnemonic. Raises the `x86gen.EncodeError` that says why the form does not take them."""
+    words before the mnemonic; ``n``: an EVEX form's disp8 scale instead of its own (``{disp32}``,
+    `x86gen.selection.pseudo`). Raises the `x86gen.EncodeError` that says why the form does not take them."""
     ints = int_operands(ops)
     if ints is not None: ops = ints
     m = ops[0] if ops else None
@@ -207,6 +208,7 @@ def encode_form(form, ops: tuple, rc=None, ip: int = 0, words: tuple = (), seg_w
                                         "repne", "repnz", "xacquire", "xrelease", "bnd") for w in words)
     if form.evex_mask_required: kw["aaa"] = m.mask.num if m.__class__ is Masked else 0   # a gather/scatter's encoder writes it
     elif rc is not None or is_decorated(ops): kw.update(evex_bits(form, ops, rc))
+    if n is not None: kw["n"] = n
     enc = form.encoder
     try: body = enc(*plain, **kw)
     except EncodeError as ex:

@@ -514,7 +514,7 @@ class _Parser:
                                      " mode (SDM Vol.2 JMP/CALL); far branches go through memory: jmp fword ptr [rax]")
             if low[:5] == "near " and low[5:].lstrip()[:3] != "ptr":   # (`near ptr L` is as `L`, as GNU as reads it)
                 raise AsmSyntaxError(f"{clip(t)}: `near` without ptr, which GNU as and llvm-mc refuse; write the label alone"
-                                     ", sized to reach it (as GNU as sizes `jmp near ptr L`)")
+                                     ", sized to reach it (as GNU as sizes `jmp near ptr L`), or {disp32} jmp L for a rel32")
             low = _BRANCH_HINT.sub("", low)
             t = _BRANCH_HINT.sub("", t)
             if "<" in low:                        # objdump: `jmp 1a <f+0x1a>` (hex without 0x in object files)

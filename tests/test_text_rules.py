@@ -1264,3 +1264,53 @@ def test_broadcast_with_segment_by_every_door():
     for data in (x86gen.encode("vandps", dst, x86gen.xmm2, src), form(dst, x86gen.xmm2, src),
                  x86gen.Instruction("vandps", dst, x86gen.xmm2, src).encode(), a.assemble()):
         assert data.hex() == "6462f16c995408"
+
+
+# ---- directives that lay out bytes as GNU as does (issue 24) --------------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    (".fill 3, 2, 0x1234", "341234123412"),                                  # GNU as 2.40
+    (".fill 2, 8, 0x11223344", "44332211000000004433221100000000"),          # GNU as 2.40: 4 bytes of value, then zeros
+    (".fill 2", "0000"),                                                     # GNU as 2.40: size 1, value 0
+    (".fill 1, 3, -1", "ffffff"),                                            # GNU as 2.40
+    (".fill 0, 4, 1", ""),                                                   # GNU as 2.40
+    (".octa 1", "01" + "00" * 15),                                           # GNU as 2.40
+    (".octa -1", "ff" * 16),                                                 # GNU as 2.40
+    (".octa 0x112233445566778899aabbccddeeff00", "00ffeeddccbbaa998877665544332211"),   # GNU as 2.40
+    (".dc.b 1, 2\n.dc.w 1\n.dc.l 1\n.dc 5", "0102" "0100" "01000000" "0500"),    # GNU as 2.40 (.dc is .dc.w)
+    (".dc.s 1.0\n.dc.d 1.0", "0000803f" "000000000000f03f"),                 # GNU as 2.40
+    (".ds.b 2\n.ds.w 2, 0x1234\n.ds.l 1\n.ds 1", "0000" "34123412" "00000000" "0000"),   # GNU as 2.40
+    (".nops 12", "66662e0f1f840000000000" "90"),                             # GNU as 2.40: 11 bytes, then 1
+    (".nops 20", "66662e0f1f840000000000" "660f1f840000000000"),             # GNU as 2.40
+    (".nops 10, 4", "0f1f4000" "0f1f4000" "6690"),                           # GNU as 2.40: at most 4 bytes each
+    (".nops 7, 1", "90" * 7),                                                # GNU as 2.40
+    (".nops 0", ""),                                                         # GNU as 2.40
+    ("nop\n.org 4\nnop\n.org 8, 0xcc\nret", "90000000" "90cccccc" "c3"),     # GNU as 2.40
+    ("jmp L\n.org 0x90\nL: nop", "e98b000000" + "00" * (0x90 - 5) + "90"),   # GNU as 2.40: rel32 past the .org
+    ("L: jmp L\n.org 2", "ebfe"),                                            # GNU as 2.40
+])
+def test_fill_org_octa_nops_and_m68k_data_names(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, cls, match", [
+    ("nop\nnop\n.org 1", OperandError, r"line 3: '\.org 1': \.org 0x1: the code before it is 0x2 bytes long"),  # GNU as: error
+    (".nops 12, 15", AsmSyntaxError, r"a NOP has 1 to 11 bytes, not 15"),           # GNU as 2.40: invalid single nop size
+    (".fill 1, 16, 1", AsmSyntaxError, r"the size is at most 8 bytes"),              # GNU as 2.40 clamps it (a warning)
+    (".fill 1, 8, -1", x86gen.ImmediateRangeError, r"GNU as stores its low 4 bytes"),  # GNU as 2.40: ff ff ff ff 00 00 00 00
+    (".fill 1, 1, 0x1234", x86gen.ImmediateRangeError, r"does not fit in 8 bits"),   # GNU as 2.40 truncates (a warning)
+    (".fill -1, 1, 5", AsmSyntaxError, r"the count cannot be negative"),             # GNU as 2.40 ignores it (a warning)
+    (".ds.b 2, 300", x86gen.ImmediateRangeError, r"does not fit in 8 bits"),         # GNU as 2.40 truncates (a warning)
+    (".octa L\nL:", OperandError, r"a label's address goes in 1 to 8 bytes"),
+    (".dc.q 1", AsmSyntaxError, r"unknown directive '\.dc\.q'"),                     # GNU as 2.40: unknown pseudo-op
+])
+def test_fill_org_octa_nops_errors(src, cls, match):
+    with pytest.raises(cls, match=match):
+        x86gen.assemble(src)
+
+
+def test_org_in_the_listing_assembles_back():
+    from x86gen.program_text import parse_program
+    a = parse_program("nop\n.org 4, 0xcc\nL: .nops 3\njmp L")
+    assert a.assemble().hex() == "90cccccc0f1f00ebfb"   # GNU as 2.40
+    assert x86gen.assemble(a.text()).hex() == "90cccccc0f1f00ebfb"

@@ -182,6 +182,18 @@ class _Align:
         return 0 if self.max_skip is not None and p > self.max_skip else p
 
 
+class _Org:
+    """``.org offset, fill``: padding up to ``offset`` bytes from the program's start (GNU as: from the section's)."""
+    __slots__ = ("offset", "fill", "max_skip", "line", "owner")
+    n = 0   # (no alignment: for the listing)
+
+    def __init__(self, offset, fill, line, owner):
+        self.offset, self.fill, self.max_skip, self.line, self.owner = offset, fill, None, line, owner
+
+    def pad(self, addr: int) -> int:   # (never below 0 while branches grow; `_relax` says when it would be)
+        return max(0, self.owner.base + self.offset - addr)
+
+
 # Plans of `Assembler._emit` by (mnemonic, *operand signature); the fixed-arity methods' nested tables
 # (`x86gen._gen.asm_methods.PLANS`) get the same plans.
 PLANS_BY_SIGNATURE: dict[tuple, object] = {}
@@ -201,7 +213,7 @@ TEXT_PADS = tuple((None,) * (TEXT_LEN - 1 - n) for n in range(TEXT_LEN))   # the
 _REC_LABEL, _REC_VAR, _REC_DATA = -1, -2, -3
 _PACK = {1: struct.Struct("<B"), 2: struct.Struct("<H"), 4: struct.Struct("<I"), 8: struct.Struct("<Q")}
 _SPACK = {1: struct.Struct("<b"), 2: struct.Struct("<h"), 4: struct.Struct("<i"), 8: struct.Struct("<q")}
-DATA_DIRECTIVES = {1: "db", 2: "dw", 4: "dd", 8: "dq"}
+DATA_DIRECTIVES = {1: "db", 2: "dw", 4: "dd", 8: "dq", 16: ".octa"}
 
 
 def _keep_plan(mn: str, sig: tuple, ops: tuple, key: tuple):
@@ -740,6 +752,7 @@ class Assembler(AsmMethods):
                 except UnicodeEncodeError as ex:   # a lone surrogate ('\udcff', from surrogateescape): no UTF-8
                     raise OperandError(f"db: {fmt_value(v)} is no UTF-8 text: {ex.reason} ({v[ex.start]!r} at index {ex.start})") from None
             elif c is Label or c is DataExpr:
+                if size not in _PACK: raise OperandError(f"{DATA_DIRECTIVES[size]}: a label's address goes in 1 to 8 bytes")
                 e = v if c is DataExpr else DataExpr((v,), (), 0)
                 for lab in (*e.plus, *e.minus):
                     if lab.owner is not self: raise OperandError(f"label {lab.name!r} belongs to another Assembler")
@@ -778,6 +791,15 @@ class Assembler(AsmMethods):
         if max_skip is not None and max_skip < 0:
             raise OperandError(f"max_skip {fmt_value(max_skip)} is not a non-negative int")
         self._var(_Align(n, fill, max_skip, self.line))
+
+    def org(self, offset: int, fill: int = 0) -> None:
+        """Pad with ``fill`` bytes up to ``offset`` bytes from the program's start (GNU ``.org``); an error at layout
+        if the code before it is longer (GNU as: "attempt to move .org backwards")."""
+        if offset.__class__ is not int: offset = _int_arg("Assembler.org", "offset", offset)
+        if fill.__class__ is not int: fill = _int_arg("Assembler.org", "fill", fill)
+        if offset < 0 or offset > MAX_OUTPUT: raise OperandError(f".org {fmt_value(offset)}: not an offset 0..{MAX_OUTPUT:#x}")
+        if not -128 <= fill <= 255: raise OperandError(f".org: fill byte {fmt_value(fill)} is not an int that fits in a byte")
+        self._var(_Org(offset, fill & 0xFF, self.line, self))
 
     # ---- layout and output ---------------------------------------------------------------------------
 
@@ -826,6 +848,9 @@ class Assembler(AsmMethods):
             if i < nv:
                 v = vars_[i]
                 s = v.choices[v.k][1] if v.__class__ is _Branch else v.pad(addr)
+                if v.__class__ is _Org and addr - base > v.offset:
+                    raise self._err(v.line, f".org {v.offset:#x}: the code before it is {addr - base:#x} bytes long"
+                                    " (.org cannot move back)", OperandError)
                 vstart.append(addr); vsize.append(s)
                 addr += s
         if addr - base > MAX_OUTPUT:
@@ -951,6 +976,7 @@ class Assembler(AsmMethods):
                 a = vstart[i]
                 b = code[a - base:a - base + vsize[i]]
                 if v.__class__ is _Branch: out.append((a, b, f"{v.mnemonic} {target_text(v.target)}"))
+                elif v.__class__ is _Org: out.append((a, b, f".org {v.offset:#x}, {v.fill:#x}"))
                 else:
                     args = [str(v.n)]
                     if v.fill is not None or v.max_skip is not None: args.append("" if v.fill is None else f"{v.fill:#x}")

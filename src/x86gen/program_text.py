@@ -10,6 +10,8 @@ import struct
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, AsmMethods
 from .assembler import (
     KEYWORD_METHODS,
+    MAX_OUTPUT,
+    NOPS,
     PLAIN_MNEMONICS,
     PLANS_BY_SIGNATURE,
     TEXT_LEN,
@@ -19,7 +21,15 @@ from .assembler import (
     Label,
     _keep_plan,
 )
-from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, LabelOperand, UnknownMnemonicError, wrong_type
+from .errors import (
+    AsmSyntaxError,
+    EncodeError,
+    ImmediateRangeError,
+    LabelOperand,
+    SizeLimitError,
+    UnknownMnemonicError,
+    wrong_type,
+)
 from .evex import ROUNDING_RECORDS
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS, Masked
@@ -123,9 +133,13 @@ _IGNORED_DIRECTIVES = {   # directives that make no byte of .text (symbols, debu
 _SECTION_DIRECTIVES = {".text", ".data", ".bss", ".rodata", ".section", ".pushsection", ".popsection", ".previous"}
 _DATA_DIRECTIVES = {
     ".byte": 1, ".1byte": 1, "db": 1, ".short": 2, ".value": 2, ".word": 2, ".2byte": 2, ".hword": 2, "dw": 2,
-    ".long": 4, ".int": 4, ".4byte": 4, "dd": 4, ".quad": 8, ".8byte": 8, "dq": 8,
+    ".long": 4, ".int": 4, ".4byte": 4, "dd": 4, ".quad": 8, ".8byte": 8, "dq": 8, ".octa": 16,
+    ".dc": 2, ".dc.b": 1, ".dc.w": 2, ".dc.l": 4,   # GNU as's m68k-style names (2.40 has no .dc.q)
 }
-_FLOAT_DIRECTIVES = {".float": 4, ".single": 4, ".double": 8}
+_FLOAT_DIRECTIVES = {".float": 4, ".single": 4, ".double": 8, ".dc.s": 4, ".dc.d": 8}
+_SPACE_DIRECTIVES = {".ds": 2, ".ds.b": 1, ".ds.w": 2, ".ds.l": 4}   # `.ds.w n, fill`: n words of fill (GNU as)
+# GNU as's NOPs of 1 to 11 bytes in 64-bit code, as `.nops` writes them (the longest first, then the rest)
+_NOPS_GNU = (b"", *NOPS[1:10], bytes.fromhex("662e0f1f840000000000"), bytes.fromhex("66662e0f1f840000000000"))
 
 
 _UNARY_OPS = Regex(r"[\s+~-]*")
@@ -357,6 +371,7 @@ class _Parser:
                     raise AsmSyntaxError(f"{d} expects quoted strings, got {clip(x)}")
                 out += b"".join(_unquote(q) for q in strings) + (b"\0" if d != ".ascii" else b"")
             return a._data(1, (out,))
+        if d in _SPACE_DIRECTIVES or d in (".fill", ".nops", ".org"): return self.fill_directive(d, _split_args(rest))
         if d in (".zero", ".skip", ".space"):
             args = _split_args(rest)
             if len(args) > 2: raise AsmSyntaxError(f"{d} takes a size and a fill byte")
@@ -389,7 +404,42 @@ class _Parser:
         if d in _IGNORED_DIRECTIVES or d.startswith(".cfi_"): return
         if d in (".set", ".equ", ".equiv"): raise AsmSyntaxError(f"{d} (symbol definitions) is not supported")
         raise AsmSyntaxError(f"unknown directive {clip(d)} (expected an instruction, a label, or one of .byte .short .long .quad "
-                             ".float .double .ascii .asciz .zero .align .p2align .balign .text .data .section .globl .type .size)")
+                             ".float .double .ascii .asciz .zero .fill .nops .org .align .p2align .balign .uleb128 .text .globl .type .size)")
+
+    def fill_directive(self, d: str, args: list[str]) -> None:
+        """``.fill repeat, size, value``, ``.ds.w count, fill``, ``.nops size, max``, ``.org offset, fill`` as GNU as lays
+        them out; where GNU as warns and writes something else (a size clamped, a value truncated), an error."""
+        a = self.a
+        if not args or not args[0]: raise AsmSyntaxError(f"{d} expects a count")
+        n = self.count_arg(args[0], d, "the count")
+        if d == ".org":   # to offset n of the program, padded with a byte (GNU as: 0), as the layout puts it
+            if len(args) > 2: raise AsmSyntaxError(".org takes an offset and a fill byte")
+            fill = self.int_arg(args[1], d) if len(args) > 1 else 0
+            if not -0x80 <= fill <= 0xFF: raise AsmSyntaxError(f".org: the fill value {clip(args[1])} does not fit in a byte")
+            return a.org(n, fill & 0xFF)
+        if d == ".nops":
+            if len(args) > 2: raise AsmSyntaxError(".nops takes a size and the largest NOP's size")
+            most = self.count_arg(args[1], d, "the largest NOP") if len(args) > 1 else 0
+            if most > 11: raise AsmSyntaxError(f".nops: a NOP has 1 to 11 bytes, not {most} (GNU as: invalid single nop size)")
+            most = most or 11
+            return a._data(1, (_NOPS_GNU[most] * (n // most) + _NOPS_GNU[n % most],))
+        if d in _SPACE_DIRECTIVES:   # `.ds.w 2, 0x1234`: count elements of the fill value
+            if len(args) > 2: raise AsmSyntaxError(f"{d} takes a count and a fill value")
+            size, times = _SPACE_DIRECTIVES[d], n
+        else:   # .fill repeat, size, value: value's low 4 bytes, then zeros up to size (GNU as's documented layout)
+            if len(args) > 3: raise AsmSyntaxError(".fill takes a repeat count, a size and a value")
+            size = self.count_arg(args[1], d, "the size") if len(args) > 1 and args[1] else 1
+            if size > 8: raise AsmSyntaxError(f".fill: the size is at most 8 bytes, not {size} (GNU as clamps it to 8)")
+            times = n
+        v = self.int_arg(args[-1], d) if len(args) > (1 if d in _SPACE_DIRECTIVES else 2) else 0
+        low = min(size, 4) if d == ".fill" else size
+        if v < 0 and low < size:
+            raise ImmediateRangeError(f"{d}: a negative value {clip(args[-1])} in {size} bytes: GNU as stores its low 4 bytes,"
+                                      " then zeros (-1 is ff ff ff ff 00 …); write .quad for a 64-bit value")
+        if not -(1 << (8 * low - 1)) <= v < 1 << (8 * low):
+            raise ImmediateRangeError(f"{d}: the value {clip(args[-1])} does not fit in {8 * low} bits")
+        if times * size > MAX_OUTPUT: raise SizeLimitError(f"{d}: {times * size:#x} bytes, more than the limit {MAX_OUTPUT:#x}")
+        return a._data(1, ((v & ((1 << (8 * low)) - 1)).to_bytes(low, "little").ljust(size, b"\0") * times,))
 
     def section_directive(self, d: str, rest: str) -> None:
         """``.text``, ``.data``, ``.bss``, ``.rodata``, ``.section``, ``.pushsection``, ``.popsection``, ``.previous``:

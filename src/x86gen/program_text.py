@@ -404,7 +404,7 @@ class _Parser:
         if d in _IGNORED_DIRECTIVES or d.startswith(".cfi_"): return
         if d in (".set", ".equ", ".equiv"): raise AsmSyntaxError(f"{d} (symbol definitions) is not supported")
         raise AsmSyntaxError(f"unknown directive {clip(d)} (expected an instruction, a label, or one of .byte .short .long .quad "
-                             ".float .double .ascii .asciz .zero .fill .nops .org .align .p2align .balign .uleb128 .text .globl .type .size)")
+                             ".float .double .ascii .asciz .zero .fill .nops .org .align .p2align .balign .uleb128 .text .globl .type)")
 
     def fill_directive(self, d: str, args: list[str]) -> None:
         """``.fill repeat, size, value``, ``.ds.w count, fill``, ``.nops size, max``, ``.org offset, fill`` as GNU as lays

@@ -1314,3 +1314,35 @@ def test_org_in_the_listing_assembles_back():
     a = parse_program("nop\n.org 4, 0xcc\nL: .nops 3\njmp L")
     assert a.assemble().hex() == "90cccccc0f1f00ebfb"   # GNU as 2.40
     assert x86gen.assemble(a.text()).hex() == "90cccccc0f1f00ebfb"
+
+
+# ---- memory syntax GNU as takes: parts around brackets, rsp written as an index (issue 24) ---------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("mov eax, 8[rax]", "8b4008"),                      # GNU as 2.40
+    ("mov eax, -8[rbp]", "8b45f8"),                     # GNU as 2.40
+    ("mov eax, dword ptr 8[rax]", "8b4008"),            # GNU as 2.40
+    ("mov eax, fs:8[rax]", "648b4008"),                 # GNU as 2.40
+    ("mov eax, [rax]+4", "8b4004"),                     # GNU as 2.40
+    ("mov eax, [rax]-4", "8b40fc"),                     # GNU as 2.40
+    ("mov eax, 4+[rax]", "8b4004"),                     # GNU as 2.40
+    ("mov eax, [rax+4][rcx]", "8b440804"),              # GNU as 2.40
+    ("mov eax, [rax][rcx*4]", "8b0488"),                # GNU as 2.40
+    ("mov eax, 8[rax][rcx*2]", "8b444808"),             # GNU as 2.40
+    ("mov eax, [rax]+[rcx]", "8b0408"),                 # GNU as 2.40
+    ("mov rax, qword ptr 8[rip]", "488b0508000000"),    # GNU as 2.40
+    ("L: mov eax, 8[rax]\njmp L", "8b4008ebfb"),        # GNU as 2.40
+    ("mov eax, [rax+rsp]", "8b0404"),                   # GNU as 2.40: rsp is the base (it cannot be an index)
+    ("mov eax, [eax+esp]", "678b0404"),                 # GNU as 2.40
+    ("mov eax, [r12+rsp]", "428b0424"),                 # GNU as 2.40
+    ("lea rax, [rbx+rsp+8]", "488d441c08"),             # GNU as 2.40
+])
+def test_address_in_parts_and_rsp_as_base(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+    if "\n" not in src: assert x86gen.Instruction.parse(src).encode().hex() == expect
+
+
+@pytest.mark.parametrize("src", ["mov eax, [rax+rsp*1]", "mov eax, [rsp+rsp]", "mov eax, 4-[rax]"])
+def test_rsp_with_a_scale_or_a_subtracted_address_is_refused(src):
+    with pytest.raises(EncodeError):   # GNU as 2.40: not a valid base/index expression / bad expression
+        x86gen.assemble(src)

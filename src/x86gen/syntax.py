@@ -203,7 +203,9 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
         elif term in _REGS:
             if sign == "-": raise AsmSyntaxError(f"a register cannot be subtracted in {clip(text)}")
             if base is None: base = _REGS[term]
-            elif index is None: index = _REGS[term]
+            elif index is None:
+                index = _REGS[term]
+                if term in ("rsp", "esp"): base, index = index, base   # `[rax+rsp]`: rsp can only be the base (GNU as)
             else: raise AsmSyntaxError(f"too many registers in {clip(text)}")
         else:
             try: v = parse_int(term)
@@ -241,6 +243,28 @@ _SIZE_OF = {w: SIZE_BITS.get(w, 128) for w in _SIZE_WORDS.split("|")}   # size k
 _ADDRESS_BASES = {name: r for name, r in _REGS.items() if r.kind not in ("xmm", "ymm", "zmm")}
 
 
+_BRACKETS = Regex(r"\[([^\[\]]*)\]")
+
+
+def _join_brackets(t: str, text: str) -> str:
+    """GNU as's addresses in several parts, ``8[rax]``, ``-8[rbp]``, ``[rax]+4``, ``[rax+4][rcx]``, ``[rax]+[rcx]``, as one
+    bracketed address whose terms are those of every part (what GNU as encodes)."""
+    parts, pos = [], 0
+    for m in _BRACKETS.finditer(t):
+        parts += (t[pos:m.start()], m.group(1))
+        pos = m.end()
+    parts.append(t[pos:])
+    terms: list[str] = []
+    for k, p in enumerate(parts):
+        p = p.strip()
+        if k % 2 == 0:   # text outside the brackets: a displacement, or a + or - between parts
+            if "[" in p or "]" in p: raise AsmSyntaxError(f"unbalanced brackets in {clip(text)}")
+            if p[-1:] == "+": p = p[:-1].strip()
+            elif p[-1:] == "-": raise AsmSyntaxError(f"an address cannot be subtracted in {clip(text)}")
+        if p: terms.append(p if p[0] in "+-" or not terms else "+" + p)
+    return "[" + "".join(terms) + "]"
+
+
 def _simple_address(t: str) -> Mem | None:
     m = _PRINTED.fullmatch(t) or _SIMPLE.fullmatch(t)
     if m is None: return None
@@ -251,6 +275,7 @@ def _simple_address(t: str) -> Mem | None:
     if i:
         index = _REGS.get(i)
         if index is None or base.kind == "rip": return None
+        if not scale and (i == "rsp" or i == "esp"): base, index = index, base   # `[rax+rsp]` (`_parse_address`)
     bits = _SIZE_OF.get(size) if size else 0
     if bits is None: return None   # (`_PRINTED` takes any word before ptr)
     disp = 0
@@ -304,6 +329,7 @@ def parse_operand(text: str):
         sm = _SEGMENT_OVERRIDE.match(t)
         if sm:   # `fs:[0x28]`, `fs:0x28`, objdump's `ds:0x10`: a segment override (x86gen.prefixes)
             seg, t = sm.group(1), t[sm.end():].strip()
+        if "[" in t and (t[0] != "[" or t[-1] != "]" or t.count("[") > 1): t = _join_brackets(t, text)   # 8[rax]
         if t.startswith("["):
             if not t.endswith("]"): raise AsmSyntaxError(f"missing ']' in {clip(text)}")
             v = _parse_address(t[1:-1], size, text)

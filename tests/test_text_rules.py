@@ -1346,3 +1346,13 @@ def test_address_in_parts_and_rsp_as_base(src, expect, tmp_path):
 def test_rsp_with_a_scale_or_a_subtracted_address_is_refused(src):
     with pytest.raises(EncodeError):   # GNU as 2.40: not a valid base/index expression / bad expression
         x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, cls", [
+    ("movsb byte ptr [rdi]", OperandError),                  # GNU as 2.40: number of operands mismatch for `movsb'
+    ("cmpsb byte ptr [rsi]", OperandError),                  # GNU as 2.40: number of operands mismatch
+    ("mov eax, dword ptr es:ss:[rbp]", x86gen.PrefixError),  # GNU as 2.40: redundant segment overrides (keeps es)
+])
+def test_one_of_two_string_operands_and_two_segment_overrides_are_refused(src, cls):
+    with pytest.raises(cls):
+        x86gen.assemble(src)

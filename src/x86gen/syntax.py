@@ -329,6 +329,8 @@ def parse_operand(text: str):
         sm = _SEGMENT_OVERRIDE.match(t)
         if sm:   # `fs:[0x28]`, `fs:0x28`, objdump's `ds:0x10`: a segment override (x86gen.prefixes)
             seg, t = sm.group(1), t[sm.end():].strip()
+            if _SEGMENT_OVERRIDE.match(t):   # GNU as warns "redundant segment overrides" and keeps the first
+                raise PrefixError(f"two segment overrides in {clip(text)}")
         if "[" in t and (t[0] != "[" or t[-1] != "]" or t.count("[") > 1): t = _join_brackets(t, text)   # 8[rax]
         if t.startswith("["):
             if not t.endswith("]"): raise AsmSyntaxError(f"missing ']' in {clip(text)}")

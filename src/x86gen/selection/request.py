@@ -110,11 +110,12 @@ def _implied(f, ops: tuple) -> tuple | None:
     order; None if they are not ``f``'s operands with some of those left out."""
     if not any(o.loc in IMPLICIT_MEM for o in f.operands): return None
     out, k = [], 0
-    given_fixed = filled_mem = False
+    given_fixed = given_mem = filled_mem = False
     for o in f.operands:
         if k < len(ops) and _takes(o, ops[k]):
             out.append(ops[k]); k += 1
             given_fixed |= o.loc == "fixed"
+            given_mem |= o.loc in IMPLICIT_MEM
         elif o.loc == "fixed": out.append(REGISTERS[o.reg])
         elif o.loc in IMPLICIT_MEM:
             out.append(Mem(REGISTERS["rbx" if o.loc == "rbxal" else o.loc[-3:]], size=o.mem))
@@ -122,6 +123,8 @@ def _implied(f, ops: tuple) -> tuple | None:
         else: return None
     # the memory operand left out but a fixed register written (`scasb al`): GNU as and llvm-mc refuse it too
     if given_fixed and filled_mem: return None
+    # one of two memory operands written (`movsb byte ptr [rdi]`): GNU as refuses it ("number of operands mismatch")
+    if given_mem and filled_mem: return None
     return tuple(out) if k == len(ops) else None
 
 

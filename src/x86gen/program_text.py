@@ -34,6 +34,7 @@ from .syntax import (
     _OPERANDS,
     _PREFIXES,
     _REGS,
+    _SIZE_OF,
     _SIZE_PREFIX,
     _SIZED_WORDS,
     PREFIX_WORDS,
@@ -529,7 +530,7 @@ class _Parser:
             if "[" in t: return self.label_mem(t)     # `jmp qword ptr [rip+T]`: indirect, through memory at label T
             raise AsmSyntaxError(f"bad branch target {clip(t)} (expected a label, an address or a register/memory operand)")
         m = _SIZE_WORD.match(t)
-        if m and m.group(1).lower() not in SIZE_BITS:
+        if m and m.group(1).lower() not in _SIZE_OF:
             raise AsmSyntaxError(f"unknown size keyword {clip(m.group(1))} in {clip(t)} (expected "
                                  f"{', '.join(sorted(SIZE_BITS, key=SIZE_BITS.get))} ptr)")
         if "[" in t or _IDENT.match(t.split()[-1] if t.split() else ""):

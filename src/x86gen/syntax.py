@@ -125,8 +125,11 @@ def gather_mask(mn: str, ops: tuple) -> tuple[str, tuple]:
 
 
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
-# size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
-_SIZE_WORDS = "byte|word|dword|fword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
+# size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...); `mmword`
+# (iced-x86's, MASM's and llvm-mc's keyword of an MMX operand) is GNU as's other name of qword (64 bits, wherever qword is
+# taken: `movq xmm0, mmword ptr [rax]`, `fld mmword ptr [rax]`), and `oword` of xmmword
+_SIZE_WORDS = ("byte|word|dword|fword|qword|mmword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94"
+               "|fpustate108|mem384")
 _SIZE_PREFIX = Regex(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
 _TERM = Regex(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 
@@ -223,7 +226,7 @@ _SIMPLE = Regex(rf"(?:({_SIZE_WORDS})\s+(?:ptr\s*)?)?"
 # match (`_SIMPLE` is tried when it fails; the size keyword is checked after the match, `_SIZE_OF`).
 _PRINTED = Regex(r"(?:([a-z]+) ptr )?\[([a-z][a-z0-9]*)(?:\+([a-z][a-z0-9]*)(?:\*([1248]))?)?"
                       r"(?:([+-])(0x[0-9a-f]+|[1-9][0-9]*|0))?\]")
-_SIZE_OF = {w: SIZE_BITS.get(w, 128) for w in _SIZE_WORDS.split("|")}   # size keyword -> bits (oword: 128)
+_SIZE_OF = {**{w: SIZE_BITS.get(w, 128) for w in _SIZE_WORDS.split("|")}, "mmword": 64}   # size keyword -> bits (oword: 128)
 # the registers `_simple_address` takes as a base (a vector register first is VSIB: `_parse_address` reads it as the index)
 _ADDRESS_BASES = {name: r for name, r in _REGS.items() if r.kind not in ("xmm", "ymm", "zmm")}
 
@@ -284,7 +287,7 @@ def parse_operand(text: str):
         size = 0
         m = _SIZE_PREFIX.match(t)
         if m:
-            size = SIZE_BITS.get(m.group(1), 128)
+            size = _SIZE_OF[m.group(1)]
             t = m.group(2).strip()
         seg = None
         sm = _SEGMENT_OVERRIDE.match(t)

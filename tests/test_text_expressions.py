@@ -74,6 +74,9 @@ def test_mmword_is_a_size_name_of_the_api():
     (".byte 1 shl 2 + 1", "05"),                   # GNU as 2.40
     (".byte 10 and 3 or 4", "06"),                 # GNU as 2.40
     (".byte 5>=3, 5<=3, 1<>2", "ff00ff"),          # GNU as 2.40
+    (".byte 1==1, 1!=2, 2 eq 2, 2 ne 2", "ffffff00"),   # GNU as 2.40: a directive takes == != (an operand eq ne)
+    ("mov eax, 2 eq 2", "b8ffffffff"),             # GNU as 2.40
+    ("mov eax, 1 ge 2", "b800000000"),             # GNU as 2.40
     (".quad 0xffffffffffffffff/2", "0000000000000000"),   # GNU as 2.40: / of signed 64-bit values
     (".quad 0x8000000000000000>>1", "0000000000000040"),  # GNU as 2.40
     (".balign 2*2\n.byte 1", "01"),                # GNU as 2.40
@@ -104,8 +107,9 @@ def test_expressions_in_memory_operands(src, expect, tmp_path):
     ("mov eax, 1<<64", x86gen.ImmediateRangeError, "shift count"),  # GNU as 2.40: a warning, 0
     ("mov eax, 5/0", x86gen.ImmediateRangeError, "division by zero"),   # GNU as 2.40: a warning, 5
     (".byte 5%0", x86gen.ImmediateRangeError, "division by zero"),      # GNU as 2.40: a warning, 0
-    ("mov eax, 1==1", x86gen.AsmSyntaxError, "write eq"),           # GNU as 2.40: invalid character '='
-    ("mov eax, 1 != 1", x86gen.AsmSyntaxError, "write ne"),         # GNU as 2.40: invalid character '='
+    ("mov eax, 1==1", x86gen.AsmSyntaxError, "write eq, ne"),       # GNU as 2.40: invalid character '='
+    ("mov eax, 1 != 1", x86gen.AsmSyntaxError, "write eq, ne"),     # GNU as 2.40: invalid character '='
+    ("mov eax, 1 <= 2", x86gen.AsmSyntaxError, "write eq, ne"),     # GNU as 2.40: invalid character '='
     ("mov eax, (1", x86gen.AsmSyntaxError, r"missing '\)'"),        # GNU as 2.40: missing ')'
     ("mov eax, [rax+riz*1+2*4]", x86gen.AsmSyntaxError, "riz in a memory operand with an expr"),   # GNU as 2.40: [rax+0]
 ])

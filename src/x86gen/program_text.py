@@ -297,7 +297,7 @@ class _Parser:
 
     def constant(self, s: str, d: str) -> int:
         """The value of expression ``s`` of directive ``d``, which must name no label."""
-        v = evaluate(s, self.symbol_value)
+        v = evaluate(s, self.symbol_value, directive=True)
         if v.__class__ is not int:
             raise AsmSyntaxError(f"{d} {clip(s)}: a value that names a label is not supported here (a constant is)")
         return v
@@ -533,7 +533,7 @@ class _Parser:
     def expr(self, s: str, size: int, at: int = 0):
         """An expression of a data directive (`x86gen.syntax.evaluate`): a number, or labels (`.` too: the place of the
         value, ``at`` bytes into the directive) added and subtracted with numbers: ``label+8``, ``.L4-.L3``, ``.-L``."""
-        v = evaluate(s, self.symbol_value)
+        v = evaluate(s, self.symbol_value, directive=True)
         if v.__class__ is int:
             if not -(1 << (8 * size - 1)) <= v < 1 << (8 * size):
                 raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits")

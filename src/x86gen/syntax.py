@@ -165,18 +165,18 @@ def parse_int(s: str) -> int:
 # is not: `[rsp+8*3]`, `mov eax, 1<<20`, `and eax, ~15`, `.byte 1+2, 3*4`. Precedence, highest first (GNU as 2.40
 # agrees on every pair: `2+3<<1` is 8, `1|2-1` 2, `3|4&1` 1, `16>>1*2` 16, `1&&0||1` 1):
 #   unary - + ~ ! not;   * / % << >> mod shl shr;   | & ^ ! (or-not) or and xor;   + -;
-#   < > <= >= <> eq ne lt le gt ge (true is -1);   &&;   ||   (all left to right)
+#   < > <= >= == != <> eq ne lt le gt ge (true is -1);   &&;   ||   (all left to right)
 # Values are GNU as's 64-bit ones, computed exactly: a result outside [-2**63, 2**64) is an `ImmediateRangeError` (GNU
 # as wraps it silently: `.quad 0x8000000000000000*2` is 0), and so are a shift count outside 0-63 and a division by
 # zero (GNU as warns and goes on). / and % truncate toward zero, and they, the comparisons and >> (a logical shift)
-# read their operands as GNU as's signed 64-bit values (0xffffffffffffffff/2 is 0). `==` and `!=` are refused, as GNU
-# as refuses them in Intel syntax (`=`: invalid character); `eq` and `ne` are its spellings.
+# read their operands as GNU as's signed 64-bit values (0xffffffffffffffff/2 is 0). In an instruction's operand GNU as
+# refuses `=` (invalid character), so == != <= >= are refused there (eq ne le ge are taken); directives take them.
 _EXPR_TOKEN = Regex(r"\s*(?:([0-9][\w.$@]*)|([A-Za-z_.$][\w.$@]*)|(<<|>>|<>|<=|>=|==|!=|&&|\|\||[-+*/%&|^~!<>()]))",
                     re.ASCII)
 _WORD_OPS = {"and": "&", "or": "|", "xor": "^", "not": "~", "mod": "%", "shl": "<<", "shr": ">>", "eq": "==",
-             "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+             "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _RANK = {"*": 8, "/": 8, "%": 8, "<<": 8, ">>": 8, "|": 7, "&": 7, "^": 7, "!": 7, "+": 5, "-": 5,
-         "<": 4, ">": 4, "<=": 4, ">=": 4, "<>": 4, "==": 4, "&&": 3, "||": 2}
+         "<": 4, ">": 4, "<=": 4, ">=": 4, "<>": 4, "==": 4, "!=": 4, "&&": 3, "||": 2}
 _LOCAL_LABEL_REF = Regex(r"[0-9]+[bf]$")   # GNU's `1b` / `1f`
 # what makes operand text an expression rather than a number or a name (`_parse_address`, `parse_operand`)
 EXPRESSION = Regex(r"[-+()<>~|&^%/!*=]|\b(?:and|or|xor|not|mod|shl|shr|eq|ne|lt|le|gt|ge)\b", re.I | re.ASCII)
@@ -252,15 +252,19 @@ def _binary(op: str, a, b, text: str):
     if op == "&&": return int(bool(a) and bool(b))
     if op == "||": return int(bool(a) or bool(b))
     x, y = _s64(a), _s64(b)
-    if op == "==": raise AsmSyntaxError(f"{clip(text)}: `==` is no operator of Intel syntax (GNU as refuses it): write eq")
-    r = x < y if op == "<" else x > y if op == ">" else x <= y if op == "<=" else x >= y if op == ">=" else x != y
+    r = (x < y if op == "<" else x > y if op == ">" else x <= y if op == "<=" else x >= y if op == ">=" else x == y if op == "=="
+         else x != y)
     return -1 if r else 0
 
 
-def evaluate(text: str, symbol=None, toks: list | None = None):
+def evaluate(text: str, symbol=None, toks: list | None = None, directive: bool = False):
     """The value of expression ``text`` (see above): an int, or a `Relocatable` where ``symbol`` gives one. ``symbol(name)``
     gives the value of a name (an int or a `Relocatable`) or raises; without it a name is an error (`unknown_word`).
-    ``toks``: the tokens to read, of an expression in ``text`` (`_tokens`)."""
+    ``toks``: the tokens to read, of an expression in ``text`` (`_tokens`). ``directive``: the expression of a directive,
+    where GNU as takes == != <= >=; in an instruction's operand it refuses their `=` (`eq`, `ne`, `le`, `ge` there)."""
+    if not directive and "=" in text:
+        raise AsmSyntaxError(f"{clip(text)}: `=` in an instruction's operand (GNU as refuses it: write eq, ne, le or ge"
+                             " for == != <= >=)")
     if toks is None: toks = _tokens(text, text)
     pos = 0
 
@@ -286,7 +290,6 @@ def evaluate(text: str, symbol=None, toks: list | None = None):
                 if v == "-": return Relocatable(x.minus, x.plus, _fit(-x.addend, text))
                 raise AsmSyntaxError(f"{clip(text)}: `{v}` of a label")
             return _fit(-x, text) if v == "-" else ~_s64(x) if v == "~" else int(x == 0)
-        if v in ("==", "!="): _binary("==", 0, 0, text)
         raise AsmSyntaxError(f"{clip(text)}: an operand is missing before {v!r}")
 
     def binary(min_rank: int):
@@ -295,7 +298,6 @@ def evaluate(text: str, symbol=None, toks: list | None = None):
         while pos < len(toks):
             k, op = toks[pos]
             rank = _RANK.get(op, 0) if k == "op" else 0
-            if op == "!=": raise AsmSyntaxError(f"{clip(text)}: `!=` is no operator of Intel syntax (GNU as refuses it): write ne")
             if rank <= min_rank: break
             pos += 1
             x = _binary(op, x, binary(rank), text)

@@ -368,9 +368,10 @@ def register_named(name: str) -> Reg:
 
 
 def size_named(name: str) -> int:
-    """An operand size name (``"dword"``, any case; ``"oword"`` = ``"xmmword"``) in bits; `OperandError` if unknown."""
+    """An operand size name (``"dword"``, any case; ``"oword"`` = ``"xmmword"``, ``"mmword"`` = ``"qword"``, as in GNU as) in
+    bits; `OperandError` if unknown."""
     low = name.lower()
-    bits = SIZE_BITS.get(low) or (128 if low == "oword" else None)
+    bits = SIZE_BITS.get(low) or {"oword": 128, "mmword": 64}.get(low)
     if bits is None: raise OperandError(f"unknown operand size {fmt_value(name)} (use {', '.join(SIZE_BITS)})")
     return bits
 

@@ -44,13 +44,16 @@ from .syntax import (
     _OPERANDS,
     _PREFIXES,
     _REGS,
+    _SIZE_OF,
     _SIZE_PREFIX,
     _SIZED_WORDS,
+    EXPRESSION,
     PREFIX_WORDS,
     SHORTHANDS,
     UNSUPPORTED_REGISTERS,
     Decorations,
     Regex,
+    Relocatable,
     _piece,
     _simple_address,
     char_value,
@@ -58,6 +61,7 @@ from .syntax import (
     check_ptr,
     clip,
     decorated_form,
+    evaluate,
     far_memory,
     has_decorations,
     iced_sized,
@@ -229,6 +233,9 @@ class _Parser:
         self.pushed: list[str] = []              # `.pushsection` … `.popsection`
         self.stopped = False                     # `.end`: GNU as reads no further
         self.target: str | None = None           # the text of the last branch operand that named a label
+        self.symbols: dict[str, int] = {}        # `.set X, 5`, `X = 5`: absolute symbols (`set_symbol`)
+        self.fixed: set[str] = set()             # those .equiv defined, which nothing redefines
+        self.dot: Label | None = None            # `.` in the directive being read (`data_value`)
 
     # -- labels --
 
@@ -242,6 +249,7 @@ class _Parser:
             lab = a._named.get(name)
             if lab is not None and lab.bound:
                 raise AsmSyntaxError(f"label {clip(name)} is already defined")
+            if name in self.symbols: raise AsmSyntaxError(f"symbol {clip(name)} is already defined (by .set, .equ or =)")
             a.bind(a.get_label(name))
 
     def _n(self) -> int:
@@ -266,6 +274,71 @@ class _Parser:
         if lab.line == 0: lab.line = self.a.line
         return lab
 
+    def target_of(self, name: str):
+        """A branch's target named ``name``: a label (`ref`), the value of a symbol (an address), or `.` (the branch)."""
+        if self.symbols:
+            v = self.symbols.get(name)
+            if v is not None: return v
+        if name == ".": return self.a.here(f".Ldot{self._n()}")
+        return self.ref(name)
+
+    # -- symbols --
+
+    def set_symbol(self, d: str, rest: str) -> None:
+        """``.set X, expr`` / ``.equ X, expr`` / ``X = expr`` (which may redefine X, as in GNU as) and ``.equiv X, expr``
+        (which may not): X is an absolute value, read where it is used after this line (an immediate, a displacement,
+        data, a branch target). A name used before as a label (or an address: GNU as would take X's later value there),
+        a register or a keyword of Intel syntax, or a value that names a label, is an error."""
+        name, comma, expr = rest.partition(",")
+        name, expr = name.strip(), expr.strip()
+        if not comma or not name or not expr: raise AsmSyntaxError(f"{d} expects a name and a value: {d} NAME, VALUE")
+        if name == ".":
+            raise AsmSyntaxError(f"{d} .: setting the location counter is not supported (x86gen lays out code from its"
+                                 " base; write .zero or .balign)")
+        if not _IDENT.match(name): raise AsmSyntaxError(f"{d} {clip(name)}: not a symbol name")
+        low = name.lower()
+        if low in _REGS or low in UNSUPPORTED_REGISTERS or low == "riz":
+            raise AsmSyntaxError(f"{d} {name}: {name} is a register, not a symbol name")
+        if low in _KEYWORDS: raise AsmSyntaxError(f"{d} {name}: {name} is a keyword of Intel syntax, not a symbol name")
+        if name in self.a._named:
+            lab = self.a._named[name]
+            raise AsmSyntaxError(f"symbol {clip(name)} is already defined as a label" if lab.bound else
+                                 f"{d} {clip(name)} after its use on line {lab.line} as a label or an address: define"
+                                 " the symbol before its first use")
+        if name in self.fixed or (d == ".equiv" and name in self.symbols):
+            raise AsmSyntaxError(f"symbol {clip(name)} is already defined" + (" (by .equiv)" if name in self.fixed else ""))
+        v = self.constant(expr, d)
+        self.symbols[name] = v
+        if d == ".equiv": self.fixed.add(name)
+
+    def constant(self, s: str, d: str) -> int:
+        """The value of expression ``s`` of directive ``d``, which must name no label."""
+        v = evaluate(s, self.symbol_value, directive=True)
+        if v.__class__ is not int:
+            raise AsmSyntaxError(f"{d} {clip(s)}: a value that names a label is not supported here (a constant is)")
+        return v
+
+    def symbol_value(self, name: str):
+        """A name's value in an expression: a symbol's, ``.`` (`dot`), else a label (a `Relocatable`)."""
+        v = self.symbols.get(name)
+        if v is not None: return v
+        if name == ".":
+            if self.dot is None: self.dot = self.a.here(f".Ldot{self._n()}")
+            return Relocatable((self.dot,), (), 0)
+        if name.lower() in UNSUPPORTED_REGISTERS or not name.isascii(): raise unknown_word(name, name)
+        if not (_IDENT.match(name) or _LOCAL_REF.match(name)): raise AsmSyntaxError(f"cannot parse {clip(name)}")
+        return Relocatable((self.ref(name),), (), 0)
+
+    def substitute(self, t: str) -> str:
+        """Operand text ``t`` with each symbol as its value in parentheses, and `.` as a label bound here (the start of
+        the instruction)."""
+        def value(m):
+            w = m.group()
+            if w == ".": return self.target_of(".").name
+            v = self.symbols.get(w)
+            return w if v is None else f"({v})"
+        return _NAME.sub(value, t)
+
     # -- lines --
 
     def line(self, raw: str):
@@ -285,9 +358,9 @@ class _Parser:
                 low = t.lower()
                 if low not in _REGS and low not in UNSUPPORTED_REGISTERS and _FAR.match(low) is None:
                     self.target = t
-                    self.a.emit(m.group(1), self.ref(t))
+                    self.a.emit(m.group(1), self.target_of(t))
                     return _BranchTo(m.group(1), t)
-        if ":" not in raw and "." not in raw and '"' not in raw and "'" not in raw:
+        if ":" not in raw and "." not in raw and '"' not in raw and "'" not in raw and "=" not in raw:
             # a plain instruction (the common line): text's cached parser, then the assembler
             try: mn, ops = parse_text_line(raw)
             except AsmSyntaxError: pass          # a label operand, `short`, …: the full path below
@@ -320,8 +393,11 @@ class _Parser:
         head = parts[0]
         rest = parts[1].strip() if len(parts) > 1 else ""
         low = head.lower()
-        if rest[:1] == "=" and rest[1:2] != "=":
-            raise AsmSyntaxError("symbol assignments (`=`, .set, .equ) are not supported")
+        if "=" in s:
+            m = _ASSIGN.match(s)
+            if m is not None:   # `X = 5` is `.set X, 5` (GNU as)
+                self.set_symbol("=", f"{m.group(1)}, {m.group(2)}")
+                return None
         if low.startswith(".") or low in _DATA_DIRECTIVES or low == "align":
             self.directive(low, rest)
             return _Directive(low, rest) if not labels else None
@@ -358,7 +434,8 @@ class _Parser:
         a = self.a
         if d in _DATA_DIRECTIVES:
             size = _DATA_DIRECTIVES[d]
-            vals = [self.data_value(x, size, d) for x in _split_args(rest)] if rest else []
+            self.dot = None   # (`.` is where each value goes: `symbol_value`)
+            vals = [self.data_value(x, size, d, i * size) for i, x in enumerate(_split_args(rest))] if rest else []
             return a._data(size, tuple(vals))
         if d in _FLOAT_DIRECTIVES:
             size = _FLOAT_DIRECTIVES[d]
@@ -402,7 +479,8 @@ class _Parser:
             return a._data(1, (out,))
         if d == ".end": self.stopped = True; return   # GNU as: the end of the input (what follows is not read)
         if d in _IGNORED_DIRECTIVES or d.startswith(".cfi_"): return
-        if d in (".set", ".equ", ".equiv"): raise AsmSyntaxError(f"{d} (symbol definitions) is not supported")
+        if d in (".set", ".equ", ".equiv"): return self.set_symbol(d, rest)
+        if d == ".eqv": raise AsmSyntaxError(".eqv (a symbol evaluated where it is used) is not supported: write .set")
         raise AsmSyntaxError(f"unknown directive {clip(d)} (expected an instruction, a label, or one of .byte .short .long .quad "
                              ".float .double .ascii .asciz .zero .fill .nops .org .align .p2align .balign .uleb128 .text .globl .type)")
 
@@ -463,7 +541,11 @@ class _Parser:
 
     def int_arg(self, s: str, d: str) -> int:
         try: return parse_int(s)
-        except ValueError: raise AsmSyntaxError(f"{d}: expected a number, got {clip(s.strip())}") from None
+        except AsmSyntaxError:
+            t = s.strip()
+            if not t or not (EXPRESSION.search(t) or t in self.symbols):
+                raise AsmSyntaxError(f"{d}: expected a number, got {clip(t)}") from None
+        return self.constant(t, d)   # `.zero 2+3`, `.balign X`
 
     def count_arg(self, s: str, d: str, what: str) -> int:
         """A directive's size or alignment: an integer ≥ 0 (GNU as: `.p2align -1` is 2**63, `.zero -1` nothing)."""
@@ -471,7 +553,7 @@ class _Parser:
         if n < 0: raise AsmSyntaxError(f"{d}: {what} cannot be negative, got {clip(s.strip())}")
         return n
 
-    def data_value(self, s: str, size: int, d: str):
+    def data_value(self, s: str, size: int, d: str, at: int = 0):
         if not s: raise AsmSyntaxError("empty value in data directive")
         if s[0] == "'" and _CHAR_CONST.fullmatch(s): return char_value(s, s)   # .long 'a' is 97 (GNU as)
         if s[0] == '"' or (s[0] == "'" and size == 1 and _SQ_STRING.fullmatch(s)):   # db 'abc' (NASM)
@@ -482,7 +564,7 @@ class _Parser:
             t = _CHAR_CONST.sub(lambda m: f" {char_value(m.group(), s)} ", s)   # spaced: `'a''b'` is no 9798
             try:
                 if "'" in t: raise AsmSyntaxError(s)     # `'ab'` in .long: no character constant
-                return self.data_value(t, size, d)
+                return self.data_value(t, size, d, at)
             except ImmediateRangeError: raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits") from None
             except AsmSyntaxError:
                 raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a character constant, a label, "
@@ -500,21 +582,18 @@ class _Parser:
             # GNU as and llvm-mc refuse `.long 1.5`: storing float bits there would be a guess.
             if d in ("dd", "dq"): return _float_value(s, size, d)
             raise AsmSyntaxError(f"{clip(s)} is a floating-point number in an integer directive (floats go in .float/.double)")
-        return self.expr(s)
+        return self.expr(s, size, at)
 
-    def expr(self, s: str):
-        """``label``, ``label+8``, ``.L4-.L3`` (labels and ints, + and -)."""
-        plus, minus, addend = [], [], 0
-        for sign, term in signed_terms(s, s):
-            try:
-                v = parse_int(term)
-                addend += -v if sign == "-" else v
-                continue
-            except ValueError: pass
-            if term.lower() in UNSUPPORTED_REGISTERS or not term.isascii(): raise unknown_word(term, s)
-            if not (_IDENT.match(term) or _LOCAL_REF.match(term)):
-                raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a label or label±number)")
-            (minus if sign == "-" else plus).append(self.ref(term))
+    def expr(self, s: str, size: int, at: int = 0):
+        """An expression of a data directive (`x86gen.syntax.evaluate`): a number, or labels (`.` too: the place of the
+        value, ``at`` bytes into the directive) added and subtracted with numbers: ``label+8``, ``.L4-.L3``, ``.-L``."""
+        v = evaluate(s, self.symbol_value, directive=True)
+        if v.__class__ is int:
+            if not -(1 << (8 * size - 1)) <= v < 1 << (8 * size):
+                raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits")
+            return v
+        plus, minus, addend = v.plus, v.minus, v.addend
+        if at and self.dot is not None: addend += at * (plus.count(self.dot) - minus.count(self.dot))
         if not plus and not minus: return addend
         if len(plus) == 1 and not minus and not addend: return plus[0]
         return DataExpr(plus, minus, addend)
@@ -557,6 +636,7 @@ class _Parser:
     def operand(self, t: str, branch: bool):
         if not t: raise AsmSyntaxError("empty operand (expected register, memory, immediate or label)")
         if "'" in t: t = _CHAR_CONST.sub(lambda m: str(char_value(m.group(), t)), t)   # 'a' is 97, before case folds
+        if self.symbols or "." in t: t = self.substitute(t)   # `mov eax, X` (.set X, 5), `jmp .`
         low = t.lower()
         if branch:
             if _FAR.match(low):
@@ -584,13 +664,17 @@ class _Parser:
             if _IDENT.match(t) or _LOCAL_REF.match(t): return self.ref(t)
             if not t.isascii(): raise unknown_word(t, t)
             if "[" in t: return self.label_mem(t)     # `jmp qword ptr [rip+T]`: indirect, through memory at label T
+            if EXPRESSION.search(t) and _NAME.search(t):
+                raise AsmSyntaxError(f"branch target {clip(t)}: a label plus or minus a number (jmp L+1, jmp .+2) is not"
+                                     " supported as a branch target; put a label where the branch goes")
             raise AsmSyntaxError(f"bad branch target {clip(t)} (expected a label, an address or a register/memory operand)")
         m = _SIZE_WORD.match(t)
-        if m and m.group(1).lower() not in SIZE_BITS:
+        if m and m.group(1).lower() not in _SIZE_OF:
             raise AsmSyntaxError(f"unknown size keyword {clip(m.group(1))} in {clip(t)} (expected "
                                  f"{', '.join(sorted(SIZE_BITS, key=SIZE_BITS.get))} ptr)")
         if "[" in t or _IDENT.match(t.split()[-1] if t.split() else ""):
             return self.label_mem(t)
+        if t[:1] != "%" and EXPRESSION.search(t): evaluate(low)   # an expression's error (`1==1`, `5/0`; not AT&T's %eax)
         if "0" <= t[:1] <= "9": parse_int(t)          # a number or its error
         if not t.isascii(): raise unknown_word(t, t)
         raise AsmSyntaxError(f"unknown operand {clip(t)} (expected a register, memory [base+index*scale+disp], an immediate, "
@@ -627,7 +711,9 @@ class _Parser:
                 sym = term
             else:
                 raise unknown_word(term, t)
-        if sym is None: raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
+        if sym is None:
+            if EXPRESSION.search(t): parse_operand(t.lower())   # its error: `[rax+5/0]`, `[rax+riz*1+2*4]`
+            raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
         rest = [x for x in rest if x.lstrip("+") != "rip"]   # [rip+x+8] is [x+8]; the addend alone may exceed disp32
         inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "0"
         base = parse_operand(f"{size_txt}[{inner_txt}]")
@@ -638,6 +724,12 @@ class _Parser:
 
 
 _SEGMENT_WORD = Regex(r"(es|cs|ss|ds|fs|gs)\s*:")
+# a name in operand text (not the letters of a number: 0x1f, 10h), `.` alone included; `X = 5` (not `==`)
+_NAME = Regex(r"(?<![\w.$@])[A-Za-z_.$][\w.$@]*", re.ASCII)
+_ASSIGN = Regex(r"([A-Za-z_.$][\w.$@]*)\s*=(?!=)\s*(.*)$", re.ASCII)
+# words an Intel-syntax operand reads otherwise than as a symbol: size keywords, ptr, operators (x86gen.syntax.evaluate)
+_KEYWORDS = frozenset({*_SIZE_OF, "ptr", "offset", "short", "near", "far", "bcst", "flat", "and", "or", "xor", "not", "mod",
+                       "shl", "shr", "eq", "ne", "lt", "le", "gt", "ge"})
 
 # Per source line (its exact text), what parsing it did, to do again without parsing: an instruction without labels
 # as (bytes, listing record) (its bytes depend on the text alone; the record is appended where the Assembler keeps
@@ -665,7 +757,7 @@ class _BranchTo:
     """``jne .L3``: the label is looked up again each time (``1f`` means the next ``1:``)."""
     __slots__ = ("mn", "target")
     def __init__(self, mn: str, target: str): self.mn, self.target = mn, target
-    def __call__(self, p: _Parser) -> None: p.a.emit(self.mn, p.ref(self.target))
+    def __call__(self, p: _Parser) -> None: p.a.emit(self.mn, p.target_of(self.target))
 
 
 def _operand_text(t: str):

@@ -29,11 +29,13 @@ from .errors import (
     AsmSyntaxError,
     EncodeError,
     EvexOperandError,
+    ImmediateRangeError,
     OperandError,
     PrefixError,
     UnknownMnemonicError,
     UnsupportedRegisterError,
     clip,
+    fmt_int,
     fmt_operands,
     wrong_type,
 )
@@ -127,8 +129,11 @@ def gather_mask(mn: str, ops: tuple) -> tuple[str, tuple]:
 
 
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
-# size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
-_SIZE_WORDS = "byte|word|dword|fword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
+# size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...); `mmword`
+# (iced-x86's, MASM's and llvm-mc's keyword of an MMX operand) is GNU as's other name of qword (64 bits, wherever qword is
+# taken: `movq xmm0, mmword ptr [rax]`, `fld mmword ptr [rax]`), and `oword` of xmmword
+_SIZE_WORDS = ("byte|word|dword|fword|qword|mmword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94"
+               "|fpustate108|mem384")
 _SIZE_PREFIX = Regex(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
 
 
@@ -166,10 +171,180 @@ def parse_int(s: str) -> int:
     return -v if sign == "-" else v
 
 
+# ---- expressions ------------------------------------------------------------------------------------------------
+# GNU as's expressions (as/expr.c, and the word operators of Intel syntax, tc-i386-intel.c), read where a plain number
+# is not: `[rsp+8*3]`, `mov eax, 1<<20`, `and eax, ~15`, `.byte 1+2, 3*4`. Precedence, highest first (GNU as 2.40
+# agrees on every pair: `2+3<<1` is 8, `1|2-1` 2, `3|4&1` 1, `16>>1*2` 16, `1&&0||1` 1):
+#   unary - + ~ ! not;   * / % << >> mod shl shr;   | & ^ ! (or-not) or and xor;   + -;
+#   < > <= >= == != <> eq ne lt le gt ge (true is -1);   &&;   ||   (all left to right)
+# Values are GNU as's 64-bit ones, computed exactly: a result outside [-2**63, 2**64) is an `ImmediateRangeError` (GNU
+# as wraps it silently: `.quad 0x8000000000000000*2` is 0), and so are a shift count outside 0-63 and a division by
+# zero (GNU as warns and goes on). / and % truncate toward zero, and they, the comparisons and >> (a logical shift)
+# read their operands as GNU as's signed 64-bit values (0xffffffffffffffff/2 is 0). In an instruction's operand GNU as
+# refuses `=` (invalid character), so == != <= >= are refused there (eq ne le ge are taken); directives take them.
+_EXPR_TOKEN = Regex(r"\s*(?:([0-9][\w.$@]*)|([A-Za-z_.$][\w.$@]*)|(<<|>>|<>|<=|>=|==|!=|&&|\|\||[-+*/%&|^~!<>()]))",
+                    re.ASCII)
+_WORD_OPS = {"and": "&", "or": "|", "xor": "^", "not": "~", "mod": "%", "shl": "<<", "shr": ">>", "eq": "==",
+             "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_RANK = {"*": 8, "/": 8, "%": 8, "<<": 8, ">>": 8, "|": 7, "&": 7, "^": 7, "!": 7, "+": 5, "-": 5,
+         "<": 4, ">": 4, "<=": 4, ">=": 4, "<>": 4, "==": 4, "!=": 4, "&&": 3, "||": 2}
+_LOCAL_LABEL_REF = Regex(r"[0-9]+[bf]$")   # GNU's `1b` / `1f`
+# what makes operand text an expression rather than a number or a name (`_parse_address`, `parse_operand`)
+EXPRESSION = Regex(r"[-+()<>~|&^%/!*=]|\b(?:and|or|xor|not|mod|shl|shr|eq|ne|lt|le|gt|ge)\b", re.I | re.ASCII)
+_M64 = (1 << 64) - 1
+
+
+class Relocatable:
+    """An expression's value that names labels: ``plus`` - ``minus`` + ``addend``, the labels as the ``symbol`` callback
+    of `evaluate` gave them (resolved after layout, by the caller). Only + and - apply to it."""
+
+    __slots__ = ("plus", "minus", "addend")
+
+    def __init__(self, plus: tuple = (), minus: tuple = (), addend: int = 0):
+        self.plus, self.minus, self.addend = plus, minus, addend
+
+
+def _tokens(s: str, text: str) -> list:
+    """``s`` as (kind, value) tokens: ("n", int), ("id", name), ("op", operator; word operators as their sign)."""
+    out, pos, n = [], 0, len(s)
+    while pos < n:
+        m = _EXPR_TOKEN.match(s, pos)
+        if m is None:
+            rest = s[pos:].strip()
+            if rest == "": break
+            if not rest.isascii(): raise unknown_word(rest.split()[0], text)   # a homoglyph: named
+            raise AsmSyntaxError(f"cannot parse {clip(rest)} in {clip(text)}")
+        pos = m.end()
+        num, name, op = m.groups()
+        if num is not None:
+            out.append(("id", num) if _LOCAL_LABEL_REF.match(num) else ("n", parse_int(num)))
+        elif name is not None:
+            w = _WORD_OPS.get(name.lower())
+            out.append(("op", w) if w is not None else ("id", name))
+        else:
+            out.append(("op", op))
+    if not out: raise AsmSyntaxError(f"empty expression in {clip(text)}")
+    return out
+
+
+def _s64(v: int) -> int: return ((v & _M64) ^ (1 << 63)) - (1 << 63)
+
+
+def _fit(v: int, text: str) -> int:
+    if not -(1 << 63) <= v <= _M64:
+        raise ImmediateRangeError(f"{clip(text)}: {fmt_int(v)} does not fit in 64 bits (GNU as would wrap it)")
+    return v
+
+
+def _binary(op: str, a, b, text: str):
+    """``a op b``: ints, or for + and - `Relocatable` values too."""
+    if a.__class__ is Relocatable or b.__class__ is Relocatable:
+        ra = a if a.__class__ is Relocatable else Relocatable((), (), a)
+        rb = b if b.__class__ is Relocatable else Relocatable((), (), b)
+        if op == "+": return Relocatable(ra.plus + rb.plus, ra.minus + rb.minus, _fit(ra.addend + rb.addend, text))
+        if op == "-": return Relocatable(ra.plus + rb.minus, ra.minus + rb.plus, _fit(ra.addend - rb.addend, text))
+        raise AsmSyntaxError(f"{clip(text)}: `{op}` of a label (only label+number, label-number and label-label are taken)")
+    if op == "+": return _fit(a + b, text)
+    if op == "-": return _fit(a - b, text)
+    if op == "*": return _fit(a * b, text)
+    if op in ("/", "%"):
+        x, y = _s64(a), _s64(b)
+        if y == 0: raise ImmediateRangeError(f"{clip(text)}: division by zero")
+        q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)   # C's: toward zero
+        return _fit(q, text) if op == "/" else x - q * y
+    if op in ("<<", ">>"):
+        n = _s64(b)
+        if not 0 <= n <= 63: raise ImmediateRangeError(f"{clip(text)}: shift count {n} is not between 0 and 63")
+        return _fit(a << n, text) if op == "<<" else (a & _M64) >> n
+    if op in ("&", "|", "^", "!"):
+        if op == "!": a, b, op = _s64(a), ~_s64(b), "|"   # GNU as's binary ! is or-not
+        elif a < 0 or b < 0: a, b = _s64(a), _s64(b)
+        return a & b if op == "&" else a | b if op == "|" else a ^ b
+    if op == "&&": return int(bool(a) and bool(b))
+    if op == "||": return int(bool(a) or bool(b))
+    x, y = _s64(a), _s64(b)
+    r = (x < y if op == "<" else x > y if op == ">" else x <= y if op == "<=" else x >= y if op == ">=" else x == y if op == "=="
+         else x != y)
+    return -1 if r else 0
+
+
+def evaluate(text: str, symbol=None, toks: list | None = None, directive: bool = False):
+    """The value of expression ``text`` (see above): an int, or a `Relocatable` where ``symbol`` gives one. ``symbol(name)``
+    gives the value of a name (an int or a `Relocatable`) or raises; without it a name is an error (`unknown_word`).
+    ``toks``: the tokens to read, of an expression in ``text`` (`_tokens`). ``directive``: the expression of a directive,
+    where GNU as takes == != <= >=; in an instruction's operand it refuses their `=` (`eq`, `ne`, `le`, `ge` there)."""
+    if not directive and "=" in text:
+        raise AsmSyntaxError(f"{clip(text)}: `=` in an instruction's operand (GNU as refuses it: write eq, ne, le or ge"
+                             " for == != <= >=)")
+    if toks is None: toks = _tokens(text, text)
+    pos = 0
+
+    def primary():
+        nonlocal pos
+        if pos >= len(toks): raise AsmSyntaxError(f"{clip(text)}: an operand is missing at the end")
+        k, v = toks[pos]
+        pos += 1
+        if k == "n": return v
+        if k == "id":
+            if v.lower() in _REGS: raise AsmSyntaxError(f"register {v} in expression {clip(text)}")
+            if symbol is None: raise unknown_word(v, text)
+            return symbol(v)
+        if v == "(":
+            x = binary(0)
+            if pos >= len(toks) or toks[pos] != ("op", ")"): raise AsmSyntaxError(f"missing ')' in {clip(text)}")
+            pos += 1
+            return x
+        if v in ("-", "+", "~", "!"):
+            x = primary()
+            if v == "+": return x
+            if x.__class__ is Relocatable:
+                if v == "-": return Relocatable(x.minus, x.plus, _fit(-x.addend, text))
+                raise AsmSyntaxError(f"{clip(text)}: `{v}` of a label")
+            return _fit(-x, text) if v == "-" else ~_s64(x) if v == "~" else int(x == 0)
+        raise AsmSyntaxError(f"{clip(text)}: an operand is missing before {v!r}")
+
+    def binary(min_rank: int):
+        nonlocal pos
+        x = primary()
+        while pos < len(toks):
+            k, op = toks[pos]
+            rank = _RANK.get(op, 0) if k == "op" else 0
+            if rank <= min_rank: break
+            pos += 1
+            x = _binary(op, x, binary(rank), text)
+        return x
+
+    v = binary(0)
+    if pos < len(toks):
+        k, t = toks[pos]
+        if k == "op": raise AsmSyntaxError(f"{clip(text)}: unexpected {t}")
+        raise AsmSyntaxError(f"missing + or - (or another operator) before {clip(str(t))} in {clip(text)}")
+    return v
+
+
 _STAR = Regex(r"\s*\*\s*")
 
 
 def _parse_address(inner: str, size: int, text: str) -> Mem:
+    try: base, index, scale, disp, zero_index = _address_terms(inner, text)
+    except AsmSyntaxError:
+        if EXPRESSION.search(inner) is None: raise
+        base, index, scale, disp, zero_index = _expression_terms(inner, text)   # `[rsp+8*3]`, `[rax+(1<<4)]`
+    if zero_index and index is not None: raise AsmSyntaxError(f"riz and an index register in {clip(text)}")
+    if base is not None and base.kind in ("xmm", "ymm", "zmm"):
+        # a VSIB address written with the vector register first or alone (`[xmm2+0x10]`, `[xmm2+rax]`): GNU as and
+        # llvm-mc read the vector register as the index, whatever its place
+        if index is None: base, index = None, base
+        elif scale == 1 and index.kind == "r64": base, index = index, base
+    if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {clip(text)}")
+    if base is None and index is None: disp = _abs_disp(disp)
+    elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
+    return Mem(base, index, scale, disp, size)
+
+
+def _address_terms(inner: str, text: str) -> tuple:
+    """(base, index, scale, disp, riz seen) of an address's text ``inner`` made of registers, ``index*scale`` and numbers
+    joined by + and -."""
     base = index = None
     scale, disp = 1, 0
     pos = 0
@@ -213,16 +388,64 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
                 if "0" <= term[:1] <= "9": raise            # a malformed number: say so
                 raise unknown_word(term, text) from None
             disp += -v if sign == "-" else v
-    if zero_index and index is not None: raise AsmSyntaxError(f"riz and an index register in {clip(text)}")
-    if base is not None and base.kind in ("xmm", "ymm", "zmm"):
-        # a VSIB address written with the vector register first or alone (`[xmm2+0x10]`, `[xmm2+rax]`): GNU as and
-        # llvm-mc read the vector register as the index, whatever its place
-        if index is None: base, index = None, base
-        elif scale == 1 and index.kind == "r64": base, index = index, base
-    if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {clip(text)}")
-    if base is None and index is None: disp = _abs_disp(disp)
-    elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
-    return Mem(base, index, scale, disp, size)
+    return base, index, scale, disp, zero_index
+
+
+def _expression_terms(inner: str, text: str) -> tuple:
+    """`_address_terms` of an address with expressions: split at the + and - outside parentheses (the operators of
+    lowest precedence but the comparisons, which an address does not take), each term a register, ``index*scale`` /
+    ``scale*index`` with a constant scale, or a constant (`evaluate`)."""
+    toks = _tokens(inner, text)
+    terms, cur, sign, depth, after_operand = [], [], "+", 0, False
+    for tok in toks:
+        k, v = tok
+        if k == "op":
+            if v == "(": depth += 1
+            elif v == ")": depth -= 1
+            if depth == 0 and v in ("+", "-") and after_operand:
+                terms.append((sign, cur))
+                cur, sign, after_operand = [], v, False
+                continue
+            if depth == 0 and _RANK.get(v, 9) < 5:
+                raise AsmSyntaxError(f"{v} in memory operand {clip(text)} (an address adds registers and numbers)")
+            after_operand = v == ")"
+        else: after_operand = True
+        cur.append(tok)
+    terms.append((sign, cur))
+    base = index = None
+    scale, disp, zero_index = 1, 0, False
+    for sign, ts in terms:
+        regs = [i for i, (k, v) in enumerate(ts) if k == "id" and (v in _REGS or v == "riz")]
+        if not regs:
+            v = _constant(ts, inner, text)
+            disp = _fit(disp - v if sign == "-" else disp + v, text)
+            continue
+        if sign == "-": raise AsmSyntaxError(f"a register cannot be subtracted in {clip(text)}")
+        if len(regs) > 1: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}")
+        i = regs[0]
+        r = ts[i][1]
+        if r == "riz":   # GNU as 2.40 reads `[rax+riz*1+2*4]` as [rax+0] (disp32), and refuses `riz*(2)`
+            raise AsmSyntaxError(f"riz in a memory operand with an expression, {clip(text)}: write the displacement as a number")
+        if len(ts) == 1:
+            if base is None: base = _REGS[r]
+            elif index is None: index = _REGS[r]
+            else: raise AsmSyntaxError(f"too many registers in {clip(text)}")
+            continue
+        if i == 0 and ts[1] == ("op", "*"): st = ts[2:]
+        elif i == len(ts) - 1 and ts[-2] == ("op", "*"): st = ts[:-2]
+        else: raise AsmSyntaxError(f"bad index term with {r} in {clip(text)}")
+        try: n = _constant(st, inner, text)
+        except AsmSyntaxError as ex: raise AsmSyntaxError(f"bad scale in {clip(text)}: {ex}") from None
+        if n not in (1, 2, 4, 8): raise AsmSyntaxError(f"bad scale {n} in {clip(text)}")
+        if index is not None: raise AsmSyntaxError(f"two index registers in {clip(text)}")
+        else: index, scale = _REGS[r], n
+    return base, index, scale, disp, zero_index
+
+
+def _constant(ts: list, inner: str, text: str) -> int:
+    """The value of tokens ``ts`` of an address's text (`evaluate`)."""
+    if not ts: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}")
+    return evaluate(text, None, ts)
 
 
 # `[size ptr] [base + index*scale ± disp]` with registers and a hex/decimal displacement, in one match;
@@ -238,7 +461,7 @@ _SIMPLE = Regex(rf"(?:({_SIZE_WORDS})\s+ptr\s*)?"
 # match (`_SIMPLE` is tried when it fails; the size keyword is checked after the match, `_SIZE_OF`).
 _PRINTED = Regex(r"(?:([a-z]+) ptr )?\[([a-z][a-z0-9]*)(?:\+([a-z][a-z0-9]*)(?:\*([1248]))?)?"
                       r"(?:([+-])(0x[0-9a-f]+|[1-9][0-9]{0,19}|0))?\]")
-_SIZE_OF = {w: SIZE_BITS.get(w, 128) for w in _SIZE_WORDS.split("|")}   # size keyword -> bits (oword: 128)
+_SIZE_OF = {**{w: SIZE_BITS.get(w, 128) for w in _SIZE_WORDS.split("|")}, "mmword": 64}   # size keyword -> bits (oword: 128)
 # the registers `_simple_address` takes as a base (a vector register first is VSIB: `_parse_address` reads it as the index)
 _ADDRESS_BASES = {name: r for name, r in _REGS.items() if r.kind not in ("xmm", "ymm", "zmm")}
 
@@ -323,7 +546,7 @@ def parse_operand(text: str):
         m = _SIZE_PREFIX.match(t)
         if m:
             check_ptr(m, t)
-            size = SIZE_BITS.get(m.group(1), 128)
+            size = _SIZE_OF[m.group(1)]
             t = m.group(2).strip()
         seg = None
         sm = _SEGMENT_OVERRIDE.match(t)
@@ -336,15 +559,20 @@ def parse_operand(text: str):
             if not t.endswith("]"): raise AsmSyntaxError(f"missing ']' in {clip(text)}")
             v = _parse_address(t[1:-1], size, text)
         elif size or seg:   # objdump's `dword ptr ds:0x10`, and unsized `lea ax, ds:0x0`
-            try: v = Mem(None, None, 1, _abs_disp(parse_int(t)), size)
-            except ValueError: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}") from None
+            try: a = parse_int(t)
+            except ValueError:
+                if EXPRESSION.search(t) is None: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}") from None
+                a = evaluate(t)   # `dword ptr ds:8*3`
+            v = Mem(None, None, 1, _abs_disp(a), size)
         else:
             try: v = parse_int(t)
             except AsmSyntaxError:
-                if "0" <= t[:1] <= "9": raise               # a malformed number: say so
-                w = unknown_word(t, text)
-                if w.__class__ is not AsmSyntaxError: raise w from None
-                raise AsmSyntaxError(f"unknown operand {clip(text.strip())}") from None
+                if EXPRESSION.search(t) is None:
+                    if "0" <= t[:1] <= "9": raise               # a malformed number: say so
+                    w = unknown_word(t, text)
+                    if w.__class__ is not AsmSyntaxError: raise w from None
+                    raise AsmSyntaxError(f"unknown operand {clip(text.strip())}") from None
+                v = evaluate(t)   # `1<<20`, `~15`, `-(3)`: GNU as's expressions
         # the segment the address uses anyway (ds, or ss with an rbp/rsp base) needs no byte, as GNU as leaves it out; but
         # `ds:[rdi]` stays a `SegMem` (no byte either, `x86gen._prefixed`): where it is a string instruction's es:[rdi], a
         # segment other than es is an error (SDM Vol.2 MOVS: ES cannot be overridden; GNU as: "must use `es' segment")

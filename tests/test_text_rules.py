@@ -1338,6 +1338,7 @@ def test_org_in_the_listing_assembles_back():
     ("mov eax, [eax+esp]", "678b0404"),                 # GNU as 2.40
     ("mov eax, [r12+rsp]", "428b0424"),                 # GNU as 2.40
     ("lea rax, [rbx+rsp+8]", "488d441c08"),             # GNU as 2.40
+    ("mov eax, [rax+rsp+1<<2]", "8b440404"),            # GNU as 2.40 (an expression: << before +)
 ])
 def test_address_in_parts_and_rsp_as_base(src, expect, tmp_path):
     check(src, expect, tmp_path)

@@ -143,7 +143,7 @@ def check_ptr(m, text: str) -> None:
     if m.string[m.end(1):m.start(2)].strip()[:3] != "ptr":
         w = m.group(1)
         raise AsmSyntaxError(f"{w} without ptr: write {w} ptr {clip(text[m.start(2):].strip())[1:-1]} (GNU as reads"
-                             f" `{w} [...]` as the number {SIZE_BITS.get(w, 0) // 8} plus the address, llvm-mc refuses it)")
+                             f" `{w} [...]` as a number, its size in bytes, plus the address; llvm-mc refuses it)")
 _TERM = Regex(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 
 
@@ -428,7 +428,9 @@ def _expression_terms(inner: str, text: str) -> tuple:
             raise AsmSyntaxError(f"riz in a memory operand with an expression, {clip(text)}: write the displacement as a number")
         if len(ts) == 1:
             if base is None: base = _REGS[r]
-            elif index is None: index = _REGS[r]
+            elif index is None:
+                index = _REGS[r]
+                if r in ("rsp", "esp"): base, index = index, base   # `[rax+rsp]`: rsp can only be the base (GNU as)
             else: raise AsmSyntaxError(f"too many registers in {clip(text)}")
             continue
         if i == 0 and ts[1] == ("op", "*"): st = ts[2:]

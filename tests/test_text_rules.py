@@ -1229,3 +1229,67 @@ def test_exact_conversions_take_no_rounding(src, form_id):
 ])
 def test_conversions_that_round_still_take_rounding(src, expect, tmp_path):
     check(src, expect, tmp_path)
+
+
+# ---- forms GNU as takes (issue 24) ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("movsb byte ptr [edi], byte ptr [esi]", "67a4"),                  # GNU as 2.40
+    ("lodsb al, byte ptr [esi]", "67ac"),                              # GNU as 2.40
+    ("lods byte ptr [esi]", "67ac"),                                   # GNU as 2.40
+    ("stos dword ptr [edi], eax", "67ab"),                             # GNU as 2.40
+    ("stosb byte ptr [edi]", "67aa"),                                  # GNU as 2.40
+    ("rep movsd dword ptr es:[edi], dword ptr [esi]", "67f3a5"),       # GNU as 2.40
+    ("movsq qword ptr [edi], qword ptr [esi]", "6748a5"),              # GNU as 2.40
+    ("cmpsb byte ptr [esi], byte ptr [edi]", "67a6"),                  # GNU as 2.40
+    ("repe cmps byte ptr [esi], byte ptr [edi]", "67f3a6"),            # GNU as 2.40
+    ("scasb al, byte ptr [edi]", "67ae"),                              # GNU as 2.40
+    ("xlat byte ptr [ebx]", "67d7"),                                   # GNU as 2.40
+    ("insb byte ptr [edi], dx", "676c"),                               # GNU as 2.40
+    ("outsb dx, byte ptr [esi]", "676e"),                              # GNU as 2.40
+    ("movsb byte ptr [edi], byte ptr fs:[esi]", "6467a4"),             # GNU as 2.40
+    ("addr32 movsb", "67a4"),                                          # GNU as 2.40: the implicit operands 32-bit
+    ("addr32 rep stosq", "67f348ab"),                                  # GNU as 2.40
+    ("fs addr32 lodsb", "6467ac"),                                     # GNU as 2.40
+    ("addr32 xlatb", "67d7"),                                          # GNU as 2.40
+    ("addr32 movsb byte ptr [edi], byte ptr [esi]", "67a4"),           # GNU as 2.40
+    ("addr32 maskmovdqu xmm0, xmm1", "67660ff7c1"),                    # GNU as 2.40: 67 before the mandatory 66
+])
+def test_string_instruction_with_32_bit_addresses(src, expect, tmp_path):
+    """SDM Vol.2 MOVS, XLAT: 0x67 makes a string instruction's addresses [esi]/[edi]/[ebx+al]; GNU as writes it for those
+    registers or for `addr32`."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+@pytest.mark.parametrize("src, iced, gnu", [
+    ("lods ax, word ptr [esi]", "6667ad", "6766ad"),
+    ("lods ax, word ptr fs:[esi]", "646667ad", "646766ad"),
+    ("addr32 rep movsw", "6667f3a5", "6766f3a5"),
+])
+def test_string_instruction_with_32_bit_addresses_16_bit(src, iced, gnu, tmp_path):
+    """The 16-bit ones: iced-x86 1.21's encoder (create_lodsw(32), …) writes 66 67, GNU as 2.40 67 66; x86gen writes
+    iced's order, as for every 16-bit operand with a 32-bit address (tests/test_addr32.py)."""
+    assert x86gen.assemble(src).hex() == iced
+    if HAVE_AS: assert gnu_as(src, tmp_path).hex() == gnu
+
+
+def test_string_instruction_with_32_bit_addresses_in_the_api():
+    from x86gen.registers import al, ebx, edi, esi, rdi
+    b, d = x86gen.byte, x86gen.dword
+    # GNU as 2.40: movsb [edi], [esi] 67 a4; lodsb al, [esi] 67 ac; xlat [ebx] 67 d7; rep movsd 67 f3 a5
+    assert x86gen.encode("movsb", b(edi), b(esi)).hex() == "67a4"
+    assert x86gen.encode("lodsb", al, b(esi)).hex() == "67ac"
+    assert x86gen.encode("xlat", b(ebx)).hex() == "67d7"
+    assert x86gen.encode("rep movsd", d(edi), d(esi)).hex() == "67f3a5"
+    assert x86gen.encode("addr32 movsb").hex() == "67a4"
+    assert x86gen.select("movsb", b(edi), b(esi))(b(edi), b(esi)).hex() == "67a4"
+    a = x86gen.Assembler()
+    a.movsb(b(edi), b(esi))
+    assert a.assemble().hex() == "67a4"
+    # GNU as 2.40: "`byte ptr [esi]' is not a valid base/index expression"
+    with pytest.raises(OperandError, match=r"a 32-bit and a 64-bit address"):
+        x86gen.encode("movsb", b(rdi), b(esi))
+    with pytest.raises(OperandError, match=r"a 32-bit and a 64-bit address"):
+        x86gen.assemble("movsb byte ptr [rdi], byte ptr [esi]")

@@ -43,7 +43,8 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0, rc=None) -> tuple[by
 
 
 def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int) -> tuple[bytes, Form]:
-    if mn in STRING_MNEMONICS: mn, ops = string_operands(mn, ops)   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`
+    if mn in STRING_MNEMONICS:   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`, `addr32 movsb` ([edi], [esi])
+        mn, ops = string_operands(mn, ops, P.ADDR32 in words)
     seg_words = tuple(w for w in words if w in P.SEGMENTS)
     a32 = any(x.__class__ is A32Mem for x in unwrapped_segments(ops))
     own67 = a32 and canonical(mn) in REG_ADDRESS   # movdir64b/enqcmd/enqcmds: their forms with a 32-bit address (0x67)

@@ -24,8 +24,12 @@ pytestmark = pytest.mark.xdist_group("prefixes")
 ICED_FLAGS = {"lock": "can_use_lock_prefix", "xacquire": "can_use_xacquire_prefix", "xrelease": "can_use_xrelease_prefix",
               "rep": "can_use_rep_prefix", "repne": "can_use_repne_prefix", "bnd": "can_use_bnd_prefix",
               "notrack": "can_use_notrack_prefix"}
-# where x86gen takes more than iced's OpCodeInfo says: `rep ret` (F3 C3), which GNU as accepts and iced encodes
-EXTRA = {"RETNQ": {"rep"}, "RETNQ_IMM16": {"rep"}}
+# where x86gen takes more than iced's OpCodeInfo says: `rep ret` (F3 C3), which GNU as accepts and iced encodes, and
+# repne on every string instruction (GNU as 2.40: `repne lodsb` is F2 AC; iced decodes it with has_repne_prefix)
+EXTRA = {"RETNQ": {"rep"}, "RETNQ_IMM16": {"rep"},
+         **dict.fromkeys("""MOVSB_M8_M8 MOVSW_M16_M16 MOVSD_M32_M32 MOVSQ_M64_M64 LODSB_AL_M8 LODSW_AX_M16 LODSD_EAX_M32
+            LODSQ_RAX_M64 STOSB_M8_AL STOSW_M16_AX STOSD_M32_EAX STOSQ_M64_RAX INSB_M8_DX INSW_M16_DX INSD_M32_DX OUTSB_DX_M8
+            OUTSW_DX_M16 OUTSD_DX_M32""".split(), {"repne"})}
 
 
 def test_allowed_prefixes_are_icedx86s():

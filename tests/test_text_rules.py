@@ -1293,3 +1293,36 @@ def test_string_instruction_with_32_bit_addresses_in_the_api():
         x86gen.encode("movsb", b(rdi), b(esi))
     with pytest.raises(OperandError, match=r"a 32-bit and a 64-bit address"):
         x86gen.assemble("movsb byte ptr [rdi], byte ptr [esi]")
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("repne lodsb", "f2ac"),                                           # GNU as 2.40
+    ("repnz lodsb", "f2ac"),                                           # GNU as 2.40
+    ("repne stosb", "f2aa"),                                           # GNU as 2.40
+    ("repnz stosd", "f2ab"),                                           # GNU as 2.40
+    ("repne movsb", "f2a4"),                                           # GNU as 2.40
+    ("repne movsq", "f248a5"),                                         # GNU as 2.40
+    ("repne movs byte ptr [rdi], byte ptr [rsi]", "f2a4"),             # GNU as 2.40
+    ("repne insb", "f26c"),                                            # GNU as 2.40
+    ("repne insd", "f26d"),                                            # GNU as 2.40
+    ("repne outsb", "f26e"),                                           # GNU as 2.40
+    ("repne lodsw", "66f2ad"),                                         # GNU as 2.40
+    ("repne outsw", "66f26f"),                                         # GNU as 2.40
+    ("repne lodsb al, byte ptr fs:[rsi]", "64f2ac"),                   # GNU as 2.40
+    ("addr32 repne lodsb", "67f2ac"),                                  # GNU as 2.40
+    ("repne cmpsb", "f2a6"),                                           # GNU as 2.40 (as before)
+    ("repne scasb", "f2ae"),                                           # GNU as 2.40 (as before)
+])
+def test_repne_on_every_string_instruction(src, expect, tmp_path):
+    """GNU as 2.40 takes repne/repnz on every string instruction (F2; SDM Vol.2 REP/REPE/REPZ/REPNE/REPNZ gives it a
+    meaning on cmps/scas only, the CPU repeats the others as with rep); iced-x86 decodes F2 AC as `repne lodsb`."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+@pytest.mark.parametrize("src", ["rep xlat", "repe xlatb", "repne xlat"])
+def test_rep_on_xlat_is_refused(src):
+    # GNU as 2.40: "invalid instruction `xlat' after `rep'"
+    with pytest.raises(x86gen.PrefixError, match=r"does not take the rep"):
+        x86gen.assemble(src)

@@ -1326,3 +1326,51 @@ def test_rep_on_xlat_is_refused(src):
     # GNU as 2.40: "invalid instruction `xlat' after `rep'"
     with pytest.raises(x86gen.PrefixError, match=r"does not take the rep"):
         x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("addr32 mov al, [0x12345678]", "67a078563412"),                   # GNU as 2.40: moffs, a 4-byte address
+    ("addr32 mov eax, [0x12345678]", "67a178563412"),                  # GNU as 2.40
+    ("addr32 mov rax, [0x12345678]", "6748a178563412"),                # GNU as 2.40
+    ("addr32 mov [0x12345678], al", "67a278563412"),                   # GNU as 2.40
+    ("addr32 mov dword ptr [0x12345678], eax", "67a378563412"),        # GNU as 2.40
+    ("addr32 mov [0x12345678], rax", "6748a378563412"),                # GNU as 2.40
+    ("addr32 movabs al, [0x12345678]", "67a078563412"),                # GNU as 2.40
+    ("addr32 mov al, [0xffffffff]", "67a0ffffffff"),                   # GNU as 2.40
+    ("addr32 mov al, [-1]", "67a0ffffffff"),                           # GNU as 2.40
+    ("addr32 mov al, byte ptr fs:[0x12345678]", "6467a078563412"),     # GNU as 2.40
+    ("fs addr32 mov al, [0x12345678]", "6467a078563412"),              # GNU as 2.40
+    ("addr32 mov ecx, [0x12345678]", "678b0c2578563412"),              # GNU as 2.40: not the accumulator, ModRM
+    ("addr32 mov ecx, [0xffffffff]", "678b0c25ffffffff"),              # GNU as 2.40: zero-extended with 0x67
+    ("addr32 mov ecx, dword ptr gs:[0x12345678]", "65678b0c2578563412"),   # GNU as 2.40
+    ("addr32 add dword ptr [0x80000000], 1", "678304250000008001"),    # GNU as 2.40
+    ("addr32 xchg eax, [0x10]", "6787042510000000"),                   # GNU as 2.40
+    ("addr32 lea eax, [0x12345678]", "678d042578563412"),              # GNU as 2.40
+])
+def test_addr32_with_an_absolute_address(src, expect, tmp_path):
+    """addr32 makes an absolute address 32-bit (SDM Vol.2 3.6: zero-extended); mov between it and the accumulator is
+    then the moffs form with a 4-byte address (SDM Vol.2 MOV: moffs is sized by the address size), as GNU as writes it."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+@pytest.mark.parametrize("src, iced, gnu", [
+    ("addr32 mov ax, [0x12345678]", "6667a178563412", "6766a178563412"),
+    ("addr32 mov [0x12345678], ax", "6667a378563412", "6766a378563412"),
+])
+def test_addr32_with_an_absolute_address_16_bit(src, iced, gnu, tmp_path):
+    """iced-x86 1.21 (MOV_AX_MOFFS16 with a 4-byte displacement) writes 66 67, GNU as 2.40 67 66: x86gen writes iced's order."""
+    assert x86gen.assemble(src).hex() == iced
+    if HAVE_AS: assert gnu_as(src, tmp_path).hex() == gnu
+
+
+def test_addr32_with_an_absolute_address_in_the_api():
+    # GNU as 2.40: addr32 mov al, [0x12345678] is 67 a0 78 56 34 12
+    assert x86gen.encode("addr32 mov", x86gen.al, x86gen.mem(disp=0x12345678, size=8)).hex() == "67a078563412"
+    a = x86gen.Assembler()
+    a.emit("addr32 mov", x86gen.ecx, x86gen.mem(disp=0x12345678))
+    assert a.assemble().hex() == "678b0c2578563412"   # GNU as 2.40
+    # GNU as 2.40 keeps the low 32 bits with a warning ("0x123456789 shortened to 0x23456789"): refused
+    with pytest.raises(x86gen.PrefixError, match=r"beyond a 32-bit address"):
+        x86gen.assemble("addr32 mov al, [0x123456789]")

@@ -1374,3 +1374,48 @@ def test_addr32_with_an_absolute_address_in_the_api():
     # GNU as 2.40 keeps the low 32 bits with a warning ("0x123456789 shortened to 0x23456789"): refused
     with pytest.raises(x86gen.PrefixError, match=r"beyond a 32-bit address"):
         x86gen.assemble("addr32 mov al, [0x123456789]")
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("lock xchg eax, dword ptr [rdx]", "f08702"),                      # GNU as 2.40
+    ("lock xchg al, byte ptr [rdx]", "f08602"),                        # GNU as 2.40
+    ("lock xchg rax, qword ptr [rdx]", "f0488702"),                    # GNU as 2.40
+    ("lock xchg dword ptr [rdx], eax", "f08702"),                      # GNU as 2.40 (as before)
+    ("xchg eax, dword ptr [rdx]", "8702"),                             # GNU as 2.40 (as before)
+    ("xacquire xchg eax, dword ptr [rdx]", "f28702"),                  # GNU as 2.40: xchg with memory takes the hint alone
+    ("xrelease xchg r8, qword ptr fs:[rdx]", "64f34c8702"),            # GNU as 2.40
+])
+def test_lock_xchg_register_first(src, expect, tmp_path):
+    """xchg reg, [mem] is xchg [mem], reg (the same instruction, SDM Vol.2 XCHG), with prefix words too."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+def test_lock_xchg_register_first_16_bit_and_in_the_api(tmp_path):
+    # GNU as 2.40: 66 f0 87 02, the same prefixes in another order; x86gen's order (F0 66) is iced-x86's, as for
+    # lock xchg word ptr [rdx], ax
+    assert x86gen.assemble("lock xchg ax, word ptr [rdx]") == x86gen.assemble("lock xchg word ptr [rdx], ax") \
+        == bytes.fromhex("f0668702")
+    if HAVE_AS: assert gnu_as("lock xchg ax, word ptr [rdx]", tmp_path).hex() == "66f08702"
+    assert x86gen.encode("lock xchg", x86gen.eax, x86gen.dword(x86gen.rdx)).hex() == "f08702"   # GNU as 2.40
+    a = x86gen.Assembler()
+    a.emit("lock xchg", x86gen.ecx, x86gen.dword(x86gen.rax))
+    assert a.assemble().hex() == "f08708"   # GNU as 2.40: lock xchg ecx, dword ptr [rax]
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("loopz L\nL:", "e100"),                                           # GNU as 2.40
+    ("loopnz L\nL:", "e000"),                                          # GNU as 2.40
+    ("L: loopnz L", "e0fe"),                                           # GNU as 2.40
+    ("addr32 loopz L\nL:", "67e100"),                                  # GNU as 2.40
+])
+def test_loopz_and_loopnz_are_loope_and_loopne(src, expect, tmp_path):
+    """GNU as's names (SDM Vol.2 LOOP/LOOPcc: LOOPE/LOOPZ E1, LOOPNE/LOOPNZ E0); GNU as has no loopzl/loopel."""
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src", ["loopzl L\nL:", "loopnzl L\nL:"])
+def test_loopzl_is_unknown(src):
+    with pytest.raises(UnknownMnemonicError):   # GNU as 2.40: "no such instruction"
+        x86gen.assemble(src)

@@ -50,6 +50,8 @@ def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int) -> tu
         ops, seg, moffs = _absolute32(mnemonic, ops)
         if seg is not None: seg_words += (seg,)
         if moffs: return _moffs32(mnemonic, words, seg_words, ops)
+    xchg = xchg_choice(mn, ops)
+    if xchg is not None and len(ops) == 2 and isinstance(ops[1], Mem): ops = xchg[1]   # `lock xchg eax, [rdx]`: [rdx], eax
     a32 = any(x.__class__ is A32Mem for x in unwrapped_segments(ops))
     own67 = a32 and canonical(mn) in REG_ADDRESS   # movdir64b/enqcmd/enqcmds: their forms with a 32-bit address (0x67)
     # addr32 / data16: the forms with a 32-bit implicit address / the 16-bit branches (with a 32-bit memory operand,

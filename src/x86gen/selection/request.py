@@ -16,6 +16,7 @@ VEX_PREFIX = "{vex}"     # and "{vex}vaddps" with a VEX form only (`{vex} vpdpbu
 MNEMONIC_ALIASES = {
     "jz": "je", "jnz": "jne", "jc": "jb", "jnae": "jb", "jnc": "jae", "jnb": "jae", "jna": "jbe", "jnbe": "ja",
     "jnge": "jl", "jnl": "jge", "jng": "jle", "jnle": "jg", "jpe": "jp", "jpo": "jnp",
+    "loopz": "loope", "loopnz": "loopne",   # (GNU as's, SDM Vol.2 LOOP/LOOPcc: LOOPE/LOOPZ, LOOPNE/LOOPNZ)
     "sal": "shl", "retq": "ret", "movabs": "mov", "movsxd": "movsxd",
     # GNU as's AT&T names of the sign extensions, which its Intel mode accepts too. An alias whose target
     # the table lacks (cdqe, cwde, cbw today) is an unknown mnemonic under its own name (`canonical`).

@@ -1419,3 +1419,24 @@ def test_loopz_and_loopnz_are_loope_and_loopne(src, expect, tmp_path):
 def test_loopzl_is_unknown(src):
     with pytest.raises(UnknownMnemonicError):   # GNU as 2.40: "no such instruction"
         x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("bnd jmp L\nL:", "f2eb00"),                                       # GNU as 2.40: relaxed to rel8
+    ("L: bnd jmp L", "f2ebfd"),                                        # GNU as 2.40
+    ("bnd jmp L\nnop\nL: ret", "f2eb0190c3"),                          # GNU as 2.40
+    ("bnd jmp L\n.zero 200\nL: ret", "f2e9c8000000" + "00" * 200 + "c3"),   # GNU as 2.40: beyond rel8, rel32
+    ("bnd call L\nL:", "f2e800000000"),                                # GNU as 2.40
+    ("bnd je L\nL:", "f27400"),                                        # GNU as 2.40
+])
+def test_bnd_jmp_to_a_label_is_relaxed(src, expect, tmp_path):
+    """GNU as relaxes `bnd jmp L` as a plain jmp: F2 EB cb where rel8 reaches, F2 E9 cd beyond (its BNDPrefixOk jmp)."""
+    check(src, expect, tmp_path)
+
+
+def test_bnd_jmp_to_a_label_in_the_assembler():
+    a = x86gen.Assembler()
+    L = a.label()
+    a.emit("bnd jmp", L)
+    a.bind(L)
+    assert a.assemble().hex() == "f2eb00"   # GNU as 2.40: bnd jmp L / L: is f2 eb 00

@@ -10,7 +10,7 @@ The legacy prefixes (SDM Vol.2 2.1.1) x86gen writes, as words of the mnemonic (`
   form, and ``xrelease`` on ``mov`` to memory (SDM Vol.2 XACQUIRE/XRELEASE);
 - ``rep``/``repe``/``repz`` (F3), ``repne``/``repnz`` (F2): on the forms that list them; also ``rep ret``
   (F3 C3, the AMD branch-predictor idiom GNU as accepts and iced-x86 encodes);
-- ``bnd`` (F2, MPX; SDM Vol.1 17.5.3): on near call/jmp/ret and jcc rel32/rel8 (not jmp rel8);
+- ``bnd`` (F2, MPX; SDM Vol.1 17.5.3): on near call/jmp/ret and jcc rel32/rel8 (jmp rel8 too, as GNU as relaxes it);
 - ``notrack`` (3E, CET; SDM Vol.1 18.3.8): on the indirect ``call``/``jmp r/m64``;
 - a segment override (26 es, 2E cs, 36 ss, 3E ds, 64 fs, 65 gs; SDM Vol.2 2.1.1 group 2) is a property of
   the memory operand: ``mem(rax, disp=0x28, size=64, seg="fs")`` or ``Mem.with_segment``; in text ``fs:[0x28]``,

@@ -210,9 +210,14 @@ _ADDR32_REGISTERS = {getattr(I.Register, n) for n in ("EAX", "ECX", "EDX", "EBX"
                                                         *(f"R{i}D" for i in range(8, 16)))}
 
 
+_ADDR32_STRING_KINDS = {I.OpKind.MEMORY_SEG_ESI, I.OpKind.MEMORY_SEG_EDI, I.OpKind.MEMORY_ESEDI}   # [esi], es:[edi]
+
+
 def address32(ins: I.Instruction) -> bool:
-    """Is the memory operand's address 32-bit (a 32-bit base or index register, or eip)?"""
-    return ins.memory_base in _ADDR32_REGISTERS or ins.memory_index in _ADDR32_REGISTERS
+    """Is the memory operand's address 32-bit (a 32-bit base or index register, or eip; a string instruction's [esi] or
+    es:[edi])?"""
+    return ins.memory_base in _ADDR32_REGISTERS or ins.memory_index in _ADDR32_REGISTERS \
+        or any(ins.op_kind(i) in _ADDR32_STRING_KINDS for i in range(ins.op_count))
 
 
 def memory_disp(ins: I.Instruction) -> int:
@@ -235,7 +240,8 @@ def imm_value(ins: I.Instruction, i: int) -> int:
 
 # iced's operand kinds of the implicit memory operands (string instructions, maskmovdqu), by their base register; the
 # segment is iced's `memory_segment` (ds or an override for [rsi]/[rdi], always es for es:[rdi])
-IMPLICIT_MEMORY_KINDS = {K.MEMORY_SEG_RSI: "rsi", K.MEMORY_ESRDI: "rdi", K.MEMORY_SEG_RDI: "rdi"}
+IMPLICIT_MEMORY_KINDS = {K.MEMORY_SEG_RSI: "rsi", K.MEMORY_ESRDI: "rdi", K.MEMORY_SEG_RDI: "rdi",
+                         K.MEMORY_SEG_ESI: "esi", K.MEMORY_ESEDI: "edi", K.MEMORY_SEG_EDI: "edi"}   # (0x67: [esi], es:[edi])
 
 
 def to_x86gen(ins: I.Instruction) -> tuple[str, tuple]:

@@ -1359,3 +1359,214 @@ def test_rsp_with_a_scale_or_a_subtracted_address_is_refused(src):
 def test_one_of_two_string_operands_and_two_segment_overrides_are_refused(src, cls):
     with pytest.raises(cls):
         x86gen.assemble(src)
+
+
+# ---- forms GNU as takes (issue 24) ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("movsb byte ptr [edi], byte ptr [esi]", "67a4"),                  # GNU as 2.40
+    ("lodsb al, byte ptr [esi]", "67ac"),                              # GNU as 2.40
+    ("lods byte ptr [esi]", "67ac"),                                   # GNU as 2.40
+    ("stos dword ptr [edi], eax", "67ab"),                             # GNU as 2.40
+    ("stosb byte ptr [edi]", "67aa"),                                  # GNU as 2.40
+    ("rep movsd dword ptr es:[edi], dword ptr [esi]", "67f3a5"),       # GNU as 2.40
+    ("movsq qword ptr [edi], qword ptr [esi]", "6748a5"),              # GNU as 2.40
+    ("cmpsb byte ptr [esi], byte ptr [edi]", "67a6"),                  # GNU as 2.40
+    ("repe cmps byte ptr [esi], byte ptr [edi]", "67f3a6"),            # GNU as 2.40
+    ("scasb al, byte ptr [edi]", "67ae"),                              # GNU as 2.40
+    ("xlat byte ptr [ebx]", "67d7"),                                   # GNU as 2.40
+    ("insb byte ptr [edi], dx", "676c"),                               # GNU as 2.40
+    ("outsb dx, byte ptr [esi]", "676e"),                              # GNU as 2.40
+    ("movsb byte ptr [edi], byte ptr fs:[esi]", "6467a4"),             # GNU as 2.40
+    ("addr32 movsb", "67a4"),                                          # GNU as 2.40: the implicit operands 32-bit
+    ("addr32 rep stosq", "67f348ab"),                                  # GNU as 2.40
+    ("fs addr32 lodsb", "6467ac"),                                     # GNU as 2.40
+    ("addr32 xlatb", "67d7"),                                          # GNU as 2.40
+    ("addr32 movsb byte ptr [edi], byte ptr [esi]", "67a4"),           # GNU as 2.40
+    ("addr32 maskmovdqu xmm0, xmm1", "67660ff7c1"),                    # GNU as 2.40: 67 before the mandatory 66
+])
+def test_string_instruction_with_32_bit_addresses(src, expect, tmp_path):
+    """SDM Vol.2 MOVS, XLAT: 0x67 makes a string instruction's addresses [esi]/[edi]/[ebx+al]; GNU as writes it for those
+    registers or for `addr32`."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+@pytest.mark.parametrize("src, iced, gnu", [
+    ("lods ax, word ptr [esi]", "6667ad", "6766ad"),
+    ("lods ax, word ptr fs:[esi]", "646667ad", "646766ad"),
+    ("addr32 rep movsw", "6667f3a5", "6766f3a5"),
+])
+def test_string_instruction_with_32_bit_addresses_16_bit(src, iced, gnu, tmp_path):
+    """The 16-bit ones: iced-x86 1.21's encoder (create_lodsw(32), …) writes 66 67, GNU as 2.40 67 66; x86gen writes
+    iced's order, as for every 16-bit operand with a 32-bit address (tests/test_addr32.py)."""
+    assert x86gen.assemble(src).hex() == iced
+    if HAVE_AS: assert gnu_as(src, tmp_path).hex() == gnu
+
+
+def test_string_instruction_with_32_bit_addresses_in_the_api():
+    from x86gen.registers import al, ebx, edi, esi, rdi
+    b, d = x86gen.byte, x86gen.dword
+    # GNU as 2.40: movsb [edi], [esi] 67 a4; lodsb al, [esi] 67 ac; xlat [ebx] 67 d7; rep movsd 67 f3 a5
+    assert x86gen.encode("movsb", b(edi), b(esi)).hex() == "67a4"
+    assert x86gen.encode("lodsb", al, b(esi)).hex() == "67ac"
+    assert x86gen.encode("xlat", b(ebx)).hex() == "67d7"
+    assert x86gen.encode("rep movsd", d(edi), d(esi)).hex() == "67f3a5"
+    assert x86gen.encode("addr32 movsb").hex() == "67a4"
+    assert x86gen.select("movsb", b(edi), b(esi))(b(edi), b(esi)).hex() == "67a4"
+    a = x86gen.Assembler()
+    a.movsb(b(edi), b(esi))
+    assert a.assemble().hex() == "67a4"
+    # GNU as 2.40: "`byte ptr [esi]' is not a valid base/index expression"
+    with pytest.raises(OperandError, match=r"a 32-bit and a 64-bit address"):
+        x86gen.encode("movsb", b(rdi), b(esi))
+    with pytest.raises(OperandError, match=r"a 32-bit and a 64-bit address"):
+        x86gen.assemble("movsb byte ptr [rdi], byte ptr [esi]")
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("repne lodsb", "f2ac"),                                           # GNU as 2.40
+    ("repnz lodsb", "f2ac"),                                           # GNU as 2.40
+    ("repne stosb", "f2aa"),                                           # GNU as 2.40
+    ("repnz stosd", "f2ab"),                                           # GNU as 2.40
+    ("repne movsb", "f2a4"),                                           # GNU as 2.40
+    ("repne movsq", "f248a5"),                                         # GNU as 2.40
+    ("repne movs byte ptr [rdi], byte ptr [rsi]", "f2a4"),             # GNU as 2.40
+    ("repne insb", "f26c"),                                            # GNU as 2.40
+    ("repne insd", "f26d"),                                            # GNU as 2.40
+    ("repne outsb", "f26e"),                                           # GNU as 2.40
+    ("repne lodsw", "66f2ad"),                                         # GNU as 2.40
+    ("repne outsw", "66f26f"),                                         # GNU as 2.40
+    ("repne lodsb al, byte ptr fs:[rsi]", "64f2ac"),                   # GNU as 2.40
+    ("addr32 repne lodsb", "67f2ac"),                                  # GNU as 2.40
+    ("repne cmpsb", "f2a6"),                                           # GNU as 2.40 (as before)
+    ("repne scasb", "f2ae"),                                           # GNU as 2.40 (as before)
+])
+def test_repne_on_every_string_instruction(src, expect, tmp_path):
+    """GNU as 2.40 takes repne/repnz on every string instruction (F2; SDM Vol.2 REP/REPE/REPZ/REPNE/REPNZ gives it a
+    meaning on cmps/scas only, the CPU repeats the others as with rep); iced-x86 decodes F2 AC as `repne lodsb`."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+@pytest.mark.parametrize("src", ["rep xlat", "repe xlatb", "repne xlat"])
+def test_rep_on_xlat_is_refused(src):
+    # GNU as 2.40: "invalid instruction `xlat' after `rep'"
+    with pytest.raises(x86gen.PrefixError, match=r"does not take the rep"):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("addr32 mov al, [0x12345678]", "67a078563412"),                   # GNU as 2.40: moffs, a 4-byte address
+    ("addr32 mov eax, [0x12345678]", "67a178563412"),                  # GNU as 2.40
+    ("addr32 mov rax, [0x12345678]", "6748a178563412"),                # GNU as 2.40
+    ("addr32 mov [0x12345678], al", "67a278563412"),                   # GNU as 2.40
+    ("addr32 mov dword ptr [0x12345678], eax", "67a378563412"),        # GNU as 2.40
+    ("addr32 mov [0x12345678], rax", "6748a378563412"),                # GNU as 2.40
+    ("addr32 movabs al, [0x12345678]", "67a078563412"),                # GNU as 2.40
+    ("addr32 mov al, [0xffffffff]", "67a0ffffffff"),                   # GNU as 2.40
+    ("addr32 mov al, [-1]", "67a0ffffffff"),                           # GNU as 2.40
+    ("addr32 mov al, byte ptr fs:[0x12345678]", "6467a078563412"),     # GNU as 2.40
+    ("fs addr32 mov al, [0x12345678]", "6467a078563412"),              # GNU as 2.40
+    ("addr32 mov ecx, [0x12345678]", "678b0c2578563412"),              # GNU as 2.40: not the accumulator, ModRM
+    ("addr32 mov ecx, [0xffffffff]", "678b0c25ffffffff"),              # GNU as 2.40: zero-extended with 0x67
+    ("addr32 mov ecx, dword ptr gs:[0x12345678]", "65678b0c2578563412"),   # GNU as 2.40
+    ("addr32 add dword ptr [0x80000000], 1", "678304250000008001"),    # GNU as 2.40
+    ("addr32 xchg eax, [0x10]", "6787042510000000"),                   # GNU as 2.40
+    ("addr32 lea eax, [0x12345678]", "678d042578563412"),              # GNU as 2.40
+])
+def test_addr32_with_an_absolute_address(src, expect, tmp_path):
+    """addr32 makes an absolute address 32-bit (SDM Vol.2 3.6: zero-extended); mov between it and the accumulator is
+    then the moffs form with a 4-byte address (SDM Vol.2 MOV: moffs is sized by the address size), as GNU as writes it."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+@pytest.mark.parametrize("src, iced, gnu", [
+    ("addr32 mov ax, [0x12345678]", "6667a178563412", "6766a178563412"),
+    ("addr32 mov [0x12345678], ax", "6667a378563412", "6766a378563412"),
+])
+def test_addr32_with_an_absolute_address_16_bit(src, iced, gnu, tmp_path):
+    """iced-x86 1.21 (MOV_AX_MOFFS16 with a 4-byte displacement) writes 66 67, GNU as 2.40 67 66: x86gen writes iced's order."""
+    assert x86gen.assemble(src).hex() == iced
+    if HAVE_AS: assert gnu_as(src, tmp_path).hex() == gnu
+
+
+def test_addr32_with_an_absolute_address_in_the_api():
+    # GNU as 2.40: addr32 mov al, [0x12345678] is 67 a0 78 56 34 12
+    assert x86gen.encode("addr32 mov", x86gen.al, x86gen.mem(disp=0x12345678, size=8)).hex() == "67a078563412"
+    a = x86gen.Assembler()
+    a.emit("addr32 mov", x86gen.ecx, x86gen.mem(disp=0x12345678))
+    assert a.assemble().hex() == "678b0c2578563412"   # GNU as 2.40
+    # GNU as 2.40 keeps the low 32 bits with a warning ("0x123456789 shortened to 0x23456789"): refused
+    with pytest.raises(x86gen.PrefixError, match=r"beyond a 32-bit address"):
+        x86gen.assemble("addr32 mov al, [0x123456789]")
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("lock xchg eax, dword ptr [rdx]", "f08702"),                      # GNU as 2.40
+    ("lock xchg al, byte ptr [rdx]", "f08602"),                        # GNU as 2.40
+    ("lock xchg rax, qword ptr [rdx]", "f0488702"),                    # GNU as 2.40
+    ("lock xchg dword ptr [rdx], eax", "f08702"),                      # GNU as 2.40 (as before)
+    ("xchg eax, dword ptr [rdx]", "8702"),                             # GNU as 2.40 (as before)
+    ("xacquire xchg eax, dword ptr [rdx]", "f28702"),                  # GNU as 2.40: xchg with memory takes the hint alone
+    ("xrelease xchg r8, qword ptr fs:[rdx]", "64f34c8702"),            # GNU as 2.40
+])
+def test_lock_xchg_register_first(src, expect, tmp_path):
+    """xchg reg, [mem] is xchg [mem], reg (the same instruction, SDM Vol.2 XCHG), with prefix words too."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+def test_lock_xchg_register_first_16_bit_and_in_the_api(tmp_path):
+    # GNU as 2.40: 66 f0 87 02, the same prefixes in another order; x86gen's order (F0 66) is iced-x86's, as for
+    # lock xchg word ptr [rdx], ax
+    assert x86gen.assemble("lock xchg ax, word ptr [rdx]") == x86gen.assemble("lock xchg word ptr [rdx], ax") \
+        == bytes.fromhex("f0668702")
+    if HAVE_AS: assert gnu_as("lock xchg ax, word ptr [rdx]", tmp_path).hex() == "66f08702"
+    assert x86gen.encode("lock xchg", x86gen.eax, x86gen.dword(x86gen.rdx)).hex() == "f08702"   # GNU as 2.40
+    a = x86gen.Assembler()
+    a.emit("lock xchg", x86gen.ecx, x86gen.dword(x86gen.rax))
+    assert a.assemble().hex() == "f08708"   # GNU as 2.40: lock xchg ecx, dword ptr [rax]
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("loopz L\nL:", "e100"),                                           # GNU as 2.40
+    ("loopnz L\nL:", "e000"),                                          # GNU as 2.40
+    ("L: loopnz L", "e0fe"),                                           # GNU as 2.40
+    ("addr32 loopz L\nL:", "67e100"),                                  # GNU as 2.40
+])
+def test_loopz_and_loopnz_are_loope_and_loopne(src, expect, tmp_path):
+    """GNU as's names (SDM Vol.2 LOOP/LOOPcc: LOOPE/LOOPZ E1, LOOPNE/LOOPNZ E0); GNU as has no loopzl/loopel."""
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src", ["loopzl L\nL:", "loopnzl L\nL:"])
+def test_loopzl_is_unknown(src):
+    with pytest.raises(UnknownMnemonicError):   # GNU as 2.40: "no such instruction"
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("bnd jmp L\nL:", "f2eb00"),                                       # GNU as 2.40: relaxed to rel8
+    ("L: bnd jmp L", "f2ebfd"),                                        # GNU as 2.40
+    ("bnd jmp L\nnop\nL: ret", "f2eb0190c3"),                          # GNU as 2.40
+    ("bnd jmp L\n.zero 200\nL: ret", "f2e9c8000000" + "00" * 200 + "c3"),   # GNU as 2.40: beyond rel8, rel32
+    ("bnd call L\nL:", "f2e800000000"),                                # GNU as 2.40
+    ("bnd je L\nL:", "f27400"),                                        # GNU as 2.40
+])
+def test_bnd_jmp_to_a_label_is_relaxed(src, expect, tmp_path):
+    """GNU as relaxes `bnd jmp L` as a plain jmp: F2 EB cb where rel8 reaches, F2 E9 cd beyond (its BNDPrefixOk jmp)."""
+    check(src, expect, tmp_path)
+
+
+def test_bnd_jmp_to_a_label_in_the_assembler():
+    a = x86gen.Assembler()
+    L = a.label()
+    a.emit("bnd jmp", L)
+    a.bind(L)
+    assert a.assemble().hex() == "f2eb00"   # GNU as 2.40: bnd jmp L / L: is f2 eb 00

@@ -327,6 +327,10 @@ class A32Mem(Mem):
         """The same operand with the 64-bit registers of the same numbers (rip for eip): the bytes without 0x67."""
         return a32_plain(self)
 
+    def with_size(self, size: int) -> Mem:
+        if self.base is None and self.index is None: return a32_absolute(Mem(None, None, 1, self.disp, size))   # (addr32 [addr])
+        return Mem(self.base, self.index, self.scale, self.disp, size, self.label)
+
 
 class VsibMem(Mem):
     """A VSIB memory operand (SDM Vol.2 2.3.12), as the gathers and scatters take it: ``[base + vindex*scale + disp]``
@@ -575,6 +579,18 @@ def a32_plain(m: A32Mem) -> Mem:
     out.base = None if b is None else _RIP if b is _EIP else b.sized(64)
     if i is not None and i.__class__ is Gpr32: out.index = i.sized(64)
     out.sig = m.sig[4:]
+    return out
+
+
+def a32_absolute(m: Mem) -> A32Mem:
+    """An absolute address (``[0x12345678]``, no register) as a 32-bit one, as ``addr32`` makes it (GNU as): an `A32Mem`
+    whose `plain` operand is ``m``'s [disp32] with the address's low 32 bits (0x67 zero-extends it, SDM Vol.2 3.6).
+    ``m.disp`` must be a 32-bit address (-2^31 .. 2^32-1)."""
+    low = m.disp & 0xFFFFFFFF
+    p = Mem(None, None, 1, low - (1 << 32) if low >> 31 else low, m.size)
+    out = object.__new__(A32Mem)
+    for k in Mem.__slots__: setattr(out, k, getattr(p, k))
+    out.sig = "a32:" + p.sig
     return out
 
 

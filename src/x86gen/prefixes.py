@@ -10,7 +10,7 @@ The legacy prefixes (SDM Vol.2 2.1.1) x86gen writes, as words of the mnemonic (`
   form, and ``xrelease`` on ``mov`` to memory (SDM Vol.2 XACQUIRE/XRELEASE);
 - ``rep``/``repe``/``repz`` (F3), ``repne``/``repnz`` (F2): on the forms that list them; also ``rep ret``
   (F3 C3, the AMD branch-predictor idiom GNU as accepts and iced-x86 encodes);
-- ``bnd`` (F2, MPX; SDM Vol.1 17.5.3): on near call/jmp/ret and jcc rel32/rel8 (not jmp rel8);
+- ``bnd`` (F2, MPX; SDM Vol.1 17.5.3): on near call/jmp/ret and jcc rel32/rel8 (jmp rel8 too, as GNU as relaxes it);
 - ``notrack`` (3E, CET; SDM Vol.1 18.3.8): on the indirect ``call``/``jmp r/m64``;
 - a segment override (26 es, 2E cs, 36 ss, 3E ds, 64 fs, 65 gs; SDM Vol.2 2.1.1 group 2) is a property of
   the memory operand: ``mem(rax, disp=0x28, size=64, seg="fs")`` or ``Mem.with_segment``; in text ``fs:[0x28]``,
@@ -20,7 +20,9 @@ The legacy prefixes (SDM Vol.2 2.1.1) x86gen writes, as words of the mnemonic (`
 - the address-size prefix 67 (SDM Vol.2 2.1.1 group 4, 3.6) is a property of the memory operand too: a 32-bit address,
   ``mem("ecx", "edx", 2)``, ``[ecx+edx*2]`` or ``[eip+0x10]`` in text (`x86gen.memory.A32Mem`);
 - ``addr32`` chooses the form whose implicit address is 32-bit (``addr32 monitor``: 67 0F 01 C8, ``addr32 loop``:
-  the count in ecx); such forms are never chosen without it (or their own spelling: ``jecxz``, ``umonitor eax``);
+  the count in ecx); such forms are never chosen without it (or their own spelling: ``jecxz``, ``umonitor eax``); it
+  makes an absolute address 32-bit (``addr32 mov ecx, [0x12345678]``: 67 8B 0C 25 …; with the accumulator the moffs form
+  with a 4-byte address, 67 A0 78 56 34 12, as GNU as) and a string instruction's implicit ones (``addr32 movsb``: 67 A4);
   ``data16`` likewise chooses a 16-bit branch (``data16 xbegin``: 66 C7 F8 cw; ``data16 jmp``/``je``/``call``/``loop``/
   ``jrcxz``: JMP_REL16, JE_REL8_16 …, whose target is a 16-bit IP, 0..0xffff; ``data16 addr32 loop`` both);
 - ``{vex3}``: GNU as's pseudo-prefix for the 3-byte VEX form (C4) where the 2-byte one (C5) would do;

@@ -102,9 +102,13 @@ def address32(row, ops: tuple, written: str | None = None) -> tuple[tuple, bool]
     form ``row``; a form whose memory operand is a 32-bit address itself (`a32_memory`) takes it as it is."""
     if not any(x.__class__ is A32Mem for x in ops) or a32_memory(row): return ops, False
     where = f"{written or row.id} {fmt_operands(ops)}"
-    if any(o.loc in IMPLICIT_MEM for o in row.operands):   # 0x67 makes all of a string instruction's addresses 32-bit
-        raise OperandError(f"{where}: x86gen encodes string instructions with 64-bit addresses only ([rsi]/[rdi]; {row.id}"
-                           f" ({syntax(row)}) with [esi]/[edi] and 0x67 is not supported)")
+    if any(o.loc in IMPLICIT_MEM for o in row.operands):
+        # 0x67 makes all of a string instruction's addresses 32-bit ([esi], es:[edi], [ebx+al]: SDM Vol.2 MOVS, XLAT): each
+        # must be written so (GNU as: `movsb byte ptr [rdi], byte ptr [esi]` is "not a valid base/index expression")
+        for o, x in zip(row.operands, ops):
+            if o.loc in IMPLICIT_MEM and x.__class__ is not A32Mem:
+                raise OperandError(f"{where}: a 32-bit and a 64-bit address: 0x67 makes every address of {syntax(row)}"
+                                   " 32-bit ([esi] and [edi] together, as GNU as)")
     if row.mnemonic in REG_ADDRESS:   # enqcmd r64 with [ecx]: 0x67 would make its register's address 32-bit too
         raise address_size_error(written or row.id, ops, [row])
     return tuple(x.plain if x.__class__ is A32Mem else x for x in ops), True

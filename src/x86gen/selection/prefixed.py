@@ -9,11 +9,11 @@ import re
 
 from .. import prefixes as P
 from ..diagnostics import a32_error, cannot_honour, evex_needs, label_error, range_error
-from ..encoding.decorated import encode_form, is_decorated
+from ..encoding.decorated import encode_form, is_decorated, segment
 from ..errors import EncodeError, ImmediateRangeError, PrefixError, fmt_operands
-from ..forms import Form, form_of, forms_of
-from ..memory import A32Mem, Mem, SegMem
-from ..registers import gpr
+from ..forms import Form, form_of, forms_of, get_form
+from ..memory import A32Mem, Mem, SegMem, a32_absolute
+from ..registers import Reg, gpr
 from ..table import A32_SPELLED, REG_ADDRESS
 from . import pseudo
 from .candidates import candidates, choose, fits, unwrapped
@@ -103,8 +103,15 @@ def encode_chosen(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int 
 def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int, narrow=None, disp: str | None = None,
             insn: str = "") -> tuple[bytes, Form]:
     """(bytes, form) of ``mn ops`` with prefix ``words``; ``narrow`` (rows -> rows) and ``disp`` are `encode_chosen`'s."""
-    if mn in STRING_MNEMONICS: mn, ops = string_operands(mn, ops)   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`
+    if mn in STRING_MNEMONICS:   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`, `addr32 movsb` ([edi], [esi])
+        mn, ops = string_operands(mn, ops, P.ADDR32 in words)
     seg_words = tuple(w for w in words if w in P.SEGMENTS)
+    if P.ADDR32 in words:
+        ops, seg, moffs = _absolute32(mnemonic, ops)
+        if seg is not None: seg_words += (seg,)
+        if moffs: return _moffs32(mnemonic, words, seg_words, ops)
+    xchg = xchg_choice(mn, ops)
+    if xchg is not None and len(ops) == 2 and isinstance(ops[1], Mem): ops = xchg[1]   # `lock xchg eax, [rdx]`: [rdx], eax
     a32 = any(x.__class__ is A32Mem for x in unwrapped_segments(ops))
     own67 = a32 and canonical(mn) in REG_ADDRESS   # movdir64b/enqcmd/enqcmds: their forms with a 32-bit address (0x67)
     # addr32 / data16: the forms with a 32-bit implicit address / the 16-bit branches (with a 32-bit memory operand,
@@ -159,6 +166,47 @@ def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int, narro
         ops, seg, k = pseudo.force_disp(form, ops, disp, insn)
         seg_words += seg
     return encode_form(form, ops, None, ip, tuple(legacy), seg_words, mnemonic, k), form
+
+
+# ---- addr32 with an absolute address ---------------------------------------------------------------------------------
+
+# mov between the accumulator and an absolute address with addr32, by (register, the memory operand's place): the moffs form
+_MOFFS32 = {("al", 1): "MOV_AL_MOFFS8", ("ax", 1): "MOV_AX_MOFFS16", ("eax", 1): "MOV_EAX_MOFFS32", ("rax", 1): "MOV_RAX_MOFFS64",
+            ("al", 0): "MOV_MOFFS8_AL", ("ax", 0): "MOV_MOFFS16_AX", ("eax", 0): "MOV_MOFFS32_EAX", ("rax", 0): "MOV_MOFFS64_RAX"}
+
+
+def _absolute32(mnemonic: str, ops: tuple) -> tuple[tuple, str | None, bool]:
+    """(``ops`` with an absolute address as a 32-bit one, its segment override taken off or None, whether the instruction
+    is mov between the accumulator and that address) for ``addr32``: ``addr32 mov ecx, [0x12345678]`` is 67 8B 0C 25 78
+    56 34 12 (`x86gen.memory.a32_absolute`: the disp32 zero-extended), as GNU as reads it; GNU as writes the accumulator
+    ones with the moffs opcode and a 4-byte address (`_moffs32`)."""
+    for i, x in enumerate(ops):
+        m = x.plain if x.__class__ is SegMem else x
+        if m.__class__ is not Mem or m.base is not None or m.index is not None or m.label is not None: continue
+        if not -(1 << 31) <= m.disp < (1 << 32):
+            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: {m.address()} is beyond a 32-bit address (addr32; GNU as"
+                              " keeps its low 32 bits with a warning)")
+        out = (*ops[:i], a32_absolute(m), *ops[i + 1:])
+        seg = x.seg if x.__class__ is SegMem else None
+        words, mn = P.split_words(mnemonic)
+        r = ops[1 - i] if len(ops) == 2 else None
+        moffs = canonical(mn) == "mov" and all(w == P.ADDR32 or w in P.SEGMENTS for w in words) \
+            and isinstance(r, Reg) and (r.name, i) in _MOFFS32 and m.size in (0, r.size)
+        return out, seg, moffs
+    return ops, None, False
+
+
+def _moffs32(mnemonic: str, words: list[str], seg_words: tuple, ops: tuple) -> tuple[bytes, Form]:
+    """``addr32 mov al, [0x12345678]`` (`_absolute32`): the moffs form, whose address is 4 bytes with 0x67 (SDM Vol.2 MOV:
+    moffs is sized by the address size), 67 A0 78 56 34 12 as GNU as and iced-x86 write it."""
+    i = 0 if isinstance(ops[1], Reg) else 1
+    r = ops[1 - i]
+    form = get_form(_MOFFS32[r.name, i])
+    plain, seg = segment(form, ops, seg_words, mnemonic)
+    m = Mem(None, None, 1, plain[i].disp & 0xFFFFFFFF, 0)
+    body = form.encoder(*((r, m) if i else (m, r)))[:-4]   # (the 8-byte address's low 4 bytes: the 32-bit one)
+    P.check(words, form, mnemonic, ops)
+    return P.layout([], form, body, seg, True), form
 
 
 def unwrapped_segments(ops: tuple) -> tuple:

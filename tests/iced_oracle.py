@@ -210,9 +210,14 @@ _ADDR32_REGISTERS = {getattr(I.Register, n) for n in ("EAX", "ECX", "EDX", "EBX"
                                                         *(f"R{i}D" for i in range(8, 16)))}
 
 
+_ADDR32_STRING_KINDS = {I.OpKind.MEMORY_SEG_ESI, I.OpKind.MEMORY_SEG_EDI, I.OpKind.MEMORY_ESEDI}   # [esi], es:[edi]
+
+
 def address32(ins: I.Instruction) -> bool:
-    """Is the memory operand's address 32-bit (a 32-bit base or index register, or eip)?"""
-    return ins.memory_base in _ADDR32_REGISTERS or ins.memory_index in _ADDR32_REGISTERS
+    """Is the memory operand's address 32-bit (a 32-bit base or index register, or eip; a string instruction's [esi] or
+    es:[edi])?"""
+    return ins.memory_base in _ADDR32_REGISTERS or ins.memory_index in _ADDR32_REGISTERS \
+        or any(ins.op_kind(i) in _ADDR32_STRING_KINDS for i in range(ins.op_count))
 
 
 def memory_disp(ins: I.Instruction) -> int:
@@ -235,7 +240,8 @@ def imm_value(ins: I.Instruction, i: int) -> int:
 
 # iced's operand kinds of the implicit memory operands (string instructions, maskmovdqu), by their base register; the
 # segment is iced's `memory_segment` (ds or an override for [rsi]/[rdi], always es for es:[rdi])
-IMPLICIT_MEMORY_KINDS = {K.MEMORY_SEG_RSI: "rsi", K.MEMORY_ESRDI: "rdi", K.MEMORY_SEG_RDI: "rdi"}
+IMPLICIT_MEMORY_KINDS = {K.MEMORY_SEG_RSI: "rsi", K.MEMORY_ESRDI: "rdi", K.MEMORY_SEG_RDI: "rdi",
+                         K.MEMORY_SEG_ESI: "esi", K.MEMORY_ESEDI: "edi", K.MEMORY_SEG_EDI: "edi"}   # (0x67: [esi], es:[edi])
 
 
 def to_x86gen(ins: I.Instruction) -> tuple[str, tuple]:
@@ -387,10 +393,19 @@ ROUNDING_CONTROL = {0: I.RoundingControl.ROUND_TO_NEAREST, 1: I.RoundingControl.
 SAE = 4   # x86gen.SAE
 
 
+# Conversions from 32-bit integers, exact in the wider type, whose rounding iced-x86's OpCodeInfo allows (EVEX.b) but
+# the SDM does not (Vol.2 VCVTDQ2PD, VCVTUDQ2PD, VCVTSI2SD and VCVTUSI2SD with r/m32: no {er}); GNU as and llvm-mc
+# refuse it, and so does x86gen (issue 24). iced's Code names keep the _ER.
+SDM_NO_ROUNDING = frozenset(getattr(I.Code, n) for n in (
+    "EVEX_VCVTDQ2PD_ZMM_K1Z_YMMM256B32_ER", "EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER",
+    "EVEX_VCVTSI2SD_XMM_XMM_RM32_ER", "EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER"))
+
+
 def evex_allows(code: int, mask: int, zero: bool, bcst_bits: int, rc: int | None, mem_dest: bool, has_mem: bool) -> bool:
     """Does iced-x86's OpCodeInfo for ``code`` allow these decorations: mask register number ``mask`` (0: none),
     zeroing, a broadcast of ``bcst_bits``-bit elements (0: none), rounding ``rc`` (0-3 static, 4 SAE, None)?
-    Zeroing with a memory destination and rounding/SAE with a memory operand are #UD (SDM Vol.2 2.7.8, 2.8)."""
+    Zeroing with a memory destination and rounding/SAE with a memory operand are #UD (SDM Vol.2 2.7.8, 2.8); the
+    conversions of `SDM_NO_ROUNDING` take no rounding."""
     oc = I.OpCodeInfo(code)
     if mask and not oc.can_use_op_mask_register: return False
     if zero and (not oc.can_use_zeroing_masking or mem_dest): return False
@@ -398,7 +413,7 @@ def evex_allows(code: int, mask: int, zero: bool, bcst_bits: int, rc: int | None
     if rc is not None:
         if has_mem: return False
         if rc == SAE and not oc.can_suppress_all_exceptions: return False
-        if rc != SAE and not oc.can_use_rounding_control: return False
+        if rc != SAE and (not oc.can_use_rounding_control or code in SDM_NO_ROUNDING): return False
     return True
 
 

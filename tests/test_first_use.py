@@ -96,7 +96,7 @@ def test_compiled_plan_encodes_what_the_first_uses_encode():
 FIRST_USES = [
     ("add", ("eax", "ecx"), "01c8"), ("add", ("eax", 1), "83c001"), ("add", ("eax", 1000), "05e8030000"),
     ("shl", ("ecx", 1), "d1e1"), ("shl", ("ecx", 3), "c1e103"), ("vaddps", ("ymm0", "ymm1", "ymm2"), "c5f458c2"),
-    ("mov", ("rax", "qword [rbx+8]"), "488b4308"), ("vpblendvb", ("xmm1", "xmm2", "xmm3", "xmm4"), "c4e3694ccb40"),
+    ("mov", ("rax", "qword ptr [rbx+8]"), "488b4308"), ("vpblendvb", ("xmm1", "xmm2", "xmm3", "xmm4"), "c4e3694ccb40"),
     ("jne", (0x40,), "752e"), ("imul", ("eax", "ecx", 300), "69c12c010000"),
 ]
 

@@ -368,8 +368,11 @@ def expected_error(form, code, ops, rel_disp, masked: bool = False):
         if o.reg == "sreg" and "w" in o.role and x is R["cs"]:
             return x86gen.OperandError, "cs"   # SDM Vol.2 MOV: "If an attempt is made to load the CS register, #UD" (iced: INVALID)
         if o.loc == "moffs" and (x.base is not None or x.index is not None): return x86gen.OperandError, "moffs"
-        if o.loc in IMPLICIT_BASE and (x.base is not R[IMPLICIT_BASE[o.loc]] or x.index is not None or x.disp):
-            return x86gen.OperandError, "implicit"   # the address is the instruction's (SDM Vol.2 MOVS, XLAT)
+        if o.loc in IMPLICIT_BASE:
+            p = x.plain if x.__class__ is x86gen.A32Mem else x   # [esi]: 0x67, when every implicit address is 32-bit
+            if p.base is not R[IMPLICIT_BASE[o.loc]] or p.index is not None or p.disp or \
+                    len({y.__class__ is x86gen.A32Mem for f, y in zip(form.operands, ops) if f.loc in IMPLICIT_BASE}) > 1:
+                return x86gen.OperandError, "implicit"   # the address is the instruction's (SDM Vol.2 MOVS, XLAT)
         if o.kind == "sibmem" and x.base is not None and x.base.kind == "rip":   # no SIB form (eip too; SDM Vol.2 TILELOADD)
             return x86gen.OperandError, "sibmem"
         if o.loc != "moffs" and isinstance(x, x86gen.Mem) and x.base is None and x.index is None \
@@ -400,10 +403,13 @@ def check_operands(form, ins, ops, ip, decorated: bool = False):
             assert k == I.OpKind.REGISTER, f"{where}: asked register {x}, decoded kind {k}"
             assert reg_name(ins.op_register(i)) == x.name, f"{where}: asked {x}"
         elif isinstance(x, x86gen.Mem) and o.loc in IMPLICIT_BASE:
-            want = {"rsi": I.OpKind.MEMORY_SEG_RSI, "rdi": I.OpKind.MEMORY_SEG_RDI, "esrdi": I.OpKind.MEMORY_ESRDI,
-                    "rbxal": I.OpKind.MEMORY}[o.loc]
+            a32 = x.__class__ is x86gen.A32Mem   # [esi], es:[edi], [ebx+al]: 0x67
+            want = {"rsi": I.OpKind.MEMORY_SEG_ESI if a32 else I.OpKind.MEMORY_SEG_RSI,
+                    "rdi": I.OpKind.MEMORY_SEG_EDI if a32 else I.OpKind.MEMORY_SEG_RDI,
+                    "esrdi": I.OpKind.MEMORY_ESEDI if a32 else I.OpKind.MEMORY_ESRDI, "rbxal": I.OpKind.MEMORY}[o.loc]
             assert k == want, f"{where}: asked {x}, decoded kind {k}"
-            if o.loc == "rbxal": assert (ins.memory_base, ins.memory_index) == (I.Register.RBX, I.Register.AL), where
+            if o.loc == "rbxal":
+                assert (ins.memory_base, ins.memory_index) == (I.Register.EBX if a32 else I.Register.RBX, I.Register.AL), where
             assert memory_bits(ins) == o.mem, f"{where}: memory size {memory_bits(ins)} bits, asked {x}"
         elif isinstance(x, x86gen.Mem):
             assert k == I.OpKind.MEMORY, f"{where}: asked memory {x}, decoded kind {k}"

@@ -24,8 +24,12 @@ pytestmark = pytest.mark.xdist_group("prefixes")
 ICED_FLAGS = {"lock": "can_use_lock_prefix", "xacquire": "can_use_xacquire_prefix", "xrelease": "can_use_xrelease_prefix",
               "rep": "can_use_rep_prefix", "repne": "can_use_repne_prefix", "bnd": "can_use_bnd_prefix",
               "notrack": "can_use_notrack_prefix"}
-# where x86gen takes more than iced's OpCodeInfo says: `rep ret` (F3 C3), which GNU as accepts and iced encodes
-EXTRA = {"RETNQ": {"rep"}, "RETNQ_IMM16": {"rep"}}
+# where x86gen takes more than iced's OpCodeInfo says: `rep ret` (F3 C3), which GNU as accepts and iced encodes, and
+# repne on every string instruction (GNU as 2.40: `repne lodsb` is F2 AC; iced decodes it with has_repne_prefix)
+EXTRA = {"RETNQ": {"rep"}, "RETNQ_IMM16": {"rep"}, "JMP_REL8_64": {"bnd"},   # (GNU as 2.40: `bnd jmp L` short is F2 EB cb)
+         **dict.fromkeys("""MOVSB_M8_M8 MOVSW_M16_M16 MOVSD_M32_M32 MOVSQ_M64_M64 LODSB_AL_M8 LODSW_AX_M16 LODSD_EAX_M32
+            LODSQ_RAX_M64 STOSB_M8_AL STOSW_M16_AX STOSD_M32_EAX STOSQ_M64_RAX INSB_M8_DX INSW_M16_DX INSD_M32_DX OUTSB_DX_M8
+            OUTSW_DX_M16 OUTSD_DX_M32""".split(), {"repne"})}
 
 
 def test_allowed_prefixes_are_icedx86s():
@@ -181,7 +185,7 @@ def test_prefix_with_rip_label_is_patched():
 
 
 def test_bnd_branch_to_address_takes_rel32():
-    """iced-x86: bnd on jmp rel32 and jcc, not on jmp rel8 (OpCodeInfo.can_use_bnd_prefix)."""
+    """A target beyond rel8: jmp rel32 (iced-x86's bytes); bnd on jcc rel8 (GNU as 2.40 also relaxes bnd jmp to rel8)."""
     assert x86gen.assemble("bnd jmp 0x100") == _iced_branch("JMP_REL32_64", 0x100)
     assert x86gen.assemble("bnd je 0x10") == _iced_branch("JE_REL8_64", 0x10)
 
@@ -212,8 +216,8 @@ REFUSED = [
 
 
 def test_bnd_branch_to_a_label_like_iced():
-    """bnd on a branch to a label in a program (the Assembler relaxes it among the forms that take bnd: jcc rel8 and
-    rel32, jmp rel32; iced-x86's OpCodeInfo gives no bnd to jmp rel8, which GNU as writes F2 EB)."""
+    """bnd on a branch to a label in a program (the Assembler relaxes it among the forms that take bnd: jcc and jmp rel8
+    and rel32; iced-x86's OpCodeInfo gives no bnd to jmp rel8, but its encoder writes F2 EB as GNU as 2.40 does)."""
     def iced(code, target, ip):
         ins = I.Instruction.create_branch(getattr(I.Code, code), target)
         ins.has_repne_prefix = True
@@ -221,7 +225,7 @@ def test_bnd_branch_to_a_label_like_iced():
         e.encode(ins, ip)
         return bytes(e.take_buffer())
     got = x86gen.assemble("lock add dword ptr [rip+x], 1\nx: bnd jmp x\nbnd jne x", ip=0x1000)
-    assert got[8:] == iced("JMP_REL32_64", 0x1008, 0x1008) + iced("JNE_REL8_64", 0x1008, 0x100e)
+    assert got[8:] == iced("JMP_REL8_64", 0x1008, 0x1008) + iced("JNE_REL8_64", 0x1008, 0x100b)
 
 
 @pytest.mark.parametrize("text, why", REFUSED, ids=[c[0] for c in REFUSED])

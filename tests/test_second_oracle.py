@@ -261,9 +261,9 @@ def decorated_instances(form) -> list[tuple[tuple, int | None]]:
     return out
 
 
-# EVEX forms whose rounding iced-x86 allows but no text spells: iced's formatter prints none, objdump `{rd-bad}`, GNU as
-# and llvm-mc refuse it (the conversions from a 32-bit integer, exact in the wider type: vcvtsi2sd xmm, xmm, r32,
-# vcvtdq2pd zmm, ymm); `decorated_instances` leaves their rounding out
+# EVEX forms whose rounding iced-x86 allows but no text spells (iced's formatter prints none, objdump `{rd-bad}`):
+# `decorated_instances` leaves their rounding out. (The conversions from a 32-bit integer, exact in the wider type, take
+# none: `iced_oracle.SDM_NO_ROUNDING`.)
 UNSPELLED_ROUNDING: set[str] = set()
 
 

@@ -7,6 +7,7 @@ Expected bytes come from GNU as 2.40 (`as --64 -msyntax=intel -mnaked-reg`, then
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -100,10 +101,11 @@ def test_block_comment_keeps_line_numbers():
         x86gen.assemble("nop /* one\ntwo\nthree */ nop\nfrob")
 
 
-def test_symbol_assignment_is_refused():
-    """`x = 1` (GNU as: a symbol assignment) is refused rather than misread, e.g. after a `;` meant as a comment."""
-    with pytest.raises(AsmSyntaxError, match="symbol assignment"):
-        x86gen.assemble("xor eax, eax ; total = 0")
+def test_symbol_assignment_after_a_semicolon_is_a_statement(tmp_path):
+    """`x = 1` after a `;` meant as a comment is a symbol assignment, as GNU as reads it (symbols: issue 24; it was
+    refused before x86gen read them): no bytes, and `total` is 0 afterwards."""
+    check("xor eax, eax ; total = 0", "31c0", tmp_path)                          # GNU as 2.40
+    check("xor eax, eax ; total = 0\nmov ecx, total", "31c0b900000000", tmp_path)  # GNU as 2.40
 
 
 def test_instruction_parse_takes_one_statement():
@@ -173,13 +175,14 @@ def test_character_constants(src, expect, tmp_path):
     (".byte ~5", "fa"),                                     # GNU as 2.40
     (".byte ~-1", "00"),                                    # GNU as 2.40
     (".quad ~0", "ffffffffffffffff"),                       # GNU as 2.40
+    (".byte ~'a'+1", "9f"),                                 # GNU as 2.40: (~97)+1 (was refused before expressions)
 ])
 def test_character_constants_in_data_expressions(src, expect, tmp_path):
     """A character constant is a number in a data value's expression, under unary -, + and ~ too."""
     check(src, expect, tmp_path)
 
 
-@pytest.mark.parametrize("src", [".long 'ab'", ".byte 'a'b", ".byte 'a'''", ".byte -'é'", ".byte ~'a'+1", ".byte ~0x100"])
+@pytest.mark.parametrize("src", [".long 'ab'", ".byte 'a'b", ".byte 'a'''", ".byte -'é'", ".byte ~0x100"])
 def test_bad_character_constants_in_data_are_errors(src):
     """GNU as: errors (backward ref to unknown label, junk) or a truncation warning; x86gen: an error."""
     with pytest.raises(EncodeError):
@@ -484,7 +487,6 @@ def test_gnu_shorthands_and_spellings(src, expect, tmp_path):
 
 @pytest.mark.parametrize("src, expect", [
     ("prefetch_exclusive byte ptr [rax]", "0f0d00"),        # iced-x86 1.21 prints 0f 0d 00 so (GNU as: prefetch)
-    ("prefetch_reserved byte ptr [r8]", "410f0d00"),        # iced prints 0f 0d /4../7 so and decodes them as PREFETCH, as 0f 0d 00
     ("movsxd ax, cx", "6663c1"),                            # iced-x86 encoder, MOVSXD_R16_RM16 (GNU as 2.40 refuses it)
     ("movsxd r9w, word ptr [rax]", "66446308"),             # iced-x86 encoder
     ("fstpnce st(1)", "d9d9"),                              # iced-x86 encoder, FSTPNCE_STI (undocumented D9 D8+i)
@@ -1056,3 +1058,515 @@ def test_padlock_wrong_prefixes_are_errors(src):
     """GNU as 2.40 refuses these too (`same type of prefix used twice` for repne xsha1)."""
     with pytest.raises(x86gen.PrefixError):
         x86gen.assemble(src)
+
+
+# ---- directives that lay out bytes are honoured or refused (issue 24) -------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    (".uleb128 300\nnop", "ac0290"),                                        # GNU as 2.40
+    ("jmp L2\n.uleb128 300\nL2:", "eb02ac02"),                              # GNU as 2.40: the label after it moves
+    (".uleb128 0, 127, 128, 624485", "007f8001e58e26"),                     # GNU as 2.40 (DWARF 5 7.6's example)
+    (".sleb128 -1, 63, 64, -64, -65, 127, 128", "7f3fc00040bf7fff008001"),  # GNU as 2.40
+])
+def test_leb128_directives_lay_out_their_bytes(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+def test_uleb128_of_a_negative_value_is_refused():
+    # GNU as 2.40 writes `.uleb128 -1` as the 64-bit two's complement (ten bytes); x86gen says so instead
+    with pytest.raises(AsmSyntaxError, match=r"\.uleb128 -1: a negative value"):
+        x86gen.assemble(".uleb128 -1")
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("nop\n.end\nnop", "90"),                  # GNU as 2.40: nothing after .end is read
+    ("nop\n.end\nthis is not read", "90"),     # GNU as 2.40
+])
+def test_end_stops_the_input(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, line, section", [
+    ("nop\n.section .rodata\n.long 5\n.text\nret", 3, ".rodata"),   # GNU as 2.40's .text: 90 c3 (the .long is apart)
+    ("nop\n.data\nx:\n.text\nret", 3, ".data"),
+    ("nop\n.bss\n.zero 8", 3, ".bss"),
+    ("nop\n.pushsection .rodata.cst4\n.align 4\n.popsection", 3, ".rodata.cst4"),
+    ("nop\n.section .text.startup,\"ax\",@progbits\nret", 3, ".text.startup"),
+    ("nop\n.data\n.text\n.previous\nret", 5, ".data"),
+])
+def test_bytes_in_another_section_are_refused(src, line, section):
+    """x86gen lays out .text only; a line that would put bytes or a label in another section is an error (flattened
+    into .text they would be other bytes than GNU as's .text)."""
+    with pytest.raises(AsmSyntaxError, match=rf"line {line}: .*in section {re.escape(section)}: x86gen lays out one section"):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("nop\n.section .note.GNU-stack,\"\",@progbits", "90"),          # GNU as 2.40 (compilers end with it)
+    ("nop\n.pushsection .rodata\n.globl f\n.popsection\nret", "90c3"),   # GNU as 2.40: nothing laid out elsewhere
+    ("nop\n.data\n.text\nret", "90c3"),                                # GNU as 2.40
+    ("nop\n.section .text\nret", "90c3"),                              # GNU as 2.40
+])
+def test_sections_without_bytes_are_read(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, match", [
+    (".balign 4,1,2,3", r"\.balign takes an alignment, a fill value and a maximum skip, got 4"),   # GNU as: junk at end of line
+    (".endbr", r"unknown directive '\.endbr'"),   # GNU as 2.40: unknown pseudo-op
+    (".popsection", r"\.popsection without a \.pushsection"),
+    (".text 1\nnop", r"subsections are not supported"),
+])
+def test_directives_that_cannot_be_honoured_are_errors(src, match):
+    with pytest.raises(AsmSyntaxError, match=match):
+        x86gen.assemble(src)
+
+
+# ---- silent wrong bytes and text GNU as refuses (issue 24) ----------------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("mov eax, ds:[ebp]", "3e678b4500"),                                     # GNU as 2.40 (the default is SS there)
+    ("mov eax, ds:[esp]", "3e678b0424"),                                     # GNU as 2.40
+    ("mov eax, ds:[ebp+eax*2]", "3e678b444500"),                             # GNU as 2.40
+    ("vgatherdps xmm1, dword ptr ds:[ebp+xmm2*4], xmm3", "3e67c4e261924c9500"),  # GNU as 2.40
+    ("mov eax, ss:[ebp]", "678b4500"),                                       # GNU as 2.40: SS is the default, no byte
+    ("mov eax, ss:[esp+4]", "678b442404"),                                   # GNU as 2.40
+    ("mov eax, ds:[rbp]", "3e8b4500"),                                       # GNU as 2.40
+    ("mov eax, ss:[rbp]", "8b4500"),                                         # GNU as 2.40
+])
+def test_segment_override_on_an_ebp_or_esp_base_is_kept(src, expect, tmp_path):
+    """SDM Vol.1 3.7.4: an address with an (e/r)bp or (e/r)sp base uses SS by default, so DS there needs its 3E byte."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+
+
+def test_segment_override_on_an_ebp_base_in_the_api():
+    # GNU as 2.40: mov eax, ds:[ebp] is 3e 67 8b 45 00, ss:[ebp] 67 8b 45 00
+    assert x86gen.encode("mov", x86gen.eax, x86gen.mem(x86gen.ebp, size=32, seg="ds")).hex() == "3e678b4500"
+    assert x86gen.encode("mov", x86gen.eax, x86gen.mem(x86gen.ebp, size=32, seg="ss")).hex() == "678b4500"
+
+
+@pytest.mark.parametrize("src", ["mov eax, dword [rax]", "movaps xmm0, xmmword [rax]", "mov eax, dword fs:[rax]",
+                                 "mov eax, dword [rip+L]\nL:", "jmp qword [rax]"])
+def test_size_keyword_without_ptr_is_refused(src):
+    """GNU as 2.40 reads `dword [rax]` as the number 4 plus [rax] (`mov eax, dword [rax]` is 8b 40 04), llvm-mc refuses it."""
+    with pytest.raises(AsmSyntaxError, match=r"(d|q|xmm)word without ptr: write \w+ ptr "):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("int 3", "cc"),          # GNU as 2.40 and llvm-mc: the one-byte breakpoint
+    ("int 0x3", "cc"),        # GNU as 2.40
+    ("L: int 3", "cc"),       # GNU as 2.40
+    ("int 4", "cd04"),        # GNU as 2.40
+])
+def test_int_3_is_the_breakpoint_byte(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src.removeprefix("L: ")).encode().hex() == expect
+
+
+def test_int_3_by_its_form_keeps_cd_03():
+    # SDM Vol.2 INT n/INTO/INT3: CD 03 is INT imm8 with 3 (iced-x86 1.21 encodes INT_IMM8 3 so)
+    assert x86gen.get_form("INT_IMM8")(3).hex() == "cd03"
+    assert x86gen.encode("int", 3).hex() == "cd03"
+
+
+def test_prefetch_reserved_names_four_encodings_and_is_refused():
+    with pytest.raises(UnknownMnemonicError, match=r"prefetch_reserved is iced-x86's name of four reserved encodings"):
+        x86gen.assemble("prefetch_reserved byte ptr [rax]")
+    assert x86gen.get_form("PREFETCHRESERVED5_M8")(x86gen.byte(x86gen.rax)).hex() == "0f0d28"   # iced-x86 1.21 encoder
+
+
+def test_near_without_ptr_is_refused():
+    # GNU as 2.40: "junk `L' after expression"; llvm-mc 14: "unknown token in expression"
+    with pytest.raises(AsmSyntaxError, match=r"`near` without ptr"):
+        x86gen.assemble("jmp near L\nL:")
+
+
+def test_near_ptr_branch_is_sized_as_gnu_as_sizes_it(tmp_path):
+    check("jmp near ptr L\nL:", "eb00", tmp_path)   # GNU as 2.40: rel8 (it relaxes `near ptr` like a plain label)
+
+
+@pytest.mark.parametrize("src", [
+    "vaddps zmm1{k1}{Z}, zmm2, zmm3",                          # GNU as 2.40: unknown vector operation `{Z}'
+    "vaddps zmm1{k1}, zmm2, dword ptr [rax]{1TO16}",           # GNU as 2.40: unknown vector operation `{1TO16}'
+    "vaddps zmm1, zmm2, zmm3, {RN-SAE}",                       # GNU as 2.40: junk `}' after expression
+])
+@pytest.mark.parametrize("how", ["assemble", "program", "parse"])
+def test_decorations_are_lower_case(src, how):
+    """GNU as and llvm-mc read {z}, {1toN} and {rn-sae} in lower case only; x86gen reads text as they do, by every door."""
+    with pytest.raises(AsmSyntaxError, match=r"decorations are written in lower case"):
+        if how == "assemble": x86gen.assemble(src)
+        elif how == "program": x86gen.assemble("L:\n" + src + "\njmp L")
+        else: x86gen.Instruction.parse(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("vaddps zmm1{K1}, zmm2, zmm3", "62f16c4958cb"),                          # GNU as 2.40: a register in any case
+    ("vaddps zmm1{k1}{z}, zmm2, dword ptr [rax]{1to16}", "62f16cd95808"),     # GNU as 2.40
+])
+def test_mask_register_in_any_case(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+
+
+@pytest.mark.parametrize("src, form_id", [
+    ("vcvtdq2pd zmm1, ymm2, {rn-sae}", "EVEX_VCVTDQ2PD_ZMM_K1Z_YMMM256B32_ER"),
+    ("vcvtudq2pd zmm1, ymm2, {rz-sae}", "EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER"),
+    ("vcvtsi2sd xmm1, xmm2, eax, {rn-sae}", "EVEX_VCVTSI2SD_XMM_XMM_RM32_ER"),
+    ("vcvtusi2sd xmm1, xmm2, eax, {rd-sae}", "EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER"),
+])
+def test_exact_conversions_take_no_rounding(src, form_id):
+    """SDM Vol.2 VCVTDQ2PD, VCVTUDQ2PD, VCVTSI2SD/VCVTUSI2SD r/m32: no {er} (exact); GNU as 2.40: "unsupported static
+    rounding/sae"; iced-x86's OpCodeInfo allows EVEX.b there (its Code names end in _ER)."""
+    with pytest.raises(x86gen.EvexOperandError, match=r"takes no rounding or \{sae\} \(the conversion is exact"):
+        x86gen.assemble(src)
+    assert not x86gen.get_form(form_id).evex_rc
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("vcvtsi2sd xmm1, xmm2, rax, {rn-sae}", "62f1ef182ac8"),   # GNU as 2.40: a 64-bit integer rounds
+    ("vcvtdq2pd zmm1, ymm2", "62f17e48e6ca"),                  # GNU as 2.40
+])
+def test_conversions_that_round_still_take_rounding(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+# ---- EVEX decorations on a memory operand with a segment override or a 32-bit address (issue 24) --------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("vandps xmm1{k1}{z}, xmm2, dword ptr fs:[rax]{1to4}", "6462f16c995408"),            # GNU as 2.40
+    ("vandps xmm1{k1}{z}, xmm2, dword ptr [eax]{1to4}", "6762f16c995408"),               # GNU as 2.40
+    ("vaddps zmm1, zmm2, dword ptr gs:[ebp]{1to16}", "656762f16c58584d00"),              # GNU as 2.40
+    ("vaddps zmm1, zmm2, dword ptr ds:[ebp]{1to16}", "3e6762f16c58584d00"),              # GNU as 2.40 (SS is the default)
+    ("vaddps zmm1, zmm2, dword ptr fs:[eax+0x40]{1to16}", "646762f16c58584810"),         # GNU as 2.40: disp8*4
+    ("vaddps zmm1, zmm2, dword ptr ss:[rbp+0x40]{1to16}", "62f16c58584d10"),             # GNU as 2.40: no byte for SS
+    ("vmovups xmmword ptr fs:[rax]{k1}, xmm1", "6462f17c091108"),                        # GNU as 2.40
+    ("vmovups xmmword ptr [eax]{k1}, xmm1", "6762f17c091108"),                           # GNU as 2.40
+    ("vpscatterdd dword ptr fs:[rax+zmm1*4]{k1}, zmm2", "6462f27d49a01488"),             # GNU as 2.40
+    # the plain broadcast first, then the same with an override: each keeps its own plan (GNU as 2.40)
+    ("vaddps zmm1, zmm2, dword ptr [rax+0x40]{1to16}\nvaddps zmm1, zmm2, dword ptr fs:[rax+0x40]{1to16}",
+     "62f16c585848106462f16c58584810"),
+])
+def test_broadcast_and_masked_store_with_segment_or_32_bit_address(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+    if "\n" not in src: assert x86gen.Instruction.parse(src).encode().hex() == expect
+
+
+def test_broadcast_with_segment_by_every_door():
+    # GNU as 2.40: vandps xmm1{k1}{z}, xmm2, dword ptr fs:[rax]{1to4} is 64 62 f1 6c 99 54 08
+    src = x86gen.dword(x86gen.rax).with_segment("fs").bcst
+    dst = x86gen.xmm1.k(x86gen.k1).z
+    assert str(src) == "dword bcst fs:[rax]"
+    form = x86gen.select("vandps", dst, x86gen.xmm2, src)
+    assert form.accepts(dst, x86gen.xmm2, src)
+    a = x86gen.Assembler()
+    a.vandps(dst, x86gen.xmm2, src)
+    for data in (x86gen.encode("vandps", dst, x86gen.xmm2, src), form(dst, x86gen.xmm2, src),
+                 x86gen.Instruction("vandps", dst, x86gen.xmm2, src).encode(), a.assemble()):
+        assert data.hex() == "6462f16c995408"
+
+
+# ---- directives that lay out bytes as GNU as does (issue 24) --------------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    (".fill 3, 2, 0x1234", "341234123412"),                                  # GNU as 2.40
+    (".fill 2, 8, 0x11223344", "44332211000000004433221100000000"),          # GNU as 2.40: 4 bytes of value, then zeros
+    (".fill 2", "0000"),                                                     # GNU as 2.40: size 1, value 0
+    (".fill 1, 3, -1", "ffffff"),                                            # GNU as 2.40
+    (".fill 0, 4, 1", ""),                                                   # GNU as 2.40
+    (".octa 1", "01" + "00" * 15),                                           # GNU as 2.40
+    (".octa -1", "ff" * 16),                                                 # GNU as 2.40
+    (".octa 0x112233445566778899aabbccddeeff00", "00ffeeddccbbaa998877665544332211"),   # GNU as 2.40
+    (".dc.b 1, 2\n.dc.w 1\n.dc.l 1\n.dc 5", "0102" "0100" "01000000" "0500"),    # GNU as 2.40 (.dc is .dc.w)
+    (".dc.s 1.0\n.dc.d 1.0", "0000803f" "000000000000f03f"),                 # GNU as 2.40
+    (".ds.b 2\n.ds.w 2, 0x1234\n.ds.l 1\n.ds 1", "0000" "34123412" "00000000" "0000"),   # GNU as 2.40
+    (".nops 12", "66662e0f1f840000000000" "90"),                             # GNU as 2.40: 11 bytes, then 1
+    (".nops 20", "66662e0f1f840000000000" "660f1f840000000000"),             # GNU as 2.40
+    (".nops 10, 4", "0f1f4000" "0f1f4000" "6690"),                           # GNU as 2.40: at most 4 bytes each
+    (".nops 7, 1", "90" * 7),                                                # GNU as 2.40
+    (".nops 0", ""),                                                         # GNU as 2.40
+    ("nop\n.org 4\nnop\n.org 8, 0xcc\nret", "90000000" "90cccccc" "c3"),     # GNU as 2.40
+    ("jmp L\n.org 0x90\nL: nop", "e98b000000" + "00" * (0x90 - 5) + "90"),   # GNU as 2.40: rel32 past the .org
+    ("L: jmp L\n.org 2", "ebfe"),                                            # GNU as 2.40
+])
+def test_fill_org_octa_nops_and_m68k_data_names(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, cls, match", [
+    ("nop\nnop\n.org 1", OperandError, r"line 3: '\.org 1': \.org 0x1: the code before it is 0x2 bytes long"),  # GNU as: error
+    (".nops 12, 15", AsmSyntaxError, r"a NOP has 1 to 11 bytes, not 15"),           # GNU as 2.40: invalid single nop size
+    (".fill 1, 16, 1", AsmSyntaxError, r"the size is at most 8 bytes"),              # GNU as 2.40 clamps it (a warning)
+    (".fill 1, 8, -1", x86gen.ImmediateRangeError, r"GNU as stores its low 4 bytes"),  # GNU as 2.40: ff ff ff ff 00 00 00 00
+    (".fill 1, 1, 0x1234", x86gen.ImmediateRangeError, r"does not fit in 8 bits"),   # GNU as 2.40 truncates (a warning)
+    (".fill -1, 1, 5", AsmSyntaxError, r"the count cannot be negative"),             # GNU as 2.40 ignores it (a warning)
+    (".ds.b 2, 300", x86gen.ImmediateRangeError, r"does not fit in 8 bits"),         # GNU as 2.40 truncates (a warning)
+    (".octa L\nL:", OperandError, r"a label's address goes in 1 to 8 bytes"),
+    (".dc.q 1", AsmSyntaxError, r"unknown directive '\.dc\.q'"),                     # GNU as 2.40: unknown pseudo-op
+])
+def test_fill_org_octa_nops_errors(src, cls, match):
+    with pytest.raises(cls, match=match):
+        x86gen.assemble(src)
+
+
+def test_org_in_the_listing_assembles_back():
+    from x86gen.program_text import parse_program
+    a = parse_program("nop\n.org 4, 0xcc\nL: .nops 3\njmp L")
+    assert a.assemble().hex() == "90cccccc0f1f00ebfb"   # GNU as 2.40
+    assert x86gen.assemble(a.text()).hex() == "90cccccc0f1f00ebfb"
+
+
+# ---- memory syntax GNU as takes: parts around brackets, rsp written as an index (issue 24) ---------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("mov eax, 8[rax]", "8b4008"),                      # GNU as 2.40
+    ("mov eax, -8[rbp]", "8b45f8"),                     # GNU as 2.40
+    ("mov eax, dword ptr 8[rax]", "8b4008"),            # GNU as 2.40
+    ("mov eax, fs:8[rax]", "648b4008"),                 # GNU as 2.40
+    ("mov eax, [rax]+4", "8b4004"),                     # GNU as 2.40
+    ("mov eax, [rax]-4", "8b40fc"),                     # GNU as 2.40
+    ("mov eax, 4+[rax]", "8b4004"),                     # GNU as 2.40
+    ("mov eax, [rax+4][rcx]", "8b440804"),              # GNU as 2.40
+    ("mov eax, [rax][rcx*4]", "8b0488"),                # GNU as 2.40
+    ("mov eax, 8[rax][rcx*2]", "8b444808"),             # GNU as 2.40
+    ("mov eax, [rax]+[rcx]", "8b0408"),                 # GNU as 2.40
+    ("mov rax, qword ptr 8[rip]", "488b0508000000"),    # GNU as 2.40
+    ("L: mov eax, 8[rax]\njmp L", "8b4008ebfb"),        # GNU as 2.40
+    ("mov eax, [rax+rsp]", "8b0404"),                   # GNU as 2.40: rsp is the base (it cannot be an index)
+    ("mov eax, [eax+esp]", "678b0404"),                 # GNU as 2.40
+    ("mov eax, [r12+rsp]", "428b0424"),                 # GNU as 2.40
+    ("lea rax, [rbx+rsp+8]", "488d441c08"),             # GNU as 2.40
+    ("mov eax, [rax+rsp+1<<2]", "8b440404"),            # GNU as 2.40 (an expression: << before +)
+])
+def test_address_in_parts_and_rsp_as_base(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+    if "\n" not in src: assert x86gen.Instruction.parse(src).encode().hex() == expect
+
+
+@pytest.mark.parametrize("src", ["mov eax, [rax+rsp*1]", "mov eax, [rsp+rsp]", "mov eax, 4-[rax]"])
+def test_rsp_with_a_scale_or_a_subtracted_address_is_refused(src):
+    with pytest.raises(EncodeError):   # GNU as 2.40: not a valid base/index expression / bad expression
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, cls", [
+    ("movsb byte ptr [rdi]", OperandError),                  # GNU as 2.40: number of operands mismatch for `movsb'
+    ("cmpsb byte ptr [rsi]", OperandError),                  # GNU as 2.40: number of operands mismatch
+    ("mov eax, dword ptr es:ss:[rbp]", x86gen.PrefixError),  # GNU as 2.40: redundant segment overrides (keeps es)
+])
+def test_one_of_two_string_operands_and_two_segment_overrides_are_refused(src, cls):
+    with pytest.raises(cls):
+        x86gen.assemble(src)
+
+
+# ---- forms GNU as takes (issue 24) ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("src, expect", [
+    ("movsb byte ptr [edi], byte ptr [esi]", "67a4"),                  # GNU as 2.40
+    ("lodsb al, byte ptr [esi]", "67ac"),                              # GNU as 2.40
+    ("lods byte ptr [esi]", "67ac"),                                   # GNU as 2.40
+    ("stos dword ptr [edi], eax", "67ab"),                             # GNU as 2.40
+    ("stosb byte ptr [edi]", "67aa"),                                  # GNU as 2.40
+    ("rep movsd dword ptr es:[edi], dword ptr [esi]", "67f3a5"),       # GNU as 2.40
+    ("movsq qword ptr [edi], qword ptr [esi]", "6748a5"),              # GNU as 2.40
+    ("cmpsb byte ptr [esi], byte ptr [edi]", "67a6"),                  # GNU as 2.40
+    ("repe cmps byte ptr [esi], byte ptr [edi]", "67f3a6"),            # GNU as 2.40
+    ("scasb al, byte ptr [edi]", "67ae"),                              # GNU as 2.40
+    ("xlat byte ptr [ebx]", "67d7"),                                   # GNU as 2.40
+    ("insb byte ptr [edi], dx", "676c"),                               # GNU as 2.40
+    ("outsb dx, byte ptr [esi]", "676e"),                              # GNU as 2.40
+    ("movsb byte ptr [edi], byte ptr fs:[esi]", "6467a4"),             # GNU as 2.40
+    ("addr32 movsb", "67a4"),                                          # GNU as 2.40: the implicit operands 32-bit
+    ("addr32 rep stosq", "67f348ab"),                                  # GNU as 2.40
+    ("fs addr32 lodsb", "6467ac"),                                     # GNU as 2.40
+    ("addr32 xlatb", "67d7"),                                          # GNU as 2.40
+    ("addr32 movsb byte ptr [edi], byte ptr [esi]", "67a4"),           # GNU as 2.40
+    ("addr32 maskmovdqu xmm0, xmm1", "67660ff7c1"),                    # GNU as 2.40: 67 before the mandatory 66
+])
+def test_string_instruction_with_32_bit_addresses(src, expect, tmp_path):
+    """SDM Vol.2 MOVS, XLAT: 0x67 makes a string instruction's addresses [esi]/[edi]/[ebx+al]; GNU as writes it for those
+    registers or for `addr32`."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+@pytest.mark.parametrize("src, iced, gnu", [
+    ("lods ax, word ptr [esi]", "6667ad", "6766ad"),
+    ("lods ax, word ptr fs:[esi]", "646667ad", "646766ad"),
+    ("addr32 rep movsw", "6667f3a5", "6766f3a5"),
+])
+def test_string_instruction_with_32_bit_addresses_16_bit(src, iced, gnu, tmp_path):
+    """The 16-bit ones: iced-x86 1.21's encoder (create_lodsw(32), …) writes 66 67, GNU as 2.40 67 66; x86gen writes
+    iced's order, as for every 16-bit operand with a 32-bit address (tests/test_addr32.py)."""
+    assert x86gen.assemble(src).hex() == iced
+    if HAVE_AS: assert gnu_as(src, tmp_path).hex() == gnu
+
+
+def test_string_instruction_with_32_bit_addresses_in_the_api():
+    from x86gen.registers import al, ebx, edi, esi, rdi
+    b, d = x86gen.byte, x86gen.dword
+    # GNU as 2.40: movsb [edi], [esi] 67 a4; lodsb al, [esi] 67 ac; xlat [ebx] 67 d7; rep movsd 67 f3 a5
+    assert x86gen.encode("movsb", b(edi), b(esi)).hex() == "67a4"
+    assert x86gen.encode("lodsb", al, b(esi)).hex() == "67ac"
+    assert x86gen.encode("xlat", b(ebx)).hex() == "67d7"
+    assert x86gen.encode("rep movsd", d(edi), d(esi)).hex() == "67f3a5"
+    assert x86gen.encode("addr32 movsb").hex() == "67a4"
+    assert x86gen.select("movsb", b(edi), b(esi))(b(edi), b(esi)).hex() == "67a4"
+    a = x86gen.Assembler()
+    a.movsb(b(edi), b(esi))
+    assert a.assemble().hex() == "67a4"
+    # GNU as 2.40: "`byte ptr [esi]' is not a valid base/index expression"
+    with pytest.raises(OperandError, match=r"a 32-bit and a 64-bit address"):
+        x86gen.encode("movsb", b(rdi), b(esi))
+    with pytest.raises(OperandError, match=r"a 32-bit and a 64-bit address"):
+        x86gen.assemble("movsb byte ptr [rdi], byte ptr [esi]")
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("repne lodsb", "f2ac"),                                           # GNU as 2.40
+    ("repnz lodsb", "f2ac"),                                           # GNU as 2.40
+    ("repne stosb", "f2aa"),                                           # GNU as 2.40
+    ("repnz stosd", "f2ab"),                                           # GNU as 2.40
+    ("repne movsb", "f2a4"),                                           # GNU as 2.40
+    ("repne movsq", "f248a5"),                                         # GNU as 2.40
+    ("repne movs byte ptr [rdi], byte ptr [rsi]", "f2a4"),             # GNU as 2.40
+    ("repne insb", "f26c"),                                            # GNU as 2.40
+    ("repne insd", "f26d"),                                            # GNU as 2.40
+    ("repne outsb", "f26e"),                                           # GNU as 2.40
+    ("repne lodsw", "66f2ad"),                                         # GNU as 2.40
+    ("repne outsw", "66f26f"),                                         # GNU as 2.40
+    ("repne lodsb al, byte ptr fs:[rsi]", "64f2ac"),                   # GNU as 2.40
+    ("addr32 repne lodsb", "67f2ac"),                                  # GNU as 2.40
+    ("repne cmpsb", "f2a6"),                                           # GNU as 2.40 (as before)
+    ("repne scasb", "f2ae"),                                           # GNU as 2.40 (as before)
+])
+def test_repne_on_every_string_instruction(src, expect, tmp_path):
+    """GNU as 2.40 takes repne/repnz on every string instruction (F2; SDM Vol.2 REP/REPE/REPZ/REPNE/REPNZ gives it a
+    meaning on cmps/scas only, the CPU repeats the others as with rep); iced-x86 decodes F2 AC as `repne lodsb`."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+@pytest.mark.parametrize("src", ["rep xlat", "repe xlatb", "repne xlat"])
+def test_rep_on_xlat_is_refused(src):
+    # GNU as 2.40: "invalid instruction `xlat' after `rep'"
+    with pytest.raises(x86gen.PrefixError, match=r"does not take the rep"):
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("addr32 mov al, [0x12345678]", "67a078563412"),                   # GNU as 2.40: moffs, a 4-byte address
+    ("addr32 mov eax, [0x12345678]", "67a178563412"),                  # GNU as 2.40
+    ("addr32 mov rax, [0x12345678]", "6748a178563412"),                # GNU as 2.40
+    ("addr32 mov [0x12345678], al", "67a278563412"),                   # GNU as 2.40
+    ("addr32 mov dword ptr [0x12345678], eax", "67a378563412"),        # GNU as 2.40
+    ("addr32 mov [0x12345678], rax", "6748a378563412"),                # GNU as 2.40
+    ("addr32 movabs al, [0x12345678]", "67a078563412"),                # GNU as 2.40
+    ("addr32 mov al, [0xffffffff]", "67a0ffffffff"),                   # GNU as 2.40
+    ("addr32 mov al, [-1]", "67a0ffffffff"),                           # GNU as 2.40
+    ("addr32 mov al, byte ptr fs:[0x12345678]", "6467a078563412"),     # GNU as 2.40
+    ("fs addr32 mov al, [0x12345678]", "6467a078563412"),              # GNU as 2.40
+    ("addr32 mov ecx, [0x12345678]", "678b0c2578563412"),              # GNU as 2.40: not the accumulator, ModRM
+    ("addr32 mov ecx, [0xffffffff]", "678b0c25ffffffff"),              # GNU as 2.40: zero-extended with 0x67
+    ("addr32 mov ecx, dword ptr gs:[0x12345678]", "65678b0c2578563412"),   # GNU as 2.40
+    ("addr32 add dword ptr [0x80000000], 1", "678304250000008001"),    # GNU as 2.40
+    ("addr32 xchg eax, [0x10]", "6787042510000000"),                   # GNU as 2.40
+    ("addr32 lea eax, [0x12345678]", "678d042578563412"),              # GNU as 2.40
+])
+def test_addr32_with_an_absolute_address(src, expect, tmp_path):
+    """addr32 makes an absolute address 32-bit (SDM Vol.2 3.6: zero-extended); mov between it and the accumulator is
+    then the moffs form with a 4-byte address (SDM Vol.2 MOV: moffs is sized by the address size), as GNU as writes it."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+@pytest.mark.parametrize("src, iced, gnu", [
+    ("addr32 mov ax, [0x12345678]", "6667a178563412", "6766a178563412"),
+    ("addr32 mov [0x12345678], ax", "6667a378563412", "6766a378563412"),
+])
+def test_addr32_with_an_absolute_address_16_bit(src, iced, gnu, tmp_path):
+    """iced-x86 1.21 (MOV_AX_MOFFS16 with a 4-byte displacement) writes 66 67, GNU as 2.40 67 66: x86gen writes iced's order."""
+    assert x86gen.assemble(src).hex() == iced
+    if HAVE_AS: assert gnu_as(src, tmp_path).hex() == gnu
+
+
+def test_addr32_with_an_absolute_address_in_the_api():
+    # GNU as 2.40: addr32 mov al, [0x12345678] is 67 a0 78 56 34 12
+    assert x86gen.encode("addr32 mov", x86gen.al, x86gen.mem(disp=0x12345678, size=8)).hex() == "67a078563412"
+    a = x86gen.Assembler()
+    a.emit("addr32 mov", x86gen.ecx, x86gen.mem(disp=0x12345678))
+    assert a.assemble().hex() == "678b0c2578563412"   # GNU as 2.40
+    # GNU as 2.40 keeps the low 32 bits with a warning ("0x123456789 shortened to 0x23456789"): refused
+    with pytest.raises(x86gen.PrefixError, match=r"beyond a 32-bit address"):
+        x86gen.assemble("addr32 mov al, [0x123456789]")
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("lock xchg eax, dword ptr [rdx]", "f08702"),                      # GNU as 2.40
+    ("lock xchg al, byte ptr [rdx]", "f08602"),                        # GNU as 2.40
+    ("lock xchg rax, qword ptr [rdx]", "f0488702"),                    # GNU as 2.40
+    ("lock xchg dword ptr [rdx], eax", "f08702"),                      # GNU as 2.40 (as before)
+    ("xchg eax, dword ptr [rdx]", "8702"),                             # GNU as 2.40 (as before)
+    ("xacquire xchg eax, dword ptr [rdx]", "f28702"),                  # GNU as 2.40: xchg with memory takes the hint alone
+    ("xrelease xchg r8, qword ptr fs:[rdx]", "64f34c8702"),            # GNU as 2.40
+])
+def test_lock_xchg_register_first(src, expect, tmp_path):
+    """xchg reg, [mem] is xchg [mem], reg (the same instruction, SDM Vol.2 XCHG), with prefix words too."""
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect
+    assert x86gen.assemble("L:\n" + src + "\njmp L").hex().startswith(expect)
+
+
+def test_lock_xchg_register_first_16_bit_and_in_the_api(tmp_path):
+    # GNU as 2.40: 66 f0 87 02, the same prefixes in another order; x86gen's order (F0 66) is iced-x86's, as for
+    # lock xchg word ptr [rdx], ax
+    assert x86gen.assemble("lock xchg ax, word ptr [rdx]") == x86gen.assemble("lock xchg word ptr [rdx], ax") \
+        == bytes.fromhex("f0668702")
+    if HAVE_AS: assert gnu_as("lock xchg ax, word ptr [rdx]", tmp_path).hex() == "66f08702"
+    assert x86gen.encode("lock xchg", x86gen.eax, x86gen.dword(x86gen.rdx)).hex() == "f08702"   # GNU as 2.40
+    a = x86gen.Assembler()
+    a.emit("lock xchg", x86gen.ecx, x86gen.dword(x86gen.rax))
+    assert a.assemble().hex() == "f08708"   # GNU as 2.40: lock xchg ecx, dword ptr [rax]
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("loopz L\nL:", "e100"),                                           # GNU as 2.40
+    ("loopnz L\nL:", "e000"),                                          # GNU as 2.40
+    ("L: loopnz L", "e0fe"),                                           # GNU as 2.40
+    ("addr32 loopz L\nL:", "67e100"),                                  # GNU as 2.40
+])
+def test_loopz_and_loopnz_are_loope_and_loopne(src, expect, tmp_path):
+    """GNU as's names (SDM Vol.2 LOOP/LOOPcc: LOOPE/LOOPZ E1, LOOPNE/LOOPNZ E0); GNU as has no loopzl/loopel."""
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src", ["loopzl L\nL:", "loopnzl L\nL:"])
+def test_loopzl_is_unknown(src):
+    with pytest.raises(UnknownMnemonicError):   # GNU as 2.40: "no such instruction"
+        x86gen.assemble(src)
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("bnd jmp L\nL:", "f2eb00"),                                       # GNU as 2.40: relaxed to rel8
+    ("L: bnd jmp L", "f2ebfd"),                                        # GNU as 2.40
+    ("bnd jmp L\nnop\nL: ret", "f2eb0190c3"),                          # GNU as 2.40
+    ("bnd jmp L\n.zero 200\nL: ret", "f2e9c8000000" + "00" * 200 + "c3"),   # GNU as 2.40: beyond rel8, rel32
+    ("bnd call L\nL:", "f2e800000000"),                                # GNU as 2.40
+    ("bnd je L\nL:", "f27400"),                                        # GNU as 2.40
+])
+def test_bnd_jmp_to_a_label_is_relaxed(src, expect, tmp_path):
+    """GNU as relaxes `bnd jmp L` as a plain jmp: F2 EB cb where rel8 reaches, F2 E9 cd beyond (its BNDPrefixOk jmp)."""
+    check(src, expect, tmp_path)
+
+
+def test_bnd_jmp_to_a_label_in_the_assembler():
+    a = x86gen.Assembler()
+    L = a.label()
+    a.emit("bnd jmp", L)
+    a.bind(L)
+    assert a.assemble().hex() == "f2eb00"   # GNU as 2.40: bnd jmp L / L: is f2 eb 00

@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                   "x86gen.encoding.writer", "x86gen._gen.prefixes", "x86gen.prefixes", "x86gen.encoding.decorated"]),
     ("forms", ["x86gen.forms"]),
     ("selection", ["x86gen.selection", "x86gen.selection.request", "x86gen.selection.candidates", "x86gen.selection.plans",
-                   "x86gen.selection.prefixed"]),
+                   "x86gen.selection.pseudo", "x86gen.selection.prefixed"]),
     ("encoder", ["x86gen.encoder"]),
     ("syntax", ["x86gen.syntax"]),
     ("assembler", ["x86gen._gen.asm_methods", "x86gen.assembler"]),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ._version import __version__  # noqa: F401
 from .errors import (
+    ArgumentTypeError,
     AsmSyntaxError,
     DistinctRegistersError,
     EncodeError,
@@ -98,7 +99,7 @@ def __getattr__(name: str):
 _SUBMODULES = ("forms", "groups", "isel", "jit", "reference", "evex")
 
 
-__all__ = ["EncodeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
+__all__ = ["EncodeError", "ArgumentTypeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
            "UnsupportedRegisterError", "EvexOnlyRegisterError", "EvexOperandError", "LabelContextError", "LabelError",
            "LabelOperand", "NoListingError", "SizeLimitError",
            "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "A32Mem", "Bcst", "Masked", "masked",

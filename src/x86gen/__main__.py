@@ -7,7 +7,7 @@
     x86gen gen [--check]                           regenerate src/x86gen/_gen (source checkout only)
 
 Exit status: 0 on success, 1 when the input cannot be assembled or looked up (the message names the
-line and what was expected), 2 for a wrong command line.
+line and what was expected) or is larger than `MAX_INPUT`, 2 for a wrong command line.
 """
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ import argparse
 import os
 import sys
 
-from .errors import EncodeError
+from .errors import EncodeError, SizeLimitError
+
+MAX_INPUT = 1 << 28   # bytes: the most `x86gen asm -f` reads (256 MiB; as output is capped, errors.MAX_OUTPUT)
 
 LOCATIONS = {"reg": "ModRM.reg", "rm": "ModRM.rm", "vvvv": "VEX.vvvv", "opc": "opcode+r", "is4": "imm8[7:4]",
              "imm": "immediate", "fixed": "implicit"}
@@ -87,10 +89,14 @@ def cmd_asm(args) -> int:
         print("x86gen asm: error: give the program as arguments or with -f, not both", file=sys.stderr)
         return 2
     if args.file is not None:
-        if args.file == "-": data = sys.stdin.buffer.read()
+        name = "standard input" if args.file == "-" else args.file
+        if args.file == "-": data = sys.stdin.buffer.read(MAX_INPUT + 1)
         else:
-            with open(args.file, "rb") as fh: data = fh.read()
-        source = _decode(data, "standard input" if args.file == "-" else args.file)
+            with open(args.file, "rb") as fh: data = fh.read(MAX_INPUT + 1)   # (/dev/zero has no end)
+        if len(data) > MAX_INPUT:
+            raise SizeLimitError(f"{name}: more than {MAX_INPUT} bytes of input, the most x86gen asm reads"
+                                 " (x86gen.__main__.MAX_INPUT)")
+        source = _decode(data, name)
         if source is None: return 1
     elif args.text: source = "\n".join(args.text)
     else:

@@ -59,6 +59,7 @@ from .encoder import _RC_PLANS as _RC_KEPT
 from .encoder import _encode_rc, encode, select
 from .errors import (
     MAX_OUTPUT,
+    ArgumentTypeError,
     EncodeError,
     ImmediateRangeError,
     LabelError,
@@ -71,11 +72,13 @@ from .errors import (
     clip,
     fmt_int,
     fmt_value,
+    wrong_type,
 )
 from .evex import ROUNDING_RECORDS
 from .forms import form_of, forms_of, get_form
 from .memory import Bcst, Mem, SegMem, size_named
 from .registers import REGISTERS, Masked
+from .selection import pseudo
 from .selection.candidates import candidates
 from .selection.plans import Replan, plan_for
 from .selection.prefixed import encode_prefixed
@@ -179,6 +182,18 @@ class _Align:
         return 0 if self.max_skip is not None and p > self.max_skip else p
 
 
+class _Org:
+    """``.org offset, fill``: padding up to ``offset`` bytes from the program's start (GNU as: from the section's)."""
+    __slots__ = ("offset", "fill", "max_skip", "line", "owner")
+    n = 0   # (no alignment: for the listing)
+
+    def __init__(self, offset, fill, line, owner):
+        self.offset, self.fill, self.max_skip, self.line, self.owner = offset, fill, None, line, owner
+
+    def pad(self, addr: int) -> int:   # (never below 0 while branches grow; `_relax` says when it would be)
+        return max(0, self.owner.base + self.offset - addr)
+
+
 # Plans of `Assembler._emit` by (mnemonic, *operand signature); the fixed-arity methods' nested tables
 # (`x86gen._gen.asm_methods.PLANS`) get the same plans.
 PLANS_BY_SIGNATURE: dict[tuple, object] = {}
@@ -198,7 +213,7 @@ TEXT_PADS = tuple((None,) * (TEXT_LEN - 1 - n) for n in range(TEXT_LEN))   # the
 _REC_LABEL, _REC_VAR, _REC_DATA = -1, -2, -3
 _PACK = {1: struct.Struct("<B"), 2: struct.Struct("<H"), 4: struct.Struct("<I"), 8: struct.Struct("<Q")}
 _SPACK = {1: struct.Struct("<b"), 2: struct.Struct("<h"), 4: struct.Struct("<i"), 8: struct.Struct("<q")}
-DATA_DIRECTIVES = {1: "db", 2: "dw", 4: "dd", 8: "dq"}
+DATA_DIRECTIVES = {1: "db", 2: "dw", 4: "dd", 8: "dq", 16: ".octa"}
 
 
 def _keep_plan(mn: str, sig: tuple, ops: tuple, key: tuple):
@@ -244,6 +259,12 @@ def _prefixed_branch_info(mn: str, words: list[str]) -> tuple[tuple, int]:
     hit = _BRANCH_INFO.get(key)
     if hit is None:
         legacy = [w for w in words if w not in (P.DATA16, P.ADDR32)]
+        disp = next((w for w in legacy if w in ("{disp8}", "{disp32}")), None)
+        if any(w in P.CHOOSING for w in legacy):   # {disp8}/{disp32}: the rel8/rel32 form (x86gen.selection.pseudo)
+            picks, legacy = pseudo.split(legacy, f"{' '.join(words)} {mn}")
+            if set(picks) != {"disp"}:
+                raise pseudo.cannot(next(w for w in picks.values() if w != disp), f"{' '.join(words)} {mn}",
+                                    "a branch to a label or address has no ModRM or VEX encoding to choose")
         if any(w not in P.PREFIX_BYTES for w in legacy):
             raise PrefixError(f"{' '.join(words)} {mn}: only bnd, data16 and addr32 go on a branch to a label or address here")
         a32 = P.ADDR32 in words and canonical(mn) not in A32_SPELLED   # (jecxz says its 32-bit address itself)
@@ -252,6 +273,10 @@ def _prefixed_branch_info(mn: str, words: list[str]) -> tuple[tuple, int]:
         rows = candidates(mn, ("l",), (lab,), sized)[0]
         forms = [form_of(r) for r in rows]
         if not sized: forms = [f for f in forms if not (f.addrsize32 or f.opsize16)] or forms   # (as `_branch_info`)
+        if disp is not None:
+            rel = [f for f in forms if pseudo.rel_width(f) == (8 if disp == "{disp8}" else 32)]
+            if not rel: raise pseudo.rel_error(disp, f"{' '.join(words)} {mn}", forms)
+            forms = rel
         want = {P.SPEC_NAME.get(w, w) for w in legacy}
         ok = [f for f in forms if want <= P.allowed(f.id)]
         if not ok:
@@ -448,6 +473,7 @@ class Assembler(AsmMethods):
     __slots__ = ("base", "_code", "_text", "_vars", "_vpos", "_rip", "_abs", "_labels", "_named", "_layout", "line", "source")
 
     def __init__(self, base: int = 0, *, listing: bool = False):
+        if base.__class__ is not int: base = _int_arg("x86gen.Assembler", "base", base)
         self.base = base
         self._code: list[bytes] = []      # the program: bytes per item (see TEXT_LEN); chunk i ends at _vars[i]
         self._text: list | None = [] if listing else None   # with listing=True: TEXT_LEN items per item (see TEXT_LEN)
@@ -472,10 +498,12 @@ class Assembler(AsmMethods):
             name = f".L{len(self._labels)}"
             while name in self._named: name += "_"
         else:
-            hit = self._named.get(name)
+            try: hit = self._named.get(name)
+            except TypeError: hit = None   # (unhashable: no name, said below)
             if hit is not None:
                 if hit.bound: raise LabelError(f"label {clip(name, 80)} is already defined")
                 return hit
+        if name.__class__ is not str and not isinstance(name, str): raise wrong_type("Assembler.label", "name", name, "a str or None")
         lab = Label(name, self)
         self._labels.append(lab)
         self._named[name] = lab
@@ -484,7 +512,9 @@ class Assembler(AsmMethods):
     def bind(self, label: Label | str) -> Label:
         """Place ``label`` at the current position (the address of the next instruction)."""
         if label.__class__ is str: label = self.label(label)
-        if label.owner is not self: raise LabelError(f"label {clip(label.name, 80)} belongs to another Assembler")
+        try: owner = label.owner
+        except AttributeError: raise wrong_type("Assembler.bind", "label", label, "a Label or a str") from None
+        if owner is not self: raise LabelError(f"label {clip(label.name, 80)} belongs to another Assembler")
         if label.chunk >= 0: raise LabelError(f"label {clip(label.name, 80)} is bound twice")
         code = self._code
         label.chunk, label.pos = len(self._vars), len(code)
@@ -521,8 +551,8 @@ class Assembler(AsmMethods):
         canon = MNEMONIC_ALIASES.get(mn)
         if canon in BRANCH_MNEMONICS: return self.emit(canon, *ops)
         if canon in PLAIN_MNEMONICS: return self._emit(mn, ops)
-        for pseudo in (EVEX_PREFIX, VEX_PREFIX):   # `{evex} vaddps`, `{vex} vpdpbusd`
-            if mn.startswith(pseudo) and forms_of(mn[len(pseudo):]): return self._emit(mn, ops)
+        for word in (EVEX_PREFIX, VEX_PREFIX):   # `{evex} vaddps`, `{vex} vpdpbusd`
+            if mn.startswith(word) and forms_of(mn[len(word):]): return self._emit(mn, ops)
         forms_of(mn)                     # raises UnknownMnemonicError with suggestions
         raise UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}")
 
@@ -700,8 +730,8 @@ class Assembler(AsmMethods):
         except (TypeError, ValueError): raise OperandError(f"Assembler.bytes: {fmt_value(data)} is not bytes") from None
         self._data(1, (b,))
 
-    def float32(self, *values: float) -> None: self._data(4, tuple(float(v) for v in values))
-    def float64(self, *values: float) -> None: self._data(8, tuple(float(v) for v in values))
+    def float32(self, *values: float) -> None: self._data(4, _floats(".float", values))
+    def float64(self, *values: float) -> None: self._data(8, _floats(".double", values))
 
     def _data(self, size: int, values: tuple) -> None:
         code = bytearray()
@@ -718,8 +748,11 @@ class Assembler(AsmMethods):
                 else: raise OperandError(f"{DATA_DIRECTIVES[size]}: floats need dd (float32) or dq (float64)")
             elif c in (bytes, bytearray, str):
                 if size != 1: raise OperandError(f"{DATA_DIRECTIVES[size]}: strings and bytes go in db")
-                code += v.encode() if c is str else v
+                try: code += v.encode() if c is str else v
+                except UnicodeEncodeError as ex:   # a lone surrogate ('\udcff', from surrogateescape): no UTF-8
+                    raise OperandError(f"db: {fmt_value(v)} is no UTF-8 text: {ex.reason} ({v[ex.start]!r} at index {ex.start})") from None
             elif c is Label or c is DataExpr:
+                if size not in _PACK: raise OperandError(f"{DATA_DIRECTIVES[size]}: a label's address goes in 1 to 8 bytes")
                 e = v if c is DataExpr else DataExpr((v,), (), 0)
                 for lab in (*e.plus, *e.minus):
                     if lab.owner is not self: raise OperandError(f"label {lab.name!r} belongs to another Assembler")
@@ -736,23 +769,37 @@ class Assembler(AsmMethods):
 
     def zero(self, n: int, fill: int = 0) -> None:
         """``n`` bytes of ``fill`` (GNU ``.zero`` / ``.skip`` / ``.space``); at most `MAX_OUTPUT` bytes."""
-        if n.__class__ is not int or n < 0: raise OperandError(f".zero: the size must be a non-negative int, not {fmt_value(n)}")
+        if n.__class__ is not int: n = _int_arg("Assembler.zero", "n", n)
+        if n < 0: raise OperandError(f".zero: the size must be a non-negative int, not {fmt_value(n)}")
         if n > MAX_OUTPUT: raise SizeLimitError(f".zero {fmt_int(n)}: more than the limit of {MAX_OUTPUT:#x} bytes of output")
-        if fill.__class__ is not int or not -128 <= fill <= 255:
+        if fill.__class__ is not int: fill = _int_arg("Assembler.zero", "fill", fill)
+        if not -128 <= fill <= 255:
             raise OperandError(f".zero: fill byte {fmt_value(fill)} is not an int that fits in a byte")
         self._data(1, (bytes((fill & 0xFF,)) * n,))
 
     def align(self, n: int, fill: int | None = None, max_skip: int | None = None) -> None:
         """Pad to a multiple of ``n`` bytes (absolute address, base included) with NOPs or ``fill``
         bytes; with ``max_skip``, only if that takes at most ``max_skip`` bytes (GNU ``.p2align``)."""
-        if n.__class__ is not int or n <= 0 or n & (n - 1):
+        if n.__class__ is not int: n = _int_arg("Assembler.align", "n", n)
+        if n <= 0 or n & (n - 1):
             raise OperandError(f"alignment must be a power of two, not {fmt_value(n)}")
         if n > MAX_ALIGN: raise SizeLimitError(f"alignment {fmt_int(n)} is larger than the largest supported, {MAX_ALIGN:#x}")
-        if fill is not None and (fill.__class__ is not int or not -128 <= fill <= 255):
+        if fill is not None and fill.__class__ is not int: fill = _int_arg("Assembler.align", "fill", fill)
+        if fill is not None and not -128 <= fill <= 255:
             raise OperandError(f"fill byte {fmt_value(fill)} is not an int that fits in a byte")
-        if max_skip is not None and (max_skip.__class__ is not int or max_skip < 0):
+        if max_skip is not None and max_skip.__class__ is not int: max_skip = _int_arg("Assembler.align", "max_skip", max_skip)
+        if max_skip is not None and max_skip < 0:
             raise OperandError(f"max_skip {fmt_value(max_skip)} is not a non-negative int")
         self._var(_Align(n, fill, max_skip, self.line))
+
+    def org(self, offset: int, fill: int = 0) -> None:
+        """Pad with ``fill`` bytes up to ``offset`` bytes from the program's start (GNU ``.org``); an error at layout
+        if the code before it is longer (GNU as: "attempt to move .org backwards")."""
+        if offset.__class__ is not int: offset = _int_arg("Assembler.org", "offset", offset)
+        if fill.__class__ is not int: fill = _int_arg("Assembler.org", "fill", fill)
+        if offset < 0 or offset > MAX_OUTPUT: raise OperandError(f".org {fmt_value(offset)}: not an offset 0..{MAX_OUTPUT:#x}")
+        if not -128 <= fill <= 255: raise OperandError(f".org: fill byte {fmt_value(fill)} is not an int that fits in a byte")
+        self._var(_Org(offset, fill & 0xFF, self.line, self))
 
     # ---- layout and output ---------------------------------------------------------------------------
 
@@ -801,6 +848,9 @@ class Assembler(AsmMethods):
             if i < nv:
                 v = vars_[i]
                 s = v.choices[v.k][1] if v.__class__ is _Branch else v.pad(addr)
+                if v.__class__ is _Org and addr - base > v.offset:
+                    raise self._err(v.line, f".org {v.offset:#x}: the code before it is {addr - base:#x} bytes long"
+                                    " (.org cannot move back)", OperandError)
                 vstart.append(addr); vsize.append(s)
                 addr += s
         if addr - base > MAX_OUTPUT:
@@ -894,7 +944,9 @@ class Assembler(AsmMethods):
         from . import jit  # (ctypes and mmap: loaded when a program is first run)
         code = self.assemble()
         if not code: raise EncodeError("jit: the program is empty (no machine code to run)")
-        return jit.compile(code, ctypes.c_int64 if restype is _INT64 else restype, argtypes, name=name)
+        try: return jit.compile(code, ctypes.c_int64 if restype is _INT64 else restype, argtypes, name=name)
+        except ArgumentTypeError as ex:   # (named as this method)
+            raise ArgumentTypeError(str(ex).replace("x86gen.jit.compile", "Assembler.jit", 1)) from None
 
     # ---- listing ------------------------------------------------------------------------------------
 
@@ -924,6 +976,7 @@ class Assembler(AsmMethods):
                 a = vstart[i]
                 b = code[a - base:a - base + vsize[i]]
                 if v.__class__ is _Branch: out.append((a, b, f"{v.mnemonic} {target_text(v.target)}"))
+                elif v.__class__ is _Org: out.append((a, b, f".org {v.offset:#x}, {v.fill:#x}"))
                 else:
                     args = [str(v.n)]
                     if v.fill is not None or v.max_skip is not None: args.append("" if v.fill is None else f"{v.fill:#x}")
@@ -940,6 +993,8 @@ class Assembler(AsmMethods):
 
         At most ``width`` bytes per row: longer data and padding continue on following rows.
         """
+        if width.__class__ is not int: width = _int_arg("Assembler.listing", "width", width)
+        if width < 1: raise EncodeError(f"Assembler.listing: width must be at least 1 (bytes per row), not {fmt_int(width, True)}")
         rows = []
         for addr, b, text in self.lines():
             if addr is None: rows.append(f"{text}"); continue
@@ -979,6 +1034,25 @@ class DataExpr:
 
 # Other names (jz, cmovnz, setc, sal, movabs, …) share the canonical method (`x86gen._gen.asm_methods.method` makes both).
 
+
+
+def _int_arg(func: str, arg: str, value) -> int:
+    """``value`` as an int (``operator.index``: numpy integers too), or the `x86gen.ArgumentTypeError` of ``func``'s
+    ``arg``."""
+    import operator
+    try: return operator.index(value)
+    except TypeError: raise wrong_type(func, arg, value, "an int") from None
+
+
+def _floats(directive: str, values: tuple) -> tuple:
+    """`Assembler.float32`/`float64`'s values as floats; a value that is none is an `x86gen.OperandError`, as
+    `Assembler.db`'s are."""
+    try: return tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        for v in values:
+            try: float(v)
+            except (TypeError, ValueError): raise OperandError(f"{directive}: cannot store {fmt_value(v)} (a float or an int)") from None
+        raise
 
 
 def target_text(t) -> str:

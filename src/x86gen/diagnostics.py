@@ -13,6 +13,7 @@ from .errors import (
     ImmediateRangeError,
     LabelContextError,
     OperandError,
+    PrefixError,
     UnknownMnemonicError,
     fmt_int,
     fmt_operands,
@@ -148,6 +149,11 @@ def mask_required_error(fid: str, args: tuple) -> EvexOperandError:
 def unknown_mnemonic_error(mnemonic, known: list[str]) -> UnknownMnemonicError:
     """The error for a mnemonic the table does not have, with up to three close ones of ``known``."""
     if mnemonic.__class__ is not str: return UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+    if mnemonic == "prefetch_reserved":   # iced-x86's one name of four encodings (AMD APM Vol.3 PREFETCH: aliases)
+        return UnknownMnemonicError("prefetch_reserved is iced-x86's name of four reserved encodings, 0F 0D /4, /5, /6 and"
+                                    " /7, and cannot say which: encode one by its form id (PREFETCHRESERVED4_M8 …"
+                                    " PREFETCHRESERVED7_M8: x86gen.get_form('PREFETCHRESERVED4_M8')(byte(rax))), or write"
+                                    " prefetch (0F 0D /0)")
     import difflib
     close = difflib.get_close_matches(mnemonic, known, 3) if len(mnemonic) <= 32 else []
     return UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
@@ -234,3 +240,23 @@ def decoration_error(where: str, reason: str, rows) -> EvexOperandError:
     evex = [r for r in rows if r.encoding_kind == "evex"]
     allowed = "; ".join(f"{r.id} ({decorations_allowed(r)})" for r in evex) or "none is EVEX"
     return EvexOperandError(f"{where}: {reason}; the forms for these operands: {allowed}")
+
+
+# ---- pseudo-prefixes ({vex}, {vex3}, {evex}, {disp32}, {load} …) that cannot be honoured ----------------------------
+
+def cannot_honour(word: str, insn: str, why: str, cls=None):
+    """The error (a `x86gen.PrefixError`, or ``cls``) for pseudo-prefix ``word`` that instruction ``insn`` cannot
+    honour, ``why``."""
+    return (cls or PrefixError)(f"{insn}: the {word} pseudo-prefix cannot be honoured: {why}")
+
+
+def evex_needs(ops: tuple, rc=None) -> str:
+    """What in ``ops``/``rc`` needs EVEX, for a message: ``masking ({k1})``, ``broadcast ({1toN}: dword bcst [rax])``,
+    ``rounding``."""
+    parts = []
+    for x in ops:
+        cls = type(x).__name__
+        if cls == "Masked": parts.append(f"masking ({{{x.mask}}}" + (" {z}" if x.zero else "") + ")")
+        elif cls == "Bcst": parts.append(f"broadcast ({x})")
+    if rc is not None: parts.append("rounding/SAE")
+    return " and ".join(parts) + " need" + ("s" if len(parts) == 1 else "") + " EVEX (SDM Vol.2 2.7)"

@@ -14,7 +14,7 @@ met before costs a few dict look-ups and one call.
 """
 from __future__ import annotations
 
-from .errors import EvexOperandError, LabelOperand, OperandError, UnknownMnemonicError, fmt_value
+from .errors import EvexOperandError, LabelOperand, OperandError, UnknownMnemonicError, fmt_value, wrong_type
 from .forms import Form, form_of, get_form
 from .memory import Mem
 from .selection.candidates import VEX_ON_REQUEST, choose
@@ -65,11 +65,21 @@ def encode(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> bytes:
         return plan(*ops)
     except LabelOperand: raise _label_error(mnemonic, ops) from None
     except Replan: return _encode(mnemonic, ops, ip)
+    except TypeError: _check_ip(ip, "x86gen.encode"); raise
 
 
 def _label_error(mnemonic, ops):
     from .diagnostics import label_error
     return label_error(mnemonic, ops)
+
+
+def _check_ip(ip, func: str) -> None:
+    """Raise the `x86gen.ArgumentTypeError` of an ``ip`` that is no int (numpy integers are); met after a TypeError,
+    so that a right call pays nothing."""
+    if ip.__class__ is int: return
+    import operator
+    try: operator.index(ip)
+    except TypeError: raise wrong_type(func, "ip", ip, "an int (the instruction's address)") from None
 
 
 def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
@@ -78,7 +88,8 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
     if " " in mnemonic:   # prefix words: `lock add`, `rep movsb`
         from .selection.prefixed import encode_prefixed
-        return encode_prefixed(mnemonic, ops, ip)[0]
+        try: return encode_prefixed(mnemonic, ops, ip)[0]
+        except TypeError: _check_ip(ip, "x86gen.encode"); raise
     if mnemonic in STRING_MNEMONICS:   # `movsb`, `lods eax, dword ptr [rsi]`: the form's name and operands
         mn, filled = string_operands(mnemonic, ops)
         if mn is not mnemonic or filled is not ops: return _encode(mn, filled, ip)
@@ -105,6 +116,7 @@ def _encode(mnemonic: str, ops: tuple, ip: int) -> bytes:
     try: return plan(*ops, ip=ip) if rel else plan(*ops)
     except LabelOperand: raise _label_error(mnemonic, ops) from None
     except Replan: return _encode(mnemonic, ops, ip)
+    except TypeError: _check_ip(ip, "x86gen.encode"); raise
 
 
 def _encode_rc(mnemonic: str, ops: tuple, ip: int, rc) -> bytes:
@@ -149,6 +161,7 @@ def _rc_plan(mnemonic: str, ops: tuple, rc):
 def select(mnemonic: str, *ops, ip: int = 0, rc: int | None = None) -> Form:
     """The form `encode` would use for these operands (and rounding ``rc``, see `encode`)."""
     if mnemonic.__class__ is not str: raise UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
+    if ip.__class__ is not int: _check_ip(ip, "x86gen.select")
     from .encoding.decorated import encode_form, int_operands, is_wrapped
     if " " in mnemonic:   # (prefix words: checked by encoding)
         from .selection.prefixed import encode_prefixed
@@ -185,7 +198,10 @@ def select_form(forms, *ops, imm: str = "shortest", imm_bits: int | None = None,
     if imm not in IMM_POLICIES: raise OperandError(f"imm= must be one of {', '.join(IMM_POLICIES)}, not {str(imm)[:20]!r}")
     from .diagnostics import describe_operand
     from .encoding.decorated import is_decorated, plain_operands, rc_text, why_not
+    if isinstance(forms, (str, Form)) or not hasattr(forms, "__iter__"):   # (a str would be read as ids of one letter)
+        raise wrong_type("x86gen.select_form", "forms", forms, "a list of form ids or Forms")
     fl = [f if isinstance(f, Form) else get_form(f) for f in forms]
+    if ip.__class__ is not int: _check_ip(ip, "x86gen.select_form")
     ok = [f for f in fl if f.accepts(*ops, ip=ip, rc=rc)]
     if imm_bits is not None: ok = [f for f in ok if all(o.imm in (None, imm_bits) for o in f.operands if o.kind != "1")]
     if not ok:

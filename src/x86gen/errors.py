@@ -1,9 +1,31 @@
-"""Exceptions raised by x86gen. All derive from `EncodeError` (itself a `ValueError`)."""
+"""Exceptions raised by x86gen. All derive from `EncodeError` (itself a `ValueError`).
+
+Bad input is an `EncodeError` subclass whose message names the input, never a bare Python exception from deep
+inside. The rule for arguments of the wrong type: a public function or method given an argument of a type it does not
+take (``assemble(None)``, ``encode("jmp", 0x40, ip="0")``, ``Assembler().label(5)``, ``a.jit("int")``) raises
+`ArgumentTypeError`, which is a `TypeError` too, and whose message names the function, the argument and the type it
+got. The instruction itself keeps its own errors, the same from every door (`encode`, forms, `Instruction`, the
+`Assembler`): a mnemonic that is not a str is an `UnknownMnemonicError`, an operand that no form takes (None, a str, a
+float) an `OperandError`, and so are the parts of a memory operand (`mem`) and the values of a data directive (`db` …).
+Types are checked where a wrong one would fail (in an ``except``, where a cache misses), so a right call pays nothing.
+"""
 from __future__ import annotations
 
 
 class EncodeError(ValueError):
     """An instruction that cannot be encoded; the message says which and why."""
+
+
+class ArgumentTypeError(EncodeError, TypeError):
+    """An argument of a public function that is not of a type the function takes (see the module doc): names the
+    function, the argument and the type it got. Both ``except EncodeError`` and ``except TypeError`` catch it."""
+
+
+def wrong_type(func: str, arg: str, value: object, expected: str) -> ArgumentTypeError:
+    """The `ArgumentTypeError` of argument ``arg`` of ``func`` (``"x86gen.assemble"``): ``value`` is not ``expected``
+    (``"a str"``)."""
+    got = "None" if value is None else f"{type(value).__name__} {fmt_value(value, 40)}"
+    return ArgumentTypeError(f"{func}: {arg} must be {expected}, not {got}")
 
 
 class UnknownMnemonicError(EncodeError):
@@ -80,7 +102,8 @@ class NoListingError(EncodeError):
 
 
 class SizeLimitError(EncodeError):
-    """A program, alignment or data directive larger than x86gen produces (see `MAX_OUTPUT`)."""
+    """A program, alignment or data directive larger than x86gen produces (see `MAX_OUTPUT`), or input larger than the
+    command line reads (`x86gen.__main__.MAX_INPUT`)."""
 
 
 MAX_OUTPUT = 1 << 30   # bytes: the most one Assembler emits (alignments and data past this are refused)

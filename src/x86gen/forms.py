@@ -13,7 +13,7 @@ from collections.abc import Callable
 from . import table as _table
 from ._gen.encoders import shape
 from ._gen.schema import FORM_FIELDS
-from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value
+from .errors import EncodeError, OperandError, UnknownMnemonicError, fmt_value, wrong_type
 from .memory import A32Mem, SegMem
 from .registers import Masked
 from .table import Operand, address_size_fits, imm_ranges, is_branch, syntax, takes
@@ -93,6 +93,9 @@ class Form:
             if len(operands) != len(self.operands):
                 from .diagnostics import operand_error
                 raise operand_error(self.id, operands, 0) from None
+            ip = kw.get("ip", 0)
+            if ip.__class__ is not int and not hasattr(ip, "__index__"):
+                raise wrong_type(f"Form {self.id}", "ip", ip, "an int (the instruction's address)") from None
             raise
         except OperandError:   # masks, broadcast, segment overrides, 32-bit addresses, int-like immediates
             from .encoding.decorated import encode_form, int_operands, is_wrapped
@@ -133,7 +136,9 @@ class Form:
         i = next((k for k, o in enumerate(self.operands) if o.kind.startswith("rel")), None)
         if i is None: raise OperandError(f"{self.id} ({self.syntax}) is no branch form")
         ops = list(operands)
-        ops.insert(i, operator.index(rel) + self.length)   # the absolute target, with the instruction at 0
+        try: rel = operator.index(rel)
+        except TypeError: raise wrong_type(f"Form {self.id}.encode_rel", "rel", rel, "an int") from None
+        ops.insert(i, rel + self.length)   # the absolute target, with the instruction at 0
         b = self(*ops, ip=0)
         return b, len(b) - self.operands[i].imm // 8
 
@@ -169,6 +174,11 @@ class Form:
         return tuple(sorted({f for k in FLAG_FIELDS[1:] for f in self.flags[k]}))
 
     def __repr__(self) -> str: return f"<Form {self.id}: {self.syntax} | {self.encoding}>"
+
+    def __reduce__(self):
+        """Pickled as its id (the encoder it binds is a closure, which pickle cannot take): unpickled, it is the one
+        `Form` of that id, so an `x86gen.Assembler` holding branches (their forms) pickles too."""
+        return (get_form, (self.id,))
 
 
 _BY_ID: dict[str, Form] = {}

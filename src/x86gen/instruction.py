@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from .encoder import encode, select
-from .errors import OperandError, fmt_value
+from .errors import OperandError, fmt_value, wrong_type
 from .forms import Form, get_form
 from .selection.request import EVEX_PREFIX, VEX_PREFIX, canonical
 from .syntax import (
     _DECORATED,
+    check_decoration_case,
     decorated_form,
     format_instruction,
     format_operand,
@@ -50,7 +51,12 @@ class Instruction:
     @classmethod
     def parse(cls, text: str) -> Instruction:
         """One line of Intel syntax (`x86gen.syntax`: GNU as, objdump and iced-x86 spellings)."""
-        mn, ops = parse_line(strip_comment(text).lower().strip())
+        try: text = strip_comment(text)
+        except (TypeError, AttributeError):
+            if isinstance(text, str): raise
+            raise wrong_type("x86gen.Instruction.parse", "text", text, "a str") from None
+        if "{" in text: check_decoration_case(text)
+        mn, ops = parse_line(text.lower().strip())
         ops, deco = split_decorations(ops)
         words, _, base = mn.rpartition(" ")
         name = base[base.index("}") + 1:] if base[:1] == "{" else base

@@ -105,7 +105,7 @@ from ._gen.isel import (
     UNAVAILABLE,
     UNAVAILABLE_AVX512,
 )
-from .errors import EncodeError
+from .errors import EncodeError, wrong_type
 
 __all__ = ["IselError", "Selection", "select", "available", "DTYPES", "CONDITION_CODES", "MODES"]
 MODES = ("x86gen", "tinygrad")
@@ -180,6 +180,8 @@ def _dtype(dtype, width: int) -> tuple[str, int]:
     if dtype is None: return "", width
     if not isinstance(dtype, str):   # a tinygrad DType: name of the scalar, count = lanes
         count = getattr(dtype, "count", 1)
+        if count.__class__ is not int:   # (a list's count method, …)
+            raise wrong_type("x86gen.isel.select", "dtype", dtype, "a dtype name such as 'int32' or a tinygrad DType")
         scalar = dtype.scalar() if hasattr(dtype, "scalar") else dtype
         dtype = getattr(scalar, "name", str(scalar))
         if count > 1 and width == 1: width = count
@@ -233,7 +235,8 @@ def _select(op: str, dtype, width: int, feats: frozenset[str] | None, *, to=None
             cc: str | None = None, tinygrad: bool = False) -> Selection:
     """`select` in x86gen's mode with the features as a set (None: the VEX table only); ``tinygrad``: the error for
     an AVX-512-only key says that mode has none instead of asking for features."""
-    op = op.upper()
+    try: op = op.upper()
+    except AttributeError: raise wrong_type("x86gen.isel.select", "op", op, "a str (an operation such as 'ADD')") from None
     dt, width = _dtype(dtype, width)
     given = [v for v in (to is not None, const, flags, cc is not None) if v]
     if len(given) > 1: raise IselError("give at most one of to=, const=, flags=, cc=")
@@ -255,6 +258,7 @@ def _select(op: str, dtype, width: int, feats: frozenset[str] | None, *, to=None
             missing = s
     s = _lookup(TABLE, keys, op, dt, width, variant)
     if s is not None: return s
+    if width.__class__ is not int: raise wrong_type("x86gen.isel.select", "width", width, "an int (the number of lanes)")
     what = f"{op} {dt or '-'} x{width}" + (f" {variant}" if variant else "")
     if missing is not None:
         need = ", ".join(sorted(missing.features - feats))

@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import EncodeError
+from .errors import EncodeError, wrong_type
 
 __all__ = ["JitFunction", "JitUnavailable", "available", "compile", "cpu_features"]
 
@@ -65,7 +65,11 @@ class JitFunction:
         reason = _unavailable_reason()
         if reason is not None:
             raise JitUnavailable(reason)
-        code = bytes(code)
+        proto = _prototype(restype, argtypes)
+        if code is None or isinstance(code, (int, str)):   # (bytes(5) would be five zero bytes to run)
+            raise wrong_type("x86gen.jit.compile", "code", code, "bytes")
+        try: code = bytes(code)
+        except (TypeError, ValueError): raise wrong_type("x86gen.jit.compile", "code", code, "bytes") from None
         if not code:
             raise EncodeError("cannot compile empty machine code")
         size = -(-len(code) // mmap.PAGESIZE) * mmap.PAGESIZE
@@ -80,7 +84,7 @@ class JitFunction:
             mm.close()
             raise
         self._finalizer = weakref.finalize(self, mm.close)
-        self._fn = ctypes.CFUNCTYPE(restype, *argtypes)(address)
+        self._fn = proto(address)
         self.name, self.restype, self.argtypes = name, restype, tuple(argtypes)
         self._code, self._address, self._size = code, address, size
 
@@ -121,6 +125,20 @@ class JitFunction:
         sig = f"{tname(self.restype)} {self.name}({', '.join(map(tname, self.argtypes))})"
         state = "closed" if self.closed else f"at {self._address:#x}"
         return f"<JitFunction {sig} {state}, {len(self._code)} bytes>"
+
+
+def _prototype(restype: Any, argtypes: Any) -> Any:
+    """``ctypes.CFUNCTYPE(restype, *argtypes)``, or the `x86gen.ArgumentTypeError` that says which is no ctypes type."""
+    try: return ctypes.CFUNCTYPE(restype, *argtypes)
+    except TypeError: pass
+    try: ctypes.CFUNCTYPE(restype)
+    except TypeError: raise wrong_type("x86gen.jit.compile", "restype", restype, "a ctypes type (or None for void)") from None
+    if isinstance(argtypes, (str, bytes)) or not hasattr(argtypes, "__iter__"):
+        raise wrong_type("x86gen.jit.compile", "argtypes", argtypes, "a sequence of ctypes types")
+    for i, t in enumerate(argtypes):
+        try: ctypes.CFUNCTYPE(None, t)
+        except TypeError: raise wrong_type("x86gen.jit.compile", f"argtypes[{i}]", t, "a ctypes type") from None
+    raise wrong_type("x86gen.jit.compile", "argtypes", argtypes, "a sequence of ctypes types")
 
 
 def compile(code: bytes, restype: Any = ctypes.c_int64, argtypes: Sequence[Any] = (), *, name: str = "fn") -> JitFunction:

@@ -190,7 +190,7 @@ class Mem:
         if not mod: return modrm, self.tail   # no displacement ([rax]), or no base register: disp32 (mod 00)
         # a base register and a disp8 (mod 01) or disp32 (mod 10) after the SIB byte, if any: re-encoded with N
         disp = self.disp
-        if not disp and (mod == 0x40 or self.base.lo != 0b101): return modrm, self.tail   # (with_disp32's 0 stays a disp32)
+        if not disp: return modrm, self.tail   # ([rbp]'s disp8 0; with_disp32's 0 stays a disp32, [rbp] too)
         prefix = self.tail[:-1] if mod == 0x40 else self.tail[:-4]
         q, r = divmod(disp, n)
         if not r and -128 <= q <= 127: return (modrm & 0x3F) | 0x40, prefix + _DISP8[q & 0xFF]
@@ -237,7 +237,10 @@ class SegMem(Mem):
     (its `plain` operand is the `VsibMem`)."""
 
     __slots__ = ("seg",)
-    mask_target = "no memory"   # (not masked: `x86gen.registers.Masked` says why)
+
+    @property
+    def mask_target(self) -> str:   # a masked store's destination with an override (GNU as: 64 62 … for fs:[rax] {k1})
+        return "memory" if self.plain.__class__ in (Mem, VsibMem, A32Mem) else "no memory"
 
     @property
     def kind(self) -> str: return self.sig
@@ -278,8 +281,9 @@ class Bcst(Mem):
 
     @property
     def plain(self) -> Mem:
-        """The address as a plain `Mem` of the element size."""
-        return Mem(self.base, self.index, self.scale, self.disp, self.size, self.label)
+        """The address as a `Mem` of the element size (with its segment override or 32-bit address: a `SegMem`, an
+        `A32Mem`)."""
+        return self.unsized.with_size(self.size)
 
     @property
     def bcst(self) -> Bcst: return self
@@ -289,9 +293,12 @@ class Bcst(Mem):
     def k(self, mask):
         raise _evex_error(f"{self}: a broadcast operand is a source; only a destination takes a mask")
 
-    def __str__(self) -> str: return f"{SIZE_NAMES[self.size]} bcst {self.address()}"
+    def __str__(self) -> str:
+        seg = self.unsized.seg + ":" if self.unsized.__class__ is SegMem else ""
+        return f"{SIZE_NAMES[self.size]} bcst {seg}{self.address()}"
+
     def __repr__(self) -> str: return f"Bcst({self})"
-    def _key(self): return (*Mem._key(self), "bcst")
+    def _key(self): return (*Mem._key(self), "bcst", getattr(self.unsized, "seg", None))
 
 
 def _evex_error(msg: str) -> OperandError: return EvexOperandError(msg)
@@ -310,9 +317,7 @@ class A32Mem(Mem):
 
     __slots__ = ()
 
-    @property
-    def mask_target(self) -> str:   # a scatter's destination with a 32-bit address
-        return "memory" if self.plain.__class__ is VsibMem else "no memory"
+    mask_target = "memory"   # a masked store's or a scatter's destination with a 32-bit address (67 62 …)
 
     @property
     def kind(self) -> str: return self.sig
@@ -321,6 +326,10 @@ class A32Mem(Mem):
     def plain(self) -> Mem:
         """The same operand with the 64-bit registers of the same numbers (rip for eip): the bytes without 0x67."""
         return a32_plain(self)
+
+    def with_size(self, size: int) -> Mem:
+        if self.base is None and self.index is None: return a32_absolute(Mem(None, None, 1, self.disp, size))   # (addr32 [addr])
+        return Mem(self.base, self.index, self.scale, self.disp, size, self.label)
 
 
 class VsibMem(Mem):
@@ -363,9 +372,10 @@ def register_named(name: str) -> Reg:
 
 
 def size_named(name: str) -> int:
-    """An operand size name (``"dword"``, any case; ``"oword"`` = ``"xmmword"``) in bits; `OperandError` if unknown."""
+    """An operand size name (``"dword"``, any case; ``"oword"`` = ``"xmmword"``, ``"mmword"`` = ``"qword"``, as in GNU as) in
+    bits; `OperandError` if unknown."""
     low = name.lower()
-    bits = SIZE_BITS.get(low) or (128 if low == "oword" else None)
+    bits = SIZE_BITS.get(low) or {"oword": 128, "mmword": 64}.get(low)
     if bits is None: raise OperandError(f"unknown operand size {fmt_value(name)} (use {', '.join(SIZE_BITS)})")
     return bits
 
@@ -480,6 +490,31 @@ def with_disp32(m: Mem) -> Mem:
     return out
 
 
+def with_disp_size(m: Mem, bits: int, n: int = 0) -> Mem | None:
+    """``m`` (of any `Mem` class) with its displacement in a disp8 (``bits`` 8) or disp32 (32) field, as GNU as's
+    ``{disp8}``/``{disp32}`` ask (SDM Vol.2 Table 2-2: mod 01 / mod 10), even where a shorter one would do
+    (``[rax]``: 40 00 / 80 00 00 00 00); None where the address has no such field: a disp8 needs a base register
+    (RIP-relative, ``[index*scale+disp32]`` and absolute addresses have only a disp32) and a displacement that fits,
+    scaled by ``n`` in an EVEX form (its disp8*N, 2.7.5: a multiple of ``n`` in -128*n..127*n; 0: not EVEX); a 64-bit
+    absolute address (moffs) has neither. An EVEX form re-encodes a nonzero displacement (`Mem.disp8n`): a disp32 it
+    keeps only with a scale no displacement is a multiple of (the caller's ``n=``)."""
+    if m.far: return None
+    shape = _SHAPES.get((m.base, m.index, m.scale)) or _shape(m.base, m.index, m.scale)
+    modrm8, prefix, modrm32 = shape[2], shape[3], shape[4]
+    if modrm8 is None: return m if bits == 32 else None   # no base register: a disp32 already, and only that
+    disp = m.disp
+    if bits == 8:
+        if not (disp % n == 0 and -128 <= disp // n <= 127 if n else -128 <= disp <= 127): return None
+        if disp: return m   # its disp8 (or the disp8*N the EVEX form makes of it)
+        modrm, tail = modrm8, prefix + _DISP8[0]
+    else: modrm, tail = modrm32, prefix + _pack_disp32(disp)
+    out = object.__new__(m.__class__)
+    for k in m.__class__.__slots__ + Mem.__slots__ if m.__class__ is not Mem else Mem.__slots__: setattr(out, k, getattr(m, k))
+    out.modrm, out.tail = modrm, tail
+    if m.__class__ is Bcst: out.unsized = with_disp_size(m.unsized, bits, n)   # (the address the EVEX encoder takes)
+    return out
+
+
 def with_sib(m: Mem) -> Mem:
     """`Mem.with_sib`."""
     base = m.base
@@ -519,16 +554,20 @@ def address(m: Mem) -> str:
 
 def bcst_of(cls, m: Mem):
     """`Bcst.of`: ``m`` as a broadcast source of class ``cls``."""
-    if m.__class__ is not Mem:
-        raise EvexOperandError(f"{m}: only a plain memory operand can be a broadcast source (not VSIB, segment-overridden or"
+    inner = m.plain if m.__class__ is SegMem else m
+    if inner.__class__ is not Mem and inner.__class__ is not A32Mem:
+        raise EvexOperandError(f"{m}: a broadcast source is a memory operand with a general base or index (not VSIB or"
                                " one already broadcast)")
     if m.size not in (16, 32, 64):
         raise EvexOperandError(f"{m}: a broadcast element is a word, dword or qword (m16bcst/m32bcst/m64bcst, SDM Vol.2 2.7.5),"
                                f" not {SIZE_NAMES.get(m.size, 'unsized') if m.size else 'unsized'}: write dword(...).bcst")
     b = object.__new__(cls)
     for k in Mem.__slots__: setattr(b, k, getattr(m, k))
-    b.sig = f"b{m.size}"
-    b.unsized = Mem(m.base, m.index, m.scale, m.disp, 0, m.label)
+    # "b32"; "fs:b32", "a32:b32" with an override or a 32-bit address (plans are kept by signature: never the same)
+    b.sig = f"b{m.size}" if m.__class__ is Mem else m.sig[:m.sig.rindex("m")] + f"b{m.size}"
+    # the address the form's encoder takes, after the prefix layer (`x86gen.encoding.decorated`) has taken off a segment
+    # override or a 32-bit address, as it does for any memory operand: GNU as writes `dword ptr fs:[eax]{1to4}` so
+    b.unsized = m.with_size(0)
     return b
 
 
@@ -540,6 +579,18 @@ def a32_plain(m: A32Mem) -> Mem:
     out.base = None if b is None else _RIP if b is _EIP else b.sized(64)
     if i is not None and i.__class__ is Gpr32: out.index = i.sized(64)
     out.sig = m.sig[4:]
+    return out
+
+
+def a32_absolute(m: Mem) -> A32Mem:
+    """An absolute address (``[0x12345678]``, no register) as a 32-bit one, as ``addr32`` makes it (GNU as): an `A32Mem`
+    whose `plain` operand is ``m``'s [disp32] with the address's low 32 bits (0x67 zero-extends it, SDM Vol.2 3.6).
+    ``m.disp`` must be a 32-bit address (-2^31 .. 2^32-1)."""
+    low = m.disp & 0xFFFFFFFF
+    p = Mem(None, None, 1, low - (1 << 32) if low >> 31 else low, m.size)
+    out = object.__new__(A32Mem)
+    for k in Mem.__slots__: setattr(out, k, getattr(p, k))
+    out.sig = "a32:" + p.sig
     return out
 
 

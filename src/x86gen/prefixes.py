@@ -10,7 +10,7 @@ The legacy prefixes (SDM Vol.2 2.1.1) x86gen writes, as words of the mnemonic (`
   form, and ``xrelease`` on ``mov`` to memory (SDM Vol.2 XACQUIRE/XRELEASE);
 - ``rep``/``repe``/``repz`` (F3), ``repne``/``repnz`` (F2): on the forms that list them; also ``rep ret``
   (F3 C3, the AMD branch-predictor idiom GNU as accepts and iced-x86 encodes);
-- ``bnd`` (F2, MPX; SDM Vol.1 17.5.3): on near call/jmp/ret and jcc rel32/rel8 (not jmp rel8);
+- ``bnd`` (F2, MPX; SDM Vol.1 17.5.3): on near call/jmp/ret and jcc rel32/rel8 (jmp rel8 too, as GNU as relaxes it);
 - ``notrack`` (3E, CET; SDM Vol.1 18.3.8): on the indirect ``call``/``jmp r/m64``;
 - a segment override (26 es, 2E cs, 36 ss, 3E ds, 64 fs, 65 gs; SDM Vol.2 2.1.1 group 2) is a property of
   the memory operand: ``mem(rax, disp=0x28, size=64, seg="fs")`` or ``Mem.with_segment``; in text ``fs:[0x28]``,
@@ -20,10 +20,18 @@ The legacy prefixes (SDM Vol.2 2.1.1) x86gen writes, as words of the mnemonic (`
 - the address-size prefix 67 (SDM Vol.2 2.1.1 group 4, 3.6) is a property of the memory operand too: a 32-bit address,
   ``mem("ecx", "edx", 2)``, ``[ecx+edx*2]`` or ``[eip+0x10]`` in text (`x86gen.memory.A32Mem`);
 - ``addr32`` chooses the form whose implicit address is 32-bit (``addr32 monitor``: 67 0F 01 C8, ``addr32 loop``:
-  the count in ecx); such forms are never chosen without it (or their own spelling: ``jecxz``, ``umonitor eax``);
+  the count in ecx); such forms are never chosen without it (or their own spelling: ``jecxz``, ``umonitor eax``); it
+  makes an absolute address 32-bit (``addr32 mov ecx, [0x12345678]``: 67 8B 0C 25 …; with the accumulator the moffs form
+  with a 4-byte address, 67 A0 78 56 34 12, as GNU as) and a string instruction's implicit ones (``addr32 movsb``: 67 A4);
   ``data16`` likewise chooses a 16-bit branch (``data16 xbegin``: 66 C7 F8 cw; ``data16 jmp``/``je``/``call``/``loop``/
   ``jrcxz``: JMP_REL16, JE_REL8_16 …, whose target is a 16-bit IP, 0..0xffff; ``data16 addr32 loop`` both);
 - ``{vex3}``: GNU as's pseudo-prefix for the 3-byte VEX form (C4) where the 2-byte one (C5) would do;
+- GNU as's pseudo-prefixes that choose among encodings of the same instruction (`CHOOSING`;
+  `x86gen.selection.pseudo`): ``{disp8}``/``{disp32}`` (the size of the memory operand's displacement, or of a
+  branch's rel), ``{load}``/``{store}`` (the form with the destination in ModRM.reg / ModRM.rm: ``{load} mov eax,
+  ecx`` is 8B C1, ``{store}`` 89 C8), ``{vex2}`` (the 2-byte VEX prefix C5). GNU as takes them as preferences and
+  drops those it cannot honour without a word; x86gen raises a `PrefixError` saying why instead. ``{disp16}``
+  (16-bit addressing) is invalid in 64-bit mode, as in GNU as;
 - ``rex``, ``rex.W`` … ``rex.WRXB`` (`REX_WORDS`), objdump's words for a REX byte whose bits its text does not show
   (``rex.W pinsrw xmm0,eax,0``): the REX.W form whose REX byte holds the word's bits (`x86gen._prefixed.encode_rex`);
   x86gen adds no bit the operands and form do not ask for, so ``rex.B nop`` (GNU as: 41 90, ``xchg r8d, eax``) is a
@@ -50,7 +58,10 @@ PREFIX_BYTES: dict[str, tuple[int, str]] = {
 }
 # the words the spec writes (isa/README.md, `prefixes`): rep stands for rep/repe/repz, repne for repne/repnz
 SPEC_NAME = {"repe": "rep", "repz": "rep", "repnz": "repne"}
-PSEUDO = {"{vex3}", "{vex}", "{evex}"}
+# GNU as's pseudo-prefixes that choose among encodings: the displacement's size, the direction, the 2-byte VEX prefix
+# (`x86gen.selection.pseudo`); `{disp16}` only to say that 64-bit mode has no 16-bit addressing
+CHOOSING = frozenset(("{disp8}", "{disp32}", "{disp16}", "{load}", "{store}", "{vex2}"))
+PSEUDO = {"{vex3}", "{vex}", "{evex}", *CHOOSING}
 # `addr32` (GNU as, objdump, iced-x86): the form with a 32-bit implicit address (0x67; `a32` in the spec: `addr32 monitor`
 # is MONITORD, `addr32 loop` counts in ecx); with a 32-bit memory operand (which has its 0x67) it changes nothing
 ADDR32 = "addr32"
@@ -166,7 +177,8 @@ def vex3(body: bytes, form) -> bytes:
     """``body`` with a 2-byte VEX prefix (C5 R̄vvvvLpp) rewritten as the 3-byte one (C4 R̄X̄B̄mmmmm W vvvv L pp) with the
     same fields: X̄ = B̄ = 1, map 0F, W0 (SDM Vol.2 2.3.5.6)."""
     if form.encoding_kind != "vex":
-        raise PrefixError(f"{{vex3}} {form.mnemonic}: {form.id} is not VEX-encoded")
+        raise PrefixError(f"{{vex3}} {form.mnemonic}: {form.id} is not VEX-encoded: the {{vex3}} pseudo-prefix cannot be"
+                          f" honoured ({form.mnemonic} with these operands has no VEX form)")
     if body[0] == 0xC4: return body
     b1 = body[1]
     return bytes((0xC4, (b1 & 0x80) | 0x60 | 0x01, b1 & 0x7F)) + body[2:]

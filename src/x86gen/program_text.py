@@ -10,6 +10,8 @@ import struct
 from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, AsmMethods
 from .assembler import (
     KEYWORD_METHODS,
+    MAX_OUTPUT,
+    NOPS,
     PLAIN_MNEMONICS,
     PLANS_BY_SIGNATURE,
     TEXT_LEN,
@@ -19,7 +21,15 @@ from .assembler import (
     Label,
     _keep_plan,
 )
-from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, LabelOperand, UnknownMnemonicError
+from .errors import (
+    AsmSyntaxError,
+    EncodeError,
+    ImmediateRangeError,
+    LabelOperand,
+    SizeLimitError,
+    UnknownMnemonicError,
+    wrong_type,
+)
 from .evex import ROUNDING_RECORDS
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS, Masked
@@ -34,18 +44,24 @@ from .syntax import (
     _OPERANDS,
     _PREFIXES,
     _REGS,
+    _SIZE_OF,
     _SIZE_PREFIX,
     _SIZED_WORDS,
+    EXPRESSION,
     PREFIX_WORDS,
     SHORTHANDS,
     UNSUPPORTED_REGISTERS,
     Decorations,
     Regex,
+    Relocatable,
     _piece,
     _simple_address,
     char_value,
+    check_decoration_case,
+    check_ptr,
     clip,
     decorated_form,
+    evaluate,
     far_memory,
     has_decorations,
     iced_sized,
@@ -109,19 +125,25 @@ _NEAR_BRANCHES = frozenset(   # (BRANCH_MNEMONICS are the table's own names: no 
     and mn not in PREFIX_WORDS and mn not in _PREFIXES and mn not in _FAR_MNEMONICS and mn not in _SIZED_WORDS
     and (mn in ("jmp", "call") or mn not in _FAR_DEFAULT))
 _SIZE_WORD = Regex(r"([A-Za-z_]\w*)\s+ptr\b", re.ASCII | re.I)
-_IGNORED_DIRECTIVES = {
-    ".intel_syntax", ".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".local", ".weak", ".hidden",
+_IGNORED_DIRECTIVES = {   # directives that make no byte of .text (symbols, debug and unwind information)
+    ".intel_syntax", ".globl", ".global", ".local", ".weak", ".hidden",
     ".type", ".size", ".file", ".ident", ".loc", ".cfi_startproc", ".cfi_endproc", ".cfi_def_cfa_offset", ".cfi_offset",
     ".cfi_def_cfa_register", ".cfi_def_cfa", ".cfi_restore", ".cfi_remember_state", ".cfi_restore_state", ".cfi_escape",
     ".cfi_sections", ".cfi_adjust_cfa_offset", ".cfi_rel_offset", ".cfi_register", ".cfi_signal_frame", ".cfi_personality",
     ".cfi_lsda", ".cfi_undefined", ".cfi_same_value", ".cfi_return_column", ".cfi_window_save", ".addrsig", ".addrsig_sym",
-    ".code64", ".previous", ".popsection", ".pushsection", ".protected", ".internal", ".uleb128", ".sleb128", ".end", ".endbr",
+    ".code64", ".protected", ".internal",
 }
+# directives that choose the section of the lines that follow (`_Parser.section_directive`)
+_SECTION_DIRECTIVES = {".text", ".data", ".bss", ".rodata", ".section", ".pushsection", ".popsection", ".previous"}
 _DATA_DIRECTIVES = {
     ".byte": 1, ".1byte": 1, "db": 1, ".short": 2, ".value": 2, ".word": 2, ".2byte": 2, ".hword": 2, "dw": 2,
-    ".long": 4, ".int": 4, ".4byte": 4, "dd": 4, ".quad": 8, ".8byte": 8, "dq": 8,
+    ".long": 4, ".int": 4, ".4byte": 4, "dd": 4, ".quad": 8, ".8byte": 8, "dq": 8, ".octa": 16,
+    ".dc": 2, ".dc.b": 1, ".dc.w": 2, ".dc.l": 4,   # GNU as's m68k-style names (2.40 has no .dc.q)
 }
-_FLOAT_DIRECTIVES = {".float": 4, ".single": 4, ".double": 8}
+_FLOAT_DIRECTIVES = {".float": 4, ".single": 4, ".double": 8, ".dc.s": 4, ".dc.d": 8}
+_SPACE_DIRECTIVES = {".ds": 2, ".ds.b": 1, ".ds.w": 2, ".ds.l": 4}   # `.ds.w n, fill`: n words of fill (GNU as)
+# GNU as's NOPs of 1 to 11 bytes in 64-bit code, as `.nops` writes them (the longest first, then the rest)
+_NOPS_GNU = (b"", *NOPS[1:10], bytes.fromhex("662e0f1f840000000000"), bytes.fromhex("66662e0f1f840000000000"))
 
 
 _UNARY_OPS = Regex(r"[\s+~-]*")
@@ -182,6 +204,22 @@ def _float_value(s: str, size: int, d: str):
     return v
 
 
+def _leb128(v: int, signed: bool, d: str) -> bytes:
+    """``v`` in LEB128 (DWARF 5, 7.6): 7 bits a byte, low first; bit 7 set on every byte but the last. Unsigned, a
+    negative value is an error (GNU as takes it as 64-bit two's complement: ``.uleb128 -1`` is ten bytes); signed,
+    the last byte's bit 6 is the sign."""
+    if not signed and v < 0:
+        raise AsmSyntaxError(f".uleb128 {v}: a negative value (write .sleb128, or the unsigned value)")
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if (not signed and not v) or (signed and ((v == 0 and not b & 0x40) or (v == -1 and b & 0x40))):
+            out.append(b)
+            return bytes(out)
+        out.append(b | 0x80)
+
+
 class _Parser:
     """Reads program text into an `Assembler`, one line at a time."""
 
@@ -190,8 +228,14 @@ class _Parser:
         self.local_back: dict[str, Label] = {}   # GNU numeric labels: `1:` … `jmp 1b` / `jne 1f`
         self.local_fwd: dict[str, Label] = {}
         self.nlocal = 0
-        self.section_fill: int | None = None     # None: NOP padding (code); 0 in data sections
+        self.section = ".text"                   # the section lines go to: only .text is laid out (see `switch`)
+        self.previous = ".text"                  # `.previous` goes back to it
+        self.pushed: list[str] = []              # `.pushsection` … `.popsection`
+        self.stopped = False                     # `.end`: GNU as reads no further
         self.target: str | None = None           # the text of the last branch operand that named a label
+        self.symbols: dict[str, int] = {}        # `.set X, 5`, `X = 5`: absolute symbols (`set_symbol`)
+        self.fixed: set[str] = set()             # those .equiv defined, which nothing redefines
+        self.dot: Label | None = None            # `.` in the directive being read (`data_value`)
 
     # -- labels --
 
@@ -205,6 +249,7 @@ class _Parser:
             lab = a._named.get(name)
             if lab is not None and lab.bound:
                 raise AsmSyntaxError(f"label {clip(name)} is already defined")
+            if name in self.symbols: raise AsmSyntaxError(f"symbol {clip(name)} is already defined (by .set, .equ or =)")
             a.bind(a.get_label(name))
 
     def _n(self) -> int:
@@ -229,6 +274,71 @@ class _Parser:
         if lab.line == 0: lab.line = self.a.line
         return lab
 
+    def target_of(self, name: str):
+        """A branch's target named ``name``: a label (`ref`), the value of a symbol (an address), or `.` (the branch)."""
+        if self.symbols:
+            v = self.symbols.get(name)
+            if v is not None: return v
+        if name == ".": return self.a.here(f".Ldot{self._n()}")
+        return self.ref(name)
+
+    # -- symbols --
+
+    def set_symbol(self, d: str, rest: str) -> None:
+        """``.set X, expr`` / ``.equ X, expr`` / ``X = expr`` (which may redefine X, as in GNU as) and ``.equiv X, expr``
+        (which may not): X is an absolute value, read where it is used after this line (an immediate, a displacement,
+        data, a branch target). A name used before as a label (or an address: GNU as would take X's later value there),
+        a register or a keyword of Intel syntax, or a value that names a label, is an error."""
+        name, comma, expr = rest.partition(",")
+        name, expr = name.strip(), expr.strip()
+        if not comma or not name or not expr: raise AsmSyntaxError(f"{d} expects a name and a value: {d} NAME, VALUE")
+        if name == ".":
+            raise AsmSyntaxError(f"{d} .: setting the location counter is not supported (x86gen lays out code from its"
+                                 " base; write .zero or .balign)")
+        if not _IDENT.match(name): raise AsmSyntaxError(f"{d} {clip(name)}: not a symbol name")
+        low = name.lower()
+        if low in _REGS or low in UNSUPPORTED_REGISTERS or low == "riz":
+            raise AsmSyntaxError(f"{d} {name}: {name} is a register, not a symbol name")
+        if low in _KEYWORDS: raise AsmSyntaxError(f"{d} {name}: {name} is a keyword of Intel syntax, not a symbol name")
+        if name in self.a._named:
+            lab = self.a._named[name]
+            raise AsmSyntaxError(f"symbol {clip(name)} is already defined as a label" if lab.bound else
+                                 f"{d} {clip(name)} after its use on line {lab.line} as a label or an address: define"
+                                 " the symbol before its first use")
+        if name in self.fixed or (d == ".equiv" and name in self.symbols):
+            raise AsmSyntaxError(f"symbol {clip(name)} is already defined" + (" (by .equiv)" if name in self.fixed else ""))
+        v = self.constant(expr, d)
+        self.symbols[name] = v
+        if d == ".equiv": self.fixed.add(name)
+
+    def constant(self, s: str, d: str) -> int:
+        """The value of expression ``s`` of directive ``d``, which must name no label."""
+        v = evaluate(s, self.symbol_value, directive=True)
+        if v.__class__ is not int:
+            raise AsmSyntaxError(f"{d} {clip(s)}: a value that names a label is not supported here (a constant is)")
+        return v
+
+    def symbol_value(self, name: str):
+        """A name's value in an expression: a symbol's, ``.`` (`dot`), else a label (a `Relocatable`)."""
+        v = self.symbols.get(name)
+        if v is not None: return v
+        if name == ".":
+            if self.dot is None: self.dot = self.a.here(f".Ldot{self._n()}")
+            return Relocatable((self.dot,), (), 0)
+        if name.lower() in UNSUPPORTED_REGISTERS or not name.isascii(): raise unknown_word(name, name)
+        if not (_IDENT.match(name) or _LOCAL_REF.match(name)): raise AsmSyntaxError(f"cannot parse {clip(name)}")
+        return Relocatable((self.ref(name),), (), 0)
+
+    def substitute(self, t: str) -> str:
+        """Operand text ``t`` with each symbol as its value in parentheses, and `.` as a label bound here (the start of
+        the instruction)."""
+        def value(m):
+            w = m.group()
+            if w == ".": return self.target_of(".").name
+            v = self.symbols.get(w)
+            return w if v is None else f"({v})"
+        return _NAME.sub(value, t)
+
     # -- lines --
 
     def line(self, raw: str):
@@ -248,9 +358,9 @@ class _Parser:
                 low = t.lower()
                 if low not in _REGS and low not in UNSUPPORTED_REGISTERS and _FAR.match(low) is None:
                     self.target = t
-                    self.a.emit(m.group(1), self.ref(t))
+                    self.a.emit(m.group(1), self.target_of(t))
                     return _BranchTo(m.group(1), t)
-        if ":" not in raw and "." not in raw and '"' not in raw and "'" not in raw:
+        if ":" not in raw and "." not in raw and '"' not in raw and "'" not in raw and "=" not in raw:
             # a plain instruction (the common line): text's cached parser, then the assembler
             try: mn, ops = parse_text_line(raw)
             except AsmSyntaxError: pass          # a label operand, `short`, …: the full path below
@@ -283,8 +393,11 @@ class _Parser:
         head = parts[0]
         rest = parts[1].strip() if len(parts) > 1 else ""
         low = head.lower()
-        if rest[:1] == "=" and rest[1:2] != "=":
-            raise AsmSyntaxError("symbol assignments (`=`, .set, .equ) are not supported")
+        if "=" in s:
+            m = _ASSIGN.match(s)
+            if m is not None:   # `X = 5` is `.set X, 5` (GNU as)
+                self.set_symbol("=", f"{m.group(1)}, {m.group(2)}")
+                return None
         if low.startswith(".") or low in _DATA_DIRECTIVES or low == "align":
             self.directive(low, rest)
             return _Directive(low, rest) if not labels else None
@@ -321,7 +434,8 @@ class _Parser:
         a = self.a
         if d in _DATA_DIRECTIVES:
             size = _DATA_DIRECTIVES[d]
-            vals = [self.data_value(x, size, d) for x in _split_args(rest)] if rest else []
+            self.dot = None   # (`.` is where each value goes: `symbol_value`)
+            vals = [self.data_value(x, size, d, i * size) for i, x in enumerate(_split_args(rest))] if rest else []
             return a._data(size, tuple(vals))
         if d in _FLOAT_DIRECTIVES:
             size = _FLOAT_DIRECTIVES[d]
@@ -334,6 +448,7 @@ class _Parser:
                     raise AsmSyntaxError(f"{d} expects quoted strings, got {clip(x)}")
                 out += b"".join(_unquote(q) for q in strings) + (b"\0" if d != ".ascii" else b"")
             return a._data(1, (out,))
+        if d in _SPACE_DIRECTIVES or d in (".fill", ".nops", ".org"): return self.fill_directive(d, _split_args(rest))
         if d in (".zero", ".skip", ".space"):
             args = _split_args(rest)
             if len(args) > 2: raise AsmSyntaxError(f"{d} takes a size and a fill byte")
@@ -348,7 +463,8 @@ class _Parser:
             if d == ".p2align":
                 if n > 63: raise AsmSyntaxError(f".p2align {clip(args[0])}: at most 63 (2**63 bytes)")
                 n = 1 << n
-            fill = self.int_arg(args[1], d) if len(args) > 1 and args[1] else self.section_fill
+            if len(args) > 3: raise AsmSyntaxError(f"{d} takes an alignment, a fill value and a maximum skip, got {len(args)} values")
+            fill = self.int_arg(args[1], d) if len(args) > 1 and args[1] else None
             mx = self.int_arg(args[2], d) if len(args) > 2 and args[2] else None
             if mx is not None and mx <= 0: mx = None   # GNU as: a max-skip of 0 (or below) is no limit, not "never pad"
             return a.align(n, fill, mx)
@@ -356,20 +472,80 @@ class _Parser:
             if rest and rest.lower() != "noprefix": raise AsmSyntaxError(".intel_syntax: only `noprefix` is supported")
             return
         if d == ".att_syntax": raise AsmSyntaxError("AT&T syntax is not supported (write Intel syntax, .intel_syntax noprefix)")
-        if d in (".text",): self.section_fill = None; return
-        if d in (".data", ".bss", ".rodata"): self.section_fill = 0; return
-        if d in (".section", ".pushsection"):
-            name = rest.split(",")[0].strip().strip('"')
-            self.section_fill = None if name.startswith(".text") else 0
-            return
+        if d in _SECTION_DIRECTIVES: return self.section_directive(d, rest)
+        if d in (".uleb128", ".sleb128"):   # LEB128 (GNU as, DWARF): 7 bits a byte, low first, bit 7 set but on the last
+            if not rest: raise AsmSyntaxError(f"{d} expects one or more values")
+            out = b"".join(_leb128(self.int_arg(x, d), d == ".sleb128", d) for x in _split_args(rest))
+            return a._data(1, (out,))
+        if d == ".end": self.stopped = True; return   # GNU as: the end of the input (what follows is not read)
         if d in _IGNORED_DIRECTIVES or d.startswith(".cfi_"): return
-        if d in (".set", ".equ", ".equiv"): raise AsmSyntaxError(f"{d} (symbol definitions) is not supported")
+        if d in (".set", ".equ", ".equiv"): return self.set_symbol(d, rest)
+        if d == ".eqv": raise AsmSyntaxError(".eqv (a symbol evaluated where it is used) is not supported: write .set")
         raise AsmSyntaxError(f"unknown directive {clip(d)} (expected an instruction, a label, or one of .byte .short .long .quad "
-                             ".float .double .ascii .asciz .zero .align .p2align .balign .text .data .section .globl .type .size)")
+                             ".float .double .ascii .asciz .zero .fill .nops .org .align .p2align .balign .uleb128 .text .globl .type)")
+
+    def fill_directive(self, d: str, args: list[str]) -> None:
+        """``.fill repeat, size, value``, ``.ds.w count, fill``, ``.nops size, max``, ``.org offset, fill`` as GNU as lays
+        them out; where GNU as warns and writes something else (a size clamped, a value truncated), an error."""
+        a = self.a
+        if not args or not args[0]: raise AsmSyntaxError(f"{d} expects a count")
+        n = self.count_arg(args[0], d, "the count")
+        if d == ".org":   # to offset n of the program, padded with a byte (GNU as: 0), as the layout puts it
+            if len(args) > 2: raise AsmSyntaxError(".org takes an offset and a fill byte")
+            fill = self.int_arg(args[1], d) if len(args) > 1 else 0
+            if not -0x80 <= fill <= 0xFF: raise AsmSyntaxError(f".org: the fill value {clip(args[1])} does not fit in a byte")
+            return a.org(n, fill & 0xFF)
+        if d == ".nops":
+            if len(args) > 2: raise AsmSyntaxError(".nops takes a size and the largest NOP's size")
+            most = self.count_arg(args[1], d, "the largest NOP") if len(args) > 1 else 0
+            if most > 11: raise AsmSyntaxError(f".nops: a NOP has 1 to 11 bytes, not {most} (GNU as: invalid single nop size)")
+            most = most or 11
+            return a._data(1, (_NOPS_GNU[most] * (n // most) + _NOPS_GNU[n % most],))
+        if d in _SPACE_DIRECTIVES:   # `.ds.w 2, 0x1234`: count elements of the fill value
+            if len(args) > 2: raise AsmSyntaxError(f"{d} takes a count and a fill value")
+            size, times = _SPACE_DIRECTIVES[d], n
+        else:   # .fill repeat, size, value: value's low 4 bytes, then zeros up to size (GNU as's documented layout)
+            if len(args) > 3: raise AsmSyntaxError(".fill takes a repeat count, a size and a value")
+            size = self.count_arg(args[1], d, "the size") if len(args) > 1 and args[1] else 1
+            if size > 8: raise AsmSyntaxError(f".fill: the size is at most 8 bytes, not {size} (GNU as clamps it to 8)")
+            times = n
+        v = self.int_arg(args[-1], d) if len(args) > (1 if d in _SPACE_DIRECTIVES else 2) else 0
+        low = min(size, 4) if d == ".fill" else size
+        if v < 0 and low < size:
+            raise ImmediateRangeError(f"{d}: a negative value {clip(args[-1])} in {size} bytes: GNU as stores its low 4 bytes,"
+                                      " then zeros (-1 is ff ff ff ff 00 …); write .quad for a 64-bit value")
+        if not -(1 << (8 * low - 1)) <= v < 1 << (8 * low):
+            raise ImmediateRangeError(f"{d}: the value {clip(args[-1])} does not fit in {8 * low} bits")
+        if times * size > MAX_OUTPUT: raise SizeLimitError(f"{d}: {times * size:#x} bytes, more than the limit {MAX_OUTPUT:#x}")
+        return a._data(1, ((v & ((1 << (8 * low)) - 1)).to_bytes(low, "little").ljust(size, b"\0") * times,))
+
+    def section_directive(self, d: str, rest: str) -> None:
+        """``.text``, ``.data``, ``.bss``, ``.rodata``, ``.section``, ``.pushsection``, ``.popsection``, ``.previous``:
+        which section the lines that follow go to. x86gen lays out one section, .text: in any other, lines that would
+        make bytes or labels are errors (`parse_program`), where GNU as would put them apart from the code (the issue
+        on sections and objects lays them out); directives that make nothing (``.globl``, ``.type``, ``.cfi_*``) are
+        read there too, so ``.section .note.GNU-stack,"",@progbits`` at the end of a compiler's output is fine."""
+        if d in (".text", ".data", ".bss", ".rodata"):
+            if rest.strip(): raise AsmSyntaxError(f"{d} {clip(rest.strip())}: subsections are not supported")
+            name = d
+        elif d == ".previous":
+            name = self.previous
+        elif d == ".popsection":
+            if not self.pushed: raise AsmSyntaxError(".popsection without a .pushsection")
+            name = self.pushed.pop()
+        else:   # .section / .pushsection NAME[, flags, type …]
+            name = rest.split(",")[0].strip().strip('"')
+            if not name: raise AsmSyntaxError(f"{d} expects a section name")
+            if d == ".pushsection": self.pushed.append(self.section)
+        self.previous, self.section = self.section, name
 
     def int_arg(self, s: str, d: str) -> int:
         try: return parse_int(s)
-        except ValueError: raise AsmSyntaxError(f"{d}: expected a number, got {clip(s.strip())}") from None
+        except AsmSyntaxError:
+            t = s.strip()
+            if not t or not (EXPRESSION.search(t) or t in self.symbols):
+                raise AsmSyntaxError(f"{d}: expected a number, got {clip(t)}") from None
+        return self.constant(t, d)   # `.zero 2+3`, `.balign X`
 
     def count_arg(self, s: str, d: str, what: str) -> int:
         """A directive's size or alignment: an integer ≥ 0 (GNU as: `.p2align -1` is 2**63, `.zero -1` nothing)."""
@@ -377,7 +553,7 @@ class _Parser:
         if n < 0: raise AsmSyntaxError(f"{d}: {what} cannot be negative, got {clip(s.strip())}")
         return n
 
-    def data_value(self, s: str, size: int, d: str):
+    def data_value(self, s: str, size: int, d: str, at: int = 0):
         if not s: raise AsmSyntaxError("empty value in data directive")
         if s[0] == "'" and _CHAR_CONST.fullmatch(s): return char_value(s, s)   # .long 'a' is 97 (GNU as)
         if s[0] == '"' or (s[0] == "'" and size == 1 and _SQ_STRING.fullmatch(s)):   # db 'abc' (NASM)
@@ -388,13 +564,15 @@ class _Parser:
             t = _CHAR_CONST.sub(lambda m: f" {char_value(m.group(), s)} ", s)   # spaced: `'a''b'` is no 9798
             try:
                 if "'" in t: raise AsmSyntaxError(s)     # `'ab'` in .long: no character constant
-                return self.data_value(t, size, d)
+                return self.data_value(t, size, d, at)
             except ImmediateRangeError: raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits") from None
             except AsmSyntaxError:
                 raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a character constant, a label, "
                                      "or label±number)") from None
         try: v = _unary_int(s) if s[0] in "+-~" else parse_int(s)
-        except ValueError: pass
+        except ValueError:
+            digits = s.lstrip("+-~ \t")
+            if digits.isascii() and digits.isdigit(): raise   # `08`, 5000 digits: what parse_int says, no float
         else:
             if not -(1 << (8 * size - 1)) <= v < 1 << (8 * size):
                 raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits")
@@ -404,21 +582,18 @@ class _Parser:
             # GNU as and llvm-mc refuse `.long 1.5`: storing float bits there would be a guess.
             if d in ("dd", "dq"): return _float_value(s, size, d)
             raise AsmSyntaxError(f"{clip(s)} is a floating-point number in an integer directive (floats go in .float/.double)")
-        return self.expr(s)
+        return self.expr(s, size, at)
 
-    def expr(self, s: str):
-        """``label``, ``label+8``, ``.L4-.L3`` (labels and ints, + and -)."""
-        plus, minus, addend = [], [], 0
-        for sign, term in signed_terms(s, s):
-            try:
-                v = parse_int(term)
-                addend += -v if sign == "-" else v
-                continue
-            except ValueError: pass
-            if term.lower() in UNSUPPORTED_REGISTERS or not term.isascii(): raise unknown_word(term, s)
-            if not (_IDENT.match(term) or _LOCAL_REF.match(term)):
-                raise AsmSyntaxError(f"cannot parse {clip(s)} (expected a number, a label or label±number)")
-            (minus if sign == "-" else plus).append(self.ref(term))
+    def expr(self, s: str, size: int, at: int = 0):
+        """An expression of a data directive (`x86gen.syntax.evaluate`): a number, or labels (`.` too: the place of the
+        value, ``at`` bytes into the directive) added and subtracted with numbers: ``label+8``, ``.L4-.L3``, ``.-L``."""
+        v = evaluate(s, self.symbol_value, directive=True)
+        if v.__class__ is int:
+            if not -(1 << (8 * size - 1)) <= v < 1 << (8 * size):
+                raise ImmediateRangeError(f"{clip(s)} does not fit in {8 * size} bits")
+            return v
+        plus, minus, addend = v.plus, v.minus, v.addend
+        if at and self.dot is not None: addend += at * (plus.count(self.dot) - minus.count(self.dot))
         if not plus and not minus: return addend
         if len(plus) == 1 and not minus and not addend: return plus[0]
         return DataExpr(plus, minus, addend)
@@ -461,11 +636,15 @@ class _Parser:
     def operand(self, t: str, branch: bool):
         if not t: raise AsmSyntaxError("empty operand (expected register, memory, immediate or label)")
         if "'" in t: t = _CHAR_CONST.sub(lambda m: str(char_value(m.group(), t)), t)   # 'a' is 97, before case folds
+        if self.symbols or "." in t: t = self.substitute(t)   # `mov eax, X` (.set X, 5), `jmp .`
         low = t.lower()
         if branch:
             if _FAR.match(low):
                 raise AsmSyntaxError(f"far branch {clip(t)}: a far branch to an immediate segment:offset is invalid in 64-bit"
                                      " mode (SDM Vol.2 JMP/CALL); far branches go through memory: jmp fword ptr [rax]")
+            if low[:5] == "near " and low[5:].lstrip()[:3] != "ptr":   # (`near ptr L` is as `L`, as GNU as reads it)
+                raise AsmSyntaxError(f"{clip(t)}: `near` without ptr, which GNU as and llvm-mc refuse; write the label alone"
+                                     ", sized to reach it (as GNU as sizes `jmp near ptr L`), or {disp32} jmp L for a rel32")
             low = _BRANCH_HINT.sub("", low)
             t = _BRANCH_HINT.sub("", t)
             if "<" in low:                        # objdump: `jmp 1a <f+0x1a>` (hex without 0x in object files)
@@ -485,13 +664,17 @@ class _Parser:
             if _IDENT.match(t) or _LOCAL_REF.match(t): return self.ref(t)
             if not t.isascii(): raise unknown_word(t, t)
             if "[" in t: return self.label_mem(t)     # `jmp qword ptr [rip+T]`: indirect, through memory at label T
+            if EXPRESSION.search(t) and _NAME.search(t):
+                raise AsmSyntaxError(f"branch target {clip(t)}: a label plus or minus a number (jmp L+1, jmp .+2) is not"
+                                     " supported as a branch target; put a label where the branch goes")
             raise AsmSyntaxError(f"bad branch target {clip(t)} (expected a label, an address or a register/memory operand)")
         m = _SIZE_WORD.match(t)
-        if m and m.group(1).lower() not in SIZE_BITS:
+        if m and m.group(1).lower() not in _SIZE_OF:
             raise AsmSyntaxError(f"unknown size keyword {clip(m.group(1))} in {clip(t)} (expected "
                                  f"{', '.join(sorted(SIZE_BITS, key=SIZE_BITS.get))} ptr)")
         if "[" in t or _IDENT.match(t.split()[-1] if t.split() else ""):
             return self.label_mem(t)
+        if t[:1] != "%" and EXPRESSION.search(t): evaluate(low)   # an expression's error (`1==1`, `5/0`; not AT&T's %eax)
         if "0" <= t[:1] <= "9": parse_int(t)          # a number or its error
         if not t.isascii(): raise unknown_word(t, t)
         raise AsmSyntaxError(f"unknown operand {clip(t)} (expected a register, memory [base+index*scale+disp], an immediate, "
@@ -504,6 +687,7 @@ class _Parser:
         seg = None
         m = _SIZE_PREFIX.match(low.lower())
         if m:
+            check_ptr(m, low)
             size_txt = m.group(1) + " ptr "
             low = low[len(low) - len(m.group(2)):].strip()
         m = _SYM_BRACKET.match(low)
@@ -527,7 +711,9 @@ class _Parser:
                 sym = term
             else:
                 raise unknown_word(term, t)
-        if sym is None: raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
+        if sym is None:
+            if EXPRESSION.search(t): parse_operand(t.lower())   # its error: `[rax+5/0]`, `[rax+riz*1+2*4]`
+            raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
         rest = [x for x in rest if x.lstrip("+") != "rip"]   # [rip+x+8] is [x+8]; the addend alone may exceed disp32
         inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "0"
         base = parse_operand(f"{size_txt}[{inner_txt}]")
@@ -538,6 +724,12 @@ class _Parser:
 
 
 _SEGMENT_WORD = Regex(r"(es|cs|ss|ds|fs|gs)\s*:")
+# a name in operand text (not the letters of a number: 0x1f, 10h), `.` alone included; `X = 5` (not `==`)
+_NAME = Regex(r"(?<![\w.$@])[A-Za-z_.$][\w.$@]*", re.ASCII)
+_ASSIGN = Regex(r"([A-Za-z_.$][\w.$@]*)\s*=(?!=)\s*(.*)$", re.ASCII)
+# words an Intel-syntax operand reads otherwise than as a symbol: size keywords, ptr, operators (x86gen.syntax.evaluate)
+_KEYWORDS = frozenset({*_SIZE_OF, "ptr", "offset", "short", "near", "far", "bcst", "flat", "and", "or", "xor", "not", "mod",
+                       "shl", "shr", "eq", "ne", "lt", "le", "gt", "ge"})
 
 # Per source line (its exact text), what parsing it did, to do again without parsing: an instruction without labels
 # as (bytes, listing record) (its bytes depend on the text alone; the record is appended where the Assembler keeps
@@ -565,7 +757,7 @@ class _BranchTo:
     """``jne .L3``: the label is looked up again each time (``1f`` means the next ``1:``)."""
     __slots__ = ("mn", "target")
     def __init__(self, mn: str, target: str): self.mn, self.target = mn, target
-    def __call__(self, p: _Parser) -> None: p.a.emit(self.mn, p.ref(self.target))
+    def __call__(self, p: _Parser) -> None: p.a.emit(self.mn, p.target_of(self.target))
 
 
 def _operand_text(t: str):
@@ -599,7 +791,9 @@ def _plain_record(raw: str):
     ``fs:[rax]`` is a `SegMem`, whose signature no plan has either), so such a line gets None here."""
     s = raw.lower()
     if s[:1] == " " or "\t" in s: s = s.replace("\t", " ").strip()   # compilers separate with tabs
-    if "{" in s: return _decorated_record(s)
+    if "{" in s:
+        check_decoration_case(raw)   # `{Z}`: lower case only, as GNU as reads it
+        return _decorated_record(s)
     mn, _, rest = s.partition(" ")
     get = _OPERANDS.get
     if not rest:
@@ -748,6 +942,22 @@ def _first_plan(mn: str, key: tuple, ops: tuple):
     except EncodeError: return None
 
 
+def _off_text_line(p: _Parser, raw: str, n: int) -> bool:
+    """Line ``n`` in a section other than .text: read (directives only), refused if it makes bytes or a label.
+    Returns whether the section that follows is still not .text."""
+    a = p.a
+    n0 = len(a._code)
+    a.line = n
+    try: p.line(raw)
+    except EncodeError as ex:
+        raise type(ex)(f"line {n}: {clip(raw.strip())}: {ex}") from None
+    if len(a._code) != n0:   # (a label is an item too)
+        raise AsmSyntaxError(f"line {n}: {clip(raw.strip())}: in section {p.section}: x86gen lays out one section, .text, and"
+                             " does not lay out others yet (GNU as would put this apart from the code): keep code, data and"
+                             " labels in .text")
+    return p.section != ".text"
+
+
 def parse_program(text: str, base: int = 0, asm: Assembler | None = None, *, listing: bool = True) -> Assembler:
     """Parse an Intel-syntax program into an `Assembler` (not yet assembled), which keeps a listing (`Assembler.lines`,
     `Assembler.listing`) unless ``listing`` is False; with ``asm``, into that Assembler, as it was made.
@@ -755,15 +965,28 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None, *, lis
     Errors are `AsmSyntaxError` (or other `EncodeError`\\ s) naming the line number, the line and what
     was expected.
     """
-    a = Assembler(base, listing=listing) if asm is None else asm
+    if text.__class__ is not str and not isinstance(text, str): raise wrong_type("parse_program", "text", text, "a str")
+    if asm is None:
+        if base.__class__ is not int:
+            import operator
+            try: base = operator.index(base)
+            except TypeError: raise wrong_type("parse_program", "base", base, "an int") from None
+        a = Assembler(base, listing=listing)
+    elif isinstance(asm, Assembler): a = asm
+    else: raise wrong_type("parse_program", "asm", asm, "an Assembler or None")
     p = _Parser(a)
     a.source = lines = text.splitlines()
     if "/*" in text: lines = strip_block_comments(text).splitlines()   # same line numbers, comments gone
     cache, code, recs = _LINE_CACHE, a._code, a._text
     n = 0
     room = _LINE_CACHE_MAX - len(cache)   # entries the cache takes before it starts again (bounded)
+    off = False   # in a section other than .text (`_Parser.section_directive`): every line through `_Parser.line`
     for raw in lines:
         n += 1
+        if off:
+            off = _off_text_line(p, raw, n)
+            if p.stopped: break
+            continue
         hit = cache.get(raw)
         if hit is None:
             hit = _plain_record(raw)
@@ -789,6 +1012,9 @@ def parse_program(text: str, base: int = 0, asm: Assembler | None = None, *, lis
                     cache[raw] = hit
         except EncodeError as ex:
             raise type(ex)(f"line {n}: {clip(raw.strip())}: {ex}") from None
+        if p.section != ".text" or p.stopped:
+            if p.stopped: break
+            off = True
     a.line = 0
     if p.local_fwd:
         name = next(iter(p.local_fwd))

@@ -61,7 +61,10 @@ TINYGRAD_LAYOUT: dict[str, str]
 def forms_for(op: str) -> tuple[str, ...]:
     """The form ids of a tinygrad X86Ops name (0.14.0's, or the earlier change's); KeyError (naming close names) if it is none."""
     try: return ALL_X86OPS[op]
-    except KeyError:
+    except (KeyError, TypeError):
+        if op.__class__ is not str and not isinstance(op, str):
+            from .errors import wrong_type
+            raise wrong_type("x86gen.reference.forms_for", "op", op, "a str (a tinygrad X86Ops name)") from None
         import difflib
         why = " (a placeholder, not an instruction)" if op in NOT_INSTRUCTIONS + EARLIER_NOT_INSTRUCTIONS else ""
         close = difflib.get_close_matches(op, ALL_X86OPS, 3)

@@ -29,11 +29,15 @@ from .errors import (
     AsmSyntaxError,
     EncodeError,
     EvexOperandError,
+    ImmediateRangeError,
     OperandError,
+    PrefixError,
     UnknownMnemonicError,
     UnsupportedRegisterError,
     clip,
+    fmt_int,
     fmt_operands,
+    wrong_type,
 )
 from .evex import RD_SAE, RN_SAE, ROUNDING_NAMES, RU_SAE, RZ_SAE, SAE, Rounding, is_rounding
 from .forms import forms_of
@@ -125,9 +129,21 @@ def gather_mask(mn: str, ops: tuple) -> tuple[str, tuple]:
 
 
 _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
-# size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...)
-_SIZE_WORDS = "byte|word|dword|fword|qword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94|fpustate108|mem384"
+# size keywords: objdump's and GNU as's, and iced-x86's for the x87 environment/state images (fpuenv14 ...); `mmword`
+# (iced-x86's, MASM's and llvm-mc's keyword of an MMX operand) is GNU as's other name of qword (64 bits, wherever qword is
+# taken: `movq xmm0, mmword ptr [rax]`, `fld mmword ptr [rax]`), and `oword` of xmmword
+_SIZE_WORDS = ("byte|word|dword|fword|qword|mmword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94"
+               "|fpustate108|mem384")
 _SIZE_PREFIX = Regex(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
+
+
+def check_ptr(m, text: str) -> None:
+    """Refuse a size keyword without ``ptr`` (``dword [rax]``; ``m`` is `_SIZE_PREFIX`'s match in ``text`` or in its
+    lower-case copy): GNU as reads ``dword`` there as the number 4 (``[rax+4]``), llvm-mc refuses it."""
+    if m.string[m.end(1):m.start(2)].strip()[:3] != "ptr":
+        w = m.group(1)
+        raise AsmSyntaxError(f"{w} without ptr: write {w} ptr {clip(text[m.start(2):].strip())[1:-1]} (GNU as reads"
+                             f" `{w} [...]` as a number, its size in bytes, plus the address; llvm-mc refuses it)")
 _TERM = Regex(r"\s*([+-]?)\s*([^+\-\s]+)\s*")
 
 
@@ -155,10 +171,180 @@ def parse_int(s: str) -> int:
     return -v if sign == "-" else v
 
 
+# ---- expressions ------------------------------------------------------------------------------------------------
+# GNU as's expressions (as/expr.c, and the word operators of Intel syntax, tc-i386-intel.c), read where a plain number
+# is not: `[rsp+8*3]`, `mov eax, 1<<20`, `and eax, ~15`, `.byte 1+2, 3*4`. Precedence, highest first (GNU as 2.40
+# agrees on every pair: `2+3<<1` is 8, `1|2-1` 2, `3|4&1` 1, `16>>1*2` 16, `1&&0||1` 1):
+#   unary - + ~ ! not;   * / % << >> mod shl shr;   | & ^ ! (or-not) or and xor;   + -;
+#   < > <= >= == != <> eq ne lt le gt ge (true is -1);   &&;   ||   (all left to right)
+# Values are GNU as's 64-bit ones, computed exactly: a result outside [-2**63, 2**64) is an `ImmediateRangeError` (GNU
+# as wraps it silently: `.quad 0x8000000000000000*2` is 0), and so are a shift count outside 0-63 and a division by
+# zero (GNU as warns and goes on). / and % truncate toward zero, and they, the comparisons and >> (a logical shift)
+# read their operands as GNU as's signed 64-bit values (0xffffffffffffffff/2 is 0). In an instruction's operand GNU as
+# refuses `=` (invalid character), so == != <= >= are refused there (eq ne le ge are taken); directives take them.
+_EXPR_TOKEN = Regex(r"\s*(?:([0-9][\w.$@]*)|([A-Za-z_.$][\w.$@]*)|(<<|>>|<>|<=|>=|==|!=|&&|\|\||[-+*/%&|^~!<>()]))",
+                    re.ASCII)
+_WORD_OPS = {"and": "&", "or": "|", "xor": "^", "not": "~", "mod": "%", "shl": "<<", "shr": ">>", "eq": "==",
+             "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_RANK = {"*": 8, "/": 8, "%": 8, "<<": 8, ">>": 8, "|": 7, "&": 7, "^": 7, "!": 7, "+": 5, "-": 5,
+         "<": 4, ">": 4, "<=": 4, ">=": 4, "<>": 4, "==": 4, "!=": 4, "&&": 3, "||": 2}
+_LOCAL_LABEL_REF = Regex(r"[0-9]+[bf]$")   # GNU's `1b` / `1f`
+# what makes operand text an expression rather than a number or a name (`_parse_address`, `parse_operand`)
+EXPRESSION = Regex(r"[-+()<>~|&^%/!*=]|\b(?:and|or|xor|not|mod|shl|shr|eq|ne|lt|le|gt|ge)\b", re.I | re.ASCII)
+_M64 = (1 << 64) - 1
+
+
+class Relocatable:
+    """An expression's value that names labels: ``plus`` - ``minus`` + ``addend``, the labels as the ``symbol`` callback
+    of `evaluate` gave them (resolved after layout, by the caller). Only + and - apply to it."""
+
+    __slots__ = ("plus", "minus", "addend")
+
+    def __init__(self, plus: tuple = (), minus: tuple = (), addend: int = 0):
+        self.plus, self.minus, self.addend = plus, minus, addend
+
+
+def _tokens(s: str, text: str) -> list:
+    """``s`` as (kind, value) tokens: ("n", int), ("id", name), ("op", operator; word operators as their sign)."""
+    out, pos, n = [], 0, len(s)
+    while pos < n:
+        m = _EXPR_TOKEN.match(s, pos)
+        if m is None:
+            rest = s[pos:].strip()
+            if rest == "": break
+            if not rest.isascii(): raise unknown_word(rest.split()[0], text)   # a homoglyph: named
+            raise AsmSyntaxError(f"cannot parse {clip(rest)} in {clip(text)}")
+        pos = m.end()
+        num, name, op = m.groups()
+        if num is not None:
+            out.append(("id", num) if _LOCAL_LABEL_REF.match(num) else ("n", parse_int(num)))
+        elif name is not None:
+            w = _WORD_OPS.get(name.lower())
+            out.append(("op", w) if w is not None else ("id", name))
+        else:
+            out.append(("op", op))
+    if not out: raise AsmSyntaxError(f"empty expression in {clip(text)}")
+    return out
+
+
+def _s64(v: int) -> int: return ((v & _M64) ^ (1 << 63)) - (1 << 63)
+
+
+def _fit(v: int, text: str) -> int:
+    if not -(1 << 63) <= v <= _M64:
+        raise ImmediateRangeError(f"{clip(text)}: {fmt_int(v)} does not fit in 64 bits (GNU as would wrap it)")
+    return v
+
+
+def _binary(op: str, a, b, text: str):
+    """``a op b``: ints, or for + and - `Relocatable` values too."""
+    if a.__class__ is Relocatable or b.__class__ is Relocatable:
+        ra = a if a.__class__ is Relocatable else Relocatable((), (), a)
+        rb = b if b.__class__ is Relocatable else Relocatable((), (), b)
+        if op == "+": return Relocatable(ra.plus + rb.plus, ra.minus + rb.minus, _fit(ra.addend + rb.addend, text))
+        if op == "-": return Relocatable(ra.plus + rb.minus, ra.minus + rb.plus, _fit(ra.addend - rb.addend, text))
+        raise AsmSyntaxError(f"{clip(text)}: `{op}` of a label (only label+number, label-number and label-label are taken)")
+    if op == "+": return _fit(a + b, text)
+    if op == "-": return _fit(a - b, text)
+    if op == "*": return _fit(a * b, text)
+    if op in ("/", "%"):
+        x, y = _s64(a), _s64(b)
+        if y == 0: raise ImmediateRangeError(f"{clip(text)}: division by zero")
+        q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)   # C's: toward zero
+        return _fit(q, text) if op == "/" else x - q * y
+    if op in ("<<", ">>"):
+        n = _s64(b)
+        if not 0 <= n <= 63: raise ImmediateRangeError(f"{clip(text)}: shift count {n} is not between 0 and 63")
+        return _fit(a << n, text) if op == "<<" else (a & _M64) >> n
+    if op in ("&", "|", "^", "!"):
+        if op == "!": a, b, op = _s64(a), ~_s64(b), "|"   # GNU as's binary ! is or-not
+        elif a < 0 or b < 0: a, b = _s64(a), _s64(b)
+        return a & b if op == "&" else a | b if op == "|" else a ^ b
+    if op == "&&": return int(bool(a) and bool(b))
+    if op == "||": return int(bool(a) or bool(b))
+    x, y = _s64(a), _s64(b)
+    r = (x < y if op == "<" else x > y if op == ">" else x <= y if op == "<=" else x >= y if op == ">=" else x == y if op == "=="
+         else x != y)
+    return -1 if r else 0
+
+
+def evaluate(text: str, symbol=None, toks: list | None = None, directive: bool = False):
+    """The value of expression ``text`` (see above): an int, or a `Relocatable` where ``symbol`` gives one. ``symbol(name)``
+    gives the value of a name (an int or a `Relocatable`) or raises; without it a name is an error (`unknown_word`).
+    ``toks``: the tokens to read, of an expression in ``text`` (`_tokens`). ``directive``: the expression of a directive,
+    where GNU as takes == != <= >=; in an instruction's operand it refuses their `=` (`eq`, `ne`, `le`, `ge` there)."""
+    if not directive and "=" in text:
+        raise AsmSyntaxError(f"{clip(text)}: `=` in an instruction's operand (GNU as refuses it: write eq, ne, le or ge"
+                             " for == != <= >=)")
+    if toks is None: toks = _tokens(text, text)
+    pos = 0
+
+    def primary():
+        nonlocal pos
+        if pos >= len(toks): raise AsmSyntaxError(f"{clip(text)}: an operand is missing at the end")
+        k, v = toks[pos]
+        pos += 1
+        if k == "n": return v
+        if k == "id":
+            if v.lower() in _REGS: raise AsmSyntaxError(f"register {v} in expression {clip(text)}")
+            if symbol is None: raise unknown_word(v, text)
+            return symbol(v)
+        if v == "(":
+            x = binary(0)
+            if pos >= len(toks) or toks[pos] != ("op", ")"): raise AsmSyntaxError(f"missing ')' in {clip(text)}")
+            pos += 1
+            return x
+        if v in ("-", "+", "~", "!"):
+            x = primary()
+            if v == "+": return x
+            if x.__class__ is Relocatable:
+                if v == "-": return Relocatable(x.minus, x.plus, _fit(-x.addend, text))
+                raise AsmSyntaxError(f"{clip(text)}: `{v}` of a label")
+            return _fit(-x, text) if v == "-" else ~_s64(x) if v == "~" else int(x == 0)
+        raise AsmSyntaxError(f"{clip(text)}: an operand is missing before {v!r}")
+
+    def binary(min_rank: int):
+        nonlocal pos
+        x = primary()
+        while pos < len(toks):
+            k, op = toks[pos]
+            rank = _RANK.get(op, 0) if k == "op" else 0
+            if rank <= min_rank: break
+            pos += 1
+            x = _binary(op, x, binary(rank), text)
+        return x
+
+    v = binary(0)
+    if pos < len(toks):
+        k, t = toks[pos]
+        if k == "op": raise AsmSyntaxError(f"{clip(text)}: unexpected {t}")
+        raise AsmSyntaxError(f"missing + or - (or another operator) before {clip(str(t))} in {clip(text)}")
+    return v
+
+
 _STAR = Regex(r"\s*\*\s*")
 
 
 def _parse_address(inner: str, size: int, text: str) -> Mem:
+    try: base, index, scale, disp, zero_index = _address_terms(inner, text)
+    except AsmSyntaxError:
+        if EXPRESSION.search(inner) is None: raise
+        base, index, scale, disp, zero_index = _expression_terms(inner, text)   # `[rsp+8*3]`, `[rax+(1<<4)]`
+    if zero_index and index is not None: raise AsmSyntaxError(f"riz and an index register in {clip(text)}")
+    if base is not None and base.kind in ("xmm", "ymm", "zmm"):
+        # a VSIB address written with the vector register first or alone (`[xmm2+0x10]`, `[xmm2+rax]`): GNU as and
+        # llvm-mc read the vector register as the index, whatever its place
+        if index is None: base, index = None, base
+        elif scale == 1 and index.kind == "r64": base, index = index, base
+    if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {clip(text)}")
+    if base is None and index is None: disp = _abs_disp(disp)
+    elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
+    return Mem(base, index, scale, disp, size)
+
+
+def _address_terms(inner: str, text: str) -> tuple:
+    """(base, index, scale, disp, riz seen) of an address's text ``inner`` made of registers, ``index*scale`` and numbers
+    joined by + and -."""
     base = index = None
     scale, disp = 1, 0
     pos = 0
@@ -192,7 +378,9 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
         elif term in _REGS:
             if sign == "-": raise AsmSyntaxError(f"a register cannot be subtracted in {clip(text)}")
             if base is None: base = _REGS[term]
-            elif index is None: index = _REGS[term]
+            elif index is None:
+                index = _REGS[term]
+                if term in ("rsp", "esp"): base, index = index, base   # `[rax+rsp]`: rsp can only be the base (GNU as)
             else: raise AsmSyntaxError(f"too many registers in {clip(text)}")
         else:
             try: v = parse_int(term)
@@ -200,32 +388,106 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
                 if "0" <= term[:1] <= "9": raise            # a malformed number: say so
                 raise unknown_word(term, text) from None
             disp += -v if sign == "-" else v
-    if zero_index and index is not None: raise AsmSyntaxError(f"riz and an index register in {clip(text)}")
-    if base is not None and base.kind in ("xmm", "ymm", "zmm"):
-        # a VSIB address written with the vector register first or alone (`[xmm2+0x10]`, `[xmm2+rax]`): GNU as and
-        # llvm-mc read the vector register as the index, whatever its place
-        if index is None: base, index = None, base
-        elif scale == 1 and index.kind == "r64": base, index = index, base
-    if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {clip(text)}")
-    if base is None and index is None: disp = _abs_disp(disp)
-    elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
-    return Mem(base, index, scale, disp, size)
+    return base, index, scale, disp, zero_index
+
+
+def _expression_terms(inner: str, text: str) -> tuple:
+    """`_address_terms` of an address with expressions: split at the + and - outside parentheses (the operators of
+    lowest precedence but the comparisons, which an address does not take), each term a register, ``index*scale`` /
+    ``scale*index`` with a constant scale, or a constant (`evaluate`)."""
+    toks = _tokens(inner, text)
+    terms, cur, sign, depth, after_operand = [], [], "+", 0, False
+    for tok in toks:
+        k, v = tok
+        if k == "op":
+            if v == "(": depth += 1
+            elif v == ")": depth -= 1
+            if depth == 0 and v in ("+", "-") and after_operand:
+                terms.append((sign, cur))
+                cur, sign, after_operand = [], v, False
+                continue
+            if depth == 0 and _RANK.get(v, 9) < 5:
+                raise AsmSyntaxError(f"{v} in memory operand {clip(text)} (an address adds registers and numbers)")
+            after_operand = v == ")"
+        else: after_operand = True
+        cur.append(tok)
+    terms.append((sign, cur))
+    base = index = None
+    scale, disp, zero_index = 1, 0, False
+    for sign, ts in terms:
+        regs = [i for i, (k, v) in enumerate(ts) if k == "id" and (v in _REGS or v == "riz")]
+        if not regs:
+            v = _constant(ts, inner, text)
+            disp = _fit(disp - v if sign == "-" else disp + v, text)
+            continue
+        if sign == "-": raise AsmSyntaxError(f"a register cannot be subtracted in {clip(text)}")
+        if len(regs) > 1: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}")
+        i = regs[0]
+        r = ts[i][1]
+        if r == "riz":   # GNU as 2.40 reads `[rax+riz*1+2*4]` as [rax+0] (disp32), and refuses `riz*(2)`
+            raise AsmSyntaxError(f"riz in a memory operand with an expression, {clip(text)}: write the displacement as a number")
+        if len(ts) == 1:
+            if base is None: base = _REGS[r]
+            elif index is None:
+                index = _REGS[r]
+                if r in ("rsp", "esp"): base, index = index, base   # `[rax+rsp]`: rsp can only be the base (GNU as)
+            else: raise AsmSyntaxError(f"too many registers in {clip(text)}")
+            continue
+        if i == 0 and ts[1] == ("op", "*"): st = ts[2:]
+        elif i == len(ts) - 1 and ts[-2] == ("op", "*"): st = ts[:-2]
+        else: raise AsmSyntaxError(f"bad index term with {r} in {clip(text)}")
+        try: n = _constant(st, inner, text)
+        except AsmSyntaxError as ex: raise AsmSyntaxError(f"bad scale in {clip(text)}: {ex}") from None
+        if n not in (1, 2, 4, 8): raise AsmSyntaxError(f"bad scale {n} in {clip(text)}")
+        if index is not None: raise AsmSyntaxError(f"two index registers in {clip(text)}")
+        else: index, scale = _REGS[r], n
+    return base, index, scale, disp, zero_index
+
+
+def _constant(ts: list, inner: str, text: str) -> int:
+    """The value of tokens ``ts`` of an address's text (`evaluate`)."""
+    if not ts: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}")
+    return evaluate(text, None, ts)
 
 
 # `[size ptr] [base + index*scale ± disp]` with registers and a hex/decimal displacement, in one match;
-# anything else (a leading index, `10h`, `ds:`, errors) takes `_parse_address`, which reads the same.
-_SIMPLE = Regex(rf"(?:({_SIZE_WORDS})\s+(?:ptr\s*)?)?"
-                     r"\[\s*([a-z]\w*)\s*(?:\+\s*([a-z]\w*)(?:\*([1248]))?\s*)?(?:([+-])\s*(0x[0-9a-f]+|[1-9][0-9]*|0)\s*)?\]",
+# anything else (a leading index, `10h`, `ds:`, errors) takes `_parse_address`, which reads the same. A decimal
+# displacement has 20 digits at most here (2^64 has 20): a longer one takes `_parse_address` too, whose `parse_int` says
+# what is wrong with it (int() refuses more than 4300 digits with a bare ValueError).
+_SIMPLE = Regex(rf"(?:({_SIZE_WORDS})\s+ptr\s*)?"
+                     r"\[\s*([a-z]\w*)\s*(?:\+\s*([a-z]\w*)(?:\*([1248]))?\s*)?(?:([+-])\s*(0x[0-9a-f]+|[1-9][0-9]{0,19}|0)\s*)?\]",
                      re.ASCII)
 
 
 # The same in the spelling x86gen, objdump and compilers print (no spaces, a size keyword with ``ptr``): a shorter
 # match (`_SIMPLE` is tried when it fails; the size keyword is checked after the match, `_SIZE_OF`).
 _PRINTED = Regex(r"(?:([a-z]+) ptr )?\[([a-z][a-z0-9]*)(?:\+([a-z][a-z0-9]*)(?:\*([1248]))?)?"
-                      r"(?:([+-])(0x[0-9a-f]+|[1-9][0-9]*|0))?\]")
-_SIZE_OF = {w: SIZE_BITS.get(w, 128) for w in _SIZE_WORDS.split("|")}   # size keyword -> bits (oword: 128)
+                      r"(?:([+-])(0x[0-9a-f]+|[1-9][0-9]{0,19}|0))?\]")
+_SIZE_OF = {**{w: SIZE_BITS.get(w, 128) for w in _SIZE_WORDS.split("|")}, "mmword": 64}   # size keyword -> bits (oword: 128)
 # the registers `_simple_address` takes as a base (a vector register first is VSIB: `_parse_address` reads it as the index)
 _ADDRESS_BASES = {name: r for name, r in _REGS.items() if r.kind not in ("xmm", "ymm", "zmm")}
+
+
+_BRACKETS = Regex(r"\[([^\[\]]*)\]")
+
+
+def _join_brackets(t: str, text: str) -> str:
+    """GNU as's addresses in several parts, ``8[rax]``, ``-8[rbp]``, ``[rax]+4``, ``[rax+4][rcx]``, ``[rax]+[rcx]``, as one
+    bracketed address whose terms are those of every part (what GNU as encodes)."""
+    parts, pos = [], 0
+    for m in _BRACKETS.finditer(t):
+        parts += (t[pos:m.start()], m.group(1))
+        pos = m.end()
+    parts.append(t[pos:])
+    terms: list[str] = []
+    for k, p in enumerate(parts):
+        p = p.strip()
+        if k % 2 == 0:   # text outside the brackets: a displacement, or a + or - between parts
+            if "[" in p or "]" in p: raise AsmSyntaxError(f"unbalanced brackets in {clip(text)}")
+            if p[-1:] == "+": p = p[:-1].strip()
+            elif p[-1:] == "-": raise AsmSyntaxError(f"an address cannot be subtracted in {clip(text)}")
+        if p: terms.append(p if p[0] in "+-" or not terms else "+" + p)
+    return "[" + "".join(terms) + "]"
 
 
 def _simple_address(t: str) -> Mem | None:
@@ -238,6 +500,7 @@ def _simple_address(t: str) -> Mem | None:
     if i:
         index = _REGS.get(i)
         if index is None or base.kind == "rip": return None
+        if not scale and (i == "rsp" or i == "esp"): base, index = index, base   # `[rax+rsp]` (`_parse_address`)
     bits = _SIZE_OF.get(size) if size else 0
     if bits is None: return None   # (`_PRINTED` takes any word before ptr)
     disp = 0
@@ -284,25 +547,34 @@ def parse_operand(text: str):
         size = 0
         m = _SIZE_PREFIX.match(t)
         if m:
-            size = SIZE_BITS.get(m.group(1), 128)
+            check_ptr(m, t)
+            size = _SIZE_OF[m.group(1)]
             t = m.group(2).strip()
         seg = None
         sm = _SEGMENT_OVERRIDE.match(t)
         if sm:   # `fs:[0x28]`, `fs:0x28`, objdump's `ds:0x10`: a segment override (x86gen.prefixes)
             seg, t = sm.group(1), t[sm.end():].strip()
+            if _SEGMENT_OVERRIDE.match(t):   # GNU as warns "redundant segment overrides" and keeps the first
+                raise PrefixError(f"two segment overrides in {clip(text)}")
+        if "[" in t and (t[0] != "[" or t[-1] != "]" or t.count("[") > 1): t = _join_brackets(t, text)   # 8[rax]
         if t.startswith("["):
             if not t.endswith("]"): raise AsmSyntaxError(f"missing ']' in {clip(text)}")
             v = _parse_address(t[1:-1], size, text)
         elif size or seg:   # objdump's `dword ptr ds:0x10`, and unsized `lea ax, ds:0x0`
-            try: v = Mem(None, None, 1, _abs_disp(parse_int(t)), size)
-            except ValueError: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}") from None
+            try: a = parse_int(t)
+            except ValueError:
+                if EXPRESSION.search(t) is None: raise AsmSyntaxError(f"cannot parse memory operand {clip(text)}") from None
+                a = evaluate(t)   # `dword ptr ds:8*3`
+            v = Mem(None, None, 1, _abs_disp(a), size)
         else:
             try: v = parse_int(t)
             except AsmSyntaxError:
-                if "0" <= t[:1] <= "9": raise               # a malformed number: say so
-                w = unknown_word(t, text)
-                if w.__class__ is not AsmSyntaxError: raise w from None
-                raise AsmSyntaxError(f"unknown operand {clip(text.strip())}") from None
+                if EXPRESSION.search(t) is None:
+                    if "0" <= t[:1] <= "9": raise               # a malformed number: say so
+                    w = unknown_word(t, text)
+                    if w.__class__ is not AsmSyntaxError: raise w from None
+                    raise AsmSyntaxError(f"unknown operand {clip(text.strip())}") from None
+                v = evaluate(t)   # `1<<20`, `~15`, `-(3)`: GNU as's expressions
         # the segment the address uses anyway (ds, or ss with an rbp/rsp base) needs no byte, as GNU as leaves it out; but
         # `ds:[rdi]` stays a `SegMem` (no byte either, `x86gen._prefixed`): where it is a string instruction's es:[rdi], a
         # segment other than es is an error (SDM Vol.2 MOVS: ES cannot be overridden; GNU as: "must use `es' segment")
@@ -383,7 +655,8 @@ def vex_pseudo_prefix(rest: str) -> tuple[str, str]:
     mn, ops = (rest, "") if sp < 0 else (rest[:sp], rest[sp + 1:])
     try: vex = any(f.encoding_kind == "vex" for f in forms_of(canonical(mn)))
     except EncodeError: vex = False
-    if not vex: raise AsmSyntaxError(f"{{vex}} {clip(mn)}: no VEX-encoded form of {clip(mn)}")
+    if not vex: raise AsmSyntaxError(f"{{vex}} {clip(mn)}: no VEX-encoded form of {clip(mn)}: the {{vex}} pseudo-prefix cannot"
+                                     " be honoured")
     return mn, ops
 
 
@@ -740,6 +1013,12 @@ def _w_branch(mn: str, ops: tuple) -> tuple[str, tuple]:
     return "data16 " + _W_BRANCHES[mn], ops
 
 
+def _int3(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``int 3`` is the one-byte breakpoint ``int3`` (CC), as GNU as and llvm-mc write it (SDM Vol.2 INT n/INTO/INT3:
+    CD 03 differs in virtual-8086 mode only); ``x86gen.encode("int", 3)`` and the form ``INT_IMM8`` keep CD 03."""
+    return ("int3", ()) if ops == (3,) else (mn, ops)
+
+
 SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fromkeys(_W_BRANCHES, _w_branch),
               **dict.fromkeys(XMM0_THIRD, _xmm0_third),
               "imul": _imul, "mov": _sreg_load, "fwait": _fwait, "sysexitd": _sysexitd, "pushw": _stack_word, "popw": _stack_word,
@@ -747,7 +1026,7 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
               "movsx": _movsx_dword, "shld": _shift_double_cl, "shrd": _shift_double_cl, "movq": _movq_gpr,
               **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), **dict.fromkeys(_ADDRESS_ONLY, _any_size_address),
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
-              **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax,
+              **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax, "int": _int3,
               **dict.fromkeys(GATHER_MNEMONICS, gather_mask),
               **dict.fromkeys(_SELECTOR_READ, _selector_r16),
               **dict.fromkeys(_DESCRIPTOR_TABLE, _descriptor_pointer), **dict.fromkeys(("lfs", "lgs", "lss"), _far_pointer_load),
@@ -827,7 +1106,16 @@ _SIMPLE_ESCAPES = {"b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 
 
 def unescape(body: str, text: str) -> bytes:
-    """The bytes of a string's body (between its quotes): UTF-8, with GNU as's escapes (see `_ESCAPE`)."""
+    """The bytes of a string's body (between its quotes): UTF-8, with GNU as's escapes (see `_ESCAPE`). A character
+    that UTF-8 has no bytes for (a lone surrogate such as ``'\\udcff'``, which ``errors="surrogateescape"`` decoding
+    makes of a byte that is no UTF-8) is an `AsmSyntaxError`."""
+    try: return _unescape(body, text)
+    except UnicodeEncodeError as ex:
+        raise AsmSyntaxError(f"character {ex.object[ex.start]!r} (U+{ord(ex.object[ex.start]):04X}) in {clip(text)} has no UTF-8"
+                             f" bytes ({ex.reason})") from None
+
+
+def _unescape(body: str, text: str) -> bytes:
     if "\\" not in body: return body.encode()
     out, pos = bytearray(), 0
     for m in _ESCAPE.finditer(body):
@@ -919,13 +1207,16 @@ def parse_text_line(text: str) -> tuple:
 
     An empty line gives ``("", ())``.
     """
-    hit = _LINES.get(text)
+    try: hit = _LINES.get(text)
+    except TypeError: hit = None   # (unhashable: no text, said below)
     if hit is not None: return hit
+    if text.__class__ is not str and not isinstance(text, str): raise wrong_type("x86gen.parse", "text", text, "a str")
     if _LEXED.search(text) is not None:
         # a quote: the program parser (character constants keep their case); `;`: more than one statement
         if "'" in text or '"' in text: raise AsmSyntaxError(f"{clip(text)}: quoted text (the program parser reads it)")
         line = strip_comment(text).lower().strip()
     else: line = text.lower().strip()
+    if "{" in text: check_decoration_case(text)
     res = parse_line(line) if line else ("", ())
     if len(_LINES) >= _CACHE_MAX: _LINES.clear()
     _LINES[text] = res
@@ -1024,6 +1315,21 @@ class _Piece:
         self.text, self.base, self.mask, self.zero, self.n, self.bcst, self.rc, self.alone = text, "", None, False, None, False, None, False
 
 
+# GNU as and llvm-mc read a vector operation's decoration in lower case only (`{z}`, `{1to16}`, `{rn-sae}`), a register
+# in any case (`{K1}`), and pseudo-prefixes in any case (`{VEX}`): x86gen reads text as they do.
+_UPPER_DECORATION = Regex(r"\{\s*((?![kK][0-7]\s*\})[^{}]*[A-Z][^{}]*?)\s*\}")
+
+
+def check_decoration_case(text: str) -> None:
+    """Refuse a decoration of ``text`` (the line as written) that is not in lower case, as GNU as and llvm-mc do;
+    a pseudo-prefix (``{VEX}``) and a mask register (``{K1}``) may be in any case."""
+    for m in _UPPER_DECORATION.finditer(text):
+        w = m.group(1)
+        if w.lower() in ROUNDING_WORDS or w.lower() == "z" or _ONE_TO.fullmatch(w.lower()):
+            raise AsmSyntaxError(f"{_clip('{' + w + '}')} in {_clip(text.strip())}: decorations are written in lower case,"
+                                 f" {{{w.lower()}}} (as GNU as and llvm-mc read them)")
+
+
 def _piece(t: str) -> _Piece:
     """Split operand text ``t`` (lower case) into base and decorations; errors for unknown or repeated ones."""
     p = _Piece(t)
@@ -1050,7 +1356,8 @@ def _piece(t: str) -> _Piece:
         elif w == "z":
             if p.zero: raise AsmSyntaxError(f"{{z}} twice in {_clip(s)}")
             p.zero = True
-        elif re.fullmatch(r"k[0-7]", w):
+        elif re.fullmatch(r"[kK][0-7]", w):
+            w = w.lower()
             if w == "k0":
                 raise AsmSyntaxError(f"{{k0}} in {_clip(s)}: k0 cannot be a write mask (EVEX.aaa = 000 means no masking,"
                                      " SDM Vol.2 2.7.1); write no mask, or k1-k7")
@@ -1063,6 +1370,7 @@ def _piece(t: str) -> _Piece:
                 raise AsmSyntaxError(f"{{{w}}} in {_clip(s)}: a broadcast is {{1to2}}, {{1to4}}, {{1to8}}, {{1to16}} or {{1to32}}")
             p.n, p.bcst = n, True
         else:
+            check_decoration_case(s)
             raise AsmSyntaxError(f"unknown decoration {_clip('{' + w + '}')} in {_clip(s)} (expected {_EXPECTED})")
     if p.alone and (p.mask or p.zero or p.bcst or len(words) != 1):
         raise AsmSyntaxError(f"misplaced {_clip(s)}: only a rounding ({{rn-sae}} … {{sae}}) stands as an operand of its own;"
@@ -1161,6 +1469,9 @@ def decorated_form(mn: str, ops: tuple, deco: Decorations, ip: int = 0):
     `x86gen.EvexOperandError` when the N written is no form's."""
     if not deco.bcst: return None
     form, default = _bcst_choice(mn, ops, deco, ip)
+    if not default and " " in mn:   # prefix words ({disp32}, {evex} …) go with the form the operands choose only
+        raise PrefixError(f"{mn} {fmt_operands(ops)}: the {{1toN}} written names {form.id}, not the form the operands choose;"
+                          " x86gen takes prefix words with the latter only")
     return None if default else form
 
 
@@ -1168,7 +1479,9 @@ def _bcst_choice(mn: str, ops: tuple, deco: Decorations, ip: int):
     """(the form for a line with a ``{1toN}``, whether it is the one the operands choose anyway); see `decorated_form`."""
     kw = {} if deco.rc is None else {"rc": deco.rc}
     try: form, err = select(mn, *ops, ip=ip, rc=deco.rc), None
-    except EncodeError as ex: form, err = None, ex   # (operands several forms take: the N written may choose)
+    except EncodeError as ex:   # (operands several forms take: the N written may choose)
+        if mn.startswith(VEX_PREFIX) or " " in mn: raise   # `{vex} …{1to4}`, prefix words: no other form is what they ask
+        form, err = None, ex
     if form is not None and all(element_count(form, j) == n for j, n in deco.bcst): return form, True
     alts = [f for f in _bcst_forms(mn) if f is not form and f.encoding_kind == "evex" and len(f.operands) == len(ops)
             and all(element_count(f, i) == m for i, m in deco.bcst) and _accepts(f, ops, kw)]
@@ -1185,6 +1498,8 @@ def encode_decorated(mn: str, ops: tuple, deco: Decorations, ip: int = 0) -> byt
     kw = {} if deco.rc is None else {"rc": deco.rc}
     if not deco.bcst:
         return encode(mn, *ops, ip=ip, **kw)
+    form = decorated_form(mn, ops, deco, ip) if " " in mn else None
+    if form is None and " " in mn: return encode(mn, *ops, ip=ip, **kw)   # the prefix words' path (x86gen.selection.prefixed)
     return encode_form(_bcst_choice(mn, ops, deco, ip)[0], ops, deco.rc, ip)   # (the decorated path of Form.__call__)
 
 

@@ -7,7 +7,7 @@ address; the text starts at address ``ip``.
 from __future__ import annotations
 
 from .encoder import encode as _encode
-from .errors import AsmSyntaxError, EncodeError, clip
+from .errors import ArgumentTypeError, AsmSyntaxError, EncodeError, clip, wrong_type
 from .syntax import _LINES, Decorations, clear_line_caches, encode_decorated, parse_text_line, pseudo_op, split_decorations
 
 __all__ = ["assemble", "clear_caches", "parse_text_line"]
@@ -19,8 +19,10 @@ def assemble(text: str, ip: int = 0) -> bytes:
     One instruction per line; programs with labels and directives go through
     `x86gen.program_text.assemble_program`.
     """
-    hit = _LINES.get(text)
+    try: hit = _LINES.get(text)
+    except TypeError: hit = None   # (unhashable: no text, said below)
     if hit is None:
+        if text.__class__ is not str and not isinstance(text, str): raise wrong_type("x86gen.assemble", "text", text, "a str")
         if "\n" in text or ":" in text or "." in text: return _program(text, ip)
         try: hit = parse_text_line(text)
         except AsmSyntaxError: return _program(text, ip)   # a label, `jmp short 0x10`, … : the program parser
@@ -29,6 +31,7 @@ def assemble(text: str, ip: int = 0) -> bytes:
     ops = hit[1]
     if ops and ops[-1].__class__ is Decorations: return _assemble_decorated(hit[0], ops, text, ip)
     try: return _encode(hit[0], *ops, ip=ip)
+    except ArgumentTypeError: raise wrong_type("x86gen.assemble", "ip", ip, "an int") from None   # (encode's only one)
     except EncodeError as ex:
         alt = pseudo_op(hit[0], ops) if "unknown mnemonic" in str(ex) else None   # cmpltps, pclmulhqlqdq, …
         if alt is None: raise type(ex)(f"{clip(text.strip())}: {ex}") from None
@@ -52,6 +55,10 @@ def _assemble_decorated(mn: str, ops: tuple, text: str, ip: int) -> bytes:
 def _program(text: str, ip: int) -> bytes:
     """A program (labels, directives, several lines): `x86gen.program_text`, loaded on the first one."""
     from .program_text import assemble_program
+    if ip.__class__ is not int:
+        import operator
+        try: ip = operator.index(ip)
+        except TypeError: raise wrong_type("x86gen.assemble", "ip", ip, "an int") from None
     return assemble_program(text, ip)
 
 

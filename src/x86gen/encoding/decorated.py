@@ -102,9 +102,13 @@ def address32(row, ops: tuple, written: str | None = None) -> tuple[tuple, bool]
     form ``row``; a form whose memory operand is a 32-bit address itself (`a32_memory`) takes it as it is."""
     if not any(x.__class__ is A32Mem for x in ops) or a32_memory(row): return ops, False
     where = f"{written or row.id} {fmt_operands(ops)}"
-    if any(o.loc in IMPLICIT_MEM for o in row.operands):   # 0x67 makes all of a string instruction's addresses 32-bit
-        raise OperandError(f"{where}: x86gen encodes string instructions with 64-bit addresses only ([rsi]/[rdi]; {row.id}"
-                           f" ({syntax(row)}) with [esi]/[edi] and 0x67 is not supported)")
+    if any(o.loc in IMPLICIT_MEM for o in row.operands):
+        # 0x67 makes all of a string instruction's addresses 32-bit ([esi], es:[edi], [ebx+al]: SDM Vol.2 MOVS, XLAT): each
+        # must be written so (GNU as: `movsb byte ptr [rdi], byte ptr [esi]` is "not a valid base/index expression")
+        for o, x in zip(row.operands, ops):
+            if o.loc in IMPLICIT_MEM and x.__class__ is not A32Mem:
+                raise OperandError(f"{where}: a 32-bit and a 64-bit address: 0x67 makes every address of {syntax(row)}"
+                                   " 32-bit ([esi] and [edi] together, as GNU as)")
     if row.mnemonic in REG_ADDRESS:   # enqcmd r64 with [ecx]: 0x67 would make its register's address 32-bit too
         raise address_size_error(written or row.id, ops, [row])
     return tuple(x.plain if x.__class__ is A32Mem else x for x in ops), True
@@ -144,6 +148,8 @@ def why_not(row, ops: tuple, rc) -> str | None:
         if row.evex_rc != want:
             has = {"er": "static rounding {er} (rc=RN_SAE…RZ_SAE), not {sae} alone", "sae": "{sae} (rc=SAE) only, no static rounding",
                    "": "no rounding or {sae}"}[row.evex_rc]
+            if not row.evex_rc and row.id.endswith("_ER"):   # iced's name; the SDM gives the conversion no {er}
+                has += " (the conversion is exact: SDM Vol.2 gives it no {er}, as GNU as and llvm-mc; iced's name says _ER)"
             return f"{row.id} takes {has}"
         if any(isinstance(x, Mem) or (x.__class__ is Masked and isinstance(x.op, Mem)) for x in ops):
             return "rounding and {sae} are register-only (EVEX.b with a memory operand means broadcast, SDM Vol.2 2.7.8)"
@@ -181,11 +187,12 @@ def evex_bits(row, ops: tuple, rc) -> dict:
 # ---- a given form with any of these operands ----------------------------------------------------------------------
 
 def encode_form(form, ops: tuple, rc=None, ip: int = 0, words: tuple = (), seg_words: tuple = (),
-                written: str | None = None) -> bytes:
+                written: str | None = None, n: int | None = None) -> bytes:
     """The bytes of ``form`` (a `x86gen.forms.Form`) with operands ``ops`` as any door gives them (decorated, with a
     segment override or a 32-bit address, int-like immediates), rounding ``rc``, the instruction at ``ip``; ``words``:
     the legacy prefix words before it (``lock``, ``rep``: checked by the caller, laid out here), ``seg_words``: segment
-    words before the mnemonic. Raises the `x86gen.EncodeError` that says why the form does not take them."""
+    words before the mnemonic; ``n``: an EVEX form's disp8 scale instead of its own (``{disp32}``,
+    `x86gen.selection.pseudo`). Raises the `x86gen.EncodeError` that says why the form does not take them."""
     ints = int_operands(ops)
     if ints is not None: ops = ints
     m = ops[0] if ops else None
@@ -205,6 +212,7 @@ def encode_form(form, ops: tuple, rc=None, ip: int = 0, words: tuple = (), seg_w
                                         "repne", "repnz", "xacquire", "xrelease", "bnd") for w in words)
     if form.evex_mask_required: kw["aaa"] = m.mask.num if m.__class__ is Masked else 0   # a gather/scatter's encoder writes it
     elif rc is not None or is_decorated(ops): kw.update(evex_bits(form, ops, rc))
+    if n is not None: kw["n"] = n
     enc = form.encoder
     try: body = enc(*plain, **kw)
     except EncodeError as ex:

@@ -159,7 +159,10 @@ def _candidates(mnemonic: str, ops: tuple, sized: str, rc) -> tuple[tuple, bool]
         from ..diagnostics import decoration_error, no_form_error
         from ..encoding.decorated import check_rc, rc_text, why_not
         check_rc(rc, where)
-        if vex_only: raise PrefixError(f"{VEX_PREFIX} {where()}{rc_text(rc)}: masking, broadcast and rounding are EVEX only")
+        if vex_only:
+            from ..diagnostics import cannot_honour, evex_needs
+            raise cannot_honour(VEX_PREFIX, f"{VEX_PREFIX} {where()}{rc_text(rc)}", f"{evex_needs(ops, rc)}, and {VEX_PREFIX} asks"
+                                " for a VEX form: masking, broadcast and rounding are EVEX only")
         if not shaped: raise no_form_error(name, ops, rows)
         ok = [r for r in shaped if why_not(r, ops, rc) is None]
         if not ok:
@@ -173,18 +176,31 @@ def _candidates(mnemonic: str, ops: tuple, sized: str, rc) -> tuple[tuple, bool]
         if evex_only:
             evex = [r for r in ok if r.encoding_kind == "evex"]
             if ok and not evex:
-                raise OperandError(f"{EVEX_PREFIX} {where()}: x86gen has no EVEX form of {name} that takes these operands")
+                from ..diagnostics import cannot_honour
+                has = any(r.encoding_kind == "evex" for r in rows)
+                raise cannot_honour(EVEX_PREFIX, f"{EVEX_PREFIX} {where()}", f"x86gen has no EVEX form of {name} that takes"
+                                    " these operands" if has else f"{name} has no EVEX form (it is {ok[0].encoding_kind}-encoded)",
+                                    OperandError)   # (of the operands: the class select_form's error has)
             ok = evex
         if vex_only:
             vex = [r for r in ok if r.encoding_kind == "vex"]
             if ok and not vex:
-                raise OperandError(f"{VEX_PREFIX} {where()}: x86gen has no VEX form of {name} that takes these operands")
+                from ..diagnostics import cannot_honour
+                has = any(r.encoding_kind == "vex" for r in rows)
+                limited = [x for x in _limited(ops) if "vex" not in x.encodings]
+                raise cannot_honour(VEX_PREFIX, f"{VEX_PREFIX} {where()}", f"only EVEX encodes {', '.join(map(str, limited))}"
+                                    " (zmm, xmm16-31, ymm16-31: SDM Vol.2 2.7.1)" if limited and has else "x86gen has no VEX form of"
+                                    f" {name} that takes these operands" if has else f"{name} has no VEX form", OperandError)
             ok = vex
         limited = _limited(ops)
         if limited:   # xmm16-31/ymm16-31: only EVEX forms encode bit 4 of a register number (SDM Vol.2 2.7.1)
             carried = [r for r in ok if all(r.encoding_kind in x.encodings for x in limited)]
             if ok and not carried:
                 regs = ", ".join(str(x) for x in limited)
+                if vex_only:
+                    from ..diagnostics import cannot_honour
+                    raise cannot_honour(VEX_PREFIX, f"{VEX_PREFIX} {where()}", f"only EVEX encodes {regs} (zmm, xmm16-31,"
+                                        " ymm16-31: SDM Vol.2 2.7.1)", EvexOnlyRegisterError)
                 raise EvexOnlyRegisterError(f"{mnemonic} {fmt_operands(ops)}: {regs} only EVEX encodes (registers 16-31, SDM"
                                             f" Vol.2 2.7.1), and x86gen has no EVEX form of {mnemonic} that takes these operands")
             ok = carried
@@ -195,10 +211,16 @@ def _candidates(mnemonic: str, ops: tuple, sized: str, rc) -> tuple[tuple, bool]
             plain = [r for r in ok if not sized_kind(r)]
             ok = plain or _spelled_sized(mnemonic, ops, ok)
         if not ok and sized:
-            what = ("with a 32-bit implicit address takes these operands (a memory operand gets its 0x67 from 32-bit registers:"
-                    " [eax])") if sized == "addr32" else "with a 16-bit operand (the o16 form, 66 0F 00 /r) takes these operands" \
-                if word16 else ("is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/loop/jrcxz/"
-                                "xbegin)" + (" with a 32-bit implicit address" if "addr32" in sized else ""))
+            if sized == "addr32":
+                what = ("with a 32-bit implicit address takes these operands (a memory operand gets its 0x67 from 32-bit"
+                        " registers: [eax])")
+            elif word16:   # its o16 forms (of mov: those with a segment register), with their encodings
+                o16 = [r for r in rows if r.opsize16 and (name != "mov" or any(o.kind == "sreg" for o in r.operands))]
+                what = ("with a 16-bit operand (o16, 66) takes these operands; its o16 forms: "
+                        + "; ".join(f"{r.id} ({r.encoding}: {syntax(r)})" for r in o16))
+            else:
+                what = ("is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/loop/jrcxz/xbegin)"
+                        + (" with a 32-bit implicit address" if "addr32" in sized else ""))
             raise PrefixError(f"{sized} {mnemonic} {fmt_operands(ops)}: no form of {mnemonic} {what}")
         if not vex_only and any(r.cpuid in VEX_ON_REQUEST for r in ok):   # vpdpbusd: EVEX unless `{vex}`, as GNU as and llvm-mc
             evex = [r for r in ok if r.cpuid not in VEX_ON_REQUEST]

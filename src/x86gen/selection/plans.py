@@ -191,12 +191,18 @@ def _has_label(ops: tuple) -> bool:
     return False
 
 
+def _prefixed(x) -> bool:
+    """Does operand ``x`` need a prefix byte of its own (a segment override, 0x67), decorated or not?"""
+    if x.__class__ is Masked: x = x.op
+    elif x.__class__ is Bcst: x = x.unsized
+    return x.__class__ is SegMem or x.__class__ is A32Mem
+
+
 def _wrapped_plan(mnemonic: str, sig: tuple, ops: tuple, rc):
     """(plan, takes ``ip=``) for operands with a segment override, a 32-bit address or decorations (or ``rc``)."""
     rows, check = candidates(mnemonic, sig, ops, "", rc)
     rel = any(map(is_branch, rows))
-    if not check and len(vex_alternatives(rows)) < 2 and not any(x.__class__ is SegMem or x.__class__ is A32Mem for x in ops) \
-            and not any(x.__class__ is Masked and x.op.__class__ in (SegMem, A32Mem) for x in ops) and not mask_required(rows[0]):
+    if not check and len(vex_alternatives(rows)) < 2 and not any(map(_prefixed, ops)) and not mask_required(rows[0]):
         plan = _decorated_plan(rows[0], ops, rc)
         if ops and all(isinstance(x.op if x.__class__ is Masked else x, Reg) for x in ops):
             # registers only: the bytes of the last REG_MEMO_MAX combinations remembered, as for plain registers

@@ -8,13 +8,14 @@ from __future__ import annotations
 import re
 
 from .. import prefixes as P
-from ..diagnostics import a32_error, label_error, range_error
-from ..encoding.decorated import encode_form, is_decorated
-from ..errors import EncodeError, PrefixError, fmt_operands
-from ..forms import Form, form_of, forms_of
-from ..memory import A32Mem, Mem, SegMem
-from ..registers import gpr
+from ..diagnostics import a32_error, cannot_honour, evex_needs, label_error, range_error
+from ..encoding.decorated import encode_form, is_decorated, segment
+from ..errors import EncodeError, ImmediateRangeError, PrefixError, fmt_operands
+from ..forms import Form, form_of, forms_of, get_form
+from ..memory import A32Mem, Mem, SegMem, a32_absolute
+from ..registers import Reg, gpr
 from ..table import A32_SPELLED, REG_ADDRESS
+from . import pseudo
 from .candidates import candidates, choose, fits, unwrapped
 from .request import EVEX_PREFIX, STRING_MNEMONICS, VEX_PREFIX, canonical, signature, string_operands, xchg_choice
 
@@ -22,6 +23,8 @@ from .request import EVEX_PREFIX, STRING_MNEMONICS, VEX_PREFIX, canonical, signa
 def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0, rc=None) -> tuple[bytes, Form]:
     """(bytes, form) of an instruction with prefix words (see the module's doc)."""
     words, mn = P.split_words(mnemonic)
+    for w in words:
+        if w in P.CHOOSING: return encode_chosen(mnemonic, words, mn, ops, ip, rc)   # {disp32}, {load}, {vex2} …
     if any(w in P.REX_WORDS for w in words): return encode_rex(mnemonic, words, mn, ops, ip)
     if rc is not None or is_decorated(ops):   # masking, broadcast, rounding: only {evex} goes with them
         if all(w == EVEX_PREFIX for w in words):
@@ -29,8 +32,9 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0, rc=None) -> tuple[by
             row = choose(name, signature(ops), ops, ip, rc)
             return encode_form(form_of(row), ops, rc, ip), form_of(row)
         if "{vex}" in words or "{vex3}" in words or mn.startswith(VEX_PREFIX):
-            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: {{vex}} asks for a VEX form, and masking, broadcast and"
-                              " rounding are EVEX only (SDM Vol.2 2.7)")
+            word = "{vex3}" if "{vex3}" in words else "{vex}"
+            raise cannot_honour(word, f"{mnemonic} {fmt_operands(ops)}", f"{evex_needs(ops, rc)}, and {word} asks for a VEX"
+                                " form: masking, broadcast and rounding are EVEX only")
         raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: prefix words with masking, broadcast or rounding are not supported"
                           " (only {evex})")
     a32_given = any(x.__class__ is A32Mem or (x.__class__ is SegMem and x.plain.__class__ is A32Mem) for x in ops)
@@ -42,9 +46,72 @@ def encode_prefixed(mnemonic: str, ops: tuple, ip: int = 0, rc=None) -> tuple[by
         raise a32_error(ex, plain, ops) from None   # the addresses as given: [eax], not [rax]
 
 
-def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int) -> tuple[bytes, Form]:
-    if mn in STRING_MNEMONICS: mn, ops = string_operands(mn, ops)   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`
+def encode_chosen(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int = 0, rc=None) -> tuple[bytes, Form]:
+    """(bytes, form) of an instruction with pseudo-prefixes that choose among its encodings (``{disp8}``, ``{disp32}``,
+    ``{load}``, ``{store}``, ``{vex2}``: `x86gen.selection.pseudo`), and any other prefix words; a word the instruction
+    cannot honour is a `PrefixError` saying why."""
+    insn = pseudo.insn_text(mnemonic, ops)
+    picks, rest = pseudo.split(words, insn)
+    if any(w in P.REX_WORDS for w in rest): raise PrefixError(f"{insn}: a rex word with {', '.join(picks.values())} is not supported")
+    disp, direction, vex2 = picks.get("disp"), picks.get("direction"), picks.get("vex2")
+    name = mn[len(EVEX_PREFIX):] if mn.startswith(EVEX_PREFIX) else mn[len(VEX_PREFIX):] if mn.startswith(VEX_PREFIX) else mn
+    decorated = rc is not None or is_decorated(ops)
+    if vex2:
+        if mn.startswith(EVEX_PREFIX): raise PrefixError(f"{insn}: {{vex2}} and {{evex}} ask for different encodings")
+        if not any(f.encoding_kind == "vex" for f in forms_of(canonical(name))):
+            raise pseudo.cannot(vex2, insn, f"{name} has no VEX form")
+        if decorated:
+            raise pseudo.cannot(vex2, insn, "masking, broadcast and rounding need EVEX (SDM Vol.2 2.7), and {vex2} asks for VEX")
+        if "{vex}" not in rest and not mn.startswith(VEX_PREFIX): rest.append("{vex}")   # the VEX forms only, as {vex}
+    plain_ops = ops
+    if direction is not None and canonical(name) in pseudo.COMMUTING and any(isinstance(x, Mem) for x in ops):
+        direction = None   # test/xchg with memory: one encoding, the memory in ModRM.rm whichever the order (as GNU as)
+    elif direction is not None and pseudo.commuting(canonical(name), ops):
+        # test/xchg of two registers: their forms are r/m, reg (store); {load} swaps the operands into it, as GNU as
+        if direction == "{load}": ops = (ops[1], ops[0])
+        direction = "{store}"
+
+    def narrow(rows: tuple) -> list:
+        out = list(rows)
+        if direction is not None:
+            want = "load" if direction == "{load}" else "store"
+            out = [r for r in out if pseudo.direction_of(r) == want]
+            if not out: raise pseudo.direction_error(direction, insn, rows)
+        if disp is not None and any(pseudo.rel_width(r) for r in rows):   # a branch: its rel8 / rel32 form
+            bits = 8 if disp == "{disp8}" else 32
+            out = [r for r in out if pseudo.rel_width(r) == bits]
+            if not out: raise pseudo.rel_error(disp, insn, rows)
+        return out
+
+    if decorated:   # masking, broadcast, rounding: {evex} only besides the choosing words
+        if any(w != EVEX_PREFIX for w in rest):
+            return encode_prefixed(" ".join([*rest, mn]), plain_ops, ip, rc)   # (raises the error of those words)
+        ok = narrow(candidates(name, signature(ops), ops, rc=rc)[0])
+        row = next((r for r in ok if fits(r, unwrapped(ops), ip)), None)
+        if row is None: raise range_error(mnemonic, ops, ok)
+        form, seg, n = form_of(row), (), None
+        if disp is not None and pseudo.rel_width(row) is None: ops, seg, n = pseudo.force_disp(form, ops, disp, insn)
+        return encode_form(form, ops, rc, ip, (), seg, mnemonic, n), form
+    try: body, form = _encode(mnemonic, rest, mn, ops, ip, narrow if direction is not None or disp is not None else None, disp, insn)
+    except ImmediateRangeError:
+        if disp == "{disp8}" and len(ops) == 1 and ops[0].__class__ is int: raise pseudo.reach_error(disp, insn) from None
+        raise
+    if vex2: pseudo.check_vex2(body, form, insn)
+    return body, form
+
+
+def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int, narrow=None, disp: str | None = None,
+            insn: str = "") -> tuple[bytes, Form]:
+    """(bytes, form) of ``mn ops`` with prefix ``words``; ``narrow`` (rows -> rows) and ``disp`` are `encode_chosen`'s."""
+    if mn in STRING_MNEMONICS:   # `rep movsb`, `fs lodsb`, `movs byte ptr [rdi], byte ptr fs:[rsi]`, `addr32 movsb` ([edi], [esi])
+        mn, ops = string_operands(mn, ops, P.ADDR32 in words)
     seg_words = tuple(w for w in words if w in P.SEGMENTS)
+    if P.ADDR32 in words:
+        ops, seg, moffs = _absolute32(mnemonic, ops)
+        if seg is not None: seg_words += (seg,)
+        if moffs: return _moffs32(mnemonic, words, seg_words, ops)
+    xchg = xchg_choice(mn, ops)
+    if xchg is not None and len(ops) == 2 and isinstance(ops[1], Mem): ops = xchg[1]   # `lock xchg eax, [rdx]`: [rdx], eax
     a32 = any(x.__class__ is A32Mem for x in unwrapped_segments(ops))
     own67 = a32 and canonical(mn) in REG_ADDRESS   # movdir64b/enqcmd/enqcmds: their forms with a 32-bit address (0x67)
     # addr32 / data16: the forms with a 32-bit implicit address / the 16-bit branches (with a 32-bit memory operand,
@@ -54,7 +121,7 @@ def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int) -> tu
                                     (P.ADDR32, P.ADDR32 in words and not a32 and canonical(mn) not in A32_SPELLED)) if on)
     legacy = [w for w in words if w not in P.SEGMENTS and w not in (P.ADDR32, P.DATA16)]
     if "{vex}" in legacy and not any(f.encoding_kind == "vex" for f in forms_of(canonical(mn))):
-        raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}")
+        raise PrefixError(f"{{vex}} {mn}: no VEX-encoded form of {mn}: the {{vex}} pseudo-prefix cannot be honoured")
     if "{evex}" in legacy:
         if "{vex}" in legacy or "{vex3}" in legacy: raise PrefixError(f"{mnemonic}: {{evex}} and {{vex}} ask for other encodings")
         mn = EVEX_PREFIX + mn   # `{evex} vaddps`: the EVEX forms only (as the text's `{evex}`)
@@ -68,13 +135,15 @@ def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int) -> tu
     if "l" in sig: raise label_error(mnemonic, ops)
     plain = unwrapped(ops)
     if sized:   # the forms with a 32-bit implicit address or a 16-bit branch (their bytes have the 67 / 66)
-        ok = [r for r in candidates(mn, sig, ops, sized)[0] if want <= P.allowed(r.id)]
+        rows = candidates(mn, sig, ops, sized)[0]
+        ok = [r for r in (rows if narrow is None else narrow(rows)) if want <= P.allowed(r.id)]
         if not ok: raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: no form of {mn} with a 32-bit address takes {', '.join(want)}")
         row = next((r for r in ok if fits(r, plain, ip + n)), None)
         if row is None: raise range_error(mnemonic, ops, ok)
-    elif not want: row = choose(mn, sig, ops, ip + n)
+    elif not want and narrow is None: row = choose(mn, sig, ops, ip + n)
     else:
         rows, _check = candidates(mn, sig, ops)
+        if narrow is not None: rows = narrow(rows)
         ok = [r for r in rows if want <= P.allowed(r.id)]
         row = next((r for r in ok if fits(r, plain, ip + n)), None)
         if row is None:
@@ -89,9 +158,55 @@ def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int) -> tu
         raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: {mn} takes its address size from its register, which addr32 "
                           f"would make 32-bit; write {mn} with a 32-bit register for the 0x67 form")
     P.check(words, form, mnemonic, ops)
-    xchg = xchg_choice(mn, ops)
-    if xchg is not None and xchg[0] is form: ops = xchg[1]
-    return encode_form(form, ops, None, ip, tuple(legacy), seg_words, mnemonic), form
+    if narrow is None:
+        xchg = xchg_choice(mn, ops)
+        if xchg is not None and xchg[0] is form: ops = xchg[1]
+    k = None
+    if disp is not None and pseudo.rel_width(form) is None:   # {disp8}/{disp32} on a memory operand
+        ops, seg, k = pseudo.force_disp(form, ops, disp, insn)
+        seg_words += seg
+    return encode_form(form, ops, None, ip, tuple(legacy), seg_words, mnemonic, k), form
+
+
+# ---- addr32 with an absolute address ---------------------------------------------------------------------------------
+
+# mov between the accumulator and an absolute address with addr32, by (register, the memory operand's place): the moffs form
+_MOFFS32 = {("al", 1): "MOV_AL_MOFFS8", ("ax", 1): "MOV_AX_MOFFS16", ("eax", 1): "MOV_EAX_MOFFS32", ("rax", 1): "MOV_RAX_MOFFS64",
+            ("al", 0): "MOV_MOFFS8_AL", ("ax", 0): "MOV_MOFFS16_AX", ("eax", 0): "MOV_MOFFS32_EAX", ("rax", 0): "MOV_MOFFS64_RAX"}
+
+
+def _absolute32(mnemonic: str, ops: tuple) -> tuple[tuple, str | None, bool]:
+    """(``ops`` with an absolute address as a 32-bit one, its segment override taken off or None, whether the instruction
+    is mov between the accumulator and that address) for ``addr32``: ``addr32 mov ecx, [0x12345678]`` is 67 8B 0C 25 78
+    56 34 12 (`x86gen.memory.a32_absolute`: the disp32 zero-extended), as GNU as reads it; GNU as writes the accumulator
+    ones with the moffs opcode and a 4-byte address (`_moffs32`)."""
+    for i, x in enumerate(ops):
+        m = x.plain if x.__class__ is SegMem else x
+        if m.__class__ is not Mem or m.base is not None or m.index is not None or m.label is not None: continue
+        if not -(1 << 31) <= m.disp < (1 << 32):
+            raise PrefixError(f"{mnemonic} {fmt_operands(ops)}: {m.address()} is beyond a 32-bit address (addr32; GNU as"
+                              " keeps its low 32 bits with a warning)")
+        out = (*ops[:i], a32_absolute(m), *ops[i + 1:])
+        seg = x.seg if x.__class__ is SegMem else None
+        words, mn = P.split_words(mnemonic)
+        r = ops[1 - i] if len(ops) == 2 else None
+        moffs = canonical(mn) == "mov" and all(w == P.ADDR32 or w in P.SEGMENTS for w in words) \
+            and isinstance(r, Reg) and (r.name, i) in _MOFFS32 and m.size in (0, r.size)
+        return out, seg, moffs
+    return ops, None, False
+
+
+def _moffs32(mnemonic: str, words: list[str], seg_words: tuple, ops: tuple) -> tuple[bytes, Form]:
+    """``addr32 mov al, [0x12345678]`` (`_absolute32`): the moffs form, whose address is 4 bytes with 0x67 (SDM Vol.2 MOV:
+    moffs is sized by the address size), 67 A0 78 56 34 12 as GNU as and iced-x86 write it."""
+    i = 0 if isinstance(ops[1], Reg) else 1
+    r = ops[1 - i]
+    form = get_form(_MOFFS32[r.name, i])
+    plain, seg = segment(form, ops, seg_words, mnemonic)
+    m = Mem(None, None, 1, plain[i].disp & 0xFFFFFFFF, 0)
+    body = form.encoder(*((r, m) if i else (m, r)))[:-4]   # (the 8-byte address's low 4 bytes: the 32-bit one)
+    P.check(words, form, mnemonic, ops)
+    return P.layout([], form, body, seg, True), form
 
 
 def unwrapped_segments(ops: tuple) -> tuple:

@@ -16,6 +16,7 @@ VEX_PREFIX = "{vex}"     # and "{vex}vaddps" with a VEX form only (`{vex} vpdpbu
 MNEMONIC_ALIASES = {
     "jz": "je", "jnz": "jne", "jc": "jb", "jnae": "jb", "jnc": "jae", "jnb": "jae", "jna": "jbe", "jnbe": "ja",
     "jnge": "jl", "jnl": "jge", "jng": "jle", "jnle": "jg", "jpe": "jp", "jpo": "jnp",
+    "loopz": "loope", "loopnz": "loopne",   # (GNU as's, SDM Vol.2 LOOP/LOOPcc: LOOPE/LOOPZ, LOOPNE/LOOPNZ)
     "sal": "shl", "retq": "ret", "movabs": "mov", "movsxd": "movsxd",
     # GNU as's AT&T names of the sign extensions, which its Intel mode accepts too. An alias whose target
     # the table lacks (cdqe, cwde, cbw today) is an unknown mnemonic under its own name (`canonical`).
@@ -33,10 +34,9 @@ MNEMONIC_ALIASES = {
     # `sysret` is sysretd (0F 07) for llvm-mc and iced-x86 (GNU as: "ambiguous operand size")
     "retf": "retfd", "lret": "retfd", "lretw": "retfw", "lretq": "retfq", "iret": "iretd", "sysret": "sysretd",
     "pcmpestriq": "pcmpestri64", "pcmpestrmq": "pcmpestrm64", "vpcmpestriq": "vpcmpestri64", "vpcmpestrmq": "vpcmpestrm64",
-    # iced-x86's Intel names of AMD's 0F 0D /0 and of the reserved hints 0F 0D /4-/7, which it decodes as the same
-    # PREFETCH (AMD APM Vol.3 PREFETCH/PREFETCHW: the reserved ModRM.reg values are aliases of PREFETCH); GNU as and
-    # objdump write `prefetch`, which is 0F 0D /0
-    "prefetch_exclusive": "prefetch", "prefetch_reserved": "prefetch",
+    # iced-x86's Intel name of AMD's 0F 0D /0; GNU as and objdump write `prefetch`, which is 0F 0D /0. (iced's
+    # `prefetch_reserved` names four encodings, 0F 0D /4-/7: `x86gen.diagnostics.unknown_mnemonic_error` says so.)
+    "prefetch_exclusive": "prefetch",
 }
 for _p in ("set", "cmov"):
     for _a, _b in {"z": "e", "nz": "ne", "c": "b", "nae": "b", "nc": "ae", "nb": "ae", "na": "be", "nbe": "a",
@@ -82,12 +82,13 @@ _SIZE_SUFFIX = {8: "b", 16: "w", 32: "d", 64: "q"}
 _ACCUMULATORS = frozenset({"al", "ax", "eax", "rax"})
 
 
-def string_operands(mnemonic: str, ops: tuple) -> tuple[str, tuple]:
+def string_operands(mnemonic: str, ops: tuple, a32: bool = False) -> tuple[str, tuple]:
     """``(mnemonic, operands)`` of the form a string instruction (`STRING_MNEMONICS`) written ``mnemonic ops`` stands
     for: the suffixed name for a generic one (``movs`` with byte operands is ``movsb``), the implicit operands
     filled in where they were left out (``movsb`` → ``movsb byte ptr [rdi], byte ptr [rsi]``, ``lodsb byte ptr [rsi]``
     → ``lodsb al, byte ptr [rsi]``). Operands a form takes as they are stay; those no form fits are left for
-    the ordinary operand error."""
+    the ordinary operand error. A memory operand filled in has a 32-bit address (``[esi]``: 0x67) with ``a32`` (the
+    ``addr32`` word: ``addr32 movsb`` is 67 A4, as GNU as) or where one written has (``stosb byte ptr [edi]``)."""
     mn = mnemonic
     if mn in STRING_GENERIC:
         sizes = [x.size for x in ops if isinstance(x, Mem) and x.size]
@@ -100,29 +101,35 @@ def string_operands(mnemonic: str, ops: tuple) -> tuple[str, tuple]:
     forms = rows_of(canonical(mn)) or ()
     if any(len(f.operands) == len(ops) and all(_takes(o, x) for o, x in zip(f.operands, ops)) for f in forms):
         return mn, ops
+    a32 = a32 or any((x.plain if x.__class__ is SegMem else x).__class__ is A32Mem for x in ops)
     for f in forms:
-        filled = _implied(f, ops)
+        filled = _implied(f, ops, a32)
         if filled is not None: return mn, filled
     return mn, ops
 
 
-def _implied(f, ops: tuple) -> tuple | None:
+def _implied(f, ops: tuple, a32: bool) -> tuple | None:
     """``ops`` with the fixed registers and implicit memory operands of form ``f`` that they leave out filled in, in
-    order; None if they are not ``f``'s operands with some of those left out."""
+    order (a memory operand with a 32-bit address: ``a32``); None if they are not ``f``'s operands with some of those
+    left out."""
     if not any(o.loc in IMPLICIT_MEM for o in f.operands): return None
     out, k = [], 0
-    given_fixed = filled_mem = False
+    given_fixed = given_mem = filled_mem = False
     for o in f.operands:
         if k < len(ops) and _takes(o, ops[k]):
             out.append(ops[k]); k += 1
             given_fixed |= o.loc == "fixed"
+            given_mem |= o.loc in IMPLICIT_MEM
         elif o.loc == "fixed": out.append(REGISTERS[o.reg])
         elif o.loc in IMPLICIT_MEM:
-            out.append(Mem(REGISTERS["rbx" if o.loc == "rbxal" else o.loc[-3:]], size=o.mem))
+            base = "rbx" if o.loc == "rbxal" else o.loc[-3:]
+            out.append(Mem(REGISTERS["e" + base[1:] if a32 else base], size=o.mem))   # (esi: an A32Mem)
             filled_mem = True
         else: return None
     # the memory operand left out but a fixed register written (`scasb al`): GNU as and llvm-mc refuse it too
     if given_fixed and filled_mem: return None
+    # one of two memory operands written (`movsb byte ptr [rdi]`): GNU as refuses it ("number of operands mismatch")
+    if given_mem and filled_mem: return None
     return tuple(out) if k == len(ops) else None
 
 

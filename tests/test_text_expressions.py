@@ -134,10 +134,32 @@ def test_current_location_dot(src, expect, tmp_path):
     check(src, expect, tmp_path)
 
 
-@pytest.mark.parametrize("src", ["L: nop\njmp L+1", "jmp .+2", ".set X, 3\nL: nop\njz L+X"])
-def test_branch_to_a_label_plus_a_number_is_refused(src):
-    # GNU as 2.40 branches into the middle (90 eb fe, eb 00, 90 74 00): x86gen's branches go to labels (or addresses)
-    with pytest.raises(x86gen.AsmSyntaxError, match="a label plus or minus a number"):
+@pytest.mark.parametrize("src, expect", [
+    ("L: nop\njmp L+1", "90ebfe"),                       # GNU as 2.40: into the middle of itself
+    ("jmp .+2", "eb00"),                                  # GNU as 2.40
+    (".set X, 3\nL: nop\njz L+X", "907400"),              # GNU as 2.40
+    ("jmp L+1\nL: nop\nnop", "eb019090"),                 # GNU as 2.40
+    ("L: jmp L-1", "ebfd"),                               # GNU as 2.40
+    ("call .+5", "e800000000"),                           # GNU as 2.40
+    ("L: nop\njmp L+0x200\n.zero 0x200", "90e9fa010000" + "00" * 0x200),   # GNU as 2.40: rel32, relaxed as a label
+])
+def test_branch_to_a_label_plus_a_number(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+
+
+def test_branch_to_a_label_plus_a_number_in_the_assembler():
+    # GNU as 2.40: `top: nop / jne top+1` is 90 75 fe
+    a = x86gen.Assembler()
+    top = a.label("top")
+    a.bind(top)
+    a.nop()
+    a.jne(top + 1)
+    assert a.assemble().hex() == "9075fe"
+
+
+@pytest.mark.parametrize("src", ["L: nop\njmp L-L", "L: nop\nM: jmp L+M"])
+def test_branch_to_a_sum_of_labels_is_refused(src):
+    with pytest.raises(x86gen.AsmSyntaxError, match="not a sum or difference of labels"):
         x86gen.assemble(src)
 
 

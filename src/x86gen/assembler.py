@@ -134,6 +134,47 @@ class Label:
     def __repr__(self) -> str: return f"Label({self.name!r})"
     def __str__(self) -> str: return self.name
 
+    def __add__(self, addend: int) -> LabelPlus:
+        """``label + 3``: a place 3 bytes after the label, as a branch target (``a.jmp(top + 2)``) or data."""
+        if addend.__class__ is not int: return NotImplemented
+        return LabelPlus(self, addend)
+
+    def __sub__(self, addend: int) -> LabelPlus:
+        if addend.__class__ is not int: return NotImplemented
+        return LabelPlus(self, -addend)
+
+
+class LabelPlus:
+    """A label plus a constant (``jmp L+1``, ``jmp .+2``, ``a.jne(top + 4)``): where the label is, ``addend`` bytes on.
+    As a branch target it is relaxed like the label (its ``chunk`` and ``offset`` are the label's, the offset moved)."""
+
+    __slots__ = ("label", "addend")
+    sig = "l"
+    kind = "label"
+
+    def __init__(self, label: Label, addend: int):
+        self.label, self.addend = label, addend
+
+    @property
+    def chunk(self) -> int: return self.label.chunk
+
+    @property
+    def offset(self) -> int: return self.label.offset + self.addend
+
+    @property
+    def name(self) -> str: return f"{self.label.name}{'-' if self.addend < 0 else '+'}{abs(self.addend):#x}"
+
+    def __add__(self, addend: int) -> LabelPlus:
+        if addend.__class__ is not int: return NotImplemented
+        return LabelPlus(self.label, self.addend + addend)
+
+    def __sub__(self, addend: int) -> LabelPlus:
+        if addend.__class__ is not int: return NotImplemented
+        return LabelPlus(self.label, self.addend - addend)
+
+    def __repr__(self) -> str: return f"LabelPlus({self.name})"
+    def __str__(self) -> str: return self.name
+
 
 # Recommended multi-byte NOPs (SDM Vol.2B, NOP, Table 4-12), index = length.
 NOPS = (b"", bytes.fromhex("90"), bytes.fromhex("6690"), bytes.fromhex("0f1f00"), bytes.fromhex("0f1f4000"),
@@ -658,8 +699,10 @@ class Assembler(AsmMethods):
         target = ops[0]
         cls = target.__class__
         if cls is str: target = self.get_label(target)
-        elif cls is Label:
-            if target.owner is not self: raise OperandError(f"{mn}: label {target.name!r} belongs to another Assembler")
+        elif cls is Label or cls is LabelPlus:
+            lab = target if cls is Label else target.label
+            if lab.owner is not self: raise OperandError(f"{mn}: label {lab.name!r} belongs to another Assembler")
+            if lab.line == 0: lab.line = self.line
         elif cls is not int: raise OperandError(f"{mn}: the target must be a label or an address, not {target!r}")
         if target.__class__ is Label and target.line == 0: target.line = self.line
         if choices is None:
@@ -677,7 +720,7 @@ class Assembler(AsmMethods):
         self._layout = None
 
     def _jump(self, mn: str, ops: tuple, rel32: bool = False) -> None:
-        if len(ops) == 1 and (ops[0].__class__ in (int, str, Label)): return self._branch(mn, ops, rel32)
+        if len(ops) == 1 and (ops[0].__class__ in (int, str, Label, LabelPlus)): return self._branch(mn, ops, rel32)
         return self._emit(mn, ops)
 
     def emit_form(self, form, *ops, rc: int | None = None) -> None:
@@ -751,9 +794,10 @@ class Assembler(AsmMethods):
                 try: code += v.encode() if c is str else v
                 except UnicodeEncodeError as ex:   # a lone surrogate ('\udcff', from surrogateescape): no UTF-8
                     raise OperandError(f"db: {fmt_value(v)} is no UTF-8 text: {ex.reason} ({v[ex.start]!r} at index {ex.start})") from None
-            elif c is Label or c is DataExpr:
+            elif c is Label or c is DataExpr or c is LabelPlus:
+                if c is LabelPlus: v = DataExpr((v.label,), (), v.addend)
                 if size not in _PACK: raise OperandError(f"{DATA_DIRECTIVES[size]}: a label's address goes in 1 to 8 bytes")
-                e = v if c is DataExpr else DataExpr((v,), (), 0)
+                e = v if v.__class__ is DataExpr else DataExpr((v,), (), 0)
                 for lab in (*e.plus, *e.minus):
                     if lab.owner is not self: raise OperandError(f"label {lab.name!r} belongs to another Assembler")
                     if lab.line == 0: lab.line = self.line
@@ -860,8 +904,8 @@ class Assembler(AsmMethods):
 
     def _referenced(self, lab: Label) -> bool:
         if lab.line: return True
-        return any(v.__class__ is _Branch and v.target is lab for v in self._vars) or any(r[4] is lab for r in self._rip) \
-            or any(lab in a[4] or lab in a[5] for a in self._abs)
+        return any(v.__class__ is _Branch and getattr(v.target, "label", v.target) is lab for v in self._vars) \
+            or any(r[4] is lab for r in self._rip) or any(lab in a[4] or lab in a[5] for a in self._abs)
 
     def assemble(self) -> bytes:
         """The machine code: branches relaxed, labels resolved, alignment padded."""
@@ -1057,7 +1101,7 @@ def _floats(directive: str, values: tuple) -> tuple:
 
 def target_text(t) -> str:
     """A branch target's text: the label's name or the absolute address."""
-    return t.name if t.__class__ is Label else f"{t:#x}"
+    return t.name if t.__class__ is Label or t.__class__ is LabelPlus else f"{t:#x}"
 
 
 def data_text(size: int, values: tuple) -> str:

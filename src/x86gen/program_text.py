@@ -19,6 +19,7 @@ from .assembler import (
     Assembler,
     DataExpr,
     Label,
+    LabelPlus,
     _keep_plan,
 )
 from .errors import (
@@ -664,9 +665,13 @@ class _Parser:
             if _IDENT.match(t) or _LOCAL_REF.match(t): return self.ref(t)
             if not t.isascii(): raise unknown_word(t, t)
             if "[" in t: return self.label_mem(t)     # `jmp qword ptr [rip+T]`: indirect, through memory at label T
-            if EXPRESSION.search(t) and _NAME.search(t):
-                raise AsmSyntaxError(f"branch target {clip(t)}: a label plus or minus a number (jmp L+1, jmp .+2) is not"
-                                     " supported as a branch target; put a label where the branch goes")
+            if EXPRESSION.search(t) and _NAME.search(t):   # `jmp L+1`, `jmp .+2`: a label plus a number (GNU as)
+                self.dot = None   # (`.` is the branch's own address)
+                v = evaluate(t, self.symbol_value)
+                if v.__class__ is int: return v
+                if len(v.plus) == 1 and not v.minus: return LabelPlus(v.plus[0], v.addend)
+                raise AsmSyntaxError(f"branch target {clip(t)}: a label plus or minus a number (jmp L+1, jmp .+2), or an"
+                                     " address, is a branch target; not a sum or difference of labels")
             raise AsmSyntaxError(f"bad branch target {clip(t)} (expected a label, an address or a register/memory operand)")
         m = _SIZE_WORD.match(t)
         if m and m.group(1).lower() not in _SIZE_OF:

@@ -393,6 +393,11 @@ ROUNDING_CONTROL = {0: I.RoundingControl.ROUND_TO_NEAREST, 1: I.RoundingControl.
 SAE = 4   # x86gen.SAE
 
 
+# iced-x86 prints one name for forms whose bytes differ (`prefetch_reserved`: 0F 0D /4../7), which x86gen refuses: the
+# text cannot say which form (issue 24; tests/test_text_rules.py). Their forms are reached by id.
+ICED_AMBIGUOUS = frozenset(f"PREFETCHRESERVED{i}_M8" for i in range(4, 8))
+
+
 # Conversions from 32-bit integers, exact in the wider type, whose rounding iced-x86's OpCodeInfo allows (EVEX.b) but
 # the SDM does not (Vol.2 VCVTDQ2PD, VCVTUDQ2PD, VCVTSI2SD and VCVTUSI2SD with r/m32: no {er}); GNU as and llvm-mc
 # refuse it, and so does x86gen (issue 24). iced's Code names keep the _ER.

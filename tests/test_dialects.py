@@ -34,7 +34,7 @@ import re
 import gnu_oracle
 import iced_x86 as I
 import pytest
-from iced_oracle import REPORT, decode_one, decoder_options, decorations, describe, intel, semantics
+from iced_oracle import ICED_AMBIGUOUS, REPORT, decode_one, decoder_options, decorations, describe, intel, semantics
 from test_second_oracle import EVEX_FORM_IDS, IP, Unbuildable, decorated_instances, form_instances
 
 import x86gen
@@ -60,9 +60,7 @@ _VEX_ON_REQUEST = {I.CpuidFeature.AVX_VNNI, I.CpuidFeature.AVX_IFMA, I.CpuidFeat
 OBJDUMP_SPELLINGS: dict[str, str] = {}
 
 
-# iced-x86 prints one name for forms whose bytes differ (`prefetch_reserved`: 0F 0D /4../7), which x86gen refuses:
-# the text cannot say which form (issue 24); objdump's text of the same bytes (`prefetch`/`nop`) is checked as usual.
-ICED_AMBIGUOUS = frozenset(f"PREFETCHRESERVED{i}_M8" for i in range(4, 8))
+# (`iced_oracle.ICED_AMBIGUOUS`: iced's text of those forms is refused; objdump's text of the same bytes is checked.)
 
 # Forms whose bytes objdump 2.40 cannot print as assembly text: their instances are left out of the objdump
 # stream (where each misread costs a re-run and desynchronises what follows) and only iced's text is checked.

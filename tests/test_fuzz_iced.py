@@ -40,6 +40,7 @@ from iced_oracle import (
     FORM_IMM_KINDS,
     FUZZ_FAILED,
     FUZZ_STATS,
+    ICED_AMBIGUOUS,
     IMM_KINDS,
     MNEMONIC_NAMES,
     OPKIND_NAMES,
@@ -443,15 +444,21 @@ def matches_request(ins, mnemonic_iced, ops) -> str | None:
 def _matches_request(ins, mnemonic_iced, ops) -> str | None:
     sem = semantics(ins)
     if sem[0] != mnemonic_iced: return f"mnemonic {sem[0]}, asked {mnemonic_iced}"
-    if len(sem[1]) != len(ops): return "operand count"
-    for i, (s, x) in enumerate(zip(sem[1], ops)):
+    sem_ops = sem[1]
+    a32 = bool(sem_ops) and sem_ops[-1] == ("address size", 32) and any(
+        x.__class__ is x86gen.A32Mem or (isinstance(x, x86gen.Mem) and x.base is None and x.index is None) for x in ops)
+    if a32:   # movdir64b/enqcmd r32 with a 32-bit address, or an absolute one made 32-bit by addr32 (GNU as): as asked
+        sem_ops = sem_ops[:-1]
+    if len(sem_ops) != len(ops): return "operand count"
+    for i, (s, x) in enumerate(zip(sem_ops, ops)):
         if isinstance(x, x86gen.Reg):
             want = x.name
             if ins.mnemonic in _GPR_WIDTH_IMMATERIAL and x.kind == "r64": want = _R32_OF[x.num]
             if s != ("reg", want): return f"operand {i + 1}: {s}, asked {x}"
         elif isinstance(x, x86gen.Mem):
+            disp = x.disp & 0xFFFFFFFF if a32 and x.base is None and x.index is None else x.disp   # (a 32-bit address)
             want = ("mem", "none" if x.base is None else x.base.name, "none" if x.index is None else x.index.name,
-                    x.scale, x.disp)
+                    x.scale, disp)
             if s[:5] != want or (x.size and s[5] != x.size): return f"operand {i + 1}: {s}, asked {x}"
         elif s[0] in ("target", "target16"):   # (target16: a 16-bit branch's IP, `ip16`)
             if s[1] != x: return f"operand {i + 1}: target {s[1]:#x}, asked {x:#x}"
@@ -644,6 +651,10 @@ def run_case(form, code, ip, raw_ops, stats, deco=None):
         f"encode({form.mnemonic}, {text_ops}) = {describe(data2, ip, opt)} is longer than {describe(data, ip, opt)}"
 
     text = intel(ins)
+    if form.id in ICED_AMBIGUOUS:   # iced's one name of several forms: refused (the form is reached by its id)
+        with pytest.raises(x86gen.UnknownMnemonicError, match="cannot say which"): x86gen.assemble(text, ip=ip)
+        stats["encoded"] += 1
+        return
     data3 = x86gen.assemble(text, ip=ip)
     ins3 = decode_one(data3, ip, opt)
     assert semantics(ins3) == sem, f"assemble({text!r}) = {describe(data3, ip, opt)}; the form gives {describe(data, ip, opt)}"

@@ -336,7 +336,9 @@ def _parse_address(inner: str, size: int, text: str) -> Mem:
         # llvm-mc read the vector register as the index, whatever its place
         if index is None: base, index = None, base
         elif scale == 1 and index.kind == "r64": base, index = index, base
-    if base is not None and base.kind == "rip" and index is not None: raise AsmSyntaxError(f"rip with an index in {clip(text)}")
+    if base is not None and base.kind == "rip" and index is not None:
+        raise AsmSyntaxError(f"{base.name} with an index register in {clip(text)} (a RIP-relative address has none, SDM Vol.2"
+                             " 2.2.1.6)")
     if base is None and index is None: disp = _abs_disp(disp)
     elif 1 << 63 <= disp < 1 << 64: disp -= 1 << 64   # objdump: `[rip+0xffffffffffffffff]` is disp32 -1
     return Mem(base, index, scale, disp, size)

@@ -2933,7 +2933,7 @@ class AsmMethods:
         """
 
     def mov(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """mov: 33 forms.
+        """mov: 34 forms.
 
         mov W:r8/m8, R:r8                            88 /r                        MOV_RM8_R8 (INTEL8086)
         mov W:r16/m16, R:r16                         o16 89 /r                    MOV_RM16_R16 (INTEL8086)
@@ -2964,6 +2964,7 @@ class AsmMethods:
         mov W:r64, R:dr                              0F 21 /r                     MOV_R64_DR (X64)
         mov W:dr, R:r64                              0F 23 /r                     MOV_DR_R64 (X64)
         mov W:r32/m16, R:sreg                        8C /r                        MOV_R32M16_SREG (INTEL386)
+        mov W:r16/m16, R:sreg                        o16 8C /r                    MOV_RM16_SREG (INTEL8086)
         mov W:r64/m16, R:sreg                        REX.W 8C /r                  MOV_R64M16_SREG (X64)
         mov W:sreg, R:r16/m16                        o16 8E /r                    MOV_SREG_RM16 (INTEL8086)
         mov W:sreg, R:r32/m16                        8E /r                        MOV_SREG_R32M16 (INTEL386)

@@ -311,8 +311,9 @@ def instance_text(form, ops: tuple, rel: int | None, label: str, length: int = 0
     # registers (llvm-mc would write a second 0x67 for an addr32 there)
     if form.addrsize32 and form.mnemonic not in ("jecxz", "umonitor") and not any(o.mem is not None for o in form.operands):
         text = "addr32 " + text
-    # GNU as: data16 xbegin is the rel16 form, data16 jmp/je/call the 16-bit branches (`GNU_SKIPS_DATA16`: not loop/jrcxz)
-    if form.opsize16 and form.is_branch: text = "data16 " + text
+    # GNU as: data16 xbegin is the rel16 form, data16 jmp/je/call the 16-bit branches (`GNU_SKIPS_DATA16`: not loop/jrcxz),
+    # data16 ret the 16-bit return (RETNW: no operand says its size; `call ax` says it, and GNU as refuses a data16 there)
+    if form.opsize16 and (form.is_branch or form.mnemonic == "ret"): text = "data16 " + text
     return f"{label}: {text}" if rel is not None else text
 
 
@@ -355,6 +356,9 @@ LLVM_MISREADS = (
     (("MOV_RM16_SREG",), re.compile(r"mov (?:[abcd]x|[sd]i|[sb]p|r\d+w), [cdefgs]s"),
      "llvm-mc 14 encodes `mov cx, es` as 8C C1, `mov ecx, es` (the 32-bit form, which writes all of ecx); GNU as and"
      " iced-x86 write 66 8C C1 (o16 8C /r, which writes cx only)"),
+    (("CALL_RM16", "JMP_RM16"), re.compile(r"(?:call|jmp) word ptr \[.*\]"),
+     "llvm-mc 14 reads `call word ptr [m]` / `jmp word ptr [m]` as the far m16:32 call/jmp (FF /3, FF /5: the size"
+     " keyword ignored, as for `GNU_FAR_BRANCH`); GNU as and iced-x86 (AMD) write the near o16 FF /2, FF /4"),
 )
 
 
@@ -464,7 +468,8 @@ def run_second_oracle(forms, encode=None) -> dict[str, FormResult]:
         else:
             record(fr, inst, inst.text, tool, verdict, detail)
     # Both refused the text written here: try iced's spelling of the form's bytes.
-    iced_units = [(insts[k][1].data, intel(I.Decoder(64, insts[k][1].data, ip=IP).decode()), False) for k in retry]
+    iced_units = [(d, intel(I.Decoder(64, d, ip=IP, options=o).decode()), False, o)
+                  for k in retry for d, o in [(insts[k][1].data, decoder_options(insts[k][1].form))]]
     for k, unit, (tool, verdict, detail) in zip(retry, iced_units, cross_check(iced_units)):
         fr, inst = insts[k]
         if verdict != "refused": fr.via_iced_text += 1

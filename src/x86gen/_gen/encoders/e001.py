@@ -181,7 +181,7 @@ def shape_MOVSXD_R64_RM32(fid):   # 1 form
     return enc, None
 
 
-def shape_CWD(fid, k0):   # 228 forms: CWD, CDQ, CQO, …
+def shape_CWD(fid, k0):   # 229 forms: CWD, CDQ, CQO, …
     k0 = bytes(k0)
     def enc():
         return k0

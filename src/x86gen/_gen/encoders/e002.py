@@ -9,7 +9,7 @@ from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, Gpr8
 R_cl = REGISTERS['cl']
 
 
-def shape_DEC_RM16(fid, k0, k1, k2):   # 8 forms: DEC_RM16, NEG_RM16, NOT_RM16, …
+def shape_DEC_RM16(fid, k0, k1, k2):   # 10 forms: DEC_RM16, NEG_RM16, NOT_RM16, …
     def enc(a0):
         if a0.__class__ is Gpr16:
             rex = a0.rex_b

@@ -155,7 +155,7 @@ def shape_RETNQ_IMM16(fid, k0):   # 2 forms: RETNQ_IMM16, RETFD_IMM16
     return enc, fits
 
 
-def shape_RETFW_IMM16(fid, k0, k1):   # 3 forms: RETFW_IMM16, RETFQ_IMM16, PUSH_IMM16
+def shape_RETNW_IMM16(fid, k0, k1):   # 4 forms: RETNW_IMM16, RETFW_IMM16, RETFQ_IMM16, …
     def enc(a0):
         if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
         if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
@@ -412,4 +412,4 @@ def shape_RESERVEDNOP_RM32_R32_0F1F(fid):   # 1 form
     return enc, None
 
 
-SHAPES = (shape_IMUL_R64_RM64_IMM32, shape_SETO_RM8, shape_JO_REL8_64, shape_JO_REL32_64, shape_JO_REL8_16, shape_JO_REL16, shape_JMP_REL16, shape_JMP_RM64, shape_JMP_M1616, shape_JMP_M1632, shape_JMP_M1664, shape_RETNQ_IMM16, shape_RETFW_IMM16, shape_PUSH_R16, shape_PUSH_R64, shape_PUSHQ_IMM8, shape_PUSHQ_IMM32, shape_PUSHQ_FS, shape_PUSHQ_GS, shape_POP_RM64, shape_PUSHW_IMM8, shape_NOP_RM16, shape_NOP_RM32, shape_NOP_RM64, shape_RESERVEDNOP_RM16_R16_0F19, shape_RESERVEDNOP_RM32_R32_0F19, shape_RESERVEDNOP_RM64_R64_0F19, shape_RESERVEDNOP_RM32_R32_0F1C, shape_RESERVEDNOP_RM64_R64_0F1C, shape_RESERVEDNOP_RM16_R16_0F0D, shape_RESERVEDNOP_RM16_R16_0F1F, shape_RESERVEDNOP_RM32_R32_0F1F, )
+SHAPES = (shape_IMUL_R64_RM64_IMM32, shape_SETO_RM8, shape_JO_REL8_64, shape_JO_REL32_64, shape_JO_REL8_16, shape_JO_REL16, shape_JMP_REL16, shape_JMP_RM64, shape_JMP_M1616, shape_JMP_M1632, shape_JMP_M1664, shape_RETNQ_IMM16, shape_RETNW_IMM16, shape_PUSH_R16, shape_PUSH_R64, shape_PUSHQ_IMM8, shape_PUSHQ_IMM32, shape_PUSHQ_FS, shape_PUSHQ_GS, shape_POP_RM64, shape_PUSHW_IMM8, shape_NOP_RM16, shape_NOP_RM32, shape_NOP_RM64, shape_RESERVEDNOP_RM16_R16_0F19, shape_RESERVEDNOP_RM32_R32_0F19, shape_RESERVEDNOP_RM64_R64_0F19, shape_RESERVEDNOP_RM32_R32_0F1C, shape_RESERVEDNOP_RM64_R64_0F1C, shape_RESERVEDNOP_RM16_R16_0F0D, shape_RESERVEDNOP_RM16_R16_0F1F, shape_RESERVEDNOP_RM32_R32_0F1F, )

@@ -707,6 +707,9 @@ def test_word_stores_with_data16_as_gnu_as(src, expect, tmp_path):
     ("mov word ptr [rax], es", "8c00"), ("mov [rax], es", "8c00"),   # GNU as 2.40: no 66 for memory (the store is 16 bits)
     ("data16 mov word ptr [rax], es", "668c00"), ("data16 mov [rax], ds", "668c18"),                          # GNU as 2.40
     ("mov eax, es", "8cc0"), ("mov rax, es", "8cc0"), ("mov es, ax", "8ec0"),       # GNU as 2.40: as before, no 66 / REX.W
+    # data16 with a 32- or 64-bit register: GNU as writes the 66 before 8C / 8E, the 16-bit move (MOV_RM16_SREG, …)
+    ("data16 mov eax, ds", "668cd8"), ("data16 mov rax, es", "668cc0"), ("data16 mov r9, fs", "66418ce1"),    # GNU as 2.40
+    ("data16 mov es, ax", "668ec0"), ("data16 mov es, eax", "668ec0"), ("data16 mov ds, r9d", "66418ed9"),    # GNU as 2.40
 ])
 def test_mov_from_a_segment_register_to_16_bits_as_gnu_as(src, expect, tmp_path):
     """``mov ax, es`` is o16 8C /r (MOV_RM16_SREG, which writes ax only); a word in memory takes the shorter 8C /r, as GNU as
@@ -763,6 +766,14 @@ def test_16_bit_near_branches_other_operands_refused(src):
     a warning: x86gen refuses them."""
     with pytest.raises(x86gen.EncodeError):
         x86gen.assemble(src)
+
+
+def test_data16_mov_segment_register_with_a_wide_register_through_encode():
+    """`encode` reads ``data16 mov eax, ds`` as the text does: MOV_RM16_SREG with ax (GNU as 2.40: 66 8c d8)."""
+    R = x86gen.REGISTERS
+    assert x86gen.encode("data16 mov", R["eax"], R["ds"]).hex() == "668cd8"                  # GNU as 2.40
+    assert x86gen.encode("data16 mov", R["es"], R["rax"]).hex() == "668ec0"                  # GNU as 2.40
+    assert x86gen.encode("data16 mov", R["r9d"], R["fs"]).hex() == "66418ce1"                # GNU as 2.40
 
 
 def test_data16_on_a_mov_without_a_segment_register_is_refused():

@@ -46,13 +46,17 @@ def code_of(form_id: str) -> int:
 
 def decoder_options(form) -> int:
     """iced `DecoderOptions` to decode ``form``'s bytes with: ``AMD`` for a 16-bit near branch (o16 jmp/jcc/call/loop/
-    jrcxz/jecxz: ``form.opsize16`` and a rel operand, not xbegin), else ``NONE``.
+    jrcxz/jecxz: ``form.opsize16`` and a rel operand, not xbegin) and a 16-bit near indirect call/jmp or return (o16
+    call/jmp r/m16, ret: CALL_RM16, JMP_RM16, RETNW, RETNW_IMM16; not the far ones, m16:16), else ``NONE``.
 
-    In 64-bit mode Intel CPUs ignore 0x66 on near branches (SDM Vol.2 JMP/Jcc: "In 64-bit mode the operand size is fixed at
-    64 bits"), so iced's default (Intel) decoder reads 66 E9/E8/0F 8x as INVALID and 66 EB/7x/E2/E3 as the 64-bit forms;
-    AMD CPUs honour it (AMD APM Vol.3 JMP/Jcc: IP = (next IP + rel) AND 0FFFFh), and with DecoderOptions.AMD iced reads
-    them as JMP_REL16, JE_REL8_16 … with a 16-bit target. xbegin's rel16 decodes either way (no 16-bit IP)."""
-    amd = form.opsize16 and form.mnemonic != "xbegin" and any(o.kind.startswith("rel") for o in form.operands)
+    In 64-bit mode Intel CPUs ignore 0x66 on near branches (SDM Vol.2 JMP/Jcc/CALL/RET: "In 64-bit mode the operand size is
+    fixed at 64 bits"), so iced's default (Intel) decoder reads 66 E9/E8/0F 8x as INVALID and 66 EB/7x/E2/E3, 66 FF /2,
+    66 FF /4, 66 C3 and 66 C2 as the 64-bit forms; AMD CPUs honour it (AMD APM Vol.3 JMP/Jcc: IP = (next IP + rel) AND
+    0FFFFh), and with DecoderOptions.AMD iced reads them as JMP_REL16, JE_REL8_16, CALL_RM16, RETNW … with a 16-bit target.
+    xbegin's rel16 decodes either way (no 16-bit IP)."""
+    rel = any(o.kind.startswith("rel") for o in form.operands)
+    near = form.mnemonic in ("call", "jmp", "ret") and not any(":" in o.kind for o in form.operands)
+    amd = form.opsize16 and form.mnemonic != "xbegin" and (rel or near)
     return I.DecoderOptions.AMD if amd else I.DecoderOptions.NONE
 
 
@@ -353,6 +357,9 @@ def semantics(ins: I.Instruction) -> tuple:
     # a form whose implicit address is 32-bit (0x67: MONITORD, LOOP_REL8_64_ECX) is another operation than its 64-bit
     # twin with the same operands (monitor's address in eax, not rax): its address size is part of what it does
     if I.OpCodeInfo(ins.code).address_size == 32: ops.append(("address size", 32))
+    # a near return with o16 (RETNW, RETNW_IMM16: 66 C3, read with DecoderOptions.AMD, `decoder_options`) pops a 16-bit IP,
+    # another operation than ret (C3) with the same operands (none, or the imm16)
+    if ins.mnemonic == I.Mnemonic.RET and I.OpCodeInfo(ins.code).operand_size == 16: ops.append(("operand size", 16))
     # SAL (/6) and SHL (/4) are one operation (SDM Vol.2 SAL/SAR/SHL/SHR); GNU as writes both `shl`
     return ("shl" if mnemonic == "sal" else mnemonic, tuple(ops))
 
@@ -447,8 +454,10 @@ def decorations(ins: I.Instruction) -> tuple:
 def request_mnemonic(form) -> str:
     """The mnemonic that asks `x86gen.encode` for this form's operation: ``addr32 monitor`` for a form whose implicit
     address is 32-bit (MONITORD; ``monitor`` alone is MONITORQ, another operation); ``data16 xbegin`` for a 16-bit branch
-    (x86gen, like GNU as, never chooses one unasked)."""
-    words = ["data16"] if form.opsize16 and form.is_branch else []   # data16 xbegin: XBEGIN_REL16; data16 jmp: JMP_REL16
+    and ``data16 ret`` for the 16-bit return (x86gen, like GNU as, never chooses one unasked; ``call ax``, CALL_RM16, is
+    asked by its operand)."""
+    # data16 xbegin: XBEGIN_REL16; data16 jmp: JMP_REL16; data16 ret: RETNW
+    words = ["data16"] if form.opsize16 and (form.is_branch or form.mnemonic == "ret") else []
     if form.addrsize32: words.append("addr32")   # data16 addr32 loop: LOOP_REL8_16_ECX
     return " ".join([*words, form.mnemonic])
 

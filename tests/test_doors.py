@@ -302,9 +302,11 @@ _PREFIX_FLAGS = {"lock": "has_lock_prefix", "rep": "has_rep_prefix", "repe": "ha
 
 def iced_problems(data: bytes, form_id: str | None, case: Case) -> list[tuple[str, str]]:
     """What iced-x86 finds wrong with ``data`` as the bytes of ``case`` in form ``form_id`` (None: any form):
-    [(kind, detail)]."""
+    [(kind, detail)]. Decoded as the form (or else the case's form) is (`iced_oracle.decoder_options`: AMD for the 16-bit
+    branches, a family of doors with prefix words has no form of its own)."""
     form = x86gen.get_form(form_id) if form_id else None
-    opt = decoder_options(form) if form is not None else 0
+    decoded_as = form if form is not None else x86gen.get_form(case.form_id) if case.form_id else None
+    opt = decoder_options(decoded_as) if decoded_as is not None else 0
     try: ins = decode_one(data, case.ip, opt)
     except AssertionError as ex: return [("iced: not one instruction", str(ex))]
     got = CODE_NAMES[ins.code]

@@ -199,7 +199,8 @@ def imm_strategy(ranges_a, ranges_b):
 
 def ip16(form) -> bool:
     """A 16-bit near branch (o16 jmp/jcc/call/loop/jrcxz), whose target is a 16-bit IP: targets 0..0xffff only,
-    reached as (next IP + rel) AND 0FFFFH (SDM Vol.2 JMP/Jcc, operand size 16); iced decodes it with DecoderOptions.AMD."""
+    reached as (next IP + rel) AND 0FFFFH (SDM Vol.2 JMP/Jcc, operand size 16); iced decodes it with DecoderOptions.AMD.
+    (So it does o16 call/jmp r/m16 and ret, CALL_RM16 … RETNW, which have no rel operand: `iced_oracle.decoder_options`.)"""
     return decoder_options(form) == I.DecoderOptions.AMD
 
 

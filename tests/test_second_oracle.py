@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -310,8 +311,9 @@ def instance_text(form, ops: tuple, rel: int | None, label: str, length: int = 0
     # registers (llvm-mc would write a second 0x67 for an addr32 there)
     if form.addrsize32 and form.mnemonic not in ("jecxz", "umonitor") and not any(o.mem is not None for o in form.operands):
         text = "addr32 " + text
-    # GNU as: data16 xbegin is the rel16 form, data16 jmp/je/call the 16-bit branches (`GNU_SKIPS_DATA16`: not loop/jrcxz)
-    if form.opsize16 and form.is_branch: text = "data16 " + text
+    # GNU as: data16 xbegin is the rel16 form, data16 jmp/je/call the 16-bit branches (`GNU_SKIPS_DATA16`: not loop/jrcxz),
+    # data16 ret the 16-bit return (RETNW: no operand says its size; `call ax` says it, and GNU as refuses a data16 there)
+    if form.opsize16 and (form.is_branch or form.mnemonic == "ret"): text = "data16 " + text
     return f"{label}: {text}" if rel is not None else text
 
 
@@ -348,6 +350,24 @@ def assemble_batched(units: list[str], tool: str) -> list[gnu_oracle.Outcome]:
 # The 16-bit near branches too: llvm-mc 14 writes `data16 jmp L` as a 66 byte before the 64-bit jmp (EB/E9 rel32, a
 # 32-bit displacement after 0x66, which an AMD CPU reads as rel16 and two bytes of another instruction)
 LLVM_MISENCODES = ("data16 xbegin", "data16 j", "data16 call", "data16 loop", "data16 addr32 loop")
+# Texts llvm-mc 14 reads as another instruction than GNU as and iced-x86 do, by form (their llvm-mc answer counts as a
+# refusal; GNU as's still counts): (the form ids, the texts, why)
+LLVM_MISREADS = (
+    (("MOV_RM16_SREG",), re.compile(r"mov (?:[abcd]x|[sd]i|[sb]p|r\d+w), [cdefgs]s"),
+     "llvm-mc 14 encodes `mov cx, es` as 8C C1, `mov ecx, es` (the 32-bit form, which writes all of ecx); GNU as and"
+     " iced-x86 write 66 8C C1 (o16 8C /r, which writes cx only)"),
+    (("CALL_RM16", "JMP_RM16"), re.compile(r"(?:call|jmp) word ptr \[.*\]"),
+     "llvm-mc 14 reads `call word ptr [m]` / `jmp word ptr [m]` as the far m16:32 call/jmp (FF /3, FF /5: the size"
+     " keyword ignored, as for `GNU_FAR_BRANCH`); GNU as and iced-x86 (AMD) write the near o16 FF /2, FF /4"),
+)
+
+
+def llvm_refusal(text: str) -> str | None:
+    """Why llvm-mc's answer to ``text`` counts as a refusal (`LLVM_MISENCODES`, `LLVM_MISREADS`), or None."""
+    if any(t in text for t in LLVM_MISENCODES): return "llvm-mc 14 misencodes it (LLVM_MISENCODES)"
+    return next((f"{why} (LLVM_MISREADS)" for _, pattern, why in LLVM_MISREADS if pattern.fullmatch(text)), None)
+
+
 # Texts GNU as 2.40 assembles without their data16 ("Warning: skipping prefixes on `loop'"): the 16-bit loop/loope/loopne/
 # jrcxz/jecxz (LOOP_REL8_16_RCX, JRCXZ_REL8_16 …), whose GNU answer counts as a refusal, so these forms have iced alone
 GNU_SKIPS_DATA16 = ("data16 loop", "data16 addr32 loop", "data16 jrcxz", "data16 jecxz")
@@ -374,8 +394,8 @@ def cross_check(units: list[tuple[bytes, str, bool]], judge=judge) -> list[tuple
     for tool, have in (("gnu", gnu_oracle.HAVE_GNU_AS), ("llvm", gnu_oracle.HAVE_LLVM_MC)):
         if have and units:
             outs = assemble_batched([u[1] for u in units], tool)
-            verdicts[tool] = [("refused", "llvm-mc 14 misencodes it (LLVM_MISENCODES)")
-                              if tool == "llvm" and any(t in u[1] for t in LLVM_MISENCODES) else
+            verdicts[tool] = [("refused", llvm_refusal(u[1]))
+                              if tool == "llvm" and llvm_refusal(u[1]) is not None else
                               ("refused", "GNU as skips its data16 (GNU_SKIPS_DATA16)")
                               if tool == "gnu" and any(t in u[1] for t in GNU_SKIPS_DATA16) else judge(u[0], oc, *u[2:])
                               for u, oc in zip(units, outs)]
@@ -448,7 +468,8 @@ def run_second_oracle(forms, encode=None) -> dict[str, FormResult]:
         else:
             record(fr, inst, inst.text, tool, verdict, detail)
     # Both refused the text written here: try iced's spelling of the form's bytes.
-    iced_units = [(insts[k][1].data, intel(I.Decoder(64, insts[k][1].data, ip=IP).decode()), False) for k in retry]
+    iced_units = [(d, intel(I.Decoder(64, d, ip=IP, options=o).decode()), False, o)
+                  for k in retry for d, o in [(insts[k][1].data, decoder_options(insts[k][1].form))]]
     for k, unit, (tool, verdict, detail) in zip(retry, iced_units, cross_check(iced_units)):
         fr, inst = insts[k]
         if verdict != "refused": fr.via_iced_text += 1
@@ -589,6 +610,26 @@ def test_second_oracle_detects_wrong_bytes():
 
 
 META_FORMS = ("ADD_RM32_R32", "VEX_VADDPS_YMM_YMM_YMMM256", "MOV_R64_IMM64", "JMP_REL32_64")
+
+
+@pytest.mark.skipif(not gnu_oracle.HAVE_LLVM_MC, reason="llvm-mc not installed")
+def test_llvm_misreads_are_real_and_gnu_confirms(second_oracle):
+    """Each of `LLVM_MISREADS` is what llvm-mc 14 does today (another instruction than the form's, by iced's reading),
+    and GNU as gives the form's bytes for the same text: the forms stay confirmed by GNU as."""
+    units, forms = [], []
+    for ids, pattern, _why in LLVM_MISREADS:
+        for fid in ids:
+            form = x86gen.get_form(fid)
+            ops = next(ops for ops, _ in form_instances(form)
+                       if pattern.fullmatch(instance_text(form, ops, None, "")))
+            units.append((form(*ops), instance_text(form, ops, None, ""), False, decoder_options(form)))
+            forms.append(fid)
+            assert second_oracle[fid].status == "gnu", summary({fid: second_oracle[fid]})
+    for (data, text, _, opt), out, fid in zip(units, assemble_batched([u[1] for u in units], "llvm"), forms):
+        assert judge(data, out, False, opt)[0] == "mismatch", (fid, text, out)
+    if gnu_oracle.HAVE_GNU_AS:
+        for (data, text, *_), out in zip(units, assemble_batched([u[1] for u in units], "gnu")):
+            assert out.data == data, (text, out)
 
 
 @pytest.mark.skipif(not gnu_oracle.HAVE_LLVM_MC, reason="llvm-mc not installed")

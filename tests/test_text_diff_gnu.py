@@ -647,9 +647,9 @@ def expression_program(rng: random.Random, k: int) -> Line:
 # --- checking -----------------------------------------------------------------------------------------
 
 
-def decode(data: bytes) -> list[I.Instruction] | None:
-    """Every instruction of ``data``, or None if some bytes are no instruction."""
-    out = list(I.Decoder(64, data))
+def decode(data: bytes, options: int = 0) -> list[I.Instruction] | None:
+    """Every instruction of ``data`` (iced's DecoderOptions ``options``), or None if some bytes are no instruction."""
+    out = list(I.Decoder(64, data, options=options))
     if any(i.code == I.Code.INVALID for i in out): return None
     return out
 
@@ -702,9 +702,14 @@ _ACCUMULATOR_NOPS = {I.Code.NOPD: "rax", I.Code.NOPQ: "rax", I.Code.NOPW: "ax"}
 
 def holds_registers(data: bytes, line: Line) -> bool:
     """Does iced's view of ``data`` name every register ``line`` wrote (operands, base, index), as
-    often as it was written (``rol word ptr [rcx], rcx`` is not ``rol word ptr [rcx], cl``)?"""
+    often as it was written (``rol word ptr [rcx], rcx`` is not ``rol word ptr [rcx], cl``)? Read as Intel's CPUs or as
+    AMD's (`iced_oracle.decoder_options`): ``jmp bx`` (66 FF E3) is jmp bx to AMD, Intel's CPUs ignore its 66."""
+    return _holds_registers(data, line, 0) or _holds_registers(data, line, I.DecoderOptions.AMD)
+
+
+def _holds_registers(data: bytes, line: Line, options: int) -> bool:
     if not line.regs: return True
-    ins = decode(data)
+    ins = decode(data, options)
     if ins is None: return False
     names: collections.Counter = collections.Counter()
     for i in ins:

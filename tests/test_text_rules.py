@@ -701,6 +701,81 @@ def test_word_stores_with_data16_as_gnu_as(src, expect, tmp_path):
     check(src, expect, tmp_path)
 
 
+@pytest.mark.parametrize("src, expect", [
+    ("mov ax, es", "668cc0"), ("mov r8w, es", "66418cc0"), ("mov ax, ds", "668cd8"), ("mov r15w, gs", "66418cef"),  # GNU as 2.40
+    ("mov cx, cs", "668cc9"),                                                                                 # GNU as 2.40
+    ("mov word ptr [rax], es", "8c00"), ("mov [rax], es", "8c00"),   # GNU as 2.40: no 66 for memory (the store is 16 bits)
+    ("data16 mov word ptr [rax], es", "668c00"), ("data16 mov [rax], ds", "668c18"),                          # GNU as 2.40
+    ("mov eax, es", "8cc0"), ("mov rax, es", "8cc0"), ("mov es, ax", "8ec0"),       # GNU as 2.40: as before, no 66 / REX.W
+    # data16 with a 32- or 64-bit register: GNU as writes the 66 before 8C / 8E, the 16-bit move (MOV_RM16_SREG, …)
+    ("data16 mov eax, ds", "668cd8"), ("data16 mov rax, es", "668cc0"), ("data16 mov r9, fs", "66418ce1"),    # GNU as 2.40
+    ("data16 mov es, ax", "668ec0"), ("data16 mov es, eax", "668ec0"), ("data16 mov ds, r9d", "66418ed9"),    # GNU as 2.40
+])
+def test_mov_from_a_segment_register_to_16_bits_as_gnu_as(src, expect, tmp_path):
+    """``mov ax, es`` is o16 8C /r (MOV_RM16_SREG, which writes ax only); a word in memory takes the shorter 8C /r, as GNU as
+    writes it, unless data16 asks for the o16 form (issue 24)."""
+    check(src, expect, tmp_path)
+
+
+def test_mov_from_a_segment_register_like_iced():
+    """The o16 form's bytes are iced-x86's encoder's for MOV_RM16_SREG (a second oracle)."""
+    import iced_x86 as I
+    for reg, sreg, text in ((I.Register.AX, I.Register.ES, "mov ax, es"), (I.Register.R8W, I.Register.ES, "mov r8w, es")):
+        enc = I.Encoder(64)
+        enc.encode(I.Instruction.create_reg_reg(I.Code.MOV_RM16_SREG, reg, sreg), 0)
+        assert x86gen.assemble(text) == bytes(enc.take_buffer())
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("data16 ret", "66c3"), ("data16 ret 8", "66c20800"), ("retw", "66c3"), ("retw 8", "66c20800"),          # GNU as 2.40
+    ("retw -1", "66c2ffff"), ("bnd retw", "66f2c3"), ("rep data16 ret", "66f3c3"),                          # GNU as 2.40
+    ("call word ptr [rax]", "66ff10"), ("jmp word ptr [rax]", "66ff20"), ("call ax", "66ffd0"),              # GNU as 2.40
+    ("jmp ax", "66ffe0"), ("jmp r8w", "6641ffe0"), ("call r8w", "6641ffd0"), ("call word ptr [r8]", "6641ff10"),  # GNU as 2.40
+    ("callw [rax]", "66ff10"), ("jmpw [rax]", "66ff20"), ("callw ax", "66ffd0"), ("jmpw ax", "66ffe0"),      # GNU as 2.40
+    ("data16 call [rax]", "66ff10"), ("data16 jmp [rax]", "66ff20"),                                        # GNU as 2.40
+    ("notrack call word ptr [rax]", "3e66ff10"), ("bnd call ax", "66f2ffd0"), ("notrack jmp ax", "3e66ffe0"),  # GNU as 2.40
+    ("bnd jmp word ptr [rax]", "66f2ff20"),                                                                 # GNU as 2.40
+    ("call word ptr [rip+x]\nx: .word 0", "66ff15000000000000"),                                            # GNU as 2.40
+    # and without a 16-bit operand or data16, the 64-bit forms as before
+    ("ret", "c3"), ("ret 8", "c20800"), ("call [rax]", "ff10"), ("jmp [rax]", "ff20"), ("call rax", "ffd0"),  # GNU as 2.40
+])
+def test_16_bit_near_returns_and_indirect_branches_as_gnu_as(src, expect, tmp_path):
+    """o16 ret (RETNW, RETNW_IMM16) and call/jmp r/m16 (CALL_RM16, JMP_RM16): chosen by a 16-bit operand, by data16, or
+    by GNU as's retw/callw/jmpw; a 16-bit IP on AMD CPUs (Intel ones ignore the 66 in 64-bit mode, SDM Vol.2 CALL/JMP/RET;
+    issue 24)."""
+    check(src, expect, tmp_path)
+
+
+@pytest.mark.parametrize("src, code", [
+    ("data16 ret", "RETNW"), ("data16 ret 8", "RETNW_IMM16"), ("call word ptr [rax]", "CALL_RM16"), ("jmp r8w", "JMP_RM16"),
+])
+def test_16_bit_near_returns_and_indirect_branches_like_iced(src, code):
+    """x86gen's bytes are the form iced-x86 decodes with DecoderOptions.AMD (`iced_oracle.decoder_options`), and iced's
+    encoder writes them back the same."""
+    import iced_x86 as I
+    from iced_oracle import decode_one, decoder_options, reencode
+    data = x86gen.assemble(src)
+    ins = decode_one(data, 0, decoder_options(x86gen.get_form(code)))
+    assert ins.code == getattr(I.Code, code) and reencode(ins) == data
+
+
+@pytest.mark.parametrize("src", ["data16 call rax", "data16 jmp qword ptr [rax]", "retw 0x10000"])
+def test_16_bit_near_branches_other_operands_refused(src):
+    """GNU as 2.40 writes 66 before the 64-bit form for `data16 call rax` and `data16 jmp qword ptr [rax]` (66 FF D0,
+    66 FF 20: `call ax`, `jmp word ptr [rax]` to an AMD CPU, not the operands written) and cuts `retw 0x10000` to 0 with
+    a warning: x86gen refuses them."""
+    with pytest.raises(x86gen.EncodeError):
+        x86gen.assemble(src)
+
+
+def test_data16_mov_segment_register_with_a_wide_register_through_encode():
+    """`encode` reads ``data16 mov eax, ds`` as the text does: MOV_RM16_SREG with ax (GNU as 2.40: 66 8c d8)."""
+    R = x86gen.REGISTERS
+    assert x86gen.encode("data16 mov", R["eax"], R["ds"]).hex() == "668cd8"                  # GNU as 2.40
+    assert x86gen.encode("data16 mov", R["es"], R["rax"]).hex() == "668ec0"                  # GNU as 2.40
+    assert x86gen.encode("data16 mov", R["r9d"], R["fs"]).hex() == "66418ce1"                # GNU as 2.40
+
+
 def test_data16_on_a_mov_without_a_segment_register_is_refused():
     with pytest.raises(x86gen.PrefixError, match="data16 mov ax, bx"):
         x86gen.assemble("data16 mov ax, bx")
@@ -742,7 +817,6 @@ def test_system_registers_as_iced_prints_them(src, expect):
 @pytest.mark.parametrize("src", [
     "mov cs, ax",          # GNU as 2.40 encodes 8e c8, which is #UD (SDM Vol.2 MOV) and iced decodes as (bad)
     "mov cs, word ptr [rax]", "pop cs",
-    "mov ax, es",          # o16 8C /r is not in the table (excluded: llvm-mc 14 reads it as the 32-bit form)
     "mov cr0, eax", "mov dr0, ax",
     "pushw 0x10000", "pushw -0x8001",   # 66 68 iw has 16 bits (GNU as 2.40 truncates them: 66 68 00 00, 66 68 ff 7f)
 ])
@@ -926,10 +1000,10 @@ def test_far_pointer_load_as_objdump_prints_it():
 
 
 @pytest.mark.parametrize("src", ["lfs ax, fword ptr [rax]", "lfs eax, dword ptr [rax]", "lss rax, dword ptr [rax]",   # GNU as refuses
-                                 "call word ptr [rax]", "jmp far qword ptr [rax]", "lfs eax, eax"])
+                                 "jmp far qword ptr [rax]", "lfs eax, eax"])
 def test_far_pointer_size_errors(src):
-    """A far pointer of another size than the register's (GNU as: "operand size mismatch"), a near `call word ptr`
-    (16-bit near indirect calls are not in the table), a qword far pointer (no such form)."""
+    """A far pointer of another size than the register's (GNU as: "operand size mismatch"), a qword or word far pointer
+    (no such form; `call word ptr [rax]` is the near 16-bit call, CALL_RM16)."""
     with pytest.raises(OperandError):
         x86gen.assemble(src)
 

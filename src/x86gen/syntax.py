@@ -1006,12 +1006,15 @@ def _fpu_image(mn: str, ops: tuple) -> tuple[str, tuple]:
 
 # objdump's names of the 16-bit branches (GNU as writes them with the data16 prefix): xbeginw is 66 C7 F8 cw, jmpw
 # 66 E9 cw (JMP_REL16), callw 66 E8 cw (CALL_REL16); objdump prints the others `data16 jmp` (66 EB cb) or, for o16 jcc
-# rel16, a bare `je`, which reads back as the rel32 form (tests/test_dialects.py OBJDUMP_GAPS)
-_W_BRANCHES = {"xbeginw": "xbegin", "jmpw": "jmp", "callw": "call"}
+# rel16, a bare `je`, which reads back as the rel32 form (tests/test_dialects.py OBJDUMP_GAPS). GNU as reads them so too,
+# and `callw ax` / `jmpw [rax]` (CALL_RM16, JMP_RM16: 66 FF /2, /4) and `retw` / `retw 8` (RETNW: 66 C3, 66 C2 iw), which
+# objdump prints so
+_W_BRANCHES = {"xbeginw": "xbegin", "jmpw": "jmp", "callw": "call", "retw": "ret"}
 
 
 def _w_branch(mn: str, ops: tuple) -> tuple[str, tuple]:
-    """``xbeginw 0x106`` (objdump) is ``data16 xbegin 0x106``, ``jmpw 0x100`` ``data16 jmp 0x100`` (`_W_BRANCHES`)."""
+    """``xbeginw 0x106`` (objdump) is ``data16 xbegin 0x106``, ``jmpw 0x100`` ``data16 jmp 0x100``, ``retw`` ``data16 ret``
+    (`_W_BRANCHES`)."""
     return "data16 " + _W_BRANCHES[mn], ops
 
 

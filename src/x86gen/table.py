@@ -230,6 +230,18 @@ def ip16_branch(row: FormRow) -> bool:
     return row.opsize16 and row.mnemonic != "xbegin" and is_branch(row)
 
 
+def ip16_transfer(row) -> bool:
+    """A near indirect call/jmp or near return with o16 (CALL_RM16, JMP_RM16, RETNW, RETNW_IMM16): its new IP is 16 bits
+    (the r/m16 target, the word popped) on AMD CPUs; Intel ones ignore the 0x66 (SDM Vol.2 CALL/JMP/RET: "In 64-bit mode
+    the operand size is fixed at 64 bits"), as iced-x86 decodes it without DecoderOptions.AMD. No branch target of its
+    own (`ip16_branch`): it is chosen by a 16-bit operand (``call ax``, ``jmp word ptr [rax]``) or by ``data16``
+    (``data16 ret``, ``data16 call [rax]``), never in place of the 64-bit form (`sized_kind`)."""
+    return row.opsize16 and row.mnemonic in _NEAR_TRANSFERS and not any(":" in o.kind for o in row.operands)
+
+
+_NEAR_TRANSFERS = frozenset(("call", "jmp", "ret"))   # (their far forms, m16:16 …, and retfw are other operations)
+
+
 def a32_memory(row) -> bool:
     """Is the form's explicit memory operand a 32-bit address (`a32` with a memory operand in the spec: MOVDIR64B_R32_M512,
     ENQCMD_R32_M512, ENQCMDS_R32_M512; `REG_ADDRESS`)? Then it takes an `x86gen.A32Mem` there and nothing else
@@ -256,19 +268,22 @@ def mask_required(row) -> bool:
 
 def sized_kind(row) -> str:
     """"addr32" for a form with a 32-bit implicit address (MONITORD), "data16" for a 16-bit branch (o16: XBEGIN_REL16,
-    JMP_REL16), "data16 addr32" for both (LOOP_REL8_16_ECX), else "": the forms that only their prefix words (or their
-    own spelling) ask for. jecxz and umonitor r32 say their 32-bit address themselves (`A32_SPELLED`), enqcmd r32, m512
-    by its memory operand (an `A32Mem`: the `a32` forms of `REG_ADDRESS`)."""
+    JMP_REL16, and the `ip16_transfer` forms: CALL_RM16, RETNW), "data16 addr32" for both (LOOP_REL8_16_ECX), else "":
+    the forms that only their prefix words (or their own spelling) ask for. jecxz and umonitor r32 say their 32-bit
+    address themselves (`A32_SPELLED`), enqcmd r32, m512 by its memory operand (an `A32Mem`: the `a32` forms of
+    `REG_ADDRESS`), ``call r/m16`` its 16-bit operand (`syntax`: ``call ax``, ``jmp word ptr [rax]``)."""
     a32 = row.addrsize32 and row.mnemonic not in A32_SPELLED and row.mnemonic not in REG_ADDRESS
-    o16 = row.opsize16 and is_branch(row)
+    o16 = row.opsize16 and (is_branch(row) or ip16_transfer(row))
     return "data16 addr32" if o16 and a32 else "addr32" if a32 else "data16" if o16 else ""
 
 
 def syntax(row: FormRow) -> str:
     """Intel-style signature, e.g. ``add r/m32, r32``; with the prefix word that chooses a form with a 32-bit implicit
     address or a 16-bit branch (``addr32 monitor``, ``data16 xbegin rel16``; `x86gen.prefixes`), except where the
-    mnemonic or operands say it (jecxz, umonitor r32, the 32-bit memory operand of enqcmd r32, m512: `a32_memory`)."""
-    word = ("data16 " if ip16_branch(row) or row.id == "XBEGIN_REL16" else "") + (
+    mnemonic or operands say it (jecxz, umonitor r32, the 32-bit memory operand of enqcmd r32, m512: `a32_memory`; the
+    r/m16 of ``call r/m16``, but not the imm16 of ``data16 ret imm16``, which ``ret imm16`` has too)."""
+    o16 = ip16_branch(row) or row.id == "XBEGIN_REL16" or (ip16_transfer(row) and not any(o.reg for o in row.operands))
+    word = ("data16 " if o16 else "") + (
         "addr32 " if row.addrsize32 and row.mnemonic not in A32_SPELLED and not a32_memory(row) else "")
     return (word + row.mnemonic + " " + ", ".join(operand_display(o) for o in row.operands)).strip()
 

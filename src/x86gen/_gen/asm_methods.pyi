@@ -419,11 +419,12 @@ class AsmMethods:
         """
 
     def call(self, *ops: _Target | _Reg | _Mem, rel32: bool = False) -> None:
-        """call: 6 forms.
+        """call: 7 forms.
 
         call R:rel32                                 E8 cd                        CALL_REL32_64 (X64)
         call R:rel16                                 o16 E8 cw                    CALL_REL16 (INTEL8086)
         call R:r64/m64                               FF /2                        CALL_RM64 (X64)
+        call R:r16/m16                               o16 FF /2                    CALL_RM16 (INTEL8086)
         call R:m16:16                                o16 FF /3                    CALL_M1616 (INTEL8086)
         call R:m16:32                                FF /3                        CALL_M1632 (INTEL386)
         call R:m16:64                                REX.W FF /3                  CALL_M1664 (X64)
@@ -2227,13 +2228,14 @@ class AsmMethods:
         """
 
     def jmp(self, *ops: _Target | _Reg | _Mem, rel32: bool = False) -> None:
-        """jmp: 8 forms.
+        """jmp: 9 forms.
 
         jmp R:rel8                                   EB cb                        JMP_REL8_64 (X64)
         jmp R:rel32                                  E9 cd                        JMP_REL32_64 (X64)
         jmp R:rel8                                   o16 EB cb                    JMP_REL8_16 (INTEL8086)
         jmp R:rel16                                  o16 E9 cw                    JMP_REL16 (INTEL8086)
         jmp R:r64/m64                                FF /4                        JMP_RM64 (X64)
+        jmp R:r16/m16                                o16 FF /4                    JMP_RM16 (INTEL8086)
         jmp R:m16:16                                 o16 FF /5                    JMP_M1616 (INTEL8086)
         jmp R:m16:32                                 FF /5                        JMP_M1632 (INTEL386)
         jmp R:m16:64                                 REX.W FF /5                  JMP_M1664 (X64)
@@ -2933,7 +2935,7 @@ class AsmMethods:
         """
 
     def mov(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """mov: 33 forms.
+        """mov: 34 forms.
 
         mov W:r8/m8, R:r8                            88 /r                        MOV_RM8_R8 (INTEL8086)
         mov W:r16/m16, R:r16                         o16 89 /r                    MOV_RM16_R16 (INTEL8086)
@@ -2964,6 +2966,7 @@ class AsmMethods:
         mov W:r64, R:dr                              0F 21 /r                     MOV_R64_DR (X64)
         mov W:dr, R:r64                              0F 23 /r                     MOV_DR_R64 (X64)
         mov W:r32/m16, R:sreg                        8C /r                        MOV_R32M16_SREG (INTEL386)
+        mov W:r16/m16, R:sreg                        o16 8C /r                    MOV_RM16_SREG (INTEL8086)
         mov W:r64/m16, R:sreg                        REX.W 8C /r                  MOV_R64M16_SREG (X64)
         mov W:sreg, R:r16/m16                        o16 8E /r                    MOV_SREG_RM16 (INTEL8086)
         mov W:sreg, R:r32/m16                        8E /r                        MOV_SREG_R32M16 (INTEL386)
@@ -4598,10 +4601,12 @@ class AsmMethods:
         """
 
     def ret(self, *ops: _Operand, rc: int | None = None) -> None:
-        """ret: 2 forms.
+        """ret: 4 forms.
 
         ret                                          C3                           RETNQ (X64)
         ret R:imm16                                  C2 iw                        RETNQ_IMM16 (X64)
+        ret                                          o16 C3                       RETNW (INTEL8086)
+        ret R:imm16                                  o16 C2 iw                    RETNW_IMM16 (INTEL8086)
         """
 
     def retfd(self, *ops: _Operand, rc: int | None = None) -> None:

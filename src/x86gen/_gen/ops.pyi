@@ -70,8514 +70,8524 @@ class Op:
     """``mov W:dr, R:r64`` ``0F 23 /r`` (X64)"""
     MOV_R32M16_SREG: Final = 28
     """``mov W:r32/m16, R:sreg`` ``8C /r`` (INTEL386)"""
-    MOV_R64M16_SREG: Final = 29
+    MOV_RM16_SREG: Final = 29
+    """``mov W:r16/m16, R:sreg`` ``o16 8C /r`` (INTEL8086)"""
+    MOV_R64M16_SREG: Final = 30
     """``mov W:r64/m16, R:sreg`` ``REX.W 8C /r`` (X64)"""
-    MOV_SREG_RM16: Final = 30
+    MOV_SREG_RM16: Final = 31
     """``mov W:sreg, R:r16/m16`` ``o16 8E /r`` (INTEL8086)"""
-    MOV_SREG_R32M16: Final = 31
+    MOV_SREG_R32M16: Final = 32
     """``mov W:sreg, R:r32/m16`` ``8E /r`` (INTEL386)"""
-    MOV_SREG_R64M16: Final = 32
+    MOV_SREG_R64M16: Final = 33
     """``mov W:sreg, R:r64/m16`` ``REX.W 8E /r`` (X64)"""
-    LEA_R16_M: Final = 33
+    LEA_R16_M: Final = 34
     """``lea W:r16, N:m`` ``o16 8D /r`` (INTEL8086)"""
-    LEA_R32_M: Final = 34
+    LEA_R32_M: Final = 35
     """``lea W:r32, N:m`` ``8D /r`` (INTEL386)"""
-    LEA_R64_M: Final = 35
+    LEA_R64_M: Final = 36
     """``lea W:r64, N:m`` ``REX.W 8D /r`` (X64)"""
-    MOVZX_R16_RM8: Final = 36
+    MOVZX_R16_RM8: Final = 37
     """``movzx W:r16, R:r8/m8`` ``o16 0F B6 /r`` (INTEL386)"""
-    MOVZX_R32_RM8: Final = 37
+    MOVZX_R32_RM8: Final = 38
     """``movzx W:r32, R:r8/m8`` ``0F B6 /r`` (INTEL386)"""
-    MOVZX_R64_RM8: Final = 38
+    MOVZX_R64_RM8: Final = 39
     """``movzx W:r64, R:r8/m8`` ``REX.W 0F B6 /r`` (X64)"""
-    MOVZX_R16_RM16: Final = 39
+    MOVZX_R16_RM16: Final = 40
     """``movzx W:r16, R:r16/m16`` ``o16 0F B7 /r`` (INTEL386)"""
-    MOVZX_R32_RM16: Final = 40
+    MOVZX_R32_RM16: Final = 41
     """``movzx W:r32, R:r16/m16`` ``0F B7 /r`` (INTEL386)"""
-    MOVZX_R64_RM16: Final = 41
+    MOVZX_R64_RM16: Final = 42
     """``movzx W:r64, R:r16/m16`` ``REX.W 0F B7 /r`` (X64)"""
-    MOVSX_R16_RM8: Final = 42
+    MOVSX_R16_RM8: Final = 43
     """``movsx W:r16, R:r8/m8`` ``o16 0F BE /r`` (INTEL386)"""
-    MOVSX_R32_RM8: Final = 43
+    MOVSX_R32_RM8: Final = 44
     """``movsx W:r32, R:r8/m8`` ``0F BE /r`` (INTEL386)"""
-    MOVSX_R64_RM8: Final = 44
+    MOVSX_R64_RM8: Final = 45
     """``movsx W:r64, R:r8/m8`` ``REX.W 0F BE /r`` (X64)"""
-    MOVSX_R16_RM16: Final = 45
+    MOVSX_R16_RM16: Final = 46
     """``movsx W:r16, R:r16/m16`` ``o16 0F BF /r`` (INTEL386)"""
-    MOVSX_R32_RM16: Final = 46
+    MOVSX_R32_RM16: Final = 47
     """``movsx W:r32, R:r16/m16`` ``0F BF /r`` (INTEL386)"""
-    MOVSX_R64_RM16: Final = 47
+    MOVSX_R64_RM16: Final = 48
     """``movsx W:r64, R:r16/m16`` ``REX.W 0F BF /r`` (X64)"""
-    MOVSXD_R64_RM32: Final = 48
+    MOVSXD_R64_RM32: Final = 49
     """``movsxd W:r64, R:r32/m32`` ``REX.W 63 /r`` (X64)"""
-    MOVSXD_R32_RM32: Final = 49
+    MOVSXD_R32_RM32: Final = 50
     """``movsxd W:r32, R:r32/m32`` ``63 /r`` (X64)"""
-    MOVSXD_R16_RM16: Final = 50
+    MOVSXD_R16_RM16: Final = 51
     """``movsxd W:r16, R:r16/m16`` ``o16 63 /r`` (X64)"""
-    CWD: Final = 51
+    CWD: Final = 52
     """``cwd`` ``o16 99`` (INTEL8086)"""
-    CDQ: Final = 52
+    CDQ: Final = 53
     """``cdq`` ``99`` (INTEL386)"""
-    CQO: Final = 53
+    CQO: Final = 54
     """``cqo`` ``REX.W 99`` (X64)"""
-    ADD_RM8_R8: Final = 54
+    ADD_RM8_R8: Final = 55
     """``add RW:r8/m8, R:r8`` ``00 /r`` (INTEL8086)"""
-    ADD_RM16_R16: Final = 55
+    ADD_RM16_R16: Final = 56
     """``add RW:r16/m16, R:r16`` ``o16 01 /r`` (INTEL8086)"""
-    ADD_RM32_R32: Final = 56
+    ADD_RM32_R32: Final = 57
     """``add RW:r32/m32, R:r32`` ``01 /r`` (INTEL386)"""
-    ADD_RM64_R64: Final = 57
+    ADD_RM64_R64: Final = 58
     """``add RW:r64/m64, R:r64`` ``REX.W 01 /r`` (X64)"""
-    ADD_R8_RM8: Final = 58
+    ADD_R8_RM8: Final = 59
     """``add RW:r8, R:r8/m8`` ``02 /r`` (INTEL8086)"""
-    ADD_R16_RM16: Final = 59
+    ADD_R16_RM16: Final = 60
     """``add RW:r16, R:r16/m16`` ``o16 03 /r`` (INTEL8086)"""
-    ADD_R32_RM32: Final = 60
+    ADD_R32_RM32: Final = 61
     """``add RW:r32, R:r32/m32`` ``03 /r`` (INTEL386)"""
-    ADD_R64_RM64: Final = 61
+    ADD_R64_RM64: Final = 62
     """``add RW:r64, R:r64/m64`` ``REX.W 03 /r`` (X64)"""
-    ADD_AL_IMM8: Final = 62
+    ADD_AL_IMM8: Final = 63
     """``add RW:al, R:imm8`` ``04 ib`` (INTEL8086)"""
-    ADD_AX_IMM16: Final = 63
+    ADD_AX_IMM16: Final = 64
     """``add RW:ax, R:imm16`` ``o16 05 iw`` (INTEL8086)"""
-    ADD_EAX_IMM32: Final = 64
+    ADD_EAX_IMM32: Final = 65
     """``add RW:eax, R:imm32`` ``05 id`` (INTEL386)"""
-    ADD_RAX_IMM32: Final = 65
+    ADD_RAX_IMM32: Final = 66
     """``add RW:rax, R:simm32`` ``REX.W 05 id`` (X64)"""
-    ADD_RM8_IMM8: Final = 66
+    ADD_RM8_IMM8: Final = 67
     """``add RW:r8/m8, R:imm8`` ``80 /0 ib`` (INTEL8086)"""
-    ADD_RM16_IMM16: Final = 67
+    ADD_RM16_IMM16: Final = 68
     """``add RW:r16/m16, R:imm16`` ``o16 81 /0 iw`` (INTEL8086)"""
-    ADD_RM32_IMM32: Final = 68
+    ADD_RM32_IMM32: Final = 69
     """``add RW:r32/m32, R:imm32`` ``81 /0 id`` (INTEL386)"""
-    ADD_RM64_IMM32: Final = 69
+    ADD_RM64_IMM32: Final = 70
     """``add RW:r64/m64, R:simm32`` ``REX.W 81 /0 id`` (X64)"""
-    ADD_RM16_IMM8: Final = 70
+    ADD_RM16_IMM8: Final = 71
     """``add RW:r16/m16, R:simm8`` ``o16 83 /0 ib`` (INTEL8086)"""
-    ADD_RM32_IMM8: Final = 71
+    ADD_RM32_IMM8: Final = 72
     """``add RW:r32/m32, R:simm8`` ``83 /0 ib`` (INTEL386)"""
-    ADD_RM64_IMM8: Final = 72
+    ADD_RM64_IMM8: Final = 73
     """``add RW:r64/m64, R:simm8`` ``REX.W 83 /0 ib`` (X64)"""
-    OR_RM8_R8: Final = 73
+    OR_RM8_R8: Final = 74
     """``or RW:r8/m8, R:r8`` ``08 /r`` (INTEL8086)"""
-    OR_RM16_R16: Final = 74
+    OR_RM16_R16: Final = 75
     """``or RW:r16/m16, R:r16`` ``o16 09 /r`` (INTEL8086)"""
-    OR_RM32_R32: Final = 75
+    OR_RM32_R32: Final = 76
     """``or RW:r32/m32, R:r32`` ``09 /r`` (INTEL386)"""
-    OR_RM64_R64: Final = 76
+    OR_RM64_R64: Final = 77
     """``or RW:r64/m64, R:r64`` ``REX.W 09 /r`` (X64)"""
-    OR_R8_RM8: Final = 77
+    OR_R8_RM8: Final = 78
     """``or RW:r8, R:r8/m8`` ``0A /r`` (INTEL8086)"""
-    OR_R16_RM16: Final = 78
+    OR_R16_RM16: Final = 79
     """``or RW:r16, R:r16/m16`` ``o16 0B /r`` (INTEL8086)"""
-    OR_R32_RM32: Final = 79
+    OR_R32_RM32: Final = 80
     """``or RW:r32, R:r32/m32`` ``0B /r`` (INTEL386)"""
-    OR_R64_RM64: Final = 80
+    OR_R64_RM64: Final = 81
     """``or RW:r64, R:r64/m64`` ``REX.W 0B /r`` (X64)"""
-    OR_AL_IMM8: Final = 81
+    OR_AL_IMM8: Final = 82
     """``or RW:al, R:imm8`` ``0C ib`` (INTEL8086)"""
-    OR_AX_IMM16: Final = 82
+    OR_AX_IMM16: Final = 83
     """``or RW:ax, R:imm16`` ``o16 0D iw`` (INTEL8086)"""
-    OR_EAX_IMM32: Final = 83
+    OR_EAX_IMM32: Final = 84
     """``or RW:eax, R:imm32`` ``0D id`` (INTEL386)"""
-    OR_RAX_IMM32: Final = 84
+    OR_RAX_IMM32: Final = 85
     """``or RW:rax, R:simm32`` ``REX.W 0D id`` (X64)"""
-    OR_RM8_IMM8: Final = 85
+    OR_RM8_IMM8: Final = 86
     """``or RW:r8/m8, R:imm8`` ``80 /1 ib`` (INTEL8086)"""
-    OR_RM16_IMM16: Final = 86
+    OR_RM16_IMM16: Final = 87
     """``or RW:r16/m16, R:imm16`` ``o16 81 /1 iw`` (INTEL8086)"""
-    OR_RM32_IMM32: Final = 87
+    OR_RM32_IMM32: Final = 88
     """``or RW:r32/m32, R:imm32`` ``81 /1 id`` (INTEL386)"""
-    OR_RM64_IMM32: Final = 88
+    OR_RM64_IMM32: Final = 89
     """``or RW:r64/m64, R:simm32`` ``REX.W 81 /1 id`` (X64)"""
-    OR_RM16_IMM8: Final = 89
+    OR_RM16_IMM8: Final = 90
     """``or RW:r16/m16, R:simm8`` ``o16 83 /1 ib`` (INTEL8086)"""
-    OR_RM32_IMM8: Final = 90
+    OR_RM32_IMM8: Final = 91
     """``or RW:r32/m32, R:simm8`` ``83 /1 ib`` (INTEL386)"""
-    OR_RM64_IMM8: Final = 91
+    OR_RM64_IMM8: Final = 92
     """``or RW:r64/m64, R:simm8`` ``REX.W 83 /1 ib`` (X64)"""
-    ADC_RM8_R8: Final = 92
+    ADC_RM8_R8: Final = 93
     """``adc RW:r8/m8, R:r8`` ``10 /r`` (INTEL8086)"""
-    ADC_RM16_R16: Final = 93
+    ADC_RM16_R16: Final = 94
     """``adc RW:r16/m16, R:r16`` ``o16 11 /r`` (INTEL8086)"""
-    ADC_RM32_R32: Final = 94
+    ADC_RM32_R32: Final = 95
     """``adc RW:r32/m32, R:r32`` ``11 /r`` (INTEL386)"""
-    ADC_RM64_R64: Final = 95
+    ADC_RM64_R64: Final = 96
     """``adc RW:r64/m64, R:r64`` ``REX.W 11 /r`` (X64)"""
-    ADC_R8_RM8: Final = 96
+    ADC_R8_RM8: Final = 97
     """``adc RW:r8, R:r8/m8`` ``12 /r`` (INTEL8086)"""
-    ADC_R16_RM16: Final = 97
+    ADC_R16_RM16: Final = 98
     """``adc RW:r16, R:r16/m16`` ``o16 13 /r`` (INTEL8086)"""
-    ADC_R32_RM32: Final = 98
+    ADC_R32_RM32: Final = 99
     """``adc RW:r32, R:r32/m32`` ``13 /r`` (INTEL386)"""
-    ADC_R64_RM64: Final = 99
+    ADC_R64_RM64: Final = 100
     """``adc RW:r64, R:r64/m64`` ``REX.W 13 /r`` (X64)"""
-    ADC_AL_IMM8: Final = 100
+    ADC_AL_IMM8: Final = 101
     """``adc RW:al, R:imm8`` ``14 ib`` (INTEL8086)"""
-    ADC_AX_IMM16: Final = 101
+    ADC_AX_IMM16: Final = 102
     """``adc RW:ax, R:imm16`` ``o16 15 iw`` (INTEL8086)"""
-    ADC_EAX_IMM32: Final = 102
+    ADC_EAX_IMM32: Final = 103
     """``adc RW:eax, R:imm32`` ``15 id`` (INTEL386)"""
-    ADC_RAX_IMM32: Final = 103
+    ADC_RAX_IMM32: Final = 104
     """``adc RW:rax, R:simm32`` ``REX.W 15 id`` (X64)"""
-    ADC_RM8_IMM8: Final = 104
+    ADC_RM8_IMM8: Final = 105
     """``adc RW:r8/m8, R:imm8`` ``80 /2 ib`` (INTEL8086)"""
-    ADC_RM16_IMM16: Final = 105
+    ADC_RM16_IMM16: Final = 106
     """``adc RW:r16/m16, R:imm16`` ``o16 81 /2 iw`` (INTEL8086)"""
-    ADC_RM32_IMM32: Final = 106
+    ADC_RM32_IMM32: Final = 107
     """``adc RW:r32/m32, R:imm32`` ``81 /2 id`` (INTEL386)"""
-    ADC_RM64_IMM32: Final = 107
+    ADC_RM64_IMM32: Final = 108
     """``adc RW:r64/m64, R:simm32`` ``REX.W 81 /2 id`` (X64)"""
-    ADC_RM16_IMM8: Final = 108
+    ADC_RM16_IMM8: Final = 109
     """``adc RW:r16/m16, R:simm8`` ``o16 83 /2 ib`` (INTEL8086)"""
-    ADC_RM32_IMM8: Final = 109
+    ADC_RM32_IMM8: Final = 110
     """``adc RW:r32/m32, R:simm8`` ``83 /2 ib`` (INTEL386)"""
-    ADC_RM64_IMM8: Final = 110
+    ADC_RM64_IMM8: Final = 111
     """``adc RW:r64/m64, R:simm8`` ``REX.W 83 /2 ib`` (X64)"""
-    SBB_RM8_R8: Final = 111
+    SBB_RM8_R8: Final = 112
     """``sbb RW:r8/m8, R:r8`` ``18 /r`` (INTEL8086)"""
-    SBB_RM16_R16: Final = 112
+    SBB_RM16_R16: Final = 113
     """``sbb RW:r16/m16, R:r16`` ``o16 19 /r`` (INTEL8086)"""
-    SBB_RM32_R32: Final = 113
+    SBB_RM32_R32: Final = 114
     """``sbb RW:r32/m32, R:r32`` ``19 /r`` (INTEL386)"""
-    SBB_RM64_R64: Final = 114
+    SBB_RM64_R64: Final = 115
     """``sbb RW:r64/m64, R:r64`` ``REX.W 19 /r`` (X64)"""
-    SBB_R8_RM8: Final = 115
+    SBB_R8_RM8: Final = 116
     """``sbb RW:r8, R:r8/m8`` ``1A /r`` (INTEL8086)"""
-    SBB_R16_RM16: Final = 116
+    SBB_R16_RM16: Final = 117
     """``sbb RW:r16, R:r16/m16`` ``o16 1B /r`` (INTEL8086)"""
-    SBB_R32_RM32: Final = 117
+    SBB_R32_RM32: Final = 118
     """``sbb RW:r32, R:r32/m32`` ``1B /r`` (INTEL386)"""
-    SBB_R64_RM64: Final = 118
+    SBB_R64_RM64: Final = 119
     """``sbb RW:r64, R:r64/m64`` ``REX.W 1B /r`` (X64)"""
-    SBB_AL_IMM8: Final = 119
+    SBB_AL_IMM8: Final = 120
     """``sbb RW:al, R:imm8`` ``1C ib`` (INTEL8086)"""
-    SBB_AX_IMM16: Final = 120
+    SBB_AX_IMM16: Final = 121
     """``sbb RW:ax, R:imm16`` ``o16 1D iw`` (INTEL8086)"""
-    SBB_EAX_IMM32: Final = 121
+    SBB_EAX_IMM32: Final = 122
     """``sbb RW:eax, R:imm32`` ``1D id`` (INTEL386)"""
-    SBB_RAX_IMM32: Final = 122
+    SBB_RAX_IMM32: Final = 123
     """``sbb RW:rax, R:simm32`` ``REX.W 1D id`` (X64)"""
-    SBB_RM8_IMM8: Final = 123
+    SBB_RM8_IMM8: Final = 124
     """``sbb RW:r8/m8, R:imm8`` ``80 /3 ib`` (INTEL8086)"""
-    SBB_RM16_IMM16: Final = 124
+    SBB_RM16_IMM16: Final = 125
     """``sbb RW:r16/m16, R:imm16`` ``o16 81 /3 iw`` (INTEL8086)"""
-    SBB_RM32_IMM32: Final = 125
+    SBB_RM32_IMM32: Final = 126
     """``sbb RW:r32/m32, R:imm32`` ``81 /3 id`` (INTEL386)"""
-    SBB_RM64_IMM32: Final = 126
+    SBB_RM64_IMM32: Final = 127
     """``sbb RW:r64/m64, R:simm32`` ``REX.W 81 /3 id`` (X64)"""
-    SBB_RM16_IMM8: Final = 127
+    SBB_RM16_IMM8: Final = 128
     """``sbb RW:r16/m16, R:simm8`` ``o16 83 /3 ib`` (INTEL8086)"""
-    SBB_RM32_IMM8: Final = 128
+    SBB_RM32_IMM8: Final = 129
     """``sbb RW:r32/m32, R:simm8`` ``83 /3 ib`` (INTEL386)"""
-    SBB_RM64_IMM8: Final = 129
+    SBB_RM64_IMM8: Final = 130
     """``sbb RW:r64/m64, R:simm8`` ``REX.W 83 /3 ib`` (X64)"""
-    AND_RM8_R8: Final = 130
+    AND_RM8_R8: Final = 131
     """``and RW:r8/m8, R:r8`` ``20 /r`` (INTEL8086)"""
-    AND_RM16_R16: Final = 131
+    AND_RM16_R16: Final = 132
     """``and RW:r16/m16, R:r16`` ``o16 21 /r`` (INTEL8086)"""
-    AND_RM32_R32: Final = 132
+    AND_RM32_R32: Final = 133
     """``and RW:r32/m32, R:r32`` ``21 /r`` (INTEL386)"""
-    AND_RM64_R64: Final = 133
+    AND_RM64_R64: Final = 134
     """``and RW:r64/m64, R:r64`` ``REX.W 21 /r`` (X64)"""
-    AND_R8_RM8: Final = 134
+    AND_R8_RM8: Final = 135
     """``and RW:r8, R:r8/m8`` ``22 /r`` (INTEL8086)"""
-    AND_R16_RM16: Final = 135
+    AND_R16_RM16: Final = 136
     """``and RW:r16, R:r16/m16`` ``o16 23 /r`` (INTEL8086)"""
-    AND_R32_RM32: Final = 136
+    AND_R32_RM32: Final = 137
     """``and RW:r32, R:r32/m32`` ``23 /r`` (INTEL386)"""
-    AND_R64_RM64: Final = 137
+    AND_R64_RM64: Final = 138
     """``and RW:r64, R:r64/m64`` ``REX.W 23 /r`` (X64)"""
-    AND_AL_IMM8: Final = 138
+    AND_AL_IMM8: Final = 139
     """``and RW:al, R:imm8`` ``24 ib`` (INTEL8086)"""
-    AND_AX_IMM16: Final = 139
+    AND_AX_IMM16: Final = 140
     """``and RW:ax, R:imm16`` ``o16 25 iw`` (INTEL8086)"""
-    AND_EAX_IMM32: Final = 140
+    AND_EAX_IMM32: Final = 141
     """``and RW:eax, R:imm32`` ``25 id`` (INTEL386)"""
-    AND_RAX_IMM32: Final = 141
+    AND_RAX_IMM32: Final = 142
     """``and RW:rax, R:simm32`` ``REX.W 25 id`` (X64)"""
-    AND_RM8_IMM8: Final = 142
+    AND_RM8_IMM8: Final = 143
     """``and RW:r8/m8, R:imm8`` ``80 /4 ib`` (INTEL8086)"""
-    AND_RM16_IMM16: Final = 143
+    AND_RM16_IMM16: Final = 144
     """``and RW:r16/m16, R:imm16`` ``o16 81 /4 iw`` (INTEL8086)"""
-    AND_RM32_IMM32: Final = 144
+    AND_RM32_IMM32: Final = 145
     """``and RW:r32/m32, R:imm32`` ``81 /4 id`` (INTEL386)"""
-    AND_RM64_IMM32: Final = 145
+    AND_RM64_IMM32: Final = 146
     """``and RW:r64/m64, R:simm32`` ``REX.W 81 /4 id`` (X64)"""
-    AND_RM16_IMM8: Final = 146
+    AND_RM16_IMM8: Final = 147
     """``and RW:r16/m16, R:simm8`` ``o16 83 /4 ib`` (INTEL8086)"""
-    AND_RM32_IMM8: Final = 147
+    AND_RM32_IMM8: Final = 148
     """``and RW:r32/m32, R:simm8`` ``83 /4 ib`` (INTEL386)"""
-    AND_RM64_IMM8: Final = 148
+    AND_RM64_IMM8: Final = 149
     """``and RW:r64/m64, R:simm8`` ``REX.W 83 /4 ib`` (X64)"""
-    SUB_RM8_R8: Final = 149
+    SUB_RM8_R8: Final = 150
     """``sub RW:r8/m8, R:r8`` ``28 /r`` (INTEL8086)"""
-    SUB_RM16_R16: Final = 150
+    SUB_RM16_R16: Final = 151
     """``sub RW:r16/m16, R:r16`` ``o16 29 /r`` (INTEL8086)"""
-    SUB_RM32_R32: Final = 151
+    SUB_RM32_R32: Final = 152
     """``sub RW:r32/m32, R:r32`` ``29 /r`` (INTEL386)"""
-    SUB_RM64_R64: Final = 152
+    SUB_RM64_R64: Final = 153
     """``sub RW:r64/m64, R:r64`` ``REX.W 29 /r`` (X64)"""
-    SUB_R8_RM8: Final = 153
+    SUB_R8_RM8: Final = 154
     """``sub RW:r8, R:r8/m8`` ``2A /r`` (INTEL8086)"""
-    SUB_R16_RM16: Final = 154
+    SUB_R16_RM16: Final = 155
     """``sub RW:r16, R:r16/m16`` ``o16 2B /r`` (INTEL8086)"""
-    SUB_R32_RM32: Final = 155
+    SUB_R32_RM32: Final = 156
     """``sub RW:r32, R:r32/m32`` ``2B /r`` (INTEL386)"""
-    SUB_R64_RM64: Final = 156
+    SUB_R64_RM64: Final = 157
     """``sub RW:r64, R:r64/m64`` ``REX.W 2B /r`` (X64)"""
-    SUB_AL_IMM8: Final = 157
+    SUB_AL_IMM8: Final = 158
     """``sub RW:al, R:imm8`` ``2C ib`` (INTEL8086)"""
-    SUB_AX_IMM16: Final = 158
+    SUB_AX_IMM16: Final = 159
     """``sub RW:ax, R:imm16`` ``o16 2D iw`` (INTEL8086)"""
-    SUB_EAX_IMM32: Final = 159
+    SUB_EAX_IMM32: Final = 160
     """``sub RW:eax, R:imm32`` ``2D id`` (INTEL386)"""
-    SUB_RAX_IMM32: Final = 160
+    SUB_RAX_IMM32: Final = 161
     """``sub RW:rax, R:simm32`` ``REX.W 2D id`` (X64)"""
-    SUB_RM8_IMM8: Final = 161
+    SUB_RM8_IMM8: Final = 162
     """``sub RW:r8/m8, R:imm8`` ``80 /5 ib`` (INTEL8086)"""
-    SUB_RM16_IMM16: Final = 162
+    SUB_RM16_IMM16: Final = 163
     """``sub RW:r16/m16, R:imm16`` ``o16 81 /5 iw`` (INTEL8086)"""
-    SUB_RM32_IMM32: Final = 163
+    SUB_RM32_IMM32: Final = 164
     """``sub RW:r32/m32, R:imm32`` ``81 /5 id`` (INTEL386)"""
-    SUB_RM64_IMM32: Final = 164
+    SUB_RM64_IMM32: Final = 165
     """``sub RW:r64/m64, R:simm32`` ``REX.W 81 /5 id`` (X64)"""
-    SUB_RM16_IMM8: Final = 165
+    SUB_RM16_IMM8: Final = 166
     """``sub RW:r16/m16, R:simm8`` ``o16 83 /5 ib`` (INTEL8086)"""
-    SUB_RM32_IMM8: Final = 166
+    SUB_RM32_IMM8: Final = 167
     """``sub RW:r32/m32, R:simm8`` ``83 /5 ib`` (INTEL386)"""
-    SUB_RM64_IMM8: Final = 167
+    SUB_RM64_IMM8: Final = 168
     """``sub RW:r64/m64, R:simm8`` ``REX.W 83 /5 ib`` (X64)"""
-    XOR_RM8_R8: Final = 168
+    XOR_RM8_R8: Final = 169
     """``xor RW:r8/m8, R:r8`` ``30 /r`` (INTEL8086)"""
-    XOR_RM16_R16: Final = 169
+    XOR_RM16_R16: Final = 170
     """``xor RW:r16/m16, R:r16`` ``o16 31 /r`` (INTEL8086)"""
-    XOR_RM32_R32: Final = 170
+    XOR_RM32_R32: Final = 171
     """``xor RW:r32/m32, R:r32`` ``31 /r`` (INTEL386)"""
-    XOR_RM64_R64: Final = 171
+    XOR_RM64_R64: Final = 172
     """``xor RW:r64/m64, R:r64`` ``REX.W 31 /r`` (X64)"""
-    XOR_R8_RM8: Final = 172
+    XOR_R8_RM8: Final = 173
     """``xor RW:r8, R:r8/m8`` ``32 /r`` (INTEL8086)"""
-    XOR_R16_RM16: Final = 173
+    XOR_R16_RM16: Final = 174
     """``xor RW:r16, R:r16/m16`` ``o16 33 /r`` (INTEL8086)"""
-    XOR_R32_RM32: Final = 174
+    XOR_R32_RM32: Final = 175
     """``xor RW:r32, R:r32/m32`` ``33 /r`` (INTEL386)"""
-    XOR_R64_RM64: Final = 175
+    XOR_R64_RM64: Final = 176
     """``xor RW:r64, R:r64/m64`` ``REX.W 33 /r`` (X64)"""
-    XOR_AL_IMM8: Final = 176
+    XOR_AL_IMM8: Final = 177
     """``xor RW:al, R:imm8`` ``34 ib`` (INTEL8086)"""
-    XOR_AX_IMM16: Final = 177
+    XOR_AX_IMM16: Final = 178
     """``xor RW:ax, R:imm16`` ``o16 35 iw`` (INTEL8086)"""
-    XOR_EAX_IMM32: Final = 178
+    XOR_EAX_IMM32: Final = 179
     """``xor RW:eax, R:imm32`` ``35 id`` (INTEL386)"""
-    XOR_RAX_IMM32: Final = 179
+    XOR_RAX_IMM32: Final = 180
     """``xor RW:rax, R:simm32`` ``REX.W 35 id`` (X64)"""
-    XOR_RM8_IMM8: Final = 180
+    XOR_RM8_IMM8: Final = 181
     """``xor RW:r8/m8, R:imm8`` ``80 /6 ib`` (INTEL8086)"""
-    XOR_RM16_IMM16: Final = 181
+    XOR_RM16_IMM16: Final = 182
     """``xor RW:r16/m16, R:imm16`` ``o16 81 /6 iw`` (INTEL8086)"""
-    XOR_RM32_IMM32: Final = 182
+    XOR_RM32_IMM32: Final = 183
     """``xor RW:r32/m32, R:imm32`` ``81 /6 id`` (INTEL386)"""
-    XOR_RM64_IMM32: Final = 183
+    XOR_RM64_IMM32: Final = 184
     """``xor RW:r64/m64, R:simm32`` ``REX.W 81 /6 id`` (X64)"""
-    XOR_RM16_IMM8: Final = 184
+    XOR_RM16_IMM8: Final = 185
     """``xor RW:r16/m16, R:simm8`` ``o16 83 /6 ib`` (INTEL8086)"""
-    XOR_RM32_IMM8: Final = 185
+    XOR_RM32_IMM8: Final = 186
     """``xor RW:r32/m32, R:simm8`` ``83 /6 ib`` (INTEL386)"""
-    XOR_RM64_IMM8: Final = 186
+    XOR_RM64_IMM8: Final = 187
     """``xor RW:r64/m64, R:simm8`` ``REX.W 83 /6 ib`` (X64)"""
-    CMP_RM8_R8: Final = 187
+    CMP_RM8_R8: Final = 188
     """``cmp R:r8/m8, R:r8`` ``38 /r`` (INTEL8086)"""
-    CMP_RM16_R16: Final = 188
+    CMP_RM16_R16: Final = 189
     """``cmp R:r16/m16, R:r16`` ``o16 39 /r`` (INTEL8086)"""
-    CMP_RM32_R32: Final = 189
+    CMP_RM32_R32: Final = 190
     """``cmp R:r32/m32, R:r32`` ``39 /r`` (INTEL386)"""
-    CMP_RM64_R64: Final = 190
+    CMP_RM64_R64: Final = 191
     """``cmp R:r64/m64, R:r64`` ``REX.W 39 /r`` (X64)"""
-    CMP_R8_RM8: Final = 191
+    CMP_R8_RM8: Final = 192
     """``cmp R:r8, R:r8/m8`` ``3A /r`` (INTEL8086)"""
-    CMP_R16_RM16: Final = 192
+    CMP_R16_RM16: Final = 193
     """``cmp R:r16, R:r16/m16`` ``o16 3B /r`` (INTEL8086)"""
-    CMP_R32_RM32: Final = 193
+    CMP_R32_RM32: Final = 194
     """``cmp R:r32, R:r32/m32`` ``3B /r`` (INTEL386)"""
-    CMP_R64_RM64: Final = 194
+    CMP_R64_RM64: Final = 195
     """``cmp R:r64, R:r64/m64`` ``REX.W 3B /r`` (X64)"""
-    CMP_AL_IMM8: Final = 195
+    CMP_AL_IMM8: Final = 196
     """``cmp R:al, R:imm8`` ``3C ib`` (INTEL8086)"""
-    CMP_AX_IMM16: Final = 196
+    CMP_AX_IMM16: Final = 197
     """``cmp R:ax, R:imm16`` ``o16 3D iw`` (INTEL8086)"""
-    CMP_EAX_IMM32: Final = 197
+    CMP_EAX_IMM32: Final = 198
     """``cmp R:eax, R:imm32`` ``3D id`` (INTEL386)"""
-    CMP_RAX_IMM32: Final = 198
+    CMP_RAX_IMM32: Final = 199
     """``cmp R:rax, R:simm32`` ``REX.W 3D id`` (X64)"""
-    CMP_RM8_IMM8: Final = 199
+    CMP_RM8_IMM8: Final = 200
     """``cmp R:r8/m8, R:imm8`` ``80 /7 ib`` (INTEL8086)"""
-    CMP_RM16_IMM16: Final = 200
+    CMP_RM16_IMM16: Final = 201
     """``cmp R:r16/m16, R:imm16`` ``o16 81 /7 iw`` (INTEL8086)"""
-    CMP_RM32_IMM32: Final = 201
+    CMP_RM32_IMM32: Final = 202
     """``cmp R:r32/m32, R:imm32`` ``81 /7 id`` (INTEL386)"""
-    CMP_RM64_IMM32: Final = 202
+    CMP_RM64_IMM32: Final = 203
     """``cmp R:r64/m64, R:simm32`` ``REX.W 81 /7 id`` (X64)"""
-    CMP_RM16_IMM8: Final = 203
+    CMP_RM16_IMM8: Final = 204
     """``cmp R:r16/m16, R:simm8`` ``o16 83 /7 ib`` (INTEL8086)"""
-    CMP_RM32_IMM8: Final = 204
+    CMP_RM32_IMM8: Final = 205
     """``cmp R:r32/m32, R:simm8`` ``83 /7 ib`` (INTEL386)"""
-    CMP_RM64_IMM8: Final = 205
+    CMP_RM64_IMM8: Final = 206
     """``cmp R:r64/m64, R:simm8`` ``REX.W 83 /7 ib`` (X64)"""
-    TEST_RM8_R8: Final = 206
+    TEST_RM8_R8: Final = 207
     """``test R:r8/m8, R:r8`` ``84 /r`` (INTEL8086)"""
-    TEST_RM16_R16: Final = 207
+    TEST_RM16_R16: Final = 208
     """``test R:r16/m16, R:r16`` ``o16 85 /r`` (INTEL8086)"""
-    TEST_RM32_R32: Final = 208
+    TEST_RM32_R32: Final = 209
     """``test R:r32/m32, R:r32`` ``85 /r`` (INTEL386)"""
-    TEST_RM64_R64: Final = 209
+    TEST_RM64_R64: Final = 210
     """``test R:r64/m64, R:r64`` ``REX.W 85 /r`` (X64)"""
-    TEST_AL_IMM8: Final = 210
+    TEST_AL_IMM8: Final = 211
     """``test R:al, R:imm8`` ``A8 ib`` (INTEL8086)"""
-    TEST_AX_IMM16: Final = 211
+    TEST_AX_IMM16: Final = 212
     """``test R:ax, R:imm16`` ``o16 A9 iw`` (INTEL8086)"""
-    TEST_EAX_IMM32: Final = 212
+    TEST_EAX_IMM32: Final = 213
     """``test R:eax, R:imm32`` ``A9 id`` (INTEL386)"""
-    TEST_RAX_IMM32: Final = 213
+    TEST_RAX_IMM32: Final = 214
     """``test R:rax, R:simm32`` ``REX.W A9 id`` (X64)"""
-    TEST_RM8_IMM8: Final = 214
+    TEST_RM8_IMM8: Final = 215
     """``test R:r8/m8, R:imm8`` ``F6 /0 ib`` (INTEL8086)"""
-    TEST_RM16_IMM16: Final = 215
+    TEST_RM16_IMM16: Final = 216
     """``test R:r16/m16, R:imm16`` ``o16 F7 /0 iw`` (INTEL8086)"""
-    TEST_RM32_IMM32: Final = 216
+    TEST_RM32_IMM32: Final = 217
     """``test R:r32/m32, R:imm32`` ``F7 /0 id`` (INTEL386)"""
-    TEST_RM64_IMM32: Final = 217
+    TEST_RM64_IMM32: Final = 218
     """``test R:r64/m64, R:simm32`` ``REX.W F7 /0 id`` (X64)"""
-    TEST_RM8_IMM8_F6R1: Final = 218
+    TEST_RM8_IMM8_F6R1: Final = 219
     """``test R:r8/m8, R:imm8`` ``F6 /1 ib`` (INTEL8086)"""
-    TEST_RM16_IMM16_F7R1: Final = 219
+    TEST_RM16_IMM16_F7R1: Final = 220
     """``test R:r16/m16, R:imm16`` ``o16 F7 /1 iw`` (INTEL8086)"""
-    TEST_RM32_IMM32_F7R1: Final = 220
+    TEST_RM32_IMM32_F7R1: Final = 221
     """``test R:r32/m32, R:imm32`` ``F7 /1 id`` (INTEL386)"""
-    TEST_RM64_IMM32_F7R1: Final = 221
+    TEST_RM64_IMM32_F7R1: Final = 222
     """``test R:r64/m64, R:simm32`` ``REX.W F7 /1 id`` (X64)"""
-    INC_RM8: Final = 222
+    INC_RM8: Final = 223
     """``inc RW:r8/m8`` ``FE /0`` (INTEL8086)"""
-    INC_RM16: Final = 223
+    INC_RM16: Final = 224
     """``inc RW:r16/m16`` ``o16 FF /0`` (INTEL8086)"""
-    INC_RM32: Final = 224
+    INC_RM32: Final = 225
     """``inc RW:r32/m32`` ``FF /0`` (INTEL386)"""
-    INC_RM64: Final = 225
+    INC_RM64: Final = 226
     """``inc RW:r64/m64`` ``REX.W FF /0`` (X64)"""
-    DEC_RM8: Final = 226
+    DEC_RM8: Final = 227
     """``dec RW:r8/m8`` ``FE /1`` (INTEL8086)"""
-    DEC_RM16: Final = 227
+    DEC_RM16: Final = 228
     """``dec RW:r16/m16`` ``o16 FF /1`` (INTEL8086)"""
-    DEC_RM32: Final = 228
+    DEC_RM32: Final = 229
     """``dec RW:r32/m32`` ``FF /1`` (INTEL386)"""
-    DEC_RM64: Final = 229
+    DEC_RM64: Final = 230
     """``dec RW:r64/m64`` ``REX.W FF /1`` (X64)"""
-    NEG_RM8: Final = 230
+    NEG_RM8: Final = 231
     """``neg RW:r8/m8`` ``F6 /3`` (INTEL8086)"""
-    NEG_RM16: Final = 231
+    NEG_RM16: Final = 232
     """``neg RW:r16/m16`` ``o16 F7 /3`` (INTEL8086)"""
-    NEG_RM32: Final = 232
+    NEG_RM32: Final = 233
     """``neg RW:r32/m32`` ``F7 /3`` (INTEL386)"""
-    NEG_RM64: Final = 233
+    NEG_RM64: Final = 234
     """``neg RW:r64/m64`` ``REX.W F7 /3`` (X64)"""
-    NOT_RM8: Final = 234
+    NOT_RM8: Final = 235
     """``not RW:r8/m8`` ``F6 /2`` (INTEL8086)"""
-    NOT_RM16: Final = 235
+    NOT_RM16: Final = 236
     """``not RW:r16/m16`` ``o16 F7 /2`` (INTEL8086)"""
-    NOT_RM32: Final = 236
+    NOT_RM32: Final = 237
     """``not RW:r32/m32`` ``F7 /2`` (INTEL386)"""
-    NOT_RM64: Final = 237
+    NOT_RM64: Final = 238
     """``not RW:r64/m64`` ``REX.W F7 /2`` (X64)"""
-    ROL_RM8_1: Final = 238
+    ROL_RM8_1: Final = 239
     """``rol RW:r8/m8, R:1`` ``D0 /0`` (INTEL8086)"""
-    ROL_RM16_1: Final = 239
+    ROL_RM16_1: Final = 240
     """``rol RW:r16/m16, R:1`` ``o16 D1 /0`` (INTEL8086)"""
-    ROL_RM32_1: Final = 240
+    ROL_RM32_1: Final = 241
     """``rol RW:r32/m32, R:1`` ``D1 /0`` (INTEL386)"""
-    ROL_RM64_1: Final = 241
+    ROL_RM64_1: Final = 242
     """``rol RW:r64/m64, R:1`` ``REX.W D1 /0`` (X64)"""
-    ROL_RM8_CL: Final = 242
+    ROL_RM8_CL: Final = 243
     """``rol RW:r8/m8, R:cl`` ``D2 /0`` (INTEL8086)"""
-    ROL_RM16_CL: Final = 243
+    ROL_RM16_CL: Final = 244
     """``rol RW:r16/m16, R:cl`` ``o16 D3 /0`` (INTEL8086)"""
-    ROL_RM32_CL: Final = 244
+    ROL_RM32_CL: Final = 245
     """``rol RW:r32/m32, R:cl`` ``D3 /0`` (INTEL386)"""
-    ROL_RM64_CL: Final = 245
+    ROL_RM64_CL: Final = 246
     """``rol RW:r64/m64, R:cl`` ``REX.W D3 /0`` (X64)"""
-    ROL_RM8_IMM8: Final = 246
+    ROL_RM8_IMM8: Final = 247
     """``rol RW:r8/m8, R:imm8`` ``C0 /0 ib`` (INTEL186)"""
-    ROL_RM16_IMM8: Final = 247
+    ROL_RM16_IMM8: Final = 248
     """``rol RW:r16/m16, R:imm8`` ``o16 C1 /0 ib`` (INTEL186)"""
-    ROL_RM32_IMM8: Final = 248
+    ROL_RM32_IMM8: Final = 249
     """``rol RW:r32/m32, R:imm8`` ``C1 /0 ib`` (INTEL386)"""
-    ROL_RM64_IMM8: Final = 249
+    ROL_RM64_IMM8: Final = 250
     """``rol RW:r64/m64, R:imm8`` ``REX.W C1 /0 ib`` (X64)"""
-    ROR_RM8_1: Final = 250
+    ROR_RM8_1: Final = 251
     """``ror RW:r8/m8, R:1`` ``D0 /1`` (INTEL8086)"""
-    ROR_RM16_1: Final = 251
+    ROR_RM16_1: Final = 252
     """``ror RW:r16/m16, R:1`` ``o16 D1 /1`` (INTEL8086)"""
-    ROR_RM32_1: Final = 252
+    ROR_RM32_1: Final = 253
     """``ror RW:r32/m32, R:1`` ``D1 /1`` (INTEL386)"""
-    ROR_RM64_1: Final = 253
+    ROR_RM64_1: Final = 254
     """``ror RW:r64/m64, R:1`` ``REX.W D1 /1`` (X64)"""
-    ROR_RM8_CL: Final = 254
+    ROR_RM8_CL: Final = 255
     """``ror RW:r8/m8, R:cl`` ``D2 /1`` (INTEL8086)"""
-    ROR_RM16_CL: Final = 255
+    ROR_RM16_CL: Final = 256
     """``ror RW:r16/m16, R:cl`` ``o16 D3 /1`` (INTEL8086)"""
-    ROR_RM32_CL: Final = 256
+    ROR_RM32_CL: Final = 257
     """``ror RW:r32/m32, R:cl`` ``D3 /1`` (INTEL386)"""
-    ROR_RM64_CL: Final = 257
+    ROR_RM64_CL: Final = 258
     """``ror RW:r64/m64, R:cl`` ``REX.W D3 /1`` (X64)"""
-    ROR_RM8_IMM8: Final = 258
+    ROR_RM8_IMM8: Final = 259
     """``ror RW:r8/m8, R:imm8`` ``C0 /1 ib`` (INTEL186)"""
-    ROR_RM16_IMM8: Final = 259
+    ROR_RM16_IMM8: Final = 260
     """``ror RW:r16/m16, R:imm8`` ``o16 C1 /1 ib`` (INTEL186)"""
-    ROR_RM32_IMM8: Final = 260
+    ROR_RM32_IMM8: Final = 261
     """``ror RW:r32/m32, R:imm8`` ``C1 /1 ib`` (INTEL386)"""
-    ROR_RM64_IMM8: Final = 261
+    ROR_RM64_IMM8: Final = 262
     """``ror RW:r64/m64, R:imm8`` ``REX.W C1 /1 ib`` (X64)"""
-    SHL_RM8_1: Final = 262
+    SHL_RM8_1: Final = 263
     """``shl RW:r8/m8, R:1`` ``D0 /4`` (INTEL8086)"""
-    SHL_RM16_1: Final = 263
+    SHL_RM16_1: Final = 264
     """``shl RW:r16/m16, R:1`` ``o16 D1 /4`` (INTEL8086)"""
-    SHL_RM32_1: Final = 264
+    SHL_RM32_1: Final = 265
     """``shl RW:r32/m32, R:1`` ``D1 /4`` (INTEL386)"""
-    SHL_RM64_1: Final = 265
+    SHL_RM64_1: Final = 266
     """``shl RW:r64/m64, R:1`` ``REX.W D1 /4`` (X64)"""
-    SHL_RM8_CL: Final = 266
+    SHL_RM8_CL: Final = 267
     """``shl RW:r8/m8, R:cl`` ``D2 /4`` (INTEL8086)"""
-    SHL_RM16_CL: Final = 267
+    SHL_RM16_CL: Final = 268
     """``shl RW:r16/m16, R:cl`` ``o16 D3 /4`` (INTEL8086)"""
-    SHL_RM32_CL: Final = 268
+    SHL_RM32_CL: Final = 269
     """``shl RW:r32/m32, R:cl`` ``D3 /4`` (INTEL386)"""
-    SHL_RM64_CL: Final = 269
+    SHL_RM64_CL: Final = 270
     """``shl RW:r64/m64, R:cl`` ``REX.W D3 /4`` (X64)"""
-    SHL_RM8_IMM8: Final = 270
+    SHL_RM8_IMM8: Final = 271
     """``shl RW:r8/m8, R:imm8`` ``C0 /4 ib`` (INTEL186)"""
-    SHL_RM16_IMM8: Final = 271
+    SHL_RM16_IMM8: Final = 272
     """``shl RW:r16/m16, R:imm8`` ``o16 C1 /4 ib`` (INTEL186)"""
-    SHL_RM32_IMM8: Final = 272
+    SHL_RM32_IMM8: Final = 273
     """``shl RW:r32/m32, R:imm8`` ``C1 /4 ib`` (INTEL386)"""
-    SHL_RM64_IMM8: Final = 273
+    SHL_RM64_IMM8: Final = 274
     """``shl RW:r64/m64, R:imm8`` ``REX.W C1 /4 ib`` (X64)"""
-    SAL_RM8_1: Final = 274
+    SAL_RM8_1: Final = 275
     """``shl RW:r8/m8, R:1`` ``D0 /6`` (INTEL8086)"""
-    SAL_RM16_1: Final = 275
+    SAL_RM16_1: Final = 276
     """``shl RW:r16/m16, R:1`` ``o16 D1 /6`` (INTEL8086)"""
-    SAL_RM32_1: Final = 276
+    SAL_RM32_1: Final = 277
     """``shl RW:r32/m32, R:1`` ``D1 /6`` (INTEL386)"""
-    SAL_RM64_1: Final = 277
+    SAL_RM64_1: Final = 278
     """``shl RW:r64/m64, R:1`` ``REX.W D1 /6`` (X64)"""
-    SAL_RM8_CL: Final = 278
+    SAL_RM8_CL: Final = 279
     """``shl RW:r8/m8, R:cl`` ``D2 /6`` (INTEL8086)"""
-    SAL_RM16_CL: Final = 279
+    SAL_RM16_CL: Final = 280
     """``shl RW:r16/m16, R:cl`` ``o16 D3 /6`` (INTEL8086)"""
-    SAL_RM32_CL: Final = 280
+    SAL_RM32_CL: Final = 281
     """``shl RW:r32/m32, R:cl`` ``D3 /6`` (INTEL386)"""
-    SAL_RM64_CL: Final = 281
+    SAL_RM64_CL: Final = 282
     """``shl RW:r64/m64, R:cl`` ``REX.W D3 /6`` (X64)"""
-    SAL_RM8_IMM8: Final = 282
+    SAL_RM8_IMM8: Final = 283
     """``shl RW:r8/m8, R:imm8`` ``C0 /6 ib`` (INTEL186)"""
-    SAL_RM16_IMM8: Final = 283
+    SAL_RM16_IMM8: Final = 284
     """``shl RW:r16/m16, R:imm8`` ``o16 C1 /6 ib`` (INTEL186)"""
-    SAL_RM32_IMM8: Final = 284
+    SAL_RM32_IMM8: Final = 285
     """``shl RW:r32/m32, R:imm8`` ``C1 /6 ib`` (INTEL386)"""
-    SAL_RM64_IMM8: Final = 285
+    SAL_RM64_IMM8: Final = 286
     """``shl RW:r64/m64, R:imm8`` ``REX.W C1 /6 ib`` (X64)"""
-    SHR_RM8_1: Final = 286
+    SHR_RM8_1: Final = 287
     """``shr RW:r8/m8, R:1`` ``D0 /5`` (INTEL8086)"""
-    SHR_RM16_1: Final = 287
+    SHR_RM16_1: Final = 288
     """``shr RW:r16/m16, R:1`` ``o16 D1 /5`` (INTEL8086)"""
-    SHR_RM32_1: Final = 288
+    SHR_RM32_1: Final = 289
     """``shr RW:r32/m32, R:1`` ``D1 /5`` (INTEL386)"""
-    SHR_RM64_1: Final = 289
+    SHR_RM64_1: Final = 290
     """``shr RW:r64/m64, R:1`` ``REX.W D1 /5`` (X64)"""
-    SHR_RM8_CL: Final = 290
+    SHR_RM8_CL: Final = 291
     """``shr RW:r8/m8, R:cl`` ``D2 /5`` (INTEL8086)"""
-    SHR_RM16_CL: Final = 291
+    SHR_RM16_CL: Final = 292
     """``shr RW:r16/m16, R:cl`` ``o16 D3 /5`` (INTEL8086)"""
-    SHR_RM32_CL: Final = 292
+    SHR_RM32_CL: Final = 293
     """``shr RW:r32/m32, R:cl`` ``D3 /5`` (INTEL386)"""
-    SHR_RM64_CL: Final = 293
+    SHR_RM64_CL: Final = 294
     """``shr RW:r64/m64, R:cl`` ``REX.W D3 /5`` (X64)"""
-    SHR_RM8_IMM8: Final = 294
+    SHR_RM8_IMM8: Final = 295
     """``shr RW:r8/m8, R:imm8`` ``C0 /5 ib`` (INTEL186)"""
-    SHR_RM16_IMM8: Final = 295
+    SHR_RM16_IMM8: Final = 296
     """``shr RW:r16/m16, R:imm8`` ``o16 C1 /5 ib`` (INTEL186)"""
-    SHR_RM32_IMM8: Final = 296
+    SHR_RM32_IMM8: Final = 297
     """``shr RW:r32/m32, R:imm8`` ``C1 /5 ib`` (INTEL386)"""
-    SHR_RM64_IMM8: Final = 297
+    SHR_RM64_IMM8: Final = 298
     """``shr RW:r64/m64, R:imm8`` ``REX.W C1 /5 ib`` (X64)"""
-    SAR_RM8_1: Final = 298
+    SAR_RM8_1: Final = 299
     """``sar RW:r8/m8, R:1`` ``D0 /7`` (INTEL8086)"""
-    SAR_RM16_1: Final = 299
+    SAR_RM16_1: Final = 300
     """``sar RW:r16/m16, R:1`` ``o16 D1 /7`` (INTEL8086)"""
-    SAR_RM32_1: Final = 300
+    SAR_RM32_1: Final = 301
     """``sar RW:r32/m32, R:1`` ``D1 /7`` (INTEL386)"""
-    SAR_RM64_1: Final = 301
+    SAR_RM64_1: Final = 302
     """``sar RW:r64/m64, R:1`` ``REX.W D1 /7`` (X64)"""
-    SAR_RM8_CL: Final = 302
+    SAR_RM8_CL: Final = 303
     """``sar RW:r8/m8, R:cl`` ``D2 /7`` (INTEL8086)"""
-    SAR_RM16_CL: Final = 303
+    SAR_RM16_CL: Final = 304
     """``sar RW:r16/m16, R:cl`` ``o16 D3 /7`` (INTEL8086)"""
-    SAR_RM32_CL: Final = 304
+    SAR_RM32_CL: Final = 305
     """``sar RW:r32/m32, R:cl`` ``D3 /7`` (INTEL386)"""
-    SAR_RM64_CL: Final = 305
+    SAR_RM64_CL: Final = 306
     """``sar RW:r64/m64, R:cl`` ``REX.W D3 /7`` (X64)"""
-    SAR_RM8_IMM8: Final = 306
+    SAR_RM8_IMM8: Final = 307
     """``sar RW:r8/m8, R:imm8`` ``C0 /7 ib`` (INTEL186)"""
-    SAR_RM16_IMM8: Final = 307
+    SAR_RM16_IMM8: Final = 308
     """``sar RW:r16/m16, R:imm8`` ``o16 C1 /7 ib`` (INTEL186)"""
-    SAR_RM32_IMM8: Final = 308
+    SAR_RM32_IMM8: Final = 309
     """``sar RW:r32/m32, R:imm8`` ``C1 /7 ib`` (INTEL386)"""
-    SAR_RM64_IMM8: Final = 309
+    SAR_RM64_IMM8: Final = 310
     """``sar RW:r64/m64, R:imm8`` ``REX.W C1 /7 ib`` (X64)"""
-    IMUL_R16_RM16: Final = 310
+    IMUL_R16_RM16: Final = 311
     """``imul RW:r16, R:r16/m16`` ``o16 0F AF /r`` (INTEL386)"""
-    IMUL_R32_RM32: Final = 311
+    IMUL_R32_RM32: Final = 312
     """``imul RW:r32, R:r32/m32`` ``0F AF /r`` (INTEL386)"""
-    IMUL_R64_RM64: Final = 312
+    IMUL_R64_RM64: Final = 313
     """``imul RW:r64, R:r64/m64`` ``REX.W 0F AF /r`` (X64)"""
-    IMUL_R16_RM16_IMM8: Final = 313
+    IMUL_R16_RM16_IMM8: Final = 314
     """``imul W:r16, R:r16/m16, R:simm8`` ``o16 6B /r ib`` (INTEL186)"""
-    IMUL_R32_RM32_IMM8: Final = 314
+    IMUL_R32_RM32_IMM8: Final = 315
     """``imul W:r32, R:r32/m32, R:simm8`` ``6B /r ib`` (INTEL386)"""
-    IMUL_R64_RM64_IMM8: Final = 315
+    IMUL_R64_RM64_IMM8: Final = 316
     """``imul W:r64, R:r64/m64, R:simm8`` ``REX.W 6B /r ib`` (X64)"""
-    IMUL_R16_RM16_IMM16: Final = 316
+    IMUL_R16_RM16_IMM16: Final = 317
     """``imul W:r16, R:r16/m16, R:imm16`` ``o16 69 /r iw`` (INTEL186)"""
-    IMUL_R32_RM32_IMM32: Final = 317
+    IMUL_R32_RM32_IMM32: Final = 318
     """``imul W:r32, R:r32/m32, R:imm32`` ``69 /r id`` (INTEL386)"""
-    IMUL_R64_RM64_IMM32: Final = 318
+    IMUL_R64_RM64_IMM32: Final = 319
     """``imul W:r64, R:r64/m64, R:simm32`` ``REX.W 69 /r id`` (X64)"""
-    IMUL_RM8: Final = 319
+    IMUL_RM8: Final = 320
     """``imul R:r8/m8`` ``F6 /5`` (INTEL8086)"""
-    IMUL_RM16: Final = 320
+    IMUL_RM16: Final = 321
     """``imul R:r16/m16`` ``o16 F7 /5`` (INTEL8086)"""
-    IMUL_RM32: Final = 321
+    IMUL_RM32: Final = 322
     """``imul R:r32/m32`` ``F7 /5`` (INTEL386)"""
-    IMUL_RM64: Final = 322
+    IMUL_RM64: Final = 323
     """``imul R:r64/m64`` ``REX.W F7 /5`` (X64)"""
-    MUL_RM8: Final = 323
+    MUL_RM8: Final = 324
     """``mul R:r8/m8`` ``F6 /4`` (INTEL8086)"""
-    MUL_RM16: Final = 324
+    MUL_RM16: Final = 325
     """``mul R:r16/m16`` ``o16 F7 /4`` (INTEL8086)"""
-    MUL_RM32: Final = 325
+    MUL_RM32: Final = 326
     """``mul R:r32/m32`` ``F7 /4`` (INTEL386)"""
-    MUL_RM64: Final = 326
+    MUL_RM64: Final = 327
     """``mul R:r64/m64`` ``REX.W F7 /4`` (X64)"""
-    DIV_RM8: Final = 327
+    DIV_RM8: Final = 328
     """``div R:r8/m8`` ``F6 /6`` (INTEL8086)"""
-    DIV_RM16: Final = 328
+    DIV_RM16: Final = 329
     """``div R:r16/m16`` ``o16 F7 /6`` (INTEL8086)"""
-    DIV_RM32: Final = 329
+    DIV_RM32: Final = 330
     """``div R:r32/m32`` ``F7 /6`` (INTEL386)"""
-    DIV_RM64: Final = 330
+    DIV_RM64: Final = 331
     """``div R:r64/m64`` ``REX.W F7 /6`` (X64)"""
-    IDIV_RM8: Final = 331
+    IDIV_RM8: Final = 332
     """``idiv R:r8/m8`` ``F6 /7`` (INTEL8086)"""
-    IDIV_RM16: Final = 332
+    IDIV_RM16: Final = 333
     """``idiv R:r16/m16`` ``o16 F7 /7`` (INTEL8086)"""
-    IDIV_RM32: Final = 333
+    IDIV_RM32: Final = 334
     """``idiv R:r32/m32`` ``F7 /7`` (INTEL386)"""
-    IDIV_RM64: Final = 334
+    IDIV_RM64: Final = 335
     """``idiv R:r64/m64`` ``REX.W F7 /7`` (X64)"""
-    SETO_RM8: Final = 335
+    SETO_RM8: Final = 336
     """``seto W:r8/m8`` ``0F 90 /0`` (INTEL386)"""
-    SETNO_RM8: Final = 336
+    SETNO_RM8: Final = 337
     """``setno W:r8/m8`` ``0F 91 /0`` (INTEL386)"""
-    SETB_RM8: Final = 337
+    SETB_RM8: Final = 338
     """``setb W:r8/m8`` ``0F 92 /0`` (INTEL386)"""
-    SETAE_RM8: Final = 338
+    SETAE_RM8: Final = 339
     """``setae W:r8/m8`` ``0F 93 /0`` (INTEL386)"""
-    SETE_RM8: Final = 339
+    SETE_RM8: Final = 340
     """``sete W:r8/m8`` ``0F 94 /0`` (INTEL386)"""
-    SETNE_RM8: Final = 340
+    SETNE_RM8: Final = 341
     """``setne W:r8/m8`` ``0F 95 /0`` (INTEL386)"""
-    SETBE_RM8: Final = 341
+    SETBE_RM8: Final = 342
     """``setbe W:r8/m8`` ``0F 96 /0`` (INTEL386)"""
-    SETA_RM8: Final = 342
+    SETA_RM8: Final = 343
     """``seta W:r8/m8`` ``0F 97 /0`` (INTEL386)"""
-    SETS_RM8: Final = 343
+    SETS_RM8: Final = 344
     """``sets W:r8/m8`` ``0F 98 /0`` (INTEL386)"""
-    SETNS_RM8: Final = 344
+    SETNS_RM8: Final = 345
     """``setns W:r8/m8`` ``0F 99 /0`` (INTEL386)"""
-    SETP_RM8: Final = 345
+    SETP_RM8: Final = 346
     """``setp W:r8/m8`` ``0F 9A /0`` (INTEL386)"""
-    SETNP_RM8: Final = 346
+    SETNP_RM8: Final = 347
     """``setnp W:r8/m8`` ``0F 9B /0`` (INTEL386)"""
-    SETL_RM8: Final = 347
+    SETL_RM8: Final = 348
     """``setl W:r8/m8`` ``0F 9C /0`` (INTEL386)"""
-    SETGE_RM8: Final = 348
+    SETGE_RM8: Final = 349
     """``setge W:r8/m8`` ``0F 9D /0`` (INTEL386)"""
-    SETLE_RM8: Final = 349
+    SETLE_RM8: Final = 350
     """``setle W:r8/m8`` ``0F 9E /0`` (INTEL386)"""
-    SETG_RM8: Final = 350
+    SETG_RM8: Final = 351
     """``setg W:r8/m8`` ``0F 9F /0`` (INTEL386)"""
-    CMOVO_R16_RM16: Final = 351
+    CMOVO_R16_RM16: Final = 352
     """``cmovo CW:r16, R:r16/m16`` ``o16 0F 40 /r`` (CMOV)"""
-    CMOVO_R32_RM32: Final = 352
+    CMOVO_R32_RM32: Final = 353
     """``cmovo RW:r32, R:r32/m32`` ``0F 40 /r`` (CMOV)"""
-    CMOVO_R64_RM64: Final = 353
+    CMOVO_R64_RM64: Final = 354
     """``cmovo CW:r64, R:r64/m64`` ``REX.W 0F 40 /r`` (CMOV)"""
-    CMOVNO_R16_RM16: Final = 354
+    CMOVNO_R16_RM16: Final = 355
     """``cmovno CW:r16, R:r16/m16`` ``o16 0F 41 /r`` (CMOV)"""
-    CMOVNO_R32_RM32: Final = 355
+    CMOVNO_R32_RM32: Final = 356
     """``cmovno RW:r32, R:r32/m32`` ``0F 41 /r`` (CMOV)"""
-    CMOVNO_R64_RM64: Final = 356
+    CMOVNO_R64_RM64: Final = 357
     """``cmovno CW:r64, R:r64/m64`` ``REX.W 0F 41 /r`` (CMOV)"""
-    CMOVB_R16_RM16: Final = 357
+    CMOVB_R16_RM16: Final = 358
     """``cmovb CW:r16, R:r16/m16`` ``o16 0F 42 /r`` (CMOV)"""
-    CMOVB_R32_RM32: Final = 358
+    CMOVB_R32_RM32: Final = 359
     """``cmovb RW:r32, R:r32/m32`` ``0F 42 /r`` (CMOV)"""
-    CMOVB_R64_RM64: Final = 359
+    CMOVB_R64_RM64: Final = 360
     """``cmovb CW:r64, R:r64/m64`` ``REX.W 0F 42 /r`` (CMOV)"""
-    CMOVAE_R16_RM16: Final = 360
+    CMOVAE_R16_RM16: Final = 361
     """``cmovae CW:r16, R:r16/m16`` ``o16 0F 43 /r`` (CMOV)"""
-    CMOVAE_R32_RM32: Final = 361
+    CMOVAE_R32_RM32: Final = 362
     """``cmovae RW:r32, R:r32/m32`` ``0F 43 /r`` (CMOV)"""
-    CMOVAE_R64_RM64: Final = 362
+    CMOVAE_R64_RM64: Final = 363
     """``cmovae CW:r64, R:r64/m64`` ``REX.W 0F 43 /r`` (CMOV)"""
-    CMOVE_R16_RM16: Final = 363
+    CMOVE_R16_RM16: Final = 364
     """``cmove CW:r16, R:r16/m16`` ``o16 0F 44 /r`` (CMOV)"""
-    CMOVE_R32_RM32: Final = 364
+    CMOVE_R32_RM32: Final = 365
     """``cmove RW:r32, R:r32/m32`` ``0F 44 /r`` (CMOV)"""
-    CMOVE_R64_RM64: Final = 365
+    CMOVE_R64_RM64: Final = 366
     """``cmove CW:r64, R:r64/m64`` ``REX.W 0F 44 /r`` (CMOV)"""
-    CMOVNE_R16_RM16: Final = 366
+    CMOVNE_R16_RM16: Final = 367
     """``cmovne CW:r16, R:r16/m16`` ``o16 0F 45 /r`` (CMOV)"""
-    CMOVNE_R32_RM32: Final = 367
+    CMOVNE_R32_RM32: Final = 368
     """``cmovne RW:r32, R:r32/m32`` ``0F 45 /r`` (CMOV)"""
-    CMOVNE_R64_RM64: Final = 368
+    CMOVNE_R64_RM64: Final = 369
     """``cmovne CW:r64, R:r64/m64`` ``REX.W 0F 45 /r`` (CMOV)"""
-    CMOVBE_R16_RM16: Final = 369
+    CMOVBE_R16_RM16: Final = 370
     """``cmovbe CW:r16, R:r16/m16`` ``o16 0F 46 /r`` (CMOV)"""
-    CMOVBE_R32_RM32: Final = 370
+    CMOVBE_R32_RM32: Final = 371
     """``cmovbe RW:r32, R:r32/m32`` ``0F 46 /r`` (CMOV)"""
-    CMOVBE_R64_RM64: Final = 371
+    CMOVBE_R64_RM64: Final = 372
     """``cmovbe CW:r64, R:r64/m64`` ``REX.W 0F 46 /r`` (CMOV)"""
-    CMOVA_R16_RM16: Final = 372
+    CMOVA_R16_RM16: Final = 373
     """``cmova CW:r16, R:r16/m16`` ``o16 0F 47 /r`` (CMOV)"""
-    CMOVA_R32_RM32: Final = 373
+    CMOVA_R32_RM32: Final = 374
     """``cmova RW:r32, R:r32/m32`` ``0F 47 /r`` (CMOV)"""
-    CMOVA_R64_RM64: Final = 374
+    CMOVA_R64_RM64: Final = 375
     """``cmova CW:r64, R:r64/m64`` ``REX.W 0F 47 /r`` (CMOV)"""
-    CMOVS_R16_RM16: Final = 375
+    CMOVS_R16_RM16: Final = 376
     """``cmovs CW:r16, R:r16/m16`` ``o16 0F 48 /r`` (CMOV)"""
-    CMOVS_R32_RM32: Final = 376
+    CMOVS_R32_RM32: Final = 377
     """``cmovs RW:r32, R:r32/m32`` ``0F 48 /r`` (CMOV)"""
-    CMOVS_R64_RM64: Final = 377
+    CMOVS_R64_RM64: Final = 378
     """``cmovs CW:r64, R:r64/m64`` ``REX.W 0F 48 /r`` (CMOV)"""
-    CMOVNS_R16_RM16: Final = 378
+    CMOVNS_R16_RM16: Final = 379
     """``cmovns CW:r16, R:r16/m16`` ``o16 0F 49 /r`` (CMOV)"""
-    CMOVNS_R32_RM32: Final = 379
+    CMOVNS_R32_RM32: Final = 380
     """``cmovns RW:r32, R:r32/m32`` ``0F 49 /r`` (CMOV)"""
-    CMOVNS_R64_RM64: Final = 380
+    CMOVNS_R64_RM64: Final = 381
     """``cmovns CW:r64, R:r64/m64`` ``REX.W 0F 49 /r`` (CMOV)"""
-    CMOVP_R16_RM16: Final = 381
+    CMOVP_R16_RM16: Final = 382
     """``cmovp CW:r16, R:r16/m16`` ``o16 0F 4A /r`` (CMOV)"""
-    CMOVP_R32_RM32: Final = 382
+    CMOVP_R32_RM32: Final = 383
     """``cmovp RW:r32, R:r32/m32`` ``0F 4A /r`` (CMOV)"""
-    CMOVP_R64_RM64: Final = 383
+    CMOVP_R64_RM64: Final = 384
     """``cmovp CW:r64, R:r64/m64`` ``REX.W 0F 4A /r`` (CMOV)"""
-    CMOVNP_R16_RM16: Final = 384
+    CMOVNP_R16_RM16: Final = 385
     """``cmovnp CW:r16, R:r16/m16`` ``o16 0F 4B /r`` (CMOV)"""
-    CMOVNP_R32_RM32: Final = 385
+    CMOVNP_R32_RM32: Final = 386
     """``cmovnp RW:r32, R:r32/m32`` ``0F 4B /r`` (CMOV)"""
-    CMOVNP_R64_RM64: Final = 386
+    CMOVNP_R64_RM64: Final = 387
     """``cmovnp CW:r64, R:r64/m64`` ``REX.W 0F 4B /r`` (CMOV)"""
-    CMOVL_R16_RM16: Final = 387
+    CMOVL_R16_RM16: Final = 388
     """``cmovl CW:r16, R:r16/m16`` ``o16 0F 4C /r`` (CMOV)"""
-    CMOVL_R32_RM32: Final = 388
+    CMOVL_R32_RM32: Final = 389
     """``cmovl RW:r32, R:r32/m32`` ``0F 4C /r`` (CMOV)"""
-    CMOVL_R64_RM64: Final = 389
+    CMOVL_R64_RM64: Final = 390
     """``cmovl CW:r64, R:r64/m64`` ``REX.W 0F 4C /r`` (CMOV)"""
-    CMOVGE_R16_RM16: Final = 390
+    CMOVGE_R16_RM16: Final = 391
     """``cmovge CW:r16, R:r16/m16`` ``o16 0F 4D /r`` (CMOV)"""
-    CMOVGE_R32_RM32: Final = 391
+    CMOVGE_R32_RM32: Final = 392
     """``cmovge RW:r32, R:r32/m32`` ``0F 4D /r`` (CMOV)"""
-    CMOVGE_R64_RM64: Final = 392
+    CMOVGE_R64_RM64: Final = 393
     """``cmovge CW:r64, R:r64/m64`` ``REX.W 0F 4D /r`` (CMOV)"""
-    CMOVLE_R16_RM16: Final = 393
+    CMOVLE_R16_RM16: Final = 394
     """``cmovle CW:r16, R:r16/m16`` ``o16 0F 4E /r`` (CMOV)"""
-    CMOVLE_R32_RM32: Final = 394
+    CMOVLE_R32_RM32: Final = 395
     """``cmovle RW:r32, R:r32/m32`` ``0F 4E /r`` (CMOV)"""
-    CMOVLE_R64_RM64: Final = 395
+    CMOVLE_R64_RM64: Final = 396
     """``cmovle CW:r64, R:r64/m64`` ``REX.W 0F 4E /r`` (CMOV)"""
-    CMOVG_R16_RM16: Final = 396
+    CMOVG_R16_RM16: Final = 397
     """``cmovg CW:r16, R:r16/m16`` ``o16 0F 4F /r`` (CMOV)"""
-    CMOVG_R32_RM32: Final = 397
+    CMOVG_R32_RM32: Final = 398
     """``cmovg RW:r32, R:r32/m32`` ``0F 4F /r`` (CMOV)"""
-    CMOVG_R64_RM64: Final = 398
+    CMOVG_R64_RM64: Final = 399
     """``cmovg CW:r64, R:r64/m64`` ``REX.W 0F 4F /r`` (CMOV)"""
-    JO_REL8_64: Final = 399
+    JO_REL8_64: Final = 400
     """``jo R:rel8`` ``70 cb`` (X64)"""
-    JO_REL32_64: Final = 400
+    JO_REL32_64: Final = 401
     """``jo R:rel32`` ``0F 80 cd`` (X64)"""
-    JO_REL8_16: Final = 401
+    JO_REL8_16: Final = 402
     """``jo R:rel8`` ``o16 70 cb`` (INTEL8086)"""
-    JO_REL16: Final = 402
+    JO_REL16: Final = 403
     """``jo R:rel16`` ``o16 0F 80 cw`` (INTEL386)"""
-    JNO_REL8_64: Final = 403
+    JNO_REL8_64: Final = 404
     """``jno R:rel8`` ``71 cb`` (X64)"""
-    JNO_REL32_64: Final = 404
+    JNO_REL32_64: Final = 405
     """``jno R:rel32`` ``0F 81 cd`` (X64)"""
-    JNO_REL8_16: Final = 405
+    JNO_REL8_16: Final = 406
     """``jno R:rel8`` ``o16 71 cb`` (INTEL8086)"""
-    JNO_REL16: Final = 406
+    JNO_REL16: Final = 407
     """``jno R:rel16`` ``o16 0F 81 cw`` (INTEL386)"""
-    JB_REL8_64: Final = 407
+    JB_REL8_64: Final = 408
     """``jb R:rel8`` ``72 cb`` (X64)"""
-    JB_REL32_64: Final = 408
+    JB_REL32_64: Final = 409
     """``jb R:rel32`` ``0F 82 cd`` (X64)"""
-    JB_REL8_16: Final = 409
+    JB_REL8_16: Final = 410
     """``jb R:rel8`` ``o16 72 cb`` (INTEL8086)"""
-    JB_REL16: Final = 410
+    JB_REL16: Final = 411
     """``jb R:rel16`` ``o16 0F 82 cw`` (INTEL386)"""
-    JAE_REL8_64: Final = 411
+    JAE_REL8_64: Final = 412
     """``jae R:rel8`` ``73 cb`` (X64)"""
-    JAE_REL32_64: Final = 412
+    JAE_REL32_64: Final = 413
     """``jae R:rel32`` ``0F 83 cd`` (X64)"""
-    JAE_REL8_16: Final = 413
+    JAE_REL8_16: Final = 414
     """``jae R:rel8`` ``o16 73 cb`` (INTEL8086)"""
-    JAE_REL16: Final = 414
+    JAE_REL16: Final = 415
     """``jae R:rel16`` ``o16 0F 83 cw`` (INTEL386)"""
-    JE_REL8_64: Final = 415
+    JE_REL8_64: Final = 416
     """``je R:rel8`` ``74 cb`` (X64)"""
-    JE_REL32_64: Final = 416
+    JE_REL32_64: Final = 417
     """``je R:rel32`` ``0F 84 cd`` (X64)"""
-    JE_REL8_16: Final = 417
+    JE_REL8_16: Final = 418
     """``je R:rel8`` ``o16 74 cb`` (INTEL8086)"""
-    JE_REL16: Final = 418
+    JE_REL16: Final = 419
     """``je R:rel16`` ``o16 0F 84 cw`` (INTEL386)"""
-    JNE_REL8_64: Final = 419
+    JNE_REL8_64: Final = 420
     """``jne R:rel8`` ``75 cb`` (X64)"""
-    JNE_REL32_64: Final = 420
+    JNE_REL32_64: Final = 421
     """``jne R:rel32`` ``0F 85 cd`` (X64)"""
-    JNE_REL8_16: Final = 421
+    JNE_REL8_16: Final = 422
     """``jne R:rel8`` ``o16 75 cb`` (INTEL8086)"""
-    JNE_REL16: Final = 422
+    JNE_REL16: Final = 423
     """``jne R:rel16`` ``o16 0F 85 cw`` (INTEL386)"""
-    JBE_REL8_64: Final = 423
+    JBE_REL8_64: Final = 424
     """``jbe R:rel8`` ``76 cb`` (X64)"""
-    JBE_REL32_64: Final = 424
+    JBE_REL32_64: Final = 425
     """``jbe R:rel32`` ``0F 86 cd`` (X64)"""
-    JBE_REL8_16: Final = 425
+    JBE_REL8_16: Final = 426
     """``jbe R:rel8`` ``o16 76 cb`` (INTEL8086)"""
-    JBE_REL16: Final = 426
+    JBE_REL16: Final = 427
     """``jbe R:rel16`` ``o16 0F 86 cw`` (INTEL386)"""
-    JA_REL8_64: Final = 427
+    JA_REL8_64: Final = 428
     """``ja R:rel8`` ``77 cb`` (X64)"""
-    JA_REL32_64: Final = 428
+    JA_REL32_64: Final = 429
     """``ja R:rel32`` ``0F 87 cd`` (X64)"""
-    JA_REL8_16: Final = 429
+    JA_REL8_16: Final = 430
     """``ja R:rel8`` ``o16 77 cb`` (INTEL8086)"""
-    JA_REL16: Final = 430
+    JA_REL16: Final = 431
     """``ja R:rel16`` ``o16 0F 87 cw`` (INTEL386)"""
-    JS_REL8_64: Final = 431
+    JS_REL8_64: Final = 432
     """``js R:rel8`` ``78 cb`` (X64)"""
-    JS_REL32_64: Final = 432
+    JS_REL32_64: Final = 433
     """``js R:rel32`` ``0F 88 cd`` (X64)"""
-    JS_REL8_16: Final = 433
+    JS_REL8_16: Final = 434
     """``js R:rel8`` ``o16 78 cb`` (INTEL8086)"""
-    JS_REL16: Final = 434
+    JS_REL16: Final = 435
     """``js R:rel16`` ``o16 0F 88 cw`` (INTEL386)"""
-    JNS_REL8_64: Final = 435
+    JNS_REL8_64: Final = 436
     """``jns R:rel8`` ``79 cb`` (X64)"""
-    JNS_REL32_64: Final = 436
+    JNS_REL32_64: Final = 437
     """``jns R:rel32`` ``0F 89 cd`` (X64)"""
-    JNS_REL8_16: Final = 437
+    JNS_REL8_16: Final = 438
     """``jns R:rel8`` ``o16 79 cb`` (INTEL8086)"""
-    JNS_REL16: Final = 438
+    JNS_REL16: Final = 439
     """``jns R:rel16`` ``o16 0F 89 cw`` (INTEL386)"""
-    JP_REL8_64: Final = 439
+    JP_REL8_64: Final = 440
     """``jp R:rel8`` ``7A cb`` (X64)"""
-    JP_REL32_64: Final = 440
+    JP_REL32_64: Final = 441
     """``jp R:rel32`` ``0F 8A cd`` (X64)"""
-    JP_REL8_16: Final = 441
+    JP_REL8_16: Final = 442
     """``jp R:rel8`` ``o16 7A cb`` (INTEL8086)"""
-    JP_REL16: Final = 442
+    JP_REL16: Final = 443
     """``jp R:rel16`` ``o16 0F 8A cw`` (INTEL386)"""
-    JNP_REL8_64: Final = 443
+    JNP_REL8_64: Final = 444
     """``jnp R:rel8`` ``7B cb`` (X64)"""
-    JNP_REL32_64: Final = 444
+    JNP_REL32_64: Final = 445
     """``jnp R:rel32`` ``0F 8B cd`` (X64)"""
-    JNP_REL8_16: Final = 445
+    JNP_REL8_16: Final = 446
     """``jnp R:rel8`` ``o16 7B cb`` (INTEL8086)"""
-    JNP_REL16: Final = 446
+    JNP_REL16: Final = 447
     """``jnp R:rel16`` ``o16 0F 8B cw`` (INTEL386)"""
-    JL_REL8_64: Final = 447
+    JL_REL8_64: Final = 448
     """``jl R:rel8`` ``7C cb`` (X64)"""
-    JL_REL32_64: Final = 448
+    JL_REL32_64: Final = 449
     """``jl R:rel32`` ``0F 8C cd`` (X64)"""
-    JL_REL8_16: Final = 449
+    JL_REL8_16: Final = 450
     """``jl R:rel8`` ``o16 7C cb`` (INTEL8086)"""
-    JL_REL16: Final = 450
+    JL_REL16: Final = 451
     """``jl R:rel16`` ``o16 0F 8C cw`` (INTEL386)"""
-    JGE_REL8_64: Final = 451
+    JGE_REL8_64: Final = 452
     """``jge R:rel8`` ``7D cb`` (X64)"""
-    JGE_REL32_64: Final = 452
+    JGE_REL32_64: Final = 453
     """``jge R:rel32`` ``0F 8D cd`` (X64)"""
-    JGE_REL8_16: Final = 453
+    JGE_REL8_16: Final = 454
     """``jge R:rel8`` ``o16 7D cb`` (INTEL8086)"""
-    JGE_REL16: Final = 454
+    JGE_REL16: Final = 455
     """``jge R:rel16`` ``o16 0F 8D cw`` (INTEL386)"""
-    JLE_REL8_64: Final = 455
+    JLE_REL8_64: Final = 456
     """``jle R:rel8`` ``7E cb`` (X64)"""
-    JLE_REL32_64: Final = 456
+    JLE_REL32_64: Final = 457
     """``jle R:rel32`` ``0F 8E cd`` (X64)"""
-    JLE_REL8_16: Final = 457
+    JLE_REL8_16: Final = 458
     """``jle R:rel8`` ``o16 7E cb`` (INTEL8086)"""
-    JLE_REL16: Final = 458
+    JLE_REL16: Final = 459
     """``jle R:rel16`` ``o16 0F 8E cw`` (INTEL386)"""
-    JG_REL8_64: Final = 459
+    JG_REL8_64: Final = 460
     """``jg R:rel8`` ``7F cb`` (X64)"""
-    JG_REL32_64: Final = 460
+    JG_REL32_64: Final = 461
     """``jg R:rel32`` ``0F 8F cd`` (X64)"""
-    JG_REL8_16: Final = 461
+    JG_REL8_16: Final = 462
     """``jg R:rel8`` ``o16 7F cb`` (INTEL8086)"""
-    JG_REL16: Final = 462
+    JG_REL16: Final = 463
     """``jg R:rel16`` ``o16 0F 8F cw`` (INTEL386)"""
-    JMP_REL8_64: Final = 463
+    JMP_REL8_64: Final = 464
     """``jmp R:rel8`` ``EB cb`` (X64)"""
-    JMP_REL32_64: Final = 464
+    JMP_REL32_64: Final = 465
     """``jmp R:rel32`` ``E9 cd`` (X64)"""
-    JMP_REL8_16: Final = 465
+    JMP_REL8_16: Final = 466
     """``jmp R:rel8`` ``o16 EB cb`` (INTEL8086)"""
-    JMP_REL16: Final = 466
+    JMP_REL16: Final = 467
     """``jmp R:rel16`` ``o16 E9 cw`` (INTEL8086)"""
-    JMP_RM64: Final = 467
+    JMP_RM64: Final = 468
     """``jmp R:r64/m64`` ``FF /4`` (X64)"""
-    JMP_M1616: Final = 468
+    JMP_RM16: Final = 469
+    """``jmp R:r16/m16`` ``o16 FF /4`` (INTEL8086)"""
+    JMP_M1616: Final = 470
     """``jmp R:m16:16`` ``o16 FF /5`` (INTEL8086)"""
-    JMP_M1632: Final = 469
+    JMP_M1632: Final = 471
     """``jmp R:m16:32`` ``FF /5`` (INTEL386)"""
-    JMP_M1664: Final = 470
+    JMP_M1664: Final = 472
     """``jmp R:m16:64`` ``REX.W FF /5`` (X64)"""
-    CALL_REL32_64: Final = 471
+    CALL_REL32_64: Final = 473
     """``call R:rel32`` ``E8 cd`` (X64)"""
-    CALL_REL16: Final = 472
+    CALL_REL16: Final = 474
     """``call R:rel16`` ``o16 E8 cw`` (INTEL8086)"""
-    CALL_RM64: Final = 473
+    CALL_RM64: Final = 475
     """``call R:r64/m64`` ``FF /2`` (X64)"""
-    CALL_M1616: Final = 474
+    CALL_RM16: Final = 476
+    """``call R:r16/m16`` ``o16 FF /2`` (INTEL8086)"""
+    CALL_M1616: Final = 477
     """``call R:m16:16`` ``o16 FF /3`` (INTEL8086)"""
-    CALL_M1632: Final = 475
+    CALL_M1632: Final = 478
     """``call R:m16:32`` ``FF /3`` (INTEL386)"""
-    CALL_M1664: Final = 476
+    CALL_M1664: Final = 479
     """``call R:m16:64`` ``REX.W FF /3`` (X64)"""
-    RETNQ: Final = 477
+    RETNQ: Final = 480
     """``ret`` ``C3`` (X64)"""
-    RETNQ_IMM16: Final = 478
+    RETNQ_IMM16: Final = 481
     """``ret R:imm16`` ``C2 iw`` (X64)"""
-    RETFW: Final = 479
+    RETNW: Final = 482
+    """``ret`` ``o16 C3`` (INTEL8086)"""
+    RETNW_IMM16: Final = 483
+    """``ret R:imm16`` ``o16 C2 iw`` (INTEL8086)"""
+    RETFW: Final = 484
     """``retfw`` ``o16 CB`` (INTEL8086)"""
-    RETFW_IMM16: Final = 480
+    RETFW_IMM16: Final = 485
     """``retfw R:imm16`` ``o16 CA iw`` (INTEL8086)"""
-    RETFD: Final = 481
+    RETFD: Final = 486
     """``retfd`` ``CB`` (INTEL386)"""
-    RETFD_IMM16: Final = 482
+    RETFD_IMM16: Final = 487
     """``retfd R:imm16`` ``CA iw`` (INTEL386)"""
-    RETFQ: Final = 483
+    RETFQ: Final = 488
     """``retfq`` ``REX.W CB`` (X64)"""
-    RETFQ_IMM16: Final = 484
+    RETFQ_IMM16: Final = 489
     """``retfq R:imm16`` ``REX.W CA iw`` (X64)"""
-    PUSH_R16: Final = 485
+    PUSH_R16: Final = 490
     """``push R:r16`` ``o16 50+rw`` (INTEL8086)"""
-    PUSH_R64: Final = 486
+    PUSH_R64: Final = 491
     """``push R:r64`` ``50+ro`` (X64)"""
-    PUSH_RM16: Final = 487
+    PUSH_RM16: Final = 492
     """``push R:r16/m16`` ``o16 FF /6`` (INTEL8086)"""
-    PUSH_RM64: Final = 488
+    PUSH_RM64: Final = 493
     """``push R:r64/m64`` ``FF /6`` (X64)"""
-    PUSHQ_IMM8: Final = 489
+    PUSHQ_IMM8: Final = 494
     """``push R:simm8`` ``6A ib`` (X64)"""
-    PUSHQ_IMM32: Final = 490
+    PUSHQ_IMM32: Final = 495
     """``push R:simm32`` ``68 id`` (X64)"""
-    PUSHQ_FS: Final = 491
+    PUSHQ_FS: Final = 496
     """``push R:fs`` ``0F A0`` (X64)"""
-    PUSHQ_GS: Final = 492
+    PUSHQ_GS: Final = 497
     """``push R:gs`` ``0F A8`` (X64)"""
-    POP_R16: Final = 493
+    POP_R16: Final = 498
     """``pop W:r16`` ``o16 58+rw`` (INTEL8086)"""
-    POP_R64: Final = 494
+    POP_R64: Final = 499
     """``pop W:r64`` ``58+ro`` (X64)"""
-    POP_RM16: Final = 495
+    POP_RM16: Final = 500
     """``pop W:r16/m16`` ``o16 8F /0`` (INTEL8086)"""
-    POP_RM64: Final = 496
+    POP_RM64: Final = 501
     """``pop W:r64/m64`` ``8F /0`` (X64)"""
-    POPQ_FS: Final = 497
+    POPQ_FS: Final = 502
     """``pop W:fs`` ``0F A1`` (X64)"""
-    POPQ_GS: Final = 498
+    POPQ_GS: Final = 503
     """``pop W:gs`` ``0F A9`` (X64)"""
-    PUSHW_FS: Final = 499
+    PUSHW_FS: Final = 504
     """``pushw R:fs`` ``o16 0F A0`` (INTEL386)"""
-    PUSHW_GS: Final = 500
+    PUSHW_GS: Final = 505
     """``pushw R:gs`` ``o16 0F A8`` (INTEL386)"""
-    PUSHW_IMM8: Final = 501
+    PUSHW_IMM8: Final = 506
     """``pushw R:simm8`` ``o16 6A ib`` (INTEL186)"""
-    PUSH_IMM16: Final = 502
+    PUSH_IMM16: Final = 507
     """``pushw R:imm16`` ``o16 68 iw`` (INTEL186)"""
-    POPW_FS: Final = 503
+    POPW_FS: Final = 508
     """``popw W:fs`` ``o16 0F A1`` (INTEL386)"""
-    POPW_GS: Final = 504
+    POPW_GS: Final = 509
     """``popw W:gs`` ``o16 0F A9`` (INTEL386)"""
-    NOPD: Final = 505
+    NOPD: Final = 510
     """``nop`` ``90`` (INTEL8086)"""
-    NOPW: Final = 506
+    NOPW: Final = 511
     """``nop`` ``o16 90`` (INTEL8086)"""
-    NOPQ: Final = 507
+    NOPQ: Final = 512
     """``nop`` ``REX.W 90`` (INTEL8086)"""
-    NOP_RM16: Final = 508
+    NOP_RM16: Final = 513
     """``nop N:r16/m16`` ``o16 0F 1F /0`` (MULTIBYTENOP)"""
-    NOP_RM32: Final = 509
+    NOP_RM32: Final = 514
     """``nop N:r32/m32`` ``0F 1F /0`` (MULTIBYTENOP)"""
-    NOP_RM64: Final = 510
+    NOP_RM64: Final = 515
     """``nop N:r64/m64`` ``REX.W 0F 1F /0`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F19: Final = 511
+    RESERVEDNOP_RM16_R16_0F19: Final = 516
     """``nop N:r16/m16, N:r16`` ``o16 0F 19 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F19: Final = 512
+    RESERVEDNOP_RM32_R32_0F19: Final = 517
     """``nop N:r32/m32, N:r32`` ``0F 19 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F19: Final = 513
+    RESERVEDNOP_RM64_R64_0F19: Final = 518
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 19 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1A: Final = 514
+    RESERVEDNOP_RM16_R16_0F1A: Final = 519
     """``nop N:r16/m16, N:r16`` ``o16 0F 1A /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1A: Final = 515
+    RESERVEDNOP_RM32_R32_0F1A: Final = 520
     """``nop N:r32/m32, N:r32`` ``0F 1A /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1A: Final = 516
+    RESERVEDNOP_RM64_R64_0F1A: Final = 521
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1A /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1B: Final = 517
+    RESERVEDNOP_RM16_R16_0F1B: Final = 522
     """``nop N:r16/m16, N:r16`` ``o16 0F 1B /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1B: Final = 518
+    RESERVEDNOP_RM32_R32_0F1B: Final = 523
     """``nop N:r32/m32, N:r32`` ``0F 1B /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1B: Final = 519
+    RESERVEDNOP_RM64_R64_0F1B: Final = 524
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1B /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1C: Final = 520
+    RESERVEDNOP_RM16_R16_0F1C: Final = 525
     """``nop N:r16/m16, N:r16`` ``o16 0F 1C /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1C: Final = 521
+    RESERVEDNOP_RM32_R32_0F1C: Final = 526
     """``nop N:r32/m32, N:r32`` ``0F 1C /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1C: Final = 522
+    RESERVEDNOP_RM64_R64_0F1C: Final = 527
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1C /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1D: Final = 523
+    RESERVEDNOP_RM16_R16_0F1D: Final = 528
     """``nop N:r16/m16, N:r16`` ``o16 0F 1D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1D: Final = 524
+    RESERVEDNOP_RM32_R32_0F1D: Final = 529
     """``nop N:r32/m32, N:r32`` ``0F 1D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1D: Final = 525
+    RESERVEDNOP_RM64_R64_0F1D: Final = 530
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1E: Final = 526
+    RESERVEDNOP_RM16_R16_0F1E: Final = 531
     """``nop N:r16/m16, N:r16`` ``o16 0F 1E /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1E: Final = 527
+    RESERVEDNOP_RM32_R32_0F1E: Final = 532
     """``nop N:r32/m32, N:r32`` ``0F 1E /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1E: Final = 528
+    RESERVEDNOP_RM64_R64_0F1E: Final = 533
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1E /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F0D: Final = 529
+    RESERVEDNOP_RM16_R16_0F0D: Final = 534
     """``nop N:r16/m16, N:r16`` ``o16 0F 0D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F0D: Final = 530
+    RESERVEDNOP_RM32_R32_0F0D: Final = 535
     """``nop N:r32/m32, N:r32`` ``0F 0D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F0D: Final = 531
+    RESERVEDNOP_RM64_R64_0F0D: Final = 536
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 0D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F18: Final = 532
+    RESERVEDNOP_RM16_R16_0F18: Final = 537
     """``nop N:r16/m16, N:r16`` ``o16 0F 18 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F18: Final = 533
+    RESERVEDNOP_RM32_R32_0F18: Final = 538
     """``nop N:r32/m32, N:r32`` ``0F 18 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F18: Final = 534
+    RESERVEDNOP_RM64_R64_0F18: Final = 539
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 18 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1F: Final = 535
+    RESERVEDNOP_RM16_R16_0F1F: Final = 540
     """``nop N:r16/m16, N:r16`` ``o16 0F 1F /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1F: Final = 536
+    RESERVEDNOP_RM32_R32_0F1F: Final = 541
     """``nop N:r32/m32, N:r32`` ``0F 1F /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1F: Final = 537
+    RESERVEDNOP_RM64_R64_0F1F: Final = 542
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1F /r`` (MULTIBYTENOP)"""
-    XCHG_RM8_R8: Final = 538
+    XCHG_RM8_R8: Final = 543
     """``xchg RW:r8/m8, RW:r8`` ``86 /r`` (INTEL8086)"""
-    XCHG_RM16_R16: Final = 539
+    XCHG_RM16_R16: Final = 544
     """``xchg RW:r16/m16, RW:r16`` ``o16 87 /r`` (INTEL8086)"""
-    XCHG_RM32_R32: Final = 540
+    XCHG_RM32_R32: Final = 545
     """``xchg RW:r32/m32, RW:r32`` ``87 /r`` (INTEL386)"""
-    XCHG_RM64_R64: Final = 541
+    XCHG_RM64_R64: Final = 546
     """``xchg RW:r64/m64, RW:r64`` ``REX.W 87 /r`` (X64)"""
-    XCHG_R16_AX: Final = 542
+    XCHG_R16_AX: Final = 547
     """``xchg RW:r16, RW:ax`` ``o16 90+rw`` (INTEL8086)"""
-    XCHG_R32_EAX: Final = 543
+    XCHG_R32_EAX: Final = 548
     """``xchg RW:r32, RW:eax`` ``90+rd`` (INTEL386)"""
-    XCHG_R64_RAX: Final = 544
+    XCHG_R64_RAX: Final = 549
     """``xchg RW:r64, RW:rax`` ``REX.W 90+ro`` (X64)"""
-    INT3: Final = 545
+    INT3: Final = 550
     """``int3`` ``CC`` (INTEL8086)"""
-    UD2: Final = 546
+    UD2: Final = 551
     """``ud2`` ``0F 0B`` (INTEL286)"""
-    VEX_VZEROUPPER: Final = 547
+    VEX_VZEROUPPER: Final = 552
     """``vzeroupper`` ``VEX.128.0F.WIG 77`` (AVX)"""
-    VEX_VMOVSS_XMM_M32: Final = 548
+    VEX_VMOVSS_XMM_M32: Final = 553
     """``vmovss W:xmm, R:m32`` ``VEX.LIG.F3.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVSS_M32_XMM: Final = 549
+    VEX_VMOVSS_M32_XMM: Final = 554
     """``vmovss W:m32, R:xmm`` ``VEX.LIG.F3.0F.WIG 11 /r`` (AVX)"""
-    VEX_VMOVSS_XMM_XMM_XMM: Final = 550
+    VEX_VMOVSS_XMM_XMM_XMM: Final = 555
     """``vmovss W:xmm, R:xmm, R:xmm`` ``VEX.LIG.F3.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVSS_XMM_XMM_XMM_0F11: Final = 551
+    VEX_VMOVSS_XMM_XMM_XMM_0F11: Final = 556
     """``vmovss W:xmm, R:xmm, R:xmm`` ``VEX.LIG.F3.0F.WIG 11 /r`` (AVX)"""
-    EVEX_VMOVSS_XMM_K1Z_XMM_XMM: Final = 552
+    EVEX_VMOVSS_XMM_K1Z_XMM_XMM: Final = 557
     """``vmovss W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.0F.W0 10 /r`` (AVX512F)"""
-    EVEX_VMOVSS_XMM_K1Z_M32: Final = 553
+    EVEX_VMOVSS_XMM_K1Z_M32: Final = 558
     """``vmovss W:xmm, R:m32`` ``EVEX.LIG.F3.0F.W0 10 /r`` (AVX512F)"""
-    EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11: Final = 554
+    EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11: Final = 559
     """``vmovss W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.0F.W0 11 /r`` (AVX512F)"""
-    EVEX_VMOVSS_M32_K1_XMM: Final = 555
+    EVEX_VMOVSS_M32_K1_XMM: Final = 560
     """``vmovss W:m32, R:xmm`` ``EVEX.LIG.F3.0F.W0 11 /r`` (AVX512F)"""
-    VEX_VMOVSD_XMM_M64: Final = 556
+    VEX_VMOVSD_XMM_M64: Final = 561
     """``vmovsd W:xmm, R:m64`` ``VEX.LIG.F2.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVSD_M64_XMM: Final = 557
+    VEX_VMOVSD_M64_XMM: Final = 562
     """``vmovsd W:m64, R:xmm`` ``VEX.LIG.F2.0F.WIG 11 /r`` (AVX)"""
-    VEX_VMOVSD_XMM_XMM_XMM: Final = 558
+    VEX_VMOVSD_XMM_XMM_XMM: Final = 563
     """``vmovsd W:xmm, R:xmm, R:xmm`` ``VEX.LIG.F2.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVSD_XMM_XMM_XMM_0F11: Final = 559
+    VEX_VMOVSD_XMM_XMM_XMM_0F11: Final = 564
     """``vmovsd W:xmm, R:xmm, R:xmm`` ``VEX.LIG.F2.0F.WIG 11 /r`` (AVX)"""
-    EVEX_VMOVSD_XMM_K1Z_XMM_XMM: Final = 560
+    EVEX_VMOVSD_XMM_K1Z_XMM_XMM: Final = 565
     """``vmovsd W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F2.0F.W1 10 /r`` (AVX512F)"""
-    EVEX_VMOVSD_XMM_K1Z_M64: Final = 561
+    EVEX_VMOVSD_XMM_K1Z_M64: Final = 566
     """``vmovsd W:xmm, R:m64`` ``EVEX.LIG.F2.0F.W1 10 /r`` (AVX512F)"""
-    EVEX_VMOVSD_XMM_K1Z_XMM_XMM_0F11: Final = 562
+    EVEX_VMOVSD_XMM_K1Z_XMM_XMM_0F11: Final = 567
     """``vmovsd W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F2.0F.W1 11 /r`` (AVX512F)"""
-    EVEX_VMOVSD_M64_K1_XMM: Final = 563
+    EVEX_VMOVSD_M64_K1_XMM: Final = 568
     """``vmovsd W:m64, R:xmm`` ``EVEX.LIG.F2.0F.W1 11 /r`` (AVX512F)"""
-    VEX_VMOVUPS_XMM_XMMM128: Final = 564
+    VEX_VMOVUPS_XMM_XMMM128: Final = 569
     """``vmovups W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVUPS_YMM_YMMM256: Final = 565
+    VEX_VMOVUPS_YMM_YMMM256: Final = 570
     """``vmovups W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVUPS_XMMM128_XMM: Final = 566
+    VEX_VMOVUPS_XMMM128_XMM: Final = 571
     """``vmovups W:xmm/m128, R:xmm`` ``VEX.128.0F.WIG 11 /r`` (AVX)"""
-    VEX_VMOVUPS_YMMM256_YMM: Final = 567
+    VEX_VMOVUPS_YMMM256_YMM: Final = 572
     """``vmovups W:ymm/m256, R:ymm`` ``VEX.256.0F.WIG 11 /r`` (AVX)"""
-    EVEX_VMOVUPS_XMM_K1Z_XMMM128: Final = 568
+    EVEX_VMOVUPS_XMM_K1Z_XMMM128: Final = 573
     """``vmovups W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 10 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPS_YMM_K1Z_YMMM256: Final = 569
+    EVEX_VMOVUPS_YMM_K1Z_YMMM256: Final = 574
     """``vmovups W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 10 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPS_XMMM128_K1Z_XMM: Final = 570
+    EVEX_VMOVUPS_XMMM128_K1Z_XMM: Final = 575
     """``vmovups W:xmm/m128, R:xmm`` ``EVEX.128.0F.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPS_ZMM_K1Z_ZMMM512: Final = 571
+    EVEX_VMOVUPS_ZMM_K1Z_ZMMM512: Final = 576
     """``vmovups W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 10 /r`` (AVX512F)"""
-    EVEX_VMOVUPS_YMMM256_K1Z_YMM: Final = 572
+    EVEX_VMOVUPS_YMMM256_K1Z_YMM: Final = 577
     """``vmovups W:ymm/m256, R:ymm`` ``EVEX.256.0F.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPS_ZMMM512_K1Z_ZMM: Final = 573
+    EVEX_VMOVUPS_ZMMM512_K1Z_ZMM: Final = 578
     """``vmovups W:zmm/m512, R:zmm`` ``EVEX.512.0F.W0 11 /r`` (AVX512F)"""
-    VEX_VMOVUPD_XMM_XMMM128: Final = 574
+    VEX_VMOVUPD_XMM_XMMM128: Final = 579
     """``vmovupd W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVUPD_YMM_YMMM256: Final = 575
+    VEX_VMOVUPD_YMM_YMMM256: Final = 580
     """``vmovupd W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVUPD_XMMM128_XMM: Final = 576
+    VEX_VMOVUPD_XMMM128_XMM: Final = 581
     """``vmovupd W:xmm/m128, R:xmm`` ``VEX.128.66.0F.WIG 11 /r`` (AVX)"""
-    VEX_VMOVUPD_YMMM256_YMM: Final = 577
+    VEX_VMOVUPD_YMMM256_YMM: Final = 582
     """``vmovupd W:ymm/m256, R:ymm`` ``VEX.256.66.0F.WIG 11 /r`` (AVX)"""
-    EVEX_VMOVUPD_XMM_K1Z_XMMM128: Final = 578
+    EVEX_VMOVUPD_XMM_K1Z_XMMM128: Final = 583
     """``vmovupd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 10 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPD_XMMM128_K1Z_XMM: Final = 579
+    EVEX_VMOVUPD_XMMM128_K1Z_XMM: Final = 584
     """``vmovupd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPD_YMM_K1Z_YMMM256: Final = 580
+    EVEX_VMOVUPD_YMM_K1Z_YMMM256: Final = 585
     """``vmovupd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 10 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPD_YMMM256_K1Z_YMM: Final = 581
+    EVEX_VMOVUPD_YMMM256_K1Z_YMM: Final = 586
     """``vmovupd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPD_ZMM_K1Z_ZMMM512: Final = 582
+    EVEX_VMOVUPD_ZMM_K1Z_ZMMM512: Final = 587
     """``vmovupd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 10 /r`` (AVX512F)"""
-    EVEX_VMOVUPD_ZMMM512_K1Z_ZMM: Final = 583
+    EVEX_VMOVUPD_ZMMM512_K1Z_ZMM: Final = 588
     """``vmovupd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 11 /r`` (AVX512F)"""
-    VEX_VMOVAPS_XMM_XMMM128: Final = 584
+    VEX_VMOVAPS_XMM_XMMM128: Final = 589
     """``vmovaps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 28 /r`` (AVX)"""
-    VEX_VMOVAPS_YMM_YMMM256: Final = 585
+    VEX_VMOVAPS_YMM_YMMM256: Final = 590
     """``vmovaps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 28 /r`` (AVX)"""
-    VEX_VMOVAPS_XMMM128_XMM: Final = 586
+    VEX_VMOVAPS_XMMM128_XMM: Final = 591
     """``vmovaps W:xmm/m128, R:xmm`` ``VEX.128.0F.WIG 29 /r`` (AVX)"""
-    VEX_VMOVAPS_YMMM256_YMM: Final = 587
+    VEX_VMOVAPS_YMMM256_YMM: Final = 592
     """``vmovaps W:ymm/m256, R:ymm`` ``VEX.256.0F.WIG 29 /r`` (AVX)"""
-    EVEX_VMOVAPS_XMM_K1Z_XMMM128: Final = 588
+    EVEX_VMOVAPS_XMM_K1Z_XMMM128: Final = 593
     """``vmovaps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPS_YMM_K1Z_YMMM256: Final = 589
+    EVEX_VMOVAPS_YMM_K1Z_YMMM256: Final = 594
     """``vmovaps W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPS_XMMM128_K1Z_XMM: Final = 590
+    EVEX_VMOVAPS_XMMM128_K1Z_XMM: Final = 595
     """``vmovaps W:xmm/m128, R:xmm`` ``EVEX.128.0F.W0 29 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPS_ZMM_K1Z_ZMMM512: Final = 591
+    EVEX_VMOVAPS_ZMM_K1Z_ZMMM512: Final = 596
     """``vmovaps W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 28 /r`` (AVX512F)"""
-    EVEX_VMOVAPS_YMMM256_K1Z_YMM: Final = 592
+    EVEX_VMOVAPS_YMMM256_K1Z_YMM: Final = 597
     """``vmovaps W:ymm/m256, R:ymm`` ``EVEX.256.0F.W0 29 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPS_ZMMM512_K1Z_ZMM: Final = 593
+    EVEX_VMOVAPS_ZMMM512_K1Z_ZMM: Final = 598
     """``vmovaps W:zmm/m512, R:zmm`` ``EVEX.512.0F.W0 29 /r`` (AVX512F)"""
-    VEX_VMOVAPD_XMM_XMMM128: Final = 594
+    VEX_VMOVAPD_XMM_XMMM128: Final = 599
     """``vmovapd W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 28 /r`` (AVX)"""
-    VEX_VMOVAPD_YMM_YMMM256: Final = 595
+    VEX_VMOVAPD_YMM_YMMM256: Final = 600
     """``vmovapd W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 28 /r`` (AVX)"""
-    VEX_VMOVAPD_XMMM128_XMM: Final = 596
+    VEX_VMOVAPD_XMMM128_XMM: Final = 601
     """``vmovapd W:xmm/m128, R:xmm`` ``VEX.128.66.0F.WIG 29 /r`` (AVX)"""
-    VEX_VMOVAPD_YMMM256_YMM: Final = 597
+    VEX_VMOVAPD_YMMM256_YMM: Final = 602
     """``vmovapd W:ymm/m256, R:ymm`` ``VEX.256.66.0F.WIG 29 /r`` (AVX)"""
-    EVEX_VMOVAPD_XMM_K1Z_XMMM128: Final = 598
+    EVEX_VMOVAPD_XMM_K1Z_XMMM128: Final = 603
     """``vmovapd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPD_XMMM128_K1Z_XMM: Final = 599
+    EVEX_VMOVAPD_XMMM128_K1Z_XMM: Final = 604
     """``vmovapd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 29 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPD_YMM_K1Z_YMMM256: Final = 600
+    EVEX_VMOVAPD_YMM_K1Z_YMMM256: Final = 605
     """``vmovapd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPD_YMMM256_K1Z_YMM: Final = 601
+    EVEX_VMOVAPD_YMMM256_K1Z_YMM: Final = 606
     """``vmovapd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 29 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPD_ZMM_K1Z_ZMMM512: Final = 602
+    EVEX_VMOVAPD_ZMM_K1Z_ZMMM512: Final = 607
     """``vmovapd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 28 /r`` (AVX512F)"""
-    EVEX_VMOVAPD_ZMMM512_K1Z_ZMM: Final = 603
+    EVEX_VMOVAPD_ZMMM512_K1Z_ZMM: Final = 608
     """``vmovapd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 29 /r`` (AVX512F)"""
-    VEX_VMOVDQU_XMM_XMMM128: Final = 604
+    VEX_VMOVDQU_XMM_XMMM128: Final = 609
     """``vmovdqu W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 6F /r`` (AVX)"""
-    VEX_VMOVDQU_YMM_YMMM256: Final = 605
+    VEX_VMOVDQU_YMM_YMMM256: Final = 610
     """``vmovdqu W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 6F /r`` (AVX)"""
-    VEX_VMOVDQU_XMMM128_XMM: Final = 606
+    VEX_VMOVDQU_XMMM128_XMM: Final = 611
     """``vmovdqu W:xmm/m128, R:xmm`` ``VEX.128.F3.0F.WIG 7F /r`` (AVX)"""
-    VEX_VMOVDQU_YMMM256_YMM: Final = 607
+    VEX_VMOVDQU_YMMM256_YMM: Final = 612
     """``vmovdqu W:ymm/m256, R:ymm`` ``VEX.256.F3.0F.WIG 7F /r`` (AVX)"""
-    VEX_VMOVDQA_XMM_XMMM128: Final = 608
+    VEX_VMOVDQA_XMM_XMMM128: Final = 613
     """``vmovdqa W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6F /r`` (AVX)"""
-    VEX_VMOVDQA_YMM_YMMM256: Final = 609
+    VEX_VMOVDQA_YMM_YMMM256: Final = 614
     """``vmovdqa W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6F /r`` (AVX)"""
-    VEX_VMOVDQA_XMMM128_XMM: Final = 610
+    VEX_VMOVDQA_XMMM128_XMM: Final = 615
     """``vmovdqa W:xmm/m128, R:xmm`` ``VEX.128.66.0F.WIG 7F /r`` (AVX)"""
-    VEX_VMOVDQA_YMMM256_YMM: Final = 611
+    VEX_VMOVDQA_YMMM256_YMM: Final = 616
     """``vmovdqa W:ymm/m256, R:ymm`` ``VEX.256.66.0F.WIG 7F /r`` (AVX)"""
-    VEX_VMOVD_XMM_RM32: Final = 612
+    VEX_VMOVD_XMM_RM32: Final = 617
     """``vmovd W:xmm, R:r32/m32`` ``VEX.128.66.0F.W0 6E /r`` (AVX)"""
-    VEX_VMOVD_RM32_XMM: Final = 613
+    VEX_VMOVD_RM32_XMM: Final = 618
     """``vmovd W:r32/m32, R:xmm`` ``VEX.128.66.0F.W0 7E /r`` (AVX)"""
-    EVEX_VMOVD_XMM_RM32: Final = 614
+    EVEX_VMOVD_XMM_RM32: Final = 619
     """``vmovd W:xmm, R:r32/m32`` ``EVEX.128.66.0F.W0 6E /r`` (AVX512F)"""
-    EVEX_VMOVD_RM32_XMM: Final = 615
+    EVEX_VMOVD_RM32_XMM: Final = 620
     """``vmovd W:r32/m32, R:xmm`` ``EVEX.128.66.0F.W0 7E /r`` (AVX512F)"""
-    VEX_VMOVQ_XMM_RM64: Final = 616
+    VEX_VMOVQ_XMM_RM64: Final = 621
     """``vmovq W:xmm, R:r64/m64`` ``VEX.128.66.0F.W1 6E /r`` (AVX)"""
-    VEX_VMOVQ_RM64_XMM: Final = 617
+    VEX_VMOVQ_RM64_XMM: Final = 622
     """``vmovq W:r64/m64, R:xmm`` ``VEX.128.66.0F.W1 7E /r`` (AVX)"""
-    VEX_VMOVQ_XMM_XMMM64: Final = 618
+    VEX_VMOVQ_XMM_XMMM64: Final = 623
     """``vmovq W:xmm, R:xmm/m64`` ``VEX.128.F3.0F.WIG 7E /r`` (AVX)"""
-    VEX_VMOVQ_XMMM64_XMM: Final = 619
+    VEX_VMOVQ_XMMM64_XMM: Final = 624
     """``vmovq W:xmm/m64, R:xmm`` ``VEX.128.66.0F.WIG D6 /r`` (AVX)"""
-    EVEX_VMOVQ_XMM_RM64: Final = 620
+    EVEX_VMOVQ_XMM_RM64: Final = 625
     """``vmovq W:xmm, R:r64/m64`` ``EVEX.128.66.0F.W1 6E /r`` (AVX512F)"""
-    EVEX_VMOVQ_RM64_XMM: Final = 621
+    EVEX_VMOVQ_RM64_XMM: Final = 626
     """``vmovq W:r64/m64, R:xmm`` ``EVEX.128.66.0F.W1 7E /r`` (AVX512F)"""
-    EVEX_VMOVQ_XMM_XMMM64: Final = 622
+    EVEX_VMOVQ_XMM_XMMM64: Final = 627
     """``vmovq W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W1 7E /r`` (AVX512F)"""
-    EVEX_VMOVQ_XMMM64_XMM: Final = 623
+    EVEX_VMOVQ_XMMM64_XMM: Final = 628
     """``vmovq W:xmm/m64, R:xmm`` ``EVEX.128.66.0F.W1 D6 /r`` (AVX512F)"""
-    VEX_VPMOVZXBW_XMM_XMMM64: Final = 624
+    VEX_VPMOVZXBW_XMM_XMMM64: Final = 629
     """``vpmovzxbw W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 30 /r`` (AVX)"""
-    VEX_VPMOVZXBW_YMM_XMMM128: Final = 625
+    VEX_VPMOVZXBW_YMM_XMMM128: Final = 630
     """``vpmovzxbw W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 30 /r`` (AVX2)"""
-    EVEX_VPMOVZXBW_XMM_K1Z_XMMM64: Final = 626
+    EVEX_VPMOVZXBW_XMM_K1Z_XMMM64: Final = 631
     """``vpmovzxbw W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVZXBW_YMM_K1Z_XMMM128: Final = 627
+    EVEX_VPMOVZXBW_YMM_K1Z_XMMM128: Final = 632
     """``vpmovzxbw W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256: Final = 628
+    EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256: Final = 633
     """``vpmovzxbw W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 30 /r`` (AVX512BW)"""
-    VEX_VPMOVZXBD_XMM_XMMM32: Final = 629
+    VEX_VPMOVZXBD_XMM_XMMM32: Final = 634
     """``vpmovzxbd W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 31 /r`` (AVX)"""
-    VEX_VPMOVZXBD_YMM_XMMM64: Final = 630
+    VEX_VPMOVZXBD_YMM_XMMM64: Final = 635
     """``vpmovzxbd W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 31 /r`` (AVX2)"""
-    EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128: Final = 631
+    EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128: Final = 636
     """``vpmovzxbd W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 31 /r`` (AVX512F)"""
-    EVEX_VPMOVZXBD_XMM_K1Z_XMMM32: Final = 632
+    EVEX_VPMOVZXBD_XMM_K1Z_XMMM32: Final = 637
     """``vpmovzxbd W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXBD_YMM_K1Z_XMMM64: Final = 633
+    EVEX_VPMOVZXBD_YMM_K1Z_XMMM64: Final = 638
     """``vpmovzxbd W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 31 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXBQ_XMM_XMMM16: Final = 634
+    VEX_VPMOVZXBQ_XMM_XMMM16: Final = 639
     """``vpmovzxbq W:xmm, R:xmm/m16`` ``VEX.128.66.0F38.WIG 32 /r`` (AVX)"""
-    VEX_VPMOVZXBQ_YMM_XMMM32: Final = 635
+    VEX_VPMOVZXBQ_YMM_XMMM32: Final = 640
     """``vpmovzxbq W:ymm, R:xmm/m32`` ``VEX.256.66.0F38.WIG 32 /r`` (AVX2)"""
-    EVEX_VPMOVZXBQ_ZMM_K1Z_XMMM64: Final = 636
+    EVEX_VPMOVZXBQ_ZMM_K1Z_XMMM64: Final = 641
     """``vpmovzxbq W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.WIG 32 /r`` (AVX512F)"""
-    EVEX_VPMOVZXBQ_XMM_K1Z_XMMM16: Final = 637
+    EVEX_VPMOVZXBQ_XMM_K1Z_XMMM16: Final = 642
     """``vpmovzxbq W:xmm, R:xmm/m16`` ``EVEX.128.66.0F38.WIG 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32: Final = 638
+    EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32: Final = 643
     """``vpmovzxbq W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.WIG 32 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXWD_XMM_XMMM64: Final = 639
+    VEX_VPMOVZXWD_XMM_XMMM64: Final = 644
     """``vpmovzxwd W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 33 /r`` (AVX)"""
-    VEX_VPMOVZXWD_YMM_XMMM128: Final = 640
+    VEX_VPMOVZXWD_YMM_XMMM128: Final = 645
     """``vpmovzxwd W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 33 /r`` (AVX2)"""
-    EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256: Final = 641
+    EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256: Final = 646
     """``vpmovzxwd W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 33 /r`` (AVX512F)"""
-    EVEX_VPMOVZXWD_XMM_K1Z_XMMM64: Final = 642
+    EVEX_VPMOVZXWD_XMM_K1Z_XMMM64: Final = 647
     """``vpmovzxwd W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXWD_YMM_K1Z_XMMM128: Final = 643
+    EVEX_VPMOVZXWD_YMM_K1Z_XMMM128: Final = 648
     """``vpmovzxwd W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 33 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXWQ_XMM_XMMM32: Final = 644
+    VEX_VPMOVZXWQ_XMM_XMMM32: Final = 649
     """``vpmovzxwq W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 34 /r`` (AVX)"""
-    VEX_VPMOVZXWQ_YMM_XMMM64: Final = 645
+    VEX_VPMOVZXWQ_YMM_XMMM64: Final = 650
     """``vpmovzxwq W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 34 /r`` (AVX2)"""
-    EVEX_VPMOVZXWQ_ZMM_K1Z_XMMM128: Final = 646
+    EVEX_VPMOVZXWQ_ZMM_K1Z_XMMM128: Final = 651
     """``vpmovzxwq W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 34 /r`` (AVX512F)"""
-    EVEX_VPMOVZXWQ_XMM_K1Z_XMMM32: Final = 647
+    EVEX_VPMOVZXWQ_XMM_K1Z_XMMM32: Final = 652
     """``vpmovzxwq W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXWQ_YMM_K1Z_XMMM64: Final = 648
+    EVEX_VPMOVZXWQ_YMM_K1Z_XMMM64: Final = 653
     """``vpmovzxwq W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 34 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXDQ_XMM_XMMM64: Final = 649
+    VEX_VPMOVZXDQ_XMM_XMMM64: Final = 654
     """``vpmovzxdq W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 35 /r`` (AVX)"""
-    VEX_VPMOVZXDQ_YMM_XMMM128: Final = 650
+    VEX_VPMOVZXDQ_YMM_XMMM128: Final = 655
     """``vpmovzxdq W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 35 /r`` (AVX2)"""
-    EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256: Final = 651
+    EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256: Final = 656
     """``vpmovzxdq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVZXDQ_XMM_K1Z_XMMM64: Final = 652
+    EVEX_VPMOVZXDQ_XMM_K1Z_XMMM64: Final = 657
     """``vpmovzxdq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXDQ_YMM_K1Z_XMMM128: Final = 653
+    EVEX_VPMOVZXDQ_YMM_K1Z_XMMM128: Final = 658
     """``vpmovzxdq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXBW_XMM_XMMM64: Final = 654
+    VEX_VPMOVSXBW_XMM_XMMM64: Final = 659
     """``vpmovsxbw W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 20 /r`` (AVX)"""
-    VEX_VPMOVSXBW_YMM_XMMM128: Final = 655
+    VEX_VPMOVSXBW_YMM_XMMM128: Final = 660
     """``vpmovsxbw W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 20 /r`` (AVX2)"""
-    EVEX_VPMOVSXBW_XMM_K1Z_XMMM64: Final = 656
+    EVEX_VPMOVSXBW_XMM_K1Z_XMMM64: Final = 661
     """``vpmovsxbw W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSXBW_YMM_K1Z_XMMM128: Final = 657
+    EVEX_VPMOVSXBW_YMM_K1Z_XMMM128: Final = 662
     """``vpmovsxbw W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSXBW_ZMM_K1Z_YMMM256: Final = 658
+    EVEX_VPMOVSXBW_ZMM_K1Z_YMMM256: Final = 663
     """``vpmovsxbw W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 20 /r`` (AVX512BW)"""
-    VEX_VPMOVSXBD_XMM_XMMM32: Final = 659
+    VEX_VPMOVSXBD_XMM_XMMM32: Final = 664
     """``vpmovsxbd W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 21 /r`` (AVX)"""
-    VEX_VPMOVSXBD_YMM_XMMM64: Final = 660
+    VEX_VPMOVSXBD_YMM_XMMM64: Final = 665
     """``vpmovsxbd W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 21 /r`` (AVX2)"""
-    EVEX_VPMOVSXBD_ZMM_K1Z_XMMM128: Final = 661
+    EVEX_VPMOVSXBD_ZMM_K1Z_XMMM128: Final = 666
     """``vpmovsxbd W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSXBD_XMM_K1Z_XMMM32: Final = 662
+    EVEX_VPMOVSXBD_XMM_K1Z_XMMM32: Final = 667
     """``vpmovsxbd W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXBD_YMM_K1Z_XMMM64: Final = 663
+    EVEX_VPMOVSXBD_YMM_K1Z_XMMM64: Final = 668
     """``vpmovsxbd W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 21 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXBQ_XMM_XMMM16: Final = 664
+    VEX_VPMOVSXBQ_XMM_XMMM16: Final = 669
     """``vpmovsxbq W:xmm, R:xmm/m16`` ``VEX.128.66.0F38.WIG 22 /r`` (AVX)"""
-    VEX_VPMOVSXBQ_YMM_XMMM32: Final = 665
+    VEX_VPMOVSXBQ_YMM_XMMM32: Final = 670
     """``vpmovsxbq W:ymm, R:xmm/m32`` ``VEX.256.66.0F38.WIG 22 /r`` (AVX2)"""
-    EVEX_VPMOVSXBQ_ZMM_K1Z_XMMM64: Final = 666
+    EVEX_VPMOVSXBQ_ZMM_K1Z_XMMM64: Final = 671
     """``vpmovsxbq W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.WIG 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSXBQ_XMM_K1Z_XMMM16: Final = 667
+    EVEX_VPMOVSXBQ_XMM_K1Z_XMMM16: Final = 672
     """``vpmovsxbq W:xmm, R:xmm/m16`` ``EVEX.128.66.0F38.WIG 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXBQ_YMM_K1Z_XMMM32: Final = 668
+    EVEX_VPMOVSXBQ_YMM_K1Z_XMMM32: Final = 673
     """``vpmovsxbq W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.WIG 22 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXWD_XMM_XMMM64: Final = 669
+    VEX_VPMOVSXWD_XMM_XMMM64: Final = 674
     """``vpmovsxwd W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 23 /r`` (AVX)"""
-    VEX_VPMOVSXWD_YMM_XMMM128: Final = 670
+    VEX_VPMOVSXWD_YMM_XMMM128: Final = 675
     """``vpmovsxwd W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 23 /r`` (AVX2)"""
-    EVEX_VPMOVSXWD_ZMM_K1Z_YMMM256: Final = 671
+    EVEX_VPMOVSXWD_ZMM_K1Z_YMMM256: Final = 676
     """``vpmovsxwd W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSXWD_XMM_K1Z_XMMM64: Final = 672
+    EVEX_VPMOVSXWD_XMM_K1Z_XMMM64: Final = 677
     """``vpmovsxwd W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXWD_YMM_K1Z_XMMM128: Final = 673
+    EVEX_VPMOVSXWD_YMM_K1Z_XMMM128: Final = 678
     """``vpmovsxwd W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 23 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXWQ_XMM_XMMM32: Final = 674
+    VEX_VPMOVSXWQ_XMM_XMMM32: Final = 679
     """``vpmovsxwq W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 24 /r`` (AVX)"""
-    VEX_VPMOVSXWQ_YMM_XMMM64: Final = 675
+    VEX_VPMOVSXWQ_YMM_XMMM64: Final = 680
     """``vpmovsxwq W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 24 /r`` (AVX2)"""
-    EVEX_VPMOVSXWQ_ZMM_K1Z_XMMM128: Final = 676
+    EVEX_VPMOVSXWQ_ZMM_K1Z_XMMM128: Final = 681
     """``vpmovsxwq W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSXWQ_XMM_K1Z_XMMM32: Final = 677
+    EVEX_VPMOVSXWQ_XMM_K1Z_XMMM32: Final = 682
     """``vpmovsxwq W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXWQ_YMM_K1Z_XMMM64: Final = 678
+    EVEX_VPMOVSXWQ_YMM_K1Z_XMMM64: Final = 683
     """``vpmovsxwq W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 24 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXDQ_XMM_XMMM64: Final = 679
+    VEX_VPMOVSXDQ_XMM_XMMM64: Final = 684
     """``vpmovsxdq W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 25 /r`` (AVX)"""
-    VEX_VPMOVSXDQ_YMM_XMMM128: Final = 680
+    VEX_VPMOVSXDQ_YMM_XMMM128: Final = 685
     """``vpmovsxdq W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 25 /r`` (AVX2)"""
-    EVEX_VPMOVSXDQ_ZMM_K1Z_YMMM256: Final = 681
+    EVEX_VPMOVSXDQ_ZMM_K1Z_YMMM256: Final = 686
     """``vpmovsxdq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSXDQ_XMM_K1Z_XMMM64: Final = 682
+    EVEX_VPMOVSXDQ_XMM_K1Z_XMMM64: Final = 687
     """``vpmovsxdq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXDQ_YMM_K1Z_XMMM128: Final = 683
+    EVEX_VPMOVSXDQ_YMM_K1Z_XMMM128: Final = 688
     """``vpmovsxdq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTDQ2PS_XMM_XMMM128: Final = 684
+    VEX_VCVTDQ2PS_XMM_XMMM128: Final = 689
     """``vcvtdq2ps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5B /r`` (AVX)"""
-    VEX_VCVTDQ2PS_YMM_YMMM256: Final = 685
+    VEX_VCVTDQ2PS_YMM_YMMM256: Final = 690
     """``vcvtdq2ps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5B /r`` (AVX)"""
-    EVEX_VCVTDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 686
+    EVEX_VCVTDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 691
     """``vcvtdq2ps W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5B /r`` (AVX512F)"""
-    EVEX_VCVTDQ2PS_XMM_K1Z_XMMM128B32: Final = 687
+    EVEX_VCVTDQ2PS_XMM_K1Z_XMMM128B32: Final = 692
     """``vcvtdq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTDQ2PS_YMM_K1Z_YMMM256B32: Final = 688
+    EVEX_VCVTDQ2PS_YMM_K1Z_YMMM256B32: Final = 693
     """``vcvtdq2ps W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPS2DQ_XMM_XMMM128: Final = 689
+    VEX_VCVTPS2DQ_XMM_XMMM128: Final = 694
     """``vcvtps2dq W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5B /r`` (AVX)"""
-    VEX_VCVTPS2DQ_YMM_YMMM256: Final = 690
+    VEX_VCVTPS2DQ_YMM_YMMM256: Final = 695
     """``vcvtps2dq W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5B /r`` (AVX)"""
-    EVEX_VCVTPS2DQ_ZMM_K1Z_ZMMM512B32_ER: Final = 691
+    EVEX_VCVTPS2DQ_ZMM_K1Z_ZMMM512B32_ER: Final = 696
     """``vcvtps2dq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 5B /r`` (AVX512F)"""
-    EVEX_VCVTPS2DQ_XMM_K1Z_XMMM128B32: Final = 692
+    EVEX_VCVTPS2DQ_XMM_K1Z_XMMM128B32: Final = 697
     """``vcvtps2dq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2DQ_YMM_K1Z_YMMM256B32: Final = 693
+    EVEX_VCVTPS2DQ_YMM_K1Z_YMMM256B32: Final = 698
     """``vcvtps2dq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTTPS2DQ_XMM_XMMM128: Final = 694
+    VEX_VCVTTPS2DQ_XMM_XMMM128: Final = 699
     """``vcvttps2dq W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 5B /r`` (AVX)"""
-    VEX_VCVTTPS2DQ_YMM_YMMM256: Final = 695
+    VEX_VCVTTPS2DQ_YMM_YMMM256: Final = 700
     """``vcvttps2dq W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 5B /r`` (AVX)"""
-    EVEX_VCVTTPS2DQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 696
+    EVEX_VCVTTPS2DQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 701
     """``vcvttps2dq W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 5B /r`` (AVX512F)"""
-    EVEX_VCVTTPS2DQ_XMM_K1Z_XMMM128B32: Final = 697
+    EVEX_VCVTTPS2DQ_XMM_K1Z_XMMM128B32: Final = 702
     """``vcvttps2dq W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2DQ_YMM_K1Z_YMMM256B32: Final = 698
+    EVEX_VCVTTPS2DQ_YMM_K1Z_YMMM256B32: Final = 703
     """``vcvttps2dq W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTDQ2PD_XMM_XMMM64: Final = 699
+    VEX_VCVTDQ2PD_XMM_XMMM64: Final = 704
     """``vcvtdq2pd W:xmm, R:xmm/m64`` ``VEX.128.F3.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTDQ2PD_YMM_XMMM128: Final = 700
+    VEX_VCVTDQ2PD_YMM_XMMM128: Final = 705
     """``vcvtdq2pd W:ymm, R:xmm/m128`` ``VEX.256.F3.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 701
+    EVEX_VCVTDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 706
     """``vcvtdq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 E6 /r`` (AVX512F)"""
-    EVEX_VCVTDQ2PD_XMM_K1Z_XMMM64B32: Final = 702
+    EVEX_VCVTDQ2PD_XMM_K1Z_XMMM64B32: Final = 707
     """``vcvtdq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTDQ2PD_YMM_K1Z_XMMM128B32: Final = 703
+    EVEX_VCVTDQ2PD_YMM_K1Z_XMMM128B32: Final = 708
     """``vcvtdq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTTPD2DQ_XMM_XMMM128: Final = 704
+    VEX_VCVTTPD2DQ_XMM_XMMM128: Final = 709
     """``vcvttpd2dq W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTTPD2DQ_XMM_YMMM256: Final = 705
+    VEX_VCVTTPD2DQ_XMM_YMMM256: Final = 710
     """``vcvttpd2dq W:xmm, R:ymm/m256`` ``VEX.256.66.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE: Final = 706
+    EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE: Final = 711
     """``vcvttpd2dq W:ymm, R:zmm/m512`` ``EVEX.512.66.0F.W1 E6 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2DQ_XMM_K1Z_XMMM128B64: Final = 707
+    EVEX_VCVTTPD2DQ_XMM_K1Z_XMMM128B64: Final = 712
     """``vcvttpd2dq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64: Final = 708
+    EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64: Final = 713
     """``vcvttpd2dq W:xmm, R:ymm/m256`` ``EVEX.256.66.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPS2PD_XMM_XMMM64: Final = 709
+    VEX_VCVTPS2PD_XMM_XMMM64: Final = 714
     """``vcvtps2pd W:xmm, R:xmm/m64`` ``VEX.128.0F.WIG 5A /r`` (AVX)"""
-    VEX_VCVTPS2PD_YMM_XMMM128: Final = 710
+    VEX_VCVTPS2PD_YMM_XMMM128: Final = 715
     """``vcvtps2pd W:ymm, R:xmm/m128`` ``VEX.256.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTPS2PD_ZMM_K1Z_YMMM256B32_SAE: Final = 711
+    EVEX_VCVTPS2PD_ZMM_K1Z_YMMM256B32_SAE: Final = 716
     """``vcvtps2pd W:zmm, R:ymm/m256`` ``EVEX.512.0F.W0 5A /r`` (AVX512F)"""
-    EVEX_VCVTPS2PD_XMM_K1Z_XMMM64B32: Final = 712
+    EVEX_VCVTPS2PD_XMM_K1Z_XMMM64B32: Final = 717
     """``vcvtps2pd W:xmm, R:xmm/m64`` ``EVEX.128.0F.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2PD_YMM_K1Z_XMMM128B32: Final = 713
+    EVEX_VCVTPS2PD_YMM_K1Z_XMMM128B32: Final = 718
     """``vcvtps2pd W:ymm, R:xmm/m128`` ``EVEX.256.0F.W0 5A /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPD2PS_XMM_XMMM128: Final = 714
+    VEX_VCVTPD2PS_XMM_XMMM128: Final = 719
     """``vcvtpd2ps W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5A /r`` (AVX)"""
-    VEX_VCVTPD2PS_XMM_YMMM256: Final = 715
+    VEX_VCVTPD2PS_XMM_YMMM256: Final = 720
     """``vcvtpd2ps W:xmm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER: Final = 716
+    EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER: Final = 721
     """``vcvtpd2ps W:ymm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5A /r`` (AVX512F)"""
-    EVEX_VCVTPD2PS_XMM_K1Z_XMMM128B64: Final = 717
+    EVEX_VCVTPD2PS_XMM_K1Z_XMMM128B64: Final = 722
     """``vcvtpd2ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64: Final = 718
+    EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64: Final = 723
     """``vcvtpd2ps W:xmm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5A /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPH2PS_XMM_XMMM64: Final = 719
+    VEX_VCVTPH2PS_XMM_XMMM64: Final = 724
     """``vcvtph2ps W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.W0 13 /r`` (F16C)"""
-    VEX_VCVTPH2PS_YMM_XMMM128: Final = 720
+    VEX_VCVTPH2PS_YMM_XMMM128: Final = 725
     """``vcvtph2ps W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.W0 13 /r`` (F16C)"""
-    EVEX_VCVTPH2PS_ZMM_K1Z_YMMM256_SAE: Final = 721
+    EVEX_VCVTPH2PS_ZMM_K1Z_YMMM256_SAE: Final = 726
     """``vcvtph2ps W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VCVTPH2PS_XMM_K1Z_XMMM64: Final = 722
+    EVEX_VCVTPH2PS_XMM_K1Z_XMMM64: Final = 727
     """``vcvtph2ps W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPH2PS_YMM_K1Z_XMMM128: Final = 723
+    EVEX_VCVTPH2PS_YMM_K1Z_XMMM128: Final = 728
     """``vcvtph2ps W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPS2PH_XMMM64_XMM_IMM8: Final = 724
+    VEX_VCVTPS2PH_XMMM64_XMM_IMM8: Final = 729
     """``vcvtps2ph W:xmm/m64, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 1D /r ib`` (F16C)"""
-    VEX_VCVTPS2PH_XMMM128_YMM_IMM8: Final = 725
+    VEX_VCVTPS2PH_XMMM128_YMM_IMM8: Final = 730
     """``vcvtps2ph W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 1D /r ib`` (F16C)"""
-    EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE: Final = 726
+    EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE: Final = 731
     """``vcvtps2ph W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1D /r ib`` (AVX512F)"""
-    EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8: Final = 727
+    EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8: Final = 732
     """``vcvtps2ph W:xmm/m64, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 1D /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8: Final = 728
+    EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8: Final = 733
     """``vcvtps2ph W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 1D /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VCVTSS2SD_XMM_XMM_XMMM32: Final = 729
+    VEX_VCVTSS2SD_XMM_XMM_XMMM32: Final = 734
     """``vcvtss2sd W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE: Final = 730
+    EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE: Final = 735
     """``vcvtss2sd W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5A /r`` (AVX512F)"""
-    VEX_VCVTSD2SS_XMM_XMM_XMMM64: Final = 731
+    VEX_VCVTSD2SS_XMM_XMM_XMMM64: Final = 736
     """``vcvtsd2ss W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER: Final = 732
+    EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER: Final = 737
     """``vcvtsd2ss W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5A /r`` (AVX512F)"""
-    VEX_VCVTSI2SS_XMM_XMM_RM32: Final = 733
+    VEX_VCVTSI2SS_XMM_XMM_RM32: Final = 738
     """``vcvtsi2ss W:xmm, R:xmm, R:r32/m32`` ``VEX.LIG.F3.0F.W0 2A /r`` (AVX)"""
-    VEX_VCVTSI2SS_XMM_XMM_RM64: Final = 734
+    VEX_VCVTSI2SS_XMM_XMM_RM64: Final = 739
     """``vcvtsi2ss W:xmm, R:xmm, R:r64/m64`` ``VEX.LIG.F3.0F.W1 2A /r`` (AVX)"""
-    EVEX_VCVTSI2SS_XMM_XMM_RM32_ER: Final = 735
+    EVEX_VCVTSI2SS_XMM_XMM_RM32_ER: Final = 740
     """``vcvtsi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 2A /r`` (AVX512F)"""
-    EVEX_VCVTSI2SS_XMM_XMM_RM64_ER: Final = 736
+    EVEX_VCVTSI2SS_XMM_XMM_RM64_ER: Final = 741
     """``vcvtsi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 2A /r`` (AVX512F)"""
-    VEX_VCVTSI2SD_XMM_XMM_RM32: Final = 737
+    VEX_VCVTSI2SD_XMM_XMM_RM32: Final = 742
     """``vcvtsi2sd W:xmm, R:xmm, R:r32/m32`` ``VEX.LIG.F2.0F.W0 2A /r`` (AVX)"""
-    VEX_VCVTSI2SD_XMM_XMM_RM64: Final = 738
+    VEX_VCVTSI2SD_XMM_XMM_RM64: Final = 743
     """``vcvtsi2sd W:xmm, R:xmm, R:r64/m64`` ``VEX.LIG.F2.0F.W1 2A /r`` (AVX)"""
-    EVEX_VCVTSI2SD_XMM_XMM_RM32_ER: Final = 739
+    EVEX_VCVTSI2SD_XMM_XMM_RM32_ER: Final = 744
     """``vcvtsi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 2A /r`` (AVX512F)"""
-    EVEX_VCVTSI2SD_XMM_XMM_RM64_ER: Final = 740
+    EVEX_VCVTSI2SD_XMM_XMM_RM64_ER: Final = 745
     """``vcvtsi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 2A /r`` (AVX512F)"""
-    VEX_VCVTTSS2SI_R32_XMMM32: Final = 741
+    VEX_VCVTTSS2SI_R32_XMMM32: Final = 746
     """``vcvttss2si W:r32, R:xmm/m32`` ``VEX.LIG.F3.0F.W0 2C /r`` (AVX)"""
-    VEX_VCVTTSS2SI_R64_XMMM32: Final = 742
+    VEX_VCVTTSS2SI_R64_XMMM32: Final = 747
     """``vcvttss2si W:r64, R:xmm/m32`` ``VEX.LIG.F3.0F.W1 2C /r`` (AVX)"""
-    EVEX_VCVTTSS2SI_R32_XMMM32_SAE: Final = 743
+    EVEX_VCVTTSS2SI_R32_XMMM32_SAE: Final = 748
     """``vcvttss2si W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2C /r`` (AVX512F)"""
-    EVEX_VCVTTSS2SI_R64_XMMM32_SAE: Final = 744
+    EVEX_VCVTTSS2SI_R64_XMMM32_SAE: Final = 749
     """``vcvttss2si W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 2C /r`` (AVX512F)"""
-    VEX_VCVTTSD2SI_R32_XMMM64: Final = 745
+    VEX_VCVTTSD2SI_R32_XMMM64: Final = 750
     """``vcvttsd2si W:r32, R:xmm/m64`` ``VEX.LIG.F2.0F.W0 2C /r`` (AVX)"""
-    VEX_VCVTTSD2SI_R64_XMMM64: Final = 746
+    VEX_VCVTTSD2SI_R64_XMMM64: Final = 751
     """``vcvttsd2si W:r64, R:xmm/m64`` ``VEX.LIG.F2.0F.W1 2C /r`` (AVX)"""
-    EVEX_VCVTTSD2SI_R32_XMMM64_SAE: Final = 747
+    EVEX_VCVTTSD2SI_R32_XMMM64_SAE: Final = 752
     """``vcvttsd2si W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 2C /r`` (AVX512F)"""
-    EVEX_VCVTTSD2SI_R64_XMMM64_SAE: Final = 748
+    EVEX_VCVTTSD2SI_R64_XMMM64_SAE: Final = 753
     """``vcvttsd2si W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2C /r`` (AVX512F)"""
-    VEX_VUCOMISS_XMM_XMMM32: Final = 749
+    VEX_VUCOMISS_XMM_XMMM32: Final = 754
     """``vucomiss R:xmm, R:xmm/m32`` ``VEX.LIG.0F.WIG 2E /r`` (AVX)"""
-    EVEX_VUCOMISS_XMM_XMMM32_SAE: Final = 750
+    EVEX_VUCOMISS_XMM_XMMM32_SAE: Final = 755
     """``vucomiss R:xmm, R:xmm/m32`` ``EVEX.LIG.0F.W0 2E /r`` (AVX512F)"""
-    VEX_VUCOMISD_XMM_XMMM64: Final = 751
+    VEX_VUCOMISD_XMM_XMMM64: Final = 756
     """``vucomisd R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F.WIG 2E /r`` (AVX)"""
-    EVEX_VUCOMISD_XMM_XMMM64_SAE: Final = 752
+    EVEX_VUCOMISD_XMM_XMMM64_SAE: Final = 757
     """``vucomisd R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F.W1 2E /r`` (AVX512F)"""
-    VEX_VCMPSS_XMM_XMM_XMMM32_IMM8: Final = 753
+    VEX_VCMPSS_XMM_XMM_XMMM32_IMM8: Final = 758
     """``vcmpss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``VEX.LIG.F3.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE: Final = 754
+    EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE: Final = 759
     """``vcmpss W:k, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.F3.0F.W0 C2 /r ib`` (AVX512F)"""
-    VEX_VCMPSD_XMM_XMM_XMMM64_IMM8: Final = 755
+    VEX_VCMPSD_XMM_XMM_XMMM64_IMM8: Final = 760
     """``vcmpsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``VEX.LIG.F2.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE: Final = 756
+    EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE: Final = 761
     """``vcmpsd W:k, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.F2.0F.W1 C2 /r ib`` (AVX512F)"""
-    VEX_VCMPPS_XMM_XMM_XMMM128_IMM8: Final = 757
+    VEX_VCMPPS_XMM_XMM_XMMM128_IMM8: Final = 762
     """``vcmpps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.0F.WIG C2 /r ib`` (AVX)"""
-    VEX_VCMPPS_YMM_YMM_YMMM256_IMM8: Final = 758
+    VEX_VCMPPS_YMM_YMM_YMMM256_IMM8: Final = 763
     """``vcmpps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE: Final = 759
+    EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE: Final = 764
     """``vcmpps W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F.W0 C2 /r ib`` (AVX512F)"""
-    EVEX_VCMPPS_KR_K1_XMM_XMMM128B32_IMM8: Final = 760
+    EVEX_VCMPPS_KR_K1_XMM_XMMM128B32_IMM8: Final = 765
     """``vcmpps W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F.W0 C2 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8: Final = 761
+    EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8: Final = 766
     """``vcmpps W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F.W0 C2 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VCMPPD_XMM_XMM_XMMM128_IMM8: Final = 762
+    VEX_VCMPPD_XMM_XMM_XMMM128_IMM8: Final = 767
     """``vcmppd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG C2 /r ib`` (AVX)"""
-    VEX_VCMPPD_YMM_YMM_YMMM256_IMM8: Final = 763
+    VEX_VCMPPD_YMM_YMM_YMMM256_IMM8: Final = 768
     """``vcmppd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE: Final = 764
+    EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE: Final = 769
     """``vcmppd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 C2 /r ib`` (AVX512F)"""
-    EVEX_VCMPPD_KR_K1_XMM_XMMM128B64_IMM8: Final = 765
+    EVEX_VCMPPD_KR_K1_XMM_XMMM128B64_IMM8: Final = 770
     """``vcmppd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 C2 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8: Final = 766
+    EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8: Final = 771
     """``vcmppd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 C2 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPEQB_XMM_XMM_XMMM128: Final = 767
+    VEX_VPCMPEQB_XMM_XMM_XMMM128: Final = 772
     """``vpcmpeqb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 74 /r`` (AVX)"""
-    VEX_VPCMPEQB_YMM_YMM_YMMM256: Final = 768
+    VEX_VPCMPEQB_YMM_YMM_YMMM256: Final = 773
     """``vpcmpeqb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 74 /r`` (AVX2)"""
-    EVEX_VPCMPEQB_KR_K1_XMM_XMMM128: Final = 769
+    EVEX_VPCMPEQB_KR_K1_XMM_XMMM128: Final = 774
     """``vpcmpeqb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 74 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQB_KR_K1_YMM_YMMM256: Final = 770
+    EVEX_VPCMPEQB_KR_K1_YMM_YMMM256: Final = 775
     """``vpcmpeqb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 74 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512: Final = 771
+    EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512: Final = 776
     """``vpcmpeqb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 74 /r`` (AVX512BW)"""
-    VEX_VPCMPEQW_XMM_XMM_XMMM128: Final = 772
+    VEX_VPCMPEQW_XMM_XMM_XMMM128: Final = 777
     """``vpcmpeqw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 75 /r`` (AVX)"""
-    VEX_VPCMPEQW_YMM_YMM_YMMM256: Final = 773
+    VEX_VPCMPEQW_YMM_YMM_YMMM256: Final = 778
     """``vpcmpeqw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 75 /r`` (AVX2)"""
-    EVEX_VPCMPEQW_KR_K1_XMM_XMMM128: Final = 774
+    EVEX_VPCMPEQW_KR_K1_XMM_XMMM128: Final = 779
     """``vpcmpeqw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQW_KR_K1_YMM_YMMM256: Final = 775
+    EVEX_VPCMPEQW_KR_K1_YMM_YMMM256: Final = 780
     """``vpcmpeqw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512: Final = 776
+    EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512: Final = 781
     """``vpcmpeqw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 75 /r`` (AVX512BW)"""
-    VEX_VPCMPEQD_XMM_XMM_XMMM128: Final = 777
+    VEX_VPCMPEQD_XMM_XMM_XMMM128: Final = 782
     """``vpcmpeqd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 76 /r`` (AVX)"""
-    VEX_VPCMPEQD_YMM_YMM_YMMM256: Final = 778
+    VEX_VPCMPEQD_YMM_YMM_YMMM256: Final = 783
     """``vpcmpeqd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 76 /r`` (AVX2)"""
-    EVEX_VPCMPEQD_KR_K1_ZMM_ZMMM512B32: Final = 779
+    EVEX_VPCMPEQD_KR_K1_ZMM_ZMMM512B32: Final = 784
     """``vpcmpeqd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 76 /r`` (AVX512F)"""
-    EVEX_VPCMPEQD_KR_K1_XMM_XMMM128B32: Final = 780
+    EVEX_VPCMPEQD_KR_K1_XMM_XMMM128B32: Final = 785
     """``vpcmpeqd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32: Final = 781
+    EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32: Final = 786
     """``vpcmpeqd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 76 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPEQQ_XMM_XMM_XMMM128: Final = 782
+    VEX_VPCMPEQQ_XMM_XMM_XMMM128: Final = 787
     """``vpcmpeqq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 29 /r`` (AVX)"""
-    VEX_VPCMPEQQ_YMM_YMM_YMMM256: Final = 783
+    VEX_VPCMPEQQ_YMM_YMM_YMMM256: Final = 788
     """``vpcmpeqq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 29 /r`` (AVX2)"""
-    EVEX_VPCMPEQQ_KR_K1_ZMM_ZMMM512B64: Final = 784
+    EVEX_VPCMPEQQ_KR_K1_ZMM_ZMMM512B64: Final = 789
     """``vpcmpeqq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 29 /r`` (AVX512F)"""
-    EVEX_VPCMPEQQ_KR_K1_XMM_XMMM128B64: Final = 785
+    EVEX_VPCMPEQQ_KR_K1_XMM_XMMM128B64: Final = 790
     """``vpcmpeqq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 29 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPEQQ_KR_K1_YMM_YMMM256B64: Final = 786
+    EVEX_VPCMPEQQ_KR_K1_YMM_YMMM256B64: Final = 791
     """``vpcmpeqq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 29 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPGTB_XMM_XMM_XMMM128: Final = 787
+    VEX_VPCMPGTB_XMM_XMM_XMMM128: Final = 792
     """``vpcmpgtb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 64 /r`` (AVX)"""
-    VEX_VPCMPGTB_YMM_YMM_YMMM256: Final = 788
+    VEX_VPCMPGTB_YMM_YMM_YMMM256: Final = 793
     """``vpcmpgtb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 64 /r`` (AVX2)"""
-    EVEX_VPCMPGTB_KR_K1_XMM_XMMM128: Final = 789
+    EVEX_VPCMPGTB_KR_K1_XMM_XMMM128: Final = 794
     """``vpcmpgtb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 64 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTB_KR_K1_YMM_YMMM256: Final = 790
+    EVEX_VPCMPGTB_KR_K1_YMM_YMMM256: Final = 795
     """``vpcmpgtb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 64 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTB_KR_K1_ZMM_ZMMM512: Final = 791
+    EVEX_VPCMPGTB_KR_K1_ZMM_ZMMM512: Final = 796
     """``vpcmpgtb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 64 /r`` (AVX512BW)"""
-    VEX_VPCMPGTW_XMM_XMM_XMMM128: Final = 792
+    VEX_VPCMPGTW_XMM_XMM_XMMM128: Final = 797
     """``vpcmpgtw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 65 /r`` (AVX)"""
-    VEX_VPCMPGTW_YMM_YMM_YMMM256: Final = 793
+    VEX_VPCMPGTW_YMM_YMM_YMMM256: Final = 798
     """``vpcmpgtw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 65 /r`` (AVX2)"""
-    EVEX_VPCMPGTW_KR_K1_XMM_XMMM128: Final = 794
+    EVEX_VPCMPGTW_KR_K1_XMM_XMMM128: Final = 799
     """``vpcmpgtw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 65 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTW_KR_K1_YMM_YMMM256: Final = 795
+    EVEX_VPCMPGTW_KR_K1_YMM_YMMM256: Final = 800
     """``vpcmpgtw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 65 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTW_KR_K1_ZMM_ZMMM512: Final = 796
+    EVEX_VPCMPGTW_KR_K1_ZMM_ZMMM512: Final = 801
     """``vpcmpgtw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 65 /r`` (AVX512BW)"""
-    VEX_VPCMPGTD_XMM_XMM_XMMM128: Final = 797
+    VEX_VPCMPGTD_XMM_XMM_XMMM128: Final = 802
     """``vpcmpgtd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 66 /r`` (AVX)"""
-    VEX_VPCMPGTD_YMM_YMM_YMMM256: Final = 798
+    VEX_VPCMPGTD_YMM_YMM_YMMM256: Final = 803
     """``vpcmpgtd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 66 /r`` (AVX2)"""
-    EVEX_VPCMPGTD_KR_K1_ZMM_ZMMM512B32: Final = 799
+    EVEX_VPCMPGTD_KR_K1_ZMM_ZMMM512B32: Final = 804
     """``vpcmpgtd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 66 /r`` (AVX512F)"""
-    EVEX_VPCMPGTD_KR_K1_XMM_XMMM128B32: Final = 800
+    EVEX_VPCMPGTD_KR_K1_XMM_XMMM128B32: Final = 805
     """``vpcmpgtd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 66 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPGTD_KR_K1_YMM_YMMM256B32: Final = 801
+    EVEX_VPCMPGTD_KR_K1_YMM_YMMM256B32: Final = 806
     """``vpcmpgtd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 66 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPGTQ_XMM_XMM_XMMM128: Final = 802
+    VEX_VPCMPGTQ_XMM_XMM_XMMM128: Final = 807
     """``vpcmpgtq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 37 /r`` (AVX)"""
-    VEX_VPCMPGTQ_YMM_YMM_YMMM256: Final = 803
+    VEX_VPCMPGTQ_YMM_YMM_YMMM256: Final = 808
     """``vpcmpgtq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 37 /r`` (AVX2)"""
-    EVEX_VPCMPGTQ_KR_K1_ZMM_ZMMM512B64: Final = 804
+    EVEX_VPCMPGTQ_KR_K1_ZMM_ZMMM512B64: Final = 809
     """``vpcmpgtq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 37 /r`` (AVX512F)"""
-    EVEX_VPCMPGTQ_KR_K1_XMM_XMMM128B64: Final = 805
+    EVEX_VPCMPGTQ_KR_K1_XMM_XMMM128B64: Final = 810
     """``vpcmpgtq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 37 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPGTQ_KR_K1_YMM_YMMM256B64: Final = 806
+    EVEX_VPCMPGTQ_KR_K1_YMM_YMMM256B64: Final = 811
     """``vpcmpgtq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 37 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM: Final = 807
+    VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM: Final = 812
     """``vpblendvb W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 4C /r /is4`` (AVX)"""
-    VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM: Final = 808
+    VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM: Final = 813
     """``vpblendvb W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 4C /r /is4`` (AVX2)"""
-    VEX_VBLENDVPS_XMM_XMM_XMMM128_XMM: Final = 809
+    VEX_VBLENDVPS_XMM_XMM_XMMM128_XMM: Final = 814
     """``vblendvps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 4A /r /is4`` (AVX)"""
-    VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM: Final = 810
+    VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM: Final = 815
     """``vblendvps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 4A /r /is4`` (AVX)"""
-    VEX_VBLENDVPD_XMM_XMM_XMMM128_XMM: Final = 811
+    VEX_VBLENDVPD_XMM_XMM_XMMM128_XMM: Final = 816
     """``vblendvpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 4B /r /is4`` (AVX)"""
-    VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM: Final = 812
+    VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM: Final = 817
     """``vblendvpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 4B /r /is4`` (AVX)"""
-    VEX_VSHUFPS_XMM_XMM_XMMM128_IMM8: Final = 813
+    VEX_VSHUFPS_XMM_XMM_XMMM128_IMM8: Final = 818
     """``vshufps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.0F.WIG C6 /r ib`` (AVX)"""
-    VEX_VSHUFPS_YMM_YMM_YMMM256_IMM8: Final = 814
+    VEX_VSHUFPS_YMM_YMM_YMMM256_IMM8: Final = 819
     """``vshufps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.0F.WIG C6 /r ib`` (AVX)"""
-    EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 815
+    EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 820
     """``vshufps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F.W0 C6 /r ib`` (AVX512F)"""
-    EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 816
+    EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 821
     """``vshufps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F.W0 C6 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 817
+    EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 822
     """``vshufps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F.W0 C6 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VSHUFPD_XMM_XMM_XMMM128_IMM8: Final = 818
+    VEX_VSHUFPD_XMM_XMM_XMMM128_IMM8: Final = 823
     """``vshufpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG C6 /r ib`` (AVX)"""
-    VEX_VSHUFPD_YMM_YMM_YMMM256_IMM8: Final = 819
+    VEX_VSHUFPD_YMM_YMM_YMMM256_IMM8: Final = 824
     """``vshufpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG C6 /r ib`` (AVX)"""
-    EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 820
+    EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 825
     """``vshufpd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 C6 /r ib`` (AVX512F)"""
-    EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 821
+    EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 826
     """``vshufpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 C6 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 822
+    EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 827
     """``vshufpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 C6 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 823
+    VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 828
     """``vinsertps W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``VEX.128.66.0F3A.WIG 21 /r ib`` (AVX)"""
-    EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 824
+    EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 829
     """``vinsertps W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.128.66.0F3A.W0 21 /r ib`` (AVX512F)"""
-    VEX_VPSRLDQ_XMM_XMM_IMM8: Final = 825
+    VEX_VPSRLDQ_XMM_XMM_IMM8: Final = 830
     """``vpsrldq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /3 ib`` (AVX)"""
-    VEX_VPSRLDQ_YMM_YMM_IMM8: Final = 826
+    VEX_VPSRLDQ_YMM_YMM_IMM8: Final = 831
     """``vpsrldq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /3 ib`` (AVX2)"""
-    EVEX_VPSRLDQ_XMM_XMMM128_IMM8: Final = 827
+    EVEX_VPSRLDQ_XMM_XMMM128_IMM8: Final = 832
     """``vpsrldq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 73 /3 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLDQ_YMM_YMMM256_IMM8: Final = 828
+    EVEX_VPSRLDQ_YMM_YMMM256_IMM8: Final = 833
     """``vpsrldq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 73 /3 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8: Final = 829
+    EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8: Final = 834
     """``vpsrldq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 73 /3 ib`` (AVX512BW)"""
-    VEX_VPSLLDQ_XMM_XMM_IMM8: Final = 830
+    VEX_VPSLLDQ_XMM_XMM_IMM8: Final = 835
     """``vpslldq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /7 ib`` (AVX)"""
-    VEX_VPSLLDQ_YMM_YMM_IMM8: Final = 831
+    VEX_VPSLLDQ_YMM_YMM_IMM8: Final = 836
     """``vpslldq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /7 ib`` (AVX2)"""
-    EVEX_VPSLLDQ_XMM_XMMM128_IMM8: Final = 832
+    EVEX_VPSLLDQ_XMM_XMMM128_IMM8: Final = 837
     """``vpslldq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 73 /7 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLDQ_YMM_YMMM256_IMM8: Final = 833
+    EVEX_VPSLLDQ_YMM_YMMM256_IMM8: Final = 838
     """``vpslldq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 73 /7 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLDQ_ZMM_ZMMM512_IMM8: Final = 834
+    EVEX_VPSLLDQ_ZMM_ZMMM512_IMM8: Final = 839
     """``vpslldq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 73 /7 ib`` (AVX512BW)"""
-    VEX_VPEXTRB_R32M8_XMM_IMM8: Final = 835
+    VEX_VPEXTRB_R32M8_XMM_IMM8: Final = 840
     """``vpextrb W:r32/m8, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 14 /r ib`` (AVX)"""
-    VEX_VPEXTRB_R64M8_XMM_IMM8: Final = 836
+    VEX_VPEXTRB_R64M8_XMM_IMM8: Final = 841
     """``vpextrb W:r64/m8, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 14 /r ib`` (AVX)"""
-    EVEX_VPEXTRB_R32M8_XMM_IMM8: Final = 837
+    EVEX_VPEXTRB_R32M8_XMM_IMM8: Final = 842
     """``vpextrb W:r32/m8, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 14 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRB_R64M8_XMM_IMM8: Final = 838
+    EVEX_VPEXTRB_R64M8_XMM_IMM8: Final = 843
     """``vpextrb W:r64/m8, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 14 /r ib`` (AVX512BW)"""
-    VEX_VPEXTRW_R32M16_XMM_IMM8: Final = 839
+    VEX_VPEXTRW_R32M16_XMM_IMM8: Final = 844
     """``vpextrw W:r32/m16, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 15 /r ib`` (AVX)"""
-    VEX_VPEXTRW_R64M16_XMM_IMM8: Final = 840
+    VEX_VPEXTRW_R64M16_XMM_IMM8: Final = 845
     """``vpextrw W:r64/m16, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 15 /r ib`` (AVX)"""
-    VEX_VPEXTRW_R32_XMM_IMM8: Final = 841
+    VEX_VPEXTRW_R32_XMM_IMM8: Final = 846
     """``vpextrw W:r32, R:xmm, R:imm8`` ``VEX.128.66.0F.W0 C5 /r ib`` (AVX)"""
-    VEX_VPEXTRW_R64_XMM_IMM8: Final = 842
+    VEX_VPEXTRW_R64_XMM_IMM8: Final = 847
     """``vpextrw W:r64, R:xmm, R:imm8`` ``VEX.128.66.0F.W1 C5 /r ib`` (AVX)"""
-    EVEX_VPEXTRW_R32_XMM_IMM8: Final = 843
+    EVEX_VPEXTRW_R32_XMM_IMM8: Final = 848
     """``vpextrw W:r32, R:xmm, R:imm8`` ``EVEX.128.66.0F.W0 C5 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRW_R64_XMM_IMM8: Final = 844
+    EVEX_VPEXTRW_R64_XMM_IMM8: Final = 849
     """``vpextrw W:r64, R:xmm, R:imm8`` ``EVEX.128.66.0F.W1 C5 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRW_R32M16_XMM_IMM8: Final = 845
+    EVEX_VPEXTRW_R32M16_XMM_IMM8: Final = 850
     """``vpextrw W:r32/m16, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 15 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRW_R64M16_XMM_IMM8: Final = 846
+    EVEX_VPEXTRW_R64M16_XMM_IMM8: Final = 851
     """``vpextrw W:r64/m16, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 15 /r ib`` (AVX512BW)"""
-    VEX_VPEXTRD_RM32_XMM_IMM8: Final = 847
+    VEX_VPEXTRD_RM32_XMM_IMM8: Final = 852
     """``vpextrd W:r32/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 16 /r ib`` (AVX)"""
-    EVEX_VPEXTRD_RM32_XMM_IMM8: Final = 848
+    EVEX_VPEXTRD_RM32_XMM_IMM8: Final = 853
     """``vpextrd W:r32/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 16 /r ib`` (AVX512DQ)"""
-    VEX_VPEXTRQ_RM64_XMM_IMM8: Final = 849
+    VEX_VPEXTRQ_RM64_XMM_IMM8: Final = 854
     """``vpextrq W:r64/m64, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 16 /r ib`` (AVX)"""
-    EVEX_VPEXTRQ_RM64_XMM_IMM8: Final = 850
+    EVEX_VPEXTRQ_RM64_XMM_IMM8: Final = 855
     """``vpextrq W:r64/m64, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 16 /r ib`` (AVX512DQ)"""
-    VEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 851
+    VEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 856
     """``vpinsrb W:xmm, R:xmm, R:r32/m8, R:imm8`` ``VEX.128.66.0F3A.W0 20 /r ib`` (AVX)"""
-    VEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 852
+    VEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 857
     """``vpinsrb W:xmm, R:xmm, R:r64/m8, R:imm8`` ``VEX.128.66.0F3A.W1 20 /r ib`` (AVX)"""
-    EVEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 853
+    EVEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 858
     """``vpinsrb W:xmm, R:xmm, R:r32/m8, R:imm8`` ``EVEX.128.66.0F3A.W0 20 /r ib`` (AVX512BW)"""
-    EVEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 854
+    EVEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 859
     """``vpinsrb W:xmm, R:xmm, R:r64/m8, R:imm8`` ``EVEX.128.66.0F3A.W1 20 /r ib`` (AVX512BW)"""
-    VEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 855
+    VEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 860
     """``vpinsrw W:xmm, R:xmm, R:r32/m16, R:imm8`` ``VEX.128.66.0F.W0 C4 /r ib`` (AVX)"""
-    VEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 856
+    VEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 861
     """``vpinsrw W:xmm, R:xmm, R:r64/m16, R:imm8`` ``VEX.128.66.0F.W1 C4 /r ib`` (AVX)"""
-    EVEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 857
+    EVEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 862
     """``vpinsrw W:xmm, R:xmm, R:r32/m16, R:imm8`` ``EVEX.128.66.0F.W0 C4 /r ib`` (AVX512BW)"""
-    EVEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 858
+    EVEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 863
     """``vpinsrw W:xmm, R:xmm, R:r64/m16, R:imm8`` ``EVEX.128.66.0F.W1 C4 /r ib`` (AVX512BW)"""
-    VEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 859
+    VEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 864
     """``vpinsrd W:xmm, R:xmm, R:r32/m32, R:imm8`` ``VEX.128.66.0F3A.W0 22 /r ib`` (AVX)"""
-    EVEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 860
+    EVEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 865
     """``vpinsrd W:xmm, R:xmm, R:r32/m32, R:imm8`` ``EVEX.128.66.0F3A.W0 22 /r ib`` (AVX512DQ)"""
-    VEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 861
+    VEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 866
     """``vpinsrq W:xmm, R:xmm, R:r64/m64, R:imm8`` ``VEX.128.66.0F3A.W1 22 /r ib`` (AVX)"""
-    EVEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 862
+    EVEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 867
     """``vpinsrq W:xmm, R:xmm, R:r64/m64, R:imm8`` ``EVEX.128.66.0F3A.W1 22 /r ib`` (AVX512DQ)"""
-    VEX_VPBROADCASTB_XMM_XMMM8: Final = 863
+    VEX_VPBROADCASTB_XMM_XMMM8: Final = 868
     """``vpbroadcastb W:xmm, R:xmm/m8`` ``VEX.128.66.0F38.W0 78 /r`` (AVX2)"""
-    VEX_VPBROADCASTB_YMM_XMMM8: Final = 864
+    VEX_VPBROADCASTB_YMM_XMMM8: Final = 869
     """``vpbroadcastb W:ymm, R:xmm/m8`` ``VEX.256.66.0F38.W0 78 /r`` (AVX2)"""
-    EVEX_VPBROADCASTB_XMM_K1Z_XMMM8: Final = 865
+    EVEX_VPBROADCASTB_XMM_K1Z_XMMM8: Final = 870
     """``vpbroadcastb W:xmm, R:xmm/m8`` ``EVEX.128.66.0F38.W0 78 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_YMM_K1Z_XMMM8: Final = 866
+    EVEX_VPBROADCASTB_YMM_K1Z_XMMM8: Final = 871
     """``vpbroadcastb W:ymm, R:xmm/m8`` ``EVEX.256.66.0F38.W0 78 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_ZMM_K1Z_XMMM8: Final = 867
+    EVEX_VPBROADCASTB_ZMM_K1Z_XMMM8: Final = 872
     """``vpbroadcastb W:zmm, R:xmm/m8`` ``EVEX.512.66.0F38.W0 78 /r`` (AVX512BW)"""
-    EVEX_VPBROADCASTB_XMM_K1Z_R32: Final = 868
+    EVEX_VPBROADCASTB_XMM_K1Z_R32: Final = 873
     """``vpbroadcastb W:xmm, R:r32`` ``EVEX.128.66.0F38.W0 7A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_YMM_K1Z_R32: Final = 869
+    EVEX_VPBROADCASTB_YMM_K1Z_R32: Final = 874
     """``vpbroadcastb W:ymm, R:r32`` ``EVEX.256.66.0F38.W0 7A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_ZMM_K1Z_R32: Final = 870
+    EVEX_VPBROADCASTB_ZMM_K1Z_R32: Final = 875
     """``vpbroadcastb W:zmm, R:r32`` ``EVEX.512.66.0F38.W0 7A /r`` (AVX512BW)"""
-    VEX_VPBROADCASTW_XMM_XMMM16: Final = 871
+    VEX_VPBROADCASTW_XMM_XMMM16: Final = 876
     """``vpbroadcastw W:xmm, R:xmm/m16`` ``VEX.128.66.0F38.W0 79 /r`` (AVX2)"""
-    VEX_VPBROADCASTW_YMM_XMMM16: Final = 872
+    VEX_VPBROADCASTW_YMM_XMMM16: Final = 877
     """``vpbroadcastw W:ymm, R:xmm/m16`` ``VEX.256.66.0F38.W0 79 /r`` (AVX2)"""
-    EVEX_VPBROADCASTW_XMM_K1Z_XMMM16: Final = 873
+    EVEX_VPBROADCASTW_XMM_K1Z_XMMM16: Final = 878
     """``vpbroadcastw W:xmm, R:xmm/m16`` ``EVEX.128.66.0F38.W0 79 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_YMM_K1Z_XMMM16: Final = 874
+    EVEX_VPBROADCASTW_YMM_K1Z_XMMM16: Final = 879
     """``vpbroadcastw W:ymm, R:xmm/m16`` ``EVEX.256.66.0F38.W0 79 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_ZMM_K1Z_XMMM16: Final = 875
+    EVEX_VPBROADCASTW_ZMM_K1Z_XMMM16: Final = 880
     """``vpbroadcastw W:zmm, R:xmm/m16`` ``EVEX.512.66.0F38.W0 79 /r`` (AVX512BW)"""
-    EVEX_VPBROADCASTW_XMM_K1Z_R32: Final = 876
+    EVEX_VPBROADCASTW_XMM_K1Z_R32: Final = 881
     """``vpbroadcastw W:xmm, R:r32`` ``EVEX.128.66.0F38.W0 7B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_YMM_K1Z_R32: Final = 877
+    EVEX_VPBROADCASTW_YMM_K1Z_R32: Final = 882
     """``vpbroadcastw W:ymm, R:r32`` ``EVEX.256.66.0F38.W0 7B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_ZMM_K1Z_R32: Final = 878
+    EVEX_VPBROADCASTW_ZMM_K1Z_R32: Final = 883
     """``vpbroadcastw W:zmm, R:r32`` ``EVEX.512.66.0F38.W0 7B /r`` (AVX512BW)"""
-    VEX_VPBROADCASTD_XMM_XMMM32: Final = 879
+    VEX_VPBROADCASTD_XMM_XMMM32: Final = 884
     """``vpbroadcastd W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.W0 58 /r`` (AVX2)"""
-    VEX_VPBROADCASTD_YMM_XMMM32: Final = 880
+    VEX_VPBROADCASTD_YMM_XMMM32: Final = 885
     """``vpbroadcastd W:ymm, R:xmm/m32`` ``VEX.256.66.0F38.W0 58 /r`` (AVX2)"""
-    EVEX_VPBROADCASTD_ZMM_K1Z_XMMM32: Final = 881
+    EVEX_VPBROADCASTD_ZMM_K1Z_XMMM32: Final = 886
     """``vpbroadcastd W:zmm, R:xmm/m32`` ``EVEX.512.66.0F38.W0 58 /r`` (AVX512F)"""
-    EVEX_VPBROADCASTD_ZMM_K1Z_R32: Final = 882
+    EVEX_VPBROADCASTD_ZMM_K1Z_R32: Final = 887
     """``vpbroadcastd W:zmm, R:r32`` ``EVEX.512.66.0F38.W0 7C /r`` (AVX512F)"""
-    EVEX_VPBROADCASTD_XMM_K1Z_XMMM32: Final = 883
+    EVEX_VPBROADCASTD_XMM_K1Z_XMMM32: Final = 888
     """``vpbroadcastd W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTD_YMM_K1Z_XMMM32: Final = 884
+    EVEX_VPBROADCASTD_YMM_K1Z_XMMM32: Final = 889
     """``vpbroadcastd W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTD_XMM_K1Z_R32: Final = 885
+    EVEX_VPBROADCASTD_XMM_K1Z_R32: Final = 890
     """``vpbroadcastd W:xmm, R:r32`` ``EVEX.128.66.0F38.W0 7C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTD_YMM_K1Z_R32: Final = 886
+    EVEX_VPBROADCASTD_YMM_K1Z_R32: Final = 891
     """``vpbroadcastd W:ymm, R:r32`` ``EVEX.256.66.0F38.W0 7C /r`` (AVX512VL+AVX512F)"""
-    VEX_VPBROADCASTQ_XMM_XMMM64: Final = 887
+    VEX_VPBROADCASTQ_XMM_XMMM64: Final = 892
     """``vpbroadcastq W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.W0 59 /r`` (AVX2)"""
-    VEX_VPBROADCASTQ_YMM_XMMM64: Final = 888
+    VEX_VPBROADCASTQ_YMM_XMMM64: Final = 893
     """``vpbroadcastq W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.W0 59 /r`` (AVX2)"""
-    EVEX_VPBROADCASTQ_ZMM_K1Z_XMMM64: Final = 889
+    EVEX_VPBROADCASTQ_ZMM_K1Z_XMMM64: Final = 894
     """``vpbroadcastq W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W1 59 /r`` (AVX512F)"""
-    EVEX_VPBROADCASTQ_ZMM_K1Z_R64: Final = 890
+    EVEX_VPBROADCASTQ_ZMM_K1Z_R64: Final = 895
     """``vpbroadcastq W:zmm, R:r64`` ``EVEX.512.66.0F38.W1 7C /r`` (AVX512F)"""
-    EVEX_VPBROADCASTQ_XMM_K1Z_XMMM64: Final = 891
+    EVEX_VPBROADCASTQ_XMM_K1Z_XMMM64: Final = 896
     """``vpbroadcastq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTQ_YMM_K1Z_XMMM64: Final = 892
+    EVEX_VPBROADCASTQ_YMM_K1Z_XMMM64: Final = 897
     """``vpbroadcastq W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTQ_XMM_K1Z_R64: Final = 893
+    EVEX_VPBROADCASTQ_XMM_K1Z_R64: Final = 898
     """``vpbroadcastq W:xmm, R:r64`` ``EVEX.128.66.0F38.W1 7C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTQ_YMM_K1Z_R64: Final = 894
+    EVEX_VPBROADCASTQ_YMM_K1Z_R64: Final = 899
     """``vpbroadcastq W:ymm, R:r64`` ``EVEX.256.66.0F38.W1 7C /r`` (AVX512VL+AVX512F)"""
-    VEX_VBROADCASTSS_XMM_M32: Final = 895
+    VEX_VBROADCASTSS_XMM_M32: Final = 900
     """``vbroadcastss W:xmm, R:m32`` ``VEX.128.66.0F38.W0 18 /r`` (AVX)"""
-    VEX_VBROADCASTSS_YMM_M32: Final = 896
+    VEX_VBROADCASTSS_YMM_M32: Final = 901
     """``vbroadcastss W:ymm, R:m32`` ``VEX.256.66.0F38.W0 18 /r`` (AVX)"""
-    VEX_VBROADCASTSS_XMM_XMM: Final = 897
+    VEX_VBROADCASTSS_XMM_XMM: Final = 902
     """``vbroadcastss W:xmm, R:xmm`` ``VEX.128.66.0F38.W0 18 /r`` (AVX2)"""
-    VEX_VBROADCASTSS_YMM_XMM: Final = 898
+    VEX_VBROADCASTSS_YMM_XMM: Final = 903
     """``vbroadcastss W:ymm, R:xmm`` ``VEX.256.66.0F38.W0 18 /r`` (AVX2)"""
-    EVEX_VBROADCASTSS_ZMM_K1Z_XMMM32: Final = 899
+    EVEX_VBROADCASTSS_ZMM_K1Z_XMMM32: Final = 904
     """``vbroadcastss W:zmm, R:xmm/m32`` ``EVEX.512.66.0F38.W0 18 /r`` (AVX512F)"""
-    EVEX_VBROADCASTSS_XMM_K1Z_XMMM32: Final = 900
+    EVEX_VBROADCASTSS_XMM_K1Z_XMMM32: Final = 905
     """``vbroadcastss W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.W0 18 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTSS_YMM_K1Z_XMMM32: Final = 901
+    EVEX_VBROADCASTSS_YMM_K1Z_XMMM32: Final = 906
     """``vbroadcastss W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.W0 18 /r`` (AVX512VL+AVX512F)"""
-    VEX_VBROADCASTSD_YMM_M64: Final = 902
+    VEX_VBROADCASTSD_YMM_M64: Final = 907
     """``vbroadcastsd W:ymm, R:m64`` ``VEX.256.66.0F38.W0 19 /r`` (AVX)"""
-    VEX_VBROADCASTSD_YMM_XMM: Final = 903
+    VEX_VBROADCASTSD_YMM_XMM: Final = 908
     """``vbroadcastsd W:ymm, R:xmm`` ``VEX.256.66.0F38.W0 19 /r`` (AVX2)"""
-    EVEX_VBROADCASTSD_ZMM_K1Z_XMMM64: Final = 904
+    EVEX_VBROADCASTSD_ZMM_K1Z_XMMM64: Final = 909
     """``vbroadcastsd W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W1 19 /r`` (AVX512F)"""
-    EVEX_VBROADCASTSD_YMM_K1Z_XMMM64: Final = 905
+    EVEX_VBROADCASTSD_YMM_K1Z_XMMM64: Final = 910
     """``vbroadcastsd W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W1 19 /r`` (AVX512VL+AVX512F)"""
-    VEX_VADDSS_XMM_XMM_XMMM32: Final = 906
+    VEX_VADDSS_XMM_XMM_XMMM32: Final = 911
     """``vaddss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER: Final = 907
+    EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER: Final = 912
     """``vaddss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 58 /r`` (AVX512F)"""
-    VEX_VADDSD_XMM_XMM_XMMM64: Final = 908
+    VEX_VADDSD_XMM_XMM_XMMM64: Final = 913
     """``vaddsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDSD_XMM_K1Z_XMM_XMMM64_ER: Final = 909
+    EVEX_VADDSD_XMM_K1Z_XMM_XMMM64_ER: Final = 914
     """``vaddsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 58 /r`` (AVX512F)"""
-    VEX_VADDPS_XMM_XMM_XMMM128: Final = 910
+    VEX_VADDPS_XMM_XMM_XMMM128: Final = 915
     """``vaddps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 58 /r`` (AVX)"""
-    VEX_VADDPS_YMM_YMM_YMMM256: Final = 911
+    VEX_VADDPS_YMM_YMM_YMMM256: Final = 916
     """``vaddps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32: Final = 912
+    EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32: Final = 917
     """``vaddps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32: Final = 913
+    EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32: Final = 918
     """``vaddps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 914
+    EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 919
     """``vaddps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 58 /r`` (AVX512F)"""
-    VEX_VADDPD_XMM_XMM_XMMM128: Final = 915
+    VEX_VADDPD_XMM_XMM_XMMM128: Final = 920
     """``vaddpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 58 /r`` (AVX)"""
-    VEX_VADDPD_YMM_YMM_YMMM256: Final = 916
+    VEX_VADDPD_YMM_YMM_YMMM256: Final = 921
     """``vaddpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDPD_XMM_K1Z_XMM_XMMM128B64: Final = 917
+    EVEX_VADDPD_XMM_K1Z_XMM_XMMM128B64: Final = 922
     """``vaddpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64: Final = 918
+    EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64: Final = 923
     """``vaddpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 919
+    EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 924
     """``vaddpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 58 /r`` (AVX512F)"""
-    VEX_VSUBSS_XMM_XMM_XMMM32: Final = 920
+    VEX_VSUBSS_XMM_XMM_XMMM32: Final = 925
     """``vsubss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBSS_XMM_K1Z_XMM_XMMM32_ER: Final = 921
+    EVEX_VSUBSS_XMM_K1Z_XMM_XMMM32_ER: Final = 926
     """``vsubss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5C /r`` (AVX512F)"""
-    VEX_VSUBSD_XMM_XMM_XMMM64: Final = 922
+    VEX_VSUBSD_XMM_XMM_XMMM64: Final = 927
     """``vsubsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBSD_XMM_K1Z_XMM_XMMM64_ER: Final = 923
+    EVEX_VSUBSD_XMM_K1Z_XMM_XMMM64_ER: Final = 928
     """``vsubsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5C /r`` (AVX512F)"""
-    VEX_VSUBPS_XMM_XMM_XMMM128: Final = 924
+    VEX_VSUBPS_XMM_XMM_XMMM128: Final = 929
     """``vsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5C /r`` (AVX)"""
-    VEX_VSUBPS_YMM_YMM_YMMM256: Final = 925
+    VEX_VSUBPS_YMM_YMM_YMMM256: Final = 930
     """``vsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBPS_XMM_K1Z_XMM_XMMM128B32: Final = 926
+    EVEX_VSUBPS_XMM_K1Z_XMM_XMMM128B32: Final = 931
     """``vsubps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32: Final = 927
+    EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32: Final = 932
     """``vsubps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 928
+    EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 933
     """``vsubps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5C /r`` (AVX512F)"""
-    VEX_VSUBPD_XMM_XMM_XMMM128: Final = 929
+    VEX_VSUBPD_XMM_XMM_XMMM128: Final = 934
     """``vsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5C /r`` (AVX)"""
-    VEX_VSUBPD_YMM_YMM_YMMM256: Final = 930
+    VEX_VSUBPD_YMM_YMM_YMMM256: Final = 935
     """``vsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBPD_XMM_K1Z_XMM_XMMM128B64: Final = 931
+    EVEX_VSUBPD_XMM_K1Z_XMM_XMMM128B64: Final = 936
     """``vsubpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPD_YMM_K1Z_YMM_YMMM256B64: Final = 932
+    EVEX_VSUBPD_YMM_K1Z_YMM_YMMM256B64: Final = 937
     """``vsubpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 933
+    EVEX_VSUBPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 938
     """``vsubpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5C /r`` (AVX512F)"""
-    VEX_VMULSS_XMM_XMM_XMMM32: Final = 934
+    VEX_VMULSS_XMM_XMM_XMMM32: Final = 939
     """``vmulss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULSS_XMM_K1Z_XMM_XMMM32_ER: Final = 935
+    EVEX_VMULSS_XMM_K1Z_XMM_XMMM32_ER: Final = 940
     """``vmulss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 59 /r`` (AVX512F)"""
-    VEX_VMULSD_XMM_XMM_XMMM64: Final = 936
+    VEX_VMULSD_XMM_XMM_XMMM64: Final = 941
     """``vmulsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULSD_XMM_K1Z_XMM_XMMM64_ER: Final = 937
+    EVEX_VMULSD_XMM_K1Z_XMM_XMMM64_ER: Final = 942
     """``vmulsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 59 /r`` (AVX512F)"""
-    VEX_VMULPS_XMM_XMM_XMMM128: Final = 938
+    VEX_VMULPS_XMM_XMM_XMMM128: Final = 943
     """``vmulps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 59 /r`` (AVX)"""
-    VEX_VMULPS_YMM_YMM_YMMM256: Final = 939
+    VEX_VMULPS_YMM_YMM_YMMM256: Final = 944
     """``vmulps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULPS_XMM_K1Z_XMM_XMMM128B32: Final = 940
+    EVEX_VMULPS_XMM_K1Z_XMM_XMMM128B32: Final = 945
     """``vmulps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPS_YMM_K1Z_YMM_YMMM256B32: Final = 941
+    EVEX_VMULPS_YMM_K1Z_YMM_YMMM256B32: Final = 946
     """``vmulps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 942
+    EVEX_VMULPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 947
     """``vmulps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 59 /r`` (AVX512F)"""
-    VEX_VMULPD_XMM_XMM_XMMM128: Final = 943
+    VEX_VMULPD_XMM_XMM_XMMM128: Final = 948
     """``vmulpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 59 /r`` (AVX)"""
-    VEX_VMULPD_YMM_YMM_YMMM256: Final = 944
+    VEX_VMULPD_YMM_YMM_YMMM256: Final = 949
     """``vmulpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULPD_XMM_K1Z_XMM_XMMM128B64: Final = 945
+    EVEX_VMULPD_XMM_K1Z_XMM_XMMM128B64: Final = 950
     """``vmulpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPD_YMM_K1Z_YMM_YMMM256B64: Final = 946
+    EVEX_VMULPD_YMM_K1Z_YMM_YMMM256B64: Final = 951
     """``vmulpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 947
+    EVEX_VMULPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 952
     """``vmulpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 59 /r`` (AVX512F)"""
-    VEX_VDIVSS_XMM_XMM_XMMM32: Final = 948
+    VEX_VDIVSS_XMM_XMM_XMMM32: Final = 953
     """``vdivss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVSS_XMM_K1Z_XMM_XMMM32_ER: Final = 949
+    EVEX_VDIVSS_XMM_K1Z_XMM_XMMM32_ER: Final = 954
     """``vdivss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5E /r`` (AVX512F)"""
-    VEX_VDIVSD_XMM_XMM_XMMM64: Final = 950
+    VEX_VDIVSD_XMM_XMM_XMMM64: Final = 955
     """``vdivsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVSD_XMM_K1Z_XMM_XMMM64_ER: Final = 951
+    EVEX_VDIVSD_XMM_K1Z_XMM_XMMM64_ER: Final = 956
     """``vdivsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5E /r`` (AVX512F)"""
-    VEX_VDIVPS_XMM_XMM_XMMM128: Final = 952
+    VEX_VDIVPS_XMM_XMM_XMMM128: Final = 957
     """``vdivps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5E /r`` (AVX)"""
-    VEX_VDIVPS_YMM_YMM_YMMM256: Final = 953
+    VEX_VDIVPS_YMM_YMM_YMMM256: Final = 958
     """``vdivps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVPS_XMM_K1Z_XMM_XMMM128B32: Final = 954
+    EVEX_VDIVPS_XMM_K1Z_XMM_XMMM128B32: Final = 959
     """``vdivps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPS_YMM_K1Z_YMM_YMMM256B32: Final = 955
+    EVEX_VDIVPS_YMM_K1Z_YMM_YMMM256B32: Final = 960
     """``vdivps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 956
+    EVEX_VDIVPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 961
     """``vdivps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5E /r`` (AVX512F)"""
-    VEX_VDIVPD_XMM_XMM_XMMM128: Final = 957
+    VEX_VDIVPD_XMM_XMM_XMMM128: Final = 962
     """``vdivpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5E /r`` (AVX)"""
-    VEX_VDIVPD_YMM_YMM_YMMM256: Final = 958
+    VEX_VDIVPD_YMM_YMM_YMMM256: Final = 963
     """``vdivpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVPD_XMM_K1Z_XMM_XMMM128B64: Final = 959
+    EVEX_VDIVPD_XMM_K1Z_XMM_XMMM128B64: Final = 964
     """``vdivpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPD_YMM_K1Z_YMM_YMMM256B64: Final = 960
+    EVEX_VDIVPD_YMM_K1Z_YMM_YMMM256B64: Final = 965
     """``vdivpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 961
+    EVEX_VDIVPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 966
     """``vdivpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5E /r`` (AVX512F)"""
-    VEX_VMINSS_XMM_XMM_XMMM32: Final = 962
+    VEX_VMINSS_XMM_XMM_XMMM32: Final = 967
     """``vminss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 963
+    EVEX_VMINSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 968
     """``vminss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5D /r`` (AVX512F)"""
-    VEX_VMINSD_XMM_XMM_XMMM64: Final = 964
+    VEX_VMINSD_XMM_XMM_XMMM64: Final = 969
     """``vminsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 965
+    EVEX_VMINSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 970
     """``vminsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5D /r`` (AVX512F)"""
-    VEX_VMINPS_XMM_XMM_XMMM128: Final = 966
+    VEX_VMINPS_XMM_XMM_XMMM128: Final = 971
     """``vminps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5D /r`` (AVX)"""
-    VEX_VMINPS_YMM_YMM_YMMM256: Final = 967
+    VEX_VMINPS_YMM_YMM_YMMM256: Final = 972
     """``vminps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINPS_XMM_K1Z_XMM_XMMM128B32: Final = 968
+    EVEX_VMINPS_XMM_K1Z_XMM_XMMM128B32: Final = 973
     """``vminps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPS_YMM_K1Z_YMM_YMMM256B32: Final = 969
+    EVEX_VMINPS_YMM_K1Z_YMM_YMMM256B32: Final = 974
     """``vminps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 970
+    EVEX_VMINPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 975
     """``vminps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5D /r`` (AVX512F)"""
-    VEX_VMINPD_XMM_XMM_XMMM128: Final = 971
+    VEX_VMINPD_XMM_XMM_XMMM128: Final = 976
     """``vminpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5D /r`` (AVX)"""
-    VEX_VMINPD_YMM_YMM_YMMM256: Final = 972
+    VEX_VMINPD_YMM_YMM_YMMM256: Final = 977
     """``vminpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINPD_XMM_K1Z_XMM_XMMM128B64: Final = 973
+    EVEX_VMINPD_XMM_K1Z_XMM_XMMM128B64: Final = 978
     """``vminpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPD_YMM_K1Z_YMM_YMMM256B64: Final = 974
+    EVEX_VMINPD_YMM_K1Z_YMM_YMMM256B64: Final = 979
     """``vminpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 975
+    EVEX_VMINPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 980
     """``vminpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5D /r`` (AVX512F)"""
-    VEX_VMAXSS_XMM_XMM_XMMM32: Final = 976
+    VEX_VMAXSS_XMM_XMM_XMMM32: Final = 981
     """``vmaxss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 977
+    EVEX_VMAXSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 982
     """``vmaxss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5F /r`` (AVX512F)"""
-    VEX_VMAXSD_XMM_XMM_XMMM64: Final = 978
+    VEX_VMAXSD_XMM_XMM_XMMM64: Final = 983
     """``vmaxsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 979
+    EVEX_VMAXSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 984
     """``vmaxsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5F /r`` (AVX512F)"""
-    VEX_VMAXPS_XMM_XMM_XMMM128: Final = 980
+    VEX_VMAXPS_XMM_XMM_XMMM128: Final = 985
     """``vmaxps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5F /r`` (AVX)"""
-    VEX_VMAXPS_YMM_YMM_YMMM256: Final = 981
+    VEX_VMAXPS_YMM_YMM_YMMM256: Final = 986
     """``vmaxps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXPS_XMM_K1Z_XMM_XMMM128B32: Final = 982
+    EVEX_VMAXPS_XMM_K1Z_XMM_XMMM128B32: Final = 987
     """``vmaxps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPS_YMM_K1Z_YMM_YMMM256B32: Final = 983
+    EVEX_VMAXPS_YMM_K1Z_YMM_YMMM256B32: Final = 988
     """``vmaxps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 984
+    EVEX_VMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 989
     """``vmaxps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5F /r`` (AVX512F)"""
-    VEX_VMAXPD_XMM_XMM_XMMM128: Final = 985
+    VEX_VMAXPD_XMM_XMM_XMMM128: Final = 990
     """``vmaxpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5F /r`` (AVX)"""
-    VEX_VMAXPD_YMM_YMM_YMMM256: Final = 986
+    VEX_VMAXPD_YMM_YMM_YMMM256: Final = 991
     """``vmaxpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXPD_XMM_K1Z_XMM_XMMM128B64: Final = 987
+    EVEX_VMAXPD_XMM_K1Z_XMM_XMMM128B64: Final = 992
     """``vmaxpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPD_YMM_K1Z_YMM_YMMM256B64: Final = 988
+    EVEX_VMAXPD_YMM_K1Z_YMM_YMMM256B64: Final = 993
     """``vmaxpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 989
+    EVEX_VMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 994
     """``vmaxpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5F /r`` (AVX512F)"""
-    VEX_VSQRTSS_XMM_XMM_XMMM32: Final = 990
+    VEX_VSQRTSS_XMM_XMM_XMMM32: Final = 995
     """``vsqrtss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTSS_XMM_K1Z_XMM_XMMM32_ER: Final = 991
+    EVEX_VSQRTSS_XMM_K1Z_XMM_XMMM32_ER: Final = 996
     """``vsqrtss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 51 /r`` (AVX512F)"""
-    VEX_VSQRTSD_XMM_XMM_XMMM64: Final = 992
+    VEX_VSQRTSD_XMM_XMM_XMMM64: Final = 997
     """``vsqrtsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTSD_XMM_K1Z_XMM_XMMM64_ER: Final = 993
+    EVEX_VSQRTSD_XMM_K1Z_XMM_XMMM64_ER: Final = 998
     """``vsqrtsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 51 /r`` (AVX512F)"""
-    VEX_VSQRTPS_XMM_XMMM128: Final = 994
+    VEX_VSQRTPS_XMM_XMMM128: Final = 999
     """``vsqrtps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 51 /r`` (AVX)"""
-    VEX_VSQRTPS_YMM_YMMM256: Final = 995
+    VEX_VSQRTPS_YMM_YMMM256: Final = 1000
     """``vsqrtps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTPS_ZMM_K1Z_ZMMM512B32_ER: Final = 996
+    EVEX_VSQRTPS_ZMM_K1Z_ZMMM512B32_ER: Final = 1001
     """``vsqrtps W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 51 /r`` (AVX512F)"""
-    EVEX_VSQRTPS_XMM_K1Z_XMMM128B32: Final = 997
+    EVEX_VSQRTPS_XMM_K1Z_XMMM128B32: Final = 1002
     """``vsqrtps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 51 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSQRTPS_YMM_K1Z_YMMM256B32: Final = 998
+    EVEX_VSQRTPS_YMM_K1Z_YMMM256B32: Final = 1003
     """``vsqrtps W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 51 /r`` (AVX512VL+AVX512F)"""
-    VEX_VSQRTPD_XMM_XMMM128: Final = 999
+    VEX_VSQRTPD_XMM_XMMM128: Final = 1004
     """``vsqrtpd W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 51 /r`` (AVX)"""
-    VEX_VSQRTPD_YMM_YMMM256: Final = 1000
+    VEX_VSQRTPD_YMM_YMMM256: Final = 1005
     """``vsqrtpd W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTPD_ZMM_K1Z_ZMMM512B64_ER: Final = 1001
+    EVEX_VSQRTPD_ZMM_K1Z_ZMMM512B64_ER: Final = 1006
     """``vsqrtpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 51 /r`` (AVX512F)"""
-    EVEX_VSQRTPD_XMM_K1Z_XMMM128B64: Final = 1002
+    EVEX_VSQRTPD_XMM_K1Z_XMMM128B64: Final = 1007
     """``vsqrtpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 51 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSQRTPD_YMM_K1Z_YMMM256B64: Final = 1003
+    EVEX_VSQRTPD_YMM_K1Z_YMMM256B64: Final = 1008
     """``vsqrtpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 51 /r`` (AVX512VL+AVX512F)"""
-    VEX_VROUNDSS_XMM_XMM_XMMM32_IMM8: Final = 1004
+    VEX_VROUNDSS_XMM_XMM_XMMM32_IMM8: Final = 1009
     """``vroundss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``VEX.LIG.66.0F3A.WIG 0A /r ib`` (AVX)"""
-    VEX_VROUNDSD_XMM_XMM_XMMM64_IMM8: Final = 1005
+    VEX_VROUNDSD_XMM_XMM_XMMM64_IMM8: Final = 1010
     """``vroundsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``VEX.LIG.66.0F3A.WIG 0B /r ib`` (AVX)"""
-    VEX_VROUNDPS_XMM_XMMM128_IMM8: Final = 1006
+    VEX_VROUNDPS_XMM_XMMM128_IMM8: Final = 1011
     """``vroundps W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 08 /r ib`` (AVX)"""
-    VEX_VROUNDPS_YMM_YMMM256_IMM8: Final = 1007
+    VEX_VROUNDPS_YMM_YMMM256_IMM8: Final = 1012
     """``vroundps W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 08 /r ib`` (AVX)"""
-    VEX_VROUNDPD_XMM_XMMM128_IMM8: Final = 1008
+    VEX_VROUNDPD_XMM_XMMM128_IMM8: Final = 1013
     """``vroundpd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 09 /r ib`` (AVX)"""
-    VEX_VROUNDPD_YMM_YMMM256_IMM8: Final = 1009
+    VEX_VROUNDPD_YMM_YMMM256_IMM8: Final = 1014
     """``vroundpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 09 /r ib`` (AVX)"""
-    VEX_VANDPS_XMM_XMM_XMMM128: Final = 1010
+    VEX_VANDPS_XMM_XMM_XMMM128: Final = 1015
     """``vandps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 54 /r`` (AVX)"""
-    VEX_VANDPS_YMM_YMM_YMMM256: Final = 1011
+    VEX_VANDPS_YMM_YMM_YMMM256: Final = 1016
     """``vandps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 54 /r`` (AVX)"""
-    EVEX_VANDPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1012
+    EVEX_VANDPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1017
     """``vandps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 54 /r`` (AVX512DQ)"""
-    EVEX_VANDPS_XMM_K1Z_XMM_XMMM128B32: Final = 1013
+    EVEX_VANDPS_XMM_K1Z_XMM_XMMM128B32: Final = 1018
     """``vandps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 54 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDPS_YMM_K1Z_YMM_YMMM256B32: Final = 1014
+    EVEX_VANDPS_YMM_K1Z_YMM_YMMM256B32: Final = 1019
     """``vandps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 54 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VANDPD_XMM_XMM_XMMM128: Final = 1015
+    VEX_VANDPD_XMM_XMM_XMMM128: Final = 1020
     """``vandpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 54 /r`` (AVX)"""
-    VEX_VANDPD_YMM_YMM_YMMM256: Final = 1016
+    VEX_VANDPD_YMM_YMM_YMMM256: Final = 1021
     """``vandpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 54 /r`` (AVX)"""
-    EVEX_VANDPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1017
+    EVEX_VANDPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1022
     """``vandpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 54 /r`` (AVX512DQ)"""
-    EVEX_VANDPD_XMM_K1Z_XMM_XMMM128B64: Final = 1018
+    EVEX_VANDPD_XMM_K1Z_XMM_XMMM128B64: Final = 1023
     """``vandpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 54 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDPD_YMM_K1Z_YMM_YMMM256B64: Final = 1019
+    EVEX_VANDPD_YMM_K1Z_YMM_YMMM256B64: Final = 1024
     """``vandpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 54 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VORPS_XMM_XMM_XMMM128: Final = 1020
+    VEX_VORPS_XMM_XMM_XMMM128: Final = 1025
     """``vorps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 56 /r`` (AVX)"""
-    VEX_VORPS_YMM_YMM_YMMM256: Final = 1021
+    VEX_VORPS_YMM_YMM_YMMM256: Final = 1026
     """``vorps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 56 /r`` (AVX)"""
-    EVEX_VORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1022
+    EVEX_VORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1027
     """``vorps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 56 /r`` (AVX512DQ)"""
-    EVEX_VORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1023
+    EVEX_VORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1028
     """``vorps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 56 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1024
+    EVEX_VORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1029
     """``vorps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 56 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VORPD_XMM_XMM_XMMM128: Final = 1025
+    VEX_VORPD_XMM_XMM_XMMM128: Final = 1030
     """``vorpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 56 /r`` (AVX)"""
-    VEX_VORPD_YMM_YMM_YMMM256: Final = 1026
+    VEX_VORPD_YMM_YMM_YMMM256: Final = 1031
     """``vorpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 56 /r`` (AVX)"""
-    EVEX_VORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1027
+    EVEX_VORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1032
     """``vorpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 56 /r`` (AVX512DQ)"""
-    EVEX_VORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1028
+    EVEX_VORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1033
     """``vorpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 56 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1029
+    EVEX_VORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1034
     """``vorpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 56 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VXORPS_XMM_XMM_XMMM128: Final = 1030
+    VEX_VXORPS_XMM_XMM_XMMM128: Final = 1035
     """``vxorps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 57 /r`` (AVX)"""
-    VEX_VXORPS_YMM_YMM_YMMM256: Final = 1031
+    VEX_VXORPS_YMM_YMM_YMMM256: Final = 1036
     """``vxorps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 57 /r`` (AVX)"""
-    EVEX_VXORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1032
+    EVEX_VXORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1037
     """``vxorps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 57 /r`` (AVX512DQ)"""
-    EVEX_VXORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1033
+    EVEX_VXORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1038
     """``vxorps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 57 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VXORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1034
+    EVEX_VXORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1039
     """``vxorps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 57 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VXORPD_XMM_XMM_XMMM128: Final = 1035
+    VEX_VXORPD_XMM_XMM_XMMM128: Final = 1040
     """``vxorpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 57 /r`` (AVX)"""
-    VEX_VXORPD_YMM_YMM_YMMM256: Final = 1036
+    VEX_VXORPD_YMM_YMM_YMMM256: Final = 1041
     """``vxorpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 57 /r`` (AVX)"""
-    EVEX_VXORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1037
+    EVEX_VXORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1042
     """``vxorpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 57 /r`` (AVX512DQ)"""
-    EVEX_VXORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1038
+    EVEX_VXORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1043
     """``vxorpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 57 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VXORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1039
+    EVEX_VXORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1044
     """``vxorpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 57 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VPADDB_XMM_XMM_XMMM128: Final = 1040
+    VEX_VPADDB_XMM_XMM_XMMM128: Final = 1045
     """``vpaddb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FC /r`` (AVX)"""
-    VEX_VPADDB_YMM_YMM_YMMM256: Final = 1041
+    VEX_VPADDB_YMM_YMM_YMMM256: Final = 1046
     """``vpaddb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FC /r`` (AVX2)"""
-    EVEX_VPADDB_XMM_K1Z_XMM_XMMM128: Final = 1042
+    EVEX_VPADDB_XMM_K1Z_XMM_XMMM128: Final = 1047
     """``vpaddb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG FC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDB_YMM_K1Z_YMM_YMMM256: Final = 1043
+    EVEX_VPADDB_YMM_K1Z_YMM_YMMM256: Final = 1048
     """``vpaddb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG FC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDB_ZMM_K1Z_ZMM_ZMMM512: Final = 1044
+    EVEX_VPADDB_ZMM_K1Z_ZMM_ZMMM512: Final = 1049
     """``vpaddb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG FC /r`` (AVX512BW)"""
-    VEX_VPADDW_XMM_XMM_XMMM128: Final = 1045
+    VEX_VPADDW_XMM_XMM_XMMM128: Final = 1050
     """``vpaddw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FD /r`` (AVX)"""
-    VEX_VPADDW_YMM_YMM_YMMM256: Final = 1046
+    VEX_VPADDW_YMM_YMM_YMMM256: Final = 1051
     """``vpaddw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FD /r`` (AVX2)"""
-    EVEX_VPADDW_XMM_K1Z_XMM_XMMM128: Final = 1047
+    EVEX_VPADDW_XMM_K1Z_XMM_XMMM128: Final = 1052
     """``vpaddw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG FD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDW_YMM_K1Z_YMM_YMMM256: Final = 1048
+    EVEX_VPADDW_YMM_K1Z_YMM_YMMM256: Final = 1053
     """``vpaddw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG FD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDW_ZMM_K1Z_ZMM_ZMMM512: Final = 1049
+    EVEX_VPADDW_ZMM_K1Z_ZMM_ZMMM512: Final = 1054
     """``vpaddw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG FD /r`` (AVX512BW)"""
-    VEX_VPADDD_XMM_XMM_XMMM128: Final = 1050
+    VEX_VPADDD_XMM_XMM_XMMM128: Final = 1055
     """``vpaddd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FE /r`` (AVX)"""
-    VEX_VPADDD_YMM_YMM_YMMM256: Final = 1051
+    VEX_VPADDD_YMM_YMM_YMMM256: Final = 1056
     """``vpaddd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FE /r`` (AVX2)"""
-    EVEX_VPADDD_XMM_K1Z_XMM_XMMM128B32: Final = 1052
+    EVEX_VPADDD_XMM_K1Z_XMM_XMMM128B32: Final = 1057
     """``vpaddd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 FE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDD_YMM_K1Z_YMM_YMMM256B32: Final = 1053
+    EVEX_VPADDD_YMM_K1Z_YMM_YMMM256B32: Final = 1058
     """``vpaddd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 FE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1054
+    EVEX_VPADDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1059
     """``vpaddd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 FE /r`` (AVX512F)"""
-    VEX_VPADDQ_XMM_XMM_XMMM128: Final = 1055
+    VEX_VPADDQ_XMM_XMM_XMMM128: Final = 1060
     """``vpaddq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D4 /r`` (AVX)"""
-    VEX_VPADDQ_YMM_YMM_YMMM256: Final = 1056
+    VEX_VPADDQ_YMM_YMM_YMMM256: Final = 1061
     """``vpaddq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D4 /r`` (AVX2)"""
-    EVEX_VPADDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1057
+    EVEX_VPADDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1062
     """``vpaddq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 D4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1058
+    EVEX_VPADDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1063
     """``vpaddq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 D4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1059
+    EVEX_VPADDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1064
     """``vpaddq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 D4 /r`` (AVX512F)"""
-    VEX_VPSUBB_XMM_XMM_XMMM128: Final = 1060
+    VEX_VPSUBB_XMM_XMM_XMMM128: Final = 1065
     """``vpsubb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F8 /r`` (AVX)"""
-    VEX_VPSUBB_YMM_YMM_YMMM256: Final = 1061
+    VEX_VPSUBB_YMM_YMM_YMMM256: Final = 1066
     """``vpsubb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F8 /r`` (AVX2)"""
-    EVEX_VPSUBB_XMM_K1Z_XMM_XMMM128: Final = 1062
+    EVEX_VPSUBB_XMM_K1Z_XMM_XMMM128: Final = 1067
     """``vpsubb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBB_YMM_K1Z_YMM_YMMM256: Final = 1063
+    EVEX_VPSUBB_YMM_K1Z_YMM_YMMM256: Final = 1068
     """``vpsubb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBB_ZMM_K1Z_ZMM_ZMMM512: Final = 1064
+    EVEX_VPSUBB_ZMM_K1Z_ZMM_ZMMM512: Final = 1069
     """``vpsubb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F8 /r`` (AVX512BW)"""
-    VEX_VPSUBW_XMM_XMM_XMMM128: Final = 1065
+    VEX_VPSUBW_XMM_XMM_XMMM128: Final = 1070
     """``vpsubw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F9 /r`` (AVX)"""
-    VEX_VPSUBW_YMM_YMM_YMMM256: Final = 1066
+    VEX_VPSUBW_YMM_YMM_YMMM256: Final = 1071
     """``vpsubw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F9 /r`` (AVX2)"""
-    EVEX_VPSUBW_XMM_K1Z_XMM_XMMM128: Final = 1067
+    EVEX_VPSUBW_XMM_K1Z_XMM_XMMM128: Final = 1072
     """``vpsubw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBW_YMM_K1Z_YMM_YMMM256: Final = 1068
+    EVEX_VPSUBW_YMM_K1Z_YMM_YMMM256: Final = 1073
     """``vpsubw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1069
+    EVEX_VPSUBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1074
     """``vpsubw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F9 /r`` (AVX512BW)"""
-    VEX_VPSUBD_XMM_XMM_XMMM128: Final = 1070
+    VEX_VPSUBD_XMM_XMM_XMMM128: Final = 1075
     """``vpsubd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FA /r`` (AVX)"""
-    VEX_VPSUBD_YMM_YMM_YMMM256: Final = 1071
+    VEX_VPSUBD_YMM_YMM_YMMM256: Final = 1076
     """``vpsubd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FA /r`` (AVX2)"""
-    EVEX_VPSUBD_XMM_K1Z_XMM_XMMM128B32: Final = 1072
+    EVEX_VPSUBD_XMM_K1Z_XMM_XMMM128B32: Final = 1077
     """``vpsubd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 FA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBD_YMM_K1Z_YMM_YMMM256B32: Final = 1073
+    EVEX_VPSUBD_YMM_K1Z_YMM_YMMM256B32: Final = 1078
     """``vpsubd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 FA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1074
+    EVEX_VPSUBD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1079
     """``vpsubd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 FA /r`` (AVX512F)"""
-    VEX_VPSUBQ_XMM_XMM_XMMM128: Final = 1075
+    VEX_VPSUBQ_XMM_XMM_XMMM128: Final = 1080
     """``vpsubq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FB /r`` (AVX)"""
-    VEX_VPSUBQ_YMM_YMM_YMMM256: Final = 1076
+    VEX_VPSUBQ_YMM_YMM_YMMM256: Final = 1081
     """``vpsubq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FB /r`` (AVX2)"""
-    EVEX_VPSUBQ_XMM_K1Z_XMM_XMMM128B64: Final = 1077
+    EVEX_VPSUBQ_XMM_K1Z_XMM_XMMM128B64: Final = 1082
     """``vpsubq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 FB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBQ_YMM_K1Z_YMM_YMMM256B64: Final = 1078
+    EVEX_VPSUBQ_YMM_K1Z_YMM_YMMM256B64: Final = 1083
     """``vpsubq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 FB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1079
+    EVEX_VPSUBQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1084
     """``vpsubq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 FB /r`` (AVX512F)"""
-    VEX_VPMULLW_XMM_XMM_XMMM128: Final = 1080
+    VEX_VPMULLW_XMM_XMM_XMMM128: Final = 1085
     """``vpmullw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D5 /r`` (AVX)"""
-    VEX_VPMULLW_YMM_YMM_YMMM256: Final = 1081
+    VEX_VPMULLW_YMM_YMM_YMMM256: Final = 1086
     """``vpmullw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D5 /r`` (AVX2)"""
-    EVEX_VPMULLW_XMM_K1Z_XMM_XMMM128: Final = 1082
+    EVEX_VPMULLW_XMM_K1Z_XMM_XMMM128: Final = 1087
     """``vpmullw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULLW_YMM_K1Z_YMM_YMMM256: Final = 1083
+    EVEX_VPMULLW_YMM_K1Z_YMM_YMMM256: Final = 1088
     """``vpmullw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULLW_ZMM_K1Z_ZMM_ZMMM512: Final = 1084
+    EVEX_VPMULLW_ZMM_K1Z_ZMM_ZMMM512: Final = 1089
     """``vpmullw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D5 /r`` (AVX512BW)"""
-    VEX_VPMULLD_XMM_XMM_XMMM128: Final = 1085
+    VEX_VPMULLD_XMM_XMM_XMMM128: Final = 1090
     """``vpmulld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 40 /r`` (AVX)"""
-    VEX_VPMULLD_YMM_YMM_YMMM256: Final = 1086
+    VEX_VPMULLD_YMM_YMM_YMMM256: Final = 1091
     """``vpmulld W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 40 /r`` (AVX2)"""
-    EVEX_VPMULLD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1087
+    EVEX_VPMULLD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1092
     """``vpmulld W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 40 /r`` (AVX512F)"""
-    EVEX_VPMULLD_XMM_K1Z_XMM_XMMM128B32: Final = 1088
+    EVEX_VPMULLD_XMM_K1Z_XMM_XMMM128B32: Final = 1093
     """``vpmulld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 40 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULLD_YMM_K1Z_YMM_YMMM256B32: Final = 1089
+    EVEX_VPMULLD_YMM_K1Z_YMM_YMMM256B32: Final = 1094
     """``vpmulld W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 40 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINSD_XMM_XMM_XMMM128: Final = 1090
+    VEX_VPMINSD_XMM_XMM_XMMM128: Final = 1095
     """``vpminsd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 39 /r`` (AVX)"""
-    VEX_VPMINSD_YMM_YMM_YMMM256: Final = 1091
+    VEX_VPMINSD_YMM_YMM_YMMM256: Final = 1096
     """``vpminsd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 39 /r`` (AVX2)"""
-    EVEX_VPMINSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1092
+    EVEX_VPMINSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1097
     """``vpminsd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 39 /r`` (AVX512F)"""
-    EVEX_VPMINSD_XMM_K1Z_XMM_XMMM128B32: Final = 1093
+    EVEX_VPMINSD_XMM_K1Z_XMM_XMMM128B32: Final = 1098
     """``vpminsd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSD_YMM_K1Z_YMM_YMMM256B32: Final = 1094
+    EVEX_VPMINSD_YMM_K1Z_YMM_YMMM256B32: Final = 1099
     """``vpminsd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 39 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMAXSD_XMM_XMM_XMMM128: Final = 1095
+    VEX_VPMAXSD_XMM_XMM_XMMM128: Final = 1100
     """``vpmaxsd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3D /r`` (AVX)"""
-    VEX_VPMAXSD_YMM_YMM_YMMM256: Final = 1096
+    VEX_VPMAXSD_YMM_YMM_YMMM256: Final = 1101
     """``vpmaxsd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3D /r`` (AVX2)"""
-    EVEX_VPMAXSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1097
+    EVEX_VPMAXSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1102
     """``vpmaxsd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSD_XMM_K1Z_XMM_XMMM128B32: Final = 1098
+    EVEX_VPMAXSD_XMM_K1Z_XMM_XMMM128B32: Final = 1103
     """``vpmaxsd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSD_YMM_K1Z_YMM_YMMM256B32: Final = 1099
+    EVEX_VPMAXSD_YMM_K1Z_YMM_YMMM256B32: Final = 1104
     """``vpmaxsd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 3D /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINUD_XMM_XMM_XMMM128: Final = 1100
+    VEX_VPMINUD_XMM_XMM_XMMM128: Final = 1105
     """``vpminud W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3B /r`` (AVX)"""
-    VEX_VPMINUD_YMM_YMM_YMMM256: Final = 1101
+    VEX_VPMINUD_YMM_YMM_YMMM256: Final = 1106
     """``vpminud W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3B /r`` (AVX2)"""
-    EVEX_VPMINUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1102
+    EVEX_VPMINUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1107
     """``vpminud W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 3B /r`` (AVX512F)"""
-    EVEX_VPMINUD_XMM_K1Z_XMM_XMMM128B32: Final = 1103
+    EVEX_VPMINUD_XMM_K1Z_XMM_XMMM128B32: Final = 1108
     """``vpminud W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUD_YMM_K1Z_YMM_YMMM256B32: Final = 1104
+    EVEX_VPMINUD_YMM_K1Z_YMM_YMMM256B32: Final = 1109
     """``vpminud W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 3B /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMAXUD_XMM_XMM_XMMM128: Final = 1105
+    VEX_VPMAXUD_XMM_XMM_XMMM128: Final = 1110
     """``vpmaxud W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3F /r`` (AVX)"""
-    VEX_VPMAXUD_YMM_YMM_YMMM256: Final = 1106
+    VEX_VPMAXUD_YMM_YMM_YMMM256: Final = 1111
     """``vpmaxud W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3F /r`` (AVX2)"""
-    EVEX_VPMAXUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1107
+    EVEX_VPMAXUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1112
     """``vpmaxud W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUD_XMM_K1Z_XMM_XMMM128B32: Final = 1108
+    EVEX_VPMAXUD_XMM_K1Z_XMM_XMMM128B32: Final = 1113
     """``vpmaxud W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUD_YMM_K1Z_YMM_YMMM256B32: Final = 1109
+    EVEX_VPMAXUD_YMM_K1Z_YMM_YMMM256B32: Final = 1114
     """``vpmaxud W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 3F /r`` (AVX512VL+AVX512F)"""
-    VEX_VPAND_XMM_XMM_XMMM128: Final = 1110
+    VEX_VPAND_XMM_XMM_XMMM128: Final = 1115
     """``vpand W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DB /r`` (AVX)"""
-    VEX_VPAND_YMM_YMM_YMMM256: Final = 1111
+    VEX_VPAND_YMM_YMM_YMMM256: Final = 1116
     """``vpand W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DB /r`` (AVX2)"""
-    VEX_VPANDN_XMM_XMM_XMMM128: Final = 1112
+    VEX_VPANDN_XMM_XMM_XMMM128: Final = 1117
     """``vpandn W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DF /r`` (AVX)"""
-    VEX_VPANDN_YMM_YMM_YMMM256: Final = 1113
+    VEX_VPANDN_YMM_YMM_YMMM256: Final = 1118
     """``vpandn W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DF /r`` (AVX2)"""
-    VEX_VPOR_XMM_XMM_XMMM128: Final = 1114
+    VEX_VPOR_XMM_XMM_XMMM128: Final = 1119
     """``vpor W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EB /r`` (AVX)"""
-    VEX_VPOR_YMM_YMM_YMMM256: Final = 1115
+    VEX_VPOR_YMM_YMM_YMMM256: Final = 1120
     """``vpor W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EB /r`` (AVX2)"""
-    VEX_VPXOR_XMM_XMM_XMMM128: Final = 1116
+    VEX_VPXOR_XMM_XMM_XMMM128: Final = 1121
     """``vpxor W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EF /r`` (AVX)"""
-    VEX_VPXOR_YMM_YMM_YMMM256: Final = 1117
+    VEX_VPXOR_YMM_YMM_YMMM256: Final = 1122
     """``vpxor W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EF /r`` (AVX2)"""
-    VEX_VPSLLVD_XMM_XMM_XMMM128: Final = 1118
+    VEX_VPSLLVD_XMM_XMM_XMMM128: Final = 1123
     """``vpsllvd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 47 /r`` (AVX2)"""
-    VEX_VPSLLVD_YMM_YMM_YMMM256: Final = 1119
+    VEX_VPSLLVD_YMM_YMM_YMMM256: Final = 1124
     """``vpsllvd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 47 /r`` (AVX2)"""
-    EVEX_VPSLLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1120
+    EVEX_VPSLLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1125
     """``vpsllvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 47 /r`` (AVX512F)"""
-    EVEX_VPSLLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1121
+    EVEX_VPSLLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1126
     """``vpsllvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 47 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1122
+    EVEX_VPSLLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1127
     """``vpsllvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 47 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLVQ_XMM_XMM_XMMM128: Final = 1123
+    VEX_VPSLLVQ_XMM_XMM_XMMM128: Final = 1128
     """``vpsllvq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 47 /r`` (AVX2)"""
-    VEX_VPSLLVQ_YMM_YMM_YMMM256: Final = 1124
+    VEX_VPSLLVQ_YMM_YMM_YMMM256: Final = 1129
     """``vpsllvq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 47 /r`` (AVX2)"""
-    EVEX_VPSLLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1125
+    EVEX_VPSLLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1130
     """``vpsllvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 47 /r`` (AVX512F)"""
-    EVEX_VPSLLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1126
+    EVEX_VPSLLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1131
     """``vpsllvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 47 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1127
+    EVEX_VPSLLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1132
     """``vpsllvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 47 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLVD_XMM_XMM_XMMM128: Final = 1128
+    VEX_VPSRLVD_XMM_XMM_XMMM128: Final = 1133
     """``vpsrlvd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 45 /r`` (AVX2)"""
-    VEX_VPSRLVD_YMM_YMM_YMMM256: Final = 1129
+    VEX_VPSRLVD_YMM_YMM_YMMM256: Final = 1134
     """``vpsrlvd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 45 /r`` (AVX2)"""
-    EVEX_VPSRLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1130
+    EVEX_VPSRLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1135
     """``vpsrlvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 45 /r`` (AVX512F)"""
-    EVEX_VPSRLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1131
+    EVEX_VPSRLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1136
     """``vpsrlvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 45 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1132
+    EVEX_VPSRLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1137
     """``vpsrlvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 45 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLVQ_XMM_XMM_XMMM128: Final = 1133
+    VEX_VPSRLVQ_XMM_XMM_XMMM128: Final = 1138
     """``vpsrlvq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 45 /r`` (AVX2)"""
-    VEX_VPSRLVQ_YMM_YMM_YMMM256: Final = 1134
+    VEX_VPSRLVQ_YMM_YMM_YMMM256: Final = 1139
     """``vpsrlvq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 45 /r`` (AVX2)"""
-    EVEX_VPSRLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1135
+    EVEX_VPSRLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1140
     """``vpsrlvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 45 /r`` (AVX512F)"""
-    EVEX_VPSRLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1136
+    EVEX_VPSRLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1141
     """``vpsrlvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 45 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1137
+    EVEX_VPSRLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1142
     """``vpsrlvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 45 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRAVD_XMM_XMM_XMMM128: Final = 1138
+    VEX_VPSRAVD_XMM_XMM_XMMM128: Final = 1143
     """``vpsravd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 46 /r`` (AVX2)"""
-    VEX_VPSRAVD_YMM_YMM_YMMM256: Final = 1139
+    VEX_VPSRAVD_YMM_YMM_YMMM256: Final = 1144
     """``vpsravd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 46 /r`` (AVX2)"""
-    EVEX_VPSRAVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1140
+    EVEX_VPSRAVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1145
     """``vpsravd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVD_XMM_K1Z_XMM_XMMM128B32: Final = 1141
+    EVEX_VPSRAVD_XMM_K1Z_XMM_XMMM128B32: Final = 1146
     """``vpsravd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVD_YMM_K1Z_YMM_YMMM256B32: Final = 1142
+    EVEX_VPSRAVD_YMM_K1Z_YMM_YMMM256B32: Final = 1147
     """``vpsravd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 46 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD213SS_XMM_XMM_XMMM32: Final = 1143
+    VEX_VFMADD213SS_XMM_XMM_XMMM32: Final = 1148
     """``vfmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 A9 /r`` (FMA)"""
-    EVEX_VFMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1144
+    EVEX_VFMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1149
     """``vfmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 A9 /r`` (AVX512F)"""
-    VEX_VFMADD213SD_XMM_XMM_XMMM64: Final = 1145
+    VEX_VFMADD213SD_XMM_XMM_XMMM64: Final = 1150
     """``vfmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 A9 /r`` (FMA)"""
-    EVEX_VFMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1146
+    EVEX_VFMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1151
     """``vfmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 A9 /r`` (AVX512F)"""
-    VEX_VFMADD213PS_XMM_XMM_XMMM128: Final = 1147
+    VEX_VFMADD213PS_XMM_XMM_XMMM128: Final = 1152
     """``vfmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A8 /r`` (FMA)"""
-    VEX_VFMADD213PS_YMM_YMM_YMMM256: Final = 1148
+    VEX_VFMADD213PS_YMM_YMM_YMMM256: Final = 1153
     """``vfmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A8 /r`` (FMA)"""
-    EVEX_VFMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1149
+    EVEX_VFMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1154
     """``vfmadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A8 /r`` (AVX512F)"""
-    EVEX_VFMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 1150
+    EVEX_VFMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 1155
     """``vfmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 1151
+    EVEX_VFMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 1156
     """``vfmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A8 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD213PD_XMM_XMM_XMMM128: Final = 1152
+    VEX_VFMADD213PD_XMM_XMM_XMMM128: Final = 1157
     """``vfmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A8 /r`` (FMA)"""
-    VEX_VFMADD213PD_YMM_YMM_YMMM256: Final = 1153
+    VEX_VFMADD213PD_YMM_YMM_YMMM256: Final = 1158
     """``vfmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A8 /r`` (FMA)"""
-    EVEX_VFMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1154
+    EVEX_VFMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1159
     """``vfmadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A8 /r`` (AVX512F)"""
-    EVEX_VFMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 1155
+    EVEX_VFMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 1160
     """``vfmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 1156
+    EVEX_VFMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 1161
     """``vfmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A8 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD231SS_XMM_XMM_XMMM32: Final = 1157
+    VEX_VFMADD231SS_XMM_XMM_XMMM32: Final = 1162
     """``vfmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 B9 /r`` (FMA)"""
-    EVEX_VFMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1158
+    EVEX_VFMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1163
     """``vfmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 B9 /r`` (AVX512F)"""
-    VEX_VFMADD231SD_XMM_XMM_XMMM64: Final = 1159
+    VEX_VFMADD231SD_XMM_XMM_XMMM64: Final = 1164
     """``vfmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 B9 /r`` (FMA)"""
-    EVEX_VFMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1160
+    EVEX_VFMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1165
     """``vfmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 B9 /r`` (AVX512F)"""
-    VEX_VFMADD231PS_XMM_XMM_XMMM128: Final = 1161
+    VEX_VFMADD231PS_XMM_XMM_XMMM128: Final = 1166
     """``vfmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B8 /r`` (FMA)"""
-    VEX_VFMADD231PS_YMM_YMM_YMMM256: Final = 1162
+    VEX_VFMADD231PS_YMM_YMM_YMMM256: Final = 1167
     """``vfmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B8 /r`` (FMA)"""
-    EVEX_VFMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 1163
+    EVEX_VFMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 1168
     """``vfmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 1164
+    EVEX_VFMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 1169
     """``vfmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1165
+    EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1170
     """``vfmadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B8 /r`` (AVX512F)"""
-    VEX_VFMADD231PD_XMM_XMM_XMMM128: Final = 1166
+    VEX_VFMADD231PD_XMM_XMM_XMMM128: Final = 1171
     """``vfmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B8 /r`` (FMA)"""
-    VEX_VFMADD231PD_YMM_YMM_YMMM256: Final = 1167
+    VEX_VFMADD231PD_YMM_YMM_YMMM256: Final = 1172
     """``vfmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B8 /r`` (FMA)"""
-    EVEX_VFMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 1168
+    EVEX_VFMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 1173
     """``vfmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 1169
+    EVEX_VFMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 1174
     """``vfmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1170
+    EVEX_VFMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1175
     """``vfmadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B8 /r`` (AVX512F)"""
-    MOVUPS_XMM_XMMM128: Final = 1171
+    MOVUPS_XMM_XMMM128: Final = 1176
     """``movups W:xmm, R:xmm/m128`` ``0F 10 /r`` (SSE)"""
-    MOVUPS_XMMM128_XMM: Final = 1172
+    MOVUPS_XMMM128_XMM: Final = 1177
     """``movups W:xmm/m128, R:xmm`` ``0F 11 /r`` (SSE)"""
-    MOVUPD_XMM_XMMM128: Final = 1173
+    MOVUPD_XMM_XMMM128: Final = 1178
     """``movupd W:xmm, R:xmm/m128`` ``66 0F 10 /r`` (SSE2)"""
-    MOVUPD_XMMM128_XMM: Final = 1174
+    MOVUPD_XMMM128_XMM: Final = 1179
     """``movupd W:xmm/m128, R:xmm`` ``66 0F 11 /r`` (SSE2)"""
-    MOVHLPS_XMM_XMM: Final = 1175
+    MOVHLPS_XMM_XMM: Final = 1180
     """``movhlps RW:xmm, R:xmm`` ``0F 12 /r`` (SSE)"""
-    MOVLPS_XMM_M64: Final = 1176
+    MOVLPS_XMM_M64: Final = 1181
     """``movlps RW:xmm, R:m64`` ``0F 12 /r`` (SSE)"""
-    MOVLPS_M64_XMM: Final = 1177
+    MOVLPS_M64_XMM: Final = 1182
     """``movlps W:m64, R:xmm`` ``0F 13 /r`` (SSE)"""
-    MOVLPD_XMM_M64: Final = 1178
+    MOVLPD_XMM_M64: Final = 1183
     """``movlpd RW:xmm, R:m64`` ``66 0F 12 /r`` (SSE2)"""
-    MOVLPD_M64_XMM: Final = 1179
+    MOVLPD_M64_XMM: Final = 1184
     """``movlpd W:m64, R:xmm`` ``66 0F 13 /r`` (SSE2)"""
-    MOVSLDUP_XMM_XMMM128: Final = 1180
+    MOVSLDUP_XMM_XMMM128: Final = 1185
     """``movsldup W:xmm, R:xmm/m128`` ``F3 0F 12 /r`` (SSE3)"""
-    MOVDDUP_XMM_XMMM64: Final = 1181
+    MOVDDUP_XMM_XMMM64: Final = 1186
     """``movddup W:xmm, R:xmm/m64`` ``F2 0F 12 /r`` (SSE3)"""
-    UNPCKLPS_XMM_XMMM128: Final = 1182
+    UNPCKLPS_XMM_XMMM128: Final = 1187
     """``unpcklps RW:xmm, R:xmm/m128`` ``0F 14 /r`` (SSE)"""
-    UNPCKLPD_XMM_XMMM128: Final = 1183
+    UNPCKLPD_XMM_XMMM128: Final = 1188
     """``unpcklpd RW:xmm, R:xmm/m128`` ``66 0F 14 /r`` (SSE2)"""
-    UNPCKHPS_XMM_XMMM128: Final = 1184
+    UNPCKHPS_XMM_XMMM128: Final = 1189
     """``unpckhps RW:xmm, R:xmm/m128`` ``0F 15 /r`` (SSE)"""
-    UNPCKHPD_XMM_XMMM128: Final = 1185
+    UNPCKHPD_XMM_XMMM128: Final = 1190
     """``unpckhpd RW:xmm, R:xmm/m128`` ``66 0F 15 /r`` (SSE2)"""
-    MOVLHPS_XMM_XMM: Final = 1186
+    MOVLHPS_XMM_XMM: Final = 1191
     """``movlhps RW:xmm, R:xmm`` ``0F 16 /r`` (SSE)"""
-    MOVHPS_XMM_M64: Final = 1187
+    MOVHPS_XMM_M64: Final = 1192
     """``movhps RW:xmm, R:m64`` ``0F 16 /r`` (SSE)"""
-    MOVHPS_M64_XMM: Final = 1188
+    MOVHPS_M64_XMM: Final = 1193
     """``movhps W:m64, R:xmm`` ``0F 17 /r`` (SSE)"""
-    MOVHPD_XMM_M64: Final = 1189
+    MOVHPD_XMM_M64: Final = 1194
     """``movhpd RW:xmm, R:m64`` ``66 0F 16 /r`` (SSE2)"""
-    MOVHPD_M64_XMM: Final = 1190
+    MOVHPD_M64_XMM: Final = 1195
     """``movhpd W:m64, R:xmm`` ``66 0F 17 /r`` (SSE2)"""
-    MOVSHDUP_XMM_XMMM128: Final = 1191
+    MOVSHDUP_XMM_XMMM128: Final = 1196
     """``movshdup W:xmm, R:xmm/m128`` ``F3 0F 16 /r`` (SSE3)"""
-    PREFETCHNTA_M8: Final = 1192
+    PREFETCHNTA_M8: Final = 1197
     """``prefetchnta N:m8`` ``0F 18 /0`` (SSE)"""
-    PREFETCHT0_M8: Final = 1193
+    PREFETCHT0_M8: Final = 1198
     """``prefetcht0 N:m8`` ``0F 18 /1`` (SSE)"""
-    PREFETCHT1_M8: Final = 1194
+    PREFETCHT1_M8: Final = 1199
     """``prefetcht1 N:m8`` ``0F 18 /2`` (SSE)"""
-    PREFETCHT2_M8: Final = 1195
+    PREFETCHT2_M8: Final = 1200
     """``prefetcht2 N:m8`` ``0F 18 /3`` (SSE)"""
-    MOVAPS_XMM_XMMM128: Final = 1196
+    MOVAPS_XMM_XMMM128: Final = 1201
     """``movaps W:xmm, R:xmm/m128`` ``0F 28 /r`` (SSE)"""
-    MOVAPS_XMMM128_XMM: Final = 1197
+    MOVAPS_XMMM128_XMM: Final = 1202
     """``movaps W:xmm/m128, R:xmm`` ``0F 29 /r`` (SSE)"""
-    MOVSS_XMM_XMMM32: Final = 1198
+    MOVSS_XMM_XMMM32: Final = 1203
     """``movss RW:xmm, R:xmm/m32`` ``F3 0F 10 /r`` (SSE)"""
-    MOVSS_XMMM32_XMM: Final = 1199
+    MOVSS_XMMM32_XMM: Final = 1204
     """``movss RW:xmm/m32, R:xmm`` ``F3 0F 11 /r`` (SSE)"""
-    MOVAPD_XMM_XMMM128: Final = 1200
+    MOVAPD_XMM_XMMM128: Final = 1205
     """``movapd W:xmm, R:xmm/m128`` ``66 0F 28 /r`` (SSE2)"""
-    MOVAPD_XMMM128_XMM: Final = 1201
+    MOVAPD_XMMM128_XMM: Final = 1206
     """``movapd W:xmm/m128, R:xmm`` ``66 0F 29 /r`` (SSE2)"""
-    CVTSI2SS_XMM_RM32: Final = 1202
+    CVTSI2SS_XMM_RM32: Final = 1207
     """``cvtsi2ss RW:xmm, R:r32/m32`` ``F3 0F 2A /r`` (SSE)"""
-    CVTSI2SS_XMM_RM64: Final = 1203
+    CVTSI2SS_XMM_RM64: Final = 1208
     """``cvtsi2ss RW:xmm, R:r64/m64`` ``F3 REX.W 0F 2A /r`` (SSE)"""
-    CVTSI2SD_XMM_RM32: Final = 1204
+    CVTSI2SD_XMM_RM32: Final = 1209
     """``cvtsi2sd RW:xmm, R:r32/m32`` ``F2 0F 2A /r`` (SSE2)"""
-    CVTSI2SD_XMM_RM64: Final = 1205
+    CVTSI2SD_XMM_RM64: Final = 1210
     """``cvtsi2sd RW:xmm, R:r64/m64`` ``F2 REX.W 0F 2A /r`` (SSE2)"""
-    MOVNTPS_M128_XMM: Final = 1206
+    MOVNTPS_M128_XMM: Final = 1211
     """``movntps W:m128, R:xmm`` ``0F 2B /r`` (SSE)"""
-    MOVNTPD_M128_XMM: Final = 1207
+    MOVNTPD_M128_XMM: Final = 1212
     """``movntpd W:m128, R:xmm`` ``66 0F 2B /r`` (SSE2)"""
-    CVTTSS2SI_R32_XMMM32: Final = 1208
+    CVTTSS2SI_R32_XMMM32: Final = 1213
     """``cvttss2si W:r32, R:xmm/m32`` ``F3 0F 2C /r`` (SSE)"""
-    CVTTSS2SI_R64_XMMM32: Final = 1209
+    CVTTSS2SI_R64_XMMM32: Final = 1214
     """``cvttss2si W:r64, R:xmm/m32`` ``F3 REX.W 0F 2C /r`` (SSE)"""
-    CVTTSD2SI_R32_XMMM64: Final = 1210
+    CVTTSD2SI_R32_XMMM64: Final = 1215
     """``cvttsd2si W:r32, R:xmm/m64`` ``F2 0F 2C /r`` (SSE2)"""
-    CVTTSD2SI_R64_XMMM64: Final = 1211
+    CVTTSD2SI_R64_XMMM64: Final = 1216
     """``cvttsd2si W:r64, R:xmm/m64`` ``F2 REX.W 0F 2C /r`` (SSE2)"""
-    CVTSS2SI_R32_XMMM32: Final = 1212
+    CVTSS2SI_R32_XMMM32: Final = 1217
     """``cvtss2si W:r32, R:xmm/m32`` ``F3 0F 2D /r`` (SSE)"""
-    CVTSS2SI_R64_XMMM32: Final = 1213
+    CVTSS2SI_R64_XMMM32: Final = 1218
     """``cvtss2si W:r64, R:xmm/m32`` ``F3 REX.W 0F 2D /r`` (SSE)"""
-    CVTSD2SI_R32_XMMM64: Final = 1214
+    CVTSD2SI_R32_XMMM64: Final = 1219
     """``cvtsd2si W:r32, R:xmm/m64`` ``F2 0F 2D /r`` (SSE2)"""
-    CVTSD2SI_R64_XMMM64: Final = 1215
+    CVTSD2SI_R64_XMMM64: Final = 1220
     """``cvtsd2si W:r64, R:xmm/m64`` ``F2 REX.W 0F 2D /r`` (SSE2)"""
-    UCOMISS_XMM_XMMM32: Final = 1216
+    UCOMISS_XMM_XMMM32: Final = 1221
     """``ucomiss R:xmm, R:xmm/m32`` ``0F 2E /r`` (SSE)"""
-    UCOMISD_XMM_XMMM64: Final = 1217
+    UCOMISD_XMM_XMMM64: Final = 1222
     """``ucomisd R:xmm, R:xmm/m64`` ``66 0F 2E /r`` (SSE2)"""
-    COMISS_XMM_XMMM32: Final = 1218
+    COMISS_XMM_XMMM32: Final = 1223
     """``comiss R:xmm, R:xmm/m32`` ``0F 2F /r`` (SSE)"""
-    COMISD_XMM_XMMM64: Final = 1219
+    COMISD_XMM_XMMM64: Final = 1224
     """``comisd R:xmm, R:xmm/m64`` ``66 0F 2F /r`` (SSE2)"""
-    MOVMSKPS_R32_XMM: Final = 1220
+    MOVMSKPS_R32_XMM: Final = 1225
     """``movmskps W:r32, R:xmm`` ``0F 50 /r`` (SSE)"""
-    MOVMSKPS_R64_XMM: Final = 1221
+    MOVMSKPS_R64_XMM: Final = 1226
     """``movmskps W:r64, R:xmm`` ``REX.W 0F 50 /r`` (SSE)"""
-    MOVMSKPD_R32_XMM: Final = 1222
+    MOVMSKPD_R32_XMM: Final = 1227
     """``movmskpd W:r32, R:xmm`` ``66 0F 50 /r`` (SSE2)"""
-    MOVMSKPD_R64_XMM: Final = 1223
+    MOVMSKPD_R64_XMM: Final = 1228
     """``movmskpd W:r64, R:xmm`` ``66 REX.W 0F 50 /r`` (SSE2)"""
-    SQRTPS_XMM_XMMM128: Final = 1224
+    SQRTPS_XMM_XMMM128: Final = 1229
     """``sqrtps W:xmm, R:xmm/m128`` ``0F 51 /r`` (SSE)"""
-    SQRTPD_XMM_XMMM128: Final = 1225
+    SQRTPD_XMM_XMMM128: Final = 1230
     """``sqrtpd W:xmm, R:xmm/m128`` ``66 0F 51 /r`` (SSE2)"""
-    SQRTSS_XMM_XMMM32: Final = 1226
+    SQRTSS_XMM_XMMM32: Final = 1231
     """``sqrtss RW:xmm, R:xmm/m32`` ``F3 0F 51 /r`` (SSE)"""
-    SQRTSD_XMM_XMMM64: Final = 1227
+    SQRTSD_XMM_XMMM64: Final = 1232
     """``sqrtsd RW:xmm, R:xmm/m64`` ``F2 0F 51 /r`` (SSE2)"""
-    RSQRTPS_XMM_XMMM128: Final = 1228
+    RSQRTPS_XMM_XMMM128: Final = 1233
     """``rsqrtps W:xmm, R:xmm/m128`` ``0F 52 /r`` (SSE)"""
-    RSQRTSS_XMM_XMMM32: Final = 1229
+    RSQRTSS_XMM_XMMM32: Final = 1234
     """``rsqrtss RW:xmm, R:xmm/m32`` ``F3 0F 52 /r`` (SSE)"""
-    RCPPS_XMM_XMMM128: Final = 1230
+    RCPPS_XMM_XMMM128: Final = 1235
     """``rcpps W:xmm, R:xmm/m128`` ``0F 53 /r`` (SSE)"""
-    RCPSS_XMM_XMMM32: Final = 1231
+    RCPSS_XMM_XMMM32: Final = 1236
     """``rcpss RW:xmm, R:xmm/m32`` ``F3 0F 53 /r`` (SSE)"""
-    ANDPS_XMM_XMMM128: Final = 1232
+    ANDPS_XMM_XMMM128: Final = 1237
     """``andps RW:xmm, R:xmm/m128`` ``0F 54 /r`` (SSE)"""
-    ANDPD_XMM_XMMM128: Final = 1233
+    ANDPD_XMM_XMMM128: Final = 1238
     """``andpd RW:xmm, R:xmm/m128`` ``66 0F 54 /r`` (SSE2)"""
-    ANDNPS_XMM_XMMM128: Final = 1234
+    ANDNPS_XMM_XMMM128: Final = 1239
     """``andnps RW:xmm, R:xmm/m128`` ``0F 55 /r`` (SSE)"""
-    ANDNPD_XMM_XMMM128: Final = 1235
+    ANDNPD_XMM_XMMM128: Final = 1240
     """``andnpd RW:xmm, R:xmm/m128`` ``66 0F 55 /r`` (SSE2)"""
-    ORPS_XMM_XMMM128: Final = 1236
+    ORPS_XMM_XMMM128: Final = 1241
     """``orps RW:xmm, R:xmm/m128`` ``0F 56 /r`` (SSE)"""
-    ORPD_XMM_XMMM128: Final = 1237
+    ORPD_XMM_XMMM128: Final = 1242
     """``orpd RW:xmm, R:xmm/m128`` ``66 0F 56 /r`` (SSE2)"""
-    XORPS_XMM_XMMM128: Final = 1238
+    XORPS_XMM_XMMM128: Final = 1243
     """``xorps RW:xmm, R:xmm/m128`` ``0F 57 /r`` (SSE)"""
-    XORPD_XMM_XMMM128: Final = 1239
+    XORPD_XMM_XMMM128: Final = 1244
     """``xorpd RW:xmm, R:xmm/m128`` ``66 0F 57 /r`` (SSE2)"""
-    ADDPS_XMM_XMMM128: Final = 1240
+    ADDPS_XMM_XMMM128: Final = 1245
     """``addps RW:xmm, R:xmm/m128`` ``0F 58 /r`` (SSE)"""
-    ADDPD_XMM_XMMM128: Final = 1241
+    ADDPD_XMM_XMMM128: Final = 1246
     """``addpd RW:xmm, R:xmm/m128`` ``66 0F 58 /r`` (SSE2)"""
-    ADDSS_XMM_XMMM32: Final = 1242
+    ADDSS_XMM_XMMM32: Final = 1247
     """``addss RW:xmm, R:xmm/m32`` ``F3 0F 58 /r`` (SSE)"""
-    ADDSD_XMM_XMMM64: Final = 1243
+    ADDSD_XMM_XMMM64: Final = 1248
     """``addsd RW:xmm, R:xmm/m64`` ``F2 0F 58 /r`` (SSE2)"""
-    MULPS_XMM_XMMM128: Final = 1244
+    MULPS_XMM_XMMM128: Final = 1249
     """``mulps RW:xmm, R:xmm/m128`` ``0F 59 /r`` (SSE)"""
-    MULPD_XMM_XMMM128: Final = 1245
+    MULPD_XMM_XMMM128: Final = 1250
     """``mulpd RW:xmm, R:xmm/m128`` ``66 0F 59 /r`` (SSE2)"""
-    MULSS_XMM_XMMM32: Final = 1246
+    MULSS_XMM_XMMM32: Final = 1251
     """``mulss RW:xmm, R:xmm/m32`` ``F3 0F 59 /r`` (SSE)"""
-    MULSD_XMM_XMMM64: Final = 1247
+    MULSD_XMM_XMMM64: Final = 1252
     """``mulsd RW:xmm, R:xmm/m64`` ``F2 0F 59 /r`` (SSE2)"""
-    CVTPS2PD_XMM_XMMM64: Final = 1248
+    CVTPS2PD_XMM_XMMM64: Final = 1253
     """``cvtps2pd W:xmm, R:xmm/m64`` ``0F 5A /r`` (SSE2)"""
-    CVTPD2PS_XMM_XMMM128: Final = 1249
+    CVTPD2PS_XMM_XMMM128: Final = 1254
     """``cvtpd2ps W:xmm, R:xmm/m128`` ``66 0F 5A /r`` (SSE2)"""
-    CVTSS2SD_XMM_XMMM32: Final = 1250
+    CVTSS2SD_XMM_XMMM32: Final = 1255
     """``cvtss2sd RW:xmm, R:xmm/m32`` ``F3 0F 5A /r`` (SSE2)"""
-    CVTSD2SS_XMM_XMMM64: Final = 1251
+    CVTSD2SS_XMM_XMMM64: Final = 1256
     """``cvtsd2ss RW:xmm, R:xmm/m64`` ``F2 0F 5A /r`` (SSE2)"""
-    CVTDQ2PS_XMM_XMMM128: Final = 1252
+    CVTDQ2PS_XMM_XMMM128: Final = 1257
     """``cvtdq2ps W:xmm, R:xmm/m128`` ``0F 5B /r`` (SSE2)"""
-    CVTPS2DQ_XMM_XMMM128: Final = 1253
+    CVTPS2DQ_XMM_XMMM128: Final = 1258
     """``cvtps2dq W:xmm, R:xmm/m128`` ``66 0F 5B /r`` (SSE2)"""
-    CVTTPS2DQ_XMM_XMMM128: Final = 1254
+    CVTTPS2DQ_XMM_XMMM128: Final = 1259
     """``cvttps2dq W:xmm, R:xmm/m128`` ``F3 0F 5B /r`` (SSE2)"""
-    SUBPS_XMM_XMMM128: Final = 1255
+    SUBPS_XMM_XMMM128: Final = 1260
     """``subps RW:xmm, R:xmm/m128`` ``0F 5C /r`` (SSE)"""
-    SUBPD_XMM_XMMM128: Final = 1256
+    SUBPD_XMM_XMMM128: Final = 1261
     """``subpd RW:xmm, R:xmm/m128`` ``66 0F 5C /r`` (SSE2)"""
-    SUBSS_XMM_XMMM32: Final = 1257
+    SUBSS_XMM_XMMM32: Final = 1262
     """``subss RW:xmm, R:xmm/m32`` ``F3 0F 5C /r`` (SSE)"""
-    SUBSD_XMM_XMMM64: Final = 1258
+    SUBSD_XMM_XMMM64: Final = 1263
     """``subsd RW:xmm, R:xmm/m64`` ``F2 0F 5C /r`` (SSE2)"""
-    MINPS_XMM_XMMM128: Final = 1259
+    MINPS_XMM_XMMM128: Final = 1264
     """``minps RW:xmm, R:xmm/m128`` ``0F 5D /r`` (SSE)"""
-    MINPD_XMM_XMMM128: Final = 1260
+    MINPD_XMM_XMMM128: Final = 1265
     """``minpd RW:xmm, R:xmm/m128`` ``66 0F 5D /r`` (SSE2)"""
-    MINSS_XMM_XMMM32: Final = 1261
+    MINSS_XMM_XMMM32: Final = 1266
     """``minss RW:xmm, R:xmm/m32`` ``F3 0F 5D /r`` (SSE)"""
-    MINSD_XMM_XMMM64: Final = 1262
+    MINSD_XMM_XMMM64: Final = 1267
     """``minsd RW:xmm, R:xmm/m64`` ``F2 0F 5D /r`` (SSE2)"""
-    DIVPS_XMM_XMMM128: Final = 1263
+    DIVPS_XMM_XMMM128: Final = 1268
     """``divps RW:xmm, R:xmm/m128`` ``0F 5E /r`` (SSE)"""
-    DIVPD_XMM_XMMM128: Final = 1264
+    DIVPD_XMM_XMMM128: Final = 1269
     """``divpd RW:xmm, R:xmm/m128`` ``66 0F 5E /r`` (SSE2)"""
-    DIVSS_XMM_XMMM32: Final = 1265
+    DIVSS_XMM_XMMM32: Final = 1270
     """``divss RW:xmm, R:xmm/m32`` ``F3 0F 5E /r`` (SSE)"""
-    DIVSD_XMM_XMMM64: Final = 1266
+    DIVSD_XMM_XMMM64: Final = 1271
     """``divsd RW:xmm, R:xmm/m64`` ``F2 0F 5E /r`` (SSE2)"""
-    MAXPS_XMM_XMMM128: Final = 1267
+    MAXPS_XMM_XMMM128: Final = 1272
     """``maxps RW:xmm, R:xmm/m128`` ``0F 5F /r`` (SSE)"""
-    MAXPD_XMM_XMMM128: Final = 1268
+    MAXPD_XMM_XMMM128: Final = 1273
     """``maxpd RW:xmm, R:xmm/m128`` ``66 0F 5F /r`` (SSE2)"""
-    MAXSS_XMM_XMMM32: Final = 1269
+    MAXSS_XMM_XMMM32: Final = 1274
     """``maxss RW:xmm, R:xmm/m32`` ``F3 0F 5F /r`` (SSE)"""
-    MAXSD_XMM_XMMM64: Final = 1270
+    MAXSD_XMM_XMMM64: Final = 1275
     """``maxsd RW:xmm, R:xmm/m64`` ``F2 0F 5F /r`` (SSE2)"""
-    PUNPCKLBW_XMM_XMMM128: Final = 1271
+    PUNPCKLBW_XMM_XMMM128: Final = 1276
     """``punpcklbw RW:xmm, R:xmm/m128`` ``66 0F 60 /r`` (SSE2)"""
-    PUNPCKLBW_MM_MMM32: Final = 1272
+    PUNPCKLBW_MM_MMM32: Final = 1277
     """``punpcklbw RW:mm, R:mm/m32`` ``0F 60 /r`` (MMX)"""
-    PUNPCKLWD_XMM_XMMM128: Final = 1273
+    PUNPCKLWD_XMM_XMMM128: Final = 1278
     """``punpcklwd RW:xmm, R:xmm/m128`` ``66 0F 61 /r`` (SSE2)"""
-    PUNPCKLWD_MM_MMM32: Final = 1274
+    PUNPCKLWD_MM_MMM32: Final = 1279
     """``punpcklwd RW:mm, R:mm/m32`` ``0F 61 /r`` (MMX)"""
-    PUNPCKLDQ_XMM_XMMM128: Final = 1275
+    PUNPCKLDQ_XMM_XMMM128: Final = 1280
     """``punpckldq RW:xmm, R:xmm/m128`` ``66 0F 62 /r`` (SSE2)"""
-    PUNPCKLDQ_MM_MMM32: Final = 1276
+    PUNPCKLDQ_MM_MMM32: Final = 1281
     """``punpckldq RW:mm, R:mm/m32`` ``0F 62 /r`` (MMX)"""
-    PACKSSWB_XMM_XMMM128: Final = 1277
+    PACKSSWB_XMM_XMMM128: Final = 1282
     """``packsswb RW:xmm, R:xmm/m128`` ``66 0F 63 /r`` (SSE2)"""
-    PACKSSWB_MM_MMM64: Final = 1278
+    PACKSSWB_MM_MMM64: Final = 1283
     """``packsswb RW:mm, R:mm/m64`` ``0F 63 /r`` (MMX)"""
-    PCMPGTB_XMM_XMMM128: Final = 1279
+    PCMPGTB_XMM_XMMM128: Final = 1284
     """``pcmpgtb RW:xmm, R:xmm/m128`` ``66 0F 64 /r`` (SSE2)"""
-    PCMPGTB_MM_MMM64: Final = 1280
+    PCMPGTB_MM_MMM64: Final = 1285
     """``pcmpgtb RW:mm, R:mm/m64`` ``0F 64 /r`` (MMX)"""
-    PCMPGTW_XMM_XMMM128: Final = 1281
+    PCMPGTW_XMM_XMMM128: Final = 1286
     """``pcmpgtw RW:xmm, R:xmm/m128`` ``66 0F 65 /r`` (SSE2)"""
-    PCMPGTW_MM_MMM64: Final = 1282
+    PCMPGTW_MM_MMM64: Final = 1287
     """``pcmpgtw RW:mm, R:mm/m64`` ``0F 65 /r`` (MMX)"""
-    PCMPGTD_XMM_XMMM128: Final = 1283
+    PCMPGTD_XMM_XMMM128: Final = 1288
     """``pcmpgtd RW:xmm, R:xmm/m128`` ``66 0F 66 /r`` (SSE2)"""
-    PCMPGTD_MM_MMM64: Final = 1284
+    PCMPGTD_MM_MMM64: Final = 1289
     """``pcmpgtd RW:mm, R:mm/m64`` ``0F 66 /r`` (MMX)"""
-    PACKUSWB_XMM_XMMM128: Final = 1285
+    PACKUSWB_XMM_XMMM128: Final = 1290
     """``packuswb RW:xmm, R:xmm/m128`` ``66 0F 67 /r`` (SSE2)"""
-    PACKUSWB_MM_MMM64: Final = 1286
+    PACKUSWB_MM_MMM64: Final = 1291
     """``packuswb RW:mm, R:mm/m64`` ``0F 67 /r`` (MMX)"""
-    PUNPCKHBW_XMM_XMMM128: Final = 1287
+    PUNPCKHBW_XMM_XMMM128: Final = 1292
     """``punpckhbw RW:xmm, R:xmm/m128`` ``66 0F 68 /r`` (SSE2)"""
-    PUNPCKHBW_MM_MMM64: Final = 1288
+    PUNPCKHBW_MM_MMM64: Final = 1293
     """``punpckhbw RW:mm, R:mm/m64`` ``0F 68 /r`` (MMX)"""
-    PUNPCKHWD_XMM_XMMM128: Final = 1289
+    PUNPCKHWD_XMM_XMMM128: Final = 1294
     """``punpckhwd RW:xmm, R:xmm/m128`` ``66 0F 69 /r`` (SSE2)"""
-    PUNPCKHWD_MM_MMM64: Final = 1290
+    PUNPCKHWD_MM_MMM64: Final = 1295
     """``punpckhwd RW:mm, R:mm/m64`` ``0F 69 /r`` (MMX)"""
-    PUNPCKHDQ_XMM_XMMM128: Final = 1291
+    PUNPCKHDQ_XMM_XMMM128: Final = 1296
     """``punpckhdq RW:xmm, R:xmm/m128`` ``66 0F 6A /r`` (SSE2)"""
-    PUNPCKHDQ_MM_MMM64: Final = 1292
+    PUNPCKHDQ_MM_MMM64: Final = 1297
     """``punpckhdq RW:mm, R:mm/m64`` ``0F 6A /r`` (MMX)"""
-    PACKSSDW_XMM_XMMM128: Final = 1293
+    PACKSSDW_XMM_XMMM128: Final = 1298
     """``packssdw RW:xmm, R:xmm/m128`` ``66 0F 6B /r`` (SSE2)"""
-    PACKSSDW_MM_MMM64: Final = 1294
+    PACKSSDW_MM_MMM64: Final = 1299
     """``packssdw RW:mm, R:mm/m64`` ``0F 6B /r`` (MMX)"""
-    PUNPCKLQDQ_XMM_XMMM128: Final = 1295
+    PUNPCKLQDQ_XMM_XMMM128: Final = 1300
     """``punpcklqdq RW:xmm, R:xmm/m128`` ``66 0F 6C /r`` (SSE2)"""
-    PUNPCKHQDQ_XMM_XMMM128: Final = 1296
+    PUNPCKHQDQ_XMM_XMMM128: Final = 1301
     """``punpckhqdq RW:xmm, R:xmm/m128`` ``66 0F 6D /r`` (SSE2)"""
-    MOVD_XMM_RM32: Final = 1297
+    MOVD_XMM_RM32: Final = 1302
     """``movd W:xmm, R:r32/m32`` ``66 0F 6E /r`` (SSE2)"""
-    MOVD_RM32_XMM: Final = 1298
+    MOVD_RM32_XMM: Final = 1303
     """``movd W:r32/m32, R:xmm`` ``66 0F 7E /r`` (SSE2)"""
-    MOVD_MM_RM32: Final = 1299
+    MOVD_MM_RM32: Final = 1304
     """``movd W:mm, R:r32/m32`` ``0F 6E /r`` (MMX)"""
-    MOVD_RM32_MM: Final = 1300
+    MOVD_RM32_MM: Final = 1305
     """``movd W:r32/m32, R:mm`` ``0F 7E /r`` (MMX)"""
-    MOVQ_XMM_RM64: Final = 1301
+    MOVQ_XMM_RM64: Final = 1306
     """``movq W:xmm, R:r64/m64`` ``66 REX.W 0F 6E /r`` (SSE2)"""
-    MOVQ_RM64_XMM: Final = 1302
+    MOVQ_RM64_XMM: Final = 1307
     """``movq W:r64/m64, R:xmm`` ``66 REX.W 0F 7E /r`` (SSE2)"""
-    MOVQ_XMM_XMMM64: Final = 1303
+    MOVQ_XMM_XMMM64: Final = 1308
     """``movq W:xmm, R:xmm/m64`` ``F3 0F 7E /r`` (SSE2)"""
-    MOVQ_XMMM64_XMM: Final = 1304
+    MOVQ_XMMM64_XMM: Final = 1309
     """``movq W:xmm/m64, R:xmm`` ``66 0F D6 /r`` (SSE2)"""
-    MOVQ_MM_RM64: Final = 1305
+    MOVQ_MM_RM64: Final = 1310
     """``movq W:mm, R:r64/m64`` ``REX.W 0F 6E /r`` (MMX)"""
-    MOVQ_MM_MMM64: Final = 1306
+    MOVQ_MM_MMM64: Final = 1311
     """``movq W:mm, R:mm/m64`` ``0F 6F /r`` (MMX)"""
-    MOVQ_RM64_MM: Final = 1307
+    MOVQ_RM64_MM: Final = 1312
     """``movq W:r64/m64, R:mm`` ``REX.W 0F 7E /r`` (MMX)"""
-    MOVQ_MMM64_MM: Final = 1308
+    MOVQ_MMM64_MM: Final = 1313
     """``movq W:mm/m64, R:mm`` ``0F 7F /r`` (MMX)"""
-    MOVDQA_XMM_XMMM128: Final = 1309
+    MOVDQA_XMM_XMMM128: Final = 1314
     """``movdqa W:xmm, R:xmm/m128`` ``66 0F 6F /r`` (SSE2)"""
-    MOVDQA_XMMM128_XMM: Final = 1310
+    MOVDQA_XMMM128_XMM: Final = 1315
     """``movdqa W:xmm/m128, R:xmm`` ``66 0F 7F /r`` (SSE2)"""
-    MOVDQU_XMM_XMMM128: Final = 1311
+    MOVDQU_XMM_XMMM128: Final = 1316
     """``movdqu W:xmm, R:xmm/m128`` ``F3 0F 6F /r`` (SSE2)"""
-    MOVDQU_XMMM128_XMM: Final = 1312
+    MOVDQU_XMMM128_XMM: Final = 1317
     """``movdqu W:xmm/m128, R:xmm`` ``F3 0F 7F /r`` (SSE2)"""
-    PSHUFD_XMM_XMMM128_IMM8: Final = 1313
+    PSHUFD_XMM_XMMM128_IMM8: Final = 1318
     """``pshufd W:xmm, R:xmm/m128, R:imm8`` ``66 0F 70 /r ib`` (SSE2)"""
-    PSHUFHW_XMM_XMMM128_IMM8: Final = 1314
+    PSHUFHW_XMM_XMMM128_IMM8: Final = 1319
     """``pshufhw W:xmm, R:xmm/m128, R:imm8`` ``F3 0F 70 /r ib`` (SSE2)"""
-    PSHUFLW_XMM_XMMM128_IMM8: Final = 1315
+    PSHUFLW_XMM_XMMM128_IMM8: Final = 1320
     """``pshuflw W:xmm, R:xmm/m128, R:imm8`` ``F2 0F 70 /r ib`` (SSE2)"""
-    PSRLW_XMM_IMM8: Final = 1316
+    PSRLW_XMM_IMM8: Final = 1321
     """``psrlw RW:xmm, R:imm8`` ``66 0F 71 /2 ib`` (SSE2)"""
-    PSRLW_XMM_XMMM128: Final = 1317
+    PSRLW_XMM_XMMM128: Final = 1322
     """``psrlw RW:xmm, R:xmm/m128`` ``66 0F D1 /r`` (SSE2)"""
-    PSRLW_MM_IMM8: Final = 1318
+    PSRLW_MM_IMM8: Final = 1323
     """``psrlw RW:mm, R:imm8`` ``0F 71 /2 ib`` (MMX)"""
-    PSRLW_MM_MMM64: Final = 1319
+    PSRLW_MM_MMM64: Final = 1324
     """``psrlw RW:mm, R:mm/m64`` ``0F D1 /r`` (MMX)"""
-    PSRAW_XMM_IMM8: Final = 1320
+    PSRAW_XMM_IMM8: Final = 1325
     """``psraw RW:xmm, R:imm8`` ``66 0F 71 /4 ib`` (SSE2)"""
-    PSRAW_XMM_XMMM128: Final = 1321
+    PSRAW_XMM_XMMM128: Final = 1326
     """``psraw RW:xmm, R:xmm/m128`` ``66 0F E1 /r`` (SSE2)"""
-    PSRAW_MM_IMM8: Final = 1322
+    PSRAW_MM_IMM8: Final = 1327
     """``psraw RW:mm, R:imm8`` ``0F 71 /4 ib`` (MMX)"""
-    PSRAW_MM_MMM64: Final = 1323
+    PSRAW_MM_MMM64: Final = 1328
     """``psraw RW:mm, R:mm/m64`` ``0F E1 /r`` (MMX)"""
-    PSLLW_XMM_IMM8: Final = 1324
+    PSLLW_XMM_IMM8: Final = 1329
     """``psllw RW:xmm, R:imm8`` ``66 0F 71 /6 ib`` (SSE2)"""
-    PSLLW_XMM_XMMM128: Final = 1325
+    PSLLW_XMM_XMMM128: Final = 1330
     """``psllw RW:xmm, R:xmm/m128`` ``66 0F F1 /r`` (SSE2)"""
-    PSLLW_MM_IMM8: Final = 1326
+    PSLLW_MM_IMM8: Final = 1331
     """``psllw RW:mm, R:imm8`` ``0F 71 /6 ib`` (MMX)"""
-    PSLLW_MM_MMM64: Final = 1327
+    PSLLW_MM_MMM64: Final = 1332
     """``psllw RW:mm, R:mm/m64`` ``0F F1 /r`` (MMX)"""
-    PSRLD_XMM_IMM8: Final = 1328
+    PSRLD_XMM_IMM8: Final = 1333
     """``psrld RW:xmm, R:imm8`` ``66 0F 72 /2 ib`` (SSE2)"""
-    PSRLD_XMM_XMMM128: Final = 1329
+    PSRLD_XMM_XMMM128: Final = 1334
     """``psrld RW:xmm, R:xmm/m128`` ``66 0F D2 /r`` (SSE2)"""
-    PSRLD_MM_IMM8: Final = 1330
+    PSRLD_MM_IMM8: Final = 1335
     """``psrld RW:mm, R:imm8`` ``0F 72 /2 ib`` (MMX)"""
-    PSRLD_MM_MMM64: Final = 1331
+    PSRLD_MM_MMM64: Final = 1336
     """``psrld RW:mm, R:mm/m64`` ``0F D2 /r`` (MMX)"""
-    PSRAD_XMM_IMM8: Final = 1332
+    PSRAD_XMM_IMM8: Final = 1337
     """``psrad RW:xmm, R:imm8`` ``66 0F 72 /4 ib`` (SSE2)"""
-    PSRAD_XMM_XMMM128: Final = 1333
+    PSRAD_XMM_XMMM128: Final = 1338
     """``psrad RW:xmm, R:xmm/m128`` ``66 0F E2 /r`` (SSE2)"""
-    PSRAD_MM_IMM8: Final = 1334
+    PSRAD_MM_IMM8: Final = 1339
     """``psrad RW:mm, R:imm8`` ``0F 72 /4 ib`` (MMX)"""
-    PSRAD_MM_MMM64: Final = 1335
+    PSRAD_MM_MMM64: Final = 1340
     """``psrad RW:mm, R:mm/m64`` ``0F E2 /r`` (MMX)"""
-    PSLLD_XMM_IMM8: Final = 1336
+    PSLLD_XMM_IMM8: Final = 1341
     """``pslld RW:xmm, R:imm8`` ``66 0F 72 /6 ib`` (SSE2)"""
-    PSLLD_XMM_XMMM128: Final = 1337
+    PSLLD_XMM_XMMM128: Final = 1342
     """``pslld RW:xmm, R:xmm/m128`` ``66 0F F2 /r`` (SSE2)"""
-    PSLLD_MM_IMM8: Final = 1338
+    PSLLD_MM_IMM8: Final = 1343
     """``pslld RW:mm, R:imm8`` ``0F 72 /6 ib`` (MMX)"""
-    PSLLD_MM_MMM64: Final = 1339
+    PSLLD_MM_MMM64: Final = 1344
     """``pslld RW:mm, R:mm/m64`` ``0F F2 /r`` (MMX)"""
-    PSRLQ_XMM_IMM8: Final = 1340
+    PSRLQ_XMM_IMM8: Final = 1345
     """``psrlq RW:xmm, R:imm8`` ``66 0F 73 /2 ib`` (SSE2)"""
-    PSRLQ_XMM_XMMM128: Final = 1341
+    PSRLQ_XMM_XMMM128: Final = 1346
     """``psrlq RW:xmm, R:xmm/m128`` ``66 0F D3 /r`` (SSE2)"""
-    PSRLQ_MM_IMM8: Final = 1342
+    PSRLQ_MM_IMM8: Final = 1347
     """``psrlq RW:mm, R:imm8`` ``0F 73 /2 ib`` (MMX)"""
-    PSRLQ_MM_MMM64: Final = 1343
+    PSRLQ_MM_MMM64: Final = 1348
     """``psrlq RW:mm, R:mm/m64`` ``0F D3 /r`` (MMX)"""
-    PSRLDQ_XMM_IMM8: Final = 1344
+    PSRLDQ_XMM_IMM8: Final = 1349
     """``psrldq RW:xmm, R:imm8`` ``66 0F 73 /3 ib`` (SSE2)"""
-    PSLLQ_XMM_IMM8: Final = 1345
+    PSLLQ_XMM_IMM8: Final = 1350
     """``psllq RW:xmm, R:imm8`` ``66 0F 73 /6 ib`` (SSE2)"""
-    PSLLQ_XMM_XMMM128: Final = 1346
+    PSLLQ_XMM_XMMM128: Final = 1351
     """``psllq RW:xmm, R:xmm/m128`` ``66 0F F3 /r`` (SSE2)"""
-    PSLLQ_MM_IMM8: Final = 1347
+    PSLLQ_MM_IMM8: Final = 1352
     """``psllq RW:mm, R:imm8`` ``0F 73 /6 ib`` (MMX)"""
-    PSLLQ_MM_MMM64: Final = 1348
+    PSLLQ_MM_MMM64: Final = 1353
     """``psllq RW:mm, R:mm/m64`` ``0F F3 /r`` (MMX)"""
-    PSLLDQ_XMM_IMM8: Final = 1349
+    PSLLDQ_XMM_IMM8: Final = 1354
     """``pslldq RW:xmm, R:imm8`` ``66 0F 73 /7 ib`` (SSE2)"""
-    PCMPEQB_XMM_XMMM128: Final = 1350
+    PCMPEQB_XMM_XMMM128: Final = 1355
     """``pcmpeqb RW:xmm, R:xmm/m128`` ``66 0F 74 /r`` (SSE2)"""
-    PCMPEQB_MM_MMM64: Final = 1351
+    PCMPEQB_MM_MMM64: Final = 1356
     """``pcmpeqb RW:mm, R:mm/m64`` ``0F 74 /r`` (MMX)"""
-    PCMPEQW_XMM_XMMM128: Final = 1352
+    PCMPEQW_XMM_XMMM128: Final = 1357
     """``pcmpeqw RW:xmm, R:xmm/m128`` ``66 0F 75 /r`` (SSE2)"""
-    PCMPEQW_MM_MMM64: Final = 1353
+    PCMPEQW_MM_MMM64: Final = 1358
     """``pcmpeqw RW:mm, R:mm/m64`` ``0F 75 /r`` (MMX)"""
-    PCMPEQD_XMM_XMMM128: Final = 1354
+    PCMPEQD_XMM_XMMM128: Final = 1359
     """``pcmpeqd RW:xmm, R:xmm/m128`` ``66 0F 76 /r`` (SSE2)"""
-    PCMPEQD_MM_MMM64: Final = 1355
+    PCMPEQD_MM_MMM64: Final = 1360
     """``pcmpeqd RW:mm, R:mm/m64`` ``0F 76 /r`` (MMX)"""
-    HADDPD_XMM_XMMM128: Final = 1356
+    HADDPD_XMM_XMMM128: Final = 1361
     """``haddpd RW:xmm, R:xmm/m128`` ``66 0F 7C /r`` (SSE3)"""
-    HADDPS_XMM_XMMM128: Final = 1357
+    HADDPS_XMM_XMMM128: Final = 1362
     """``haddps RW:xmm, R:xmm/m128`` ``F2 0F 7C /r`` (SSE3)"""
-    HSUBPD_XMM_XMMM128: Final = 1358
+    HSUBPD_XMM_XMMM128: Final = 1363
     """``hsubpd RW:xmm, R:xmm/m128`` ``66 0F 7D /r`` (SSE3)"""
-    HSUBPS_XMM_XMMM128: Final = 1359
+    HSUBPS_XMM_XMMM128: Final = 1364
     """``hsubps RW:xmm, R:xmm/m128`` ``F2 0F 7D /r`` (SSE3)"""
-    LDMXCSR_M32: Final = 1360
+    LDMXCSR_M32: Final = 1365
     """``ldmxcsr R:m32`` ``0F AE /2`` (SSE)"""
-    STMXCSR_M32: Final = 1361
+    STMXCSR_M32: Final = 1366
     """``stmxcsr W:m32`` ``0F AE /3`` (SSE)"""
-    CMPPS_XMM_XMMM128_IMM8: Final = 1362
+    CMPPS_XMM_XMMM128_IMM8: Final = 1367
     """``cmpps RW:xmm, R:xmm/m128, R:imm8`` ``0F C2 /r ib`` (SSE)"""
-    CMPPD_XMM_XMMM128_IMM8: Final = 1363
+    CMPPD_XMM_XMMM128_IMM8: Final = 1368
     """``cmppd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F C2 /r ib`` (SSE2)"""
-    CMPSS_XMM_XMMM32_IMM8: Final = 1364
+    CMPSS_XMM_XMMM32_IMM8: Final = 1369
     """``cmpss RW:xmm, R:xmm/m32, R:imm8`` ``F3 0F C2 /r ib`` (SSE)"""
-    CMPSD_XMM_XMMM64_IMM8: Final = 1365
+    CMPSD_XMM_XMMM64_IMM8: Final = 1370
     """``cmpsd RW:xmm, R:xmm/m64, R:imm8`` ``F2 0F C2 /r ib`` (SSE2)"""
-    CMPSD_M32_M32: Final = 1366
+    CMPSD_M32_M32: Final = 1371
     """``cmpsd R:m32, R:m32`` ``A7`` (INTEL386)"""
-    MOVNTI_M32_R32: Final = 1367
+    MOVNTI_M32_R32: Final = 1372
     """``movnti W:m32, R:r32`` ``0F C3 /r`` (SSE2)"""
-    MOVNTI_M64_R64: Final = 1368
+    MOVNTI_M64_R64: Final = 1373
     """``movnti W:m64, R:r64`` ``REX.W 0F C3 /r`` (SSE2)"""
-    MASKMOVDQU_RDI_XMM_XMM: Final = 1369
+    MASKMOVDQU_RDI_XMM_XMM: Final = 1374
     """``maskmovdqu W:m128, R:xmm, R:xmm`` ``66 0F F7 /r`` (SSE2)"""
-    MASKMOVQ_RDI_MM_MM: Final = 1370
+    MASKMOVQ_RDI_MM_MM: Final = 1375
     """``maskmovq W:m64, R:mm, R:mm`` ``0F F7 /r`` (SSE)"""
-    PINSRW_XMM_R32M16_IMM8: Final = 1371
+    PINSRW_XMM_R32M16_IMM8: Final = 1376
     """``pinsrw RW:xmm, R:r32/m16, R:imm8`` ``66 0F C4 /r ib`` (SSE2)"""
-    PINSRW_XMM_R64M16_IMM8: Final = 1372
+    PINSRW_XMM_R64M16_IMM8: Final = 1377
     """``pinsrw RW:xmm, R:r64/m16, R:imm8`` ``66 REX.W 0F C4 /r ib`` (SSE2)"""
-    PINSRW_MM_R32M16_IMM8: Final = 1373
+    PINSRW_MM_R32M16_IMM8: Final = 1378
     """``pinsrw RW:mm, R:r32/m16, R:imm8`` ``0F C4 /r ib`` (SSE)"""
-    PINSRW_MM_R64M16_IMM8: Final = 1374
+    PINSRW_MM_R64M16_IMM8: Final = 1379
     """``pinsrw RW:mm, R:r64/m16, R:imm8`` ``REX.W 0F C4 /r ib`` (SSE)"""
-    PEXTRW_R32_XMM_IMM8: Final = 1375
+    PEXTRW_R32_XMM_IMM8: Final = 1380
     """``pextrw W:r32, R:xmm, R:imm8`` ``66 0F C5 /r ib`` (SSE2)"""
-    PEXTRW_R64_XMM_IMM8: Final = 1376
+    PEXTRW_R64_XMM_IMM8: Final = 1381
     """``pextrw W:r64, R:xmm, R:imm8`` ``66 REX.W 0F C5 /r ib`` (SSE2)"""
-    PEXTRW_R32M16_XMM_IMM8: Final = 1377
+    PEXTRW_R32M16_XMM_IMM8: Final = 1382
     """``pextrw W:r32/m16, R:xmm, R:imm8`` ``66 0F 3A 15 /r ib`` (SSE4_1)"""
-    PEXTRW_R64M16_XMM_IMM8: Final = 1378
+    PEXTRW_R64M16_XMM_IMM8: Final = 1383
     """``pextrw W:r64/m16, R:xmm, R:imm8`` ``66 REX.W 0F 3A 15 /r ib`` (SSE4_1)"""
-    PEXTRW_R32_MM_IMM8: Final = 1379
+    PEXTRW_R32_MM_IMM8: Final = 1384
     """``pextrw W:r32, R:mm, R:imm8`` ``0F C5 /r ib`` (SSE)"""
-    PEXTRW_R64_MM_IMM8: Final = 1380
+    PEXTRW_R64_MM_IMM8: Final = 1385
     """``pextrw W:r64, R:mm, R:imm8`` ``REX.W 0F C5 /r ib`` (SSE)"""
-    SHUFPS_XMM_XMMM128_IMM8: Final = 1381
+    SHUFPS_XMM_XMMM128_IMM8: Final = 1386
     """``shufps RW:xmm, R:xmm/m128, R:imm8`` ``0F C6 /r ib`` (SSE)"""
-    SHUFPD_XMM_XMMM128_IMM8: Final = 1382
+    SHUFPD_XMM_XMMM128_IMM8: Final = 1387
     """``shufpd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F C6 /r ib`` (SSE2)"""
-    ADDSUBPD_XMM_XMMM128: Final = 1383
+    ADDSUBPD_XMM_XMMM128: Final = 1388
     """``addsubpd RW:xmm, R:xmm/m128`` ``66 0F D0 /r`` (SSE3)"""
-    ADDSUBPS_XMM_XMMM128: Final = 1384
+    ADDSUBPS_XMM_XMMM128: Final = 1389
     """``addsubps RW:xmm, R:xmm/m128`` ``F2 0F D0 /r`` (SSE3)"""
-    PADDQ_XMM_XMMM128: Final = 1385
+    PADDQ_XMM_XMMM128: Final = 1390
     """``paddq RW:xmm, R:xmm/m128`` ``66 0F D4 /r`` (SSE2)"""
-    PADDQ_MM_MMM64: Final = 1386
+    PADDQ_MM_MMM64: Final = 1391
     """``paddq RW:mm, R:mm/m64`` ``0F D4 /r`` (MMX)"""
-    PMULLW_XMM_XMMM128: Final = 1387
+    PMULLW_XMM_XMMM128: Final = 1392
     """``pmullw RW:xmm, R:xmm/m128`` ``66 0F D5 /r`` (SSE2)"""
-    PMULLW_MM_MMM64: Final = 1388
+    PMULLW_MM_MMM64: Final = 1393
     """``pmullw RW:mm, R:mm/m64`` ``0F D5 /r`` (MMX)"""
-    PMOVMSKB_R32_XMM: Final = 1389
+    PMOVMSKB_R32_XMM: Final = 1394
     """``pmovmskb W:r32, R:xmm`` ``66 0F D7 /r`` (SSE2)"""
-    PMOVMSKB_R64_XMM: Final = 1390
+    PMOVMSKB_R64_XMM: Final = 1395
     """``pmovmskb W:r64, R:xmm`` ``66 REX.W 0F D7 /r`` (SSE2)"""
-    PMOVMSKB_R32_MM: Final = 1391
+    PMOVMSKB_R32_MM: Final = 1396
     """``pmovmskb W:r32, R:mm`` ``0F D7 /r`` (SSE)"""
-    PMOVMSKB_R64_MM: Final = 1392
+    PMOVMSKB_R64_MM: Final = 1397
     """``pmovmskb W:r64, R:mm`` ``REX.W 0F D7 /r`` (SSE)"""
-    PSUBUSB_XMM_XMMM128: Final = 1393
+    PSUBUSB_XMM_XMMM128: Final = 1398
     """``psubusb RW:xmm, R:xmm/m128`` ``66 0F D8 /r`` (SSE2)"""
-    PSUBUSB_MM_MMM64: Final = 1394
+    PSUBUSB_MM_MMM64: Final = 1399
     """``psubusb RW:mm, R:mm/m64`` ``0F D8 /r`` (MMX)"""
-    PSUBUSW_XMM_XMMM128: Final = 1395
+    PSUBUSW_XMM_XMMM128: Final = 1400
     """``psubusw RW:xmm, R:xmm/m128`` ``66 0F D9 /r`` (SSE2)"""
-    PSUBUSW_MM_MMM64: Final = 1396
+    PSUBUSW_MM_MMM64: Final = 1401
     """``psubusw RW:mm, R:mm/m64`` ``0F D9 /r`` (MMX)"""
-    PMINUB_XMM_XMMM128: Final = 1397
+    PMINUB_XMM_XMMM128: Final = 1402
     """``pminub RW:xmm, R:xmm/m128`` ``66 0F DA /r`` (SSE2)"""
-    PMINUB_MM_MMM64: Final = 1398
+    PMINUB_MM_MMM64: Final = 1403
     """``pminub RW:mm, R:mm/m64`` ``0F DA /r`` (SSE)"""
-    PAND_XMM_XMMM128: Final = 1399
+    PAND_XMM_XMMM128: Final = 1404
     """``pand RW:xmm, R:xmm/m128`` ``66 0F DB /r`` (SSE2)"""
-    PAND_MM_MMM64: Final = 1400
+    PAND_MM_MMM64: Final = 1405
     """``pand RW:mm, R:mm/m64`` ``0F DB /r`` (MMX)"""
-    PADDUSB_XMM_XMMM128: Final = 1401
+    PADDUSB_XMM_XMMM128: Final = 1406
     """``paddusb RW:xmm, R:xmm/m128`` ``66 0F DC /r`` (SSE2)"""
-    PADDUSB_MM_MMM64: Final = 1402
+    PADDUSB_MM_MMM64: Final = 1407
     """``paddusb RW:mm, R:mm/m64`` ``0F DC /r`` (MMX)"""
-    PADDUSW_XMM_XMMM128: Final = 1403
+    PADDUSW_XMM_XMMM128: Final = 1408
     """``paddusw RW:xmm, R:xmm/m128`` ``66 0F DD /r`` (SSE2)"""
-    PADDUSW_MM_MMM64: Final = 1404
+    PADDUSW_MM_MMM64: Final = 1409
     """``paddusw RW:mm, R:mm/m64`` ``0F DD /r`` (MMX)"""
-    PMAXUB_XMM_XMMM128: Final = 1405
+    PMAXUB_XMM_XMMM128: Final = 1410
     """``pmaxub RW:xmm, R:xmm/m128`` ``66 0F DE /r`` (SSE2)"""
-    PMAXUB_MM_MMM64: Final = 1406
+    PMAXUB_MM_MMM64: Final = 1411
     """``pmaxub RW:mm, R:mm/m64`` ``0F DE /r`` (SSE)"""
-    PANDN_XMM_XMMM128: Final = 1407
+    PANDN_XMM_XMMM128: Final = 1412
     """``pandn RW:xmm, R:xmm/m128`` ``66 0F DF /r`` (SSE2)"""
-    PANDN_MM_MMM64: Final = 1408
+    PANDN_MM_MMM64: Final = 1413
     """``pandn RW:mm, R:mm/m64`` ``0F DF /r`` (MMX)"""
-    PAVGB_XMM_XMMM128: Final = 1409
+    PAVGB_XMM_XMMM128: Final = 1414
     """``pavgb RW:xmm, R:xmm/m128`` ``66 0F E0 /r`` (SSE2)"""
-    PAVGB_MM_MMM64: Final = 1410
+    PAVGB_MM_MMM64: Final = 1415
     """``pavgb RW:mm, R:mm/m64`` ``0F E0 /r`` (SSE)"""
-    PAVGW_XMM_XMMM128: Final = 1411
+    PAVGW_XMM_XMMM128: Final = 1416
     """``pavgw RW:xmm, R:xmm/m128`` ``66 0F E3 /r`` (SSE2)"""
-    PAVGW_MM_MMM64: Final = 1412
+    PAVGW_MM_MMM64: Final = 1417
     """``pavgw RW:mm, R:mm/m64`` ``0F E3 /r`` (SSE)"""
-    PMULHUW_XMM_XMMM128: Final = 1413
+    PMULHUW_XMM_XMMM128: Final = 1418
     """``pmulhuw RW:xmm, R:xmm/m128`` ``66 0F E4 /r`` (SSE2)"""
-    PMULHUW_MM_MMM64: Final = 1414
+    PMULHUW_MM_MMM64: Final = 1419
     """``pmulhuw RW:mm, R:mm/m64`` ``0F E4 /r`` (SSE)"""
-    PMULHW_XMM_XMMM128: Final = 1415
+    PMULHW_XMM_XMMM128: Final = 1420
     """``pmulhw RW:xmm, R:xmm/m128`` ``66 0F E5 /r`` (SSE2)"""
-    PMULHW_MM_MMM64: Final = 1416
+    PMULHW_MM_MMM64: Final = 1421
     """``pmulhw RW:mm, R:mm/m64`` ``0F E5 /r`` (MMX)"""
-    CVTTPD2DQ_XMM_XMMM128: Final = 1417
+    CVTTPD2DQ_XMM_XMMM128: Final = 1422
     """``cvttpd2dq W:xmm, R:xmm/m128`` ``66 0F E6 /r`` (SSE2)"""
-    CVTDQ2PD_XMM_XMMM64: Final = 1418
+    CVTDQ2PD_XMM_XMMM64: Final = 1423
     """``cvtdq2pd W:xmm, R:xmm/m64`` ``F3 0F E6 /r`` (SSE2)"""
-    CVTPD2DQ_XMM_XMMM128: Final = 1419
+    CVTPD2DQ_XMM_XMMM128: Final = 1424
     """``cvtpd2dq W:xmm, R:xmm/m128`` ``F2 0F E6 /r`` (SSE2)"""
-    MOVNTDQ_M128_XMM: Final = 1420
+    MOVNTDQ_M128_XMM: Final = 1425
     """``movntdq W:m128, R:xmm`` ``66 0F E7 /r`` (SSE2)"""
-    PSUBSB_XMM_XMMM128: Final = 1421
+    PSUBSB_XMM_XMMM128: Final = 1426
     """``psubsb RW:xmm, R:xmm/m128`` ``66 0F E8 /r`` (SSE2)"""
-    PSUBSB_MM_MMM64: Final = 1422
+    PSUBSB_MM_MMM64: Final = 1427
     """``psubsb RW:mm, R:mm/m64`` ``0F E8 /r`` (MMX)"""
-    PSUBSW_XMM_XMMM128: Final = 1423
+    PSUBSW_XMM_XMMM128: Final = 1428
     """``psubsw RW:xmm, R:xmm/m128`` ``66 0F E9 /r`` (SSE2)"""
-    PSUBSW_MM_MMM64: Final = 1424
+    PSUBSW_MM_MMM64: Final = 1429
     """``psubsw RW:mm, R:mm/m64`` ``0F E9 /r`` (MMX)"""
-    PMINSW_XMM_XMMM128: Final = 1425
+    PMINSW_XMM_XMMM128: Final = 1430
     """``pminsw RW:xmm, R:xmm/m128`` ``66 0F EA /r`` (SSE2)"""
-    PMINSW_MM_MMM64: Final = 1426
+    PMINSW_MM_MMM64: Final = 1431
     """``pminsw RW:mm, R:mm/m64`` ``0F EA /r`` (SSE)"""
-    POR_XMM_XMMM128: Final = 1427
+    POR_XMM_XMMM128: Final = 1432
     """``por RW:xmm, R:xmm/m128`` ``66 0F EB /r`` (SSE2)"""
-    POR_MM_MMM64: Final = 1428
+    POR_MM_MMM64: Final = 1433
     """``por RW:mm, R:mm/m64`` ``0F EB /r`` (MMX)"""
-    PADDSB_XMM_XMMM128: Final = 1429
+    PADDSB_XMM_XMMM128: Final = 1434
     """``paddsb RW:xmm, R:xmm/m128`` ``66 0F EC /r`` (SSE2)"""
-    PADDSB_MM_MMM64: Final = 1430
+    PADDSB_MM_MMM64: Final = 1435
     """``paddsb RW:mm, R:mm/m64`` ``0F EC /r`` (MMX)"""
-    PADDSW_XMM_XMMM128: Final = 1431
+    PADDSW_XMM_XMMM128: Final = 1436
     """``paddsw RW:xmm, R:xmm/m128`` ``66 0F ED /r`` (SSE2)"""
-    PADDSW_MM_MMM64: Final = 1432
+    PADDSW_MM_MMM64: Final = 1437
     """``paddsw RW:mm, R:mm/m64`` ``0F ED /r`` (MMX)"""
-    PMAXSW_XMM_XMMM128: Final = 1433
+    PMAXSW_XMM_XMMM128: Final = 1438
     """``pmaxsw RW:xmm, R:xmm/m128`` ``66 0F EE /r`` (SSE2)"""
-    PMAXSW_MM_MMM64: Final = 1434
+    PMAXSW_MM_MMM64: Final = 1439
     """``pmaxsw RW:mm, R:mm/m64`` ``0F EE /r`` (SSE)"""
-    PXOR_XMM_XMMM128: Final = 1435
+    PXOR_XMM_XMMM128: Final = 1440
     """``pxor RW:xmm, R:xmm/m128`` ``66 0F EF /r`` (SSE2)"""
-    PXOR_MM_MMM64: Final = 1436
+    PXOR_MM_MMM64: Final = 1441
     """``pxor RW:mm, R:mm/m64`` ``0F EF /r`` (MMX)"""
-    LDDQU_XMM_M128: Final = 1437
+    LDDQU_XMM_M128: Final = 1442
     """``lddqu W:xmm, R:m128`` ``F2 0F F0 /r`` (SSE3)"""
-    PMULUDQ_XMM_XMMM128: Final = 1438
+    PMULUDQ_XMM_XMMM128: Final = 1443
     """``pmuludq RW:xmm, R:xmm/m128`` ``66 0F F4 /r`` (SSE2)"""
-    PMULUDQ_MM_MMM64: Final = 1439
+    PMULUDQ_MM_MMM64: Final = 1444
     """``pmuludq RW:mm, R:mm/m64`` ``0F F4 /r`` (SSE2)"""
-    PMADDWD_XMM_XMMM128: Final = 1440
+    PMADDWD_XMM_XMMM128: Final = 1445
     """``pmaddwd RW:xmm, R:xmm/m128`` ``66 0F F5 /r`` (SSE2)"""
-    PMADDWD_MM_MMM64: Final = 1441
+    PMADDWD_MM_MMM64: Final = 1446
     """``pmaddwd RW:mm, R:mm/m64`` ``0F F5 /r`` (MMX)"""
-    PSADBW_XMM_XMMM128: Final = 1442
+    PSADBW_XMM_XMMM128: Final = 1447
     """``psadbw RW:xmm, R:xmm/m128`` ``66 0F F6 /r`` (SSE2)"""
-    PSADBW_MM_MMM64: Final = 1443
+    PSADBW_MM_MMM64: Final = 1448
     """``psadbw RW:mm, R:mm/m64`` ``0F F6 /r`` (SSE)"""
-    PSUBB_XMM_XMMM128: Final = 1444
+    PSUBB_XMM_XMMM128: Final = 1449
     """``psubb RW:xmm, R:xmm/m128`` ``66 0F F8 /r`` (SSE2)"""
-    PSUBB_MM_MMM64: Final = 1445
+    PSUBB_MM_MMM64: Final = 1450
     """``psubb RW:mm, R:mm/m64`` ``0F F8 /r`` (MMX)"""
-    PSUBW_XMM_XMMM128: Final = 1446
+    PSUBW_XMM_XMMM128: Final = 1451
     """``psubw RW:xmm, R:xmm/m128`` ``66 0F F9 /r`` (SSE2)"""
-    PSUBW_MM_MMM64: Final = 1447
+    PSUBW_MM_MMM64: Final = 1452
     """``psubw RW:mm, R:mm/m64`` ``0F F9 /r`` (MMX)"""
-    PSUBD_XMM_XMMM128: Final = 1448
+    PSUBD_XMM_XMMM128: Final = 1453
     """``psubd RW:xmm, R:xmm/m128`` ``66 0F FA /r`` (SSE2)"""
-    PSUBD_MM_MMM64: Final = 1449
+    PSUBD_MM_MMM64: Final = 1454
     """``psubd RW:mm, R:mm/m64`` ``0F FA /r`` (MMX)"""
-    PSUBQ_XMM_XMMM128: Final = 1450
+    PSUBQ_XMM_XMMM128: Final = 1455
     """``psubq RW:xmm, R:xmm/m128`` ``66 0F FB /r`` (SSE2)"""
-    PSUBQ_MM_MMM64: Final = 1451
+    PSUBQ_MM_MMM64: Final = 1456
     """``psubq RW:mm, R:mm/m64`` ``0F FB /r`` (SSE2)"""
-    PADDB_XMM_XMMM128: Final = 1452
+    PADDB_XMM_XMMM128: Final = 1457
     """``paddb RW:xmm, R:xmm/m128`` ``66 0F FC /r`` (SSE2)"""
-    PADDB_MM_MMM64: Final = 1453
+    PADDB_MM_MMM64: Final = 1458
     """``paddb RW:mm, R:mm/m64`` ``0F FC /r`` (MMX)"""
-    PADDW_XMM_XMMM128: Final = 1454
+    PADDW_XMM_XMMM128: Final = 1459
     """``paddw RW:xmm, R:xmm/m128`` ``66 0F FD /r`` (SSE2)"""
-    PADDW_MM_MMM64: Final = 1455
+    PADDW_MM_MMM64: Final = 1460
     """``paddw RW:mm, R:mm/m64`` ``0F FD /r`` (MMX)"""
-    PADDD_XMM_XMMM128: Final = 1456
+    PADDD_XMM_XMMM128: Final = 1461
     """``paddd RW:xmm, R:xmm/m128`` ``66 0F FE /r`` (SSE2)"""
-    PADDD_MM_MMM64: Final = 1457
+    PADDD_MM_MMM64: Final = 1462
     """``paddd RW:mm, R:mm/m64`` ``0F FE /r`` (MMX)"""
-    PSHUFB_XMM_XMMM128: Final = 1458
+    PSHUFB_XMM_XMMM128: Final = 1463
     """``pshufb RW:xmm, R:xmm/m128`` ``66 0F 38 00 /r`` (SSSE3)"""
-    PSHUFB_MM_MMM64: Final = 1459
+    PSHUFB_MM_MMM64: Final = 1464
     """``pshufb RW:mm, R:mm/m64`` ``0F 38 00 /r`` (SSSE3)"""
-    PHADDW_XMM_XMMM128: Final = 1460
+    PHADDW_XMM_XMMM128: Final = 1465
     """``phaddw RW:xmm, R:xmm/m128`` ``66 0F 38 01 /r`` (SSSE3)"""
-    PHADDW_MM_MMM64: Final = 1461
+    PHADDW_MM_MMM64: Final = 1466
     """``phaddw RW:mm, R:mm/m64`` ``0F 38 01 /r`` (SSSE3)"""
-    PHADDD_XMM_XMMM128: Final = 1462
+    PHADDD_XMM_XMMM128: Final = 1467
     """``phaddd RW:xmm, R:xmm/m128`` ``66 0F 38 02 /r`` (SSSE3)"""
-    PHADDD_MM_MMM64: Final = 1463
+    PHADDD_MM_MMM64: Final = 1468
     """``phaddd RW:mm, R:mm/m64`` ``0F 38 02 /r`` (SSSE3)"""
-    PHADDSW_XMM_XMMM128: Final = 1464
+    PHADDSW_XMM_XMMM128: Final = 1469
     """``phaddsw RW:xmm, R:xmm/m128`` ``66 0F 38 03 /r`` (SSSE3)"""
-    PHADDSW_MM_MMM64: Final = 1465
+    PHADDSW_MM_MMM64: Final = 1470
     """``phaddsw RW:mm, R:mm/m64`` ``0F 38 03 /r`` (SSSE3)"""
-    PMADDUBSW_XMM_XMMM128: Final = 1466
+    PMADDUBSW_XMM_XMMM128: Final = 1471
     """``pmaddubsw RW:xmm, R:xmm/m128`` ``66 0F 38 04 /r`` (SSSE3)"""
-    PMADDUBSW_MM_MMM64: Final = 1467
+    PMADDUBSW_MM_MMM64: Final = 1472
     """``pmaddubsw RW:mm, R:mm/m64`` ``0F 38 04 /r`` (SSSE3)"""
-    PHSUBW_XMM_XMMM128: Final = 1468
+    PHSUBW_XMM_XMMM128: Final = 1473
     """``phsubw RW:xmm, R:xmm/m128`` ``66 0F 38 05 /r`` (SSSE3)"""
-    PHSUBW_MM_MMM64: Final = 1469
+    PHSUBW_MM_MMM64: Final = 1474
     """``phsubw RW:mm, R:mm/m64`` ``0F 38 05 /r`` (SSSE3)"""
-    PHSUBD_XMM_XMMM128: Final = 1470
+    PHSUBD_XMM_XMMM128: Final = 1475
     """``phsubd RW:xmm, R:xmm/m128`` ``66 0F 38 06 /r`` (SSSE3)"""
-    PHSUBD_MM_MMM64: Final = 1471
+    PHSUBD_MM_MMM64: Final = 1476
     """``phsubd RW:mm, R:mm/m64`` ``0F 38 06 /r`` (SSSE3)"""
-    PHSUBSW_XMM_XMMM128: Final = 1472
+    PHSUBSW_XMM_XMMM128: Final = 1477
     """``phsubsw RW:xmm, R:xmm/m128`` ``66 0F 38 07 /r`` (SSSE3)"""
-    PHSUBSW_MM_MMM64: Final = 1473
+    PHSUBSW_MM_MMM64: Final = 1478
     """``phsubsw RW:mm, R:mm/m64`` ``0F 38 07 /r`` (SSSE3)"""
-    PSIGNB_XMM_XMMM128: Final = 1474
+    PSIGNB_XMM_XMMM128: Final = 1479
     """``psignb RW:xmm, R:xmm/m128`` ``66 0F 38 08 /r`` (SSSE3)"""
-    PSIGNB_MM_MMM64: Final = 1475
+    PSIGNB_MM_MMM64: Final = 1480
     """``psignb RW:mm, R:mm/m64`` ``0F 38 08 /r`` (SSSE3)"""
-    PSIGNW_XMM_XMMM128: Final = 1476
+    PSIGNW_XMM_XMMM128: Final = 1481
     """``psignw RW:xmm, R:xmm/m128`` ``66 0F 38 09 /r`` (SSSE3)"""
-    PSIGNW_MM_MMM64: Final = 1477
+    PSIGNW_MM_MMM64: Final = 1482
     """``psignw RW:mm, R:mm/m64`` ``0F 38 09 /r`` (SSSE3)"""
-    PSIGND_XMM_XMMM128: Final = 1478
+    PSIGND_XMM_XMMM128: Final = 1483
     """``psignd RW:xmm, R:xmm/m128`` ``66 0F 38 0A /r`` (SSSE3)"""
-    PSIGND_MM_MMM64: Final = 1479
+    PSIGND_MM_MMM64: Final = 1484
     """``psignd RW:mm, R:mm/m64`` ``0F 38 0A /r`` (SSSE3)"""
-    PMULHRSW_XMM_XMMM128: Final = 1480
+    PMULHRSW_XMM_XMMM128: Final = 1485
     """``pmulhrsw RW:xmm, R:xmm/m128`` ``66 0F 38 0B /r`` (SSSE3)"""
-    PMULHRSW_MM_MMM64: Final = 1481
+    PMULHRSW_MM_MMM64: Final = 1486
     """``pmulhrsw RW:mm, R:mm/m64`` ``0F 38 0B /r`` (SSSE3)"""
-    PTEST_XMM_XMMM128: Final = 1482
+    PTEST_XMM_XMMM128: Final = 1487
     """``ptest R:xmm, R:xmm/m128`` ``66 0F 38 17 /r`` (SSE4_1)"""
-    PABSB_XMM_XMMM128: Final = 1483
+    PABSB_XMM_XMMM128: Final = 1488
     """``pabsb W:xmm, R:xmm/m128`` ``66 0F 38 1C /r`` (SSSE3)"""
-    PABSB_MM_MMM64: Final = 1484
+    PABSB_MM_MMM64: Final = 1489
     """``pabsb W:mm, R:mm/m64`` ``0F 38 1C /r`` (SSSE3)"""
-    PABSW_XMM_XMMM128: Final = 1485
+    PABSW_XMM_XMMM128: Final = 1490
     """``pabsw W:xmm, R:xmm/m128`` ``66 0F 38 1D /r`` (SSSE3)"""
-    PABSW_MM_MMM64: Final = 1486
+    PABSW_MM_MMM64: Final = 1491
     """``pabsw W:mm, R:mm/m64`` ``0F 38 1D /r`` (SSSE3)"""
-    PABSD_XMM_XMMM128: Final = 1487
+    PABSD_XMM_XMMM128: Final = 1492
     """``pabsd W:xmm, R:xmm/m128`` ``66 0F 38 1E /r`` (SSSE3)"""
-    PABSD_MM_MMM64: Final = 1488
+    PABSD_MM_MMM64: Final = 1493
     """``pabsd W:mm, R:mm/m64`` ``0F 38 1E /r`` (SSSE3)"""
-    PMOVSXBW_XMM_XMMM64: Final = 1489
+    PMOVSXBW_XMM_XMMM64: Final = 1494
     """``pmovsxbw W:xmm, R:xmm/m64`` ``66 0F 38 20 /r`` (SSE4_1)"""
-    PMOVSXBD_XMM_XMMM32: Final = 1490
+    PMOVSXBD_XMM_XMMM32: Final = 1495
     """``pmovsxbd W:xmm, R:xmm/m32`` ``66 0F 38 21 /r`` (SSE4_1)"""
-    PMOVSXBQ_XMM_XMMM16: Final = 1491
+    PMOVSXBQ_XMM_XMMM16: Final = 1496
     """``pmovsxbq W:xmm, R:xmm/m16`` ``66 0F 38 22 /r`` (SSE4_1)"""
-    PMOVSXWD_XMM_XMMM64: Final = 1492
+    PMOVSXWD_XMM_XMMM64: Final = 1497
     """``pmovsxwd W:xmm, R:xmm/m64`` ``66 0F 38 23 /r`` (SSE4_1)"""
-    PMOVSXWQ_XMM_XMMM32: Final = 1493
+    PMOVSXWQ_XMM_XMMM32: Final = 1498
     """``pmovsxwq W:xmm, R:xmm/m32`` ``66 0F 38 24 /r`` (SSE4_1)"""
-    PMOVSXDQ_XMM_XMMM64: Final = 1494
+    PMOVSXDQ_XMM_XMMM64: Final = 1499
     """``pmovsxdq W:xmm, R:xmm/m64`` ``66 0F 38 25 /r`` (SSE4_1)"""
-    PMULDQ_XMM_XMMM128: Final = 1495
+    PMULDQ_XMM_XMMM128: Final = 1500
     """``pmuldq RW:xmm, R:xmm/m128`` ``66 0F 38 28 /r`` (SSE4_1)"""
-    PCMPEQQ_XMM_XMMM128: Final = 1496
+    PCMPEQQ_XMM_XMMM128: Final = 1501
     """``pcmpeqq RW:xmm, R:xmm/m128`` ``66 0F 38 29 /r`` (SSE4_1)"""
-    MOVNTDQA_XMM_M128: Final = 1497
+    MOVNTDQA_XMM_M128: Final = 1502
     """``movntdqa W:xmm, R:m128`` ``66 0F 38 2A /r`` (SSE4_1)"""
-    PACKUSDW_XMM_XMMM128: Final = 1498
+    PACKUSDW_XMM_XMMM128: Final = 1503
     """``packusdw RW:xmm, R:xmm/m128`` ``66 0F 38 2B /r`` (SSE4_1)"""
-    PMOVZXBW_XMM_XMMM64: Final = 1499
+    PMOVZXBW_XMM_XMMM64: Final = 1504
     """``pmovzxbw W:xmm, R:xmm/m64`` ``66 0F 38 30 /r`` (SSE4_1)"""
-    PMOVZXBD_XMM_XMMM32: Final = 1500
+    PMOVZXBD_XMM_XMMM32: Final = 1505
     """``pmovzxbd W:xmm, R:xmm/m32`` ``66 0F 38 31 /r`` (SSE4_1)"""
-    PMOVZXBQ_XMM_XMMM16: Final = 1501
+    PMOVZXBQ_XMM_XMMM16: Final = 1506
     """``pmovzxbq W:xmm, R:xmm/m16`` ``66 0F 38 32 /r`` (SSE4_1)"""
-    PMOVZXWD_XMM_XMMM64: Final = 1502
+    PMOVZXWD_XMM_XMMM64: Final = 1507
     """``pmovzxwd W:xmm, R:xmm/m64`` ``66 0F 38 33 /r`` (SSE4_1)"""
-    PMOVZXWQ_XMM_XMMM32: Final = 1503
+    PMOVZXWQ_XMM_XMMM32: Final = 1508
     """``pmovzxwq W:xmm, R:xmm/m32`` ``66 0F 38 34 /r`` (SSE4_1)"""
-    PMOVZXDQ_XMM_XMMM64: Final = 1504
+    PMOVZXDQ_XMM_XMMM64: Final = 1509
     """``pmovzxdq W:xmm, R:xmm/m64`` ``66 0F 38 35 /r`` (SSE4_1)"""
-    PCMPGTQ_XMM_XMMM128: Final = 1505
+    PCMPGTQ_XMM_XMMM128: Final = 1510
     """``pcmpgtq RW:xmm, R:xmm/m128`` ``66 0F 38 37 /r`` (SSE4_2)"""
-    PMINSB_XMM_XMMM128: Final = 1506
+    PMINSB_XMM_XMMM128: Final = 1511
     """``pminsb RW:xmm, R:xmm/m128`` ``66 0F 38 38 /r`` (SSE4_1)"""
-    PMINSD_XMM_XMMM128: Final = 1507
+    PMINSD_XMM_XMMM128: Final = 1512
     """``pminsd RW:xmm, R:xmm/m128`` ``66 0F 38 39 /r`` (SSE4_1)"""
-    PMINUW_XMM_XMMM128: Final = 1508
+    PMINUW_XMM_XMMM128: Final = 1513
     """``pminuw RW:xmm, R:xmm/m128`` ``66 0F 38 3A /r`` (SSE4_1)"""
-    PMINUD_XMM_XMMM128: Final = 1509
+    PMINUD_XMM_XMMM128: Final = 1514
     """``pminud RW:xmm, R:xmm/m128`` ``66 0F 38 3B /r`` (SSE4_1)"""
-    PMAXSB_XMM_XMMM128: Final = 1510
+    PMAXSB_XMM_XMMM128: Final = 1515
     """``pmaxsb RW:xmm, R:xmm/m128`` ``66 0F 38 3C /r`` (SSE4_1)"""
-    PMAXSD_XMM_XMMM128: Final = 1511
+    PMAXSD_XMM_XMMM128: Final = 1516
     """``pmaxsd RW:xmm, R:xmm/m128`` ``66 0F 38 3D /r`` (SSE4_1)"""
-    PMAXUW_XMM_XMMM128: Final = 1512
+    PMAXUW_XMM_XMMM128: Final = 1517
     """``pmaxuw RW:xmm, R:xmm/m128`` ``66 0F 38 3E /r`` (SSE4_1)"""
-    PMAXUD_XMM_XMMM128: Final = 1513
+    PMAXUD_XMM_XMMM128: Final = 1518
     """``pmaxud RW:xmm, R:xmm/m128`` ``66 0F 38 3F /r`` (SSE4_1)"""
-    PMULLD_XMM_XMMM128: Final = 1514
+    PMULLD_XMM_XMMM128: Final = 1519
     """``pmulld RW:xmm, R:xmm/m128`` ``66 0F 38 40 /r`` (SSE4_1)"""
-    PHMINPOSUW_XMM_XMMM128: Final = 1515
+    PHMINPOSUW_XMM_XMMM128: Final = 1520
     """``phminposuw W:xmm, R:xmm/m128`` ``66 0F 38 41 /r`` (SSE4_1)"""
-    SHA1NEXTE_XMM_XMMM128: Final = 1516
+    SHA1NEXTE_XMM_XMMM128: Final = 1521
     """``sha1nexte RW:xmm, R:xmm/m128`` ``0F 38 C8 /r`` (SHA)"""
-    SHA1MSG1_XMM_XMMM128: Final = 1517
+    SHA1MSG1_XMM_XMMM128: Final = 1522
     """``sha1msg1 RW:xmm, R:xmm/m128`` ``0F 38 C9 /r`` (SHA)"""
-    SHA1MSG2_XMM_XMMM128: Final = 1518
+    SHA1MSG2_XMM_XMMM128: Final = 1523
     """``sha1msg2 RW:xmm, R:xmm/m128`` ``0F 38 CA /r`` (SHA)"""
-    SHA256MSG1_XMM_XMMM128: Final = 1519
+    SHA256MSG1_XMM_XMMM128: Final = 1524
     """``sha256msg1 RW:xmm, R:xmm/m128`` ``0F 38 CC /r`` (SHA)"""
-    SHA256MSG2_XMM_XMMM128: Final = 1520
+    SHA256MSG2_XMM_XMMM128: Final = 1525
     """``sha256msg2 RW:xmm, R:xmm/m128`` ``0F 38 CD /r`` (SHA)"""
-    GF2P8MULB_XMM_XMMM128: Final = 1521
+    GF2P8MULB_XMM_XMMM128: Final = 1526
     """``gf2p8mulb RW:xmm, R:xmm/m128`` ``66 0F 38 CF /r`` (GFNI)"""
-    AESIMC_XMM_XMMM128: Final = 1522
+    AESIMC_XMM_XMMM128: Final = 1527
     """``aesimc W:xmm, R:xmm/m128`` ``66 0F 38 DB /r`` (AES)"""
-    AESENC_XMM_XMMM128: Final = 1523
+    AESENC_XMM_XMMM128: Final = 1528
     """``aesenc RW:xmm, R:xmm/m128`` ``66 0F 38 DC /r`` (AES)"""
-    AESENCLAST_XMM_XMMM128: Final = 1524
+    AESENCLAST_XMM_XMMM128: Final = 1529
     """``aesenclast RW:xmm, R:xmm/m128`` ``66 0F 38 DD /r`` (AES)"""
-    AESDEC_XMM_XMMM128: Final = 1525
+    AESDEC_XMM_XMMM128: Final = 1530
     """``aesdec RW:xmm, R:xmm/m128`` ``66 0F 38 DE /r`` (AES)"""
-    AESDECLAST_XMM_XMMM128: Final = 1526
+    AESDECLAST_XMM_XMMM128: Final = 1531
     """``aesdeclast RW:xmm, R:xmm/m128`` ``66 0F 38 DF /r`` (AES)"""
-    CRC32_R32_RM8: Final = 1527
+    CRC32_R32_RM8: Final = 1532
     """``crc32 RW:r32, R:r8/m8`` ``F2 0F 38 F0 /r`` (SSE4_2)"""
-    CRC32_R64_RM8: Final = 1528
+    CRC32_R64_RM8: Final = 1533
     """``crc32 RW:r64, R:r8/m8`` ``F2 REX.W 0F 38 F0 /r`` (SSE4_2)"""
-    CRC32_R32_RM16: Final = 1529
+    CRC32_R32_RM16: Final = 1534
     """``crc32 RW:r32, R:r16/m16`` ``o16 F2 0F 38 F1 /r`` (SSE4_2)"""
-    CRC32_R32_RM32: Final = 1530
+    CRC32_R32_RM32: Final = 1535
     """``crc32 RW:r32, R:r32/m32`` ``F2 0F 38 F1 /r`` (SSE4_2)"""
-    CRC32_R64_RM64: Final = 1531
+    CRC32_R64_RM64: Final = 1536
     """``crc32 RW:r64, R:r64/m64`` ``F2 REX.W 0F 38 F1 /r`` (SSE4_2)"""
-    ROUNDPS_XMM_XMMM128_IMM8: Final = 1532
+    ROUNDPS_XMM_XMMM128_IMM8: Final = 1537
     """``roundps W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 08 /r ib`` (SSE4_1)"""
-    ROUNDPD_XMM_XMMM128_IMM8: Final = 1533
+    ROUNDPD_XMM_XMMM128_IMM8: Final = 1538
     """``roundpd W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 09 /r ib`` (SSE4_1)"""
-    ROUNDSS_XMM_XMMM32_IMM8: Final = 1534
+    ROUNDSS_XMM_XMMM32_IMM8: Final = 1539
     """``roundss RW:xmm, R:xmm/m32, R:imm8`` ``66 0F 3A 0A /r ib`` (SSE4_1)"""
-    ROUNDSD_XMM_XMMM64_IMM8: Final = 1535
+    ROUNDSD_XMM_XMMM64_IMM8: Final = 1540
     """``roundsd RW:xmm, R:xmm/m64, R:imm8`` ``66 0F 3A 0B /r ib`` (SSE4_1)"""
-    BLENDPS_XMM_XMMM128_IMM8: Final = 1536
+    BLENDPS_XMM_XMMM128_IMM8: Final = 1541
     """``blendps RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0C /r ib`` (SSE4_1)"""
-    BLENDPD_XMM_XMMM128_IMM8: Final = 1537
+    BLENDPD_XMM_XMMM128_IMM8: Final = 1542
     """``blendpd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0D /r ib`` (SSE4_1)"""
-    PBLENDW_XMM_XMMM128_IMM8: Final = 1538
+    PBLENDW_XMM_XMMM128_IMM8: Final = 1543
     """``pblendw RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0E /r ib`` (SSE4_1)"""
-    PALIGNR_XMM_XMMM128_IMM8: Final = 1539
+    PALIGNR_XMM_XMMM128_IMM8: Final = 1544
     """``palignr RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0F /r ib`` (SSSE3)"""
-    PALIGNR_MM_MMM64_IMM8: Final = 1540
+    PALIGNR_MM_MMM64_IMM8: Final = 1545
     """``palignr RW:mm, R:mm/m64, R:imm8`` ``0F 3A 0F /r ib`` (SSSE3)"""
-    PEXTRB_R32M8_XMM_IMM8: Final = 1541
+    PEXTRB_R32M8_XMM_IMM8: Final = 1546
     """``pextrb W:r32/m8, R:xmm, R:imm8`` ``66 0F 3A 14 /r ib`` (SSE4_1)"""
-    PEXTRB_R64M8_XMM_IMM8: Final = 1542
+    PEXTRB_R64M8_XMM_IMM8: Final = 1547
     """``pextrb W:r64/m8, R:xmm, R:imm8`` ``66 REX.W 0F 3A 14 /r ib`` (SSE4_1)"""
-    PEXTRD_RM32_XMM_IMM8: Final = 1543
+    PEXTRD_RM32_XMM_IMM8: Final = 1548
     """``pextrd W:r32/m32, R:xmm, R:imm8`` ``66 0F 3A 16 /r ib`` (SSE4_1)"""
-    PEXTRQ_RM64_XMM_IMM8: Final = 1544
+    PEXTRQ_RM64_XMM_IMM8: Final = 1549
     """``pextrq W:r64/m64, R:xmm, R:imm8`` ``66 REX.W 0F 3A 16 /r ib`` (SSE4_1)"""
-    EXTRACTPS_RM32_XMM_IMM8: Final = 1545
+    EXTRACTPS_RM32_XMM_IMM8: Final = 1550
     """``extractps W:r32/m32, R:xmm, R:imm8`` ``66 0F 3A 17 /r ib`` (SSE4_1)"""
-    EXTRACTPS_R64M32_XMM_IMM8: Final = 1546
+    EXTRACTPS_R64M32_XMM_IMM8: Final = 1551
     """``extractps W:r64/m32, R:xmm, R:imm8`` ``66 REX.W 0F 3A 17 /r ib`` (SSE4_1)"""
-    PINSRB_XMM_R32M8_IMM8: Final = 1547
+    PINSRB_XMM_R32M8_IMM8: Final = 1552
     """``pinsrb RW:xmm, R:r32/m8, R:imm8`` ``66 0F 3A 20 /r ib`` (SSE4_1)"""
-    PINSRB_XMM_R64M8_IMM8: Final = 1548
+    PINSRB_XMM_R64M8_IMM8: Final = 1553
     """``pinsrb RW:xmm, R:r64/m8, R:imm8`` ``66 REX.W 0F 3A 20 /r ib`` (SSE4_1)"""
-    INSERTPS_XMM_XMMM32_IMM8: Final = 1549
+    INSERTPS_XMM_XMMM32_IMM8: Final = 1554
     """``insertps RW:xmm, R:xmm/m32, R:imm8`` ``66 0F 3A 21 /r ib`` (SSE4_1)"""
-    PINSRD_XMM_RM32_IMM8: Final = 1550
+    PINSRD_XMM_RM32_IMM8: Final = 1555
     """``pinsrd RW:xmm, R:r32/m32, R:imm8`` ``66 0F 3A 22 /r ib`` (SSE4_1)"""
-    PINSRQ_XMM_RM64_IMM8: Final = 1551
+    PINSRQ_XMM_RM64_IMM8: Final = 1556
     """``pinsrq RW:xmm, R:r64/m64, R:imm8`` ``66 REX.W 0F 3A 22 /r ib`` (SSE4_1)"""
-    DPPS_XMM_XMMM128_IMM8: Final = 1552
+    DPPS_XMM_XMMM128_IMM8: Final = 1557
     """``dpps RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 40 /r ib`` (SSE4_1)"""
-    DPPD_XMM_XMMM128_IMM8: Final = 1553
+    DPPD_XMM_XMMM128_IMM8: Final = 1558
     """``dppd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 41 /r ib`` (SSE4_1)"""
-    MPSADBW_XMM_XMMM128_IMM8: Final = 1554
+    MPSADBW_XMM_XMMM128_IMM8: Final = 1559
     """``mpsadbw RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 42 /r ib`` (SSE4_1)"""
-    PCLMULQDQ_XMM_XMMM128_IMM8: Final = 1555
+    PCLMULQDQ_XMM_XMMM128_IMM8: Final = 1560
     """``pclmulqdq RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 44 /r ib`` (PCLMULQDQ)"""
-    PCMPESTRM_XMM_XMMM128_IMM8: Final = 1556
+    PCMPESTRM_XMM_XMMM128_IMM8: Final = 1561
     """``pcmpestrm R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 60 /r ib`` (SSE4_2)"""
-    PCMPESTRI_XMM_XMMM128_IMM8: Final = 1557
+    PCMPESTRI_XMM_XMMM128_IMM8: Final = 1562
     """``pcmpestri R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 61 /r ib`` (SSE4_2)"""
-    PCMPESTRI64_XMM_XMMM128_IMM8: Final = 1558
+    PCMPESTRI64_XMM_XMMM128_IMM8: Final = 1563
     """``pcmpestri64 R:xmm, R:xmm/m128, R:imm8`` ``66 REX.W 0F 3A 61 /r ib`` (SSE4_2)"""
-    PCMPESTRM64_XMM_XMMM128_IMM8: Final = 1559
+    PCMPESTRM64_XMM_XMMM128_IMM8: Final = 1564
     """``pcmpestrm64 R:xmm, R:xmm/m128, R:imm8`` ``66 REX.W 0F 3A 60 /r ib`` (SSE4_2)"""
-    PCMPISTRM_XMM_XMMM128_IMM8: Final = 1560
+    PCMPISTRM_XMM_XMMM128_IMM8: Final = 1565
     """``pcmpistrm R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 62 /r ib`` (SSE4_2)"""
-    PCMPISTRI_XMM_XMMM128_IMM8: Final = 1561
+    PCMPISTRI_XMM_XMMM128_IMM8: Final = 1566
     """``pcmpistri R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 63 /r ib`` (SSE4_2)"""
-    SHA1RNDS4_XMM_XMMM128_IMM8: Final = 1562
+    SHA1RNDS4_XMM_XMMM128_IMM8: Final = 1567
     """``sha1rnds4 RW:xmm, R:xmm/m128, R:imm8`` ``0F 3A CC /r ib`` (SHA)"""
-    GF2P8AFFINEQB_XMM_XMMM128_IMM8: Final = 1563
+    GF2P8AFFINEQB_XMM_XMMM128_IMM8: Final = 1568
     """``gf2p8affineqb RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A CE /r ib`` (GFNI)"""
-    GF2P8AFFINEINVQB_XMM_XMMM128_IMM8: Final = 1564
+    GF2P8AFFINEINVQB_XMM_XMMM128_IMM8: Final = 1569
     """``gf2p8affineinvqb RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A CF /r ib`` (GFNI)"""
-    AESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 1565
+    AESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 1570
     """``aeskeygenassist W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A DF /r ib`` (AES)"""
-    PAUSE: Final = 1566
+    PAUSE: Final = 1571
     """``pause`` ``F3 90`` (PAUSE)"""
-    CBW: Final = 1567
+    CBW: Final = 1572
     """``cbw`` ``o16 98`` (INTEL8086)"""
-    CWDE: Final = 1568
+    CWDE: Final = 1573
     """``cwde`` ``98`` (INTEL386)"""
-    CDQE: Final = 1569
+    CDQE: Final = 1574
     """``cdqe`` ``REX.W 98`` (X64)"""
-    SAHF: Final = 1570
+    SAHF: Final = 1575
     """``sahf`` ``9E`` (INTEL8086)"""
-    LAHF: Final = 1571
+    LAHF: Final = 1576
     """``lahf`` ``9F`` (INTEL8086)"""
-    RCL_RM8_IMM8: Final = 1572
+    RCL_RM8_IMM8: Final = 1577
     """``rcl RW:r8/m8, R:imm8`` ``C0 /2 ib`` (INTEL186)"""
-    RCL_RM16_IMM8: Final = 1573
+    RCL_RM16_IMM8: Final = 1578
     """``rcl RW:r16/m16, R:imm8`` ``o16 C1 /2 ib`` (INTEL186)"""
-    RCL_RM32_IMM8: Final = 1574
+    RCL_RM32_IMM8: Final = 1579
     """``rcl RW:r32/m32, R:imm8`` ``C1 /2 ib`` (INTEL386)"""
-    RCL_RM64_IMM8: Final = 1575
+    RCL_RM64_IMM8: Final = 1580
     """``rcl RW:r64/m64, R:imm8`` ``REX.W C1 /2 ib`` (X64)"""
-    RCL_RM8_1: Final = 1576
+    RCL_RM8_1: Final = 1581
     """``rcl RW:r8/m8, R:1`` ``D0 /2`` (INTEL8086)"""
-    RCL_RM16_1: Final = 1577
+    RCL_RM16_1: Final = 1582
     """``rcl RW:r16/m16, R:1`` ``o16 D1 /2`` (INTEL8086)"""
-    RCL_RM32_1: Final = 1578
+    RCL_RM32_1: Final = 1583
     """``rcl RW:r32/m32, R:1`` ``D1 /2`` (INTEL386)"""
-    RCL_RM64_1: Final = 1579
+    RCL_RM64_1: Final = 1584
     """``rcl RW:r64/m64, R:1`` ``REX.W D1 /2`` (X64)"""
-    RCL_RM8_CL: Final = 1580
+    RCL_RM8_CL: Final = 1585
     """``rcl RW:r8/m8, R:cl`` ``D2 /2`` (INTEL8086)"""
-    RCL_RM16_CL: Final = 1581
+    RCL_RM16_CL: Final = 1586
     """``rcl RW:r16/m16, R:cl`` ``o16 D3 /2`` (INTEL8086)"""
-    RCL_RM32_CL: Final = 1582
+    RCL_RM32_CL: Final = 1587
     """``rcl RW:r32/m32, R:cl`` ``D3 /2`` (INTEL386)"""
-    RCL_RM64_CL: Final = 1583
+    RCL_RM64_CL: Final = 1588
     """``rcl RW:r64/m64, R:cl`` ``REX.W D3 /2`` (X64)"""
-    RCR_RM8_IMM8: Final = 1584
+    RCR_RM8_IMM8: Final = 1589
     """``rcr RW:r8/m8, R:imm8`` ``C0 /3 ib`` (INTEL186)"""
-    RCR_RM16_IMM8: Final = 1585
+    RCR_RM16_IMM8: Final = 1590
     """``rcr RW:r16/m16, R:imm8`` ``o16 C1 /3 ib`` (INTEL186)"""
-    RCR_RM32_IMM8: Final = 1586
+    RCR_RM32_IMM8: Final = 1591
     """``rcr RW:r32/m32, R:imm8`` ``C1 /3 ib`` (INTEL386)"""
-    RCR_RM64_IMM8: Final = 1587
+    RCR_RM64_IMM8: Final = 1592
     """``rcr RW:r64/m64, R:imm8`` ``REX.W C1 /3 ib`` (X64)"""
-    RCR_RM8_1: Final = 1588
+    RCR_RM8_1: Final = 1593
     """``rcr RW:r8/m8, R:1`` ``D0 /3`` (INTEL8086)"""
-    RCR_RM16_1: Final = 1589
+    RCR_RM16_1: Final = 1594
     """``rcr RW:r16/m16, R:1`` ``o16 D1 /3`` (INTEL8086)"""
-    RCR_RM32_1: Final = 1590
+    RCR_RM32_1: Final = 1595
     """``rcr RW:r32/m32, R:1`` ``D1 /3`` (INTEL386)"""
-    RCR_RM64_1: Final = 1591
+    RCR_RM64_1: Final = 1596
     """``rcr RW:r64/m64, R:1`` ``REX.W D1 /3`` (X64)"""
-    RCR_RM8_CL: Final = 1592
+    RCR_RM8_CL: Final = 1597
     """``rcr RW:r8/m8, R:cl`` ``D2 /3`` (INTEL8086)"""
-    RCR_RM16_CL: Final = 1593
+    RCR_RM16_CL: Final = 1598
     """``rcr RW:r16/m16, R:cl`` ``o16 D3 /3`` (INTEL8086)"""
-    RCR_RM32_CL: Final = 1594
+    RCR_RM32_CL: Final = 1599
     """``rcr RW:r32/m32, R:cl`` ``D3 /3`` (INTEL386)"""
-    RCR_RM64_CL: Final = 1595
+    RCR_RM64_CL: Final = 1600
     """``rcr RW:r64/m64, R:cl`` ``REX.W D3 /3`` (X64)"""
-    INT_IMM8: Final = 1596
+    INT_IMM8: Final = 1601
     """``int R:imm8`` ``CD ib`` (INTEL8086)"""
-    LOOPNE_REL8_64_RCX: Final = 1597
+    LOOPNE_REL8_64_RCX: Final = 1602
     """``loopne R:rel8`` ``E0 cb`` (X64)"""
-    LOOPNE_REL8_64_ECX: Final = 1598
+    LOOPNE_REL8_64_ECX: Final = 1603
     """``loopne R:rel8`` ``a32 E0 cb`` (X64)"""
-    LOOPNE_REL8_16_RCX: Final = 1599
+    LOOPNE_REL8_16_RCX: Final = 1604
     """``loopne R:rel8`` ``o16 E0 cb`` (X64)"""
-    LOOPNE_REL8_16_ECX: Final = 1600
+    LOOPNE_REL8_16_ECX: Final = 1605
     """``loopne R:rel8`` ``o16 a32 E0 cb`` (INTEL386)"""
-    LOOPE_REL8_64_RCX: Final = 1601
+    LOOPE_REL8_64_RCX: Final = 1606
     """``loope R:rel8`` ``E1 cb`` (X64)"""
-    LOOPE_REL8_64_ECX: Final = 1602
+    LOOPE_REL8_64_ECX: Final = 1607
     """``loope R:rel8`` ``a32 E1 cb`` (X64)"""
-    LOOPE_REL8_16_RCX: Final = 1603
+    LOOPE_REL8_16_RCX: Final = 1608
     """``loope R:rel8`` ``o16 E1 cb`` (X64)"""
-    LOOPE_REL8_16_ECX: Final = 1604
+    LOOPE_REL8_16_ECX: Final = 1609
     """``loope R:rel8`` ``o16 a32 E1 cb`` (INTEL386)"""
-    LOOP_REL8_64_RCX: Final = 1605
+    LOOP_REL8_64_RCX: Final = 1610
     """``loop R:rel8`` ``E2 cb`` (X64)"""
-    LOOP_REL8_64_ECX: Final = 1606
+    LOOP_REL8_64_ECX: Final = 1611
     """``loop R:rel8`` ``a32 E2 cb`` (X64)"""
-    LOOP_REL8_16_RCX: Final = 1607
+    LOOP_REL8_16_RCX: Final = 1612
     """``loop R:rel8`` ``o16 E2 cb`` (X64)"""
-    LOOP_REL8_16_ECX: Final = 1608
+    LOOP_REL8_16_ECX: Final = 1613
     """``loop R:rel8`` ``o16 a32 E2 cb`` (INTEL386)"""
-    JRCXZ_REL8_64: Final = 1609
+    JRCXZ_REL8_64: Final = 1614
     """``jrcxz R:rel8`` ``E3 cb`` (X64)"""
-    JRCXZ_REL8_16: Final = 1610
+    JRCXZ_REL8_16: Final = 1615
     """``jrcxz R:rel8`` ``o16 E3 cb`` (X64)"""
-    JECXZ_REL8_64: Final = 1611
+    JECXZ_REL8_64: Final = 1616
     """``jecxz R:rel8`` ``a32 E3 cb`` (X64)"""
-    JECXZ_REL8_16: Final = 1612
+    JECXZ_REL8_16: Final = 1617
     """``jecxz R:rel8`` ``o16 a32 E3 cb`` (INTEL386)"""
-    INT1: Final = 1613
+    INT1: Final = 1618
     """``int1`` ``F1`` (INTEL386)"""
-    WAIT: Final = 1614
+    WAIT: Final = 1619
     """``wait`` ``9B`` (INTEL8086)"""
-    IN_AL_IMM8: Final = 1615
+    IN_AL_IMM8: Final = 1620
     """``in W:al, R:imm8`` ``E4 ib`` (INTEL8086)"""
-    IN_AX_IMM8: Final = 1616
+    IN_AX_IMM8: Final = 1621
     """``in W:ax, R:imm8`` ``o16 E5 ib`` (INTEL8086)"""
-    IN_EAX_IMM8: Final = 1617
+    IN_EAX_IMM8: Final = 1622
     """``in W:eax, R:imm8`` ``E5 ib`` (INTEL386)"""
-    IN_AL_DX: Final = 1618
+    IN_AL_DX: Final = 1623
     """``in W:al, R:dx`` ``EC`` (INTEL8086)"""
-    IN_AX_DX: Final = 1619
+    IN_AX_DX: Final = 1624
     """``in W:ax, R:dx`` ``o16 ED`` (INTEL8086)"""
-    IN_EAX_DX: Final = 1620
+    IN_EAX_DX: Final = 1625
     """``in W:eax, R:dx`` ``ED`` (INTEL386)"""
-    OUT_IMM8_AL: Final = 1621
+    OUT_IMM8_AL: Final = 1626
     """``out R:imm8, R:al`` ``E6 ib`` (INTEL8086)"""
-    OUT_IMM8_AX: Final = 1622
+    OUT_IMM8_AX: Final = 1627
     """``out R:imm8, R:ax`` ``o16 E7 ib`` (INTEL8086)"""
-    OUT_IMM8_EAX: Final = 1623
+    OUT_IMM8_EAX: Final = 1628
     """``out R:imm8, R:eax`` ``E7 ib`` (INTEL386)"""
-    OUT_DX_AL: Final = 1624
+    OUT_DX_AL: Final = 1629
     """``out R:dx, R:al`` ``EE`` (INTEL8086)"""
-    OUT_DX_AX: Final = 1625
+    OUT_DX_AX: Final = 1630
     """``out R:dx, R:ax`` ``o16 EF`` (INTEL8086)"""
-    OUT_DX_EAX: Final = 1626
+    OUT_DX_EAX: Final = 1631
     """``out R:dx, R:eax`` ``EF`` (INTEL386)"""
-    MOVSB_M8_M8: Final = 1627
+    MOVSB_M8_M8: Final = 1632
     """``movsb W:m8, R:m8`` ``A4`` (INTEL8086)"""
-    CMPSB_M8_M8: Final = 1628
+    CMPSB_M8_M8: Final = 1633
     """``cmpsb R:m8, R:m8`` ``A6`` (INTEL8086)"""
-    SCASB_AL_M8: Final = 1629
+    SCASB_AL_M8: Final = 1634
     """``scasb R:al, R:m8`` ``AE`` (INTEL8086)"""
-    LODSB_AL_M8: Final = 1630
+    LODSB_AL_M8: Final = 1635
     """``lodsb W:al, R:m8`` ``AC`` (INTEL8086)"""
-    STOSB_M8_AL: Final = 1631
+    STOSB_M8_AL: Final = 1636
     """``stosb W:m8, R:al`` ``AA`` (INTEL8086)"""
-    INSB_M8_DX: Final = 1632
+    INSB_M8_DX: Final = 1637
     """``insb W:m8, R:dx`` ``6C`` (INTEL186)"""
-    OUTSB_DX_M8: Final = 1633
+    OUTSB_DX_M8: Final = 1638
     """``outsb R:dx, R:m8`` ``6E`` (INTEL186)"""
-    MOVSD_M32_M32: Final = 1634
+    MOVSD_M32_M32: Final = 1639
     """``movsd W:m32, R:m32`` ``A5`` (INTEL386)"""
-    MOVSD_XMM_XMMM64: Final = 1635
+    MOVSD_XMM_XMMM64: Final = 1640
     """``movsd RW:xmm, R:xmm/m64`` ``F2 0F 10 /r`` (SSE2)"""
-    MOVSD_XMMM64_XMM: Final = 1636
+    MOVSD_XMMM64_XMM: Final = 1641
     """``movsd RW:xmm/m64, R:xmm`` ``F2 0F 11 /r`` (SSE2)"""
-    MOVSW_M16_M16: Final = 1637
+    MOVSW_M16_M16: Final = 1642
     """``movsw W:m16, R:m16`` ``o16 A5`` (INTEL8086)"""
-    CMPSW_M16_M16: Final = 1638
+    CMPSW_M16_M16: Final = 1643
     """``cmpsw R:m16, R:m16`` ``o16 A7`` (INTEL8086)"""
-    SCASW_AX_M16: Final = 1639
+    SCASW_AX_M16: Final = 1644
     """``scasw R:ax, R:m16`` ``o16 AF`` (INTEL8086)"""
-    LODSW_AX_M16: Final = 1640
+    LODSW_AX_M16: Final = 1645
     """``lodsw W:ax, R:m16`` ``o16 AD`` (INTEL8086)"""
-    STOSW_M16_AX: Final = 1641
+    STOSW_M16_AX: Final = 1646
     """``stosw W:m16, R:ax`` ``o16 AB`` (INTEL8086)"""
-    INSW_M16_DX: Final = 1642
+    INSW_M16_DX: Final = 1647
     """``insw W:m16, R:dx`` ``o16 6D`` (INTEL186)"""
-    OUTSW_DX_M16: Final = 1643
+    OUTSW_DX_M16: Final = 1648
     """``outsw R:dx, R:m16`` ``o16 6F`` (INTEL186)"""
-    SCASD_EAX_M32: Final = 1644
+    SCASD_EAX_M32: Final = 1649
     """``scasd R:eax, R:m32`` ``AF`` (INTEL386)"""
-    LODSD_EAX_M32: Final = 1645
+    LODSD_EAX_M32: Final = 1650
     """``lodsd W:eax, R:m32`` ``AD`` (INTEL386)"""
-    STOSD_M32_EAX: Final = 1646
+    STOSD_M32_EAX: Final = 1651
     """``stosd W:m32, R:eax`` ``AB`` (INTEL386)"""
-    INSD_M32_DX: Final = 1647
+    INSD_M32_DX: Final = 1652
     """``insd W:m32, R:dx`` ``6D`` (INTEL386)"""
-    OUTSD_DX_M32: Final = 1648
+    OUTSD_DX_M32: Final = 1653
     """``outsd R:dx, R:m32`` ``6F`` (INTEL386)"""
-    MOVSQ_M64_M64: Final = 1649
+    MOVSQ_M64_M64: Final = 1654
     """``movsq W:m64, R:m64`` ``REX.W A5`` (X64)"""
-    CMPSQ_M64_M64: Final = 1650
+    CMPSQ_M64_M64: Final = 1655
     """``cmpsq R:m64, R:m64`` ``REX.W A7`` (X64)"""
-    SCASQ_RAX_M64: Final = 1651
+    SCASQ_RAX_M64: Final = 1656
     """``scasq R:rax, R:m64`` ``REX.W AF`` (X64)"""
-    LODSQ_RAX_M64: Final = 1652
+    LODSQ_RAX_M64: Final = 1657
     """``lodsq W:rax, R:m64`` ``REX.W AD`` (X64)"""
-    STOSQ_M64_RAX: Final = 1653
+    STOSQ_M64_RAX: Final = 1658
     """``stosq W:m64, R:rax`` ``REX.W AB`` (X64)"""
-    XLAT_M8: Final = 1654
+    XLAT_M8: Final = 1659
     """``xlat R:m8`` ``D7`` (INTEL8086)"""
-    CLTS: Final = 1655
+    CLTS: Final = 1660
     """``clts`` ``0F 06`` (INTEL286)"""
-    SYSEXITD: Final = 1656
+    SYSEXITD: Final = 1661
     """``sysexit`` ``0F 35`` (SEP)"""
-    SYSEXITQ: Final = 1657
+    SYSEXITQ: Final = 1662
     """``sysexitq`` ``REX.W 0F 35`` (SEP)"""
-    SYSRETD: Final = 1658
+    SYSRETD: Final = 1663
     """``sysretd`` ``0F 07`` (SYSCALL)"""
-    SYSRETQ: Final = 1659
+    SYSRETQ: Final = 1664
     """``sysretq`` ``REX.W 0F 07`` (SYSCALL)"""
-    IRETW: Final = 1660
+    IRETW: Final = 1665
     """``iretw`` ``o16 CF`` (INTEL8086)"""
-    IRETD: Final = 1661
+    IRETD: Final = 1666
     """``iretd`` ``CF`` (INTEL386)"""
-    IRETQ: Final = 1662
+    IRETQ: Final = 1667
     """``iretq`` ``REX.W CF`` (X64)"""
-    HLT: Final = 1663
+    HLT: Final = 1668
     """``hlt`` ``F4`` (INTEL8086)"""
-    CMC: Final = 1664
+    CMC: Final = 1669
     """``cmc`` ``F5`` (INTEL8086)"""
-    CLC: Final = 1665
+    CLC: Final = 1670
     """``clc`` ``F8`` (INTEL8086)"""
-    STC: Final = 1666
+    STC: Final = 1671
     """``stc`` ``F9`` (INTEL8086)"""
-    CLI: Final = 1667
+    CLI: Final = 1672
     """``cli`` ``FA`` (INTEL8086)"""
-    STI: Final = 1668
+    STI: Final = 1673
     """``sti`` ``FB`` (INTEL8086)"""
-    CLD: Final = 1669
+    CLD: Final = 1674
     """``cld`` ``FC`` (INTEL8086)"""
-    STD: Final = 1670
+    STD: Final = 1675
     """``std`` ``FD`` (INTEL8086)"""
-    SLDT_RM16: Final = 1671
+    SLDT_RM16: Final = 1676
     """``sldt W:r16/m16`` ``o16 0F 00 /0`` (INTEL286)"""
-    SLDT_R32M16: Final = 1672
+    SLDT_R32M16: Final = 1677
     """``sldt W:r32/m16`` ``0F 00 /0`` (INTEL386)"""
-    SLDT_R64M16: Final = 1673
+    SLDT_R64M16: Final = 1678
     """``sldt W:r64/m16`` ``REX.W 0F 00 /0`` (X64)"""
-    STR_RM16: Final = 1674
+    STR_RM16: Final = 1679
     """``str W:r16/m16`` ``o16 0F 00 /1`` (INTEL286)"""
-    STR_R32M16: Final = 1675
+    STR_R32M16: Final = 1680
     """``str W:r32/m16`` ``0F 00 /1`` (INTEL386)"""
-    STR_R64M16: Final = 1676
+    STR_R64M16: Final = 1681
     """``str W:r64/m16`` ``REX.W 0F 00 /1`` (X64)"""
-    LLDT_RM16: Final = 1677
+    LLDT_RM16: Final = 1682
     """``lldt R:r16/m16`` ``o16 0F 00 /2`` (INTEL286)"""
-    LLDT_R32M16: Final = 1678
+    LLDT_R32M16: Final = 1683
     """``lldt R:r32/m16`` ``0F 00 /2`` (INTEL386)"""
-    LLDT_R64M16: Final = 1679
+    LLDT_R64M16: Final = 1684
     """``lldt R:r64/m16`` ``REX.W 0F 00 /2`` (X64)"""
-    LTR_RM16: Final = 1680
+    LTR_RM16: Final = 1685
     """``ltr R:r16/m16`` ``o16 0F 00 /3`` (INTEL286)"""
-    LTR_R32M16: Final = 1681
+    LTR_R32M16: Final = 1686
     """``ltr R:r32/m16`` ``0F 00 /3`` (INTEL386)"""
-    LTR_R64M16: Final = 1682
+    LTR_R64M16: Final = 1687
     """``ltr R:r64/m16`` ``REX.W 0F 00 /3`` (X64)"""
-    VERR_RM16: Final = 1683
+    VERR_RM16: Final = 1688
     """``verr R:r16/m16`` ``o16 0F 00 /4`` (INTEL286)"""
-    VERR_R32M16: Final = 1684
+    VERR_R32M16: Final = 1689
     """``verr R:r32/m16`` ``0F 00 /4`` (INTEL386)"""
-    VERR_R64M16: Final = 1685
+    VERR_R64M16: Final = 1690
     """``verr R:r64/m16`` ``REX.W 0F 00 /4`` (X64)"""
-    VERW_RM16: Final = 1686
+    VERW_RM16: Final = 1691
     """``verw R:r16/m16`` ``o16 0F 00 /5`` (INTEL286)"""
-    VERW_R32M16: Final = 1687
+    VERW_R32M16: Final = 1692
     """``verw R:r32/m16`` ``0F 00 /5`` (INTEL386)"""
-    VERW_R64M16: Final = 1688
+    VERW_R64M16: Final = 1693
     """``verw R:r64/m16`` ``REX.W 0F 00 /5`` (X64)"""
-    SGDT_M1664: Final = 1689
+    SGDT_M1664: Final = 1694
     """``sgdt W:m80`` ``0F 01 /0`` (X64)"""
-    SIDT_M1664: Final = 1690
+    SIDT_M1664: Final = 1695
     """``sidt W:m80`` ``0F 01 /1`` (X64)"""
-    LGDT_M1664: Final = 1691
+    LGDT_M1664: Final = 1696
     """``lgdt R:m80`` ``0F 01 /2`` (X64)"""
-    LIDT_M1664: Final = 1692
+    LIDT_M1664: Final = 1697
     """``lidt R:m80`` ``0F 01 /3`` (X64)"""
-    SMSW_RM16: Final = 1693
+    SMSW_RM16: Final = 1698
     """``smsw W:r16/m16`` ``o16 0F 01 /4`` (INTEL286)"""
-    SMSW_R32M16: Final = 1694
+    SMSW_R32M16: Final = 1699
     """``smsw W:r32/m16`` ``0F 01 /4`` (INTEL386)"""
-    SMSW_R64M16: Final = 1695
+    SMSW_R64M16: Final = 1700
     """``smsw W:r64/m16`` ``REX.W 0F 01 /4`` (X64)"""
-    LMSW_RM16: Final = 1696
+    LMSW_RM16: Final = 1701
     """``lmsw R:r16/m16`` ``o16 0F 01 /6`` (INTEL286)"""
-    LMSW_R32M16: Final = 1697
+    LMSW_R32M16: Final = 1702
     """``lmsw R:r32/m16`` ``0F 01 /6`` (INTEL386)"""
-    LMSW_R64M16: Final = 1698
+    LMSW_R64M16: Final = 1703
     """``lmsw R:r64/m16`` ``REX.W 0F 01 /6`` (X64)"""
-    LKGS_RM16: Final = 1699
+    LKGS_RM16: Final = 1704
     """``lkgs R:r16/m16`` ``o16 F2 0F 00 /6`` (LKGS)"""
-    LKGS_R32M16: Final = 1700
+    LKGS_R32M16: Final = 1705
     """``lkgs R:r32/m16`` ``F2 0F 00 /6`` (LKGS)"""
-    LKGS_R64M16: Final = 1701
+    LKGS_R64M16: Final = 1706
     """``lkgs R:r64/m16`` ``F2 REX.W 0F 00 /6`` (LKGS)"""
-    INVLPG_M: Final = 1702
+    INVLPG_M: Final = 1707
     """``invlpg N:m`` ``0F 01 /7`` (INTEL486)"""
-    SWAPGS: Final = 1703
+    SWAPGS: Final = 1708
     """``swapgs`` ``0F 01 F8`` (X64)"""
-    RDTSCP: Final = 1704
+    RDTSCP: Final = 1709
     """``rdtscp`` ``0F 01 F9`` (RDTSCP)"""
-    LAR_R16_RM16: Final = 1705
+    LAR_R16_RM16: Final = 1710
     """``lar CW:r16, R:r16/m16`` ``o16 0F 02 /r`` (INTEL286)"""
-    LAR_R32_R32M16: Final = 1706
+    LAR_R32_R32M16: Final = 1711
     """``lar CW:r32, R:r32/m16`` ``0F 02 /r`` (INTEL386)"""
-    LAR_R64_R64M16: Final = 1707
+    LAR_R64_R64M16: Final = 1712
     """``lar CW:r64, R:r64/m16`` ``REX.W 0F 02 /r`` (X64)"""
-    LSL_R16_RM16: Final = 1708
+    LSL_R16_RM16: Final = 1713
     """``lsl CW:r16, R:r16/m16`` ``o16 0F 03 /r`` (INTEL286)"""
-    LSL_R32_R32M16: Final = 1709
+    LSL_R32_R32M16: Final = 1714
     """``lsl CW:r32, R:r32/m16`` ``0F 03 /r`` (INTEL386)"""
-    LSL_R64_R64M16: Final = 1710
+    LSL_R64_R64M16: Final = 1715
     """``lsl CW:r64, R:r64/m16`` ``REX.W 0F 03 /r`` (X64)"""
-    LSS_R16_M1616: Final = 1711
+    LSS_R16_M1616: Final = 1716
     """``lss W:r16, R:m16:16`` ``o16 0F B2 /r`` (INTEL386)"""
-    LSS_R32_M1632: Final = 1712
+    LSS_R32_M1632: Final = 1717
     """``lss W:r32, R:m16:32`` ``0F B2 /r`` (INTEL386)"""
-    LSS_R64_M1664: Final = 1713
+    LSS_R64_M1664: Final = 1718
     """``lss W:r64, R:m16:64`` ``REX.W 0F B2 /r`` (X64)"""
-    LFS_R16_M1616: Final = 1714
+    LFS_R16_M1616: Final = 1719
     """``lfs W:r16, R:m16:16`` ``o16 0F B4 /r`` (INTEL386)"""
-    LFS_R32_M1632: Final = 1715
+    LFS_R32_M1632: Final = 1720
     """``lfs W:r32, R:m16:32`` ``0F B4 /r`` (INTEL386)"""
-    LFS_R64_M1664: Final = 1716
+    LFS_R64_M1664: Final = 1721
     """``lfs W:r64, R:m16:64`` ``REX.W 0F B4 /r`` (X64)"""
-    LGS_R16_M1616: Final = 1717
+    LGS_R16_M1616: Final = 1722
     """``lgs W:r16, R:m16:16`` ``o16 0F B5 /r`` (INTEL386)"""
-    LGS_R32_M1632: Final = 1718
+    LGS_R32_M1632: Final = 1723
     """``lgs W:r32, R:m16:32`` ``0F B5 /r`` (INTEL386)"""
-    LGS_R64_M1664: Final = 1719
+    LGS_R64_M1664: Final = 1724
     """``lgs W:r64, R:m16:64`` ``REX.W 0F B5 /r`` (X64)"""
-    INVD: Final = 1720
+    INVD: Final = 1725
     """``invd`` ``0F 08`` (INTEL486)"""
-    WBINVD: Final = 1721
+    WBINVD: Final = 1726
     """``wbinvd`` ``0F 09`` (INTEL486)"""
-    WRMSR: Final = 1722
+    WRMSR: Final = 1727
     """``wrmsr`` ``0F 30`` (MSR)"""
-    RDTSC: Final = 1723
+    RDTSC: Final = 1728
     """``rdtsc`` ``0F 31`` (TSC)"""
-    RDMSR: Final = 1724
+    RDMSR: Final = 1729
     """``rdmsr`` ``0F 32`` (MSR)"""
-    RDPMC: Final = 1725
+    RDPMC: Final = 1730
     """``rdpmc`` ``0F 33`` (RDPMC)"""
-    SYSENTER: Final = 1726
+    SYSENTER: Final = 1731
     """``sysenter`` ``0F 34`` (SEP)"""
-    CPUID: Final = 1727
+    CPUID: Final = 1732
     """``cpuid`` ``0F A2`` (CPUID)"""
-    BT_RM16_R16: Final = 1728
+    BT_RM16_R16: Final = 1733
     """``bt R:r16/m16, R:r16`` ``o16 0F A3 /r`` (INTEL386)"""
-    BT_RM32_R32: Final = 1729
+    BT_RM32_R32: Final = 1734
     """``bt R:r32/m32, R:r32`` ``0F A3 /r`` (INTEL386)"""
-    BT_RM64_R64: Final = 1730
+    BT_RM64_R64: Final = 1735
     """``bt R:r64/m64, R:r64`` ``REX.W 0F A3 /r`` (X64)"""
-    BT_RM16_IMM8: Final = 1731
+    BT_RM16_IMM8: Final = 1736
     """``bt R:r16/m16, R:imm8`` ``o16 0F BA /4 ib`` (INTEL386)"""
-    BT_RM32_IMM8: Final = 1732
+    BT_RM32_IMM8: Final = 1737
     """``bt R:r32/m32, R:imm8`` ``0F BA /4 ib`` (INTEL386)"""
-    BT_RM64_IMM8: Final = 1733
+    BT_RM64_IMM8: Final = 1738
     """``bt R:r64/m64, R:imm8`` ``REX.W 0F BA /4 ib`` (X64)"""
-    SHLD_RM16_R16_IMM8: Final = 1734
+    SHLD_RM16_R16_IMM8: Final = 1739
     """``shld RW:r16/m16, R:r16, R:imm8`` ``o16 0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM32_R32_IMM8: Final = 1735
+    SHLD_RM32_R32_IMM8: Final = 1740
     """``shld RW:r32/m32, R:r32, R:imm8`` ``0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM64_R64_IMM8: Final = 1736
+    SHLD_RM64_R64_IMM8: Final = 1741
     """``shld RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F A4 /r ib`` (X64)"""
-    SHLD_RM16_R16_CL: Final = 1737
+    SHLD_RM16_R16_CL: Final = 1742
     """``shld RW:r16/m16, R:r16, R:cl`` ``o16 0F A5 /r`` (INTEL386)"""
-    SHLD_RM32_R32_CL: Final = 1738
+    SHLD_RM32_R32_CL: Final = 1743
     """``shld RW:r32/m32, R:r32, R:cl`` ``0F A5 /r`` (INTEL386)"""
-    SHLD_RM64_R64_CL: Final = 1739
+    SHLD_RM64_R64_CL: Final = 1744
     """``shld RW:r64/m64, R:r64, R:cl`` ``REX.W 0F A5 /r`` (X64)"""
-    BTS_RM16_R16: Final = 1740
+    BTS_RM16_R16: Final = 1745
     """``bts RW:r16/m16, R:r16`` ``o16 0F AB /r`` (INTEL386)"""
-    BTS_RM32_R32: Final = 1741
+    BTS_RM32_R32: Final = 1746
     """``bts RW:r32/m32, R:r32`` ``0F AB /r`` (INTEL386)"""
-    BTS_RM64_R64: Final = 1742
+    BTS_RM64_R64: Final = 1747
     """``bts RW:r64/m64, R:r64`` ``REX.W 0F AB /r`` (X64)"""
-    BTS_RM16_IMM8: Final = 1743
+    BTS_RM16_IMM8: Final = 1748
     """``bts RW:r16/m16, R:imm8`` ``o16 0F BA /5 ib`` (INTEL386)"""
-    BTS_RM32_IMM8: Final = 1744
+    BTS_RM32_IMM8: Final = 1749
     """``bts RW:r32/m32, R:imm8`` ``0F BA /5 ib`` (INTEL386)"""
-    BTS_RM64_IMM8: Final = 1745
+    BTS_RM64_IMM8: Final = 1750
     """``bts RW:r64/m64, R:imm8`` ``REX.W 0F BA /5 ib`` (X64)"""
-    SHRD_RM16_R16_IMM8: Final = 1746
+    SHRD_RM16_R16_IMM8: Final = 1751
     """``shrd RW:r16/m16, R:r16, R:imm8`` ``o16 0F AC /r ib`` (INTEL386)"""
-    SHRD_RM32_R32_IMM8: Final = 1747
+    SHRD_RM32_R32_IMM8: Final = 1752
     """``shrd RW:r32/m32, R:r32, R:imm8`` ``0F AC /r ib`` (INTEL386)"""
-    SHRD_RM64_R64_IMM8: Final = 1748
+    SHRD_RM64_R64_IMM8: Final = 1753
     """``shrd RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F AC /r ib`` (X64)"""
-    SHRD_RM16_R16_CL: Final = 1749
+    SHRD_RM16_R16_CL: Final = 1754
     """``shrd RW:r16/m16, R:r16, R:cl`` ``o16 0F AD /r`` (INTEL386)"""
-    SHRD_RM32_R32_CL: Final = 1750
+    SHRD_RM32_R32_CL: Final = 1755
     """``shrd RW:r32/m32, R:r32, R:cl`` ``0F AD /r`` (INTEL386)"""
-    SHRD_RM64_R64_CL: Final = 1751
+    SHRD_RM64_R64_CL: Final = 1756
     """``shrd RW:r64/m64, R:r64, R:cl`` ``REX.W 0F AD /r`` (X64)"""
-    CMPXCHG_RM8_R8: Final = 1752
+    CMPXCHG_RM8_R8: Final = 1757
     """``cmpxchg RCW:r8/m8, R:r8`` ``0F B0 /r`` (INTEL486)"""
-    CMPXCHG_RM16_R16: Final = 1753
+    CMPXCHG_RM16_R16: Final = 1758
     """``cmpxchg RCW:r16/m16, R:r16`` ``o16 0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM32_R32: Final = 1754
+    CMPXCHG_RM32_R32: Final = 1759
     """``cmpxchg RCW:r32/m32, R:r32`` ``0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM64_R64: Final = 1755
+    CMPXCHG_RM64_R64: Final = 1760
     """``cmpxchg RCW:r64/m64, R:r64`` ``REX.W 0F B1 /r`` (X64)"""
-    BTR_RM16_R16: Final = 1756
+    BTR_RM16_R16: Final = 1761
     """``btr RW:r16/m16, R:r16`` ``o16 0F B3 /r`` (INTEL386)"""
-    BTR_RM32_R32: Final = 1757
+    BTR_RM32_R32: Final = 1762
     """``btr RW:r32/m32, R:r32`` ``0F B3 /r`` (INTEL386)"""
-    BTR_RM64_R64: Final = 1758
+    BTR_RM64_R64: Final = 1763
     """``btr RW:r64/m64, R:r64`` ``REX.W 0F B3 /r`` (X64)"""
-    BTR_RM16_IMM8: Final = 1759
+    BTR_RM16_IMM8: Final = 1764
     """``btr RW:r16/m16, R:imm8`` ``o16 0F BA /6 ib`` (INTEL386)"""
-    BTR_RM32_IMM8: Final = 1760
+    BTR_RM32_IMM8: Final = 1765
     """``btr RW:r32/m32, R:imm8`` ``0F BA /6 ib`` (INTEL386)"""
-    BTR_RM64_IMM8: Final = 1761
+    BTR_RM64_IMM8: Final = 1766
     """``btr RW:r64/m64, R:imm8`` ``REX.W 0F BA /6 ib`` (X64)"""
-    UD1_R16_RM16: Final = 1762
+    UD1_R16_RM16: Final = 1767
     """``ud1 N:r16, N:r16/m16`` ``o16 0F B9 /r`` (INTEL286)"""
-    UD1_R32_RM32: Final = 1763
+    UD1_R32_RM32: Final = 1768
     """``ud1 N:r32, N:r32/m32`` ``0F B9 /r`` (INTEL386)"""
-    UD1_R64_RM64: Final = 1764
+    UD1_R64_RM64: Final = 1769
     """``ud1 N:r64, N:r64/m64`` ``REX.W 0F B9 /r`` (X64)"""
-    BTC_RM16_IMM8: Final = 1765
+    BTC_RM16_IMM8: Final = 1770
     """``btc RW:r16/m16, R:imm8`` ``o16 0F BA /7 ib`` (INTEL386)"""
-    BTC_RM32_IMM8: Final = 1766
+    BTC_RM32_IMM8: Final = 1771
     """``btc RW:r32/m32, R:imm8`` ``0F BA /7 ib`` (INTEL386)"""
-    BTC_RM64_IMM8: Final = 1767
+    BTC_RM64_IMM8: Final = 1772
     """``btc RW:r64/m64, R:imm8`` ``REX.W 0F BA /7 ib`` (X64)"""
-    BTC_RM16_R16: Final = 1768
+    BTC_RM16_R16: Final = 1773
     """``btc RW:r16/m16, R:r16`` ``o16 0F BB /r`` (INTEL386)"""
-    BTC_RM32_R32: Final = 1769
+    BTC_RM32_R32: Final = 1774
     """``btc RW:r32/m32, R:r32`` ``0F BB /r`` (INTEL386)"""
-    BTC_RM64_R64: Final = 1770
+    BTC_RM64_R64: Final = 1775
     """``btc RW:r64/m64, R:r64`` ``REX.W 0F BB /r`` (X64)"""
-    BSF_R16_RM16: Final = 1771
+    BSF_R16_RM16: Final = 1776
     """``bsf CW:r16, R:r16/m16`` ``o16 0F BC /r`` (INTEL386)"""
-    BSF_R32_RM32: Final = 1772
+    BSF_R32_RM32: Final = 1777
     """``bsf CW:r32, R:r32/m32`` ``0F BC /r`` (INTEL386)"""
-    BSF_R64_RM64: Final = 1773
+    BSF_R64_RM64: Final = 1778
     """``bsf CW:r64, R:r64/m64`` ``REX.W 0F BC /r`` (X64)"""
-    BSR_R16_RM16: Final = 1774
+    BSR_R16_RM16: Final = 1779
     """``bsr CW:r16, R:r16/m16`` ``o16 0F BD /r`` (INTEL386)"""
-    BSR_R32_RM32: Final = 1775
+    BSR_R32_RM32: Final = 1780
     """``bsr CW:r32, R:r32/m32`` ``0F BD /r`` (INTEL386)"""
-    BSR_R64_RM64: Final = 1776
+    BSR_R64_RM64: Final = 1781
     """``bsr CW:r64, R:r64/m64`` ``REX.W 0F BD /r`` (X64)"""
-    XADD_RM8_R8: Final = 1777
+    XADD_RM8_R8: Final = 1782
     """``xadd RW:r8/m8, RW:r8`` ``0F C0 /r`` (INTEL486)"""
-    XADD_RM16_R16: Final = 1778
+    XADD_RM16_R16: Final = 1783
     """``xadd RW:r16/m16, RW:r16`` ``o16 0F C1 /r`` (INTEL486)"""
-    XADD_RM32_R32: Final = 1779
+    XADD_RM32_R32: Final = 1784
     """``xadd RW:r32/m32, RW:r32`` ``0F C1 /r`` (INTEL486)"""
-    XADD_RM64_R64: Final = 1780
+    XADD_RM64_R64: Final = 1785
     """``xadd RW:r64/m64, RW:r64`` ``REX.W 0F C1 /r`` (X64)"""
-    BSWAP_R16: Final = 1781
+    BSWAP_R16: Final = 1786
     """``bswap RW:r16`` ``o16 0F C8+rw`` (INTEL486)"""
-    BSWAP_R32: Final = 1782
+    BSWAP_R32: Final = 1787
     """``bswap RW:r32`` ``0F C8+rd`` (INTEL486)"""
-    BSWAP_R64: Final = 1783
+    BSWAP_R64: Final = 1788
     """``bswap RW:r64`` ``REX.W 0F C8+ro`` (X64)"""
-    UD0_R16_RM16: Final = 1784
+    UD0_R16_RM16: Final = 1789
     """``ud0 N:r16, N:r16/m16`` ``o16 0F FF /r`` (INTEL286)"""
-    UD0_R32_RM32: Final = 1785
+    UD0_R32_RM32: Final = 1790
     """``ud0 N:r32, N:r32/m32`` ``0F FF /r`` (INTEL386)"""
-    UD0_R64_RM64: Final = 1786
+    UD0_R64_RM64: Final = 1791
     """``ud0 N:r64, N:r64/m64`` ``REX.W 0F FF /r`` (X64)"""
-    POPCNT_R16_RM16: Final = 1787
+    POPCNT_R16_RM16: Final = 1792
     """``popcnt W:r16, R:r16/m16`` ``o16 F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R32_RM32: Final = 1788
+    POPCNT_R32_RM32: Final = 1793
     """``popcnt W:r32, R:r32/m32`` ``F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R64_RM64: Final = 1789
+    POPCNT_R64_RM64: Final = 1794
     """``popcnt W:r64, R:r64/m64`` ``F3 REX.W 0F B8 /r`` (POPCNT)"""
-    TZCNT_R16_RM16: Final = 1790
+    TZCNT_R16_RM16: Final = 1795
     """``tzcnt W:r16, R:r16/m16`` ``o16 F3 0F BC /r`` (BMI1)"""
-    TZCNT_R32_RM32: Final = 1791
+    TZCNT_R32_RM32: Final = 1796
     """``tzcnt W:r32, R:r32/m32`` ``F3 0F BC /r`` (BMI1)"""
-    TZCNT_R64_RM64: Final = 1792
+    TZCNT_R64_RM64: Final = 1797
     """``tzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BC /r`` (BMI1)"""
-    LZCNT_R16_RM16: Final = 1793
+    LZCNT_R16_RM16: Final = 1798
     """``lzcnt W:r16, R:r16/m16`` ``o16 F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R32_RM32: Final = 1794
+    LZCNT_R32_RM32: Final = 1799
     """``lzcnt W:r32, R:r32/m32`` ``F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R64_RM64: Final = 1795
+    LZCNT_R64_RM64: Final = 1800
     """``lzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BD /r`` (LZCNT)"""
-    CMPXCHG8B_M64: Final = 1796
+    CMPXCHG8B_M64: Final = 1801
     """``cmpxchg8b RCW:m64`` ``0F C7 /1`` (CX8)"""
-    CMPXCHG16B_M128: Final = 1797
+    CMPXCHG16B_M128: Final = 1802
     """``cmpxchg16b RCW:m128`` ``REX.W 0F C7 /1`` (CMPXCHG16B)"""
-    RDRAND_R16: Final = 1798
+    RDRAND_R16: Final = 1803
     """``rdrand W:r16`` ``o16 0F C7 /6`` (RDRAND)"""
-    RDRAND_R32: Final = 1799
+    RDRAND_R32: Final = 1804
     """``rdrand W:r32`` ``0F C7 /6`` (RDRAND)"""
-    RDRAND_R64: Final = 1800
+    RDRAND_R64: Final = 1805
     """``rdrand W:r64`` ``REX.W 0F C7 /6`` (RDRAND)"""
-    RDSEED_R16: Final = 1801
+    RDSEED_R16: Final = 1806
     """``rdseed W:r16`` ``o16 0F C7 /7`` (RDSEED)"""
-    RDSEED_R32: Final = 1802
+    RDSEED_R32: Final = 1807
     """``rdseed W:r32`` ``0F C7 /7`` (RDSEED)"""
-    RDSEED_R64: Final = 1803
+    RDSEED_R64: Final = 1808
     """``rdseed W:r64`` ``REX.W 0F C7 /7`` (RDSEED)"""
-    RDPID_R64: Final = 1804
+    RDPID_R64: Final = 1809
     """``rdpid W:r64`` ``F3 0F C7 /7`` (RDPID)"""
-    MOVBE_R16_M16: Final = 1805
+    MOVBE_R16_M16: Final = 1810
     """``movbe W:r16, R:m16`` ``o16 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R32_M32: Final = 1806
+    MOVBE_R32_M32: Final = 1811
     """``movbe W:r32, R:m32`` ``0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R64_M64: Final = 1807
+    MOVBE_R64_M64: Final = 1812
     """``movbe W:r64, R:m64`` ``REX.W 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_M16_R16: Final = 1808
+    MOVBE_M16_R16: Final = 1813
     """``movbe W:m16, R:r16`` ``o16 0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M32_R32: Final = 1809
+    MOVBE_M32_R32: Final = 1814
     """``movbe W:m32, R:r32`` ``0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M64_R64: Final = 1810
+    MOVBE_M64_R64: Final = 1815
     """``movbe W:m64, R:r64`` ``REX.W 0F 38 F1 /r`` (MOVBE)"""
-    ADCX_R32_RM32: Final = 1811
+    ADCX_R32_RM32: Final = 1816
     """``adcx RW:r32, R:r32/m32`` ``66 0F 38 F6 /r`` (ADX)"""
-    ADCX_R64_RM64: Final = 1812
+    ADCX_R64_RM64: Final = 1817
     """``adcx RW:r64, R:r64/m64`` ``66 REX.W 0F 38 F6 /r`` (ADX)"""
-    ADOX_R32_RM32: Final = 1813
+    ADOX_R32_RM32: Final = 1818
     """``adox RW:r32, R:r32/m32`` ``F3 0F 38 F6 /r`` (ADX)"""
-    ADOX_R64_RM64: Final = 1814
+    ADOX_R64_RM64: Final = 1819
     """``adox RW:r64, R:r64/m64`` ``F3 REX.W 0F 38 F6 /r`` (ADX)"""
-    AADD_M32_R32: Final = 1815
+    AADD_M32_R32: Final = 1820
     """``aadd RW:m32, R:r32`` ``0F 38 FC /r`` (RAO_INT)"""
-    AADD_M64_R64: Final = 1816
+    AADD_M64_R64: Final = 1821
     """``aadd RW:m64, R:r64`` ``REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M32_R32: Final = 1817
+    AAND_M32_R32: Final = 1822
     """``aand RW:m32, R:r32`` ``66 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M64_R64: Final = 1818
+    AAND_M64_R64: Final = 1823
     """``aand RW:m64, R:r64`` ``66 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M32_R32: Final = 1819
+    AXOR_M32_R32: Final = 1824
     """``axor RW:m32, R:r32`` ``F3 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M64_R64: Final = 1820
+    AXOR_M64_R64: Final = 1825
     """``axor RW:m64, R:r64`` ``F3 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M32_R32: Final = 1821
+    AOR_M32_R32: Final = 1826
     """``aor RW:m32, R:r32`` ``F2 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M64_R64: Final = 1822
+    AOR_M64_R64: Final = 1827
     """``aor RW:m64, R:r64`` ``F2 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 1823
+    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 1828
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 1824
+    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 1829
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    VEX_VMOVLPS_XMM_XMM_M64: Final = 1825
+    VEX_VMOVLPS_XMM_XMM_M64: Final = 1830
     """``vmovlps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPS_M64_XMM: Final = 1826
+    VEX_VMOVLPS_M64_XMM: Final = 1831
     """``vmovlps W:m64, R:xmm`` ``VEX.128.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPS_XMM_XMM_M64: Final = 1827
+    EVEX_VMOVLPS_XMM_XMM_M64: Final = 1832
     """``vmovlps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPS_M64_XMM: Final = 1828
+    EVEX_VMOVLPS_M64_XMM: Final = 1833
     """``vmovlps W:m64, R:xmm`` ``EVEX.128.0F.W0 13 /r`` (AVX512F)"""
-    VEX_VMOVLPD_XMM_XMM_M64: Final = 1829
+    VEX_VMOVLPD_XMM_XMM_M64: Final = 1834
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPD_M64_XMM: Final = 1830
+    VEX_VMOVLPD_M64_XMM: Final = 1835
     """``vmovlpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPD_XMM_XMM_M64: Final = 1831
+    EVEX_VMOVLPD_XMM_XMM_M64: Final = 1836
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPD_M64_XMM: Final = 1832
+    EVEX_VMOVLPD_M64_XMM: Final = 1837
     """``vmovlpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 13 /r`` (AVX512F)"""
-    VEX_VMOVSLDUP_XMM_XMMM128: Final = 1833
+    VEX_VMOVSLDUP_XMM_XMMM128: Final = 1838
     """``vmovsldup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVSLDUP_YMM_YMMM256: Final = 1834
+    VEX_VMOVSLDUP_YMM_YMMM256: Final = 1839
     """``vmovsldup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 1835
+    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 1840
     """``vmovsldup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 1836
+    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 1841
     """``vmovsldup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 1837
+    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 1842
     """``vmovsldup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVDDUP_XMM_XMMM64: Final = 1838
+    VEX_VMOVDDUP_XMM_XMMM64: Final = 1843
     """``vmovddup W:xmm, R:xmm/m64`` ``VEX.128.F2.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVDDUP_YMM_YMMM256: Final = 1839
+    VEX_VMOVDDUP_YMM_YMMM256: Final = 1844
     """``vmovddup W:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 1840
+    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 1845
     """``vmovddup W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 1841
+    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 1846
     """``vmovddup W:xmm, R:xmm/m64`` ``EVEX.128.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 1842
+    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 1847
     """``vmovddup W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 1843
+    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 1848
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 1844
+    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 1849
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1845
+    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1850
     """``vunpcklps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 1846
+    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 1851
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 1847
+    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 1852
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 1848
+    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 1853
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 1849
+    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 1854
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1850
+    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1855
     """``vunpcklpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 1851
+    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 1856
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 1852
+    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 1857
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 1853
+    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 1858
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 1854
+    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 1859
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1855
+    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1860
     """``vunpckhps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 1856
+    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 1861
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 1857
+    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 1862
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 1858
+    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 1863
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 1859
+    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 1864
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1860
+    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1865
     """``vunpckhpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 1861
+    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 1866
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 1862
+    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 1867
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 1863
+    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 1868
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 1864
+    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 1869
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    VEX_VMOVHPS_XMM_XMM_M64: Final = 1865
+    VEX_VMOVHPS_XMM_XMM_M64: Final = 1870
     """``vmovhps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPS_M64_XMM: Final = 1866
+    VEX_VMOVHPS_M64_XMM: Final = 1871
     """``vmovhps W:m64, R:xmm`` ``VEX.128.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPS_XMM_XMM_M64: Final = 1867
+    EVEX_VMOVHPS_XMM_XMM_M64: Final = 1872
     """``vmovhps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPS_M64_XMM: Final = 1868
+    EVEX_VMOVHPS_M64_XMM: Final = 1873
     """``vmovhps W:m64, R:xmm`` ``EVEX.128.0F.W0 17 /r`` (AVX512F)"""
-    VEX_VMOVHPD_XMM_XMM_M64: Final = 1869
+    VEX_VMOVHPD_XMM_XMM_M64: Final = 1874
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPD_M64_XMM: Final = 1870
+    VEX_VMOVHPD_M64_XMM: Final = 1875
     """``vmovhpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPD_XMM_XMM_M64: Final = 1871
+    EVEX_VMOVHPD_XMM_XMM_M64: Final = 1876
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPD_M64_XMM: Final = 1872
+    EVEX_VMOVHPD_M64_XMM: Final = 1877
     """``vmovhpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 17 /r`` (AVX512F)"""
-    VEX_VMOVSHDUP_XMM_XMMM128: Final = 1873
+    VEX_VMOVSHDUP_XMM_XMMM128: Final = 1878
     """``vmovshdup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVSHDUP_YMM_YMMM256: Final = 1874
+    VEX_VMOVSHDUP_YMM_YMMM256: Final = 1879
     """``vmovshdup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 1875
+    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 1880
     """``vmovshdup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 1876
+    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 1881
     """``vmovshdup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 1877
+    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 1882
     """``vmovshdup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPS_M128_XMM: Final = 1878
+    VEX_VMOVNTPS_M128_XMM: Final = 1883
     """``vmovntps W:m128, R:xmm`` ``VEX.128.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPS_M256_YMM: Final = 1879
+    VEX_VMOVNTPS_M256_YMM: Final = 1884
     """``vmovntps W:m256, R:ymm`` ``VEX.256.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPS_M512_ZMM: Final = 1880
+    EVEX_VMOVNTPS_M512_ZMM: Final = 1885
     """``vmovntps W:m512, R:zmm`` ``EVEX.512.0F.W0 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPS_M128_XMM: Final = 1881
+    EVEX_VMOVNTPS_M128_XMM: Final = 1886
     """``vmovntps W:m128, R:xmm`` ``EVEX.128.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPS_M256_YMM: Final = 1882
+    EVEX_VMOVNTPS_M256_YMM: Final = 1887
     """``vmovntps W:m256, R:ymm`` ``EVEX.256.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPD_M128_XMM: Final = 1883
+    VEX_VMOVNTPD_M128_XMM: Final = 1888
     """``vmovntpd W:m128, R:xmm`` ``VEX.128.66.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPD_M256_YMM: Final = 1884
+    VEX_VMOVNTPD_M256_YMM: Final = 1889
     """``vmovntpd W:m256, R:ymm`` ``VEX.256.66.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPD_M512_ZMM: Final = 1885
+    EVEX_VMOVNTPD_M512_ZMM: Final = 1890
     """``vmovntpd W:m512, R:zmm`` ``EVEX.512.66.0F.W1 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPD_M128_XMM: Final = 1886
+    EVEX_VMOVNTPD_M128_XMM: Final = 1891
     """``vmovntpd W:m128, R:xmm`` ``EVEX.128.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPD_M256_YMM: Final = 1887
+    EVEX_VMOVNTPD_M256_YMM: Final = 1892
     """``vmovntpd W:m256, R:ymm`` ``EVEX.256.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTSS2SI_R32_XMMM32: Final = 1888
+    VEX_VCVTSS2SI_R32_XMMM32: Final = 1893
     """``vcvtss2si W:r32, R:xmm/m32`` ``VEX.LIG.F3.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSS2SI_R64_XMMM32: Final = 1889
+    VEX_VCVTSS2SI_R64_XMMM32: Final = 1894
     """``vcvtss2si W:r64, R:xmm/m32`` ``VEX.LIG.F3.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 1890
+    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 1895
     """``vcvtss2si W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 1891
+    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 1896
     """``vcvtss2si W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCVTSD2SI_R32_XMMM64: Final = 1892
+    VEX_VCVTSD2SI_R32_XMMM64: Final = 1897
     """``vcvtsd2si W:r32, R:xmm/m64`` ``VEX.LIG.F2.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSD2SI_R64_XMMM64: Final = 1893
+    VEX_VCVTSD2SI_R64_XMMM64: Final = 1898
     """``vcvtsd2si W:r64, R:xmm/m64`` ``VEX.LIG.F2.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 1894
+    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 1899
     """``vcvtsd2si W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 1895
+    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 1900
     """``vcvtsd2si W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCOMISS_XMM_XMMM32: Final = 1896
+    VEX_VCOMISS_XMM_XMMM32: Final = 1901
     """``vcomiss R:xmm, R:xmm/m32`` ``VEX.LIG.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 1897
+    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 1902
     """``vcomiss R:xmm, R:xmm/m32`` ``EVEX.LIG.0F.W0 2F /r`` (AVX512F)"""
-    VEX_VCOMISD_XMM_XMMM64: Final = 1898
+    VEX_VCOMISD_XMM_XMMM64: Final = 1903
     """``vcomisd R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 1899
+    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 1904
     """``vcomisd R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F.W1 2F /r`` (AVX512F)"""
-    VEX_VMOVMSKPS_R32_XMM: Final = 1900
+    VEX_VMOVMSKPS_R32_XMM: Final = 1905
     """``vmovmskps W:r32, R:xmm`` ``VEX.128.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_XMM: Final = 1901
+    VEX_VMOVMSKPS_R64_XMM: Final = 1906
     """``vmovmskps W:r64, R:xmm`` ``VEX.128.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R32_YMM: Final = 1902
+    VEX_VMOVMSKPS_R32_YMM: Final = 1907
     """``vmovmskps W:r32, R:ymm`` ``VEX.256.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_YMM: Final = 1903
+    VEX_VMOVMSKPS_R64_YMM: Final = 1908
     """``vmovmskps W:r64, R:ymm`` ``VEX.256.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_XMM: Final = 1904
+    VEX_VMOVMSKPD_R32_XMM: Final = 1909
     """``vmovmskpd W:r32, R:xmm`` ``VEX.128.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_XMM: Final = 1905
+    VEX_VMOVMSKPD_R64_XMM: Final = 1910
     """``vmovmskpd W:r64, R:xmm`` ``VEX.128.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_YMM: Final = 1906
+    VEX_VMOVMSKPD_R32_YMM: Final = 1911
     """``vmovmskpd W:r32, R:ymm`` ``VEX.256.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_YMM: Final = 1907
+    VEX_VMOVMSKPD_R64_YMM: Final = 1912
     """``vmovmskpd W:r64, R:ymm`` ``VEX.256.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VRSQRTPS_XMM_XMMM128: Final = 1908
+    VEX_VRSQRTPS_XMM_XMMM128: Final = 1913
     """``vrsqrtps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTPS_YMM_YMMM256: Final = 1909
+    VEX_VRSQRTPS_YMM_YMMM256: Final = 1914
     """``vrsqrtps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 1910
+    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 1915
     """``vrsqrtss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRCPPS_XMM_XMMM128: Final = 1911
+    VEX_VRCPPS_XMM_XMMM128: Final = 1916
     """``vrcpps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPPS_YMM_YMMM256: Final = 1912
+    VEX_VRCPPS_YMM_YMMM256: Final = 1917
     """``vrcpps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 1913
+    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 1918
     """``vrcpss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 53 /r`` (AVX)"""
-    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 1914
+    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 1919
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 1915
+    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 1920
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1916
+    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1921
     """``vandnps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 1917
+    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 1922
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 1918
+    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 1923
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 1919
+    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 1924
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 1920
+    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 1925
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1921
+    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1926
     """``vandnpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 1922
+    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 1927
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 1923
+    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 1928
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 1924
+    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 1929
     """``vp2intersectd W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 1925
+    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 1930
     """``vp2intersectd W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 1926
+    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 1931
     """``vp2intersectd W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 1927
+    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 1932
     """``vp2intersectq W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 1928
+    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 1933
     """``vp2intersectq W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 1929
+    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 1934
     """``vp2intersectq W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W1 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 1930
+    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 1935
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 60 /r`` (AVX)"""
-    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 1931
+    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 1936
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 60 /r`` (AVX2)"""
-    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 1932
+    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 1937
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 1933
+    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 1938
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1934
+    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1939
     """``vpunpcklbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 60 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 1935
+    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 1940
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 61 /r`` (AVX)"""
-    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 1936
+    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 1941
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 61 /r`` (AVX2)"""
-    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 1937
+    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 1942
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 1938
+    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 1943
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1939
+    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1944
     """``vpunpcklwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 61 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 1940
+    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 1945
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 62 /r`` (AVX)"""
-    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 1941
+    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 1946
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 62 /r`` (AVX2)"""
-    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1942
+    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1947
     """``vpunpckldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 62 /r`` (AVX512F)"""
-    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1943
+    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1948
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1944
+    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1949
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 1945
+    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 1950
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 63 /r`` (AVX)"""
-    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 1946
+    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 1951
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 63 /r`` (AVX2)"""
-    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 1947
+    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 1952
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 1948
+    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 1953
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1949
+    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1954
     """``vpacksswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 63 /r`` (AVX512BW)"""
-    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 1950
+    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 1955
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 67 /r`` (AVX)"""
-    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 1951
+    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 1956
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 67 /r`` (AVX2)"""
-    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 1952
+    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 1957
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 1953
+    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 1958
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1954
+    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1959
     """``vpackuswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 67 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 1955
+    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 1960
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 68 /r`` (AVX)"""
-    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 1956
+    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 1961
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 68 /r`` (AVX2)"""
-    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 1957
+    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 1962
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 1958
+    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 1963
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1959
+    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1964
     """``vpunpckhbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 68 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 1960
+    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 1965
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 69 /r`` (AVX)"""
-    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 1961
+    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 1966
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 69 /r`` (AVX2)"""
-    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 1962
+    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 1967
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 1963
+    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 1968
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1964
+    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1969
     """``vpunpckhwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 69 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 1965
+    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 1970
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6A /r`` (AVX)"""
-    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 1966
+    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 1971
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6A /r`` (AVX2)"""
-    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1967
+    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1972
     """``vpunpckhdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6A /r`` (AVX512F)"""
-    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1968
+    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1973
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1969
+    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1974
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 1970
+    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 1975
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6B /r`` (AVX)"""
-    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 1971
+    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 1976
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6B /r`` (AVX2)"""
-    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 1972
+    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 1977
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 1973
+    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 1978
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1974
+    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1979
     """``vpackssdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6B /r`` (AVX512BW)"""
-    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 1975
+    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 1980
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6C /r`` (AVX)"""
-    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 1976
+    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 1981
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6C /r`` (AVX2)"""
-    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1977
+    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1982
     """``vpunpcklqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6C /r`` (AVX512F)"""
-    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1978
+    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1983
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1979
+    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1984
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 1980
+    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 1985
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6D /r`` (AVX)"""
-    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 1981
+    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 1986
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6D /r`` (AVX2)"""
-    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1982
+    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1987
     """``vpunpckhqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6D /r`` (AVX512F)"""
-    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1983
+    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1988
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1984
+    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1989
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 1985
+    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 1990
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 1986
+    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 1991
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 1987
+    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 1992
     """``vpshufd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 70 /r ib`` (AVX512F)"""
-    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 1988
+    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 1993
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 1989
+    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 1994
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 1990
+    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 1995
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F3.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 1991
+    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 1996
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F3.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 1992
+    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 1997
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 1993
+    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 1998
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 1994
+    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 1999
     """``vpshufhw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F3.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 1995
+    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 2000
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F2.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 1996
+    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 2001
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F2.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 1997
+    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 2002
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 1998
+    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 2003
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 1999
+    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2004
     """``vpshuflw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2000
+    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2005
     """``vpsrlw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /2 ib`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2001
+    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2006
     """``vpsrlw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /2 ib`` (AVX2)"""
-    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2002
+    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2007
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D1 /r`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2003
+    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2008
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D1 /r`` (AVX2)"""
-    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2004
+    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2009
     """``vpsrlw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2005
+    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2010
     """``vpsrlw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2006
+    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2011
     """``vpsrlw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /2 ib`` (AVX512BW)"""
-    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2007
+    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2012
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2008
+    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2013
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2009
+    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2014
     """``vpsrlw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG D1 /r`` (AVX512BW)"""
-    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2010
+    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2015
     """``vpsraw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /4 ib`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2011
+    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2016
     """``vpsraw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /4 ib`` (AVX2)"""
-    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2012
+    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2017
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E1 /r`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2013
+    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2018
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E1 /r`` (AVX2)"""
-    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2014
+    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2019
     """``vpsraw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2015
+    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2020
     """``vpsraw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2016
+    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2021
     """``vpsraw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /4 ib`` (AVX512BW)"""
-    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2017
+    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2022
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2018
+    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2023
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2019
+    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2024
     """``vpsraw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG E1 /r`` (AVX512BW)"""
-    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2020
+    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2025
     """``vpsllw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /6 ib`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2021
+    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2026
     """``vpsllw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /6 ib`` (AVX2)"""
-    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2022
+    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2027
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F1 /r`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2023
+    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2028
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F1 /r`` (AVX2)"""
-    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2024
+    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2029
     """``vpsllw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2025
+    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2030
     """``vpsllw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2026
+    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2031
     """``vpsllw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /6 ib`` (AVX512BW)"""
-    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2027
+    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2032
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2028
+    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2033
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2029
+    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2034
     """``vpsllw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG F1 /r`` (AVX512BW)"""
-    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2030
+    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2035
     """``vpsrld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /2 ib`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2031
+    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2036
     """``vpsrld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /2 ib`` (AVX2)"""
-    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2032
+    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2037
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D2 /r`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2033
+    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2038
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D2 /r`` (AVX2)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2034
+    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2039
     """``vpsrld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2035
+    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2040
     """``vpsrld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 D2 /r`` (AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2036
+    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2041
     """``vpsrld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2037
+    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2042
     """``vpsrld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2038
+    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2043
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2039
+    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2044
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2040
+    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2045
     """``vpsrad W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /4 ib`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2041
+    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2046
     """``vpsrad W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /4 ib`` (AVX2)"""
-    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2042
+    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2047
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E2 /r`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2043
+    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2048
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E2 /r`` (AVX2)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2044
+    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2049
     """``vpsrad W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2045
+    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2050
     """``vpsrad W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2046
+    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2051
     """``vpsrad W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2047
+    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2052
     """``vpsrad W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2048
+    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2053
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2049
+    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2054
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2050
+    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2055
     """``vpslld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /6 ib`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2051
+    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2056
     """``vpslld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /6 ib`` (AVX2)"""
-    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2052
+    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2057
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F2 /r`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2053
+    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2058
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F2 /r`` (AVX2)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2054
+    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2059
     """``vpslld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2055
+    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2060
     """``vpslld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 F2 /r`` (AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2056
+    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2061
     """``vpslld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2057
+    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2062
     """``vpslld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2058
+    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2063
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2059
+    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2064
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2060
+    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2065
     """``vpsrlq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /2 ib`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2061
+    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2066
     """``vpsrlq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /2 ib`` (AVX2)"""
-    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2062
+    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2067
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D3 /r`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2063
+    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2068
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D3 /r`` (AVX2)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2064
+    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2069
     """``vpsrlq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2065
+    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2070
     """``vpsrlq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 D3 /r`` (AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2066
+    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2071
     """``vpsrlq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2067
+    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2072
     """``vpsrlq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2068
+    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2073
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2069
+    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2074
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2070
+    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2075
     """``vpsllq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /6 ib`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2071
+    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2076
     """``vpsllq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /6 ib`` (AVX2)"""
-    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2072
+    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2077
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F3 /r`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2073
+    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2078
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F3 /r`` (AVX2)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2074
+    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2079
     """``vpsllq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2075
+    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2080
     """``vpsllq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 F3 /r`` (AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2076
+    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2081
     """``vpsllq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2077
+    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2082
     """``vpsllq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2078
+    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2083
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2079
+    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2084
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VZEROALL: Final = 2080
+    VEX_VZEROALL: Final = 2085
     """``vzeroall`` ``VEX.256.0F.WIG 77`` (AVX)"""
-    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2081
+    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2086
     """``vhaddpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2082
+    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2087
     """``vhaddpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2083
+    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2088
     """``vhaddps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2084
+    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2089
     """``vhaddps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2085
+    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2090
     """``vhsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2086
+    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2091
     """``vhsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2087
+    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2092
     """``vhsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2088
+    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2093
     """``vhsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VLDMXCSR_M32: Final = 2089
+    VEX_VLDMXCSR_M32: Final = 2094
     """``vldmxcsr R:m32`` ``VEX.LZ.0F.WIG AE /2`` (AVX)"""
-    VEX_VSTMXCSR_M32: Final = 2090
+    VEX_VSTMXCSR_M32: Final = 2095
     """``vstmxcsr W:m32`` ``VEX.LZ.0F.WIG AE /3`` (AVX)"""
-    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2091
+    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2096
     """``vaddsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2092
+    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2097
     """``vaddsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2093
+    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2098
     """``vaddsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2094
+    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2099
     """``vaddsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_XMM: Final = 2095
+    VEX_VPMOVMSKB_R32_XMM: Final = 2100
     """``vpmovmskb W:r32, R:xmm`` ``VEX.128.66.0F.W0 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R64_XMM: Final = 2096
+    VEX_VPMOVMSKB_R64_XMM: Final = 2101
     """``vpmovmskb W:r64, R:xmm`` ``VEX.128.66.0F.W1 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_YMM: Final = 2097
+    VEX_VPMOVMSKB_R32_YMM: Final = 2102
     """``vpmovmskb W:r32, R:ymm`` ``VEX.256.66.0F.W0 D7 /r`` (AVX2)"""
-    VEX_VPMOVMSKB_R64_YMM: Final = 2098
+    VEX_VPMOVMSKB_R64_YMM: Final = 2103
     """``vpmovmskb W:r64, R:ymm`` ``VEX.256.66.0F.W1 D7 /r`` (AVX2)"""
-    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2099
+    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2104
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D8 /r`` (AVX)"""
-    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2100
+    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2105
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D8 /r`` (AVX2)"""
-    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2101
+    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2106
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2102
+    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2107
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2103
+    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2108
     """``vpsubusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D8 /r`` (AVX512BW)"""
-    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2104
+    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2109
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D9 /r`` (AVX)"""
-    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2105
+    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2110
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D9 /r`` (AVX2)"""
-    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2106
+    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2111
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2107
+    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2112
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2108
+    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2113
     """``vpsubusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D9 /r`` (AVX512BW)"""
-    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2109
+    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2114
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DA /r`` (AVX)"""
-    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2110
+    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2115
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DA /r`` (AVX2)"""
-    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2111
+    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2116
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2112
+    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2117
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2113
+    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2118
     """``vpminub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DA /r`` (AVX512BW)"""
-    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2114
+    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2119
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DC /r`` (AVX)"""
-    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2115
+    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2120
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DC /r`` (AVX2)"""
-    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2116
+    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2121
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2117
+    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2122
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2118
+    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2123
     """``vpaddusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DC /r`` (AVX512BW)"""
-    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2119
+    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2124
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DD /r`` (AVX)"""
-    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2120
+    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2125
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DD /r`` (AVX2)"""
-    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2121
+    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2126
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2122
+    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2127
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2123
+    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2128
     """``vpaddusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DD /r`` (AVX512BW)"""
-    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2124
+    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2129
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DE /r`` (AVX)"""
-    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2125
+    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2130
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DE /r`` (AVX2)"""
-    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2126
+    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2131
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2127
+    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2132
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2128
+    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2133
     """``vpmaxub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DE /r`` (AVX512BW)"""
-    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2129
+    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2134
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E0 /r`` (AVX)"""
-    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2130
+    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2135
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E0 /r`` (AVX2)"""
-    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2131
+    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2136
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2132
+    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2137
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2133
+    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2138
     """``vpavgb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E0 /r`` (AVX512BW)"""
-    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2134
+    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2139
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E3 /r`` (AVX)"""
-    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2135
+    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2140
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E3 /r`` (AVX2)"""
-    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2136
+    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2141
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2137
+    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2142
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2138
+    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2143
     """``vpavgw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E3 /r`` (AVX512BW)"""
-    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2139
+    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2144
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E4 /r`` (AVX)"""
-    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2140
+    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2145
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E4 /r`` (AVX2)"""
-    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2141
+    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2146
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2142
+    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2147
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2143
+    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2148
     """``vpmulhuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E4 /r`` (AVX512BW)"""
-    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2144
+    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2149
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E5 /r`` (AVX)"""
-    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2145
+    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2150
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E5 /r`` (AVX2)"""
-    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2146
+    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2151
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2147
+    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2152
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2148
+    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2153
     """``vpmulhw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E5 /r`` (AVX512BW)"""
-    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2149
+    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2154
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2150
+    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2155
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``VEX.256.F2.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2151
+    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2156
     """``vcvtpd2dq W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 E6 /r`` (AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2152
+    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2157
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2153
+    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2158
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQ_M128_XMM: Final = 2154
+    VEX_VMOVNTDQ_M128_XMM: Final = 2159
     """``vmovntdq W:m128, R:xmm`` ``VEX.128.66.0F.WIG E7 /r`` (AVX)"""
-    VEX_VMOVNTDQ_M256_YMM: Final = 2155
+    VEX_VMOVNTDQ_M256_YMM: Final = 2160
     """``vmovntdq W:m256, R:ymm`` ``VEX.256.66.0F.WIG E7 /r`` (AVX)"""
-    EVEX_VMOVNTDQ_M512_ZMM: Final = 2156
+    EVEX_VMOVNTDQ_M512_ZMM: Final = 2161
     """``vmovntdq W:m512, R:zmm`` ``EVEX.512.66.0F.W0 E7 /r`` (AVX512F)"""
-    EVEX_VMOVNTDQ_M128_XMM: Final = 2157
+    EVEX_VMOVNTDQ_M128_XMM: Final = 2162
     """``vmovntdq W:m128, R:xmm`` ``EVEX.128.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQ_M256_YMM: Final = 2158
+    EVEX_VMOVNTDQ_M256_YMM: Final = 2163
     """``vmovntdq W:m256, R:ymm`` ``EVEX.256.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2159
+    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2164
     """``vmaskmovdqu W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F.WIG F7 /r`` (AVX)"""
-    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2160
+    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2165
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E8 /r`` (AVX)"""
-    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2161
+    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2166
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E8 /r`` (AVX2)"""
-    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2162
+    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2167
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2163
+    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2168
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2164
+    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2169
     """``vpsubsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E8 /r`` (AVX512BW)"""
-    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2165
+    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2170
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E9 /r`` (AVX)"""
-    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2166
+    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2171
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E9 /r`` (AVX2)"""
-    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2167
+    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2172
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2168
+    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2173
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2169
+    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2174
     """``vpsubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E9 /r`` (AVX512BW)"""
-    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2170
+    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2175
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EA /r`` (AVX)"""
-    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2171
+    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2176
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EA /r`` (AVX2)"""
-    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 2172
+    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 2177
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 2173
+    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 2178
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2174
+    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2179
     """``vpminsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EA /r`` (AVX512BW)"""
-    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 2175
+    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 2180
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EC /r`` (AVX)"""
-    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 2176
+    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 2181
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EC /r`` (AVX2)"""
-    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 2177
+    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 2182
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 2178
+    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 2183
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2179
+    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2184
     """``vpaddsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EC /r`` (AVX512BW)"""
-    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 2180
+    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 2185
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG ED /r`` (AVX)"""
-    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 2181
+    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 2186
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG ED /r`` (AVX2)"""
-    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 2182
+    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 2187
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 2183
+    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 2188
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2184
+    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2189
     """``vpaddsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG ED /r`` (AVX512BW)"""
-    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 2185
+    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 2190
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EE /r`` (AVX)"""
-    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 2186
+    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 2191
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EE /r`` (AVX2)"""
-    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 2187
+    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 2192
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 2188
+    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 2193
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2189
+    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2194
     """``vpmaxsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EE /r`` (AVX512BW)"""
-    VEX_VLDDQU_XMM_M128: Final = 2190
+    VEX_VLDDQU_XMM_M128: Final = 2195
     """``vlddqu W:xmm, R:m128`` ``VEX.128.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VLDDQU_YMM_M256: Final = 2191
+    VEX_VLDDQU_YMM_M256: Final = 2196
     """``vlddqu W:ymm, R:m256`` ``VEX.256.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 2192
+    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 2197
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F4 /r`` (AVX)"""
-    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 2193
+    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 2198
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F4 /r`` (AVX2)"""
-    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2194
+    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2199
     """``vpmuludq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 F4 /r`` (AVX512F)"""
-    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2195
+    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2200
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2196
+    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2201
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 2197
+    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 2202
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F5 /r`` (AVX)"""
-    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 2198
+    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 2203
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F5 /r`` (AVX2)"""
-    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 2199
+    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 2204
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 2200
+    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 2205
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2201
+    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2206
     """``vpmaddwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F5 /r`` (AVX512BW)"""
-    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 2202
+    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 2207
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F6 /r`` (AVX)"""
-    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 2203
+    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 2208
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F6 /r`` (AVX2)"""
-    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 2204
+    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 2209
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 2205
+    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 2210
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 2206
+    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 2211
     """``vpsadbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F6 /r`` (AVX512BW)"""
-    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 2207
+    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 2212
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 00 /r`` (AVX)"""
-    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 2208
+    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 2213
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 00 /r`` (AVX2)"""
-    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 2209
+    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 2214
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 2210
+    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 2215
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 2211
+    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 2216
     """``vpshufb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 00 /r`` (AVX512BW)"""
-    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 2212
+    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 2217
     """``vphaddw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 01 /r`` (AVX)"""
-    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 2213
+    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 2218
     """``vphaddw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 01 /r`` (AVX2)"""
-    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 2214
+    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 2219
     """``vphaddd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 02 /r`` (AVX)"""
-    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 2215
+    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 2220
     """``vphaddd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 02 /r`` (AVX2)"""
-    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 2216
+    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 2221
     """``vphaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 03 /r`` (AVX)"""
-    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 2217
+    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 2222
     """``vphaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 03 /r`` (AVX2)"""
-    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 2218
+    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 2223
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 04 /r`` (AVX)"""
-    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 2219
+    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 2224
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 04 /r`` (AVX2)"""
-    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 2220
+    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 2225
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 2221
+    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 2226
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2222
+    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2227
     """``vpmaddubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 04 /r`` (AVX512BW)"""
-    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 2223
+    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 2228
     """``vphsubw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 05 /r`` (AVX)"""
-    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 2224
+    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 2229
     """``vphsubw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 05 /r`` (AVX2)"""
-    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 2225
+    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 2230
     """``vphsubd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 06 /r`` (AVX)"""
-    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 2226
+    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 2231
     """``vphsubd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 06 /r`` (AVX2)"""
-    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 2227
+    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 2232
     """``vphsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 07 /r`` (AVX)"""
-    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 2228
+    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 2233
     """``vphsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 07 /r`` (AVX2)"""
-    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 2229
+    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 2234
     """``vpsignb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 08 /r`` (AVX)"""
-    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 2230
+    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 2235
     """``vpsignb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 08 /r`` (AVX2)"""
-    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 2231
+    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 2236
     """``vpsignw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 09 /r`` (AVX)"""
-    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 2232
+    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 2237
     """``vpsignw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 09 /r`` (AVX2)"""
-    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 2233
+    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 2238
     """``vpsignd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0A /r`` (AVX)"""
-    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 2234
+    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 2239
     """``vpsignd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0A /r`` (AVX2)"""
-    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 2235
+    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 2240
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0B /r`` (AVX)"""
-    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 2236
+    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 2241
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0B /r`` (AVX2)"""
-    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 2237
+    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 2242
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 2238
+    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 2243
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2239
+    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2244
     """``vpmulhrsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 0B /r`` (AVX512BW)"""
-    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 2240
+    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 2245
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 2241
+    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 2246
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 2242
+    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 2247
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 04 /r ib`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 2243
+    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 2248
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 04 /r ib`` (AVX)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2244
+    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2249
     """``vpermilps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 0C /r`` (AVX512F)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2245
+    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2250
     """``vpermilps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 04 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 2246
+    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 2251
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 2247
+    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 2252
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 2248
+    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 2253
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 2249
+    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 2254
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 2250
+    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 2255
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 2251
+    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 2256
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 2252
+    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 2257
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 05 /r ib`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 2253
+    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 2258
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 05 /r ib`` (AVX)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2254
+    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2259
     """``vpermilpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 0D /r`` (AVX512F)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2255
+    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2260
     """``vpermilpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 05 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 2256
+    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 2261
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 2257
+    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 2262
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 2258
+    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 2263
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2259
+    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2264
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VTESTPS_XMM_XMMM128: Final = 2260
+    VEX_VTESTPS_XMM_XMMM128: Final = 2265
     """``vtestps R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPS_YMM_YMMM256: Final = 2261
+    VEX_VTESTPS_YMM_YMMM256: Final = 2266
     """``vtestps R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPD_XMM_XMMM128: Final = 2262
+    VEX_VTESTPD_XMM_XMMM128: Final = 2267
     """``vtestpd R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VTESTPD_YMM_YMMM256: Final = 2263
+    VEX_VTESTPD_YMM_YMMM256: Final = 2268
     """``vtestpd R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 2264
+    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 2269
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 16 /r`` (AVX2)"""
-    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2265
+    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2270
     """``vpermps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 16 /r`` (AVX512F)"""
-    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 2266
+    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 2271
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPTEST_XMM_XMMM128: Final = 2267
+    VEX_VPTEST_XMM_XMMM128: Final = 2272
     """``vptest R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VPTEST_YMM_YMMM256: Final = 2268
+    VEX_VPTEST_YMM_YMMM256: Final = 2273
     """``vptest R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VBROADCASTF128_YMM_M128: Final = 2269
+    VEX_VBROADCASTF128_YMM_M128: Final = 2274
     """``vbroadcastf128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 1A /r`` (AVX)"""
-    VEX_VPABSB_XMM_XMMM128: Final = 2270
+    VEX_VPABSB_XMM_XMMM128: Final = 2275
     """``vpabsb W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1C /r`` (AVX)"""
-    VEX_VPABSB_YMM_YMMM256: Final = 2271
+    VEX_VPABSB_YMM_YMMM256: Final = 2276
     """``vpabsb W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1C /r`` (AVX2)"""
-    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 2272
+    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 2277
     """``vpabsb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 2273
+    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 2278
     """``vpabsb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 2274
+    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 2279
     """``vpabsb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1C /r`` (AVX512BW)"""
-    VEX_VPABSW_XMM_XMMM128: Final = 2275
+    VEX_VPABSW_XMM_XMMM128: Final = 2280
     """``vpabsw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1D /r`` (AVX)"""
-    VEX_VPABSW_YMM_YMMM256: Final = 2276
+    VEX_VPABSW_YMM_YMMM256: Final = 2281
     """``vpabsw W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1D /r`` (AVX2)"""
-    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 2277
+    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 2282
     """``vpabsw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 2278
+    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 2283
     """``vpabsw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 2279
+    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 2284
     """``vpabsw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1D /r`` (AVX512BW)"""
-    VEX_VPABSD_XMM_XMMM128: Final = 2280
+    VEX_VPABSD_XMM_XMMM128: Final = 2285
     """``vpabsd W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1E /r`` (AVX)"""
-    VEX_VPABSD_YMM_YMMM256: Final = 2281
+    VEX_VPABSD_YMM_YMMM256: Final = 2286
     """``vpabsd W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1E /r`` (AVX2)"""
-    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 2282
+    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 2287
     """``vpabsd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 1E /r`` (AVX512F)"""
-    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 2283
+    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 2288
     """``vpabsd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 2284
+    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 2289
     """``vpabsd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 2285
+    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 2290
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 28 /r`` (AVX)"""
-    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 2286
+    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 2291
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 28 /r`` (AVX2)"""
-    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2287
+    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2292
     """``vpmuldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 28 /r`` (AVX512F)"""
-    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2288
+    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2293
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2289
+    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2294
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQA_XMM_M128: Final = 2290
+    VEX_VMOVNTDQA_XMM_M128: Final = 2295
     """``vmovntdqa W:xmm, R:m128`` ``VEX.128.66.0F38.WIG 2A /r`` (AVX)"""
-    VEX_VMOVNTDQA_YMM_M256: Final = 2291
+    VEX_VMOVNTDQA_YMM_M256: Final = 2296
     """``vmovntdqa W:ymm, R:m256`` ``VEX.256.66.0F38.WIG 2A /r`` (AVX2)"""
-    EVEX_VMOVNTDQA_ZMM_M512: Final = 2292
+    EVEX_VMOVNTDQA_ZMM_M512: Final = 2297
     """``vmovntdqa W:zmm, R:m512`` ``EVEX.512.66.0F38.W0 2A /r`` (AVX512F)"""
-    EVEX_VMOVNTDQA_XMM_M128: Final = 2293
+    EVEX_VMOVNTDQA_XMM_M128: Final = 2298
     """``vmovntdqa W:xmm, R:m128`` ``EVEX.128.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQA_YMM_M256: Final = 2294
+    EVEX_VMOVNTDQA_YMM_M256: Final = 2299
     """``vmovntdqa W:ymm, R:m256`` ``EVEX.256.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 2295
+    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 2300
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 2B /r`` (AVX)"""
-    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 2296
+    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 2301
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 2B /r`` (AVX2)"""
-    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2297
+    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2302
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2298
+    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2303
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2299
+    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2304
     """``vpackusdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2B /r`` (AVX512BW)"""
-    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 2300
+    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 2305
     """``vmaskmovps W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 2301
+    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 2306
     """``vmaskmovps W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 2302
+    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 2307
     """``vmaskmovps W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 2303
+    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 2308
     """``vmaskmovps W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 2304
+    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 2309
     """``vmaskmovpd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 2305
+    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 2310
     """``vmaskmovpd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 2306
+    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 2311
     """``vmaskmovpd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 2307
+    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 2312
     """``vmaskmovpd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VPERMD_YMM_YMM_YMMM256: Final = 2308
+    VEX_VPERMD_YMM_YMM_YMMM256: Final = 2313
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 36 /r`` (AVX2)"""
-    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2309
+    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2314
     """``vpermd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 36 /r`` (AVX512F)"""
-    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 2310
+    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 2315
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 36 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 2311
+    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 2316
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 38 /r`` (AVX)"""
-    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 2312
+    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 2317
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 38 /r`` (AVX2)"""
-    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 2313
+    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 2318
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 2314
+    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 2319
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2315
+    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2320
     """``vpminsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 38 /r`` (AVX512BW)"""
-    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 2316
+    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 2321
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3A /r`` (AVX)"""
-    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 2317
+    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 2322
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3A /r`` (AVX2)"""
-    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 2318
+    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 2323
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 2319
+    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 2324
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2320
+    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2325
     """``vpminuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3A /r`` (AVX512BW)"""
-    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 2321
+    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 2326
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3C /r`` (AVX)"""
-    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 2322
+    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 2327
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3C /r`` (AVX2)"""
-    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 2323
+    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 2328
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 2324
+    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 2329
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2325
+    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2330
     """``vpmaxsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3C /r`` (AVX512BW)"""
-    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 2326
+    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 2331
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3E /r`` (AVX)"""
-    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 2327
+    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 2332
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3E /r`` (AVX2)"""
-    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 2328
+    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 2333
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 2329
+    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 2334
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2330
+    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2335
     """``vpmaxuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3E /r`` (AVX512BW)"""
-    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 2331
+    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 2336
     """``vphminposuw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 41 /r`` (AVX)"""
-    VEX_VBROADCASTI128_YMM_M128: Final = 2332
+    VEX_VBROADCASTI128_YMM_M128: Final = 2337
     """``vbroadcasti128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 5A /r`` (AVX2)"""
-    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 2333
+    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 2338
     """``vpmaskmovd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 2334
+    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 2339
     """``vpmaskmovd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 2335
+    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 2340
     """``vpmaskmovd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 2336
+    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 2341
     """``vpmaskmovd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 2337
+    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 2342
     """``vpmaskmovq W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 2338
+    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 2343
     """``vpmaskmovq W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 2339
+    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 2344
     """``vpmaskmovq W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 2340
+    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 2345
     """``vpmaskmovq W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 2341
+    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 2346
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 00 /r ib`` (AVX2)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2342
+    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2347
     """``vpermq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 36 /r`` (AVX512F)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2343
+    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2348
     """``vpermq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 00 /r ib`` (AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 2344
+    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 2349
     """``vpermq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 36 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2345
+    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2350
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 00 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 2346
+    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 2351
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 01 /r ib`` (AVX2)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2347
+    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2352
     """``vpermpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 16 /r`` (AVX512F)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2348
+    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2353
     """``vpermpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 01 /r ib`` (AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 2349
+    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 2354
     """``vpermpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2350
+    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2355
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 01 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 2351
+    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 2356
     """``vpblendd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 2352
+    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 2357
     """``vpblendd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 2353
+    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 2358
     """``vperm2f128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 06 /r ib`` (AVX)"""
-    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 2354
+    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 2359
     """``vblendps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 2355
+    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 2360
     """``vblendps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 2356
+    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 2361
     """``vblendpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 2357
+    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 2362
     """``vblendpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 2358
+    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 2363
     """``vpblendw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0E /r ib`` (AVX)"""
-    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 2359
+    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 2364
     """``vpblendw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0E /r ib`` (AVX2)"""
-    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 2360
+    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 2365
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0F /r ib`` (AVX)"""
-    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 2361
+    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 2366
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0F /r ib`` (AVX2)"""
-    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2362
+    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2367
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2363
+    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2368
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2364
+    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2369
     """``vpalignr W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 0F /r ib`` (AVX512BW)"""
-    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2365
+    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2370
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 17 /r ib`` (AVX)"""
-    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2366
+    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2371
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 17 /r ib`` (AVX)"""
-    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2367
+    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2372
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 17 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2368
+    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2373
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 17 /r ib`` (AVX512F)"""
-    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 2369
+    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 2374
     """``vinsertf128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 18 /r ib`` (AVX)"""
-    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 2370
+    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 2375
     """``vextractf128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 19 /r ib`` (AVX)"""
-    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 2371
+    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 2376
     """``vinserti128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 38 /r ib`` (AVX2)"""
-    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 2372
+    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 2377
     """``vextracti128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 39 /r ib`` (AVX2)"""
-    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 2373
+    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 2378
     """``vdpps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 2374
+    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 2379
     """``vdpps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 2375
+    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 2380
     """``vdppd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 41 /r ib`` (AVX)"""
-    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 2376
+    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 2381
     """``vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 42 /r ib`` (AVX)"""
-    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 2377
+    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 2382
     """``vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 42 /r ib`` (AVX2)"""
-    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 2378
+    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 2383
     """``vperm2i128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 46 /r ib`` (AVX2)"""
-    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 2379
+    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 2384
     """``vpcmpestrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 2380
+    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 2385
     """``vpcmpestrm64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 2381
+    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 2386
     """``vpcmpestri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 61 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 2382
+    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 2387
     """``vpcmpestri64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 61 /r ib`` (AVX)"""
-    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 2383
+    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 2388
     """``vpcmpistrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 62 /r ib`` (AVX)"""
-    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 2384
+    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 2389
     """``vpcmpistri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 63 /r ib`` (AVX)"""
-    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 2385
+    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 2390
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 2386
+    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 2391
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2387
+    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2392
     """``vfmaddsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2388
+    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2393
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2389
+    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2394
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 2390
+    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 2395
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 2391
+    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 2396
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2392
+    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2397
     """``vfmaddsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2393
+    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2398
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2394
+    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2399
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 2395
+    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 2400
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 2396
+    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 2401
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2397
+    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2402
     """``vfmsubadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2398
+    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2403
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2399
+    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2404
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 2400
+    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 2405
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 2401
+    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 2406
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2402
+    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2407
     """``vfmsubadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2403
+    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2408
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2404
+    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2409
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 2405
+    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 2410
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 98 /r`` (FMA)"""
-    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 2406
+    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 2411
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 98 /r`` (FMA)"""
-    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2407
+    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2412
     """``vfmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2408
+    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2413
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2409
+    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2414
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 2410
+    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 2415
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 98 /r`` (FMA)"""
-    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 2411
+    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 2416
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 98 /r`` (FMA)"""
-    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2412
+    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2417
     """``vfmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2413
+    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2418
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2414
+    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2419
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 2415
+    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 2420
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 99 /r`` (FMA)"""
-    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2416
+    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2421
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 99 /r`` (AVX512F)"""
-    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 2417
+    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 2422
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 99 /r`` (FMA)"""
-    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2418
+    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2423
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 99 /r`` (AVX512F)"""
-    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 2419
+    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 2424
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9A /r`` (FMA)"""
-    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 2420
+    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 2425
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2421
+    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2426
     """``vfmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2422
+    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2427
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2423
+    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2428
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 2424
+    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 2429
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9A /r`` (FMA)"""
-    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 2425
+    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 2430
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2426
+    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2431
     """``vfmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2427
+    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2432
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2428
+    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2433
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 2429
+    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 2434
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2430
+    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2435
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9B /r`` (AVX512F)"""
-    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 2431
+    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 2436
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2432
+    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2437
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9B /r`` (AVX512F)"""
-    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 2433
+    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 2438
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9C /r`` (FMA)"""
-    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 2434
+    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 2439
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2435
+    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2440
     """``vfnmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2436
+    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2441
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2437
+    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2442
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 2438
+    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 2443
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9C /r`` (FMA)"""
-    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 2439
+    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 2444
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2440
+    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2445
     """``vfnmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2441
+    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2446
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2442
+    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2447
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 2443
+    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 2448
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2444
+    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2449
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9D /r`` (AVX512F)"""
-    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 2445
+    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 2450
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2446
+    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2451
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9D /r`` (AVX512F)"""
-    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 2447
+    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 2452
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 2448
+    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 2453
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2449
+    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2454
     """``vfnmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2450
+    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2455
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2451
+    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2456
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 2452
+    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 2457
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 2453
+    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 2458
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2454
+    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2459
     """``vfnmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2455
+    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2460
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2456
+    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2461
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 2457
+    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 2462
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2458
+    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2463
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9F /r`` (AVX512F)"""
-    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 2459
+    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 2464
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2460
+    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2465
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9F /r`` (AVX512F)"""
-    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 2461
+    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 2466
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 2462
+    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 2467
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2463
+    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2468
     """``vfmaddsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2464
+    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2469
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2465
+    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2470
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 2466
+    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 2471
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 2467
+    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 2472
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2468
+    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2473
     """``vfmaddsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2469
+    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2474
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2470
+    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2475
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 2471
+    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 2476
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 2472
+    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 2477
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2473
+    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2478
     """``vfmsubadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2474
+    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2479
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2475
+    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2480
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 2476
+    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 2481
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 2477
+    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 2482
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2478
+    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2483
     """``vfmsubadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2479
+    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2484
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2480
+    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2485
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 2481
+    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 2486
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AA /r`` (FMA)"""
-    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 2482
+    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 2487
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2483
+    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2488
     """``vfmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2484
+    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2489
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2485
+    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2490
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 2486
+    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 2491
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AA /r`` (FMA)"""
-    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 2487
+    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 2492
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2488
+    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2493
     """``vfmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2489
+    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2494
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2490
+    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2495
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 2491
+    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 2496
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2492
+    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2497
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AB /r`` (AVX512F)"""
-    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 2493
+    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 2498
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2494
+    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2499
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AB /r`` (AVX512F)"""
-    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 2495
+    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 2500
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AC /r`` (FMA)"""
-    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 2496
+    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 2501
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2497
+    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2502
     """``vfnmadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2498
+    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2503
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2499
+    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2504
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 2500
+    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 2505
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AC /r`` (FMA)"""
-    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 2501
+    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 2506
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2502
+    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2507
     """``vfnmadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2503
+    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2508
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2504
+    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2509
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 2505
+    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 2510
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2506
+    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2511
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AD /r`` (AVX512F)"""
-    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 2507
+    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 2512
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2508
+    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2513
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AD /r`` (AVX512F)"""
-    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 2509
+    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 2514
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 2510
+    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 2515
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2511
+    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2516
     """``vfnmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2512
+    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2517
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2513
+    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2518
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 2514
+    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 2519
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 2515
+    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 2520
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2516
+    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2521
     """``vfnmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2517
+    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2522
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2518
+    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2523
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 2519
+    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 2524
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2520
+    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2525
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AF /r`` (AVX512F)"""
-    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 2521
+    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 2526
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2522
+    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2527
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AF /r`` (AVX512F)"""
-    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 2523
+    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 2528
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 2524
+    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 2529
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2525
+    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2530
     """``vfmaddsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2526
+    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2531
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2527
+    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2532
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 2528
+    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 2533
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 2529
+    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 2534
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2530
+    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2535
     """``vfmaddsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2531
+    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2536
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2532
+    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2537
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 2533
+    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 2538
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 2534
+    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 2539
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2535
+    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2540
     """``vfmsubadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2536
+    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2541
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2537
+    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2542
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 2538
+    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 2543
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 2539
+    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 2544
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2540
+    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2545
     """``vfmsubadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2541
+    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2546
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2542
+    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2547
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 2543
+    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 2548
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BA /r`` (FMA)"""
-    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 2544
+    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 2549
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2545
+    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2550
     """``vfmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2546
+    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2551
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2547
+    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2552
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 2548
+    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 2553
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BA /r`` (FMA)"""
-    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 2549
+    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 2554
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2550
+    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2555
     """``vfmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2551
+    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2556
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2552
+    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2557
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 2553
+    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 2558
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2554
+    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2559
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BB /r`` (AVX512F)"""
-    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 2555
+    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 2560
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2556
+    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2561
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BB /r`` (AVX512F)"""
-    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 2557
+    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 2562
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BC /r`` (FMA)"""
-    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 2558
+    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 2563
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2559
+    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2564
     """``vfnmadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2560
+    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2565
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2561
+    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2566
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 2562
+    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 2567
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BC /r`` (FMA)"""
-    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 2563
+    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 2568
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2564
+    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2569
     """``vfnmadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2565
+    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2570
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2566
+    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2571
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 2567
+    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 2572
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2568
+    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2573
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BD /r`` (AVX512F)"""
-    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 2569
+    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 2574
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2570
+    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2575
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BD /r`` (AVX512F)"""
-    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 2571
+    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 2576
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 2572
+    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 2577
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2573
+    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2578
     """``vfnmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2574
+    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2579
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2575
+    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2580
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 2576
+    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 2581
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 2577
+    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 2582
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2578
+    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2583
     """``vfnmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2579
+    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2584
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2580
+    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2585
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 2581
+    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 2586
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2582
+    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2587
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BF /r`` (AVX512F)"""
-    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 2583
+    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 2588
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2584
+    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2589
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BF /r`` (AVX512F)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 2585
+    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 2590
     """``vfmaddsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 2586
+    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 2591
     """``vfmaddsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 2587
+    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 2592
     """``vfmaddsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 2588
+    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 2593
     """``vfmaddsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 2589
+    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 2594
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 2590
+    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 2595
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 2591
+    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 2596
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 2592
+    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 2597
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 2593
+    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 2598
     """``vfmsubaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 2594
+    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 2599
     """``vfmsubaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 2595
+    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 2600
     """``vfmsubaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 2596
+    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 2601
     """``vfmsubaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 2597
+    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 2602
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 2598
+    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 2603
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 2599
+    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 2604
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 2600
+    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 2605
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 2601
+    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 2606
     """``vfmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 2602
+    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 2607
     """``vfmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 2603
+    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 2608
     """``vfmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 2604
+    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 2609
     """``vfmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 2605
+    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 2610
     """``vfmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 2606
+    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 2611
     """``vfmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 2607
+    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 2612
     """``vfmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 2608
+    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 2613
     """``vfmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 2609
+    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 2614
     """``vfmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 2610
+    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 2615
     """``vfmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 2611
+    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 2616
     """``vfmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6B /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 2612
+    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 2617
     """``vfmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6B /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2613
+    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2618
     """``vfmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2614
+    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2619
     """``vfmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2615
+    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2620
     """``vfmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2616
+    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2621
     """``vfmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2617
+    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2622
     """``vfmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2618
+    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2623
     """``vfmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2619
+    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2624
     """``vfmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2620
+    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2625
     """``vfmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2621
+    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2626
     """``vfmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2622
+    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2627
     """``vfmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2623
+    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2628
     """``vfmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6F /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2624
+    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2629
     """``vfmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6F /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 2625
+    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 2630
     """``vfnmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 2626
+    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 2631
     """``vfnmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 2627
+    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 2632
     """``vfnmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 2628
+    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 2633
     """``vfnmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 2629
+    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 2634
     """``vfnmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 2630
+    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 2635
     """``vfnmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 2631
+    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 2636
     """``vfnmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 2632
+    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 2637
     """``vfnmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 2633
+    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 2638
     """``vfnmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 2634
+    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 2639
     """``vfnmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 2635
+    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 2640
     """``vfnmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7B /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 2636
+    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 2641
     """``vfnmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7B /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2637
+    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2642
     """``vfnmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2638
+    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2643
     """``vfnmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2639
+    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2644
     """``vfnmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2640
+    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2645
     """``vfnmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2641
+    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2646
     """``vfnmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2642
+    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2647
     """``vfnmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2643
+    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2648
     """``vfnmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2644
+    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2649
     """``vfnmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2645
+    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2650
     """``vfnmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2646
+    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2651
     """``vfnmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2647
+    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2652
     """``vfnmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7F /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2648
+    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2653
     """``vfnmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7F /r /is4`` (FMA4)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 2649
+    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 2654
     """``vpermil2ps W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 2650
+    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 2655
     """``vpermil2ps W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 2651
+    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 2656
     """``vpermil2ps W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 2652
+    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 2657
     """``vpermil2ps W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 2653
+    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 2658
     """``vpermil2pd W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 2654
+    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 2659
     """``vpermil2pd W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 2655
+    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 2660
     """``vpermil2pd W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 2656
+    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 2661
     """``vpermil2pd W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_ANDN_R32_R32_RM32: Final = 2657
+    VEX_ANDN_R32_R32_RM32: Final = 2662
     """``andn W:r32, R:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F2 /r`` (BMI1)"""
-    VEX_ANDN_R64_R64_RM64: Final = 2658
+    VEX_ANDN_R64_R64_RM64: Final = 2663
     """``andn W:r64, R:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F2 /r`` (BMI1)"""
-    VEX_BLSR_R32_RM32: Final = 2659
+    VEX_BLSR_R32_RM32: Final = 2664
     """``blsr W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /1`` (BMI1)"""
-    VEX_BLSR_R64_RM64: Final = 2660
+    VEX_BLSR_R64_RM64: Final = 2665
     """``blsr W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /1`` (BMI1)"""
-    VEX_BLSMSK_R32_RM32: Final = 2661
+    VEX_BLSMSK_R32_RM32: Final = 2666
     """``blsmsk W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /2`` (BMI1)"""
-    VEX_BLSMSK_R64_RM64: Final = 2662
+    VEX_BLSMSK_R64_RM64: Final = 2667
     """``blsmsk W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /2`` (BMI1)"""
-    VEX_BLSI_R32_RM32: Final = 2663
+    VEX_BLSI_R32_RM32: Final = 2668
     """``blsi W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /3`` (BMI1)"""
-    VEX_BLSI_R64_RM64: Final = 2664
+    VEX_BLSI_R64_RM64: Final = 2669
     """``blsi W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /3`` (BMI1)"""
-    VEX_BZHI_R32_RM32_R32: Final = 2665
+    VEX_BZHI_R32_RM32_R32: Final = 2670
     """``bzhi W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_BZHI_R64_RM64_R64: Final = 2666
+    VEX_BZHI_R64_RM64_R64: Final = 2671
     """``bzhi W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PEXT_R32_R32_RM32: Final = 2667
+    VEX_PEXT_R32_R32_RM32: Final = 2672
     """``pext W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F3.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PEXT_R64_R64_RM64: Final = 2668
+    VEX_PEXT_R64_R64_RM64: Final = 2673
     """``pext W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F3.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PDEP_R32_R32_RM32: Final = 2669
+    VEX_PDEP_R32_R32_RM32: Final = 2674
     """``pdep W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PDEP_R64_R64_RM64: Final = 2670
+    VEX_PDEP_R64_R64_RM64: Final = 2675
     """``pdep W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_MULX_R32_R32_RM32: Final = 2671
+    VEX_MULX_R32_R32_RM32: Final = 2676
     """``mulx W:r32, W:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F6 /r`` (BMI2)"""
-    VEX_MULX_R64_R64_RM64: Final = 2672
+    VEX_MULX_R64_R64_RM64: Final = 2677
     """``mulx W:r64, W:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F6 /r`` (BMI2)"""
-    VEX_BEXTR_R32_RM32_R32: Final = 2673
+    VEX_BEXTR_R32_RM32_R32: Final = 2678
     """``bextr W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F7 /r`` (BMI1)"""
-    VEX_BEXTR_R64_RM64_R64: Final = 2674
+    VEX_BEXTR_R64_RM64_R64: Final = 2679
     """``bextr W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F7 /r`` (BMI1)"""
-    VEX_SHLX_R32_RM32_R32: Final = 2675
+    VEX_SHLX_R32_RM32_R32: Final = 2680
     """``shlx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.66.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHLX_R64_RM64_R64: Final = 2676
+    VEX_SHLX_R64_RM64_R64: Final = 2681
     """``shlx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.66.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SARX_R32_RM32_R32: Final = 2677
+    VEX_SARX_R32_RM32_R32: Final = 2682
     """``sarx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F3.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SARX_R64_RM64_R64: Final = 2678
+    VEX_SARX_R64_RM64_R64: Final = 2683
     """``sarx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F3.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SHRX_R32_RM32_R32: Final = 2679
+    VEX_SHRX_R32_RM32_R32: Final = 2684
     """``shrx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F2.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHRX_R64_RM64_R64: Final = 2680
+    VEX_SHRX_R64_RM64_R64: Final = 2685
     """``shrx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F2.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_RORX_R32_RM32_IMM8: Final = 2681
+    VEX_RORX_R32_RM32_IMM8: Final = 2686
     """``rorx W:r32, R:r32/m32, R:imm8`` ``VEX.LZ.F2.0F3A.W0 F0 /r ib`` (BMI2)"""
-    VEX_RORX_R64_RM64_IMM8: Final = 2682
+    VEX_RORX_R64_RM64_IMM8: Final = 2687
     """``rorx W:r64, R:r64/m64, R:imm8`` ``VEX.LZ.F2.0F3A.W1 F0 /r ib`` (BMI2)"""
-    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 2683
+    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 2688
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 2684
+    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 2689
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 2685
+    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 2690
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 2686
+    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 2691
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 2687
+    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 2692
     """``vgf2p8mulb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CF /r`` (AVX512F+GFNI)"""
-    VEX_VAESIMC_XMM_XMMM128: Final = 2688
+    VEX_VAESIMC_XMM_XMMM128: Final = 2693
     """``vaesimc W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DB /r`` (AES+AVX)"""
-    VEX_VAESENC_XMM_XMM_XMMM128: Final = 2689
+    VEX_VAESENC_XMM_XMM_XMMM128: Final = 2694
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DC /r`` (AES+AVX)"""
-    VEX_VAESENC_YMM_YMM_YMMM256: Final = 2690
+    VEX_VAESENC_YMM_YMM_YMMM256: Final = 2695
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DC /r`` (VAES)"""
-    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 2691
+    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 2696
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 2692
+    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 2697
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 2693
+    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 2698
     """``vaesenc W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DC /r`` (AVX512F+VAES)"""
-    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2694
+    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2699
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DD /r`` (AES+AVX)"""
-    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2695
+    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2700
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DD /r`` (VAES)"""
-    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2696
+    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2701
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2697
+    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2702
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 2698
+    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 2703
     """``vaesenclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DD /r`` (AVX512F+VAES)"""
-    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 2699
+    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 2704
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DE /r`` (AES+AVX)"""
-    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 2700
+    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 2705
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DE /r`` (VAES)"""
-    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 2701
+    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 2706
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 2702
+    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 2707
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 2703
+    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 2708
     """``vaesdec W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DE /r`` (AVX512F+VAES)"""
-    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2704
+    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2709
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DF /r`` (AES+AVX)"""
-    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2705
+    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2710
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DF /r`` (VAES)"""
-    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2706
+    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2711
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2707
+    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2712
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 2708
+    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 2713
     """``vaesdeclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DF /r`` (AVX512F+VAES)"""
-    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2709
+    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2714
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 44 /r ib`` (PCLMULQDQ+AVX)"""
-    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2710
+    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2715
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 44 /r ib`` (VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2711
+    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2716
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2712
+    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2717
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 2713
+    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 2718
     """``vpclmulqdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 44 /r ib`` (AVX512F+VPCLMULQDQ)"""
-    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 2714
+    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 2719
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 2715
+    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 2720
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2716
+    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2721
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2717
+    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2722
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2718
+    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2723
     """``vgf2p8affineqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CE /r ib`` (AVX512F+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 2719
+    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 2724
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 2720
+    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 2725
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2721
+    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2726
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2722
+    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2727
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2723
+    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2728
     """``vgf2p8affineinvqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CF /r ib`` (AVX512F+GFNI)"""
-    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2724
+    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2729
     """``vaeskeygenassist W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG DF /r ib`` (AES+AVX)"""
-    VEX_STTILECFG_M512: Final = 2725
+    VEX_STTILECFG_M512: Final = 2730
     """``sttilecfg W:m512`` ``VEX.128.66.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 2726
+    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 2731
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 2727
+    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 2732
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2728
+    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2733
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2729
+    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2734
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2730
+    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2735
     """``vpdpbusd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 50 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 2731
+    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 2736
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 2732
+    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 2737
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2733
+    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2738
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2734
+    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2739
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2735
+    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2740
     """``vpdpbusds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 51 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 2736
+    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 2741
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 2737
+    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 2742
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2738
+    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2743
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2739
+    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2744
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2740
+    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2745
     """``vpdpwssd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 52 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 2741
+    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 2746
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 2742
+    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 2747
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2743
+    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2748
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2744
+    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2749
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2745
+    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2750
     """``vpdpwssds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 53 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 2746
+    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 2751
     """``vpdpbuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 2747
+    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 2752
     """``vpdpbuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 2748
+    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 2753
     """``vpdpbsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 2749
+    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 2754
     """``vpdpbsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 2750
+    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 2755
     """``vpdpbssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 2751
+    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 2756
     """``vpdpbssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 2752
+    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 2757
     """``vpdpbuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 2753
+    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 2758
     """``vpdpbuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 2754
+    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 2759
     """``vpdpbsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 2755
+    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 2760
     """``vpdpbsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 2756
+    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 2761
     """``vpdpbssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 2757
+    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 2762
     """``vpdpbssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 2758
+    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 2763
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 2759
+    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 2764
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 2760
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 2765
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 2761
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 2766
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 2762
+    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 2767
     """``vcvtneps2bf16 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    VEX_VCVTNEOPH2PS_XMM_M128: Final = 2763
+    VEX_VCVTNEOPH2PS_XMM_M128: Final = 2768
     """``vcvtneoph2ps W:xmm, R:m128`` ``VEX.128.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOPH2PS_YMM_M256: Final = 2764
+    VEX_VCVTNEOPH2PS_YMM_M256: Final = 2769
     """``vcvtneoph2ps W:ymm, R:m256`` ``VEX.256.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_XMM_M128: Final = 2765
+    VEX_VCVTNEEPH2PS_XMM_M128: Final = 2770
     """``vcvtneeph2ps W:xmm, R:m128`` ``VEX.128.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_YMM_M256: Final = 2766
+    VEX_VCVTNEEPH2PS_YMM_M256: Final = 2771
     """``vcvtneeph2ps W:ymm, R:m256`` ``VEX.256.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_XMM_M128: Final = 2767
+    VEX_VCVTNEEBF162PS_XMM_M128: Final = 2772
     """``vcvtneebf162ps W:xmm, R:m128`` ``VEX.128.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_YMM_M256: Final = 2768
+    VEX_VCVTNEEBF162PS_YMM_M256: Final = 2773
     """``vcvtneebf162ps W:ymm, R:m256`` ``VEX.256.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_XMM_M128: Final = 2769
+    VEX_VCVTNEOBF162PS_XMM_M128: Final = 2774
     """``vcvtneobf162ps W:xmm, R:m128`` ``VEX.128.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_YMM_M256: Final = 2770
+    VEX_VCVTNEOBF162PS_YMM_M256: Final = 2775
     """``vcvtneobf162ps W:ymm, R:m256`` ``VEX.256.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_XMM_M16: Final = 2771
+    VEX_VBCSTNESH2PS_XMM_M16: Final = 2776
     """``vbcstnesh2ps W:xmm, R:m16`` ``VEX.128.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_YMM_M16: Final = 2772
+    VEX_VBCSTNESH2PS_YMM_M16: Final = 2777
     """``vbcstnesh2ps W:ymm, R:m16`` ``VEX.256.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_XMM_M16: Final = 2773
+    VEX_VBCSTNEBF162PS_XMM_M16: Final = 2778
     """``vbcstnebf162ps W:xmm, R:m16`` ``VEX.128.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_YMM_M16: Final = 2774
+    VEX_VBCSTNEBF162PS_YMM_M16: Final = 2779
     """``vbcstnebf162ps W:ymm, R:m16`` ``VEX.256.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 2775
+    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 2780
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 2776
+    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 2781
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2777
+    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2782
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2778
+    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2783
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2779
+    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2784
     """``vpmadd52luq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B4 /r`` (AVX512_IFMA)"""
-    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 2780
+    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 2785
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 2781
+    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 2786
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2782
+    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2787
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2783
+    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2788
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2784
+    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2789
     """``vpmadd52huq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B5 /r`` (AVX512_IFMA)"""
-    VEX_CMPOXADD_M32_R32_R32: Final = 2785
+    VEX_CMPOXADD_M32_R32_R32: Final = 2790
     """``cmpoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPOXADD_M64_R64_R64: Final = 2786
+    VEX_CMPOXADD_M64_R64_R64: Final = 2791
     """``cmpoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M32_R32_R32: Final = 2787
+    VEX_CMPNOXADD_M32_R32_R32: Final = 2792
     """``cmpnoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M64_R64_R64: Final = 2788
+    VEX_CMPNOXADD_M64_R64_R64: Final = 2793
     """``cmpnoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M32_R32_R32: Final = 2789
+    VEX_CMPBXADD_M32_R32_R32: Final = 2794
     """``cmpbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M64_R64_R64: Final = 2790
+    VEX_CMPBXADD_M64_R64_R64: Final = 2795
     """``cmpbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M32_R32_R32: Final = 2791
+    VEX_CMPBEXADD_M32_R32_R32: Final = 2796
     """``cmpbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M64_R64_R64: Final = 2792
+    VEX_CMPBEXADD_M64_R64_R64: Final = 2797
     """``cmpbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M32_R32_R32: Final = 2793
+    VEX_CMPSXADD_M32_R32_R32: Final = 2798
     """``cmpsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M64_R64_R64: Final = 2794
+    VEX_CMPSXADD_M64_R64_R64: Final = 2799
     """``cmpsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M32_R32_R32: Final = 2795
+    VEX_CMPNSXADD_M32_R32_R32: Final = 2800
     """``cmpnsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M64_R64_R64: Final = 2796
+    VEX_CMPNSXADD_M64_R64_R64: Final = 2801
     """``cmpnsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M32_R32_R32: Final = 2797
+    VEX_CMPPXADD_M32_R32_R32: Final = 2802
     """``cmppxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EA /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M64_R64_R64: Final = 2798
+    VEX_CMPPXADD_M64_R64_R64: Final = 2803
     """``cmppxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EA /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M32_R32_R32: Final = 2799
+    VEX_CMPNPXADD_M32_R32_R32: Final = 2804
     """``cmpnpxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EB /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M64_R64_R64: Final = 2800
+    VEX_CMPNPXADD_M64_R64_R64: Final = 2805
     """``cmpnpxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EB /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M32_R32_R32: Final = 2801
+    VEX_CMPLXADD_M32_R32_R32: Final = 2806
     """``cmplxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M64_R64_R64: Final = 2802
+    VEX_CMPLXADD_M64_R64_R64: Final = 2807
     """``cmplxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M32_R32_R32: Final = 2803
+    VEX_CMPLEXADD_M32_R32_R32: Final = 2808
     """``cmplexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EE /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M64_R64_R64: Final = 2804
+    VEX_CMPLEXADD_M64_R64_R64: Final = 2809
     """``cmplexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EE /r`` (CMPCCXADD)"""
-    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 2805
+    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 2810
     """``vsha512rnds2 RW:ymm, R:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CB /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG1_YMM_XMM: Final = 2806
+    VEX_VSHA512MSG1_YMM_XMM: Final = 2811
     """``vsha512msg1 RW:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CC /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG2_YMM_YMM: Final = 2807
+    VEX_VSHA512MSG2_YMM_YMM: Final = 2812
     """``vsha512msg2 RW:ymm, R:ymm`` ``VEX.256.F2.0F38.W0 CD /r`` (AVX+SHA512)"""
-    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 2808
+    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 2813
     """``vpdpwuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 2809
+    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 2814
     """``vpdpwuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 2810
+    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 2815
     """``vpdpwusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 2811
+    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 2816
     """``vpdpwusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 2812
+    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 2817
     """``vpdpwsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 2813
+    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 2818
     """``vpdpwsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 2814
+    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 2819
     """``vpdpwuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 2815
+    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 2820
     """``vpdpwuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 2816
+    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 2821
     """``vpdpwusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 2817
+    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 2822
     """``vpdpwusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 2818
+    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 2823
     """``vpdpwsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 2819
+    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 2824
     """``vpdpwsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 2820
+    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 2825
     """``vsm3msg1 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 2821
+    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 2826
     """``vsm3msg2 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2822
+    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2827
     """``vsm4key4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2823
+    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2828
     """``vsm4key4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2824
+    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2829
     """``vsm4rnds4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2825
+    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2830
     """``vsm4rnds4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 2826
+    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 2831
     """``vsm3rnds2 RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 DE /r ib`` (AVX+SM3)"""
-    MONITORQ: Final = 2827
+    MONITORQ: Final = 2832
     """``monitor`` ``0F 01 C8`` (MONITOR)"""
-    MONITORD: Final = 2828
+    MONITORD: Final = 2833
     """``monitor`` ``a32 0F 01 C8`` (MONITOR)"""
-    MWAIT: Final = 2829
+    MWAIT: Final = 2834
     """``mwait`` ``0F 01 C9`` (MONITOR)"""
-    XGETBV: Final = 2830
+    XGETBV: Final = 2835
     """``xgetbv`` ``0F 01 D0`` (XSAVE)"""
-    XSETBV: Final = 2831
+    XSETBV: Final = 2836
     """``xsetbv`` ``0F 01 D1`` (XSAVE)"""
-    MONITORXQ: Final = 2832
+    MONITORXQ: Final = 2837
     """``monitorx`` ``0F 01 FA`` (MONITORX)"""
-    MONITORXD: Final = 2833
+    MONITORXD: Final = 2838
     """``monitorx`` ``a32 0F 01 FA`` (MONITORX)"""
-    MWAITX: Final = 2834
+    MWAITX: Final = 2839
     """``mwaitx`` ``0F 01 FB`` (MONITORX)"""
-    PREFETCHW_M8: Final = 2835
+    PREFETCHW_M8: Final = 2840
     """``prefetchw N:m8`` ``0F 0D /1`` (PREFETCHW)"""
-    PREFETCHRESERVED3_M8: Final = 2836
+    PREFETCHRESERVED3_M8: Final = 2841
     """``prefetchw N:m8`` ``0F 0D /3`` (PREFETCHW)"""
-    PREFETCH_M8: Final = 2837
+    PREFETCH_M8: Final = 2842
     """``prefetch N:m8`` ``0F 0D /0`` (PREFETCHW)"""
-    PREFETCHRESERVED4_M8: Final = 2838
+    PREFETCHRESERVED4_M8: Final = 2843
     """``prefetch N:m8`` ``0F 0D /4`` (PREFETCHW)"""
-    PREFETCHRESERVED5_M8: Final = 2839
+    PREFETCHRESERVED5_M8: Final = 2844
     """``prefetch N:m8`` ``0F 0D /5`` (PREFETCHW)"""
-    PREFETCHRESERVED6_M8: Final = 2840
+    PREFETCHRESERVED6_M8: Final = 2845
     """``prefetch N:m8`` ``0F 0D /6`` (PREFETCHW)"""
-    PREFETCHRESERVED7_M8: Final = 2841
+    PREFETCHRESERVED7_M8: Final = 2846
     """``prefetch N:m8`` ``0F 0D /7`` (PREFETCHW)"""
-    PREFETCHWT1_M8: Final = 2842
+    PREFETCHWT1_M8: Final = 2847
     """``prefetchwt1 N:m8`` ``0F 0D /2`` (PREFETCHWT1)"""
-    CLDEMOTE_M8: Final = 2843
+    CLDEMOTE_M8: Final = 2848
     """``cldemote N:m8`` ``0F 1C /0`` (CLDEMOTE)"""
-    RDFSBASE_R32: Final = 2844
+    RDFSBASE_R32: Final = 2849
     """``rdfsbase W:r32`` ``F3 0F AE /0`` (FSGSBASE)"""
-    RDFSBASE_R64: Final = 2845
+    RDFSBASE_R64: Final = 2850
     """``rdfsbase W:r64`` ``F3 REX.W 0F AE /0`` (FSGSBASE)"""
-    RDGSBASE_R32: Final = 2846
+    RDGSBASE_R32: Final = 2851
     """``rdgsbase W:r32`` ``F3 0F AE /1`` (FSGSBASE)"""
-    RDGSBASE_R64: Final = 2847
+    RDGSBASE_R64: Final = 2852
     """``rdgsbase W:r64`` ``F3 REX.W 0F AE /1`` (FSGSBASE)"""
-    WRFSBASE_R32: Final = 2848
+    WRFSBASE_R32: Final = 2853
     """``wrfsbase R:r32`` ``F3 0F AE /2`` (FSGSBASE)"""
-    WRFSBASE_R64: Final = 2849
+    WRFSBASE_R64: Final = 2854
     """``wrfsbase R:r64`` ``F3 REX.W 0F AE /2`` (FSGSBASE)"""
-    WRGSBASE_R32: Final = 2850
+    WRGSBASE_R32: Final = 2855
     """``wrgsbase R:r32`` ``F3 0F AE /3`` (FSGSBASE)"""
-    WRGSBASE_R64: Final = 2851
+    WRGSBASE_R64: Final = 2856
     """``wrgsbase R:r64`` ``F3 REX.W 0F AE /3`` (FSGSBASE)"""
-    XSAVE_MEM: Final = 2852
+    XSAVE_MEM: Final = 2857
     """``xsave RW:m`` ``0F AE /4`` (XSAVE)"""
-    XSAVE64_MEM: Final = 2853
+    XSAVE64_MEM: Final = 2858
     """``xsave64 RW:m`` ``REX.W 0F AE /4`` (XSAVE)"""
-    XRSTOR_MEM: Final = 2854
+    XRSTOR_MEM: Final = 2859
     """``xrstor R:m`` ``0F AE /5`` (XSAVE)"""
-    XRSTOR64_MEM: Final = 2855
+    XRSTOR64_MEM: Final = 2860
     """``xrstor64 R:m`` ``REX.W 0F AE /5`` (XSAVE)"""
-    XSAVEOPT_MEM: Final = 2856
+    XSAVEOPT_MEM: Final = 2861
     """``xsaveopt RW:m`` ``0F AE /6`` (XSAVEOPT)"""
-    XSAVEOPT64_MEM: Final = 2857
+    XSAVEOPT64_MEM: Final = 2862
     """``xsaveopt64 RW:m`` ``REX.W 0F AE /6`` (XSAVEOPT)"""
-    CLWB_M8: Final = 2858
+    CLWB_M8: Final = 2863
     """``clwb R:m8`` ``66 0F AE /6`` (CLWB)"""
-    TPAUSE_R32: Final = 2859
+    TPAUSE_R32: Final = 2864
     """``tpause R:r32`` ``66 0F AE /6`` (WAITPKG)"""
-    TPAUSE_R64: Final = 2860
+    TPAUSE_R64: Final = 2865
     """``tpause R:r64`` ``66 REX.W 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R32: Final = 2861
+    UMWAIT_R32: Final = 2866
     """``umwait R:r32`` ``F2 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R64: Final = 2862
+    UMWAIT_R64: Final = 2867
     """``umwait R:r64`` ``F2 REX.W 0F AE /6`` (WAITPKG)"""
-    CLFLUSH_M8: Final = 2863
+    CLFLUSH_M8: Final = 2868
     """``clflush R:m8`` ``0F AE /7`` (CLFSH)"""
-    CLFLUSHOPT_M8: Final = 2864
+    CLFLUSHOPT_M8: Final = 2869
     """``clflushopt R:m8`` ``66 0F AE /7`` (CLFLUSHOPT)"""
-    LFENCE: Final = 2865
+    LFENCE: Final = 2870
     """``lfence`` ``0F AE E8`` (SSE2)"""
-    LFENCE_E9: Final = 2866
+    LFENCE_E9: Final = 2871
     """``lfence`` ``0F AE E9`` (SSE2)"""
-    LFENCE_EA: Final = 2867
+    LFENCE_EA: Final = 2872
     """``lfence`` ``0F AE EA`` (SSE2)"""
-    LFENCE_EB: Final = 2868
+    LFENCE_EB: Final = 2873
     """``lfence`` ``0F AE EB`` (SSE2)"""
-    LFENCE_EC: Final = 2869
+    LFENCE_EC: Final = 2874
     """``lfence`` ``0F AE EC`` (SSE2)"""
-    LFENCE_ED: Final = 2870
+    LFENCE_ED: Final = 2875
     """``lfence`` ``0F AE ED`` (SSE2)"""
-    LFENCE_EE: Final = 2871
+    LFENCE_EE: Final = 2876
     """``lfence`` ``0F AE EE`` (SSE2)"""
-    LFENCE_EF: Final = 2872
+    LFENCE_EF: Final = 2877
     """``lfence`` ``0F AE EF`` (SSE2)"""
-    MFENCE: Final = 2873
+    MFENCE: Final = 2878
     """``mfence`` ``0F AE F0`` (SSE2)"""
-    MFENCE_F1: Final = 2874
+    MFENCE_F1: Final = 2879
     """``mfence`` ``0F AE F1`` (SSE2)"""
-    MFENCE_F2: Final = 2875
+    MFENCE_F2: Final = 2880
     """``mfence`` ``0F AE F2`` (SSE2)"""
-    MFENCE_F3: Final = 2876
+    MFENCE_F3: Final = 2881
     """``mfence`` ``0F AE F3`` (SSE2)"""
-    MFENCE_F4: Final = 2877
+    MFENCE_F4: Final = 2882
     """``mfence`` ``0F AE F4`` (SSE2)"""
-    MFENCE_F5: Final = 2878
+    MFENCE_F5: Final = 2883
     """``mfence`` ``0F AE F5`` (SSE2)"""
-    MFENCE_F6: Final = 2879
+    MFENCE_F6: Final = 2884
     """``mfence`` ``0F AE F6`` (SSE2)"""
-    MFENCE_F7: Final = 2880
+    MFENCE_F7: Final = 2885
     """``mfence`` ``0F AE F7`` (SSE2)"""
-    SFENCE: Final = 2881
+    SFENCE: Final = 2886
     """``sfence`` ``0F AE F8`` (SSE)"""
-    SFENCE_F9: Final = 2882
+    SFENCE_F9: Final = 2887
     """``sfence`` ``0F AE F9`` (SSE)"""
-    SFENCE_FA: Final = 2883
+    SFENCE_FA: Final = 2888
     """``sfence`` ``0F AE FA`` (SSE)"""
-    SFENCE_FB: Final = 2884
+    SFENCE_FB: Final = 2889
     """``sfence`` ``0F AE FB`` (SSE)"""
-    SFENCE_FC: Final = 2885
+    SFENCE_FC: Final = 2890
     """``sfence`` ``0F AE FC`` (SSE)"""
-    SFENCE_FD: Final = 2886
+    SFENCE_FD: Final = 2891
     """``sfence`` ``0F AE FD`` (SSE)"""
-    SFENCE_FE: Final = 2887
+    SFENCE_FE: Final = 2892
     """``sfence`` ``0F AE FE`` (SSE)"""
-    SFENCE_FF: Final = 2888
+    SFENCE_FF: Final = 2893
     """``sfence`` ``0F AE FF`` (SSE)"""
-    XRSTORS_MEM: Final = 2889
+    XRSTORS_MEM: Final = 2894
     """``xrstors R:m`` ``0F C7 /3`` (XSAVES)"""
-    XRSTORS64_MEM: Final = 2890
+    XRSTORS64_MEM: Final = 2895
     """``xrstors64 R:m`` ``REX.W 0F C7 /3`` (XSAVES)"""
-    XSAVEC_MEM: Final = 2891
+    XSAVEC_MEM: Final = 2896
     """``xsavec W:m`` ``0F C7 /4`` (XSAVEC)"""
-    XSAVEC64_MEM: Final = 2892
+    XSAVEC64_MEM: Final = 2897
     """``xsavec64 W:m`` ``REX.W 0F C7 /4`` (XSAVEC)"""
-    XSAVES_MEM: Final = 2893
+    XSAVES_MEM: Final = 2898
     """``xsaves W:m`` ``0F C7 /5`` (XSAVES)"""
-    XSAVES64_MEM: Final = 2894
+    XSAVES64_MEM: Final = 2899
     """``xsaves64 W:m`` ``REX.W 0F C7 /5`` (XSAVES)"""
-    MOVDIRI_M32_R32: Final = 2895
+    MOVDIRI_M32_R32: Final = 2900
     """``movdiri W:m32, R:r32`` ``0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIRI_M64_R64: Final = 2896
+    MOVDIRI_M64_R64: Final = 2901
     """``movdiri W:m64, R:r64`` ``REX.W 0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIR64B_R64_M512: Final = 2897
+    MOVDIR64B_R64_M512: Final = 2902
     """``movdir64b R:r64, R:m512`` ``66 0F 38 F8 /r`` (MOVDIR64B)"""
-    MOVDIR64B_R32_M512: Final = 2898
+    MOVDIR64B_R32_M512: Final = 2903
     """``movdir64b R:r32, R:m512`` ``a32 66 0F 38 F8 /r`` (MOVDIR64B)"""
-    ENQCMD_R64_M512: Final = 2899
+    ENQCMD_R64_M512: Final = 2904
     """``enqcmd R:r64, R:m512`` ``F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMD_R32_M512: Final = 2900
+    ENQCMD_R32_M512: Final = 2905
     """``enqcmd R:r32, R:m512`` ``a32 F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R64_M512: Final = 2901
+    ENQCMDS_R64_M512: Final = 2906
     """``enqcmds R:r64, R:m512`` ``F3 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R32_M512: Final = 2902
+    ENQCMDS_R32_M512: Final = 2907
     """``enqcmds R:r32, R:m512`` ``a32 F3 0F 38 F8 /r`` (ENQCMD)"""
-    SERIALIZE: Final = 2903
+    SERIALIZE: Final = 2908
     """``serialize`` ``0F 01 E8`` (SERIALIZE)"""
-    PREFETCHIT1_M8: Final = 2904
+    PREFETCHIT1_M8: Final = 2909
     """``prefetchit1 N:m8`` ``0F 18 /6`` (PREFETCHITI)"""
-    PREFETCHIT0_M8: Final = 2905
+    PREFETCHIT0_M8: Final = 2910
     """``prefetchit0 N:m8`` ``0F 18 /7`` (PREFETCHITI)"""
-    XABORT_IMM8: Final = 2906
+    XABORT_IMM8: Final = 2911
     """``xabort R:imm8`` ``C6 F8 ib`` (RTM)"""
-    XBEGIN_REL32: Final = 2907
+    XBEGIN_REL32: Final = 2912
     """``xbegin R:rel32`` ``C7 F8 cd`` (RTM)"""
-    XBEGIN_REL16: Final = 2908
+    XBEGIN_REL16: Final = 2913
     """``xbegin R:rel16`` ``o16 C7 F8 cw`` (RTM)"""
-    RSTORSSP_M64: Final = 2909
+    RSTORSSP_M64: Final = 2914
     """``rstorssp RW:m64`` ``F3 0F 01 /5`` (CET_SS)"""
-    ENCLV: Final = 2910
+    ENCLV: Final = 2915
     """``enclv`` ``0F 01 C0`` (OSS)"""
-    VMCALL: Final = 2911
+    VMCALL: Final = 2916
     """``vmcall`` ``0F 01 C1`` (VMX)"""
-    VMLAUNCH: Final = 2912
+    VMLAUNCH: Final = 2917
     """``vmlaunch`` ``0F 01 C2`` (VMX)"""
-    VMRESUME: Final = 2913
+    VMRESUME: Final = 2918
     """``vmresume`` ``0F 01 C3`` (VMX)"""
-    VMXOFF: Final = 2914
+    VMXOFF: Final = 2919
     """``vmxoff`` ``0F 01 C4`` (VMX)"""
-    PCONFIG: Final = 2915
+    PCONFIG: Final = 2920
     """``pconfig`` ``0F 01 C5`` (PCONFIG)"""
-    ENCLS: Final = 2916
+    ENCLS: Final = 2921
     """``encls`` ``0F 01 CF`` (SGX1)"""
-    VMFUNC: Final = 2917
+    VMFUNC: Final = 2922
     """``vmfunc`` ``0F 01 D4`` (VMX)"""
-    XEND: Final = 2918
+    XEND: Final = 2923
     """``xend`` ``0F 01 D5`` (RTM)"""
-    XTEST: Final = 2919
+    XTEST: Final = 2924
     """``xtest`` ``0F 01 D6`` (HLE_OR_RTM)"""
-    ENCLU: Final = 2920
+    ENCLU: Final = 2925
     """``enclu`` ``0F 01 D7`` (SGX1)"""
-    VMMCALL: Final = 2921
+    VMMCALL: Final = 2926
     """``vmmcall`` ``0F 01 D9`` (SVM)"""
-    STGI: Final = 2922
+    STGI: Final = 2927
     """``stgi`` ``0F 01 DC`` (SKINIT_OR_SVM)"""
-    SKINIT: Final = 2923
+    SKINIT: Final = 2928
     """``skinit`` ``0F 01 DE`` (SKINIT_OR_SVM)"""
-    CLGI: Final = 2924
+    CLGI: Final = 2929
     """``clgi`` ``0F 01 DD`` (SVM)"""
-    SETSSBSY: Final = 2925
+    SETSSBSY: Final = 2930
     """``setssbsy`` ``F3 0F 01 E8`` (CET_SS)"""
-    SAVEPREVSSP: Final = 2926
+    SAVEPREVSSP: Final = 2931
     """``saveprevssp`` ``F3 0F 01 EA`` (CET_SS)"""
-    RDPKRU: Final = 2927
+    RDPKRU: Final = 2932
     """``rdpkru`` ``0F 01 EE`` (PKU)"""
-    WRPKRU: Final = 2928
+    WRPKRU: Final = 2933
     """``wrpkru`` ``0F 01 EF`` (PKU)"""
-    MCOMMIT: Final = 2929
+    MCOMMIT: Final = 2934
     """``mcommit`` ``F3 0F 01 FA`` (MCOMMIT)"""
-    RDPRU: Final = 2930
+    RDPRU: Final = 2935
     """``rdpru`` ``0F 01 FD`` (RDPRU)"""
-    WBNOINVD: Final = 2931
+    WBNOINVD: Final = 2936
     """``wbnoinvd`` ``F3 0F 09`` (WBNOINVD)"""
-    FEMMS: Final = 2932
+    FEMMS: Final = 2937
     """``femms`` ``0F 0E`` (D3NOW)"""
-    RDSSPD_R32: Final = 2933
+    RDSSPD_R32: Final = 2938
     """``rdsspd W:r32`` ``F3 0F 1E /1`` (CET_SS)"""
-    RDSSPQ_R64: Final = 2934
+    RDSSPQ_R64: Final = 2939
     """``rdsspq W:r64`` ``F3 REX.W 0F 1E /1`` (CET_SS)"""
-    ENDBR64: Final = 2935
+    ENDBR64: Final = 2940
     """``endbr64`` ``F3 0F 1E FA`` (CET_IBT)"""
-    ENDBR32: Final = 2936
+    ENDBR32: Final = 2941
     """``endbr32`` ``F3 0F 1E FB`` (CET_IBT)"""
-    MOVNTSS_M32_XMM: Final = 2937
+    MOVNTSS_M32_XMM: Final = 2942
     """``movntss W:m32, R:xmm`` ``F3 0F 2B /r`` (SSE4A)"""
-    MOVNTSD_M64_XMM: Final = 2938
+    MOVNTSD_M64_XMM: Final = 2943
     """``movntsd W:m64, R:xmm`` ``F2 0F 2B /r`` (SSE4A)"""
-    GETSECD: Final = 2939
+    GETSECD: Final = 2944
     """``getsec`` ``0F 37`` (SMX)"""
-    EMMS: Final = 2940
+    EMMS: Final = 2945
     """``emms`` ``0F 77`` (MMX)"""
-    EXTRQ_XMM_XMM: Final = 2941
+    EXTRQ_XMM_XMM: Final = 2946
     """``extrq RW:xmm, R:xmm`` ``66 0F 79 /r`` (SSE4A)"""
-    EXTRQ_XMM_IMM8_IMM8: Final = 2942
+    EXTRQ_XMM_IMM8_IMM8: Final = 2947
     """``extrq RW:xmm, R:imm8, R:imm8`` ``66 0F 78 /0 ib ib`` (SSE4A)"""
-    INSERTQ_XMM_XMM: Final = 2943
+    INSERTQ_XMM_XMM: Final = 2948
     """``insertq RW:xmm, R:xmm`` ``F2 0F 79 /r`` (SSE4A)"""
-    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 2944
+    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 2949
     """``insertq W:xmm, R:xmm, R:imm8, R:imm8`` ``F2 0F 78 /r ib ib`` (SSE4A)"""
-    PTWRITE_RM32: Final = 2945
+    PTWRITE_RM32: Final = 2950
     """``ptwrite R:r32/m32`` ``F3 0F AE /4`` (PTWRITE)"""
-    PTWRITE_RM64: Final = 2946
+    PTWRITE_RM64: Final = 2951
     """``ptwrite R:r64/m64`` ``F3 REX.W 0F AE /4`` (PTWRITE)"""
-    INCSSPD_R32: Final = 2947
+    INCSSPD_R32: Final = 2952
     """``incsspd R:r32`` ``F3 0F AE /5`` (CET_SS)"""
-    INCSSPQ_R64: Final = 2948
+    INCSSPQ_R64: Final = 2953
     """``incsspq R:r64`` ``F3 REX.W 0F AE /5`` (CET_SS)"""
-    CLRSSBSY_M64: Final = 2949
+    CLRSSBSY_M64: Final = 2954
     """``clrssbsy RW:m64`` ``F3 0F AE /6`` (CET_SS)"""
-    VMPTRLD_M64: Final = 2950
+    VMPTRLD_M64: Final = 2955
     """``vmptrld R:m64`` ``0F C7 /6`` (VMX)"""
-    VMCLEAR_M64: Final = 2951
+    VMCLEAR_M64: Final = 2956
     """``vmclear R:m64`` ``66 0F C7 /6`` (VMX)"""
-    VMXON_M64: Final = 2952
+    VMXON_M64: Final = 2957
     """``vmxon R:m64`` ``F3 0F C7 /6`` (VMX)"""
-    VMPTRST_M64: Final = 2953
+    VMPTRST_M64: Final = 2958
     """``vmptrst W:m64`` ``0F C7 /7`` (VMX)"""
-    WRUSSD_M32_R32: Final = 2954
+    WRUSSD_M32_R32: Final = 2959
     """``wrussd W:m32, R:r32`` ``66 0F 38 F5 /r`` (CET_SS)"""
-    WRUSSQ_M64_R64: Final = 2955
+    WRUSSQ_M64_R64: Final = 2960
     """``wrussq W:m64, R:r64`` ``66 REX.W 0F 38 F5 /r`` (CET_SS)"""
-    WRSSD_M32_R32: Final = 2956
+    WRSSD_M32_R32: Final = 2961
     """``wrssd W:m32, R:r32`` ``0F 38 F6 /r`` (CET_SS)"""
-    WRSSQ_M64_R64: Final = 2957
+    WRSSQ_M64_R64: Final = 2962
     """``wrssq W:m64, R:r64`` ``REX.W 0F 38 F6 /r`` (CET_SS)"""
-    RMPADJUST: Final = 2958
+    RMPADJUST: Final = 2963
     """``rmpadjust`` ``F3 0F 01 FE`` (SEV_SNP)"""
-    PSMASH: Final = 2959
+    PSMASH: Final = 2964
     """``psmash`` ``F3 0F 01 FF`` (SEV_SNP)"""
-    XSUSLDTRK: Final = 2960
+    XSUSLDTRK: Final = 2965
     """``xsusldtrk`` ``F2 0F 01 E8`` (TSXLDTRK)"""
-    XRESLDTRK: Final = 2961
+    XRESLDTRK: Final = 2966
     """``xresldtrk`` ``F2 0F 01 E9`` (TSXLDTRK)"""
-    TLBSYNC: Final = 2962
+    TLBSYNC: Final = 2967
     """``tlbsync`` ``0F 01 FF`` (INVLPGB)"""
-    VMGEXIT: Final = 2963
+    VMGEXIT: Final = 2968
     """``vmgexit`` ``F3 0F 01 D9`` (SEV_ES)"""
-    VMGEXIT_F2: Final = 2964
+    VMGEXIT_F2: Final = 2969
     """``vmgexit`` ``F2 0F 01 D9`` (SEV_ES)"""
-    GETSECQ: Final = 2965
+    GETSECQ: Final = 2970
     """``getsecq`` ``REX.W 0F 37`` (SMX)"""
-    TDCALL: Final = 2966
+    TDCALL: Final = 2971
     """``tdcall`` ``66 0F 01 CC`` (TDX)"""
-    SEAMRET: Final = 2967
+    SEAMRET: Final = 2972
     """``seamret`` ``66 0F 01 CD`` (TDX)"""
-    SEAMOPS: Final = 2968
+    SEAMOPS: Final = 2973
     """``seamops`` ``66 0F 01 CE`` (TDX)"""
-    SEAMCALL: Final = 2969
+    SEAMCALL: Final = 2974
     """``seamcall`` ``66 0F 01 CF`` (TDX)"""
-    LOADIWKEY_XMM_XMM: Final = 2970
+    LOADIWKEY_XMM_XMM: Final = 2975
     """``loadiwkey R:xmm, R:xmm`` ``F3 0F 38 DC /r`` (KL)"""
-    ENCODEKEY128_R32_R32: Final = 2971
+    ENCODEKEY128_R32_R32: Final = 2976
     """``encodekey128 W:r32, R:r32`` ``F3 0F 38 FA /r`` (AESKLE)"""
-    ENCODEKEY256_R32_R32: Final = 2972
+    ENCODEKEY256_R32_R32: Final = 2977
     """``encodekey256 W:r32, R:r32`` ``F3 0F 38 FB /r`` (AESKLE)"""
-    AESENC128KL_XMM_M384: Final = 2973
+    AESENC128KL_XMM_M384: Final = 2978
     """``aesenc128kl RW:xmm, R:m384`` ``F3 0F 38 DC /r`` (AESKLE)"""
-    AESDEC128KL_XMM_M384: Final = 2974
+    AESDEC128KL_XMM_M384: Final = 2979
     """``aesdec128kl RW:xmm, R:m384`` ``F3 0F 38 DD /r`` (AESKLE)"""
-    AESENCWIDE128KL_M384: Final = 2975
+    AESENCWIDE128KL_M384: Final = 2980
     """``aesencwide128kl R:m384`` ``F3 0F 38 D8 /0`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE128KL_M384: Final = 2976
+    AESDECWIDE128KL_M384: Final = 2981
     """``aesdecwide128kl R:m384`` ``F3 0F 38 D8 /1`` (AESKLE+WIDE_KL)"""
-    AESENCWIDE256KL_M512: Final = 2977
+    AESENCWIDE256KL_M512: Final = 2982
     """``aesencwide256kl R:m512`` ``F3 0F 38 D8 /2`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE256KL_M512: Final = 2978
+    AESDECWIDE256KL_M512: Final = 2983
     """``aesdecwide256kl R:m512`` ``F3 0F 38 D8 /3`` (AESKLE+WIDE_KL)"""
-    AESENC256KL_XMM_M512: Final = 2979
+    AESENC256KL_XMM_M512: Final = 2984
     """``aesenc256kl RW:xmm, R:m512`` ``F3 0F 38 DE /r`` (AESKLE)"""
-    AESDEC256KL_XMM_M512: Final = 2980
+    AESDEC256KL_XMM_M512: Final = 2985
     """``aesdec256kl RW:xmm, R:m512`` ``F3 0F 38 DF /r`` (AESKLE)"""
-    WRMSRNS: Final = 2981
+    WRMSRNS: Final = 2986
     """``wrmsrns`` ``0F 01 C6`` (WRMSRNS)"""
-    RMPQUERY: Final = 2982
+    RMPQUERY: Final = 2987
     """``rmpquery`` ``F3 0F 01 FD`` (RMPQUERY)"""
-    FNOP: Final = 2983
+    FNOP: Final = 2988
     """``fnop`` ``D9 D0`` (FPU)"""
-    FNENI: Final = 2984
+    FNENI: Final = 2989
     """``fneni`` ``DB E0`` (FPU)"""
-    FNDISI: Final = 2985
+    FNDISI: Final = 2990
     """``fndisi`` ``DB E1`` (FPU)"""
-    FNSETPM: Final = 2986
+    FNSETPM: Final = 2991
     """``fnsetpm`` ``DB E4`` (FPU287)"""
-    FADD_M32FP: Final = 2987
+    FADD_M32FP: Final = 2992
     """``fadd R:m32`` ``D8 /0`` (FPU)"""
-    FADD_ST0_STI: Final = 2988
+    FADD_ST0_STI: Final = 2993
     """``fadd RW:st0, R:st`` ``D8 C0+i`` (FPU)"""
-    FADD_M64FP: Final = 2989
+    FADD_M64FP: Final = 2994
     """``fadd R:m64`` ``DC /0`` (FPU)"""
-    FADD_STI_ST0: Final = 2990
+    FADD_STI_ST0: Final = 2995
     """``fadd RW:st, R:st0`` ``DC C0+i`` (FPU)"""
-    FMUL_M32FP: Final = 2991
+    FMUL_M32FP: Final = 2996
     """``fmul R:m32`` ``D8 /1`` (FPU)"""
-    FMUL_ST0_STI: Final = 2992
+    FMUL_ST0_STI: Final = 2997
     """``fmul RW:st0, R:st`` ``D8 C8+i`` (FPU)"""
-    FMUL_M64FP: Final = 2993
+    FMUL_M64FP: Final = 2998
     """``fmul R:m64`` ``DC /1`` (FPU)"""
-    FMUL_STI_ST0: Final = 2994
+    FMUL_STI_ST0: Final = 2999
     """``fmul RW:st, R:st0`` ``DC C8+i`` (FPU)"""
-    FCOM_M32FP: Final = 2995
+    FCOM_M32FP: Final = 3000
     """``fcom R:m32`` ``D8 /2`` (FPU)"""
-    FCOM_ST0_STI: Final = 2996
+    FCOM_ST0_STI: Final = 3001
     """``fcom R:st0, R:st`` ``D8 D0+i`` (FPU)"""
-    FCOM_ST0_STI_DCD0: Final = 2997
+    FCOM_ST0_STI_DCD0: Final = 3002
     """``fcom R:st0, R:st`` ``DC D0+i`` (FPU)"""
-    FCOM_M64FP: Final = 2998
+    FCOM_M64FP: Final = 3003
     """``fcom R:m64`` ``DC /2`` (FPU)"""
-    FCOMP_M32FP: Final = 2999
+    FCOMP_M32FP: Final = 3004
     """``fcomp R:m32`` ``D8 /3`` (FPU)"""
-    FCOMP_ST0_STI: Final = 3000
+    FCOMP_ST0_STI: Final = 3005
     """``fcomp R:st0, R:st`` ``D8 D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DCD8: Final = 3001
+    FCOMP_ST0_STI_DCD8: Final = 3006
     """``fcomp R:st0, R:st`` ``DC D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DED0: Final = 3002
+    FCOMP_ST0_STI_DED0: Final = 3007
     """``fcomp R:st0, R:st`` ``DE D0+i`` (FPU)"""
-    FCOMP_M64FP: Final = 3003
+    FCOMP_M64FP: Final = 3008
     """``fcomp R:m64`` ``DC /3`` (FPU)"""
-    FSUB_M32FP: Final = 3004
+    FSUB_M32FP: Final = 3009
     """``fsub R:m32`` ``D8 /4`` (FPU)"""
-    FSUB_ST0_STI: Final = 3005
+    FSUB_ST0_STI: Final = 3010
     """``fsub RW:st0, R:st`` ``D8 E0+i`` (FPU)"""
-    FSUB_M64FP: Final = 3006
+    FSUB_M64FP: Final = 3011
     """``fsub R:m64`` ``DC /4`` (FPU)"""
-    FSUB_STI_ST0: Final = 3007
+    FSUB_STI_ST0: Final = 3012
     """``fsub RW:st, R:st0`` ``DC E8+i`` (FPU)"""
-    FSUBR_M32FP: Final = 3008
+    FSUBR_M32FP: Final = 3013
     """``fsubr R:m32`` ``D8 /5`` (FPU)"""
-    FSUBR_ST0_STI: Final = 3009
+    FSUBR_ST0_STI: Final = 3014
     """``fsubr RW:st0, R:st`` ``D8 E8+i`` (FPU)"""
-    FSUBR_M64FP: Final = 3010
+    FSUBR_M64FP: Final = 3015
     """``fsubr R:m64`` ``DC /5`` (FPU)"""
-    FSUBR_STI_ST0: Final = 3011
+    FSUBR_STI_ST0: Final = 3016
     """``fsubr RW:st, R:st0`` ``DC E0+i`` (FPU)"""
-    FDIV_M32FP: Final = 3012
+    FDIV_M32FP: Final = 3017
     """``fdiv R:m32`` ``D8 /6`` (FPU)"""
-    FDIV_ST0_STI: Final = 3013
+    FDIV_ST0_STI: Final = 3018
     """``fdiv RW:st0, R:st`` ``D8 F0+i`` (FPU)"""
-    FDIV_M64FP: Final = 3014
+    FDIV_M64FP: Final = 3019
     """``fdiv R:m64`` ``DC /6`` (FPU)"""
-    FDIV_STI_ST0: Final = 3015
+    FDIV_STI_ST0: Final = 3020
     """``fdiv RW:st, R:st0`` ``DC F8+i`` (FPU)"""
-    FDIVR_M32FP: Final = 3016
+    FDIVR_M32FP: Final = 3021
     """``fdivr R:m32`` ``D8 /7`` (FPU)"""
-    FDIVR_ST0_STI: Final = 3017
+    FDIVR_ST0_STI: Final = 3022
     """``fdivr RW:st0, R:st`` ``D8 F8+i`` (FPU)"""
-    FDIVR_M64FP: Final = 3018
+    FDIVR_M64FP: Final = 3023
     """``fdivr R:m64`` ``DC /7`` (FPU)"""
-    FDIVR_STI_ST0: Final = 3019
+    FDIVR_STI_ST0: Final = 3024
     """``fdivr RW:st, R:st0`` ``DC F0+i`` (FPU)"""
-    FLD_M32FP: Final = 3020
+    FLD_M32FP: Final = 3025
     """``fld R:m32`` ``D9 /0`` (FPU)"""
-    FLD_STI: Final = 3021
+    FLD_STI: Final = 3026
     """``fld R:st`` ``D9 C0+i`` (FPU)"""
-    FLD_M80FP: Final = 3022
+    FLD_M80FP: Final = 3027
     """``fld R:m80`` ``DB /5`` (FPU)"""
-    FLD_M64FP: Final = 3023
+    FLD_M64FP: Final = 3028
     """``fld R:m64`` ``DD /0`` (FPU)"""
-    FST_M32FP: Final = 3024
+    FST_M32FP: Final = 3029
     """``fst W:m32`` ``D9 /2`` (FPU)"""
-    FST_M64FP: Final = 3025
+    FST_M64FP: Final = 3030
     """``fst W:m64`` ``DD /2`` (FPU)"""
-    FST_STI: Final = 3026
+    FST_STI: Final = 3031
     """``fst W:st`` ``DD D0+i`` (FPU)"""
-    FSTP_M32FP: Final = 3027
+    FSTP_M32FP: Final = 3032
     """``fstp W:m32`` ``D9 /3`` (FPU)"""
-    FSTP_M80FP: Final = 3028
+    FSTP_M80FP: Final = 3033
     """``fstp W:m80`` ``DB /7`` (FPU)"""
-    FSTP_M64FP: Final = 3029
+    FSTP_M64FP: Final = 3034
     """``fstp W:m64`` ``DD /3`` (FPU)"""
-    FSTP_STI: Final = 3030
+    FSTP_STI: Final = 3035
     """``fstp W:st`` ``DD D8+i`` (FPU)"""
-    FSTP_STI_DFD0: Final = 3031
+    FSTP_STI_DFD0: Final = 3036
     """``fstp W:st`` ``DF D0+i`` (FPU)"""
-    FSTP_STI_DFD8: Final = 3032
+    FSTP_STI_DFD8: Final = 3037
     """``fstp W:st`` ``DF D8+i`` (FPU)"""
-    FSTPNCE_STI: Final = 3033
+    FSTPNCE_STI: Final = 3038
     """``fstpnce W:st`` ``D9 D8+i`` (FPU)"""
-    FLDENV_M14BYTE: Final = 3034
+    FLDENV_M14BYTE: Final = 3039
     """``fldenv R:m14byte`` ``o16 D9 /4`` (FPU)"""
-    FLDENV_M28BYTE: Final = 3035
+    FLDENV_M28BYTE: Final = 3040
     """``fldenv R:m28byte`` ``D9 /4`` (FPU387)"""
-    FLDCW_M2BYTE: Final = 3036
+    FLDCW_M2BYTE: Final = 3041
     """``fldcw R:m16`` ``D9 /5`` (FPU)"""
-    FNSTENV_M14BYTE: Final = 3037
+    FNSTENV_M14BYTE: Final = 3042
     """``fnstenv W:m14byte`` ``o16 D9 /6`` (FPU)"""
-    FNSTENV_M28BYTE: Final = 3038
+    FNSTENV_M28BYTE: Final = 3043
     """``fnstenv W:m28byte`` ``D9 /6`` (FPU387)"""
-    FNSAVE_M94BYTE: Final = 3039
+    FNSAVE_M94BYTE: Final = 3044
     """``fnsave W:m94byte`` ``o16 DD /6`` (FPU)"""
-    FNSAVE_M108BYTE: Final = 3040
+    FNSAVE_M108BYTE: Final = 3045
     """``fnsave W:m108byte`` ``DD /6`` (FPU387)"""
-    FINIT: Final = 3041
+    FINIT: Final = 3046
     """``finit`` ``9B DB E3`` (FPU)"""
-    FCLEX: Final = 3042
+    FCLEX: Final = 3047
     """``fclex`` ``9B DB E2`` (FPU)"""
-    FENI: Final = 3043
+    FENI: Final = 3048
     """``feni`` ``9B DB E0`` (FPU)"""
-    FDISI: Final = 3044
+    FDISI: Final = 3049
     """``fdisi`` ``9B DB E1`` (FPU)"""
-    FSETPM: Final = 3045
+    FSETPM: Final = 3050
     """``fsetpm`` ``9B DB E4`` (FPU287)"""
-    FSTSW_M2BYTE: Final = 3046
+    FSTSW_M2BYTE: Final = 3051
     """``fstsw W:m16`` ``9B DD /7`` (FPU)"""
-    FSTSW_AX: Final = 3047
+    FSTSW_AX: Final = 3052
     """``fstsw W:ax`` ``9B DF E0`` (FPU287)"""
-    FSTCW_M2BYTE: Final = 3048
+    FSTCW_M2BYTE: Final = 3053
     """``fstcw W:m16`` ``9B D9 /7`` (FPU)"""
-    FSTENV_M14BYTE: Final = 3049
+    FSTENV_M14BYTE: Final = 3054
     """``fstenv W:m14byte`` ``9B o16 D9 /6`` (FPU)"""
-    FSTENV_M28BYTE: Final = 3050
+    FSTENV_M28BYTE: Final = 3055
     """``fstenv W:m28byte`` ``9B D9 /6`` (FPU387)"""
-    FSAVE_M94BYTE: Final = 3051
+    FSAVE_M94BYTE: Final = 3056
     """``fsave W:m94byte`` ``9B o16 DD /6`` (FPU)"""
-    FSAVE_M108BYTE: Final = 3052
+    FSAVE_M108BYTE: Final = 3057
     """``fsave W:m108byte`` ``9B DD /6`` (FPU387)"""
-    FRSTOR_M94BYTE: Final = 3053
+    FRSTOR_M94BYTE: Final = 3058
     """``frstor R:m94byte`` ``o16 DD /4`` (FPU)"""
-    FRSTOR_M108BYTE: Final = 3054
+    FRSTOR_M108BYTE: Final = 3059
     """``frstor R:m108byte`` ``DD /4`` (FPU387)"""
-    FNSTCW_M2BYTE: Final = 3055
+    FNSTCW_M2BYTE: Final = 3060
     """``fnstcw W:m16`` ``D9 /7`` (FPU)"""
-    FXCH_ST0_STI: Final = 3056
+    FXCH_ST0_STI: Final = 3061
     """``fxch RW:st0, RW:st`` ``D9 C8+i`` (FPU)"""
-    FXCH_ST0_STI_DDC8: Final = 3057
+    FXCH_ST0_STI_DDC8: Final = 3062
     """``fxch RW:st0, RW:st`` ``DD C8+i`` (FPU)"""
-    FXCH_ST0_STI_DFC8: Final = 3058
+    FXCH_ST0_STI_DFC8: Final = 3063
     """``fxch RW:st0, RW:st`` ``DF C8+i`` (FPU)"""
-    FCHS: Final = 3059
+    FCHS: Final = 3064
     """``fchs`` ``D9 E0`` (FPU)"""
-    FABS: Final = 3060
+    FABS: Final = 3065
     """``fabs`` ``D9 E1`` (FPU)"""
-    FTST: Final = 3061
+    FTST: Final = 3066
     """``ftst`` ``D9 E4`` (FPU)"""
-    FXAM: Final = 3062
+    FXAM: Final = 3067
     """``fxam`` ``D9 E5`` (FPU)"""
-    FLD1: Final = 3063
+    FLD1: Final = 3068
     """``fld1`` ``D9 E8`` (FPU)"""
-    FLDL2T: Final = 3064
+    FLDL2T: Final = 3069
     """``fldl2t`` ``D9 E9`` (FPU)"""
-    FLDL2E: Final = 3065
+    FLDL2E: Final = 3070
     """``fldl2e`` ``D9 EA`` (FPU)"""
-    FLDPI: Final = 3066
+    FLDPI: Final = 3071
     """``fldpi`` ``D9 EB`` (FPU)"""
-    FLDLG2: Final = 3067
+    FLDLG2: Final = 3072
     """``fldlg2`` ``D9 EC`` (FPU)"""
-    FLDLN2: Final = 3068
+    FLDLN2: Final = 3073
     """``fldln2`` ``D9 ED`` (FPU)"""
-    FLDZ: Final = 3069
+    FLDZ: Final = 3074
     """``fldz`` ``D9 EE`` (FPU)"""
-    F2XM1: Final = 3070
+    F2XM1: Final = 3075
     """``f2xm1`` ``D9 F0`` (FPU)"""
-    FYL2X: Final = 3071
+    FYL2X: Final = 3076
     """``fyl2x`` ``D9 F1`` (FPU)"""
-    FPTAN: Final = 3072
+    FPTAN: Final = 3077
     """``fptan`` ``D9 F2`` (FPU)"""
-    FPATAN: Final = 3073
+    FPATAN: Final = 3078
     """``fpatan`` ``D9 F3`` (FPU)"""
-    FXTRACT: Final = 3074
+    FXTRACT: Final = 3079
     """``fxtract`` ``D9 F4`` (FPU)"""
-    FPREM1: Final = 3075
+    FPREM1: Final = 3080
     """``fprem1`` ``D9 F5`` (FPU387)"""
-    FDECSTP: Final = 3076
+    FDECSTP: Final = 3081
     """``fdecstp`` ``D9 F6`` (FPU)"""
-    FINCSTP: Final = 3077
+    FINCSTP: Final = 3082
     """``fincstp`` ``D9 F7`` (FPU)"""
-    FPREM: Final = 3078
+    FPREM: Final = 3083
     """``fprem`` ``D9 F8`` (FPU)"""
-    FYL2XP1: Final = 3079
+    FYL2XP1: Final = 3084
     """``fyl2xp1`` ``D9 F9`` (FPU)"""
-    FSQRT: Final = 3080
+    FSQRT: Final = 3085
     """``fsqrt`` ``D9 FA`` (FPU)"""
-    FSINCOS: Final = 3081
+    FSINCOS: Final = 3086
     """``fsincos`` ``D9 FB`` (FPU387)"""
-    FRNDINT: Final = 3082
+    FRNDINT: Final = 3087
     """``frndint`` ``D9 FC`` (FPU)"""
-    FSCALE: Final = 3083
+    FSCALE: Final = 3088
     """``fscale`` ``D9 FD`` (FPU)"""
-    FSIN: Final = 3084
+    FSIN: Final = 3089
     """``fsin`` ``D9 FE`` (FPU387)"""
-    FCOS: Final = 3085
+    FCOS: Final = 3090
     """``fcos`` ``D9 FF`` (FPU387)"""
-    FIADD_M32INT: Final = 3086
+    FIADD_M32INT: Final = 3091
     """``fiadd R:m32`` ``DA /0`` (FPU)"""
-    FIADD_M16INT: Final = 3087
+    FIADD_M16INT: Final = 3092
     """``fiadd R:m16`` ``DE /0`` (FPU)"""
-    FIMUL_M32INT: Final = 3088
+    FIMUL_M32INT: Final = 3093
     """``fimul R:m32`` ``DA /1`` (FPU)"""
-    FIMUL_M16INT: Final = 3089
+    FIMUL_M16INT: Final = 3094
     """``fimul R:m16`` ``DE /1`` (FPU)"""
-    FICOM_M32INT: Final = 3090
+    FICOM_M32INT: Final = 3095
     """``ficom R:m32`` ``DA /2`` (FPU)"""
-    FICOM_M16INT: Final = 3091
+    FICOM_M16INT: Final = 3096
     """``ficom R:m16`` ``DE /2`` (FPU)"""
-    FICOMP_M32INT: Final = 3092
+    FICOMP_M32INT: Final = 3097
     """``ficomp R:m32`` ``DA /3`` (FPU)"""
-    FICOMP_M16INT: Final = 3093
+    FICOMP_M16INT: Final = 3098
     """``ficomp R:m16`` ``DE /3`` (FPU)"""
-    FISUB_M32INT: Final = 3094
+    FISUB_M32INT: Final = 3099
     """``fisub R:m32`` ``DA /4`` (FPU)"""
-    FISUB_M16INT: Final = 3095
+    FISUB_M16INT: Final = 3100
     """``fisub R:m16`` ``DE /4`` (FPU)"""
-    FISUBR_M32INT: Final = 3096
+    FISUBR_M32INT: Final = 3101
     """``fisubr R:m32`` ``DA /5`` (FPU)"""
-    FISUBR_M16INT: Final = 3097
+    FISUBR_M16INT: Final = 3102
     """``fisubr R:m16`` ``DE /5`` (FPU)"""
-    FIDIV_M32INT: Final = 3098
+    FIDIV_M32INT: Final = 3103
     """``fidiv R:m32`` ``DA /6`` (FPU)"""
-    FIDIV_M16INT: Final = 3099
+    FIDIV_M16INT: Final = 3104
     """``fidiv R:m16`` ``DE /6`` (FPU)"""
-    FIDIVR_M32INT: Final = 3100
+    FIDIVR_M32INT: Final = 3105
     """``fidivr R:m32`` ``DA /7`` (FPU)"""
-    FIDIVR_M16INT: Final = 3101
+    FIDIVR_M16INT: Final = 3106
     """``fidivr R:m16`` ``DE /7`` (FPU)"""
-    FCMOVB_ST0_STI: Final = 3102
+    FCMOVB_ST0_STI: Final = 3107
     """``fcmovb CW:st0, CR:st`` ``DA C0+i`` (FPU+CMOV)"""
-    FCMOVE_ST0_STI: Final = 3103
+    FCMOVE_ST0_STI: Final = 3108
     """``fcmove CW:st0, CR:st`` ``DA C8+i`` (FPU+CMOV)"""
-    FCMOVBE_ST0_STI: Final = 3104
+    FCMOVBE_ST0_STI: Final = 3109
     """``fcmovbe CW:st0, CR:st`` ``DA D0+i`` (FPU+CMOV)"""
-    FCMOVU_ST0_STI: Final = 3105
+    FCMOVU_ST0_STI: Final = 3110
     """``fcmovu CW:st0, CR:st`` ``DA D8+i`` (FPU+CMOV)"""
-    FUCOMPP: Final = 3106
+    FUCOMPP: Final = 3111
     """``fucompp`` ``DA E9`` (FPU387)"""
-    FILD_M32INT: Final = 3107
+    FILD_M32INT: Final = 3112
     """``fild R:m32`` ``DB /0`` (FPU)"""
-    FILD_M16INT: Final = 3108
+    FILD_M16INT: Final = 3113
     """``fild R:m16`` ``DF /0`` (FPU)"""
-    FILD_M64INT: Final = 3109
+    FILD_M64INT: Final = 3114
     """``fild R:m64`` ``DF /5`` (FPU)"""
-    FISTTP_M32INT: Final = 3110
+    FISTTP_M32INT: Final = 3115
     """``fisttp W:m32`` ``DB /1`` (FPU+SSE3)"""
-    FISTTP_M64INT: Final = 3111
+    FISTTP_M64INT: Final = 3116
     """``fisttp W:m64`` ``DD /1`` (FPU+SSE3)"""
-    FISTTP_M16INT: Final = 3112
+    FISTTP_M16INT: Final = 3117
     """``fisttp W:m16`` ``DF /1`` (FPU+SSE3)"""
-    FIST_M32INT: Final = 3113
+    FIST_M32INT: Final = 3118
     """``fist W:m32`` ``DB /2`` (FPU)"""
-    FIST_M16INT: Final = 3114
+    FIST_M16INT: Final = 3119
     """``fist W:m16`` ``DF /2`` (FPU)"""
-    FISTP_M32INT: Final = 3115
+    FISTP_M32INT: Final = 3120
     """``fistp W:m32`` ``DB /3`` (FPU)"""
-    FISTP_M16INT: Final = 3116
+    FISTP_M16INT: Final = 3121
     """``fistp W:m16`` ``DF /3`` (FPU)"""
-    FISTP_M64INT: Final = 3117
+    FISTP_M64INT: Final = 3122
     """``fistp W:m64`` ``DF /7`` (FPU)"""
-    FCMOVNB_ST0_STI: Final = 3118
+    FCMOVNB_ST0_STI: Final = 3123
     """``fcmovnb CW:st0, CR:st`` ``DB C0+i`` (FPU+CMOV)"""
-    FCMOVNE_ST0_STI: Final = 3119
+    FCMOVNE_ST0_STI: Final = 3124
     """``fcmovne CW:st0, CR:st`` ``DB C8+i`` (FPU+CMOV)"""
-    FCMOVNBE_ST0_STI: Final = 3120
+    FCMOVNBE_ST0_STI: Final = 3125
     """``fcmovnbe CW:st0, CR:st`` ``DB D0+i`` (FPU+CMOV)"""
-    FCMOVNU_ST0_STI: Final = 3121
+    FCMOVNU_ST0_STI: Final = 3126
     """``fcmovnu CW:st0, CR:st`` ``DB D8+i`` (FPU+CMOV)"""
-    FNCLEX: Final = 3122
+    FNCLEX: Final = 3127
     """``fnclex`` ``DB E2`` (FPU)"""
-    FNINIT: Final = 3123
+    FNINIT: Final = 3128
     """``fninit`` ``DB E3`` (FPU)"""
-    FUCOMI_ST0_STI: Final = 3124
+    FUCOMI_ST0_STI: Final = 3129
     """``fucomi R:st0, R:st`` ``DB E8+i`` (FPU+CMOV)"""
-    FCOMI_ST0_STI: Final = 3125
+    FCOMI_ST0_STI: Final = 3130
     """``fcomi R:st0, R:st`` ``DB F0+i`` (FPU+CMOV)"""
-    FNSTSW_M2BYTE: Final = 3126
+    FNSTSW_M2BYTE: Final = 3131
     """``fnstsw W:m16`` ``DD /7`` (FPU)"""
-    FNSTSW_AX: Final = 3127
+    FNSTSW_AX: Final = 3132
     """``fnstsw W:ax`` ``DF E0`` (FPU287)"""
-    FFREE_STI: Final = 3128
+    FFREE_STI: Final = 3133
     """``ffree N:st`` ``DD C0+i`` (FPU)"""
-    FUCOM_ST0_STI: Final = 3129
+    FUCOM_ST0_STI: Final = 3134
     """``fucom R:st0, R:st`` ``DD E0+i`` (FPU)"""
-    FUCOMP_ST0_STI: Final = 3130
+    FUCOMP_ST0_STI: Final = 3135
     """``fucomp R:st0, R:st`` ``DD E8+i`` (FPU)"""
-    FADDP_STI_ST0: Final = 3131
+    FADDP_STI_ST0: Final = 3136
     """``faddp RW:st, R:st0`` ``DE C0+i`` (FPU)"""
-    FMULP_STI_ST0: Final = 3132
+    FMULP_STI_ST0: Final = 3137
     """``fmulp RW:st, R:st0`` ``DE C8+i`` (FPU)"""
-    FCOMPP: Final = 3133
+    FCOMPP: Final = 3138
     """``fcompp`` ``DE D9`` (FPU)"""
-    FSUBRP_STI_ST0: Final = 3134
+    FSUBRP_STI_ST0: Final = 3139
     """``fsubrp RW:st, R:st0`` ``DE E0+i`` (FPU)"""
-    FSUBP_STI_ST0: Final = 3135
+    FSUBP_STI_ST0: Final = 3140
     """``fsubp RW:st, R:st0`` ``DE E8+i`` (FPU)"""
-    FDIVRP_STI_ST0: Final = 3136
+    FDIVRP_STI_ST0: Final = 3141
     """``fdivrp RW:st, R:st0`` ``DE F0+i`` (FPU)"""
-    FDIVP_STI_ST0: Final = 3137
+    FDIVP_STI_ST0: Final = 3142
     """``fdivp RW:st, R:st0`` ``DE F8+i`` (FPU)"""
-    FBLD_M80BCD: Final = 3138
+    FBLD_M80BCD: Final = 3143
     """``fbld R:m80`` ``DF /4`` (FPU)"""
-    FBSTP_M80BCD: Final = 3139
+    FBSTP_M80BCD: Final = 3144
     """``fbstp W:m80`` ``DF /6`` (FPU)"""
-    FFREEP_STI: Final = 3140
+    FFREEP_STI: Final = 3145
     """``ffreep N:st`` ``DF C0+i`` (FPU)"""
-    FUCOMIP_ST0_STI: Final = 3141
+    FUCOMIP_ST0_STI: Final = 3146
     """``fucomip R:st0, R:st`` ``DF E8+i`` (FPU+CMOV)"""
-    FCOMIP_ST0_STI: Final = 3142
+    FCOMIP_ST0_STI: Final = 3147
     """``fcomip R:st0, R:st`` ``DF F0+i`` (FPU+CMOV)"""
-    FXSAVE_M512BYTE: Final = 3143
+    FXSAVE_M512BYTE: Final = 3148
     """``fxsave W:m512byte`` ``0F AE /0`` (FXSR)"""
-    FXSAVE64_M512BYTE: Final = 3144
+    FXSAVE64_M512BYTE: Final = 3149
     """``fxsave64 W:m512byte`` ``REX.W 0F AE /0`` (FXSR)"""
-    FXRSTOR_M512BYTE: Final = 3145
+    FXRSTOR_M512BYTE: Final = 3150
     """``fxrstor R:m512byte`` ``0F AE /1`` (FXSR)"""
-    FXRSTOR64_M512BYTE: Final = 3146
+    FXRSTOR64_M512BYTE: Final = 3151
     """``fxrstor64 R:m512byte`` ``REX.W 0F AE /1`` (FXSR)"""
-    VEX_CMPNBXADD_M32_R32_R32: Final = 3147
+    VEX_CMPNBXADD_M32_R32_R32: Final = 3152
     """``cmpnbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPNBXADD_M64_R64_R64: Final = 3148
+    VEX_CMPNBXADD_M64_R64_R64: Final = 3153
     """``cmpnbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M32_R32_R32: Final = 3149
+    VEX_CMPZXADD_M32_R32_R32: Final = 3154
     """``cmpzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M64_R64_R64: Final = 3150
+    VEX_CMPZXADD_M64_R64_R64: Final = 3155
     """``cmpzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M32_R32_R32: Final = 3151
+    VEX_CMPNZXADD_M32_R32_R32: Final = 3156
     """``cmpnzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M64_R64_R64: Final = 3152
+    VEX_CMPNZXADD_M64_R64_R64: Final = 3157
     """``cmpnzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M32_R32_R32: Final = 3153
+    VEX_CMPNBEXADD_M32_R32_R32: Final = 3158
     """``cmpnbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M64_R64_R64: Final = 3154
+    VEX_CMPNBEXADD_M64_R64_R64: Final = 3159
     """``cmpnbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M32_R32_R32: Final = 3155
+    VEX_CMPNLXADD_M32_R32_R32: Final = 3160
     """``cmpnlxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M64_R64_R64: Final = 3156
+    VEX_CMPNLXADD_M64_R64_R64: Final = 3161
     """``cmpnlxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M32_R32_R32: Final = 3157
+    VEX_CMPNLEXADD_M32_R32_R32: Final = 3162
     """``cmpnlexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EF /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M64_R64_R64: Final = 3158
+    VEX_CMPNLEXADD_M64_R64_R64: Final = 3163
     """``cmpnlexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EF /r`` (CMPCCXADD)"""
-    CVTPI2PS_XMM_MMM64: Final = 3159
+    CVTPI2PS_XMM_MMM64: Final = 3164
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``0F 2A /r`` (SSE)"""
-    CVTPI2PD_XMM_MMM64: Final = 3160
+    CVTPI2PD_XMM_MMM64: Final = 3165
     """``cvtpi2pd W:xmm, R:mm/m64`` ``66 0F 2A /r`` (SSE2)"""
-    CVTTPS2PI_MM_XMMM64: Final = 3161
+    CVTTPS2PI_MM_XMMM64: Final = 3166
     """``cvttps2pi W:mm, R:xmm/m64`` ``0F 2C /r`` (SSE)"""
-    CVTTPD2PI_MM_XMMM128: Final = 3162
+    CVTTPD2PI_MM_XMMM128: Final = 3167
     """``cvttpd2pi W:mm, R:xmm/m128`` ``66 0F 2C /r`` (SSE2)"""
-    CVTPS2PI_MM_XMMM64: Final = 3163
+    CVTPS2PI_MM_XMMM64: Final = 3168
     """``cvtps2pi W:mm, R:xmm/m64`` ``0F 2D /r`` (SSE)"""
-    CVTPD2PI_MM_XMMM128: Final = 3164
+    CVTPD2PI_MM_XMMM128: Final = 3169
     """``cvtpd2pi W:mm, R:xmm/m128`` ``66 0F 2D /r`` (SSE2)"""
-    PSHUFW_MM_MMM64_IMM8: Final = 3165
+    PSHUFW_MM_MMM64_IMM8: Final = 3170
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``0F 70 /r ib`` (SSE)"""
-    MOVQ2DQ_XMM_MM: Final = 3166
+    MOVQ2DQ_XMM_MM: Final = 3171
     """``movq2dq W:xmm, R:mm`` ``F3 0F D6 /r`` (SSE2)"""
-    MOVDQ2Q_MM_XMM: Final = 3167
+    MOVDQ2Q_MM_XMM: Final = 3172
     """``movdq2q W:mm, R:xmm`` ``F2 0F D6 /r`` (SSE2)"""
-    MOVNTQ_M64_MM: Final = 3168
+    MOVNTQ_M64_MM: Final = 3173
     """``movntq W:m64, R:mm`` ``0F E7 /r`` (SSE)"""
-    VEX_KANDW_KR_KR_KR: Final = 3169
+    VEX_KANDW_KR_KR_KR: Final = 3174
     """``kandw W:k, R:k, R:k`` ``VEX.L1.0F.W0 41 /r`` (AVX512F)"""
-    VEX_KANDQ_KR_KR_KR: Final = 3170
+    VEX_KANDQ_KR_KR_KR: Final = 3175
     """``kandq W:k, R:k, R:k`` ``VEX.L1.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDB_KR_KR_KR: Final = 3171
+    VEX_KANDB_KR_KR_KR: Final = 3176
     """``kandb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 41 /r`` (AVX512DQ)"""
-    VEX_KANDD_KR_KR_KR: Final = 3172
+    VEX_KANDD_KR_KR_KR: Final = 3177
     """``kandd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDNW_KR_KR_KR: Final = 3173
+    VEX_KANDNW_KR_KR_KR: Final = 3178
     """``kandnw W:k, R:k, R:k`` ``VEX.L1.0F.W0 42 /r`` (AVX512F)"""
-    VEX_KANDNQ_KR_KR_KR: Final = 3174
+    VEX_KANDNQ_KR_KR_KR: Final = 3179
     """``kandnq W:k, R:k, R:k`` ``VEX.L1.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KANDNB_KR_KR_KR: Final = 3175
+    VEX_KANDNB_KR_KR_KR: Final = 3180
     """``kandnb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 42 /r`` (AVX512DQ)"""
-    VEX_KANDND_KR_KR_KR: Final = 3176
+    VEX_KANDND_KR_KR_KR: Final = 3181
     """``kandnd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KNOTW_KR_KR: Final = 3177
+    VEX_KNOTW_KR_KR: Final = 3182
     """``knotw W:k, R:k`` ``VEX.L0.0F.W0 44 /r`` (AVX512F)"""
-    VEX_KNOTQ_KR_KR: Final = 3178
+    VEX_KNOTQ_KR_KR: Final = 3183
     """``knotq W:k, R:k`` ``VEX.L0.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KNOTB_KR_KR: Final = 3179
+    VEX_KNOTB_KR_KR: Final = 3184
     """``knotb W:k, R:k`` ``VEX.L0.66.0F.W0 44 /r`` (AVX512DQ)"""
-    VEX_KNOTD_KR_KR: Final = 3180
+    VEX_KNOTD_KR_KR: Final = 3185
     """``knotd W:k, R:k`` ``VEX.L0.66.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KORW_KR_KR_KR: Final = 3181
+    VEX_KORW_KR_KR_KR: Final = 3186
     """``korw W:k, R:k, R:k`` ``VEX.L1.0F.W0 45 /r`` (AVX512F)"""
-    VEX_KORQ_KR_KR_KR: Final = 3182
+    VEX_KORQ_KR_KR_KR: Final = 3187
     """``korq W:k, R:k, R:k`` ``VEX.L1.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KORB_KR_KR_KR: Final = 3183
+    VEX_KORB_KR_KR_KR: Final = 3188
     """``korb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 45 /r`` (AVX512DQ)"""
-    VEX_KORD_KR_KR_KR: Final = 3184
+    VEX_KORD_KR_KR_KR: Final = 3189
     """``kord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KXNORW_KR_KR_KR: Final = 3185
+    VEX_KXNORW_KR_KR_KR: Final = 3190
     """``kxnorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 46 /r`` (AVX512F)"""
-    VEX_KXNORQ_KR_KR_KR: Final = 3186
+    VEX_KXNORQ_KR_KR_KR: Final = 3191
     """``kxnorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXNORB_KR_KR_KR: Final = 3187
+    VEX_KXNORB_KR_KR_KR: Final = 3192
     """``kxnorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 46 /r`` (AVX512DQ)"""
-    VEX_KXNORD_KR_KR_KR: Final = 3188
+    VEX_KXNORD_KR_KR_KR: Final = 3193
     """``kxnord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXORW_KR_KR_KR: Final = 3189
+    VEX_KXORW_KR_KR_KR: Final = 3194
     """``kxorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 47 /r`` (AVX512F)"""
-    VEX_KXORQ_KR_KR_KR: Final = 3190
+    VEX_KXORQ_KR_KR_KR: Final = 3195
     """``kxorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KXORB_KR_KR_KR: Final = 3191
+    VEX_KXORB_KR_KR_KR: Final = 3196
     """``kxorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 47 /r`` (AVX512DQ)"""
-    VEX_KXORD_KR_KR_KR: Final = 3192
+    VEX_KXORD_KR_KR_KR: Final = 3197
     """``kxord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KADDW_KR_KR_KR: Final = 3193
+    VEX_KADDW_KR_KR_KR: Final = 3198
     """``kaddw W:k, R:k, R:k`` ``VEX.L1.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDQ_KR_KR_KR: Final = 3194
+    VEX_KADDQ_KR_KR_KR: Final = 3199
     """``kaddq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KADDB_KR_KR_KR: Final = 3195
+    VEX_KADDB_KR_KR_KR: Final = 3200
     """``kaddb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDD_KR_KR_KR: Final = 3196
+    VEX_KADDD_KR_KR_KR: Final = 3201
     """``kaddd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KUNPCKWD_KR_KR_KR: Final = 3197
+    VEX_KUNPCKWD_KR_KR_KR: Final = 3202
     """``kunpckwd W:k, R:k, R:k`` ``VEX.L1.0F.W0 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKDQ_KR_KR_KR: Final = 3198
+    VEX_KUNPCKDQ_KR_KR_KR: Final = 3203
     """``kunpckdq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKBW_KR_KR_KR: Final = 3199
+    VEX_KUNPCKBW_KR_KR_KR: Final = 3204
     """``kunpckbw W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4B /r`` (AVX512F)"""
-    VEX_KMOVW_KR_KM16: Final = 3200
+    VEX_KMOVW_KR_KM16: Final = 3205
     """``kmovw W:k, R:k/m16`` ``VEX.L0.0F.W0 90 /r`` (AVX512F)"""
-    VEX_KMOVW_M16_KR: Final = 3201
+    VEX_KMOVW_M16_KR: Final = 3206
     """``kmovw W:m16, R:k`` ``VEX.L0.0F.W0 91 /r`` (AVX512F)"""
-    VEX_KMOVW_KR_R32: Final = 3202
+    VEX_KMOVW_KR_R32: Final = 3207
     """``kmovw W:k, R:r32`` ``VEX.L0.0F.W0 92 /r`` (AVX512F)"""
-    VEX_KMOVW_R32_KR: Final = 3203
+    VEX_KMOVW_R32_KR: Final = 3208
     """``kmovw W:r32, R:k`` ``VEX.L0.0F.W0 93 /r`` (AVX512F)"""
-    VEX_KMOVQ_KR_KM64: Final = 3204
+    VEX_KMOVQ_KR_KM64: Final = 3209
     """``kmovq W:k, R:k/m64`` ``VEX.L0.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVQ_M64_KR: Final = 3205
+    VEX_KMOVQ_M64_KR: Final = 3210
     """``kmovq W:m64, R:k`` ``VEX.L0.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVQ_KR_R64: Final = 3206
+    VEX_KMOVQ_KR_R64: Final = 3211
     """``kmovq W:k, R:r64`` ``VEX.L0.F2.0F.W1 92 /r`` (AVX512BW)"""
-    VEX_KMOVQ_R64_KR: Final = 3207
+    VEX_KMOVQ_R64_KR: Final = 3212
     """``kmovq W:r64, R:k`` ``VEX.L0.F2.0F.W1 93 /r`` (AVX512BW)"""
-    VEX_KMOVB_KR_KM8: Final = 3208
+    VEX_KMOVB_KR_KM8: Final = 3213
     """``kmovb W:k, R:k/m8`` ``VEX.L0.66.0F.W0 90 /r`` (AVX512DQ)"""
-    VEX_KMOVB_M8_KR: Final = 3209
+    VEX_KMOVB_M8_KR: Final = 3214
     """``kmovb W:m8, R:k`` ``VEX.L0.66.0F.W0 91 /r`` (AVX512DQ)"""
-    VEX_KMOVB_KR_R32: Final = 3210
+    VEX_KMOVB_KR_R32: Final = 3215
     """``kmovb W:k, R:r32`` ``VEX.L0.66.0F.W0 92 /r`` (AVX512DQ)"""
-    VEX_KMOVB_R32_KR: Final = 3211
+    VEX_KMOVB_R32_KR: Final = 3216
     """``kmovb W:r32, R:k`` ``VEX.L0.66.0F.W0 93 /r`` (AVX512DQ)"""
-    VEX_KMOVD_KR_KM32: Final = 3212
+    VEX_KMOVD_KR_KM32: Final = 3217
     """``kmovd W:k, R:k/m32`` ``VEX.L0.66.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVD_M32_KR: Final = 3213
+    VEX_KMOVD_M32_KR: Final = 3218
     """``kmovd W:m32, R:k`` ``VEX.L0.66.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVD_KR_R32: Final = 3214
+    VEX_KMOVD_KR_R32: Final = 3219
     """``kmovd W:k, R:r32`` ``VEX.L0.F2.0F.W0 92 /r`` (AVX512BW)"""
-    VEX_KMOVD_R32_KR: Final = 3215
+    VEX_KMOVD_R32_KR: Final = 3220
     """``kmovd W:r32, R:k`` ``VEX.L0.F2.0F.W0 93 /r`` (AVX512BW)"""
-    VEX_KORTESTW_KR_KR: Final = 3216
+    VEX_KORTESTW_KR_KR: Final = 3221
     """``kortestw R:k, R:k`` ``VEX.L0.0F.W0 98 /r`` (AVX512F)"""
-    VEX_KORTESTQ_KR_KR: Final = 3217
+    VEX_KORTESTQ_KR_KR: Final = 3222
     """``kortestq R:k, R:k`` ``VEX.L0.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KORTESTB_KR_KR: Final = 3218
+    VEX_KORTESTB_KR_KR: Final = 3223
     """``kortestb R:k, R:k`` ``VEX.L0.66.0F.W0 98 /r`` (AVX512DQ)"""
-    VEX_KORTESTD_KR_KR: Final = 3219
+    VEX_KORTESTD_KR_KR: Final = 3224
     """``kortestd R:k, R:k`` ``VEX.L0.66.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KTESTW_KR_KR: Final = 3220
+    VEX_KTESTW_KR_KR: Final = 3225
     """``ktestw R:k, R:k`` ``VEX.L0.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTQ_KR_KR: Final = 3221
+    VEX_KTESTQ_KR_KR: Final = 3226
     """``ktestq R:k, R:k`` ``VEX.L0.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KTESTB_KR_KR: Final = 3222
+    VEX_KTESTB_KR_KR: Final = 3227
     """``ktestb R:k, R:k`` ``VEX.L0.66.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTD_KR_KR: Final = 3223
+    VEX_KTESTD_KR_KR: Final = 3228
     """``ktestd R:k, R:k`` ``VEX.L0.66.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3224
+    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3229
     """``kshiftrb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 30 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3225
+    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3230
     """``kshiftrw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 30 /r ib`` (AVX512F)"""
-    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3226
+    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3231
     """``kshiftrd W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3227
+    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3232
     """``kshiftrq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3228
+    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3233
     """``kshiftlb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 32 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3229
+    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3234
     """``kshiftlw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 32 /r ib`` (AVX512F)"""
-    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3230
+    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3235
     """``kshiftld W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 33 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3231
+    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3236
     """``kshiftlq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 33 /r ib`` (AVX512BW)"""
-    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3232
+    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3237
     """``vpgatherdd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 90 /r`` (AVX2)"""
-    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3233
+    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3238
     """``vpgatherdd RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3234
+    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3239
     """``vpgatherdd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3235
+    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3240
     """``vpgatherdd RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3236
+    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3241
     """``vpgatherdd RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 90 /r`` (AVX512F)"""
-    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3237
+    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3242
     """``vpgatherdq RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 90 /r`` (AVX2)"""
-    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3238
+    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3243
     """``vpgatherdq RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3239
+    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3244
     """``vpgatherdq RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3240
+    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3245
     """``vpgatherdq RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3241
+    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3246
     """``vpgatherdq RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 90 /r`` (AVX512F)"""
-    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3242
+    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3247
     """``vpgatherqd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 91 /r`` (AVX2)"""
-    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3243
+    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3248
     """``vpgatherqd RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3244
+    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3249
     """``vpgatherqd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3245
+    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3250
     """``vpgatherqd RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3246
+    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3251
     """``vpgatherqd RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 91 /r`` (AVX512F)"""
-    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3247
+    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3252
     """``vpgatherqq RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 91 /r`` (AVX2)"""
-    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3248
+    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3253
     """``vpgatherqq RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3249
+    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3254
     """``vpgatherqq RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3250
+    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3255
     """``vpgatherqq RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3251
+    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3256
     """``vpgatherqq RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 91 /r`` (AVX512F)"""
-    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3252
+    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3257
     """``vgatherdps RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 92 /r`` (AVX2)"""
-    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3253
+    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3258
     """``vgatherdps RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3254
+    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3259
     """``vgatherdps RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3255
+    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3260
     """``vgatherdps RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3256
+    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3261
     """``vgatherdps RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 92 /r`` (AVX512F)"""
-    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3257
+    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3262
     """``vgatherdpd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 92 /r`` (AVX2)"""
-    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3258
+    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3263
     """``vgatherdpd RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3259
+    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3264
     """``vgatherdpd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3260
+    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3265
     """``vgatherdpd RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3261
+    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3266
     """``vgatherdpd RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 92 /r`` (AVX512F)"""
-    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3262
+    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3267
     """``vgatherqps RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 93 /r`` (AVX2)"""
-    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3263
+    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3268
     """``vgatherqps RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3264
+    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3269
     """``vgatherqps RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3265
+    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3270
     """``vgatherqps RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3266
+    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3271
     """``vgatherqps RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 93 /r`` (AVX512F)"""
-    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3267
+    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3272
     """``vgatherqpd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 93 /r`` (AVX2)"""
-    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3268
+    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3273
     """``vgatherqpd RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3269
+    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3274
     """``vgatherqpd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3270
+    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3275
     """``vgatherqpd RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3271
+    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3276
     """``vgatherqpd RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 93 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3272
+    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3277
     """``vpscatterdd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3273
+    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3278
     """``vpscatterdd CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3274
+    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3279
     """``vpscatterdd CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3275
+    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3280
     """``vpscatterdq CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3276
+    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3281
     """``vpscatterdq CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3277
+    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3282
     """``vpscatterdq CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3278
+    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3283
     """``vpscatterqd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3279
+    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3284
     """``vpscatterqd CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3280
+    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3285
     """``vpscatterqd CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A1 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3281
+    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3286
     """``vpscatterqq CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3282
+    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3287
     """``vpscatterqq CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3283
+    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3288
     """``vpscatterqq CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A1 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3284
+    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3289
     """``vscatterdps CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3285
+    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3290
     """``vscatterdps CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3286
+    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3291
     """``vscatterdps CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3287
+    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3292
     """``vscatterdpd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3288
+    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3293
     """``vscatterdpd CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3289
+    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3294
     """``vscatterdpd CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3290
+    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3295
     """``vscatterqps CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3291
+    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3296
     """``vscatterqps CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3292
+    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3297
     """``vscatterqps CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A3 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3293
+    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3298
     """``vscatterqpd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3294
+    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3299
     """``vscatterqpd CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3295
+    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3300
     """``vscatterqpd CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A3 /r`` (AVX512F)"""
-    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3296
+    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3301
     """``vgatherpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3297
+    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3302
     """``vgatherpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3298
+    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3303
     """``vgatherpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3299
+    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3304
     """``vgatherpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3300
+    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3305
     """``vscatterpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3301
+    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3306
     """``vscatterpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3302
+    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3307
     """``vscatterpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3303
+    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3308
     """``vscatterpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /6`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3304
+    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3309
     """``vgatherpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3305
+    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3310
     """``vgatherpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3306
+    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3311
     """``vgatherpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3307
+    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3312
     """``vgatherpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3308
+    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3313
     """``vscatterpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3309
+    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3314
     """``vscatterpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3310
+    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3315
     """``vscatterpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3311
+    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3316
     """``vscatterpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /6`` (AVX512PF)"""
-    VEX_LDTILECFG_M512: Final = 3312
+    VEX_LDTILECFG_M512: Final = 3317
     """``ldtilecfg R:m512`` ``VEX.128.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_TILERELEASE: Final = 3313
+    VEX_TILERELEASE: Final = 3318
     """``tilerelease`` ``VEX.128.0F38.W0 49 C0`` (AMX_TILE)"""
-    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3314
+    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3319
     """``tdpbf16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5C /r`` (AMX_BF16)"""
-    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3315
+    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3320
     """``tdpbuud RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3316
+    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3321
     """``tdpbusd RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3317
+    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3322
     """``tdpbsud RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3318
+    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3323
     """``tdpbssd RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3319
+    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3324
     """``tdpfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5C /r`` (AMX_FP16)"""
-    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3320
+    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3325
     """``tcmmimfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3321
+    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3326
     """``tcmmrlfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3322
+    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3327
     """``tileloaddt1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILESTORED_SIBMEM_TMM: Final = 3323
+    VEX_TILESTORED_SIBMEM_TMM: Final = 3328
     """``tilestored W:sibmem, R:tmm`` ``VEX.128.F3.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILELOADD_TMM_SIBMEM: Final = 3324
+    VEX_TILELOADD_TMM_SIBMEM: Final = 3329
     """``tileloadd W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILEZERO_TMM: Final = 3325
+    VEX_TILEZERO_TMM: Final = 3330
     """``tilezero W:tmm`` ``VEX.128.F2.0F38.W0 49 C0`` (AMX_TILE)"""
-    PUSHFQ: Final = 3326
+    PUSHFQ: Final = 3331
     """``pushf`` ``9C`` (X64)"""
-    POPFQ: Final = 3327
+    POPFQ: Final = 3332
     """``popf`` ``9D`` (X64)"""
-    PUSHFW: Final = 3328
+    PUSHFW: Final = 3333
     """``pushfw`` ``o16 9C`` (INTEL8086)"""
-    POPFW: Final = 3329
+    POPFW: Final = 3334
     """``popfw`` ``o16 9D`` (INTEL8086)"""
-    ENTERQ_IMM16_IMM8: Final = 3330
+    ENTERQ_IMM16_IMM8: Final = 3335
     """``enter R:imm16, R:imm8`` ``C8 iw ib`` (X64)"""
-    ENTERW_IMM16_IMM8: Final = 3331
+    ENTERW_IMM16_IMM8: Final = 3336
     """``enterw R:imm16, R:imm8`` ``o16 C8 iw ib`` (INTEL186)"""
-    LEAVEQ: Final = 3332
+    LEAVEQ: Final = 3337
     """``leave`` ``C9`` (X64)"""
-    LEAVEW: Final = 3333
+    LEAVEW: Final = 3338
     """``leavew`` ``o16 C9`` (INTEL186)"""
-    CLAC: Final = 3334
+    CLAC: Final = 3339
     """``clac`` ``0F 01 CA`` (SMAP)"""
-    STAC: Final = 3335
+    STAC: Final = 3340
     """``stac`` ``0F 01 CB`` (SMAP)"""
-    SYSCALL: Final = 3336
+    SYSCALL: Final = 3341
     """``syscall`` ``0F 05`` (SYSCALL)"""
-    RSM: Final = 3337
+    RSM: Final = 3342
     """``rsm`` ``0F AA`` (SMM)"""
-    UIRET: Final = 3338
+    UIRET: Final = 3343
     """``uiret`` ``F3 0F 01 EC`` (UINTR)"""
-    ERETU: Final = 3339
+    ERETU: Final = 3344
     """``eretu`` ``F3 0F 01 CA`` (FRED)"""
-    ERETS: Final = 3340
+    ERETS: Final = 3345
     """``erets`` ``F2 0F 01 CA`` (FRED)"""
-    TESTUI: Final = 3341
+    TESTUI: Final = 3346
     """``testui`` ``F3 0F 01 ED`` (UINTR)"""
-    CLUI: Final = 3342
+    CLUI: Final = 3347
     """``clui`` ``F3 0F 01 EE`` (UINTR)"""
-    STUI: Final = 3343
+    STUI: Final = 3348
     """``stui`` ``F3 0F 01 EF`` (UINTR)"""
-    SENDUIPI_R64: Final = 3344
+    SENDUIPI_R64: Final = 3349
     """``senduipi R:r64`` ``F3 0F C7 /6`` (UINTR)"""
-    PBLENDVB_XMM_XMMM128: Final = 3345
+    PBLENDVB_XMM_XMMM128: Final = 3350
     """``pblendvb RW:xmm, R:xmm/m128`` ``66 0F 38 10 /r`` (SSE4_1)"""
-    BLENDVPS_XMM_XMMM128: Final = 3346
+    BLENDVPS_XMM_XMMM128: Final = 3351
     """``blendvps RW:xmm, R:xmm/m128`` ``66 0F 38 14 /r`` (SSE4_1)"""
-    BLENDVPD_XMM_XMMM128: Final = 3347
+    BLENDVPD_XMM_XMMM128: Final = 3352
     """``blendvpd RW:xmm, R:xmm/m128`` ``66 0F 38 15 /r`` (SSE4_1)"""
-    SHA256RNDS2_XMM_XMMM128: Final = 3348
+    SHA256RNDS2_XMM_XMMM128: Final = 3353
     """``sha256rnds2 RW:xmm, R:xmm/m128`` ``0F 38 CB /r`` (SHA)"""
-    HRESET_IMM8: Final = 3349
+    HRESET_IMM8: Final = 3354
     """``hreset N:imm8`` ``F3 0F 3A F0 C0 ib`` (HRESET)"""
-    UMONITOR_R64: Final = 3350
+    UMONITOR_R64: Final = 3355
     """``umonitor R:r64`` ``F3 0F AE /6`` (WAITPKG)"""
-    UMONITOR_R32: Final = 3351
+    UMONITOR_R32: Final = 3356
     """``umonitor R:r32`` ``a32 F3 0F AE /6`` (WAITPKG)"""
-    VMREAD_RM64_R64: Final = 3352
+    VMREAD_RM64_R64: Final = 3357
     """``vmread W:r64/m64, R:r64`` ``0F 78 /r`` (VMX)"""
-    VMWRITE_R64_RM64: Final = 3353
+    VMWRITE_R64_RM64: Final = 3358
     """``vmwrite R:r64, R:r64/m64`` ``0F 79 /r`` (VMX)"""
-    INVEPT_R64_M128: Final = 3354
+    INVEPT_R64_M128: Final = 3359
     """``invept R:r64, R:m128`` ``66 0F 38 80 /r`` (VMX+INVEPT)"""
-    INVVPID_R64_M128: Final = 3355
+    INVVPID_R64_M128: Final = 3360
     """``invvpid R:r64, R:m128`` ``66 0F 38 81 /r`` (VMX+INVVPID)"""
-    INVPCID_R64_M128: Final = 3356
+    INVPCID_R64_M128: Final = 3361
     """``invpcid R:r64, R:m128`` ``66 0F 38 82 /r`` (INVPCID)"""
-    VMRUNQ: Final = 3357
+    VMRUNQ: Final = 3362
     """``vmrun`` ``0F 01 D8`` (SVM)"""
-    VMRUND: Final = 3358
+    VMRUND: Final = 3363
     """``vmrun`` ``a32 0F 01 D8`` (SVM)"""
-    VMLOADQ: Final = 3359
+    VMLOADQ: Final = 3364
     """``vmload`` ``0F 01 DA`` (SVM)"""
-    VMLOADD: Final = 3360
+    VMLOADD: Final = 3365
     """``vmload`` ``a32 0F 01 DA`` (SVM)"""
-    VMSAVEQ: Final = 3361
+    VMSAVEQ: Final = 3366
     """``vmsave`` ``0F 01 DB`` (SVM)"""
-    VMSAVED: Final = 3362
+    VMSAVED: Final = 3367
     """``vmsave`` ``a32 0F 01 DB`` (SVM)"""
-    INVLPGAQ: Final = 3363
+    INVLPGAQ: Final = 3368
     """``invlpga`` ``0F 01 DF`` (SVM)"""
-    INVLPGAD: Final = 3364
+    INVLPGAD: Final = 3369
     """``invlpga`` ``a32 0F 01 DF`` (SVM)"""
-    CLZEROQ: Final = 3365
+    CLZEROQ: Final = 3370
     """``clzero`` ``0F 01 FC`` (CLZERO)"""
-    CLZEROD: Final = 3366
+    CLZEROD: Final = 3371
     """``clzero`` ``a32 0F 01 FC`` (CLZERO)"""
-    RMPUPDATE: Final = 3367
+    RMPUPDATE: Final = 3372
     """``rmpupdate`` ``F2 0F 01 FE`` (SEV_SNP)"""
-    PVALIDATEQ: Final = 3368
+    PVALIDATEQ: Final = 3373
     """``pvalidate`` ``F2 0F 01 FF`` (SEV_SNP)"""
-    PVALIDATED: Final = 3369
+    PVALIDATED: Final = 3374
     """``pvalidate`` ``a32 F2 0F 01 FF`` (SEV_SNP)"""
-    INVLPGBQ: Final = 3370
+    INVLPGBQ: Final = 3375
     """``invlpgb`` ``0F 01 FE`` (INVLPGB)"""
-    INVLPGBD: Final = 3371
+    INVLPGBD: Final = 3376
     """``invlpgb`` ``a32 0F 01 FE`` (INVLPGB)"""
-    WRMSRLIST: Final = 3372
+    WRMSRLIST: Final = 3377
     """``wrmsrlist`` ``F3 0F 01 C6`` (MSRLIST)"""
-    RDMSRLIST: Final = 3373
+    RDMSRLIST: Final = 3378
     """``rdmsrlist`` ``F2 0F 01 C6`` (MSRLIST)"""
-    PBNDKB: Final = 3374
+    PBNDKB: Final = 3379
     """``pbndkb`` ``0F 01 C7`` (TSE)"""
-    XCRYPTECB_64: Final = 3375
+    XCRYPTECB_64: Final = 3380
     """``xcryptecb`` ``F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTECB_32: Final = 3376
+    XCRYPTECB_32: Final = 3381
     """``xcryptecb`` ``a32 F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTCBC_64: Final = 3377
+    XCRYPTCBC_64: Final = 3382
     """``xcryptcbc`` ``F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCBC_32: Final = 3378
+    XCRYPTCBC_32: Final = 3383
     """``xcryptcbc`` ``a32 F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCTR_64: Final = 3379
+    XCRYPTCTR_64: Final = 3384
     """``xcryptctr`` ``F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCTR_32: Final = 3380
+    XCRYPTCTR_32: Final = 3385
     """``xcryptctr`` ``a32 F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCFB_64: Final = 3381
+    XCRYPTCFB_64: Final = 3386
     """``xcryptcfb`` ``F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTCFB_32: Final = 3382
+    XCRYPTCFB_32: Final = 3387
     """``xcryptcfb`` ``a32 F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTOFB_64: Final = 3383
+    XCRYPTOFB_64: Final = 3388
     """``xcryptofb`` ``F3 0F A7 E8`` (PADLOCK_ACE)"""
-    XCRYPTOFB_32: Final = 3384
+    XCRYPTOFB_32: Final = 3389
     """``xcryptofb`` ``a32 F3 0F A7 E8`` (PADLOCK_ACE)"""
-    MONTMUL_32: Final = 3385
+    MONTMUL_32: Final = 3390
     """``montmul`` ``a32 F3 0F A6 C0`` (PADLOCK_PMM)"""
-    XSHA1_64: Final = 3386
+    XSHA1_64: Final = 3391
     """``xsha1`` ``F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA1_32: Final = 3387
+    XSHA1_32: Final = 3392
     """``xsha1`` ``a32 F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA256_64: Final = 3388
+    XSHA256_64: Final = 3393
     """``xsha256`` ``F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA256_32: Final = 3389
+    XSHA256_32: Final = 3394
     """``xsha256`` ``a32 F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA512_64: Final = 3390
+    XSHA512_64: Final = 3395
     """``xsha512`` ``F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_32: Final = 3391
+    XSHA512_32: Final = 3396
     """``xsha512`` ``a32 F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_ALT_64: Final = 3392
+    XSHA512_ALT_64: Final = 3397
     """``xsha512_alt`` ``F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSHA512_ALT_32: Final = 3393
+    XSHA512_ALT_32: Final = 3398
     """``xsha512_alt`` ``a32 F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSTORE_64: Final = 3394
+    XSTORE_64: Final = 3399
     """``xstore`` ``0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_32: Final = 3395
+    XSTORE_32: Final = 3400
     """``xstore`` ``a32 0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_ALT_64: Final = 3396
+    XSTORE_ALT_64: Final = 3401
     """``xstore_alt`` ``F3 0F A7 F8`` (PADLOCK_RNG)"""
-    XSTORE_ALT_32: Final = 3397
+    XSTORE_ALT_32: Final = 3402
     """``xstore_alt`` ``a32 F3 0F A7 F8`` (PADLOCK_RNG)"""
-    CCS_HASH_64: Final = 3398
+    CCS_HASH_64: Final = 3403
     """``ccs_hash`` ``F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_HASH_32: Final = 3399
+    CCS_HASH_32: Final = 3404
     """``ccs_hash`` ``a32 F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_64: Final = 3400
+    CCS_ENCRYPT_64: Final = 3405
     """``ccs_encrypt`` ``F3 0F A7 F0`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_32: Final = 3401
+    CCS_ENCRYPT_32: Final = 3406
     """``ccs_encrypt`` ``a32 F3 0F A7 F0`` (PADLOCK_GMI)"""
-    VIA_UNDOC_F30FA6F0_64: Final = 3402
+    VIA_UNDOC_F30FA6F0_64: Final = 3407
     """``undoc`` ``F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F0_32: Final = 3403
+    VIA_UNDOC_F30FA6F0_32: Final = 3408
     """``undoc`` ``a32 F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_64: Final = 3404
+    VIA_UNDOC_F30FA6F8_64: Final = 3409
     """``undoc`` ``F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_32: Final = 3405
+    VIA_UNDOC_F30FA6F8_32: Final = 3410
     """``undoc`` ``a32 F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3406
+    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3411
     """``vmovdqu8 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3407
+    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3412
     """``vmovdqu8 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3408
+    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3413
     """``vmovdqu8 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3409
+    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3414
     """``vmovdqu8 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3410
+    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3415
     """``vmovdqu8 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3411
+    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3416
     """``vmovdqu8 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W0 7F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3412
+    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3417
     """``vmovdqu16 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3413
+    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3418
     """``vmovdqu16 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3414
+    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3419
     """``vmovdqu16 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3415
+    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3420
     """``vmovdqu16 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3416
+    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3421
     """``vmovdqu16 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3417
+    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3422
     """``vmovdqu16 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W1 7F /r`` (AVX512BW)"""
-    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3418
+    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3423
     """``vpsrlvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3419
+    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3424
     """``vpsrlvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3420
+    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3425
     """``vpsrlvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 10 /r`` (AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3421
+    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3426
     """``vpmovuswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3422
+    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3427
     """``vpmovuswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3423
+    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3428
     """``vpmovuswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 10 /r`` (AVX512BW)"""
-    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3424
+    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3429
     """``vpsravw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3425
+    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3430
     """``vpsravw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3426
+    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3431
     """``vpsravw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 11 /r`` (AVX512BW)"""
-    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3427
+    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3432
     """``vpsllvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3428
+    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3433
     """``vpsllvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3429
+    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3434
     """``vpsllvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 12 /r`` (AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3430
+    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3435
     """``vpmovswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3431
+    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3436
     """``vpmovswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3432
+    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3437
     """``vpmovswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 20 /r`` (AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3433
+    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3438
     """``vptestmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3434
+    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3439
     """``vptestmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3435
+    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3440
     """``vptestmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3436
+    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3441
     """``vptestmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3437
+    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3442
     """``vptestmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3438
+    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3443
     """``vptestmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3439
+    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3444
     """``vptestnmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3440
+    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3445
     """``vptestnmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3441
+    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3446
     """``vptestnmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3442
+    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3447
     """``vptestnmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3443
+    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3448
     """``vptestnmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3444
+    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3449
     """``vptestnmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2B_XMM_KR: Final = 3445
+    EVEX_VPMOVM2B_XMM_KR: Final = 3450
     """``vpmovm2b W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_YMM_KR: Final = 3446
+    EVEX_VPMOVM2B_YMM_KR: Final = 3451
     """``vpmovm2b W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_ZMM_KR: Final = 3447
+    EVEX_VPMOVM2B_ZMM_KR: Final = 3452
     """``vpmovm2b W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2W_XMM_KR: Final = 3448
+    EVEX_VPMOVM2W_XMM_KR: Final = 3453
     """``vpmovm2w W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_YMM_KR: Final = 3449
+    EVEX_VPMOVM2W_YMM_KR: Final = 3454
     """``vpmovm2w W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_ZMM_KR: Final = 3450
+    EVEX_VPMOVM2W_ZMM_KR: Final = 3455
     """``vpmovm2w W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVB2M_KR_XMM: Final = 3451
+    EVEX_VPMOVB2M_KR_XMM: Final = 3456
     """``vpmovb2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_YMM: Final = 3452
+    EVEX_VPMOVB2M_KR_YMM: Final = 3457
     """``vpmovb2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_ZMM: Final = 3453
+    EVEX_VPMOVB2M_KR_ZMM: Final = 3458
     """``vpmovb2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVW2M_KR_XMM: Final = 3454
+    EVEX_VPMOVW2M_KR_XMM: Final = 3459
     """``vpmovw2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_YMM: Final = 3455
+    EVEX_VPMOVW2M_KR_YMM: Final = 3460
     """``vpmovw2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_ZMM: Final = 3456
+    EVEX_VPMOVW2M_KR_ZMM: Final = 3461
     """``vpmovw2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3457
+    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3462
     """``vpmovwb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3458
+    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3463
     """``vpmovwb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3459
+    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3464
     """``vpmovwb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 30 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3460
+    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3465
     """``vpblendmb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3461
+    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3466
     """``vpblendmb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3462
+    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3467
     """``vpblendmb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 66 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3463
+    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3468
     """``vpblendmw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3464
+    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3469
     """``vpblendmw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3465
+    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3470
     """``vpblendmw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 66 /r`` (AVX512BW)"""
-    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3466
+    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3471
     """``vpermi2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3467
+    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3472
     """``vpermi2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3468
+    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3473
     """``vpermi2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 75 /r`` (AVX512BW)"""
-    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3469
+    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3474
     """``vpermt2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3470
+    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3475
     """``vpermt2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3471
+    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3476
     """``vpermt2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7D /r`` (AVX512BW)"""
-    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3472
+    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3477
     """``vpermw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3473
+    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3478
     """``vpermw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3474
+    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3479
     """``vpermw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 8D /r`` (AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3475
+    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3480
     """``vpcmpub W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3476
+    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3481
     """``vpcmpub W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3477
+    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3482
     """``vpcmpub W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3478
+    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3483
     """``vpcmpuw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3479
+    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3484
     """``vpcmpuw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3480
+    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3485
     """``vpcmpuw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3481
+    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3486
     """``vpcmpb W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3482
+    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3487
     """``vpcmpb W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3483
+    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3488
     """``vpcmpb W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3F /r ib`` (AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3484
+    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3489
     """``vpcmpw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3485
+    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3490
     """``vpcmpw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3486
+    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3491
     """``vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3F /r ib`` (AVX512BW)"""
-    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3487
+    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3492
     """``vdbpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3488
+    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3493
     """``vdbpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3489
+    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3494
     """``vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 42 /r ib`` (AVX512BW)"""
-    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3490
+    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3495
     """``vdpbf16ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3491
+    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3496
     """``vdpbf16ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3492
+    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3497
     """``vdpbf16ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 52 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3493
+    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3498
     """``vpopcntb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3494
+    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3499
     """``vpopcntb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3495
+    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3500
     """``vpopcntb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3496
+    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3501
     """``vpopcntw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3497
+    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3502
     """``vpopcntw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3498
+    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3503
     """``vpopcntw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3499
+    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3504
     """``vpopcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3500
+    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3505
     """``vpopcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3501
+    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3506
     """``vpopcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3502
+    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3507
     """``vpopcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3503
+    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3508
     """``vpopcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3504
+    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3509
     """``vpopcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3505
+    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3510
     """``vpexpandb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3506
+    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3511
     """``vpexpandb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3507
+    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3512
     """``vpexpandb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3508
+    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3513
     """``vpexpandw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3509
+    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3514
     """``vpexpandw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3510
+    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3515
     """``vpexpandw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3511
+    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3516
     """``vpcompressb W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3512
+    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3517
     """``vpcompressb W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3513
+    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3518
     """``vpcompressb W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3514
+    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3519
     """``vpcompressw W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3515
+    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3520
     """``vpcompressw W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3516
+    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3521
     """``vpcompressw W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3517
+    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3522
     """``vpshldvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3518
+    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3523
     """``vpshldvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3519
+    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3524
     """``vpshldvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 70 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3520
+    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3525
     """``vpshldvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3521
+    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3526
     """``vpshldvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3522
+    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3527
     """``vpshldvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3523
+    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3528
     """``vpshldvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3524
+    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3529
     """``vpshldvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3525
+    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3530
     """``vpshldvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3526
+    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3531
     """``vpshrdvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3527
+    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3532
     """``vpshrdvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3528
+    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3533
     """``vpshrdvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 72 /r`` (AVX512_VBMI2)"""
-    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3529
+    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3534
     """``vcvtne2ps2bf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3530
+    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3535
     """``vcvtne2ps2bf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3531
+    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3536
     """``vcvtne2ps2bf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3532
+    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3537
     """``vpshrdvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3533
+    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3538
     """``vpshrdvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3534
+    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3539
     """``vpshrdvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3535
+    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3540
     """``vpshrdvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3536
+    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3541
     """``vpshrdvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3537
+    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3542
     """``vpshrdvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3538
+    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3543
     """``vpermi2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3539
+    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3544
     """``vpermi2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3540
+    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3545
     """``vpermi2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 75 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3541
+    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3546
     """``vpermt2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3542
+    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3547
     """``vpermt2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3543
+    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3548
     """``vpermt2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7D /r`` (AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3544
+    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3549
     """``vpmultishiftqb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3545
+    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3550
     """``vpmultishiftqb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3546
+    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3551
     """``vpmultishiftqb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 83 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3547
+    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3552
     """``vpermb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3548
+    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3553
     """``vpermb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3549
+    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3554
     """``vpermb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8D /r`` (AVX512_VBMI)"""
-    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3550
+    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3555
     """``vpshufbitqmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3551
+    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3556
     """``vpshufbitqmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3552
+    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3557
     """``vpshufbitqmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8F /r`` (AVX512_BITALG)"""
-    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3553
+    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3558
     """``vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3554
+    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3559
     """``vpshldw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3555
+    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3560
     """``vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 70 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3556
+    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3561
     """``vpshldd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3557
+    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3562
     """``vpshldd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3558
+    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3563
     """``vpshldd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3559
+    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3564
     """``vpshldq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3560
+    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3565
     """``vpshldq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3561
+    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3566
     """``vpshldq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3562
+    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3567
     """``vpshrdw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3563
+    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3568
     """``vpshrdw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3564
+    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3569
     """``vpshrdw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 72 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3565
+    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3570
     """``vpshrdd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3566
+    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3571
     """``vpshrdd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3567
+    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3572
     """``vpshrdd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3568
+    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3573
     """``vpshrdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3569
+    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3574
     """``vpshrdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3570
+    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3575
     """``vpshrdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3571
+    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3576
     """``vaddph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3572
+    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3577
     """``vaddph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3573
+    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3578
     """``vaddph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3574
+    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3579
     """``vaddsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3575
+    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3580
     """``vcmpph W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3576
+    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3581
     """``vcmpph W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3577
+    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3582
     """``vcmpph W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3578
+    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3583
     """``vcmpsh W:k, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.F3.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3579
+    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3584
     """``vcomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2F /r`` (AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3580
+    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3585
     """``vcvtdq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3581
+    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3586
     """``vcvtdq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3582
+    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3587
     """``vcvtdq2ph W:ymm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3583
+    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3588
     """``vcvtpd2ph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3584
+    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3589
     """``vcvtpd2ph W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3585
+    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3590
     """``vcvtpd2ph W:xmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3586
+    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3591
     """``vcvtph2dq W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3587
+    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3592
     """``vcvtph2dq W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3588
+    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3593
     """``vcvtph2dq W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3589
+    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3594
     """``vcvtph2pd W:xmm, R:xmm/m32`` ``EVEX.128.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3590
+    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3595
     """``vcvtph2pd W:ymm, R:xmm/m64`` ``EVEX.256.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3591
+    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3596
     """``vcvtph2pd W:zmm, R:xmm/m128`` ``EVEX.512.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3592
+    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3597
     """``vcvtph2psx W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3593
+    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3598
     """``vcvtph2psx W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3594
+    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3599
     """``vcvtph2psx W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3595
+    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3600
     """``vcvtph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3596
+    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3601
     """``vcvtph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3597
+    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3602
     """``vcvtph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3598
+    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3603
     """``vcvtph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3599
+    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3604
     """``vcvtph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3600
+    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3605
     """``vcvtph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3601
+    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3606
     """``vcvtph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3602
+    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3607
     """``vcvtph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3603
+    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3608
     """``vcvtph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3604
+    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3609
     """``vcvtph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3605
+    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3610
     """``vcvtph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3606
+    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3611
     """``vcvtph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3607
+    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3612
     """``vcvtph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3608
+    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3613
     """``vcvtph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3609
+    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3614
     """``vcvtph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3610
+    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3615
     """``vcvtps2phx W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3611
+    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3616
     """``vcvtps2phx W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3612
+    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3617
     """``vcvtps2phx W:ymm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3613
+    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3618
     """``vcvtqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3614
+    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3619
     """``vcvtqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3615
+    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3620
     """``vcvtqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.MAP5.W1 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3616
+    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3621
     """``vcvtsd2sh W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3617
+    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3622
     """``vcvtsh2sd W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3618
+    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3623
     """``vcvtsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3619
+    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3624
     """``vcvtsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3620
+    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3625
     """``vcvtsh2ss W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3621
+    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3626
     """``vcvtsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3622
+    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3627
     """``vcvtsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3623
+    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3628
     """``vcvtsi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3624
+    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3629
     """``vcvtsi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3625
+    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3630
     """``vcvtss2sh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3626
+    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3631
     """``vcvttph2dq W:xmm, R:xmm/m64`` ``EVEX.128.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3627
+    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3632
     """``vcvttph2dq W:ymm, R:xmm/m128`` ``EVEX.256.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3628
+    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3633
     """``vcvttph2dq W:zmm, R:ymm/m256`` ``EVEX.512.F3.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3629
+    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3634
     """``vcvttph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3630
+    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3635
     """``vcvttph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3631
+    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3636
     """``vcvttph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3632
+    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3637
     """``vcvttph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3633
+    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3638
     """``vcvttph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3634
+    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3639
     """``vcvttph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3635
+    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3640
     """``vcvttph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3636
+    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3641
     """``vcvttph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3637
+    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3642
     """``vcvttph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3638
+    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3643
     """``vcvttph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3639
+    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3644
     """``vcvttph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3640
+    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3645
     """``vcvttph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3641
+    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3646
     """``vcvttph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3642
+    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3647
     """``vcvttph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3643
+    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3648
     """``vcvttph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3644
+    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3649
     """``vcvttsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3645
+    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3650
     """``vcvttsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3646
+    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3651
     """``vcvttsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3647
+    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3652
     """``vcvttsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3648
+    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3653
     """``vcvtudq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3649
+    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3654
     """``vcvtudq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3650
+    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3655
     """``vcvtudq2ph W:ymm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3651
+    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3656
     """``vcvtuqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3652
+    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3657
     """``vcvtuqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3653
+    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3658
     """``vcvtuqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W1 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3654
+    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3659
     """``vcvtusi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3655
+    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3660
     """``vcvtusi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3656
+    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3661
     """``vcvtuw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3657
+    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3662
     """``vcvtuw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3658
+    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3663
     """``vcvtuw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3659
+    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3664
     """``vcvtw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3660
+    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3665
     """``vcvtw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3661
+    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3666
     """``vcvtw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3662
+    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3667
     """``vdivph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3663
+    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3668
     """``vdivph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3664
+    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3669
     """``vdivph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3665
+    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3670
     """``vdivsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3666
+    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3671
     """``vfmaddsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3667
+    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3672
     """``vfmaddsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3668
+    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3673
     """``vfmaddsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 96 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3669
+    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3674
     """``vfmaddsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3670
+    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3675
     """``vfmaddsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3671
+    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3676
     """``vfmaddsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A6 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3672
+    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3677
     """``vfmaddsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3673
+    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3678
     """``vfmaddsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3674
+    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3679
     """``vfmaddsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B6 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3675
+    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3680
     """``vfmsubadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3676
+    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3681
     """``vfmsubadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3677
+    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3682
     """``vfmsubadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 97 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3678
+    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3683
     """``vfmsubadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3679
+    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3684
     """``vfmsubadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3680
+    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3685
     """``vfmsubadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A7 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3681
+    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3686
     """``vfmsubadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3682
+    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3687
     """``vfmsubadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3683
+    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3688
     """``vfmsubadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B7 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3684
+    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3689
     """``vfmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3685
+    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3690
     """``vfmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3686
+    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3691
     """``vfmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 98 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3687
+    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3692
     """``vfmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3688
+    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3693
     """``vfmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3689
+    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3694
     """``vfmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A8 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3690
+    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3695
     """``vfmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3691
+    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3696
     """``vfmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3692
+    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3697
     """``vfmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B8 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3693
+    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3698
     """``vfnmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3694
+    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3699
     """``vfnmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3695
+    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3700
     """``vfnmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9C /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3696
+    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3701
     """``vfnmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3697
+    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3702
     """``vfnmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3698
+    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3703
     """``vfnmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AC /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3699
+    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3704
     """``vfnmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3700
+    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3705
     """``vfnmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3701
+    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3706
     """``vfnmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BC /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3702
+    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3707
     """``vfmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 99 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3703
+    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3708
     """``vfmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 A9 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3704
+    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3709
     """``vfmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 B9 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3705
+    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3710
     """``vfnmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9D /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3706
+    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3711
     """``vfnmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AD /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3707
+    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3712
     """``vfnmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BD /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3708
+    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3713
     """``vfmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3709
+    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3714
     """``vfmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3710
+    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3715
     """``vfmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9A /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3711
+    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3716
     """``vfmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3712
+    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3717
     """``vfmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3713
+    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3718
     """``vfmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AA /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3714
+    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3719
     """``vfmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3715
+    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3720
     """``vfmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3716
+    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3721
     """``vfmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BA /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3717
+    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3722
     """``vfnmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3718
+    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3723
     """``vfnmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3719
+    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3724
     """``vfnmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9E /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3720
+    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3725
     """``vfnmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3721
+    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3726
     """``vfnmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3722
+    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3727
     """``vfnmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AE /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3723
+    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3728
     """``vfnmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3724
+    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3729
     """``vfnmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3725
+    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3730
     """``vfnmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BE /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3726
+    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3731
     """``vfmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9B /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3727
+    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3732
     """``vfmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AB /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3728
+    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3733
     """``vfmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BB /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3729
+    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3734
     """``vfnmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9F /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3730
+    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3735
     """``vfnmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AF /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3731
+    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3736
     """``vfnmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BF /r`` (AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3732
+    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3737
     """``vfpclassph W:k, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3733
+    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3738
     """``vfpclassph W:k, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3734
+    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3739
     """``vfpclassph W:k, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 66 /r ib`` (AVX512_FP16)"""
-    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3735
+    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3740
     """``vfpclasssh W:k, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 67 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3736
+    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3741
     """``vgetexpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3737
+    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3742
     """``vgetexpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3738
+    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3743
     """``vgetexpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 42 /r`` (AVX512_FP16)"""
-    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3739
+    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3744
     """``vgetexpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 43 /r`` (AVX512_FP16)"""
-    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3740
+    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3745
     """``vgetmantph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3741
+    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3746
     """``vgetmantph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3742
+    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3747
     """``vgetmantph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 26 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3743
+    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3748
     """``vgetmantsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 27 /r ib`` (AVX512_FP16)"""
-    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3744
+    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3749
     """``vmaxph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3745
+    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3750
     """``vmaxph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3746
+    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3751
     """``vmaxph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3747
+    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3752
     """``vmaxsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3748
+    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3753
     """``vminph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3749
+    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3754
     """``vminph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3750
+    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3755
     """``vminph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3751
+    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3756
     """``vminsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3752
+    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3757
     """``vmovsh W:xmm, R:m16`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_M16_K1_XMM: Final = 3753
+    EVEX_VMOVSH_M16_K1_XMM: Final = 3758
     """``vmovsh W:m16, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3754
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3759
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3755
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3760
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R32M16: Final = 3756
+    EVEX_VMOVW_XMM_R32M16: Final = 3761
     """``vmovw W:xmm, R:r32/m16`` ``EVEX.128.66.MAP5.W0 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R64M16: Final = 3757
+    EVEX_VMOVW_XMM_R64M16: Final = 3762
     """``vmovw W:xmm, R:r64/m16`` ``EVEX.128.66.MAP5.W1 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R32M16_XMM: Final = 3758
+    EVEX_VMOVW_R32M16_XMM: Final = 3763
     """``vmovw W:r32/m16, R:xmm`` ``EVEX.128.66.MAP5.W0 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R64M16_XMM: Final = 3759
+    EVEX_VMOVW_R64M16_XMM: Final = 3764
     """``vmovw W:r64/m16, R:xmm`` ``EVEX.128.66.MAP5.W1 7E /r`` (AVX512_FP16)"""
-    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3760
+    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3765
     """``vmulph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3761
+    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3766
     """``vmulph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3762
+    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3767
     """``vmulph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3763
+    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3768
     """``vmulsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3764
+    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3769
     """``vfcmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3765
+    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3770
     """``vfcmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3766
+    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3771
     """``vfcmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3767
+    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3772
     """``vfmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3768
+    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3773
     """``vfmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3769
+    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3774
     """``vfmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3770
+    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3775
     """``vfcmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3771
+    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3776
     """``vfcmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3772
+    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3777
     """``vfcmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3773
+    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3778
     """``vfmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3774
+    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3779
     """``vfmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3775
+    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3780
     """``vfmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3776
+    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3781
     """``vfcmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3777
+    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3782
     """``vfmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3778
+    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3783
     """``vfcmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3779
+    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3784
     """``vfmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3780
+    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3785
     """``vrcpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3781
+    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3786
     """``vrcpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3782
+    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3787
     """``vrcpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4C /r`` (AVX512_FP16)"""
-    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3783
+    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3788
     """``vrcpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4D /r`` (AVX512_FP16)"""
-    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3784
+    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3789
     """``vreduceph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3785
+    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3790
     """``vreduceph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3786
+    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3791
     """``vreduceph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 56 /r ib`` (AVX512_FP16)"""
-    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3787
+    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3792
     """``vreducesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 57 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3788
+    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3793
     """``vrndscaleph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3789
+    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3794
     """``vrndscaleph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3790
+    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3795
     """``vrndscaleph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 08 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3791
+    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3796
     """``vrndscalesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 0A /r ib`` (AVX512_FP16)"""
-    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3792
+    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3797
     """``vrsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3793
+    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3798
     """``vrsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3794
+    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3799
     """``vrsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4E /r`` (AVX512_FP16)"""
-    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3795
+    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3800
     """``vrsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4F /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3796
+    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3801
     """``vscalefph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3797
+    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3802
     """``vscalefph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3798
+    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3803
     """``vscalefph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3799
+    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3804
     """``vscalefsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3800
+    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3805
     """``vsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3801
+    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3806
     """``vsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3802
+    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3807
     """``vsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3803
+    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3808
     """``vsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3804
+    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3809
     """``vsubph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3805
+    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3810
     """``vsubph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3806
+    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3811
     """``vsubph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3807
+    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3812
     """``vsubsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3808
+    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3813
     """``vucomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2E /r`` (AVX512_FP16)"""
-    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 3809
+    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 3814
     """``vpxord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 3810
+    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 3815
     """``vpxord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3811
+    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3816
     """``vpxord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EF /r`` (AVX512F)"""
-    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 3812
+    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 3817
     """``vpandd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 3813
+    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 3818
     """``vpandd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3814
+    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3819
     """``vpandd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DB /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 3815
+    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 3820
     """``vmovdqu32 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 3816
+    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 3821
     """``vmovdqu32 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 3817
+    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 3822
     """``vmovdqu32 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 3818
+    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 3823
     """``vmovdqu32 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 3819
+    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 3824
     """``vmovdqu32 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 3820
+    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 3825
     """``vmovdqu32 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 3821
+    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 3826
     """``vmovdqu64 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 3822
+    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 3827
     """``vmovdqu64 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 3823
+    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 3828
     """``vmovdqu64 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 3824
+    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 3829
     """``vmovdqu64 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 3825
+    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 3830
     """``vmovdqu64 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 3826
+    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 3831
     """``vmovdqu64 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 3827
+    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 3832
     """``vpord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 3828
+    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 3833
     """``vpord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3829
+    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3834
     """``vpord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EB /r`` (AVX512F)"""
-    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3830
+    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3835
     """``vporq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3831
+    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3836
     """``vporq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3832
+    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3837
     """``vporq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EB /r`` (AVX512F)"""
-    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3833
+    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3838
     """``vpandq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3834
+    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3839
     """``vpandq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3835
+    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3840
     """``vpandq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DB /r`` (AVX512F)"""
-    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3836
+    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3841
     """``vpxorq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3837
+    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3842
     """``vpxorq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3838
+    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3843
     """``vpxorq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EF /r`` (AVX512F)"""
-    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 3839
+    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 3844
     """``vpandnd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 3840
+    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 3845
     """``vpandnd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3841
+    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3846
     """``vpandnd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DF /r`` (AVX512F)"""
-    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 3842
+    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 3847
     """``vpandnq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 3843
+    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 3848
     """``vpandnq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3844
+    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3849
     """``vpandnq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DF /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 3845
+    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 3850
     """``vmovdqa32 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 3846
+    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 3851
     """``vmovdqa32 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 3847
+    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 3852
     """``vmovdqa32 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 3848
+    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 3853
     """``vmovdqa32 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 3849
+    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 3854
     """``vmovdqa32 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 3850
+    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 3855
     """``vmovdqa32 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 3851
+    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 3856
     """``vmovdqa64 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 3852
+    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 3857
     """``vmovdqa64 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 3853
+    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 3858
     """``vmovdqa64 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 3854
+    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 3859
     """``vmovdqa64 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 3855
+    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 3860
     """``vmovdqa64 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 3856
+    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 3861
     """``vmovdqa64 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3857
+    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3862
     """``vprord W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 3858
+    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 3863
     """``vprord W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 3859
+    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 3864
     """``vprord W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3860
+    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3865
     """``vprorq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3861
+    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3866
     """``vprorq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3862
+    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3867
     """``vprorq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3863
+    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3868
     """``vprold W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 3864
+    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 3869
     """``vprold W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 3865
+    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 3870
     """``vprold W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3866
+    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3871
     """``vprolq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3867
+    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3872
     """``vprolq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3868
+    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3873
     """``vprolq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3869
+    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3874
     """``vpsraq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 3870
+    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 3875
     """``vpsraq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3871
+    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3876
     """``vpsraq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3872
+    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3877
     """``vpsraq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 3873
+    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 3878
     """``vpsraq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 3874
+    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 3879
     """``vpsraq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 3875
+    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 3880
     """``vcvttps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3876
+    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3881
     """``vcvttps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3877
+    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3882
     """``vcvttps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 3878
+    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 3883
     """``vcvttpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3879
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3884
     """``vcvttpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3880
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3885
     """``vcvttpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 3881
+    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 3886
     """``vcvttss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 3882
+    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 3887
     """``vcvttss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 3883
+    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 3888
     """``vcvttsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 3884
+    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 3889
     """``vcvttsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 3885
+    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 3890
     """``vcvtps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3886
+    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3891
     """``vcvtps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3887
+    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3892
     """``vcvtps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 3888
+    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 3893
     """``vcvtpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3889
+    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3894
     """``vcvtpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3890
+    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3895
     """``vcvtpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 3891
+    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 3896
     """``vcvtss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 3892
+    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 3897
     """``vcvtss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 3893
+    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 3898
     """``vcvtsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 3894
+    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 3899
     """``vcvtsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 3895
+    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 3900
     """``vcvtudq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 3896
+    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 3901
     """``vcvtudq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 3897
+    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 3902
     """``vcvtudq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 3898
+    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 3903
     """``vcvtudq2ps W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 3899
+    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 3904
     """``vcvtudq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 3900
+    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 3905
     """``vcvtudq2ps W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 3901
+    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 3906
     """``vcvtusi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 3902
+    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 3907
     """``vcvtusi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 3903
+    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 3908
     """``vcvtusi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 3904
+    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 3909
     """``vcvtusi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 3905
+    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 3910
     """``vpmovusdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 11 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 3906
+    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 3911
     """``vpmovusdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 3907
+    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 3912
     """``vpmovusdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 3908
+    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 3913
     """``vpmovusqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 12 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 3909
+    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 3914
     """``vpmovusqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 3910
+    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 3915
     """``vpmovusqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 3911
+    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 3916
     """``vpmovusdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 3912
+    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 3917
     """``vpmovusdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 3913
+    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 3918
     """``vpmovusdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3914
+    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3919
     """``vprorvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 3915
+    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 3920
     """``vprorvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 3916
+    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 3921
     """``vprorvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3917
+    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3922
     """``vprorvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 14 /r`` (AVX512F)"""
-    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3918
+    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3923
     """``vprorvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3919
+    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3924
     """``vprorvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 3920
+    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 3925
     """``vpmovusqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 3921
+    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 3926
     """``vpmovusqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 3922
+    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 3927
     """``vpmovusqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3923
+    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3928
     """``vprolvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 3924
+    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 3929
     """``vprolvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 3925
+    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 3930
     """``vprolvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3926
+    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3931
     """``vprolvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 15 /r`` (AVX512F)"""
-    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3927
+    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3932
     """``vprolvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3928
+    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3933
     """``vprolvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 3929
+    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 3934
     """``vpmovusqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 3930
+    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 3935
     """``vpmovusqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 3931
+    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 3936
     """``vpmovusqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 3932
+    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 3937
     """``vbroadcastf32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 1A /r`` (AVX512F)"""
-    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 3933
+    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 3938
     """``vbroadcastf32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 1A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 3934
+    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 3939
     """``vbroadcastf64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 1B /r`` (AVX512F)"""
-    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 3935
+    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 3940
     """``vpabsq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 1F /r`` (AVX512F)"""
-    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 3936
+    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 3941
     """``vpabsq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 3937
+    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 3942
     """``vpabsq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 3938
+    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 3943
     """``vpmovsdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 3939
+    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 3944
     """``vpmovsdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 3940
+    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 3945
     """``vpmovsdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 3941
+    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 3946
     """``vpmovsqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 3942
+    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 3947
     """``vpmovsqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 3943
+    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 3948
     """``vpmovsqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 3944
+    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 3949
     """``vpmovsdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 3945
+    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 3950
     """``vpmovsdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 3946
+    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 3951
     """``vpmovsdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 3947
+    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 3952
     """``vpmovsqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 3948
+    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 3953
     """``vpmovsqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 3949
+    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 3954
     """``vpmovsqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 3950
+    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 3955
     """``vpmovsqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 3951
+    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 3956
     """``vpmovsqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 3952
+    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 3957
     """``vpmovsqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 3953
+    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 3958
     """``vptestmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 3954
+    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 3959
     """``vptestmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 3955
+    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 3960
     """``vptestmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 3956
+    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 3961
     """``vptestmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 3957
+    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 3962
     """``vptestmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 3958
+    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 3963
     """``vptestmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 3959
+    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 3964
     """``vptestnmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 3960
+    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 3965
     """``vptestnmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 3961
+    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 3966
     """``vptestnmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 3962
+    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 3967
     """``vptestnmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 3963
+    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 3968
     """``vptestnmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 3964
+    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 3969
     """``vptestnmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3965
+    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3970
     """``vscalefps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 3966
+    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 3971
     """``vscalefps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 3967
+    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 3972
     """``vscalefps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3968
+    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3973
     """``vscalefpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 3969
+    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 3974
     """``vscalefpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 3970
+    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 3975
     """``vscalefpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 3971
+    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 3976
     """``vscalefss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 2D /r`` (AVX512F)"""
-    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 3972
+    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 3977
     """``vscalefsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 2D /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 3973
+    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 3978
     """``vpmovdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 31 /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 3974
+    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 3979
     """``vpmovdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 3975
+    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 3980
     """``vpmovdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 3976
+    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 3981
     """``vpmovqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 32 /r`` (AVX512F)"""
-    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 3977
+    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 3982
     """``vpmovqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 3978
+    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 3983
     """``vpmovqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 3979
+    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 3984
     """``vpmovdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 33 /r`` (AVX512F)"""
-    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 3980
+    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 3985
     """``vpmovdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 3981
+    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 3986
     """``vpmovdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 3982
+    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 3987
     """``vpmovqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 34 /r`` (AVX512F)"""
-    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 3983
+    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 3988
     """``vpmovqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 3984
+    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 3989
     """``vpmovqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 3985
+    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 3990
     """``vpmovqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 3986
+    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 3991
     """``vpmovqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 3987
+    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 3992
     """``vpmovqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3988
+    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3993
     """``vpminsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 39 /r`` (AVX512F)"""
-    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 3989
+    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 3994
     """``vpminsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 3990
+    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 3995
     """``vpminsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3991
+    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3996
     """``vpminuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3B /r`` (AVX512F)"""
-    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 3992
+    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 3997
     """``vpminuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 3993
+    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 3998
     """``vpminuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3994
+    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3999
     """``vpmaxsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 3995
+    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4000
     """``vpmaxsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 3996
+    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4001
     """``vpmaxsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3997
+    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4002
     """``vpmaxuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 3998
+    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4003
     """``vpmaxuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 3999
+    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4004
     """``vpmaxuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4000
+    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4005
     """``vgetexpps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4001
+    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4006
     """``vgetexpps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4002
+    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4007
     """``vgetexpps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4003
+    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4008
     """``vgetexppd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4004
+    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4009
     """``vgetexppd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4005
+    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4010
     """``vgetexppd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4006
+    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4011
     """``vgetexpss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 43 /r`` (AVX512F)"""
-    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4007
+    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4012
     """``vgetexpsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 43 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4008
+    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4013
     """``vpsravq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4009
+    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4014
     """``vpsravq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4010
+    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4015
     """``vpsravq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4011
+    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4016
     """``vrcp14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4012
+    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4017
     """``vrcp14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4013
+    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4018
     """``vrcp14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4014
+    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4019
     """``vrcp14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4015
+    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4020
     """``vrcp14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4016
+    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4021
     """``vrcp14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4017
+    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4022
     """``vrcp14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4D /r`` (AVX512F)"""
-    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4018
+    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4023
     """``vrcp14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4D /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4019
+    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4024
     """``vrsqrt14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4020
+    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4025
     """``vrsqrt14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4021
+    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4026
     """``vrsqrt14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4022
+    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4027
     """``vrsqrt14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4023
+    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4028
     """``vrsqrt14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4024
+    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4029
     """``vrsqrt14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4025
+    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4030
     """``vrsqrt14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4F /r`` (AVX512F)"""
-    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4026
+    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4031
     """``vrsqrt14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4F /r`` (AVX512F)"""
-    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4027
+    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4032
     """``vexp2ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C8 /r`` (AVX512ER)"""
-    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4028
+    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4033
     """``vexp2pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C8 /r`` (AVX512ER)"""
-    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4029
+    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4034
     """``vrcp28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4030
+    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4035
     """``vrcp28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4031
+    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4036
     """``vrcp28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CB /r`` (AVX512ER)"""
-    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4032
+    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4037
     """``vrcp28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CB /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4033
+    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4038
     """``vrsqrt28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4034
+    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4039
     """``vrsqrt28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4035
+    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4040
     """``vrsqrt28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CD /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4036
+    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4041
     """``vrsqrt28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CD /r`` (AVX512ER)"""
-    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4037
+    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4042
     """``vbroadcasti32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 5A /r`` (AVX512F)"""
-    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4038
+    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4043
     """``vbroadcasti32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4039
+    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4044
     """``vbroadcasti64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 5B /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4040
+    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4045
     """``vpblendmd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4041
+    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4046
     """``vpblendmd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4042
+    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4047
     """``vpblendmd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4043
+    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4048
     """``vpblendmq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4044
+    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4049
     """``vpblendmq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4045
+    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4050
     """``vpblendmq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4046
+    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4051
     """``vblendmps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4047
+    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4052
     """``vblendmps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4048
+    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4053
     """``vblendmps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4049
+    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4054
     """``vblendmpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4050
+    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4055
     """``vblendmpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4051
+    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4056
     """``vblendmpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4052
+    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4057
     """``vpermi2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4053
+    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4058
     """``vpermi2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4054
+    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4059
     """``vpermi2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4055
+    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4060
     """``vpermi2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4056
+    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4061
     """``vpermi2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4057
+    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4062
     """``vpermi2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4058
+    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4063
     """``vpermi2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4059
+    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4064
     """``vpermi2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4060
+    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4065
     """``vpermi2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4061
+    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4066
     """``vpermi2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4062
+    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4067
     """``vpermi2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4063
+    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4068
     """``vpermi2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4064
+    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4069
     """``vpermt2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4065
+    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4070
     """``vpermt2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4066
+    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4071
     """``vpermt2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4067
+    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4072
     """``vpermt2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4068
+    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4073
     """``vpermt2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4069
+    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4074
     """``vpermt2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4070
+    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4075
     """``vpermt2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4071
+    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4076
     """``vpermt2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4072
+    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4077
     """``vpermt2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4073
+    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4078
     """``vpermt2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4074
+    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4079
     """``vpermt2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4075
+    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4080
     """``vpermt2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4076
+    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4081
     """``vexpandps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4077
+    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4082
     """``vexpandps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4078
+    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4083
     """``vexpandps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4079
+    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4084
     """``vexpandpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4080
+    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4085
     """``vexpandpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4081
+    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4086
     """``vexpandpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4082
+    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4087
     """``vpexpandd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4083
+    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4088
     """``vpexpandd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4084
+    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4089
     """``vpexpandd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4085
+    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4090
     """``vpexpandq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4086
+    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4091
     """``vpexpandq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4087
+    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4092
     """``vpexpandq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4088
+    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4093
     """``vcompressps W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4089
+    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4094
     """``vcompressps W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4090
+    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4095
     """``vcompressps W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4091
+    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4096
     """``vcompresspd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4092
+    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4097
     """``vcompresspd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4093
+    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4098
     """``vcompresspd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4094
+    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4099
     """``vpcompressd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4095
+    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4100
     """``vpcompressd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4096
+    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4101
     """``vpcompressd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4097
+    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4102
     """``vpcompressq W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4098
+    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4103
     """``vpcompressq W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4099
+    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4104
     """``vpcompressq W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4100
+    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4105
     """``valignd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4101
+    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4106
     """``valignd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4102
+    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4107
     """``valignd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4103
+    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4108
     """``valignq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4104
+    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4109
     """``valignq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4105
+    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4110
     """``valignq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4106
+    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4111
     """``vrndscaleps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 08 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4107
+    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4112
     """``vrndscaleps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4108
+    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4113
     """``vrndscaleps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4109
+    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4114
     """``vrndscalepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 09 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4110
+    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4115
     """``vrndscalepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4111
+    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4116
     """``vrndscalepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4112
+    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4117
     """``vrndscaless W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 0A /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4113
+    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4118
     """``vrndscalesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 0B /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4114
+    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4119
     """``vinsertf32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 18 /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4115
+    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4120
     """``vinsertf32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 18 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4116
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4121
     """``vextractf32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 19 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4117
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4122
     """``vextractf32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 19 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4118
+    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4123
     """``vinsertf64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 1A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4119
+    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4124
     """``vextractf64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 1B /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4120
+    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4125
     """``vpcmpud W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4121
+    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4126
     """``vpcmpud W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4122
+    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4127
     """``vpcmpud W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4123
+    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4128
     """``vpcmpuq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4124
+    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4129
     """``vpcmpuq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4125
+    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4130
     """``vpcmpuq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4126
+    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4131
     """``vpcmpd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4127
+    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4132
     """``vpcmpd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4128
+    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4133
     """``vpcmpd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4129
+    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4134
     """``vpcmpq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4130
+    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4135
     """``vpcmpq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4131
+    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4136
     """``vpcmpq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4132
+    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4137
     """``vshuff32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4133
+    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4138
     """``vshuff32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4134
+    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4139
     """``vshuff64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4135
+    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4140
     """``vshuff64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4136
+    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4141
     """``vpternlogd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4137
+    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4142
     """``vpternlogd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4138
+    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4143
     """``vpternlogd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4139
+    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4144
     """``vpternlogq RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4140
+    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4145
     """``vpternlogq RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4141
+    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4146
     """``vpternlogq RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4142
+    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4147
     """``vgetmantps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4143
+    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4148
     """``vgetmantps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4144
+    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4149
     """``vgetmantps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4145
+    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4150
     """``vgetmantpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4146
+    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4151
     """``vgetmantpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4147
+    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4152
     """``vgetmantpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4148
+    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4153
     """``vgetmantss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 27 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4149
+    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4154
     """``vgetmantsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 27 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4150
+    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4155
     """``vinserti32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 38 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4151
+    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4156
     """``vinserti32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 38 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4152
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4157
     """``vextracti32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 39 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4153
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4158
     """``vextracti32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 39 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4154
+    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4159
     """``vinserti64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 3A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4155
+    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4160
     """``vextracti64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 3B /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4156
+    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4161
     """``vshufi32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4157
+    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4162
     """``vshufi32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4158
+    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4163
     """``vshufi64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4159
+    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4164
     """``vshufi64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4160
+    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4165
     """``vfixupimmps RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4161
+    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4166
     """``vfixupimmps RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4162
+    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4167
     """``vfixupimmps RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4163
+    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4168
     """``vfixupimmpd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4164
+    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4169
     """``vfixupimmpd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4165
+    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4170
     """``vfixupimmpd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4166
+    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4171
     """``vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 55 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4167
+    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4172
     """``vfixupimmsd RW:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 55 /r ib`` (AVX512F)"""
-    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4168
+    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4173
     """``vpbroadcastmb2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 2A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4169
+    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4174
     """``vpbroadcastmb2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4170
+    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4175
     """``vpbroadcastmb2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4171
+    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4176
     """``vpbroadcastmw2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 3A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4172
+    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4177
     """``vpbroadcastmw2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4173
+    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4178
     """``vpbroadcastmw2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4174
+    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4179
     """``vplzcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4175
+    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4180
     """``vplzcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4176
+    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4181
     """``vplzcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4177
+    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4182
     """``vplzcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4178
+    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4183
     """``vplzcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4179
+    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4184
     """``vplzcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4180
+    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4185
     """``vpconflictd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4181
+    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4186
     """``vpconflictd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4182
+    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4187
     """``vpconflictd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4183
+    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4188
     """``vpconflictq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4184
+    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4189
     """``vpconflictq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4185
+    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4190
     """``vpconflictq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4186
+    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4191
     """``vcvtqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 5B /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4187
+    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4192
     """``vcvtqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4188
+    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4193
     """``vcvtqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4189
+    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4194
     """``vcvttps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4190
+    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4195
     """``vcvttps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4191
+    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4196
     """``vcvttps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4192
+    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4197
     """``vcvttpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4193
+    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4198
     """``vcvttpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4194
+    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4199
     """``vcvttpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4195
+    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4200
     """``vcvtps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4196
+    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4201
     """``vcvtps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4197
+    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4202
     """``vcvtps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4198
+    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4203
     """``vcvtpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4199
+    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4204
     """``vcvtpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4200
+    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4205
     """``vcvtpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4201
+    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4206
     """``vcvttps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4202
+    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4207
     """``vcvttps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4203
+    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4208
     """``vcvttps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4204
+    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4209
     """``vcvttpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4205
+    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4210
     """``vcvttpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4206
+    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4211
     """``vcvttpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4207
+    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4212
     """``vcvtuqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4208
+    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4213
     """``vcvtuqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4209
+    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4214
     """``vcvtuqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4210
+    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4215
     """``vcvtuqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4211
+    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4216
     """``vcvtuqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4212
+    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4217
     """``vcvtuqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4213
+    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4218
     """``vcvtps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4214
+    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4219
     """``vcvtps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4215
+    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4220
     """``vcvtps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4216
+    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4221
     """``vcvtpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4217
+    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4222
     """``vcvtpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4218
+    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4223
     """``vcvtpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4219
+    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4224
     """``vcvtqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 E6 /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4220
+    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4225
     """``vcvtqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4221
+    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4226
     """``vcvtqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4222
+    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4227
     """``vbroadcastf32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 19 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4223
+    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4228
     """``vbroadcastf32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 19 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4224
+    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4229
     """``vbroadcastf64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 1A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4225
+    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4230
     """``vbroadcastf64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 1A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4226
+    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4231
     """``vbroadcastf32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 1B /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_ZMM_KR: Final = 4227
+    EVEX_VPMOVM2D_ZMM_KR: Final = 4232
     """``vpmovm2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_XMM_KR: Final = 4228
+    EVEX_VPMOVM2D_XMM_KR: Final = 4233
     """``vpmovm2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2D_YMM_KR: Final = 4229
+    EVEX_VPMOVM2D_YMM_KR: Final = 4234
     """``vpmovm2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_ZMM_KR: Final = 4230
+    EVEX_VPMOVM2Q_ZMM_KR: Final = 4235
     """``vpmovm2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2Q_XMM_KR: Final = 4231
+    EVEX_VPMOVM2Q_XMM_KR: Final = 4236
     """``vpmovm2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_YMM_KR: Final = 4232
+    EVEX_VPMOVM2Q_YMM_KR: Final = 4237
     """``vpmovm2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_ZMM: Final = 4233
+    EVEX_VPMOVD2M_KR_ZMM: Final = 4238
     """``vpmovd2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_XMM: Final = 4234
+    EVEX_VPMOVD2M_KR_XMM: Final = 4239
     """``vpmovd2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_YMM: Final = 4235
+    EVEX_VPMOVD2M_KR_YMM: Final = 4240
     """``vpmovd2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_ZMM: Final = 4236
+    EVEX_VPMOVQ2M_KR_ZMM: Final = 4241
     """``vpmovq2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_XMM: Final = 4237
+    EVEX_VPMOVQ2M_KR_XMM: Final = 4242
     """``vpmovq2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_YMM: Final = 4238
+    EVEX_VPMOVQ2M_KR_YMM: Final = 4243
     """``vpmovq2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4239
+    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4244
     """``vpmullq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 40 /r`` (AVX512DQ)"""
-    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4240
+    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4245
     """``vpmullq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4241
+    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4246
     """``vpmullq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4242
+    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4247
     """``vbroadcasti32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 59 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4243
+    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4248
     """``vbroadcasti32x2 W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4244
+    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4249
     """``vbroadcasti32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4245
+    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4250
     """``vbroadcasti64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 5A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4246
+    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4251
     """``vbroadcasti64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 5A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4247
+    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4252
     """``vbroadcasti32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 5B /r`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4248
+    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4253
     """``vinsertf64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 18 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4249
+    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4254
     """``vinsertf64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 18 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4250
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4255
     """``vextractf64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 19 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4251
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4256
     """``vextractf64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 19 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4252
+    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4257
     """``vinsertf32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 1A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4253
+    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4258
     """``vextractf32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1B /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4254
+    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4259
     """``vinserti64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 38 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4255
+    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4260
     """``vinserti64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 38 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4256
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4261
     """``vextracti64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 39 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4257
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4262
     """``vextracti64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 39 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4258
+    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4263
     """``vinserti32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 3A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4259
+    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4264
     """``vextracti32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 3B /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4260
+    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4265
     """``vrangeps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4261
+    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4266
     """``vrangeps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4262
+    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4267
     """``vrangeps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4263
+    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4268
     """``vrangepd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4264
+    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4269
     """``vrangepd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4265
+    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4270
     """``vrangepd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4266
+    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4271
     """``vrangess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 51 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4267
+    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4272
     """``vrangesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 51 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4268
+    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4273
     """``vreduceps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4269
+    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4274
     """``vreduceps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4270
+    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4275
     """``vreduceps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4271
+    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4276
     """``vreducepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4272
+    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4277
     """``vreducepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4273
+    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4278
     """``vreducepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4274
+    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4279
     """``vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 57 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4275
+    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4280
     """``vreducesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 57 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4276
+    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4281
     """``vfpclassps W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4277
+    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4282
     """``vfpclassps W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4278
+    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4283
     """``vfpclassps W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4279
+    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4284
     """``vfpclasspd W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4280
+    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4285
     """``vfpclasspd W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4281
+    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4286
     """``vfpclasspd W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4282
+    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4287
     """``vfpclassss W:k, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 67 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4283
+    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4288
     """``vfpclasssd W:k, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 67 /r ib`` (AVX512DQ)"""
 

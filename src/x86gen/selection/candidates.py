@@ -219,7 +219,7 @@ def _candidates(mnemonic: str, ops: tuple, sized: str, rc) -> tuple[tuple, bool]
                 what = ("with a 16-bit operand (o16, 66) takes these operands; its o16 forms: "
                         + "; ".join(f"{r.id} ({r.encoding}: {syntax(r)})" for r in o16))
             else:
-                what = ("is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/loop/jrcxz/xbegin)"
+                what = ("is a 16-bit branch taking these operands (data16: o16 jmp/jcc/call/ret/loop/jrcxz/xbegin)"
                         + (" with a 32-bit implicit address" if "addr32" in sized else ""))
             raise PrefixError(f"{sized} {mnemonic} {fmt_operands(ops)}: no form of {mnemonic} {what}")
         if not vex_only and any(r.cpuid in VEX_ON_REQUEST for r in ok):   # vpdpbusd: EVEX unless `{vex}`, as GNU as and llvm-mc

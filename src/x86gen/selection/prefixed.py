@@ -112,6 +112,8 @@ def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int, narro
         if moffs: return _moffs32(mnemonic, words, seg_words, ops)
     xchg = xchg_choice(mn, ops)
     if xchg is not None and len(ops) == 2 and isinstance(ops[1], Mem): ops = xchg[1]   # `lock xchg eax, [rdx]`: [rdx], eax
+    if P.DATA16 in words and canonical(mn) == "mov" and any(getattr(x, "kind", None) == "sreg" for x in ops):
+        ops = _sreg_word(ops)
     a32 = any(x.__class__ is A32Mem for x in unwrapped_segments(ops))
     own67 = a32 and canonical(mn) in REG_ADDRESS   # movdir64b/enqcmd/enqcmds: their forms with a 32-bit address (0x67)
     # addr32 / data16: the forms with a 32-bit implicit address / the 16-bit branches (with a 32-bit memory operand,
@@ -166,6 +168,14 @@ def _encode(mnemonic: str, words: list[str], mn: str, ops: tuple, ip: int, narro
         ops, seg, k = pseudo.force_disp(form, ops, disp, insn)
         seg_words += seg
     return encode_form(form, ops, None, ip, tuple(legacy), seg_words, mnemonic, k), form
+
+
+def _sreg_word(ops: tuple) -> tuple:
+    """``data16 mov eax, ds`` is ``mov ax, ds`` (66 8C D8), ``data16 mov es, eax`` (and ``mov es, ax``, which the text
+    reads as eax: `x86gen.syntax`) ``66 8E C0``, as GNU as writes them: the 0x66 makes the operation 16 bits, and a
+    segment register moves 16 bits whatever the operand size (SDM Vol.2 MOV), so the general register is its 16-bit
+    part, MOV_RM16_SREG / MOV_SREG_RM16."""
+    return tuple(gpr(x.num, 16) if getattr(x, "kind", None) in ("r32", "r64") else x for x in ops)
 
 
 # ---- addr32 with an absolute address ---------------------------------------------------------------------------------

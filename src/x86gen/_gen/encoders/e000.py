@@ -401,6 +401,22 @@ def shape_MOV_R32M16_SREG(fid):   # 1 form
     return enc, None
 
 
+def shape_MOV_RM16_SREG(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr16:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x8c, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x66, 0x8c, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x8c, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x66, 0x8c, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
 def shape_MOV_R64M16_SREG(fid):   # 1 form
     def enc(a0, a1):
         if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
@@ -430,21 +446,4 @@ def shape_MOV_SREG_RM16(fid):   # 1 form
     return enc, None
 
 
-def shape_MOV_SREG_R32M16(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a0 is R_cs: raise _load_cs_error(fid)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes3(0x40 | rex, 0x8e, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes2(0x8e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes3(0x40 | rex, 0x8e, a1.modrm | a0.reg3) + a1.tail
-            return _bytes2(0x8e, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_MOV_RM8_R8, shape_MOV_RM16_R16, shape_MOV_RM32_R32, shape_MOV_RM64_R64, shape_MOV_R8_RM8, shape_MOV_R16_RM16, shape_MOV_R32_RM32, shape_MOV_R64_RM64, shape_MOV_R8_IMM8, shape_MOV_R16_IMM16, shape_MOV_R32_IMM32, shape_MOV_R64_IMM64, shape_MOV_RM8_IMM8, shape_MOV_RM16_IMM16, shape_MOV_RM32_IMM32, shape_MOV_RM64_IMM32, shape_MOV_AL_MOFFS8, shape_MOV_AX_MOFFS16, shape_MOV_EAX_MOFFS32, shape_MOV_RAX_MOFFS64, shape_MOV_MOFFS8_AL, shape_MOV_MOFFS16_AX, shape_MOV_MOFFS32_EAX, shape_MOV_MOFFS64_RAX, shape_MOV_R64_CR, shape_MOV_CR_R64, shape_MOV_R64_DR, shape_MOV_DR_R64, shape_MOV_R32M16_SREG, shape_MOV_R64M16_SREG, shape_MOV_SREG_RM16, shape_MOV_SREG_R32M16, )
+SHAPES = (shape_MOV_RM8_R8, shape_MOV_RM16_R16, shape_MOV_RM32_R32, shape_MOV_RM64_R64, shape_MOV_R8_RM8, shape_MOV_R16_RM16, shape_MOV_R32_RM32, shape_MOV_R64_RM64, shape_MOV_R8_IMM8, shape_MOV_R16_IMM16, shape_MOV_R32_IMM32, shape_MOV_R64_IMM64, shape_MOV_RM8_IMM8, shape_MOV_RM16_IMM16, shape_MOV_RM32_IMM32, shape_MOV_RM64_IMM32, shape_MOV_AL_MOFFS8, shape_MOV_AX_MOFFS16, shape_MOV_EAX_MOFFS32, shape_MOV_RAX_MOFFS64, shape_MOV_MOFFS8_AL, shape_MOV_MOFFS16_AX, shape_MOV_MOFFS32_EAX, shape_MOV_MOFFS64_RAX, shape_MOV_R64_CR, shape_MOV_CR_R64, shape_MOV_R64_DR, shape_MOV_DR_R64, shape_MOV_R32M16_SREG, shape_MOV_RM16_SREG, shape_MOV_R64M16_SREG, shape_MOV_SREG_RM16, )

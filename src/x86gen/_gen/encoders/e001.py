@@ -13,6 +13,23 @@ R_eax = REGISTERS['eax']
 R_rax = REGISTERS['rax']
 
 
+def shape_MOV_SREG_R32M16(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a0 is R_cs: raise _load_cs_error(fid)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes3(0x40 | rex, 0x8e, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes2(0x8e, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes3(0x40 | rex, 0x8e, a1.modrm | a0.reg3) + a1.tail
+            return _bytes2(0x8e, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
 def shape_MOV_SREG_R64M16(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 0)
@@ -164,7 +181,7 @@ def shape_MOVSXD_R64_RM32(fid):   # 1 form
     return enc, None
 
 
-def shape_CWD(fid, k0):   # 228 forms: CWD, CDQ, CQO, …
+def shape_CWD(fid, k0):   # 229 forms: CWD, CDQ, CQO, …
     k0 = bytes(k0)
     def enc():
         return k0
@@ -469,19 +486,4 @@ def shape_DEC_RM8(fid, k0, k1, k2):   # 7 forms: DEC_RM8, NEG_RM8, NOT_RM8, …
     return enc, None
 
 
-def shape_DEC_RM16(fid, k0, k1, k2):   # 8 forms: DEC_RM16, NEG_RM16, NOT_RM16, …
-    def enc(a0):
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x66, 0x40 | rex, k0, k1 | a0.lo)
-            return _bytes3(0x66, k0, k1 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, k0, k2 | a0.modrm) + a0.tail
-            return _bytes3(0x66, k0, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-SHAPES = (shape_MOV_SREG_R64M16, shape_LEA_R16_M, shape_LEA_R32_M, shape_LEA_R64_M, shape_MOVZX_R16_RM8, shape_MOVZX_R32_RM8, shape_MOVZX_R64_RM8, shape_MOVZX_R16_RM16, shape_MOVZX_R32_RM16, shape_MOVZX_R64_RM16, shape_MOVSXD_R64_RM32, shape_CWD, shape_ADD_AL_IMM8, shape_ADD_AX_IMM16, shape_ADD_EAX_IMM32, shape_ADD_RAX_IMM32, shape_ADD_RM16_IMM8, shape_ADD_RM32_IMM8, shape_ADD_RM64_IMM8, shape_OR_RM8_IMM8, shape_OR_RM16_IMM16, shape_OR_RM32_IMM32, shape_OR_RM64_IMM32, shape_OR_RM16_IMM8, shape_OR_RM32_IMM8, shape_OR_RM64_IMM8, shape_INC_RM8, shape_INC_RM16, shape_INC_RM32, shape_INC_RM64, shape_DEC_RM8, shape_DEC_RM16, )
+SHAPES = (shape_MOV_SREG_R32M16, shape_MOV_SREG_R64M16, shape_LEA_R16_M, shape_LEA_R32_M, shape_LEA_R64_M, shape_MOVZX_R16_RM8, shape_MOVZX_R32_RM8, shape_MOVZX_R64_RM8, shape_MOVZX_R16_RM16, shape_MOVZX_R32_RM16, shape_MOVZX_R64_RM16, shape_MOVSXD_R64_RM32, shape_CWD, shape_ADD_AL_IMM8, shape_ADD_AX_IMM16, shape_ADD_EAX_IMM32, shape_ADD_RAX_IMM32, shape_ADD_RM16_IMM8, shape_ADD_RM32_IMM8, shape_ADD_RM64_IMM8, shape_OR_RM8_IMM8, shape_OR_RM16_IMM16, shape_OR_RM32_IMM32, shape_OR_RM64_IMM32, shape_OR_RM16_IMM8, shape_OR_RM32_IMM8, shape_OR_RM64_IMM8, shape_INC_RM8, shape_INC_RM16, shape_INC_RM32, shape_INC_RM64, shape_DEC_RM8, )

@@ -9,6 +9,21 @@ from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, Gpr8
 R_cl = REGISTERS['cl']
 
 
+def shape_DEC_RM16(fid, k0, k1, k2):   # 10 forms: DEC_RM16, NEG_RM16, NOT_RM16, …
+    def enc(a0):
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x66, 0x40 | rex, k0, k1 | a0.lo)
+            return _bytes3(0x66, k0, k1 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, k0, k2 | a0.modrm) + a0.tail
+            return _bytes3(0x66, k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
 def shape_DEC_RM32(fid, k0, k1, k2):   # 7 forms: DEC_RM32, NEG_RM32, NOT_RM32, …
     def enc(a0):
         if a0.__class__ is Gpr32:
@@ -525,20 +540,4 @@ def shape_IMUL_R32_RM32_IMM32(fid):   # 1 form
     return enc, fits
 
 
-def shape_IMUL_R64_RM64_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 2147483647 or 18446744071562067968 <= a2 <= 18446744073709551615): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr64:
-            return _bytes3(0x48 | a0.rex_r | a1.rex_b, 0x69, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes3(0x48 | a0.rex_r | a1.rex, 0x69, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 2147483647 or 18446744071562067968 <= a2 <= 18446744073709551615))
-    return enc, fits
-
-
-SHAPES = (shape_DEC_RM32, shape_DEC_RM64, shape_ROL_RM8_1, shape_ROL_RM16_1, shape_ROL_RM32_1, shape_ROL_RM64_1, shape_ROL_RM8_CL, shape_ROL_RM16_CL, shape_ROL_RM32_CL, shape_ROL_RM64_CL, shape_ROL_RM16_IMM8, shape_ROL_RM32_IMM8, shape_ROL_RM64_IMM8, shape_ROR_RM8_1, shape_ROR_RM16_1, shape_ROR_RM32_1, shape_ROR_RM64_1, shape_ROR_RM8_CL, shape_ROR_RM16_CL, shape_ROR_RM32_CL, shape_ROR_RM64_CL, shape_ROR_RM16_IMM8, shape_ROR_RM32_IMM8, shape_ROR_RM64_IMM8, shape_IMUL_R32_RM32, shape_IMUL_R64_RM64, shape_IMUL_R16_RM16_IMM8, shape_IMUL_R32_RM32_IMM8, shape_IMUL_R64_RM64_IMM8, shape_IMUL_R16_RM16_IMM16, shape_IMUL_R32_RM32_IMM32, shape_IMUL_R64_RM64_IMM32, )
+SHAPES = (shape_DEC_RM16, shape_DEC_RM32, shape_DEC_RM64, shape_ROL_RM8_1, shape_ROL_RM16_1, shape_ROL_RM32_1, shape_ROL_RM64_1, shape_ROL_RM8_CL, shape_ROL_RM16_CL, shape_ROL_RM32_CL, shape_ROL_RM64_CL, shape_ROL_RM16_IMM8, shape_ROL_RM32_IMM8, shape_ROL_RM64_IMM8, shape_ROR_RM8_1, shape_ROR_RM16_1, shape_ROR_RM32_1, shape_ROR_RM64_1, shape_ROR_RM8_CL, shape_ROR_RM16_CL, shape_ROR_RM32_CL, shape_ROR_RM64_CL, shape_ROR_RM16_IMM8, shape_ROR_RM32_IMM8, shape_ROR_RM64_IMM8, shape_IMUL_R32_RM32, shape_IMUL_R64_RM64, shape_IMUL_R16_RM16_IMM8, shape_IMUL_R32_RM32_IMM8, shape_IMUL_R64_RM64_IMM8, shape_IMUL_R16_RM16_IMM16, shape_IMUL_R32_RM32_IMM32, )

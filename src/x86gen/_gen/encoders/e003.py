@@ -10,6 +10,22 @@ R_fs = REGISTERS['fs']
 R_gs = REGISTERS['gs']
 
 
+def shape_IMUL_R64_RM64_IMM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-2147483648 <= a2 <= 2147483647 or 18446744071562067968 <= a2 <= 18446744073709551615): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr64:
+            return _bytes3(0x48 | a0.rex_r | a1.rex_b, 0x69, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes3(0x48 | a0.rex_r | a1.rex, 0x69, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-2147483648 <= a2 <= 2147483647 or 18446744071562067968 <= a2 <= 18446744073709551615))
+    return enc, fits
+
+
 def shape_SETO_RM8(fid, k0):   # 16 forms: SETO_RM8, SETNO_RM8, SETB_RM8, …
     def enc(a0):
         if a0.__class__ is Gpr8:
@@ -139,7 +155,7 @@ def shape_RETNQ_IMM16(fid, k0):   # 2 forms: RETNQ_IMM16, RETFD_IMM16
     return enc, fits
 
 
-def shape_RETFW_IMM16(fid, k0, k1):   # 3 forms: RETFW_IMM16, RETFQ_IMM16, PUSH_IMM16
+def shape_RETNW_IMM16(fid, k0, k1):   # 4 forms: RETNW_IMM16, RETFW_IMM16, RETFQ_IMM16, …
     def enc(a0):
         if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
         if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
@@ -396,18 +412,4 @@ def shape_RESERVEDNOP_RM32_R32_0F1F(fid):   # 1 form
     return enc, None
 
 
-def shape_RESERVEDNOP_RM64_R64_0F1F(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-SHAPES = (shape_SETO_RM8, shape_JO_REL8_64, shape_JO_REL32_64, shape_JO_REL8_16, shape_JO_REL16, shape_JMP_REL16, shape_JMP_RM64, shape_JMP_M1616, shape_JMP_M1632, shape_JMP_M1664, shape_RETNQ_IMM16, shape_RETFW_IMM16, shape_PUSH_R16, shape_PUSH_R64, shape_PUSHQ_IMM8, shape_PUSHQ_IMM32, shape_PUSHQ_FS, shape_PUSHQ_GS, shape_POP_RM64, shape_PUSHW_IMM8, shape_NOP_RM16, shape_NOP_RM32, shape_NOP_RM64, shape_RESERVEDNOP_RM16_R16_0F19, shape_RESERVEDNOP_RM32_R32_0F19, shape_RESERVEDNOP_RM64_R64_0F19, shape_RESERVEDNOP_RM32_R32_0F1C, shape_RESERVEDNOP_RM64_R64_0F1C, shape_RESERVEDNOP_RM16_R16_0F0D, shape_RESERVEDNOP_RM16_R16_0F1F, shape_RESERVEDNOP_RM32_R32_0F1F, shape_RESERVEDNOP_RM64_R64_0F1F, )
+SHAPES = (shape_IMUL_R64_RM64_IMM32, shape_SETO_RM8, shape_JO_REL8_64, shape_JO_REL32_64, shape_JO_REL8_16, shape_JO_REL16, shape_JMP_REL16, shape_JMP_RM64, shape_JMP_M1616, shape_JMP_M1632, shape_JMP_M1664, shape_RETNQ_IMM16, shape_RETNW_IMM16, shape_PUSH_R16, shape_PUSH_R64, shape_PUSHQ_IMM8, shape_PUSHQ_IMM32, shape_PUSHQ_FS, shape_PUSHQ_GS, shape_POP_RM64, shape_PUSHW_IMM8, shape_NOP_RM16, shape_NOP_RM32, shape_NOP_RM64, shape_RESERVEDNOP_RM16_R16_0F19, shape_RESERVEDNOP_RM32_R32_0F19, shape_RESERVEDNOP_RM64_R64_0F19, shape_RESERVEDNOP_RM32_R32_0F1C, shape_RESERVEDNOP_RM64_R64_0F1C, shape_RESERVEDNOP_RM16_R16_0F0D, shape_RESERVEDNOP_RM16_R16_0F1F, shape_RESERVEDNOP_RM32_R32_0F1F, )

@@ -3,12 +3,26 @@
 """Encoders, one function per shape: shapes 128-159 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes1, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _label_error, _nop_alias_error, _operand_error
+from ...encoding.runtime import _bytes1, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _label_error, _nop_alias_error, _operand_error, _taken_error
 from ...memory import Mem
 from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 R_ax = REGISTERS['ax']
 R_eax = REGISTERS['eax']
 R_rax = REGISTERS['rax']
+
+
+def shape_RESERVEDNOP_RM64_R64_0F1F(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
 
 
 def shape_XCHG_R16_AX(fid):   # 1 form
@@ -390,17 +404,4 @@ def shape_VEX_VPMOVZXBW_YMM_XMMM128(fid, k0, k1):   # 17 forms: VEX_VPMOVZXBW_YM
     return enc, None
 
 
-def shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 38 forms: EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, EVEX_VPMOVZXBD_YMM_K1Z_XMMM64, EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32, …
-    def enc(a0, a1, *, p2=0x20, n=k0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k4):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_XCHG_R16_AX, shape_XCHG_R32_EAX, shape_XCHG_R64_RAX, shape_VEX_VMOVSS_XMM_M32, shape_VEX_VMOVSS_M32_XMM, shape_VEX_VMOVSS_XMM_XMM_XMM, shape_VEX_VMOVSS_XMM_XMM_XMM_0F11, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM, shape_EVEX_VMOVSS_XMM_K1Z_M32, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11, shape_EVEX_VMOVSS_M32_K1_XMM, shape_VEX_VMOVUPS_XMM_XMMM128, shape_VEX_VMOVUPS_YMM_YMMM256, shape_VEX_VMOVUPS_XMMM128_XMM, shape_VEX_VMOVUPS_YMMM256_YMM, shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128, shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256, shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM, shape_EVEX_VMOVUPS_ZMM_K1Z_ZMMM512, shape_EVEX_VMOVUPS_YMMM256_K1Z_YMM, shape_EVEX_VMOVUPS_ZMMM512_K1Z_ZMM, shape_VEX_VMOVD_XMM_RM32, shape_VEX_VMOVD_RM32_XMM, shape_EVEX_VMOVD_XMM_RM32, shape_EVEX_VMOVD_RM32_XMM, shape_VEX_VMOVQ_XMM_RM64, shape_VEX_VMOVQ_RM64_XMM, shape_EVEX_VMOVQ_XMM_RM64, shape_EVEX_VMOVQ_RM64_XMM, shape_VEX_VPMOVZXBW_XMM_XMMM64, shape_VEX_VPMOVZXBW_YMM_XMMM128, shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, )
+SHAPES = (shape_RESERVEDNOP_RM64_R64_0F1F, shape_XCHG_R16_AX, shape_XCHG_R32_EAX, shape_XCHG_R64_RAX, shape_VEX_VMOVSS_XMM_M32, shape_VEX_VMOVSS_M32_XMM, shape_VEX_VMOVSS_XMM_XMM_XMM, shape_VEX_VMOVSS_XMM_XMM_XMM_0F11, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM, shape_EVEX_VMOVSS_XMM_K1Z_M32, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11, shape_EVEX_VMOVSS_M32_K1_XMM, shape_VEX_VMOVUPS_XMM_XMMM128, shape_VEX_VMOVUPS_YMM_YMMM256, shape_VEX_VMOVUPS_XMMM128_XMM, shape_VEX_VMOVUPS_YMMM256_YMM, shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128, shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256, shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM, shape_EVEX_VMOVUPS_ZMM_K1Z_ZMMM512, shape_EVEX_VMOVUPS_YMMM256_K1Z_YMM, shape_EVEX_VMOVUPS_ZMMM512_K1Z_ZMM, shape_VEX_VMOVD_XMM_RM32, shape_VEX_VMOVD_RM32_XMM, shape_EVEX_VMOVD_XMM_RM32, shape_EVEX_VMOVD_RM32_XMM, shape_VEX_VMOVQ_XMM_RM64, shape_VEX_VMOVQ_RM64_XMM, shape_EVEX_VMOVQ_XMM_RM64, shape_EVEX_VMOVQ_RM64_XMM, shape_VEX_VPMOVZXBW_XMM_XMMM64, shape_VEX_VPMOVZXBW_YMM_XMMM128, )

@@ -8,6 +8,19 @@ from ...memory import Mem
 from ...registers import Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
+def shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 38 forms: EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, EVEX_VPMOVZXBD_YMM_K1Z_XMMM64, EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32, …
+    def enc(a0, a1, *, p2=0x20, n=k0):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
 def shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256(fid, k0, k1, k2):   # 19 forms: EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256, EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256, …
     def enc(a0, a1, *, p2=0x40, n=32):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
@@ -476,17 +489,4 @@ def shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512(fid, k0, k1, k2):   # 17 forms: EVEX_V
     return enc, None
 
 
-def shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128(fid, k0, k1, k2):   # 114 forms: VEX_VPCMPEQQ_XMM_XMM_XMMM128, VEX_VPCMPGTQ_XMM_XMM_XMMM128, VEX_VPMULLD_XMM_XMM_XMMM128, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, k2):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-SHAPES = (shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, shape_EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128, shape_VEX_VCVTDQ2PD_YMM_XMMM128, shape_VEX_VCVTTPD2DQ_XMM_YMMM256, shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, shape_VEX_VCVTPS2PH_XMMM64_XMM_IMM8, shape_VEX_VCVTPS2PH_XMMM128_YMM_IMM8, shape_EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE, shape_EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8, shape_EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8, shape_VEX_VCVTSS2SD_XMM_XMM_XMMM32, shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, shape_VEX_VCVTSI2SS_XMM_XMM_RM32, shape_VEX_VCVTSI2SS_XMM_XMM_RM64, shape_EVEX_VCVTSI2SS_XMM_XMM_RM32_ER, shape_EVEX_VCVTSI2SS_XMM_XMM_RM64_ER, shape_VEX_VCVTTSS2SI_R32_XMMM32, shape_VEX_VCVTTSS2SI_R64_XMMM32, shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE, shape_EVEX_VCVTTSS2SI_R64_XMMM32_SAE, shape_VEX_VCMPSS_XMM_XMM_XMMM32_IMM8, shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE, shape_VEX_VCMPPS_XMM_XMM_XMMM128_IMM8, shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8, shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, shape_VEX_VPCMPEQB_YMM_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_XMM_XMMM128, shape_EVEX_VPCMPEQB_KR_K1_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512, shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128, )
+SHAPES = (shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, shape_EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128, shape_VEX_VCVTDQ2PD_YMM_XMMM128, shape_VEX_VCVTTPD2DQ_XMM_YMMM256, shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, shape_VEX_VCVTPS2PH_XMMM64_XMM_IMM8, shape_VEX_VCVTPS2PH_XMMM128_YMM_IMM8, shape_EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE, shape_EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8, shape_EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8, shape_VEX_VCVTSS2SD_XMM_XMM_XMMM32, shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, shape_VEX_VCVTSI2SS_XMM_XMM_RM32, shape_VEX_VCVTSI2SS_XMM_XMM_RM64, shape_EVEX_VCVTSI2SS_XMM_XMM_RM32_ER, shape_EVEX_VCVTSI2SS_XMM_XMM_RM64_ER, shape_VEX_VCVTTSS2SI_R32_XMMM32, shape_VEX_VCVTTSS2SI_R64_XMMM32, shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE, shape_EVEX_VCVTTSS2SI_R64_XMMM32_SAE, shape_VEX_VCMPSS_XMM_XMM_XMMM32_IMM8, shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE, shape_VEX_VCMPPS_XMM_XMM_XMMM128_IMM8, shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8, shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, shape_VEX_VPCMPEQB_YMM_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_XMM_XMMM128, shape_EVEX_VPCMPEQB_KR_K1_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512, )

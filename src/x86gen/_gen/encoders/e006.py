@@ -8,6 +8,19 @@ from ...memory import Mem
 from ...registers import Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
+def shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128(fid, k0, k1, k2):   # 114 forms: VEX_VPCMPEQQ_XMM_XMM_XMMM128, VEX_VPCMPGTQ_XMM_XMM_XMMM128, VEX_VPMULLD_XMM_XMM_XMMM128, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, k2):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
 def shape_VEX_VPCMPEQQ_YMM_YMM_YMMM256(fid, k0, k1):   # 95 forms: VEX_VPCMPEQQ_YMM_YMM_YMMM256, VEX_VPCMPGTQ_YMM_YMM_YMMM256, VEX_VPMULLD_YMM_YMM_YMMM256, …
     def enc(a0, a1, a2):
         if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
@@ -461,14 +474,4 @@ def shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64(fid):   # 1 form
     return enc, None
 
 
-def shape_VEX_VBROADCASTSS_XMM_M32(fid, k0, k1, k2):   # 8 forms: VEX_VBROADCASTSS_XMM_M32, VEX_VMOVNTDQA_XMM_M128, VEX_VCVTNEOPH2PS_XMM_M128, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_VEX_VPCMPEQQ_YMM_YMM_YMMM256, shape_VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM, shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, shape_VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, shape_VEX_VPSRLDQ_XMM_XMM_IMM8, shape_VEX_VPSRLDQ_YMM_YMM_IMM8, shape_EVEX_VPSRLDQ_XMM_XMMM128_IMM8, shape_EVEX_VPSRLDQ_YMM_YMMM256_IMM8, shape_EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8, shape_VEX_VPEXTRB_R32M8_XMM_IMM8, shape_VEX_VPEXTRB_R64M8_XMM_IMM8, shape_EVEX_VPEXTRB_R32M8_XMM_IMM8, shape_EVEX_VPEXTRB_R64M8_XMM_IMM8, shape_VEX_VPEXTRW_R32_XMM_IMM8, shape_VEX_VPEXTRW_R64_XMM_IMM8, shape_EVEX_VPEXTRW_R32_XMM_IMM8, shape_EVEX_VPEXTRW_R64_XMM_IMM8, shape_VEX_VPINSRB_XMM_XMM_R32M8_IMM8, shape_VEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_EVEX_VPINSRB_XMM_XMM_R32M8_IMM8, shape_EVEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_VEX_VPINSRW_XMM_XMM_R32M16_IMM8, shape_EVEX_VPBROADCASTB_XMM_K1Z_R32, shape_EVEX_VPBROADCASTB_YMM_K1Z_R32, shape_EVEX_VPBROADCASTB_ZMM_K1Z_R32, shape_EVEX_VPBROADCASTQ_ZMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_XMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64, shape_VEX_VBROADCASTSS_XMM_M32, )
+SHAPES = (shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128, shape_VEX_VPCMPEQQ_YMM_YMM_YMMM256, shape_VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM, shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, shape_VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, shape_VEX_VPSRLDQ_XMM_XMM_IMM8, shape_VEX_VPSRLDQ_YMM_YMM_IMM8, shape_EVEX_VPSRLDQ_XMM_XMMM128_IMM8, shape_EVEX_VPSRLDQ_YMM_YMMM256_IMM8, shape_EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8, shape_VEX_VPEXTRB_R32M8_XMM_IMM8, shape_VEX_VPEXTRB_R64M8_XMM_IMM8, shape_EVEX_VPEXTRB_R32M8_XMM_IMM8, shape_EVEX_VPEXTRB_R64M8_XMM_IMM8, shape_VEX_VPEXTRW_R32_XMM_IMM8, shape_VEX_VPEXTRW_R64_XMM_IMM8, shape_EVEX_VPEXTRW_R32_XMM_IMM8, shape_EVEX_VPEXTRW_R64_XMM_IMM8, shape_VEX_VPINSRB_XMM_XMM_R32M8_IMM8, shape_VEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_EVEX_VPINSRB_XMM_XMM_R32M8_IMM8, shape_EVEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_VEX_VPINSRW_XMM_XMM_R32M16_IMM8, shape_EVEX_VPBROADCASTB_XMM_K1Z_R32, shape_EVEX_VPBROADCASTB_YMM_K1Z_R32, shape_EVEX_VPBROADCASTB_ZMM_K1Z_R32, shape_EVEX_VPBROADCASTQ_ZMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_XMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64, )

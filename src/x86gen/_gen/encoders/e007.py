@@ -8,6 +8,16 @@ from ...memory import Mem
 from ...registers import Gpr32, Gpr64, Mmx, Xmm, Ymm, YmmHigh, Zmm
 
 
+def shape_VEX_VBROADCASTSS_XMM_M32(fid, k0, k1, k2):   # 8 forms: VEX_VBROADCASTSS_XMM_M32, VEX_VMOVNTDQA_XMM_M128, VEX_VCVTNEOPH2PS_XMM_M128, …
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
 def shape_VEX_VBROADCASTSS_YMM_M32(fid, k0, k1, k2):   # 11 forms: VEX_VBROADCASTSS_YMM_M32, VEX_VBROADCASTSD_YMM_M64, VEX_VBROADCASTF128_YMM_M128, …
     def enc(a0, a1):
         if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
@@ -416,16 +426,4 @@ def shape_MOVD_RM32_MM(fid):   # 1 form
     return enc, None
 
 
-def shape_MOVQ_RM64_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes5(0x66, 0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0x48 | a1.rex_r | a0.rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-SHAPES = (shape_VEX_VBROADCASTSS_YMM_M32, shape_VEX_VBROADCASTSS_XMM_XMM, shape_VEX_VBROADCASTSS_YMM_XMM, shape_VEX_VADDPS_XMM_XMM_XMMM128, shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, shape_VEX_VROUNDPS_XMM_XMMM128_IMM8, shape_VEX_VROUNDPS_YMM_YMMM256_IMM8, shape_MOVUPS_XMM_XMMM128, shape_MOVUPS_XMMM128_XMM, shape_MOVUPD_XMM_XMMM128, shape_MOVUPD_XMMM128_XMM, shape_MOVHLPS_XMM_XMM, shape_MOVLPS_XMM_M64, shape_MOVLPS_M64_XMM, shape_MOVLPD_XMM_M64, shape_MOVLPD_M64_XMM, shape_PREFETCHNTA_M8, shape_PREFETCHT0_M8, shape_CVTSI2SS_XMM_RM32, shape_CVTSI2SS_XMM_RM64, shape_CVTTSS2SI_R32_XMMM32, shape_CVTTSS2SI_R64_XMMM32, shape_MOVMSKPS_R32_XMM, shape_MOVMSKPS_R64_XMM, shape_MOVMSKPD_R32_XMM, shape_MOVMSKPD_R64_XMM, shape_PUNPCKLBW_MM_MMM32, shape_MOVD_RM32_XMM, shape_MOVD_MM_RM32, shape_MOVD_RM32_MM, shape_MOVQ_RM64_XMM, )
+SHAPES = (shape_VEX_VBROADCASTSS_XMM_M32, shape_VEX_VBROADCASTSS_YMM_M32, shape_VEX_VBROADCASTSS_XMM_XMM, shape_VEX_VBROADCASTSS_YMM_XMM, shape_VEX_VADDPS_XMM_XMM_XMMM128, shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, shape_VEX_VROUNDPS_XMM_XMMM128_IMM8, shape_VEX_VROUNDPS_YMM_YMMM256_IMM8, shape_MOVUPS_XMM_XMMM128, shape_MOVUPS_XMMM128_XMM, shape_MOVUPD_XMM_XMMM128, shape_MOVUPD_XMMM128_XMM, shape_MOVHLPS_XMM_XMM, shape_MOVLPS_XMM_M64, shape_MOVLPS_M64_XMM, shape_MOVLPD_XMM_M64, shape_MOVLPD_M64_XMM, shape_PREFETCHNTA_M8, shape_PREFETCHT0_M8, shape_CVTSI2SS_XMM_RM32, shape_CVTSI2SS_XMM_RM64, shape_CVTTSS2SI_R32_XMMM32, shape_CVTTSS2SI_R64_XMMM32, shape_MOVMSKPS_R32_XMM, shape_MOVMSKPS_R64_XMM, shape_MOVMSKPD_R32_XMM, shape_MOVMSKPD_R64_XMM, shape_PUNPCKLBW_MM_MMM32, shape_MOVD_RM32_XMM, shape_MOVD_MM_RM32, shape_MOVD_RM32_MM, )

@@ -10,6 +10,18 @@ R_rdi = REGISTERS['rdi']
 R_rsi = REGISTERS['rsi']
 
 
+def shape_MOVQ_RM64_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes5(0x66, 0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0x48 | a1.rex_r | a0.rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
 def shape_MOVQ_MM_RM64(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
@@ -468,20 +480,4 @@ def shape_CRC32_R32_RM16(fid):   # 1 form
     return enc, None
 
 
-def shape_CRC32_R32_RM32(fid, k0, k1):   # 3 forms: CRC32_R32_RM32, ADCX_R32_RM32, ADOX_R32_RM32
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(k0, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(k0, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_MOVQ_MM_RM64, shape_MOVQ_RM64_MM, shape_MOVQ_MMM64_MM, shape_PSHUFD_XMM_XMMM128_IMM8, shape_PSRLW_XMM_IMM8, shape_PSRLW_MM_IMM8, shape_CMPPS_XMM_XMMM128_IMM8, shape_CMPSD_M32_M32, shape_MOVNTI_M32_R32, shape_MOVNTI_M64_R64, shape_MASKMOVDQU_RDI_XMM_XMM, shape_MASKMOVQ_RDI_MM_MM, shape_PINSRW_XMM_R32M16_IMM8, shape_PINSRW_XMM_R64M16_IMM8, shape_PINSRW_MM_R32M16_IMM8, shape_PINSRW_MM_R64M16_IMM8, shape_PEXTRW_R32_XMM_IMM8, shape_PEXTRW_R64_XMM_IMM8, shape_PEXTRW_R32M16_XMM_IMM8, shape_PEXTRW_R64M16_XMM_IMM8, shape_PEXTRW_R32_MM_IMM8, shape_PEXTRW_R64_MM_IMM8, shape_PMOVMSKB_R32_MM, shape_PMOVMSKB_R64_MM, shape_PSHUFB_XMM_XMMM128, shape_PSHUFB_MM_MMM64, shape_MOVNTDQA_XMM_M128, shape_SHA1NEXTE_XMM_XMMM128, shape_CRC32_R32_RM8, shape_CRC32_R64_RM8, shape_CRC32_R32_RM16, shape_CRC32_R32_RM32, )
+SHAPES = (shape_MOVQ_RM64_XMM, shape_MOVQ_MM_RM64, shape_MOVQ_RM64_MM, shape_MOVQ_MMM64_MM, shape_PSHUFD_XMM_XMMM128_IMM8, shape_PSRLW_XMM_IMM8, shape_PSRLW_MM_IMM8, shape_CMPPS_XMM_XMMM128_IMM8, shape_CMPSD_M32_M32, shape_MOVNTI_M32_R32, shape_MOVNTI_M64_R64, shape_MASKMOVDQU_RDI_XMM_XMM, shape_MASKMOVQ_RDI_MM_MM, shape_PINSRW_XMM_R32M16_IMM8, shape_PINSRW_XMM_R64M16_IMM8, shape_PINSRW_MM_R32M16_IMM8, shape_PINSRW_MM_R64M16_IMM8, shape_PEXTRW_R32_XMM_IMM8, shape_PEXTRW_R64_XMM_IMM8, shape_PEXTRW_R32M16_XMM_IMM8, shape_PEXTRW_R64M16_XMM_IMM8, shape_PEXTRW_R32_MM_IMM8, shape_PEXTRW_R64_MM_IMM8, shape_PMOVMSKB_R32_MM, shape_PMOVMSKB_R64_MM, shape_PSHUFB_XMM_XMMM128, shape_PSHUFB_MM_MMM64, shape_MOVNTDQA_XMM_M128, shape_SHA1NEXTE_XMM_XMMM128, shape_CRC32_R32_RM8, shape_CRC32_R64_RM8, shape_CRC32_R32_RM16, )

@@ -14,6 +14,22 @@ R_rdi = REGISTERS['rdi']
 R_rsi = REGISTERS['rsi']
 
 
+def shape_CRC32_R32_RM32(fid, k0, k1):   # 3 forms: CRC32_R32_RM32, ADCX_R32_RM32, ADOX_R32_RM32
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(k0, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(k0, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
 def shape_CRC32_R64_RM64(fid, k0, k1):   # 3 forms: CRC32_R64_RM64, ADCX_R64_RM64, ADOX_R64_RM64
     def enc(a0, a1):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
@@ -368,13 +384,4 @@ def shape_SCASD_EAX_M32(fid):   # 1 form
     return enc, None
 
 
-def shape_LODSD_EAX_M32(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'\xad'
-    return enc, None
-
-
-SHAPES = (shape_CRC32_R64_RM64, shape_ROUNDPS_XMM_XMMM128_IMM8, shape_PALIGNR_MM_MMM64_IMM8, shape_PINSRB_XMM_R32M8_IMM8, shape_PINSRB_XMM_R64M8_IMM8, shape_PCMPESTRI64_XMM_XMMM128_IMM8, shape_SHA1RNDS4_XMM_XMMM128_IMM8, shape_INT_IMM8, shape_LOOPNE_REL8_64_ECX, shape_LOOPNE_REL8_16_ECX, shape_IN_AX_IMM8, shape_IN_EAX_IMM8, shape_IN_AL_DX, shape_IN_AX_DX, shape_IN_EAX_DX, shape_OUT_IMM8_AL, shape_OUT_IMM8_AX, shape_OUT_IMM8_EAX, shape_OUT_DX_AL, shape_OUT_DX_AX, shape_OUT_DX_EAX, shape_MOVSB_M8_M8, shape_SCASB_AL_M8, shape_LODSB_AL_M8, shape_STOSB_M8_AL, shape_INSB_M8_DX, shape_OUTSB_DX_M8, shape_SCASW_AX_M16, shape_LODSW_AX_M16, shape_STOSW_M16_AX, shape_SCASD_EAX_M32, shape_LODSD_EAX_M32, )
+SHAPES = (shape_CRC32_R32_RM32, shape_CRC32_R64_RM64, shape_ROUNDPS_XMM_XMMM128_IMM8, shape_PALIGNR_MM_MMM64_IMM8, shape_PINSRB_XMM_R32M8_IMM8, shape_PINSRB_XMM_R64M8_IMM8, shape_PCMPESTRI64_XMM_XMMM128_IMM8, shape_SHA1RNDS4_XMM_XMMM128_IMM8, shape_INT_IMM8, shape_LOOPNE_REL8_64_ECX, shape_LOOPNE_REL8_16_ECX, shape_IN_AX_IMM8, shape_IN_EAX_IMM8, shape_IN_AL_DX, shape_IN_AX_DX, shape_IN_EAX_DX, shape_OUT_IMM8_AL, shape_OUT_IMM8_AX, shape_OUT_IMM8_EAX, shape_OUT_DX_AL, shape_OUT_DX_AX, shape_OUT_DX_EAX, shape_MOVSB_M8_M8, shape_SCASB_AL_M8, shape_LODSB_AL_M8, shape_STOSB_M8_AL, shape_INSB_M8_DX, shape_OUTSB_DX_M8, shape_SCASW_AX_M16, shape_LODSW_AX_M16, shape_STOSW_M16_AX, shape_SCASD_EAX_M32, )

@@ -14,6 +14,15 @@ R_rdi = REGISTERS['rdi']
 R_rsi = REGISTERS['rsi']
 
 
+def shape_LODSD_EAX_M32(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'\xad'
+    return enc, None
+
+
 def shape_STOSD_M32_EAX(fid):   # 1 form
     def enc(a0, a1):
         if a0.__class__ is not Mem or a0.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 0)
@@ -428,13 +437,4 @@ def shape_POPCNT_R64_RM64(fid, k0):   # 3 forms: POPCNT_R64_RM64, TZCNT_R64_RM64
     return enc, None
 
 
-def shape_CMPXCHG16B_M128(fid, k0, k1):   # 2 forms: CMPXCHG16B_M128, FXRSTOR64_M512BYTE
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, k1, 0x08 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-SHAPES = (shape_STOSD_M32_EAX, shape_SCASQ_RAX_M64, shape_LODSQ_RAX_M64, shape_STOSQ_M64_RAX, shape_XLAT_M8, shape_STR_RM16, shape_STR_R32M16, shape_STR_R64M16, shape_LKGS_RM16, shape_LKGS_R32M16, shape_LKGS_R64M16, shape_INVLPG_M, shape_LSS_R16_M1616, shape_LSS_R32_M1632, shape_LSS_R64_M1664, shape_BT_RM16_IMM8, shape_BT_RM32_IMM8, shape_BT_RM64_IMM8, shape_SHLD_RM16_R16_IMM8, shape_SHLD_RM32_R32_IMM8, shape_SHLD_RM64_R64_IMM8, shape_SHLD_RM16_R16_CL, shape_SHLD_RM32_R32_CL, shape_SHLD_RM64_R64_CL, shape_CMPXCHG_RM8_R8, shape_BSWAP_R16, shape_BSWAP_R32, shape_BSWAP_R64, shape_POPCNT_R16_RM16, shape_POPCNT_R32_RM32, shape_POPCNT_R64_RM64, shape_CMPXCHG16B_M128, )
+SHAPES = (shape_LODSD_EAX_M32, shape_STOSD_M32_EAX, shape_SCASQ_RAX_M64, shape_LODSQ_RAX_M64, shape_STOSQ_M64_RAX, shape_XLAT_M8, shape_STR_RM16, shape_STR_R32M16, shape_STR_R64M16, shape_LKGS_RM16, shape_LKGS_R32M16, shape_LKGS_R64M16, shape_INVLPG_M, shape_LSS_R16_M1616, shape_LSS_R32_M1632, shape_LSS_R64_M1664, shape_BT_RM16_IMM8, shape_BT_RM32_IMM8, shape_BT_RM64_IMM8, shape_SHLD_RM16_R16_IMM8, shape_SHLD_RM32_R32_IMM8, shape_SHLD_RM64_R64_IMM8, shape_SHLD_RM16_R16_CL, shape_SHLD_RM32_R32_CL, shape_SHLD_RM64_R64_CL, shape_CMPXCHG_RM8_R8, shape_BSWAP_R16, shape_BSWAP_R32, shape_BSWAP_R64, shape_POPCNT_R16_RM16, shape_POPCNT_R32_RM32, shape_POPCNT_R64_RM64, )

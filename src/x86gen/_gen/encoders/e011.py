@@ -8,6 +8,15 @@ from ...memory import Mem
 from ...registers import Gpr16, Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
+def shape_CMPXCHG16B_M128(fid, k0, k1):   # 2 forms: CMPXCHG16B_M128, FXRSTOR64_M512BYTE
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0x48 | a0.rex, 0x0f, k1, 0x08 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
 def shape_RDRAND_R16(fid, k0):   # 2 forms: RDRAND_R16, RDSEED_R16
     def enc(a0):
         if a0.__class__ is Gpr16:
@@ -386,19 +395,4 @@ def shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8(fid, k0, k1, k2):   # 16 forms: E
     return enc, fits
 
 
-def shape_VEX_VPSRLW_YMM_YMM_XMMM128(fid, k0):   # 8 forms: VEX_VPSRLW_YMM_YMM_XMMM128, VEX_VPSRAW_YMM_YMM_XMMM128, VEX_VPSLLW_YMM_YMM_XMMM128, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            if a2.vb: return _bytes4(0xc5, 0x05 | a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, 0x05 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, 0x05 | a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, 0x05 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-SHAPES = (shape_RDRAND_R16, shape_RDRAND_R32, shape_RDRAND_R64, shape_RDPID_R64, shape_MOVBE_R16_M16, shape_MOVBE_R32_M32, shape_MOVBE_R64_M64, shape_MOVBE_M16_R16, shape_MOVBE_M32_R32, shape_MOVBE_M64_R64, shape_AAND_M32_R32, shape_AAND_M64_R64, shape_VEX_VMOVHLPS_XMM_XMM_XMM, shape_VEX_VMOVLPS_XMM_XMM_M64, shape_EVEX_VMOVLPS_XMM_XMM_M64, shape_VEX_VMOVLPD_XMM_XMM_M64, shape_VEX_VMOVNTPS_M256_YMM, shape_EVEX_VMOVNTPS_M512_ZMM, shape_EVEX_VMOVNTPS_M256_YMM, shape_VEX_VMOVMSKPS_R32_XMM, shape_VEX_VMOVMSKPS_R64_XMM, shape_VEX_VMOVMSKPS_R32_YMM, shape_VEX_VMOVMSKPS_R64_YMM, shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, shape_VEX_VPSHUFD_XMM_XMMM128_IMM8, shape_VEX_VPSHUFD_YMM_YMMM256_IMM8, shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, shape_VEX_VPSRLW_YMM_YMM_XMMM128, )
+SHAPES = (shape_CMPXCHG16B_M128, shape_RDRAND_R16, shape_RDRAND_R32, shape_RDRAND_R64, shape_RDPID_R64, shape_MOVBE_R16_M16, shape_MOVBE_R32_M32, shape_MOVBE_R64_M64, shape_MOVBE_M16_R16, shape_MOVBE_M32_R32, shape_MOVBE_M64_R64, shape_AAND_M32_R32, shape_AAND_M64_R64, shape_VEX_VMOVHLPS_XMM_XMM_XMM, shape_VEX_VMOVLPS_XMM_XMM_M64, shape_EVEX_VMOVLPS_XMM_XMM_M64, shape_VEX_VMOVLPD_XMM_XMM_M64, shape_VEX_VMOVNTPS_M256_YMM, shape_EVEX_VMOVNTPS_M512_ZMM, shape_EVEX_VMOVNTPS_M256_YMM, shape_VEX_VMOVMSKPS_R32_XMM, shape_VEX_VMOVMSKPS_R64_XMM, shape_VEX_VMOVMSKPS_R32_YMM, shape_VEX_VMOVMSKPS_R64_YMM, shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, shape_VEX_VPSHUFD_XMM_XMMM128_IMM8, shape_VEX_VPSHUFD_YMM_YMMM256_IMM8, shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, )

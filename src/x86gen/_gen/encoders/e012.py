@@ -9,6 +9,21 @@ from ...registers import REGISTERS, Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zm
 R_rdi = REGISTERS['rdi']
 
 
+def shape_VEX_VPSRLW_YMM_YMM_XMMM128(fid, k0):   # 8 forms: VEX_VPSRLW_YMM_YMM_XMMM128, VEX_VPSRAW_YMM_YMM_XMMM128, VEX_VPSLLW_YMM_YMM_XMMM128, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes4(0xc5, 0x05 | a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, 0x05 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, 0x05 | a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, 0x05 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
 def shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128(fid, k0, k1):   # 9 forms: EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128, EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128, …
     def enc(a0, a1, a2, *, p2=0x20, n=16):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
@@ -425,17 +440,4 @@ def shape_VEX_STTILECFG_M512(fid, k0):   # 2 forms: VEX_STTILECFG_M512, VEX_LDTI
     return enc, None
 
 
-def shape_VEX_VPDPBUUD_XMM_XMM_XMMM128(fid, k0):   # 5 forms: VEX_VPDPBUUD_XMM_XMM_XMMM128, VEX_VPDPBUUDS_XMM_XMM_XMMM128, VEX_VPDPWUUD_XMM_XMM_XMMM128, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-SHAPES = (shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, shape_VEX_VLDMXCSR_M32, shape_VEX_VMASKMOVDQU_RDI_XMM_XMM, shape_VEX_VLDDQU_YMM_M256, shape_VEX_VTESTPS_YMM_YMMM256, shape_EVEX_VMOVNTDQA_ZMM_M512, shape_EVEX_VMOVNTDQA_YMM_M256, shape_VEX_VMASKMOVPS_XMM_XMM_M128, shape_VEX_VMASKMOVPS_YMM_YMM_M256, shape_VEX_VMASKMOVPS_M128_XMM_XMM, shape_VEX_VMASKMOVPS_M256_YMM_YMM, shape_VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8, shape_VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8, shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4, shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, shape_VEX_ANDN_R32_R32_RM32, shape_VEX_ANDN_R64_R64_RM64, shape_VEX_BLSR_R32_RM32, shape_VEX_BLSR_R64_RM64, shape_VEX_BZHI_R32_RM32_R32, shape_VEX_BZHI_R64_RM64_R64, shape_VEX_PEXT_R32_R32_RM32, shape_VEX_SHLX_R32_RM32_R32, shape_VEX_RORX_R32_RM32_IMM8, shape_VEX_RORX_R64_RM64_IMM8, shape_VEX_STTILECFG_M512, shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, )
+SHAPES = (shape_VEX_VPSRLW_YMM_YMM_XMMM128, shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, shape_VEX_VLDMXCSR_M32, shape_VEX_VMASKMOVDQU_RDI_XMM_XMM, shape_VEX_VLDDQU_YMM_M256, shape_VEX_VTESTPS_YMM_YMMM256, shape_EVEX_VMOVNTDQA_ZMM_M512, shape_EVEX_VMOVNTDQA_YMM_M256, shape_VEX_VMASKMOVPS_XMM_XMM_M128, shape_VEX_VMASKMOVPS_YMM_YMM_M256, shape_VEX_VMASKMOVPS_M128_XMM_XMM, shape_VEX_VMASKMOVPS_M256_YMM_YMM, shape_VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8, shape_VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8, shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4, shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, shape_VEX_ANDN_R32_R32_RM32, shape_VEX_ANDN_R64_R64_RM64, shape_VEX_BLSR_R32_RM32, shape_VEX_BLSR_R64_RM64, shape_VEX_BZHI_R32_RM32_R32, shape_VEX_BZHI_R64_RM64_R64, shape_VEX_PEXT_R32_R32_RM32, shape_VEX_SHLX_R32_RM32_R32, shape_VEX_RORX_R32_RM32_IMM8, shape_VEX_RORX_R64_RM64_IMM8, shape_VEX_STTILECFG_M512, )

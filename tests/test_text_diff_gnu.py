@@ -49,6 +49,7 @@ import iced_x86 as I
 import pytest
 from iced_oracle import (
     _GPR_WIDTH_IMMATERIAL,
+    _R16_OF,
     _R32_OF,
     _SELECTOR_READ,
     IMM_KINDS,
@@ -85,10 +86,13 @@ M64 = (1 << 64) - 1
 # documents and GNU as lacks (MASM `10h`, NASM `db`), compared with GNU as's bytes for its own spelling;
 # a line GNU as refuses and llvm-mc encodes as x86gen does; the same legacy prefixes in another order (GNU as
 # writes 66 F0 and F2 F0 where x86gen, as iced-x86, writes F0 66 and F0 F2; SDM Vol.2 2.1.1: any order).
-X86GEN_ONLY = "x86gen-only spelling (h suffix, db/dw/dd/dq, iced's x87 st(0) and tbyte far pointer)"
+X86GEN_ONLY = "x86gen-only spelling (h suffix, db/dw/dd/dq, iced's x87 st(0), tbyte far pointer and lldt/verw r32)"
 ALLOWED_REASONS = ("shorter", "other opcode", "other legacy prefix order", "other NOP padding", X86GEN_ONLY,
                    "GNU as refuses, llvm-mc agrees")
 
+# the instructions that read a 16-bit selector from any GPR (SDM Vol.2 LLDT, VERR/VERW …): iced's forms take r32/r64, GNU as
+# only the r16 name (`verw r14w`; `verw r14d` is "operand size mismatch"): the canon text names the r16
+GNU_R16_ONLY = {"lldt", "ltr", "verr", "verw", "lmsw", "lkgs"}
 # x87 compares and fxch with st(0) and st(i): GNU as takes only st(i) (`fcom st(2)`)
 GNU_ST_ONLY = {"fcom", "fcomp", "fucom", "fucomp", "fxch"}
 
@@ -353,6 +357,9 @@ def random_line(rng: random.Random, form) -> Line:
         line.disps += part.disps
         line.regs += part.regs
         line.features |= part.features
+    if form.mnemonic in GNU_R16_ONLY:   # iced's r32/r64 of lldt & co. (16 bits read): GNU as takes only the r16 name
+        ops = [(t, _R16_OF[R[c.lower()].num]) if c.lower() in R and R[c.lower()].kind in ("r32", "r64") else (t, c)
+               for t, c in ops]
     mn = form.mnemonic
     if mn in GNU_ALIASES and rng.random() < 0.3:
         mn = rng.choice(GNU_ALIASES[mn])

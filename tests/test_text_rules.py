@@ -1644,3 +1644,16 @@ def test_bnd_jmp_to_a_label_in_the_assembler():
     a.emit("bnd jmp", L)
     a.bind(L)
     assert a.assemble().hex() == "f2eb00"   # GNU as 2.40: bnd jmp L / L: is f2 eb 00
+
+
+@pytest.mark.parametrize("src, expect", [
+    ("fstsw", "9bdfe0"),                          # GNU as 2.40: fstsw ax
+    ("fnstsw", "dfe0"),                           # GNU as 2.40
+    ("movsx r11d, ecx", "4463d9"),                # GNU as 2.40: movsxd r32, r/m32 (63 /r, no REX.W)
+    ("movsx eax, ecx", "63c1"),                   # GNU as 2.40
+    ("movsx eax, dword ptr [rax]", "6300"),       # GNU as 2.40
+    ("movsx rax, ecx", "4863c1"),                 # GNU as 2.40
+])
+def test_gnu_shorthands_the_thorough_fuzz_found(src, expect, tmp_path):
+    check(src, expect, tmp_path)
+    assert x86gen.Instruction.parse(src).encode().hex() == expect

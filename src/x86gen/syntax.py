@@ -766,8 +766,9 @@ _MOVD_R64 = (("xmm", "r64"), ("r64", "xmm"), ("mm", "r64"), ("r64", "mm"))
 
 
 def _movsx_dword(mn: str, ops: tuple) -> tuple[str, tuple]:
-    """``movsx r64, r/m32`` is movsxd (REX.W 63 /r; SDM Vol.2 MOVSX/MOVSXD)."""
-    if (len(ops) == 2 and getattr(ops[0], "kind", None) == "r64"
+    """``movsx r64, r/m32`` is movsxd (REX.W 63 /r; SDM Vol.2 MOVSX/MOVSXD), and so is ``movsx r32, r/m32`` (63 /r
+    without REX.W, a plain move: GNU as 2.40 writes ``movsx eax, ecx`` as 63 c1)."""
+    if (len(ops) == 2 and getattr(ops[0], "kind", None) in ("r64", "r32")
             and (getattr(ops[1], "kind", None) == "r32" or (isinstance(ops[1], Mem) and ops[1].size == 32))):
         return "movsxd", ops
     return mn, ops
@@ -992,7 +993,8 @@ _FPU_IMAGE = {"fldenv": ("fldenv", 224), "fnstenv": ("fnstenv", 224), "fnsave": 
 
 
 def _status_word_ax(mn: str, ops: tuple) -> tuple[str, tuple]:
-    """``fnstsw`` is ``fnstsw ax`` (GNU as 2.40: df e0; SDM Vol.2 FSTSW/FNSTSW: the register form stores into ax)."""
+    """``fnstsw`` is ``fnstsw ax`` (GNU as 2.40: df e0; ``fstsw``: 9b df e0; SDM Vol.2 FSTSW/FNSTSW: the register form
+    stores into ax)."""
     return (mn, (REGISTERS["ax"],)) if not ops else (mn, ops)
 
 
@@ -1031,7 +1033,7 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
               "movsx": _movsx_dword, "shld": _shift_double_cl, "shrd": _shift_double_cl, "movq": _movq_gpr,
               **dict.fromkeys(_GPR64_AS_32, _gpr64_as_32), **dict.fromkeys(_ADDRESS_ONLY, _any_size_address),
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
-              **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax, "int": _int3,
+              **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax, "fstsw": _status_word_ax, "int": _int3,
               **dict.fromkeys(GATHER_MNEMONICS, gather_mask),
               **dict.fromkeys(_SELECTOR_READ, _selector_r16),
               **dict.fromkeys(_DESCRIPTOR_TABLE, _descriptor_pointer), **dict.fromkeys(("lfs", "lgs", "lss"), _far_pointer_load),

@@ -1657,3 +1657,4 @@ def test_bnd_jmp_to_a_label_in_the_assembler():
 def test_gnu_shorthands_the_thorough_fuzz_found(src, expect, tmp_path):
     check(src, expect, tmp_path)
     assert x86gen.Instruction.parse(src).encode().hex() == expect
+

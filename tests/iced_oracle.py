@@ -12,6 +12,7 @@ from __future__ import annotations
 import iced_x86 as I
 
 import x86gen
+from x86gen.diagnostics import SEVERAL_FORMS
 
 # --- iced enum names -----------------------------------------------------------------------------
 
@@ -402,7 +403,7 @@ SAE = 4   # x86gen.SAE
 
 # iced-x86 prints one name for forms whose bytes differ (`prefetch_reserved`: 0F 0D /4../7), which x86gen refuses: the
 # text cannot say which form (issue 24; tests/test_text_rules.py). Their forms are reached by id.
-ICED_AMBIGUOUS = frozenset(f"PREFETCHRESERVED{i}_M8" for i in range(4, 8))
+ICED_AMBIGUOUS = frozenset(i for ids in SEVERAL_FORMS.values() for i in ids)
 
 
 # Conversions from 32-bit integers, exact in the wider type, whose rounding iced-x86's OpCodeInfo allows (EVEX.b) but

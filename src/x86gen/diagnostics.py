@@ -146,14 +146,18 @@ def mask_required_error(fid: str, args: tuple) -> EvexOperandError:
 
 # ---- raised by selection: the operands fit no form, or not well enough --------------------------------------------
 
+# Names iced-x86 prints for several forms whose bytes differ, which x86gen cannot honour as a mnemonic (the text does not
+# say which form): name -> those forms' ids (AMD APM Vol.3 PREFETCH: 0F 0D /4-/7 are reserved aliases of /0)
+SEVERAL_FORMS = {"prefetch_reserved": tuple(f"PREFETCHRESERVED{i}_M8" for i in range(4, 8))}
+
+
 def unknown_mnemonic_error(mnemonic, known: list[str]) -> UnknownMnemonicError:
     """The error for a mnemonic the table does not have, with up to three close ones of ``known``."""
     if mnemonic.__class__ is not str: return UnknownMnemonicError(f"a mnemonic is a string, not {fmt_value(mnemonic)}")
-    if mnemonic == "prefetch_reserved":   # iced-x86's one name of four encodings (AMD APM Vol.3 PREFETCH: aliases)
-        return UnknownMnemonicError("prefetch_reserved is iced-x86's name of four reserved encodings, 0F 0D /4, /5, /6 and"
-                                    " /7, and cannot say which: encode one by its form id (PREFETCHRESERVED4_M8 …"
-                                    " PREFETCHRESERVED7_M8: x86gen.get_form('PREFETCHRESERVED4_M8')(byte(rax))), or write"
-                                    " prefetch (0F 0D /0)")
+    ids = SEVERAL_FORMS.get(mnemonic)
+    if ids is not None:
+        return UnknownMnemonicError(f"{mnemonic} is iced-x86's name of {len(ids)} forms ({', '.join(ids)}), and cannot say"
+                                    f" which: encode one by its form id (x86gen.get_form({ids[0]!r})(byte(rax)))")
     import difflib
     close = difflib.get_close_matches(mnemonic, known, 3) if len(mnemonic) <= 32 else []
     return UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}" + (f" (did you mean {', '.join(close)}?)" if close else ""))

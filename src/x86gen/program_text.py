@@ -49,6 +49,7 @@ from .syntax import (
     _SIZE_PREFIX,
     _SIZED_WORDS,
     EXPRESSION,
+    LOCAL_REF,
     PREFIX_WORDS,
     SHORTHANDS,
     UNSUPPORTED_REGISTERS,
@@ -104,7 +105,6 @@ def _method(mn: str) -> tuple | None:
 # starting with a digit; `1:` … `1b`/`1f` are GNU's numeric local labels.
 _LABEL_DEF = Regex(r"\s*([A-Za-z_.$][\w.$@]*|[0-9]+)\s*:(?!:)", re.ASCII)
 _IDENT = Regex(r"[A-Za-z_.$][\w.$@]*$", re.ASCII)
-_LOCAL_REF = Regex(r"([0-9]+)([bf])$")
 _FLOAT = Regex(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|inf(?:inity)?|nan)", re.ASCII | re.I)
 _STRINGS = Regex(r'"(?:[^"\\]|\\.)*"', re.S)
 _CHAR_CONST = Regex(r"'(\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|[^\n])|[^\\\n])'?")   # 'a', '\n', GNU's unclosed 'a'
@@ -258,7 +258,7 @@ class _Parser:
         return self.nlocal
 
     def ref(self, name: str) -> Label:
-        m = _LOCAL_REF.match(name)
+        m = LOCAL_REF.match(name)
         if m:
             n, d = m.groups()
             if d == "b":
@@ -327,7 +327,7 @@ class _Parser:
             if self.dot is None: self.dot = self.a.here(f".Ldot{self._n()}")
             return Relocatable((self.dot,), (), 0)
         if name.lower() in UNSUPPORTED_REGISTERS or not name.isascii(): raise unknown_word(name, name)
-        if not (_IDENT.match(name) or _LOCAL_REF.match(name)): raise AsmSyntaxError(f"cannot parse {clip(name)}")
+        if not (_IDENT.match(name) or LOCAL_REF.match(name)): raise AsmSyntaxError(f"cannot parse {clip(name)}")
         return Relocatable((self.ref(name),), (), 0)
 
     def substitute(self, t: str) -> str:
@@ -653,7 +653,7 @@ class _Parser:
                 if m:
                     t = t[:m.start()].strip(); low = t.lower()
                     if re.fullmatch(r"[0-9a-f]+", low): return int(low, 16)
-        if branch and low not in _REGS and low not in UNSUPPORTED_REGISTERS and (_IDENT.match(t) or _LOCAL_REF.match(t)):
+        if branch and low not in _REGS and low not in UNSUPPORTED_REGISTERS and (_IDENT.match(t) or LOCAL_REF.match(t)):
             # a label: no operand parse
             self.target = t
             return self.ref(t)
@@ -662,7 +662,7 @@ class _Parser:
         except AsmSyntaxError:
             pass
         if branch:
-            if _IDENT.match(t) or _LOCAL_REF.match(t): return self.ref(t)
+            if _IDENT.match(t) or LOCAL_REF.match(t): return self.ref(t)
             if not t.isascii(): raise unknown_word(t, t)
             if "[" in t: return self.label_mem(t)     # `jmp qword ptr [rip+T]`: indirect, through memory at label T
             if EXPRESSION.search(t) and _NAME.search(t):   # `jmp L+1`, `jmp .+2`: a label plus a number (GNU as)
@@ -710,7 +710,7 @@ class _Parser:
             if term.lower() in _REGS or "*" in term or _INT.fullmatch(term):
                 rest.append(sign + term.lower())
             elif term.lower() in UNSUPPORTED_REGISTERS: raise unknown_word(term, t)
-            elif _IDENT.match(term) or _LOCAL_REF.match(term):
+            elif _IDENT.match(term) or LOCAL_REF.match(term):
                 if sym is not None: raise AsmSyntaxError(f"two labels in memory operand {clip(t)}")
                 if sign == "-": raise AsmSyntaxError(f"a label cannot be subtracted in memory operand {clip(t)}")
                 sym = term

@@ -188,7 +188,7 @@ _WORD_OPS = {"and": "&", "or": "|", "xor": "^", "not": "~", "mod": "%", "shl": "
              "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _RANK = {"*": 8, "/": 8, "%": 8, "<<": 8, ">>": 8, "|": 7, "&": 7, "^": 7, "!": 7, "+": 5, "-": 5,
          "<": 4, ">": 4, "<=": 4, ">=": 4, "<>": 4, "==": 4, "!=": 4, "&&": 3, "||": 2}
-_LOCAL_LABEL_REF = Regex(r"[0-9]+[bf]$")   # GNU's `1b` / `1f`
+LOCAL_REF = Regex(r"([0-9]+)([bf])$")   # GNU's local label references `1b` / `1f` (label number, direction)
 # what makes operand text an expression rather than a number or a name (`_parse_address`, `parse_operand`)
 EXPRESSION = Regex(r"[-+()<>~|&^%/!*=]|\b(?:and|or|xor|not|mod|shl|shr|eq|ne|lt|le|gt|ge)\b", re.I | re.ASCII)
 _M64 = (1 << 64) - 1
@@ -217,7 +217,7 @@ def _tokens(s: str, text: str) -> list:
         pos = m.end()
         num, name, op = m.groups()
         if num is not None:
-            out.append(("id", num) if _LOCAL_LABEL_REF.match(num) else ("n", parse_int(num)))
+            out.append(("id", num) if LOCAL_REF.match(num) else ("n", parse_int(num)))
         elif name is not None:
             w = _WORD_OPS.get(name.lower())
             out.append(("op", w) if w is not None else ("id", name))

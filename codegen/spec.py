@@ -33,8 +33,17 @@ LOCS |= set(IMPLICIT_MEM_LOCS)
 FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF", "L": "AC",
                 "U": "UIF"}
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
-FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note", "prefixes"}
-FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes", "memrole", "taken"}
+FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note", "prefixes", "oracle", "source", "osize"}
+FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes", "memrole", "taken", "oracle",
+              "osize"}
+# `oracle`: which byte oracle checks a form (isa/README.md, "Oracles"): iced-x86 1.21 for the forms it knows (the
+# default; the id is iced's Code name), llvm-mc-22 for the forms iced does not know (AVX10.2, the newest AMX, MOVRS,
+# USER_MSR…: tests/llvm_oracle.py). A family with llvm-mc-22 forms names its documentation in `source:`.
+ORACLES = ("iced", "llvm-mc-22")
+# `osize=d64`: the form's general registers are 64-bit in 64-bit mode without REX.W (the SDM's opcode-map superscript
+# "d64"/"f64", Vol.2 Appendix A.2.5: push/pop, near branches, rdpid, urdmsr…): the consistency check then expects no
+# REX.W on a 64-bit register, and an immediate is sign-extended to 64 bits.
+OSIZES = ("d64",)
 # prefix words a form may take (isa/README.md, `prefixes`); the first three only on a form with a memory destination
 PREFIX_NAMES = ("lock", "xacquire", "xrelease", "rep", "repne", "bnd", "notrack")
 MEMORY_DEST_PREFIXES = {"lock", "xacquire", "xrelease"}
@@ -119,6 +128,9 @@ class Form:
     taken_reg: int = 0                      # ModRM.reg values (bitmask) that are another instruction, register r/m (`taken=`)
     taken_mem: int = 0                      # and with a memory r/m
     addrsize32: bool = False                # 0x67 address-size prefix (`a32`): a 32-bit implicit address (or memory operand)
+    default64: bool = False                 # `osize=d64`: 64-bit general registers without REX.W (SDM Vol.2 A.2.5 "d64")
+    oracle: str = "iced"                    # the byte oracle that checks it (ORACLES): iced-x86, or llvm-mc-22 beyond iced
+    source: str = ""                        # the documentation of a form beyond iced (the family's `source:`)
 
     @property
     def length(self) -> int:
@@ -410,15 +422,20 @@ def _disp8_n(tt: str, mem: int, e: dict, ctx) -> int:
     return need(vl // {"FV": 1, "FVM": 1, "HV": 2, "HVM": 2, "QV": 4, "QVM": 4, "OVM": 8}[tt])
 
 
-def _operand_size(mnemonic: str, ops: list[Operand], e: dict) -> int:
+def _operand_size(default64: bool, ops: list[Operand], e: dict) -> int:
     """Operand size that an immediate is sign-extended to: the size of the first GPR/memory operand
     (push imm: 64, the default operand size of push in 64-bit mode, SDM Vol.1 3.6.1)."""
-    if mnemonic in DEFAULT_64 and not any(o.reg for o in ops): return 64
+    if default64 and not any(o.reg for o in ops): return 64
     for o in ops:
         if o.reg in REG_CLASSES and o.reg.startswith("r"): return REG_CLASSES[o.reg]
         if o.reg in FIXED_REGS: return FIXED_REGS[o.reg]
         if o.mem: return o.mem
     return 64 if e["w"] == 1 else 16 if e["opsize16"] else 32
+
+
+def _choice(value: str, allowed: tuple[str, ...], ctx, field: str) -> str:
+    if value not in allowed: _err(ctx, field, f"{value!r}: expected {' or '.join(allowed)}")
+    return value
 
 
 def _prefix_words(text: str, ctx, field: str) -> list[str]:
@@ -504,6 +521,11 @@ def load(path: str) -> list[Form]:
         fam_flags = parse_flags(keys["flags"][1].value, (path, keys["flags"][1].start_mark.line + 1)) if "flags" in keys else {}
         fam_prefixes = (_prefix_words(keys["prefixes"][1].value, (path, keys["prefixes"][1].start_mark.line + 1), f"{mn}.prefixes")
                         if "prefixes" in keys else [])
+        fam_oracle = _choice(keys["oracle"][1].value, ORACLES, (path, keys["oracle"][1].start_mark.line + 1), f"{mn}.oracle") \
+            if "oracle" in keys else "iced"
+        fam_osize = _choice(keys["osize"][1].value, OSIZES, (path, keys["osize"][1].start_mark.line + 1), f"{mn}.osize") \
+            if "osize" in keys else ""
+        source = str(keys["source"][1].value).strip() if "source" in keys else ""
         fnode = keys["forms"][1]
         if not isinstance(fnode, yaml.SequenceNode) or not fnode.value: _err(ctx, f"{mn}.forms", "must be a non-empty list")
         for item in fnode.value:
@@ -538,14 +560,20 @@ def load(path: str) -> list[Form]:
             if fid in seen_ids: _err(fctx, "id", f"duplicate id {fid} (first on line {seen_ids[fid]})")
             seen_ids[fid] = fl
             flags = parse_flags(attrs["flags"], fctx) if "flags" in attrs else fam_flags
+            oracle = _choice(attrs["oracle"], ORACLES, fctx, "oracle") if "oracle" in attrs else fam_oracle
+            if oracle != "iced" and not source:
+                _err(fctx, "oracle", f"a form checked by {oracle} (not from iced-x86) needs its family's `source:` (the "
+                                     "documentation its roles, flags and CPUID come from)")
+            default64 = (_choice(attrs["osize"], OSIZES, fctx, "osize") if "osize" in attrs else fam_osize) == "d64"
             forms.append(Form(id=fid, mnemonic=mn, operands=tuple(ops), implicit=tuple(implicit), encoding=fields[1],
                               encoding_kind=e["encoding_kind"], opcode=e["opcode"], opcode_map=e["opcode_map"],
                               mandatory_prefix=e["mandatory_prefix"], opsize16=e["opsize16"], w=e["w"], vex_l=e["vex_l"],
                               modrm=e["modrm"], reg_in_opcode=e["reg_in_opcode"], imm_widths=tuple(e["imm_widths"]), is4=e["is4"],
                               fwait=e["fwait"],
-                              cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(mn, ops, e), line=fl,
+                              cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(default64, ops, e), line=fl,
                               prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), mem_role=mem_role,
-                              addrsize32=e["addrsize32"], **ev,
+                              addrsize32=e["addrsize32"], default64=default64, oracle=oracle,
+                              source=source if oracle != "iced" else "", **ev,
                               **taken_fields(attrs.get("taken"), ops, e, fctx)))
     _check_consistency(forms, path)
     if excluded_node is not None:
@@ -593,7 +621,7 @@ def _check_consistency(forms: list[Form], path: str) -> None:
         if f.encoding_kind == "legacy" and gpr and f.mnemonic not in NO_OSIZE_CHECK and not system:
             size = gpr[0]
             if (size == 16) != f.opsize16: _err(ctx, "encoding", f"16-bit operand {'needs' if size == 16 else 'must not have'} o16")
-            if (size == 64) != (f.w == 1) and f.mnemonic not in DEFAULT_64:
+            if (size == 64) != (f.w == 1) and not f.default64:
                 _err(ctx, "encoding", f"64-bit operand {'needs' if size == 64 else 'must not have'} REX.W")
         # two forms whose bytes could coincide: same opcode fields and the same register/memory shape per operand
         shape = tuple((o.loc, o.reg is not None, o.mem is not None, o.reg if o.loc == "fixed" else None) for o in f.operands)
@@ -607,13 +635,6 @@ def _check_consistency(forms: list[Form], path: str) -> None:
 # movzx/movsx/movsxd decide o16/REX.W by their destination, which is also the first GPR: checked normally.
 # crc32's o16 sizes its source (`crc32 r32, r/m16`, SDM Vol.2 CRC32), not its destination.
 NO_OSIZE_CHECK: set[str] = {"crc32"}
-# push/pop r64 default to 64-bit operand size in long mode (SDM Vol.1 3.6.1): no REX.W.
-# rdpid r64 and the 64-bit-only forms of this kind (SDM Vol.2 RDPID: "F3 0F C7 /7 RDPID r64") have no REX.W either;
-# so are the instructions whose register operand is 64-bit in 64-bit mode whatever REX.W says (SDM Vol.2 SENDUIPI,
-# UMONITOR (an address), VMREAD/VMWRITE ("in 64-bit mode ... 64 bits"), INVEPT/INVVPID/INVPCID, MOVDIR64B/ENQCMD/ENQCMDS
-# (the destination address in ModRM.reg: its size is the address size)).
-DEFAULT_64 = {"push", "pop", "call", "jmp", "ret", "rdpid", "senduipi", "umonitor", "vmread", "vmwrite", "invept",
-              "invvpid", "invpcid", "movdir64b", "enqcmd", "enqcmds"}
 
 
 def main(argv: list[str]) -> int:

@@ -10,9 +10,14 @@ Also holds `REPORT`, lines that the test modules add and conftest prints in the 
 from __future__ import annotations
 
 import iced_x86 as I
+from oracles import forms_checked_by
 
 import x86gen
 from x86gen.diagnostics import SEVERAL_FORMS
+
+# The forms iced-x86 checks: those the spec gives no other oracle (`oracles.forms_checked_by`; the forms iced does not
+# know are tests/test_fuzz_llvm.py's). Every test that asks iced about a form by its id takes its forms from here.
+ICED_FORMS = forms_checked_by("iced")
 
 # --- iced enum names -----------------------------------------------------------------------------
 

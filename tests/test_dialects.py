@@ -34,7 +34,7 @@ import re
 import gnu_oracle
 import iced_x86 as I
 import pytest
-from iced_oracle import ICED_AMBIGUOUS, REPORT, decode_one, decoder_options, decorations, describe, intel, semantics
+from iced_oracle import ICED_AMBIGUOUS, ICED_FORMS, REPORT, decode_one, decoder_options, decorations, describe, intel, semantics
 from test_second_oracle import EVEX_FORM_IDS, IP, Unbuildable, decorated_instances, form_instances
 
 import x86gen
@@ -243,7 +243,7 @@ def summary(res: dict) -> str:
 
 @pytest.fixture(scope="module")
 def dialects():
-    res = run_dialects(x86gen.all_forms())
+    res = run_dialects(ICED_FORMS)
     REPORT["dialects"] = summary(res)
     return res
 

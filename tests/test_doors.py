@@ -70,6 +70,7 @@ import iced_x86 as I
 import pytest
 from iced_oracle import (
     CODE_NAMES,
+    ICED_FORMS,
     REGISTER_NAMES,
     REPORT,
     address32,
@@ -93,7 +94,7 @@ from x86gen.selection.request import MNEMONIC_ALIASES
 from x86gen.syntax import shorthand
 
 R = x86gen.REGISTERS
-FORMS = x86gen.all_forms()
+FORMS = ICED_FORMS
 SEGMENTS = ("fs", "gs", "ds", "ss", "es", "cs")
 N_EXAMPLES = 10
 # prefix words that choose a form (whose bytes then have the 66/67) rather than add a prefix to the form's bytes

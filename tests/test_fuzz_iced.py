@@ -41,6 +41,7 @@ from iced_oracle import (
     FUZZ_FAILED,
     FUZZ_STATS,
     ICED_AMBIGUOUS,
+    ICED_FORMS,
     IMM_KINDS,
     MNEMONIC_NAMES,
     OPKIND_NAMES,
@@ -90,7 +91,7 @@ def regs_of(form, o) -> list:
 INDEXES = [r for r in GPR64 if r.name != "rsp"]
 DISPS = [0, 1, -1, 8, 127, 128, -128, -129, 255, 256, 0x7FFF, -0x8000, 0x7FFFFFFF, -0x80000000, 0x7FFFFFFE, -0x7FFFFFFF]
 IPS = [0x80001000, 0x100000000, 0x7FFF00000000, 0x0000_5555_5555_4000]
-FORMS = x86gen.all_forms()
+FORMS = ICED_FORMS
 
 
 # --- strategies --------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import random
 import gnu_oracle
 import iced_x86 as I
 import pytest
-from iced_oracle import decode_one, decoder_options
+from iced_oracle import ICED_FORMS, decode_one, decoder_options
 
 import x86gen
 from x86gen import PrefixError, mem
@@ -35,7 +35,7 @@ EXTRA = {"RETNQ": {"rep"}, "RETNQ_IMM16": {"rep"}, "JMP_REL8_64": {"bnd"},   # (
 
 def test_allowed_prefixes_are_icedx86s():
     bad = []
-    for f in x86gen.all_forms():
+    for f in ICED_FORMS:
         info = I.OpCodeInfo(getattr(I.Code, f.id))
         want = {w for w, a in ICED_FLAGS.items() if getattr(info, a)} | EXTRA.get(f.id, set())
         if set(allowed(f.id)) != want: bad.append((f.id, sorted(want), sorted(allowed(f.id))))
@@ -88,7 +88,7 @@ def _rip_kept(ins, plain_len: int, encoder=None) -> bytes:
     return out
 
 
-LOCKABLE = [f for f in x86gen.all_forms() if "lock" in allowed(f.id)]
+LOCKABLE = [f for f in ICED_FORMS if "lock" in allowed(f.id)]
 
 
 @pytest.mark.parametrize("form", LOCKABLE, ids=lambda f: f.id)
@@ -106,7 +106,7 @@ def test_lock_hle_and_segments_like_iced(form):
             assert got == _iced_with(plain, words, seg), (form.id, words, seg, ops)
 
 
-HLE_MOV = [f for f in x86gen.all_forms() if "xrelease" in allowed(f.id) and "lock" not in allowed(f.id)]
+HLE_MOV = [f for f in ICED_FORMS if "xrelease" in allowed(f.id) and "lock" not in allowed(f.id)]
 
 
 @pytest.mark.parametrize("form", HLE_MOV, ids=lambda f: f.id)
@@ -336,7 +336,7 @@ def test_prefixed_text_like_llvm_mc():
 
 def _every_form_instances(n: int):
     from test_second_oracle import Unbuildable, form_instances
-    for form in x86gen.all_forms():
+    for form in ICED_FORMS:
         if form.is_branch: continue
         try: cases = form_instances(form, n)
         except Unbuildable: continue

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from iced_oracle import (
     _GPR_WIDTH_IMMATERIAL,
     _VPCMP_EQ,
+    ICED_FORMS,
     ICED_UNSUFFIXED_16,
     decoder_options,
     operand_registers,
@@ -260,7 +261,7 @@ def test_error_types():
 
 # ---- round trip through three printers ------------------------------------------------------------------
 
-FORMS = x86gen.all_forms()
+FORMS = ICED_FORMS
 GPR64 = [r for r in R.values() if r.kind == "r64"]
 INDEXES = [r for r in GPR64 if r.name != "rsp"]
 # registers 0-15 only: forms of every encoding take them (xmm16-31/ymm16-31 only EVEX, tests/test_fuzz_iced.py draws them)

@@ -32,7 +32,7 @@ import random
 
 import iced_x86 as I
 import pytest
-from iced_oracle import decode_one, decoder_options, operand_registers
+from iced_oracle import ICED_FORMS, decode_one, decoder_options, operand_registers
 from test_fuzz_iced import hint_nop_taken
 
 from x86gen import forms as F
@@ -335,7 +335,7 @@ def check_form(form, seed: int) -> list[str]:
     return bad
 
 
-FORMS = F.all_forms()
+FORMS = ICED_FORMS
 
 
 @pytest.fixture(scope="module")

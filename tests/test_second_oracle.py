@@ -39,6 +39,7 @@ import pytest
 from iced_oracle import (
     CODE_NAMES,
     FORM_BRANCH_KINDS,
+    ICED_FORMS,
     REPORT,
     code_of,
     decoder_options,
@@ -538,7 +539,7 @@ def run_evex_text(forms) -> dict[str, FormResult]:
     return results
 
 
-EVEX_FORM_IDS = [f.id for f in x86gen.all_forms() if f.encoding_kind == "evex"]
+EVEX_FORM_IDS = [f.id for f in ICED_FORMS if f.encoding_kind == "evex"]
 
 
 @pytest.fixture(scope="module")
@@ -576,7 +577,7 @@ def test_evex_text_check_detects_a_wrong_printer(monkeypatch):
 
 @pytest.fixture(scope="module")
 def second_oracle():
-    results = run_second_oracle(x86gen.all_forms())
+    results = run_second_oracle(ICED_FORMS)
     REPORT["second oracle"] = summary(results)
     return results
 

@@ -52,6 +52,7 @@ from iced_oracle import (
     _R16_OF,
     _R32_OF,
     _SELECTOR_READ,
+    ICED_FORMS,
     IMM_KINDS,
     IMPLICIT_MEMORY_KINDS,
     REPORT,
@@ -76,7 +77,7 @@ INDEXES = [r for r in GPR64 if r != "rsp"]
 GPR32 = REG_CLASSES["r32"]
 INDEXES32 = [r for r in GPR32 if r != "esp"]
 SIZE_WORD = {8: "byte", 16: "word", 32: "dword", 48: "fword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword"}
-FORMS = [f for f in x86gen.all_forms() if not f.is_branch]
+FORMS = [f for f in ICED_FORMS if not f.is_branch]
 BRANCH_MNEMONICS = sorted({f.mnemonic for f in x86gen.all_forms() if f.is_branch})
 M64 = (1 << 64) - 1
 

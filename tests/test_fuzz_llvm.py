@@ -1,0 +1,255 @@
+"""Every form iced-x86 does not know, byte for byte against LLVM 22 (llvm-mc-22, llvm-objdump-22).
+
+The forms with `oracle: llvm-mc-22` in the spec (isa/README.md "Oracles": AVX10.2, the newest AMX, MOVRS,
+USER_MSR, MSR_IMM, SM4's EVEX forms…) have no iced Code, so tests/test_fuzz_iced.py cannot check them. Here each of
+them gets instances written as Intel text from the form's operand kinds (`instances`: registers 0-31 of EVEX forms
+and 0-15 of the others, memory with SIB, rbp/r13/rsp/r12 bases, index-only, RIP-relative, disp8*N and disp32 edges,
+immediates at their edges, and the mask, ``{z}``, broadcast and rounding the form allows), in LLVM's own Intel spelling
+and never from x86gen's formatter, and each instance must hold:
+
+- **bytes**: `x86gen.assemble(text)` and the form's own door (`Instruction.of_form(id, *parsed operands)`) give the
+  bytes llvm-mc-22 gives for the same text (``{evex}`` is written where the operands alone would let a VEX form
+  of the mnemonic win, as both assemblers read it);
+- **decoded back**: llvm-objdump-22 reads x86gen's bytes as exactly one instruction, whose text is the instance's
+  (spacing and number spelling aside) or, where LLVM prints an alias (``vcmpunordps`` for ``vcmpps …, 3``), text that
+  llvm-mc-22 assembles to the same bytes;
+- **read back**: x86gen assembles llvm-objdump-22's text to the same bytes (the dialect check of the iced forms).
+
+One llvm-mc-22 process assembles every instance of every form, one more pair of processes decodes them, so the module
+costs a few seconds (`_results`). On top, `test_llvm_hypothesis` lets Hypothesis draw batches of random instances of
+random forms (an llvm-mc-22 run per batch: `max_examples` batches in the profile). A form whose instances LLVM 22
+refuses all fails by name with LLVM's message; without llvm-mc-22 every test here skips with `llvm_oracle.MISSING`.
+"""
+from __future__ import annotations
+
+import functools
+import random
+
+import llvm_oracle as L
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from oracles import forms_checked_by
+
+import x86gen
+
+pytestmark = pytest.mark.skipif(not L.HAVE_LLVM22, reason=L.MISSING)
+
+FORMS = forms_checked_by("llvm-mc-22")
+R = x86gen.REGISTERS
+SIZE_WORDS = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword",
+              512: "zmmword"}
+GPR64 = [f"r{n}" for n in ("ax", "cx", "dx", "bx", "sp", "bp", "si", "di")] + [f"r{i}" for i in range(8, 16)]
+INDEXES = [r for r in GPR64 if r != "rsp"]
+# disp8*N edges are scaled per form (`_disps`); these are the plain ones
+DISPS = [0, 8, -8, 127, -128, 128, -129, 0x7FFFFFFF, -0x80000000]
+ROUNDING = ["{rn-sae}", "{rd-sae}", "{ru-sae}", "{rz-sae}"]
+
+
+class Unbuildable(Exception):
+    """An operand kind these instances cannot write (the message names it)."""
+
+
+def _reg_names(cls: str, evex: bool) -> list[str]:
+    regs = [r for r in R.values() if r.kind == cls and (evex or not r.hi16)]
+    if cls == "r8": regs = [r for r in regs if r.name not in ("ah", "ch", "dh", "bh")]   # no REX-less high bytes here
+    if not regs: raise Unbuildable(f"no registers of class {cls!r}")
+    return [r.name for r in sorted(regs, key=lambda r: r.num)]
+
+
+def _disps(form) -> list[int]:
+    n = form.disp8_n or 1
+    return DISPS + [127 * n, -128 * n, 128 * n, n + 1] if n > 1 else DISPS
+
+
+def _address(rng: random.Random, form, sib_only: bool = False) -> str:
+    shape = rng.choice(["base", "base", "base+index", "base+index", "index", "rip", "special"])
+    if sib_only and shape in ("rip", "index"): shape = "base+index"
+    disp = rng.choice(_disps(form))
+    if shape == "rip": return f"[rip {'-' if disp < 0 else '+'} {abs(disp)}]"
+    parts = []
+    if shape in ("base", "base+index"): parts.append(rng.choice(GPR64))
+    if shape == "special": parts.append(rng.choice(["rsp", "rbp", "r12", "r13"]))
+    if shape in ("base+index", "index"): parts.append(f"{rng.choice([1, 2, 4, 8])}*{rng.choice(INDEXES)}")
+    text = " + ".join(parts)
+    if disp or not parts: text += f" {'-' if disp < 0 else '+'} {abs(disp)}" if parts else str(disp & 0xFFFFFFFF)
+    return f"[{text}]"
+
+
+def _imm(rng: random.Random, bits: int) -> int:
+    top = (1 << bits) - 1
+    return rng.choice([0, 1, top, top >> 1, rng.randrange(top + 1)])
+
+
+def instance(form, rng: random.Random, use_memory: bool) -> str:
+    """One instance of ``form`` as LLVM 22's Intel text (LLVM's own spelling of masks, broadcast and rounding)."""
+    evex = form.encoding_kind == "evex"
+    words: list[str] = []
+    rm_is_memory = False
+    bcst = False
+    for o in form.operands:
+        if o.loc == "fixed": words.append(o.reg)
+        elif o.imm is not None: words.append(str(_imm(rng, o.imm)))
+        elif o.kind.startswith(("vm", "rel", "moffs")) or o.kind == "kp1": raise Unbuildable(f"operand kind {o.kind!r}")
+        elif o.mem is not None and (o.reg is None or use_memory):
+            rm_is_memory = True
+            addr = _address(rng, form, sib_only=o.kind == "sibmem")
+            if form.evex_bcst and o.loc == "rm" and rng.random() < 0.4:
+                bcst = True
+                words.append(f"{SIZE_WORDS[form.evex_bcst]} ptr {addr}{{1to{o.mem // form.evex_bcst}}}")
+            else:
+                words.append(f"{SIZE_WORDS[o.mem]} ptr {addr}" if o.mem in SIZE_WORDS else addr)
+        elif o.reg == "tmm":   # AMX: the tile operands must be distinct registers (#UD otherwise; llvm-mc-22 refuses)
+            words.append(rng.choice([r for r in _reg_names("tmm", evex) if r not in words]))
+        elif o.reg is not None: words.append(rng.choice(_reg_names(o.reg, evex)))
+        else: raise Unbuildable(f"operand kind {o.kind!r}")
+    decorated = bcst
+    if form.evex_mask and words and (form.evex_mask_required or rng.random() < 0.5):
+        words[0] += f" {{k{rng.randrange(1, 8)}}}"
+        if form.evex_mask == "k1z" and "ptr" not in words[0] and rng.random() < 0.5:   # zeroing: a register destination
+            words[0] += " {z}"
+        decorated = True
+    if form.evex_rc and not rm_is_memory and rng.random() < 0.5:
+        n_imm = sum(o.imm is not None for o in form.operands)
+        words.insert(len(words) - n_imm, rng.choice(ROUNDING) if form.evex_rc == "er" else "{sae}")
+        decorated = True
+    text = form.mnemonic + (" " + ", ".join(words) if words else "")
+    if evex and not decorated and not _evex_only(form, words): text = "{evex} " + text
+    return text
+
+
+def _evex_only(form, words: list[str]) -> bool:
+    """Do the operands alone say EVEX (a zmm, a register 16-31, a mask register operand)? Else a VEX form of the same
+    mnemonic may win, in x86gen as in LLVM, and the instance asks for this form with ``{evex}``."""
+    return form.vex_l == 2 or any(w.split()[0] in R and (R[w.split()[0]].hi16 or R[w.split()[0]].kind in ("zmm",))
+                                  for w in words if w.split())
+
+
+def instances(form, n: int, seed: int = 0) -> list[str]:
+    """``n`` instances of ``form`` (half with a memory r/m where it may be memory), distinct where possible."""
+    rng = random.Random(f"{form.id}/{seed}")
+    out: list[str] = []
+    for j in range(3 * n):
+        if len(out) >= n: break
+        t = instance(form, rng, use_memory=j % 2 == 1)
+        if t not in out: out.append(t)
+    return out
+
+
+@functools.cache
+def _results(n: int = 12) -> dict[str, list[tuple[str, str]]]:
+    """Every instance of every llvm-mc-22 form through both assemblers and llvm-objdump-22: form id → its failures
+    (text, what went wrong); an id absent from the dict had all instances pass."""
+    texts: list[tuple[str, str]] = []
+    failures: dict[str, list[tuple[str, str]]] = {}
+    for f in FORMS:
+        try: texts += [(f.id, t) for t in instances(f, n)]
+        except Unbuildable as ex: failures[f.id] = [("", f"no instances: {ex}")]
+    _check(texts, failures)
+    return failures
+
+
+def _check(texts: list[tuple[str, str]], failures: dict[str, list[tuple[str, str]]]) -> None:
+    """Check each (form id, text) instance (module docstring); failures go to ``failures[form id]``. Bytes that differ
+    from llvm-mc-22's pass only as the same instruction: llvm-objdump-22 prints both alike, and x86gen's are no longer
+    (the assemblers' choice between equivalent encodings: ``vmovups ymm2, ymm10`` as 10 /r or 11 /r; the form's door
+    may be longer, it was asked for that form)."""
+    llvm = L.assemble([t for _, t in texts])
+    texts, llvm = _place_rounding(texts, llvm)
+    rows: list[tuple[int, bytes, bytes, bytes | str]] = []   # (instance, llvm's, x86gen.assemble's, the door's)
+    for k, ((fid, text), want) in enumerate(zip(texts, llvm)):
+        bad = failures.setdefault(fid, [])
+        if isinstance(want, L.Refused):
+            bad.append((text, f"llvm-mc-22 refuses it: {want.message}"))
+            continue
+        try: got = x86gen.assemble(text)
+        except x86gen.EncodeError as ex:
+            bad.append((text, f"x86gen refuses it ({type(ex).__name__}: {ex}); llvm-mc-22: {want.hex(' ')}"))
+            continue
+        ins = x86gen.Instruction.parse(text.removeprefix("{evex} "))
+        try: door = x86gen.Instruction.of_form(fid, *ins.operands, rc=ins.rc).encode()
+        except x86gen.EncodeError as ex: door = f"{type(ex).__name__}: {ex}"
+        rows.append((k, want, got, door))
+    chunks = sorted({b for _, want, got, door in rows for b in (want, got, door) if isinstance(b, bytes)})
+    text_of = dict(zip(chunks, L.disassemble(chunks)))
+    aliases: list[tuple[int, str, bytes]] = []
+    back_of: dict[int, tuple[str, bytes]] = {}
+    for k, want, got, door in rows:
+        fid, text = texts[k]
+        dec = text_of[got]
+        if len(dec) != 1 or dec[0] == "<unknown>":
+            failures[fid].append((text, f"llvm-objdump-22 reads x86gen's {got.hex(' ')} as {dec}"))
+            continue
+        if got != want and (text_of[want] != dec or len(got) > len(want)):
+            failures[fid].append((text, f"x86gen.assemble {got.hex(' ')} ({dec[0]}), llvm-mc-22 {want.hex(' ')} "
+                                        f"({text_of[want][0]})"))
+        if door != want and (not isinstance(door, bytes) or text_of[door] != text_of[want]):
+            failures[fid].append((text, f"the form's door {door.hex(' ') if isinstance(door, bytes) else door}, "
+                                        f"llvm-mc-22 {want.hex(' ')}"))
+        if L.normalize(dec[0]) != L.normalize(text.removeprefix("{evex} ")): aliases.append((k, dec[0], got))
+        try: back_of[k] = (dec[0], x86gen.assemble(dec[0]))
+        except x86gen.EncodeError as ex:
+            failures[fid].append((text, f"x86gen refuses llvm-objdump-22's {dec[0]!r}: {type(ex).__name__}: {ex}"))
+    # read back: x86gen's bytes for llvm-objdump-22's text are the same instruction (its text lost a `{evex}`)
+    again = sorted({b for _, b in back_of.values()} - set(text_of))
+    text_of.update(zip(again, L.disassemble(again)))
+    for k, (dec, back) in back_of.items():
+        if text_of[back] != [dec]:
+            failures[texts[k][0]].append((texts[k][1], f"x86gen reads llvm-objdump-22's {dec!r} as {back.hex(' ')} "
+                                                      f"({text_of[back]})"))
+    # where LLVM prints another text than the instance (an alias, another spelling), that text must be the same
+    # instruction to llvm-mc-22
+    for (k, dec, got), b in zip(aliases, L.assemble([d for _, d, _ in aliases])):
+        if b != got and (not isinstance(b, bytes) or text_of.get(b, [dec]) != [dec]):
+            failures[texts[k][0]].append((texts[k][1], f"llvm-objdump-22 prints {dec!r}, which llvm-mc-22 reads as {b!r}"))
+    for fid in [k for k, v in failures.items() if not v]: del failures[fid]
+
+
+def _place_rounding(texts: list[tuple[str, str]], llvm: list) -> tuple[list[tuple[str, str]], list]:
+    """LLVM's Intel syntax puts ``{rn-sae}``/``{sae}`` after the register operands, except where a general register or
+    an immediate is the source (``vcvtsi2sh xmm0, xmm1, {rd-sae}, eax``): an instance LLVM refuses with the rounding
+    last is tried with it at the other places, and the first place LLVM takes is the instance's text."""
+    texts, llvm = list(texts), list(llvm)
+    tries: list[tuple[int, str]] = []
+    for k, ((_fid, text), want) in enumerate(zip(texts, llvm)):
+        if not isinstance(want, L.Refused) or "sae}" not in text: continue
+        head, _, ops = text.partition(" ")
+        words = ops.split(", ")
+        rc = next(w for w in words if w.endswith("sae}"))
+        rest = [w for w in words if w != rc]
+        tries += [(k, f"{head} {', '.join(rest[:i] + [rc] + rest[i:])}") for i in range(1, len(rest))]
+    for (k, t), b in zip(tries, L.assemble([t for _, t in tries])):
+        if isinstance(b, bytes) and isinstance(llvm[k], L.Refused): texts[k], llvm[k] = (texts[k][0], t), b
+    return texts, llvm
+
+
+@pytest.mark.parametrize("form_id", [f.id for f in FORMS])
+def test_llvm_form(form_id):
+    bad = _results().get(form_id)
+    if bad:
+        pytest.fail(f"{form_id}: {len(bad)} instance(s) wrong, e.g.\n" + "\n".join(f"  {t}\n    {why}" for t, why in bad[:6]))
+
+
+def test_forms_beyond_iced_have_a_source():
+    """Every llvm-mc-22 form names the documentation its roles, flags and CPUID come from (isa/README.md)."""
+    from oracles import spec_forms
+    assert all(f.source for f in spec_forms() if f.oracle == "llvm-mc-22")
+
+
+@st.composite
+def _batch(draw):
+    seed = draw(st.integers(0, 2**32 - 1))
+    picks = draw(st.lists(st.integers(0, len(FORMS) - 1), min_size=1, max_size=200))
+    out = []
+    for j, i in enumerate(picks):
+        try: out += [(FORMS[i].id, t) for t in instances(FORMS[i], 1, seed=seed + j)]
+        except Unbuildable: pass
+    return out
+
+
+@pytest.mark.skipif(not FORMS, reason="no form of the spec is checked by llvm-mc-22")
+@given(_batch())
+def test_llvm_hypothesis(batch):
+    failures: dict[str, list[tuple[str, str]]] = {}
+    _check(batch, failures)
+    assert not failures, "\n".join(f"{fid}: {t}\n    {why}" for fid, bad in failures.items() for t, why in bad[:3])

@@ -64,6 +64,11 @@ MAP_ESCAPE_BYTES = {0: 0, 1: 1, 2: 2, 3: 2}   # how many bytes a legacy map's es
 # EVEX.mmm = 101 / 110: the opcode maps 5 and 6 of AVX512-FP16 (SDM Vol.2 2.7.1 P0[2:0]; EVEX only, no legacy bytes)
 EVEX_MAPS = {"MAP5": 5, "MAP6": 6}
 PP = {"NP": 0, "66": 1, "F3": 2, "F2": 3}
+# XOP.mmmmm (AMD APM Vol.3 1.8 "XOP prefix", Vol.4 2.4): the AMD opcode maps 8 (the forms with an is4 or ib), 9 and 0Ah,
+# written as AMD writes them (XOP.128.08.W0 A2 /r /is4; iced-x86 writes X8, X9, XA). The escape byte 8F is POP r/m64's
+# opcode too (8F /0): read as a ModRM byte, RXB.mmmmm has B̄ m4 m3 in its reg field, and an mmmmm of 8 or more makes it
+# non-zero, which tells XOP apart (AMD APM Vol.3 1.8). XOP.pp is 00 in every XOP instruction (only NP is written).
+XOP_MAPS = {"08": 8, "09": 9, "0A": 10}
 
 
 class SpecError(Exception):
@@ -99,9 +104,9 @@ class Form:
     operands: tuple[Operand, ...]
     implicit: tuple[tuple[str, str], ...]   # (role, register)
     encoding: str                           # as written in the spec (SDM syntax)
-    encoding_kind: str                      # legacy | vex | evex
+    encoding_kind: str                      # legacy | vex | evex | xop
     opcode: int
-    opcode_map: int                         # 0 none, 1 0F, 2 0F38, 3 0F3A, 5 MAP5, 6 MAP6 (EVEX only)
+    opcode_map: int                         # 0 none, 1 0F, 2 0F38, 3 0F3A, 5 MAP5, 6 MAP6 (EVEX only), 8 9 10 (XOP only)
     mandatory_prefix: int                   # 0 none, 1 66, 2 F3, 3 F2 (VEX.pp)
     opsize16: bool                          # 0x66 operand-size prefix (legacy 16-bit forms)
     w: int | None                           # REX.W / VEX.W; None = ignored (encoded as 0)
@@ -142,6 +147,7 @@ class Form:
             return (n + self.fwait + self.opsize16 + self.addrsize32 + bool(self.mandatory_prefix) + (self.w == 1)
                     + MAP_ESCAPE_BYTES[self.opcode_map])
         if self.encoding_kind == "evex": return n + 4   # 62 P0 P1 P2 (SDM Vol.2 2.7.1)
+        if self.encoding_kind == "xop": return n + 3    # 8F RXB.mmmmm W.vvvv.L.pp (AMD APM Vol.3 1.8): no short form
         # VEX: C5 with one payload byte for map 0F and W = 0, else C4 with two (SDM Vol.2 2.3.5)
         return n + (2 if self.opcode_map == 1 and self.w != 1 else 3)
 
@@ -205,7 +211,7 @@ def parse_operand(text: str, ctx) -> Operand:
     return Operand(kind, ROLES[role], loc or "", reg, mem, imm, sext)
 
 
-_VEX = re.compile(r"^(VEX|EVEX)\.([A-Z0-9.]+)$")
+_VEX = re.compile(r"^(VEX|EVEX|XOP)\.([A-Z0-9.]+)$")
 
 
 def parse_encoding(text: str, ctx) -> dict:
@@ -224,13 +230,15 @@ def parse_encoding(text: str, ctx) -> dict:
             elif p in ("256", "L1"): e["vex_l"] = 1
             elif p == "512" and e["encoding_kind"] == "evex": e["vex_l"] = 2
             elif p == "LIG": e["vex_l"] = None
-            elif p in PP: e["mandatory_prefix"] = PP[p]
-            elif p in ("0F", "0F38", "0F3A"): e["opcode_map"] = MAPS[p]
+            elif p in PP and (e["encoding_kind"] != "xop" or p == "NP"): e["mandatory_prefix"] = PP[p]
+            elif p in ("0F", "0F38", "0F3A") and e["encoding_kind"] != "xop": e["opcode_map"] = MAPS[p]
             elif p in EVEX_MAPS and e["encoding_kind"] == "evex": e["opcode_map"] = EVEX_MAPS[p]   # AVX512-FP16
+            elif p in XOP_MAPS and e["encoding_kind"] == "xop": e["opcode_map"] = XOP_MAPS[p]   # AMD XOP maps 8, 9, 0Ah
             elif p in ("W0", "W1"): e["w"] = int(p[1])
             elif p == "WIG": e["w"] = None
             else: _err(ctx, "encoding", f"unknown {m.group(1)} field {p!r} in {toks[0]!r}")
-        if not e["opcode_map"]: _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A; EVEX: MAP5, MAP6)")
+        if not e["opcode_map"]:
+            _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A; EVEX: MAP5, MAP6; XOP: 08, 09, 0A)")
         i = 1
     else:
         if toks[0] == "9B" and len(toks) > 1:   # the WAIT of finit/fstsw/fsave… (SDM Vol.2 FINIT: 9B DB E3), iced's order
@@ -306,7 +314,7 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     if e["modrm"] == "r" and "reg" not in locs: _err(ctx, "operands", "/r but no operand in ModRM.reg")
     if e["modrm"] is not None and "rm" not in locs: _err(ctx, "operands", "ModRM but no operand in ModRM.rm")
     if e["modrm"] is not None and e["modrm"] != "r" and "reg" in locs: _err(ctx, "operands", "/digit leaves no room for a reg operand")
-    if "vvvv" in locs and e["encoding_kind"] == "legacy": _err(ctx, "operands", "vvvv only exists in VEX/EVEX")
+    if "vvvv" in locs and e["encoding_kind"] == "legacy": _err(ctx, "operands", "vvvv only exists in VEX/EVEX/XOP")
     if e["is4"] and "is4" not in locs: _err(ctx, "operands", "/is4 but no register for imm8[7:4]")
     sti = [o for o in ops if o.reg == "st" and o.loc != "fixed"]
     if e["sti"] and not (len(sti) == 1 and sti[0].loc == "rm" and sti[0].mem is None):
@@ -341,7 +349,8 @@ def vsib_element_size(ops: list[Operand], e: dict, ctx) -> list[Operand]:
 
 
 def derive_id(mnemonic: str, ops: list[Operand], enc: str, evex: dict | None = None, opsize16: bool = False) -> str:
-    """iced's Code name (``opsize16``: the form has o16, a 16-bit branch is ``JMP_REL16``/``JE_REL8_16``): ``EVEX_`` forms
+    """iced's Code name (``opsize16``: the form has o16, a 16-bit branch is ``JMP_REL16``/``JE_REL8_16``): a VEX, EVEX or
+    XOP form's starts with its encoding kind (``VEX_``, ``EVEX_``, ``XOP_VPCMOV_XMM_XMM_XMMM128_XMM``); ``EVEX_`` forms
     add the masking after the first operand (``K1``, ``K1Z``), the broadcast
     element to the ModRM.rm operand (``ZMMM512B32``) and ``_ER``/``_SAE`` (`evex`: the form's EVEX attrs)."""
     evex = evex or {}

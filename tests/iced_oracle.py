@@ -59,7 +59,9 @@ def decoder_options(form) -> int:
     fixed at 64 bits"), so iced's default (Intel) decoder reads 66 E9/E8/0F 8x as INVALID and 66 EB/7x/E2/E3, 66 FF /2,
     66 FF /4, 66 C3 and 66 C2 as the 64-bit forms; AMD CPUs honour it (AMD APM Vol.3 JMP/Jcc: IP = (next IP + rel) AND
     0FFFFh), and with DecoderOptions.AMD iced reads them as JMP_REL16, JE_REL8_16, CALL_RM16, RETNW … with a 16-bit target.
-    xbegin's rel16 decodes either way (no 16-bit IP)."""
+    xbegin's rel16 decodes either way (no 16-bit IP). AMD's XOP forms (8F with XOP.mmmmm 8, 9 or 0Ah; AMD APM Vol.3
+    1.8) decode with ``NONE``: iced reads 8F as XOP whenever its ModRM.reg would not be 0 (POP r/m64 is 8F /0), with no
+    option for it."""
     rel = any(o.kind.startswith("rel") for o in form.operands)
     near = form.mnemonic in ("call", "jmp", "ret") and not any(":" in o.kind for o in form.operands)
     amd = form.opsize16 and form.mnemonic != "xbegin" and (rel or near)

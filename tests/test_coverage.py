@@ -30,13 +30,13 @@ def cov():
 def test_universe_totals_are_iceds():
     """The totals are iced-x86 1.21's: every Code that is an instruction in 64-bit mode, by encoding
     (counted here directly from OpCodeInfo, not through iced_forms)."""
-    counts = {"LEGACY": 0, "VEX": 0, "EVEX": 0}
+    counts = {"LEGACY": 0, "VEX": 0, "EVEX": 0, "XOP": 0}
     names = {getattr(I.EncodingKind, k): k for k in counts}
     for n in dir(I.Code):
         if not n.isupper(): continue
         oc = I.OpCodeInfo(getattr(I.Code, n))
         if oc.mode64 and oc.is_instruction and oc.encoding in names: counts[names[oc.encoding]] += 1
-    assert counts == {"LEGACY": 1627, "VEX": 996, "EVEX": 1733}
+    assert counts == {"LEGACY": 1627, "VEX": 996, "EVEX": 1733, "XOP": 103}
     universe = {e: sum(1 for _c, _n, enc in iced_forms.iced_codes() if enc == e) for e in counts}
     assert universe == counts
 
@@ -48,9 +48,10 @@ def test_every_spec_form_and_exclusion_is_an_iced_form(cov):
 
 def test_last_line_counts_the_spec(cov):
     forms = spec.load(str(ROOT / "isa" / "x86_64.yaml"))
-    by_enc = {"LEGACY": 0, "VEX": 0, "EVEX": 0}
+    by_enc = {"LEGACY": 0, "VEX": 0, "EVEX": 0, "XOP": 0}
     for f in forms: by_enc[f.encoding_kind.upper()] += 1
-    assert cov.last_line() == f"LEGACY {by_enc['LEGACY']}/1627 VEX {by_enc['VEX']}/996 EVEX {by_enc['EVEX']}/1733"
+    assert cov.last_line() == (f"LEGACY {by_enc['LEGACY']}/1627 VEX {by_enc['VEX']}/996 EVEX {by_enc['EVEX']}/1733"
+                               f" XOP {by_enc['XOP']}/103")
     assert C.report(cov).splitlines()[-1] == cov.last_line()
 
 

@@ -56,8 +56,11 @@ from x86gen import (
     xmm0,
     xmm1,
     xmm2,
+    xmm3,
     xmm8,
     xmm9,
+    xmm12,
+    xmm13,
     xmm15,
     ymm0,
     ymm1,
@@ -200,6 +203,21 @@ RULES: dict[str, list[tuple[str, str, tuple]]] = {
         ("shl eax, 1", "d1 e0", ("shl", eax, 1)),
         ("shl eax, 5", "c1 e0 05", ("shl", eax, 5)),
         ("shl eax, cl", "d3 e0", ("shl", eax, cl)),
+    ],
+    # AMD XOP (AMD APM Vol.3 1.8): 8F R̄X̄B̄.mmmmm W.v̄v̄v̄v̄.L.pp, the 3-byte VEX layout with AMD's maps 8, 9, 0Ah; XOP.W
+    # swaps ModRM.rm with vvvv (vprot* by register) or with is4 (vpcmov): registers only, GNU as takes W0; TBM and
+    # the vpcom pseudo-ops (vpcomltb = vpcomb …, 0) too
+    "xop_prefix_8f_and_w_operand_order": [
+        ("vprotd xmm1, xmm2, 3", "8f e8 78 c2 ca 03", ("vprotd", xmm1, xmm2, 3)),
+        ("vprotd xmm1, xmm2, xmm13", "8f e9 10 92 ca", ("vprotd", xmm1, xmm2, xmm13)),
+        ("vprotd xmm1, xmm12, xmm3", "8f c9 60 92 cc", ("vprotd", xmm1, xmm12, xmm3)),
+        ("vpcmov ymm1, ymm2, ymmword ptr [rax], ymm3", "8f e8 6c a2 08 30", ("vpcmov", ymm1, ymm2, mem(rax, size=y256), ymm3)),
+        ("vpcmov ymm1, ymm2, ymm3, ymmword ptr [rax]", "8f e8 ec a2 08 30", ("vpcmov", ymm1, ymm2, ymm3, mem(rax, size=y256))),
+        ("vpcmov xmm1, xmm2, xmm3, xmm12", "8f e8 68 a2 cb c0", ("vpcmov", xmm1, xmm2, xmm3, xmm12)),
+        ("vpcomltb xmm1, xmm2, xmm3", "8f e8 68 cc cb 00", ("vpcomb", xmm1, xmm2, xmm3, 0)),
+        ("blcfill eax, ecx", "8f e9 78 01 c9", ("blcfill", eax, ecx)),
+        ("blcfill rax, qword ptr [rcx]", "8f e9 f8 01 09", ("blcfill", rax, mem(rcx, size=q64))),
+        ("bextr eax, ecx, 0x1234", "8f ea 78 10 c1 34 12 00 00", ("bextr", eax, ecx, 0x1234)),
     ],
 }
 

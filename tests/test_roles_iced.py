@@ -65,7 +65,8 @@ FLAG_FIELDS = (("read", "rflags_read"), ("written", "rflags_written"), ("cleared
 # enter copies the outer frame pointers from [rbp-8*i] (SDM Vol.2 ENTER, nesting level > 0); umonitor's register
 # is the address of the monitored range (SDM Vol.2 UMONITOR); rmpupdate reads its new entry from [rcx] (AMD APM
 # Vol.3 RMPUPDATE); wrmsrlist/rdmsrlist walk the tables at [rsi] and [rdi] (SDM Vol.2 RDMSRLIST); pbndkb reads [rbx]
-# and writes [rcx] (Intel TSE PBNDKB). leavew/enterw are their 16-bit forms (o16: bp, [rbp] read as a word).
+# and writes [rcx] (Intel TSE PBNDKB); llwpcb's register is the address of the LWP control block it reads (AMD APM
+# Vol.3 LLWPCB). leavew/enterw are their 16-bit forms (o16: bp, [rbp] read as a word).
 # VIA PadLock (VIA PadLock Programming Guide): the xcrypt* read the control word at [rdx], the key at [rbx], the
 # source at [rsi], the IV at [rax] (not ECB) and write [rdi]; xsha*/ccs_hash hash [rsi] into [rdi]; xstore writes
 # random bytes to [rdi]; montmul reads its parameter block at [rsi]. The undocumented F3 0F A6 F0/F8 access none.
@@ -75,7 +76,7 @@ _PADLOCK_MEMORY = {"montmul": {"rsi"},
     "ccs_encrypt": {"rbx", "rdx", "rsi", "rdi"},
     **{m: {"rsi", "rdi"} for m in ("xsha1", "xsha256", "xsha512", "xsha512_alt", "ccs_hash")}, "xstore": {"rdi"}, "xstore_alt": {"rdi"}}
 IMPLICIT_MEMORY: dict[str, set[str] | None] = {"leave": {"rbp"}, "enter": {"rbp"}, "leavew": {"rbp"}, "enterw": {"rbp"},
-                                               "umonitor": None, "rmpupdate": {"rcx"},
+                                               "umonitor": None, "llwpcb": None, "rmpupdate": {"rcx"},
                                                "wrmsrlist": {"rsi", "rdi"}, "rdmsrlist": {"rsi", "rdi"}, "pbndkb": {"rbx", "rcx"},
                                                **_PADLOCK_MEMORY}
 # the base register of an implicit memory operand, by its location (isa/README.md): its accesses are the operand's

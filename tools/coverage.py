@@ -8,7 +8,7 @@
     python tools/coverage.py --write-readme  replace the tables in README.md (between the coverage markers)
 
 The universe is every iced `Code` that is an instruction valid in 64-bit mode (`OpCodeInfo.mode64`,
-`is_instruction`) with a LEGACY, VEX or EVEX encoding (XOP, 3DNow! and MVEX forms are not counted).
+`is_instruction`) with a LEGACY, VEX, EVEX or XOP encoding (3DNow! and MVEX forms are not counted).
 A form is covered when isa/x86_64.yaml has it (same id as iced's Code name): every spec form is fuzzed
 against iced by tests/test_fuzz_iced.py and its roles checked by tests/test_roles_iced.py, so a form
 that fails those is not in the spec. The last line is

@@ -155,7 +155,9 @@ def form_info(form) -> dict:
         "id": form.id,
         "mnemonic": form.mnemonic,
         "syntax": form.syntax,
-        "operands": [{"kind": o.display, "role": ROLES[o.role], "location": LOCATIONS.get(o.loc, o.loc)} for o in form.operands],
+        # (an XOP form's vvvv is XOP.vvvv: AMD APM Vol.3 1.8)
+        "operands": [{"kind": o.display, "role": ROLES[o.role], "location": "XOP.vvvv" if o.loc == "vvvv" and form.encoding_kind == "xop"
+                      else LOCATIONS.get(o.loc, o.loc)} for o in form.operands],
         "implicit": [{"register": r, "role": ROLES.get(role, role)} for role, r in form.implicit],
         "encoding": form.encoding,
         "length": form.length,

@@ -193,7 +193,7 @@ def _listed_mnemonic(form, ops: tuple) -> str:
     to the form's bytes. (Another form of the same encoding, such as ADD_RM32_IMM32 for a small immediate, has no such
     word: its text gives the shorter form.)"""
     kind = form.encoding_kind
-    if kind == "legacy": return form.mnemonic
+    if kind == "legacy" or kind == "xop": return form.mnemonic   # (no pseudo-prefix asks for XOP)
     try: default = select(form.mnemonic, *ops)
     except EncodeError: return form.mnemonic
     if default.encoding_kind == kind: return form.mnemonic

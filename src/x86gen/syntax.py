@@ -1241,6 +1241,10 @@ def parse_text_line(text: str) -> tuple:
 _PSEUDO_OP = Regex(r"(v?)(?:cmp([a-z_]+?)(ps|pd|ss|sd|ph|sh)|pclmul([lh])q([lh])qdq)$")
 _VPCMP_PSEUDO_OP = Regex(r"vpcmp(eq|lt|le|false|neq|nlt|nle|true)(u?[bwdq])$")
 _VPCMP_PREDICATES = {p: i for i, p in enumerate("eq lt le false neq nlt nle true".split())}
+# AMD XOP's integer compares (AMD APM Vol.4 VPCOMB … VPCOMUQ, imm8[2:0]): `vpcomltb x, y, z` = `vpcomb x, y, z, 0`, as
+# GNU as and objdump write them (lt le gt ge eq neq false true: 0-7)
+_VPCOM_PSEUDO_OP = Regex(r"vpcom(lt|le|gt|ge|eq|neq|false|true)(u?[bwdq])$")
+_VPCOM_PREDICATES = {p: i for i, p in enumerate("lt le gt ge eq neq false true".split())}
 _CMP_PREDICATES = {p: i for i, p in enumerate(
     "eq lt le unord neq nlt nle ord eq_uq nge ngt false neq_oq ge gt true eq_os lt_oq le_oq unord_s neq_us nlt_uq nle_uq "
     "ord_s eq_us nge_uq ngt_uq false_os neq_os ge_oq gt_oq true_us".split())}
@@ -1248,13 +1252,15 @@ _CMP_PREDICATES = {p: i for i, p in enumerate(
 
 def pseudo_op(mn: str, ops: tuple) -> tuple[str, tuple] | None:
     """The instruction a compare/carry-less-multiply pseudo-op stands for (``cmpltps`` → ``cmpps …, 1``,
-    ``vpcmpnltud`` → ``vpcmpud …, 5``),
+    ``vpcmpnltud`` → ``vpcmpud …, 5``, XOP's ``vpcomgeub`` → ``vpcomub …, 3``),
     or None if ``mn`` is no such pseudo-op."""
     if mn.startswith(EVEX_PREFIX):   # `{evex} vpclmulhqlqdq …` (objdump prints it for the EVEX form): `{evex} vpclmulqdq …, 0x01`
         alt = pseudo_op(mn[len(EVEX_PREFIX):], ops)
         return None if alt is None else (EVEX_PREFIX + alt[0], alt[1])
     m = _VPCMP_PSEUDO_OP.match(mn)
     if m is not None: return f"vpcmp{m.group(2)}", (*ops, _VPCMP_PREDICATES[m.group(1)])
+    m = _VPCOM_PSEUDO_OP.match(mn)
+    if m is not None: return f"vpcom{m.group(2)}", (*ops, _VPCOM_PREDICATES[m.group(1)])
     m = _PSEUDO_OP.match(mn)
     if m is None: return None
     v = m.group(1)

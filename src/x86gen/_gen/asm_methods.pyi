@@ -291,11 +291,48 @@ class AsmMethods:
         axor RW:m64, R:r64                           F3 REX.W 0F 38 FC /r         AXOR_M64_R64 (RAO_INT)
         """
 
-    def bextr(self, a: _Reg, b: _Reg | _Mem, c: _Reg, *, rc: int | None = None) -> None:
-        """bextr: 2 forms.
+    def bextr(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Imm, *, rc: int | None = None) -> None:
+        """bextr: 4 forms.
 
         bextr W:r32, R:r32/m32, R:r32                VEX.LZ.0F38.W0 F7 /r         VEX_BEXTR_R32_RM32_R32 (BMI1)
         bextr W:r64, R:r64/m64, R:r64                VEX.LZ.0F38.W1 F7 /r         VEX_BEXTR_R64_RM64_R64 (BMI1)
+        bextr W:r32, R:r32/m32, R:imm32              XOP.L0.0A.W0 10 /r id        XOP_BEXTR_R32_RM32_IMM32 (TBM)
+        bextr W:r64, R:r64/m64, R:imm32              XOP.L0.0A.W1 10 /r id        XOP_BEXTR_R64_RM64_IMM32 (TBM)
+        """
+
+    def blcfill(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """blcfill: 2 forms.
+
+        blcfill W:r32, R:r32/m32                     XOP.L0.09.W0 01 /1           XOP_BLCFILL_R32_RM32 (TBM)
+        blcfill W:r64, R:r64/m64                     XOP.L0.09.W1 01 /1           XOP_BLCFILL_R64_RM64 (TBM)
+        """
+
+    def blci(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """blci: 2 forms.
+
+        blci W:r32, R:r32/m32                        XOP.L0.09.W0 02 /6           XOP_BLCI_R32_RM32 (TBM)
+        blci W:r64, R:r64/m64                        XOP.L0.09.W1 02 /6           XOP_BLCI_R64_RM64 (TBM)
+        """
+
+    def blcic(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """blcic: 2 forms.
+
+        blcic W:r32, R:r32/m32                       XOP.L0.09.W0 01 /5           XOP_BLCIC_R32_RM32 (TBM)
+        blcic W:r64, R:r64/m64                       XOP.L0.09.W1 01 /5           XOP_BLCIC_R64_RM64 (TBM)
+        """
+
+    def blcmsk(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """blcmsk: 2 forms.
+
+        blcmsk W:r32, R:r32/m32                      XOP.L0.09.W0 02 /1           XOP_BLCMSK_R32_RM32 (TBM)
+        blcmsk W:r64, R:r64/m64                      XOP.L0.09.W1 02 /1           XOP_BLCMSK_R64_RM64 (TBM)
+        """
+
+    def blcs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """blcs: 2 forms.
+
+        blcs W:r32, R:r32/m32                        XOP.L0.09.W0 01 /3           XOP_BLCS_R32_RM32 (TBM)
+        blcs W:r64, R:r64/m64                        XOP.L0.09.W1 01 /3           XOP_BLCS_R64_RM64 (TBM)
         """
 
     def blendpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -322,11 +359,25 @@ class AsmMethods:
         blendvps RW:xmm, R:xmm/m128                  66 0F 38 14 /r               BLENDVPS_XMM_XMMM128 (SSE4_1)
         """
 
+    def blsfill(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """blsfill: 2 forms.
+
+        blsfill W:r32, R:r32/m32                     XOP.L0.09.W0 01 /2           XOP_BLSFILL_R32_RM32 (TBM)
+        blsfill W:r64, R:r64/m64                     XOP.L0.09.W1 01 /2           XOP_BLSFILL_R64_RM64 (TBM)
+        """
+
     def blsi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """blsi: 2 forms.
 
         blsi W:r32, R:r32/m32                        VEX.LZ.0F38.W0 F3 /3         VEX_BLSI_R32_RM32 (BMI1)
         blsi W:r64, R:r64/m64                        VEX.LZ.0F38.W1 F3 /3         VEX_BLSI_R64_RM64 (BMI1)
+        """
+
+    def blsic(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """blsic: 2 forms.
+
+        blsic W:r32, R:r32/m32                       XOP.L0.09.W0 01 /6           XOP_BLSIC_R32_RM32 (TBM)
+        blsic W:r64, R:r64/m64                       XOP.L0.09.W1 01 /6           XOP_BLSIC_R64_RM64 (TBM)
         """
 
     def blsmsk(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -2738,6 +2789,13 @@ class AsmMethods:
         lldt R:r64/m16                               REX.W 0F 00 /2               LLDT_R64M16 (X64)
         """
 
+    def llwpcb(self, a: _Reg, *, rc: int | None = None) -> None:
+        """llwpcb: 2 forms.
+
+        llwpcb R:r32                                 XOP.L0.09.W0 12 /0           XOP_LLWPCB_R32 (LWP)
+        llwpcb R:r64                                 XOP.L0.09.W1 12 /0           XOP_LLWPCB_R64 (LWP)
+        """
+
     def lmsw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """lmsw: 3 forms.
 
@@ -2825,6 +2883,20 @@ class AsmMethods:
         ltr R:r16/m16                                o16 0F 00 /3                 LTR_RM16 (INTEL286)
         ltr R:r32/m16                                0F 00 /3                     LTR_R32M16 (INTEL386)
         ltr R:r64/m16                                REX.W 0F 00 /3               LTR_R64M16 (X64)
+        """
+
+    def lwpins(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
+        """lwpins: 2 forms.
+
+        lwpins R:r32, R:r32/m32, R:imm32             XOP.L0.0A.W0 12 /0 id        XOP_LWPINS_R32_RM32_IMM32 (LWP)
+        lwpins R:r64, R:r32/m32, R:imm32             XOP.L0.0A.W1 12 /0 id        XOP_LWPINS_R64_RM32_IMM32 (LWP)
+        """
+
+    def lwpval(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
+        """lwpval: 2 forms.
+
+        lwpval R:r32, CR:r32/m32, R:imm32            XOP.L0.0A.W0 12 /1 id        XOP_LWPVAL_R32_RM32_IMM32 (LWP)
+        lwpval R:r64, CR:r32/m32, R:imm32            XOP.L0.0A.W1 12 /1 id        XOP_LWPVAL_R64_RM32_IMM32 (LWP)
         """
 
     def lzcnt(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -5128,6 +5200,13 @@ class AsmMethods:
         sldt W:r64/m16                               REX.W 0F 00 /0               SLDT_R64M16 (X64)
         """
 
+    def slwpcb(self, a: _Reg, *, rc: int | None = None) -> None:
+        """slwpcb: 2 forms.
+
+        slwpcb W:r32                                 XOP.L0.09.W0 12 /1           XOP_SLWPCB_R32 (LWP)
+        slwpcb W:r64                                 XOP.L0.09.W1 12 /1           XOP_SLWPCB_R64 (LWP)
+        """
+
     def smsw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
         """smsw: 3 forms.
 
@@ -5330,6 +5409,13 @@ class AsmMethods:
         sysretq                                      REX.W 0F 07                  SYSRETQ (SYSCALL)
         """
 
+    def t1mskc(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """t1mskc: 2 forms.
+
+        t1mskc W:r32, R:r32/m32                      XOP.L0.09.W0 01 /7           XOP_T1MSKC_R32_RM32 (TBM)
+        t1mskc W:r64, R:r64/m64                      XOP.L0.09.W1 01 /7           XOP_T1MSKC_R64_RM64 (TBM)
+        """
+
     def tcmmimfp16ps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
         """tcmmimfp16ps: 1 form.
 
@@ -5460,6 +5546,13 @@ class AsmMethods:
         tzcnt W:r16, R:r16/m16                       o16 F3 0F BC /r              TZCNT_R16_RM16 (BMI1)
         tzcnt W:r32, R:r32/m32                       F3 0F BC /r                  TZCNT_R32_RM32 (BMI1)
         tzcnt W:r64, R:r64/m64                       F3 REX.W 0F BC /r            TZCNT_R64_RM64 (BMI1)
+        """
+
+    def tzmsk(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """tzmsk: 2 forms.
+
+        tzmsk W:r32, R:r32/m32                       XOP.L0.09.W0 01 /4           XOP_TZMSK_R32_RM32 (TBM)
+        tzmsk W:r64, R:r64/m64                       XOP.L0.09.W1 01 /4           XOP_TZMSK_R64_RM64 (TBM)
         """
 
     def ucomisd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -7831,6 +7924,32 @@ class AsmMethods:
         vfpclassss W:k, R:xmm/m32, R:imm8            EVEX.LIG.66.0F3A.W0 67 /r ib EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8 (AVX512DQ)
         """
 
+    def vfrczpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfrczpd: 2 forms.
+
+        vfrczpd W:xmm, R:xmm/m128                    XOP.128.09.W0 81 /r          XOP_VFRCZPD_XMM_XMMM128 (XOP)
+        vfrczpd W:ymm, R:ymm/m256                    XOP.256.09.W0 81 /r          XOP_VFRCZPD_YMM_YMMM256 (XOP)
+        """
+
+    def vfrczps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfrczps: 2 forms.
+
+        vfrczps W:xmm, R:xmm/m128                    XOP.128.09.W0 80 /r          XOP_VFRCZPS_XMM_XMMM128 (XOP)
+        vfrczps W:ymm, R:ymm/m256                    XOP.256.09.W0 80 /r          XOP_VFRCZPS_YMM_YMMM256 (XOP)
+        """
+
+    def vfrczsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfrczsd: 1 form.
+
+        vfrczsd W:xmm, R:xmm/m64                     XOP.128.09.W0 83 /r          XOP_VFRCZSD_XMM_XMMM64 (XOP)
+        """
+
+    def vfrczss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfrczss: 1 form.
+
+        vfrczss W:xmm, R:xmm/m32                     XOP.128.09.W0 82 /r          XOP_VFRCZSS_XMM_XMMM32 (XOP)
+        """
+
     def vgatherdpd(self, *ops: _Operand, rc: int | None = None) -> None:
         """vgatherdpd: 5 forms.
 
@@ -9169,6 +9288,15 @@ class AsmMethods:
         vpclmulqdq W:zmm, R:zmm, R:zmm/m512, R:imm8  EVEX.512.66.0F3A.WIG 44 /r ib EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8 (AVX512F+VPCLMULQDQ)
         """
 
+    def vpcmov(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vpcmov: 4 forms.
+
+        vpcmov W:xmm, R:xmm, R:xmm/m128, R:xmm       XOP.128.08.W0 A2 /r /is4     XOP_VPCMOV_XMM_XMM_XMMM128_XMM (XOP)
+        vpcmov W:ymm, R:ymm, R:ymm/m256, R:ymm       XOP.256.08.W0 A2 /r /is4     XOP_VPCMOV_YMM_YMM_YMMM256_YMM (XOP)
+        vpcmov W:xmm, R:xmm, R:xmm, R:xmm/m128       XOP.128.08.W1 A2 /r /is4     XOP_VPCMOV_XMM_XMM_XMM_XMMM128 (XOP)
+        vpcmov W:ymm, R:ymm, R:ymm, R:ymm/m256       XOP.256.08.W1 A2 /r /is4     XOP_VPCMOV_YMM_YMM_YMM_YMMM256 (XOP)
+        """
+
     def vpcmpb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vpcmpb: 3 forms.
 
@@ -9349,6 +9477,18 @@ class AsmMethods:
         vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8        EVEX.512.66.0F3A.W1 3F /r ib EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8 (AVX512BW)
         """
 
+    def vpcomb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vpcomb: 1 form.
+
+        vpcomb W:xmm, R:xmm, R:xmm/m128, R:imm8      XOP.128.08.W0 CC /r ib       XOP_VPCOMB_XMM_XMM_XMMM128_IMM8 (XOP)
+        """
+
+    def vpcomd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vpcomd: 1 form.
+
+        vpcomd W:xmm, R:xmm, R:xmm/m128, R:imm8      XOP.128.08.W0 CE /r ib       XOP_VPCOMD_XMM_XMM_XMMM128_IMM8 (XOP)
+        """
+
     def vpcompressb(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
         """vpcompressb: 3 forms.
 
@@ -9379,6 +9519,42 @@ class AsmMethods:
         vpcompressw W:xmm/m128, R:xmm                EVEX.128.66.0F38.W1 63 /r    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM (AVX512VL+AVX512_VBMI2)
         vpcompressw W:ymm/m256, R:ymm                EVEX.256.66.0F38.W1 63 /r    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM (AVX512VL+AVX512_VBMI2)
         vpcompressw W:zmm/m512, R:zmm                EVEX.512.66.0F38.W1 63 /r    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM (AVX512_VBMI2)
+        """
+
+    def vpcomq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vpcomq: 1 form.
+
+        vpcomq W:xmm, R:xmm, R:xmm/m128, R:imm8      XOP.128.08.W0 CF /r ib       XOP_VPCOMQ_XMM_XMM_XMMM128_IMM8 (XOP)
+        """
+
+    def vpcomub(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vpcomub: 1 form.
+
+        vpcomub W:xmm, R:xmm, R:xmm/m128, R:imm8     XOP.128.08.W0 EC /r ib       XOP_VPCOMUB_XMM_XMM_XMMM128_IMM8 (XOP)
+        """
+
+    def vpcomud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vpcomud: 1 form.
+
+        vpcomud W:xmm, R:xmm, R:xmm/m128, R:imm8     XOP.128.08.W0 EE /r ib       XOP_VPCOMUD_XMM_XMM_XMMM128_IMM8 (XOP)
+        """
+
+    def vpcomuq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vpcomuq: 1 form.
+
+        vpcomuq W:xmm, R:xmm, R:xmm/m128, R:imm8     XOP.128.08.W0 EF /r ib       XOP_VPCOMUQ_XMM_XMM_XMMM128_IMM8 (XOP)
+        """
+
+    def vpcomuw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vpcomuw: 1 form.
+
+        vpcomuw W:xmm, R:xmm, R:xmm/m128, R:imm8     XOP.128.08.W0 ED /r ib       XOP_VPCOMUW_XMM_XMM_XMMM128_IMM8 (XOP)
+        """
+
+    def vpcomw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vpcomw: 1 form.
+
+        vpcomw W:xmm, R:xmm, R:xmm/m128, R:imm8      XOP.128.08.W0 CD /r ib       XOP_VPCOMW_XMM_XMM_XMMM128_IMM8 (XOP)
         """
 
     def vpconflictd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -9837,11 +10013,35 @@ class AsmMethods:
         vpgatherqq RCW:zmm, R:vm64z                  EVEX.512.66.0F38.W1 91 /r    EVEX_VPGATHERQQ_ZMM_K1_VM64Z (AVX512F)
         """
 
+    def vphaddbd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphaddbd: 1 form.
+
+        vphaddbd W:xmm, R:xmm/m128                   XOP.128.09.W0 C2 /r          XOP_VPHADDBD_XMM_XMMM128 (XOP)
+        """
+
+    def vphaddbq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphaddbq: 1 form.
+
+        vphaddbq W:xmm, R:xmm/m128                   XOP.128.09.W0 C3 /r          XOP_VPHADDBQ_XMM_XMMM128 (XOP)
+        """
+
+    def vphaddbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphaddbw: 1 form.
+
+        vphaddbw W:xmm, R:xmm/m128                   XOP.128.09.W0 C1 /r          XOP_VPHADDBW_XMM_XMMM128 (XOP)
+        """
+
     def vphaddd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vphaddd: 2 forms.
 
         vphaddd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 02 /r    VEX_VPHADDD_XMM_XMM_XMMM128 (AVX)
         vphaddd W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.WIG 02 /r    VEX_VPHADDD_YMM_YMM_YMMM256 (AVX2)
+        """
+
+    def vphadddq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphadddq: 1 form.
+
+        vphadddq W:xmm, R:xmm/m128                   XOP.128.09.W0 CB /r          XOP_VPHADDDQ_XMM_XMMM128 (XOP)
         """
 
     def vphaddsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -9851,11 +10051,59 @@ class AsmMethods:
         vphaddsw W:ymm, R:ymm, R:ymm/m256            VEX.256.66.0F38.WIG 03 /r    VEX_VPHADDSW_YMM_YMM_YMMM256 (AVX2)
         """
 
+    def vphaddubd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphaddubd: 1 form.
+
+        vphaddubd W:xmm, R:xmm/m128                  XOP.128.09.W0 D2 /r          XOP_VPHADDUBD_XMM_XMMM128 (XOP)
+        """
+
+    def vphaddubq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphaddubq: 1 form.
+
+        vphaddubq W:xmm, R:xmm/m128                  XOP.128.09.W0 D3 /r          XOP_VPHADDUBQ_XMM_XMMM128 (XOP)
+        """
+
+    def vphaddubw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphaddubw: 1 form.
+
+        vphaddubw W:xmm, R:xmm/m128                  XOP.128.09.W0 D1 /r          XOP_VPHADDUBW_XMM_XMMM128 (XOP)
+        """
+
+    def vphaddudq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphaddudq: 1 form.
+
+        vphaddudq W:xmm, R:xmm/m128                  XOP.128.09.W0 DB /r          XOP_VPHADDUDQ_XMM_XMMM128 (XOP)
+        """
+
+    def vphadduwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphadduwd: 1 form.
+
+        vphadduwd W:xmm, R:xmm/m128                  XOP.128.09.W0 D6 /r          XOP_VPHADDUWD_XMM_XMMM128 (XOP)
+        """
+
+    def vphadduwq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphadduwq: 1 form.
+
+        vphadduwq W:xmm, R:xmm/m128                  XOP.128.09.W0 D7 /r          XOP_VPHADDUWQ_XMM_XMMM128 (XOP)
+        """
+
     def vphaddw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vphaddw: 2 forms.
 
         vphaddw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 01 /r    VEX_VPHADDW_XMM_XMM_XMMM128 (AVX)
         vphaddw W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.WIG 01 /r    VEX_VPHADDW_YMM_YMM_YMMM256 (AVX2)
+        """
+
+    def vphaddwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphaddwd: 1 form.
+
+        vphaddwd W:xmm, R:xmm/m128                   XOP.128.09.W0 C6 /r          XOP_VPHADDWD_XMM_XMMM128 (XOP)
+        """
+
+    def vphaddwq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphaddwq: 1 form.
+
+        vphaddwq W:xmm, R:xmm/m128                   XOP.128.09.W0 C7 /r          XOP_VPHADDWQ_XMM_XMMM128 (XOP)
         """
 
     def vphminposuw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -9864,11 +10112,23 @@ class AsmMethods:
         vphminposuw W:xmm, R:xmm/m128                VEX.128.66.0F38.WIG 41 /r    VEX_VPHMINPOSUW_XMM_XMMM128 (AVX)
         """
 
+    def vphsubbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphsubbw: 1 form.
+
+        vphsubbw W:xmm, R:xmm/m128                   XOP.128.09.W0 E1 /r          XOP_VPHSUBBW_XMM_XMMM128 (XOP)
+        """
+
     def vphsubd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vphsubd: 2 forms.
 
         vphsubd W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 06 /r    VEX_VPHSUBD_XMM_XMM_XMMM128 (AVX)
         vphsubd W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.WIG 06 /r    VEX_VPHSUBD_YMM_YMM_YMMM256 (AVX2)
+        """
+
+    def vphsubdq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphsubdq: 1 form.
+
+        vphsubdq W:xmm, R:xmm/m128                   XOP.128.09.W0 E3 /r          XOP_VPHSUBDQ_XMM_XMMM128 (XOP)
         """
 
     def vphsubsw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -9883,6 +10143,12 @@ class AsmMethods:
 
         vphsubw W:xmm, R:xmm, R:xmm/m128             VEX.128.66.0F38.WIG 05 /r    VEX_VPHSUBW_XMM_XMM_XMMM128 (AVX)
         vphsubw W:ymm, R:ymm, R:ymm/m256             VEX.256.66.0F38.WIG 05 /r    VEX_VPHSUBW_YMM_YMM_YMMM256 (AVX2)
+        """
+
+    def vphsubwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vphsubwd: 1 form.
+
+        vphsubwd W:xmm, R:xmm/m128                   XOP.128.09.W0 E2 /r          XOP_VPHSUBWD_XMM_XMMM128 (XOP)
         """
 
     def vpinsrb(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
@@ -9931,6 +10197,78 @@ class AsmMethods:
         vplzcntq W:zmm, R:zmm/m512                   EVEX.512.66.0F38.W1 44 /r    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64 (AVX512CD)
         vplzcntq W:xmm, R:xmm/m128                   EVEX.128.66.0F38.W1 44 /r    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64 (AVX512VL+AVX512CD)
         vplzcntq W:ymm, R:ymm/m256                   EVEX.256.66.0F38.W1 44 /r    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512CD)
+        """
+
+    def vpmacsdd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmacsdd: 1 form.
+
+        vpmacsdd W:xmm, R:xmm, R:xmm/m128, R:xmm     XOP.128.08.W0 9E /r /is4     XOP_VPMACSDD_XMM_XMM_XMMM128_XMM (XOP)
+        """
+
+    def vpmacsdqh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmacsdqh: 1 form.
+
+        vpmacsdqh W:xmm, R:xmm, R:xmm/m128, R:xmm    XOP.128.08.W0 9F /r /is4     XOP_VPMACSDQH_XMM_XMM_XMMM128_XMM (XOP)
+        """
+
+    def vpmacsdql(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmacsdql: 1 form.
+
+        vpmacsdql W:xmm, R:xmm, R:xmm/m128, R:xmm    XOP.128.08.W0 97 /r /is4     XOP_VPMACSDQL_XMM_XMM_XMMM128_XMM (XOP)
+        """
+
+    def vpmacssdd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmacssdd: 1 form.
+
+        vpmacssdd W:xmm, R:xmm, R:xmm/m128, R:xmm    XOP.128.08.W0 8E /r /is4     XOP_VPMACSSDD_XMM_XMM_XMMM128_XMM (XOP)
+        """
+
+    def vpmacssdqh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmacssdqh: 1 form.
+
+        vpmacssdqh W:xmm, R:xmm, R:xmm/m128, R:xmm   XOP.128.08.W0 8F /r /is4     XOP_VPMACSSDQH_XMM_XMM_XMMM128_XMM (XOP)
+        """
+
+    def vpmacssdql(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmacssdql: 1 form.
+
+        vpmacssdql W:xmm, R:xmm, R:xmm/m128, R:xmm   XOP.128.08.W0 87 /r /is4     XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM (XOP)
+        """
+
+    def vpmacsswd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmacsswd: 1 form.
+
+        vpmacsswd W:xmm, R:xmm, R:xmm/m128, R:xmm    XOP.128.08.W0 86 /r /is4     XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM (XOP)
+        """
+
+    def vpmacssww(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmacssww: 1 form.
+
+        vpmacssww W:xmm, R:xmm, R:xmm/m128, R:xmm    XOP.128.08.W0 85 /r /is4     XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM (XOP)
+        """
+
+    def vpmacswd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmacswd: 1 form.
+
+        vpmacswd W:xmm, R:xmm, R:xmm/m128, R:xmm     XOP.128.08.W0 96 /r /is4     XOP_VPMACSWD_XMM_XMM_XMMM128_XMM (XOP)
+        """
+
+    def vpmacsww(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmacsww: 1 form.
+
+        vpmacsww W:xmm, R:xmm, R:xmm/m128, R:xmm     XOP.128.08.W0 95 /r /is4     XOP_VPMACSWW_XMM_XMM_XMMM128_XMM (XOP)
+        """
+
+    def vpmadcsswd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmadcsswd: 1 form.
+
+        vpmadcsswd W:xmm, R:xmm, R:xmm/m128, R:xmm   XOP.128.08.W0 A6 /r /is4     XOP_VPMADCSSWD_XMM_XMM_XMMM128_XMM (XOP)
+        """
+
+    def vpmadcswd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg, *, rc: int | None = None) -> None:
+        """vpmadcswd: 1 form.
+
+        vpmadcswd W:xmm, R:xmm, R:xmm/m128, R:xmm    XOP.128.08.W0 B6 /r /is4     XOP_VPMADCSWD_XMM_XMM_XMMM128_XMM (XOP)
         """
 
     def vpmadd52huq(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -10621,6 +10959,13 @@ class AsmMethods:
         vporq W:zmm, R:zmm, R:zmm/m512               EVEX.512.66.0F.W1 EB /r      EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64 (AVX512F)
         """
 
+    def vpperm(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vpperm: 2 forms.
+
+        vpperm W:xmm, R:xmm, R:xmm/m128, R:xmm       XOP.128.08.W0 A3 /r /is4     XOP_VPPERM_XMM_XMM_XMMM128_XMM (XOP)
+        vpperm W:xmm, R:xmm, R:xmm, R:xmm/m128       XOP.128.08.W1 A3 /r /is4     XOP_VPPERM_XMM_XMM_XMM_XMMM128 (XOP)
+        """
+
     def vprold(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
         """vprold: 3 forms.
 
@@ -10685,6 +11030,38 @@ class AsmMethods:
         vprorvq W:ymm, R:ymm, R:ymm/m256             EVEX.256.66.0F38.W1 14 /r    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64 (AVX512VL+AVX512F)
         """
 
+    def vprotb(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
+        """vprotb: 3 forms.
+
+        vprotb W:xmm, R:xmm/m128, R:imm8             XOP.128.08.W0 C0 /r ib       XOP_VPROTB_XMM_XMMM128_IMM8 (XOP)
+        vprotb W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 90 /r          XOP_VPROTB_XMM_XMMM128_XMM (XOP)
+        vprotb W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 90 /r          XOP_VPROTB_XMM_XMM_XMMM128 (XOP)
+        """
+
+    def vprotd(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
+        """vprotd: 3 forms.
+
+        vprotd W:xmm, R:xmm/m128, R:imm8             XOP.128.08.W0 C2 /r ib       XOP_VPROTD_XMM_XMMM128_IMM8 (XOP)
+        vprotd W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 92 /r          XOP_VPROTD_XMM_XMMM128_XMM (XOP)
+        vprotd W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 92 /r          XOP_VPROTD_XMM_XMM_XMMM128 (XOP)
+        """
+
+    def vprotq(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
+        """vprotq: 3 forms.
+
+        vprotq W:xmm, R:xmm/m128, R:imm8             XOP.128.08.W0 C3 /r ib       XOP_VPROTQ_XMM_XMMM128_IMM8 (XOP)
+        vprotq W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 93 /r          XOP_VPROTQ_XMM_XMMM128_XMM (XOP)
+        vprotq W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 93 /r          XOP_VPROTQ_XMM_XMM_XMMM128 (XOP)
+        """
+
+    def vprotw(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
+        """vprotw: 3 forms.
+
+        vprotw W:xmm, R:xmm/m128, R:imm8             XOP.128.08.W0 C1 /r ib       XOP_VPROTW_XMM_XMMM128_IMM8 (XOP)
+        vprotw W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 91 /r          XOP_VPROTW_XMM_XMMM128_XMM (XOP)
+        vprotw W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 91 /r          XOP_VPROTW_XMM_XMM_XMMM128 (XOP)
+        """
+
     def vpsadbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vpsadbw: 5 forms.
 
@@ -10725,6 +11102,48 @@ class AsmMethods:
         vpscatterqq CW:vm64x, R:xmm                  EVEX.128.66.0F38.W1 A1 /r    EVEX_VPSCATTERQQ_VM64X_K1_XMM (AVX512VL+AVX512F)
         vpscatterqq CW:vm64y, R:ymm                  EVEX.256.66.0F38.W1 A1 /r    EVEX_VPSCATTERQQ_VM64Y_K1_YMM (AVX512VL+AVX512F)
         vpscatterqq CW:vm64z, R:zmm                  EVEX.512.66.0F38.W1 A1 /r    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM (AVX512F)
+        """
+
+    def vpshab(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vpshab: 2 forms.
+
+        vpshab W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 98 /r          XOP_VPSHAB_XMM_XMMM128_XMM (XOP)
+        vpshab W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 98 /r          XOP_VPSHAB_XMM_XMM_XMMM128 (XOP)
+        """
+
+    def vpshad(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vpshad: 2 forms.
+
+        vpshad W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 9A /r          XOP_VPSHAD_XMM_XMMM128_XMM (XOP)
+        vpshad W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 9A /r          XOP_VPSHAD_XMM_XMM_XMMM128 (XOP)
+        """
+
+    def vpshaq(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vpshaq: 2 forms.
+
+        vpshaq W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 9B /r          XOP_VPSHAQ_XMM_XMMM128_XMM (XOP)
+        vpshaq W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 9B /r          XOP_VPSHAQ_XMM_XMM_XMMM128 (XOP)
+        """
+
+    def vpshaw(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vpshaw: 2 forms.
+
+        vpshaw W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 99 /r          XOP_VPSHAW_XMM_XMMM128_XMM (XOP)
+        vpshaw W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 99 /r          XOP_VPSHAW_XMM_XMM_XMMM128 (XOP)
+        """
+
+    def vpshlb(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vpshlb: 2 forms.
+
+        vpshlb W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 94 /r          XOP_VPSHLB_XMM_XMMM128_XMM (XOP)
+        vpshlb W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 94 /r          XOP_VPSHLB_XMM_XMM_XMMM128 (XOP)
+        """
+
+    def vpshld(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vpshld: 2 forms.
+
+        vpshld W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 96 /r          XOP_VPSHLD_XMM_XMMM128_XMM (XOP)
+        vpshld W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 96 /r          XOP_VPSHLD_XMM_XMM_XMMM128 (XOP)
         """
 
     def vpshldd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
@@ -10773,6 +11192,20 @@ class AsmMethods:
         vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8     EVEX.128.66.0F3A.W1 70 /r ib EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8 (AVX512VL+AVX512_VBMI2)
         vpshldw W:ymm, R:ymm, R:ymm/m256, R:imm8     EVEX.256.66.0F3A.W1 70 /r ib EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8 (AVX512VL+AVX512_VBMI2)
         vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8     EVEX.512.66.0F3A.W1 70 /r ib EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8 (AVX512_VBMI2)
+        """
+
+    def vpshlq(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vpshlq: 2 forms.
+
+        vpshlq W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 97 /r          XOP_VPSHLQ_XMM_XMMM128_XMM (XOP)
+        vpshlq W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 97 /r          XOP_VPSHLQ_XMM_XMM_XMMM128 (XOP)
+        """
+
+    def vpshlw(self, a: _Reg, b: _Reg | _Mem, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vpshlw: 2 forms.
+
+        vpshlw W:xmm, R:xmm/m128, R:xmm              XOP.128.09.W0 95 /r          XOP_VPSHLW_XMM_XMMM128_XMM (XOP)
+        vpshlw W:xmm, R:xmm, R:xmm/m128              XOP.128.09.W1 95 /r          XOP_VPSHLW_XMM_XMM_XMMM128 (XOP)
         """
 
     def vpshrdd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:

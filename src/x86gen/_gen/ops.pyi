@@ -5372,3222 +5372,3428 @@ class Op:
     """``bextr W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F7 /r`` (BMI1)"""
     VEX_BEXTR_R64_RM64_R64: Final = 2679
     """``bextr W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F7 /r`` (BMI1)"""
-    VEX_SHLX_R32_RM32_R32: Final = 2680
+    XOP_BEXTR_R32_RM32_IMM32: Final = 2680
+    """``bextr W:r32, R:r32/m32, R:imm32`` ``XOP.L0.0A.W0 10 /r id`` (TBM)"""
+    XOP_BEXTR_R64_RM64_IMM32: Final = 2681
+    """``bextr W:r64, R:r64/m64, R:imm32`` ``XOP.L0.0A.W1 10 /r id`` (TBM)"""
+    VEX_SHLX_R32_RM32_R32: Final = 2682
     """``shlx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.66.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHLX_R64_RM64_R64: Final = 2681
+    VEX_SHLX_R64_RM64_R64: Final = 2683
     """``shlx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.66.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SARX_R32_RM32_R32: Final = 2682
+    VEX_SARX_R32_RM32_R32: Final = 2684
     """``sarx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F3.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SARX_R64_RM64_R64: Final = 2683
+    VEX_SARX_R64_RM64_R64: Final = 2685
     """``sarx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F3.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SHRX_R32_RM32_R32: Final = 2684
+    VEX_SHRX_R32_RM32_R32: Final = 2686
     """``shrx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F2.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHRX_R64_RM64_R64: Final = 2685
+    VEX_SHRX_R64_RM64_R64: Final = 2687
     """``shrx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F2.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_RORX_R32_RM32_IMM8: Final = 2686
+    VEX_RORX_R32_RM32_IMM8: Final = 2688
     """``rorx W:r32, R:r32/m32, R:imm8`` ``VEX.LZ.F2.0F3A.W0 F0 /r ib`` (BMI2)"""
-    VEX_RORX_R64_RM64_IMM8: Final = 2687
+    VEX_RORX_R64_RM64_IMM8: Final = 2689
     """``rorx W:r64, R:r64/m64, R:imm8`` ``VEX.LZ.F2.0F3A.W1 F0 /r ib`` (BMI2)"""
-    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 2688
+    XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM: Final = 2690
+    """``vpmacssww W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 85 /r /is4`` (XOP)"""
+    XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM: Final = 2691
+    """``vpmacsswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 86 /r /is4`` (XOP)"""
+    XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM: Final = 2692
+    """``vpmacssdql W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 87 /r /is4`` (XOP)"""
+    XOP_VPMACSSDD_XMM_XMM_XMMM128_XMM: Final = 2693
+    """``vpmacssdd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 8E /r /is4`` (XOP)"""
+    XOP_VPMACSSDQH_XMM_XMM_XMMM128_XMM: Final = 2694
+    """``vpmacssdqh W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 8F /r /is4`` (XOP)"""
+    XOP_VPMACSWW_XMM_XMM_XMMM128_XMM: Final = 2695
+    """``vpmacsww W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 95 /r /is4`` (XOP)"""
+    XOP_VPMACSWD_XMM_XMM_XMMM128_XMM: Final = 2696
+    """``vpmacswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 96 /r /is4`` (XOP)"""
+    XOP_VPMACSDQL_XMM_XMM_XMMM128_XMM: Final = 2697
+    """``vpmacsdql W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 97 /r /is4`` (XOP)"""
+    XOP_VPMACSDD_XMM_XMM_XMMM128_XMM: Final = 2698
+    """``vpmacsdd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 9E /r /is4`` (XOP)"""
+    XOP_VPMACSDQH_XMM_XMM_XMMM128_XMM: Final = 2699
+    """``vpmacsdqh W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 9F /r /is4`` (XOP)"""
+    XOP_VPMADCSSWD_XMM_XMM_XMMM128_XMM: Final = 2700
+    """``vpmadcsswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A6 /r /is4`` (XOP)"""
+    XOP_VPMADCSWD_XMM_XMM_XMMM128_XMM: Final = 2701
+    """``vpmadcswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 B6 /r /is4`` (XOP)"""
+    XOP_VPCMOV_XMM_XMM_XMMM128_XMM: Final = 2702
+    """``vpcmov W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A2 /r /is4`` (XOP)"""
+    XOP_VPCMOV_YMM_YMM_YMMM256_YMM: Final = 2703
+    """``vpcmov W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``XOP.256.08.W0 A2 /r /is4`` (XOP)"""
+    XOP_VPCMOV_XMM_XMM_XMM_XMMM128: Final = 2704
+    """``vpcmov W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``XOP.128.08.W1 A2 /r /is4`` (XOP)"""
+    XOP_VPCMOV_YMM_YMM_YMM_YMMM256: Final = 2705
+    """``vpcmov W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``XOP.256.08.W1 A2 /r /is4`` (XOP)"""
+    XOP_VPPERM_XMM_XMM_XMMM128_XMM: Final = 2706
+    """``vpperm W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A3 /r /is4`` (XOP)"""
+    XOP_VPPERM_XMM_XMM_XMM_XMMM128: Final = 2707
+    """``vpperm W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``XOP.128.08.W1 A3 /r /is4`` (XOP)"""
+    XOP_VPROTB_XMM_XMMM128_IMM8: Final = 2708
+    """``vprotb W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C0 /r ib`` (XOP)"""
+    XOP_VPROTB_XMM_XMMM128_XMM: Final = 2709
+    """``vprotb W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 90 /r`` (XOP)"""
+    XOP_VPROTB_XMM_XMM_XMMM128: Final = 2710
+    """``vprotb W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 90 /r`` (XOP)"""
+    XOP_VPROTW_XMM_XMMM128_IMM8: Final = 2711
+    """``vprotw W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C1 /r ib`` (XOP)"""
+    XOP_VPROTW_XMM_XMMM128_XMM: Final = 2712
+    """``vprotw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 91 /r`` (XOP)"""
+    XOP_VPROTW_XMM_XMM_XMMM128: Final = 2713
+    """``vprotw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 91 /r`` (XOP)"""
+    XOP_VPROTD_XMM_XMMM128_IMM8: Final = 2714
+    """``vprotd W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C2 /r ib`` (XOP)"""
+    XOP_VPROTD_XMM_XMMM128_XMM: Final = 2715
+    """``vprotd W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 92 /r`` (XOP)"""
+    XOP_VPROTD_XMM_XMM_XMMM128: Final = 2716
+    """``vprotd W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 92 /r`` (XOP)"""
+    XOP_VPROTQ_XMM_XMMM128_IMM8: Final = 2717
+    """``vprotq W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C3 /r ib`` (XOP)"""
+    XOP_VPROTQ_XMM_XMMM128_XMM: Final = 2718
+    """``vprotq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 93 /r`` (XOP)"""
+    XOP_VPROTQ_XMM_XMM_XMMM128: Final = 2719
+    """``vprotq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 93 /r`` (XOP)"""
+    XOP_VPSHLB_XMM_XMMM128_XMM: Final = 2720
+    """``vpshlb W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 94 /r`` (XOP)"""
+    XOP_VPSHLB_XMM_XMM_XMMM128: Final = 2721
+    """``vpshlb W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 94 /r`` (XOP)"""
+    XOP_VPSHLW_XMM_XMMM128_XMM: Final = 2722
+    """``vpshlw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 95 /r`` (XOP)"""
+    XOP_VPSHLW_XMM_XMM_XMMM128: Final = 2723
+    """``vpshlw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 95 /r`` (XOP)"""
+    XOP_VPSHLD_XMM_XMMM128_XMM: Final = 2724
+    """``vpshld W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 96 /r`` (XOP)"""
+    XOP_VPSHLD_XMM_XMM_XMMM128: Final = 2725
+    """``vpshld W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 96 /r`` (XOP)"""
+    XOP_VPSHLQ_XMM_XMMM128_XMM: Final = 2726
+    """``vpshlq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 97 /r`` (XOP)"""
+    XOP_VPSHLQ_XMM_XMM_XMMM128: Final = 2727
+    """``vpshlq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 97 /r`` (XOP)"""
+    XOP_VPSHAB_XMM_XMMM128_XMM: Final = 2728
+    """``vpshab W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 98 /r`` (XOP)"""
+    XOP_VPSHAB_XMM_XMM_XMMM128: Final = 2729
+    """``vpshab W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 98 /r`` (XOP)"""
+    XOP_VPSHAW_XMM_XMMM128_XMM: Final = 2730
+    """``vpshaw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 99 /r`` (XOP)"""
+    XOP_VPSHAW_XMM_XMM_XMMM128: Final = 2731
+    """``vpshaw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 99 /r`` (XOP)"""
+    XOP_VPSHAD_XMM_XMMM128_XMM: Final = 2732
+    """``vpshad W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 9A /r`` (XOP)"""
+    XOP_VPSHAD_XMM_XMM_XMMM128: Final = 2733
+    """``vpshad W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 9A /r`` (XOP)"""
+    XOP_VPSHAQ_XMM_XMMM128_XMM: Final = 2734
+    """``vpshaq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 9B /r`` (XOP)"""
+    XOP_VPSHAQ_XMM_XMM_XMMM128: Final = 2735
+    """``vpshaq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 9B /r`` (XOP)"""
+    XOP_VPCOMB_XMM_XMM_XMMM128_IMM8: Final = 2736
+    """``vpcomb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CC /r ib`` (XOP)"""
+    XOP_VPCOMW_XMM_XMM_XMMM128_IMM8: Final = 2737
+    """``vpcomw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CD /r ib`` (XOP)"""
+    XOP_VPCOMD_XMM_XMM_XMMM128_IMM8: Final = 2738
+    """``vpcomd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CE /r ib`` (XOP)"""
+    XOP_VPCOMQ_XMM_XMM_XMMM128_IMM8: Final = 2739
+    """``vpcomq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CF /r ib`` (XOP)"""
+    XOP_VPCOMUB_XMM_XMM_XMMM128_IMM8: Final = 2740
+    """``vpcomub W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EC /r ib`` (XOP)"""
+    XOP_VPCOMUW_XMM_XMM_XMMM128_IMM8: Final = 2741
+    """``vpcomuw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 ED /r ib`` (XOP)"""
+    XOP_VPCOMUD_XMM_XMM_XMMM128_IMM8: Final = 2742
+    """``vpcomud W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EE /r ib`` (XOP)"""
+    XOP_VPCOMUQ_XMM_XMM_XMMM128_IMM8: Final = 2743
+    """``vpcomuq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EF /r ib`` (XOP)"""
+    XOP_VFRCZPS_XMM_XMMM128: Final = 2744
+    """``vfrczps W:xmm, R:xmm/m128`` ``XOP.128.09.W0 80 /r`` (XOP)"""
+    XOP_VFRCZPS_YMM_YMMM256: Final = 2745
+    """``vfrczps W:ymm, R:ymm/m256`` ``XOP.256.09.W0 80 /r`` (XOP)"""
+    XOP_VFRCZPD_XMM_XMMM128: Final = 2746
+    """``vfrczpd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 81 /r`` (XOP)"""
+    XOP_VFRCZPD_YMM_YMMM256: Final = 2747
+    """``vfrczpd W:ymm, R:ymm/m256`` ``XOP.256.09.W0 81 /r`` (XOP)"""
+    XOP_VFRCZSS_XMM_XMMM32: Final = 2748
+    """``vfrczss W:xmm, R:xmm/m32`` ``XOP.128.09.W0 82 /r`` (XOP)"""
+    XOP_VFRCZSD_XMM_XMMM64: Final = 2749
+    """``vfrczsd W:xmm, R:xmm/m64`` ``XOP.128.09.W0 83 /r`` (XOP)"""
+    XOP_VPHADDBW_XMM_XMMM128: Final = 2750
+    """``vphaddbw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C1 /r`` (XOP)"""
+    XOP_VPHADDBD_XMM_XMMM128: Final = 2751
+    """``vphaddbd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C2 /r`` (XOP)"""
+    XOP_VPHADDBQ_XMM_XMMM128: Final = 2752
+    """``vphaddbq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C3 /r`` (XOP)"""
+    XOP_VPHADDWD_XMM_XMMM128: Final = 2753
+    """``vphaddwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C6 /r`` (XOP)"""
+    XOP_VPHADDWQ_XMM_XMMM128: Final = 2754
+    """``vphaddwq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C7 /r`` (XOP)"""
+    XOP_VPHADDDQ_XMM_XMMM128: Final = 2755
+    """``vphadddq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 CB /r`` (XOP)"""
+    XOP_VPHADDUBW_XMM_XMMM128: Final = 2756
+    """``vphaddubw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D1 /r`` (XOP)"""
+    XOP_VPHADDUBD_XMM_XMMM128: Final = 2757
+    """``vphaddubd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D2 /r`` (XOP)"""
+    XOP_VPHADDUBQ_XMM_XMMM128: Final = 2758
+    """``vphaddubq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D3 /r`` (XOP)"""
+    XOP_VPHADDUWD_XMM_XMMM128: Final = 2759
+    """``vphadduwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D6 /r`` (XOP)"""
+    XOP_VPHADDUWQ_XMM_XMMM128: Final = 2760
+    """``vphadduwq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D7 /r`` (XOP)"""
+    XOP_VPHADDUDQ_XMM_XMMM128: Final = 2761
+    """``vphaddudq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 DB /r`` (XOP)"""
+    XOP_VPHSUBBW_XMM_XMMM128: Final = 2762
+    """``vphsubbw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E1 /r`` (XOP)"""
+    XOP_VPHSUBWD_XMM_XMMM128: Final = 2763
+    """``vphsubwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E2 /r`` (XOP)"""
+    XOP_VPHSUBDQ_XMM_XMMM128: Final = 2764
+    """``vphsubdq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E3 /r`` (XOP)"""
+    XOP_BLCFILL_R32_RM32: Final = 2765
+    """``blcfill W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /1`` (TBM)"""
+    XOP_BLCFILL_R64_RM64: Final = 2766
+    """``blcfill W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /1`` (TBM)"""
+    XOP_BLSFILL_R32_RM32: Final = 2767
+    """``blsfill W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /2`` (TBM)"""
+    XOP_BLSFILL_R64_RM64: Final = 2768
+    """``blsfill W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /2`` (TBM)"""
+    XOP_BLCS_R32_RM32: Final = 2769
+    """``blcs W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /3`` (TBM)"""
+    XOP_BLCS_R64_RM64: Final = 2770
+    """``blcs W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /3`` (TBM)"""
+    XOP_TZMSK_R32_RM32: Final = 2771
+    """``tzmsk W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /4`` (TBM)"""
+    XOP_TZMSK_R64_RM64: Final = 2772
+    """``tzmsk W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /4`` (TBM)"""
+    XOP_BLCIC_R32_RM32: Final = 2773
+    """``blcic W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /5`` (TBM)"""
+    XOP_BLCIC_R64_RM64: Final = 2774
+    """``blcic W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /5`` (TBM)"""
+    XOP_BLSIC_R32_RM32: Final = 2775
+    """``blsic W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /6`` (TBM)"""
+    XOP_BLSIC_R64_RM64: Final = 2776
+    """``blsic W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /6`` (TBM)"""
+    XOP_T1MSKC_R32_RM32: Final = 2777
+    """``t1mskc W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /7`` (TBM)"""
+    XOP_T1MSKC_R64_RM64: Final = 2778
+    """``t1mskc W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /7`` (TBM)"""
+    XOP_BLCMSK_R32_RM32: Final = 2779
+    """``blcmsk W:r32, R:r32/m32`` ``XOP.L0.09.W0 02 /1`` (TBM)"""
+    XOP_BLCMSK_R64_RM64: Final = 2780
+    """``blcmsk W:r64, R:r64/m64`` ``XOP.L0.09.W1 02 /1`` (TBM)"""
+    XOP_BLCI_R32_RM32: Final = 2781
+    """``blci W:r32, R:r32/m32`` ``XOP.L0.09.W0 02 /6`` (TBM)"""
+    XOP_BLCI_R64_RM64: Final = 2782
+    """``blci W:r64, R:r64/m64`` ``XOP.L0.09.W1 02 /6`` (TBM)"""
+    XOP_LLWPCB_R32: Final = 2783
+    """``llwpcb R:r32`` ``XOP.L0.09.W0 12 /0`` (LWP)"""
+    XOP_LLWPCB_R64: Final = 2784
+    """``llwpcb R:r64`` ``XOP.L0.09.W1 12 /0`` (LWP)"""
+    XOP_SLWPCB_R32: Final = 2785
+    """``slwpcb W:r32`` ``XOP.L0.09.W0 12 /1`` (LWP)"""
+    XOP_SLWPCB_R64: Final = 2786
+    """``slwpcb W:r64`` ``XOP.L0.09.W1 12 /1`` (LWP)"""
+    XOP_LWPINS_R32_RM32_IMM32: Final = 2787
+    """``lwpins R:r32, R:r32/m32, R:imm32`` ``XOP.L0.0A.W0 12 /0 id`` (LWP)"""
+    XOP_LWPINS_R64_RM32_IMM32: Final = 2788
+    """``lwpins R:r64, R:r32/m32, R:imm32`` ``XOP.L0.0A.W1 12 /0 id`` (LWP)"""
+    XOP_LWPVAL_R32_RM32_IMM32: Final = 2789
+    """``lwpval R:r32, CR:r32/m32, R:imm32`` ``XOP.L0.0A.W0 12 /1 id`` (LWP)"""
+    XOP_LWPVAL_R64_RM32_IMM32: Final = 2790
+    """``lwpval R:r64, CR:r32/m32, R:imm32`` ``XOP.L0.0A.W1 12 /1 id`` (LWP)"""
+    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 2791
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 2689
+    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 2792
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 2690
+    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 2793
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 2691
+    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 2794
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 2692
+    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 2795
     """``vgf2p8mulb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CF /r`` (AVX512F+GFNI)"""
-    VEX_VAESIMC_XMM_XMMM128: Final = 2693
+    VEX_VAESIMC_XMM_XMMM128: Final = 2796
     """``vaesimc W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DB /r`` (AES+AVX)"""
-    VEX_VAESENC_XMM_XMM_XMMM128: Final = 2694
+    VEX_VAESENC_XMM_XMM_XMMM128: Final = 2797
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DC /r`` (AES+AVX)"""
-    VEX_VAESENC_YMM_YMM_YMMM256: Final = 2695
+    VEX_VAESENC_YMM_YMM_YMMM256: Final = 2798
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DC /r`` (VAES)"""
-    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 2696
+    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 2799
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 2697
+    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 2800
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 2698
+    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 2801
     """``vaesenc W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DC /r`` (AVX512F+VAES)"""
-    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2699
+    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2802
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DD /r`` (AES+AVX)"""
-    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2700
+    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2803
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DD /r`` (VAES)"""
-    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2701
+    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2804
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2702
+    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2805
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 2703
+    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 2806
     """``vaesenclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DD /r`` (AVX512F+VAES)"""
-    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 2704
+    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 2807
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DE /r`` (AES+AVX)"""
-    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 2705
+    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 2808
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DE /r`` (VAES)"""
-    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 2706
+    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 2809
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 2707
+    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 2810
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 2708
+    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 2811
     """``vaesdec W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DE /r`` (AVX512F+VAES)"""
-    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2709
+    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2812
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DF /r`` (AES+AVX)"""
-    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2710
+    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2813
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DF /r`` (VAES)"""
-    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2711
+    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2814
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2712
+    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2815
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 2713
+    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 2816
     """``vaesdeclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DF /r`` (AVX512F+VAES)"""
-    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2714
+    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2817
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 44 /r ib`` (PCLMULQDQ+AVX)"""
-    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2715
+    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2818
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 44 /r ib`` (VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2716
+    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2819
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2717
+    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2820
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 2718
+    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 2821
     """``vpclmulqdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 44 /r ib`` (AVX512F+VPCLMULQDQ)"""
-    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 2719
+    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 2822
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 2720
+    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 2823
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2721
+    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2824
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2722
+    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2825
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2723
+    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2826
     """``vgf2p8affineqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CE /r ib`` (AVX512F+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 2724
+    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 2827
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 2725
+    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 2828
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2726
+    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2829
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2727
+    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2830
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2728
+    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2831
     """``vgf2p8affineinvqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CF /r ib`` (AVX512F+GFNI)"""
-    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2729
+    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2832
     """``vaeskeygenassist W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG DF /r ib`` (AES+AVX)"""
-    VEX_STTILECFG_M512: Final = 2730
+    VEX_STTILECFG_M512: Final = 2833
     """``sttilecfg W:m512`` ``VEX.128.66.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 2731
+    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 2834
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 2732
+    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 2835
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2733
+    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2836
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2734
+    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2837
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2735
+    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2838
     """``vpdpbusd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 50 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 2736
+    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 2839
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 2737
+    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 2840
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2738
+    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2841
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2739
+    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2842
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2740
+    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2843
     """``vpdpbusds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 51 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 2741
+    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 2844
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 2742
+    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 2845
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2743
+    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2846
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2744
+    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2847
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2745
+    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2848
     """``vpdpwssd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 52 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 2746
+    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 2849
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 2747
+    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 2850
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2748
+    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2851
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2749
+    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2852
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2750
+    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2853
     """``vpdpwssds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 53 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 2751
+    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 2854
     """``vpdpbuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 2752
+    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 2855
     """``vpdpbuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 2753
+    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 2856
     """``vpdpbsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 2754
+    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 2857
     """``vpdpbsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 2755
+    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 2858
     """``vpdpbssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 2756
+    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 2859
     """``vpdpbssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 2757
+    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 2860
     """``vpdpbuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 2758
+    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 2861
     """``vpdpbuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 2759
+    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 2862
     """``vpdpbsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 2760
+    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 2863
     """``vpdpbsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 2761
+    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 2864
     """``vpdpbssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 2762
+    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 2865
     """``vpdpbssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 2763
+    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 2866
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 2764
+    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 2867
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 2765
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 2868
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 2766
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 2869
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 2767
+    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 2870
     """``vcvtneps2bf16 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    VEX_VCVTNEOPH2PS_XMM_M128: Final = 2768
+    VEX_VCVTNEOPH2PS_XMM_M128: Final = 2871
     """``vcvtneoph2ps W:xmm, R:m128`` ``VEX.128.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOPH2PS_YMM_M256: Final = 2769
+    VEX_VCVTNEOPH2PS_YMM_M256: Final = 2872
     """``vcvtneoph2ps W:ymm, R:m256`` ``VEX.256.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_XMM_M128: Final = 2770
+    VEX_VCVTNEEPH2PS_XMM_M128: Final = 2873
     """``vcvtneeph2ps W:xmm, R:m128`` ``VEX.128.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_YMM_M256: Final = 2771
+    VEX_VCVTNEEPH2PS_YMM_M256: Final = 2874
     """``vcvtneeph2ps W:ymm, R:m256`` ``VEX.256.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_XMM_M128: Final = 2772
+    VEX_VCVTNEEBF162PS_XMM_M128: Final = 2875
     """``vcvtneebf162ps W:xmm, R:m128`` ``VEX.128.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_YMM_M256: Final = 2773
+    VEX_VCVTNEEBF162PS_YMM_M256: Final = 2876
     """``vcvtneebf162ps W:ymm, R:m256`` ``VEX.256.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_XMM_M128: Final = 2774
+    VEX_VCVTNEOBF162PS_XMM_M128: Final = 2877
     """``vcvtneobf162ps W:xmm, R:m128`` ``VEX.128.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_YMM_M256: Final = 2775
+    VEX_VCVTNEOBF162PS_YMM_M256: Final = 2878
     """``vcvtneobf162ps W:ymm, R:m256`` ``VEX.256.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_XMM_M16: Final = 2776
+    VEX_VBCSTNESH2PS_XMM_M16: Final = 2879
     """``vbcstnesh2ps W:xmm, R:m16`` ``VEX.128.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_YMM_M16: Final = 2777
+    VEX_VBCSTNESH2PS_YMM_M16: Final = 2880
     """``vbcstnesh2ps W:ymm, R:m16`` ``VEX.256.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_XMM_M16: Final = 2778
+    VEX_VBCSTNEBF162PS_XMM_M16: Final = 2881
     """``vbcstnebf162ps W:xmm, R:m16`` ``VEX.128.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_YMM_M16: Final = 2779
+    VEX_VBCSTNEBF162PS_YMM_M16: Final = 2882
     """``vbcstnebf162ps W:ymm, R:m16`` ``VEX.256.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 2780
+    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 2883
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 2781
+    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 2884
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2782
+    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2885
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2783
+    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2886
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2784
+    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2887
     """``vpmadd52luq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B4 /r`` (AVX512_IFMA)"""
-    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 2785
+    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 2888
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 2786
+    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 2889
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2787
+    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2890
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2788
+    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2891
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2789
+    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2892
     """``vpmadd52huq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B5 /r`` (AVX512_IFMA)"""
-    VEX_CMPOXADD_M32_R32_R32: Final = 2790
+    VEX_CMPOXADD_M32_R32_R32: Final = 2893
     """``cmpoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPOXADD_M64_R64_R64: Final = 2791
+    VEX_CMPOXADD_M64_R64_R64: Final = 2894
     """``cmpoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M32_R32_R32: Final = 2792
+    VEX_CMPNOXADD_M32_R32_R32: Final = 2895
     """``cmpnoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M64_R64_R64: Final = 2793
+    VEX_CMPNOXADD_M64_R64_R64: Final = 2896
     """``cmpnoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M32_R32_R32: Final = 2794
+    VEX_CMPBXADD_M32_R32_R32: Final = 2897
     """``cmpbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M64_R64_R64: Final = 2795
+    VEX_CMPBXADD_M64_R64_R64: Final = 2898
     """``cmpbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M32_R32_R32: Final = 2796
+    VEX_CMPBEXADD_M32_R32_R32: Final = 2899
     """``cmpbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M64_R64_R64: Final = 2797
+    VEX_CMPBEXADD_M64_R64_R64: Final = 2900
     """``cmpbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M32_R32_R32: Final = 2798
+    VEX_CMPSXADD_M32_R32_R32: Final = 2901
     """``cmpsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M64_R64_R64: Final = 2799
+    VEX_CMPSXADD_M64_R64_R64: Final = 2902
     """``cmpsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M32_R32_R32: Final = 2800
+    VEX_CMPNSXADD_M32_R32_R32: Final = 2903
     """``cmpnsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M64_R64_R64: Final = 2801
+    VEX_CMPNSXADD_M64_R64_R64: Final = 2904
     """``cmpnsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M32_R32_R32: Final = 2802
+    VEX_CMPPXADD_M32_R32_R32: Final = 2905
     """``cmppxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EA /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M64_R64_R64: Final = 2803
+    VEX_CMPPXADD_M64_R64_R64: Final = 2906
     """``cmppxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EA /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M32_R32_R32: Final = 2804
+    VEX_CMPNPXADD_M32_R32_R32: Final = 2907
     """``cmpnpxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EB /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M64_R64_R64: Final = 2805
+    VEX_CMPNPXADD_M64_R64_R64: Final = 2908
     """``cmpnpxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EB /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M32_R32_R32: Final = 2806
+    VEX_CMPLXADD_M32_R32_R32: Final = 2909
     """``cmplxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M64_R64_R64: Final = 2807
+    VEX_CMPLXADD_M64_R64_R64: Final = 2910
     """``cmplxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M32_R32_R32: Final = 2808
+    VEX_CMPLEXADD_M32_R32_R32: Final = 2911
     """``cmplexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EE /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M64_R64_R64: Final = 2809
+    VEX_CMPLEXADD_M64_R64_R64: Final = 2912
     """``cmplexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EE /r`` (CMPCCXADD)"""
-    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 2810
+    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 2913
     """``vsha512rnds2 RW:ymm, R:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CB /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG1_YMM_XMM: Final = 2811
+    VEX_VSHA512MSG1_YMM_XMM: Final = 2914
     """``vsha512msg1 RW:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CC /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG2_YMM_YMM: Final = 2812
+    VEX_VSHA512MSG2_YMM_YMM: Final = 2915
     """``vsha512msg2 RW:ymm, R:ymm`` ``VEX.256.F2.0F38.W0 CD /r`` (AVX+SHA512)"""
-    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 2813
+    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 2916
     """``vpdpwuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 2814
+    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 2917
     """``vpdpwuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 2815
+    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 2918
     """``vpdpwusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 2816
+    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 2919
     """``vpdpwusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 2817
+    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 2920
     """``vpdpwsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 2818
+    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 2921
     """``vpdpwsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 2819
+    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 2922
     """``vpdpwuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 2820
+    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 2923
     """``vpdpwuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 2821
+    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 2924
     """``vpdpwusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 2822
+    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 2925
     """``vpdpwusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 2823
+    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 2926
     """``vpdpwsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 2824
+    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 2927
     """``vpdpwsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 2825
+    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 2928
     """``vsm3msg1 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 2826
+    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 2929
     """``vsm3msg2 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2827
+    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2930
     """``vsm4key4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2828
+    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2931
     """``vsm4key4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2829
+    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2932
     """``vsm4rnds4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2830
+    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2933
     """``vsm4rnds4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 2831
+    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 2934
     """``vsm3rnds2 RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 DE /r ib`` (AVX+SM3)"""
-    MONITORQ: Final = 2832
+    MONITORQ: Final = 2935
     """``monitor`` ``0F 01 C8`` (MONITOR)"""
-    MONITORD: Final = 2833
+    MONITORD: Final = 2936
     """``monitor`` ``a32 0F 01 C8`` (MONITOR)"""
-    MWAIT: Final = 2834
+    MWAIT: Final = 2937
     """``mwait`` ``0F 01 C9`` (MONITOR)"""
-    XGETBV: Final = 2835
+    XGETBV: Final = 2938
     """``xgetbv`` ``0F 01 D0`` (XSAVE)"""
-    XSETBV: Final = 2836
+    XSETBV: Final = 2939
     """``xsetbv`` ``0F 01 D1`` (XSAVE)"""
-    MONITORXQ: Final = 2837
+    MONITORXQ: Final = 2940
     """``monitorx`` ``0F 01 FA`` (MONITORX)"""
-    MONITORXD: Final = 2838
+    MONITORXD: Final = 2941
     """``monitorx`` ``a32 0F 01 FA`` (MONITORX)"""
-    MWAITX: Final = 2839
+    MWAITX: Final = 2942
     """``mwaitx`` ``0F 01 FB`` (MONITORX)"""
-    PREFETCHW_M8: Final = 2840
+    PREFETCHW_M8: Final = 2943
     """``prefetchw N:m8`` ``0F 0D /1`` (PREFETCHW)"""
-    PREFETCHRESERVED3_M8: Final = 2841
+    PREFETCHRESERVED3_M8: Final = 2944
     """``prefetchw N:m8`` ``0F 0D /3`` (PREFETCHW)"""
-    PREFETCH_M8: Final = 2842
+    PREFETCH_M8: Final = 2945
     """``prefetch N:m8`` ``0F 0D /0`` (PREFETCHW)"""
-    PREFETCHRESERVED4_M8: Final = 2843
+    PREFETCHRESERVED4_M8: Final = 2946
     """``prefetch N:m8`` ``0F 0D /4`` (PREFETCHW)"""
-    PREFETCHRESERVED5_M8: Final = 2844
+    PREFETCHRESERVED5_M8: Final = 2947
     """``prefetch N:m8`` ``0F 0D /5`` (PREFETCHW)"""
-    PREFETCHRESERVED6_M8: Final = 2845
+    PREFETCHRESERVED6_M8: Final = 2948
     """``prefetch N:m8`` ``0F 0D /6`` (PREFETCHW)"""
-    PREFETCHRESERVED7_M8: Final = 2846
+    PREFETCHRESERVED7_M8: Final = 2949
     """``prefetch N:m8`` ``0F 0D /7`` (PREFETCHW)"""
-    PREFETCHWT1_M8: Final = 2847
+    PREFETCHWT1_M8: Final = 2950
     """``prefetchwt1 N:m8`` ``0F 0D /2`` (PREFETCHWT1)"""
-    CLDEMOTE_M8: Final = 2848
+    CLDEMOTE_M8: Final = 2951
     """``cldemote N:m8`` ``0F 1C /0`` (CLDEMOTE)"""
-    RDFSBASE_R32: Final = 2849
+    RDFSBASE_R32: Final = 2952
     """``rdfsbase W:r32`` ``F3 0F AE /0`` (FSGSBASE)"""
-    RDFSBASE_R64: Final = 2850
+    RDFSBASE_R64: Final = 2953
     """``rdfsbase W:r64`` ``F3 REX.W 0F AE /0`` (FSGSBASE)"""
-    RDGSBASE_R32: Final = 2851
+    RDGSBASE_R32: Final = 2954
     """``rdgsbase W:r32`` ``F3 0F AE /1`` (FSGSBASE)"""
-    RDGSBASE_R64: Final = 2852
+    RDGSBASE_R64: Final = 2955
     """``rdgsbase W:r64`` ``F3 REX.W 0F AE /1`` (FSGSBASE)"""
-    WRFSBASE_R32: Final = 2853
+    WRFSBASE_R32: Final = 2956
     """``wrfsbase R:r32`` ``F3 0F AE /2`` (FSGSBASE)"""
-    WRFSBASE_R64: Final = 2854
+    WRFSBASE_R64: Final = 2957
     """``wrfsbase R:r64`` ``F3 REX.W 0F AE /2`` (FSGSBASE)"""
-    WRGSBASE_R32: Final = 2855
+    WRGSBASE_R32: Final = 2958
     """``wrgsbase R:r32`` ``F3 0F AE /3`` (FSGSBASE)"""
-    WRGSBASE_R64: Final = 2856
+    WRGSBASE_R64: Final = 2959
     """``wrgsbase R:r64`` ``F3 REX.W 0F AE /3`` (FSGSBASE)"""
-    XSAVE_MEM: Final = 2857
+    XSAVE_MEM: Final = 2960
     """``xsave RW:m`` ``0F AE /4`` (XSAVE)"""
-    XSAVE64_MEM: Final = 2858
+    XSAVE64_MEM: Final = 2961
     """``xsave64 RW:m`` ``REX.W 0F AE /4`` (XSAVE)"""
-    XRSTOR_MEM: Final = 2859
+    XRSTOR_MEM: Final = 2962
     """``xrstor R:m`` ``0F AE /5`` (XSAVE)"""
-    XRSTOR64_MEM: Final = 2860
+    XRSTOR64_MEM: Final = 2963
     """``xrstor64 R:m`` ``REX.W 0F AE /5`` (XSAVE)"""
-    XSAVEOPT_MEM: Final = 2861
+    XSAVEOPT_MEM: Final = 2964
     """``xsaveopt RW:m`` ``0F AE /6`` (XSAVEOPT)"""
-    XSAVEOPT64_MEM: Final = 2862
+    XSAVEOPT64_MEM: Final = 2965
     """``xsaveopt64 RW:m`` ``REX.W 0F AE /6`` (XSAVEOPT)"""
-    CLWB_M8: Final = 2863
+    CLWB_M8: Final = 2966
     """``clwb R:m8`` ``66 0F AE /6`` (CLWB)"""
-    TPAUSE_R32: Final = 2864
+    TPAUSE_R32: Final = 2967
     """``tpause R:r32`` ``66 0F AE /6`` (WAITPKG)"""
-    TPAUSE_R64: Final = 2865
+    TPAUSE_R64: Final = 2968
     """``tpause R:r64`` ``66 REX.W 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R32: Final = 2866
+    UMWAIT_R32: Final = 2969
     """``umwait R:r32`` ``F2 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R64: Final = 2867
+    UMWAIT_R64: Final = 2970
     """``umwait R:r64`` ``F2 REX.W 0F AE /6`` (WAITPKG)"""
-    CLFLUSH_M8: Final = 2868
+    CLFLUSH_M8: Final = 2971
     """``clflush R:m8`` ``0F AE /7`` (CLFSH)"""
-    CLFLUSHOPT_M8: Final = 2869
+    CLFLUSHOPT_M8: Final = 2972
     """``clflushopt R:m8`` ``66 0F AE /7`` (CLFLUSHOPT)"""
-    LFENCE: Final = 2870
+    LFENCE: Final = 2973
     """``lfence`` ``0F AE E8`` (SSE2)"""
-    LFENCE_E9: Final = 2871
+    LFENCE_E9: Final = 2974
     """``lfence`` ``0F AE E9`` (SSE2)"""
-    LFENCE_EA: Final = 2872
+    LFENCE_EA: Final = 2975
     """``lfence`` ``0F AE EA`` (SSE2)"""
-    LFENCE_EB: Final = 2873
+    LFENCE_EB: Final = 2976
     """``lfence`` ``0F AE EB`` (SSE2)"""
-    LFENCE_EC: Final = 2874
+    LFENCE_EC: Final = 2977
     """``lfence`` ``0F AE EC`` (SSE2)"""
-    LFENCE_ED: Final = 2875
+    LFENCE_ED: Final = 2978
     """``lfence`` ``0F AE ED`` (SSE2)"""
-    LFENCE_EE: Final = 2876
+    LFENCE_EE: Final = 2979
     """``lfence`` ``0F AE EE`` (SSE2)"""
-    LFENCE_EF: Final = 2877
+    LFENCE_EF: Final = 2980
     """``lfence`` ``0F AE EF`` (SSE2)"""
-    MFENCE: Final = 2878
+    MFENCE: Final = 2981
     """``mfence`` ``0F AE F0`` (SSE2)"""
-    MFENCE_F1: Final = 2879
+    MFENCE_F1: Final = 2982
     """``mfence`` ``0F AE F1`` (SSE2)"""
-    MFENCE_F2: Final = 2880
+    MFENCE_F2: Final = 2983
     """``mfence`` ``0F AE F2`` (SSE2)"""
-    MFENCE_F3: Final = 2881
+    MFENCE_F3: Final = 2984
     """``mfence`` ``0F AE F3`` (SSE2)"""
-    MFENCE_F4: Final = 2882
+    MFENCE_F4: Final = 2985
     """``mfence`` ``0F AE F4`` (SSE2)"""
-    MFENCE_F5: Final = 2883
+    MFENCE_F5: Final = 2986
     """``mfence`` ``0F AE F5`` (SSE2)"""
-    MFENCE_F6: Final = 2884
+    MFENCE_F6: Final = 2987
     """``mfence`` ``0F AE F6`` (SSE2)"""
-    MFENCE_F7: Final = 2885
+    MFENCE_F7: Final = 2988
     """``mfence`` ``0F AE F7`` (SSE2)"""
-    SFENCE: Final = 2886
+    SFENCE: Final = 2989
     """``sfence`` ``0F AE F8`` (SSE)"""
-    SFENCE_F9: Final = 2887
+    SFENCE_F9: Final = 2990
     """``sfence`` ``0F AE F9`` (SSE)"""
-    SFENCE_FA: Final = 2888
+    SFENCE_FA: Final = 2991
     """``sfence`` ``0F AE FA`` (SSE)"""
-    SFENCE_FB: Final = 2889
+    SFENCE_FB: Final = 2992
     """``sfence`` ``0F AE FB`` (SSE)"""
-    SFENCE_FC: Final = 2890
+    SFENCE_FC: Final = 2993
     """``sfence`` ``0F AE FC`` (SSE)"""
-    SFENCE_FD: Final = 2891
+    SFENCE_FD: Final = 2994
     """``sfence`` ``0F AE FD`` (SSE)"""
-    SFENCE_FE: Final = 2892
+    SFENCE_FE: Final = 2995
     """``sfence`` ``0F AE FE`` (SSE)"""
-    SFENCE_FF: Final = 2893
+    SFENCE_FF: Final = 2996
     """``sfence`` ``0F AE FF`` (SSE)"""
-    XRSTORS_MEM: Final = 2894
+    XRSTORS_MEM: Final = 2997
     """``xrstors R:m`` ``0F C7 /3`` (XSAVES)"""
-    XRSTORS64_MEM: Final = 2895
+    XRSTORS64_MEM: Final = 2998
     """``xrstors64 R:m`` ``REX.W 0F C7 /3`` (XSAVES)"""
-    XSAVEC_MEM: Final = 2896
+    XSAVEC_MEM: Final = 2999
     """``xsavec W:m`` ``0F C7 /4`` (XSAVEC)"""
-    XSAVEC64_MEM: Final = 2897
+    XSAVEC64_MEM: Final = 3000
     """``xsavec64 W:m`` ``REX.W 0F C7 /4`` (XSAVEC)"""
-    XSAVES_MEM: Final = 2898
+    XSAVES_MEM: Final = 3001
     """``xsaves W:m`` ``0F C7 /5`` (XSAVES)"""
-    XSAVES64_MEM: Final = 2899
+    XSAVES64_MEM: Final = 3002
     """``xsaves64 W:m`` ``REX.W 0F C7 /5`` (XSAVES)"""
-    MOVDIRI_M32_R32: Final = 2900
+    MOVDIRI_M32_R32: Final = 3003
     """``movdiri W:m32, R:r32`` ``0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIRI_M64_R64: Final = 2901
+    MOVDIRI_M64_R64: Final = 3004
     """``movdiri W:m64, R:r64`` ``REX.W 0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIR64B_R64_M512: Final = 2902
+    MOVDIR64B_R64_M512: Final = 3005
     """``movdir64b R:r64, R:m512`` ``66 0F 38 F8 /r`` (MOVDIR64B)"""
-    MOVDIR64B_R32_M512: Final = 2903
+    MOVDIR64B_R32_M512: Final = 3006
     """``movdir64b R:r32, R:m512`` ``a32 66 0F 38 F8 /r`` (MOVDIR64B)"""
-    ENQCMD_R64_M512: Final = 2904
+    ENQCMD_R64_M512: Final = 3007
     """``enqcmd R:r64, R:m512`` ``F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMD_R32_M512: Final = 2905
+    ENQCMD_R32_M512: Final = 3008
     """``enqcmd R:r32, R:m512`` ``a32 F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R64_M512: Final = 2906
+    ENQCMDS_R64_M512: Final = 3009
     """``enqcmds R:r64, R:m512`` ``F3 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R32_M512: Final = 2907
+    ENQCMDS_R32_M512: Final = 3010
     """``enqcmds R:r32, R:m512`` ``a32 F3 0F 38 F8 /r`` (ENQCMD)"""
-    SERIALIZE: Final = 2908
+    SERIALIZE: Final = 3011
     """``serialize`` ``0F 01 E8`` (SERIALIZE)"""
-    PREFETCHIT1_M8: Final = 2909
+    PREFETCHIT1_M8: Final = 3012
     """``prefetchit1 N:m8`` ``0F 18 /6`` (PREFETCHITI)"""
-    PREFETCHIT0_M8: Final = 2910
+    PREFETCHIT0_M8: Final = 3013
     """``prefetchit0 N:m8`` ``0F 18 /7`` (PREFETCHITI)"""
-    XABORT_IMM8: Final = 2911
+    XABORT_IMM8: Final = 3014
     """``xabort R:imm8`` ``C6 F8 ib`` (RTM)"""
-    XBEGIN_REL32: Final = 2912
+    XBEGIN_REL32: Final = 3015
     """``xbegin R:rel32`` ``C7 F8 cd`` (RTM)"""
-    XBEGIN_REL16: Final = 2913
+    XBEGIN_REL16: Final = 3016
     """``xbegin R:rel16`` ``o16 C7 F8 cw`` (RTM)"""
-    RSTORSSP_M64: Final = 2914
+    RSTORSSP_M64: Final = 3017
     """``rstorssp RW:m64`` ``F3 0F 01 /5`` (CET_SS)"""
-    ENCLV: Final = 2915
+    ENCLV: Final = 3018
     """``enclv`` ``0F 01 C0`` (OSS)"""
-    VMCALL: Final = 2916
+    VMCALL: Final = 3019
     """``vmcall`` ``0F 01 C1`` (VMX)"""
-    VMLAUNCH: Final = 2917
+    VMLAUNCH: Final = 3020
     """``vmlaunch`` ``0F 01 C2`` (VMX)"""
-    VMRESUME: Final = 2918
+    VMRESUME: Final = 3021
     """``vmresume`` ``0F 01 C3`` (VMX)"""
-    VMXOFF: Final = 2919
+    VMXOFF: Final = 3022
     """``vmxoff`` ``0F 01 C4`` (VMX)"""
-    PCONFIG: Final = 2920
+    PCONFIG: Final = 3023
     """``pconfig`` ``0F 01 C5`` (PCONFIG)"""
-    ENCLS: Final = 2921
+    ENCLS: Final = 3024
     """``encls`` ``0F 01 CF`` (SGX1)"""
-    VMFUNC: Final = 2922
+    VMFUNC: Final = 3025
     """``vmfunc`` ``0F 01 D4`` (VMX)"""
-    XEND: Final = 2923
+    XEND: Final = 3026
     """``xend`` ``0F 01 D5`` (RTM)"""
-    XTEST: Final = 2924
+    XTEST: Final = 3027
     """``xtest`` ``0F 01 D6`` (HLE_OR_RTM)"""
-    ENCLU: Final = 2925
+    ENCLU: Final = 3028
     """``enclu`` ``0F 01 D7`` (SGX1)"""
-    VMMCALL: Final = 2926
+    VMMCALL: Final = 3029
     """``vmmcall`` ``0F 01 D9`` (SVM)"""
-    STGI: Final = 2927
+    STGI: Final = 3030
     """``stgi`` ``0F 01 DC`` (SKINIT_OR_SVM)"""
-    SKINIT: Final = 2928
+    SKINIT: Final = 3031
     """``skinit`` ``0F 01 DE`` (SKINIT_OR_SVM)"""
-    CLGI: Final = 2929
+    CLGI: Final = 3032
     """``clgi`` ``0F 01 DD`` (SVM)"""
-    SETSSBSY: Final = 2930
+    SETSSBSY: Final = 3033
     """``setssbsy`` ``F3 0F 01 E8`` (CET_SS)"""
-    SAVEPREVSSP: Final = 2931
+    SAVEPREVSSP: Final = 3034
     """``saveprevssp`` ``F3 0F 01 EA`` (CET_SS)"""
-    RDPKRU: Final = 2932
+    RDPKRU: Final = 3035
     """``rdpkru`` ``0F 01 EE`` (PKU)"""
-    WRPKRU: Final = 2933
+    WRPKRU: Final = 3036
     """``wrpkru`` ``0F 01 EF`` (PKU)"""
-    MCOMMIT: Final = 2934
+    MCOMMIT: Final = 3037
     """``mcommit`` ``F3 0F 01 FA`` (MCOMMIT)"""
-    RDPRU: Final = 2935
+    RDPRU: Final = 3038
     """``rdpru`` ``0F 01 FD`` (RDPRU)"""
-    WBNOINVD: Final = 2936
+    WBNOINVD: Final = 3039
     """``wbnoinvd`` ``F3 0F 09`` (WBNOINVD)"""
-    FEMMS: Final = 2937
+    FEMMS: Final = 3040
     """``femms`` ``0F 0E`` (D3NOW)"""
-    RDSSPD_R32: Final = 2938
+    RDSSPD_R32: Final = 3041
     """``rdsspd W:r32`` ``F3 0F 1E /1`` (CET_SS)"""
-    RDSSPQ_R64: Final = 2939
+    RDSSPQ_R64: Final = 3042
     """``rdsspq W:r64`` ``F3 REX.W 0F 1E /1`` (CET_SS)"""
-    ENDBR64: Final = 2940
+    ENDBR64: Final = 3043
     """``endbr64`` ``F3 0F 1E FA`` (CET_IBT)"""
-    ENDBR32: Final = 2941
+    ENDBR32: Final = 3044
     """``endbr32`` ``F3 0F 1E FB`` (CET_IBT)"""
-    MOVNTSS_M32_XMM: Final = 2942
+    MOVNTSS_M32_XMM: Final = 3045
     """``movntss W:m32, R:xmm`` ``F3 0F 2B /r`` (SSE4A)"""
-    MOVNTSD_M64_XMM: Final = 2943
+    MOVNTSD_M64_XMM: Final = 3046
     """``movntsd W:m64, R:xmm`` ``F2 0F 2B /r`` (SSE4A)"""
-    GETSECD: Final = 2944
+    GETSECD: Final = 3047
     """``getsec`` ``0F 37`` (SMX)"""
-    EMMS: Final = 2945
+    EMMS: Final = 3048
     """``emms`` ``0F 77`` (MMX)"""
-    EXTRQ_XMM_XMM: Final = 2946
+    EXTRQ_XMM_XMM: Final = 3049
     """``extrq RW:xmm, R:xmm`` ``66 0F 79 /r`` (SSE4A)"""
-    EXTRQ_XMM_IMM8_IMM8: Final = 2947
+    EXTRQ_XMM_IMM8_IMM8: Final = 3050
     """``extrq RW:xmm, R:imm8, R:imm8`` ``66 0F 78 /0 ib ib`` (SSE4A)"""
-    INSERTQ_XMM_XMM: Final = 2948
+    INSERTQ_XMM_XMM: Final = 3051
     """``insertq RW:xmm, R:xmm`` ``F2 0F 79 /r`` (SSE4A)"""
-    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 2949
+    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 3052
     """``insertq W:xmm, R:xmm, R:imm8, R:imm8`` ``F2 0F 78 /r ib ib`` (SSE4A)"""
-    PTWRITE_RM32: Final = 2950
+    PTWRITE_RM32: Final = 3053
     """``ptwrite R:r32/m32`` ``F3 0F AE /4`` (PTWRITE)"""
-    PTWRITE_RM64: Final = 2951
+    PTWRITE_RM64: Final = 3054
     """``ptwrite R:r64/m64`` ``F3 REX.W 0F AE /4`` (PTWRITE)"""
-    INCSSPD_R32: Final = 2952
+    INCSSPD_R32: Final = 3055
     """``incsspd R:r32`` ``F3 0F AE /5`` (CET_SS)"""
-    INCSSPQ_R64: Final = 2953
+    INCSSPQ_R64: Final = 3056
     """``incsspq R:r64`` ``F3 REX.W 0F AE /5`` (CET_SS)"""
-    CLRSSBSY_M64: Final = 2954
+    CLRSSBSY_M64: Final = 3057
     """``clrssbsy RW:m64`` ``F3 0F AE /6`` (CET_SS)"""
-    VMPTRLD_M64: Final = 2955
+    VMPTRLD_M64: Final = 3058
     """``vmptrld R:m64`` ``0F C7 /6`` (VMX)"""
-    VMCLEAR_M64: Final = 2956
+    VMCLEAR_M64: Final = 3059
     """``vmclear R:m64`` ``66 0F C7 /6`` (VMX)"""
-    VMXON_M64: Final = 2957
+    VMXON_M64: Final = 3060
     """``vmxon R:m64`` ``F3 0F C7 /6`` (VMX)"""
-    VMPTRST_M64: Final = 2958
+    VMPTRST_M64: Final = 3061
     """``vmptrst W:m64`` ``0F C7 /7`` (VMX)"""
-    WRUSSD_M32_R32: Final = 2959
+    WRUSSD_M32_R32: Final = 3062
     """``wrussd W:m32, R:r32`` ``66 0F 38 F5 /r`` (CET_SS)"""
-    WRUSSQ_M64_R64: Final = 2960
+    WRUSSQ_M64_R64: Final = 3063
     """``wrussq W:m64, R:r64`` ``66 REX.W 0F 38 F5 /r`` (CET_SS)"""
-    WRSSD_M32_R32: Final = 2961
+    WRSSD_M32_R32: Final = 3064
     """``wrssd W:m32, R:r32`` ``0F 38 F6 /r`` (CET_SS)"""
-    WRSSQ_M64_R64: Final = 2962
+    WRSSQ_M64_R64: Final = 3065
     """``wrssq W:m64, R:r64`` ``REX.W 0F 38 F6 /r`` (CET_SS)"""
-    RMPADJUST: Final = 2963
+    RMPADJUST: Final = 3066
     """``rmpadjust`` ``F3 0F 01 FE`` (SEV_SNP)"""
-    PSMASH: Final = 2964
+    PSMASH: Final = 3067
     """``psmash`` ``F3 0F 01 FF`` (SEV_SNP)"""
-    XSUSLDTRK: Final = 2965
+    XSUSLDTRK: Final = 3068
     """``xsusldtrk`` ``F2 0F 01 E8`` (TSXLDTRK)"""
-    XRESLDTRK: Final = 2966
+    XRESLDTRK: Final = 3069
     """``xresldtrk`` ``F2 0F 01 E9`` (TSXLDTRK)"""
-    TLBSYNC: Final = 2967
+    TLBSYNC: Final = 3070
     """``tlbsync`` ``0F 01 FF`` (INVLPGB)"""
-    VMGEXIT: Final = 2968
+    VMGEXIT: Final = 3071
     """``vmgexit`` ``F3 0F 01 D9`` (SEV_ES)"""
-    VMGEXIT_F2: Final = 2969
+    VMGEXIT_F2: Final = 3072
     """``vmgexit`` ``F2 0F 01 D9`` (SEV_ES)"""
-    GETSECQ: Final = 2970
+    GETSECQ: Final = 3073
     """``getsecq`` ``REX.W 0F 37`` (SMX)"""
-    TDCALL: Final = 2971
+    TDCALL: Final = 3074
     """``tdcall`` ``66 0F 01 CC`` (TDX)"""
-    SEAMRET: Final = 2972
+    SEAMRET: Final = 3075
     """``seamret`` ``66 0F 01 CD`` (TDX)"""
-    SEAMOPS: Final = 2973
+    SEAMOPS: Final = 3076
     """``seamops`` ``66 0F 01 CE`` (TDX)"""
-    SEAMCALL: Final = 2974
+    SEAMCALL: Final = 3077
     """``seamcall`` ``66 0F 01 CF`` (TDX)"""
-    LOADIWKEY_XMM_XMM: Final = 2975
+    LOADIWKEY_XMM_XMM: Final = 3078
     """``loadiwkey R:xmm, R:xmm`` ``F3 0F 38 DC /r`` (KL)"""
-    ENCODEKEY128_R32_R32: Final = 2976
+    ENCODEKEY128_R32_R32: Final = 3079
     """``encodekey128 W:r32, R:r32`` ``F3 0F 38 FA /r`` (AESKLE)"""
-    ENCODEKEY256_R32_R32: Final = 2977
+    ENCODEKEY256_R32_R32: Final = 3080
     """``encodekey256 W:r32, R:r32`` ``F3 0F 38 FB /r`` (AESKLE)"""
-    AESENC128KL_XMM_M384: Final = 2978
+    AESENC128KL_XMM_M384: Final = 3081
     """``aesenc128kl RW:xmm, R:m384`` ``F3 0F 38 DC /r`` (AESKLE)"""
-    AESDEC128KL_XMM_M384: Final = 2979
+    AESDEC128KL_XMM_M384: Final = 3082
     """``aesdec128kl RW:xmm, R:m384`` ``F3 0F 38 DD /r`` (AESKLE)"""
-    AESENCWIDE128KL_M384: Final = 2980
+    AESENCWIDE128KL_M384: Final = 3083
     """``aesencwide128kl R:m384`` ``F3 0F 38 D8 /0`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE128KL_M384: Final = 2981
+    AESDECWIDE128KL_M384: Final = 3084
     """``aesdecwide128kl R:m384`` ``F3 0F 38 D8 /1`` (AESKLE+WIDE_KL)"""
-    AESENCWIDE256KL_M512: Final = 2982
+    AESENCWIDE256KL_M512: Final = 3085
     """``aesencwide256kl R:m512`` ``F3 0F 38 D8 /2`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE256KL_M512: Final = 2983
+    AESDECWIDE256KL_M512: Final = 3086
     """``aesdecwide256kl R:m512`` ``F3 0F 38 D8 /3`` (AESKLE+WIDE_KL)"""
-    AESENC256KL_XMM_M512: Final = 2984
+    AESENC256KL_XMM_M512: Final = 3087
     """``aesenc256kl RW:xmm, R:m512`` ``F3 0F 38 DE /r`` (AESKLE)"""
-    AESDEC256KL_XMM_M512: Final = 2985
+    AESDEC256KL_XMM_M512: Final = 3088
     """``aesdec256kl RW:xmm, R:m512`` ``F3 0F 38 DF /r`` (AESKLE)"""
-    WRMSRNS: Final = 2986
+    WRMSRNS: Final = 3089
     """``wrmsrns`` ``0F 01 C6`` (WRMSRNS)"""
-    RMPQUERY: Final = 2987
+    RMPQUERY: Final = 3090
     """``rmpquery`` ``F3 0F 01 FD`` (RMPQUERY)"""
-    FNOP: Final = 2988
+    FNOP: Final = 3091
     """``fnop`` ``D9 D0`` (FPU)"""
-    FNENI: Final = 2989
+    FNENI: Final = 3092
     """``fneni`` ``DB E0`` (FPU)"""
-    FNDISI: Final = 2990
+    FNDISI: Final = 3093
     """``fndisi`` ``DB E1`` (FPU)"""
-    FNSETPM: Final = 2991
+    FNSETPM: Final = 3094
     """``fnsetpm`` ``DB E4`` (FPU287)"""
-    FADD_M32FP: Final = 2992
+    FADD_M32FP: Final = 3095
     """``fadd R:m32`` ``D8 /0`` (FPU)"""
-    FADD_ST0_STI: Final = 2993
+    FADD_ST0_STI: Final = 3096
     """``fadd RW:st0, R:st`` ``D8 C0+i`` (FPU)"""
-    FADD_M64FP: Final = 2994
+    FADD_M64FP: Final = 3097
     """``fadd R:m64`` ``DC /0`` (FPU)"""
-    FADD_STI_ST0: Final = 2995
+    FADD_STI_ST0: Final = 3098
     """``fadd RW:st, R:st0`` ``DC C0+i`` (FPU)"""
-    FMUL_M32FP: Final = 2996
+    FMUL_M32FP: Final = 3099
     """``fmul R:m32`` ``D8 /1`` (FPU)"""
-    FMUL_ST0_STI: Final = 2997
+    FMUL_ST0_STI: Final = 3100
     """``fmul RW:st0, R:st`` ``D8 C8+i`` (FPU)"""
-    FMUL_M64FP: Final = 2998
+    FMUL_M64FP: Final = 3101
     """``fmul R:m64`` ``DC /1`` (FPU)"""
-    FMUL_STI_ST0: Final = 2999
+    FMUL_STI_ST0: Final = 3102
     """``fmul RW:st, R:st0`` ``DC C8+i`` (FPU)"""
-    FCOM_M32FP: Final = 3000
+    FCOM_M32FP: Final = 3103
     """``fcom R:m32`` ``D8 /2`` (FPU)"""
-    FCOM_ST0_STI: Final = 3001
+    FCOM_ST0_STI: Final = 3104
     """``fcom R:st0, R:st`` ``D8 D0+i`` (FPU)"""
-    FCOM_ST0_STI_DCD0: Final = 3002
+    FCOM_ST0_STI_DCD0: Final = 3105
     """``fcom R:st0, R:st`` ``DC D0+i`` (FPU)"""
-    FCOM_M64FP: Final = 3003
+    FCOM_M64FP: Final = 3106
     """``fcom R:m64`` ``DC /2`` (FPU)"""
-    FCOMP_M32FP: Final = 3004
+    FCOMP_M32FP: Final = 3107
     """``fcomp R:m32`` ``D8 /3`` (FPU)"""
-    FCOMP_ST0_STI: Final = 3005
+    FCOMP_ST0_STI: Final = 3108
     """``fcomp R:st0, R:st`` ``D8 D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DCD8: Final = 3006
+    FCOMP_ST0_STI_DCD8: Final = 3109
     """``fcomp R:st0, R:st`` ``DC D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DED0: Final = 3007
+    FCOMP_ST0_STI_DED0: Final = 3110
     """``fcomp R:st0, R:st`` ``DE D0+i`` (FPU)"""
-    FCOMP_M64FP: Final = 3008
+    FCOMP_M64FP: Final = 3111
     """``fcomp R:m64`` ``DC /3`` (FPU)"""
-    FSUB_M32FP: Final = 3009
+    FSUB_M32FP: Final = 3112
     """``fsub R:m32`` ``D8 /4`` (FPU)"""
-    FSUB_ST0_STI: Final = 3010
+    FSUB_ST0_STI: Final = 3113
     """``fsub RW:st0, R:st`` ``D8 E0+i`` (FPU)"""
-    FSUB_M64FP: Final = 3011
+    FSUB_M64FP: Final = 3114
     """``fsub R:m64`` ``DC /4`` (FPU)"""
-    FSUB_STI_ST0: Final = 3012
+    FSUB_STI_ST0: Final = 3115
     """``fsub RW:st, R:st0`` ``DC E8+i`` (FPU)"""
-    FSUBR_M32FP: Final = 3013
+    FSUBR_M32FP: Final = 3116
     """``fsubr R:m32`` ``D8 /5`` (FPU)"""
-    FSUBR_ST0_STI: Final = 3014
+    FSUBR_ST0_STI: Final = 3117
     """``fsubr RW:st0, R:st`` ``D8 E8+i`` (FPU)"""
-    FSUBR_M64FP: Final = 3015
+    FSUBR_M64FP: Final = 3118
     """``fsubr R:m64`` ``DC /5`` (FPU)"""
-    FSUBR_STI_ST0: Final = 3016
+    FSUBR_STI_ST0: Final = 3119
     """``fsubr RW:st, R:st0`` ``DC E0+i`` (FPU)"""
-    FDIV_M32FP: Final = 3017
+    FDIV_M32FP: Final = 3120
     """``fdiv R:m32`` ``D8 /6`` (FPU)"""
-    FDIV_ST0_STI: Final = 3018
+    FDIV_ST0_STI: Final = 3121
     """``fdiv RW:st0, R:st`` ``D8 F0+i`` (FPU)"""
-    FDIV_M64FP: Final = 3019
+    FDIV_M64FP: Final = 3122
     """``fdiv R:m64`` ``DC /6`` (FPU)"""
-    FDIV_STI_ST0: Final = 3020
+    FDIV_STI_ST0: Final = 3123
     """``fdiv RW:st, R:st0`` ``DC F8+i`` (FPU)"""
-    FDIVR_M32FP: Final = 3021
+    FDIVR_M32FP: Final = 3124
     """``fdivr R:m32`` ``D8 /7`` (FPU)"""
-    FDIVR_ST0_STI: Final = 3022
+    FDIVR_ST0_STI: Final = 3125
     """``fdivr RW:st0, R:st`` ``D8 F8+i`` (FPU)"""
-    FDIVR_M64FP: Final = 3023
+    FDIVR_M64FP: Final = 3126
     """``fdivr R:m64`` ``DC /7`` (FPU)"""
-    FDIVR_STI_ST0: Final = 3024
+    FDIVR_STI_ST0: Final = 3127
     """``fdivr RW:st, R:st0`` ``DC F0+i`` (FPU)"""
-    FLD_M32FP: Final = 3025
+    FLD_M32FP: Final = 3128
     """``fld R:m32`` ``D9 /0`` (FPU)"""
-    FLD_STI: Final = 3026
+    FLD_STI: Final = 3129
     """``fld R:st`` ``D9 C0+i`` (FPU)"""
-    FLD_M80FP: Final = 3027
+    FLD_M80FP: Final = 3130
     """``fld R:m80`` ``DB /5`` (FPU)"""
-    FLD_M64FP: Final = 3028
+    FLD_M64FP: Final = 3131
     """``fld R:m64`` ``DD /0`` (FPU)"""
-    FST_M32FP: Final = 3029
+    FST_M32FP: Final = 3132
     """``fst W:m32`` ``D9 /2`` (FPU)"""
-    FST_M64FP: Final = 3030
+    FST_M64FP: Final = 3133
     """``fst W:m64`` ``DD /2`` (FPU)"""
-    FST_STI: Final = 3031
+    FST_STI: Final = 3134
     """``fst W:st`` ``DD D0+i`` (FPU)"""
-    FSTP_M32FP: Final = 3032
+    FSTP_M32FP: Final = 3135
     """``fstp W:m32`` ``D9 /3`` (FPU)"""
-    FSTP_M80FP: Final = 3033
+    FSTP_M80FP: Final = 3136
     """``fstp W:m80`` ``DB /7`` (FPU)"""
-    FSTP_M64FP: Final = 3034
+    FSTP_M64FP: Final = 3137
     """``fstp W:m64`` ``DD /3`` (FPU)"""
-    FSTP_STI: Final = 3035
+    FSTP_STI: Final = 3138
     """``fstp W:st`` ``DD D8+i`` (FPU)"""
-    FSTP_STI_DFD0: Final = 3036
+    FSTP_STI_DFD0: Final = 3139
     """``fstp W:st`` ``DF D0+i`` (FPU)"""
-    FSTP_STI_DFD8: Final = 3037
+    FSTP_STI_DFD8: Final = 3140
     """``fstp W:st`` ``DF D8+i`` (FPU)"""
-    FSTPNCE_STI: Final = 3038
+    FSTPNCE_STI: Final = 3141
     """``fstpnce W:st`` ``D9 D8+i`` (FPU)"""
-    FLDENV_M14BYTE: Final = 3039
+    FLDENV_M14BYTE: Final = 3142
     """``fldenv R:m14byte`` ``o16 D9 /4`` (FPU)"""
-    FLDENV_M28BYTE: Final = 3040
+    FLDENV_M28BYTE: Final = 3143
     """``fldenv R:m28byte`` ``D9 /4`` (FPU387)"""
-    FLDCW_M2BYTE: Final = 3041
+    FLDCW_M2BYTE: Final = 3144
     """``fldcw R:m16`` ``D9 /5`` (FPU)"""
-    FNSTENV_M14BYTE: Final = 3042
+    FNSTENV_M14BYTE: Final = 3145
     """``fnstenv W:m14byte`` ``o16 D9 /6`` (FPU)"""
-    FNSTENV_M28BYTE: Final = 3043
+    FNSTENV_M28BYTE: Final = 3146
     """``fnstenv W:m28byte`` ``D9 /6`` (FPU387)"""
-    FNSAVE_M94BYTE: Final = 3044
+    FNSAVE_M94BYTE: Final = 3147
     """``fnsave W:m94byte`` ``o16 DD /6`` (FPU)"""
-    FNSAVE_M108BYTE: Final = 3045
+    FNSAVE_M108BYTE: Final = 3148
     """``fnsave W:m108byte`` ``DD /6`` (FPU387)"""
-    FINIT: Final = 3046
+    FINIT: Final = 3149
     """``finit`` ``9B DB E3`` (FPU)"""
-    FCLEX: Final = 3047
+    FCLEX: Final = 3150
     """``fclex`` ``9B DB E2`` (FPU)"""
-    FENI: Final = 3048
+    FENI: Final = 3151
     """``feni`` ``9B DB E0`` (FPU)"""
-    FDISI: Final = 3049
+    FDISI: Final = 3152
     """``fdisi`` ``9B DB E1`` (FPU)"""
-    FSETPM: Final = 3050
+    FSETPM: Final = 3153
     """``fsetpm`` ``9B DB E4`` (FPU287)"""
-    FSTSW_M2BYTE: Final = 3051
+    FSTSW_M2BYTE: Final = 3154
     """``fstsw W:m16`` ``9B DD /7`` (FPU)"""
-    FSTSW_AX: Final = 3052
+    FSTSW_AX: Final = 3155
     """``fstsw W:ax`` ``9B DF E0`` (FPU287)"""
-    FSTCW_M2BYTE: Final = 3053
+    FSTCW_M2BYTE: Final = 3156
     """``fstcw W:m16`` ``9B D9 /7`` (FPU)"""
-    FSTENV_M14BYTE: Final = 3054
+    FSTENV_M14BYTE: Final = 3157
     """``fstenv W:m14byte`` ``9B o16 D9 /6`` (FPU)"""
-    FSTENV_M28BYTE: Final = 3055
+    FSTENV_M28BYTE: Final = 3158
     """``fstenv W:m28byte`` ``9B D9 /6`` (FPU387)"""
-    FSAVE_M94BYTE: Final = 3056
+    FSAVE_M94BYTE: Final = 3159
     """``fsave W:m94byte`` ``9B o16 DD /6`` (FPU)"""
-    FSAVE_M108BYTE: Final = 3057
+    FSAVE_M108BYTE: Final = 3160
     """``fsave W:m108byte`` ``9B DD /6`` (FPU387)"""
-    FRSTOR_M94BYTE: Final = 3058
+    FRSTOR_M94BYTE: Final = 3161
     """``frstor R:m94byte`` ``o16 DD /4`` (FPU)"""
-    FRSTOR_M108BYTE: Final = 3059
+    FRSTOR_M108BYTE: Final = 3162
     """``frstor R:m108byte`` ``DD /4`` (FPU387)"""
-    FNSTCW_M2BYTE: Final = 3060
+    FNSTCW_M2BYTE: Final = 3163
     """``fnstcw W:m16`` ``D9 /7`` (FPU)"""
-    FXCH_ST0_STI: Final = 3061
+    FXCH_ST0_STI: Final = 3164
     """``fxch RW:st0, RW:st`` ``D9 C8+i`` (FPU)"""
-    FXCH_ST0_STI_DDC8: Final = 3062
+    FXCH_ST0_STI_DDC8: Final = 3165
     """``fxch RW:st0, RW:st`` ``DD C8+i`` (FPU)"""
-    FXCH_ST0_STI_DFC8: Final = 3063
+    FXCH_ST0_STI_DFC8: Final = 3166
     """``fxch RW:st0, RW:st`` ``DF C8+i`` (FPU)"""
-    FCHS: Final = 3064
+    FCHS: Final = 3167
     """``fchs`` ``D9 E0`` (FPU)"""
-    FABS: Final = 3065
+    FABS: Final = 3168
     """``fabs`` ``D9 E1`` (FPU)"""
-    FTST: Final = 3066
+    FTST: Final = 3169
     """``ftst`` ``D9 E4`` (FPU)"""
-    FXAM: Final = 3067
+    FXAM: Final = 3170
     """``fxam`` ``D9 E5`` (FPU)"""
-    FLD1: Final = 3068
+    FLD1: Final = 3171
     """``fld1`` ``D9 E8`` (FPU)"""
-    FLDL2T: Final = 3069
+    FLDL2T: Final = 3172
     """``fldl2t`` ``D9 E9`` (FPU)"""
-    FLDL2E: Final = 3070
+    FLDL2E: Final = 3173
     """``fldl2e`` ``D9 EA`` (FPU)"""
-    FLDPI: Final = 3071
+    FLDPI: Final = 3174
     """``fldpi`` ``D9 EB`` (FPU)"""
-    FLDLG2: Final = 3072
+    FLDLG2: Final = 3175
     """``fldlg2`` ``D9 EC`` (FPU)"""
-    FLDLN2: Final = 3073
+    FLDLN2: Final = 3176
     """``fldln2`` ``D9 ED`` (FPU)"""
-    FLDZ: Final = 3074
+    FLDZ: Final = 3177
     """``fldz`` ``D9 EE`` (FPU)"""
-    F2XM1: Final = 3075
+    F2XM1: Final = 3178
     """``f2xm1`` ``D9 F0`` (FPU)"""
-    FYL2X: Final = 3076
+    FYL2X: Final = 3179
     """``fyl2x`` ``D9 F1`` (FPU)"""
-    FPTAN: Final = 3077
+    FPTAN: Final = 3180
     """``fptan`` ``D9 F2`` (FPU)"""
-    FPATAN: Final = 3078
+    FPATAN: Final = 3181
     """``fpatan`` ``D9 F3`` (FPU)"""
-    FXTRACT: Final = 3079
+    FXTRACT: Final = 3182
     """``fxtract`` ``D9 F4`` (FPU)"""
-    FPREM1: Final = 3080
+    FPREM1: Final = 3183
     """``fprem1`` ``D9 F5`` (FPU387)"""
-    FDECSTP: Final = 3081
+    FDECSTP: Final = 3184
     """``fdecstp`` ``D9 F6`` (FPU)"""
-    FINCSTP: Final = 3082
+    FINCSTP: Final = 3185
     """``fincstp`` ``D9 F7`` (FPU)"""
-    FPREM: Final = 3083
+    FPREM: Final = 3186
     """``fprem`` ``D9 F8`` (FPU)"""
-    FYL2XP1: Final = 3084
+    FYL2XP1: Final = 3187
     """``fyl2xp1`` ``D9 F9`` (FPU)"""
-    FSQRT: Final = 3085
+    FSQRT: Final = 3188
     """``fsqrt`` ``D9 FA`` (FPU)"""
-    FSINCOS: Final = 3086
+    FSINCOS: Final = 3189
     """``fsincos`` ``D9 FB`` (FPU387)"""
-    FRNDINT: Final = 3087
+    FRNDINT: Final = 3190
     """``frndint`` ``D9 FC`` (FPU)"""
-    FSCALE: Final = 3088
+    FSCALE: Final = 3191
     """``fscale`` ``D9 FD`` (FPU)"""
-    FSIN: Final = 3089
+    FSIN: Final = 3192
     """``fsin`` ``D9 FE`` (FPU387)"""
-    FCOS: Final = 3090
+    FCOS: Final = 3193
     """``fcos`` ``D9 FF`` (FPU387)"""
-    FIADD_M32INT: Final = 3091
+    FIADD_M32INT: Final = 3194
     """``fiadd R:m32`` ``DA /0`` (FPU)"""
-    FIADD_M16INT: Final = 3092
+    FIADD_M16INT: Final = 3195
     """``fiadd R:m16`` ``DE /0`` (FPU)"""
-    FIMUL_M32INT: Final = 3093
+    FIMUL_M32INT: Final = 3196
     """``fimul R:m32`` ``DA /1`` (FPU)"""
-    FIMUL_M16INT: Final = 3094
+    FIMUL_M16INT: Final = 3197
     """``fimul R:m16`` ``DE /1`` (FPU)"""
-    FICOM_M32INT: Final = 3095
+    FICOM_M32INT: Final = 3198
     """``ficom R:m32`` ``DA /2`` (FPU)"""
-    FICOM_M16INT: Final = 3096
+    FICOM_M16INT: Final = 3199
     """``ficom R:m16`` ``DE /2`` (FPU)"""
-    FICOMP_M32INT: Final = 3097
+    FICOMP_M32INT: Final = 3200
     """``ficomp R:m32`` ``DA /3`` (FPU)"""
-    FICOMP_M16INT: Final = 3098
+    FICOMP_M16INT: Final = 3201
     """``ficomp R:m16`` ``DE /3`` (FPU)"""
-    FISUB_M32INT: Final = 3099
+    FISUB_M32INT: Final = 3202
     """``fisub R:m32`` ``DA /4`` (FPU)"""
-    FISUB_M16INT: Final = 3100
+    FISUB_M16INT: Final = 3203
     """``fisub R:m16`` ``DE /4`` (FPU)"""
-    FISUBR_M32INT: Final = 3101
+    FISUBR_M32INT: Final = 3204
     """``fisubr R:m32`` ``DA /5`` (FPU)"""
-    FISUBR_M16INT: Final = 3102
+    FISUBR_M16INT: Final = 3205
     """``fisubr R:m16`` ``DE /5`` (FPU)"""
-    FIDIV_M32INT: Final = 3103
+    FIDIV_M32INT: Final = 3206
     """``fidiv R:m32`` ``DA /6`` (FPU)"""
-    FIDIV_M16INT: Final = 3104
+    FIDIV_M16INT: Final = 3207
     """``fidiv R:m16`` ``DE /6`` (FPU)"""
-    FIDIVR_M32INT: Final = 3105
+    FIDIVR_M32INT: Final = 3208
     """``fidivr R:m32`` ``DA /7`` (FPU)"""
-    FIDIVR_M16INT: Final = 3106
+    FIDIVR_M16INT: Final = 3209
     """``fidivr R:m16`` ``DE /7`` (FPU)"""
-    FCMOVB_ST0_STI: Final = 3107
+    FCMOVB_ST0_STI: Final = 3210
     """``fcmovb CW:st0, CR:st`` ``DA C0+i`` (FPU+CMOV)"""
-    FCMOVE_ST0_STI: Final = 3108
+    FCMOVE_ST0_STI: Final = 3211
     """``fcmove CW:st0, CR:st`` ``DA C8+i`` (FPU+CMOV)"""
-    FCMOVBE_ST0_STI: Final = 3109
+    FCMOVBE_ST0_STI: Final = 3212
     """``fcmovbe CW:st0, CR:st`` ``DA D0+i`` (FPU+CMOV)"""
-    FCMOVU_ST0_STI: Final = 3110
+    FCMOVU_ST0_STI: Final = 3213
     """``fcmovu CW:st0, CR:st`` ``DA D8+i`` (FPU+CMOV)"""
-    FUCOMPP: Final = 3111
+    FUCOMPP: Final = 3214
     """``fucompp`` ``DA E9`` (FPU387)"""
-    FILD_M32INT: Final = 3112
+    FILD_M32INT: Final = 3215
     """``fild R:m32`` ``DB /0`` (FPU)"""
-    FILD_M16INT: Final = 3113
+    FILD_M16INT: Final = 3216
     """``fild R:m16`` ``DF /0`` (FPU)"""
-    FILD_M64INT: Final = 3114
+    FILD_M64INT: Final = 3217
     """``fild R:m64`` ``DF /5`` (FPU)"""
-    FISTTP_M32INT: Final = 3115
+    FISTTP_M32INT: Final = 3218
     """``fisttp W:m32`` ``DB /1`` (FPU+SSE3)"""
-    FISTTP_M64INT: Final = 3116
+    FISTTP_M64INT: Final = 3219
     """``fisttp W:m64`` ``DD /1`` (FPU+SSE3)"""
-    FISTTP_M16INT: Final = 3117
+    FISTTP_M16INT: Final = 3220
     """``fisttp W:m16`` ``DF /1`` (FPU+SSE3)"""
-    FIST_M32INT: Final = 3118
+    FIST_M32INT: Final = 3221
     """``fist W:m32`` ``DB /2`` (FPU)"""
-    FIST_M16INT: Final = 3119
+    FIST_M16INT: Final = 3222
     """``fist W:m16`` ``DF /2`` (FPU)"""
-    FISTP_M32INT: Final = 3120
+    FISTP_M32INT: Final = 3223
     """``fistp W:m32`` ``DB /3`` (FPU)"""
-    FISTP_M16INT: Final = 3121
+    FISTP_M16INT: Final = 3224
     """``fistp W:m16`` ``DF /3`` (FPU)"""
-    FISTP_M64INT: Final = 3122
+    FISTP_M64INT: Final = 3225
     """``fistp W:m64`` ``DF /7`` (FPU)"""
-    FCMOVNB_ST0_STI: Final = 3123
+    FCMOVNB_ST0_STI: Final = 3226
     """``fcmovnb CW:st0, CR:st`` ``DB C0+i`` (FPU+CMOV)"""
-    FCMOVNE_ST0_STI: Final = 3124
+    FCMOVNE_ST0_STI: Final = 3227
     """``fcmovne CW:st0, CR:st`` ``DB C8+i`` (FPU+CMOV)"""
-    FCMOVNBE_ST0_STI: Final = 3125
+    FCMOVNBE_ST0_STI: Final = 3228
     """``fcmovnbe CW:st0, CR:st`` ``DB D0+i`` (FPU+CMOV)"""
-    FCMOVNU_ST0_STI: Final = 3126
+    FCMOVNU_ST0_STI: Final = 3229
     """``fcmovnu CW:st0, CR:st`` ``DB D8+i`` (FPU+CMOV)"""
-    FNCLEX: Final = 3127
+    FNCLEX: Final = 3230
     """``fnclex`` ``DB E2`` (FPU)"""
-    FNINIT: Final = 3128
+    FNINIT: Final = 3231
     """``fninit`` ``DB E3`` (FPU)"""
-    FUCOMI_ST0_STI: Final = 3129
+    FUCOMI_ST0_STI: Final = 3232
     """``fucomi R:st0, R:st`` ``DB E8+i`` (FPU+CMOV)"""
-    FCOMI_ST0_STI: Final = 3130
+    FCOMI_ST0_STI: Final = 3233
     """``fcomi R:st0, R:st`` ``DB F0+i`` (FPU+CMOV)"""
-    FNSTSW_M2BYTE: Final = 3131
+    FNSTSW_M2BYTE: Final = 3234
     """``fnstsw W:m16`` ``DD /7`` (FPU)"""
-    FNSTSW_AX: Final = 3132
+    FNSTSW_AX: Final = 3235
     """``fnstsw W:ax`` ``DF E0`` (FPU287)"""
-    FFREE_STI: Final = 3133
+    FFREE_STI: Final = 3236
     """``ffree N:st`` ``DD C0+i`` (FPU)"""
-    FUCOM_ST0_STI: Final = 3134
+    FUCOM_ST0_STI: Final = 3237
     """``fucom R:st0, R:st`` ``DD E0+i`` (FPU)"""
-    FUCOMP_ST0_STI: Final = 3135
+    FUCOMP_ST0_STI: Final = 3238
     """``fucomp R:st0, R:st`` ``DD E8+i`` (FPU)"""
-    FADDP_STI_ST0: Final = 3136
+    FADDP_STI_ST0: Final = 3239
     """``faddp RW:st, R:st0`` ``DE C0+i`` (FPU)"""
-    FMULP_STI_ST0: Final = 3137
+    FMULP_STI_ST0: Final = 3240
     """``fmulp RW:st, R:st0`` ``DE C8+i`` (FPU)"""
-    FCOMPP: Final = 3138
+    FCOMPP: Final = 3241
     """``fcompp`` ``DE D9`` (FPU)"""
-    FSUBRP_STI_ST0: Final = 3139
+    FSUBRP_STI_ST0: Final = 3242
     """``fsubrp RW:st, R:st0`` ``DE E0+i`` (FPU)"""
-    FSUBP_STI_ST0: Final = 3140
+    FSUBP_STI_ST0: Final = 3243
     """``fsubp RW:st, R:st0`` ``DE E8+i`` (FPU)"""
-    FDIVRP_STI_ST0: Final = 3141
+    FDIVRP_STI_ST0: Final = 3244
     """``fdivrp RW:st, R:st0`` ``DE F0+i`` (FPU)"""
-    FDIVP_STI_ST0: Final = 3142
+    FDIVP_STI_ST0: Final = 3245
     """``fdivp RW:st, R:st0`` ``DE F8+i`` (FPU)"""
-    FBLD_M80BCD: Final = 3143
+    FBLD_M80BCD: Final = 3246
     """``fbld R:m80`` ``DF /4`` (FPU)"""
-    FBSTP_M80BCD: Final = 3144
+    FBSTP_M80BCD: Final = 3247
     """``fbstp W:m80`` ``DF /6`` (FPU)"""
-    FFREEP_STI: Final = 3145
+    FFREEP_STI: Final = 3248
     """``ffreep N:st`` ``DF C0+i`` (FPU)"""
-    FUCOMIP_ST0_STI: Final = 3146
+    FUCOMIP_ST0_STI: Final = 3249
     """``fucomip R:st0, R:st`` ``DF E8+i`` (FPU+CMOV)"""
-    FCOMIP_ST0_STI: Final = 3147
+    FCOMIP_ST0_STI: Final = 3250
     """``fcomip R:st0, R:st`` ``DF F0+i`` (FPU+CMOV)"""
-    FXSAVE_M512BYTE: Final = 3148
+    FXSAVE_M512BYTE: Final = 3251
     """``fxsave W:m512byte`` ``0F AE /0`` (FXSR)"""
-    FXSAVE64_M512BYTE: Final = 3149
+    FXSAVE64_M512BYTE: Final = 3252
     """``fxsave64 W:m512byte`` ``REX.W 0F AE /0`` (FXSR)"""
-    FXRSTOR_M512BYTE: Final = 3150
+    FXRSTOR_M512BYTE: Final = 3253
     """``fxrstor R:m512byte`` ``0F AE /1`` (FXSR)"""
-    FXRSTOR64_M512BYTE: Final = 3151
+    FXRSTOR64_M512BYTE: Final = 3254
     """``fxrstor64 R:m512byte`` ``REX.W 0F AE /1`` (FXSR)"""
-    VEX_CMPNBXADD_M32_R32_R32: Final = 3152
+    VEX_CMPNBXADD_M32_R32_R32: Final = 3255
     """``cmpnbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPNBXADD_M64_R64_R64: Final = 3153
+    VEX_CMPNBXADD_M64_R64_R64: Final = 3256
     """``cmpnbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M32_R32_R32: Final = 3154
+    VEX_CMPZXADD_M32_R32_R32: Final = 3257
     """``cmpzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M64_R64_R64: Final = 3155
+    VEX_CMPZXADD_M64_R64_R64: Final = 3258
     """``cmpzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M32_R32_R32: Final = 3156
+    VEX_CMPNZXADD_M32_R32_R32: Final = 3259
     """``cmpnzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M64_R64_R64: Final = 3157
+    VEX_CMPNZXADD_M64_R64_R64: Final = 3260
     """``cmpnzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M32_R32_R32: Final = 3158
+    VEX_CMPNBEXADD_M32_R32_R32: Final = 3261
     """``cmpnbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M64_R64_R64: Final = 3159
+    VEX_CMPNBEXADD_M64_R64_R64: Final = 3262
     """``cmpnbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M32_R32_R32: Final = 3160
+    VEX_CMPNLXADD_M32_R32_R32: Final = 3263
     """``cmpnlxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M64_R64_R64: Final = 3161
+    VEX_CMPNLXADD_M64_R64_R64: Final = 3264
     """``cmpnlxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M32_R32_R32: Final = 3162
+    VEX_CMPNLEXADD_M32_R32_R32: Final = 3265
     """``cmpnlexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EF /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M64_R64_R64: Final = 3163
+    VEX_CMPNLEXADD_M64_R64_R64: Final = 3266
     """``cmpnlexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EF /r`` (CMPCCXADD)"""
-    CVTPI2PS_XMM_MMM64: Final = 3164
+    CVTPI2PS_XMM_MMM64: Final = 3267
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``0F 2A /r`` (SSE)"""
-    CVTPI2PD_XMM_MMM64: Final = 3165
+    CVTPI2PD_XMM_MMM64: Final = 3268
     """``cvtpi2pd W:xmm, R:mm/m64`` ``66 0F 2A /r`` (SSE2)"""
-    CVTTPS2PI_MM_XMMM64: Final = 3166
+    CVTTPS2PI_MM_XMMM64: Final = 3269
     """``cvttps2pi W:mm, R:xmm/m64`` ``0F 2C /r`` (SSE)"""
-    CVTTPD2PI_MM_XMMM128: Final = 3167
+    CVTTPD2PI_MM_XMMM128: Final = 3270
     """``cvttpd2pi W:mm, R:xmm/m128`` ``66 0F 2C /r`` (SSE2)"""
-    CVTPS2PI_MM_XMMM64: Final = 3168
+    CVTPS2PI_MM_XMMM64: Final = 3271
     """``cvtps2pi W:mm, R:xmm/m64`` ``0F 2D /r`` (SSE)"""
-    CVTPD2PI_MM_XMMM128: Final = 3169
+    CVTPD2PI_MM_XMMM128: Final = 3272
     """``cvtpd2pi W:mm, R:xmm/m128`` ``66 0F 2D /r`` (SSE2)"""
-    PSHUFW_MM_MMM64_IMM8: Final = 3170
+    PSHUFW_MM_MMM64_IMM8: Final = 3273
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``0F 70 /r ib`` (SSE)"""
-    MOVQ2DQ_XMM_MM: Final = 3171
+    MOVQ2DQ_XMM_MM: Final = 3274
     """``movq2dq W:xmm, R:mm`` ``F3 0F D6 /r`` (SSE2)"""
-    MOVDQ2Q_MM_XMM: Final = 3172
+    MOVDQ2Q_MM_XMM: Final = 3275
     """``movdq2q W:mm, R:xmm`` ``F2 0F D6 /r`` (SSE2)"""
-    MOVNTQ_M64_MM: Final = 3173
+    MOVNTQ_M64_MM: Final = 3276
     """``movntq W:m64, R:mm`` ``0F E7 /r`` (SSE)"""
-    VEX_KANDW_KR_KR_KR: Final = 3174
+    VEX_KANDW_KR_KR_KR: Final = 3277
     """``kandw W:k, R:k, R:k`` ``VEX.L1.0F.W0 41 /r`` (AVX512F)"""
-    VEX_KANDQ_KR_KR_KR: Final = 3175
+    VEX_KANDQ_KR_KR_KR: Final = 3278
     """``kandq W:k, R:k, R:k`` ``VEX.L1.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDB_KR_KR_KR: Final = 3176
+    VEX_KANDB_KR_KR_KR: Final = 3279
     """``kandb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 41 /r`` (AVX512DQ)"""
-    VEX_KANDD_KR_KR_KR: Final = 3177
+    VEX_KANDD_KR_KR_KR: Final = 3280
     """``kandd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDNW_KR_KR_KR: Final = 3178
+    VEX_KANDNW_KR_KR_KR: Final = 3281
     """``kandnw W:k, R:k, R:k`` ``VEX.L1.0F.W0 42 /r`` (AVX512F)"""
-    VEX_KANDNQ_KR_KR_KR: Final = 3179
+    VEX_KANDNQ_KR_KR_KR: Final = 3282
     """``kandnq W:k, R:k, R:k`` ``VEX.L1.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KANDNB_KR_KR_KR: Final = 3180
+    VEX_KANDNB_KR_KR_KR: Final = 3283
     """``kandnb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 42 /r`` (AVX512DQ)"""
-    VEX_KANDND_KR_KR_KR: Final = 3181
+    VEX_KANDND_KR_KR_KR: Final = 3284
     """``kandnd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KNOTW_KR_KR: Final = 3182
+    VEX_KNOTW_KR_KR: Final = 3285
     """``knotw W:k, R:k`` ``VEX.L0.0F.W0 44 /r`` (AVX512F)"""
-    VEX_KNOTQ_KR_KR: Final = 3183
+    VEX_KNOTQ_KR_KR: Final = 3286
     """``knotq W:k, R:k`` ``VEX.L0.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KNOTB_KR_KR: Final = 3184
+    VEX_KNOTB_KR_KR: Final = 3287
     """``knotb W:k, R:k`` ``VEX.L0.66.0F.W0 44 /r`` (AVX512DQ)"""
-    VEX_KNOTD_KR_KR: Final = 3185
+    VEX_KNOTD_KR_KR: Final = 3288
     """``knotd W:k, R:k`` ``VEX.L0.66.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KORW_KR_KR_KR: Final = 3186
+    VEX_KORW_KR_KR_KR: Final = 3289
     """``korw W:k, R:k, R:k`` ``VEX.L1.0F.W0 45 /r`` (AVX512F)"""
-    VEX_KORQ_KR_KR_KR: Final = 3187
+    VEX_KORQ_KR_KR_KR: Final = 3290
     """``korq W:k, R:k, R:k`` ``VEX.L1.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KORB_KR_KR_KR: Final = 3188
+    VEX_KORB_KR_KR_KR: Final = 3291
     """``korb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 45 /r`` (AVX512DQ)"""
-    VEX_KORD_KR_KR_KR: Final = 3189
+    VEX_KORD_KR_KR_KR: Final = 3292
     """``kord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KXNORW_KR_KR_KR: Final = 3190
+    VEX_KXNORW_KR_KR_KR: Final = 3293
     """``kxnorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 46 /r`` (AVX512F)"""
-    VEX_KXNORQ_KR_KR_KR: Final = 3191
+    VEX_KXNORQ_KR_KR_KR: Final = 3294
     """``kxnorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXNORB_KR_KR_KR: Final = 3192
+    VEX_KXNORB_KR_KR_KR: Final = 3295
     """``kxnorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 46 /r`` (AVX512DQ)"""
-    VEX_KXNORD_KR_KR_KR: Final = 3193
+    VEX_KXNORD_KR_KR_KR: Final = 3296
     """``kxnord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXORW_KR_KR_KR: Final = 3194
+    VEX_KXORW_KR_KR_KR: Final = 3297
     """``kxorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 47 /r`` (AVX512F)"""
-    VEX_KXORQ_KR_KR_KR: Final = 3195
+    VEX_KXORQ_KR_KR_KR: Final = 3298
     """``kxorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KXORB_KR_KR_KR: Final = 3196
+    VEX_KXORB_KR_KR_KR: Final = 3299
     """``kxorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 47 /r`` (AVX512DQ)"""
-    VEX_KXORD_KR_KR_KR: Final = 3197
+    VEX_KXORD_KR_KR_KR: Final = 3300
     """``kxord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KADDW_KR_KR_KR: Final = 3198
+    VEX_KADDW_KR_KR_KR: Final = 3301
     """``kaddw W:k, R:k, R:k`` ``VEX.L1.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDQ_KR_KR_KR: Final = 3199
+    VEX_KADDQ_KR_KR_KR: Final = 3302
     """``kaddq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KADDB_KR_KR_KR: Final = 3200
+    VEX_KADDB_KR_KR_KR: Final = 3303
     """``kaddb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDD_KR_KR_KR: Final = 3201
+    VEX_KADDD_KR_KR_KR: Final = 3304
     """``kaddd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KUNPCKWD_KR_KR_KR: Final = 3202
+    VEX_KUNPCKWD_KR_KR_KR: Final = 3305
     """``kunpckwd W:k, R:k, R:k`` ``VEX.L1.0F.W0 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKDQ_KR_KR_KR: Final = 3203
+    VEX_KUNPCKDQ_KR_KR_KR: Final = 3306
     """``kunpckdq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKBW_KR_KR_KR: Final = 3204
+    VEX_KUNPCKBW_KR_KR_KR: Final = 3307
     """``kunpckbw W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4B /r`` (AVX512F)"""
-    VEX_KMOVW_KR_KM16: Final = 3205
+    VEX_KMOVW_KR_KM16: Final = 3308
     """``kmovw W:k, R:k/m16`` ``VEX.L0.0F.W0 90 /r`` (AVX512F)"""
-    VEX_KMOVW_M16_KR: Final = 3206
+    VEX_KMOVW_M16_KR: Final = 3309
     """``kmovw W:m16, R:k`` ``VEX.L0.0F.W0 91 /r`` (AVX512F)"""
-    VEX_KMOVW_KR_R32: Final = 3207
+    VEX_KMOVW_KR_R32: Final = 3310
     """``kmovw W:k, R:r32`` ``VEX.L0.0F.W0 92 /r`` (AVX512F)"""
-    VEX_KMOVW_R32_KR: Final = 3208
+    VEX_KMOVW_R32_KR: Final = 3311
     """``kmovw W:r32, R:k`` ``VEX.L0.0F.W0 93 /r`` (AVX512F)"""
-    VEX_KMOVQ_KR_KM64: Final = 3209
+    VEX_KMOVQ_KR_KM64: Final = 3312
     """``kmovq W:k, R:k/m64`` ``VEX.L0.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVQ_M64_KR: Final = 3210
+    VEX_KMOVQ_M64_KR: Final = 3313
     """``kmovq W:m64, R:k`` ``VEX.L0.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVQ_KR_R64: Final = 3211
+    VEX_KMOVQ_KR_R64: Final = 3314
     """``kmovq W:k, R:r64`` ``VEX.L0.F2.0F.W1 92 /r`` (AVX512BW)"""
-    VEX_KMOVQ_R64_KR: Final = 3212
+    VEX_KMOVQ_R64_KR: Final = 3315
     """``kmovq W:r64, R:k`` ``VEX.L0.F2.0F.W1 93 /r`` (AVX512BW)"""
-    VEX_KMOVB_KR_KM8: Final = 3213
+    VEX_KMOVB_KR_KM8: Final = 3316
     """``kmovb W:k, R:k/m8`` ``VEX.L0.66.0F.W0 90 /r`` (AVX512DQ)"""
-    VEX_KMOVB_M8_KR: Final = 3214
+    VEX_KMOVB_M8_KR: Final = 3317
     """``kmovb W:m8, R:k`` ``VEX.L0.66.0F.W0 91 /r`` (AVX512DQ)"""
-    VEX_KMOVB_KR_R32: Final = 3215
+    VEX_KMOVB_KR_R32: Final = 3318
     """``kmovb W:k, R:r32`` ``VEX.L0.66.0F.W0 92 /r`` (AVX512DQ)"""
-    VEX_KMOVB_R32_KR: Final = 3216
+    VEX_KMOVB_R32_KR: Final = 3319
     """``kmovb W:r32, R:k`` ``VEX.L0.66.0F.W0 93 /r`` (AVX512DQ)"""
-    VEX_KMOVD_KR_KM32: Final = 3217
+    VEX_KMOVD_KR_KM32: Final = 3320
     """``kmovd W:k, R:k/m32`` ``VEX.L0.66.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVD_M32_KR: Final = 3218
+    VEX_KMOVD_M32_KR: Final = 3321
     """``kmovd W:m32, R:k`` ``VEX.L0.66.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVD_KR_R32: Final = 3219
+    VEX_KMOVD_KR_R32: Final = 3322
     """``kmovd W:k, R:r32`` ``VEX.L0.F2.0F.W0 92 /r`` (AVX512BW)"""
-    VEX_KMOVD_R32_KR: Final = 3220
+    VEX_KMOVD_R32_KR: Final = 3323
     """``kmovd W:r32, R:k`` ``VEX.L0.F2.0F.W0 93 /r`` (AVX512BW)"""
-    VEX_KORTESTW_KR_KR: Final = 3221
+    VEX_KORTESTW_KR_KR: Final = 3324
     """``kortestw R:k, R:k`` ``VEX.L0.0F.W0 98 /r`` (AVX512F)"""
-    VEX_KORTESTQ_KR_KR: Final = 3222
+    VEX_KORTESTQ_KR_KR: Final = 3325
     """``kortestq R:k, R:k`` ``VEX.L0.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KORTESTB_KR_KR: Final = 3223
+    VEX_KORTESTB_KR_KR: Final = 3326
     """``kortestb R:k, R:k`` ``VEX.L0.66.0F.W0 98 /r`` (AVX512DQ)"""
-    VEX_KORTESTD_KR_KR: Final = 3224
+    VEX_KORTESTD_KR_KR: Final = 3327
     """``kortestd R:k, R:k`` ``VEX.L0.66.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KTESTW_KR_KR: Final = 3225
+    VEX_KTESTW_KR_KR: Final = 3328
     """``ktestw R:k, R:k`` ``VEX.L0.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTQ_KR_KR: Final = 3226
+    VEX_KTESTQ_KR_KR: Final = 3329
     """``ktestq R:k, R:k`` ``VEX.L0.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KTESTB_KR_KR: Final = 3227
+    VEX_KTESTB_KR_KR: Final = 3330
     """``ktestb R:k, R:k`` ``VEX.L0.66.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTD_KR_KR: Final = 3228
+    VEX_KTESTD_KR_KR: Final = 3331
     """``ktestd R:k, R:k`` ``VEX.L0.66.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3229
+    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3332
     """``kshiftrb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 30 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3230
+    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3333
     """``kshiftrw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 30 /r ib`` (AVX512F)"""
-    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3231
+    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3334
     """``kshiftrd W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3232
+    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3335
     """``kshiftrq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3233
+    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3336
     """``kshiftlb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 32 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3234
+    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3337
     """``kshiftlw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 32 /r ib`` (AVX512F)"""
-    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3235
+    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3338
     """``kshiftld W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 33 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3236
+    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3339
     """``kshiftlq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 33 /r ib`` (AVX512BW)"""
-    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3237
+    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3340
     """``vpgatherdd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 90 /r`` (AVX2)"""
-    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3238
+    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3341
     """``vpgatherdd RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3239
+    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3342
     """``vpgatherdd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3240
+    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3343
     """``vpgatherdd RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3241
+    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3344
     """``vpgatherdd RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 90 /r`` (AVX512F)"""
-    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3242
+    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3345
     """``vpgatherdq RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 90 /r`` (AVX2)"""
-    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3243
+    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3346
     """``vpgatherdq RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3244
+    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3347
     """``vpgatherdq RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3245
+    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3348
     """``vpgatherdq RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3246
+    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3349
     """``vpgatherdq RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 90 /r`` (AVX512F)"""
-    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3247
+    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3350
     """``vpgatherqd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 91 /r`` (AVX2)"""
-    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3248
+    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3351
     """``vpgatherqd RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3249
+    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3352
     """``vpgatherqd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3250
+    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3353
     """``vpgatherqd RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3251
+    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3354
     """``vpgatherqd RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 91 /r`` (AVX512F)"""
-    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3252
+    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3355
     """``vpgatherqq RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 91 /r`` (AVX2)"""
-    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3253
+    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3356
     """``vpgatherqq RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3254
+    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3357
     """``vpgatherqq RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3255
+    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3358
     """``vpgatherqq RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3256
+    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3359
     """``vpgatherqq RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 91 /r`` (AVX512F)"""
-    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3257
+    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3360
     """``vgatherdps RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 92 /r`` (AVX2)"""
-    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3258
+    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3361
     """``vgatherdps RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3259
+    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3362
     """``vgatherdps RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3260
+    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3363
     """``vgatherdps RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3261
+    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3364
     """``vgatherdps RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 92 /r`` (AVX512F)"""
-    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3262
+    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3365
     """``vgatherdpd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 92 /r`` (AVX2)"""
-    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3263
+    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3366
     """``vgatherdpd RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3264
+    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3367
     """``vgatherdpd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3265
+    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3368
     """``vgatherdpd RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3266
+    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3369
     """``vgatherdpd RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 92 /r`` (AVX512F)"""
-    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3267
+    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3370
     """``vgatherqps RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 93 /r`` (AVX2)"""
-    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3268
+    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3371
     """``vgatherqps RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3269
+    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3372
     """``vgatherqps RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3270
+    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3373
     """``vgatherqps RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3271
+    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3374
     """``vgatherqps RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 93 /r`` (AVX512F)"""
-    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3272
+    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3375
     """``vgatherqpd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 93 /r`` (AVX2)"""
-    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3273
+    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3376
     """``vgatherqpd RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3274
+    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3377
     """``vgatherqpd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3275
+    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3378
     """``vgatherqpd RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3276
+    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3379
     """``vgatherqpd RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 93 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3277
+    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3380
     """``vpscatterdd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3278
+    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3381
     """``vpscatterdd CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3279
+    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3382
     """``vpscatterdd CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3280
+    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3383
     """``vpscatterdq CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3281
+    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3384
     """``vpscatterdq CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3282
+    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3385
     """``vpscatterdq CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3283
+    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3386
     """``vpscatterqd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3284
+    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3387
     """``vpscatterqd CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3285
+    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3388
     """``vpscatterqd CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A1 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3286
+    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3389
     """``vpscatterqq CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3287
+    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3390
     """``vpscatterqq CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3288
+    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3391
     """``vpscatterqq CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A1 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3289
+    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3392
     """``vscatterdps CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3290
+    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3393
     """``vscatterdps CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3291
+    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3394
     """``vscatterdps CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3292
+    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3395
     """``vscatterdpd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3293
+    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3396
     """``vscatterdpd CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3294
+    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3397
     """``vscatterdpd CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3295
+    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3398
     """``vscatterqps CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3296
+    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3399
     """``vscatterqps CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3297
+    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3400
     """``vscatterqps CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A3 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3298
+    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3401
     """``vscatterqpd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3299
+    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3402
     """``vscatterqpd CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3300
+    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3403
     """``vscatterqpd CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A3 /r`` (AVX512F)"""
-    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3301
+    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3404
     """``vgatherpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3302
+    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3405
     """``vgatherpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3303
+    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3406
     """``vgatherpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3304
+    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3407
     """``vgatherpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3305
+    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3408
     """``vscatterpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3306
+    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3409
     """``vscatterpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3307
+    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3410
     """``vscatterpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3308
+    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3411
     """``vscatterpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /6`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3309
+    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3412
     """``vgatherpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3310
+    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3413
     """``vgatherpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3311
+    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3414
     """``vgatherpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3312
+    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3415
     """``vgatherpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3313
+    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3416
     """``vscatterpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3314
+    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3417
     """``vscatterpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3315
+    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3418
     """``vscatterpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3316
+    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3419
     """``vscatterpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /6`` (AVX512PF)"""
-    VEX_LDTILECFG_M512: Final = 3317
+    VEX_LDTILECFG_M512: Final = 3420
     """``ldtilecfg R:m512`` ``VEX.128.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_TILERELEASE: Final = 3318
+    VEX_TILERELEASE: Final = 3421
     """``tilerelease`` ``VEX.128.0F38.W0 49 C0`` (AMX_TILE)"""
-    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3319
+    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3422
     """``tdpbf16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5C /r`` (AMX_BF16)"""
-    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3320
+    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3423
     """``tdpbuud RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3321
+    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3424
     """``tdpbusd RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3322
+    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3425
     """``tdpbsud RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3323
+    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3426
     """``tdpbssd RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3324
+    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3427
     """``tdpfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5C /r`` (AMX_FP16)"""
-    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3325
+    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3428
     """``tcmmimfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3326
+    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3429
     """``tcmmrlfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3327
+    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3430
     """``tileloaddt1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILESTORED_SIBMEM_TMM: Final = 3328
+    VEX_TILESTORED_SIBMEM_TMM: Final = 3431
     """``tilestored W:sibmem, R:tmm`` ``VEX.128.F3.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILELOADD_TMM_SIBMEM: Final = 3329
+    VEX_TILELOADD_TMM_SIBMEM: Final = 3432
     """``tileloadd W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILEZERO_TMM: Final = 3330
+    VEX_TILEZERO_TMM: Final = 3433
     """``tilezero W:tmm`` ``VEX.128.F2.0F38.W0 49 C0`` (AMX_TILE)"""
-    PUSHFQ: Final = 3331
+    PUSHFQ: Final = 3434
     """``pushf`` ``9C`` (X64)"""
-    POPFQ: Final = 3332
+    POPFQ: Final = 3435
     """``popf`` ``9D`` (X64)"""
-    PUSHFW: Final = 3333
+    PUSHFW: Final = 3436
     """``pushfw`` ``o16 9C`` (INTEL8086)"""
-    POPFW: Final = 3334
+    POPFW: Final = 3437
     """``popfw`` ``o16 9D`` (INTEL8086)"""
-    ENTERQ_IMM16_IMM8: Final = 3335
+    ENTERQ_IMM16_IMM8: Final = 3438
     """``enter R:imm16, R:imm8`` ``C8 iw ib`` (X64)"""
-    ENTERW_IMM16_IMM8: Final = 3336
+    ENTERW_IMM16_IMM8: Final = 3439
     """``enterw R:imm16, R:imm8`` ``o16 C8 iw ib`` (INTEL186)"""
-    LEAVEQ: Final = 3337
+    LEAVEQ: Final = 3440
     """``leave`` ``C9`` (X64)"""
-    LEAVEW: Final = 3338
+    LEAVEW: Final = 3441
     """``leavew`` ``o16 C9`` (INTEL186)"""
-    CLAC: Final = 3339
+    CLAC: Final = 3442
     """``clac`` ``0F 01 CA`` (SMAP)"""
-    STAC: Final = 3340
+    STAC: Final = 3443
     """``stac`` ``0F 01 CB`` (SMAP)"""
-    SYSCALL: Final = 3341
+    SYSCALL: Final = 3444
     """``syscall`` ``0F 05`` (SYSCALL)"""
-    RSM: Final = 3342
+    RSM: Final = 3445
     """``rsm`` ``0F AA`` (SMM)"""
-    UIRET: Final = 3343
+    UIRET: Final = 3446
     """``uiret`` ``F3 0F 01 EC`` (UINTR)"""
-    ERETU: Final = 3344
+    ERETU: Final = 3447
     """``eretu`` ``F3 0F 01 CA`` (FRED)"""
-    ERETS: Final = 3345
+    ERETS: Final = 3448
     """``erets`` ``F2 0F 01 CA`` (FRED)"""
-    TESTUI: Final = 3346
+    TESTUI: Final = 3449
     """``testui`` ``F3 0F 01 ED`` (UINTR)"""
-    CLUI: Final = 3347
+    CLUI: Final = 3450
     """``clui`` ``F3 0F 01 EE`` (UINTR)"""
-    STUI: Final = 3348
+    STUI: Final = 3451
     """``stui`` ``F3 0F 01 EF`` (UINTR)"""
-    SENDUIPI_R64: Final = 3349
+    SENDUIPI_R64: Final = 3452
     """``senduipi R:r64`` ``F3 0F C7 /6`` (UINTR)"""
-    PBLENDVB_XMM_XMMM128: Final = 3350
+    PBLENDVB_XMM_XMMM128: Final = 3453
     """``pblendvb RW:xmm, R:xmm/m128`` ``66 0F 38 10 /r`` (SSE4_1)"""
-    BLENDVPS_XMM_XMMM128: Final = 3351
+    BLENDVPS_XMM_XMMM128: Final = 3454
     """``blendvps RW:xmm, R:xmm/m128`` ``66 0F 38 14 /r`` (SSE4_1)"""
-    BLENDVPD_XMM_XMMM128: Final = 3352
+    BLENDVPD_XMM_XMMM128: Final = 3455
     """``blendvpd RW:xmm, R:xmm/m128`` ``66 0F 38 15 /r`` (SSE4_1)"""
-    SHA256RNDS2_XMM_XMMM128: Final = 3353
+    SHA256RNDS2_XMM_XMMM128: Final = 3456
     """``sha256rnds2 RW:xmm, R:xmm/m128`` ``0F 38 CB /r`` (SHA)"""
-    HRESET_IMM8: Final = 3354
+    HRESET_IMM8: Final = 3457
     """``hreset N:imm8`` ``F3 0F 3A F0 C0 ib`` (HRESET)"""
-    UMONITOR_R64: Final = 3355
+    UMONITOR_R64: Final = 3458
     """``umonitor R:r64`` ``F3 0F AE /6`` (WAITPKG)"""
-    UMONITOR_R32: Final = 3356
+    UMONITOR_R32: Final = 3459
     """``umonitor R:r32`` ``a32 F3 0F AE /6`` (WAITPKG)"""
-    VMREAD_RM64_R64: Final = 3357
+    VMREAD_RM64_R64: Final = 3460
     """``vmread W:r64/m64, R:r64`` ``0F 78 /r`` (VMX)"""
-    VMWRITE_R64_RM64: Final = 3358
+    VMWRITE_R64_RM64: Final = 3461
     """``vmwrite R:r64, R:r64/m64`` ``0F 79 /r`` (VMX)"""
-    INVEPT_R64_M128: Final = 3359
+    INVEPT_R64_M128: Final = 3462
     """``invept R:r64, R:m128`` ``66 0F 38 80 /r`` (VMX+INVEPT)"""
-    INVVPID_R64_M128: Final = 3360
+    INVVPID_R64_M128: Final = 3463
     """``invvpid R:r64, R:m128`` ``66 0F 38 81 /r`` (VMX+INVVPID)"""
-    INVPCID_R64_M128: Final = 3361
+    INVPCID_R64_M128: Final = 3464
     """``invpcid R:r64, R:m128`` ``66 0F 38 82 /r`` (INVPCID)"""
-    VMRUNQ: Final = 3362
+    VMRUNQ: Final = 3465
     """``vmrun`` ``0F 01 D8`` (SVM)"""
-    VMRUND: Final = 3363
+    VMRUND: Final = 3466
     """``vmrun`` ``a32 0F 01 D8`` (SVM)"""
-    VMLOADQ: Final = 3364
+    VMLOADQ: Final = 3467
     """``vmload`` ``0F 01 DA`` (SVM)"""
-    VMLOADD: Final = 3365
+    VMLOADD: Final = 3468
     """``vmload`` ``a32 0F 01 DA`` (SVM)"""
-    VMSAVEQ: Final = 3366
+    VMSAVEQ: Final = 3469
     """``vmsave`` ``0F 01 DB`` (SVM)"""
-    VMSAVED: Final = 3367
+    VMSAVED: Final = 3470
     """``vmsave`` ``a32 0F 01 DB`` (SVM)"""
-    INVLPGAQ: Final = 3368
+    INVLPGAQ: Final = 3471
     """``invlpga`` ``0F 01 DF`` (SVM)"""
-    INVLPGAD: Final = 3369
+    INVLPGAD: Final = 3472
     """``invlpga`` ``a32 0F 01 DF`` (SVM)"""
-    CLZEROQ: Final = 3370
+    CLZEROQ: Final = 3473
     """``clzero`` ``0F 01 FC`` (CLZERO)"""
-    CLZEROD: Final = 3371
+    CLZEROD: Final = 3474
     """``clzero`` ``a32 0F 01 FC`` (CLZERO)"""
-    RMPUPDATE: Final = 3372
+    RMPUPDATE: Final = 3475
     """``rmpupdate`` ``F2 0F 01 FE`` (SEV_SNP)"""
-    PVALIDATEQ: Final = 3373
+    PVALIDATEQ: Final = 3476
     """``pvalidate`` ``F2 0F 01 FF`` (SEV_SNP)"""
-    PVALIDATED: Final = 3374
+    PVALIDATED: Final = 3477
     """``pvalidate`` ``a32 F2 0F 01 FF`` (SEV_SNP)"""
-    INVLPGBQ: Final = 3375
+    INVLPGBQ: Final = 3478
     """``invlpgb`` ``0F 01 FE`` (INVLPGB)"""
-    INVLPGBD: Final = 3376
+    INVLPGBD: Final = 3479
     """``invlpgb`` ``a32 0F 01 FE`` (INVLPGB)"""
-    WRMSRLIST: Final = 3377
+    WRMSRLIST: Final = 3480
     """``wrmsrlist`` ``F3 0F 01 C6`` (MSRLIST)"""
-    RDMSRLIST: Final = 3378
+    RDMSRLIST: Final = 3481
     """``rdmsrlist`` ``F2 0F 01 C6`` (MSRLIST)"""
-    PBNDKB: Final = 3379
+    PBNDKB: Final = 3482
     """``pbndkb`` ``0F 01 C7`` (TSE)"""
-    XCRYPTECB_64: Final = 3380
+    XCRYPTECB_64: Final = 3483
     """``xcryptecb`` ``F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTECB_32: Final = 3381
+    XCRYPTECB_32: Final = 3484
     """``xcryptecb`` ``a32 F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTCBC_64: Final = 3382
+    XCRYPTCBC_64: Final = 3485
     """``xcryptcbc`` ``F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCBC_32: Final = 3383
+    XCRYPTCBC_32: Final = 3486
     """``xcryptcbc`` ``a32 F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCTR_64: Final = 3384
+    XCRYPTCTR_64: Final = 3487
     """``xcryptctr`` ``F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCTR_32: Final = 3385
+    XCRYPTCTR_32: Final = 3488
     """``xcryptctr`` ``a32 F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCFB_64: Final = 3386
+    XCRYPTCFB_64: Final = 3489
     """``xcryptcfb`` ``F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTCFB_32: Final = 3387
+    XCRYPTCFB_32: Final = 3490
     """``xcryptcfb`` ``a32 F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTOFB_64: Final = 3388
+    XCRYPTOFB_64: Final = 3491
     """``xcryptofb`` ``F3 0F A7 E8`` (PADLOCK_ACE)"""
-    XCRYPTOFB_32: Final = 3389
+    XCRYPTOFB_32: Final = 3492
     """``xcryptofb`` ``a32 F3 0F A7 E8`` (PADLOCK_ACE)"""
-    MONTMUL_32: Final = 3390
+    MONTMUL_32: Final = 3493
     """``montmul`` ``a32 F3 0F A6 C0`` (PADLOCK_PMM)"""
-    XSHA1_64: Final = 3391
+    XSHA1_64: Final = 3494
     """``xsha1`` ``F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA1_32: Final = 3392
+    XSHA1_32: Final = 3495
     """``xsha1`` ``a32 F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA256_64: Final = 3393
+    XSHA256_64: Final = 3496
     """``xsha256`` ``F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA256_32: Final = 3394
+    XSHA256_32: Final = 3497
     """``xsha256`` ``a32 F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA512_64: Final = 3395
+    XSHA512_64: Final = 3498
     """``xsha512`` ``F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_32: Final = 3396
+    XSHA512_32: Final = 3499
     """``xsha512`` ``a32 F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_ALT_64: Final = 3397
+    XSHA512_ALT_64: Final = 3500
     """``xsha512_alt`` ``F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSHA512_ALT_32: Final = 3398
+    XSHA512_ALT_32: Final = 3501
     """``xsha512_alt`` ``a32 F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSTORE_64: Final = 3399
+    XSTORE_64: Final = 3502
     """``xstore`` ``0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_32: Final = 3400
+    XSTORE_32: Final = 3503
     """``xstore`` ``a32 0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_ALT_64: Final = 3401
+    XSTORE_ALT_64: Final = 3504
     """``xstore_alt`` ``F3 0F A7 F8`` (PADLOCK_RNG)"""
-    XSTORE_ALT_32: Final = 3402
+    XSTORE_ALT_32: Final = 3505
     """``xstore_alt`` ``a32 F3 0F A7 F8`` (PADLOCK_RNG)"""
-    CCS_HASH_64: Final = 3403
+    CCS_HASH_64: Final = 3506
     """``ccs_hash`` ``F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_HASH_32: Final = 3404
+    CCS_HASH_32: Final = 3507
     """``ccs_hash`` ``a32 F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_64: Final = 3405
+    CCS_ENCRYPT_64: Final = 3508
     """``ccs_encrypt`` ``F3 0F A7 F0`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_32: Final = 3406
+    CCS_ENCRYPT_32: Final = 3509
     """``ccs_encrypt`` ``a32 F3 0F A7 F0`` (PADLOCK_GMI)"""
-    VIA_UNDOC_F30FA6F0_64: Final = 3407
+    VIA_UNDOC_F30FA6F0_64: Final = 3510
     """``undoc`` ``F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F0_32: Final = 3408
+    VIA_UNDOC_F30FA6F0_32: Final = 3511
     """``undoc`` ``a32 F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_64: Final = 3409
+    VIA_UNDOC_F30FA6F8_64: Final = 3512
     """``undoc`` ``F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_32: Final = 3410
+    VIA_UNDOC_F30FA6F8_32: Final = 3513
     """``undoc`` ``a32 F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3411
+    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3514
     """``vmovdqu8 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3412
+    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3515
     """``vmovdqu8 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3413
+    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3516
     """``vmovdqu8 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3414
+    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3517
     """``vmovdqu8 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3415
+    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3518
     """``vmovdqu8 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3416
+    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3519
     """``vmovdqu8 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W0 7F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3417
+    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3520
     """``vmovdqu16 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3418
+    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3521
     """``vmovdqu16 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3419
+    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3522
     """``vmovdqu16 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3420
+    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3523
     """``vmovdqu16 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3421
+    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3524
     """``vmovdqu16 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3422
+    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3525
     """``vmovdqu16 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W1 7F /r`` (AVX512BW)"""
-    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3423
+    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3526
     """``vpsrlvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3424
+    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3527
     """``vpsrlvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3425
+    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3528
     """``vpsrlvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 10 /r`` (AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3426
+    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3529
     """``vpmovuswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3427
+    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3530
     """``vpmovuswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3428
+    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3531
     """``vpmovuswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 10 /r`` (AVX512BW)"""
-    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3429
+    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3532
     """``vpsravw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3430
+    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3533
     """``vpsravw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3431
+    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3534
     """``vpsravw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 11 /r`` (AVX512BW)"""
-    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3432
+    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3535
     """``vpsllvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3433
+    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3536
     """``vpsllvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3434
+    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3537
     """``vpsllvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 12 /r`` (AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3435
+    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3538
     """``vpmovswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3436
+    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3539
     """``vpmovswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3437
+    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3540
     """``vpmovswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 20 /r`` (AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3438
+    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3541
     """``vptestmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3439
+    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3542
     """``vptestmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3440
+    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3543
     """``vptestmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3441
+    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3544
     """``vptestmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3442
+    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3545
     """``vptestmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3443
+    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3546
     """``vptestmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3444
+    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3547
     """``vptestnmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3445
+    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3548
     """``vptestnmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3446
+    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3549
     """``vptestnmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3447
+    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3550
     """``vptestnmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3448
+    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3551
     """``vptestnmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3449
+    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3552
     """``vptestnmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2B_XMM_KR: Final = 3450
+    EVEX_VPMOVM2B_XMM_KR: Final = 3553
     """``vpmovm2b W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_YMM_KR: Final = 3451
+    EVEX_VPMOVM2B_YMM_KR: Final = 3554
     """``vpmovm2b W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_ZMM_KR: Final = 3452
+    EVEX_VPMOVM2B_ZMM_KR: Final = 3555
     """``vpmovm2b W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2W_XMM_KR: Final = 3453
+    EVEX_VPMOVM2W_XMM_KR: Final = 3556
     """``vpmovm2w W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_YMM_KR: Final = 3454
+    EVEX_VPMOVM2W_YMM_KR: Final = 3557
     """``vpmovm2w W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_ZMM_KR: Final = 3455
+    EVEX_VPMOVM2W_ZMM_KR: Final = 3558
     """``vpmovm2w W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVB2M_KR_XMM: Final = 3456
+    EVEX_VPMOVB2M_KR_XMM: Final = 3559
     """``vpmovb2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_YMM: Final = 3457
+    EVEX_VPMOVB2M_KR_YMM: Final = 3560
     """``vpmovb2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_ZMM: Final = 3458
+    EVEX_VPMOVB2M_KR_ZMM: Final = 3561
     """``vpmovb2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVW2M_KR_XMM: Final = 3459
+    EVEX_VPMOVW2M_KR_XMM: Final = 3562
     """``vpmovw2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_YMM: Final = 3460
+    EVEX_VPMOVW2M_KR_YMM: Final = 3563
     """``vpmovw2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_ZMM: Final = 3461
+    EVEX_VPMOVW2M_KR_ZMM: Final = 3564
     """``vpmovw2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3462
+    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3565
     """``vpmovwb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3463
+    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3566
     """``vpmovwb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3464
+    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3567
     """``vpmovwb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 30 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3465
+    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3568
     """``vpblendmb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3466
+    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3569
     """``vpblendmb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3467
+    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3570
     """``vpblendmb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 66 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3468
+    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3571
     """``vpblendmw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3469
+    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3572
     """``vpblendmw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3470
+    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3573
     """``vpblendmw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 66 /r`` (AVX512BW)"""
-    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3471
+    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3574
     """``vpermi2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3472
+    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3575
     """``vpermi2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3473
+    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3576
     """``vpermi2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 75 /r`` (AVX512BW)"""
-    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3474
+    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3577
     """``vpermt2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3475
+    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3578
     """``vpermt2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3476
+    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3579
     """``vpermt2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7D /r`` (AVX512BW)"""
-    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3477
+    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3580
     """``vpermw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3478
+    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3581
     """``vpermw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3479
+    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3582
     """``vpermw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 8D /r`` (AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3480
+    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3583
     """``vpcmpub W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3481
+    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3584
     """``vpcmpub W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3482
+    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3585
     """``vpcmpub W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3483
+    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3586
     """``vpcmpuw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3484
+    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3587
     """``vpcmpuw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3485
+    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3588
     """``vpcmpuw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3486
+    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3589
     """``vpcmpb W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3487
+    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3590
     """``vpcmpb W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3488
+    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3591
     """``vpcmpb W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3F /r ib`` (AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3489
+    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3592
     """``vpcmpw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3490
+    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3593
     """``vpcmpw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3491
+    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3594
     """``vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3F /r ib`` (AVX512BW)"""
-    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3492
+    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3595
     """``vdbpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3493
+    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3596
     """``vdbpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3494
+    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3597
     """``vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 42 /r ib`` (AVX512BW)"""
-    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3495
+    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3598
     """``vdpbf16ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3496
+    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3599
     """``vdpbf16ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3497
+    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3600
     """``vdpbf16ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 52 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3498
+    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3601
     """``vpopcntb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3499
+    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3602
     """``vpopcntb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3500
+    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3603
     """``vpopcntb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3501
+    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3604
     """``vpopcntw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3502
+    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3605
     """``vpopcntw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3503
+    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3606
     """``vpopcntw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3504
+    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3607
     """``vpopcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3505
+    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3608
     """``vpopcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3506
+    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3609
     """``vpopcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3507
+    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3610
     """``vpopcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3508
+    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3611
     """``vpopcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3509
+    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3612
     """``vpopcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3510
+    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3613
     """``vpexpandb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3511
+    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3614
     """``vpexpandb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3512
+    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3615
     """``vpexpandb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3513
+    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3616
     """``vpexpandw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3514
+    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3617
     """``vpexpandw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3515
+    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3618
     """``vpexpandw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3516
+    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3619
     """``vpcompressb W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3517
+    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3620
     """``vpcompressb W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3518
+    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3621
     """``vpcompressb W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3519
+    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3622
     """``vpcompressw W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3520
+    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3623
     """``vpcompressw W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3521
+    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3624
     """``vpcompressw W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3522
+    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3625
     """``vpshldvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3523
+    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3626
     """``vpshldvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3524
+    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3627
     """``vpshldvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 70 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3525
+    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3628
     """``vpshldvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3526
+    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3629
     """``vpshldvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3527
+    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3630
     """``vpshldvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3528
+    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3631
     """``vpshldvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3529
+    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3632
     """``vpshldvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3530
+    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3633
     """``vpshldvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3531
+    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3634
     """``vpshrdvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3532
+    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3635
     """``vpshrdvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3533
+    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3636
     """``vpshrdvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 72 /r`` (AVX512_VBMI2)"""
-    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3534
+    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3637
     """``vcvtne2ps2bf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3535
+    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3638
     """``vcvtne2ps2bf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3536
+    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3639
     """``vcvtne2ps2bf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3537
+    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3640
     """``vpshrdvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3538
+    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3641
     """``vpshrdvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3539
+    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3642
     """``vpshrdvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3540
+    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3643
     """``vpshrdvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3541
+    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3644
     """``vpshrdvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3542
+    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3645
     """``vpshrdvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3543
+    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3646
     """``vpermi2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3544
+    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3647
     """``vpermi2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3545
+    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3648
     """``vpermi2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 75 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3546
+    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3649
     """``vpermt2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3547
+    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3650
     """``vpermt2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3548
+    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3651
     """``vpermt2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7D /r`` (AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3549
+    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3652
     """``vpmultishiftqb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3550
+    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3653
     """``vpmultishiftqb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3551
+    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3654
     """``vpmultishiftqb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 83 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3552
+    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3655
     """``vpermb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3553
+    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3656
     """``vpermb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3554
+    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3657
     """``vpermb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8D /r`` (AVX512_VBMI)"""
-    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3555
+    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3658
     """``vpshufbitqmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3556
+    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3659
     """``vpshufbitqmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3557
+    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3660
     """``vpshufbitqmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8F /r`` (AVX512_BITALG)"""
-    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3558
+    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3661
     """``vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3559
+    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3662
     """``vpshldw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3560
+    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3663
     """``vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 70 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3561
+    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3664
     """``vpshldd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3562
+    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3665
     """``vpshldd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3563
+    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3666
     """``vpshldd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3564
+    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3667
     """``vpshldq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3565
+    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3668
     """``vpshldq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3566
+    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3669
     """``vpshldq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3567
+    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3670
     """``vpshrdw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3568
+    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3671
     """``vpshrdw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3569
+    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3672
     """``vpshrdw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 72 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3570
+    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3673
     """``vpshrdd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3571
+    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3674
     """``vpshrdd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3572
+    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3675
     """``vpshrdd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3573
+    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3676
     """``vpshrdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3574
+    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3677
     """``vpshrdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3575
+    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3678
     """``vpshrdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3576
+    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3679
     """``vaddph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3577
+    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3680
     """``vaddph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3578
+    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3681
     """``vaddph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3579
+    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3682
     """``vaddsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3580
+    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3683
     """``vcmpph W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3581
+    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3684
     """``vcmpph W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3582
+    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3685
     """``vcmpph W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3583
+    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3686
     """``vcmpsh W:k, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.F3.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3584
+    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3687
     """``vcomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2F /r`` (AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3585
+    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3688
     """``vcvtdq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3586
+    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3689
     """``vcvtdq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3587
+    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3690
     """``vcvtdq2ph W:ymm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3588
+    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3691
     """``vcvtpd2ph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3589
+    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3692
     """``vcvtpd2ph W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3590
+    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3693
     """``vcvtpd2ph W:xmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3591
+    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3694
     """``vcvtph2dq W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3592
+    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3695
     """``vcvtph2dq W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3593
+    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3696
     """``vcvtph2dq W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3594
+    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3697
     """``vcvtph2pd W:xmm, R:xmm/m32`` ``EVEX.128.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3595
+    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3698
     """``vcvtph2pd W:ymm, R:xmm/m64`` ``EVEX.256.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3596
+    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3699
     """``vcvtph2pd W:zmm, R:xmm/m128`` ``EVEX.512.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3597
+    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3700
     """``vcvtph2psx W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3598
+    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3701
     """``vcvtph2psx W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3599
+    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3702
     """``vcvtph2psx W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3600
+    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3703
     """``vcvtph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3601
+    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3704
     """``vcvtph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3602
+    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3705
     """``vcvtph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3603
+    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3706
     """``vcvtph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3604
+    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3707
     """``vcvtph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3605
+    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3708
     """``vcvtph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3606
+    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3709
     """``vcvtph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3607
+    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3710
     """``vcvtph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3608
+    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3711
     """``vcvtph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3609
+    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3712
     """``vcvtph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3610
+    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3713
     """``vcvtph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3611
+    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3714
     """``vcvtph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3612
+    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3715
     """``vcvtph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3613
+    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3716
     """``vcvtph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3614
+    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3717
     """``vcvtph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3615
+    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3718
     """``vcvtps2phx W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3616
+    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3719
     """``vcvtps2phx W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3617
+    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3720
     """``vcvtps2phx W:ymm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3618
+    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3721
     """``vcvtqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3619
+    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3722
     """``vcvtqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3620
+    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3723
     """``vcvtqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.MAP5.W1 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3621
+    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3724
     """``vcvtsd2sh W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3622
+    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3725
     """``vcvtsh2sd W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3623
+    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3726
     """``vcvtsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3624
+    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3727
     """``vcvtsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3625
+    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3728
     """``vcvtsh2ss W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3626
+    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3729
     """``vcvtsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3627
+    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3730
     """``vcvtsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3628
+    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3731
     """``vcvtsi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3629
+    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3732
     """``vcvtsi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3630
+    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3733
     """``vcvtss2sh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3631
+    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3734
     """``vcvttph2dq W:xmm, R:xmm/m64`` ``EVEX.128.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3632
+    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3735
     """``vcvttph2dq W:ymm, R:xmm/m128`` ``EVEX.256.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3633
+    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3736
     """``vcvttph2dq W:zmm, R:ymm/m256`` ``EVEX.512.F3.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3634
+    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3737
     """``vcvttph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3635
+    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3738
     """``vcvttph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3636
+    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3739
     """``vcvttph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3637
+    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3740
     """``vcvttph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3638
+    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3741
     """``vcvttph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3639
+    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3742
     """``vcvttph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3640
+    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3743
     """``vcvttph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3641
+    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3744
     """``vcvttph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3642
+    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3745
     """``vcvttph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3643
+    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3746
     """``vcvttph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3644
+    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3747
     """``vcvttph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3645
+    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3748
     """``vcvttph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3646
+    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3749
     """``vcvttph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3647
+    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3750
     """``vcvttph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3648
+    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3751
     """``vcvttph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3649
+    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3752
     """``vcvttsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3650
+    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3753
     """``vcvttsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3651
+    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3754
     """``vcvttsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3652
+    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3755
     """``vcvttsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3653
+    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3756
     """``vcvtudq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3654
+    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3757
     """``vcvtudq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3655
+    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3758
     """``vcvtudq2ph W:ymm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3656
+    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3759
     """``vcvtuqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3657
+    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3760
     """``vcvtuqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3658
+    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3761
     """``vcvtuqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W1 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3659
+    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3762
     """``vcvtusi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3660
+    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3763
     """``vcvtusi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3661
+    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3764
     """``vcvtuw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3662
+    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3765
     """``vcvtuw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3663
+    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3766
     """``vcvtuw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3664
+    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3767
     """``vcvtw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3665
+    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3768
     """``vcvtw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3666
+    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3769
     """``vcvtw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3667
+    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3770
     """``vdivph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3668
+    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3771
     """``vdivph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3669
+    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3772
     """``vdivph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3670
+    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3773
     """``vdivsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3671
+    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3774
     """``vfmaddsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3672
+    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3775
     """``vfmaddsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3673
+    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3776
     """``vfmaddsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 96 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3674
+    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3777
     """``vfmaddsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3675
+    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3778
     """``vfmaddsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3676
+    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3779
     """``vfmaddsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A6 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3677
+    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3780
     """``vfmaddsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3678
+    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3781
     """``vfmaddsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3679
+    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3782
     """``vfmaddsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B6 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3680
+    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3783
     """``vfmsubadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3681
+    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3784
     """``vfmsubadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3682
+    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3785
     """``vfmsubadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 97 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3683
+    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3786
     """``vfmsubadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3684
+    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3787
     """``vfmsubadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3685
+    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3788
     """``vfmsubadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A7 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3686
+    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3789
     """``vfmsubadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3687
+    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3790
     """``vfmsubadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3688
+    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3791
     """``vfmsubadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B7 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3689
+    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3792
     """``vfmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3690
+    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3793
     """``vfmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3691
+    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3794
     """``vfmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 98 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3692
+    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3795
     """``vfmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3693
+    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3796
     """``vfmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3694
+    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3797
     """``vfmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A8 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3695
+    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3798
     """``vfmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3696
+    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3799
     """``vfmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3697
+    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3800
     """``vfmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B8 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3698
+    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3801
     """``vfnmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3699
+    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3802
     """``vfnmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3700
+    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3803
     """``vfnmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9C /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3701
+    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3804
     """``vfnmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3702
+    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3805
     """``vfnmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3703
+    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3806
     """``vfnmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AC /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3704
+    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3807
     """``vfnmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3705
+    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3808
     """``vfnmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3706
+    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3809
     """``vfnmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BC /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3707
+    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3810
     """``vfmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 99 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3708
+    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3811
     """``vfmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 A9 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3709
+    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3812
     """``vfmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 B9 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3710
+    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3813
     """``vfnmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9D /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3711
+    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3814
     """``vfnmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AD /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3712
+    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3815
     """``vfnmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BD /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3713
+    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3816
     """``vfmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3714
+    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3817
     """``vfmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3715
+    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3818
     """``vfmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9A /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3716
+    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3819
     """``vfmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3717
+    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3820
     """``vfmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3718
+    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3821
     """``vfmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AA /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3719
+    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3822
     """``vfmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3720
+    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3823
     """``vfmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3721
+    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3824
     """``vfmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BA /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3722
+    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3825
     """``vfnmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3723
+    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3826
     """``vfnmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3724
+    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3827
     """``vfnmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9E /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3725
+    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3828
     """``vfnmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3726
+    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3829
     """``vfnmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3727
+    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3830
     """``vfnmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AE /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3728
+    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3831
     """``vfnmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3729
+    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3832
     """``vfnmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3730
+    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3833
     """``vfnmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BE /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3731
+    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3834
     """``vfmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9B /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3732
+    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3835
     """``vfmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AB /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3733
+    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3836
     """``vfmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BB /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3734
+    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3837
     """``vfnmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9F /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3735
+    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3838
     """``vfnmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AF /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3736
+    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3839
     """``vfnmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BF /r`` (AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3737
+    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3840
     """``vfpclassph W:k, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3738
+    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3841
     """``vfpclassph W:k, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3739
+    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3842
     """``vfpclassph W:k, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 66 /r ib`` (AVX512_FP16)"""
-    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3740
+    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3843
     """``vfpclasssh W:k, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 67 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3741
+    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3844
     """``vgetexpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3742
+    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3845
     """``vgetexpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3743
+    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3846
     """``vgetexpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 42 /r`` (AVX512_FP16)"""
-    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3744
+    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3847
     """``vgetexpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 43 /r`` (AVX512_FP16)"""
-    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3745
+    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3848
     """``vgetmantph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3746
+    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3849
     """``vgetmantph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3747
+    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3850
     """``vgetmantph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 26 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3748
+    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3851
     """``vgetmantsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 27 /r ib`` (AVX512_FP16)"""
-    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3749
+    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3852
     """``vmaxph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3750
+    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3853
     """``vmaxph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3751
+    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3854
     """``vmaxph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3752
+    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3855
     """``vmaxsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3753
+    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3856
     """``vminph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3754
+    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3857
     """``vminph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3755
+    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3858
     """``vminph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3756
+    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3859
     """``vminsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3757
+    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3860
     """``vmovsh W:xmm, R:m16`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_M16_K1_XMM: Final = 3758
+    EVEX_VMOVSH_M16_K1_XMM: Final = 3861
     """``vmovsh W:m16, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3759
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3862
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3760
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3863
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R32M16: Final = 3761
+    EVEX_VMOVW_XMM_R32M16: Final = 3864
     """``vmovw W:xmm, R:r32/m16`` ``EVEX.128.66.MAP5.W0 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R64M16: Final = 3762
+    EVEX_VMOVW_XMM_R64M16: Final = 3865
     """``vmovw W:xmm, R:r64/m16`` ``EVEX.128.66.MAP5.W1 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R32M16_XMM: Final = 3763
+    EVEX_VMOVW_R32M16_XMM: Final = 3866
     """``vmovw W:r32/m16, R:xmm`` ``EVEX.128.66.MAP5.W0 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R64M16_XMM: Final = 3764
+    EVEX_VMOVW_R64M16_XMM: Final = 3867
     """``vmovw W:r64/m16, R:xmm`` ``EVEX.128.66.MAP5.W1 7E /r`` (AVX512_FP16)"""
-    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3765
+    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3868
     """``vmulph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3766
+    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3869
     """``vmulph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3767
+    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3870
     """``vmulph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3768
+    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3871
     """``vmulsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3769
+    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3872
     """``vfcmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3770
+    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3873
     """``vfcmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3771
+    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3874
     """``vfcmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3772
+    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3875
     """``vfmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3773
+    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3876
     """``vfmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3774
+    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3877
     """``vfmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3775
+    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3878
     """``vfcmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3776
+    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3879
     """``vfcmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3777
+    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3880
     """``vfcmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3778
+    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3881
     """``vfmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3779
+    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3882
     """``vfmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3780
+    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3883
     """``vfmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3781
+    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3884
     """``vfcmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3782
+    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3885
     """``vfmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3783
+    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3886
     """``vfcmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3784
+    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3887
     """``vfmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3785
+    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3888
     """``vrcpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3786
+    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3889
     """``vrcpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3787
+    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3890
     """``vrcpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4C /r`` (AVX512_FP16)"""
-    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3788
+    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3891
     """``vrcpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4D /r`` (AVX512_FP16)"""
-    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3789
+    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3892
     """``vreduceph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3790
+    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3893
     """``vreduceph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3791
+    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3894
     """``vreduceph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 56 /r ib`` (AVX512_FP16)"""
-    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3792
+    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3895
     """``vreducesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 57 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3793
+    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3896
     """``vrndscaleph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3794
+    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3897
     """``vrndscaleph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3795
+    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3898
     """``vrndscaleph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 08 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3796
+    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3899
     """``vrndscalesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 0A /r ib`` (AVX512_FP16)"""
-    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3797
+    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3900
     """``vrsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3798
+    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3901
     """``vrsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3799
+    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3902
     """``vrsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4E /r`` (AVX512_FP16)"""
-    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3800
+    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3903
     """``vrsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4F /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3801
+    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3904
     """``vscalefph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3802
+    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3905
     """``vscalefph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3803
+    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3906
     """``vscalefph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3804
+    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3907
     """``vscalefsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3805
+    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3908
     """``vsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3806
+    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3909
     """``vsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3807
+    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3910
     """``vsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3808
+    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3911
     """``vsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3809
+    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3912
     """``vsubph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3810
+    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3913
     """``vsubph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3811
+    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3914
     """``vsubph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3812
+    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3915
     """``vsubsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3813
+    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3916
     """``vucomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2E /r`` (AVX512_FP16)"""
-    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 3814
+    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 3917
     """``vpxord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 3815
+    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 3918
     """``vpxord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3816
+    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3919
     """``vpxord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EF /r`` (AVX512F)"""
-    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 3817
+    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 3920
     """``vpandd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 3818
+    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 3921
     """``vpandd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3819
+    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3922
     """``vpandd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DB /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 3820
+    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 3923
     """``vmovdqu32 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 3821
+    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 3924
     """``vmovdqu32 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 3822
+    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 3925
     """``vmovdqu32 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 3823
+    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 3926
     """``vmovdqu32 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 3824
+    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 3927
     """``vmovdqu32 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 3825
+    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 3928
     """``vmovdqu32 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 3826
+    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 3929
     """``vmovdqu64 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 3827
+    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 3930
     """``vmovdqu64 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 3828
+    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 3931
     """``vmovdqu64 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 3829
+    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 3932
     """``vmovdqu64 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 3830
+    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 3933
     """``vmovdqu64 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 3831
+    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 3934
     """``vmovdqu64 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 3832
+    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 3935
     """``vpord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 3833
+    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 3936
     """``vpord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3834
+    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3937
     """``vpord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EB /r`` (AVX512F)"""
-    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3835
+    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3938
     """``vporq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3836
+    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3939
     """``vporq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3837
+    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3940
     """``vporq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EB /r`` (AVX512F)"""
-    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3838
+    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3941
     """``vpandq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3839
+    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3942
     """``vpandq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3840
+    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3943
     """``vpandq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DB /r`` (AVX512F)"""
-    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3841
+    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3944
     """``vpxorq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3842
+    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3945
     """``vpxorq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3843
+    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3946
     """``vpxorq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EF /r`` (AVX512F)"""
-    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 3844
+    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 3947
     """``vpandnd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 3845
+    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 3948
     """``vpandnd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3846
+    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3949
     """``vpandnd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DF /r`` (AVX512F)"""
-    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 3847
+    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 3950
     """``vpandnq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 3848
+    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 3951
     """``vpandnq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3849
+    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3952
     """``vpandnq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DF /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 3850
+    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 3953
     """``vmovdqa32 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 3851
+    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 3954
     """``vmovdqa32 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 3852
+    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 3955
     """``vmovdqa32 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 3853
+    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 3956
     """``vmovdqa32 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 3854
+    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 3957
     """``vmovdqa32 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 3855
+    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 3958
     """``vmovdqa32 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 3856
+    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 3959
     """``vmovdqa64 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 3857
+    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 3960
     """``vmovdqa64 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 3858
+    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 3961
     """``vmovdqa64 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 3859
+    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 3962
     """``vmovdqa64 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 3860
+    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 3963
     """``vmovdqa64 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 3861
+    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 3964
     """``vmovdqa64 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3862
+    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3965
     """``vprord W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 3863
+    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 3966
     """``vprord W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 3864
+    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 3967
     """``vprord W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3865
+    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3968
     """``vprorq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3866
+    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3969
     """``vprorq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3867
+    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3970
     """``vprorq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3868
+    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3971
     """``vprold W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 3869
+    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 3972
     """``vprold W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 3870
+    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 3973
     """``vprold W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3871
+    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3974
     """``vprolq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3872
+    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3975
     """``vprolq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3873
+    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3976
     """``vprolq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3874
+    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3977
     """``vpsraq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 3875
+    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 3978
     """``vpsraq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3876
+    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3979
     """``vpsraq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3877
+    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3980
     """``vpsraq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 3878
+    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 3981
     """``vpsraq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 3879
+    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 3982
     """``vpsraq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 3880
+    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 3983
     """``vcvttps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3881
+    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3984
     """``vcvttps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3882
+    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3985
     """``vcvttps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 3883
+    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 3986
     """``vcvttpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3884
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3987
     """``vcvttpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3885
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3988
     """``vcvttpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 3886
+    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 3989
     """``vcvttss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 3887
+    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 3990
     """``vcvttss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 3888
+    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 3991
     """``vcvttsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 3889
+    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 3992
     """``vcvttsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 3890
+    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 3993
     """``vcvtps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3891
+    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3994
     """``vcvtps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3892
+    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3995
     """``vcvtps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 3893
+    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 3996
     """``vcvtpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3894
+    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3997
     """``vcvtpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3895
+    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3998
     """``vcvtpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 3896
+    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 3999
     """``vcvtss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 3897
+    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 4000
     """``vcvtss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 3898
+    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 4001
     """``vcvtsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 3899
+    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 4002
     """``vcvtsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 3900
+    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 4003
     """``vcvtudq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 3901
+    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 4004
     """``vcvtudq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 3902
+    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 4005
     """``vcvtudq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 3903
+    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 4006
     """``vcvtudq2ps W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 3904
+    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 4007
     """``vcvtudq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 3905
+    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 4008
     """``vcvtudq2ps W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 3906
+    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 4009
     """``vcvtusi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 3907
+    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 4010
     """``vcvtusi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 3908
+    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 4011
     """``vcvtusi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 3909
+    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 4012
     """``vcvtusi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 3910
+    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 4013
     """``vpmovusdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 11 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 3911
+    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 4014
     """``vpmovusdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 3912
+    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 4015
     """``vpmovusdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 3913
+    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 4016
     """``vpmovusqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 12 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 3914
+    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 4017
     """``vpmovusqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 3915
+    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 4018
     """``vpmovusqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 3916
+    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 4019
     """``vpmovusdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 3917
+    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 4020
     """``vpmovusdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 3918
+    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 4021
     """``vpmovusdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3919
+    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4022
     """``vprorvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 3920
+    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 4023
     """``vprorvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 3921
+    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 4024
     """``vprorvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3922
+    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4025
     """``vprorvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 14 /r`` (AVX512F)"""
-    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3923
+    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4026
     """``vprorvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3924
+    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4027
     """``vprorvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 3925
+    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 4028
     """``vpmovusqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 3926
+    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 4029
     """``vpmovusqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 3927
+    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 4030
     """``vpmovusqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3928
+    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4031
     """``vprolvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 3929
+    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 4032
     """``vprolvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 3930
+    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 4033
     """``vprolvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3931
+    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4034
     """``vprolvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 15 /r`` (AVX512F)"""
-    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3932
+    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4035
     """``vprolvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3933
+    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4036
     """``vprolvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 3934
+    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 4037
     """``vpmovusqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 3935
+    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 4038
     """``vpmovusqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 3936
+    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 4039
     """``vpmovusqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 3937
+    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 4040
     """``vbroadcastf32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 1A /r`` (AVX512F)"""
-    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 3938
+    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 4041
     """``vbroadcastf32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 1A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 3939
+    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 4042
     """``vbroadcastf64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 1B /r`` (AVX512F)"""
-    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 3940
+    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 4043
     """``vpabsq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 1F /r`` (AVX512F)"""
-    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 3941
+    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 4044
     """``vpabsq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 3942
+    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 4045
     """``vpabsq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 3943
+    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 4046
     """``vpmovsdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 3944
+    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 4047
     """``vpmovsdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 3945
+    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 4048
     """``vpmovsdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 3946
+    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 4049
     """``vpmovsqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 3947
+    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 4050
     """``vpmovsqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 3948
+    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 4051
     """``vpmovsqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 3949
+    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 4052
     """``vpmovsdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 3950
+    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 4053
     """``vpmovsdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 3951
+    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 4054
     """``vpmovsdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 3952
+    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 4055
     """``vpmovsqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 3953
+    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 4056
     """``vpmovsqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 3954
+    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 4057
     """``vpmovsqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 3955
+    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 4058
     """``vpmovsqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 3956
+    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 4059
     """``vpmovsqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 3957
+    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 4060
     """``vpmovsqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 3958
+    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 4061
     """``vptestmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 3959
+    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 4062
     """``vptestmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 3960
+    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 4063
     """``vptestmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 3961
+    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 4064
     """``vptestmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 3962
+    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 4065
     """``vptestmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 3963
+    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 4066
     """``vptestmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 3964
+    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 4067
     """``vptestnmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 3965
+    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 4068
     """``vptestnmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 3966
+    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 4069
     """``vptestnmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 3967
+    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 4070
     """``vptestnmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 3968
+    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 4071
     """``vptestnmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 3969
+    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 4072
     """``vptestnmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3970
+    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4073
     """``vscalefps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 3971
+    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 4074
     """``vscalefps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 3972
+    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 4075
     """``vscalefps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3973
+    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 4076
     """``vscalefpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 3974
+    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 4077
     """``vscalefpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 3975
+    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 4078
     """``vscalefpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 3976
+    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 4079
     """``vscalefss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 2D /r`` (AVX512F)"""
-    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 3977
+    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 4080
     """``vscalefsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 2D /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 3978
+    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 4081
     """``vpmovdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 31 /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 3979
+    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 4082
     """``vpmovdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 3980
+    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 4083
     """``vpmovdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 3981
+    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 4084
     """``vpmovqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 32 /r`` (AVX512F)"""
-    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 3982
+    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 4085
     """``vpmovqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 3983
+    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 4086
     """``vpmovqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 3984
+    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 4087
     """``vpmovdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 33 /r`` (AVX512F)"""
-    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 3985
+    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 4088
     """``vpmovdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 3986
+    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 4089
     """``vpmovdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 3987
+    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 4090
     """``vpmovqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 34 /r`` (AVX512F)"""
-    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 3988
+    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 4091
     """``vpmovqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 3989
+    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 4092
     """``vpmovqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 3990
+    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 4093
     """``vpmovqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 3991
+    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 4094
     """``vpmovqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 3992
+    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 4095
     """``vpmovqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3993
+    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4096
     """``vpminsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 39 /r`` (AVX512F)"""
-    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 3994
+    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4097
     """``vpminsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 3995
+    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4098
     """``vpminsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3996
+    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4099
     """``vpminuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3B /r`` (AVX512F)"""
-    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 3997
+    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4100
     """``vpminuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 3998
+    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4101
     """``vpminuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3999
+    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4102
     """``vpmaxsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4000
+    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4103
     """``vpmaxsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4001
+    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4104
     """``vpmaxsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4002
+    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4105
     """``vpmaxuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4003
+    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4106
     """``vpmaxuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4004
+    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4107
     """``vpmaxuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4005
+    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4108
     """``vgetexpps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4006
+    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4109
     """``vgetexpps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4007
+    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4110
     """``vgetexpps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4008
+    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4111
     """``vgetexppd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4009
+    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4112
     """``vgetexppd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4010
+    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4113
     """``vgetexppd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4011
+    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4114
     """``vgetexpss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 43 /r`` (AVX512F)"""
-    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4012
+    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4115
     """``vgetexpsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 43 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4013
+    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4116
     """``vpsravq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4014
+    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4117
     """``vpsravq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4015
+    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4118
     """``vpsravq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4016
+    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4119
     """``vrcp14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4017
+    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4120
     """``vrcp14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4018
+    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4121
     """``vrcp14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4019
+    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4122
     """``vrcp14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4020
+    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4123
     """``vrcp14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4021
+    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4124
     """``vrcp14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4022
+    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4125
     """``vrcp14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4D /r`` (AVX512F)"""
-    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4023
+    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4126
     """``vrcp14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4D /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4024
+    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4127
     """``vrsqrt14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4025
+    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4128
     """``vrsqrt14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4026
+    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4129
     """``vrsqrt14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4027
+    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4130
     """``vrsqrt14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4028
+    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4131
     """``vrsqrt14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4029
+    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4132
     """``vrsqrt14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4030
+    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4133
     """``vrsqrt14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4F /r`` (AVX512F)"""
-    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4031
+    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4134
     """``vrsqrt14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4F /r`` (AVX512F)"""
-    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4032
+    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4135
     """``vexp2ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C8 /r`` (AVX512ER)"""
-    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4033
+    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4136
     """``vexp2pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C8 /r`` (AVX512ER)"""
-    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4034
+    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4137
     """``vrcp28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4035
+    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4138
     """``vrcp28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4036
+    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4139
     """``vrcp28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CB /r`` (AVX512ER)"""
-    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4037
+    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4140
     """``vrcp28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CB /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4038
+    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4141
     """``vrsqrt28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4039
+    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4142
     """``vrsqrt28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4040
+    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4143
     """``vrsqrt28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CD /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4041
+    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4144
     """``vrsqrt28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CD /r`` (AVX512ER)"""
-    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4042
+    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4145
     """``vbroadcasti32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 5A /r`` (AVX512F)"""
-    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4043
+    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4146
     """``vbroadcasti32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4044
+    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4147
     """``vbroadcasti64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 5B /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4045
+    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4148
     """``vpblendmd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4046
+    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4149
     """``vpblendmd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4047
+    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4150
     """``vpblendmd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4048
+    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4151
     """``vpblendmq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4049
+    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4152
     """``vpblendmq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4050
+    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4153
     """``vpblendmq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4051
+    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4154
     """``vblendmps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4052
+    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4155
     """``vblendmps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4053
+    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4156
     """``vblendmps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4054
+    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4157
     """``vblendmpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4055
+    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4158
     """``vblendmpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4056
+    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4159
     """``vblendmpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4057
+    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4160
     """``vpermi2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4058
+    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4161
     """``vpermi2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4059
+    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4162
     """``vpermi2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4060
+    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4163
     """``vpermi2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4061
+    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4164
     """``vpermi2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4062
+    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4165
     """``vpermi2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4063
+    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4166
     """``vpermi2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4064
+    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4167
     """``vpermi2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4065
+    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4168
     """``vpermi2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4066
+    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4169
     """``vpermi2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4067
+    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4170
     """``vpermi2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4068
+    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4171
     """``vpermi2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4069
+    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4172
     """``vpermt2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4070
+    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4173
     """``vpermt2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4071
+    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4174
     """``vpermt2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4072
+    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4175
     """``vpermt2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4073
+    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4176
     """``vpermt2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4074
+    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4177
     """``vpermt2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4075
+    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4178
     """``vpermt2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4076
+    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4179
     """``vpermt2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4077
+    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4180
     """``vpermt2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4078
+    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4181
     """``vpermt2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4079
+    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4182
     """``vpermt2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4080
+    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4183
     """``vpermt2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4081
+    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4184
     """``vexpandps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4082
+    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4185
     """``vexpandps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4083
+    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4186
     """``vexpandps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4084
+    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4187
     """``vexpandpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4085
+    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4188
     """``vexpandpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4086
+    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4189
     """``vexpandpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4087
+    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4190
     """``vpexpandd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4088
+    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4191
     """``vpexpandd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4089
+    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4192
     """``vpexpandd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4090
+    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4193
     """``vpexpandq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4091
+    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4194
     """``vpexpandq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4092
+    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4195
     """``vpexpandq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4093
+    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4196
     """``vcompressps W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4094
+    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4197
     """``vcompressps W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4095
+    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4198
     """``vcompressps W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4096
+    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4199
     """``vcompresspd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4097
+    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4200
     """``vcompresspd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4098
+    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4201
     """``vcompresspd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4099
+    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4202
     """``vpcompressd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4100
+    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4203
     """``vpcompressd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4101
+    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4204
     """``vpcompressd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4102
+    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4205
     """``vpcompressq W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4103
+    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4206
     """``vpcompressq W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4104
+    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4207
     """``vpcompressq W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4105
+    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4208
     """``valignd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4106
+    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4209
     """``valignd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4107
+    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4210
     """``valignd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4108
+    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4211
     """``valignq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4109
+    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4212
     """``valignq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4110
+    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4213
     """``valignq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4111
+    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4214
     """``vrndscaleps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 08 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4112
+    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4215
     """``vrndscaleps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4113
+    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4216
     """``vrndscaleps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4114
+    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4217
     """``vrndscalepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 09 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4115
+    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4218
     """``vrndscalepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4116
+    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4219
     """``vrndscalepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4117
+    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4220
     """``vrndscaless W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 0A /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4118
+    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4221
     """``vrndscalesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 0B /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4119
+    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4222
     """``vinsertf32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 18 /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4120
+    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4223
     """``vinsertf32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 18 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4121
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4224
     """``vextractf32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 19 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4122
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4225
     """``vextractf32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 19 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4123
+    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4226
     """``vinsertf64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 1A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4124
+    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4227
     """``vextractf64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 1B /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4125
+    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4228
     """``vpcmpud W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4126
+    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4229
     """``vpcmpud W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4127
+    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4230
     """``vpcmpud W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4128
+    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4231
     """``vpcmpuq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4129
+    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4232
     """``vpcmpuq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4130
+    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4233
     """``vpcmpuq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4131
+    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4234
     """``vpcmpd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4132
+    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4235
     """``vpcmpd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4133
+    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4236
     """``vpcmpd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4134
+    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4237
     """``vpcmpq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4135
+    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4238
     """``vpcmpq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4136
+    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4239
     """``vpcmpq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4137
+    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4240
     """``vshuff32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4138
+    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4241
     """``vshuff32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4139
+    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4242
     """``vshuff64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4140
+    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4243
     """``vshuff64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4141
+    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4244
     """``vpternlogd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4142
+    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4245
     """``vpternlogd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4143
+    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4246
     """``vpternlogd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4144
+    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4247
     """``vpternlogq RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4145
+    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4248
     """``vpternlogq RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4146
+    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4249
     """``vpternlogq RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4147
+    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4250
     """``vgetmantps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4148
+    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4251
     """``vgetmantps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4149
+    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4252
     """``vgetmantps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4150
+    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4253
     """``vgetmantpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4151
+    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4254
     """``vgetmantpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4152
+    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4255
     """``vgetmantpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4153
+    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4256
     """``vgetmantss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 27 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4154
+    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4257
     """``vgetmantsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 27 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4155
+    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4258
     """``vinserti32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 38 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4156
+    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4259
     """``vinserti32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 38 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4157
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4260
     """``vextracti32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 39 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4158
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4261
     """``vextracti32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 39 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4159
+    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4262
     """``vinserti64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 3A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4160
+    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4263
     """``vextracti64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 3B /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4161
+    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4264
     """``vshufi32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4162
+    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4265
     """``vshufi32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4163
+    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4266
     """``vshufi64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4164
+    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4267
     """``vshufi64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4165
+    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4268
     """``vfixupimmps RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4166
+    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4269
     """``vfixupimmps RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4167
+    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4270
     """``vfixupimmps RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4168
+    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4271
     """``vfixupimmpd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4169
+    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4272
     """``vfixupimmpd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4170
+    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4273
     """``vfixupimmpd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4171
+    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4274
     """``vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 55 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4172
+    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4275
     """``vfixupimmsd RW:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 55 /r ib`` (AVX512F)"""
-    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4173
+    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4276
     """``vpbroadcastmb2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 2A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4174
+    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4277
     """``vpbroadcastmb2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4175
+    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4278
     """``vpbroadcastmb2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4176
+    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4279
     """``vpbroadcastmw2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 3A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4177
+    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4280
     """``vpbroadcastmw2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4178
+    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4281
     """``vpbroadcastmw2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4179
+    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4282
     """``vplzcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4180
+    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4283
     """``vplzcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4181
+    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4284
     """``vplzcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4182
+    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4285
     """``vplzcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4183
+    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4286
     """``vplzcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4184
+    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4287
     """``vplzcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4185
+    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4288
     """``vpconflictd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4186
+    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4289
     """``vpconflictd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4187
+    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4290
     """``vpconflictd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4188
+    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4291
     """``vpconflictq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4189
+    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4292
     """``vpconflictq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4190
+    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4293
     """``vpconflictq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4191
+    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4294
     """``vcvtqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 5B /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4192
+    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4295
     """``vcvtqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4193
+    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4296
     """``vcvtqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4194
+    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4297
     """``vcvttps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4195
+    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4298
     """``vcvttps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4196
+    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4299
     """``vcvttps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4197
+    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4300
     """``vcvttpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4198
+    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4301
     """``vcvttpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4199
+    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4302
     """``vcvttpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4200
+    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4303
     """``vcvtps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4201
+    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4304
     """``vcvtps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4202
+    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4305
     """``vcvtps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4203
+    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4306
     """``vcvtpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4204
+    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4307
     """``vcvtpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4205
+    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4308
     """``vcvtpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4206
+    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4309
     """``vcvttps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4207
+    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4310
     """``vcvttps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4208
+    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4311
     """``vcvttps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4209
+    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4312
     """``vcvttpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4210
+    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4313
     """``vcvttpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4211
+    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4314
     """``vcvttpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4212
+    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4315
     """``vcvtuqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4213
+    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4316
     """``vcvtuqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4214
+    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4317
     """``vcvtuqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4215
+    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4318
     """``vcvtuqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4216
+    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4319
     """``vcvtuqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4217
+    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4320
     """``vcvtuqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4218
+    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4321
     """``vcvtps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4219
+    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4322
     """``vcvtps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4220
+    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4323
     """``vcvtps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4221
+    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4324
     """``vcvtpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4222
+    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4325
     """``vcvtpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4223
+    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4326
     """``vcvtpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4224
+    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4327
     """``vcvtqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 E6 /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4225
+    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4328
     """``vcvtqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4226
+    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4329
     """``vcvtqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4227
+    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4330
     """``vbroadcastf32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 19 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4228
+    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4331
     """``vbroadcastf32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 19 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4229
+    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4332
     """``vbroadcastf64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 1A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4230
+    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4333
     """``vbroadcastf64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 1A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4231
+    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4334
     """``vbroadcastf32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 1B /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_ZMM_KR: Final = 4232
+    EVEX_VPMOVM2D_ZMM_KR: Final = 4335
     """``vpmovm2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_XMM_KR: Final = 4233
+    EVEX_VPMOVM2D_XMM_KR: Final = 4336
     """``vpmovm2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2D_YMM_KR: Final = 4234
+    EVEX_VPMOVM2D_YMM_KR: Final = 4337
     """``vpmovm2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_ZMM_KR: Final = 4235
+    EVEX_VPMOVM2Q_ZMM_KR: Final = 4338
     """``vpmovm2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2Q_XMM_KR: Final = 4236
+    EVEX_VPMOVM2Q_XMM_KR: Final = 4339
     """``vpmovm2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_YMM_KR: Final = 4237
+    EVEX_VPMOVM2Q_YMM_KR: Final = 4340
     """``vpmovm2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_ZMM: Final = 4238
+    EVEX_VPMOVD2M_KR_ZMM: Final = 4341
     """``vpmovd2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_XMM: Final = 4239
+    EVEX_VPMOVD2M_KR_XMM: Final = 4342
     """``vpmovd2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_YMM: Final = 4240
+    EVEX_VPMOVD2M_KR_YMM: Final = 4343
     """``vpmovd2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_ZMM: Final = 4241
+    EVEX_VPMOVQ2M_KR_ZMM: Final = 4344
     """``vpmovq2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_XMM: Final = 4242
+    EVEX_VPMOVQ2M_KR_XMM: Final = 4345
     """``vpmovq2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_YMM: Final = 4243
+    EVEX_VPMOVQ2M_KR_YMM: Final = 4346
     """``vpmovq2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4244
+    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4347
     """``vpmullq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 40 /r`` (AVX512DQ)"""
-    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4245
+    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4348
     """``vpmullq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4246
+    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4349
     """``vpmullq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4247
+    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4350
     """``vbroadcasti32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 59 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4248
+    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4351
     """``vbroadcasti32x2 W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4249
+    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4352
     """``vbroadcasti32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4250
+    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4353
     """``vbroadcasti64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 5A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4251
+    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4354
     """``vbroadcasti64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 5A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4252
+    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4355
     """``vbroadcasti32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 5B /r`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4253
+    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4356
     """``vinsertf64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 18 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4254
+    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4357
     """``vinsertf64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 18 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4255
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4358
     """``vextractf64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 19 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4256
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4359
     """``vextractf64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 19 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4257
+    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4360
     """``vinsertf32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 1A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4258
+    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4361
     """``vextractf32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1B /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4259
+    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4362
     """``vinserti64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 38 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4260
+    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4363
     """``vinserti64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 38 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4261
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4364
     """``vextracti64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 39 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4262
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4365
     """``vextracti64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 39 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4263
+    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4366
     """``vinserti32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 3A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4264
+    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4367
     """``vextracti32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 3B /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4265
+    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4368
     """``vrangeps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4266
+    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4369
     """``vrangeps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4267
+    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4370
     """``vrangeps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4268
+    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4371
     """``vrangepd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4269
+    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4372
     """``vrangepd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4270
+    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4373
     """``vrangepd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4271
+    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4374
     """``vrangess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 51 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4272
+    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4375
     """``vrangesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 51 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4273
+    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4376
     """``vreduceps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4274
+    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4377
     """``vreduceps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4275
+    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4378
     """``vreduceps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4276
+    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4379
     """``vreducepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4277
+    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4380
     """``vreducepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4278
+    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4381
     """``vreducepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4279
+    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4382
     """``vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 57 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4280
+    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4383
     """``vreducesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 57 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4281
+    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4384
     """``vfpclassps W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4282
+    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4385
     """``vfpclassps W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4283
+    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4386
     """``vfpclassps W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4284
+    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4387
     """``vfpclasspd W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4285
+    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4388
     """``vfpclasspd W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4286
+    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4389
     """``vfpclasspd W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4287
+    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4390
     """``vfpclassss W:k, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 67 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4288
+    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4391
     """``vfpclasssd W:k, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 67 /r ib`` (AVX512DQ)"""
 

@@ -11,22 +11,23 @@ signatures from `parts` (the same code without the checks a signature answers; `
 operand checks, encoding slots, immediates), then the emitter of the form's encoding kind (`EMITTERS`), as iced-x86 has
 one handler per encoding kind.
 
-Byte layout (SDM Vol.2 2.1, 2.2.1, 2.3):
+Byte layout (SDM Vol.2 2.1, 2.2.1, 2.3, 2.7; AMD APM Vol.3 1.8):
   legacy: [66 (o16)] [F2|F3|66 mandatory] [REX] [0F [38|3A]] opcode [ModRM [SIB] [disp]] [imm]
   VEX:    C5 R̄vvvvLpp                  opcode ModRM [SIB] [disp] [imm | is4]   (2-byte)
           C4 R̄X̄B̄mmmmm Wvvvv̄Lpp         opcode ModRM [SIB] [disp] [imm | is4]   (3-byte)
   EVEX:   62 R̄X̄B̄R̄'00mm W v̄v̄v̄v̄1pp zL'LbV̄'aaa   opcode ModRM [SIB] [disp8*N | disp32] [imm]   (SDM Vol.2 2.7.1)
+  XOP:    8F R̄X̄B̄mmmmm Wv̄v̄v̄v̄Lpp         opcode ModRM [SIB] [disp] [imm | is4]   (AMD APM Vol.3 1.8; mmmmm 8, 9, 0Ah)
 """
 from __future__ import annotations
 
 from .. import registers as R
 from ..memory import A32Mem, Mem, VsibMem
 from ..table import mask_required
-from . import evex, legacy, vex
+from . import evex, legacy, vex, xop
 from .operands import CLASS_NAMES, OperandPass
 from .runtime import HELPERS
 
-EMITTERS = {"legacy": legacy.emit, "vex": vex.emit, "evex": evex.emit}   # encoding kind → its emitter
+EMITTERS = {"legacy": legacy.emit, "vex": vex.emit, "evex": evex.emit, "xop": xop.emit}   # encoding kind → its emitter
 
 
 def build(row) -> tuple[str, str | None]:

@@ -380,14 +380,14 @@ def shape_EVEX_VMOVQ_RM64_XMM(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVQ_RM64_XMM
     return enc, None
 
 
-def shape_VEX_VPMOVZXBW_XMM_XMMM64(fid, k0, k1, k2):   # 26 forms: VEX_VPMOVZXBW_XMM_XMMM64, VEX_VPMOVZXBD_XMM_XMMM32, VEX_VPMOVZXBQ_XMM_XMMM16, …
+def shape_VEX_VPMOVZXBW_XMM_XMMM64(fid, k0, k1, k2, k3, k4, k5):   # 45 forms: VEX_VPMOVZXBW_XMM_XMMM64, VEX_VPMOVZXBD_XMM_XMMM32, VEX_VPMOVZXBQ_XMM_XMMM16, …
     def enc(a0, a1):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
+            return _bytes5(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(k0, k5 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 

@@ -8,15 +8,15 @@ from ...memory import Mem
 from ...registers import Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
-def shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128(fid, k0, k1, k2):   # 114 forms: VEX_VPCMPEQQ_XMM_XMM_XMMM128, VEX_VPCMPGTQ_XMM_XMM_XMMM128, VEX_VPMULLD_XMM_XMM_XMMM128, …
+def shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128(fid, k0, k1, k2, k3, k4, k5):   # 126 forms: VEX_VPCMPEQQ_XMM_XMM_XMMM128, VEX_VPCMPGTQ_XMM_XMM_XMMM128, VEX_VPMULLD_XMM_XMM_XMMM128, …
     def enc(a0, a1, a2):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, k2):
+            return _bytes5(k0, k1 | a0.vr | a2.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, k4):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(k0, k5 | a0.vr | a2.vxb, k2 | a1.vv, k3, a2.modrm | a0.reg3) + a2.tail
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
@@ -48,16 +48,16 @@ def shape_VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM(fid, k0, k1):   # 23 forms: VEX_VPBL
     return enc, None
 
 
-def shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM(fid, k0):   # 15 forms: VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM, …
+def shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM(fid, k0, k1, k2, k3, k4):   # 16 forms: VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM, …
     def enc(a0, a1, a2, a3):
         if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if not a3.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
         if a2.__class__ is Ymm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x05 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4)
+            return _bytes6(k0, k1 | a0.vr | a2.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a2.lo, a3.is4)
         if a2.__class__ is Mem and a2.size in (0, 256):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x05 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
+            return _bytes5(k0, k4 | a0.vr | a2.vxb, k2 | a1.vv, k3, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
     return enc, None
 

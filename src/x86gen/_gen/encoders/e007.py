@@ -89,16 +89,16 @@ def shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1, k2):   # 212 forms:
     return enc, None
 
 
-def shape_VEX_VROUNDPS_XMM_XMMM128_IMM8(fid, k0, k1):   # 11 forms: VEX_VROUNDPS_XMM_XMMM128_IMM8, VEX_VROUNDPD_XMM_XMMM128_IMM8, VEX_VPERMILPS_XMM_XMMM128_IMM8, …
+def shape_VEX_VROUNDPS_XMM_XMMM128_IMM8(fid, k0, k1, k2, k3, k4):   # 15 forms: VEX_VROUNDPS_XMM_XMMM128_IMM8, VEX_VROUNDPD_XMM_XMMM128_IMM8, VEX_VPERMILPS_XMM_XMMM128_IMM8, …
     def enc(a0, a1, a2):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if a1.__class__ is Xmm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes6(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 128):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes5(k0, k4 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     def fits(a0, a1, a2):
         return (a2.__class__ is int and (-128 <= a2 <= 255))

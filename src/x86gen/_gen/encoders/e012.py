@@ -3,7 +3,7 @@
 """Encoders, one function per shape: shapes 384-415 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _implicit_error, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _implicit_error, _label_error, _le32, _operand_error, _range_error
 from ...memory import Mem
 from ...registers import REGISTERS, Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 R_rdi = REGISTERS['rdi']
@@ -85,14 +85,14 @@ def shape_VEX_VLDDQU_YMM_M256(fid):   # 1 form
     return enc, None
 
 
-def shape_VEX_VTESTPS_YMM_YMMM256(fid, k0):   # 6 forms: VEX_VTESTPS_YMM_YMMM256, VEX_VTESTPD_YMM_YMMM256, VEX_VPTEST_YMM_YMMM256, …
+def shape_VEX_VTESTPS_YMM_YMMM256(fid, k0, k1, k2, k3, k4):   # 8 forms: VEX_VTESTPS_YMM_YMMM256, VEX_VTESTPD_YMM_YMMM256, VEX_VPTEST_YMM_YMMM256, …
     def enc(a0, a1):
         if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Ymm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, 0x7d, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 256):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x7d, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(k0, k4 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -197,30 +197,30 @@ def shape_VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8(fid, k0):   # 2 forms: VEX_VINSER
     return enc, fits
 
 
-def shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128(fid, k0, k1):   # 20 forms: VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128, VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128, …
+def shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128(fid, k0, k1, k2, k3, k4, k5):   # 22 forms: VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128, VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128, …
     def enc(a0, a1, a2, a3):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
         if a3.__class__ is Xmm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a3.vb, 0x81 | a1.vv, k0, 0xc0 | a0.reg3 | a3.lo, a2.is4)
-        if a3.__class__ is Mem and a3.size in (0, k1):
+            return _bytes6(k0, k1 | a0.vr | a3.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a3.lo, a2.is4)
+        if a3.__class__ is Mem and a3.size in (0, k4):
             if a3.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a3.vxb, 0x81 | a1.vv, k0, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4]
+            return _bytes5(k0, k5 | a0.vr | a3.vxb, k2 | a1.vv, k3, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
     return enc, None
 
 
-def shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256(fid, k0):   # 12 forms: VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256, VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256, …
+def shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256(fid, k0, k1, k2, k3, k4):   # 13 forms: VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256, VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256, …
     def enc(a0, a1, a2, a3):
         if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
         if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
         if a3.__class__ is Ymm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a3.vb, 0x85 | a1.vv, k0, 0xc0 | a0.reg3 | a3.lo, a2.is4)
+            return _bytes6(k0, k1 | a0.vr | a3.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a3.lo, a2.is4)
         if a3.__class__ is Mem and a3.size in (0, 256):
             if a3.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a3.vxb, 0x85 | a1.vv, k0, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4]
+            return _bytes5(k0, k4 | a0.vr | a3.vxb, k2 | a1.vv, k3, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4]
         raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
     return enc, None
 
@@ -323,26 +323,26 @@ def shape_VEX_ANDN_R64_R64_RM64(fid, k0, k1):   # 4 forms: VEX_ANDN_R64_R64_RM64
     return enc, None
 
 
-def shape_VEX_BLSR_R32_RM32(fid, k0, k1):   # 3 forms: VEX_BLSR_R32_RM32, VEX_BLSMSK_R32_RM32, VEX_BLSI_R32_RM32
+def shape_VEX_BLSR_R32_RM32(fid, k0, k1, k2, k3, k4, k5):   # 12 forms: VEX_BLSR_R32_RM32, VEX_BLSMSK_R32_RM32, VEX_BLSI_R32_RM32, …
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr32:
-            return _bytes5(0xc4, 0xc2 | a1.vb, a0.vv, 0xf3, k0 | a1.lo)
+            return _bytes5(k0, k1 | a1.vb, a0.vv, k2, k3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 32):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x82 | a1.vxb, a0.vv, 0xf3, k1 | a1.modrm) + a1.tail
+            return _bytes5(k0, k4 | a1.vxb, a0.vv, k2, k5 | a1.modrm) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_VEX_BLSR_R64_RM64(fid, k0, k1):   # 3 forms: VEX_BLSR_R64_RM64, VEX_BLSMSK_R64_RM64, VEX_BLSI_R64_RM64
+def shape_VEX_BLSR_R64_RM64(fid, k0, k1, k2, k3, k4, k5):   # 12 forms: VEX_BLSR_R64_RM64, VEX_BLSMSK_R64_RM64, VEX_BLSI_R64_RM64, …
     def enc(a0, a1):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr64:
-            return _bytes5(0xc4, 0xc2 | a1.vb, 0x80 | a0.vv, 0xf3, k0 | a1.lo)
+            return _bytes5(k0, k1 | a1.vb, 0x80 | a0.vv, k2, k3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 64):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x82 | a1.vxb, 0x80 | a0.vv, 0xf3, k1 | a1.modrm) + a1.tail
+            return _bytes5(k0, k4 | a1.vxb, 0x80 | a0.vv, k2, k5 | a1.modrm) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -386,6 +386,38 @@ def shape_VEX_PEXT_R32_R32_RM32(fid, k0, k1):   # 3 forms: VEX_PEXT_R32_R32_RM32
     return enc, None
 
 
+def shape_XOP_BEXTR_R32_RM32_IMM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr32:
+            return _bytes5(0x8f, 0x4a | a0.vr | a1.vb, 0x78, 0x10, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x8f, 0x0a | a0.vr | a1.vxb, 0x78, 0x10, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
+    return enc, fits
+
+
+def shape_XOP_BEXTR_R64_RM64_IMM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr64:
+            return _bytes5(0x8f, 0x4a | a0.vr | a1.vb, 0xf8, 0x10, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x8f, 0x0a | a0.vr | a1.vxb, 0xf8, 0x10, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
+    return enc, fits
+
+
 def shape_VEX_SHLX_R32_RM32_R32(fid, k0):   # 3 forms: VEX_SHLX_R32_RM32_R32, VEX_SARX_R32_RM32_R32, VEX_SHRX_R32_RM32_R32
     def enc(a0, a1, a2):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
@@ -415,29 +447,4 @@ def shape_VEX_RORX_R32_RM32_IMM8(fid):   # 1 form
     return enc, fits
 
 
-def shape_VEX_RORX_R64_RM64_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr64:
-            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, 0xfb, 0xf0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a1.vxb, 0xfb, 0xf0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_STTILECFG_M512(fid, k0):   # 2 forms: VEX_STTILECFG_M512, VEX_LDTILECFG_M512
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, 512):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes5(0xc4, 0x82 | a0.vxb, k0, 0x49, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-SHAPES = (shape_VEX_VPSRLW_YMM_YMM_XMMM128, shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, shape_VEX_VLDMXCSR_M32, shape_VEX_VMASKMOVDQU_RDI_XMM_XMM, shape_VEX_VLDDQU_YMM_M256, shape_VEX_VTESTPS_YMM_YMMM256, shape_EVEX_VMOVNTDQA_ZMM_M512, shape_EVEX_VMOVNTDQA_YMM_M256, shape_VEX_VMASKMOVPS_XMM_XMM_M128, shape_VEX_VMASKMOVPS_YMM_YMM_M256, shape_VEX_VMASKMOVPS_M128_XMM_XMM, shape_VEX_VMASKMOVPS_M256_YMM_YMM, shape_VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8, shape_VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8, shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4, shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, shape_VEX_ANDN_R32_R32_RM32, shape_VEX_ANDN_R64_R64_RM64, shape_VEX_BLSR_R32_RM32, shape_VEX_BLSR_R64_RM64, shape_VEX_BZHI_R32_RM32_R32, shape_VEX_BZHI_R64_RM64_R64, shape_VEX_PEXT_R32_R32_RM32, shape_VEX_SHLX_R32_RM32_R32, shape_VEX_RORX_R32_RM32_IMM8, shape_VEX_RORX_R64_RM64_IMM8, shape_VEX_STTILECFG_M512, )
+SHAPES = (shape_VEX_VPSRLW_YMM_YMM_XMMM128, shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, shape_VEX_VLDMXCSR_M32, shape_VEX_VMASKMOVDQU_RDI_XMM_XMM, shape_VEX_VLDDQU_YMM_M256, shape_VEX_VTESTPS_YMM_YMMM256, shape_EVEX_VMOVNTDQA_ZMM_M512, shape_EVEX_VMOVNTDQA_YMM_M256, shape_VEX_VMASKMOVPS_XMM_XMM_M128, shape_VEX_VMASKMOVPS_YMM_YMM_M256, shape_VEX_VMASKMOVPS_M128_XMM_XMM, shape_VEX_VMASKMOVPS_M256_YMM_YMM, shape_VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8, shape_VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8, shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4, shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, shape_VEX_ANDN_R32_R32_RM32, shape_VEX_ANDN_R64_R64_RM64, shape_VEX_BLSR_R32_RM32, shape_VEX_BLSR_R64_RM64, shape_VEX_BZHI_R32_RM32_R32, shape_VEX_BZHI_R64_RM64_R64, shape_VEX_PEXT_R32_R32_RM32, shape_XOP_BEXTR_R32_RM32_IMM32, shape_XOP_BEXTR_R64_RM64_IMM32, shape_VEX_SHLX_R32_RM32_R32, shape_VEX_RORX_R32_RM32_IMM8, )

@@ -3,11 +3,158 @@
 """Encoders, one function per shape: shapes 416-447 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _le32, _operand_error, _range_error
 from ...memory import A32Mem, Mem
-from ...registers import REGISTERS, Gpr32, Gpr64, Mmx, StReg, Xmm, Ymm
-R_ax = REGISTERS['ax']
-R_st0 = REGISTERS['st0']
+from ...registers import Gpr32, Gpr64, Xmm, Ymm
+
+
+def shape_VEX_RORX_R64_RM64_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr64:
+            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, 0xfb, 0xf0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x03 | a0.vr | a1.vxb, 0xfb, 0xf0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM(fid, k0):   # 14 forms: XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM, XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM, XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM, …
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if not a3.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if a2.__class__ is Xmm:
+            return _bytes6(0x8f, 0x48 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            return _bytes5(0x8f, 0x08 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    return enc, None
+
+
+def shape_XOP_VPROTB_XMM_XMMM128_XMM(fid, k0):   # 12 forms: XOP_VPROTB_XMM_XMMM128_XMM, XOP_VPROTW_XMM_XMMM128_XMM, XOP_VPROTD_XMM_XMMM128_XMM, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a1.__class__ is Xmm:
+            return _bytes5(0x8f, 0x49 | a0.vr | a1.vb, a2.vv, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x8f, 0x09 | a0.vr | a1.vxb, a2.vv, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    return enc, None
+
+
+def shape_XOP_VPCOMB_XMM_XMM_XMMM128_IMM8(fid, k0):   # 8 forms: XOP_VPCOMB_XMM_XMM_XMMM128_IMM8, XOP_VPCOMW_XMM_XMM_XMMM128_IMM8, XOP_VPCOMD_XMM_XMM_XMMM128_IMM8, …
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Xmm:
+            return _bytes6(0x8f, 0x48 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            return _bytes5(0x8f, 0x08 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_XOP_LLWPCB_R32(fid, k0):   # 2 forms: XOP_LLWPCB_R32, XOP_SLWPCB_R32
+    def enc(a0):
+        if a0.__class__ is Gpr32:
+            return _bytes5(0x8f, 0xc9 | a0.vb, 0x78, 0x12, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_XOP_LLWPCB_R64(fid, k0):   # 2 forms: XOP_LLWPCB_R64, XOP_SLWPCB_R64
+    def enc(a0):
+        if a0.__class__ is Gpr64:
+            return _bytes5(0x8f, 0xc9 | a0.vb, 0xf8, 0x12, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_XOP_LWPINS_R32_RM32_IMM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr32:
+            return _bytes5(0x8f, 0xca | a1.vb, a0.vv, 0x12, 0xc0 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x8f, 0x8a | a1.vxb, a0.vv, 0x12, a1.modrm) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
+    return enc, fits
+
+
+def shape_XOP_LWPINS_R64_RM32_IMM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr32:
+            return _bytes5(0x8f, 0xca | a1.vb, 0x80 | a0.vv, 0x12, 0xc0 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x8f, 0x8a | a1.vxb, 0x80 | a0.vv, 0x12, a1.modrm) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
+    return enc, fits
+
+
+def shape_XOP_LWPVAL_R32_RM32_IMM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr32:
+            return _bytes5(0x8f, 0xca | a1.vb, a0.vv, 0x12, 0xc8 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x8f, 0x8a | a1.vxb, a0.vv, 0x12, 0x08 | a1.modrm) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
+    return enc, fits
+
+
+def shape_XOP_LWPVAL_R64_RM32_IMM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr32:
+            return _bytes5(0x8f, 0xca | a1.vb, 0x80 | a0.vv, 0x12, 0xc8 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x8f, 0x8a | a1.vxb, 0x80 | a0.vv, 0x12, 0x08 | a1.modrm) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
+    return enc, fits
+
+
+def shape_VEX_STTILECFG_M512(fid, k0):   # 2 forms: VEX_STTILECFG_M512, VEX_LDTILECFG_M512
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, 512):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes5(0xc4, 0x82 | a0.vxb, k0, 0x49, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
 
 
 def shape_VEX_VPDPBUUD_XMM_XMM_XMMM128(fid, k0):   # 5 forms: VEX_VPDPBUUD_XMM_XMM_XMMM128, VEX_VPDPBUUDS_XMM_XMM_XMMM128, VEX_VPDPWUUD_XMM_XMM_XMMM128, …
@@ -247,139 +394,4 @@ def shape_AESDECWIDE128KL_M384(fid, k0, k1):   # 3 forms: AESDECWIDE128KL_M384, 
     return enc, None
 
 
-def shape_FADD_M32FP(fid, k0, k1):   # 8 forms: FADD_M32FP, FADD_M64FP, FLD_M32FP, …
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, k1, a0.modrm) + a0.tail
-            return _bytes2(k1, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_FADD_ST0_STI(fid, k0, k1):   # 28 forms: FADD_ST0_STI, FMUL_ST0_STI, FCOM_ST0_STI, …
-    def enc(a0, a1):
-        if a0 is not R_st0: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is StReg:
-            rex = a1.rex_b
-            if rex: return _bytes3(0x40 | rex, k0, k1 | a1.lo)
-            return _bytes2(k0, k1 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_FADD_STI_ST0(fid, k0, k1):   # 12 forms: FADD_STI_ST0, FMUL_STI_ST0, FSUB_STI_ST0, …
-    def enc(a0, a1):
-        if a1 is not R_st0: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is StReg:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo)
-            return _bytes2(k0, k1 | a0.lo)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_FLD_STI(fid, k0, k1):   # 8 forms: FLD_STI, FST_STI, FSTP_STI, …
-    def enc(a0):
-        if a0.__class__ is StReg:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo)
-            return _bytes2(k0, k1 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_FSTSW_AX(fid, k0):   # 2 forms: FSTSW_AX, FNSTSW_AX
-    k0 = bytes(k0)
-    def enc(a0):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, ), 0)
-        return k0
-    return enc, None
-
-
-def shape_FSTENV_M14BYTE(fid, k0, k1):   # 2 forms: FSTENV_M14BYTE, FSAVE_M94BYTE
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes5(0x9b, 0x66, 0x40 | rex, k1, 0x30 | a0.modrm) + a0.tail
-            return _bytes4(0x9b, 0x66, k1, 0x30 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_FXSAVE64_M512BYTE(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, 4096):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, 0xae, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_CVTPI2PS_XMM_MMM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTPI2PD_XMM_MMM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTTPS2PI_MM_XMMM64(fid, k0):   # 2 forms: CVTTPS2PI_MM_XMMM64, CVTPS2PI_MM_XMMM64
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTTPD2PI_MM_XMMM128(fid, k0):   # 2 forms: CVTTPD2PI_MM_XMMM128, CVTPD2PI_MM_XMMM128
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_MOVDIR64B_R64_M512, shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, shape_AESDECWIDE128KL_M384, shape_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, )
+SHAPES = (shape_VEX_RORX_R64_RM64_IMM8, shape_XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM, shape_XOP_VPROTB_XMM_XMMM128_XMM, shape_XOP_VPCOMB_XMM_XMM_XMMM128_IMM8, shape_XOP_LLWPCB_R32, shape_XOP_LLWPCB_R64, shape_XOP_LWPINS_R32_RM32_IMM32, shape_XOP_LWPINS_R64_RM32_IMM32, shape_XOP_LWPVAL_R32_RM32_IMM32, shape_XOP_LWPVAL_R64_RM32_IMM32, shape_VEX_STTILECFG_M512, shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_MOVDIR64B_R64_M512, shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, shape_AESDECWIDE128KL_M384, )

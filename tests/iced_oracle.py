@@ -90,10 +90,29 @@ def decode_one(data: bytes, ip: int = 0, options: int = 0) -> I.Instruction:
 
 
 def reencode(ins: I.Instruction, ip: int | None = None) -> bytes:
-    """``ins`` encoded again by iced's Encoder (at ``ip``, default the instruction's own ip)."""
+    """``ins`` encoded again by iced's Encoder (at ``ip``, default the instruction's own ip); a 3DNow! one by
+    `reencode_3dnow`."""
+    ip = ins.ip if ip is None else ip
+    if ins.encoding == I.EncodingKind.D3NOW: return reencode_3dnow(ins, ip)
     enc = I.Encoder(64)
-    enc.encode(ins, ins.ip if ip is None else ip)
+    enc.encode(ins, ip)
     return bytes(enc.take_buffer())
+
+
+def reencode_3dnow(ins: I.Instruction, ip: int) -> bytes:
+    """A 3DNow! instruction (0F 0F /r and its suffix byte, AMD APM Vol.3 1.2.7) encoded again by iced. iced-x86 1.21's
+    Encoder writes no REX prefix for these (`pi2fw mm0, [r8]`, decoded from 41 0F 0F 00 0C, comes back as 0F 0F 00 0C,
+    which is [rax]; GNU as and llvm-mc write the 41), so iced encodes the same operands as the MMX form with the same
+    operand layout, paddw mm, mm/m64 (NP 0F FD /r): its REX, ModRM, SIB and displacement, with 0F for its opcode byte
+    FD and the 3DNow! suffix after them. It is encoded 1 byte further on, so that a RIP-relative displacement counts from
+    the end of the 1-byte-longer 3DNow! instruction."""
+    mmx = ins.copy()
+    mmx.code = I.Code.PADDW_MM_MMM64
+    enc = I.Encoder(64)
+    enc.encode(mmx, ip + 1)
+    data = bytes(enc.take_buffer())
+    at = data.index(b"\x0f\xfd")   # (no prefix before it but a REX)
+    return data[:at] + b"\x0f\x0f" + data[at + 2:] + bytes([I.OpCodeInfo(ins.code).op_code])
 
 
 def reencode_canonical(ins: I.Instruction, ip: int | None = None) -> bytes:

@@ -305,8 +305,8 @@ def evex_decorations(mask_required: bool = False):
 
 def needs_rex(form, code, ops) -> bool:
     """Legacy encoding needs a REX prefix: REX.W, a register r8-r15 (or its parts), spl/bpl/sil/dil,
-    or a memory operand with an r8-r15 base or index."""
-    if form.encoding_kind != "legacy": return False
+    or a memory operand with an r8-r15 base or index (3DNow! forms too: legacy bytes, AMD APM Vol.3 1.2.7)."""
+    if form.encoding_kind not in ("legacy", "d3now"): return False
     if needs_rex_w(code): return True
     for o, x in zip(form.operands, ops):
         if o.loc == "fixed": continue

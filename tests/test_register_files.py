@@ -221,3 +221,41 @@ def test_spec_register_in_a_fixed_modrm_byte_needs_its_reg_field_clear(tmp_path)
     p.write_text("tilezero:\n  cpuid: AMX_TILE\n  forms:\n  - W:tmm@reg | VEX.128.F2.0F38.W0 49 C0\n")
     (f,) = spec.load(str(p))
     assert f.id == "VEX_TILEZERO_TMM" and f.operands[0].loc == "reg" and f.modrm == "C0"
+
+
+# --- AMD 3DNow! ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, want", [
+    ("pfadd mm0, qword ptr [rax+8]", "0f0f40089e"),              # GNU as: 0f 0f 40 08 9e
+    ("pfadd mm0, mm1", "0f0fc19e"),                              # 0f 0f c1 9e
+    ("pi2fw mm0, qword ptr [r8]", "410f0f000c"),                 # 41 0f 0f 00 0c (iced's Encoder drops the 41)
+    ("pfmul mm2, [rip+0x10]", "0f0f1510000000b4"),               # 0f 0f 15 10 00 00 00 b4: disp32 from the suffix's end
+    ("pswapd mm7, [r13+rax*4+0x1000]", "410f0fbc8500100000bb"),  # 41 0f 0f bc 85 00 10 00 00 bb
+    ("pavgusb mm3, [rsp]", "0f0f1c24bf"),                        # 0f 0f 1c 24 bf
+])
+def test_3dnow_suffix_follows_modrm_sib_and_displacement(text, want):
+    """3DNow! (AMD APM Vol.3 1.2.7): 0F 0F ModRM [SIB] [disp] and the operation's opcode byte last."""
+    assert x86gen.assemble(text).hex() == want
+
+
+def test_3dnow_rip_relative_target_counts_the_suffix():
+    """A RIP-relative address counts from the end of the instruction, after the suffix byte (AMD APM Vol.3 1.2.7)."""
+    data = x86gen.encode("pfadd", R["mm1"], mem(R["rip"], disp=0x20, size=64))
+    ins = I.Decoder(64, data, ip=0x1000).decode()
+    assert ins.code == I.Code.D3NOW_PFADD_MM_MMM64 and ins.memory_displacement == 0x1000 + len(data) + 0x20
+
+
+def test_spec_3dnow_suffix_needs_0f_0f_r(tmp_path):
+    """`0F 0F /r XX` is the 3DNow! form (kind d3now, iced's D3NOW_ id); a byte after another /r form is refused."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen import spec
+    p = tmp_path / "s.yaml"
+    p.write_text("pfadd:\n  cpuid: D3NOW\n  forms:\n  - RW:mm, mm/m64 | 0F 0F /r 9E\n")
+    (f,) = spec.load(str(p))
+    assert (f.id, f.encoding_kind, f.suffix, f.length) == ("D3NOW_PFADD_MM_MMM64", "d3now", 0x9E, 4)
+    p.write_text("paddw:\n  cpuid: MMX\n  forms:\n  - RW:mm, mm/m64 | 0F FD /r 9E\n")
+    with pytest.raises(spec.SpecError, match="unknown token '9E'"):
+        spec.load(str(p))

@@ -8,6 +8,18 @@ from ...memory import Mem, VsibMem
 from ...registers import Gpr32, Gpr64, KReg, Tmm, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
+def shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM(fid, k0):   # 2 forms: EVEX_VPSCATTERDQ_VM32X_K1_YMM, EVEX_VSCATTERDPD_VM32X_K1_YMM
+    def enc(a0, a1, aaa=0):
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is VsibMem and a0.index.__class__ in (Xmm, XmmHigh) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(8)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0xfd, 0x20 | a0.index.evv | aaa, k0, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
 def shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM(fid, k0):   # 2 forms: EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, EVEX_VSCATTERDPD_VM32Y_K1_ZMM
     def enc(a0, a1, aaa=0):
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
@@ -385,21 +397,4 @@ def shape_EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1):   # 4 forms: E
     return enc, None
 
 
-def shape_EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0):   # 2 forms: EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8, EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8
-    def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Zmm:
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 512):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, 0x72, m) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x40, n=64):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-SHAPES = (shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, shape_HRESET_IMM8, shape_UMONITOR_R32, shape_VMREAD_RM64_R64, shape_VMWRITE_R64_RM64, shape_EVEX_VPMOVUSWB_XMMM128_K1Z_YMM, shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM, shape_EVEX_VPMOVM2B_XMM_KR, shape_EVEX_VPMOVM2B_YMM_KR, shape_EVEX_VPMOVM2B_ZMM_KR, shape_EVEX_VPMOVB2M_KR_XMM, shape_EVEX_VPMOVB2M_KR_YMM, shape_EVEX_VPMOVB2M_KR_ZMM, shape_EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER, shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8, shape_EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32, shape_EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, shape_EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8, )
+SHAPES = (shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM, shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, shape_HRESET_IMM8, shape_UMONITOR_R32, shape_VMREAD_RM64_R64, shape_VMWRITE_R64_RM64, shape_EVEX_VPMOVUSWB_XMMM128_K1Z_YMM, shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM, shape_EVEX_VPMOVM2B_XMM_KR, shape_EVEX_VPMOVM2B_YMM_KR, shape_EVEX_VPMOVM2B_ZMM_KR, shape_EVEX_VPMOVB2M_KR_XMM, shape_EVEX_VPMOVB2M_KR_YMM, shape_EVEX_VPMOVB2M_KR_ZMM, shape_EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER, shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8, shape_EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32, shape_EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, )

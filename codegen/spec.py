@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import yaml
 
 REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64, "mm": 64, "tmm": 8192,
-               "st": 80, "sreg": 16, "cr": 64, "dr": 64}   # x87 st(i), segment, control and debug registers
+               "st": 80, "sreg": 16, "cr": 64, "dr": 64,   # x87 st(i), segment, control and debug registers
+               "bnd": 128}   # MPX bound registers bnd0-bnd3: two 64-bit bounds (SDM Vol.1 17.3.1)
 # memory sizes in bits; the x87 environment/state images and the fxsave area are written in bytes
 # (m14byte m28byte m94byte m108byte m512byte, as iced-x86 and the SDM name them)
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 384, 512}   # 384: the Key Locker handle of aes*128kl (48 bytes)
@@ -186,7 +187,8 @@ def parse_operand(text: str, ctx) -> Operand:
     elif re.fullmatch(r"rel(8|16|32)", kind): imm = int(kind[3:])
     elif re.fullmatch(r"moffs(8|16|32|64)", kind): mem, loc = int(kind[5:]), loc or "moffs"   # 8-byte absolute address after the opcode
     elif re.fullmatch(r"vm(32|64)[xyz]", kind): mem = -1   # VSIB: the element size comes from VEX.W/EVEX.W (`load`)
-    elif kind in ("m", "sibmem"): mem = 0   # sibmem: an address that must have a SIB byte (AMX tile loads/stores)
+    elif kind in ("m", "sibmem", "mib"): mem = 0   # sibmem: an address that must have a SIB byte (AMX tile loads/stores);
+    # mib: MPX bndldx/bndstx's base + index address, no RIP-relative, the index unscaled (SDM Vol.2 BNDLDX)
     elif kind in FAR_POINTERS: mem = FAR_POINTERS[kind]   # a far pointer in memory: offset, then the 16-bit selector
     elif re.fullmatch(r"m\d+", kind): mem = int(kind[1:])
     elif re.fullmatch(r"m\d+byte", kind):
@@ -360,7 +362,7 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str, evex: dict | None = N
             # a near branch with o16 (the 0x66 prefix): iced's JMP_REL16, JE_REL8_16; without it REL8_64/REL32_64
             parts.append(("REL16" if o.imm == 16 else f"REL{o.imm}_16") if opsize16 else f"REL{o.imm}_64")
         elif o.imm is not None: parts.append(f"IMM{o.imm}")
-        elif o.loc == "moffs" or is_vsib(o) or o.kind == "sibmem": parts.append(o.kind.upper())   # MOFFS32, VM32X, SIBMEM
+        elif o.loc == "moffs" or is_vsib(o) or o.kind in ("sibmem", "mib"): parts.append(o.kind.upper())   # MOFFS32, VM32X, SIBMEM
         elif o.kind == "1": parts.append("1")
         elif o.reg in FIXED_REGS: parts.append(o.reg.upper())
         elif o.reg == "st": parts.append("STI")
@@ -625,8 +627,9 @@ def _check_consistency(forms: list[Form], path: str) -> None:
     for f in forms:
         ctx = (path, f.line)
         gpr = [REG_CLASSES[o.reg] for o in f.operands if o.loc in ("reg", "rm", "opc") and o.reg in ("r16", "r32", "r64")]
-        # mov to/from cr/dr: a 64-bit GPR without REX.W (SDM Vol.2 MOV-Move to/from Control Registers)
-        system = any(o.reg in ("cr", "dr", "sreg") for o in f.operands)
+        # mov to/from cr/dr: a 64-bit GPR without REX.W (SDM Vol.2 MOV-Move to/from Control Registers); MPX bndcl/bndcu/
+        # bndcn r64: 64-bit in 64-bit mode whatever REX.W (SDM Vol.1 17.5.1)
+        system = any(o.reg in ("cr", "dr", "sreg", "bnd") for o in f.operands)
         if f.encoding_kind in LEGACY_KINDS and gpr and f.mnemonic not in NO_OSIZE_CHECK and not system:
             size = gpr[0]
             if (size == 16) != f.opsize16: _err(ctx, "encoding", f"16-bit operand {'needs' if size == 16 else 'must not have'} o16")

@@ -54,10 +54,12 @@ def decoder_options(form) -> int:
     fixed at 64 bits"), so iced's default (Intel) decoder reads 66 E9/E8/0F 8x as INVALID and 66 EB/7x/E2/E3, 66 FF /2,
     66 FF /4, 66 C3 and 66 C2 as the 64-bit forms; AMD CPUs honour it (AMD APM Vol.3 JMP/Jcc: IP = (next IP + rel) AND
     0FFFFh), and with DecoderOptions.AMD iced reads them as JMP_REL16, JE_REL8_16, CALL_RM16, RETNW … with a 16-bit target.
-    xbegin's rel16 decodes either way (no 16-bit IP)."""
+    xbegin's rel16 decodes either way (no 16-bit IP). ``MPX`` for an MPX form (bndmk, bndcl … bndstx: F3/F2/66/NP 0F 1A/1B,
+    which iced's default decoder reads as the reserved NOPs)."""
     rel = any(o.kind.startswith("rel") for o in form.operands)
     near = form.mnemonic in ("call", "jmp", "ret") and not any(":" in o.kind for o in form.operands)
     amd = form.opsize16 and form.mnemonic != "xbegin" and (rel or near)
+    if form.cpuid == "MPX": return I.DecoderOptions.MPX   # 0F 1A/1B: hint NOPs to iced's default decoder
     return I.DecoderOptions.AMD if amd else I.DecoderOptions.NONE
 
 
@@ -168,7 +170,20 @@ def intel(ins: I.Instruction) -> str:
     gnu = ICED_UNSUFFIXED_16.get(ins.code)
     if ins.code == I.Code.XBEGIN_REL16:   # iced writes no data16 (`xbegin 0x…`, the rel32 form's text): GNU as's spelling
         return "data16 " + FORMATTER.format(ins)
-    return FORMATTER.format(ins) if gnu is None else gnu
+    if gnu is not None: return gnu
+    text = FORMATTER.format(ins)
+    if ins.memory_base == I.Register.NONE and ins.memory_index != I.Register.NONE and _mib(ins.code):
+        # iced writes an MPX mib address without its scale, so an index alone (the pointer value; SDM Vol.2 BNDLDX) reads
+        # as a base: `[rbx+0x10]` for [rbx*1+0x10]. Written with the *1, as objdump does
+        index = reg_name(ins.memory_index)
+        text = text.replace(f"[{index}", f"[{index}*1", 1)
+    return text
+
+
+def _mib(code: int) -> bool:
+    """Does the iced form ``code`` have an MPX mib operand (bndldx, bndstx)?"""
+    oc = I.OpCodeInfo(code)
+    return any(oc.op_kind(i) == I.OpCodeOperandKind.MEM_MIB for i in range(oc.op_count))
 
 
 # --- operands --------------------------------------------------------------------------------------

@@ -259,3 +259,43 @@ def test_spec_3dnow_suffix_needs_0f_0f_r(tmp_path):
     p.write_text("paddw:\n  cpuid: MMX\n  forms:\n  - RW:mm, mm/m64 | 0F FD /r 9E\n")
     with pytest.raises(spec.SpecError, match="unknown token '9E'"):
         spec.load(str(p))
+
+
+# --- Intel MPX -------------------------------------------------------------------------------------
+
+
+def test_bound_register_file_has_four_registers():
+    assert [r.name for r in R.values() if r.kind == "bnd"] == [f"bnd{i}" for i in range(4)]
+    assert x86gen.bnd3 is R["bnd3"] and all(R[f"bnd{i}"].rex_r == R[f"bnd{i}"].rex_b == 0 for i in range(4))
+
+
+@pytest.mark.parametrize("text, want", [
+    ("bndmk bnd0, [rax+8]", "f30f1b4008"),                      # GNU as: f3 0f 1b 40 08
+    ("bndmov bnd1, bnd2", "660f1aca"),                          # 66 0f 1a ca
+    ("bndcl bnd0, rax", "f30f1ac0"),                            # f3 0f 1a c0 (r64, no REX.W)
+    ("bndcu bnd3, [r9+rcx*4+0x10]", "f2410f1a5c8910"),          # f2 41 0f 1a 5c 89 10
+    ("bndcn bnd2, r15", "f2410f1bd7"),                          # f2 41 0f 1b d7
+    ("bndmov bnd1, [rip+0x10]", "660f1a0d10000000"),            # 66 0f 1a 0d 10 00 00 00
+    ("bndmov xmmword ptr [r8], bnd3", "66410f1b18"),            # 66 41 0f 1b 18
+    ("bndldx bnd0, [rax+rbx]", "0f1a0418"),                     # 0f 1a 04 18
+    ("bndstx [r12+r13*1+0x40], bnd1", "430f1b4c2c40"),          # 43 0f 1b 4c 2c 40
+    ("bndldx bnd2, [rbx*1+0x100]", "0f1a141d00010000"),         # 0f 1a 14 1d 00 01 00 00: an index, no base
+    ("bndmk bnd1, [rbp]", "f30f1b4d00"),                        # f3 0f 1b 4d 00
+    ("bnd jmp rax", "f2ffe0"),                                  # f2 ff e0: the prefix word still
+])
+def test_mpx_forms_give_gnu_as_bytes(text, want):
+    assert x86gen.assemble(text).hex() == want
+
+
+@pytest.mark.parametrize("text, match", [
+    ("bndmk bnd0, [rip+8]", "RIP-relative"),               # #UD (SDM Vol.2 BNDMK); GNU as: cannot be used here
+    ("bndldx bnd0, [rip+8]", "RIP-relative"),              # (SDM Vol.2 BNDLDX)
+    ("bndstx [rip], bnd0", "RIP-relative"),
+    ("bndldx bnd0, [rax+rbx*2]", "scale"),                 # the scale is ignored (GNU as: warning, and encodes it)
+    ("bndmk bnd0, [eax]", "32-bit address"),               # GNU as: 32-bit address isn't allowed in 64-bit MPX
+    ("bndcl bnd0, [eax]", "32-bit address"),
+    ("bndcl bnd0, eax", "no form"),                        # GNU as: operand size mismatch
+])
+def test_mpx_refuses_what_64_bit_mode_cannot_encode(text, match):
+    with pytest.raises(OperandError, match=match):
+        x86gen.assemble(text)

@@ -343,6 +343,49 @@ class AsmMethods:
         blsr W:r64, R:r64/m64                        VEX.LZ.0F38.W1 F3 /1         VEX_BLSR_R64_RM64 (BMI1)
         """
 
+    def bndcl(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """bndcl: 1 form.
+
+        bndcl R:bnd, R:r64/m64                       F3 0F 1A /r                  BNDCL_BND_RM64 (MPX)
+        """
+
+    def bndcn(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """bndcn: 1 form.
+
+        bndcn R:bnd, R:r64/m64                       F2 0F 1B /r                  BNDCN_BND_RM64 (MPX)
+        """
+
+    def bndcu(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """bndcu: 1 form.
+
+        bndcu R:bnd, R:r64/m64                       F2 0F 1A /r                  BNDCU_BND_RM64 (MPX)
+        """
+
+    def bndldx(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
+        """bndldx: 1 form.
+
+        bndldx W:bnd, N:mib                          0F 1A /r                     BNDLDX_BND_MIB (MPX)
+        """
+
+    def bndmk(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
+        """bndmk: 1 form.
+
+        bndmk W:bnd, N:m64                           F3 0F 1B /r                  BNDMK_BND_M64 (MPX)
+        """
+
+    def bndmov(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """bndmov: 2 forms.
+
+        bndmov W:bnd, R:bnd/m128                     66 0F 1A /r                  BNDMOV_BND_BNDM128 (MPX)
+        bndmov W:bnd/m128, R:bnd                     66 0F 1B /r                  BNDMOV_BNDM128_BND (MPX)
+        """
+
+    def bndstx(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
+        """bndstx: 1 form.
+
+        bndstx N:mib, R:bnd                          0F 1B /r                     BNDSTX_MIB_BND (MPX)
+        """
+
     def bsf(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """bsf: 3 forms.
 

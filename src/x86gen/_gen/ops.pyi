@@ -6036,2606 +6036,2622 @@ class Op:
     """``pswapd W:mm, R:mm/m64`` ``0F 0F /r BB`` (D3NOWEXT)"""
     D3NOW_PAVGUSB_MM_MMM64: Final = 3011
     """``pavgusb RW:mm, R:mm/m64`` ``0F 0F /r BF`` (D3NOW)"""
-    FNOP: Final = 3012
+    BNDMK_BND_M64: Final = 3012
+    """``bndmk W:bnd, N:m64`` ``F3 0F 1B /r`` (MPX)"""
+    BNDCL_BND_RM64: Final = 3013
+    """``bndcl R:bnd, R:r64/m64`` ``F3 0F 1A /r`` (MPX)"""
+    BNDCU_BND_RM64: Final = 3014
+    """``bndcu R:bnd, R:r64/m64`` ``F2 0F 1A /r`` (MPX)"""
+    BNDCN_BND_RM64: Final = 3015
+    """``bndcn R:bnd, R:r64/m64`` ``F2 0F 1B /r`` (MPX)"""
+    BNDMOV_BND_BNDM128: Final = 3016
+    """``bndmov W:bnd, R:bnd/m128`` ``66 0F 1A /r`` (MPX)"""
+    BNDMOV_BNDM128_BND: Final = 3017
+    """``bndmov W:bnd/m128, R:bnd`` ``66 0F 1B /r`` (MPX)"""
+    BNDLDX_BND_MIB: Final = 3018
+    """``bndldx W:bnd, N:mib`` ``0F 1A /r`` (MPX)"""
+    BNDSTX_MIB_BND: Final = 3019
+    """``bndstx N:mib, R:bnd`` ``0F 1B /r`` (MPX)"""
+    FNOP: Final = 3020
     """``fnop`` ``D9 D0`` (FPU)"""
-    FNENI: Final = 3013
+    FNENI: Final = 3021
     """``fneni`` ``DB E0`` (FPU)"""
-    FNDISI: Final = 3014
+    FNDISI: Final = 3022
     """``fndisi`` ``DB E1`` (FPU)"""
-    FNSETPM: Final = 3015
+    FNSETPM: Final = 3023
     """``fnsetpm`` ``DB E4`` (FPU287)"""
-    FADD_M32FP: Final = 3016
+    FADD_M32FP: Final = 3024
     """``fadd R:m32`` ``D8 /0`` (FPU)"""
-    FADD_ST0_STI: Final = 3017
+    FADD_ST0_STI: Final = 3025
     """``fadd RW:st0, R:st`` ``D8 C0+i`` (FPU)"""
-    FADD_M64FP: Final = 3018
+    FADD_M64FP: Final = 3026
     """``fadd R:m64`` ``DC /0`` (FPU)"""
-    FADD_STI_ST0: Final = 3019
+    FADD_STI_ST0: Final = 3027
     """``fadd RW:st, R:st0`` ``DC C0+i`` (FPU)"""
-    FMUL_M32FP: Final = 3020
+    FMUL_M32FP: Final = 3028
     """``fmul R:m32`` ``D8 /1`` (FPU)"""
-    FMUL_ST0_STI: Final = 3021
+    FMUL_ST0_STI: Final = 3029
     """``fmul RW:st0, R:st`` ``D8 C8+i`` (FPU)"""
-    FMUL_M64FP: Final = 3022
+    FMUL_M64FP: Final = 3030
     """``fmul R:m64`` ``DC /1`` (FPU)"""
-    FMUL_STI_ST0: Final = 3023
+    FMUL_STI_ST0: Final = 3031
     """``fmul RW:st, R:st0`` ``DC C8+i`` (FPU)"""
-    FCOM_M32FP: Final = 3024
+    FCOM_M32FP: Final = 3032
     """``fcom R:m32`` ``D8 /2`` (FPU)"""
-    FCOM_ST0_STI: Final = 3025
+    FCOM_ST0_STI: Final = 3033
     """``fcom R:st0, R:st`` ``D8 D0+i`` (FPU)"""
-    FCOM_ST0_STI_DCD0: Final = 3026
+    FCOM_ST0_STI_DCD0: Final = 3034
     """``fcom R:st0, R:st`` ``DC D0+i`` (FPU)"""
-    FCOM_M64FP: Final = 3027
+    FCOM_M64FP: Final = 3035
     """``fcom R:m64`` ``DC /2`` (FPU)"""
-    FCOMP_M32FP: Final = 3028
+    FCOMP_M32FP: Final = 3036
     """``fcomp R:m32`` ``D8 /3`` (FPU)"""
-    FCOMP_ST0_STI: Final = 3029
+    FCOMP_ST0_STI: Final = 3037
     """``fcomp R:st0, R:st`` ``D8 D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DCD8: Final = 3030
+    FCOMP_ST0_STI_DCD8: Final = 3038
     """``fcomp R:st0, R:st`` ``DC D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DED0: Final = 3031
+    FCOMP_ST0_STI_DED0: Final = 3039
     """``fcomp R:st0, R:st`` ``DE D0+i`` (FPU)"""
-    FCOMP_M64FP: Final = 3032
+    FCOMP_M64FP: Final = 3040
     """``fcomp R:m64`` ``DC /3`` (FPU)"""
-    FSUB_M32FP: Final = 3033
+    FSUB_M32FP: Final = 3041
     """``fsub R:m32`` ``D8 /4`` (FPU)"""
-    FSUB_ST0_STI: Final = 3034
+    FSUB_ST0_STI: Final = 3042
     """``fsub RW:st0, R:st`` ``D8 E0+i`` (FPU)"""
-    FSUB_M64FP: Final = 3035
+    FSUB_M64FP: Final = 3043
     """``fsub R:m64`` ``DC /4`` (FPU)"""
-    FSUB_STI_ST0: Final = 3036
+    FSUB_STI_ST0: Final = 3044
     """``fsub RW:st, R:st0`` ``DC E8+i`` (FPU)"""
-    FSUBR_M32FP: Final = 3037
+    FSUBR_M32FP: Final = 3045
     """``fsubr R:m32`` ``D8 /5`` (FPU)"""
-    FSUBR_ST0_STI: Final = 3038
+    FSUBR_ST0_STI: Final = 3046
     """``fsubr RW:st0, R:st`` ``D8 E8+i`` (FPU)"""
-    FSUBR_M64FP: Final = 3039
+    FSUBR_M64FP: Final = 3047
     """``fsubr R:m64`` ``DC /5`` (FPU)"""
-    FSUBR_STI_ST0: Final = 3040
+    FSUBR_STI_ST0: Final = 3048
     """``fsubr RW:st, R:st0`` ``DC E0+i`` (FPU)"""
-    FDIV_M32FP: Final = 3041
+    FDIV_M32FP: Final = 3049
     """``fdiv R:m32`` ``D8 /6`` (FPU)"""
-    FDIV_ST0_STI: Final = 3042
+    FDIV_ST0_STI: Final = 3050
     """``fdiv RW:st0, R:st`` ``D8 F0+i`` (FPU)"""
-    FDIV_M64FP: Final = 3043
+    FDIV_M64FP: Final = 3051
     """``fdiv R:m64`` ``DC /6`` (FPU)"""
-    FDIV_STI_ST0: Final = 3044
+    FDIV_STI_ST0: Final = 3052
     """``fdiv RW:st, R:st0`` ``DC F8+i`` (FPU)"""
-    FDIVR_M32FP: Final = 3045
+    FDIVR_M32FP: Final = 3053
     """``fdivr R:m32`` ``D8 /7`` (FPU)"""
-    FDIVR_ST0_STI: Final = 3046
+    FDIVR_ST0_STI: Final = 3054
     """``fdivr RW:st0, R:st`` ``D8 F8+i`` (FPU)"""
-    FDIVR_M64FP: Final = 3047
+    FDIVR_M64FP: Final = 3055
     """``fdivr R:m64`` ``DC /7`` (FPU)"""
-    FDIVR_STI_ST0: Final = 3048
+    FDIVR_STI_ST0: Final = 3056
     """``fdivr RW:st, R:st0`` ``DC F0+i`` (FPU)"""
-    FLD_M32FP: Final = 3049
+    FLD_M32FP: Final = 3057
     """``fld R:m32`` ``D9 /0`` (FPU)"""
-    FLD_STI: Final = 3050
+    FLD_STI: Final = 3058
     """``fld R:st`` ``D9 C0+i`` (FPU)"""
-    FLD_M80FP: Final = 3051
+    FLD_M80FP: Final = 3059
     """``fld R:m80`` ``DB /5`` (FPU)"""
-    FLD_M64FP: Final = 3052
+    FLD_M64FP: Final = 3060
     """``fld R:m64`` ``DD /0`` (FPU)"""
-    FST_M32FP: Final = 3053
+    FST_M32FP: Final = 3061
     """``fst W:m32`` ``D9 /2`` (FPU)"""
-    FST_M64FP: Final = 3054
+    FST_M64FP: Final = 3062
     """``fst W:m64`` ``DD /2`` (FPU)"""
-    FST_STI: Final = 3055
+    FST_STI: Final = 3063
     """``fst W:st`` ``DD D0+i`` (FPU)"""
-    FSTP_M32FP: Final = 3056
+    FSTP_M32FP: Final = 3064
     """``fstp W:m32`` ``D9 /3`` (FPU)"""
-    FSTP_M80FP: Final = 3057
+    FSTP_M80FP: Final = 3065
     """``fstp W:m80`` ``DB /7`` (FPU)"""
-    FSTP_M64FP: Final = 3058
+    FSTP_M64FP: Final = 3066
     """``fstp W:m64`` ``DD /3`` (FPU)"""
-    FSTP_STI: Final = 3059
+    FSTP_STI: Final = 3067
     """``fstp W:st`` ``DD D8+i`` (FPU)"""
-    FSTP_STI_DFD0: Final = 3060
+    FSTP_STI_DFD0: Final = 3068
     """``fstp W:st`` ``DF D0+i`` (FPU)"""
-    FSTP_STI_DFD8: Final = 3061
+    FSTP_STI_DFD8: Final = 3069
     """``fstp W:st`` ``DF D8+i`` (FPU)"""
-    FSTPNCE_STI: Final = 3062
+    FSTPNCE_STI: Final = 3070
     """``fstpnce W:st`` ``D9 D8+i`` (FPU)"""
-    FLDENV_M14BYTE: Final = 3063
+    FLDENV_M14BYTE: Final = 3071
     """``fldenv R:m14byte`` ``o16 D9 /4`` (FPU)"""
-    FLDENV_M28BYTE: Final = 3064
+    FLDENV_M28BYTE: Final = 3072
     """``fldenv R:m28byte`` ``D9 /4`` (FPU387)"""
-    FLDCW_M2BYTE: Final = 3065
+    FLDCW_M2BYTE: Final = 3073
     """``fldcw R:m16`` ``D9 /5`` (FPU)"""
-    FNSTENV_M14BYTE: Final = 3066
+    FNSTENV_M14BYTE: Final = 3074
     """``fnstenv W:m14byte`` ``o16 D9 /6`` (FPU)"""
-    FNSTENV_M28BYTE: Final = 3067
+    FNSTENV_M28BYTE: Final = 3075
     """``fnstenv W:m28byte`` ``D9 /6`` (FPU387)"""
-    FNSAVE_M94BYTE: Final = 3068
+    FNSAVE_M94BYTE: Final = 3076
     """``fnsave W:m94byte`` ``o16 DD /6`` (FPU)"""
-    FNSAVE_M108BYTE: Final = 3069
+    FNSAVE_M108BYTE: Final = 3077
     """``fnsave W:m108byte`` ``DD /6`` (FPU387)"""
-    FINIT: Final = 3070
+    FINIT: Final = 3078
     """``finit`` ``9B DB E3`` (FPU)"""
-    FCLEX: Final = 3071
+    FCLEX: Final = 3079
     """``fclex`` ``9B DB E2`` (FPU)"""
-    FENI: Final = 3072
+    FENI: Final = 3080
     """``feni`` ``9B DB E0`` (FPU)"""
-    FDISI: Final = 3073
+    FDISI: Final = 3081
     """``fdisi`` ``9B DB E1`` (FPU)"""
-    FSETPM: Final = 3074
+    FSETPM: Final = 3082
     """``fsetpm`` ``9B DB E4`` (FPU287)"""
-    FSTSW_M2BYTE: Final = 3075
+    FSTSW_M2BYTE: Final = 3083
     """``fstsw W:m16`` ``9B DD /7`` (FPU)"""
-    FSTSW_AX: Final = 3076
+    FSTSW_AX: Final = 3084
     """``fstsw W:ax`` ``9B DF E0`` (FPU287)"""
-    FSTCW_M2BYTE: Final = 3077
+    FSTCW_M2BYTE: Final = 3085
     """``fstcw W:m16`` ``9B D9 /7`` (FPU)"""
-    FSTENV_M14BYTE: Final = 3078
+    FSTENV_M14BYTE: Final = 3086
     """``fstenv W:m14byte`` ``9B o16 D9 /6`` (FPU)"""
-    FSTENV_M28BYTE: Final = 3079
+    FSTENV_M28BYTE: Final = 3087
     """``fstenv W:m28byte`` ``9B D9 /6`` (FPU387)"""
-    FSAVE_M94BYTE: Final = 3080
+    FSAVE_M94BYTE: Final = 3088
     """``fsave W:m94byte`` ``9B o16 DD /6`` (FPU)"""
-    FSAVE_M108BYTE: Final = 3081
+    FSAVE_M108BYTE: Final = 3089
     """``fsave W:m108byte`` ``9B DD /6`` (FPU387)"""
-    FRSTOR_M94BYTE: Final = 3082
+    FRSTOR_M94BYTE: Final = 3090
     """``frstor R:m94byte`` ``o16 DD /4`` (FPU)"""
-    FRSTOR_M108BYTE: Final = 3083
+    FRSTOR_M108BYTE: Final = 3091
     """``frstor R:m108byte`` ``DD /4`` (FPU387)"""
-    FNSTCW_M2BYTE: Final = 3084
+    FNSTCW_M2BYTE: Final = 3092
     """``fnstcw W:m16`` ``D9 /7`` (FPU)"""
-    FXCH_ST0_STI: Final = 3085
+    FXCH_ST0_STI: Final = 3093
     """``fxch RW:st0, RW:st`` ``D9 C8+i`` (FPU)"""
-    FXCH_ST0_STI_DDC8: Final = 3086
+    FXCH_ST0_STI_DDC8: Final = 3094
     """``fxch RW:st0, RW:st`` ``DD C8+i`` (FPU)"""
-    FXCH_ST0_STI_DFC8: Final = 3087
+    FXCH_ST0_STI_DFC8: Final = 3095
     """``fxch RW:st0, RW:st`` ``DF C8+i`` (FPU)"""
-    FCHS: Final = 3088
+    FCHS: Final = 3096
     """``fchs`` ``D9 E0`` (FPU)"""
-    FABS: Final = 3089
+    FABS: Final = 3097
     """``fabs`` ``D9 E1`` (FPU)"""
-    FTST: Final = 3090
+    FTST: Final = 3098
     """``ftst`` ``D9 E4`` (FPU)"""
-    FXAM: Final = 3091
+    FXAM: Final = 3099
     """``fxam`` ``D9 E5`` (FPU)"""
-    FLD1: Final = 3092
+    FLD1: Final = 3100
     """``fld1`` ``D9 E8`` (FPU)"""
-    FLDL2T: Final = 3093
+    FLDL2T: Final = 3101
     """``fldl2t`` ``D9 E9`` (FPU)"""
-    FLDL2E: Final = 3094
+    FLDL2E: Final = 3102
     """``fldl2e`` ``D9 EA`` (FPU)"""
-    FLDPI: Final = 3095
+    FLDPI: Final = 3103
     """``fldpi`` ``D9 EB`` (FPU)"""
-    FLDLG2: Final = 3096
+    FLDLG2: Final = 3104
     """``fldlg2`` ``D9 EC`` (FPU)"""
-    FLDLN2: Final = 3097
+    FLDLN2: Final = 3105
     """``fldln2`` ``D9 ED`` (FPU)"""
-    FLDZ: Final = 3098
+    FLDZ: Final = 3106
     """``fldz`` ``D9 EE`` (FPU)"""
-    F2XM1: Final = 3099
+    F2XM1: Final = 3107
     """``f2xm1`` ``D9 F0`` (FPU)"""
-    FYL2X: Final = 3100
+    FYL2X: Final = 3108
     """``fyl2x`` ``D9 F1`` (FPU)"""
-    FPTAN: Final = 3101
+    FPTAN: Final = 3109
     """``fptan`` ``D9 F2`` (FPU)"""
-    FPATAN: Final = 3102
+    FPATAN: Final = 3110
     """``fpatan`` ``D9 F3`` (FPU)"""
-    FXTRACT: Final = 3103
+    FXTRACT: Final = 3111
     """``fxtract`` ``D9 F4`` (FPU)"""
-    FPREM1: Final = 3104
+    FPREM1: Final = 3112
     """``fprem1`` ``D9 F5`` (FPU387)"""
-    FDECSTP: Final = 3105
+    FDECSTP: Final = 3113
     """``fdecstp`` ``D9 F6`` (FPU)"""
-    FINCSTP: Final = 3106
+    FINCSTP: Final = 3114
     """``fincstp`` ``D9 F7`` (FPU)"""
-    FPREM: Final = 3107
+    FPREM: Final = 3115
     """``fprem`` ``D9 F8`` (FPU)"""
-    FYL2XP1: Final = 3108
+    FYL2XP1: Final = 3116
     """``fyl2xp1`` ``D9 F9`` (FPU)"""
-    FSQRT: Final = 3109
+    FSQRT: Final = 3117
     """``fsqrt`` ``D9 FA`` (FPU)"""
-    FSINCOS: Final = 3110
+    FSINCOS: Final = 3118
     """``fsincos`` ``D9 FB`` (FPU387)"""
-    FRNDINT: Final = 3111
+    FRNDINT: Final = 3119
     """``frndint`` ``D9 FC`` (FPU)"""
-    FSCALE: Final = 3112
+    FSCALE: Final = 3120
     """``fscale`` ``D9 FD`` (FPU)"""
-    FSIN: Final = 3113
+    FSIN: Final = 3121
     """``fsin`` ``D9 FE`` (FPU387)"""
-    FCOS: Final = 3114
+    FCOS: Final = 3122
     """``fcos`` ``D9 FF`` (FPU387)"""
-    FIADD_M32INT: Final = 3115
+    FIADD_M32INT: Final = 3123
     """``fiadd R:m32`` ``DA /0`` (FPU)"""
-    FIADD_M16INT: Final = 3116
+    FIADD_M16INT: Final = 3124
     """``fiadd R:m16`` ``DE /0`` (FPU)"""
-    FIMUL_M32INT: Final = 3117
+    FIMUL_M32INT: Final = 3125
     """``fimul R:m32`` ``DA /1`` (FPU)"""
-    FIMUL_M16INT: Final = 3118
+    FIMUL_M16INT: Final = 3126
     """``fimul R:m16`` ``DE /1`` (FPU)"""
-    FICOM_M32INT: Final = 3119
+    FICOM_M32INT: Final = 3127
     """``ficom R:m32`` ``DA /2`` (FPU)"""
-    FICOM_M16INT: Final = 3120
+    FICOM_M16INT: Final = 3128
     """``ficom R:m16`` ``DE /2`` (FPU)"""
-    FICOMP_M32INT: Final = 3121
+    FICOMP_M32INT: Final = 3129
     """``ficomp R:m32`` ``DA /3`` (FPU)"""
-    FICOMP_M16INT: Final = 3122
+    FICOMP_M16INT: Final = 3130
     """``ficomp R:m16`` ``DE /3`` (FPU)"""
-    FISUB_M32INT: Final = 3123
+    FISUB_M32INT: Final = 3131
     """``fisub R:m32`` ``DA /4`` (FPU)"""
-    FISUB_M16INT: Final = 3124
+    FISUB_M16INT: Final = 3132
     """``fisub R:m16`` ``DE /4`` (FPU)"""
-    FISUBR_M32INT: Final = 3125
+    FISUBR_M32INT: Final = 3133
     """``fisubr R:m32`` ``DA /5`` (FPU)"""
-    FISUBR_M16INT: Final = 3126
+    FISUBR_M16INT: Final = 3134
     """``fisubr R:m16`` ``DE /5`` (FPU)"""
-    FIDIV_M32INT: Final = 3127
+    FIDIV_M32INT: Final = 3135
     """``fidiv R:m32`` ``DA /6`` (FPU)"""
-    FIDIV_M16INT: Final = 3128
+    FIDIV_M16INT: Final = 3136
     """``fidiv R:m16`` ``DE /6`` (FPU)"""
-    FIDIVR_M32INT: Final = 3129
+    FIDIVR_M32INT: Final = 3137
     """``fidivr R:m32`` ``DA /7`` (FPU)"""
-    FIDIVR_M16INT: Final = 3130
+    FIDIVR_M16INT: Final = 3138
     """``fidivr R:m16`` ``DE /7`` (FPU)"""
-    FCMOVB_ST0_STI: Final = 3131
+    FCMOVB_ST0_STI: Final = 3139
     """``fcmovb CW:st0, CR:st`` ``DA C0+i`` (FPU+CMOV)"""
-    FCMOVE_ST0_STI: Final = 3132
+    FCMOVE_ST0_STI: Final = 3140
     """``fcmove CW:st0, CR:st`` ``DA C8+i`` (FPU+CMOV)"""
-    FCMOVBE_ST0_STI: Final = 3133
+    FCMOVBE_ST0_STI: Final = 3141
     """``fcmovbe CW:st0, CR:st`` ``DA D0+i`` (FPU+CMOV)"""
-    FCMOVU_ST0_STI: Final = 3134
+    FCMOVU_ST0_STI: Final = 3142
     """``fcmovu CW:st0, CR:st`` ``DA D8+i`` (FPU+CMOV)"""
-    FUCOMPP: Final = 3135
+    FUCOMPP: Final = 3143
     """``fucompp`` ``DA E9`` (FPU387)"""
-    FILD_M32INT: Final = 3136
+    FILD_M32INT: Final = 3144
     """``fild R:m32`` ``DB /0`` (FPU)"""
-    FILD_M16INT: Final = 3137
+    FILD_M16INT: Final = 3145
     """``fild R:m16`` ``DF /0`` (FPU)"""
-    FILD_M64INT: Final = 3138
+    FILD_M64INT: Final = 3146
     """``fild R:m64`` ``DF /5`` (FPU)"""
-    FISTTP_M32INT: Final = 3139
+    FISTTP_M32INT: Final = 3147
     """``fisttp W:m32`` ``DB /1`` (FPU+SSE3)"""
-    FISTTP_M64INT: Final = 3140
+    FISTTP_M64INT: Final = 3148
     """``fisttp W:m64`` ``DD /1`` (FPU+SSE3)"""
-    FISTTP_M16INT: Final = 3141
+    FISTTP_M16INT: Final = 3149
     """``fisttp W:m16`` ``DF /1`` (FPU+SSE3)"""
-    FIST_M32INT: Final = 3142
+    FIST_M32INT: Final = 3150
     """``fist W:m32`` ``DB /2`` (FPU)"""
-    FIST_M16INT: Final = 3143
+    FIST_M16INT: Final = 3151
     """``fist W:m16`` ``DF /2`` (FPU)"""
-    FISTP_M32INT: Final = 3144
+    FISTP_M32INT: Final = 3152
     """``fistp W:m32`` ``DB /3`` (FPU)"""
-    FISTP_M16INT: Final = 3145
+    FISTP_M16INT: Final = 3153
     """``fistp W:m16`` ``DF /3`` (FPU)"""
-    FISTP_M64INT: Final = 3146
+    FISTP_M64INT: Final = 3154
     """``fistp W:m64`` ``DF /7`` (FPU)"""
-    FCMOVNB_ST0_STI: Final = 3147
+    FCMOVNB_ST0_STI: Final = 3155
     """``fcmovnb CW:st0, CR:st`` ``DB C0+i`` (FPU+CMOV)"""
-    FCMOVNE_ST0_STI: Final = 3148
+    FCMOVNE_ST0_STI: Final = 3156
     """``fcmovne CW:st0, CR:st`` ``DB C8+i`` (FPU+CMOV)"""
-    FCMOVNBE_ST0_STI: Final = 3149
+    FCMOVNBE_ST0_STI: Final = 3157
     """``fcmovnbe CW:st0, CR:st`` ``DB D0+i`` (FPU+CMOV)"""
-    FCMOVNU_ST0_STI: Final = 3150
+    FCMOVNU_ST0_STI: Final = 3158
     """``fcmovnu CW:st0, CR:st`` ``DB D8+i`` (FPU+CMOV)"""
-    FNCLEX: Final = 3151
+    FNCLEX: Final = 3159
     """``fnclex`` ``DB E2`` (FPU)"""
-    FNINIT: Final = 3152
+    FNINIT: Final = 3160
     """``fninit`` ``DB E3`` (FPU)"""
-    FUCOMI_ST0_STI: Final = 3153
+    FUCOMI_ST0_STI: Final = 3161
     """``fucomi R:st0, R:st`` ``DB E8+i`` (FPU+CMOV)"""
-    FCOMI_ST0_STI: Final = 3154
+    FCOMI_ST0_STI: Final = 3162
     """``fcomi R:st0, R:st`` ``DB F0+i`` (FPU+CMOV)"""
-    FNSTSW_M2BYTE: Final = 3155
+    FNSTSW_M2BYTE: Final = 3163
     """``fnstsw W:m16`` ``DD /7`` (FPU)"""
-    FNSTSW_AX: Final = 3156
+    FNSTSW_AX: Final = 3164
     """``fnstsw W:ax`` ``DF E0`` (FPU287)"""
-    FFREE_STI: Final = 3157
+    FFREE_STI: Final = 3165
     """``ffree N:st`` ``DD C0+i`` (FPU)"""
-    FUCOM_ST0_STI: Final = 3158
+    FUCOM_ST0_STI: Final = 3166
     """``fucom R:st0, R:st`` ``DD E0+i`` (FPU)"""
-    FUCOMP_ST0_STI: Final = 3159
+    FUCOMP_ST0_STI: Final = 3167
     """``fucomp R:st0, R:st`` ``DD E8+i`` (FPU)"""
-    FADDP_STI_ST0: Final = 3160
+    FADDP_STI_ST0: Final = 3168
     """``faddp RW:st, R:st0`` ``DE C0+i`` (FPU)"""
-    FMULP_STI_ST0: Final = 3161
+    FMULP_STI_ST0: Final = 3169
     """``fmulp RW:st, R:st0`` ``DE C8+i`` (FPU)"""
-    FCOMPP: Final = 3162
+    FCOMPP: Final = 3170
     """``fcompp`` ``DE D9`` (FPU)"""
-    FSUBRP_STI_ST0: Final = 3163
+    FSUBRP_STI_ST0: Final = 3171
     """``fsubrp RW:st, R:st0`` ``DE E0+i`` (FPU)"""
-    FSUBP_STI_ST0: Final = 3164
+    FSUBP_STI_ST0: Final = 3172
     """``fsubp RW:st, R:st0`` ``DE E8+i`` (FPU)"""
-    FDIVRP_STI_ST0: Final = 3165
+    FDIVRP_STI_ST0: Final = 3173
     """``fdivrp RW:st, R:st0`` ``DE F0+i`` (FPU)"""
-    FDIVP_STI_ST0: Final = 3166
+    FDIVP_STI_ST0: Final = 3174
     """``fdivp RW:st, R:st0`` ``DE F8+i`` (FPU)"""
-    FBLD_M80BCD: Final = 3167
+    FBLD_M80BCD: Final = 3175
     """``fbld R:m80`` ``DF /4`` (FPU)"""
-    FBSTP_M80BCD: Final = 3168
+    FBSTP_M80BCD: Final = 3176
     """``fbstp W:m80`` ``DF /6`` (FPU)"""
-    FFREEP_STI: Final = 3169
+    FFREEP_STI: Final = 3177
     """``ffreep N:st`` ``DF C0+i`` (FPU)"""
-    FUCOMIP_ST0_STI: Final = 3170
+    FUCOMIP_ST0_STI: Final = 3178
     """``fucomip R:st0, R:st`` ``DF E8+i`` (FPU+CMOV)"""
-    FCOMIP_ST0_STI: Final = 3171
+    FCOMIP_ST0_STI: Final = 3179
     """``fcomip R:st0, R:st`` ``DF F0+i`` (FPU+CMOV)"""
-    FXSAVE_M512BYTE: Final = 3172
+    FXSAVE_M512BYTE: Final = 3180
     """``fxsave W:m512byte`` ``0F AE /0`` (FXSR)"""
-    FXSAVE64_M512BYTE: Final = 3173
+    FXSAVE64_M512BYTE: Final = 3181
     """``fxsave64 W:m512byte`` ``REX.W 0F AE /0`` (FXSR)"""
-    FXRSTOR_M512BYTE: Final = 3174
+    FXRSTOR_M512BYTE: Final = 3182
     """``fxrstor R:m512byte`` ``0F AE /1`` (FXSR)"""
-    FXRSTOR64_M512BYTE: Final = 3175
+    FXRSTOR64_M512BYTE: Final = 3183
     """``fxrstor64 R:m512byte`` ``REX.W 0F AE /1`` (FXSR)"""
-    VEX_CMPNBXADD_M32_R32_R32: Final = 3176
+    VEX_CMPNBXADD_M32_R32_R32: Final = 3184
     """``cmpnbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPNBXADD_M64_R64_R64: Final = 3177
+    VEX_CMPNBXADD_M64_R64_R64: Final = 3185
     """``cmpnbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M32_R32_R32: Final = 3178
+    VEX_CMPZXADD_M32_R32_R32: Final = 3186
     """``cmpzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M64_R64_R64: Final = 3179
+    VEX_CMPZXADD_M64_R64_R64: Final = 3187
     """``cmpzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M32_R32_R32: Final = 3180
+    VEX_CMPNZXADD_M32_R32_R32: Final = 3188
     """``cmpnzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M64_R64_R64: Final = 3181
+    VEX_CMPNZXADD_M64_R64_R64: Final = 3189
     """``cmpnzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M32_R32_R32: Final = 3182
+    VEX_CMPNBEXADD_M32_R32_R32: Final = 3190
     """``cmpnbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M64_R64_R64: Final = 3183
+    VEX_CMPNBEXADD_M64_R64_R64: Final = 3191
     """``cmpnbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M32_R32_R32: Final = 3184
+    VEX_CMPNLXADD_M32_R32_R32: Final = 3192
     """``cmpnlxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M64_R64_R64: Final = 3185
+    VEX_CMPNLXADD_M64_R64_R64: Final = 3193
     """``cmpnlxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M32_R32_R32: Final = 3186
+    VEX_CMPNLEXADD_M32_R32_R32: Final = 3194
     """``cmpnlexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EF /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M64_R64_R64: Final = 3187
+    VEX_CMPNLEXADD_M64_R64_R64: Final = 3195
     """``cmpnlexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EF /r`` (CMPCCXADD)"""
-    CVTPI2PS_XMM_MMM64: Final = 3188
+    CVTPI2PS_XMM_MMM64: Final = 3196
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``0F 2A /r`` (SSE)"""
-    CVTPI2PD_XMM_MMM64: Final = 3189
+    CVTPI2PD_XMM_MMM64: Final = 3197
     """``cvtpi2pd W:xmm, R:mm/m64`` ``66 0F 2A /r`` (SSE2)"""
-    CVTTPS2PI_MM_XMMM64: Final = 3190
+    CVTTPS2PI_MM_XMMM64: Final = 3198
     """``cvttps2pi W:mm, R:xmm/m64`` ``0F 2C /r`` (SSE)"""
-    CVTTPD2PI_MM_XMMM128: Final = 3191
+    CVTTPD2PI_MM_XMMM128: Final = 3199
     """``cvttpd2pi W:mm, R:xmm/m128`` ``66 0F 2C /r`` (SSE2)"""
-    CVTPS2PI_MM_XMMM64: Final = 3192
+    CVTPS2PI_MM_XMMM64: Final = 3200
     """``cvtps2pi W:mm, R:xmm/m64`` ``0F 2D /r`` (SSE)"""
-    CVTPD2PI_MM_XMMM128: Final = 3193
+    CVTPD2PI_MM_XMMM128: Final = 3201
     """``cvtpd2pi W:mm, R:xmm/m128`` ``66 0F 2D /r`` (SSE2)"""
-    PSHUFW_MM_MMM64_IMM8: Final = 3194
+    PSHUFW_MM_MMM64_IMM8: Final = 3202
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``0F 70 /r ib`` (SSE)"""
-    MOVQ2DQ_XMM_MM: Final = 3195
+    MOVQ2DQ_XMM_MM: Final = 3203
     """``movq2dq W:xmm, R:mm`` ``F3 0F D6 /r`` (SSE2)"""
-    MOVDQ2Q_MM_XMM: Final = 3196
+    MOVDQ2Q_MM_XMM: Final = 3204
     """``movdq2q W:mm, R:xmm`` ``F2 0F D6 /r`` (SSE2)"""
-    MOVNTQ_M64_MM: Final = 3197
+    MOVNTQ_M64_MM: Final = 3205
     """``movntq W:m64, R:mm`` ``0F E7 /r`` (SSE)"""
-    VEX_KANDW_KR_KR_KR: Final = 3198
+    VEX_KANDW_KR_KR_KR: Final = 3206
     """``kandw W:k, R:k, R:k`` ``VEX.L1.0F.W0 41 /r`` (AVX512F)"""
-    VEX_KANDQ_KR_KR_KR: Final = 3199
+    VEX_KANDQ_KR_KR_KR: Final = 3207
     """``kandq W:k, R:k, R:k`` ``VEX.L1.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDB_KR_KR_KR: Final = 3200
+    VEX_KANDB_KR_KR_KR: Final = 3208
     """``kandb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 41 /r`` (AVX512DQ)"""
-    VEX_KANDD_KR_KR_KR: Final = 3201
+    VEX_KANDD_KR_KR_KR: Final = 3209
     """``kandd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDNW_KR_KR_KR: Final = 3202
+    VEX_KANDNW_KR_KR_KR: Final = 3210
     """``kandnw W:k, R:k, R:k`` ``VEX.L1.0F.W0 42 /r`` (AVX512F)"""
-    VEX_KANDNQ_KR_KR_KR: Final = 3203
+    VEX_KANDNQ_KR_KR_KR: Final = 3211
     """``kandnq W:k, R:k, R:k`` ``VEX.L1.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KANDNB_KR_KR_KR: Final = 3204
+    VEX_KANDNB_KR_KR_KR: Final = 3212
     """``kandnb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 42 /r`` (AVX512DQ)"""
-    VEX_KANDND_KR_KR_KR: Final = 3205
+    VEX_KANDND_KR_KR_KR: Final = 3213
     """``kandnd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KNOTW_KR_KR: Final = 3206
+    VEX_KNOTW_KR_KR: Final = 3214
     """``knotw W:k, R:k`` ``VEX.L0.0F.W0 44 /r`` (AVX512F)"""
-    VEX_KNOTQ_KR_KR: Final = 3207
+    VEX_KNOTQ_KR_KR: Final = 3215
     """``knotq W:k, R:k`` ``VEX.L0.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KNOTB_KR_KR: Final = 3208
+    VEX_KNOTB_KR_KR: Final = 3216
     """``knotb W:k, R:k`` ``VEX.L0.66.0F.W0 44 /r`` (AVX512DQ)"""
-    VEX_KNOTD_KR_KR: Final = 3209
+    VEX_KNOTD_KR_KR: Final = 3217
     """``knotd W:k, R:k`` ``VEX.L0.66.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KORW_KR_KR_KR: Final = 3210
+    VEX_KORW_KR_KR_KR: Final = 3218
     """``korw W:k, R:k, R:k`` ``VEX.L1.0F.W0 45 /r`` (AVX512F)"""
-    VEX_KORQ_KR_KR_KR: Final = 3211
+    VEX_KORQ_KR_KR_KR: Final = 3219
     """``korq W:k, R:k, R:k`` ``VEX.L1.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KORB_KR_KR_KR: Final = 3212
+    VEX_KORB_KR_KR_KR: Final = 3220
     """``korb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 45 /r`` (AVX512DQ)"""
-    VEX_KORD_KR_KR_KR: Final = 3213
+    VEX_KORD_KR_KR_KR: Final = 3221
     """``kord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KXNORW_KR_KR_KR: Final = 3214
+    VEX_KXNORW_KR_KR_KR: Final = 3222
     """``kxnorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 46 /r`` (AVX512F)"""
-    VEX_KXNORQ_KR_KR_KR: Final = 3215
+    VEX_KXNORQ_KR_KR_KR: Final = 3223
     """``kxnorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXNORB_KR_KR_KR: Final = 3216
+    VEX_KXNORB_KR_KR_KR: Final = 3224
     """``kxnorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 46 /r`` (AVX512DQ)"""
-    VEX_KXNORD_KR_KR_KR: Final = 3217
+    VEX_KXNORD_KR_KR_KR: Final = 3225
     """``kxnord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXORW_KR_KR_KR: Final = 3218
+    VEX_KXORW_KR_KR_KR: Final = 3226
     """``kxorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 47 /r`` (AVX512F)"""
-    VEX_KXORQ_KR_KR_KR: Final = 3219
+    VEX_KXORQ_KR_KR_KR: Final = 3227
     """``kxorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KXORB_KR_KR_KR: Final = 3220
+    VEX_KXORB_KR_KR_KR: Final = 3228
     """``kxorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 47 /r`` (AVX512DQ)"""
-    VEX_KXORD_KR_KR_KR: Final = 3221
+    VEX_KXORD_KR_KR_KR: Final = 3229
     """``kxord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KADDW_KR_KR_KR: Final = 3222
+    VEX_KADDW_KR_KR_KR: Final = 3230
     """``kaddw W:k, R:k, R:k`` ``VEX.L1.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDQ_KR_KR_KR: Final = 3223
+    VEX_KADDQ_KR_KR_KR: Final = 3231
     """``kaddq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KADDB_KR_KR_KR: Final = 3224
+    VEX_KADDB_KR_KR_KR: Final = 3232
     """``kaddb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDD_KR_KR_KR: Final = 3225
+    VEX_KADDD_KR_KR_KR: Final = 3233
     """``kaddd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KUNPCKWD_KR_KR_KR: Final = 3226
+    VEX_KUNPCKWD_KR_KR_KR: Final = 3234
     """``kunpckwd W:k, R:k, R:k`` ``VEX.L1.0F.W0 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKDQ_KR_KR_KR: Final = 3227
+    VEX_KUNPCKDQ_KR_KR_KR: Final = 3235
     """``kunpckdq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKBW_KR_KR_KR: Final = 3228
+    VEX_KUNPCKBW_KR_KR_KR: Final = 3236
     """``kunpckbw W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4B /r`` (AVX512F)"""
-    VEX_KMOVW_KR_KM16: Final = 3229
+    VEX_KMOVW_KR_KM16: Final = 3237
     """``kmovw W:k, R:k/m16`` ``VEX.L0.0F.W0 90 /r`` (AVX512F)"""
-    VEX_KMOVW_M16_KR: Final = 3230
+    VEX_KMOVW_M16_KR: Final = 3238
     """``kmovw W:m16, R:k`` ``VEX.L0.0F.W0 91 /r`` (AVX512F)"""
-    VEX_KMOVW_KR_R32: Final = 3231
+    VEX_KMOVW_KR_R32: Final = 3239
     """``kmovw W:k, R:r32`` ``VEX.L0.0F.W0 92 /r`` (AVX512F)"""
-    VEX_KMOVW_R32_KR: Final = 3232
+    VEX_KMOVW_R32_KR: Final = 3240
     """``kmovw W:r32, R:k`` ``VEX.L0.0F.W0 93 /r`` (AVX512F)"""
-    VEX_KMOVQ_KR_KM64: Final = 3233
+    VEX_KMOVQ_KR_KM64: Final = 3241
     """``kmovq W:k, R:k/m64`` ``VEX.L0.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVQ_M64_KR: Final = 3234
+    VEX_KMOVQ_M64_KR: Final = 3242
     """``kmovq W:m64, R:k`` ``VEX.L0.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVQ_KR_R64: Final = 3235
+    VEX_KMOVQ_KR_R64: Final = 3243
     """``kmovq W:k, R:r64`` ``VEX.L0.F2.0F.W1 92 /r`` (AVX512BW)"""
-    VEX_KMOVQ_R64_KR: Final = 3236
+    VEX_KMOVQ_R64_KR: Final = 3244
     """``kmovq W:r64, R:k`` ``VEX.L0.F2.0F.W1 93 /r`` (AVX512BW)"""
-    VEX_KMOVB_KR_KM8: Final = 3237
+    VEX_KMOVB_KR_KM8: Final = 3245
     """``kmovb W:k, R:k/m8`` ``VEX.L0.66.0F.W0 90 /r`` (AVX512DQ)"""
-    VEX_KMOVB_M8_KR: Final = 3238
+    VEX_KMOVB_M8_KR: Final = 3246
     """``kmovb W:m8, R:k`` ``VEX.L0.66.0F.W0 91 /r`` (AVX512DQ)"""
-    VEX_KMOVB_KR_R32: Final = 3239
+    VEX_KMOVB_KR_R32: Final = 3247
     """``kmovb W:k, R:r32`` ``VEX.L0.66.0F.W0 92 /r`` (AVX512DQ)"""
-    VEX_KMOVB_R32_KR: Final = 3240
+    VEX_KMOVB_R32_KR: Final = 3248
     """``kmovb W:r32, R:k`` ``VEX.L0.66.0F.W0 93 /r`` (AVX512DQ)"""
-    VEX_KMOVD_KR_KM32: Final = 3241
+    VEX_KMOVD_KR_KM32: Final = 3249
     """``kmovd W:k, R:k/m32`` ``VEX.L0.66.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVD_M32_KR: Final = 3242
+    VEX_KMOVD_M32_KR: Final = 3250
     """``kmovd W:m32, R:k`` ``VEX.L0.66.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVD_KR_R32: Final = 3243
+    VEX_KMOVD_KR_R32: Final = 3251
     """``kmovd W:k, R:r32`` ``VEX.L0.F2.0F.W0 92 /r`` (AVX512BW)"""
-    VEX_KMOVD_R32_KR: Final = 3244
+    VEX_KMOVD_R32_KR: Final = 3252
     """``kmovd W:r32, R:k`` ``VEX.L0.F2.0F.W0 93 /r`` (AVX512BW)"""
-    VEX_KORTESTW_KR_KR: Final = 3245
+    VEX_KORTESTW_KR_KR: Final = 3253
     """``kortestw R:k, R:k`` ``VEX.L0.0F.W0 98 /r`` (AVX512F)"""
-    VEX_KORTESTQ_KR_KR: Final = 3246
+    VEX_KORTESTQ_KR_KR: Final = 3254
     """``kortestq R:k, R:k`` ``VEX.L0.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KORTESTB_KR_KR: Final = 3247
+    VEX_KORTESTB_KR_KR: Final = 3255
     """``kortestb R:k, R:k`` ``VEX.L0.66.0F.W0 98 /r`` (AVX512DQ)"""
-    VEX_KORTESTD_KR_KR: Final = 3248
+    VEX_KORTESTD_KR_KR: Final = 3256
     """``kortestd R:k, R:k`` ``VEX.L0.66.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KTESTW_KR_KR: Final = 3249
+    VEX_KTESTW_KR_KR: Final = 3257
     """``ktestw R:k, R:k`` ``VEX.L0.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTQ_KR_KR: Final = 3250
+    VEX_KTESTQ_KR_KR: Final = 3258
     """``ktestq R:k, R:k`` ``VEX.L0.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KTESTB_KR_KR: Final = 3251
+    VEX_KTESTB_KR_KR: Final = 3259
     """``ktestb R:k, R:k`` ``VEX.L0.66.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTD_KR_KR: Final = 3252
+    VEX_KTESTD_KR_KR: Final = 3260
     """``ktestd R:k, R:k`` ``VEX.L0.66.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3253
+    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3261
     """``kshiftrb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 30 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3254
+    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3262
     """``kshiftrw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 30 /r ib`` (AVX512F)"""
-    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3255
+    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3263
     """``kshiftrd W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3256
+    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3264
     """``kshiftrq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3257
+    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3265
     """``kshiftlb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 32 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3258
+    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3266
     """``kshiftlw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 32 /r ib`` (AVX512F)"""
-    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3259
+    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3267
     """``kshiftld W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 33 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3260
+    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3268
     """``kshiftlq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 33 /r ib`` (AVX512BW)"""
-    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3261
+    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3269
     """``vpgatherdd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 90 /r`` (AVX2)"""
-    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3262
+    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3270
     """``vpgatherdd RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3263
+    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3271
     """``vpgatherdd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3264
+    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3272
     """``vpgatherdd RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3265
+    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3273
     """``vpgatherdd RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 90 /r`` (AVX512F)"""
-    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3266
+    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3274
     """``vpgatherdq RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 90 /r`` (AVX2)"""
-    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3267
+    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3275
     """``vpgatherdq RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3268
+    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3276
     """``vpgatherdq RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3269
+    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3277
     """``vpgatherdq RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3270
+    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3278
     """``vpgatherdq RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 90 /r`` (AVX512F)"""
-    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3271
+    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3279
     """``vpgatherqd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 91 /r`` (AVX2)"""
-    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3272
+    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3280
     """``vpgatherqd RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3273
+    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3281
     """``vpgatherqd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3274
+    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3282
     """``vpgatherqd RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3275
+    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3283
     """``vpgatherqd RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 91 /r`` (AVX512F)"""
-    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3276
+    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3284
     """``vpgatherqq RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 91 /r`` (AVX2)"""
-    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3277
+    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3285
     """``vpgatherqq RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3278
+    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3286
     """``vpgatherqq RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3279
+    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3287
     """``vpgatherqq RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3280
+    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3288
     """``vpgatherqq RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 91 /r`` (AVX512F)"""
-    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3281
+    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3289
     """``vgatherdps RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 92 /r`` (AVX2)"""
-    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3282
+    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3290
     """``vgatherdps RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3283
+    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3291
     """``vgatherdps RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3284
+    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3292
     """``vgatherdps RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3285
+    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3293
     """``vgatherdps RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 92 /r`` (AVX512F)"""
-    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3286
+    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3294
     """``vgatherdpd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 92 /r`` (AVX2)"""
-    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3287
+    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3295
     """``vgatherdpd RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3288
+    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3296
     """``vgatherdpd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3289
+    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3297
     """``vgatherdpd RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3290
+    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3298
     """``vgatherdpd RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 92 /r`` (AVX512F)"""
-    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3291
+    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3299
     """``vgatherqps RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 93 /r`` (AVX2)"""
-    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3292
+    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3300
     """``vgatherqps RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3293
+    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3301
     """``vgatherqps RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3294
+    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3302
     """``vgatherqps RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3295
+    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3303
     """``vgatherqps RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 93 /r`` (AVX512F)"""
-    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3296
+    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3304
     """``vgatherqpd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 93 /r`` (AVX2)"""
-    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3297
+    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3305
     """``vgatherqpd RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3298
+    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3306
     """``vgatherqpd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3299
+    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3307
     """``vgatherqpd RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3300
+    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3308
     """``vgatherqpd RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 93 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3301
+    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3309
     """``vpscatterdd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3302
+    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3310
     """``vpscatterdd CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3303
+    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3311
     """``vpscatterdd CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3304
+    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3312
     """``vpscatterdq CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3305
+    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3313
     """``vpscatterdq CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3306
+    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3314
     """``vpscatterdq CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3307
+    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3315
     """``vpscatterqd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3308
+    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3316
     """``vpscatterqd CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3309
+    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3317
     """``vpscatterqd CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A1 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3310
+    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3318
     """``vpscatterqq CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3311
+    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3319
     """``vpscatterqq CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3312
+    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3320
     """``vpscatterqq CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A1 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3313
+    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3321
     """``vscatterdps CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3314
+    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3322
     """``vscatterdps CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3315
+    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3323
     """``vscatterdps CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3316
+    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3324
     """``vscatterdpd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3317
+    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3325
     """``vscatterdpd CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3318
+    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3326
     """``vscatterdpd CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3319
+    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3327
     """``vscatterqps CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3320
+    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3328
     """``vscatterqps CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3321
+    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3329
     """``vscatterqps CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A3 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3322
+    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3330
     """``vscatterqpd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3323
+    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3331
     """``vscatterqpd CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3324
+    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3332
     """``vscatterqpd CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A3 /r`` (AVX512F)"""
-    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3325
+    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3333
     """``vgatherpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3326
+    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3334
     """``vgatherpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3327
+    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3335
     """``vgatherpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3328
+    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3336
     """``vgatherpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3329
+    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3337
     """``vscatterpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3330
+    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3338
     """``vscatterpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3331
+    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3339
     """``vscatterpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3332
+    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3340
     """``vscatterpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /6`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3333
+    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3341
     """``vgatherpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3334
+    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3342
     """``vgatherpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3335
+    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3343
     """``vgatherpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3336
+    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3344
     """``vgatherpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3337
+    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3345
     """``vscatterpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3338
+    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3346
     """``vscatterpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3339
+    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3347
     """``vscatterpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3340
+    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3348
     """``vscatterpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /6`` (AVX512PF)"""
-    VEX_LDTILECFG_M512: Final = 3341
+    VEX_LDTILECFG_M512: Final = 3349
     """``ldtilecfg R:m512`` ``VEX.128.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_TILERELEASE: Final = 3342
+    VEX_TILERELEASE: Final = 3350
     """``tilerelease`` ``VEX.128.0F38.W0 49 C0`` (AMX_TILE)"""
-    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3343
+    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3351
     """``tdpbf16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5C /r`` (AMX_BF16)"""
-    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3344
+    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3352
     """``tdpbuud RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3345
+    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3353
     """``tdpbusd RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3346
+    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3354
     """``tdpbsud RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3347
+    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3355
     """``tdpbssd RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3348
+    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3356
     """``tdpfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5C /r`` (AMX_FP16)"""
-    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3349
+    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3357
     """``tcmmimfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3350
+    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3358
     """``tcmmrlfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3351
+    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3359
     """``tileloaddt1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILESTORED_SIBMEM_TMM: Final = 3352
+    VEX_TILESTORED_SIBMEM_TMM: Final = 3360
     """``tilestored W:sibmem, R:tmm`` ``VEX.128.F3.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILELOADD_TMM_SIBMEM: Final = 3353
+    VEX_TILELOADD_TMM_SIBMEM: Final = 3361
     """``tileloadd W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILEZERO_TMM: Final = 3354
+    VEX_TILEZERO_TMM: Final = 3362
     """``tilezero W:tmm`` ``VEX.128.F2.0F38.W0 49 C0`` (AMX_TILE)"""
-    PUSHFQ: Final = 3355
+    PUSHFQ: Final = 3363
     """``pushf`` ``9C`` (X64)"""
-    POPFQ: Final = 3356
+    POPFQ: Final = 3364
     """``popf`` ``9D`` (X64)"""
-    PUSHFW: Final = 3357
+    PUSHFW: Final = 3365
     """``pushfw`` ``o16 9C`` (INTEL8086)"""
-    POPFW: Final = 3358
+    POPFW: Final = 3366
     """``popfw`` ``o16 9D`` (INTEL8086)"""
-    ENTERQ_IMM16_IMM8: Final = 3359
+    ENTERQ_IMM16_IMM8: Final = 3367
     """``enter R:imm16, R:imm8`` ``C8 iw ib`` (X64)"""
-    ENTERW_IMM16_IMM8: Final = 3360
+    ENTERW_IMM16_IMM8: Final = 3368
     """``enterw R:imm16, R:imm8`` ``o16 C8 iw ib`` (INTEL186)"""
-    LEAVEQ: Final = 3361
+    LEAVEQ: Final = 3369
     """``leave`` ``C9`` (X64)"""
-    LEAVEW: Final = 3362
+    LEAVEW: Final = 3370
     """``leavew`` ``o16 C9`` (INTEL186)"""
-    CLAC: Final = 3363
+    CLAC: Final = 3371
     """``clac`` ``0F 01 CA`` (SMAP)"""
-    STAC: Final = 3364
+    STAC: Final = 3372
     """``stac`` ``0F 01 CB`` (SMAP)"""
-    SYSCALL: Final = 3365
+    SYSCALL: Final = 3373
     """``syscall`` ``0F 05`` (SYSCALL)"""
-    RSM: Final = 3366
+    RSM: Final = 3374
     """``rsm`` ``0F AA`` (SMM)"""
-    UIRET: Final = 3367
+    UIRET: Final = 3375
     """``uiret`` ``F3 0F 01 EC`` (UINTR)"""
-    ERETU: Final = 3368
+    ERETU: Final = 3376
     """``eretu`` ``F3 0F 01 CA`` (FRED)"""
-    ERETS: Final = 3369
+    ERETS: Final = 3377
     """``erets`` ``F2 0F 01 CA`` (FRED)"""
-    TESTUI: Final = 3370
+    TESTUI: Final = 3378
     """``testui`` ``F3 0F 01 ED`` (UINTR)"""
-    CLUI: Final = 3371
+    CLUI: Final = 3379
     """``clui`` ``F3 0F 01 EE`` (UINTR)"""
-    STUI: Final = 3372
+    STUI: Final = 3380
     """``stui`` ``F3 0F 01 EF`` (UINTR)"""
-    SENDUIPI_R64: Final = 3373
+    SENDUIPI_R64: Final = 3381
     """``senduipi R:r64`` ``F3 0F C7 /6`` (UINTR)"""
-    PBLENDVB_XMM_XMMM128: Final = 3374
+    PBLENDVB_XMM_XMMM128: Final = 3382
     """``pblendvb RW:xmm, R:xmm/m128`` ``66 0F 38 10 /r`` (SSE4_1)"""
-    BLENDVPS_XMM_XMMM128: Final = 3375
+    BLENDVPS_XMM_XMMM128: Final = 3383
     """``blendvps RW:xmm, R:xmm/m128`` ``66 0F 38 14 /r`` (SSE4_1)"""
-    BLENDVPD_XMM_XMMM128: Final = 3376
+    BLENDVPD_XMM_XMMM128: Final = 3384
     """``blendvpd RW:xmm, R:xmm/m128`` ``66 0F 38 15 /r`` (SSE4_1)"""
-    SHA256RNDS2_XMM_XMMM128: Final = 3377
+    SHA256RNDS2_XMM_XMMM128: Final = 3385
     """``sha256rnds2 RW:xmm, R:xmm/m128`` ``0F 38 CB /r`` (SHA)"""
-    HRESET_IMM8: Final = 3378
+    HRESET_IMM8: Final = 3386
     """``hreset N:imm8`` ``F3 0F 3A F0 C0 ib`` (HRESET)"""
-    UMONITOR_R64: Final = 3379
+    UMONITOR_R64: Final = 3387
     """``umonitor R:r64`` ``F3 0F AE /6`` (WAITPKG)"""
-    UMONITOR_R32: Final = 3380
+    UMONITOR_R32: Final = 3388
     """``umonitor R:r32`` ``a32 F3 0F AE /6`` (WAITPKG)"""
-    VMREAD_RM64_R64: Final = 3381
+    VMREAD_RM64_R64: Final = 3389
     """``vmread W:r64/m64, R:r64`` ``0F 78 /r`` (VMX)"""
-    VMWRITE_R64_RM64: Final = 3382
+    VMWRITE_R64_RM64: Final = 3390
     """``vmwrite R:r64, R:r64/m64`` ``0F 79 /r`` (VMX)"""
-    INVEPT_R64_M128: Final = 3383
+    INVEPT_R64_M128: Final = 3391
     """``invept R:r64, R:m128`` ``66 0F 38 80 /r`` (VMX+INVEPT)"""
-    INVVPID_R64_M128: Final = 3384
+    INVVPID_R64_M128: Final = 3392
     """``invvpid R:r64, R:m128`` ``66 0F 38 81 /r`` (VMX+INVVPID)"""
-    INVPCID_R64_M128: Final = 3385
+    INVPCID_R64_M128: Final = 3393
     """``invpcid R:r64, R:m128`` ``66 0F 38 82 /r`` (INVPCID)"""
-    VMRUNQ: Final = 3386
+    VMRUNQ: Final = 3394
     """``vmrun`` ``0F 01 D8`` (SVM)"""
-    VMRUND: Final = 3387
+    VMRUND: Final = 3395
     """``vmrun`` ``a32 0F 01 D8`` (SVM)"""
-    VMLOADQ: Final = 3388
+    VMLOADQ: Final = 3396
     """``vmload`` ``0F 01 DA`` (SVM)"""
-    VMLOADD: Final = 3389
+    VMLOADD: Final = 3397
     """``vmload`` ``a32 0F 01 DA`` (SVM)"""
-    VMSAVEQ: Final = 3390
+    VMSAVEQ: Final = 3398
     """``vmsave`` ``0F 01 DB`` (SVM)"""
-    VMSAVED: Final = 3391
+    VMSAVED: Final = 3399
     """``vmsave`` ``a32 0F 01 DB`` (SVM)"""
-    INVLPGAQ: Final = 3392
+    INVLPGAQ: Final = 3400
     """``invlpga`` ``0F 01 DF`` (SVM)"""
-    INVLPGAD: Final = 3393
+    INVLPGAD: Final = 3401
     """``invlpga`` ``a32 0F 01 DF`` (SVM)"""
-    CLZEROQ: Final = 3394
+    CLZEROQ: Final = 3402
     """``clzero`` ``0F 01 FC`` (CLZERO)"""
-    CLZEROD: Final = 3395
+    CLZEROD: Final = 3403
     """``clzero`` ``a32 0F 01 FC`` (CLZERO)"""
-    RMPUPDATE: Final = 3396
+    RMPUPDATE: Final = 3404
     """``rmpupdate`` ``F2 0F 01 FE`` (SEV_SNP)"""
-    PVALIDATEQ: Final = 3397
+    PVALIDATEQ: Final = 3405
     """``pvalidate`` ``F2 0F 01 FF`` (SEV_SNP)"""
-    PVALIDATED: Final = 3398
+    PVALIDATED: Final = 3406
     """``pvalidate`` ``a32 F2 0F 01 FF`` (SEV_SNP)"""
-    INVLPGBQ: Final = 3399
+    INVLPGBQ: Final = 3407
     """``invlpgb`` ``0F 01 FE`` (INVLPGB)"""
-    INVLPGBD: Final = 3400
+    INVLPGBD: Final = 3408
     """``invlpgb`` ``a32 0F 01 FE`` (INVLPGB)"""
-    WRMSRLIST: Final = 3401
+    WRMSRLIST: Final = 3409
     """``wrmsrlist`` ``F3 0F 01 C6`` (MSRLIST)"""
-    RDMSRLIST: Final = 3402
+    RDMSRLIST: Final = 3410
     """``rdmsrlist`` ``F2 0F 01 C6`` (MSRLIST)"""
-    PBNDKB: Final = 3403
+    PBNDKB: Final = 3411
     """``pbndkb`` ``0F 01 C7`` (TSE)"""
-    XCRYPTECB_64: Final = 3404
+    XCRYPTECB_64: Final = 3412
     """``xcryptecb`` ``F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTECB_32: Final = 3405
+    XCRYPTECB_32: Final = 3413
     """``xcryptecb`` ``a32 F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTCBC_64: Final = 3406
+    XCRYPTCBC_64: Final = 3414
     """``xcryptcbc`` ``F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCBC_32: Final = 3407
+    XCRYPTCBC_32: Final = 3415
     """``xcryptcbc`` ``a32 F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCTR_64: Final = 3408
+    XCRYPTCTR_64: Final = 3416
     """``xcryptctr`` ``F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCTR_32: Final = 3409
+    XCRYPTCTR_32: Final = 3417
     """``xcryptctr`` ``a32 F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCFB_64: Final = 3410
+    XCRYPTCFB_64: Final = 3418
     """``xcryptcfb`` ``F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTCFB_32: Final = 3411
+    XCRYPTCFB_32: Final = 3419
     """``xcryptcfb`` ``a32 F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTOFB_64: Final = 3412
+    XCRYPTOFB_64: Final = 3420
     """``xcryptofb`` ``F3 0F A7 E8`` (PADLOCK_ACE)"""
-    XCRYPTOFB_32: Final = 3413
+    XCRYPTOFB_32: Final = 3421
     """``xcryptofb`` ``a32 F3 0F A7 E8`` (PADLOCK_ACE)"""
-    MONTMUL_32: Final = 3414
+    MONTMUL_32: Final = 3422
     """``montmul`` ``a32 F3 0F A6 C0`` (PADLOCK_PMM)"""
-    XSHA1_64: Final = 3415
+    XSHA1_64: Final = 3423
     """``xsha1`` ``F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA1_32: Final = 3416
+    XSHA1_32: Final = 3424
     """``xsha1`` ``a32 F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA256_64: Final = 3417
+    XSHA256_64: Final = 3425
     """``xsha256`` ``F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA256_32: Final = 3418
+    XSHA256_32: Final = 3426
     """``xsha256`` ``a32 F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA512_64: Final = 3419
+    XSHA512_64: Final = 3427
     """``xsha512`` ``F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_32: Final = 3420
+    XSHA512_32: Final = 3428
     """``xsha512`` ``a32 F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_ALT_64: Final = 3421
+    XSHA512_ALT_64: Final = 3429
     """``xsha512_alt`` ``F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSHA512_ALT_32: Final = 3422
+    XSHA512_ALT_32: Final = 3430
     """``xsha512_alt`` ``a32 F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSTORE_64: Final = 3423
+    XSTORE_64: Final = 3431
     """``xstore`` ``0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_32: Final = 3424
+    XSTORE_32: Final = 3432
     """``xstore`` ``a32 0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_ALT_64: Final = 3425
+    XSTORE_ALT_64: Final = 3433
     """``xstore_alt`` ``F3 0F A7 F8`` (PADLOCK_RNG)"""
-    XSTORE_ALT_32: Final = 3426
+    XSTORE_ALT_32: Final = 3434
     """``xstore_alt`` ``a32 F3 0F A7 F8`` (PADLOCK_RNG)"""
-    CCS_HASH_64: Final = 3427
+    CCS_HASH_64: Final = 3435
     """``ccs_hash`` ``F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_HASH_32: Final = 3428
+    CCS_HASH_32: Final = 3436
     """``ccs_hash`` ``a32 F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_64: Final = 3429
+    CCS_ENCRYPT_64: Final = 3437
     """``ccs_encrypt`` ``F3 0F A7 F0`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_32: Final = 3430
+    CCS_ENCRYPT_32: Final = 3438
     """``ccs_encrypt`` ``a32 F3 0F A7 F0`` (PADLOCK_GMI)"""
-    VIA_UNDOC_F30FA6F0_64: Final = 3431
+    VIA_UNDOC_F30FA6F0_64: Final = 3439
     """``undoc`` ``F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F0_32: Final = 3432
+    VIA_UNDOC_F30FA6F0_32: Final = 3440
     """``undoc`` ``a32 F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_64: Final = 3433
+    VIA_UNDOC_F30FA6F8_64: Final = 3441
     """``undoc`` ``F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_32: Final = 3434
+    VIA_UNDOC_F30FA6F8_32: Final = 3442
     """``undoc`` ``a32 F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3435
+    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3443
     """``vmovdqu8 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3436
+    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3444
     """``vmovdqu8 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3437
+    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3445
     """``vmovdqu8 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3438
+    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3446
     """``vmovdqu8 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3439
+    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3447
     """``vmovdqu8 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3440
+    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3448
     """``vmovdqu8 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W0 7F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3441
+    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3449
     """``vmovdqu16 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3442
+    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3450
     """``vmovdqu16 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3443
+    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3451
     """``vmovdqu16 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3444
+    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3452
     """``vmovdqu16 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3445
+    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3453
     """``vmovdqu16 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3446
+    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3454
     """``vmovdqu16 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W1 7F /r`` (AVX512BW)"""
-    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3447
+    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3455
     """``vpsrlvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3448
+    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3456
     """``vpsrlvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3449
+    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3457
     """``vpsrlvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 10 /r`` (AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3450
+    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3458
     """``vpmovuswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3451
+    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3459
     """``vpmovuswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3452
+    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3460
     """``vpmovuswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 10 /r`` (AVX512BW)"""
-    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3453
+    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3461
     """``vpsravw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3454
+    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3462
     """``vpsravw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3455
+    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3463
     """``vpsravw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 11 /r`` (AVX512BW)"""
-    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3456
+    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3464
     """``vpsllvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3457
+    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3465
     """``vpsllvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3458
+    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3466
     """``vpsllvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 12 /r`` (AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3459
+    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3467
     """``vpmovswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3460
+    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3468
     """``vpmovswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3461
+    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3469
     """``vpmovswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 20 /r`` (AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3462
+    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3470
     """``vptestmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3463
+    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3471
     """``vptestmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3464
+    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3472
     """``vptestmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3465
+    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3473
     """``vptestmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3466
+    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3474
     """``vptestmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3467
+    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3475
     """``vptestmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3468
+    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3476
     """``vptestnmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3469
+    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3477
     """``vptestnmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3470
+    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3478
     """``vptestnmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3471
+    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3479
     """``vptestnmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3472
+    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3480
     """``vptestnmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3473
+    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3481
     """``vptestnmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2B_XMM_KR: Final = 3474
+    EVEX_VPMOVM2B_XMM_KR: Final = 3482
     """``vpmovm2b W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_YMM_KR: Final = 3475
+    EVEX_VPMOVM2B_YMM_KR: Final = 3483
     """``vpmovm2b W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_ZMM_KR: Final = 3476
+    EVEX_VPMOVM2B_ZMM_KR: Final = 3484
     """``vpmovm2b W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2W_XMM_KR: Final = 3477
+    EVEX_VPMOVM2W_XMM_KR: Final = 3485
     """``vpmovm2w W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_YMM_KR: Final = 3478
+    EVEX_VPMOVM2W_YMM_KR: Final = 3486
     """``vpmovm2w W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_ZMM_KR: Final = 3479
+    EVEX_VPMOVM2W_ZMM_KR: Final = 3487
     """``vpmovm2w W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVB2M_KR_XMM: Final = 3480
+    EVEX_VPMOVB2M_KR_XMM: Final = 3488
     """``vpmovb2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_YMM: Final = 3481
+    EVEX_VPMOVB2M_KR_YMM: Final = 3489
     """``vpmovb2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_ZMM: Final = 3482
+    EVEX_VPMOVB2M_KR_ZMM: Final = 3490
     """``vpmovb2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVW2M_KR_XMM: Final = 3483
+    EVEX_VPMOVW2M_KR_XMM: Final = 3491
     """``vpmovw2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_YMM: Final = 3484
+    EVEX_VPMOVW2M_KR_YMM: Final = 3492
     """``vpmovw2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_ZMM: Final = 3485
+    EVEX_VPMOVW2M_KR_ZMM: Final = 3493
     """``vpmovw2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3486
+    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3494
     """``vpmovwb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3487
+    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3495
     """``vpmovwb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3488
+    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3496
     """``vpmovwb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 30 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3489
+    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3497
     """``vpblendmb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3490
+    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3498
     """``vpblendmb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3491
+    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3499
     """``vpblendmb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 66 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3492
+    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3500
     """``vpblendmw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3493
+    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3501
     """``vpblendmw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3494
+    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3502
     """``vpblendmw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 66 /r`` (AVX512BW)"""
-    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3495
+    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3503
     """``vpermi2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3496
+    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3504
     """``vpermi2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3497
+    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3505
     """``vpermi2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 75 /r`` (AVX512BW)"""
-    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3498
+    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3506
     """``vpermt2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3499
+    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3507
     """``vpermt2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3500
+    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3508
     """``vpermt2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7D /r`` (AVX512BW)"""
-    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3501
+    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3509
     """``vpermw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3502
+    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3510
     """``vpermw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3503
+    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3511
     """``vpermw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 8D /r`` (AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3504
+    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3512
     """``vpcmpub W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3505
+    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3513
     """``vpcmpub W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3506
+    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3514
     """``vpcmpub W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3507
+    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3515
     """``vpcmpuw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3508
+    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3516
     """``vpcmpuw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3509
+    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3517
     """``vpcmpuw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3510
+    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3518
     """``vpcmpb W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3511
+    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3519
     """``vpcmpb W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3512
+    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3520
     """``vpcmpb W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3F /r ib`` (AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3513
+    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3521
     """``vpcmpw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3514
+    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3522
     """``vpcmpw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3515
+    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3523
     """``vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3F /r ib`` (AVX512BW)"""
-    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3516
+    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3524
     """``vdbpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3517
+    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3525
     """``vdbpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3518
+    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3526
     """``vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 42 /r ib`` (AVX512BW)"""
-    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3519
+    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3527
     """``vdpbf16ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3520
+    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3528
     """``vdpbf16ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3521
+    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3529
     """``vdpbf16ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 52 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3522
+    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3530
     """``vpopcntb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3523
+    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3531
     """``vpopcntb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3524
+    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3532
     """``vpopcntb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3525
+    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3533
     """``vpopcntw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3526
+    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3534
     """``vpopcntw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3527
+    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3535
     """``vpopcntw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3528
+    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3536
     """``vpopcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3529
+    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3537
     """``vpopcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3530
+    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3538
     """``vpopcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3531
+    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3539
     """``vpopcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3532
+    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3540
     """``vpopcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3533
+    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3541
     """``vpopcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3534
+    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3542
     """``vpexpandb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3535
+    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3543
     """``vpexpandb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3536
+    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3544
     """``vpexpandb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3537
+    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3545
     """``vpexpandw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3538
+    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3546
     """``vpexpandw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3539
+    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3547
     """``vpexpandw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3540
+    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3548
     """``vpcompressb W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3541
+    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3549
     """``vpcompressb W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3542
+    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3550
     """``vpcompressb W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3543
+    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3551
     """``vpcompressw W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3544
+    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3552
     """``vpcompressw W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3545
+    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3553
     """``vpcompressw W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3546
+    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3554
     """``vpshldvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3547
+    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3555
     """``vpshldvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3548
+    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3556
     """``vpshldvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 70 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3549
+    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3557
     """``vpshldvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3550
+    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3558
     """``vpshldvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3551
+    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3559
     """``vpshldvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3552
+    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3560
     """``vpshldvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3553
+    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3561
     """``vpshldvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3554
+    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3562
     """``vpshldvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3555
+    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3563
     """``vpshrdvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3556
+    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3564
     """``vpshrdvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3557
+    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3565
     """``vpshrdvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 72 /r`` (AVX512_VBMI2)"""
-    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3558
+    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3566
     """``vcvtne2ps2bf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3559
+    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3567
     """``vcvtne2ps2bf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3560
+    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3568
     """``vcvtne2ps2bf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3561
+    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3569
     """``vpshrdvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3562
+    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3570
     """``vpshrdvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3563
+    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3571
     """``vpshrdvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3564
+    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3572
     """``vpshrdvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3565
+    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3573
     """``vpshrdvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3566
+    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3574
     """``vpshrdvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3567
+    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3575
     """``vpermi2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3568
+    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3576
     """``vpermi2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3569
+    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3577
     """``vpermi2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 75 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3570
+    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3578
     """``vpermt2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3571
+    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3579
     """``vpermt2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3572
+    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3580
     """``vpermt2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7D /r`` (AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3573
+    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3581
     """``vpmultishiftqb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3574
+    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3582
     """``vpmultishiftqb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3575
+    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3583
     """``vpmultishiftqb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 83 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3576
+    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3584
     """``vpermb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3577
+    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3585
     """``vpermb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3578
+    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3586
     """``vpermb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8D /r`` (AVX512_VBMI)"""
-    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3579
+    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3587
     """``vpshufbitqmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3580
+    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3588
     """``vpshufbitqmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3581
+    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3589
     """``vpshufbitqmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8F /r`` (AVX512_BITALG)"""
-    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3582
+    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3590
     """``vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3583
+    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3591
     """``vpshldw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3584
+    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3592
     """``vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 70 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3585
+    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3593
     """``vpshldd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3586
+    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3594
     """``vpshldd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3587
+    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3595
     """``vpshldd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3588
+    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3596
     """``vpshldq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3589
+    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3597
     """``vpshldq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3590
+    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3598
     """``vpshldq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3591
+    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3599
     """``vpshrdw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3592
+    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3600
     """``vpshrdw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3593
+    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3601
     """``vpshrdw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 72 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3594
+    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3602
     """``vpshrdd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3595
+    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3603
     """``vpshrdd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3596
+    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3604
     """``vpshrdd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3597
+    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3605
     """``vpshrdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3598
+    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3606
     """``vpshrdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3599
+    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3607
     """``vpshrdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3600
+    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3608
     """``vaddph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3601
+    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3609
     """``vaddph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3602
+    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3610
     """``vaddph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3603
+    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3611
     """``vaddsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3604
+    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3612
     """``vcmpph W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3605
+    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3613
     """``vcmpph W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3606
+    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3614
     """``vcmpph W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3607
+    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3615
     """``vcmpsh W:k, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.F3.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3608
+    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3616
     """``vcomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2F /r`` (AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3609
+    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3617
     """``vcvtdq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3610
+    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3618
     """``vcvtdq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3611
+    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3619
     """``vcvtdq2ph W:ymm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3612
+    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3620
     """``vcvtpd2ph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3613
+    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3621
     """``vcvtpd2ph W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3614
+    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3622
     """``vcvtpd2ph W:xmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3615
+    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3623
     """``vcvtph2dq W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3616
+    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3624
     """``vcvtph2dq W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3617
+    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3625
     """``vcvtph2dq W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3618
+    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3626
     """``vcvtph2pd W:xmm, R:xmm/m32`` ``EVEX.128.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3619
+    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3627
     """``vcvtph2pd W:ymm, R:xmm/m64`` ``EVEX.256.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3620
+    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3628
     """``vcvtph2pd W:zmm, R:xmm/m128`` ``EVEX.512.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3621
+    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3629
     """``vcvtph2psx W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3622
+    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3630
     """``vcvtph2psx W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3623
+    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3631
     """``vcvtph2psx W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3624
+    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3632
     """``vcvtph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3625
+    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3633
     """``vcvtph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3626
+    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3634
     """``vcvtph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3627
+    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3635
     """``vcvtph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3628
+    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3636
     """``vcvtph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3629
+    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3637
     """``vcvtph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3630
+    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3638
     """``vcvtph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3631
+    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3639
     """``vcvtph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3632
+    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3640
     """``vcvtph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3633
+    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3641
     """``vcvtph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3634
+    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3642
     """``vcvtph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3635
+    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3643
     """``vcvtph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3636
+    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3644
     """``vcvtph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3637
+    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3645
     """``vcvtph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3638
+    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3646
     """``vcvtph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3639
+    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3647
     """``vcvtps2phx W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3640
+    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3648
     """``vcvtps2phx W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3641
+    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3649
     """``vcvtps2phx W:ymm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3642
+    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3650
     """``vcvtqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3643
+    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3651
     """``vcvtqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3644
+    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3652
     """``vcvtqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.MAP5.W1 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3645
+    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3653
     """``vcvtsd2sh W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3646
+    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3654
     """``vcvtsh2sd W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3647
+    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3655
     """``vcvtsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3648
+    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3656
     """``vcvtsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3649
+    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3657
     """``vcvtsh2ss W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3650
+    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3658
     """``vcvtsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3651
+    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3659
     """``vcvtsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3652
+    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3660
     """``vcvtsi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3653
+    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3661
     """``vcvtsi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3654
+    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3662
     """``vcvtss2sh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3655
+    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3663
     """``vcvttph2dq W:xmm, R:xmm/m64`` ``EVEX.128.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3656
+    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3664
     """``vcvttph2dq W:ymm, R:xmm/m128`` ``EVEX.256.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3657
+    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3665
     """``vcvttph2dq W:zmm, R:ymm/m256`` ``EVEX.512.F3.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3658
+    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3666
     """``vcvttph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3659
+    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3667
     """``vcvttph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3660
+    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3668
     """``vcvttph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3661
+    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3669
     """``vcvttph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3662
+    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3670
     """``vcvttph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3663
+    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3671
     """``vcvttph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3664
+    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3672
     """``vcvttph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3665
+    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3673
     """``vcvttph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3666
+    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3674
     """``vcvttph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3667
+    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3675
     """``vcvttph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3668
+    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3676
     """``vcvttph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3669
+    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3677
     """``vcvttph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3670
+    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3678
     """``vcvttph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3671
+    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3679
     """``vcvttph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3672
+    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3680
     """``vcvttph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3673
+    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3681
     """``vcvttsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3674
+    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3682
     """``vcvttsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3675
+    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3683
     """``vcvttsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3676
+    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3684
     """``vcvttsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3677
+    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3685
     """``vcvtudq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3678
+    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3686
     """``vcvtudq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3679
+    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3687
     """``vcvtudq2ph W:ymm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3680
+    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3688
     """``vcvtuqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3681
+    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3689
     """``vcvtuqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3682
+    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3690
     """``vcvtuqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W1 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3683
+    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3691
     """``vcvtusi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3684
+    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3692
     """``vcvtusi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3685
+    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3693
     """``vcvtuw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3686
+    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3694
     """``vcvtuw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3687
+    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3695
     """``vcvtuw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3688
+    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3696
     """``vcvtw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3689
+    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3697
     """``vcvtw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3690
+    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3698
     """``vcvtw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3691
+    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3699
     """``vdivph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3692
+    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3700
     """``vdivph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3693
+    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3701
     """``vdivph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3694
+    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3702
     """``vdivsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3695
+    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3703
     """``vfmaddsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3696
+    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3704
     """``vfmaddsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3697
+    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3705
     """``vfmaddsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 96 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3698
+    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3706
     """``vfmaddsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3699
+    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3707
     """``vfmaddsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3700
+    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3708
     """``vfmaddsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A6 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3701
+    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3709
     """``vfmaddsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3702
+    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3710
     """``vfmaddsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3703
+    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3711
     """``vfmaddsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B6 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3704
+    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3712
     """``vfmsubadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3705
+    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3713
     """``vfmsubadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3706
+    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3714
     """``vfmsubadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 97 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3707
+    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3715
     """``vfmsubadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3708
+    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3716
     """``vfmsubadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3709
+    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3717
     """``vfmsubadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A7 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3710
+    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3718
     """``vfmsubadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3711
+    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3719
     """``vfmsubadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3712
+    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3720
     """``vfmsubadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B7 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3713
+    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3721
     """``vfmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3714
+    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3722
     """``vfmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3715
+    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3723
     """``vfmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 98 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3716
+    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3724
     """``vfmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3717
+    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3725
     """``vfmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3718
+    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3726
     """``vfmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A8 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3719
+    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3727
     """``vfmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3720
+    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3728
     """``vfmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3721
+    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3729
     """``vfmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B8 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3722
+    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3730
     """``vfnmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3723
+    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3731
     """``vfnmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3724
+    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3732
     """``vfnmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9C /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3725
+    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3733
     """``vfnmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3726
+    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3734
     """``vfnmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3727
+    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3735
     """``vfnmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AC /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3728
+    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3736
     """``vfnmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3729
+    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3737
     """``vfnmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3730
+    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3738
     """``vfnmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BC /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3731
+    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3739
     """``vfmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 99 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3732
+    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3740
     """``vfmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 A9 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3733
+    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3741
     """``vfmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 B9 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3734
+    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3742
     """``vfnmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9D /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3735
+    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3743
     """``vfnmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AD /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3736
+    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3744
     """``vfnmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BD /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3737
+    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3745
     """``vfmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3738
+    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3746
     """``vfmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3739
+    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3747
     """``vfmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9A /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3740
+    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3748
     """``vfmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3741
+    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3749
     """``vfmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3742
+    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3750
     """``vfmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AA /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3743
+    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3751
     """``vfmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3744
+    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3752
     """``vfmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3745
+    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3753
     """``vfmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BA /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3746
+    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3754
     """``vfnmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3747
+    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3755
     """``vfnmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3748
+    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3756
     """``vfnmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9E /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3749
+    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3757
     """``vfnmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3750
+    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3758
     """``vfnmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3751
+    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3759
     """``vfnmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AE /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3752
+    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3760
     """``vfnmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3753
+    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3761
     """``vfnmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3754
+    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3762
     """``vfnmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BE /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3755
+    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3763
     """``vfmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9B /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3756
+    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3764
     """``vfmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AB /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3757
+    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3765
     """``vfmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BB /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3758
+    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3766
     """``vfnmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9F /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3759
+    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3767
     """``vfnmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AF /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3760
+    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3768
     """``vfnmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BF /r`` (AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3761
+    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3769
     """``vfpclassph W:k, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3762
+    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3770
     """``vfpclassph W:k, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3763
+    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3771
     """``vfpclassph W:k, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 66 /r ib`` (AVX512_FP16)"""
-    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3764
+    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3772
     """``vfpclasssh W:k, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 67 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3765
+    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3773
     """``vgetexpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3766
+    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3774
     """``vgetexpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3767
+    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3775
     """``vgetexpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 42 /r`` (AVX512_FP16)"""
-    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3768
+    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3776
     """``vgetexpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 43 /r`` (AVX512_FP16)"""
-    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3769
+    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3777
     """``vgetmantph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3770
+    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3778
     """``vgetmantph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3771
+    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3779
     """``vgetmantph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 26 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3772
+    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3780
     """``vgetmantsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 27 /r ib`` (AVX512_FP16)"""
-    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3773
+    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3781
     """``vmaxph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3774
+    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3782
     """``vmaxph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3775
+    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3783
     """``vmaxph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3776
+    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3784
     """``vmaxsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3777
+    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3785
     """``vminph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3778
+    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3786
     """``vminph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3779
+    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3787
     """``vminph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3780
+    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3788
     """``vminsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3781
+    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3789
     """``vmovsh W:xmm, R:m16`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_M16_K1_XMM: Final = 3782
+    EVEX_VMOVSH_M16_K1_XMM: Final = 3790
     """``vmovsh W:m16, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3783
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3791
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3784
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3792
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R32M16: Final = 3785
+    EVEX_VMOVW_XMM_R32M16: Final = 3793
     """``vmovw W:xmm, R:r32/m16`` ``EVEX.128.66.MAP5.W0 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R64M16: Final = 3786
+    EVEX_VMOVW_XMM_R64M16: Final = 3794
     """``vmovw W:xmm, R:r64/m16`` ``EVEX.128.66.MAP5.W1 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R32M16_XMM: Final = 3787
+    EVEX_VMOVW_R32M16_XMM: Final = 3795
     """``vmovw W:r32/m16, R:xmm`` ``EVEX.128.66.MAP5.W0 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R64M16_XMM: Final = 3788
+    EVEX_VMOVW_R64M16_XMM: Final = 3796
     """``vmovw W:r64/m16, R:xmm`` ``EVEX.128.66.MAP5.W1 7E /r`` (AVX512_FP16)"""
-    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3789
+    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3797
     """``vmulph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3790
+    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3798
     """``vmulph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3791
+    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3799
     """``vmulph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3792
+    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3800
     """``vmulsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3793
+    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3801
     """``vfcmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3794
+    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3802
     """``vfcmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3795
+    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3803
     """``vfcmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3796
+    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3804
     """``vfmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3797
+    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3805
     """``vfmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3798
+    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3806
     """``vfmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3799
+    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3807
     """``vfcmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3800
+    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3808
     """``vfcmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3801
+    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3809
     """``vfcmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3802
+    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3810
     """``vfmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3803
+    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3811
     """``vfmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3804
+    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3812
     """``vfmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3805
+    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3813
     """``vfcmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3806
+    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3814
     """``vfmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3807
+    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3815
     """``vfcmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3808
+    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3816
     """``vfmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3809
+    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3817
     """``vrcpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3810
+    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3818
     """``vrcpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3811
+    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3819
     """``vrcpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4C /r`` (AVX512_FP16)"""
-    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3812
+    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3820
     """``vrcpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4D /r`` (AVX512_FP16)"""
-    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3813
+    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3821
     """``vreduceph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3814
+    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3822
     """``vreduceph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3815
+    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3823
     """``vreduceph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 56 /r ib`` (AVX512_FP16)"""
-    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3816
+    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3824
     """``vreducesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 57 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3817
+    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3825
     """``vrndscaleph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3818
+    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3826
     """``vrndscaleph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3819
+    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3827
     """``vrndscaleph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 08 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3820
+    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3828
     """``vrndscalesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 0A /r ib`` (AVX512_FP16)"""
-    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3821
+    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3829
     """``vrsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3822
+    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3830
     """``vrsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3823
+    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3831
     """``vrsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4E /r`` (AVX512_FP16)"""
-    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3824
+    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3832
     """``vrsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4F /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3825
+    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3833
     """``vscalefph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3826
+    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3834
     """``vscalefph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3827
+    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3835
     """``vscalefph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3828
+    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3836
     """``vscalefsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3829
+    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3837
     """``vsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3830
+    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3838
     """``vsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3831
+    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3839
     """``vsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3832
+    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3840
     """``vsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3833
+    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3841
     """``vsubph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3834
+    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3842
     """``vsubph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3835
+    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3843
     """``vsubph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3836
+    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3844
     """``vsubsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3837
+    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3845
     """``vucomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2E /r`` (AVX512_FP16)"""
-    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 3838
+    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 3846
     """``vpxord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 3839
+    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 3847
     """``vpxord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3840
+    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3848
     """``vpxord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EF /r`` (AVX512F)"""
-    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 3841
+    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 3849
     """``vpandd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 3842
+    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 3850
     """``vpandd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3843
+    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3851
     """``vpandd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DB /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 3844
+    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 3852
     """``vmovdqu32 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 3845
+    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 3853
     """``vmovdqu32 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 3846
+    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 3854
     """``vmovdqu32 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 3847
+    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 3855
     """``vmovdqu32 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 3848
+    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 3856
     """``vmovdqu32 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 3849
+    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 3857
     """``vmovdqu32 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 3850
+    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 3858
     """``vmovdqu64 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 3851
+    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 3859
     """``vmovdqu64 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 3852
+    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 3860
     """``vmovdqu64 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 3853
+    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 3861
     """``vmovdqu64 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 3854
+    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 3862
     """``vmovdqu64 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 3855
+    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 3863
     """``vmovdqu64 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 3856
+    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 3864
     """``vpord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 3857
+    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 3865
     """``vpord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3858
+    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3866
     """``vpord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EB /r`` (AVX512F)"""
-    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3859
+    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3867
     """``vporq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3860
+    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3868
     """``vporq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3861
+    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3869
     """``vporq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EB /r`` (AVX512F)"""
-    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3862
+    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3870
     """``vpandq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3863
+    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3871
     """``vpandq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3864
+    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3872
     """``vpandq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DB /r`` (AVX512F)"""
-    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3865
+    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3873
     """``vpxorq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3866
+    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3874
     """``vpxorq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3867
+    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3875
     """``vpxorq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EF /r`` (AVX512F)"""
-    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 3868
+    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 3876
     """``vpandnd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 3869
+    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 3877
     """``vpandnd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3870
+    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3878
     """``vpandnd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DF /r`` (AVX512F)"""
-    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 3871
+    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 3879
     """``vpandnq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 3872
+    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 3880
     """``vpandnq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3873
+    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3881
     """``vpandnq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DF /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 3874
+    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 3882
     """``vmovdqa32 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 3875
+    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 3883
     """``vmovdqa32 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 3876
+    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 3884
     """``vmovdqa32 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 3877
+    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 3885
     """``vmovdqa32 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 3878
+    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 3886
     """``vmovdqa32 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 3879
+    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 3887
     """``vmovdqa32 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 3880
+    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 3888
     """``vmovdqa64 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 3881
+    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 3889
     """``vmovdqa64 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 3882
+    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 3890
     """``vmovdqa64 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 3883
+    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 3891
     """``vmovdqa64 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 3884
+    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 3892
     """``vmovdqa64 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 3885
+    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 3893
     """``vmovdqa64 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3886
+    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3894
     """``vprord W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 3887
+    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 3895
     """``vprord W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 3888
+    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 3896
     """``vprord W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3889
+    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3897
     """``vprorq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3890
+    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3898
     """``vprorq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3891
+    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3899
     """``vprorq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3892
+    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3900
     """``vprold W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 3893
+    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 3901
     """``vprold W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 3894
+    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 3902
     """``vprold W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3895
+    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3903
     """``vprolq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3896
+    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3904
     """``vprolq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3897
+    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3905
     """``vprolq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3898
+    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3906
     """``vpsraq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 3899
+    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 3907
     """``vpsraq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3900
+    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3908
     """``vpsraq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3901
+    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3909
     """``vpsraq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 3902
+    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 3910
     """``vpsraq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 3903
+    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 3911
     """``vpsraq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 3904
+    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 3912
     """``vcvttps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3905
+    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3913
     """``vcvttps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3906
+    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3914
     """``vcvttps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 3907
+    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 3915
     """``vcvttpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3908
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3916
     """``vcvttpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3909
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3917
     """``vcvttpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 3910
+    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 3918
     """``vcvttss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 3911
+    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 3919
     """``vcvttss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 3912
+    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 3920
     """``vcvttsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 3913
+    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 3921
     """``vcvttsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 3914
+    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 3922
     """``vcvtps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3915
+    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3923
     """``vcvtps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3916
+    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3924
     """``vcvtps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 3917
+    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 3925
     """``vcvtpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3918
+    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3926
     """``vcvtpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3919
+    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3927
     """``vcvtpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 3920
+    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 3928
     """``vcvtss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 3921
+    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 3929
     """``vcvtss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 3922
+    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 3930
     """``vcvtsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 3923
+    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 3931
     """``vcvtsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 3924
+    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 3932
     """``vcvtudq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 3925
+    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 3933
     """``vcvtudq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 3926
+    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 3934
     """``vcvtudq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 3927
+    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 3935
     """``vcvtudq2ps W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 3928
+    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 3936
     """``vcvtudq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 3929
+    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 3937
     """``vcvtudq2ps W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 3930
+    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 3938
     """``vcvtusi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 3931
+    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 3939
     """``vcvtusi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 3932
+    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 3940
     """``vcvtusi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 3933
+    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 3941
     """``vcvtusi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 3934
+    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 3942
     """``vpmovusdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 11 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 3935
+    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 3943
     """``vpmovusdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 3936
+    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 3944
     """``vpmovusdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 3937
+    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 3945
     """``vpmovusqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 12 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 3938
+    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 3946
     """``vpmovusqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 3939
+    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 3947
     """``vpmovusqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 3940
+    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 3948
     """``vpmovusdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 3941
+    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 3949
     """``vpmovusdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 3942
+    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 3950
     """``vpmovusdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3943
+    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3951
     """``vprorvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 3944
+    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 3952
     """``vprorvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 3945
+    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 3953
     """``vprorvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3946
+    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3954
     """``vprorvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 14 /r`` (AVX512F)"""
-    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3947
+    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3955
     """``vprorvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3948
+    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3956
     """``vprorvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 3949
+    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 3957
     """``vpmovusqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 3950
+    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 3958
     """``vpmovusqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 3951
+    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 3959
     """``vpmovusqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3952
+    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3960
     """``vprolvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 3953
+    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 3961
     """``vprolvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 3954
+    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 3962
     """``vprolvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3955
+    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3963
     """``vprolvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 15 /r`` (AVX512F)"""
-    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3956
+    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3964
     """``vprolvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3957
+    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3965
     """``vprolvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 3958
+    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 3966
     """``vpmovusqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 3959
+    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 3967
     """``vpmovusqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 3960
+    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 3968
     """``vpmovusqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 3961
+    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 3969
     """``vbroadcastf32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 1A /r`` (AVX512F)"""
-    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 3962
+    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 3970
     """``vbroadcastf32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 1A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 3963
+    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 3971
     """``vbroadcastf64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 1B /r`` (AVX512F)"""
-    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 3964
+    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 3972
     """``vpabsq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 1F /r`` (AVX512F)"""
-    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 3965
+    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 3973
     """``vpabsq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 3966
+    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 3974
     """``vpabsq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 3967
+    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 3975
     """``vpmovsdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 3968
+    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 3976
     """``vpmovsdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 3969
+    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 3977
     """``vpmovsdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 3970
+    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 3978
     """``vpmovsqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 3971
+    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 3979
     """``vpmovsqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 3972
+    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 3980
     """``vpmovsqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 3973
+    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 3981
     """``vpmovsdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 3974
+    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 3982
     """``vpmovsdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 3975
+    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 3983
     """``vpmovsdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 3976
+    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 3984
     """``vpmovsqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 3977
+    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 3985
     """``vpmovsqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 3978
+    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 3986
     """``vpmovsqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 3979
+    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 3987
     """``vpmovsqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 3980
+    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 3988
     """``vpmovsqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 3981
+    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 3989
     """``vpmovsqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 3982
+    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 3990
     """``vptestmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 3983
+    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 3991
     """``vptestmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 3984
+    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 3992
     """``vptestmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 3985
+    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 3993
     """``vptestmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 3986
+    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 3994
     """``vptestmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 3987
+    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 3995
     """``vptestmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 3988
+    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 3996
     """``vptestnmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 3989
+    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 3997
     """``vptestnmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 3990
+    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 3998
     """``vptestnmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 3991
+    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 3999
     """``vptestnmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 3992
+    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 4000
     """``vptestnmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 3993
+    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 4001
     """``vptestnmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3994
+    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4002
     """``vscalefps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 3995
+    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 4003
     """``vscalefps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 3996
+    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 4004
     """``vscalefps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3997
+    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 4005
     """``vscalefpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 3998
+    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 4006
     """``vscalefpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 3999
+    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 4007
     """``vscalefpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 4000
+    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 4008
     """``vscalefss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 2D /r`` (AVX512F)"""
-    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 4001
+    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 4009
     """``vscalefsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 2D /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 4002
+    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 4010
     """``vpmovdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 31 /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 4003
+    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 4011
     """``vpmovdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 4004
+    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 4012
     """``vpmovdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 4005
+    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 4013
     """``vpmovqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 32 /r`` (AVX512F)"""
-    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 4006
+    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 4014
     """``vpmovqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 4007
+    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 4015
     """``vpmovqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 4008
+    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 4016
     """``vpmovdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 33 /r`` (AVX512F)"""
-    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 4009
+    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 4017
     """``vpmovdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 4010
+    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 4018
     """``vpmovdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 4011
+    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 4019
     """``vpmovqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 34 /r`` (AVX512F)"""
-    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 4012
+    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 4020
     """``vpmovqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 4013
+    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 4021
     """``vpmovqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 4014
+    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 4022
     """``vpmovqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 4015
+    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 4023
     """``vpmovqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 4016
+    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 4024
     """``vpmovqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4017
+    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4025
     """``vpminsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 39 /r`` (AVX512F)"""
-    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4018
+    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4026
     """``vpminsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4019
+    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4027
     """``vpminsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4020
+    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4028
     """``vpminuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3B /r`` (AVX512F)"""
-    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4021
+    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4029
     """``vpminuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4022
+    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4030
     """``vpminuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4023
+    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4031
     """``vpmaxsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4024
+    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4032
     """``vpmaxsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4025
+    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4033
     """``vpmaxsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4026
+    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4034
     """``vpmaxuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4027
+    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4035
     """``vpmaxuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4028
+    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4036
     """``vpmaxuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4029
+    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4037
     """``vgetexpps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4030
+    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4038
     """``vgetexpps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4031
+    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4039
     """``vgetexpps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4032
+    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4040
     """``vgetexppd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4033
+    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4041
     """``vgetexppd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4034
+    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4042
     """``vgetexppd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4035
+    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4043
     """``vgetexpss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 43 /r`` (AVX512F)"""
-    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4036
+    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4044
     """``vgetexpsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 43 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4037
+    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4045
     """``vpsravq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4038
+    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4046
     """``vpsravq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4039
+    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4047
     """``vpsravq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4040
+    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4048
     """``vrcp14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4041
+    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4049
     """``vrcp14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4042
+    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4050
     """``vrcp14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4043
+    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4051
     """``vrcp14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4044
+    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4052
     """``vrcp14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4045
+    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4053
     """``vrcp14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4046
+    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4054
     """``vrcp14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4D /r`` (AVX512F)"""
-    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4047
+    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4055
     """``vrcp14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4D /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4048
+    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4056
     """``vrsqrt14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4049
+    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4057
     """``vrsqrt14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4050
+    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4058
     """``vrsqrt14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4051
+    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4059
     """``vrsqrt14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4052
+    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4060
     """``vrsqrt14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4053
+    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4061
     """``vrsqrt14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4054
+    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4062
     """``vrsqrt14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4F /r`` (AVX512F)"""
-    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4055
+    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4063
     """``vrsqrt14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4F /r`` (AVX512F)"""
-    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4056
+    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4064
     """``vexp2ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C8 /r`` (AVX512ER)"""
-    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4057
+    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4065
     """``vexp2pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C8 /r`` (AVX512ER)"""
-    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4058
+    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4066
     """``vrcp28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4059
+    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4067
     """``vrcp28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4060
+    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4068
     """``vrcp28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CB /r`` (AVX512ER)"""
-    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4061
+    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4069
     """``vrcp28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CB /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4062
+    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4070
     """``vrsqrt28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4063
+    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4071
     """``vrsqrt28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4064
+    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4072
     """``vrsqrt28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CD /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4065
+    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4073
     """``vrsqrt28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CD /r`` (AVX512ER)"""
-    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4066
+    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4074
     """``vbroadcasti32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 5A /r`` (AVX512F)"""
-    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4067
+    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4075
     """``vbroadcasti32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4068
+    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4076
     """``vbroadcasti64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 5B /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4069
+    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4077
     """``vpblendmd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4070
+    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4078
     """``vpblendmd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4071
+    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4079
     """``vpblendmd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4072
+    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4080
     """``vpblendmq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4073
+    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4081
     """``vpblendmq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4074
+    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4082
     """``vpblendmq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4075
+    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4083
     """``vblendmps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4076
+    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4084
     """``vblendmps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4077
+    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4085
     """``vblendmps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4078
+    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4086
     """``vblendmpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4079
+    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4087
     """``vblendmpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4080
+    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4088
     """``vblendmpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4081
+    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4089
     """``vpermi2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4082
+    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4090
     """``vpermi2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4083
+    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4091
     """``vpermi2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4084
+    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4092
     """``vpermi2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4085
+    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4093
     """``vpermi2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4086
+    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4094
     """``vpermi2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4087
+    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4095
     """``vpermi2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4088
+    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4096
     """``vpermi2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4089
+    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4097
     """``vpermi2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4090
+    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4098
     """``vpermi2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4091
+    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4099
     """``vpermi2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4092
+    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4100
     """``vpermi2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4093
+    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4101
     """``vpermt2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4094
+    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4102
     """``vpermt2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4095
+    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4103
     """``vpermt2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4096
+    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4104
     """``vpermt2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4097
+    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4105
     """``vpermt2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4098
+    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4106
     """``vpermt2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4099
+    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4107
     """``vpermt2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4100
+    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4108
     """``vpermt2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4101
+    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4109
     """``vpermt2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4102
+    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4110
     """``vpermt2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4103
+    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4111
     """``vpermt2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4104
+    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4112
     """``vpermt2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4105
+    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4113
     """``vexpandps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4106
+    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4114
     """``vexpandps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4107
+    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4115
     """``vexpandps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4108
+    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4116
     """``vexpandpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4109
+    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4117
     """``vexpandpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4110
+    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4118
     """``vexpandpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4111
+    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4119
     """``vpexpandd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4112
+    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4120
     """``vpexpandd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4113
+    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4121
     """``vpexpandd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4114
+    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4122
     """``vpexpandq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4115
+    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4123
     """``vpexpandq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4116
+    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4124
     """``vpexpandq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4117
+    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4125
     """``vcompressps W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4118
+    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4126
     """``vcompressps W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4119
+    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4127
     """``vcompressps W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4120
+    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4128
     """``vcompresspd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4121
+    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4129
     """``vcompresspd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4122
+    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4130
     """``vcompresspd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4123
+    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4131
     """``vpcompressd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4124
+    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4132
     """``vpcompressd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4125
+    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4133
     """``vpcompressd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4126
+    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4134
     """``vpcompressq W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4127
+    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4135
     """``vpcompressq W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4128
+    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4136
     """``vpcompressq W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4129
+    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4137
     """``valignd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4130
+    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4138
     """``valignd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4131
+    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4139
     """``valignd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4132
+    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4140
     """``valignq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4133
+    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4141
     """``valignq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4134
+    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4142
     """``valignq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4135
+    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4143
     """``vrndscaleps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 08 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4136
+    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4144
     """``vrndscaleps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4137
+    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4145
     """``vrndscaleps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4138
+    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4146
     """``vrndscalepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 09 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4139
+    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4147
     """``vrndscalepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4140
+    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4148
     """``vrndscalepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4141
+    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4149
     """``vrndscaless W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 0A /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4142
+    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4150
     """``vrndscalesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 0B /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4143
+    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4151
     """``vinsertf32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 18 /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4144
+    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4152
     """``vinsertf32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 18 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4145
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4153
     """``vextractf32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 19 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4146
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4154
     """``vextractf32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 19 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4147
+    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4155
     """``vinsertf64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 1A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4148
+    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4156
     """``vextractf64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 1B /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4149
+    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4157
     """``vpcmpud W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4150
+    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4158
     """``vpcmpud W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4151
+    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4159
     """``vpcmpud W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4152
+    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4160
     """``vpcmpuq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4153
+    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4161
     """``vpcmpuq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4154
+    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4162
     """``vpcmpuq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4155
+    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4163
     """``vpcmpd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4156
+    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4164
     """``vpcmpd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4157
+    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4165
     """``vpcmpd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4158
+    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4166
     """``vpcmpq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4159
+    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4167
     """``vpcmpq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4160
+    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4168
     """``vpcmpq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4161
+    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4169
     """``vshuff32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4162
+    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4170
     """``vshuff32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4163
+    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4171
     """``vshuff64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4164
+    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4172
     """``vshuff64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4165
+    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4173
     """``vpternlogd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4166
+    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4174
     """``vpternlogd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4167
+    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4175
     """``vpternlogd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4168
+    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4176
     """``vpternlogq RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4169
+    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4177
     """``vpternlogq RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4170
+    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4178
     """``vpternlogq RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4171
+    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4179
     """``vgetmantps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4172
+    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4180
     """``vgetmantps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4173
+    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4181
     """``vgetmantps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4174
+    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4182
     """``vgetmantpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4175
+    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4183
     """``vgetmantpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4176
+    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4184
     """``vgetmantpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4177
+    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4185
     """``vgetmantss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 27 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4178
+    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4186
     """``vgetmantsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 27 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4179
+    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4187
     """``vinserti32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 38 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4180
+    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4188
     """``vinserti32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 38 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4181
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4189
     """``vextracti32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 39 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4182
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4190
     """``vextracti32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 39 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4183
+    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4191
     """``vinserti64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 3A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4184
+    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4192
     """``vextracti64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 3B /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4185
+    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4193
     """``vshufi32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4186
+    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4194
     """``vshufi32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4187
+    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4195
     """``vshufi64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4188
+    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4196
     """``vshufi64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4189
+    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4197
     """``vfixupimmps RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4190
+    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4198
     """``vfixupimmps RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4191
+    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4199
     """``vfixupimmps RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4192
+    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4200
     """``vfixupimmpd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4193
+    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4201
     """``vfixupimmpd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4194
+    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4202
     """``vfixupimmpd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4195
+    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4203
     """``vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 55 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4196
+    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4204
     """``vfixupimmsd RW:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 55 /r ib`` (AVX512F)"""
-    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4197
+    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4205
     """``vpbroadcastmb2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 2A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4198
+    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4206
     """``vpbroadcastmb2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4199
+    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4207
     """``vpbroadcastmb2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4200
+    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4208
     """``vpbroadcastmw2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 3A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4201
+    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4209
     """``vpbroadcastmw2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4202
+    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4210
     """``vpbroadcastmw2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4203
+    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4211
     """``vplzcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4204
+    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4212
     """``vplzcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4205
+    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4213
     """``vplzcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4206
+    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4214
     """``vplzcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4207
+    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4215
     """``vplzcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4208
+    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4216
     """``vplzcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4209
+    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4217
     """``vpconflictd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4210
+    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4218
     """``vpconflictd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4211
+    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4219
     """``vpconflictd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4212
+    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4220
     """``vpconflictq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4213
+    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4221
     """``vpconflictq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4214
+    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4222
     """``vpconflictq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4215
+    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4223
     """``vcvtqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 5B /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4216
+    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4224
     """``vcvtqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4217
+    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4225
     """``vcvtqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4218
+    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4226
     """``vcvttps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4219
+    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4227
     """``vcvttps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4220
+    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4228
     """``vcvttps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4221
+    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4229
     """``vcvttpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4222
+    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4230
     """``vcvttpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4223
+    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4231
     """``vcvttpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4224
+    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4232
     """``vcvtps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4225
+    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4233
     """``vcvtps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4226
+    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4234
     """``vcvtps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4227
+    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4235
     """``vcvtpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4228
+    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4236
     """``vcvtpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4229
+    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4237
     """``vcvtpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4230
+    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4238
     """``vcvttps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4231
+    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4239
     """``vcvttps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4232
+    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4240
     """``vcvttps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4233
+    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4241
     """``vcvttpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4234
+    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4242
     """``vcvttpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4235
+    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4243
     """``vcvttpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4236
+    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4244
     """``vcvtuqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4237
+    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4245
     """``vcvtuqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4238
+    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4246
     """``vcvtuqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4239
+    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4247
     """``vcvtuqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4240
+    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4248
     """``vcvtuqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4241
+    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4249
     """``vcvtuqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4242
+    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4250
     """``vcvtps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4243
+    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4251
     """``vcvtps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4244
+    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4252
     """``vcvtps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4245
+    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4253
     """``vcvtpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4246
+    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4254
     """``vcvtpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4247
+    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4255
     """``vcvtpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4248
+    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4256
     """``vcvtqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 E6 /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4249
+    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4257
     """``vcvtqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4250
+    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4258
     """``vcvtqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4251
+    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4259
     """``vbroadcastf32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 19 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4252
+    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4260
     """``vbroadcastf32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 19 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4253
+    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4261
     """``vbroadcastf64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 1A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4254
+    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4262
     """``vbroadcastf64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 1A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4255
+    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4263
     """``vbroadcastf32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 1B /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_ZMM_KR: Final = 4256
+    EVEX_VPMOVM2D_ZMM_KR: Final = 4264
     """``vpmovm2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_XMM_KR: Final = 4257
+    EVEX_VPMOVM2D_XMM_KR: Final = 4265
     """``vpmovm2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2D_YMM_KR: Final = 4258
+    EVEX_VPMOVM2D_YMM_KR: Final = 4266
     """``vpmovm2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_ZMM_KR: Final = 4259
+    EVEX_VPMOVM2Q_ZMM_KR: Final = 4267
     """``vpmovm2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2Q_XMM_KR: Final = 4260
+    EVEX_VPMOVM2Q_XMM_KR: Final = 4268
     """``vpmovm2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_YMM_KR: Final = 4261
+    EVEX_VPMOVM2Q_YMM_KR: Final = 4269
     """``vpmovm2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_ZMM: Final = 4262
+    EVEX_VPMOVD2M_KR_ZMM: Final = 4270
     """``vpmovd2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_XMM: Final = 4263
+    EVEX_VPMOVD2M_KR_XMM: Final = 4271
     """``vpmovd2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_YMM: Final = 4264
+    EVEX_VPMOVD2M_KR_YMM: Final = 4272
     """``vpmovd2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_ZMM: Final = 4265
+    EVEX_VPMOVQ2M_KR_ZMM: Final = 4273
     """``vpmovq2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_XMM: Final = 4266
+    EVEX_VPMOVQ2M_KR_XMM: Final = 4274
     """``vpmovq2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_YMM: Final = 4267
+    EVEX_VPMOVQ2M_KR_YMM: Final = 4275
     """``vpmovq2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4268
+    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4276
     """``vpmullq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 40 /r`` (AVX512DQ)"""
-    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4269
+    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4277
     """``vpmullq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4270
+    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4278
     """``vpmullq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4271
+    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4279
     """``vbroadcasti32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 59 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4272
+    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4280
     """``vbroadcasti32x2 W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4273
+    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4281
     """``vbroadcasti32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4274
+    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4282
     """``vbroadcasti64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 5A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4275
+    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4283
     """``vbroadcasti64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 5A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4276
+    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4284
     """``vbroadcasti32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 5B /r`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4277
+    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4285
     """``vinsertf64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 18 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4278
+    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4286
     """``vinsertf64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 18 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4279
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4287
     """``vextractf64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 19 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4280
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4288
     """``vextractf64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 19 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4281
+    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4289
     """``vinsertf32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 1A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4282
+    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4290
     """``vextractf32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1B /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4283
+    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4291
     """``vinserti64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 38 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4284
+    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4292
     """``vinserti64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 38 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4285
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4293
     """``vextracti64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 39 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4286
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4294
     """``vextracti64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 39 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4287
+    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4295
     """``vinserti32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 3A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4288
+    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4296
     """``vextracti32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 3B /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4289
+    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4297
     """``vrangeps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4290
+    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4298
     """``vrangeps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4291
+    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4299
     """``vrangeps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4292
+    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4300
     """``vrangepd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4293
+    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4301
     """``vrangepd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4294
+    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4302
     """``vrangepd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4295
+    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4303
     """``vrangess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 51 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4296
+    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4304
     """``vrangesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 51 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4297
+    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4305
     """``vreduceps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4298
+    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4306
     """``vreduceps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4299
+    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4307
     """``vreduceps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4300
+    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4308
     """``vreducepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4301
+    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4309
     """``vreducepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4302
+    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4310
     """``vreducepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4303
+    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4311
     """``vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 57 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4304
+    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4312
     """``vreducesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 57 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4305
+    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4313
     """``vfpclassps W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4306
+    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4314
     """``vfpclassps W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4307
+    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4315
     """``vfpclassps W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4308
+    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4316
     """``vfpclasspd W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4309
+    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4317
     """``vfpclasspd W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4310
+    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4318
     """``vfpclasspd W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4311
+    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4319
     """``vfpclassss W:k, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 67 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4312
+    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4320
     """``vfpclasssd W:k, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 67 /r ib`` (AVX512DQ)"""
 

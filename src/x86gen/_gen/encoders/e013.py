@@ -3,10 +3,10 @@
 """Encoders, one function per shape: shapes 416-447 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _mpx_address_error, _operand_error, _range_error
 from ...memory import A32Mem, Mem
-from ...registers import REGISTERS, Gpr32, Gpr64, Mmx, StReg, Xmm, Ymm
-R_ax = REGISTERS['ax']
+from ...registers import REGISTERS, BndReg, Gpr32, Gpr64, Mmx, StReg, Xmm, Ymm
+R_rip = REGISTERS['rip']
 R_st0 = REGISTERS['st0']
 
 
@@ -263,6 +263,95 @@ def shape_D3NOW_PI2FW_MM_MMM64(fid, k0):   # 24 forms: D3NOW_PI2FW_MM_MMM64, D3N
     return enc, None
 
 
+def shape_BNDMK_BND_M64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 1, 'rip')
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, 0x1b, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0xf3, 0x0f, 0x1b, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_BNDCL_BND_RM64(fid, k0, k1):   # 3 forms: BNDCL_BND_RM64, BNDCU_BND_RM64, BNDCN_BND_RM64
+    def enc(a0, a1):
+        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_BNDMOV_BND_BNDM128(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is BndReg:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1a, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0x66, 0x0f, 0x1a, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x66, 0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_BNDMOV_BNDM128_BND(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is BndReg:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1b, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes4(0x66, 0x0f, 0x1b, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 128):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0x66, 0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_BNDLDX_BND_MIB(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem:
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 1, 'rip')
+            if a1.scale != 1 and a1.index is not None: raise _mpx_address_error(fid, (a0, a1, ), 1, 'scale')
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_BNDSTX_MIB_BND(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem:
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a0.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 0, 'rip')
+            if a0.scale != 1 and a0.index is not None: raise _mpx_address_error(fid, (a0, a1, ), 0, 'scale')
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
 def shape_FADD_M32FP(fid, k0, k1):   # 8 forms: FADD_M32FP, FADD_M64FP, FLD_M32FP, …
     def enc(a0):
         if a0.__class__ is Mem and a0.size in (0, k0):
@@ -306,80 +395,4 @@ def shape_FLD_STI(fid, k0, k1):   # 8 forms: FLD_STI, FST_STI, FSTP_STI, …
     return enc, None
 
 
-def shape_FSTSW_AX(fid, k0):   # 2 forms: FSTSW_AX, FNSTSW_AX
-    k0 = bytes(k0)
-    def enc(a0):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, ), 0)
-        return k0
-    return enc, None
-
-
-def shape_FSTENV_M14BYTE(fid, k0, k1):   # 2 forms: FSTENV_M14BYTE, FSAVE_M94BYTE
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes5(0x9b, 0x66, 0x40 | rex, k1, 0x30 | a0.modrm) + a0.tail
-            return _bytes4(0x9b, 0x66, k1, 0x30 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_FXSAVE64_M512BYTE(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, 4096):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, 0xae, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_CVTPI2PS_XMM_MMM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTPI2PD_XMM_MMM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTTPS2PI_MM_XMMM64(fid, k0):   # 2 forms: CVTTPS2PI_MM_XMMM64, CVTPS2PI_MM_XMMM64
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_MOVDIR64B_R64_M512, shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, shape_AESDECWIDE128KL_M384, shape_D3NOW_PI2FW_MM_MMM64, shape_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, )
+SHAPES = (shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_MOVDIR64B_R64_M512, shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, shape_AESDECWIDE128KL_M384, shape_D3NOW_PI2FW_MM_MMM64, shape_BNDMK_BND_M64, shape_BNDCL_BND_RM64, shape_BNDMOV_BND_BNDM128, shape_BNDMOV_BNDM128_BND, shape_BNDLDX_BND_MIB, shape_BNDSTX_MIB_BND, shape_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, )

@@ -13,7 +13,7 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("id", "form id: iced-x86's Code name, e.g. ADD_RM32_R32"),
     ("mnemonic", "lower-case mnemonic"),
     ("operands", "the explicit operands, each an OperandRow"),
-    ("encoding_kind", "legacy | vex | evex | xop"),
+    ("encoding_kind", "legacy | d3now | vex | evex | xop (d3now: AMD 3DNow!, legacy bytes and a suffix opcode byte)"),
     ("opcode", "the opcode byte"),
     ("opcode_map", "0 one-byte, 1 0F, 2 0F38, 3 0F3A, 5 MAP5, 6 MAP6 (EVEX), 8 9 10 (XOP maps 08 09 0A)"),
     ("mandatory_prefix", "0 none, 1 66, 2 F3, 3 F2 (legacy mandatory prefix / VEX.pp; XOP.pp is 0)"),
@@ -44,6 +44,8 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("taken_reg", "bitmask of the ModRM.reg values (bit n: reg field n) that make another instruction with a register in ModRM.rm"
                   " (the hint-NOP space: 0F 1F /0 is nop r/m32); the form refuses them"),
     ("taken_mem", "the same with a memory operand in ModRM.rm (0F 18 /0-/3 are the prefetches)"),
+    ("suffix", "3DNow!: the opcode byte after ModRM, SIB and displacement (0F 0F /r 9E is pfadd; AMD APM Vol.3 1.2.7), else 0"
+               " (no 3DNow! operation is 00)"),
     ("length", "length in bytes with no memory operand, a 2-byte VEX where legal and no optional REX: what `x86gen.encode`"
                " orders a mnemonic's forms by (shortest first, then file order), as GNU as chooses"),
     ("shape", "index of its encoder's shape (codegen/shapes.py) in _gen/encoders, -1 if none yet (EVEX)"),

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import yaml
 
 REG_CLASSES = {"r8": 8, "r16": 16, "r32": 32, "r64": 64, "xmm": 128, "ymm": 256, "zmm": 512, "k": 64, "mm": 64, "tmm": 8192,
-               "st": 80, "sreg": 16, "cr": 64, "dr": 64}   # x87 st(i), segment, control and debug registers
+               "st": 80, "sreg": 16, "cr": 64, "dr": 64,   # x87 st(i), segment, control and debug registers
+               "bnd": 128}   # MPX bound registers bnd0-bnd3: two 64-bit bounds (SDM Vol.1 17.3.1)
 # memory sizes in bits; the x87 environment/state images and the fxsave area are written in bytes
 # (m14byte m28byte m94byte m108byte m512byte, as iced-x86 and the SDM name them)
 MEM_SIZES = {8, 16, 32, 64, 80, 128, 256, 384, 512}   # 384: the Key Locker handle of aes*128kl (48 bytes)
@@ -47,6 +48,9 @@ OSIZES = ("d64",)
 # prefix words a form may take (isa/README.md, `prefixes`); the first three only on a form with a memory destination
 PREFIX_NAMES = ("lock", "xacquire", "xrelease", "rep", "repne", "bnd", "notrack")
 MEMORY_DEST_PREFIXES = {"lock", "xacquire", "xrelease"}
+# the encoding kinds written with legacy prefixes, REX and an 0F escape: legacy, and 3DNow! (0F 0F /r and a suffix byte
+# after ModRM/SIB/displacement, AMD APM Vol.3 1.2.7), whose id is iced-x86's, D3NOW_ and the mnemonic's
+LEGACY_KINDS = ("legacy", "d3now")
 EVEX_ATTRS = {"tuple", "mask", "bcst", "rc"}   # only EVEX forms have them (isa/README.md, "EVEX")
 # EVEX tuple types (SDM Vol.2 2.7.5, Tables 2-34/2-35), which give the disp8*N scale of a memory operand (`_disp8_n`):
 # FV/HV/QV full/half/quarter vector (may broadcast: N = the element then), FVM/HVM/QVM/OVM full/half/quarter/eighth
@@ -104,7 +108,7 @@ class Form:
     operands: tuple[Operand, ...]
     implicit: tuple[tuple[str, str], ...]   # (role, register)
     encoding: str                           # as written in the spec (SDM syntax)
-    encoding_kind: str                      # legacy | vex | evex | xop
+    encoding_kind: str                      # legacy | d3now | vex | evex | xop
     opcode: int
     opcode_map: int                         # 0 none, 1 0F, 2 0F38, 3 0F3A, 5 MAP5, 6 MAP6 (EVEX only), 8 9 10 (XOP only)
     mandatory_prefix: int                   # 0 none, 1 66, 2 F3, 3 F2 (VEX.pp)
@@ -136,6 +140,7 @@ class Form:
     default64: bool = False                 # `osize=d64`: 64-bit general registers without REX.W (SDM Vol.2 A.2.5 "d64")
     oracle: str = "iced"                    # the byte oracle that checks it (ORACLES): iced-x86, or llvm-mc-22 beyond iced
     source: str = ""                        # the documentation of a form beyond iced (the family's `source:`)
+    suffix: int = 0                         # 3DNow!: the opcode byte after ModRM/SIB/displacement (`0F 0F /r 9E`), 0 none
 
     @property
     def length(self) -> int:
@@ -143,8 +148,8 @@ class Form:
         `x86gen.encode` tries a mnemonic's forms (GNU as's choice of the shortest encoding)."""
         n = (1 + (self.modrm is not None) + sum(self.imm_widths) // 8 + bool(self.is4)
              + 8 * sum(o.loc == "moffs" for o in self.operands))   # moffs: a 64-bit address (SDM Vol.2 MOV, A0-A3)
-        if self.encoding_kind == "legacy":
-            return (n + self.fwait + self.opsize16 + self.addrsize32 + bool(self.mandatory_prefix) + (self.w == 1)
+        if self.encoding_kind in LEGACY_KINDS:   # (3DNow!: its suffix byte, an imm8's place)
+            return (n + bool(self.suffix) + self.fwait + self.opsize16 + self.addrsize32 + bool(self.mandatory_prefix) + (self.w == 1)
                     + MAP_ESCAPE_BYTES[self.opcode_map])
         if self.encoding_kind == "evex": return n + 4   # 62 P0 P1 P2 (SDM Vol.2 2.7.1)
         if self.encoding_kind == "xop": return n + 3    # 8F RXB.mmmmm W.vvvv.L.pp (AMD APM Vol.3 1.8): no short form
@@ -188,7 +193,8 @@ def parse_operand(text: str, ctx) -> Operand:
     elif re.fullmatch(r"rel(8|16|32)", kind): imm = int(kind[3:])
     elif re.fullmatch(r"moffs(8|16|32|64)", kind): mem, loc = int(kind[5:]), loc or "moffs"   # 8-byte absolute address after the opcode
     elif re.fullmatch(r"vm(32|64)[xyz]", kind): mem = -1   # VSIB: the element size comes from VEX.W/EVEX.W (`load`)
-    elif kind in ("m", "sibmem"): mem = 0   # sibmem: an address that must have a SIB byte (AMX tile loads/stores)
+    elif kind in ("m", "sibmem", "mib"): mem = 0   # sibmem: an address that must have a SIB byte (AMX tile loads/stores);
+    # mib: MPX bndldx/bndstx's base + index address, no RIP-relative, the index unscaled (SDM Vol.2 BNDLDX)
     elif kind in FAR_POINTERS: mem = FAR_POINTERS[kind]   # a far pointer in memory: offset, then the 16-bit selector
     elif re.fullmatch(r"m\d+", kind): mem = int(kind[1:])
     elif re.fullmatch(r"m\d+byte", kind):
@@ -218,7 +224,7 @@ def parse_encoding(text: str, ctx) -> dict:
     toks = text.split()
     if not toks: _err(ctx, "encoding", "empty")
     e = dict(encoding_kind="legacy", opsize16=False, addrsize32=False, mandatory_prefix=0, w=0, vex_l=None, opcode_map=0, modrm=None,
-             reg_in_opcode=False, imm_widths=[], is4=False, sti=False, fwait=False)
+             reg_in_opcode=False, imm_widths=[], is4=False, sti=False, fwait=False, suffix=0)
     i = 0
     m = _VEX.match(toks[0])
     if m:
@@ -270,6 +276,11 @@ def parse_encoding(text: str, ctx) -> dict:
         elif t == "/r" or re.fullmatch(r"/[0-7]", t):
             if e["modrm"] is not None: _err(ctx, "encoding", "two ModRM specifiers")
             e["modrm"] = t[1:]
+        elif (re.fullmatch(r"[0-9A-F]{2}", t) and t != "00" and e["modrm"] == "r" and e["opcode_map"] == 1 and e["opcode"] == 0x0F
+              and not e["suffix"] and not e["imm_widths"]):
+            # 3DNow!: 0F 0F /r XX, whose last byte names the operation and follows ModRM, SIB and displacement where an
+            # imm8 would be (AMD APM Vol.3 1.2.7 / Vol.5 "3DNow! instruction format"; iced-x86's EncodingKind.D3NOW)
+            e["suffix"], e["encoding_kind"] = int(t, 16), "d3now"
         elif t in IMM_SIZES: e["imm_widths"].append(IMM_SIZES[t])
         elif t == "/is4": e["is4"] = True
         elif t == "/is5": e["is4"] = True; e["imm_widths"].append(4)   # /is4 with an imm4 in imm8[3:0] (vpermil2ps)
@@ -301,8 +312,8 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
         memish = [i for i in free if ops[i].mem is not None]
         if len(memish) > 1: _err(ctx, "operands", "more than one operand may be memory")
         if memish: setloc(memish[0], "rm"); free.remove(memish[0]); taken.add("rm")
-    if e["modrm"] == "r": slots = ["reg", "vvvv", "rm"] if e["encoding_kind"] != "legacy" and nfield == 3 else ["reg", "rm"]
-    elif e["modrm"] is not None: slots = ["vvvv", "rm"] if e["encoding_kind"] != "legacy" and nfield == 2 else ["rm"]
+    if e["modrm"] == "r": slots = ["reg", "vvvv", "rm"] if e["encoding_kind"] not in LEGACY_KINDS and nfield == 3 else ["reg", "rm"]
+    elif e["modrm"] is not None: slots = ["vvvv", "rm"] if e["encoding_kind"] not in LEGACY_KINDS and nfield == 2 else ["rm"]
     else: slots = []
     slots = [s for s in slots if s not in taken]
     if len(free) > len(slots):
@@ -314,7 +325,7 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     if e["modrm"] == "r" and "reg" not in locs: _err(ctx, "operands", "/r but no operand in ModRM.reg")
     if e["modrm"] is not None and "rm" not in locs: _err(ctx, "operands", "ModRM but no operand in ModRM.rm")
     if e["modrm"] is not None and e["modrm"] != "r" and "reg" in locs: _err(ctx, "operands", "/digit leaves no room for a reg operand")
-    if "vvvv" in locs and e["encoding_kind"] == "legacy": _err(ctx, "operands", "vvvv only exists in VEX/EVEX/XOP")
+    if "vvvv" in locs and e["encoding_kind"] in LEGACY_KINDS: _err(ctx, "operands", "vvvv only exists in VEX/EVEX/XOP")
     if e["is4"] and "is4" not in locs: _err(ctx, "operands", "/is4 but no register for imm8[7:4]")
     sti = [o for o in ops if o.reg == "st" and o.loc != "fixed"]
     if e["sti"] and not (len(sti) == 1 and sti[0].loc == "rm" and sti[0].mem is None):
@@ -323,7 +334,7 @@ def assign_locations(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     for o in ops:
         if o.mem is not None and o.loc not in ("rm", "moffs", *IMPLICIT_MEM_LOCS):
             _err(ctx, "operands", f"memory-capable {o.kind} must be in ModRM.rm, not {o.loc}")
-        if o.loc == "moffs" and (e["modrm"] is not None or e["encoding_kind"] != "legacy" or not o.kind.startswith("moffs")):
+        if o.loc == "moffs" and (e["modrm"] is not None or e["encoding_kind"] not in LEGACY_KINDS or not o.kind.startswith("moffs")):
             _err(ctx, "operands", f"{o.kind}@moffs: only a moffs operand of a legacy form without ModRM goes there")
     nimm = sum(1 for o in ops if o.loc == "imm" and o.kind != "1")
     if nimm != len(e["imm_widths"]): _err(ctx, "encoding", f"{nimm} immediate operand(s) but {len(e['imm_widths'])} immediate field(s)")
@@ -341,7 +352,7 @@ def vsib_element_size(ops: list[Operand], e: dict, ctx) -> list[Operand]:
     out = []
     for o in ops:
         if is_vsib(o):
-            if e["encoding_kind"] == "legacy" or e["w"] is None:
+            if e["encoding_kind"] in LEGACY_KINDS or e["w"] is None:
                 _err(ctx, "operands", f"{o.kind}: a VSIB operand needs VEX.W0 or VEX.W1 (its element size)")
             o = Operand(**{**o.__dict__, "mem": 32 if e["w"] == 0 else 64})
         out.append(o)
@@ -360,7 +371,7 @@ def derive_id(mnemonic: str, ops: list[Operand], enc: str, evex: dict | None = N
             # a near branch with o16 (the 0x66 prefix): iced's JMP_REL16, JE_REL8_16; without it REL8_64/REL32_64
             parts.append(("REL16" if o.imm == 16 else f"REL{o.imm}_16") if opsize16 else f"REL{o.imm}_64")
         elif o.imm is not None: parts.append(f"IMM{o.imm}")
-        elif o.loc == "moffs" or is_vsib(o) or o.kind == "sibmem": parts.append(o.kind.upper())   # MOFFS32, VM32X, SIBMEM
+        elif o.loc == "moffs" or is_vsib(o) or o.kind in ("sibmem", "mib"): parts.append(o.kind.upper())   # MOFFS32, VM32X, SIBMEM
         elif o.kind == "1": parts.append("1")
         elif o.reg in FIXED_REGS: parts.append(o.reg.upper())
         elif o.reg == "st": parts.append("STI")
@@ -582,7 +593,7 @@ def load(path: str) -> list[Form]:
                               cpuid=attrs.get("cpuid", cpuid), flags=flags, operand_size=_operand_size(default64, ops, e), line=fl,
                               prefixes=form_prefixes(fam_prefixes, attrs.get("prefixes"), ops, fctx), mem_role=mem_role,
                               addrsize32=e["addrsize32"], default64=default64, oracle=oracle,
-                              source=source if oracle != "iced" else "", **ev,
+                              source=source if oracle != "iced" else "", suffix=e["suffix"], **ev,
                               **taken_fields(attrs.get("taken"), ops, e, fctx)))
     _check_consistency(forms, path)
     if excluded_node is not None:
@@ -625,16 +636,17 @@ def _check_consistency(forms: list[Form], path: str) -> None:
     for f in forms:
         ctx = (path, f.line)
         gpr = [REG_CLASSES[o.reg] for o in f.operands if o.loc in ("reg", "rm", "opc") and o.reg in ("r16", "r32", "r64")]
-        # mov to/from cr/dr: a 64-bit GPR without REX.W (SDM Vol.2 MOV-Move to/from Control Registers)
-        system = any(o.reg in ("cr", "dr", "sreg") for o in f.operands)
-        if f.encoding_kind == "legacy" and gpr and f.mnemonic not in NO_OSIZE_CHECK and not system:
+        # mov to/from cr/dr: a 64-bit GPR without REX.W (SDM Vol.2 MOV-Move to/from Control Registers); MPX bndcl/bndcu/
+        # bndcn r64: 64-bit in 64-bit mode whatever REX.W (SDM Vol.1 17.5.1)
+        system = any(o.reg in ("cr", "dr", "sreg", "bnd") for o in f.operands)
+        if f.encoding_kind in LEGACY_KINDS and gpr and f.mnemonic not in NO_OSIZE_CHECK and not system:
             size = gpr[0]
             if (size == 16) != f.opsize16: _err(ctx, "encoding", f"16-bit operand {'needs' if size == 16 else 'must not have'} o16")
             if (size == 64) != (f.w == 1) and not f.default64:
                 _err(ctx, "encoding", f"64-bit operand {'needs' if size == 64 else 'must not have'} REX.W")
         # two forms whose bytes could coincide: same opcode fields and the same register/memory shape per operand
         shape = tuple((o.loc, o.reg is not None, o.mem is not None, o.reg if o.loc == "fixed" else None) for o in f.operands)
-        key = (f.encoding_kind, f.fwait, f.opsize16, f.addrsize32, f.mandatory_prefix, f.w or 0, f.vex_l or 0, f.opcode_map,
+        key = (f.encoding_kind, f.suffix, f.fwait, f.opsize16, f.addrsize32, f.mandatory_prefix, f.w or 0, f.vex_l or 0, f.opcode_map,
                f.opcode, f.modrm,
                f.reg_in_opcode, shape)
         if key in seen: _err(ctx, "encoding", f"same encoding as {seen[key].id} (line {seen[key].line})")

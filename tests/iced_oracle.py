@@ -61,10 +61,12 @@ def decoder_options(form) -> int:
     0FFFFh), and with DecoderOptions.AMD iced reads them as JMP_REL16, JE_REL8_16, CALL_RM16, RETNW … with a 16-bit target.
     xbegin's rel16 decodes either way (no 16-bit IP). AMD's XOP forms (8F with XOP.mmmmm 8, 9 or 0Ah; AMD APM Vol.3
     1.8) decode with ``NONE``: iced reads 8F as XOP whenever its ModRM.reg would not be 0 (POP r/m64 is 8F /0), with no
-    option for it."""
+    option for it. ``MPX`` for an MPX form (bndmk, bndcl … bndstx: F3/F2/66/NP 0F 1A/1B, which iced's default decoder
+    reads as the reserved NOPs)."""
     rel = any(o.kind.startswith("rel") for o in form.operands)
     near = form.mnemonic in ("call", "jmp", "ret") and not any(":" in o.kind for o in form.operands)
     amd = form.opsize16 and form.mnemonic != "xbegin" and (rel or near)
+    if form.cpuid == "MPX": return I.DecoderOptions.MPX   # 0F 1A/1B: hint NOPs to iced's default decoder
     return I.DecoderOptions.AMD if amd else I.DecoderOptions.NONE
 
 
@@ -97,10 +99,29 @@ def decode_one(data: bytes, ip: int = 0, options: int = 0) -> I.Instruction:
 
 
 def reencode(ins: I.Instruction, ip: int | None = None) -> bytes:
-    """``ins`` encoded again by iced's Encoder (at ``ip``, default the instruction's own ip)."""
+    """``ins`` encoded again by iced's Encoder (at ``ip``, default the instruction's own ip); a 3DNow! one by
+    `reencode_3dnow`."""
+    ip = ins.ip if ip is None else ip
+    if ins.encoding == I.EncodingKind.D3NOW: return reencode_3dnow(ins, ip)
     enc = I.Encoder(64)
-    enc.encode(ins, ins.ip if ip is None else ip)
+    enc.encode(ins, ip)
     return bytes(enc.take_buffer())
+
+
+def reencode_3dnow(ins: I.Instruction, ip: int) -> bytes:
+    """A 3DNow! instruction (0F 0F /r and its suffix byte, AMD APM Vol.3 1.2.7) encoded again by iced. iced-x86 1.21's
+    Encoder writes no REX prefix for these (`pi2fw mm0, [r8]`, decoded from 41 0F 0F 00 0C, comes back as 0F 0F 00 0C,
+    which is [rax]; GNU as and llvm-mc write the 41), so iced encodes the same operands as the MMX form with the same
+    operand layout, paddw mm, mm/m64 (NP 0F FD /r): its REX, ModRM, SIB and displacement, with 0F for its opcode byte
+    FD and the 3DNow! suffix after them. It is encoded 1 byte further on, so that a RIP-relative displacement counts from
+    the end of the 1-byte-longer 3DNow! instruction."""
+    mmx = ins.copy()
+    mmx.code = I.Code.PADDW_MM_MMM64
+    enc = I.Encoder(64)
+    enc.encode(mmx, ip + 1)
+    data = bytes(enc.take_buffer())
+    at = data.index(b"\x0f\xfd")   # (no prefix before it but a REX)
+    return data[:at] + b"\x0f\x0f" + data[at + 2:] + bytes([I.OpCodeInfo(ins.code).op_code])
 
 
 def reencode_canonical(ins: I.Instruction, ip: int | None = None) -> bytes:
@@ -156,7 +177,20 @@ def intel(ins: I.Instruction) -> str:
     gnu = ICED_UNSUFFIXED_16.get(ins.code)
     if ins.code == I.Code.XBEGIN_REL16:   # iced writes no data16 (`xbegin 0x…`, the rel32 form's text): GNU as's spelling
         return "data16 " + FORMATTER.format(ins)
-    return FORMATTER.format(ins) if gnu is None else gnu
+    if gnu is not None: return gnu
+    text = FORMATTER.format(ins)
+    if ins.memory_base == I.Register.NONE and ins.memory_index != I.Register.NONE and _mib(ins.code):
+        # iced writes an MPX mib address without its scale, so an index alone (the pointer value; SDM Vol.2 BNDLDX) reads
+        # as a base: `[rbx+0x10]` for [rbx*1+0x10]. Written with the *1, as objdump does
+        index = reg_name(ins.memory_index)
+        text = text.replace(f"[{index}", f"[{index}*1", 1)
+    return text
+
+
+def _mib(code: int) -> bool:
+    """Does the iced form ``code`` have an MPX mib operand (bndldx, bndstx)?"""
+    oc = I.OpCodeInfo(code)
+    return any(oc.op_kind(i) == I.OpCodeOperandKind.MEM_MIB for i in range(oc.op_count))
 
 
 # --- operands --------------------------------------------------------------------------------------

@@ -75,10 +75,10 @@ R = x86gen.REGISTERS
 GPR64 = [r for r in R.values() if r.kind == "r64"]
 # registers a legacy/VEX form takes (xmm/ymm 0-15), and an EVEX form (xmm/ymm/zmm 0-31, SDM Vol.2 2.7.1)
 REG_CLASSES = {k: [r for r in R.values() if r.kind == k and not r.hi16]
-               for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k", "tmm", "st", "sreg", "cr", "dr")}
+               for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k", "tmm", "st", "sreg", "cr", "dr", "bnd")}
 assert len(REG_CLASSES["r8"]) == 20 and all(len(REG_CLASSES[k]) == 16 for k in ("r16", "r32", "r64", "xmm", "ymm"))
 assert len(REG_CLASSES["mm"]) == len(REG_CLASSES["k"]) == len(REG_CLASSES["tmm"]) == 8   # no REX/VEX extension
-assert len(REG_CLASSES["st"]) == 8 and len(REG_CLASSES["cr"]) == 5 and len(REG_CLASSES["dr"]) == 8
+assert len(REG_CLASSES["st"]) == 8 and len(REG_CLASSES["cr"]) == 5 and len(REG_CLASSES["dr"]) == 8 and len(REG_CLASSES["bnd"]) == 4
 EVEX_REG_CLASSES = {**REG_CLASSES, **{k: [r for r in R.values() if r.kind == k] for k in ("xmm", "ymm", "zmm")}}
 assert all(len(EVEX_REG_CLASSES[k]) == 32 for k in ("xmm", "ymm", "zmm"))
 
@@ -306,8 +306,8 @@ def evex_decorations(mask_required: bool = False):
 
 def needs_rex(form, code, ops) -> bool:
     """Legacy encoding needs a REX prefix: REX.W, a register r8-r15 (or its parts), spl/bpl/sil/dil,
-    or a memory operand with an r8-r15 base or index."""
-    if form.encoding_kind != "legacy": return False
+    or a memory operand with an r8-r15 base or index (3DNow! forms too: legacy bytes, AMD APM Vol.3 1.2.7)."""
+    if form.encoding_kind not in ("legacy", "d3now"): return False
     if needs_rex_w(code): return True
     for o, x in zip(form.operands, ops):
         if o.loc == "fixed": continue
@@ -378,6 +378,12 @@ def expected_error(form, code, ops, rel_disp, masked: bool = False):
                 return x86gen.OperandError, "implicit"   # the address is the instruction's (SDM Vol.2 MOVS, XLAT)
         if o.kind == "sibmem" and x.base is not None and x.base.kind == "rip":   # no SIB form (eip too; SDM Vol.2 TILELOADD)
             return x86gen.OperandError, "sibmem"
+        if form.cpuid == "MPX" and isinstance(x, x86gen.A32Mem):   # 0x67 has no effect on MPX in 64-bit mode (SDM Vol.1
+            return x86gen.OperandError, "mpx a32"                   # 17.5.1; iced decodes 67 0F 1A as a 64-bit address)
+        if (o.kind == "mib" or form.mnemonic == "bndmk") and isinstance(x, x86gen.Mem) and x.base is R["rip"]:
+            return x86gen.OperandError, "mpx rip"   # #UD in 64-bit mode (SDM Vol.2 BNDMK, BNDLDX, BNDSTX; iced: INVALID)
+        if o.kind == "mib" and isinstance(x, x86gen.Mem) and x.index is not None and x.scale != 1:
+            return x86gen.OperandError, "mib scale"   # the scale is ignored (SDM Vol.2 BNDLDX): iced decodes another address
         if o.loc != "moffs" and isinstance(x, x86gen.Mem) and x.base is None and x.index is None \
                 and (1 << 31) <= x.disp & 0xFFFFFFFFFFFFFFFF < (1 << 64) - (1 << 31):
             return x86gen.OperandError, "far"   # absolute [disp32] is sign-extended (SDM Vol.2 2.2.1.3)

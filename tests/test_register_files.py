@@ -221,3 +221,81 @@ def test_spec_register_in_a_fixed_modrm_byte_needs_its_reg_field_clear(tmp_path)
     p.write_text("tilezero:\n  cpuid: AMX_TILE\n  forms:\n  - W:tmm@reg | VEX.128.F2.0F38.W0 49 C0\n")
     (f,) = spec.load(str(p))
     assert f.id == "VEX_TILEZERO_TMM" and f.operands[0].loc == "reg" and f.modrm == "C0"
+
+
+# --- AMD 3DNow! ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, want", [
+    ("pfadd mm0, qword ptr [rax+8]", "0f0f40089e"),              # GNU as: 0f 0f 40 08 9e
+    ("pfadd mm0, mm1", "0f0fc19e"),                              # 0f 0f c1 9e
+    ("pi2fw mm0, qword ptr [r8]", "410f0f000c"),                 # 41 0f 0f 00 0c (iced's Encoder drops the 41)
+    ("pfmul mm2, [rip+0x10]", "0f0f1510000000b4"),               # 0f 0f 15 10 00 00 00 b4: disp32 from the suffix's end
+    ("pswapd mm7, [r13+rax*4+0x1000]", "410f0fbc8500100000bb"),  # 41 0f 0f bc 85 00 10 00 00 bb
+    ("pavgusb mm3, [rsp]", "0f0f1c24bf"),                        # 0f 0f 1c 24 bf
+])
+def test_3dnow_suffix_follows_modrm_sib_and_displacement(text, want):
+    """3DNow! (AMD APM Vol.3 1.2.7): 0F 0F ModRM [SIB] [disp] and the operation's opcode byte last."""
+    assert x86gen.assemble(text).hex() == want
+
+
+def test_3dnow_rip_relative_target_counts_the_suffix():
+    """A RIP-relative address counts from the end of the instruction, after the suffix byte (AMD APM Vol.3 1.2.7)."""
+    data = x86gen.encode("pfadd", R["mm1"], mem(R["rip"], disp=0x20, size=64))
+    ins = I.Decoder(64, data, ip=0x1000).decode()
+    assert ins.code == I.Code.D3NOW_PFADD_MM_MMM64 and ins.memory_displacement == 0x1000 + len(data) + 0x20
+
+
+def test_spec_3dnow_suffix_needs_0f_0f_r(tmp_path):
+    """`0F 0F /r XX` is the 3DNow! form (kind d3now, iced's D3NOW_ id); a byte after another /r form is refused."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen import spec
+    p = tmp_path / "s.yaml"
+    p.write_text("pfadd:\n  cpuid: D3NOW\n  forms:\n  - RW:mm, mm/m64 | 0F 0F /r 9E\n")
+    (f,) = spec.load(str(p))
+    assert (f.id, f.encoding_kind, f.suffix, f.length) == ("D3NOW_PFADD_MM_MMM64", "d3now", 0x9E, 4)
+    p.write_text("paddw:\n  cpuid: MMX\n  forms:\n  - RW:mm, mm/m64 | 0F FD /r 9E\n")
+    with pytest.raises(spec.SpecError, match="unknown token '9E'"):
+        spec.load(str(p))
+
+
+# --- Intel MPX -------------------------------------------------------------------------------------
+
+
+def test_bound_register_file_has_four_registers():
+    assert [r.name for r in R.values() if r.kind == "bnd"] == [f"bnd{i}" for i in range(4)]
+    assert x86gen.bnd3 is R["bnd3"] and all(R[f"bnd{i}"].rex_r == R[f"bnd{i}"].rex_b == 0 for i in range(4))
+
+
+@pytest.mark.parametrize("text, want", [
+    ("bndmk bnd0, [rax+8]", "f30f1b4008"),                      # GNU as: f3 0f 1b 40 08
+    ("bndmov bnd1, bnd2", "660f1aca"),                          # 66 0f 1a ca
+    ("bndcl bnd0, rax", "f30f1ac0"),                            # f3 0f 1a c0 (r64, no REX.W)
+    ("bndcu bnd3, [r9+rcx*4+0x10]", "f2410f1a5c8910"),          # f2 41 0f 1a 5c 89 10
+    ("bndcn bnd2, r15", "f2410f1bd7"),                          # f2 41 0f 1b d7
+    ("bndmov bnd1, [rip+0x10]", "660f1a0d10000000"),            # 66 0f 1a 0d 10 00 00 00
+    ("bndmov xmmword ptr [r8], bnd3", "66410f1b18"),            # 66 41 0f 1b 18
+    ("bndldx bnd0, [rax+rbx]", "0f1a0418"),                     # 0f 1a 04 18
+    ("bndstx [r12+r13*1+0x40], bnd1", "430f1b4c2c40"),          # 43 0f 1b 4c 2c 40
+    ("bndldx bnd2, [rbx*1+0x100]", "0f1a141d00010000"),         # 0f 1a 14 1d 00 01 00 00: an index, no base
+    ("bndmk bnd1, [rbp]", "f30f1b4d00"),                        # f3 0f 1b 4d 00
+    ("bnd jmp rax", "f2ffe0"),                                  # f2 ff e0: the prefix word still
+])
+def test_mpx_forms_give_gnu_as_bytes(text, want):
+    assert x86gen.assemble(text).hex() == want
+
+
+@pytest.mark.parametrize("text, match", [
+    ("bndmk bnd0, [rip+8]", "RIP-relative"),               # #UD (SDM Vol.2 BNDMK); GNU as: cannot be used here
+    ("bndldx bnd0, [rip+8]", "RIP-relative"),              # (SDM Vol.2 BNDLDX)
+    ("bndstx [rip], bnd0", "RIP-relative"),
+    ("bndldx bnd0, [rax+rbx*2]", "scale"),                 # the scale is ignored (GNU as: warning, and encodes it)
+    ("bndmk bnd0, [eax]", "32-bit address"),               # GNU as: 32-bit address isn't allowed in 64-bit MPX
+    ("bndcl bnd0, [eax]", "32-bit address"),
+    ("bndcl bnd0, eax", "no form"),                        # GNU as: operand size mismatch
+])
+def test_mpx_refuses_what_64_bit_mode_cannot_encode(text, match):
+    with pytest.raises(OperandError, match=match):
+        x86gen.assemble(text)

@@ -43,6 +43,11 @@ ACCESS = {"r": I.OpAccess.READ, "w": I.OpAccess.WRITE, "rw": I.OpAccess.READ_WRI
           "rcw": I.OpAccess.READ_COND_WRITE, "cr": I.OpAccess.COND_READ, "n": I.OpAccess.NO_MEM_ACCESS}
 
 
+# MPX bound checks, whose r/m64 is read as a register but, as memory, an address compared with the bounds and not read
+# (SDM Vol.2 BNDCL: "This instruction does not cause any memory access"; iced: NO_MEM_ACCESS): the spec's role is R
+BOUND_CHECKS = {"bndcl", "bndcu", "bndcn"}
+
+
 def expected_access(o) -> int:
     """iced's OpAccess for an explicit operand of this role. N (not accessed) is NO_MEM_ACCESS for an
     address that is only computed (lea's m, prefetch's m8) and NONE for an operand the instruction
@@ -96,7 +101,7 @@ def family(name: str) -> tuple[str, int]:
     if n[:3] in ("xmm", "ymm", "zmm"): return ("vec", int(n[3:]))
     if n[:2] == "mm" and n[2:].isdigit(): return ("mm", int(n[2:]))   # MMX (aliases st(i)'s mantissa, not a GPR)
     if n[:1] == "k" and n[1:].isdigit(): return ("k", int(n[1:]))
-    if n[:3] == "tmm": return ("tmm", int(n[3:]))
+    if n[:3] in ("tmm", "bnd"): return (n[:3], int(n[3:]))   # AMX tiles, MPX bounds
     if n[:2] in ("st", "cr", "dr") and n[2:].isdigit(): return (n[:2], int(n[2:]))   # x87 st(i), cr0.., dr0..
     if n in ("es", "cs", "ss", "ds", "fs", "gs"): return ("sreg", REGISTERS[n].num)
     if n.startswith("r") and n.endswith("l") and n[1:-1].isdigit(): n = n[:-1] + "b"   # iced R8L..R15L
@@ -162,7 +167,8 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
         base = GPR_BY_NUM[size, gprs.pop()]
         index = GPR_BY_NUM[size, gprs.pop()] if rng.random() < 0.7 else None
         disp = rng.choice([0, rng.randrange(-128, 128), rng.randrange(-(1 << 31), 1 << 31)])
-        m = (base, index, rng.choice([1, 2, 4, 8]) if index is not None else 1, disp)
+        mib = any(o.kind == "mib" for o in form.operands)   # (bndldx/bndstx: the index unscaled, SDM Vol.2 BNDLDX)
+        m = (base, index, rng.choice([1, 2, 4, 8]) if index is not None and not mib else 1, disp)
     ops: list = []
     mem_op = None
     for i, o in enumerate(form.operands):
@@ -199,6 +205,9 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
             ops.append(operand_registers(o.kind, form.encoding_kind == "evex")[smalls.pop() >> 1])
         elif o.reg in ("mm", "k", "tmm"):
             ops.append(REGISTERS[f"{o.reg}{smalls.pop()}"])
+        elif o.reg == "bnd":   # bnd0-bnd3 (MPX)
+            ops.append(REGISTERS[f"bnd{[n for n in smalls if n < 4].pop()}"])
+            smalls.remove(int(ops[-1].name[3:]))
         elif o.reg in ("cr", "dr", "sreg"):   # (cs cannot be loaded: #UD)
             ops.append(rng.choice([r for r in REGISTERS.values() if r.kind == o.reg and not (r.name == "cs" and "w" in o.role)]))
         elif o.reg == "st":   # st(1)..st(7): apart from the st(0) of the fixed and implicit operands
@@ -227,6 +236,7 @@ def disagreements(form, ops: list, mem_op: Mem | None, mask: int = 0) -> list[st
         for i, o in enumerate(form.operands):
             want = expected_access(o)
             if i == 0 and mem_op is not None and form.mem_role: want = ACCESS[form.mem_role]   # movss: RW, W with memory
+            if ops[i] is mem_op and form.mnemonic in BOUND_CHECKS: want = I.OpAccess.NO_MEM_ACCESS
             if info.op_access(i) != want:
                 bad.append(f"{where}: operand {i + 1} is {ACCESS_NAMES[info.op_access(i)]} for iced, expected {ACCESS_NAMES[want]}"
                            f" (role {o.role.upper()} in the spec{', memrole=' + form.mem_role.upper() if form.mem_role else ''})")
@@ -248,6 +258,7 @@ def disagreements(form, ops: list, mem_op: Mem | None, mask: int = 0) -> list[st
     elif mem_op is not None:
         role = next(o.role for o, x in zip(form.operands, ops) if x is mem_op)
         if ops[0] is mem_op and form.mem_role: role = form.mem_role
+        if form.mnemonic in BOUND_CHECKS: role = "n"
         got = [ACCESS_NAMES[u.access] for u in explicit_mem]
         if got != ([] if role == "n" else [ACCESS_NAMES[ACCESS[role]]]):   # lea's address: no access at all
             bad.append(f"{where}: iced's memory accesses {got}, the spec's role {role.upper()}")

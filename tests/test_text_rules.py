@@ -863,7 +863,7 @@ def test_error_messages_truncate_long_lines(src):
 
 @pytest.mark.parametrize("src, reg", [
     ("mov cr1, rax", "cr1"), ("mov rax, dr8", "dr8"), ("nop\nmov cr9, rax", "cr9"),
-    ("bndmk bnd0, [rax]", "bnd0"), ("jmp cr5", "cr5"), ("mov eax, [rax+bnd1*2]", "bnd1"), ("mov eax, [riz]", "riz"),
+    ("bndmov bnd0, cr9", "cr9"), ("jmp cr5", "cr5"), ("mov eax, [rax+dr9*2]", "dr9"), ("mov eax, [riz]", "riz"),
     (".quad cr7", "cr7"),
 ])
 def test_register_of_another_register_file_is_unsupported_not_a_label(src, reg):

@@ -77,7 +77,8 @@ for _n in range(32):
 for _n, _r in enumerate(("AH", "CH", "DH", "BH")): X64_FAMILY[_r] = ("gpr", _n)
 for _n in range(8):
     X64_FAMILY[f"MM{_n}"], X64_FAMILY[f"K{_n}"], X64_FAMILY[f"TMM{_n}"] = ("mm", _n), ("k", _n), ("tmm", _n)
-SMALL_FILES = ("mm", "k", "tmm")   # register classes of 8 registers (mm0-mm7, k0-k7, tmm0-tmm7)
+for _n in range(4): X64_FAMILY[f"BND{_n}"] = ("bnd", _n)   # MPX bnd0-bnd3
+SMALL_FILES = ("mm", "k", "tmm", "bnd")   # register classes of 8 registers (mm0-mm7, k0-k7, tmm0-tmm7) and bnd0-bnd3
 for _n in range(8): X64_FAMILY[f"ST{_n}"] = ("st", _n)
 for _n in range(16): X64_FAMILY[f"CR{_n}"], X64_FAMILY[f"DR{_n}"] = ("cr", _n), ("dr", _n)
 for _n, _r in enumerate(("ES", "CS", "SS", "DS", "FS", "GS")): X64_FAMILY[_r] = ("sreg", _n)
@@ -170,7 +171,8 @@ def instance(code: int, kinds: list[tuple[str, str]], use_mem: bool) -> tuple[I.
     try: enc.encode(ins, 0x1000)
     except ValueError as ex: raise CannotDraft(f"iced cannot encode an instance: {ex}") from None
     data = bytes(enc.take_buffer())
-    dec = I.Decoder(64, data, ip=0x1000).decode()
+    mpx = F.cpuid_name(code) == "MPX"   # iced reads 0F 1A/1B as MPX only when asked (DecoderOptions.MPX)
+    dec = I.Decoder(64, data, ip=0x1000, options=I.DecoderOptions.MPX if mpx else I.DecoderOptions.NONE).decode()
     if dec.code != code: raise CannotDraft(f"iced decodes its own encoding {data.hex(' ')} as {F.CODE_NAMES[dec.code]}")
     return dec, explicit
 

@@ -26,9 +26,9 @@ ENCODING_NAMES = _names(I.EncodingKind)
 CPUID_NAMES = _names(I.CpuidFeature)
 OPCODE_KIND_NAMES = _names(I.OpCodeOperandKind)
 MNEMONIC_NAMES = _names(I.Mnemonic)
-# the encodings the coverage report counts (AMD's XOP, with TBM and LWP, is in the spec; 3DNow! and MVEX are not x86-64 of
-# today)
-COUNTED = ("LEGACY", "VEX", "EVEX", "XOP")
+# the encodings the coverage report counts (AMD's XOP, with TBM and LWP, and 3DNow! are in the spec; MVEX, Knights
+# Corner's, is not x86-64 of today)
+COUNTED = ("LEGACY", "VEX", "EVEX", "XOP", "D3NOW")
 
 
 class Unsupported(Exception):
@@ -117,6 +117,13 @@ def spec_operands(code: int) -> list[tuple[str, str]]:
         # enqcmd/enqcmds/movdir64b: ModRM.reg holds a destination address (es:[r64]), written as the register
         if name in ("R32_REG_MEM", "R64_REG_MEM"): out.append((name[:3].lower(), "reg")); continue
         if name == "SEG_REG": out.append(("sreg", "reg")); continue
+        # MPX (SDM Vol.1 17): bnd0-bnd3; mib, bndldx/bndstx's base + index address; bndmk's address; bndcl's r64 or address;
+        # bndmov's bound pair (two 64-bit bounds in memory)
+        if name == "BND_REG": out.append(("bnd", "reg")); continue
+        if name == "MEM_MIB": out.append(("mib", "rm")); continue
+        if name == "MEM_MPX": out.append((f"m{memory_bits(code)}", "rm")); continue
+        if name == "R64_OR_MEM_MPX": out.append((f"r/m{memory_bits(code)}", "rm")); continue
+        if name == "BND_OR_MEM_MPX": out.append((f"bnd/m{memory_bits(code)}", "rm")); continue
         if name == "KP1_REG": out.append(("kp1", "reg")); continue   # vp2intersectd/q: a pair of mask registers
         if name in ("FS", "GS"): out.append((name.lower(), "fixed")); continue
         if name == "MEM" and MEMORY_SIZE_NAMES[oc.memory_size] in FAR_POINTERS:   # m16:16/m16:32/m16:64 (call/jmp far, lfs…)
@@ -151,6 +158,7 @@ def spec_encoding(code: int) -> str:
     """The encoding in the spec's syntax, from iced's opcode string (`o32`/`NP` dropped, `o64` → REX.W,
     `!(11):rrr:bbb` → /r)."""
     oc = I.OpCodeInfo(code)
+    if oc.encoding == I.EncodingKind.D3NOW: return oc.op_code_string   # 0F 0F /r 9E: the spec's syntax (isa/README.md)
     toks = oc.op_code_string.split()
     out: list[str] = []
     hexes: list[str] = []

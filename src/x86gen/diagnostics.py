@@ -90,6 +90,19 @@ def kp1_error(fid: str, args: tuple, i: int) -> OperandError:
                         " masks off the low bit of an odd one, and assemblers disagree about it)")
 
 
+def mpx_address_error(fid: str, args: tuple, i: int, why: str) -> OperandError:
+    """Operand ``i`` is an address an MPX form cannot encode: RIP-relative (``why`` "rip": bndmk, bndldx, bndstx) or, in a
+    mib operand (bndldx/bndstx), an index scaled by more than 1 (``why`` "scale")."""
+    row = row_of(fid)
+    head = f"{row.mnemonic} {fmt_operands(args)}: operand {i + 1} is {args[i]}; "
+    if why == "scale":
+        return OperandError(head + f"{fid} ({syntax(row)}) ignores the scale of its index register (the pointer value, SDM"
+                                   " Vol.2 BNDLDX/BNDSTX: \"the scale field of the SIB byte has no effect\"); write the index"
+                                   " unscaled")
+    return OperandError(head + f"{fid} ({syntax(row)}) cannot take a RIP-relative address (#UD in 64-bit mode, SDM Vol.2"
+                               f" {row.mnemonic.upper()})")
+
+
 _IMPLICIT_SDM = {"movs": "MOVS/MOVSB/MOVSW/MOVSD/MOVSQ", "cmps": "CMPS/CMPSB/CMPSW/CMPSD/CMPSQ", "scas": "SCAS/SCASB/SCASW/SCASD/SCASQ",
                  "lods": "LODS/LODSB/LODSW/LODSD/LODSQ", "stos": "STOS/STOSB/STOSW/STOSD/STOSQ", "insb": "INS/INSB/INSW/INSD",
                  "insw": "INS/INSB/INSW/INSD", "insd": "INS/INSB/INSW/INSD", "outs": "OUTS/OUTSB/OUTSW/OUTSD", "xlat": "XLAT/XLATB",

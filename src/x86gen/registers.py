@@ -58,7 +58,7 @@ class Reg:
         """The register with the same number in another width: ``rax.sized(8)`` is al, ``xmm3.sized(256)``
         is ymm3 (general registers: 8, 16, 32, 64; vector registers: 128, 256, 512). ah/ch/dh/bh have no
         other widths. Raises `x86gen.OperandError` for a width the register file does not have."""
-        if self.high or self.kind in ("k", "mm", "tmm", "rip", "st", "sreg", "cr", "dr"):
+        if self.high or self.kind in ("k", "mm", "tmm", "rip", "st", "sreg", "cr", "dr", "bnd"):
             raise OperandError(f"{self.name} has no {bits}-bit form")
         return (gpr if self.kind[0] == "r" else vec)(self.num, bits)
 
@@ -195,6 +195,14 @@ class DrReg(Reg):
     kind = "dr"
 
 
+class BndReg(Reg):
+    """MPX bound register bnd0 … bnd3 (SDM Vol.1 17.3.1): a lower and an upper bound of 64 bits each. ModRM names it with
+    3 bits, but only 0-3 exist: bnd4-bnd7 (and REX.R/REX.B set for it, bnd8-bnd15) are #UD (SDM Vol.2 BNDMK, BNDMOV …),
+    so its register bits never reach a REX prefix."""
+    __slots__ = ()
+    kind = "bnd"
+
+
 class Rip(Reg):
     """The instruction pointer, usable only as a memory base (RIP-relative addressing)."""
     __slots__ = ()
@@ -238,6 +246,8 @@ for _i in (0, 2, 3, 4, 8):
     REGISTERS[f"cr{_i}"] = CrReg(f"cr{_i}", _i, 64)
 for _i in range(8):
     REGISTERS[f"dr{_i}"] = DrReg(f"dr{_i}", _i, 64)
+for _i in range(4):
+    REGISTERS[f"bnd{_i}"] = BndReg(f"bnd{_i}", _i, 128)
 REGISTERS["rip"] = Rip("rip", 5, 64)
 # eip: the base of a 32-bit RIP-relative address (`[eip+disp32]`, with the 0x67 prefix: the instruction pointer's low
 # 32 bits plus disp32, zero-extended; SDM Vol.2 2.2.1.6), a `memory.A32Mem`
@@ -338,4 +348,4 @@ class Masked:
 
 
 __all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "XmmHigh", "YmmHigh", "Zmm", "KReg", "Mmx", "Tmm",
-           "StReg", "SegReg", "CrReg", "DrReg", "Rip", "Masked", "REGISTERS", *REGISTERS]
+           "StReg", "SegReg", "CrReg", "DrReg", "BndReg", "Rip", "Masked", "REGISTERS", *REGISTERS]

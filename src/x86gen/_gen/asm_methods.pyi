@@ -394,6 +394,49 @@ class AsmMethods:
         blsr W:r64, R:r64/m64                        VEX.LZ.0F38.W1 F3 /1         VEX_BLSR_R64_RM64 (BMI1)
         """
 
+    def bndcl(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """bndcl: 1 form.
+
+        bndcl R:bnd, R:r64/m64                       F3 0F 1A /r                  BNDCL_BND_RM64 (MPX)
+        """
+
+    def bndcn(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """bndcn: 1 form.
+
+        bndcn R:bnd, R:r64/m64                       F2 0F 1B /r                  BNDCN_BND_RM64 (MPX)
+        """
+
+    def bndcu(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """bndcu: 1 form.
+
+        bndcu R:bnd, R:r64/m64                       F2 0F 1A /r                  BNDCU_BND_RM64 (MPX)
+        """
+
+    def bndldx(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
+        """bndldx: 1 form.
+
+        bndldx W:bnd, N:mib                          0F 1A /r                     BNDLDX_BND_MIB (MPX)
+        """
+
+    def bndmk(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
+        """bndmk: 1 form.
+
+        bndmk W:bnd, N:m64                           F3 0F 1B /r                  BNDMK_BND_M64 (MPX)
+        """
+
+    def bndmov(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """bndmov: 2 forms.
+
+        bndmov W:bnd, R:bnd/m128                     66 0F 1A /r                  BNDMOV_BND_BNDM128 (MPX)
+        bndmov W:bnd/m128, R:bnd                     66 0F 1B /r                  BNDMOV_BNDM128_BND (MPX)
+        """
+
+    def bndstx(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
+        """bndstx: 1 form.
+
+        bndstx N:mib, R:bnd                          0F 1B /r                     BNDSTX_MIB_BND (MPX)
+        """
+
     def bsf(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """bsf: 3 forms.
 
@@ -3647,6 +3690,12 @@ class AsmMethods:
         pavgb RW:mm, R:mm/m64                        0F E0 /r                     PAVGB_MM_MMM64 (SSE)
         """
 
+    def pavgusb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pavgusb: 1 form.
+
+        pavgusb RW:mm, R:mm/m64                      0F 0F /r BF                  D3NOW_PAVGUSB_MM_MMM64 (D3NOW)
+        """
+
     def pavgw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """pavgw: 2 forms.
 
@@ -3818,6 +3867,120 @@ class AsmMethods:
         pextrw W:r64, R:mm, R:imm8                   REX.W 0F C5 /r ib            PEXTRW_R64_MM_IMM8 (SSE)
         """
 
+    def pf2id(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pf2id: 1 form.
+
+        pf2id W:mm, R:mm/m64                         0F 0F /r 1D                  D3NOW_PF2ID_MM_MMM64 (D3NOW)
+        """
+
+    def pf2iw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pf2iw: 1 form.
+
+        pf2iw W:mm, R:mm/m64                         0F 0F /r 1C                  D3NOW_PF2IW_MM_MMM64 (D3NOWEXT)
+        """
+
+    def pfacc(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfacc: 1 form.
+
+        pfacc RW:mm, R:mm/m64                        0F 0F /r AE                  D3NOW_PFACC_MM_MMM64 (D3NOW)
+        """
+
+    def pfadd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfadd: 1 form.
+
+        pfadd RW:mm, R:mm/m64                        0F 0F /r 9E                  D3NOW_PFADD_MM_MMM64 (D3NOW)
+        """
+
+    def pfcmpeq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfcmpeq: 1 form.
+
+        pfcmpeq RW:mm, R:mm/m64                      0F 0F /r B0                  D3NOW_PFCMPEQ_MM_MMM64 (D3NOW)
+        """
+
+    def pfcmpge(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfcmpge: 1 form.
+
+        pfcmpge RW:mm, R:mm/m64                      0F 0F /r 90                  D3NOW_PFCMPGE_MM_MMM64 (D3NOW)
+        """
+
+    def pfcmpgt(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfcmpgt: 1 form.
+
+        pfcmpgt RW:mm, R:mm/m64                      0F 0F /r A0                  D3NOW_PFCMPGT_MM_MMM64 (D3NOW)
+        """
+
+    def pfmax(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfmax: 1 form.
+
+        pfmax RW:mm, R:mm/m64                        0F 0F /r A4                  D3NOW_PFMAX_MM_MMM64 (D3NOW)
+        """
+
+    def pfmin(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfmin: 1 form.
+
+        pfmin RW:mm, R:mm/m64                        0F 0F /r 94                  D3NOW_PFMIN_MM_MMM64 (D3NOW)
+        """
+
+    def pfmul(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfmul: 1 form.
+
+        pfmul RW:mm, R:mm/m64                        0F 0F /r B4                  D3NOW_PFMUL_MM_MMM64 (D3NOW)
+        """
+
+    def pfnacc(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfnacc: 1 form.
+
+        pfnacc RW:mm, R:mm/m64                       0F 0F /r 8A                  D3NOW_PFNACC_MM_MMM64 (D3NOWEXT)
+        """
+
+    def pfpnacc(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfpnacc: 1 form.
+
+        pfpnacc RW:mm, R:mm/m64                      0F 0F /r 8E                  D3NOW_PFPNACC_MM_MMM64 (D3NOWEXT)
+        """
+
+    def pfrcp(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfrcp: 1 form.
+
+        pfrcp W:mm, R:mm/m64                         0F 0F /r 96                  D3NOW_PFRCP_MM_MMM64 (D3NOW)
+        """
+
+    def pfrcpit1(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfrcpit1: 1 form.
+
+        pfrcpit1 RW:mm, R:mm/m64                     0F 0F /r A6                  D3NOW_PFRCPIT1_MM_MMM64 (D3NOW)
+        """
+
+    def pfrcpit2(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfrcpit2: 1 form.
+
+        pfrcpit2 RW:mm, R:mm/m64                     0F 0F /r B6                  D3NOW_PFRCPIT2_MM_MMM64 (D3NOW)
+        """
+
+    def pfrsqit1(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfrsqit1: 1 form.
+
+        pfrsqit1 RW:mm, R:mm/m64                     0F 0F /r A7                  D3NOW_PFRSQIT1_MM_MMM64 (D3NOW)
+        """
+
+    def pfrsqrt(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfrsqrt: 1 form.
+
+        pfrsqrt W:mm, R:mm/m64                       0F 0F /r 97                  D3NOW_PFRSQRT_MM_MMM64 (D3NOW)
+        """
+
+    def pfsub(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfsub: 1 form.
+
+        pfsub RW:mm, R:mm/m64                        0F 0F /r 9A                  D3NOW_PFSUB_MM_MMM64 (D3NOW)
+        """
+
+    def pfsubr(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pfsubr: 1 form.
+
+        pfsubr RW:mm, R:mm/m64                       0F 0F /r AA                  D3NOW_PFSUBR_MM_MMM64 (D3NOW)
+        """
+
     def phaddd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """phaddd: 2 forms.
 
@@ -3864,6 +4027,18 @@ class AsmMethods:
 
         phsubw RW:xmm, R:xmm/m128                    66 0F 38 05 /r               PHSUBW_XMM_XMMM128 (SSSE3)
         phsubw RW:mm, R:mm/m64                       0F 38 05 /r                  PHSUBW_MM_MMM64 (SSSE3)
+        """
+
+    def pi2fd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pi2fd: 1 form.
+
+        pi2fd W:mm, R:mm/m64                         0F 0F /r 0D                  D3NOW_PI2FD_MM_MMM64 (D3NOW)
+        """
+
+    def pi2fw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pi2fw: 1 form.
+
+        pi2fw W:mm, R:mm/m64                         0F 0F /r 0C                  D3NOW_PI2FW_MM_MMM64 (D3NOWEXT)
         """
 
     def pinsrb(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -4076,6 +4251,12 @@ class AsmMethods:
 
         pmulhrsw RW:xmm, R:xmm/m128                  66 0F 38 0B /r               PMULHRSW_XMM_XMMM128 (SSSE3)
         pmulhrsw RW:mm, R:mm/m64                     0F 38 0B /r                  PMULHRSW_MM_MMM64 (SSSE3)
+        """
+
+    def pmulhrw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pmulhrw: 1 form.
+
+        pmulhrw RW:mm, R:mm/m64                      0F 0F /r B7                  D3NOW_PMULHRW_MM_MMM64 (D3NOW)
         """
 
     def pmulhuw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4419,6 +4600,12 @@ class AsmMethods:
 
         psubw RW:xmm, R:xmm/m128                     66 0F F9 /r                  PSUBW_XMM_XMMM128 (SSE2)
         psubw RW:mm, R:mm/m64                        0F F9 /r                     PSUBW_MM_MMM64 (MMX)
+        """
+
+    def pswapd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """pswapd: 1 form.
+
+        pswapd W:mm, R:mm/m64                        0F 0F /r BB                  D3NOW_PSWAPD_MM_MMM64 (D3NOWEXT)
         """
 
     def ptest(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:

@@ -6194,2606 +6194,2670 @@ class Op:
     """``wrmsrns`` ``0F 01 C6`` (WRMSRNS)"""
     RMPQUERY: Final = 3090
     """``rmpquery`` ``F3 0F 01 FD`` (RMPQUERY)"""
-    FNOP: Final = 3091
+    D3NOW_PI2FW_MM_MMM64: Final = 3091
+    """``pi2fw W:mm, R:mm/m64`` ``0F 0F /r 0C`` (D3NOWEXT)"""
+    D3NOW_PI2FD_MM_MMM64: Final = 3092
+    """``pi2fd W:mm, R:mm/m64`` ``0F 0F /r 0D`` (D3NOW)"""
+    D3NOW_PF2IW_MM_MMM64: Final = 3093
+    """``pf2iw W:mm, R:mm/m64`` ``0F 0F /r 1C`` (D3NOWEXT)"""
+    D3NOW_PF2ID_MM_MMM64: Final = 3094
+    """``pf2id W:mm, R:mm/m64`` ``0F 0F /r 1D`` (D3NOW)"""
+    D3NOW_PFNACC_MM_MMM64: Final = 3095
+    """``pfnacc RW:mm, R:mm/m64`` ``0F 0F /r 8A`` (D3NOWEXT)"""
+    D3NOW_PFPNACC_MM_MMM64: Final = 3096
+    """``pfpnacc RW:mm, R:mm/m64`` ``0F 0F /r 8E`` (D3NOWEXT)"""
+    D3NOW_PFCMPGE_MM_MMM64: Final = 3097
+    """``pfcmpge RW:mm, R:mm/m64`` ``0F 0F /r 90`` (D3NOW)"""
+    D3NOW_PFMIN_MM_MMM64: Final = 3098
+    """``pfmin RW:mm, R:mm/m64`` ``0F 0F /r 94`` (D3NOW)"""
+    D3NOW_PFRCP_MM_MMM64: Final = 3099
+    """``pfrcp W:mm, R:mm/m64`` ``0F 0F /r 96`` (D3NOW)"""
+    D3NOW_PFRSQRT_MM_MMM64: Final = 3100
+    """``pfrsqrt W:mm, R:mm/m64`` ``0F 0F /r 97`` (D3NOW)"""
+    D3NOW_PFSUB_MM_MMM64: Final = 3101
+    """``pfsub RW:mm, R:mm/m64`` ``0F 0F /r 9A`` (D3NOW)"""
+    D3NOW_PFADD_MM_MMM64: Final = 3102
+    """``pfadd RW:mm, R:mm/m64`` ``0F 0F /r 9E`` (D3NOW)"""
+    D3NOW_PFCMPGT_MM_MMM64: Final = 3103
+    """``pfcmpgt RW:mm, R:mm/m64`` ``0F 0F /r A0`` (D3NOW)"""
+    D3NOW_PFMAX_MM_MMM64: Final = 3104
+    """``pfmax RW:mm, R:mm/m64`` ``0F 0F /r A4`` (D3NOW)"""
+    D3NOW_PFRCPIT1_MM_MMM64: Final = 3105
+    """``pfrcpit1 RW:mm, R:mm/m64`` ``0F 0F /r A6`` (D3NOW)"""
+    D3NOW_PFRSQIT1_MM_MMM64: Final = 3106
+    """``pfrsqit1 RW:mm, R:mm/m64`` ``0F 0F /r A7`` (D3NOW)"""
+    D3NOW_PFSUBR_MM_MMM64: Final = 3107
+    """``pfsubr RW:mm, R:mm/m64`` ``0F 0F /r AA`` (D3NOW)"""
+    D3NOW_PFACC_MM_MMM64: Final = 3108
+    """``pfacc RW:mm, R:mm/m64`` ``0F 0F /r AE`` (D3NOW)"""
+    D3NOW_PFCMPEQ_MM_MMM64: Final = 3109
+    """``pfcmpeq RW:mm, R:mm/m64`` ``0F 0F /r B0`` (D3NOW)"""
+    D3NOW_PFMUL_MM_MMM64: Final = 3110
+    """``pfmul RW:mm, R:mm/m64`` ``0F 0F /r B4`` (D3NOW)"""
+    D3NOW_PFRCPIT2_MM_MMM64: Final = 3111
+    """``pfrcpit2 RW:mm, R:mm/m64`` ``0F 0F /r B6`` (D3NOW)"""
+    D3NOW_PMULHRW_MM_MMM64: Final = 3112
+    """``pmulhrw RW:mm, R:mm/m64`` ``0F 0F /r B7`` (D3NOW)"""
+    D3NOW_PSWAPD_MM_MMM64: Final = 3113
+    """``pswapd W:mm, R:mm/m64`` ``0F 0F /r BB`` (D3NOWEXT)"""
+    D3NOW_PAVGUSB_MM_MMM64: Final = 3114
+    """``pavgusb RW:mm, R:mm/m64`` ``0F 0F /r BF`` (D3NOW)"""
+    BNDMK_BND_M64: Final = 3115
+    """``bndmk W:bnd, N:m64`` ``F3 0F 1B /r`` (MPX)"""
+    BNDCL_BND_RM64: Final = 3116
+    """``bndcl R:bnd, R:r64/m64`` ``F3 0F 1A /r`` (MPX)"""
+    BNDCU_BND_RM64: Final = 3117
+    """``bndcu R:bnd, R:r64/m64`` ``F2 0F 1A /r`` (MPX)"""
+    BNDCN_BND_RM64: Final = 3118
+    """``bndcn R:bnd, R:r64/m64`` ``F2 0F 1B /r`` (MPX)"""
+    BNDMOV_BND_BNDM128: Final = 3119
+    """``bndmov W:bnd, R:bnd/m128`` ``66 0F 1A /r`` (MPX)"""
+    BNDMOV_BNDM128_BND: Final = 3120
+    """``bndmov W:bnd/m128, R:bnd`` ``66 0F 1B /r`` (MPX)"""
+    BNDLDX_BND_MIB: Final = 3121
+    """``bndldx W:bnd, N:mib`` ``0F 1A /r`` (MPX)"""
+    BNDSTX_MIB_BND: Final = 3122
+    """``bndstx N:mib, R:bnd`` ``0F 1B /r`` (MPX)"""
+    FNOP: Final = 3123
     """``fnop`` ``D9 D0`` (FPU)"""
-    FNENI: Final = 3092
+    FNENI: Final = 3124
     """``fneni`` ``DB E0`` (FPU)"""
-    FNDISI: Final = 3093
+    FNDISI: Final = 3125
     """``fndisi`` ``DB E1`` (FPU)"""
-    FNSETPM: Final = 3094
+    FNSETPM: Final = 3126
     """``fnsetpm`` ``DB E4`` (FPU287)"""
-    FADD_M32FP: Final = 3095
+    FADD_M32FP: Final = 3127
     """``fadd R:m32`` ``D8 /0`` (FPU)"""
-    FADD_ST0_STI: Final = 3096
+    FADD_ST0_STI: Final = 3128
     """``fadd RW:st0, R:st`` ``D8 C0+i`` (FPU)"""
-    FADD_M64FP: Final = 3097
+    FADD_M64FP: Final = 3129
     """``fadd R:m64`` ``DC /0`` (FPU)"""
-    FADD_STI_ST0: Final = 3098
+    FADD_STI_ST0: Final = 3130
     """``fadd RW:st, R:st0`` ``DC C0+i`` (FPU)"""
-    FMUL_M32FP: Final = 3099
+    FMUL_M32FP: Final = 3131
     """``fmul R:m32`` ``D8 /1`` (FPU)"""
-    FMUL_ST0_STI: Final = 3100
+    FMUL_ST0_STI: Final = 3132
     """``fmul RW:st0, R:st`` ``D8 C8+i`` (FPU)"""
-    FMUL_M64FP: Final = 3101
+    FMUL_M64FP: Final = 3133
     """``fmul R:m64`` ``DC /1`` (FPU)"""
-    FMUL_STI_ST0: Final = 3102
+    FMUL_STI_ST0: Final = 3134
     """``fmul RW:st, R:st0`` ``DC C8+i`` (FPU)"""
-    FCOM_M32FP: Final = 3103
+    FCOM_M32FP: Final = 3135
     """``fcom R:m32`` ``D8 /2`` (FPU)"""
-    FCOM_ST0_STI: Final = 3104
+    FCOM_ST0_STI: Final = 3136
     """``fcom R:st0, R:st`` ``D8 D0+i`` (FPU)"""
-    FCOM_ST0_STI_DCD0: Final = 3105
+    FCOM_ST0_STI_DCD0: Final = 3137
     """``fcom R:st0, R:st`` ``DC D0+i`` (FPU)"""
-    FCOM_M64FP: Final = 3106
+    FCOM_M64FP: Final = 3138
     """``fcom R:m64`` ``DC /2`` (FPU)"""
-    FCOMP_M32FP: Final = 3107
+    FCOMP_M32FP: Final = 3139
     """``fcomp R:m32`` ``D8 /3`` (FPU)"""
-    FCOMP_ST0_STI: Final = 3108
+    FCOMP_ST0_STI: Final = 3140
     """``fcomp R:st0, R:st`` ``D8 D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DCD8: Final = 3109
+    FCOMP_ST0_STI_DCD8: Final = 3141
     """``fcomp R:st0, R:st`` ``DC D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DED0: Final = 3110
+    FCOMP_ST0_STI_DED0: Final = 3142
     """``fcomp R:st0, R:st`` ``DE D0+i`` (FPU)"""
-    FCOMP_M64FP: Final = 3111
+    FCOMP_M64FP: Final = 3143
     """``fcomp R:m64`` ``DC /3`` (FPU)"""
-    FSUB_M32FP: Final = 3112
+    FSUB_M32FP: Final = 3144
     """``fsub R:m32`` ``D8 /4`` (FPU)"""
-    FSUB_ST0_STI: Final = 3113
+    FSUB_ST0_STI: Final = 3145
     """``fsub RW:st0, R:st`` ``D8 E0+i`` (FPU)"""
-    FSUB_M64FP: Final = 3114
+    FSUB_M64FP: Final = 3146
     """``fsub R:m64`` ``DC /4`` (FPU)"""
-    FSUB_STI_ST0: Final = 3115
+    FSUB_STI_ST0: Final = 3147
     """``fsub RW:st, R:st0`` ``DC E8+i`` (FPU)"""
-    FSUBR_M32FP: Final = 3116
+    FSUBR_M32FP: Final = 3148
     """``fsubr R:m32`` ``D8 /5`` (FPU)"""
-    FSUBR_ST0_STI: Final = 3117
+    FSUBR_ST0_STI: Final = 3149
     """``fsubr RW:st0, R:st`` ``D8 E8+i`` (FPU)"""
-    FSUBR_M64FP: Final = 3118
+    FSUBR_M64FP: Final = 3150
     """``fsubr R:m64`` ``DC /5`` (FPU)"""
-    FSUBR_STI_ST0: Final = 3119
+    FSUBR_STI_ST0: Final = 3151
     """``fsubr RW:st, R:st0`` ``DC E0+i`` (FPU)"""
-    FDIV_M32FP: Final = 3120
+    FDIV_M32FP: Final = 3152
     """``fdiv R:m32`` ``D8 /6`` (FPU)"""
-    FDIV_ST0_STI: Final = 3121
+    FDIV_ST0_STI: Final = 3153
     """``fdiv RW:st0, R:st`` ``D8 F0+i`` (FPU)"""
-    FDIV_M64FP: Final = 3122
+    FDIV_M64FP: Final = 3154
     """``fdiv R:m64`` ``DC /6`` (FPU)"""
-    FDIV_STI_ST0: Final = 3123
+    FDIV_STI_ST0: Final = 3155
     """``fdiv RW:st, R:st0`` ``DC F8+i`` (FPU)"""
-    FDIVR_M32FP: Final = 3124
+    FDIVR_M32FP: Final = 3156
     """``fdivr R:m32`` ``D8 /7`` (FPU)"""
-    FDIVR_ST0_STI: Final = 3125
+    FDIVR_ST0_STI: Final = 3157
     """``fdivr RW:st0, R:st`` ``D8 F8+i`` (FPU)"""
-    FDIVR_M64FP: Final = 3126
+    FDIVR_M64FP: Final = 3158
     """``fdivr R:m64`` ``DC /7`` (FPU)"""
-    FDIVR_STI_ST0: Final = 3127
+    FDIVR_STI_ST0: Final = 3159
     """``fdivr RW:st, R:st0`` ``DC F0+i`` (FPU)"""
-    FLD_M32FP: Final = 3128
+    FLD_M32FP: Final = 3160
     """``fld R:m32`` ``D9 /0`` (FPU)"""
-    FLD_STI: Final = 3129
+    FLD_STI: Final = 3161
     """``fld R:st`` ``D9 C0+i`` (FPU)"""
-    FLD_M80FP: Final = 3130
+    FLD_M80FP: Final = 3162
     """``fld R:m80`` ``DB /5`` (FPU)"""
-    FLD_M64FP: Final = 3131
+    FLD_M64FP: Final = 3163
     """``fld R:m64`` ``DD /0`` (FPU)"""
-    FST_M32FP: Final = 3132
+    FST_M32FP: Final = 3164
     """``fst W:m32`` ``D9 /2`` (FPU)"""
-    FST_M64FP: Final = 3133
+    FST_M64FP: Final = 3165
     """``fst W:m64`` ``DD /2`` (FPU)"""
-    FST_STI: Final = 3134
+    FST_STI: Final = 3166
     """``fst W:st`` ``DD D0+i`` (FPU)"""
-    FSTP_M32FP: Final = 3135
+    FSTP_M32FP: Final = 3167
     """``fstp W:m32`` ``D9 /3`` (FPU)"""
-    FSTP_M80FP: Final = 3136
+    FSTP_M80FP: Final = 3168
     """``fstp W:m80`` ``DB /7`` (FPU)"""
-    FSTP_M64FP: Final = 3137
+    FSTP_M64FP: Final = 3169
     """``fstp W:m64`` ``DD /3`` (FPU)"""
-    FSTP_STI: Final = 3138
+    FSTP_STI: Final = 3170
     """``fstp W:st`` ``DD D8+i`` (FPU)"""
-    FSTP_STI_DFD0: Final = 3139
+    FSTP_STI_DFD0: Final = 3171
     """``fstp W:st`` ``DF D0+i`` (FPU)"""
-    FSTP_STI_DFD8: Final = 3140
+    FSTP_STI_DFD8: Final = 3172
     """``fstp W:st`` ``DF D8+i`` (FPU)"""
-    FSTPNCE_STI: Final = 3141
+    FSTPNCE_STI: Final = 3173
     """``fstpnce W:st`` ``D9 D8+i`` (FPU)"""
-    FLDENV_M14BYTE: Final = 3142
+    FLDENV_M14BYTE: Final = 3174
     """``fldenv R:m14byte`` ``o16 D9 /4`` (FPU)"""
-    FLDENV_M28BYTE: Final = 3143
+    FLDENV_M28BYTE: Final = 3175
     """``fldenv R:m28byte`` ``D9 /4`` (FPU387)"""
-    FLDCW_M2BYTE: Final = 3144
+    FLDCW_M2BYTE: Final = 3176
     """``fldcw R:m16`` ``D9 /5`` (FPU)"""
-    FNSTENV_M14BYTE: Final = 3145
+    FNSTENV_M14BYTE: Final = 3177
     """``fnstenv W:m14byte`` ``o16 D9 /6`` (FPU)"""
-    FNSTENV_M28BYTE: Final = 3146
+    FNSTENV_M28BYTE: Final = 3178
     """``fnstenv W:m28byte`` ``D9 /6`` (FPU387)"""
-    FNSAVE_M94BYTE: Final = 3147
+    FNSAVE_M94BYTE: Final = 3179
     """``fnsave W:m94byte`` ``o16 DD /6`` (FPU)"""
-    FNSAVE_M108BYTE: Final = 3148
+    FNSAVE_M108BYTE: Final = 3180
     """``fnsave W:m108byte`` ``DD /6`` (FPU387)"""
-    FINIT: Final = 3149
+    FINIT: Final = 3181
     """``finit`` ``9B DB E3`` (FPU)"""
-    FCLEX: Final = 3150
+    FCLEX: Final = 3182
     """``fclex`` ``9B DB E2`` (FPU)"""
-    FENI: Final = 3151
+    FENI: Final = 3183
     """``feni`` ``9B DB E0`` (FPU)"""
-    FDISI: Final = 3152
+    FDISI: Final = 3184
     """``fdisi`` ``9B DB E1`` (FPU)"""
-    FSETPM: Final = 3153
+    FSETPM: Final = 3185
     """``fsetpm`` ``9B DB E4`` (FPU287)"""
-    FSTSW_M2BYTE: Final = 3154
+    FSTSW_M2BYTE: Final = 3186
     """``fstsw W:m16`` ``9B DD /7`` (FPU)"""
-    FSTSW_AX: Final = 3155
+    FSTSW_AX: Final = 3187
     """``fstsw W:ax`` ``9B DF E0`` (FPU287)"""
-    FSTCW_M2BYTE: Final = 3156
+    FSTCW_M2BYTE: Final = 3188
     """``fstcw W:m16`` ``9B D9 /7`` (FPU)"""
-    FSTENV_M14BYTE: Final = 3157
+    FSTENV_M14BYTE: Final = 3189
     """``fstenv W:m14byte`` ``9B o16 D9 /6`` (FPU)"""
-    FSTENV_M28BYTE: Final = 3158
+    FSTENV_M28BYTE: Final = 3190
     """``fstenv W:m28byte`` ``9B D9 /6`` (FPU387)"""
-    FSAVE_M94BYTE: Final = 3159
+    FSAVE_M94BYTE: Final = 3191
     """``fsave W:m94byte`` ``9B o16 DD /6`` (FPU)"""
-    FSAVE_M108BYTE: Final = 3160
+    FSAVE_M108BYTE: Final = 3192
     """``fsave W:m108byte`` ``9B DD /6`` (FPU387)"""
-    FRSTOR_M94BYTE: Final = 3161
+    FRSTOR_M94BYTE: Final = 3193
     """``frstor R:m94byte`` ``o16 DD /4`` (FPU)"""
-    FRSTOR_M108BYTE: Final = 3162
+    FRSTOR_M108BYTE: Final = 3194
     """``frstor R:m108byte`` ``DD /4`` (FPU387)"""
-    FNSTCW_M2BYTE: Final = 3163
+    FNSTCW_M2BYTE: Final = 3195
     """``fnstcw W:m16`` ``D9 /7`` (FPU)"""
-    FXCH_ST0_STI: Final = 3164
+    FXCH_ST0_STI: Final = 3196
     """``fxch RW:st0, RW:st`` ``D9 C8+i`` (FPU)"""
-    FXCH_ST0_STI_DDC8: Final = 3165
+    FXCH_ST0_STI_DDC8: Final = 3197
     """``fxch RW:st0, RW:st`` ``DD C8+i`` (FPU)"""
-    FXCH_ST0_STI_DFC8: Final = 3166
+    FXCH_ST0_STI_DFC8: Final = 3198
     """``fxch RW:st0, RW:st`` ``DF C8+i`` (FPU)"""
-    FCHS: Final = 3167
+    FCHS: Final = 3199
     """``fchs`` ``D9 E0`` (FPU)"""
-    FABS: Final = 3168
+    FABS: Final = 3200
     """``fabs`` ``D9 E1`` (FPU)"""
-    FTST: Final = 3169
+    FTST: Final = 3201
     """``ftst`` ``D9 E4`` (FPU)"""
-    FXAM: Final = 3170
+    FXAM: Final = 3202
     """``fxam`` ``D9 E5`` (FPU)"""
-    FLD1: Final = 3171
+    FLD1: Final = 3203
     """``fld1`` ``D9 E8`` (FPU)"""
-    FLDL2T: Final = 3172
+    FLDL2T: Final = 3204
     """``fldl2t`` ``D9 E9`` (FPU)"""
-    FLDL2E: Final = 3173
+    FLDL2E: Final = 3205
     """``fldl2e`` ``D9 EA`` (FPU)"""
-    FLDPI: Final = 3174
+    FLDPI: Final = 3206
     """``fldpi`` ``D9 EB`` (FPU)"""
-    FLDLG2: Final = 3175
+    FLDLG2: Final = 3207
     """``fldlg2`` ``D9 EC`` (FPU)"""
-    FLDLN2: Final = 3176
+    FLDLN2: Final = 3208
     """``fldln2`` ``D9 ED`` (FPU)"""
-    FLDZ: Final = 3177
+    FLDZ: Final = 3209
     """``fldz`` ``D9 EE`` (FPU)"""
-    F2XM1: Final = 3178
+    F2XM1: Final = 3210
     """``f2xm1`` ``D9 F0`` (FPU)"""
-    FYL2X: Final = 3179
+    FYL2X: Final = 3211
     """``fyl2x`` ``D9 F1`` (FPU)"""
-    FPTAN: Final = 3180
+    FPTAN: Final = 3212
     """``fptan`` ``D9 F2`` (FPU)"""
-    FPATAN: Final = 3181
+    FPATAN: Final = 3213
     """``fpatan`` ``D9 F3`` (FPU)"""
-    FXTRACT: Final = 3182
+    FXTRACT: Final = 3214
     """``fxtract`` ``D9 F4`` (FPU)"""
-    FPREM1: Final = 3183
+    FPREM1: Final = 3215
     """``fprem1`` ``D9 F5`` (FPU387)"""
-    FDECSTP: Final = 3184
+    FDECSTP: Final = 3216
     """``fdecstp`` ``D9 F6`` (FPU)"""
-    FINCSTP: Final = 3185
+    FINCSTP: Final = 3217
     """``fincstp`` ``D9 F7`` (FPU)"""
-    FPREM: Final = 3186
+    FPREM: Final = 3218
     """``fprem`` ``D9 F8`` (FPU)"""
-    FYL2XP1: Final = 3187
+    FYL2XP1: Final = 3219
     """``fyl2xp1`` ``D9 F9`` (FPU)"""
-    FSQRT: Final = 3188
+    FSQRT: Final = 3220
     """``fsqrt`` ``D9 FA`` (FPU)"""
-    FSINCOS: Final = 3189
+    FSINCOS: Final = 3221
     """``fsincos`` ``D9 FB`` (FPU387)"""
-    FRNDINT: Final = 3190
+    FRNDINT: Final = 3222
     """``frndint`` ``D9 FC`` (FPU)"""
-    FSCALE: Final = 3191
+    FSCALE: Final = 3223
     """``fscale`` ``D9 FD`` (FPU)"""
-    FSIN: Final = 3192
+    FSIN: Final = 3224
     """``fsin`` ``D9 FE`` (FPU387)"""
-    FCOS: Final = 3193
+    FCOS: Final = 3225
     """``fcos`` ``D9 FF`` (FPU387)"""
-    FIADD_M32INT: Final = 3194
+    FIADD_M32INT: Final = 3226
     """``fiadd R:m32`` ``DA /0`` (FPU)"""
-    FIADD_M16INT: Final = 3195
+    FIADD_M16INT: Final = 3227
     """``fiadd R:m16`` ``DE /0`` (FPU)"""
-    FIMUL_M32INT: Final = 3196
+    FIMUL_M32INT: Final = 3228
     """``fimul R:m32`` ``DA /1`` (FPU)"""
-    FIMUL_M16INT: Final = 3197
+    FIMUL_M16INT: Final = 3229
     """``fimul R:m16`` ``DE /1`` (FPU)"""
-    FICOM_M32INT: Final = 3198
+    FICOM_M32INT: Final = 3230
     """``ficom R:m32`` ``DA /2`` (FPU)"""
-    FICOM_M16INT: Final = 3199
+    FICOM_M16INT: Final = 3231
     """``ficom R:m16`` ``DE /2`` (FPU)"""
-    FICOMP_M32INT: Final = 3200
+    FICOMP_M32INT: Final = 3232
     """``ficomp R:m32`` ``DA /3`` (FPU)"""
-    FICOMP_M16INT: Final = 3201
+    FICOMP_M16INT: Final = 3233
     """``ficomp R:m16`` ``DE /3`` (FPU)"""
-    FISUB_M32INT: Final = 3202
+    FISUB_M32INT: Final = 3234
     """``fisub R:m32`` ``DA /4`` (FPU)"""
-    FISUB_M16INT: Final = 3203
+    FISUB_M16INT: Final = 3235
     """``fisub R:m16`` ``DE /4`` (FPU)"""
-    FISUBR_M32INT: Final = 3204
+    FISUBR_M32INT: Final = 3236
     """``fisubr R:m32`` ``DA /5`` (FPU)"""
-    FISUBR_M16INT: Final = 3205
+    FISUBR_M16INT: Final = 3237
     """``fisubr R:m16`` ``DE /5`` (FPU)"""
-    FIDIV_M32INT: Final = 3206
+    FIDIV_M32INT: Final = 3238
     """``fidiv R:m32`` ``DA /6`` (FPU)"""
-    FIDIV_M16INT: Final = 3207
+    FIDIV_M16INT: Final = 3239
     """``fidiv R:m16`` ``DE /6`` (FPU)"""
-    FIDIVR_M32INT: Final = 3208
+    FIDIVR_M32INT: Final = 3240
     """``fidivr R:m32`` ``DA /7`` (FPU)"""
-    FIDIVR_M16INT: Final = 3209
+    FIDIVR_M16INT: Final = 3241
     """``fidivr R:m16`` ``DE /7`` (FPU)"""
-    FCMOVB_ST0_STI: Final = 3210
+    FCMOVB_ST0_STI: Final = 3242
     """``fcmovb CW:st0, CR:st`` ``DA C0+i`` (FPU+CMOV)"""
-    FCMOVE_ST0_STI: Final = 3211
+    FCMOVE_ST0_STI: Final = 3243
     """``fcmove CW:st0, CR:st`` ``DA C8+i`` (FPU+CMOV)"""
-    FCMOVBE_ST0_STI: Final = 3212
+    FCMOVBE_ST0_STI: Final = 3244
     """``fcmovbe CW:st0, CR:st`` ``DA D0+i`` (FPU+CMOV)"""
-    FCMOVU_ST0_STI: Final = 3213
+    FCMOVU_ST0_STI: Final = 3245
     """``fcmovu CW:st0, CR:st`` ``DA D8+i`` (FPU+CMOV)"""
-    FUCOMPP: Final = 3214
+    FUCOMPP: Final = 3246
     """``fucompp`` ``DA E9`` (FPU387)"""
-    FILD_M32INT: Final = 3215
+    FILD_M32INT: Final = 3247
     """``fild R:m32`` ``DB /0`` (FPU)"""
-    FILD_M16INT: Final = 3216
+    FILD_M16INT: Final = 3248
     """``fild R:m16`` ``DF /0`` (FPU)"""
-    FILD_M64INT: Final = 3217
+    FILD_M64INT: Final = 3249
     """``fild R:m64`` ``DF /5`` (FPU)"""
-    FISTTP_M32INT: Final = 3218
+    FISTTP_M32INT: Final = 3250
     """``fisttp W:m32`` ``DB /1`` (FPU+SSE3)"""
-    FISTTP_M64INT: Final = 3219
+    FISTTP_M64INT: Final = 3251
     """``fisttp W:m64`` ``DD /1`` (FPU+SSE3)"""
-    FISTTP_M16INT: Final = 3220
+    FISTTP_M16INT: Final = 3252
     """``fisttp W:m16`` ``DF /1`` (FPU+SSE3)"""
-    FIST_M32INT: Final = 3221
+    FIST_M32INT: Final = 3253
     """``fist W:m32`` ``DB /2`` (FPU)"""
-    FIST_M16INT: Final = 3222
+    FIST_M16INT: Final = 3254
     """``fist W:m16`` ``DF /2`` (FPU)"""
-    FISTP_M32INT: Final = 3223
+    FISTP_M32INT: Final = 3255
     """``fistp W:m32`` ``DB /3`` (FPU)"""
-    FISTP_M16INT: Final = 3224
+    FISTP_M16INT: Final = 3256
     """``fistp W:m16`` ``DF /3`` (FPU)"""
-    FISTP_M64INT: Final = 3225
+    FISTP_M64INT: Final = 3257
     """``fistp W:m64`` ``DF /7`` (FPU)"""
-    FCMOVNB_ST0_STI: Final = 3226
+    FCMOVNB_ST0_STI: Final = 3258
     """``fcmovnb CW:st0, CR:st`` ``DB C0+i`` (FPU+CMOV)"""
-    FCMOVNE_ST0_STI: Final = 3227
+    FCMOVNE_ST0_STI: Final = 3259
     """``fcmovne CW:st0, CR:st`` ``DB C8+i`` (FPU+CMOV)"""
-    FCMOVNBE_ST0_STI: Final = 3228
+    FCMOVNBE_ST0_STI: Final = 3260
     """``fcmovnbe CW:st0, CR:st`` ``DB D0+i`` (FPU+CMOV)"""
-    FCMOVNU_ST0_STI: Final = 3229
+    FCMOVNU_ST0_STI: Final = 3261
     """``fcmovnu CW:st0, CR:st`` ``DB D8+i`` (FPU+CMOV)"""
-    FNCLEX: Final = 3230
+    FNCLEX: Final = 3262
     """``fnclex`` ``DB E2`` (FPU)"""
-    FNINIT: Final = 3231
+    FNINIT: Final = 3263
     """``fninit`` ``DB E3`` (FPU)"""
-    FUCOMI_ST0_STI: Final = 3232
+    FUCOMI_ST0_STI: Final = 3264
     """``fucomi R:st0, R:st`` ``DB E8+i`` (FPU+CMOV)"""
-    FCOMI_ST0_STI: Final = 3233
+    FCOMI_ST0_STI: Final = 3265
     """``fcomi R:st0, R:st`` ``DB F0+i`` (FPU+CMOV)"""
-    FNSTSW_M2BYTE: Final = 3234
+    FNSTSW_M2BYTE: Final = 3266
     """``fnstsw W:m16`` ``DD /7`` (FPU)"""
-    FNSTSW_AX: Final = 3235
+    FNSTSW_AX: Final = 3267
     """``fnstsw W:ax`` ``DF E0`` (FPU287)"""
-    FFREE_STI: Final = 3236
+    FFREE_STI: Final = 3268
     """``ffree N:st`` ``DD C0+i`` (FPU)"""
-    FUCOM_ST0_STI: Final = 3237
+    FUCOM_ST0_STI: Final = 3269
     """``fucom R:st0, R:st`` ``DD E0+i`` (FPU)"""
-    FUCOMP_ST0_STI: Final = 3238
+    FUCOMP_ST0_STI: Final = 3270
     """``fucomp R:st0, R:st`` ``DD E8+i`` (FPU)"""
-    FADDP_STI_ST0: Final = 3239
+    FADDP_STI_ST0: Final = 3271
     """``faddp RW:st, R:st0`` ``DE C0+i`` (FPU)"""
-    FMULP_STI_ST0: Final = 3240
+    FMULP_STI_ST0: Final = 3272
     """``fmulp RW:st, R:st0`` ``DE C8+i`` (FPU)"""
-    FCOMPP: Final = 3241
+    FCOMPP: Final = 3273
     """``fcompp`` ``DE D9`` (FPU)"""
-    FSUBRP_STI_ST0: Final = 3242
+    FSUBRP_STI_ST0: Final = 3274
     """``fsubrp RW:st, R:st0`` ``DE E0+i`` (FPU)"""
-    FSUBP_STI_ST0: Final = 3243
+    FSUBP_STI_ST0: Final = 3275
     """``fsubp RW:st, R:st0`` ``DE E8+i`` (FPU)"""
-    FDIVRP_STI_ST0: Final = 3244
+    FDIVRP_STI_ST0: Final = 3276
     """``fdivrp RW:st, R:st0`` ``DE F0+i`` (FPU)"""
-    FDIVP_STI_ST0: Final = 3245
+    FDIVP_STI_ST0: Final = 3277
     """``fdivp RW:st, R:st0`` ``DE F8+i`` (FPU)"""
-    FBLD_M80BCD: Final = 3246
+    FBLD_M80BCD: Final = 3278
     """``fbld R:m80`` ``DF /4`` (FPU)"""
-    FBSTP_M80BCD: Final = 3247
+    FBSTP_M80BCD: Final = 3279
     """``fbstp W:m80`` ``DF /6`` (FPU)"""
-    FFREEP_STI: Final = 3248
+    FFREEP_STI: Final = 3280
     """``ffreep N:st`` ``DF C0+i`` (FPU)"""
-    FUCOMIP_ST0_STI: Final = 3249
+    FUCOMIP_ST0_STI: Final = 3281
     """``fucomip R:st0, R:st`` ``DF E8+i`` (FPU+CMOV)"""
-    FCOMIP_ST0_STI: Final = 3250
+    FCOMIP_ST0_STI: Final = 3282
     """``fcomip R:st0, R:st`` ``DF F0+i`` (FPU+CMOV)"""
-    FXSAVE_M512BYTE: Final = 3251
+    FXSAVE_M512BYTE: Final = 3283
     """``fxsave W:m512byte`` ``0F AE /0`` (FXSR)"""
-    FXSAVE64_M512BYTE: Final = 3252
+    FXSAVE64_M512BYTE: Final = 3284
     """``fxsave64 W:m512byte`` ``REX.W 0F AE /0`` (FXSR)"""
-    FXRSTOR_M512BYTE: Final = 3253
+    FXRSTOR_M512BYTE: Final = 3285
     """``fxrstor R:m512byte`` ``0F AE /1`` (FXSR)"""
-    FXRSTOR64_M512BYTE: Final = 3254
+    FXRSTOR64_M512BYTE: Final = 3286
     """``fxrstor64 R:m512byte`` ``REX.W 0F AE /1`` (FXSR)"""
-    VEX_CMPNBXADD_M32_R32_R32: Final = 3255
+    VEX_CMPNBXADD_M32_R32_R32: Final = 3287
     """``cmpnbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPNBXADD_M64_R64_R64: Final = 3256
+    VEX_CMPNBXADD_M64_R64_R64: Final = 3288
     """``cmpnbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M32_R32_R32: Final = 3257
+    VEX_CMPZXADD_M32_R32_R32: Final = 3289
     """``cmpzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M64_R64_R64: Final = 3258
+    VEX_CMPZXADD_M64_R64_R64: Final = 3290
     """``cmpzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M32_R32_R32: Final = 3259
+    VEX_CMPNZXADD_M32_R32_R32: Final = 3291
     """``cmpnzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M64_R64_R64: Final = 3260
+    VEX_CMPNZXADD_M64_R64_R64: Final = 3292
     """``cmpnzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M32_R32_R32: Final = 3261
+    VEX_CMPNBEXADD_M32_R32_R32: Final = 3293
     """``cmpnbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M64_R64_R64: Final = 3262
+    VEX_CMPNBEXADD_M64_R64_R64: Final = 3294
     """``cmpnbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M32_R32_R32: Final = 3263
+    VEX_CMPNLXADD_M32_R32_R32: Final = 3295
     """``cmpnlxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M64_R64_R64: Final = 3264
+    VEX_CMPNLXADD_M64_R64_R64: Final = 3296
     """``cmpnlxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M32_R32_R32: Final = 3265
+    VEX_CMPNLEXADD_M32_R32_R32: Final = 3297
     """``cmpnlexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EF /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M64_R64_R64: Final = 3266
+    VEX_CMPNLEXADD_M64_R64_R64: Final = 3298
     """``cmpnlexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EF /r`` (CMPCCXADD)"""
-    CVTPI2PS_XMM_MMM64: Final = 3267
+    CVTPI2PS_XMM_MMM64: Final = 3299
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``0F 2A /r`` (SSE)"""
-    CVTPI2PD_XMM_MMM64: Final = 3268
+    CVTPI2PD_XMM_MMM64: Final = 3300
     """``cvtpi2pd W:xmm, R:mm/m64`` ``66 0F 2A /r`` (SSE2)"""
-    CVTTPS2PI_MM_XMMM64: Final = 3269
+    CVTTPS2PI_MM_XMMM64: Final = 3301
     """``cvttps2pi W:mm, R:xmm/m64`` ``0F 2C /r`` (SSE)"""
-    CVTTPD2PI_MM_XMMM128: Final = 3270
+    CVTTPD2PI_MM_XMMM128: Final = 3302
     """``cvttpd2pi W:mm, R:xmm/m128`` ``66 0F 2C /r`` (SSE2)"""
-    CVTPS2PI_MM_XMMM64: Final = 3271
+    CVTPS2PI_MM_XMMM64: Final = 3303
     """``cvtps2pi W:mm, R:xmm/m64`` ``0F 2D /r`` (SSE)"""
-    CVTPD2PI_MM_XMMM128: Final = 3272
+    CVTPD2PI_MM_XMMM128: Final = 3304
     """``cvtpd2pi W:mm, R:xmm/m128`` ``66 0F 2D /r`` (SSE2)"""
-    PSHUFW_MM_MMM64_IMM8: Final = 3273
+    PSHUFW_MM_MMM64_IMM8: Final = 3305
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``0F 70 /r ib`` (SSE)"""
-    MOVQ2DQ_XMM_MM: Final = 3274
+    MOVQ2DQ_XMM_MM: Final = 3306
     """``movq2dq W:xmm, R:mm`` ``F3 0F D6 /r`` (SSE2)"""
-    MOVDQ2Q_MM_XMM: Final = 3275
+    MOVDQ2Q_MM_XMM: Final = 3307
     """``movdq2q W:mm, R:xmm`` ``F2 0F D6 /r`` (SSE2)"""
-    MOVNTQ_M64_MM: Final = 3276
+    MOVNTQ_M64_MM: Final = 3308
     """``movntq W:m64, R:mm`` ``0F E7 /r`` (SSE)"""
-    VEX_KANDW_KR_KR_KR: Final = 3277
+    VEX_KANDW_KR_KR_KR: Final = 3309
     """``kandw W:k, R:k, R:k`` ``VEX.L1.0F.W0 41 /r`` (AVX512F)"""
-    VEX_KANDQ_KR_KR_KR: Final = 3278
+    VEX_KANDQ_KR_KR_KR: Final = 3310
     """``kandq W:k, R:k, R:k`` ``VEX.L1.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDB_KR_KR_KR: Final = 3279
+    VEX_KANDB_KR_KR_KR: Final = 3311
     """``kandb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 41 /r`` (AVX512DQ)"""
-    VEX_KANDD_KR_KR_KR: Final = 3280
+    VEX_KANDD_KR_KR_KR: Final = 3312
     """``kandd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDNW_KR_KR_KR: Final = 3281
+    VEX_KANDNW_KR_KR_KR: Final = 3313
     """``kandnw W:k, R:k, R:k`` ``VEX.L1.0F.W0 42 /r`` (AVX512F)"""
-    VEX_KANDNQ_KR_KR_KR: Final = 3282
+    VEX_KANDNQ_KR_KR_KR: Final = 3314
     """``kandnq W:k, R:k, R:k`` ``VEX.L1.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KANDNB_KR_KR_KR: Final = 3283
+    VEX_KANDNB_KR_KR_KR: Final = 3315
     """``kandnb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 42 /r`` (AVX512DQ)"""
-    VEX_KANDND_KR_KR_KR: Final = 3284
+    VEX_KANDND_KR_KR_KR: Final = 3316
     """``kandnd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KNOTW_KR_KR: Final = 3285
+    VEX_KNOTW_KR_KR: Final = 3317
     """``knotw W:k, R:k`` ``VEX.L0.0F.W0 44 /r`` (AVX512F)"""
-    VEX_KNOTQ_KR_KR: Final = 3286
+    VEX_KNOTQ_KR_KR: Final = 3318
     """``knotq W:k, R:k`` ``VEX.L0.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KNOTB_KR_KR: Final = 3287
+    VEX_KNOTB_KR_KR: Final = 3319
     """``knotb W:k, R:k`` ``VEX.L0.66.0F.W0 44 /r`` (AVX512DQ)"""
-    VEX_KNOTD_KR_KR: Final = 3288
+    VEX_KNOTD_KR_KR: Final = 3320
     """``knotd W:k, R:k`` ``VEX.L0.66.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KORW_KR_KR_KR: Final = 3289
+    VEX_KORW_KR_KR_KR: Final = 3321
     """``korw W:k, R:k, R:k`` ``VEX.L1.0F.W0 45 /r`` (AVX512F)"""
-    VEX_KORQ_KR_KR_KR: Final = 3290
+    VEX_KORQ_KR_KR_KR: Final = 3322
     """``korq W:k, R:k, R:k`` ``VEX.L1.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KORB_KR_KR_KR: Final = 3291
+    VEX_KORB_KR_KR_KR: Final = 3323
     """``korb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 45 /r`` (AVX512DQ)"""
-    VEX_KORD_KR_KR_KR: Final = 3292
+    VEX_KORD_KR_KR_KR: Final = 3324
     """``kord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KXNORW_KR_KR_KR: Final = 3293
+    VEX_KXNORW_KR_KR_KR: Final = 3325
     """``kxnorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 46 /r`` (AVX512F)"""
-    VEX_KXNORQ_KR_KR_KR: Final = 3294
+    VEX_KXNORQ_KR_KR_KR: Final = 3326
     """``kxnorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXNORB_KR_KR_KR: Final = 3295
+    VEX_KXNORB_KR_KR_KR: Final = 3327
     """``kxnorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 46 /r`` (AVX512DQ)"""
-    VEX_KXNORD_KR_KR_KR: Final = 3296
+    VEX_KXNORD_KR_KR_KR: Final = 3328
     """``kxnord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXORW_KR_KR_KR: Final = 3297
+    VEX_KXORW_KR_KR_KR: Final = 3329
     """``kxorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 47 /r`` (AVX512F)"""
-    VEX_KXORQ_KR_KR_KR: Final = 3298
+    VEX_KXORQ_KR_KR_KR: Final = 3330
     """``kxorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KXORB_KR_KR_KR: Final = 3299
+    VEX_KXORB_KR_KR_KR: Final = 3331
     """``kxorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 47 /r`` (AVX512DQ)"""
-    VEX_KXORD_KR_KR_KR: Final = 3300
+    VEX_KXORD_KR_KR_KR: Final = 3332
     """``kxord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KADDW_KR_KR_KR: Final = 3301
+    VEX_KADDW_KR_KR_KR: Final = 3333
     """``kaddw W:k, R:k, R:k`` ``VEX.L1.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDQ_KR_KR_KR: Final = 3302
+    VEX_KADDQ_KR_KR_KR: Final = 3334
     """``kaddq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KADDB_KR_KR_KR: Final = 3303
+    VEX_KADDB_KR_KR_KR: Final = 3335
     """``kaddb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDD_KR_KR_KR: Final = 3304
+    VEX_KADDD_KR_KR_KR: Final = 3336
     """``kaddd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KUNPCKWD_KR_KR_KR: Final = 3305
+    VEX_KUNPCKWD_KR_KR_KR: Final = 3337
     """``kunpckwd W:k, R:k, R:k`` ``VEX.L1.0F.W0 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKDQ_KR_KR_KR: Final = 3306
+    VEX_KUNPCKDQ_KR_KR_KR: Final = 3338
     """``kunpckdq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKBW_KR_KR_KR: Final = 3307
+    VEX_KUNPCKBW_KR_KR_KR: Final = 3339
     """``kunpckbw W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4B /r`` (AVX512F)"""
-    VEX_KMOVW_KR_KM16: Final = 3308
+    VEX_KMOVW_KR_KM16: Final = 3340
     """``kmovw W:k, R:k/m16`` ``VEX.L0.0F.W0 90 /r`` (AVX512F)"""
-    VEX_KMOVW_M16_KR: Final = 3309
+    VEX_KMOVW_M16_KR: Final = 3341
     """``kmovw W:m16, R:k`` ``VEX.L0.0F.W0 91 /r`` (AVX512F)"""
-    VEX_KMOVW_KR_R32: Final = 3310
+    VEX_KMOVW_KR_R32: Final = 3342
     """``kmovw W:k, R:r32`` ``VEX.L0.0F.W0 92 /r`` (AVX512F)"""
-    VEX_KMOVW_R32_KR: Final = 3311
+    VEX_KMOVW_R32_KR: Final = 3343
     """``kmovw W:r32, R:k`` ``VEX.L0.0F.W0 93 /r`` (AVX512F)"""
-    VEX_KMOVQ_KR_KM64: Final = 3312
+    VEX_KMOVQ_KR_KM64: Final = 3344
     """``kmovq W:k, R:k/m64`` ``VEX.L0.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVQ_M64_KR: Final = 3313
+    VEX_KMOVQ_M64_KR: Final = 3345
     """``kmovq W:m64, R:k`` ``VEX.L0.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVQ_KR_R64: Final = 3314
+    VEX_KMOVQ_KR_R64: Final = 3346
     """``kmovq W:k, R:r64`` ``VEX.L0.F2.0F.W1 92 /r`` (AVX512BW)"""
-    VEX_KMOVQ_R64_KR: Final = 3315
+    VEX_KMOVQ_R64_KR: Final = 3347
     """``kmovq W:r64, R:k`` ``VEX.L0.F2.0F.W1 93 /r`` (AVX512BW)"""
-    VEX_KMOVB_KR_KM8: Final = 3316
+    VEX_KMOVB_KR_KM8: Final = 3348
     """``kmovb W:k, R:k/m8`` ``VEX.L0.66.0F.W0 90 /r`` (AVX512DQ)"""
-    VEX_KMOVB_M8_KR: Final = 3317
+    VEX_KMOVB_M8_KR: Final = 3349
     """``kmovb W:m8, R:k`` ``VEX.L0.66.0F.W0 91 /r`` (AVX512DQ)"""
-    VEX_KMOVB_KR_R32: Final = 3318
+    VEX_KMOVB_KR_R32: Final = 3350
     """``kmovb W:k, R:r32`` ``VEX.L0.66.0F.W0 92 /r`` (AVX512DQ)"""
-    VEX_KMOVB_R32_KR: Final = 3319
+    VEX_KMOVB_R32_KR: Final = 3351
     """``kmovb W:r32, R:k`` ``VEX.L0.66.0F.W0 93 /r`` (AVX512DQ)"""
-    VEX_KMOVD_KR_KM32: Final = 3320
+    VEX_KMOVD_KR_KM32: Final = 3352
     """``kmovd W:k, R:k/m32`` ``VEX.L0.66.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVD_M32_KR: Final = 3321
+    VEX_KMOVD_M32_KR: Final = 3353
     """``kmovd W:m32, R:k`` ``VEX.L0.66.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVD_KR_R32: Final = 3322
+    VEX_KMOVD_KR_R32: Final = 3354
     """``kmovd W:k, R:r32`` ``VEX.L0.F2.0F.W0 92 /r`` (AVX512BW)"""
-    VEX_KMOVD_R32_KR: Final = 3323
+    VEX_KMOVD_R32_KR: Final = 3355
     """``kmovd W:r32, R:k`` ``VEX.L0.F2.0F.W0 93 /r`` (AVX512BW)"""
-    VEX_KORTESTW_KR_KR: Final = 3324
+    VEX_KORTESTW_KR_KR: Final = 3356
     """``kortestw R:k, R:k`` ``VEX.L0.0F.W0 98 /r`` (AVX512F)"""
-    VEX_KORTESTQ_KR_KR: Final = 3325
+    VEX_KORTESTQ_KR_KR: Final = 3357
     """``kortestq R:k, R:k`` ``VEX.L0.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KORTESTB_KR_KR: Final = 3326
+    VEX_KORTESTB_KR_KR: Final = 3358
     """``kortestb R:k, R:k`` ``VEX.L0.66.0F.W0 98 /r`` (AVX512DQ)"""
-    VEX_KORTESTD_KR_KR: Final = 3327
+    VEX_KORTESTD_KR_KR: Final = 3359
     """``kortestd R:k, R:k`` ``VEX.L0.66.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KTESTW_KR_KR: Final = 3328
+    VEX_KTESTW_KR_KR: Final = 3360
     """``ktestw R:k, R:k`` ``VEX.L0.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTQ_KR_KR: Final = 3329
+    VEX_KTESTQ_KR_KR: Final = 3361
     """``ktestq R:k, R:k`` ``VEX.L0.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KTESTB_KR_KR: Final = 3330
+    VEX_KTESTB_KR_KR: Final = 3362
     """``ktestb R:k, R:k`` ``VEX.L0.66.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTD_KR_KR: Final = 3331
+    VEX_KTESTD_KR_KR: Final = 3363
     """``ktestd R:k, R:k`` ``VEX.L0.66.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3332
+    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3364
     """``kshiftrb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 30 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3333
+    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3365
     """``kshiftrw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 30 /r ib`` (AVX512F)"""
-    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3334
+    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3366
     """``kshiftrd W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3335
+    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3367
     """``kshiftrq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3336
+    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3368
     """``kshiftlb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 32 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3337
+    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3369
     """``kshiftlw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 32 /r ib`` (AVX512F)"""
-    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3338
+    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3370
     """``kshiftld W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 33 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3339
+    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3371
     """``kshiftlq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 33 /r ib`` (AVX512BW)"""
-    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3340
+    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3372
     """``vpgatherdd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 90 /r`` (AVX2)"""
-    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3341
+    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3373
     """``vpgatherdd RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3342
+    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3374
     """``vpgatherdd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3343
+    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3375
     """``vpgatherdd RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3344
+    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3376
     """``vpgatherdd RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 90 /r`` (AVX512F)"""
-    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3345
+    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3377
     """``vpgatherdq RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 90 /r`` (AVX2)"""
-    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3346
+    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3378
     """``vpgatherdq RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3347
+    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3379
     """``vpgatherdq RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3348
+    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3380
     """``vpgatherdq RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3349
+    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3381
     """``vpgatherdq RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 90 /r`` (AVX512F)"""
-    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3350
+    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3382
     """``vpgatherqd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 91 /r`` (AVX2)"""
-    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3351
+    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3383
     """``vpgatherqd RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3352
+    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3384
     """``vpgatherqd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3353
+    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3385
     """``vpgatherqd RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3354
+    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3386
     """``vpgatherqd RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 91 /r`` (AVX512F)"""
-    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3355
+    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3387
     """``vpgatherqq RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 91 /r`` (AVX2)"""
-    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3356
+    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3388
     """``vpgatherqq RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3357
+    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3389
     """``vpgatherqq RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3358
+    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3390
     """``vpgatherqq RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3359
+    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3391
     """``vpgatherqq RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 91 /r`` (AVX512F)"""
-    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3360
+    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3392
     """``vgatherdps RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 92 /r`` (AVX2)"""
-    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3361
+    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3393
     """``vgatherdps RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3362
+    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3394
     """``vgatherdps RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3363
+    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3395
     """``vgatherdps RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3364
+    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3396
     """``vgatherdps RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 92 /r`` (AVX512F)"""
-    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3365
+    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3397
     """``vgatherdpd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 92 /r`` (AVX2)"""
-    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3366
+    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3398
     """``vgatherdpd RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3367
+    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3399
     """``vgatherdpd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3368
+    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3400
     """``vgatherdpd RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3369
+    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3401
     """``vgatherdpd RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 92 /r`` (AVX512F)"""
-    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3370
+    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3402
     """``vgatherqps RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 93 /r`` (AVX2)"""
-    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3371
+    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3403
     """``vgatherqps RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3372
+    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3404
     """``vgatherqps RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3373
+    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3405
     """``vgatherqps RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3374
+    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3406
     """``vgatherqps RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 93 /r`` (AVX512F)"""
-    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3375
+    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3407
     """``vgatherqpd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 93 /r`` (AVX2)"""
-    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3376
+    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3408
     """``vgatherqpd RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3377
+    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3409
     """``vgatherqpd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3378
+    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3410
     """``vgatherqpd RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3379
+    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3411
     """``vgatherqpd RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 93 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3380
+    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3412
     """``vpscatterdd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3381
+    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3413
     """``vpscatterdd CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3382
+    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3414
     """``vpscatterdd CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3383
+    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3415
     """``vpscatterdq CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3384
+    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3416
     """``vpscatterdq CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3385
+    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3417
     """``vpscatterdq CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3386
+    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3418
     """``vpscatterqd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3387
+    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3419
     """``vpscatterqd CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3388
+    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3420
     """``vpscatterqd CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A1 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3389
+    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3421
     """``vpscatterqq CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3390
+    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3422
     """``vpscatterqq CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3391
+    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3423
     """``vpscatterqq CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A1 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3392
+    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3424
     """``vscatterdps CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3393
+    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3425
     """``vscatterdps CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3394
+    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3426
     """``vscatterdps CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3395
+    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3427
     """``vscatterdpd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3396
+    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3428
     """``vscatterdpd CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3397
+    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3429
     """``vscatterdpd CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3398
+    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3430
     """``vscatterqps CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3399
+    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3431
     """``vscatterqps CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3400
+    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3432
     """``vscatterqps CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A3 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3401
+    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3433
     """``vscatterqpd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3402
+    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3434
     """``vscatterqpd CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3403
+    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3435
     """``vscatterqpd CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A3 /r`` (AVX512F)"""
-    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3404
+    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3436
     """``vgatherpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3405
+    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3437
     """``vgatherpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3406
+    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3438
     """``vgatherpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3407
+    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3439
     """``vgatherpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3408
+    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3440
     """``vscatterpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3409
+    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3441
     """``vscatterpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3410
+    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3442
     """``vscatterpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3411
+    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3443
     """``vscatterpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /6`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3412
+    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3444
     """``vgatherpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3413
+    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3445
     """``vgatherpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3414
+    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3446
     """``vgatherpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3415
+    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3447
     """``vgatherpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3416
+    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3448
     """``vscatterpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3417
+    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3449
     """``vscatterpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3418
+    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3450
     """``vscatterpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3419
+    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3451
     """``vscatterpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /6`` (AVX512PF)"""
-    VEX_LDTILECFG_M512: Final = 3420
+    VEX_LDTILECFG_M512: Final = 3452
     """``ldtilecfg R:m512`` ``VEX.128.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_TILERELEASE: Final = 3421
+    VEX_TILERELEASE: Final = 3453
     """``tilerelease`` ``VEX.128.0F38.W0 49 C0`` (AMX_TILE)"""
-    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3422
+    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3454
     """``tdpbf16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5C /r`` (AMX_BF16)"""
-    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3423
+    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3455
     """``tdpbuud RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3424
+    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3456
     """``tdpbusd RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3425
+    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3457
     """``tdpbsud RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3426
+    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3458
     """``tdpbssd RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3427
+    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3459
     """``tdpfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5C /r`` (AMX_FP16)"""
-    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3428
+    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3460
     """``tcmmimfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3429
+    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3461
     """``tcmmrlfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3430
+    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3462
     """``tileloaddt1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILESTORED_SIBMEM_TMM: Final = 3431
+    VEX_TILESTORED_SIBMEM_TMM: Final = 3463
     """``tilestored W:sibmem, R:tmm`` ``VEX.128.F3.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILELOADD_TMM_SIBMEM: Final = 3432
+    VEX_TILELOADD_TMM_SIBMEM: Final = 3464
     """``tileloadd W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILEZERO_TMM: Final = 3433
+    VEX_TILEZERO_TMM: Final = 3465
     """``tilezero W:tmm`` ``VEX.128.F2.0F38.W0 49 C0`` (AMX_TILE)"""
-    PUSHFQ: Final = 3434
+    PUSHFQ: Final = 3466
     """``pushf`` ``9C`` (X64)"""
-    POPFQ: Final = 3435
+    POPFQ: Final = 3467
     """``popf`` ``9D`` (X64)"""
-    PUSHFW: Final = 3436
+    PUSHFW: Final = 3468
     """``pushfw`` ``o16 9C`` (INTEL8086)"""
-    POPFW: Final = 3437
+    POPFW: Final = 3469
     """``popfw`` ``o16 9D`` (INTEL8086)"""
-    ENTERQ_IMM16_IMM8: Final = 3438
+    ENTERQ_IMM16_IMM8: Final = 3470
     """``enter R:imm16, R:imm8`` ``C8 iw ib`` (X64)"""
-    ENTERW_IMM16_IMM8: Final = 3439
+    ENTERW_IMM16_IMM8: Final = 3471
     """``enterw R:imm16, R:imm8`` ``o16 C8 iw ib`` (INTEL186)"""
-    LEAVEQ: Final = 3440
+    LEAVEQ: Final = 3472
     """``leave`` ``C9`` (X64)"""
-    LEAVEW: Final = 3441
+    LEAVEW: Final = 3473
     """``leavew`` ``o16 C9`` (INTEL186)"""
-    CLAC: Final = 3442
+    CLAC: Final = 3474
     """``clac`` ``0F 01 CA`` (SMAP)"""
-    STAC: Final = 3443
+    STAC: Final = 3475
     """``stac`` ``0F 01 CB`` (SMAP)"""
-    SYSCALL: Final = 3444
+    SYSCALL: Final = 3476
     """``syscall`` ``0F 05`` (SYSCALL)"""
-    RSM: Final = 3445
+    RSM: Final = 3477
     """``rsm`` ``0F AA`` (SMM)"""
-    UIRET: Final = 3446
+    UIRET: Final = 3478
     """``uiret`` ``F3 0F 01 EC`` (UINTR)"""
-    ERETU: Final = 3447
+    ERETU: Final = 3479
     """``eretu`` ``F3 0F 01 CA`` (FRED)"""
-    ERETS: Final = 3448
+    ERETS: Final = 3480
     """``erets`` ``F2 0F 01 CA`` (FRED)"""
-    TESTUI: Final = 3449
+    TESTUI: Final = 3481
     """``testui`` ``F3 0F 01 ED`` (UINTR)"""
-    CLUI: Final = 3450
+    CLUI: Final = 3482
     """``clui`` ``F3 0F 01 EE`` (UINTR)"""
-    STUI: Final = 3451
+    STUI: Final = 3483
     """``stui`` ``F3 0F 01 EF`` (UINTR)"""
-    SENDUIPI_R64: Final = 3452
+    SENDUIPI_R64: Final = 3484
     """``senduipi R:r64`` ``F3 0F C7 /6`` (UINTR)"""
-    PBLENDVB_XMM_XMMM128: Final = 3453
+    PBLENDVB_XMM_XMMM128: Final = 3485
     """``pblendvb RW:xmm, R:xmm/m128`` ``66 0F 38 10 /r`` (SSE4_1)"""
-    BLENDVPS_XMM_XMMM128: Final = 3454
+    BLENDVPS_XMM_XMMM128: Final = 3486
     """``blendvps RW:xmm, R:xmm/m128`` ``66 0F 38 14 /r`` (SSE4_1)"""
-    BLENDVPD_XMM_XMMM128: Final = 3455
+    BLENDVPD_XMM_XMMM128: Final = 3487
     """``blendvpd RW:xmm, R:xmm/m128`` ``66 0F 38 15 /r`` (SSE4_1)"""
-    SHA256RNDS2_XMM_XMMM128: Final = 3456
+    SHA256RNDS2_XMM_XMMM128: Final = 3488
     """``sha256rnds2 RW:xmm, R:xmm/m128`` ``0F 38 CB /r`` (SHA)"""
-    HRESET_IMM8: Final = 3457
+    HRESET_IMM8: Final = 3489
     """``hreset N:imm8`` ``F3 0F 3A F0 C0 ib`` (HRESET)"""
-    UMONITOR_R64: Final = 3458
+    UMONITOR_R64: Final = 3490
     """``umonitor R:r64`` ``F3 0F AE /6`` (WAITPKG)"""
-    UMONITOR_R32: Final = 3459
+    UMONITOR_R32: Final = 3491
     """``umonitor R:r32`` ``a32 F3 0F AE /6`` (WAITPKG)"""
-    VMREAD_RM64_R64: Final = 3460
+    VMREAD_RM64_R64: Final = 3492
     """``vmread W:r64/m64, R:r64`` ``0F 78 /r`` (VMX)"""
-    VMWRITE_R64_RM64: Final = 3461
+    VMWRITE_R64_RM64: Final = 3493
     """``vmwrite R:r64, R:r64/m64`` ``0F 79 /r`` (VMX)"""
-    INVEPT_R64_M128: Final = 3462
+    INVEPT_R64_M128: Final = 3494
     """``invept R:r64, R:m128`` ``66 0F 38 80 /r`` (VMX+INVEPT)"""
-    INVVPID_R64_M128: Final = 3463
+    INVVPID_R64_M128: Final = 3495
     """``invvpid R:r64, R:m128`` ``66 0F 38 81 /r`` (VMX+INVVPID)"""
-    INVPCID_R64_M128: Final = 3464
+    INVPCID_R64_M128: Final = 3496
     """``invpcid R:r64, R:m128`` ``66 0F 38 82 /r`` (INVPCID)"""
-    VMRUNQ: Final = 3465
+    VMRUNQ: Final = 3497
     """``vmrun`` ``0F 01 D8`` (SVM)"""
-    VMRUND: Final = 3466
+    VMRUND: Final = 3498
     """``vmrun`` ``a32 0F 01 D8`` (SVM)"""
-    VMLOADQ: Final = 3467
+    VMLOADQ: Final = 3499
     """``vmload`` ``0F 01 DA`` (SVM)"""
-    VMLOADD: Final = 3468
+    VMLOADD: Final = 3500
     """``vmload`` ``a32 0F 01 DA`` (SVM)"""
-    VMSAVEQ: Final = 3469
+    VMSAVEQ: Final = 3501
     """``vmsave`` ``0F 01 DB`` (SVM)"""
-    VMSAVED: Final = 3470
+    VMSAVED: Final = 3502
     """``vmsave`` ``a32 0F 01 DB`` (SVM)"""
-    INVLPGAQ: Final = 3471
+    INVLPGAQ: Final = 3503
     """``invlpga`` ``0F 01 DF`` (SVM)"""
-    INVLPGAD: Final = 3472
+    INVLPGAD: Final = 3504
     """``invlpga`` ``a32 0F 01 DF`` (SVM)"""
-    CLZEROQ: Final = 3473
+    CLZEROQ: Final = 3505
     """``clzero`` ``0F 01 FC`` (CLZERO)"""
-    CLZEROD: Final = 3474
+    CLZEROD: Final = 3506
     """``clzero`` ``a32 0F 01 FC`` (CLZERO)"""
-    RMPUPDATE: Final = 3475
+    RMPUPDATE: Final = 3507
     """``rmpupdate`` ``F2 0F 01 FE`` (SEV_SNP)"""
-    PVALIDATEQ: Final = 3476
+    PVALIDATEQ: Final = 3508
     """``pvalidate`` ``F2 0F 01 FF`` (SEV_SNP)"""
-    PVALIDATED: Final = 3477
+    PVALIDATED: Final = 3509
     """``pvalidate`` ``a32 F2 0F 01 FF`` (SEV_SNP)"""
-    INVLPGBQ: Final = 3478
+    INVLPGBQ: Final = 3510
     """``invlpgb`` ``0F 01 FE`` (INVLPGB)"""
-    INVLPGBD: Final = 3479
+    INVLPGBD: Final = 3511
     """``invlpgb`` ``a32 0F 01 FE`` (INVLPGB)"""
-    WRMSRLIST: Final = 3480
+    WRMSRLIST: Final = 3512
     """``wrmsrlist`` ``F3 0F 01 C6`` (MSRLIST)"""
-    RDMSRLIST: Final = 3481
+    RDMSRLIST: Final = 3513
     """``rdmsrlist`` ``F2 0F 01 C6`` (MSRLIST)"""
-    PBNDKB: Final = 3482
+    PBNDKB: Final = 3514
     """``pbndkb`` ``0F 01 C7`` (TSE)"""
-    XCRYPTECB_64: Final = 3483
+    XCRYPTECB_64: Final = 3515
     """``xcryptecb`` ``F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTECB_32: Final = 3484
+    XCRYPTECB_32: Final = 3516
     """``xcryptecb`` ``a32 F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTCBC_64: Final = 3485
+    XCRYPTCBC_64: Final = 3517
     """``xcryptcbc`` ``F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCBC_32: Final = 3486
+    XCRYPTCBC_32: Final = 3518
     """``xcryptcbc`` ``a32 F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCTR_64: Final = 3487
+    XCRYPTCTR_64: Final = 3519
     """``xcryptctr`` ``F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCTR_32: Final = 3488
+    XCRYPTCTR_32: Final = 3520
     """``xcryptctr`` ``a32 F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCFB_64: Final = 3489
+    XCRYPTCFB_64: Final = 3521
     """``xcryptcfb`` ``F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTCFB_32: Final = 3490
+    XCRYPTCFB_32: Final = 3522
     """``xcryptcfb`` ``a32 F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTOFB_64: Final = 3491
+    XCRYPTOFB_64: Final = 3523
     """``xcryptofb`` ``F3 0F A7 E8`` (PADLOCK_ACE)"""
-    XCRYPTOFB_32: Final = 3492
+    XCRYPTOFB_32: Final = 3524
     """``xcryptofb`` ``a32 F3 0F A7 E8`` (PADLOCK_ACE)"""
-    MONTMUL_32: Final = 3493
+    MONTMUL_32: Final = 3525
     """``montmul`` ``a32 F3 0F A6 C0`` (PADLOCK_PMM)"""
-    XSHA1_64: Final = 3494
+    XSHA1_64: Final = 3526
     """``xsha1`` ``F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA1_32: Final = 3495
+    XSHA1_32: Final = 3527
     """``xsha1`` ``a32 F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA256_64: Final = 3496
+    XSHA256_64: Final = 3528
     """``xsha256`` ``F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA256_32: Final = 3497
+    XSHA256_32: Final = 3529
     """``xsha256`` ``a32 F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA512_64: Final = 3498
+    XSHA512_64: Final = 3530
     """``xsha512`` ``F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_32: Final = 3499
+    XSHA512_32: Final = 3531
     """``xsha512`` ``a32 F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_ALT_64: Final = 3500
+    XSHA512_ALT_64: Final = 3532
     """``xsha512_alt`` ``F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSHA512_ALT_32: Final = 3501
+    XSHA512_ALT_32: Final = 3533
     """``xsha512_alt`` ``a32 F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSTORE_64: Final = 3502
+    XSTORE_64: Final = 3534
     """``xstore`` ``0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_32: Final = 3503
+    XSTORE_32: Final = 3535
     """``xstore`` ``a32 0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_ALT_64: Final = 3504
+    XSTORE_ALT_64: Final = 3536
     """``xstore_alt`` ``F3 0F A7 F8`` (PADLOCK_RNG)"""
-    XSTORE_ALT_32: Final = 3505
+    XSTORE_ALT_32: Final = 3537
     """``xstore_alt`` ``a32 F3 0F A7 F8`` (PADLOCK_RNG)"""
-    CCS_HASH_64: Final = 3506
+    CCS_HASH_64: Final = 3538
     """``ccs_hash`` ``F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_HASH_32: Final = 3507
+    CCS_HASH_32: Final = 3539
     """``ccs_hash`` ``a32 F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_64: Final = 3508
+    CCS_ENCRYPT_64: Final = 3540
     """``ccs_encrypt`` ``F3 0F A7 F0`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_32: Final = 3509
+    CCS_ENCRYPT_32: Final = 3541
     """``ccs_encrypt`` ``a32 F3 0F A7 F0`` (PADLOCK_GMI)"""
-    VIA_UNDOC_F30FA6F0_64: Final = 3510
+    VIA_UNDOC_F30FA6F0_64: Final = 3542
     """``undoc`` ``F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F0_32: Final = 3511
+    VIA_UNDOC_F30FA6F0_32: Final = 3543
     """``undoc`` ``a32 F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_64: Final = 3512
+    VIA_UNDOC_F30FA6F8_64: Final = 3544
     """``undoc`` ``F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_32: Final = 3513
+    VIA_UNDOC_F30FA6F8_32: Final = 3545
     """``undoc`` ``a32 F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3514
+    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3546
     """``vmovdqu8 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3515
+    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3547
     """``vmovdqu8 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3516
+    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3548
     """``vmovdqu8 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3517
+    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3549
     """``vmovdqu8 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3518
+    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3550
     """``vmovdqu8 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3519
+    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3551
     """``vmovdqu8 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W0 7F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3520
+    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3552
     """``vmovdqu16 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3521
+    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3553
     """``vmovdqu16 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3522
+    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3554
     """``vmovdqu16 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3523
+    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3555
     """``vmovdqu16 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3524
+    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3556
     """``vmovdqu16 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3525
+    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3557
     """``vmovdqu16 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W1 7F /r`` (AVX512BW)"""
-    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3526
+    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3558
     """``vpsrlvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3527
+    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3559
     """``vpsrlvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3528
+    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3560
     """``vpsrlvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 10 /r`` (AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3529
+    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3561
     """``vpmovuswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3530
+    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3562
     """``vpmovuswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3531
+    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3563
     """``vpmovuswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 10 /r`` (AVX512BW)"""
-    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3532
+    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3564
     """``vpsravw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3533
+    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3565
     """``vpsravw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3534
+    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3566
     """``vpsravw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 11 /r`` (AVX512BW)"""
-    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3535
+    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3567
     """``vpsllvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3536
+    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3568
     """``vpsllvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3537
+    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3569
     """``vpsllvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 12 /r`` (AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3538
+    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3570
     """``vpmovswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3539
+    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3571
     """``vpmovswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3540
+    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3572
     """``vpmovswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 20 /r`` (AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3541
+    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3573
     """``vptestmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3542
+    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3574
     """``vptestmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3543
+    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3575
     """``vptestmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3544
+    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3576
     """``vptestmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3545
+    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3577
     """``vptestmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3546
+    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3578
     """``vptestmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3547
+    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3579
     """``vptestnmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3548
+    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3580
     """``vptestnmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3549
+    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3581
     """``vptestnmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3550
+    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3582
     """``vptestnmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3551
+    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3583
     """``vptestnmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3552
+    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3584
     """``vptestnmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2B_XMM_KR: Final = 3553
+    EVEX_VPMOVM2B_XMM_KR: Final = 3585
     """``vpmovm2b W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_YMM_KR: Final = 3554
+    EVEX_VPMOVM2B_YMM_KR: Final = 3586
     """``vpmovm2b W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_ZMM_KR: Final = 3555
+    EVEX_VPMOVM2B_ZMM_KR: Final = 3587
     """``vpmovm2b W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2W_XMM_KR: Final = 3556
+    EVEX_VPMOVM2W_XMM_KR: Final = 3588
     """``vpmovm2w W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_YMM_KR: Final = 3557
+    EVEX_VPMOVM2W_YMM_KR: Final = 3589
     """``vpmovm2w W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_ZMM_KR: Final = 3558
+    EVEX_VPMOVM2W_ZMM_KR: Final = 3590
     """``vpmovm2w W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVB2M_KR_XMM: Final = 3559
+    EVEX_VPMOVB2M_KR_XMM: Final = 3591
     """``vpmovb2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_YMM: Final = 3560
+    EVEX_VPMOVB2M_KR_YMM: Final = 3592
     """``vpmovb2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_ZMM: Final = 3561
+    EVEX_VPMOVB2M_KR_ZMM: Final = 3593
     """``vpmovb2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVW2M_KR_XMM: Final = 3562
+    EVEX_VPMOVW2M_KR_XMM: Final = 3594
     """``vpmovw2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_YMM: Final = 3563
+    EVEX_VPMOVW2M_KR_YMM: Final = 3595
     """``vpmovw2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_ZMM: Final = 3564
+    EVEX_VPMOVW2M_KR_ZMM: Final = 3596
     """``vpmovw2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3565
+    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3597
     """``vpmovwb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3566
+    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3598
     """``vpmovwb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3567
+    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3599
     """``vpmovwb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 30 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3568
+    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3600
     """``vpblendmb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3569
+    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3601
     """``vpblendmb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3570
+    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3602
     """``vpblendmb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 66 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3571
+    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3603
     """``vpblendmw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3572
+    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3604
     """``vpblendmw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3573
+    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3605
     """``vpblendmw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 66 /r`` (AVX512BW)"""
-    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3574
+    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3606
     """``vpermi2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3575
+    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3607
     """``vpermi2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3576
+    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3608
     """``vpermi2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 75 /r`` (AVX512BW)"""
-    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3577
+    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3609
     """``vpermt2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3578
+    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3610
     """``vpermt2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3579
+    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3611
     """``vpermt2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7D /r`` (AVX512BW)"""
-    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3580
+    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3612
     """``vpermw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3581
+    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3613
     """``vpermw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3582
+    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3614
     """``vpermw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 8D /r`` (AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3583
+    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3615
     """``vpcmpub W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3584
+    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3616
     """``vpcmpub W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3585
+    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3617
     """``vpcmpub W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3586
+    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3618
     """``vpcmpuw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3587
+    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3619
     """``vpcmpuw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3588
+    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3620
     """``vpcmpuw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3589
+    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3621
     """``vpcmpb W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3590
+    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3622
     """``vpcmpb W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3591
+    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3623
     """``vpcmpb W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3F /r ib`` (AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3592
+    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3624
     """``vpcmpw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3593
+    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3625
     """``vpcmpw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3594
+    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3626
     """``vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3F /r ib`` (AVX512BW)"""
-    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3595
+    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3627
     """``vdbpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3596
+    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3628
     """``vdbpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3597
+    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3629
     """``vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 42 /r ib`` (AVX512BW)"""
-    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3598
+    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3630
     """``vdpbf16ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3599
+    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3631
     """``vdpbf16ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3600
+    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3632
     """``vdpbf16ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 52 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3601
+    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3633
     """``vpopcntb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3602
+    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3634
     """``vpopcntb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3603
+    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3635
     """``vpopcntb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3604
+    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3636
     """``vpopcntw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3605
+    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3637
     """``vpopcntw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3606
+    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3638
     """``vpopcntw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3607
+    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3639
     """``vpopcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3608
+    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3640
     """``vpopcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3609
+    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3641
     """``vpopcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3610
+    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3642
     """``vpopcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3611
+    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3643
     """``vpopcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3612
+    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3644
     """``vpopcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3613
+    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3645
     """``vpexpandb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3614
+    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3646
     """``vpexpandb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3615
+    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3647
     """``vpexpandb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3616
+    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3648
     """``vpexpandw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3617
+    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3649
     """``vpexpandw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3618
+    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3650
     """``vpexpandw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3619
+    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3651
     """``vpcompressb W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3620
+    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3652
     """``vpcompressb W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3621
+    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3653
     """``vpcompressb W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3622
+    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3654
     """``vpcompressw W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3623
+    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3655
     """``vpcompressw W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3624
+    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3656
     """``vpcompressw W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3625
+    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3657
     """``vpshldvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3626
+    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3658
     """``vpshldvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3627
+    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3659
     """``vpshldvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 70 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3628
+    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3660
     """``vpshldvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3629
+    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3661
     """``vpshldvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3630
+    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3662
     """``vpshldvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3631
+    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3663
     """``vpshldvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3632
+    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3664
     """``vpshldvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3633
+    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3665
     """``vpshldvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3634
+    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3666
     """``vpshrdvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3635
+    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3667
     """``vpshrdvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3636
+    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3668
     """``vpshrdvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 72 /r`` (AVX512_VBMI2)"""
-    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3637
+    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3669
     """``vcvtne2ps2bf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3638
+    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3670
     """``vcvtne2ps2bf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3639
+    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3671
     """``vcvtne2ps2bf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3640
+    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3672
     """``vpshrdvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3641
+    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3673
     """``vpshrdvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3642
+    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3674
     """``vpshrdvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3643
+    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3675
     """``vpshrdvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3644
+    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3676
     """``vpshrdvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3645
+    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3677
     """``vpshrdvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3646
+    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3678
     """``vpermi2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3647
+    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3679
     """``vpermi2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3648
+    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3680
     """``vpermi2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 75 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3649
+    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3681
     """``vpermt2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3650
+    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3682
     """``vpermt2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3651
+    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3683
     """``vpermt2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7D /r`` (AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3652
+    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3684
     """``vpmultishiftqb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3653
+    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3685
     """``vpmultishiftqb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3654
+    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3686
     """``vpmultishiftqb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 83 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3655
+    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3687
     """``vpermb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3656
+    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3688
     """``vpermb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3657
+    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3689
     """``vpermb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8D /r`` (AVX512_VBMI)"""
-    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3658
+    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3690
     """``vpshufbitqmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3659
+    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3691
     """``vpshufbitqmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3660
+    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3692
     """``vpshufbitqmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8F /r`` (AVX512_BITALG)"""
-    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3661
+    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3693
     """``vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3662
+    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3694
     """``vpshldw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3663
+    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3695
     """``vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 70 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3664
+    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3696
     """``vpshldd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3665
+    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3697
     """``vpshldd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3666
+    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3698
     """``vpshldd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3667
+    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3699
     """``vpshldq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3668
+    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3700
     """``vpshldq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3669
+    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3701
     """``vpshldq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3670
+    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3702
     """``vpshrdw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3671
+    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3703
     """``vpshrdw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3672
+    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3704
     """``vpshrdw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 72 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3673
+    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3705
     """``vpshrdd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3674
+    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3706
     """``vpshrdd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3675
+    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3707
     """``vpshrdd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3676
+    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3708
     """``vpshrdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3677
+    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3709
     """``vpshrdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3678
+    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3710
     """``vpshrdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3679
+    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3711
     """``vaddph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3680
+    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3712
     """``vaddph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3681
+    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3713
     """``vaddph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3682
+    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3714
     """``vaddsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3683
+    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3715
     """``vcmpph W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3684
+    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3716
     """``vcmpph W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3685
+    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3717
     """``vcmpph W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3686
+    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3718
     """``vcmpsh W:k, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.F3.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3687
+    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3719
     """``vcomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2F /r`` (AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3688
+    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3720
     """``vcvtdq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3689
+    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3721
     """``vcvtdq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3690
+    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3722
     """``vcvtdq2ph W:ymm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3691
+    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3723
     """``vcvtpd2ph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3692
+    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3724
     """``vcvtpd2ph W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3693
+    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3725
     """``vcvtpd2ph W:xmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3694
+    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3726
     """``vcvtph2dq W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3695
+    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3727
     """``vcvtph2dq W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3696
+    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3728
     """``vcvtph2dq W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3697
+    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3729
     """``vcvtph2pd W:xmm, R:xmm/m32`` ``EVEX.128.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3698
+    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3730
     """``vcvtph2pd W:ymm, R:xmm/m64`` ``EVEX.256.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3699
+    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3731
     """``vcvtph2pd W:zmm, R:xmm/m128`` ``EVEX.512.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3700
+    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3732
     """``vcvtph2psx W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3701
+    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3733
     """``vcvtph2psx W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3702
+    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3734
     """``vcvtph2psx W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3703
+    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3735
     """``vcvtph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3704
+    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3736
     """``vcvtph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3705
+    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3737
     """``vcvtph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3706
+    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3738
     """``vcvtph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3707
+    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3739
     """``vcvtph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3708
+    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3740
     """``vcvtph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3709
+    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3741
     """``vcvtph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3710
+    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3742
     """``vcvtph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3711
+    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3743
     """``vcvtph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3712
+    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3744
     """``vcvtph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3713
+    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3745
     """``vcvtph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3714
+    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3746
     """``vcvtph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3715
+    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3747
     """``vcvtph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3716
+    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3748
     """``vcvtph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3717
+    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3749
     """``vcvtph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3718
+    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3750
     """``vcvtps2phx W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3719
+    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3751
     """``vcvtps2phx W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3720
+    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3752
     """``vcvtps2phx W:ymm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3721
+    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3753
     """``vcvtqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3722
+    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3754
     """``vcvtqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3723
+    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3755
     """``vcvtqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.MAP5.W1 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3724
+    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3756
     """``vcvtsd2sh W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3725
+    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3757
     """``vcvtsh2sd W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3726
+    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3758
     """``vcvtsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3727
+    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3759
     """``vcvtsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3728
+    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3760
     """``vcvtsh2ss W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3729
+    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3761
     """``vcvtsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3730
+    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3762
     """``vcvtsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3731
+    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3763
     """``vcvtsi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3732
+    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3764
     """``vcvtsi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3733
+    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3765
     """``vcvtss2sh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3734
+    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3766
     """``vcvttph2dq W:xmm, R:xmm/m64`` ``EVEX.128.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3735
+    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3767
     """``vcvttph2dq W:ymm, R:xmm/m128`` ``EVEX.256.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3736
+    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3768
     """``vcvttph2dq W:zmm, R:ymm/m256`` ``EVEX.512.F3.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3737
+    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3769
     """``vcvttph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3738
+    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3770
     """``vcvttph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3739
+    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3771
     """``vcvttph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3740
+    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3772
     """``vcvttph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3741
+    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3773
     """``vcvttph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3742
+    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3774
     """``vcvttph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3743
+    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3775
     """``vcvttph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3744
+    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3776
     """``vcvttph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3745
+    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3777
     """``vcvttph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3746
+    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3778
     """``vcvttph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3747
+    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3779
     """``vcvttph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3748
+    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3780
     """``vcvttph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3749
+    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3781
     """``vcvttph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3750
+    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3782
     """``vcvttph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3751
+    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3783
     """``vcvttph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3752
+    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3784
     """``vcvttsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3753
+    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3785
     """``vcvttsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3754
+    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3786
     """``vcvttsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3755
+    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3787
     """``vcvttsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3756
+    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3788
     """``vcvtudq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3757
+    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3789
     """``vcvtudq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3758
+    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3790
     """``vcvtudq2ph W:ymm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3759
+    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3791
     """``vcvtuqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3760
+    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3792
     """``vcvtuqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3761
+    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3793
     """``vcvtuqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W1 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3762
+    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3794
     """``vcvtusi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3763
+    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3795
     """``vcvtusi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3764
+    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3796
     """``vcvtuw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3765
+    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3797
     """``vcvtuw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3766
+    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3798
     """``vcvtuw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3767
+    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3799
     """``vcvtw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3768
+    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3800
     """``vcvtw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3769
+    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3801
     """``vcvtw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3770
+    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3802
     """``vdivph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3771
+    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3803
     """``vdivph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3772
+    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3804
     """``vdivph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3773
+    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3805
     """``vdivsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3774
+    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3806
     """``vfmaddsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3775
+    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3807
     """``vfmaddsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3776
+    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3808
     """``vfmaddsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 96 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3777
+    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3809
     """``vfmaddsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3778
+    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3810
     """``vfmaddsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3779
+    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3811
     """``vfmaddsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A6 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3780
+    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3812
     """``vfmaddsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3781
+    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3813
     """``vfmaddsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3782
+    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3814
     """``vfmaddsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B6 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3783
+    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3815
     """``vfmsubadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3784
+    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3816
     """``vfmsubadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3785
+    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3817
     """``vfmsubadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 97 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3786
+    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3818
     """``vfmsubadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3787
+    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3819
     """``vfmsubadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3788
+    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3820
     """``vfmsubadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A7 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3789
+    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3821
     """``vfmsubadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3790
+    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3822
     """``vfmsubadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3791
+    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3823
     """``vfmsubadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B7 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3792
+    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3824
     """``vfmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3793
+    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3825
     """``vfmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3794
+    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3826
     """``vfmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 98 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3795
+    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3827
     """``vfmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3796
+    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3828
     """``vfmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3797
+    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3829
     """``vfmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A8 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3798
+    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3830
     """``vfmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3799
+    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3831
     """``vfmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3800
+    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3832
     """``vfmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B8 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3801
+    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3833
     """``vfnmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3802
+    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3834
     """``vfnmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3803
+    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3835
     """``vfnmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9C /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3804
+    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3836
     """``vfnmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3805
+    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3837
     """``vfnmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3806
+    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3838
     """``vfnmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AC /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3807
+    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3839
     """``vfnmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3808
+    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3840
     """``vfnmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3809
+    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3841
     """``vfnmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BC /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3810
+    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3842
     """``vfmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 99 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3811
+    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3843
     """``vfmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 A9 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3812
+    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3844
     """``vfmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 B9 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3813
+    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3845
     """``vfnmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9D /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3814
+    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3846
     """``vfnmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AD /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3815
+    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3847
     """``vfnmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BD /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3816
+    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3848
     """``vfmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3817
+    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3849
     """``vfmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3818
+    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3850
     """``vfmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9A /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3819
+    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3851
     """``vfmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3820
+    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3852
     """``vfmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3821
+    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3853
     """``vfmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AA /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3822
+    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3854
     """``vfmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3823
+    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3855
     """``vfmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3824
+    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3856
     """``vfmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BA /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3825
+    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3857
     """``vfnmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3826
+    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3858
     """``vfnmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3827
+    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3859
     """``vfnmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9E /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3828
+    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3860
     """``vfnmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3829
+    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3861
     """``vfnmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3830
+    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3862
     """``vfnmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AE /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3831
+    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3863
     """``vfnmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3832
+    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3864
     """``vfnmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3833
+    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3865
     """``vfnmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BE /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3834
+    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3866
     """``vfmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9B /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3835
+    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3867
     """``vfmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AB /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3836
+    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3868
     """``vfmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BB /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3837
+    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3869
     """``vfnmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9F /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3838
+    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3870
     """``vfnmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AF /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3839
+    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3871
     """``vfnmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BF /r`` (AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3840
+    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3872
     """``vfpclassph W:k, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3841
+    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3873
     """``vfpclassph W:k, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3842
+    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3874
     """``vfpclassph W:k, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 66 /r ib`` (AVX512_FP16)"""
-    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3843
+    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3875
     """``vfpclasssh W:k, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 67 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3844
+    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3876
     """``vgetexpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3845
+    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3877
     """``vgetexpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3846
+    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3878
     """``vgetexpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 42 /r`` (AVX512_FP16)"""
-    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3847
+    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3879
     """``vgetexpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 43 /r`` (AVX512_FP16)"""
-    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3848
+    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3880
     """``vgetmantph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3849
+    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3881
     """``vgetmantph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3850
+    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3882
     """``vgetmantph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 26 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3851
+    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3883
     """``vgetmantsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 27 /r ib`` (AVX512_FP16)"""
-    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3852
+    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3884
     """``vmaxph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3853
+    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3885
     """``vmaxph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3854
+    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3886
     """``vmaxph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3855
+    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3887
     """``vmaxsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3856
+    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3888
     """``vminph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3857
+    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3889
     """``vminph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3858
+    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3890
     """``vminph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3859
+    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3891
     """``vminsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3860
+    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3892
     """``vmovsh W:xmm, R:m16`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_M16_K1_XMM: Final = 3861
+    EVEX_VMOVSH_M16_K1_XMM: Final = 3893
     """``vmovsh W:m16, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3862
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3894
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3863
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3895
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R32M16: Final = 3864
+    EVEX_VMOVW_XMM_R32M16: Final = 3896
     """``vmovw W:xmm, R:r32/m16`` ``EVEX.128.66.MAP5.W0 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R64M16: Final = 3865
+    EVEX_VMOVW_XMM_R64M16: Final = 3897
     """``vmovw W:xmm, R:r64/m16`` ``EVEX.128.66.MAP5.W1 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R32M16_XMM: Final = 3866
+    EVEX_VMOVW_R32M16_XMM: Final = 3898
     """``vmovw W:r32/m16, R:xmm`` ``EVEX.128.66.MAP5.W0 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R64M16_XMM: Final = 3867
+    EVEX_VMOVW_R64M16_XMM: Final = 3899
     """``vmovw W:r64/m16, R:xmm`` ``EVEX.128.66.MAP5.W1 7E /r`` (AVX512_FP16)"""
-    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3868
+    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3900
     """``vmulph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3869
+    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3901
     """``vmulph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3870
+    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3902
     """``vmulph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3871
+    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3903
     """``vmulsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3872
+    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3904
     """``vfcmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3873
+    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3905
     """``vfcmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3874
+    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3906
     """``vfcmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3875
+    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3907
     """``vfmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3876
+    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3908
     """``vfmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3877
+    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3909
     """``vfmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3878
+    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3910
     """``vfcmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3879
+    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3911
     """``vfcmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3880
+    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3912
     """``vfcmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3881
+    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3913
     """``vfmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3882
+    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3914
     """``vfmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3883
+    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3915
     """``vfmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3884
+    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3916
     """``vfcmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3885
+    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3917
     """``vfmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3886
+    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3918
     """``vfcmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3887
+    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3919
     """``vfmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3888
+    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3920
     """``vrcpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3889
+    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3921
     """``vrcpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3890
+    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3922
     """``vrcpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4C /r`` (AVX512_FP16)"""
-    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3891
+    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3923
     """``vrcpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4D /r`` (AVX512_FP16)"""
-    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3892
+    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3924
     """``vreduceph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3893
+    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3925
     """``vreduceph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3894
+    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3926
     """``vreduceph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 56 /r ib`` (AVX512_FP16)"""
-    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3895
+    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3927
     """``vreducesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 57 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3896
+    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3928
     """``vrndscaleph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3897
+    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3929
     """``vrndscaleph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3898
+    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3930
     """``vrndscaleph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 08 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3899
+    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3931
     """``vrndscalesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 0A /r ib`` (AVX512_FP16)"""
-    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3900
+    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3932
     """``vrsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3901
+    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3933
     """``vrsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3902
+    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3934
     """``vrsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4E /r`` (AVX512_FP16)"""
-    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3903
+    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3935
     """``vrsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4F /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3904
+    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3936
     """``vscalefph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3905
+    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3937
     """``vscalefph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3906
+    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3938
     """``vscalefph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3907
+    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3939
     """``vscalefsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3908
+    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3940
     """``vsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3909
+    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3941
     """``vsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3910
+    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3942
     """``vsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3911
+    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3943
     """``vsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3912
+    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3944
     """``vsubph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3913
+    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3945
     """``vsubph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3914
+    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3946
     """``vsubph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3915
+    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3947
     """``vsubsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3916
+    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3948
     """``vucomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2E /r`` (AVX512_FP16)"""
-    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 3917
+    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 3949
     """``vpxord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 3918
+    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 3950
     """``vpxord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3919
+    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3951
     """``vpxord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EF /r`` (AVX512F)"""
-    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 3920
+    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 3952
     """``vpandd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 3921
+    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 3953
     """``vpandd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3922
+    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3954
     """``vpandd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DB /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 3923
+    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 3955
     """``vmovdqu32 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 3924
+    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 3956
     """``vmovdqu32 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 3925
+    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 3957
     """``vmovdqu32 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 3926
+    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 3958
     """``vmovdqu32 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 3927
+    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 3959
     """``vmovdqu32 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 3928
+    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 3960
     """``vmovdqu32 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 3929
+    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 3961
     """``vmovdqu64 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 3930
+    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 3962
     """``vmovdqu64 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 3931
+    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 3963
     """``vmovdqu64 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 3932
+    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 3964
     """``vmovdqu64 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 3933
+    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 3965
     """``vmovdqu64 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 3934
+    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 3966
     """``vmovdqu64 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 3935
+    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 3967
     """``vpord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 3936
+    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 3968
     """``vpord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3937
+    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3969
     """``vpord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EB /r`` (AVX512F)"""
-    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3938
+    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3970
     """``vporq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3939
+    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3971
     """``vporq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3940
+    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3972
     """``vporq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EB /r`` (AVX512F)"""
-    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3941
+    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3973
     """``vpandq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3942
+    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3974
     """``vpandq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3943
+    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3975
     """``vpandq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DB /r`` (AVX512F)"""
-    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3944
+    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3976
     """``vpxorq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3945
+    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3977
     """``vpxorq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3946
+    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3978
     """``vpxorq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EF /r`` (AVX512F)"""
-    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 3947
+    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 3979
     """``vpandnd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 3948
+    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 3980
     """``vpandnd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3949
+    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3981
     """``vpandnd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DF /r`` (AVX512F)"""
-    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 3950
+    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 3982
     """``vpandnq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 3951
+    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 3983
     """``vpandnq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3952
+    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3984
     """``vpandnq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DF /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 3953
+    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 3985
     """``vmovdqa32 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 3954
+    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 3986
     """``vmovdqa32 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 3955
+    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 3987
     """``vmovdqa32 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 3956
+    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 3988
     """``vmovdqa32 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 3957
+    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 3989
     """``vmovdqa32 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 3958
+    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 3990
     """``vmovdqa32 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 3959
+    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 3991
     """``vmovdqa64 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 3960
+    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 3992
     """``vmovdqa64 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 3961
+    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 3993
     """``vmovdqa64 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 3962
+    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 3994
     """``vmovdqa64 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 3963
+    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 3995
     """``vmovdqa64 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 3964
+    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 3996
     """``vmovdqa64 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3965
+    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3997
     """``vprord W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 3966
+    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 3998
     """``vprord W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 3967
+    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 3999
     """``vprord W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3968
+    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4000
     """``vprorq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3969
+    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4001
     """``vprorq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3970
+    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4002
     """``vprorq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3971
+    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 4003
     """``vprold W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 3972
+    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 4004
     """``vprold W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 3973
+    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 4005
     """``vprold W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3974
+    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4006
     """``vprolq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3975
+    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4007
     """``vprolq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3976
+    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4008
     """``vprolq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3977
+    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4009
     """``vpsraq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 3978
+    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 4010
     """``vpsraq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3979
+    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4011
     """``vpsraq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3980
+    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4012
     """``vpsraq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 3981
+    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 4013
     """``vpsraq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 3982
+    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 4014
     """``vpsraq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 3983
+    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 4015
     """``vcvttps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3984
+    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4016
     """``vcvttps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3985
+    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4017
     """``vcvttps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 3986
+    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 4018
     """``vcvttpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3987
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4019
     """``vcvttpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3988
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4020
     """``vcvttpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 3989
+    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 4021
     """``vcvttss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 3990
+    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 4022
     """``vcvttss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 3991
+    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 4023
     """``vcvttsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 3992
+    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 4024
     """``vcvttsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 3993
+    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 4025
     """``vcvtps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3994
+    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4026
     """``vcvtps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3995
+    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4027
     """``vcvtps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 3996
+    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 4028
     """``vcvtpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3997
+    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4029
     """``vcvtpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3998
+    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4030
     """``vcvtpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 3999
+    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 4031
     """``vcvtss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 4000
+    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 4032
     """``vcvtss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 4001
+    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 4033
     """``vcvtsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 4002
+    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 4034
     """``vcvtsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 4003
+    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 4035
     """``vcvtudq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 4004
+    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 4036
     """``vcvtudq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 4005
+    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 4037
     """``vcvtudq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 4006
+    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 4038
     """``vcvtudq2ps W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 4007
+    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 4039
     """``vcvtudq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 4008
+    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 4040
     """``vcvtudq2ps W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 4009
+    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 4041
     """``vcvtusi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 4010
+    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 4042
     """``vcvtusi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 4011
+    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 4043
     """``vcvtusi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 4012
+    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 4044
     """``vcvtusi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 4013
+    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 4045
     """``vpmovusdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 11 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 4014
+    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 4046
     """``vpmovusdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 4015
+    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 4047
     """``vpmovusdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 4016
+    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 4048
     """``vpmovusqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 12 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 4017
+    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 4049
     """``vpmovusqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 4018
+    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 4050
     """``vpmovusqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 4019
+    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 4051
     """``vpmovusdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 4020
+    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 4052
     """``vpmovusdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 4021
+    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 4053
     """``vpmovusdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4022
+    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4054
     """``vprorvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 4023
+    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 4055
     """``vprorvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 4024
+    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 4056
     """``vprorvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4025
+    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4057
     """``vprorvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 14 /r`` (AVX512F)"""
-    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4026
+    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4058
     """``vprorvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4027
+    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4059
     """``vprorvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 4028
+    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 4060
     """``vpmovusqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 4029
+    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 4061
     """``vpmovusqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 4030
+    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 4062
     """``vpmovusqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4031
+    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4063
     """``vprolvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 4032
+    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 4064
     """``vprolvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 4033
+    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 4065
     """``vprolvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4034
+    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4066
     """``vprolvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 15 /r`` (AVX512F)"""
-    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4035
+    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4067
     """``vprolvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4036
+    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4068
     """``vprolvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 4037
+    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 4069
     """``vpmovusqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 4038
+    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 4070
     """``vpmovusqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 4039
+    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 4071
     """``vpmovusqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 4040
+    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 4072
     """``vbroadcastf32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 1A /r`` (AVX512F)"""
-    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 4041
+    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 4073
     """``vbroadcastf32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 1A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 4042
+    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 4074
     """``vbroadcastf64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 1B /r`` (AVX512F)"""
-    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 4043
+    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 4075
     """``vpabsq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 1F /r`` (AVX512F)"""
-    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 4044
+    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 4076
     """``vpabsq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 4045
+    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 4077
     """``vpabsq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 4046
+    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 4078
     """``vpmovsdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 4047
+    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 4079
     """``vpmovsdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 4048
+    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 4080
     """``vpmovsdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 4049
+    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 4081
     """``vpmovsqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 4050
+    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 4082
     """``vpmovsqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 4051
+    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 4083
     """``vpmovsqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 4052
+    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 4084
     """``vpmovsdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 4053
+    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 4085
     """``vpmovsdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 4054
+    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 4086
     """``vpmovsdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 4055
+    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 4087
     """``vpmovsqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 4056
+    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 4088
     """``vpmovsqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 4057
+    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 4089
     """``vpmovsqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 4058
+    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 4090
     """``vpmovsqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 4059
+    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 4091
     """``vpmovsqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 4060
+    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 4092
     """``vpmovsqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 4061
+    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 4093
     """``vptestmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 4062
+    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 4094
     """``vptestmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 4063
+    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 4095
     """``vptestmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 4064
+    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 4096
     """``vptestmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 4065
+    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 4097
     """``vptestmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 4066
+    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 4098
     """``vptestmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 4067
+    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 4099
     """``vptestnmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 4068
+    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 4100
     """``vptestnmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 4069
+    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 4101
     """``vptestnmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 4070
+    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 4102
     """``vptestnmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 4071
+    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 4103
     """``vptestnmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 4072
+    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 4104
     """``vptestnmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4073
+    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4105
     """``vscalefps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 4074
+    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 4106
     """``vscalefps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 4075
+    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 4107
     """``vscalefps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 4076
+    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 4108
     """``vscalefpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 4077
+    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 4109
     """``vscalefpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 4078
+    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 4110
     """``vscalefpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 4079
+    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 4111
     """``vscalefss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 2D /r`` (AVX512F)"""
-    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 4080
+    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 4112
     """``vscalefsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 2D /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 4081
+    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 4113
     """``vpmovdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 31 /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 4082
+    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 4114
     """``vpmovdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 4083
+    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 4115
     """``vpmovdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 4084
+    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 4116
     """``vpmovqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 32 /r`` (AVX512F)"""
-    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 4085
+    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 4117
     """``vpmovqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 4086
+    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 4118
     """``vpmovqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 4087
+    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 4119
     """``vpmovdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 33 /r`` (AVX512F)"""
-    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 4088
+    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 4120
     """``vpmovdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 4089
+    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 4121
     """``vpmovdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 4090
+    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 4122
     """``vpmovqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 34 /r`` (AVX512F)"""
-    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 4091
+    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 4123
     """``vpmovqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 4092
+    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 4124
     """``vpmovqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 4093
+    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 4125
     """``vpmovqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 4094
+    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 4126
     """``vpmovqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 4095
+    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 4127
     """``vpmovqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4096
+    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4128
     """``vpminsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 39 /r`` (AVX512F)"""
-    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4097
+    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4129
     """``vpminsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4098
+    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4130
     """``vpminsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4099
+    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4131
     """``vpminuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3B /r`` (AVX512F)"""
-    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4100
+    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4132
     """``vpminuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4101
+    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4133
     """``vpminuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4102
+    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4134
     """``vpmaxsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4103
+    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4135
     """``vpmaxsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4104
+    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4136
     """``vpmaxsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4105
+    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4137
     """``vpmaxuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4106
+    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4138
     """``vpmaxuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4107
+    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4139
     """``vpmaxuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4108
+    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4140
     """``vgetexpps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4109
+    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4141
     """``vgetexpps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4110
+    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4142
     """``vgetexpps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4111
+    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4143
     """``vgetexppd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4112
+    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4144
     """``vgetexppd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4113
+    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4145
     """``vgetexppd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4114
+    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4146
     """``vgetexpss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 43 /r`` (AVX512F)"""
-    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4115
+    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4147
     """``vgetexpsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 43 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4116
+    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4148
     """``vpsravq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4117
+    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4149
     """``vpsravq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4118
+    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4150
     """``vpsravq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4119
+    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4151
     """``vrcp14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4120
+    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4152
     """``vrcp14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4121
+    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4153
     """``vrcp14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4122
+    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4154
     """``vrcp14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4123
+    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4155
     """``vrcp14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4124
+    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4156
     """``vrcp14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4125
+    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4157
     """``vrcp14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4D /r`` (AVX512F)"""
-    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4126
+    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4158
     """``vrcp14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4D /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4127
+    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4159
     """``vrsqrt14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4128
+    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4160
     """``vrsqrt14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4129
+    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4161
     """``vrsqrt14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4130
+    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4162
     """``vrsqrt14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4131
+    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4163
     """``vrsqrt14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4132
+    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4164
     """``vrsqrt14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4133
+    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4165
     """``vrsqrt14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4F /r`` (AVX512F)"""
-    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4134
+    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4166
     """``vrsqrt14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4F /r`` (AVX512F)"""
-    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4135
+    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4167
     """``vexp2ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C8 /r`` (AVX512ER)"""
-    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4136
+    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4168
     """``vexp2pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C8 /r`` (AVX512ER)"""
-    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4137
+    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4169
     """``vrcp28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4138
+    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4170
     """``vrcp28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4139
+    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4171
     """``vrcp28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CB /r`` (AVX512ER)"""
-    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4140
+    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4172
     """``vrcp28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CB /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4141
+    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4173
     """``vrsqrt28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4142
+    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4174
     """``vrsqrt28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4143
+    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4175
     """``vrsqrt28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CD /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4144
+    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4176
     """``vrsqrt28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CD /r`` (AVX512ER)"""
-    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4145
+    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4177
     """``vbroadcasti32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 5A /r`` (AVX512F)"""
-    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4146
+    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4178
     """``vbroadcasti32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4147
+    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4179
     """``vbroadcasti64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 5B /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4148
+    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4180
     """``vpblendmd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4149
+    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4181
     """``vpblendmd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4150
+    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4182
     """``vpblendmd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4151
+    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4183
     """``vpblendmq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4152
+    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4184
     """``vpblendmq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4153
+    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4185
     """``vpblendmq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4154
+    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4186
     """``vblendmps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4155
+    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4187
     """``vblendmps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4156
+    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4188
     """``vblendmps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4157
+    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4189
     """``vblendmpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4158
+    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4190
     """``vblendmpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4159
+    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4191
     """``vblendmpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4160
+    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4192
     """``vpermi2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4161
+    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4193
     """``vpermi2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4162
+    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4194
     """``vpermi2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4163
+    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4195
     """``vpermi2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4164
+    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4196
     """``vpermi2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4165
+    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4197
     """``vpermi2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4166
+    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4198
     """``vpermi2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4167
+    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4199
     """``vpermi2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4168
+    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4200
     """``vpermi2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4169
+    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4201
     """``vpermi2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4170
+    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4202
     """``vpermi2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4171
+    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4203
     """``vpermi2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4172
+    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4204
     """``vpermt2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4173
+    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4205
     """``vpermt2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4174
+    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4206
     """``vpermt2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4175
+    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4207
     """``vpermt2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4176
+    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4208
     """``vpermt2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4177
+    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4209
     """``vpermt2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4178
+    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4210
     """``vpermt2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4179
+    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4211
     """``vpermt2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4180
+    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4212
     """``vpermt2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4181
+    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4213
     """``vpermt2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4182
+    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4214
     """``vpermt2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4183
+    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4215
     """``vpermt2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4184
+    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4216
     """``vexpandps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4185
+    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4217
     """``vexpandps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4186
+    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4218
     """``vexpandps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4187
+    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4219
     """``vexpandpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4188
+    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4220
     """``vexpandpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4189
+    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4221
     """``vexpandpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4190
+    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4222
     """``vpexpandd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4191
+    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4223
     """``vpexpandd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4192
+    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4224
     """``vpexpandd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4193
+    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4225
     """``vpexpandq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4194
+    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4226
     """``vpexpandq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4195
+    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4227
     """``vpexpandq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4196
+    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4228
     """``vcompressps W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4197
+    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4229
     """``vcompressps W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4198
+    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4230
     """``vcompressps W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4199
+    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4231
     """``vcompresspd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4200
+    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4232
     """``vcompresspd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4201
+    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4233
     """``vcompresspd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4202
+    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4234
     """``vpcompressd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4203
+    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4235
     """``vpcompressd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4204
+    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4236
     """``vpcompressd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4205
+    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4237
     """``vpcompressq W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4206
+    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4238
     """``vpcompressq W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4207
+    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4239
     """``vpcompressq W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4208
+    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4240
     """``valignd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4209
+    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4241
     """``valignd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4210
+    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4242
     """``valignd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4211
+    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4243
     """``valignq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4212
+    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4244
     """``valignq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4213
+    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4245
     """``valignq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4214
+    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4246
     """``vrndscaleps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 08 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4215
+    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4247
     """``vrndscaleps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4216
+    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4248
     """``vrndscaleps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4217
+    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4249
     """``vrndscalepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 09 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4218
+    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4250
     """``vrndscalepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4219
+    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4251
     """``vrndscalepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4220
+    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4252
     """``vrndscaless W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 0A /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4221
+    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4253
     """``vrndscalesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 0B /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4222
+    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4254
     """``vinsertf32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 18 /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4223
+    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4255
     """``vinsertf32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 18 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4224
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4256
     """``vextractf32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 19 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4225
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4257
     """``vextractf32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 19 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4226
+    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4258
     """``vinsertf64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 1A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4227
+    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4259
     """``vextractf64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 1B /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4228
+    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4260
     """``vpcmpud W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4229
+    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4261
     """``vpcmpud W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4230
+    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4262
     """``vpcmpud W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4231
+    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4263
     """``vpcmpuq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4232
+    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4264
     """``vpcmpuq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4233
+    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4265
     """``vpcmpuq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4234
+    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4266
     """``vpcmpd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4235
+    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4267
     """``vpcmpd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4236
+    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4268
     """``vpcmpd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4237
+    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4269
     """``vpcmpq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4238
+    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4270
     """``vpcmpq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4239
+    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4271
     """``vpcmpq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4240
+    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4272
     """``vshuff32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4241
+    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4273
     """``vshuff32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4242
+    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4274
     """``vshuff64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4243
+    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4275
     """``vshuff64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4244
+    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4276
     """``vpternlogd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4245
+    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4277
     """``vpternlogd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4246
+    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4278
     """``vpternlogd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4247
+    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4279
     """``vpternlogq RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4248
+    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4280
     """``vpternlogq RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4249
+    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4281
     """``vpternlogq RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4250
+    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4282
     """``vgetmantps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4251
+    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4283
     """``vgetmantps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4252
+    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4284
     """``vgetmantps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4253
+    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4285
     """``vgetmantpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4254
+    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4286
     """``vgetmantpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4255
+    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4287
     """``vgetmantpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4256
+    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4288
     """``vgetmantss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 27 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4257
+    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4289
     """``vgetmantsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 27 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4258
+    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4290
     """``vinserti32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 38 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4259
+    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4291
     """``vinserti32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 38 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4260
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4292
     """``vextracti32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 39 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4261
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4293
     """``vextracti32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 39 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4262
+    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4294
     """``vinserti64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 3A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4263
+    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4295
     """``vextracti64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 3B /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4264
+    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4296
     """``vshufi32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4265
+    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4297
     """``vshufi32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4266
+    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4298
     """``vshufi64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4267
+    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4299
     """``vshufi64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4268
+    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4300
     """``vfixupimmps RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4269
+    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4301
     """``vfixupimmps RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4270
+    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4302
     """``vfixupimmps RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4271
+    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4303
     """``vfixupimmpd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4272
+    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4304
     """``vfixupimmpd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4273
+    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4305
     """``vfixupimmpd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4274
+    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4306
     """``vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 55 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4275
+    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4307
     """``vfixupimmsd RW:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 55 /r ib`` (AVX512F)"""
-    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4276
+    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4308
     """``vpbroadcastmb2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 2A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4277
+    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4309
     """``vpbroadcastmb2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4278
+    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4310
     """``vpbroadcastmb2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4279
+    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4311
     """``vpbroadcastmw2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 3A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4280
+    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4312
     """``vpbroadcastmw2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4281
+    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4313
     """``vpbroadcastmw2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4282
+    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4314
     """``vplzcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4283
+    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4315
     """``vplzcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4284
+    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4316
     """``vplzcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4285
+    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4317
     """``vplzcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4286
+    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4318
     """``vplzcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4287
+    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4319
     """``vplzcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4288
+    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4320
     """``vpconflictd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4289
+    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4321
     """``vpconflictd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4290
+    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4322
     """``vpconflictd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4291
+    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4323
     """``vpconflictq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4292
+    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4324
     """``vpconflictq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4293
+    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4325
     """``vpconflictq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4294
+    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4326
     """``vcvtqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 5B /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4295
+    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4327
     """``vcvtqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4296
+    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4328
     """``vcvtqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4297
+    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4329
     """``vcvttps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4298
+    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4330
     """``vcvttps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4299
+    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4331
     """``vcvttps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4300
+    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4332
     """``vcvttpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4301
+    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4333
     """``vcvttpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4302
+    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4334
     """``vcvttpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4303
+    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4335
     """``vcvtps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4304
+    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4336
     """``vcvtps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4305
+    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4337
     """``vcvtps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4306
+    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4338
     """``vcvtpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4307
+    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4339
     """``vcvtpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4308
+    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4340
     """``vcvtpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4309
+    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4341
     """``vcvttps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4310
+    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4342
     """``vcvttps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4311
+    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4343
     """``vcvttps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4312
+    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4344
     """``vcvttpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4313
+    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4345
     """``vcvttpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4314
+    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4346
     """``vcvttpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4315
+    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4347
     """``vcvtuqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4316
+    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4348
     """``vcvtuqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4317
+    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4349
     """``vcvtuqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4318
+    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4350
     """``vcvtuqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4319
+    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4351
     """``vcvtuqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4320
+    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4352
     """``vcvtuqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4321
+    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4353
     """``vcvtps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4322
+    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4354
     """``vcvtps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4323
+    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4355
     """``vcvtps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4324
+    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4356
     """``vcvtpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4325
+    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4357
     """``vcvtpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4326
+    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4358
     """``vcvtpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4327
+    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4359
     """``vcvtqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 E6 /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4328
+    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4360
     """``vcvtqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4329
+    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4361
     """``vcvtqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4330
+    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4362
     """``vbroadcastf32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 19 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4331
+    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4363
     """``vbroadcastf32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 19 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4332
+    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4364
     """``vbroadcastf64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 1A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4333
+    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4365
     """``vbroadcastf64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 1A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4334
+    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4366
     """``vbroadcastf32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 1B /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_ZMM_KR: Final = 4335
+    EVEX_VPMOVM2D_ZMM_KR: Final = 4367
     """``vpmovm2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_XMM_KR: Final = 4336
+    EVEX_VPMOVM2D_XMM_KR: Final = 4368
     """``vpmovm2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2D_YMM_KR: Final = 4337
+    EVEX_VPMOVM2D_YMM_KR: Final = 4369
     """``vpmovm2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_ZMM_KR: Final = 4338
+    EVEX_VPMOVM2Q_ZMM_KR: Final = 4370
     """``vpmovm2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2Q_XMM_KR: Final = 4339
+    EVEX_VPMOVM2Q_XMM_KR: Final = 4371
     """``vpmovm2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_YMM_KR: Final = 4340
+    EVEX_VPMOVM2Q_YMM_KR: Final = 4372
     """``vpmovm2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_ZMM: Final = 4341
+    EVEX_VPMOVD2M_KR_ZMM: Final = 4373
     """``vpmovd2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_XMM: Final = 4342
+    EVEX_VPMOVD2M_KR_XMM: Final = 4374
     """``vpmovd2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_YMM: Final = 4343
+    EVEX_VPMOVD2M_KR_YMM: Final = 4375
     """``vpmovd2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_ZMM: Final = 4344
+    EVEX_VPMOVQ2M_KR_ZMM: Final = 4376
     """``vpmovq2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_XMM: Final = 4345
+    EVEX_VPMOVQ2M_KR_XMM: Final = 4377
     """``vpmovq2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_YMM: Final = 4346
+    EVEX_VPMOVQ2M_KR_YMM: Final = 4378
     """``vpmovq2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4347
+    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4379
     """``vpmullq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 40 /r`` (AVX512DQ)"""
-    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4348
+    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4380
     """``vpmullq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4349
+    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4381
     """``vpmullq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4350
+    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4382
     """``vbroadcasti32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 59 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4351
+    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4383
     """``vbroadcasti32x2 W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4352
+    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4384
     """``vbroadcasti32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4353
+    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4385
     """``vbroadcasti64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 5A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4354
+    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4386
     """``vbroadcasti64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 5A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4355
+    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4387
     """``vbroadcasti32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 5B /r`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4356
+    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4388
     """``vinsertf64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 18 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4357
+    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4389
     """``vinsertf64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 18 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4358
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4390
     """``vextractf64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 19 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4359
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4391
     """``vextractf64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 19 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4360
+    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4392
     """``vinsertf32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 1A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4361
+    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4393
     """``vextractf32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1B /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4362
+    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4394
     """``vinserti64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 38 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4363
+    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4395
     """``vinserti64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 38 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4364
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4396
     """``vextracti64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 39 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4365
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4397
     """``vextracti64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 39 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4366
+    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4398
     """``vinserti32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 3A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4367
+    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4399
     """``vextracti32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 3B /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4368
+    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4400
     """``vrangeps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4369
+    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4401
     """``vrangeps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4370
+    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4402
     """``vrangeps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4371
+    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4403
     """``vrangepd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4372
+    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4404
     """``vrangepd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4373
+    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4405
     """``vrangepd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4374
+    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4406
     """``vrangess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 51 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4375
+    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4407
     """``vrangesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 51 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4376
+    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4408
     """``vreduceps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4377
+    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4409
     """``vreduceps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4378
+    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4410
     """``vreduceps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4379
+    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4411
     """``vreducepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4380
+    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4412
     """``vreducepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4381
+    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4413
     """``vreducepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4382
+    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4414
     """``vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 57 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4383
+    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4415
     """``vreducesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 57 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4384
+    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4416
     """``vfpclassps W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4385
+    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4417
     """``vfpclassps W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4386
+    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4418
     """``vfpclassps W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4387
+    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4419
     """``vfpclasspd W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4388
+    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4420
     """``vfpclasspd W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4389
+    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4421
     """``vfpclasspd W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4390
+    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4422
     """``vfpclassss W:k, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 67 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4391
+    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4423
     """``vfpclasssd W:k, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 67 /r ib`` (AVX512DQ)"""
 

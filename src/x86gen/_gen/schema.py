@@ -7,7 +7,7 @@ from source).
 """
 from operator import itemgetter as _item
 
-FORM_FIELDS = ('id', 'mnemonic', 'operands', 'encoding_kind', 'opcode', 'opcode_map', 'mandatory_prefix', 'opsize16', 'addrsize32', 'w', 'vex_l', 'modrm', 'reg_in_opcode', 'imm_widths', 'is4', 'operand_size', 'cpuid', 'flags', 'implicit', 'encoding', 'line', 'tuple_type', 'disp8_n', 'disp8_n_bcst', 'evex_mask', 'evex_bcst', 'evex_rc', 'mem_role', 'fwait', 'taken_reg', 'taken_mem', 'length', 'shape', 'shape_args')
+FORM_FIELDS = ('id', 'mnemonic', 'operands', 'encoding_kind', 'opcode', 'opcode_map', 'mandatory_prefix', 'opsize16', 'addrsize32', 'w', 'vex_l', 'modrm', 'reg_in_opcode', 'imm_widths', 'is4', 'operand_size', 'cpuid', 'flags', 'implicit', 'encoding', 'line', 'tuple_type', 'disp8_n', 'disp8_n_bcst', 'evex_mask', 'evex_bcst', 'evex_rc', 'mem_role', 'fwait', 'taken_reg', 'taken_mem', 'suffix', 'length', 'shape', 'shape_args')
 OPERAND_FIELDS = ('kind', 'loc', 'role', 'reg', 'mem', 'imm', 'sext')
 
 
@@ -38,7 +38,7 @@ class FormRow(_Row):
     id = property(_item(0), doc="form id: iced-x86's Code name, e.g. ADD_RM32_R32")
     mnemonic = property(_item(1), doc='lower-case mnemonic')
     operands = property(_item(2), doc='the explicit operands, each an OperandRow')
-    encoding_kind = property(_item(3), doc='legacy | vex | evex | xop')
+    encoding_kind = property(_item(3), doc='legacy | d3now | vex | evex | xop (d3now: AMD 3DNow!, legacy bytes and a suffix opcode byte)')
     opcode = property(_item(4), doc='the opcode byte')
     opcode_map = property(_item(5), doc='0 one-byte, 1 0F, 2 0F38, 3 0F3A, 5 MAP5, 6 MAP6 (EVEX), 8 9 10 (XOP maps 08 09 0A)')
     mandatory_prefix = property(_item(6), doc='0 none, 1 66, 2 F3, 3 F2 (legacy mandatory prefix / VEX.pp; XOP.pp is 0)')
@@ -66,9 +66,10 @@ class FormRow(_Row):
     fwait = property(_item(28), doc='9B (WAIT) before the instruction: the x87 control forms finit = 9B DB E3 (two instructions to a decoder)')
     taken_reg = property(_item(29), doc='bitmask of the ModRM.reg values (bit n: reg field n) that make another instruction with a register in ModRM.rm (the hint-NOP space: 0F 1F /0 is nop r/m32); the form refuses them')
     taken_mem = property(_item(30), doc='the same with a memory operand in ModRM.rm (0F 18 /0-/3 are the prefetches)')
-    length = property(_item(31), doc="length in bytes with no memory operand, a 2-byte VEX where legal and no optional REX: what `x86gen.encode` orders a mnemonic's forms by (shortest first, then file order), as GNU as chooses")
-    shape = property(_item(32), doc="index of its encoder's shape (codegen/shapes.py) in _gen/encoders, -1 if none yet (EVEX)")
-    shape_args = property(_item(33), doc='the constants that function binds for this form (bytes as lists of ints)')
+    suffix = property(_item(31), doc='3DNow!: the opcode byte after ModRM, SIB and displacement (0F 0F /r 9E is pfadd; AMD APM Vol.3 1.2.7), else 0 (no 3DNow! operation is 00)')
+    length = property(_item(32), doc="length in bytes with no memory operand, a 2-byte VEX where legal and no optional REX: what `x86gen.encode` orders a mnemonic's forms by (shortest first, then file order), as GNU as chooses")
+    shape = property(_item(33), doc="index of its encoder's shape (codegen/shapes.py) in _gen/encoders, -1 if none yet (EVEX)")
+    shape_args = property(_item(34), doc='the constants that function binds for this form (bytes as lists of ints)')
 
 
 class OperandRow(_Row):

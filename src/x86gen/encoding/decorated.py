@@ -109,6 +109,9 @@ def address32(row, ops: tuple, written: str | None = None) -> tuple[tuple, bool]
             if o.loc in IMPLICIT_MEM and x.__class__ is not A32Mem:
                 raise OperandError(f"{where}: a 32-bit and a 64-bit address: 0x67 makes every address of {syntax(row)}"
                                    " 32-bit ([esi] and [edi] together, as GNU as)")
+    if row.cpuid == "MPX":   # 64-bit mode: MPX addresses are 64-bit with or without 0x67 (SDM Vol.1 17.5.1, Table 17-3)
+        raise OperandError(f"{where}: MPX instructions take no 32-bit address in 64-bit mode (0x67 does not make their"
+                           " address 32-bit: SDM Vol.1 17.5.1, Table 17-3; GNU as refuses it too)")
     if row.mnemonic in REG_ADDRESS:   # enqcmd r64 with [ecx]: 0x67 would make its register's address 32-bit too
         raise address_size_error(written or row.id, ops, [row])
     return tuple(x.plain if x.__class__ is A32Mem else x for x in ops), True

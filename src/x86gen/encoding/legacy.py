@@ -1,4 +1,6 @@
-"""The legacy encoding (SDM Vol.2 2.1, 2.2): [66] [mandatory prefix] [REX] [0F [38|3A]] opcode [ModRM [SIB] [disp]] [imm].
+"""The legacy encoding (SDM Vol.2 2.1, 2.2): [66] [mandatory prefix] [REX] [0F [38|3A]] opcode [ModRM [SIB] [disp]] [imm],
+and AMD's 3DNow! (AMD APM Vol.3 1.2.7): [REX] 0F 0F ModRM [SIB] [disp] suffix, the same bytes with the operation's
+opcode byte (the row's ``suffix``) where an imm8 would be.
 
 `emit` writes a form's returns after the shared operand pass (`x86gen.encoding.operands`).
 """
@@ -14,6 +16,9 @@ def _legacy_returns(c: OperandPass, ind: str, rex_bits: list[str], middle: list[
     registers that may force (spl…dil) or forbid (ah…bh) a REX prefix (SDM Vol.2 2.2.1)."""
     row = c.row
     imm, tail_s = c.imm_bytes(tail)
+    if row.suffix:   # 3DNow!: the operation's byte last, after ModRM/SIB/displacement (AMD APM Vol.3 1.2.7)
+        if tail_s: tail_s += f" + _BYTE[{row.suffix:#04x}]"
+        else: imm = imm + [f"{row.suffix:#04x}"]
     # 9B (fwait: WAIT, first; finit is 9B DB E3, fsave 9B [66] DD /6: SDM Vol.2 FINIT/FSAVE), 66 (o16), then 67 (a32,
     # SDM Vol.2 3.6), then the mandatory prefix: iced-x86's order (x86gen.prefixes.layout)
     head = [f"{b:#04x}" for b in ([0x9B] if row.fwait else []) + ([0x66] if row.opsize16 else []) + ([0x67] if row.addrsize32 else [])

@@ -16,8 +16,11 @@ from ..table import IMPLICIT_MEM, imm_ranges, ip16_branch
 COMPLEX_FP16 = frozenset(f"vf{c}{op}c{s}" for c in ("", "c") for op in ("mul", "madd") for s in ("ph", "sh"))
 
 REG_CLASS = {"r8": "Gpr8", "r16": "Gpr16", "r32": "Gpr32", "r64": "Gpr64", "xmm": "Xmm", "ymm": "Ymm", "zmm": "Zmm", "k": "KReg",
-             "mm": "Mmx", "tmm": "Tmm", "st": "StReg", "sreg": "SegReg", "cr": "CrReg", "dr": "DrReg"}
+             "mm": "Mmx", "tmm": "Tmm", "st": "StReg", "sreg": "SegReg", "cr": "CrReg", "dr": "DrReg", "bnd": "BndReg"}
 PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
+# the forms that refuse a RIP-relative address beside those with a mib operand: MPX's bndmk (SDM Vol.2 BNDMK: #UD in
+# 64-bit mode "if RIP-relative addressing is used")
+NO_RIP_RELATIVE = frozenset({"bndmk"})
 # xmm16-31 / ymm16-31 have classes of their own (`x86gen.registers.XmmHigh`), which only EVEX encoders accept
 HIGH_CLASS = {"xmm": "XmmHigh", "ymm": "YmmHigh"}
 CLASS_NAMES = (*REG_CLASS.values(), *HIGH_CLASS.values())   # every register class encoder code may name
@@ -255,6 +258,12 @@ def modrm_cases(c: OperandPass, returns) -> list[str]:
             out.append(f"{ind}if {c.reg}.num == {c.vvvv}.num: raise _distinct_error({c.fid!r}, {c.allargs}, 'complex')")
         if kind == "sibmem":   # AMX: the address must have a SIB byte (SDM Vol.2 TILELOADD), [rax] too
             out.append(f"{ind}{a} = {a}.with_sib()")
+        if kind == "mib" or c.row.mnemonic in NO_RIP_RELATIVE:
+            # MPX: bndmk, bndldx and bndstx #UD with a RIP-relative address in 64-bit mode (SDM Vol.2 BNDMK, BNDLDX, BNDSTX)
+            out.append(f"{ind}if {a}.base is R_rip: raise _mpx_address_error({c.fid!r}, {c.allargs}, {i}, 'rip')")
+        if kind == "mib":   # bndldx/bndstx ignore the index's scale (SDM Vol.2 BNDLDX: "the scale field … is ignored")
+            out.append(f"{ind}if {a}.scale != 1 and {a}.index is not None:"
+                       f" raise _mpx_address_error({c.fid!r}, {c.allargs}, {i}, 'scale')")
         if vsib and known and not evex:   # (the signature "mx32" does not tell xmm0-15 from xmm16-31: VEX takes 0-15)
             out.append(f"{ind}if {a}.index.hi16: {c.bad(i)}")
         if vsib and evex:   # AVX-512: k0 is #UD (SDM Vol.2 VPGATHERDD/VPSCATTERDD, EVEX.aaa = 000); `mask_required`

@@ -32,7 +32,8 @@ _ERRORS = {"_operand_error": "operand_error", "_range_error": "immediate_range_e
            "_moffs_error": "moffs_error", "_high8_error": "high8_error",
            "_load_cs_error": "load_cs_error", "_implicit_error": "implicit_error", "_taken_error": "taken_error",
            "_nop_alias_error": "nop_alias_error", "_distinct_error": "distinct_error",
-           "_mask_required_error": "mask_required_error", "_kp1_error": "kp1_error"}
+           "_mask_required_error": "mask_required_error", "_kp1_error": "kp1_error",
+           "_mpx_address_error": "mpx_address_error"}
 globals().update({k: _hook(v) for k, v in _ERRORS.items()})
 ERROR_NAMES = tuple(_ERRORS)
 

@@ -13,6 +13,7 @@ one handler per encoding kind.
 
 Byte layout (SDM Vol.2 2.1, 2.2.1, 2.3, 2.7; AMD APM Vol.3 1.8):
   legacy: [66 (o16)] [F2|F3|66 mandatory] [REX] [0F [38|3A]] opcode [ModRM [SIB] [disp]] [imm]
+  3DNow!: [REX] 0F 0F ModRM [SIB] [disp] suffix                                (AMD APM Vol.3 1.2.7)
   VEX:    C5 R̄vvvvLpp                  opcode ModRM [SIB] [disp] [imm | is4]   (2-byte)
           C4 R̄X̄B̄mmmmm Wvvvv̄Lpp         opcode ModRM [SIB] [disp] [imm | is4]   (3-byte)
   EVEX:   62 R̄X̄B̄R̄'00mm W v̄v̄v̄v̄1pp zL'LbV̄'aaa   opcode ModRM [SIB] [disp8*N | disp32] [imm]   (SDM Vol.2 2.7.1)
@@ -27,7 +28,8 @@ from . import evex, legacy, vex, xop
 from .operands import CLASS_NAMES, OperandPass
 from .runtime import HELPERS
 
-EMITTERS = {"legacy": legacy.emit, "vex": vex.emit, "evex": evex.emit, "xop": xop.emit}   # encoding kind → its emitter
+# encoding kind → its emitter (3DNow! is legacy bytes with a suffix byte, `legacy.emit` writes it)
+EMITTERS = {"legacy": legacy.emit, "d3now": legacy.emit, "vex": vex.emit, "evex": evex.emit, "xop": xop.emit}
 
 
 def build(row) -> tuple[str, str | None]:

@@ -3,11 +3,117 @@
 """Encoders, one function per shape: shapes 448-479 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _distinct_error, _label_error, _mask_required_error, _operand_error, _range_error
-from ...memory import Mem, VsibMem
-from ...registers import REGISTERS, Gpr32, Gpr64, KReg, Mmx, StReg, Xmm, XmmHigh, Ymm, YmmHigh
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _label_error, _mpx_address_error, _operand_error, _range_error
+from ...memory import Mem
+from ...registers import REGISTERS, BndReg, Gpr32, Gpr64, KReg, Mmx, StReg, Xmm
 R_ax = REGISTERS['ax']
+R_rip = REGISTERS['rip']
 R_st0 = REGISTERS['st0']
+
+
+def shape_D3NOW_PI2FW_MM_MMM64(fid, k0):   # 24 forms: D3NOW_PI2FW_MM_MMM64, D3NOW_PI2FD_MM_MMM64, D3NOW_PF2IW_MM_MMM64, …
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x0f, 0xc0 | a0.reg3 | a1.lo, k0)
+            return _bytes4(0x0f, 0x0f, 0xc0 | a0.reg3 | a1.lo, k0)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[k0]
+            return _bytes3(0x0f, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[k0]
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_BNDMK_BND_M64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 1, 'rip')
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, 0x1b, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0xf3, 0x0f, 0x1b, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_BNDCL_BND_RM64(fid, k0, k1):   # 3 forms: BNDCL_BND_RM64, BNDCU_BND_RM64, BNDCN_BND_RM64
+    def enc(a0, a1):
+        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_BNDMOV_BND_BNDM128(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is BndReg:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1a, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0x66, 0x0f, 0x1a, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x66, 0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_BNDMOV_BNDM128_BND(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is BndReg:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1b, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes4(0x66, 0x0f, 0x1b, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 128):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0x66, 0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_BNDLDX_BND_MIB(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem:
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 1, 'rip')
+            if a1.scale != 1 and a1.index is not None: raise _mpx_address_error(fid, (a0, a1, ), 1, 'scale')
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_BNDSTX_MIB_BND(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem:
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a0.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 0, 'rip')
+            if a0.scale != 1 and a0.index is not None: raise _mpx_address_error(fid, (a0, a1, ), 0, 'scale')
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
 
 
 def shape_FADD_M32FP(fid, k0, k1):   # 8 forms: FADD_M32FP, FADD_M64FP, FLD_M32FP, …
@@ -306,85 +412,4 @@ def shape_VEX_KMOVQ_M64_KR(fid, k0, k1):   # 2 forms: VEX_KMOVQ_M64_KR, VEX_KMOV
     return enc, None
 
 
-def shape_VEX_KMOVQ_KR_R64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, 0xfb, 0x92, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KMOVQ_R64_KR(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, 0xfb, 0x93, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KSHIFTRB_KR_KR_IMM8(fid, k0, k1):   # 8 forms: VEX_KSHIFTRB_KR_KR_IMM8, VEX_KSHIFTRW_KR_KR_IMM8, VEX_KSHIFTRD_KR_KR_IMM8, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is KReg:
-            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPGATHERDD_XMM_VM32X_XMM(fid, k0, k1, k2):   # 8 forms: VEX_VPGATHERDD_XMM_VM32X_XMM, VEX_VPGATHERDQ_XMM_VM32X_XMM, VEX_VPGATHERQD_XMM_VM64X_XMM, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Xmm and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1 | a2.vv, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_VEX_VPGATHERDD_YMM_VM32Y_YMM(fid, k0, k1, k2):   # 4 forms: VEX_VPGATHERDD_YMM_VM32Y_YMM, VEX_VPGATHERQQ_YMM_VM64Y_YMM, VEX_VGATHERDPS_YMM_VM32Y_YMM, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Ymm and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1 | a2.vv, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERDD_XMM_K1_VM32X(fid, k0, k1, k2, k3):   # 8 forms: EVEX_VPGATHERDD_XMM_K1_VM32X, EVEX_VPGATHERDQ_XMM_K1_VM32X, EVEX_VPGATHERQD_XMM_K1_VM64X, …
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Xmm, XmmHigh) and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, a1.index.evv | aaa, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERDD_YMM_K1_VM32Y(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPGATHERDD_YMM_K1_VM32Y, EVEX_VPGATHERQQ_YMM_K1_VM64Y, EVEX_VGATHERDPS_YMM_K1_VM32Y, …
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x20 | a1.index.evv | aaa, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, shape_VEX_VPGATHERDD_XMM_VM32X_XMM, shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, )
+SHAPES = (shape_D3NOW_PI2FW_MM_MMM64, shape_BNDMK_BND_M64, shape_BNDCL_BND_RM64, shape_BNDMOV_BND_BNDM128, shape_BNDMOV_BNDM128_BND, shape_BNDLDX_BND_MIB, shape_BNDSTX_MIB_BND, shape_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, )

@@ -204,7 +204,8 @@ def cpu_features() -> frozenset[str]:
     opmask, ZMM_Hi256 and Hi16_ZMM, for AVX-512). The AVX-512 subsets have iced-x86's names, as the forms' ``cpuid``:
     AVX512F, AVX512CD, AVX512DQ, AVX512BW, AVX512VL, AVX512_IFMA, AVX512_VBMI, AVX512_VBMI2, AVX512_VNNI,
     AVX512_BITALG, AVX512_VPOPCNTDQ, AVX512_BF16, AVX512_FP16, AVX512_VP2INTERSECT, AVX512_4VNNIW, AVX512_4FMAPS,
-    AVX512PF, AVX512ER. The result is cached.
+    AVX512PF, AVX512ER; and AVX10_1, AVX10_2 from the AVX10 version (CPUID leaf 24H), the name the AVX10.2 forms' ``cpuid``
+    gives. The result is cached.
     """
     regs = (ctypes.c_uint32 * 4)()
     cpuid_fn = compile(_CPUID_CODE, None, (ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)), name="cpuid")
@@ -217,11 +218,16 @@ def cpu_features() -> frozenset[str]:
     leaves = {leaf: cpuid(leaf) for leaf in (1, 7, 0x80000001) if leaf <= (max_ext if leaf & 0x80000000 else max_leaf)}
     if 7 in leaves and leaves[7][0] >= 1: leaves[0x70001] = cpuid(7, 1)   # leaf 7 sub-leaf 1 (EAX of sub-leaf 0: the last one)
     found = {name for leaf, reg, bit, name in _BITS if leaf in leaves and leaves[leaf][reg] >> bit & 1}
+    # AVX10 (Intel AVX10 Architecture Specification, "Enumeration"): CPUID.(07H,1):EDX[19] says leaf 24H is there, whose
+    # EBX[7:0] is the converged vector ISA's version; AVX10.2 is version 2 or later (and all of AVX10.1 with it)
+    if 0x70001 in leaves and leaves[0x70001][3] >> 19 & 1 and max_leaf >= 0x24:
+        version = cpuid(0x24)[1] & 0xFF
+        found |= {f"AVX10_{v}" for v in range(1, min(version, 2) + 1)}
     xcr0 = 0
     if "OSXSAVE" in found:  # XGETBV faults unless the OS has set CR4.OSXSAVE
         xcr0 = compile(_XGETBV_CODE, ctypes.c_uint64, (ctypes.c_uint32,), name="xgetbv")(0)
     if xcr0 & _XCR0_YMM != _XCR0_YMM:
         found -= _NEEDS_YMM
     if xcr0 & _XCR0_ZMM != _XCR0_ZMM:
-        found = {name for name in found if not name.startswith("AVX512")}
+        found = {name for name in found if not name.startswith(("AVX512", "AVX10"))}
     return frozenset(found)

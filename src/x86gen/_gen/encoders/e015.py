@@ -286,7 +286,7 @@ def shape_EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER(fid, k0, k1):   # 3 forms: EVEX_V
     return enc, None
 
 
-def shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8(fid, k0, k1, k2, k3):   # 6 forms: EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8, EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8, EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8, …
+def shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8(fid, k0, k1, k2, k3):   # 7 forms: EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8, EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8, EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8, …
     def enc(a0, a1, a2, *, p2=0x0, n=k0):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
@@ -303,7 +303,7 @@ def shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8(fid, k0, k1, k2, k3):   # 6 form
     return enc, fits
 
 
-def shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8(fid, k0):   # 3 forms: EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8, EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8, EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8
+def shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8(fid, k0):   # 4 forms: EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8, EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8, EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8, …
     def enc(a0, a1, a2, *, p2=0x20, n=32):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
@@ -320,7 +320,7 @@ def shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8(fid, k0):   # 3 forms: EVEX_VFPC
     return enc, fits
 
 
-def shape_EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8(fid, k0):   # 3 forms: EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8, EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8, EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8
+def shape_EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8(fid, k0):   # 4 forms: EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8, EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8, EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8, …
     def enc(a0, a1, a2, *, p2=0x40, n=64):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
@@ -385,21 +385,18 @@ def shape_EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1):   # 4 forms: E
     return enc, None
 
 
-def shape_EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0):   # 2 forms: EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8, EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8
-    def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Zmm:
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 512):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, 0x72, m) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x40, n=64):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
+def shape_EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16(fid, k0, k1):   # 4 forms: EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16, EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16, EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16, …
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, 0x04 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, 0x04 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
 
 
-SHAPES = (shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, shape_HRESET_IMM8, shape_UMONITOR_R32, shape_VMREAD_RM64_R64, shape_VMWRITE_R64_RM64, shape_EVEX_VPMOVUSWB_XMMM128_K1Z_YMM, shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM, shape_EVEX_VPMOVM2B_XMM_KR, shape_EVEX_VPMOVM2B_YMM_KR, shape_EVEX_VPMOVM2B_ZMM_KR, shape_EVEX_VPMOVB2M_KR_XMM, shape_EVEX_VPMOVB2M_KR_YMM, shape_EVEX_VPMOVB2M_KR_ZMM, shape_EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER, shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8, shape_EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32, shape_EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, shape_EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8, )
+SHAPES = (shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, shape_HRESET_IMM8, shape_UMONITOR_R32, shape_VMREAD_RM64_R64, shape_VMWRITE_R64_RM64, shape_EVEX_VPMOVUSWB_XMMM128_K1Z_YMM, shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM, shape_EVEX_VPMOVM2B_XMM_KR, shape_EVEX_VPMOVM2B_YMM_KR, shape_EVEX_VPMOVM2B_ZMM_KR, shape_EVEX_VPMOVB2M_KR_XMM, shape_EVEX_VPMOVB2M_KR_YMM, shape_EVEX_VPMOVB2M_KR_ZMM, shape_EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER, shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8, shape_EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32, shape_EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, shape_EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16, )

@@ -5829,6 +5829,14 @@ class AsmMethods:
         unpcklps RW:xmm, R:xmm/m128                  0F 14 /r                     UNPCKLPS_XMM_XMMM128 (SSE)
         """
 
+    def vaddbf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vaddbf16: 3 forms.
+
+        vaddbf16 W:xmm, R:xmm, R:xmm/m128            EVEX.128.66.MAP5.W0 58 /r    EVEX_VADDBF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vaddbf16 W:ymm, R:ymm, R:ymm/m256            EVEX.256.66.MAP5.W0 58 /r    EVEX_VADDBF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vaddbf16 W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.MAP5.W0 58 /r    EVEX_VADDBF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vaddpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vaddpd: 5 forms.
 
@@ -6157,6 +6165,14 @@ class AsmMethods:
         vbroadcastss W:ymm, R:xmm/m32                EVEX.256.66.0F38.W0 18 /r    EVEX_VBROADCASTSS_YMM_K1Z_XMMM32 (AVX512VL+AVX512F)
         """
 
+    def vcmpbf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vcmpbf16: 3 forms.
+
+        vcmpbf16 W:k, R:xmm, R:xmm/m128, R:imm8      EVEX.128.F2.0F3A.W0 C2 /r ib EVEX_VCMPBF16_KR_K1_XMM_XMMM128B16_IMM8 (AVX10_2)
+        vcmpbf16 W:k, R:ymm, R:ymm/m256, R:imm8      EVEX.256.F2.0F3A.W0 C2 /r ib EVEX_VCMPBF16_KR_K1_YMM_YMMM256B16_IMM8 (AVX10_2)
+        vcmpbf16 W:k, R:zmm, R:zmm/m512, R:imm8      EVEX.512.F2.0F3A.W0 C2 /r ib EVEX_VCMPBF16_KR_K1_ZMM_ZMMM512B16_IMM8 (AVX10_2)
+        """
+
     def vcmppd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
         """vcmppd: 5 forms.
 
@@ -6205,6 +6221,12 @@ class AsmMethods:
         vcmpss W:k, R:xmm, R:xmm/m32, R:imm8         EVEX.LIG.F3.0F.W0 C2 /r ib   EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE (AVX512F)
         """
 
+    def vcomisbf16(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcomisbf16: 1 form.
+
+        vcomisbf16 R:xmm, R:xmm/m16                  EVEX.LIG.66.MAP5.W0 2F /r    EVEX_VCOMISBF16_XMM_XMMM16 (AVX10_2)
+        """
+
     def vcomisd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcomisd: 2 forms.
 
@@ -6241,6 +6263,112 @@ class AsmMethods:
         vcompressps W:ymm/m256, R:ymm                EVEX.256.66.0F38.W0 8A /r    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM (AVX512VL+AVX512F)
         """
 
+    def vcomxsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcomxsd: 1 form.
+
+        vcomxsd R:xmm, R:xmm/m64                     EVEX.LIG.F2.0F.W1 2F /r      EVEX_VCOMXSD_XMM_XMMM64_SAE (AVX10_2)
+        """
+
+    def vcomxsh(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcomxsh: 1 form.
+
+        vcomxsh R:xmm, R:xmm/m16                     EVEX.128.F3.MAP5.W0 2F /r    EVEX_VCOMXSH_XMM_XMMM16_SAE (AVX10_2)
+        """
+
+    def vcomxss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcomxss: 1 form.
+
+        vcomxss R:xmm, R:xmm/m32                     EVEX.LIG.F3.0F.W0 2F /r      EVEX_VCOMXSS_XMM_XMMM32_SAE (AVX10_2)
+        """
+
+    def vcvt2ph2bf8(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvt2ph2bf8: 3 forms.
+
+        vcvt2ph2bf8 W:xmm, R:xmm, R:xmm/m128         EVEX.128.F2.0F38.W0 74 /r    EVEX_VCVT2PH2BF8_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vcvt2ph2bf8 W:ymm, R:ymm, R:ymm/m256         EVEX.256.F2.0F38.W0 74 /r    EVEX_VCVT2PH2BF8_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vcvt2ph2bf8 W:zmm, R:zmm, R:zmm/m512         EVEX.512.F2.0F38.W0 74 /r    EVEX_VCVT2PH2BF8_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvt2ph2bf8s(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvt2ph2bf8s: 3 forms.
+
+        vcvt2ph2bf8s W:xmm, R:xmm, R:xmm/m128        EVEX.128.F2.MAP5.W0 74 /r    EVEX_VCVT2PH2BF8S_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vcvt2ph2bf8s W:ymm, R:ymm, R:ymm/m256        EVEX.256.F2.MAP5.W0 74 /r    EVEX_VCVT2PH2BF8S_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vcvt2ph2bf8s W:zmm, R:zmm, R:zmm/m512        EVEX.512.F2.MAP5.W0 74 /r    EVEX_VCVT2PH2BF8S_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvt2ph2hf8(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvt2ph2hf8: 3 forms.
+
+        vcvt2ph2hf8 W:xmm, R:xmm, R:xmm/m128         EVEX.128.F2.MAP5.W0 18 /r    EVEX_VCVT2PH2HF8_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vcvt2ph2hf8 W:ymm, R:ymm, R:ymm/m256         EVEX.256.F2.MAP5.W0 18 /r    EVEX_VCVT2PH2HF8_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vcvt2ph2hf8 W:zmm, R:zmm, R:zmm/m512         EVEX.512.F2.MAP5.W0 18 /r    EVEX_VCVT2PH2HF8_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvt2ph2hf8s(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvt2ph2hf8s: 3 forms.
+
+        vcvt2ph2hf8s W:xmm, R:xmm, R:xmm/m128        EVEX.128.F2.MAP5.W0 1B /r    EVEX_VCVT2PH2HF8S_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vcvt2ph2hf8s W:ymm, R:ymm, R:ymm/m256        EVEX.256.F2.MAP5.W0 1B /r    EVEX_VCVT2PH2HF8S_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vcvt2ph2hf8s W:zmm, R:zmm, R:zmm/m512        EVEX.512.F2.MAP5.W0 1B /r    EVEX_VCVT2PH2HF8S_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvt2ps2phx(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvt2ps2phx: 3 forms.
+
+        vcvt2ps2phx W:xmm, R:xmm, R:xmm/m128         EVEX.128.66.0F38.W0 67 /r    EVEX_VCVT2PS2PHX_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vcvt2ps2phx W:ymm, R:ymm, R:ymm/m256         EVEX.256.66.0F38.W0 67 /r    EVEX_VCVT2PS2PHX_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vcvt2ps2phx W:zmm, R:zmm, R:zmm/m512         EVEX.512.66.0F38.W0 67 /r    EVEX_VCVT2PS2PHX_ZMM_K1Z_ZMM_ZMMM512B32_ER (AVX10_2)
+        """
+
+    def vcvtbf162ibs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtbf162ibs: 3 forms.
+
+        vcvtbf162ibs W:xmm, R:xmm/m128               EVEX.128.F2.MAP5.W0 69 /r    EVEX_VCVTBF162IBS_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvtbf162ibs W:ymm, R:ymm/m256               EVEX.256.F2.MAP5.W0 69 /r    EVEX_VCVTBF162IBS_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvtbf162ibs W:zmm, R:zmm/m512               EVEX.512.F2.MAP5.W0 69 /r    EVEX_VCVTBF162IBS_ZMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvtbf162iubs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtbf162iubs: 3 forms.
+
+        vcvtbf162iubs W:xmm, R:xmm/m128              EVEX.128.F2.MAP5.W0 6B /r    EVEX_VCVTBF162IUBS_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvtbf162iubs W:ymm, R:ymm/m256              EVEX.256.F2.MAP5.W0 6B /r    EVEX_VCVTBF162IUBS_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvtbf162iubs W:zmm, R:zmm/m512              EVEX.512.F2.MAP5.W0 6B /r    EVEX_VCVTBF162IUBS_ZMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvtbiasph2bf8(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtbiasph2bf8: 3 forms.
+
+        vcvtbiasph2bf8 W:xmm, R:xmm, R:xmm/m128      EVEX.128.NP.0F38.W0 74 /r    EVEX_VCVTBIASPH2BF8_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vcvtbiasph2bf8 W:xmm, R:ymm, R:ymm/m256      EVEX.256.NP.0F38.W0 74 /r    EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vcvtbiasph2bf8 W:ymm, R:zmm, R:zmm/m512      EVEX.512.NP.0F38.W0 74 /r    EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvtbiasph2bf8s(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtbiasph2bf8s: 3 forms.
+
+        vcvtbiasph2bf8s W:xmm, R:xmm, R:xmm/m128     EVEX.128.NP.MAP5.W0 74 /r    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vcvtbiasph2bf8s W:xmm, R:ymm, R:ymm/m256     EVEX.256.NP.MAP5.W0 74 /r    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vcvtbiasph2bf8s W:ymm, R:zmm, R:zmm/m512     EVEX.512.NP.MAP5.W0 74 /r    EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvtbiasph2hf8(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtbiasph2hf8: 3 forms.
+
+        vcvtbiasph2hf8 W:xmm, R:xmm, R:xmm/m128      EVEX.128.NP.MAP5.W0 18 /r    EVEX_VCVTBIASPH2HF8_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vcvtbiasph2hf8 W:xmm, R:ymm, R:ymm/m256      EVEX.256.NP.MAP5.W0 18 /r    EVEX_VCVTBIASPH2HF8_XMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vcvtbiasph2hf8 W:ymm, R:zmm, R:zmm/m512      EVEX.512.NP.MAP5.W0 18 /r    EVEX_VCVTBIASPH2HF8_YMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvtbiasph2hf8s(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtbiasph2hf8s: 3 forms.
+
+        vcvtbiasph2hf8s W:xmm, R:xmm, R:xmm/m128     EVEX.128.NP.MAP5.W0 1B /r    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vcvtbiasph2hf8s W:xmm, R:ymm, R:ymm/m256     EVEX.256.NP.MAP5.W0 1B /r    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vcvtbiasph2hf8s W:ymm, R:zmm, R:zmm/m512     EVEX.512.NP.MAP5.W0 1B /r    EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vcvtdq2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtdq2pd: 5 forms.
 
@@ -6267,6 +6395,14 @@ class AsmMethods:
         vcvtdq2ps W:zmm, R:zmm/m512                  EVEX.512.0F.W0 5B /r         EVEX_VCVTDQ2PS_ZMM_K1Z_ZMMM512B32_ER (AVX512F)
         vcvtdq2ps W:xmm, R:xmm/m128                  EVEX.128.0F.W0 5B /r         EVEX_VCVTDQ2PS_XMM_K1Z_XMMM128B32 (AVX512VL+AVX512F)
         vcvtdq2ps W:ymm, R:ymm/m256                  EVEX.256.0F.W0 5B /r         EVEX_VCVTDQ2PS_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
+        """
+
+    def vcvthf82ph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvthf82ph: 3 forms.
+
+        vcvthf82ph W:xmm, R:xmm/m64                  EVEX.128.F2.MAP5.W0 1E /r    EVEX_VCVTHF82PH_XMM_K1Z_XMMM64 (AVX10_2)
+        vcvthf82ph W:ymm, R:xmm/m128                 EVEX.256.F2.MAP5.W0 1E /r    EVEX_VCVTHF82PH_YMM_K1Z_XMMM128 (AVX10_2)
+        vcvthf82ph W:zmm, R:ymm/m256                 EVEX.512.F2.MAP5.W0 1E /r    EVEX_VCVTHF82PH_ZMM_K1Z_YMMM256 (AVX10_2)
         """
 
     def vcvtne2ps2bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -6367,12 +6503,60 @@ class AsmMethods:
         vcvtpd2uqq W:ymm, R:ymm/m256                 EVEX.256.66.0F.W1 79 /r      EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
+    def vcvtph2bf8(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtph2bf8: 3 forms.
+
+        vcvtph2bf8 W:xmm, R:xmm/m128                 EVEX.128.F3.0F38.W0 74 /r    EVEX_VCVTPH2BF8_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvtph2bf8 W:xmm, R:ymm/m256                 EVEX.256.F3.0F38.W0 74 /r    EVEX_VCVTPH2BF8_XMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvtph2bf8 W:ymm, R:zmm/m512                 EVEX.512.F3.0F38.W0 74 /r    EVEX_VCVTPH2BF8_YMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvtph2bf8s(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtph2bf8s: 3 forms.
+
+        vcvtph2bf8s W:xmm, R:xmm/m128                EVEX.128.F3.MAP5.W0 74 /r    EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvtph2bf8s W:xmm, R:ymm/m256                EVEX.256.F3.MAP5.W0 74 /r    EVEX_VCVTPH2BF8S_XMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvtph2bf8s W:ymm, R:zmm/m512                EVEX.512.F3.MAP5.W0 74 /r    EVEX_VCVTPH2BF8S_YMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
     def vcvtph2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvtph2dq: 3 forms.
 
         vcvtph2dq W:xmm, R:xmm/m64                   EVEX.128.66.MAP5.W0 5B /r    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16 (AVX512VL+AVX512_FP16)
         vcvtph2dq W:ymm, R:xmm/m128                  EVEX.256.66.MAP5.W0 5B /r    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
         vcvtph2dq W:zmm, R:ymm/m256                  EVEX.512.66.MAP5.W0 5B /r    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER (AVX512_FP16)
+        """
+
+    def vcvtph2hf8(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtph2hf8: 3 forms.
+
+        vcvtph2hf8 W:xmm, R:xmm/m128                 EVEX.128.F3.MAP5.W0 18 /r    EVEX_VCVTPH2HF8_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvtph2hf8 W:xmm, R:ymm/m256                 EVEX.256.F3.MAP5.W0 18 /r    EVEX_VCVTPH2HF8_XMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvtph2hf8 W:ymm, R:zmm/m512                 EVEX.512.F3.MAP5.W0 18 /r    EVEX_VCVTPH2HF8_YMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvtph2hf8s(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtph2hf8s: 3 forms.
+
+        vcvtph2hf8s W:xmm, R:xmm/m128                EVEX.128.F3.MAP5.W0 1B /r    EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvtph2hf8s W:xmm, R:ymm/m256                EVEX.256.F3.MAP5.W0 1B /r    EVEX_VCVTPH2HF8S_XMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvtph2hf8s W:ymm, R:zmm/m512                EVEX.512.F3.MAP5.W0 1B /r    EVEX_VCVTPH2HF8S_YMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvtph2ibs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtph2ibs: 3 forms.
+
+        vcvtph2ibs W:xmm, R:xmm/m128                 EVEX.128.NP.MAP5.W0 69 /r    EVEX_VCVTPH2IBS_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvtph2ibs W:ymm, R:ymm/m256                 EVEX.256.NP.MAP5.W0 69 /r    EVEX_VCVTPH2IBS_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvtph2ibs W:zmm, R:zmm/m512                 EVEX.512.NP.MAP5.W0 69 /r    EVEX_VCVTPH2IBS_ZMM_K1Z_ZMMM512B16_ER (AVX10_2)
+        """
+
+    def vcvtph2iubs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtph2iubs: 3 forms.
+
+        vcvtph2iubs W:xmm, R:xmm/m128                EVEX.128.NP.MAP5.W0 6B /r    EVEX_VCVTPH2IUBS_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvtph2iubs W:ymm, R:ymm/m256                EVEX.256.NP.MAP5.W0 6B /r    EVEX_VCVTPH2IUBS_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvtph2iubs W:zmm, R:zmm/m512                EVEX.512.NP.MAP5.W0 6B /r    EVEX_VCVTPH2IUBS_ZMM_K1Z_ZMMM512B16_ER (AVX10_2)
         """
 
     def vcvtph2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -6449,6 +6633,22 @@ class AsmMethods:
         vcvtps2dq W:zmm, R:zmm/m512                  EVEX.512.66.0F.W0 5B /r      EVEX_VCVTPS2DQ_ZMM_K1Z_ZMMM512B32_ER (AVX512F)
         vcvtps2dq W:xmm, R:xmm/m128                  EVEX.128.66.0F.W0 5B /r      EVEX_VCVTPS2DQ_XMM_K1Z_XMMM128B32 (AVX512VL+AVX512F)
         vcvtps2dq W:ymm, R:ymm/m256                  EVEX.256.66.0F.W0 5B /r      EVEX_VCVTPS2DQ_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
+        """
+
+    def vcvtps2ibs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtps2ibs: 3 forms.
+
+        vcvtps2ibs W:xmm, R:xmm/m128                 EVEX.128.66.MAP5.W0 69 /r    EVEX_VCVTPS2IBS_XMM_K1Z_XMMM128B32 (AVX10_2)
+        vcvtps2ibs W:ymm, R:ymm/m256                 EVEX.256.66.MAP5.W0 69 /r    EVEX_VCVTPS2IBS_YMM_K1Z_YMMM256B32 (AVX10_2)
+        vcvtps2ibs W:zmm, R:zmm/m512                 EVEX.512.66.MAP5.W0 69 /r    EVEX_VCVTPS2IBS_ZMM_K1Z_ZMMM512B32_ER (AVX10_2)
+        """
+
+    def vcvtps2iubs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvtps2iubs: 3 forms.
+
+        vcvtps2iubs W:xmm, R:xmm/m128                EVEX.128.66.MAP5.W0 6B /r    EVEX_VCVTPS2IUBS_XMM_K1Z_XMMM128B32 (AVX10_2)
+        vcvtps2iubs W:ymm, R:ymm/m256                EVEX.256.66.MAP5.W0 6B /r    EVEX_VCVTPS2IUBS_YMM_K1Z_YMMM256B32 (AVX10_2)
+        vcvtps2iubs W:zmm, R:zmm/m512                EVEX.512.66.MAP5.W0 6B /r    EVEX_VCVTPS2IUBS_ZMM_K1Z_ZMMM512B32_ER (AVX10_2)
         """
 
     def vcvtps2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -6636,6 +6836,22 @@ class AsmMethods:
         vcvtss2usi W:r64, R:xmm/m32                  EVEX.LIG.F3.0F.W1 79 /r      EVEX_VCVTSS2USI_R64_XMMM32_ER (AVX512F)
         """
 
+    def vcvttbf162ibs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttbf162ibs: 3 forms.
+
+        vcvttbf162ibs W:xmm, R:xmm/m128              EVEX.128.F2.MAP5.W0 68 /r    EVEX_VCVTTBF162IBS_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvttbf162ibs W:ymm, R:ymm/m256              EVEX.256.F2.MAP5.W0 68 /r    EVEX_VCVTTBF162IBS_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvttbf162ibs W:zmm, R:zmm/m512              EVEX.512.F2.MAP5.W0 68 /r    EVEX_VCVTTBF162IBS_ZMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
+    def vcvttbf162iubs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttbf162iubs: 3 forms.
+
+        vcvttbf162iubs W:xmm, R:xmm/m128             EVEX.128.F2.MAP5.W0 6A /r    EVEX_VCVTTBF162IUBS_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvttbf162iubs W:ymm, R:ymm/m256             EVEX.256.F2.MAP5.W0 6A /r    EVEX_VCVTTBF162IUBS_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvttbf162iubs W:zmm, R:zmm/m512             EVEX.512.F2.MAP5.W0 6A /r    EVEX_VCVTTBF162IUBS_ZMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
     def vcvttpd2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttpd2dq: 5 forms.
 
@@ -6646,12 +6862,28 @@ class AsmMethods:
         vcvttpd2dq W:xmm, R:ymm/m256                 EVEX.256.66.0F.W1 E6 /r      EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
+    def vcvttpd2dqs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttpd2dqs: 3 forms.
+
+        vcvttpd2dqs W:xmm, R:xmm/m128                EVEX.128.NP.MAP5.W1 6D /r    EVEX_VCVTTPD2DQS_XMM_K1Z_XMMM128B64 (AVX10_2)
+        vcvttpd2dqs W:xmm, R:ymm/m256                EVEX.256.NP.MAP5.W1 6D /r    EVEX_VCVTTPD2DQS_XMM_K1Z_YMMM256B64 (AVX10_2)
+        vcvttpd2dqs W:ymm, R:zmm/m512                EVEX.512.NP.MAP5.W1 6D /r    EVEX_VCVTTPD2DQS_YMM_K1Z_ZMMM512B64_SAE (AVX10_2)
+        """
+
     def vcvttpd2qq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttpd2qq: 3 forms.
 
         vcvttpd2qq W:zmm, R:zmm/m512                 EVEX.512.66.0F.W1 7A /r      EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE (AVX512DQ)
         vcvttpd2qq W:xmm, R:xmm/m128                 EVEX.128.66.0F.W1 7A /r      EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64 (AVX512VL+AVX512DQ)
         vcvttpd2qq W:ymm, R:ymm/m256                 EVEX.256.66.0F.W1 7A /r      EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512DQ)
+        """
+
+    def vcvttpd2qqs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttpd2qqs: 3 forms.
+
+        vcvttpd2qqs W:xmm, R:xmm/m128                EVEX.128.66.MAP5.W1 6D /r    EVEX_VCVTTPD2QQS_XMM_K1Z_XMMM128B64 (AVX10_2)
+        vcvttpd2qqs W:ymm, R:ymm/m256                EVEX.256.66.MAP5.W1 6D /r    EVEX_VCVTTPD2QQS_YMM_K1Z_YMMM256B64 (AVX10_2)
+        vcvttpd2qqs W:zmm, R:zmm/m512                EVEX.512.66.MAP5.W1 6D /r    EVEX_VCVTTPD2QQS_ZMM_K1Z_ZMMM512B64_SAE (AVX10_2)
         """
 
     def vcvttpd2udq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -6662,6 +6894,14 @@ class AsmMethods:
         vcvttpd2udq W:xmm, R:ymm/m256                EVEX.256.0F.W1 78 /r         EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64 (AVX512VL+AVX512F)
         """
 
+    def vcvttpd2udqs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttpd2udqs: 3 forms.
+
+        vcvttpd2udqs W:xmm, R:xmm/m128               EVEX.128.NP.MAP5.W1 6C /r    EVEX_VCVTTPD2UDQS_XMM_K1Z_XMMM128B64 (AVX10_2)
+        vcvttpd2udqs W:xmm, R:ymm/m256               EVEX.256.NP.MAP5.W1 6C /r    EVEX_VCVTTPD2UDQS_XMM_K1Z_YMMM256B64 (AVX10_2)
+        vcvttpd2udqs W:ymm, R:zmm/m512               EVEX.512.NP.MAP5.W1 6C /r    EVEX_VCVTTPD2UDQS_YMM_K1Z_ZMMM512B64_SAE (AVX10_2)
+        """
+
     def vcvttpd2uqq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttpd2uqq: 3 forms.
 
@@ -6670,12 +6910,36 @@ class AsmMethods:
         vcvttpd2uqq W:ymm, R:ymm/m256                EVEX.256.66.0F.W1 78 /r      EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64 (AVX512VL+AVX512DQ)
         """
 
+    def vcvttpd2uqqs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttpd2uqqs: 3 forms.
+
+        vcvttpd2uqqs W:xmm, R:xmm/m128               EVEX.128.66.MAP5.W1 6C /r    EVEX_VCVTTPD2UQQS_XMM_K1Z_XMMM128B64 (AVX10_2)
+        vcvttpd2uqqs W:ymm, R:ymm/m256               EVEX.256.66.MAP5.W1 6C /r    EVEX_VCVTTPD2UQQS_YMM_K1Z_YMMM256B64 (AVX10_2)
+        vcvttpd2uqqs W:zmm, R:zmm/m512               EVEX.512.66.MAP5.W1 6C /r    EVEX_VCVTTPD2UQQS_ZMM_K1Z_ZMMM512B64_SAE (AVX10_2)
+        """
+
     def vcvttph2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttph2dq: 3 forms.
 
         vcvttph2dq W:xmm, R:xmm/m64                  EVEX.128.F3.MAP5.W0 5B /r    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16 (AVX512VL+AVX512_FP16)
         vcvttph2dq W:ymm, R:xmm/m128                 EVEX.256.F3.MAP5.W0 5B /r    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16 (AVX512VL+AVX512_FP16)
         vcvttph2dq W:zmm, R:ymm/m256                 EVEX.512.F3.MAP5.W0 5B /r    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE (AVX512_FP16)
+        """
+
+    def vcvttph2ibs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttph2ibs: 3 forms.
+
+        vcvttph2ibs W:xmm, R:xmm/m128                EVEX.128.NP.MAP5.W0 68 /r    EVEX_VCVTTPH2IBS_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvttph2ibs W:ymm, R:ymm/m256                EVEX.256.NP.MAP5.W0 68 /r    EVEX_VCVTTPH2IBS_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvttph2ibs W:zmm, R:zmm/m512                EVEX.512.NP.MAP5.W0 68 /r    EVEX_VCVTTPH2IBS_ZMM_K1Z_ZMMM512B16_SAE (AVX10_2)
+        """
+
+    def vcvttph2iubs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttph2iubs: 3 forms.
+
+        vcvttph2iubs W:xmm, R:xmm/m128               EVEX.128.NP.MAP5.W0 6A /r    EVEX_VCVTTPH2IUBS_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vcvttph2iubs W:ymm, R:ymm/m256               EVEX.256.NP.MAP5.W0 6A /r    EVEX_VCVTTPH2IUBS_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vcvttph2iubs W:zmm, R:zmm/m512               EVEX.512.NP.MAP5.W0 6A /r    EVEX_VCVTTPH2IUBS_ZMM_K1Z_ZMMM512B16_SAE (AVX10_2)
         """
 
     def vcvttph2qq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -6728,12 +6992,44 @@ class AsmMethods:
         vcvttps2dq W:ymm, R:ymm/m256                 EVEX.256.F3.0F.W0 5B /r      EVEX_VCVTTPS2DQ_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
+    def vcvttps2dqs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttps2dqs: 3 forms.
+
+        vcvttps2dqs W:xmm, R:xmm/m128                EVEX.128.NP.MAP5.W0 6D /r    EVEX_VCVTTPS2DQS_XMM_K1Z_XMMM128B32 (AVX10_2)
+        vcvttps2dqs W:ymm, R:ymm/m256                EVEX.256.NP.MAP5.W0 6D /r    EVEX_VCVTTPS2DQS_YMM_K1Z_YMMM256B32 (AVX10_2)
+        vcvttps2dqs W:zmm, R:zmm/m512                EVEX.512.NP.MAP5.W0 6D /r    EVEX_VCVTTPS2DQS_ZMM_K1Z_ZMMM512B32_SAE (AVX10_2)
+        """
+
+    def vcvttps2ibs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttps2ibs: 3 forms.
+
+        vcvttps2ibs W:xmm, R:xmm/m128                EVEX.128.66.MAP5.W0 68 /r    EVEX_VCVTTPS2IBS_XMM_K1Z_XMMM128B32 (AVX10_2)
+        vcvttps2ibs W:ymm, R:ymm/m256                EVEX.256.66.MAP5.W0 68 /r    EVEX_VCVTTPS2IBS_YMM_K1Z_YMMM256B32 (AVX10_2)
+        vcvttps2ibs W:zmm, R:zmm/m512                EVEX.512.66.MAP5.W0 68 /r    EVEX_VCVTTPS2IBS_ZMM_K1Z_ZMMM512B32_SAE (AVX10_2)
+        """
+
+    def vcvttps2iubs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttps2iubs: 3 forms.
+
+        vcvttps2iubs W:xmm, R:xmm/m128               EVEX.128.66.MAP5.W0 6A /r    EVEX_VCVTTPS2IUBS_XMM_K1Z_XMMM128B32 (AVX10_2)
+        vcvttps2iubs W:ymm, R:ymm/m256               EVEX.256.66.MAP5.W0 6A /r    EVEX_VCVTTPS2IUBS_YMM_K1Z_YMMM256B32 (AVX10_2)
+        vcvttps2iubs W:zmm, R:zmm/m512               EVEX.512.66.MAP5.W0 6A /r    EVEX_VCVTTPS2IUBS_ZMM_K1Z_ZMMM512B32_SAE (AVX10_2)
+        """
+
     def vcvttps2qq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttps2qq: 3 forms.
 
         vcvttps2qq W:zmm, R:ymm/m256                 EVEX.512.66.0F.W0 7A /r      EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE (AVX512DQ)
         vcvttps2qq W:xmm, R:xmm/m64                  EVEX.128.66.0F.W0 7A /r      EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32 (AVX512VL+AVX512DQ)
         vcvttps2qq W:ymm, R:xmm/m128                 EVEX.256.66.0F.W0 7A /r      EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32 (AVX512VL+AVX512DQ)
+        """
+
+    def vcvttps2qqs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttps2qqs: 3 forms.
+
+        vcvttps2qqs W:xmm, R:xmm/m64                 EVEX.128.66.MAP5.W0 6D /r    EVEX_VCVTTPS2QQS_XMM_K1Z_XMMM64B32 (AVX10_2)
+        vcvttps2qqs W:ymm, R:xmm/m128                EVEX.256.66.MAP5.W0 6D /r    EVEX_VCVTTPS2QQS_YMM_K1Z_XMMM128B32 (AVX10_2)
+        vcvttps2qqs W:zmm, R:ymm/m256                EVEX.512.66.MAP5.W0 6D /r    EVEX_VCVTTPS2QQS_ZMM_K1Z_YMMM256B32_SAE (AVX10_2)
         """
 
     def vcvttps2udq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -6744,12 +7040,28 @@ class AsmMethods:
         vcvttps2udq W:ymm, R:ymm/m256                EVEX.256.0F.W0 78 /r         EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32 (AVX512VL+AVX512F)
         """
 
+    def vcvttps2udqs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttps2udqs: 3 forms.
+
+        vcvttps2udqs W:xmm, R:xmm/m128               EVEX.128.NP.MAP5.W0 6C /r    EVEX_VCVTTPS2UDQS_XMM_K1Z_XMMM128B32 (AVX10_2)
+        vcvttps2udqs W:ymm, R:ymm/m256               EVEX.256.NP.MAP5.W0 6C /r    EVEX_VCVTTPS2UDQS_YMM_K1Z_YMMM256B32 (AVX10_2)
+        vcvttps2udqs W:zmm, R:zmm/m512               EVEX.512.NP.MAP5.W0 6C /r    EVEX_VCVTTPS2UDQS_ZMM_K1Z_ZMMM512B32_SAE (AVX10_2)
+        """
+
     def vcvttps2uqq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttps2uqq: 3 forms.
 
         vcvttps2uqq W:zmm, R:ymm/m256                EVEX.512.66.0F.W0 78 /r      EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE (AVX512DQ)
         vcvttps2uqq W:xmm, R:xmm/m64                 EVEX.128.66.0F.W0 78 /r      EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32 (AVX512VL+AVX512DQ)
         vcvttps2uqq W:ymm, R:xmm/m128                EVEX.256.66.0F.W0 78 /r      EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32 (AVX512VL+AVX512DQ)
+        """
+
+    def vcvttps2uqqs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttps2uqqs: 3 forms.
+
+        vcvttps2uqqs W:xmm, R:xmm/m64                EVEX.128.66.MAP5.W0 6C /r    EVEX_VCVTTPS2UQQS_XMM_K1Z_XMMM64B32 (AVX10_2)
+        vcvttps2uqqs W:ymm, R:xmm/m128               EVEX.256.66.MAP5.W0 6C /r    EVEX_VCVTTPS2UQQS_YMM_K1Z_XMMM128B32 (AVX10_2)
+        vcvttps2uqqs W:zmm, R:ymm/m256               EVEX.512.66.MAP5.W0 6C /r    EVEX_VCVTTPS2UQQS_ZMM_K1Z_YMMM256B32_SAE (AVX10_2)
         """
 
     def vcvttsd2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -6761,11 +7073,25 @@ class AsmMethods:
         vcvttsd2si W:r64, R:xmm/m64                  EVEX.LIG.F2.0F.W1 2C /r      EVEX_VCVTTSD2SI_R64_XMMM64_SAE (AVX512F)
         """
 
+    def vcvttsd2sis(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttsd2sis: 2 forms.
+
+        vcvttsd2sis W:r32, R:xmm/m64                 EVEX.LIG.F2.MAP5.W0 6D /r    EVEX_VCVTTSD2SIS_R32_XMMM64_SAE (AVX10_2)
+        vcvttsd2sis W:r64, R:xmm/m64                 EVEX.LIG.F2.MAP5.W1 6D /r    EVEX_VCVTTSD2SIS_R64_XMMM64_SAE (AVX10_2)
+        """
+
     def vcvttsd2usi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttsd2usi: 2 forms.
 
         vcvttsd2usi W:r32, R:xmm/m64                 EVEX.LIG.F2.0F.W0 78 /r      EVEX_VCVTTSD2USI_R32_XMMM64_SAE (AVX512F)
         vcvttsd2usi W:r64, R:xmm/m64                 EVEX.LIG.F2.0F.W1 78 /r      EVEX_VCVTTSD2USI_R64_XMMM64_SAE (AVX512F)
+        """
+
+    def vcvttsd2usis(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttsd2usis: 2 forms.
+
+        vcvttsd2usis W:r32, R:xmm/m64                EVEX.LIG.F2.MAP5.W0 6C /r    EVEX_VCVTTSD2USIS_R32_XMMM64_SAE (AVX10_2)
+        vcvttsd2usis W:r64, R:xmm/m64                EVEX.LIG.F2.MAP5.W1 6C /r    EVEX_VCVTTSD2USIS_R64_XMMM64_SAE (AVX10_2)
         """
 
     def vcvttsh2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -6791,11 +7117,25 @@ class AsmMethods:
         vcvttss2si W:r64, R:xmm/m32                  EVEX.LIG.F3.0F.W1 2C /r      EVEX_VCVTTSS2SI_R64_XMMM32_SAE (AVX512F)
         """
 
+    def vcvttss2sis(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttss2sis: 2 forms.
+
+        vcvttss2sis W:r32, R:xmm/m32                 EVEX.LIG.F3.MAP5.W0 6D /r    EVEX_VCVTTSS2SIS_R32_XMMM32_SAE (AVX10_2)
+        vcvttss2sis W:r64, R:xmm/m32                 EVEX.LIG.F3.MAP5.W1 6D /r    EVEX_VCVTTSS2SIS_R64_XMMM32_SAE (AVX10_2)
+        """
+
     def vcvttss2usi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vcvttss2usi: 2 forms.
 
         vcvttss2usi W:r32, R:xmm/m32                 EVEX.LIG.F3.0F.W0 78 /r      EVEX_VCVTTSS2USI_R32_XMMM32_SAE (AVX512F)
         vcvttss2usi W:r64, R:xmm/m32                 EVEX.LIG.F3.0F.W1 78 /r      EVEX_VCVTTSS2USI_R64_XMMM32_SAE (AVX512F)
+        """
+
+    def vcvttss2usis(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vcvttss2usis: 2 forms.
+
+        vcvttss2usis W:r32, R:xmm/m32                EVEX.LIG.F3.MAP5.W0 6C /r    EVEX_VCVTTSS2USIS_R32_XMMM32_SAE (AVX10_2)
+        vcvttss2usis W:r64, R:xmm/m32                EVEX.LIG.F3.MAP5.W1 6C /r    EVEX_VCVTTSS2USIS_R64_XMMM32_SAE (AVX10_2)
         """
 
     def vcvtudq2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -6891,6 +7231,14 @@ class AsmMethods:
         vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8   EVEX.512.66.0F3A.W0 42 /r ib EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8 (AVX512BW)
         """
 
+    def vdivbf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vdivbf16: 3 forms.
+
+        vdivbf16 W:xmm, R:xmm, R:xmm/m128            EVEX.128.66.MAP5.W0 5E /r    EVEX_VDIVBF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vdivbf16 W:ymm, R:ymm, R:ymm/m256            EVEX.256.66.MAP5.W0 5E /r    EVEX_VDIVBF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vdivbf16 W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.MAP5.W0 5E /r    EVEX_VDIVBF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vdivpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vdivpd: 5 forms.
 
@@ -6951,6 +7299,14 @@ class AsmMethods:
         """vdppd: 1 form.
 
         vdppd W:xmm, R:xmm, R:xmm/m128, R:imm8       VEX.128.66.0F3A.WIG 41 /r ib VEX_VDPPD_XMM_XMM_XMMM128_IMM8 (AVX)
+        """
+
+    def vdpphps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vdpphps: 3 forms.
+
+        vdpphps RW:xmm, R:xmm, R:xmm/m128            EVEX.128.NP.0F38.W0 52 /r    EVEX_VDPPHPS_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vdpphps RW:ymm, R:ymm, R:ymm/m256            EVEX.256.NP.0F38.W0 52 /r    EVEX_VDPPHPS_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vdpphps RW:zmm, R:zmm, R:zmm/m512            EVEX.512.NP.0F38.W0 52 /r    EVEX_VDPPHPS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vdpps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
@@ -7133,6 +7489,14 @@ class AsmMethods:
         vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8 EVEX.LIG.66.0F3A.W0 55 /r ib EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE (AVX512F)
         """
 
+    def vfmadd132bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfmadd132bf16: 3 forms.
+
+        vfmadd132bf16 RW:xmm, R:xmm, R:xmm/m128      EVEX.128.NP.MAP6.W0 98 /r    EVEX_VFMADD132BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfmadd132bf16 RW:ymm, R:ymm, R:ymm/m256      EVEX.256.NP.MAP6.W0 98 /r    EVEX_VFMADD132BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfmadd132bf16 RW:zmm, R:zmm, R:zmm/m512      EVEX.512.NP.MAP6.W0 98 /r    EVEX_VFMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vfmadd132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd132pd: 5 forms.
 
@@ -7181,6 +7545,14 @@ class AsmMethods:
         vfmadd132ss RW:xmm, R:xmm, R:xmm/m32         EVEX.LIG.66.0F38.W0 99 /r    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
+    def vfmadd213bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfmadd213bf16: 3 forms.
+
+        vfmadd213bf16 RW:xmm, R:xmm, R:xmm/m128      EVEX.128.NP.MAP6.W0 A8 /r    EVEX_VFMADD213BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfmadd213bf16 RW:ymm, R:ymm, R:ymm/m256      EVEX.256.NP.MAP6.W0 A8 /r    EVEX_VFMADD213BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfmadd213bf16 RW:zmm, R:zmm, R:zmm/m512      EVEX.512.NP.MAP6.W0 A8 /r    EVEX_VFMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vfmadd213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmadd213pd: 5 forms.
 
@@ -7227,6 +7599,14 @@ class AsmMethods:
 
         vfmadd213ss RW:xmm, R:xmm, R:xmm/m32         VEX.LIG.66.0F38.W0 A9 /r     VEX_VFMADD213SS_XMM_XMM_XMMM32 (FMA)
         vfmadd213ss RW:xmm, R:xmm, R:xmm/m32         EVEX.LIG.66.0F38.W0 A9 /r    EVEX_VFMADD213SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
+        """
+
+    def vfmadd231bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfmadd231bf16: 3 forms.
+
+        vfmadd231bf16 RW:xmm, R:xmm, R:xmm/m128      EVEX.128.NP.MAP6.W0 B8 /r    EVEX_VFMADD231BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfmadd231bf16 RW:ymm, R:ymm, R:ymm/m256      EVEX.256.NP.MAP6.W0 B8 /r    EVEX_VFMADD231BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfmadd231bf16 RW:zmm, R:zmm, R:zmm/m512      EVEX.512.NP.MAP6.W0 B8 /r    EVEX_VFMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
         """
 
     def vfmadd231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -7425,6 +7805,14 @@ class AsmMethods:
         vfmaddsubps W:ymm, R:ymm, R:ymm, R:ymm/m256  VEX.256.66.0F3A.W1 5C /r /is4 VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256 (FMA4)
         """
 
+    def vfmsub132bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfmsub132bf16: 3 forms.
+
+        vfmsub132bf16 RW:xmm, R:xmm, R:xmm/m128      EVEX.128.NP.MAP6.W0 9A /r    EVEX_VFMSUB132BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfmsub132bf16 RW:ymm, R:ymm, R:ymm/m256      EVEX.256.NP.MAP6.W0 9A /r    EVEX_VFMSUB132BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfmsub132bf16 RW:zmm, R:zmm, R:zmm/m512      EVEX.512.NP.MAP6.W0 9A /r    EVEX_VFMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vfmsub132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub132pd: 5 forms.
 
@@ -7473,6 +7861,14 @@ class AsmMethods:
         vfmsub132ss RW:xmm, R:xmm, R:xmm/m32         EVEX.LIG.66.0F38.W0 9B /r    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
+    def vfmsub213bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfmsub213bf16: 3 forms.
+
+        vfmsub213bf16 RW:xmm, R:xmm, R:xmm/m128      EVEX.128.NP.MAP6.W0 AA /r    EVEX_VFMSUB213BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfmsub213bf16 RW:ymm, R:ymm, R:ymm/m256      EVEX.256.NP.MAP6.W0 AA /r    EVEX_VFMSUB213BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfmsub213bf16 RW:zmm, R:zmm, R:zmm/m512      EVEX.512.NP.MAP6.W0 AA /r    EVEX_VFMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vfmsub213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfmsub213pd: 5 forms.
 
@@ -7519,6 +7915,14 @@ class AsmMethods:
 
         vfmsub213ss RW:xmm, R:xmm, R:xmm/m32         VEX.LIG.66.0F38.W0 AB /r     VEX_VFMSUB213SS_XMM_XMM_XMMM32 (FMA)
         vfmsub213ss RW:xmm, R:xmm, R:xmm/m32         EVEX.LIG.66.0F38.W0 AB /r    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
+        """
+
+    def vfmsub231bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfmsub231bf16: 3 forms.
+
+        vfmsub231bf16 RW:xmm, R:xmm, R:xmm/m128      EVEX.128.NP.MAP6.W0 BA /r    EVEX_VFMSUB231BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfmsub231bf16 RW:ymm, R:ymm, R:ymm/m256      EVEX.256.NP.MAP6.W0 BA /r    EVEX_VFMSUB231BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfmsub231bf16 RW:zmm, R:zmm, R:zmm/m512      EVEX.512.NP.MAP6.W0 BA /r    EVEX_VFMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
         """
 
     def vfmsub231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -7717,6 +8121,14 @@ class AsmMethods:
         vfmulcsh W:xmm, R:xmm, R:xmm/m32             EVEX.LIG.F3.MAP6.W0 D7 /r    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER (AVX512_FP16)
         """
 
+    def vfnmadd132bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfnmadd132bf16: 3 forms.
+
+        vfnmadd132bf16 RW:xmm, R:xmm, R:xmm/m128     EVEX.128.NP.MAP6.W0 9C /r    EVEX_VFNMADD132BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfnmadd132bf16 RW:ymm, R:ymm, R:ymm/m256     EVEX.256.NP.MAP6.W0 9C /r    EVEX_VFNMADD132BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfnmadd132bf16 RW:zmm, R:zmm, R:zmm/m512     EVEX.512.NP.MAP6.W0 9C /r    EVEX_VFNMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vfnmadd132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd132pd: 5 forms.
 
@@ -7765,6 +8177,14 @@ class AsmMethods:
         vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32        EVEX.LIG.66.0F38.W0 9D /r    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
+    def vfnmadd213bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfnmadd213bf16: 3 forms.
+
+        vfnmadd213bf16 RW:xmm, R:xmm, R:xmm/m128     EVEX.128.NP.MAP6.W0 AC /r    EVEX_VFNMADD213BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfnmadd213bf16 RW:ymm, R:ymm, R:ymm/m256     EVEX.256.NP.MAP6.W0 AC /r    EVEX_VFNMADD213BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfnmadd213bf16 RW:zmm, R:zmm, R:zmm/m512     EVEX.512.NP.MAP6.W0 AC /r    EVEX_VFNMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vfnmadd213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmadd213pd: 5 forms.
 
@@ -7811,6 +8231,14 @@ class AsmMethods:
 
         vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32        VEX.LIG.66.0F38.W0 AD /r     VEX_VFNMADD213SS_XMM_XMM_XMMM32 (FMA)
         vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32        EVEX.LIG.66.0F38.W0 AD /r    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
+        """
+
+    def vfnmadd231bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfnmadd231bf16: 3 forms.
+
+        vfnmadd231bf16 RW:xmm, R:xmm, R:xmm/m128     EVEX.128.NP.MAP6.W0 BC /r    EVEX_VFNMADD231BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfnmadd231bf16 RW:ymm, R:ymm, R:ymm/m256     EVEX.256.NP.MAP6.W0 BC /r    EVEX_VFNMADD231BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfnmadd231bf16 RW:zmm, R:zmm, R:zmm/m512     EVEX.512.NP.MAP6.W0 BC /r    EVEX_VFNMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
         """
 
     def vfnmadd231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -7893,6 +8321,14 @@ class AsmMethods:
         vfnmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32     VEX.LIG.66.0F3A.W1 7A /r /is4 VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32 (FMA4)
         """
 
+    def vfnmsub132bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfnmsub132bf16: 3 forms.
+
+        vfnmsub132bf16 RW:xmm, R:xmm, R:xmm/m128     EVEX.128.NP.MAP6.W0 9E /r    EVEX_VFNMSUB132BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfnmsub132bf16 RW:ymm, R:ymm, R:ymm/m256     EVEX.256.NP.MAP6.W0 9E /r    EVEX_VFNMSUB132BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfnmsub132bf16 RW:zmm, R:zmm, R:zmm/m512     EVEX.512.NP.MAP6.W0 9E /r    EVEX_VFNMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vfnmsub132pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub132pd: 5 forms.
 
@@ -7941,6 +8377,14 @@ class AsmMethods:
         vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32        EVEX.LIG.66.0F38.W0 9F /r    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
         """
 
+    def vfnmsub213bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfnmsub213bf16: 3 forms.
+
+        vfnmsub213bf16 RW:xmm, R:xmm, R:xmm/m128     EVEX.128.NP.MAP6.W0 AE /r    EVEX_VFNMSUB213BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfnmsub213bf16 RW:ymm, R:ymm, R:ymm/m256     EVEX.256.NP.MAP6.W0 AE /r    EVEX_VFNMSUB213BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfnmsub213bf16 RW:zmm, R:zmm, R:zmm/m512     EVEX.512.NP.MAP6.W0 AE /r    EVEX_VFNMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vfnmsub213pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vfnmsub213pd: 5 forms.
 
@@ -7987,6 +8431,14 @@ class AsmMethods:
 
         vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32        VEX.LIG.66.0F38.W0 AF /r     VEX_VFNMSUB213SS_XMM_XMM_XMMM32 (FMA)
         vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32        EVEX.LIG.66.0F38.W0 AF /r    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER (AVX512F)
+        """
+
+    def vfnmsub231bf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vfnmsub231bf16: 3 forms.
+
+        vfnmsub231bf16 RW:xmm, R:xmm, R:xmm/m128     EVEX.128.NP.MAP6.W0 BE /r    EVEX_VFNMSUB231BF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vfnmsub231bf16 RW:ymm, R:ymm, R:ymm/m256     EVEX.256.NP.MAP6.W0 BE /r    EVEX_VFNMSUB231BF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vfnmsub231bf16 RW:zmm, R:zmm, R:zmm/m512     EVEX.512.NP.MAP6.W0 BE /r    EVEX_VFNMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
         """
 
     def vfnmsub231pd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -8067,6 +8519,14 @@ class AsmMethods:
 
         vfnmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm     VEX.LIG.66.0F3A.W0 7E /r /is4 VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM (FMA4)
         vfnmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32     VEX.LIG.66.0F3A.W1 7E /r /is4 VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32 (FMA4)
+        """
+
+    def vfpclassbf16(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
+        """vfpclassbf16: 3 forms.
+
+        vfpclassbf16 W:k, R:xmm/m128, R:imm8         EVEX.128.F2.0F3A.W0 66 /r ib EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8 (AVX10_2)
+        vfpclassbf16 W:k, R:ymm/m256, R:imm8         EVEX.256.F2.0F3A.W0 66 /r ib EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8 (AVX10_2)
+        vfpclassbf16 W:k, R:zmm/m512, R:imm8         EVEX.512.F2.0F3A.W0 66 /r ib EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8 (AVX10_2)
         """
 
     def vfpclasspd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -8225,6 +8685,14 @@ class AsmMethods:
         vgatherqps RW:ymm, R:vm64z                   EVEX.512.66.0F38.W0 93 /r    EVEX_VGATHERQPS_YMM_K1_VM64Z (AVX512F)
         """
 
+    def vgetexpbf16(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vgetexpbf16: 3 forms.
+
+        vgetexpbf16 W:xmm, R:xmm/m128                EVEX.128.NP.MAP6.W0 42 /r    EVEX_VGETEXPBF16_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vgetexpbf16 W:ymm, R:ymm/m256                EVEX.256.NP.MAP6.W0 42 /r    EVEX_VGETEXPBF16_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vgetexpbf16 W:zmm, R:zmm/m512                EVEX.512.NP.MAP6.W0 42 /r    EVEX_VGETEXPBF16_ZMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
     def vgetexppd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vgetexppd: 3 forms.
 
@@ -8265,6 +8733,14 @@ class AsmMethods:
         """vgetexpss: 1 form.
 
         vgetexpss W:xmm, R:xmm, R:xmm/m32            EVEX.LIG.66.0F38.W0 43 /r    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE (AVX512F)
+        """
+
+    def vgetmantbf16(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
+        """vgetmantbf16: 3 forms.
+
+        vgetmantbf16 W:xmm, R:xmm/m128, R:imm8       EVEX.128.F2.0F3A.W0 26 /r ib EVEX_VGETMANTBF16_XMM_K1Z_XMMM128B16_IMM8 (AVX10_2)
+        vgetmantbf16 W:ymm, R:ymm/m256, R:imm8       EVEX.256.F2.0F3A.W0 26 /r ib EVEX_VGETMANTBF16_YMM_K1Z_YMMM256B16_IMM8 (AVX10_2)
+        vgetmantbf16 W:zmm, R:zmm/m512, R:imm8       EVEX.512.F2.0F3A.W0 26 /r ib EVEX_VGETMANTBF16_ZMM_K1Z_ZMMM512B16_IMM8 (AVX10_2)
         """
 
     def vgetmantpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -8475,6 +8951,14 @@ class AsmMethods:
         vmaskmovps W:m256, R:ymm, R:ymm              VEX.256.66.0F38.W0 2E /r     VEX_VMASKMOVPS_M256_YMM_YMM (AVX)
         """
 
+    def vmaxbf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vmaxbf16: 3 forms.
+
+        vmaxbf16 W:xmm, R:xmm, R:xmm/m128            EVEX.128.66.MAP5.W0 5F /r    EVEX_VMAXBF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vmaxbf16 W:ymm, R:ymm, R:ymm/m256            EVEX.256.66.MAP5.W0 5F /r    EVEX_VMAXBF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vmaxbf16 W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.MAP5.W0 5F /r    EVEX_VMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
     def vmaxpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vmaxpd: 5 forms.
 
@@ -8546,6 +9030,64 @@ class AsmMethods:
 
         vmgexit                                      F3 0F 01 D9                  VMGEXIT (SEV_ES)
         vmgexit                                      F2 0F 01 D9                  VMGEXIT_F2 (SEV_ES)
+        """
+
+    def vminbf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vminbf16: 3 forms.
+
+        vminbf16 W:xmm, R:xmm, R:xmm/m128            EVEX.128.66.MAP5.W0 5D /r    EVEX_VMINBF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vminbf16 W:ymm, R:ymm, R:ymm/m256            EVEX.256.66.MAP5.W0 5D /r    EVEX_VMINBF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vminbf16 W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.MAP5.W0 5D /r    EVEX_VMINBF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
+        """
+
+    def vminmaxbf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vminmaxbf16: 3 forms.
+
+        vminmaxbf16 W:xmm, R:xmm, R:xmm/m128, R:imm8 EVEX.128.F2.0F3A.W0 52 /r ib EVEX_VMINMAXBF16_XMM_K1Z_XMM_XMMM128B16_IMM8 (AVX10_2)
+        vminmaxbf16 W:ymm, R:ymm, R:ymm/m256, R:imm8 EVEX.256.F2.0F3A.W0 52 /r ib EVEX_VMINMAXBF16_YMM_K1Z_YMM_YMMM256B16_IMM8 (AVX10_2)
+        vminmaxbf16 W:zmm, R:zmm, R:zmm/m512, R:imm8 EVEX.512.F2.0F3A.W0 52 /r ib EVEX_VMINMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16_IMM8 (AVX10_2)
+        """
+
+    def vminmaxpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vminmaxpd: 3 forms.
+
+        vminmaxpd W:xmm, R:xmm, R:xmm/m128, R:imm8   EVEX.128.66.0F3A.W1 52 /r ib EVEX_VMINMAXPD_XMM_K1Z_XMM_XMMM128B64_IMM8 (AVX10_2)
+        vminmaxpd W:ymm, R:ymm, R:ymm/m256, R:imm8   EVEX.256.66.0F3A.W1 52 /r ib EVEX_VMINMAXPD_YMM_K1Z_YMM_YMMM256B64_IMM8 (AVX10_2)
+        vminmaxpd W:zmm, R:zmm, R:zmm/m512, R:imm8   EVEX.512.66.0F3A.W1 52 /r ib EVEX_VMINMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE (AVX10_2)
+        """
+
+    def vminmaxph(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vminmaxph: 3 forms.
+
+        vminmaxph W:xmm, R:xmm, R:xmm/m128, R:imm8   EVEX.128.NP.0F3A.W0 52 /r ib EVEX_VMINMAXPH_XMM_K1Z_XMM_XMMM128B16_IMM8 (AVX10_2)
+        vminmaxph W:ymm, R:ymm, R:ymm/m256, R:imm8   EVEX.256.NP.0F3A.W0 52 /r ib EVEX_VMINMAXPH_YMM_K1Z_YMM_YMMM256B16_IMM8 (AVX10_2)
+        vminmaxph W:zmm, R:zmm, R:zmm/m512, R:imm8   EVEX.512.NP.0F3A.W0 52 /r ib EVEX_VMINMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_IMM8_SAE (AVX10_2)
+        """
+
+    def vminmaxps(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vminmaxps: 3 forms.
+
+        vminmaxps W:xmm, R:xmm, R:xmm/m128, R:imm8   EVEX.128.66.0F3A.W0 52 /r ib EVEX_VMINMAXPS_XMM_K1Z_XMM_XMMM128B32_IMM8 (AVX10_2)
+        vminmaxps W:ymm, R:ymm, R:ymm/m256, R:imm8   EVEX.256.66.0F3A.W0 52 /r ib EVEX_VMINMAXPS_YMM_K1Z_YMM_YMMM256B32_IMM8 (AVX10_2)
+        vminmaxps W:zmm, R:zmm, R:zmm/m512, R:imm8   EVEX.512.66.0F3A.W0 52 /r ib EVEX_VMINMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE (AVX10_2)
+        """
+
+    def vminmaxsd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vminmaxsd: 1 form.
+
+        vminmaxsd W:xmm, R:xmm, R:xmm/m64, R:imm8    EVEX.LIG.66.0F3A.W1 53 /r ib EVEX_VMINMAXSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE (AVX10_2)
+        """
+
+    def vminmaxsh(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vminmaxsh: 1 form.
+
+        vminmaxsh W:xmm, R:xmm, R:xmm/m16, R:imm8    EVEX.LIG.NP.0F3A.W0 53 /r ib EVEX_VMINMAXSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE (AVX10_2)
+        """
+
+    def vminmaxss(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
+        """vminmaxss: 1 form.
+
+        vminmaxss W:xmm, R:xmm, R:xmm/m32, R:imm8    EVEX.LIG.66.0F3A.W0 53 /r ib EVEX_VMINMAXSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE (AVX10_2)
         """
 
     def vminpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -8646,12 +9188,14 @@ class AsmMethods:
         """
 
     def vmovd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vmovd: 4 forms.
+        """vmovd: 6 forms.
 
         vmovd W:xmm, R:r32/m32                       VEX.128.66.0F.W0 6E /r       VEX_VMOVD_XMM_RM32 (AVX)
         vmovd W:r32/m32, R:xmm                       VEX.128.66.0F.W0 7E /r       VEX_VMOVD_RM32_XMM (AVX)
         vmovd W:xmm, R:r32/m32                       EVEX.128.66.0F.W0 6E /r      EVEX_VMOVD_XMM_RM32 (AVX512F)
         vmovd W:r32/m32, R:xmm                       EVEX.128.66.0F.W0 7E /r      EVEX_VMOVD_RM32_XMM (AVX512F)
+        vmovd W:xmm, R:xmm/m32                       EVEX.128.F3.0F.W0 7E /r      EVEX_VMOVD_XMM_XMMM32 (AVX10_2)
+        vmovd W:xmm/m32, R:xmm                       EVEX.128.66.0F.W0 D6 /r      EVEX_VMOVD_XMMM32_XMM (AVX10_2)
         """
 
     def vmovddup(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -8955,19 +9499,24 @@ class AsmMethods:
         """
 
     def vmovw(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vmovw: 4 forms.
+        """vmovw: 6 forms.
 
         vmovw W:xmm, R:r32/m16                       EVEX.128.66.MAP5.W0 6E /r    EVEX_VMOVW_XMM_R32M16 (AVX512_FP16)
         vmovw W:xmm, R:r64/m16                       EVEX.128.66.MAP5.W1 6E /r    EVEX_VMOVW_XMM_R64M16 (AVX512_FP16)
         vmovw W:r32/m16, R:xmm                       EVEX.128.66.MAP5.W0 7E /r    EVEX_VMOVW_R32M16_XMM (AVX512_FP16)
         vmovw W:r64/m16, R:xmm                       EVEX.128.66.MAP5.W1 7E /r    EVEX_VMOVW_R64M16_XMM (AVX512_FP16)
+        vmovw W:xmm, R:xmm/m16                       EVEX.128.F3.MAP5.W0 6E /r    EVEX_VMOVW_XMM_XMMM16 (AVX10_2)
+        vmovw W:xmm/m16, R:xmm                       EVEX.128.F3.MAP5.W0 7E /r    EVEX_VMOVW_XMMM16_XMM (AVX10_2)
         """
 
     def vmpsadbw(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
-        """vmpsadbw: 2 forms.
+        """vmpsadbw: 5 forms.
 
         vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8    VEX.128.66.0F3A.WIG 42 /r ib VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8 (AVX)
         vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8    VEX.256.66.0F3A.WIG 42 /r ib VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8 (AVX2)
+        vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8    EVEX.128.F3.0F3A.W0 42 /r ib EVEX_VMPSADBW_XMM_K1Z_XMM_XMMM128_IMM8 (AVX10_2)
+        vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8    EVEX.256.F3.0F3A.W0 42 /r ib EVEX_VMPSADBW_YMM_K1Z_YMM_YMMM256_IMM8 (AVX10_2)
+        vmpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8    EVEX.512.F3.0F3A.W0 42 /r ib EVEX_VMPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8 (AVX10_2)
         """
 
     def vmptrld(self, a: _Mem, *, rc: int | None = None) -> None:
@@ -9006,6 +9555,14 @@ class AsmMethods:
 
         vmsave                                       0F 01 DB                     VMSAVEQ (SVM)
         vmsave                                       a32 0F 01 DB                 VMSAVED (SVM)
+        """
+
+    def vmulbf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vmulbf16: 3 forms.
+
+        vmulbf16 W:xmm, R:xmm, R:xmm/m128            EVEX.128.66.MAP5.W0 59 /r    EVEX_VMULBF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vmulbf16 W:ymm, R:ymm, R:ymm/m256            EVEX.256.66.MAP5.W0 59 /r    EVEX_VMULBF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vmulbf16 W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.MAP5.W0 59 /r    EVEX_VMULBF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
         """
 
     def vmulpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -9761,31 +10318,43 @@ class AsmMethods:
         """
 
     def vpdpbssd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpbssd: 2 forms.
+        """vpdpbssd: 5 forms.
 
         vpdpbssd RW:xmm, R:xmm, R:xmm/m128           VEX.128.F2.0F38.W0 50 /r     VEX_VPDPBSSD_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbssd RW:ymm, R:ymm, R:ymm/m256           VEX.256.F2.0F38.W0 50 /r     VEX_VPDPBSSD_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
+        vpdpbssd RW:xmm, R:xmm, R:xmm/m128           EVEX.128.F2.0F38.W0 50 /r    EVEX_VPDPBSSD_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpbssd RW:ymm, R:ymm, R:ymm/m256           EVEX.256.F2.0F38.W0 50 /r    EVEX_VPDPBSSD_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpbssd RW:zmm, R:zmm, R:zmm/m512           EVEX.512.F2.0F38.W0 50 /r    EVEX_VPDPBSSD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vpdpbssds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpbssds: 2 forms.
+        """vpdpbssds: 5 forms.
 
         vpdpbssds RW:xmm, R:xmm, R:xmm/m128          VEX.128.F2.0F38.W0 51 /r     VEX_VPDPBSSDS_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbssds RW:ymm, R:ymm, R:ymm/m256          VEX.256.F2.0F38.W0 51 /r     VEX_VPDPBSSDS_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
+        vpdpbssds RW:xmm, R:xmm, R:xmm/m128          EVEX.128.F2.0F38.W0 51 /r    EVEX_VPDPBSSDS_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpbssds RW:ymm, R:ymm, R:ymm/m256          EVEX.256.F2.0F38.W0 51 /r    EVEX_VPDPBSSDS_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpbssds RW:zmm, R:zmm, R:zmm/m512          EVEX.512.F2.0F38.W0 51 /r    EVEX_VPDPBSSDS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vpdpbsud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpbsud: 2 forms.
+        """vpdpbsud: 5 forms.
 
         vpdpbsud RW:xmm, R:xmm, R:xmm/m128           VEX.128.F3.0F38.W0 50 /r     VEX_VPDPBSUD_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbsud RW:ymm, R:ymm, R:ymm/m256           VEX.256.F3.0F38.W0 50 /r     VEX_VPDPBSUD_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
+        vpdpbsud RW:xmm, R:xmm, R:xmm/m128           EVEX.128.F3.0F38.W0 50 /r    EVEX_VPDPBSUD_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpbsud RW:ymm, R:ymm, R:ymm/m256           EVEX.256.F3.0F38.W0 50 /r    EVEX_VPDPBSUD_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpbsud RW:zmm, R:zmm, R:zmm/m512           EVEX.512.F3.0F38.W0 50 /r    EVEX_VPDPBSUD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vpdpbsuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpbsuds: 2 forms.
+        """vpdpbsuds: 5 forms.
 
         vpdpbsuds RW:xmm, R:xmm, R:xmm/m128          VEX.128.F3.0F38.W0 51 /r     VEX_VPDPBSUDS_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbsuds RW:ymm, R:ymm, R:ymm/m256          VEX.256.F3.0F38.W0 51 /r     VEX_VPDPBSUDS_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
+        vpdpbsuds RW:xmm, R:xmm, R:xmm/m128          EVEX.128.F3.0F38.W0 51 /r    EVEX_VPDPBSUDS_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpbsuds RW:ymm, R:ymm, R:ymm/m256          EVEX.256.F3.0F38.W0 51 /r    EVEX_VPDPBSUDS_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpbsuds RW:zmm, R:zmm, R:zmm/m512          EVEX.512.F3.0F38.W0 51 /r    EVEX_VPDPBSUDS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vpdpbusd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -9809,17 +10378,23 @@ class AsmMethods:
         """
 
     def vpdpbuud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpbuud: 2 forms.
+        """vpdpbuud: 5 forms.
 
         vpdpbuud RW:xmm, R:xmm, R:xmm/m128           VEX.128.0F38.W0 50 /r        VEX_VPDPBUUD_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbuud RW:ymm, R:ymm, R:ymm/m256           VEX.256.0F38.W0 50 /r        VEX_VPDPBUUD_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
+        vpdpbuud RW:xmm, R:xmm, R:xmm/m128           EVEX.128.NP.0F38.W0 50 /r    EVEX_VPDPBUUD_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpbuud RW:ymm, R:ymm, R:ymm/m256           EVEX.256.NP.0F38.W0 50 /r    EVEX_VPDPBUUD_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpbuud RW:zmm, R:zmm, R:zmm/m512           EVEX.512.NP.0F38.W0 50 /r    EVEX_VPDPBUUD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vpdpbuuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpbuuds: 2 forms.
+        """vpdpbuuds: 5 forms.
 
         vpdpbuuds RW:xmm, R:xmm, R:xmm/m128          VEX.128.0F38.W0 51 /r        VEX_VPDPBUUDS_XMM_XMM_XMMM128 (AVX_VNNI_INT8)
         vpdpbuuds RW:ymm, R:ymm, R:ymm/m256          VEX.256.0F38.W0 51 /r        VEX_VPDPBUUDS_YMM_YMM_YMMM256 (AVX_VNNI_INT8)
+        vpdpbuuds RW:xmm, R:xmm, R:xmm/m128          EVEX.128.NP.0F38.W0 51 /r    EVEX_VPDPBUUDS_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpbuuds RW:ymm, R:ymm, R:ymm/m256          EVEX.256.NP.0F38.W0 51 /r    EVEX_VPDPBUUDS_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpbuuds RW:zmm, R:zmm, R:zmm/m512          EVEX.512.NP.0F38.W0 51 /r    EVEX_VPDPBUUDS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vpdpwssd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -9843,45 +10418,63 @@ class AsmMethods:
         """
 
     def vpdpwsud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpwsud: 2 forms.
+        """vpdpwsud: 5 forms.
 
         vpdpwsud RW:xmm, R:xmm, R:xmm/m128           VEX.128.F3.0F38.W0 D2 /r     VEX_VPDPWSUD_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwsud RW:ymm, R:ymm, R:ymm/m256           VEX.256.F3.0F38.W0 D2 /r     VEX_VPDPWSUD_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
+        vpdpwsud RW:xmm, R:xmm, R:xmm/m128           EVEX.128.F3.0F38.W0 D2 /r    EVEX_VPDPWSUD_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpwsud RW:ymm, R:ymm, R:ymm/m256           EVEX.256.F3.0F38.W0 D2 /r    EVEX_VPDPWSUD_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpwsud RW:zmm, R:zmm, R:zmm/m512           EVEX.512.F3.0F38.W0 D2 /r    EVEX_VPDPWSUD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vpdpwsuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpwsuds: 2 forms.
+        """vpdpwsuds: 5 forms.
 
         vpdpwsuds RW:xmm, R:xmm, R:xmm/m128          VEX.128.F3.0F38.W0 D3 /r     VEX_VPDPWSUDS_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwsuds RW:ymm, R:ymm, R:ymm/m256          VEX.256.F3.0F38.W0 D3 /r     VEX_VPDPWSUDS_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
+        vpdpwsuds RW:xmm, R:xmm, R:xmm/m128          EVEX.128.F3.0F38.W0 D3 /r    EVEX_VPDPWSUDS_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpwsuds RW:ymm, R:ymm, R:ymm/m256          EVEX.256.F3.0F38.W0 D3 /r    EVEX_VPDPWSUDS_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpwsuds RW:zmm, R:zmm, R:zmm/m512          EVEX.512.F3.0F38.W0 D3 /r    EVEX_VPDPWSUDS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vpdpwusd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpwusd: 2 forms.
+        """vpdpwusd: 5 forms.
 
         vpdpwusd RW:xmm, R:xmm, R:xmm/m128           VEX.128.66.0F38.W0 D2 /r     VEX_VPDPWUSD_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwusd RW:ymm, R:ymm, R:ymm/m256           VEX.256.66.0F38.W0 D2 /r     VEX_VPDPWUSD_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
+        vpdpwusd RW:xmm, R:xmm, R:xmm/m128           EVEX.128.66.0F38.W0 D2 /r    EVEX_VPDPWUSD_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpwusd RW:ymm, R:ymm, R:ymm/m256           EVEX.256.66.0F38.W0 D2 /r    EVEX_VPDPWUSD_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpwusd RW:zmm, R:zmm, R:zmm/m512           EVEX.512.66.0F38.W0 D2 /r    EVEX_VPDPWUSD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vpdpwusds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpwusds: 2 forms.
+        """vpdpwusds: 5 forms.
 
         vpdpwusds RW:xmm, R:xmm, R:xmm/m128          VEX.128.66.0F38.W0 D3 /r     VEX_VPDPWUSDS_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwusds RW:ymm, R:ymm, R:ymm/m256          VEX.256.66.0F38.W0 D3 /r     VEX_VPDPWUSDS_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
+        vpdpwusds RW:xmm, R:xmm, R:xmm/m128          EVEX.128.66.0F38.W0 D3 /r    EVEX_VPDPWUSDS_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpwusds RW:ymm, R:ymm, R:ymm/m256          EVEX.256.66.0F38.W0 D3 /r    EVEX_VPDPWUSDS_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpwusds RW:zmm, R:zmm, R:zmm/m512          EVEX.512.66.0F38.W0 D3 /r    EVEX_VPDPWUSDS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vpdpwuud(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpwuud: 2 forms.
+        """vpdpwuud: 5 forms.
 
         vpdpwuud RW:xmm, R:xmm, R:xmm/m128           VEX.128.0F38.W0 D2 /r        VEX_VPDPWUUD_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwuud RW:ymm, R:ymm, R:ymm/m256           VEX.256.0F38.W0 D2 /r        VEX_VPDPWUUD_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
+        vpdpwuud RW:xmm, R:xmm, R:xmm/m128           EVEX.128.NP.0F38.W0 D2 /r    EVEX_VPDPWUUD_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpwuud RW:ymm, R:ymm, R:ymm/m256           EVEX.256.NP.0F38.W0 D2 /r    EVEX_VPDPWUUD_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpwuud RW:zmm, R:zmm, R:zmm/m512           EVEX.512.NP.0F38.W0 D2 /r    EVEX_VPDPWUUD_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vpdpwuuds(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vpdpwuuds: 2 forms.
+        """vpdpwuuds: 5 forms.
 
         vpdpwuuds RW:xmm, R:xmm, R:xmm/m128          VEX.128.0F38.W0 D3 /r        VEX_VPDPWUUDS_XMM_XMM_XMMM128 (AVX_VNNI_INT16)
         vpdpwuuds RW:ymm, R:ymm, R:ymm/m256          VEX.256.0F38.W0 D3 /r        VEX_VPDPWUUDS_YMM_YMM_YMMM256 (AVX_VNNI_INT16)
+        vpdpwuuds RW:xmm, R:xmm, R:xmm/m128          EVEX.128.NP.0F38.W0 D3 /r    EVEX_VPDPWUUDS_XMM_K1Z_XMM_XMMM128B32 (AVX10_2)
+        vpdpwuuds RW:ymm, R:ymm, R:ymm/m256          EVEX.256.NP.0F38.W0 D3 /r    EVEX_VPDPWUUDS_YMM_K1Z_YMM_YMMM256B32 (AVX10_2)
+        vpdpwuuds RW:zmm, R:zmm, R:zmm/m512          EVEX.512.NP.0F38.W0 D3 /r    EVEX_VPDPWUUDS_ZMM_K1Z_ZMM_ZMMM512B32 (AVX10_2)
         """
 
     def vperm2f128(self, a: _Reg, b: _Reg, c: _Reg | _Mem, d: _Imm, *, rc: int | None = None) -> None:
@@ -12095,6 +12688,14 @@ class AsmMethods:
         vrcp28ss W:xmm, R:xmm, R:xmm/m32             EVEX.LIG.66.0F38.W0 CB /r    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE (AVX512ER)
         """
 
+    def vrcpbf16(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vrcpbf16: 3 forms.
+
+        vrcpbf16 W:xmm, R:xmm/m128                   EVEX.128.NP.MAP6.W0 4C /r    EVEX_VRCPBF16_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vrcpbf16 W:ymm, R:ymm/m256                   EVEX.256.NP.MAP6.W0 4C /r    EVEX_VRCPBF16_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vrcpbf16 W:zmm, R:zmm/m512                   EVEX.512.NP.MAP6.W0 4C /r    EVEX_VRCPBF16_ZMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
     def vrcpph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrcpph: 3 forms.
 
@@ -12120,6 +12721,14 @@ class AsmMethods:
         """vrcpss: 1 form.
 
         vrcpss W:xmm, R:xmm, R:xmm/m32               VEX.LIG.F3.0F.WIG 53 /r      VEX_VRCPSS_XMM_XMM_XMMM32 (AVX)
+        """
+
+    def vreducebf16(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
+        """vreducebf16: 3 forms.
+
+        vreducebf16 W:xmm, R:xmm/m128, R:imm8        EVEX.128.F2.0F3A.W0 56 /r ib EVEX_VREDUCEBF16_XMM_K1Z_XMMM128B16_IMM8 (AVX10_2)
+        vreducebf16 W:ymm, R:ymm/m256, R:imm8        EVEX.256.F2.0F3A.W0 56 /r ib EVEX_VREDUCEBF16_YMM_K1Z_YMMM256B16_IMM8 (AVX10_2)
+        vreducebf16 W:zmm, R:zmm/m512, R:imm8        EVEX.512.F2.0F3A.W0 56 /r ib EVEX_VREDUCEBF16_ZMM_K1Z_ZMMM512B16_IMM8 (AVX10_2)
         """
 
     def vreducepd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -12162,6 +12771,14 @@ class AsmMethods:
         """vreducess: 1 form.
 
         vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8    EVEX.LIG.66.0F3A.W0 57 /r ib EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE (AVX512DQ)
+        """
+
+    def vrndscalebf16(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
+        """vrndscalebf16: 3 forms.
+
+        vrndscalebf16 W:xmm, R:xmm/m128, R:imm8      EVEX.128.F2.0F3A.W0 08 /r ib EVEX_VRNDSCALEBF16_XMM_K1Z_XMMM128B16_IMM8 (AVX10_2)
+        vrndscalebf16 W:ymm, R:ymm/m256, R:imm8      EVEX.256.F2.0F3A.W0 08 /r ib EVEX_VRNDSCALEBF16_YMM_K1Z_YMMM256B16_IMM8 (AVX10_2)
+        vrndscalebf16 W:zmm, R:zmm/m512, R:imm8      EVEX.512.F2.0F3A.W0 08 /r ib EVEX_VRNDSCALEBF16_ZMM_K1Z_ZMMM512B16_IMM8 (AVX10_2)
         """
 
     def vrndscalepd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -12284,6 +12901,14 @@ class AsmMethods:
         vrsqrt28ss W:xmm, R:xmm, R:xmm/m32           EVEX.LIG.66.0F38.W0 CD /r    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE (AVX512ER)
         """
 
+    def vrsqrtbf16(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vrsqrtbf16: 3 forms.
+
+        vrsqrtbf16 W:xmm, R:xmm/m128                 EVEX.128.NP.MAP6.W0 4E /r    EVEX_VRSQRTBF16_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vrsqrtbf16 W:ymm, R:ymm/m256                 EVEX.256.NP.MAP6.W0 4E /r    EVEX_VRSQRTBF16_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vrsqrtbf16 W:zmm, R:zmm/m512                 EVEX.512.NP.MAP6.W0 4E /r    EVEX_VRSQRTBF16_ZMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
     def vrsqrtph(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vrsqrtph: 3 forms.
 
@@ -12309,6 +12934,14 @@ class AsmMethods:
         """vrsqrtss: 1 form.
 
         vrsqrtss W:xmm, R:xmm, R:xmm/m32             VEX.LIG.F3.0F.WIG 52 /r      VEX_VRSQRTSS_XMM_XMM_XMMM32 (AVX)
+        """
+
+    def vscalefbf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vscalefbf16: 3 forms.
+
+        vscalefbf16 W:xmm, R:xmm, R:xmm/m128         EVEX.128.NP.MAP6.W0 2C /r    EVEX_VSCALEFBF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vscalefbf16 W:ymm, R:ymm, R:ymm/m256         EVEX.256.NP.MAP6.W0 2C /r    EVEX_VSCALEFBF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vscalefbf16 W:zmm, R:zmm, R:zmm/m512         EVEX.512.NP.MAP6.W0 2C /r    EVEX_VSCALEFBF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
         """
 
     def vscalefpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -12531,6 +13164,14 @@ class AsmMethods:
         vsm4rnds4 W:ymm, R:ymm, R:ymm/m256           VEX.256.F2.0F38.W0 DA /r     VEX_VSM4RNDS4_YMM_YMM_YMMM256 (AVX+SM4)
         """
 
+    def vsqrtbf16(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vsqrtbf16: 3 forms.
+
+        vsqrtbf16 W:xmm, R:xmm/m128                  EVEX.128.66.MAP5.W0 51 /r    EVEX_VSQRTBF16_XMM_K1Z_XMMM128B16 (AVX10_2)
+        vsqrtbf16 W:ymm, R:ymm/m256                  EVEX.256.66.MAP5.W0 51 /r    EVEX_VSQRTBF16_YMM_K1Z_YMMM256B16 (AVX10_2)
+        vsqrtbf16 W:zmm, R:zmm/m512                  EVEX.512.66.MAP5.W0 51 /r    EVEX_VSQRTBF16_ZMM_K1Z_ZMMM512B16 (AVX10_2)
+        """
+
     def vsqrtpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
         """vsqrtpd: 5 forms.
 
@@ -12583,6 +13224,14 @@ class AsmMethods:
         """vstmxcsr: 1 form.
 
         vstmxcsr W:m32                               VEX.LZ.0F.WIG AE /3          VEX_VSTMXCSR_M32 (AVX)
+        """
+
+    def vsubbf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vsubbf16: 3 forms.
+
+        vsubbf16 W:xmm, R:xmm, R:xmm/m128            EVEX.128.66.MAP5.W0 5C /r    EVEX_VSUBBF16_XMM_K1Z_XMM_XMMM128B16 (AVX10_2)
+        vsubbf16 W:ymm, R:ymm, R:ymm/m256            EVEX.256.66.MAP5.W0 5C /r    EVEX_VSUBBF16_YMM_K1Z_YMM_YMMM256B16 (AVX10_2)
+        vsubbf16 W:zmm, R:zmm, R:zmm/m512            EVEX.512.66.MAP5.W0 5C /r    EVEX_VSUBBF16_ZMM_K1Z_ZMM_ZMMM512B16 (AVX10_2)
         """
 
     def vsubpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -12665,6 +13314,24 @@ class AsmMethods:
 
         vucomiss R:xmm, R:xmm/m32                    VEX.LIG.0F.WIG 2E /r         VEX_VUCOMISS_XMM_XMMM32 (AVX)
         vucomiss R:xmm, R:xmm/m32                    EVEX.LIG.0F.W0 2E /r         EVEX_VUCOMISS_XMM_XMMM32_SAE (AVX512F)
+        """
+
+    def vucomxsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vucomxsd: 1 form.
+
+        vucomxsd R:xmm, R:xmm/m64                    EVEX.LIG.F2.0F.W1 2E /r      EVEX_VUCOMXSD_XMM_XMMM64_SAE (AVX10_2)
+        """
+
+    def vucomxsh(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vucomxsh: 1 form.
+
+        vucomxsh R:xmm, R:xmm/m16                    EVEX.128.F3.MAP5.W0 2E /r    EVEX_VUCOMXSH_XMM_XMMM16_SAE (AVX10_2)
+        """
+
+    def vucomxss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
+        """vucomxss: 1 form.
+
+        vucomxss R:xmm, R:xmm/m32                    EVEX.LIG.F3.0F.W0 2E /r      EVEX_VUCOMXSS_XMM_XMMM32_SAE (AVX10_2)
         """
 
     def vunpckhpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:

@@ -1254,7610 +1254,8134 @@ class Op:
     """``vmovd W:xmm, R:r32/m32`` ``EVEX.128.66.0F.W0 6E /r`` (AVX512F)"""
     EVEX_VMOVD_RM32_XMM: Final = 620
     """``vmovd W:r32/m32, R:xmm`` ``EVEX.128.66.0F.W0 7E /r`` (AVX512F)"""
-    VEX_VMOVQ_XMM_RM64: Final = 621
+    EVEX_VMOVD_XMM_XMMM32: Final = 621
+    """``vmovd W:xmm, R:xmm/m32`` ``EVEX.128.F3.0F.W0 7E /r`` (AVX10_2)"""
+    EVEX_VMOVD_XMMM32_XMM: Final = 622
+    """``vmovd W:xmm/m32, R:xmm`` ``EVEX.128.66.0F.W0 D6 /r`` (AVX10_2)"""
+    VEX_VMOVQ_XMM_RM64: Final = 623
     """``vmovq W:xmm, R:r64/m64`` ``VEX.128.66.0F.W1 6E /r`` (AVX)"""
-    VEX_VMOVQ_RM64_XMM: Final = 622
+    VEX_VMOVQ_RM64_XMM: Final = 624
     """``vmovq W:r64/m64, R:xmm`` ``VEX.128.66.0F.W1 7E /r`` (AVX)"""
-    VEX_VMOVQ_XMM_XMMM64: Final = 623
+    VEX_VMOVQ_XMM_XMMM64: Final = 625
     """``vmovq W:xmm, R:xmm/m64`` ``VEX.128.F3.0F.WIG 7E /r`` (AVX)"""
-    VEX_VMOVQ_XMMM64_XMM: Final = 624
+    VEX_VMOVQ_XMMM64_XMM: Final = 626
     """``vmovq W:xmm/m64, R:xmm`` ``VEX.128.66.0F.WIG D6 /r`` (AVX)"""
-    EVEX_VMOVQ_XMM_RM64: Final = 625
+    EVEX_VMOVQ_XMM_RM64: Final = 627
     """``vmovq W:xmm, R:r64/m64`` ``EVEX.128.66.0F.W1 6E /r`` (AVX512F)"""
-    EVEX_VMOVQ_RM64_XMM: Final = 626
+    EVEX_VMOVQ_RM64_XMM: Final = 628
     """``vmovq W:r64/m64, R:xmm`` ``EVEX.128.66.0F.W1 7E /r`` (AVX512F)"""
-    EVEX_VMOVQ_XMM_XMMM64: Final = 627
+    EVEX_VMOVQ_XMM_XMMM64: Final = 629
     """``vmovq W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W1 7E /r`` (AVX512F)"""
-    EVEX_VMOVQ_XMMM64_XMM: Final = 628
+    EVEX_VMOVQ_XMMM64_XMM: Final = 630
     """``vmovq W:xmm/m64, R:xmm`` ``EVEX.128.66.0F.W1 D6 /r`` (AVX512F)"""
-    VEX_VPMOVZXBW_XMM_XMMM64: Final = 629
+    VEX_VPMOVZXBW_XMM_XMMM64: Final = 631
     """``vpmovzxbw W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 30 /r`` (AVX)"""
-    VEX_VPMOVZXBW_YMM_XMMM128: Final = 630
+    VEX_VPMOVZXBW_YMM_XMMM128: Final = 632
     """``vpmovzxbw W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 30 /r`` (AVX2)"""
-    EVEX_VPMOVZXBW_XMM_K1Z_XMMM64: Final = 631
+    EVEX_VPMOVZXBW_XMM_K1Z_XMMM64: Final = 633
     """``vpmovzxbw W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVZXBW_YMM_K1Z_XMMM128: Final = 632
+    EVEX_VPMOVZXBW_YMM_K1Z_XMMM128: Final = 634
     """``vpmovzxbw W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256: Final = 633
+    EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256: Final = 635
     """``vpmovzxbw W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 30 /r`` (AVX512BW)"""
-    VEX_VPMOVZXBD_XMM_XMMM32: Final = 634
+    VEX_VPMOVZXBD_XMM_XMMM32: Final = 636
     """``vpmovzxbd W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 31 /r`` (AVX)"""
-    VEX_VPMOVZXBD_YMM_XMMM64: Final = 635
+    VEX_VPMOVZXBD_YMM_XMMM64: Final = 637
     """``vpmovzxbd W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 31 /r`` (AVX2)"""
-    EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128: Final = 636
+    EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128: Final = 638
     """``vpmovzxbd W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 31 /r`` (AVX512F)"""
-    EVEX_VPMOVZXBD_XMM_K1Z_XMMM32: Final = 637
+    EVEX_VPMOVZXBD_XMM_K1Z_XMMM32: Final = 639
     """``vpmovzxbd W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXBD_YMM_K1Z_XMMM64: Final = 638
+    EVEX_VPMOVZXBD_YMM_K1Z_XMMM64: Final = 640
     """``vpmovzxbd W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 31 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXBQ_XMM_XMMM16: Final = 639
+    VEX_VPMOVZXBQ_XMM_XMMM16: Final = 641
     """``vpmovzxbq W:xmm, R:xmm/m16`` ``VEX.128.66.0F38.WIG 32 /r`` (AVX)"""
-    VEX_VPMOVZXBQ_YMM_XMMM32: Final = 640
+    VEX_VPMOVZXBQ_YMM_XMMM32: Final = 642
     """``vpmovzxbq W:ymm, R:xmm/m32`` ``VEX.256.66.0F38.WIG 32 /r`` (AVX2)"""
-    EVEX_VPMOVZXBQ_ZMM_K1Z_XMMM64: Final = 641
+    EVEX_VPMOVZXBQ_ZMM_K1Z_XMMM64: Final = 643
     """``vpmovzxbq W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.WIG 32 /r`` (AVX512F)"""
-    EVEX_VPMOVZXBQ_XMM_K1Z_XMMM16: Final = 642
+    EVEX_VPMOVZXBQ_XMM_K1Z_XMMM16: Final = 644
     """``vpmovzxbq W:xmm, R:xmm/m16`` ``EVEX.128.66.0F38.WIG 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32: Final = 643
+    EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32: Final = 645
     """``vpmovzxbq W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.WIG 32 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXWD_XMM_XMMM64: Final = 644
+    VEX_VPMOVZXWD_XMM_XMMM64: Final = 646
     """``vpmovzxwd W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 33 /r`` (AVX)"""
-    VEX_VPMOVZXWD_YMM_XMMM128: Final = 645
+    VEX_VPMOVZXWD_YMM_XMMM128: Final = 647
     """``vpmovzxwd W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 33 /r`` (AVX2)"""
-    EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256: Final = 646
+    EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256: Final = 648
     """``vpmovzxwd W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 33 /r`` (AVX512F)"""
-    EVEX_VPMOVZXWD_XMM_K1Z_XMMM64: Final = 647
+    EVEX_VPMOVZXWD_XMM_K1Z_XMMM64: Final = 649
     """``vpmovzxwd W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXWD_YMM_K1Z_XMMM128: Final = 648
+    EVEX_VPMOVZXWD_YMM_K1Z_XMMM128: Final = 650
     """``vpmovzxwd W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 33 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXWQ_XMM_XMMM32: Final = 649
+    VEX_VPMOVZXWQ_XMM_XMMM32: Final = 651
     """``vpmovzxwq W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 34 /r`` (AVX)"""
-    VEX_VPMOVZXWQ_YMM_XMMM64: Final = 650
+    VEX_VPMOVZXWQ_YMM_XMMM64: Final = 652
     """``vpmovzxwq W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 34 /r`` (AVX2)"""
-    EVEX_VPMOVZXWQ_ZMM_K1Z_XMMM128: Final = 651
+    EVEX_VPMOVZXWQ_ZMM_K1Z_XMMM128: Final = 653
     """``vpmovzxwq W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 34 /r`` (AVX512F)"""
-    EVEX_VPMOVZXWQ_XMM_K1Z_XMMM32: Final = 652
+    EVEX_VPMOVZXWQ_XMM_K1Z_XMMM32: Final = 654
     """``vpmovzxwq W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXWQ_YMM_K1Z_XMMM64: Final = 653
+    EVEX_VPMOVZXWQ_YMM_K1Z_XMMM64: Final = 655
     """``vpmovzxwq W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 34 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXDQ_XMM_XMMM64: Final = 654
+    VEX_VPMOVZXDQ_XMM_XMMM64: Final = 656
     """``vpmovzxdq W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 35 /r`` (AVX)"""
-    VEX_VPMOVZXDQ_YMM_XMMM128: Final = 655
+    VEX_VPMOVZXDQ_YMM_XMMM128: Final = 657
     """``vpmovzxdq W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 35 /r`` (AVX2)"""
-    EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256: Final = 656
+    EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256: Final = 658
     """``vpmovzxdq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVZXDQ_XMM_K1Z_XMMM64: Final = 657
+    EVEX_VPMOVZXDQ_XMM_K1Z_XMMM64: Final = 659
     """``vpmovzxdq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXDQ_YMM_K1Z_XMMM128: Final = 658
+    EVEX_VPMOVZXDQ_YMM_K1Z_XMMM128: Final = 660
     """``vpmovzxdq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXBW_XMM_XMMM64: Final = 659
+    VEX_VPMOVSXBW_XMM_XMMM64: Final = 661
     """``vpmovsxbw W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 20 /r`` (AVX)"""
-    VEX_VPMOVSXBW_YMM_XMMM128: Final = 660
+    VEX_VPMOVSXBW_YMM_XMMM128: Final = 662
     """``vpmovsxbw W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 20 /r`` (AVX2)"""
-    EVEX_VPMOVSXBW_XMM_K1Z_XMMM64: Final = 661
+    EVEX_VPMOVSXBW_XMM_K1Z_XMMM64: Final = 663
     """``vpmovsxbw W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSXBW_YMM_K1Z_XMMM128: Final = 662
+    EVEX_VPMOVSXBW_YMM_K1Z_XMMM128: Final = 664
     """``vpmovsxbw W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSXBW_ZMM_K1Z_YMMM256: Final = 663
+    EVEX_VPMOVSXBW_ZMM_K1Z_YMMM256: Final = 665
     """``vpmovsxbw W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 20 /r`` (AVX512BW)"""
-    VEX_VPMOVSXBD_XMM_XMMM32: Final = 664
+    VEX_VPMOVSXBD_XMM_XMMM32: Final = 666
     """``vpmovsxbd W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 21 /r`` (AVX)"""
-    VEX_VPMOVSXBD_YMM_XMMM64: Final = 665
+    VEX_VPMOVSXBD_YMM_XMMM64: Final = 667
     """``vpmovsxbd W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 21 /r`` (AVX2)"""
-    EVEX_VPMOVSXBD_ZMM_K1Z_XMMM128: Final = 666
+    EVEX_VPMOVSXBD_ZMM_K1Z_XMMM128: Final = 668
     """``vpmovsxbd W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSXBD_XMM_K1Z_XMMM32: Final = 667
+    EVEX_VPMOVSXBD_XMM_K1Z_XMMM32: Final = 669
     """``vpmovsxbd W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXBD_YMM_K1Z_XMMM64: Final = 668
+    EVEX_VPMOVSXBD_YMM_K1Z_XMMM64: Final = 670
     """``vpmovsxbd W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 21 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXBQ_XMM_XMMM16: Final = 669
+    VEX_VPMOVSXBQ_XMM_XMMM16: Final = 671
     """``vpmovsxbq W:xmm, R:xmm/m16`` ``VEX.128.66.0F38.WIG 22 /r`` (AVX)"""
-    VEX_VPMOVSXBQ_YMM_XMMM32: Final = 670
+    VEX_VPMOVSXBQ_YMM_XMMM32: Final = 672
     """``vpmovsxbq W:ymm, R:xmm/m32`` ``VEX.256.66.0F38.WIG 22 /r`` (AVX2)"""
-    EVEX_VPMOVSXBQ_ZMM_K1Z_XMMM64: Final = 671
+    EVEX_VPMOVSXBQ_ZMM_K1Z_XMMM64: Final = 673
     """``vpmovsxbq W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.WIG 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSXBQ_XMM_K1Z_XMMM16: Final = 672
+    EVEX_VPMOVSXBQ_XMM_K1Z_XMMM16: Final = 674
     """``vpmovsxbq W:xmm, R:xmm/m16`` ``EVEX.128.66.0F38.WIG 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXBQ_YMM_K1Z_XMMM32: Final = 673
+    EVEX_VPMOVSXBQ_YMM_K1Z_XMMM32: Final = 675
     """``vpmovsxbq W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.WIG 22 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXWD_XMM_XMMM64: Final = 674
+    VEX_VPMOVSXWD_XMM_XMMM64: Final = 676
     """``vpmovsxwd W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 23 /r`` (AVX)"""
-    VEX_VPMOVSXWD_YMM_XMMM128: Final = 675
+    VEX_VPMOVSXWD_YMM_XMMM128: Final = 677
     """``vpmovsxwd W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 23 /r`` (AVX2)"""
-    EVEX_VPMOVSXWD_ZMM_K1Z_YMMM256: Final = 676
+    EVEX_VPMOVSXWD_ZMM_K1Z_YMMM256: Final = 678
     """``vpmovsxwd W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSXWD_XMM_K1Z_XMMM64: Final = 677
+    EVEX_VPMOVSXWD_XMM_K1Z_XMMM64: Final = 679
     """``vpmovsxwd W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXWD_YMM_K1Z_XMMM128: Final = 678
+    EVEX_VPMOVSXWD_YMM_K1Z_XMMM128: Final = 680
     """``vpmovsxwd W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 23 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXWQ_XMM_XMMM32: Final = 679
+    VEX_VPMOVSXWQ_XMM_XMMM32: Final = 681
     """``vpmovsxwq W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 24 /r`` (AVX)"""
-    VEX_VPMOVSXWQ_YMM_XMMM64: Final = 680
+    VEX_VPMOVSXWQ_YMM_XMMM64: Final = 682
     """``vpmovsxwq W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 24 /r`` (AVX2)"""
-    EVEX_VPMOVSXWQ_ZMM_K1Z_XMMM128: Final = 681
+    EVEX_VPMOVSXWQ_ZMM_K1Z_XMMM128: Final = 683
     """``vpmovsxwq W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSXWQ_XMM_K1Z_XMMM32: Final = 682
+    EVEX_VPMOVSXWQ_XMM_K1Z_XMMM32: Final = 684
     """``vpmovsxwq W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXWQ_YMM_K1Z_XMMM64: Final = 683
+    EVEX_VPMOVSXWQ_YMM_K1Z_XMMM64: Final = 685
     """``vpmovsxwq W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 24 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXDQ_XMM_XMMM64: Final = 684
+    VEX_VPMOVSXDQ_XMM_XMMM64: Final = 686
     """``vpmovsxdq W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 25 /r`` (AVX)"""
-    VEX_VPMOVSXDQ_YMM_XMMM128: Final = 685
+    VEX_VPMOVSXDQ_YMM_XMMM128: Final = 687
     """``vpmovsxdq W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 25 /r`` (AVX2)"""
-    EVEX_VPMOVSXDQ_ZMM_K1Z_YMMM256: Final = 686
+    EVEX_VPMOVSXDQ_ZMM_K1Z_YMMM256: Final = 688
     """``vpmovsxdq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSXDQ_XMM_K1Z_XMMM64: Final = 687
+    EVEX_VPMOVSXDQ_XMM_K1Z_XMMM64: Final = 689
     """``vpmovsxdq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXDQ_YMM_K1Z_XMMM128: Final = 688
+    EVEX_VPMOVSXDQ_YMM_K1Z_XMMM128: Final = 690
     """``vpmovsxdq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTDQ2PS_XMM_XMMM128: Final = 689
+    VEX_VCVTDQ2PS_XMM_XMMM128: Final = 691
     """``vcvtdq2ps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5B /r`` (AVX)"""
-    VEX_VCVTDQ2PS_YMM_YMMM256: Final = 690
+    VEX_VCVTDQ2PS_YMM_YMMM256: Final = 692
     """``vcvtdq2ps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5B /r`` (AVX)"""
-    EVEX_VCVTDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 691
+    EVEX_VCVTDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 693
     """``vcvtdq2ps W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5B /r`` (AVX512F)"""
-    EVEX_VCVTDQ2PS_XMM_K1Z_XMMM128B32: Final = 692
+    EVEX_VCVTDQ2PS_XMM_K1Z_XMMM128B32: Final = 694
     """``vcvtdq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTDQ2PS_YMM_K1Z_YMMM256B32: Final = 693
+    EVEX_VCVTDQ2PS_YMM_K1Z_YMMM256B32: Final = 695
     """``vcvtdq2ps W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPS2DQ_XMM_XMMM128: Final = 694
+    VEX_VCVTPS2DQ_XMM_XMMM128: Final = 696
     """``vcvtps2dq W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5B /r`` (AVX)"""
-    VEX_VCVTPS2DQ_YMM_YMMM256: Final = 695
+    VEX_VCVTPS2DQ_YMM_YMMM256: Final = 697
     """``vcvtps2dq W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5B /r`` (AVX)"""
-    EVEX_VCVTPS2DQ_ZMM_K1Z_ZMMM512B32_ER: Final = 696
+    EVEX_VCVTPS2DQ_ZMM_K1Z_ZMMM512B32_ER: Final = 698
     """``vcvtps2dq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 5B /r`` (AVX512F)"""
-    EVEX_VCVTPS2DQ_XMM_K1Z_XMMM128B32: Final = 697
+    EVEX_VCVTPS2DQ_XMM_K1Z_XMMM128B32: Final = 699
     """``vcvtps2dq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2DQ_YMM_K1Z_YMMM256B32: Final = 698
+    EVEX_VCVTPS2DQ_YMM_K1Z_YMMM256B32: Final = 700
     """``vcvtps2dq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTTPS2DQ_XMM_XMMM128: Final = 699
+    VEX_VCVTTPS2DQ_XMM_XMMM128: Final = 701
     """``vcvttps2dq W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 5B /r`` (AVX)"""
-    VEX_VCVTTPS2DQ_YMM_YMMM256: Final = 700
+    VEX_VCVTTPS2DQ_YMM_YMMM256: Final = 702
     """``vcvttps2dq W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 5B /r`` (AVX)"""
-    EVEX_VCVTTPS2DQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 701
+    EVEX_VCVTTPS2DQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 703
     """``vcvttps2dq W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 5B /r`` (AVX512F)"""
-    EVEX_VCVTTPS2DQ_XMM_K1Z_XMMM128B32: Final = 702
+    EVEX_VCVTTPS2DQ_XMM_K1Z_XMMM128B32: Final = 704
     """``vcvttps2dq W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2DQ_YMM_K1Z_YMMM256B32: Final = 703
+    EVEX_VCVTTPS2DQ_YMM_K1Z_YMMM256B32: Final = 705
     """``vcvttps2dq W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTDQ2PD_XMM_XMMM64: Final = 704
+    VEX_VCVTDQ2PD_XMM_XMMM64: Final = 706
     """``vcvtdq2pd W:xmm, R:xmm/m64`` ``VEX.128.F3.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTDQ2PD_YMM_XMMM128: Final = 705
+    VEX_VCVTDQ2PD_YMM_XMMM128: Final = 707
     """``vcvtdq2pd W:ymm, R:xmm/m128`` ``VEX.256.F3.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 706
+    EVEX_VCVTDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 708
     """``vcvtdq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 E6 /r`` (AVX512F)"""
-    EVEX_VCVTDQ2PD_XMM_K1Z_XMMM64B32: Final = 707
+    EVEX_VCVTDQ2PD_XMM_K1Z_XMMM64B32: Final = 709
     """``vcvtdq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTDQ2PD_YMM_K1Z_XMMM128B32: Final = 708
+    EVEX_VCVTDQ2PD_YMM_K1Z_XMMM128B32: Final = 710
     """``vcvtdq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTTPD2DQ_XMM_XMMM128: Final = 709
+    VEX_VCVTTPD2DQ_XMM_XMMM128: Final = 711
     """``vcvttpd2dq W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTTPD2DQ_XMM_YMMM256: Final = 710
+    VEX_VCVTTPD2DQ_XMM_YMMM256: Final = 712
     """``vcvttpd2dq W:xmm, R:ymm/m256`` ``VEX.256.66.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE: Final = 711
+    EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE: Final = 713
     """``vcvttpd2dq W:ymm, R:zmm/m512`` ``EVEX.512.66.0F.W1 E6 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2DQ_XMM_K1Z_XMMM128B64: Final = 712
+    EVEX_VCVTTPD2DQ_XMM_K1Z_XMMM128B64: Final = 714
     """``vcvttpd2dq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64: Final = 713
+    EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64: Final = 715
     """``vcvttpd2dq W:xmm, R:ymm/m256`` ``EVEX.256.66.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPS2PD_XMM_XMMM64: Final = 714
+    VEX_VCVTPS2PD_XMM_XMMM64: Final = 716
     """``vcvtps2pd W:xmm, R:xmm/m64`` ``VEX.128.0F.WIG 5A /r`` (AVX)"""
-    VEX_VCVTPS2PD_YMM_XMMM128: Final = 715
+    VEX_VCVTPS2PD_YMM_XMMM128: Final = 717
     """``vcvtps2pd W:ymm, R:xmm/m128`` ``VEX.256.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTPS2PD_ZMM_K1Z_YMMM256B32_SAE: Final = 716
+    EVEX_VCVTPS2PD_ZMM_K1Z_YMMM256B32_SAE: Final = 718
     """``vcvtps2pd W:zmm, R:ymm/m256`` ``EVEX.512.0F.W0 5A /r`` (AVX512F)"""
-    EVEX_VCVTPS2PD_XMM_K1Z_XMMM64B32: Final = 717
+    EVEX_VCVTPS2PD_XMM_K1Z_XMMM64B32: Final = 719
     """``vcvtps2pd W:xmm, R:xmm/m64`` ``EVEX.128.0F.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2PD_YMM_K1Z_XMMM128B32: Final = 718
+    EVEX_VCVTPS2PD_YMM_K1Z_XMMM128B32: Final = 720
     """``vcvtps2pd W:ymm, R:xmm/m128`` ``EVEX.256.0F.W0 5A /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPD2PS_XMM_XMMM128: Final = 719
+    VEX_VCVTPD2PS_XMM_XMMM128: Final = 721
     """``vcvtpd2ps W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5A /r`` (AVX)"""
-    VEX_VCVTPD2PS_XMM_YMMM256: Final = 720
+    VEX_VCVTPD2PS_XMM_YMMM256: Final = 722
     """``vcvtpd2ps W:xmm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER: Final = 721
+    EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER: Final = 723
     """``vcvtpd2ps W:ymm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5A /r`` (AVX512F)"""
-    EVEX_VCVTPD2PS_XMM_K1Z_XMMM128B64: Final = 722
+    EVEX_VCVTPD2PS_XMM_K1Z_XMMM128B64: Final = 724
     """``vcvtpd2ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64: Final = 723
+    EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64: Final = 725
     """``vcvtpd2ps W:xmm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5A /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPH2PS_XMM_XMMM64: Final = 724
+    VEX_VCVTPH2PS_XMM_XMMM64: Final = 726
     """``vcvtph2ps W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.W0 13 /r`` (F16C)"""
-    VEX_VCVTPH2PS_YMM_XMMM128: Final = 725
+    VEX_VCVTPH2PS_YMM_XMMM128: Final = 727
     """``vcvtph2ps W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.W0 13 /r`` (F16C)"""
-    EVEX_VCVTPH2PS_ZMM_K1Z_YMMM256_SAE: Final = 726
+    EVEX_VCVTPH2PS_ZMM_K1Z_YMMM256_SAE: Final = 728
     """``vcvtph2ps W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VCVTPH2PS_XMM_K1Z_XMMM64: Final = 727
+    EVEX_VCVTPH2PS_XMM_K1Z_XMMM64: Final = 729
     """``vcvtph2ps W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPH2PS_YMM_K1Z_XMMM128: Final = 728
+    EVEX_VCVTPH2PS_YMM_K1Z_XMMM128: Final = 730
     """``vcvtph2ps W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPS2PH_XMMM64_XMM_IMM8: Final = 729
+    VEX_VCVTPS2PH_XMMM64_XMM_IMM8: Final = 731
     """``vcvtps2ph W:xmm/m64, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 1D /r ib`` (F16C)"""
-    VEX_VCVTPS2PH_XMMM128_YMM_IMM8: Final = 730
+    VEX_VCVTPS2PH_XMMM128_YMM_IMM8: Final = 732
     """``vcvtps2ph W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 1D /r ib`` (F16C)"""
-    EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE: Final = 731
+    EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE: Final = 733
     """``vcvtps2ph W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1D /r ib`` (AVX512F)"""
-    EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8: Final = 732
+    EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8: Final = 734
     """``vcvtps2ph W:xmm/m64, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 1D /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8: Final = 733
+    EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8: Final = 735
     """``vcvtps2ph W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 1D /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VCVTSS2SD_XMM_XMM_XMMM32: Final = 734
+    VEX_VCVTSS2SD_XMM_XMM_XMMM32: Final = 736
     """``vcvtss2sd W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE: Final = 735
+    EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE: Final = 737
     """``vcvtss2sd W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5A /r`` (AVX512F)"""
-    VEX_VCVTSD2SS_XMM_XMM_XMMM64: Final = 736
+    VEX_VCVTSD2SS_XMM_XMM_XMMM64: Final = 738
     """``vcvtsd2ss W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER: Final = 737
+    EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER: Final = 739
     """``vcvtsd2ss W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5A /r`` (AVX512F)"""
-    VEX_VCVTSI2SS_XMM_XMM_RM32: Final = 738
+    VEX_VCVTSI2SS_XMM_XMM_RM32: Final = 740
     """``vcvtsi2ss W:xmm, R:xmm, R:r32/m32`` ``VEX.LIG.F3.0F.W0 2A /r`` (AVX)"""
-    VEX_VCVTSI2SS_XMM_XMM_RM64: Final = 739
+    VEX_VCVTSI2SS_XMM_XMM_RM64: Final = 741
     """``vcvtsi2ss W:xmm, R:xmm, R:r64/m64`` ``VEX.LIG.F3.0F.W1 2A /r`` (AVX)"""
-    EVEX_VCVTSI2SS_XMM_XMM_RM32_ER: Final = 740
+    EVEX_VCVTSI2SS_XMM_XMM_RM32_ER: Final = 742
     """``vcvtsi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 2A /r`` (AVX512F)"""
-    EVEX_VCVTSI2SS_XMM_XMM_RM64_ER: Final = 741
+    EVEX_VCVTSI2SS_XMM_XMM_RM64_ER: Final = 743
     """``vcvtsi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 2A /r`` (AVX512F)"""
-    VEX_VCVTSI2SD_XMM_XMM_RM32: Final = 742
+    VEX_VCVTSI2SD_XMM_XMM_RM32: Final = 744
     """``vcvtsi2sd W:xmm, R:xmm, R:r32/m32`` ``VEX.LIG.F2.0F.W0 2A /r`` (AVX)"""
-    VEX_VCVTSI2SD_XMM_XMM_RM64: Final = 743
+    VEX_VCVTSI2SD_XMM_XMM_RM64: Final = 745
     """``vcvtsi2sd W:xmm, R:xmm, R:r64/m64`` ``VEX.LIG.F2.0F.W1 2A /r`` (AVX)"""
-    EVEX_VCVTSI2SD_XMM_XMM_RM32_ER: Final = 744
+    EVEX_VCVTSI2SD_XMM_XMM_RM32_ER: Final = 746
     """``vcvtsi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 2A /r`` (AVX512F)"""
-    EVEX_VCVTSI2SD_XMM_XMM_RM64_ER: Final = 745
+    EVEX_VCVTSI2SD_XMM_XMM_RM64_ER: Final = 747
     """``vcvtsi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 2A /r`` (AVX512F)"""
-    VEX_VCVTTSS2SI_R32_XMMM32: Final = 746
+    VEX_VCVTTSS2SI_R32_XMMM32: Final = 748
     """``vcvttss2si W:r32, R:xmm/m32`` ``VEX.LIG.F3.0F.W0 2C /r`` (AVX)"""
-    VEX_VCVTTSS2SI_R64_XMMM32: Final = 747
+    VEX_VCVTTSS2SI_R64_XMMM32: Final = 749
     """``vcvttss2si W:r64, R:xmm/m32`` ``VEX.LIG.F3.0F.W1 2C /r`` (AVX)"""
-    EVEX_VCVTTSS2SI_R32_XMMM32_SAE: Final = 748
+    EVEX_VCVTTSS2SI_R32_XMMM32_SAE: Final = 750
     """``vcvttss2si W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2C /r`` (AVX512F)"""
-    EVEX_VCVTTSS2SI_R64_XMMM32_SAE: Final = 749
+    EVEX_VCVTTSS2SI_R64_XMMM32_SAE: Final = 751
     """``vcvttss2si W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 2C /r`` (AVX512F)"""
-    VEX_VCVTTSD2SI_R32_XMMM64: Final = 750
+    VEX_VCVTTSD2SI_R32_XMMM64: Final = 752
     """``vcvttsd2si W:r32, R:xmm/m64`` ``VEX.LIG.F2.0F.W0 2C /r`` (AVX)"""
-    VEX_VCVTTSD2SI_R64_XMMM64: Final = 751
+    VEX_VCVTTSD2SI_R64_XMMM64: Final = 753
     """``vcvttsd2si W:r64, R:xmm/m64`` ``VEX.LIG.F2.0F.W1 2C /r`` (AVX)"""
-    EVEX_VCVTTSD2SI_R32_XMMM64_SAE: Final = 752
+    EVEX_VCVTTSD2SI_R32_XMMM64_SAE: Final = 754
     """``vcvttsd2si W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 2C /r`` (AVX512F)"""
-    EVEX_VCVTTSD2SI_R64_XMMM64_SAE: Final = 753
+    EVEX_VCVTTSD2SI_R64_XMMM64_SAE: Final = 755
     """``vcvttsd2si W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2C /r`` (AVX512F)"""
-    VEX_VUCOMISS_XMM_XMMM32: Final = 754
+    VEX_VUCOMISS_XMM_XMMM32: Final = 756
     """``vucomiss R:xmm, R:xmm/m32`` ``VEX.LIG.0F.WIG 2E /r`` (AVX)"""
-    EVEX_VUCOMISS_XMM_XMMM32_SAE: Final = 755
+    EVEX_VUCOMISS_XMM_XMMM32_SAE: Final = 757
     """``vucomiss R:xmm, R:xmm/m32`` ``EVEX.LIG.0F.W0 2E /r`` (AVX512F)"""
-    VEX_VUCOMISD_XMM_XMMM64: Final = 756
+    VEX_VUCOMISD_XMM_XMMM64: Final = 758
     """``vucomisd R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F.WIG 2E /r`` (AVX)"""
-    EVEX_VUCOMISD_XMM_XMMM64_SAE: Final = 757
+    EVEX_VUCOMISD_XMM_XMMM64_SAE: Final = 759
     """``vucomisd R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F.W1 2E /r`` (AVX512F)"""
-    VEX_VCMPSS_XMM_XMM_XMMM32_IMM8: Final = 758
+    VEX_VCMPSS_XMM_XMM_XMMM32_IMM8: Final = 760
     """``vcmpss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``VEX.LIG.F3.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE: Final = 759
+    EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE: Final = 761
     """``vcmpss W:k, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.F3.0F.W0 C2 /r ib`` (AVX512F)"""
-    VEX_VCMPSD_XMM_XMM_XMMM64_IMM8: Final = 760
+    VEX_VCMPSD_XMM_XMM_XMMM64_IMM8: Final = 762
     """``vcmpsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``VEX.LIG.F2.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE: Final = 761
+    EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE: Final = 763
     """``vcmpsd W:k, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.F2.0F.W1 C2 /r ib`` (AVX512F)"""
-    VEX_VCMPPS_XMM_XMM_XMMM128_IMM8: Final = 762
+    VEX_VCMPPS_XMM_XMM_XMMM128_IMM8: Final = 764
     """``vcmpps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.0F.WIG C2 /r ib`` (AVX)"""
-    VEX_VCMPPS_YMM_YMM_YMMM256_IMM8: Final = 763
+    VEX_VCMPPS_YMM_YMM_YMMM256_IMM8: Final = 765
     """``vcmpps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE: Final = 764
+    EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE: Final = 766
     """``vcmpps W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F.W0 C2 /r ib`` (AVX512F)"""
-    EVEX_VCMPPS_KR_K1_XMM_XMMM128B32_IMM8: Final = 765
+    EVEX_VCMPPS_KR_K1_XMM_XMMM128B32_IMM8: Final = 767
     """``vcmpps W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F.W0 C2 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8: Final = 766
+    EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8: Final = 768
     """``vcmpps W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F.W0 C2 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VCMPPD_XMM_XMM_XMMM128_IMM8: Final = 767
+    VEX_VCMPPD_XMM_XMM_XMMM128_IMM8: Final = 769
     """``vcmppd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG C2 /r ib`` (AVX)"""
-    VEX_VCMPPD_YMM_YMM_YMMM256_IMM8: Final = 768
+    VEX_VCMPPD_YMM_YMM_YMMM256_IMM8: Final = 770
     """``vcmppd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE: Final = 769
+    EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE: Final = 771
     """``vcmppd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 C2 /r ib`` (AVX512F)"""
-    EVEX_VCMPPD_KR_K1_XMM_XMMM128B64_IMM8: Final = 770
+    EVEX_VCMPPD_KR_K1_XMM_XMMM128B64_IMM8: Final = 772
     """``vcmppd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 C2 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8: Final = 771
+    EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8: Final = 773
     """``vcmppd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 C2 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPEQB_XMM_XMM_XMMM128: Final = 772
+    VEX_VPCMPEQB_XMM_XMM_XMMM128: Final = 774
     """``vpcmpeqb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 74 /r`` (AVX)"""
-    VEX_VPCMPEQB_YMM_YMM_YMMM256: Final = 773
+    VEX_VPCMPEQB_YMM_YMM_YMMM256: Final = 775
     """``vpcmpeqb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 74 /r`` (AVX2)"""
-    EVEX_VPCMPEQB_KR_K1_XMM_XMMM128: Final = 774
+    EVEX_VPCMPEQB_KR_K1_XMM_XMMM128: Final = 776
     """``vpcmpeqb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 74 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQB_KR_K1_YMM_YMMM256: Final = 775
+    EVEX_VPCMPEQB_KR_K1_YMM_YMMM256: Final = 777
     """``vpcmpeqb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 74 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512: Final = 776
+    EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512: Final = 778
     """``vpcmpeqb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 74 /r`` (AVX512BW)"""
-    VEX_VPCMPEQW_XMM_XMM_XMMM128: Final = 777
+    VEX_VPCMPEQW_XMM_XMM_XMMM128: Final = 779
     """``vpcmpeqw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 75 /r`` (AVX)"""
-    VEX_VPCMPEQW_YMM_YMM_YMMM256: Final = 778
+    VEX_VPCMPEQW_YMM_YMM_YMMM256: Final = 780
     """``vpcmpeqw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 75 /r`` (AVX2)"""
-    EVEX_VPCMPEQW_KR_K1_XMM_XMMM128: Final = 779
+    EVEX_VPCMPEQW_KR_K1_XMM_XMMM128: Final = 781
     """``vpcmpeqw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQW_KR_K1_YMM_YMMM256: Final = 780
+    EVEX_VPCMPEQW_KR_K1_YMM_YMMM256: Final = 782
     """``vpcmpeqw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512: Final = 781
+    EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512: Final = 783
     """``vpcmpeqw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 75 /r`` (AVX512BW)"""
-    VEX_VPCMPEQD_XMM_XMM_XMMM128: Final = 782
+    VEX_VPCMPEQD_XMM_XMM_XMMM128: Final = 784
     """``vpcmpeqd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 76 /r`` (AVX)"""
-    VEX_VPCMPEQD_YMM_YMM_YMMM256: Final = 783
+    VEX_VPCMPEQD_YMM_YMM_YMMM256: Final = 785
     """``vpcmpeqd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 76 /r`` (AVX2)"""
-    EVEX_VPCMPEQD_KR_K1_ZMM_ZMMM512B32: Final = 784
+    EVEX_VPCMPEQD_KR_K1_ZMM_ZMMM512B32: Final = 786
     """``vpcmpeqd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 76 /r`` (AVX512F)"""
-    EVEX_VPCMPEQD_KR_K1_XMM_XMMM128B32: Final = 785
+    EVEX_VPCMPEQD_KR_K1_XMM_XMMM128B32: Final = 787
     """``vpcmpeqd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32: Final = 786
+    EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32: Final = 788
     """``vpcmpeqd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 76 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPEQQ_XMM_XMM_XMMM128: Final = 787
+    VEX_VPCMPEQQ_XMM_XMM_XMMM128: Final = 789
     """``vpcmpeqq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 29 /r`` (AVX)"""
-    VEX_VPCMPEQQ_YMM_YMM_YMMM256: Final = 788
+    VEX_VPCMPEQQ_YMM_YMM_YMMM256: Final = 790
     """``vpcmpeqq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 29 /r`` (AVX2)"""
-    EVEX_VPCMPEQQ_KR_K1_ZMM_ZMMM512B64: Final = 789
+    EVEX_VPCMPEQQ_KR_K1_ZMM_ZMMM512B64: Final = 791
     """``vpcmpeqq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 29 /r`` (AVX512F)"""
-    EVEX_VPCMPEQQ_KR_K1_XMM_XMMM128B64: Final = 790
+    EVEX_VPCMPEQQ_KR_K1_XMM_XMMM128B64: Final = 792
     """``vpcmpeqq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 29 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPEQQ_KR_K1_YMM_YMMM256B64: Final = 791
+    EVEX_VPCMPEQQ_KR_K1_YMM_YMMM256B64: Final = 793
     """``vpcmpeqq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 29 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPGTB_XMM_XMM_XMMM128: Final = 792
+    VEX_VPCMPGTB_XMM_XMM_XMMM128: Final = 794
     """``vpcmpgtb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 64 /r`` (AVX)"""
-    VEX_VPCMPGTB_YMM_YMM_YMMM256: Final = 793
+    VEX_VPCMPGTB_YMM_YMM_YMMM256: Final = 795
     """``vpcmpgtb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 64 /r`` (AVX2)"""
-    EVEX_VPCMPGTB_KR_K1_XMM_XMMM128: Final = 794
+    EVEX_VPCMPGTB_KR_K1_XMM_XMMM128: Final = 796
     """``vpcmpgtb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 64 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTB_KR_K1_YMM_YMMM256: Final = 795
+    EVEX_VPCMPGTB_KR_K1_YMM_YMMM256: Final = 797
     """``vpcmpgtb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 64 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTB_KR_K1_ZMM_ZMMM512: Final = 796
+    EVEX_VPCMPGTB_KR_K1_ZMM_ZMMM512: Final = 798
     """``vpcmpgtb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 64 /r`` (AVX512BW)"""
-    VEX_VPCMPGTW_XMM_XMM_XMMM128: Final = 797
+    VEX_VPCMPGTW_XMM_XMM_XMMM128: Final = 799
     """``vpcmpgtw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 65 /r`` (AVX)"""
-    VEX_VPCMPGTW_YMM_YMM_YMMM256: Final = 798
+    VEX_VPCMPGTW_YMM_YMM_YMMM256: Final = 800
     """``vpcmpgtw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 65 /r`` (AVX2)"""
-    EVEX_VPCMPGTW_KR_K1_XMM_XMMM128: Final = 799
+    EVEX_VPCMPGTW_KR_K1_XMM_XMMM128: Final = 801
     """``vpcmpgtw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 65 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTW_KR_K1_YMM_YMMM256: Final = 800
+    EVEX_VPCMPGTW_KR_K1_YMM_YMMM256: Final = 802
     """``vpcmpgtw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 65 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTW_KR_K1_ZMM_ZMMM512: Final = 801
+    EVEX_VPCMPGTW_KR_K1_ZMM_ZMMM512: Final = 803
     """``vpcmpgtw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 65 /r`` (AVX512BW)"""
-    VEX_VPCMPGTD_XMM_XMM_XMMM128: Final = 802
+    VEX_VPCMPGTD_XMM_XMM_XMMM128: Final = 804
     """``vpcmpgtd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 66 /r`` (AVX)"""
-    VEX_VPCMPGTD_YMM_YMM_YMMM256: Final = 803
+    VEX_VPCMPGTD_YMM_YMM_YMMM256: Final = 805
     """``vpcmpgtd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 66 /r`` (AVX2)"""
-    EVEX_VPCMPGTD_KR_K1_ZMM_ZMMM512B32: Final = 804
+    EVEX_VPCMPGTD_KR_K1_ZMM_ZMMM512B32: Final = 806
     """``vpcmpgtd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 66 /r`` (AVX512F)"""
-    EVEX_VPCMPGTD_KR_K1_XMM_XMMM128B32: Final = 805
+    EVEX_VPCMPGTD_KR_K1_XMM_XMMM128B32: Final = 807
     """``vpcmpgtd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 66 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPGTD_KR_K1_YMM_YMMM256B32: Final = 806
+    EVEX_VPCMPGTD_KR_K1_YMM_YMMM256B32: Final = 808
     """``vpcmpgtd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 66 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPGTQ_XMM_XMM_XMMM128: Final = 807
+    VEX_VPCMPGTQ_XMM_XMM_XMMM128: Final = 809
     """``vpcmpgtq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 37 /r`` (AVX)"""
-    VEX_VPCMPGTQ_YMM_YMM_YMMM256: Final = 808
+    VEX_VPCMPGTQ_YMM_YMM_YMMM256: Final = 810
     """``vpcmpgtq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 37 /r`` (AVX2)"""
-    EVEX_VPCMPGTQ_KR_K1_ZMM_ZMMM512B64: Final = 809
+    EVEX_VPCMPGTQ_KR_K1_ZMM_ZMMM512B64: Final = 811
     """``vpcmpgtq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 37 /r`` (AVX512F)"""
-    EVEX_VPCMPGTQ_KR_K1_XMM_XMMM128B64: Final = 810
+    EVEX_VPCMPGTQ_KR_K1_XMM_XMMM128B64: Final = 812
     """``vpcmpgtq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 37 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPGTQ_KR_K1_YMM_YMMM256B64: Final = 811
+    EVEX_VPCMPGTQ_KR_K1_YMM_YMMM256B64: Final = 813
     """``vpcmpgtq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 37 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM: Final = 812
+    VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM: Final = 814
     """``vpblendvb W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 4C /r /is4`` (AVX)"""
-    VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM: Final = 813
+    VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM: Final = 815
     """``vpblendvb W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 4C /r /is4`` (AVX2)"""
-    VEX_VBLENDVPS_XMM_XMM_XMMM128_XMM: Final = 814
+    VEX_VBLENDVPS_XMM_XMM_XMMM128_XMM: Final = 816
     """``vblendvps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 4A /r /is4`` (AVX)"""
-    VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM: Final = 815
+    VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM: Final = 817
     """``vblendvps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 4A /r /is4`` (AVX)"""
-    VEX_VBLENDVPD_XMM_XMM_XMMM128_XMM: Final = 816
+    VEX_VBLENDVPD_XMM_XMM_XMMM128_XMM: Final = 818
     """``vblendvpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 4B /r /is4`` (AVX)"""
-    VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM: Final = 817
+    VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM: Final = 819
     """``vblendvpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 4B /r /is4`` (AVX)"""
-    VEX_VSHUFPS_XMM_XMM_XMMM128_IMM8: Final = 818
+    VEX_VSHUFPS_XMM_XMM_XMMM128_IMM8: Final = 820
     """``vshufps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.0F.WIG C6 /r ib`` (AVX)"""
-    VEX_VSHUFPS_YMM_YMM_YMMM256_IMM8: Final = 819
+    VEX_VSHUFPS_YMM_YMM_YMMM256_IMM8: Final = 821
     """``vshufps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.0F.WIG C6 /r ib`` (AVX)"""
-    EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 820
+    EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 822
     """``vshufps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F.W0 C6 /r ib`` (AVX512F)"""
-    EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 821
+    EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 823
     """``vshufps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F.W0 C6 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 822
+    EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 824
     """``vshufps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F.W0 C6 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VSHUFPD_XMM_XMM_XMMM128_IMM8: Final = 823
+    VEX_VSHUFPD_XMM_XMM_XMMM128_IMM8: Final = 825
     """``vshufpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG C6 /r ib`` (AVX)"""
-    VEX_VSHUFPD_YMM_YMM_YMMM256_IMM8: Final = 824
+    VEX_VSHUFPD_YMM_YMM_YMMM256_IMM8: Final = 826
     """``vshufpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG C6 /r ib`` (AVX)"""
-    EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 825
+    EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 827
     """``vshufpd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 C6 /r ib`` (AVX512F)"""
-    EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 826
+    EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 828
     """``vshufpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 C6 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 827
+    EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 829
     """``vshufpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 C6 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 828
+    VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 830
     """``vinsertps W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``VEX.128.66.0F3A.WIG 21 /r ib`` (AVX)"""
-    EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 829
+    EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 831
     """``vinsertps W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.128.66.0F3A.W0 21 /r ib`` (AVX512F)"""
-    VEX_VPSRLDQ_XMM_XMM_IMM8: Final = 830
+    VEX_VPSRLDQ_XMM_XMM_IMM8: Final = 832
     """``vpsrldq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /3 ib`` (AVX)"""
-    VEX_VPSRLDQ_YMM_YMM_IMM8: Final = 831
+    VEX_VPSRLDQ_YMM_YMM_IMM8: Final = 833
     """``vpsrldq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /3 ib`` (AVX2)"""
-    EVEX_VPSRLDQ_XMM_XMMM128_IMM8: Final = 832
+    EVEX_VPSRLDQ_XMM_XMMM128_IMM8: Final = 834
     """``vpsrldq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 73 /3 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLDQ_YMM_YMMM256_IMM8: Final = 833
+    EVEX_VPSRLDQ_YMM_YMMM256_IMM8: Final = 835
     """``vpsrldq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 73 /3 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8: Final = 834
+    EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8: Final = 836
     """``vpsrldq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 73 /3 ib`` (AVX512BW)"""
-    VEX_VPSLLDQ_XMM_XMM_IMM8: Final = 835
+    VEX_VPSLLDQ_XMM_XMM_IMM8: Final = 837
     """``vpslldq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /7 ib`` (AVX)"""
-    VEX_VPSLLDQ_YMM_YMM_IMM8: Final = 836
+    VEX_VPSLLDQ_YMM_YMM_IMM8: Final = 838
     """``vpslldq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /7 ib`` (AVX2)"""
-    EVEX_VPSLLDQ_XMM_XMMM128_IMM8: Final = 837
+    EVEX_VPSLLDQ_XMM_XMMM128_IMM8: Final = 839
     """``vpslldq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 73 /7 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLDQ_YMM_YMMM256_IMM8: Final = 838
+    EVEX_VPSLLDQ_YMM_YMMM256_IMM8: Final = 840
     """``vpslldq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 73 /7 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLDQ_ZMM_ZMMM512_IMM8: Final = 839
+    EVEX_VPSLLDQ_ZMM_ZMMM512_IMM8: Final = 841
     """``vpslldq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 73 /7 ib`` (AVX512BW)"""
-    VEX_VPEXTRB_R32M8_XMM_IMM8: Final = 840
+    VEX_VPEXTRB_R32M8_XMM_IMM8: Final = 842
     """``vpextrb W:r32/m8, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 14 /r ib`` (AVX)"""
-    VEX_VPEXTRB_R64M8_XMM_IMM8: Final = 841
+    VEX_VPEXTRB_R64M8_XMM_IMM8: Final = 843
     """``vpextrb W:r64/m8, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 14 /r ib`` (AVX)"""
-    EVEX_VPEXTRB_R32M8_XMM_IMM8: Final = 842
+    EVEX_VPEXTRB_R32M8_XMM_IMM8: Final = 844
     """``vpextrb W:r32/m8, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 14 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRB_R64M8_XMM_IMM8: Final = 843
+    EVEX_VPEXTRB_R64M8_XMM_IMM8: Final = 845
     """``vpextrb W:r64/m8, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 14 /r ib`` (AVX512BW)"""
-    VEX_VPEXTRW_R32M16_XMM_IMM8: Final = 844
+    VEX_VPEXTRW_R32M16_XMM_IMM8: Final = 846
     """``vpextrw W:r32/m16, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 15 /r ib`` (AVX)"""
-    VEX_VPEXTRW_R64M16_XMM_IMM8: Final = 845
+    VEX_VPEXTRW_R64M16_XMM_IMM8: Final = 847
     """``vpextrw W:r64/m16, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 15 /r ib`` (AVX)"""
-    VEX_VPEXTRW_R32_XMM_IMM8: Final = 846
+    VEX_VPEXTRW_R32_XMM_IMM8: Final = 848
     """``vpextrw W:r32, R:xmm, R:imm8`` ``VEX.128.66.0F.W0 C5 /r ib`` (AVX)"""
-    VEX_VPEXTRW_R64_XMM_IMM8: Final = 847
+    VEX_VPEXTRW_R64_XMM_IMM8: Final = 849
     """``vpextrw W:r64, R:xmm, R:imm8`` ``VEX.128.66.0F.W1 C5 /r ib`` (AVX)"""
-    EVEX_VPEXTRW_R32_XMM_IMM8: Final = 848
+    EVEX_VPEXTRW_R32_XMM_IMM8: Final = 850
     """``vpextrw W:r32, R:xmm, R:imm8`` ``EVEX.128.66.0F.W0 C5 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRW_R64_XMM_IMM8: Final = 849
+    EVEX_VPEXTRW_R64_XMM_IMM8: Final = 851
     """``vpextrw W:r64, R:xmm, R:imm8`` ``EVEX.128.66.0F.W1 C5 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRW_R32M16_XMM_IMM8: Final = 850
+    EVEX_VPEXTRW_R32M16_XMM_IMM8: Final = 852
     """``vpextrw W:r32/m16, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 15 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRW_R64M16_XMM_IMM8: Final = 851
+    EVEX_VPEXTRW_R64M16_XMM_IMM8: Final = 853
     """``vpextrw W:r64/m16, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 15 /r ib`` (AVX512BW)"""
-    VEX_VPEXTRD_RM32_XMM_IMM8: Final = 852
+    VEX_VPEXTRD_RM32_XMM_IMM8: Final = 854
     """``vpextrd W:r32/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 16 /r ib`` (AVX)"""
-    EVEX_VPEXTRD_RM32_XMM_IMM8: Final = 853
+    EVEX_VPEXTRD_RM32_XMM_IMM8: Final = 855
     """``vpextrd W:r32/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 16 /r ib`` (AVX512DQ)"""
-    VEX_VPEXTRQ_RM64_XMM_IMM8: Final = 854
+    VEX_VPEXTRQ_RM64_XMM_IMM8: Final = 856
     """``vpextrq W:r64/m64, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 16 /r ib`` (AVX)"""
-    EVEX_VPEXTRQ_RM64_XMM_IMM8: Final = 855
+    EVEX_VPEXTRQ_RM64_XMM_IMM8: Final = 857
     """``vpextrq W:r64/m64, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 16 /r ib`` (AVX512DQ)"""
-    VEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 856
+    VEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 858
     """``vpinsrb W:xmm, R:xmm, R:r32/m8, R:imm8`` ``VEX.128.66.0F3A.W0 20 /r ib`` (AVX)"""
-    VEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 857
+    VEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 859
     """``vpinsrb W:xmm, R:xmm, R:r64/m8, R:imm8`` ``VEX.128.66.0F3A.W1 20 /r ib`` (AVX)"""
-    EVEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 858
+    EVEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 860
     """``vpinsrb W:xmm, R:xmm, R:r32/m8, R:imm8`` ``EVEX.128.66.0F3A.W0 20 /r ib`` (AVX512BW)"""
-    EVEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 859
+    EVEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 861
     """``vpinsrb W:xmm, R:xmm, R:r64/m8, R:imm8`` ``EVEX.128.66.0F3A.W1 20 /r ib`` (AVX512BW)"""
-    VEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 860
+    VEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 862
     """``vpinsrw W:xmm, R:xmm, R:r32/m16, R:imm8`` ``VEX.128.66.0F.W0 C4 /r ib`` (AVX)"""
-    VEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 861
+    VEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 863
     """``vpinsrw W:xmm, R:xmm, R:r64/m16, R:imm8`` ``VEX.128.66.0F.W1 C4 /r ib`` (AVX)"""
-    EVEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 862
+    EVEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 864
     """``vpinsrw W:xmm, R:xmm, R:r32/m16, R:imm8`` ``EVEX.128.66.0F.W0 C4 /r ib`` (AVX512BW)"""
-    EVEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 863
+    EVEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 865
     """``vpinsrw W:xmm, R:xmm, R:r64/m16, R:imm8`` ``EVEX.128.66.0F.W1 C4 /r ib`` (AVX512BW)"""
-    VEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 864
+    VEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 866
     """``vpinsrd W:xmm, R:xmm, R:r32/m32, R:imm8`` ``VEX.128.66.0F3A.W0 22 /r ib`` (AVX)"""
-    EVEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 865
+    EVEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 867
     """``vpinsrd W:xmm, R:xmm, R:r32/m32, R:imm8`` ``EVEX.128.66.0F3A.W0 22 /r ib`` (AVX512DQ)"""
-    VEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 866
+    VEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 868
     """``vpinsrq W:xmm, R:xmm, R:r64/m64, R:imm8`` ``VEX.128.66.0F3A.W1 22 /r ib`` (AVX)"""
-    EVEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 867
+    EVEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 869
     """``vpinsrq W:xmm, R:xmm, R:r64/m64, R:imm8`` ``EVEX.128.66.0F3A.W1 22 /r ib`` (AVX512DQ)"""
-    VEX_VPBROADCASTB_XMM_XMMM8: Final = 868
+    VEX_VPBROADCASTB_XMM_XMMM8: Final = 870
     """``vpbroadcastb W:xmm, R:xmm/m8`` ``VEX.128.66.0F38.W0 78 /r`` (AVX2)"""
-    VEX_VPBROADCASTB_YMM_XMMM8: Final = 869
+    VEX_VPBROADCASTB_YMM_XMMM8: Final = 871
     """``vpbroadcastb W:ymm, R:xmm/m8`` ``VEX.256.66.0F38.W0 78 /r`` (AVX2)"""
-    EVEX_VPBROADCASTB_XMM_K1Z_XMMM8: Final = 870
+    EVEX_VPBROADCASTB_XMM_K1Z_XMMM8: Final = 872
     """``vpbroadcastb W:xmm, R:xmm/m8`` ``EVEX.128.66.0F38.W0 78 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_YMM_K1Z_XMMM8: Final = 871
+    EVEX_VPBROADCASTB_YMM_K1Z_XMMM8: Final = 873
     """``vpbroadcastb W:ymm, R:xmm/m8`` ``EVEX.256.66.0F38.W0 78 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_ZMM_K1Z_XMMM8: Final = 872
+    EVEX_VPBROADCASTB_ZMM_K1Z_XMMM8: Final = 874
     """``vpbroadcastb W:zmm, R:xmm/m8`` ``EVEX.512.66.0F38.W0 78 /r`` (AVX512BW)"""
-    EVEX_VPBROADCASTB_XMM_K1Z_R32: Final = 873
+    EVEX_VPBROADCASTB_XMM_K1Z_R32: Final = 875
     """``vpbroadcastb W:xmm, R:r32`` ``EVEX.128.66.0F38.W0 7A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_YMM_K1Z_R32: Final = 874
+    EVEX_VPBROADCASTB_YMM_K1Z_R32: Final = 876
     """``vpbroadcastb W:ymm, R:r32`` ``EVEX.256.66.0F38.W0 7A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_ZMM_K1Z_R32: Final = 875
+    EVEX_VPBROADCASTB_ZMM_K1Z_R32: Final = 877
     """``vpbroadcastb W:zmm, R:r32`` ``EVEX.512.66.0F38.W0 7A /r`` (AVX512BW)"""
-    VEX_VPBROADCASTW_XMM_XMMM16: Final = 876
+    VEX_VPBROADCASTW_XMM_XMMM16: Final = 878
     """``vpbroadcastw W:xmm, R:xmm/m16`` ``VEX.128.66.0F38.W0 79 /r`` (AVX2)"""
-    VEX_VPBROADCASTW_YMM_XMMM16: Final = 877
+    VEX_VPBROADCASTW_YMM_XMMM16: Final = 879
     """``vpbroadcastw W:ymm, R:xmm/m16`` ``VEX.256.66.0F38.W0 79 /r`` (AVX2)"""
-    EVEX_VPBROADCASTW_XMM_K1Z_XMMM16: Final = 878
+    EVEX_VPBROADCASTW_XMM_K1Z_XMMM16: Final = 880
     """``vpbroadcastw W:xmm, R:xmm/m16`` ``EVEX.128.66.0F38.W0 79 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_YMM_K1Z_XMMM16: Final = 879
+    EVEX_VPBROADCASTW_YMM_K1Z_XMMM16: Final = 881
     """``vpbroadcastw W:ymm, R:xmm/m16`` ``EVEX.256.66.0F38.W0 79 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_ZMM_K1Z_XMMM16: Final = 880
+    EVEX_VPBROADCASTW_ZMM_K1Z_XMMM16: Final = 882
     """``vpbroadcastw W:zmm, R:xmm/m16`` ``EVEX.512.66.0F38.W0 79 /r`` (AVX512BW)"""
-    EVEX_VPBROADCASTW_XMM_K1Z_R32: Final = 881
+    EVEX_VPBROADCASTW_XMM_K1Z_R32: Final = 883
     """``vpbroadcastw W:xmm, R:r32`` ``EVEX.128.66.0F38.W0 7B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_YMM_K1Z_R32: Final = 882
+    EVEX_VPBROADCASTW_YMM_K1Z_R32: Final = 884
     """``vpbroadcastw W:ymm, R:r32`` ``EVEX.256.66.0F38.W0 7B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_ZMM_K1Z_R32: Final = 883
+    EVEX_VPBROADCASTW_ZMM_K1Z_R32: Final = 885
     """``vpbroadcastw W:zmm, R:r32`` ``EVEX.512.66.0F38.W0 7B /r`` (AVX512BW)"""
-    VEX_VPBROADCASTD_XMM_XMMM32: Final = 884
+    VEX_VPBROADCASTD_XMM_XMMM32: Final = 886
     """``vpbroadcastd W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.W0 58 /r`` (AVX2)"""
-    VEX_VPBROADCASTD_YMM_XMMM32: Final = 885
+    VEX_VPBROADCASTD_YMM_XMMM32: Final = 887
     """``vpbroadcastd W:ymm, R:xmm/m32`` ``VEX.256.66.0F38.W0 58 /r`` (AVX2)"""
-    EVEX_VPBROADCASTD_ZMM_K1Z_XMMM32: Final = 886
+    EVEX_VPBROADCASTD_ZMM_K1Z_XMMM32: Final = 888
     """``vpbroadcastd W:zmm, R:xmm/m32`` ``EVEX.512.66.0F38.W0 58 /r`` (AVX512F)"""
-    EVEX_VPBROADCASTD_ZMM_K1Z_R32: Final = 887
+    EVEX_VPBROADCASTD_ZMM_K1Z_R32: Final = 889
     """``vpbroadcastd W:zmm, R:r32`` ``EVEX.512.66.0F38.W0 7C /r`` (AVX512F)"""
-    EVEX_VPBROADCASTD_XMM_K1Z_XMMM32: Final = 888
+    EVEX_VPBROADCASTD_XMM_K1Z_XMMM32: Final = 890
     """``vpbroadcastd W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTD_YMM_K1Z_XMMM32: Final = 889
+    EVEX_VPBROADCASTD_YMM_K1Z_XMMM32: Final = 891
     """``vpbroadcastd W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTD_XMM_K1Z_R32: Final = 890
+    EVEX_VPBROADCASTD_XMM_K1Z_R32: Final = 892
     """``vpbroadcastd W:xmm, R:r32`` ``EVEX.128.66.0F38.W0 7C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTD_YMM_K1Z_R32: Final = 891
+    EVEX_VPBROADCASTD_YMM_K1Z_R32: Final = 893
     """``vpbroadcastd W:ymm, R:r32`` ``EVEX.256.66.0F38.W0 7C /r`` (AVX512VL+AVX512F)"""
-    VEX_VPBROADCASTQ_XMM_XMMM64: Final = 892
+    VEX_VPBROADCASTQ_XMM_XMMM64: Final = 894
     """``vpbroadcastq W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.W0 59 /r`` (AVX2)"""
-    VEX_VPBROADCASTQ_YMM_XMMM64: Final = 893
+    VEX_VPBROADCASTQ_YMM_XMMM64: Final = 895
     """``vpbroadcastq W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.W0 59 /r`` (AVX2)"""
-    EVEX_VPBROADCASTQ_ZMM_K1Z_XMMM64: Final = 894
+    EVEX_VPBROADCASTQ_ZMM_K1Z_XMMM64: Final = 896
     """``vpbroadcastq W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W1 59 /r`` (AVX512F)"""
-    EVEX_VPBROADCASTQ_ZMM_K1Z_R64: Final = 895
+    EVEX_VPBROADCASTQ_ZMM_K1Z_R64: Final = 897
     """``vpbroadcastq W:zmm, R:r64`` ``EVEX.512.66.0F38.W1 7C /r`` (AVX512F)"""
-    EVEX_VPBROADCASTQ_XMM_K1Z_XMMM64: Final = 896
+    EVEX_VPBROADCASTQ_XMM_K1Z_XMMM64: Final = 898
     """``vpbroadcastq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTQ_YMM_K1Z_XMMM64: Final = 897
+    EVEX_VPBROADCASTQ_YMM_K1Z_XMMM64: Final = 899
     """``vpbroadcastq W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTQ_XMM_K1Z_R64: Final = 898
+    EVEX_VPBROADCASTQ_XMM_K1Z_R64: Final = 900
     """``vpbroadcastq W:xmm, R:r64`` ``EVEX.128.66.0F38.W1 7C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTQ_YMM_K1Z_R64: Final = 899
+    EVEX_VPBROADCASTQ_YMM_K1Z_R64: Final = 901
     """``vpbroadcastq W:ymm, R:r64`` ``EVEX.256.66.0F38.W1 7C /r`` (AVX512VL+AVX512F)"""
-    VEX_VBROADCASTSS_XMM_M32: Final = 900
+    VEX_VBROADCASTSS_XMM_M32: Final = 902
     """``vbroadcastss W:xmm, R:m32`` ``VEX.128.66.0F38.W0 18 /r`` (AVX)"""
-    VEX_VBROADCASTSS_YMM_M32: Final = 901
+    VEX_VBROADCASTSS_YMM_M32: Final = 903
     """``vbroadcastss W:ymm, R:m32`` ``VEX.256.66.0F38.W0 18 /r`` (AVX)"""
-    VEX_VBROADCASTSS_XMM_XMM: Final = 902
+    VEX_VBROADCASTSS_XMM_XMM: Final = 904
     """``vbroadcastss W:xmm, R:xmm`` ``VEX.128.66.0F38.W0 18 /r`` (AVX2)"""
-    VEX_VBROADCASTSS_YMM_XMM: Final = 903
+    VEX_VBROADCASTSS_YMM_XMM: Final = 905
     """``vbroadcastss W:ymm, R:xmm`` ``VEX.256.66.0F38.W0 18 /r`` (AVX2)"""
-    EVEX_VBROADCASTSS_ZMM_K1Z_XMMM32: Final = 904
+    EVEX_VBROADCASTSS_ZMM_K1Z_XMMM32: Final = 906
     """``vbroadcastss W:zmm, R:xmm/m32`` ``EVEX.512.66.0F38.W0 18 /r`` (AVX512F)"""
-    EVEX_VBROADCASTSS_XMM_K1Z_XMMM32: Final = 905
+    EVEX_VBROADCASTSS_XMM_K1Z_XMMM32: Final = 907
     """``vbroadcastss W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.W0 18 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTSS_YMM_K1Z_XMMM32: Final = 906
+    EVEX_VBROADCASTSS_YMM_K1Z_XMMM32: Final = 908
     """``vbroadcastss W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.W0 18 /r`` (AVX512VL+AVX512F)"""
-    VEX_VBROADCASTSD_YMM_M64: Final = 907
+    VEX_VBROADCASTSD_YMM_M64: Final = 909
     """``vbroadcastsd W:ymm, R:m64`` ``VEX.256.66.0F38.W0 19 /r`` (AVX)"""
-    VEX_VBROADCASTSD_YMM_XMM: Final = 908
+    VEX_VBROADCASTSD_YMM_XMM: Final = 910
     """``vbroadcastsd W:ymm, R:xmm`` ``VEX.256.66.0F38.W0 19 /r`` (AVX2)"""
-    EVEX_VBROADCASTSD_ZMM_K1Z_XMMM64: Final = 909
+    EVEX_VBROADCASTSD_ZMM_K1Z_XMMM64: Final = 911
     """``vbroadcastsd W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W1 19 /r`` (AVX512F)"""
-    EVEX_VBROADCASTSD_YMM_K1Z_XMMM64: Final = 910
+    EVEX_VBROADCASTSD_YMM_K1Z_XMMM64: Final = 912
     """``vbroadcastsd W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W1 19 /r`` (AVX512VL+AVX512F)"""
-    VEX_VADDSS_XMM_XMM_XMMM32: Final = 911
+    VEX_VADDSS_XMM_XMM_XMMM32: Final = 913
     """``vaddss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER: Final = 912
+    EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER: Final = 914
     """``vaddss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 58 /r`` (AVX512F)"""
-    VEX_VADDSD_XMM_XMM_XMMM64: Final = 913
+    VEX_VADDSD_XMM_XMM_XMMM64: Final = 915
     """``vaddsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDSD_XMM_K1Z_XMM_XMMM64_ER: Final = 914
+    EVEX_VADDSD_XMM_K1Z_XMM_XMMM64_ER: Final = 916
     """``vaddsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 58 /r`` (AVX512F)"""
-    VEX_VADDPS_XMM_XMM_XMMM128: Final = 915
+    VEX_VADDPS_XMM_XMM_XMMM128: Final = 917
     """``vaddps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 58 /r`` (AVX)"""
-    VEX_VADDPS_YMM_YMM_YMMM256: Final = 916
+    VEX_VADDPS_YMM_YMM_YMMM256: Final = 918
     """``vaddps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32: Final = 917
+    EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32: Final = 919
     """``vaddps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32: Final = 918
+    EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32: Final = 920
     """``vaddps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 919
+    EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 921
     """``vaddps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 58 /r`` (AVX512F)"""
-    VEX_VADDPD_XMM_XMM_XMMM128: Final = 920
+    VEX_VADDPD_XMM_XMM_XMMM128: Final = 922
     """``vaddpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 58 /r`` (AVX)"""
-    VEX_VADDPD_YMM_YMM_YMMM256: Final = 921
+    VEX_VADDPD_YMM_YMM_YMMM256: Final = 923
     """``vaddpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDPD_XMM_K1Z_XMM_XMMM128B64: Final = 922
+    EVEX_VADDPD_XMM_K1Z_XMM_XMMM128B64: Final = 924
     """``vaddpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64: Final = 923
+    EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64: Final = 925
     """``vaddpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 924
+    EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 926
     """``vaddpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 58 /r`` (AVX512F)"""
-    VEX_VSUBSS_XMM_XMM_XMMM32: Final = 925
+    VEX_VSUBSS_XMM_XMM_XMMM32: Final = 927
     """``vsubss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBSS_XMM_K1Z_XMM_XMMM32_ER: Final = 926
+    EVEX_VSUBSS_XMM_K1Z_XMM_XMMM32_ER: Final = 928
     """``vsubss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5C /r`` (AVX512F)"""
-    VEX_VSUBSD_XMM_XMM_XMMM64: Final = 927
+    VEX_VSUBSD_XMM_XMM_XMMM64: Final = 929
     """``vsubsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBSD_XMM_K1Z_XMM_XMMM64_ER: Final = 928
+    EVEX_VSUBSD_XMM_K1Z_XMM_XMMM64_ER: Final = 930
     """``vsubsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5C /r`` (AVX512F)"""
-    VEX_VSUBPS_XMM_XMM_XMMM128: Final = 929
+    VEX_VSUBPS_XMM_XMM_XMMM128: Final = 931
     """``vsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5C /r`` (AVX)"""
-    VEX_VSUBPS_YMM_YMM_YMMM256: Final = 930
+    VEX_VSUBPS_YMM_YMM_YMMM256: Final = 932
     """``vsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBPS_XMM_K1Z_XMM_XMMM128B32: Final = 931
+    EVEX_VSUBPS_XMM_K1Z_XMM_XMMM128B32: Final = 933
     """``vsubps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32: Final = 932
+    EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32: Final = 934
     """``vsubps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 933
+    EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 935
     """``vsubps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5C /r`` (AVX512F)"""
-    VEX_VSUBPD_XMM_XMM_XMMM128: Final = 934
+    VEX_VSUBPD_XMM_XMM_XMMM128: Final = 936
     """``vsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5C /r`` (AVX)"""
-    VEX_VSUBPD_YMM_YMM_YMMM256: Final = 935
+    VEX_VSUBPD_YMM_YMM_YMMM256: Final = 937
     """``vsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBPD_XMM_K1Z_XMM_XMMM128B64: Final = 936
+    EVEX_VSUBPD_XMM_K1Z_XMM_XMMM128B64: Final = 938
     """``vsubpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPD_YMM_K1Z_YMM_YMMM256B64: Final = 937
+    EVEX_VSUBPD_YMM_K1Z_YMM_YMMM256B64: Final = 939
     """``vsubpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 938
+    EVEX_VSUBPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 940
     """``vsubpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5C /r`` (AVX512F)"""
-    VEX_VMULSS_XMM_XMM_XMMM32: Final = 939
+    VEX_VMULSS_XMM_XMM_XMMM32: Final = 941
     """``vmulss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULSS_XMM_K1Z_XMM_XMMM32_ER: Final = 940
+    EVEX_VMULSS_XMM_K1Z_XMM_XMMM32_ER: Final = 942
     """``vmulss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 59 /r`` (AVX512F)"""
-    VEX_VMULSD_XMM_XMM_XMMM64: Final = 941
+    VEX_VMULSD_XMM_XMM_XMMM64: Final = 943
     """``vmulsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULSD_XMM_K1Z_XMM_XMMM64_ER: Final = 942
+    EVEX_VMULSD_XMM_K1Z_XMM_XMMM64_ER: Final = 944
     """``vmulsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 59 /r`` (AVX512F)"""
-    VEX_VMULPS_XMM_XMM_XMMM128: Final = 943
+    VEX_VMULPS_XMM_XMM_XMMM128: Final = 945
     """``vmulps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 59 /r`` (AVX)"""
-    VEX_VMULPS_YMM_YMM_YMMM256: Final = 944
+    VEX_VMULPS_YMM_YMM_YMMM256: Final = 946
     """``vmulps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULPS_XMM_K1Z_XMM_XMMM128B32: Final = 945
+    EVEX_VMULPS_XMM_K1Z_XMM_XMMM128B32: Final = 947
     """``vmulps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPS_YMM_K1Z_YMM_YMMM256B32: Final = 946
+    EVEX_VMULPS_YMM_K1Z_YMM_YMMM256B32: Final = 948
     """``vmulps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 947
+    EVEX_VMULPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 949
     """``vmulps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 59 /r`` (AVX512F)"""
-    VEX_VMULPD_XMM_XMM_XMMM128: Final = 948
+    VEX_VMULPD_XMM_XMM_XMMM128: Final = 950
     """``vmulpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 59 /r`` (AVX)"""
-    VEX_VMULPD_YMM_YMM_YMMM256: Final = 949
+    VEX_VMULPD_YMM_YMM_YMMM256: Final = 951
     """``vmulpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULPD_XMM_K1Z_XMM_XMMM128B64: Final = 950
+    EVEX_VMULPD_XMM_K1Z_XMM_XMMM128B64: Final = 952
     """``vmulpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPD_YMM_K1Z_YMM_YMMM256B64: Final = 951
+    EVEX_VMULPD_YMM_K1Z_YMM_YMMM256B64: Final = 953
     """``vmulpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 952
+    EVEX_VMULPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 954
     """``vmulpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 59 /r`` (AVX512F)"""
-    VEX_VDIVSS_XMM_XMM_XMMM32: Final = 953
+    VEX_VDIVSS_XMM_XMM_XMMM32: Final = 955
     """``vdivss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVSS_XMM_K1Z_XMM_XMMM32_ER: Final = 954
+    EVEX_VDIVSS_XMM_K1Z_XMM_XMMM32_ER: Final = 956
     """``vdivss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5E /r`` (AVX512F)"""
-    VEX_VDIVSD_XMM_XMM_XMMM64: Final = 955
+    VEX_VDIVSD_XMM_XMM_XMMM64: Final = 957
     """``vdivsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVSD_XMM_K1Z_XMM_XMMM64_ER: Final = 956
+    EVEX_VDIVSD_XMM_K1Z_XMM_XMMM64_ER: Final = 958
     """``vdivsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5E /r`` (AVX512F)"""
-    VEX_VDIVPS_XMM_XMM_XMMM128: Final = 957
+    VEX_VDIVPS_XMM_XMM_XMMM128: Final = 959
     """``vdivps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5E /r`` (AVX)"""
-    VEX_VDIVPS_YMM_YMM_YMMM256: Final = 958
+    VEX_VDIVPS_YMM_YMM_YMMM256: Final = 960
     """``vdivps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVPS_XMM_K1Z_XMM_XMMM128B32: Final = 959
+    EVEX_VDIVPS_XMM_K1Z_XMM_XMMM128B32: Final = 961
     """``vdivps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPS_YMM_K1Z_YMM_YMMM256B32: Final = 960
+    EVEX_VDIVPS_YMM_K1Z_YMM_YMMM256B32: Final = 962
     """``vdivps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 961
+    EVEX_VDIVPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 963
     """``vdivps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5E /r`` (AVX512F)"""
-    VEX_VDIVPD_XMM_XMM_XMMM128: Final = 962
+    VEX_VDIVPD_XMM_XMM_XMMM128: Final = 964
     """``vdivpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5E /r`` (AVX)"""
-    VEX_VDIVPD_YMM_YMM_YMMM256: Final = 963
+    VEX_VDIVPD_YMM_YMM_YMMM256: Final = 965
     """``vdivpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVPD_XMM_K1Z_XMM_XMMM128B64: Final = 964
+    EVEX_VDIVPD_XMM_K1Z_XMM_XMMM128B64: Final = 966
     """``vdivpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPD_YMM_K1Z_YMM_YMMM256B64: Final = 965
+    EVEX_VDIVPD_YMM_K1Z_YMM_YMMM256B64: Final = 967
     """``vdivpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 966
+    EVEX_VDIVPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 968
     """``vdivpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5E /r`` (AVX512F)"""
-    VEX_VMINSS_XMM_XMM_XMMM32: Final = 967
+    VEX_VMINSS_XMM_XMM_XMMM32: Final = 969
     """``vminss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 968
+    EVEX_VMINSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 970
     """``vminss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5D /r`` (AVX512F)"""
-    VEX_VMINSD_XMM_XMM_XMMM64: Final = 969
+    VEX_VMINSD_XMM_XMM_XMMM64: Final = 971
     """``vminsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 970
+    EVEX_VMINSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 972
     """``vminsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5D /r`` (AVX512F)"""
-    VEX_VMINPS_XMM_XMM_XMMM128: Final = 971
+    VEX_VMINPS_XMM_XMM_XMMM128: Final = 973
     """``vminps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5D /r`` (AVX)"""
-    VEX_VMINPS_YMM_YMM_YMMM256: Final = 972
+    VEX_VMINPS_YMM_YMM_YMMM256: Final = 974
     """``vminps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINPS_XMM_K1Z_XMM_XMMM128B32: Final = 973
+    EVEX_VMINPS_XMM_K1Z_XMM_XMMM128B32: Final = 975
     """``vminps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPS_YMM_K1Z_YMM_YMMM256B32: Final = 974
+    EVEX_VMINPS_YMM_K1Z_YMM_YMMM256B32: Final = 976
     """``vminps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 975
+    EVEX_VMINPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 977
     """``vminps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5D /r`` (AVX512F)"""
-    VEX_VMINPD_XMM_XMM_XMMM128: Final = 976
+    VEX_VMINPD_XMM_XMM_XMMM128: Final = 978
     """``vminpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5D /r`` (AVX)"""
-    VEX_VMINPD_YMM_YMM_YMMM256: Final = 977
+    VEX_VMINPD_YMM_YMM_YMMM256: Final = 979
     """``vminpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINPD_XMM_K1Z_XMM_XMMM128B64: Final = 978
+    EVEX_VMINPD_XMM_K1Z_XMM_XMMM128B64: Final = 980
     """``vminpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPD_YMM_K1Z_YMM_YMMM256B64: Final = 979
+    EVEX_VMINPD_YMM_K1Z_YMM_YMMM256B64: Final = 981
     """``vminpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 980
+    EVEX_VMINPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 982
     """``vminpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5D /r`` (AVX512F)"""
-    VEX_VMAXSS_XMM_XMM_XMMM32: Final = 981
+    VEX_VMAXSS_XMM_XMM_XMMM32: Final = 983
     """``vmaxss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 982
+    EVEX_VMAXSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 984
     """``vmaxss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5F /r`` (AVX512F)"""
-    VEX_VMAXSD_XMM_XMM_XMMM64: Final = 983
+    VEX_VMAXSD_XMM_XMM_XMMM64: Final = 985
     """``vmaxsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 984
+    EVEX_VMAXSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 986
     """``vmaxsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5F /r`` (AVX512F)"""
-    VEX_VMAXPS_XMM_XMM_XMMM128: Final = 985
+    VEX_VMAXPS_XMM_XMM_XMMM128: Final = 987
     """``vmaxps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5F /r`` (AVX)"""
-    VEX_VMAXPS_YMM_YMM_YMMM256: Final = 986
+    VEX_VMAXPS_YMM_YMM_YMMM256: Final = 988
     """``vmaxps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXPS_XMM_K1Z_XMM_XMMM128B32: Final = 987
+    EVEX_VMAXPS_XMM_K1Z_XMM_XMMM128B32: Final = 989
     """``vmaxps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPS_YMM_K1Z_YMM_YMMM256B32: Final = 988
+    EVEX_VMAXPS_YMM_K1Z_YMM_YMMM256B32: Final = 990
     """``vmaxps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 989
+    EVEX_VMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 991
     """``vmaxps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5F /r`` (AVX512F)"""
-    VEX_VMAXPD_XMM_XMM_XMMM128: Final = 990
+    VEX_VMAXPD_XMM_XMM_XMMM128: Final = 992
     """``vmaxpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5F /r`` (AVX)"""
-    VEX_VMAXPD_YMM_YMM_YMMM256: Final = 991
+    VEX_VMAXPD_YMM_YMM_YMMM256: Final = 993
     """``vmaxpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXPD_XMM_K1Z_XMM_XMMM128B64: Final = 992
+    EVEX_VMAXPD_XMM_K1Z_XMM_XMMM128B64: Final = 994
     """``vmaxpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPD_YMM_K1Z_YMM_YMMM256B64: Final = 993
+    EVEX_VMAXPD_YMM_K1Z_YMM_YMMM256B64: Final = 995
     """``vmaxpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 994
+    EVEX_VMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 996
     """``vmaxpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5F /r`` (AVX512F)"""
-    VEX_VSQRTSS_XMM_XMM_XMMM32: Final = 995
+    VEX_VSQRTSS_XMM_XMM_XMMM32: Final = 997
     """``vsqrtss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTSS_XMM_K1Z_XMM_XMMM32_ER: Final = 996
+    EVEX_VSQRTSS_XMM_K1Z_XMM_XMMM32_ER: Final = 998
     """``vsqrtss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 51 /r`` (AVX512F)"""
-    VEX_VSQRTSD_XMM_XMM_XMMM64: Final = 997
+    VEX_VSQRTSD_XMM_XMM_XMMM64: Final = 999
     """``vsqrtsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTSD_XMM_K1Z_XMM_XMMM64_ER: Final = 998
+    EVEX_VSQRTSD_XMM_K1Z_XMM_XMMM64_ER: Final = 1000
     """``vsqrtsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 51 /r`` (AVX512F)"""
-    VEX_VSQRTPS_XMM_XMMM128: Final = 999
+    VEX_VSQRTPS_XMM_XMMM128: Final = 1001
     """``vsqrtps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 51 /r`` (AVX)"""
-    VEX_VSQRTPS_YMM_YMMM256: Final = 1000
+    VEX_VSQRTPS_YMM_YMMM256: Final = 1002
     """``vsqrtps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTPS_ZMM_K1Z_ZMMM512B32_ER: Final = 1001
+    EVEX_VSQRTPS_ZMM_K1Z_ZMMM512B32_ER: Final = 1003
     """``vsqrtps W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 51 /r`` (AVX512F)"""
-    EVEX_VSQRTPS_XMM_K1Z_XMMM128B32: Final = 1002
+    EVEX_VSQRTPS_XMM_K1Z_XMMM128B32: Final = 1004
     """``vsqrtps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 51 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSQRTPS_YMM_K1Z_YMMM256B32: Final = 1003
+    EVEX_VSQRTPS_YMM_K1Z_YMMM256B32: Final = 1005
     """``vsqrtps W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 51 /r`` (AVX512VL+AVX512F)"""
-    VEX_VSQRTPD_XMM_XMMM128: Final = 1004
+    VEX_VSQRTPD_XMM_XMMM128: Final = 1006
     """``vsqrtpd W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 51 /r`` (AVX)"""
-    VEX_VSQRTPD_YMM_YMMM256: Final = 1005
+    VEX_VSQRTPD_YMM_YMMM256: Final = 1007
     """``vsqrtpd W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTPD_ZMM_K1Z_ZMMM512B64_ER: Final = 1006
+    EVEX_VSQRTPD_ZMM_K1Z_ZMMM512B64_ER: Final = 1008
     """``vsqrtpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 51 /r`` (AVX512F)"""
-    EVEX_VSQRTPD_XMM_K1Z_XMMM128B64: Final = 1007
+    EVEX_VSQRTPD_XMM_K1Z_XMMM128B64: Final = 1009
     """``vsqrtpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 51 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSQRTPD_YMM_K1Z_YMMM256B64: Final = 1008
+    EVEX_VSQRTPD_YMM_K1Z_YMMM256B64: Final = 1010
     """``vsqrtpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 51 /r`` (AVX512VL+AVX512F)"""
-    VEX_VROUNDSS_XMM_XMM_XMMM32_IMM8: Final = 1009
+    VEX_VROUNDSS_XMM_XMM_XMMM32_IMM8: Final = 1011
     """``vroundss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``VEX.LIG.66.0F3A.WIG 0A /r ib`` (AVX)"""
-    VEX_VROUNDSD_XMM_XMM_XMMM64_IMM8: Final = 1010
+    VEX_VROUNDSD_XMM_XMM_XMMM64_IMM8: Final = 1012
     """``vroundsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``VEX.LIG.66.0F3A.WIG 0B /r ib`` (AVX)"""
-    VEX_VROUNDPS_XMM_XMMM128_IMM8: Final = 1011
+    VEX_VROUNDPS_XMM_XMMM128_IMM8: Final = 1013
     """``vroundps W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 08 /r ib`` (AVX)"""
-    VEX_VROUNDPS_YMM_YMMM256_IMM8: Final = 1012
+    VEX_VROUNDPS_YMM_YMMM256_IMM8: Final = 1014
     """``vroundps W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 08 /r ib`` (AVX)"""
-    VEX_VROUNDPD_XMM_XMMM128_IMM8: Final = 1013
+    VEX_VROUNDPD_XMM_XMMM128_IMM8: Final = 1015
     """``vroundpd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 09 /r ib`` (AVX)"""
-    VEX_VROUNDPD_YMM_YMMM256_IMM8: Final = 1014
+    VEX_VROUNDPD_YMM_YMMM256_IMM8: Final = 1016
     """``vroundpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 09 /r ib`` (AVX)"""
-    VEX_VANDPS_XMM_XMM_XMMM128: Final = 1015
+    VEX_VANDPS_XMM_XMM_XMMM128: Final = 1017
     """``vandps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 54 /r`` (AVX)"""
-    VEX_VANDPS_YMM_YMM_YMMM256: Final = 1016
+    VEX_VANDPS_YMM_YMM_YMMM256: Final = 1018
     """``vandps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 54 /r`` (AVX)"""
-    EVEX_VANDPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1017
+    EVEX_VANDPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1019
     """``vandps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 54 /r`` (AVX512DQ)"""
-    EVEX_VANDPS_XMM_K1Z_XMM_XMMM128B32: Final = 1018
+    EVEX_VANDPS_XMM_K1Z_XMM_XMMM128B32: Final = 1020
     """``vandps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 54 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDPS_YMM_K1Z_YMM_YMMM256B32: Final = 1019
+    EVEX_VANDPS_YMM_K1Z_YMM_YMMM256B32: Final = 1021
     """``vandps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 54 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VANDPD_XMM_XMM_XMMM128: Final = 1020
+    VEX_VANDPD_XMM_XMM_XMMM128: Final = 1022
     """``vandpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 54 /r`` (AVX)"""
-    VEX_VANDPD_YMM_YMM_YMMM256: Final = 1021
+    VEX_VANDPD_YMM_YMM_YMMM256: Final = 1023
     """``vandpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 54 /r`` (AVX)"""
-    EVEX_VANDPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1022
+    EVEX_VANDPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1024
     """``vandpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 54 /r`` (AVX512DQ)"""
-    EVEX_VANDPD_XMM_K1Z_XMM_XMMM128B64: Final = 1023
+    EVEX_VANDPD_XMM_K1Z_XMM_XMMM128B64: Final = 1025
     """``vandpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 54 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDPD_YMM_K1Z_YMM_YMMM256B64: Final = 1024
+    EVEX_VANDPD_YMM_K1Z_YMM_YMMM256B64: Final = 1026
     """``vandpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 54 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VORPS_XMM_XMM_XMMM128: Final = 1025
+    VEX_VORPS_XMM_XMM_XMMM128: Final = 1027
     """``vorps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 56 /r`` (AVX)"""
-    VEX_VORPS_YMM_YMM_YMMM256: Final = 1026
+    VEX_VORPS_YMM_YMM_YMMM256: Final = 1028
     """``vorps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 56 /r`` (AVX)"""
-    EVEX_VORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1027
+    EVEX_VORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1029
     """``vorps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 56 /r`` (AVX512DQ)"""
-    EVEX_VORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1028
+    EVEX_VORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1030
     """``vorps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 56 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1029
+    EVEX_VORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1031
     """``vorps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 56 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VORPD_XMM_XMM_XMMM128: Final = 1030
+    VEX_VORPD_XMM_XMM_XMMM128: Final = 1032
     """``vorpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 56 /r`` (AVX)"""
-    VEX_VORPD_YMM_YMM_YMMM256: Final = 1031
+    VEX_VORPD_YMM_YMM_YMMM256: Final = 1033
     """``vorpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 56 /r`` (AVX)"""
-    EVEX_VORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1032
+    EVEX_VORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1034
     """``vorpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 56 /r`` (AVX512DQ)"""
-    EVEX_VORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1033
+    EVEX_VORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1035
     """``vorpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 56 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1034
+    EVEX_VORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1036
     """``vorpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 56 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VXORPS_XMM_XMM_XMMM128: Final = 1035
+    VEX_VXORPS_XMM_XMM_XMMM128: Final = 1037
     """``vxorps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 57 /r`` (AVX)"""
-    VEX_VXORPS_YMM_YMM_YMMM256: Final = 1036
+    VEX_VXORPS_YMM_YMM_YMMM256: Final = 1038
     """``vxorps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 57 /r`` (AVX)"""
-    EVEX_VXORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1037
+    EVEX_VXORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1039
     """``vxorps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 57 /r`` (AVX512DQ)"""
-    EVEX_VXORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1038
+    EVEX_VXORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1040
     """``vxorps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 57 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VXORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1039
+    EVEX_VXORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1041
     """``vxorps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 57 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VXORPD_XMM_XMM_XMMM128: Final = 1040
+    VEX_VXORPD_XMM_XMM_XMMM128: Final = 1042
     """``vxorpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 57 /r`` (AVX)"""
-    VEX_VXORPD_YMM_YMM_YMMM256: Final = 1041
+    VEX_VXORPD_YMM_YMM_YMMM256: Final = 1043
     """``vxorpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 57 /r`` (AVX)"""
-    EVEX_VXORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1042
+    EVEX_VXORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1044
     """``vxorpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 57 /r`` (AVX512DQ)"""
-    EVEX_VXORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1043
+    EVEX_VXORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1045
     """``vxorpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 57 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VXORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1044
+    EVEX_VXORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1046
     """``vxorpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 57 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VPADDB_XMM_XMM_XMMM128: Final = 1045
+    VEX_VPADDB_XMM_XMM_XMMM128: Final = 1047
     """``vpaddb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FC /r`` (AVX)"""
-    VEX_VPADDB_YMM_YMM_YMMM256: Final = 1046
+    VEX_VPADDB_YMM_YMM_YMMM256: Final = 1048
     """``vpaddb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FC /r`` (AVX2)"""
-    EVEX_VPADDB_XMM_K1Z_XMM_XMMM128: Final = 1047
+    EVEX_VPADDB_XMM_K1Z_XMM_XMMM128: Final = 1049
     """``vpaddb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG FC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDB_YMM_K1Z_YMM_YMMM256: Final = 1048
+    EVEX_VPADDB_YMM_K1Z_YMM_YMMM256: Final = 1050
     """``vpaddb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG FC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDB_ZMM_K1Z_ZMM_ZMMM512: Final = 1049
+    EVEX_VPADDB_ZMM_K1Z_ZMM_ZMMM512: Final = 1051
     """``vpaddb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG FC /r`` (AVX512BW)"""
-    VEX_VPADDW_XMM_XMM_XMMM128: Final = 1050
+    VEX_VPADDW_XMM_XMM_XMMM128: Final = 1052
     """``vpaddw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FD /r`` (AVX)"""
-    VEX_VPADDW_YMM_YMM_YMMM256: Final = 1051
+    VEX_VPADDW_YMM_YMM_YMMM256: Final = 1053
     """``vpaddw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FD /r`` (AVX2)"""
-    EVEX_VPADDW_XMM_K1Z_XMM_XMMM128: Final = 1052
+    EVEX_VPADDW_XMM_K1Z_XMM_XMMM128: Final = 1054
     """``vpaddw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG FD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDW_YMM_K1Z_YMM_YMMM256: Final = 1053
+    EVEX_VPADDW_YMM_K1Z_YMM_YMMM256: Final = 1055
     """``vpaddw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG FD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDW_ZMM_K1Z_ZMM_ZMMM512: Final = 1054
+    EVEX_VPADDW_ZMM_K1Z_ZMM_ZMMM512: Final = 1056
     """``vpaddw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG FD /r`` (AVX512BW)"""
-    VEX_VPADDD_XMM_XMM_XMMM128: Final = 1055
+    VEX_VPADDD_XMM_XMM_XMMM128: Final = 1057
     """``vpaddd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FE /r`` (AVX)"""
-    VEX_VPADDD_YMM_YMM_YMMM256: Final = 1056
+    VEX_VPADDD_YMM_YMM_YMMM256: Final = 1058
     """``vpaddd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FE /r`` (AVX2)"""
-    EVEX_VPADDD_XMM_K1Z_XMM_XMMM128B32: Final = 1057
+    EVEX_VPADDD_XMM_K1Z_XMM_XMMM128B32: Final = 1059
     """``vpaddd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 FE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDD_YMM_K1Z_YMM_YMMM256B32: Final = 1058
+    EVEX_VPADDD_YMM_K1Z_YMM_YMMM256B32: Final = 1060
     """``vpaddd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 FE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1059
+    EVEX_VPADDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1061
     """``vpaddd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 FE /r`` (AVX512F)"""
-    VEX_VPADDQ_XMM_XMM_XMMM128: Final = 1060
+    VEX_VPADDQ_XMM_XMM_XMMM128: Final = 1062
     """``vpaddq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D4 /r`` (AVX)"""
-    VEX_VPADDQ_YMM_YMM_YMMM256: Final = 1061
+    VEX_VPADDQ_YMM_YMM_YMMM256: Final = 1063
     """``vpaddq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D4 /r`` (AVX2)"""
-    EVEX_VPADDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1062
+    EVEX_VPADDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1064
     """``vpaddq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 D4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1063
+    EVEX_VPADDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1065
     """``vpaddq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 D4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1064
+    EVEX_VPADDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1066
     """``vpaddq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 D4 /r`` (AVX512F)"""
-    VEX_VPSUBB_XMM_XMM_XMMM128: Final = 1065
+    VEX_VPSUBB_XMM_XMM_XMMM128: Final = 1067
     """``vpsubb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F8 /r`` (AVX)"""
-    VEX_VPSUBB_YMM_YMM_YMMM256: Final = 1066
+    VEX_VPSUBB_YMM_YMM_YMMM256: Final = 1068
     """``vpsubb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F8 /r`` (AVX2)"""
-    EVEX_VPSUBB_XMM_K1Z_XMM_XMMM128: Final = 1067
+    EVEX_VPSUBB_XMM_K1Z_XMM_XMMM128: Final = 1069
     """``vpsubb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBB_YMM_K1Z_YMM_YMMM256: Final = 1068
+    EVEX_VPSUBB_YMM_K1Z_YMM_YMMM256: Final = 1070
     """``vpsubb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBB_ZMM_K1Z_ZMM_ZMMM512: Final = 1069
+    EVEX_VPSUBB_ZMM_K1Z_ZMM_ZMMM512: Final = 1071
     """``vpsubb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F8 /r`` (AVX512BW)"""
-    VEX_VPSUBW_XMM_XMM_XMMM128: Final = 1070
+    VEX_VPSUBW_XMM_XMM_XMMM128: Final = 1072
     """``vpsubw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F9 /r`` (AVX)"""
-    VEX_VPSUBW_YMM_YMM_YMMM256: Final = 1071
+    VEX_VPSUBW_YMM_YMM_YMMM256: Final = 1073
     """``vpsubw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F9 /r`` (AVX2)"""
-    EVEX_VPSUBW_XMM_K1Z_XMM_XMMM128: Final = 1072
+    EVEX_VPSUBW_XMM_K1Z_XMM_XMMM128: Final = 1074
     """``vpsubw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBW_YMM_K1Z_YMM_YMMM256: Final = 1073
+    EVEX_VPSUBW_YMM_K1Z_YMM_YMMM256: Final = 1075
     """``vpsubw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1074
+    EVEX_VPSUBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1076
     """``vpsubw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F9 /r`` (AVX512BW)"""
-    VEX_VPSUBD_XMM_XMM_XMMM128: Final = 1075
+    VEX_VPSUBD_XMM_XMM_XMMM128: Final = 1077
     """``vpsubd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FA /r`` (AVX)"""
-    VEX_VPSUBD_YMM_YMM_YMMM256: Final = 1076
+    VEX_VPSUBD_YMM_YMM_YMMM256: Final = 1078
     """``vpsubd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FA /r`` (AVX2)"""
-    EVEX_VPSUBD_XMM_K1Z_XMM_XMMM128B32: Final = 1077
+    EVEX_VPSUBD_XMM_K1Z_XMM_XMMM128B32: Final = 1079
     """``vpsubd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 FA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBD_YMM_K1Z_YMM_YMMM256B32: Final = 1078
+    EVEX_VPSUBD_YMM_K1Z_YMM_YMMM256B32: Final = 1080
     """``vpsubd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 FA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1079
+    EVEX_VPSUBD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1081
     """``vpsubd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 FA /r`` (AVX512F)"""
-    VEX_VPSUBQ_XMM_XMM_XMMM128: Final = 1080
+    VEX_VPSUBQ_XMM_XMM_XMMM128: Final = 1082
     """``vpsubq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FB /r`` (AVX)"""
-    VEX_VPSUBQ_YMM_YMM_YMMM256: Final = 1081
+    VEX_VPSUBQ_YMM_YMM_YMMM256: Final = 1083
     """``vpsubq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FB /r`` (AVX2)"""
-    EVEX_VPSUBQ_XMM_K1Z_XMM_XMMM128B64: Final = 1082
+    EVEX_VPSUBQ_XMM_K1Z_XMM_XMMM128B64: Final = 1084
     """``vpsubq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 FB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBQ_YMM_K1Z_YMM_YMMM256B64: Final = 1083
+    EVEX_VPSUBQ_YMM_K1Z_YMM_YMMM256B64: Final = 1085
     """``vpsubq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 FB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1084
+    EVEX_VPSUBQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1086
     """``vpsubq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 FB /r`` (AVX512F)"""
-    VEX_VPMULLW_XMM_XMM_XMMM128: Final = 1085
+    VEX_VPMULLW_XMM_XMM_XMMM128: Final = 1087
     """``vpmullw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D5 /r`` (AVX)"""
-    VEX_VPMULLW_YMM_YMM_YMMM256: Final = 1086
+    VEX_VPMULLW_YMM_YMM_YMMM256: Final = 1088
     """``vpmullw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D5 /r`` (AVX2)"""
-    EVEX_VPMULLW_XMM_K1Z_XMM_XMMM128: Final = 1087
+    EVEX_VPMULLW_XMM_K1Z_XMM_XMMM128: Final = 1089
     """``vpmullw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULLW_YMM_K1Z_YMM_YMMM256: Final = 1088
+    EVEX_VPMULLW_YMM_K1Z_YMM_YMMM256: Final = 1090
     """``vpmullw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULLW_ZMM_K1Z_ZMM_ZMMM512: Final = 1089
+    EVEX_VPMULLW_ZMM_K1Z_ZMM_ZMMM512: Final = 1091
     """``vpmullw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D5 /r`` (AVX512BW)"""
-    VEX_VPMULLD_XMM_XMM_XMMM128: Final = 1090
+    VEX_VPMULLD_XMM_XMM_XMMM128: Final = 1092
     """``vpmulld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 40 /r`` (AVX)"""
-    VEX_VPMULLD_YMM_YMM_YMMM256: Final = 1091
+    VEX_VPMULLD_YMM_YMM_YMMM256: Final = 1093
     """``vpmulld W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 40 /r`` (AVX2)"""
-    EVEX_VPMULLD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1092
+    EVEX_VPMULLD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1094
     """``vpmulld W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 40 /r`` (AVX512F)"""
-    EVEX_VPMULLD_XMM_K1Z_XMM_XMMM128B32: Final = 1093
+    EVEX_VPMULLD_XMM_K1Z_XMM_XMMM128B32: Final = 1095
     """``vpmulld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 40 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULLD_YMM_K1Z_YMM_YMMM256B32: Final = 1094
+    EVEX_VPMULLD_YMM_K1Z_YMM_YMMM256B32: Final = 1096
     """``vpmulld W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 40 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINSD_XMM_XMM_XMMM128: Final = 1095
+    VEX_VPMINSD_XMM_XMM_XMMM128: Final = 1097
     """``vpminsd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 39 /r`` (AVX)"""
-    VEX_VPMINSD_YMM_YMM_YMMM256: Final = 1096
+    VEX_VPMINSD_YMM_YMM_YMMM256: Final = 1098
     """``vpminsd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 39 /r`` (AVX2)"""
-    EVEX_VPMINSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1097
+    EVEX_VPMINSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1099
     """``vpminsd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 39 /r`` (AVX512F)"""
-    EVEX_VPMINSD_XMM_K1Z_XMM_XMMM128B32: Final = 1098
+    EVEX_VPMINSD_XMM_K1Z_XMM_XMMM128B32: Final = 1100
     """``vpminsd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSD_YMM_K1Z_YMM_YMMM256B32: Final = 1099
+    EVEX_VPMINSD_YMM_K1Z_YMM_YMMM256B32: Final = 1101
     """``vpminsd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 39 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMAXSD_XMM_XMM_XMMM128: Final = 1100
+    VEX_VPMAXSD_XMM_XMM_XMMM128: Final = 1102
     """``vpmaxsd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3D /r`` (AVX)"""
-    VEX_VPMAXSD_YMM_YMM_YMMM256: Final = 1101
+    VEX_VPMAXSD_YMM_YMM_YMMM256: Final = 1103
     """``vpmaxsd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3D /r`` (AVX2)"""
-    EVEX_VPMAXSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1102
+    EVEX_VPMAXSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1104
     """``vpmaxsd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSD_XMM_K1Z_XMM_XMMM128B32: Final = 1103
+    EVEX_VPMAXSD_XMM_K1Z_XMM_XMMM128B32: Final = 1105
     """``vpmaxsd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSD_YMM_K1Z_YMM_YMMM256B32: Final = 1104
+    EVEX_VPMAXSD_YMM_K1Z_YMM_YMMM256B32: Final = 1106
     """``vpmaxsd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 3D /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINUD_XMM_XMM_XMMM128: Final = 1105
+    VEX_VPMINUD_XMM_XMM_XMMM128: Final = 1107
     """``vpminud W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3B /r`` (AVX)"""
-    VEX_VPMINUD_YMM_YMM_YMMM256: Final = 1106
+    VEX_VPMINUD_YMM_YMM_YMMM256: Final = 1108
     """``vpminud W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3B /r`` (AVX2)"""
-    EVEX_VPMINUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1107
+    EVEX_VPMINUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1109
     """``vpminud W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 3B /r`` (AVX512F)"""
-    EVEX_VPMINUD_XMM_K1Z_XMM_XMMM128B32: Final = 1108
+    EVEX_VPMINUD_XMM_K1Z_XMM_XMMM128B32: Final = 1110
     """``vpminud W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUD_YMM_K1Z_YMM_YMMM256B32: Final = 1109
+    EVEX_VPMINUD_YMM_K1Z_YMM_YMMM256B32: Final = 1111
     """``vpminud W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 3B /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMAXUD_XMM_XMM_XMMM128: Final = 1110
+    VEX_VPMAXUD_XMM_XMM_XMMM128: Final = 1112
     """``vpmaxud W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3F /r`` (AVX)"""
-    VEX_VPMAXUD_YMM_YMM_YMMM256: Final = 1111
+    VEX_VPMAXUD_YMM_YMM_YMMM256: Final = 1113
     """``vpmaxud W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3F /r`` (AVX2)"""
-    EVEX_VPMAXUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1112
+    EVEX_VPMAXUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1114
     """``vpmaxud W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUD_XMM_K1Z_XMM_XMMM128B32: Final = 1113
+    EVEX_VPMAXUD_XMM_K1Z_XMM_XMMM128B32: Final = 1115
     """``vpmaxud W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUD_YMM_K1Z_YMM_YMMM256B32: Final = 1114
+    EVEX_VPMAXUD_YMM_K1Z_YMM_YMMM256B32: Final = 1116
     """``vpmaxud W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 3F /r`` (AVX512VL+AVX512F)"""
-    VEX_VPAND_XMM_XMM_XMMM128: Final = 1115
+    VEX_VPAND_XMM_XMM_XMMM128: Final = 1117
     """``vpand W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DB /r`` (AVX)"""
-    VEX_VPAND_YMM_YMM_YMMM256: Final = 1116
+    VEX_VPAND_YMM_YMM_YMMM256: Final = 1118
     """``vpand W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DB /r`` (AVX2)"""
-    VEX_VPANDN_XMM_XMM_XMMM128: Final = 1117
+    VEX_VPANDN_XMM_XMM_XMMM128: Final = 1119
     """``vpandn W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DF /r`` (AVX)"""
-    VEX_VPANDN_YMM_YMM_YMMM256: Final = 1118
+    VEX_VPANDN_YMM_YMM_YMMM256: Final = 1120
     """``vpandn W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DF /r`` (AVX2)"""
-    VEX_VPOR_XMM_XMM_XMMM128: Final = 1119
+    VEX_VPOR_XMM_XMM_XMMM128: Final = 1121
     """``vpor W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EB /r`` (AVX)"""
-    VEX_VPOR_YMM_YMM_YMMM256: Final = 1120
+    VEX_VPOR_YMM_YMM_YMMM256: Final = 1122
     """``vpor W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EB /r`` (AVX2)"""
-    VEX_VPXOR_XMM_XMM_XMMM128: Final = 1121
+    VEX_VPXOR_XMM_XMM_XMMM128: Final = 1123
     """``vpxor W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EF /r`` (AVX)"""
-    VEX_VPXOR_YMM_YMM_YMMM256: Final = 1122
+    VEX_VPXOR_YMM_YMM_YMMM256: Final = 1124
     """``vpxor W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EF /r`` (AVX2)"""
-    VEX_VPSLLVD_XMM_XMM_XMMM128: Final = 1123
+    VEX_VPSLLVD_XMM_XMM_XMMM128: Final = 1125
     """``vpsllvd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 47 /r`` (AVX2)"""
-    VEX_VPSLLVD_YMM_YMM_YMMM256: Final = 1124
+    VEX_VPSLLVD_YMM_YMM_YMMM256: Final = 1126
     """``vpsllvd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 47 /r`` (AVX2)"""
-    EVEX_VPSLLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1125
+    EVEX_VPSLLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1127
     """``vpsllvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 47 /r`` (AVX512F)"""
-    EVEX_VPSLLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1126
+    EVEX_VPSLLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1128
     """``vpsllvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 47 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1127
+    EVEX_VPSLLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1129
     """``vpsllvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 47 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLVQ_XMM_XMM_XMMM128: Final = 1128
+    VEX_VPSLLVQ_XMM_XMM_XMMM128: Final = 1130
     """``vpsllvq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 47 /r`` (AVX2)"""
-    VEX_VPSLLVQ_YMM_YMM_YMMM256: Final = 1129
+    VEX_VPSLLVQ_YMM_YMM_YMMM256: Final = 1131
     """``vpsllvq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 47 /r`` (AVX2)"""
-    EVEX_VPSLLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1130
+    EVEX_VPSLLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1132
     """``vpsllvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 47 /r`` (AVX512F)"""
-    EVEX_VPSLLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1131
+    EVEX_VPSLLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1133
     """``vpsllvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 47 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1132
+    EVEX_VPSLLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1134
     """``vpsllvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 47 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLVD_XMM_XMM_XMMM128: Final = 1133
+    VEX_VPSRLVD_XMM_XMM_XMMM128: Final = 1135
     """``vpsrlvd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 45 /r`` (AVX2)"""
-    VEX_VPSRLVD_YMM_YMM_YMMM256: Final = 1134
+    VEX_VPSRLVD_YMM_YMM_YMMM256: Final = 1136
     """``vpsrlvd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 45 /r`` (AVX2)"""
-    EVEX_VPSRLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1135
+    EVEX_VPSRLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1137
     """``vpsrlvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 45 /r`` (AVX512F)"""
-    EVEX_VPSRLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1136
+    EVEX_VPSRLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1138
     """``vpsrlvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 45 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1137
+    EVEX_VPSRLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1139
     """``vpsrlvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 45 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLVQ_XMM_XMM_XMMM128: Final = 1138
+    VEX_VPSRLVQ_XMM_XMM_XMMM128: Final = 1140
     """``vpsrlvq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 45 /r`` (AVX2)"""
-    VEX_VPSRLVQ_YMM_YMM_YMMM256: Final = 1139
+    VEX_VPSRLVQ_YMM_YMM_YMMM256: Final = 1141
     """``vpsrlvq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 45 /r`` (AVX2)"""
-    EVEX_VPSRLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1140
+    EVEX_VPSRLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1142
     """``vpsrlvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 45 /r`` (AVX512F)"""
-    EVEX_VPSRLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1141
+    EVEX_VPSRLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1143
     """``vpsrlvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 45 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1142
+    EVEX_VPSRLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1144
     """``vpsrlvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 45 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRAVD_XMM_XMM_XMMM128: Final = 1143
+    VEX_VPSRAVD_XMM_XMM_XMMM128: Final = 1145
     """``vpsravd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 46 /r`` (AVX2)"""
-    VEX_VPSRAVD_YMM_YMM_YMMM256: Final = 1144
+    VEX_VPSRAVD_YMM_YMM_YMMM256: Final = 1146
     """``vpsravd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 46 /r`` (AVX2)"""
-    EVEX_VPSRAVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1145
+    EVEX_VPSRAVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1147
     """``vpsravd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVD_XMM_K1Z_XMM_XMMM128B32: Final = 1146
+    EVEX_VPSRAVD_XMM_K1Z_XMM_XMMM128B32: Final = 1148
     """``vpsravd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVD_YMM_K1Z_YMM_YMMM256B32: Final = 1147
+    EVEX_VPSRAVD_YMM_K1Z_YMM_YMMM256B32: Final = 1149
     """``vpsravd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 46 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD213SS_XMM_XMM_XMMM32: Final = 1148
+    VEX_VFMADD213SS_XMM_XMM_XMMM32: Final = 1150
     """``vfmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 A9 /r`` (FMA)"""
-    EVEX_VFMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1149
+    EVEX_VFMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1151
     """``vfmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 A9 /r`` (AVX512F)"""
-    VEX_VFMADD213SD_XMM_XMM_XMMM64: Final = 1150
+    VEX_VFMADD213SD_XMM_XMM_XMMM64: Final = 1152
     """``vfmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 A9 /r`` (FMA)"""
-    EVEX_VFMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1151
+    EVEX_VFMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1153
     """``vfmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 A9 /r`` (AVX512F)"""
-    VEX_VFMADD213PS_XMM_XMM_XMMM128: Final = 1152
+    VEX_VFMADD213PS_XMM_XMM_XMMM128: Final = 1154
     """``vfmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A8 /r`` (FMA)"""
-    VEX_VFMADD213PS_YMM_YMM_YMMM256: Final = 1153
+    VEX_VFMADD213PS_YMM_YMM_YMMM256: Final = 1155
     """``vfmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A8 /r`` (FMA)"""
-    EVEX_VFMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1154
+    EVEX_VFMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1156
     """``vfmadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A8 /r`` (AVX512F)"""
-    EVEX_VFMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 1155
+    EVEX_VFMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 1157
     """``vfmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 1156
+    EVEX_VFMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 1158
     """``vfmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A8 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD213PD_XMM_XMM_XMMM128: Final = 1157
+    VEX_VFMADD213PD_XMM_XMM_XMMM128: Final = 1159
     """``vfmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A8 /r`` (FMA)"""
-    VEX_VFMADD213PD_YMM_YMM_YMMM256: Final = 1158
+    VEX_VFMADD213PD_YMM_YMM_YMMM256: Final = 1160
     """``vfmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A8 /r`` (FMA)"""
-    EVEX_VFMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1159
+    EVEX_VFMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1161
     """``vfmadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A8 /r`` (AVX512F)"""
-    EVEX_VFMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 1160
+    EVEX_VFMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 1162
     """``vfmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 1161
+    EVEX_VFMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 1163
     """``vfmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A8 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD231SS_XMM_XMM_XMMM32: Final = 1162
+    VEX_VFMADD231SS_XMM_XMM_XMMM32: Final = 1164
     """``vfmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 B9 /r`` (FMA)"""
-    EVEX_VFMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1163
+    EVEX_VFMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1165
     """``vfmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 B9 /r`` (AVX512F)"""
-    VEX_VFMADD231SD_XMM_XMM_XMMM64: Final = 1164
+    VEX_VFMADD231SD_XMM_XMM_XMMM64: Final = 1166
     """``vfmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 B9 /r`` (FMA)"""
-    EVEX_VFMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1165
+    EVEX_VFMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1167
     """``vfmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 B9 /r`` (AVX512F)"""
-    VEX_VFMADD231PS_XMM_XMM_XMMM128: Final = 1166
+    VEX_VFMADD231PS_XMM_XMM_XMMM128: Final = 1168
     """``vfmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B8 /r`` (FMA)"""
-    VEX_VFMADD231PS_YMM_YMM_YMMM256: Final = 1167
+    VEX_VFMADD231PS_YMM_YMM_YMMM256: Final = 1169
     """``vfmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B8 /r`` (FMA)"""
-    EVEX_VFMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 1168
+    EVEX_VFMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 1170
     """``vfmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 1169
+    EVEX_VFMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 1171
     """``vfmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1170
+    EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1172
     """``vfmadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B8 /r`` (AVX512F)"""
-    VEX_VFMADD231PD_XMM_XMM_XMMM128: Final = 1171
+    VEX_VFMADD231PD_XMM_XMM_XMMM128: Final = 1173
     """``vfmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B8 /r`` (FMA)"""
-    VEX_VFMADD231PD_YMM_YMM_YMMM256: Final = 1172
+    VEX_VFMADD231PD_YMM_YMM_YMMM256: Final = 1174
     """``vfmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B8 /r`` (FMA)"""
-    EVEX_VFMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 1173
+    EVEX_VFMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 1175
     """``vfmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 1174
+    EVEX_VFMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 1176
     """``vfmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1175
+    EVEX_VFMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1177
     """``vfmadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B8 /r`` (AVX512F)"""
-    MOVUPS_XMM_XMMM128: Final = 1176
+    MOVUPS_XMM_XMMM128: Final = 1178
     """``movups W:xmm, R:xmm/m128`` ``0F 10 /r`` (SSE)"""
-    MOVUPS_XMMM128_XMM: Final = 1177
+    MOVUPS_XMMM128_XMM: Final = 1179
     """``movups W:xmm/m128, R:xmm`` ``0F 11 /r`` (SSE)"""
-    MOVUPD_XMM_XMMM128: Final = 1178
+    MOVUPD_XMM_XMMM128: Final = 1180
     """``movupd W:xmm, R:xmm/m128`` ``66 0F 10 /r`` (SSE2)"""
-    MOVUPD_XMMM128_XMM: Final = 1179
+    MOVUPD_XMMM128_XMM: Final = 1181
     """``movupd W:xmm/m128, R:xmm`` ``66 0F 11 /r`` (SSE2)"""
-    MOVHLPS_XMM_XMM: Final = 1180
+    MOVHLPS_XMM_XMM: Final = 1182
     """``movhlps RW:xmm, R:xmm`` ``0F 12 /r`` (SSE)"""
-    MOVLPS_XMM_M64: Final = 1181
+    MOVLPS_XMM_M64: Final = 1183
     """``movlps RW:xmm, R:m64`` ``0F 12 /r`` (SSE)"""
-    MOVLPS_M64_XMM: Final = 1182
+    MOVLPS_M64_XMM: Final = 1184
     """``movlps W:m64, R:xmm`` ``0F 13 /r`` (SSE)"""
-    MOVLPD_XMM_M64: Final = 1183
+    MOVLPD_XMM_M64: Final = 1185
     """``movlpd RW:xmm, R:m64`` ``66 0F 12 /r`` (SSE2)"""
-    MOVLPD_M64_XMM: Final = 1184
+    MOVLPD_M64_XMM: Final = 1186
     """``movlpd W:m64, R:xmm`` ``66 0F 13 /r`` (SSE2)"""
-    MOVSLDUP_XMM_XMMM128: Final = 1185
+    MOVSLDUP_XMM_XMMM128: Final = 1187
     """``movsldup W:xmm, R:xmm/m128`` ``F3 0F 12 /r`` (SSE3)"""
-    MOVDDUP_XMM_XMMM64: Final = 1186
+    MOVDDUP_XMM_XMMM64: Final = 1188
     """``movddup W:xmm, R:xmm/m64`` ``F2 0F 12 /r`` (SSE3)"""
-    UNPCKLPS_XMM_XMMM128: Final = 1187
+    UNPCKLPS_XMM_XMMM128: Final = 1189
     """``unpcklps RW:xmm, R:xmm/m128`` ``0F 14 /r`` (SSE)"""
-    UNPCKLPD_XMM_XMMM128: Final = 1188
+    UNPCKLPD_XMM_XMMM128: Final = 1190
     """``unpcklpd RW:xmm, R:xmm/m128`` ``66 0F 14 /r`` (SSE2)"""
-    UNPCKHPS_XMM_XMMM128: Final = 1189
+    UNPCKHPS_XMM_XMMM128: Final = 1191
     """``unpckhps RW:xmm, R:xmm/m128`` ``0F 15 /r`` (SSE)"""
-    UNPCKHPD_XMM_XMMM128: Final = 1190
+    UNPCKHPD_XMM_XMMM128: Final = 1192
     """``unpckhpd RW:xmm, R:xmm/m128`` ``66 0F 15 /r`` (SSE2)"""
-    MOVLHPS_XMM_XMM: Final = 1191
+    MOVLHPS_XMM_XMM: Final = 1193
     """``movlhps RW:xmm, R:xmm`` ``0F 16 /r`` (SSE)"""
-    MOVHPS_XMM_M64: Final = 1192
+    MOVHPS_XMM_M64: Final = 1194
     """``movhps RW:xmm, R:m64`` ``0F 16 /r`` (SSE)"""
-    MOVHPS_M64_XMM: Final = 1193
+    MOVHPS_M64_XMM: Final = 1195
     """``movhps W:m64, R:xmm`` ``0F 17 /r`` (SSE)"""
-    MOVHPD_XMM_M64: Final = 1194
+    MOVHPD_XMM_M64: Final = 1196
     """``movhpd RW:xmm, R:m64`` ``66 0F 16 /r`` (SSE2)"""
-    MOVHPD_M64_XMM: Final = 1195
+    MOVHPD_M64_XMM: Final = 1197
     """``movhpd W:m64, R:xmm`` ``66 0F 17 /r`` (SSE2)"""
-    MOVSHDUP_XMM_XMMM128: Final = 1196
+    MOVSHDUP_XMM_XMMM128: Final = 1198
     """``movshdup W:xmm, R:xmm/m128`` ``F3 0F 16 /r`` (SSE3)"""
-    PREFETCHNTA_M8: Final = 1197
+    PREFETCHNTA_M8: Final = 1199
     """``prefetchnta N:m8`` ``0F 18 /0`` (SSE)"""
-    PREFETCHT0_M8: Final = 1198
+    PREFETCHT0_M8: Final = 1200
     """``prefetcht0 N:m8`` ``0F 18 /1`` (SSE)"""
-    PREFETCHT1_M8: Final = 1199
+    PREFETCHT1_M8: Final = 1201
     """``prefetcht1 N:m8`` ``0F 18 /2`` (SSE)"""
-    PREFETCHT2_M8: Final = 1200
+    PREFETCHT2_M8: Final = 1202
     """``prefetcht2 N:m8`` ``0F 18 /3`` (SSE)"""
-    MOVAPS_XMM_XMMM128: Final = 1201
+    MOVAPS_XMM_XMMM128: Final = 1203
     """``movaps W:xmm, R:xmm/m128`` ``0F 28 /r`` (SSE)"""
-    MOVAPS_XMMM128_XMM: Final = 1202
+    MOVAPS_XMMM128_XMM: Final = 1204
     """``movaps W:xmm/m128, R:xmm`` ``0F 29 /r`` (SSE)"""
-    MOVSS_XMM_XMMM32: Final = 1203
+    MOVSS_XMM_XMMM32: Final = 1205
     """``movss RW:xmm, R:xmm/m32`` ``F3 0F 10 /r`` (SSE)"""
-    MOVSS_XMMM32_XMM: Final = 1204
+    MOVSS_XMMM32_XMM: Final = 1206
     """``movss RW:xmm/m32, R:xmm`` ``F3 0F 11 /r`` (SSE)"""
-    MOVAPD_XMM_XMMM128: Final = 1205
+    MOVAPD_XMM_XMMM128: Final = 1207
     """``movapd W:xmm, R:xmm/m128`` ``66 0F 28 /r`` (SSE2)"""
-    MOVAPD_XMMM128_XMM: Final = 1206
+    MOVAPD_XMMM128_XMM: Final = 1208
     """``movapd W:xmm/m128, R:xmm`` ``66 0F 29 /r`` (SSE2)"""
-    CVTSI2SS_XMM_RM32: Final = 1207
+    CVTSI2SS_XMM_RM32: Final = 1209
     """``cvtsi2ss RW:xmm, R:r32/m32`` ``F3 0F 2A /r`` (SSE)"""
-    CVTSI2SS_XMM_RM64: Final = 1208
+    CVTSI2SS_XMM_RM64: Final = 1210
     """``cvtsi2ss RW:xmm, R:r64/m64`` ``F3 REX.W 0F 2A /r`` (SSE)"""
-    CVTSI2SD_XMM_RM32: Final = 1209
+    CVTSI2SD_XMM_RM32: Final = 1211
     """``cvtsi2sd RW:xmm, R:r32/m32`` ``F2 0F 2A /r`` (SSE2)"""
-    CVTSI2SD_XMM_RM64: Final = 1210
+    CVTSI2SD_XMM_RM64: Final = 1212
     """``cvtsi2sd RW:xmm, R:r64/m64`` ``F2 REX.W 0F 2A /r`` (SSE2)"""
-    MOVNTPS_M128_XMM: Final = 1211
+    MOVNTPS_M128_XMM: Final = 1213
     """``movntps W:m128, R:xmm`` ``0F 2B /r`` (SSE)"""
-    MOVNTPD_M128_XMM: Final = 1212
+    MOVNTPD_M128_XMM: Final = 1214
     """``movntpd W:m128, R:xmm`` ``66 0F 2B /r`` (SSE2)"""
-    CVTTSS2SI_R32_XMMM32: Final = 1213
+    CVTTSS2SI_R32_XMMM32: Final = 1215
     """``cvttss2si W:r32, R:xmm/m32`` ``F3 0F 2C /r`` (SSE)"""
-    CVTTSS2SI_R64_XMMM32: Final = 1214
+    CVTTSS2SI_R64_XMMM32: Final = 1216
     """``cvttss2si W:r64, R:xmm/m32`` ``F3 REX.W 0F 2C /r`` (SSE)"""
-    CVTTSD2SI_R32_XMMM64: Final = 1215
+    CVTTSD2SI_R32_XMMM64: Final = 1217
     """``cvttsd2si W:r32, R:xmm/m64`` ``F2 0F 2C /r`` (SSE2)"""
-    CVTTSD2SI_R64_XMMM64: Final = 1216
+    CVTTSD2SI_R64_XMMM64: Final = 1218
     """``cvttsd2si W:r64, R:xmm/m64`` ``F2 REX.W 0F 2C /r`` (SSE2)"""
-    CVTSS2SI_R32_XMMM32: Final = 1217
+    CVTSS2SI_R32_XMMM32: Final = 1219
     """``cvtss2si W:r32, R:xmm/m32`` ``F3 0F 2D /r`` (SSE)"""
-    CVTSS2SI_R64_XMMM32: Final = 1218
+    CVTSS2SI_R64_XMMM32: Final = 1220
     """``cvtss2si W:r64, R:xmm/m32`` ``F3 REX.W 0F 2D /r`` (SSE)"""
-    CVTSD2SI_R32_XMMM64: Final = 1219
+    CVTSD2SI_R32_XMMM64: Final = 1221
     """``cvtsd2si W:r32, R:xmm/m64`` ``F2 0F 2D /r`` (SSE2)"""
-    CVTSD2SI_R64_XMMM64: Final = 1220
+    CVTSD2SI_R64_XMMM64: Final = 1222
     """``cvtsd2si W:r64, R:xmm/m64`` ``F2 REX.W 0F 2D /r`` (SSE2)"""
-    UCOMISS_XMM_XMMM32: Final = 1221
+    UCOMISS_XMM_XMMM32: Final = 1223
     """``ucomiss R:xmm, R:xmm/m32`` ``0F 2E /r`` (SSE)"""
-    UCOMISD_XMM_XMMM64: Final = 1222
+    UCOMISD_XMM_XMMM64: Final = 1224
     """``ucomisd R:xmm, R:xmm/m64`` ``66 0F 2E /r`` (SSE2)"""
-    COMISS_XMM_XMMM32: Final = 1223
+    COMISS_XMM_XMMM32: Final = 1225
     """``comiss R:xmm, R:xmm/m32`` ``0F 2F /r`` (SSE)"""
-    COMISD_XMM_XMMM64: Final = 1224
+    COMISD_XMM_XMMM64: Final = 1226
     """``comisd R:xmm, R:xmm/m64`` ``66 0F 2F /r`` (SSE2)"""
-    MOVMSKPS_R32_XMM: Final = 1225
+    MOVMSKPS_R32_XMM: Final = 1227
     """``movmskps W:r32, R:xmm`` ``0F 50 /r`` (SSE)"""
-    MOVMSKPS_R64_XMM: Final = 1226
+    MOVMSKPS_R64_XMM: Final = 1228
     """``movmskps W:r64, R:xmm`` ``REX.W 0F 50 /r`` (SSE)"""
-    MOVMSKPD_R32_XMM: Final = 1227
+    MOVMSKPD_R32_XMM: Final = 1229
     """``movmskpd W:r32, R:xmm`` ``66 0F 50 /r`` (SSE2)"""
-    MOVMSKPD_R64_XMM: Final = 1228
+    MOVMSKPD_R64_XMM: Final = 1230
     """``movmskpd W:r64, R:xmm`` ``66 REX.W 0F 50 /r`` (SSE2)"""
-    SQRTPS_XMM_XMMM128: Final = 1229
+    SQRTPS_XMM_XMMM128: Final = 1231
     """``sqrtps W:xmm, R:xmm/m128`` ``0F 51 /r`` (SSE)"""
-    SQRTPD_XMM_XMMM128: Final = 1230
+    SQRTPD_XMM_XMMM128: Final = 1232
     """``sqrtpd W:xmm, R:xmm/m128`` ``66 0F 51 /r`` (SSE2)"""
-    SQRTSS_XMM_XMMM32: Final = 1231
+    SQRTSS_XMM_XMMM32: Final = 1233
     """``sqrtss RW:xmm, R:xmm/m32`` ``F3 0F 51 /r`` (SSE)"""
-    SQRTSD_XMM_XMMM64: Final = 1232
+    SQRTSD_XMM_XMMM64: Final = 1234
     """``sqrtsd RW:xmm, R:xmm/m64`` ``F2 0F 51 /r`` (SSE2)"""
-    RSQRTPS_XMM_XMMM128: Final = 1233
+    RSQRTPS_XMM_XMMM128: Final = 1235
     """``rsqrtps W:xmm, R:xmm/m128`` ``0F 52 /r`` (SSE)"""
-    RSQRTSS_XMM_XMMM32: Final = 1234
+    RSQRTSS_XMM_XMMM32: Final = 1236
     """``rsqrtss RW:xmm, R:xmm/m32`` ``F3 0F 52 /r`` (SSE)"""
-    RCPPS_XMM_XMMM128: Final = 1235
+    RCPPS_XMM_XMMM128: Final = 1237
     """``rcpps W:xmm, R:xmm/m128`` ``0F 53 /r`` (SSE)"""
-    RCPSS_XMM_XMMM32: Final = 1236
+    RCPSS_XMM_XMMM32: Final = 1238
     """``rcpss RW:xmm, R:xmm/m32`` ``F3 0F 53 /r`` (SSE)"""
-    ANDPS_XMM_XMMM128: Final = 1237
+    ANDPS_XMM_XMMM128: Final = 1239
     """``andps RW:xmm, R:xmm/m128`` ``0F 54 /r`` (SSE)"""
-    ANDPD_XMM_XMMM128: Final = 1238
+    ANDPD_XMM_XMMM128: Final = 1240
     """``andpd RW:xmm, R:xmm/m128`` ``66 0F 54 /r`` (SSE2)"""
-    ANDNPS_XMM_XMMM128: Final = 1239
+    ANDNPS_XMM_XMMM128: Final = 1241
     """``andnps RW:xmm, R:xmm/m128`` ``0F 55 /r`` (SSE)"""
-    ANDNPD_XMM_XMMM128: Final = 1240
+    ANDNPD_XMM_XMMM128: Final = 1242
     """``andnpd RW:xmm, R:xmm/m128`` ``66 0F 55 /r`` (SSE2)"""
-    ORPS_XMM_XMMM128: Final = 1241
+    ORPS_XMM_XMMM128: Final = 1243
     """``orps RW:xmm, R:xmm/m128`` ``0F 56 /r`` (SSE)"""
-    ORPD_XMM_XMMM128: Final = 1242
+    ORPD_XMM_XMMM128: Final = 1244
     """``orpd RW:xmm, R:xmm/m128`` ``66 0F 56 /r`` (SSE2)"""
-    XORPS_XMM_XMMM128: Final = 1243
+    XORPS_XMM_XMMM128: Final = 1245
     """``xorps RW:xmm, R:xmm/m128`` ``0F 57 /r`` (SSE)"""
-    XORPD_XMM_XMMM128: Final = 1244
+    XORPD_XMM_XMMM128: Final = 1246
     """``xorpd RW:xmm, R:xmm/m128`` ``66 0F 57 /r`` (SSE2)"""
-    ADDPS_XMM_XMMM128: Final = 1245
+    ADDPS_XMM_XMMM128: Final = 1247
     """``addps RW:xmm, R:xmm/m128`` ``0F 58 /r`` (SSE)"""
-    ADDPD_XMM_XMMM128: Final = 1246
+    ADDPD_XMM_XMMM128: Final = 1248
     """``addpd RW:xmm, R:xmm/m128`` ``66 0F 58 /r`` (SSE2)"""
-    ADDSS_XMM_XMMM32: Final = 1247
+    ADDSS_XMM_XMMM32: Final = 1249
     """``addss RW:xmm, R:xmm/m32`` ``F3 0F 58 /r`` (SSE)"""
-    ADDSD_XMM_XMMM64: Final = 1248
+    ADDSD_XMM_XMMM64: Final = 1250
     """``addsd RW:xmm, R:xmm/m64`` ``F2 0F 58 /r`` (SSE2)"""
-    MULPS_XMM_XMMM128: Final = 1249
+    MULPS_XMM_XMMM128: Final = 1251
     """``mulps RW:xmm, R:xmm/m128`` ``0F 59 /r`` (SSE)"""
-    MULPD_XMM_XMMM128: Final = 1250
+    MULPD_XMM_XMMM128: Final = 1252
     """``mulpd RW:xmm, R:xmm/m128`` ``66 0F 59 /r`` (SSE2)"""
-    MULSS_XMM_XMMM32: Final = 1251
+    MULSS_XMM_XMMM32: Final = 1253
     """``mulss RW:xmm, R:xmm/m32`` ``F3 0F 59 /r`` (SSE)"""
-    MULSD_XMM_XMMM64: Final = 1252
+    MULSD_XMM_XMMM64: Final = 1254
     """``mulsd RW:xmm, R:xmm/m64`` ``F2 0F 59 /r`` (SSE2)"""
-    CVTPS2PD_XMM_XMMM64: Final = 1253
+    CVTPS2PD_XMM_XMMM64: Final = 1255
     """``cvtps2pd W:xmm, R:xmm/m64`` ``0F 5A /r`` (SSE2)"""
-    CVTPD2PS_XMM_XMMM128: Final = 1254
+    CVTPD2PS_XMM_XMMM128: Final = 1256
     """``cvtpd2ps W:xmm, R:xmm/m128`` ``66 0F 5A /r`` (SSE2)"""
-    CVTSS2SD_XMM_XMMM32: Final = 1255
+    CVTSS2SD_XMM_XMMM32: Final = 1257
     """``cvtss2sd RW:xmm, R:xmm/m32`` ``F3 0F 5A /r`` (SSE2)"""
-    CVTSD2SS_XMM_XMMM64: Final = 1256
+    CVTSD2SS_XMM_XMMM64: Final = 1258
     """``cvtsd2ss RW:xmm, R:xmm/m64`` ``F2 0F 5A /r`` (SSE2)"""
-    CVTDQ2PS_XMM_XMMM128: Final = 1257
+    CVTDQ2PS_XMM_XMMM128: Final = 1259
     """``cvtdq2ps W:xmm, R:xmm/m128`` ``0F 5B /r`` (SSE2)"""
-    CVTPS2DQ_XMM_XMMM128: Final = 1258
+    CVTPS2DQ_XMM_XMMM128: Final = 1260
     """``cvtps2dq W:xmm, R:xmm/m128`` ``66 0F 5B /r`` (SSE2)"""
-    CVTTPS2DQ_XMM_XMMM128: Final = 1259
+    CVTTPS2DQ_XMM_XMMM128: Final = 1261
     """``cvttps2dq W:xmm, R:xmm/m128`` ``F3 0F 5B /r`` (SSE2)"""
-    SUBPS_XMM_XMMM128: Final = 1260
+    SUBPS_XMM_XMMM128: Final = 1262
     """``subps RW:xmm, R:xmm/m128`` ``0F 5C /r`` (SSE)"""
-    SUBPD_XMM_XMMM128: Final = 1261
+    SUBPD_XMM_XMMM128: Final = 1263
     """``subpd RW:xmm, R:xmm/m128`` ``66 0F 5C /r`` (SSE2)"""
-    SUBSS_XMM_XMMM32: Final = 1262
+    SUBSS_XMM_XMMM32: Final = 1264
     """``subss RW:xmm, R:xmm/m32`` ``F3 0F 5C /r`` (SSE)"""
-    SUBSD_XMM_XMMM64: Final = 1263
+    SUBSD_XMM_XMMM64: Final = 1265
     """``subsd RW:xmm, R:xmm/m64`` ``F2 0F 5C /r`` (SSE2)"""
-    MINPS_XMM_XMMM128: Final = 1264
+    MINPS_XMM_XMMM128: Final = 1266
     """``minps RW:xmm, R:xmm/m128`` ``0F 5D /r`` (SSE)"""
-    MINPD_XMM_XMMM128: Final = 1265
+    MINPD_XMM_XMMM128: Final = 1267
     """``minpd RW:xmm, R:xmm/m128`` ``66 0F 5D /r`` (SSE2)"""
-    MINSS_XMM_XMMM32: Final = 1266
+    MINSS_XMM_XMMM32: Final = 1268
     """``minss RW:xmm, R:xmm/m32`` ``F3 0F 5D /r`` (SSE)"""
-    MINSD_XMM_XMMM64: Final = 1267
+    MINSD_XMM_XMMM64: Final = 1269
     """``minsd RW:xmm, R:xmm/m64`` ``F2 0F 5D /r`` (SSE2)"""
-    DIVPS_XMM_XMMM128: Final = 1268
+    DIVPS_XMM_XMMM128: Final = 1270
     """``divps RW:xmm, R:xmm/m128`` ``0F 5E /r`` (SSE)"""
-    DIVPD_XMM_XMMM128: Final = 1269
+    DIVPD_XMM_XMMM128: Final = 1271
     """``divpd RW:xmm, R:xmm/m128`` ``66 0F 5E /r`` (SSE2)"""
-    DIVSS_XMM_XMMM32: Final = 1270
+    DIVSS_XMM_XMMM32: Final = 1272
     """``divss RW:xmm, R:xmm/m32`` ``F3 0F 5E /r`` (SSE)"""
-    DIVSD_XMM_XMMM64: Final = 1271
+    DIVSD_XMM_XMMM64: Final = 1273
     """``divsd RW:xmm, R:xmm/m64`` ``F2 0F 5E /r`` (SSE2)"""
-    MAXPS_XMM_XMMM128: Final = 1272
+    MAXPS_XMM_XMMM128: Final = 1274
     """``maxps RW:xmm, R:xmm/m128`` ``0F 5F /r`` (SSE)"""
-    MAXPD_XMM_XMMM128: Final = 1273
+    MAXPD_XMM_XMMM128: Final = 1275
     """``maxpd RW:xmm, R:xmm/m128`` ``66 0F 5F /r`` (SSE2)"""
-    MAXSS_XMM_XMMM32: Final = 1274
+    MAXSS_XMM_XMMM32: Final = 1276
     """``maxss RW:xmm, R:xmm/m32`` ``F3 0F 5F /r`` (SSE)"""
-    MAXSD_XMM_XMMM64: Final = 1275
+    MAXSD_XMM_XMMM64: Final = 1277
     """``maxsd RW:xmm, R:xmm/m64`` ``F2 0F 5F /r`` (SSE2)"""
-    PUNPCKLBW_XMM_XMMM128: Final = 1276
+    PUNPCKLBW_XMM_XMMM128: Final = 1278
     """``punpcklbw RW:xmm, R:xmm/m128`` ``66 0F 60 /r`` (SSE2)"""
-    PUNPCKLBW_MM_MMM32: Final = 1277
+    PUNPCKLBW_MM_MMM32: Final = 1279
     """``punpcklbw RW:mm, R:mm/m32`` ``0F 60 /r`` (MMX)"""
-    PUNPCKLWD_XMM_XMMM128: Final = 1278
+    PUNPCKLWD_XMM_XMMM128: Final = 1280
     """``punpcklwd RW:xmm, R:xmm/m128`` ``66 0F 61 /r`` (SSE2)"""
-    PUNPCKLWD_MM_MMM32: Final = 1279
+    PUNPCKLWD_MM_MMM32: Final = 1281
     """``punpcklwd RW:mm, R:mm/m32`` ``0F 61 /r`` (MMX)"""
-    PUNPCKLDQ_XMM_XMMM128: Final = 1280
+    PUNPCKLDQ_XMM_XMMM128: Final = 1282
     """``punpckldq RW:xmm, R:xmm/m128`` ``66 0F 62 /r`` (SSE2)"""
-    PUNPCKLDQ_MM_MMM32: Final = 1281
+    PUNPCKLDQ_MM_MMM32: Final = 1283
     """``punpckldq RW:mm, R:mm/m32`` ``0F 62 /r`` (MMX)"""
-    PACKSSWB_XMM_XMMM128: Final = 1282
+    PACKSSWB_XMM_XMMM128: Final = 1284
     """``packsswb RW:xmm, R:xmm/m128`` ``66 0F 63 /r`` (SSE2)"""
-    PACKSSWB_MM_MMM64: Final = 1283
+    PACKSSWB_MM_MMM64: Final = 1285
     """``packsswb RW:mm, R:mm/m64`` ``0F 63 /r`` (MMX)"""
-    PCMPGTB_XMM_XMMM128: Final = 1284
+    PCMPGTB_XMM_XMMM128: Final = 1286
     """``pcmpgtb RW:xmm, R:xmm/m128`` ``66 0F 64 /r`` (SSE2)"""
-    PCMPGTB_MM_MMM64: Final = 1285
+    PCMPGTB_MM_MMM64: Final = 1287
     """``pcmpgtb RW:mm, R:mm/m64`` ``0F 64 /r`` (MMX)"""
-    PCMPGTW_XMM_XMMM128: Final = 1286
+    PCMPGTW_XMM_XMMM128: Final = 1288
     """``pcmpgtw RW:xmm, R:xmm/m128`` ``66 0F 65 /r`` (SSE2)"""
-    PCMPGTW_MM_MMM64: Final = 1287
+    PCMPGTW_MM_MMM64: Final = 1289
     """``pcmpgtw RW:mm, R:mm/m64`` ``0F 65 /r`` (MMX)"""
-    PCMPGTD_XMM_XMMM128: Final = 1288
+    PCMPGTD_XMM_XMMM128: Final = 1290
     """``pcmpgtd RW:xmm, R:xmm/m128`` ``66 0F 66 /r`` (SSE2)"""
-    PCMPGTD_MM_MMM64: Final = 1289
+    PCMPGTD_MM_MMM64: Final = 1291
     """``pcmpgtd RW:mm, R:mm/m64`` ``0F 66 /r`` (MMX)"""
-    PACKUSWB_XMM_XMMM128: Final = 1290
+    PACKUSWB_XMM_XMMM128: Final = 1292
     """``packuswb RW:xmm, R:xmm/m128`` ``66 0F 67 /r`` (SSE2)"""
-    PACKUSWB_MM_MMM64: Final = 1291
+    PACKUSWB_MM_MMM64: Final = 1293
     """``packuswb RW:mm, R:mm/m64`` ``0F 67 /r`` (MMX)"""
-    PUNPCKHBW_XMM_XMMM128: Final = 1292
+    PUNPCKHBW_XMM_XMMM128: Final = 1294
     """``punpckhbw RW:xmm, R:xmm/m128`` ``66 0F 68 /r`` (SSE2)"""
-    PUNPCKHBW_MM_MMM64: Final = 1293
+    PUNPCKHBW_MM_MMM64: Final = 1295
     """``punpckhbw RW:mm, R:mm/m64`` ``0F 68 /r`` (MMX)"""
-    PUNPCKHWD_XMM_XMMM128: Final = 1294
+    PUNPCKHWD_XMM_XMMM128: Final = 1296
     """``punpckhwd RW:xmm, R:xmm/m128`` ``66 0F 69 /r`` (SSE2)"""
-    PUNPCKHWD_MM_MMM64: Final = 1295
+    PUNPCKHWD_MM_MMM64: Final = 1297
     """``punpckhwd RW:mm, R:mm/m64`` ``0F 69 /r`` (MMX)"""
-    PUNPCKHDQ_XMM_XMMM128: Final = 1296
+    PUNPCKHDQ_XMM_XMMM128: Final = 1298
     """``punpckhdq RW:xmm, R:xmm/m128`` ``66 0F 6A /r`` (SSE2)"""
-    PUNPCKHDQ_MM_MMM64: Final = 1297
+    PUNPCKHDQ_MM_MMM64: Final = 1299
     """``punpckhdq RW:mm, R:mm/m64`` ``0F 6A /r`` (MMX)"""
-    PACKSSDW_XMM_XMMM128: Final = 1298
+    PACKSSDW_XMM_XMMM128: Final = 1300
     """``packssdw RW:xmm, R:xmm/m128`` ``66 0F 6B /r`` (SSE2)"""
-    PACKSSDW_MM_MMM64: Final = 1299
+    PACKSSDW_MM_MMM64: Final = 1301
     """``packssdw RW:mm, R:mm/m64`` ``0F 6B /r`` (MMX)"""
-    PUNPCKLQDQ_XMM_XMMM128: Final = 1300
+    PUNPCKLQDQ_XMM_XMMM128: Final = 1302
     """``punpcklqdq RW:xmm, R:xmm/m128`` ``66 0F 6C /r`` (SSE2)"""
-    PUNPCKHQDQ_XMM_XMMM128: Final = 1301
+    PUNPCKHQDQ_XMM_XMMM128: Final = 1303
     """``punpckhqdq RW:xmm, R:xmm/m128`` ``66 0F 6D /r`` (SSE2)"""
-    MOVD_XMM_RM32: Final = 1302
+    MOVD_XMM_RM32: Final = 1304
     """``movd W:xmm, R:r32/m32`` ``66 0F 6E /r`` (SSE2)"""
-    MOVD_RM32_XMM: Final = 1303
+    MOVD_RM32_XMM: Final = 1305
     """``movd W:r32/m32, R:xmm`` ``66 0F 7E /r`` (SSE2)"""
-    MOVD_MM_RM32: Final = 1304
+    MOVD_MM_RM32: Final = 1306
     """``movd W:mm, R:r32/m32`` ``0F 6E /r`` (MMX)"""
-    MOVD_RM32_MM: Final = 1305
+    MOVD_RM32_MM: Final = 1307
     """``movd W:r32/m32, R:mm`` ``0F 7E /r`` (MMX)"""
-    MOVQ_XMM_RM64: Final = 1306
+    MOVQ_XMM_RM64: Final = 1308
     """``movq W:xmm, R:r64/m64`` ``66 REX.W 0F 6E /r`` (SSE2)"""
-    MOVQ_RM64_XMM: Final = 1307
+    MOVQ_RM64_XMM: Final = 1309
     """``movq W:r64/m64, R:xmm`` ``66 REX.W 0F 7E /r`` (SSE2)"""
-    MOVQ_XMM_XMMM64: Final = 1308
+    MOVQ_XMM_XMMM64: Final = 1310
     """``movq W:xmm, R:xmm/m64`` ``F3 0F 7E /r`` (SSE2)"""
-    MOVQ_XMMM64_XMM: Final = 1309
+    MOVQ_XMMM64_XMM: Final = 1311
     """``movq W:xmm/m64, R:xmm`` ``66 0F D6 /r`` (SSE2)"""
-    MOVQ_MM_RM64: Final = 1310
+    MOVQ_MM_RM64: Final = 1312
     """``movq W:mm, R:r64/m64`` ``REX.W 0F 6E /r`` (MMX)"""
-    MOVQ_MM_MMM64: Final = 1311
+    MOVQ_MM_MMM64: Final = 1313
     """``movq W:mm, R:mm/m64`` ``0F 6F /r`` (MMX)"""
-    MOVQ_RM64_MM: Final = 1312
+    MOVQ_RM64_MM: Final = 1314
     """``movq W:r64/m64, R:mm`` ``REX.W 0F 7E /r`` (MMX)"""
-    MOVQ_MMM64_MM: Final = 1313
+    MOVQ_MMM64_MM: Final = 1315
     """``movq W:mm/m64, R:mm`` ``0F 7F /r`` (MMX)"""
-    MOVDQA_XMM_XMMM128: Final = 1314
+    MOVDQA_XMM_XMMM128: Final = 1316
     """``movdqa W:xmm, R:xmm/m128`` ``66 0F 6F /r`` (SSE2)"""
-    MOVDQA_XMMM128_XMM: Final = 1315
+    MOVDQA_XMMM128_XMM: Final = 1317
     """``movdqa W:xmm/m128, R:xmm`` ``66 0F 7F /r`` (SSE2)"""
-    MOVDQU_XMM_XMMM128: Final = 1316
+    MOVDQU_XMM_XMMM128: Final = 1318
     """``movdqu W:xmm, R:xmm/m128`` ``F3 0F 6F /r`` (SSE2)"""
-    MOVDQU_XMMM128_XMM: Final = 1317
+    MOVDQU_XMMM128_XMM: Final = 1319
     """``movdqu W:xmm/m128, R:xmm`` ``F3 0F 7F /r`` (SSE2)"""
-    PSHUFD_XMM_XMMM128_IMM8: Final = 1318
+    PSHUFD_XMM_XMMM128_IMM8: Final = 1320
     """``pshufd W:xmm, R:xmm/m128, R:imm8`` ``66 0F 70 /r ib`` (SSE2)"""
-    PSHUFHW_XMM_XMMM128_IMM8: Final = 1319
+    PSHUFHW_XMM_XMMM128_IMM8: Final = 1321
     """``pshufhw W:xmm, R:xmm/m128, R:imm8`` ``F3 0F 70 /r ib`` (SSE2)"""
-    PSHUFLW_XMM_XMMM128_IMM8: Final = 1320
+    PSHUFLW_XMM_XMMM128_IMM8: Final = 1322
     """``pshuflw W:xmm, R:xmm/m128, R:imm8`` ``F2 0F 70 /r ib`` (SSE2)"""
-    PSRLW_XMM_IMM8: Final = 1321
+    PSRLW_XMM_IMM8: Final = 1323
     """``psrlw RW:xmm, R:imm8`` ``66 0F 71 /2 ib`` (SSE2)"""
-    PSRLW_XMM_XMMM128: Final = 1322
+    PSRLW_XMM_XMMM128: Final = 1324
     """``psrlw RW:xmm, R:xmm/m128`` ``66 0F D1 /r`` (SSE2)"""
-    PSRLW_MM_IMM8: Final = 1323
+    PSRLW_MM_IMM8: Final = 1325
     """``psrlw RW:mm, R:imm8`` ``0F 71 /2 ib`` (MMX)"""
-    PSRLW_MM_MMM64: Final = 1324
+    PSRLW_MM_MMM64: Final = 1326
     """``psrlw RW:mm, R:mm/m64`` ``0F D1 /r`` (MMX)"""
-    PSRAW_XMM_IMM8: Final = 1325
+    PSRAW_XMM_IMM8: Final = 1327
     """``psraw RW:xmm, R:imm8`` ``66 0F 71 /4 ib`` (SSE2)"""
-    PSRAW_XMM_XMMM128: Final = 1326
+    PSRAW_XMM_XMMM128: Final = 1328
     """``psraw RW:xmm, R:xmm/m128`` ``66 0F E1 /r`` (SSE2)"""
-    PSRAW_MM_IMM8: Final = 1327
+    PSRAW_MM_IMM8: Final = 1329
     """``psraw RW:mm, R:imm8`` ``0F 71 /4 ib`` (MMX)"""
-    PSRAW_MM_MMM64: Final = 1328
+    PSRAW_MM_MMM64: Final = 1330
     """``psraw RW:mm, R:mm/m64`` ``0F E1 /r`` (MMX)"""
-    PSLLW_XMM_IMM8: Final = 1329
+    PSLLW_XMM_IMM8: Final = 1331
     """``psllw RW:xmm, R:imm8`` ``66 0F 71 /6 ib`` (SSE2)"""
-    PSLLW_XMM_XMMM128: Final = 1330
+    PSLLW_XMM_XMMM128: Final = 1332
     """``psllw RW:xmm, R:xmm/m128`` ``66 0F F1 /r`` (SSE2)"""
-    PSLLW_MM_IMM8: Final = 1331
+    PSLLW_MM_IMM8: Final = 1333
     """``psllw RW:mm, R:imm8`` ``0F 71 /6 ib`` (MMX)"""
-    PSLLW_MM_MMM64: Final = 1332
+    PSLLW_MM_MMM64: Final = 1334
     """``psllw RW:mm, R:mm/m64`` ``0F F1 /r`` (MMX)"""
-    PSRLD_XMM_IMM8: Final = 1333
+    PSRLD_XMM_IMM8: Final = 1335
     """``psrld RW:xmm, R:imm8`` ``66 0F 72 /2 ib`` (SSE2)"""
-    PSRLD_XMM_XMMM128: Final = 1334
+    PSRLD_XMM_XMMM128: Final = 1336
     """``psrld RW:xmm, R:xmm/m128`` ``66 0F D2 /r`` (SSE2)"""
-    PSRLD_MM_IMM8: Final = 1335
+    PSRLD_MM_IMM8: Final = 1337
     """``psrld RW:mm, R:imm8`` ``0F 72 /2 ib`` (MMX)"""
-    PSRLD_MM_MMM64: Final = 1336
+    PSRLD_MM_MMM64: Final = 1338
     """``psrld RW:mm, R:mm/m64`` ``0F D2 /r`` (MMX)"""
-    PSRAD_XMM_IMM8: Final = 1337
+    PSRAD_XMM_IMM8: Final = 1339
     """``psrad RW:xmm, R:imm8`` ``66 0F 72 /4 ib`` (SSE2)"""
-    PSRAD_XMM_XMMM128: Final = 1338
+    PSRAD_XMM_XMMM128: Final = 1340
     """``psrad RW:xmm, R:xmm/m128`` ``66 0F E2 /r`` (SSE2)"""
-    PSRAD_MM_IMM8: Final = 1339
+    PSRAD_MM_IMM8: Final = 1341
     """``psrad RW:mm, R:imm8`` ``0F 72 /4 ib`` (MMX)"""
-    PSRAD_MM_MMM64: Final = 1340
+    PSRAD_MM_MMM64: Final = 1342
     """``psrad RW:mm, R:mm/m64`` ``0F E2 /r`` (MMX)"""
-    PSLLD_XMM_IMM8: Final = 1341
+    PSLLD_XMM_IMM8: Final = 1343
     """``pslld RW:xmm, R:imm8`` ``66 0F 72 /6 ib`` (SSE2)"""
-    PSLLD_XMM_XMMM128: Final = 1342
+    PSLLD_XMM_XMMM128: Final = 1344
     """``pslld RW:xmm, R:xmm/m128`` ``66 0F F2 /r`` (SSE2)"""
-    PSLLD_MM_IMM8: Final = 1343
+    PSLLD_MM_IMM8: Final = 1345
     """``pslld RW:mm, R:imm8`` ``0F 72 /6 ib`` (MMX)"""
-    PSLLD_MM_MMM64: Final = 1344
+    PSLLD_MM_MMM64: Final = 1346
     """``pslld RW:mm, R:mm/m64`` ``0F F2 /r`` (MMX)"""
-    PSRLQ_XMM_IMM8: Final = 1345
+    PSRLQ_XMM_IMM8: Final = 1347
     """``psrlq RW:xmm, R:imm8`` ``66 0F 73 /2 ib`` (SSE2)"""
-    PSRLQ_XMM_XMMM128: Final = 1346
+    PSRLQ_XMM_XMMM128: Final = 1348
     """``psrlq RW:xmm, R:xmm/m128`` ``66 0F D3 /r`` (SSE2)"""
-    PSRLQ_MM_IMM8: Final = 1347
+    PSRLQ_MM_IMM8: Final = 1349
     """``psrlq RW:mm, R:imm8`` ``0F 73 /2 ib`` (MMX)"""
-    PSRLQ_MM_MMM64: Final = 1348
+    PSRLQ_MM_MMM64: Final = 1350
     """``psrlq RW:mm, R:mm/m64`` ``0F D3 /r`` (MMX)"""
-    PSRLDQ_XMM_IMM8: Final = 1349
+    PSRLDQ_XMM_IMM8: Final = 1351
     """``psrldq RW:xmm, R:imm8`` ``66 0F 73 /3 ib`` (SSE2)"""
-    PSLLQ_XMM_IMM8: Final = 1350
+    PSLLQ_XMM_IMM8: Final = 1352
     """``psllq RW:xmm, R:imm8`` ``66 0F 73 /6 ib`` (SSE2)"""
-    PSLLQ_XMM_XMMM128: Final = 1351
+    PSLLQ_XMM_XMMM128: Final = 1353
     """``psllq RW:xmm, R:xmm/m128`` ``66 0F F3 /r`` (SSE2)"""
-    PSLLQ_MM_IMM8: Final = 1352
+    PSLLQ_MM_IMM8: Final = 1354
     """``psllq RW:mm, R:imm8`` ``0F 73 /6 ib`` (MMX)"""
-    PSLLQ_MM_MMM64: Final = 1353
+    PSLLQ_MM_MMM64: Final = 1355
     """``psllq RW:mm, R:mm/m64`` ``0F F3 /r`` (MMX)"""
-    PSLLDQ_XMM_IMM8: Final = 1354
+    PSLLDQ_XMM_IMM8: Final = 1356
     """``pslldq RW:xmm, R:imm8`` ``66 0F 73 /7 ib`` (SSE2)"""
-    PCMPEQB_XMM_XMMM128: Final = 1355
+    PCMPEQB_XMM_XMMM128: Final = 1357
     """``pcmpeqb RW:xmm, R:xmm/m128`` ``66 0F 74 /r`` (SSE2)"""
-    PCMPEQB_MM_MMM64: Final = 1356
+    PCMPEQB_MM_MMM64: Final = 1358
     """``pcmpeqb RW:mm, R:mm/m64`` ``0F 74 /r`` (MMX)"""
-    PCMPEQW_XMM_XMMM128: Final = 1357
+    PCMPEQW_XMM_XMMM128: Final = 1359
     """``pcmpeqw RW:xmm, R:xmm/m128`` ``66 0F 75 /r`` (SSE2)"""
-    PCMPEQW_MM_MMM64: Final = 1358
+    PCMPEQW_MM_MMM64: Final = 1360
     """``pcmpeqw RW:mm, R:mm/m64`` ``0F 75 /r`` (MMX)"""
-    PCMPEQD_XMM_XMMM128: Final = 1359
+    PCMPEQD_XMM_XMMM128: Final = 1361
     """``pcmpeqd RW:xmm, R:xmm/m128`` ``66 0F 76 /r`` (SSE2)"""
-    PCMPEQD_MM_MMM64: Final = 1360
+    PCMPEQD_MM_MMM64: Final = 1362
     """``pcmpeqd RW:mm, R:mm/m64`` ``0F 76 /r`` (MMX)"""
-    HADDPD_XMM_XMMM128: Final = 1361
+    HADDPD_XMM_XMMM128: Final = 1363
     """``haddpd RW:xmm, R:xmm/m128`` ``66 0F 7C /r`` (SSE3)"""
-    HADDPS_XMM_XMMM128: Final = 1362
+    HADDPS_XMM_XMMM128: Final = 1364
     """``haddps RW:xmm, R:xmm/m128`` ``F2 0F 7C /r`` (SSE3)"""
-    HSUBPD_XMM_XMMM128: Final = 1363
+    HSUBPD_XMM_XMMM128: Final = 1365
     """``hsubpd RW:xmm, R:xmm/m128`` ``66 0F 7D /r`` (SSE3)"""
-    HSUBPS_XMM_XMMM128: Final = 1364
+    HSUBPS_XMM_XMMM128: Final = 1366
     """``hsubps RW:xmm, R:xmm/m128`` ``F2 0F 7D /r`` (SSE3)"""
-    LDMXCSR_M32: Final = 1365
+    LDMXCSR_M32: Final = 1367
     """``ldmxcsr R:m32`` ``0F AE /2`` (SSE)"""
-    STMXCSR_M32: Final = 1366
+    STMXCSR_M32: Final = 1368
     """``stmxcsr W:m32`` ``0F AE /3`` (SSE)"""
-    CMPPS_XMM_XMMM128_IMM8: Final = 1367
+    CMPPS_XMM_XMMM128_IMM8: Final = 1369
     """``cmpps RW:xmm, R:xmm/m128, R:imm8`` ``0F C2 /r ib`` (SSE)"""
-    CMPPD_XMM_XMMM128_IMM8: Final = 1368
+    CMPPD_XMM_XMMM128_IMM8: Final = 1370
     """``cmppd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F C2 /r ib`` (SSE2)"""
-    CMPSS_XMM_XMMM32_IMM8: Final = 1369
+    CMPSS_XMM_XMMM32_IMM8: Final = 1371
     """``cmpss RW:xmm, R:xmm/m32, R:imm8`` ``F3 0F C2 /r ib`` (SSE)"""
-    CMPSD_XMM_XMMM64_IMM8: Final = 1370
+    CMPSD_XMM_XMMM64_IMM8: Final = 1372
     """``cmpsd RW:xmm, R:xmm/m64, R:imm8`` ``F2 0F C2 /r ib`` (SSE2)"""
-    CMPSD_M32_M32: Final = 1371
+    CMPSD_M32_M32: Final = 1373
     """``cmpsd R:m32, R:m32`` ``A7`` (INTEL386)"""
-    MOVNTI_M32_R32: Final = 1372
+    MOVNTI_M32_R32: Final = 1374
     """``movnti W:m32, R:r32`` ``0F C3 /r`` (SSE2)"""
-    MOVNTI_M64_R64: Final = 1373
+    MOVNTI_M64_R64: Final = 1375
     """``movnti W:m64, R:r64`` ``REX.W 0F C3 /r`` (SSE2)"""
-    MASKMOVDQU_RDI_XMM_XMM: Final = 1374
+    MASKMOVDQU_RDI_XMM_XMM: Final = 1376
     """``maskmovdqu W:m128, R:xmm, R:xmm`` ``66 0F F7 /r`` (SSE2)"""
-    MASKMOVQ_RDI_MM_MM: Final = 1375
+    MASKMOVQ_RDI_MM_MM: Final = 1377
     """``maskmovq W:m64, R:mm, R:mm`` ``0F F7 /r`` (SSE)"""
-    PINSRW_XMM_R32M16_IMM8: Final = 1376
+    PINSRW_XMM_R32M16_IMM8: Final = 1378
     """``pinsrw RW:xmm, R:r32/m16, R:imm8`` ``66 0F C4 /r ib`` (SSE2)"""
-    PINSRW_XMM_R64M16_IMM8: Final = 1377
+    PINSRW_XMM_R64M16_IMM8: Final = 1379
     """``pinsrw RW:xmm, R:r64/m16, R:imm8`` ``66 REX.W 0F C4 /r ib`` (SSE2)"""
-    PINSRW_MM_R32M16_IMM8: Final = 1378
+    PINSRW_MM_R32M16_IMM8: Final = 1380
     """``pinsrw RW:mm, R:r32/m16, R:imm8`` ``0F C4 /r ib`` (SSE)"""
-    PINSRW_MM_R64M16_IMM8: Final = 1379
+    PINSRW_MM_R64M16_IMM8: Final = 1381
     """``pinsrw RW:mm, R:r64/m16, R:imm8`` ``REX.W 0F C4 /r ib`` (SSE)"""
-    PEXTRW_R32_XMM_IMM8: Final = 1380
+    PEXTRW_R32_XMM_IMM8: Final = 1382
     """``pextrw W:r32, R:xmm, R:imm8`` ``66 0F C5 /r ib`` (SSE2)"""
-    PEXTRW_R64_XMM_IMM8: Final = 1381
+    PEXTRW_R64_XMM_IMM8: Final = 1383
     """``pextrw W:r64, R:xmm, R:imm8`` ``66 REX.W 0F C5 /r ib`` (SSE2)"""
-    PEXTRW_R32M16_XMM_IMM8: Final = 1382
+    PEXTRW_R32M16_XMM_IMM8: Final = 1384
     """``pextrw W:r32/m16, R:xmm, R:imm8`` ``66 0F 3A 15 /r ib`` (SSE4_1)"""
-    PEXTRW_R64M16_XMM_IMM8: Final = 1383
+    PEXTRW_R64M16_XMM_IMM8: Final = 1385
     """``pextrw W:r64/m16, R:xmm, R:imm8`` ``66 REX.W 0F 3A 15 /r ib`` (SSE4_1)"""
-    PEXTRW_R32_MM_IMM8: Final = 1384
+    PEXTRW_R32_MM_IMM8: Final = 1386
     """``pextrw W:r32, R:mm, R:imm8`` ``0F C5 /r ib`` (SSE)"""
-    PEXTRW_R64_MM_IMM8: Final = 1385
+    PEXTRW_R64_MM_IMM8: Final = 1387
     """``pextrw W:r64, R:mm, R:imm8`` ``REX.W 0F C5 /r ib`` (SSE)"""
-    SHUFPS_XMM_XMMM128_IMM8: Final = 1386
+    SHUFPS_XMM_XMMM128_IMM8: Final = 1388
     """``shufps RW:xmm, R:xmm/m128, R:imm8`` ``0F C6 /r ib`` (SSE)"""
-    SHUFPD_XMM_XMMM128_IMM8: Final = 1387
+    SHUFPD_XMM_XMMM128_IMM8: Final = 1389
     """``shufpd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F C6 /r ib`` (SSE2)"""
-    ADDSUBPD_XMM_XMMM128: Final = 1388
+    ADDSUBPD_XMM_XMMM128: Final = 1390
     """``addsubpd RW:xmm, R:xmm/m128`` ``66 0F D0 /r`` (SSE3)"""
-    ADDSUBPS_XMM_XMMM128: Final = 1389
+    ADDSUBPS_XMM_XMMM128: Final = 1391
     """``addsubps RW:xmm, R:xmm/m128`` ``F2 0F D0 /r`` (SSE3)"""
-    PADDQ_XMM_XMMM128: Final = 1390
+    PADDQ_XMM_XMMM128: Final = 1392
     """``paddq RW:xmm, R:xmm/m128`` ``66 0F D4 /r`` (SSE2)"""
-    PADDQ_MM_MMM64: Final = 1391
+    PADDQ_MM_MMM64: Final = 1393
     """``paddq RW:mm, R:mm/m64`` ``0F D4 /r`` (MMX)"""
-    PMULLW_XMM_XMMM128: Final = 1392
+    PMULLW_XMM_XMMM128: Final = 1394
     """``pmullw RW:xmm, R:xmm/m128`` ``66 0F D5 /r`` (SSE2)"""
-    PMULLW_MM_MMM64: Final = 1393
+    PMULLW_MM_MMM64: Final = 1395
     """``pmullw RW:mm, R:mm/m64`` ``0F D5 /r`` (MMX)"""
-    PMOVMSKB_R32_XMM: Final = 1394
+    PMOVMSKB_R32_XMM: Final = 1396
     """``pmovmskb W:r32, R:xmm`` ``66 0F D7 /r`` (SSE2)"""
-    PMOVMSKB_R64_XMM: Final = 1395
+    PMOVMSKB_R64_XMM: Final = 1397
     """``pmovmskb W:r64, R:xmm`` ``66 REX.W 0F D7 /r`` (SSE2)"""
-    PMOVMSKB_R32_MM: Final = 1396
+    PMOVMSKB_R32_MM: Final = 1398
     """``pmovmskb W:r32, R:mm`` ``0F D7 /r`` (SSE)"""
-    PMOVMSKB_R64_MM: Final = 1397
+    PMOVMSKB_R64_MM: Final = 1399
     """``pmovmskb W:r64, R:mm`` ``REX.W 0F D7 /r`` (SSE)"""
-    PSUBUSB_XMM_XMMM128: Final = 1398
+    PSUBUSB_XMM_XMMM128: Final = 1400
     """``psubusb RW:xmm, R:xmm/m128`` ``66 0F D8 /r`` (SSE2)"""
-    PSUBUSB_MM_MMM64: Final = 1399
+    PSUBUSB_MM_MMM64: Final = 1401
     """``psubusb RW:mm, R:mm/m64`` ``0F D8 /r`` (MMX)"""
-    PSUBUSW_XMM_XMMM128: Final = 1400
+    PSUBUSW_XMM_XMMM128: Final = 1402
     """``psubusw RW:xmm, R:xmm/m128`` ``66 0F D9 /r`` (SSE2)"""
-    PSUBUSW_MM_MMM64: Final = 1401
+    PSUBUSW_MM_MMM64: Final = 1403
     """``psubusw RW:mm, R:mm/m64`` ``0F D9 /r`` (MMX)"""
-    PMINUB_XMM_XMMM128: Final = 1402
+    PMINUB_XMM_XMMM128: Final = 1404
     """``pminub RW:xmm, R:xmm/m128`` ``66 0F DA /r`` (SSE2)"""
-    PMINUB_MM_MMM64: Final = 1403
+    PMINUB_MM_MMM64: Final = 1405
     """``pminub RW:mm, R:mm/m64`` ``0F DA /r`` (SSE)"""
-    PAND_XMM_XMMM128: Final = 1404
+    PAND_XMM_XMMM128: Final = 1406
     """``pand RW:xmm, R:xmm/m128`` ``66 0F DB /r`` (SSE2)"""
-    PAND_MM_MMM64: Final = 1405
+    PAND_MM_MMM64: Final = 1407
     """``pand RW:mm, R:mm/m64`` ``0F DB /r`` (MMX)"""
-    PADDUSB_XMM_XMMM128: Final = 1406
+    PADDUSB_XMM_XMMM128: Final = 1408
     """``paddusb RW:xmm, R:xmm/m128`` ``66 0F DC /r`` (SSE2)"""
-    PADDUSB_MM_MMM64: Final = 1407
+    PADDUSB_MM_MMM64: Final = 1409
     """``paddusb RW:mm, R:mm/m64`` ``0F DC /r`` (MMX)"""
-    PADDUSW_XMM_XMMM128: Final = 1408
+    PADDUSW_XMM_XMMM128: Final = 1410
     """``paddusw RW:xmm, R:xmm/m128`` ``66 0F DD /r`` (SSE2)"""
-    PADDUSW_MM_MMM64: Final = 1409
+    PADDUSW_MM_MMM64: Final = 1411
     """``paddusw RW:mm, R:mm/m64`` ``0F DD /r`` (MMX)"""
-    PMAXUB_XMM_XMMM128: Final = 1410
+    PMAXUB_XMM_XMMM128: Final = 1412
     """``pmaxub RW:xmm, R:xmm/m128`` ``66 0F DE /r`` (SSE2)"""
-    PMAXUB_MM_MMM64: Final = 1411
+    PMAXUB_MM_MMM64: Final = 1413
     """``pmaxub RW:mm, R:mm/m64`` ``0F DE /r`` (SSE)"""
-    PANDN_XMM_XMMM128: Final = 1412
+    PANDN_XMM_XMMM128: Final = 1414
     """``pandn RW:xmm, R:xmm/m128`` ``66 0F DF /r`` (SSE2)"""
-    PANDN_MM_MMM64: Final = 1413
+    PANDN_MM_MMM64: Final = 1415
     """``pandn RW:mm, R:mm/m64`` ``0F DF /r`` (MMX)"""
-    PAVGB_XMM_XMMM128: Final = 1414
+    PAVGB_XMM_XMMM128: Final = 1416
     """``pavgb RW:xmm, R:xmm/m128`` ``66 0F E0 /r`` (SSE2)"""
-    PAVGB_MM_MMM64: Final = 1415
+    PAVGB_MM_MMM64: Final = 1417
     """``pavgb RW:mm, R:mm/m64`` ``0F E0 /r`` (SSE)"""
-    PAVGW_XMM_XMMM128: Final = 1416
+    PAVGW_XMM_XMMM128: Final = 1418
     """``pavgw RW:xmm, R:xmm/m128`` ``66 0F E3 /r`` (SSE2)"""
-    PAVGW_MM_MMM64: Final = 1417
+    PAVGW_MM_MMM64: Final = 1419
     """``pavgw RW:mm, R:mm/m64`` ``0F E3 /r`` (SSE)"""
-    PMULHUW_XMM_XMMM128: Final = 1418
+    PMULHUW_XMM_XMMM128: Final = 1420
     """``pmulhuw RW:xmm, R:xmm/m128`` ``66 0F E4 /r`` (SSE2)"""
-    PMULHUW_MM_MMM64: Final = 1419
+    PMULHUW_MM_MMM64: Final = 1421
     """``pmulhuw RW:mm, R:mm/m64`` ``0F E4 /r`` (SSE)"""
-    PMULHW_XMM_XMMM128: Final = 1420
+    PMULHW_XMM_XMMM128: Final = 1422
     """``pmulhw RW:xmm, R:xmm/m128`` ``66 0F E5 /r`` (SSE2)"""
-    PMULHW_MM_MMM64: Final = 1421
+    PMULHW_MM_MMM64: Final = 1423
     """``pmulhw RW:mm, R:mm/m64`` ``0F E5 /r`` (MMX)"""
-    CVTTPD2DQ_XMM_XMMM128: Final = 1422
+    CVTTPD2DQ_XMM_XMMM128: Final = 1424
     """``cvttpd2dq W:xmm, R:xmm/m128`` ``66 0F E6 /r`` (SSE2)"""
-    CVTDQ2PD_XMM_XMMM64: Final = 1423
+    CVTDQ2PD_XMM_XMMM64: Final = 1425
     """``cvtdq2pd W:xmm, R:xmm/m64`` ``F3 0F E6 /r`` (SSE2)"""
-    CVTPD2DQ_XMM_XMMM128: Final = 1424
+    CVTPD2DQ_XMM_XMMM128: Final = 1426
     """``cvtpd2dq W:xmm, R:xmm/m128`` ``F2 0F E6 /r`` (SSE2)"""
-    MOVNTDQ_M128_XMM: Final = 1425
+    MOVNTDQ_M128_XMM: Final = 1427
     """``movntdq W:m128, R:xmm`` ``66 0F E7 /r`` (SSE2)"""
-    PSUBSB_XMM_XMMM128: Final = 1426
+    PSUBSB_XMM_XMMM128: Final = 1428
     """``psubsb RW:xmm, R:xmm/m128`` ``66 0F E8 /r`` (SSE2)"""
-    PSUBSB_MM_MMM64: Final = 1427
+    PSUBSB_MM_MMM64: Final = 1429
     """``psubsb RW:mm, R:mm/m64`` ``0F E8 /r`` (MMX)"""
-    PSUBSW_XMM_XMMM128: Final = 1428
+    PSUBSW_XMM_XMMM128: Final = 1430
     """``psubsw RW:xmm, R:xmm/m128`` ``66 0F E9 /r`` (SSE2)"""
-    PSUBSW_MM_MMM64: Final = 1429
+    PSUBSW_MM_MMM64: Final = 1431
     """``psubsw RW:mm, R:mm/m64`` ``0F E9 /r`` (MMX)"""
-    PMINSW_XMM_XMMM128: Final = 1430
+    PMINSW_XMM_XMMM128: Final = 1432
     """``pminsw RW:xmm, R:xmm/m128`` ``66 0F EA /r`` (SSE2)"""
-    PMINSW_MM_MMM64: Final = 1431
+    PMINSW_MM_MMM64: Final = 1433
     """``pminsw RW:mm, R:mm/m64`` ``0F EA /r`` (SSE)"""
-    POR_XMM_XMMM128: Final = 1432
+    POR_XMM_XMMM128: Final = 1434
     """``por RW:xmm, R:xmm/m128`` ``66 0F EB /r`` (SSE2)"""
-    POR_MM_MMM64: Final = 1433
+    POR_MM_MMM64: Final = 1435
     """``por RW:mm, R:mm/m64`` ``0F EB /r`` (MMX)"""
-    PADDSB_XMM_XMMM128: Final = 1434
+    PADDSB_XMM_XMMM128: Final = 1436
     """``paddsb RW:xmm, R:xmm/m128`` ``66 0F EC /r`` (SSE2)"""
-    PADDSB_MM_MMM64: Final = 1435
+    PADDSB_MM_MMM64: Final = 1437
     """``paddsb RW:mm, R:mm/m64`` ``0F EC /r`` (MMX)"""
-    PADDSW_XMM_XMMM128: Final = 1436
+    PADDSW_XMM_XMMM128: Final = 1438
     """``paddsw RW:xmm, R:xmm/m128`` ``66 0F ED /r`` (SSE2)"""
-    PADDSW_MM_MMM64: Final = 1437
+    PADDSW_MM_MMM64: Final = 1439
     """``paddsw RW:mm, R:mm/m64`` ``0F ED /r`` (MMX)"""
-    PMAXSW_XMM_XMMM128: Final = 1438
+    PMAXSW_XMM_XMMM128: Final = 1440
     """``pmaxsw RW:xmm, R:xmm/m128`` ``66 0F EE /r`` (SSE2)"""
-    PMAXSW_MM_MMM64: Final = 1439
+    PMAXSW_MM_MMM64: Final = 1441
     """``pmaxsw RW:mm, R:mm/m64`` ``0F EE /r`` (SSE)"""
-    PXOR_XMM_XMMM128: Final = 1440
+    PXOR_XMM_XMMM128: Final = 1442
     """``pxor RW:xmm, R:xmm/m128`` ``66 0F EF /r`` (SSE2)"""
-    PXOR_MM_MMM64: Final = 1441
+    PXOR_MM_MMM64: Final = 1443
     """``pxor RW:mm, R:mm/m64`` ``0F EF /r`` (MMX)"""
-    LDDQU_XMM_M128: Final = 1442
+    LDDQU_XMM_M128: Final = 1444
     """``lddqu W:xmm, R:m128`` ``F2 0F F0 /r`` (SSE3)"""
-    PMULUDQ_XMM_XMMM128: Final = 1443
+    PMULUDQ_XMM_XMMM128: Final = 1445
     """``pmuludq RW:xmm, R:xmm/m128`` ``66 0F F4 /r`` (SSE2)"""
-    PMULUDQ_MM_MMM64: Final = 1444
+    PMULUDQ_MM_MMM64: Final = 1446
     """``pmuludq RW:mm, R:mm/m64`` ``0F F4 /r`` (SSE2)"""
-    PMADDWD_XMM_XMMM128: Final = 1445
+    PMADDWD_XMM_XMMM128: Final = 1447
     """``pmaddwd RW:xmm, R:xmm/m128`` ``66 0F F5 /r`` (SSE2)"""
-    PMADDWD_MM_MMM64: Final = 1446
+    PMADDWD_MM_MMM64: Final = 1448
     """``pmaddwd RW:mm, R:mm/m64`` ``0F F5 /r`` (MMX)"""
-    PSADBW_XMM_XMMM128: Final = 1447
+    PSADBW_XMM_XMMM128: Final = 1449
     """``psadbw RW:xmm, R:xmm/m128`` ``66 0F F6 /r`` (SSE2)"""
-    PSADBW_MM_MMM64: Final = 1448
+    PSADBW_MM_MMM64: Final = 1450
     """``psadbw RW:mm, R:mm/m64`` ``0F F6 /r`` (SSE)"""
-    PSUBB_XMM_XMMM128: Final = 1449
+    PSUBB_XMM_XMMM128: Final = 1451
     """``psubb RW:xmm, R:xmm/m128`` ``66 0F F8 /r`` (SSE2)"""
-    PSUBB_MM_MMM64: Final = 1450
+    PSUBB_MM_MMM64: Final = 1452
     """``psubb RW:mm, R:mm/m64`` ``0F F8 /r`` (MMX)"""
-    PSUBW_XMM_XMMM128: Final = 1451
+    PSUBW_XMM_XMMM128: Final = 1453
     """``psubw RW:xmm, R:xmm/m128`` ``66 0F F9 /r`` (SSE2)"""
-    PSUBW_MM_MMM64: Final = 1452
+    PSUBW_MM_MMM64: Final = 1454
     """``psubw RW:mm, R:mm/m64`` ``0F F9 /r`` (MMX)"""
-    PSUBD_XMM_XMMM128: Final = 1453
+    PSUBD_XMM_XMMM128: Final = 1455
     """``psubd RW:xmm, R:xmm/m128`` ``66 0F FA /r`` (SSE2)"""
-    PSUBD_MM_MMM64: Final = 1454
+    PSUBD_MM_MMM64: Final = 1456
     """``psubd RW:mm, R:mm/m64`` ``0F FA /r`` (MMX)"""
-    PSUBQ_XMM_XMMM128: Final = 1455
+    PSUBQ_XMM_XMMM128: Final = 1457
     """``psubq RW:xmm, R:xmm/m128`` ``66 0F FB /r`` (SSE2)"""
-    PSUBQ_MM_MMM64: Final = 1456
+    PSUBQ_MM_MMM64: Final = 1458
     """``psubq RW:mm, R:mm/m64`` ``0F FB /r`` (SSE2)"""
-    PADDB_XMM_XMMM128: Final = 1457
+    PADDB_XMM_XMMM128: Final = 1459
     """``paddb RW:xmm, R:xmm/m128`` ``66 0F FC /r`` (SSE2)"""
-    PADDB_MM_MMM64: Final = 1458
+    PADDB_MM_MMM64: Final = 1460
     """``paddb RW:mm, R:mm/m64`` ``0F FC /r`` (MMX)"""
-    PADDW_XMM_XMMM128: Final = 1459
+    PADDW_XMM_XMMM128: Final = 1461
     """``paddw RW:xmm, R:xmm/m128`` ``66 0F FD /r`` (SSE2)"""
-    PADDW_MM_MMM64: Final = 1460
+    PADDW_MM_MMM64: Final = 1462
     """``paddw RW:mm, R:mm/m64`` ``0F FD /r`` (MMX)"""
-    PADDD_XMM_XMMM128: Final = 1461
+    PADDD_XMM_XMMM128: Final = 1463
     """``paddd RW:xmm, R:xmm/m128`` ``66 0F FE /r`` (SSE2)"""
-    PADDD_MM_MMM64: Final = 1462
+    PADDD_MM_MMM64: Final = 1464
     """``paddd RW:mm, R:mm/m64`` ``0F FE /r`` (MMX)"""
-    PSHUFB_XMM_XMMM128: Final = 1463
+    PSHUFB_XMM_XMMM128: Final = 1465
     """``pshufb RW:xmm, R:xmm/m128`` ``66 0F 38 00 /r`` (SSSE3)"""
-    PSHUFB_MM_MMM64: Final = 1464
+    PSHUFB_MM_MMM64: Final = 1466
     """``pshufb RW:mm, R:mm/m64`` ``0F 38 00 /r`` (SSSE3)"""
-    PHADDW_XMM_XMMM128: Final = 1465
+    PHADDW_XMM_XMMM128: Final = 1467
     """``phaddw RW:xmm, R:xmm/m128`` ``66 0F 38 01 /r`` (SSSE3)"""
-    PHADDW_MM_MMM64: Final = 1466
+    PHADDW_MM_MMM64: Final = 1468
     """``phaddw RW:mm, R:mm/m64`` ``0F 38 01 /r`` (SSSE3)"""
-    PHADDD_XMM_XMMM128: Final = 1467
+    PHADDD_XMM_XMMM128: Final = 1469
     """``phaddd RW:xmm, R:xmm/m128`` ``66 0F 38 02 /r`` (SSSE3)"""
-    PHADDD_MM_MMM64: Final = 1468
+    PHADDD_MM_MMM64: Final = 1470
     """``phaddd RW:mm, R:mm/m64`` ``0F 38 02 /r`` (SSSE3)"""
-    PHADDSW_XMM_XMMM128: Final = 1469
+    PHADDSW_XMM_XMMM128: Final = 1471
     """``phaddsw RW:xmm, R:xmm/m128`` ``66 0F 38 03 /r`` (SSSE3)"""
-    PHADDSW_MM_MMM64: Final = 1470
+    PHADDSW_MM_MMM64: Final = 1472
     """``phaddsw RW:mm, R:mm/m64`` ``0F 38 03 /r`` (SSSE3)"""
-    PMADDUBSW_XMM_XMMM128: Final = 1471
+    PMADDUBSW_XMM_XMMM128: Final = 1473
     """``pmaddubsw RW:xmm, R:xmm/m128`` ``66 0F 38 04 /r`` (SSSE3)"""
-    PMADDUBSW_MM_MMM64: Final = 1472
+    PMADDUBSW_MM_MMM64: Final = 1474
     """``pmaddubsw RW:mm, R:mm/m64`` ``0F 38 04 /r`` (SSSE3)"""
-    PHSUBW_XMM_XMMM128: Final = 1473
+    PHSUBW_XMM_XMMM128: Final = 1475
     """``phsubw RW:xmm, R:xmm/m128`` ``66 0F 38 05 /r`` (SSSE3)"""
-    PHSUBW_MM_MMM64: Final = 1474
+    PHSUBW_MM_MMM64: Final = 1476
     """``phsubw RW:mm, R:mm/m64`` ``0F 38 05 /r`` (SSSE3)"""
-    PHSUBD_XMM_XMMM128: Final = 1475
+    PHSUBD_XMM_XMMM128: Final = 1477
     """``phsubd RW:xmm, R:xmm/m128`` ``66 0F 38 06 /r`` (SSSE3)"""
-    PHSUBD_MM_MMM64: Final = 1476
+    PHSUBD_MM_MMM64: Final = 1478
     """``phsubd RW:mm, R:mm/m64`` ``0F 38 06 /r`` (SSSE3)"""
-    PHSUBSW_XMM_XMMM128: Final = 1477
+    PHSUBSW_XMM_XMMM128: Final = 1479
     """``phsubsw RW:xmm, R:xmm/m128`` ``66 0F 38 07 /r`` (SSSE3)"""
-    PHSUBSW_MM_MMM64: Final = 1478
+    PHSUBSW_MM_MMM64: Final = 1480
     """``phsubsw RW:mm, R:mm/m64`` ``0F 38 07 /r`` (SSSE3)"""
-    PSIGNB_XMM_XMMM128: Final = 1479
+    PSIGNB_XMM_XMMM128: Final = 1481
     """``psignb RW:xmm, R:xmm/m128`` ``66 0F 38 08 /r`` (SSSE3)"""
-    PSIGNB_MM_MMM64: Final = 1480
+    PSIGNB_MM_MMM64: Final = 1482
     """``psignb RW:mm, R:mm/m64`` ``0F 38 08 /r`` (SSSE3)"""
-    PSIGNW_XMM_XMMM128: Final = 1481
+    PSIGNW_XMM_XMMM128: Final = 1483
     """``psignw RW:xmm, R:xmm/m128`` ``66 0F 38 09 /r`` (SSSE3)"""
-    PSIGNW_MM_MMM64: Final = 1482
+    PSIGNW_MM_MMM64: Final = 1484
     """``psignw RW:mm, R:mm/m64`` ``0F 38 09 /r`` (SSSE3)"""
-    PSIGND_XMM_XMMM128: Final = 1483
+    PSIGND_XMM_XMMM128: Final = 1485
     """``psignd RW:xmm, R:xmm/m128`` ``66 0F 38 0A /r`` (SSSE3)"""
-    PSIGND_MM_MMM64: Final = 1484
+    PSIGND_MM_MMM64: Final = 1486
     """``psignd RW:mm, R:mm/m64`` ``0F 38 0A /r`` (SSSE3)"""
-    PMULHRSW_XMM_XMMM128: Final = 1485
+    PMULHRSW_XMM_XMMM128: Final = 1487
     """``pmulhrsw RW:xmm, R:xmm/m128`` ``66 0F 38 0B /r`` (SSSE3)"""
-    PMULHRSW_MM_MMM64: Final = 1486
+    PMULHRSW_MM_MMM64: Final = 1488
     """``pmulhrsw RW:mm, R:mm/m64`` ``0F 38 0B /r`` (SSSE3)"""
-    PTEST_XMM_XMMM128: Final = 1487
+    PTEST_XMM_XMMM128: Final = 1489
     """``ptest R:xmm, R:xmm/m128`` ``66 0F 38 17 /r`` (SSE4_1)"""
-    PABSB_XMM_XMMM128: Final = 1488
+    PABSB_XMM_XMMM128: Final = 1490
     """``pabsb W:xmm, R:xmm/m128`` ``66 0F 38 1C /r`` (SSSE3)"""
-    PABSB_MM_MMM64: Final = 1489
+    PABSB_MM_MMM64: Final = 1491
     """``pabsb W:mm, R:mm/m64`` ``0F 38 1C /r`` (SSSE3)"""
-    PABSW_XMM_XMMM128: Final = 1490
+    PABSW_XMM_XMMM128: Final = 1492
     """``pabsw W:xmm, R:xmm/m128`` ``66 0F 38 1D /r`` (SSSE3)"""
-    PABSW_MM_MMM64: Final = 1491
+    PABSW_MM_MMM64: Final = 1493
     """``pabsw W:mm, R:mm/m64`` ``0F 38 1D /r`` (SSSE3)"""
-    PABSD_XMM_XMMM128: Final = 1492
+    PABSD_XMM_XMMM128: Final = 1494
     """``pabsd W:xmm, R:xmm/m128`` ``66 0F 38 1E /r`` (SSSE3)"""
-    PABSD_MM_MMM64: Final = 1493
+    PABSD_MM_MMM64: Final = 1495
     """``pabsd W:mm, R:mm/m64`` ``0F 38 1E /r`` (SSSE3)"""
-    PMOVSXBW_XMM_XMMM64: Final = 1494
+    PMOVSXBW_XMM_XMMM64: Final = 1496
     """``pmovsxbw W:xmm, R:xmm/m64`` ``66 0F 38 20 /r`` (SSE4_1)"""
-    PMOVSXBD_XMM_XMMM32: Final = 1495
+    PMOVSXBD_XMM_XMMM32: Final = 1497
     """``pmovsxbd W:xmm, R:xmm/m32`` ``66 0F 38 21 /r`` (SSE4_1)"""
-    PMOVSXBQ_XMM_XMMM16: Final = 1496
+    PMOVSXBQ_XMM_XMMM16: Final = 1498
     """``pmovsxbq W:xmm, R:xmm/m16`` ``66 0F 38 22 /r`` (SSE4_1)"""
-    PMOVSXWD_XMM_XMMM64: Final = 1497
+    PMOVSXWD_XMM_XMMM64: Final = 1499
     """``pmovsxwd W:xmm, R:xmm/m64`` ``66 0F 38 23 /r`` (SSE4_1)"""
-    PMOVSXWQ_XMM_XMMM32: Final = 1498
+    PMOVSXWQ_XMM_XMMM32: Final = 1500
     """``pmovsxwq W:xmm, R:xmm/m32`` ``66 0F 38 24 /r`` (SSE4_1)"""
-    PMOVSXDQ_XMM_XMMM64: Final = 1499
+    PMOVSXDQ_XMM_XMMM64: Final = 1501
     """``pmovsxdq W:xmm, R:xmm/m64`` ``66 0F 38 25 /r`` (SSE4_1)"""
-    PMULDQ_XMM_XMMM128: Final = 1500
+    PMULDQ_XMM_XMMM128: Final = 1502
     """``pmuldq RW:xmm, R:xmm/m128`` ``66 0F 38 28 /r`` (SSE4_1)"""
-    PCMPEQQ_XMM_XMMM128: Final = 1501
+    PCMPEQQ_XMM_XMMM128: Final = 1503
     """``pcmpeqq RW:xmm, R:xmm/m128`` ``66 0F 38 29 /r`` (SSE4_1)"""
-    MOVNTDQA_XMM_M128: Final = 1502
+    MOVNTDQA_XMM_M128: Final = 1504
     """``movntdqa W:xmm, R:m128`` ``66 0F 38 2A /r`` (SSE4_1)"""
-    PACKUSDW_XMM_XMMM128: Final = 1503
+    PACKUSDW_XMM_XMMM128: Final = 1505
     """``packusdw RW:xmm, R:xmm/m128`` ``66 0F 38 2B /r`` (SSE4_1)"""
-    PMOVZXBW_XMM_XMMM64: Final = 1504
+    PMOVZXBW_XMM_XMMM64: Final = 1506
     """``pmovzxbw W:xmm, R:xmm/m64`` ``66 0F 38 30 /r`` (SSE4_1)"""
-    PMOVZXBD_XMM_XMMM32: Final = 1505
+    PMOVZXBD_XMM_XMMM32: Final = 1507
     """``pmovzxbd W:xmm, R:xmm/m32`` ``66 0F 38 31 /r`` (SSE4_1)"""
-    PMOVZXBQ_XMM_XMMM16: Final = 1506
+    PMOVZXBQ_XMM_XMMM16: Final = 1508
     """``pmovzxbq W:xmm, R:xmm/m16`` ``66 0F 38 32 /r`` (SSE4_1)"""
-    PMOVZXWD_XMM_XMMM64: Final = 1507
+    PMOVZXWD_XMM_XMMM64: Final = 1509
     """``pmovzxwd W:xmm, R:xmm/m64`` ``66 0F 38 33 /r`` (SSE4_1)"""
-    PMOVZXWQ_XMM_XMMM32: Final = 1508
+    PMOVZXWQ_XMM_XMMM32: Final = 1510
     """``pmovzxwq W:xmm, R:xmm/m32`` ``66 0F 38 34 /r`` (SSE4_1)"""
-    PMOVZXDQ_XMM_XMMM64: Final = 1509
+    PMOVZXDQ_XMM_XMMM64: Final = 1511
     """``pmovzxdq W:xmm, R:xmm/m64`` ``66 0F 38 35 /r`` (SSE4_1)"""
-    PCMPGTQ_XMM_XMMM128: Final = 1510
+    PCMPGTQ_XMM_XMMM128: Final = 1512
     """``pcmpgtq RW:xmm, R:xmm/m128`` ``66 0F 38 37 /r`` (SSE4_2)"""
-    PMINSB_XMM_XMMM128: Final = 1511
+    PMINSB_XMM_XMMM128: Final = 1513
     """``pminsb RW:xmm, R:xmm/m128`` ``66 0F 38 38 /r`` (SSE4_1)"""
-    PMINSD_XMM_XMMM128: Final = 1512
+    PMINSD_XMM_XMMM128: Final = 1514
     """``pminsd RW:xmm, R:xmm/m128`` ``66 0F 38 39 /r`` (SSE4_1)"""
-    PMINUW_XMM_XMMM128: Final = 1513
+    PMINUW_XMM_XMMM128: Final = 1515
     """``pminuw RW:xmm, R:xmm/m128`` ``66 0F 38 3A /r`` (SSE4_1)"""
-    PMINUD_XMM_XMMM128: Final = 1514
+    PMINUD_XMM_XMMM128: Final = 1516
     """``pminud RW:xmm, R:xmm/m128`` ``66 0F 38 3B /r`` (SSE4_1)"""
-    PMAXSB_XMM_XMMM128: Final = 1515
+    PMAXSB_XMM_XMMM128: Final = 1517
     """``pmaxsb RW:xmm, R:xmm/m128`` ``66 0F 38 3C /r`` (SSE4_1)"""
-    PMAXSD_XMM_XMMM128: Final = 1516
+    PMAXSD_XMM_XMMM128: Final = 1518
     """``pmaxsd RW:xmm, R:xmm/m128`` ``66 0F 38 3D /r`` (SSE4_1)"""
-    PMAXUW_XMM_XMMM128: Final = 1517
+    PMAXUW_XMM_XMMM128: Final = 1519
     """``pmaxuw RW:xmm, R:xmm/m128`` ``66 0F 38 3E /r`` (SSE4_1)"""
-    PMAXUD_XMM_XMMM128: Final = 1518
+    PMAXUD_XMM_XMMM128: Final = 1520
     """``pmaxud RW:xmm, R:xmm/m128`` ``66 0F 38 3F /r`` (SSE4_1)"""
-    PMULLD_XMM_XMMM128: Final = 1519
+    PMULLD_XMM_XMMM128: Final = 1521
     """``pmulld RW:xmm, R:xmm/m128`` ``66 0F 38 40 /r`` (SSE4_1)"""
-    PHMINPOSUW_XMM_XMMM128: Final = 1520
+    PHMINPOSUW_XMM_XMMM128: Final = 1522
     """``phminposuw W:xmm, R:xmm/m128`` ``66 0F 38 41 /r`` (SSE4_1)"""
-    SHA1NEXTE_XMM_XMMM128: Final = 1521
+    SHA1NEXTE_XMM_XMMM128: Final = 1523
     """``sha1nexte RW:xmm, R:xmm/m128`` ``0F 38 C8 /r`` (SHA)"""
-    SHA1MSG1_XMM_XMMM128: Final = 1522
+    SHA1MSG1_XMM_XMMM128: Final = 1524
     """``sha1msg1 RW:xmm, R:xmm/m128`` ``0F 38 C9 /r`` (SHA)"""
-    SHA1MSG2_XMM_XMMM128: Final = 1523
+    SHA1MSG2_XMM_XMMM128: Final = 1525
     """``sha1msg2 RW:xmm, R:xmm/m128`` ``0F 38 CA /r`` (SHA)"""
-    SHA256MSG1_XMM_XMMM128: Final = 1524
+    SHA256MSG1_XMM_XMMM128: Final = 1526
     """``sha256msg1 RW:xmm, R:xmm/m128`` ``0F 38 CC /r`` (SHA)"""
-    SHA256MSG2_XMM_XMMM128: Final = 1525
+    SHA256MSG2_XMM_XMMM128: Final = 1527
     """``sha256msg2 RW:xmm, R:xmm/m128`` ``0F 38 CD /r`` (SHA)"""
-    GF2P8MULB_XMM_XMMM128: Final = 1526
+    GF2P8MULB_XMM_XMMM128: Final = 1528
     """``gf2p8mulb RW:xmm, R:xmm/m128`` ``66 0F 38 CF /r`` (GFNI)"""
-    AESIMC_XMM_XMMM128: Final = 1527
+    AESIMC_XMM_XMMM128: Final = 1529
     """``aesimc W:xmm, R:xmm/m128`` ``66 0F 38 DB /r`` (AES)"""
-    AESENC_XMM_XMMM128: Final = 1528
+    AESENC_XMM_XMMM128: Final = 1530
     """``aesenc RW:xmm, R:xmm/m128`` ``66 0F 38 DC /r`` (AES)"""
-    AESENCLAST_XMM_XMMM128: Final = 1529
+    AESENCLAST_XMM_XMMM128: Final = 1531
     """``aesenclast RW:xmm, R:xmm/m128`` ``66 0F 38 DD /r`` (AES)"""
-    AESDEC_XMM_XMMM128: Final = 1530
+    AESDEC_XMM_XMMM128: Final = 1532
     """``aesdec RW:xmm, R:xmm/m128`` ``66 0F 38 DE /r`` (AES)"""
-    AESDECLAST_XMM_XMMM128: Final = 1531
+    AESDECLAST_XMM_XMMM128: Final = 1533
     """``aesdeclast RW:xmm, R:xmm/m128`` ``66 0F 38 DF /r`` (AES)"""
-    CRC32_R32_RM8: Final = 1532
+    CRC32_R32_RM8: Final = 1534
     """``crc32 RW:r32, R:r8/m8`` ``F2 0F 38 F0 /r`` (SSE4_2)"""
-    CRC32_R64_RM8: Final = 1533
+    CRC32_R64_RM8: Final = 1535
     """``crc32 RW:r64, R:r8/m8`` ``F2 REX.W 0F 38 F0 /r`` (SSE4_2)"""
-    CRC32_R32_RM16: Final = 1534
+    CRC32_R32_RM16: Final = 1536
     """``crc32 RW:r32, R:r16/m16`` ``o16 F2 0F 38 F1 /r`` (SSE4_2)"""
-    CRC32_R32_RM32: Final = 1535
+    CRC32_R32_RM32: Final = 1537
     """``crc32 RW:r32, R:r32/m32`` ``F2 0F 38 F1 /r`` (SSE4_2)"""
-    CRC32_R64_RM64: Final = 1536
+    CRC32_R64_RM64: Final = 1538
     """``crc32 RW:r64, R:r64/m64`` ``F2 REX.W 0F 38 F1 /r`` (SSE4_2)"""
-    ROUNDPS_XMM_XMMM128_IMM8: Final = 1537
+    ROUNDPS_XMM_XMMM128_IMM8: Final = 1539
     """``roundps W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 08 /r ib`` (SSE4_1)"""
-    ROUNDPD_XMM_XMMM128_IMM8: Final = 1538
+    ROUNDPD_XMM_XMMM128_IMM8: Final = 1540
     """``roundpd W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 09 /r ib`` (SSE4_1)"""
-    ROUNDSS_XMM_XMMM32_IMM8: Final = 1539
+    ROUNDSS_XMM_XMMM32_IMM8: Final = 1541
     """``roundss RW:xmm, R:xmm/m32, R:imm8`` ``66 0F 3A 0A /r ib`` (SSE4_1)"""
-    ROUNDSD_XMM_XMMM64_IMM8: Final = 1540
+    ROUNDSD_XMM_XMMM64_IMM8: Final = 1542
     """``roundsd RW:xmm, R:xmm/m64, R:imm8`` ``66 0F 3A 0B /r ib`` (SSE4_1)"""
-    BLENDPS_XMM_XMMM128_IMM8: Final = 1541
+    BLENDPS_XMM_XMMM128_IMM8: Final = 1543
     """``blendps RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0C /r ib`` (SSE4_1)"""
-    BLENDPD_XMM_XMMM128_IMM8: Final = 1542
+    BLENDPD_XMM_XMMM128_IMM8: Final = 1544
     """``blendpd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0D /r ib`` (SSE4_1)"""
-    PBLENDW_XMM_XMMM128_IMM8: Final = 1543
+    PBLENDW_XMM_XMMM128_IMM8: Final = 1545
     """``pblendw RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0E /r ib`` (SSE4_1)"""
-    PALIGNR_XMM_XMMM128_IMM8: Final = 1544
+    PALIGNR_XMM_XMMM128_IMM8: Final = 1546
     """``palignr RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0F /r ib`` (SSSE3)"""
-    PALIGNR_MM_MMM64_IMM8: Final = 1545
+    PALIGNR_MM_MMM64_IMM8: Final = 1547
     """``palignr RW:mm, R:mm/m64, R:imm8`` ``0F 3A 0F /r ib`` (SSSE3)"""
-    PEXTRB_R32M8_XMM_IMM8: Final = 1546
+    PEXTRB_R32M8_XMM_IMM8: Final = 1548
     """``pextrb W:r32/m8, R:xmm, R:imm8`` ``66 0F 3A 14 /r ib`` (SSE4_1)"""
-    PEXTRB_R64M8_XMM_IMM8: Final = 1547
+    PEXTRB_R64M8_XMM_IMM8: Final = 1549
     """``pextrb W:r64/m8, R:xmm, R:imm8`` ``66 REX.W 0F 3A 14 /r ib`` (SSE4_1)"""
-    PEXTRD_RM32_XMM_IMM8: Final = 1548
+    PEXTRD_RM32_XMM_IMM8: Final = 1550
     """``pextrd W:r32/m32, R:xmm, R:imm8`` ``66 0F 3A 16 /r ib`` (SSE4_1)"""
-    PEXTRQ_RM64_XMM_IMM8: Final = 1549
+    PEXTRQ_RM64_XMM_IMM8: Final = 1551
     """``pextrq W:r64/m64, R:xmm, R:imm8`` ``66 REX.W 0F 3A 16 /r ib`` (SSE4_1)"""
-    EXTRACTPS_RM32_XMM_IMM8: Final = 1550
+    EXTRACTPS_RM32_XMM_IMM8: Final = 1552
     """``extractps W:r32/m32, R:xmm, R:imm8`` ``66 0F 3A 17 /r ib`` (SSE4_1)"""
-    EXTRACTPS_R64M32_XMM_IMM8: Final = 1551
+    EXTRACTPS_R64M32_XMM_IMM8: Final = 1553
     """``extractps W:r64/m32, R:xmm, R:imm8`` ``66 REX.W 0F 3A 17 /r ib`` (SSE4_1)"""
-    PINSRB_XMM_R32M8_IMM8: Final = 1552
+    PINSRB_XMM_R32M8_IMM8: Final = 1554
     """``pinsrb RW:xmm, R:r32/m8, R:imm8`` ``66 0F 3A 20 /r ib`` (SSE4_1)"""
-    PINSRB_XMM_R64M8_IMM8: Final = 1553
+    PINSRB_XMM_R64M8_IMM8: Final = 1555
     """``pinsrb RW:xmm, R:r64/m8, R:imm8`` ``66 REX.W 0F 3A 20 /r ib`` (SSE4_1)"""
-    INSERTPS_XMM_XMMM32_IMM8: Final = 1554
+    INSERTPS_XMM_XMMM32_IMM8: Final = 1556
     """``insertps RW:xmm, R:xmm/m32, R:imm8`` ``66 0F 3A 21 /r ib`` (SSE4_1)"""
-    PINSRD_XMM_RM32_IMM8: Final = 1555
+    PINSRD_XMM_RM32_IMM8: Final = 1557
     """``pinsrd RW:xmm, R:r32/m32, R:imm8`` ``66 0F 3A 22 /r ib`` (SSE4_1)"""
-    PINSRQ_XMM_RM64_IMM8: Final = 1556
+    PINSRQ_XMM_RM64_IMM8: Final = 1558
     """``pinsrq RW:xmm, R:r64/m64, R:imm8`` ``66 REX.W 0F 3A 22 /r ib`` (SSE4_1)"""
-    DPPS_XMM_XMMM128_IMM8: Final = 1557
+    DPPS_XMM_XMMM128_IMM8: Final = 1559
     """``dpps RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 40 /r ib`` (SSE4_1)"""
-    DPPD_XMM_XMMM128_IMM8: Final = 1558
+    DPPD_XMM_XMMM128_IMM8: Final = 1560
     """``dppd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 41 /r ib`` (SSE4_1)"""
-    MPSADBW_XMM_XMMM128_IMM8: Final = 1559
+    MPSADBW_XMM_XMMM128_IMM8: Final = 1561
     """``mpsadbw RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 42 /r ib`` (SSE4_1)"""
-    PCLMULQDQ_XMM_XMMM128_IMM8: Final = 1560
+    PCLMULQDQ_XMM_XMMM128_IMM8: Final = 1562
     """``pclmulqdq RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 44 /r ib`` (PCLMULQDQ)"""
-    PCMPESTRM_XMM_XMMM128_IMM8: Final = 1561
+    PCMPESTRM_XMM_XMMM128_IMM8: Final = 1563
     """``pcmpestrm R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 60 /r ib`` (SSE4_2)"""
-    PCMPESTRI_XMM_XMMM128_IMM8: Final = 1562
+    PCMPESTRI_XMM_XMMM128_IMM8: Final = 1564
     """``pcmpestri R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 61 /r ib`` (SSE4_2)"""
-    PCMPESTRI64_XMM_XMMM128_IMM8: Final = 1563
+    PCMPESTRI64_XMM_XMMM128_IMM8: Final = 1565
     """``pcmpestri64 R:xmm, R:xmm/m128, R:imm8`` ``66 REX.W 0F 3A 61 /r ib`` (SSE4_2)"""
-    PCMPESTRM64_XMM_XMMM128_IMM8: Final = 1564
+    PCMPESTRM64_XMM_XMMM128_IMM8: Final = 1566
     """``pcmpestrm64 R:xmm, R:xmm/m128, R:imm8`` ``66 REX.W 0F 3A 60 /r ib`` (SSE4_2)"""
-    PCMPISTRM_XMM_XMMM128_IMM8: Final = 1565
+    PCMPISTRM_XMM_XMMM128_IMM8: Final = 1567
     """``pcmpistrm R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 62 /r ib`` (SSE4_2)"""
-    PCMPISTRI_XMM_XMMM128_IMM8: Final = 1566
+    PCMPISTRI_XMM_XMMM128_IMM8: Final = 1568
     """``pcmpistri R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 63 /r ib`` (SSE4_2)"""
-    SHA1RNDS4_XMM_XMMM128_IMM8: Final = 1567
+    SHA1RNDS4_XMM_XMMM128_IMM8: Final = 1569
     """``sha1rnds4 RW:xmm, R:xmm/m128, R:imm8`` ``0F 3A CC /r ib`` (SHA)"""
-    GF2P8AFFINEQB_XMM_XMMM128_IMM8: Final = 1568
+    GF2P8AFFINEQB_XMM_XMMM128_IMM8: Final = 1570
     """``gf2p8affineqb RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A CE /r ib`` (GFNI)"""
-    GF2P8AFFINEINVQB_XMM_XMMM128_IMM8: Final = 1569
+    GF2P8AFFINEINVQB_XMM_XMMM128_IMM8: Final = 1571
     """``gf2p8affineinvqb RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A CF /r ib`` (GFNI)"""
-    AESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 1570
+    AESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 1572
     """``aeskeygenassist W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A DF /r ib`` (AES)"""
-    PAUSE: Final = 1571
+    PAUSE: Final = 1573
     """``pause`` ``F3 90`` (PAUSE)"""
-    CBW: Final = 1572
+    CBW: Final = 1574
     """``cbw`` ``o16 98`` (INTEL8086)"""
-    CWDE: Final = 1573
+    CWDE: Final = 1575
     """``cwde`` ``98`` (INTEL386)"""
-    CDQE: Final = 1574
+    CDQE: Final = 1576
     """``cdqe`` ``REX.W 98`` (X64)"""
-    SAHF: Final = 1575
+    SAHF: Final = 1577
     """``sahf`` ``9E`` (INTEL8086)"""
-    LAHF: Final = 1576
+    LAHF: Final = 1578
     """``lahf`` ``9F`` (INTEL8086)"""
-    RCL_RM8_IMM8: Final = 1577
+    RCL_RM8_IMM8: Final = 1579
     """``rcl RW:r8/m8, R:imm8`` ``C0 /2 ib`` (INTEL186)"""
-    RCL_RM16_IMM8: Final = 1578
+    RCL_RM16_IMM8: Final = 1580
     """``rcl RW:r16/m16, R:imm8`` ``o16 C1 /2 ib`` (INTEL186)"""
-    RCL_RM32_IMM8: Final = 1579
+    RCL_RM32_IMM8: Final = 1581
     """``rcl RW:r32/m32, R:imm8`` ``C1 /2 ib`` (INTEL386)"""
-    RCL_RM64_IMM8: Final = 1580
+    RCL_RM64_IMM8: Final = 1582
     """``rcl RW:r64/m64, R:imm8`` ``REX.W C1 /2 ib`` (X64)"""
-    RCL_RM8_1: Final = 1581
+    RCL_RM8_1: Final = 1583
     """``rcl RW:r8/m8, R:1`` ``D0 /2`` (INTEL8086)"""
-    RCL_RM16_1: Final = 1582
+    RCL_RM16_1: Final = 1584
     """``rcl RW:r16/m16, R:1`` ``o16 D1 /2`` (INTEL8086)"""
-    RCL_RM32_1: Final = 1583
+    RCL_RM32_1: Final = 1585
     """``rcl RW:r32/m32, R:1`` ``D1 /2`` (INTEL386)"""
-    RCL_RM64_1: Final = 1584
+    RCL_RM64_1: Final = 1586
     """``rcl RW:r64/m64, R:1`` ``REX.W D1 /2`` (X64)"""
-    RCL_RM8_CL: Final = 1585
+    RCL_RM8_CL: Final = 1587
     """``rcl RW:r8/m8, R:cl`` ``D2 /2`` (INTEL8086)"""
-    RCL_RM16_CL: Final = 1586
+    RCL_RM16_CL: Final = 1588
     """``rcl RW:r16/m16, R:cl`` ``o16 D3 /2`` (INTEL8086)"""
-    RCL_RM32_CL: Final = 1587
+    RCL_RM32_CL: Final = 1589
     """``rcl RW:r32/m32, R:cl`` ``D3 /2`` (INTEL386)"""
-    RCL_RM64_CL: Final = 1588
+    RCL_RM64_CL: Final = 1590
     """``rcl RW:r64/m64, R:cl`` ``REX.W D3 /2`` (X64)"""
-    RCR_RM8_IMM8: Final = 1589
+    RCR_RM8_IMM8: Final = 1591
     """``rcr RW:r8/m8, R:imm8`` ``C0 /3 ib`` (INTEL186)"""
-    RCR_RM16_IMM8: Final = 1590
+    RCR_RM16_IMM8: Final = 1592
     """``rcr RW:r16/m16, R:imm8`` ``o16 C1 /3 ib`` (INTEL186)"""
-    RCR_RM32_IMM8: Final = 1591
+    RCR_RM32_IMM8: Final = 1593
     """``rcr RW:r32/m32, R:imm8`` ``C1 /3 ib`` (INTEL386)"""
-    RCR_RM64_IMM8: Final = 1592
+    RCR_RM64_IMM8: Final = 1594
     """``rcr RW:r64/m64, R:imm8`` ``REX.W C1 /3 ib`` (X64)"""
-    RCR_RM8_1: Final = 1593
+    RCR_RM8_1: Final = 1595
     """``rcr RW:r8/m8, R:1`` ``D0 /3`` (INTEL8086)"""
-    RCR_RM16_1: Final = 1594
+    RCR_RM16_1: Final = 1596
     """``rcr RW:r16/m16, R:1`` ``o16 D1 /3`` (INTEL8086)"""
-    RCR_RM32_1: Final = 1595
+    RCR_RM32_1: Final = 1597
     """``rcr RW:r32/m32, R:1`` ``D1 /3`` (INTEL386)"""
-    RCR_RM64_1: Final = 1596
+    RCR_RM64_1: Final = 1598
     """``rcr RW:r64/m64, R:1`` ``REX.W D1 /3`` (X64)"""
-    RCR_RM8_CL: Final = 1597
+    RCR_RM8_CL: Final = 1599
     """``rcr RW:r8/m8, R:cl`` ``D2 /3`` (INTEL8086)"""
-    RCR_RM16_CL: Final = 1598
+    RCR_RM16_CL: Final = 1600
     """``rcr RW:r16/m16, R:cl`` ``o16 D3 /3`` (INTEL8086)"""
-    RCR_RM32_CL: Final = 1599
+    RCR_RM32_CL: Final = 1601
     """``rcr RW:r32/m32, R:cl`` ``D3 /3`` (INTEL386)"""
-    RCR_RM64_CL: Final = 1600
+    RCR_RM64_CL: Final = 1602
     """``rcr RW:r64/m64, R:cl`` ``REX.W D3 /3`` (X64)"""
-    INT_IMM8: Final = 1601
+    INT_IMM8: Final = 1603
     """``int R:imm8`` ``CD ib`` (INTEL8086)"""
-    LOOPNE_REL8_64_RCX: Final = 1602
+    LOOPNE_REL8_64_RCX: Final = 1604
     """``loopne R:rel8`` ``E0 cb`` (X64)"""
-    LOOPNE_REL8_64_ECX: Final = 1603
+    LOOPNE_REL8_64_ECX: Final = 1605
     """``loopne R:rel8`` ``a32 E0 cb`` (X64)"""
-    LOOPNE_REL8_16_RCX: Final = 1604
+    LOOPNE_REL8_16_RCX: Final = 1606
     """``loopne R:rel8`` ``o16 E0 cb`` (X64)"""
-    LOOPNE_REL8_16_ECX: Final = 1605
+    LOOPNE_REL8_16_ECX: Final = 1607
     """``loopne R:rel8`` ``o16 a32 E0 cb`` (INTEL386)"""
-    LOOPE_REL8_64_RCX: Final = 1606
+    LOOPE_REL8_64_RCX: Final = 1608
     """``loope R:rel8`` ``E1 cb`` (X64)"""
-    LOOPE_REL8_64_ECX: Final = 1607
+    LOOPE_REL8_64_ECX: Final = 1609
     """``loope R:rel8`` ``a32 E1 cb`` (X64)"""
-    LOOPE_REL8_16_RCX: Final = 1608
+    LOOPE_REL8_16_RCX: Final = 1610
     """``loope R:rel8`` ``o16 E1 cb`` (X64)"""
-    LOOPE_REL8_16_ECX: Final = 1609
+    LOOPE_REL8_16_ECX: Final = 1611
     """``loope R:rel8`` ``o16 a32 E1 cb`` (INTEL386)"""
-    LOOP_REL8_64_RCX: Final = 1610
+    LOOP_REL8_64_RCX: Final = 1612
     """``loop R:rel8`` ``E2 cb`` (X64)"""
-    LOOP_REL8_64_ECX: Final = 1611
+    LOOP_REL8_64_ECX: Final = 1613
     """``loop R:rel8`` ``a32 E2 cb`` (X64)"""
-    LOOP_REL8_16_RCX: Final = 1612
+    LOOP_REL8_16_RCX: Final = 1614
     """``loop R:rel8`` ``o16 E2 cb`` (X64)"""
-    LOOP_REL8_16_ECX: Final = 1613
+    LOOP_REL8_16_ECX: Final = 1615
     """``loop R:rel8`` ``o16 a32 E2 cb`` (INTEL386)"""
-    JRCXZ_REL8_64: Final = 1614
+    JRCXZ_REL8_64: Final = 1616
     """``jrcxz R:rel8`` ``E3 cb`` (X64)"""
-    JRCXZ_REL8_16: Final = 1615
+    JRCXZ_REL8_16: Final = 1617
     """``jrcxz R:rel8`` ``o16 E3 cb`` (X64)"""
-    JECXZ_REL8_64: Final = 1616
+    JECXZ_REL8_64: Final = 1618
     """``jecxz R:rel8`` ``a32 E3 cb`` (X64)"""
-    JECXZ_REL8_16: Final = 1617
+    JECXZ_REL8_16: Final = 1619
     """``jecxz R:rel8`` ``o16 a32 E3 cb`` (INTEL386)"""
-    INT1: Final = 1618
+    INT1: Final = 1620
     """``int1`` ``F1`` (INTEL386)"""
-    WAIT: Final = 1619
+    WAIT: Final = 1621
     """``wait`` ``9B`` (INTEL8086)"""
-    IN_AL_IMM8: Final = 1620
+    IN_AL_IMM8: Final = 1622
     """``in W:al, R:imm8`` ``E4 ib`` (INTEL8086)"""
-    IN_AX_IMM8: Final = 1621
+    IN_AX_IMM8: Final = 1623
     """``in W:ax, R:imm8`` ``o16 E5 ib`` (INTEL8086)"""
-    IN_EAX_IMM8: Final = 1622
+    IN_EAX_IMM8: Final = 1624
     """``in W:eax, R:imm8`` ``E5 ib`` (INTEL386)"""
-    IN_AL_DX: Final = 1623
+    IN_AL_DX: Final = 1625
     """``in W:al, R:dx`` ``EC`` (INTEL8086)"""
-    IN_AX_DX: Final = 1624
+    IN_AX_DX: Final = 1626
     """``in W:ax, R:dx`` ``o16 ED`` (INTEL8086)"""
-    IN_EAX_DX: Final = 1625
+    IN_EAX_DX: Final = 1627
     """``in W:eax, R:dx`` ``ED`` (INTEL386)"""
-    OUT_IMM8_AL: Final = 1626
+    OUT_IMM8_AL: Final = 1628
     """``out R:imm8, R:al`` ``E6 ib`` (INTEL8086)"""
-    OUT_IMM8_AX: Final = 1627
+    OUT_IMM8_AX: Final = 1629
     """``out R:imm8, R:ax`` ``o16 E7 ib`` (INTEL8086)"""
-    OUT_IMM8_EAX: Final = 1628
+    OUT_IMM8_EAX: Final = 1630
     """``out R:imm8, R:eax`` ``E7 ib`` (INTEL386)"""
-    OUT_DX_AL: Final = 1629
+    OUT_DX_AL: Final = 1631
     """``out R:dx, R:al`` ``EE`` (INTEL8086)"""
-    OUT_DX_AX: Final = 1630
+    OUT_DX_AX: Final = 1632
     """``out R:dx, R:ax`` ``o16 EF`` (INTEL8086)"""
-    OUT_DX_EAX: Final = 1631
+    OUT_DX_EAX: Final = 1633
     """``out R:dx, R:eax`` ``EF`` (INTEL386)"""
-    MOVSB_M8_M8: Final = 1632
+    MOVSB_M8_M8: Final = 1634
     """``movsb W:m8, R:m8`` ``A4`` (INTEL8086)"""
-    CMPSB_M8_M8: Final = 1633
+    CMPSB_M8_M8: Final = 1635
     """``cmpsb R:m8, R:m8`` ``A6`` (INTEL8086)"""
-    SCASB_AL_M8: Final = 1634
+    SCASB_AL_M8: Final = 1636
     """``scasb R:al, R:m8`` ``AE`` (INTEL8086)"""
-    LODSB_AL_M8: Final = 1635
+    LODSB_AL_M8: Final = 1637
     """``lodsb W:al, R:m8`` ``AC`` (INTEL8086)"""
-    STOSB_M8_AL: Final = 1636
+    STOSB_M8_AL: Final = 1638
     """``stosb W:m8, R:al`` ``AA`` (INTEL8086)"""
-    INSB_M8_DX: Final = 1637
+    INSB_M8_DX: Final = 1639
     """``insb W:m8, R:dx`` ``6C`` (INTEL186)"""
-    OUTSB_DX_M8: Final = 1638
+    OUTSB_DX_M8: Final = 1640
     """``outsb R:dx, R:m8`` ``6E`` (INTEL186)"""
-    MOVSD_M32_M32: Final = 1639
+    MOVSD_M32_M32: Final = 1641
     """``movsd W:m32, R:m32`` ``A5`` (INTEL386)"""
-    MOVSD_XMM_XMMM64: Final = 1640
+    MOVSD_XMM_XMMM64: Final = 1642
     """``movsd RW:xmm, R:xmm/m64`` ``F2 0F 10 /r`` (SSE2)"""
-    MOVSD_XMMM64_XMM: Final = 1641
+    MOVSD_XMMM64_XMM: Final = 1643
     """``movsd RW:xmm/m64, R:xmm`` ``F2 0F 11 /r`` (SSE2)"""
-    MOVSW_M16_M16: Final = 1642
+    MOVSW_M16_M16: Final = 1644
     """``movsw W:m16, R:m16`` ``o16 A5`` (INTEL8086)"""
-    CMPSW_M16_M16: Final = 1643
+    CMPSW_M16_M16: Final = 1645
     """``cmpsw R:m16, R:m16`` ``o16 A7`` (INTEL8086)"""
-    SCASW_AX_M16: Final = 1644
+    SCASW_AX_M16: Final = 1646
     """``scasw R:ax, R:m16`` ``o16 AF`` (INTEL8086)"""
-    LODSW_AX_M16: Final = 1645
+    LODSW_AX_M16: Final = 1647
     """``lodsw W:ax, R:m16`` ``o16 AD`` (INTEL8086)"""
-    STOSW_M16_AX: Final = 1646
+    STOSW_M16_AX: Final = 1648
     """``stosw W:m16, R:ax`` ``o16 AB`` (INTEL8086)"""
-    INSW_M16_DX: Final = 1647
+    INSW_M16_DX: Final = 1649
     """``insw W:m16, R:dx`` ``o16 6D`` (INTEL186)"""
-    OUTSW_DX_M16: Final = 1648
+    OUTSW_DX_M16: Final = 1650
     """``outsw R:dx, R:m16`` ``o16 6F`` (INTEL186)"""
-    SCASD_EAX_M32: Final = 1649
+    SCASD_EAX_M32: Final = 1651
     """``scasd R:eax, R:m32`` ``AF`` (INTEL386)"""
-    LODSD_EAX_M32: Final = 1650
+    LODSD_EAX_M32: Final = 1652
     """``lodsd W:eax, R:m32`` ``AD`` (INTEL386)"""
-    STOSD_M32_EAX: Final = 1651
+    STOSD_M32_EAX: Final = 1653
     """``stosd W:m32, R:eax`` ``AB`` (INTEL386)"""
-    INSD_M32_DX: Final = 1652
+    INSD_M32_DX: Final = 1654
     """``insd W:m32, R:dx`` ``6D`` (INTEL386)"""
-    OUTSD_DX_M32: Final = 1653
+    OUTSD_DX_M32: Final = 1655
     """``outsd R:dx, R:m32`` ``6F`` (INTEL386)"""
-    MOVSQ_M64_M64: Final = 1654
+    MOVSQ_M64_M64: Final = 1656
     """``movsq W:m64, R:m64`` ``REX.W A5`` (X64)"""
-    CMPSQ_M64_M64: Final = 1655
+    CMPSQ_M64_M64: Final = 1657
     """``cmpsq R:m64, R:m64`` ``REX.W A7`` (X64)"""
-    SCASQ_RAX_M64: Final = 1656
+    SCASQ_RAX_M64: Final = 1658
     """``scasq R:rax, R:m64`` ``REX.W AF`` (X64)"""
-    LODSQ_RAX_M64: Final = 1657
+    LODSQ_RAX_M64: Final = 1659
     """``lodsq W:rax, R:m64`` ``REX.W AD`` (X64)"""
-    STOSQ_M64_RAX: Final = 1658
+    STOSQ_M64_RAX: Final = 1660
     """``stosq W:m64, R:rax`` ``REX.W AB`` (X64)"""
-    XLAT_M8: Final = 1659
+    XLAT_M8: Final = 1661
     """``xlat R:m8`` ``D7`` (INTEL8086)"""
-    CLTS: Final = 1660
+    CLTS: Final = 1662
     """``clts`` ``0F 06`` (INTEL286)"""
-    SYSEXITD: Final = 1661
+    SYSEXITD: Final = 1663
     """``sysexit`` ``0F 35`` (SEP)"""
-    SYSEXITQ: Final = 1662
+    SYSEXITQ: Final = 1664
     """``sysexitq`` ``REX.W 0F 35`` (SEP)"""
-    SYSRETD: Final = 1663
+    SYSRETD: Final = 1665
     """``sysretd`` ``0F 07`` (SYSCALL)"""
-    SYSRETQ: Final = 1664
+    SYSRETQ: Final = 1666
     """``sysretq`` ``REX.W 0F 07`` (SYSCALL)"""
-    IRETW: Final = 1665
+    IRETW: Final = 1667
     """``iretw`` ``o16 CF`` (INTEL8086)"""
-    IRETD: Final = 1666
+    IRETD: Final = 1668
     """``iretd`` ``CF`` (INTEL386)"""
-    IRETQ: Final = 1667
+    IRETQ: Final = 1669
     """``iretq`` ``REX.W CF`` (X64)"""
-    HLT: Final = 1668
+    HLT: Final = 1670
     """``hlt`` ``F4`` (INTEL8086)"""
-    CMC: Final = 1669
+    CMC: Final = 1671
     """``cmc`` ``F5`` (INTEL8086)"""
-    CLC: Final = 1670
+    CLC: Final = 1672
     """``clc`` ``F8`` (INTEL8086)"""
-    STC: Final = 1671
+    STC: Final = 1673
     """``stc`` ``F9`` (INTEL8086)"""
-    CLI: Final = 1672
+    CLI: Final = 1674
     """``cli`` ``FA`` (INTEL8086)"""
-    STI: Final = 1673
+    STI: Final = 1675
     """``sti`` ``FB`` (INTEL8086)"""
-    CLD: Final = 1674
+    CLD: Final = 1676
     """``cld`` ``FC`` (INTEL8086)"""
-    STD: Final = 1675
+    STD: Final = 1677
     """``std`` ``FD`` (INTEL8086)"""
-    SLDT_RM16: Final = 1676
+    SLDT_RM16: Final = 1678
     """``sldt W:r16/m16`` ``o16 0F 00 /0`` (INTEL286)"""
-    SLDT_R32M16: Final = 1677
+    SLDT_R32M16: Final = 1679
     """``sldt W:r32/m16`` ``0F 00 /0`` (INTEL386)"""
-    SLDT_R64M16: Final = 1678
+    SLDT_R64M16: Final = 1680
     """``sldt W:r64/m16`` ``REX.W 0F 00 /0`` (X64)"""
-    STR_RM16: Final = 1679
+    STR_RM16: Final = 1681
     """``str W:r16/m16`` ``o16 0F 00 /1`` (INTEL286)"""
-    STR_R32M16: Final = 1680
+    STR_R32M16: Final = 1682
     """``str W:r32/m16`` ``0F 00 /1`` (INTEL386)"""
-    STR_R64M16: Final = 1681
+    STR_R64M16: Final = 1683
     """``str W:r64/m16`` ``REX.W 0F 00 /1`` (X64)"""
-    LLDT_RM16: Final = 1682
+    LLDT_RM16: Final = 1684
     """``lldt R:r16/m16`` ``o16 0F 00 /2`` (INTEL286)"""
-    LLDT_R32M16: Final = 1683
+    LLDT_R32M16: Final = 1685
     """``lldt R:r32/m16`` ``0F 00 /2`` (INTEL386)"""
-    LLDT_R64M16: Final = 1684
+    LLDT_R64M16: Final = 1686
     """``lldt R:r64/m16`` ``REX.W 0F 00 /2`` (X64)"""
-    LTR_RM16: Final = 1685
+    LTR_RM16: Final = 1687
     """``ltr R:r16/m16`` ``o16 0F 00 /3`` (INTEL286)"""
-    LTR_R32M16: Final = 1686
+    LTR_R32M16: Final = 1688
     """``ltr R:r32/m16`` ``0F 00 /3`` (INTEL386)"""
-    LTR_R64M16: Final = 1687
+    LTR_R64M16: Final = 1689
     """``ltr R:r64/m16`` ``REX.W 0F 00 /3`` (X64)"""
-    VERR_RM16: Final = 1688
+    VERR_RM16: Final = 1690
     """``verr R:r16/m16`` ``o16 0F 00 /4`` (INTEL286)"""
-    VERR_R32M16: Final = 1689
+    VERR_R32M16: Final = 1691
     """``verr R:r32/m16`` ``0F 00 /4`` (INTEL386)"""
-    VERR_R64M16: Final = 1690
+    VERR_R64M16: Final = 1692
     """``verr R:r64/m16`` ``REX.W 0F 00 /4`` (X64)"""
-    VERW_RM16: Final = 1691
+    VERW_RM16: Final = 1693
     """``verw R:r16/m16`` ``o16 0F 00 /5`` (INTEL286)"""
-    VERW_R32M16: Final = 1692
+    VERW_R32M16: Final = 1694
     """``verw R:r32/m16`` ``0F 00 /5`` (INTEL386)"""
-    VERW_R64M16: Final = 1693
+    VERW_R64M16: Final = 1695
     """``verw R:r64/m16`` ``REX.W 0F 00 /5`` (X64)"""
-    SGDT_M1664: Final = 1694
+    SGDT_M1664: Final = 1696
     """``sgdt W:m80`` ``0F 01 /0`` (X64)"""
-    SIDT_M1664: Final = 1695
+    SIDT_M1664: Final = 1697
     """``sidt W:m80`` ``0F 01 /1`` (X64)"""
-    LGDT_M1664: Final = 1696
+    LGDT_M1664: Final = 1698
     """``lgdt R:m80`` ``0F 01 /2`` (X64)"""
-    LIDT_M1664: Final = 1697
+    LIDT_M1664: Final = 1699
     """``lidt R:m80`` ``0F 01 /3`` (X64)"""
-    SMSW_RM16: Final = 1698
+    SMSW_RM16: Final = 1700
     """``smsw W:r16/m16`` ``o16 0F 01 /4`` (INTEL286)"""
-    SMSW_R32M16: Final = 1699
+    SMSW_R32M16: Final = 1701
     """``smsw W:r32/m16`` ``0F 01 /4`` (INTEL386)"""
-    SMSW_R64M16: Final = 1700
+    SMSW_R64M16: Final = 1702
     """``smsw W:r64/m16`` ``REX.W 0F 01 /4`` (X64)"""
-    LMSW_RM16: Final = 1701
+    LMSW_RM16: Final = 1703
     """``lmsw R:r16/m16`` ``o16 0F 01 /6`` (INTEL286)"""
-    LMSW_R32M16: Final = 1702
+    LMSW_R32M16: Final = 1704
     """``lmsw R:r32/m16`` ``0F 01 /6`` (INTEL386)"""
-    LMSW_R64M16: Final = 1703
+    LMSW_R64M16: Final = 1705
     """``lmsw R:r64/m16`` ``REX.W 0F 01 /6`` (X64)"""
-    LKGS_RM16: Final = 1704
+    LKGS_RM16: Final = 1706
     """``lkgs R:r16/m16`` ``o16 F2 0F 00 /6`` (LKGS)"""
-    LKGS_R32M16: Final = 1705
+    LKGS_R32M16: Final = 1707
     """``lkgs R:r32/m16`` ``F2 0F 00 /6`` (LKGS)"""
-    LKGS_R64M16: Final = 1706
+    LKGS_R64M16: Final = 1708
     """``lkgs R:r64/m16`` ``F2 REX.W 0F 00 /6`` (LKGS)"""
-    INVLPG_M: Final = 1707
+    INVLPG_M: Final = 1709
     """``invlpg N:m`` ``0F 01 /7`` (INTEL486)"""
-    SWAPGS: Final = 1708
+    SWAPGS: Final = 1710
     """``swapgs`` ``0F 01 F8`` (X64)"""
-    RDTSCP: Final = 1709
+    RDTSCP: Final = 1711
     """``rdtscp`` ``0F 01 F9`` (RDTSCP)"""
-    LAR_R16_RM16: Final = 1710
+    LAR_R16_RM16: Final = 1712
     """``lar CW:r16, R:r16/m16`` ``o16 0F 02 /r`` (INTEL286)"""
-    LAR_R32_R32M16: Final = 1711
+    LAR_R32_R32M16: Final = 1713
     """``lar CW:r32, R:r32/m16`` ``0F 02 /r`` (INTEL386)"""
-    LAR_R64_R64M16: Final = 1712
+    LAR_R64_R64M16: Final = 1714
     """``lar CW:r64, R:r64/m16`` ``REX.W 0F 02 /r`` (X64)"""
-    LSL_R16_RM16: Final = 1713
+    LSL_R16_RM16: Final = 1715
     """``lsl CW:r16, R:r16/m16`` ``o16 0F 03 /r`` (INTEL286)"""
-    LSL_R32_R32M16: Final = 1714
+    LSL_R32_R32M16: Final = 1716
     """``lsl CW:r32, R:r32/m16`` ``0F 03 /r`` (INTEL386)"""
-    LSL_R64_R64M16: Final = 1715
+    LSL_R64_R64M16: Final = 1717
     """``lsl CW:r64, R:r64/m16`` ``REX.W 0F 03 /r`` (X64)"""
-    LSS_R16_M1616: Final = 1716
+    LSS_R16_M1616: Final = 1718
     """``lss W:r16, R:m16:16`` ``o16 0F B2 /r`` (INTEL386)"""
-    LSS_R32_M1632: Final = 1717
+    LSS_R32_M1632: Final = 1719
     """``lss W:r32, R:m16:32`` ``0F B2 /r`` (INTEL386)"""
-    LSS_R64_M1664: Final = 1718
+    LSS_R64_M1664: Final = 1720
     """``lss W:r64, R:m16:64`` ``REX.W 0F B2 /r`` (X64)"""
-    LFS_R16_M1616: Final = 1719
+    LFS_R16_M1616: Final = 1721
     """``lfs W:r16, R:m16:16`` ``o16 0F B4 /r`` (INTEL386)"""
-    LFS_R32_M1632: Final = 1720
+    LFS_R32_M1632: Final = 1722
     """``lfs W:r32, R:m16:32`` ``0F B4 /r`` (INTEL386)"""
-    LFS_R64_M1664: Final = 1721
+    LFS_R64_M1664: Final = 1723
     """``lfs W:r64, R:m16:64`` ``REX.W 0F B4 /r`` (X64)"""
-    LGS_R16_M1616: Final = 1722
+    LGS_R16_M1616: Final = 1724
     """``lgs W:r16, R:m16:16`` ``o16 0F B5 /r`` (INTEL386)"""
-    LGS_R32_M1632: Final = 1723
+    LGS_R32_M1632: Final = 1725
     """``lgs W:r32, R:m16:32`` ``0F B5 /r`` (INTEL386)"""
-    LGS_R64_M1664: Final = 1724
+    LGS_R64_M1664: Final = 1726
     """``lgs W:r64, R:m16:64`` ``REX.W 0F B5 /r`` (X64)"""
-    INVD: Final = 1725
+    INVD: Final = 1727
     """``invd`` ``0F 08`` (INTEL486)"""
-    WBINVD: Final = 1726
+    WBINVD: Final = 1728
     """``wbinvd`` ``0F 09`` (INTEL486)"""
-    WRMSR: Final = 1727
+    WRMSR: Final = 1729
     """``wrmsr`` ``0F 30`` (MSR)"""
-    RDTSC: Final = 1728
+    RDTSC: Final = 1730
     """``rdtsc`` ``0F 31`` (TSC)"""
-    RDMSR: Final = 1729
+    RDMSR: Final = 1731
     """``rdmsr`` ``0F 32`` (MSR)"""
-    RDPMC: Final = 1730
+    RDPMC: Final = 1732
     """``rdpmc`` ``0F 33`` (RDPMC)"""
-    SYSENTER: Final = 1731
+    SYSENTER: Final = 1733
     """``sysenter`` ``0F 34`` (SEP)"""
-    CPUID: Final = 1732
+    CPUID: Final = 1734
     """``cpuid`` ``0F A2`` (CPUID)"""
-    BT_RM16_R16: Final = 1733
+    BT_RM16_R16: Final = 1735
     """``bt R:r16/m16, R:r16`` ``o16 0F A3 /r`` (INTEL386)"""
-    BT_RM32_R32: Final = 1734
+    BT_RM32_R32: Final = 1736
     """``bt R:r32/m32, R:r32`` ``0F A3 /r`` (INTEL386)"""
-    BT_RM64_R64: Final = 1735
+    BT_RM64_R64: Final = 1737
     """``bt R:r64/m64, R:r64`` ``REX.W 0F A3 /r`` (X64)"""
-    BT_RM16_IMM8: Final = 1736
+    BT_RM16_IMM8: Final = 1738
     """``bt R:r16/m16, R:imm8`` ``o16 0F BA /4 ib`` (INTEL386)"""
-    BT_RM32_IMM8: Final = 1737
+    BT_RM32_IMM8: Final = 1739
     """``bt R:r32/m32, R:imm8`` ``0F BA /4 ib`` (INTEL386)"""
-    BT_RM64_IMM8: Final = 1738
+    BT_RM64_IMM8: Final = 1740
     """``bt R:r64/m64, R:imm8`` ``REX.W 0F BA /4 ib`` (X64)"""
-    SHLD_RM16_R16_IMM8: Final = 1739
+    SHLD_RM16_R16_IMM8: Final = 1741
     """``shld RW:r16/m16, R:r16, R:imm8`` ``o16 0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM32_R32_IMM8: Final = 1740
+    SHLD_RM32_R32_IMM8: Final = 1742
     """``shld RW:r32/m32, R:r32, R:imm8`` ``0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM64_R64_IMM8: Final = 1741
+    SHLD_RM64_R64_IMM8: Final = 1743
     """``shld RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F A4 /r ib`` (X64)"""
-    SHLD_RM16_R16_CL: Final = 1742
+    SHLD_RM16_R16_CL: Final = 1744
     """``shld RW:r16/m16, R:r16, R:cl`` ``o16 0F A5 /r`` (INTEL386)"""
-    SHLD_RM32_R32_CL: Final = 1743
+    SHLD_RM32_R32_CL: Final = 1745
     """``shld RW:r32/m32, R:r32, R:cl`` ``0F A5 /r`` (INTEL386)"""
-    SHLD_RM64_R64_CL: Final = 1744
+    SHLD_RM64_R64_CL: Final = 1746
     """``shld RW:r64/m64, R:r64, R:cl`` ``REX.W 0F A5 /r`` (X64)"""
-    BTS_RM16_R16: Final = 1745
+    BTS_RM16_R16: Final = 1747
     """``bts RW:r16/m16, R:r16`` ``o16 0F AB /r`` (INTEL386)"""
-    BTS_RM32_R32: Final = 1746
+    BTS_RM32_R32: Final = 1748
     """``bts RW:r32/m32, R:r32`` ``0F AB /r`` (INTEL386)"""
-    BTS_RM64_R64: Final = 1747
+    BTS_RM64_R64: Final = 1749
     """``bts RW:r64/m64, R:r64`` ``REX.W 0F AB /r`` (X64)"""
-    BTS_RM16_IMM8: Final = 1748
+    BTS_RM16_IMM8: Final = 1750
     """``bts RW:r16/m16, R:imm8`` ``o16 0F BA /5 ib`` (INTEL386)"""
-    BTS_RM32_IMM8: Final = 1749
+    BTS_RM32_IMM8: Final = 1751
     """``bts RW:r32/m32, R:imm8`` ``0F BA /5 ib`` (INTEL386)"""
-    BTS_RM64_IMM8: Final = 1750
+    BTS_RM64_IMM8: Final = 1752
     """``bts RW:r64/m64, R:imm8`` ``REX.W 0F BA /5 ib`` (X64)"""
-    SHRD_RM16_R16_IMM8: Final = 1751
+    SHRD_RM16_R16_IMM8: Final = 1753
     """``shrd RW:r16/m16, R:r16, R:imm8`` ``o16 0F AC /r ib`` (INTEL386)"""
-    SHRD_RM32_R32_IMM8: Final = 1752
+    SHRD_RM32_R32_IMM8: Final = 1754
     """``shrd RW:r32/m32, R:r32, R:imm8`` ``0F AC /r ib`` (INTEL386)"""
-    SHRD_RM64_R64_IMM8: Final = 1753
+    SHRD_RM64_R64_IMM8: Final = 1755
     """``shrd RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F AC /r ib`` (X64)"""
-    SHRD_RM16_R16_CL: Final = 1754
+    SHRD_RM16_R16_CL: Final = 1756
     """``shrd RW:r16/m16, R:r16, R:cl`` ``o16 0F AD /r`` (INTEL386)"""
-    SHRD_RM32_R32_CL: Final = 1755
+    SHRD_RM32_R32_CL: Final = 1757
     """``shrd RW:r32/m32, R:r32, R:cl`` ``0F AD /r`` (INTEL386)"""
-    SHRD_RM64_R64_CL: Final = 1756
+    SHRD_RM64_R64_CL: Final = 1758
     """``shrd RW:r64/m64, R:r64, R:cl`` ``REX.W 0F AD /r`` (X64)"""
-    CMPXCHG_RM8_R8: Final = 1757
+    CMPXCHG_RM8_R8: Final = 1759
     """``cmpxchg RCW:r8/m8, R:r8`` ``0F B0 /r`` (INTEL486)"""
-    CMPXCHG_RM16_R16: Final = 1758
+    CMPXCHG_RM16_R16: Final = 1760
     """``cmpxchg RCW:r16/m16, R:r16`` ``o16 0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM32_R32: Final = 1759
+    CMPXCHG_RM32_R32: Final = 1761
     """``cmpxchg RCW:r32/m32, R:r32`` ``0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM64_R64: Final = 1760
+    CMPXCHG_RM64_R64: Final = 1762
     """``cmpxchg RCW:r64/m64, R:r64`` ``REX.W 0F B1 /r`` (X64)"""
-    BTR_RM16_R16: Final = 1761
+    BTR_RM16_R16: Final = 1763
     """``btr RW:r16/m16, R:r16`` ``o16 0F B3 /r`` (INTEL386)"""
-    BTR_RM32_R32: Final = 1762
+    BTR_RM32_R32: Final = 1764
     """``btr RW:r32/m32, R:r32`` ``0F B3 /r`` (INTEL386)"""
-    BTR_RM64_R64: Final = 1763
+    BTR_RM64_R64: Final = 1765
     """``btr RW:r64/m64, R:r64`` ``REX.W 0F B3 /r`` (X64)"""
-    BTR_RM16_IMM8: Final = 1764
+    BTR_RM16_IMM8: Final = 1766
     """``btr RW:r16/m16, R:imm8`` ``o16 0F BA /6 ib`` (INTEL386)"""
-    BTR_RM32_IMM8: Final = 1765
+    BTR_RM32_IMM8: Final = 1767
     """``btr RW:r32/m32, R:imm8`` ``0F BA /6 ib`` (INTEL386)"""
-    BTR_RM64_IMM8: Final = 1766
+    BTR_RM64_IMM8: Final = 1768
     """``btr RW:r64/m64, R:imm8`` ``REX.W 0F BA /6 ib`` (X64)"""
-    UD1_R16_RM16: Final = 1767
+    UD1_R16_RM16: Final = 1769
     """``ud1 N:r16, N:r16/m16`` ``o16 0F B9 /r`` (INTEL286)"""
-    UD1_R32_RM32: Final = 1768
+    UD1_R32_RM32: Final = 1770
     """``ud1 N:r32, N:r32/m32`` ``0F B9 /r`` (INTEL386)"""
-    UD1_R64_RM64: Final = 1769
+    UD1_R64_RM64: Final = 1771
     """``ud1 N:r64, N:r64/m64`` ``REX.W 0F B9 /r`` (X64)"""
-    BTC_RM16_IMM8: Final = 1770
+    BTC_RM16_IMM8: Final = 1772
     """``btc RW:r16/m16, R:imm8`` ``o16 0F BA /7 ib`` (INTEL386)"""
-    BTC_RM32_IMM8: Final = 1771
+    BTC_RM32_IMM8: Final = 1773
     """``btc RW:r32/m32, R:imm8`` ``0F BA /7 ib`` (INTEL386)"""
-    BTC_RM64_IMM8: Final = 1772
+    BTC_RM64_IMM8: Final = 1774
     """``btc RW:r64/m64, R:imm8`` ``REX.W 0F BA /7 ib`` (X64)"""
-    BTC_RM16_R16: Final = 1773
+    BTC_RM16_R16: Final = 1775
     """``btc RW:r16/m16, R:r16`` ``o16 0F BB /r`` (INTEL386)"""
-    BTC_RM32_R32: Final = 1774
+    BTC_RM32_R32: Final = 1776
     """``btc RW:r32/m32, R:r32`` ``0F BB /r`` (INTEL386)"""
-    BTC_RM64_R64: Final = 1775
+    BTC_RM64_R64: Final = 1777
     """``btc RW:r64/m64, R:r64`` ``REX.W 0F BB /r`` (X64)"""
-    BSF_R16_RM16: Final = 1776
+    BSF_R16_RM16: Final = 1778
     """``bsf CW:r16, R:r16/m16`` ``o16 0F BC /r`` (INTEL386)"""
-    BSF_R32_RM32: Final = 1777
+    BSF_R32_RM32: Final = 1779
     """``bsf CW:r32, R:r32/m32`` ``0F BC /r`` (INTEL386)"""
-    BSF_R64_RM64: Final = 1778
+    BSF_R64_RM64: Final = 1780
     """``bsf CW:r64, R:r64/m64`` ``REX.W 0F BC /r`` (X64)"""
-    BSR_R16_RM16: Final = 1779
+    BSR_R16_RM16: Final = 1781
     """``bsr CW:r16, R:r16/m16`` ``o16 0F BD /r`` (INTEL386)"""
-    BSR_R32_RM32: Final = 1780
+    BSR_R32_RM32: Final = 1782
     """``bsr CW:r32, R:r32/m32`` ``0F BD /r`` (INTEL386)"""
-    BSR_R64_RM64: Final = 1781
+    BSR_R64_RM64: Final = 1783
     """``bsr CW:r64, R:r64/m64`` ``REX.W 0F BD /r`` (X64)"""
-    XADD_RM8_R8: Final = 1782
+    XADD_RM8_R8: Final = 1784
     """``xadd RW:r8/m8, RW:r8`` ``0F C0 /r`` (INTEL486)"""
-    XADD_RM16_R16: Final = 1783
+    XADD_RM16_R16: Final = 1785
     """``xadd RW:r16/m16, RW:r16`` ``o16 0F C1 /r`` (INTEL486)"""
-    XADD_RM32_R32: Final = 1784
+    XADD_RM32_R32: Final = 1786
     """``xadd RW:r32/m32, RW:r32`` ``0F C1 /r`` (INTEL486)"""
-    XADD_RM64_R64: Final = 1785
+    XADD_RM64_R64: Final = 1787
     """``xadd RW:r64/m64, RW:r64`` ``REX.W 0F C1 /r`` (X64)"""
-    BSWAP_R16: Final = 1786
+    BSWAP_R16: Final = 1788
     """``bswap RW:r16`` ``o16 0F C8+rw`` (INTEL486)"""
-    BSWAP_R32: Final = 1787
+    BSWAP_R32: Final = 1789
     """``bswap RW:r32`` ``0F C8+rd`` (INTEL486)"""
-    BSWAP_R64: Final = 1788
+    BSWAP_R64: Final = 1790
     """``bswap RW:r64`` ``REX.W 0F C8+ro`` (X64)"""
-    UD0_R16_RM16: Final = 1789
+    UD0_R16_RM16: Final = 1791
     """``ud0 N:r16, N:r16/m16`` ``o16 0F FF /r`` (INTEL286)"""
-    UD0_R32_RM32: Final = 1790
+    UD0_R32_RM32: Final = 1792
     """``ud0 N:r32, N:r32/m32`` ``0F FF /r`` (INTEL386)"""
-    UD0_R64_RM64: Final = 1791
+    UD0_R64_RM64: Final = 1793
     """``ud0 N:r64, N:r64/m64`` ``REX.W 0F FF /r`` (X64)"""
-    POPCNT_R16_RM16: Final = 1792
+    POPCNT_R16_RM16: Final = 1794
     """``popcnt W:r16, R:r16/m16`` ``o16 F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R32_RM32: Final = 1793
+    POPCNT_R32_RM32: Final = 1795
     """``popcnt W:r32, R:r32/m32`` ``F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R64_RM64: Final = 1794
+    POPCNT_R64_RM64: Final = 1796
     """``popcnt W:r64, R:r64/m64`` ``F3 REX.W 0F B8 /r`` (POPCNT)"""
-    TZCNT_R16_RM16: Final = 1795
+    TZCNT_R16_RM16: Final = 1797
     """``tzcnt W:r16, R:r16/m16`` ``o16 F3 0F BC /r`` (BMI1)"""
-    TZCNT_R32_RM32: Final = 1796
+    TZCNT_R32_RM32: Final = 1798
     """``tzcnt W:r32, R:r32/m32`` ``F3 0F BC /r`` (BMI1)"""
-    TZCNT_R64_RM64: Final = 1797
+    TZCNT_R64_RM64: Final = 1799
     """``tzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BC /r`` (BMI1)"""
-    LZCNT_R16_RM16: Final = 1798
+    LZCNT_R16_RM16: Final = 1800
     """``lzcnt W:r16, R:r16/m16`` ``o16 F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R32_RM32: Final = 1799
+    LZCNT_R32_RM32: Final = 1801
     """``lzcnt W:r32, R:r32/m32`` ``F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R64_RM64: Final = 1800
+    LZCNT_R64_RM64: Final = 1802
     """``lzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BD /r`` (LZCNT)"""
-    CMPXCHG8B_M64: Final = 1801
+    CMPXCHG8B_M64: Final = 1803
     """``cmpxchg8b RCW:m64`` ``0F C7 /1`` (CX8)"""
-    CMPXCHG16B_M128: Final = 1802
+    CMPXCHG16B_M128: Final = 1804
     """``cmpxchg16b RCW:m128`` ``REX.W 0F C7 /1`` (CMPXCHG16B)"""
-    RDRAND_R16: Final = 1803
+    RDRAND_R16: Final = 1805
     """``rdrand W:r16`` ``o16 0F C7 /6`` (RDRAND)"""
-    RDRAND_R32: Final = 1804
+    RDRAND_R32: Final = 1806
     """``rdrand W:r32`` ``0F C7 /6`` (RDRAND)"""
-    RDRAND_R64: Final = 1805
+    RDRAND_R64: Final = 1807
     """``rdrand W:r64`` ``REX.W 0F C7 /6`` (RDRAND)"""
-    RDSEED_R16: Final = 1806
+    RDSEED_R16: Final = 1808
     """``rdseed W:r16`` ``o16 0F C7 /7`` (RDSEED)"""
-    RDSEED_R32: Final = 1807
+    RDSEED_R32: Final = 1809
     """``rdseed W:r32`` ``0F C7 /7`` (RDSEED)"""
-    RDSEED_R64: Final = 1808
+    RDSEED_R64: Final = 1810
     """``rdseed W:r64`` ``REX.W 0F C7 /7`` (RDSEED)"""
-    RDPID_R64: Final = 1809
+    RDPID_R64: Final = 1811
     """``rdpid W:r64`` ``F3 0F C7 /7`` (RDPID)"""
-    MOVBE_R16_M16: Final = 1810
+    MOVBE_R16_M16: Final = 1812
     """``movbe W:r16, R:m16`` ``o16 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R32_M32: Final = 1811
+    MOVBE_R32_M32: Final = 1813
     """``movbe W:r32, R:m32`` ``0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R64_M64: Final = 1812
+    MOVBE_R64_M64: Final = 1814
     """``movbe W:r64, R:m64`` ``REX.W 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_M16_R16: Final = 1813
+    MOVBE_M16_R16: Final = 1815
     """``movbe W:m16, R:r16`` ``o16 0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M32_R32: Final = 1814
+    MOVBE_M32_R32: Final = 1816
     """``movbe W:m32, R:r32`` ``0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M64_R64: Final = 1815
+    MOVBE_M64_R64: Final = 1817
     """``movbe W:m64, R:r64`` ``REX.W 0F 38 F1 /r`` (MOVBE)"""
-    ADCX_R32_RM32: Final = 1816
+    ADCX_R32_RM32: Final = 1818
     """``adcx RW:r32, R:r32/m32`` ``66 0F 38 F6 /r`` (ADX)"""
-    ADCX_R64_RM64: Final = 1817
+    ADCX_R64_RM64: Final = 1819
     """``adcx RW:r64, R:r64/m64`` ``66 REX.W 0F 38 F6 /r`` (ADX)"""
-    ADOX_R32_RM32: Final = 1818
+    ADOX_R32_RM32: Final = 1820
     """``adox RW:r32, R:r32/m32`` ``F3 0F 38 F6 /r`` (ADX)"""
-    ADOX_R64_RM64: Final = 1819
+    ADOX_R64_RM64: Final = 1821
     """``adox RW:r64, R:r64/m64`` ``F3 REX.W 0F 38 F6 /r`` (ADX)"""
-    AADD_M32_R32: Final = 1820
+    AADD_M32_R32: Final = 1822
     """``aadd RW:m32, R:r32`` ``0F 38 FC /r`` (RAO_INT)"""
-    AADD_M64_R64: Final = 1821
+    AADD_M64_R64: Final = 1823
     """``aadd RW:m64, R:r64`` ``REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M32_R32: Final = 1822
+    AAND_M32_R32: Final = 1824
     """``aand RW:m32, R:r32`` ``66 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M64_R64: Final = 1823
+    AAND_M64_R64: Final = 1825
     """``aand RW:m64, R:r64`` ``66 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M32_R32: Final = 1824
+    AXOR_M32_R32: Final = 1826
     """``axor RW:m32, R:r32`` ``F3 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M64_R64: Final = 1825
+    AXOR_M64_R64: Final = 1827
     """``axor RW:m64, R:r64`` ``F3 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M32_R32: Final = 1826
+    AOR_M32_R32: Final = 1828
     """``aor RW:m32, R:r32`` ``F2 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M64_R64: Final = 1827
+    AOR_M64_R64: Final = 1829
     """``aor RW:m64, R:r64`` ``F2 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 1828
+    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 1830
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 1829
+    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 1831
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    VEX_VMOVLPS_XMM_XMM_M64: Final = 1830
+    VEX_VMOVLPS_XMM_XMM_M64: Final = 1832
     """``vmovlps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPS_M64_XMM: Final = 1831
+    VEX_VMOVLPS_M64_XMM: Final = 1833
     """``vmovlps W:m64, R:xmm`` ``VEX.128.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPS_XMM_XMM_M64: Final = 1832
+    EVEX_VMOVLPS_XMM_XMM_M64: Final = 1834
     """``vmovlps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPS_M64_XMM: Final = 1833
+    EVEX_VMOVLPS_M64_XMM: Final = 1835
     """``vmovlps W:m64, R:xmm`` ``EVEX.128.0F.W0 13 /r`` (AVX512F)"""
-    VEX_VMOVLPD_XMM_XMM_M64: Final = 1834
+    VEX_VMOVLPD_XMM_XMM_M64: Final = 1836
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPD_M64_XMM: Final = 1835
+    VEX_VMOVLPD_M64_XMM: Final = 1837
     """``vmovlpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPD_XMM_XMM_M64: Final = 1836
+    EVEX_VMOVLPD_XMM_XMM_M64: Final = 1838
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPD_M64_XMM: Final = 1837
+    EVEX_VMOVLPD_M64_XMM: Final = 1839
     """``vmovlpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 13 /r`` (AVX512F)"""
-    VEX_VMOVSLDUP_XMM_XMMM128: Final = 1838
+    VEX_VMOVSLDUP_XMM_XMMM128: Final = 1840
     """``vmovsldup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVSLDUP_YMM_YMMM256: Final = 1839
+    VEX_VMOVSLDUP_YMM_YMMM256: Final = 1841
     """``vmovsldup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 1840
+    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 1842
     """``vmovsldup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 1841
+    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 1843
     """``vmovsldup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 1842
+    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 1844
     """``vmovsldup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVDDUP_XMM_XMMM64: Final = 1843
+    VEX_VMOVDDUP_XMM_XMMM64: Final = 1845
     """``vmovddup W:xmm, R:xmm/m64`` ``VEX.128.F2.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVDDUP_YMM_YMMM256: Final = 1844
+    VEX_VMOVDDUP_YMM_YMMM256: Final = 1846
     """``vmovddup W:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 1845
+    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 1847
     """``vmovddup W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 1846
+    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 1848
     """``vmovddup W:xmm, R:xmm/m64`` ``EVEX.128.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 1847
+    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 1849
     """``vmovddup W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 1848
+    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 1850
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 1849
+    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 1851
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1850
+    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1852
     """``vunpcklps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 1851
+    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 1853
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 1852
+    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 1854
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 1853
+    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 1855
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 1854
+    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 1856
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1855
+    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1857
     """``vunpcklpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 1856
+    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 1858
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 1857
+    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 1859
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 1858
+    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 1860
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 1859
+    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 1861
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1860
+    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1862
     """``vunpckhps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 1861
+    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 1863
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 1862
+    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 1864
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 1863
+    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 1865
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 1864
+    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 1866
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1865
+    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1867
     """``vunpckhpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 1866
+    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 1868
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 1867
+    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 1869
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 1868
+    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 1870
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 1869
+    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 1871
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    VEX_VMOVHPS_XMM_XMM_M64: Final = 1870
+    VEX_VMOVHPS_XMM_XMM_M64: Final = 1872
     """``vmovhps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPS_M64_XMM: Final = 1871
+    VEX_VMOVHPS_M64_XMM: Final = 1873
     """``vmovhps W:m64, R:xmm`` ``VEX.128.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPS_XMM_XMM_M64: Final = 1872
+    EVEX_VMOVHPS_XMM_XMM_M64: Final = 1874
     """``vmovhps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPS_M64_XMM: Final = 1873
+    EVEX_VMOVHPS_M64_XMM: Final = 1875
     """``vmovhps W:m64, R:xmm`` ``EVEX.128.0F.W0 17 /r`` (AVX512F)"""
-    VEX_VMOVHPD_XMM_XMM_M64: Final = 1874
+    VEX_VMOVHPD_XMM_XMM_M64: Final = 1876
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPD_M64_XMM: Final = 1875
+    VEX_VMOVHPD_M64_XMM: Final = 1877
     """``vmovhpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPD_XMM_XMM_M64: Final = 1876
+    EVEX_VMOVHPD_XMM_XMM_M64: Final = 1878
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPD_M64_XMM: Final = 1877
+    EVEX_VMOVHPD_M64_XMM: Final = 1879
     """``vmovhpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 17 /r`` (AVX512F)"""
-    VEX_VMOVSHDUP_XMM_XMMM128: Final = 1878
+    VEX_VMOVSHDUP_XMM_XMMM128: Final = 1880
     """``vmovshdup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVSHDUP_YMM_YMMM256: Final = 1879
+    VEX_VMOVSHDUP_YMM_YMMM256: Final = 1881
     """``vmovshdup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 1880
+    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 1882
     """``vmovshdup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 1881
+    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 1883
     """``vmovshdup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 1882
+    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 1884
     """``vmovshdup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPS_M128_XMM: Final = 1883
+    VEX_VMOVNTPS_M128_XMM: Final = 1885
     """``vmovntps W:m128, R:xmm`` ``VEX.128.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPS_M256_YMM: Final = 1884
+    VEX_VMOVNTPS_M256_YMM: Final = 1886
     """``vmovntps W:m256, R:ymm`` ``VEX.256.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPS_M512_ZMM: Final = 1885
+    EVEX_VMOVNTPS_M512_ZMM: Final = 1887
     """``vmovntps W:m512, R:zmm`` ``EVEX.512.0F.W0 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPS_M128_XMM: Final = 1886
+    EVEX_VMOVNTPS_M128_XMM: Final = 1888
     """``vmovntps W:m128, R:xmm`` ``EVEX.128.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPS_M256_YMM: Final = 1887
+    EVEX_VMOVNTPS_M256_YMM: Final = 1889
     """``vmovntps W:m256, R:ymm`` ``EVEX.256.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPD_M128_XMM: Final = 1888
+    VEX_VMOVNTPD_M128_XMM: Final = 1890
     """``vmovntpd W:m128, R:xmm`` ``VEX.128.66.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPD_M256_YMM: Final = 1889
+    VEX_VMOVNTPD_M256_YMM: Final = 1891
     """``vmovntpd W:m256, R:ymm`` ``VEX.256.66.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPD_M512_ZMM: Final = 1890
+    EVEX_VMOVNTPD_M512_ZMM: Final = 1892
     """``vmovntpd W:m512, R:zmm`` ``EVEX.512.66.0F.W1 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPD_M128_XMM: Final = 1891
+    EVEX_VMOVNTPD_M128_XMM: Final = 1893
     """``vmovntpd W:m128, R:xmm`` ``EVEX.128.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPD_M256_YMM: Final = 1892
+    EVEX_VMOVNTPD_M256_YMM: Final = 1894
     """``vmovntpd W:m256, R:ymm`` ``EVEX.256.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTSS2SI_R32_XMMM32: Final = 1893
+    VEX_VCVTSS2SI_R32_XMMM32: Final = 1895
     """``vcvtss2si W:r32, R:xmm/m32`` ``VEX.LIG.F3.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSS2SI_R64_XMMM32: Final = 1894
+    VEX_VCVTSS2SI_R64_XMMM32: Final = 1896
     """``vcvtss2si W:r64, R:xmm/m32`` ``VEX.LIG.F3.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 1895
+    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 1897
     """``vcvtss2si W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 1896
+    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 1898
     """``vcvtss2si W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCVTSD2SI_R32_XMMM64: Final = 1897
+    VEX_VCVTSD2SI_R32_XMMM64: Final = 1899
     """``vcvtsd2si W:r32, R:xmm/m64`` ``VEX.LIG.F2.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSD2SI_R64_XMMM64: Final = 1898
+    VEX_VCVTSD2SI_R64_XMMM64: Final = 1900
     """``vcvtsd2si W:r64, R:xmm/m64`` ``VEX.LIG.F2.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 1899
+    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 1901
     """``vcvtsd2si W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 1900
+    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 1902
     """``vcvtsd2si W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCOMISS_XMM_XMMM32: Final = 1901
+    VEX_VCOMISS_XMM_XMMM32: Final = 1903
     """``vcomiss R:xmm, R:xmm/m32`` ``VEX.LIG.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 1902
+    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 1904
     """``vcomiss R:xmm, R:xmm/m32`` ``EVEX.LIG.0F.W0 2F /r`` (AVX512F)"""
-    VEX_VCOMISD_XMM_XMMM64: Final = 1903
+    VEX_VCOMISD_XMM_XMMM64: Final = 1905
     """``vcomisd R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 1904
+    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 1906
     """``vcomisd R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F.W1 2F /r`` (AVX512F)"""
-    VEX_VMOVMSKPS_R32_XMM: Final = 1905
+    VEX_VMOVMSKPS_R32_XMM: Final = 1907
     """``vmovmskps W:r32, R:xmm`` ``VEX.128.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_XMM: Final = 1906
+    VEX_VMOVMSKPS_R64_XMM: Final = 1908
     """``vmovmskps W:r64, R:xmm`` ``VEX.128.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R32_YMM: Final = 1907
+    VEX_VMOVMSKPS_R32_YMM: Final = 1909
     """``vmovmskps W:r32, R:ymm`` ``VEX.256.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_YMM: Final = 1908
+    VEX_VMOVMSKPS_R64_YMM: Final = 1910
     """``vmovmskps W:r64, R:ymm`` ``VEX.256.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_XMM: Final = 1909
+    VEX_VMOVMSKPD_R32_XMM: Final = 1911
     """``vmovmskpd W:r32, R:xmm`` ``VEX.128.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_XMM: Final = 1910
+    VEX_VMOVMSKPD_R64_XMM: Final = 1912
     """``vmovmskpd W:r64, R:xmm`` ``VEX.128.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_YMM: Final = 1911
+    VEX_VMOVMSKPD_R32_YMM: Final = 1913
     """``vmovmskpd W:r32, R:ymm`` ``VEX.256.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_YMM: Final = 1912
+    VEX_VMOVMSKPD_R64_YMM: Final = 1914
     """``vmovmskpd W:r64, R:ymm`` ``VEX.256.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VRSQRTPS_XMM_XMMM128: Final = 1913
+    VEX_VRSQRTPS_XMM_XMMM128: Final = 1915
     """``vrsqrtps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTPS_YMM_YMMM256: Final = 1914
+    VEX_VRSQRTPS_YMM_YMMM256: Final = 1916
     """``vrsqrtps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 1915
+    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 1917
     """``vrsqrtss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRCPPS_XMM_XMMM128: Final = 1916
+    VEX_VRCPPS_XMM_XMMM128: Final = 1918
     """``vrcpps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPPS_YMM_YMMM256: Final = 1917
+    VEX_VRCPPS_YMM_YMMM256: Final = 1919
     """``vrcpps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 1918
+    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 1920
     """``vrcpss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 53 /r`` (AVX)"""
-    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 1919
+    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 1921
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 1920
+    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 1922
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1921
+    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1923
     """``vandnps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 1922
+    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 1924
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 1923
+    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 1925
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 1924
+    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 1926
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 1925
+    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 1927
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1926
+    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1928
     """``vandnpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 1927
+    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 1929
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 1928
+    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 1930
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 1929
+    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 1931
     """``vp2intersectd W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 1930
+    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 1932
     """``vp2intersectd W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 1931
+    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 1933
     """``vp2intersectd W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 1932
+    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 1934
     """``vp2intersectq W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 1933
+    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 1935
     """``vp2intersectq W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 1934
+    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 1936
     """``vp2intersectq W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W1 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 1935
+    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 1937
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 60 /r`` (AVX)"""
-    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 1936
+    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 1938
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 60 /r`` (AVX2)"""
-    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 1937
+    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 1939
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 1938
+    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 1940
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1939
+    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1941
     """``vpunpcklbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 60 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 1940
+    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 1942
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 61 /r`` (AVX)"""
-    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 1941
+    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 1943
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 61 /r`` (AVX2)"""
-    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 1942
+    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 1944
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 1943
+    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 1945
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1944
+    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1946
     """``vpunpcklwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 61 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 1945
+    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 1947
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 62 /r`` (AVX)"""
-    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 1946
+    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 1948
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 62 /r`` (AVX2)"""
-    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1947
+    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1949
     """``vpunpckldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 62 /r`` (AVX512F)"""
-    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1948
+    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1950
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1949
+    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1951
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 1950
+    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 1952
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 63 /r`` (AVX)"""
-    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 1951
+    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 1953
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 63 /r`` (AVX2)"""
-    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 1952
+    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 1954
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 1953
+    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 1955
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1954
+    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1956
     """``vpacksswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 63 /r`` (AVX512BW)"""
-    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 1955
+    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 1957
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 67 /r`` (AVX)"""
-    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 1956
+    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 1958
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 67 /r`` (AVX2)"""
-    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 1957
+    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 1959
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 1958
+    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 1960
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1959
+    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1961
     """``vpackuswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 67 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 1960
+    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 1962
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 68 /r`` (AVX)"""
-    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 1961
+    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 1963
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 68 /r`` (AVX2)"""
-    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 1962
+    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 1964
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 1963
+    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 1965
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1964
+    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1966
     """``vpunpckhbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 68 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 1965
+    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 1967
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 69 /r`` (AVX)"""
-    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 1966
+    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 1968
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 69 /r`` (AVX2)"""
-    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 1967
+    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 1969
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 1968
+    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 1970
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1969
+    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1971
     """``vpunpckhwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 69 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 1970
+    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 1972
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6A /r`` (AVX)"""
-    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 1971
+    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 1973
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6A /r`` (AVX2)"""
-    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1972
+    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1974
     """``vpunpckhdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6A /r`` (AVX512F)"""
-    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1973
+    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1975
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1974
+    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1976
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 1975
+    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 1977
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6B /r`` (AVX)"""
-    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 1976
+    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 1978
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6B /r`` (AVX2)"""
-    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 1977
+    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 1979
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 1978
+    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 1980
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1979
+    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1981
     """``vpackssdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6B /r`` (AVX512BW)"""
-    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 1980
+    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 1982
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6C /r`` (AVX)"""
-    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 1981
+    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 1983
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6C /r`` (AVX2)"""
-    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1982
+    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1984
     """``vpunpcklqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6C /r`` (AVX512F)"""
-    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1983
+    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1985
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1984
+    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1986
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 1985
+    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 1987
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6D /r`` (AVX)"""
-    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 1986
+    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 1988
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6D /r`` (AVX2)"""
-    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1987
+    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1989
     """``vpunpckhqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6D /r`` (AVX512F)"""
-    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1988
+    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1990
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1989
+    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1991
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 1990
+    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 1992
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 1991
+    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 1993
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 1992
+    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 1994
     """``vpshufd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 70 /r ib`` (AVX512F)"""
-    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 1993
+    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 1995
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 1994
+    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 1996
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 1995
+    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 1997
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F3.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 1996
+    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 1998
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F3.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 1997
+    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 1999
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 1998
+    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 2000
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 1999
+    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 2001
     """``vpshufhw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F3.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 2000
+    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 2002
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F2.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 2001
+    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 2003
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F2.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 2002
+    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 2004
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 2003
+    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 2005
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2004
+    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2006
     """``vpshuflw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2005
+    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2007
     """``vpsrlw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /2 ib`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2006
+    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2008
     """``vpsrlw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /2 ib`` (AVX2)"""
-    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2007
+    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2009
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D1 /r`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2008
+    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2010
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D1 /r`` (AVX2)"""
-    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2009
+    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2011
     """``vpsrlw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2010
+    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2012
     """``vpsrlw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2011
+    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2013
     """``vpsrlw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /2 ib`` (AVX512BW)"""
-    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2012
+    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2014
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2013
+    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2015
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2014
+    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2016
     """``vpsrlw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG D1 /r`` (AVX512BW)"""
-    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2015
+    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2017
     """``vpsraw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /4 ib`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2016
+    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2018
     """``vpsraw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /4 ib`` (AVX2)"""
-    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2017
+    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2019
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E1 /r`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2018
+    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2020
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E1 /r`` (AVX2)"""
-    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2019
+    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2021
     """``vpsraw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2020
+    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2022
     """``vpsraw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2021
+    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2023
     """``vpsraw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /4 ib`` (AVX512BW)"""
-    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2022
+    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2024
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2023
+    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2025
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2024
+    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2026
     """``vpsraw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG E1 /r`` (AVX512BW)"""
-    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2025
+    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2027
     """``vpsllw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /6 ib`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2026
+    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2028
     """``vpsllw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /6 ib`` (AVX2)"""
-    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2027
+    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2029
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F1 /r`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2028
+    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2030
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F1 /r`` (AVX2)"""
-    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2029
+    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2031
     """``vpsllw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2030
+    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2032
     """``vpsllw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2031
+    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2033
     """``vpsllw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /6 ib`` (AVX512BW)"""
-    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2032
+    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2034
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2033
+    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2035
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2034
+    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2036
     """``vpsllw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG F1 /r`` (AVX512BW)"""
-    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2035
+    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2037
     """``vpsrld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /2 ib`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2036
+    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2038
     """``vpsrld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /2 ib`` (AVX2)"""
-    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2037
+    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2039
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D2 /r`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2038
+    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2040
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D2 /r`` (AVX2)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2039
+    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2041
     """``vpsrld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2040
+    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2042
     """``vpsrld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 D2 /r`` (AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2041
+    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2043
     """``vpsrld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2042
+    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2044
     """``vpsrld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2043
+    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2045
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2044
+    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2046
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2045
+    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2047
     """``vpsrad W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /4 ib`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2046
+    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2048
     """``vpsrad W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /4 ib`` (AVX2)"""
-    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2047
+    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2049
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E2 /r`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2048
+    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2050
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E2 /r`` (AVX2)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2049
+    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2051
     """``vpsrad W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2050
+    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2052
     """``vpsrad W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2051
+    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2053
     """``vpsrad W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2052
+    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2054
     """``vpsrad W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2053
+    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2055
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2054
+    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2056
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2055
+    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2057
     """``vpslld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /6 ib`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2056
+    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2058
     """``vpslld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /6 ib`` (AVX2)"""
-    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2057
+    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2059
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F2 /r`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2058
+    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2060
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F2 /r`` (AVX2)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2059
+    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2061
     """``vpslld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2060
+    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2062
     """``vpslld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 F2 /r`` (AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2061
+    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2063
     """``vpslld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2062
+    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2064
     """``vpslld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2063
+    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2065
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2064
+    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2066
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2065
+    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2067
     """``vpsrlq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /2 ib`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2066
+    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2068
     """``vpsrlq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /2 ib`` (AVX2)"""
-    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2067
+    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2069
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D3 /r`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2068
+    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2070
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D3 /r`` (AVX2)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2069
+    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2071
     """``vpsrlq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2070
+    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2072
     """``vpsrlq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 D3 /r`` (AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2071
+    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2073
     """``vpsrlq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2072
+    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2074
     """``vpsrlq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2073
+    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2075
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2074
+    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2076
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2075
+    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2077
     """``vpsllq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /6 ib`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2076
+    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2078
     """``vpsllq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /6 ib`` (AVX2)"""
-    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2077
+    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2079
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F3 /r`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2078
+    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2080
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F3 /r`` (AVX2)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2079
+    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2081
     """``vpsllq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2080
+    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2082
     """``vpsllq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 F3 /r`` (AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2081
+    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2083
     """``vpsllq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2082
+    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2084
     """``vpsllq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2083
+    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2085
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2084
+    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2086
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VZEROALL: Final = 2085
+    VEX_VZEROALL: Final = 2087
     """``vzeroall`` ``VEX.256.0F.WIG 77`` (AVX)"""
-    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2086
+    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2088
     """``vhaddpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2087
+    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2089
     """``vhaddpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2088
+    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2090
     """``vhaddps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2089
+    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2091
     """``vhaddps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2090
+    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2092
     """``vhsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2091
+    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2093
     """``vhsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2092
+    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2094
     """``vhsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2093
+    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2095
     """``vhsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VLDMXCSR_M32: Final = 2094
+    VEX_VLDMXCSR_M32: Final = 2096
     """``vldmxcsr R:m32`` ``VEX.LZ.0F.WIG AE /2`` (AVX)"""
-    VEX_VSTMXCSR_M32: Final = 2095
+    VEX_VSTMXCSR_M32: Final = 2097
     """``vstmxcsr W:m32`` ``VEX.LZ.0F.WIG AE /3`` (AVX)"""
-    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2096
+    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2098
     """``vaddsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2097
+    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2099
     """``vaddsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2098
+    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2100
     """``vaddsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2099
+    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2101
     """``vaddsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_XMM: Final = 2100
+    VEX_VPMOVMSKB_R32_XMM: Final = 2102
     """``vpmovmskb W:r32, R:xmm`` ``VEX.128.66.0F.W0 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R64_XMM: Final = 2101
+    VEX_VPMOVMSKB_R64_XMM: Final = 2103
     """``vpmovmskb W:r64, R:xmm`` ``VEX.128.66.0F.W1 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_YMM: Final = 2102
+    VEX_VPMOVMSKB_R32_YMM: Final = 2104
     """``vpmovmskb W:r32, R:ymm`` ``VEX.256.66.0F.W0 D7 /r`` (AVX2)"""
-    VEX_VPMOVMSKB_R64_YMM: Final = 2103
+    VEX_VPMOVMSKB_R64_YMM: Final = 2105
     """``vpmovmskb W:r64, R:ymm`` ``VEX.256.66.0F.W1 D7 /r`` (AVX2)"""
-    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2104
+    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2106
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D8 /r`` (AVX)"""
-    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2105
+    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2107
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D8 /r`` (AVX2)"""
-    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2106
+    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2108
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2107
+    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2109
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2108
+    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2110
     """``vpsubusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D8 /r`` (AVX512BW)"""
-    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2109
+    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2111
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D9 /r`` (AVX)"""
-    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2110
+    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2112
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D9 /r`` (AVX2)"""
-    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2111
+    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2113
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2112
+    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2114
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2113
+    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2115
     """``vpsubusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D9 /r`` (AVX512BW)"""
-    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2114
+    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2116
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DA /r`` (AVX)"""
-    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2115
+    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2117
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DA /r`` (AVX2)"""
-    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2116
+    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2118
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2117
+    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2119
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2118
+    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2120
     """``vpminub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DA /r`` (AVX512BW)"""
-    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2119
+    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2121
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DC /r`` (AVX)"""
-    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2120
+    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2122
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DC /r`` (AVX2)"""
-    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2121
+    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2123
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2122
+    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2124
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2123
+    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2125
     """``vpaddusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DC /r`` (AVX512BW)"""
-    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2124
+    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2126
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DD /r`` (AVX)"""
-    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2125
+    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2127
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DD /r`` (AVX2)"""
-    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2126
+    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2128
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2127
+    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2129
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2128
+    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2130
     """``vpaddusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DD /r`` (AVX512BW)"""
-    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2129
+    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2131
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DE /r`` (AVX)"""
-    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2130
+    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2132
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DE /r`` (AVX2)"""
-    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2131
+    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2133
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2132
+    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2134
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2133
+    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2135
     """``vpmaxub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DE /r`` (AVX512BW)"""
-    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2134
+    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2136
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E0 /r`` (AVX)"""
-    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2135
+    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2137
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E0 /r`` (AVX2)"""
-    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2136
+    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2138
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2137
+    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2139
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2138
+    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2140
     """``vpavgb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E0 /r`` (AVX512BW)"""
-    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2139
+    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2141
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E3 /r`` (AVX)"""
-    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2140
+    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2142
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E3 /r`` (AVX2)"""
-    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2141
+    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2143
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2142
+    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2144
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2143
+    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2145
     """``vpavgw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E3 /r`` (AVX512BW)"""
-    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2144
+    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2146
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E4 /r`` (AVX)"""
-    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2145
+    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2147
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E4 /r`` (AVX2)"""
-    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2146
+    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2148
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2147
+    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2149
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2148
+    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2150
     """``vpmulhuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E4 /r`` (AVX512BW)"""
-    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2149
+    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2151
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E5 /r`` (AVX)"""
-    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2150
+    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2152
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E5 /r`` (AVX2)"""
-    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2151
+    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2153
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2152
+    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2154
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2153
+    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2155
     """``vpmulhw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E5 /r`` (AVX512BW)"""
-    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2154
+    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2156
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2155
+    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2157
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``VEX.256.F2.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2156
+    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2158
     """``vcvtpd2dq W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 E6 /r`` (AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2157
+    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2159
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2158
+    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2160
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQ_M128_XMM: Final = 2159
+    VEX_VMOVNTDQ_M128_XMM: Final = 2161
     """``vmovntdq W:m128, R:xmm`` ``VEX.128.66.0F.WIG E7 /r`` (AVX)"""
-    VEX_VMOVNTDQ_M256_YMM: Final = 2160
+    VEX_VMOVNTDQ_M256_YMM: Final = 2162
     """``vmovntdq W:m256, R:ymm`` ``VEX.256.66.0F.WIG E7 /r`` (AVX)"""
-    EVEX_VMOVNTDQ_M512_ZMM: Final = 2161
+    EVEX_VMOVNTDQ_M512_ZMM: Final = 2163
     """``vmovntdq W:m512, R:zmm`` ``EVEX.512.66.0F.W0 E7 /r`` (AVX512F)"""
-    EVEX_VMOVNTDQ_M128_XMM: Final = 2162
+    EVEX_VMOVNTDQ_M128_XMM: Final = 2164
     """``vmovntdq W:m128, R:xmm`` ``EVEX.128.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQ_M256_YMM: Final = 2163
+    EVEX_VMOVNTDQ_M256_YMM: Final = 2165
     """``vmovntdq W:m256, R:ymm`` ``EVEX.256.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2164
+    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2166
     """``vmaskmovdqu W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F.WIG F7 /r`` (AVX)"""
-    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2165
+    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2167
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E8 /r`` (AVX)"""
-    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2166
+    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2168
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E8 /r`` (AVX2)"""
-    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2167
+    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2169
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2168
+    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2170
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2169
+    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2171
     """``vpsubsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E8 /r`` (AVX512BW)"""
-    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2170
+    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2172
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E9 /r`` (AVX)"""
-    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2171
+    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2173
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E9 /r`` (AVX2)"""
-    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2172
+    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2174
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2173
+    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2175
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2174
+    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2176
     """``vpsubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E9 /r`` (AVX512BW)"""
-    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2175
+    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2177
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EA /r`` (AVX)"""
-    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2176
+    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2178
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EA /r`` (AVX2)"""
-    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 2177
+    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 2179
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 2178
+    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 2180
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2179
+    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2181
     """``vpminsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EA /r`` (AVX512BW)"""
-    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 2180
+    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 2182
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EC /r`` (AVX)"""
-    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 2181
+    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 2183
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EC /r`` (AVX2)"""
-    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 2182
+    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 2184
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 2183
+    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 2185
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2184
+    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2186
     """``vpaddsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EC /r`` (AVX512BW)"""
-    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 2185
+    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 2187
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG ED /r`` (AVX)"""
-    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 2186
+    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 2188
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG ED /r`` (AVX2)"""
-    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 2187
+    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 2189
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 2188
+    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 2190
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2189
+    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2191
     """``vpaddsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG ED /r`` (AVX512BW)"""
-    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 2190
+    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 2192
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EE /r`` (AVX)"""
-    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 2191
+    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 2193
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EE /r`` (AVX2)"""
-    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 2192
+    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 2194
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 2193
+    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 2195
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2194
+    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2196
     """``vpmaxsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EE /r`` (AVX512BW)"""
-    VEX_VLDDQU_XMM_M128: Final = 2195
+    VEX_VLDDQU_XMM_M128: Final = 2197
     """``vlddqu W:xmm, R:m128`` ``VEX.128.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VLDDQU_YMM_M256: Final = 2196
+    VEX_VLDDQU_YMM_M256: Final = 2198
     """``vlddqu W:ymm, R:m256`` ``VEX.256.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 2197
+    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 2199
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F4 /r`` (AVX)"""
-    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 2198
+    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 2200
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F4 /r`` (AVX2)"""
-    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2199
+    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2201
     """``vpmuludq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 F4 /r`` (AVX512F)"""
-    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2200
+    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2202
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2201
+    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2203
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 2202
+    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 2204
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F5 /r`` (AVX)"""
-    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 2203
+    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 2205
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F5 /r`` (AVX2)"""
-    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 2204
+    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 2206
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 2205
+    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 2207
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2206
+    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2208
     """``vpmaddwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F5 /r`` (AVX512BW)"""
-    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 2207
+    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 2209
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F6 /r`` (AVX)"""
-    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 2208
+    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 2210
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F6 /r`` (AVX2)"""
-    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 2209
+    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 2211
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 2210
+    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 2212
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 2211
+    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 2213
     """``vpsadbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F6 /r`` (AVX512BW)"""
-    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 2212
+    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 2214
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 00 /r`` (AVX)"""
-    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 2213
+    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 2215
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 00 /r`` (AVX2)"""
-    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 2214
+    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 2216
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 2215
+    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 2217
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 2216
+    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 2218
     """``vpshufb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 00 /r`` (AVX512BW)"""
-    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 2217
+    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 2219
     """``vphaddw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 01 /r`` (AVX)"""
-    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 2218
+    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 2220
     """``vphaddw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 01 /r`` (AVX2)"""
-    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 2219
+    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 2221
     """``vphaddd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 02 /r`` (AVX)"""
-    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 2220
+    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 2222
     """``vphaddd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 02 /r`` (AVX2)"""
-    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 2221
+    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 2223
     """``vphaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 03 /r`` (AVX)"""
-    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 2222
+    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 2224
     """``vphaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 03 /r`` (AVX2)"""
-    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 2223
+    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 2225
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 04 /r`` (AVX)"""
-    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 2224
+    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 2226
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 04 /r`` (AVX2)"""
-    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 2225
+    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 2227
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 2226
+    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 2228
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2227
+    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2229
     """``vpmaddubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 04 /r`` (AVX512BW)"""
-    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 2228
+    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 2230
     """``vphsubw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 05 /r`` (AVX)"""
-    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 2229
+    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 2231
     """``vphsubw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 05 /r`` (AVX2)"""
-    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 2230
+    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 2232
     """``vphsubd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 06 /r`` (AVX)"""
-    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 2231
+    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 2233
     """``vphsubd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 06 /r`` (AVX2)"""
-    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 2232
+    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 2234
     """``vphsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 07 /r`` (AVX)"""
-    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 2233
+    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 2235
     """``vphsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 07 /r`` (AVX2)"""
-    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 2234
+    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 2236
     """``vpsignb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 08 /r`` (AVX)"""
-    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 2235
+    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 2237
     """``vpsignb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 08 /r`` (AVX2)"""
-    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 2236
+    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 2238
     """``vpsignw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 09 /r`` (AVX)"""
-    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 2237
+    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 2239
     """``vpsignw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 09 /r`` (AVX2)"""
-    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 2238
+    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 2240
     """``vpsignd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0A /r`` (AVX)"""
-    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 2239
+    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 2241
     """``vpsignd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0A /r`` (AVX2)"""
-    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 2240
+    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 2242
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0B /r`` (AVX)"""
-    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 2241
+    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 2243
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0B /r`` (AVX2)"""
-    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 2242
+    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 2244
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 2243
+    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 2245
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2244
+    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2246
     """``vpmulhrsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 0B /r`` (AVX512BW)"""
-    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 2245
+    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 2247
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 2246
+    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 2248
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 2247
+    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 2249
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 04 /r ib`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 2248
+    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 2250
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 04 /r ib`` (AVX)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2249
+    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2251
     """``vpermilps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 0C /r`` (AVX512F)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2250
+    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2252
     """``vpermilps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 04 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 2251
+    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 2253
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 2252
+    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 2254
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 2253
+    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 2255
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 2254
+    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 2256
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 2255
+    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 2257
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 2256
+    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 2258
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 2257
+    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 2259
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 05 /r ib`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 2258
+    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 2260
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 05 /r ib`` (AVX)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2259
+    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2261
     """``vpermilpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 0D /r`` (AVX512F)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2260
+    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2262
     """``vpermilpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 05 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 2261
+    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 2263
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 2262
+    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 2264
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 2263
+    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 2265
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2264
+    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2266
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VTESTPS_XMM_XMMM128: Final = 2265
+    VEX_VTESTPS_XMM_XMMM128: Final = 2267
     """``vtestps R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPS_YMM_YMMM256: Final = 2266
+    VEX_VTESTPS_YMM_YMMM256: Final = 2268
     """``vtestps R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPD_XMM_XMMM128: Final = 2267
+    VEX_VTESTPD_XMM_XMMM128: Final = 2269
     """``vtestpd R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VTESTPD_YMM_YMMM256: Final = 2268
+    VEX_VTESTPD_YMM_YMMM256: Final = 2270
     """``vtestpd R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 2269
+    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 2271
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 16 /r`` (AVX2)"""
-    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2270
+    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2272
     """``vpermps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 16 /r`` (AVX512F)"""
-    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 2271
+    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 2273
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPTEST_XMM_XMMM128: Final = 2272
+    VEX_VPTEST_XMM_XMMM128: Final = 2274
     """``vptest R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VPTEST_YMM_YMMM256: Final = 2273
+    VEX_VPTEST_YMM_YMMM256: Final = 2275
     """``vptest R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VBROADCASTF128_YMM_M128: Final = 2274
+    VEX_VBROADCASTF128_YMM_M128: Final = 2276
     """``vbroadcastf128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 1A /r`` (AVX)"""
-    VEX_VPABSB_XMM_XMMM128: Final = 2275
+    VEX_VPABSB_XMM_XMMM128: Final = 2277
     """``vpabsb W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1C /r`` (AVX)"""
-    VEX_VPABSB_YMM_YMMM256: Final = 2276
+    VEX_VPABSB_YMM_YMMM256: Final = 2278
     """``vpabsb W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1C /r`` (AVX2)"""
-    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 2277
+    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 2279
     """``vpabsb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 2278
+    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 2280
     """``vpabsb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 2279
+    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 2281
     """``vpabsb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1C /r`` (AVX512BW)"""
-    VEX_VPABSW_XMM_XMMM128: Final = 2280
+    VEX_VPABSW_XMM_XMMM128: Final = 2282
     """``vpabsw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1D /r`` (AVX)"""
-    VEX_VPABSW_YMM_YMMM256: Final = 2281
+    VEX_VPABSW_YMM_YMMM256: Final = 2283
     """``vpabsw W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1D /r`` (AVX2)"""
-    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 2282
+    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 2284
     """``vpabsw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 2283
+    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 2285
     """``vpabsw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 2284
+    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 2286
     """``vpabsw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1D /r`` (AVX512BW)"""
-    VEX_VPABSD_XMM_XMMM128: Final = 2285
+    VEX_VPABSD_XMM_XMMM128: Final = 2287
     """``vpabsd W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1E /r`` (AVX)"""
-    VEX_VPABSD_YMM_YMMM256: Final = 2286
+    VEX_VPABSD_YMM_YMMM256: Final = 2288
     """``vpabsd W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1E /r`` (AVX2)"""
-    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 2287
+    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 2289
     """``vpabsd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 1E /r`` (AVX512F)"""
-    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 2288
+    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 2290
     """``vpabsd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 2289
+    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 2291
     """``vpabsd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 2290
+    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 2292
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 28 /r`` (AVX)"""
-    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 2291
+    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 2293
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 28 /r`` (AVX2)"""
-    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2292
+    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2294
     """``vpmuldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 28 /r`` (AVX512F)"""
-    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2293
+    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2295
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2294
+    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2296
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQA_XMM_M128: Final = 2295
+    VEX_VMOVNTDQA_XMM_M128: Final = 2297
     """``vmovntdqa W:xmm, R:m128`` ``VEX.128.66.0F38.WIG 2A /r`` (AVX)"""
-    VEX_VMOVNTDQA_YMM_M256: Final = 2296
+    VEX_VMOVNTDQA_YMM_M256: Final = 2298
     """``vmovntdqa W:ymm, R:m256`` ``VEX.256.66.0F38.WIG 2A /r`` (AVX2)"""
-    EVEX_VMOVNTDQA_ZMM_M512: Final = 2297
+    EVEX_VMOVNTDQA_ZMM_M512: Final = 2299
     """``vmovntdqa W:zmm, R:m512`` ``EVEX.512.66.0F38.W0 2A /r`` (AVX512F)"""
-    EVEX_VMOVNTDQA_XMM_M128: Final = 2298
+    EVEX_VMOVNTDQA_XMM_M128: Final = 2300
     """``vmovntdqa W:xmm, R:m128`` ``EVEX.128.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQA_YMM_M256: Final = 2299
+    EVEX_VMOVNTDQA_YMM_M256: Final = 2301
     """``vmovntdqa W:ymm, R:m256`` ``EVEX.256.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 2300
+    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 2302
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 2B /r`` (AVX)"""
-    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 2301
+    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 2303
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 2B /r`` (AVX2)"""
-    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2302
+    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2304
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2303
+    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2305
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2304
+    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2306
     """``vpackusdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2B /r`` (AVX512BW)"""
-    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 2305
+    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 2307
     """``vmaskmovps W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 2306
+    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 2308
     """``vmaskmovps W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 2307
+    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 2309
     """``vmaskmovps W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 2308
+    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 2310
     """``vmaskmovps W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 2309
+    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 2311
     """``vmaskmovpd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 2310
+    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 2312
     """``vmaskmovpd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 2311
+    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 2313
     """``vmaskmovpd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 2312
+    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 2314
     """``vmaskmovpd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VPERMD_YMM_YMM_YMMM256: Final = 2313
+    VEX_VPERMD_YMM_YMM_YMMM256: Final = 2315
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 36 /r`` (AVX2)"""
-    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2314
+    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2316
     """``vpermd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 36 /r`` (AVX512F)"""
-    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 2315
+    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 2317
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 36 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 2316
+    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 2318
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 38 /r`` (AVX)"""
-    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 2317
+    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 2319
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 38 /r`` (AVX2)"""
-    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 2318
+    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 2320
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 2319
+    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 2321
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2320
+    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2322
     """``vpminsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 38 /r`` (AVX512BW)"""
-    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 2321
+    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 2323
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3A /r`` (AVX)"""
-    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 2322
+    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 2324
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3A /r`` (AVX2)"""
-    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 2323
+    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 2325
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 2324
+    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 2326
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2325
+    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2327
     """``vpminuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3A /r`` (AVX512BW)"""
-    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 2326
+    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 2328
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3C /r`` (AVX)"""
-    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 2327
+    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 2329
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3C /r`` (AVX2)"""
-    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 2328
+    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 2330
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 2329
+    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 2331
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2330
+    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2332
     """``vpmaxsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3C /r`` (AVX512BW)"""
-    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 2331
+    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 2333
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3E /r`` (AVX)"""
-    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 2332
+    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 2334
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3E /r`` (AVX2)"""
-    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 2333
+    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 2335
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 2334
+    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 2336
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2335
+    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2337
     """``vpmaxuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3E /r`` (AVX512BW)"""
-    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 2336
+    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 2338
     """``vphminposuw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 41 /r`` (AVX)"""
-    VEX_VBROADCASTI128_YMM_M128: Final = 2337
+    VEX_VBROADCASTI128_YMM_M128: Final = 2339
     """``vbroadcasti128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 5A /r`` (AVX2)"""
-    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 2338
+    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 2340
     """``vpmaskmovd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 2339
+    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 2341
     """``vpmaskmovd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 2340
+    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 2342
     """``vpmaskmovd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 2341
+    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 2343
     """``vpmaskmovd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 2342
+    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 2344
     """``vpmaskmovq W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 2343
+    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 2345
     """``vpmaskmovq W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 2344
+    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 2346
     """``vpmaskmovq W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 2345
+    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 2347
     """``vpmaskmovq W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 2346
+    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 2348
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 00 /r ib`` (AVX2)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2347
+    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2349
     """``vpermq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 36 /r`` (AVX512F)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2348
+    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2350
     """``vpermq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 00 /r ib`` (AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 2349
+    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 2351
     """``vpermq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 36 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2350
+    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2352
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 00 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 2351
+    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 2353
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 01 /r ib`` (AVX2)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2352
+    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2354
     """``vpermpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 16 /r`` (AVX512F)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2353
+    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2355
     """``vpermpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 01 /r ib`` (AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 2354
+    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 2356
     """``vpermpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2355
+    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2357
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 01 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 2356
+    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 2358
     """``vpblendd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 2357
+    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 2359
     """``vpblendd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 2358
+    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 2360
     """``vperm2f128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 06 /r ib`` (AVX)"""
-    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 2359
+    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 2361
     """``vblendps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 2360
+    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 2362
     """``vblendps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 2361
+    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 2363
     """``vblendpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 2362
+    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 2364
     """``vblendpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 2363
+    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 2365
     """``vpblendw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0E /r ib`` (AVX)"""
-    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 2364
+    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 2366
     """``vpblendw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0E /r ib`` (AVX2)"""
-    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 2365
+    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 2367
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0F /r ib`` (AVX)"""
-    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 2366
+    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 2368
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0F /r ib`` (AVX2)"""
-    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2367
+    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2369
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2368
+    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2370
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2369
+    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2371
     """``vpalignr W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 0F /r ib`` (AVX512BW)"""
-    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2370
+    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2372
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 17 /r ib`` (AVX)"""
-    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2371
+    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2373
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 17 /r ib`` (AVX)"""
-    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2372
+    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2374
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 17 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2373
+    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2375
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 17 /r ib`` (AVX512F)"""
-    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 2374
+    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 2376
     """``vinsertf128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 18 /r ib`` (AVX)"""
-    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 2375
+    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 2377
     """``vextractf128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 19 /r ib`` (AVX)"""
-    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 2376
+    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 2378
     """``vinserti128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 38 /r ib`` (AVX2)"""
-    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 2377
+    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 2379
     """``vextracti128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 39 /r ib`` (AVX2)"""
-    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 2378
+    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 2380
     """``vdpps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 2379
+    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 2381
     """``vdpps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 2380
+    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 2382
     """``vdppd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 41 /r ib`` (AVX)"""
-    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 2381
+    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 2383
     """``vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 42 /r ib`` (AVX)"""
-    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 2382
+    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 2384
     """``vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 42 /r ib`` (AVX2)"""
-    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 2383
+    EVEX_VMPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2385
+    """``vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
+    EVEX_VMPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2386
+    """``vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
+    EVEX_VMPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2387
+    """``vmpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
+    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 2388
     """``vperm2i128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 46 /r ib`` (AVX2)"""
-    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 2384
+    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 2389
     """``vpcmpestrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 2385
+    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 2390
     """``vpcmpestrm64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 2386
+    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 2391
     """``vpcmpestri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 61 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 2387
+    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 2392
     """``vpcmpestri64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 61 /r ib`` (AVX)"""
-    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 2388
+    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 2393
     """``vpcmpistrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 62 /r ib`` (AVX)"""
-    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 2389
+    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 2394
     """``vpcmpistri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 63 /r ib`` (AVX)"""
-    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 2390
+    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 2395
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 2391
+    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 2396
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2392
+    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2397
     """``vfmaddsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2393
+    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2398
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2394
+    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2399
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 2395
+    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 2400
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 2396
+    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 2401
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2397
+    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2402
     """``vfmaddsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2398
+    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2403
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2399
+    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2404
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 2400
+    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 2405
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 2401
+    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 2406
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2402
+    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2407
     """``vfmsubadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2403
+    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2408
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2404
+    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2409
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 2405
+    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 2410
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 2406
+    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 2411
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2407
+    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2412
     """``vfmsubadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2408
+    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2413
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2409
+    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2414
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 2410
+    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 2415
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 98 /r`` (FMA)"""
-    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 2411
+    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 2416
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 98 /r`` (FMA)"""
-    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2412
+    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2417
     """``vfmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2413
+    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2418
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2414
+    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2419
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 2415
+    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 2420
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 98 /r`` (FMA)"""
-    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 2416
+    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 2421
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 98 /r`` (FMA)"""
-    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2417
+    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2422
     """``vfmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2418
+    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2423
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2419
+    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2424
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 2420
+    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 2425
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 99 /r`` (FMA)"""
-    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2421
+    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2426
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 99 /r`` (AVX512F)"""
-    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 2422
+    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 2427
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 99 /r`` (FMA)"""
-    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2423
+    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2428
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 99 /r`` (AVX512F)"""
-    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 2424
+    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 2429
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9A /r`` (FMA)"""
-    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 2425
+    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 2430
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2426
+    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2431
     """``vfmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2427
+    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2432
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2428
+    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2433
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 2429
+    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 2434
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9A /r`` (FMA)"""
-    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 2430
+    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 2435
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2431
+    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2436
     """``vfmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2432
+    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2437
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2433
+    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2438
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 2434
+    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 2439
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2435
+    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2440
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9B /r`` (AVX512F)"""
-    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 2436
+    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 2441
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2437
+    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2442
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9B /r`` (AVX512F)"""
-    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 2438
+    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 2443
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9C /r`` (FMA)"""
-    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 2439
+    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 2444
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2440
+    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2445
     """``vfnmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2441
+    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2446
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2442
+    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2447
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 2443
+    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 2448
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9C /r`` (FMA)"""
-    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 2444
+    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 2449
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2445
+    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2450
     """``vfnmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2446
+    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2451
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2447
+    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2452
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 2448
+    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 2453
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2449
+    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2454
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9D /r`` (AVX512F)"""
-    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 2450
+    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 2455
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2451
+    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2456
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9D /r`` (AVX512F)"""
-    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 2452
+    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 2457
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 2453
+    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 2458
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2454
+    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2459
     """``vfnmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2455
+    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2460
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2456
+    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2461
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 2457
+    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 2462
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 2458
+    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 2463
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2459
+    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2464
     """``vfnmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2460
+    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2465
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2461
+    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2466
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 2462
+    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 2467
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2463
+    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2468
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9F /r`` (AVX512F)"""
-    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 2464
+    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 2469
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2465
+    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2470
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9F /r`` (AVX512F)"""
-    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 2466
+    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 2471
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 2467
+    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 2472
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2468
+    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2473
     """``vfmaddsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2469
+    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2474
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2470
+    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2475
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 2471
+    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 2476
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 2472
+    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 2477
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2473
+    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2478
     """``vfmaddsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2474
+    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2479
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2475
+    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2480
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 2476
+    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 2481
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 2477
+    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 2482
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2478
+    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2483
     """``vfmsubadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2479
+    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2484
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2480
+    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2485
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 2481
+    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 2486
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 2482
+    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 2487
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2483
+    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2488
     """``vfmsubadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2484
+    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2489
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2485
+    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2490
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 2486
+    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 2491
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AA /r`` (FMA)"""
-    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 2487
+    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 2492
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2488
+    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2493
     """``vfmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2489
+    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2494
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2490
+    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2495
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 2491
+    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 2496
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AA /r`` (FMA)"""
-    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 2492
+    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 2497
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2493
+    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2498
     """``vfmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2494
+    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2499
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2495
+    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2500
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 2496
+    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 2501
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2497
+    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2502
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AB /r`` (AVX512F)"""
-    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 2498
+    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 2503
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2499
+    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2504
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AB /r`` (AVX512F)"""
-    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 2500
+    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 2505
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AC /r`` (FMA)"""
-    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 2501
+    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 2506
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2502
+    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2507
     """``vfnmadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2503
+    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2508
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2504
+    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2509
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 2505
+    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 2510
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AC /r`` (FMA)"""
-    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 2506
+    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 2511
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2507
+    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2512
     """``vfnmadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2508
+    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2513
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2509
+    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2514
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 2510
+    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 2515
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2511
+    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2516
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AD /r`` (AVX512F)"""
-    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 2512
+    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 2517
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2513
+    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2518
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AD /r`` (AVX512F)"""
-    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 2514
+    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 2519
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 2515
+    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 2520
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2516
+    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2521
     """``vfnmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2517
+    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2522
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2518
+    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2523
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 2519
+    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 2524
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 2520
+    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 2525
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2521
+    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2526
     """``vfnmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2522
+    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2527
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2523
+    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2528
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 2524
+    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 2529
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2525
+    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2530
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AF /r`` (AVX512F)"""
-    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 2526
+    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 2531
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2527
+    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2532
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AF /r`` (AVX512F)"""
-    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 2528
+    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 2533
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 2529
+    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 2534
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2530
+    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2535
     """``vfmaddsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2531
+    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2536
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2532
+    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2537
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 2533
+    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 2538
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 2534
+    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 2539
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2535
+    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2540
     """``vfmaddsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2536
+    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2541
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2537
+    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2542
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 2538
+    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 2543
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 2539
+    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 2544
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2540
+    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2545
     """``vfmsubadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2541
+    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2546
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2542
+    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2547
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 2543
+    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 2548
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 2544
+    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 2549
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2545
+    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2550
     """``vfmsubadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2546
+    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2551
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2547
+    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2552
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 2548
+    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 2553
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BA /r`` (FMA)"""
-    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 2549
+    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 2554
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2550
+    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2555
     """``vfmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2551
+    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2556
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2552
+    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2557
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 2553
+    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 2558
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BA /r`` (FMA)"""
-    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 2554
+    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 2559
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2555
+    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2560
     """``vfmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2556
+    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2561
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2557
+    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2562
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 2558
+    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 2563
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2559
+    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2564
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BB /r`` (AVX512F)"""
-    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 2560
+    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 2565
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2561
+    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2566
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BB /r`` (AVX512F)"""
-    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 2562
+    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 2567
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BC /r`` (FMA)"""
-    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 2563
+    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 2568
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2564
+    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2569
     """``vfnmadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2565
+    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2570
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2566
+    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2571
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 2567
+    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 2572
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BC /r`` (FMA)"""
-    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 2568
+    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 2573
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2569
+    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2574
     """``vfnmadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2570
+    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2575
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2571
+    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2576
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 2572
+    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 2577
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2573
+    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2578
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BD /r`` (AVX512F)"""
-    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 2574
+    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 2579
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2575
+    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2580
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BD /r`` (AVX512F)"""
-    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 2576
+    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 2581
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 2577
+    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 2582
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2578
+    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2583
     """``vfnmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2579
+    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2584
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2580
+    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2585
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 2581
+    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 2586
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 2582
+    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 2587
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2583
+    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2588
     """``vfnmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2584
+    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2589
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2585
+    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2590
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 2586
+    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 2591
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2587
+    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2592
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BF /r`` (AVX512F)"""
-    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 2588
+    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 2593
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2589
+    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2594
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BF /r`` (AVX512F)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 2590
+    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 2595
     """``vfmaddsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 2591
+    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 2596
     """``vfmaddsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 2592
+    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 2597
     """``vfmaddsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 2593
+    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 2598
     """``vfmaddsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 2594
+    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 2599
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 2595
+    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 2600
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 2596
+    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 2601
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 2597
+    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 2602
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 2598
+    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 2603
     """``vfmsubaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 2599
+    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 2604
     """``vfmsubaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 2600
+    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 2605
     """``vfmsubaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 2601
+    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 2606
     """``vfmsubaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 2602
+    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 2607
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 2603
+    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 2608
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 2604
+    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 2609
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 2605
+    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 2610
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 2606
+    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 2611
     """``vfmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 2607
+    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 2612
     """``vfmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 2608
+    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 2613
     """``vfmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 2609
+    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 2614
     """``vfmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 2610
+    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 2615
     """``vfmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 2611
+    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 2616
     """``vfmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 2612
+    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 2617
     """``vfmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 2613
+    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 2618
     """``vfmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 2614
+    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 2619
     """``vfmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 2615
+    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 2620
     """``vfmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 2616
+    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 2621
     """``vfmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6B /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 2617
+    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 2622
     """``vfmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6B /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2618
+    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2623
     """``vfmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2619
+    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2624
     """``vfmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2620
+    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2625
     """``vfmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2621
+    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2626
     """``vfmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2622
+    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2627
     """``vfmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2623
+    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2628
     """``vfmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2624
+    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2629
     """``vfmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2625
+    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2630
     """``vfmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2626
+    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2631
     """``vfmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2627
+    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2632
     """``vfmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2628
+    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2633
     """``vfmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6F /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2629
+    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2634
     """``vfmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6F /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 2630
+    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 2635
     """``vfnmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 2631
+    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 2636
     """``vfnmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 2632
+    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 2637
     """``vfnmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 2633
+    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 2638
     """``vfnmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 2634
+    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 2639
     """``vfnmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 2635
+    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 2640
     """``vfnmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 2636
+    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 2641
     """``vfnmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 2637
+    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 2642
     """``vfnmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 2638
+    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 2643
     """``vfnmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 2639
+    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 2644
     """``vfnmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 2640
+    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 2645
     """``vfnmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7B /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 2641
+    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 2646
     """``vfnmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7B /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2642
+    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2647
     """``vfnmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2643
+    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2648
     """``vfnmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2644
+    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2649
     """``vfnmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2645
+    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2650
     """``vfnmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2646
+    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2651
     """``vfnmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2647
+    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2652
     """``vfnmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2648
+    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2653
     """``vfnmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2649
+    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2654
     """``vfnmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2650
+    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2655
     """``vfnmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2651
+    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2656
     """``vfnmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2652
+    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2657
     """``vfnmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7F /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2653
+    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2658
     """``vfnmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7F /r /is4`` (FMA4)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 2654
+    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 2659
     """``vpermil2ps W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 2655
+    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 2660
     """``vpermil2ps W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 2656
+    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 2661
     """``vpermil2ps W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 2657
+    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 2662
     """``vpermil2ps W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 2658
+    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 2663
     """``vpermil2pd W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 2659
+    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 2664
     """``vpermil2pd W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 2660
+    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 2665
     """``vpermil2pd W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 2661
+    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 2666
     """``vpermil2pd W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_ANDN_R32_R32_RM32: Final = 2662
+    VEX_ANDN_R32_R32_RM32: Final = 2667
     """``andn W:r32, R:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F2 /r`` (BMI1)"""
-    VEX_ANDN_R64_R64_RM64: Final = 2663
+    VEX_ANDN_R64_R64_RM64: Final = 2668
     """``andn W:r64, R:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F2 /r`` (BMI1)"""
-    VEX_BLSR_R32_RM32: Final = 2664
+    VEX_BLSR_R32_RM32: Final = 2669
     """``blsr W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /1`` (BMI1)"""
-    VEX_BLSR_R64_RM64: Final = 2665
+    VEX_BLSR_R64_RM64: Final = 2670
     """``blsr W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /1`` (BMI1)"""
-    VEX_BLSMSK_R32_RM32: Final = 2666
+    VEX_BLSMSK_R32_RM32: Final = 2671
     """``blsmsk W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /2`` (BMI1)"""
-    VEX_BLSMSK_R64_RM64: Final = 2667
+    VEX_BLSMSK_R64_RM64: Final = 2672
     """``blsmsk W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /2`` (BMI1)"""
-    VEX_BLSI_R32_RM32: Final = 2668
+    VEX_BLSI_R32_RM32: Final = 2673
     """``blsi W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /3`` (BMI1)"""
-    VEX_BLSI_R64_RM64: Final = 2669
+    VEX_BLSI_R64_RM64: Final = 2674
     """``blsi W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /3`` (BMI1)"""
-    VEX_BZHI_R32_RM32_R32: Final = 2670
+    VEX_BZHI_R32_RM32_R32: Final = 2675
     """``bzhi W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_BZHI_R64_RM64_R64: Final = 2671
+    VEX_BZHI_R64_RM64_R64: Final = 2676
     """``bzhi W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PEXT_R32_R32_RM32: Final = 2672
+    VEX_PEXT_R32_R32_RM32: Final = 2677
     """``pext W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F3.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PEXT_R64_R64_RM64: Final = 2673
+    VEX_PEXT_R64_R64_RM64: Final = 2678
     """``pext W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F3.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PDEP_R32_R32_RM32: Final = 2674
+    VEX_PDEP_R32_R32_RM32: Final = 2679
     """``pdep W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PDEP_R64_R64_RM64: Final = 2675
+    VEX_PDEP_R64_R64_RM64: Final = 2680
     """``pdep W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_MULX_R32_R32_RM32: Final = 2676
+    VEX_MULX_R32_R32_RM32: Final = 2681
     """``mulx W:r32, W:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F6 /r`` (BMI2)"""
-    VEX_MULX_R64_R64_RM64: Final = 2677
+    VEX_MULX_R64_R64_RM64: Final = 2682
     """``mulx W:r64, W:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F6 /r`` (BMI2)"""
-    VEX_BEXTR_R32_RM32_R32: Final = 2678
+    VEX_BEXTR_R32_RM32_R32: Final = 2683
     """``bextr W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F7 /r`` (BMI1)"""
-    VEX_BEXTR_R64_RM64_R64: Final = 2679
+    VEX_BEXTR_R64_RM64_R64: Final = 2684
     """``bextr W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F7 /r`` (BMI1)"""
-    XOP_BEXTR_R32_RM32_IMM32: Final = 2680
+    XOP_BEXTR_R32_RM32_IMM32: Final = 2685
     """``bextr W:r32, R:r32/m32, R:imm32`` ``XOP.L0.0A.W0 10 /r id`` (TBM)"""
-    XOP_BEXTR_R64_RM64_IMM32: Final = 2681
+    XOP_BEXTR_R64_RM64_IMM32: Final = 2686
     """``bextr W:r64, R:r64/m64, R:imm32`` ``XOP.L0.0A.W1 10 /r id`` (TBM)"""
-    VEX_SHLX_R32_RM32_R32: Final = 2682
+    VEX_SHLX_R32_RM32_R32: Final = 2687
     """``shlx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.66.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHLX_R64_RM64_R64: Final = 2683
+    VEX_SHLX_R64_RM64_R64: Final = 2688
     """``shlx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.66.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SARX_R32_RM32_R32: Final = 2684
+    VEX_SARX_R32_RM32_R32: Final = 2689
     """``sarx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F3.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SARX_R64_RM64_R64: Final = 2685
+    VEX_SARX_R64_RM64_R64: Final = 2690
     """``sarx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F3.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SHRX_R32_RM32_R32: Final = 2686
+    VEX_SHRX_R32_RM32_R32: Final = 2691
     """``shrx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F2.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHRX_R64_RM64_R64: Final = 2687
+    VEX_SHRX_R64_RM64_R64: Final = 2692
     """``shrx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F2.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_RORX_R32_RM32_IMM8: Final = 2688
+    VEX_RORX_R32_RM32_IMM8: Final = 2693
     """``rorx W:r32, R:r32/m32, R:imm8`` ``VEX.LZ.F2.0F3A.W0 F0 /r ib`` (BMI2)"""
-    VEX_RORX_R64_RM64_IMM8: Final = 2689
+    VEX_RORX_R64_RM64_IMM8: Final = 2694
     """``rorx W:r64, R:r64/m64, R:imm8`` ``VEX.LZ.F2.0F3A.W1 F0 /r ib`` (BMI2)"""
-    XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM: Final = 2690
+    XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM: Final = 2695
     """``vpmacssww W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 85 /r /is4`` (XOP)"""
-    XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM: Final = 2691
+    XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM: Final = 2696
     """``vpmacsswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 86 /r /is4`` (XOP)"""
-    XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM: Final = 2692
+    XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM: Final = 2697
     """``vpmacssdql W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 87 /r /is4`` (XOP)"""
-    XOP_VPMACSSDD_XMM_XMM_XMMM128_XMM: Final = 2693
+    XOP_VPMACSSDD_XMM_XMM_XMMM128_XMM: Final = 2698
     """``vpmacssdd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 8E /r /is4`` (XOP)"""
-    XOP_VPMACSSDQH_XMM_XMM_XMMM128_XMM: Final = 2694
+    XOP_VPMACSSDQH_XMM_XMM_XMMM128_XMM: Final = 2699
     """``vpmacssdqh W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 8F /r /is4`` (XOP)"""
-    XOP_VPMACSWW_XMM_XMM_XMMM128_XMM: Final = 2695
+    XOP_VPMACSWW_XMM_XMM_XMMM128_XMM: Final = 2700
     """``vpmacsww W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 95 /r /is4`` (XOP)"""
-    XOP_VPMACSWD_XMM_XMM_XMMM128_XMM: Final = 2696
+    XOP_VPMACSWD_XMM_XMM_XMMM128_XMM: Final = 2701
     """``vpmacswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 96 /r /is4`` (XOP)"""
-    XOP_VPMACSDQL_XMM_XMM_XMMM128_XMM: Final = 2697
+    XOP_VPMACSDQL_XMM_XMM_XMMM128_XMM: Final = 2702
     """``vpmacsdql W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 97 /r /is4`` (XOP)"""
-    XOP_VPMACSDD_XMM_XMM_XMMM128_XMM: Final = 2698
+    XOP_VPMACSDD_XMM_XMM_XMMM128_XMM: Final = 2703
     """``vpmacsdd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 9E /r /is4`` (XOP)"""
-    XOP_VPMACSDQH_XMM_XMM_XMMM128_XMM: Final = 2699
+    XOP_VPMACSDQH_XMM_XMM_XMMM128_XMM: Final = 2704
     """``vpmacsdqh W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 9F /r /is4`` (XOP)"""
-    XOP_VPMADCSSWD_XMM_XMM_XMMM128_XMM: Final = 2700
+    XOP_VPMADCSSWD_XMM_XMM_XMMM128_XMM: Final = 2705
     """``vpmadcsswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A6 /r /is4`` (XOP)"""
-    XOP_VPMADCSWD_XMM_XMM_XMMM128_XMM: Final = 2701
+    XOP_VPMADCSWD_XMM_XMM_XMMM128_XMM: Final = 2706
     """``vpmadcswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 B6 /r /is4`` (XOP)"""
-    XOP_VPCMOV_XMM_XMM_XMMM128_XMM: Final = 2702
+    XOP_VPCMOV_XMM_XMM_XMMM128_XMM: Final = 2707
     """``vpcmov W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_YMM_YMM_YMMM256_YMM: Final = 2703
+    XOP_VPCMOV_YMM_YMM_YMMM256_YMM: Final = 2708
     """``vpcmov W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``XOP.256.08.W0 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_XMM_XMM_XMM_XMMM128: Final = 2704
+    XOP_VPCMOV_XMM_XMM_XMM_XMMM128: Final = 2709
     """``vpcmov W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``XOP.128.08.W1 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_YMM_YMM_YMM_YMMM256: Final = 2705
+    XOP_VPCMOV_YMM_YMM_YMM_YMMM256: Final = 2710
     """``vpcmov W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``XOP.256.08.W1 A2 /r /is4`` (XOP)"""
-    XOP_VPPERM_XMM_XMM_XMMM128_XMM: Final = 2706
+    XOP_VPPERM_XMM_XMM_XMMM128_XMM: Final = 2711
     """``vpperm W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A3 /r /is4`` (XOP)"""
-    XOP_VPPERM_XMM_XMM_XMM_XMMM128: Final = 2707
+    XOP_VPPERM_XMM_XMM_XMM_XMMM128: Final = 2712
     """``vpperm W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``XOP.128.08.W1 A3 /r /is4`` (XOP)"""
-    XOP_VPROTB_XMM_XMMM128_IMM8: Final = 2708
+    XOP_VPROTB_XMM_XMMM128_IMM8: Final = 2713
     """``vprotb W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C0 /r ib`` (XOP)"""
-    XOP_VPROTB_XMM_XMMM128_XMM: Final = 2709
+    XOP_VPROTB_XMM_XMMM128_XMM: Final = 2714
     """``vprotb W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 90 /r`` (XOP)"""
-    XOP_VPROTB_XMM_XMM_XMMM128: Final = 2710
+    XOP_VPROTB_XMM_XMM_XMMM128: Final = 2715
     """``vprotb W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 90 /r`` (XOP)"""
-    XOP_VPROTW_XMM_XMMM128_IMM8: Final = 2711
+    XOP_VPROTW_XMM_XMMM128_IMM8: Final = 2716
     """``vprotw W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C1 /r ib`` (XOP)"""
-    XOP_VPROTW_XMM_XMMM128_XMM: Final = 2712
+    XOP_VPROTW_XMM_XMMM128_XMM: Final = 2717
     """``vprotw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 91 /r`` (XOP)"""
-    XOP_VPROTW_XMM_XMM_XMMM128: Final = 2713
+    XOP_VPROTW_XMM_XMM_XMMM128: Final = 2718
     """``vprotw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 91 /r`` (XOP)"""
-    XOP_VPROTD_XMM_XMMM128_IMM8: Final = 2714
+    XOP_VPROTD_XMM_XMMM128_IMM8: Final = 2719
     """``vprotd W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C2 /r ib`` (XOP)"""
-    XOP_VPROTD_XMM_XMMM128_XMM: Final = 2715
+    XOP_VPROTD_XMM_XMMM128_XMM: Final = 2720
     """``vprotd W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 92 /r`` (XOP)"""
-    XOP_VPROTD_XMM_XMM_XMMM128: Final = 2716
+    XOP_VPROTD_XMM_XMM_XMMM128: Final = 2721
     """``vprotd W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 92 /r`` (XOP)"""
-    XOP_VPROTQ_XMM_XMMM128_IMM8: Final = 2717
+    XOP_VPROTQ_XMM_XMMM128_IMM8: Final = 2722
     """``vprotq W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C3 /r ib`` (XOP)"""
-    XOP_VPROTQ_XMM_XMMM128_XMM: Final = 2718
+    XOP_VPROTQ_XMM_XMMM128_XMM: Final = 2723
     """``vprotq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 93 /r`` (XOP)"""
-    XOP_VPROTQ_XMM_XMM_XMMM128: Final = 2719
+    XOP_VPROTQ_XMM_XMM_XMMM128: Final = 2724
     """``vprotq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 93 /r`` (XOP)"""
-    XOP_VPSHLB_XMM_XMMM128_XMM: Final = 2720
+    XOP_VPSHLB_XMM_XMMM128_XMM: Final = 2725
     """``vpshlb W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 94 /r`` (XOP)"""
-    XOP_VPSHLB_XMM_XMM_XMMM128: Final = 2721
+    XOP_VPSHLB_XMM_XMM_XMMM128: Final = 2726
     """``vpshlb W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 94 /r`` (XOP)"""
-    XOP_VPSHLW_XMM_XMMM128_XMM: Final = 2722
+    XOP_VPSHLW_XMM_XMMM128_XMM: Final = 2727
     """``vpshlw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 95 /r`` (XOP)"""
-    XOP_VPSHLW_XMM_XMM_XMMM128: Final = 2723
+    XOP_VPSHLW_XMM_XMM_XMMM128: Final = 2728
     """``vpshlw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 95 /r`` (XOP)"""
-    XOP_VPSHLD_XMM_XMMM128_XMM: Final = 2724
+    XOP_VPSHLD_XMM_XMMM128_XMM: Final = 2729
     """``vpshld W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 96 /r`` (XOP)"""
-    XOP_VPSHLD_XMM_XMM_XMMM128: Final = 2725
+    XOP_VPSHLD_XMM_XMM_XMMM128: Final = 2730
     """``vpshld W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 96 /r`` (XOP)"""
-    XOP_VPSHLQ_XMM_XMMM128_XMM: Final = 2726
+    XOP_VPSHLQ_XMM_XMMM128_XMM: Final = 2731
     """``vpshlq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 97 /r`` (XOP)"""
-    XOP_VPSHLQ_XMM_XMM_XMMM128: Final = 2727
+    XOP_VPSHLQ_XMM_XMM_XMMM128: Final = 2732
     """``vpshlq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 97 /r`` (XOP)"""
-    XOP_VPSHAB_XMM_XMMM128_XMM: Final = 2728
+    XOP_VPSHAB_XMM_XMMM128_XMM: Final = 2733
     """``vpshab W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 98 /r`` (XOP)"""
-    XOP_VPSHAB_XMM_XMM_XMMM128: Final = 2729
+    XOP_VPSHAB_XMM_XMM_XMMM128: Final = 2734
     """``vpshab W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 98 /r`` (XOP)"""
-    XOP_VPSHAW_XMM_XMMM128_XMM: Final = 2730
+    XOP_VPSHAW_XMM_XMMM128_XMM: Final = 2735
     """``vpshaw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 99 /r`` (XOP)"""
-    XOP_VPSHAW_XMM_XMM_XMMM128: Final = 2731
+    XOP_VPSHAW_XMM_XMM_XMMM128: Final = 2736
     """``vpshaw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 99 /r`` (XOP)"""
-    XOP_VPSHAD_XMM_XMMM128_XMM: Final = 2732
+    XOP_VPSHAD_XMM_XMMM128_XMM: Final = 2737
     """``vpshad W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 9A /r`` (XOP)"""
-    XOP_VPSHAD_XMM_XMM_XMMM128: Final = 2733
+    XOP_VPSHAD_XMM_XMM_XMMM128: Final = 2738
     """``vpshad W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 9A /r`` (XOP)"""
-    XOP_VPSHAQ_XMM_XMMM128_XMM: Final = 2734
+    XOP_VPSHAQ_XMM_XMMM128_XMM: Final = 2739
     """``vpshaq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 9B /r`` (XOP)"""
-    XOP_VPSHAQ_XMM_XMM_XMMM128: Final = 2735
+    XOP_VPSHAQ_XMM_XMM_XMMM128: Final = 2740
     """``vpshaq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 9B /r`` (XOP)"""
-    XOP_VPCOMB_XMM_XMM_XMMM128_IMM8: Final = 2736
+    XOP_VPCOMB_XMM_XMM_XMMM128_IMM8: Final = 2741
     """``vpcomb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CC /r ib`` (XOP)"""
-    XOP_VPCOMW_XMM_XMM_XMMM128_IMM8: Final = 2737
+    XOP_VPCOMW_XMM_XMM_XMMM128_IMM8: Final = 2742
     """``vpcomw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CD /r ib`` (XOP)"""
-    XOP_VPCOMD_XMM_XMM_XMMM128_IMM8: Final = 2738
+    XOP_VPCOMD_XMM_XMM_XMMM128_IMM8: Final = 2743
     """``vpcomd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CE /r ib`` (XOP)"""
-    XOP_VPCOMQ_XMM_XMM_XMMM128_IMM8: Final = 2739
+    XOP_VPCOMQ_XMM_XMM_XMMM128_IMM8: Final = 2744
     """``vpcomq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CF /r ib`` (XOP)"""
-    XOP_VPCOMUB_XMM_XMM_XMMM128_IMM8: Final = 2740
+    XOP_VPCOMUB_XMM_XMM_XMMM128_IMM8: Final = 2745
     """``vpcomub W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EC /r ib`` (XOP)"""
-    XOP_VPCOMUW_XMM_XMM_XMMM128_IMM8: Final = 2741
+    XOP_VPCOMUW_XMM_XMM_XMMM128_IMM8: Final = 2746
     """``vpcomuw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 ED /r ib`` (XOP)"""
-    XOP_VPCOMUD_XMM_XMM_XMMM128_IMM8: Final = 2742
+    XOP_VPCOMUD_XMM_XMM_XMMM128_IMM8: Final = 2747
     """``vpcomud W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EE /r ib`` (XOP)"""
-    XOP_VPCOMUQ_XMM_XMM_XMMM128_IMM8: Final = 2743
+    XOP_VPCOMUQ_XMM_XMM_XMMM128_IMM8: Final = 2748
     """``vpcomuq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EF /r ib`` (XOP)"""
-    XOP_VFRCZPS_XMM_XMMM128: Final = 2744
+    XOP_VFRCZPS_XMM_XMMM128: Final = 2749
     """``vfrczps W:xmm, R:xmm/m128`` ``XOP.128.09.W0 80 /r`` (XOP)"""
-    XOP_VFRCZPS_YMM_YMMM256: Final = 2745
+    XOP_VFRCZPS_YMM_YMMM256: Final = 2750
     """``vfrczps W:ymm, R:ymm/m256`` ``XOP.256.09.W0 80 /r`` (XOP)"""
-    XOP_VFRCZPD_XMM_XMMM128: Final = 2746
+    XOP_VFRCZPD_XMM_XMMM128: Final = 2751
     """``vfrczpd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 81 /r`` (XOP)"""
-    XOP_VFRCZPD_YMM_YMMM256: Final = 2747
+    XOP_VFRCZPD_YMM_YMMM256: Final = 2752
     """``vfrczpd W:ymm, R:ymm/m256`` ``XOP.256.09.W0 81 /r`` (XOP)"""
-    XOP_VFRCZSS_XMM_XMMM32: Final = 2748
+    XOP_VFRCZSS_XMM_XMMM32: Final = 2753
     """``vfrczss W:xmm, R:xmm/m32`` ``XOP.128.09.W0 82 /r`` (XOP)"""
-    XOP_VFRCZSD_XMM_XMMM64: Final = 2749
+    XOP_VFRCZSD_XMM_XMMM64: Final = 2754
     """``vfrczsd W:xmm, R:xmm/m64`` ``XOP.128.09.W0 83 /r`` (XOP)"""
-    XOP_VPHADDBW_XMM_XMMM128: Final = 2750
+    XOP_VPHADDBW_XMM_XMMM128: Final = 2755
     """``vphaddbw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C1 /r`` (XOP)"""
-    XOP_VPHADDBD_XMM_XMMM128: Final = 2751
+    XOP_VPHADDBD_XMM_XMMM128: Final = 2756
     """``vphaddbd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C2 /r`` (XOP)"""
-    XOP_VPHADDBQ_XMM_XMMM128: Final = 2752
+    XOP_VPHADDBQ_XMM_XMMM128: Final = 2757
     """``vphaddbq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C3 /r`` (XOP)"""
-    XOP_VPHADDWD_XMM_XMMM128: Final = 2753
+    XOP_VPHADDWD_XMM_XMMM128: Final = 2758
     """``vphaddwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C6 /r`` (XOP)"""
-    XOP_VPHADDWQ_XMM_XMMM128: Final = 2754
+    XOP_VPHADDWQ_XMM_XMMM128: Final = 2759
     """``vphaddwq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C7 /r`` (XOP)"""
-    XOP_VPHADDDQ_XMM_XMMM128: Final = 2755
+    XOP_VPHADDDQ_XMM_XMMM128: Final = 2760
     """``vphadddq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 CB /r`` (XOP)"""
-    XOP_VPHADDUBW_XMM_XMMM128: Final = 2756
+    XOP_VPHADDUBW_XMM_XMMM128: Final = 2761
     """``vphaddubw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D1 /r`` (XOP)"""
-    XOP_VPHADDUBD_XMM_XMMM128: Final = 2757
+    XOP_VPHADDUBD_XMM_XMMM128: Final = 2762
     """``vphaddubd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D2 /r`` (XOP)"""
-    XOP_VPHADDUBQ_XMM_XMMM128: Final = 2758
+    XOP_VPHADDUBQ_XMM_XMMM128: Final = 2763
     """``vphaddubq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D3 /r`` (XOP)"""
-    XOP_VPHADDUWD_XMM_XMMM128: Final = 2759
+    XOP_VPHADDUWD_XMM_XMMM128: Final = 2764
     """``vphadduwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D6 /r`` (XOP)"""
-    XOP_VPHADDUWQ_XMM_XMMM128: Final = 2760
+    XOP_VPHADDUWQ_XMM_XMMM128: Final = 2765
     """``vphadduwq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D7 /r`` (XOP)"""
-    XOP_VPHADDUDQ_XMM_XMMM128: Final = 2761
+    XOP_VPHADDUDQ_XMM_XMMM128: Final = 2766
     """``vphaddudq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 DB /r`` (XOP)"""
-    XOP_VPHSUBBW_XMM_XMMM128: Final = 2762
+    XOP_VPHSUBBW_XMM_XMMM128: Final = 2767
     """``vphsubbw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E1 /r`` (XOP)"""
-    XOP_VPHSUBWD_XMM_XMMM128: Final = 2763
+    XOP_VPHSUBWD_XMM_XMMM128: Final = 2768
     """``vphsubwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E2 /r`` (XOP)"""
-    XOP_VPHSUBDQ_XMM_XMMM128: Final = 2764
+    XOP_VPHSUBDQ_XMM_XMMM128: Final = 2769
     """``vphsubdq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E3 /r`` (XOP)"""
-    XOP_BLCFILL_R32_RM32: Final = 2765
+    XOP_BLCFILL_R32_RM32: Final = 2770
     """``blcfill W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /1`` (TBM)"""
-    XOP_BLCFILL_R64_RM64: Final = 2766
+    XOP_BLCFILL_R64_RM64: Final = 2771
     """``blcfill W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /1`` (TBM)"""
-    XOP_BLSFILL_R32_RM32: Final = 2767
+    XOP_BLSFILL_R32_RM32: Final = 2772
     """``blsfill W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /2`` (TBM)"""
-    XOP_BLSFILL_R64_RM64: Final = 2768
+    XOP_BLSFILL_R64_RM64: Final = 2773
     """``blsfill W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /2`` (TBM)"""
-    XOP_BLCS_R32_RM32: Final = 2769
+    XOP_BLCS_R32_RM32: Final = 2774
     """``blcs W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /3`` (TBM)"""
-    XOP_BLCS_R64_RM64: Final = 2770
+    XOP_BLCS_R64_RM64: Final = 2775
     """``blcs W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /3`` (TBM)"""
-    XOP_TZMSK_R32_RM32: Final = 2771
+    XOP_TZMSK_R32_RM32: Final = 2776
     """``tzmsk W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /4`` (TBM)"""
-    XOP_TZMSK_R64_RM64: Final = 2772
+    XOP_TZMSK_R64_RM64: Final = 2777
     """``tzmsk W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /4`` (TBM)"""
-    XOP_BLCIC_R32_RM32: Final = 2773
+    XOP_BLCIC_R32_RM32: Final = 2778
     """``blcic W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /5`` (TBM)"""
-    XOP_BLCIC_R64_RM64: Final = 2774
+    XOP_BLCIC_R64_RM64: Final = 2779
     """``blcic W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /5`` (TBM)"""
-    XOP_BLSIC_R32_RM32: Final = 2775
+    XOP_BLSIC_R32_RM32: Final = 2780
     """``blsic W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /6`` (TBM)"""
-    XOP_BLSIC_R64_RM64: Final = 2776
+    XOP_BLSIC_R64_RM64: Final = 2781
     """``blsic W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /6`` (TBM)"""
-    XOP_T1MSKC_R32_RM32: Final = 2777
+    XOP_T1MSKC_R32_RM32: Final = 2782
     """``t1mskc W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /7`` (TBM)"""
-    XOP_T1MSKC_R64_RM64: Final = 2778
+    XOP_T1MSKC_R64_RM64: Final = 2783
     """``t1mskc W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /7`` (TBM)"""
-    XOP_BLCMSK_R32_RM32: Final = 2779
+    XOP_BLCMSK_R32_RM32: Final = 2784
     """``blcmsk W:r32, R:r32/m32`` ``XOP.L0.09.W0 02 /1`` (TBM)"""
-    XOP_BLCMSK_R64_RM64: Final = 2780
+    XOP_BLCMSK_R64_RM64: Final = 2785
     """``blcmsk W:r64, R:r64/m64`` ``XOP.L0.09.W1 02 /1`` (TBM)"""
-    XOP_BLCI_R32_RM32: Final = 2781
+    XOP_BLCI_R32_RM32: Final = 2786
     """``blci W:r32, R:r32/m32`` ``XOP.L0.09.W0 02 /6`` (TBM)"""
-    XOP_BLCI_R64_RM64: Final = 2782
+    XOP_BLCI_R64_RM64: Final = 2787
     """``blci W:r64, R:r64/m64`` ``XOP.L0.09.W1 02 /6`` (TBM)"""
-    XOP_LLWPCB_R32: Final = 2783
+    XOP_LLWPCB_R32: Final = 2788
     """``llwpcb R:r32`` ``XOP.L0.09.W0 12 /0`` (LWP)"""
-    XOP_LLWPCB_R64: Final = 2784
+    XOP_LLWPCB_R64: Final = 2789
     """``llwpcb R:r64`` ``XOP.L0.09.W1 12 /0`` (LWP)"""
-    XOP_SLWPCB_R32: Final = 2785
+    XOP_SLWPCB_R32: Final = 2790
     """``slwpcb W:r32`` ``XOP.L0.09.W0 12 /1`` (LWP)"""
-    XOP_SLWPCB_R64: Final = 2786
+    XOP_SLWPCB_R64: Final = 2791
     """``slwpcb W:r64`` ``XOP.L0.09.W1 12 /1`` (LWP)"""
-    XOP_LWPINS_R32_RM32_IMM32: Final = 2787
+    XOP_LWPINS_R32_RM32_IMM32: Final = 2792
     """``lwpins R:r32, R:r32/m32, R:imm32`` ``XOP.L0.0A.W0 12 /0 id`` (LWP)"""
-    XOP_LWPINS_R64_RM32_IMM32: Final = 2788
+    XOP_LWPINS_R64_RM32_IMM32: Final = 2793
     """``lwpins R:r64, R:r32/m32, R:imm32`` ``XOP.L0.0A.W1 12 /0 id`` (LWP)"""
-    XOP_LWPVAL_R32_RM32_IMM32: Final = 2789
+    XOP_LWPVAL_R32_RM32_IMM32: Final = 2794
     """``lwpval R:r32, CR:r32/m32, R:imm32`` ``XOP.L0.0A.W0 12 /1 id`` (LWP)"""
-    XOP_LWPVAL_R64_RM32_IMM32: Final = 2790
+    XOP_LWPVAL_R64_RM32_IMM32: Final = 2795
     """``lwpval R:r64, CR:r32/m32, R:imm32`` ``XOP.L0.0A.W1 12 /1 id`` (LWP)"""
-    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 2791
+    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 2796
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 2792
+    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 2797
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 2793
+    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 2798
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 2794
+    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 2799
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 2795
+    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 2800
     """``vgf2p8mulb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CF /r`` (AVX512F+GFNI)"""
-    VEX_VAESIMC_XMM_XMMM128: Final = 2796
+    VEX_VAESIMC_XMM_XMMM128: Final = 2801
     """``vaesimc W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DB /r`` (AES+AVX)"""
-    VEX_VAESENC_XMM_XMM_XMMM128: Final = 2797
+    VEX_VAESENC_XMM_XMM_XMMM128: Final = 2802
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DC /r`` (AES+AVX)"""
-    VEX_VAESENC_YMM_YMM_YMMM256: Final = 2798
+    VEX_VAESENC_YMM_YMM_YMMM256: Final = 2803
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DC /r`` (VAES)"""
-    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 2799
+    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 2804
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 2800
+    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 2805
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 2801
+    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 2806
     """``vaesenc W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DC /r`` (AVX512F+VAES)"""
-    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2802
+    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2807
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DD /r`` (AES+AVX)"""
-    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2803
+    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2808
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DD /r`` (VAES)"""
-    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2804
+    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2809
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2805
+    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2810
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 2806
+    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 2811
     """``vaesenclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DD /r`` (AVX512F+VAES)"""
-    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 2807
+    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 2812
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DE /r`` (AES+AVX)"""
-    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 2808
+    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 2813
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DE /r`` (VAES)"""
-    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 2809
+    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 2814
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 2810
+    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 2815
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 2811
+    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 2816
     """``vaesdec W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DE /r`` (AVX512F+VAES)"""
-    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2812
+    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2817
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DF /r`` (AES+AVX)"""
-    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2813
+    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2818
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DF /r`` (VAES)"""
-    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2814
+    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2819
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2815
+    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2820
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 2816
+    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 2821
     """``vaesdeclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DF /r`` (AVX512F+VAES)"""
-    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2817
+    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2822
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 44 /r ib`` (PCLMULQDQ+AVX)"""
-    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2818
+    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2823
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 44 /r ib`` (VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2819
+    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2824
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2820
+    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2825
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 2821
+    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 2826
     """``vpclmulqdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 44 /r ib`` (AVX512F+VPCLMULQDQ)"""
-    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 2822
+    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 2827
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 2823
+    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 2828
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2824
+    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2829
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2825
+    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2830
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2826
+    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2831
     """``vgf2p8affineqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CE /r ib`` (AVX512F+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 2827
+    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 2832
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 2828
+    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 2833
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2829
+    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2834
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2830
+    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2835
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2831
+    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2836
     """``vgf2p8affineinvqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CF /r ib`` (AVX512F+GFNI)"""
-    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2832
+    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2837
     """``vaeskeygenassist W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG DF /r ib`` (AES+AVX)"""
-    VEX_STTILECFG_M512: Final = 2833
+    VEX_STTILECFG_M512: Final = 2838
     """``sttilecfg W:m512`` ``VEX.128.66.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 2834
+    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 2839
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 2835
+    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 2840
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2836
+    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2841
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2837
+    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2842
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2838
+    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2843
     """``vpdpbusd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 50 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 2839
+    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 2844
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 2840
+    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 2845
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2841
+    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2846
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2842
+    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2847
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2843
+    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2848
     """``vpdpbusds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 51 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 2844
+    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 2849
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 2845
+    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 2850
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2846
+    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2851
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2847
+    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2852
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2848
+    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2853
     """``vpdpwssd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 52 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 2849
+    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 2854
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 2850
+    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 2855
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2851
+    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2856
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2852
+    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2857
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2853
+    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2858
     """``vpdpwssds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 53 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 2854
+    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 2859
     """``vpdpbuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 2855
+    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 2860
     """``vpdpbuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 2856
+    EVEX_VPDPBUUD_XMM_K1Z_XMM_XMMM128B32: Final = 2861
+    """``vpdpbuud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 50 /r`` (AVX10_2)"""
+    EVEX_VPDPBUUD_YMM_K1Z_YMM_YMMM256B32: Final = 2862
+    """``vpdpbuud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 50 /r`` (AVX10_2)"""
+    EVEX_VPDPBUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2863
+    """``vpdpbuud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 50 /r`` (AVX10_2)"""
+    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 2864
     """``vpdpbsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 2857
+    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 2865
     """``vpdpbsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 2858
+    EVEX_VPDPBSUD_XMM_K1Z_XMM_XMMM128B32: Final = 2866
+    """``vpdpbsud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 50 /r`` (AVX10_2)"""
+    EVEX_VPDPBSUD_YMM_K1Z_YMM_YMMM256B32: Final = 2867
+    """``vpdpbsud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 50 /r`` (AVX10_2)"""
+    EVEX_VPDPBSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2868
+    """``vpdpbsud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 50 /r`` (AVX10_2)"""
+    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 2869
     """``vpdpbssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 2859
+    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 2870
     """``vpdpbssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 2860
+    EVEX_VPDPBSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2871
+    """``vpdpbssd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 50 /r`` (AVX10_2)"""
+    EVEX_VPDPBSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2872
+    """``vpdpbssd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 50 /r`` (AVX10_2)"""
+    EVEX_VPDPBSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2873
+    """``vpdpbssd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 50 /r`` (AVX10_2)"""
+    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 2874
     """``vpdpbuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 2861
+    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 2875
     """``vpdpbuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 2862
+    EVEX_VPDPBUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2876
+    """``vpdpbuuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 51 /r`` (AVX10_2)"""
+    EVEX_VPDPBUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2877
+    """``vpdpbuuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 51 /r`` (AVX10_2)"""
+    EVEX_VPDPBUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2878
+    """``vpdpbuuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 51 /r`` (AVX10_2)"""
+    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 2879
     """``vpdpbsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 2863
+    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 2880
     """``vpdpbsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 2864
+    EVEX_VPDPBSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2881
+    """``vpdpbsuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 51 /r`` (AVX10_2)"""
+    EVEX_VPDPBSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2882
+    """``vpdpbsuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 51 /r`` (AVX10_2)"""
+    EVEX_VPDPBSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2883
+    """``vpdpbsuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 51 /r`` (AVX10_2)"""
+    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 2884
     """``vpdpbssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 2865
+    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 2885
     """``vpdpbssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 2866
+    EVEX_VPDPBSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2886
+    """``vpdpbssds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 51 /r`` (AVX10_2)"""
+    EVEX_VPDPBSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2887
+    """``vpdpbssds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 51 /r`` (AVX10_2)"""
+    EVEX_VPDPBSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2888
+    """``vpdpbssds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 51 /r`` (AVX10_2)"""
+    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 2889
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 2867
+    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 2890
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 2868
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 2891
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 2869
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 2892
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 2870
+    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 2893
     """``vcvtneps2bf16 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    VEX_VCVTNEOPH2PS_XMM_M128: Final = 2871
+    VEX_VCVTNEOPH2PS_XMM_M128: Final = 2894
     """``vcvtneoph2ps W:xmm, R:m128`` ``VEX.128.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOPH2PS_YMM_M256: Final = 2872
+    VEX_VCVTNEOPH2PS_YMM_M256: Final = 2895
     """``vcvtneoph2ps W:ymm, R:m256`` ``VEX.256.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_XMM_M128: Final = 2873
+    VEX_VCVTNEEPH2PS_XMM_M128: Final = 2896
     """``vcvtneeph2ps W:xmm, R:m128`` ``VEX.128.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_YMM_M256: Final = 2874
+    VEX_VCVTNEEPH2PS_YMM_M256: Final = 2897
     """``vcvtneeph2ps W:ymm, R:m256`` ``VEX.256.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_XMM_M128: Final = 2875
+    VEX_VCVTNEEBF162PS_XMM_M128: Final = 2898
     """``vcvtneebf162ps W:xmm, R:m128`` ``VEX.128.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_YMM_M256: Final = 2876
+    VEX_VCVTNEEBF162PS_YMM_M256: Final = 2899
     """``vcvtneebf162ps W:ymm, R:m256`` ``VEX.256.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_XMM_M128: Final = 2877
+    VEX_VCVTNEOBF162PS_XMM_M128: Final = 2900
     """``vcvtneobf162ps W:xmm, R:m128`` ``VEX.128.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_YMM_M256: Final = 2878
+    VEX_VCVTNEOBF162PS_YMM_M256: Final = 2901
     """``vcvtneobf162ps W:ymm, R:m256`` ``VEX.256.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_XMM_M16: Final = 2879
+    VEX_VBCSTNESH2PS_XMM_M16: Final = 2902
     """``vbcstnesh2ps W:xmm, R:m16`` ``VEX.128.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_YMM_M16: Final = 2880
+    VEX_VBCSTNESH2PS_YMM_M16: Final = 2903
     """``vbcstnesh2ps W:ymm, R:m16`` ``VEX.256.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_XMM_M16: Final = 2881
+    VEX_VBCSTNEBF162PS_XMM_M16: Final = 2904
     """``vbcstnebf162ps W:xmm, R:m16`` ``VEX.128.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_YMM_M16: Final = 2882
+    VEX_VBCSTNEBF162PS_YMM_M16: Final = 2905
     """``vbcstnebf162ps W:ymm, R:m16`` ``VEX.256.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 2883
+    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 2906
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 2884
+    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 2907
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2885
+    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2908
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2886
+    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2909
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2887
+    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2910
     """``vpmadd52luq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B4 /r`` (AVX512_IFMA)"""
-    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 2888
+    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 2911
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 2889
+    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 2912
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2890
+    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2913
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2891
+    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2914
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2892
+    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2915
     """``vpmadd52huq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B5 /r`` (AVX512_IFMA)"""
-    VEX_CMPOXADD_M32_R32_R32: Final = 2893
+    VEX_CMPOXADD_M32_R32_R32: Final = 2916
     """``cmpoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPOXADD_M64_R64_R64: Final = 2894
+    VEX_CMPOXADD_M64_R64_R64: Final = 2917
     """``cmpoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M32_R32_R32: Final = 2895
+    VEX_CMPNOXADD_M32_R32_R32: Final = 2918
     """``cmpnoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M64_R64_R64: Final = 2896
+    VEX_CMPNOXADD_M64_R64_R64: Final = 2919
     """``cmpnoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M32_R32_R32: Final = 2897
+    VEX_CMPBXADD_M32_R32_R32: Final = 2920
     """``cmpbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M64_R64_R64: Final = 2898
+    VEX_CMPBXADD_M64_R64_R64: Final = 2921
     """``cmpbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M32_R32_R32: Final = 2899
+    VEX_CMPBEXADD_M32_R32_R32: Final = 2922
     """``cmpbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M64_R64_R64: Final = 2900
+    VEX_CMPBEXADD_M64_R64_R64: Final = 2923
     """``cmpbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M32_R32_R32: Final = 2901
+    VEX_CMPSXADD_M32_R32_R32: Final = 2924
     """``cmpsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M64_R64_R64: Final = 2902
+    VEX_CMPSXADD_M64_R64_R64: Final = 2925
     """``cmpsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M32_R32_R32: Final = 2903
+    VEX_CMPNSXADD_M32_R32_R32: Final = 2926
     """``cmpnsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M64_R64_R64: Final = 2904
+    VEX_CMPNSXADD_M64_R64_R64: Final = 2927
     """``cmpnsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M32_R32_R32: Final = 2905
+    VEX_CMPPXADD_M32_R32_R32: Final = 2928
     """``cmppxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EA /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M64_R64_R64: Final = 2906
+    VEX_CMPPXADD_M64_R64_R64: Final = 2929
     """``cmppxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EA /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M32_R32_R32: Final = 2907
+    VEX_CMPNPXADD_M32_R32_R32: Final = 2930
     """``cmpnpxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EB /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M64_R64_R64: Final = 2908
+    VEX_CMPNPXADD_M64_R64_R64: Final = 2931
     """``cmpnpxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EB /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M32_R32_R32: Final = 2909
+    VEX_CMPLXADD_M32_R32_R32: Final = 2932
     """``cmplxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M64_R64_R64: Final = 2910
+    VEX_CMPLXADD_M64_R64_R64: Final = 2933
     """``cmplxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M32_R32_R32: Final = 2911
+    VEX_CMPLEXADD_M32_R32_R32: Final = 2934
     """``cmplexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EE /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M64_R64_R64: Final = 2912
+    VEX_CMPLEXADD_M64_R64_R64: Final = 2935
     """``cmplexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EE /r`` (CMPCCXADD)"""
-    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 2913
+    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 2936
     """``vsha512rnds2 RW:ymm, R:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CB /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG1_YMM_XMM: Final = 2914
+    VEX_VSHA512MSG1_YMM_XMM: Final = 2937
     """``vsha512msg1 RW:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CC /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG2_YMM_YMM: Final = 2915
+    VEX_VSHA512MSG2_YMM_YMM: Final = 2938
     """``vsha512msg2 RW:ymm, R:ymm`` ``VEX.256.F2.0F38.W0 CD /r`` (AVX+SHA512)"""
-    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 2916
+    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 2939
     """``vpdpwuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 2917
+    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 2940
     """``vpdpwuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 2918
+    EVEX_VPDPWUUD_XMM_K1Z_XMM_XMMM128B32: Final = 2941
+    """``vpdpwuud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 D2 /r`` (AVX10_2)"""
+    EVEX_VPDPWUUD_YMM_K1Z_YMM_YMMM256B32: Final = 2942
+    """``vpdpwuud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 D2 /r`` (AVX10_2)"""
+    EVEX_VPDPWUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2943
+    """``vpdpwuud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 D2 /r`` (AVX10_2)"""
+    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 2944
     """``vpdpwusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 2919
+    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 2945
     """``vpdpwusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 2920
+    EVEX_VPDPWUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2946
+    """``vpdpwusd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 D2 /r`` (AVX10_2)"""
+    EVEX_VPDPWUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2947
+    """``vpdpwusd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 D2 /r`` (AVX10_2)"""
+    EVEX_VPDPWUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2948
+    """``vpdpwusd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 D2 /r`` (AVX10_2)"""
+    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 2949
     """``vpdpwsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 2921
+    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 2950
     """``vpdpwsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 2922
+    EVEX_VPDPWSUD_XMM_K1Z_XMM_XMMM128B32: Final = 2951
+    """``vpdpwsud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 D2 /r`` (AVX10_2)"""
+    EVEX_VPDPWSUD_YMM_K1Z_YMM_YMMM256B32: Final = 2952
+    """``vpdpwsud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 D2 /r`` (AVX10_2)"""
+    EVEX_VPDPWSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2953
+    """``vpdpwsud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 D2 /r`` (AVX10_2)"""
+    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 2954
     """``vpdpwuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 2923
+    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 2955
     """``vpdpwuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 2924
+    EVEX_VPDPWUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2956
+    """``vpdpwuuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 D3 /r`` (AVX10_2)"""
+    EVEX_VPDPWUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2957
+    """``vpdpwuuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 D3 /r`` (AVX10_2)"""
+    EVEX_VPDPWUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2958
+    """``vpdpwuuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 D3 /r`` (AVX10_2)"""
+    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 2959
     """``vpdpwusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 2925
+    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 2960
     """``vpdpwusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 2926
+    EVEX_VPDPWUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2961
+    """``vpdpwusds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 D3 /r`` (AVX10_2)"""
+    EVEX_VPDPWUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2962
+    """``vpdpwusds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 D3 /r`` (AVX10_2)"""
+    EVEX_VPDPWUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2963
+    """``vpdpwusds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 D3 /r`` (AVX10_2)"""
+    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 2964
     """``vpdpwsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 2927
+    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 2965
     """``vpdpwsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 2928
+    EVEX_VPDPWSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2966
+    """``vpdpwsuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 D3 /r`` (AVX10_2)"""
+    EVEX_VPDPWSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2967
+    """``vpdpwsuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 D3 /r`` (AVX10_2)"""
+    EVEX_VPDPWSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2968
+    """``vpdpwsuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 D3 /r`` (AVX10_2)"""
+    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 2969
     """``vsm3msg1 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 2929
+    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 2970
     """``vsm3msg2 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2930
+    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2971
     """``vsm4key4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2931
+    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2972
     """``vsm4key4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2932
+    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2973
     """``vsm4rnds4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2933
+    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2974
     """``vsm4rnds4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 2934
+    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 2975
     """``vsm3rnds2 RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 DE /r ib`` (AVX+SM3)"""
-    MONITORQ: Final = 2935
+    MONITORQ: Final = 2976
     """``monitor`` ``0F 01 C8`` (MONITOR)"""
-    MONITORD: Final = 2936
+    MONITORD: Final = 2977
     """``monitor`` ``a32 0F 01 C8`` (MONITOR)"""
-    MWAIT: Final = 2937
+    MWAIT: Final = 2978
     """``mwait`` ``0F 01 C9`` (MONITOR)"""
-    XGETBV: Final = 2938
+    XGETBV: Final = 2979
     """``xgetbv`` ``0F 01 D0`` (XSAVE)"""
-    XSETBV: Final = 2939
+    XSETBV: Final = 2980
     """``xsetbv`` ``0F 01 D1`` (XSAVE)"""
-    MONITORXQ: Final = 2940
+    MONITORXQ: Final = 2981
     """``monitorx`` ``0F 01 FA`` (MONITORX)"""
-    MONITORXD: Final = 2941
+    MONITORXD: Final = 2982
     """``monitorx`` ``a32 0F 01 FA`` (MONITORX)"""
-    MWAITX: Final = 2942
+    MWAITX: Final = 2983
     """``mwaitx`` ``0F 01 FB`` (MONITORX)"""
-    PREFETCHW_M8: Final = 2943
+    PREFETCHW_M8: Final = 2984
     """``prefetchw N:m8`` ``0F 0D /1`` (PREFETCHW)"""
-    PREFETCHRESERVED3_M8: Final = 2944
+    PREFETCHRESERVED3_M8: Final = 2985
     """``prefetchw N:m8`` ``0F 0D /3`` (PREFETCHW)"""
-    PREFETCH_M8: Final = 2945
+    PREFETCH_M8: Final = 2986
     """``prefetch N:m8`` ``0F 0D /0`` (PREFETCHW)"""
-    PREFETCHRESERVED4_M8: Final = 2946
+    PREFETCHRESERVED4_M8: Final = 2987
     """``prefetch N:m8`` ``0F 0D /4`` (PREFETCHW)"""
-    PREFETCHRESERVED5_M8: Final = 2947
+    PREFETCHRESERVED5_M8: Final = 2988
     """``prefetch N:m8`` ``0F 0D /5`` (PREFETCHW)"""
-    PREFETCHRESERVED6_M8: Final = 2948
+    PREFETCHRESERVED6_M8: Final = 2989
     """``prefetch N:m8`` ``0F 0D /6`` (PREFETCHW)"""
-    PREFETCHRESERVED7_M8: Final = 2949
+    PREFETCHRESERVED7_M8: Final = 2990
     """``prefetch N:m8`` ``0F 0D /7`` (PREFETCHW)"""
-    PREFETCHWT1_M8: Final = 2950
+    PREFETCHWT1_M8: Final = 2991
     """``prefetchwt1 N:m8`` ``0F 0D /2`` (PREFETCHWT1)"""
-    CLDEMOTE_M8: Final = 2951
+    CLDEMOTE_M8: Final = 2992
     """``cldemote N:m8`` ``0F 1C /0`` (CLDEMOTE)"""
-    RDFSBASE_R32: Final = 2952
+    RDFSBASE_R32: Final = 2993
     """``rdfsbase W:r32`` ``F3 0F AE /0`` (FSGSBASE)"""
-    RDFSBASE_R64: Final = 2953
+    RDFSBASE_R64: Final = 2994
     """``rdfsbase W:r64`` ``F3 REX.W 0F AE /0`` (FSGSBASE)"""
-    RDGSBASE_R32: Final = 2954
+    RDGSBASE_R32: Final = 2995
     """``rdgsbase W:r32`` ``F3 0F AE /1`` (FSGSBASE)"""
-    RDGSBASE_R64: Final = 2955
+    RDGSBASE_R64: Final = 2996
     """``rdgsbase W:r64`` ``F3 REX.W 0F AE /1`` (FSGSBASE)"""
-    WRFSBASE_R32: Final = 2956
+    WRFSBASE_R32: Final = 2997
     """``wrfsbase R:r32`` ``F3 0F AE /2`` (FSGSBASE)"""
-    WRFSBASE_R64: Final = 2957
+    WRFSBASE_R64: Final = 2998
     """``wrfsbase R:r64`` ``F3 REX.W 0F AE /2`` (FSGSBASE)"""
-    WRGSBASE_R32: Final = 2958
+    WRGSBASE_R32: Final = 2999
     """``wrgsbase R:r32`` ``F3 0F AE /3`` (FSGSBASE)"""
-    WRGSBASE_R64: Final = 2959
+    WRGSBASE_R64: Final = 3000
     """``wrgsbase R:r64`` ``F3 REX.W 0F AE /3`` (FSGSBASE)"""
-    XSAVE_MEM: Final = 2960
+    XSAVE_MEM: Final = 3001
     """``xsave RW:m`` ``0F AE /4`` (XSAVE)"""
-    XSAVE64_MEM: Final = 2961
+    XSAVE64_MEM: Final = 3002
     """``xsave64 RW:m`` ``REX.W 0F AE /4`` (XSAVE)"""
-    XRSTOR_MEM: Final = 2962
+    XRSTOR_MEM: Final = 3003
     """``xrstor R:m`` ``0F AE /5`` (XSAVE)"""
-    XRSTOR64_MEM: Final = 2963
+    XRSTOR64_MEM: Final = 3004
     """``xrstor64 R:m`` ``REX.W 0F AE /5`` (XSAVE)"""
-    XSAVEOPT_MEM: Final = 2964
+    XSAVEOPT_MEM: Final = 3005
     """``xsaveopt RW:m`` ``0F AE /6`` (XSAVEOPT)"""
-    XSAVEOPT64_MEM: Final = 2965
+    XSAVEOPT64_MEM: Final = 3006
     """``xsaveopt64 RW:m`` ``REX.W 0F AE /6`` (XSAVEOPT)"""
-    CLWB_M8: Final = 2966
+    CLWB_M8: Final = 3007
     """``clwb R:m8`` ``66 0F AE /6`` (CLWB)"""
-    TPAUSE_R32: Final = 2967
+    TPAUSE_R32: Final = 3008
     """``tpause R:r32`` ``66 0F AE /6`` (WAITPKG)"""
-    TPAUSE_R64: Final = 2968
+    TPAUSE_R64: Final = 3009
     """``tpause R:r64`` ``66 REX.W 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R32: Final = 2969
+    UMWAIT_R32: Final = 3010
     """``umwait R:r32`` ``F2 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R64: Final = 2970
+    UMWAIT_R64: Final = 3011
     """``umwait R:r64`` ``F2 REX.W 0F AE /6`` (WAITPKG)"""
-    CLFLUSH_M8: Final = 2971
+    CLFLUSH_M8: Final = 3012
     """``clflush R:m8`` ``0F AE /7`` (CLFSH)"""
-    CLFLUSHOPT_M8: Final = 2972
+    CLFLUSHOPT_M8: Final = 3013
     """``clflushopt R:m8`` ``66 0F AE /7`` (CLFLUSHOPT)"""
-    LFENCE: Final = 2973
+    LFENCE: Final = 3014
     """``lfence`` ``0F AE E8`` (SSE2)"""
-    LFENCE_E9: Final = 2974
+    LFENCE_E9: Final = 3015
     """``lfence`` ``0F AE E9`` (SSE2)"""
-    LFENCE_EA: Final = 2975
+    LFENCE_EA: Final = 3016
     """``lfence`` ``0F AE EA`` (SSE2)"""
-    LFENCE_EB: Final = 2976
+    LFENCE_EB: Final = 3017
     """``lfence`` ``0F AE EB`` (SSE2)"""
-    LFENCE_EC: Final = 2977
+    LFENCE_EC: Final = 3018
     """``lfence`` ``0F AE EC`` (SSE2)"""
-    LFENCE_ED: Final = 2978
+    LFENCE_ED: Final = 3019
     """``lfence`` ``0F AE ED`` (SSE2)"""
-    LFENCE_EE: Final = 2979
+    LFENCE_EE: Final = 3020
     """``lfence`` ``0F AE EE`` (SSE2)"""
-    LFENCE_EF: Final = 2980
+    LFENCE_EF: Final = 3021
     """``lfence`` ``0F AE EF`` (SSE2)"""
-    MFENCE: Final = 2981
+    MFENCE: Final = 3022
     """``mfence`` ``0F AE F0`` (SSE2)"""
-    MFENCE_F1: Final = 2982
+    MFENCE_F1: Final = 3023
     """``mfence`` ``0F AE F1`` (SSE2)"""
-    MFENCE_F2: Final = 2983
+    MFENCE_F2: Final = 3024
     """``mfence`` ``0F AE F2`` (SSE2)"""
-    MFENCE_F3: Final = 2984
+    MFENCE_F3: Final = 3025
     """``mfence`` ``0F AE F3`` (SSE2)"""
-    MFENCE_F4: Final = 2985
+    MFENCE_F4: Final = 3026
     """``mfence`` ``0F AE F4`` (SSE2)"""
-    MFENCE_F5: Final = 2986
+    MFENCE_F5: Final = 3027
     """``mfence`` ``0F AE F5`` (SSE2)"""
-    MFENCE_F6: Final = 2987
+    MFENCE_F6: Final = 3028
     """``mfence`` ``0F AE F6`` (SSE2)"""
-    MFENCE_F7: Final = 2988
+    MFENCE_F7: Final = 3029
     """``mfence`` ``0F AE F7`` (SSE2)"""
-    SFENCE: Final = 2989
+    SFENCE: Final = 3030
     """``sfence`` ``0F AE F8`` (SSE)"""
-    SFENCE_F9: Final = 2990
+    SFENCE_F9: Final = 3031
     """``sfence`` ``0F AE F9`` (SSE)"""
-    SFENCE_FA: Final = 2991
+    SFENCE_FA: Final = 3032
     """``sfence`` ``0F AE FA`` (SSE)"""
-    SFENCE_FB: Final = 2992
+    SFENCE_FB: Final = 3033
     """``sfence`` ``0F AE FB`` (SSE)"""
-    SFENCE_FC: Final = 2993
+    SFENCE_FC: Final = 3034
     """``sfence`` ``0F AE FC`` (SSE)"""
-    SFENCE_FD: Final = 2994
+    SFENCE_FD: Final = 3035
     """``sfence`` ``0F AE FD`` (SSE)"""
-    SFENCE_FE: Final = 2995
+    SFENCE_FE: Final = 3036
     """``sfence`` ``0F AE FE`` (SSE)"""
-    SFENCE_FF: Final = 2996
+    SFENCE_FF: Final = 3037
     """``sfence`` ``0F AE FF`` (SSE)"""
-    XRSTORS_MEM: Final = 2997
+    XRSTORS_MEM: Final = 3038
     """``xrstors R:m`` ``0F C7 /3`` (XSAVES)"""
-    XRSTORS64_MEM: Final = 2998
+    XRSTORS64_MEM: Final = 3039
     """``xrstors64 R:m`` ``REX.W 0F C7 /3`` (XSAVES)"""
-    XSAVEC_MEM: Final = 2999
+    XSAVEC_MEM: Final = 3040
     """``xsavec W:m`` ``0F C7 /4`` (XSAVEC)"""
-    XSAVEC64_MEM: Final = 3000
+    XSAVEC64_MEM: Final = 3041
     """``xsavec64 W:m`` ``REX.W 0F C7 /4`` (XSAVEC)"""
-    XSAVES_MEM: Final = 3001
+    XSAVES_MEM: Final = 3042
     """``xsaves W:m`` ``0F C7 /5`` (XSAVES)"""
-    XSAVES64_MEM: Final = 3002
+    XSAVES64_MEM: Final = 3043
     """``xsaves64 W:m`` ``REX.W 0F C7 /5`` (XSAVES)"""
-    MOVDIRI_M32_R32: Final = 3003
+    MOVDIRI_M32_R32: Final = 3044
     """``movdiri W:m32, R:r32`` ``0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIRI_M64_R64: Final = 3004
+    MOVDIRI_M64_R64: Final = 3045
     """``movdiri W:m64, R:r64`` ``REX.W 0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIR64B_R64_M512: Final = 3005
+    MOVDIR64B_R64_M512: Final = 3046
     """``movdir64b R:r64, R:m512`` ``66 0F 38 F8 /r`` (MOVDIR64B)"""
-    MOVDIR64B_R32_M512: Final = 3006
+    MOVDIR64B_R32_M512: Final = 3047
     """``movdir64b R:r32, R:m512`` ``a32 66 0F 38 F8 /r`` (MOVDIR64B)"""
-    ENQCMD_R64_M512: Final = 3007
+    ENQCMD_R64_M512: Final = 3048
     """``enqcmd R:r64, R:m512`` ``F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMD_R32_M512: Final = 3008
+    ENQCMD_R32_M512: Final = 3049
     """``enqcmd R:r32, R:m512`` ``a32 F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R64_M512: Final = 3009
+    ENQCMDS_R64_M512: Final = 3050
     """``enqcmds R:r64, R:m512`` ``F3 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R32_M512: Final = 3010
+    ENQCMDS_R32_M512: Final = 3051
     """``enqcmds R:r32, R:m512`` ``a32 F3 0F 38 F8 /r`` (ENQCMD)"""
-    SERIALIZE: Final = 3011
+    SERIALIZE: Final = 3052
     """``serialize`` ``0F 01 E8`` (SERIALIZE)"""
-    PREFETCHIT1_M8: Final = 3012
+    PREFETCHIT1_M8: Final = 3053
     """``prefetchit1 N:m8`` ``0F 18 /6`` (PREFETCHITI)"""
-    PREFETCHIT0_M8: Final = 3013
+    PREFETCHIT0_M8: Final = 3054
     """``prefetchit0 N:m8`` ``0F 18 /7`` (PREFETCHITI)"""
-    XABORT_IMM8: Final = 3014
+    XABORT_IMM8: Final = 3055
     """``xabort R:imm8`` ``C6 F8 ib`` (RTM)"""
-    XBEGIN_REL32: Final = 3015
+    XBEGIN_REL32: Final = 3056
     """``xbegin R:rel32`` ``C7 F8 cd`` (RTM)"""
-    XBEGIN_REL16: Final = 3016
+    XBEGIN_REL16: Final = 3057
     """``xbegin R:rel16`` ``o16 C7 F8 cw`` (RTM)"""
-    RSTORSSP_M64: Final = 3017
+    RSTORSSP_M64: Final = 3058
     """``rstorssp RW:m64`` ``F3 0F 01 /5`` (CET_SS)"""
-    ENCLV: Final = 3018
+    ENCLV: Final = 3059
     """``enclv`` ``0F 01 C0`` (OSS)"""
-    VMCALL: Final = 3019
+    VMCALL: Final = 3060
     """``vmcall`` ``0F 01 C1`` (VMX)"""
-    VMLAUNCH: Final = 3020
+    VMLAUNCH: Final = 3061
     """``vmlaunch`` ``0F 01 C2`` (VMX)"""
-    VMRESUME: Final = 3021
+    VMRESUME: Final = 3062
     """``vmresume`` ``0F 01 C3`` (VMX)"""
-    VMXOFF: Final = 3022
+    VMXOFF: Final = 3063
     """``vmxoff`` ``0F 01 C4`` (VMX)"""
-    PCONFIG: Final = 3023
+    PCONFIG: Final = 3064
     """``pconfig`` ``0F 01 C5`` (PCONFIG)"""
-    ENCLS: Final = 3024
+    ENCLS: Final = 3065
     """``encls`` ``0F 01 CF`` (SGX1)"""
-    VMFUNC: Final = 3025
+    VMFUNC: Final = 3066
     """``vmfunc`` ``0F 01 D4`` (VMX)"""
-    XEND: Final = 3026
+    XEND: Final = 3067
     """``xend`` ``0F 01 D5`` (RTM)"""
-    XTEST: Final = 3027
+    XTEST: Final = 3068
     """``xtest`` ``0F 01 D6`` (HLE_OR_RTM)"""
-    ENCLU: Final = 3028
+    ENCLU: Final = 3069
     """``enclu`` ``0F 01 D7`` (SGX1)"""
-    VMMCALL: Final = 3029
+    VMMCALL: Final = 3070
     """``vmmcall`` ``0F 01 D9`` (SVM)"""
-    STGI: Final = 3030
+    STGI: Final = 3071
     """``stgi`` ``0F 01 DC`` (SKINIT_OR_SVM)"""
-    SKINIT: Final = 3031
+    SKINIT: Final = 3072
     """``skinit`` ``0F 01 DE`` (SKINIT_OR_SVM)"""
-    CLGI: Final = 3032
+    CLGI: Final = 3073
     """``clgi`` ``0F 01 DD`` (SVM)"""
-    SETSSBSY: Final = 3033
+    SETSSBSY: Final = 3074
     """``setssbsy`` ``F3 0F 01 E8`` (CET_SS)"""
-    SAVEPREVSSP: Final = 3034
+    SAVEPREVSSP: Final = 3075
     """``saveprevssp`` ``F3 0F 01 EA`` (CET_SS)"""
-    RDPKRU: Final = 3035
+    RDPKRU: Final = 3076
     """``rdpkru`` ``0F 01 EE`` (PKU)"""
-    WRPKRU: Final = 3036
+    WRPKRU: Final = 3077
     """``wrpkru`` ``0F 01 EF`` (PKU)"""
-    MCOMMIT: Final = 3037
+    MCOMMIT: Final = 3078
     """``mcommit`` ``F3 0F 01 FA`` (MCOMMIT)"""
-    RDPRU: Final = 3038
+    RDPRU: Final = 3079
     """``rdpru`` ``0F 01 FD`` (RDPRU)"""
-    WBNOINVD: Final = 3039
+    WBNOINVD: Final = 3080
     """``wbnoinvd`` ``F3 0F 09`` (WBNOINVD)"""
-    FEMMS: Final = 3040
+    FEMMS: Final = 3081
     """``femms`` ``0F 0E`` (D3NOW)"""
-    RDSSPD_R32: Final = 3041
+    RDSSPD_R32: Final = 3082
     """``rdsspd W:r32`` ``F3 0F 1E /1`` (CET_SS)"""
-    RDSSPQ_R64: Final = 3042
+    RDSSPQ_R64: Final = 3083
     """``rdsspq W:r64`` ``F3 REX.W 0F 1E /1`` (CET_SS)"""
-    ENDBR64: Final = 3043
+    ENDBR64: Final = 3084
     """``endbr64`` ``F3 0F 1E FA`` (CET_IBT)"""
-    ENDBR32: Final = 3044
+    ENDBR32: Final = 3085
     """``endbr32`` ``F3 0F 1E FB`` (CET_IBT)"""
-    MOVNTSS_M32_XMM: Final = 3045
+    MOVNTSS_M32_XMM: Final = 3086
     """``movntss W:m32, R:xmm`` ``F3 0F 2B /r`` (SSE4A)"""
-    MOVNTSD_M64_XMM: Final = 3046
+    MOVNTSD_M64_XMM: Final = 3087
     """``movntsd W:m64, R:xmm`` ``F2 0F 2B /r`` (SSE4A)"""
-    GETSECD: Final = 3047
+    GETSECD: Final = 3088
     """``getsec`` ``0F 37`` (SMX)"""
-    EMMS: Final = 3048
+    EMMS: Final = 3089
     """``emms`` ``0F 77`` (MMX)"""
-    EXTRQ_XMM_XMM: Final = 3049
+    EXTRQ_XMM_XMM: Final = 3090
     """``extrq RW:xmm, R:xmm`` ``66 0F 79 /r`` (SSE4A)"""
-    EXTRQ_XMM_IMM8_IMM8: Final = 3050
+    EXTRQ_XMM_IMM8_IMM8: Final = 3091
     """``extrq RW:xmm, R:imm8, R:imm8`` ``66 0F 78 /0 ib ib`` (SSE4A)"""
-    INSERTQ_XMM_XMM: Final = 3051
+    INSERTQ_XMM_XMM: Final = 3092
     """``insertq RW:xmm, R:xmm`` ``F2 0F 79 /r`` (SSE4A)"""
-    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 3052
+    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 3093
     """``insertq W:xmm, R:xmm, R:imm8, R:imm8`` ``F2 0F 78 /r ib ib`` (SSE4A)"""
-    PTWRITE_RM32: Final = 3053
+    PTWRITE_RM32: Final = 3094
     """``ptwrite R:r32/m32`` ``F3 0F AE /4`` (PTWRITE)"""
-    PTWRITE_RM64: Final = 3054
+    PTWRITE_RM64: Final = 3095
     """``ptwrite R:r64/m64`` ``F3 REX.W 0F AE /4`` (PTWRITE)"""
-    INCSSPD_R32: Final = 3055
+    INCSSPD_R32: Final = 3096
     """``incsspd R:r32`` ``F3 0F AE /5`` (CET_SS)"""
-    INCSSPQ_R64: Final = 3056
+    INCSSPQ_R64: Final = 3097
     """``incsspq R:r64`` ``F3 REX.W 0F AE /5`` (CET_SS)"""
-    CLRSSBSY_M64: Final = 3057
+    CLRSSBSY_M64: Final = 3098
     """``clrssbsy RW:m64`` ``F3 0F AE /6`` (CET_SS)"""
-    VMPTRLD_M64: Final = 3058
+    VMPTRLD_M64: Final = 3099
     """``vmptrld R:m64`` ``0F C7 /6`` (VMX)"""
-    VMCLEAR_M64: Final = 3059
+    VMCLEAR_M64: Final = 3100
     """``vmclear R:m64`` ``66 0F C7 /6`` (VMX)"""
-    VMXON_M64: Final = 3060
+    VMXON_M64: Final = 3101
     """``vmxon R:m64`` ``F3 0F C7 /6`` (VMX)"""
-    VMPTRST_M64: Final = 3061
+    VMPTRST_M64: Final = 3102
     """``vmptrst W:m64`` ``0F C7 /7`` (VMX)"""
-    WRUSSD_M32_R32: Final = 3062
+    WRUSSD_M32_R32: Final = 3103
     """``wrussd W:m32, R:r32`` ``66 0F 38 F5 /r`` (CET_SS)"""
-    WRUSSQ_M64_R64: Final = 3063
+    WRUSSQ_M64_R64: Final = 3104
     """``wrussq W:m64, R:r64`` ``66 REX.W 0F 38 F5 /r`` (CET_SS)"""
-    WRSSD_M32_R32: Final = 3064
+    WRSSD_M32_R32: Final = 3105
     """``wrssd W:m32, R:r32`` ``0F 38 F6 /r`` (CET_SS)"""
-    WRSSQ_M64_R64: Final = 3065
+    WRSSQ_M64_R64: Final = 3106
     """``wrssq W:m64, R:r64`` ``REX.W 0F 38 F6 /r`` (CET_SS)"""
-    RMPADJUST: Final = 3066
+    RMPADJUST: Final = 3107
     """``rmpadjust`` ``F3 0F 01 FE`` (SEV_SNP)"""
-    PSMASH: Final = 3067
+    PSMASH: Final = 3108
     """``psmash`` ``F3 0F 01 FF`` (SEV_SNP)"""
-    XSUSLDTRK: Final = 3068
+    XSUSLDTRK: Final = 3109
     """``xsusldtrk`` ``F2 0F 01 E8`` (TSXLDTRK)"""
-    XRESLDTRK: Final = 3069
+    XRESLDTRK: Final = 3110
     """``xresldtrk`` ``F2 0F 01 E9`` (TSXLDTRK)"""
-    TLBSYNC: Final = 3070
+    TLBSYNC: Final = 3111
     """``tlbsync`` ``0F 01 FF`` (INVLPGB)"""
-    VMGEXIT: Final = 3071
+    VMGEXIT: Final = 3112
     """``vmgexit`` ``F3 0F 01 D9`` (SEV_ES)"""
-    VMGEXIT_F2: Final = 3072
+    VMGEXIT_F2: Final = 3113
     """``vmgexit`` ``F2 0F 01 D9`` (SEV_ES)"""
-    GETSECQ: Final = 3073
+    GETSECQ: Final = 3114
     """``getsecq`` ``REX.W 0F 37`` (SMX)"""
-    TDCALL: Final = 3074
+    TDCALL: Final = 3115
     """``tdcall`` ``66 0F 01 CC`` (TDX)"""
-    SEAMRET: Final = 3075
+    SEAMRET: Final = 3116
     """``seamret`` ``66 0F 01 CD`` (TDX)"""
-    SEAMOPS: Final = 3076
+    SEAMOPS: Final = 3117
     """``seamops`` ``66 0F 01 CE`` (TDX)"""
-    SEAMCALL: Final = 3077
+    SEAMCALL: Final = 3118
     """``seamcall`` ``66 0F 01 CF`` (TDX)"""
-    LOADIWKEY_XMM_XMM: Final = 3078
+    LOADIWKEY_XMM_XMM: Final = 3119
     """``loadiwkey R:xmm, R:xmm`` ``F3 0F 38 DC /r`` (KL)"""
-    ENCODEKEY128_R32_R32: Final = 3079
+    ENCODEKEY128_R32_R32: Final = 3120
     """``encodekey128 W:r32, R:r32`` ``F3 0F 38 FA /r`` (AESKLE)"""
-    ENCODEKEY256_R32_R32: Final = 3080
+    ENCODEKEY256_R32_R32: Final = 3121
     """``encodekey256 W:r32, R:r32`` ``F3 0F 38 FB /r`` (AESKLE)"""
-    AESENC128KL_XMM_M384: Final = 3081
+    AESENC128KL_XMM_M384: Final = 3122
     """``aesenc128kl RW:xmm, R:m384`` ``F3 0F 38 DC /r`` (AESKLE)"""
-    AESDEC128KL_XMM_M384: Final = 3082
+    AESDEC128KL_XMM_M384: Final = 3123
     """``aesdec128kl RW:xmm, R:m384`` ``F3 0F 38 DD /r`` (AESKLE)"""
-    AESENCWIDE128KL_M384: Final = 3083
+    AESENCWIDE128KL_M384: Final = 3124
     """``aesencwide128kl R:m384`` ``F3 0F 38 D8 /0`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE128KL_M384: Final = 3084
+    AESDECWIDE128KL_M384: Final = 3125
     """``aesdecwide128kl R:m384`` ``F3 0F 38 D8 /1`` (AESKLE+WIDE_KL)"""
-    AESENCWIDE256KL_M512: Final = 3085
+    AESENCWIDE256KL_M512: Final = 3126
     """``aesencwide256kl R:m512`` ``F3 0F 38 D8 /2`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE256KL_M512: Final = 3086
+    AESDECWIDE256KL_M512: Final = 3127
     """``aesdecwide256kl R:m512`` ``F3 0F 38 D8 /3`` (AESKLE+WIDE_KL)"""
-    AESENC256KL_XMM_M512: Final = 3087
+    AESENC256KL_XMM_M512: Final = 3128
     """``aesenc256kl RW:xmm, R:m512`` ``F3 0F 38 DE /r`` (AESKLE)"""
-    AESDEC256KL_XMM_M512: Final = 3088
+    AESDEC256KL_XMM_M512: Final = 3129
     """``aesdec256kl RW:xmm, R:m512`` ``F3 0F 38 DF /r`` (AESKLE)"""
-    WRMSRNS: Final = 3089
+    WRMSRNS: Final = 3130
     """``wrmsrns`` ``0F 01 C6`` (WRMSRNS)"""
-    RMPQUERY: Final = 3090
+    RMPQUERY: Final = 3131
     """``rmpquery`` ``F3 0F 01 FD`` (RMPQUERY)"""
-    D3NOW_PI2FW_MM_MMM64: Final = 3091
+    D3NOW_PI2FW_MM_MMM64: Final = 3132
     """``pi2fw W:mm, R:mm/m64`` ``0F 0F /r 0C`` (D3NOWEXT)"""
-    D3NOW_PI2FD_MM_MMM64: Final = 3092
+    D3NOW_PI2FD_MM_MMM64: Final = 3133
     """``pi2fd W:mm, R:mm/m64`` ``0F 0F /r 0D`` (D3NOW)"""
-    D3NOW_PF2IW_MM_MMM64: Final = 3093
+    D3NOW_PF2IW_MM_MMM64: Final = 3134
     """``pf2iw W:mm, R:mm/m64`` ``0F 0F /r 1C`` (D3NOWEXT)"""
-    D3NOW_PF2ID_MM_MMM64: Final = 3094
+    D3NOW_PF2ID_MM_MMM64: Final = 3135
     """``pf2id W:mm, R:mm/m64`` ``0F 0F /r 1D`` (D3NOW)"""
-    D3NOW_PFNACC_MM_MMM64: Final = 3095
+    D3NOW_PFNACC_MM_MMM64: Final = 3136
     """``pfnacc RW:mm, R:mm/m64`` ``0F 0F /r 8A`` (D3NOWEXT)"""
-    D3NOW_PFPNACC_MM_MMM64: Final = 3096
+    D3NOW_PFPNACC_MM_MMM64: Final = 3137
     """``pfpnacc RW:mm, R:mm/m64`` ``0F 0F /r 8E`` (D3NOWEXT)"""
-    D3NOW_PFCMPGE_MM_MMM64: Final = 3097
+    D3NOW_PFCMPGE_MM_MMM64: Final = 3138
     """``pfcmpge RW:mm, R:mm/m64`` ``0F 0F /r 90`` (D3NOW)"""
-    D3NOW_PFMIN_MM_MMM64: Final = 3098
+    D3NOW_PFMIN_MM_MMM64: Final = 3139
     """``pfmin RW:mm, R:mm/m64`` ``0F 0F /r 94`` (D3NOW)"""
-    D3NOW_PFRCP_MM_MMM64: Final = 3099
+    D3NOW_PFRCP_MM_MMM64: Final = 3140
     """``pfrcp W:mm, R:mm/m64`` ``0F 0F /r 96`` (D3NOW)"""
-    D3NOW_PFRSQRT_MM_MMM64: Final = 3100
+    D3NOW_PFRSQRT_MM_MMM64: Final = 3141
     """``pfrsqrt W:mm, R:mm/m64`` ``0F 0F /r 97`` (D3NOW)"""
-    D3NOW_PFSUB_MM_MMM64: Final = 3101
+    D3NOW_PFSUB_MM_MMM64: Final = 3142
     """``pfsub RW:mm, R:mm/m64`` ``0F 0F /r 9A`` (D3NOW)"""
-    D3NOW_PFADD_MM_MMM64: Final = 3102
+    D3NOW_PFADD_MM_MMM64: Final = 3143
     """``pfadd RW:mm, R:mm/m64`` ``0F 0F /r 9E`` (D3NOW)"""
-    D3NOW_PFCMPGT_MM_MMM64: Final = 3103
+    D3NOW_PFCMPGT_MM_MMM64: Final = 3144
     """``pfcmpgt RW:mm, R:mm/m64`` ``0F 0F /r A0`` (D3NOW)"""
-    D3NOW_PFMAX_MM_MMM64: Final = 3104
+    D3NOW_PFMAX_MM_MMM64: Final = 3145
     """``pfmax RW:mm, R:mm/m64`` ``0F 0F /r A4`` (D3NOW)"""
-    D3NOW_PFRCPIT1_MM_MMM64: Final = 3105
+    D3NOW_PFRCPIT1_MM_MMM64: Final = 3146
     """``pfrcpit1 RW:mm, R:mm/m64`` ``0F 0F /r A6`` (D3NOW)"""
-    D3NOW_PFRSQIT1_MM_MMM64: Final = 3106
+    D3NOW_PFRSQIT1_MM_MMM64: Final = 3147
     """``pfrsqit1 RW:mm, R:mm/m64`` ``0F 0F /r A7`` (D3NOW)"""
-    D3NOW_PFSUBR_MM_MMM64: Final = 3107
+    D3NOW_PFSUBR_MM_MMM64: Final = 3148
     """``pfsubr RW:mm, R:mm/m64`` ``0F 0F /r AA`` (D3NOW)"""
-    D3NOW_PFACC_MM_MMM64: Final = 3108
+    D3NOW_PFACC_MM_MMM64: Final = 3149
     """``pfacc RW:mm, R:mm/m64`` ``0F 0F /r AE`` (D3NOW)"""
-    D3NOW_PFCMPEQ_MM_MMM64: Final = 3109
+    D3NOW_PFCMPEQ_MM_MMM64: Final = 3150
     """``pfcmpeq RW:mm, R:mm/m64`` ``0F 0F /r B0`` (D3NOW)"""
-    D3NOW_PFMUL_MM_MMM64: Final = 3110
+    D3NOW_PFMUL_MM_MMM64: Final = 3151
     """``pfmul RW:mm, R:mm/m64`` ``0F 0F /r B4`` (D3NOW)"""
-    D3NOW_PFRCPIT2_MM_MMM64: Final = 3111
+    D3NOW_PFRCPIT2_MM_MMM64: Final = 3152
     """``pfrcpit2 RW:mm, R:mm/m64`` ``0F 0F /r B6`` (D3NOW)"""
-    D3NOW_PMULHRW_MM_MMM64: Final = 3112
+    D3NOW_PMULHRW_MM_MMM64: Final = 3153
     """``pmulhrw RW:mm, R:mm/m64`` ``0F 0F /r B7`` (D3NOW)"""
-    D3NOW_PSWAPD_MM_MMM64: Final = 3113
+    D3NOW_PSWAPD_MM_MMM64: Final = 3154
     """``pswapd W:mm, R:mm/m64`` ``0F 0F /r BB`` (D3NOWEXT)"""
-    D3NOW_PAVGUSB_MM_MMM64: Final = 3114
+    D3NOW_PAVGUSB_MM_MMM64: Final = 3155
     """``pavgusb RW:mm, R:mm/m64`` ``0F 0F /r BF`` (D3NOW)"""
-    BNDMK_BND_M64: Final = 3115
+    BNDMK_BND_M64: Final = 3156
     """``bndmk W:bnd, N:m64`` ``F3 0F 1B /r`` (MPX)"""
-    BNDCL_BND_RM64: Final = 3116
+    BNDCL_BND_RM64: Final = 3157
     """``bndcl R:bnd, R:r64/m64`` ``F3 0F 1A /r`` (MPX)"""
-    BNDCU_BND_RM64: Final = 3117
+    BNDCU_BND_RM64: Final = 3158
     """``bndcu R:bnd, R:r64/m64`` ``F2 0F 1A /r`` (MPX)"""
-    BNDCN_BND_RM64: Final = 3118
+    BNDCN_BND_RM64: Final = 3159
     """``bndcn R:bnd, R:r64/m64`` ``F2 0F 1B /r`` (MPX)"""
-    BNDMOV_BND_BNDM128: Final = 3119
+    BNDMOV_BND_BNDM128: Final = 3160
     """``bndmov W:bnd, R:bnd/m128`` ``66 0F 1A /r`` (MPX)"""
-    BNDMOV_BNDM128_BND: Final = 3120
+    BNDMOV_BNDM128_BND: Final = 3161
     """``bndmov W:bnd/m128, R:bnd`` ``66 0F 1B /r`` (MPX)"""
-    BNDLDX_BND_MIB: Final = 3121
+    BNDLDX_BND_MIB: Final = 3162
     """``bndldx W:bnd, N:mib`` ``0F 1A /r`` (MPX)"""
-    BNDSTX_MIB_BND: Final = 3122
+    BNDSTX_MIB_BND: Final = 3163
     """``bndstx N:mib, R:bnd`` ``0F 1B /r`` (MPX)"""
-    FNOP: Final = 3123
+    FNOP: Final = 3164
     """``fnop`` ``D9 D0`` (FPU)"""
-    FNENI: Final = 3124
+    FNENI: Final = 3165
     """``fneni`` ``DB E0`` (FPU)"""
-    FNDISI: Final = 3125
+    FNDISI: Final = 3166
     """``fndisi`` ``DB E1`` (FPU)"""
-    FNSETPM: Final = 3126
+    FNSETPM: Final = 3167
     """``fnsetpm`` ``DB E4`` (FPU287)"""
-    FADD_M32FP: Final = 3127
+    FADD_M32FP: Final = 3168
     """``fadd R:m32`` ``D8 /0`` (FPU)"""
-    FADD_ST0_STI: Final = 3128
+    FADD_ST0_STI: Final = 3169
     """``fadd RW:st0, R:st`` ``D8 C0+i`` (FPU)"""
-    FADD_M64FP: Final = 3129
+    FADD_M64FP: Final = 3170
     """``fadd R:m64`` ``DC /0`` (FPU)"""
-    FADD_STI_ST0: Final = 3130
+    FADD_STI_ST0: Final = 3171
     """``fadd RW:st, R:st0`` ``DC C0+i`` (FPU)"""
-    FMUL_M32FP: Final = 3131
+    FMUL_M32FP: Final = 3172
     """``fmul R:m32`` ``D8 /1`` (FPU)"""
-    FMUL_ST0_STI: Final = 3132
+    FMUL_ST0_STI: Final = 3173
     """``fmul RW:st0, R:st`` ``D8 C8+i`` (FPU)"""
-    FMUL_M64FP: Final = 3133
+    FMUL_M64FP: Final = 3174
     """``fmul R:m64`` ``DC /1`` (FPU)"""
-    FMUL_STI_ST0: Final = 3134
+    FMUL_STI_ST0: Final = 3175
     """``fmul RW:st, R:st0`` ``DC C8+i`` (FPU)"""
-    FCOM_M32FP: Final = 3135
+    FCOM_M32FP: Final = 3176
     """``fcom R:m32`` ``D8 /2`` (FPU)"""
-    FCOM_ST0_STI: Final = 3136
+    FCOM_ST0_STI: Final = 3177
     """``fcom R:st0, R:st`` ``D8 D0+i`` (FPU)"""
-    FCOM_ST0_STI_DCD0: Final = 3137
+    FCOM_ST0_STI_DCD0: Final = 3178
     """``fcom R:st0, R:st`` ``DC D0+i`` (FPU)"""
-    FCOM_M64FP: Final = 3138
+    FCOM_M64FP: Final = 3179
     """``fcom R:m64`` ``DC /2`` (FPU)"""
-    FCOMP_M32FP: Final = 3139
+    FCOMP_M32FP: Final = 3180
     """``fcomp R:m32`` ``D8 /3`` (FPU)"""
-    FCOMP_ST0_STI: Final = 3140
+    FCOMP_ST0_STI: Final = 3181
     """``fcomp R:st0, R:st`` ``D8 D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DCD8: Final = 3141
+    FCOMP_ST0_STI_DCD8: Final = 3182
     """``fcomp R:st0, R:st`` ``DC D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DED0: Final = 3142
+    FCOMP_ST0_STI_DED0: Final = 3183
     """``fcomp R:st0, R:st`` ``DE D0+i`` (FPU)"""
-    FCOMP_M64FP: Final = 3143
+    FCOMP_M64FP: Final = 3184
     """``fcomp R:m64`` ``DC /3`` (FPU)"""
-    FSUB_M32FP: Final = 3144
+    FSUB_M32FP: Final = 3185
     """``fsub R:m32`` ``D8 /4`` (FPU)"""
-    FSUB_ST0_STI: Final = 3145
+    FSUB_ST0_STI: Final = 3186
     """``fsub RW:st0, R:st`` ``D8 E0+i`` (FPU)"""
-    FSUB_M64FP: Final = 3146
+    FSUB_M64FP: Final = 3187
     """``fsub R:m64`` ``DC /4`` (FPU)"""
-    FSUB_STI_ST0: Final = 3147
+    FSUB_STI_ST0: Final = 3188
     """``fsub RW:st, R:st0`` ``DC E8+i`` (FPU)"""
-    FSUBR_M32FP: Final = 3148
+    FSUBR_M32FP: Final = 3189
     """``fsubr R:m32`` ``D8 /5`` (FPU)"""
-    FSUBR_ST0_STI: Final = 3149
+    FSUBR_ST0_STI: Final = 3190
     """``fsubr RW:st0, R:st`` ``D8 E8+i`` (FPU)"""
-    FSUBR_M64FP: Final = 3150
+    FSUBR_M64FP: Final = 3191
     """``fsubr R:m64`` ``DC /5`` (FPU)"""
-    FSUBR_STI_ST0: Final = 3151
+    FSUBR_STI_ST0: Final = 3192
     """``fsubr RW:st, R:st0`` ``DC E0+i`` (FPU)"""
-    FDIV_M32FP: Final = 3152
+    FDIV_M32FP: Final = 3193
     """``fdiv R:m32`` ``D8 /6`` (FPU)"""
-    FDIV_ST0_STI: Final = 3153
+    FDIV_ST0_STI: Final = 3194
     """``fdiv RW:st0, R:st`` ``D8 F0+i`` (FPU)"""
-    FDIV_M64FP: Final = 3154
+    FDIV_M64FP: Final = 3195
     """``fdiv R:m64`` ``DC /6`` (FPU)"""
-    FDIV_STI_ST0: Final = 3155
+    FDIV_STI_ST0: Final = 3196
     """``fdiv RW:st, R:st0`` ``DC F8+i`` (FPU)"""
-    FDIVR_M32FP: Final = 3156
+    FDIVR_M32FP: Final = 3197
     """``fdivr R:m32`` ``D8 /7`` (FPU)"""
-    FDIVR_ST0_STI: Final = 3157
+    FDIVR_ST0_STI: Final = 3198
     """``fdivr RW:st0, R:st`` ``D8 F8+i`` (FPU)"""
-    FDIVR_M64FP: Final = 3158
+    FDIVR_M64FP: Final = 3199
     """``fdivr R:m64`` ``DC /7`` (FPU)"""
-    FDIVR_STI_ST0: Final = 3159
+    FDIVR_STI_ST0: Final = 3200
     """``fdivr RW:st, R:st0`` ``DC F0+i`` (FPU)"""
-    FLD_M32FP: Final = 3160
+    FLD_M32FP: Final = 3201
     """``fld R:m32`` ``D9 /0`` (FPU)"""
-    FLD_STI: Final = 3161
+    FLD_STI: Final = 3202
     """``fld R:st`` ``D9 C0+i`` (FPU)"""
-    FLD_M80FP: Final = 3162
+    FLD_M80FP: Final = 3203
     """``fld R:m80`` ``DB /5`` (FPU)"""
-    FLD_M64FP: Final = 3163
+    FLD_M64FP: Final = 3204
     """``fld R:m64`` ``DD /0`` (FPU)"""
-    FST_M32FP: Final = 3164
+    FST_M32FP: Final = 3205
     """``fst W:m32`` ``D9 /2`` (FPU)"""
-    FST_M64FP: Final = 3165
+    FST_M64FP: Final = 3206
     """``fst W:m64`` ``DD /2`` (FPU)"""
-    FST_STI: Final = 3166
+    FST_STI: Final = 3207
     """``fst W:st`` ``DD D0+i`` (FPU)"""
-    FSTP_M32FP: Final = 3167
+    FSTP_M32FP: Final = 3208
     """``fstp W:m32`` ``D9 /3`` (FPU)"""
-    FSTP_M80FP: Final = 3168
+    FSTP_M80FP: Final = 3209
     """``fstp W:m80`` ``DB /7`` (FPU)"""
-    FSTP_M64FP: Final = 3169
+    FSTP_M64FP: Final = 3210
     """``fstp W:m64`` ``DD /3`` (FPU)"""
-    FSTP_STI: Final = 3170
+    FSTP_STI: Final = 3211
     """``fstp W:st`` ``DD D8+i`` (FPU)"""
-    FSTP_STI_DFD0: Final = 3171
+    FSTP_STI_DFD0: Final = 3212
     """``fstp W:st`` ``DF D0+i`` (FPU)"""
-    FSTP_STI_DFD8: Final = 3172
+    FSTP_STI_DFD8: Final = 3213
     """``fstp W:st`` ``DF D8+i`` (FPU)"""
-    FSTPNCE_STI: Final = 3173
+    FSTPNCE_STI: Final = 3214
     """``fstpnce W:st`` ``D9 D8+i`` (FPU)"""
-    FLDENV_M14BYTE: Final = 3174
+    FLDENV_M14BYTE: Final = 3215
     """``fldenv R:m14byte`` ``o16 D9 /4`` (FPU)"""
-    FLDENV_M28BYTE: Final = 3175
+    FLDENV_M28BYTE: Final = 3216
     """``fldenv R:m28byte`` ``D9 /4`` (FPU387)"""
-    FLDCW_M2BYTE: Final = 3176
+    FLDCW_M2BYTE: Final = 3217
     """``fldcw R:m16`` ``D9 /5`` (FPU)"""
-    FNSTENV_M14BYTE: Final = 3177
+    FNSTENV_M14BYTE: Final = 3218
     """``fnstenv W:m14byte`` ``o16 D9 /6`` (FPU)"""
-    FNSTENV_M28BYTE: Final = 3178
+    FNSTENV_M28BYTE: Final = 3219
     """``fnstenv W:m28byte`` ``D9 /6`` (FPU387)"""
-    FNSAVE_M94BYTE: Final = 3179
+    FNSAVE_M94BYTE: Final = 3220
     """``fnsave W:m94byte`` ``o16 DD /6`` (FPU)"""
-    FNSAVE_M108BYTE: Final = 3180
+    FNSAVE_M108BYTE: Final = 3221
     """``fnsave W:m108byte`` ``DD /6`` (FPU387)"""
-    FINIT: Final = 3181
+    FINIT: Final = 3222
     """``finit`` ``9B DB E3`` (FPU)"""
-    FCLEX: Final = 3182
+    FCLEX: Final = 3223
     """``fclex`` ``9B DB E2`` (FPU)"""
-    FENI: Final = 3183
+    FENI: Final = 3224
     """``feni`` ``9B DB E0`` (FPU)"""
-    FDISI: Final = 3184
+    FDISI: Final = 3225
     """``fdisi`` ``9B DB E1`` (FPU)"""
-    FSETPM: Final = 3185
+    FSETPM: Final = 3226
     """``fsetpm`` ``9B DB E4`` (FPU287)"""
-    FSTSW_M2BYTE: Final = 3186
+    FSTSW_M2BYTE: Final = 3227
     """``fstsw W:m16`` ``9B DD /7`` (FPU)"""
-    FSTSW_AX: Final = 3187
+    FSTSW_AX: Final = 3228
     """``fstsw W:ax`` ``9B DF E0`` (FPU287)"""
-    FSTCW_M2BYTE: Final = 3188
+    FSTCW_M2BYTE: Final = 3229
     """``fstcw W:m16`` ``9B D9 /7`` (FPU)"""
-    FSTENV_M14BYTE: Final = 3189
+    FSTENV_M14BYTE: Final = 3230
     """``fstenv W:m14byte`` ``9B o16 D9 /6`` (FPU)"""
-    FSTENV_M28BYTE: Final = 3190
+    FSTENV_M28BYTE: Final = 3231
     """``fstenv W:m28byte`` ``9B D9 /6`` (FPU387)"""
-    FSAVE_M94BYTE: Final = 3191
+    FSAVE_M94BYTE: Final = 3232
     """``fsave W:m94byte`` ``9B o16 DD /6`` (FPU)"""
-    FSAVE_M108BYTE: Final = 3192
+    FSAVE_M108BYTE: Final = 3233
     """``fsave W:m108byte`` ``9B DD /6`` (FPU387)"""
-    FRSTOR_M94BYTE: Final = 3193
+    FRSTOR_M94BYTE: Final = 3234
     """``frstor R:m94byte`` ``o16 DD /4`` (FPU)"""
-    FRSTOR_M108BYTE: Final = 3194
+    FRSTOR_M108BYTE: Final = 3235
     """``frstor R:m108byte`` ``DD /4`` (FPU387)"""
-    FNSTCW_M2BYTE: Final = 3195
+    FNSTCW_M2BYTE: Final = 3236
     """``fnstcw W:m16`` ``D9 /7`` (FPU)"""
-    FXCH_ST0_STI: Final = 3196
+    FXCH_ST0_STI: Final = 3237
     """``fxch RW:st0, RW:st`` ``D9 C8+i`` (FPU)"""
-    FXCH_ST0_STI_DDC8: Final = 3197
+    FXCH_ST0_STI_DDC8: Final = 3238
     """``fxch RW:st0, RW:st`` ``DD C8+i`` (FPU)"""
-    FXCH_ST0_STI_DFC8: Final = 3198
+    FXCH_ST0_STI_DFC8: Final = 3239
     """``fxch RW:st0, RW:st`` ``DF C8+i`` (FPU)"""
-    FCHS: Final = 3199
+    FCHS: Final = 3240
     """``fchs`` ``D9 E0`` (FPU)"""
-    FABS: Final = 3200
+    FABS: Final = 3241
     """``fabs`` ``D9 E1`` (FPU)"""
-    FTST: Final = 3201
+    FTST: Final = 3242
     """``ftst`` ``D9 E4`` (FPU)"""
-    FXAM: Final = 3202
+    FXAM: Final = 3243
     """``fxam`` ``D9 E5`` (FPU)"""
-    FLD1: Final = 3203
+    FLD1: Final = 3244
     """``fld1`` ``D9 E8`` (FPU)"""
-    FLDL2T: Final = 3204
+    FLDL2T: Final = 3245
     """``fldl2t`` ``D9 E9`` (FPU)"""
-    FLDL2E: Final = 3205
+    FLDL2E: Final = 3246
     """``fldl2e`` ``D9 EA`` (FPU)"""
-    FLDPI: Final = 3206
+    FLDPI: Final = 3247
     """``fldpi`` ``D9 EB`` (FPU)"""
-    FLDLG2: Final = 3207
+    FLDLG2: Final = 3248
     """``fldlg2`` ``D9 EC`` (FPU)"""
-    FLDLN2: Final = 3208
+    FLDLN2: Final = 3249
     """``fldln2`` ``D9 ED`` (FPU)"""
-    FLDZ: Final = 3209
+    FLDZ: Final = 3250
     """``fldz`` ``D9 EE`` (FPU)"""
-    F2XM1: Final = 3210
+    F2XM1: Final = 3251
     """``f2xm1`` ``D9 F0`` (FPU)"""
-    FYL2X: Final = 3211
+    FYL2X: Final = 3252
     """``fyl2x`` ``D9 F1`` (FPU)"""
-    FPTAN: Final = 3212
+    FPTAN: Final = 3253
     """``fptan`` ``D9 F2`` (FPU)"""
-    FPATAN: Final = 3213
+    FPATAN: Final = 3254
     """``fpatan`` ``D9 F3`` (FPU)"""
-    FXTRACT: Final = 3214
+    FXTRACT: Final = 3255
     """``fxtract`` ``D9 F4`` (FPU)"""
-    FPREM1: Final = 3215
+    FPREM1: Final = 3256
     """``fprem1`` ``D9 F5`` (FPU387)"""
-    FDECSTP: Final = 3216
+    FDECSTP: Final = 3257
     """``fdecstp`` ``D9 F6`` (FPU)"""
-    FINCSTP: Final = 3217
+    FINCSTP: Final = 3258
     """``fincstp`` ``D9 F7`` (FPU)"""
-    FPREM: Final = 3218
+    FPREM: Final = 3259
     """``fprem`` ``D9 F8`` (FPU)"""
-    FYL2XP1: Final = 3219
+    FYL2XP1: Final = 3260
     """``fyl2xp1`` ``D9 F9`` (FPU)"""
-    FSQRT: Final = 3220
+    FSQRT: Final = 3261
     """``fsqrt`` ``D9 FA`` (FPU)"""
-    FSINCOS: Final = 3221
+    FSINCOS: Final = 3262
     """``fsincos`` ``D9 FB`` (FPU387)"""
-    FRNDINT: Final = 3222
+    FRNDINT: Final = 3263
     """``frndint`` ``D9 FC`` (FPU)"""
-    FSCALE: Final = 3223
+    FSCALE: Final = 3264
     """``fscale`` ``D9 FD`` (FPU)"""
-    FSIN: Final = 3224
+    FSIN: Final = 3265
     """``fsin`` ``D9 FE`` (FPU387)"""
-    FCOS: Final = 3225
+    FCOS: Final = 3266
     """``fcos`` ``D9 FF`` (FPU387)"""
-    FIADD_M32INT: Final = 3226
+    FIADD_M32INT: Final = 3267
     """``fiadd R:m32`` ``DA /0`` (FPU)"""
-    FIADD_M16INT: Final = 3227
+    FIADD_M16INT: Final = 3268
     """``fiadd R:m16`` ``DE /0`` (FPU)"""
-    FIMUL_M32INT: Final = 3228
+    FIMUL_M32INT: Final = 3269
     """``fimul R:m32`` ``DA /1`` (FPU)"""
-    FIMUL_M16INT: Final = 3229
+    FIMUL_M16INT: Final = 3270
     """``fimul R:m16`` ``DE /1`` (FPU)"""
-    FICOM_M32INT: Final = 3230
+    FICOM_M32INT: Final = 3271
     """``ficom R:m32`` ``DA /2`` (FPU)"""
-    FICOM_M16INT: Final = 3231
+    FICOM_M16INT: Final = 3272
     """``ficom R:m16`` ``DE /2`` (FPU)"""
-    FICOMP_M32INT: Final = 3232
+    FICOMP_M32INT: Final = 3273
     """``ficomp R:m32`` ``DA /3`` (FPU)"""
-    FICOMP_M16INT: Final = 3233
+    FICOMP_M16INT: Final = 3274
     """``ficomp R:m16`` ``DE /3`` (FPU)"""
-    FISUB_M32INT: Final = 3234
+    FISUB_M32INT: Final = 3275
     """``fisub R:m32`` ``DA /4`` (FPU)"""
-    FISUB_M16INT: Final = 3235
+    FISUB_M16INT: Final = 3276
     """``fisub R:m16`` ``DE /4`` (FPU)"""
-    FISUBR_M32INT: Final = 3236
+    FISUBR_M32INT: Final = 3277
     """``fisubr R:m32`` ``DA /5`` (FPU)"""
-    FISUBR_M16INT: Final = 3237
+    FISUBR_M16INT: Final = 3278
     """``fisubr R:m16`` ``DE /5`` (FPU)"""
-    FIDIV_M32INT: Final = 3238
+    FIDIV_M32INT: Final = 3279
     """``fidiv R:m32`` ``DA /6`` (FPU)"""
-    FIDIV_M16INT: Final = 3239
+    FIDIV_M16INT: Final = 3280
     """``fidiv R:m16`` ``DE /6`` (FPU)"""
-    FIDIVR_M32INT: Final = 3240
+    FIDIVR_M32INT: Final = 3281
     """``fidivr R:m32`` ``DA /7`` (FPU)"""
-    FIDIVR_M16INT: Final = 3241
+    FIDIVR_M16INT: Final = 3282
     """``fidivr R:m16`` ``DE /7`` (FPU)"""
-    FCMOVB_ST0_STI: Final = 3242
+    FCMOVB_ST0_STI: Final = 3283
     """``fcmovb CW:st0, CR:st`` ``DA C0+i`` (FPU+CMOV)"""
-    FCMOVE_ST0_STI: Final = 3243
+    FCMOVE_ST0_STI: Final = 3284
     """``fcmove CW:st0, CR:st`` ``DA C8+i`` (FPU+CMOV)"""
-    FCMOVBE_ST0_STI: Final = 3244
+    FCMOVBE_ST0_STI: Final = 3285
     """``fcmovbe CW:st0, CR:st`` ``DA D0+i`` (FPU+CMOV)"""
-    FCMOVU_ST0_STI: Final = 3245
+    FCMOVU_ST0_STI: Final = 3286
     """``fcmovu CW:st0, CR:st`` ``DA D8+i`` (FPU+CMOV)"""
-    FUCOMPP: Final = 3246
+    FUCOMPP: Final = 3287
     """``fucompp`` ``DA E9`` (FPU387)"""
-    FILD_M32INT: Final = 3247
+    FILD_M32INT: Final = 3288
     """``fild R:m32`` ``DB /0`` (FPU)"""
-    FILD_M16INT: Final = 3248
+    FILD_M16INT: Final = 3289
     """``fild R:m16`` ``DF /0`` (FPU)"""
-    FILD_M64INT: Final = 3249
+    FILD_M64INT: Final = 3290
     """``fild R:m64`` ``DF /5`` (FPU)"""
-    FISTTP_M32INT: Final = 3250
+    FISTTP_M32INT: Final = 3291
     """``fisttp W:m32`` ``DB /1`` (FPU+SSE3)"""
-    FISTTP_M64INT: Final = 3251
+    FISTTP_M64INT: Final = 3292
     """``fisttp W:m64`` ``DD /1`` (FPU+SSE3)"""
-    FISTTP_M16INT: Final = 3252
+    FISTTP_M16INT: Final = 3293
     """``fisttp W:m16`` ``DF /1`` (FPU+SSE3)"""
-    FIST_M32INT: Final = 3253
+    FIST_M32INT: Final = 3294
     """``fist W:m32`` ``DB /2`` (FPU)"""
-    FIST_M16INT: Final = 3254
+    FIST_M16INT: Final = 3295
     """``fist W:m16`` ``DF /2`` (FPU)"""
-    FISTP_M32INT: Final = 3255
+    FISTP_M32INT: Final = 3296
     """``fistp W:m32`` ``DB /3`` (FPU)"""
-    FISTP_M16INT: Final = 3256
+    FISTP_M16INT: Final = 3297
     """``fistp W:m16`` ``DF /3`` (FPU)"""
-    FISTP_M64INT: Final = 3257
+    FISTP_M64INT: Final = 3298
     """``fistp W:m64`` ``DF /7`` (FPU)"""
-    FCMOVNB_ST0_STI: Final = 3258
+    FCMOVNB_ST0_STI: Final = 3299
     """``fcmovnb CW:st0, CR:st`` ``DB C0+i`` (FPU+CMOV)"""
-    FCMOVNE_ST0_STI: Final = 3259
+    FCMOVNE_ST0_STI: Final = 3300
     """``fcmovne CW:st0, CR:st`` ``DB C8+i`` (FPU+CMOV)"""
-    FCMOVNBE_ST0_STI: Final = 3260
+    FCMOVNBE_ST0_STI: Final = 3301
     """``fcmovnbe CW:st0, CR:st`` ``DB D0+i`` (FPU+CMOV)"""
-    FCMOVNU_ST0_STI: Final = 3261
+    FCMOVNU_ST0_STI: Final = 3302
     """``fcmovnu CW:st0, CR:st`` ``DB D8+i`` (FPU+CMOV)"""
-    FNCLEX: Final = 3262
+    FNCLEX: Final = 3303
     """``fnclex`` ``DB E2`` (FPU)"""
-    FNINIT: Final = 3263
+    FNINIT: Final = 3304
     """``fninit`` ``DB E3`` (FPU)"""
-    FUCOMI_ST0_STI: Final = 3264
+    FUCOMI_ST0_STI: Final = 3305
     """``fucomi R:st0, R:st`` ``DB E8+i`` (FPU+CMOV)"""
-    FCOMI_ST0_STI: Final = 3265
+    FCOMI_ST0_STI: Final = 3306
     """``fcomi R:st0, R:st`` ``DB F0+i`` (FPU+CMOV)"""
-    FNSTSW_M2BYTE: Final = 3266
+    FNSTSW_M2BYTE: Final = 3307
     """``fnstsw W:m16`` ``DD /7`` (FPU)"""
-    FNSTSW_AX: Final = 3267
+    FNSTSW_AX: Final = 3308
     """``fnstsw W:ax`` ``DF E0`` (FPU287)"""
-    FFREE_STI: Final = 3268
+    FFREE_STI: Final = 3309
     """``ffree N:st`` ``DD C0+i`` (FPU)"""
-    FUCOM_ST0_STI: Final = 3269
+    FUCOM_ST0_STI: Final = 3310
     """``fucom R:st0, R:st`` ``DD E0+i`` (FPU)"""
-    FUCOMP_ST0_STI: Final = 3270
+    FUCOMP_ST0_STI: Final = 3311
     """``fucomp R:st0, R:st`` ``DD E8+i`` (FPU)"""
-    FADDP_STI_ST0: Final = 3271
+    FADDP_STI_ST0: Final = 3312
     """``faddp RW:st, R:st0`` ``DE C0+i`` (FPU)"""
-    FMULP_STI_ST0: Final = 3272
+    FMULP_STI_ST0: Final = 3313
     """``fmulp RW:st, R:st0`` ``DE C8+i`` (FPU)"""
-    FCOMPP: Final = 3273
+    FCOMPP: Final = 3314
     """``fcompp`` ``DE D9`` (FPU)"""
-    FSUBRP_STI_ST0: Final = 3274
+    FSUBRP_STI_ST0: Final = 3315
     """``fsubrp RW:st, R:st0`` ``DE E0+i`` (FPU)"""
-    FSUBP_STI_ST0: Final = 3275
+    FSUBP_STI_ST0: Final = 3316
     """``fsubp RW:st, R:st0`` ``DE E8+i`` (FPU)"""
-    FDIVRP_STI_ST0: Final = 3276
+    FDIVRP_STI_ST0: Final = 3317
     """``fdivrp RW:st, R:st0`` ``DE F0+i`` (FPU)"""
-    FDIVP_STI_ST0: Final = 3277
+    FDIVP_STI_ST0: Final = 3318
     """``fdivp RW:st, R:st0`` ``DE F8+i`` (FPU)"""
-    FBLD_M80BCD: Final = 3278
+    FBLD_M80BCD: Final = 3319
     """``fbld R:m80`` ``DF /4`` (FPU)"""
-    FBSTP_M80BCD: Final = 3279
+    FBSTP_M80BCD: Final = 3320
     """``fbstp W:m80`` ``DF /6`` (FPU)"""
-    FFREEP_STI: Final = 3280
+    FFREEP_STI: Final = 3321
     """``ffreep N:st`` ``DF C0+i`` (FPU)"""
-    FUCOMIP_ST0_STI: Final = 3281
+    FUCOMIP_ST0_STI: Final = 3322
     """``fucomip R:st0, R:st`` ``DF E8+i`` (FPU+CMOV)"""
-    FCOMIP_ST0_STI: Final = 3282
+    FCOMIP_ST0_STI: Final = 3323
     """``fcomip R:st0, R:st`` ``DF F0+i`` (FPU+CMOV)"""
-    FXSAVE_M512BYTE: Final = 3283
+    FXSAVE_M512BYTE: Final = 3324
     """``fxsave W:m512byte`` ``0F AE /0`` (FXSR)"""
-    FXSAVE64_M512BYTE: Final = 3284
+    FXSAVE64_M512BYTE: Final = 3325
     """``fxsave64 W:m512byte`` ``REX.W 0F AE /0`` (FXSR)"""
-    FXRSTOR_M512BYTE: Final = 3285
+    FXRSTOR_M512BYTE: Final = 3326
     """``fxrstor R:m512byte`` ``0F AE /1`` (FXSR)"""
-    FXRSTOR64_M512BYTE: Final = 3286
+    FXRSTOR64_M512BYTE: Final = 3327
     """``fxrstor64 R:m512byte`` ``REX.W 0F AE /1`` (FXSR)"""
-    VEX_CMPNBXADD_M32_R32_R32: Final = 3287
+    VEX_CMPNBXADD_M32_R32_R32: Final = 3328
     """``cmpnbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPNBXADD_M64_R64_R64: Final = 3288
+    VEX_CMPNBXADD_M64_R64_R64: Final = 3329
     """``cmpnbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M32_R32_R32: Final = 3289
+    VEX_CMPZXADD_M32_R32_R32: Final = 3330
     """``cmpzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M64_R64_R64: Final = 3290
+    VEX_CMPZXADD_M64_R64_R64: Final = 3331
     """``cmpzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M32_R32_R32: Final = 3291
+    VEX_CMPNZXADD_M32_R32_R32: Final = 3332
     """``cmpnzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M64_R64_R64: Final = 3292
+    VEX_CMPNZXADD_M64_R64_R64: Final = 3333
     """``cmpnzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M32_R32_R32: Final = 3293
+    VEX_CMPNBEXADD_M32_R32_R32: Final = 3334
     """``cmpnbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M64_R64_R64: Final = 3294
+    VEX_CMPNBEXADD_M64_R64_R64: Final = 3335
     """``cmpnbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M32_R32_R32: Final = 3295
+    VEX_CMPNLXADD_M32_R32_R32: Final = 3336
     """``cmpnlxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M64_R64_R64: Final = 3296
+    VEX_CMPNLXADD_M64_R64_R64: Final = 3337
     """``cmpnlxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M32_R32_R32: Final = 3297
+    VEX_CMPNLEXADD_M32_R32_R32: Final = 3338
     """``cmpnlexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EF /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M64_R64_R64: Final = 3298
+    VEX_CMPNLEXADD_M64_R64_R64: Final = 3339
     """``cmpnlexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EF /r`` (CMPCCXADD)"""
-    CVTPI2PS_XMM_MMM64: Final = 3299
+    CVTPI2PS_XMM_MMM64: Final = 3340
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``0F 2A /r`` (SSE)"""
-    CVTPI2PD_XMM_MMM64: Final = 3300
+    CVTPI2PD_XMM_MMM64: Final = 3341
     """``cvtpi2pd W:xmm, R:mm/m64`` ``66 0F 2A /r`` (SSE2)"""
-    CVTTPS2PI_MM_XMMM64: Final = 3301
+    CVTTPS2PI_MM_XMMM64: Final = 3342
     """``cvttps2pi W:mm, R:xmm/m64`` ``0F 2C /r`` (SSE)"""
-    CVTTPD2PI_MM_XMMM128: Final = 3302
+    CVTTPD2PI_MM_XMMM128: Final = 3343
     """``cvttpd2pi W:mm, R:xmm/m128`` ``66 0F 2C /r`` (SSE2)"""
-    CVTPS2PI_MM_XMMM64: Final = 3303
+    CVTPS2PI_MM_XMMM64: Final = 3344
     """``cvtps2pi W:mm, R:xmm/m64`` ``0F 2D /r`` (SSE)"""
-    CVTPD2PI_MM_XMMM128: Final = 3304
+    CVTPD2PI_MM_XMMM128: Final = 3345
     """``cvtpd2pi W:mm, R:xmm/m128`` ``66 0F 2D /r`` (SSE2)"""
-    PSHUFW_MM_MMM64_IMM8: Final = 3305
+    PSHUFW_MM_MMM64_IMM8: Final = 3346
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``0F 70 /r ib`` (SSE)"""
-    MOVQ2DQ_XMM_MM: Final = 3306
+    MOVQ2DQ_XMM_MM: Final = 3347
     """``movq2dq W:xmm, R:mm`` ``F3 0F D6 /r`` (SSE2)"""
-    MOVDQ2Q_MM_XMM: Final = 3307
+    MOVDQ2Q_MM_XMM: Final = 3348
     """``movdq2q W:mm, R:xmm`` ``F2 0F D6 /r`` (SSE2)"""
-    MOVNTQ_M64_MM: Final = 3308
+    MOVNTQ_M64_MM: Final = 3349
     """``movntq W:m64, R:mm`` ``0F E7 /r`` (SSE)"""
-    VEX_KANDW_KR_KR_KR: Final = 3309
+    VEX_KANDW_KR_KR_KR: Final = 3350
     """``kandw W:k, R:k, R:k`` ``VEX.L1.0F.W0 41 /r`` (AVX512F)"""
-    VEX_KANDQ_KR_KR_KR: Final = 3310
+    VEX_KANDQ_KR_KR_KR: Final = 3351
     """``kandq W:k, R:k, R:k`` ``VEX.L1.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDB_KR_KR_KR: Final = 3311
+    VEX_KANDB_KR_KR_KR: Final = 3352
     """``kandb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 41 /r`` (AVX512DQ)"""
-    VEX_KANDD_KR_KR_KR: Final = 3312
+    VEX_KANDD_KR_KR_KR: Final = 3353
     """``kandd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDNW_KR_KR_KR: Final = 3313
+    VEX_KANDNW_KR_KR_KR: Final = 3354
     """``kandnw W:k, R:k, R:k`` ``VEX.L1.0F.W0 42 /r`` (AVX512F)"""
-    VEX_KANDNQ_KR_KR_KR: Final = 3314
+    VEX_KANDNQ_KR_KR_KR: Final = 3355
     """``kandnq W:k, R:k, R:k`` ``VEX.L1.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KANDNB_KR_KR_KR: Final = 3315
+    VEX_KANDNB_KR_KR_KR: Final = 3356
     """``kandnb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 42 /r`` (AVX512DQ)"""
-    VEX_KANDND_KR_KR_KR: Final = 3316
+    VEX_KANDND_KR_KR_KR: Final = 3357
     """``kandnd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KNOTW_KR_KR: Final = 3317
+    VEX_KNOTW_KR_KR: Final = 3358
     """``knotw W:k, R:k`` ``VEX.L0.0F.W0 44 /r`` (AVX512F)"""
-    VEX_KNOTQ_KR_KR: Final = 3318
+    VEX_KNOTQ_KR_KR: Final = 3359
     """``knotq W:k, R:k`` ``VEX.L0.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KNOTB_KR_KR: Final = 3319
+    VEX_KNOTB_KR_KR: Final = 3360
     """``knotb W:k, R:k`` ``VEX.L0.66.0F.W0 44 /r`` (AVX512DQ)"""
-    VEX_KNOTD_KR_KR: Final = 3320
+    VEX_KNOTD_KR_KR: Final = 3361
     """``knotd W:k, R:k`` ``VEX.L0.66.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KORW_KR_KR_KR: Final = 3321
+    VEX_KORW_KR_KR_KR: Final = 3362
     """``korw W:k, R:k, R:k`` ``VEX.L1.0F.W0 45 /r`` (AVX512F)"""
-    VEX_KORQ_KR_KR_KR: Final = 3322
+    VEX_KORQ_KR_KR_KR: Final = 3363
     """``korq W:k, R:k, R:k`` ``VEX.L1.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KORB_KR_KR_KR: Final = 3323
+    VEX_KORB_KR_KR_KR: Final = 3364
     """``korb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 45 /r`` (AVX512DQ)"""
-    VEX_KORD_KR_KR_KR: Final = 3324
+    VEX_KORD_KR_KR_KR: Final = 3365
     """``kord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KXNORW_KR_KR_KR: Final = 3325
+    VEX_KXNORW_KR_KR_KR: Final = 3366
     """``kxnorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 46 /r`` (AVX512F)"""
-    VEX_KXNORQ_KR_KR_KR: Final = 3326
+    VEX_KXNORQ_KR_KR_KR: Final = 3367
     """``kxnorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXNORB_KR_KR_KR: Final = 3327
+    VEX_KXNORB_KR_KR_KR: Final = 3368
     """``kxnorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 46 /r`` (AVX512DQ)"""
-    VEX_KXNORD_KR_KR_KR: Final = 3328
+    VEX_KXNORD_KR_KR_KR: Final = 3369
     """``kxnord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXORW_KR_KR_KR: Final = 3329
+    VEX_KXORW_KR_KR_KR: Final = 3370
     """``kxorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 47 /r`` (AVX512F)"""
-    VEX_KXORQ_KR_KR_KR: Final = 3330
+    VEX_KXORQ_KR_KR_KR: Final = 3371
     """``kxorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KXORB_KR_KR_KR: Final = 3331
+    VEX_KXORB_KR_KR_KR: Final = 3372
     """``kxorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 47 /r`` (AVX512DQ)"""
-    VEX_KXORD_KR_KR_KR: Final = 3332
+    VEX_KXORD_KR_KR_KR: Final = 3373
     """``kxord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KADDW_KR_KR_KR: Final = 3333
+    VEX_KADDW_KR_KR_KR: Final = 3374
     """``kaddw W:k, R:k, R:k`` ``VEX.L1.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDQ_KR_KR_KR: Final = 3334
+    VEX_KADDQ_KR_KR_KR: Final = 3375
     """``kaddq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KADDB_KR_KR_KR: Final = 3335
+    VEX_KADDB_KR_KR_KR: Final = 3376
     """``kaddb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDD_KR_KR_KR: Final = 3336
+    VEX_KADDD_KR_KR_KR: Final = 3377
     """``kaddd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KUNPCKWD_KR_KR_KR: Final = 3337
+    VEX_KUNPCKWD_KR_KR_KR: Final = 3378
     """``kunpckwd W:k, R:k, R:k`` ``VEX.L1.0F.W0 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKDQ_KR_KR_KR: Final = 3338
+    VEX_KUNPCKDQ_KR_KR_KR: Final = 3379
     """``kunpckdq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKBW_KR_KR_KR: Final = 3339
+    VEX_KUNPCKBW_KR_KR_KR: Final = 3380
     """``kunpckbw W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4B /r`` (AVX512F)"""
-    VEX_KMOVW_KR_KM16: Final = 3340
+    VEX_KMOVW_KR_KM16: Final = 3381
     """``kmovw W:k, R:k/m16`` ``VEX.L0.0F.W0 90 /r`` (AVX512F)"""
-    VEX_KMOVW_M16_KR: Final = 3341
+    VEX_KMOVW_M16_KR: Final = 3382
     """``kmovw W:m16, R:k`` ``VEX.L0.0F.W0 91 /r`` (AVX512F)"""
-    VEX_KMOVW_KR_R32: Final = 3342
+    VEX_KMOVW_KR_R32: Final = 3383
     """``kmovw W:k, R:r32`` ``VEX.L0.0F.W0 92 /r`` (AVX512F)"""
-    VEX_KMOVW_R32_KR: Final = 3343
+    VEX_KMOVW_R32_KR: Final = 3384
     """``kmovw W:r32, R:k`` ``VEX.L0.0F.W0 93 /r`` (AVX512F)"""
-    VEX_KMOVQ_KR_KM64: Final = 3344
+    VEX_KMOVQ_KR_KM64: Final = 3385
     """``kmovq W:k, R:k/m64`` ``VEX.L0.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVQ_M64_KR: Final = 3345
+    VEX_KMOVQ_M64_KR: Final = 3386
     """``kmovq W:m64, R:k`` ``VEX.L0.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVQ_KR_R64: Final = 3346
+    VEX_KMOVQ_KR_R64: Final = 3387
     """``kmovq W:k, R:r64`` ``VEX.L0.F2.0F.W1 92 /r`` (AVX512BW)"""
-    VEX_KMOVQ_R64_KR: Final = 3347
+    VEX_KMOVQ_R64_KR: Final = 3388
     """``kmovq W:r64, R:k`` ``VEX.L0.F2.0F.W1 93 /r`` (AVX512BW)"""
-    VEX_KMOVB_KR_KM8: Final = 3348
+    VEX_KMOVB_KR_KM8: Final = 3389
     """``kmovb W:k, R:k/m8`` ``VEX.L0.66.0F.W0 90 /r`` (AVX512DQ)"""
-    VEX_KMOVB_M8_KR: Final = 3349
+    VEX_KMOVB_M8_KR: Final = 3390
     """``kmovb W:m8, R:k`` ``VEX.L0.66.0F.W0 91 /r`` (AVX512DQ)"""
-    VEX_KMOVB_KR_R32: Final = 3350
+    VEX_KMOVB_KR_R32: Final = 3391
     """``kmovb W:k, R:r32`` ``VEX.L0.66.0F.W0 92 /r`` (AVX512DQ)"""
-    VEX_KMOVB_R32_KR: Final = 3351
+    VEX_KMOVB_R32_KR: Final = 3392
     """``kmovb W:r32, R:k`` ``VEX.L0.66.0F.W0 93 /r`` (AVX512DQ)"""
-    VEX_KMOVD_KR_KM32: Final = 3352
+    VEX_KMOVD_KR_KM32: Final = 3393
     """``kmovd W:k, R:k/m32`` ``VEX.L0.66.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVD_M32_KR: Final = 3353
+    VEX_KMOVD_M32_KR: Final = 3394
     """``kmovd W:m32, R:k`` ``VEX.L0.66.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVD_KR_R32: Final = 3354
+    VEX_KMOVD_KR_R32: Final = 3395
     """``kmovd W:k, R:r32`` ``VEX.L0.F2.0F.W0 92 /r`` (AVX512BW)"""
-    VEX_KMOVD_R32_KR: Final = 3355
+    VEX_KMOVD_R32_KR: Final = 3396
     """``kmovd W:r32, R:k`` ``VEX.L0.F2.0F.W0 93 /r`` (AVX512BW)"""
-    VEX_KORTESTW_KR_KR: Final = 3356
+    VEX_KORTESTW_KR_KR: Final = 3397
     """``kortestw R:k, R:k`` ``VEX.L0.0F.W0 98 /r`` (AVX512F)"""
-    VEX_KORTESTQ_KR_KR: Final = 3357
+    VEX_KORTESTQ_KR_KR: Final = 3398
     """``kortestq R:k, R:k`` ``VEX.L0.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KORTESTB_KR_KR: Final = 3358
+    VEX_KORTESTB_KR_KR: Final = 3399
     """``kortestb R:k, R:k`` ``VEX.L0.66.0F.W0 98 /r`` (AVX512DQ)"""
-    VEX_KORTESTD_KR_KR: Final = 3359
+    VEX_KORTESTD_KR_KR: Final = 3400
     """``kortestd R:k, R:k`` ``VEX.L0.66.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KTESTW_KR_KR: Final = 3360
+    VEX_KTESTW_KR_KR: Final = 3401
     """``ktestw R:k, R:k`` ``VEX.L0.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTQ_KR_KR: Final = 3361
+    VEX_KTESTQ_KR_KR: Final = 3402
     """``ktestq R:k, R:k`` ``VEX.L0.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KTESTB_KR_KR: Final = 3362
+    VEX_KTESTB_KR_KR: Final = 3403
     """``ktestb R:k, R:k`` ``VEX.L0.66.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTD_KR_KR: Final = 3363
+    VEX_KTESTD_KR_KR: Final = 3404
     """``ktestd R:k, R:k`` ``VEX.L0.66.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3364
+    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3405
     """``kshiftrb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 30 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3365
+    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3406
     """``kshiftrw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 30 /r ib`` (AVX512F)"""
-    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3366
+    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3407
     """``kshiftrd W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3367
+    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3408
     """``kshiftrq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3368
+    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3409
     """``kshiftlb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 32 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3369
+    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3410
     """``kshiftlw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 32 /r ib`` (AVX512F)"""
-    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3370
+    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3411
     """``kshiftld W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 33 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3371
+    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3412
     """``kshiftlq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 33 /r ib`` (AVX512BW)"""
-    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3372
+    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3413
     """``vpgatherdd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 90 /r`` (AVX2)"""
-    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3373
+    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3414
     """``vpgatherdd RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3374
+    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3415
     """``vpgatherdd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3375
+    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3416
     """``vpgatherdd RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3376
+    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3417
     """``vpgatherdd RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 90 /r`` (AVX512F)"""
-    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3377
+    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3418
     """``vpgatherdq RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 90 /r`` (AVX2)"""
-    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3378
+    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3419
     """``vpgatherdq RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3379
+    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3420
     """``vpgatherdq RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3380
+    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3421
     """``vpgatherdq RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3381
+    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3422
     """``vpgatherdq RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 90 /r`` (AVX512F)"""
-    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3382
+    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3423
     """``vpgatherqd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 91 /r`` (AVX2)"""
-    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3383
+    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3424
     """``vpgatherqd RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3384
+    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3425
     """``vpgatherqd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3385
+    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3426
     """``vpgatherqd RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3386
+    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3427
     """``vpgatherqd RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 91 /r`` (AVX512F)"""
-    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3387
+    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3428
     """``vpgatherqq RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 91 /r`` (AVX2)"""
-    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3388
+    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3429
     """``vpgatherqq RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3389
+    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3430
     """``vpgatherqq RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3390
+    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3431
     """``vpgatherqq RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3391
+    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3432
     """``vpgatherqq RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 91 /r`` (AVX512F)"""
-    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3392
+    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3433
     """``vgatherdps RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 92 /r`` (AVX2)"""
-    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3393
+    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3434
     """``vgatherdps RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3394
+    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3435
     """``vgatherdps RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3395
+    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3436
     """``vgatherdps RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3396
+    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3437
     """``vgatherdps RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 92 /r`` (AVX512F)"""
-    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3397
+    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3438
     """``vgatherdpd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 92 /r`` (AVX2)"""
-    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3398
+    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3439
     """``vgatherdpd RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3399
+    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3440
     """``vgatherdpd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3400
+    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3441
     """``vgatherdpd RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3401
+    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3442
     """``vgatherdpd RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 92 /r`` (AVX512F)"""
-    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3402
+    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3443
     """``vgatherqps RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 93 /r`` (AVX2)"""
-    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3403
+    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3444
     """``vgatherqps RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3404
+    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3445
     """``vgatherqps RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3405
+    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3446
     """``vgatherqps RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3406
+    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3447
     """``vgatherqps RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 93 /r`` (AVX512F)"""
-    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3407
+    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3448
     """``vgatherqpd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 93 /r`` (AVX2)"""
-    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3408
+    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3449
     """``vgatherqpd RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3409
+    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3450
     """``vgatherqpd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3410
+    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3451
     """``vgatherqpd RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3411
+    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3452
     """``vgatherqpd RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 93 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3412
+    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3453
     """``vpscatterdd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3413
+    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3454
     """``vpscatterdd CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3414
+    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3455
     """``vpscatterdd CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3415
+    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3456
     """``vpscatterdq CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3416
+    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3457
     """``vpscatterdq CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3417
+    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3458
     """``vpscatterdq CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3418
+    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3459
     """``vpscatterqd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3419
+    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3460
     """``vpscatterqd CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3420
+    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3461
     """``vpscatterqd CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A1 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3421
+    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3462
     """``vpscatterqq CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3422
+    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3463
     """``vpscatterqq CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3423
+    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3464
     """``vpscatterqq CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A1 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3424
+    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3465
     """``vscatterdps CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3425
+    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3466
     """``vscatterdps CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3426
+    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3467
     """``vscatterdps CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3427
+    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3468
     """``vscatterdpd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3428
+    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3469
     """``vscatterdpd CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3429
+    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3470
     """``vscatterdpd CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3430
+    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3471
     """``vscatterqps CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3431
+    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3472
     """``vscatterqps CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3432
+    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3473
     """``vscatterqps CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A3 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3433
+    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3474
     """``vscatterqpd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3434
+    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3475
     """``vscatterqpd CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3435
+    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3476
     """``vscatterqpd CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A3 /r`` (AVX512F)"""
-    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3436
+    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3477
     """``vgatherpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3437
+    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3478
     """``vgatherpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3438
+    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3479
     """``vgatherpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3439
+    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3480
     """``vgatherpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3440
+    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3481
     """``vscatterpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3441
+    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3482
     """``vscatterpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3442
+    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3483
     """``vscatterpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3443
+    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3484
     """``vscatterpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /6`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3444
+    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3485
     """``vgatherpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3445
+    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3486
     """``vgatherpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3446
+    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3487
     """``vgatherpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3447
+    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3488
     """``vgatherpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3448
+    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3489
     """``vscatterpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3449
+    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3490
     """``vscatterpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3450
+    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3491
     """``vscatterpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3451
+    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3492
     """``vscatterpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /6`` (AVX512PF)"""
-    VEX_LDTILECFG_M512: Final = 3452
+    VEX_LDTILECFG_M512: Final = 3493
     """``ldtilecfg R:m512`` ``VEX.128.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_TILERELEASE: Final = 3453
+    VEX_TILERELEASE: Final = 3494
     """``tilerelease`` ``VEX.128.0F38.W0 49 C0`` (AMX_TILE)"""
-    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3454
+    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3495
     """``tdpbf16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5C /r`` (AMX_BF16)"""
-    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3455
+    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3496
     """``tdpbuud RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3456
+    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3497
     """``tdpbusd RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3457
+    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3498
     """``tdpbsud RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3458
+    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3499
     """``tdpbssd RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3459
+    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3500
     """``tdpfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5C /r`` (AMX_FP16)"""
-    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3460
+    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3501
     """``tcmmimfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3461
+    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3502
     """``tcmmrlfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3462
+    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3503
     """``tileloaddt1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILESTORED_SIBMEM_TMM: Final = 3463
+    VEX_TILESTORED_SIBMEM_TMM: Final = 3504
     """``tilestored W:sibmem, R:tmm`` ``VEX.128.F3.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILELOADD_TMM_SIBMEM: Final = 3464
+    VEX_TILELOADD_TMM_SIBMEM: Final = 3505
     """``tileloadd W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILEZERO_TMM: Final = 3465
+    VEX_TILEZERO_TMM: Final = 3506
     """``tilezero W:tmm`` ``VEX.128.F2.0F38.W0 49 C0`` (AMX_TILE)"""
-    PUSHFQ: Final = 3466
+    PUSHFQ: Final = 3507
     """``pushf`` ``9C`` (X64)"""
-    POPFQ: Final = 3467
+    POPFQ: Final = 3508
     """``popf`` ``9D`` (X64)"""
-    PUSHFW: Final = 3468
+    PUSHFW: Final = 3509
     """``pushfw`` ``o16 9C`` (INTEL8086)"""
-    POPFW: Final = 3469
+    POPFW: Final = 3510
     """``popfw`` ``o16 9D`` (INTEL8086)"""
-    ENTERQ_IMM16_IMM8: Final = 3470
+    ENTERQ_IMM16_IMM8: Final = 3511
     """``enter R:imm16, R:imm8`` ``C8 iw ib`` (X64)"""
-    ENTERW_IMM16_IMM8: Final = 3471
+    ENTERW_IMM16_IMM8: Final = 3512
     """``enterw R:imm16, R:imm8`` ``o16 C8 iw ib`` (INTEL186)"""
-    LEAVEQ: Final = 3472
+    LEAVEQ: Final = 3513
     """``leave`` ``C9`` (X64)"""
-    LEAVEW: Final = 3473
+    LEAVEW: Final = 3514
     """``leavew`` ``o16 C9`` (INTEL186)"""
-    CLAC: Final = 3474
+    CLAC: Final = 3515
     """``clac`` ``0F 01 CA`` (SMAP)"""
-    STAC: Final = 3475
+    STAC: Final = 3516
     """``stac`` ``0F 01 CB`` (SMAP)"""
-    SYSCALL: Final = 3476
+    SYSCALL: Final = 3517
     """``syscall`` ``0F 05`` (SYSCALL)"""
-    RSM: Final = 3477
+    RSM: Final = 3518
     """``rsm`` ``0F AA`` (SMM)"""
-    UIRET: Final = 3478
+    UIRET: Final = 3519
     """``uiret`` ``F3 0F 01 EC`` (UINTR)"""
-    ERETU: Final = 3479
+    ERETU: Final = 3520
     """``eretu`` ``F3 0F 01 CA`` (FRED)"""
-    ERETS: Final = 3480
+    ERETS: Final = 3521
     """``erets`` ``F2 0F 01 CA`` (FRED)"""
-    TESTUI: Final = 3481
+    TESTUI: Final = 3522
     """``testui`` ``F3 0F 01 ED`` (UINTR)"""
-    CLUI: Final = 3482
+    CLUI: Final = 3523
     """``clui`` ``F3 0F 01 EE`` (UINTR)"""
-    STUI: Final = 3483
+    STUI: Final = 3524
     """``stui`` ``F3 0F 01 EF`` (UINTR)"""
-    SENDUIPI_R64: Final = 3484
+    SENDUIPI_R64: Final = 3525
     """``senduipi R:r64`` ``F3 0F C7 /6`` (UINTR)"""
-    PBLENDVB_XMM_XMMM128: Final = 3485
+    PBLENDVB_XMM_XMMM128: Final = 3526
     """``pblendvb RW:xmm, R:xmm/m128`` ``66 0F 38 10 /r`` (SSE4_1)"""
-    BLENDVPS_XMM_XMMM128: Final = 3486
+    BLENDVPS_XMM_XMMM128: Final = 3527
     """``blendvps RW:xmm, R:xmm/m128`` ``66 0F 38 14 /r`` (SSE4_1)"""
-    BLENDVPD_XMM_XMMM128: Final = 3487
+    BLENDVPD_XMM_XMMM128: Final = 3528
     """``blendvpd RW:xmm, R:xmm/m128`` ``66 0F 38 15 /r`` (SSE4_1)"""
-    SHA256RNDS2_XMM_XMMM128: Final = 3488
+    SHA256RNDS2_XMM_XMMM128: Final = 3529
     """``sha256rnds2 RW:xmm, R:xmm/m128`` ``0F 38 CB /r`` (SHA)"""
-    HRESET_IMM8: Final = 3489
+    HRESET_IMM8: Final = 3530
     """``hreset N:imm8`` ``F3 0F 3A F0 C0 ib`` (HRESET)"""
-    UMONITOR_R64: Final = 3490
+    UMONITOR_R64: Final = 3531
     """``umonitor R:r64`` ``F3 0F AE /6`` (WAITPKG)"""
-    UMONITOR_R32: Final = 3491
+    UMONITOR_R32: Final = 3532
     """``umonitor R:r32`` ``a32 F3 0F AE /6`` (WAITPKG)"""
-    VMREAD_RM64_R64: Final = 3492
+    VMREAD_RM64_R64: Final = 3533
     """``vmread W:r64/m64, R:r64`` ``0F 78 /r`` (VMX)"""
-    VMWRITE_R64_RM64: Final = 3493
+    VMWRITE_R64_RM64: Final = 3534
     """``vmwrite R:r64, R:r64/m64`` ``0F 79 /r`` (VMX)"""
-    INVEPT_R64_M128: Final = 3494
+    INVEPT_R64_M128: Final = 3535
     """``invept R:r64, R:m128`` ``66 0F 38 80 /r`` (VMX+INVEPT)"""
-    INVVPID_R64_M128: Final = 3495
+    INVVPID_R64_M128: Final = 3536
     """``invvpid R:r64, R:m128`` ``66 0F 38 81 /r`` (VMX+INVVPID)"""
-    INVPCID_R64_M128: Final = 3496
+    INVPCID_R64_M128: Final = 3537
     """``invpcid R:r64, R:m128`` ``66 0F 38 82 /r`` (INVPCID)"""
-    VMRUNQ: Final = 3497
+    VMRUNQ: Final = 3538
     """``vmrun`` ``0F 01 D8`` (SVM)"""
-    VMRUND: Final = 3498
+    VMRUND: Final = 3539
     """``vmrun`` ``a32 0F 01 D8`` (SVM)"""
-    VMLOADQ: Final = 3499
+    VMLOADQ: Final = 3540
     """``vmload`` ``0F 01 DA`` (SVM)"""
-    VMLOADD: Final = 3500
+    VMLOADD: Final = 3541
     """``vmload`` ``a32 0F 01 DA`` (SVM)"""
-    VMSAVEQ: Final = 3501
+    VMSAVEQ: Final = 3542
     """``vmsave`` ``0F 01 DB`` (SVM)"""
-    VMSAVED: Final = 3502
+    VMSAVED: Final = 3543
     """``vmsave`` ``a32 0F 01 DB`` (SVM)"""
-    INVLPGAQ: Final = 3503
+    INVLPGAQ: Final = 3544
     """``invlpga`` ``0F 01 DF`` (SVM)"""
-    INVLPGAD: Final = 3504
+    INVLPGAD: Final = 3545
     """``invlpga`` ``a32 0F 01 DF`` (SVM)"""
-    CLZEROQ: Final = 3505
+    CLZEROQ: Final = 3546
     """``clzero`` ``0F 01 FC`` (CLZERO)"""
-    CLZEROD: Final = 3506
+    CLZEROD: Final = 3547
     """``clzero`` ``a32 0F 01 FC`` (CLZERO)"""
-    RMPUPDATE: Final = 3507
+    RMPUPDATE: Final = 3548
     """``rmpupdate`` ``F2 0F 01 FE`` (SEV_SNP)"""
-    PVALIDATEQ: Final = 3508
+    PVALIDATEQ: Final = 3549
     """``pvalidate`` ``F2 0F 01 FF`` (SEV_SNP)"""
-    PVALIDATED: Final = 3509
+    PVALIDATED: Final = 3550
     """``pvalidate`` ``a32 F2 0F 01 FF`` (SEV_SNP)"""
-    INVLPGBQ: Final = 3510
+    INVLPGBQ: Final = 3551
     """``invlpgb`` ``0F 01 FE`` (INVLPGB)"""
-    INVLPGBD: Final = 3511
+    INVLPGBD: Final = 3552
     """``invlpgb`` ``a32 0F 01 FE`` (INVLPGB)"""
-    WRMSRLIST: Final = 3512
+    WRMSRLIST: Final = 3553
     """``wrmsrlist`` ``F3 0F 01 C6`` (MSRLIST)"""
-    RDMSRLIST: Final = 3513
+    RDMSRLIST: Final = 3554
     """``rdmsrlist`` ``F2 0F 01 C6`` (MSRLIST)"""
-    PBNDKB: Final = 3514
+    PBNDKB: Final = 3555
     """``pbndkb`` ``0F 01 C7`` (TSE)"""
-    XCRYPTECB_64: Final = 3515
+    XCRYPTECB_64: Final = 3556
     """``xcryptecb`` ``F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTECB_32: Final = 3516
+    XCRYPTECB_32: Final = 3557
     """``xcryptecb`` ``a32 F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTCBC_64: Final = 3517
+    XCRYPTCBC_64: Final = 3558
     """``xcryptcbc`` ``F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCBC_32: Final = 3518
+    XCRYPTCBC_32: Final = 3559
     """``xcryptcbc`` ``a32 F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCTR_64: Final = 3519
+    XCRYPTCTR_64: Final = 3560
     """``xcryptctr`` ``F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCTR_32: Final = 3520
+    XCRYPTCTR_32: Final = 3561
     """``xcryptctr`` ``a32 F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCFB_64: Final = 3521
+    XCRYPTCFB_64: Final = 3562
     """``xcryptcfb`` ``F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTCFB_32: Final = 3522
+    XCRYPTCFB_32: Final = 3563
     """``xcryptcfb`` ``a32 F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTOFB_64: Final = 3523
+    XCRYPTOFB_64: Final = 3564
     """``xcryptofb`` ``F3 0F A7 E8`` (PADLOCK_ACE)"""
-    XCRYPTOFB_32: Final = 3524
+    XCRYPTOFB_32: Final = 3565
     """``xcryptofb`` ``a32 F3 0F A7 E8`` (PADLOCK_ACE)"""
-    MONTMUL_32: Final = 3525
+    MONTMUL_32: Final = 3566
     """``montmul`` ``a32 F3 0F A6 C0`` (PADLOCK_PMM)"""
-    XSHA1_64: Final = 3526
+    XSHA1_64: Final = 3567
     """``xsha1`` ``F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA1_32: Final = 3527
+    XSHA1_32: Final = 3568
     """``xsha1`` ``a32 F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA256_64: Final = 3528
+    XSHA256_64: Final = 3569
     """``xsha256`` ``F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA256_32: Final = 3529
+    XSHA256_32: Final = 3570
     """``xsha256`` ``a32 F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA512_64: Final = 3530
+    XSHA512_64: Final = 3571
     """``xsha512`` ``F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_32: Final = 3531
+    XSHA512_32: Final = 3572
     """``xsha512`` ``a32 F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_ALT_64: Final = 3532
+    XSHA512_ALT_64: Final = 3573
     """``xsha512_alt`` ``F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSHA512_ALT_32: Final = 3533
+    XSHA512_ALT_32: Final = 3574
     """``xsha512_alt`` ``a32 F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSTORE_64: Final = 3534
+    XSTORE_64: Final = 3575
     """``xstore`` ``0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_32: Final = 3535
+    XSTORE_32: Final = 3576
     """``xstore`` ``a32 0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_ALT_64: Final = 3536
+    XSTORE_ALT_64: Final = 3577
     """``xstore_alt`` ``F3 0F A7 F8`` (PADLOCK_RNG)"""
-    XSTORE_ALT_32: Final = 3537
+    XSTORE_ALT_32: Final = 3578
     """``xstore_alt`` ``a32 F3 0F A7 F8`` (PADLOCK_RNG)"""
-    CCS_HASH_64: Final = 3538
+    CCS_HASH_64: Final = 3579
     """``ccs_hash`` ``F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_HASH_32: Final = 3539
+    CCS_HASH_32: Final = 3580
     """``ccs_hash`` ``a32 F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_64: Final = 3540
+    CCS_ENCRYPT_64: Final = 3581
     """``ccs_encrypt`` ``F3 0F A7 F0`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_32: Final = 3541
+    CCS_ENCRYPT_32: Final = 3582
     """``ccs_encrypt`` ``a32 F3 0F A7 F0`` (PADLOCK_GMI)"""
-    VIA_UNDOC_F30FA6F0_64: Final = 3542
+    VIA_UNDOC_F30FA6F0_64: Final = 3583
     """``undoc`` ``F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F0_32: Final = 3543
+    VIA_UNDOC_F30FA6F0_32: Final = 3584
     """``undoc`` ``a32 F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_64: Final = 3544
+    VIA_UNDOC_F30FA6F8_64: Final = 3585
     """``undoc`` ``F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_32: Final = 3545
+    VIA_UNDOC_F30FA6F8_32: Final = 3586
     """``undoc`` ``a32 F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3546
+    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3587
     """``vmovdqu8 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3547
+    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3588
     """``vmovdqu8 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3548
+    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3589
     """``vmovdqu8 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3549
+    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3590
     """``vmovdqu8 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3550
+    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3591
     """``vmovdqu8 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3551
+    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3592
     """``vmovdqu8 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W0 7F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3552
+    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3593
     """``vmovdqu16 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3553
+    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3594
     """``vmovdqu16 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3554
+    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3595
     """``vmovdqu16 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3555
+    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3596
     """``vmovdqu16 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3556
+    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3597
     """``vmovdqu16 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3557
+    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3598
     """``vmovdqu16 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W1 7F /r`` (AVX512BW)"""
-    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3558
+    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3599
     """``vpsrlvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3559
+    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3600
     """``vpsrlvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3560
+    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3601
     """``vpsrlvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 10 /r`` (AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3561
+    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3602
     """``vpmovuswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3562
+    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3603
     """``vpmovuswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3563
+    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3604
     """``vpmovuswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 10 /r`` (AVX512BW)"""
-    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3564
+    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3605
     """``vpsravw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3565
+    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3606
     """``vpsravw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3566
+    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3607
     """``vpsravw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 11 /r`` (AVX512BW)"""
-    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3567
+    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3608
     """``vpsllvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3568
+    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3609
     """``vpsllvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3569
+    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3610
     """``vpsllvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 12 /r`` (AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3570
+    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3611
     """``vpmovswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3571
+    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3612
     """``vpmovswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3572
+    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3613
     """``vpmovswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 20 /r`` (AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3573
+    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3614
     """``vptestmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3574
+    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3615
     """``vptestmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3575
+    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3616
     """``vptestmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3576
+    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3617
     """``vptestmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3577
+    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3618
     """``vptestmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3578
+    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3619
     """``vptestmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3579
+    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3620
     """``vptestnmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3580
+    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3621
     """``vptestnmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3581
+    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3622
     """``vptestnmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3582
+    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3623
     """``vptestnmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3583
+    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3624
     """``vptestnmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3584
+    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3625
     """``vptestnmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2B_XMM_KR: Final = 3585
+    EVEX_VPMOVM2B_XMM_KR: Final = 3626
     """``vpmovm2b W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_YMM_KR: Final = 3586
+    EVEX_VPMOVM2B_YMM_KR: Final = 3627
     """``vpmovm2b W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_ZMM_KR: Final = 3587
+    EVEX_VPMOVM2B_ZMM_KR: Final = 3628
     """``vpmovm2b W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2W_XMM_KR: Final = 3588
+    EVEX_VPMOVM2W_XMM_KR: Final = 3629
     """``vpmovm2w W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_YMM_KR: Final = 3589
+    EVEX_VPMOVM2W_YMM_KR: Final = 3630
     """``vpmovm2w W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_ZMM_KR: Final = 3590
+    EVEX_VPMOVM2W_ZMM_KR: Final = 3631
     """``vpmovm2w W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVB2M_KR_XMM: Final = 3591
+    EVEX_VPMOVB2M_KR_XMM: Final = 3632
     """``vpmovb2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_YMM: Final = 3592
+    EVEX_VPMOVB2M_KR_YMM: Final = 3633
     """``vpmovb2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_ZMM: Final = 3593
+    EVEX_VPMOVB2M_KR_ZMM: Final = 3634
     """``vpmovb2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVW2M_KR_XMM: Final = 3594
+    EVEX_VPMOVW2M_KR_XMM: Final = 3635
     """``vpmovw2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_YMM: Final = 3595
+    EVEX_VPMOVW2M_KR_YMM: Final = 3636
     """``vpmovw2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_ZMM: Final = 3596
+    EVEX_VPMOVW2M_KR_ZMM: Final = 3637
     """``vpmovw2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3597
+    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3638
     """``vpmovwb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3598
+    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3639
     """``vpmovwb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3599
+    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3640
     """``vpmovwb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 30 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3600
+    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3641
     """``vpblendmb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3601
+    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3642
     """``vpblendmb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3602
+    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3643
     """``vpblendmb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 66 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3603
+    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3644
     """``vpblendmw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3604
+    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3645
     """``vpblendmw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3605
+    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3646
     """``vpblendmw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 66 /r`` (AVX512BW)"""
-    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3606
+    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3647
     """``vpermi2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3607
+    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3648
     """``vpermi2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3608
+    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3649
     """``vpermi2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 75 /r`` (AVX512BW)"""
-    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3609
+    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3650
     """``vpermt2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3610
+    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3651
     """``vpermt2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3611
+    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3652
     """``vpermt2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7D /r`` (AVX512BW)"""
-    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3612
+    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3653
     """``vpermw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3613
+    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3654
     """``vpermw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3614
+    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3655
     """``vpermw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 8D /r`` (AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3615
+    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3656
     """``vpcmpub W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3616
+    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3657
     """``vpcmpub W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3617
+    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3658
     """``vpcmpub W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3618
+    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3659
     """``vpcmpuw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3619
+    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3660
     """``vpcmpuw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3620
+    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3661
     """``vpcmpuw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3621
+    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3662
     """``vpcmpb W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3622
+    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3663
     """``vpcmpb W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3623
+    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3664
     """``vpcmpb W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3F /r ib`` (AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3624
+    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3665
     """``vpcmpw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3625
+    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3666
     """``vpcmpw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3626
+    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3667
     """``vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3F /r ib`` (AVX512BW)"""
-    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3627
+    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3668
     """``vdbpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3628
+    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3669
     """``vdbpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3629
+    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3670
     """``vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 42 /r ib`` (AVX512BW)"""
-    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3630
+    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3671
     """``vdpbf16ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3631
+    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3672
     """``vdpbf16ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3632
+    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3673
     """``vdpbf16ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 52 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3633
+    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3674
     """``vpopcntb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3634
+    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3675
     """``vpopcntb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3635
+    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3676
     """``vpopcntb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3636
+    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3677
     """``vpopcntw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3637
+    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3678
     """``vpopcntw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3638
+    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3679
     """``vpopcntw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3639
+    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3680
     """``vpopcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3640
+    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3681
     """``vpopcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3641
+    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3682
     """``vpopcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3642
+    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3683
     """``vpopcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3643
+    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3684
     """``vpopcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3644
+    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3685
     """``vpopcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3645
+    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3686
     """``vpexpandb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3646
+    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3687
     """``vpexpandb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3647
+    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3688
     """``vpexpandb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3648
+    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3689
     """``vpexpandw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3649
+    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3690
     """``vpexpandw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3650
+    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3691
     """``vpexpandw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3651
+    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3692
     """``vpcompressb W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3652
+    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3693
     """``vpcompressb W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3653
+    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3694
     """``vpcompressb W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3654
+    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3695
     """``vpcompressw W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3655
+    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3696
     """``vpcompressw W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3656
+    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3697
     """``vpcompressw W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3657
+    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3698
     """``vpshldvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3658
+    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3699
     """``vpshldvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3659
+    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3700
     """``vpshldvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 70 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3660
+    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3701
     """``vpshldvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3661
+    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3702
     """``vpshldvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3662
+    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3703
     """``vpshldvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3663
+    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3704
     """``vpshldvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3664
+    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3705
     """``vpshldvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3665
+    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3706
     """``vpshldvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3666
+    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3707
     """``vpshrdvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3667
+    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3708
     """``vpshrdvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3668
+    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3709
     """``vpshrdvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 72 /r`` (AVX512_VBMI2)"""
-    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3669
+    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3710
     """``vcvtne2ps2bf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3670
+    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3711
     """``vcvtne2ps2bf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3671
+    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3712
     """``vcvtne2ps2bf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3672
+    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3713
     """``vpshrdvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3673
+    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3714
     """``vpshrdvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3674
+    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3715
     """``vpshrdvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3675
+    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3716
     """``vpshrdvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3676
+    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3717
     """``vpshrdvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3677
+    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3718
     """``vpshrdvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3678
+    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3719
     """``vpermi2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3679
+    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3720
     """``vpermi2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3680
+    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3721
     """``vpermi2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 75 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3681
+    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3722
     """``vpermt2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3682
+    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3723
     """``vpermt2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3683
+    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3724
     """``vpermt2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7D /r`` (AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3684
+    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3725
     """``vpmultishiftqb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3685
+    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3726
     """``vpmultishiftqb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3686
+    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3727
     """``vpmultishiftqb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 83 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3687
+    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3728
     """``vpermb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3688
+    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3729
     """``vpermb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3689
+    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3730
     """``vpermb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8D /r`` (AVX512_VBMI)"""
-    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3690
+    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3731
     """``vpshufbitqmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3691
+    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3732
     """``vpshufbitqmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3692
+    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3733
     """``vpshufbitqmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8F /r`` (AVX512_BITALG)"""
-    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3693
+    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3734
     """``vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3694
+    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3735
     """``vpshldw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3695
+    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3736
     """``vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 70 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3696
+    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3737
     """``vpshldd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3697
+    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3738
     """``vpshldd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3698
+    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3739
     """``vpshldd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3699
+    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3740
     """``vpshldq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3700
+    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3741
     """``vpshldq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3701
+    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3742
     """``vpshldq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3702
+    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3743
     """``vpshrdw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3703
+    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3744
     """``vpshrdw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3704
+    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3745
     """``vpshrdw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 72 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3705
+    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3746
     """``vpshrdd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3706
+    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3747
     """``vpshrdd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3707
+    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3748
     """``vpshrdd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3708
+    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3749
     """``vpshrdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3709
+    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3750
     """``vpshrdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3710
+    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3751
     """``vpshrdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3711
+    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3752
     """``vaddph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3712
+    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3753
     """``vaddph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3713
+    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3754
     """``vaddph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3714
+    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3755
     """``vaddsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3715
+    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3756
     """``vcmpph W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3716
+    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3757
     """``vcmpph W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3717
+    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3758
     """``vcmpph W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3718
+    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3759
     """``vcmpsh W:k, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.F3.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3719
+    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3760
     """``vcomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2F /r`` (AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3720
+    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3761
     """``vcvtdq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3721
+    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3762
     """``vcvtdq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3722
+    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3763
     """``vcvtdq2ph W:ymm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3723
+    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3764
     """``vcvtpd2ph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3724
+    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3765
     """``vcvtpd2ph W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3725
+    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3766
     """``vcvtpd2ph W:xmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3726
+    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3767
     """``vcvtph2dq W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3727
+    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3768
     """``vcvtph2dq W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3728
+    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3769
     """``vcvtph2dq W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3729
+    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3770
     """``vcvtph2pd W:xmm, R:xmm/m32`` ``EVEX.128.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3730
+    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3771
     """``vcvtph2pd W:ymm, R:xmm/m64`` ``EVEX.256.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3731
+    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3772
     """``vcvtph2pd W:zmm, R:xmm/m128`` ``EVEX.512.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3732
+    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3773
     """``vcvtph2psx W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3733
+    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3774
     """``vcvtph2psx W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3734
+    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3775
     """``vcvtph2psx W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3735
+    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3776
     """``vcvtph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3736
+    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3777
     """``vcvtph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3737
+    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3778
     """``vcvtph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3738
+    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3779
     """``vcvtph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3739
+    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3780
     """``vcvtph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3740
+    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3781
     """``vcvtph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3741
+    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3782
     """``vcvtph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3742
+    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3783
     """``vcvtph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3743
+    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3784
     """``vcvtph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3744
+    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3785
     """``vcvtph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3745
+    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3786
     """``vcvtph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3746
+    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3787
     """``vcvtph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3747
+    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3788
     """``vcvtph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3748
+    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3789
     """``vcvtph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3749
+    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3790
     """``vcvtph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3750
+    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3791
     """``vcvtps2phx W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3751
+    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3792
     """``vcvtps2phx W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3752
+    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3793
     """``vcvtps2phx W:ymm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3753
+    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3794
     """``vcvtqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3754
+    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3795
     """``vcvtqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3755
+    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3796
     """``vcvtqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.MAP5.W1 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3756
+    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3797
     """``vcvtsd2sh W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3757
+    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3798
     """``vcvtsh2sd W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3758
+    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3799
     """``vcvtsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3759
+    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3800
     """``vcvtsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3760
+    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3801
     """``vcvtsh2ss W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3761
+    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3802
     """``vcvtsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3762
+    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3803
     """``vcvtsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3763
+    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3804
     """``vcvtsi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3764
+    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3805
     """``vcvtsi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3765
+    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3806
     """``vcvtss2sh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3766
+    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3807
     """``vcvttph2dq W:xmm, R:xmm/m64`` ``EVEX.128.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3767
+    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3808
     """``vcvttph2dq W:ymm, R:xmm/m128`` ``EVEX.256.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3768
+    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3809
     """``vcvttph2dq W:zmm, R:ymm/m256`` ``EVEX.512.F3.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3769
+    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3810
     """``vcvttph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3770
+    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3811
     """``vcvttph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3771
+    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3812
     """``vcvttph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3772
+    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3813
     """``vcvttph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3773
+    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3814
     """``vcvttph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3774
+    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3815
     """``vcvttph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3775
+    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3816
     """``vcvttph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3776
+    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3817
     """``vcvttph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3777
+    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3818
     """``vcvttph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3778
+    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3819
     """``vcvttph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3779
+    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3820
     """``vcvttph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3780
+    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3821
     """``vcvttph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3781
+    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3822
     """``vcvttph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3782
+    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3823
     """``vcvttph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3783
+    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3824
     """``vcvttph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3784
+    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3825
     """``vcvttsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3785
+    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3826
     """``vcvttsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3786
+    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3827
     """``vcvttsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3787
+    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3828
     """``vcvttsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3788
+    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3829
     """``vcvtudq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3789
+    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3830
     """``vcvtudq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3790
+    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3831
     """``vcvtudq2ph W:ymm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3791
+    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3832
     """``vcvtuqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3792
+    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3833
     """``vcvtuqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3793
+    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3834
     """``vcvtuqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W1 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3794
+    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3835
     """``vcvtusi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3795
+    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3836
     """``vcvtusi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3796
+    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3837
     """``vcvtuw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3797
+    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3838
     """``vcvtuw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3798
+    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3839
     """``vcvtuw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3799
+    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3840
     """``vcvtw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3800
+    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3841
     """``vcvtw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3801
+    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3842
     """``vcvtw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3802
+    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3843
     """``vdivph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3803
+    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3844
     """``vdivph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3804
+    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3845
     """``vdivph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3805
+    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3846
     """``vdivsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3806
+    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3847
     """``vfmaddsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3807
+    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3848
     """``vfmaddsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3808
+    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3849
     """``vfmaddsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 96 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3809
+    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3850
     """``vfmaddsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3810
+    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3851
     """``vfmaddsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3811
+    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3852
     """``vfmaddsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A6 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3812
+    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3853
     """``vfmaddsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3813
+    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3854
     """``vfmaddsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3814
+    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3855
     """``vfmaddsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B6 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3815
+    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3856
     """``vfmsubadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3816
+    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3857
     """``vfmsubadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3817
+    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3858
     """``vfmsubadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 97 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3818
+    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3859
     """``vfmsubadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3819
+    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3860
     """``vfmsubadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3820
+    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3861
     """``vfmsubadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A7 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3821
+    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3862
     """``vfmsubadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3822
+    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3863
     """``vfmsubadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3823
+    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3864
     """``vfmsubadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B7 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3824
+    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3865
     """``vfmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3825
+    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3866
     """``vfmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3826
+    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3867
     """``vfmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 98 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3827
+    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3868
     """``vfmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3828
+    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3869
     """``vfmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3829
+    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3870
     """``vfmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A8 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3830
+    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3871
     """``vfmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3831
+    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3872
     """``vfmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3832
+    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3873
     """``vfmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B8 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3833
+    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3874
     """``vfnmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3834
+    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3875
     """``vfnmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3835
+    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3876
     """``vfnmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9C /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3836
+    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3877
     """``vfnmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3837
+    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3878
     """``vfnmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3838
+    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3879
     """``vfnmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AC /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3839
+    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3880
     """``vfnmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3840
+    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3881
     """``vfnmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3841
+    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3882
     """``vfnmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BC /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3842
+    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3883
     """``vfmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 99 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3843
+    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3884
     """``vfmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 A9 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3844
+    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3885
     """``vfmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 B9 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3845
+    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3886
     """``vfnmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9D /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3846
+    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3887
     """``vfnmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AD /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3847
+    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3888
     """``vfnmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BD /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3848
+    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3889
     """``vfmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3849
+    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3890
     """``vfmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3850
+    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3891
     """``vfmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9A /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3851
+    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3892
     """``vfmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3852
+    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3893
     """``vfmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3853
+    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3894
     """``vfmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AA /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3854
+    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3895
     """``vfmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3855
+    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3896
     """``vfmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3856
+    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3897
     """``vfmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BA /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3857
+    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3898
     """``vfnmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3858
+    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3899
     """``vfnmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3859
+    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3900
     """``vfnmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9E /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3860
+    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3901
     """``vfnmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3861
+    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3902
     """``vfnmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3862
+    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3903
     """``vfnmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AE /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3863
+    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3904
     """``vfnmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3864
+    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3905
     """``vfnmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3865
+    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3906
     """``vfnmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BE /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3866
+    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3907
     """``vfmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9B /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3867
+    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3908
     """``vfmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AB /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3868
+    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3909
     """``vfmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BB /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3869
+    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3910
     """``vfnmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9F /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3870
+    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3911
     """``vfnmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AF /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3871
+    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3912
     """``vfnmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BF /r`` (AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3872
+    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3913
     """``vfpclassph W:k, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3873
+    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3914
     """``vfpclassph W:k, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3874
+    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3915
     """``vfpclassph W:k, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 66 /r ib`` (AVX512_FP16)"""
-    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3875
+    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3916
     """``vfpclasssh W:k, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 67 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3876
+    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3917
     """``vgetexpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3877
+    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3918
     """``vgetexpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3878
+    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3919
     """``vgetexpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 42 /r`` (AVX512_FP16)"""
-    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3879
+    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3920
     """``vgetexpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 43 /r`` (AVX512_FP16)"""
-    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3880
+    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3921
     """``vgetmantph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3881
+    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3922
     """``vgetmantph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3882
+    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3923
     """``vgetmantph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 26 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3883
+    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3924
     """``vgetmantsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 27 /r ib`` (AVX512_FP16)"""
-    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3884
+    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3925
     """``vmaxph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3885
+    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3926
     """``vmaxph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3886
+    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3927
     """``vmaxph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3887
+    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3928
     """``vmaxsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3888
+    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3929
     """``vminph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3889
+    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3930
     """``vminph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3890
+    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3931
     """``vminph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3891
+    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3932
     """``vminsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3892
+    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3933
     """``vmovsh W:xmm, R:m16`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_M16_K1_XMM: Final = 3893
+    EVEX_VMOVSH_M16_K1_XMM: Final = 3934
     """``vmovsh W:m16, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3894
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3935
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3895
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3936
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R32M16: Final = 3896
+    EVEX_VMOVW_XMM_R32M16: Final = 3937
     """``vmovw W:xmm, R:r32/m16`` ``EVEX.128.66.MAP5.W0 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R64M16: Final = 3897
+    EVEX_VMOVW_XMM_R64M16: Final = 3938
     """``vmovw W:xmm, R:r64/m16`` ``EVEX.128.66.MAP5.W1 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R32M16_XMM: Final = 3898
+    EVEX_VMOVW_R32M16_XMM: Final = 3939
     """``vmovw W:r32/m16, R:xmm`` ``EVEX.128.66.MAP5.W0 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R64M16_XMM: Final = 3899
+    EVEX_VMOVW_R64M16_XMM: Final = 3940
     """``vmovw W:r64/m16, R:xmm`` ``EVEX.128.66.MAP5.W1 7E /r`` (AVX512_FP16)"""
-    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3900
+    EVEX_VMOVW_XMM_XMMM16: Final = 3941
+    """``vmovw W:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 6E /r`` (AVX10_2)"""
+    EVEX_VMOVW_XMMM16_XMM: Final = 3942
+    """``vmovw W:xmm/m16, R:xmm`` ``EVEX.128.F3.MAP5.W0 7E /r`` (AVX10_2)"""
+    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3943
     """``vmulph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3901
+    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3944
     """``vmulph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3902
+    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3945
     """``vmulph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3903
+    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3946
     """``vmulsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3904
+    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3947
     """``vfcmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3905
+    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3948
     """``vfcmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3906
+    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3949
     """``vfcmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3907
+    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3950
     """``vfmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3908
+    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3951
     """``vfmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3909
+    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3952
     """``vfmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3910
+    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3953
     """``vfcmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3911
+    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3954
     """``vfcmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3912
+    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3955
     """``vfcmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3913
+    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3956
     """``vfmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3914
+    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3957
     """``vfmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3915
+    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3958
     """``vfmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3916
+    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3959
     """``vfcmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3917
+    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3960
     """``vfmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3918
+    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3961
     """``vfcmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3919
+    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3962
     """``vfmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3920
+    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3963
     """``vrcpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3921
+    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3964
     """``vrcpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3922
+    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3965
     """``vrcpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4C /r`` (AVX512_FP16)"""
-    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3923
+    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3966
     """``vrcpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4D /r`` (AVX512_FP16)"""
-    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3924
+    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3967
     """``vreduceph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3925
+    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3968
     """``vreduceph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3926
+    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3969
     """``vreduceph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 56 /r ib`` (AVX512_FP16)"""
-    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3927
+    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3970
     """``vreducesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 57 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3928
+    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3971
     """``vrndscaleph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3929
+    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3972
     """``vrndscaleph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3930
+    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3973
     """``vrndscaleph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 08 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3931
+    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3974
     """``vrndscalesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 0A /r ib`` (AVX512_FP16)"""
-    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3932
+    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3975
     """``vrsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3933
+    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3976
     """``vrsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3934
+    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3977
     """``vrsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4E /r`` (AVX512_FP16)"""
-    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3935
+    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3978
     """``vrsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4F /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3936
+    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3979
     """``vscalefph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3937
+    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3980
     """``vscalefph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3938
+    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3981
     """``vscalefph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3939
+    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3982
     """``vscalefsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3940
+    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3983
     """``vsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3941
+    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3984
     """``vsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3942
+    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3985
     """``vsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3943
+    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3986
     """``vsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3944
+    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3987
     """``vsubph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3945
+    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3988
     """``vsubph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3946
+    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3989
     """``vsubph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3947
+    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3990
     """``vsubsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3948
+    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3991
     """``vucomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2E /r`` (AVX512_FP16)"""
-    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 3949
+    EVEX_VADDBF16_XMM_K1Z_XMM_XMMM128B16: Final = 3992
+    """``vaddbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 58 /r`` (AVX10_2)"""
+    EVEX_VADDBF16_YMM_K1Z_YMM_YMMM256B16: Final = 3993
+    """``vaddbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 58 /r`` (AVX10_2)"""
+    EVEX_VADDBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 3994
+    """``vaddbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 58 /r`` (AVX10_2)"""
+    EVEX_VCMPBF16_KR_K1_XMM_XMMM128B16_IMM8: Final = 3995
+    """``vcmpbf16 W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
+    EVEX_VCMPBF16_KR_K1_YMM_YMMM256B16_IMM8: Final = 3996
+    """``vcmpbf16 W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
+    EVEX_VCMPBF16_KR_K1_ZMM_ZMMM512B16_IMM8: Final = 3997
+    """``vcmpbf16 W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
+    EVEX_VCOMISBF16_XMM_XMMM16: Final = 3998
+    """``vcomisbf16 R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP5.W0 2F /r`` (AVX10_2)"""
+    EVEX_VCOMXSD_XMM_XMMM64_SAE: Final = 3999
+    """``vcomxsd R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2F /r`` (AVX10_2)"""
+    EVEX_VCOMXSH_XMM_XMMM16_SAE: Final = 4000
+    """``vcomxsh R:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 2F /r`` (AVX10_2)"""
+    EVEX_VCOMXSS_XMM_XMMM32_SAE: Final = 4001
+    """``vcomxss R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2F /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4002
+    """``vcvt2ph2bf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2BF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4003
+    """``vcvt2ph2bf8s W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2BF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4004
+    """``vcvt2ph2bf8s W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4005
+    """``vcvt2ph2bf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2BF8_YMM_K1Z_YMM_YMMM256B16: Final = 4006
+    """``vcvt2ph2bf8 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2BF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4007
+    """``vcvt2ph2bf8 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4008
+    """``vcvt2ph2hf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 1B /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2HF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4009
+    """``vcvt2ph2hf8s W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 1B /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2HF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4010
+    """``vcvt2ph2hf8s W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 1B /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 4011
+    """``vcvt2ph2hf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 18 /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2HF8_YMM_K1Z_YMM_YMMM256B16: Final = 4012
+    """``vcvt2ph2hf8 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 18 /r`` (AVX10_2)"""
+    EVEX_VCVT2PH2HF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4013
+    """``vcvt2ph2hf8 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 18 /r`` (AVX10_2)"""
+    EVEX_VCVT2PS2PHX_XMM_K1Z_XMM_XMMM128B32: Final = 4014
+    """``vcvt2ps2phx W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 67 /r`` (AVX10_2)"""
+    EVEX_VCVT2PS2PHX_YMM_K1Z_YMM_YMMM256B32: Final = 4015
+    """``vcvt2ps2phx W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 67 /r`` (AVX10_2)"""
+    EVEX_VCVT2PS2PHX_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4016
+    """``vcvt2ps2phx W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 67 /r`` (AVX10_2)"""
+    EVEX_VCVTBF162IBS_XMM_K1Z_XMMM128B16: Final = 4017
+    """``vcvtbf162ibs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 69 /r`` (AVX10_2)"""
+    EVEX_VCVTBF162IBS_YMM_K1Z_YMMM256B16: Final = 4018
+    """``vcvtbf162ibs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 69 /r`` (AVX10_2)"""
+    EVEX_VCVTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 4019
+    """``vcvtbf162ibs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 69 /r`` (AVX10_2)"""
+    EVEX_VCVTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 4020
+    """``vcvtbf162iubs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 6B /r`` (AVX10_2)"""
+    EVEX_VCVTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 4021
+    """``vcvtbf162iubs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 6B /r`` (AVX10_2)"""
+    EVEX_VCVTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 4022
+    """``vcvtbf162iubs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 6B /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4023
+    """``vcvtbiasph2bf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16: Final = 4024
+    """``vcvtbiasph2bf8s W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 4025
+    """``vcvtbiasph2bf8s W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4026
+    """``vcvtbiasph2bf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16: Final = 4027
+    """``vcvtbiasph2bf8 W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 4028
+    """``vcvtbiasph2bf8 W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4029
+    """``vcvtbiasph2hf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 1B /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16: Final = 4030
+    """``vcvtbiasph2hf8s W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 1B /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 4031
+    """``vcvtbiasph2hf8s W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 1B /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 4032
+    """``vcvtbiasph2hf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 18 /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2HF8_XMM_K1Z_YMM_YMMM256B16: Final = 4033
+    """``vcvtbiasph2hf8 W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 18 /r`` (AVX10_2)"""
+    EVEX_VCVTBIASPH2HF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 4034
+    """``vcvtbiasph2hf8 W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 18 /r`` (AVX10_2)"""
+    EVEX_VCVTHF82PH_XMM_K1Z_XMMM64: Final = 4035
+    """``vcvthf82ph W:xmm, R:xmm/m64`` ``EVEX.128.F2.MAP5.W0 1E /r`` (AVX10_2)"""
+    EVEX_VCVTHF82PH_YMM_K1Z_XMMM128: Final = 4036
+    """``vcvthf82ph W:ymm, R:xmm/m128`` ``EVEX.256.F2.MAP5.W0 1E /r`` (AVX10_2)"""
+    EVEX_VCVTHF82PH_ZMM_K1Z_YMMM256: Final = 4037
+    """``vcvthf82ph W:zmm, R:ymm/m256`` ``EVEX.512.F2.MAP5.W0 1E /r`` (AVX10_2)"""
+    EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16: Final = 4038
+    """``vcvtph2bf8s W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2BF8S_XMM_K1Z_YMMM256B16: Final = 4039
+    """``vcvtph2bf8s W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2BF8S_YMM_K1Z_ZMMM512B16: Final = 4040
+    """``vcvtph2bf8s W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2BF8_XMM_K1Z_XMMM128B16: Final = 4041
+    """``vcvtph2bf8 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2BF8_XMM_K1Z_YMMM256B16: Final = 4042
+    """``vcvtph2bf8 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2BF8_YMM_K1Z_ZMMM512B16: Final = 4043
+    """``vcvtph2bf8 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 74 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16: Final = 4044
+    """``vcvtph2hf8s W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 1B /r`` (AVX10_2)"""
+    EVEX_VCVTPH2HF8S_XMM_K1Z_YMMM256B16: Final = 4045
+    """``vcvtph2hf8s W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 1B /r`` (AVX10_2)"""
+    EVEX_VCVTPH2HF8S_YMM_K1Z_ZMMM512B16: Final = 4046
+    """``vcvtph2hf8s W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 1B /r`` (AVX10_2)"""
+    EVEX_VCVTPH2HF8_XMM_K1Z_XMMM128B16: Final = 4047
+    """``vcvtph2hf8 W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 18 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2HF8_XMM_K1Z_YMMM256B16: Final = 4048
+    """``vcvtph2hf8 W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 18 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2HF8_YMM_K1Z_ZMMM512B16: Final = 4049
+    """``vcvtph2hf8 W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 18 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2IBS_XMM_K1Z_XMMM128B16: Final = 4050
+    """``vcvtph2ibs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 69 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2IBS_YMM_K1Z_YMMM256B16: Final = 4051
+    """``vcvtph2ibs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 69 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2IBS_ZMM_K1Z_ZMMM512B16_ER: Final = 4052
+    """``vcvtph2ibs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 69 /r`` (AVX10_2)"""
+    EVEX_VCVTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 4053
+    """``vcvtph2iubs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6B /r`` (AVX10_2)"""
+    EVEX_VCVTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 4054
+    """``vcvtph2iubs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6B /r`` (AVX10_2)"""
+    EVEX_VCVTPH2IUBS_ZMM_K1Z_ZMMM512B16_ER: Final = 4055
+    """``vcvtph2iubs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6B /r`` (AVX10_2)"""
+    EVEX_VCVTPS2IBS_XMM_K1Z_XMMM128B32: Final = 4056
+    """``vcvtps2ibs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 69 /r`` (AVX10_2)"""
+    EVEX_VCVTPS2IBS_YMM_K1Z_YMMM256B32: Final = 4057
+    """``vcvtps2ibs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 69 /r`` (AVX10_2)"""
+    EVEX_VCVTPS2IBS_ZMM_K1Z_ZMMM512B32_ER: Final = 4058
+    """``vcvtps2ibs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 69 /r`` (AVX10_2)"""
+    EVEX_VCVTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 4059
+    """``vcvtps2iubs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 6B /r`` (AVX10_2)"""
+    EVEX_VCVTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 4060
+    """``vcvtps2iubs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 6B /r`` (AVX10_2)"""
+    EVEX_VCVTPS2IUBS_ZMM_K1Z_ZMMM512B32_ER: Final = 4061
+    """``vcvtps2iubs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 6B /r`` (AVX10_2)"""
+    EVEX_VCVTTBF162IBS_XMM_K1Z_XMMM128B16: Final = 4062
+    """``vcvttbf162ibs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 68 /r`` (AVX10_2)"""
+    EVEX_VCVTTBF162IBS_YMM_K1Z_YMMM256B16: Final = 4063
+    """``vcvttbf162ibs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 68 /r`` (AVX10_2)"""
+    EVEX_VCVTTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 4064
+    """``vcvttbf162ibs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 68 /r`` (AVX10_2)"""
+    EVEX_VCVTTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 4065
+    """``vcvttbf162iubs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 6A /r`` (AVX10_2)"""
+    EVEX_VCVTTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 4066
+    """``vcvttbf162iubs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 6A /r`` (AVX10_2)"""
+    EVEX_VCVTTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 4067
+    """``vcvttbf162iubs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 6A /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2DQS_XMM_K1Z_XMMM128B64: Final = 4068
+    """``vcvttpd2dqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W1 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2DQS_XMM_K1Z_YMMM256B64: Final = 4069
+    """``vcvttpd2dqs W:xmm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W1 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2DQS_YMM_K1Z_ZMMM512B64_SAE: Final = 4070
+    """``vcvttpd2dqs W:ymm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W1 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2QQS_XMM_K1Z_XMMM128B64: Final = 4071
+    """``vcvttpd2qqs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2QQS_YMM_K1Z_YMMM256B64: Final = 4072
+    """``vcvttpd2qqs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2QQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 4073
+    """``vcvttpd2qqs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2UDQS_XMM_K1Z_XMMM128B64: Final = 4074
+    """``vcvttpd2udqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W1 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2UDQS_XMM_K1Z_YMMM256B64: Final = 4075
+    """``vcvttpd2udqs W:xmm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W1 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2UDQS_YMM_K1Z_ZMMM512B64_SAE: Final = 4076
+    """``vcvttpd2udqs W:ymm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W1 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2UQQS_XMM_K1Z_XMMM128B64: Final = 4077
+    """``vcvttpd2uqqs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2UQQS_YMM_K1Z_YMMM256B64: Final = 4078
+    """``vcvttpd2uqqs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTPD2UQQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 4079
+    """``vcvttpd2uqqs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTPH2IBS_XMM_K1Z_XMMM128B16: Final = 4080
+    """``vcvttph2ibs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 68 /r`` (AVX10_2)"""
+    EVEX_VCVTTPH2IBS_YMM_K1Z_YMMM256B16: Final = 4081
+    """``vcvttph2ibs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 68 /r`` (AVX10_2)"""
+    EVEX_VCVTTPH2IBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 4082
+    """``vcvttph2ibs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 68 /r`` (AVX10_2)"""
+    EVEX_VCVTTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 4083
+    """``vcvttph2iubs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6A /r`` (AVX10_2)"""
+    EVEX_VCVTTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 4084
+    """``vcvttph2iubs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6A /r`` (AVX10_2)"""
+    EVEX_VCVTTPH2IUBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 4085
+    """``vcvttph2iubs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6A /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2DQS_XMM_K1Z_XMMM128B32: Final = 4086
+    """``vcvttps2dqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2DQS_YMM_K1Z_YMMM256B32: Final = 4087
+    """``vcvttps2dqs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2DQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4088
+    """``vcvttps2dqs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2IBS_XMM_K1Z_XMMM128B32: Final = 4089
+    """``vcvttps2ibs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 68 /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2IBS_YMM_K1Z_YMMM256B32: Final = 4090
+    """``vcvttps2ibs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 68 /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2IBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4091
+    """``vcvttps2ibs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 68 /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 4092
+    """``vcvttps2iubs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 6A /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 4093
+    """``vcvttps2iubs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 6A /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2IUBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4094
+    """``vcvttps2iubs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 6A /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2QQS_XMM_K1Z_XMMM64B32: Final = 4095
+    """``vcvttps2qqs W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2QQS_YMM_K1Z_XMMM128B32: Final = 4096
+    """``vcvttps2qqs W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2QQS_ZMM_K1Z_YMMM256B32_SAE: Final = 4097
+    """``vcvttps2qqs W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2UDQS_XMM_K1Z_XMMM128B32: Final = 4098
+    """``vcvttps2udqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2UDQS_YMM_K1Z_YMMM256B32: Final = 4099
+    """``vcvttps2udqs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2UDQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4100
+    """``vcvttps2udqs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2UQQS_XMM_K1Z_XMMM64B32: Final = 4101
+    """``vcvttps2uqqs W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2UQQS_YMM_K1Z_XMMM128B32: Final = 4102
+    """``vcvttps2uqqs W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTPS2UQQS_ZMM_K1Z_YMMM256B32_SAE: Final = 4103
+    """``vcvttps2uqqs W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTSD2SIS_R32_XMMM64_SAE: Final = 4104
+    """``vcvttsd2sis W:r32, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W0 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTSD2SIS_R64_XMMM64_SAE: Final = 4105
+    """``vcvttsd2sis W:r64, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTSD2USIS_R32_XMMM64_SAE: Final = 4106
+    """``vcvttsd2usis W:r32, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W0 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTSD2USIS_R64_XMMM64_SAE: Final = 4107
+    """``vcvttsd2usis W:r64, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTSS2SIS_R32_XMMM32_SAE: Final = 4108
+    """``vcvttss2sis W:r32, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W0 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTSS2SIS_R64_XMMM32_SAE: Final = 4109
+    """``vcvttss2sis W:r64, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W1 6D /r`` (AVX10_2)"""
+    EVEX_VCVTTSS2USIS_R32_XMMM32_SAE: Final = 4110
+    """``vcvttss2usis W:r32, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W0 6C /r`` (AVX10_2)"""
+    EVEX_VCVTTSS2USIS_R64_XMMM32_SAE: Final = 4111
+    """``vcvttss2usis W:r64, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W1 6C /r`` (AVX10_2)"""
+    EVEX_VDIVBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4112
+    """``vdivbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5E /r`` (AVX10_2)"""
+    EVEX_VDIVBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4113
+    """``vdivbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5E /r`` (AVX10_2)"""
+    EVEX_VDIVBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4114
+    """``vdivbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5E /r`` (AVX10_2)"""
+    EVEX_VDPPHPS_XMM_K1Z_XMM_XMMM128B32: Final = 4115
+    """``vdpphps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 52 /r`` (AVX10_2)"""
+    EVEX_VDPPHPS_YMM_K1Z_YMM_YMMM256B32: Final = 4116
+    """``vdpphps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 52 /r`` (AVX10_2)"""
+    EVEX_VDPPHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4117
+    """``vdpphps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 52 /r`` (AVX10_2)"""
+    EVEX_VFMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4118
+    """``vfmadd132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 98 /r`` (AVX10_2)"""
+    EVEX_VFMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4119
+    """``vfmadd132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 98 /r`` (AVX10_2)"""
+    EVEX_VFMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4120
+    """``vfmadd132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 98 /r`` (AVX10_2)"""
+    EVEX_VFMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4121
+    """``vfmadd213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
+    EVEX_VFMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4122
+    """``vfmadd213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
+    EVEX_VFMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4123
+    """``vfmadd213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
+    EVEX_VFMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4124
+    """``vfmadd231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
+    EVEX_VFMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4125
+    """``vfmadd231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
+    EVEX_VFMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4126
+    """``vfmadd231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
+    EVEX_VFMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4127
+    """``vfmsub132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9A /r`` (AVX10_2)"""
+    EVEX_VFMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4128
+    """``vfmsub132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9A /r`` (AVX10_2)"""
+    EVEX_VFMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4129
+    """``vfmsub132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9A /r`` (AVX10_2)"""
+    EVEX_VFMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4130
+    """``vfmsub213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AA /r`` (AVX10_2)"""
+    EVEX_VFMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4131
+    """``vfmsub213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AA /r`` (AVX10_2)"""
+    EVEX_VFMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4132
+    """``vfmsub213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AA /r`` (AVX10_2)"""
+    EVEX_VFMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4133
+    """``vfmsub231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BA /r`` (AVX10_2)"""
+    EVEX_VFMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4134
+    """``vfmsub231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BA /r`` (AVX10_2)"""
+    EVEX_VFMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4135
+    """``vfmsub231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BA /r`` (AVX10_2)"""
+    EVEX_VFNMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4136
+    """``vfnmadd132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9C /r`` (AVX10_2)"""
+    EVEX_VFNMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4137
+    """``vfnmadd132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9C /r`` (AVX10_2)"""
+    EVEX_VFNMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4138
+    """``vfnmadd132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9C /r`` (AVX10_2)"""
+    EVEX_VFNMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4139
+    """``vfnmadd213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AC /r`` (AVX10_2)"""
+    EVEX_VFNMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4140
+    """``vfnmadd213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AC /r`` (AVX10_2)"""
+    EVEX_VFNMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4141
+    """``vfnmadd213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AC /r`` (AVX10_2)"""
+    EVEX_VFNMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4142
+    """``vfnmadd231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BC /r`` (AVX10_2)"""
+    EVEX_VFNMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4143
+    """``vfnmadd231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BC /r`` (AVX10_2)"""
+    EVEX_VFNMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4144
+    """``vfnmadd231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BC /r`` (AVX10_2)"""
+    EVEX_VFNMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4145
+    """``vfnmsub132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9E /r`` (AVX10_2)"""
+    EVEX_VFNMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4146
+    """``vfnmsub132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9E /r`` (AVX10_2)"""
+    EVEX_VFNMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4147
+    """``vfnmsub132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9E /r`` (AVX10_2)"""
+    EVEX_VFNMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4148
+    """``vfnmsub213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AE /r`` (AVX10_2)"""
+    EVEX_VFNMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4149
+    """``vfnmsub213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AE /r`` (AVX10_2)"""
+    EVEX_VFNMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4150
+    """``vfnmsub213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AE /r`` (AVX10_2)"""
+    EVEX_VFNMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4151
+    """``vfnmsub231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BE /r`` (AVX10_2)"""
+    EVEX_VFNMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4152
+    """``vfnmsub231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BE /r`` (AVX10_2)"""
+    EVEX_VFNMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4153
+    """``vfnmsub231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BE /r`` (AVX10_2)"""
+    EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8: Final = 4154
+    """``vfpclassbf16 W:k, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
+    EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8: Final = 4155
+    """``vfpclassbf16 W:k, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
+    EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8: Final = 4156
+    """``vfpclassbf16 W:k, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
+    EVEX_VGETEXPBF16_XMM_K1Z_XMMM128B16: Final = 4157
+    """``vgetexpbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 42 /r`` (AVX10_2)"""
+    EVEX_VGETEXPBF16_YMM_K1Z_YMMM256B16: Final = 4158
+    """``vgetexpbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 42 /r`` (AVX10_2)"""
+    EVEX_VGETEXPBF16_ZMM_K1Z_ZMMM512B16: Final = 4159
+    """``vgetexpbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 42 /r`` (AVX10_2)"""
+    EVEX_VGETMANTBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4160
+    """``vgetmantbf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
+    EVEX_VGETMANTBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4161
+    """``vgetmantbf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
+    EVEX_VGETMANTBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4162
+    """``vgetmantbf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
+    EVEX_VMAXBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4163
+    """``vmaxbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5F /r`` (AVX10_2)"""
+    EVEX_VMAXBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4164
+    """``vmaxbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5F /r`` (AVX10_2)"""
+    EVEX_VMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4165
+    """``vmaxbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5F /r`` (AVX10_2)"""
+    EVEX_VMINBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4166
+    """``vminbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5D /r`` (AVX10_2)"""
+    EVEX_VMINBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4167
+    """``vminbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5D /r`` (AVX10_2)"""
+    EVEX_VMINBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4168
+    """``vminbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5D /r`` (AVX10_2)"""
+    EVEX_VMINMAXBF16_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 4169
+    """``vminmaxbf16 W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXBF16_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 4170
+    """``vminmaxbf16 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16_IMM8: Final = 4171
+    """``vminmaxbf16 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4172
+    """``vminmaxpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4173
+    """``vminmaxpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4174
+    """``vminmaxpd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXPH_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 4175
+    """``vminmaxph W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXPH_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 4176
+    """``vminmaxph W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_IMM8_SAE: Final = 4177
+    """``vminmaxph W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4178
+    """``vminmaxps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4179
+    """``vminmaxps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4180
+    """``vminmaxps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4181
+    """``vminmaxsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 53 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4182
+    """``vminmaxsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.NP.0F3A.W0 53 /r ib`` (AVX10_2)"""
+    EVEX_VMINMAXSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4183
+    """``vminmaxss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 53 /r ib`` (AVX10_2)"""
+    EVEX_VMULBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4184
+    """``vmulbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 59 /r`` (AVX10_2)"""
+    EVEX_VMULBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4185
+    """``vmulbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 59 /r`` (AVX10_2)"""
+    EVEX_VMULBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4186
+    """``vmulbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 59 /r`` (AVX10_2)"""
+    EVEX_VRCPBF16_XMM_K1Z_XMMM128B16: Final = 4187
+    """``vrcpbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 4C /r`` (AVX10_2)"""
+    EVEX_VRCPBF16_YMM_K1Z_YMMM256B16: Final = 4188
+    """``vrcpbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 4C /r`` (AVX10_2)"""
+    EVEX_VRCPBF16_ZMM_K1Z_ZMMM512B16: Final = 4189
+    """``vrcpbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 4C /r`` (AVX10_2)"""
+    EVEX_VREDUCEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4190
+    """``vreducebf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
+    EVEX_VREDUCEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4191
+    """``vreducebf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
+    EVEX_VREDUCEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4192
+    """``vreducebf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
+    EVEX_VRNDSCALEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4193
+    """``vrndscalebf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
+    EVEX_VRNDSCALEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4194
+    """``vrndscalebf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
+    EVEX_VRNDSCALEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4195
+    """``vrndscalebf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
+    EVEX_VRSQRTBF16_XMM_K1Z_XMMM128B16: Final = 4196
+    """``vrsqrtbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 4E /r`` (AVX10_2)"""
+    EVEX_VRSQRTBF16_YMM_K1Z_YMMM256B16: Final = 4197
+    """``vrsqrtbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 4E /r`` (AVX10_2)"""
+    EVEX_VRSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 4198
+    """``vrsqrtbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 4E /r`` (AVX10_2)"""
+    EVEX_VSCALEFBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4199
+    """``vscalefbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 2C /r`` (AVX10_2)"""
+    EVEX_VSCALEFBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4200
+    """``vscalefbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 2C /r`` (AVX10_2)"""
+    EVEX_VSCALEFBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4201
+    """``vscalefbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 2C /r`` (AVX10_2)"""
+    EVEX_VSQRTBF16_XMM_K1Z_XMMM128B16: Final = 4202
+    """``vsqrtbf16 W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 51 /r`` (AVX10_2)"""
+    EVEX_VSQRTBF16_YMM_K1Z_YMMM256B16: Final = 4203
+    """``vsqrtbf16 W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 51 /r`` (AVX10_2)"""
+    EVEX_VSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 4204
+    """``vsqrtbf16 W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 51 /r`` (AVX10_2)"""
+    EVEX_VSUBBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4205
+    """``vsubbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5C /r`` (AVX10_2)"""
+    EVEX_VSUBBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4206
+    """``vsubbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5C /r`` (AVX10_2)"""
+    EVEX_VSUBBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4207
+    """``vsubbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5C /r`` (AVX10_2)"""
+    EVEX_VUCOMXSD_XMM_XMMM64_SAE: Final = 4208
+    """``vucomxsd R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2E /r`` (AVX10_2)"""
+    EVEX_VUCOMXSH_XMM_XMMM16_SAE: Final = 4209
+    """``vucomxsh R:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 2E /r`` (AVX10_2)"""
+    EVEX_VUCOMXSS_XMM_XMMM32_SAE: Final = 4210
+    """``vucomxss R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2E /r`` (AVX10_2)"""
+    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 4211
     """``vpxord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 3950
+    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 4212
     """``vpxord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3951
+    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4213
     """``vpxord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EF /r`` (AVX512F)"""
-    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 3952
+    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 4214
     """``vpandd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 3953
+    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 4215
     """``vpandd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3954
+    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4216
     """``vpandd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DB /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 3955
+    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 4217
     """``vmovdqu32 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 3956
+    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 4218
     """``vmovdqu32 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 3957
+    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 4219
     """``vmovdqu32 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 3958
+    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 4220
     """``vmovdqu32 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 3959
+    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 4221
     """``vmovdqu32 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 3960
+    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 4222
     """``vmovdqu32 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 3961
+    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 4223
     """``vmovdqu64 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 3962
+    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 4224
     """``vmovdqu64 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 3963
+    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 4225
     """``vmovdqu64 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 3964
+    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 4226
     """``vmovdqu64 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 3965
+    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 4227
     """``vmovdqu64 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 3966
+    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 4228
     """``vmovdqu64 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 3967
+    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 4229
     """``vpord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 3968
+    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 4230
     """``vpord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3969
+    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4231
     """``vpord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EB /r`` (AVX512F)"""
-    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3970
+    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 4232
     """``vporq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3971
+    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 4233
     """``vporq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3972
+    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4234
     """``vporq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EB /r`` (AVX512F)"""
-    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3973
+    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 4235
     """``vpandq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3974
+    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 4236
     """``vpandq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3975
+    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4237
     """``vpandq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DB /r`` (AVX512F)"""
-    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3976
+    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 4238
     """``vpxorq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3977
+    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 4239
     """``vpxorq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3978
+    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4240
     """``vpxorq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EF /r`` (AVX512F)"""
-    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 3979
+    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 4241
     """``vpandnd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 3980
+    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 4242
     """``vpandnd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3981
+    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4243
     """``vpandnd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DF /r`` (AVX512F)"""
-    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 3982
+    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 4244
     """``vpandnq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 3983
+    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 4245
     """``vpandnq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3984
+    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4246
     """``vpandnq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DF /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 3985
+    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 4247
     """``vmovdqa32 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 3986
+    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 4248
     """``vmovdqa32 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 3987
+    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 4249
     """``vmovdqa32 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 3988
+    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 4250
     """``vmovdqa32 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 3989
+    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 4251
     """``vmovdqa32 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 3990
+    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 4252
     """``vmovdqa32 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 3991
+    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 4253
     """``vmovdqa64 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 3992
+    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 4254
     """``vmovdqa64 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 3993
+    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 4255
     """``vmovdqa64 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 3994
+    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 4256
     """``vmovdqa64 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 3995
+    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 4257
     """``vmovdqa64 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 3996
+    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 4258
     """``vmovdqa64 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3997
+    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 4259
     """``vprord W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 3998
+    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 4260
     """``vprord W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 3999
+    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 4261
     """``vprord W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4000
+    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4262
     """``vprorq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4001
+    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4263
     """``vprorq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4002
+    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4264
     """``vprorq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 4003
+    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 4265
     """``vprold W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 4004
+    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 4266
     """``vprold W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 4005
+    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 4267
     """``vprold W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4006
+    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4268
     """``vprolq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4007
+    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4269
     """``vprolq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4008
+    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4270
     """``vprolq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4009
+    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4271
     """``vpsraq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 4010
+    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 4272
     """``vpsraq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4011
+    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4273
     """``vpsraq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4012
+    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4274
     """``vpsraq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 4013
+    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 4275
     """``vpsraq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 4014
+    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 4276
     """``vpsraq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 4015
+    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 4277
     """``vcvttps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4016
+    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4278
     """``vcvttps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4017
+    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4279
     """``vcvttps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 4018
+    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 4280
     """``vcvttpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4019
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4281
     """``vcvttpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4020
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4282
     """``vcvttpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 4021
+    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 4283
     """``vcvttss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 4022
+    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 4284
     """``vcvttss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 4023
+    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 4285
     """``vcvttsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 4024
+    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 4286
     """``vcvttsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 4025
+    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 4287
     """``vcvtps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4026
+    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4288
     """``vcvtps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4027
+    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4289
     """``vcvtps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 4028
+    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 4290
     """``vcvtpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4029
+    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4291
     """``vcvtpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4030
+    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4292
     """``vcvtpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 4031
+    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 4293
     """``vcvtss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 4032
+    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 4294
     """``vcvtss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 4033
+    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 4295
     """``vcvtsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 4034
+    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 4296
     """``vcvtsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 4035
+    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 4297
     """``vcvtudq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 4036
+    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 4298
     """``vcvtudq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 4037
+    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 4299
     """``vcvtudq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 4038
+    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 4300
     """``vcvtudq2ps W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 4039
+    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 4301
     """``vcvtudq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 4040
+    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 4302
     """``vcvtudq2ps W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 4041
+    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 4303
     """``vcvtusi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 4042
+    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 4304
     """``vcvtusi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 4043
+    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 4305
     """``vcvtusi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 4044
+    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 4306
     """``vcvtusi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 4045
+    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 4307
     """``vpmovusdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 11 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 4046
+    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 4308
     """``vpmovusdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 4047
+    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 4309
     """``vpmovusdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 4048
+    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 4310
     """``vpmovusqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 12 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 4049
+    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 4311
     """``vpmovusqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 4050
+    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 4312
     """``vpmovusqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 4051
+    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 4313
     """``vpmovusdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 4052
+    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 4314
     """``vpmovusdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 4053
+    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 4315
     """``vpmovusdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4054
+    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4316
     """``vprorvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 4055
+    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 4317
     """``vprorvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 4056
+    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 4318
     """``vprorvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4057
+    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4319
     """``vprorvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 14 /r`` (AVX512F)"""
-    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4058
+    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4320
     """``vprorvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4059
+    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4321
     """``vprorvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 4060
+    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 4322
     """``vpmovusqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 4061
+    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 4323
     """``vpmovusqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 4062
+    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 4324
     """``vpmovusqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4063
+    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4325
     """``vprolvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 4064
+    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 4326
     """``vprolvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 4065
+    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 4327
     """``vprolvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4066
+    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4328
     """``vprolvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 15 /r`` (AVX512F)"""
-    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4067
+    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4329
     """``vprolvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4068
+    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4330
     """``vprolvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 4069
+    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 4331
     """``vpmovusqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 4070
+    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 4332
     """``vpmovusqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 4071
+    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 4333
     """``vpmovusqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 4072
+    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 4334
     """``vbroadcastf32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 1A /r`` (AVX512F)"""
-    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 4073
+    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 4335
     """``vbroadcastf32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 1A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 4074
+    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 4336
     """``vbroadcastf64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 1B /r`` (AVX512F)"""
-    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 4075
+    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 4337
     """``vpabsq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 1F /r`` (AVX512F)"""
-    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 4076
+    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 4338
     """``vpabsq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 4077
+    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 4339
     """``vpabsq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 4078
+    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 4340
     """``vpmovsdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 4079
+    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 4341
     """``vpmovsdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 4080
+    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 4342
     """``vpmovsdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 4081
+    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 4343
     """``vpmovsqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 4082
+    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 4344
     """``vpmovsqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 4083
+    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 4345
     """``vpmovsqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 4084
+    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 4346
     """``vpmovsdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 4085
+    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 4347
     """``vpmovsdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 4086
+    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 4348
     """``vpmovsdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 4087
+    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 4349
     """``vpmovsqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 4088
+    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 4350
     """``vpmovsqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 4089
+    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 4351
     """``vpmovsqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 4090
+    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 4352
     """``vpmovsqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 4091
+    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 4353
     """``vpmovsqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 4092
+    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 4354
     """``vpmovsqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 4093
+    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 4355
     """``vptestmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 4094
+    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 4356
     """``vptestmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 4095
+    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 4357
     """``vptestmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 4096
+    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 4358
     """``vptestmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 4097
+    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 4359
     """``vptestmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 4098
+    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 4360
     """``vptestmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 4099
+    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 4361
     """``vptestnmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 4100
+    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 4362
     """``vptestnmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 4101
+    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 4363
     """``vptestnmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 4102
+    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 4364
     """``vptestnmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 4103
+    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 4365
     """``vptestnmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 4104
+    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 4366
     """``vptestnmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4105
+    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4367
     """``vscalefps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 4106
+    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 4368
     """``vscalefps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 4107
+    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 4369
     """``vscalefps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 4108
+    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 4370
     """``vscalefpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 4109
+    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 4371
     """``vscalefpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 4110
+    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 4372
     """``vscalefpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 4111
+    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 4373
     """``vscalefss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 2D /r`` (AVX512F)"""
-    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 4112
+    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 4374
     """``vscalefsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 2D /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 4113
+    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 4375
     """``vpmovdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 31 /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 4114
+    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 4376
     """``vpmovdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 4115
+    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 4377
     """``vpmovdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 4116
+    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 4378
     """``vpmovqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 32 /r`` (AVX512F)"""
-    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 4117
+    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 4379
     """``vpmovqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 4118
+    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 4380
     """``vpmovqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 4119
+    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 4381
     """``vpmovdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 33 /r`` (AVX512F)"""
-    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 4120
+    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 4382
     """``vpmovdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 4121
+    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 4383
     """``vpmovdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 4122
+    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 4384
     """``vpmovqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 34 /r`` (AVX512F)"""
-    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 4123
+    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 4385
     """``vpmovqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 4124
+    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 4386
     """``vpmovqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 4125
+    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 4387
     """``vpmovqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 4126
+    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 4388
     """``vpmovqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 4127
+    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 4389
     """``vpmovqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4128
+    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4390
     """``vpminsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 39 /r`` (AVX512F)"""
-    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4129
+    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4391
     """``vpminsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4130
+    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4392
     """``vpminsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4131
+    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4393
     """``vpminuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3B /r`` (AVX512F)"""
-    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4132
+    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4394
     """``vpminuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4133
+    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4395
     """``vpminuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4134
+    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4396
     """``vpmaxsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4135
+    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4397
     """``vpmaxsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4136
+    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4398
     """``vpmaxsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4137
+    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4399
     """``vpmaxuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4138
+    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4400
     """``vpmaxuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4139
+    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4401
     """``vpmaxuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4140
+    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4402
     """``vgetexpps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4141
+    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4403
     """``vgetexpps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4142
+    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4404
     """``vgetexpps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4143
+    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4405
     """``vgetexppd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4144
+    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4406
     """``vgetexppd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4145
+    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4407
     """``vgetexppd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4146
+    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4408
     """``vgetexpss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 43 /r`` (AVX512F)"""
-    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4147
+    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4409
     """``vgetexpsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 43 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4148
+    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4410
     """``vpsravq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4149
+    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4411
     """``vpsravq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4150
+    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4412
     """``vpsravq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4151
+    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4413
     """``vrcp14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4152
+    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4414
     """``vrcp14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4153
+    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4415
     """``vrcp14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4154
+    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4416
     """``vrcp14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4155
+    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4417
     """``vrcp14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4156
+    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4418
     """``vrcp14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4157
+    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4419
     """``vrcp14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4D /r`` (AVX512F)"""
-    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4158
+    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4420
     """``vrcp14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4D /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4159
+    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4421
     """``vrsqrt14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4160
+    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4422
     """``vrsqrt14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4161
+    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4423
     """``vrsqrt14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4162
+    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4424
     """``vrsqrt14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4163
+    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4425
     """``vrsqrt14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4164
+    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4426
     """``vrsqrt14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4165
+    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4427
     """``vrsqrt14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4F /r`` (AVX512F)"""
-    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4166
+    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4428
     """``vrsqrt14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4F /r`` (AVX512F)"""
-    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4167
+    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4429
     """``vexp2ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C8 /r`` (AVX512ER)"""
-    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4168
+    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4430
     """``vexp2pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C8 /r`` (AVX512ER)"""
-    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4169
+    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4431
     """``vrcp28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4170
+    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4432
     """``vrcp28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4171
+    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4433
     """``vrcp28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CB /r`` (AVX512ER)"""
-    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4172
+    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4434
     """``vrcp28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CB /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4173
+    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4435
     """``vrsqrt28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4174
+    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4436
     """``vrsqrt28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4175
+    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4437
     """``vrsqrt28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CD /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4176
+    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4438
     """``vrsqrt28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CD /r`` (AVX512ER)"""
-    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4177
+    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4439
     """``vbroadcasti32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 5A /r`` (AVX512F)"""
-    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4178
+    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4440
     """``vbroadcasti32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4179
+    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4441
     """``vbroadcasti64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 5B /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4180
+    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4442
     """``vpblendmd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4181
+    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4443
     """``vpblendmd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4182
+    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4444
     """``vpblendmd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4183
+    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4445
     """``vpblendmq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4184
+    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4446
     """``vpblendmq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4185
+    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4447
     """``vpblendmq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4186
+    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4448
     """``vblendmps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4187
+    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4449
     """``vblendmps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4188
+    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4450
     """``vblendmps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4189
+    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4451
     """``vblendmpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4190
+    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4452
     """``vblendmpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4191
+    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4453
     """``vblendmpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4192
+    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4454
     """``vpermi2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4193
+    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4455
     """``vpermi2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4194
+    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4456
     """``vpermi2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4195
+    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4457
     """``vpermi2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4196
+    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4458
     """``vpermi2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4197
+    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4459
     """``vpermi2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4198
+    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4460
     """``vpermi2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4199
+    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4461
     """``vpermi2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4200
+    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4462
     """``vpermi2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4201
+    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4463
     """``vpermi2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4202
+    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4464
     """``vpermi2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4203
+    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4465
     """``vpermi2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4204
+    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4466
     """``vpermt2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4205
+    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4467
     """``vpermt2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4206
+    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4468
     """``vpermt2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4207
+    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4469
     """``vpermt2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4208
+    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4470
     """``vpermt2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4209
+    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4471
     """``vpermt2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4210
+    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4472
     """``vpermt2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4211
+    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4473
     """``vpermt2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4212
+    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4474
     """``vpermt2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4213
+    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4475
     """``vpermt2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4214
+    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4476
     """``vpermt2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4215
+    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4477
     """``vpermt2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4216
+    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4478
     """``vexpandps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4217
+    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4479
     """``vexpandps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4218
+    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4480
     """``vexpandps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4219
+    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4481
     """``vexpandpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4220
+    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4482
     """``vexpandpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4221
+    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4483
     """``vexpandpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4222
+    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4484
     """``vpexpandd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4223
+    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4485
     """``vpexpandd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4224
+    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4486
     """``vpexpandd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4225
+    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4487
     """``vpexpandq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4226
+    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4488
     """``vpexpandq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4227
+    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4489
     """``vpexpandq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4228
+    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4490
     """``vcompressps W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4229
+    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4491
     """``vcompressps W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4230
+    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4492
     """``vcompressps W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4231
+    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4493
     """``vcompresspd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4232
+    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4494
     """``vcompresspd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4233
+    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4495
     """``vcompresspd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4234
+    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4496
     """``vpcompressd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4235
+    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4497
     """``vpcompressd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4236
+    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4498
     """``vpcompressd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4237
+    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4499
     """``vpcompressq W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4238
+    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4500
     """``vpcompressq W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4239
+    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4501
     """``vpcompressq W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4240
+    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4502
     """``valignd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4241
+    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4503
     """``valignd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4242
+    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4504
     """``valignd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4243
+    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4505
     """``valignq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4244
+    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4506
     """``valignq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4245
+    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4507
     """``valignq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4246
+    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4508
     """``vrndscaleps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 08 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4247
+    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4509
     """``vrndscaleps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4248
+    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4510
     """``vrndscaleps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4249
+    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4511
     """``vrndscalepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 09 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4250
+    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4512
     """``vrndscalepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4251
+    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4513
     """``vrndscalepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4252
+    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4514
     """``vrndscaless W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 0A /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4253
+    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4515
     """``vrndscalesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 0B /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4254
+    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4516
     """``vinsertf32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 18 /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4255
+    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4517
     """``vinsertf32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 18 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4256
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4518
     """``vextractf32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 19 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4257
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4519
     """``vextractf32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 19 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4258
+    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4520
     """``vinsertf64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 1A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4259
+    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4521
     """``vextractf64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 1B /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4260
+    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4522
     """``vpcmpud W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4261
+    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4523
     """``vpcmpud W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4262
+    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4524
     """``vpcmpud W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4263
+    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4525
     """``vpcmpuq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4264
+    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4526
     """``vpcmpuq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4265
+    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4527
     """``vpcmpuq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4266
+    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4528
     """``vpcmpd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4267
+    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4529
     """``vpcmpd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4268
+    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4530
     """``vpcmpd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4269
+    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4531
     """``vpcmpq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4270
+    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4532
     """``vpcmpq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4271
+    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4533
     """``vpcmpq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4272
+    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4534
     """``vshuff32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4273
+    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4535
     """``vshuff32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4274
+    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4536
     """``vshuff64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4275
+    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4537
     """``vshuff64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4276
+    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4538
     """``vpternlogd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4277
+    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4539
     """``vpternlogd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4278
+    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4540
     """``vpternlogd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4279
+    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4541
     """``vpternlogq RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4280
+    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4542
     """``vpternlogq RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4281
+    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4543
     """``vpternlogq RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4282
+    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4544
     """``vgetmantps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4283
+    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4545
     """``vgetmantps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4284
+    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4546
     """``vgetmantps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4285
+    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4547
     """``vgetmantpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4286
+    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4548
     """``vgetmantpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4287
+    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4549
     """``vgetmantpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4288
+    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4550
     """``vgetmantss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 27 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4289
+    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4551
     """``vgetmantsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 27 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4290
+    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4552
     """``vinserti32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 38 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4291
+    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4553
     """``vinserti32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 38 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4292
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4554
     """``vextracti32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 39 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4293
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4555
     """``vextracti32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 39 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4294
+    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4556
     """``vinserti64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 3A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4295
+    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4557
     """``vextracti64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 3B /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4296
+    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4558
     """``vshufi32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4297
+    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4559
     """``vshufi32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4298
+    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4560
     """``vshufi64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4299
+    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4561
     """``vshufi64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4300
+    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4562
     """``vfixupimmps RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4301
+    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4563
     """``vfixupimmps RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4302
+    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4564
     """``vfixupimmps RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4303
+    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4565
     """``vfixupimmpd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4304
+    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4566
     """``vfixupimmpd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4305
+    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4567
     """``vfixupimmpd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4306
+    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4568
     """``vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 55 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4307
+    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4569
     """``vfixupimmsd RW:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 55 /r ib`` (AVX512F)"""
-    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4308
+    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4570
     """``vpbroadcastmb2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 2A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4309
+    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4571
     """``vpbroadcastmb2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4310
+    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4572
     """``vpbroadcastmb2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4311
+    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4573
     """``vpbroadcastmw2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 3A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4312
+    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4574
     """``vpbroadcastmw2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4313
+    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4575
     """``vpbroadcastmw2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4314
+    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4576
     """``vplzcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4315
+    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4577
     """``vplzcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4316
+    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4578
     """``vplzcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4317
+    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4579
     """``vplzcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4318
+    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4580
     """``vplzcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4319
+    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4581
     """``vplzcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4320
+    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4582
     """``vpconflictd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4321
+    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4583
     """``vpconflictd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4322
+    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4584
     """``vpconflictd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4323
+    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4585
     """``vpconflictq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4324
+    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4586
     """``vpconflictq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4325
+    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4587
     """``vpconflictq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4326
+    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4588
     """``vcvtqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 5B /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4327
+    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4589
     """``vcvtqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4328
+    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4590
     """``vcvtqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4329
+    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4591
     """``vcvttps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4330
+    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4592
     """``vcvttps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4331
+    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4593
     """``vcvttps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4332
+    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4594
     """``vcvttpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4333
+    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4595
     """``vcvttpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4334
+    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4596
     """``vcvttpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4335
+    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4597
     """``vcvtps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4336
+    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4598
     """``vcvtps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4337
+    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4599
     """``vcvtps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4338
+    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4600
     """``vcvtpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4339
+    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4601
     """``vcvtpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4340
+    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4602
     """``vcvtpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4341
+    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4603
     """``vcvttps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4342
+    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4604
     """``vcvttps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4343
+    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4605
     """``vcvttps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4344
+    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4606
     """``vcvttpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4345
+    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4607
     """``vcvttpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4346
+    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4608
     """``vcvttpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4347
+    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4609
     """``vcvtuqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4348
+    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4610
     """``vcvtuqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4349
+    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4611
     """``vcvtuqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4350
+    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4612
     """``vcvtuqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4351
+    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4613
     """``vcvtuqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4352
+    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4614
     """``vcvtuqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4353
+    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4615
     """``vcvtps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4354
+    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4616
     """``vcvtps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4355
+    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4617
     """``vcvtps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4356
+    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4618
     """``vcvtpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4357
+    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4619
     """``vcvtpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4358
+    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4620
     """``vcvtpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4359
+    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4621
     """``vcvtqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 E6 /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4360
+    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4622
     """``vcvtqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4361
+    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4623
     """``vcvtqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4362
+    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4624
     """``vbroadcastf32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 19 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4363
+    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4625
     """``vbroadcastf32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 19 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4364
+    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4626
     """``vbroadcastf64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 1A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4365
+    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4627
     """``vbroadcastf64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 1A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4366
+    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4628
     """``vbroadcastf32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 1B /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_ZMM_KR: Final = 4367
+    EVEX_VPMOVM2D_ZMM_KR: Final = 4629
     """``vpmovm2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_XMM_KR: Final = 4368
+    EVEX_VPMOVM2D_XMM_KR: Final = 4630
     """``vpmovm2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2D_YMM_KR: Final = 4369
+    EVEX_VPMOVM2D_YMM_KR: Final = 4631
     """``vpmovm2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_ZMM_KR: Final = 4370
+    EVEX_VPMOVM2Q_ZMM_KR: Final = 4632
     """``vpmovm2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2Q_XMM_KR: Final = 4371
+    EVEX_VPMOVM2Q_XMM_KR: Final = 4633
     """``vpmovm2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_YMM_KR: Final = 4372
+    EVEX_VPMOVM2Q_YMM_KR: Final = 4634
     """``vpmovm2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_ZMM: Final = 4373
+    EVEX_VPMOVD2M_KR_ZMM: Final = 4635
     """``vpmovd2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_XMM: Final = 4374
+    EVEX_VPMOVD2M_KR_XMM: Final = 4636
     """``vpmovd2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_YMM: Final = 4375
+    EVEX_VPMOVD2M_KR_YMM: Final = 4637
     """``vpmovd2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_ZMM: Final = 4376
+    EVEX_VPMOVQ2M_KR_ZMM: Final = 4638
     """``vpmovq2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_XMM: Final = 4377
+    EVEX_VPMOVQ2M_KR_XMM: Final = 4639
     """``vpmovq2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_YMM: Final = 4378
+    EVEX_VPMOVQ2M_KR_YMM: Final = 4640
     """``vpmovq2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4379
+    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4641
     """``vpmullq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 40 /r`` (AVX512DQ)"""
-    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4380
+    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4642
     """``vpmullq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4381
+    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4643
     """``vpmullq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4382
+    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4644
     """``vbroadcasti32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 59 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4383
+    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4645
     """``vbroadcasti32x2 W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4384
+    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4646
     """``vbroadcasti32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4385
+    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4647
     """``vbroadcasti64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 5A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4386
+    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4648
     """``vbroadcasti64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 5A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4387
+    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4649
     """``vbroadcasti32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 5B /r`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4388
+    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4650
     """``vinsertf64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 18 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4389
+    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4651
     """``vinsertf64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 18 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4390
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4652
     """``vextractf64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 19 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4391
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4653
     """``vextractf64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 19 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4392
+    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4654
     """``vinsertf32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 1A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4393
+    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4655
     """``vextractf32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1B /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4394
+    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4656
     """``vinserti64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 38 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4395
+    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4657
     """``vinserti64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 38 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4396
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4658
     """``vextracti64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 39 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4397
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4659
     """``vextracti64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 39 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4398
+    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4660
     """``vinserti32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 3A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4399
+    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4661
     """``vextracti32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 3B /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4400
+    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4662
     """``vrangeps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4401
+    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4663
     """``vrangeps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4402
+    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4664
     """``vrangeps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4403
+    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4665
     """``vrangepd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4404
+    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4666
     """``vrangepd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4405
+    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4667
     """``vrangepd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4406
+    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4668
     """``vrangess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 51 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4407
+    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4669
     """``vrangesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 51 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4408
+    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4670
     """``vreduceps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4409
+    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4671
     """``vreduceps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4410
+    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4672
     """``vreduceps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4411
+    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4673
     """``vreducepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4412
+    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4674
     """``vreducepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4413
+    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4675
     """``vreducepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4414
+    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4676
     """``vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 57 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4415
+    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4677
     """``vreducesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 57 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4416
+    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4678
     """``vfpclassps W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4417
+    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4679
     """``vfpclassps W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4418
+    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4680
     """``vfpclassps W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4419
+    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4681
     """``vfpclasspd W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4420
+    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4682
     """``vfpclasspd W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4421
+    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4683
     """``vfpclasspd W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4422
+    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4684
     """``vfpclassss W:k, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 67 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4423
+    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4685
     """``vfpclasssd W:k, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 67 /r ib`` (AVX512DQ)"""
 

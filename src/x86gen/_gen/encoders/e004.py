@@ -198,7 +198,7 @@ def shape_VEX_VMOVUPS_YMMM256_YMM(fid, k0, k1):   # 6 forms: VEX_VMOVUPS_YMMM256
     return enc, None
 
 
-def shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 118 forms: EVEX_VMOVUPS_XMM_K1Z_XMMM128, EVEX_VMOVUPD_XMM_K1Z_XMMM128, EVEX_VMOVAPS_XMM_K1Z_XMMM128, …
+def shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 156 forms: EVEX_VMOVUPS_XMM_K1Z_XMMM128, EVEX_VMOVUPD_XMM_K1Z_XMMM128, EVEX_VMOVAPS_XMM_K1Z_XMMM128, …
     def enc(a0, a1, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
@@ -211,7 +211,7 @@ def shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 118 forms: 
     return enc, None
 
 
-def shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256(fid, k0, k1, k2, k3):   # 61 forms: EVEX_VMOVUPS_YMM_K1Z_YMMM256, EVEX_VMOVUPD_YMM_K1Z_YMMM256, EVEX_VMOVAPS_YMM_K1Z_YMMM256, …
+def shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256(fid, k0, k1, k2, k3):   # 81 forms: EVEX_VMOVUPS_YMM_K1Z_YMMM256, EVEX_VMOVUPD_YMM_K1Z_YMMM256, EVEX_VMOVAPS_YMM_K1Z_YMMM256, …
     def enc(a0, a1, *, p2=0x20, n=k0):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
@@ -224,7 +224,7 @@ def shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256(fid, k0, k1, k2, k3):   # 61 forms: EVEX_
     return enc, None
 
 
-def shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM(fid, k0, k1, k2, k3, k4):   # 35 forms: EVEX_VMOVUPS_XMMM128_K1Z_XMM, EVEX_VMOVUPD_XMMM128_K1Z_XMM, EVEX_VMOVAPS_XMMM128_K1Z_XMM, …
+def shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM(fid, k0, k1, k2, k3, k4):   # 37 forms: EVEX_VMOVUPS_XMMM128_K1Z_XMM, EVEX_VMOVUPD_XMMM128_K1Z_XMM, EVEX_VMOVAPS_XMMM128_K1Z_XMM, …
     def enc(a0, a1, *, p2=0x0, n=k0):
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
@@ -237,7 +237,7 @@ def shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM(fid, k0, k1, k2, k3, k4):   # 35 forms: E
     return enc, None
 
 
-def shape_EVEX_VMOVUPS_ZMM_K1Z_ZMMM512(fid, k0, k1, k2, k3):   # 67 forms: EVEX_VMOVUPS_ZMM_K1Z_ZMMM512, EVEX_VMOVUPD_ZMM_K1Z_ZMMM512, EVEX_VMOVAPS_ZMM_K1Z_ZMMM512, …
+def shape_EVEX_VMOVUPS_ZMM_K1Z_ZMMM512(fid, k0, k1, k2, k3):   # 87 forms: EVEX_VMOVUPS_ZMM_K1Z_ZMMM512, EVEX_VMOVUPD_ZMM_K1Z_ZMMM512, EVEX_VMOVAPS_ZMM_K1Z_ZMMM512, …
     def enc(a0, a1, *, p2=0x40, n=k0):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Zmm:

@@ -8,7 +8,7 @@ from ...memory import Mem
 from ...registers import Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
-def shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 38 forms: EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, EVEX_VPMOVZXBD_YMM_K1Z_XMMM64, EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32, …
+def shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 41 forms: EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, EVEX_VPMOVZXBD_YMM_K1Z_XMMM64, EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32, …
     def enc(a0, a1, *, p2=0x20, n=k0):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
@@ -21,7 +21,7 @@ def shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 38 forms:
     return enc, None
 
 
-def shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256(fid, k0, k1, k2):   # 19 forms: EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256, EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256, …
+def shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256(fid, k0, k1, k2):   # 22 forms: EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256, EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256, …
     def enc(a0, a1, *, p2=0x40, n=32):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
@@ -75,7 +75,7 @@ def shape_VEX_VCVTTPD2DQ_XMM_YMMM256(fid, k0, k1):   # 3 forms: VEX_VCVTTPD2DQ_X
     return enc, None
 
 
-def shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE(fid, k0, k1, k2):   # 11 forms: EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER, EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER, …
+def shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE(fid, k0, k1, k2):   # 17 forms: EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER, EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER, …
     def enc(a0, a1, *, p2=0x40, n=64):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Zmm:
@@ -88,7 +88,7 @@ def shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE(fid, k0, k1, k2):   # 11 forms:
     return enc, None
 
 
-def shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64(fid, k0, k1, k2):   # 14 forms: EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64, …
+def shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64(fid, k0, k1, k2):   # 20 forms: EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64, …
     def enc(a0, a1, *, p2=0x20, n=32):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
@@ -199,7 +199,7 @@ def shape_VEX_VCVTSS2SD_XMM_XMM_XMMM32(fid, k0, k1, k2):   # 93 forms: VEX_VCVTS
     return enc, None
 
 
-def shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 296 forms: EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER, EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER, …
+def shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 337 forms: EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER, EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER, …
     def enc(a0, a1, a2, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
@@ -295,7 +295,7 @@ def shape_VEX_VCVTTSS2SI_R64_XMMM32(fid, k0, k1, k2):   # 4 forms: VEX_VCVTTSS2S
     return enc, None
 
 
-def shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 12 forms: EVEX_VCVTTSS2SI_R32_XMMM32_SAE, EVEX_VCVTTSD2SI_R32_XMMM64_SAE, EVEX_VCVTSS2SI_R32_XMMM32_ER, …
+def shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 16 forms: EVEX_VCVTTSS2SI_R32_XMMM32_SAE, EVEX_VCVTTSD2SI_R32_XMMM64_SAE, EVEX_VCVTSS2SI_R32_XMMM32_ER, …
     def enc(a0, a1, *, p2=0x0, n=k0):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
@@ -308,7 +308,7 @@ def shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 12 forms:
     return enc, None
 
 
-def shape_EVEX_VCVTTSS2SI_R64_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 12 forms: EVEX_VCVTTSS2SI_R64_XMMM32_SAE, EVEX_VCVTTSD2SI_R64_XMMM64_SAE, EVEX_VCVTSS2SI_R64_XMMM32_ER, …
+def shape_EVEX_VCVTTSS2SI_R64_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 16 forms: EVEX_VCVTTSS2SI_R64_XMMM32_SAE, EVEX_VCVTTSD2SI_R64_XMMM64_SAE, EVEX_VCVTSS2SI_R64_XMMM32_ER, …
     def enc(a0, a1, *, p2=0x0, n=k0):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
@@ -340,7 +340,7 @@ def shape_VEX_VCMPSS_XMM_XMM_XMMM32_IMM8(fid, k0, k1, k2):   # 4 forms: VEX_VCMP
     return enc, fits
 
 
-def shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE(fid, k0, k1, k2, k3, k4):   # 14 forms: EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE, EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE, EVEX_VCMPPS_KR_K1_XMM_XMMM128B32_IMM8, …
+def shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE(fid, k0, k1, k2, k3, k4):   # 15 forms: EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE, EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE, EVEX_VCMPPS_KR_K1_XMM_XMMM128B32_IMM8, …
     def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
@@ -396,7 +396,7 @@ def shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8(fid, k0, k1):   # 4 forms: VEX_VCMPPS_
     return enc, fits
 
 
-def shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE(fid, k0, k1, k2):   # 11 forms: EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE, EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8, …
+def shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE(fid, k0, k1, k2):   # 12 forms: EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE, EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8, …
     def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
@@ -414,7 +414,7 @@ def shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE(fid, k0, k1, k2):   # 11 for
     return enc, fits
 
 
-def shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 11 forms: EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8, EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8, …
+def shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 12 forms: EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8, EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8, …
     def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)

@@ -62,7 +62,7 @@ def shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM(fid, k0, k1, k2, k3, k4):   # 16 for
     return enc, None
 
 
-def shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 25 forms: EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8, EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8, …
+def shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 30 forms: EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8, EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8, …
     def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
@@ -80,7 +80,7 @@ def shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 25 form
     return enc, fits
 
 
-def shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8(fid, k0, k1, k2, k3, k4):   # 35 forms: EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8, EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, …
+def shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8(fid, k0, k1, k2, k3, k4):   # 43 forms: EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8, EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, …
     def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
@@ -98,7 +98,7 @@ def shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8(fid, k0, k1, k2, k3, k4):   #
     return enc, fits
 
 
-def shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 25 forms: EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8, EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8, …
+def shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 30 forms: EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8, EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8, …
     def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)

@@ -344,7 +344,7 @@ def shape_VEX_VPSHUFD_YMM_YMMM256_IMM8(fid, k0):   # 3 forms: VEX_VPSHUFD_YMM_YM
     return enc, fits
 
 
-def shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 16 forms: EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8, EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8, …
+def shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 19 forms: EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8, EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8, …
     def enc(a0, a1, a2, *, p2=0x40, n=64):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
@@ -361,7 +361,7 @@ def shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 16 forms: E
     return enc, fits
 
 
-def shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8(fid, k0, k1, k2):   # 14 forms: EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8, EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8, …
+def shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8(fid, k0, k1, k2):   # 17 forms: EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8, EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8, …
     def enc(a0, a1, a2, *, p2=0x0, n=16):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
@@ -378,7 +378,7 @@ def shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8(fid, k0, k1, k2):   # 14 forms: E
     return enc, fits
 
 
-def shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8(fid, k0, k1, k2):   # 16 forms: EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8, EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8, …
+def shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8(fid, k0, k1, k2):   # 19 forms: EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8, EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8, …
     def enc(a0, a1, a2, *, p2=0x20, n=32):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)

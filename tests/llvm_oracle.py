@@ -106,8 +106,9 @@ _NUM = re.compile(r"(?<![\w.])(-?)(0x[0-9a-f]+|\d+)(?![\w.])")
 
 def normalize(text: str) -> str:
     """One spelling for comparing Intel texts: lower case, single spaces only where they separate words, numbers in
-    decimal, ``+ -n`` as ``- n``."""
+    decimal, ``+ -n`` as ``- n``, no ``1*`` scale."""
     t = " ".join(text.lower().replace("\t", " ").split())
     t = _NUM.sub(lambda m: str(int(m.group(1) + m.group(2), 0)), t)
     t = re.sub(r"\s*([,+\-*\[\]{}:])\s*", r"\1", t)
+    t = re.sub(r"(?<=[\[+])1\*", "", t)   # an index scaled by 1: `[rax + 1*r13]` is `[rax + r13]`
     return t.replace("+-", "-")

@@ -23,7 +23,11 @@ refuses all fails by name with LLVM's message; without llvm-mc-22 every test her
 from __future__ import annotations
 
 import functools
+import os
 import random
+import re
+import sys
+from pathlib import Path
 
 import llvm_oracle as L
 import pytest
@@ -36,6 +40,14 @@ import x86gen
 pytestmark = pytest.mark.skipif(not L.HAVE_LLVM22, reason=L.MISSING)
 
 FORMS = forms_checked_by("llvm-mc-22")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from llvm_forms import DECODE_ONLY  # noqa: E402
+
+# Forms LLVM 22 decodes but never assembles (tools/llvm_forms.py `DECODE_ONLY`: AVX10.2's zero-extending vmovd/vmovw
+# stores, whose text llvm-mc-22 reads as an older store or load of the same meaning): their own door is checked by
+# llvm-objdump-22 alone, which must read the door's bytes as that mnemonic with the same operands. (LLVM prints their
+# register form with ModRM.reg first and vmovw's m16 as `dword ptr`: the operands are compared as a set, sizes aside.)
+DECODE_ONLY_IDS = {f.id for f in FORMS if (f.mnemonic, f.row.encoding) in DECODE_ONLY}
 R = x86gen.REGISTERS
 SIZE_WORDS = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword",
               512: "zmmword"}
@@ -136,8 +148,12 @@ def instances(form, n: int, seed: int = 0) -> list[str]:
     return out
 
 
+# instances per form in the sweep (``X86GEN_LLVM_INSTANCES``, default 12; a long run: 200); Hypothesis adds its batches
+N_INSTANCES = int(os.environ.get("X86GEN_LLVM_INSTANCES", "12"))
+
+
 @functools.cache
-def _results(n: int = 12) -> dict[str, list[tuple[str, str]]]:
+def _results(n: int = N_INSTANCES) -> dict[str, list[tuple[str, str]]]:
     """Every instance of every llvm-mc-22 form through both assemblers and llvm-objdump-22: form id → its failures
     (text, what went wrong); an id absent from the dict had all instances pass."""
     texts: list[tuple[str, str]] = []
@@ -187,7 +203,10 @@ def _check(texts: list[tuple[str, str]], failures: dict[str, list[tuple[str, str
         if got != want and (text_of[want] != dec or len(got) > len(want)):
             failures[fid].append((text, f"x86gen.assemble {got.hex(' ')} ({dec[0]}), llvm-mc-22 {want.hex(' ')} "
                                         f"({text_of[want][0]})"))
-        if door != want and (not isinstance(door, bytes) or text_of[door] != text_of[want]):
+        if fid in DECODE_ONLY_IDS and isinstance(door, bytes):
+            if not _same_instruction(text_of[door], text): failures[fid].append((text, f"the form's door {door.hex(' ')} "
+                                                                                      f"reads back as {text_of[door]}"))
+        elif door != want and (not isinstance(door, bytes) or text_of[door] != text_of[want]):
             failures[fid].append((text, f"the form's door {door.hex(' ') if isinstance(door, bytes) else door}, "
                                         f"llvm-mc-22 {want.hex(' ')}"))
         if L.normalize(dec[0]) != L.normalize(text.removeprefix("{evex} ")): aliases.append((k, dec[0], got))
@@ -204,9 +223,19 @@ def _check(texts: list[tuple[str, str]], failures: dict[str, list[tuple[str, str
     # where LLVM prints another text than the instance (an alias, another spelling), that text must be the same
     # instruction to llvm-mc-22
     for (k, dec, got), b in zip(aliases, L.assemble([d for _, d, _ in aliases])):
-        if b != got and (not isinstance(b, bytes) or text_of.get(b, [dec]) != [dec]):
+        if isinstance(b, L.Refused): continue   # LLVM prints what it cannot read (`vcmpordbf16`): x86gen read it above
+        if b != got and text_of.get(b, [dec]) != [dec]:
             failures[texts[k][0]].append((texts[k][1], f"llvm-objdump-22 prints {dec!r}, which llvm-mc-22 reads as {b!r}"))
     for fid in [k for k, v in failures.items() if not v]: del failures[fid]
+
+
+def _same_instruction(decoded: list[str], text: str) -> bool:
+    """Is llvm-objdump-22's one instruction ``decoded`` the instance ``text``: the same mnemonic and the same operands,
+    in any order and with the size keywords left out (`DECODE_ONLY_IDS`)?"""
+    def parts(t: str) -> tuple[str, list[str]]:
+        mn, _, ops = L.normalize(t.removeprefix("{evex} ")).partition(" ")
+        return mn, sorted(re.sub(r"^\w+ ptr", "", o) for o in ops.split(","))
+    return len(decoded) == 1 and parts(decoded[0]) == parts(text)
 
 
 def _place_rounding(texts: list[tuple[str, str]], llvm: list) -> tuple[list[tuple[str, str]], list]:

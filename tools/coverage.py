@@ -11,9 +11,11 @@ The universe is every iced `Code` that is an instruction valid in 64-bit mode (`
 `is_instruction`) with a LEGACY, VEX, EVEX or XOP encoding (3DNow! and MVEX forms are not counted).
 A form is covered when isa/x86_64.yaml has it (same id as iced's Code name): every spec form is fuzzed
 against iced by tests/test_fuzz_iced.py and its roles checked by tests/test_roles_iced.py, so a form
-that fails those is not in the spec. The last line is
+that fails those is not in the spec. A second section counts the spec's `oracle: llvm-mc-22` forms against the forms LLVM 22 knows and iced does not
+(tools/llvm_forms.py: derived from llvm-objdump-22 and iced's decoder, committed as tools/data/llvm22_forms.tsv), per
+extension, with the missing ones listed. The last line is
 
-    LEGACY a/1627 VEX b/996 EVEX c/1733
+    LEGACY a/1627 VEX b/996 EVEX c/1733 … LLVM22+ d/e
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import iced_forms  # noqa: E402
+import llvm_forms  # noqa: E402
 
 from codegen import spec  # noqa: E402
 
@@ -47,7 +50,13 @@ class Coverage:
         self.beyond_iced = {f.id: f for f in forms if f.oracle != "iced"}   # counted in the LLVM 22 section
         self.excluded = spec.excluded(spec_path)
         self.universe = {name: (code, enc) for code, name, enc in iced_forms.iced_codes() if enc in iced_forms.COUNTED}
-        self.unknown = sorted((self.spec_ids | set(self.excluded)) - set(self.universe))   # ids iced does not count
+        # the second section: the forms LLVM 22 knows and iced does not (tools/llvm_forms.py, tools/data/llvm22_forms.tsv)
+        self.llvm = {u.id: u for u in llvm_forms.universe()}
+        self.llvm_covered = {n for n in self.llvm if n in self.beyond_iced}
+        self.llvm_excluded = {n: self.excluded[n] for n in self.llvm if n in self.excluded}
+        self.llvm_missing = {n for n in self.llvm if n not in self.beyond_iced and n not in self.excluded}
+        # ids neither list counts: a typo, or a form given the wrong oracle (tests/test_coverage.py checks that too)
+        self.unknown = sorted((self.spec_ids | set(self.excluded) | set(self.beyond_iced)) - set(self.universe) - set(self.llvm))
         self.covered = {n for n in self.universe if n in self.spec_ids}
         self.missing = {n for n in self.universe if n not in self.spec_ids and n not in self.excluded}
         self.cpuid = {n: iced_forms.cpuid_name(code) for n, (code, _) in self.universe.items()}
@@ -74,8 +83,18 @@ class Coverage:
         order = {e: i for i, e in enumerate(iced_forms.COUNTED)}
         return [(e, f, a, b) for (e, f), (a, b) in sorted(c.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))]
 
+    def by_extension(self) -> list[tuple[str, int, int, int]]:
+        """(extension, covered, excluded, total) of the LLVM 22 forms beyond iced, by extension."""
+        c: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
+        for n, u in self.llvm.items():
+            c[u.extension][0] += n in self.llvm_covered
+            c[u.extension][1] += n in self.llvm_excluded
+            c[u.extension][2] += 1
+        return [(e, *v) for e, v in sorted(c.items())]
+
     def last_line(self) -> str:
-        return " ".join(f"{enc} {cov}/{total}" for enc, cov, _x, total in self.by_encoding())
+        return " ".join([f"{enc} {cov}/{total}" for enc, cov, _x, total in self.by_encoding()]
+                        + [f"LLVM22+ {len(self.llvm_covered)}/{len(self.llvm)}"])
 
 
 def report(cov: Coverage) -> str:
@@ -94,10 +113,32 @@ def report(cov: Coverage) -> str:
         out += textwrap.wrap(f"{why} ({len(names)}): " + ", ".join(names), 110, initial_indent="  ", subsequent_indent="      ")
     out += ["", f"excluded forms ({len(cov.excluded)}), with the reason in isa/x86_64.yaml:"]
     for n, why in sorted(cov.excluded.items()): out.append(f"  {n}: {why}")
+    out += ["", *llvm_report(cov)]
     if cov.unknown:
         out += ["", f"ids that are not counted iced forms ({len(cov.unknown)}): {', '.join(cov.unknown)}"]
     out.append(cov.last_line())
     return "\n".join(out)
+
+
+def llvm_report(cov: Coverage) -> list[str]:
+    """The second section: the forms LLVM 22 knows and iced-x86 does not, covered/total per extension, the missing
+    ones with their reasons."""
+    out = ["LLVM 22 forms beyond iced-x86 (tools/data/llvm22_forms.tsv: what libLLVM-22 decodes and iced-x86 does not, APX "
+           "left out; tools/llvm_forms.py)", "",
+           f"{'extension':14} {'covered':>8} {'excluded':>9} {'missing':>8} {'total':>6}"]
+    for e, a, x, t in cov.by_extension(): out.append(f"{e:14} {a:8} {x:9} {t - a - x:8} {t:6}")
+    a, t = len(cov.llvm_covered), len(cov.llvm)
+    out.append(f"{'all':14} {a:8} {len(cov.llvm_excluded):9} {len(cov.llvm_missing):8} {t:6}"
+               + (f"   ({100 * a / t:.1f}% covered)" if t else ""))
+    by_reason: dict[str, list[str]] = collections.defaultdict(list)
+    for n in sorted(cov.llvm_missing): by_reason[f"{cov.llvm[n].extension}: {NOT_YET}"].append(n)
+    out += ["", f"missing forms beyond iced ({len(cov.llvm_missing)}), by reason:"]
+    for why, names in sorted(by_reason.items()):
+        out += textwrap.wrap(f"{why} ({len(names)}): " + ", ".join(names), 110, initial_indent="  ", subsequent_indent="      ")
+    if cov.llvm_excluded:
+        out += ["", f"excluded forms beyond iced ({len(cov.llvm_excluded)}), with the reason in isa/x86_64.yaml:"]
+        out += [f"  {n}: {why}" for n, why in sorted(cov.llvm_excluded.items())]
+    return out
 
 
 def markdown(cov: Coverage) -> str:
@@ -107,7 +148,10 @@ def markdown(cov: Coverage) -> str:
     out += ["", "<details><summary>Per CPUID feature (covered/total)</summary>", "",
             "| encoding | CPUID feature | covered | total |", "|---|---|---:|---:|"]
     for e, f, a, t in cov.by_cpuid(): out.append(f"| {e} | {f} | {a} | {t} |")
-    out += ["", "</details>", "", f"`python tools/coverage.py` → `{cov.last_line()}`"]
+    out += ["", "</details>", "", "Forms beyond iced-x86 (LLVM 22 is their oracle):", "",
+            "| extension | covered | excluded | missing | total |", "|---|---:|---:|---:|---:|"]
+    for e, a, x, t in cov.by_extension(): out.append(f"| {e} | {a} | {x} | {t - a - x} | {t} |")
+    out += ["", f"`python tools/coverage.py` → `{cov.last_line()}`"]
     return "\n".join(out)
 
 
@@ -125,7 +169,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     cov = Coverage()
     if cov.unknown:
-        print(f"error: spec/excluded ids that are not iced LEGACY/VEX/EVEX forms of 64-bit mode: {', '.join(cov.unknown)}", file=sys.stderr)
+        print(f"error: spec/excluded ids that are neither counted iced forms of 64-bit mode nor LLVM 22 forms beyond iced "
+              f"(tools/data/llvm22_forms.tsv): {', '.join(cov.unknown)}", file=sys.stderr)
         return 1
     if args.write_readme:
         with open(README, encoding="utf-8") as fh: text = fh.read()

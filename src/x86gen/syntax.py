@@ -1233,12 +1233,12 @@ def parse_text_line(text: str) -> tuple:
 
 # Pseudo-ops that iced-x86 and objdump print for an imm8 operand (SDM Vol.2 CMPPS "Compare predicates",
 # PCLMULQDQ Table 4-13): `cmpltps x, y` = `cmpps x, y, 1`, `vcmpnge_uqpd x, y, z` = `vcmppd x, y, z, 0x19` (also
-# AVX512-FP16 vcmpph/vcmpsh: `vcmpltph k, x, y`),
+# AVX512-FP16 vcmpph/vcmpsh: `vcmpltph k, x, y`; AVX10.2 vcmpbf16: `vcmpeqbf16 k, x, y`, as llvm-objdump-22 prints it),
 # `pclmulhqlqdq x, y` = `pclmulqdq x, y, 1`. The legacy compares know only the first eight predicates.
 # The AVX-512 integer compares (SDM Vol.2 VPCMPB/VPCMPUB, table "Pseudo-Op and VPCMP* Implementation"): `vpcmpltub k, x, y` =
 # `vpcmpub k, x, y, 1`; `vpcmpeqb` and `vpcmpeqd` … are instructions of their own (74/75/76, 0F38 29) with the same
 # result as predicate 0, so only the unsigned `vpcmpequb` … and the other predicates are pseudo-ops here.
-_PSEUDO_OP = Regex(r"(v?)(?:cmp([a-z_]+?)(ps|pd|ss|sd|ph|sh)|pclmul([lh])q([lh])qdq)$")
+_PSEUDO_OP = Regex(r"(v?)(?:cmp([a-z_]+?)(ps|pd|ss|sd|ph|sh|bf16)|pclmul([lh])q([lh])qdq)$")
 _VPCMP_PSEUDO_OP = Regex(r"vpcmp(eq|lt|le|false|neq|nlt|nle|true)(u?[bwdq])$")
 _VPCMP_PREDICATES = {p: i for i, p in enumerate("eq lt le false neq nlt nle true".split())}
 # AMD XOP's integer compares (AMD APM Vol.4 VPCOMB … VPCOMUQ, imm8[2:0]): `vpcomltb x, y, z` = `vpcomb x, y, z, 0`, as

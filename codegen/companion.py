@@ -457,6 +457,15 @@ def context(path: str, forms: list[Form]) -> dict:
         if key in table: raise SpecError(path, avx_lines[key], f"isel_avx512.{key[0]}",
                                          f"{key} has a VEX selection in isel (line {isel_lines[key]})")
     tables = tinygrad_tables(path, top, ref_ops, by_id, op_groups, not_instr)
+    # each note once: many keys share one (an entry's note is every expanded key's), so the tables name it by index
+    notes = tuple(sorted({v if isinstance(v, str) else v[5] for t in (table, errors, tg_table, tg_errors, avx_table, avx_errors)
+                          for v in t.values()} - {""}))
+    note_index = {n: i for i, n in enumerate(notes)}
+
+    def isel_row(v) -> str:
+        """The Python text of one table value, its note (an error's reason) as ``_N[i]``."""
+        if isinstance(v, str): return f"_N[{note_index[v]}]"
+        return "(" + ", ".join(f"_N[{note_index[x]}]" if i == 5 and x else repr(x) for i, x in enumerate(v)) + ")"
     return {
         **tables, "not_instructions": tuple(v for v in not_instr if v not in tables["earlier_only"]),
         "earlier_not_instructions": tuple(v for v in not_instr if v in tables["earlier_only"]),
@@ -467,5 +476,5 @@ def context(path: str, forms: list[Form]) -> dict:
         "isel_table": sorted(table.items()), "isel_errors": sorted(errors.items()),
         "isel_tinygrad_table": sorted(tg_table.items()), "isel_tinygrad_errors": sorted(tg_errors.items()),
         "isel_avx512_table": sorted(avx_table.items()), "isel_avx512_errors": sorted(avx_errors.items()),
-        "condition_codes": CONDITION_CODES, "dtype_bits": DTYPE_BITS,
+        "condition_codes": CONDITION_CODES, "dtype_bits": DTYPE_BITS, "isel_notes": notes, "isel_row": isel_row,
     }

@@ -227,11 +227,15 @@ def expand_tokens(tokens: list[tuple[str, int]], by_id: dict[str, Form], by_mn: 
 
 # ---- isel -------------------------------------------------------------------------------------------
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-DTYPE_BITS = {"bool": 8, **{d: int(d.lstrip("uint")) for d in INTS}, "float16": 16, "float32": 32, "float64": 64}
+# tinygrad's bfloat16, fp8e4m3 and fp8e5m2 (tinygrad/dtype.py; E4M3 and E5M2 are the OCP formats, Intel's HF8 and BF8) are
+# dtypes of their own: no group names them except fp8s, so `floats` and `all` mean what they meant before them (an entry
+# for them is one that AVX10.2 / AVX512_BF16 makes possible, or an ERROR saying what to do).
+DTYPE_BITS = {"bool": 8, **{d: int(d.lstrip("uint")) for d in INTS}, "float16": 16, "float32": 32, "float64": 64,
+              "bfloat16": 16, "fp8e4m3": 8, "fp8e5m2": 8}
 DTYPE_GROUPS = {
     "ints": INTS, "sints": INTS[:4], "uints": INTS[4:], "floats": ("float16", "float32", "float64"),
     "int8s": ("int8", "uint8"), "int16s": ("int16", "uint16"), "int32s": ("int32", "uint32"), "int64s": ("int64", "uint64"),
-    "all": (*INTS, "bool", "float16", "float32", "float64"),
+    "all": (*INTS, "bool", "float16", "float32", "float64"), "fp8s": ("fp8e4m3", "fp8e5m2"),
 }
 VECTOR_WIDTHS = (2, 4, 8, 16, 32, 64)   # 64: 64 x int8 in a zmm register (isel_avx512 only; xv stops at 256 bits)
 CONDITION_CODES = ("o", "no", "b", "ae", "e", "ne", "be", "a", "s", "ns", "p", "np", "l", "ge", "le", "g")

@@ -308,9 +308,17 @@ def _avx512_table():
     return TABLE_AVX512
 
 
-def _avx512_keys(forms_only: bool = False):
+NEW_DTYPES = ("bfloat16", "fp8e4m3", "fp8e5m2")   # tinygrad's names (tinygrad/dtype.py); their keys need AVX10.2 or
+# AVX512_BF16, and have tests of their own below (the AVX-512 ones here give features=AVX512)
+
+
+def _new_dtype_key(k) -> bool:
+    return k[1] in NEW_DTYPES or (k[3].startswith("to=") and k[3][3:] in NEW_DTYPES)
+
+
+def _avx512_keys(forms_only: bool = False, new_dtypes: bool = False):
     return [pytest.param(k, id=f"{k[0]}-{k[1]}x{k[2]}{'-' + k[3] if k[3] else ''}") for k, v in sorted(_avx512_table().items())
-            if v[0] is not None or not forms_only]
+            if (v[0] is not None or not forms_only) and _new_dtype_key(k) == new_dtypes]
 
 
 def _kw(variant: str) -> dict:
@@ -581,3 +589,177 @@ def test_avx512_section_never_replaces_a_vex_selection(tmp_path):
     p.write_text(bad, encoding="utf-8")
     with pytest.raises(SpecError, match=rf"tinygrad\.yaml:{line}: isel_avx512\.SHR: \('SHR', 'int32', 2, ''\) has a VEX selection"):
         context(str(p), load(str(root / "isa/x86_64.yaml")))
+
+
+# ---- bfloat16, fp8e4m3, fp8e5m2: AVX10.2 (cpuid AVX10_2) and AVX512_BF16 ---------------------------------------------
+AVX10_2 = AVX512 | {"AVX512_BF16", "AVX10_2"}   # a CPU with AVX10.2 (none runs here: this machine's CPU has no AVX10.2)
+NEW_BITS = {**BITS, "bfloat16": 16, "fp8e4m3": 8, "fp8e5m2": 8}
+_VEC = {128: "XMM", 256: "YMM", 512: "ZMM"}
+
+
+def _avx10_facts():
+    """The selections the Intel AVX10.2 Architecture Specification's instruction list makes possible (ids in iced's
+    naming: EVEX.{128,256,512}.66.MAP5.W0 58 /r VADDBF16 xmm1{k1}{z}, xmm2, xmm3/m128/m16bcst ...), and AVX512_BF16's
+    VCVTNEPS2BF16 (SDM Vol.2). For compares: the predicate (the spec's VCMPBF16 takes the VCMPPH/CMPPS predicates, SDM
+    Vol.2 Table 3-1: 0 EQ_OQ, 1 LT_OS, 4 NEQ_UQ)."""
+    out = []
+    for lanes, bits in ((8, 128), (16, 256), (32, 512)):
+        r = _VEC[bits]
+        for op, mn in (("ADD", "VADDBF16"), ("SUB", "VSUBBF16"), ("MUL", "VMULBF16"), ("FDIV", "VDIVBF16"),
+                       ("MAX", "VMAXBF16"), ("MIN", "VMINBF16"), ("MULACC", "VFMADD213BF16")):
+            out.append((op, "bfloat16", lanes, {}, f"EVEX_{mn}_{r}_K1Z_{r}_{r}M{bits}B16", None))
+        out.append(("SQRT", "bfloat16", lanes, {}, f"EVEX_VSQRTBF16_{r}_K1Z_{r}M{bits}B16", None))
+        for op, imm in (("CMPLT", 1), ("CMPEQ", 0), ("CMPNE", 4)):
+            out.append((op, "bfloat16", lanes, {}, f"EVEX_VCMPBF16_KR_K1_{r}_{r}M{bits}B16_IMM8", imm))
+    out += [
+        # VCVTPH2HF8S / VCVTPH2BF8S xmm1{k1}{z}, xmm2/m128/m16bcst (8 lanes), xmm1, ymm2/m256 (16), ymm1, zmm2/m512 (32)
+        ("CAST", "float16", 8, {"to": "fp8e4m3"}, "EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16", None),
+        ("CAST", "float16", 16, {"to": "fp8e4m3"}, "EVEX_VCVTPH2HF8S_XMM_K1Z_YMMM256B16", None),
+        ("CAST", "float16", 32, {"to": "fp8e4m3"}, "EVEX_VCVTPH2HF8S_YMM_K1Z_ZMMM512B16", None),
+        ("CAST", "float16", 8, {"to": "fp8e5m2"}, "EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16", None),
+        ("CAST", "float16", 16, {"to": "fp8e5m2"}, "EVEX_VCVTPH2BF8S_XMM_K1Z_YMMM256B16", None),
+        ("CAST", "float16", 32, {"to": "fp8e5m2"}, "EVEX_VCVTPH2BF8S_YMM_K1Z_ZMMM512B16", None),
+        # VCVTHF82PH xmm1{k1}{z}, xmm2/m64 (8 lanes), ymm1, xmm2/m128 (16), zmm1, ymm2/m256 (32)
+        ("CAST", "fp8e4m3", 8, {"to": "float16"}, "EVEX_VCVTHF82PH_XMM_K1Z_XMMM64", None),
+        ("CAST", "fp8e4m3", 16, {"to": "float16"}, "EVEX_VCVTHF82PH_YMM_K1Z_XMMM128", None),
+        ("CAST", "fp8e4m3", 32, {"to": "float16"}, "EVEX_VCVTHF82PH_ZMM_K1Z_YMMM256", None),
+        # VCVTNEPS2BF16 xmm1{k1}{z}, xmm2/m128/m32bcst (4 lanes), xmm1, ymm2/m256 (8), ymm1, zmm2/m512 (16)
+        ("CAST", "float32", 4, {"to": "bfloat16"}, "EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32", None),
+        ("CAST", "float32", 8, {"to": "bfloat16"}, "EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32", None),
+        ("CAST", "float32", 16, {"to": "bfloat16"}, "EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32", None),
+    ]
+    return [pytest.param(*f, id=f"{f[0]}-{f[1]}x{f[2]}{'-' + f[3]['to'] if f[3] else ''}") for f in out]
+
+
+@pytest.mark.parametrize("op, dt, w, kw, form, imm", _avx10_facts())
+def test_avx10_2_facts(op, dt, w, kw, form, imm):
+    s = select(op, dt, w, features=AVX10_2, **kw)
+    assert s.form == form and s.imm == imm, s
+    assert s.k_result == op.startswith("CMP") and s.mask is None
+    want = {"AVX512F", "AVX512_BF16"} if w * 32 == 512 else {"AVX512VL", "AVX512_BF16"}
+    assert s.features == (want if kw.get("to") == "bfloat16" else {"AVX10_2"}), s
+
+
+def test_avx10_2_mulacc_accumulates_the_third_source():
+    """VFMADD213BF16 (AVX10.2 spec): DEST := DEST * SRC2 + SRC3, so MULACC(a, b, c) = a * b + c puts a in the destination
+    (also the first factor), b second and the accumulator c third, as the float32/float16 vfmadd213 entries do."""
+    for w in (8, 16, 32):
+        assert select("MULACC", "bfloat16", w, features=AVX10_2).srcs == (0, 1, 2)
+    assert select("MULACC", "float16", 32, features=AVX10_2).srcs == (0, 1, 2)
+
+
+@pytest.mark.parametrize("key", _avx512_keys(new_dtypes=True))
+def test_avx10_2_selection(key):
+    """Each selection for the new dtypes: an EVEX form whose features are within AVX10_2 (or AVX512_BF16's), a register of
+    the width's size (xmm/ymm below 512 bits: with AVX10.2 there are no VL variants to ask for), a k destination exactly
+    for compares; without the feature an IselError naming it."""
+    op, dt, w, var = key
+    s = select(op, dt, w, features=AVX10_2, **_kw(var))
+    f = s.get_form()
+    assert f.encoding_kind == "evex" and s.features and s.features <= AVX10_2 and len(s.srcs) == len(f.operands), s
+    to = var[3:] if var.startswith("to=") else dt
+    total = w * max(NEW_BITS[dt], NEW_BITS[to])
+    assert max({"xmm": 128, "ymm": 256, "zmm": 512}.get(o.reg, 0) for o in f.operands) == max(128, total), s
+    assert s.k_result == op.startswith("CMP"), s
+    need = sorted(s.features - AVX512)
+    assert need in (["AVX10_2"], ["AVX512_BF16"]), s
+    for feats in (AVX10_2 - set(need), AVX2_CPU):
+        with pytest.raises(IselError, match=f"needs .*{need[0]}"):
+            select(op, dt, w, features=feats, **_kw(var))
+    with pytest.raises(IselError, match=rf"with [A-Z0-9_, ]*{need[0]}.*features=x86gen\.jit\.cpu_features\(\)"):
+        select(op, dt, w, **_kw(var))
+
+
+def _llvm():
+    import llvm_oracle
+    if not llvm_oracle.HAVE_LLVM22: pytest.skip(llvm_oracle.MISSING)
+    return llvm_oracle
+
+
+def test_avx10_2_selections_encode_as_llvm_reads_them():
+    """Every new selection encoded with the operands isel gives (generic source i in register (2, 25, 9)[i], the
+    destination in register 17 or k2): llvm-objdump-22 reads the bytes as the instruction with the sources where the
+    operation needs them (binary ops ``mn dst, a, b``; MULACC ``vfmadd213bf16 a, b, c``; compares LLVM's pseudo-op of
+    the predicate: vcmpltbf16, vcmpeqbf16, vcmpneqbf16), in registers of the width's size."""
+    llvm = _llvm()
+    src_reg = (2, 25, 9)
+    cases, chunks = [], []
+    for p in _avx512_keys(new_dtypes=True):
+        op, dt, w, var = p.values[0]
+        s = select(op, dt, w, features=AVX10_2, **_kw(var))
+        f = s.get_form()
+        ops = []
+        for o, src in zip(f.operands, s.srcs):
+            if o.imm is not None: ops.append(s.imm); continue
+            ops.append(getattr(x86gen, f"{o.reg}{2 if o.reg == 'k' else 17 if src is None else src_reg[src]}"))
+        chunks.append(_encode(s, ops))
+        to = var[3:] if var.startswith("to=") else dt
+        dst_bits, src_bits = max(128, w * NEW_BITS[to]), max(128, w * NEW_BITS[dt])
+        vr = lambda bits: _VEC[bits].lower()
+        if op == "MULACC": want = f"{f.mnemonic} {vr(dst_bits)}2, {vr(dst_bits)}25, {vr(dst_bits)}9"
+        elif op in CMP_PSEUDO: want = f"vcmp{CMP_PSEUDO[op]}bf16 k2, {vr(src_bits)}2, {vr(src_bits)}25"
+        elif op in ("SQRT", "CAST"): want = f"{f.mnemonic} {vr(dst_bits)}17, {vr(src_bits)}2"
+        else: want = f"{f.mnemonic} {vr(dst_bits)}17, {vr(src_bits)}2, {vr(src_bits)}25"
+        cases.append((s, want))
+    assert len(cases) >= 33 + 9 + 3
+    for (s, want), got in zip(cases, llvm.disassemble(chunks)):
+        assert got == [want], f"{s}: llvm-objdump-22 reads {got}, want {want!r}"
+
+
+@pytest.mark.parametrize("args, kw, match", [
+    (("ADD", "fp8e4m3", 32), {"features": AVX10_2}, "no FP8 arithmetic"),
+    (("MULACC", "fp8e5m2", 64), {"features": AVX10_2}, "no FP8 arithmetic"),
+    (("CMPLT", "fp8e4m3", 16), {"features": AVX10_2}, "no FP8 compare"),
+    (("CAST", "fp8e5m2", 16), {"features": AVX10_2, "to": "float16"}, "high byte of a float16.*VPSLLW 8"),
+    (("CAST", "bfloat16", 16), {"features": AVX10_2, "to": "float32"}, "high half of a float32.*VPSLLD 16"),
+    (("CAST", "float32", 8), {"features": AVX10_2, "to": "fp8e4m3"}, "through float16"),
+    (("ADD", "bfloat16", 1), {"features": AVX10_2}, "no scalar BF16"),
+    (("ADD", "bfloat16", 64), {"features": AVX10_2}, "ADD has: .*bfloat16 x2,4,8,16,32"),
+    (("ADD", "bfloat16", 32), {"features": AVX512}, "needs AVX10_2.*vaddbf16"),
+    (("CMPLT", "bfloat16", 8), {"features": AVX512 | {"AVX512_BF16"}}, "needs AVX10_2"),
+    (("CAST", "float16", 32), {"features": AVX512, "to": "fp8e4m3"}, "needs AVX10_2"),
+    (("CAST", "float32", 16), {"features": AVX512, "to": "bfloat16"}, "needs AVX512_BF16"),
+    (("ADD", "bfloat16", 16), {}, r"with AVX10_2: give the CPU's features"),
+    (("ADD", "float8_e4m3fnuz", 16), {"features": AVX10_2}, "unknown dtype"),
+])
+def test_avx10_2_errors(args, kw, match):
+    with pytest.raises(IselError, match=match):
+        select(*args, **kw)
+
+
+def test_new_dtypes_in_the_grammar():
+    """bfloat16, fp8e4m3 and fp8e5m2 are dtypes of isel and of the spec's grammar; the groups that existed before them
+    (floats, all) expand as they did, and tinygrad's DType names (and objects, when tinygrad is installed) are accepted."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen.companion import DTYPE_BITS, DTYPE_GROUPS
+    assert isel.DTYPES[-3:] == NEW_DTYPES and {d: DTYPE_BITS[d] for d in NEW_DTYPES} == {"bfloat16": 16, "fp8e4m3": 8, "fp8e5m2": 8}
+    assert DTYPE_GROUPS["floats"] == ("float16", "float32", "float64")
+    assert DTYPE_GROUPS["all"] == (*INTS, "bool", "float16", "float32", "float64")
+    assert DTYPE_GROUPS["fp8s"] == ("fp8e4m3", "fp8e5m2")
+    for name, dt in (("__bf16", "bfloat16"), ("float8_e4m3", "fp8e4m3"), ("float8_e5m2", "fp8e5m2")):
+        assert isel.ALIASES[name] == dt
+    assert select("ADD", "__bf16", 16, features=AVX10_2).dtype == "bfloat16"
+    assert select("CAST", "half", 8, to="float8_e4m3", features=AVX10_2).form == "EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16"
+    assert select("CAST", "half", 8, to="float8_e5m2", features=AVX10_2).form == "EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16"
+    try:
+        from tinygrad import dtypes
+    except ImportError:
+        return
+    for dt in NEW_DTYPES: assert getattr(dtypes, dt).itemsize * 8 == NEW_BITS[dt]   # tinygrad's own names and sizes
+    assert select("SQRT", dtypes.bfloat16, 32, features=AVX10_2).form == "EVEX_VSQRTBF16_ZMM_K1Z_ZMMM512B16"
+    assert select("CAST", dtypes.fp8e4m3, 16, to=dtypes.half, features=AVX10_2).form == "EVEX_VCVTHF82PH_YMM_K1Z_XMMM128"
+    assert select("ADD", dtypes.uint8, 1).form == "ADD_R8_RM8"   # (tinygrad's C names: 'unsigned char')
+
+
+@pytest.mark.parametrize("key", _avx512_keys(new_dtypes=True) + [
+    pytest.param(("ADD", "fp8e4m3", 32, ""), id="ADD-fp8e4m3x32"), pytest.param(("CAST", "fp8e5m2", 8, "to=float16"), id="fp8e5m2-f16"),
+    pytest.param(("ADD", "bfloat16", 1, ""), id="ADD-bfloat16x1")])
+def test_avx10_2_tinygrad_mode_has_none(key):
+    """tinygrad 0.14.0 selects nothing for bfloat16 / fp8 on x86 (its X86Ops have no BF16, FP8 or EVEX forms): mode="tinygrad"
+    raises, with or without features."""
+    op, dt, w, var = key
+    for kw in ({}, {"features": AVX10_2}):
+        with pytest.raises(IselError):
+            select(op, dt, w, mode="tinygrad", **kw, **_kw(var))

@@ -13,8 +13,10 @@ Operations are named as tinygrad's ``Ops`` (ADD, SUB, MUL, FDIV, IDIV, MOD, NEG,
 MAX, SQRT, TRUNC, MULACC, CMPLT, CMPEQ, CMPNE, WHERE, CAST, BITCAST, LOAD, STORE, CONST, INDEX, GEP,
 VECTORIZE, SINK) plus MIN, COPY (register to register), BROADCAST (one value to every lane), SHUFFLE (a
 two-source lane shuffle: vshufps/vshufpd) and IF (a conditional jump). dtypes are tinygrad's names:
-bool, int8 … int64, uint8 … uint64, float16, float32, float64 (aliases such as ``float``, ``half``,
-``int``, ``uchar`` and tinygrad ``DType`` objects, whose ``count`` is the width, are accepted too).
+bool, int8 … int64, uint8 … uint64, float16, float32, float64, bfloat16, fp8e4m3 and fp8e5m2 (aliases such as
+``float``, ``half``, ``int``, ``uchar``, the names tinygrad's ``DType`` objects carry (``__bf16``, ``float8_e4m3``) and
+those objects themselves, whose ``count`` is the width, are accepted too). bfloat16 and the fp8 dtypes (OCP E4M3, which
+Intel calls HF8, and E5M2, BF8) have selections only with AVX10.2 or AVX512_BF16 in ``features`` (below).
 ``width`` is the number of lanes: 1 is a scalar (a general register for ints and bool, the low lane of
 an xmm register for floats); vectors use an xmm register up to 128 bits, a ymm register up to 256, and with
 AVX-512 ``features`` a zmm register up to 512.
@@ -66,6 +68,21 @@ features are all given (``Selection.features``):
   vblendmpd and vpblendm{b,w,d,q} take the second source where the mask bit is set, so ``srcs`` is (None, 2, 1).
 - A form whose features are not all given raises `IselError` naming the missing ones (``ADD int8 x64`` needs
   AVX512BW); so does ``features=cpu_features()`` on a CPU without AVX-512 for a 512-bit width.
+- AVX10.2 (``"AVX10_2"`` in features; `x86gen.jit.cpu_features()` reports it from CPUID leaf 24H): bfloat16 ADD, SUB,
+  MUL, FDIV, MAX, MIN, SQRT, MULACC (vfmadd213bf16: a is the destination, c the third operand) and CMPLT/CMPEQ/CMPNE
+  (vcmpbf16 into a k register, the vcmpph predicates) at 2 to 32 lanes, in xmm and ymm registers too (there is no VEX
+  BF16 arithmetic); CAST float16 -> fp8e4m3 / fp8e5m2 (vcvtph2hf8s / vcvtph2bf8s: saturating, as tinygrad's
+  float_to_fp8) and fp8e4m3 -> float16 (vcvthf82ph) at 8, 16, 32 lanes. CAST float32 -> bfloat16 is AVX512_BF16's
+  vcvtneps2bf16. What has no instruction (fp8 arithmetic, fp8e5m2 -> float16 and bfloat16 -> float32, which are shifts)
+  raises `IselError` saying what to do:
+
+    >>> bf16 = avx512 | {"AVX10_2"}
+    >>> s = isel.select("MULACC", "bfloat16", 32, features=bf16)
+    >>> s.form, s.srcs
+    ('EVEX_VFMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16', (0, 1, 2))
+    >>> isel.select("CMPLT", "bfloat16", 8, features=bf16).imm      # vcmpbf16 k, xmm, xmm/m128, 1 (LT_OS)
+    1
+
 - ``mode="tinygrad"`` ignores ``features``: tinygrad 0.14.0 encodes legacy and VEX forms only.
 
 What does not exist raises `IselError`, naming the reason when it is known (no AVX2 instruction,
@@ -112,7 +129,10 @@ MODES = ("x86gen", "tinygrad")
 
 DTYPES: tuple[str, ...] = tuple(DTYPE_BITS)
 ALIASES = {"float": "float32", "half": "float16", "double": "float64", "char": "int8", "uchar": "uint8", "short": "int16",
-           "ushort": "uint16", "int": "int32", "uint": "uint32", "long": "int64", "ulong": "uint64", "bfloat16": "bfloat16"}
+           "ushort": "uint16", "int": "int32", "uint": "uint32", "long": "int64", "ulong": "uint64",
+           # the names tinygrad's DType objects carry (DType.name): its C type names
+           "signed char": "int8", "unsigned char": "uint8", "unsigned short": "uint16", "unsigned int": "uint32",
+           "unsigned long": "uint64", "__bf16": "bfloat16", "float8_e4m3": "fp8e4m3", "float8_e5m2": "fp8e5m2"}
 
 
 class IselError(EncodeError, LookupError):
@@ -137,10 +157,11 @@ class Selection(NamedTuple):
 
     @property
     def features(self) -> frozenset[str]:
-        """The CPUID features the form needs beyond the AVX2 baseline: its AVX-512 ones (``{"AVX512F"}``,
-        ``{"AVX512VL", "AVX512DQ"}``); empty for VEX and legacy forms and no-ops of the VEX table."""
+        """The CPUID features the form needs beyond the AVX2 baseline: its AVX-512 and AVX10 ones (``{"AVX512F"}``,
+        ``{"AVX512VL", "AVX512DQ"}``, ``{"AVX512F", "AVX512_BF16"}``, ``{"AVX10_2"}``); empty for VEX and legacy forms and
+        no-ops of the VEX table."""
         if self.form is None: return frozenset({"AVX512F"} if self.width * DTYPE_BITS.get(self.dtype, 0) > 256 else ())
-        return frozenset(x for x in self.get_form().cpuid.split("+") if x.startswith("AVX512"))
+        return frozenset(x for x in self.get_form().cpuid.split("+") if x.startswith(("AVX512", "AVX10")))
 
     @property
     def k_result(self) -> bool:
@@ -267,9 +288,10 @@ def _select(op: str, dtype, width: int, feats: frozenset[str] | None, *, to=None
     why = UNAVAILABLE_AVX512.get(keys[0]) or UNAVAILABLE.get(keys[0])
     hint = ""
     if feats is None and keys[0] in TABLE_AVX512:
+        need = ", ".join(sorted(Selection(*keys[0], *TABLE_AVX512[keys[0]]).features))
         hint = (" (tinygrad 0.14.0 has no AVX-512 selections: its x86 backend encodes legacy and VEX forms; features= has no "
                 "effect in mode='tinygrad')" if tinygrad else
-                " (AVX-512 has one: give the CPU's features, select(..., features=x86gen.jit.cpu_features()))")
+                f" (AVX-512 has one, with {need}: give the CPU's features, select(..., features=x86gen.jit.cpu_features()))")
     raise IselError(f"no instruction selection for {what}" + (f": {why}" if why else "") + hint +
                     f". {_summary(op, feats is not None and any(x.startswith('AVX512') for x in feats))}")
 

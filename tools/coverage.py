@@ -8,12 +8,13 @@
     python tools/coverage.py --write-readme  replace the tables in README.md (between the coverage markers)
 
 The universe is every iced `Code` that is an instruction valid in 64-bit mode (`OpCodeInfo.mode64`,
-`is_instruction`) with a LEGACY, VEX, EVEX or XOP encoding (3DNow! and MVEX forms are not counted).
-A form is covered when isa/x86_64.yaml has it (same id as iced's Code name): every spec form is fuzzed
-against iced by tests/test_fuzz_iced.py and its roles checked by tests/test_roles_iced.py, so a form
-that fails those is not in the spec. A second section counts the spec's `oracle: llvm-mc-22` forms against the forms LLVM 22 knows and iced does not
-(tools/llvm_forms.py: derived from llvm-objdump-22 and iced's decoder, committed as tools/data/llvm22_forms.tsv), per
-extension, with the missing ones listed. The last line is
+`is_instruction`) with a LEGACY, VEX, EVEX, XOP or 3DNow! encoding (MVEX, Knights Corner's, is not counted).
+A form is covered when isa/x86_64.yaml has it (same id as iced's Code name): every spec form iced knows is
+fuzzed against iced by tests/test_fuzz_iced.py and its roles checked by tests/test_roles_iced.py, so a form
+that fails those is not in the spec. A second section counts the spec's `oracle: llvm-mc-22` forms against
+the forms LLVM 22 knows and iced does not (tools/llvm_forms.py: from LLVM 22's decoder and iced's, committed
+as tools/data/llvm22_forms.tsv; tests/test_fuzz_llvm.py fuzzes them), per extension, with the missing ones
+listed. The last line is
 
     LEGACY a/1627 VEX b/996 EVEX c/1733 … LLVM22+ d/e
 """

@@ -3472,5122 +3472,5218 @@ class Op:
     """``rdtsc`` ``0F 31`` (TSC)"""
     RDMSR: Final = 1729
     """``rdmsr`` ``0F 32`` (MSR)"""
-    RDPMC: Final = 1730
+    VEX_RDMSR_R64_IMM32: Final = 1730
+    """``rdmsr W:r64, R:imm32`` ``VEX.LZ.F2.MAP7.W0 F6 /0 id`` (MSR_IMM)"""
+    RDPMC: Final = 1731
     """``rdpmc`` ``0F 33`` (RDPMC)"""
-    SYSENTER: Final = 1731
+    SYSENTER: Final = 1732
     """``sysenter`` ``0F 34`` (SEP)"""
-    CPUID: Final = 1732
+    CPUID: Final = 1733
     """``cpuid`` ``0F A2`` (CPUID)"""
-    BT_RM16_R16: Final = 1733
+    BT_RM16_R16: Final = 1734
     """``bt R:r16/m16, R:r16`` ``o16 0F A3 /r`` (INTEL386)"""
-    BT_RM32_R32: Final = 1734
+    BT_RM32_R32: Final = 1735
     """``bt R:r32/m32, R:r32`` ``0F A3 /r`` (INTEL386)"""
-    BT_RM64_R64: Final = 1735
+    BT_RM64_R64: Final = 1736
     """``bt R:r64/m64, R:r64`` ``REX.W 0F A3 /r`` (X64)"""
-    BT_RM16_IMM8: Final = 1736
+    BT_RM16_IMM8: Final = 1737
     """``bt R:r16/m16, R:imm8`` ``o16 0F BA /4 ib`` (INTEL386)"""
-    BT_RM32_IMM8: Final = 1737
+    BT_RM32_IMM8: Final = 1738
     """``bt R:r32/m32, R:imm8`` ``0F BA /4 ib`` (INTEL386)"""
-    BT_RM64_IMM8: Final = 1738
+    BT_RM64_IMM8: Final = 1739
     """``bt R:r64/m64, R:imm8`` ``REX.W 0F BA /4 ib`` (X64)"""
-    SHLD_RM16_R16_IMM8: Final = 1739
+    SHLD_RM16_R16_IMM8: Final = 1740
     """``shld RW:r16/m16, R:r16, R:imm8`` ``o16 0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM32_R32_IMM8: Final = 1740
+    SHLD_RM32_R32_IMM8: Final = 1741
     """``shld RW:r32/m32, R:r32, R:imm8`` ``0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM64_R64_IMM8: Final = 1741
+    SHLD_RM64_R64_IMM8: Final = 1742
     """``shld RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F A4 /r ib`` (X64)"""
-    SHLD_RM16_R16_CL: Final = 1742
+    SHLD_RM16_R16_CL: Final = 1743
     """``shld RW:r16/m16, R:r16, R:cl`` ``o16 0F A5 /r`` (INTEL386)"""
-    SHLD_RM32_R32_CL: Final = 1743
+    SHLD_RM32_R32_CL: Final = 1744
     """``shld RW:r32/m32, R:r32, R:cl`` ``0F A5 /r`` (INTEL386)"""
-    SHLD_RM64_R64_CL: Final = 1744
+    SHLD_RM64_R64_CL: Final = 1745
     """``shld RW:r64/m64, R:r64, R:cl`` ``REX.W 0F A5 /r`` (X64)"""
-    BTS_RM16_R16: Final = 1745
+    BTS_RM16_R16: Final = 1746
     """``bts RW:r16/m16, R:r16`` ``o16 0F AB /r`` (INTEL386)"""
-    BTS_RM32_R32: Final = 1746
+    BTS_RM32_R32: Final = 1747
     """``bts RW:r32/m32, R:r32`` ``0F AB /r`` (INTEL386)"""
-    BTS_RM64_R64: Final = 1747
+    BTS_RM64_R64: Final = 1748
     """``bts RW:r64/m64, R:r64`` ``REX.W 0F AB /r`` (X64)"""
-    BTS_RM16_IMM8: Final = 1748
+    BTS_RM16_IMM8: Final = 1749
     """``bts RW:r16/m16, R:imm8`` ``o16 0F BA /5 ib`` (INTEL386)"""
-    BTS_RM32_IMM8: Final = 1749
+    BTS_RM32_IMM8: Final = 1750
     """``bts RW:r32/m32, R:imm8`` ``0F BA /5 ib`` (INTEL386)"""
-    BTS_RM64_IMM8: Final = 1750
+    BTS_RM64_IMM8: Final = 1751
     """``bts RW:r64/m64, R:imm8`` ``REX.W 0F BA /5 ib`` (X64)"""
-    SHRD_RM16_R16_IMM8: Final = 1751
+    SHRD_RM16_R16_IMM8: Final = 1752
     """``shrd RW:r16/m16, R:r16, R:imm8`` ``o16 0F AC /r ib`` (INTEL386)"""
-    SHRD_RM32_R32_IMM8: Final = 1752
+    SHRD_RM32_R32_IMM8: Final = 1753
     """``shrd RW:r32/m32, R:r32, R:imm8`` ``0F AC /r ib`` (INTEL386)"""
-    SHRD_RM64_R64_IMM8: Final = 1753
+    SHRD_RM64_R64_IMM8: Final = 1754
     """``shrd RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F AC /r ib`` (X64)"""
-    SHRD_RM16_R16_CL: Final = 1754
+    SHRD_RM16_R16_CL: Final = 1755
     """``shrd RW:r16/m16, R:r16, R:cl`` ``o16 0F AD /r`` (INTEL386)"""
-    SHRD_RM32_R32_CL: Final = 1755
+    SHRD_RM32_R32_CL: Final = 1756
     """``shrd RW:r32/m32, R:r32, R:cl`` ``0F AD /r`` (INTEL386)"""
-    SHRD_RM64_R64_CL: Final = 1756
+    SHRD_RM64_R64_CL: Final = 1757
     """``shrd RW:r64/m64, R:r64, R:cl`` ``REX.W 0F AD /r`` (X64)"""
-    CMPXCHG_RM8_R8: Final = 1757
+    CMPXCHG_RM8_R8: Final = 1758
     """``cmpxchg RCW:r8/m8, R:r8`` ``0F B0 /r`` (INTEL486)"""
-    CMPXCHG_RM16_R16: Final = 1758
+    CMPXCHG_RM16_R16: Final = 1759
     """``cmpxchg RCW:r16/m16, R:r16`` ``o16 0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM32_R32: Final = 1759
+    CMPXCHG_RM32_R32: Final = 1760
     """``cmpxchg RCW:r32/m32, R:r32`` ``0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM64_R64: Final = 1760
+    CMPXCHG_RM64_R64: Final = 1761
     """``cmpxchg RCW:r64/m64, R:r64`` ``REX.W 0F B1 /r`` (X64)"""
-    BTR_RM16_R16: Final = 1761
+    BTR_RM16_R16: Final = 1762
     """``btr RW:r16/m16, R:r16`` ``o16 0F B3 /r`` (INTEL386)"""
-    BTR_RM32_R32: Final = 1762
+    BTR_RM32_R32: Final = 1763
     """``btr RW:r32/m32, R:r32`` ``0F B3 /r`` (INTEL386)"""
-    BTR_RM64_R64: Final = 1763
+    BTR_RM64_R64: Final = 1764
     """``btr RW:r64/m64, R:r64`` ``REX.W 0F B3 /r`` (X64)"""
-    BTR_RM16_IMM8: Final = 1764
+    BTR_RM16_IMM8: Final = 1765
     """``btr RW:r16/m16, R:imm8`` ``o16 0F BA /6 ib`` (INTEL386)"""
-    BTR_RM32_IMM8: Final = 1765
+    BTR_RM32_IMM8: Final = 1766
     """``btr RW:r32/m32, R:imm8`` ``0F BA /6 ib`` (INTEL386)"""
-    BTR_RM64_IMM8: Final = 1766
+    BTR_RM64_IMM8: Final = 1767
     """``btr RW:r64/m64, R:imm8`` ``REX.W 0F BA /6 ib`` (X64)"""
-    UD1_R16_RM16: Final = 1767
+    UD1_R16_RM16: Final = 1768
     """``ud1 N:r16, N:r16/m16`` ``o16 0F B9 /r`` (INTEL286)"""
-    UD1_R32_RM32: Final = 1768
+    UD1_R32_RM32: Final = 1769
     """``ud1 N:r32, N:r32/m32`` ``0F B9 /r`` (INTEL386)"""
-    UD1_R64_RM64: Final = 1769
+    UD1_R64_RM64: Final = 1770
     """``ud1 N:r64, N:r64/m64`` ``REX.W 0F B9 /r`` (X64)"""
-    BTC_RM16_IMM8: Final = 1770
+    BTC_RM16_IMM8: Final = 1771
     """``btc RW:r16/m16, R:imm8`` ``o16 0F BA /7 ib`` (INTEL386)"""
-    BTC_RM32_IMM8: Final = 1771
+    BTC_RM32_IMM8: Final = 1772
     """``btc RW:r32/m32, R:imm8`` ``0F BA /7 ib`` (INTEL386)"""
-    BTC_RM64_IMM8: Final = 1772
+    BTC_RM64_IMM8: Final = 1773
     """``btc RW:r64/m64, R:imm8`` ``REX.W 0F BA /7 ib`` (X64)"""
-    BTC_RM16_R16: Final = 1773
+    BTC_RM16_R16: Final = 1774
     """``btc RW:r16/m16, R:r16`` ``o16 0F BB /r`` (INTEL386)"""
-    BTC_RM32_R32: Final = 1774
+    BTC_RM32_R32: Final = 1775
     """``btc RW:r32/m32, R:r32`` ``0F BB /r`` (INTEL386)"""
-    BTC_RM64_R64: Final = 1775
+    BTC_RM64_R64: Final = 1776
     """``btc RW:r64/m64, R:r64`` ``REX.W 0F BB /r`` (X64)"""
-    BSF_R16_RM16: Final = 1776
+    BSF_R16_RM16: Final = 1777
     """``bsf CW:r16, R:r16/m16`` ``o16 0F BC /r`` (INTEL386)"""
-    BSF_R32_RM32: Final = 1777
+    BSF_R32_RM32: Final = 1778
     """``bsf CW:r32, R:r32/m32`` ``0F BC /r`` (INTEL386)"""
-    BSF_R64_RM64: Final = 1778
+    BSF_R64_RM64: Final = 1779
     """``bsf CW:r64, R:r64/m64`` ``REX.W 0F BC /r`` (X64)"""
-    BSR_R16_RM16: Final = 1779
+    BSR_R16_RM16: Final = 1780
     """``bsr CW:r16, R:r16/m16`` ``o16 0F BD /r`` (INTEL386)"""
-    BSR_R32_RM32: Final = 1780
+    BSR_R32_RM32: Final = 1781
     """``bsr CW:r32, R:r32/m32`` ``0F BD /r`` (INTEL386)"""
-    BSR_R64_RM64: Final = 1781
+    BSR_R64_RM64: Final = 1782
     """``bsr CW:r64, R:r64/m64`` ``REX.W 0F BD /r`` (X64)"""
-    XADD_RM8_R8: Final = 1782
+    XADD_RM8_R8: Final = 1783
     """``xadd RW:r8/m8, RW:r8`` ``0F C0 /r`` (INTEL486)"""
-    XADD_RM16_R16: Final = 1783
+    XADD_RM16_R16: Final = 1784
     """``xadd RW:r16/m16, RW:r16`` ``o16 0F C1 /r`` (INTEL486)"""
-    XADD_RM32_R32: Final = 1784
+    XADD_RM32_R32: Final = 1785
     """``xadd RW:r32/m32, RW:r32`` ``0F C1 /r`` (INTEL486)"""
-    XADD_RM64_R64: Final = 1785
+    XADD_RM64_R64: Final = 1786
     """``xadd RW:r64/m64, RW:r64`` ``REX.W 0F C1 /r`` (X64)"""
-    BSWAP_R16: Final = 1786
+    BSWAP_R16: Final = 1787
     """``bswap RW:r16`` ``o16 0F C8+rw`` (INTEL486)"""
-    BSWAP_R32: Final = 1787
+    BSWAP_R32: Final = 1788
     """``bswap RW:r32`` ``0F C8+rd`` (INTEL486)"""
-    BSWAP_R64: Final = 1788
+    BSWAP_R64: Final = 1789
     """``bswap RW:r64`` ``REX.W 0F C8+ro`` (X64)"""
-    UD0_R16_RM16: Final = 1789
+    UD0_R16_RM16: Final = 1790
     """``ud0 N:r16, N:r16/m16`` ``o16 0F FF /r`` (INTEL286)"""
-    UD0_R32_RM32: Final = 1790
+    UD0_R32_RM32: Final = 1791
     """``ud0 N:r32, N:r32/m32`` ``0F FF /r`` (INTEL386)"""
-    UD0_R64_RM64: Final = 1791
+    UD0_R64_RM64: Final = 1792
     """``ud0 N:r64, N:r64/m64`` ``REX.W 0F FF /r`` (X64)"""
-    POPCNT_R16_RM16: Final = 1792
+    POPCNT_R16_RM16: Final = 1793
     """``popcnt W:r16, R:r16/m16`` ``o16 F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R32_RM32: Final = 1793
+    POPCNT_R32_RM32: Final = 1794
     """``popcnt W:r32, R:r32/m32`` ``F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R64_RM64: Final = 1794
+    POPCNT_R64_RM64: Final = 1795
     """``popcnt W:r64, R:r64/m64`` ``F3 REX.W 0F B8 /r`` (POPCNT)"""
-    TZCNT_R16_RM16: Final = 1795
+    TZCNT_R16_RM16: Final = 1796
     """``tzcnt W:r16, R:r16/m16`` ``o16 F3 0F BC /r`` (BMI1)"""
-    TZCNT_R32_RM32: Final = 1796
+    TZCNT_R32_RM32: Final = 1797
     """``tzcnt W:r32, R:r32/m32`` ``F3 0F BC /r`` (BMI1)"""
-    TZCNT_R64_RM64: Final = 1797
+    TZCNT_R64_RM64: Final = 1798
     """``tzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BC /r`` (BMI1)"""
-    LZCNT_R16_RM16: Final = 1798
+    LZCNT_R16_RM16: Final = 1799
     """``lzcnt W:r16, R:r16/m16`` ``o16 F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R32_RM32: Final = 1799
+    LZCNT_R32_RM32: Final = 1800
     """``lzcnt W:r32, R:r32/m32`` ``F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R64_RM64: Final = 1800
+    LZCNT_R64_RM64: Final = 1801
     """``lzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BD /r`` (LZCNT)"""
-    CMPXCHG8B_M64: Final = 1801
+    CMPXCHG8B_M64: Final = 1802
     """``cmpxchg8b RCW:m64`` ``0F C7 /1`` (CX8)"""
-    CMPXCHG16B_M128: Final = 1802
+    CMPXCHG16B_M128: Final = 1803
     """``cmpxchg16b RCW:m128`` ``REX.W 0F C7 /1`` (CMPXCHG16B)"""
-    RDRAND_R16: Final = 1803
+    RDRAND_R16: Final = 1804
     """``rdrand W:r16`` ``o16 0F C7 /6`` (RDRAND)"""
-    RDRAND_R32: Final = 1804
+    RDRAND_R32: Final = 1805
     """``rdrand W:r32`` ``0F C7 /6`` (RDRAND)"""
-    RDRAND_R64: Final = 1805
+    RDRAND_R64: Final = 1806
     """``rdrand W:r64`` ``REX.W 0F C7 /6`` (RDRAND)"""
-    RDSEED_R16: Final = 1806
+    RDSEED_R16: Final = 1807
     """``rdseed W:r16`` ``o16 0F C7 /7`` (RDSEED)"""
-    RDSEED_R32: Final = 1807
+    RDSEED_R32: Final = 1808
     """``rdseed W:r32`` ``0F C7 /7`` (RDSEED)"""
-    RDSEED_R64: Final = 1808
+    RDSEED_R64: Final = 1809
     """``rdseed W:r64`` ``REX.W 0F C7 /7`` (RDSEED)"""
-    RDPID_R64: Final = 1809
+    RDPID_R64: Final = 1810
     """``rdpid W:r64`` ``F3 0F C7 /7`` (RDPID)"""
-    MOVBE_R16_M16: Final = 1810
+    MOVBE_R16_M16: Final = 1811
     """``movbe W:r16, R:m16`` ``o16 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R32_M32: Final = 1811
+    MOVBE_R32_M32: Final = 1812
     """``movbe W:r32, R:m32`` ``0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R64_M64: Final = 1812
+    MOVBE_R64_M64: Final = 1813
     """``movbe W:r64, R:m64`` ``REX.W 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_M16_R16: Final = 1813
+    MOVBE_M16_R16: Final = 1814
     """``movbe W:m16, R:r16`` ``o16 0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M32_R32: Final = 1814
+    MOVBE_M32_R32: Final = 1815
     """``movbe W:m32, R:r32`` ``0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M64_R64: Final = 1815
+    MOVBE_M64_R64: Final = 1816
     """``movbe W:m64, R:r64`` ``REX.W 0F 38 F1 /r`` (MOVBE)"""
-    ADCX_R32_RM32: Final = 1816
+    ADCX_R32_RM32: Final = 1817
     """``adcx RW:r32, R:r32/m32`` ``66 0F 38 F6 /r`` (ADX)"""
-    ADCX_R64_RM64: Final = 1817
+    ADCX_R64_RM64: Final = 1818
     """``adcx RW:r64, R:r64/m64`` ``66 REX.W 0F 38 F6 /r`` (ADX)"""
-    ADOX_R32_RM32: Final = 1818
+    ADOX_R32_RM32: Final = 1819
     """``adox RW:r32, R:r32/m32`` ``F3 0F 38 F6 /r`` (ADX)"""
-    ADOX_R64_RM64: Final = 1819
+    ADOX_R64_RM64: Final = 1820
     """``adox RW:r64, R:r64/m64`` ``F3 REX.W 0F 38 F6 /r`` (ADX)"""
-    AADD_M32_R32: Final = 1820
+    AADD_M32_R32: Final = 1821
     """``aadd RW:m32, R:r32`` ``0F 38 FC /r`` (RAO_INT)"""
-    AADD_M64_R64: Final = 1821
+    AADD_M64_R64: Final = 1822
     """``aadd RW:m64, R:r64`` ``REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M32_R32: Final = 1822
+    AAND_M32_R32: Final = 1823
     """``aand RW:m32, R:r32`` ``66 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M64_R64: Final = 1823
+    AAND_M64_R64: Final = 1824
     """``aand RW:m64, R:r64`` ``66 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M32_R32: Final = 1824
+    AXOR_M32_R32: Final = 1825
     """``axor RW:m32, R:r32`` ``F3 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M64_R64: Final = 1825
+    AXOR_M64_R64: Final = 1826
     """``axor RW:m64, R:r64`` ``F3 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M32_R32: Final = 1826
+    AOR_M32_R32: Final = 1827
     """``aor RW:m32, R:r32`` ``F2 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M64_R64: Final = 1827
+    AOR_M64_R64: Final = 1828
     """``aor RW:m64, R:r64`` ``F2 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 1828
+    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 1829
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 1829
+    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 1830
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    VEX_VMOVLPS_XMM_XMM_M64: Final = 1830
+    VEX_VMOVLPS_XMM_XMM_M64: Final = 1831
     """``vmovlps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPS_M64_XMM: Final = 1831
+    VEX_VMOVLPS_M64_XMM: Final = 1832
     """``vmovlps W:m64, R:xmm`` ``VEX.128.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPS_XMM_XMM_M64: Final = 1832
+    EVEX_VMOVLPS_XMM_XMM_M64: Final = 1833
     """``vmovlps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPS_M64_XMM: Final = 1833
+    EVEX_VMOVLPS_M64_XMM: Final = 1834
     """``vmovlps W:m64, R:xmm`` ``EVEX.128.0F.W0 13 /r`` (AVX512F)"""
-    VEX_VMOVLPD_XMM_XMM_M64: Final = 1834
+    VEX_VMOVLPD_XMM_XMM_M64: Final = 1835
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPD_M64_XMM: Final = 1835
+    VEX_VMOVLPD_M64_XMM: Final = 1836
     """``vmovlpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPD_XMM_XMM_M64: Final = 1836
+    EVEX_VMOVLPD_XMM_XMM_M64: Final = 1837
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPD_M64_XMM: Final = 1837
+    EVEX_VMOVLPD_M64_XMM: Final = 1838
     """``vmovlpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 13 /r`` (AVX512F)"""
-    VEX_VMOVSLDUP_XMM_XMMM128: Final = 1838
+    VEX_VMOVSLDUP_XMM_XMMM128: Final = 1839
     """``vmovsldup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVSLDUP_YMM_YMMM256: Final = 1839
+    VEX_VMOVSLDUP_YMM_YMMM256: Final = 1840
     """``vmovsldup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 1840
+    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 1841
     """``vmovsldup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 1841
+    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 1842
     """``vmovsldup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 1842
+    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 1843
     """``vmovsldup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVDDUP_XMM_XMMM64: Final = 1843
+    VEX_VMOVDDUP_XMM_XMMM64: Final = 1844
     """``vmovddup W:xmm, R:xmm/m64`` ``VEX.128.F2.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVDDUP_YMM_YMMM256: Final = 1844
+    VEX_VMOVDDUP_YMM_YMMM256: Final = 1845
     """``vmovddup W:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 1845
+    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 1846
     """``vmovddup W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 1846
+    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 1847
     """``vmovddup W:xmm, R:xmm/m64`` ``EVEX.128.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 1847
+    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 1848
     """``vmovddup W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 1848
+    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 1849
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 1849
+    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 1850
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1850
+    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1851
     """``vunpcklps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 1851
+    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 1852
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 1852
+    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 1853
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 1853
+    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 1854
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 1854
+    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 1855
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1855
+    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1856
     """``vunpcklpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 1856
+    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 1857
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 1857
+    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 1858
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 1858
+    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 1859
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 1859
+    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 1860
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1860
+    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1861
     """``vunpckhps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 1861
+    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 1862
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 1862
+    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 1863
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 1863
+    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 1864
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 1864
+    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 1865
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1865
+    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1866
     """``vunpckhpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 1866
+    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 1867
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 1867
+    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 1868
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 1868
+    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 1869
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 1869
+    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 1870
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    VEX_VMOVHPS_XMM_XMM_M64: Final = 1870
+    VEX_VMOVHPS_XMM_XMM_M64: Final = 1871
     """``vmovhps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPS_M64_XMM: Final = 1871
+    VEX_VMOVHPS_M64_XMM: Final = 1872
     """``vmovhps W:m64, R:xmm`` ``VEX.128.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPS_XMM_XMM_M64: Final = 1872
+    EVEX_VMOVHPS_XMM_XMM_M64: Final = 1873
     """``vmovhps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPS_M64_XMM: Final = 1873
+    EVEX_VMOVHPS_M64_XMM: Final = 1874
     """``vmovhps W:m64, R:xmm`` ``EVEX.128.0F.W0 17 /r`` (AVX512F)"""
-    VEX_VMOVHPD_XMM_XMM_M64: Final = 1874
+    VEX_VMOVHPD_XMM_XMM_M64: Final = 1875
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPD_M64_XMM: Final = 1875
+    VEX_VMOVHPD_M64_XMM: Final = 1876
     """``vmovhpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPD_XMM_XMM_M64: Final = 1876
+    EVEX_VMOVHPD_XMM_XMM_M64: Final = 1877
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPD_M64_XMM: Final = 1877
+    EVEX_VMOVHPD_M64_XMM: Final = 1878
     """``vmovhpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 17 /r`` (AVX512F)"""
-    VEX_VMOVSHDUP_XMM_XMMM128: Final = 1878
+    VEX_VMOVSHDUP_XMM_XMMM128: Final = 1879
     """``vmovshdup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVSHDUP_YMM_YMMM256: Final = 1879
+    VEX_VMOVSHDUP_YMM_YMMM256: Final = 1880
     """``vmovshdup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 1880
+    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 1881
     """``vmovshdup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 1881
+    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 1882
     """``vmovshdup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 1882
+    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 1883
     """``vmovshdup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPS_M128_XMM: Final = 1883
+    VEX_VMOVNTPS_M128_XMM: Final = 1884
     """``vmovntps W:m128, R:xmm`` ``VEX.128.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPS_M256_YMM: Final = 1884
+    VEX_VMOVNTPS_M256_YMM: Final = 1885
     """``vmovntps W:m256, R:ymm`` ``VEX.256.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPS_M512_ZMM: Final = 1885
+    EVEX_VMOVNTPS_M512_ZMM: Final = 1886
     """``vmovntps W:m512, R:zmm`` ``EVEX.512.0F.W0 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPS_M128_XMM: Final = 1886
+    EVEX_VMOVNTPS_M128_XMM: Final = 1887
     """``vmovntps W:m128, R:xmm`` ``EVEX.128.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPS_M256_YMM: Final = 1887
+    EVEX_VMOVNTPS_M256_YMM: Final = 1888
     """``vmovntps W:m256, R:ymm`` ``EVEX.256.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPD_M128_XMM: Final = 1888
+    VEX_VMOVNTPD_M128_XMM: Final = 1889
     """``vmovntpd W:m128, R:xmm`` ``VEX.128.66.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPD_M256_YMM: Final = 1889
+    VEX_VMOVNTPD_M256_YMM: Final = 1890
     """``vmovntpd W:m256, R:ymm`` ``VEX.256.66.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPD_M512_ZMM: Final = 1890
+    EVEX_VMOVNTPD_M512_ZMM: Final = 1891
     """``vmovntpd W:m512, R:zmm`` ``EVEX.512.66.0F.W1 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPD_M128_XMM: Final = 1891
+    EVEX_VMOVNTPD_M128_XMM: Final = 1892
     """``vmovntpd W:m128, R:xmm`` ``EVEX.128.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPD_M256_YMM: Final = 1892
+    EVEX_VMOVNTPD_M256_YMM: Final = 1893
     """``vmovntpd W:m256, R:ymm`` ``EVEX.256.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTSS2SI_R32_XMMM32: Final = 1893
+    VEX_VCVTSS2SI_R32_XMMM32: Final = 1894
     """``vcvtss2si W:r32, R:xmm/m32`` ``VEX.LIG.F3.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSS2SI_R64_XMMM32: Final = 1894
+    VEX_VCVTSS2SI_R64_XMMM32: Final = 1895
     """``vcvtss2si W:r64, R:xmm/m32`` ``VEX.LIG.F3.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 1895
+    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 1896
     """``vcvtss2si W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 1896
+    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 1897
     """``vcvtss2si W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCVTSD2SI_R32_XMMM64: Final = 1897
+    VEX_VCVTSD2SI_R32_XMMM64: Final = 1898
     """``vcvtsd2si W:r32, R:xmm/m64`` ``VEX.LIG.F2.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSD2SI_R64_XMMM64: Final = 1898
+    VEX_VCVTSD2SI_R64_XMMM64: Final = 1899
     """``vcvtsd2si W:r64, R:xmm/m64`` ``VEX.LIG.F2.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 1899
+    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 1900
     """``vcvtsd2si W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 1900
+    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 1901
     """``vcvtsd2si W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCOMISS_XMM_XMMM32: Final = 1901
+    VEX_VCOMISS_XMM_XMMM32: Final = 1902
     """``vcomiss R:xmm, R:xmm/m32`` ``VEX.LIG.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 1902
+    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 1903
     """``vcomiss R:xmm, R:xmm/m32`` ``EVEX.LIG.0F.W0 2F /r`` (AVX512F)"""
-    VEX_VCOMISD_XMM_XMMM64: Final = 1903
+    VEX_VCOMISD_XMM_XMMM64: Final = 1904
     """``vcomisd R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 1904
+    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 1905
     """``vcomisd R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F.W1 2F /r`` (AVX512F)"""
-    VEX_VMOVMSKPS_R32_XMM: Final = 1905
+    VEX_VMOVMSKPS_R32_XMM: Final = 1906
     """``vmovmskps W:r32, R:xmm`` ``VEX.128.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_XMM: Final = 1906
+    VEX_VMOVMSKPS_R64_XMM: Final = 1907
     """``vmovmskps W:r64, R:xmm`` ``VEX.128.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R32_YMM: Final = 1907
+    VEX_VMOVMSKPS_R32_YMM: Final = 1908
     """``vmovmskps W:r32, R:ymm`` ``VEX.256.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_YMM: Final = 1908
+    VEX_VMOVMSKPS_R64_YMM: Final = 1909
     """``vmovmskps W:r64, R:ymm`` ``VEX.256.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_XMM: Final = 1909
+    VEX_VMOVMSKPD_R32_XMM: Final = 1910
     """``vmovmskpd W:r32, R:xmm`` ``VEX.128.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_XMM: Final = 1910
+    VEX_VMOVMSKPD_R64_XMM: Final = 1911
     """``vmovmskpd W:r64, R:xmm`` ``VEX.128.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_YMM: Final = 1911
+    VEX_VMOVMSKPD_R32_YMM: Final = 1912
     """``vmovmskpd W:r32, R:ymm`` ``VEX.256.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_YMM: Final = 1912
+    VEX_VMOVMSKPD_R64_YMM: Final = 1913
     """``vmovmskpd W:r64, R:ymm`` ``VEX.256.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VRSQRTPS_XMM_XMMM128: Final = 1913
+    VEX_VRSQRTPS_XMM_XMMM128: Final = 1914
     """``vrsqrtps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTPS_YMM_YMMM256: Final = 1914
+    VEX_VRSQRTPS_YMM_YMMM256: Final = 1915
     """``vrsqrtps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 1915
+    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 1916
     """``vrsqrtss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRCPPS_XMM_XMMM128: Final = 1916
+    VEX_VRCPPS_XMM_XMMM128: Final = 1917
     """``vrcpps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPPS_YMM_YMMM256: Final = 1917
+    VEX_VRCPPS_YMM_YMMM256: Final = 1918
     """``vrcpps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 1918
+    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 1919
     """``vrcpss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 53 /r`` (AVX)"""
-    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 1919
+    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 1920
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 1920
+    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 1921
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1921
+    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1922
     """``vandnps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 1922
+    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 1923
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 1923
+    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 1924
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 1924
+    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 1925
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 1925
+    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 1926
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1926
+    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1927
     """``vandnpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 1927
+    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 1928
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 1928
+    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 1929
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 1929
+    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 1930
     """``vp2intersectd W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 1930
+    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 1931
     """``vp2intersectd W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 1931
+    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 1932
     """``vp2intersectd W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 1932
+    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 1933
     """``vp2intersectq W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 1933
+    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 1934
     """``vp2intersectq W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 1934
+    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 1935
     """``vp2intersectq W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W1 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 1935
+    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 1936
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 60 /r`` (AVX)"""
-    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 1936
+    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 1937
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 60 /r`` (AVX2)"""
-    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 1937
+    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 1938
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 1938
+    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 1939
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1939
+    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1940
     """``vpunpcklbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 60 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 1940
+    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 1941
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 61 /r`` (AVX)"""
-    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 1941
+    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 1942
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 61 /r`` (AVX2)"""
-    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 1942
+    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 1943
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 1943
+    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 1944
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1944
+    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1945
     """``vpunpcklwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 61 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 1945
+    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 1946
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 62 /r`` (AVX)"""
-    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 1946
+    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 1947
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 62 /r`` (AVX2)"""
-    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1947
+    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1948
     """``vpunpckldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 62 /r`` (AVX512F)"""
-    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1948
+    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1949
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1949
+    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1950
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 1950
+    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 1951
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 63 /r`` (AVX)"""
-    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 1951
+    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 1952
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 63 /r`` (AVX2)"""
-    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 1952
+    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 1953
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 1953
+    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 1954
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1954
+    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1955
     """``vpacksswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 63 /r`` (AVX512BW)"""
-    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 1955
+    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 1956
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 67 /r`` (AVX)"""
-    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 1956
+    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 1957
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 67 /r`` (AVX2)"""
-    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 1957
+    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 1958
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 1958
+    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 1959
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1959
+    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1960
     """``vpackuswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 67 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 1960
+    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 1961
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 68 /r`` (AVX)"""
-    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 1961
+    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 1962
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 68 /r`` (AVX2)"""
-    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 1962
+    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 1963
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 1963
+    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 1964
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1964
+    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1965
     """``vpunpckhbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 68 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 1965
+    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 1966
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 69 /r`` (AVX)"""
-    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 1966
+    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 1967
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 69 /r`` (AVX2)"""
-    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 1967
+    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 1968
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 1968
+    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 1969
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1969
+    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1970
     """``vpunpckhwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 69 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 1970
+    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 1971
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6A /r`` (AVX)"""
-    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 1971
+    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 1972
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6A /r`` (AVX2)"""
-    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1972
+    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1973
     """``vpunpckhdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6A /r`` (AVX512F)"""
-    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1973
+    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1974
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1974
+    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1975
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 1975
+    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 1976
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6B /r`` (AVX)"""
-    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 1976
+    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 1977
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6B /r`` (AVX2)"""
-    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 1977
+    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 1978
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 1978
+    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 1979
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1979
+    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1980
     """``vpackssdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6B /r`` (AVX512BW)"""
-    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 1980
+    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 1981
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6C /r`` (AVX)"""
-    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 1981
+    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 1982
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6C /r`` (AVX2)"""
-    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1982
+    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1983
     """``vpunpcklqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6C /r`` (AVX512F)"""
-    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1983
+    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1984
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1984
+    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1985
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 1985
+    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 1986
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6D /r`` (AVX)"""
-    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 1986
+    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 1987
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6D /r`` (AVX2)"""
-    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1987
+    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1988
     """``vpunpckhqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6D /r`` (AVX512F)"""
-    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1988
+    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1989
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1989
+    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1990
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 1990
+    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 1991
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 1991
+    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 1992
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 1992
+    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 1993
     """``vpshufd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 70 /r ib`` (AVX512F)"""
-    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 1993
+    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 1994
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 1994
+    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 1995
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 1995
+    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 1996
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F3.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 1996
+    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 1997
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F3.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 1997
+    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 1998
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 1998
+    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 1999
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 1999
+    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 2000
     """``vpshufhw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F3.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 2000
+    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 2001
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F2.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 2001
+    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 2002
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F2.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 2002
+    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 2003
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 2003
+    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 2004
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2004
+    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2005
     """``vpshuflw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2005
+    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2006
     """``vpsrlw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /2 ib`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2006
+    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2007
     """``vpsrlw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /2 ib`` (AVX2)"""
-    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2007
+    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2008
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D1 /r`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2008
+    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2009
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D1 /r`` (AVX2)"""
-    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2009
+    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2010
     """``vpsrlw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2010
+    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2011
     """``vpsrlw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2011
+    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2012
     """``vpsrlw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /2 ib`` (AVX512BW)"""
-    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2012
+    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2013
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2013
+    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2014
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2014
+    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2015
     """``vpsrlw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG D1 /r`` (AVX512BW)"""
-    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2015
+    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2016
     """``vpsraw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /4 ib`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2016
+    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2017
     """``vpsraw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /4 ib`` (AVX2)"""
-    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2017
+    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2018
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E1 /r`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2018
+    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2019
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E1 /r`` (AVX2)"""
-    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2019
+    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2020
     """``vpsraw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2020
+    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2021
     """``vpsraw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2021
+    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2022
     """``vpsraw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /4 ib`` (AVX512BW)"""
-    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2022
+    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2023
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2023
+    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2024
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2024
+    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2025
     """``vpsraw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG E1 /r`` (AVX512BW)"""
-    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2025
+    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2026
     """``vpsllw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /6 ib`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2026
+    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2027
     """``vpsllw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /6 ib`` (AVX2)"""
-    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2027
+    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2028
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F1 /r`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2028
+    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2029
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F1 /r`` (AVX2)"""
-    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2029
+    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2030
     """``vpsllw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2030
+    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2031
     """``vpsllw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2031
+    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2032
     """``vpsllw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /6 ib`` (AVX512BW)"""
-    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2032
+    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2033
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2033
+    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2034
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2034
+    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2035
     """``vpsllw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG F1 /r`` (AVX512BW)"""
-    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2035
+    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2036
     """``vpsrld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /2 ib`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2036
+    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2037
     """``vpsrld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /2 ib`` (AVX2)"""
-    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2037
+    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2038
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D2 /r`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2038
+    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2039
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D2 /r`` (AVX2)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2039
+    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2040
     """``vpsrld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2040
+    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2041
     """``vpsrld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 D2 /r`` (AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2041
+    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2042
     """``vpsrld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2042
+    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2043
     """``vpsrld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2043
+    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2044
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2044
+    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2045
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2045
+    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2046
     """``vpsrad W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /4 ib`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2046
+    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2047
     """``vpsrad W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /4 ib`` (AVX2)"""
-    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2047
+    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2048
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E2 /r`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2048
+    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2049
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E2 /r`` (AVX2)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2049
+    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2050
     """``vpsrad W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2050
+    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2051
     """``vpsrad W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2051
+    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2052
     """``vpsrad W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2052
+    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2053
     """``vpsrad W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2053
+    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2054
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2054
+    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2055
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2055
+    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2056
     """``vpslld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /6 ib`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2056
+    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2057
     """``vpslld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /6 ib`` (AVX2)"""
-    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2057
+    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2058
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F2 /r`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2058
+    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2059
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F2 /r`` (AVX2)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2059
+    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2060
     """``vpslld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2060
+    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2061
     """``vpslld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 F2 /r`` (AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2061
+    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2062
     """``vpslld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2062
+    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2063
     """``vpslld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2063
+    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2064
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2064
+    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2065
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2065
+    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2066
     """``vpsrlq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /2 ib`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2066
+    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2067
     """``vpsrlq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /2 ib`` (AVX2)"""
-    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2067
+    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2068
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D3 /r`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2068
+    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2069
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D3 /r`` (AVX2)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2069
+    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2070
     """``vpsrlq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2070
+    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2071
     """``vpsrlq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 D3 /r`` (AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2071
+    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2072
     """``vpsrlq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2072
+    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2073
     """``vpsrlq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2073
+    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2074
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2074
+    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2075
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2075
+    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2076
     """``vpsllq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /6 ib`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2076
+    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2077
     """``vpsllq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /6 ib`` (AVX2)"""
-    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2077
+    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2078
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F3 /r`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2078
+    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2079
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F3 /r`` (AVX2)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2079
+    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2080
     """``vpsllq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2080
+    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2081
     """``vpsllq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 F3 /r`` (AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2081
+    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2082
     """``vpsllq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2082
+    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2083
     """``vpsllq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2083
+    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2084
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2084
+    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2085
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VZEROALL: Final = 2085
+    VEX_VZEROALL: Final = 2086
     """``vzeroall`` ``VEX.256.0F.WIG 77`` (AVX)"""
-    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2086
+    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2087
     """``vhaddpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2087
+    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2088
     """``vhaddpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2088
+    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2089
     """``vhaddps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2089
+    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2090
     """``vhaddps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2090
+    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2091
     """``vhsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2091
+    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2092
     """``vhsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2092
+    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2093
     """``vhsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2093
+    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2094
     """``vhsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VLDMXCSR_M32: Final = 2094
+    VEX_VLDMXCSR_M32: Final = 2095
     """``vldmxcsr R:m32`` ``VEX.LZ.0F.WIG AE /2`` (AVX)"""
-    VEX_VSTMXCSR_M32: Final = 2095
+    VEX_VSTMXCSR_M32: Final = 2096
     """``vstmxcsr W:m32`` ``VEX.LZ.0F.WIG AE /3`` (AVX)"""
-    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2096
+    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2097
     """``vaddsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2097
+    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2098
     """``vaddsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2098
+    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2099
     """``vaddsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2099
+    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2100
     """``vaddsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_XMM: Final = 2100
+    VEX_VPMOVMSKB_R32_XMM: Final = 2101
     """``vpmovmskb W:r32, R:xmm`` ``VEX.128.66.0F.W0 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R64_XMM: Final = 2101
+    VEX_VPMOVMSKB_R64_XMM: Final = 2102
     """``vpmovmskb W:r64, R:xmm`` ``VEX.128.66.0F.W1 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_YMM: Final = 2102
+    VEX_VPMOVMSKB_R32_YMM: Final = 2103
     """``vpmovmskb W:r32, R:ymm`` ``VEX.256.66.0F.W0 D7 /r`` (AVX2)"""
-    VEX_VPMOVMSKB_R64_YMM: Final = 2103
+    VEX_VPMOVMSKB_R64_YMM: Final = 2104
     """``vpmovmskb W:r64, R:ymm`` ``VEX.256.66.0F.W1 D7 /r`` (AVX2)"""
-    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2104
+    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2105
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D8 /r`` (AVX)"""
-    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2105
+    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2106
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D8 /r`` (AVX2)"""
-    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2106
+    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2107
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2107
+    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2108
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2108
+    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2109
     """``vpsubusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D8 /r`` (AVX512BW)"""
-    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2109
+    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2110
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D9 /r`` (AVX)"""
-    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2110
+    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2111
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D9 /r`` (AVX2)"""
-    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2111
+    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2112
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2112
+    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2113
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2113
+    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2114
     """``vpsubusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D9 /r`` (AVX512BW)"""
-    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2114
+    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2115
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DA /r`` (AVX)"""
-    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2115
+    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2116
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DA /r`` (AVX2)"""
-    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2116
+    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2117
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2117
+    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2118
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2118
+    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2119
     """``vpminub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DA /r`` (AVX512BW)"""
-    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2119
+    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2120
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DC /r`` (AVX)"""
-    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2120
+    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2121
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DC /r`` (AVX2)"""
-    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2121
+    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2122
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2122
+    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2123
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2123
+    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2124
     """``vpaddusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DC /r`` (AVX512BW)"""
-    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2124
+    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2125
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DD /r`` (AVX)"""
-    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2125
+    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2126
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DD /r`` (AVX2)"""
-    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2126
+    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2127
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2127
+    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2128
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2128
+    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2129
     """``vpaddusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DD /r`` (AVX512BW)"""
-    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2129
+    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2130
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DE /r`` (AVX)"""
-    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2130
+    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2131
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DE /r`` (AVX2)"""
-    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2131
+    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2132
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2132
+    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2133
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2133
+    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2134
     """``vpmaxub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DE /r`` (AVX512BW)"""
-    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2134
+    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2135
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E0 /r`` (AVX)"""
-    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2135
+    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2136
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E0 /r`` (AVX2)"""
-    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2136
+    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2137
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2137
+    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2138
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2138
+    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2139
     """``vpavgb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E0 /r`` (AVX512BW)"""
-    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2139
+    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2140
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E3 /r`` (AVX)"""
-    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2140
+    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2141
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E3 /r`` (AVX2)"""
-    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2141
+    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2142
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2142
+    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2143
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2143
+    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2144
     """``vpavgw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E3 /r`` (AVX512BW)"""
-    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2144
+    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2145
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E4 /r`` (AVX)"""
-    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2145
+    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2146
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E4 /r`` (AVX2)"""
-    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2146
+    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2147
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2147
+    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2148
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2148
+    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2149
     """``vpmulhuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E4 /r`` (AVX512BW)"""
-    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2149
+    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2150
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E5 /r`` (AVX)"""
-    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2150
+    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2151
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E5 /r`` (AVX2)"""
-    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2151
+    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2152
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2152
+    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2153
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2153
+    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2154
     """``vpmulhw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E5 /r`` (AVX512BW)"""
-    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2154
+    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2155
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2155
+    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2156
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``VEX.256.F2.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2156
+    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2157
     """``vcvtpd2dq W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 E6 /r`` (AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2157
+    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2158
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2158
+    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2159
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQ_M128_XMM: Final = 2159
+    VEX_VMOVNTDQ_M128_XMM: Final = 2160
     """``vmovntdq W:m128, R:xmm`` ``VEX.128.66.0F.WIG E7 /r`` (AVX)"""
-    VEX_VMOVNTDQ_M256_YMM: Final = 2160
+    VEX_VMOVNTDQ_M256_YMM: Final = 2161
     """``vmovntdq W:m256, R:ymm`` ``VEX.256.66.0F.WIG E7 /r`` (AVX)"""
-    EVEX_VMOVNTDQ_M512_ZMM: Final = 2161
+    EVEX_VMOVNTDQ_M512_ZMM: Final = 2162
     """``vmovntdq W:m512, R:zmm`` ``EVEX.512.66.0F.W0 E7 /r`` (AVX512F)"""
-    EVEX_VMOVNTDQ_M128_XMM: Final = 2162
+    EVEX_VMOVNTDQ_M128_XMM: Final = 2163
     """``vmovntdq W:m128, R:xmm`` ``EVEX.128.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQ_M256_YMM: Final = 2163
+    EVEX_VMOVNTDQ_M256_YMM: Final = 2164
     """``vmovntdq W:m256, R:ymm`` ``EVEX.256.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2164
+    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2165
     """``vmaskmovdqu W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F.WIG F7 /r`` (AVX)"""
-    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2165
+    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2166
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E8 /r`` (AVX)"""
-    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2166
+    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2167
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E8 /r`` (AVX2)"""
-    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2167
+    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2168
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2168
+    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2169
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2169
+    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2170
     """``vpsubsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E8 /r`` (AVX512BW)"""
-    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2170
+    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2171
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E9 /r`` (AVX)"""
-    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2171
+    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2172
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E9 /r`` (AVX2)"""
-    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2172
+    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2173
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2173
+    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2174
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2174
+    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2175
     """``vpsubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E9 /r`` (AVX512BW)"""
-    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2175
+    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2176
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EA /r`` (AVX)"""
-    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2176
+    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2177
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EA /r`` (AVX2)"""
-    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 2177
+    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 2178
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 2178
+    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 2179
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2179
+    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2180
     """``vpminsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EA /r`` (AVX512BW)"""
-    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 2180
+    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 2181
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EC /r`` (AVX)"""
-    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 2181
+    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 2182
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EC /r`` (AVX2)"""
-    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 2182
+    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 2183
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 2183
+    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 2184
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2184
+    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2185
     """``vpaddsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EC /r`` (AVX512BW)"""
-    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 2185
+    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 2186
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG ED /r`` (AVX)"""
-    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 2186
+    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 2187
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG ED /r`` (AVX2)"""
-    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 2187
+    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 2188
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 2188
+    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 2189
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2189
+    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2190
     """``vpaddsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG ED /r`` (AVX512BW)"""
-    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 2190
+    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 2191
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EE /r`` (AVX)"""
-    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 2191
+    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 2192
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EE /r`` (AVX2)"""
-    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 2192
+    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 2193
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 2193
+    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 2194
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2194
+    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2195
     """``vpmaxsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EE /r`` (AVX512BW)"""
-    VEX_VLDDQU_XMM_M128: Final = 2195
+    VEX_VLDDQU_XMM_M128: Final = 2196
     """``vlddqu W:xmm, R:m128`` ``VEX.128.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VLDDQU_YMM_M256: Final = 2196
+    VEX_VLDDQU_YMM_M256: Final = 2197
     """``vlddqu W:ymm, R:m256`` ``VEX.256.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 2197
+    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 2198
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F4 /r`` (AVX)"""
-    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 2198
+    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 2199
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F4 /r`` (AVX2)"""
-    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2199
+    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2200
     """``vpmuludq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 F4 /r`` (AVX512F)"""
-    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2200
+    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2201
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2201
+    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2202
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 2202
+    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 2203
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F5 /r`` (AVX)"""
-    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 2203
+    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 2204
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F5 /r`` (AVX2)"""
-    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 2204
+    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 2205
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 2205
+    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 2206
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2206
+    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2207
     """``vpmaddwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F5 /r`` (AVX512BW)"""
-    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 2207
+    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 2208
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F6 /r`` (AVX)"""
-    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 2208
+    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 2209
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F6 /r`` (AVX2)"""
-    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 2209
+    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 2210
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 2210
+    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 2211
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 2211
+    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 2212
     """``vpsadbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F6 /r`` (AVX512BW)"""
-    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 2212
+    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 2213
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 00 /r`` (AVX)"""
-    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 2213
+    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 2214
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 00 /r`` (AVX2)"""
-    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 2214
+    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 2215
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 2215
+    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 2216
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 2216
+    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 2217
     """``vpshufb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 00 /r`` (AVX512BW)"""
-    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 2217
+    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 2218
     """``vphaddw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 01 /r`` (AVX)"""
-    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 2218
+    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 2219
     """``vphaddw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 01 /r`` (AVX2)"""
-    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 2219
+    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 2220
     """``vphaddd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 02 /r`` (AVX)"""
-    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 2220
+    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 2221
     """``vphaddd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 02 /r`` (AVX2)"""
-    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 2221
+    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 2222
     """``vphaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 03 /r`` (AVX)"""
-    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 2222
+    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 2223
     """``vphaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 03 /r`` (AVX2)"""
-    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 2223
+    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 2224
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 04 /r`` (AVX)"""
-    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 2224
+    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 2225
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 04 /r`` (AVX2)"""
-    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 2225
+    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 2226
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 2226
+    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 2227
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2227
+    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2228
     """``vpmaddubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 04 /r`` (AVX512BW)"""
-    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 2228
+    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 2229
     """``vphsubw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 05 /r`` (AVX)"""
-    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 2229
+    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 2230
     """``vphsubw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 05 /r`` (AVX2)"""
-    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 2230
+    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 2231
     """``vphsubd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 06 /r`` (AVX)"""
-    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 2231
+    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 2232
     """``vphsubd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 06 /r`` (AVX2)"""
-    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 2232
+    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 2233
     """``vphsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 07 /r`` (AVX)"""
-    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 2233
+    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 2234
     """``vphsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 07 /r`` (AVX2)"""
-    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 2234
+    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 2235
     """``vpsignb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 08 /r`` (AVX)"""
-    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 2235
+    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 2236
     """``vpsignb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 08 /r`` (AVX2)"""
-    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 2236
+    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 2237
     """``vpsignw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 09 /r`` (AVX)"""
-    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 2237
+    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 2238
     """``vpsignw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 09 /r`` (AVX2)"""
-    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 2238
+    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 2239
     """``vpsignd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0A /r`` (AVX)"""
-    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 2239
+    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 2240
     """``vpsignd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0A /r`` (AVX2)"""
-    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 2240
+    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 2241
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0B /r`` (AVX)"""
-    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 2241
+    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 2242
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0B /r`` (AVX2)"""
-    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 2242
+    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 2243
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 2243
+    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 2244
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2244
+    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2245
     """``vpmulhrsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 0B /r`` (AVX512BW)"""
-    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 2245
+    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 2246
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 2246
+    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 2247
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 2247
+    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 2248
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 04 /r ib`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 2248
+    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 2249
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 04 /r ib`` (AVX)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2249
+    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2250
     """``vpermilps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 0C /r`` (AVX512F)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2250
+    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2251
     """``vpermilps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 04 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 2251
+    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 2252
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 2252
+    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 2253
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 2253
+    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 2254
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 2254
+    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 2255
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 2255
+    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 2256
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 2256
+    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 2257
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 2257
+    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 2258
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 05 /r ib`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 2258
+    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 2259
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 05 /r ib`` (AVX)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2259
+    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2260
     """``vpermilpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 0D /r`` (AVX512F)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2260
+    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2261
     """``vpermilpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 05 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 2261
+    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 2262
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 2262
+    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 2263
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 2263
+    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 2264
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2264
+    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2265
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VTESTPS_XMM_XMMM128: Final = 2265
+    VEX_VTESTPS_XMM_XMMM128: Final = 2266
     """``vtestps R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPS_YMM_YMMM256: Final = 2266
+    VEX_VTESTPS_YMM_YMMM256: Final = 2267
     """``vtestps R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPD_XMM_XMMM128: Final = 2267
+    VEX_VTESTPD_XMM_XMMM128: Final = 2268
     """``vtestpd R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VTESTPD_YMM_YMMM256: Final = 2268
+    VEX_VTESTPD_YMM_YMMM256: Final = 2269
     """``vtestpd R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 2269
+    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 2270
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 16 /r`` (AVX2)"""
-    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2270
+    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2271
     """``vpermps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 16 /r`` (AVX512F)"""
-    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 2271
+    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 2272
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPTEST_XMM_XMMM128: Final = 2272
+    VEX_VPTEST_XMM_XMMM128: Final = 2273
     """``vptest R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VPTEST_YMM_YMMM256: Final = 2273
+    VEX_VPTEST_YMM_YMMM256: Final = 2274
     """``vptest R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VBROADCASTF128_YMM_M128: Final = 2274
+    VEX_VBROADCASTF128_YMM_M128: Final = 2275
     """``vbroadcastf128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 1A /r`` (AVX)"""
-    VEX_VPABSB_XMM_XMMM128: Final = 2275
+    VEX_VPABSB_XMM_XMMM128: Final = 2276
     """``vpabsb W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1C /r`` (AVX)"""
-    VEX_VPABSB_YMM_YMMM256: Final = 2276
+    VEX_VPABSB_YMM_YMMM256: Final = 2277
     """``vpabsb W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1C /r`` (AVX2)"""
-    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 2277
+    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 2278
     """``vpabsb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 2278
+    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 2279
     """``vpabsb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 2279
+    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 2280
     """``vpabsb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1C /r`` (AVX512BW)"""
-    VEX_VPABSW_XMM_XMMM128: Final = 2280
+    VEX_VPABSW_XMM_XMMM128: Final = 2281
     """``vpabsw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1D /r`` (AVX)"""
-    VEX_VPABSW_YMM_YMMM256: Final = 2281
+    VEX_VPABSW_YMM_YMMM256: Final = 2282
     """``vpabsw W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1D /r`` (AVX2)"""
-    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 2282
+    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 2283
     """``vpabsw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 2283
+    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 2284
     """``vpabsw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 2284
+    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 2285
     """``vpabsw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1D /r`` (AVX512BW)"""
-    VEX_VPABSD_XMM_XMMM128: Final = 2285
+    VEX_VPABSD_XMM_XMMM128: Final = 2286
     """``vpabsd W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1E /r`` (AVX)"""
-    VEX_VPABSD_YMM_YMMM256: Final = 2286
+    VEX_VPABSD_YMM_YMMM256: Final = 2287
     """``vpabsd W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1E /r`` (AVX2)"""
-    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 2287
+    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 2288
     """``vpabsd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 1E /r`` (AVX512F)"""
-    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 2288
+    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 2289
     """``vpabsd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 2289
+    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 2290
     """``vpabsd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 2290
+    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 2291
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 28 /r`` (AVX)"""
-    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 2291
+    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 2292
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 28 /r`` (AVX2)"""
-    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2292
+    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2293
     """``vpmuldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 28 /r`` (AVX512F)"""
-    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2293
+    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2294
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2294
+    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2295
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQA_XMM_M128: Final = 2295
+    VEX_VMOVNTDQA_XMM_M128: Final = 2296
     """``vmovntdqa W:xmm, R:m128`` ``VEX.128.66.0F38.WIG 2A /r`` (AVX)"""
-    VEX_VMOVNTDQA_YMM_M256: Final = 2296
+    VEX_VMOVNTDQA_YMM_M256: Final = 2297
     """``vmovntdqa W:ymm, R:m256`` ``VEX.256.66.0F38.WIG 2A /r`` (AVX2)"""
-    EVEX_VMOVNTDQA_ZMM_M512: Final = 2297
+    EVEX_VMOVNTDQA_ZMM_M512: Final = 2298
     """``vmovntdqa W:zmm, R:m512`` ``EVEX.512.66.0F38.W0 2A /r`` (AVX512F)"""
-    EVEX_VMOVNTDQA_XMM_M128: Final = 2298
+    EVEX_VMOVNTDQA_XMM_M128: Final = 2299
     """``vmovntdqa W:xmm, R:m128`` ``EVEX.128.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQA_YMM_M256: Final = 2299
+    EVEX_VMOVNTDQA_YMM_M256: Final = 2300
     """``vmovntdqa W:ymm, R:m256`` ``EVEX.256.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 2300
+    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 2301
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 2B /r`` (AVX)"""
-    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 2301
+    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 2302
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 2B /r`` (AVX2)"""
-    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2302
+    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2303
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2303
+    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2304
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2304
+    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2305
     """``vpackusdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2B /r`` (AVX512BW)"""
-    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 2305
+    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 2306
     """``vmaskmovps W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 2306
+    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 2307
     """``vmaskmovps W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 2307
+    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 2308
     """``vmaskmovps W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 2308
+    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 2309
     """``vmaskmovps W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 2309
+    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 2310
     """``vmaskmovpd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 2310
+    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 2311
     """``vmaskmovpd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 2311
+    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 2312
     """``vmaskmovpd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 2312
+    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 2313
     """``vmaskmovpd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VPERMD_YMM_YMM_YMMM256: Final = 2313
+    VEX_VPERMD_YMM_YMM_YMMM256: Final = 2314
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 36 /r`` (AVX2)"""
-    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2314
+    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2315
     """``vpermd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 36 /r`` (AVX512F)"""
-    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 2315
+    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 2316
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 36 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 2316
+    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 2317
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 38 /r`` (AVX)"""
-    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 2317
+    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 2318
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 38 /r`` (AVX2)"""
-    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 2318
+    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 2319
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 2319
+    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 2320
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2320
+    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2321
     """``vpminsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 38 /r`` (AVX512BW)"""
-    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 2321
+    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 2322
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3A /r`` (AVX)"""
-    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 2322
+    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 2323
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3A /r`` (AVX2)"""
-    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 2323
+    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 2324
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 2324
+    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 2325
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2325
+    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2326
     """``vpminuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3A /r`` (AVX512BW)"""
-    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 2326
+    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 2327
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3C /r`` (AVX)"""
-    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 2327
+    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 2328
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3C /r`` (AVX2)"""
-    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 2328
+    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 2329
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 2329
+    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 2330
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2330
+    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2331
     """``vpmaxsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3C /r`` (AVX512BW)"""
-    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 2331
+    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 2332
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3E /r`` (AVX)"""
-    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 2332
+    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 2333
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3E /r`` (AVX2)"""
-    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 2333
+    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 2334
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 2334
+    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 2335
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2335
+    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2336
     """``vpmaxuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3E /r`` (AVX512BW)"""
-    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 2336
+    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 2337
     """``vphminposuw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 41 /r`` (AVX)"""
-    VEX_VBROADCASTI128_YMM_M128: Final = 2337
+    VEX_VBROADCASTI128_YMM_M128: Final = 2338
     """``vbroadcasti128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 5A /r`` (AVX2)"""
-    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 2338
+    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 2339
     """``vpmaskmovd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 2339
+    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 2340
     """``vpmaskmovd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 2340
+    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 2341
     """``vpmaskmovd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 2341
+    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 2342
     """``vpmaskmovd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 2342
+    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 2343
     """``vpmaskmovq W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 2343
+    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 2344
     """``vpmaskmovq W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 2344
+    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 2345
     """``vpmaskmovq W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 2345
+    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 2346
     """``vpmaskmovq W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 2346
+    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 2347
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 00 /r ib`` (AVX2)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2347
+    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2348
     """``vpermq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 36 /r`` (AVX512F)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2348
+    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2349
     """``vpermq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 00 /r ib`` (AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 2349
+    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 2350
     """``vpermq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 36 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2350
+    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2351
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 00 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 2351
+    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 2352
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 01 /r ib`` (AVX2)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2352
+    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2353
     """``vpermpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 16 /r`` (AVX512F)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2353
+    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2354
     """``vpermpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 01 /r ib`` (AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 2354
+    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 2355
     """``vpermpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2355
+    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2356
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 01 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 2356
+    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 2357
     """``vpblendd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 2357
+    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 2358
     """``vpblendd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 2358
+    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 2359
     """``vperm2f128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 06 /r ib`` (AVX)"""
-    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 2359
+    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 2360
     """``vblendps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 2360
+    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 2361
     """``vblendps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 2361
+    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 2362
     """``vblendpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 2362
+    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 2363
     """``vblendpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 2363
+    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 2364
     """``vpblendw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0E /r ib`` (AVX)"""
-    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 2364
+    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 2365
     """``vpblendw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0E /r ib`` (AVX2)"""
-    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 2365
+    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 2366
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0F /r ib`` (AVX)"""
-    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 2366
+    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 2367
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0F /r ib`` (AVX2)"""
-    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2367
+    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2368
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2368
+    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2369
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2369
+    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2370
     """``vpalignr W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 0F /r ib`` (AVX512BW)"""
-    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2370
+    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2371
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 17 /r ib`` (AVX)"""
-    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2371
+    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2372
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 17 /r ib`` (AVX)"""
-    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2372
+    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2373
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 17 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2373
+    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2374
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 17 /r ib`` (AVX512F)"""
-    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 2374
+    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 2375
     """``vinsertf128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 18 /r ib`` (AVX)"""
-    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 2375
+    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 2376
     """``vextractf128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 19 /r ib`` (AVX)"""
-    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 2376
+    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 2377
     """``vinserti128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 38 /r ib`` (AVX2)"""
-    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 2377
+    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 2378
     """``vextracti128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 39 /r ib`` (AVX2)"""
-    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 2378
+    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 2379
     """``vdpps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 2379
+    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 2380
     """``vdpps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 2380
+    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 2381
     """``vdppd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 41 /r ib`` (AVX)"""
-    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 2381
+    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 2382
     """``vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 42 /r ib`` (AVX)"""
-    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 2382
+    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 2383
     """``vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 42 /r ib`` (AVX2)"""
-    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 2383
+    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 2384
     """``vperm2i128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 46 /r ib`` (AVX2)"""
-    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 2384
+    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 2385
     """``vpcmpestrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 2385
+    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 2386
     """``vpcmpestrm64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 2386
+    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 2387
     """``vpcmpestri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 61 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 2387
+    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 2388
     """``vpcmpestri64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 61 /r ib`` (AVX)"""
-    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 2388
+    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 2389
     """``vpcmpistrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 62 /r ib`` (AVX)"""
-    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 2389
+    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 2390
     """``vpcmpistri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 63 /r ib`` (AVX)"""
-    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 2390
+    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 2391
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 2391
+    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 2392
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2392
+    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2393
     """``vfmaddsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2393
+    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2394
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2394
+    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2395
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 2395
+    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 2396
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 2396
+    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 2397
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2397
+    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2398
     """``vfmaddsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2398
+    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2399
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2399
+    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2400
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 2400
+    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 2401
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 2401
+    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 2402
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2402
+    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2403
     """``vfmsubadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2403
+    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2404
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2404
+    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2405
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 2405
+    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 2406
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 2406
+    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 2407
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2407
+    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2408
     """``vfmsubadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2408
+    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2409
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2409
+    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2410
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 2410
+    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 2411
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 98 /r`` (FMA)"""
-    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 2411
+    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 2412
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 98 /r`` (FMA)"""
-    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2412
+    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2413
     """``vfmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2413
+    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2414
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2414
+    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2415
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 2415
+    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 2416
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 98 /r`` (FMA)"""
-    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 2416
+    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 2417
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 98 /r`` (FMA)"""
-    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2417
+    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2418
     """``vfmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2418
+    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2419
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2419
+    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2420
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 2420
+    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 2421
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 99 /r`` (FMA)"""
-    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2421
+    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2422
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 99 /r`` (AVX512F)"""
-    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 2422
+    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 2423
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 99 /r`` (FMA)"""
-    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2423
+    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2424
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 99 /r`` (AVX512F)"""
-    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 2424
+    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 2425
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9A /r`` (FMA)"""
-    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 2425
+    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 2426
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2426
+    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2427
     """``vfmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2427
+    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2428
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2428
+    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2429
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 2429
+    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 2430
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9A /r`` (FMA)"""
-    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 2430
+    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 2431
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2431
+    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2432
     """``vfmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2432
+    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2433
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2433
+    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2434
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 2434
+    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 2435
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2435
+    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2436
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9B /r`` (AVX512F)"""
-    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 2436
+    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 2437
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2437
+    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2438
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9B /r`` (AVX512F)"""
-    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 2438
+    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 2439
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9C /r`` (FMA)"""
-    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 2439
+    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 2440
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2440
+    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2441
     """``vfnmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2441
+    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2442
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2442
+    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2443
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 2443
+    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 2444
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9C /r`` (FMA)"""
-    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 2444
+    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 2445
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2445
+    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2446
     """``vfnmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2446
+    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2447
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2447
+    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2448
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 2448
+    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 2449
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2449
+    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2450
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9D /r`` (AVX512F)"""
-    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 2450
+    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 2451
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2451
+    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2452
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9D /r`` (AVX512F)"""
-    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 2452
+    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 2453
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 2453
+    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 2454
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2454
+    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2455
     """``vfnmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2455
+    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2456
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2456
+    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2457
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 2457
+    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 2458
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 2458
+    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 2459
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2459
+    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2460
     """``vfnmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2460
+    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2461
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2461
+    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2462
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 2462
+    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 2463
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2463
+    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2464
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9F /r`` (AVX512F)"""
-    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 2464
+    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 2465
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2465
+    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2466
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9F /r`` (AVX512F)"""
-    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 2466
+    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 2467
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 2467
+    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 2468
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2468
+    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2469
     """``vfmaddsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2469
+    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2470
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2470
+    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2471
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 2471
+    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 2472
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 2472
+    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 2473
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2473
+    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2474
     """``vfmaddsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2474
+    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2475
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2475
+    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2476
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 2476
+    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 2477
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 2477
+    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 2478
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2478
+    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2479
     """``vfmsubadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2479
+    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2480
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2480
+    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2481
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 2481
+    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 2482
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 2482
+    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 2483
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2483
+    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2484
     """``vfmsubadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2484
+    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2485
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2485
+    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2486
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 2486
+    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 2487
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AA /r`` (FMA)"""
-    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 2487
+    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 2488
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2488
+    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2489
     """``vfmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2489
+    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2490
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2490
+    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2491
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 2491
+    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 2492
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AA /r`` (FMA)"""
-    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 2492
+    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 2493
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2493
+    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2494
     """``vfmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2494
+    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2495
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2495
+    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2496
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 2496
+    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 2497
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2497
+    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2498
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AB /r`` (AVX512F)"""
-    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 2498
+    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 2499
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2499
+    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2500
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AB /r`` (AVX512F)"""
-    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 2500
+    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 2501
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AC /r`` (FMA)"""
-    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 2501
+    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 2502
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2502
+    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2503
     """``vfnmadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2503
+    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2504
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2504
+    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2505
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 2505
+    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 2506
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AC /r`` (FMA)"""
-    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 2506
+    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 2507
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2507
+    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2508
     """``vfnmadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2508
+    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2509
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2509
+    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2510
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 2510
+    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 2511
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2511
+    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2512
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AD /r`` (AVX512F)"""
-    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 2512
+    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 2513
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2513
+    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2514
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AD /r`` (AVX512F)"""
-    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 2514
+    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 2515
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 2515
+    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 2516
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2516
+    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2517
     """``vfnmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2517
+    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2518
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2518
+    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2519
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 2519
+    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 2520
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 2520
+    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 2521
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2521
+    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2522
     """``vfnmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2522
+    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2523
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2523
+    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2524
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 2524
+    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 2525
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2525
+    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2526
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AF /r`` (AVX512F)"""
-    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 2526
+    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 2527
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2527
+    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2528
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AF /r`` (AVX512F)"""
-    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 2528
+    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 2529
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 2529
+    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 2530
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2530
+    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2531
     """``vfmaddsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2531
+    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2532
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2532
+    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2533
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 2533
+    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 2534
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 2534
+    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 2535
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2535
+    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2536
     """``vfmaddsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2536
+    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2537
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2537
+    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2538
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 2538
+    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 2539
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 2539
+    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 2540
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2540
+    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2541
     """``vfmsubadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2541
+    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2542
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2542
+    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2543
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 2543
+    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 2544
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 2544
+    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 2545
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2545
+    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2546
     """``vfmsubadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2546
+    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2547
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2547
+    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2548
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 2548
+    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 2549
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BA /r`` (FMA)"""
-    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 2549
+    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 2550
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2550
+    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2551
     """``vfmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2551
+    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2552
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2552
+    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2553
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 2553
+    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 2554
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BA /r`` (FMA)"""
-    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 2554
+    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 2555
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2555
+    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2556
     """``vfmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2556
+    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2557
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2557
+    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2558
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 2558
+    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 2559
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2559
+    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2560
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BB /r`` (AVX512F)"""
-    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 2560
+    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 2561
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2561
+    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2562
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BB /r`` (AVX512F)"""
-    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 2562
+    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 2563
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BC /r`` (FMA)"""
-    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 2563
+    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 2564
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2564
+    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2565
     """``vfnmadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2565
+    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2566
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2566
+    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2567
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 2567
+    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 2568
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BC /r`` (FMA)"""
-    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 2568
+    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 2569
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2569
+    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2570
     """``vfnmadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2570
+    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2571
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2571
+    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2572
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 2572
+    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 2573
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2573
+    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2574
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BD /r`` (AVX512F)"""
-    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 2574
+    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 2575
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2575
+    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2576
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BD /r`` (AVX512F)"""
-    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 2576
+    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 2577
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 2577
+    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 2578
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2578
+    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2579
     """``vfnmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2579
+    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2580
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2580
+    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2581
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 2581
+    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 2582
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 2582
+    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 2583
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2583
+    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2584
     """``vfnmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2584
+    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2585
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2585
+    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2586
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 2586
+    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 2587
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2587
+    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2588
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BF /r`` (AVX512F)"""
-    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 2588
+    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 2589
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2589
+    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2590
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BF /r`` (AVX512F)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 2590
+    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 2591
     """``vfmaddsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 2591
+    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 2592
     """``vfmaddsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 2592
+    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 2593
     """``vfmaddsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 2593
+    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 2594
     """``vfmaddsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 2594
+    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 2595
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 2595
+    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 2596
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 2596
+    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 2597
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 2597
+    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 2598
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 2598
+    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 2599
     """``vfmsubaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 2599
+    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 2600
     """``vfmsubaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 2600
+    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 2601
     """``vfmsubaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 2601
+    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 2602
     """``vfmsubaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 2602
+    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 2603
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 2603
+    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 2604
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 2604
+    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 2605
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 2605
+    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 2606
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 2606
+    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 2607
     """``vfmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 2607
+    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 2608
     """``vfmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 2608
+    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 2609
     """``vfmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 2609
+    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 2610
     """``vfmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 2610
+    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 2611
     """``vfmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 2611
+    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 2612
     """``vfmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 2612
+    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 2613
     """``vfmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 2613
+    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 2614
     """``vfmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 2614
+    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 2615
     """``vfmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 2615
+    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 2616
     """``vfmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 2616
+    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 2617
     """``vfmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6B /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 2617
+    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 2618
     """``vfmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6B /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2618
+    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2619
     """``vfmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2619
+    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2620
     """``vfmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2620
+    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2621
     """``vfmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2621
+    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2622
     """``vfmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2622
+    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2623
     """``vfmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2623
+    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2624
     """``vfmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2624
+    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2625
     """``vfmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2625
+    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2626
     """``vfmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2626
+    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2627
     """``vfmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2627
+    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2628
     """``vfmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2628
+    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2629
     """``vfmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6F /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2629
+    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2630
     """``vfmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6F /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 2630
+    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 2631
     """``vfnmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 2631
+    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 2632
     """``vfnmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 2632
+    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 2633
     """``vfnmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 2633
+    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 2634
     """``vfnmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 2634
+    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 2635
     """``vfnmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 2635
+    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 2636
     """``vfnmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 2636
+    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 2637
     """``vfnmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 2637
+    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 2638
     """``vfnmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 2638
+    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 2639
     """``vfnmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 2639
+    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 2640
     """``vfnmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 2640
+    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 2641
     """``vfnmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7B /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 2641
+    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 2642
     """``vfnmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7B /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2642
+    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2643
     """``vfnmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2643
+    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2644
     """``vfnmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2644
+    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2645
     """``vfnmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2645
+    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2646
     """``vfnmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2646
+    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2647
     """``vfnmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2647
+    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2648
     """``vfnmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2648
+    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2649
     """``vfnmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2649
+    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2650
     """``vfnmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2650
+    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2651
     """``vfnmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2651
+    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2652
     """``vfnmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2652
+    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2653
     """``vfnmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7F /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2653
+    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2654
     """``vfnmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7F /r /is4`` (FMA4)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 2654
+    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 2655
     """``vpermil2ps W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 2655
+    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 2656
     """``vpermil2ps W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 2656
+    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 2657
     """``vpermil2ps W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 2657
+    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 2658
     """``vpermil2ps W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 2658
+    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 2659
     """``vpermil2pd W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 2659
+    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 2660
     """``vpermil2pd W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 2660
+    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 2661
     """``vpermil2pd W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 2661
+    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 2662
     """``vpermil2pd W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_ANDN_R32_R32_RM32: Final = 2662
+    VEX_ANDN_R32_R32_RM32: Final = 2663
     """``andn W:r32, R:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F2 /r`` (BMI1)"""
-    VEX_ANDN_R64_R64_RM64: Final = 2663
+    VEX_ANDN_R64_R64_RM64: Final = 2664
     """``andn W:r64, R:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F2 /r`` (BMI1)"""
-    VEX_BLSR_R32_RM32: Final = 2664
+    VEX_BLSR_R32_RM32: Final = 2665
     """``blsr W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /1`` (BMI1)"""
-    VEX_BLSR_R64_RM64: Final = 2665
+    VEX_BLSR_R64_RM64: Final = 2666
     """``blsr W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /1`` (BMI1)"""
-    VEX_BLSMSK_R32_RM32: Final = 2666
+    VEX_BLSMSK_R32_RM32: Final = 2667
     """``blsmsk W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /2`` (BMI1)"""
-    VEX_BLSMSK_R64_RM64: Final = 2667
+    VEX_BLSMSK_R64_RM64: Final = 2668
     """``blsmsk W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /2`` (BMI1)"""
-    VEX_BLSI_R32_RM32: Final = 2668
+    VEX_BLSI_R32_RM32: Final = 2669
     """``blsi W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /3`` (BMI1)"""
-    VEX_BLSI_R64_RM64: Final = 2669
+    VEX_BLSI_R64_RM64: Final = 2670
     """``blsi W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /3`` (BMI1)"""
-    VEX_BZHI_R32_RM32_R32: Final = 2670
+    VEX_BZHI_R32_RM32_R32: Final = 2671
     """``bzhi W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_BZHI_R64_RM64_R64: Final = 2671
+    VEX_BZHI_R64_RM64_R64: Final = 2672
     """``bzhi W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PEXT_R32_R32_RM32: Final = 2672
+    VEX_PEXT_R32_R32_RM32: Final = 2673
     """``pext W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F3.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PEXT_R64_R64_RM64: Final = 2673
+    VEX_PEXT_R64_R64_RM64: Final = 2674
     """``pext W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F3.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PDEP_R32_R32_RM32: Final = 2674
+    VEX_PDEP_R32_R32_RM32: Final = 2675
     """``pdep W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PDEP_R64_R64_RM64: Final = 2675
+    VEX_PDEP_R64_R64_RM64: Final = 2676
     """``pdep W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_MULX_R32_R32_RM32: Final = 2676
+    VEX_MULX_R32_R32_RM32: Final = 2677
     """``mulx W:r32, W:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F6 /r`` (BMI2)"""
-    VEX_MULX_R64_R64_RM64: Final = 2677
+    VEX_MULX_R64_R64_RM64: Final = 2678
     """``mulx W:r64, W:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F6 /r`` (BMI2)"""
-    VEX_BEXTR_R32_RM32_R32: Final = 2678
+    VEX_BEXTR_R32_RM32_R32: Final = 2679
     """``bextr W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F7 /r`` (BMI1)"""
-    VEX_BEXTR_R64_RM64_R64: Final = 2679
+    VEX_BEXTR_R64_RM64_R64: Final = 2680
     """``bextr W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F7 /r`` (BMI1)"""
-    VEX_SHLX_R32_RM32_R32: Final = 2680
+    VEX_SHLX_R32_RM32_R32: Final = 2681
     """``shlx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.66.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHLX_R64_RM64_R64: Final = 2681
+    VEX_SHLX_R64_RM64_R64: Final = 2682
     """``shlx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.66.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SARX_R32_RM32_R32: Final = 2682
+    VEX_SARX_R32_RM32_R32: Final = 2683
     """``sarx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F3.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SARX_R64_RM64_R64: Final = 2683
+    VEX_SARX_R64_RM64_R64: Final = 2684
     """``sarx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F3.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SHRX_R32_RM32_R32: Final = 2684
+    VEX_SHRX_R32_RM32_R32: Final = 2685
     """``shrx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F2.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHRX_R64_RM64_R64: Final = 2685
+    VEX_SHRX_R64_RM64_R64: Final = 2686
     """``shrx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F2.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_RORX_R32_RM32_IMM8: Final = 2686
+    VEX_RORX_R32_RM32_IMM8: Final = 2687
     """``rorx W:r32, R:r32/m32, R:imm8`` ``VEX.LZ.F2.0F3A.W0 F0 /r ib`` (BMI2)"""
-    VEX_RORX_R64_RM64_IMM8: Final = 2687
+    VEX_RORX_R64_RM64_IMM8: Final = 2688
     """``rorx W:r64, R:r64/m64, R:imm8`` ``VEX.LZ.F2.0F3A.W1 F0 /r ib`` (BMI2)"""
-    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 2688
+    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 2689
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 2689
+    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 2690
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 2690
+    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 2691
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 2691
+    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 2692
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 2692
+    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 2693
     """``vgf2p8mulb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CF /r`` (AVX512F+GFNI)"""
-    VEX_VAESIMC_XMM_XMMM128: Final = 2693
+    VEX_VAESIMC_XMM_XMMM128: Final = 2694
     """``vaesimc W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DB /r`` (AES+AVX)"""
-    VEX_VAESENC_XMM_XMM_XMMM128: Final = 2694
+    VEX_VAESENC_XMM_XMM_XMMM128: Final = 2695
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DC /r`` (AES+AVX)"""
-    VEX_VAESENC_YMM_YMM_YMMM256: Final = 2695
+    VEX_VAESENC_YMM_YMM_YMMM256: Final = 2696
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DC /r`` (VAES)"""
-    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 2696
+    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 2697
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 2697
+    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 2698
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 2698
+    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 2699
     """``vaesenc W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DC /r`` (AVX512F+VAES)"""
-    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2699
+    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2700
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DD /r`` (AES+AVX)"""
-    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2700
+    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2701
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DD /r`` (VAES)"""
-    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2701
+    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2702
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2702
+    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2703
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 2703
+    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 2704
     """``vaesenclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DD /r`` (AVX512F+VAES)"""
-    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 2704
+    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 2705
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DE /r`` (AES+AVX)"""
-    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 2705
+    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 2706
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DE /r`` (VAES)"""
-    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 2706
+    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 2707
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 2707
+    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 2708
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 2708
+    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 2709
     """``vaesdec W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DE /r`` (AVX512F+VAES)"""
-    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2709
+    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2710
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DF /r`` (AES+AVX)"""
-    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2710
+    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2711
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DF /r`` (VAES)"""
-    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2711
+    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2712
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2712
+    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2713
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 2713
+    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 2714
     """``vaesdeclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DF /r`` (AVX512F+VAES)"""
-    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2714
+    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2715
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 44 /r ib`` (PCLMULQDQ+AVX)"""
-    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2715
+    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2716
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 44 /r ib`` (VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2716
+    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2717
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2717
+    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2718
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 2718
+    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 2719
     """``vpclmulqdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 44 /r ib`` (AVX512F+VPCLMULQDQ)"""
-    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 2719
+    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 2720
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 2720
+    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 2721
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2721
+    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2722
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2722
+    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2723
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2723
+    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2724
     """``vgf2p8affineqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CE /r ib`` (AVX512F+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 2724
+    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 2725
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 2725
+    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 2726
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2726
+    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2727
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2727
+    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2728
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2728
+    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2729
     """``vgf2p8affineinvqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CF /r ib`` (AVX512F+GFNI)"""
-    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2729
+    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2730
     """``vaeskeygenassist W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG DF /r ib`` (AES+AVX)"""
-    VEX_STTILECFG_M512: Final = 2730
+    VEX_STTILECFG_M512: Final = 2731
     """``sttilecfg W:m512`` ``VEX.128.66.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 2731
+    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 2732
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 2732
+    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 2733
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2733
+    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2734
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2734
+    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2735
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2735
+    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2736
     """``vpdpbusd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 50 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 2736
+    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 2737
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 2737
+    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 2738
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2738
+    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2739
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2739
+    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2740
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2740
+    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2741
     """``vpdpbusds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 51 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 2741
+    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 2742
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 2742
+    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 2743
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2743
+    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2744
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2744
+    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2745
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2745
+    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2746
     """``vpdpwssd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 52 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 2746
+    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 2747
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 2747
+    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 2748
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2748
+    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2749
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2749
+    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2750
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2750
+    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2751
     """``vpdpwssds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 53 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 2751
+    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 2752
     """``vpdpbuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 2752
+    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 2753
     """``vpdpbuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 2753
+    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 2754
     """``vpdpbsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 2754
+    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 2755
     """``vpdpbsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 2755
+    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 2756
     """``vpdpbssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 2756
+    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 2757
     """``vpdpbssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 2757
+    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 2758
     """``vpdpbuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 2758
+    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 2759
     """``vpdpbuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 2759
+    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 2760
     """``vpdpbsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 2760
+    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 2761
     """``vpdpbsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 2761
+    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 2762
     """``vpdpbssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 2762
+    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 2763
     """``vpdpbssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 2763
+    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 2764
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 2764
+    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 2765
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 2765
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 2766
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 2766
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 2767
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 2767
+    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 2768
     """``vcvtneps2bf16 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    VEX_VCVTNEOPH2PS_XMM_M128: Final = 2768
+    VEX_VCVTNEOPH2PS_XMM_M128: Final = 2769
     """``vcvtneoph2ps W:xmm, R:m128`` ``VEX.128.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOPH2PS_YMM_M256: Final = 2769
+    VEX_VCVTNEOPH2PS_YMM_M256: Final = 2770
     """``vcvtneoph2ps W:ymm, R:m256`` ``VEX.256.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_XMM_M128: Final = 2770
+    VEX_VCVTNEEPH2PS_XMM_M128: Final = 2771
     """``vcvtneeph2ps W:xmm, R:m128`` ``VEX.128.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_YMM_M256: Final = 2771
+    VEX_VCVTNEEPH2PS_YMM_M256: Final = 2772
     """``vcvtneeph2ps W:ymm, R:m256`` ``VEX.256.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_XMM_M128: Final = 2772
+    VEX_VCVTNEEBF162PS_XMM_M128: Final = 2773
     """``vcvtneebf162ps W:xmm, R:m128`` ``VEX.128.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_YMM_M256: Final = 2773
+    VEX_VCVTNEEBF162PS_YMM_M256: Final = 2774
     """``vcvtneebf162ps W:ymm, R:m256`` ``VEX.256.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_XMM_M128: Final = 2774
+    VEX_VCVTNEOBF162PS_XMM_M128: Final = 2775
     """``vcvtneobf162ps W:xmm, R:m128`` ``VEX.128.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_YMM_M256: Final = 2775
+    VEX_VCVTNEOBF162PS_YMM_M256: Final = 2776
     """``vcvtneobf162ps W:ymm, R:m256`` ``VEX.256.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_XMM_M16: Final = 2776
+    VEX_VBCSTNESH2PS_XMM_M16: Final = 2777
     """``vbcstnesh2ps W:xmm, R:m16`` ``VEX.128.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_YMM_M16: Final = 2777
+    VEX_VBCSTNESH2PS_YMM_M16: Final = 2778
     """``vbcstnesh2ps W:ymm, R:m16`` ``VEX.256.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_XMM_M16: Final = 2778
+    VEX_VBCSTNEBF162PS_XMM_M16: Final = 2779
     """``vbcstnebf162ps W:xmm, R:m16`` ``VEX.128.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_YMM_M16: Final = 2779
+    VEX_VBCSTNEBF162PS_YMM_M16: Final = 2780
     """``vbcstnebf162ps W:ymm, R:m16`` ``VEX.256.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 2780
+    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 2781
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 2781
+    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 2782
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2782
+    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2783
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2783
+    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2784
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2784
+    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2785
     """``vpmadd52luq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B4 /r`` (AVX512_IFMA)"""
-    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 2785
+    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 2786
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 2786
+    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 2787
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2787
+    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2788
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2788
+    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2789
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2789
+    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2790
     """``vpmadd52huq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B5 /r`` (AVX512_IFMA)"""
-    VEX_CMPOXADD_M32_R32_R32: Final = 2790
+    VEX_CMPOXADD_M32_R32_R32: Final = 2791
     """``cmpoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPOXADD_M64_R64_R64: Final = 2791
+    VEX_CMPOXADD_M64_R64_R64: Final = 2792
     """``cmpoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M32_R32_R32: Final = 2792
+    VEX_CMPNOXADD_M32_R32_R32: Final = 2793
     """``cmpnoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M64_R64_R64: Final = 2793
+    VEX_CMPNOXADD_M64_R64_R64: Final = 2794
     """``cmpnoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M32_R32_R32: Final = 2794
+    VEX_CMPBXADD_M32_R32_R32: Final = 2795
     """``cmpbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M64_R64_R64: Final = 2795
+    VEX_CMPBXADD_M64_R64_R64: Final = 2796
     """``cmpbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M32_R32_R32: Final = 2796
+    VEX_CMPBEXADD_M32_R32_R32: Final = 2797
     """``cmpbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M64_R64_R64: Final = 2797
+    VEX_CMPBEXADD_M64_R64_R64: Final = 2798
     """``cmpbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M32_R32_R32: Final = 2798
+    VEX_CMPSXADD_M32_R32_R32: Final = 2799
     """``cmpsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M64_R64_R64: Final = 2799
+    VEX_CMPSXADD_M64_R64_R64: Final = 2800
     """``cmpsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M32_R32_R32: Final = 2800
+    VEX_CMPNSXADD_M32_R32_R32: Final = 2801
     """``cmpnsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M64_R64_R64: Final = 2801
+    VEX_CMPNSXADD_M64_R64_R64: Final = 2802
     """``cmpnsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M32_R32_R32: Final = 2802
+    VEX_CMPPXADD_M32_R32_R32: Final = 2803
     """``cmppxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EA /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M64_R64_R64: Final = 2803
+    VEX_CMPPXADD_M64_R64_R64: Final = 2804
     """``cmppxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EA /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M32_R32_R32: Final = 2804
+    VEX_CMPNPXADD_M32_R32_R32: Final = 2805
     """``cmpnpxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EB /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M64_R64_R64: Final = 2805
+    VEX_CMPNPXADD_M64_R64_R64: Final = 2806
     """``cmpnpxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EB /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M32_R32_R32: Final = 2806
+    VEX_CMPLXADD_M32_R32_R32: Final = 2807
     """``cmplxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M64_R64_R64: Final = 2807
+    VEX_CMPLXADD_M64_R64_R64: Final = 2808
     """``cmplxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M32_R32_R32: Final = 2808
+    VEX_CMPLEXADD_M32_R32_R32: Final = 2809
     """``cmplexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EE /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M64_R64_R64: Final = 2809
+    VEX_CMPLEXADD_M64_R64_R64: Final = 2810
     """``cmplexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EE /r`` (CMPCCXADD)"""
-    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 2810
+    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 2811
     """``vsha512rnds2 RW:ymm, R:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CB /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG1_YMM_XMM: Final = 2811
+    VEX_VSHA512MSG1_YMM_XMM: Final = 2812
     """``vsha512msg1 RW:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CC /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG2_YMM_YMM: Final = 2812
+    VEX_VSHA512MSG2_YMM_YMM: Final = 2813
     """``vsha512msg2 RW:ymm, R:ymm`` ``VEX.256.F2.0F38.W0 CD /r`` (AVX+SHA512)"""
-    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 2813
+    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 2814
     """``vpdpwuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 2814
+    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 2815
     """``vpdpwuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 2815
+    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 2816
     """``vpdpwusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 2816
+    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 2817
     """``vpdpwusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 2817
+    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 2818
     """``vpdpwsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 2818
+    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 2819
     """``vpdpwsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 2819
+    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 2820
     """``vpdpwuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 2820
+    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 2821
     """``vpdpwuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 2821
+    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 2822
     """``vpdpwusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 2822
+    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 2823
     """``vpdpwusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 2823
+    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 2824
     """``vpdpwsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 2824
+    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 2825
     """``vpdpwsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 2825
+    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 2826
     """``vsm3msg1 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 2826
+    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 2827
     """``vsm3msg2 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2827
+    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2828
     """``vsm4key4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2828
+    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2829
     """``vsm4key4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2829
+    EVEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2830
+    """``vsm4key4 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    EVEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2831
+    """``vsm4key4 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    EVEX_VSM4KEY4_ZMM_ZMM_ZMMM512: Final = 2832
+    """``vsm4key4 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2833
     """``vsm4rnds4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2830
+    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2834
     """``vsm4rnds4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 2831
+    EVEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2835
+    """``vsm4rnds4 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    EVEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2836
+    """``vsm4rnds4 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    EVEX_VSM4RNDS4_ZMM_ZMM_ZMMM512: Final = 2837
+    """``vsm4rnds4 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 2838
     """``vsm3rnds2 RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 DE /r ib`` (AVX+SM3)"""
-    MONITORQ: Final = 2832
+    MONITORQ: Final = 2839
     """``monitor`` ``0F 01 C8`` (MONITOR)"""
-    MONITORD: Final = 2833
+    MONITORD: Final = 2840
     """``monitor`` ``a32 0F 01 C8`` (MONITOR)"""
-    MWAIT: Final = 2834
+    MWAIT: Final = 2841
     """``mwait`` ``0F 01 C9`` (MONITOR)"""
-    XGETBV: Final = 2835
+    XGETBV: Final = 2842
     """``xgetbv`` ``0F 01 D0`` (XSAVE)"""
-    XSETBV: Final = 2836
+    XSETBV: Final = 2843
     """``xsetbv`` ``0F 01 D1`` (XSAVE)"""
-    MONITORXQ: Final = 2837
+    MONITORXQ: Final = 2844
     """``monitorx`` ``0F 01 FA`` (MONITORX)"""
-    MONITORXD: Final = 2838
+    MONITORXD: Final = 2845
     """``monitorx`` ``a32 0F 01 FA`` (MONITORX)"""
-    MWAITX: Final = 2839
+    MWAITX: Final = 2846
     """``mwaitx`` ``0F 01 FB`` (MONITORX)"""
-    PREFETCHW_M8: Final = 2840
+    PREFETCHW_M8: Final = 2847
     """``prefetchw N:m8`` ``0F 0D /1`` (PREFETCHW)"""
-    PREFETCHRESERVED3_M8: Final = 2841
+    PREFETCHRESERVED3_M8: Final = 2848
     """``prefetchw N:m8`` ``0F 0D /3`` (PREFETCHW)"""
-    PREFETCH_M8: Final = 2842
+    PREFETCH_M8: Final = 2849
     """``prefetch N:m8`` ``0F 0D /0`` (PREFETCHW)"""
-    PREFETCHRESERVED4_M8: Final = 2843
+    PREFETCHRESERVED4_M8: Final = 2850
     """``prefetch N:m8`` ``0F 0D /4`` (PREFETCHW)"""
-    PREFETCHRESERVED5_M8: Final = 2844
+    PREFETCHRESERVED5_M8: Final = 2851
     """``prefetch N:m8`` ``0F 0D /5`` (PREFETCHW)"""
-    PREFETCHRESERVED6_M8: Final = 2845
+    PREFETCHRESERVED6_M8: Final = 2852
     """``prefetch N:m8`` ``0F 0D /6`` (PREFETCHW)"""
-    PREFETCHRESERVED7_M8: Final = 2846
+    PREFETCHRESERVED7_M8: Final = 2853
     """``prefetch N:m8`` ``0F 0D /7`` (PREFETCHW)"""
-    PREFETCHWT1_M8: Final = 2847
+    PREFETCHWT1_M8: Final = 2854
     """``prefetchwt1 N:m8`` ``0F 0D /2`` (PREFETCHWT1)"""
-    CLDEMOTE_M8: Final = 2848
+    CLDEMOTE_M8: Final = 2855
     """``cldemote N:m8`` ``0F 1C /0`` (CLDEMOTE)"""
-    RDFSBASE_R32: Final = 2849
+    RDFSBASE_R32: Final = 2856
     """``rdfsbase W:r32`` ``F3 0F AE /0`` (FSGSBASE)"""
-    RDFSBASE_R64: Final = 2850
+    RDFSBASE_R64: Final = 2857
     """``rdfsbase W:r64`` ``F3 REX.W 0F AE /0`` (FSGSBASE)"""
-    RDGSBASE_R32: Final = 2851
+    RDGSBASE_R32: Final = 2858
     """``rdgsbase W:r32`` ``F3 0F AE /1`` (FSGSBASE)"""
-    RDGSBASE_R64: Final = 2852
+    RDGSBASE_R64: Final = 2859
     """``rdgsbase W:r64`` ``F3 REX.W 0F AE /1`` (FSGSBASE)"""
-    WRFSBASE_R32: Final = 2853
+    WRFSBASE_R32: Final = 2860
     """``wrfsbase R:r32`` ``F3 0F AE /2`` (FSGSBASE)"""
-    WRFSBASE_R64: Final = 2854
+    WRFSBASE_R64: Final = 2861
     """``wrfsbase R:r64`` ``F3 REX.W 0F AE /2`` (FSGSBASE)"""
-    WRGSBASE_R32: Final = 2855
+    WRGSBASE_R32: Final = 2862
     """``wrgsbase R:r32`` ``F3 0F AE /3`` (FSGSBASE)"""
-    WRGSBASE_R64: Final = 2856
+    WRGSBASE_R64: Final = 2863
     """``wrgsbase R:r64`` ``F3 REX.W 0F AE /3`` (FSGSBASE)"""
-    XSAVE_MEM: Final = 2857
+    XSAVE_MEM: Final = 2864
     """``xsave RW:m`` ``0F AE /4`` (XSAVE)"""
-    XSAVE64_MEM: Final = 2858
+    XSAVE64_MEM: Final = 2865
     """``xsave64 RW:m`` ``REX.W 0F AE /4`` (XSAVE)"""
-    XRSTOR_MEM: Final = 2859
+    XRSTOR_MEM: Final = 2866
     """``xrstor R:m`` ``0F AE /5`` (XSAVE)"""
-    XRSTOR64_MEM: Final = 2860
+    XRSTOR64_MEM: Final = 2867
     """``xrstor64 R:m`` ``REX.W 0F AE /5`` (XSAVE)"""
-    XSAVEOPT_MEM: Final = 2861
+    XSAVEOPT_MEM: Final = 2868
     """``xsaveopt RW:m`` ``0F AE /6`` (XSAVEOPT)"""
-    XSAVEOPT64_MEM: Final = 2862
+    XSAVEOPT64_MEM: Final = 2869
     """``xsaveopt64 RW:m`` ``REX.W 0F AE /6`` (XSAVEOPT)"""
-    CLWB_M8: Final = 2863
+    CLWB_M8: Final = 2870
     """``clwb R:m8`` ``66 0F AE /6`` (CLWB)"""
-    TPAUSE_R32: Final = 2864
+    TPAUSE_R32: Final = 2871
     """``tpause R:r32`` ``66 0F AE /6`` (WAITPKG)"""
-    TPAUSE_R64: Final = 2865
+    TPAUSE_R64: Final = 2872
     """``tpause R:r64`` ``66 REX.W 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R32: Final = 2866
+    UMWAIT_R32: Final = 2873
     """``umwait R:r32`` ``F2 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R64: Final = 2867
+    UMWAIT_R64: Final = 2874
     """``umwait R:r64`` ``F2 REX.W 0F AE /6`` (WAITPKG)"""
-    CLFLUSH_M8: Final = 2868
+    CLFLUSH_M8: Final = 2875
     """``clflush R:m8`` ``0F AE /7`` (CLFSH)"""
-    CLFLUSHOPT_M8: Final = 2869
+    CLFLUSHOPT_M8: Final = 2876
     """``clflushopt R:m8`` ``66 0F AE /7`` (CLFLUSHOPT)"""
-    LFENCE: Final = 2870
+    LFENCE: Final = 2877
     """``lfence`` ``0F AE E8`` (SSE2)"""
-    LFENCE_E9: Final = 2871
+    LFENCE_E9: Final = 2878
     """``lfence`` ``0F AE E9`` (SSE2)"""
-    LFENCE_EA: Final = 2872
+    LFENCE_EA: Final = 2879
     """``lfence`` ``0F AE EA`` (SSE2)"""
-    LFENCE_EB: Final = 2873
+    LFENCE_EB: Final = 2880
     """``lfence`` ``0F AE EB`` (SSE2)"""
-    LFENCE_EC: Final = 2874
+    LFENCE_EC: Final = 2881
     """``lfence`` ``0F AE EC`` (SSE2)"""
-    LFENCE_ED: Final = 2875
+    LFENCE_ED: Final = 2882
     """``lfence`` ``0F AE ED`` (SSE2)"""
-    LFENCE_EE: Final = 2876
+    LFENCE_EE: Final = 2883
     """``lfence`` ``0F AE EE`` (SSE2)"""
-    LFENCE_EF: Final = 2877
+    LFENCE_EF: Final = 2884
     """``lfence`` ``0F AE EF`` (SSE2)"""
-    MFENCE: Final = 2878
+    MFENCE: Final = 2885
     """``mfence`` ``0F AE F0`` (SSE2)"""
-    MFENCE_F1: Final = 2879
+    MFENCE_F1: Final = 2886
     """``mfence`` ``0F AE F1`` (SSE2)"""
-    MFENCE_F2: Final = 2880
+    MFENCE_F2: Final = 2887
     """``mfence`` ``0F AE F2`` (SSE2)"""
-    MFENCE_F3: Final = 2881
+    MFENCE_F3: Final = 2888
     """``mfence`` ``0F AE F3`` (SSE2)"""
-    MFENCE_F4: Final = 2882
+    MFENCE_F4: Final = 2889
     """``mfence`` ``0F AE F4`` (SSE2)"""
-    MFENCE_F5: Final = 2883
+    MFENCE_F5: Final = 2890
     """``mfence`` ``0F AE F5`` (SSE2)"""
-    MFENCE_F6: Final = 2884
+    MFENCE_F6: Final = 2891
     """``mfence`` ``0F AE F6`` (SSE2)"""
-    MFENCE_F7: Final = 2885
+    MFENCE_F7: Final = 2892
     """``mfence`` ``0F AE F7`` (SSE2)"""
-    SFENCE: Final = 2886
+    SFENCE: Final = 2893
     """``sfence`` ``0F AE F8`` (SSE)"""
-    SFENCE_F9: Final = 2887
+    SFENCE_F9: Final = 2894
     """``sfence`` ``0F AE F9`` (SSE)"""
-    SFENCE_FA: Final = 2888
+    SFENCE_FA: Final = 2895
     """``sfence`` ``0F AE FA`` (SSE)"""
-    SFENCE_FB: Final = 2889
+    SFENCE_FB: Final = 2896
     """``sfence`` ``0F AE FB`` (SSE)"""
-    SFENCE_FC: Final = 2890
+    SFENCE_FC: Final = 2897
     """``sfence`` ``0F AE FC`` (SSE)"""
-    SFENCE_FD: Final = 2891
+    SFENCE_FD: Final = 2898
     """``sfence`` ``0F AE FD`` (SSE)"""
-    SFENCE_FE: Final = 2892
+    SFENCE_FE: Final = 2899
     """``sfence`` ``0F AE FE`` (SSE)"""
-    SFENCE_FF: Final = 2893
+    SFENCE_FF: Final = 2900
     """``sfence`` ``0F AE FF`` (SSE)"""
-    XRSTORS_MEM: Final = 2894
+    XRSTORS_MEM: Final = 2901
     """``xrstors R:m`` ``0F C7 /3`` (XSAVES)"""
-    XRSTORS64_MEM: Final = 2895
+    XRSTORS64_MEM: Final = 2902
     """``xrstors64 R:m`` ``REX.W 0F C7 /3`` (XSAVES)"""
-    XSAVEC_MEM: Final = 2896
+    XSAVEC_MEM: Final = 2903
     """``xsavec W:m`` ``0F C7 /4`` (XSAVEC)"""
-    XSAVEC64_MEM: Final = 2897
+    XSAVEC64_MEM: Final = 2904
     """``xsavec64 W:m`` ``REX.W 0F C7 /4`` (XSAVEC)"""
-    XSAVES_MEM: Final = 2898
+    XSAVES_MEM: Final = 2905
     """``xsaves W:m`` ``0F C7 /5`` (XSAVES)"""
-    XSAVES64_MEM: Final = 2899
+    XSAVES64_MEM: Final = 2906
     """``xsaves64 W:m`` ``REX.W 0F C7 /5`` (XSAVES)"""
-    MOVDIRI_M32_R32: Final = 2900
+    MOVDIRI_M32_R32: Final = 2907
     """``movdiri W:m32, R:r32`` ``0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIRI_M64_R64: Final = 2901
+    MOVDIRI_M64_R64: Final = 2908
     """``movdiri W:m64, R:r64`` ``REX.W 0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIR64B_R64_M512: Final = 2902
+    MOVDIR64B_R64_M512: Final = 2909
     """``movdir64b R:r64, R:m512`` ``66 0F 38 F8 /r`` (MOVDIR64B)"""
-    MOVDIR64B_R32_M512: Final = 2903
+    MOVDIR64B_R32_M512: Final = 2910
     """``movdir64b R:r32, R:m512`` ``a32 66 0F 38 F8 /r`` (MOVDIR64B)"""
-    ENQCMD_R64_M512: Final = 2904
+    ENQCMD_R64_M512: Final = 2911
     """``enqcmd R:r64, R:m512`` ``F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMD_R32_M512: Final = 2905
+    ENQCMD_R32_M512: Final = 2912
     """``enqcmd R:r32, R:m512`` ``a32 F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R64_M512: Final = 2906
+    ENQCMDS_R64_M512: Final = 2913
     """``enqcmds R:r64, R:m512`` ``F3 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R32_M512: Final = 2907
+    ENQCMDS_R32_M512: Final = 2914
     """``enqcmds R:r32, R:m512`` ``a32 F3 0F 38 F8 /r`` (ENQCMD)"""
-    SERIALIZE: Final = 2908
+    SERIALIZE: Final = 2915
     """``serialize`` ``0F 01 E8`` (SERIALIZE)"""
-    PREFETCHIT1_M8: Final = 2909
+    PREFETCHIT1_M8: Final = 2916
     """``prefetchit1 N:m8`` ``0F 18 /6`` (PREFETCHITI)"""
-    PREFETCHIT0_M8: Final = 2910
+    PREFETCHIT0_M8: Final = 2917
     """``prefetchit0 N:m8`` ``0F 18 /7`` (PREFETCHITI)"""
-    XABORT_IMM8: Final = 2911
+    XABORT_IMM8: Final = 2918
     """``xabort R:imm8`` ``C6 F8 ib`` (RTM)"""
-    XBEGIN_REL32: Final = 2912
+    XBEGIN_REL32: Final = 2919
     """``xbegin R:rel32`` ``C7 F8 cd`` (RTM)"""
-    XBEGIN_REL16: Final = 2913
+    XBEGIN_REL16: Final = 2920
     """``xbegin R:rel16`` ``o16 C7 F8 cw`` (RTM)"""
-    RSTORSSP_M64: Final = 2914
+    RSTORSSP_M64: Final = 2921
     """``rstorssp RW:m64`` ``F3 0F 01 /5`` (CET_SS)"""
-    ENCLV: Final = 2915
+    ENCLV: Final = 2922
     """``enclv`` ``0F 01 C0`` (OSS)"""
-    VMCALL: Final = 2916
+    VMCALL: Final = 2923
     """``vmcall`` ``0F 01 C1`` (VMX)"""
-    VMLAUNCH: Final = 2917
+    VMLAUNCH: Final = 2924
     """``vmlaunch`` ``0F 01 C2`` (VMX)"""
-    VMRESUME: Final = 2918
+    VMRESUME: Final = 2925
     """``vmresume`` ``0F 01 C3`` (VMX)"""
-    VMXOFF: Final = 2919
+    VMXOFF: Final = 2926
     """``vmxoff`` ``0F 01 C4`` (VMX)"""
-    PCONFIG: Final = 2920
+    PCONFIG: Final = 2927
     """``pconfig`` ``0F 01 C5`` (PCONFIG)"""
-    ENCLS: Final = 2921
+    ENCLS: Final = 2928
     """``encls`` ``0F 01 CF`` (SGX1)"""
-    VMFUNC: Final = 2922
+    VMFUNC: Final = 2929
     """``vmfunc`` ``0F 01 D4`` (VMX)"""
-    XEND: Final = 2923
+    XEND: Final = 2930
     """``xend`` ``0F 01 D5`` (RTM)"""
-    XTEST: Final = 2924
+    XTEST: Final = 2931
     """``xtest`` ``0F 01 D6`` (HLE_OR_RTM)"""
-    ENCLU: Final = 2925
+    ENCLU: Final = 2932
     """``enclu`` ``0F 01 D7`` (SGX1)"""
-    VMMCALL: Final = 2926
+    VMMCALL: Final = 2933
     """``vmmcall`` ``0F 01 D9`` (SVM)"""
-    STGI: Final = 2927
+    STGI: Final = 2934
     """``stgi`` ``0F 01 DC`` (SKINIT_OR_SVM)"""
-    SKINIT: Final = 2928
+    SKINIT: Final = 2935
     """``skinit`` ``0F 01 DE`` (SKINIT_OR_SVM)"""
-    CLGI: Final = 2929
+    CLGI: Final = 2936
     """``clgi`` ``0F 01 DD`` (SVM)"""
-    SETSSBSY: Final = 2930
+    SETSSBSY: Final = 2937
     """``setssbsy`` ``F3 0F 01 E8`` (CET_SS)"""
-    SAVEPREVSSP: Final = 2931
+    SAVEPREVSSP: Final = 2938
     """``saveprevssp`` ``F3 0F 01 EA`` (CET_SS)"""
-    RDPKRU: Final = 2932
+    RDPKRU: Final = 2939
     """``rdpkru`` ``0F 01 EE`` (PKU)"""
-    WRPKRU: Final = 2933
+    WRPKRU: Final = 2940
     """``wrpkru`` ``0F 01 EF`` (PKU)"""
-    MCOMMIT: Final = 2934
+    MCOMMIT: Final = 2941
     """``mcommit`` ``F3 0F 01 FA`` (MCOMMIT)"""
-    RDPRU: Final = 2935
+    RDPRU: Final = 2942
     """``rdpru`` ``0F 01 FD`` (RDPRU)"""
-    WBNOINVD: Final = 2936
+    WBNOINVD: Final = 2943
     """``wbnoinvd`` ``F3 0F 09`` (WBNOINVD)"""
-    FEMMS: Final = 2937
+    FEMMS: Final = 2944
     """``femms`` ``0F 0E`` (D3NOW)"""
-    RDSSPD_R32: Final = 2938
+    RDSSPD_R32: Final = 2945
     """``rdsspd W:r32`` ``F3 0F 1E /1`` (CET_SS)"""
-    RDSSPQ_R64: Final = 2939
+    RDSSPQ_R64: Final = 2946
     """``rdsspq W:r64`` ``F3 REX.W 0F 1E /1`` (CET_SS)"""
-    ENDBR64: Final = 2940
+    ENDBR64: Final = 2947
     """``endbr64`` ``F3 0F 1E FA`` (CET_IBT)"""
-    ENDBR32: Final = 2941
+    ENDBR32: Final = 2948
     """``endbr32`` ``F3 0F 1E FB`` (CET_IBT)"""
-    MOVNTSS_M32_XMM: Final = 2942
+    MOVNTSS_M32_XMM: Final = 2949
     """``movntss W:m32, R:xmm`` ``F3 0F 2B /r`` (SSE4A)"""
-    MOVNTSD_M64_XMM: Final = 2943
+    MOVNTSD_M64_XMM: Final = 2950
     """``movntsd W:m64, R:xmm`` ``F2 0F 2B /r`` (SSE4A)"""
-    GETSECD: Final = 2944
+    GETSECD: Final = 2951
     """``getsec`` ``0F 37`` (SMX)"""
-    EMMS: Final = 2945
+    EMMS: Final = 2952
     """``emms`` ``0F 77`` (MMX)"""
-    EXTRQ_XMM_XMM: Final = 2946
+    EXTRQ_XMM_XMM: Final = 2953
     """``extrq RW:xmm, R:xmm`` ``66 0F 79 /r`` (SSE4A)"""
-    EXTRQ_XMM_IMM8_IMM8: Final = 2947
+    EXTRQ_XMM_IMM8_IMM8: Final = 2954
     """``extrq RW:xmm, R:imm8, R:imm8`` ``66 0F 78 /0 ib ib`` (SSE4A)"""
-    INSERTQ_XMM_XMM: Final = 2948
+    INSERTQ_XMM_XMM: Final = 2955
     """``insertq RW:xmm, R:xmm`` ``F2 0F 79 /r`` (SSE4A)"""
-    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 2949
+    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 2956
     """``insertq W:xmm, R:xmm, R:imm8, R:imm8`` ``F2 0F 78 /r ib ib`` (SSE4A)"""
-    PTWRITE_RM32: Final = 2950
+    PTWRITE_RM32: Final = 2957
     """``ptwrite R:r32/m32`` ``F3 0F AE /4`` (PTWRITE)"""
-    PTWRITE_RM64: Final = 2951
+    PTWRITE_RM64: Final = 2958
     """``ptwrite R:r64/m64`` ``F3 REX.W 0F AE /4`` (PTWRITE)"""
-    INCSSPD_R32: Final = 2952
+    INCSSPD_R32: Final = 2959
     """``incsspd R:r32`` ``F3 0F AE /5`` (CET_SS)"""
-    INCSSPQ_R64: Final = 2953
+    INCSSPQ_R64: Final = 2960
     """``incsspq R:r64`` ``F3 REX.W 0F AE /5`` (CET_SS)"""
-    CLRSSBSY_M64: Final = 2954
+    CLRSSBSY_M64: Final = 2961
     """``clrssbsy RW:m64`` ``F3 0F AE /6`` (CET_SS)"""
-    VMPTRLD_M64: Final = 2955
+    VMPTRLD_M64: Final = 2962
     """``vmptrld R:m64`` ``0F C7 /6`` (VMX)"""
-    VMCLEAR_M64: Final = 2956
+    VMCLEAR_M64: Final = 2963
     """``vmclear R:m64`` ``66 0F C7 /6`` (VMX)"""
-    VMXON_M64: Final = 2957
+    VMXON_M64: Final = 2964
     """``vmxon R:m64`` ``F3 0F C7 /6`` (VMX)"""
-    VMPTRST_M64: Final = 2958
+    VMPTRST_M64: Final = 2965
     """``vmptrst W:m64`` ``0F C7 /7`` (VMX)"""
-    WRUSSD_M32_R32: Final = 2959
+    WRUSSD_M32_R32: Final = 2966
     """``wrussd W:m32, R:r32`` ``66 0F 38 F5 /r`` (CET_SS)"""
-    WRUSSQ_M64_R64: Final = 2960
+    WRUSSQ_M64_R64: Final = 2967
     """``wrussq W:m64, R:r64`` ``66 REX.W 0F 38 F5 /r`` (CET_SS)"""
-    WRSSD_M32_R32: Final = 2961
+    WRSSD_M32_R32: Final = 2968
     """``wrssd W:m32, R:r32`` ``0F 38 F6 /r`` (CET_SS)"""
-    WRSSQ_M64_R64: Final = 2962
+    WRSSQ_M64_R64: Final = 2969
     """``wrssq W:m64, R:r64`` ``REX.W 0F 38 F6 /r`` (CET_SS)"""
-    RMPADJUST: Final = 2963
+    RMPADJUST: Final = 2970
     """``rmpadjust`` ``F3 0F 01 FE`` (SEV_SNP)"""
-    PSMASH: Final = 2964
+    PSMASH: Final = 2971
     """``psmash`` ``F3 0F 01 FF`` (SEV_SNP)"""
-    XSUSLDTRK: Final = 2965
+    XSUSLDTRK: Final = 2972
     """``xsusldtrk`` ``F2 0F 01 E8`` (TSXLDTRK)"""
-    XRESLDTRK: Final = 2966
+    XRESLDTRK: Final = 2973
     """``xresldtrk`` ``F2 0F 01 E9`` (TSXLDTRK)"""
-    TLBSYNC: Final = 2967
+    TLBSYNC: Final = 2974
     """``tlbsync`` ``0F 01 FF`` (INVLPGB)"""
-    VMGEXIT: Final = 2968
+    VMGEXIT: Final = 2975
     """``vmgexit`` ``F3 0F 01 D9`` (SEV_ES)"""
-    VMGEXIT_F2: Final = 2969
+    VMGEXIT_F2: Final = 2976
     """``vmgexit`` ``F2 0F 01 D9`` (SEV_ES)"""
-    GETSECQ: Final = 2970
+    GETSECQ: Final = 2977
     """``getsecq`` ``REX.W 0F 37`` (SMX)"""
-    TDCALL: Final = 2971
+    TDCALL: Final = 2978
     """``tdcall`` ``66 0F 01 CC`` (TDX)"""
-    SEAMRET: Final = 2972
+    SEAMRET: Final = 2979
     """``seamret`` ``66 0F 01 CD`` (TDX)"""
-    SEAMOPS: Final = 2973
+    SEAMOPS: Final = 2980
     """``seamops`` ``66 0F 01 CE`` (TDX)"""
-    SEAMCALL: Final = 2974
+    SEAMCALL: Final = 2981
     """``seamcall`` ``66 0F 01 CF`` (TDX)"""
-    LOADIWKEY_XMM_XMM: Final = 2975
+    LOADIWKEY_XMM_XMM: Final = 2982
     """``loadiwkey R:xmm, R:xmm`` ``F3 0F 38 DC /r`` (KL)"""
-    ENCODEKEY128_R32_R32: Final = 2976
+    ENCODEKEY128_R32_R32: Final = 2983
     """``encodekey128 W:r32, R:r32`` ``F3 0F 38 FA /r`` (AESKLE)"""
-    ENCODEKEY256_R32_R32: Final = 2977
+    ENCODEKEY256_R32_R32: Final = 2984
     """``encodekey256 W:r32, R:r32`` ``F3 0F 38 FB /r`` (AESKLE)"""
-    AESENC128KL_XMM_M384: Final = 2978
+    AESENC128KL_XMM_M384: Final = 2985
     """``aesenc128kl RW:xmm, R:m384`` ``F3 0F 38 DC /r`` (AESKLE)"""
-    AESDEC128KL_XMM_M384: Final = 2979
+    AESDEC128KL_XMM_M384: Final = 2986
     """``aesdec128kl RW:xmm, R:m384`` ``F3 0F 38 DD /r`` (AESKLE)"""
-    AESENCWIDE128KL_M384: Final = 2980
+    AESENCWIDE128KL_M384: Final = 2987
     """``aesencwide128kl R:m384`` ``F3 0F 38 D8 /0`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE128KL_M384: Final = 2981
+    AESDECWIDE128KL_M384: Final = 2988
     """``aesdecwide128kl R:m384`` ``F3 0F 38 D8 /1`` (AESKLE+WIDE_KL)"""
-    AESENCWIDE256KL_M512: Final = 2982
+    AESENCWIDE256KL_M512: Final = 2989
     """``aesencwide256kl R:m512`` ``F3 0F 38 D8 /2`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE256KL_M512: Final = 2983
+    AESDECWIDE256KL_M512: Final = 2990
     """``aesdecwide256kl R:m512`` ``F3 0F 38 D8 /3`` (AESKLE+WIDE_KL)"""
-    AESENC256KL_XMM_M512: Final = 2984
+    AESENC256KL_XMM_M512: Final = 2991
     """``aesenc256kl RW:xmm, R:m512`` ``F3 0F 38 DE /r`` (AESKLE)"""
-    AESDEC256KL_XMM_M512: Final = 2985
+    AESDEC256KL_XMM_M512: Final = 2992
     """``aesdec256kl RW:xmm, R:m512`` ``F3 0F 38 DF /r`` (AESKLE)"""
-    WRMSRNS: Final = 2986
+    WRMSRNS: Final = 2993
     """``wrmsrns`` ``0F 01 C6`` (WRMSRNS)"""
-    RMPQUERY: Final = 2987
+    VEX_WRMSRNS_IMM32_R64: Final = 2994
+    """``wrmsrns R:imm32, R:r64`` ``VEX.LZ.F3.MAP7.W0 F6 /0 id`` (MSR_IMM)"""
+    RMPQUERY: Final = 2995
     """``rmpquery`` ``F3 0F 01 FD`` (RMPQUERY)"""
-    FNOP: Final = 2988
+    FNOP: Final = 2996
     """``fnop`` ``D9 D0`` (FPU)"""
-    FNENI: Final = 2989
+    FNENI: Final = 2997
     """``fneni`` ``DB E0`` (FPU)"""
-    FNDISI: Final = 2990
+    FNDISI: Final = 2998
     """``fndisi`` ``DB E1`` (FPU)"""
-    FNSETPM: Final = 2991
+    FNSETPM: Final = 2999
     """``fnsetpm`` ``DB E4`` (FPU287)"""
-    FADD_M32FP: Final = 2992
+    FADD_M32FP: Final = 3000
     """``fadd R:m32`` ``D8 /0`` (FPU)"""
-    FADD_ST0_STI: Final = 2993
+    FADD_ST0_STI: Final = 3001
     """``fadd RW:st0, R:st`` ``D8 C0+i`` (FPU)"""
-    FADD_M64FP: Final = 2994
+    FADD_M64FP: Final = 3002
     """``fadd R:m64`` ``DC /0`` (FPU)"""
-    FADD_STI_ST0: Final = 2995
+    FADD_STI_ST0: Final = 3003
     """``fadd RW:st, R:st0`` ``DC C0+i`` (FPU)"""
-    FMUL_M32FP: Final = 2996
+    FMUL_M32FP: Final = 3004
     """``fmul R:m32`` ``D8 /1`` (FPU)"""
-    FMUL_ST0_STI: Final = 2997
+    FMUL_ST0_STI: Final = 3005
     """``fmul RW:st0, R:st`` ``D8 C8+i`` (FPU)"""
-    FMUL_M64FP: Final = 2998
+    FMUL_M64FP: Final = 3006
     """``fmul R:m64`` ``DC /1`` (FPU)"""
-    FMUL_STI_ST0: Final = 2999
+    FMUL_STI_ST0: Final = 3007
     """``fmul RW:st, R:st0`` ``DC C8+i`` (FPU)"""
-    FCOM_M32FP: Final = 3000
+    FCOM_M32FP: Final = 3008
     """``fcom R:m32`` ``D8 /2`` (FPU)"""
-    FCOM_ST0_STI: Final = 3001
+    FCOM_ST0_STI: Final = 3009
     """``fcom R:st0, R:st`` ``D8 D0+i`` (FPU)"""
-    FCOM_ST0_STI_DCD0: Final = 3002
+    FCOM_ST0_STI_DCD0: Final = 3010
     """``fcom R:st0, R:st`` ``DC D0+i`` (FPU)"""
-    FCOM_M64FP: Final = 3003
+    FCOM_M64FP: Final = 3011
     """``fcom R:m64`` ``DC /2`` (FPU)"""
-    FCOMP_M32FP: Final = 3004
+    FCOMP_M32FP: Final = 3012
     """``fcomp R:m32`` ``D8 /3`` (FPU)"""
-    FCOMP_ST0_STI: Final = 3005
+    FCOMP_ST0_STI: Final = 3013
     """``fcomp R:st0, R:st`` ``D8 D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DCD8: Final = 3006
+    FCOMP_ST0_STI_DCD8: Final = 3014
     """``fcomp R:st0, R:st`` ``DC D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DED0: Final = 3007
+    FCOMP_ST0_STI_DED0: Final = 3015
     """``fcomp R:st0, R:st`` ``DE D0+i`` (FPU)"""
-    FCOMP_M64FP: Final = 3008
+    FCOMP_M64FP: Final = 3016
     """``fcomp R:m64`` ``DC /3`` (FPU)"""
-    FSUB_M32FP: Final = 3009
+    FSUB_M32FP: Final = 3017
     """``fsub R:m32`` ``D8 /4`` (FPU)"""
-    FSUB_ST0_STI: Final = 3010
+    FSUB_ST0_STI: Final = 3018
     """``fsub RW:st0, R:st`` ``D8 E0+i`` (FPU)"""
-    FSUB_M64FP: Final = 3011
+    FSUB_M64FP: Final = 3019
     """``fsub R:m64`` ``DC /4`` (FPU)"""
-    FSUB_STI_ST0: Final = 3012
+    FSUB_STI_ST0: Final = 3020
     """``fsub RW:st, R:st0`` ``DC E8+i`` (FPU)"""
-    FSUBR_M32FP: Final = 3013
+    FSUBR_M32FP: Final = 3021
     """``fsubr R:m32`` ``D8 /5`` (FPU)"""
-    FSUBR_ST0_STI: Final = 3014
+    FSUBR_ST0_STI: Final = 3022
     """``fsubr RW:st0, R:st`` ``D8 E8+i`` (FPU)"""
-    FSUBR_M64FP: Final = 3015
+    FSUBR_M64FP: Final = 3023
     """``fsubr R:m64`` ``DC /5`` (FPU)"""
-    FSUBR_STI_ST0: Final = 3016
+    FSUBR_STI_ST0: Final = 3024
     """``fsubr RW:st, R:st0`` ``DC E0+i`` (FPU)"""
-    FDIV_M32FP: Final = 3017
+    FDIV_M32FP: Final = 3025
     """``fdiv R:m32`` ``D8 /6`` (FPU)"""
-    FDIV_ST0_STI: Final = 3018
+    FDIV_ST0_STI: Final = 3026
     """``fdiv RW:st0, R:st`` ``D8 F0+i`` (FPU)"""
-    FDIV_M64FP: Final = 3019
+    FDIV_M64FP: Final = 3027
     """``fdiv R:m64`` ``DC /6`` (FPU)"""
-    FDIV_STI_ST0: Final = 3020
+    FDIV_STI_ST0: Final = 3028
     """``fdiv RW:st, R:st0`` ``DC F8+i`` (FPU)"""
-    FDIVR_M32FP: Final = 3021
+    FDIVR_M32FP: Final = 3029
     """``fdivr R:m32`` ``D8 /7`` (FPU)"""
-    FDIVR_ST0_STI: Final = 3022
+    FDIVR_ST0_STI: Final = 3030
     """``fdivr RW:st0, R:st`` ``D8 F8+i`` (FPU)"""
-    FDIVR_M64FP: Final = 3023
+    FDIVR_M64FP: Final = 3031
     """``fdivr R:m64`` ``DC /7`` (FPU)"""
-    FDIVR_STI_ST0: Final = 3024
+    FDIVR_STI_ST0: Final = 3032
     """``fdivr RW:st, R:st0`` ``DC F0+i`` (FPU)"""
-    FLD_M32FP: Final = 3025
+    FLD_M32FP: Final = 3033
     """``fld R:m32`` ``D9 /0`` (FPU)"""
-    FLD_STI: Final = 3026
+    FLD_STI: Final = 3034
     """``fld R:st`` ``D9 C0+i`` (FPU)"""
-    FLD_M80FP: Final = 3027
+    FLD_M80FP: Final = 3035
     """``fld R:m80`` ``DB /5`` (FPU)"""
-    FLD_M64FP: Final = 3028
+    FLD_M64FP: Final = 3036
     """``fld R:m64`` ``DD /0`` (FPU)"""
-    FST_M32FP: Final = 3029
+    FST_M32FP: Final = 3037
     """``fst W:m32`` ``D9 /2`` (FPU)"""
-    FST_M64FP: Final = 3030
+    FST_M64FP: Final = 3038
     """``fst W:m64`` ``DD /2`` (FPU)"""
-    FST_STI: Final = 3031
+    FST_STI: Final = 3039
     """``fst W:st`` ``DD D0+i`` (FPU)"""
-    FSTP_M32FP: Final = 3032
+    FSTP_M32FP: Final = 3040
     """``fstp W:m32`` ``D9 /3`` (FPU)"""
-    FSTP_M80FP: Final = 3033
+    FSTP_M80FP: Final = 3041
     """``fstp W:m80`` ``DB /7`` (FPU)"""
-    FSTP_M64FP: Final = 3034
+    FSTP_M64FP: Final = 3042
     """``fstp W:m64`` ``DD /3`` (FPU)"""
-    FSTP_STI: Final = 3035
+    FSTP_STI: Final = 3043
     """``fstp W:st`` ``DD D8+i`` (FPU)"""
-    FSTP_STI_DFD0: Final = 3036
+    FSTP_STI_DFD0: Final = 3044
     """``fstp W:st`` ``DF D0+i`` (FPU)"""
-    FSTP_STI_DFD8: Final = 3037
+    FSTP_STI_DFD8: Final = 3045
     """``fstp W:st`` ``DF D8+i`` (FPU)"""
-    FSTPNCE_STI: Final = 3038
+    FSTPNCE_STI: Final = 3046
     """``fstpnce W:st`` ``D9 D8+i`` (FPU)"""
-    FLDENV_M14BYTE: Final = 3039
+    FLDENV_M14BYTE: Final = 3047
     """``fldenv R:m14byte`` ``o16 D9 /4`` (FPU)"""
-    FLDENV_M28BYTE: Final = 3040
+    FLDENV_M28BYTE: Final = 3048
     """``fldenv R:m28byte`` ``D9 /4`` (FPU387)"""
-    FLDCW_M2BYTE: Final = 3041
+    FLDCW_M2BYTE: Final = 3049
     """``fldcw R:m16`` ``D9 /5`` (FPU)"""
-    FNSTENV_M14BYTE: Final = 3042
+    FNSTENV_M14BYTE: Final = 3050
     """``fnstenv W:m14byte`` ``o16 D9 /6`` (FPU)"""
-    FNSTENV_M28BYTE: Final = 3043
+    FNSTENV_M28BYTE: Final = 3051
     """``fnstenv W:m28byte`` ``D9 /6`` (FPU387)"""
-    FNSAVE_M94BYTE: Final = 3044
+    FNSAVE_M94BYTE: Final = 3052
     """``fnsave W:m94byte`` ``o16 DD /6`` (FPU)"""
-    FNSAVE_M108BYTE: Final = 3045
+    FNSAVE_M108BYTE: Final = 3053
     """``fnsave W:m108byte`` ``DD /6`` (FPU387)"""
-    FINIT: Final = 3046
+    FINIT: Final = 3054
     """``finit`` ``9B DB E3`` (FPU)"""
-    FCLEX: Final = 3047
+    FCLEX: Final = 3055
     """``fclex`` ``9B DB E2`` (FPU)"""
-    FENI: Final = 3048
+    FENI: Final = 3056
     """``feni`` ``9B DB E0`` (FPU)"""
-    FDISI: Final = 3049
+    FDISI: Final = 3057
     """``fdisi`` ``9B DB E1`` (FPU)"""
-    FSETPM: Final = 3050
+    FSETPM: Final = 3058
     """``fsetpm`` ``9B DB E4`` (FPU287)"""
-    FSTSW_M2BYTE: Final = 3051
+    FSTSW_M2BYTE: Final = 3059
     """``fstsw W:m16`` ``9B DD /7`` (FPU)"""
-    FSTSW_AX: Final = 3052
+    FSTSW_AX: Final = 3060
     """``fstsw W:ax`` ``9B DF E0`` (FPU287)"""
-    FSTCW_M2BYTE: Final = 3053
+    FSTCW_M2BYTE: Final = 3061
     """``fstcw W:m16`` ``9B D9 /7`` (FPU)"""
-    FSTENV_M14BYTE: Final = 3054
+    FSTENV_M14BYTE: Final = 3062
     """``fstenv W:m14byte`` ``9B o16 D9 /6`` (FPU)"""
-    FSTENV_M28BYTE: Final = 3055
+    FSTENV_M28BYTE: Final = 3063
     """``fstenv W:m28byte`` ``9B D9 /6`` (FPU387)"""
-    FSAVE_M94BYTE: Final = 3056
+    FSAVE_M94BYTE: Final = 3064
     """``fsave W:m94byte`` ``9B o16 DD /6`` (FPU)"""
-    FSAVE_M108BYTE: Final = 3057
+    FSAVE_M108BYTE: Final = 3065
     """``fsave W:m108byte`` ``9B DD /6`` (FPU387)"""
-    FRSTOR_M94BYTE: Final = 3058
+    FRSTOR_M94BYTE: Final = 3066
     """``frstor R:m94byte`` ``o16 DD /4`` (FPU)"""
-    FRSTOR_M108BYTE: Final = 3059
+    FRSTOR_M108BYTE: Final = 3067
     """``frstor R:m108byte`` ``DD /4`` (FPU387)"""
-    FNSTCW_M2BYTE: Final = 3060
+    FNSTCW_M2BYTE: Final = 3068
     """``fnstcw W:m16`` ``D9 /7`` (FPU)"""
-    FXCH_ST0_STI: Final = 3061
+    FXCH_ST0_STI: Final = 3069
     """``fxch RW:st0, RW:st`` ``D9 C8+i`` (FPU)"""
-    FXCH_ST0_STI_DDC8: Final = 3062
+    FXCH_ST0_STI_DDC8: Final = 3070
     """``fxch RW:st0, RW:st`` ``DD C8+i`` (FPU)"""
-    FXCH_ST0_STI_DFC8: Final = 3063
+    FXCH_ST0_STI_DFC8: Final = 3071
     """``fxch RW:st0, RW:st`` ``DF C8+i`` (FPU)"""
-    FCHS: Final = 3064
+    FCHS: Final = 3072
     """``fchs`` ``D9 E0`` (FPU)"""
-    FABS: Final = 3065
+    FABS: Final = 3073
     """``fabs`` ``D9 E1`` (FPU)"""
-    FTST: Final = 3066
+    FTST: Final = 3074
     """``ftst`` ``D9 E4`` (FPU)"""
-    FXAM: Final = 3067
+    FXAM: Final = 3075
     """``fxam`` ``D9 E5`` (FPU)"""
-    FLD1: Final = 3068
+    FLD1: Final = 3076
     """``fld1`` ``D9 E8`` (FPU)"""
-    FLDL2T: Final = 3069
+    FLDL2T: Final = 3077
     """``fldl2t`` ``D9 E9`` (FPU)"""
-    FLDL2E: Final = 3070
+    FLDL2E: Final = 3078
     """``fldl2e`` ``D9 EA`` (FPU)"""
-    FLDPI: Final = 3071
+    FLDPI: Final = 3079
     """``fldpi`` ``D9 EB`` (FPU)"""
-    FLDLG2: Final = 3072
+    FLDLG2: Final = 3080
     """``fldlg2`` ``D9 EC`` (FPU)"""
-    FLDLN2: Final = 3073
+    FLDLN2: Final = 3081
     """``fldln2`` ``D9 ED`` (FPU)"""
-    FLDZ: Final = 3074
+    FLDZ: Final = 3082
     """``fldz`` ``D9 EE`` (FPU)"""
-    F2XM1: Final = 3075
+    F2XM1: Final = 3083
     """``f2xm1`` ``D9 F0`` (FPU)"""
-    FYL2X: Final = 3076
+    FYL2X: Final = 3084
     """``fyl2x`` ``D9 F1`` (FPU)"""
-    FPTAN: Final = 3077
+    FPTAN: Final = 3085
     """``fptan`` ``D9 F2`` (FPU)"""
-    FPATAN: Final = 3078
+    FPATAN: Final = 3086
     """``fpatan`` ``D9 F3`` (FPU)"""
-    FXTRACT: Final = 3079
+    FXTRACT: Final = 3087
     """``fxtract`` ``D9 F4`` (FPU)"""
-    FPREM1: Final = 3080
+    FPREM1: Final = 3088
     """``fprem1`` ``D9 F5`` (FPU387)"""
-    FDECSTP: Final = 3081
+    FDECSTP: Final = 3089
     """``fdecstp`` ``D9 F6`` (FPU)"""
-    FINCSTP: Final = 3082
+    FINCSTP: Final = 3090
     """``fincstp`` ``D9 F7`` (FPU)"""
-    FPREM: Final = 3083
+    FPREM: Final = 3091
     """``fprem`` ``D9 F8`` (FPU)"""
-    FYL2XP1: Final = 3084
+    FYL2XP1: Final = 3092
     """``fyl2xp1`` ``D9 F9`` (FPU)"""
-    FSQRT: Final = 3085
+    FSQRT: Final = 3093
     """``fsqrt`` ``D9 FA`` (FPU)"""
-    FSINCOS: Final = 3086
+    FSINCOS: Final = 3094
     """``fsincos`` ``D9 FB`` (FPU387)"""
-    FRNDINT: Final = 3087
+    FRNDINT: Final = 3095
     """``frndint`` ``D9 FC`` (FPU)"""
-    FSCALE: Final = 3088
+    FSCALE: Final = 3096
     """``fscale`` ``D9 FD`` (FPU)"""
-    FSIN: Final = 3089
+    FSIN: Final = 3097
     """``fsin`` ``D9 FE`` (FPU387)"""
-    FCOS: Final = 3090
+    FCOS: Final = 3098
     """``fcos`` ``D9 FF`` (FPU387)"""
-    FIADD_M32INT: Final = 3091
+    FIADD_M32INT: Final = 3099
     """``fiadd R:m32`` ``DA /0`` (FPU)"""
-    FIADD_M16INT: Final = 3092
+    FIADD_M16INT: Final = 3100
     """``fiadd R:m16`` ``DE /0`` (FPU)"""
-    FIMUL_M32INT: Final = 3093
+    FIMUL_M32INT: Final = 3101
     """``fimul R:m32`` ``DA /1`` (FPU)"""
-    FIMUL_M16INT: Final = 3094
+    FIMUL_M16INT: Final = 3102
     """``fimul R:m16`` ``DE /1`` (FPU)"""
-    FICOM_M32INT: Final = 3095
+    FICOM_M32INT: Final = 3103
     """``ficom R:m32`` ``DA /2`` (FPU)"""
-    FICOM_M16INT: Final = 3096
+    FICOM_M16INT: Final = 3104
     """``ficom R:m16`` ``DE /2`` (FPU)"""
-    FICOMP_M32INT: Final = 3097
+    FICOMP_M32INT: Final = 3105
     """``ficomp R:m32`` ``DA /3`` (FPU)"""
-    FICOMP_M16INT: Final = 3098
+    FICOMP_M16INT: Final = 3106
     """``ficomp R:m16`` ``DE /3`` (FPU)"""
-    FISUB_M32INT: Final = 3099
+    FISUB_M32INT: Final = 3107
     """``fisub R:m32`` ``DA /4`` (FPU)"""
-    FISUB_M16INT: Final = 3100
+    FISUB_M16INT: Final = 3108
     """``fisub R:m16`` ``DE /4`` (FPU)"""
-    FISUBR_M32INT: Final = 3101
+    FISUBR_M32INT: Final = 3109
     """``fisubr R:m32`` ``DA /5`` (FPU)"""
-    FISUBR_M16INT: Final = 3102
+    FISUBR_M16INT: Final = 3110
     """``fisubr R:m16`` ``DE /5`` (FPU)"""
-    FIDIV_M32INT: Final = 3103
+    FIDIV_M32INT: Final = 3111
     """``fidiv R:m32`` ``DA /6`` (FPU)"""
-    FIDIV_M16INT: Final = 3104
+    FIDIV_M16INT: Final = 3112
     """``fidiv R:m16`` ``DE /6`` (FPU)"""
-    FIDIVR_M32INT: Final = 3105
+    FIDIVR_M32INT: Final = 3113
     """``fidivr R:m32`` ``DA /7`` (FPU)"""
-    FIDIVR_M16INT: Final = 3106
+    FIDIVR_M16INT: Final = 3114
     """``fidivr R:m16`` ``DE /7`` (FPU)"""
-    FCMOVB_ST0_STI: Final = 3107
+    FCMOVB_ST0_STI: Final = 3115
     """``fcmovb CW:st0, CR:st`` ``DA C0+i`` (FPU+CMOV)"""
-    FCMOVE_ST0_STI: Final = 3108
+    FCMOVE_ST0_STI: Final = 3116
     """``fcmove CW:st0, CR:st`` ``DA C8+i`` (FPU+CMOV)"""
-    FCMOVBE_ST0_STI: Final = 3109
+    FCMOVBE_ST0_STI: Final = 3117
     """``fcmovbe CW:st0, CR:st`` ``DA D0+i`` (FPU+CMOV)"""
-    FCMOVU_ST0_STI: Final = 3110
+    FCMOVU_ST0_STI: Final = 3118
     """``fcmovu CW:st0, CR:st`` ``DA D8+i`` (FPU+CMOV)"""
-    FUCOMPP: Final = 3111
+    FUCOMPP: Final = 3119
     """``fucompp`` ``DA E9`` (FPU387)"""
-    FILD_M32INT: Final = 3112
+    FILD_M32INT: Final = 3120
     """``fild R:m32`` ``DB /0`` (FPU)"""
-    FILD_M16INT: Final = 3113
+    FILD_M16INT: Final = 3121
     """``fild R:m16`` ``DF /0`` (FPU)"""
-    FILD_M64INT: Final = 3114
+    FILD_M64INT: Final = 3122
     """``fild R:m64`` ``DF /5`` (FPU)"""
-    FISTTP_M32INT: Final = 3115
+    FISTTP_M32INT: Final = 3123
     """``fisttp W:m32`` ``DB /1`` (FPU+SSE3)"""
-    FISTTP_M64INT: Final = 3116
+    FISTTP_M64INT: Final = 3124
     """``fisttp W:m64`` ``DD /1`` (FPU+SSE3)"""
-    FISTTP_M16INT: Final = 3117
+    FISTTP_M16INT: Final = 3125
     """``fisttp W:m16`` ``DF /1`` (FPU+SSE3)"""
-    FIST_M32INT: Final = 3118
+    FIST_M32INT: Final = 3126
     """``fist W:m32`` ``DB /2`` (FPU)"""
-    FIST_M16INT: Final = 3119
+    FIST_M16INT: Final = 3127
     """``fist W:m16`` ``DF /2`` (FPU)"""
-    FISTP_M32INT: Final = 3120
+    FISTP_M32INT: Final = 3128
     """``fistp W:m32`` ``DB /3`` (FPU)"""
-    FISTP_M16INT: Final = 3121
+    FISTP_M16INT: Final = 3129
     """``fistp W:m16`` ``DF /3`` (FPU)"""
-    FISTP_M64INT: Final = 3122
+    FISTP_M64INT: Final = 3130
     """``fistp W:m64`` ``DF /7`` (FPU)"""
-    FCMOVNB_ST0_STI: Final = 3123
+    FCMOVNB_ST0_STI: Final = 3131
     """``fcmovnb CW:st0, CR:st`` ``DB C0+i`` (FPU+CMOV)"""
-    FCMOVNE_ST0_STI: Final = 3124
+    FCMOVNE_ST0_STI: Final = 3132
     """``fcmovne CW:st0, CR:st`` ``DB C8+i`` (FPU+CMOV)"""
-    FCMOVNBE_ST0_STI: Final = 3125
+    FCMOVNBE_ST0_STI: Final = 3133
     """``fcmovnbe CW:st0, CR:st`` ``DB D0+i`` (FPU+CMOV)"""
-    FCMOVNU_ST0_STI: Final = 3126
+    FCMOVNU_ST0_STI: Final = 3134
     """``fcmovnu CW:st0, CR:st`` ``DB D8+i`` (FPU+CMOV)"""
-    FNCLEX: Final = 3127
+    FNCLEX: Final = 3135
     """``fnclex`` ``DB E2`` (FPU)"""
-    FNINIT: Final = 3128
+    FNINIT: Final = 3136
     """``fninit`` ``DB E3`` (FPU)"""
-    FUCOMI_ST0_STI: Final = 3129
+    FUCOMI_ST0_STI: Final = 3137
     """``fucomi R:st0, R:st`` ``DB E8+i`` (FPU+CMOV)"""
-    FCOMI_ST0_STI: Final = 3130
+    FCOMI_ST0_STI: Final = 3138
     """``fcomi R:st0, R:st`` ``DB F0+i`` (FPU+CMOV)"""
-    FNSTSW_M2BYTE: Final = 3131
+    FNSTSW_M2BYTE: Final = 3139
     """``fnstsw W:m16`` ``DD /7`` (FPU)"""
-    FNSTSW_AX: Final = 3132
+    FNSTSW_AX: Final = 3140
     """``fnstsw W:ax`` ``DF E0`` (FPU287)"""
-    FFREE_STI: Final = 3133
+    FFREE_STI: Final = 3141
     """``ffree N:st`` ``DD C0+i`` (FPU)"""
-    FUCOM_ST0_STI: Final = 3134
+    FUCOM_ST0_STI: Final = 3142
     """``fucom R:st0, R:st`` ``DD E0+i`` (FPU)"""
-    FUCOMP_ST0_STI: Final = 3135
+    FUCOMP_ST0_STI: Final = 3143
     """``fucomp R:st0, R:st`` ``DD E8+i`` (FPU)"""
-    FADDP_STI_ST0: Final = 3136
+    FADDP_STI_ST0: Final = 3144
     """``faddp RW:st, R:st0`` ``DE C0+i`` (FPU)"""
-    FMULP_STI_ST0: Final = 3137
+    FMULP_STI_ST0: Final = 3145
     """``fmulp RW:st, R:st0`` ``DE C8+i`` (FPU)"""
-    FCOMPP: Final = 3138
+    FCOMPP: Final = 3146
     """``fcompp`` ``DE D9`` (FPU)"""
-    FSUBRP_STI_ST0: Final = 3139
+    FSUBRP_STI_ST0: Final = 3147
     """``fsubrp RW:st, R:st0`` ``DE E0+i`` (FPU)"""
-    FSUBP_STI_ST0: Final = 3140
+    FSUBP_STI_ST0: Final = 3148
     """``fsubp RW:st, R:st0`` ``DE E8+i`` (FPU)"""
-    FDIVRP_STI_ST0: Final = 3141
+    FDIVRP_STI_ST0: Final = 3149
     """``fdivrp RW:st, R:st0`` ``DE F0+i`` (FPU)"""
-    FDIVP_STI_ST0: Final = 3142
+    FDIVP_STI_ST0: Final = 3150
     """``fdivp RW:st, R:st0`` ``DE F8+i`` (FPU)"""
-    FBLD_M80BCD: Final = 3143
+    FBLD_M80BCD: Final = 3151
     """``fbld R:m80`` ``DF /4`` (FPU)"""
-    FBSTP_M80BCD: Final = 3144
+    FBSTP_M80BCD: Final = 3152
     """``fbstp W:m80`` ``DF /6`` (FPU)"""
-    FFREEP_STI: Final = 3145
+    FFREEP_STI: Final = 3153
     """``ffreep N:st`` ``DF C0+i`` (FPU)"""
-    FUCOMIP_ST0_STI: Final = 3146
+    FUCOMIP_ST0_STI: Final = 3154
     """``fucomip R:st0, R:st`` ``DF E8+i`` (FPU+CMOV)"""
-    FCOMIP_ST0_STI: Final = 3147
+    FCOMIP_ST0_STI: Final = 3155
     """``fcomip R:st0, R:st`` ``DF F0+i`` (FPU+CMOV)"""
-    FXSAVE_M512BYTE: Final = 3148
+    FXSAVE_M512BYTE: Final = 3156
     """``fxsave W:m512byte`` ``0F AE /0`` (FXSR)"""
-    FXSAVE64_M512BYTE: Final = 3149
+    FXSAVE64_M512BYTE: Final = 3157
     """``fxsave64 W:m512byte`` ``REX.W 0F AE /0`` (FXSR)"""
-    FXRSTOR_M512BYTE: Final = 3150
+    FXRSTOR_M512BYTE: Final = 3158
     """``fxrstor R:m512byte`` ``0F AE /1`` (FXSR)"""
-    FXRSTOR64_M512BYTE: Final = 3151
+    FXRSTOR64_M512BYTE: Final = 3159
     """``fxrstor64 R:m512byte`` ``REX.W 0F AE /1`` (FXSR)"""
-    VEX_CMPNBXADD_M32_R32_R32: Final = 3152
+    VEX_CMPNBXADD_M32_R32_R32: Final = 3160
     """``cmpnbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPNBXADD_M64_R64_R64: Final = 3153
+    VEX_CMPNBXADD_M64_R64_R64: Final = 3161
     """``cmpnbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M32_R32_R32: Final = 3154
+    VEX_CMPZXADD_M32_R32_R32: Final = 3162
     """``cmpzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M64_R64_R64: Final = 3155
+    VEX_CMPZXADD_M64_R64_R64: Final = 3163
     """``cmpzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M32_R32_R32: Final = 3156
+    VEX_CMPNZXADD_M32_R32_R32: Final = 3164
     """``cmpnzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M64_R64_R64: Final = 3157
+    VEX_CMPNZXADD_M64_R64_R64: Final = 3165
     """``cmpnzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M32_R32_R32: Final = 3158
+    VEX_CMPNBEXADD_M32_R32_R32: Final = 3166
     """``cmpnbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M64_R64_R64: Final = 3159
+    VEX_CMPNBEXADD_M64_R64_R64: Final = 3167
     """``cmpnbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M32_R32_R32: Final = 3160
+    VEX_CMPNLXADD_M32_R32_R32: Final = 3168
     """``cmpnlxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M64_R64_R64: Final = 3161
+    VEX_CMPNLXADD_M64_R64_R64: Final = 3169
     """``cmpnlxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M32_R32_R32: Final = 3162
+    VEX_CMPNLEXADD_M32_R32_R32: Final = 3170
     """``cmpnlexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EF /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M64_R64_R64: Final = 3163
+    VEX_CMPNLEXADD_M64_R64_R64: Final = 3171
     """``cmpnlexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EF /r`` (CMPCCXADD)"""
-    CVTPI2PS_XMM_MMM64: Final = 3164
+    CVTPI2PS_XMM_MMM64: Final = 3172
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``0F 2A /r`` (SSE)"""
-    CVTPI2PD_XMM_MMM64: Final = 3165
+    CVTPI2PD_XMM_MMM64: Final = 3173
     """``cvtpi2pd W:xmm, R:mm/m64`` ``66 0F 2A /r`` (SSE2)"""
-    CVTTPS2PI_MM_XMMM64: Final = 3166
+    CVTTPS2PI_MM_XMMM64: Final = 3174
     """``cvttps2pi W:mm, R:xmm/m64`` ``0F 2C /r`` (SSE)"""
-    CVTTPD2PI_MM_XMMM128: Final = 3167
+    CVTTPD2PI_MM_XMMM128: Final = 3175
     """``cvttpd2pi W:mm, R:xmm/m128`` ``66 0F 2C /r`` (SSE2)"""
-    CVTPS2PI_MM_XMMM64: Final = 3168
+    CVTPS2PI_MM_XMMM64: Final = 3176
     """``cvtps2pi W:mm, R:xmm/m64`` ``0F 2D /r`` (SSE)"""
-    CVTPD2PI_MM_XMMM128: Final = 3169
+    CVTPD2PI_MM_XMMM128: Final = 3177
     """``cvtpd2pi W:mm, R:xmm/m128`` ``66 0F 2D /r`` (SSE2)"""
-    PSHUFW_MM_MMM64_IMM8: Final = 3170
+    PSHUFW_MM_MMM64_IMM8: Final = 3178
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``0F 70 /r ib`` (SSE)"""
-    MOVQ2DQ_XMM_MM: Final = 3171
+    MOVQ2DQ_XMM_MM: Final = 3179
     """``movq2dq W:xmm, R:mm`` ``F3 0F D6 /r`` (SSE2)"""
-    MOVDQ2Q_MM_XMM: Final = 3172
+    MOVDQ2Q_MM_XMM: Final = 3180
     """``movdq2q W:mm, R:xmm`` ``F2 0F D6 /r`` (SSE2)"""
-    MOVNTQ_M64_MM: Final = 3173
+    MOVNTQ_M64_MM: Final = 3181
     """``movntq W:m64, R:mm`` ``0F E7 /r`` (SSE)"""
-    VEX_KANDW_KR_KR_KR: Final = 3174
+    VEX_KANDW_KR_KR_KR: Final = 3182
     """``kandw W:k, R:k, R:k`` ``VEX.L1.0F.W0 41 /r`` (AVX512F)"""
-    VEX_KANDQ_KR_KR_KR: Final = 3175
+    VEX_KANDQ_KR_KR_KR: Final = 3183
     """``kandq W:k, R:k, R:k`` ``VEX.L1.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDB_KR_KR_KR: Final = 3176
+    VEX_KANDB_KR_KR_KR: Final = 3184
     """``kandb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 41 /r`` (AVX512DQ)"""
-    VEX_KANDD_KR_KR_KR: Final = 3177
+    VEX_KANDD_KR_KR_KR: Final = 3185
     """``kandd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDNW_KR_KR_KR: Final = 3178
+    VEX_KANDNW_KR_KR_KR: Final = 3186
     """``kandnw W:k, R:k, R:k`` ``VEX.L1.0F.W0 42 /r`` (AVX512F)"""
-    VEX_KANDNQ_KR_KR_KR: Final = 3179
+    VEX_KANDNQ_KR_KR_KR: Final = 3187
     """``kandnq W:k, R:k, R:k`` ``VEX.L1.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KANDNB_KR_KR_KR: Final = 3180
+    VEX_KANDNB_KR_KR_KR: Final = 3188
     """``kandnb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 42 /r`` (AVX512DQ)"""
-    VEX_KANDND_KR_KR_KR: Final = 3181
+    VEX_KANDND_KR_KR_KR: Final = 3189
     """``kandnd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KNOTW_KR_KR: Final = 3182
+    VEX_KNOTW_KR_KR: Final = 3190
     """``knotw W:k, R:k`` ``VEX.L0.0F.W0 44 /r`` (AVX512F)"""
-    VEX_KNOTQ_KR_KR: Final = 3183
+    VEX_KNOTQ_KR_KR: Final = 3191
     """``knotq W:k, R:k`` ``VEX.L0.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KNOTB_KR_KR: Final = 3184
+    VEX_KNOTB_KR_KR: Final = 3192
     """``knotb W:k, R:k`` ``VEX.L0.66.0F.W0 44 /r`` (AVX512DQ)"""
-    VEX_KNOTD_KR_KR: Final = 3185
+    VEX_KNOTD_KR_KR: Final = 3193
     """``knotd W:k, R:k`` ``VEX.L0.66.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KORW_KR_KR_KR: Final = 3186
+    VEX_KORW_KR_KR_KR: Final = 3194
     """``korw W:k, R:k, R:k`` ``VEX.L1.0F.W0 45 /r`` (AVX512F)"""
-    VEX_KORQ_KR_KR_KR: Final = 3187
+    VEX_KORQ_KR_KR_KR: Final = 3195
     """``korq W:k, R:k, R:k`` ``VEX.L1.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KORB_KR_KR_KR: Final = 3188
+    VEX_KORB_KR_KR_KR: Final = 3196
     """``korb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 45 /r`` (AVX512DQ)"""
-    VEX_KORD_KR_KR_KR: Final = 3189
+    VEX_KORD_KR_KR_KR: Final = 3197
     """``kord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KXNORW_KR_KR_KR: Final = 3190
+    VEX_KXNORW_KR_KR_KR: Final = 3198
     """``kxnorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 46 /r`` (AVX512F)"""
-    VEX_KXNORQ_KR_KR_KR: Final = 3191
+    VEX_KXNORQ_KR_KR_KR: Final = 3199
     """``kxnorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXNORB_KR_KR_KR: Final = 3192
+    VEX_KXNORB_KR_KR_KR: Final = 3200
     """``kxnorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 46 /r`` (AVX512DQ)"""
-    VEX_KXNORD_KR_KR_KR: Final = 3193
+    VEX_KXNORD_KR_KR_KR: Final = 3201
     """``kxnord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXORW_KR_KR_KR: Final = 3194
+    VEX_KXORW_KR_KR_KR: Final = 3202
     """``kxorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 47 /r`` (AVX512F)"""
-    VEX_KXORQ_KR_KR_KR: Final = 3195
+    VEX_KXORQ_KR_KR_KR: Final = 3203
     """``kxorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KXORB_KR_KR_KR: Final = 3196
+    VEX_KXORB_KR_KR_KR: Final = 3204
     """``kxorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 47 /r`` (AVX512DQ)"""
-    VEX_KXORD_KR_KR_KR: Final = 3197
+    VEX_KXORD_KR_KR_KR: Final = 3205
     """``kxord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KADDW_KR_KR_KR: Final = 3198
+    VEX_KADDW_KR_KR_KR: Final = 3206
     """``kaddw W:k, R:k, R:k`` ``VEX.L1.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDQ_KR_KR_KR: Final = 3199
+    VEX_KADDQ_KR_KR_KR: Final = 3207
     """``kaddq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KADDB_KR_KR_KR: Final = 3200
+    VEX_KADDB_KR_KR_KR: Final = 3208
     """``kaddb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDD_KR_KR_KR: Final = 3201
+    VEX_KADDD_KR_KR_KR: Final = 3209
     """``kaddd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KUNPCKWD_KR_KR_KR: Final = 3202
+    VEX_KUNPCKWD_KR_KR_KR: Final = 3210
     """``kunpckwd W:k, R:k, R:k`` ``VEX.L1.0F.W0 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKDQ_KR_KR_KR: Final = 3203
+    VEX_KUNPCKDQ_KR_KR_KR: Final = 3211
     """``kunpckdq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKBW_KR_KR_KR: Final = 3204
+    VEX_KUNPCKBW_KR_KR_KR: Final = 3212
     """``kunpckbw W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4B /r`` (AVX512F)"""
-    VEX_KMOVW_KR_KM16: Final = 3205
+    VEX_KMOVW_KR_KM16: Final = 3213
     """``kmovw W:k, R:k/m16`` ``VEX.L0.0F.W0 90 /r`` (AVX512F)"""
-    VEX_KMOVW_M16_KR: Final = 3206
+    VEX_KMOVW_M16_KR: Final = 3214
     """``kmovw W:m16, R:k`` ``VEX.L0.0F.W0 91 /r`` (AVX512F)"""
-    VEX_KMOVW_KR_R32: Final = 3207
+    VEX_KMOVW_KR_R32: Final = 3215
     """``kmovw W:k, R:r32`` ``VEX.L0.0F.W0 92 /r`` (AVX512F)"""
-    VEX_KMOVW_R32_KR: Final = 3208
+    VEX_KMOVW_R32_KR: Final = 3216
     """``kmovw W:r32, R:k`` ``VEX.L0.0F.W0 93 /r`` (AVX512F)"""
-    VEX_KMOVQ_KR_KM64: Final = 3209
+    VEX_KMOVQ_KR_KM64: Final = 3217
     """``kmovq W:k, R:k/m64`` ``VEX.L0.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVQ_M64_KR: Final = 3210
+    VEX_KMOVQ_M64_KR: Final = 3218
     """``kmovq W:m64, R:k`` ``VEX.L0.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVQ_KR_R64: Final = 3211
+    VEX_KMOVQ_KR_R64: Final = 3219
     """``kmovq W:k, R:r64`` ``VEX.L0.F2.0F.W1 92 /r`` (AVX512BW)"""
-    VEX_KMOVQ_R64_KR: Final = 3212
+    VEX_KMOVQ_R64_KR: Final = 3220
     """``kmovq W:r64, R:k`` ``VEX.L0.F2.0F.W1 93 /r`` (AVX512BW)"""
-    VEX_KMOVB_KR_KM8: Final = 3213
+    VEX_KMOVB_KR_KM8: Final = 3221
     """``kmovb W:k, R:k/m8`` ``VEX.L0.66.0F.W0 90 /r`` (AVX512DQ)"""
-    VEX_KMOVB_M8_KR: Final = 3214
+    VEX_KMOVB_M8_KR: Final = 3222
     """``kmovb W:m8, R:k`` ``VEX.L0.66.0F.W0 91 /r`` (AVX512DQ)"""
-    VEX_KMOVB_KR_R32: Final = 3215
+    VEX_KMOVB_KR_R32: Final = 3223
     """``kmovb W:k, R:r32`` ``VEX.L0.66.0F.W0 92 /r`` (AVX512DQ)"""
-    VEX_KMOVB_R32_KR: Final = 3216
+    VEX_KMOVB_R32_KR: Final = 3224
     """``kmovb W:r32, R:k`` ``VEX.L0.66.0F.W0 93 /r`` (AVX512DQ)"""
-    VEX_KMOVD_KR_KM32: Final = 3217
+    VEX_KMOVD_KR_KM32: Final = 3225
     """``kmovd W:k, R:k/m32`` ``VEX.L0.66.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVD_M32_KR: Final = 3218
+    VEX_KMOVD_M32_KR: Final = 3226
     """``kmovd W:m32, R:k`` ``VEX.L0.66.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVD_KR_R32: Final = 3219
+    VEX_KMOVD_KR_R32: Final = 3227
     """``kmovd W:k, R:r32`` ``VEX.L0.F2.0F.W0 92 /r`` (AVX512BW)"""
-    VEX_KMOVD_R32_KR: Final = 3220
+    VEX_KMOVD_R32_KR: Final = 3228
     """``kmovd W:r32, R:k`` ``VEX.L0.F2.0F.W0 93 /r`` (AVX512BW)"""
-    VEX_KORTESTW_KR_KR: Final = 3221
+    VEX_KORTESTW_KR_KR: Final = 3229
     """``kortestw R:k, R:k`` ``VEX.L0.0F.W0 98 /r`` (AVX512F)"""
-    VEX_KORTESTQ_KR_KR: Final = 3222
+    VEX_KORTESTQ_KR_KR: Final = 3230
     """``kortestq R:k, R:k`` ``VEX.L0.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KORTESTB_KR_KR: Final = 3223
+    VEX_KORTESTB_KR_KR: Final = 3231
     """``kortestb R:k, R:k`` ``VEX.L0.66.0F.W0 98 /r`` (AVX512DQ)"""
-    VEX_KORTESTD_KR_KR: Final = 3224
+    VEX_KORTESTD_KR_KR: Final = 3232
     """``kortestd R:k, R:k`` ``VEX.L0.66.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KTESTW_KR_KR: Final = 3225
+    VEX_KTESTW_KR_KR: Final = 3233
     """``ktestw R:k, R:k`` ``VEX.L0.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTQ_KR_KR: Final = 3226
+    VEX_KTESTQ_KR_KR: Final = 3234
     """``ktestq R:k, R:k`` ``VEX.L0.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KTESTB_KR_KR: Final = 3227
+    VEX_KTESTB_KR_KR: Final = 3235
     """``ktestb R:k, R:k`` ``VEX.L0.66.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTD_KR_KR: Final = 3228
+    VEX_KTESTD_KR_KR: Final = 3236
     """``ktestd R:k, R:k`` ``VEX.L0.66.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3229
+    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3237
     """``kshiftrb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 30 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3230
+    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3238
     """``kshiftrw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 30 /r ib`` (AVX512F)"""
-    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3231
+    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3239
     """``kshiftrd W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3232
+    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3240
     """``kshiftrq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3233
+    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3241
     """``kshiftlb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 32 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3234
+    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3242
     """``kshiftlw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 32 /r ib`` (AVX512F)"""
-    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3235
+    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3243
     """``kshiftld W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 33 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3236
+    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3244
     """``kshiftlq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 33 /r ib`` (AVX512BW)"""
-    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3237
+    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3245
     """``vpgatherdd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 90 /r`` (AVX2)"""
-    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3238
+    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3246
     """``vpgatherdd RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3239
+    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3247
     """``vpgatherdd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3240
+    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3248
     """``vpgatherdd RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3241
+    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3249
     """``vpgatherdd RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 90 /r`` (AVX512F)"""
-    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3242
+    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3250
     """``vpgatherdq RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 90 /r`` (AVX2)"""
-    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3243
+    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3251
     """``vpgatherdq RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3244
+    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3252
     """``vpgatherdq RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3245
+    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3253
     """``vpgatherdq RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3246
+    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3254
     """``vpgatherdq RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 90 /r`` (AVX512F)"""
-    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3247
+    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3255
     """``vpgatherqd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 91 /r`` (AVX2)"""
-    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3248
+    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3256
     """``vpgatherqd RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3249
+    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3257
     """``vpgatherqd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3250
+    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3258
     """``vpgatherqd RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3251
+    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3259
     """``vpgatherqd RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 91 /r`` (AVX512F)"""
-    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3252
+    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3260
     """``vpgatherqq RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 91 /r`` (AVX2)"""
-    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3253
+    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3261
     """``vpgatherqq RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3254
+    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3262
     """``vpgatherqq RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3255
+    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3263
     """``vpgatherqq RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3256
+    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3264
     """``vpgatherqq RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 91 /r`` (AVX512F)"""
-    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3257
+    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3265
     """``vgatherdps RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 92 /r`` (AVX2)"""
-    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3258
+    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3266
     """``vgatherdps RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3259
+    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3267
     """``vgatherdps RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3260
+    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3268
     """``vgatherdps RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3261
+    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3269
     """``vgatherdps RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 92 /r`` (AVX512F)"""
-    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3262
+    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3270
     """``vgatherdpd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 92 /r`` (AVX2)"""
-    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3263
+    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3271
     """``vgatherdpd RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3264
+    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3272
     """``vgatherdpd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3265
+    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3273
     """``vgatherdpd RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3266
+    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3274
     """``vgatherdpd RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 92 /r`` (AVX512F)"""
-    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3267
+    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3275
     """``vgatherqps RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 93 /r`` (AVX2)"""
-    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3268
+    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3276
     """``vgatherqps RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3269
+    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3277
     """``vgatherqps RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3270
+    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3278
     """``vgatherqps RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3271
+    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3279
     """``vgatherqps RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 93 /r`` (AVX512F)"""
-    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3272
+    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3280
     """``vgatherqpd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 93 /r`` (AVX2)"""
-    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3273
+    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3281
     """``vgatherqpd RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3274
+    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3282
     """``vgatherqpd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3275
+    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3283
     """``vgatherqpd RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3276
+    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3284
     """``vgatherqpd RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 93 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3277
+    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3285
     """``vpscatterdd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3278
+    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3286
     """``vpscatterdd CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3279
+    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3287
     """``vpscatterdd CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3280
+    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3288
     """``vpscatterdq CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3281
+    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3289
     """``vpscatterdq CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3282
+    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3290
     """``vpscatterdq CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3283
+    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3291
     """``vpscatterqd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3284
+    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3292
     """``vpscatterqd CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3285
+    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3293
     """``vpscatterqd CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A1 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3286
+    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3294
     """``vpscatterqq CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3287
+    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3295
     """``vpscatterqq CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3288
+    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3296
     """``vpscatterqq CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A1 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3289
+    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3297
     """``vscatterdps CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3290
+    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3298
     """``vscatterdps CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3291
+    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3299
     """``vscatterdps CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3292
+    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3300
     """``vscatterdpd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3293
+    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3301
     """``vscatterdpd CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3294
+    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3302
     """``vscatterdpd CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3295
+    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3303
     """``vscatterqps CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3296
+    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3304
     """``vscatterqps CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3297
+    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3305
     """``vscatterqps CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A3 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3298
+    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3306
     """``vscatterqpd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3299
+    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3307
     """``vscatterqpd CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3300
+    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3308
     """``vscatterqpd CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A3 /r`` (AVX512F)"""
-    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3301
+    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3309
     """``vgatherpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3302
+    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3310
     """``vgatherpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3303
+    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3311
     """``vgatherpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3304
+    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3312
     """``vgatherpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3305
+    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3313
     """``vscatterpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3306
+    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3314
     """``vscatterpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3307
+    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3315
     """``vscatterpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3308
+    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3316
     """``vscatterpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /6`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3309
+    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3317
     """``vgatherpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3310
+    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3318
     """``vgatherpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3311
+    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3319
     """``vgatherpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3312
+    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3320
     """``vgatherpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3313
+    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3321
     """``vscatterpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3314
+    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3322
     """``vscatterpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3315
+    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3323
     """``vscatterpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3316
+    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3324
     """``vscatterpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /6`` (AVX512PF)"""
-    VEX_LDTILECFG_M512: Final = 3317
+    VEX_LDTILECFG_M512: Final = 3325
     """``ldtilecfg R:m512`` ``VEX.128.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_TILERELEASE: Final = 3318
+    VEX_TILERELEASE: Final = 3326
     """``tilerelease`` ``VEX.128.0F38.W0 49 C0`` (AMX_TILE)"""
-    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3319
+    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3327
     """``tdpbf16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5C /r`` (AMX_BF16)"""
-    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3320
+    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3328
     """``tdpbuud RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3321
+    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3329
     """``tdpbusd RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3322
+    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3330
     """``tdpbsud RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3323
+    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3331
     """``tdpbssd RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3324
+    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3332
     """``tdpfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5C /r`` (AMX_FP16)"""
-    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3325
+    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3333
     """``tcmmimfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3326
+    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3334
     """``tcmmrlfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3327
+    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3335
     """``tileloaddt1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILESTORED_SIBMEM_TMM: Final = 3328
+    VEX_TILESTORED_SIBMEM_TMM: Final = 3336
     """``tilestored W:sibmem, R:tmm`` ``VEX.128.F3.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILELOADD_TMM_SIBMEM: Final = 3329
+    VEX_TILELOADD_TMM_SIBMEM: Final = 3337
     """``tileloadd W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILEZERO_TMM: Final = 3330
+    VEX_TILEZERO_TMM: Final = 3338
     """``tilezero W:tmm`` ``VEX.128.F2.0F38.W0 49 C0`` (AMX_TILE)"""
-    PUSHFQ: Final = 3331
+    PUSHFQ: Final = 3339
     """``pushf`` ``9C`` (X64)"""
-    POPFQ: Final = 3332
+    POPFQ: Final = 3340
     """``popf`` ``9D`` (X64)"""
-    PUSHFW: Final = 3333
+    PUSHFW: Final = 3341
     """``pushfw`` ``o16 9C`` (INTEL8086)"""
-    POPFW: Final = 3334
+    POPFW: Final = 3342
     """``popfw`` ``o16 9D`` (INTEL8086)"""
-    ENTERQ_IMM16_IMM8: Final = 3335
+    ENTERQ_IMM16_IMM8: Final = 3343
     """``enter R:imm16, R:imm8`` ``C8 iw ib`` (X64)"""
-    ENTERW_IMM16_IMM8: Final = 3336
+    ENTERW_IMM16_IMM8: Final = 3344
     """``enterw R:imm16, R:imm8`` ``o16 C8 iw ib`` (INTEL186)"""
-    LEAVEQ: Final = 3337
+    LEAVEQ: Final = 3345
     """``leave`` ``C9`` (X64)"""
-    LEAVEW: Final = 3338
+    LEAVEW: Final = 3346
     """``leavew`` ``o16 C9`` (INTEL186)"""
-    CLAC: Final = 3339
+    CLAC: Final = 3347
     """``clac`` ``0F 01 CA`` (SMAP)"""
-    STAC: Final = 3340
+    STAC: Final = 3348
     """``stac`` ``0F 01 CB`` (SMAP)"""
-    SYSCALL: Final = 3341
+    SYSCALL: Final = 3349
     """``syscall`` ``0F 05`` (SYSCALL)"""
-    RSM: Final = 3342
+    RSM: Final = 3350
     """``rsm`` ``0F AA`` (SMM)"""
-    UIRET: Final = 3343
+    UIRET: Final = 3351
     """``uiret`` ``F3 0F 01 EC`` (UINTR)"""
-    ERETU: Final = 3344
+    ERETU: Final = 3352
     """``eretu`` ``F3 0F 01 CA`` (FRED)"""
-    ERETS: Final = 3345
+    ERETS: Final = 3353
     """``erets`` ``F2 0F 01 CA`` (FRED)"""
-    TESTUI: Final = 3346
+    TESTUI: Final = 3354
     """``testui`` ``F3 0F 01 ED`` (UINTR)"""
-    CLUI: Final = 3347
+    CLUI: Final = 3355
     """``clui`` ``F3 0F 01 EE`` (UINTR)"""
-    STUI: Final = 3348
+    STUI: Final = 3356
     """``stui`` ``F3 0F 01 EF`` (UINTR)"""
-    SENDUIPI_R64: Final = 3349
+    SENDUIPI_R64: Final = 3357
     """``senduipi R:r64`` ``F3 0F C7 /6`` (UINTR)"""
-    PBLENDVB_XMM_XMMM128: Final = 3350
+    PBLENDVB_XMM_XMMM128: Final = 3358
     """``pblendvb RW:xmm, R:xmm/m128`` ``66 0F 38 10 /r`` (SSE4_1)"""
-    BLENDVPS_XMM_XMMM128: Final = 3351
+    BLENDVPS_XMM_XMMM128: Final = 3359
     """``blendvps RW:xmm, R:xmm/m128`` ``66 0F 38 14 /r`` (SSE4_1)"""
-    BLENDVPD_XMM_XMMM128: Final = 3352
+    BLENDVPD_XMM_XMMM128: Final = 3360
     """``blendvpd RW:xmm, R:xmm/m128`` ``66 0F 38 15 /r`` (SSE4_1)"""
-    SHA256RNDS2_XMM_XMMM128: Final = 3353
+    SHA256RNDS2_XMM_XMMM128: Final = 3361
     """``sha256rnds2 RW:xmm, R:xmm/m128`` ``0F 38 CB /r`` (SHA)"""
-    HRESET_IMM8: Final = 3354
+    HRESET_IMM8: Final = 3362
     """``hreset N:imm8`` ``F3 0F 3A F0 C0 ib`` (HRESET)"""
-    UMONITOR_R64: Final = 3355
+    UMONITOR_R64: Final = 3363
     """``umonitor R:r64`` ``F3 0F AE /6`` (WAITPKG)"""
-    UMONITOR_R32: Final = 3356
+    UMONITOR_R32: Final = 3364
     """``umonitor R:r32`` ``a32 F3 0F AE /6`` (WAITPKG)"""
-    VMREAD_RM64_R64: Final = 3357
+    VMREAD_RM64_R64: Final = 3365
     """``vmread W:r64/m64, R:r64`` ``0F 78 /r`` (VMX)"""
-    VMWRITE_R64_RM64: Final = 3358
+    VMWRITE_R64_RM64: Final = 3366
     """``vmwrite R:r64, R:r64/m64`` ``0F 79 /r`` (VMX)"""
-    INVEPT_R64_M128: Final = 3359
+    INVEPT_R64_M128: Final = 3367
     """``invept R:r64, R:m128`` ``66 0F 38 80 /r`` (VMX+INVEPT)"""
-    INVVPID_R64_M128: Final = 3360
+    INVVPID_R64_M128: Final = 3368
     """``invvpid R:r64, R:m128`` ``66 0F 38 81 /r`` (VMX+INVVPID)"""
-    INVPCID_R64_M128: Final = 3361
+    INVPCID_R64_M128: Final = 3369
     """``invpcid R:r64, R:m128`` ``66 0F 38 82 /r`` (INVPCID)"""
-    VMRUNQ: Final = 3362
+    VMRUNQ: Final = 3370
     """``vmrun`` ``0F 01 D8`` (SVM)"""
-    VMRUND: Final = 3363
+    VMRUND: Final = 3371
     """``vmrun`` ``a32 0F 01 D8`` (SVM)"""
-    VMLOADQ: Final = 3364
+    VMLOADQ: Final = 3372
     """``vmload`` ``0F 01 DA`` (SVM)"""
-    VMLOADD: Final = 3365
+    VMLOADD: Final = 3373
     """``vmload`` ``a32 0F 01 DA`` (SVM)"""
-    VMSAVEQ: Final = 3366
+    VMSAVEQ: Final = 3374
     """``vmsave`` ``0F 01 DB`` (SVM)"""
-    VMSAVED: Final = 3367
+    VMSAVED: Final = 3375
     """``vmsave`` ``a32 0F 01 DB`` (SVM)"""
-    INVLPGAQ: Final = 3368
+    INVLPGAQ: Final = 3376
     """``invlpga`` ``0F 01 DF`` (SVM)"""
-    INVLPGAD: Final = 3369
+    INVLPGAD: Final = 3377
     """``invlpga`` ``a32 0F 01 DF`` (SVM)"""
-    CLZEROQ: Final = 3370
+    CLZEROQ: Final = 3378
     """``clzero`` ``0F 01 FC`` (CLZERO)"""
-    CLZEROD: Final = 3371
+    CLZEROD: Final = 3379
     """``clzero`` ``a32 0F 01 FC`` (CLZERO)"""
-    RMPUPDATE: Final = 3372
+    RMPUPDATE: Final = 3380
     """``rmpupdate`` ``F2 0F 01 FE`` (SEV_SNP)"""
-    PVALIDATEQ: Final = 3373
+    PVALIDATEQ: Final = 3381
     """``pvalidate`` ``F2 0F 01 FF`` (SEV_SNP)"""
-    PVALIDATED: Final = 3374
+    PVALIDATED: Final = 3382
     """``pvalidate`` ``a32 F2 0F 01 FF`` (SEV_SNP)"""
-    INVLPGBQ: Final = 3375
+    INVLPGBQ: Final = 3383
     """``invlpgb`` ``0F 01 FE`` (INVLPGB)"""
-    INVLPGBD: Final = 3376
+    INVLPGBD: Final = 3384
     """``invlpgb`` ``a32 0F 01 FE`` (INVLPGB)"""
-    WRMSRLIST: Final = 3377
+    WRMSRLIST: Final = 3385
     """``wrmsrlist`` ``F3 0F 01 C6`` (MSRLIST)"""
-    RDMSRLIST: Final = 3378
+    RDMSRLIST: Final = 3386
     """``rdmsrlist`` ``F2 0F 01 C6`` (MSRLIST)"""
-    PBNDKB: Final = 3379
+    PBNDKB: Final = 3387
     """``pbndkb`` ``0F 01 C7`` (TSE)"""
-    XCRYPTECB_64: Final = 3380
+    URDMSR_R64_R64: Final = 3388
+    """``urdmsr W:r64, R:r64`` ``F2 0F 38 F8 /r`` (USER_MSR)"""
+    VEX_URDMSR_R64_IMM32: Final = 3389
+    """``urdmsr W:r64, R:imm32`` ``VEX.LZ.F2.MAP7.W0 F8 /0 id`` (USER_MSR)"""
+    UWRMSR_R64_R64: Final = 3390
+    """``uwrmsr R:r64, R:r64`` ``F3 0F 38 F8 /r`` (USER_MSR)"""
+    VEX_UWRMSR_IMM32_R64: Final = 3391
+    """``uwrmsr R:imm32, R:r64`` ``VEX.LZ.F3.MAP7.W0 F8 /0 id`` (USER_MSR)"""
+    MOVRS_R8_M8: Final = 3392
+    """``movrs W:r8, R:m8`` ``0F 38 8A /r`` (MOVRS)"""
+    MOVRS_R16_M16: Final = 3393
+    """``movrs W:r16, R:m16`` ``o16 0F 38 8B /r`` (MOVRS)"""
+    MOVRS_R32_M32: Final = 3394
+    """``movrs W:r32, R:m32`` ``0F 38 8B /r`` (MOVRS)"""
+    MOVRS_R64_M64: Final = 3395
+    """``movrs W:r64, R:m64`` ``REX.W 0F 38 8B /r`` (MOVRS)"""
+    PREFETCHRST2_M8: Final = 3396
+    """``prefetchrst2 N:m8`` ``0F 18 /4`` (MOVRS)"""
+    EVEX_VMOVRSB_XMM_K1Z_M128: Final = 3397
+    """``vmovrsb W:xmm, R:m128`` ``EVEX.128.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSB_YMM_K1Z_M256: Final = 3398
+    """``vmovrsb W:ymm, R:m256`` ``EVEX.256.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSB_ZMM_K1Z_M512: Final = 3399
+    """``vmovrsb W:zmm, R:m512`` ``EVEX.512.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSW_XMM_K1Z_M128: Final = 3400
+    """``vmovrsw W:xmm, R:m128`` ``EVEX.128.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSW_YMM_K1Z_M256: Final = 3401
+    """``vmovrsw W:ymm, R:m256`` ``EVEX.256.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSW_ZMM_K1Z_M512: Final = 3402
+    """``vmovrsw W:zmm, R:m512`` ``EVEX.512.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSD_XMM_K1Z_M128: Final = 3403
+    """``vmovrsd W:xmm, R:m128`` ``EVEX.128.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSD_YMM_K1Z_M256: Final = 3404
+    """``vmovrsd W:ymm, R:m256`` ``EVEX.256.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSD_ZMM_K1Z_M512: Final = 3405
+    """``vmovrsd W:zmm, R:m512`` ``EVEX.512.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSQ_XMM_K1Z_M128: Final = 3406
+    """``vmovrsq W:xmm, R:m128`` ``EVEX.128.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSQ_YMM_K1Z_M256: Final = 3407
+    """``vmovrsq W:ymm, R:m256`` ``EVEX.256.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSQ_ZMM_K1Z_M512: Final = 3408
+    """``vmovrsq W:zmm, R:m512`` ``EVEX.512.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    VEX_TILELOADDRS_TMM_SIBMEM: Final = 3409
+    """``tileloaddrs W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4A /r`` (AMX_MOVRS)"""
+    VEX_TILELOADDRST1_TMM_SIBMEM: Final = 3410
+    """``tileloaddrst1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4A /r`` (AMX_MOVRS)"""
+    VEX_TDPBF8PS_TMM_TMM_TMM: Final = 3411
+    """``tdpbf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.NP.MAP5.W0 FD /r`` (AMX_FP8)"""
+    VEX_TDPBHF8PS_TMM_TMM_TMM: Final = 3412
+    """``tdpbhf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.MAP5.W0 FD /r`` (AMX_FP8)"""
+    VEX_TDPHBF8PS_TMM_TMM_TMM: Final = 3413
+    """``tdphbf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.MAP5.W0 FD /r`` (AMX_FP8)"""
+    VEX_TDPHF8PS_TMM_TMM_TMM: Final = 3414
+    """``tdphf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.MAP5.W0 FD /r`` (AMX_FP8)"""
+    VEX_TMMULTF32PS_TMM_TMM_TMM: Final = 3415
+    """``tmmultf32ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 48 /r`` (AMX_TF32)"""
+    EVEX_TCVTROWD2PS_ZMM_TMM_R32: Final = 3416
+    """``tcvtrowd2ps W:zmm, R:tmm, R:r32`` ``EVEX.512.F3.0F38.W0 4A /r`` (AMX_AVX512)"""
+    EVEX_TCVTROWD2PS_ZMM_TMM_IMM8: Final = 3417
+    """``tcvtrowd2ps W:zmm, R:tmm, R:imm8`` ``EVEX.512.F3.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2BF16H_ZMM_TMM_R32: Final = 3418
+    """``tcvtrowps2bf16h W:zmm, R:tmm, R:r32`` ``EVEX.512.F2.0F38.W0 6D /r`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2BF16H_ZMM_TMM_IMM8: Final = 3419
+    """``tcvtrowps2bf16h W:zmm, R:tmm, R:imm8`` ``EVEX.512.F2.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2BF16L_ZMM_TMM_R32: Final = 3420
+    """``tcvtrowps2bf16l W:zmm, R:tmm, R:r32`` ``EVEX.512.F3.0F38.W0 6D /r`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2BF16L_ZMM_TMM_IMM8: Final = 3421
+    """``tcvtrowps2bf16l W:zmm, R:tmm, R:imm8`` ``EVEX.512.F3.0F3A.W0 77 /r ib`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2PHH_ZMM_TMM_R32: Final = 3422
+    """``tcvtrowps2phh W:zmm, R:tmm, R:r32`` ``EVEX.512.NP.0F38.W0 6D /r`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2PHH_ZMM_TMM_IMM8: Final = 3423
+    """``tcvtrowps2phh W:zmm, R:tmm, R:imm8`` ``EVEX.512.NP.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2PHL_ZMM_TMM_R32: Final = 3424
+    """``tcvtrowps2phl W:zmm, R:tmm, R:r32`` ``EVEX.512.66.0F38.W0 6D /r`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2PHL_ZMM_TMM_IMM8: Final = 3425
+    """``tcvtrowps2phl W:zmm, R:tmm, R:imm8`` ``EVEX.512.F2.0F3A.W0 77 /r ib`` (AMX_AVX512)"""
+    EVEX_TILEMOVROW_ZMM_TMM_R32: Final = 3426
+    """``tilemovrow W:zmm, R:tmm, R:r32`` ``EVEX.512.66.0F38.W0 4A /r`` (AMX_AVX512)"""
+    EVEX_TILEMOVROW_ZMM_TMM_IMM8: Final = 3427
+    """``tilemovrow W:zmm, R:tmm, R:imm8`` ``EVEX.512.66.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
+    XCRYPTECB_64: Final = 3428
     """``xcryptecb`` ``F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTECB_32: Final = 3381
+    XCRYPTECB_32: Final = 3429
     """``xcryptecb`` ``a32 F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTCBC_64: Final = 3382
+    XCRYPTCBC_64: Final = 3430
     """``xcryptcbc`` ``F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCBC_32: Final = 3383
+    XCRYPTCBC_32: Final = 3431
     """``xcryptcbc`` ``a32 F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCTR_64: Final = 3384
+    XCRYPTCTR_64: Final = 3432
     """``xcryptctr`` ``F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCTR_32: Final = 3385
+    XCRYPTCTR_32: Final = 3433
     """``xcryptctr`` ``a32 F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCFB_64: Final = 3386
+    XCRYPTCFB_64: Final = 3434
     """``xcryptcfb`` ``F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTCFB_32: Final = 3387
+    XCRYPTCFB_32: Final = 3435
     """``xcryptcfb`` ``a32 F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTOFB_64: Final = 3388
+    XCRYPTOFB_64: Final = 3436
     """``xcryptofb`` ``F3 0F A7 E8`` (PADLOCK_ACE)"""
-    XCRYPTOFB_32: Final = 3389
+    XCRYPTOFB_32: Final = 3437
     """``xcryptofb`` ``a32 F3 0F A7 E8`` (PADLOCK_ACE)"""
-    MONTMUL_32: Final = 3390
+    MONTMUL_32: Final = 3438
     """``montmul`` ``a32 F3 0F A6 C0`` (PADLOCK_PMM)"""
-    XSHA1_64: Final = 3391
+    XSHA1_64: Final = 3439
     """``xsha1`` ``F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA1_32: Final = 3392
+    XSHA1_32: Final = 3440
     """``xsha1`` ``a32 F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA256_64: Final = 3393
+    XSHA256_64: Final = 3441
     """``xsha256`` ``F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA256_32: Final = 3394
+    XSHA256_32: Final = 3442
     """``xsha256`` ``a32 F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA512_64: Final = 3395
+    XSHA512_64: Final = 3443
     """``xsha512`` ``F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_32: Final = 3396
+    XSHA512_32: Final = 3444
     """``xsha512`` ``a32 F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_ALT_64: Final = 3397
+    XSHA512_ALT_64: Final = 3445
     """``xsha512_alt`` ``F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSHA512_ALT_32: Final = 3398
+    XSHA512_ALT_32: Final = 3446
     """``xsha512_alt`` ``a32 F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSTORE_64: Final = 3399
+    XSTORE_64: Final = 3447
     """``xstore`` ``0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_32: Final = 3400
+    XSTORE_32: Final = 3448
     """``xstore`` ``a32 0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_ALT_64: Final = 3401
+    XSTORE_ALT_64: Final = 3449
     """``xstore_alt`` ``F3 0F A7 F8`` (PADLOCK_RNG)"""
-    XSTORE_ALT_32: Final = 3402
+    XSTORE_ALT_32: Final = 3450
     """``xstore_alt`` ``a32 F3 0F A7 F8`` (PADLOCK_RNG)"""
-    CCS_HASH_64: Final = 3403
+    CCS_HASH_64: Final = 3451
     """``ccs_hash`` ``F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_HASH_32: Final = 3404
+    CCS_HASH_32: Final = 3452
     """``ccs_hash`` ``a32 F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_64: Final = 3405
+    CCS_ENCRYPT_64: Final = 3453
     """``ccs_encrypt`` ``F3 0F A7 F0`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_32: Final = 3406
+    CCS_ENCRYPT_32: Final = 3454
     """``ccs_encrypt`` ``a32 F3 0F A7 F0`` (PADLOCK_GMI)"""
-    VIA_UNDOC_F30FA6F0_64: Final = 3407
+    VIA_UNDOC_F30FA6F0_64: Final = 3455
     """``undoc`` ``F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F0_32: Final = 3408
+    VIA_UNDOC_F30FA6F0_32: Final = 3456
     """``undoc`` ``a32 F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_64: Final = 3409
+    VIA_UNDOC_F30FA6F8_64: Final = 3457
     """``undoc`` ``F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_32: Final = 3410
+    VIA_UNDOC_F30FA6F8_32: Final = 3458
     """``undoc`` ``a32 F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3411
+    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3459
     """``vmovdqu8 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3412
+    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3460
     """``vmovdqu8 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3413
+    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3461
     """``vmovdqu8 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3414
+    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3462
     """``vmovdqu8 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3415
+    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3463
     """``vmovdqu8 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3416
+    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3464
     """``vmovdqu8 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W0 7F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3417
+    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3465
     """``vmovdqu16 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3418
+    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3466
     """``vmovdqu16 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3419
+    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3467
     """``vmovdqu16 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3420
+    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3468
     """``vmovdqu16 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3421
+    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3469
     """``vmovdqu16 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3422
+    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3470
     """``vmovdqu16 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W1 7F /r`` (AVX512BW)"""
-    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3423
+    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3471
     """``vpsrlvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3424
+    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3472
     """``vpsrlvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3425
+    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3473
     """``vpsrlvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 10 /r`` (AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3426
+    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3474
     """``vpmovuswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3427
+    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3475
     """``vpmovuswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3428
+    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3476
     """``vpmovuswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 10 /r`` (AVX512BW)"""
-    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3429
+    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3477
     """``vpsravw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3430
+    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3478
     """``vpsravw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3431
+    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3479
     """``vpsravw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 11 /r`` (AVX512BW)"""
-    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3432
+    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3480
     """``vpsllvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3433
+    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3481
     """``vpsllvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3434
+    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3482
     """``vpsllvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 12 /r`` (AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3435
+    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3483
     """``vpmovswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3436
+    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3484
     """``vpmovswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3437
+    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3485
     """``vpmovswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 20 /r`` (AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3438
+    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3486
     """``vptestmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3439
+    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3487
     """``vptestmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3440
+    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3488
     """``vptestmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3441
+    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3489
     """``vptestmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3442
+    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3490
     """``vptestmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3443
+    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3491
     """``vptestmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3444
+    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3492
     """``vptestnmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3445
+    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3493
     """``vptestnmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3446
+    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3494
     """``vptestnmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3447
+    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3495
     """``vptestnmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3448
+    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3496
     """``vptestnmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3449
+    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3497
     """``vptestnmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2B_XMM_KR: Final = 3450
+    EVEX_VPMOVM2B_XMM_KR: Final = 3498
     """``vpmovm2b W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_YMM_KR: Final = 3451
+    EVEX_VPMOVM2B_YMM_KR: Final = 3499
     """``vpmovm2b W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_ZMM_KR: Final = 3452
+    EVEX_VPMOVM2B_ZMM_KR: Final = 3500
     """``vpmovm2b W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2W_XMM_KR: Final = 3453
+    EVEX_VPMOVM2W_XMM_KR: Final = 3501
     """``vpmovm2w W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_YMM_KR: Final = 3454
+    EVEX_VPMOVM2W_YMM_KR: Final = 3502
     """``vpmovm2w W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_ZMM_KR: Final = 3455
+    EVEX_VPMOVM2W_ZMM_KR: Final = 3503
     """``vpmovm2w W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVB2M_KR_XMM: Final = 3456
+    EVEX_VPMOVB2M_KR_XMM: Final = 3504
     """``vpmovb2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_YMM: Final = 3457
+    EVEX_VPMOVB2M_KR_YMM: Final = 3505
     """``vpmovb2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_ZMM: Final = 3458
+    EVEX_VPMOVB2M_KR_ZMM: Final = 3506
     """``vpmovb2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVW2M_KR_XMM: Final = 3459
+    EVEX_VPMOVW2M_KR_XMM: Final = 3507
     """``vpmovw2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_YMM: Final = 3460
+    EVEX_VPMOVW2M_KR_YMM: Final = 3508
     """``vpmovw2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_ZMM: Final = 3461
+    EVEX_VPMOVW2M_KR_ZMM: Final = 3509
     """``vpmovw2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3462
+    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3510
     """``vpmovwb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3463
+    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3511
     """``vpmovwb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3464
+    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3512
     """``vpmovwb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 30 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3465
+    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3513
     """``vpblendmb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3466
+    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3514
     """``vpblendmb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3467
+    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3515
     """``vpblendmb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 66 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3468
+    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3516
     """``vpblendmw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3469
+    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3517
     """``vpblendmw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3470
+    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3518
     """``vpblendmw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 66 /r`` (AVX512BW)"""
-    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3471
+    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3519
     """``vpermi2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3472
+    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3520
     """``vpermi2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3473
+    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3521
     """``vpermi2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 75 /r`` (AVX512BW)"""
-    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3474
+    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3522
     """``vpermt2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3475
+    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3523
     """``vpermt2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3476
+    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3524
     """``vpermt2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7D /r`` (AVX512BW)"""
-    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3477
+    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3525
     """``vpermw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3478
+    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3526
     """``vpermw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3479
+    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3527
     """``vpermw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 8D /r`` (AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3480
+    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3528
     """``vpcmpub W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3481
+    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3529
     """``vpcmpub W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3482
+    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3530
     """``vpcmpub W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3483
+    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3531
     """``vpcmpuw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3484
+    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3532
     """``vpcmpuw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3485
+    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3533
     """``vpcmpuw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3486
+    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3534
     """``vpcmpb W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3487
+    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3535
     """``vpcmpb W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3488
+    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3536
     """``vpcmpb W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3F /r ib`` (AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3489
+    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3537
     """``vpcmpw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3490
+    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3538
     """``vpcmpw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3491
+    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3539
     """``vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3F /r ib`` (AVX512BW)"""
-    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3492
+    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3540
     """``vdbpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3493
+    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3541
     """``vdbpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3494
+    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3542
     """``vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 42 /r ib`` (AVX512BW)"""
-    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3495
+    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3543
     """``vdpbf16ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3496
+    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3544
     """``vdpbf16ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3497
+    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3545
     """``vdpbf16ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 52 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3498
+    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3546
     """``vpopcntb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3499
+    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3547
     """``vpopcntb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3500
+    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3548
     """``vpopcntb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3501
+    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3549
     """``vpopcntw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3502
+    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3550
     """``vpopcntw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3503
+    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3551
     """``vpopcntw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3504
+    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3552
     """``vpopcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3505
+    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3553
     """``vpopcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3506
+    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3554
     """``vpopcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3507
+    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3555
     """``vpopcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3508
+    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3556
     """``vpopcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3509
+    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3557
     """``vpopcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3510
+    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3558
     """``vpexpandb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3511
+    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3559
     """``vpexpandb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3512
+    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3560
     """``vpexpandb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3513
+    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3561
     """``vpexpandw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3514
+    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3562
     """``vpexpandw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3515
+    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3563
     """``vpexpandw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3516
+    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3564
     """``vpcompressb W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3517
+    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3565
     """``vpcompressb W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3518
+    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3566
     """``vpcompressb W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3519
+    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3567
     """``vpcompressw W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3520
+    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3568
     """``vpcompressw W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3521
+    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3569
     """``vpcompressw W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3522
+    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3570
     """``vpshldvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3523
+    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3571
     """``vpshldvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3524
+    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3572
     """``vpshldvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 70 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3525
+    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3573
     """``vpshldvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3526
+    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3574
     """``vpshldvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3527
+    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3575
     """``vpshldvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3528
+    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3576
     """``vpshldvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3529
+    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3577
     """``vpshldvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3530
+    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3578
     """``vpshldvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3531
+    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3579
     """``vpshrdvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3532
+    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3580
     """``vpshrdvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3533
+    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3581
     """``vpshrdvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 72 /r`` (AVX512_VBMI2)"""
-    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3534
+    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3582
     """``vcvtne2ps2bf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3535
+    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3583
     """``vcvtne2ps2bf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3536
+    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3584
     """``vcvtne2ps2bf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3537
+    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3585
     """``vpshrdvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3538
+    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3586
     """``vpshrdvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3539
+    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3587
     """``vpshrdvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3540
+    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3588
     """``vpshrdvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3541
+    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3589
     """``vpshrdvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3542
+    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3590
     """``vpshrdvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3543
+    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3591
     """``vpermi2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3544
+    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3592
     """``vpermi2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3545
+    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3593
     """``vpermi2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 75 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3546
+    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3594
     """``vpermt2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3547
+    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3595
     """``vpermt2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3548
+    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3596
     """``vpermt2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7D /r`` (AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3549
+    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3597
     """``vpmultishiftqb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3550
+    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3598
     """``vpmultishiftqb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3551
+    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3599
     """``vpmultishiftqb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 83 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3552
+    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3600
     """``vpermb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3553
+    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3601
     """``vpermb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3554
+    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3602
     """``vpermb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8D /r`` (AVX512_VBMI)"""
-    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3555
+    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3603
     """``vpshufbitqmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3556
+    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3604
     """``vpshufbitqmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3557
+    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3605
     """``vpshufbitqmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8F /r`` (AVX512_BITALG)"""
-    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3558
+    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3606
     """``vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3559
+    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3607
     """``vpshldw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3560
+    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3608
     """``vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 70 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3561
+    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3609
     """``vpshldd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3562
+    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3610
     """``vpshldd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3563
+    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3611
     """``vpshldd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3564
+    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3612
     """``vpshldq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3565
+    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3613
     """``vpshldq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3566
+    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3614
     """``vpshldq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3567
+    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3615
     """``vpshrdw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3568
+    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3616
     """``vpshrdw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3569
+    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3617
     """``vpshrdw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 72 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3570
+    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3618
     """``vpshrdd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3571
+    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3619
     """``vpshrdd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3572
+    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3620
     """``vpshrdd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3573
+    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3621
     """``vpshrdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3574
+    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3622
     """``vpshrdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3575
+    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3623
     """``vpshrdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3576
+    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3624
     """``vaddph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3577
+    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3625
     """``vaddph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3578
+    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3626
     """``vaddph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3579
+    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3627
     """``vaddsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3580
+    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3628
     """``vcmpph W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3581
+    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3629
     """``vcmpph W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3582
+    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3630
     """``vcmpph W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3583
+    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3631
     """``vcmpsh W:k, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.F3.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3584
+    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3632
     """``vcomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2F /r`` (AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3585
+    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3633
     """``vcvtdq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3586
+    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3634
     """``vcvtdq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3587
+    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3635
     """``vcvtdq2ph W:ymm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3588
+    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3636
     """``vcvtpd2ph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3589
+    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3637
     """``vcvtpd2ph W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3590
+    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3638
     """``vcvtpd2ph W:xmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3591
+    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3639
     """``vcvtph2dq W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3592
+    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3640
     """``vcvtph2dq W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3593
+    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3641
     """``vcvtph2dq W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3594
+    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3642
     """``vcvtph2pd W:xmm, R:xmm/m32`` ``EVEX.128.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3595
+    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3643
     """``vcvtph2pd W:ymm, R:xmm/m64`` ``EVEX.256.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3596
+    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3644
     """``vcvtph2pd W:zmm, R:xmm/m128`` ``EVEX.512.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3597
+    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3645
     """``vcvtph2psx W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3598
+    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3646
     """``vcvtph2psx W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3599
+    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3647
     """``vcvtph2psx W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3600
+    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3648
     """``vcvtph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3601
+    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3649
     """``vcvtph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3602
+    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3650
     """``vcvtph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3603
+    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3651
     """``vcvtph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3604
+    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3652
     """``vcvtph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3605
+    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3653
     """``vcvtph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3606
+    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3654
     """``vcvtph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3607
+    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3655
     """``vcvtph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3608
+    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3656
     """``vcvtph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3609
+    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3657
     """``vcvtph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3610
+    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3658
     """``vcvtph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3611
+    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3659
     """``vcvtph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3612
+    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3660
     """``vcvtph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3613
+    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3661
     """``vcvtph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3614
+    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3662
     """``vcvtph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3615
+    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3663
     """``vcvtps2phx W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3616
+    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3664
     """``vcvtps2phx W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3617
+    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3665
     """``vcvtps2phx W:ymm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3618
+    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3666
     """``vcvtqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3619
+    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3667
     """``vcvtqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3620
+    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3668
     """``vcvtqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.MAP5.W1 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3621
+    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3669
     """``vcvtsd2sh W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3622
+    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3670
     """``vcvtsh2sd W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3623
+    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3671
     """``vcvtsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3624
+    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3672
     """``vcvtsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3625
+    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3673
     """``vcvtsh2ss W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3626
+    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3674
     """``vcvtsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3627
+    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3675
     """``vcvtsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3628
+    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3676
     """``vcvtsi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3629
+    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3677
     """``vcvtsi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3630
+    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3678
     """``vcvtss2sh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3631
+    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3679
     """``vcvttph2dq W:xmm, R:xmm/m64`` ``EVEX.128.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3632
+    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3680
     """``vcvttph2dq W:ymm, R:xmm/m128`` ``EVEX.256.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3633
+    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3681
     """``vcvttph2dq W:zmm, R:ymm/m256`` ``EVEX.512.F3.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3634
+    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3682
     """``vcvttph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3635
+    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3683
     """``vcvttph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3636
+    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3684
     """``vcvttph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3637
+    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3685
     """``vcvttph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3638
+    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3686
     """``vcvttph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3639
+    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3687
     """``vcvttph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3640
+    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3688
     """``vcvttph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3641
+    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3689
     """``vcvttph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3642
+    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3690
     """``vcvttph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3643
+    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3691
     """``vcvttph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3644
+    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3692
     """``vcvttph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3645
+    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3693
     """``vcvttph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3646
+    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3694
     """``vcvttph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3647
+    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3695
     """``vcvttph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3648
+    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3696
     """``vcvttph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3649
+    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3697
     """``vcvttsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3650
+    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3698
     """``vcvttsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3651
+    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3699
     """``vcvttsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3652
+    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3700
     """``vcvttsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3653
+    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3701
     """``vcvtudq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3654
+    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3702
     """``vcvtudq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3655
+    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3703
     """``vcvtudq2ph W:ymm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3656
+    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3704
     """``vcvtuqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3657
+    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3705
     """``vcvtuqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3658
+    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3706
     """``vcvtuqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W1 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3659
+    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3707
     """``vcvtusi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3660
+    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3708
     """``vcvtusi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3661
+    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3709
     """``vcvtuw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3662
+    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3710
     """``vcvtuw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3663
+    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3711
     """``vcvtuw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3664
+    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3712
     """``vcvtw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3665
+    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3713
     """``vcvtw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3666
+    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3714
     """``vcvtw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3667
+    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3715
     """``vdivph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3668
+    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3716
     """``vdivph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3669
+    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3717
     """``vdivph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3670
+    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3718
     """``vdivsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3671
+    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3719
     """``vfmaddsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3672
+    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3720
     """``vfmaddsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3673
+    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3721
     """``vfmaddsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 96 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3674
+    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3722
     """``vfmaddsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3675
+    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3723
     """``vfmaddsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3676
+    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3724
     """``vfmaddsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A6 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3677
+    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3725
     """``vfmaddsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3678
+    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3726
     """``vfmaddsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3679
+    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3727
     """``vfmaddsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B6 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3680
+    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3728
     """``vfmsubadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3681
+    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3729
     """``vfmsubadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3682
+    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3730
     """``vfmsubadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 97 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3683
+    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3731
     """``vfmsubadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3684
+    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3732
     """``vfmsubadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3685
+    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3733
     """``vfmsubadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A7 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3686
+    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3734
     """``vfmsubadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3687
+    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3735
     """``vfmsubadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3688
+    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3736
     """``vfmsubadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B7 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3689
+    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3737
     """``vfmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3690
+    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3738
     """``vfmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3691
+    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3739
     """``vfmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 98 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3692
+    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3740
     """``vfmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3693
+    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3741
     """``vfmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3694
+    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3742
     """``vfmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A8 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3695
+    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3743
     """``vfmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3696
+    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3744
     """``vfmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3697
+    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3745
     """``vfmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B8 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3698
+    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3746
     """``vfnmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3699
+    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3747
     """``vfnmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3700
+    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3748
     """``vfnmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9C /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3701
+    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3749
     """``vfnmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3702
+    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3750
     """``vfnmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3703
+    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3751
     """``vfnmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AC /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3704
+    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3752
     """``vfnmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3705
+    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3753
     """``vfnmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3706
+    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3754
     """``vfnmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BC /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3707
+    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3755
     """``vfmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 99 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3708
+    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3756
     """``vfmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 A9 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3709
+    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3757
     """``vfmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 B9 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3710
+    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3758
     """``vfnmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9D /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3711
+    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3759
     """``vfnmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AD /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3712
+    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3760
     """``vfnmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BD /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3713
+    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3761
     """``vfmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3714
+    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3762
     """``vfmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3715
+    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3763
     """``vfmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9A /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3716
+    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3764
     """``vfmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3717
+    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3765
     """``vfmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3718
+    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3766
     """``vfmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AA /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3719
+    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3767
     """``vfmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3720
+    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3768
     """``vfmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3721
+    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3769
     """``vfmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BA /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3722
+    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3770
     """``vfnmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3723
+    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3771
     """``vfnmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3724
+    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3772
     """``vfnmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9E /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3725
+    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3773
     """``vfnmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3726
+    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3774
     """``vfnmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3727
+    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3775
     """``vfnmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AE /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3728
+    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3776
     """``vfnmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3729
+    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3777
     """``vfnmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3730
+    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3778
     """``vfnmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BE /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3731
+    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3779
     """``vfmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9B /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3732
+    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3780
     """``vfmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AB /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3733
+    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3781
     """``vfmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BB /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3734
+    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3782
     """``vfnmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9F /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3735
+    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3783
     """``vfnmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AF /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3736
+    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3784
     """``vfnmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BF /r`` (AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3737
+    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3785
     """``vfpclassph W:k, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3738
+    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3786
     """``vfpclassph W:k, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3739
+    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3787
     """``vfpclassph W:k, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 66 /r ib`` (AVX512_FP16)"""
-    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3740
+    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3788
     """``vfpclasssh W:k, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 67 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3741
+    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3789
     """``vgetexpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3742
+    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3790
     """``vgetexpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3743
+    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3791
     """``vgetexpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 42 /r`` (AVX512_FP16)"""
-    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3744
+    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3792
     """``vgetexpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 43 /r`` (AVX512_FP16)"""
-    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3745
+    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3793
     """``vgetmantph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3746
+    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3794
     """``vgetmantph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3747
+    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3795
     """``vgetmantph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 26 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3748
+    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3796
     """``vgetmantsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 27 /r ib`` (AVX512_FP16)"""
-    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3749
+    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3797
     """``vmaxph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3750
+    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3798
     """``vmaxph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3751
+    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3799
     """``vmaxph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3752
+    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3800
     """``vmaxsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3753
+    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3801
     """``vminph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3754
+    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3802
     """``vminph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3755
+    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3803
     """``vminph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3756
+    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3804
     """``vminsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3757
+    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3805
     """``vmovsh W:xmm, R:m16`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_M16_K1_XMM: Final = 3758
+    EVEX_VMOVSH_M16_K1_XMM: Final = 3806
     """``vmovsh W:m16, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3759
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3807
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3760
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3808
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R32M16: Final = 3761
+    EVEX_VMOVW_XMM_R32M16: Final = 3809
     """``vmovw W:xmm, R:r32/m16`` ``EVEX.128.66.MAP5.W0 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R64M16: Final = 3762
+    EVEX_VMOVW_XMM_R64M16: Final = 3810
     """``vmovw W:xmm, R:r64/m16`` ``EVEX.128.66.MAP5.W1 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R32M16_XMM: Final = 3763
+    EVEX_VMOVW_R32M16_XMM: Final = 3811
     """``vmovw W:r32/m16, R:xmm`` ``EVEX.128.66.MAP5.W0 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R64M16_XMM: Final = 3764
+    EVEX_VMOVW_R64M16_XMM: Final = 3812
     """``vmovw W:r64/m16, R:xmm`` ``EVEX.128.66.MAP5.W1 7E /r`` (AVX512_FP16)"""
-    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3765
+    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3813
     """``vmulph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3766
+    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3814
     """``vmulph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3767
+    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3815
     """``vmulph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3768
+    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3816
     """``vmulsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3769
+    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3817
     """``vfcmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3770
+    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3818
     """``vfcmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3771
+    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3819
     """``vfcmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3772
+    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3820
     """``vfmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3773
+    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3821
     """``vfmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3774
+    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3822
     """``vfmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3775
+    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3823
     """``vfcmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3776
+    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3824
     """``vfcmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3777
+    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3825
     """``vfcmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3778
+    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3826
     """``vfmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3779
+    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3827
     """``vfmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3780
+    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3828
     """``vfmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3781
+    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3829
     """``vfcmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3782
+    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3830
     """``vfmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3783
+    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3831
     """``vfcmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3784
+    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3832
     """``vfmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3785
+    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3833
     """``vrcpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3786
+    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3834
     """``vrcpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3787
+    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3835
     """``vrcpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4C /r`` (AVX512_FP16)"""
-    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3788
+    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3836
     """``vrcpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4D /r`` (AVX512_FP16)"""
-    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3789
+    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3837
     """``vreduceph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3790
+    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3838
     """``vreduceph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3791
+    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3839
     """``vreduceph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 56 /r ib`` (AVX512_FP16)"""
-    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3792
+    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3840
     """``vreducesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 57 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3793
+    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3841
     """``vrndscaleph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3794
+    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3842
     """``vrndscaleph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3795
+    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3843
     """``vrndscaleph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 08 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3796
+    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3844
     """``vrndscalesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 0A /r ib`` (AVX512_FP16)"""
-    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3797
+    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3845
     """``vrsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3798
+    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3846
     """``vrsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3799
+    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3847
     """``vrsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4E /r`` (AVX512_FP16)"""
-    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3800
+    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3848
     """``vrsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4F /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3801
+    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3849
     """``vscalefph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3802
+    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3850
     """``vscalefph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3803
+    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3851
     """``vscalefph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3804
+    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3852
     """``vscalefsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3805
+    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3853
     """``vsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3806
+    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3854
     """``vsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3807
+    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3855
     """``vsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3808
+    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3856
     """``vsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3809
+    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3857
     """``vsubph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3810
+    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3858
     """``vsubph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3811
+    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3859
     """``vsubph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3812
+    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3860
     """``vsubsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3813
+    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3861
     """``vucomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2E /r`` (AVX512_FP16)"""
-    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 3814
+    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 3862
     """``vpxord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 3815
+    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 3863
     """``vpxord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3816
+    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3864
     """``vpxord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EF /r`` (AVX512F)"""
-    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 3817
+    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 3865
     """``vpandd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 3818
+    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 3866
     """``vpandd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3819
+    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3867
     """``vpandd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DB /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 3820
+    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 3868
     """``vmovdqu32 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 3821
+    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 3869
     """``vmovdqu32 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 3822
+    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 3870
     """``vmovdqu32 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 3823
+    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 3871
     """``vmovdqu32 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 3824
+    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 3872
     """``vmovdqu32 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 3825
+    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 3873
     """``vmovdqu32 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 3826
+    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 3874
     """``vmovdqu64 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 3827
+    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 3875
     """``vmovdqu64 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 3828
+    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 3876
     """``vmovdqu64 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 3829
+    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 3877
     """``vmovdqu64 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 3830
+    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 3878
     """``vmovdqu64 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 3831
+    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 3879
     """``vmovdqu64 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 3832
+    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 3880
     """``vpord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 3833
+    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 3881
     """``vpord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3834
+    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3882
     """``vpord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EB /r`` (AVX512F)"""
-    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3835
+    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3883
     """``vporq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3836
+    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3884
     """``vporq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3837
+    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3885
     """``vporq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EB /r`` (AVX512F)"""
-    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3838
+    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3886
     """``vpandq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3839
+    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3887
     """``vpandq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3840
+    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3888
     """``vpandq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DB /r`` (AVX512F)"""
-    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3841
+    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 3889
     """``vpxorq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3842
+    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 3890
     """``vpxorq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3843
+    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3891
     """``vpxorq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EF /r`` (AVX512F)"""
-    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 3844
+    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 3892
     """``vpandnd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 3845
+    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 3893
     """``vpandnd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3846
+    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3894
     """``vpandnd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DF /r`` (AVX512F)"""
-    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 3847
+    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 3895
     """``vpandnq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 3848
+    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 3896
     """``vpandnq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3849
+    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3897
     """``vpandnq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DF /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 3850
+    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 3898
     """``vmovdqa32 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 3851
+    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 3899
     """``vmovdqa32 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 3852
+    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 3900
     """``vmovdqa32 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 3853
+    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 3901
     """``vmovdqa32 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 3854
+    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 3902
     """``vmovdqa32 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 3855
+    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 3903
     """``vmovdqa32 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 3856
+    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 3904
     """``vmovdqa64 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 3857
+    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 3905
     """``vmovdqa64 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 3858
+    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 3906
     """``vmovdqa64 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 3859
+    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 3907
     """``vmovdqa64 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 3860
+    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 3908
     """``vmovdqa64 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 3861
+    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 3909
     """``vmovdqa64 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3862
+    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3910
     """``vprord W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 3863
+    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 3911
     """``vprord W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 3864
+    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 3912
     """``vprord W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3865
+    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3913
     """``vprorq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3866
+    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3914
     """``vprorq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3867
+    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3915
     """``vprorq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3868
+    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3916
     """``vprold W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 3869
+    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 3917
     """``vprold W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 3870
+    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 3918
     """``vprold W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3871
+    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3919
     """``vprolq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3872
+    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3920
     """``vprolq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3873
+    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3921
     """``vprolq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3874
+    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3922
     """``vpsraq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 3875
+    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 3923
     """``vpsraq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3876
+    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 3924
     """``vpsraq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3877
+    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3925
     """``vpsraq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 3878
+    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 3926
     """``vpsraq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 3879
+    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 3927
     """``vpsraq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 3880
+    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 3928
     """``vcvttps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3881
+    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3929
     """``vcvttps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3882
+    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3930
     """``vcvttps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 3883
+    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 3931
     """``vcvttpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3884
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3932
     """``vcvttpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3885
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3933
     """``vcvttpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 3886
+    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 3934
     """``vcvttss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 3887
+    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 3935
     """``vcvttss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 3888
+    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 3936
     """``vcvttsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 3889
+    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 3937
     """``vcvttsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 3890
+    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 3938
     """``vcvtps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3891
+    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 3939
     """``vcvtps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3892
+    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 3940
     """``vcvtps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 3893
+    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 3941
     """``vcvtpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3894
+    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 3942
     """``vcvtpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3895
+    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 3943
     """``vcvtpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 3896
+    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 3944
     """``vcvtss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 3897
+    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 3945
     """``vcvtss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 3898
+    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 3946
     """``vcvtsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 3899
+    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 3947
     """``vcvtsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 3900
+    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 3948
     """``vcvtudq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 3901
+    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 3949
     """``vcvtudq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 3902
+    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 3950
     """``vcvtudq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 3903
+    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 3951
     """``vcvtudq2ps W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 3904
+    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 3952
     """``vcvtudq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 3905
+    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 3953
     """``vcvtudq2ps W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 3906
+    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 3954
     """``vcvtusi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 3907
+    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 3955
     """``vcvtusi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 3908
+    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 3956
     """``vcvtusi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 3909
+    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 3957
     """``vcvtusi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 3910
+    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 3958
     """``vpmovusdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 11 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 3911
+    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 3959
     """``vpmovusdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 3912
+    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 3960
     """``vpmovusdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 3913
+    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 3961
     """``vpmovusqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 12 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 3914
+    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 3962
     """``vpmovusqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 3915
+    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 3963
     """``vpmovusqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 3916
+    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 3964
     """``vpmovusdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 3917
+    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 3965
     """``vpmovusdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 3918
+    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 3966
     """``vpmovusdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3919
+    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3967
     """``vprorvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 3920
+    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 3968
     """``vprorvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 3921
+    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 3969
     """``vprorvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3922
+    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3970
     """``vprorvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 14 /r`` (AVX512F)"""
-    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3923
+    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3971
     """``vprorvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3924
+    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3972
     """``vprorvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 3925
+    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 3973
     """``vpmovusqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 3926
+    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 3974
     """``vpmovusqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 3927
+    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 3975
     """``vpmovusqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3928
+    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3976
     """``vprolvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 3929
+    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 3977
     """``vprolvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 3930
+    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 3978
     """``vprolvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3931
+    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3979
     """``vprolvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 15 /r`` (AVX512F)"""
-    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3932
+    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3980
     """``vprolvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3933
+    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3981
     """``vprolvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 3934
+    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 3982
     """``vpmovusqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 3935
+    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 3983
     """``vpmovusqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 3936
+    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 3984
     """``vpmovusqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 3937
+    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 3985
     """``vbroadcastf32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 1A /r`` (AVX512F)"""
-    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 3938
+    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 3986
     """``vbroadcastf32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 1A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 3939
+    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 3987
     """``vbroadcastf64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 1B /r`` (AVX512F)"""
-    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 3940
+    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 3988
     """``vpabsq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 1F /r`` (AVX512F)"""
-    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 3941
+    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 3989
     """``vpabsq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 3942
+    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 3990
     """``vpabsq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 3943
+    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 3991
     """``vpmovsdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 3944
+    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 3992
     """``vpmovsdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 3945
+    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 3993
     """``vpmovsdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 3946
+    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 3994
     """``vpmovsqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 3947
+    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 3995
     """``vpmovsqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 3948
+    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 3996
     """``vpmovsqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 3949
+    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 3997
     """``vpmovsdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 3950
+    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 3998
     """``vpmovsdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 3951
+    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 3999
     """``vpmovsdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 3952
+    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 4000
     """``vpmovsqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 3953
+    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 4001
     """``vpmovsqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 3954
+    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 4002
     """``vpmovsqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 3955
+    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 4003
     """``vpmovsqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 3956
+    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 4004
     """``vpmovsqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 3957
+    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 4005
     """``vpmovsqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 3958
+    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 4006
     """``vptestmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 3959
+    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 4007
     """``vptestmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 3960
+    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 4008
     """``vptestmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 3961
+    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 4009
     """``vptestmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 3962
+    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 4010
     """``vptestmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 3963
+    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 4011
     """``vptestmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 3964
+    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 4012
     """``vptestnmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 3965
+    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 4013
     """``vptestnmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 3966
+    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 4014
     """``vptestnmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 3967
+    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 4015
     """``vptestnmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 3968
+    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 4016
     """``vptestnmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 3969
+    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 4017
     """``vptestnmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3970
+    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4018
     """``vscalefps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 3971
+    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 4019
     """``vscalefps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 3972
+    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 4020
     """``vscalefps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3973
+    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 4021
     """``vscalefpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 3974
+    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 4022
     """``vscalefpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 3975
+    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 4023
     """``vscalefpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 3976
+    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 4024
     """``vscalefss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 2D /r`` (AVX512F)"""
-    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 3977
+    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 4025
     """``vscalefsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 2D /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 3978
+    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 4026
     """``vpmovdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 31 /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 3979
+    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 4027
     """``vpmovdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 3980
+    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 4028
     """``vpmovdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 3981
+    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 4029
     """``vpmovqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 32 /r`` (AVX512F)"""
-    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 3982
+    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 4030
     """``vpmovqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 3983
+    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 4031
     """``vpmovqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 3984
+    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 4032
     """``vpmovdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 33 /r`` (AVX512F)"""
-    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 3985
+    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 4033
     """``vpmovdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 3986
+    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 4034
     """``vpmovdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 3987
+    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 4035
     """``vpmovqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 34 /r`` (AVX512F)"""
-    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 3988
+    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 4036
     """``vpmovqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 3989
+    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 4037
     """``vpmovqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 3990
+    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 4038
     """``vpmovqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 3991
+    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 4039
     """``vpmovqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 3992
+    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 4040
     """``vpmovqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3993
+    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4041
     """``vpminsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 39 /r`` (AVX512F)"""
-    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 3994
+    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4042
     """``vpminsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 3995
+    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4043
     """``vpminsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3996
+    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4044
     """``vpminuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3B /r`` (AVX512F)"""
-    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 3997
+    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4045
     """``vpminuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 3998
+    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4046
     """``vpminuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3999
+    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4047
     """``vpmaxsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4000
+    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4048
     """``vpmaxsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4001
+    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4049
     """``vpmaxsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4002
+    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4050
     """``vpmaxuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4003
+    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4051
     """``vpmaxuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4004
+    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4052
     """``vpmaxuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4005
+    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4053
     """``vgetexpps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4006
+    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4054
     """``vgetexpps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4007
+    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4055
     """``vgetexpps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4008
+    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4056
     """``vgetexppd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4009
+    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4057
     """``vgetexppd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4010
+    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4058
     """``vgetexppd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4011
+    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4059
     """``vgetexpss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 43 /r`` (AVX512F)"""
-    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4012
+    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4060
     """``vgetexpsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 43 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4013
+    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4061
     """``vpsravq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4014
+    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4062
     """``vpsravq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4015
+    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4063
     """``vpsravq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4016
+    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4064
     """``vrcp14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4017
+    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4065
     """``vrcp14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4018
+    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4066
     """``vrcp14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4019
+    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4067
     """``vrcp14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4020
+    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4068
     """``vrcp14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4021
+    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4069
     """``vrcp14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4022
+    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4070
     """``vrcp14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4D /r`` (AVX512F)"""
-    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4023
+    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4071
     """``vrcp14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4D /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4024
+    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4072
     """``vrsqrt14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4025
+    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4073
     """``vrsqrt14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4026
+    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4074
     """``vrsqrt14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4027
+    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4075
     """``vrsqrt14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4028
+    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4076
     """``vrsqrt14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4029
+    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4077
     """``vrsqrt14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4030
+    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4078
     """``vrsqrt14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4F /r`` (AVX512F)"""
-    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4031
+    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4079
     """``vrsqrt14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4F /r`` (AVX512F)"""
-    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4032
+    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4080
     """``vexp2ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C8 /r`` (AVX512ER)"""
-    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4033
+    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4081
     """``vexp2pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C8 /r`` (AVX512ER)"""
-    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4034
+    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4082
     """``vrcp28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4035
+    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4083
     """``vrcp28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4036
+    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4084
     """``vrcp28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CB /r`` (AVX512ER)"""
-    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4037
+    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4085
     """``vrcp28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CB /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4038
+    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4086
     """``vrsqrt28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4039
+    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4087
     """``vrsqrt28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4040
+    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4088
     """``vrsqrt28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CD /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4041
+    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4089
     """``vrsqrt28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CD /r`` (AVX512ER)"""
-    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4042
+    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4090
     """``vbroadcasti32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 5A /r`` (AVX512F)"""
-    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4043
+    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4091
     """``vbroadcasti32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4044
+    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4092
     """``vbroadcasti64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 5B /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4045
+    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4093
     """``vpblendmd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4046
+    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4094
     """``vpblendmd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4047
+    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4095
     """``vpblendmd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4048
+    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4096
     """``vpblendmq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4049
+    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4097
     """``vpblendmq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4050
+    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4098
     """``vpblendmq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4051
+    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4099
     """``vblendmps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4052
+    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4100
     """``vblendmps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4053
+    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4101
     """``vblendmps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4054
+    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4102
     """``vblendmpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4055
+    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4103
     """``vblendmpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4056
+    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4104
     """``vblendmpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4057
+    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4105
     """``vpermi2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4058
+    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4106
     """``vpermi2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4059
+    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4107
     """``vpermi2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4060
+    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4108
     """``vpermi2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4061
+    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4109
     """``vpermi2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4062
+    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4110
     """``vpermi2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4063
+    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4111
     """``vpermi2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4064
+    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4112
     """``vpermi2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4065
+    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4113
     """``vpermi2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4066
+    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4114
     """``vpermi2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4067
+    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4115
     """``vpermi2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4068
+    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4116
     """``vpermi2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4069
+    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4117
     """``vpermt2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4070
+    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4118
     """``vpermt2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4071
+    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4119
     """``vpermt2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4072
+    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4120
     """``vpermt2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4073
+    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4121
     """``vpermt2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4074
+    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4122
     """``vpermt2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4075
+    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4123
     """``vpermt2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4076
+    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4124
     """``vpermt2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4077
+    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4125
     """``vpermt2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4078
+    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4126
     """``vpermt2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4079
+    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4127
     """``vpermt2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4080
+    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4128
     """``vpermt2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4081
+    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4129
     """``vexpandps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4082
+    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4130
     """``vexpandps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4083
+    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4131
     """``vexpandps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4084
+    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4132
     """``vexpandpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4085
+    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4133
     """``vexpandpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4086
+    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4134
     """``vexpandpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4087
+    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4135
     """``vpexpandd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4088
+    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4136
     """``vpexpandd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4089
+    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4137
     """``vpexpandd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4090
+    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4138
     """``vpexpandq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4091
+    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4139
     """``vpexpandq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4092
+    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4140
     """``vpexpandq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4093
+    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4141
     """``vcompressps W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4094
+    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4142
     """``vcompressps W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4095
+    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4143
     """``vcompressps W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4096
+    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4144
     """``vcompresspd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4097
+    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4145
     """``vcompresspd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4098
+    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4146
     """``vcompresspd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4099
+    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4147
     """``vpcompressd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4100
+    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4148
     """``vpcompressd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4101
+    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4149
     """``vpcompressd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4102
+    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4150
     """``vpcompressq W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4103
+    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4151
     """``vpcompressq W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4104
+    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4152
     """``vpcompressq W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4105
+    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4153
     """``valignd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4106
+    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4154
     """``valignd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4107
+    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4155
     """``valignd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4108
+    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4156
     """``valignq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4109
+    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4157
     """``valignq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4110
+    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4158
     """``valignq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4111
+    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4159
     """``vrndscaleps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 08 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4112
+    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4160
     """``vrndscaleps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4113
+    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4161
     """``vrndscaleps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4114
+    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4162
     """``vrndscalepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 09 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4115
+    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4163
     """``vrndscalepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4116
+    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4164
     """``vrndscalepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4117
+    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4165
     """``vrndscaless W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 0A /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4118
+    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4166
     """``vrndscalesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 0B /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4119
+    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4167
     """``vinsertf32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 18 /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4120
+    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4168
     """``vinsertf32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 18 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4121
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4169
     """``vextractf32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 19 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4122
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4170
     """``vextractf32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 19 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4123
+    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4171
     """``vinsertf64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 1A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4124
+    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4172
     """``vextractf64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 1B /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4125
+    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4173
     """``vpcmpud W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4126
+    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4174
     """``vpcmpud W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4127
+    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4175
     """``vpcmpud W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4128
+    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4176
     """``vpcmpuq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4129
+    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4177
     """``vpcmpuq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4130
+    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4178
     """``vpcmpuq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4131
+    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4179
     """``vpcmpd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4132
+    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4180
     """``vpcmpd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4133
+    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4181
     """``vpcmpd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4134
+    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4182
     """``vpcmpq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4135
+    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4183
     """``vpcmpq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4136
+    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4184
     """``vpcmpq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4137
+    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4185
     """``vshuff32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4138
+    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4186
     """``vshuff32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4139
+    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4187
     """``vshuff64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4140
+    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4188
     """``vshuff64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4141
+    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4189
     """``vpternlogd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4142
+    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4190
     """``vpternlogd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4143
+    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4191
     """``vpternlogd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4144
+    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4192
     """``vpternlogq RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4145
+    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4193
     """``vpternlogq RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4146
+    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4194
     """``vpternlogq RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4147
+    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4195
     """``vgetmantps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4148
+    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4196
     """``vgetmantps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4149
+    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4197
     """``vgetmantps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4150
+    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4198
     """``vgetmantpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4151
+    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4199
     """``vgetmantpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4152
+    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4200
     """``vgetmantpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4153
+    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4201
     """``vgetmantss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 27 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4154
+    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4202
     """``vgetmantsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 27 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4155
+    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4203
     """``vinserti32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 38 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4156
+    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4204
     """``vinserti32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 38 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4157
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4205
     """``vextracti32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 39 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4158
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4206
     """``vextracti32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 39 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4159
+    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4207
     """``vinserti64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 3A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4160
+    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4208
     """``vextracti64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 3B /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4161
+    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4209
     """``vshufi32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4162
+    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4210
     """``vshufi32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4163
+    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4211
     """``vshufi64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4164
+    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4212
     """``vshufi64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4165
+    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4213
     """``vfixupimmps RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4166
+    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4214
     """``vfixupimmps RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4167
+    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4215
     """``vfixupimmps RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4168
+    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4216
     """``vfixupimmpd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4169
+    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4217
     """``vfixupimmpd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4170
+    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4218
     """``vfixupimmpd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4171
+    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4219
     """``vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 55 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4172
+    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4220
     """``vfixupimmsd RW:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 55 /r ib`` (AVX512F)"""
-    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4173
+    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4221
     """``vpbroadcastmb2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 2A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4174
+    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4222
     """``vpbroadcastmb2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4175
+    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4223
     """``vpbroadcastmb2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4176
+    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4224
     """``vpbroadcastmw2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 3A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4177
+    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4225
     """``vpbroadcastmw2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4178
+    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4226
     """``vpbroadcastmw2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4179
+    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4227
     """``vplzcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4180
+    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4228
     """``vplzcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4181
+    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4229
     """``vplzcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4182
+    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4230
     """``vplzcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4183
+    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4231
     """``vplzcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4184
+    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4232
     """``vplzcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4185
+    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4233
     """``vpconflictd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4186
+    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4234
     """``vpconflictd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4187
+    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4235
     """``vpconflictd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4188
+    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4236
     """``vpconflictq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4189
+    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4237
     """``vpconflictq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4190
+    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4238
     """``vpconflictq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4191
+    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4239
     """``vcvtqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 5B /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4192
+    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4240
     """``vcvtqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4193
+    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4241
     """``vcvtqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4194
+    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4242
     """``vcvttps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4195
+    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4243
     """``vcvttps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4196
+    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4244
     """``vcvttps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4197
+    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4245
     """``vcvttpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4198
+    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4246
     """``vcvttpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4199
+    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4247
     """``vcvttpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4200
+    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4248
     """``vcvtps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4201
+    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4249
     """``vcvtps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4202
+    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4250
     """``vcvtps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4203
+    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4251
     """``vcvtpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4204
+    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4252
     """``vcvtpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4205
+    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4253
     """``vcvtpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4206
+    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4254
     """``vcvttps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4207
+    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4255
     """``vcvttps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4208
+    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4256
     """``vcvttps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4209
+    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4257
     """``vcvttpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4210
+    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4258
     """``vcvttpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4211
+    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4259
     """``vcvttpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4212
+    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4260
     """``vcvtuqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4213
+    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4261
     """``vcvtuqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4214
+    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4262
     """``vcvtuqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4215
+    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4263
     """``vcvtuqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4216
+    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4264
     """``vcvtuqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4217
+    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4265
     """``vcvtuqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4218
+    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4266
     """``vcvtps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4219
+    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4267
     """``vcvtps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4220
+    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4268
     """``vcvtps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4221
+    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4269
     """``vcvtpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4222
+    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4270
     """``vcvtpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4223
+    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4271
     """``vcvtpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4224
+    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4272
     """``vcvtqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 E6 /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4225
+    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4273
     """``vcvtqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4226
+    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4274
     """``vcvtqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4227
+    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4275
     """``vbroadcastf32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 19 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4228
+    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4276
     """``vbroadcastf32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 19 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4229
+    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4277
     """``vbroadcastf64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 1A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4230
+    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4278
     """``vbroadcastf64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 1A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4231
+    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4279
     """``vbroadcastf32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 1B /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_ZMM_KR: Final = 4232
+    EVEX_VPMOVM2D_ZMM_KR: Final = 4280
     """``vpmovm2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_XMM_KR: Final = 4233
+    EVEX_VPMOVM2D_XMM_KR: Final = 4281
     """``vpmovm2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2D_YMM_KR: Final = 4234
+    EVEX_VPMOVM2D_YMM_KR: Final = 4282
     """``vpmovm2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_ZMM_KR: Final = 4235
+    EVEX_VPMOVM2Q_ZMM_KR: Final = 4283
     """``vpmovm2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2Q_XMM_KR: Final = 4236
+    EVEX_VPMOVM2Q_XMM_KR: Final = 4284
     """``vpmovm2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_YMM_KR: Final = 4237
+    EVEX_VPMOVM2Q_YMM_KR: Final = 4285
     """``vpmovm2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_ZMM: Final = 4238
+    EVEX_VPMOVD2M_KR_ZMM: Final = 4286
     """``vpmovd2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_XMM: Final = 4239
+    EVEX_VPMOVD2M_KR_XMM: Final = 4287
     """``vpmovd2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_YMM: Final = 4240
+    EVEX_VPMOVD2M_KR_YMM: Final = 4288
     """``vpmovd2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_ZMM: Final = 4241
+    EVEX_VPMOVQ2M_KR_ZMM: Final = 4289
     """``vpmovq2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_XMM: Final = 4242
+    EVEX_VPMOVQ2M_KR_XMM: Final = 4290
     """``vpmovq2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_YMM: Final = 4243
+    EVEX_VPMOVQ2M_KR_YMM: Final = 4291
     """``vpmovq2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4244
+    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4292
     """``vpmullq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 40 /r`` (AVX512DQ)"""
-    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4245
+    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4293
     """``vpmullq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4246
+    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4294
     """``vpmullq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4247
+    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4295
     """``vbroadcasti32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 59 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4248
+    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4296
     """``vbroadcasti32x2 W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4249
+    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4297
     """``vbroadcasti32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4250
+    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4298
     """``vbroadcasti64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 5A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4251
+    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4299
     """``vbroadcasti64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 5A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4252
+    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4300
     """``vbroadcasti32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 5B /r`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4253
+    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4301
     """``vinsertf64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 18 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4254
+    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4302
     """``vinsertf64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 18 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4255
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4303
     """``vextractf64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 19 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4256
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4304
     """``vextractf64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 19 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4257
+    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4305
     """``vinsertf32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 1A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4258
+    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4306
     """``vextractf32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1B /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4259
+    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4307
     """``vinserti64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 38 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4260
+    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4308
     """``vinserti64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 38 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4261
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4309
     """``vextracti64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 39 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4262
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4310
     """``vextracti64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 39 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4263
+    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4311
     """``vinserti32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 3A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4264
+    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4312
     """``vextracti32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 3B /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4265
+    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4313
     """``vrangeps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4266
+    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4314
     """``vrangeps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4267
+    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4315
     """``vrangeps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4268
+    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4316
     """``vrangepd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4269
+    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4317
     """``vrangepd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4270
+    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4318
     """``vrangepd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4271
+    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4319
     """``vrangess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 51 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4272
+    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4320
     """``vrangesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 51 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4273
+    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4321
     """``vreduceps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4274
+    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4322
     """``vreduceps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4275
+    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4323
     """``vreduceps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4276
+    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4324
     """``vreducepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4277
+    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4325
     """``vreducepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4278
+    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4326
     """``vreducepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4279
+    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4327
     """``vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 57 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4280
+    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4328
     """``vreducesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 57 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4281
+    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4329
     """``vfpclassps W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4282
+    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4330
     """``vfpclassps W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4283
+    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4331
     """``vfpclassps W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4284
+    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4332
     """``vfpclasspd W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4285
+    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4333
     """``vfpclasspd W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4286
+    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4334
     """``vfpclasspd W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4287
+    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4335
     """``vfpclassss W:k, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 67 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4288
+    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4336
     """``vfpclasssd W:k, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 67 /r ib`` (AVX512DQ)"""
 

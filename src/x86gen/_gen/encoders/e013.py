@@ -3,11 +3,20 @@
 """Encoders, one function per shape: shapes 416-447 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _le32, _operand_error, _range_error
 from ...memory import A32Mem, Mem
 from ...registers import REGISTERS, Gpr32, Gpr64, Mmx, StReg, Xmm, Ymm
 R_ax = REGISTERS['ax']
 R_st0 = REGISTERS['st0']
+
+
+def shape_VEX_STTILECFG_M512(fid, k0):   # 2 forms: VEX_STTILECFG_M512, VEX_LDTILECFG_M512
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, 512):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes5(0xc4, 0x82 | a0.vxb, k0, 0x49, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
 
 
 def shape_VEX_VPDPBUUD_XMM_XMM_XMMM128(fid, k0):   # 5 forms: VEX_VPDPBUUD_XMM_XMM_XMMM128, VEX_VPDPBUUDS_XMM_XMM_XMMM128, VEX_VPDPWUUD_XMM_XMM_XMMM128, …
@@ -247,6 +256,18 @@ def shape_AESDECWIDE128KL_M384(fid, k0, k1):   # 3 forms: AESDECWIDE128KL_M384, 
     return enc, None
 
 
+def shape_VEX_WRMSRNS_IMM32_R64(fid, k0):   # 2 forms: VEX_WRMSRNS_IMM32_R64, VEX_UWRMSR_IMM32_R64
+    def enc(a0, a1):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
+        if not (-2147483648 <= a0 <= 4294967295): raise _range_error(fid, (a0, a1, ), 0, a0)
+        if a1.__class__ is Gpr64:
+            return _bytes5(0xc4, 0xc7 | a1.vb, 0x7a, k0, 0xc0 | a1.lo) + _le32(a0 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    def fits(a0, a1):
+        return (a0.__class__ is int and (-2147483648 <= a0 <= 4294967295))
+    return enc, fits
+
+
 def shape_FADD_M32FP(fid, k0, k1):   # 8 forms: FADD_M32FP, FADD_M64FP, FLD_M32FP, …
     def enc(a0):
         if a0.__class__ is Mem and a0.size in (0, k0):
@@ -350,36 +371,4 @@ def shape_CVTPI2PD_XMM_MMM64(fid):   # 1 form
     return enc, None
 
 
-def shape_CVTTPS2PI_MM_XMMM64(fid, k0):   # 2 forms: CVTTPS2PI_MM_XMMM64, CVTPS2PI_MM_XMMM64
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTTPD2PI_MM_XMMM128(fid, k0):   # 2 forms: CVTTPD2PI_MM_XMMM128, CVTPD2PI_MM_XMMM128
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_MOVDIR64B_R64_M512, shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, shape_AESDECWIDE128KL_M384, shape_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, )
+SHAPES = (shape_VEX_STTILECFG_M512, shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_MOVDIR64B_R64_M512, shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, shape_AESDECWIDE128KL_M384, shape_VEX_WRMSRNS_IMM32_R64, shape_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, )

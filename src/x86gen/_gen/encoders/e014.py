@@ -8,6 +8,38 @@ from ...memory import Mem, VsibMem
 from ...registers import Gpr32, Gpr64, KReg, Mmx, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
+def shape_CVTTPS2PI_MM_XMMM64(fid, k0):   # 2 forms: CVTTPS2PI_MM_XMMM64, CVTPS2PI_MM_XMMM64
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CVTTPD2PI_MM_XMMM128(fid, k0):   # 2 forms: CVTTPD2PI_MM_XMMM128, CVTPD2PI_MM_XMMM128
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
 def shape_PSHUFW_MM_MMM64_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
         if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
@@ -363,28 +395,4 @@ def shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM(fid, k0, k1, k2, k3):   # 4 forms: EVEX_
     return enc, None
 
 
-def shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPSCATTERDD_VM32Z_K1_ZMM, EVEX_VPSCATTERQQ_VM64Z_K1_ZMM, EVEX_VSCATTERDPS_VM32Z_K1_ZMM, …
-    def enc(a0, a1, aaa=0):
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, 0x40 | a0.index.evv | aaa, k3, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM(fid, k0):   # 2 forms: EVEX_VPSCATTERDQ_VM32X_K1_YMM, EVEX_VSCATTERDPD_VM32X_K1_YMM
-    def enc(a0, a1, aaa=0):
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Xmm, XmmHigh) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(8)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0xfd, 0x20 | a0.index.evv | aaa, k0, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-SHAPES = (shape_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, shape_VEX_VPGATHERDD_XMM_VM32X_XMM, shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z, shape_VEX_VPGATHERDQ_YMM_VM32X_YMM, shape_EVEX_VPGATHERDQ_YMM_K1_VM32X, shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y, shape_VEX_VPGATHERQD_XMM_VM64Y_XMM, shape_EVEX_VPGATHERQD_XMM_K1_VM64Y, shape_EVEX_VPGATHERQD_YMM_K1_VM64Z, shape_EVEX_VPSCATTERDD_VM32X_K1_XMM, shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM, shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM, shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM, )
+SHAPES = (shape_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, shape_VEX_VPGATHERDD_XMM_VM32X_XMM, shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z, shape_VEX_VPGATHERDQ_YMM_VM32X_YMM, shape_EVEX_VPGATHERDQ_YMM_K1_VM32X, shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y, shape_VEX_VPGATHERQD_XMM_VM64Y_XMM, shape_EVEX_VPGATHERQD_XMM_K1_VM64Y, shape_EVEX_VPGATHERQD_YMM_K1_VM64Z, shape_EVEX_VPSCATTERDD_VM32X_K1_XMM, shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM, )

@@ -49,7 +49,7 @@ def test_every_spec_form_and_exclusion_is_an_iced_form(cov):
 def test_last_line_counts_the_spec(cov):
     forms = spec.load(str(ROOT / "isa" / "x86_64.yaml"))
     by_enc = {"LEGACY": 0, "VEX": 0, "EVEX": 0}
-    for f in forms: by_enc[f.encoding_kind.upper()] += 1
+    for f in forms: by_enc[f.encoding_kind.upper()] += f.oracle == "iced"   # (llvm-mc-22 forms: beyond iced's list)
     assert cov.last_line() == f"LEGACY {by_enc['LEGACY']}/1627 VEX {by_enc['VEX']}/996 EVEX {by_enc['EVEX']}/1733"
     assert C.report(cov).splitlines()[-1] == cov.last_line()
 

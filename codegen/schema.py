@@ -15,7 +15,7 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("operands", "the explicit operands, each an OperandRow"),
     ("encoding_kind", "legacy | d3now | vex | evex | xop (d3now: AMD 3DNow!, legacy bytes and a suffix opcode byte)"),
     ("opcode", "the opcode byte"),
-    ("opcode_map", "0 one-byte, 1 0F, 2 0F38, 3 0F3A, 5 MAP5, 6 MAP6 (EVEX), 8 9 10 (XOP maps 08 09 0A)"),
+    ("opcode_map", "0 one-byte, 1 0F, 2 0F38, 3 0F3A, 5 MAP5 (VEX, EVEX), 6 MAP6 (EVEX), 7 MAP7 (VEX), 8 9 10 (XOP maps 08 09 0A)"),
     ("mandatory_prefix", "0 none, 1 66, 2 F3, 3 F2 (legacy mandatory prefix / VEX.pp; XOP.pp is 0)"),
     ("opsize16", "0x66 operand-size prefix (legacy 16-bit forms)"),
     ("addrsize32", "0x67 address-size prefix (`a32`): the form's implicit address is 32-bit (monitor's [eax], loop's ecx),"

@@ -67,6 +67,10 @@ MAPS = {"": 0, "0F": 1, "0F38": 2, "0F3A": 3}
 MAP_ESCAPE_BYTES = {0: 0, 1: 1, 2: 2, 3: 2}   # how many bytes a legacy map's escape takes: 0F, 0F 38, 0F 3A (SDM Vol.2 2.1.2)
 # EVEX.mmm = 101 / 110: the opcode maps 5 and 6 of AVX512-FP16 (SDM Vol.2 2.7.1 P0[2:0]; EVEX only, no legacy bytes)
 EVEX_MAPS = {"MAP5": 5, "MAP6": 6}
+# VEX.mmmmm = 00101 / 00111: the VEX opcode maps 5 (AMX-FP8's TDPBF8PS …) and 7 (USER_MSR's and MSR_IMM's immediate
+# forms, URDMSR r64, imm32 …), which only the 3-byte C4 prefix can name (Intel ISE 319433, "VEX.128.NP.MAP5.W0 FD",
+# "VEX.LZ.F2.M7.W0 F8 /0 id"; SDM Vol.2 2.3.6.1 gives mmmmm 00001-00011 and reserves the rest); no legacy bytes either
+VEX_MAPS = {"MAP5": 5, "MAP7": 7}
 PP = {"NP": 0, "66": 1, "F3": 2, "F2": 3}
 # XOP.mmmmm (AMD APM Vol.3 1.8 "XOP prefix", Vol.4 2.4): the AMD opcode maps 8 (the forms with an is4 or ib), 9 and 0Ah,
 # written as AMD writes them (XOP.128.08.W0 A2 /r /is4; iced-x86 writes X8, X9, XA). The escape byte 8F is POP r/m64's
@@ -110,7 +114,7 @@ class Form:
     encoding: str                           # as written in the spec (SDM syntax)
     encoding_kind: str                      # legacy | d3now | vex | evex | xop
     opcode: int
-    opcode_map: int                         # 0 none, 1 0F, 2 0F38, 3 0F3A, 5 MAP5, 6 MAP6 (EVEX only), 8 9 10 (XOP only)
+    opcode_map: int                         # 0 none, 1 0F, 2 0F38, 3 0F3A; 5 MAP5 (VEX, EVEX), 6 MAP6 (EVEX), 7 MAP7 (VEX); 8 9 10 (XOP)
     mandatory_prefix: int                   # 0 none, 1 66, 2 F3, 3 F2 (VEX.pp)
     opsize16: bool                          # 0x66 operand-size prefix (legacy 16-bit forms)
     w: int | None                           # REX.W / VEX.W; None = ignored (encoded as 0)
@@ -239,12 +243,14 @@ def parse_encoding(text: str, ctx) -> dict:
             elif p in PP and (e["encoding_kind"] != "xop" or p == "NP"): e["mandatory_prefix"] = PP[p]
             elif p in ("0F", "0F38", "0F3A") and e["encoding_kind"] != "xop": e["opcode_map"] = MAPS[p]
             elif p in EVEX_MAPS and e["encoding_kind"] == "evex": e["opcode_map"] = EVEX_MAPS[p]   # AVX512-FP16
+            elif p in VEX_MAPS and e["encoding_kind"] == "vex": e["opcode_map"] = VEX_MAPS[p]   # AMX-FP8, USER_MSR
             elif p in XOP_MAPS and e["encoding_kind"] == "xop": e["opcode_map"] = XOP_MAPS[p]   # AMD XOP maps 8, 9, 0Ah
             elif p in ("W0", "W1"): e["w"] = int(p[1])
             elif p == "WIG": e["w"] = None
             else: _err(ctx, "encoding", f"unknown {m.group(1)} field {p!r} in {toks[0]!r}")
         if not e["opcode_map"]:
-            _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A; EVEX: MAP5, MAP6; XOP: 08, 09, 0A)")
+            _err(ctx, "encoding", f"{toks[0]!r} names no opcode map (0F, 0F38, 0F3A; VEX: MAP5, MAP7; EVEX: MAP5, MAP6; "
+                                  "XOP: 08, 09, 0A)")
         i = 1
     else:
         if toks[0] == "9B" and len(toks) > 1:   # the WAIT of finit/fstsw/fsave… (SDM Vol.2 FINIT: 9B DB E3), iced's order

@@ -17,7 +17,7 @@ mask= bcst= rc=``, grouped by mnemonic:
   written (W), an accumulator read and written (RW: the FMA and dot-product forms), a compare or class test writes a
   mask (W:k), the vcomx*/vucomx*/vcomisbf16 compares read both operands and write rflags; a mask register is ``k``.
 
-The result is a proposal: every line still has to be checked byte for byte with llvm-mc-22 (tools/check_llvm_forms.py).
+The result is a proposal: every line still has to be checked byte for byte with llvm-mc-22 (tests/test_fuzz_llvm.py).
 """
 from __future__ import annotations
 

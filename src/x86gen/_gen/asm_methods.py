@@ -378,6 +378,24 @@ def _fixed_aib_rc(mn):
     return method
 
 
+def _variadic_0_abi_rc(mn):
+    P = PLANS[mn] = {}
+
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
+        n = len(ops)
+        try:
+            if n == 0:
+                self._code.append(P[0][()]())
+            elif n == 2:
+                a, b, = ops
+                self._code.append(P[2][a.sig]["i" if type(b) is int else b.sig](a, b))
+            else: return self._emit(mn, ops)
+        except _SLOW: return self._emit(mn, ops)
+        if self._text is not None: self._text += (mn, *ops, *_PADS[n])
+    return method
+
+
 def _variadic_0_ai_rc(mn):
     P = PLANS[mn] = {}
 
@@ -455,6 +473,24 @@ def _emit_only_rc(mn):
     return method
 
 
+def _variadic_0_aib_rc(mn):
+    P = PLANS[mn] = {}
+
+    def method(self, *ops, rc=None):
+        if rc is not None: return self._emit_evex(mn, (*ops,), rc)
+        n = len(ops)
+        try:
+            if n == 0:
+                self._code.append(P[0][()]())
+            elif n == 2:
+                a, b, = ops
+                self._code.append(P[2]["i" if type(a) is int else a.sig][b.sig](a, b))
+            else: return self._emit(mn, ops)
+        except _SLOW: return self._emit(mn, ops)
+        if self._text is not None: self._text += (mn, *ops, *_PADS[n])
+    return method
+
+
 def _variadic_a_rc(mn):
     P = PLANS[mn] = {}
 
@@ -489,15 +525,15 @@ _METHODS = {
         "fsin", "fsincos", "fsqrt", "ftst", "fucompp", "fxam", "fxtract", "fyl2x", "fyl2xp1", "getsec", "getsecq",
         "hlt", "int1", "int3", "invd", "invlpga", "invlpgb", "iretd", "iretq", "iretw", "lahf", "leave", "leavew",
         "lfence", "mcommit", "mfence", "monitor", "monitorx", "montmul", "mwait", "mwaitx", "pause", "pbndkb",
-        "pconfig", "popf", "popfw", "psmash", "pushf", "pushfw", "pvalidate", "rdmsr", "rdmsrlist", "rdpkru", "rdpmc",
-        "rdpru", "rdtsc", "rdtscp", "rmpadjust", "rmpquery", "rmpupdate", "rsm", "sahf", "saveprevssp", "seamcall",
-        "seamops", "seamret", "serialize", "setssbsy", "sfence", "skinit", "stac", "stc", "std", "stgi", "sti",
-        "stui", "swapgs", "syscall", "sysenter", "sysexit", "sysexitq", "sysretd", "sysretq", "tdcall", "testui",
-        "tilerelease", "tlbsync", "ud2", "uiret", "undoc", "vmcall", "vmfunc", "vmgexit", "vmlaunch", "vmload",
-        "vmmcall", "vmresume", "vmrun", "vmsave", "vmxoff", "vzeroall", "vzeroupper", "wait", "wbinvd", "wbnoinvd",
-        "wrmsr", "wrmsrlist", "wrmsrns", "wrpkru", "xcryptcbc", "xcryptcfb", "xcryptctr", "xcryptecb", "xcryptofb",
-        "xend", "xgetbv", "xresldtrk", "xsetbv", "xsha1", "xsha256", "xsha512", "xsha512_alt", "xstore", "xstore_alt",
-        "xsusldtrk", "xtest",
+        "pconfig", "popf", "popfw", "psmash", "pushf", "pushfw", "pvalidate", "rdmsrlist", "rdpkru", "rdpmc", "rdpru",
+        "rdtsc", "rdtscp", "rmpadjust", "rmpquery", "rmpupdate", "rsm", "sahf", "saveprevssp", "seamcall", "seamops",
+        "seamret", "serialize", "setssbsy", "sfence", "skinit", "stac", "stc", "std", "stgi", "sti", "stui", "swapgs",
+        "syscall", "sysenter", "sysexit", "sysexitq", "sysretd", "sysretq", "tdcall", "testui", "tilerelease",
+        "tlbsync", "ud2", "uiret", "undoc", "vmcall", "vmfunc", "vmgexit", "vmlaunch", "vmload", "vmmcall",
+        "vmresume", "vmrun", "vmsave", "vmxoff", "vzeroall", "vzeroupper", "wait", "wbinvd", "wbnoinvd", "wrmsr",
+        "wrmsrlist", "wrpkru", "xcryptcbc", "xcryptcfb", "xcryptctr", "xcryptecb", "xcryptofb", "xend", "xgetbv",
+        "xresldtrk", "xsetbv", "xsha1", "xsha256", "xsha512", "xsha512_alt", "xstore", "xstore_alt", "xsusldtrk",
+        "xtest",
     ),
     _fixed_a_rc: (
         "aesdecwide128kl", "aesdecwide256kl", "aesencwide128kl", "aesencwide256kl", "bswap", "cldemote", "clflush",
@@ -506,16 +542,16 @@ _METHODS = {
         "fld", "fldcw", "fldenv", "fnsave", "fnstcw", "fnstenv", "fnstsw", "frstor", "fsave", "fst", "fstcw",
         "fstenv", "fstp", "fstpnce", "fstsw", "fxrstor", "fxrstor64", "fxsave", "fxsave64", "idiv", "inc", "incsspd",
         "incsspq", "invlpg", "ldmxcsr", "ldtilecfg", "lgdt", "lidt", "lkgs", "lldt", "llwpcb", "lmsw", "ltr", "mul",
-        "neg", "not", "pop", "popw", "prefetch", "prefetchit0", "prefetchit1", "prefetchnta", "prefetcht0",
-        "prefetcht1", "prefetcht2", "prefetchw", "prefetchwt1", "ptwrite", "rdfsbase", "rdgsbase", "rdpid", "rdrand",
-        "rdseed", "rdsspd", "rdsspq", "rstorssp", "senduipi", "seta", "setae", "setb", "setbe", "sete", "setg",
-        "setge", "setl", "setle", "setne", "setno", "setnp", "setns", "seto", "setp", "sets", "sgdt", "sidt", "sldt",
-        "slwpcb", "smsw", "stmxcsr", "str", "sttilecfg", "tilezero", "tpause", "umonitor", "umwait", "verr", "verw",
-        "vgatherpf0dpd", "vgatherpf0dps", "vgatherpf0qpd", "vgatherpf0qps", "vgatherpf1dpd", "vgatherpf1dps",
-        "vgatherpf1qpd", "vgatherpf1qps", "vldmxcsr", "vmclear", "vmptrld", "vmptrst", "vmxon", "vscatterpf0dpd",
-        "vscatterpf0dps", "vscatterpf0qpd", "vscatterpf0qps", "vscatterpf1dpd", "vscatterpf1dps", "vscatterpf1qpd",
-        "vscatterpf1qps", "vstmxcsr", "wrfsbase", "wrgsbase", "xrstor", "xrstor64", "xrstors", "xrstors64", "xsave",
-        "xsave64", "xsavec", "xsavec64", "xsaveopt", "xsaveopt64", "xsaves", "xsaves64",
+        "neg", "not", "pop", "popw", "prefetch", "prefetchit0", "prefetchit1", "prefetchnta", "prefetchrst2",
+        "prefetcht0", "prefetcht1", "prefetcht2", "prefetchw", "prefetchwt1", "ptwrite", "rdfsbase", "rdgsbase",
+        "rdpid", "rdrand", "rdseed", "rdsspd", "rdsspq", "rstorssp", "senduipi", "seta", "setae", "setb", "setbe",
+        "sete", "setg", "setge", "setl", "setle", "setne", "setno", "setnp", "setns", "seto", "setp", "sets", "sgdt",
+        "sidt", "sldt", "slwpcb", "smsw", "stmxcsr", "str", "sttilecfg", "tilezero", "tpause", "umonitor", "umwait",
+        "verr", "verw", "vgatherpf0dpd", "vgatherpf0dps", "vgatherpf0qpd", "vgatherpf0qps", "vgatherpf1dpd",
+        "vgatherpf1dps", "vgatherpf1qpd", "vgatherpf1qps", "vldmxcsr", "vmclear", "vmptrld", "vmptrst", "vmxon",
+        "vscatterpf0dpd", "vscatterpf0dps", "vscatterpf0qpd", "vscatterpf0qps", "vscatterpf1dpd", "vscatterpf1dps",
+        "vscatterpf1qpd", "vscatterpf1qps", "vstmxcsr", "wrfsbase", "wrgsbase", "xrstor", "xrstor64", "xrstors",
+        "xrstors64", "xsave", "xsave64", "xsavec", "xsavec64", "xsaveopt", "xsaveopt64", "xsaves", "xsaves64",
     ),
     _fixed_ab_rc: (
         "aadd", "aand", "adcx", "addpd", "addps", "addsd", "addss", "addsubpd", "addsubps", "adox", "aesdec",
@@ -535,15 +571,15 @@ _METHODS = {
         "lgs", "loadiwkey", "lsl", "lss", "lzcnt", "maxpd", "maxps", "maxsd", "maxss", "minpd", "minps", "minsd",
         "minss", "movapd", "movaps", "movbe", "movd", "movddup", "movdir64b", "movdiri", "movdq2q", "movdqa",
         "movdqu", "movhlps", "movhpd", "movhps", "movlhps", "movlpd", "movlps", "movmskpd", "movmskps", "movntdq",
-        "movntdqa", "movnti", "movntpd", "movntps", "movntq", "movntsd", "movntss", "movq", "movq2dq", "movshdup",
-        "movsldup", "movss", "movsx", "movsxd", "movupd", "movups", "movzx", "mulpd", "mulps", "mulsd", "mulss",
-        "orpd", "orps", "pabsb", "pabsd", "pabsw", "packssdw", "packsswb", "packusdw", "packuswb", "paddb", "paddd",
-        "paddq", "paddsb", "paddsw", "paddusb", "paddusw", "paddw", "pand", "pandn", "pavgb", "pavgusb", "pavgw",
-        "pblendvb", "pcmpeqb", "pcmpeqd", "pcmpeqq", "pcmpeqw", "pcmpgtb", "pcmpgtd", "pcmpgtq", "pcmpgtw", "pf2id",
-        "pf2iw", "pfacc", "pfadd", "pfcmpeq", "pfcmpge", "pfcmpgt", "pfmax", "pfmin", "pfmul", "pfnacc", "pfpnacc",
-        "pfrcp", "pfrcpit1", "pfrcpit2", "pfrsqit1", "pfrsqrt", "pfsub", "pfsubr", "phaddd", "phaddsw", "phaddw",
-        "phminposuw", "phsubd", "phsubsw", "phsubw", "pi2fd", "pi2fw", "pmaddubsw", "pmaddwd", "pmaxsb", "pmaxsd",
-        "pmaxsw", "pmaxub", "pmaxud", "pmaxuw", "pminsb", "pminsd", "pminsw", "pminub", "pminud", "pminuw",
+        "movntdqa", "movnti", "movntpd", "movntps", "movntq", "movntsd", "movntss", "movq", "movq2dq", "movrs",
+        "movshdup", "movsldup", "movss", "movsx", "movsxd", "movupd", "movups", "movzx", "mulpd", "mulps", "mulsd",
+        "mulss", "orpd", "orps", "pabsb", "pabsd", "pabsw", "packssdw", "packsswb", "packusdw", "packuswb", "paddb",
+        "paddd", "paddq", "paddsb", "paddsw", "paddusb", "paddusw", "paddw", "pand", "pandn", "pavgb", "pavgusb",
+        "pavgw", "pblendvb", "pcmpeqb", "pcmpeqd", "pcmpeqq", "pcmpeqw", "pcmpgtb", "pcmpgtd", "pcmpgtq", "pcmpgtw",
+        "pf2id", "pf2iw", "pfacc", "pfadd", "pfcmpeq", "pfcmpge", "pfcmpgt", "pfmax", "pfmin", "pfmul", "pfnacc",
+        "pfpnacc", "pfrcp", "pfrcpit1", "pfrcpit2", "pfrsqit1", "pfrsqrt", "pfsub", "pfsubr", "phaddd", "phaddsw",
+        "phaddw", "phminposuw", "phsubd", "phsubsw", "phsubw", "pi2fd", "pi2fw", "pmaddubsw", "pmaddwd", "pmaxsb",
+        "pmaxsd", "pmaxsw", "pmaxub", "pmaxud", "pmaxuw", "pminsb", "pminsd", "pminsw", "pminub", "pminud", "pminuw",
         "pmovmskb", "pmovsxbd", "pmovsxbq", "pmovsxbw", "pmovsxdq", "pmovsxwd", "pmovsxwq", "pmovzxbd", "pmovzxbq",
         "pmovzxbw", "pmovzxdq", "pmovzxwd", "pmovzxwq", "pmuldq", "pmulhrsw", "pmulhrw", "pmulhuw", "pmulhw",
         "pmulld", "pmullw", "pmuludq", "popcnt", "por", "psadbw", "pshufb", "psignb", "psignd", "psignw", "psubb",
@@ -551,36 +587,37 @@ _METHODS = {
         "punpckhdq", "punpckhqdq", "punpckhwd", "punpcklbw", "punpckldq", "punpcklqdq", "punpcklwd", "pxor", "rcpps",
         "rcpss", "rsqrtps", "rsqrtss", "sha1msg1", "sha1msg2", "sha1nexte", "sha256msg1", "sha256msg2", "sha256rnds2",
         "sqrtpd", "sqrtps", "sqrtsd", "sqrtss", "subpd", "subps", "subsd", "subss", "t1mskc", "tileloadd",
-        "tileloaddt1", "tilestored", "tzcnt", "tzmsk", "ucomisd", "ucomiss", "ud0", "ud1", "unpckhpd", "unpckhps",
-        "unpcklpd", "unpcklps", "vaesimc", "vbcstnebf162ps", "vbcstnesh2ps", "vbroadcastf128", "vbroadcastf32x2",
-        "vbroadcastf32x4", "vbroadcastf32x8", "vbroadcastf64x2", "vbroadcastf64x4", "vbroadcasti128",
-        "vbroadcasti32x2", "vbroadcasti32x4", "vbroadcasti32x8", "vbroadcasti64x2", "vbroadcasti64x4", "vbroadcastsd",
-        "vbroadcastss", "vcomisbf16", "vcomisd", "vcomish", "vcomiss", "vcompresspd", "vcompressps", "vcomxsd",
-        "vcomxsh", "vcomxss", "vcvtbf162ibs", "vcvtbf162iubs", "vcvtdq2pd", "vcvtdq2ph", "vcvtdq2ps", "vcvthf82ph",
-        "vcvtneebf162ps", "vcvtneeph2ps", "vcvtneobf162ps", "vcvtneoph2ps", "vcvtneps2bf16", "vcvtpd2dq", "vcvtpd2ph",
-        "vcvtpd2ps", "vcvtpd2qq", "vcvtpd2udq", "vcvtpd2uqq", "vcvtph2bf8", "vcvtph2bf8s", "vcvtph2dq", "vcvtph2hf8",
-        "vcvtph2hf8s", "vcvtph2ibs", "vcvtph2iubs", "vcvtph2pd", "vcvtph2ps", "vcvtph2psx", "vcvtph2qq", "vcvtph2udq",
-        "vcvtph2uqq", "vcvtph2uw", "vcvtph2w", "vcvtps2dq", "vcvtps2ibs", "vcvtps2iubs", "vcvtps2pd", "vcvtps2phx",
-        "vcvtps2qq", "vcvtps2udq", "vcvtps2uqq", "vcvtqq2pd", "vcvtqq2ph", "vcvtqq2ps", "vcvtsd2si", "vcvtsd2usi",
-        "vcvtsh2si", "vcvtsh2usi", "vcvtss2si", "vcvtss2usi", "vcvttbf162ibs", "vcvttbf162iubs", "vcvttpd2dq",
-        "vcvttpd2dqs", "vcvttpd2qq", "vcvttpd2qqs", "vcvttpd2udq", "vcvttpd2udqs", "vcvttpd2uqq", "vcvttpd2uqqs",
-        "vcvttph2dq", "vcvttph2ibs", "vcvttph2iubs", "vcvttph2qq", "vcvttph2udq", "vcvttph2uqq", "vcvttph2uw",
-        "vcvttph2w", "vcvttps2dq", "vcvttps2dqs", "vcvttps2ibs", "vcvttps2iubs", "vcvttps2qq", "vcvttps2qqs",
-        "vcvttps2udq", "vcvttps2udqs", "vcvttps2uqq", "vcvttps2uqqs", "vcvttsd2si", "vcvttsd2sis", "vcvttsd2usi",
-        "vcvttsd2usis", "vcvttsh2si", "vcvttsh2usi", "vcvttss2si", "vcvttss2sis", "vcvttss2usi", "vcvttss2usis",
-        "vcvtudq2pd", "vcvtudq2ph", "vcvtudq2ps", "vcvtuqq2pd", "vcvtuqq2ph", "vcvtuqq2ps", "vcvtuw2ph", "vcvtw2ph",
-        "vexp2pd", "vexp2ps", "vexpandpd", "vexpandps", "vfrczpd", "vfrczps", "vfrczsd", "vfrczss", "vgetexpbf16",
-        "vgetexppd", "vgetexpph", "vgetexpps", "vlddqu", "vmovapd", "vmovaps", "vmovd", "vmovddup", "vmovdqa",
-        "vmovdqa32", "vmovdqa64", "vmovdqu", "vmovdqu16", "vmovdqu32", "vmovdqu64", "vmovdqu8", "vmovmskpd",
-        "vmovmskps", "vmovntdq", "vmovntdqa", "vmovntpd", "vmovntps", "vmovq", "vmovshdup", "vmovsldup", "vmovupd",
-        "vmovups", "vmovw", "vmread", "vmwrite", "vpabsb", "vpabsd", "vpabsq", "vpabsw", "vpbroadcastb",
-        "vpbroadcastd", "vpbroadcastmb2q", "vpbroadcastmw2d", "vpbroadcastq", "vpbroadcastw", "vpcompressb",
-        "vpcompressd", "vpcompressq", "vpcompressw", "vpconflictd", "vpconflictq", "vpexpandb", "vpexpandd",
-        "vpexpandq", "vpexpandw", "vphaddbd", "vphaddbq", "vphaddbw", "vphadddq", "vphaddubd", "vphaddubq",
-        "vphaddubw", "vphaddudq", "vphadduwd", "vphadduwq", "vphaddwd", "vphaddwq", "vphminposuw", "vphsubbw",
-        "vphsubdq", "vphsubwd", "vplzcntd", "vplzcntq", "vpmovb2m", "vpmovd2m", "vpmovdb", "vpmovdw", "vpmovm2b",
-        "vpmovm2d", "vpmovm2q", "vpmovm2w", "vpmovmskb", "vpmovq2m", "vpmovqb", "vpmovqd", "vpmovqw", "vpmovsdb",
-        "vpmovsdw", "vpmovsqb", "vpmovsqd", "vpmovsqw", "vpmovswb", "vpmovsxbd", "vpmovsxbq", "vpmovsxbw",
+        "tileloaddrs", "tileloaddrst1", "tileloaddt1", "tilestored", "tzcnt", "tzmsk", "ucomisd", "ucomiss", "ud0",
+        "ud1", "unpckhpd", "unpckhps", "unpcklpd", "unpcklps", "vaesimc", "vbcstnebf162ps", "vbcstnesh2ps",
+        "vbroadcastf128", "vbroadcastf32x2", "vbroadcastf32x4", "vbroadcastf32x8", "vbroadcastf64x2",
+        "vbroadcastf64x4", "vbroadcasti128", "vbroadcasti32x2", "vbroadcasti32x4", "vbroadcasti32x8",
+        "vbroadcasti64x2", "vbroadcasti64x4", "vbroadcastsd", "vbroadcastss", "vcomisbf16", "vcomisd", "vcomish",
+        "vcomiss", "vcompresspd", "vcompressps", "vcomxsd", "vcomxsh", "vcomxss", "vcvtbf162ibs", "vcvtbf162iubs",
+        "vcvtdq2pd", "vcvtdq2ph", "vcvtdq2ps", "vcvthf82ph", "vcvtneebf162ps", "vcvtneeph2ps", "vcvtneobf162ps",
+        "vcvtneoph2ps", "vcvtneps2bf16", "vcvtpd2dq", "vcvtpd2ph", "vcvtpd2ps", "vcvtpd2qq", "vcvtpd2udq",
+        "vcvtpd2uqq", "vcvtph2bf8", "vcvtph2bf8s", "vcvtph2dq", "vcvtph2hf8", "vcvtph2hf8s", "vcvtph2ibs",
+        "vcvtph2iubs", "vcvtph2pd", "vcvtph2ps", "vcvtph2psx", "vcvtph2qq", "vcvtph2udq", "vcvtph2uqq", "vcvtph2uw",
+        "vcvtph2w", "vcvtps2dq", "vcvtps2ibs", "vcvtps2iubs", "vcvtps2pd", "vcvtps2phx", "vcvtps2qq", "vcvtps2udq",
+        "vcvtps2uqq", "vcvtqq2pd", "vcvtqq2ph", "vcvtqq2ps", "vcvtsd2si", "vcvtsd2usi", "vcvtsh2si", "vcvtsh2usi",
+        "vcvtss2si", "vcvtss2usi", "vcvttbf162ibs", "vcvttbf162iubs", "vcvttpd2dq", "vcvttpd2dqs", "vcvttpd2qq",
+        "vcvttpd2qqs", "vcvttpd2udq", "vcvttpd2udqs", "vcvttpd2uqq", "vcvttpd2uqqs", "vcvttph2dq", "vcvttph2ibs",
+        "vcvttph2iubs", "vcvttph2qq", "vcvttph2udq", "vcvttph2uqq", "vcvttph2uw", "vcvttph2w", "vcvttps2dq",
+        "vcvttps2dqs", "vcvttps2ibs", "vcvttps2iubs", "vcvttps2qq", "vcvttps2qqs", "vcvttps2udq", "vcvttps2udqs",
+        "vcvttps2uqq", "vcvttps2uqqs", "vcvttsd2si", "vcvttsd2sis", "vcvttsd2usi", "vcvttsd2usis", "vcvttsh2si",
+        "vcvttsh2usi", "vcvttss2si", "vcvttss2sis", "vcvttss2usi", "vcvttss2usis", "vcvtudq2pd", "vcvtudq2ph",
+        "vcvtudq2ps", "vcvtuqq2pd", "vcvtuqq2ph", "vcvtuqq2ps", "vcvtuw2ph", "vcvtw2ph", "vexp2pd", "vexp2ps",
+        "vexpandpd", "vexpandps", "vfrczpd", "vfrczps", "vfrczsd", "vfrczss", "vgetexpbf16", "vgetexppd", "vgetexpph",
+        "vgetexpps", "vlddqu", "vmovapd", "vmovaps", "vmovd", "vmovddup", "vmovdqa", "vmovdqa32", "vmovdqa64",
+        "vmovdqu", "vmovdqu16", "vmovdqu32", "vmovdqu64", "vmovdqu8", "vmovmskpd", "vmovmskps", "vmovntdq",
+        "vmovntdqa", "vmovntpd", "vmovntps", "vmovq", "vmovrsb", "vmovrsd", "vmovrsq", "vmovrsw", "vmovshdup",
+        "vmovsldup", "vmovupd", "vmovups", "vmovw", "vmread", "vmwrite", "vpabsb", "vpabsd", "vpabsq", "vpabsw",
+        "vpbroadcastb", "vpbroadcastd", "vpbroadcastmb2q", "vpbroadcastmw2d", "vpbroadcastq", "vpbroadcastw",
+        "vpcompressb", "vpcompressd", "vpcompressq", "vpcompressw", "vpconflictd", "vpconflictq", "vpexpandb",
+        "vpexpandd", "vpexpandq", "vpexpandw", "vphaddbd", "vphaddbq", "vphaddbw", "vphadddq", "vphaddubd",
+        "vphaddubq", "vphaddubw", "vphaddudq", "vphadduwd", "vphadduwq", "vphaddwd", "vphaddwq", "vphminposuw",
+        "vphsubbw", "vphsubdq", "vphsubwd", "vplzcntd", "vplzcntq", "vpmovb2m", "vpmovd2m", "vpmovdb", "vpmovdw",
+        "vpmovm2b", "vpmovm2d", "vpmovm2q", "vpmovm2w", "vpmovmskb", "vpmovq2m", "vpmovqb", "vpmovqd", "vpmovqw",
+        "vpmovsdb", "vpmovsdw", "vpmovsqb", "vpmovsqd", "vpmovsqw", "vpmovswb", "vpmovsxbd", "vpmovsxbq", "vpmovsxbw",
         "vpmovsxdq", "vpmovsxwd", "vpmovsxwq", "vpmovusdb", "vpmovusdw", "vpmovusqb", "vpmovusqd", "vpmovusqw",
         "vpmovuswb", "vpmovw2m", "vpmovwb", "vpmovzxbd", "vpmovzxbq", "vpmovzxbw", "vpmovzxdq", "vpmovzxwd",
         "vpmovzxwq", "vpopcntb", "vpopcntd", "vpopcntq", "vpopcntw", "vpscatterdd", "vpscatterdq", "vpscatterqd",
@@ -596,57 +633,58 @@ _METHODS = {
         "cmpzxadd", "kaddb", "kaddd", "kaddq", "kaddw", "kandb", "kandd", "kandnb", "kandnd", "kandnq", "kandnw",
         "kandq", "kandw", "korb", "kord", "korq", "korw", "kunpckbw", "kunpckdq", "kunpckwd", "kxnorb", "kxnord",
         "kxnorq", "kxnorw", "kxorb", "kxord", "kxorq", "kxorw", "mulx", "pdep", "pext", "sarx", "shlx", "shrx",
-        "tcmmimfp16ps", "tcmmrlfp16ps", "tdpbf16ps", "tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud", "tdpfp16ps",
-        "vaddbf16", "vaddpd", "vaddph", "vaddps", "vaddsd", "vaddsh", "vaddss", "vaddsubpd", "vaddsubps", "vaesdec",
-        "vaesdeclast", "vaesenc", "vaesenclast", "vandnpd", "vandnps", "vandpd", "vandps", "vblendmpd", "vblendmps",
-        "vcvt2ph2bf8", "vcvt2ph2bf8s", "vcvt2ph2hf8", "vcvt2ph2hf8s", "vcvt2ps2phx", "vcvtbiasph2bf8",
-        "vcvtbiasph2bf8s", "vcvtbiasph2hf8", "vcvtbiasph2hf8s", "vcvtne2ps2bf16", "vcvtsd2sh", "vcvtsd2ss",
-        "vcvtsh2sd", "vcvtsh2ss", "vcvtsi2sd", "vcvtsi2sh", "vcvtsi2ss", "vcvtss2sd", "vcvtss2sh", "vcvtusi2sd",
-        "vcvtusi2sh", "vcvtusi2ss", "vdivbf16", "vdivpd", "vdivph", "vdivps", "vdivsd", "vdivsh", "vdivss",
-        "vdpbf16ps", "vdpphps", "vfcmaddcph", "vfcmaddcsh", "vfcmulcph", "vfcmulcsh", "vfmadd132bf16", "vfmadd132pd",
-        "vfmadd132ph", "vfmadd132ps", "vfmadd132sd", "vfmadd132sh", "vfmadd132ss", "vfmadd213bf16", "vfmadd213pd",
-        "vfmadd213ph", "vfmadd213ps", "vfmadd213sd", "vfmadd213sh", "vfmadd213ss", "vfmadd231bf16", "vfmadd231pd",
-        "vfmadd231ph", "vfmadd231ps", "vfmadd231sd", "vfmadd231sh", "vfmadd231ss", "vfmaddcph", "vfmaddcsh",
-        "vfmaddsub132pd", "vfmaddsub132ph", "vfmaddsub132ps", "vfmaddsub213pd", "vfmaddsub213ph", "vfmaddsub213ps",
-        "vfmaddsub231pd", "vfmaddsub231ph", "vfmaddsub231ps", "vfmsub132bf16", "vfmsub132pd", "vfmsub132ph",
-        "vfmsub132ps", "vfmsub132sd", "vfmsub132sh", "vfmsub132ss", "vfmsub213bf16", "vfmsub213pd", "vfmsub213ph",
-        "vfmsub213ps", "vfmsub213sd", "vfmsub213sh", "vfmsub213ss", "vfmsub231bf16", "vfmsub231pd", "vfmsub231ph",
-        "vfmsub231ps", "vfmsub231sd", "vfmsub231sh", "vfmsub231ss", "vfmsubadd132pd", "vfmsubadd132ph",
-        "vfmsubadd132ps", "vfmsubadd213pd", "vfmsubadd213ph", "vfmsubadd213ps", "vfmsubadd231pd", "vfmsubadd231ph",
-        "vfmsubadd231ps", "vfmulcph", "vfmulcsh", "vfnmadd132bf16", "vfnmadd132pd", "vfnmadd132ph", "vfnmadd132ps",
-        "vfnmadd132sd", "vfnmadd132sh", "vfnmadd132ss", "vfnmadd213bf16", "vfnmadd213pd", "vfnmadd213ph",
-        "vfnmadd213ps", "vfnmadd213sd", "vfnmadd213sh", "vfnmadd213ss", "vfnmadd231bf16", "vfnmadd231pd",
-        "vfnmadd231ph", "vfnmadd231ps", "vfnmadd231sd", "vfnmadd231sh", "vfnmadd231ss", "vfnmsub132bf16",
-        "vfnmsub132pd", "vfnmsub132ph", "vfnmsub132ps", "vfnmsub132sd", "vfnmsub132sh", "vfnmsub132ss",
-        "vfnmsub213bf16", "vfnmsub213pd", "vfnmsub213ph", "vfnmsub213ps", "vfnmsub213sd", "vfnmsub213sh",
-        "vfnmsub213ss", "vfnmsub231bf16", "vfnmsub231pd", "vfnmsub231ph", "vfnmsub231ps", "vfnmsub231sd",
-        "vfnmsub231sh", "vfnmsub231ss", "vgetexpsd", "vgetexpsh", "vgetexpss", "vgf2p8mulb", "vhaddpd", "vhaddps",
-        "vhsubpd", "vhsubps", "vmaskmovpd", "vmaskmovps", "vmaxbf16", "vmaxpd", "vmaxph", "vmaxps", "vmaxsd",
-        "vmaxsh", "vmaxss", "vminbf16", "vminpd", "vminph", "vminps", "vminsd", "vminsh", "vminss", "vmovhlps",
-        "vmovlhps", "vmulbf16", "vmulpd", "vmulph", "vmulps", "vmulsd", "vmulsh", "vmulss", "vorpd", "vorps",
-        "vp2intersectd", "vp2intersectq", "vpackssdw", "vpacksswb", "vpackusdw", "vpackuswb", "vpaddb", "vpaddd",
-        "vpaddq", "vpaddsb", "vpaddsw", "vpaddusb", "vpaddusw", "vpaddw", "vpand", "vpandd", "vpandn", "vpandnd",
-        "vpandnq", "vpandq", "vpavgb", "vpavgw", "vpblendmb", "vpblendmd", "vpblendmq", "vpblendmw", "vpcmpeqb",
-        "vpcmpeqd", "vpcmpeqq", "vpcmpeqw", "vpcmpgtb", "vpcmpgtd", "vpcmpgtq", "vpcmpgtw", "vpdpbssd", "vpdpbssds",
-        "vpdpbsud", "vpdpbsuds", "vpdpbusd", "vpdpbusds", "vpdpbuud", "vpdpbuuds", "vpdpwssd", "vpdpwssds",
-        "vpdpwsud", "vpdpwsuds", "vpdpwusd", "vpdpwusds", "vpdpwuud", "vpdpwuuds", "vpermb", "vpermd", "vpermi2b",
-        "vpermi2d", "vpermi2pd", "vpermi2ps", "vpermi2q", "vpermi2w", "vpermps", "vpermt2b", "vpermt2d", "vpermt2pd",
-        "vpermt2ps", "vpermt2q", "vpermt2w", "vpermw", "vphaddd", "vphaddsw", "vphaddw", "vphsubd", "vphsubsw",
-        "vphsubw", "vpmadd52huq", "vpmadd52luq", "vpmaddubsw", "vpmaddwd", "vpmaskmovd", "vpmaskmovq", "vpmaxsb",
-        "vpmaxsd", "vpmaxsq", "vpmaxsw", "vpmaxub", "vpmaxud", "vpmaxuq", "vpmaxuw", "vpminsb", "vpminsd", "vpminsq",
-        "vpminsw", "vpminub", "vpminud", "vpminuq", "vpminuw", "vpmuldq", "vpmulhrsw", "vpmulhuw", "vpmulhw",
-        "vpmulld", "vpmullq", "vpmullw", "vpmultishiftqb", "vpmuludq", "vpor", "vpord", "vporq", "vprolvd", "vprolvq",
-        "vprorvd", "vprorvq", "vpsadbw", "vpshab", "vpshad", "vpshaq", "vpshaw", "vpshlb", "vpshld", "vpshldvd",
-        "vpshldvq", "vpshldvw", "vpshlq", "vpshlw", "vpshrdvd", "vpshrdvq", "vpshrdvw", "vpshufb", "vpshufbitqmb",
-        "vpsignb", "vpsignd", "vpsignw", "vpsllvd", "vpsllvq", "vpsllvw", "vpsravd", "vpsravq", "vpsravw", "vpsrlvd",
-        "vpsrlvq", "vpsrlvw", "vpsubb", "vpsubd", "vpsubq", "vpsubsb", "vpsubsw", "vpsubusb", "vpsubusw", "vpsubw",
-        "vptestmb", "vptestmd", "vptestmq", "vptestmw", "vptestnmb", "vptestnmd", "vptestnmq", "vptestnmw",
-        "vpunpckhbw", "vpunpckhdq", "vpunpckhqdq", "vpunpckhwd", "vpunpcklbw", "vpunpckldq", "vpunpcklqdq",
-        "vpunpcklwd", "vpxor", "vpxord", "vpxorq", "vrcp14sd", "vrcp14ss", "vrcp28sd", "vrcp28ss", "vrcpsh", "vrcpss",
-        "vrsqrt14sd", "vrsqrt14ss", "vrsqrt28sd", "vrsqrt28ss", "vrsqrtsh", "vrsqrtss", "vscalefbf16", "vscalefpd",
-        "vscalefph", "vscalefps", "vscalefsd", "vscalefsh", "vscalefss", "vsha512rnds2", "vsm3msg1", "vsm3msg2",
-        "vsm4key4", "vsm4rnds4", "vsqrtsd", "vsqrtsh", "vsqrtss", "vsubbf16", "vsubpd", "vsubph", "vsubps", "vsubsd",
-        "vsubsh", "vsubss", "vunpckhpd", "vunpckhps", "vunpcklpd", "vunpcklps", "vxorpd", "vxorps",
+        "tcmmimfp16ps", "tcmmrlfp16ps", "tdpbf16ps", "tdpbf8ps", "tdpbhf8ps", "tdpbssd", "tdpbsud", "tdpbusd",
+        "tdpbuud", "tdpfp16ps", "tdphbf8ps", "tdphf8ps", "tmmultf32ps", "vaddbf16", "vaddpd", "vaddph", "vaddps",
+        "vaddsd", "vaddsh", "vaddss", "vaddsubpd", "vaddsubps", "vaesdec", "vaesdeclast", "vaesenc", "vaesenclast",
+        "vandnpd", "vandnps", "vandpd", "vandps", "vblendmpd", "vblendmps", "vcvt2ph2bf8", "vcvt2ph2bf8s",
+        "vcvt2ph2hf8", "vcvt2ph2hf8s", "vcvt2ps2phx", "vcvtbiasph2bf8", "vcvtbiasph2bf8s", "vcvtbiasph2hf8",
+        "vcvtbiasph2hf8s", "vcvtne2ps2bf16", "vcvtsd2sh", "vcvtsd2ss", "vcvtsh2sd", "vcvtsh2ss", "vcvtsi2sd",
+        "vcvtsi2sh", "vcvtsi2ss", "vcvtss2sd", "vcvtss2sh", "vcvtusi2sd", "vcvtusi2sh", "vcvtusi2ss", "vdivbf16",
+        "vdivpd", "vdivph", "vdivps", "vdivsd", "vdivsh", "vdivss", "vdpbf16ps", "vdpphps", "vfcmaddcph",
+        "vfcmaddcsh", "vfcmulcph", "vfcmulcsh", "vfmadd132bf16", "vfmadd132pd", "vfmadd132ph", "vfmadd132ps",
+        "vfmadd132sd", "vfmadd132sh", "vfmadd132ss", "vfmadd213bf16", "vfmadd213pd", "vfmadd213ph", "vfmadd213ps",
+        "vfmadd213sd", "vfmadd213sh", "vfmadd213ss", "vfmadd231bf16", "vfmadd231pd", "vfmadd231ph", "vfmadd231ps",
+        "vfmadd231sd", "vfmadd231sh", "vfmadd231ss", "vfmaddcph", "vfmaddcsh", "vfmaddsub132pd", "vfmaddsub132ph",
+        "vfmaddsub132ps", "vfmaddsub213pd", "vfmaddsub213ph", "vfmaddsub213ps", "vfmaddsub231pd", "vfmaddsub231ph",
+        "vfmaddsub231ps", "vfmsub132bf16", "vfmsub132pd", "vfmsub132ph", "vfmsub132ps", "vfmsub132sd", "vfmsub132sh",
+        "vfmsub132ss", "vfmsub213bf16", "vfmsub213pd", "vfmsub213ph", "vfmsub213ps", "vfmsub213sd", "vfmsub213sh",
+        "vfmsub213ss", "vfmsub231bf16", "vfmsub231pd", "vfmsub231ph", "vfmsub231ps", "vfmsub231sd", "vfmsub231sh",
+        "vfmsub231ss", "vfmsubadd132pd", "vfmsubadd132ph", "vfmsubadd132ps", "vfmsubadd213pd", "vfmsubadd213ph",
+        "vfmsubadd213ps", "vfmsubadd231pd", "vfmsubadd231ph", "vfmsubadd231ps", "vfmulcph", "vfmulcsh",
+        "vfnmadd132bf16", "vfnmadd132pd", "vfnmadd132ph", "vfnmadd132ps", "vfnmadd132sd", "vfnmadd132sh",
+        "vfnmadd132ss", "vfnmadd213bf16", "vfnmadd213pd", "vfnmadd213ph", "vfnmadd213ps", "vfnmadd213sd",
+        "vfnmadd213sh", "vfnmadd213ss", "vfnmadd231bf16", "vfnmadd231pd", "vfnmadd231ph", "vfnmadd231ps",
+        "vfnmadd231sd", "vfnmadd231sh", "vfnmadd231ss", "vfnmsub132bf16", "vfnmsub132pd", "vfnmsub132ph",
+        "vfnmsub132ps", "vfnmsub132sd", "vfnmsub132sh", "vfnmsub132ss", "vfnmsub213bf16", "vfnmsub213pd",
+        "vfnmsub213ph", "vfnmsub213ps", "vfnmsub213sd", "vfnmsub213sh", "vfnmsub213ss", "vfnmsub231bf16",
+        "vfnmsub231pd", "vfnmsub231ph", "vfnmsub231ps", "vfnmsub231sd", "vfnmsub231sh", "vfnmsub231ss", "vgetexpsd",
+        "vgetexpsh", "vgetexpss", "vgf2p8mulb", "vhaddpd", "vhaddps", "vhsubpd", "vhsubps", "vmaskmovpd",
+        "vmaskmovps", "vmaxbf16", "vmaxpd", "vmaxph", "vmaxps", "vmaxsd", "vmaxsh", "vmaxss", "vminbf16", "vminpd",
+        "vminph", "vminps", "vminsd", "vminsh", "vminss", "vmovhlps", "vmovlhps", "vmulbf16", "vmulpd", "vmulph",
+        "vmulps", "vmulsd", "vmulsh", "vmulss", "vorpd", "vorps", "vp2intersectd", "vp2intersectq", "vpackssdw",
+        "vpacksswb", "vpackusdw", "vpackuswb", "vpaddb", "vpaddd", "vpaddq", "vpaddsb", "vpaddsw", "vpaddusb",
+        "vpaddusw", "vpaddw", "vpand", "vpandd", "vpandn", "vpandnd", "vpandnq", "vpandq", "vpavgb", "vpavgw",
+        "vpblendmb", "vpblendmd", "vpblendmq", "vpblendmw", "vpcmpeqb", "vpcmpeqd", "vpcmpeqq", "vpcmpeqw",
+        "vpcmpgtb", "vpcmpgtd", "vpcmpgtq", "vpcmpgtw", "vpdpbssd", "vpdpbssds", "vpdpbsud", "vpdpbsuds", "vpdpbusd",
+        "vpdpbusds", "vpdpbuud", "vpdpbuuds", "vpdpwssd", "vpdpwssds", "vpdpwsud", "vpdpwsuds", "vpdpwusd",
+        "vpdpwusds", "vpdpwuud", "vpdpwuuds", "vpermb", "vpermd", "vpermi2b", "vpermi2d", "vpermi2pd", "vpermi2ps",
+        "vpermi2q", "vpermi2w", "vpermps", "vpermt2b", "vpermt2d", "vpermt2pd", "vpermt2ps", "vpermt2q", "vpermt2w",
+        "vpermw", "vphaddd", "vphaddsw", "vphaddw", "vphsubd", "vphsubsw", "vphsubw", "vpmadd52huq", "vpmadd52luq",
+        "vpmaddubsw", "vpmaddwd", "vpmaskmovd", "vpmaskmovq", "vpmaxsb", "vpmaxsd", "vpmaxsq", "vpmaxsw", "vpmaxub",
+        "vpmaxud", "vpmaxuq", "vpmaxuw", "vpminsb", "vpminsd", "vpminsq", "vpminsw", "vpminub", "vpminud", "vpminuq",
+        "vpminuw", "vpmuldq", "vpmulhrsw", "vpmulhuw", "vpmulhw", "vpmulld", "vpmullq", "vpmullw", "vpmultishiftqb",
+        "vpmuludq", "vpor", "vpord", "vporq", "vprolvd", "vprolvq", "vprorvd", "vprorvq", "vpsadbw", "vpshab",
+        "vpshad", "vpshaq", "vpshaw", "vpshlb", "vpshld", "vpshldvd", "vpshldvq", "vpshldvw", "vpshlq", "vpshlw",
+        "vpshrdvd", "vpshrdvq", "vpshrdvw", "vpshufb", "vpshufbitqmb", "vpsignb", "vpsignd", "vpsignw", "vpsllvd",
+        "vpsllvq", "vpsllvw", "vpsravd", "vpsravq", "vpsravw", "vpsrlvd", "vpsrlvq", "vpsrlvw", "vpsubb", "vpsubd",
+        "vpsubq", "vpsubsb", "vpsubsw", "vpsubusb", "vpsubusw", "vpsubw", "vptestmb", "vptestmd", "vptestmq",
+        "vptestmw", "vptestnmb", "vptestnmd", "vptestnmq", "vptestnmw", "vpunpckhbw", "vpunpckhdq", "vpunpckhqdq",
+        "vpunpckhwd", "vpunpcklbw", "vpunpckldq", "vpunpcklqdq", "vpunpcklwd", "vpxor", "vpxord", "vpxorq",
+        "vrcp14sd", "vrcp14ss", "vrcp28sd", "vrcp28ss", "vrcpsh", "vrcpss", "vrsqrt14sd", "vrsqrt14ss", "vrsqrt28sd",
+        "vrsqrt28ss", "vrsqrtsh", "vrsqrtss", "vscalefbf16", "vscalefpd", "vscalefph", "vscalefps", "vscalefsd",
+        "vscalefsh", "vscalefss", "vsha512rnds2", "vsm3msg1", "vsm3msg2", "vsm4key4", "vsm4rnds4", "vsqrtsd",
+        "vsqrtsh", "vsqrtss", "vsubbf16", "vsubpd", "vsubph", "vsubps", "vsubsd", "vsubsh", "vsubss", "vunpckhpd",
+        "vunpckhps", "vunpcklpd", "vunpcklps", "vxorpd", "vxorps",
     ),
     _fixed_abcd_rc: (
         "vblendvpd", "vblendvps", "vfmaddpd", "vfmaddps", "vfmaddsd", "vfmaddss", "vfmaddsubpd", "vfmaddsubps",
@@ -675,27 +713,28 @@ _METHODS = {
         "kshiftrd", "kshiftrq", "kshiftrw", "lwpins", "lwpval", "mpsadbw", "palignr", "pblendw", "pclmulqdq",
         "pcmpestri", "pcmpestri64", "pcmpestrm", "pcmpestrm64", "pcmpistri", "pcmpistrm", "pextrb", "pextrd",
         "pextrq", "pextrw", "pinsrb", "pinsrd", "pinsrq", "pinsrw", "pshufd", "pshufhw", "pshuflw", "pshufw", "rorx",
-        "roundpd", "roundps", "roundsd", "roundss", "sha1rnds4", "shld", "shrd", "shufpd", "shufps",
-        "vaeskeygenassist", "vcvtps2ph", "vextractf128", "vextractf32x4", "vextractf32x8", "vextractf64x2",
-        "vextractf64x4", "vextracti128", "vextracti32x4", "vextracti32x8", "vextracti64x2", "vextracti64x4",
-        "vextractps", "vfpclassbf16", "vfpclasspd", "vfpclassph", "vfpclassps", "vfpclasssd", "vfpclasssh",
-        "vfpclassss", "vgetmantbf16", "vgetmantpd", "vgetmantph", "vgetmantps", "vpcmpestri", "vpcmpestri64",
-        "vpcmpestrm", "vpcmpestrm64", "vpcmpistri", "vpcmpistrm", "vpermilpd", "vpermilps", "vpermpd", "vpermq",
-        "vpextrb", "vpextrd", "vpextrq", "vpextrw", "vprold", "vprolq", "vprord", "vprorq", "vprotb", "vprotd",
-        "vprotq", "vprotw", "vpshufd", "vpshufhw", "vpshuflw", "vpslld", "vpslldq", "vpsllq", "vpsllw", "vpsrad",
-        "vpsraq", "vpsraw", "vpsrld", "vpsrldq", "vpsrlq", "vpsrlw", "vreducebf16", "vreducepd", "vreduceph",
-        "vreduceps", "vrndscalebf16", "vrndscalepd", "vrndscaleph", "vrndscaleps", "vroundpd", "vroundps",
+        "roundpd", "roundps", "roundsd", "roundss", "sha1rnds4", "shld", "shrd", "shufpd", "shufps", "tcvtrowd2ps",
+        "tcvtrowps2bf16h", "tcvtrowps2bf16l", "tcvtrowps2phh", "tcvtrowps2phl", "tilemovrow", "vaeskeygenassist",
+        "vcvtps2ph", "vextractf128", "vextractf32x4", "vextractf32x8", "vextractf64x2", "vextractf64x4",
+        "vextracti128", "vextracti32x4", "vextracti32x8", "vextracti64x2", "vextracti64x4", "vextractps",
+        "vfpclassbf16", "vfpclasspd", "vfpclassph", "vfpclassps", "vfpclasssd", "vfpclasssh", "vfpclassss",
+        "vgetmantbf16", "vgetmantpd", "vgetmantph", "vgetmantps", "vpcmpestri", "vpcmpestri64", "vpcmpestrm",
+        "vpcmpestrm64", "vpcmpistri", "vpcmpistrm", "vpermilpd", "vpermilps", "vpermpd", "vpermq", "vpextrb",
+        "vpextrd", "vpextrq", "vpextrw", "vprold", "vprolq", "vprord", "vprorq", "vprotb", "vprotd", "vprotq",
+        "vprotw", "vpshufd", "vpshufhw", "vpshuflw", "vpslld", "vpslldq", "vpsllq", "vpsllw", "vpsrad", "vpsraq",
+        "vpsraw", "vpsrld", "vpsrldq", "vpsrlq", "vpsrlw", "vreducebf16", "vreducepd", "vreduceph", "vreduceps",
+        "vrndscalebf16", "vrndscalepd", "vrndscaleph", "vrndscaleps", "vroundpd", "vroundps",
     ),
     _fixed_abi_rc: (
         "adc", "add", "and", "bt", "btc", "btr", "bts", "cmp", "in", "mov", "or", "pslld", "pslldq", "psllq", "psllw",
         "psrad", "psraw", "psrld", "psrldq", "psrlq", "psrlw", "rcl", "rcr", "rol", "ror", "sar", "sbb", "shl", "shr",
-        "sub", "test", "xor",
+        "sub", "test", "urdmsr", "xor",
     ),
     _fixed_ai_rc: (
         "hreset", "int", "push", "pushw", "xabort",
     ),
     _fixed_aib_rc: (
-        "out",
+        "out", "uwrmsr",
     ),
     _fixed_aibi_rc: (
         "enter", "enterw",
@@ -706,8 +745,14 @@ _METHODS = {
     _variadic_0_a_ab_rc: (
         "nop",
     ),
+    _variadic_0_abi_rc: (
+        "rdmsr",
+    ),
     _variadic_0_ai_rc: (
         "ret", "retfd", "retfq", "retfw",
+    ),
+    _variadic_0_aib_rc: (
+        "wrmsrns",
     ),
     _variadic_a_ab_abci_rc: (
         "imul",
@@ -782,7 +827,7 @@ def all_methods() -> dict:
 
 
 MNEMONICS = tuple(sorted(_MAKER))
-VARIADIC = frozenset(("cmpsb", "cmpsd", "cmpsq", "cmpsw", "extrq", "fadd", "fcom", "fcomp", "fdiv", "fdivr", "fmul", "fsub", "fsubr", "imul", "insb", "insd", "insertq", "insw", "lodsb", "lodsd", "lodsq", "lodsw", "maskmovdqu", "maskmovq", "movsb", "movsd", "movsq", "movsw", "nop", "outsb", "outsd", "outsw", "ret", "retfd", "retfq", "retfw", "scasb", "scasd", "scasq", "scasw", "stosb", "stosd", "stosq", "stosw", "vgatherdpd", "vgatherdps", "vgatherqpd", "vgatherqps", "vmaskmovdqu", "vmovhpd", "vmovhps", "vmovlpd", "vmovlps", "vmovsd", "vmovsh", "vmovss", "vpgatherdd", "vpgatherdq", "vpgatherqd", "vpgatherqq", "xlat", ))
+VARIADIC = frozenset(("cmpsb", "cmpsd", "cmpsq", "cmpsw", "extrq", "fadd", "fcom", "fcomp", "fdiv", "fdivr", "fmul", "fsub", "fsubr", "imul", "insb", "insd", "insertq", "insw", "lodsb", "lodsd", "lodsq", "lodsw", "maskmovdqu", "maskmovq", "movsb", "movsd", "movsq", "movsw", "nop", "outsb", "outsd", "outsw", "rdmsr", "ret", "retfd", "retfq", "retfw", "scasb", "scasd", "scasq", "scasw", "stosb", "stosd", "stosq", "stosw", "vgatherdpd", "vgatherdps", "vgatherqpd", "vgatherqps", "vmaskmovdqu", "vmovhpd", "vmovhps", "vmovlpd", "vmovlps", "vmovsd", "vmovsh", "vmovss", "vpgatherdd", "vpgatherdq", "vpgatherqd", "vpgatherqq", "wrmsrns", "xlat", ))
 
 # Mnemonics with a rel8/rel32 form: their label/address operands go through branch relaxation.
 BRANCH_MNEMONICS = frozenset((

@@ -3284,6 +3284,15 @@ class AsmMethods:
         movq2dq W:xmm, R:mm                          F3 0F D6 /r                  MOVQ2DQ_XMM_MM (SSE2)
         """
 
+    def movrs(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
+        """movrs: 4 forms.
+
+        movrs W:r8, R:m8                             0F 38 8A /r                  MOVRS_R8_M8 (MOVRS)
+        movrs W:r16, R:m16                           o16 0F 38 8B /r              MOVRS_R16_M16 (MOVRS)
+        movrs W:r32, R:m32                           0F 38 8B /r                  MOVRS_R32_M32 (MOVRS)
+        movrs W:r64, R:m64                           REX.W 0F 38 8B /r            MOVRS_R64_M64 (MOVRS)
+        """
+
     def movsb(self, *ops: _Operand, rc: int | None = None) -> None:
         """movsb: 1 form.
 
@@ -4366,6 +4375,12 @@ class AsmMethods:
         prefetchnta N:m8                             0F 18 /0                     PREFETCHNTA_M8 (SSE)
         """
 
+    def prefetchrst2(self, a: _Mem, *, rc: int | None = None) -> None:
+        """prefetchrst2: 1 form.
+
+        prefetchrst2 N:m8                            0F 18 /4                     PREFETCHRST2_M8 (MOVRS)
+        """
+
     def prefetcht0(self, a: _Mem, *, rc: int | None = None) -> None:
         """prefetcht0: 1 form.
 
@@ -4783,10 +4798,11 @@ class AsmMethods:
         rdgsbase W:r64                               F3 REX.W 0F AE /1            RDGSBASE_R64 (FSGSBASE)
         """
 
-    def rdmsr(self, *, rc: int | None = None) -> None:
-        """rdmsr: 1 form.
+    def rdmsr(self, *ops: _Operand, rc: int | None = None) -> None:
+        """rdmsr: 2 forms.
 
         rdmsr                                        0F 32                        RDMSR (MSR)
+        rdmsr W:r64, R:imm32                         VEX.LZ.F2.MAP7.W0 F6 /0 id   VEX_RDMSR_R64_IMM32 (MSR_IMM)
         """
 
     def rdmsrlist(self, *, rc: int | None = None) -> None:
@@ -5615,6 +5631,41 @@ class AsmMethods:
         tcmmrlfp16ps RW:tmm, R:tmm, R:tmm            VEX.128.0F38.W0 6C /r        VEX_TCMMRLFP16PS_TMM_TMM_TMM (AMX_COMPLEX)
         """
 
+    def tcvtrowd2ps(self, a: _Reg, b: _Reg, c: _Reg | _Imm, *, rc: int | None = None) -> None:
+        """tcvtrowd2ps: 2 forms.
+
+        tcvtrowd2ps W:zmm, R:tmm, R:r32              EVEX.512.F3.0F38.W0 4A /r    EVEX_TCVTROWD2PS_ZMM_TMM_R32 (AMX_AVX512)
+        tcvtrowd2ps W:zmm, R:tmm, R:imm8             EVEX.512.F3.0F3A.W0 07 /r ib EVEX_TCVTROWD2PS_ZMM_TMM_IMM8 (AMX_AVX512)
+        """
+
+    def tcvtrowps2bf16h(self, a: _Reg, b: _Reg, c: _Reg | _Imm, *, rc: int | None = None) -> None:
+        """tcvtrowps2bf16h: 2 forms.
+
+        tcvtrowps2bf16h W:zmm, R:tmm, R:r32          EVEX.512.F2.0F38.W0 6D /r    EVEX_TCVTROWPS2BF16H_ZMM_TMM_R32 (AMX_AVX512)
+        tcvtrowps2bf16h W:zmm, R:tmm, R:imm8         EVEX.512.F2.0F3A.W0 07 /r ib EVEX_TCVTROWPS2BF16H_ZMM_TMM_IMM8 (AMX_AVX512)
+        """
+
+    def tcvtrowps2bf16l(self, a: _Reg, b: _Reg, c: _Reg | _Imm, *, rc: int | None = None) -> None:
+        """tcvtrowps2bf16l: 2 forms.
+
+        tcvtrowps2bf16l W:zmm, R:tmm, R:r32          EVEX.512.F3.0F38.W0 6D /r    EVEX_TCVTROWPS2BF16L_ZMM_TMM_R32 (AMX_AVX512)
+        tcvtrowps2bf16l W:zmm, R:tmm, R:imm8         EVEX.512.F3.0F3A.W0 77 /r ib EVEX_TCVTROWPS2BF16L_ZMM_TMM_IMM8 (AMX_AVX512)
+        """
+
+    def tcvtrowps2phh(self, a: _Reg, b: _Reg, c: _Reg | _Imm, *, rc: int | None = None) -> None:
+        """tcvtrowps2phh: 2 forms.
+
+        tcvtrowps2phh W:zmm, R:tmm, R:r32            EVEX.512.NP.0F38.W0 6D /r    EVEX_TCVTROWPS2PHH_ZMM_TMM_R32 (AMX_AVX512)
+        tcvtrowps2phh W:zmm, R:tmm, R:imm8           EVEX.512.NP.0F3A.W0 07 /r ib EVEX_TCVTROWPS2PHH_ZMM_TMM_IMM8 (AMX_AVX512)
+        """
+
+    def tcvtrowps2phl(self, a: _Reg, b: _Reg, c: _Reg | _Imm, *, rc: int | None = None) -> None:
+        """tcvtrowps2phl: 2 forms.
+
+        tcvtrowps2phl W:zmm, R:tmm, R:r32            EVEX.512.66.0F38.W0 6D /r    EVEX_TCVTROWPS2PHL_ZMM_TMM_R32 (AMX_AVX512)
+        tcvtrowps2phl W:zmm, R:tmm, R:imm8           EVEX.512.F2.0F3A.W0 77 /r ib EVEX_TCVTROWPS2PHL_ZMM_TMM_IMM8 (AMX_AVX512)
+        """
+
     def tdcall(self, *, rc: int | None = None) -> None:
         """tdcall: 1 form.
 
@@ -5625,6 +5676,18 @@ class AsmMethods:
         """tdpbf16ps: 1 form.
 
         tdpbf16ps RW:tmm, R:tmm, R:tmm               VEX.128.F3.0F38.W0 5C /r     VEX_TDPBF16PS_TMM_TMM_TMM (AMX_BF16)
+        """
+
+    def tdpbf8ps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
+        """tdpbf8ps: 1 form.
+
+        tdpbf8ps RW:tmm, R:tmm, R:tmm                VEX.128.NP.MAP5.W0 FD /r     VEX_TDPBF8PS_TMM_TMM_TMM (AMX_FP8)
+        """
+
+    def tdpbhf8ps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
+        """tdpbhf8ps: 1 form.
+
+        tdpbhf8ps RW:tmm, R:tmm, R:tmm               VEX.128.F2.MAP5.W0 FD /r     VEX_TDPBHF8PS_TMM_TMM_TMM (AMX_FP8)
         """
 
     def tdpbssd(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
@@ -5655,6 +5718,18 @@ class AsmMethods:
         """tdpfp16ps: 1 form.
 
         tdpfp16ps RW:tmm, R:tmm, R:tmm               VEX.128.F2.0F38.W0 5C /r     VEX_TDPFP16PS_TMM_TMM_TMM (AMX_FP16)
+        """
+
+    def tdphbf8ps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
+        """tdphbf8ps: 1 form.
+
+        tdphbf8ps RW:tmm, R:tmm, R:tmm               VEX.128.F3.MAP5.W0 FD /r     VEX_TDPHBF8PS_TMM_TMM_TMM (AMX_FP8)
+        """
+
+    def tdphf8ps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
+        """tdphf8ps: 1 form.
+
+        tdphf8ps RW:tmm, R:tmm, R:tmm                VEX.128.66.MAP5.W0 FD /r     VEX_TDPHF8PS_TMM_TMM_TMM (AMX_FP8)
         """
 
     def test(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
@@ -5690,10 +5765,29 @@ class AsmMethods:
         tileloadd W:tmm, R:sibmem                    VEX.128.F2.0F38.W0 4B /r     VEX_TILELOADD_TMM_SIBMEM (AMX_TILE)
         """
 
+    def tileloaddrs(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
+        """tileloaddrs: 1 form.
+
+        tileloaddrs W:tmm, R:sibmem                  VEX.128.F2.0F38.W0 4A /r     VEX_TILELOADDRS_TMM_SIBMEM (AMX_MOVRS)
+        """
+
+    def tileloaddrst1(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
+        """tileloaddrst1: 1 form.
+
+        tileloaddrst1 W:tmm, R:sibmem                VEX.128.66.0F38.W0 4A /r     VEX_TILELOADDRST1_TMM_SIBMEM (AMX_MOVRS)
+        """
+
     def tileloaddt1(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
         """tileloaddt1: 1 form.
 
         tileloaddt1 W:tmm, R:sibmem                  VEX.128.66.0F38.W0 4B /r     VEX_TILELOADDT1_TMM_SIBMEM (AMX_TILE)
+        """
+
+    def tilemovrow(self, a: _Reg, b: _Reg, c: _Reg | _Imm, *, rc: int | None = None) -> None:
+        """tilemovrow: 2 forms.
+
+        tilemovrow W:zmm, R:tmm, R:r32               EVEX.512.66.0F38.W0 4A /r    EVEX_TILEMOVROW_ZMM_TMM_R32 (AMX_AVX512)
+        tilemovrow W:zmm, R:tmm, R:imm8              EVEX.512.66.0F3A.W0 07 /r ib EVEX_TILEMOVROW_ZMM_TMM_IMM8 (AMX_AVX512)
         """
 
     def tilerelease(self, *, rc: int | None = None) -> None:
@@ -5718,6 +5812,12 @@ class AsmMethods:
         """tlbsync: 1 form.
 
         tlbsync                                      0F 01 FF                     TLBSYNC (INVLPGB)
+        """
+
+    def tmmultf32ps(self, a: _Reg, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
+        """tmmultf32ps: 1 form.
+
+        tmmultf32ps RW:tmm, R:tmm, R:tmm             VEX.128.66.0F38.W0 48 /r     VEX_TMMULTF32PS_TMM_TMM_TMM (AMX_TF32)
         """
 
     def tpause(self, a: _Reg, *, rc: int | None = None) -> None:
@@ -5827,6 +5927,20 @@ class AsmMethods:
         """unpcklps: 1 form.
 
         unpcklps RW:xmm, R:xmm/m128                  0F 14 /r                     UNPCKLPS_XMM_XMMM128 (SSE)
+        """
+
+    def urdmsr(self, a: _Reg, b: _Reg | _Imm, *, rc: int | None = None) -> None:
+        """urdmsr: 2 forms.
+
+        urdmsr W:r64, R:r64                          F2 0F 38 F8 /r               URDMSR_R64_R64 (USER_MSR)
+        urdmsr W:r64, R:imm32                        VEX.LZ.F2.MAP7.W0 F8 /0 id   VEX_URDMSR_R64_IMM32 (USER_MSR)
+        """
+
+    def uwrmsr(self, a: _Reg | _Imm, b: _Reg, *, rc: int | None = None) -> None:
+        """uwrmsr: 2 forms.
+
+        uwrmsr R:r64, R:r64                          F3 0F 38 F8 /r               UWRMSR_R64_R64 (USER_MSR)
+        uwrmsr R:imm32, R:r64                        VEX.LZ.F3.MAP7.W0 F8 /0 id   VEX_UWRMSR_IMM32_R64 (USER_MSR)
         """
 
     def vaddbf16(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -9411,6 +9525,38 @@ class AsmMethods:
         vmovq W:r64/m64, R:xmm                       EVEX.128.66.0F.W1 7E /r      EVEX_VMOVQ_RM64_XMM (AVX512F)
         vmovq W:xmm, R:xmm/m64                       EVEX.128.F3.0F.W1 7E /r      EVEX_VMOVQ_XMM_XMMM64 (AVX512F)
         vmovq W:xmm/m64, R:xmm                       EVEX.128.66.0F.W1 D6 /r      EVEX_VMOVQ_XMMM64_XMM (AVX512F)
+        """
+
+    def vmovrsb(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
+        """vmovrsb: 3 forms.
+
+        vmovrsb W:xmm, R:m128                        EVEX.128.F2.MAP5.W0 6F /r    EVEX_VMOVRSB_XMM_K1Z_M128 (AVX10_2+MOVRS)
+        vmovrsb W:ymm, R:m256                        EVEX.256.F2.MAP5.W0 6F /r    EVEX_VMOVRSB_YMM_K1Z_M256 (AVX10_2+MOVRS)
+        vmovrsb W:zmm, R:m512                        EVEX.512.F2.MAP5.W0 6F /r    EVEX_VMOVRSB_ZMM_K1Z_M512 (AVX10_2+MOVRS)
+        """
+
+    def vmovrsd(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
+        """vmovrsd: 3 forms.
+
+        vmovrsd W:xmm, R:m128                        EVEX.128.F3.MAP5.W0 6F /r    EVEX_VMOVRSD_XMM_K1Z_M128 (AVX10_2+MOVRS)
+        vmovrsd W:ymm, R:m256                        EVEX.256.F3.MAP5.W0 6F /r    EVEX_VMOVRSD_YMM_K1Z_M256 (AVX10_2+MOVRS)
+        vmovrsd W:zmm, R:m512                        EVEX.512.F3.MAP5.W0 6F /r    EVEX_VMOVRSD_ZMM_K1Z_M512 (AVX10_2+MOVRS)
+        """
+
+    def vmovrsq(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
+        """vmovrsq: 3 forms.
+
+        vmovrsq W:xmm, R:m128                        EVEX.128.F3.MAP5.W1 6F /r    EVEX_VMOVRSQ_XMM_K1Z_M128 (AVX10_2+MOVRS)
+        vmovrsq W:ymm, R:m256                        EVEX.256.F3.MAP5.W1 6F /r    EVEX_VMOVRSQ_YMM_K1Z_M256 (AVX10_2+MOVRS)
+        vmovrsq W:zmm, R:m512                        EVEX.512.F3.MAP5.W1 6F /r    EVEX_VMOVRSQ_ZMM_K1Z_M512 (AVX10_2+MOVRS)
+        """
+
+    def vmovrsw(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
+        """vmovrsw: 3 forms.
+
+        vmovrsw W:xmm, R:m128                        EVEX.128.F2.MAP5.W1 6F /r    EVEX_VMOVRSW_XMM_K1Z_M128 (AVX10_2+MOVRS)
+        vmovrsw W:ymm, R:m256                        EVEX.256.F2.MAP5.W1 6F /r    EVEX_VMOVRSW_YMM_K1Z_M256 (AVX10_2+MOVRS)
+        vmovrsw W:zmm, R:m512                        EVEX.512.F2.MAP5.W1 6F /r    EVEX_VMOVRSW_ZMM_K1Z_M512 (AVX10_2+MOVRS)
         """
 
     def vmovsd(self, *ops: _Operand, rc: int | None = None) -> None:
@@ -13151,17 +13297,23 @@ class AsmMethods:
         """
 
     def vsm4key4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vsm4key4: 2 forms.
+        """vsm4key4: 5 forms.
 
         vsm4key4 W:xmm, R:xmm, R:xmm/m128            VEX.128.F3.0F38.W0 DA /r     VEX_VSM4KEY4_XMM_XMM_XMMM128 (AVX+SM4)
         vsm4key4 W:ymm, R:ymm, R:ymm/m256            VEX.256.F3.0F38.W0 DA /r     VEX_VSM4KEY4_YMM_YMM_YMMM256 (AVX+SM4)
+        vsm4key4 W:xmm, R:xmm, R:xmm/m128            EVEX.128.F3.0F38.W0 DA /r    EVEX_VSM4KEY4_XMM_XMM_XMMM128 (AVX10_2+SM4)
+        vsm4key4 W:ymm, R:ymm, R:ymm/m256            EVEX.256.F3.0F38.W0 DA /r    EVEX_VSM4KEY4_YMM_YMM_YMMM256 (AVX10_2+SM4)
+        vsm4key4 W:zmm, R:zmm, R:zmm/m512            EVEX.512.F3.0F38.W0 DA /r    EVEX_VSM4KEY4_ZMM_ZMM_ZMMM512 (AVX10_2+SM4)
         """
 
     def vsm4rnds4(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vsm4rnds4: 2 forms.
+        """vsm4rnds4: 5 forms.
 
         vsm4rnds4 W:xmm, R:xmm, R:xmm/m128           VEX.128.F2.0F38.W0 DA /r     VEX_VSM4RNDS4_XMM_XMM_XMMM128 (AVX+SM4)
         vsm4rnds4 W:ymm, R:ymm, R:ymm/m256           VEX.256.F2.0F38.W0 DA /r     VEX_VSM4RNDS4_YMM_YMM_YMMM256 (AVX+SM4)
+        vsm4rnds4 W:xmm, R:xmm, R:xmm/m128           EVEX.128.F2.0F38.W0 DA /r    EVEX_VSM4RNDS4_XMM_XMM_XMMM128 (AVX10_2+SM4)
+        vsm4rnds4 W:ymm, R:ymm, R:ymm/m256           EVEX.256.F2.0F38.W0 DA /r    EVEX_VSM4RNDS4_YMM_YMM_YMMM256 (AVX10_2+SM4)
+        vsm4rnds4 W:zmm, R:zmm, R:zmm/m512           EVEX.512.F2.0F38.W0 DA /r    EVEX_VSM4RNDS4_ZMM_ZMM_ZMMM512 (AVX10_2+SM4)
         """
 
     def vsqrtbf16(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -13450,10 +13602,11 @@ class AsmMethods:
         wrmsrlist                                    F3 0F 01 C6                  WRMSRLIST (MSRLIST)
         """
 
-    def wrmsrns(self, *, rc: int | None = None) -> None:
-        """wrmsrns: 1 form.
+    def wrmsrns(self, *ops: _Operand, rc: int | None = None) -> None:
+        """wrmsrns: 2 forms.
 
         wrmsrns                                      0F 01 C6                     WRMSRNS (WRMSRNS)
+        wrmsrns R:imm32, R:r64                       VEX.LZ.F3.MAP7.W0 F6 /0 id   VEX_WRMSRNS_IMM32_R64 (MSR_IMM)
         """
 
     def wrpkru(self, *, rc: int | None = None) -> None:

@@ -3476,5912 +3476,6008 @@ class Op:
     """``rdtsc`` ``0F 31`` (TSC)"""
     RDMSR: Final = 1731
     """``rdmsr`` ``0F 32`` (MSR)"""
-    RDPMC: Final = 1732
+    VEX_RDMSR_R64_IMM32: Final = 1732
+    """``rdmsr W:r64, R:imm32`` ``VEX.LZ.F2.MAP7.W0 F6 /0 id`` (MSR_IMM)"""
+    RDPMC: Final = 1733
     """``rdpmc`` ``0F 33`` (RDPMC)"""
-    SYSENTER: Final = 1733
+    SYSENTER: Final = 1734
     """``sysenter`` ``0F 34`` (SEP)"""
-    CPUID: Final = 1734
+    CPUID: Final = 1735
     """``cpuid`` ``0F A2`` (CPUID)"""
-    BT_RM16_R16: Final = 1735
+    BT_RM16_R16: Final = 1736
     """``bt R:r16/m16, R:r16`` ``o16 0F A3 /r`` (INTEL386)"""
-    BT_RM32_R32: Final = 1736
+    BT_RM32_R32: Final = 1737
     """``bt R:r32/m32, R:r32`` ``0F A3 /r`` (INTEL386)"""
-    BT_RM64_R64: Final = 1737
+    BT_RM64_R64: Final = 1738
     """``bt R:r64/m64, R:r64`` ``REX.W 0F A3 /r`` (X64)"""
-    BT_RM16_IMM8: Final = 1738
+    BT_RM16_IMM8: Final = 1739
     """``bt R:r16/m16, R:imm8`` ``o16 0F BA /4 ib`` (INTEL386)"""
-    BT_RM32_IMM8: Final = 1739
+    BT_RM32_IMM8: Final = 1740
     """``bt R:r32/m32, R:imm8`` ``0F BA /4 ib`` (INTEL386)"""
-    BT_RM64_IMM8: Final = 1740
+    BT_RM64_IMM8: Final = 1741
     """``bt R:r64/m64, R:imm8`` ``REX.W 0F BA /4 ib`` (X64)"""
-    SHLD_RM16_R16_IMM8: Final = 1741
+    SHLD_RM16_R16_IMM8: Final = 1742
     """``shld RW:r16/m16, R:r16, R:imm8`` ``o16 0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM32_R32_IMM8: Final = 1742
+    SHLD_RM32_R32_IMM8: Final = 1743
     """``shld RW:r32/m32, R:r32, R:imm8`` ``0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM64_R64_IMM8: Final = 1743
+    SHLD_RM64_R64_IMM8: Final = 1744
     """``shld RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F A4 /r ib`` (X64)"""
-    SHLD_RM16_R16_CL: Final = 1744
+    SHLD_RM16_R16_CL: Final = 1745
     """``shld RW:r16/m16, R:r16, R:cl`` ``o16 0F A5 /r`` (INTEL386)"""
-    SHLD_RM32_R32_CL: Final = 1745
+    SHLD_RM32_R32_CL: Final = 1746
     """``shld RW:r32/m32, R:r32, R:cl`` ``0F A5 /r`` (INTEL386)"""
-    SHLD_RM64_R64_CL: Final = 1746
+    SHLD_RM64_R64_CL: Final = 1747
     """``shld RW:r64/m64, R:r64, R:cl`` ``REX.W 0F A5 /r`` (X64)"""
-    BTS_RM16_R16: Final = 1747
+    BTS_RM16_R16: Final = 1748
     """``bts RW:r16/m16, R:r16`` ``o16 0F AB /r`` (INTEL386)"""
-    BTS_RM32_R32: Final = 1748
+    BTS_RM32_R32: Final = 1749
     """``bts RW:r32/m32, R:r32`` ``0F AB /r`` (INTEL386)"""
-    BTS_RM64_R64: Final = 1749
+    BTS_RM64_R64: Final = 1750
     """``bts RW:r64/m64, R:r64`` ``REX.W 0F AB /r`` (X64)"""
-    BTS_RM16_IMM8: Final = 1750
+    BTS_RM16_IMM8: Final = 1751
     """``bts RW:r16/m16, R:imm8`` ``o16 0F BA /5 ib`` (INTEL386)"""
-    BTS_RM32_IMM8: Final = 1751
+    BTS_RM32_IMM8: Final = 1752
     """``bts RW:r32/m32, R:imm8`` ``0F BA /5 ib`` (INTEL386)"""
-    BTS_RM64_IMM8: Final = 1752
+    BTS_RM64_IMM8: Final = 1753
     """``bts RW:r64/m64, R:imm8`` ``REX.W 0F BA /5 ib`` (X64)"""
-    SHRD_RM16_R16_IMM8: Final = 1753
+    SHRD_RM16_R16_IMM8: Final = 1754
     """``shrd RW:r16/m16, R:r16, R:imm8`` ``o16 0F AC /r ib`` (INTEL386)"""
-    SHRD_RM32_R32_IMM8: Final = 1754
+    SHRD_RM32_R32_IMM8: Final = 1755
     """``shrd RW:r32/m32, R:r32, R:imm8`` ``0F AC /r ib`` (INTEL386)"""
-    SHRD_RM64_R64_IMM8: Final = 1755
+    SHRD_RM64_R64_IMM8: Final = 1756
     """``shrd RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F AC /r ib`` (X64)"""
-    SHRD_RM16_R16_CL: Final = 1756
+    SHRD_RM16_R16_CL: Final = 1757
     """``shrd RW:r16/m16, R:r16, R:cl`` ``o16 0F AD /r`` (INTEL386)"""
-    SHRD_RM32_R32_CL: Final = 1757
+    SHRD_RM32_R32_CL: Final = 1758
     """``shrd RW:r32/m32, R:r32, R:cl`` ``0F AD /r`` (INTEL386)"""
-    SHRD_RM64_R64_CL: Final = 1758
+    SHRD_RM64_R64_CL: Final = 1759
     """``shrd RW:r64/m64, R:r64, R:cl`` ``REX.W 0F AD /r`` (X64)"""
-    CMPXCHG_RM8_R8: Final = 1759
+    CMPXCHG_RM8_R8: Final = 1760
     """``cmpxchg RCW:r8/m8, R:r8`` ``0F B0 /r`` (INTEL486)"""
-    CMPXCHG_RM16_R16: Final = 1760
+    CMPXCHG_RM16_R16: Final = 1761
     """``cmpxchg RCW:r16/m16, R:r16`` ``o16 0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM32_R32: Final = 1761
+    CMPXCHG_RM32_R32: Final = 1762
     """``cmpxchg RCW:r32/m32, R:r32`` ``0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM64_R64: Final = 1762
+    CMPXCHG_RM64_R64: Final = 1763
     """``cmpxchg RCW:r64/m64, R:r64`` ``REX.W 0F B1 /r`` (X64)"""
-    BTR_RM16_R16: Final = 1763
+    BTR_RM16_R16: Final = 1764
     """``btr RW:r16/m16, R:r16`` ``o16 0F B3 /r`` (INTEL386)"""
-    BTR_RM32_R32: Final = 1764
+    BTR_RM32_R32: Final = 1765
     """``btr RW:r32/m32, R:r32`` ``0F B3 /r`` (INTEL386)"""
-    BTR_RM64_R64: Final = 1765
+    BTR_RM64_R64: Final = 1766
     """``btr RW:r64/m64, R:r64`` ``REX.W 0F B3 /r`` (X64)"""
-    BTR_RM16_IMM8: Final = 1766
+    BTR_RM16_IMM8: Final = 1767
     """``btr RW:r16/m16, R:imm8`` ``o16 0F BA /6 ib`` (INTEL386)"""
-    BTR_RM32_IMM8: Final = 1767
+    BTR_RM32_IMM8: Final = 1768
     """``btr RW:r32/m32, R:imm8`` ``0F BA /6 ib`` (INTEL386)"""
-    BTR_RM64_IMM8: Final = 1768
+    BTR_RM64_IMM8: Final = 1769
     """``btr RW:r64/m64, R:imm8`` ``REX.W 0F BA /6 ib`` (X64)"""
-    UD1_R16_RM16: Final = 1769
+    UD1_R16_RM16: Final = 1770
     """``ud1 N:r16, N:r16/m16`` ``o16 0F B9 /r`` (INTEL286)"""
-    UD1_R32_RM32: Final = 1770
+    UD1_R32_RM32: Final = 1771
     """``ud1 N:r32, N:r32/m32`` ``0F B9 /r`` (INTEL386)"""
-    UD1_R64_RM64: Final = 1771
+    UD1_R64_RM64: Final = 1772
     """``ud1 N:r64, N:r64/m64`` ``REX.W 0F B9 /r`` (X64)"""
-    BTC_RM16_IMM8: Final = 1772
+    BTC_RM16_IMM8: Final = 1773
     """``btc RW:r16/m16, R:imm8`` ``o16 0F BA /7 ib`` (INTEL386)"""
-    BTC_RM32_IMM8: Final = 1773
+    BTC_RM32_IMM8: Final = 1774
     """``btc RW:r32/m32, R:imm8`` ``0F BA /7 ib`` (INTEL386)"""
-    BTC_RM64_IMM8: Final = 1774
+    BTC_RM64_IMM8: Final = 1775
     """``btc RW:r64/m64, R:imm8`` ``REX.W 0F BA /7 ib`` (X64)"""
-    BTC_RM16_R16: Final = 1775
+    BTC_RM16_R16: Final = 1776
     """``btc RW:r16/m16, R:r16`` ``o16 0F BB /r`` (INTEL386)"""
-    BTC_RM32_R32: Final = 1776
+    BTC_RM32_R32: Final = 1777
     """``btc RW:r32/m32, R:r32`` ``0F BB /r`` (INTEL386)"""
-    BTC_RM64_R64: Final = 1777
+    BTC_RM64_R64: Final = 1778
     """``btc RW:r64/m64, R:r64`` ``REX.W 0F BB /r`` (X64)"""
-    BSF_R16_RM16: Final = 1778
+    BSF_R16_RM16: Final = 1779
     """``bsf CW:r16, R:r16/m16`` ``o16 0F BC /r`` (INTEL386)"""
-    BSF_R32_RM32: Final = 1779
+    BSF_R32_RM32: Final = 1780
     """``bsf CW:r32, R:r32/m32`` ``0F BC /r`` (INTEL386)"""
-    BSF_R64_RM64: Final = 1780
+    BSF_R64_RM64: Final = 1781
     """``bsf CW:r64, R:r64/m64`` ``REX.W 0F BC /r`` (X64)"""
-    BSR_R16_RM16: Final = 1781
+    BSR_R16_RM16: Final = 1782
     """``bsr CW:r16, R:r16/m16`` ``o16 0F BD /r`` (INTEL386)"""
-    BSR_R32_RM32: Final = 1782
+    BSR_R32_RM32: Final = 1783
     """``bsr CW:r32, R:r32/m32`` ``0F BD /r`` (INTEL386)"""
-    BSR_R64_RM64: Final = 1783
+    BSR_R64_RM64: Final = 1784
     """``bsr CW:r64, R:r64/m64`` ``REX.W 0F BD /r`` (X64)"""
-    XADD_RM8_R8: Final = 1784
+    XADD_RM8_R8: Final = 1785
     """``xadd RW:r8/m8, RW:r8`` ``0F C0 /r`` (INTEL486)"""
-    XADD_RM16_R16: Final = 1785
+    XADD_RM16_R16: Final = 1786
     """``xadd RW:r16/m16, RW:r16`` ``o16 0F C1 /r`` (INTEL486)"""
-    XADD_RM32_R32: Final = 1786
+    XADD_RM32_R32: Final = 1787
     """``xadd RW:r32/m32, RW:r32`` ``0F C1 /r`` (INTEL486)"""
-    XADD_RM64_R64: Final = 1787
+    XADD_RM64_R64: Final = 1788
     """``xadd RW:r64/m64, RW:r64`` ``REX.W 0F C1 /r`` (X64)"""
-    BSWAP_R16: Final = 1788
+    BSWAP_R16: Final = 1789
     """``bswap RW:r16`` ``o16 0F C8+rw`` (INTEL486)"""
-    BSWAP_R32: Final = 1789
+    BSWAP_R32: Final = 1790
     """``bswap RW:r32`` ``0F C8+rd`` (INTEL486)"""
-    BSWAP_R64: Final = 1790
+    BSWAP_R64: Final = 1791
     """``bswap RW:r64`` ``REX.W 0F C8+ro`` (X64)"""
-    UD0_R16_RM16: Final = 1791
+    UD0_R16_RM16: Final = 1792
     """``ud0 N:r16, N:r16/m16`` ``o16 0F FF /r`` (INTEL286)"""
-    UD0_R32_RM32: Final = 1792
+    UD0_R32_RM32: Final = 1793
     """``ud0 N:r32, N:r32/m32`` ``0F FF /r`` (INTEL386)"""
-    UD0_R64_RM64: Final = 1793
+    UD0_R64_RM64: Final = 1794
     """``ud0 N:r64, N:r64/m64`` ``REX.W 0F FF /r`` (X64)"""
-    POPCNT_R16_RM16: Final = 1794
+    POPCNT_R16_RM16: Final = 1795
     """``popcnt W:r16, R:r16/m16`` ``o16 F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R32_RM32: Final = 1795
+    POPCNT_R32_RM32: Final = 1796
     """``popcnt W:r32, R:r32/m32`` ``F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R64_RM64: Final = 1796
+    POPCNT_R64_RM64: Final = 1797
     """``popcnt W:r64, R:r64/m64`` ``F3 REX.W 0F B8 /r`` (POPCNT)"""
-    TZCNT_R16_RM16: Final = 1797
+    TZCNT_R16_RM16: Final = 1798
     """``tzcnt W:r16, R:r16/m16`` ``o16 F3 0F BC /r`` (BMI1)"""
-    TZCNT_R32_RM32: Final = 1798
+    TZCNT_R32_RM32: Final = 1799
     """``tzcnt W:r32, R:r32/m32`` ``F3 0F BC /r`` (BMI1)"""
-    TZCNT_R64_RM64: Final = 1799
+    TZCNT_R64_RM64: Final = 1800
     """``tzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BC /r`` (BMI1)"""
-    LZCNT_R16_RM16: Final = 1800
+    LZCNT_R16_RM16: Final = 1801
     """``lzcnt W:r16, R:r16/m16`` ``o16 F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R32_RM32: Final = 1801
+    LZCNT_R32_RM32: Final = 1802
     """``lzcnt W:r32, R:r32/m32`` ``F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R64_RM64: Final = 1802
+    LZCNT_R64_RM64: Final = 1803
     """``lzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BD /r`` (LZCNT)"""
-    CMPXCHG8B_M64: Final = 1803
+    CMPXCHG8B_M64: Final = 1804
     """``cmpxchg8b RCW:m64`` ``0F C7 /1`` (CX8)"""
-    CMPXCHG16B_M128: Final = 1804
+    CMPXCHG16B_M128: Final = 1805
     """``cmpxchg16b RCW:m128`` ``REX.W 0F C7 /1`` (CMPXCHG16B)"""
-    RDRAND_R16: Final = 1805
+    RDRAND_R16: Final = 1806
     """``rdrand W:r16`` ``o16 0F C7 /6`` (RDRAND)"""
-    RDRAND_R32: Final = 1806
+    RDRAND_R32: Final = 1807
     """``rdrand W:r32`` ``0F C7 /6`` (RDRAND)"""
-    RDRAND_R64: Final = 1807
+    RDRAND_R64: Final = 1808
     """``rdrand W:r64`` ``REX.W 0F C7 /6`` (RDRAND)"""
-    RDSEED_R16: Final = 1808
+    RDSEED_R16: Final = 1809
     """``rdseed W:r16`` ``o16 0F C7 /7`` (RDSEED)"""
-    RDSEED_R32: Final = 1809
+    RDSEED_R32: Final = 1810
     """``rdseed W:r32`` ``0F C7 /7`` (RDSEED)"""
-    RDSEED_R64: Final = 1810
+    RDSEED_R64: Final = 1811
     """``rdseed W:r64`` ``REX.W 0F C7 /7`` (RDSEED)"""
-    RDPID_R64: Final = 1811
+    RDPID_R64: Final = 1812
     """``rdpid W:r64`` ``F3 0F C7 /7`` (RDPID)"""
-    MOVBE_R16_M16: Final = 1812
+    MOVBE_R16_M16: Final = 1813
     """``movbe W:r16, R:m16`` ``o16 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R32_M32: Final = 1813
+    MOVBE_R32_M32: Final = 1814
     """``movbe W:r32, R:m32`` ``0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R64_M64: Final = 1814
+    MOVBE_R64_M64: Final = 1815
     """``movbe W:r64, R:m64`` ``REX.W 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_M16_R16: Final = 1815
+    MOVBE_M16_R16: Final = 1816
     """``movbe W:m16, R:r16`` ``o16 0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M32_R32: Final = 1816
+    MOVBE_M32_R32: Final = 1817
     """``movbe W:m32, R:r32`` ``0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M64_R64: Final = 1817
+    MOVBE_M64_R64: Final = 1818
     """``movbe W:m64, R:r64`` ``REX.W 0F 38 F1 /r`` (MOVBE)"""
-    ADCX_R32_RM32: Final = 1818
+    ADCX_R32_RM32: Final = 1819
     """``adcx RW:r32, R:r32/m32`` ``66 0F 38 F6 /r`` (ADX)"""
-    ADCX_R64_RM64: Final = 1819
+    ADCX_R64_RM64: Final = 1820
     """``adcx RW:r64, R:r64/m64`` ``66 REX.W 0F 38 F6 /r`` (ADX)"""
-    ADOX_R32_RM32: Final = 1820
+    ADOX_R32_RM32: Final = 1821
     """``adox RW:r32, R:r32/m32`` ``F3 0F 38 F6 /r`` (ADX)"""
-    ADOX_R64_RM64: Final = 1821
+    ADOX_R64_RM64: Final = 1822
     """``adox RW:r64, R:r64/m64`` ``F3 REX.W 0F 38 F6 /r`` (ADX)"""
-    AADD_M32_R32: Final = 1822
+    AADD_M32_R32: Final = 1823
     """``aadd RW:m32, R:r32`` ``0F 38 FC /r`` (RAO_INT)"""
-    AADD_M64_R64: Final = 1823
+    AADD_M64_R64: Final = 1824
     """``aadd RW:m64, R:r64`` ``REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M32_R32: Final = 1824
+    AAND_M32_R32: Final = 1825
     """``aand RW:m32, R:r32`` ``66 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M64_R64: Final = 1825
+    AAND_M64_R64: Final = 1826
     """``aand RW:m64, R:r64`` ``66 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M32_R32: Final = 1826
+    AXOR_M32_R32: Final = 1827
     """``axor RW:m32, R:r32`` ``F3 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M64_R64: Final = 1827
+    AXOR_M64_R64: Final = 1828
     """``axor RW:m64, R:r64`` ``F3 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M32_R32: Final = 1828
+    AOR_M32_R32: Final = 1829
     """``aor RW:m32, R:r32`` ``F2 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M64_R64: Final = 1829
+    AOR_M64_R64: Final = 1830
     """``aor RW:m64, R:r64`` ``F2 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 1830
+    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 1831
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 1831
+    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 1832
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    VEX_VMOVLPS_XMM_XMM_M64: Final = 1832
+    VEX_VMOVLPS_XMM_XMM_M64: Final = 1833
     """``vmovlps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPS_M64_XMM: Final = 1833
+    VEX_VMOVLPS_M64_XMM: Final = 1834
     """``vmovlps W:m64, R:xmm`` ``VEX.128.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPS_XMM_XMM_M64: Final = 1834
+    EVEX_VMOVLPS_XMM_XMM_M64: Final = 1835
     """``vmovlps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPS_M64_XMM: Final = 1835
+    EVEX_VMOVLPS_M64_XMM: Final = 1836
     """``vmovlps W:m64, R:xmm`` ``EVEX.128.0F.W0 13 /r`` (AVX512F)"""
-    VEX_VMOVLPD_XMM_XMM_M64: Final = 1836
+    VEX_VMOVLPD_XMM_XMM_M64: Final = 1837
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPD_M64_XMM: Final = 1837
+    VEX_VMOVLPD_M64_XMM: Final = 1838
     """``vmovlpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPD_XMM_XMM_M64: Final = 1838
+    EVEX_VMOVLPD_XMM_XMM_M64: Final = 1839
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPD_M64_XMM: Final = 1839
+    EVEX_VMOVLPD_M64_XMM: Final = 1840
     """``vmovlpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 13 /r`` (AVX512F)"""
-    VEX_VMOVSLDUP_XMM_XMMM128: Final = 1840
+    VEX_VMOVSLDUP_XMM_XMMM128: Final = 1841
     """``vmovsldup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVSLDUP_YMM_YMMM256: Final = 1841
+    VEX_VMOVSLDUP_YMM_YMMM256: Final = 1842
     """``vmovsldup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 1842
+    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 1843
     """``vmovsldup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 1843
+    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 1844
     """``vmovsldup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 1844
+    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 1845
     """``vmovsldup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVDDUP_XMM_XMMM64: Final = 1845
+    VEX_VMOVDDUP_XMM_XMMM64: Final = 1846
     """``vmovddup W:xmm, R:xmm/m64`` ``VEX.128.F2.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVDDUP_YMM_YMMM256: Final = 1846
+    VEX_VMOVDDUP_YMM_YMMM256: Final = 1847
     """``vmovddup W:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 1847
+    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 1848
     """``vmovddup W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 1848
+    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 1849
     """``vmovddup W:xmm, R:xmm/m64`` ``EVEX.128.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 1849
+    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 1850
     """``vmovddup W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 1850
+    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 1851
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 1851
+    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 1852
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1852
+    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1853
     """``vunpcklps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 1853
+    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 1854
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 1854
+    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 1855
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 1855
+    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 1856
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 1856
+    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 1857
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1857
+    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1858
     """``vunpcklpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 1858
+    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 1859
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 1859
+    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 1860
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 1860
+    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 1861
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 1861
+    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 1862
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1862
+    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1863
     """``vunpckhps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 1863
+    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 1864
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 1864
+    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 1865
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 1865
+    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 1866
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 1866
+    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 1867
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1867
+    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1868
     """``vunpckhpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 1868
+    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 1869
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 1869
+    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 1870
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 1870
+    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 1871
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 1871
+    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 1872
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    VEX_VMOVHPS_XMM_XMM_M64: Final = 1872
+    VEX_VMOVHPS_XMM_XMM_M64: Final = 1873
     """``vmovhps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPS_M64_XMM: Final = 1873
+    VEX_VMOVHPS_M64_XMM: Final = 1874
     """``vmovhps W:m64, R:xmm`` ``VEX.128.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPS_XMM_XMM_M64: Final = 1874
+    EVEX_VMOVHPS_XMM_XMM_M64: Final = 1875
     """``vmovhps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPS_M64_XMM: Final = 1875
+    EVEX_VMOVHPS_M64_XMM: Final = 1876
     """``vmovhps W:m64, R:xmm`` ``EVEX.128.0F.W0 17 /r`` (AVX512F)"""
-    VEX_VMOVHPD_XMM_XMM_M64: Final = 1876
+    VEX_VMOVHPD_XMM_XMM_M64: Final = 1877
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPD_M64_XMM: Final = 1877
+    VEX_VMOVHPD_M64_XMM: Final = 1878
     """``vmovhpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPD_XMM_XMM_M64: Final = 1878
+    EVEX_VMOVHPD_XMM_XMM_M64: Final = 1879
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPD_M64_XMM: Final = 1879
+    EVEX_VMOVHPD_M64_XMM: Final = 1880
     """``vmovhpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 17 /r`` (AVX512F)"""
-    VEX_VMOVSHDUP_XMM_XMMM128: Final = 1880
+    VEX_VMOVSHDUP_XMM_XMMM128: Final = 1881
     """``vmovshdup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVSHDUP_YMM_YMMM256: Final = 1881
+    VEX_VMOVSHDUP_YMM_YMMM256: Final = 1882
     """``vmovshdup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 1882
+    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 1883
     """``vmovshdup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 1883
+    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 1884
     """``vmovshdup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 1884
+    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 1885
     """``vmovshdup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPS_M128_XMM: Final = 1885
+    VEX_VMOVNTPS_M128_XMM: Final = 1886
     """``vmovntps W:m128, R:xmm`` ``VEX.128.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPS_M256_YMM: Final = 1886
+    VEX_VMOVNTPS_M256_YMM: Final = 1887
     """``vmovntps W:m256, R:ymm`` ``VEX.256.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPS_M512_ZMM: Final = 1887
+    EVEX_VMOVNTPS_M512_ZMM: Final = 1888
     """``vmovntps W:m512, R:zmm`` ``EVEX.512.0F.W0 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPS_M128_XMM: Final = 1888
+    EVEX_VMOVNTPS_M128_XMM: Final = 1889
     """``vmovntps W:m128, R:xmm`` ``EVEX.128.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPS_M256_YMM: Final = 1889
+    EVEX_VMOVNTPS_M256_YMM: Final = 1890
     """``vmovntps W:m256, R:ymm`` ``EVEX.256.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPD_M128_XMM: Final = 1890
+    VEX_VMOVNTPD_M128_XMM: Final = 1891
     """``vmovntpd W:m128, R:xmm`` ``VEX.128.66.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPD_M256_YMM: Final = 1891
+    VEX_VMOVNTPD_M256_YMM: Final = 1892
     """``vmovntpd W:m256, R:ymm`` ``VEX.256.66.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPD_M512_ZMM: Final = 1892
+    EVEX_VMOVNTPD_M512_ZMM: Final = 1893
     """``vmovntpd W:m512, R:zmm`` ``EVEX.512.66.0F.W1 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPD_M128_XMM: Final = 1893
+    EVEX_VMOVNTPD_M128_XMM: Final = 1894
     """``vmovntpd W:m128, R:xmm`` ``EVEX.128.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPD_M256_YMM: Final = 1894
+    EVEX_VMOVNTPD_M256_YMM: Final = 1895
     """``vmovntpd W:m256, R:ymm`` ``EVEX.256.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTSS2SI_R32_XMMM32: Final = 1895
+    VEX_VCVTSS2SI_R32_XMMM32: Final = 1896
     """``vcvtss2si W:r32, R:xmm/m32`` ``VEX.LIG.F3.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSS2SI_R64_XMMM32: Final = 1896
+    VEX_VCVTSS2SI_R64_XMMM32: Final = 1897
     """``vcvtss2si W:r64, R:xmm/m32`` ``VEX.LIG.F3.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 1897
+    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 1898
     """``vcvtss2si W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 1898
+    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 1899
     """``vcvtss2si W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCVTSD2SI_R32_XMMM64: Final = 1899
+    VEX_VCVTSD2SI_R32_XMMM64: Final = 1900
     """``vcvtsd2si W:r32, R:xmm/m64`` ``VEX.LIG.F2.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSD2SI_R64_XMMM64: Final = 1900
+    VEX_VCVTSD2SI_R64_XMMM64: Final = 1901
     """``vcvtsd2si W:r64, R:xmm/m64`` ``VEX.LIG.F2.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 1901
+    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 1902
     """``vcvtsd2si W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 1902
+    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 1903
     """``vcvtsd2si W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCOMISS_XMM_XMMM32: Final = 1903
+    VEX_VCOMISS_XMM_XMMM32: Final = 1904
     """``vcomiss R:xmm, R:xmm/m32`` ``VEX.LIG.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 1904
+    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 1905
     """``vcomiss R:xmm, R:xmm/m32`` ``EVEX.LIG.0F.W0 2F /r`` (AVX512F)"""
-    VEX_VCOMISD_XMM_XMMM64: Final = 1905
+    VEX_VCOMISD_XMM_XMMM64: Final = 1906
     """``vcomisd R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 1906
+    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 1907
     """``vcomisd R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F.W1 2F /r`` (AVX512F)"""
-    VEX_VMOVMSKPS_R32_XMM: Final = 1907
+    VEX_VMOVMSKPS_R32_XMM: Final = 1908
     """``vmovmskps W:r32, R:xmm`` ``VEX.128.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_XMM: Final = 1908
+    VEX_VMOVMSKPS_R64_XMM: Final = 1909
     """``vmovmskps W:r64, R:xmm`` ``VEX.128.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R32_YMM: Final = 1909
+    VEX_VMOVMSKPS_R32_YMM: Final = 1910
     """``vmovmskps W:r32, R:ymm`` ``VEX.256.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_YMM: Final = 1910
+    VEX_VMOVMSKPS_R64_YMM: Final = 1911
     """``vmovmskps W:r64, R:ymm`` ``VEX.256.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_XMM: Final = 1911
+    VEX_VMOVMSKPD_R32_XMM: Final = 1912
     """``vmovmskpd W:r32, R:xmm`` ``VEX.128.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_XMM: Final = 1912
+    VEX_VMOVMSKPD_R64_XMM: Final = 1913
     """``vmovmskpd W:r64, R:xmm`` ``VEX.128.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_YMM: Final = 1913
+    VEX_VMOVMSKPD_R32_YMM: Final = 1914
     """``vmovmskpd W:r32, R:ymm`` ``VEX.256.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_YMM: Final = 1914
+    VEX_VMOVMSKPD_R64_YMM: Final = 1915
     """``vmovmskpd W:r64, R:ymm`` ``VEX.256.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VRSQRTPS_XMM_XMMM128: Final = 1915
+    VEX_VRSQRTPS_XMM_XMMM128: Final = 1916
     """``vrsqrtps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTPS_YMM_YMMM256: Final = 1916
+    VEX_VRSQRTPS_YMM_YMMM256: Final = 1917
     """``vrsqrtps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 1917
+    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 1918
     """``vrsqrtss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRCPPS_XMM_XMMM128: Final = 1918
+    VEX_VRCPPS_XMM_XMMM128: Final = 1919
     """``vrcpps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPPS_YMM_YMMM256: Final = 1919
+    VEX_VRCPPS_YMM_YMMM256: Final = 1920
     """``vrcpps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 1920
+    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 1921
     """``vrcpss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 53 /r`` (AVX)"""
-    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 1921
+    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 1922
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 1922
+    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 1923
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1923
+    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1924
     """``vandnps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 1924
+    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 1925
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 1925
+    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 1926
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 1926
+    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 1927
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 1927
+    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 1928
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1928
+    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1929
     """``vandnpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 1929
+    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 1930
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 1930
+    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 1931
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 1931
+    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 1932
     """``vp2intersectd W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 1932
+    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 1933
     """``vp2intersectd W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 1933
+    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 1934
     """``vp2intersectd W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 1934
+    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 1935
     """``vp2intersectq W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 1935
+    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 1936
     """``vp2intersectq W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 1936
+    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 1937
     """``vp2intersectq W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W1 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 1937
+    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 1938
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 60 /r`` (AVX)"""
-    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 1938
+    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 1939
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 60 /r`` (AVX2)"""
-    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 1939
+    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 1940
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 1940
+    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 1941
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1941
+    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1942
     """``vpunpcklbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 60 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 1942
+    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 1943
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 61 /r`` (AVX)"""
-    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 1943
+    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 1944
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 61 /r`` (AVX2)"""
-    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 1944
+    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 1945
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 1945
+    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 1946
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1946
+    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1947
     """``vpunpcklwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 61 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 1947
+    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 1948
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 62 /r`` (AVX)"""
-    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 1948
+    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 1949
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 62 /r`` (AVX2)"""
-    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1949
+    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1950
     """``vpunpckldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 62 /r`` (AVX512F)"""
-    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1950
+    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1951
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1951
+    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1952
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 1952
+    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 1953
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 63 /r`` (AVX)"""
-    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 1953
+    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 1954
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 63 /r`` (AVX2)"""
-    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 1954
+    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 1955
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 1955
+    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 1956
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1956
+    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1957
     """``vpacksswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 63 /r`` (AVX512BW)"""
-    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 1957
+    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 1958
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 67 /r`` (AVX)"""
-    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 1958
+    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 1959
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 67 /r`` (AVX2)"""
-    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 1959
+    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 1960
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 1960
+    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 1961
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1961
+    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1962
     """``vpackuswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 67 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 1962
+    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 1963
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 68 /r`` (AVX)"""
-    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 1963
+    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 1964
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 68 /r`` (AVX2)"""
-    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 1964
+    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 1965
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 1965
+    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 1966
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1966
+    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1967
     """``vpunpckhbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 68 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 1967
+    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 1968
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 69 /r`` (AVX)"""
-    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 1968
+    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 1969
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 69 /r`` (AVX2)"""
-    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 1969
+    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 1970
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 1970
+    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 1971
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1971
+    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1972
     """``vpunpckhwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 69 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 1972
+    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 1973
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6A /r`` (AVX)"""
-    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 1973
+    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 1974
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6A /r`` (AVX2)"""
-    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1974
+    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1975
     """``vpunpckhdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6A /r`` (AVX512F)"""
-    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1975
+    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1976
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1976
+    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1977
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 1977
+    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 1978
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6B /r`` (AVX)"""
-    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 1978
+    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 1979
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6B /r`` (AVX2)"""
-    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 1979
+    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 1980
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 1980
+    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 1981
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1981
+    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1982
     """``vpackssdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6B /r`` (AVX512BW)"""
-    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 1982
+    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 1983
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6C /r`` (AVX)"""
-    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 1983
+    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 1984
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6C /r`` (AVX2)"""
-    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1984
+    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1985
     """``vpunpcklqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6C /r`` (AVX512F)"""
-    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1985
+    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1986
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1986
+    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1987
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 1987
+    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 1988
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6D /r`` (AVX)"""
-    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 1988
+    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 1989
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6D /r`` (AVX2)"""
-    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1989
+    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1990
     """``vpunpckhqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6D /r`` (AVX512F)"""
-    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1990
+    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1991
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1991
+    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1992
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 1992
+    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 1993
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 1993
+    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 1994
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 1994
+    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 1995
     """``vpshufd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 70 /r ib`` (AVX512F)"""
-    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 1995
+    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 1996
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 1996
+    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 1997
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 1997
+    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 1998
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F3.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 1998
+    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 1999
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F3.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 1999
+    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 2000
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 2000
+    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 2001
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 2001
+    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 2002
     """``vpshufhw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F3.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 2002
+    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 2003
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F2.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 2003
+    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 2004
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F2.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 2004
+    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 2005
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 2005
+    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 2006
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2006
+    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2007
     """``vpshuflw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2007
+    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2008
     """``vpsrlw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /2 ib`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2008
+    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2009
     """``vpsrlw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /2 ib`` (AVX2)"""
-    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2009
+    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2010
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D1 /r`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2010
+    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2011
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D1 /r`` (AVX2)"""
-    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2011
+    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2012
     """``vpsrlw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2012
+    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2013
     """``vpsrlw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2013
+    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2014
     """``vpsrlw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /2 ib`` (AVX512BW)"""
-    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2014
+    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2015
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2015
+    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2016
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2016
+    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2017
     """``vpsrlw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG D1 /r`` (AVX512BW)"""
-    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2017
+    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2018
     """``vpsraw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /4 ib`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2018
+    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2019
     """``vpsraw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /4 ib`` (AVX2)"""
-    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2019
+    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2020
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E1 /r`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2020
+    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2021
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E1 /r`` (AVX2)"""
-    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2021
+    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2022
     """``vpsraw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2022
+    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2023
     """``vpsraw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2023
+    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2024
     """``vpsraw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /4 ib`` (AVX512BW)"""
-    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2024
+    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2025
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2025
+    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2026
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2026
+    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2027
     """``vpsraw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG E1 /r`` (AVX512BW)"""
-    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2027
+    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2028
     """``vpsllw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /6 ib`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2028
+    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2029
     """``vpsllw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /6 ib`` (AVX2)"""
-    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2029
+    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2030
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F1 /r`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2030
+    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2031
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F1 /r`` (AVX2)"""
-    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2031
+    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2032
     """``vpsllw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2032
+    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2033
     """``vpsllw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2033
+    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2034
     """``vpsllw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /6 ib`` (AVX512BW)"""
-    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2034
+    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2035
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2035
+    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2036
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2036
+    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2037
     """``vpsllw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG F1 /r`` (AVX512BW)"""
-    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2037
+    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2038
     """``vpsrld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /2 ib`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2038
+    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2039
     """``vpsrld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /2 ib`` (AVX2)"""
-    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2039
+    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2040
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D2 /r`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2040
+    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2041
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D2 /r`` (AVX2)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2041
+    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2042
     """``vpsrld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2042
+    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2043
     """``vpsrld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 D2 /r`` (AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2043
+    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2044
     """``vpsrld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2044
+    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2045
     """``vpsrld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2045
+    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2046
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2046
+    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2047
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2047
+    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2048
     """``vpsrad W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /4 ib`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2048
+    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2049
     """``vpsrad W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /4 ib`` (AVX2)"""
-    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2049
+    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2050
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E2 /r`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2050
+    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2051
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E2 /r`` (AVX2)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2051
+    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2052
     """``vpsrad W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2052
+    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2053
     """``vpsrad W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2053
+    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2054
     """``vpsrad W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2054
+    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2055
     """``vpsrad W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2055
+    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2056
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2056
+    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2057
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2057
+    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2058
     """``vpslld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /6 ib`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2058
+    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2059
     """``vpslld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /6 ib`` (AVX2)"""
-    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2059
+    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2060
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F2 /r`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2060
+    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2061
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F2 /r`` (AVX2)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2061
+    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2062
     """``vpslld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2062
+    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2063
     """``vpslld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 F2 /r`` (AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2063
+    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2064
     """``vpslld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2064
+    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2065
     """``vpslld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2065
+    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2066
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2066
+    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2067
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2067
+    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2068
     """``vpsrlq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /2 ib`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2068
+    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2069
     """``vpsrlq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /2 ib`` (AVX2)"""
-    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2069
+    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2070
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D3 /r`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2070
+    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2071
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D3 /r`` (AVX2)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2071
+    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2072
     """``vpsrlq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2072
+    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2073
     """``vpsrlq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 D3 /r`` (AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2073
+    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2074
     """``vpsrlq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2074
+    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2075
     """``vpsrlq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2075
+    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2076
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2076
+    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2077
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2077
+    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2078
     """``vpsllq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /6 ib`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2078
+    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2079
     """``vpsllq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /6 ib`` (AVX2)"""
-    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2079
+    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2080
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F3 /r`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2080
+    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2081
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F3 /r`` (AVX2)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2081
+    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2082
     """``vpsllq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2082
+    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2083
     """``vpsllq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 F3 /r`` (AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2083
+    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2084
     """``vpsllq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2084
+    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2085
     """``vpsllq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2085
+    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2086
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2086
+    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2087
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VZEROALL: Final = 2087
+    VEX_VZEROALL: Final = 2088
     """``vzeroall`` ``VEX.256.0F.WIG 77`` (AVX)"""
-    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2088
+    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2089
     """``vhaddpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2089
+    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2090
     """``vhaddpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2090
+    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2091
     """``vhaddps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2091
+    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2092
     """``vhaddps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2092
+    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2093
     """``vhsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2093
+    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2094
     """``vhsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2094
+    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2095
     """``vhsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2095
+    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2096
     """``vhsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VLDMXCSR_M32: Final = 2096
+    VEX_VLDMXCSR_M32: Final = 2097
     """``vldmxcsr R:m32`` ``VEX.LZ.0F.WIG AE /2`` (AVX)"""
-    VEX_VSTMXCSR_M32: Final = 2097
+    VEX_VSTMXCSR_M32: Final = 2098
     """``vstmxcsr W:m32`` ``VEX.LZ.0F.WIG AE /3`` (AVX)"""
-    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2098
+    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2099
     """``vaddsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2099
+    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2100
     """``vaddsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2100
+    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2101
     """``vaddsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2101
+    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2102
     """``vaddsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_XMM: Final = 2102
+    VEX_VPMOVMSKB_R32_XMM: Final = 2103
     """``vpmovmskb W:r32, R:xmm`` ``VEX.128.66.0F.W0 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R64_XMM: Final = 2103
+    VEX_VPMOVMSKB_R64_XMM: Final = 2104
     """``vpmovmskb W:r64, R:xmm`` ``VEX.128.66.0F.W1 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_YMM: Final = 2104
+    VEX_VPMOVMSKB_R32_YMM: Final = 2105
     """``vpmovmskb W:r32, R:ymm`` ``VEX.256.66.0F.W0 D7 /r`` (AVX2)"""
-    VEX_VPMOVMSKB_R64_YMM: Final = 2105
+    VEX_VPMOVMSKB_R64_YMM: Final = 2106
     """``vpmovmskb W:r64, R:ymm`` ``VEX.256.66.0F.W1 D7 /r`` (AVX2)"""
-    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2106
+    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2107
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D8 /r`` (AVX)"""
-    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2107
+    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2108
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D8 /r`` (AVX2)"""
-    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2108
+    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2109
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2109
+    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2110
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2110
+    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2111
     """``vpsubusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D8 /r`` (AVX512BW)"""
-    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2111
+    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2112
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D9 /r`` (AVX)"""
-    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2112
+    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2113
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D9 /r`` (AVX2)"""
-    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2113
+    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2114
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2114
+    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2115
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2115
+    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2116
     """``vpsubusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D9 /r`` (AVX512BW)"""
-    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2116
+    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2117
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DA /r`` (AVX)"""
-    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2117
+    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2118
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DA /r`` (AVX2)"""
-    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2118
+    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2119
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2119
+    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2120
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2120
+    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2121
     """``vpminub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DA /r`` (AVX512BW)"""
-    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2121
+    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2122
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DC /r`` (AVX)"""
-    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2122
+    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2123
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DC /r`` (AVX2)"""
-    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2123
+    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2124
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2124
+    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2125
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2125
+    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2126
     """``vpaddusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DC /r`` (AVX512BW)"""
-    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2126
+    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2127
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DD /r`` (AVX)"""
-    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2127
+    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2128
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DD /r`` (AVX2)"""
-    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2128
+    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2129
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2129
+    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2130
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2130
+    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2131
     """``vpaddusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DD /r`` (AVX512BW)"""
-    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2131
+    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2132
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DE /r`` (AVX)"""
-    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2132
+    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2133
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DE /r`` (AVX2)"""
-    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2133
+    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2134
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2134
+    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2135
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2135
+    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2136
     """``vpmaxub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DE /r`` (AVX512BW)"""
-    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2136
+    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2137
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E0 /r`` (AVX)"""
-    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2137
+    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2138
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E0 /r`` (AVX2)"""
-    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2138
+    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2139
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2139
+    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2140
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2140
+    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2141
     """``vpavgb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E0 /r`` (AVX512BW)"""
-    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2141
+    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2142
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E3 /r`` (AVX)"""
-    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2142
+    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2143
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E3 /r`` (AVX2)"""
-    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2143
+    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2144
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2144
+    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2145
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2145
+    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2146
     """``vpavgw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E3 /r`` (AVX512BW)"""
-    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2146
+    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2147
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E4 /r`` (AVX)"""
-    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2147
+    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2148
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E4 /r`` (AVX2)"""
-    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2148
+    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2149
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2149
+    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2150
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2150
+    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2151
     """``vpmulhuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E4 /r`` (AVX512BW)"""
-    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2151
+    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2152
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E5 /r`` (AVX)"""
-    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2152
+    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2153
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E5 /r`` (AVX2)"""
-    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2153
+    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2154
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2154
+    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2155
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2155
+    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2156
     """``vpmulhw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E5 /r`` (AVX512BW)"""
-    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2156
+    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2157
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2157
+    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2158
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``VEX.256.F2.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2158
+    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2159
     """``vcvtpd2dq W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 E6 /r`` (AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2159
+    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2160
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2160
+    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2161
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQ_M128_XMM: Final = 2161
+    VEX_VMOVNTDQ_M128_XMM: Final = 2162
     """``vmovntdq W:m128, R:xmm`` ``VEX.128.66.0F.WIG E7 /r`` (AVX)"""
-    VEX_VMOVNTDQ_M256_YMM: Final = 2162
+    VEX_VMOVNTDQ_M256_YMM: Final = 2163
     """``vmovntdq W:m256, R:ymm`` ``VEX.256.66.0F.WIG E7 /r`` (AVX)"""
-    EVEX_VMOVNTDQ_M512_ZMM: Final = 2163
+    EVEX_VMOVNTDQ_M512_ZMM: Final = 2164
     """``vmovntdq W:m512, R:zmm`` ``EVEX.512.66.0F.W0 E7 /r`` (AVX512F)"""
-    EVEX_VMOVNTDQ_M128_XMM: Final = 2164
+    EVEX_VMOVNTDQ_M128_XMM: Final = 2165
     """``vmovntdq W:m128, R:xmm`` ``EVEX.128.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQ_M256_YMM: Final = 2165
+    EVEX_VMOVNTDQ_M256_YMM: Final = 2166
     """``vmovntdq W:m256, R:ymm`` ``EVEX.256.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2166
+    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2167
     """``vmaskmovdqu W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F.WIG F7 /r`` (AVX)"""
-    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2167
+    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2168
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E8 /r`` (AVX)"""
-    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2168
+    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2169
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E8 /r`` (AVX2)"""
-    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2169
+    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2170
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2170
+    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2171
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2171
+    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2172
     """``vpsubsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E8 /r`` (AVX512BW)"""
-    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2172
+    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2173
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E9 /r`` (AVX)"""
-    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2173
+    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2174
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E9 /r`` (AVX2)"""
-    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2174
+    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2175
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2175
+    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2176
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2176
+    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2177
     """``vpsubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E9 /r`` (AVX512BW)"""
-    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2177
+    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2178
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EA /r`` (AVX)"""
-    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2178
+    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2179
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EA /r`` (AVX2)"""
-    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 2179
+    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 2180
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 2180
+    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 2181
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2181
+    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2182
     """``vpminsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EA /r`` (AVX512BW)"""
-    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 2182
+    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 2183
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EC /r`` (AVX)"""
-    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 2183
+    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 2184
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EC /r`` (AVX2)"""
-    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 2184
+    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 2185
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 2185
+    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 2186
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2186
+    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2187
     """``vpaddsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EC /r`` (AVX512BW)"""
-    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 2187
+    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 2188
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG ED /r`` (AVX)"""
-    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 2188
+    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 2189
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG ED /r`` (AVX2)"""
-    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 2189
+    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 2190
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 2190
+    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 2191
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2191
+    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2192
     """``vpaddsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG ED /r`` (AVX512BW)"""
-    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 2192
+    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 2193
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EE /r`` (AVX)"""
-    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 2193
+    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 2194
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EE /r`` (AVX2)"""
-    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 2194
+    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 2195
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 2195
+    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 2196
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2196
+    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2197
     """``vpmaxsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EE /r`` (AVX512BW)"""
-    VEX_VLDDQU_XMM_M128: Final = 2197
+    VEX_VLDDQU_XMM_M128: Final = 2198
     """``vlddqu W:xmm, R:m128`` ``VEX.128.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VLDDQU_YMM_M256: Final = 2198
+    VEX_VLDDQU_YMM_M256: Final = 2199
     """``vlddqu W:ymm, R:m256`` ``VEX.256.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 2199
+    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 2200
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F4 /r`` (AVX)"""
-    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 2200
+    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 2201
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F4 /r`` (AVX2)"""
-    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2201
+    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2202
     """``vpmuludq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 F4 /r`` (AVX512F)"""
-    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2202
+    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2203
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2203
+    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2204
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 2204
+    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 2205
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F5 /r`` (AVX)"""
-    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 2205
+    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 2206
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F5 /r`` (AVX2)"""
-    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 2206
+    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 2207
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 2207
+    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 2208
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2208
+    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2209
     """``vpmaddwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F5 /r`` (AVX512BW)"""
-    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 2209
+    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 2210
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F6 /r`` (AVX)"""
-    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 2210
+    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 2211
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F6 /r`` (AVX2)"""
-    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 2211
+    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 2212
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 2212
+    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 2213
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 2213
+    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 2214
     """``vpsadbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F6 /r`` (AVX512BW)"""
-    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 2214
+    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 2215
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 00 /r`` (AVX)"""
-    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 2215
+    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 2216
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 00 /r`` (AVX2)"""
-    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 2216
+    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 2217
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 2217
+    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 2218
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 2218
+    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 2219
     """``vpshufb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 00 /r`` (AVX512BW)"""
-    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 2219
+    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 2220
     """``vphaddw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 01 /r`` (AVX)"""
-    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 2220
+    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 2221
     """``vphaddw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 01 /r`` (AVX2)"""
-    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 2221
+    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 2222
     """``vphaddd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 02 /r`` (AVX)"""
-    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 2222
+    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 2223
     """``vphaddd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 02 /r`` (AVX2)"""
-    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 2223
+    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 2224
     """``vphaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 03 /r`` (AVX)"""
-    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 2224
+    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 2225
     """``vphaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 03 /r`` (AVX2)"""
-    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 2225
+    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 2226
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 04 /r`` (AVX)"""
-    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 2226
+    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 2227
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 04 /r`` (AVX2)"""
-    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 2227
+    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 2228
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 2228
+    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 2229
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2229
+    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2230
     """``vpmaddubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 04 /r`` (AVX512BW)"""
-    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 2230
+    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 2231
     """``vphsubw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 05 /r`` (AVX)"""
-    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 2231
+    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 2232
     """``vphsubw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 05 /r`` (AVX2)"""
-    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 2232
+    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 2233
     """``vphsubd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 06 /r`` (AVX)"""
-    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 2233
+    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 2234
     """``vphsubd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 06 /r`` (AVX2)"""
-    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 2234
+    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 2235
     """``vphsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 07 /r`` (AVX)"""
-    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 2235
+    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 2236
     """``vphsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 07 /r`` (AVX2)"""
-    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 2236
+    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 2237
     """``vpsignb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 08 /r`` (AVX)"""
-    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 2237
+    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 2238
     """``vpsignb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 08 /r`` (AVX2)"""
-    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 2238
+    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 2239
     """``vpsignw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 09 /r`` (AVX)"""
-    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 2239
+    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 2240
     """``vpsignw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 09 /r`` (AVX2)"""
-    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 2240
+    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 2241
     """``vpsignd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0A /r`` (AVX)"""
-    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 2241
+    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 2242
     """``vpsignd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0A /r`` (AVX2)"""
-    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 2242
+    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 2243
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0B /r`` (AVX)"""
-    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 2243
+    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 2244
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0B /r`` (AVX2)"""
-    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 2244
+    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 2245
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 2245
+    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 2246
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2246
+    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2247
     """``vpmulhrsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 0B /r`` (AVX512BW)"""
-    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 2247
+    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 2248
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 2248
+    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 2249
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 2249
+    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 2250
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 04 /r ib`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 2250
+    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 2251
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 04 /r ib`` (AVX)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2251
+    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2252
     """``vpermilps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 0C /r`` (AVX512F)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2252
+    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2253
     """``vpermilps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 04 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 2253
+    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 2254
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 2254
+    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 2255
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 2255
+    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 2256
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 2256
+    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 2257
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 2257
+    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 2258
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 2258
+    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 2259
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 2259
+    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 2260
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 05 /r ib`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 2260
+    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 2261
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 05 /r ib`` (AVX)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2261
+    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2262
     """``vpermilpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 0D /r`` (AVX512F)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2262
+    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2263
     """``vpermilpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 05 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 2263
+    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 2264
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 2264
+    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 2265
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 2265
+    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 2266
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2266
+    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2267
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VTESTPS_XMM_XMMM128: Final = 2267
+    VEX_VTESTPS_XMM_XMMM128: Final = 2268
     """``vtestps R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPS_YMM_YMMM256: Final = 2268
+    VEX_VTESTPS_YMM_YMMM256: Final = 2269
     """``vtestps R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPD_XMM_XMMM128: Final = 2269
+    VEX_VTESTPD_XMM_XMMM128: Final = 2270
     """``vtestpd R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VTESTPD_YMM_YMMM256: Final = 2270
+    VEX_VTESTPD_YMM_YMMM256: Final = 2271
     """``vtestpd R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 2271
+    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 2272
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 16 /r`` (AVX2)"""
-    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2272
+    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2273
     """``vpermps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 16 /r`` (AVX512F)"""
-    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 2273
+    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 2274
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPTEST_XMM_XMMM128: Final = 2274
+    VEX_VPTEST_XMM_XMMM128: Final = 2275
     """``vptest R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VPTEST_YMM_YMMM256: Final = 2275
+    VEX_VPTEST_YMM_YMMM256: Final = 2276
     """``vptest R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VBROADCASTF128_YMM_M128: Final = 2276
+    VEX_VBROADCASTF128_YMM_M128: Final = 2277
     """``vbroadcastf128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 1A /r`` (AVX)"""
-    VEX_VPABSB_XMM_XMMM128: Final = 2277
+    VEX_VPABSB_XMM_XMMM128: Final = 2278
     """``vpabsb W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1C /r`` (AVX)"""
-    VEX_VPABSB_YMM_YMMM256: Final = 2278
+    VEX_VPABSB_YMM_YMMM256: Final = 2279
     """``vpabsb W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1C /r`` (AVX2)"""
-    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 2279
+    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 2280
     """``vpabsb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 2280
+    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 2281
     """``vpabsb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 2281
+    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 2282
     """``vpabsb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1C /r`` (AVX512BW)"""
-    VEX_VPABSW_XMM_XMMM128: Final = 2282
+    VEX_VPABSW_XMM_XMMM128: Final = 2283
     """``vpabsw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1D /r`` (AVX)"""
-    VEX_VPABSW_YMM_YMMM256: Final = 2283
+    VEX_VPABSW_YMM_YMMM256: Final = 2284
     """``vpabsw W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1D /r`` (AVX2)"""
-    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 2284
+    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 2285
     """``vpabsw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 2285
+    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 2286
     """``vpabsw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 2286
+    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 2287
     """``vpabsw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1D /r`` (AVX512BW)"""
-    VEX_VPABSD_XMM_XMMM128: Final = 2287
+    VEX_VPABSD_XMM_XMMM128: Final = 2288
     """``vpabsd W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1E /r`` (AVX)"""
-    VEX_VPABSD_YMM_YMMM256: Final = 2288
+    VEX_VPABSD_YMM_YMMM256: Final = 2289
     """``vpabsd W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1E /r`` (AVX2)"""
-    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 2289
+    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 2290
     """``vpabsd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 1E /r`` (AVX512F)"""
-    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 2290
+    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 2291
     """``vpabsd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 2291
+    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 2292
     """``vpabsd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 2292
+    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 2293
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 28 /r`` (AVX)"""
-    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 2293
+    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 2294
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 28 /r`` (AVX2)"""
-    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2294
+    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2295
     """``vpmuldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 28 /r`` (AVX512F)"""
-    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2295
+    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2296
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2296
+    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2297
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQA_XMM_M128: Final = 2297
+    VEX_VMOVNTDQA_XMM_M128: Final = 2298
     """``vmovntdqa W:xmm, R:m128`` ``VEX.128.66.0F38.WIG 2A /r`` (AVX)"""
-    VEX_VMOVNTDQA_YMM_M256: Final = 2298
+    VEX_VMOVNTDQA_YMM_M256: Final = 2299
     """``vmovntdqa W:ymm, R:m256`` ``VEX.256.66.0F38.WIG 2A /r`` (AVX2)"""
-    EVEX_VMOVNTDQA_ZMM_M512: Final = 2299
+    EVEX_VMOVNTDQA_ZMM_M512: Final = 2300
     """``vmovntdqa W:zmm, R:m512`` ``EVEX.512.66.0F38.W0 2A /r`` (AVX512F)"""
-    EVEX_VMOVNTDQA_XMM_M128: Final = 2300
+    EVEX_VMOVNTDQA_XMM_M128: Final = 2301
     """``vmovntdqa W:xmm, R:m128`` ``EVEX.128.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQA_YMM_M256: Final = 2301
+    EVEX_VMOVNTDQA_YMM_M256: Final = 2302
     """``vmovntdqa W:ymm, R:m256`` ``EVEX.256.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 2302
+    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 2303
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 2B /r`` (AVX)"""
-    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 2303
+    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 2304
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 2B /r`` (AVX2)"""
-    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2304
+    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2305
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2305
+    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2306
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2306
+    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2307
     """``vpackusdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2B /r`` (AVX512BW)"""
-    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 2307
+    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 2308
     """``vmaskmovps W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 2308
+    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 2309
     """``vmaskmovps W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 2309
+    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 2310
     """``vmaskmovps W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 2310
+    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 2311
     """``vmaskmovps W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 2311
+    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 2312
     """``vmaskmovpd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 2312
+    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 2313
     """``vmaskmovpd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 2313
+    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 2314
     """``vmaskmovpd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 2314
+    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 2315
     """``vmaskmovpd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VPERMD_YMM_YMM_YMMM256: Final = 2315
+    VEX_VPERMD_YMM_YMM_YMMM256: Final = 2316
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 36 /r`` (AVX2)"""
-    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2316
+    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2317
     """``vpermd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 36 /r`` (AVX512F)"""
-    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 2317
+    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 2318
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 36 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 2318
+    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 2319
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 38 /r`` (AVX)"""
-    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 2319
+    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 2320
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 38 /r`` (AVX2)"""
-    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 2320
+    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 2321
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 2321
+    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 2322
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2322
+    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2323
     """``vpminsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 38 /r`` (AVX512BW)"""
-    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 2323
+    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 2324
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3A /r`` (AVX)"""
-    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 2324
+    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 2325
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3A /r`` (AVX2)"""
-    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 2325
+    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 2326
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 2326
+    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 2327
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2327
+    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2328
     """``vpminuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3A /r`` (AVX512BW)"""
-    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 2328
+    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 2329
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3C /r`` (AVX)"""
-    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 2329
+    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 2330
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3C /r`` (AVX2)"""
-    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 2330
+    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 2331
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 2331
+    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 2332
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2332
+    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2333
     """``vpmaxsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3C /r`` (AVX512BW)"""
-    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 2333
+    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 2334
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3E /r`` (AVX)"""
-    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 2334
+    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 2335
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3E /r`` (AVX2)"""
-    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 2335
+    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 2336
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 2336
+    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 2337
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2337
+    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2338
     """``vpmaxuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3E /r`` (AVX512BW)"""
-    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 2338
+    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 2339
     """``vphminposuw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 41 /r`` (AVX)"""
-    VEX_VBROADCASTI128_YMM_M128: Final = 2339
+    VEX_VBROADCASTI128_YMM_M128: Final = 2340
     """``vbroadcasti128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 5A /r`` (AVX2)"""
-    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 2340
+    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 2341
     """``vpmaskmovd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 2341
+    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 2342
     """``vpmaskmovd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 2342
+    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 2343
     """``vpmaskmovd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 2343
+    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 2344
     """``vpmaskmovd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 2344
+    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 2345
     """``vpmaskmovq W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 2345
+    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 2346
     """``vpmaskmovq W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 2346
+    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 2347
     """``vpmaskmovq W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 2347
+    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 2348
     """``vpmaskmovq W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 2348
+    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 2349
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 00 /r ib`` (AVX2)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2349
+    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2350
     """``vpermq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 36 /r`` (AVX512F)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2350
+    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2351
     """``vpermq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 00 /r ib`` (AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 2351
+    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 2352
     """``vpermq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 36 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2352
+    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2353
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 00 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 2353
+    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 2354
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 01 /r ib`` (AVX2)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2354
+    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2355
     """``vpermpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 16 /r`` (AVX512F)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2355
+    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2356
     """``vpermpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 01 /r ib`` (AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 2356
+    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 2357
     """``vpermpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2357
+    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2358
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 01 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 2358
+    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 2359
     """``vpblendd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 2359
+    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 2360
     """``vpblendd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 2360
+    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 2361
     """``vperm2f128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 06 /r ib`` (AVX)"""
-    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 2361
+    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 2362
     """``vblendps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 2362
+    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 2363
     """``vblendps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 2363
+    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 2364
     """``vblendpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 2364
+    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 2365
     """``vblendpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 2365
+    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 2366
     """``vpblendw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0E /r ib`` (AVX)"""
-    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 2366
+    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 2367
     """``vpblendw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0E /r ib`` (AVX2)"""
-    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 2367
+    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 2368
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0F /r ib`` (AVX)"""
-    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 2368
+    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 2369
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0F /r ib`` (AVX2)"""
-    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2369
+    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2370
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2370
+    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2371
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2371
+    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2372
     """``vpalignr W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 0F /r ib`` (AVX512BW)"""
-    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2372
+    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2373
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 17 /r ib`` (AVX)"""
-    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2373
+    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2374
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 17 /r ib`` (AVX)"""
-    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2374
+    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2375
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 17 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2375
+    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2376
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 17 /r ib`` (AVX512F)"""
-    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 2376
+    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 2377
     """``vinsertf128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 18 /r ib`` (AVX)"""
-    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 2377
+    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 2378
     """``vextractf128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 19 /r ib`` (AVX)"""
-    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 2378
+    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 2379
     """``vinserti128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 38 /r ib`` (AVX2)"""
-    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 2379
+    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 2380
     """``vextracti128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 39 /r ib`` (AVX2)"""
-    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 2380
+    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 2381
     """``vdpps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 2381
+    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 2382
     """``vdpps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 2382
+    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 2383
     """``vdppd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 41 /r ib`` (AVX)"""
-    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 2383
+    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 2384
     """``vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 42 /r ib`` (AVX)"""
-    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 2384
+    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 2385
     """``vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 42 /r ib`` (AVX2)"""
-    EVEX_VMPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2385
+    EVEX_VMPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2386
     """``vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
-    EVEX_VMPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2386
+    EVEX_VMPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2387
     """``vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
-    EVEX_VMPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2387
+    EVEX_VMPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2388
     """``vmpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
-    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 2388
+    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 2389
     """``vperm2i128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 46 /r ib`` (AVX2)"""
-    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 2389
+    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 2390
     """``vpcmpestrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 2390
+    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 2391
     """``vpcmpestrm64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 2391
+    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 2392
     """``vpcmpestri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 61 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 2392
+    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 2393
     """``vpcmpestri64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 61 /r ib`` (AVX)"""
-    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 2393
+    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 2394
     """``vpcmpistrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 62 /r ib`` (AVX)"""
-    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 2394
+    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 2395
     """``vpcmpistri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 63 /r ib`` (AVX)"""
-    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 2395
+    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 2396
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 2396
+    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 2397
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2397
+    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2398
     """``vfmaddsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2398
+    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2399
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2399
+    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2400
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 2400
+    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 2401
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 2401
+    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 2402
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2402
+    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2403
     """``vfmaddsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2403
+    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2404
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2404
+    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2405
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 2405
+    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 2406
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 2406
+    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 2407
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2407
+    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2408
     """``vfmsubadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2408
+    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2409
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2409
+    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2410
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 2410
+    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 2411
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 2411
+    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 2412
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2412
+    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2413
     """``vfmsubadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2413
+    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2414
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2414
+    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2415
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 2415
+    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 2416
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 98 /r`` (FMA)"""
-    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 2416
+    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 2417
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 98 /r`` (FMA)"""
-    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2417
+    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2418
     """``vfmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2418
+    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2419
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2419
+    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2420
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 2420
+    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 2421
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 98 /r`` (FMA)"""
-    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 2421
+    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 2422
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 98 /r`` (FMA)"""
-    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2422
+    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2423
     """``vfmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2423
+    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2424
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2424
+    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2425
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 2425
+    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 2426
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 99 /r`` (FMA)"""
-    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2426
+    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2427
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 99 /r`` (AVX512F)"""
-    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 2427
+    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 2428
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 99 /r`` (FMA)"""
-    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2428
+    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2429
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 99 /r`` (AVX512F)"""
-    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 2429
+    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 2430
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9A /r`` (FMA)"""
-    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 2430
+    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 2431
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2431
+    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2432
     """``vfmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2432
+    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2433
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2433
+    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2434
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 2434
+    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 2435
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9A /r`` (FMA)"""
-    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 2435
+    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 2436
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2436
+    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2437
     """``vfmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2437
+    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2438
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2438
+    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2439
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 2439
+    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 2440
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2440
+    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2441
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9B /r`` (AVX512F)"""
-    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 2441
+    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 2442
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2442
+    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2443
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9B /r`` (AVX512F)"""
-    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 2443
+    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 2444
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9C /r`` (FMA)"""
-    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 2444
+    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 2445
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2445
+    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2446
     """``vfnmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2446
+    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2447
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2447
+    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2448
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 2448
+    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 2449
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9C /r`` (FMA)"""
-    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 2449
+    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 2450
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2450
+    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2451
     """``vfnmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2451
+    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2452
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2452
+    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2453
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 2453
+    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 2454
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2454
+    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2455
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9D /r`` (AVX512F)"""
-    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 2455
+    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 2456
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2456
+    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2457
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9D /r`` (AVX512F)"""
-    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 2457
+    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 2458
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 2458
+    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 2459
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2459
+    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2460
     """``vfnmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2460
+    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2461
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2461
+    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2462
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 2462
+    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 2463
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 2463
+    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 2464
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2464
+    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2465
     """``vfnmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2465
+    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2466
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2466
+    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2467
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 2467
+    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 2468
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2468
+    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2469
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9F /r`` (AVX512F)"""
-    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 2469
+    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 2470
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2470
+    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2471
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9F /r`` (AVX512F)"""
-    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 2471
+    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 2472
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 2472
+    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 2473
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2473
+    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2474
     """``vfmaddsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2474
+    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2475
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2475
+    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2476
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 2476
+    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 2477
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 2477
+    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 2478
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2478
+    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2479
     """``vfmaddsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2479
+    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2480
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2480
+    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2481
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 2481
+    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 2482
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 2482
+    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 2483
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2483
+    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2484
     """``vfmsubadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2484
+    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2485
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2485
+    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2486
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 2486
+    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 2487
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 2487
+    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 2488
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2488
+    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2489
     """``vfmsubadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2489
+    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2490
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2490
+    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2491
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 2491
+    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 2492
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AA /r`` (FMA)"""
-    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 2492
+    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 2493
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2493
+    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2494
     """``vfmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2494
+    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2495
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2495
+    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2496
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 2496
+    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 2497
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AA /r`` (FMA)"""
-    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 2497
+    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 2498
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2498
+    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2499
     """``vfmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2499
+    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2500
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2500
+    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2501
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 2501
+    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 2502
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2502
+    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2503
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AB /r`` (AVX512F)"""
-    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 2503
+    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 2504
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2504
+    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2505
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AB /r`` (AVX512F)"""
-    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 2505
+    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 2506
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AC /r`` (FMA)"""
-    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 2506
+    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 2507
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2507
+    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2508
     """``vfnmadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2508
+    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2509
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2509
+    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2510
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 2510
+    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 2511
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AC /r`` (FMA)"""
-    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 2511
+    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 2512
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2512
+    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2513
     """``vfnmadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2513
+    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2514
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2514
+    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2515
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 2515
+    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 2516
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2516
+    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2517
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AD /r`` (AVX512F)"""
-    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 2517
+    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 2518
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2518
+    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2519
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AD /r`` (AVX512F)"""
-    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 2519
+    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 2520
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 2520
+    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 2521
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2521
+    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2522
     """``vfnmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2522
+    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2523
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2523
+    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2524
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 2524
+    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 2525
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 2525
+    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 2526
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2526
+    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2527
     """``vfnmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2527
+    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2528
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2528
+    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2529
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 2529
+    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 2530
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2530
+    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2531
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AF /r`` (AVX512F)"""
-    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 2531
+    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 2532
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2532
+    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2533
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AF /r`` (AVX512F)"""
-    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 2533
+    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 2534
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 2534
+    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 2535
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2535
+    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2536
     """``vfmaddsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2536
+    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2537
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2537
+    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2538
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 2538
+    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 2539
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 2539
+    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 2540
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2540
+    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2541
     """``vfmaddsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2541
+    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2542
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2542
+    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2543
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 2543
+    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 2544
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 2544
+    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 2545
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2545
+    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2546
     """``vfmsubadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2546
+    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2547
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2547
+    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2548
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 2548
+    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 2549
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 2549
+    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 2550
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2550
+    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2551
     """``vfmsubadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2551
+    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2552
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2552
+    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2553
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 2553
+    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 2554
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BA /r`` (FMA)"""
-    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 2554
+    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 2555
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2555
+    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2556
     """``vfmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2556
+    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2557
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2557
+    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2558
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 2558
+    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 2559
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BA /r`` (FMA)"""
-    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 2559
+    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 2560
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2560
+    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2561
     """``vfmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2561
+    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2562
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2562
+    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2563
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 2563
+    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 2564
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2564
+    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2565
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BB /r`` (AVX512F)"""
-    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 2565
+    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 2566
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2566
+    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2567
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BB /r`` (AVX512F)"""
-    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 2567
+    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 2568
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BC /r`` (FMA)"""
-    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 2568
+    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 2569
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2569
+    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2570
     """``vfnmadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2570
+    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2571
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2571
+    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2572
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 2572
+    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 2573
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BC /r`` (FMA)"""
-    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 2573
+    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 2574
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2574
+    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2575
     """``vfnmadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2575
+    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2576
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2576
+    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2577
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 2577
+    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 2578
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2578
+    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2579
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BD /r`` (AVX512F)"""
-    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 2579
+    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 2580
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2580
+    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2581
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BD /r`` (AVX512F)"""
-    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 2581
+    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 2582
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 2582
+    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 2583
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2583
+    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2584
     """``vfnmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2584
+    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2585
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2585
+    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2586
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 2586
+    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 2587
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 2587
+    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 2588
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2588
+    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2589
     """``vfnmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2589
+    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2590
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2590
+    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2591
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 2591
+    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 2592
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2592
+    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2593
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BF /r`` (AVX512F)"""
-    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 2593
+    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 2594
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2594
+    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2595
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BF /r`` (AVX512F)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 2595
+    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 2596
     """``vfmaddsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 2596
+    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 2597
     """``vfmaddsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 2597
+    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 2598
     """``vfmaddsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 2598
+    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 2599
     """``vfmaddsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 2599
+    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 2600
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 2600
+    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 2601
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 2601
+    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 2602
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 2602
+    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 2603
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 2603
+    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 2604
     """``vfmsubaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 2604
+    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 2605
     """``vfmsubaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 2605
+    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 2606
     """``vfmsubaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 2606
+    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 2607
     """``vfmsubaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 2607
+    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 2608
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 2608
+    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 2609
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 2609
+    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 2610
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 2610
+    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 2611
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 2611
+    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 2612
     """``vfmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 2612
+    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 2613
     """``vfmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 2613
+    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 2614
     """``vfmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 2614
+    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 2615
     """``vfmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 2615
+    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 2616
     """``vfmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 2616
+    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 2617
     """``vfmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 2617
+    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 2618
     """``vfmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 2618
+    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 2619
     """``vfmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 2619
+    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 2620
     """``vfmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 2620
+    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 2621
     """``vfmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 2621
+    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 2622
     """``vfmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6B /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 2622
+    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 2623
     """``vfmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6B /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2623
+    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2624
     """``vfmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2624
+    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2625
     """``vfmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2625
+    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2626
     """``vfmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2626
+    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2627
     """``vfmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2627
+    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2628
     """``vfmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2628
+    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2629
     """``vfmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2629
+    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2630
     """``vfmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2630
+    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2631
     """``vfmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2631
+    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2632
     """``vfmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2632
+    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2633
     """``vfmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2633
+    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2634
     """``vfmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6F /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2634
+    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2635
     """``vfmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6F /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 2635
+    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 2636
     """``vfnmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 2636
+    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 2637
     """``vfnmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 2637
+    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 2638
     """``vfnmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 2638
+    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 2639
     """``vfnmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 2639
+    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 2640
     """``vfnmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 2640
+    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 2641
     """``vfnmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 2641
+    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 2642
     """``vfnmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 2642
+    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 2643
     """``vfnmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 2643
+    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 2644
     """``vfnmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 2644
+    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 2645
     """``vfnmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 2645
+    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 2646
     """``vfnmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7B /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 2646
+    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 2647
     """``vfnmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7B /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2647
+    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2648
     """``vfnmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2648
+    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2649
     """``vfnmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2649
+    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2650
     """``vfnmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2650
+    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2651
     """``vfnmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2651
+    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2652
     """``vfnmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2652
+    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2653
     """``vfnmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2653
+    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2654
     """``vfnmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2654
+    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2655
     """``vfnmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2655
+    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2656
     """``vfnmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2656
+    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2657
     """``vfnmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2657
+    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2658
     """``vfnmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7F /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2658
+    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2659
     """``vfnmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7F /r /is4`` (FMA4)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 2659
+    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 2660
     """``vpermil2ps W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 2660
+    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 2661
     """``vpermil2ps W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 2661
+    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 2662
     """``vpermil2ps W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 2662
+    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 2663
     """``vpermil2ps W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 2663
+    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 2664
     """``vpermil2pd W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 2664
+    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 2665
     """``vpermil2pd W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 2665
+    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 2666
     """``vpermil2pd W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 2666
+    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 2667
     """``vpermil2pd W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_ANDN_R32_R32_RM32: Final = 2667
+    VEX_ANDN_R32_R32_RM32: Final = 2668
     """``andn W:r32, R:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F2 /r`` (BMI1)"""
-    VEX_ANDN_R64_R64_RM64: Final = 2668
+    VEX_ANDN_R64_R64_RM64: Final = 2669
     """``andn W:r64, R:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F2 /r`` (BMI1)"""
-    VEX_BLSR_R32_RM32: Final = 2669
+    VEX_BLSR_R32_RM32: Final = 2670
     """``blsr W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /1`` (BMI1)"""
-    VEX_BLSR_R64_RM64: Final = 2670
+    VEX_BLSR_R64_RM64: Final = 2671
     """``blsr W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /1`` (BMI1)"""
-    VEX_BLSMSK_R32_RM32: Final = 2671
+    VEX_BLSMSK_R32_RM32: Final = 2672
     """``blsmsk W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /2`` (BMI1)"""
-    VEX_BLSMSK_R64_RM64: Final = 2672
+    VEX_BLSMSK_R64_RM64: Final = 2673
     """``blsmsk W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /2`` (BMI1)"""
-    VEX_BLSI_R32_RM32: Final = 2673
+    VEX_BLSI_R32_RM32: Final = 2674
     """``blsi W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /3`` (BMI1)"""
-    VEX_BLSI_R64_RM64: Final = 2674
+    VEX_BLSI_R64_RM64: Final = 2675
     """``blsi W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /3`` (BMI1)"""
-    VEX_BZHI_R32_RM32_R32: Final = 2675
+    VEX_BZHI_R32_RM32_R32: Final = 2676
     """``bzhi W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_BZHI_R64_RM64_R64: Final = 2676
+    VEX_BZHI_R64_RM64_R64: Final = 2677
     """``bzhi W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PEXT_R32_R32_RM32: Final = 2677
+    VEX_PEXT_R32_R32_RM32: Final = 2678
     """``pext W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F3.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PEXT_R64_R64_RM64: Final = 2678
+    VEX_PEXT_R64_R64_RM64: Final = 2679
     """``pext W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F3.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PDEP_R32_R32_RM32: Final = 2679
+    VEX_PDEP_R32_R32_RM32: Final = 2680
     """``pdep W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PDEP_R64_R64_RM64: Final = 2680
+    VEX_PDEP_R64_R64_RM64: Final = 2681
     """``pdep W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_MULX_R32_R32_RM32: Final = 2681
+    VEX_MULX_R32_R32_RM32: Final = 2682
     """``mulx W:r32, W:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F6 /r`` (BMI2)"""
-    VEX_MULX_R64_R64_RM64: Final = 2682
+    VEX_MULX_R64_R64_RM64: Final = 2683
     """``mulx W:r64, W:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F6 /r`` (BMI2)"""
-    VEX_BEXTR_R32_RM32_R32: Final = 2683
+    VEX_BEXTR_R32_RM32_R32: Final = 2684
     """``bextr W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F7 /r`` (BMI1)"""
-    VEX_BEXTR_R64_RM64_R64: Final = 2684
+    VEX_BEXTR_R64_RM64_R64: Final = 2685
     """``bextr W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F7 /r`` (BMI1)"""
-    XOP_BEXTR_R32_RM32_IMM32: Final = 2685
+    XOP_BEXTR_R32_RM32_IMM32: Final = 2686
     """``bextr W:r32, R:r32/m32, R:imm32`` ``XOP.L0.0A.W0 10 /r id`` (TBM)"""
-    XOP_BEXTR_R64_RM64_IMM32: Final = 2686
+    XOP_BEXTR_R64_RM64_IMM32: Final = 2687
     """``bextr W:r64, R:r64/m64, R:imm32`` ``XOP.L0.0A.W1 10 /r id`` (TBM)"""
-    VEX_SHLX_R32_RM32_R32: Final = 2687
+    VEX_SHLX_R32_RM32_R32: Final = 2688
     """``shlx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.66.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHLX_R64_RM64_R64: Final = 2688
+    VEX_SHLX_R64_RM64_R64: Final = 2689
     """``shlx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.66.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SARX_R32_RM32_R32: Final = 2689
+    VEX_SARX_R32_RM32_R32: Final = 2690
     """``sarx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F3.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SARX_R64_RM64_R64: Final = 2690
+    VEX_SARX_R64_RM64_R64: Final = 2691
     """``sarx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F3.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SHRX_R32_RM32_R32: Final = 2691
+    VEX_SHRX_R32_RM32_R32: Final = 2692
     """``shrx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F2.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHRX_R64_RM64_R64: Final = 2692
+    VEX_SHRX_R64_RM64_R64: Final = 2693
     """``shrx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F2.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_RORX_R32_RM32_IMM8: Final = 2693
+    VEX_RORX_R32_RM32_IMM8: Final = 2694
     """``rorx W:r32, R:r32/m32, R:imm8`` ``VEX.LZ.F2.0F3A.W0 F0 /r ib`` (BMI2)"""
-    VEX_RORX_R64_RM64_IMM8: Final = 2694
+    VEX_RORX_R64_RM64_IMM8: Final = 2695
     """``rorx W:r64, R:r64/m64, R:imm8`` ``VEX.LZ.F2.0F3A.W1 F0 /r ib`` (BMI2)"""
-    XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM: Final = 2695
+    XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM: Final = 2696
     """``vpmacssww W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 85 /r /is4`` (XOP)"""
-    XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM: Final = 2696
+    XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM: Final = 2697
     """``vpmacsswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 86 /r /is4`` (XOP)"""
-    XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM: Final = 2697
+    XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM: Final = 2698
     """``vpmacssdql W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 87 /r /is4`` (XOP)"""
-    XOP_VPMACSSDD_XMM_XMM_XMMM128_XMM: Final = 2698
+    XOP_VPMACSSDD_XMM_XMM_XMMM128_XMM: Final = 2699
     """``vpmacssdd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 8E /r /is4`` (XOP)"""
-    XOP_VPMACSSDQH_XMM_XMM_XMMM128_XMM: Final = 2699
+    XOP_VPMACSSDQH_XMM_XMM_XMMM128_XMM: Final = 2700
     """``vpmacssdqh W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 8F /r /is4`` (XOP)"""
-    XOP_VPMACSWW_XMM_XMM_XMMM128_XMM: Final = 2700
+    XOP_VPMACSWW_XMM_XMM_XMMM128_XMM: Final = 2701
     """``vpmacsww W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 95 /r /is4`` (XOP)"""
-    XOP_VPMACSWD_XMM_XMM_XMMM128_XMM: Final = 2701
+    XOP_VPMACSWD_XMM_XMM_XMMM128_XMM: Final = 2702
     """``vpmacswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 96 /r /is4`` (XOP)"""
-    XOP_VPMACSDQL_XMM_XMM_XMMM128_XMM: Final = 2702
+    XOP_VPMACSDQL_XMM_XMM_XMMM128_XMM: Final = 2703
     """``vpmacsdql W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 97 /r /is4`` (XOP)"""
-    XOP_VPMACSDD_XMM_XMM_XMMM128_XMM: Final = 2703
+    XOP_VPMACSDD_XMM_XMM_XMMM128_XMM: Final = 2704
     """``vpmacsdd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 9E /r /is4`` (XOP)"""
-    XOP_VPMACSDQH_XMM_XMM_XMMM128_XMM: Final = 2704
+    XOP_VPMACSDQH_XMM_XMM_XMMM128_XMM: Final = 2705
     """``vpmacsdqh W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 9F /r /is4`` (XOP)"""
-    XOP_VPMADCSSWD_XMM_XMM_XMMM128_XMM: Final = 2705
+    XOP_VPMADCSSWD_XMM_XMM_XMMM128_XMM: Final = 2706
     """``vpmadcsswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A6 /r /is4`` (XOP)"""
-    XOP_VPMADCSWD_XMM_XMM_XMMM128_XMM: Final = 2706
+    XOP_VPMADCSWD_XMM_XMM_XMMM128_XMM: Final = 2707
     """``vpmadcswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 B6 /r /is4`` (XOP)"""
-    XOP_VPCMOV_XMM_XMM_XMMM128_XMM: Final = 2707
+    XOP_VPCMOV_XMM_XMM_XMMM128_XMM: Final = 2708
     """``vpcmov W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_YMM_YMM_YMMM256_YMM: Final = 2708
+    XOP_VPCMOV_YMM_YMM_YMMM256_YMM: Final = 2709
     """``vpcmov W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``XOP.256.08.W0 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_XMM_XMM_XMM_XMMM128: Final = 2709
+    XOP_VPCMOV_XMM_XMM_XMM_XMMM128: Final = 2710
     """``vpcmov W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``XOP.128.08.W1 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_YMM_YMM_YMM_YMMM256: Final = 2710
+    XOP_VPCMOV_YMM_YMM_YMM_YMMM256: Final = 2711
     """``vpcmov W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``XOP.256.08.W1 A2 /r /is4`` (XOP)"""
-    XOP_VPPERM_XMM_XMM_XMMM128_XMM: Final = 2711
+    XOP_VPPERM_XMM_XMM_XMMM128_XMM: Final = 2712
     """``vpperm W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A3 /r /is4`` (XOP)"""
-    XOP_VPPERM_XMM_XMM_XMM_XMMM128: Final = 2712
+    XOP_VPPERM_XMM_XMM_XMM_XMMM128: Final = 2713
     """``vpperm W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``XOP.128.08.W1 A3 /r /is4`` (XOP)"""
-    XOP_VPROTB_XMM_XMMM128_IMM8: Final = 2713
+    XOP_VPROTB_XMM_XMMM128_IMM8: Final = 2714
     """``vprotb W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C0 /r ib`` (XOP)"""
-    XOP_VPROTB_XMM_XMMM128_XMM: Final = 2714
+    XOP_VPROTB_XMM_XMMM128_XMM: Final = 2715
     """``vprotb W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 90 /r`` (XOP)"""
-    XOP_VPROTB_XMM_XMM_XMMM128: Final = 2715
+    XOP_VPROTB_XMM_XMM_XMMM128: Final = 2716
     """``vprotb W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 90 /r`` (XOP)"""
-    XOP_VPROTW_XMM_XMMM128_IMM8: Final = 2716
+    XOP_VPROTW_XMM_XMMM128_IMM8: Final = 2717
     """``vprotw W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C1 /r ib`` (XOP)"""
-    XOP_VPROTW_XMM_XMMM128_XMM: Final = 2717
+    XOP_VPROTW_XMM_XMMM128_XMM: Final = 2718
     """``vprotw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 91 /r`` (XOP)"""
-    XOP_VPROTW_XMM_XMM_XMMM128: Final = 2718
+    XOP_VPROTW_XMM_XMM_XMMM128: Final = 2719
     """``vprotw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 91 /r`` (XOP)"""
-    XOP_VPROTD_XMM_XMMM128_IMM8: Final = 2719
+    XOP_VPROTD_XMM_XMMM128_IMM8: Final = 2720
     """``vprotd W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C2 /r ib`` (XOP)"""
-    XOP_VPROTD_XMM_XMMM128_XMM: Final = 2720
+    XOP_VPROTD_XMM_XMMM128_XMM: Final = 2721
     """``vprotd W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 92 /r`` (XOP)"""
-    XOP_VPROTD_XMM_XMM_XMMM128: Final = 2721
+    XOP_VPROTD_XMM_XMM_XMMM128: Final = 2722
     """``vprotd W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 92 /r`` (XOP)"""
-    XOP_VPROTQ_XMM_XMMM128_IMM8: Final = 2722
+    XOP_VPROTQ_XMM_XMMM128_IMM8: Final = 2723
     """``vprotq W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C3 /r ib`` (XOP)"""
-    XOP_VPROTQ_XMM_XMMM128_XMM: Final = 2723
+    XOP_VPROTQ_XMM_XMMM128_XMM: Final = 2724
     """``vprotq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 93 /r`` (XOP)"""
-    XOP_VPROTQ_XMM_XMM_XMMM128: Final = 2724
+    XOP_VPROTQ_XMM_XMM_XMMM128: Final = 2725
     """``vprotq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 93 /r`` (XOP)"""
-    XOP_VPSHLB_XMM_XMMM128_XMM: Final = 2725
+    XOP_VPSHLB_XMM_XMMM128_XMM: Final = 2726
     """``vpshlb W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 94 /r`` (XOP)"""
-    XOP_VPSHLB_XMM_XMM_XMMM128: Final = 2726
+    XOP_VPSHLB_XMM_XMM_XMMM128: Final = 2727
     """``vpshlb W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 94 /r`` (XOP)"""
-    XOP_VPSHLW_XMM_XMMM128_XMM: Final = 2727
+    XOP_VPSHLW_XMM_XMMM128_XMM: Final = 2728
     """``vpshlw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 95 /r`` (XOP)"""
-    XOP_VPSHLW_XMM_XMM_XMMM128: Final = 2728
+    XOP_VPSHLW_XMM_XMM_XMMM128: Final = 2729
     """``vpshlw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 95 /r`` (XOP)"""
-    XOP_VPSHLD_XMM_XMMM128_XMM: Final = 2729
+    XOP_VPSHLD_XMM_XMMM128_XMM: Final = 2730
     """``vpshld W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 96 /r`` (XOP)"""
-    XOP_VPSHLD_XMM_XMM_XMMM128: Final = 2730
+    XOP_VPSHLD_XMM_XMM_XMMM128: Final = 2731
     """``vpshld W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 96 /r`` (XOP)"""
-    XOP_VPSHLQ_XMM_XMMM128_XMM: Final = 2731
+    XOP_VPSHLQ_XMM_XMMM128_XMM: Final = 2732
     """``vpshlq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 97 /r`` (XOP)"""
-    XOP_VPSHLQ_XMM_XMM_XMMM128: Final = 2732
+    XOP_VPSHLQ_XMM_XMM_XMMM128: Final = 2733
     """``vpshlq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 97 /r`` (XOP)"""
-    XOP_VPSHAB_XMM_XMMM128_XMM: Final = 2733
+    XOP_VPSHAB_XMM_XMMM128_XMM: Final = 2734
     """``vpshab W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 98 /r`` (XOP)"""
-    XOP_VPSHAB_XMM_XMM_XMMM128: Final = 2734
+    XOP_VPSHAB_XMM_XMM_XMMM128: Final = 2735
     """``vpshab W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 98 /r`` (XOP)"""
-    XOP_VPSHAW_XMM_XMMM128_XMM: Final = 2735
+    XOP_VPSHAW_XMM_XMMM128_XMM: Final = 2736
     """``vpshaw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 99 /r`` (XOP)"""
-    XOP_VPSHAW_XMM_XMM_XMMM128: Final = 2736
+    XOP_VPSHAW_XMM_XMM_XMMM128: Final = 2737
     """``vpshaw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 99 /r`` (XOP)"""
-    XOP_VPSHAD_XMM_XMMM128_XMM: Final = 2737
+    XOP_VPSHAD_XMM_XMMM128_XMM: Final = 2738
     """``vpshad W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 9A /r`` (XOP)"""
-    XOP_VPSHAD_XMM_XMM_XMMM128: Final = 2738
+    XOP_VPSHAD_XMM_XMM_XMMM128: Final = 2739
     """``vpshad W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 9A /r`` (XOP)"""
-    XOP_VPSHAQ_XMM_XMMM128_XMM: Final = 2739
+    XOP_VPSHAQ_XMM_XMMM128_XMM: Final = 2740
     """``vpshaq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 9B /r`` (XOP)"""
-    XOP_VPSHAQ_XMM_XMM_XMMM128: Final = 2740
+    XOP_VPSHAQ_XMM_XMM_XMMM128: Final = 2741
     """``vpshaq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 9B /r`` (XOP)"""
-    XOP_VPCOMB_XMM_XMM_XMMM128_IMM8: Final = 2741
+    XOP_VPCOMB_XMM_XMM_XMMM128_IMM8: Final = 2742
     """``vpcomb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CC /r ib`` (XOP)"""
-    XOP_VPCOMW_XMM_XMM_XMMM128_IMM8: Final = 2742
+    XOP_VPCOMW_XMM_XMM_XMMM128_IMM8: Final = 2743
     """``vpcomw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CD /r ib`` (XOP)"""
-    XOP_VPCOMD_XMM_XMM_XMMM128_IMM8: Final = 2743
+    XOP_VPCOMD_XMM_XMM_XMMM128_IMM8: Final = 2744
     """``vpcomd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CE /r ib`` (XOP)"""
-    XOP_VPCOMQ_XMM_XMM_XMMM128_IMM8: Final = 2744
+    XOP_VPCOMQ_XMM_XMM_XMMM128_IMM8: Final = 2745
     """``vpcomq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CF /r ib`` (XOP)"""
-    XOP_VPCOMUB_XMM_XMM_XMMM128_IMM8: Final = 2745
+    XOP_VPCOMUB_XMM_XMM_XMMM128_IMM8: Final = 2746
     """``vpcomub W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EC /r ib`` (XOP)"""
-    XOP_VPCOMUW_XMM_XMM_XMMM128_IMM8: Final = 2746
+    XOP_VPCOMUW_XMM_XMM_XMMM128_IMM8: Final = 2747
     """``vpcomuw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 ED /r ib`` (XOP)"""
-    XOP_VPCOMUD_XMM_XMM_XMMM128_IMM8: Final = 2747
+    XOP_VPCOMUD_XMM_XMM_XMMM128_IMM8: Final = 2748
     """``vpcomud W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EE /r ib`` (XOP)"""
-    XOP_VPCOMUQ_XMM_XMM_XMMM128_IMM8: Final = 2748
+    XOP_VPCOMUQ_XMM_XMM_XMMM128_IMM8: Final = 2749
     """``vpcomuq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EF /r ib`` (XOP)"""
-    XOP_VFRCZPS_XMM_XMMM128: Final = 2749
+    XOP_VFRCZPS_XMM_XMMM128: Final = 2750
     """``vfrczps W:xmm, R:xmm/m128`` ``XOP.128.09.W0 80 /r`` (XOP)"""
-    XOP_VFRCZPS_YMM_YMMM256: Final = 2750
+    XOP_VFRCZPS_YMM_YMMM256: Final = 2751
     """``vfrczps W:ymm, R:ymm/m256`` ``XOP.256.09.W0 80 /r`` (XOP)"""
-    XOP_VFRCZPD_XMM_XMMM128: Final = 2751
+    XOP_VFRCZPD_XMM_XMMM128: Final = 2752
     """``vfrczpd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 81 /r`` (XOP)"""
-    XOP_VFRCZPD_YMM_YMMM256: Final = 2752
+    XOP_VFRCZPD_YMM_YMMM256: Final = 2753
     """``vfrczpd W:ymm, R:ymm/m256`` ``XOP.256.09.W0 81 /r`` (XOP)"""
-    XOP_VFRCZSS_XMM_XMMM32: Final = 2753
+    XOP_VFRCZSS_XMM_XMMM32: Final = 2754
     """``vfrczss W:xmm, R:xmm/m32`` ``XOP.128.09.W0 82 /r`` (XOP)"""
-    XOP_VFRCZSD_XMM_XMMM64: Final = 2754
+    XOP_VFRCZSD_XMM_XMMM64: Final = 2755
     """``vfrczsd W:xmm, R:xmm/m64`` ``XOP.128.09.W0 83 /r`` (XOP)"""
-    XOP_VPHADDBW_XMM_XMMM128: Final = 2755
+    XOP_VPHADDBW_XMM_XMMM128: Final = 2756
     """``vphaddbw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C1 /r`` (XOP)"""
-    XOP_VPHADDBD_XMM_XMMM128: Final = 2756
+    XOP_VPHADDBD_XMM_XMMM128: Final = 2757
     """``vphaddbd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C2 /r`` (XOP)"""
-    XOP_VPHADDBQ_XMM_XMMM128: Final = 2757
+    XOP_VPHADDBQ_XMM_XMMM128: Final = 2758
     """``vphaddbq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C3 /r`` (XOP)"""
-    XOP_VPHADDWD_XMM_XMMM128: Final = 2758
+    XOP_VPHADDWD_XMM_XMMM128: Final = 2759
     """``vphaddwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C6 /r`` (XOP)"""
-    XOP_VPHADDWQ_XMM_XMMM128: Final = 2759
+    XOP_VPHADDWQ_XMM_XMMM128: Final = 2760
     """``vphaddwq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C7 /r`` (XOP)"""
-    XOP_VPHADDDQ_XMM_XMMM128: Final = 2760
+    XOP_VPHADDDQ_XMM_XMMM128: Final = 2761
     """``vphadddq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 CB /r`` (XOP)"""
-    XOP_VPHADDUBW_XMM_XMMM128: Final = 2761
+    XOP_VPHADDUBW_XMM_XMMM128: Final = 2762
     """``vphaddubw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D1 /r`` (XOP)"""
-    XOP_VPHADDUBD_XMM_XMMM128: Final = 2762
+    XOP_VPHADDUBD_XMM_XMMM128: Final = 2763
     """``vphaddubd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D2 /r`` (XOP)"""
-    XOP_VPHADDUBQ_XMM_XMMM128: Final = 2763
+    XOP_VPHADDUBQ_XMM_XMMM128: Final = 2764
     """``vphaddubq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D3 /r`` (XOP)"""
-    XOP_VPHADDUWD_XMM_XMMM128: Final = 2764
+    XOP_VPHADDUWD_XMM_XMMM128: Final = 2765
     """``vphadduwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D6 /r`` (XOP)"""
-    XOP_VPHADDUWQ_XMM_XMMM128: Final = 2765
+    XOP_VPHADDUWQ_XMM_XMMM128: Final = 2766
     """``vphadduwq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D7 /r`` (XOP)"""
-    XOP_VPHADDUDQ_XMM_XMMM128: Final = 2766
+    XOP_VPHADDUDQ_XMM_XMMM128: Final = 2767
     """``vphaddudq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 DB /r`` (XOP)"""
-    XOP_VPHSUBBW_XMM_XMMM128: Final = 2767
+    XOP_VPHSUBBW_XMM_XMMM128: Final = 2768
     """``vphsubbw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E1 /r`` (XOP)"""
-    XOP_VPHSUBWD_XMM_XMMM128: Final = 2768
+    XOP_VPHSUBWD_XMM_XMMM128: Final = 2769
     """``vphsubwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E2 /r`` (XOP)"""
-    XOP_VPHSUBDQ_XMM_XMMM128: Final = 2769
+    XOP_VPHSUBDQ_XMM_XMMM128: Final = 2770
     """``vphsubdq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E3 /r`` (XOP)"""
-    XOP_BLCFILL_R32_RM32: Final = 2770
+    XOP_BLCFILL_R32_RM32: Final = 2771
     """``blcfill W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /1`` (TBM)"""
-    XOP_BLCFILL_R64_RM64: Final = 2771
+    XOP_BLCFILL_R64_RM64: Final = 2772
     """``blcfill W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /1`` (TBM)"""
-    XOP_BLSFILL_R32_RM32: Final = 2772
+    XOP_BLSFILL_R32_RM32: Final = 2773
     """``blsfill W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /2`` (TBM)"""
-    XOP_BLSFILL_R64_RM64: Final = 2773
+    XOP_BLSFILL_R64_RM64: Final = 2774
     """``blsfill W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /2`` (TBM)"""
-    XOP_BLCS_R32_RM32: Final = 2774
+    XOP_BLCS_R32_RM32: Final = 2775
     """``blcs W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /3`` (TBM)"""
-    XOP_BLCS_R64_RM64: Final = 2775
+    XOP_BLCS_R64_RM64: Final = 2776
     """``blcs W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /3`` (TBM)"""
-    XOP_TZMSK_R32_RM32: Final = 2776
+    XOP_TZMSK_R32_RM32: Final = 2777
     """``tzmsk W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /4`` (TBM)"""
-    XOP_TZMSK_R64_RM64: Final = 2777
+    XOP_TZMSK_R64_RM64: Final = 2778
     """``tzmsk W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /4`` (TBM)"""
-    XOP_BLCIC_R32_RM32: Final = 2778
+    XOP_BLCIC_R32_RM32: Final = 2779
     """``blcic W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /5`` (TBM)"""
-    XOP_BLCIC_R64_RM64: Final = 2779
+    XOP_BLCIC_R64_RM64: Final = 2780
     """``blcic W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /5`` (TBM)"""
-    XOP_BLSIC_R32_RM32: Final = 2780
+    XOP_BLSIC_R32_RM32: Final = 2781
     """``blsic W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /6`` (TBM)"""
-    XOP_BLSIC_R64_RM64: Final = 2781
+    XOP_BLSIC_R64_RM64: Final = 2782
     """``blsic W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /6`` (TBM)"""
-    XOP_T1MSKC_R32_RM32: Final = 2782
+    XOP_T1MSKC_R32_RM32: Final = 2783
     """``t1mskc W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /7`` (TBM)"""
-    XOP_T1MSKC_R64_RM64: Final = 2783
+    XOP_T1MSKC_R64_RM64: Final = 2784
     """``t1mskc W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /7`` (TBM)"""
-    XOP_BLCMSK_R32_RM32: Final = 2784
+    XOP_BLCMSK_R32_RM32: Final = 2785
     """``blcmsk W:r32, R:r32/m32`` ``XOP.L0.09.W0 02 /1`` (TBM)"""
-    XOP_BLCMSK_R64_RM64: Final = 2785
+    XOP_BLCMSK_R64_RM64: Final = 2786
     """``blcmsk W:r64, R:r64/m64`` ``XOP.L0.09.W1 02 /1`` (TBM)"""
-    XOP_BLCI_R32_RM32: Final = 2786
+    XOP_BLCI_R32_RM32: Final = 2787
     """``blci W:r32, R:r32/m32`` ``XOP.L0.09.W0 02 /6`` (TBM)"""
-    XOP_BLCI_R64_RM64: Final = 2787
+    XOP_BLCI_R64_RM64: Final = 2788
     """``blci W:r64, R:r64/m64`` ``XOP.L0.09.W1 02 /6`` (TBM)"""
-    XOP_LLWPCB_R32: Final = 2788
+    XOP_LLWPCB_R32: Final = 2789
     """``llwpcb R:r32`` ``XOP.L0.09.W0 12 /0`` (LWP)"""
-    XOP_LLWPCB_R64: Final = 2789
+    XOP_LLWPCB_R64: Final = 2790
     """``llwpcb R:r64`` ``XOP.L0.09.W1 12 /0`` (LWP)"""
-    XOP_SLWPCB_R32: Final = 2790
+    XOP_SLWPCB_R32: Final = 2791
     """``slwpcb W:r32`` ``XOP.L0.09.W0 12 /1`` (LWP)"""
-    XOP_SLWPCB_R64: Final = 2791
+    XOP_SLWPCB_R64: Final = 2792
     """``slwpcb W:r64`` ``XOP.L0.09.W1 12 /1`` (LWP)"""
-    XOP_LWPINS_R32_RM32_IMM32: Final = 2792
+    XOP_LWPINS_R32_RM32_IMM32: Final = 2793
     """``lwpins R:r32, R:r32/m32, R:imm32`` ``XOP.L0.0A.W0 12 /0 id`` (LWP)"""
-    XOP_LWPINS_R64_RM32_IMM32: Final = 2793
+    XOP_LWPINS_R64_RM32_IMM32: Final = 2794
     """``lwpins R:r64, R:r32/m32, R:imm32`` ``XOP.L0.0A.W1 12 /0 id`` (LWP)"""
-    XOP_LWPVAL_R32_RM32_IMM32: Final = 2794
+    XOP_LWPVAL_R32_RM32_IMM32: Final = 2795
     """``lwpval R:r32, CR:r32/m32, R:imm32`` ``XOP.L0.0A.W0 12 /1 id`` (LWP)"""
-    XOP_LWPVAL_R64_RM32_IMM32: Final = 2795
+    XOP_LWPVAL_R64_RM32_IMM32: Final = 2796
     """``lwpval R:r64, CR:r32/m32, R:imm32`` ``XOP.L0.0A.W1 12 /1 id`` (LWP)"""
-    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 2796
+    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 2797
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 2797
+    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 2798
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 2798
+    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 2799
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 2799
+    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 2800
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 2800
+    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 2801
     """``vgf2p8mulb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CF /r`` (AVX512F+GFNI)"""
-    VEX_VAESIMC_XMM_XMMM128: Final = 2801
+    VEX_VAESIMC_XMM_XMMM128: Final = 2802
     """``vaesimc W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DB /r`` (AES+AVX)"""
-    VEX_VAESENC_XMM_XMM_XMMM128: Final = 2802
+    VEX_VAESENC_XMM_XMM_XMMM128: Final = 2803
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DC /r`` (AES+AVX)"""
-    VEX_VAESENC_YMM_YMM_YMMM256: Final = 2803
+    VEX_VAESENC_YMM_YMM_YMMM256: Final = 2804
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DC /r`` (VAES)"""
-    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 2804
+    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 2805
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 2805
+    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 2806
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 2806
+    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 2807
     """``vaesenc W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DC /r`` (AVX512F+VAES)"""
-    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2807
+    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2808
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DD /r`` (AES+AVX)"""
-    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2808
+    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2809
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DD /r`` (VAES)"""
-    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2809
+    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2810
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2810
+    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2811
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 2811
+    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 2812
     """``vaesenclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DD /r`` (AVX512F+VAES)"""
-    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 2812
+    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 2813
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DE /r`` (AES+AVX)"""
-    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 2813
+    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 2814
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DE /r`` (VAES)"""
-    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 2814
+    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 2815
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 2815
+    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 2816
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 2816
+    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 2817
     """``vaesdec W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DE /r`` (AVX512F+VAES)"""
-    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2817
+    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2818
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DF /r`` (AES+AVX)"""
-    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2818
+    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2819
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DF /r`` (VAES)"""
-    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2819
+    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2820
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2820
+    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2821
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 2821
+    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 2822
     """``vaesdeclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DF /r`` (AVX512F+VAES)"""
-    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2822
+    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2823
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 44 /r ib`` (PCLMULQDQ+AVX)"""
-    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2823
+    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2824
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 44 /r ib`` (VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2824
+    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2825
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2825
+    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2826
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 2826
+    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 2827
     """``vpclmulqdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 44 /r ib`` (AVX512F+VPCLMULQDQ)"""
-    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 2827
+    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 2828
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 2828
+    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 2829
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2829
+    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2830
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2830
+    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2831
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2831
+    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2832
     """``vgf2p8affineqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CE /r ib`` (AVX512F+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 2832
+    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 2833
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 2833
+    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 2834
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2834
+    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2835
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2835
+    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2836
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2836
+    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2837
     """``vgf2p8affineinvqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CF /r ib`` (AVX512F+GFNI)"""
-    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2837
+    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2838
     """``vaeskeygenassist W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG DF /r ib`` (AES+AVX)"""
-    VEX_STTILECFG_M512: Final = 2838
+    VEX_STTILECFG_M512: Final = 2839
     """``sttilecfg W:m512`` ``VEX.128.66.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 2839
+    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 2840
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 2840
+    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 2841
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2841
+    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2842
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2842
+    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2843
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2843
+    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2844
     """``vpdpbusd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 50 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 2844
+    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 2845
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 2845
+    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 2846
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2846
+    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2847
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2847
+    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2848
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2848
+    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2849
     """``vpdpbusds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 51 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 2849
+    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 2850
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 2850
+    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 2851
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2851
+    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2852
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2852
+    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2853
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2853
+    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2854
     """``vpdpwssd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 52 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 2854
+    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 2855
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 2855
+    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 2856
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2856
+    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2857
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2857
+    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2858
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2858
+    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2859
     """``vpdpwssds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 53 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 2859
+    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 2860
     """``vpdpbuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 2860
+    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 2861
     """``vpdpbuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBUUD_XMM_K1Z_XMM_XMMM128B32: Final = 2861
+    EVEX_VPDPBUUD_XMM_K1Z_XMM_XMMM128B32: Final = 2862
     """``vpdpbuud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUD_YMM_K1Z_YMM_YMMM256B32: Final = 2862
+    EVEX_VPDPBUUD_YMM_K1Z_YMM_YMMM256B32: Final = 2863
     """``vpdpbuud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2863
+    EVEX_VPDPBUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2864
     """``vpdpbuud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 50 /r`` (AVX10_2)"""
-    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 2864
+    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 2865
     """``vpdpbsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 2865
+    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 2866
     """``vpdpbsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSUD_XMM_K1Z_XMM_XMMM128B32: Final = 2866
+    EVEX_VPDPBSUD_XMM_K1Z_XMM_XMMM128B32: Final = 2867
     """``vpdpbsud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUD_YMM_K1Z_YMM_YMMM256B32: Final = 2867
+    EVEX_VPDPBSUD_YMM_K1Z_YMM_YMMM256B32: Final = 2868
     """``vpdpbsud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2868
+    EVEX_VPDPBSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2869
     """``vpdpbsud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 50 /r`` (AVX10_2)"""
-    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 2869
+    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 2870
     """``vpdpbssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 2870
+    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 2871
     """``vpdpbssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2871
+    EVEX_VPDPBSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2872
     """``vpdpbssd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2872
+    EVEX_VPDPBSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2873
     """``vpdpbssd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2873
+    EVEX_VPDPBSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2874
     """``vpdpbssd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 50 /r`` (AVX10_2)"""
-    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 2874
+    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 2875
     """``vpdpbuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 2875
+    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 2876
     """``vpdpbuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2876
+    EVEX_VPDPBUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2877
     """``vpdpbuuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2877
+    EVEX_VPDPBUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2878
     """``vpdpbuuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2878
+    EVEX_VPDPBUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2879
     """``vpdpbuuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 51 /r`` (AVX10_2)"""
-    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 2879
+    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 2880
     """``vpdpbsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 2880
+    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 2881
     """``vpdpbsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2881
+    EVEX_VPDPBSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2882
     """``vpdpbsuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2882
+    EVEX_VPDPBSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2883
     """``vpdpbsuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2883
+    EVEX_VPDPBSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2884
     """``vpdpbsuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 51 /r`` (AVX10_2)"""
-    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 2884
+    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 2885
     """``vpdpbssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 2885
+    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 2886
     """``vpdpbssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2886
+    EVEX_VPDPBSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2887
     """``vpdpbssds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2887
+    EVEX_VPDPBSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2888
     """``vpdpbssds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2888
+    EVEX_VPDPBSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2889
     """``vpdpbssds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 51 /r`` (AVX10_2)"""
-    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 2889
+    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 2890
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 2890
+    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 2891
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 2891
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 2892
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 2892
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 2893
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 2893
+    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 2894
     """``vcvtneps2bf16 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    VEX_VCVTNEOPH2PS_XMM_M128: Final = 2894
+    VEX_VCVTNEOPH2PS_XMM_M128: Final = 2895
     """``vcvtneoph2ps W:xmm, R:m128`` ``VEX.128.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOPH2PS_YMM_M256: Final = 2895
+    VEX_VCVTNEOPH2PS_YMM_M256: Final = 2896
     """``vcvtneoph2ps W:ymm, R:m256`` ``VEX.256.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_XMM_M128: Final = 2896
+    VEX_VCVTNEEPH2PS_XMM_M128: Final = 2897
     """``vcvtneeph2ps W:xmm, R:m128`` ``VEX.128.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_YMM_M256: Final = 2897
+    VEX_VCVTNEEPH2PS_YMM_M256: Final = 2898
     """``vcvtneeph2ps W:ymm, R:m256`` ``VEX.256.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_XMM_M128: Final = 2898
+    VEX_VCVTNEEBF162PS_XMM_M128: Final = 2899
     """``vcvtneebf162ps W:xmm, R:m128`` ``VEX.128.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_YMM_M256: Final = 2899
+    VEX_VCVTNEEBF162PS_YMM_M256: Final = 2900
     """``vcvtneebf162ps W:ymm, R:m256`` ``VEX.256.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_XMM_M128: Final = 2900
+    VEX_VCVTNEOBF162PS_XMM_M128: Final = 2901
     """``vcvtneobf162ps W:xmm, R:m128`` ``VEX.128.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_YMM_M256: Final = 2901
+    VEX_VCVTNEOBF162PS_YMM_M256: Final = 2902
     """``vcvtneobf162ps W:ymm, R:m256`` ``VEX.256.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_XMM_M16: Final = 2902
+    VEX_VBCSTNESH2PS_XMM_M16: Final = 2903
     """``vbcstnesh2ps W:xmm, R:m16`` ``VEX.128.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_YMM_M16: Final = 2903
+    VEX_VBCSTNESH2PS_YMM_M16: Final = 2904
     """``vbcstnesh2ps W:ymm, R:m16`` ``VEX.256.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_XMM_M16: Final = 2904
+    VEX_VBCSTNEBF162PS_XMM_M16: Final = 2905
     """``vbcstnebf162ps W:xmm, R:m16`` ``VEX.128.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_YMM_M16: Final = 2905
+    VEX_VBCSTNEBF162PS_YMM_M16: Final = 2906
     """``vbcstnebf162ps W:ymm, R:m16`` ``VEX.256.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 2906
+    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 2907
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 2907
+    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 2908
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2908
+    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2909
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2909
+    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2910
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2910
+    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2911
     """``vpmadd52luq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B4 /r`` (AVX512_IFMA)"""
-    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 2911
+    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 2912
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 2912
+    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 2913
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2913
+    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2914
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2914
+    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2915
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2915
+    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2916
     """``vpmadd52huq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B5 /r`` (AVX512_IFMA)"""
-    VEX_CMPOXADD_M32_R32_R32: Final = 2916
+    VEX_CMPOXADD_M32_R32_R32: Final = 2917
     """``cmpoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPOXADD_M64_R64_R64: Final = 2917
+    VEX_CMPOXADD_M64_R64_R64: Final = 2918
     """``cmpoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M32_R32_R32: Final = 2918
+    VEX_CMPNOXADD_M32_R32_R32: Final = 2919
     """``cmpnoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M64_R64_R64: Final = 2919
+    VEX_CMPNOXADD_M64_R64_R64: Final = 2920
     """``cmpnoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M32_R32_R32: Final = 2920
+    VEX_CMPBXADD_M32_R32_R32: Final = 2921
     """``cmpbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M64_R64_R64: Final = 2921
+    VEX_CMPBXADD_M64_R64_R64: Final = 2922
     """``cmpbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M32_R32_R32: Final = 2922
+    VEX_CMPBEXADD_M32_R32_R32: Final = 2923
     """``cmpbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M64_R64_R64: Final = 2923
+    VEX_CMPBEXADD_M64_R64_R64: Final = 2924
     """``cmpbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M32_R32_R32: Final = 2924
+    VEX_CMPSXADD_M32_R32_R32: Final = 2925
     """``cmpsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M64_R64_R64: Final = 2925
+    VEX_CMPSXADD_M64_R64_R64: Final = 2926
     """``cmpsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M32_R32_R32: Final = 2926
+    VEX_CMPNSXADD_M32_R32_R32: Final = 2927
     """``cmpnsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M64_R64_R64: Final = 2927
+    VEX_CMPNSXADD_M64_R64_R64: Final = 2928
     """``cmpnsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M32_R32_R32: Final = 2928
+    VEX_CMPPXADD_M32_R32_R32: Final = 2929
     """``cmppxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EA /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M64_R64_R64: Final = 2929
+    VEX_CMPPXADD_M64_R64_R64: Final = 2930
     """``cmppxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EA /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M32_R32_R32: Final = 2930
+    VEX_CMPNPXADD_M32_R32_R32: Final = 2931
     """``cmpnpxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EB /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M64_R64_R64: Final = 2931
+    VEX_CMPNPXADD_M64_R64_R64: Final = 2932
     """``cmpnpxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EB /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M32_R32_R32: Final = 2932
+    VEX_CMPLXADD_M32_R32_R32: Final = 2933
     """``cmplxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M64_R64_R64: Final = 2933
+    VEX_CMPLXADD_M64_R64_R64: Final = 2934
     """``cmplxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M32_R32_R32: Final = 2934
+    VEX_CMPLEXADD_M32_R32_R32: Final = 2935
     """``cmplexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EE /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M64_R64_R64: Final = 2935
+    VEX_CMPLEXADD_M64_R64_R64: Final = 2936
     """``cmplexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EE /r`` (CMPCCXADD)"""
-    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 2936
+    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 2937
     """``vsha512rnds2 RW:ymm, R:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CB /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG1_YMM_XMM: Final = 2937
+    VEX_VSHA512MSG1_YMM_XMM: Final = 2938
     """``vsha512msg1 RW:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CC /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG2_YMM_YMM: Final = 2938
+    VEX_VSHA512MSG2_YMM_YMM: Final = 2939
     """``vsha512msg2 RW:ymm, R:ymm`` ``VEX.256.F2.0F38.W0 CD /r`` (AVX+SHA512)"""
-    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 2939
+    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 2940
     """``vpdpwuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 2940
+    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 2941
     """``vpdpwuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUUD_XMM_K1Z_XMM_XMMM128B32: Final = 2941
+    EVEX_VPDPWUUD_XMM_K1Z_XMM_XMMM128B32: Final = 2942
     """``vpdpwuud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUD_YMM_K1Z_YMM_YMMM256B32: Final = 2942
+    EVEX_VPDPWUUD_YMM_K1Z_YMM_YMMM256B32: Final = 2943
     """``vpdpwuud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2943
+    EVEX_VPDPWUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2944
     """``vpdpwuud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 D2 /r`` (AVX10_2)"""
-    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 2944
+    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 2945
     """``vpdpwusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 2945
+    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 2946
     """``vpdpwusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2946
+    EVEX_VPDPWUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2947
     """``vpdpwusd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2947
+    EVEX_VPDPWUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2948
     """``vpdpwusd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2948
+    EVEX_VPDPWUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2949
     """``vpdpwusd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 D2 /r`` (AVX10_2)"""
-    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 2949
+    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 2950
     """``vpdpwsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 2950
+    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 2951
     """``vpdpwsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWSUD_XMM_K1Z_XMM_XMMM128B32: Final = 2951
+    EVEX_VPDPWSUD_XMM_K1Z_XMM_XMMM128B32: Final = 2952
     """``vpdpwsud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUD_YMM_K1Z_YMM_YMMM256B32: Final = 2952
+    EVEX_VPDPWSUD_YMM_K1Z_YMM_YMMM256B32: Final = 2953
     """``vpdpwsud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2953
+    EVEX_VPDPWSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2954
     """``vpdpwsud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 D2 /r`` (AVX10_2)"""
-    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 2954
+    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 2955
     """``vpdpwuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 2955
+    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 2956
     """``vpdpwuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2956
+    EVEX_VPDPWUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2957
     """``vpdpwuuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2957
+    EVEX_VPDPWUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2958
     """``vpdpwuuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2958
+    EVEX_VPDPWUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2959
     """``vpdpwuuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 D3 /r`` (AVX10_2)"""
-    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 2959
+    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 2960
     """``vpdpwusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 2960
+    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 2961
     """``vpdpwusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2961
+    EVEX_VPDPWUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2962
     """``vpdpwusds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2962
+    EVEX_VPDPWUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2963
     """``vpdpwusds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2963
+    EVEX_VPDPWUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2964
     """``vpdpwusds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 D3 /r`` (AVX10_2)"""
-    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 2964
+    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 2965
     """``vpdpwsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 2965
+    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 2966
     """``vpdpwsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2966
+    EVEX_VPDPWSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2967
     """``vpdpwsuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2967
+    EVEX_VPDPWSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2968
     """``vpdpwsuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2968
+    EVEX_VPDPWSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2969
     """``vpdpwsuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 D3 /r`` (AVX10_2)"""
-    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 2969
+    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 2970
     """``vsm3msg1 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 2970
+    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 2971
     """``vsm3msg2 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2971
+    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2972
     """``vsm4key4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2972
+    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2973
     """``vsm4key4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2973
+    EVEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2974
+    """``vsm4key4 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    EVEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2975
+    """``vsm4key4 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    EVEX_VSM4KEY4_ZMM_ZMM_ZMMM512: Final = 2976
+    """``vsm4key4 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2977
     """``vsm4rnds4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2974
+    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2978
     """``vsm4rnds4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 2975
+    EVEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2979
+    """``vsm4rnds4 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    EVEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2980
+    """``vsm4rnds4 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    EVEX_VSM4RNDS4_ZMM_ZMM_ZMMM512: Final = 2981
+    """``vsm4rnds4 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
+    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 2982
     """``vsm3rnds2 RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 DE /r ib`` (AVX+SM3)"""
-    MONITORQ: Final = 2976
+    MONITORQ: Final = 2983
     """``monitor`` ``0F 01 C8`` (MONITOR)"""
-    MONITORD: Final = 2977
+    MONITORD: Final = 2984
     """``monitor`` ``a32 0F 01 C8`` (MONITOR)"""
-    MWAIT: Final = 2978
+    MWAIT: Final = 2985
     """``mwait`` ``0F 01 C9`` (MONITOR)"""
-    XGETBV: Final = 2979
+    XGETBV: Final = 2986
     """``xgetbv`` ``0F 01 D0`` (XSAVE)"""
-    XSETBV: Final = 2980
+    XSETBV: Final = 2987
     """``xsetbv`` ``0F 01 D1`` (XSAVE)"""
-    MONITORXQ: Final = 2981
+    MONITORXQ: Final = 2988
     """``monitorx`` ``0F 01 FA`` (MONITORX)"""
-    MONITORXD: Final = 2982
+    MONITORXD: Final = 2989
     """``monitorx`` ``a32 0F 01 FA`` (MONITORX)"""
-    MWAITX: Final = 2983
+    MWAITX: Final = 2990
     """``mwaitx`` ``0F 01 FB`` (MONITORX)"""
-    PREFETCHW_M8: Final = 2984
+    PREFETCHW_M8: Final = 2991
     """``prefetchw N:m8`` ``0F 0D /1`` (PREFETCHW)"""
-    PREFETCHRESERVED3_M8: Final = 2985
+    PREFETCHRESERVED3_M8: Final = 2992
     """``prefetchw N:m8`` ``0F 0D /3`` (PREFETCHW)"""
-    PREFETCH_M8: Final = 2986
+    PREFETCH_M8: Final = 2993
     """``prefetch N:m8`` ``0F 0D /0`` (PREFETCHW)"""
-    PREFETCHRESERVED4_M8: Final = 2987
+    PREFETCHRESERVED4_M8: Final = 2994
     """``prefetch N:m8`` ``0F 0D /4`` (PREFETCHW)"""
-    PREFETCHRESERVED5_M8: Final = 2988
+    PREFETCHRESERVED5_M8: Final = 2995
     """``prefetch N:m8`` ``0F 0D /5`` (PREFETCHW)"""
-    PREFETCHRESERVED6_M8: Final = 2989
+    PREFETCHRESERVED6_M8: Final = 2996
     """``prefetch N:m8`` ``0F 0D /6`` (PREFETCHW)"""
-    PREFETCHRESERVED7_M8: Final = 2990
+    PREFETCHRESERVED7_M8: Final = 2997
     """``prefetch N:m8`` ``0F 0D /7`` (PREFETCHW)"""
-    PREFETCHWT1_M8: Final = 2991
+    PREFETCHWT1_M8: Final = 2998
     """``prefetchwt1 N:m8`` ``0F 0D /2`` (PREFETCHWT1)"""
-    CLDEMOTE_M8: Final = 2992
+    CLDEMOTE_M8: Final = 2999
     """``cldemote N:m8`` ``0F 1C /0`` (CLDEMOTE)"""
-    RDFSBASE_R32: Final = 2993
+    RDFSBASE_R32: Final = 3000
     """``rdfsbase W:r32`` ``F3 0F AE /0`` (FSGSBASE)"""
-    RDFSBASE_R64: Final = 2994
+    RDFSBASE_R64: Final = 3001
     """``rdfsbase W:r64`` ``F3 REX.W 0F AE /0`` (FSGSBASE)"""
-    RDGSBASE_R32: Final = 2995
+    RDGSBASE_R32: Final = 3002
     """``rdgsbase W:r32`` ``F3 0F AE /1`` (FSGSBASE)"""
-    RDGSBASE_R64: Final = 2996
+    RDGSBASE_R64: Final = 3003
     """``rdgsbase W:r64`` ``F3 REX.W 0F AE /1`` (FSGSBASE)"""
-    WRFSBASE_R32: Final = 2997
+    WRFSBASE_R32: Final = 3004
     """``wrfsbase R:r32`` ``F3 0F AE /2`` (FSGSBASE)"""
-    WRFSBASE_R64: Final = 2998
+    WRFSBASE_R64: Final = 3005
     """``wrfsbase R:r64`` ``F3 REX.W 0F AE /2`` (FSGSBASE)"""
-    WRGSBASE_R32: Final = 2999
+    WRGSBASE_R32: Final = 3006
     """``wrgsbase R:r32`` ``F3 0F AE /3`` (FSGSBASE)"""
-    WRGSBASE_R64: Final = 3000
+    WRGSBASE_R64: Final = 3007
     """``wrgsbase R:r64`` ``F3 REX.W 0F AE /3`` (FSGSBASE)"""
-    XSAVE_MEM: Final = 3001
+    XSAVE_MEM: Final = 3008
     """``xsave RW:m`` ``0F AE /4`` (XSAVE)"""
-    XSAVE64_MEM: Final = 3002
+    XSAVE64_MEM: Final = 3009
     """``xsave64 RW:m`` ``REX.W 0F AE /4`` (XSAVE)"""
-    XRSTOR_MEM: Final = 3003
+    XRSTOR_MEM: Final = 3010
     """``xrstor R:m`` ``0F AE /5`` (XSAVE)"""
-    XRSTOR64_MEM: Final = 3004
+    XRSTOR64_MEM: Final = 3011
     """``xrstor64 R:m`` ``REX.W 0F AE /5`` (XSAVE)"""
-    XSAVEOPT_MEM: Final = 3005
+    XSAVEOPT_MEM: Final = 3012
     """``xsaveopt RW:m`` ``0F AE /6`` (XSAVEOPT)"""
-    XSAVEOPT64_MEM: Final = 3006
+    XSAVEOPT64_MEM: Final = 3013
     """``xsaveopt64 RW:m`` ``REX.W 0F AE /6`` (XSAVEOPT)"""
-    CLWB_M8: Final = 3007
+    CLWB_M8: Final = 3014
     """``clwb R:m8`` ``66 0F AE /6`` (CLWB)"""
-    TPAUSE_R32: Final = 3008
+    TPAUSE_R32: Final = 3015
     """``tpause R:r32`` ``66 0F AE /6`` (WAITPKG)"""
-    TPAUSE_R64: Final = 3009
+    TPAUSE_R64: Final = 3016
     """``tpause R:r64`` ``66 REX.W 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R32: Final = 3010
+    UMWAIT_R32: Final = 3017
     """``umwait R:r32`` ``F2 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R64: Final = 3011
+    UMWAIT_R64: Final = 3018
     """``umwait R:r64`` ``F2 REX.W 0F AE /6`` (WAITPKG)"""
-    CLFLUSH_M8: Final = 3012
+    CLFLUSH_M8: Final = 3019
     """``clflush R:m8`` ``0F AE /7`` (CLFSH)"""
-    CLFLUSHOPT_M8: Final = 3013
+    CLFLUSHOPT_M8: Final = 3020
     """``clflushopt R:m8`` ``66 0F AE /7`` (CLFLUSHOPT)"""
-    LFENCE: Final = 3014
+    LFENCE: Final = 3021
     """``lfence`` ``0F AE E8`` (SSE2)"""
-    LFENCE_E9: Final = 3015
+    LFENCE_E9: Final = 3022
     """``lfence`` ``0F AE E9`` (SSE2)"""
-    LFENCE_EA: Final = 3016
+    LFENCE_EA: Final = 3023
     """``lfence`` ``0F AE EA`` (SSE2)"""
-    LFENCE_EB: Final = 3017
+    LFENCE_EB: Final = 3024
     """``lfence`` ``0F AE EB`` (SSE2)"""
-    LFENCE_EC: Final = 3018
+    LFENCE_EC: Final = 3025
     """``lfence`` ``0F AE EC`` (SSE2)"""
-    LFENCE_ED: Final = 3019
+    LFENCE_ED: Final = 3026
     """``lfence`` ``0F AE ED`` (SSE2)"""
-    LFENCE_EE: Final = 3020
+    LFENCE_EE: Final = 3027
     """``lfence`` ``0F AE EE`` (SSE2)"""
-    LFENCE_EF: Final = 3021
+    LFENCE_EF: Final = 3028
     """``lfence`` ``0F AE EF`` (SSE2)"""
-    MFENCE: Final = 3022
+    MFENCE: Final = 3029
     """``mfence`` ``0F AE F0`` (SSE2)"""
-    MFENCE_F1: Final = 3023
+    MFENCE_F1: Final = 3030
     """``mfence`` ``0F AE F1`` (SSE2)"""
-    MFENCE_F2: Final = 3024
+    MFENCE_F2: Final = 3031
     """``mfence`` ``0F AE F2`` (SSE2)"""
-    MFENCE_F3: Final = 3025
+    MFENCE_F3: Final = 3032
     """``mfence`` ``0F AE F3`` (SSE2)"""
-    MFENCE_F4: Final = 3026
+    MFENCE_F4: Final = 3033
     """``mfence`` ``0F AE F4`` (SSE2)"""
-    MFENCE_F5: Final = 3027
+    MFENCE_F5: Final = 3034
     """``mfence`` ``0F AE F5`` (SSE2)"""
-    MFENCE_F6: Final = 3028
+    MFENCE_F6: Final = 3035
     """``mfence`` ``0F AE F6`` (SSE2)"""
-    MFENCE_F7: Final = 3029
+    MFENCE_F7: Final = 3036
     """``mfence`` ``0F AE F7`` (SSE2)"""
-    SFENCE: Final = 3030
+    SFENCE: Final = 3037
     """``sfence`` ``0F AE F8`` (SSE)"""
-    SFENCE_F9: Final = 3031
+    SFENCE_F9: Final = 3038
     """``sfence`` ``0F AE F9`` (SSE)"""
-    SFENCE_FA: Final = 3032
+    SFENCE_FA: Final = 3039
     """``sfence`` ``0F AE FA`` (SSE)"""
-    SFENCE_FB: Final = 3033
+    SFENCE_FB: Final = 3040
     """``sfence`` ``0F AE FB`` (SSE)"""
-    SFENCE_FC: Final = 3034
+    SFENCE_FC: Final = 3041
     """``sfence`` ``0F AE FC`` (SSE)"""
-    SFENCE_FD: Final = 3035
+    SFENCE_FD: Final = 3042
     """``sfence`` ``0F AE FD`` (SSE)"""
-    SFENCE_FE: Final = 3036
+    SFENCE_FE: Final = 3043
     """``sfence`` ``0F AE FE`` (SSE)"""
-    SFENCE_FF: Final = 3037
+    SFENCE_FF: Final = 3044
     """``sfence`` ``0F AE FF`` (SSE)"""
-    XRSTORS_MEM: Final = 3038
+    XRSTORS_MEM: Final = 3045
     """``xrstors R:m`` ``0F C7 /3`` (XSAVES)"""
-    XRSTORS64_MEM: Final = 3039
+    XRSTORS64_MEM: Final = 3046
     """``xrstors64 R:m`` ``REX.W 0F C7 /3`` (XSAVES)"""
-    XSAVEC_MEM: Final = 3040
+    XSAVEC_MEM: Final = 3047
     """``xsavec W:m`` ``0F C7 /4`` (XSAVEC)"""
-    XSAVEC64_MEM: Final = 3041
+    XSAVEC64_MEM: Final = 3048
     """``xsavec64 W:m`` ``REX.W 0F C7 /4`` (XSAVEC)"""
-    XSAVES_MEM: Final = 3042
+    XSAVES_MEM: Final = 3049
     """``xsaves W:m`` ``0F C7 /5`` (XSAVES)"""
-    XSAVES64_MEM: Final = 3043
+    XSAVES64_MEM: Final = 3050
     """``xsaves64 W:m`` ``REX.W 0F C7 /5`` (XSAVES)"""
-    MOVDIRI_M32_R32: Final = 3044
+    MOVDIRI_M32_R32: Final = 3051
     """``movdiri W:m32, R:r32`` ``0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIRI_M64_R64: Final = 3045
+    MOVDIRI_M64_R64: Final = 3052
     """``movdiri W:m64, R:r64`` ``REX.W 0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIR64B_R64_M512: Final = 3046
+    MOVDIR64B_R64_M512: Final = 3053
     """``movdir64b R:r64, R:m512`` ``66 0F 38 F8 /r`` (MOVDIR64B)"""
-    MOVDIR64B_R32_M512: Final = 3047
+    MOVDIR64B_R32_M512: Final = 3054
     """``movdir64b R:r32, R:m512`` ``a32 66 0F 38 F8 /r`` (MOVDIR64B)"""
-    ENQCMD_R64_M512: Final = 3048
+    ENQCMD_R64_M512: Final = 3055
     """``enqcmd R:r64, R:m512`` ``F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMD_R32_M512: Final = 3049
+    ENQCMD_R32_M512: Final = 3056
     """``enqcmd R:r32, R:m512`` ``a32 F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R64_M512: Final = 3050
+    ENQCMDS_R64_M512: Final = 3057
     """``enqcmds R:r64, R:m512`` ``F3 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R32_M512: Final = 3051
+    ENQCMDS_R32_M512: Final = 3058
     """``enqcmds R:r32, R:m512`` ``a32 F3 0F 38 F8 /r`` (ENQCMD)"""
-    SERIALIZE: Final = 3052
+    SERIALIZE: Final = 3059
     """``serialize`` ``0F 01 E8`` (SERIALIZE)"""
-    PREFETCHIT1_M8: Final = 3053
+    PREFETCHIT1_M8: Final = 3060
     """``prefetchit1 N:m8`` ``0F 18 /6`` (PREFETCHITI)"""
-    PREFETCHIT0_M8: Final = 3054
+    PREFETCHIT0_M8: Final = 3061
     """``prefetchit0 N:m8`` ``0F 18 /7`` (PREFETCHITI)"""
-    XABORT_IMM8: Final = 3055
+    XABORT_IMM8: Final = 3062
     """``xabort R:imm8`` ``C6 F8 ib`` (RTM)"""
-    XBEGIN_REL32: Final = 3056
+    XBEGIN_REL32: Final = 3063
     """``xbegin R:rel32`` ``C7 F8 cd`` (RTM)"""
-    XBEGIN_REL16: Final = 3057
+    XBEGIN_REL16: Final = 3064
     """``xbegin R:rel16`` ``o16 C7 F8 cw`` (RTM)"""
-    RSTORSSP_M64: Final = 3058
+    RSTORSSP_M64: Final = 3065
     """``rstorssp RW:m64`` ``F3 0F 01 /5`` (CET_SS)"""
-    ENCLV: Final = 3059
+    ENCLV: Final = 3066
     """``enclv`` ``0F 01 C0`` (OSS)"""
-    VMCALL: Final = 3060
+    VMCALL: Final = 3067
     """``vmcall`` ``0F 01 C1`` (VMX)"""
-    VMLAUNCH: Final = 3061
+    VMLAUNCH: Final = 3068
     """``vmlaunch`` ``0F 01 C2`` (VMX)"""
-    VMRESUME: Final = 3062
+    VMRESUME: Final = 3069
     """``vmresume`` ``0F 01 C3`` (VMX)"""
-    VMXOFF: Final = 3063
+    VMXOFF: Final = 3070
     """``vmxoff`` ``0F 01 C4`` (VMX)"""
-    PCONFIG: Final = 3064
+    PCONFIG: Final = 3071
     """``pconfig`` ``0F 01 C5`` (PCONFIG)"""
-    ENCLS: Final = 3065
+    ENCLS: Final = 3072
     """``encls`` ``0F 01 CF`` (SGX1)"""
-    VMFUNC: Final = 3066
+    VMFUNC: Final = 3073
     """``vmfunc`` ``0F 01 D4`` (VMX)"""
-    XEND: Final = 3067
+    XEND: Final = 3074
     """``xend`` ``0F 01 D5`` (RTM)"""
-    XTEST: Final = 3068
+    XTEST: Final = 3075
     """``xtest`` ``0F 01 D6`` (HLE_OR_RTM)"""
-    ENCLU: Final = 3069
+    ENCLU: Final = 3076
     """``enclu`` ``0F 01 D7`` (SGX1)"""
-    VMMCALL: Final = 3070
+    VMMCALL: Final = 3077
     """``vmmcall`` ``0F 01 D9`` (SVM)"""
-    STGI: Final = 3071
+    STGI: Final = 3078
     """``stgi`` ``0F 01 DC`` (SKINIT_OR_SVM)"""
-    SKINIT: Final = 3072
+    SKINIT: Final = 3079
     """``skinit`` ``0F 01 DE`` (SKINIT_OR_SVM)"""
-    CLGI: Final = 3073
+    CLGI: Final = 3080
     """``clgi`` ``0F 01 DD`` (SVM)"""
-    SETSSBSY: Final = 3074
+    SETSSBSY: Final = 3081
     """``setssbsy`` ``F3 0F 01 E8`` (CET_SS)"""
-    SAVEPREVSSP: Final = 3075
+    SAVEPREVSSP: Final = 3082
     """``saveprevssp`` ``F3 0F 01 EA`` (CET_SS)"""
-    RDPKRU: Final = 3076
+    RDPKRU: Final = 3083
     """``rdpkru`` ``0F 01 EE`` (PKU)"""
-    WRPKRU: Final = 3077
+    WRPKRU: Final = 3084
     """``wrpkru`` ``0F 01 EF`` (PKU)"""
-    MCOMMIT: Final = 3078
+    MCOMMIT: Final = 3085
     """``mcommit`` ``F3 0F 01 FA`` (MCOMMIT)"""
-    RDPRU: Final = 3079
+    RDPRU: Final = 3086
     """``rdpru`` ``0F 01 FD`` (RDPRU)"""
-    WBNOINVD: Final = 3080
+    WBNOINVD: Final = 3087
     """``wbnoinvd`` ``F3 0F 09`` (WBNOINVD)"""
-    FEMMS: Final = 3081
+    FEMMS: Final = 3088
     """``femms`` ``0F 0E`` (D3NOW)"""
-    RDSSPD_R32: Final = 3082
+    RDSSPD_R32: Final = 3089
     """``rdsspd W:r32`` ``F3 0F 1E /1`` (CET_SS)"""
-    RDSSPQ_R64: Final = 3083
+    RDSSPQ_R64: Final = 3090
     """``rdsspq W:r64`` ``F3 REX.W 0F 1E /1`` (CET_SS)"""
-    ENDBR64: Final = 3084
+    ENDBR64: Final = 3091
     """``endbr64`` ``F3 0F 1E FA`` (CET_IBT)"""
-    ENDBR32: Final = 3085
+    ENDBR32: Final = 3092
     """``endbr32`` ``F3 0F 1E FB`` (CET_IBT)"""
-    MOVNTSS_M32_XMM: Final = 3086
+    MOVNTSS_M32_XMM: Final = 3093
     """``movntss W:m32, R:xmm`` ``F3 0F 2B /r`` (SSE4A)"""
-    MOVNTSD_M64_XMM: Final = 3087
+    MOVNTSD_M64_XMM: Final = 3094
     """``movntsd W:m64, R:xmm`` ``F2 0F 2B /r`` (SSE4A)"""
-    GETSECD: Final = 3088
+    GETSECD: Final = 3095
     """``getsec`` ``0F 37`` (SMX)"""
-    EMMS: Final = 3089
+    EMMS: Final = 3096
     """``emms`` ``0F 77`` (MMX)"""
-    EXTRQ_XMM_XMM: Final = 3090
+    EXTRQ_XMM_XMM: Final = 3097
     """``extrq RW:xmm, R:xmm`` ``66 0F 79 /r`` (SSE4A)"""
-    EXTRQ_XMM_IMM8_IMM8: Final = 3091
+    EXTRQ_XMM_IMM8_IMM8: Final = 3098
     """``extrq RW:xmm, R:imm8, R:imm8`` ``66 0F 78 /0 ib ib`` (SSE4A)"""
-    INSERTQ_XMM_XMM: Final = 3092
+    INSERTQ_XMM_XMM: Final = 3099
     """``insertq RW:xmm, R:xmm`` ``F2 0F 79 /r`` (SSE4A)"""
-    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 3093
+    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 3100
     """``insertq W:xmm, R:xmm, R:imm8, R:imm8`` ``F2 0F 78 /r ib ib`` (SSE4A)"""
-    PTWRITE_RM32: Final = 3094
+    PTWRITE_RM32: Final = 3101
     """``ptwrite R:r32/m32`` ``F3 0F AE /4`` (PTWRITE)"""
-    PTWRITE_RM64: Final = 3095
+    PTWRITE_RM64: Final = 3102
     """``ptwrite R:r64/m64`` ``F3 REX.W 0F AE /4`` (PTWRITE)"""
-    INCSSPD_R32: Final = 3096
+    INCSSPD_R32: Final = 3103
     """``incsspd R:r32`` ``F3 0F AE /5`` (CET_SS)"""
-    INCSSPQ_R64: Final = 3097
+    INCSSPQ_R64: Final = 3104
     """``incsspq R:r64`` ``F3 REX.W 0F AE /5`` (CET_SS)"""
-    CLRSSBSY_M64: Final = 3098
+    CLRSSBSY_M64: Final = 3105
     """``clrssbsy RW:m64`` ``F3 0F AE /6`` (CET_SS)"""
-    VMPTRLD_M64: Final = 3099
+    VMPTRLD_M64: Final = 3106
     """``vmptrld R:m64`` ``0F C7 /6`` (VMX)"""
-    VMCLEAR_M64: Final = 3100
+    VMCLEAR_M64: Final = 3107
     """``vmclear R:m64`` ``66 0F C7 /6`` (VMX)"""
-    VMXON_M64: Final = 3101
+    VMXON_M64: Final = 3108
     """``vmxon R:m64`` ``F3 0F C7 /6`` (VMX)"""
-    VMPTRST_M64: Final = 3102
+    VMPTRST_M64: Final = 3109
     """``vmptrst W:m64`` ``0F C7 /7`` (VMX)"""
-    WRUSSD_M32_R32: Final = 3103
+    WRUSSD_M32_R32: Final = 3110
     """``wrussd W:m32, R:r32`` ``66 0F 38 F5 /r`` (CET_SS)"""
-    WRUSSQ_M64_R64: Final = 3104
+    WRUSSQ_M64_R64: Final = 3111
     """``wrussq W:m64, R:r64`` ``66 REX.W 0F 38 F5 /r`` (CET_SS)"""
-    WRSSD_M32_R32: Final = 3105
+    WRSSD_M32_R32: Final = 3112
     """``wrssd W:m32, R:r32`` ``0F 38 F6 /r`` (CET_SS)"""
-    WRSSQ_M64_R64: Final = 3106
+    WRSSQ_M64_R64: Final = 3113
     """``wrssq W:m64, R:r64`` ``REX.W 0F 38 F6 /r`` (CET_SS)"""
-    RMPADJUST: Final = 3107
+    RMPADJUST: Final = 3114
     """``rmpadjust`` ``F3 0F 01 FE`` (SEV_SNP)"""
-    PSMASH: Final = 3108
+    PSMASH: Final = 3115
     """``psmash`` ``F3 0F 01 FF`` (SEV_SNP)"""
-    XSUSLDTRK: Final = 3109
+    XSUSLDTRK: Final = 3116
     """``xsusldtrk`` ``F2 0F 01 E8`` (TSXLDTRK)"""
-    XRESLDTRK: Final = 3110
+    XRESLDTRK: Final = 3117
     """``xresldtrk`` ``F2 0F 01 E9`` (TSXLDTRK)"""
-    TLBSYNC: Final = 3111
+    TLBSYNC: Final = 3118
     """``tlbsync`` ``0F 01 FF`` (INVLPGB)"""
-    VMGEXIT: Final = 3112
+    VMGEXIT: Final = 3119
     """``vmgexit`` ``F3 0F 01 D9`` (SEV_ES)"""
-    VMGEXIT_F2: Final = 3113
+    VMGEXIT_F2: Final = 3120
     """``vmgexit`` ``F2 0F 01 D9`` (SEV_ES)"""
-    GETSECQ: Final = 3114
+    GETSECQ: Final = 3121
     """``getsecq`` ``REX.W 0F 37`` (SMX)"""
-    TDCALL: Final = 3115
+    TDCALL: Final = 3122
     """``tdcall`` ``66 0F 01 CC`` (TDX)"""
-    SEAMRET: Final = 3116
+    SEAMRET: Final = 3123
     """``seamret`` ``66 0F 01 CD`` (TDX)"""
-    SEAMOPS: Final = 3117
+    SEAMOPS: Final = 3124
     """``seamops`` ``66 0F 01 CE`` (TDX)"""
-    SEAMCALL: Final = 3118
+    SEAMCALL: Final = 3125
     """``seamcall`` ``66 0F 01 CF`` (TDX)"""
-    LOADIWKEY_XMM_XMM: Final = 3119
+    LOADIWKEY_XMM_XMM: Final = 3126
     """``loadiwkey R:xmm, R:xmm`` ``F3 0F 38 DC /r`` (KL)"""
-    ENCODEKEY128_R32_R32: Final = 3120
+    ENCODEKEY128_R32_R32: Final = 3127
     """``encodekey128 W:r32, R:r32`` ``F3 0F 38 FA /r`` (AESKLE)"""
-    ENCODEKEY256_R32_R32: Final = 3121
+    ENCODEKEY256_R32_R32: Final = 3128
     """``encodekey256 W:r32, R:r32`` ``F3 0F 38 FB /r`` (AESKLE)"""
-    AESENC128KL_XMM_M384: Final = 3122
+    AESENC128KL_XMM_M384: Final = 3129
     """``aesenc128kl RW:xmm, R:m384`` ``F3 0F 38 DC /r`` (AESKLE)"""
-    AESDEC128KL_XMM_M384: Final = 3123
+    AESDEC128KL_XMM_M384: Final = 3130
     """``aesdec128kl RW:xmm, R:m384`` ``F3 0F 38 DD /r`` (AESKLE)"""
-    AESENCWIDE128KL_M384: Final = 3124
+    AESENCWIDE128KL_M384: Final = 3131
     """``aesencwide128kl R:m384`` ``F3 0F 38 D8 /0`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE128KL_M384: Final = 3125
+    AESDECWIDE128KL_M384: Final = 3132
     """``aesdecwide128kl R:m384`` ``F3 0F 38 D8 /1`` (AESKLE+WIDE_KL)"""
-    AESENCWIDE256KL_M512: Final = 3126
+    AESENCWIDE256KL_M512: Final = 3133
     """``aesencwide256kl R:m512`` ``F3 0F 38 D8 /2`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE256KL_M512: Final = 3127
+    AESDECWIDE256KL_M512: Final = 3134
     """``aesdecwide256kl R:m512`` ``F3 0F 38 D8 /3`` (AESKLE+WIDE_KL)"""
-    AESENC256KL_XMM_M512: Final = 3128
+    AESENC256KL_XMM_M512: Final = 3135
     """``aesenc256kl RW:xmm, R:m512`` ``F3 0F 38 DE /r`` (AESKLE)"""
-    AESDEC256KL_XMM_M512: Final = 3129
+    AESDEC256KL_XMM_M512: Final = 3136
     """``aesdec256kl RW:xmm, R:m512`` ``F3 0F 38 DF /r`` (AESKLE)"""
-    WRMSRNS: Final = 3130
+    WRMSRNS: Final = 3137
     """``wrmsrns`` ``0F 01 C6`` (WRMSRNS)"""
-    RMPQUERY: Final = 3131
+    VEX_WRMSRNS_IMM32_R64: Final = 3138
+    """``wrmsrns R:imm32, R:r64`` ``VEX.LZ.F3.MAP7.W0 F6 /0 id`` (MSR_IMM)"""
+    RMPQUERY: Final = 3139
     """``rmpquery`` ``F3 0F 01 FD`` (RMPQUERY)"""
-    D3NOW_PI2FW_MM_MMM64: Final = 3132
+    D3NOW_PI2FW_MM_MMM64: Final = 3140
     """``pi2fw W:mm, R:mm/m64`` ``0F 0F /r 0C`` (D3NOWEXT)"""
-    D3NOW_PI2FD_MM_MMM64: Final = 3133
+    D3NOW_PI2FD_MM_MMM64: Final = 3141
     """``pi2fd W:mm, R:mm/m64`` ``0F 0F /r 0D`` (D3NOW)"""
-    D3NOW_PF2IW_MM_MMM64: Final = 3134
+    D3NOW_PF2IW_MM_MMM64: Final = 3142
     """``pf2iw W:mm, R:mm/m64`` ``0F 0F /r 1C`` (D3NOWEXT)"""
-    D3NOW_PF2ID_MM_MMM64: Final = 3135
+    D3NOW_PF2ID_MM_MMM64: Final = 3143
     """``pf2id W:mm, R:mm/m64`` ``0F 0F /r 1D`` (D3NOW)"""
-    D3NOW_PFNACC_MM_MMM64: Final = 3136
+    D3NOW_PFNACC_MM_MMM64: Final = 3144
     """``pfnacc RW:mm, R:mm/m64`` ``0F 0F /r 8A`` (D3NOWEXT)"""
-    D3NOW_PFPNACC_MM_MMM64: Final = 3137
+    D3NOW_PFPNACC_MM_MMM64: Final = 3145
     """``pfpnacc RW:mm, R:mm/m64`` ``0F 0F /r 8E`` (D3NOWEXT)"""
-    D3NOW_PFCMPGE_MM_MMM64: Final = 3138
+    D3NOW_PFCMPGE_MM_MMM64: Final = 3146
     """``pfcmpge RW:mm, R:mm/m64`` ``0F 0F /r 90`` (D3NOW)"""
-    D3NOW_PFMIN_MM_MMM64: Final = 3139
+    D3NOW_PFMIN_MM_MMM64: Final = 3147
     """``pfmin RW:mm, R:mm/m64`` ``0F 0F /r 94`` (D3NOW)"""
-    D3NOW_PFRCP_MM_MMM64: Final = 3140
+    D3NOW_PFRCP_MM_MMM64: Final = 3148
     """``pfrcp W:mm, R:mm/m64`` ``0F 0F /r 96`` (D3NOW)"""
-    D3NOW_PFRSQRT_MM_MMM64: Final = 3141
+    D3NOW_PFRSQRT_MM_MMM64: Final = 3149
     """``pfrsqrt W:mm, R:mm/m64`` ``0F 0F /r 97`` (D3NOW)"""
-    D3NOW_PFSUB_MM_MMM64: Final = 3142
+    D3NOW_PFSUB_MM_MMM64: Final = 3150
     """``pfsub RW:mm, R:mm/m64`` ``0F 0F /r 9A`` (D3NOW)"""
-    D3NOW_PFADD_MM_MMM64: Final = 3143
+    D3NOW_PFADD_MM_MMM64: Final = 3151
     """``pfadd RW:mm, R:mm/m64`` ``0F 0F /r 9E`` (D3NOW)"""
-    D3NOW_PFCMPGT_MM_MMM64: Final = 3144
+    D3NOW_PFCMPGT_MM_MMM64: Final = 3152
     """``pfcmpgt RW:mm, R:mm/m64`` ``0F 0F /r A0`` (D3NOW)"""
-    D3NOW_PFMAX_MM_MMM64: Final = 3145
+    D3NOW_PFMAX_MM_MMM64: Final = 3153
     """``pfmax RW:mm, R:mm/m64`` ``0F 0F /r A4`` (D3NOW)"""
-    D3NOW_PFRCPIT1_MM_MMM64: Final = 3146
+    D3NOW_PFRCPIT1_MM_MMM64: Final = 3154
     """``pfrcpit1 RW:mm, R:mm/m64`` ``0F 0F /r A6`` (D3NOW)"""
-    D3NOW_PFRSQIT1_MM_MMM64: Final = 3147
+    D3NOW_PFRSQIT1_MM_MMM64: Final = 3155
     """``pfrsqit1 RW:mm, R:mm/m64`` ``0F 0F /r A7`` (D3NOW)"""
-    D3NOW_PFSUBR_MM_MMM64: Final = 3148
+    D3NOW_PFSUBR_MM_MMM64: Final = 3156
     """``pfsubr RW:mm, R:mm/m64`` ``0F 0F /r AA`` (D3NOW)"""
-    D3NOW_PFACC_MM_MMM64: Final = 3149
+    D3NOW_PFACC_MM_MMM64: Final = 3157
     """``pfacc RW:mm, R:mm/m64`` ``0F 0F /r AE`` (D3NOW)"""
-    D3NOW_PFCMPEQ_MM_MMM64: Final = 3150
+    D3NOW_PFCMPEQ_MM_MMM64: Final = 3158
     """``pfcmpeq RW:mm, R:mm/m64`` ``0F 0F /r B0`` (D3NOW)"""
-    D3NOW_PFMUL_MM_MMM64: Final = 3151
+    D3NOW_PFMUL_MM_MMM64: Final = 3159
     """``pfmul RW:mm, R:mm/m64`` ``0F 0F /r B4`` (D3NOW)"""
-    D3NOW_PFRCPIT2_MM_MMM64: Final = 3152
+    D3NOW_PFRCPIT2_MM_MMM64: Final = 3160
     """``pfrcpit2 RW:mm, R:mm/m64`` ``0F 0F /r B6`` (D3NOW)"""
-    D3NOW_PMULHRW_MM_MMM64: Final = 3153
+    D3NOW_PMULHRW_MM_MMM64: Final = 3161
     """``pmulhrw RW:mm, R:mm/m64`` ``0F 0F /r B7`` (D3NOW)"""
-    D3NOW_PSWAPD_MM_MMM64: Final = 3154
+    D3NOW_PSWAPD_MM_MMM64: Final = 3162
     """``pswapd W:mm, R:mm/m64`` ``0F 0F /r BB`` (D3NOWEXT)"""
-    D3NOW_PAVGUSB_MM_MMM64: Final = 3155
+    D3NOW_PAVGUSB_MM_MMM64: Final = 3163
     """``pavgusb RW:mm, R:mm/m64`` ``0F 0F /r BF`` (D3NOW)"""
-    BNDMK_BND_M64: Final = 3156
+    BNDMK_BND_M64: Final = 3164
     """``bndmk W:bnd, N:m64`` ``F3 0F 1B /r`` (MPX)"""
-    BNDCL_BND_RM64: Final = 3157
+    BNDCL_BND_RM64: Final = 3165
     """``bndcl R:bnd, R:r64/m64`` ``F3 0F 1A /r`` (MPX)"""
-    BNDCU_BND_RM64: Final = 3158
+    BNDCU_BND_RM64: Final = 3166
     """``bndcu R:bnd, R:r64/m64`` ``F2 0F 1A /r`` (MPX)"""
-    BNDCN_BND_RM64: Final = 3159
+    BNDCN_BND_RM64: Final = 3167
     """``bndcn R:bnd, R:r64/m64`` ``F2 0F 1B /r`` (MPX)"""
-    BNDMOV_BND_BNDM128: Final = 3160
+    BNDMOV_BND_BNDM128: Final = 3168
     """``bndmov W:bnd, R:bnd/m128`` ``66 0F 1A /r`` (MPX)"""
-    BNDMOV_BNDM128_BND: Final = 3161
+    BNDMOV_BNDM128_BND: Final = 3169
     """``bndmov W:bnd/m128, R:bnd`` ``66 0F 1B /r`` (MPX)"""
-    BNDLDX_BND_MIB: Final = 3162
+    BNDLDX_BND_MIB: Final = 3170
     """``bndldx W:bnd, N:mib`` ``0F 1A /r`` (MPX)"""
-    BNDSTX_MIB_BND: Final = 3163
+    BNDSTX_MIB_BND: Final = 3171
     """``bndstx N:mib, R:bnd`` ``0F 1B /r`` (MPX)"""
-    FNOP: Final = 3164
+    FNOP: Final = 3172
     """``fnop`` ``D9 D0`` (FPU)"""
-    FNENI: Final = 3165
+    FNENI: Final = 3173
     """``fneni`` ``DB E0`` (FPU)"""
-    FNDISI: Final = 3166
+    FNDISI: Final = 3174
     """``fndisi`` ``DB E1`` (FPU)"""
-    FNSETPM: Final = 3167
+    FNSETPM: Final = 3175
     """``fnsetpm`` ``DB E4`` (FPU287)"""
-    FADD_M32FP: Final = 3168
+    FADD_M32FP: Final = 3176
     """``fadd R:m32`` ``D8 /0`` (FPU)"""
-    FADD_ST0_STI: Final = 3169
+    FADD_ST0_STI: Final = 3177
     """``fadd RW:st0, R:st`` ``D8 C0+i`` (FPU)"""
-    FADD_M64FP: Final = 3170
+    FADD_M64FP: Final = 3178
     """``fadd R:m64`` ``DC /0`` (FPU)"""
-    FADD_STI_ST0: Final = 3171
+    FADD_STI_ST0: Final = 3179
     """``fadd RW:st, R:st0`` ``DC C0+i`` (FPU)"""
-    FMUL_M32FP: Final = 3172
+    FMUL_M32FP: Final = 3180
     """``fmul R:m32`` ``D8 /1`` (FPU)"""
-    FMUL_ST0_STI: Final = 3173
+    FMUL_ST0_STI: Final = 3181
     """``fmul RW:st0, R:st`` ``D8 C8+i`` (FPU)"""
-    FMUL_M64FP: Final = 3174
+    FMUL_M64FP: Final = 3182
     """``fmul R:m64`` ``DC /1`` (FPU)"""
-    FMUL_STI_ST0: Final = 3175
+    FMUL_STI_ST0: Final = 3183
     """``fmul RW:st, R:st0`` ``DC C8+i`` (FPU)"""
-    FCOM_M32FP: Final = 3176
+    FCOM_M32FP: Final = 3184
     """``fcom R:m32`` ``D8 /2`` (FPU)"""
-    FCOM_ST0_STI: Final = 3177
+    FCOM_ST0_STI: Final = 3185
     """``fcom R:st0, R:st`` ``D8 D0+i`` (FPU)"""
-    FCOM_ST0_STI_DCD0: Final = 3178
+    FCOM_ST0_STI_DCD0: Final = 3186
     """``fcom R:st0, R:st`` ``DC D0+i`` (FPU)"""
-    FCOM_M64FP: Final = 3179
+    FCOM_M64FP: Final = 3187
     """``fcom R:m64`` ``DC /2`` (FPU)"""
-    FCOMP_M32FP: Final = 3180
+    FCOMP_M32FP: Final = 3188
     """``fcomp R:m32`` ``D8 /3`` (FPU)"""
-    FCOMP_ST0_STI: Final = 3181
+    FCOMP_ST0_STI: Final = 3189
     """``fcomp R:st0, R:st`` ``D8 D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DCD8: Final = 3182
+    FCOMP_ST0_STI_DCD8: Final = 3190
     """``fcomp R:st0, R:st`` ``DC D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DED0: Final = 3183
+    FCOMP_ST0_STI_DED0: Final = 3191
     """``fcomp R:st0, R:st`` ``DE D0+i`` (FPU)"""
-    FCOMP_M64FP: Final = 3184
+    FCOMP_M64FP: Final = 3192
     """``fcomp R:m64`` ``DC /3`` (FPU)"""
-    FSUB_M32FP: Final = 3185
+    FSUB_M32FP: Final = 3193
     """``fsub R:m32`` ``D8 /4`` (FPU)"""
-    FSUB_ST0_STI: Final = 3186
+    FSUB_ST0_STI: Final = 3194
     """``fsub RW:st0, R:st`` ``D8 E0+i`` (FPU)"""
-    FSUB_M64FP: Final = 3187
+    FSUB_M64FP: Final = 3195
     """``fsub R:m64`` ``DC /4`` (FPU)"""
-    FSUB_STI_ST0: Final = 3188
+    FSUB_STI_ST0: Final = 3196
     """``fsub RW:st, R:st0`` ``DC E8+i`` (FPU)"""
-    FSUBR_M32FP: Final = 3189
+    FSUBR_M32FP: Final = 3197
     """``fsubr R:m32`` ``D8 /5`` (FPU)"""
-    FSUBR_ST0_STI: Final = 3190
+    FSUBR_ST0_STI: Final = 3198
     """``fsubr RW:st0, R:st`` ``D8 E8+i`` (FPU)"""
-    FSUBR_M64FP: Final = 3191
+    FSUBR_M64FP: Final = 3199
     """``fsubr R:m64`` ``DC /5`` (FPU)"""
-    FSUBR_STI_ST0: Final = 3192
+    FSUBR_STI_ST0: Final = 3200
     """``fsubr RW:st, R:st0`` ``DC E0+i`` (FPU)"""
-    FDIV_M32FP: Final = 3193
+    FDIV_M32FP: Final = 3201
     """``fdiv R:m32`` ``D8 /6`` (FPU)"""
-    FDIV_ST0_STI: Final = 3194
+    FDIV_ST0_STI: Final = 3202
     """``fdiv RW:st0, R:st`` ``D8 F0+i`` (FPU)"""
-    FDIV_M64FP: Final = 3195
+    FDIV_M64FP: Final = 3203
     """``fdiv R:m64`` ``DC /6`` (FPU)"""
-    FDIV_STI_ST0: Final = 3196
+    FDIV_STI_ST0: Final = 3204
     """``fdiv RW:st, R:st0`` ``DC F8+i`` (FPU)"""
-    FDIVR_M32FP: Final = 3197
+    FDIVR_M32FP: Final = 3205
     """``fdivr R:m32`` ``D8 /7`` (FPU)"""
-    FDIVR_ST0_STI: Final = 3198
+    FDIVR_ST0_STI: Final = 3206
     """``fdivr RW:st0, R:st`` ``D8 F8+i`` (FPU)"""
-    FDIVR_M64FP: Final = 3199
+    FDIVR_M64FP: Final = 3207
     """``fdivr R:m64`` ``DC /7`` (FPU)"""
-    FDIVR_STI_ST0: Final = 3200
+    FDIVR_STI_ST0: Final = 3208
     """``fdivr RW:st, R:st0`` ``DC F0+i`` (FPU)"""
-    FLD_M32FP: Final = 3201
+    FLD_M32FP: Final = 3209
     """``fld R:m32`` ``D9 /0`` (FPU)"""
-    FLD_STI: Final = 3202
+    FLD_STI: Final = 3210
     """``fld R:st`` ``D9 C0+i`` (FPU)"""
-    FLD_M80FP: Final = 3203
+    FLD_M80FP: Final = 3211
     """``fld R:m80`` ``DB /5`` (FPU)"""
-    FLD_M64FP: Final = 3204
+    FLD_M64FP: Final = 3212
     """``fld R:m64`` ``DD /0`` (FPU)"""
-    FST_M32FP: Final = 3205
+    FST_M32FP: Final = 3213
     """``fst W:m32`` ``D9 /2`` (FPU)"""
-    FST_M64FP: Final = 3206
+    FST_M64FP: Final = 3214
     """``fst W:m64`` ``DD /2`` (FPU)"""
-    FST_STI: Final = 3207
+    FST_STI: Final = 3215
     """``fst W:st`` ``DD D0+i`` (FPU)"""
-    FSTP_M32FP: Final = 3208
+    FSTP_M32FP: Final = 3216
     """``fstp W:m32`` ``D9 /3`` (FPU)"""
-    FSTP_M80FP: Final = 3209
+    FSTP_M80FP: Final = 3217
     """``fstp W:m80`` ``DB /7`` (FPU)"""
-    FSTP_M64FP: Final = 3210
+    FSTP_M64FP: Final = 3218
     """``fstp W:m64`` ``DD /3`` (FPU)"""
-    FSTP_STI: Final = 3211
+    FSTP_STI: Final = 3219
     """``fstp W:st`` ``DD D8+i`` (FPU)"""
-    FSTP_STI_DFD0: Final = 3212
+    FSTP_STI_DFD0: Final = 3220
     """``fstp W:st`` ``DF D0+i`` (FPU)"""
-    FSTP_STI_DFD8: Final = 3213
+    FSTP_STI_DFD8: Final = 3221
     """``fstp W:st`` ``DF D8+i`` (FPU)"""
-    FSTPNCE_STI: Final = 3214
+    FSTPNCE_STI: Final = 3222
     """``fstpnce W:st`` ``D9 D8+i`` (FPU)"""
-    FLDENV_M14BYTE: Final = 3215
+    FLDENV_M14BYTE: Final = 3223
     """``fldenv R:m14byte`` ``o16 D9 /4`` (FPU)"""
-    FLDENV_M28BYTE: Final = 3216
+    FLDENV_M28BYTE: Final = 3224
     """``fldenv R:m28byte`` ``D9 /4`` (FPU387)"""
-    FLDCW_M2BYTE: Final = 3217
+    FLDCW_M2BYTE: Final = 3225
     """``fldcw R:m16`` ``D9 /5`` (FPU)"""
-    FNSTENV_M14BYTE: Final = 3218
+    FNSTENV_M14BYTE: Final = 3226
     """``fnstenv W:m14byte`` ``o16 D9 /6`` (FPU)"""
-    FNSTENV_M28BYTE: Final = 3219
+    FNSTENV_M28BYTE: Final = 3227
     """``fnstenv W:m28byte`` ``D9 /6`` (FPU387)"""
-    FNSAVE_M94BYTE: Final = 3220
+    FNSAVE_M94BYTE: Final = 3228
     """``fnsave W:m94byte`` ``o16 DD /6`` (FPU)"""
-    FNSAVE_M108BYTE: Final = 3221
+    FNSAVE_M108BYTE: Final = 3229
     """``fnsave W:m108byte`` ``DD /6`` (FPU387)"""
-    FINIT: Final = 3222
+    FINIT: Final = 3230
     """``finit`` ``9B DB E3`` (FPU)"""
-    FCLEX: Final = 3223
+    FCLEX: Final = 3231
     """``fclex`` ``9B DB E2`` (FPU)"""
-    FENI: Final = 3224
+    FENI: Final = 3232
     """``feni`` ``9B DB E0`` (FPU)"""
-    FDISI: Final = 3225
+    FDISI: Final = 3233
     """``fdisi`` ``9B DB E1`` (FPU)"""
-    FSETPM: Final = 3226
+    FSETPM: Final = 3234
     """``fsetpm`` ``9B DB E4`` (FPU287)"""
-    FSTSW_M2BYTE: Final = 3227
+    FSTSW_M2BYTE: Final = 3235
     """``fstsw W:m16`` ``9B DD /7`` (FPU)"""
-    FSTSW_AX: Final = 3228
+    FSTSW_AX: Final = 3236
     """``fstsw W:ax`` ``9B DF E0`` (FPU287)"""
-    FSTCW_M2BYTE: Final = 3229
+    FSTCW_M2BYTE: Final = 3237
     """``fstcw W:m16`` ``9B D9 /7`` (FPU)"""
-    FSTENV_M14BYTE: Final = 3230
+    FSTENV_M14BYTE: Final = 3238
     """``fstenv W:m14byte`` ``9B o16 D9 /6`` (FPU)"""
-    FSTENV_M28BYTE: Final = 3231
+    FSTENV_M28BYTE: Final = 3239
     """``fstenv W:m28byte`` ``9B D9 /6`` (FPU387)"""
-    FSAVE_M94BYTE: Final = 3232
+    FSAVE_M94BYTE: Final = 3240
     """``fsave W:m94byte`` ``9B o16 DD /6`` (FPU)"""
-    FSAVE_M108BYTE: Final = 3233
+    FSAVE_M108BYTE: Final = 3241
     """``fsave W:m108byte`` ``9B DD /6`` (FPU387)"""
-    FRSTOR_M94BYTE: Final = 3234
+    FRSTOR_M94BYTE: Final = 3242
     """``frstor R:m94byte`` ``o16 DD /4`` (FPU)"""
-    FRSTOR_M108BYTE: Final = 3235
+    FRSTOR_M108BYTE: Final = 3243
     """``frstor R:m108byte`` ``DD /4`` (FPU387)"""
-    FNSTCW_M2BYTE: Final = 3236
+    FNSTCW_M2BYTE: Final = 3244
     """``fnstcw W:m16`` ``D9 /7`` (FPU)"""
-    FXCH_ST0_STI: Final = 3237
+    FXCH_ST0_STI: Final = 3245
     """``fxch RW:st0, RW:st`` ``D9 C8+i`` (FPU)"""
-    FXCH_ST0_STI_DDC8: Final = 3238
+    FXCH_ST0_STI_DDC8: Final = 3246
     """``fxch RW:st0, RW:st`` ``DD C8+i`` (FPU)"""
-    FXCH_ST0_STI_DFC8: Final = 3239
+    FXCH_ST0_STI_DFC8: Final = 3247
     """``fxch RW:st0, RW:st`` ``DF C8+i`` (FPU)"""
-    FCHS: Final = 3240
+    FCHS: Final = 3248
     """``fchs`` ``D9 E0`` (FPU)"""
-    FABS: Final = 3241
+    FABS: Final = 3249
     """``fabs`` ``D9 E1`` (FPU)"""
-    FTST: Final = 3242
+    FTST: Final = 3250
     """``ftst`` ``D9 E4`` (FPU)"""
-    FXAM: Final = 3243
+    FXAM: Final = 3251
     """``fxam`` ``D9 E5`` (FPU)"""
-    FLD1: Final = 3244
+    FLD1: Final = 3252
     """``fld1`` ``D9 E8`` (FPU)"""
-    FLDL2T: Final = 3245
+    FLDL2T: Final = 3253
     """``fldl2t`` ``D9 E9`` (FPU)"""
-    FLDL2E: Final = 3246
+    FLDL2E: Final = 3254
     """``fldl2e`` ``D9 EA`` (FPU)"""
-    FLDPI: Final = 3247
+    FLDPI: Final = 3255
     """``fldpi`` ``D9 EB`` (FPU)"""
-    FLDLG2: Final = 3248
+    FLDLG2: Final = 3256
     """``fldlg2`` ``D9 EC`` (FPU)"""
-    FLDLN2: Final = 3249
+    FLDLN2: Final = 3257
     """``fldln2`` ``D9 ED`` (FPU)"""
-    FLDZ: Final = 3250
+    FLDZ: Final = 3258
     """``fldz`` ``D9 EE`` (FPU)"""
-    F2XM1: Final = 3251
+    F2XM1: Final = 3259
     """``f2xm1`` ``D9 F0`` (FPU)"""
-    FYL2X: Final = 3252
+    FYL2X: Final = 3260
     """``fyl2x`` ``D9 F1`` (FPU)"""
-    FPTAN: Final = 3253
+    FPTAN: Final = 3261
     """``fptan`` ``D9 F2`` (FPU)"""
-    FPATAN: Final = 3254
+    FPATAN: Final = 3262
     """``fpatan`` ``D9 F3`` (FPU)"""
-    FXTRACT: Final = 3255
+    FXTRACT: Final = 3263
     """``fxtract`` ``D9 F4`` (FPU)"""
-    FPREM1: Final = 3256
+    FPREM1: Final = 3264
     """``fprem1`` ``D9 F5`` (FPU387)"""
-    FDECSTP: Final = 3257
+    FDECSTP: Final = 3265
     """``fdecstp`` ``D9 F6`` (FPU)"""
-    FINCSTP: Final = 3258
+    FINCSTP: Final = 3266
     """``fincstp`` ``D9 F7`` (FPU)"""
-    FPREM: Final = 3259
+    FPREM: Final = 3267
     """``fprem`` ``D9 F8`` (FPU)"""
-    FYL2XP1: Final = 3260
+    FYL2XP1: Final = 3268
     """``fyl2xp1`` ``D9 F9`` (FPU)"""
-    FSQRT: Final = 3261
+    FSQRT: Final = 3269
     """``fsqrt`` ``D9 FA`` (FPU)"""
-    FSINCOS: Final = 3262
+    FSINCOS: Final = 3270
     """``fsincos`` ``D9 FB`` (FPU387)"""
-    FRNDINT: Final = 3263
+    FRNDINT: Final = 3271
     """``frndint`` ``D9 FC`` (FPU)"""
-    FSCALE: Final = 3264
+    FSCALE: Final = 3272
     """``fscale`` ``D9 FD`` (FPU)"""
-    FSIN: Final = 3265
+    FSIN: Final = 3273
     """``fsin`` ``D9 FE`` (FPU387)"""
-    FCOS: Final = 3266
+    FCOS: Final = 3274
     """``fcos`` ``D9 FF`` (FPU387)"""
-    FIADD_M32INT: Final = 3267
+    FIADD_M32INT: Final = 3275
     """``fiadd R:m32`` ``DA /0`` (FPU)"""
-    FIADD_M16INT: Final = 3268
+    FIADD_M16INT: Final = 3276
     """``fiadd R:m16`` ``DE /0`` (FPU)"""
-    FIMUL_M32INT: Final = 3269
+    FIMUL_M32INT: Final = 3277
     """``fimul R:m32`` ``DA /1`` (FPU)"""
-    FIMUL_M16INT: Final = 3270
+    FIMUL_M16INT: Final = 3278
     """``fimul R:m16`` ``DE /1`` (FPU)"""
-    FICOM_M32INT: Final = 3271
+    FICOM_M32INT: Final = 3279
     """``ficom R:m32`` ``DA /2`` (FPU)"""
-    FICOM_M16INT: Final = 3272
+    FICOM_M16INT: Final = 3280
     """``ficom R:m16`` ``DE /2`` (FPU)"""
-    FICOMP_M32INT: Final = 3273
+    FICOMP_M32INT: Final = 3281
     """``ficomp R:m32`` ``DA /3`` (FPU)"""
-    FICOMP_M16INT: Final = 3274
+    FICOMP_M16INT: Final = 3282
     """``ficomp R:m16`` ``DE /3`` (FPU)"""
-    FISUB_M32INT: Final = 3275
+    FISUB_M32INT: Final = 3283
     """``fisub R:m32`` ``DA /4`` (FPU)"""
-    FISUB_M16INT: Final = 3276
+    FISUB_M16INT: Final = 3284
     """``fisub R:m16`` ``DE /4`` (FPU)"""
-    FISUBR_M32INT: Final = 3277
+    FISUBR_M32INT: Final = 3285
     """``fisubr R:m32`` ``DA /5`` (FPU)"""
-    FISUBR_M16INT: Final = 3278
+    FISUBR_M16INT: Final = 3286
     """``fisubr R:m16`` ``DE /5`` (FPU)"""
-    FIDIV_M32INT: Final = 3279
+    FIDIV_M32INT: Final = 3287
     """``fidiv R:m32`` ``DA /6`` (FPU)"""
-    FIDIV_M16INT: Final = 3280
+    FIDIV_M16INT: Final = 3288
     """``fidiv R:m16`` ``DE /6`` (FPU)"""
-    FIDIVR_M32INT: Final = 3281
+    FIDIVR_M32INT: Final = 3289
     """``fidivr R:m32`` ``DA /7`` (FPU)"""
-    FIDIVR_M16INT: Final = 3282
+    FIDIVR_M16INT: Final = 3290
     """``fidivr R:m16`` ``DE /7`` (FPU)"""
-    FCMOVB_ST0_STI: Final = 3283
+    FCMOVB_ST0_STI: Final = 3291
     """``fcmovb CW:st0, CR:st`` ``DA C0+i`` (FPU+CMOV)"""
-    FCMOVE_ST0_STI: Final = 3284
+    FCMOVE_ST0_STI: Final = 3292
     """``fcmove CW:st0, CR:st`` ``DA C8+i`` (FPU+CMOV)"""
-    FCMOVBE_ST0_STI: Final = 3285
+    FCMOVBE_ST0_STI: Final = 3293
     """``fcmovbe CW:st0, CR:st`` ``DA D0+i`` (FPU+CMOV)"""
-    FCMOVU_ST0_STI: Final = 3286
+    FCMOVU_ST0_STI: Final = 3294
     """``fcmovu CW:st0, CR:st`` ``DA D8+i`` (FPU+CMOV)"""
-    FUCOMPP: Final = 3287
+    FUCOMPP: Final = 3295
     """``fucompp`` ``DA E9`` (FPU387)"""
-    FILD_M32INT: Final = 3288
+    FILD_M32INT: Final = 3296
     """``fild R:m32`` ``DB /0`` (FPU)"""
-    FILD_M16INT: Final = 3289
+    FILD_M16INT: Final = 3297
     """``fild R:m16`` ``DF /0`` (FPU)"""
-    FILD_M64INT: Final = 3290
+    FILD_M64INT: Final = 3298
     """``fild R:m64`` ``DF /5`` (FPU)"""
-    FISTTP_M32INT: Final = 3291
+    FISTTP_M32INT: Final = 3299
     """``fisttp W:m32`` ``DB /1`` (FPU+SSE3)"""
-    FISTTP_M64INT: Final = 3292
+    FISTTP_M64INT: Final = 3300
     """``fisttp W:m64`` ``DD /1`` (FPU+SSE3)"""
-    FISTTP_M16INT: Final = 3293
+    FISTTP_M16INT: Final = 3301
     """``fisttp W:m16`` ``DF /1`` (FPU+SSE3)"""
-    FIST_M32INT: Final = 3294
+    FIST_M32INT: Final = 3302
     """``fist W:m32`` ``DB /2`` (FPU)"""
-    FIST_M16INT: Final = 3295
+    FIST_M16INT: Final = 3303
     """``fist W:m16`` ``DF /2`` (FPU)"""
-    FISTP_M32INT: Final = 3296
+    FISTP_M32INT: Final = 3304
     """``fistp W:m32`` ``DB /3`` (FPU)"""
-    FISTP_M16INT: Final = 3297
+    FISTP_M16INT: Final = 3305
     """``fistp W:m16`` ``DF /3`` (FPU)"""
-    FISTP_M64INT: Final = 3298
+    FISTP_M64INT: Final = 3306
     """``fistp W:m64`` ``DF /7`` (FPU)"""
-    FCMOVNB_ST0_STI: Final = 3299
+    FCMOVNB_ST0_STI: Final = 3307
     """``fcmovnb CW:st0, CR:st`` ``DB C0+i`` (FPU+CMOV)"""
-    FCMOVNE_ST0_STI: Final = 3300
+    FCMOVNE_ST0_STI: Final = 3308
     """``fcmovne CW:st0, CR:st`` ``DB C8+i`` (FPU+CMOV)"""
-    FCMOVNBE_ST0_STI: Final = 3301
+    FCMOVNBE_ST0_STI: Final = 3309
     """``fcmovnbe CW:st0, CR:st`` ``DB D0+i`` (FPU+CMOV)"""
-    FCMOVNU_ST0_STI: Final = 3302
+    FCMOVNU_ST0_STI: Final = 3310
     """``fcmovnu CW:st0, CR:st`` ``DB D8+i`` (FPU+CMOV)"""
-    FNCLEX: Final = 3303
+    FNCLEX: Final = 3311
     """``fnclex`` ``DB E2`` (FPU)"""
-    FNINIT: Final = 3304
+    FNINIT: Final = 3312
     """``fninit`` ``DB E3`` (FPU)"""
-    FUCOMI_ST0_STI: Final = 3305
+    FUCOMI_ST0_STI: Final = 3313
     """``fucomi R:st0, R:st`` ``DB E8+i`` (FPU+CMOV)"""
-    FCOMI_ST0_STI: Final = 3306
+    FCOMI_ST0_STI: Final = 3314
     """``fcomi R:st0, R:st`` ``DB F0+i`` (FPU+CMOV)"""
-    FNSTSW_M2BYTE: Final = 3307
+    FNSTSW_M2BYTE: Final = 3315
     """``fnstsw W:m16`` ``DD /7`` (FPU)"""
-    FNSTSW_AX: Final = 3308
+    FNSTSW_AX: Final = 3316
     """``fnstsw W:ax`` ``DF E0`` (FPU287)"""
-    FFREE_STI: Final = 3309
+    FFREE_STI: Final = 3317
     """``ffree N:st`` ``DD C0+i`` (FPU)"""
-    FUCOM_ST0_STI: Final = 3310
+    FUCOM_ST0_STI: Final = 3318
     """``fucom R:st0, R:st`` ``DD E0+i`` (FPU)"""
-    FUCOMP_ST0_STI: Final = 3311
+    FUCOMP_ST0_STI: Final = 3319
     """``fucomp R:st0, R:st`` ``DD E8+i`` (FPU)"""
-    FADDP_STI_ST0: Final = 3312
+    FADDP_STI_ST0: Final = 3320
     """``faddp RW:st, R:st0`` ``DE C0+i`` (FPU)"""
-    FMULP_STI_ST0: Final = 3313
+    FMULP_STI_ST0: Final = 3321
     """``fmulp RW:st, R:st0`` ``DE C8+i`` (FPU)"""
-    FCOMPP: Final = 3314
+    FCOMPP: Final = 3322
     """``fcompp`` ``DE D9`` (FPU)"""
-    FSUBRP_STI_ST0: Final = 3315
+    FSUBRP_STI_ST0: Final = 3323
     """``fsubrp RW:st, R:st0`` ``DE E0+i`` (FPU)"""
-    FSUBP_STI_ST0: Final = 3316
+    FSUBP_STI_ST0: Final = 3324
     """``fsubp RW:st, R:st0`` ``DE E8+i`` (FPU)"""
-    FDIVRP_STI_ST0: Final = 3317
+    FDIVRP_STI_ST0: Final = 3325
     """``fdivrp RW:st, R:st0`` ``DE F0+i`` (FPU)"""
-    FDIVP_STI_ST0: Final = 3318
+    FDIVP_STI_ST0: Final = 3326
     """``fdivp RW:st, R:st0`` ``DE F8+i`` (FPU)"""
-    FBLD_M80BCD: Final = 3319
+    FBLD_M80BCD: Final = 3327
     """``fbld R:m80`` ``DF /4`` (FPU)"""
-    FBSTP_M80BCD: Final = 3320
+    FBSTP_M80BCD: Final = 3328
     """``fbstp W:m80`` ``DF /6`` (FPU)"""
-    FFREEP_STI: Final = 3321
+    FFREEP_STI: Final = 3329
     """``ffreep N:st`` ``DF C0+i`` (FPU)"""
-    FUCOMIP_ST0_STI: Final = 3322
+    FUCOMIP_ST0_STI: Final = 3330
     """``fucomip R:st0, R:st`` ``DF E8+i`` (FPU+CMOV)"""
-    FCOMIP_ST0_STI: Final = 3323
+    FCOMIP_ST0_STI: Final = 3331
     """``fcomip R:st0, R:st`` ``DF F0+i`` (FPU+CMOV)"""
-    FXSAVE_M512BYTE: Final = 3324
+    FXSAVE_M512BYTE: Final = 3332
     """``fxsave W:m512byte`` ``0F AE /0`` (FXSR)"""
-    FXSAVE64_M512BYTE: Final = 3325
+    FXSAVE64_M512BYTE: Final = 3333
     """``fxsave64 W:m512byte`` ``REX.W 0F AE /0`` (FXSR)"""
-    FXRSTOR_M512BYTE: Final = 3326
+    FXRSTOR_M512BYTE: Final = 3334
     """``fxrstor R:m512byte`` ``0F AE /1`` (FXSR)"""
-    FXRSTOR64_M512BYTE: Final = 3327
+    FXRSTOR64_M512BYTE: Final = 3335
     """``fxrstor64 R:m512byte`` ``REX.W 0F AE /1`` (FXSR)"""
-    VEX_CMPNBXADD_M32_R32_R32: Final = 3328
+    VEX_CMPNBXADD_M32_R32_R32: Final = 3336
     """``cmpnbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPNBXADD_M64_R64_R64: Final = 3329
+    VEX_CMPNBXADD_M64_R64_R64: Final = 3337
     """``cmpnbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M32_R32_R32: Final = 3330
+    VEX_CMPZXADD_M32_R32_R32: Final = 3338
     """``cmpzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M64_R64_R64: Final = 3331
+    VEX_CMPZXADD_M64_R64_R64: Final = 3339
     """``cmpzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M32_R32_R32: Final = 3332
+    VEX_CMPNZXADD_M32_R32_R32: Final = 3340
     """``cmpnzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M64_R64_R64: Final = 3333
+    VEX_CMPNZXADD_M64_R64_R64: Final = 3341
     """``cmpnzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M32_R32_R32: Final = 3334
+    VEX_CMPNBEXADD_M32_R32_R32: Final = 3342
     """``cmpnbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M64_R64_R64: Final = 3335
+    VEX_CMPNBEXADD_M64_R64_R64: Final = 3343
     """``cmpnbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M32_R32_R32: Final = 3336
+    VEX_CMPNLXADD_M32_R32_R32: Final = 3344
     """``cmpnlxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M64_R64_R64: Final = 3337
+    VEX_CMPNLXADD_M64_R64_R64: Final = 3345
     """``cmpnlxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M32_R32_R32: Final = 3338
+    VEX_CMPNLEXADD_M32_R32_R32: Final = 3346
     """``cmpnlexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EF /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M64_R64_R64: Final = 3339
+    VEX_CMPNLEXADD_M64_R64_R64: Final = 3347
     """``cmpnlexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EF /r`` (CMPCCXADD)"""
-    CVTPI2PS_XMM_MMM64: Final = 3340
+    CVTPI2PS_XMM_MMM64: Final = 3348
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``0F 2A /r`` (SSE)"""
-    CVTPI2PD_XMM_MMM64: Final = 3341
+    CVTPI2PD_XMM_MMM64: Final = 3349
     """``cvtpi2pd W:xmm, R:mm/m64`` ``66 0F 2A /r`` (SSE2)"""
-    CVTTPS2PI_MM_XMMM64: Final = 3342
+    CVTTPS2PI_MM_XMMM64: Final = 3350
     """``cvttps2pi W:mm, R:xmm/m64`` ``0F 2C /r`` (SSE)"""
-    CVTTPD2PI_MM_XMMM128: Final = 3343
+    CVTTPD2PI_MM_XMMM128: Final = 3351
     """``cvttpd2pi W:mm, R:xmm/m128`` ``66 0F 2C /r`` (SSE2)"""
-    CVTPS2PI_MM_XMMM64: Final = 3344
+    CVTPS2PI_MM_XMMM64: Final = 3352
     """``cvtps2pi W:mm, R:xmm/m64`` ``0F 2D /r`` (SSE)"""
-    CVTPD2PI_MM_XMMM128: Final = 3345
+    CVTPD2PI_MM_XMMM128: Final = 3353
     """``cvtpd2pi W:mm, R:xmm/m128`` ``66 0F 2D /r`` (SSE2)"""
-    PSHUFW_MM_MMM64_IMM8: Final = 3346
+    PSHUFW_MM_MMM64_IMM8: Final = 3354
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``0F 70 /r ib`` (SSE)"""
-    MOVQ2DQ_XMM_MM: Final = 3347
+    MOVQ2DQ_XMM_MM: Final = 3355
     """``movq2dq W:xmm, R:mm`` ``F3 0F D6 /r`` (SSE2)"""
-    MOVDQ2Q_MM_XMM: Final = 3348
+    MOVDQ2Q_MM_XMM: Final = 3356
     """``movdq2q W:mm, R:xmm`` ``F2 0F D6 /r`` (SSE2)"""
-    MOVNTQ_M64_MM: Final = 3349
+    MOVNTQ_M64_MM: Final = 3357
     """``movntq W:m64, R:mm`` ``0F E7 /r`` (SSE)"""
-    VEX_KANDW_KR_KR_KR: Final = 3350
+    VEX_KANDW_KR_KR_KR: Final = 3358
     """``kandw W:k, R:k, R:k`` ``VEX.L1.0F.W0 41 /r`` (AVX512F)"""
-    VEX_KANDQ_KR_KR_KR: Final = 3351
+    VEX_KANDQ_KR_KR_KR: Final = 3359
     """``kandq W:k, R:k, R:k`` ``VEX.L1.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDB_KR_KR_KR: Final = 3352
+    VEX_KANDB_KR_KR_KR: Final = 3360
     """``kandb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 41 /r`` (AVX512DQ)"""
-    VEX_KANDD_KR_KR_KR: Final = 3353
+    VEX_KANDD_KR_KR_KR: Final = 3361
     """``kandd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDNW_KR_KR_KR: Final = 3354
+    VEX_KANDNW_KR_KR_KR: Final = 3362
     """``kandnw W:k, R:k, R:k`` ``VEX.L1.0F.W0 42 /r`` (AVX512F)"""
-    VEX_KANDNQ_KR_KR_KR: Final = 3355
+    VEX_KANDNQ_KR_KR_KR: Final = 3363
     """``kandnq W:k, R:k, R:k`` ``VEX.L1.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KANDNB_KR_KR_KR: Final = 3356
+    VEX_KANDNB_KR_KR_KR: Final = 3364
     """``kandnb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 42 /r`` (AVX512DQ)"""
-    VEX_KANDND_KR_KR_KR: Final = 3357
+    VEX_KANDND_KR_KR_KR: Final = 3365
     """``kandnd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KNOTW_KR_KR: Final = 3358
+    VEX_KNOTW_KR_KR: Final = 3366
     """``knotw W:k, R:k`` ``VEX.L0.0F.W0 44 /r`` (AVX512F)"""
-    VEX_KNOTQ_KR_KR: Final = 3359
+    VEX_KNOTQ_KR_KR: Final = 3367
     """``knotq W:k, R:k`` ``VEX.L0.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KNOTB_KR_KR: Final = 3360
+    VEX_KNOTB_KR_KR: Final = 3368
     """``knotb W:k, R:k`` ``VEX.L0.66.0F.W0 44 /r`` (AVX512DQ)"""
-    VEX_KNOTD_KR_KR: Final = 3361
+    VEX_KNOTD_KR_KR: Final = 3369
     """``knotd W:k, R:k`` ``VEX.L0.66.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KORW_KR_KR_KR: Final = 3362
+    VEX_KORW_KR_KR_KR: Final = 3370
     """``korw W:k, R:k, R:k`` ``VEX.L1.0F.W0 45 /r`` (AVX512F)"""
-    VEX_KORQ_KR_KR_KR: Final = 3363
+    VEX_KORQ_KR_KR_KR: Final = 3371
     """``korq W:k, R:k, R:k`` ``VEX.L1.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KORB_KR_KR_KR: Final = 3364
+    VEX_KORB_KR_KR_KR: Final = 3372
     """``korb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 45 /r`` (AVX512DQ)"""
-    VEX_KORD_KR_KR_KR: Final = 3365
+    VEX_KORD_KR_KR_KR: Final = 3373
     """``kord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KXNORW_KR_KR_KR: Final = 3366
+    VEX_KXNORW_KR_KR_KR: Final = 3374
     """``kxnorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 46 /r`` (AVX512F)"""
-    VEX_KXNORQ_KR_KR_KR: Final = 3367
+    VEX_KXNORQ_KR_KR_KR: Final = 3375
     """``kxnorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXNORB_KR_KR_KR: Final = 3368
+    VEX_KXNORB_KR_KR_KR: Final = 3376
     """``kxnorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 46 /r`` (AVX512DQ)"""
-    VEX_KXNORD_KR_KR_KR: Final = 3369
+    VEX_KXNORD_KR_KR_KR: Final = 3377
     """``kxnord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXORW_KR_KR_KR: Final = 3370
+    VEX_KXORW_KR_KR_KR: Final = 3378
     """``kxorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 47 /r`` (AVX512F)"""
-    VEX_KXORQ_KR_KR_KR: Final = 3371
+    VEX_KXORQ_KR_KR_KR: Final = 3379
     """``kxorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KXORB_KR_KR_KR: Final = 3372
+    VEX_KXORB_KR_KR_KR: Final = 3380
     """``kxorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 47 /r`` (AVX512DQ)"""
-    VEX_KXORD_KR_KR_KR: Final = 3373
+    VEX_KXORD_KR_KR_KR: Final = 3381
     """``kxord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KADDW_KR_KR_KR: Final = 3374
+    VEX_KADDW_KR_KR_KR: Final = 3382
     """``kaddw W:k, R:k, R:k`` ``VEX.L1.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDQ_KR_KR_KR: Final = 3375
+    VEX_KADDQ_KR_KR_KR: Final = 3383
     """``kaddq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KADDB_KR_KR_KR: Final = 3376
+    VEX_KADDB_KR_KR_KR: Final = 3384
     """``kaddb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDD_KR_KR_KR: Final = 3377
+    VEX_KADDD_KR_KR_KR: Final = 3385
     """``kaddd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KUNPCKWD_KR_KR_KR: Final = 3378
+    VEX_KUNPCKWD_KR_KR_KR: Final = 3386
     """``kunpckwd W:k, R:k, R:k`` ``VEX.L1.0F.W0 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKDQ_KR_KR_KR: Final = 3379
+    VEX_KUNPCKDQ_KR_KR_KR: Final = 3387
     """``kunpckdq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKBW_KR_KR_KR: Final = 3380
+    VEX_KUNPCKBW_KR_KR_KR: Final = 3388
     """``kunpckbw W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4B /r`` (AVX512F)"""
-    VEX_KMOVW_KR_KM16: Final = 3381
+    VEX_KMOVW_KR_KM16: Final = 3389
     """``kmovw W:k, R:k/m16`` ``VEX.L0.0F.W0 90 /r`` (AVX512F)"""
-    VEX_KMOVW_M16_KR: Final = 3382
+    VEX_KMOVW_M16_KR: Final = 3390
     """``kmovw W:m16, R:k`` ``VEX.L0.0F.W0 91 /r`` (AVX512F)"""
-    VEX_KMOVW_KR_R32: Final = 3383
+    VEX_KMOVW_KR_R32: Final = 3391
     """``kmovw W:k, R:r32`` ``VEX.L0.0F.W0 92 /r`` (AVX512F)"""
-    VEX_KMOVW_R32_KR: Final = 3384
+    VEX_KMOVW_R32_KR: Final = 3392
     """``kmovw W:r32, R:k`` ``VEX.L0.0F.W0 93 /r`` (AVX512F)"""
-    VEX_KMOVQ_KR_KM64: Final = 3385
+    VEX_KMOVQ_KR_KM64: Final = 3393
     """``kmovq W:k, R:k/m64`` ``VEX.L0.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVQ_M64_KR: Final = 3386
+    VEX_KMOVQ_M64_KR: Final = 3394
     """``kmovq W:m64, R:k`` ``VEX.L0.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVQ_KR_R64: Final = 3387
+    VEX_KMOVQ_KR_R64: Final = 3395
     """``kmovq W:k, R:r64`` ``VEX.L0.F2.0F.W1 92 /r`` (AVX512BW)"""
-    VEX_KMOVQ_R64_KR: Final = 3388
+    VEX_KMOVQ_R64_KR: Final = 3396
     """``kmovq W:r64, R:k`` ``VEX.L0.F2.0F.W1 93 /r`` (AVX512BW)"""
-    VEX_KMOVB_KR_KM8: Final = 3389
+    VEX_KMOVB_KR_KM8: Final = 3397
     """``kmovb W:k, R:k/m8`` ``VEX.L0.66.0F.W0 90 /r`` (AVX512DQ)"""
-    VEX_KMOVB_M8_KR: Final = 3390
+    VEX_KMOVB_M8_KR: Final = 3398
     """``kmovb W:m8, R:k`` ``VEX.L0.66.0F.W0 91 /r`` (AVX512DQ)"""
-    VEX_KMOVB_KR_R32: Final = 3391
+    VEX_KMOVB_KR_R32: Final = 3399
     """``kmovb W:k, R:r32`` ``VEX.L0.66.0F.W0 92 /r`` (AVX512DQ)"""
-    VEX_KMOVB_R32_KR: Final = 3392
+    VEX_KMOVB_R32_KR: Final = 3400
     """``kmovb W:r32, R:k`` ``VEX.L0.66.0F.W0 93 /r`` (AVX512DQ)"""
-    VEX_KMOVD_KR_KM32: Final = 3393
+    VEX_KMOVD_KR_KM32: Final = 3401
     """``kmovd W:k, R:k/m32`` ``VEX.L0.66.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVD_M32_KR: Final = 3394
+    VEX_KMOVD_M32_KR: Final = 3402
     """``kmovd W:m32, R:k`` ``VEX.L0.66.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVD_KR_R32: Final = 3395
+    VEX_KMOVD_KR_R32: Final = 3403
     """``kmovd W:k, R:r32`` ``VEX.L0.F2.0F.W0 92 /r`` (AVX512BW)"""
-    VEX_KMOVD_R32_KR: Final = 3396
+    VEX_KMOVD_R32_KR: Final = 3404
     """``kmovd W:r32, R:k`` ``VEX.L0.F2.0F.W0 93 /r`` (AVX512BW)"""
-    VEX_KORTESTW_KR_KR: Final = 3397
+    VEX_KORTESTW_KR_KR: Final = 3405
     """``kortestw R:k, R:k`` ``VEX.L0.0F.W0 98 /r`` (AVX512F)"""
-    VEX_KORTESTQ_KR_KR: Final = 3398
+    VEX_KORTESTQ_KR_KR: Final = 3406
     """``kortestq R:k, R:k`` ``VEX.L0.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KORTESTB_KR_KR: Final = 3399
+    VEX_KORTESTB_KR_KR: Final = 3407
     """``kortestb R:k, R:k`` ``VEX.L0.66.0F.W0 98 /r`` (AVX512DQ)"""
-    VEX_KORTESTD_KR_KR: Final = 3400
+    VEX_KORTESTD_KR_KR: Final = 3408
     """``kortestd R:k, R:k`` ``VEX.L0.66.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KTESTW_KR_KR: Final = 3401
+    VEX_KTESTW_KR_KR: Final = 3409
     """``ktestw R:k, R:k`` ``VEX.L0.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTQ_KR_KR: Final = 3402
+    VEX_KTESTQ_KR_KR: Final = 3410
     """``ktestq R:k, R:k`` ``VEX.L0.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KTESTB_KR_KR: Final = 3403
+    VEX_KTESTB_KR_KR: Final = 3411
     """``ktestb R:k, R:k`` ``VEX.L0.66.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTD_KR_KR: Final = 3404
+    VEX_KTESTD_KR_KR: Final = 3412
     """``ktestd R:k, R:k`` ``VEX.L0.66.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3405
+    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3413
     """``kshiftrb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 30 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3406
+    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3414
     """``kshiftrw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 30 /r ib`` (AVX512F)"""
-    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3407
+    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3415
     """``kshiftrd W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3408
+    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3416
     """``kshiftrq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3409
+    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3417
     """``kshiftlb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 32 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3410
+    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3418
     """``kshiftlw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 32 /r ib`` (AVX512F)"""
-    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3411
+    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3419
     """``kshiftld W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 33 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3412
+    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3420
     """``kshiftlq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 33 /r ib`` (AVX512BW)"""
-    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3413
+    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3421
     """``vpgatherdd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 90 /r`` (AVX2)"""
-    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3414
+    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3422
     """``vpgatherdd RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3415
+    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3423
     """``vpgatherdd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3416
+    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3424
     """``vpgatherdd RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3417
+    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3425
     """``vpgatherdd RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 90 /r`` (AVX512F)"""
-    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3418
+    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3426
     """``vpgatherdq RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 90 /r`` (AVX2)"""
-    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3419
+    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3427
     """``vpgatherdq RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3420
+    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3428
     """``vpgatherdq RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3421
+    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3429
     """``vpgatherdq RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3422
+    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3430
     """``vpgatherdq RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 90 /r`` (AVX512F)"""
-    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3423
+    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3431
     """``vpgatherqd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 91 /r`` (AVX2)"""
-    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3424
+    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3432
     """``vpgatherqd RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3425
+    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3433
     """``vpgatherqd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3426
+    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3434
     """``vpgatherqd RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3427
+    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3435
     """``vpgatherqd RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 91 /r`` (AVX512F)"""
-    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3428
+    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3436
     """``vpgatherqq RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 91 /r`` (AVX2)"""
-    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3429
+    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3437
     """``vpgatherqq RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3430
+    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3438
     """``vpgatherqq RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3431
+    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3439
     """``vpgatherqq RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3432
+    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3440
     """``vpgatherqq RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 91 /r`` (AVX512F)"""
-    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3433
+    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3441
     """``vgatherdps RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 92 /r`` (AVX2)"""
-    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3434
+    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3442
     """``vgatherdps RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3435
+    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3443
     """``vgatherdps RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3436
+    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3444
     """``vgatherdps RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3437
+    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3445
     """``vgatherdps RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 92 /r`` (AVX512F)"""
-    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3438
+    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3446
     """``vgatherdpd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 92 /r`` (AVX2)"""
-    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3439
+    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3447
     """``vgatherdpd RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3440
+    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3448
     """``vgatherdpd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3441
+    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3449
     """``vgatherdpd RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3442
+    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3450
     """``vgatherdpd RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 92 /r`` (AVX512F)"""
-    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3443
+    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3451
     """``vgatherqps RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 93 /r`` (AVX2)"""
-    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3444
+    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3452
     """``vgatherqps RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3445
+    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3453
     """``vgatherqps RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3446
+    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3454
     """``vgatherqps RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3447
+    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3455
     """``vgatherqps RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 93 /r`` (AVX512F)"""
-    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3448
+    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3456
     """``vgatherqpd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 93 /r`` (AVX2)"""
-    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3449
+    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3457
     """``vgatherqpd RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3450
+    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3458
     """``vgatherqpd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3451
+    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3459
     """``vgatherqpd RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3452
+    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3460
     """``vgatherqpd RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 93 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3453
+    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3461
     """``vpscatterdd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3454
+    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3462
     """``vpscatterdd CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3455
+    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3463
     """``vpscatterdd CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3456
+    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3464
     """``vpscatterdq CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3457
+    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3465
     """``vpscatterdq CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3458
+    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3466
     """``vpscatterdq CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3459
+    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3467
     """``vpscatterqd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3460
+    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3468
     """``vpscatterqd CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3461
+    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3469
     """``vpscatterqd CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A1 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3462
+    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3470
     """``vpscatterqq CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3463
+    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3471
     """``vpscatterqq CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3464
+    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3472
     """``vpscatterqq CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A1 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3465
+    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3473
     """``vscatterdps CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3466
+    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3474
     """``vscatterdps CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3467
+    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3475
     """``vscatterdps CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3468
+    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3476
     """``vscatterdpd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3469
+    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3477
     """``vscatterdpd CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3470
+    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3478
     """``vscatterdpd CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3471
+    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3479
     """``vscatterqps CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3472
+    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3480
     """``vscatterqps CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3473
+    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3481
     """``vscatterqps CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A3 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3474
+    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3482
     """``vscatterqpd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3475
+    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3483
     """``vscatterqpd CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3476
+    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3484
     """``vscatterqpd CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A3 /r`` (AVX512F)"""
-    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3477
+    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3485
     """``vgatherpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3478
+    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3486
     """``vgatherpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3479
+    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3487
     """``vgatherpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3480
+    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3488
     """``vgatherpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3481
+    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3489
     """``vscatterpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3482
+    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3490
     """``vscatterpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3483
+    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3491
     """``vscatterpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3484
+    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3492
     """``vscatterpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /6`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3485
+    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3493
     """``vgatherpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3486
+    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3494
     """``vgatherpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3487
+    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3495
     """``vgatherpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3488
+    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3496
     """``vgatherpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3489
+    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3497
     """``vscatterpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3490
+    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3498
     """``vscatterpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3491
+    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3499
     """``vscatterpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3492
+    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3500
     """``vscatterpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /6`` (AVX512PF)"""
-    VEX_LDTILECFG_M512: Final = 3493
+    VEX_LDTILECFG_M512: Final = 3501
     """``ldtilecfg R:m512`` ``VEX.128.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_TILERELEASE: Final = 3494
+    VEX_TILERELEASE: Final = 3502
     """``tilerelease`` ``VEX.128.0F38.W0 49 C0`` (AMX_TILE)"""
-    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3495
+    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3503
     """``tdpbf16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5C /r`` (AMX_BF16)"""
-    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3496
+    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3504
     """``tdpbuud RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3497
+    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3505
     """``tdpbusd RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3498
+    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3506
     """``tdpbsud RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3499
+    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3507
     """``tdpbssd RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3500
+    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3508
     """``tdpfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5C /r`` (AMX_FP16)"""
-    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3501
+    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3509
     """``tcmmimfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3502
+    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3510
     """``tcmmrlfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3503
+    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3511
     """``tileloaddt1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILESTORED_SIBMEM_TMM: Final = 3504
+    VEX_TILESTORED_SIBMEM_TMM: Final = 3512
     """``tilestored W:sibmem, R:tmm`` ``VEX.128.F3.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILELOADD_TMM_SIBMEM: Final = 3505
+    VEX_TILELOADD_TMM_SIBMEM: Final = 3513
     """``tileloadd W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILEZERO_TMM: Final = 3506
+    VEX_TILEZERO_TMM: Final = 3514
     """``tilezero W:tmm`` ``VEX.128.F2.0F38.W0 49 C0`` (AMX_TILE)"""
-    PUSHFQ: Final = 3507
+    PUSHFQ: Final = 3515
     """``pushf`` ``9C`` (X64)"""
-    POPFQ: Final = 3508
+    POPFQ: Final = 3516
     """``popf`` ``9D`` (X64)"""
-    PUSHFW: Final = 3509
+    PUSHFW: Final = 3517
     """``pushfw`` ``o16 9C`` (INTEL8086)"""
-    POPFW: Final = 3510
+    POPFW: Final = 3518
     """``popfw`` ``o16 9D`` (INTEL8086)"""
-    ENTERQ_IMM16_IMM8: Final = 3511
+    ENTERQ_IMM16_IMM8: Final = 3519
     """``enter R:imm16, R:imm8`` ``C8 iw ib`` (X64)"""
-    ENTERW_IMM16_IMM8: Final = 3512
+    ENTERW_IMM16_IMM8: Final = 3520
     """``enterw R:imm16, R:imm8`` ``o16 C8 iw ib`` (INTEL186)"""
-    LEAVEQ: Final = 3513
+    LEAVEQ: Final = 3521
     """``leave`` ``C9`` (X64)"""
-    LEAVEW: Final = 3514
+    LEAVEW: Final = 3522
     """``leavew`` ``o16 C9`` (INTEL186)"""
-    CLAC: Final = 3515
+    CLAC: Final = 3523
     """``clac`` ``0F 01 CA`` (SMAP)"""
-    STAC: Final = 3516
+    STAC: Final = 3524
     """``stac`` ``0F 01 CB`` (SMAP)"""
-    SYSCALL: Final = 3517
+    SYSCALL: Final = 3525
     """``syscall`` ``0F 05`` (SYSCALL)"""
-    RSM: Final = 3518
+    RSM: Final = 3526
     """``rsm`` ``0F AA`` (SMM)"""
-    UIRET: Final = 3519
+    UIRET: Final = 3527
     """``uiret`` ``F3 0F 01 EC`` (UINTR)"""
-    ERETU: Final = 3520
+    ERETU: Final = 3528
     """``eretu`` ``F3 0F 01 CA`` (FRED)"""
-    ERETS: Final = 3521
+    ERETS: Final = 3529
     """``erets`` ``F2 0F 01 CA`` (FRED)"""
-    TESTUI: Final = 3522
+    TESTUI: Final = 3530
     """``testui`` ``F3 0F 01 ED`` (UINTR)"""
-    CLUI: Final = 3523
+    CLUI: Final = 3531
     """``clui`` ``F3 0F 01 EE`` (UINTR)"""
-    STUI: Final = 3524
+    STUI: Final = 3532
     """``stui`` ``F3 0F 01 EF`` (UINTR)"""
-    SENDUIPI_R64: Final = 3525
+    SENDUIPI_R64: Final = 3533
     """``senduipi R:r64`` ``F3 0F C7 /6`` (UINTR)"""
-    PBLENDVB_XMM_XMMM128: Final = 3526
+    PBLENDVB_XMM_XMMM128: Final = 3534
     """``pblendvb RW:xmm, R:xmm/m128`` ``66 0F 38 10 /r`` (SSE4_1)"""
-    BLENDVPS_XMM_XMMM128: Final = 3527
+    BLENDVPS_XMM_XMMM128: Final = 3535
     """``blendvps RW:xmm, R:xmm/m128`` ``66 0F 38 14 /r`` (SSE4_1)"""
-    BLENDVPD_XMM_XMMM128: Final = 3528
+    BLENDVPD_XMM_XMMM128: Final = 3536
     """``blendvpd RW:xmm, R:xmm/m128`` ``66 0F 38 15 /r`` (SSE4_1)"""
-    SHA256RNDS2_XMM_XMMM128: Final = 3529
+    SHA256RNDS2_XMM_XMMM128: Final = 3537
     """``sha256rnds2 RW:xmm, R:xmm/m128`` ``0F 38 CB /r`` (SHA)"""
-    HRESET_IMM8: Final = 3530
+    HRESET_IMM8: Final = 3538
     """``hreset N:imm8`` ``F3 0F 3A F0 C0 ib`` (HRESET)"""
-    UMONITOR_R64: Final = 3531
+    UMONITOR_R64: Final = 3539
     """``umonitor R:r64`` ``F3 0F AE /6`` (WAITPKG)"""
-    UMONITOR_R32: Final = 3532
+    UMONITOR_R32: Final = 3540
     """``umonitor R:r32`` ``a32 F3 0F AE /6`` (WAITPKG)"""
-    VMREAD_RM64_R64: Final = 3533
+    VMREAD_RM64_R64: Final = 3541
     """``vmread W:r64/m64, R:r64`` ``0F 78 /r`` (VMX)"""
-    VMWRITE_R64_RM64: Final = 3534
+    VMWRITE_R64_RM64: Final = 3542
     """``vmwrite R:r64, R:r64/m64`` ``0F 79 /r`` (VMX)"""
-    INVEPT_R64_M128: Final = 3535
+    INVEPT_R64_M128: Final = 3543
     """``invept R:r64, R:m128`` ``66 0F 38 80 /r`` (VMX+INVEPT)"""
-    INVVPID_R64_M128: Final = 3536
+    INVVPID_R64_M128: Final = 3544
     """``invvpid R:r64, R:m128`` ``66 0F 38 81 /r`` (VMX+INVVPID)"""
-    INVPCID_R64_M128: Final = 3537
+    INVPCID_R64_M128: Final = 3545
     """``invpcid R:r64, R:m128`` ``66 0F 38 82 /r`` (INVPCID)"""
-    VMRUNQ: Final = 3538
+    VMRUNQ: Final = 3546
     """``vmrun`` ``0F 01 D8`` (SVM)"""
-    VMRUND: Final = 3539
+    VMRUND: Final = 3547
     """``vmrun`` ``a32 0F 01 D8`` (SVM)"""
-    VMLOADQ: Final = 3540
+    VMLOADQ: Final = 3548
     """``vmload`` ``0F 01 DA`` (SVM)"""
-    VMLOADD: Final = 3541
+    VMLOADD: Final = 3549
     """``vmload`` ``a32 0F 01 DA`` (SVM)"""
-    VMSAVEQ: Final = 3542
+    VMSAVEQ: Final = 3550
     """``vmsave`` ``0F 01 DB`` (SVM)"""
-    VMSAVED: Final = 3543
+    VMSAVED: Final = 3551
     """``vmsave`` ``a32 0F 01 DB`` (SVM)"""
-    INVLPGAQ: Final = 3544
+    INVLPGAQ: Final = 3552
     """``invlpga`` ``0F 01 DF`` (SVM)"""
-    INVLPGAD: Final = 3545
+    INVLPGAD: Final = 3553
     """``invlpga`` ``a32 0F 01 DF`` (SVM)"""
-    CLZEROQ: Final = 3546
+    CLZEROQ: Final = 3554
     """``clzero`` ``0F 01 FC`` (CLZERO)"""
-    CLZEROD: Final = 3547
+    CLZEROD: Final = 3555
     """``clzero`` ``a32 0F 01 FC`` (CLZERO)"""
-    RMPUPDATE: Final = 3548
+    RMPUPDATE: Final = 3556
     """``rmpupdate`` ``F2 0F 01 FE`` (SEV_SNP)"""
-    PVALIDATEQ: Final = 3549
+    PVALIDATEQ: Final = 3557
     """``pvalidate`` ``F2 0F 01 FF`` (SEV_SNP)"""
-    PVALIDATED: Final = 3550
+    PVALIDATED: Final = 3558
     """``pvalidate`` ``a32 F2 0F 01 FF`` (SEV_SNP)"""
-    INVLPGBQ: Final = 3551
+    INVLPGBQ: Final = 3559
     """``invlpgb`` ``0F 01 FE`` (INVLPGB)"""
-    INVLPGBD: Final = 3552
+    INVLPGBD: Final = 3560
     """``invlpgb`` ``a32 0F 01 FE`` (INVLPGB)"""
-    WRMSRLIST: Final = 3553
+    WRMSRLIST: Final = 3561
     """``wrmsrlist`` ``F3 0F 01 C6`` (MSRLIST)"""
-    RDMSRLIST: Final = 3554
+    RDMSRLIST: Final = 3562
     """``rdmsrlist`` ``F2 0F 01 C6`` (MSRLIST)"""
-    PBNDKB: Final = 3555
+    PBNDKB: Final = 3563
     """``pbndkb`` ``0F 01 C7`` (TSE)"""
-    XCRYPTECB_64: Final = 3556
+    URDMSR_R64_R64: Final = 3564
+    """``urdmsr W:r64, R:r64`` ``F2 0F 38 F8 /r`` (USER_MSR)"""
+    VEX_URDMSR_R64_IMM32: Final = 3565
+    """``urdmsr W:r64, R:imm32`` ``VEX.LZ.F2.MAP7.W0 F8 /0 id`` (USER_MSR)"""
+    UWRMSR_R64_R64: Final = 3566
+    """``uwrmsr R:r64, R:r64`` ``F3 0F 38 F8 /r`` (USER_MSR)"""
+    VEX_UWRMSR_IMM32_R64: Final = 3567
+    """``uwrmsr R:imm32, R:r64`` ``VEX.LZ.F3.MAP7.W0 F8 /0 id`` (USER_MSR)"""
+    MOVRS_R8_M8: Final = 3568
+    """``movrs W:r8, R:m8`` ``0F 38 8A /r`` (MOVRS)"""
+    MOVRS_R16_M16: Final = 3569
+    """``movrs W:r16, R:m16`` ``o16 0F 38 8B /r`` (MOVRS)"""
+    MOVRS_R32_M32: Final = 3570
+    """``movrs W:r32, R:m32`` ``0F 38 8B /r`` (MOVRS)"""
+    MOVRS_R64_M64: Final = 3571
+    """``movrs W:r64, R:m64`` ``REX.W 0F 38 8B /r`` (MOVRS)"""
+    PREFETCHRST2_M8: Final = 3572
+    """``prefetchrst2 N:m8`` ``0F 18 /4`` (MOVRS)"""
+    EVEX_VMOVRSB_XMM_K1Z_M128: Final = 3573
+    """``vmovrsb W:xmm, R:m128`` ``EVEX.128.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSB_YMM_K1Z_M256: Final = 3574
+    """``vmovrsb W:ymm, R:m256`` ``EVEX.256.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSB_ZMM_K1Z_M512: Final = 3575
+    """``vmovrsb W:zmm, R:m512`` ``EVEX.512.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSW_XMM_K1Z_M128: Final = 3576
+    """``vmovrsw W:xmm, R:m128`` ``EVEX.128.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSW_YMM_K1Z_M256: Final = 3577
+    """``vmovrsw W:ymm, R:m256`` ``EVEX.256.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSW_ZMM_K1Z_M512: Final = 3578
+    """``vmovrsw W:zmm, R:m512`` ``EVEX.512.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSD_XMM_K1Z_M128: Final = 3579
+    """``vmovrsd W:xmm, R:m128`` ``EVEX.128.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSD_YMM_K1Z_M256: Final = 3580
+    """``vmovrsd W:ymm, R:m256`` ``EVEX.256.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSD_ZMM_K1Z_M512: Final = 3581
+    """``vmovrsd W:zmm, R:m512`` ``EVEX.512.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSQ_XMM_K1Z_M128: Final = 3582
+    """``vmovrsq W:xmm, R:m128`` ``EVEX.128.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSQ_YMM_K1Z_M256: Final = 3583
+    """``vmovrsq W:ymm, R:m256`` ``EVEX.256.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    EVEX_VMOVRSQ_ZMM_K1Z_M512: Final = 3584
+    """``vmovrsq W:zmm, R:m512`` ``EVEX.512.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
+    VEX_TILELOADDRS_TMM_SIBMEM: Final = 3585
+    """``tileloaddrs W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4A /r`` (AMX_MOVRS)"""
+    VEX_TILELOADDRST1_TMM_SIBMEM: Final = 3586
+    """``tileloaddrst1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4A /r`` (AMX_MOVRS)"""
+    VEX_TDPBF8PS_TMM_TMM_TMM: Final = 3587
+    """``tdpbf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.NP.MAP5.W0 FD /r`` (AMX_FP8)"""
+    VEX_TDPBHF8PS_TMM_TMM_TMM: Final = 3588
+    """``tdpbhf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.MAP5.W0 FD /r`` (AMX_FP8)"""
+    VEX_TDPHBF8PS_TMM_TMM_TMM: Final = 3589
+    """``tdphbf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.MAP5.W0 FD /r`` (AMX_FP8)"""
+    VEX_TDPHF8PS_TMM_TMM_TMM: Final = 3590
+    """``tdphf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.MAP5.W0 FD /r`` (AMX_FP8)"""
+    VEX_TMMULTF32PS_TMM_TMM_TMM: Final = 3591
+    """``tmmultf32ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 48 /r`` (AMX_TF32)"""
+    EVEX_TCVTROWD2PS_ZMM_TMM_R32: Final = 3592
+    """``tcvtrowd2ps W:zmm, R:tmm, R:r32`` ``EVEX.512.F3.0F38.W0 4A /r`` (AMX_AVX512)"""
+    EVEX_TCVTROWD2PS_ZMM_TMM_IMM8: Final = 3593
+    """``tcvtrowd2ps W:zmm, R:tmm, R:imm8`` ``EVEX.512.F3.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2BF16H_ZMM_TMM_R32: Final = 3594
+    """``tcvtrowps2bf16h W:zmm, R:tmm, R:r32`` ``EVEX.512.F2.0F38.W0 6D /r`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2BF16H_ZMM_TMM_IMM8: Final = 3595
+    """``tcvtrowps2bf16h W:zmm, R:tmm, R:imm8`` ``EVEX.512.F2.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2BF16L_ZMM_TMM_R32: Final = 3596
+    """``tcvtrowps2bf16l W:zmm, R:tmm, R:r32`` ``EVEX.512.F3.0F38.W0 6D /r`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2BF16L_ZMM_TMM_IMM8: Final = 3597
+    """``tcvtrowps2bf16l W:zmm, R:tmm, R:imm8`` ``EVEX.512.F3.0F3A.W0 77 /r ib`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2PHH_ZMM_TMM_R32: Final = 3598
+    """``tcvtrowps2phh W:zmm, R:tmm, R:r32`` ``EVEX.512.NP.0F38.W0 6D /r`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2PHH_ZMM_TMM_IMM8: Final = 3599
+    """``tcvtrowps2phh W:zmm, R:tmm, R:imm8`` ``EVEX.512.NP.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2PHL_ZMM_TMM_R32: Final = 3600
+    """``tcvtrowps2phl W:zmm, R:tmm, R:r32`` ``EVEX.512.66.0F38.W0 6D /r`` (AMX_AVX512)"""
+    EVEX_TCVTROWPS2PHL_ZMM_TMM_IMM8: Final = 3601
+    """``tcvtrowps2phl W:zmm, R:tmm, R:imm8`` ``EVEX.512.F2.0F3A.W0 77 /r ib`` (AMX_AVX512)"""
+    EVEX_TILEMOVROW_ZMM_TMM_R32: Final = 3602
+    """``tilemovrow W:zmm, R:tmm, R:r32`` ``EVEX.512.66.0F38.W0 4A /r`` (AMX_AVX512)"""
+    EVEX_TILEMOVROW_ZMM_TMM_IMM8: Final = 3603
+    """``tilemovrow W:zmm, R:tmm, R:imm8`` ``EVEX.512.66.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
+    XCRYPTECB_64: Final = 3604
     """``xcryptecb`` ``F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTECB_32: Final = 3557
+    XCRYPTECB_32: Final = 3605
     """``xcryptecb`` ``a32 F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTCBC_64: Final = 3558
+    XCRYPTCBC_64: Final = 3606
     """``xcryptcbc`` ``F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCBC_32: Final = 3559
+    XCRYPTCBC_32: Final = 3607
     """``xcryptcbc`` ``a32 F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCTR_64: Final = 3560
+    XCRYPTCTR_64: Final = 3608
     """``xcryptctr`` ``F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCTR_32: Final = 3561
+    XCRYPTCTR_32: Final = 3609
     """``xcryptctr`` ``a32 F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCFB_64: Final = 3562
+    XCRYPTCFB_64: Final = 3610
     """``xcryptcfb`` ``F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTCFB_32: Final = 3563
+    XCRYPTCFB_32: Final = 3611
     """``xcryptcfb`` ``a32 F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTOFB_64: Final = 3564
+    XCRYPTOFB_64: Final = 3612
     """``xcryptofb`` ``F3 0F A7 E8`` (PADLOCK_ACE)"""
-    XCRYPTOFB_32: Final = 3565
+    XCRYPTOFB_32: Final = 3613
     """``xcryptofb`` ``a32 F3 0F A7 E8`` (PADLOCK_ACE)"""
-    MONTMUL_32: Final = 3566
+    MONTMUL_32: Final = 3614
     """``montmul`` ``a32 F3 0F A6 C0`` (PADLOCK_PMM)"""
-    XSHA1_64: Final = 3567
+    XSHA1_64: Final = 3615
     """``xsha1`` ``F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA1_32: Final = 3568
+    XSHA1_32: Final = 3616
     """``xsha1`` ``a32 F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA256_64: Final = 3569
+    XSHA256_64: Final = 3617
     """``xsha256`` ``F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA256_32: Final = 3570
+    XSHA256_32: Final = 3618
     """``xsha256`` ``a32 F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA512_64: Final = 3571
+    XSHA512_64: Final = 3619
     """``xsha512`` ``F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_32: Final = 3572
+    XSHA512_32: Final = 3620
     """``xsha512`` ``a32 F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_ALT_64: Final = 3573
+    XSHA512_ALT_64: Final = 3621
     """``xsha512_alt`` ``F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSHA512_ALT_32: Final = 3574
+    XSHA512_ALT_32: Final = 3622
     """``xsha512_alt`` ``a32 F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSTORE_64: Final = 3575
+    XSTORE_64: Final = 3623
     """``xstore`` ``0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_32: Final = 3576
+    XSTORE_32: Final = 3624
     """``xstore`` ``a32 0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_ALT_64: Final = 3577
+    XSTORE_ALT_64: Final = 3625
     """``xstore_alt`` ``F3 0F A7 F8`` (PADLOCK_RNG)"""
-    XSTORE_ALT_32: Final = 3578
+    XSTORE_ALT_32: Final = 3626
     """``xstore_alt`` ``a32 F3 0F A7 F8`` (PADLOCK_RNG)"""
-    CCS_HASH_64: Final = 3579
+    CCS_HASH_64: Final = 3627
     """``ccs_hash`` ``F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_HASH_32: Final = 3580
+    CCS_HASH_32: Final = 3628
     """``ccs_hash`` ``a32 F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_64: Final = 3581
+    CCS_ENCRYPT_64: Final = 3629
     """``ccs_encrypt`` ``F3 0F A7 F0`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_32: Final = 3582
+    CCS_ENCRYPT_32: Final = 3630
     """``ccs_encrypt`` ``a32 F3 0F A7 F0`` (PADLOCK_GMI)"""
-    VIA_UNDOC_F30FA6F0_64: Final = 3583
+    VIA_UNDOC_F30FA6F0_64: Final = 3631
     """``undoc`` ``F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F0_32: Final = 3584
+    VIA_UNDOC_F30FA6F0_32: Final = 3632
     """``undoc`` ``a32 F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_64: Final = 3585
+    VIA_UNDOC_F30FA6F8_64: Final = 3633
     """``undoc`` ``F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_32: Final = 3586
+    VIA_UNDOC_F30FA6F8_32: Final = 3634
     """``undoc`` ``a32 F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3587
+    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3635
     """``vmovdqu8 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3588
+    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3636
     """``vmovdqu8 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3589
+    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3637
     """``vmovdqu8 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3590
+    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3638
     """``vmovdqu8 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3591
+    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3639
     """``vmovdqu8 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3592
+    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3640
     """``vmovdqu8 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W0 7F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3593
+    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3641
     """``vmovdqu16 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3594
+    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3642
     """``vmovdqu16 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3595
+    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3643
     """``vmovdqu16 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3596
+    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3644
     """``vmovdqu16 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3597
+    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3645
     """``vmovdqu16 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3598
+    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3646
     """``vmovdqu16 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W1 7F /r`` (AVX512BW)"""
-    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3599
+    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3647
     """``vpsrlvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3600
+    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3648
     """``vpsrlvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3601
+    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3649
     """``vpsrlvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 10 /r`` (AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3602
+    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3650
     """``vpmovuswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3603
+    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3651
     """``vpmovuswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3604
+    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3652
     """``vpmovuswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 10 /r`` (AVX512BW)"""
-    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3605
+    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3653
     """``vpsravw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3606
+    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3654
     """``vpsravw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3607
+    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3655
     """``vpsravw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 11 /r`` (AVX512BW)"""
-    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3608
+    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3656
     """``vpsllvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3609
+    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3657
     """``vpsllvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3610
+    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3658
     """``vpsllvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 12 /r`` (AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3611
+    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3659
     """``vpmovswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3612
+    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3660
     """``vpmovswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3613
+    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3661
     """``vpmovswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 20 /r`` (AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3614
+    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3662
     """``vptestmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3615
+    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3663
     """``vptestmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3616
+    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3664
     """``vptestmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3617
+    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3665
     """``vptestmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3618
+    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3666
     """``vptestmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3619
+    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3667
     """``vptestmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3620
+    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3668
     """``vptestnmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3621
+    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3669
     """``vptestnmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3622
+    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3670
     """``vptestnmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3623
+    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3671
     """``vptestnmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3624
+    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3672
     """``vptestnmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3625
+    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3673
     """``vptestnmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2B_XMM_KR: Final = 3626
+    EVEX_VPMOVM2B_XMM_KR: Final = 3674
     """``vpmovm2b W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_YMM_KR: Final = 3627
+    EVEX_VPMOVM2B_YMM_KR: Final = 3675
     """``vpmovm2b W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_ZMM_KR: Final = 3628
+    EVEX_VPMOVM2B_ZMM_KR: Final = 3676
     """``vpmovm2b W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2W_XMM_KR: Final = 3629
+    EVEX_VPMOVM2W_XMM_KR: Final = 3677
     """``vpmovm2w W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_YMM_KR: Final = 3630
+    EVEX_VPMOVM2W_YMM_KR: Final = 3678
     """``vpmovm2w W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_ZMM_KR: Final = 3631
+    EVEX_VPMOVM2W_ZMM_KR: Final = 3679
     """``vpmovm2w W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVB2M_KR_XMM: Final = 3632
+    EVEX_VPMOVB2M_KR_XMM: Final = 3680
     """``vpmovb2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_YMM: Final = 3633
+    EVEX_VPMOVB2M_KR_YMM: Final = 3681
     """``vpmovb2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_ZMM: Final = 3634
+    EVEX_VPMOVB2M_KR_ZMM: Final = 3682
     """``vpmovb2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVW2M_KR_XMM: Final = 3635
+    EVEX_VPMOVW2M_KR_XMM: Final = 3683
     """``vpmovw2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_YMM: Final = 3636
+    EVEX_VPMOVW2M_KR_YMM: Final = 3684
     """``vpmovw2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_ZMM: Final = 3637
+    EVEX_VPMOVW2M_KR_ZMM: Final = 3685
     """``vpmovw2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3638
+    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3686
     """``vpmovwb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3639
+    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3687
     """``vpmovwb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3640
+    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3688
     """``vpmovwb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 30 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3641
+    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3689
     """``vpblendmb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3642
+    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3690
     """``vpblendmb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3643
+    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3691
     """``vpblendmb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 66 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3644
+    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3692
     """``vpblendmw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3645
+    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3693
     """``vpblendmw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3646
+    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3694
     """``vpblendmw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 66 /r`` (AVX512BW)"""
-    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3647
+    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3695
     """``vpermi2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3648
+    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3696
     """``vpermi2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3649
+    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3697
     """``vpermi2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 75 /r`` (AVX512BW)"""
-    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3650
+    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3698
     """``vpermt2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3651
+    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3699
     """``vpermt2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3652
+    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3700
     """``vpermt2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7D /r`` (AVX512BW)"""
-    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3653
+    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3701
     """``vpermw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3654
+    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3702
     """``vpermw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3655
+    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3703
     """``vpermw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 8D /r`` (AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3656
+    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3704
     """``vpcmpub W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3657
+    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3705
     """``vpcmpub W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3658
+    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3706
     """``vpcmpub W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3659
+    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3707
     """``vpcmpuw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3660
+    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3708
     """``vpcmpuw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3661
+    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3709
     """``vpcmpuw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3662
+    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3710
     """``vpcmpb W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3663
+    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3711
     """``vpcmpb W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3664
+    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3712
     """``vpcmpb W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3F /r ib`` (AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3665
+    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3713
     """``vpcmpw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3666
+    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3714
     """``vpcmpw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3667
+    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3715
     """``vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3F /r ib`` (AVX512BW)"""
-    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3668
+    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3716
     """``vdbpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3669
+    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3717
     """``vdbpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3670
+    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3718
     """``vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 42 /r ib`` (AVX512BW)"""
-    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3671
+    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3719
     """``vdpbf16ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3672
+    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3720
     """``vdpbf16ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3673
+    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3721
     """``vdpbf16ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 52 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3674
+    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3722
     """``vpopcntb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3675
+    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3723
     """``vpopcntb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3676
+    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3724
     """``vpopcntb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3677
+    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3725
     """``vpopcntw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3678
+    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3726
     """``vpopcntw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3679
+    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3727
     """``vpopcntw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3680
+    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3728
     """``vpopcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3681
+    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3729
     """``vpopcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3682
+    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3730
     """``vpopcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3683
+    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3731
     """``vpopcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3684
+    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3732
     """``vpopcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3685
+    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3733
     """``vpopcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3686
+    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3734
     """``vpexpandb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3687
+    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3735
     """``vpexpandb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3688
+    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3736
     """``vpexpandb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3689
+    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3737
     """``vpexpandw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3690
+    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3738
     """``vpexpandw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3691
+    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3739
     """``vpexpandw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3692
+    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3740
     """``vpcompressb W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3693
+    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3741
     """``vpcompressb W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3694
+    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3742
     """``vpcompressb W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3695
+    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3743
     """``vpcompressw W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3696
+    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3744
     """``vpcompressw W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3697
+    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3745
     """``vpcompressw W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3698
+    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3746
     """``vpshldvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3699
+    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3747
     """``vpshldvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3700
+    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3748
     """``vpshldvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 70 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3701
+    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3749
     """``vpshldvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3702
+    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3750
     """``vpshldvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3703
+    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3751
     """``vpshldvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3704
+    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3752
     """``vpshldvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3705
+    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3753
     """``vpshldvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3706
+    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3754
     """``vpshldvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3707
+    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3755
     """``vpshrdvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3708
+    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3756
     """``vpshrdvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3709
+    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3757
     """``vpshrdvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 72 /r`` (AVX512_VBMI2)"""
-    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3710
+    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3758
     """``vcvtne2ps2bf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3711
+    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3759
     """``vcvtne2ps2bf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3712
+    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3760
     """``vcvtne2ps2bf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3713
+    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3761
     """``vpshrdvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3714
+    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3762
     """``vpshrdvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3715
+    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3763
     """``vpshrdvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3716
+    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3764
     """``vpshrdvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3717
+    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3765
     """``vpshrdvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3718
+    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3766
     """``vpshrdvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3719
+    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3767
     """``vpermi2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3720
+    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3768
     """``vpermi2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3721
+    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3769
     """``vpermi2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 75 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3722
+    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3770
     """``vpermt2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3723
+    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3771
     """``vpermt2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3724
+    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3772
     """``vpermt2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7D /r`` (AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3725
+    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3773
     """``vpmultishiftqb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3726
+    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3774
     """``vpmultishiftqb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3727
+    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3775
     """``vpmultishiftqb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 83 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3728
+    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3776
     """``vpermb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3729
+    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3777
     """``vpermb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3730
+    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3778
     """``vpermb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8D /r`` (AVX512_VBMI)"""
-    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3731
+    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3779
     """``vpshufbitqmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3732
+    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3780
     """``vpshufbitqmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3733
+    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3781
     """``vpshufbitqmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8F /r`` (AVX512_BITALG)"""
-    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3734
+    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3782
     """``vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3735
+    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3783
     """``vpshldw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3736
+    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3784
     """``vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 70 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3737
+    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3785
     """``vpshldd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3738
+    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3786
     """``vpshldd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3739
+    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3787
     """``vpshldd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3740
+    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3788
     """``vpshldq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3741
+    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3789
     """``vpshldq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3742
+    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3790
     """``vpshldq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3743
+    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3791
     """``vpshrdw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3744
+    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3792
     """``vpshrdw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3745
+    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3793
     """``vpshrdw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 72 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3746
+    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3794
     """``vpshrdd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3747
+    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3795
     """``vpshrdd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3748
+    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3796
     """``vpshrdd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3749
+    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3797
     """``vpshrdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3750
+    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3798
     """``vpshrdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3751
+    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3799
     """``vpshrdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3752
+    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3800
     """``vaddph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3753
+    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3801
     """``vaddph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3754
+    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3802
     """``vaddph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3755
+    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3803
     """``vaddsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3756
+    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3804
     """``vcmpph W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3757
+    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3805
     """``vcmpph W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3758
+    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3806
     """``vcmpph W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3759
+    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3807
     """``vcmpsh W:k, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.F3.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3760
+    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3808
     """``vcomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2F /r`` (AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3761
+    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3809
     """``vcvtdq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3762
+    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3810
     """``vcvtdq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3763
+    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3811
     """``vcvtdq2ph W:ymm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3764
+    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3812
     """``vcvtpd2ph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3765
+    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3813
     """``vcvtpd2ph W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3766
+    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3814
     """``vcvtpd2ph W:xmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3767
+    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3815
     """``vcvtph2dq W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3768
+    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3816
     """``vcvtph2dq W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3769
+    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3817
     """``vcvtph2dq W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3770
+    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3818
     """``vcvtph2pd W:xmm, R:xmm/m32`` ``EVEX.128.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3771
+    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3819
     """``vcvtph2pd W:ymm, R:xmm/m64`` ``EVEX.256.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3772
+    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3820
     """``vcvtph2pd W:zmm, R:xmm/m128`` ``EVEX.512.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3773
+    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3821
     """``vcvtph2psx W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3774
+    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3822
     """``vcvtph2psx W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3775
+    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3823
     """``vcvtph2psx W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3776
+    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3824
     """``vcvtph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3777
+    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3825
     """``vcvtph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3778
+    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3826
     """``vcvtph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3779
+    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3827
     """``vcvtph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3780
+    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3828
     """``vcvtph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3781
+    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3829
     """``vcvtph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3782
+    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3830
     """``vcvtph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3783
+    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3831
     """``vcvtph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3784
+    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3832
     """``vcvtph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3785
+    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3833
     """``vcvtph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3786
+    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3834
     """``vcvtph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3787
+    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3835
     """``vcvtph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3788
+    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3836
     """``vcvtph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3789
+    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3837
     """``vcvtph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3790
+    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3838
     """``vcvtph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3791
+    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3839
     """``vcvtps2phx W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3792
+    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3840
     """``vcvtps2phx W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3793
+    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3841
     """``vcvtps2phx W:ymm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3794
+    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3842
     """``vcvtqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3795
+    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3843
     """``vcvtqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3796
+    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3844
     """``vcvtqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.MAP5.W1 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3797
+    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3845
     """``vcvtsd2sh W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3798
+    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3846
     """``vcvtsh2sd W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3799
+    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3847
     """``vcvtsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3800
+    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3848
     """``vcvtsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3801
+    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3849
     """``vcvtsh2ss W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3802
+    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3850
     """``vcvtsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3803
+    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3851
     """``vcvtsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3804
+    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3852
     """``vcvtsi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3805
+    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3853
     """``vcvtsi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3806
+    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3854
     """``vcvtss2sh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3807
+    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3855
     """``vcvttph2dq W:xmm, R:xmm/m64`` ``EVEX.128.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3808
+    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3856
     """``vcvttph2dq W:ymm, R:xmm/m128`` ``EVEX.256.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3809
+    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3857
     """``vcvttph2dq W:zmm, R:ymm/m256`` ``EVEX.512.F3.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3810
+    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3858
     """``vcvttph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3811
+    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3859
     """``vcvttph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3812
+    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3860
     """``vcvttph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3813
+    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3861
     """``vcvttph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3814
+    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3862
     """``vcvttph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3815
+    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3863
     """``vcvttph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3816
+    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3864
     """``vcvttph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3817
+    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3865
     """``vcvttph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3818
+    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3866
     """``vcvttph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3819
+    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3867
     """``vcvttph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3820
+    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3868
     """``vcvttph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3821
+    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3869
     """``vcvttph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3822
+    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3870
     """``vcvttph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3823
+    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3871
     """``vcvttph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3824
+    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3872
     """``vcvttph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3825
+    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3873
     """``vcvttsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3826
+    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3874
     """``vcvttsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3827
+    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3875
     """``vcvttsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3828
+    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3876
     """``vcvttsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3829
+    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3877
     """``vcvtudq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3830
+    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3878
     """``vcvtudq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3831
+    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3879
     """``vcvtudq2ph W:ymm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3832
+    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3880
     """``vcvtuqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3833
+    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3881
     """``vcvtuqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3834
+    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3882
     """``vcvtuqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W1 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3835
+    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3883
     """``vcvtusi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3836
+    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3884
     """``vcvtusi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3837
+    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3885
     """``vcvtuw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3838
+    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3886
     """``vcvtuw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3839
+    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3887
     """``vcvtuw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3840
+    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3888
     """``vcvtw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3841
+    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3889
     """``vcvtw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3842
+    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3890
     """``vcvtw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3843
+    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3891
     """``vdivph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3844
+    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3892
     """``vdivph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3845
+    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3893
     """``vdivph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3846
+    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3894
     """``vdivsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3847
+    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3895
     """``vfmaddsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3848
+    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3896
     """``vfmaddsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3849
+    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3897
     """``vfmaddsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 96 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3850
+    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3898
     """``vfmaddsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3851
+    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3899
     """``vfmaddsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3852
+    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3900
     """``vfmaddsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A6 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3853
+    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3901
     """``vfmaddsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3854
+    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3902
     """``vfmaddsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3855
+    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3903
     """``vfmaddsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B6 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3856
+    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3904
     """``vfmsubadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3857
+    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3905
     """``vfmsubadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3858
+    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3906
     """``vfmsubadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 97 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3859
+    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3907
     """``vfmsubadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3860
+    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3908
     """``vfmsubadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3861
+    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3909
     """``vfmsubadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A7 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3862
+    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3910
     """``vfmsubadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3863
+    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3911
     """``vfmsubadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3864
+    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3912
     """``vfmsubadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B7 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3865
+    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3913
     """``vfmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3866
+    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3914
     """``vfmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3867
+    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3915
     """``vfmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 98 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3868
+    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3916
     """``vfmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3869
+    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3917
     """``vfmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3870
+    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3918
     """``vfmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A8 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3871
+    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3919
     """``vfmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3872
+    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3920
     """``vfmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3873
+    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3921
     """``vfmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B8 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3874
+    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3922
     """``vfnmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3875
+    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3923
     """``vfnmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3876
+    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3924
     """``vfnmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9C /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3877
+    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3925
     """``vfnmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3878
+    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3926
     """``vfnmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3879
+    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3927
     """``vfnmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AC /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3880
+    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3928
     """``vfnmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3881
+    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3929
     """``vfnmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3882
+    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3930
     """``vfnmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BC /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3883
+    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3931
     """``vfmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 99 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3884
+    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3932
     """``vfmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 A9 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3885
+    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3933
     """``vfmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 B9 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3886
+    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3934
     """``vfnmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9D /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3887
+    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3935
     """``vfnmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AD /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3888
+    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3936
     """``vfnmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BD /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3889
+    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3937
     """``vfmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3890
+    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3938
     """``vfmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3891
+    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3939
     """``vfmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9A /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3892
+    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3940
     """``vfmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3893
+    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3941
     """``vfmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3894
+    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3942
     """``vfmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AA /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3895
+    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3943
     """``vfmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3896
+    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3944
     """``vfmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3897
+    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3945
     """``vfmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BA /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3898
+    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3946
     """``vfnmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3899
+    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3947
     """``vfnmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3900
+    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3948
     """``vfnmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9E /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3901
+    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3949
     """``vfnmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3902
+    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3950
     """``vfnmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3903
+    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3951
     """``vfnmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AE /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3904
+    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3952
     """``vfnmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3905
+    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3953
     """``vfnmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3906
+    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3954
     """``vfnmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BE /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3907
+    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3955
     """``vfmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9B /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3908
+    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3956
     """``vfmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AB /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3909
+    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3957
     """``vfmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BB /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3910
+    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3958
     """``vfnmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9F /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3911
+    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3959
     """``vfnmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AF /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3912
+    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3960
     """``vfnmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BF /r`` (AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3913
+    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3961
     """``vfpclassph W:k, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3914
+    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3962
     """``vfpclassph W:k, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3915
+    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3963
     """``vfpclassph W:k, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 66 /r ib`` (AVX512_FP16)"""
-    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3916
+    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3964
     """``vfpclasssh W:k, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 67 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3917
+    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3965
     """``vgetexpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3918
+    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3966
     """``vgetexpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3919
+    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3967
     """``vgetexpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 42 /r`` (AVX512_FP16)"""
-    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3920
+    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3968
     """``vgetexpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 43 /r`` (AVX512_FP16)"""
-    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3921
+    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3969
     """``vgetmantph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3922
+    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3970
     """``vgetmantph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3923
+    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3971
     """``vgetmantph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 26 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3924
+    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3972
     """``vgetmantsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 27 /r ib`` (AVX512_FP16)"""
-    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3925
+    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3973
     """``vmaxph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3926
+    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3974
     """``vmaxph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3927
+    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3975
     """``vmaxph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3928
+    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3976
     """``vmaxsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3929
+    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3977
     """``vminph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3930
+    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3978
     """``vminph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3931
+    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3979
     """``vminph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3932
+    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3980
     """``vminsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3933
+    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3981
     """``vmovsh W:xmm, R:m16`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_M16_K1_XMM: Final = 3934
+    EVEX_VMOVSH_M16_K1_XMM: Final = 3982
     """``vmovsh W:m16, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3935
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3983
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3936
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3984
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R32M16: Final = 3937
+    EVEX_VMOVW_XMM_R32M16: Final = 3985
     """``vmovw W:xmm, R:r32/m16`` ``EVEX.128.66.MAP5.W0 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R64M16: Final = 3938
+    EVEX_VMOVW_XMM_R64M16: Final = 3986
     """``vmovw W:xmm, R:r64/m16`` ``EVEX.128.66.MAP5.W1 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R32M16_XMM: Final = 3939
+    EVEX_VMOVW_R32M16_XMM: Final = 3987
     """``vmovw W:r32/m16, R:xmm`` ``EVEX.128.66.MAP5.W0 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R64M16_XMM: Final = 3940
+    EVEX_VMOVW_R64M16_XMM: Final = 3988
     """``vmovw W:r64/m16, R:xmm`` ``EVEX.128.66.MAP5.W1 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_XMMM16: Final = 3941
+    EVEX_VMOVW_XMM_XMMM16: Final = 3989
     """``vmovw W:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 6E /r`` (AVX10_2)"""
-    EVEX_VMOVW_XMMM16_XMM: Final = 3942
+    EVEX_VMOVW_XMMM16_XMM: Final = 3990
     """``vmovw W:xmm/m16, R:xmm`` ``EVEX.128.F3.MAP5.W0 7E /r`` (AVX10_2)"""
-    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3943
+    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3991
     """``vmulph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3944
+    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3992
     """``vmulph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3945
+    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3993
     """``vmulph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3946
+    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3994
     """``vmulsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3947
+    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3995
     """``vfcmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3948
+    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3996
     """``vfcmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3949
+    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3997
     """``vfcmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3950
+    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3998
     """``vfmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3951
+    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3999
     """``vfmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3952
+    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4000
     """``vfmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3953
+    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4001
     """``vfcmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3954
+    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4002
     """``vfcmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3955
+    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4003
     """``vfcmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3956
+    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4004
     """``vfmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3957
+    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4005
     """``vfmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3958
+    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4006
     """``vfmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3959
+    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4007
     """``vfcmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3960
+    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4008
     """``vfmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3961
+    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4009
     """``vfcmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 3962
+    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4010
     """``vfmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 3963
+    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 4011
     """``vrcpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 3964
+    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 4012
     """``vrcpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 3965
+    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 4013
     """``vrcpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4C /r`` (AVX512_FP16)"""
-    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 3966
+    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 4014
     """``vrcpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4D /r`` (AVX512_FP16)"""
-    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3967
+    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4015
     """``vreduceph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3968
+    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4016
     """``vreduceph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3969
+    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4017
     """``vreduceph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 56 /r ib`` (AVX512_FP16)"""
-    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3970
+    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4018
     """``vreducesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 57 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3971
+    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4019
     """``vrndscaleph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3972
+    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4020
     """``vrndscaleph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3973
+    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4021
     """``vrndscaleph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 08 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3974
+    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4022
     """``vrndscalesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 0A /r ib`` (AVX512_FP16)"""
-    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 3975
+    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 4023
     """``vrsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 3976
+    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 4024
     """``vrsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 3977
+    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 4025
     """``vrsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4E /r`` (AVX512_FP16)"""
-    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 3978
+    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 4026
     """``vrsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4F /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 3979
+    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 4027
     """``vscalefph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 3980
+    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 4028
     """``vscalefph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3981
+    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4029
     """``vscalefph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3982
+    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4030
     """``vscalefsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 3983
+    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 4031
     """``vsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 3984
+    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 4032
     """``vsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 3985
+    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 4033
     """``vsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3986
+    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4034
     """``vsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 3987
+    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 4035
     """``vsubph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 3988
+    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 4036
     """``vsubph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3989
+    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4037
     """``vsubph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3990
+    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4038
     """``vsubsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 3991
+    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 4039
     """``vucomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2E /r`` (AVX512_FP16)"""
-    EVEX_VADDBF16_XMM_K1Z_XMM_XMMM128B16: Final = 3992
+    EVEX_VADDBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4040
     """``vaddbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VADDBF16_YMM_K1Z_YMM_YMMM256B16: Final = 3993
+    EVEX_VADDBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4041
     """``vaddbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VADDBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 3994
+    EVEX_VADDBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4042
     """``vaddbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_XMM_XMMM128B16_IMM8: Final = 3995
+    EVEX_VCMPBF16_KR_K1_XMM_XMMM128B16_IMM8: Final = 4043
     """``vcmpbf16 W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_YMM_YMMM256B16_IMM8: Final = 3996
+    EVEX_VCMPBF16_KR_K1_YMM_YMMM256B16_IMM8: Final = 4044
     """``vcmpbf16 W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_ZMM_ZMMM512B16_IMM8: Final = 3997
+    EVEX_VCMPBF16_KR_K1_ZMM_ZMMM512B16_IMM8: Final = 4045
     """``vcmpbf16 W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCOMISBF16_XMM_XMMM16: Final = 3998
+    EVEX_VCOMISBF16_XMM_XMMM16: Final = 4046
     """``vcomisbf16 R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP5.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSD_XMM_XMMM64_SAE: Final = 3999
+    EVEX_VCOMXSD_XMM_XMMM64_SAE: Final = 4047
     """``vcomxsd R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSH_XMM_XMMM16_SAE: Final = 4000
+    EVEX_VCOMXSH_XMM_XMMM16_SAE: Final = 4048
     """``vcomxsh R:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSS_XMM_XMMM32_SAE: Final = 4001
+    EVEX_VCOMXSS_XMM_XMMM32_SAE: Final = 4049
     """``vcomxss R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4002
+    EVEX_VCVT2PH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4050
     """``vcvt2ph2bf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4003
+    EVEX_VCVT2PH2BF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4051
     """``vcvt2ph2bf8s W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4004
+    EVEX_VCVT2PH2BF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4052
     """``vcvt2ph2bf8s W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4005
+    EVEX_VCVT2PH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4053
     """``vcvt2ph2bf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_YMM_K1Z_YMM_YMMM256B16: Final = 4006
+    EVEX_VCVT2PH2BF8_YMM_K1Z_YMM_YMMM256B16: Final = 4054
     """``vcvt2ph2bf8 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4007
+    EVEX_VCVT2PH2BF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4055
     """``vcvt2ph2bf8 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4008
+    EVEX_VCVT2PH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4056
     """``vcvt2ph2hf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4009
+    EVEX_VCVT2PH2HF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4057
     """``vcvt2ph2hf8s W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4010
+    EVEX_VCVT2PH2HF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4058
     """``vcvt2ph2hf8s W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 4011
+    EVEX_VCVT2PH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 4059
     """``vcvt2ph2hf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_YMM_K1Z_YMM_YMMM256B16: Final = 4012
+    EVEX_VCVT2PH2HF8_YMM_K1Z_YMM_YMMM256B16: Final = 4060
     """``vcvt2ph2hf8 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4013
+    EVEX_VCVT2PH2HF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4061
     """``vcvt2ph2hf8 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_XMM_K1Z_XMM_XMMM128B32: Final = 4014
+    EVEX_VCVT2PS2PHX_XMM_K1Z_XMM_XMMM128B32: Final = 4062
     """``vcvt2ps2phx W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_YMM_K1Z_YMM_YMMM256B32: Final = 4015
+    EVEX_VCVT2PS2PHX_YMM_K1Z_YMM_YMMM256B32: Final = 4063
     """``vcvt2ps2phx W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4016
+    EVEX_VCVT2PS2PHX_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4064
     """``vcvt2ps2phx W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_XMM_K1Z_XMMM128B16: Final = 4017
+    EVEX_VCVTBF162IBS_XMM_K1Z_XMMM128B16: Final = 4065
     """``vcvtbf162ibs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_YMM_K1Z_YMMM256B16: Final = 4018
+    EVEX_VCVTBF162IBS_YMM_K1Z_YMMM256B16: Final = 4066
     """``vcvtbf162ibs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 4019
+    EVEX_VCVTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 4067
     """``vcvtbf162ibs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 4020
+    EVEX_VCVTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 4068
     """``vcvtbf162iubs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 4021
+    EVEX_VCVTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 4069
     """``vcvtbf162iubs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 4022
+    EVEX_VCVTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 4070
     """``vcvtbf162iubs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4023
+    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4071
     """``vcvtbiasph2bf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16: Final = 4024
+    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16: Final = 4072
     """``vcvtbiasph2bf8s W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 4025
+    EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 4073
     """``vcvtbiasph2bf8s W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4026
+    EVEX_VCVTBIASPH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4074
     """``vcvtbiasph2bf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16: Final = 4027
+    EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16: Final = 4075
     """``vcvtbiasph2bf8 W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 4028
+    EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 4076
     """``vcvtbiasph2bf8 W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4029
+    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4077
     """``vcvtbiasph2hf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16: Final = 4030
+    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16: Final = 4078
     """``vcvtbiasph2hf8s W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 4031
+    EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 4079
     """``vcvtbiasph2hf8s W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 4032
+    EVEX_VCVTBIASPH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 4080
     """``vcvtbiasph2hf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_XMM_K1Z_YMM_YMMM256B16: Final = 4033
+    EVEX_VCVTBIASPH2HF8_XMM_K1Z_YMM_YMMM256B16: Final = 4081
     """``vcvtbiasph2hf8 W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 4034
+    EVEX_VCVTBIASPH2HF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 4082
     """``vcvtbiasph2hf8 W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_XMM_K1Z_XMMM64: Final = 4035
+    EVEX_VCVTHF82PH_XMM_K1Z_XMMM64: Final = 4083
     """``vcvthf82ph W:xmm, R:xmm/m64`` ``EVEX.128.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_YMM_K1Z_XMMM128: Final = 4036
+    EVEX_VCVTHF82PH_YMM_K1Z_XMMM128: Final = 4084
     """``vcvthf82ph W:ymm, R:xmm/m128`` ``EVEX.256.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_ZMM_K1Z_YMMM256: Final = 4037
+    EVEX_VCVTHF82PH_ZMM_K1Z_YMMM256: Final = 4085
     """``vcvthf82ph W:zmm, R:ymm/m256`` ``EVEX.512.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16: Final = 4038
+    EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16: Final = 4086
     """``vcvtph2bf8s W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_XMM_K1Z_YMMM256B16: Final = 4039
+    EVEX_VCVTPH2BF8S_XMM_K1Z_YMMM256B16: Final = 4087
     """``vcvtph2bf8s W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_YMM_K1Z_ZMMM512B16: Final = 4040
+    EVEX_VCVTPH2BF8S_YMM_K1Z_ZMMM512B16: Final = 4088
     """``vcvtph2bf8s W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_XMM_K1Z_XMMM128B16: Final = 4041
+    EVEX_VCVTPH2BF8_XMM_K1Z_XMMM128B16: Final = 4089
     """``vcvtph2bf8 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_XMM_K1Z_YMMM256B16: Final = 4042
+    EVEX_VCVTPH2BF8_XMM_K1Z_YMMM256B16: Final = 4090
     """``vcvtph2bf8 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_YMM_K1Z_ZMMM512B16: Final = 4043
+    EVEX_VCVTPH2BF8_YMM_K1Z_ZMMM512B16: Final = 4091
     """``vcvtph2bf8 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16: Final = 4044
+    EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16: Final = 4092
     """``vcvtph2hf8s W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_XMM_K1Z_YMMM256B16: Final = 4045
+    EVEX_VCVTPH2HF8S_XMM_K1Z_YMMM256B16: Final = 4093
     """``vcvtph2hf8s W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_YMM_K1Z_ZMMM512B16: Final = 4046
+    EVEX_VCVTPH2HF8S_YMM_K1Z_ZMMM512B16: Final = 4094
     """``vcvtph2hf8s W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_XMM_K1Z_XMMM128B16: Final = 4047
+    EVEX_VCVTPH2HF8_XMM_K1Z_XMMM128B16: Final = 4095
     """``vcvtph2hf8 W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_XMM_K1Z_YMMM256B16: Final = 4048
+    EVEX_VCVTPH2HF8_XMM_K1Z_YMMM256B16: Final = 4096
     """``vcvtph2hf8 W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_YMM_K1Z_ZMMM512B16: Final = 4049
+    EVEX_VCVTPH2HF8_YMM_K1Z_ZMMM512B16: Final = 4097
     """``vcvtph2hf8 W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_XMM_K1Z_XMMM128B16: Final = 4050
+    EVEX_VCVTPH2IBS_XMM_K1Z_XMMM128B16: Final = 4098
     """``vcvtph2ibs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_YMM_K1Z_YMMM256B16: Final = 4051
+    EVEX_VCVTPH2IBS_YMM_K1Z_YMMM256B16: Final = 4099
     """``vcvtph2ibs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_ZMM_K1Z_ZMMM512B16_ER: Final = 4052
+    EVEX_VCVTPH2IBS_ZMM_K1Z_ZMMM512B16_ER: Final = 4100
     """``vcvtph2ibs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 4053
+    EVEX_VCVTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 4101
     """``vcvtph2iubs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 4054
+    EVEX_VCVTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 4102
     """``vcvtph2iubs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_ZMM_K1Z_ZMMM512B16_ER: Final = 4055
+    EVEX_VCVTPH2IUBS_ZMM_K1Z_ZMMM512B16_ER: Final = 4103
     """``vcvtph2iubs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_XMM_K1Z_XMMM128B32: Final = 4056
+    EVEX_VCVTPS2IBS_XMM_K1Z_XMMM128B32: Final = 4104
     """``vcvtps2ibs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_YMM_K1Z_YMMM256B32: Final = 4057
+    EVEX_VCVTPS2IBS_YMM_K1Z_YMMM256B32: Final = 4105
     """``vcvtps2ibs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_ZMM_K1Z_ZMMM512B32_ER: Final = 4058
+    EVEX_VCVTPS2IBS_ZMM_K1Z_ZMMM512B32_ER: Final = 4106
     """``vcvtps2ibs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 4059
+    EVEX_VCVTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 4107
     """``vcvtps2iubs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 4060
+    EVEX_VCVTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 4108
     """``vcvtps2iubs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_ZMM_K1Z_ZMMM512B32_ER: Final = 4061
+    EVEX_VCVTPS2IUBS_ZMM_K1Z_ZMMM512B32_ER: Final = 4109
     """``vcvtps2iubs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_XMM_K1Z_XMMM128B16: Final = 4062
+    EVEX_VCVTTBF162IBS_XMM_K1Z_XMMM128B16: Final = 4110
     """``vcvttbf162ibs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_YMM_K1Z_YMMM256B16: Final = 4063
+    EVEX_VCVTTBF162IBS_YMM_K1Z_YMMM256B16: Final = 4111
     """``vcvttbf162ibs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 4064
+    EVEX_VCVTTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 4112
     """``vcvttbf162ibs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 4065
+    EVEX_VCVTTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 4113
     """``vcvttbf162iubs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 4066
+    EVEX_VCVTTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 4114
     """``vcvttbf162iubs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 4067
+    EVEX_VCVTTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 4115
     """``vcvttbf162iubs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_XMM_K1Z_XMMM128B64: Final = 4068
+    EVEX_VCVTTPD2DQS_XMM_K1Z_XMMM128B64: Final = 4116
     """``vcvttpd2dqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_XMM_K1Z_YMMM256B64: Final = 4069
+    EVEX_VCVTTPD2DQS_XMM_K1Z_YMMM256B64: Final = 4117
     """``vcvttpd2dqs W:xmm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_YMM_K1Z_ZMMM512B64_SAE: Final = 4070
+    EVEX_VCVTTPD2DQS_YMM_K1Z_ZMMM512B64_SAE: Final = 4118
     """``vcvttpd2dqs W:ymm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_XMM_K1Z_XMMM128B64: Final = 4071
+    EVEX_VCVTTPD2QQS_XMM_K1Z_XMMM128B64: Final = 4119
     """``vcvttpd2qqs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_YMM_K1Z_YMMM256B64: Final = 4072
+    EVEX_VCVTTPD2QQS_YMM_K1Z_YMMM256B64: Final = 4120
     """``vcvttpd2qqs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 4073
+    EVEX_VCVTTPD2QQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 4121
     """``vcvttpd2qqs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_XMM_K1Z_XMMM128B64: Final = 4074
+    EVEX_VCVTTPD2UDQS_XMM_K1Z_XMMM128B64: Final = 4122
     """``vcvttpd2udqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_XMM_K1Z_YMMM256B64: Final = 4075
+    EVEX_VCVTTPD2UDQS_XMM_K1Z_YMMM256B64: Final = 4123
     """``vcvttpd2udqs W:xmm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_YMM_K1Z_ZMMM512B64_SAE: Final = 4076
+    EVEX_VCVTTPD2UDQS_YMM_K1Z_ZMMM512B64_SAE: Final = 4124
     """``vcvttpd2udqs W:ymm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_XMM_K1Z_XMMM128B64: Final = 4077
+    EVEX_VCVTTPD2UQQS_XMM_K1Z_XMMM128B64: Final = 4125
     """``vcvttpd2uqqs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_YMM_K1Z_YMMM256B64: Final = 4078
+    EVEX_VCVTTPD2UQQS_YMM_K1Z_YMMM256B64: Final = 4126
     """``vcvttpd2uqqs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 4079
+    EVEX_VCVTTPD2UQQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 4127
     """``vcvttpd2uqqs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_XMM_K1Z_XMMM128B16: Final = 4080
+    EVEX_VCVTTPH2IBS_XMM_K1Z_XMMM128B16: Final = 4128
     """``vcvttph2ibs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_YMM_K1Z_YMMM256B16: Final = 4081
+    EVEX_VCVTTPH2IBS_YMM_K1Z_YMMM256B16: Final = 4129
     """``vcvttph2ibs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 4082
+    EVEX_VCVTTPH2IBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 4130
     """``vcvttph2ibs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 4083
+    EVEX_VCVTTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 4131
     """``vcvttph2iubs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 4084
+    EVEX_VCVTTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 4132
     """``vcvttph2iubs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 4085
+    EVEX_VCVTTPH2IUBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 4133
     """``vcvttph2iubs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_XMM_K1Z_XMMM128B32: Final = 4086
+    EVEX_VCVTTPS2DQS_XMM_K1Z_XMMM128B32: Final = 4134
     """``vcvttps2dqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_YMM_K1Z_YMMM256B32: Final = 4087
+    EVEX_VCVTTPS2DQS_YMM_K1Z_YMMM256B32: Final = 4135
     """``vcvttps2dqs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4088
+    EVEX_VCVTTPS2DQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4136
     """``vcvttps2dqs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_XMM_K1Z_XMMM128B32: Final = 4089
+    EVEX_VCVTTPS2IBS_XMM_K1Z_XMMM128B32: Final = 4137
     """``vcvttps2ibs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_YMM_K1Z_YMMM256B32: Final = 4090
+    EVEX_VCVTTPS2IBS_YMM_K1Z_YMMM256B32: Final = 4138
     """``vcvttps2ibs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4091
+    EVEX_VCVTTPS2IBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4139
     """``vcvttps2ibs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 4092
+    EVEX_VCVTTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 4140
     """``vcvttps2iubs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 4093
+    EVEX_VCVTTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 4141
     """``vcvttps2iubs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4094
+    EVEX_VCVTTPS2IUBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4142
     """``vcvttps2iubs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_XMM_K1Z_XMMM64B32: Final = 4095
+    EVEX_VCVTTPS2QQS_XMM_K1Z_XMMM64B32: Final = 4143
     """``vcvttps2qqs W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_YMM_K1Z_XMMM128B32: Final = 4096
+    EVEX_VCVTTPS2QQS_YMM_K1Z_XMMM128B32: Final = 4144
     """``vcvttps2qqs W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_ZMM_K1Z_YMMM256B32_SAE: Final = 4097
+    EVEX_VCVTTPS2QQS_ZMM_K1Z_YMMM256B32_SAE: Final = 4145
     """``vcvttps2qqs W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_XMM_K1Z_XMMM128B32: Final = 4098
+    EVEX_VCVTTPS2UDQS_XMM_K1Z_XMMM128B32: Final = 4146
     """``vcvttps2udqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_YMM_K1Z_YMMM256B32: Final = 4099
+    EVEX_VCVTTPS2UDQS_YMM_K1Z_YMMM256B32: Final = 4147
     """``vcvttps2udqs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4100
+    EVEX_VCVTTPS2UDQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4148
     """``vcvttps2udqs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_XMM_K1Z_XMMM64B32: Final = 4101
+    EVEX_VCVTTPS2UQQS_XMM_K1Z_XMMM64B32: Final = 4149
     """``vcvttps2uqqs W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_YMM_K1Z_XMMM128B32: Final = 4102
+    EVEX_VCVTTPS2UQQS_YMM_K1Z_XMMM128B32: Final = 4150
     """``vcvttps2uqqs W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_ZMM_K1Z_YMMM256B32_SAE: Final = 4103
+    EVEX_VCVTTPS2UQQS_ZMM_K1Z_YMMM256B32_SAE: Final = 4151
     """``vcvttps2uqqs W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2SIS_R32_XMMM64_SAE: Final = 4104
+    EVEX_VCVTTSD2SIS_R32_XMMM64_SAE: Final = 4152
     """``vcvttsd2sis W:r32, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2SIS_R64_XMMM64_SAE: Final = 4105
+    EVEX_VCVTTSD2SIS_R64_XMMM64_SAE: Final = 4153
     """``vcvttsd2sis W:r64, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2USIS_R32_XMMM64_SAE: Final = 4106
+    EVEX_VCVTTSD2USIS_R32_XMMM64_SAE: Final = 4154
     """``vcvttsd2usis W:r32, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2USIS_R64_XMMM64_SAE: Final = 4107
+    EVEX_VCVTTSD2USIS_R64_XMMM64_SAE: Final = 4155
     """``vcvttsd2usis W:r64, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2SIS_R32_XMMM32_SAE: Final = 4108
+    EVEX_VCVTTSS2SIS_R32_XMMM32_SAE: Final = 4156
     """``vcvttss2sis W:r32, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2SIS_R64_XMMM32_SAE: Final = 4109
+    EVEX_VCVTTSS2SIS_R64_XMMM32_SAE: Final = 4157
     """``vcvttss2sis W:r64, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2USIS_R32_XMMM32_SAE: Final = 4110
+    EVEX_VCVTTSS2USIS_R32_XMMM32_SAE: Final = 4158
     """``vcvttss2usis W:r32, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2USIS_R64_XMMM32_SAE: Final = 4111
+    EVEX_VCVTTSS2USIS_R64_XMMM32_SAE: Final = 4159
     """``vcvttss2usis W:r64, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4112
+    EVEX_VDIVBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4160
     """``vdivbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4113
+    EVEX_VDIVBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4161
     """``vdivbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4114
+    EVEX_VDIVBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4162
     """``vdivbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_XMM_K1Z_XMM_XMMM128B32: Final = 4115
+    EVEX_VDPPHPS_XMM_K1Z_XMM_XMMM128B32: Final = 4163
     """``vdpphps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_YMM_K1Z_YMM_YMMM256B32: Final = 4116
+    EVEX_VDPPHPS_YMM_K1Z_YMM_YMMM256B32: Final = 4164
     """``vdpphps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4117
+    EVEX_VDPPHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4165
     """``vdpphps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4118
+    EVEX_VFMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4166
     """``vfmadd132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4119
+    EVEX_VFMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4167
     """``vfmadd132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4120
+    EVEX_VFMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4168
     """``vfmadd132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4121
+    EVEX_VFMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4169
     """``vfmadd213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4122
+    EVEX_VFMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4170
     """``vfmadd213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4123
+    EVEX_VFMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4171
     """``vfmadd213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4124
+    EVEX_VFMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4172
     """``vfmadd231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4125
+    EVEX_VFMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4173
     """``vfmadd231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4126
+    EVEX_VFMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4174
     """``vfmadd231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4127
+    EVEX_VFMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4175
     """``vfmsub132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4128
+    EVEX_VFMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4176
     """``vfmsub132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4129
+    EVEX_VFMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4177
     """``vfmsub132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4130
+    EVEX_VFMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4178
     """``vfmsub213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4131
+    EVEX_VFMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4179
     """``vfmsub213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4132
+    EVEX_VFMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4180
     """``vfmsub213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4133
+    EVEX_VFMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4181
     """``vfmsub231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4134
+    EVEX_VFMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4182
     """``vfmsub231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4135
+    EVEX_VFMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4183
     """``vfmsub231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4136
+    EVEX_VFNMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4184
     """``vfnmadd132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4137
+    EVEX_VFNMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4185
     """``vfnmadd132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4138
+    EVEX_VFNMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4186
     """``vfnmadd132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4139
+    EVEX_VFNMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4187
     """``vfnmadd213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4140
+    EVEX_VFNMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4188
     """``vfnmadd213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4141
+    EVEX_VFNMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4189
     """``vfnmadd213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4142
+    EVEX_VFNMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4190
     """``vfnmadd231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4143
+    EVEX_VFNMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4191
     """``vfnmadd231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4144
+    EVEX_VFNMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4192
     """``vfnmadd231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4145
+    EVEX_VFNMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4193
     """``vfnmsub132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4146
+    EVEX_VFNMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4194
     """``vfnmsub132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4147
+    EVEX_VFNMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4195
     """``vfnmsub132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4148
+    EVEX_VFNMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4196
     """``vfnmsub213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4149
+    EVEX_VFNMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4197
     """``vfnmsub213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4150
+    EVEX_VFNMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4198
     """``vfnmsub213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4151
+    EVEX_VFNMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4199
     """``vfnmsub231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4152
+    EVEX_VFNMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4200
     """``vfnmsub231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4153
+    EVEX_VFNMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4201
     """``vfnmsub231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8: Final = 4154
+    EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8: Final = 4202
     """``vfpclassbf16 W:k, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8: Final = 4155
+    EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8: Final = 4203
     """``vfpclassbf16 W:k, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8: Final = 4156
+    EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8: Final = 4204
     """``vfpclassbf16 W:k, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_XMM_K1Z_XMMM128B16: Final = 4157
+    EVEX_VGETEXPBF16_XMM_K1Z_XMMM128B16: Final = 4205
     """``vgetexpbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_YMM_K1Z_YMMM256B16: Final = 4158
+    EVEX_VGETEXPBF16_YMM_K1Z_YMMM256B16: Final = 4206
     """``vgetexpbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_ZMM_K1Z_ZMMM512B16: Final = 4159
+    EVEX_VGETEXPBF16_ZMM_K1Z_ZMMM512B16: Final = 4207
     """``vgetexpbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4160
+    EVEX_VGETMANTBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4208
     """``vgetmantbf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4161
+    EVEX_VGETMANTBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4209
     """``vgetmantbf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4162
+    EVEX_VGETMANTBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4210
     """``vgetmantbf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VMAXBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4163
+    EVEX_VMAXBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4211
     """``vmaxbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMAXBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4164
+    EVEX_VMAXBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4212
     """``vmaxbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4165
+    EVEX_VMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4213
     """``vmaxbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMINBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4166
+    EVEX_VMINBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4214
     """``vminbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4167
+    EVEX_VMINBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4215
     """``vminbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4168
+    EVEX_VMINBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4216
     """``vminbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 4169
+    EVEX_VMINMAXBF16_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 4217
     """``vminmaxbf16 W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 4170
+    EVEX_VMINMAXBF16_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 4218
     """``vminmaxbf16 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16_IMM8: Final = 4171
+    EVEX_VMINMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16_IMM8: Final = 4219
     """``vminmaxbf16 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4172
+    EVEX_VMINMAXPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4220
     """``vminmaxpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4173
+    EVEX_VMINMAXPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4221
     """``vminmaxpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4174
+    EVEX_VMINMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4222
     """``vminmaxpd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 4175
+    EVEX_VMINMAXPH_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 4223
     """``vminmaxph W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 4176
+    EVEX_VMINMAXPH_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 4224
     """``vminmaxph W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_IMM8_SAE: Final = 4177
+    EVEX_VMINMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_IMM8_SAE: Final = 4225
     """``vminmaxph W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4178
+    EVEX_VMINMAXPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4226
     """``vminmaxps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4179
+    EVEX_VMINMAXPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4227
     """``vminmaxps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4180
+    EVEX_VMINMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4228
     """``vminmaxps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4181
+    EVEX_VMINMAXSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4229
     """``vminmaxsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 53 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4182
+    EVEX_VMINMAXSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4230
     """``vminmaxsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.NP.0F3A.W0 53 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4183
+    EVEX_VMINMAXSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4231
     """``vminmaxss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 53 /r ib`` (AVX10_2)"""
-    EVEX_VMULBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4184
+    EVEX_VMULBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4232
     """``vmulbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VMULBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4185
+    EVEX_VMULBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4233
     """``vmulbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VMULBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4186
+    EVEX_VMULBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4234
     """``vmulbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_XMM_K1Z_XMMM128B16: Final = 4187
+    EVEX_VRCPBF16_XMM_K1Z_XMMM128B16: Final = 4235
     """``vrcpbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_YMM_K1Z_YMMM256B16: Final = 4188
+    EVEX_VRCPBF16_YMM_K1Z_YMMM256B16: Final = 4236
     """``vrcpbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_ZMM_K1Z_ZMMM512B16: Final = 4189
+    EVEX_VRCPBF16_ZMM_K1Z_ZMMM512B16: Final = 4237
     """``vrcpbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4190
+    EVEX_VREDUCEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4238
     """``vreducebf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4191
+    EVEX_VREDUCEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4239
     """``vreducebf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4192
+    EVEX_VREDUCEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4240
     """``vreducebf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4193
+    EVEX_VRNDSCALEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4241
     """``vrndscalebf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4194
+    EVEX_VRNDSCALEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4242
     """``vrndscalebf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4195
+    EVEX_VRNDSCALEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4243
     """``vrndscalebf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_XMM_K1Z_XMMM128B16: Final = 4196
+    EVEX_VRSQRTBF16_XMM_K1Z_XMMM128B16: Final = 4244
     """``vrsqrtbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_YMM_K1Z_YMMM256B16: Final = 4197
+    EVEX_VRSQRTBF16_YMM_K1Z_YMMM256B16: Final = 4245
     """``vrsqrtbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 4198
+    EVEX_VRSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 4246
     """``vrsqrtbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4199
+    EVEX_VSCALEFBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4247
     """``vscalefbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4200
+    EVEX_VSCALEFBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4248
     """``vscalefbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4201
+    EVEX_VSCALEFBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4249
     """``vscalefbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_XMM_K1Z_XMMM128B16: Final = 4202
+    EVEX_VSQRTBF16_XMM_K1Z_XMMM128B16: Final = 4250
     """``vsqrtbf16 W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_YMM_K1Z_YMMM256B16: Final = 4203
+    EVEX_VSQRTBF16_YMM_K1Z_YMMM256B16: Final = 4251
     """``vsqrtbf16 W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 4204
+    EVEX_VSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 4252
     """``vsqrtbf16 W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4205
+    EVEX_VSUBBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4253
     """``vsubbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4206
+    EVEX_VSUBBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4254
     """``vsubbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4207
+    EVEX_VSUBBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4255
     """``vsubbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VUCOMXSD_XMM_XMMM64_SAE: Final = 4208
+    EVEX_VUCOMXSD_XMM_XMMM64_SAE: Final = 4256
     """``vucomxsd R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2E /r`` (AVX10_2)"""
-    EVEX_VUCOMXSH_XMM_XMMM16_SAE: Final = 4209
+    EVEX_VUCOMXSH_XMM_XMMM16_SAE: Final = 4257
     """``vucomxsh R:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 2E /r`` (AVX10_2)"""
-    EVEX_VUCOMXSS_XMM_XMMM32_SAE: Final = 4210
+    EVEX_VUCOMXSS_XMM_XMMM32_SAE: Final = 4258
     """``vucomxss R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2E /r`` (AVX10_2)"""
-    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 4211
+    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 4259
     """``vpxord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 4212
+    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 4260
     """``vpxord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4213
+    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4261
     """``vpxord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EF /r`` (AVX512F)"""
-    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 4214
+    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 4262
     """``vpandd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 4215
+    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 4263
     """``vpandd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4216
+    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4264
     """``vpandd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DB /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 4217
+    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 4265
     """``vmovdqu32 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 4218
+    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 4266
     """``vmovdqu32 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 4219
+    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 4267
     """``vmovdqu32 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 4220
+    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 4268
     """``vmovdqu32 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 4221
+    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 4269
     """``vmovdqu32 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 4222
+    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 4270
     """``vmovdqu32 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 4223
+    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 4271
     """``vmovdqu64 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 4224
+    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 4272
     """``vmovdqu64 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 4225
+    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 4273
     """``vmovdqu64 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 4226
+    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 4274
     """``vmovdqu64 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 4227
+    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 4275
     """``vmovdqu64 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 4228
+    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 4276
     """``vmovdqu64 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 4229
+    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 4277
     """``vpord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 4230
+    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 4278
     """``vpord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4231
+    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4279
     """``vpord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EB /r`` (AVX512F)"""
-    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 4232
+    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 4280
     """``vporq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 4233
+    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 4281
     """``vporq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4234
+    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4282
     """``vporq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EB /r`` (AVX512F)"""
-    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 4235
+    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 4283
     """``vpandq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 4236
+    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 4284
     """``vpandq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4237
+    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4285
     """``vpandq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DB /r`` (AVX512F)"""
-    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 4238
+    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 4286
     """``vpxorq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 4239
+    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 4287
     """``vpxorq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4240
+    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4288
     """``vpxorq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EF /r`` (AVX512F)"""
-    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 4241
+    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 4289
     """``vpandnd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 4242
+    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 4290
     """``vpandnd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4243
+    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4291
     """``vpandnd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DF /r`` (AVX512F)"""
-    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 4244
+    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 4292
     """``vpandnq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 4245
+    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 4293
     """``vpandnq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4246
+    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4294
     """``vpandnq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DF /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 4247
+    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 4295
     """``vmovdqa32 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 4248
+    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 4296
     """``vmovdqa32 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 4249
+    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 4297
     """``vmovdqa32 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 4250
+    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 4298
     """``vmovdqa32 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 4251
+    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 4299
     """``vmovdqa32 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 4252
+    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 4300
     """``vmovdqa32 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 4253
+    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 4301
     """``vmovdqa64 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 4254
+    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 4302
     """``vmovdqa64 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 4255
+    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 4303
     """``vmovdqa64 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 4256
+    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 4304
     """``vmovdqa64 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 4257
+    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 4305
     """``vmovdqa64 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 4258
+    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 4306
     """``vmovdqa64 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 4259
+    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 4307
     """``vprord W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 4260
+    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 4308
     """``vprord W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 4261
+    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 4309
     """``vprord W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4262
+    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4310
     """``vprorq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4263
+    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4311
     """``vprorq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4264
+    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4312
     """``vprorq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 4265
+    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 4313
     """``vprold W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 4266
+    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 4314
     """``vprold W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 4267
+    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 4315
     """``vprold W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4268
+    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4316
     """``vprolq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4269
+    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4317
     """``vprolq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4270
+    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4318
     """``vprolq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4271
+    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4319
     """``vpsraq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 4272
+    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 4320
     """``vpsraq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4273
+    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4321
     """``vpsraq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4274
+    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4322
     """``vpsraq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 4275
+    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 4323
     """``vpsraq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 4276
+    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 4324
     """``vpsraq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 4277
+    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 4325
     """``vcvttps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4278
+    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4326
     """``vcvttps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4279
+    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4327
     """``vcvttps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 4280
+    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 4328
     """``vcvttpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4281
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4329
     """``vcvttpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4282
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4330
     """``vcvttpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 4283
+    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 4331
     """``vcvttss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 4284
+    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 4332
     """``vcvttss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 4285
+    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 4333
     """``vcvttsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 4286
+    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 4334
     """``vcvttsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 4287
+    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 4335
     """``vcvtps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4288
+    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4336
     """``vcvtps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4289
+    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4337
     """``vcvtps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 4290
+    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 4338
     """``vcvtpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4291
+    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4339
     """``vcvtpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4292
+    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4340
     """``vcvtpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 4293
+    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 4341
     """``vcvtss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 4294
+    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 4342
     """``vcvtss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 4295
+    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 4343
     """``vcvtsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 4296
+    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 4344
     """``vcvtsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 4297
+    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 4345
     """``vcvtudq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 4298
+    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 4346
     """``vcvtudq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 4299
+    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 4347
     """``vcvtudq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 4300
+    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 4348
     """``vcvtudq2ps W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 4301
+    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 4349
     """``vcvtudq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 4302
+    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 4350
     """``vcvtudq2ps W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 4303
+    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 4351
     """``vcvtusi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 4304
+    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 4352
     """``vcvtusi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 4305
+    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 4353
     """``vcvtusi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 4306
+    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 4354
     """``vcvtusi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 4307
+    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 4355
     """``vpmovusdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 11 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 4308
+    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 4356
     """``vpmovusdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 4309
+    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 4357
     """``vpmovusdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 4310
+    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 4358
     """``vpmovusqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 12 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 4311
+    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 4359
     """``vpmovusqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 4312
+    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 4360
     """``vpmovusqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 4313
+    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 4361
     """``vpmovusdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 4314
+    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 4362
     """``vpmovusdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 4315
+    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 4363
     """``vpmovusdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4316
+    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4364
     """``vprorvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 4317
+    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 4365
     """``vprorvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 4318
+    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 4366
     """``vprorvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4319
+    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4367
     """``vprorvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 14 /r`` (AVX512F)"""
-    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4320
+    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4368
     """``vprorvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4321
+    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4369
     """``vprorvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 4322
+    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 4370
     """``vpmovusqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 4323
+    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 4371
     """``vpmovusqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 4324
+    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 4372
     """``vpmovusqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4325
+    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4373
     """``vprolvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 4326
+    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 4374
     """``vprolvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 4327
+    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 4375
     """``vprolvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4328
+    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4376
     """``vprolvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 15 /r`` (AVX512F)"""
-    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4329
+    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4377
     """``vprolvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4330
+    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4378
     """``vprolvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 4331
+    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 4379
     """``vpmovusqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 4332
+    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 4380
     """``vpmovusqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 4333
+    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 4381
     """``vpmovusqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 4334
+    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 4382
     """``vbroadcastf32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 1A /r`` (AVX512F)"""
-    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 4335
+    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 4383
     """``vbroadcastf32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 1A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 4336
+    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 4384
     """``vbroadcastf64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 1B /r`` (AVX512F)"""
-    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 4337
+    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 4385
     """``vpabsq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 1F /r`` (AVX512F)"""
-    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 4338
+    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 4386
     """``vpabsq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 4339
+    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 4387
     """``vpabsq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 4340
+    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 4388
     """``vpmovsdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 4341
+    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 4389
     """``vpmovsdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 4342
+    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 4390
     """``vpmovsdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 4343
+    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 4391
     """``vpmovsqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 4344
+    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 4392
     """``vpmovsqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 4345
+    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 4393
     """``vpmovsqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 4346
+    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 4394
     """``vpmovsdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 4347
+    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 4395
     """``vpmovsdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 4348
+    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 4396
     """``vpmovsdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 4349
+    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 4397
     """``vpmovsqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 4350
+    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 4398
     """``vpmovsqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 4351
+    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 4399
     """``vpmovsqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 4352
+    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 4400
     """``vpmovsqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 4353
+    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 4401
     """``vpmovsqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 4354
+    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 4402
     """``vpmovsqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 4355
+    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 4403
     """``vptestmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 4356
+    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 4404
     """``vptestmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 4357
+    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 4405
     """``vptestmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 4358
+    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 4406
     """``vptestmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 4359
+    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 4407
     """``vptestmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 4360
+    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 4408
     """``vptestmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 4361
+    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 4409
     """``vptestnmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 4362
+    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 4410
     """``vptestnmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 4363
+    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 4411
     """``vptestnmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 4364
+    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 4412
     """``vptestnmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 4365
+    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 4413
     """``vptestnmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 4366
+    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 4414
     """``vptestnmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4367
+    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4415
     """``vscalefps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 4368
+    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 4416
     """``vscalefps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 4369
+    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 4417
     """``vscalefps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 4370
+    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 4418
     """``vscalefpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 4371
+    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 4419
     """``vscalefpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 4372
+    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 4420
     """``vscalefpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 4373
+    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 4421
     """``vscalefss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 2D /r`` (AVX512F)"""
-    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 4374
+    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 4422
     """``vscalefsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 2D /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 4375
+    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 4423
     """``vpmovdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 31 /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 4376
+    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 4424
     """``vpmovdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 4377
+    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 4425
     """``vpmovdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 4378
+    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 4426
     """``vpmovqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 32 /r`` (AVX512F)"""
-    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 4379
+    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 4427
     """``vpmovqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 4380
+    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 4428
     """``vpmovqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 4381
+    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 4429
     """``vpmovdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 33 /r`` (AVX512F)"""
-    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 4382
+    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 4430
     """``vpmovdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 4383
+    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 4431
     """``vpmovdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 4384
+    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 4432
     """``vpmovqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 34 /r`` (AVX512F)"""
-    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 4385
+    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 4433
     """``vpmovqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 4386
+    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 4434
     """``vpmovqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 4387
+    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 4435
     """``vpmovqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 4388
+    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 4436
     """``vpmovqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 4389
+    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 4437
     """``vpmovqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4390
+    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4438
     """``vpminsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 39 /r`` (AVX512F)"""
-    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4391
+    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4439
     """``vpminsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4392
+    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4440
     """``vpminsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4393
+    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4441
     """``vpminuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3B /r`` (AVX512F)"""
-    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4394
+    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4442
     """``vpminuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4395
+    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4443
     """``vpminuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4396
+    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4444
     """``vpmaxsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4397
+    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4445
     """``vpmaxsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4398
+    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4446
     """``vpmaxsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4399
+    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4447
     """``vpmaxuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4400
+    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4448
     """``vpmaxuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4401
+    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4449
     """``vpmaxuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4402
+    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4450
     """``vgetexpps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4403
+    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4451
     """``vgetexpps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4404
+    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4452
     """``vgetexpps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4405
+    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4453
     """``vgetexppd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4406
+    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4454
     """``vgetexppd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4407
+    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4455
     """``vgetexppd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4408
+    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4456
     """``vgetexpss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 43 /r`` (AVX512F)"""
-    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4409
+    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4457
     """``vgetexpsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 43 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4410
+    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4458
     """``vpsravq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4411
+    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4459
     """``vpsravq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4412
+    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4460
     """``vpsravq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4413
+    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4461
     """``vrcp14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4414
+    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4462
     """``vrcp14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4415
+    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4463
     """``vrcp14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4416
+    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4464
     """``vrcp14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4417
+    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4465
     """``vrcp14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4418
+    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4466
     """``vrcp14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4419
+    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4467
     """``vrcp14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4D /r`` (AVX512F)"""
-    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4420
+    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4468
     """``vrcp14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4D /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4421
+    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4469
     """``vrsqrt14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4422
+    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4470
     """``vrsqrt14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4423
+    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4471
     """``vrsqrt14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4424
+    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4472
     """``vrsqrt14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4425
+    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4473
     """``vrsqrt14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4426
+    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4474
     """``vrsqrt14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4427
+    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4475
     """``vrsqrt14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4F /r`` (AVX512F)"""
-    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4428
+    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4476
     """``vrsqrt14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4F /r`` (AVX512F)"""
-    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4429
+    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4477
     """``vexp2ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C8 /r`` (AVX512ER)"""
-    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4430
+    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4478
     """``vexp2pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C8 /r`` (AVX512ER)"""
-    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4431
+    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4479
     """``vrcp28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4432
+    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4480
     """``vrcp28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4433
+    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4481
     """``vrcp28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CB /r`` (AVX512ER)"""
-    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4434
+    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4482
     """``vrcp28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CB /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4435
+    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4483
     """``vrsqrt28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4436
+    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4484
     """``vrsqrt28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4437
+    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4485
     """``vrsqrt28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CD /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4438
+    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4486
     """``vrsqrt28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CD /r`` (AVX512ER)"""
-    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4439
+    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4487
     """``vbroadcasti32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 5A /r`` (AVX512F)"""
-    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4440
+    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4488
     """``vbroadcasti32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4441
+    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4489
     """``vbroadcasti64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 5B /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4442
+    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4490
     """``vpblendmd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4443
+    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4491
     """``vpblendmd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4444
+    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4492
     """``vpblendmd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4445
+    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4493
     """``vpblendmq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4446
+    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4494
     """``vpblendmq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4447
+    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4495
     """``vpblendmq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4448
+    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4496
     """``vblendmps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4449
+    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4497
     """``vblendmps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4450
+    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4498
     """``vblendmps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4451
+    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4499
     """``vblendmpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4452
+    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4500
     """``vblendmpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4453
+    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4501
     """``vblendmpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4454
+    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4502
     """``vpermi2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4455
+    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4503
     """``vpermi2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4456
+    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4504
     """``vpermi2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4457
+    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4505
     """``vpermi2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4458
+    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4506
     """``vpermi2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4459
+    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4507
     """``vpermi2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4460
+    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4508
     """``vpermi2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4461
+    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4509
     """``vpermi2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4462
+    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4510
     """``vpermi2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4463
+    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4511
     """``vpermi2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4464
+    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4512
     """``vpermi2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4465
+    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4513
     """``vpermi2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4466
+    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4514
     """``vpermt2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4467
+    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4515
     """``vpermt2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4468
+    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4516
     """``vpermt2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4469
+    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4517
     """``vpermt2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4470
+    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4518
     """``vpermt2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4471
+    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4519
     """``vpermt2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4472
+    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4520
     """``vpermt2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4473
+    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4521
     """``vpermt2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4474
+    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4522
     """``vpermt2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4475
+    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4523
     """``vpermt2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4476
+    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4524
     """``vpermt2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4477
+    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4525
     """``vpermt2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4478
+    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4526
     """``vexpandps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4479
+    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4527
     """``vexpandps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4480
+    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4528
     """``vexpandps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4481
+    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4529
     """``vexpandpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4482
+    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4530
     """``vexpandpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4483
+    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4531
     """``vexpandpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4484
+    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4532
     """``vpexpandd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4485
+    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4533
     """``vpexpandd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4486
+    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4534
     """``vpexpandd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4487
+    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4535
     """``vpexpandq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4488
+    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4536
     """``vpexpandq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4489
+    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4537
     """``vpexpandq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4490
+    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4538
     """``vcompressps W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4491
+    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4539
     """``vcompressps W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4492
+    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4540
     """``vcompressps W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4493
+    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4541
     """``vcompresspd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4494
+    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4542
     """``vcompresspd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4495
+    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4543
     """``vcompresspd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4496
+    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4544
     """``vpcompressd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4497
+    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4545
     """``vpcompressd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4498
+    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4546
     """``vpcompressd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4499
+    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4547
     """``vpcompressq W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4500
+    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4548
     """``vpcompressq W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4501
+    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4549
     """``vpcompressq W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4502
+    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4550
     """``valignd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4503
+    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4551
     """``valignd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4504
+    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4552
     """``valignd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4505
+    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4553
     """``valignq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4506
+    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4554
     """``valignq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4507
+    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4555
     """``valignq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4508
+    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4556
     """``vrndscaleps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 08 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4509
+    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4557
     """``vrndscaleps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4510
+    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4558
     """``vrndscaleps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4511
+    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4559
     """``vrndscalepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 09 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4512
+    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4560
     """``vrndscalepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4513
+    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4561
     """``vrndscalepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4514
+    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4562
     """``vrndscaless W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 0A /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4515
+    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4563
     """``vrndscalesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 0B /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4516
+    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4564
     """``vinsertf32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 18 /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4517
+    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4565
     """``vinsertf32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 18 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4518
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4566
     """``vextractf32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 19 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4519
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4567
     """``vextractf32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 19 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4520
+    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4568
     """``vinsertf64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 1A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4521
+    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4569
     """``vextractf64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 1B /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4522
+    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4570
     """``vpcmpud W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4523
+    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4571
     """``vpcmpud W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4524
+    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4572
     """``vpcmpud W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4525
+    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4573
     """``vpcmpuq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4526
+    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4574
     """``vpcmpuq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4527
+    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4575
     """``vpcmpuq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4528
+    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4576
     """``vpcmpd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4529
+    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4577
     """``vpcmpd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4530
+    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4578
     """``vpcmpd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4531
+    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4579
     """``vpcmpq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4532
+    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4580
     """``vpcmpq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4533
+    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4581
     """``vpcmpq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4534
+    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4582
     """``vshuff32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4535
+    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4583
     """``vshuff32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4536
+    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4584
     """``vshuff64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4537
+    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4585
     """``vshuff64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4538
+    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4586
     """``vpternlogd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4539
+    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4587
     """``vpternlogd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4540
+    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4588
     """``vpternlogd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4541
+    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4589
     """``vpternlogq RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4542
+    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4590
     """``vpternlogq RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4543
+    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4591
     """``vpternlogq RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4544
+    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4592
     """``vgetmantps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4545
+    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4593
     """``vgetmantps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4546
+    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4594
     """``vgetmantps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4547
+    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4595
     """``vgetmantpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4548
+    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4596
     """``vgetmantpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4549
+    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4597
     """``vgetmantpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4550
+    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4598
     """``vgetmantss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 27 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4551
+    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4599
     """``vgetmantsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 27 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4552
+    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4600
     """``vinserti32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 38 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4553
+    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4601
     """``vinserti32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 38 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4554
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4602
     """``vextracti32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 39 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4555
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4603
     """``vextracti32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 39 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4556
+    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4604
     """``vinserti64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 3A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4557
+    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4605
     """``vextracti64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 3B /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4558
+    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4606
     """``vshufi32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4559
+    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4607
     """``vshufi32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4560
+    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4608
     """``vshufi64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4561
+    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4609
     """``vshufi64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4562
+    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4610
     """``vfixupimmps RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4563
+    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4611
     """``vfixupimmps RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4564
+    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4612
     """``vfixupimmps RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4565
+    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4613
     """``vfixupimmpd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4566
+    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4614
     """``vfixupimmpd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4567
+    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4615
     """``vfixupimmpd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4568
+    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4616
     """``vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 55 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4569
+    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4617
     """``vfixupimmsd RW:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 55 /r ib`` (AVX512F)"""
-    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4570
+    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4618
     """``vpbroadcastmb2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 2A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4571
+    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4619
     """``vpbroadcastmb2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4572
+    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4620
     """``vpbroadcastmb2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4573
+    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4621
     """``vpbroadcastmw2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 3A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4574
+    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4622
     """``vpbroadcastmw2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4575
+    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4623
     """``vpbroadcastmw2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4576
+    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4624
     """``vplzcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4577
+    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4625
     """``vplzcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4578
+    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4626
     """``vplzcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4579
+    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4627
     """``vplzcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4580
+    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4628
     """``vplzcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4581
+    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4629
     """``vplzcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4582
+    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4630
     """``vpconflictd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4583
+    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4631
     """``vpconflictd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4584
+    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4632
     """``vpconflictd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4585
+    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4633
     """``vpconflictq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4586
+    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4634
     """``vpconflictq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4587
+    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4635
     """``vpconflictq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4588
+    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4636
     """``vcvtqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 5B /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4589
+    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4637
     """``vcvtqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4590
+    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4638
     """``vcvtqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4591
+    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4639
     """``vcvttps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4592
+    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4640
     """``vcvttps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4593
+    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4641
     """``vcvttps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4594
+    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4642
     """``vcvttpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4595
+    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4643
     """``vcvttpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4596
+    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4644
     """``vcvttpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4597
+    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4645
     """``vcvtps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4598
+    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4646
     """``vcvtps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4599
+    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4647
     """``vcvtps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4600
+    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4648
     """``vcvtpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4601
+    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4649
     """``vcvtpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4602
+    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4650
     """``vcvtpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4603
+    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4651
     """``vcvttps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4604
+    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4652
     """``vcvttps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4605
+    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4653
     """``vcvttps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4606
+    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4654
     """``vcvttpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4607
+    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4655
     """``vcvttpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4608
+    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4656
     """``vcvttpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4609
+    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4657
     """``vcvtuqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4610
+    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4658
     """``vcvtuqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4611
+    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4659
     """``vcvtuqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4612
+    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4660
     """``vcvtuqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4613
+    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4661
     """``vcvtuqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4614
+    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4662
     """``vcvtuqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4615
+    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4663
     """``vcvtps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4616
+    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4664
     """``vcvtps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4617
+    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4665
     """``vcvtps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4618
+    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4666
     """``vcvtpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4619
+    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4667
     """``vcvtpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4620
+    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4668
     """``vcvtpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4621
+    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4669
     """``vcvtqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 E6 /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4622
+    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4670
     """``vcvtqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4623
+    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4671
     """``vcvtqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4624
+    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4672
     """``vbroadcastf32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 19 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4625
+    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4673
     """``vbroadcastf32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 19 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4626
+    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4674
     """``vbroadcastf64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 1A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4627
+    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4675
     """``vbroadcastf64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 1A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4628
+    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4676
     """``vbroadcastf32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 1B /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_ZMM_KR: Final = 4629
+    EVEX_VPMOVM2D_ZMM_KR: Final = 4677
     """``vpmovm2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_XMM_KR: Final = 4630
+    EVEX_VPMOVM2D_XMM_KR: Final = 4678
     """``vpmovm2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2D_YMM_KR: Final = 4631
+    EVEX_VPMOVM2D_YMM_KR: Final = 4679
     """``vpmovm2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_ZMM_KR: Final = 4632
+    EVEX_VPMOVM2Q_ZMM_KR: Final = 4680
     """``vpmovm2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2Q_XMM_KR: Final = 4633
+    EVEX_VPMOVM2Q_XMM_KR: Final = 4681
     """``vpmovm2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_YMM_KR: Final = 4634
+    EVEX_VPMOVM2Q_YMM_KR: Final = 4682
     """``vpmovm2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_ZMM: Final = 4635
+    EVEX_VPMOVD2M_KR_ZMM: Final = 4683
     """``vpmovd2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_XMM: Final = 4636
+    EVEX_VPMOVD2M_KR_XMM: Final = 4684
     """``vpmovd2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_YMM: Final = 4637
+    EVEX_VPMOVD2M_KR_YMM: Final = 4685
     """``vpmovd2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_ZMM: Final = 4638
+    EVEX_VPMOVQ2M_KR_ZMM: Final = 4686
     """``vpmovq2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_XMM: Final = 4639
+    EVEX_VPMOVQ2M_KR_XMM: Final = 4687
     """``vpmovq2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_YMM: Final = 4640
+    EVEX_VPMOVQ2M_KR_YMM: Final = 4688
     """``vpmovq2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4641
+    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4689
     """``vpmullq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 40 /r`` (AVX512DQ)"""
-    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4642
+    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4690
     """``vpmullq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4643
+    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4691
     """``vpmullq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4644
+    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4692
     """``vbroadcasti32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 59 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4645
+    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4693
     """``vbroadcasti32x2 W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4646
+    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4694
     """``vbroadcasti32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4647
+    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4695
     """``vbroadcasti64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 5A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4648
+    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4696
     """``vbroadcasti64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 5A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4649
+    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4697
     """``vbroadcasti32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 5B /r`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4650
+    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4698
     """``vinsertf64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 18 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4651
+    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4699
     """``vinsertf64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 18 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4652
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4700
     """``vextractf64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 19 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4653
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4701
     """``vextractf64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 19 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4654
+    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4702
     """``vinsertf32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 1A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4655
+    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4703
     """``vextractf32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1B /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4656
+    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4704
     """``vinserti64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 38 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4657
+    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4705
     """``vinserti64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 38 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4658
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4706
     """``vextracti64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 39 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4659
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4707
     """``vextracti64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 39 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4660
+    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4708
     """``vinserti32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 3A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4661
+    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4709
     """``vextracti32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 3B /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4662
+    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4710
     """``vrangeps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4663
+    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4711
     """``vrangeps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4664
+    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4712
     """``vrangeps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4665
+    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4713
     """``vrangepd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4666
+    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4714
     """``vrangepd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4667
+    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4715
     """``vrangepd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4668
+    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4716
     """``vrangess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 51 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4669
+    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4717
     """``vrangesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 51 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4670
+    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4718
     """``vreduceps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4671
+    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4719
     """``vreduceps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4672
+    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4720
     """``vreduceps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4673
+    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4721
     """``vreducepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4674
+    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4722
     """``vreducepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4675
+    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4723
     """``vreducepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4676
+    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4724
     """``vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 57 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4677
+    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4725
     """``vreducesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 57 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4678
+    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4726
     """``vfpclassps W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4679
+    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4727
     """``vfpclassps W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4680
+    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4728
     """``vfpclassps W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4681
+    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4729
     """``vfpclasspd W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4682
+    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4730
     """``vfpclasspd W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4683
+    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4731
     """``vfpclasspd W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4684
+    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4732
     """``vfpclassss W:k, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 67 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4685
+    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4733
     """``vfpclasssd W:k, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 67 /r ib`` (AVX512DQ)"""
 

@@ -40,7 +40,7 @@ class FormRow(_Row):
     operands = property(_item(2), doc='the explicit operands, each an OperandRow')
     encoding_kind = property(_item(3), doc='legacy | d3now | vex | evex | xop (d3now: AMD 3DNow!, legacy bytes and a suffix opcode byte)')
     opcode = property(_item(4), doc='the opcode byte')
-    opcode_map = property(_item(5), doc='0 one-byte, 1 0F, 2 0F38, 3 0F3A, 5 MAP5, 6 MAP6 (EVEX), 8 9 10 (XOP maps 08 09 0A)')
+    opcode_map = property(_item(5), doc='0 one-byte, 1 0F, 2 0F38, 3 0F3A, 5 MAP5 (VEX, EVEX), 6 MAP6 (EVEX), 7 MAP7 (VEX), 8 9 10 (XOP maps 08 09 0A)')
     mandatory_prefix = property(_item(6), doc='0 none, 1 66, 2 F3, 3 F2 (legacy mandatory prefix / VEX.pp; XOP.pp is 0)')
     opsize16 = property(_item(7), doc='0x66 operand-size prefix (legacy 16-bit forms)')
     addrsize32 = property(_item(8), doc="0x67 address-size prefix (`a32`): the form's implicit address is 32-bit (monitor's [eax], loop's ecx), or its memory operand is a 32-bit address (enqcmd r32, m512: an A32Mem)")

@@ -3,8 +3,8 @@
 """The encoders of every form, one function per shape (generated; do not edit).
 
 Forms whose encoders differ only in constants (opcode, prefix and map bytes, W/L/pp bits, /digit, the
-form id, immediate ranges) share a shape (codegen/shapes.py): 539 shapes for 4686 forms, in
-17 modules of 32 (shape ``i`` is ``SHAPES[i % 32]`` of module ``e{i // 32:03d}``), each
+form id, immediate ranges) share a shape (codegen/shapes.py): 545 shapes for 4734 forms, in
+18 modules of 32 (shape ``i`` is ``SHAPES[i % 32]`` of module ``e{i // 32:03d}``), each
 imported when one of its shapes is first used. ``shape_<ID>(fid, k0, …)``, named after its first form, returns the
 ``(enc, fits)`` of one form of the shape, given its id and the constants its row holds (``FormRow.shape``,
 ``FormRow.shape_args``); `shape` gives the function, `x86gen.forms.encoder_of` binds it. ``enc(a0, …)`` checks the
@@ -100,7 +100,12 @@ def _e016():
     return e016.SHAPES
 
 
-_LOADERS = (_e000, _e001, _e002, _e003, _e004, _e005, _e006, _e007, _e008, _e009, _e010, _e011, _e012, _e013, _e014, _e015, _e016, )
+def _e017():
+    from . import e017
+    return e017.SHAPES
+
+
+_LOADERS = (_e000, _e001, _e002, _e003, _e004, _e005, _e006, _e007, _e008, _e009, _e010, _e011, _e012, _e013, _e014, _e015, _e016, _e017, )
 _SHAPES: list = [None] * len(_LOADERS)   # each module's SHAPES, once imported
 
 

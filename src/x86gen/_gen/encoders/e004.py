@@ -110,7 +110,7 @@ def shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM(fid, k0, k1, k2):   # 5 forms: EVEX_VMOVSS
     return enc, None
 
 
-def shape_EVEX_VMOVSS_XMM_K1Z_M32(fid, k0, k1, k2, k3, k4):   # 4 forms: EVEX_VMOVSS_XMM_K1Z_M32, EVEX_VMOVSD_XMM_K1Z_M64, EVEX_VMOVNTDQA_XMM_M128, …
+def shape_EVEX_VMOVSS_XMM_K1Z_M32(fid, k0, k1, k2, k3, k4):   # 8 forms: EVEX_VMOVSS_XMM_K1Z_M32, EVEX_VMOVSD_XMM_K1Z_M64, EVEX_VMOVNTDQA_XMM_M128, …
     def enc(a0, a1, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Mem and a1.size in (0, k1):

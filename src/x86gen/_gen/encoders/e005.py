@@ -199,7 +199,7 @@ def shape_VEX_VCVTSS2SD_XMM_XMM_XMMM32(fid, k0, k1, k2):   # 93 forms: VEX_VCVTS
     return enc, None
 
 
-def shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 337 forms: EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER, EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER, …
+def shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 339 forms: EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER, EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER, …
     def enc(a0, a1, a2, *, p2=0x0, n=k0):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)

@@ -61,7 +61,7 @@ def shape_VEX_VADDPS_XMM_XMM_XMMM128(fid, k0):   # 12 forms: VEX_VADDPS_XMM_XMM_
     return enc, None
 
 
-def shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32(fid, k0, k1, k2):   # 249 forms: EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64, EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32, …
+def shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32(fid, k0, k1, k2):   # 251 forms: EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64, EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32, …
     def enc(a0, a1, a2, *, p2=0x20, n=32):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
@@ -75,7 +75,7 @@ def shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32(fid, k0, k1, k2):   # 249 forms: EV
     return enc, None
 
 
-def shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1, k2):   # 249 forms: EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER, EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, …
+def shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1, k2):   # 251 forms: EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER, EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, …
     def enc(a0, a1, a2, *, p2=0x40, n=64):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
@@ -255,7 +255,7 @@ def shape_PREFETCHNTA_M8(fid, k0, k1):   # 5 forms: PREFETCHNTA_M8, SGDT_M1664, 
     return enc, None
 
 
-def shape_PREFETCHT0_M8(fid, k0, k1, k2):   # 22 forms: PREFETCHT0_M8, PREFETCHT1_M8, PREFETCHT2_M8, …
+def shape_PREFETCHT0_M8(fid, k0, k1, k2):   # 23 forms: PREFETCHT0_M8, PREFETCHT1_M8, PREFETCHT2_M8, …
     def enc(a0):
         if a0.__class__ is Mem and a0.size in (0, k0):
             if a0.label is not None: raise _label_error(fid, (a0, ))

@@ -3,7 +3,7 @@
 """Encoders, one function per shape: shapes 320-351 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _high8_error, _implicit_error, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _high8_error, _implicit_error, _label_error, _le32, _operand_error, _range_error
 from ...memory import Mem
 from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, Gpr8
 R_cl = REGISTERS['cl']
@@ -192,6 +192,18 @@ def shape_LSS_R64_M1664(fid, k0):   # 3 forms: LSS_R64_M1664, LFS_R64_M1664, LGS
             return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
+
+
+def shape_VEX_RDMSR_R64_IMM32(fid, k0):   # 2 forms: VEX_RDMSR_R64_IMM32, VEX_URDMSR_R64_IMM32
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes5(0xc4, 0xc7 | a0.vb, 0x7b, k0, 0xc0 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
+    return enc, fits
 
 
 def shape_BT_RM16_IMM8(fid, k0, k1):   # 4 forms: BT_RM16_IMM8, BTS_RM16_IMM8, BTR_RM16_IMM8, …
@@ -425,16 +437,4 @@ def shape_POPCNT_R32_RM32(fid, k0):   # 3 forms: POPCNT_R32_RM32, TZCNT_R32_RM32
     return enc, None
 
 
-def shape_POPCNT_R64_RM64(fid, k0):   # 3 forms: POPCNT_R64_RM64, TZCNT_R64_RM64, LZCNT_R64_RM64
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_LODSD_EAX_M32, shape_STOSD_M32_EAX, shape_SCASQ_RAX_M64, shape_LODSQ_RAX_M64, shape_STOSQ_M64_RAX, shape_XLAT_M8, shape_STR_RM16, shape_STR_R32M16, shape_STR_R64M16, shape_LKGS_RM16, shape_LKGS_R32M16, shape_LKGS_R64M16, shape_INVLPG_M, shape_LSS_R16_M1616, shape_LSS_R32_M1632, shape_LSS_R64_M1664, shape_BT_RM16_IMM8, shape_BT_RM32_IMM8, shape_BT_RM64_IMM8, shape_SHLD_RM16_R16_IMM8, shape_SHLD_RM32_R32_IMM8, shape_SHLD_RM64_R64_IMM8, shape_SHLD_RM16_R16_CL, shape_SHLD_RM32_R32_CL, shape_SHLD_RM64_R64_CL, shape_CMPXCHG_RM8_R8, shape_BSWAP_R16, shape_BSWAP_R32, shape_BSWAP_R64, shape_POPCNT_R16_RM16, shape_POPCNT_R32_RM32, shape_POPCNT_R64_RM64, )
+SHAPES = (shape_LODSD_EAX_M32, shape_STOSD_M32_EAX, shape_SCASQ_RAX_M64, shape_LODSQ_RAX_M64, shape_STOSQ_M64_RAX, shape_XLAT_M8, shape_STR_RM16, shape_STR_R32M16, shape_STR_R64M16, shape_LKGS_RM16, shape_LKGS_R32M16, shape_LKGS_R64M16, shape_INVLPG_M, shape_LSS_R16_M1616, shape_LSS_R32_M1632, shape_LSS_R64_M1664, shape_VEX_RDMSR_R64_IMM32, shape_BT_RM16_IMM8, shape_BT_RM32_IMM8, shape_BT_RM64_IMM8, shape_SHLD_RM16_R16_IMM8, shape_SHLD_RM32_R32_IMM8, shape_SHLD_RM64_R64_IMM8, shape_SHLD_RM16_R16_CL, shape_SHLD_RM32_R32_CL, shape_SHLD_RM64_R64_CL, shape_CMPXCHG_RM8_R8, shape_BSWAP_R16, shape_BSWAP_R32, shape_BSWAP_R64, shape_POPCNT_R16_RM16, shape_POPCNT_R32_RM32, )

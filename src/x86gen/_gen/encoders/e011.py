@@ -8,6 +8,18 @@ from ...memory import Mem
 from ...registers import Gpr16, Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
+def shape_POPCNT_R64_RM64(fid, k0):   # 3 forms: POPCNT_R64_RM64, TZCNT_R64_RM64, LZCNT_R64_RM64
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
 def shape_CMPXCHG16B_M128(fid, k0, k1):   # 2 forms: CMPXCHG16B_M128, FXRSTOR64_M512BYTE
     def enc(a0):
         if a0.__class__ is Mem and a0.size in (0, k0):
@@ -55,36 +67,36 @@ def shape_RDPID_R64(fid, k0, k1):   # 3 forms: RDPID_R64, SENDUIPI_R64, UMONITOR
     return enc, None
 
 
-def shape_MOVBE_R16_M16(fid):   # 1 form
+def shape_MOVBE_R16_M16(fid, k0):   # 2 forms: MOVBE_R16_M16, MOVRS_R16_M16
     def enc(a0, a1):
         if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Mem and a1.size in (0, 16):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0x66, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0x66, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_MOVBE_R32_M32(fid):   # 1 form
+def shape_MOVBE_R32_M32(fid, k0):   # 2 forms: MOVBE_R32_M32, MOVRS_R32_M32
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Mem and a1.size in (0, 32):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_MOVBE_R64_M64(fid):   # 1 form
+def shape_MOVBE_R64_M64(fid, k0):   # 2 forms: MOVBE_R64_M64, MOVRS_R64_M64
     def enc(a0, a1):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Mem and a1.size in (0, 64):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -378,21 +390,4 @@ def shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8(fid, k0, k1, k2):   # 17 forms: E
     return enc, fits
 
 
-def shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8(fid, k0, k1, k2):   # 19 forms: EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8, EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x20, n=32):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x20, n=32):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-SHAPES = (shape_CMPXCHG16B_M128, shape_RDRAND_R16, shape_RDRAND_R32, shape_RDRAND_R64, shape_RDPID_R64, shape_MOVBE_R16_M16, shape_MOVBE_R32_M32, shape_MOVBE_R64_M64, shape_MOVBE_M16_R16, shape_MOVBE_M32_R32, shape_MOVBE_M64_R64, shape_AAND_M32_R32, shape_AAND_M64_R64, shape_VEX_VMOVHLPS_XMM_XMM_XMM, shape_VEX_VMOVLPS_XMM_XMM_M64, shape_EVEX_VMOVLPS_XMM_XMM_M64, shape_VEX_VMOVLPD_XMM_XMM_M64, shape_VEX_VMOVNTPS_M256_YMM, shape_EVEX_VMOVNTPS_M512_ZMM, shape_EVEX_VMOVNTPS_M256_YMM, shape_VEX_VMOVMSKPS_R32_XMM, shape_VEX_VMOVMSKPS_R64_XMM, shape_VEX_VMOVMSKPS_R32_YMM, shape_VEX_VMOVMSKPS_R64_YMM, shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, shape_VEX_VPSHUFD_XMM_XMMM128_IMM8, shape_VEX_VPSHUFD_YMM_YMMM256_IMM8, shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, )
+SHAPES = (shape_POPCNT_R64_RM64, shape_CMPXCHG16B_M128, shape_RDRAND_R16, shape_RDRAND_R32, shape_RDRAND_R64, shape_RDPID_R64, shape_MOVBE_R16_M16, shape_MOVBE_R32_M32, shape_MOVBE_R64_M64, shape_MOVBE_M16_R16, shape_MOVBE_M32_R32, shape_MOVBE_M64_R64, shape_AAND_M32_R32, shape_AAND_M64_R64, shape_VEX_VMOVHLPS_XMM_XMM_XMM, shape_VEX_VMOVLPS_XMM_XMM_M64, shape_EVEX_VMOVLPS_XMM_XMM_M64, shape_VEX_VMOVLPD_XMM_XMM_M64, shape_VEX_VMOVNTPS_M256_YMM, shape_EVEX_VMOVNTPS_M512_ZMM, shape_EVEX_VMOVNTPS_M256_YMM, shape_VEX_VMOVMSKPS_R32_XMM, shape_VEX_VMOVMSKPS_R64_XMM, shape_VEX_VMOVMSKPS_R32_YMM, shape_VEX_VMOVMSKPS_R64_YMM, shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, shape_VEX_VPSHUFD_XMM_XMMM128_IMM8, shape_VEX_VPSHUFD_YMM_YMMM256_IMM8, shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, )

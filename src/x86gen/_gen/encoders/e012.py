@@ -3,10 +3,27 @@
 """Encoders, one function per shape: shapes 384-415 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _implicit_error, _label_error, _le32, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _bytes7, _implicit_error, _label_error, _le32, _operand_error, _range_error
 from ...memory import Mem
 from ...registers import REGISTERS, Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 R_rdi = REGISTERS['rdi']
+
+
+def shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8(fid, k0, k1, k2):   # 19 forms: EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8, EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
+            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x20, n=32):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
 
 
 def shape_VEX_VPSRLW_YMM_YMM_XMMM128(fid, k0):   # 8 forms: VEX_VPSRLW_YMM_YMM_XMMM128, VEX_VPSRAW_YMM_YMM_XMMM128, VEX_VPSLLW_YMM_YMM_XMMM128, …
@@ -97,24 +114,24 @@ def shape_VEX_VTESTPS_YMM_YMMM256(fid, k0, k1, k2, k3, k4):   # 8 forms: VEX_VTE
     return enc, None
 
 
-def shape_EVEX_VMOVNTDQA_ZMM_M512(fid, k0, k1, k2, k3):   # 9 forms: EVEX_VMOVNTDQA_ZMM_M512, EVEX_VBROADCASTF32X4_ZMM_K1Z_M128, EVEX_VBROADCASTF64X4_ZMM_K1Z_M256, …
+def shape_EVEX_VMOVNTDQA_ZMM_M512(fid, k0, k1, k2, k3, k4):   # 13 forms: EVEX_VMOVNTDQA_ZMM_M512, EVEX_VMOVRSB_ZMM_K1Z_M512, EVEX_VMOVRSW_ZMM_K1Z_M512, …
     def enc(a0, a1, *, p2=0x40, n=k0):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Mem and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
+            return _bytes6(0x62, k2 | a0.evr | a1.vxb, k3, 0x08 | p2, k4, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_EVEX_VMOVNTDQA_YMM_M256(fid, k0, k1, k2, k3):   # 5 forms: EVEX_VMOVNTDQA_YMM_M256, EVEX_VBROADCASTF32X4_YMM_K1Z_M128, EVEX_VBROADCASTI32X4_YMM_K1Z_M128, …
+def shape_EVEX_VMOVNTDQA_YMM_M256(fid, k0, k1, k2, k3, k4):   # 9 forms: EVEX_VMOVNTDQA_YMM_M256, EVEX_VMOVRSB_YMM_K1Z_M256, EVEX_VMOVRSW_YMM_K1Z_M256, …
     def enc(a0, a1, *, p2=0x20, n=k0):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Mem and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
+            return _bytes6(0x62, k2 | a0.evr | a1.vxb, k3, 0x08 | p2, k4, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -431,20 +448,4 @@ def shape_VEX_SHLX_R32_RM32_R32(fid, k0):   # 3 forms: VEX_SHLX_R32_RM32_R32, VE
     return enc, None
 
 
-def shape_VEX_RORX_R32_RM32_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, 0x7b, 0xf0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a1.vxb, 0x7b, 0xf0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-SHAPES = (shape_VEX_VPSRLW_YMM_YMM_XMMM128, shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, shape_VEX_VLDMXCSR_M32, shape_VEX_VMASKMOVDQU_RDI_XMM_XMM, shape_VEX_VLDDQU_YMM_M256, shape_VEX_VTESTPS_YMM_YMMM256, shape_EVEX_VMOVNTDQA_ZMM_M512, shape_EVEX_VMOVNTDQA_YMM_M256, shape_VEX_VMASKMOVPS_XMM_XMM_M128, shape_VEX_VMASKMOVPS_YMM_YMM_M256, shape_VEX_VMASKMOVPS_M128_XMM_XMM, shape_VEX_VMASKMOVPS_M256_YMM_YMM, shape_VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8, shape_VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8, shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4, shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, shape_VEX_ANDN_R32_R32_RM32, shape_VEX_ANDN_R64_R64_RM64, shape_VEX_BLSR_R32_RM32, shape_VEX_BLSR_R64_RM64, shape_VEX_BZHI_R32_RM32_R32, shape_VEX_BZHI_R64_RM64_R64, shape_VEX_PEXT_R32_R32_RM32, shape_XOP_BEXTR_R32_RM32_IMM32, shape_XOP_BEXTR_R64_RM64_IMM32, shape_VEX_SHLX_R32_RM32_R32, shape_VEX_RORX_R32_RM32_IMM8, )
+SHAPES = (shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, shape_VEX_VPSRLW_YMM_YMM_XMMM128, shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, shape_VEX_VLDMXCSR_M32, shape_VEX_VMASKMOVDQU_RDI_XMM_XMM, shape_VEX_VLDDQU_YMM_M256, shape_VEX_VTESTPS_YMM_YMMM256, shape_EVEX_VMOVNTDQA_ZMM_M512, shape_EVEX_VMOVNTDQA_YMM_M256, shape_VEX_VMASKMOVPS_XMM_XMM_M128, shape_VEX_VMASKMOVPS_YMM_YMM_M256, shape_VEX_VMASKMOVPS_M128_XMM_XMM, shape_VEX_VMASKMOVPS_M256_YMM_YMM, shape_VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8, shape_VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8, shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4, shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, shape_VEX_ANDN_R32_R32_RM32, shape_VEX_ANDN_R64_R64_RM64, shape_VEX_BLSR_R32_RM32, shape_VEX_BLSR_R64_RM64, shape_VEX_BZHI_R32_RM32_R32, shape_VEX_BZHI_R64_RM64_R64, shape_VEX_PEXT_R32_R32_RM32, shape_XOP_BEXTR_R32_RM32_IMM32, shape_XOP_BEXTR_R64_RM64_IMM32, shape_VEX_SHLX_R32_RM32_R32, )

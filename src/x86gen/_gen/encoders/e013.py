@@ -8,6 +8,22 @@ from ...memory import A32Mem, Mem
 from ...registers import Gpr32, Gpr64, Xmm, Ymm
 
 
+def shape_VEX_RORX_R32_RM32_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr32:
+            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, 0x7b, 0xf0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x03 | a0.vr | a1.vxb, 0x7b, 0xf0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
 def shape_VEX_RORX_R64_RM64_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
@@ -383,15 +399,4 @@ def shape_AESENCWIDE128KL_M384(fid):   # 1 form
     return enc, None
 
 
-def shape_AESDECWIDE128KL_M384(fid, k0, k1):   # 3 forms: AESDECWIDE128KL_M384, AESENCWIDE256KL_M512, AESDECWIDE256KL_M512
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, 0xd8, k1 | a0.modrm) + a0.tail
-            return _bytes5(0xf3, 0x0f, 0x38, 0xd8, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-SHAPES = (shape_VEX_RORX_R64_RM64_IMM8, shape_XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM, shape_XOP_VPROTB_XMM_XMMM128_XMM, shape_XOP_VPCOMB_XMM_XMM_XMMM128_IMM8, shape_XOP_LLWPCB_R32, shape_XOP_LLWPCB_R64, shape_XOP_LWPINS_R32_RM32_IMM32, shape_XOP_LWPINS_R64_RM32_IMM32, shape_XOP_LWPVAL_R32_RM32_IMM32, shape_XOP_LWPVAL_R64_RM32_IMM32, shape_VEX_STTILECFG_M512, shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_MOVDIR64B_R64_M512, shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, shape_AESDECWIDE128KL_M384, )
+SHAPES = (shape_VEX_RORX_R32_RM32_IMM8, shape_VEX_RORX_R64_RM64_IMM8, shape_XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM, shape_XOP_VPROTB_XMM_XMMM128_XMM, shape_XOP_VPCOMB_XMM_XMM_XMMM128_IMM8, shape_XOP_LLWPCB_R32, shape_XOP_LLWPCB_R64, shape_XOP_LWPINS_R32_RM32_IMM32, shape_XOP_LWPINS_R64_RM32_IMM32, shape_XOP_LWPVAL_R32_RM32_IMM32, shape_XOP_LWPVAL_R64_RM32_IMM32, shape_VEX_STTILECFG_M512, shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_MOVDIR64B_R64_M512, shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, )

@@ -3,12 +3,35 @@
 """Encoders, one function per shape: shapes 448-479 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _label_error, _mpx_address_error, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _label_error, _le32, _mpx_address_error, _operand_error, _range_error
 from ...memory import Mem
 from ...registers import REGISTERS, BndReg, Gpr32, Gpr64, KReg, Mmx, StReg, Xmm
 R_ax = REGISTERS['ax']
 R_rip = REGISTERS['rip']
 R_st0 = REGISTERS['st0']
+
+
+def shape_AESDECWIDE128KL_M384(fid, k0, k1):   # 3 forms: AESDECWIDE128KL_M384, AESENCWIDE256KL_M512, AESDECWIDE256KL_M512
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, 0xd8, k1 | a0.modrm) + a0.tail
+            return _bytes5(0xf3, 0x0f, 0x38, 0xd8, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_VEX_WRMSRNS_IMM32_R64(fid, k0):   # 2 forms: VEX_WRMSRNS_IMM32_R64, VEX_UWRMSR_IMM32_R64
+    def enc(a0, a1):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
+        if not (-2147483648 <= a0 <= 4294967295): raise _range_error(fid, (a0, a1, ), 0, a0)
+        if a1.__class__ is Gpr64:
+            return _bytes5(0xc4, 0xc7 | a1.vb, 0x7a, k0, 0xc0 | a1.lo) + _le32(a0 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    def fits(a0, a1):
+        return (a0.__class__ is int and (-2147483648 <= a0 <= 4294967295))
+    return enc, fits
 
 
 def shape_D3NOW_PI2FW_MM_MMM64(fid, k0):   # 24 forms: D3NOW_PI2FW_MM_MMM64, D3NOW_PI2FD_MM_MMM64, D3NOW_PF2IW_MM_MMM64, …
@@ -390,26 +413,4 @@ def shape_VEX_KMOVW_R32_KR(fid, k0):   # 3 forms: VEX_KMOVW_R32_KR, VEX_KMOVB_R3
     return enc, None
 
 
-def shape_VEX_KMOVQ_KR_KM64(fid, k0, k1):   # 2 forms: VEX_KMOVQ_KR_KM64, VEX_KMOVD_KR_KM32
-    def enc(a0, a1):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x90, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x90, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KMOVQ_M64_KR(fid, k0, k1):   # 2 forms: VEX_KMOVQ_M64_KR, VEX_KMOVD_M32_KR
-    def enc(a0, a1):
-        if not a1.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k1, 0x91, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-SHAPES = (shape_D3NOW_PI2FW_MM_MMM64, shape_BNDMK_BND_M64, shape_BNDCL_BND_RM64, shape_BNDMOV_BND_BNDM128, shape_BNDMOV_BNDM128_BND, shape_BNDLDX_BND_MIB, shape_BNDSTX_MIB_BND, shape_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, )
+SHAPES = (shape_AESDECWIDE128KL_M384, shape_VEX_WRMSRNS_IMM32_R64, shape_D3NOW_PI2FW_MM_MMM64, shape_BNDMK_BND_M64, shape_BNDCL_BND_RM64, shape_BNDMOV_BND_BNDM128, shape_BNDMOV_BNDM128_BND, shape_BNDLDX_BND_MIB, shape_BNDSTX_MIB_BND, shape_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, )

@@ -5,7 +5,29 @@ x86gen._gen.encoders)."""
 # fmt: off
 from ...encoding.runtime import _bytes4, _bytes5, _bytes6, _distinct_error, _label_error, _mask_required_error, _operand_error, _range_error
 from ...memory import Mem, VsibMem
-from ...registers import Gpr32, Gpr64, KReg, Tmm, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
+from ...registers import Gpr64, KReg, Tmm, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
+
+
+def shape_VEX_KMOVQ_KR_KM64(fid, k0, k1):   # 2 forms: VEX_KMOVQ_KR_KM64, VEX_KMOVD_KR_KM32
+    def enc(a0, a1):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is KReg:
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x90, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k1):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x90, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_KMOVQ_M64_KR(fid, k0, k1):   # 2 forms: VEX_KMOVQ_M64_KR, VEX_KMOVD_M32_KR
+    def enc(a0, a1):
+        if not a1.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k1, 0x91, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
 
 
 def shape_VEX_KMOVQ_KR_R64(fid):   # 1 form
@@ -284,35 +306,35 @@ def shape_EVEX_VGATHERPF0DPD_VM32Y_K1(fid, k0):   # 4 forms: EVEX_VGATHERPF0DPD_
     return enc, None
 
 
-def shape_VEX_TDPBF16PS_TMM_TMM_TMM(fid, k0, k1):   # 6 forms: VEX_TDPBF16PS_TMM_TMM_TMM, VEX_TDPBUSD_TMM_TMM_TMM, VEX_TDPBSUD_TMM_TMM_TMM, …
+def shape_VEX_TDPBF16PS_TMM_TMM_TMM(fid, k0, k1, k2):   # 10 forms: VEX_TDPBF16PS_TMM_TMM_TMM, VEX_TDPBUSD_TMM_TMM_TMM, VEX_TDPBSUD_TMM_TMM_TMM, …
     def enc(a0, a1, a2):
         if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not a2.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if a1.__class__ is Tmm:
             if a0.num == a1.num or a0.num == a2.num or a1.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'tiles')
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, k0 | a2.vv, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, k0 | a0.vr | a1.vb, k1 | a2.vv, k2, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     return enc, None
 
 
-def shape_VEX_TDPBUUD_TMM_TMM_TMM(fid, k0):   # 2 forms: VEX_TDPBUUD_TMM_TMM_TMM, VEX_TCMMRLFP16PS_TMM_TMM_TMM
+def shape_VEX_TDPBUUD_TMM_TMM_TMM(fid, k0, k1):   # 3 forms: VEX_TDPBUUD_TMM_TMM_TMM, VEX_TCMMRLFP16PS_TMM_TMM_TMM, VEX_TDPBF8PS_TMM_TMM_TMM
     def enc(a0, a1, a2):
         if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not a2.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if a1.__class__ is Tmm:
             if a0.num == a1.num or a0.num == a2.num or a1.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'tiles')
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, a2.vv, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, k0 | a0.vr | a1.vb, a2.vv, k1, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     return enc, None
 
 
-def shape_VEX_TILELOADDT1_TMM_SIBMEM(fid, k0):   # 2 forms: VEX_TILELOADDT1_TMM_SIBMEM, VEX_TILELOADD_TMM_SIBMEM
+def shape_VEX_TILELOADDT1_TMM_SIBMEM(fid, k0, k1):   # 4 forms: VEX_TILELOADDT1_TMM_SIBMEM, VEX_TILELOADD_TMM_SIBMEM, VEX_TILELOADDRS_TMM_SIBMEM, …
     def enc(a0, a1):
         if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Mem:
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             a1 = a1.with_sib()
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k0, 0x4b, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -359,24 +381,4 @@ def shape_ENTERW_IMM16_IMM8(fid):   # 1 form
     return enc, fits
 
 
-def shape_HRESET_IMM8(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, ), 0, a0)
-        return _bytes6(0xf3, 0x0f, 0x3a, 0xf0, 0xc0, a0 & 0xFF)
-    def fits(a0):
-        return (a0.__class__ is int and (-128 <= a0 <= 255))
-    return enc, fits
-
-
-def shape_UMONITOR_R32(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes6(0x67, 0xf3, 0x40 | rex, 0x0f, 0xae, 0xf0 | a0.lo)
-            return _bytes5(0x67, 0xf3, 0x0f, 0xae, 0xf0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-SHAPES = (shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, shape_VEX_VPGATHERDD_XMM_VM32X_XMM, shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z, shape_VEX_VPGATHERDQ_YMM_VM32X_YMM, shape_EVEX_VPGATHERDQ_YMM_K1_VM32X, shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y, shape_VEX_VPGATHERQD_XMM_VM64Y_XMM, shape_EVEX_VPGATHERQD_XMM_K1_VM64Y, shape_EVEX_VPGATHERQD_YMM_K1_VM64Z, shape_EVEX_VPSCATTERDD_VM32X_K1_XMM, shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM, shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM, shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM, shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, shape_HRESET_IMM8, shape_UMONITOR_R32, )
+SHAPES = (shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, shape_VEX_VPGATHERDD_XMM_VM32X_XMM, shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z, shape_VEX_VPGATHERDQ_YMM_VM32X_YMM, shape_EVEX_VPGATHERDQ_YMM_K1_VM32X, shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y, shape_VEX_VPGATHERQD_XMM_VM64Y_XMM, shape_EVEX_VPGATHERQD_XMM_K1_VM64Y, shape_EVEX_VPGATHERQD_YMM_K1_VM64Z, shape_EVEX_VPSCATTERDD_VM32X_K1_XMM, shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM, shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM, shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM, shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, )

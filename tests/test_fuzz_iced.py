@@ -67,6 +67,7 @@ from iced_oracle import (
     signed,
     to_x86gen,
 )
+from oracles import spec_forms
 
 import x86gen
 from x86gen.selection.candidates import VEX_ON_REQUEST
@@ -325,9 +326,16 @@ def hint_nop_taken(code: int, reg_field: int, memory: bool) -> bool:
     or memory r/m as another instruction? Asked of iced's decoder on a probe: the form's prefixes and opcode
     (iced's OpCodeInfo) with ModRM mod=11 rm=001, or mod=00 rm=000 ([rax])."""
     oc = I.OpCodeInfo(code)
+    if memory and (oc.op_code & 0xFF, reg_field) in _BEYOND_ICED_HINTS: return True
     head = {16: b"\x66", 32: b"", 64: b"\x48"}[oc.operand_size]
     probe = head + bytes([0x0F, oc.op_code & 0xFF, (reg_field << 3) | (0x00 if memory else 0xC1)])
     return I.Decoder(64, probe).decode().code != code
+
+
+# 0F xx /digit forms with a memory operand that iced 1.21 does not know but the spec has (`oracle: llvm-mc-22`: MOVRS's
+# prefetchrst2 m8 = 0F 18 /4): iced decodes those bytes as the reserved NOP, x86gen refuses them there
+_BEYOND_ICED_HINTS = {(f.opcode, int(f.modrm)) for f in spec_forms() if f.oracle != "iced" and f.encoding_kind == "legacy"
+                      and f.opcode_map == 1 and f.modrm in tuple("01234567") and all(o.reg is None for o in f.operands)}
 
 
 # the FP16 complex multiplies: #UD if the destination is either source (SDM Vol.2 VFCMULCPH/VFMULCPH, VFCMADDCPH/

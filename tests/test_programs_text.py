@@ -543,6 +543,7 @@ def test_every_form_round_trips_deterministically():
             elif o.reg is not None: ops.append(REG_CLASSES[o.reg][(3 + i) % len(REG_CLASSES[o.reg])])
             elif o.kind.startswith("vm"): ops.append(Mem(R["rdi"], REG_CLASSES[VSIB_INDEX[o.kind[-1]]][7], 4, 0x10, o.mem))
             elif form.addrsize32: ops.append(Mem(R["edi"], R["esi"], 4, 0x10, o.mem))   # (enqcmd r32: a 32-bit address)
+            elif o.kind == "mib": ops.append(Mem(R["rdi"], R["rsi"], 1, 0x10, o.mem))   # MPX: the index unscaled (SDM BNDLDX)
             else: ops.append(Mem(R["rdi"], R["rsi"], 4, 0x10, o.mem))
         if form.evex_mask_required: ops[0] = ops[0].k(R["k1"])   # a gather/scatter: k0 is #UD
         code = x86gen.encode(request_mnemonic(form), *ops, ip=0x1000)

@@ -71,7 +71,7 @@ pytestmark = [pytest.mark.skipif(not gnu_oracle.HAVE_GNU_AS, reason="GNU as not 
 R = x86gen.REGISTERS
 # registers 0-15 only: forms of every encoding take them (xmm16-31/ymm16-31 only EVEX)
 REG_CLASSES = {k: [r.name for r in R.values() if r.kind == k and not r.hi16]
-               for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "zmm", "mm", "k", "tmm", "sreg", "cr", "dr")}
+               for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "zmm", "mm", "k", "tmm", "sreg", "cr", "dr", "bnd")}
 GPR64 = REG_CLASSES["r64"]
 INDEXES = [r for r in GPR64 if r != "rsp"]
 GPR32 = REG_CLASSES["r32"]
@@ -112,7 +112,7 @@ GNU_ALIASES.update({"shl": ["sal"], "ret": ["retq"], "cdqe": ["cltq"], "cqo": ["
                     "cwde": ["cwtl"], "cbw": ["cbtw"], "wait": ["fwait"], "pushf": ["pushfq"], "popf": ["popfq"],
                     "leave": ["leaveq"], "enter": ["enterq"]})
 # Registers of files no form of the table takes: x86gen must call them registers, not labels.
-OTHER_REGISTERS = ["zmm1", "zmm31", "xmm16", "ymm31", "eip", "r16", "spl", "bnd0"]
+OTHER_REGISTERS = ["zmm1", "zmm31", "xmm16", "ymm31", "eip", "r16", "spl"]
 
 # --- literals ---------------------------------------------------------------------------------------------
 
@@ -296,6 +296,12 @@ def operand_text(rng: random.Random, kind: str, line: Line, mnemonic: str = "", 
         return _both("", f"[{inner}{'-' if disp < 0 else '+'}", lit(rng, abs(disp), line), "]")
     if kind in FAR_POINTER_BITS:   # m16:16 / m16:32 / m16:64: dword / fword / tbyte ptr (iced-x86's tbyte: GNU as has none)
         return mem_text(rng, FAR_POINTER_BITS[kind], line)
+    if kind == "mib":   # MPX bndldx/bndstx: [base + index ± disp], the index unscaled, no RIP (SDM Vol.2 BNDLDX)
+        base, index = rng.choice(GPR64), rng.choice(INDEXES)
+        disp = rng.choice([0, 0x10, -0x80, 0x7FFFFFFF])
+        line.regs += [base, index]
+        line.disps.append(disp)
+        return _both("", f"[{base}+{index}{'-' if disp < 0 else '+'}", lit(rng, abs(disp), line), "]")
     if kind == "kp1":   # vp2intersectd/q's mask-register pair: an even k (`operand_registers`)
         kp1 = operand_registers(kind, evex=True)
         name = kp1[rng.randrange(len(kp1))].name
@@ -718,8 +724,9 @@ _ACCUMULATOR_NOPS = {I.Code.NOPD: "rax", I.Code.NOPQ: "rax", I.Code.NOPW: "ax"}
 def holds_registers(data: bytes, line: Line) -> bool:
     """Does iced's view of ``data`` name every register ``line`` wrote (operands, base, index), as
     often as it was written (``rol word ptr [rcx], rcx`` is not ``rol word ptr [rcx], cl``)? Read as Intel's CPUs or as
-    AMD's (`iced_oracle.decoder_options`): ``jmp bx`` (66 FF E3) is jmp bx to AMD, Intel's CPUs ignore its 66."""
-    return _holds_registers(data, line, 0) or _holds_registers(data, line, I.DecoderOptions.AMD)
+    AMD's (`iced_oracle.decoder_options`): ``jmp bx`` (66 FF E3) is jmp bx to AMD, Intel's CPUs ignore its 66; or with
+    MPX's decoding (0F 1A/1B, reserved NOPs to iced's default decoder: ``bndcl bnd0, rax``)."""
+    return any(_holds_registers(data, line, o) for o in (0, I.DecoderOptions.AMD, I.DecoderOptions.MPX))
 
 
 def _holds_registers(data: bytes, line: Line, options: int) -> bool:

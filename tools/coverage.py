@@ -117,8 +117,6 @@ def report(cov: Coverage) -> str:
     out += ["", *llvm_report(cov)]
     if cov.unknown:
         out += ["", f"ids that are not counted iced forms ({len(cov.unknown)}): {', '.join(cov.unknown)}"]
-    for oracle, n in sorted(cov.beyond.items()):
-        out += ["", f"forms beyond iced-x86, checked by {oracle} (not counted above): {n}"]
     out.append(cov.last_line())
     return "\n".join(out)
 

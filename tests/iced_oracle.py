@@ -17,7 +17,9 @@ from x86gen.diagnostics import SEVERAL_FORMS
 
 # The forms iced-x86 checks: those the spec gives no other oracle (`oracles.forms_checked_by`; the forms iced does not
 # know are tests/test_fuzz_llvm.py's). Every test that asks iced about a form by its id takes its forms from here.
-ICED_FORMS = forms_checked_by("iced")
+# A form the spec gives iced that iced has no Code for (a new form without `oracle: llvm-mc-22`) is left out here, so it
+# breaks no other form's checks: tests/test_coverage.py names it and says what to write.
+ICED_FORMS = [f for f in forms_checked_by("iced") if hasattr(I.Code, f.id)]
 
 # --- iced enum names -----------------------------------------------------------------------------
 

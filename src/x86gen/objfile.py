@@ -23,7 +23,8 @@ The program text is read as `x86gen.program_text` reads it, with one `ObjectAsse
   imm32) or ``R_X86_64_64`` (movabs). A local label is relocated as its section symbol plus its offset. A difference
   of labels of one section is a constant.
 
-Accepted and dropped (they make no byte of code or data): ``.file``, ``.ident``, ``.loc``, ``.cfi_*``, ``.addrsig``,
+``.ident "text"`` writes the text to section ``.comment``, as GNU as does. Accepted and dropped (they make no byte of
+code or data): ``.file``, ``.loc``, ``.cfi_*``, ``.addrsig``,
 ``.addrsig_sym`` (so no ``.eh_frame``, no debug line table, no ``STT_FILE`` symbol). Not supported (an error): section
 groups (``G``, comdat), ``.symver``, TLS and GOT modifiers other than ``@GOTPCREL`` and ``@PLT``, labels in memory
 operands that are not RIP-relative (``arr[rax*4]``, non-PIC code).
@@ -38,14 +39,14 @@ from .elf import R_X86_64, SHF, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT, STB, STT, S
 from .encoder import encode, select
 from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, LabelError, OperandError, clip, wrong_type
 from .program_text import _IDENT, _NAME, _Parser, _split_args
-from .syntax import LOCAL_REF, Relocatable, evaluate, strip_block_comments
+from .syntax import LOCAL_REF, Relocatable, evaluate, strip_block_comments, unescape
 
 __all__ = ["assemble_object", "parse_object", "ObjectAssembler", "ObjectProgram"]
 
 _OFFSET = re.compile(r"\s*offset\s+(?:flat\s*:\s*)?(.+)$", re.I | re.S)
 _MODIFIERS = {"plt": "PLT32", "gotpcrel": "GOTPCREL"}
 _TYPES = {"function": "func", "object": "object", "notype": "notype", "tls_object": "tls", "common": "common"}
-_DROPPED = {".file", ".ident", ".loc", ".addrsig", ".addrsig_sym", ".loc_mark_labels"}   # (and .cfi_*)
+_DROPPED = {".file", ".loc", ".addrsig", ".addrsig_sym", ".loc_mark_labels"}   # (and .cfi_*)
 
 
 class SymImm:
@@ -348,10 +349,22 @@ class ObjectProgram(_Parser):
         if d == ".type": return self._type(rest)
         if d == ".size": return self._size(rest)
         if d in (".comm", ".lcomm"): return self._comm(d, rest)
+        if d == ".ident": return self._ident(rest)
         if d in _DROPPED or d.startswith(".cfi_"): return None
         if d in (".symver", ".eqv", ".tls_common", ".gnu_attribute"):
             raise AsmSyntaxError(f"{d} is not supported by x86gen's object writer")
         return super().directive(d, rest)
+
+    def _ident(self, rest: str) -> None:
+        """``.ident "text"``: the text and a NUL in section .comment (mergeable strings), after a NUL the first time, as
+        GNU as writes it."""
+        t = rest.strip()
+        if not (len(t) >= 2 and t[0] == t[-1] == '"'): raise AsmSyntaxError(f".ident expects a quoted string, got {clip(t)}")
+        new = ".comment" not in self.sections
+        sec = self._section(".comment", (SHT["progbits"], SHF["M"] | SHF["S"], 1))
+        line, sec.asm.line = sec.asm.line, self.a.line
+        sec.asm._data(1, ((b"\0" if new else b"") + unescape(t[1:-1], t) + b"\0",))
+        sec.asm.line = line
 
     def _names(self, d: str, rest: str) -> list[str]:
         names = [x.strip() for x in rest.split(",")] if rest.strip() else []
@@ -525,16 +538,17 @@ class _Writer:
         if s is None: s = self.section_syms[sec.name] = ObjSymbol("", sec.obj, stype=STT["section"])
         return s
 
-    def target(self, name: str, line: int) -> tuple[ObjSymbol, int]:
-        """(symbol, value to add) of a relocation against ``name``: the symbol itself where it is global, weak,
-        undefined, common or in a mergeable section, else its section's symbol and its offset."""
+    def target(self, name: str, line: int, addend: int = 0) -> tuple[ObjSymbol, int]:
+        """(symbol, value to add) of a relocation against ``name`` with ``addend``: the symbol itself where it is global,
+        weak, undefined or common, or a label of a mergeable section with an addend (GNU as moves no such relocation to
+        the section symbol: the linker may move the strings apart), else its section's symbol and its offset."""
         sec, v = self.where(name)
         label = self.p.aliases.get(name, (name,))[0]
         if sec is None:
             if name in self.p.aliases: raise self.err(line, f"{clip(name)} is an alias of an undefined symbol (not supported)")
             return self.symbol(name, line), 0
         if self.bind_of(label) != "local" and label in self.syms: return self.syms[label], v - self.syms[label].value
-        if sec.flags & SHF["M"]:
+        if sec.flags & SHF["M"] and addend:
             s = self.symbol(label, line)
             return s, v - s.value
         return self.section_symbol(sec), v
@@ -626,7 +640,7 @@ class _Writer:
             lab = plus[0]
             name, mod = self.modifier(lab.name, line)
             if mod not in (None, "PLT32"): raise self.err(line, f"{clip(lab.name)}: @{mod} is not a branch target", OperandError)
-            s, v = self.target(name, line)
+            s, v = self.target(name, line, addend - 4)
             local = s.stype == STT["section"] or (s.bind == STB["local"] and s.section is not SHN_UNDEF)
             rtype = "PC32" if local and mod is None else "PLT32"
             relocs.append(Rela(at, R_X86_64[rtype], s, v + addend - 4))
@@ -639,7 +653,7 @@ class _Writer:
                 relocs.append(Rela(at, R_X86_64[_gotpcrel(*extra)], self.symbol(name, line), addend))
                 return
             if mod is not None: raise self.err(line, f"{clip(lab.name)}: @{mod} in a memory operand is not supported", OperandError)
-            s, v = self.target(name, line)
+            s, v = self.target(name, line, addend)
             relocs.append(Rela(at, R_X86_64["PC32"], s, v + addend))
             return
         # data or an immediate: sum what is known; one symbol (plus) may remain, and one label of this section (minus)
@@ -666,7 +680,8 @@ class _Writer:
             (k, (cnt, names)), = live.items()
             if cnt == 1:
                 plus_names = [nm for sg, nm in names if sg == 1]
-                sym, v = self.target(plus_names[0], line) if len(names) == 1 else (self.section_symbol(self.p.sections[k]), 0)
+                rel = const - self.where(plus_names[0])[1]   # (the addend against the label itself)
+                sym, v = self.target(plus_names[0], line, rel) if len(names) == 1 else (self.section_symbol(self.p.sections[k]), 0)
                 target = (sym, const - (self.where(plus_names[0])[1] - v if len(names) == 1 else 0))
         elif not outside and not live:
             if pcrel: raise self.err(line, "a value relative to here that names no other section", OperandError)

@@ -34,12 +34,12 @@ from __future__ import annotations
 import re
 
 from ._gen.asm_methods import BRANCH_MNEMONICS
-from .assembler import Assembler, DataExpr, Label, LabelPlus, _Branch
+from .assembler import Assembler, Label, LabelPlus, _Align, _Branch
 from .elf import R_X86_64, SHF, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT, STB, STT, STV, ObjSection, ObjSymbol, Rela, write_object
 from .encoder import encode, select
 from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, LabelError, OperandError, clip, wrong_type
-from .program_text import _IDENT, _NAME, _Parser, _split_args
-from .syntax import LOCAL_REF, Relocatable, evaluate, strip_block_comments, unescape
+from .program_text import _IDENT, _NAME, _NOPS_GNU, _Parser, _split_args
+from .syntax import Relocatable, evaluate, strip_block_comments, unescape
 
 __all__ = ["assemble_object", "parse_object", "ObjectAssembler", "ObjectProgram"]
 
@@ -131,17 +131,21 @@ class ObjectAssembler(Assembler):
         self._labels = [x for x in self._labels if x.chunk >= 0 or x in referenced]
         out = bytearray(self.assemble())
         base, starts, vstart, vsize = self._layout[:4]
+        for i, v in enumerate(self._vars):   # code alignment: GNU as's NOPs (the 11-byte one first), not the SDM's
+            if v.__class__ is _Align and v.fill is None and vsize[i]:
+                n = vsize[i]
+                out[vstart[i]:vstart[i] + n] = _NOPS_GNU[11] * (n // 11) + _NOPS_GNU[n % 11]
         addr = self._item_addresses()
         for i, lab, addend, line, mn in moved:
             at = vstart[i] + vsize[i] - 4
             out[at:at + 4] = bytes(4)
             pending.append((at, "branch", 4, (lab,), (), addend, line, mn))
-        for ci, pos, doff, length, lab, addend, line in rips:
+        for _ci, pos, doff, length, lab, addend, line in rips:
             at = addr[pos] + doff
             pending.append((at, "rip", 4, (lab,), (), addend - (length - doff), line, (self._code[pos], doff)))
-        for ci, pos, off, size, plus, minus, addend, line in absolute:
+        for _ci, pos, off, size, plus, minus, addend, line in absolute:
             pending.append((addr[pos] + off, "data", size, plus, minus, addend, line, False))
-        for ci, pos, off, size, plus, minus, addend, line, signed in self._imm:
+        for _ci, pos, off, size, plus, minus, addend, line, signed in self._imm:
             pending.append((addr[pos] + off, "imm", size, plus, minus, addend, line, signed))
         return out, pending
 
@@ -178,7 +182,7 @@ def _default_attrs(name: str) -> tuple[int, int, int]:
     if under(".tdata"): return SHT["progbits"], SHF["a"] | SHF["w"] | SHF["T"], 0
     if under(".tbss"): return SHT["nobits"], SHF["a"] | SHF["w"] | SHF["T"], 0
     for t in ("init_array", "fini_array", "preinit_array"):
-        if under("." + t): return SHT[t], SHF["a"] | SHF["w"], 0
+        if under("." + t): return SHT[t], SHF["a"] | SHF["w"], 8
     if name.startswith(".note"): return SHT["note"], 0, 0
     if name == ".comment": return SHT["progbits"], SHF["M"] | SHF["S"], 1
     return SHT["progbits"], 0, 0
@@ -270,7 +274,7 @@ class ObjectProgram(_Parser):
                                      "@init_array, @fini_array, @preinit_array)")
             t = SHT[w[1:].lower()]
         elif t == SHT["note"]: t = SHT["progbits"]
-        entsize = 0
+        entsize = 8 if t in (SHT["init_array"], SHT["fini_array"], SHT["preinit_array"]) else 0   # (pointers)
         if len(args) > 2: entsize = self.constant(args[2], d)
         if flags & SHF["M"] and not entsize: raise AsmSyntaxError(f"{d} {clip(name)}: a mergeable section (M) needs an entry size")
         if len(args) > 3: raise AsmSyntaxError(f"{d} {clip(name)}: too many arguments")
@@ -595,7 +599,7 @@ class _Writer:
         for name, sec in p.defs.items():
             if name.startswith(".L") or "@" in name: continue
             self.syms[name] = ObjSymbol(name, sec.obj, sec.asm.address_of(sec.asm._named[name]))
-        for name, (target, addend) in p.aliases.items():
+        for name, (target, _addend) in p.aliases.items():
             sec, v = self.where(name)
             if sec is None: raise LabelError(f".set {clip(name)}, {clip(target)}: {clip(target)} is not defined here "
                                              "(an alias of an undefined symbol is not supported)")
@@ -657,7 +661,7 @@ class _Writer:
             relocs.append(Rela(at, R_X86_64["PC32"], s, v + addend))
             return
         # data or an immediate: sum what is known; one symbol (plus) may remain, and one label of this section (minus)
-        const, here, outside, secs = addend, 0, [], {}
+        const, outside, secs = addend, [], {}
         for sign, labs in ((1, plus), (-1, minus)):
             for lab in labs:
                 name, mod = self.modifier(lab.name, line)
@@ -731,5 +735,3 @@ def assemble_object(text: str) -> bytes:
     chosen (as GNU as 2.40 chooses them)."""
     return _Writer(parse_object(text)).run()
 
-
-_ = (DataExpr, SHN_ABS, LOCAL_REF)   # (names of the data model, for readers of this module)

@@ -29,7 +29,7 @@ PACKAGE = "x86gen"
 # Bottom up. A module may import the modules listed before it (an earlier layer, or earlier in its own layer).
 # A name ending in ".*" stands for every module of that package not listed otherwise (generated shape modules).
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["x86gen._version", "x86gen.errors", "x86gen.jit"]),
+    ("base", ["x86gen._version", "x86gen.errors", "x86gen.jit", "x86gen.elf"]),
     ("operands", ["x86gen.registers", "x86gen.memory", "x86gen.evex"]),
     ("table", ["x86gen._gen", "x86gen._gen.schema", "x86gen._gen.table.*", "x86gen._gen.table", "x86gen.table"]),
     ("diagnostics", ["x86gen.diagnostics"]),
@@ -43,7 +43,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("encoder", ["x86gen.encoder"]),
     ("syntax", ["x86gen.syntax"]),
     ("assembler", ["x86gen._gen.asm_methods", "x86gen.assembler"]),
-    ("text", ["x86gen.program_text", "x86gen.text"]),
+    ("text", ["x86gen.program_text", "x86gen.text", "x86gen.objfile"]),
     ("users", ["x86gen.instruction", "x86gen._gen.reference", "x86gen._gen.groups", "x86gen.groups", "x86gen.reference",
                "x86gen._gen.isel", "x86gen.isel", "x86gen._gen.ops", "x86gen.integrations", "x86gen.integrations.*",
                "x86gen.__main__"]),

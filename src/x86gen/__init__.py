@@ -49,6 +49,7 @@ if TYPE_CHECKING:   # what __getattr__ imports on first use, for type checkers a
     from .forms import Form, all_forms, forms_of, get_form
     from .instruction import Instruction
     from .isel import IselError  # noqa: F401
+    from .objfile import assemble_object  # noqa: F401
     from .text import assemble  # noqa: F401
     from .text import parse_text_line as parse  # noqa: F401
 
@@ -59,6 +60,8 @@ def _load(name: str):
     elif name in ("assemble", "parse"):
         from . import text as m
         if name == "parse": return m.parse_text_line   # one line → (mnemonic, operands)
+    elif name == "assemble_object":   # program text -> an ELF64 relocatable object
+        from . import objfile as m
     elif name == "Instruction":
         from . import instruction as m
     elif name in ("Form", "get_form", "forms_of", "all_forms"):
@@ -105,5 +108,5 @@ __all__ = ["EncodeError", "ArgumentTypeError", "OperandError", "ImmediateRangeEr
            "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "A32Mem", "Bcst", "Masked", "masked",
            "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE", "mem", "byte", "word", "dword", "qword", "xmmword",
            "ymmword", "zmmword", "Reg", "REGISTERS",
-           "gpr", "vec", "encode", "select", "select_form", "assemble",
+           "gpr", "vec", "encode", "select", "select_form", "assemble", "assemble_object",
            "Instruction", "Form", "get_form", "forms_of", "all_forms", *REGISTERS]

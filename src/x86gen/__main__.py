@@ -3,6 +3,7 @@
     x86gen asm "vaddps ymm0, ymm1, [rdi+8]"        hex of the bytes
     x86gen asm -f prog.s --listing                 address, bytes and Intel syntax per line
     x86gen asm -f prog.s -o prog.bin               raw bytes to a file
+    x86gen asm -f prog.s -o prog.o                 an ELF64 relocatable object (sections, symbols, relocations)
     x86gen info vaddps                             every form: operands, encoding, flags, CPUID, groups
     x86gen gen [--check]                           regenerate src/x86gen/_gen (source checkout only)
 
@@ -48,6 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     out.add_argument("-o", "--output", metavar="FILE", help="write the raw bytes to FILE")
     out.add_argument("--spaced", action="store_true", help="print hex bytes separated by spaces")
     p.add_argument("--base", default="0", help="address of the first byte (default 0); matters for absolute addresses")
+    p.add_argument("--format", choices=("bin", "elf"), default=None,
+                   help="what -o writes: raw bytes of .text (bin) or an ELF64 relocatable object (elf); default: elf when "
+                        "the output's name ends in .o, else bin")
     p.set_defaults(func=cmd_asm)
 
     p = sub.add_parser("info", help="show every form of a mnemonic",
@@ -106,6 +110,16 @@ def cmd_asm(args) -> int:
     except ValueError:
         print(f"x86gen asm: error: --base: not a number: {args.base!r}", file=sys.stderr)
         return 2
+    fmt = args.format or ("elf" if args.output and args.output.endswith(".o") else "bin")
+    if fmt == "elf":
+        if not args.output or base:
+            print("x86gen asm: error: an ELF object (--format elf) is written with -o FILE and no --base", file=sys.stderr)
+            return 2
+        from .objfile import assemble_object
+        obj = assemble_object(source)
+        with open(args.output, "wb") as fh: fh.write(obj)
+        print(f"{len(obj)} bytes of ELF object written to {args.output}", file=sys.stderr)
+        return 0
     if not args.listing and "\n" not in source:
         from .text import assemble
         code = assemble(source, base)

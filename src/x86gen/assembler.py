@@ -853,7 +853,9 @@ class Assembler(AsmMethods):
         if self._layout is not None and self._layout[6] == (self.base, len(self._code)): return self._layout
         for lab in self._labels:
             if lab.chunk < 0 and self._referenced(lab):
-                raise self._err(lab.line, f"undefined label {clip(lab.name, 80)} (no label definition and no bind())", LabelError)
+                raise self._err(lab.line, f"undefined label {clip(lab.name, 80)} (no label definition and no bind(); flat"
+                                " bytes have no relocations: a symbol defined elsewhere needs an object file,"
+                                " x86gen.assemble_object or x86gen asm -o file.o)", LabelError)
         code, vars_ = self._code, self._vars
         cstart = [0] + [p + 1 for p in self._vpos]     # item positions where chunks start and end
         cend = [*self._vpos, len(code)]

@@ -957,9 +957,9 @@ def _off_text_line(p: _Parser, raw: str, n: int) -> bool:
     except EncodeError as ex:
         raise type(ex)(f"line {n}: {clip(raw.strip())}: {ex}") from None
     if len(a._code) != n0:   # (a label is an item too)
-        raise AsmSyntaxError(f"line {n}: {clip(raw.strip())}: in section {p.section}: x86gen lays out one section, .text, and"
-                             " does not lay out others yet (GNU as would put this apart from the code): keep code, data and"
-                             " labels in .text")
+        raise AsmSyntaxError(f"line {n}: {clip(raw.strip())}: in section {p.section}: x86gen lays out one section, .text, in flat"
+                             " bytes (x86gen.assemble) (GNU as would put this apart from the code): keep code, data and labels in .text,"
+                             " or make an ELF object with x86gen.assemble_object (x86gen asm -o file.o)")
     return p.section != ".text"
 
 

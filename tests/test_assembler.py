@@ -268,11 +268,20 @@ def test_rip_label_with_is4_and_imm():
     assert ins[0].memory_displacement == a.address_of(c) == ins[1].memory_displacement
 
 
-def test_rip_label_must_be_rip_based():
-    a = Assembler()
+def test_label_with_a_base_register_is_its_absolute_address():
+    """``c[rdi+8]``: the label's address (base included) plus the addend in a disp32, as GNU as encodes
+    ``mov rax, QWORD PTR [rdi+0x1008]`` (48 8b 87 08 10 00 00); an address beyond the signed disp32 is an error."""
+    a = Assembler(base=0x1000)
     c = a.here("c")
-    with pytest.raises(OperandError, match="RIP-relative"):
-        a.mov(rax, Mem(rdi, size=64, label=c))
+    a.mov(rax, Mem(rdi, size=64, disp=8, label=c))
+    assert a.assemble() == bytes.fromhex("488b8708100000")
+    a = Assembler(base=0x7FFFFFFC)
+    c = a.here("c")
+    a.mov(rax, Mem(rdi, size=64, disp=8, label=c))
+    with pytest.raises(x86gen.ImmediateRangeError, match="does not fit in 32 bits"):
+        a.assemble()
+    with pytest.raises(OperandError, match="64-bit base and index"):
+        Assembler().mov(eax, Mem(edi, size=32, label=c))
 
 
 def test_data_directives():

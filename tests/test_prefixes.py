@@ -30,7 +30,9 @@ EXTRA = {"RETNQ": {"rep"}, "RETNQ_IMM16": {"rep"}, "JMP_REL8_64": {"bnd"},   # (
          "RETNW": {"rep"}, "RETNW_IMM16": {"rep"},   # (GNU as 2.40: `rep data16 ret` is 66 F3 C3)
          **dict.fromkeys("""MOVSB_M8_M8 MOVSW_M16_M16 MOVSD_M32_M32 MOVSQ_M64_M64 LODSB_AL_M8 LODSW_AX_M16 LODSD_EAX_M32
             LODSQ_RAX_M64 STOSB_M8_AL STOSW_M16_AX STOSD_M32_EAX STOSQ_M64_RAX INSB_M8_DX INSW_M16_DX INSD_M32_DX OUTSB_DX_M8
-            OUTSW_DX_M16 OUTSD_DX_M32""".split(), {"repne"})}
+            OUTSW_DX_M16 OUTSD_DX_M32""".split(), {"repne"}),
+         # gcc's `rep bsf` / `rep bsr` (GNU as 2.40: F3 before the form's bytes, 66 before F3: `rep bsf ax, cx` is 66 F3 0F BC C1)
+         **dict.fromkeys("BSF_R16_RM16 BSF_R32_RM32 BSF_R64_RM64 BSR_R16_RM16 BSR_R32_RM32 BSR_R64_RM64".split(), {"rep"})}
 
 
 def test_allowed_prefixes_are_icedx86s():
@@ -376,3 +378,23 @@ def test_vex3_on_every_vex_form_like_iced():
         if x86gen.encode("{vex3} " + form.mnemonic, *ops) != _rip_kept(decode_one(plain), len(plain), vex3_encoder):
             bad.append((form.id, ops))
     assert n > 800 and not bad, bad[:10]
+
+
+# gcc writes `rep bsf` (tzcnt's bytes, which a CPU without BMI1 runs as bsf); GNU as 2.40 encodes the rep word as F3 before
+# the form's bytes (66 first with a 16-bit operand); objdump prints them as tzcnt/lzcnt. Expected bytes: GNU as 2.40's.
+@pytest.mark.parametrize("text, gnu", [
+    ("rep bsf ax, cx", "66 f3 0f bc c1"),
+    ("rep bsr eax, dword ptr [rdi]", "f3 0f bd 07"),
+    ("repe bsf r8, [r9+4]", "f3 4d 0f bc 41 04"),
+    ("repz bsr rax, rcx", "f3 48 0f bd c1"),
+    ("rep bsf rax, rcx", "f3 48 0f bc c1"),
+])
+def test_rep_bsf_bsr_as_gnu_as(text, gnu):
+    assert x86gen.assemble(text).hex(" ") == gnu
+    mn = "tzcnt" if "bsf" in text else "lzcnt"   # the same bytes as the BMI1/LZCNT instruction's form
+    if "ax, cx" not in text: assert x86gen.assemble(mn + text.split("bs", 1)[1][1:]) == x86gen.assemble(text)
+
+
+def test_repne_bsf_is_refused():
+    with pytest.raises(x86gen.PrefixError, match="does not take the repne prefix"):
+        x86gen.assemble("repne bsf eax, ecx")

@@ -77,7 +77,7 @@ from .errors import (
 from .evex import ROUNDING_RECORDS
 from .forms import form_of, forms_of, get_form
 from .memory import Bcst, Mem, SegMem, size_named
-from .registers import REGISTERS, Masked
+from .registers import REGISTERS, Gpr64, Masked
 from .selection import pseudo
 from .selection.candidates import candidates
 from .selection.plans import Replan, plan_for
@@ -86,13 +86,38 @@ from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, STRING_MNEMONICS, 
 from .syntax import float_bits_text, insn_text
 from .table import A32_SPELLED, ip16_branch
 
-__all__ = ["Assembler", "Label", "NOPS"]   # (parse_program and assemble_program: x86gen.program_text)
+__all__ = ["Assembler", "Label", "NOPS", "NOPS_GNU"]   # (parse_program and assemble_program: x86gen.program_text)
 # The record format and tables below without a leading underscore (TEXT_LEN, TEXT_PADS, PLANS_BY_SIGNATURE,
 # PLAIN_MNEMONICS, KEYWORD_METHODS, DATA_DIRECTIVES, DECORATED_OPERANDS, DataExpr, expr_text) are shared with the
 # program parser, x86gen.program_text, which appends the same items.
 
 _RIP = REGISTERS["rip"]
 DECORATED_OPERANDS = (Masked, Bcst)   # AVX-512 operands that `Assembler._emit_evex` encodes
+_HOLD = 0x7FFFFFF3   # the placeholder of a label's absolute disp32 (`Assembler._emit_rip`): no disp8, no disp8*N
+NoneType = type(None)
+
+
+def unlabeled(x):
+    """Operand ``x`` (a memory operand naming a label, perhaps masked or broadcast) with a placeholder displacement
+    for the label: ``[rip+label]`` as ``[rip+0]``, ``table[rax*8]`` as ``[rax*8+_HOLD]`` (a disp32 that no disp8 holds),
+    which `Assembler.assemble` overwrites (checked to fit there: the addend alone may not, ``[x+0x80000000]`` is
+    reachable from near x). Any other operand as it is."""
+    mem = _label_mem(x)
+    if mem is None: return x
+    if mem.base is _RIP: out = Mem(_RIP, None, 1, 0, mem.size)
+    else: out = Mem(mem.base, mem.index, mem.scale, _HOLD, mem.size)
+    if mem.__class__ is SegMem: out = out.with_segment(mem.seg)
+    elif mem.__class__ is Bcst and mem.unsized.__class__ is SegMem: out = out.with_segment(mem.unsized.seg)
+    if x.__class__ is Masked: return Masked(out, x.mask, x.zero)
+    return Bcst.of(out) if mem.__class__ is Bcst else out
+
+
+def _label_mem(x):
+    """The memory operand naming a label in operand ``x`` (itself, a `Bcst`, or the operand of a `Masked`), or None."""
+    c = x.__class__
+    if c is Masked: x, c = x.op, x.op.__class__
+    if (c is Mem or c is SegMem or c is Bcst) and x.label is not None: return x
+    return None
 PLAIN_MNEMONICS = frozenset(MNEMONICS) - BRANCH_MNEMONICS
 MAX_ALIGN = MAX_OUTPUT   # the largest alignment `Assembler.align` takes (bytes)
 _INT64 = object()   # Assembler.jit's default restype (ctypes is imported only when jit is used)
@@ -182,9 +207,14 @@ NOPS = (b"", bytes.fromhex("90"), bytes.fromhex("6690"), bytes.fromhex("0f1f00")
         bytes.fromhex("0f1f840000000000"), bytes.fromhex("660f1f840000000000"))
 
 
+# GNU as's NOPs of 10 and 11 bytes (prefixes 66 and 2e before the 8-byte 0f 1f 84 00 …): the longest it pads code with
+NOPS_GNU = (*NOPS, bytes.fromhex("662e0f1f840000000000"), bytes.fromhex("66662e0f1f840000000000"))
+
+
 def nop_fill(n: int) -> bytes:
-    """``n`` bytes of NOPs, as few instructions as possible (9 bytes at most each)."""
-    return NOPS[9] * (n // 9) + NOPS[n % 9]
+    """``n`` bytes of NOPs as GNU as 2.40 pads code to an alignment: 11-byte NOPs, then one NOP of what is left
+    (`NOPS_GNU`)."""
+    return NOPS_GNU[11] * (n // 11) + NOPS_GNU[n % 11]
 
 
 def _listed_mnemonic(form, ops: tuple) -> str:
@@ -521,7 +551,9 @@ class Assembler(AsmMethods):
         self._vars: list = []              # branches and alignments, sized by `_relax`
         self._vpos: list[int] = []         # where each of them is in _code
         self._rip: list[tuple] = []        # (chunk, item position, disp offset in it, its length, label, addend, line)
-        self._abs: list[tuple] = []        # (chunk, item position, offset in it, size, plus labels, minus labels, addend, line)
+        # (chunk, item position, offset in it, size, plus labels, minus labels, addend, line, signed): data, and a label's
+        # absolute address in a sign-extended disp32 (signed)
+        self._abs: list[tuple] = []
         self._labels: list[Label] = []
         self._named: dict[str, Label] = {}
         self._layout = None
@@ -636,14 +668,9 @@ class Assembler(AsmMethods):
         """An AVX-512 instruction with rounding ``rc`` (`x86gen.encode`'s plans, kept by rounding and signature). Its
         record holds the operands and an `x86gen.evex.Rounding` after them. A label in a memory operand is not
         supported here (yet)."""
-        try: out = _encode_rc(mn, ops, 0, rc)
-        except EncodeError:
-            for x in ops:
-                m = x.op if x.__class__ is Masked else x
-                if m.__class__ is Label or (isinstance(m, Mem) and m.label is not None):
-                    raise OperandError(f"{mn}: a label memory operand with masking or broadcast is not supported by the"
-                                       " Assembler (yet); load the address into a register") from None
-            raise
+        if any(x.__class__ is Label for x in ops): ops = tuple(x.mem() if x.__class__ is Label else x for x in ops)
+        if any(_label_mem(x) is not None for x in ops): return self._emit_rip(mn, ops, rc=rc)
+        out = _encode_rc(mn, ops, 0, rc)
         if len(ops) >= TEXT_LEN - 1: raise OperandError(f"{mn}: {len(ops)} operands and rc=: more than an Assembler record holds")
         table = RC_PLANS.get(mn)
         if table is not None:   # the method's table (one level per operand, under the rounding): its next call's fast path
@@ -662,35 +689,46 @@ class Assembler(AsmMethods):
             choices, n = _prefixed_branch_info(canonical(base), words)
             return self._branch(mn, ops, choices=choices, words=[w for w in words if w in P.PREFIX_BYTES], n=n)
         if any(x.__class__ is Label for x in ops): ops = tuple(x.mem() if x.__class__ is Label else x for x in ops)
-        if any(x.__class__ in (Mem, SegMem) and x.label is not None for x in ops): return self._emit_rip(mn, ops)
+        if any(_label_mem(x) is not None for x in ops): return self._emit_rip(mn, ops)
         out = encode_prefixed(mn, ops)[0]
         self._add(out, mn, ops)
 
-    def _emit_rip(self, mn: str, ops: tuple) -> None:
-        """An instruction whose memory operand names a label (``[rip+label]``): encoded with the label's
-        displacement left at its addend, patched by `assemble`."""
-        if any(x.__class__ in DECORATED_OPERANDS for x in ops):
-            raise OperandError(f"{mn}: a label memory operand with masking or broadcast is not supported by the Assembler"
-                               " (yet); load the address into a register")
-        i = next(i for i, x in enumerate(ops) if x.__class__ in (Mem, SegMem) and x.label is not None)
-        m = ops[i]
-        if m.base is not _RIP: raise OperandError(f"{mn}: a label in memory operand {m} must be RIP-relative ([rip+{m.label}])")
-        lab = m.label
+    def _emit_rip(self, mn: str, ops: tuple, form=None, rc: int | None = None) -> None:
+        """An instruction whose memory operand names a label: ``[rip+label]`` (its displacement patched by `assemble` with
+        label + addend - end of instruction), or ``table[rax*8]`` / ``[rbx+label]`` (a base or index register: the
+        label's absolute address plus the addend in a sign-extended disp32, as GNU as encodes it; R_X86_64_32S in an
+        object). The operand may be masked (``{k1}``) or broadcast (``{1to16}``); ``form`` and ``rc`` as `emit_form`'s."""
+        i, m = next(((i, x) for i, x in enumerate(ops) if _label_mem(x) is not None), (-1, None))
+        if m is None:
+            x = next((x for x in ops if isinstance(getattr(x, "op", x), Mem) and getattr(x, "op", x).label is not None), None)
+            raise OperandError(f"{mn}: a label in memory operand {x} goes with 64-bit base and index registers (not a 32-bit"
+                               " or VSIB address)")
+        mem = _label_mem(m)
+        lab = mem.label
         if lab.__class__ is str: lab = self.get_label(lab)
         elif lab.__class__ is not Label or lab.owner is not self:
             raise OperandError(f"{mn}: {lab!r} is not a label of this Assembler")
-        # encoded with disp32 0, which `assemble` overwrites with label + addend - end of instruction (checked
-        # to fit there: the addend alone may not, [x+0x80000000] is reachable from near x)
-        seg = Mem(_RIP, None, 1, 0, m.size)
-        plain = (*ops[:i], seg if m.__class__ is Mem else seg.with_segment(m.seg), *ops[i + 1:])
-        b = encode(mn, *plain)
-        form = select(mn, *plain)
-        if not m.size and form.operands[i].mem:   # list it with the size the form gives it: `dword ptr [rip+c]`
+        rip = mem.base is _RIP
+        if not rip and (mem.base.__class__ is not Gpr64 and mem.base is not None or mem.index.__class__ not in (Gpr64, NoneType)):
+            raise OperandError(f"{mn}: a label in memory operand {mem} goes with 64-bit base and index registers")
+        hold = 0 if rip else _HOLD
+        plain = (*ops[:i], unlabeled(m), *ops[i + 1:])
+        if form is None:
+            b = encode(mn, *plain) if rc is None else _encode_rc(mn, plain, 0, rc)
+            form = select(mn, *plain)
+        else: b = form(*plain) if rc is None else form(*plain, rc=rc)
+        if not mem.size and m is mem and form.operands[i].mem:   # list it with the size the form gives it: `dword ptr [rip+c]`
             ops = (*ops[:i], m.with_size(form.operands[i].mem), *ops[i + 1:])
-        tail = sum(form.imm_widths) // 8 + (1 if form.is4 else 0)
-        self._rip.append((len(self._vars), len(self._code), len(b) - tail - 4, len(b), lab, m.disp, self.line))
+        tail = sum(form.imm_widths) // 8 + (1 if form.is4 else 0) + (1 if form.encoding_kind == "d3now" else 0)
+        at = len(b) - tail - 4
+        if b[at:at + 4] != _SPACK[4].pack(hold):   # (never: every ModRM form ends with disp32, then its immediates)
+            raise OperandError(f"{mn}: x86gen cannot place the displacement of label memory operand {mem}")
+        if rip: self._rip.append((len(self._vars), len(self._code), at, len(b), lab, mem.disp, self.line))
+        else:
+            b = b[:at] + bytes(4) + b[at + 4:]
+            self._abs.append((len(self._vars), len(self._code), at, 4, (lab,), (), mem.disp, self.line, True))
         if lab.line == 0: lab.line = self.line
-        self._add(b, mn, ops)
+        self._add(b, mn, ops if rc is None else (*ops, ROUNDING_RECORDS[rc]))
         self._layout = None
 
     def _branch(self, mn: str, ops: tuple, rel32: bool = False, choices: tuple | None = None, words=(), n: int = 0) -> None:
@@ -737,10 +775,10 @@ class Assembler(AsmMethods):
                 raise OperandError(f"{form.mnemonic}: label {target.name!r} belongs to another Assembler")
             if target.__class__ is Label and target.line == 0: target.line = self.line
             return self._var(_Branch(form.mnemonic, target, (choice,), self.line))
-        if any(x.__class__ is Label or (x.__class__ is Mem and x.label is not None) for x in ops):
-            raise OperandError(f"emit_form({form.id}): label operands other than a branch target are not supported; use emit()")
+        if any(x.__class__ is Label for x in ops): ops = tuple(x.mem() if x.__class__ is Label else x for x in ops)
         if len(ops) + (rc is not None) > TEXT_LEN - 1:   # (a record holds 5 operands, the rounding one of them)
             raise OperandError(f"{form.id} takes {len(form.operands)} operands, got {len(ops)}" + (" and rc=" if rc is not None else ""))
+        if any(_label_mem(x) is not None for x in ops): return self._emit_rip(form.mnemonic, ops, form=form, rc=rc)
         if rc is not None:   # AVX-512 rounding / SAE (x86gen.evex)
             self._add(form(*ops, rc=rc), form.mnemonic, (*ops, ROUNDING_RECORDS[rc]))
             return
@@ -801,7 +839,7 @@ class Assembler(AsmMethods):
                 for lab in (*e.plus, *e.minus):
                     if lab.owner is not self: raise OperandError(f"label {lab.name!r} belongs to another Assembler")
                     if lab.line == 0: lab.line = self.line
-                fixups.append((len(self._vars), len(self._code), len(code), size, e.plus, e.minus, e.addend, self.line))
+                fixups.append((len(self._vars), len(self._code), len(code), size, e.plus, e.minus, e.addend, self.line, False))
                 code += bytes(size)
             else:
                 raise OperandError(f"{DATA_DIRECTIVES[size]}: cannot store {fmt_value(v)}")
@@ -936,9 +974,9 @@ class Assembler(AsmMethods):
                 raise self._err(line, f"RIP-relative displacement to {clip(lab.name, 80)} ({fmt_int(disp)}) does not fit in 32 bits",
                                 ImmediateRangeError)
             _SPACK[4].pack_into(out, at - base + doff, disp)
-        for ci, pos, off, size, plus, minus, addend, line in self._abs:
+        for ci, pos, off, size, plus, minus, addend, line, signed in self._abs:
             value = sum(starts[x.chunk] + x.offset for x in plus) - sum(starts[x.chunk] + x.offset for x in minus) + addend
-            if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size)):
+            if not -(1 << (8 * size - 1)) <= value < (1 << (8 * size - signed)):   # (a disp32 is sign-extended)
                 raise self._err(line, f"value {fmt_int(value)} of {clip(expr_text(plus, minus, addend), 120)} "
                                f"does not fit in {8 * size} bits", ImmediateRangeError)
             _PACK[size].pack_into(out, starts[ci] + offs[pos] - base + off, value & ((1 << (8 * size)) - 1))

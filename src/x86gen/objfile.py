@@ -34,11 +34,11 @@ from __future__ import annotations
 import re
 
 from ._gen.asm_methods import BRANCH_MNEMONICS
-from .assembler import Assembler, Label, LabelPlus, _Align, _Branch
+from .assembler import Assembler, Label, LabelPlus, _Branch
 from .elf import R_X86_64, SHF, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT, STB, STT, STV, ObjSection, ObjSymbol, Rela, write_object
 from .encoder import encode, select
 from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, LabelError, OperandError, clip, wrong_type
-from .program_text import _IDENT, _NAME, _NOPS_GNU, _Parser, _split_args
+from .program_text import _IDENT, _NAME, _Parser, _split_args
 from .syntax import Relocatable, evaluate, strip_block_comments, unescape
 
 __all__ = ["assemble_object", "parse_object", "ObjectAssembler", "ObjectProgram"]
@@ -72,6 +72,11 @@ class ObjectAssembler(Assembler):
         self.section = section
         self.max_align = 1
         self._imm: list[tuple] = []   # (chunk, item position, offset in it, size, plus, minus, addend, line, signed)
+
+    @property
+    def executable(self) -> bool:
+        """Whether the section holds code (flag ``x``): its ``.p2align 4, 0x90`` pads with NOPs, as GNU as pads it."""
+        return bool(self.section.flags & SHF["x"])
 
     def align(self, n: int, fill: int | None = None, max_skip: int | None = None) -> None:
         """As `Assembler.align`; zeros (not NOPs) where the section is not executable; raises the section's alignment."""
@@ -129,12 +134,8 @@ class ObjectAssembler(Assembler):
                 referenced.add(v.target.label if v.target.__class__ is LabelPlus else v.target)
         # labels of other sections (or none) stay unbound here: not this Assembler's to lay out
         self._labels = [x for x in self._labels if x.chunk >= 0 or x in referenced]
-        out = bytearray(self.assemble())
+        out = bytearray(self.assemble())   # (code alignment: GNU as's NOPs, `x86gen.assembler.nop_fill`)
         base, starts, vstart, vsize = self._layout[:4]
-        for i, v in enumerate(self._vars):   # code alignment: GNU as's NOPs (the 11-byte one first), not the SDM's
-            if v.__class__ is _Align and v.fill is None and vsize[i]:
-                n = vsize[i]
-                out[vstart[i]:vstart[i] + n] = _NOPS_GNU[11] * (n // 11) + _NOPS_GNU[n % 11]
         addr = self._item_addresses()
         for i, lab, addend, line, mn in moved:
             at = vstart[i] + vsize[i] - 4
@@ -143,8 +144,8 @@ class ObjectAssembler(Assembler):
         for _ci, pos, doff, length, lab, addend, line in rips:
             at = addr[pos] + doff
             pending.append((at, "rip", 4, (lab,), (), addend - (length - doff), line, (self._code[pos], doff)))
-        for _ci, pos, off, size, plus, minus, addend, line in absolute:
-            pending.append((addr[pos] + off, "data", size, plus, minus, addend, line, False))
+        for _ci, pos, off, size, plus, minus, addend, line, signed in absolute:   # (signed: `table[rax*8]`'s disp32)
+            pending.append((addr[pos] + off, "imm" if signed else "data", size, plus, minus, addend, line, signed))
         for _ci, pos, off, size, plus, minus, addend, line, signed in self._imm:
             pending.append((addr[pos] + off, "imm", size, plus, minus, addend, line, signed))
         return out, pending
@@ -587,6 +588,7 @@ class _Writer:
         self.symbols()
         for sec in secs:
             for item in laid[sec.name]: self.relocate(sec, *item)
+            sec.obj.relocs.sort(key=lambda r: r.offset)   # (in address order, as GNU as writes them)
             sec.obj.data = bytes(sec.data)
         if self.got and "_GLOBAL_OFFSET_TABLE_" not in self.syms: self.symbol("_GLOBAL_OFFSET_TABLE_")
         ordered = sorted(self.syms.values(), key=lambda s: p.order.get(s.name, 1 << 30))

@@ -11,7 +11,7 @@ from ._gen.asm_methods import BRANCH_MNEMONICS, MNEMONICS, AsmMethods
 from .assembler import (
     KEYWORD_METHODS,
     MAX_OUTPUT,
-    NOPS,
+    NOPS_GNU,
     PLAIN_MNEMONICS,
     PLANS_BY_SIGNATURE,
     TEXT_LEN,
@@ -21,6 +21,7 @@ from .assembler import (
     Label,
     LabelPlus,
     _keep_plan,
+    unlabeled,
 )
 from .errors import (
     AsmSyntaxError,
@@ -80,6 +81,7 @@ from .syntax import (
     strip_block_comments,
     unescape,
     unknown_word,
+    unwrap_sized,
 )
 
 _RIP = REGISTERS["rip"]
@@ -144,7 +146,7 @@ _DATA_DIRECTIVES = {
 _FLOAT_DIRECTIVES = {".float": 4, ".single": 4, ".double": 8, ".dc.s": 4, ".dc.d": 8}
 _SPACE_DIRECTIVES = {".ds": 2, ".ds.b": 1, ".ds.w": 2, ".ds.l": 4}   # `.ds.w n, fill`: n words of fill (GNU as)
 # GNU as's NOPs of 1 to 11 bytes in 64-bit code, as `.nops` writes them (the longest first, then the rest)
-_NOPS_GNU = (b"", *NOPS[1:10], bytes.fromhex("662e0f1f840000000000"), bytes.fromhex("66662e0f1f840000000000"))
+_NOPS_GNU = NOPS_GNU
 
 
 _UNARY_OPS = Regex(r"[\s+~-]*")
@@ -410,7 +412,7 @@ class _Parser:
         the form its ``{1toN}`` names where that is not the one the operands choose (`decorated_form`)."""
         ops, deco = split_decorations(ops)
         kw = {} if deco.rc is None else {"rc": deco.rc}
-        form = decorated_form(mn, ops, deco)
+        form = decorated_form(mn, tuple(map(unlabeled, ops)), deco)   # (`[rip+label]{1to16}`: as `[rip+0]{1to16}`)
         if form is None: self.a.emit(mn, *ops, **kw)
         else: self.a.emit_form(form, *ops, **kw)
 
@@ -468,6 +470,8 @@ class _Parser:
             fill = self.int_arg(args[1], d) if len(args) > 1 and args[1] else None
             mx = self.int_arg(args[2], d) if len(args) > 2 and args[2] else None
             if mx is not None and mx <= 0: mx = None   # GNU as: a max-skip of 0 (or below) is no limit, not "never pad"
+            if fill is not None and fill & 0xFF == 0x90 and getattr(a, "executable", True):
+                fill = None   # `.p2align 4, 0x90` in code: NOPs, as GNU as pads it (x86 md_do_align: the fill is the 1-byte NOP)
             return a.align(n, fill, mx)
         if d == ".intel_syntax":
             if rest and rest.lower() != "noprefix": raise AsmSyntaxError(".intel_syntax: only `noprefix` is supported")
@@ -686,8 +690,10 @@ class _Parser:
                              "or a label in a branch or in [rip+label])")
 
     def label_mem(self, t: str) -> Mem:
-        """A memory operand naming a label: ``[rip+name]``, ``qword ptr [rip+name+8]``, GCC's ``.LC0[rip]``."""
-        low = t.strip()
+        """A memory operand naming a label: ``[rip+name]``, ``qword ptr [rip+name+8]``, GCC's ``.LC0[rip]``; without rip
+        (``table[0+rax*8]``, ``[8*rax+.LJTI0_0]``, ``dword ptr name``, ``[name]``) the label's absolute address in a
+        sign-extended disp32, as GNU as and llvm-mc read them (R_X86_64_32S in an object)."""
+        low = unwrap_sized(t.strip())   # gcc's `[QWORD PTR .L5[0+rax*8]]`
         size_txt = ""
         seg = None
         m = _SIZE_PREFIX.match(low.lower())
@@ -701,7 +707,7 @@ class _Parser:
             seg_m = _SEGMENT_WORD.match(outside.lower())
             if seg_m: seg, outside = seg_m.group(1), outside[seg_m.end():].strip()
         elif _IDENT.match(low):
-            outside, inner = low, ""       # `qword ptr label`: RIP-relative, as GNU as reads it in 64-bit code
+            outside, inner = low, ""       # `qword ptr label`: its absolute address (disp32), as GNU as and llvm-mc read it
         else:
             raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
         terms = signed_terms(outside + ("+" if outside and inner else "") + inner, t)
@@ -719,12 +725,17 @@ class _Parser:
         if sym is None:
             if EXPRESSION.search(t): parse_operand(t.lower())   # its error: `[rax+5/0]`, `[rax+riz*1+2*4]`
             raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
+        rip = any(x.lstrip("+") == "rip" for x in rest)
         rest = [x for x in rest if x.lstrip("+") != "rip"]   # [rip+x+8] is [x+8]; the addend alone may exceed disp32
         inner_txt = "+".join(x.lstrip("+") if x[0] != "-" else x for x in rest).replace("+-", "-") or "0"
         base = parse_operand(f"{size_txt}[{inner_txt}]")
-        if base.base is not None or base.index is not None:
-            raise AsmSyntaxError(f"a label in a memory operand must be RIP-relative ([rip+{sym}]), got {clip(t)}")
-        m = Mem(_RIP, None, 1, base.disp, base.size, label=self.ref(sym))
+        if base.base is not None or base.index is not None or not rip:
+            # `table[0+rax*8]`, `[8*rax+.LJTI0_0]`, `dword ptr sym`: the label's absolute address in a disp32 (sign-extended;
+            # R_X86_64_32S in an object), as GNU as reads them
+            if base.__class__ is not Mem: raise AsmSyntaxError(f"a label in memory operand {clip(t)} with a 32-bit or vector"
+                                                              " address is not supported")
+            m = Mem(base.base, base.index, base.scale, base.disp, base.size, label=self.ref(sym))
+        else: m = Mem(_RIP, None, 1, base.disp, base.size, label=self.ref(sym))
         return m if seg in (None, "ds") else m.with_segment(seg)   # ds: the segment of [rip+x] anyway (no byte)
 
 

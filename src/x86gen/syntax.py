@@ -135,6 +135,21 @@ _CACHE_MAX = 1 << 16   # entries of each text cache (operands, lines)
 _SIZE_WORDS = ("byte|word|dword|fword|qword|mmword|tbyte|xmmword|ymmword|zmmword|oword|fpuenv14|fpuenv28|fpustate94"
                "|fpustate108|mem384")
 _SIZE_PREFIX = Regex(rf"^({_SIZE_WORDS})\s+(?:ptr\s*)?(.*)$")
+_BRACKETED_SIZE = Regex(rf"^\[\s*((?:{_SIZE_WORDS})\s+ptr\b.*)\]$", re.I | re.S)
+
+
+def unwrap_sized(t: str) -> str:
+    """gcc's doubled brackets, ``[QWORD PTR [rbx+48]]`` and ``[QWORD PTR .L5[0+rax*8]]`` (what it writes for an
+    indirect call or jump through memory), as the operand inside them, ``QWORD PTR [rbx+48]``, as GNU as reads them;
+    any other text as it is."""
+    m = _BRACKETED_SIZE.match(t)
+    if m is None: return t
+    inner = m.group(1)
+    depth = 0
+    for c in inner:   # the outer pair must enclose the whole operand: `[dword ptr x] + [y]` is not unwrapped
+        depth += (c == "[") - (c == "]")
+        if depth < 0: return t
+    return inner.strip() if depth == 0 else t
 
 
 def check_ptr(m, text: str) -> None:
@@ -546,6 +561,7 @@ def parse_operand(text: str):
     elif t[:3] == "st(" and "".join(t.split()) in _REGS: v = _REGS["".join(t.split())]   # st( 1 )
     elif t[-1:] == "]" and (v := _simple_address(t)) is not None: pass   # the common `[size ptr] [base+index*s+disp]`
     else:
+        if t[:1] == "[": t = unwrap_sized(t)   # gcc's `[QWORD PTR [rbx+48]]`
         size = 0
         m = _SIZE_PREFIX.match(t)
         if m:

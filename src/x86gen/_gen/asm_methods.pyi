@@ -51,6 +51,9 @@ class AsmMethods:
         adc RW:r16, R:r16/m16                        o16 13 /r                    ADC_R16_RM16 (INTEL8086)
         adc RW:r32, R:r32/m32                        13 /r                        ADC_R32_RM32 (INTEL386)
         adc RW:r64, R:r64/m64                        REX.W 13 /r                  ADC_R64_RM64 (X64)
+        adc RW:r16/m16, R:simm8                      o16 83 /2 ib                 ADC_RM16_IMM8 (INTEL8086)
+        adc RW:r32/m32, R:simm8                      83 /2 ib                     ADC_RM32_IMM8 (INTEL386)
+        adc RW:r64/m64, R:simm8                      REX.W 83 /2 ib               ADC_RM64_IMM8 (X64)
         adc RW:al, R:imm8                            14 ib                        ADC_AL_IMM8 (INTEL8086)
         adc RW:ax, R:imm16                           o16 15 iw                    ADC_AX_IMM16 (INTEL8086)
         adc RW:eax, R:imm32                          15 id                        ADC_EAX_IMM32 (INTEL386)
@@ -59,9 +62,6 @@ class AsmMethods:
         adc RW:r16/m16, R:imm16                      o16 81 /2 iw                 ADC_RM16_IMM16 (INTEL8086)
         adc RW:r32/m32, R:imm32                      81 /2 id                     ADC_RM32_IMM32 (INTEL386)
         adc RW:r64/m64, R:simm32                     REX.W 81 /2 id               ADC_RM64_IMM32 (X64)
-        adc RW:r16/m16, R:simm8                      o16 83 /2 ib                 ADC_RM16_IMM8 (INTEL8086)
-        adc RW:r32/m32, R:simm8                      83 /2 ib                     ADC_RM32_IMM8 (INTEL386)
-        adc RW:r64/m64, R:simm8                      REX.W 83 /2 ib               ADC_RM64_IMM8 (X64)
         """
 
     def adcx(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -82,6 +82,9 @@ class AsmMethods:
         add RW:r16, R:r16/m16                        o16 03 /r                    ADD_R16_RM16 (INTEL8086)
         add RW:r32, R:r32/m32                        03 /r                        ADD_R32_RM32 (INTEL386)
         add RW:r64, R:r64/m64                        REX.W 03 /r                  ADD_R64_RM64 (X64)
+        add RW:r16/m16, R:simm8                      o16 83 /0 ib                 ADD_RM16_IMM8 (INTEL8086)
+        add RW:r32/m32, R:simm8                      83 /0 ib                     ADD_RM32_IMM8 (INTEL386)
+        add RW:r64/m64, R:simm8                      REX.W 83 /0 ib               ADD_RM64_IMM8 (X64)
         add RW:al, R:imm8                            04 ib                        ADD_AL_IMM8 (INTEL8086)
         add RW:ax, R:imm16                           o16 05 iw                    ADD_AX_IMM16 (INTEL8086)
         add RW:eax, R:imm32                          05 id                        ADD_EAX_IMM32 (INTEL386)
@@ -90,9 +93,6 @@ class AsmMethods:
         add RW:r16/m16, R:imm16                      o16 81 /0 iw                 ADD_RM16_IMM16 (INTEL8086)
         add RW:r32/m32, R:imm32                      81 /0 id                     ADD_RM32_IMM32 (INTEL386)
         add RW:r64/m64, R:simm32                     REX.W 81 /0 id               ADD_RM64_IMM32 (X64)
-        add RW:r16/m16, R:simm8                      o16 83 /0 ib                 ADD_RM16_IMM8 (INTEL8086)
-        add RW:r32/m32, R:simm8                      83 /0 ib                     ADD_RM32_IMM8 (INTEL386)
-        add RW:r64/m64, R:simm8                      REX.W 83 /0 ib               ADD_RM64_IMM8 (X64)
         """
 
     def addpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -233,6 +233,9 @@ class AsmMethods:
         and RW:r16, R:r16/m16                        o16 23 /r                    AND_R16_RM16 (INTEL8086)
         and RW:r32, R:r32/m32                        23 /r                        AND_R32_RM32 (INTEL386)
         and RW:r64, R:r64/m64                        REX.W 23 /r                  AND_R64_RM64 (X64)
+        and RW:r16/m16, R:simm8                      o16 83 /4 ib                 AND_RM16_IMM8 (INTEL8086)
+        and RW:r32/m32, R:simm8                      83 /4 ib                     AND_RM32_IMM8 (INTEL386)
+        and RW:r64/m64, R:simm8                      REX.W 83 /4 ib               AND_RM64_IMM8 (X64)
         and RW:al, R:imm8                            24 ib                        AND_AL_IMM8 (INTEL8086)
         and RW:ax, R:imm16                           o16 25 iw                    AND_AX_IMM16 (INTEL8086)
         and RW:eax, R:imm32                          25 id                        AND_EAX_IMM32 (INTEL386)
@@ -241,9 +244,6 @@ class AsmMethods:
         and RW:r16/m16, R:imm16                      o16 81 /4 iw                 AND_RM16_IMM16 (INTEL8086)
         and RW:r32/m32, R:imm32                      81 /4 id                     AND_RM32_IMM32 (INTEL386)
         and RW:r64/m64, R:simm32                     REX.W 81 /4 id               AND_RM64_IMM32 (X64)
-        and RW:r16/m16, R:simm8                      o16 83 /4 ib                 AND_RM16_IMM8 (INTEL8086)
-        and RW:r32/m32, R:simm8                      83 /4 ib                     AND_RM32_IMM8 (INTEL386)
-        and RW:r64/m64, R:simm8                      REX.W 83 /4 ib               AND_RM64_IMM8 (X64)
         """
 
     def andn(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -780,6 +780,9 @@ class AsmMethods:
         cmp R:r16, R:r16/m16                         o16 3B /r                    CMP_R16_RM16 (INTEL8086)
         cmp R:r32, R:r32/m32                         3B /r                        CMP_R32_RM32 (INTEL386)
         cmp R:r64, R:r64/m64                         REX.W 3B /r                  CMP_R64_RM64 (X64)
+        cmp R:r16/m16, R:simm8                       o16 83 /7 ib                 CMP_RM16_IMM8 (INTEL8086)
+        cmp R:r32/m32, R:simm8                       83 /7 ib                     CMP_RM32_IMM8 (INTEL386)
+        cmp R:r64/m64, R:simm8                       REX.W 83 /7 ib               CMP_RM64_IMM8 (X64)
         cmp R:al, R:imm8                             3C ib                        CMP_AL_IMM8 (INTEL8086)
         cmp R:ax, R:imm16                            o16 3D iw                    CMP_AX_IMM16 (INTEL8086)
         cmp R:eax, R:imm32                           3D id                        CMP_EAX_IMM32 (INTEL386)
@@ -788,9 +791,6 @@ class AsmMethods:
         cmp R:r16/m16, R:imm16                       o16 81 /7 iw                 CMP_RM16_IMM16 (INTEL8086)
         cmp R:r32/m32, R:imm32                       81 /7 id                     CMP_RM32_IMM32 (INTEL386)
         cmp R:r64/m64, R:simm32                      REX.W 81 /7 id               CMP_RM64_IMM32 (X64)
-        cmp R:r16/m16, R:simm8                       o16 83 /7 ib                 CMP_RM16_IMM8 (INTEL8086)
-        cmp R:r32/m32, R:simm8                       83 /7 ib                     CMP_RM32_IMM8 (INTEL386)
-        cmp R:r64/m64, R:simm8                       REX.W 83 /7 ib               CMP_RM64_IMM8 (X64)
         """
 
     def cmpbexadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
@@ -3507,6 +3507,9 @@ class AsmMethods:
         or RW:r16, R:r16/m16                         o16 0B /r                    OR_R16_RM16 (INTEL8086)
         or RW:r32, R:r32/m32                         0B /r                        OR_R32_RM32 (INTEL386)
         or RW:r64, R:r64/m64                         REX.W 0B /r                  OR_R64_RM64 (X64)
+        or RW:r16/m16, R:simm8                       o16 83 /1 ib                 OR_RM16_IMM8 (INTEL8086)
+        or RW:r32/m32, R:simm8                       83 /1 ib                     OR_RM32_IMM8 (INTEL386)
+        or RW:r64/m64, R:simm8                       REX.W 83 /1 ib               OR_RM64_IMM8 (X64)
         or RW:al, R:imm8                             0C ib                        OR_AL_IMM8 (INTEL8086)
         or RW:ax, R:imm16                            o16 0D iw                    OR_AX_IMM16 (INTEL8086)
         or RW:eax, R:imm32                           0D id                        OR_EAX_IMM32 (INTEL386)
@@ -3515,9 +3518,6 @@ class AsmMethods:
         or RW:r16/m16, R:imm16                       o16 81 /1 iw                 OR_RM16_IMM16 (INTEL8086)
         or RW:r32/m32, R:imm32                       81 /1 id                     OR_RM32_IMM32 (INTEL386)
         or RW:r64/m64, R:simm32                      REX.W 81 /1 id               OR_RM64_IMM32 (X64)
-        or RW:r16/m16, R:simm8                       o16 83 /1 ib                 OR_RM16_IMM8 (INTEL8086)
-        or RW:r32/m32, R:simm8                       83 /1 ib                     OR_RM32_IMM8 (INTEL386)
-        or RW:r64/m64, R:simm8                       REX.W 83 /1 ib               OR_RM64_IMM8 (X64)
         """
 
     def orpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -5059,6 +5059,9 @@ class AsmMethods:
         sbb RW:r16, R:r16/m16                        o16 1B /r                    SBB_R16_RM16 (INTEL8086)
         sbb RW:r32, R:r32/m32                        1B /r                        SBB_R32_RM32 (INTEL386)
         sbb RW:r64, R:r64/m64                        REX.W 1B /r                  SBB_R64_RM64 (X64)
+        sbb RW:r16/m16, R:simm8                      o16 83 /3 ib                 SBB_RM16_IMM8 (INTEL8086)
+        sbb RW:r32/m32, R:simm8                      83 /3 ib                     SBB_RM32_IMM8 (INTEL386)
+        sbb RW:r64/m64, R:simm8                      REX.W 83 /3 ib               SBB_RM64_IMM8 (X64)
         sbb RW:al, R:imm8                            1C ib                        SBB_AL_IMM8 (INTEL8086)
         sbb RW:ax, R:imm16                           o16 1D iw                    SBB_AX_IMM16 (INTEL8086)
         sbb RW:eax, R:imm32                          1D id                        SBB_EAX_IMM32 (INTEL386)
@@ -5067,9 +5070,6 @@ class AsmMethods:
         sbb RW:r16/m16, R:imm16                      o16 81 /3 iw                 SBB_RM16_IMM16 (INTEL8086)
         sbb RW:r32/m32, R:imm32                      81 /3 id                     SBB_RM32_IMM32 (INTEL386)
         sbb RW:r64/m64, R:simm32                     REX.W 81 /3 id               SBB_RM64_IMM32 (X64)
-        sbb RW:r16/m16, R:simm8                      o16 83 /3 ib                 SBB_RM16_IMM8 (INTEL8086)
-        sbb RW:r32/m32, R:simm8                      83 /3 ib                     SBB_RM32_IMM8 (INTEL386)
-        sbb RW:r64/m64, R:simm8                      REX.W 83 /3 ib               SBB_RM64_IMM8 (X64)
         """
 
     def scasb(self, *ops: _Operand, rc: int | None = None) -> None:
@@ -5533,6 +5533,9 @@ class AsmMethods:
         sub RW:r16, R:r16/m16                        o16 2B /r                    SUB_R16_RM16 (INTEL8086)
         sub RW:r32, R:r32/m32                        2B /r                        SUB_R32_RM32 (INTEL386)
         sub RW:r64, R:r64/m64                        REX.W 2B /r                  SUB_R64_RM64 (X64)
+        sub RW:r16/m16, R:simm8                      o16 83 /5 ib                 SUB_RM16_IMM8 (INTEL8086)
+        sub RW:r32/m32, R:simm8                      83 /5 ib                     SUB_RM32_IMM8 (INTEL386)
+        sub RW:r64/m64, R:simm8                      REX.W 83 /5 ib               SUB_RM64_IMM8 (X64)
         sub RW:al, R:imm8                            2C ib                        SUB_AL_IMM8 (INTEL8086)
         sub RW:ax, R:imm16                           o16 2D iw                    SUB_AX_IMM16 (INTEL8086)
         sub RW:eax, R:imm32                          2D id                        SUB_EAX_IMM32 (INTEL386)
@@ -5541,9 +5544,6 @@ class AsmMethods:
         sub RW:r16/m16, R:imm16                      o16 81 /5 iw                 SUB_RM16_IMM16 (INTEL8086)
         sub RW:r32/m32, R:imm32                      81 /5 id                     SUB_RM32_IMM32 (INTEL386)
         sub RW:r64/m64, R:simm32                     REX.W 81 /5 id               SUB_RM64_IMM32 (X64)
-        sub RW:r16/m16, R:simm8                      o16 83 /5 ib                 SUB_RM16_IMM8 (INTEL8086)
-        sub RW:r32/m32, R:simm8                      83 /5 ib                     SUB_RM32_IMM8 (INTEL386)
-        sub RW:r64/m64, R:simm8                      REX.W 83 /5 ib               SUB_RM64_IMM8 (X64)
         """
 
     def subpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -13737,6 +13737,9 @@ class AsmMethods:
         xor RW:r16, R:r16/m16                        o16 33 /r                    XOR_R16_RM16 (INTEL8086)
         xor RW:r32, R:r32/m32                        33 /r                        XOR_R32_RM32 (INTEL386)
         xor RW:r64, R:r64/m64                        REX.W 33 /r                  XOR_R64_RM64 (X64)
+        xor RW:r16/m16, R:simm8                      o16 83 /6 ib                 XOR_RM16_IMM8 (INTEL8086)
+        xor RW:r32/m32, R:simm8                      83 /6 ib                     XOR_RM32_IMM8 (INTEL386)
+        xor RW:r64/m64, R:simm8                      REX.W 83 /6 ib               XOR_RM64_IMM8 (X64)
         xor RW:al, R:imm8                            34 ib                        XOR_AL_IMM8 (INTEL8086)
         xor RW:ax, R:imm16                           o16 35 iw                    XOR_AX_IMM16 (INTEL8086)
         xor RW:eax, R:imm32                          35 id                        XOR_EAX_IMM32 (INTEL386)
@@ -13745,9 +13748,6 @@ class AsmMethods:
         xor RW:r16/m16, R:imm16                      o16 81 /6 iw                 XOR_RM16_IMM16 (INTEL8086)
         xor RW:r32/m32, R:imm32                      81 /6 id                     XOR_RM32_IMM32 (INTEL386)
         xor RW:r64/m64, R:simm32                     REX.W 81 /6 id               XOR_RM64_IMM32 (X64)
-        xor RW:r16/m16, R:simm8                      o16 83 /6 ib                 XOR_RM16_IMM8 (INTEL8086)
-        xor RW:r32/m32, R:simm8                      83 /6 ib                     XOR_RM32_IMM8 (INTEL386)
-        xor RW:r64/m64, R:simm8                      REX.W 83 /6 ib               XOR_RM64_IMM8 (X64)
         """
 
     def xorpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:

@@ -138,28 +138,28 @@ class Op:
     """``add RW:r32, R:r32/m32`` ``03 /r`` (INTEL386)"""
     ADD_R64_RM64: Final = 62
     """``add RW:r64, R:r64/m64`` ``REX.W 03 /r`` (X64)"""
-    ADD_AL_IMM8: Final = 63
-    """``add RW:al, R:imm8`` ``04 ib`` (INTEL8086)"""
-    ADD_AX_IMM16: Final = 64
-    """``add RW:ax, R:imm16`` ``o16 05 iw`` (INTEL8086)"""
-    ADD_EAX_IMM32: Final = 65
-    """``add RW:eax, R:imm32`` ``05 id`` (INTEL386)"""
-    ADD_RAX_IMM32: Final = 66
-    """``add RW:rax, R:simm32`` ``REX.W 05 id`` (X64)"""
-    ADD_RM8_IMM8: Final = 67
-    """``add RW:r8/m8, R:imm8`` ``80 /0 ib`` (INTEL8086)"""
-    ADD_RM16_IMM16: Final = 68
-    """``add RW:r16/m16, R:imm16`` ``o16 81 /0 iw`` (INTEL8086)"""
-    ADD_RM32_IMM32: Final = 69
-    """``add RW:r32/m32, R:imm32`` ``81 /0 id`` (INTEL386)"""
-    ADD_RM64_IMM32: Final = 70
-    """``add RW:r64/m64, R:simm32`` ``REX.W 81 /0 id`` (X64)"""
-    ADD_RM16_IMM8: Final = 71
+    ADD_RM16_IMM8: Final = 63
     """``add RW:r16/m16, R:simm8`` ``o16 83 /0 ib`` (INTEL8086)"""
-    ADD_RM32_IMM8: Final = 72
+    ADD_RM32_IMM8: Final = 64
     """``add RW:r32/m32, R:simm8`` ``83 /0 ib`` (INTEL386)"""
-    ADD_RM64_IMM8: Final = 73
+    ADD_RM64_IMM8: Final = 65
     """``add RW:r64/m64, R:simm8`` ``REX.W 83 /0 ib`` (X64)"""
+    ADD_AL_IMM8: Final = 66
+    """``add RW:al, R:imm8`` ``04 ib`` (INTEL8086)"""
+    ADD_AX_IMM16: Final = 67
+    """``add RW:ax, R:imm16`` ``o16 05 iw`` (INTEL8086)"""
+    ADD_EAX_IMM32: Final = 68
+    """``add RW:eax, R:imm32`` ``05 id`` (INTEL386)"""
+    ADD_RAX_IMM32: Final = 69
+    """``add RW:rax, R:simm32`` ``REX.W 05 id`` (X64)"""
+    ADD_RM8_IMM8: Final = 70
+    """``add RW:r8/m8, R:imm8`` ``80 /0 ib`` (INTEL8086)"""
+    ADD_RM16_IMM16: Final = 71
+    """``add RW:r16/m16, R:imm16`` ``o16 81 /0 iw`` (INTEL8086)"""
+    ADD_RM32_IMM32: Final = 72
+    """``add RW:r32/m32, R:imm32`` ``81 /0 id`` (INTEL386)"""
+    ADD_RM64_IMM32: Final = 73
+    """``add RW:r64/m64, R:simm32`` ``REX.W 81 /0 id`` (X64)"""
     OR_RM8_R8: Final = 74
     """``or RW:r8/m8, R:r8`` ``08 /r`` (INTEL8086)"""
     OR_RM16_R16: Final = 75
@@ -176,28 +176,28 @@ class Op:
     """``or RW:r32, R:r32/m32`` ``0B /r`` (INTEL386)"""
     OR_R64_RM64: Final = 81
     """``or RW:r64, R:r64/m64`` ``REX.W 0B /r`` (X64)"""
-    OR_AL_IMM8: Final = 82
-    """``or RW:al, R:imm8`` ``0C ib`` (INTEL8086)"""
-    OR_AX_IMM16: Final = 83
-    """``or RW:ax, R:imm16`` ``o16 0D iw`` (INTEL8086)"""
-    OR_EAX_IMM32: Final = 84
-    """``or RW:eax, R:imm32`` ``0D id`` (INTEL386)"""
-    OR_RAX_IMM32: Final = 85
-    """``or RW:rax, R:simm32`` ``REX.W 0D id`` (X64)"""
-    OR_RM8_IMM8: Final = 86
-    """``or RW:r8/m8, R:imm8`` ``80 /1 ib`` (INTEL8086)"""
-    OR_RM16_IMM16: Final = 87
-    """``or RW:r16/m16, R:imm16`` ``o16 81 /1 iw`` (INTEL8086)"""
-    OR_RM32_IMM32: Final = 88
-    """``or RW:r32/m32, R:imm32`` ``81 /1 id`` (INTEL386)"""
-    OR_RM64_IMM32: Final = 89
-    """``or RW:r64/m64, R:simm32`` ``REX.W 81 /1 id`` (X64)"""
-    OR_RM16_IMM8: Final = 90
+    OR_RM16_IMM8: Final = 82
     """``or RW:r16/m16, R:simm8`` ``o16 83 /1 ib`` (INTEL8086)"""
-    OR_RM32_IMM8: Final = 91
+    OR_RM32_IMM8: Final = 83
     """``or RW:r32/m32, R:simm8`` ``83 /1 ib`` (INTEL386)"""
-    OR_RM64_IMM8: Final = 92
+    OR_RM64_IMM8: Final = 84
     """``or RW:r64/m64, R:simm8`` ``REX.W 83 /1 ib`` (X64)"""
+    OR_AL_IMM8: Final = 85
+    """``or RW:al, R:imm8`` ``0C ib`` (INTEL8086)"""
+    OR_AX_IMM16: Final = 86
+    """``or RW:ax, R:imm16`` ``o16 0D iw`` (INTEL8086)"""
+    OR_EAX_IMM32: Final = 87
+    """``or RW:eax, R:imm32`` ``0D id`` (INTEL386)"""
+    OR_RAX_IMM32: Final = 88
+    """``or RW:rax, R:simm32`` ``REX.W 0D id`` (X64)"""
+    OR_RM8_IMM8: Final = 89
+    """``or RW:r8/m8, R:imm8`` ``80 /1 ib`` (INTEL8086)"""
+    OR_RM16_IMM16: Final = 90
+    """``or RW:r16/m16, R:imm16`` ``o16 81 /1 iw`` (INTEL8086)"""
+    OR_RM32_IMM32: Final = 91
+    """``or RW:r32/m32, R:imm32`` ``81 /1 id`` (INTEL386)"""
+    OR_RM64_IMM32: Final = 92
+    """``or RW:r64/m64, R:simm32`` ``REX.W 81 /1 id`` (X64)"""
     ADC_RM8_R8: Final = 93
     """``adc RW:r8/m8, R:r8`` ``10 /r`` (INTEL8086)"""
     ADC_RM16_R16: Final = 94
@@ -214,28 +214,28 @@ class Op:
     """``adc RW:r32, R:r32/m32`` ``13 /r`` (INTEL386)"""
     ADC_R64_RM64: Final = 100
     """``adc RW:r64, R:r64/m64`` ``REX.W 13 /r`` (X64)"""
-    ADC_AL_IMM8: Final = 101
-    """``adc RW:al, R:imm8`` ``14 ib`` (INTEL8086)"""
-    ADC_AX_IMM16: Final = 102
-    """``adc RW:ax, R:imm16`` ``o16 15 iw`` (INTEL8086)"""
-    ADC_EAX_IMM32: Final = 103
-    """``adc RW:eax, R:imm32`` ``15 id`` (INTEL386)"""
-    ADC_RAX_IMM32: Final = 104
-    """``adc RW:rax, R:simm32`` ``REX.W 15 id`` (X64)"""
-    ADC_RM8_IMM8: Final = 105
-    """``adc RW:r8/m8, R:imm8`` ``80 /2 ib`` (INTEL8086)"""
-    ADC_RM16_IMM16: Final = 106
-    """``adc RW:r16/m16, R:imm16`` ``o16 81 /2 iw`` (INTEL8086)"""
-    ADC_RM32_IMM32: Final = 107
-    """``adc RW:r32/m32, R:imm32`` ``81 /2 id`` (INTEL386)"""
-    ADC_RM64_IMM32: Final = 108
-    """``adc RW:r64/m64, R:simm32`` ``REX.W 81 /2 id`` (X64)"""
-    ADC_RM16_IMM8: Final = 109
+    ADC_RM16_IMM8: Final = 101
     """``adc RW:r16/m16, R:simm8`` ``o16 83 /2 ib`` (INTEL8086)"""
-    ADC_RM32_IMM8: Final = 110
+    ADC_RM32_IMM8: Final = 102
     """``adc RW:r32/m32, R:simm8`` ``83 /2 ib`` (INTEL386)"""
-    ADC_RM64_IMM8: Final = 111
+    ADC_RM64_IMM8: Final = 103
     """``adc RW:r64/m64, R:simm8`` ``REX.W 83 /2 ib`` (X64)"""
+    ADC_AL_IMM8: Final = 104
+    """``adc RW:al, R:imm8`` ``14 ib`` (INTEL8086)"""
+    ADC_AX_IMM16: Final = 105
+    """``adc RW:ax, R:imm16`` ``o16 15 iw`` (INTEL8086)"""
+    ADC_EAX_IMM32: Final = 106
+    """``adc RW:eax, R:imm32`` ``15 id`` (INTEL386)"""
+    ADC_RAX_IMM32: Final = 107
+    """``adc RW:rax, R:simm32`` ``REX.W 15 id`` (X64)"""
+    ADC_RM8_IMM8: Final = 108
+    """``adc RW:r8/m8, R:imm8`` ``80 /2 ib`` (INTEL8086)"""
+    ADC_RM16_IMM16: Final = 109
+    """``adc RW:r16/m16, R:imm16`` ``o16 81 /2 iw`` (INTEL8086)"""
+    ADC_RM32_IMM32: Final = 110
+    """``adc RW:r32/m32, R:imm32`` ``81 /2 id`` (INTEL386)"""
+    ADC_RM64_IMM32: Final = 111
+    """``adc RW:r64/m64, R:simm32`` ``REX.W 81 /2 id`` (X64)"""
     SBB_RM8_R8: Final = 112
     """``sbb RW:r8/m8, R:r8`` ``18 /r`` (INTEL8086)"""
     SBB_RM16_R16: Final = 113
@@ -252,28 +252,28 @@ class Op:
     """``sbb RW:r32, R:r32/m32`` ``1B /r`` (INTEL386)"""
     SBB_R64_RM64: Final = 119
     """``sbb RW:r64, R:r64/m64`` ``REX.W 1B /r`` (X64)"""
-    SBB_AL_IMM8: Final = 120
-    """``sbb RW:al, R:imm8`` ``1C ib`` (INTEL8086)"""
-    SBB_AX_IMM16: Final = 121
-    """``sbb RW:ax, R:imm16`` ``o16 1D iw`` (INTEL8086)"""
-    SBB_EAX_IMM32: Final = 122
-    """``sbb RW:eax, R:imm32`` ``1D id`` (INTEL386)"""
-    SBB_RAX_IMM32: Final = 123
-    """``sbb RW:rax, R:simm32`` ``REX.W 1D id`` (X64)"""
-    SBB_RM8_IMM8: Final = 124
-    """``sbb RW:r8/m8, R:imm8`` ``80 /3 ib`` (INTEL8086)"""
-    SBB_RM16_IMM16: Final = 125
-    """``sbb RW:r16/m16, R:imm16`` ``o16 81 /3 iw`` (INTEL8086)"""
-    SBB_RM32_IMM32: Final = 126
-    """``sbb RW:r32/m32, R:imm32`` ``81 /3 id`` (INTEL386)"""
-    SBB_RM64_IMM32: Final = 127
-    """``sbb RW:r64/m64, R:simm32`` ``REX.W 81 /3 id`` (X64)"""
-    SBB_RM16_IMM8: Final = 128
+    SBB_RM16_IMM8: Final = 120
     """``sbb RW:r16/m16, R:simm8`` ``o16 83 /3 ib`` (INTEL8086)"""
-    SBB_RM32_IMM8: Final = 129
+    SBB_RM32_IMM8: Final = 121
     """``sbb RW:r32/m32, R:simm8`` ``83 /3 ib`` (INTEL386)"""
-    SBB_RM64_IMM8: Final = 130
+    SBB_RM64_IMM8: Final = 122
     """``sbb RW:r64/m64, R:simm8`` ``REX.W 83 /3 ib`` (X64)"""
+    SBB_AL_IMM8: Final = 123
+    """``sbb RW:al, R:imm8`` ``1C ib`` (INTEL8086)"""
+    SBB_AX_IMM16: Final = 124
+    """``sbb RW:ax, R:imm16`` ``o16 1D iw`` (INTEL8086)"""
+    SBB_EAX_IMM32: Final = 125
+    """``sbb RW:eax, R:imm32`` ``1D id`` (INTEL386)"""
+    SBB_RAX_IMM32: Final = 126
+    """``sbb RW:rax, R:simm32`` ``REX.W 1D id`` (X64)"""
+    SBB_RM8_IMM8: Final = 127
+    """``sbb RW:r8/m8, R:imm8`` ``80 /3 ib`` (INTEL8086)"""
+    SBB_RM16_IMM16: Final = 128
+    """``sbb RW:r16/m16, R:imm16`` ``o16 81 /3 iw`` (INTEL8086)"""
+    SBB_RM32_IMM32: Final = 129
+    """``sbb RW:r32/m32, R:imm32`` ``81 /3 id`` (INTEL386)"""
+    SBB_RM64_IMM32: Final = 130
+    """``sbb RW:r64/m64, R:simm32`` ``REX.W 81 /3 id`` (X64)"""
     AND_RM8_R8: Final = 131
     """``and RW:r8/m8, R:r8`` ``20 /r`` (INTEL8086)"""
     AND_RM16_R16: Final = 132
@@ -290,28 +290,28 @@ class Op:
     """``and RW:r32, R:r32/m32`` ``23 /r`` (INTEL386)"""
     AND_R64_RM64: Final = 138
     """``and RW:r64, R:r64/m64`` ``REX.W 23 /r`` (X64)"""
-    AND_AL_IMM8: Final = 139
-    """``and RW:al, R:imm8`` ``24 ib`` (INTEL8086)"""
-    AND_AX_IMM16: Final = 140
-    """``and RW:ax, R:imm16`` ``o16 25 iw`` (INTEL8086)"""
-    AND_EAX_IMM32: Final = 141
-    """``and RW:eax, R:imm32`` ``25 id`` (INTEL386)"""
-    AND_RAX_IMM32: Final = 142
-    """``and RW:rax, R:simm32`` ``REX.W 25 id`` (X64)"""
-    AND_RM8_IMM8: Final = 143
-    """``and RW:r8/m8, R:imm8`` ``80 /4 ib`` (INTEL8086)"""
-    AND_RM16_IMM16: Final = 144
-    """``and RW:r16/m16, R:imm16`` ``o16 81 /4 iw`` (INTEL8086)"""
-    AND_RM32_IMM32: Final = 145
-    """``and RW:r32/m32, R:imm32`` ``81 /4 id`` (INTEL386)"""
-    AND_RM64_IMM32: Final = 146
-    """``and RW:r64/m64, R:simm32`` ``REX.W 81 /4 id`` (X64)"""
-    AND_RM16_IMM8: Final = 147
+    AND_RM16_IMM8: Final = 139
     """``and RW:r16/m16, R:simm8`` ``o16 83 /4 ib`` (INTEL8086)"""
-    AND_RM32_IMM8: Final = 148
+    AND_RM32_IMM8: Final = 140
     """``and RW:r32/m32, R:simm8`` ``83 /4 ib`` (INTEL386)"""
-    AND_RM64_IMM8: Final = 149
+    AND_RM64_IMM8: Final = 141
     """``and RW:r64/m64, R:simm8`` ``REX.W 83 /4 ib`` (X64)"""
+    AND_AL_IMM8: Final = 142
+    """``and RW:al, R:imm8`` ``24 ib`` (INTEL8086)"""
+    AND_AX_IMM16: Final = 143
+    """``and RW:ax, R:imm16`` ``o16 25 iw`` (INTEL8086)"""
+    AND_EAX_IMM32: Final = 144
+    """``and RW:eax, R:imm32`` ``25 id`` (INTEL386)"""
+    AND_RAX_IMM32: Final = 145
+    """``and RW:rax, R:simm32`` ``REX.W 25 id`` (X64)"""
+    AND_RM8_IMM8: Final = 146
+    """``and RW:r8/m8, R:imm8`` ``80 /4 ib`` (INTEL8086)"""
+    AND_RM16_IMM16: Final = 147
+    """``and RW:r16/m16, R:imm16`` ``o16 81 /4 iw`` (INTEL8086)"""
+    AND_RM32_IMM32: Final = 148
+    """``and RW:r32/m32, R:imm32`` ``81 /4 id`` (INTEL386)"""
+    AND_RM64_IMM32: Final = 149
+    """``and RW:r64/m64, R:simm32`` ``REX.W 81 /4 id`` (X64)"""
     SUB_RM8_R8: Final = 150
     """``sub RW:r8/m8, R:r8`` ``28 /r`` (INTEL8086)"""
     SUB_RM16_R16: Final = 151
@@ -328,28 +328,28 @@ class Op:
     """``sub RW:r32, R:r32/m32`` ``2B /r`` (INTEL386)"""
     SUB_R64_RM64: Final = 157
     """``sub RW:r64, R:r64/m64`` ``REX.W 2B /r`` (X64)"""
-    SUB_AL_IMM8: Final = 158
-    """``sub RW:al, R:imm8`` ``2C ib`` (INTEL8086)"""
-    SUB_AX_IMM16: Final = 159
-    """``sub RW:ax, R:imm16`` ``o16 2D iw`` (INTEL8086)"""
-    SUB_EAX_IMM32: Final = 160
-    """``sub RW:eax, R:imm32`` ``2D id`` (INTEL386)"""
-    SUB_RAX_IMM32: Final = 161
-    """``sub RW:rax, R:simm32`` ``REX.W 2D id`` (X64)"""
-    SUB_RM8_IMM8: Final = 162
-    """``sub RW:r8/m8, R:imm8`` ``80 /5 ib`` (INTEL8086)"""
-    SUB_RM16_IMM16: Final = 163
-    """``sub RW:r16/m16, R:imm16`` ``o16 81 /5 iw`` (INTEL8086)"""
-    SUB_RM32_IMM32: Final = 164
-    """``sub RW:r32/m32, R:imm32`` ``81 /5 id`` (INTEL386)"""
-    SUB_RM64_IMM32: Final = 165
-    """``sub RW:r64/m64, R:simm32`` ``REX.W 81 /5 id`` (X64)"""
-    SUB_RM16_IMM8: Final = 166
+    SUB_RM16_IMM8: Final = 158
     """``sub RW:r16/m16, R:simm8`` ``o16 83 /5 ib`` (INTEL8086)"""
-    SUB_RM32_IMM8: Final = 167
+    SUB_RM32_IMM8: Final = 159
     """``sub RW:r32/m32, R:simm8`` ``83 /5 ib`` (INTEL386)"""
-    SUB_RM64_IMM8: Final = 168
+    SUB_RM64_IMM8: Final = 160
     """``sub RW:r64/m64, R:simm8`` ``REX.W 83 /5 ib`` (X64)"""
+    SUB_AL_IMM8: Final = 161
+    """``sub RW:al, R:imm8`` ``2C ib`` (INTEL8086)"""
+    SUB_AX_IMM16: Final = 162
+    """``sub RW:ax, R:imm16`` ``o16 2D iw`` (INTEL8086)"""
+    SUB_EAX_IMM32: Final = 163
+    """``sub RW:eax, R:imm32`` ``2D id`` (INTEL386)"""
+    SUB_RAX_IMM32: Final = 164
+    """``sub RW:rax, R:simm32`` ``REX.W 2D id`` (X64)"""
+    SUB_RM8_IMM8: Final = 165
+    """``sub RW:r8/m8, R:imm8`` ``80 /5 ib`` (INTEL8086)"""
+    SUB_RM16_IMM16: Final = 166
+    """``sub RW:r16/m16, R:imm16`` ``o16 81 /5 iw`` (INTEL8086)"""
+    SUB_RM32_IMM32: Final = 167
+    """``sub RW:r32/m32, R:imm32`` ``81 /5 id`` (INTEL386)"""
+    SUB_RM64_IMM32: Final = 168
+    """``sub RW:r64/m64, R:simm32`` ``REX.W 81 /5 id`` (X64)"""
     XOR_RM8_R8: Final = 169
     """``xor RW:r8/m8, R:r8`` ``30 /r`` (INTEL8086)"""
     XOR_RM16_R16: Final = 170
@@ -366,28 +366,28 @@ class Op:
     """``xor RW:r32, R:r32/m32`` ``33 /r`` (INTEL386)"""
     XOR_R64_RM64: Final = 176
     """``xor RW:r64, R:r64/m64`` ``REX.W 33 /r`` (X64)"""
-    XOR_AL_IMM8: Final = 177
-    """``xor RW:al, R:imm8`` ``34 ib`` (INTEL8086)"""
-    XOR_AX_IMM16: Final = 178
-    """``xor RW:ax, R:imm16`` ``o16 35 iw`` (INTEL8086)"""
-    XOR_EAX_IMM32: Final = 179
-    """``xor RW:eax, R:imm32`` ``35 id`` (INTEL386)"""
-    XOR_RAX_IMM32: Final = 180
-    """``xor RW:rax, R:simm32`` ``REX.W 35 id`` (X64)"""
-    XOR_RM8_IMM8: Final = 181
-    """``xor RW:r8/m8, R:imm8`` ``80 /6 ib`` (INTEL8086)"""
-    XOR_RM16_IMM16: Final = 182
-    """``xor RW:r16/m16, R:imm16`` ``o16 81 /6 iw`` (INTEL8086)"""
-    XOR_RM32_IMM32: Final = 183
-    """``xor RW:r32/m32, R:imm32`` ``81 /6 id`` (INTEL386)"""
-    XOR_RM64_IMM32: Final = 184
-    """``xor RW:r64/m64, R:simm32`` ``REX.W 81 /6 id`` (X64)"""
-    XOR_RM16_IMM8: Final = 185
+    XOR_RM16_IMM8: Final = 177
     """``xor RW:r16/m16, R:simm8`` ``o16 83 /6 ib`` (INTEL8086)"""
-    XOR_RM32_IMM8: Final = 186
+    XOR_RM32_IMM8: Final = 178
     """``xor RW:r32/m32, R:simm8`` ``83 /6 ib`` (INTEL386)"""
-    XOR_RM64_IMM8: Final = 187
+    XOR_RM64_IMM8: Final = 179
     """``xor RW:r64/m64, R:simm8`` ``REX.W 83 /6 ib`` (X64)"""
+    XOR_AL_IMM8: Final = 180
+    """``xor RW:al, R:imm8`` ``34 ib`` (INTEL8086)"""
+    XOR_AX_IMM16: Final = 181
+    """``xor RW:ax, R:imm16`` ``o16 35 iw`` (INTEL8086)"""
+    XOR_EAX_IMM32: Final = 182
+    """``xor RW:eax, R:imm32`` ``35 id`` (INTEL386)"""
+    XOR_RAX_IMM32: Final = 183
+    """``xor RW:rax, R:simm32`` ``REX.W 35 id`` (X64)"""
+    XOR_RM8_IMM8: Final = 184
+    """``xor RW:r8/m8, R:imm8`` ``80 /6 ib`` (INTEL8086)"""
+    XOR_RM16_IMM16: Final = 185
+    """``xor RW:r16/m16, R:imm16`` ``o16 81 /6 iw`` (INTEL8086)"""
+    XOR_RM32_IMM32: Final = 186
+    """``xor RW:r32/m32, R:imm32`` ``81 /6 id`` (INTEL386)"""
+    XOR_RM64_IMM32: Final = 187
+    """``xor RW:r64/m64, R:simm32`` ``REX.W 81 /6 id`` (X64)"""
     CMP_RM8_R8: Final = 188
     """``cmp R:r8/m8, R:r8`` ``38 /r`` (INTEL8086)"""
     CMP_RM16_R16: Final = 189
@@ -404,28 +404,28 @@ class Op:
     """``cmp R:r32, R:r32/m32`` ``3B /r`` (INTEL386)"""
     CMP_R64_RM64: Final = 195
     """``cmp R:r64, R:r64/m64`` ``REX.W 3B /r`` (X64)"""
-    CMP_AL_IMM8: Final = 196
-    """``cmp R:al, R:imm8`` ``3C ib`` (INTEL8086)"""
-    CMP_AX_IMM16: Final = 197
-    """``cmp R:ax, R:imm16`` ``o16 3D iw`` (INTEL8086)"""
-    CMP_EAX_IMM32: Final = 198
-    """``cmp R:eax, R:imm32`` ``3D id`` (INTEL386)"""
-    CMP_RAX_IMM32: Final = 199
-    """``cmp R:rax, R:simm32`` ``REX.W 3D id`` (X64)"""
-    CMP_RM8_IMM8: Final = 200
-    """``cmp R:r8/m8, R:imm8`` ``80 /7 ib`` (INTEL8086)"""
-    CMP_RM16_IMM16: Final = 201
-    """``cmp R:r16/m16, R:imm16`` ``o16 81 /7 iw`` (INTEL8086)"""
-    CMP_RM32_IMM32: Final = 202
-    """``cmp R:r32/m32, R:imm32`` ``81 /7 id`` (INTEL386)"""
-    CMP_RM64_IMM32: Final = 203
-    """``cmp R:r64/m64, R:simm32`` ``REX.W 81 /7 id`` (X64)"""
-    CMP_RM16_IMM8: Final = 204
+    CMP_RM16_IMM8: Final = 196
     """``cmp R:r16/m16, R:simm8`` ``o16 83 /7 ib`` (INTEL8086)"""
-    CMP_RM32_IMM8: Final = 205
+    CMP_RM32_IMM8: Final = 197
     """``cmp R:r32/m32, R:simm8`` ``83 /7 ib`` (INTEL386)"""
-    CMP_RM64_IMM8: Final = 206
+    CMP_RM64_IMM8: Final = 198
     """``cmp R:r64/m64, R:simm8`` ``REX.W 83 /7 ib`` (X64)"""
+    CMP_AL_IMM8: Final = 199
+    """``cmp R:al, R:imm8`` ``3C ib`` (INTEL8086)"""
+    CMP_AX_IMM16: Final = 200
+    """``cmp R:ax, R:imm16`` ``o16 3D iw`` (INTEL8086)"""
+    CMP_EAX_IMM32: Final = 201
+    """``cmp R:eax, R:imm32`` ``3D id`` (INTEL386)"""
+    CMP_RAX_IMM32: Final = 202
+    """``cmp R:rax, R:simm32`` ``REX.W 3D id`` (X64)"""
+    CMP_RM8_IMM8: Final = 203
+    """``cmp R:r8/m8, R:imm8`` ``80 /7 ib`` (INTEL8086)"""
+    CMP_RM16_IMM16: Final = 204
+    """``cmp R:r16/m16, R:imm16`` ``o16 81 /7 iw`` (INTEL8086)"""
+    CMP_RM32_IMM32: Final = 205
+    """``cmp R:r32/m32, R:imm32`` ``81 /7 id`` (INTEL386)"""
+    CMP_RM64_IMM32: Final = 206
+    """``cmp R:r64/m64, R:simm32`` ``REX.W 81 /7 id`` (X64)"""
     TEST_RM8_R8: Final = 207
     """``test R:r8/m8, R:r8`` ``84 /r`` (INTEL8086)"""
     TEST_RM16_R16: Final = 208

@@ -188,52 +188,6 @@ def shape_CWD(fid, k0):   # 229 forms: CWD, CDQ, CQO, …
     return enc, None
 
 
-def shape_ADD_AL_IMM8(fid, k0):   # 10 forms: ADD_AL_IMM8, OR_AL_IMM8, ADC_AL_IMM8, …
-    def enc(a0, a1):
-        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return _bytes2(k0, a1 & 0xFF)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_ADD_AX_IMM16(fid, k0):   # 9 forms: ADD_AX_IMM16, OR_AX_IMM16, ADC_AX_IMM16, …
-    def enc(a0, a1):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-32768 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return _bytes4(0x66, k0, a1 & 0xFF, (a1 >> 8) & 0xFF)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-32768 <= a1 <= 65535))
-    return enc, fits
-
-
-def shape_ADD_EAX_IMM32(fid, k0):   # 9 forms: ADD_EAX_IMM32, OR_EAX_IMM32, ADC_EAX_IMM32, …
-    k0 = bytes(k0)
-    def enc(a0, a1):
-        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return k0 + _le32(a1 & 0xFFFFFFFF)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
-    return enc, fits
-
-
-def shape_ADD_RAX_IMM32(fid, k0):   # 9 forms: ADD_RAX_IMM32, OR_RAX_IMM32, ADC_RAX_IMM32, …
-    k0 = bytes(k0)
-    def enc(a0, a1):
-        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return k0 + _le32(a1 & 0xFFFFFFFF)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
-    return enc, fits
-
-
 def shape_ADD_RM16_IMM8(fid):   # 1 form
     def enc(a0, a1):
         if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
@@ -281,6 +235,105 @@ def shape_ADD_RM64_IMM8(fid):   # 1 form
         if a0.__class__ is Mem and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
             return _bytes3(0x48 | a0.rex, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_ADD_AL_IMM8(fid, k0):   # 10 forms: ADD_AL_IMM8, OR_AL_IMM8, ADC_AL_IMM8, …
+    def enc(a0, a1):
+        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return _bytes2(k0, a1 & 0xFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_ADD_AX_IMM16(fid, k0):   # 9 forms: ADD_AX_IMM16, OR_AX_IMM16, ADC_AX_IMM16, …
+    def enc(a0, a1):
+        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-32768 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return _bytes4(0x66, k0, a1 & 0xFF, (a1 >> 8) & 0xFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-32768 <= a1 <= 65535))
+    return enc, fits
+
+
+def shape_ADD_EAX_IMM32(fid, k0):   # 9 forms: ADD_EAX_IMM32, OR_EAX_IMM32, ADC_EAX_IMM32, …
+    k0 = bytes(k0)
+    def enc(a0, a1):
+        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return k0 + _le32(a1 & 0xFFFFFFFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
+    return enc, fits
+
+
+def shape_ADD_RAX_IMM32(fid, k0):   # 9 forms: ADD_RAX_IMM32, OR_RAX_IMM32, ADC_RAX_IMM32, …
+    k0 = bytes(k0)
+    def enc(a0, a1):
+        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return k0 + _le32(a1 & 0xFFFFFFFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_OR_RM16_IMM8(fid, k0, k1):   # 7 forms: OR_RM16_IMM8, ADC_RM16_IMM8, SBB_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x83, k0 | a0.lo, a1 & 0xFF)
+            return _bytes4(0x66, 0x83, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes3(0x66, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
+    return enc, fits
+
+
+def shape_OR_RM32_IMM8(fid, k0, k1):   # 7 forms: OR_RM32_IMM8, ADC_RM32_IMM8, SBB_RM32_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x83, k0 | a0.lo, a1 & 0xFF)
+            return _bytes3(0x83, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes2(0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295))
+    return enc, fits
+
+
+def shape_OR_RM64_IMM8(fid, k0, k1):   # 7 forms: OR_RM64_IMM8, ADC_RM64_IMM8, SBB_RM64_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_b, 0x83, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
         raise _operand_error(fid, (a0, a1, ), 0)
     def fits(a0, a1):
         return (a1.__class__ is int and (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615))
@@ -360,59 +413,6 @@ def shape_OR_RM64_IMM32(fid, k0, k1, k2):   # 8 forms: OR_RM64_IMM32, ADC_RM64_I
     return enc, fits
 
 
-def shape_OR_RM16_IMM8(fid, k0, k1):   # 7 forms: OR_RM16_IMM8, ADC_RM16_IMM8, SBB_RM16_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x83, k0 | a0.lo, a1 & 0xFF)
-            return _bytes4(0x66, 0x83, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes3(0x66, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
-    return enc, fits
-
-
-def shape_OR_RM32_IMM8(fid, k0, k1):   # 7 forms: OR_RM32_IMM8, ADC_RM32_IMM8, SBB_RM32_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x83, k0 | a0.lo, a1 & 0xFF)
-            return _bytes3(0x83, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes2(0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295))
-    return enc, fits
-
-
-def shape_OR_RM64_IMM8(fid, k0, k1):   # 7 forms: OR_RM64_IMM8, ADC_RM64_IMM8, SBB_RM64_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_b, 0x83, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615))
-    return enc, fits
-
-
 def shape_INC_RM8(fid):   # 1 form
     def enc(a0):
         if a0.__class__ is Gpr8:
@@ -486,4 +486,4 @@ def shape_DEC_RM8(fid, k0, k1, k2):   # 7 forms: DEC_RM8, NEG_RM8, NOT_RM8, …
     return enc, None
 
 
-SHAPES = (shape_MOV_SREG_R32M16, shape_MOV_SREG_R64M16, shape_LEA_R16_M, shape_LEA_R32_M, shape_LEA_R64_M, shape_MOVZX_R16_RM8, shape_MOVZX_R32_RM8, shape_MOVZX_R64_RM8, shape_MOVZX_R16_RM16, shape_MOVZX_R32_RM16, shape_MOVZX_R64_RM16, shape_MOVSXD_R64_RM32, shape_CWD, shape_ADD_AL_IMM8, shape_ADD_AX_IMM16, shape_ADD_EAX_IMM32, shape_ADD_RAX_IMM32, shape_ADD_RM16_IMM8, shape_ADD_RM32_IMM8, shape_ADD_RM64_IMM8, shape_OR_RM8_IMM8, shape_OR_RM16_IMM16, shape_OR_RM32_IMM32, shape_OR_RM64_IMM32, shape_OR_RM16_IMM8, shape_OR_RM32_IMM8, shape_OR_RM64_IMM8, shape_INC_RM8, shape_INC_RM16, shape_INC_RM32, shape_INC_RM64, shape_DEC_RM8, )
+SHAPES = (shape_MOV_SREG_R32M16, shape_MOV_SREG_R64M16, shape_LEA_R16_M, shape_LEA_R32_M, shape_LEA_R64_M, shape_MOVZX_R16_RM8, shape_MOVZX_R32_RM8, shape_MOVZX_R64_RM8, shape_MOVZX_R16_RM16, shape_MOVZX_R32_RM16, shape_MOVZX_R64_RM16, shape_MOVSXD_R64_RM32, shape_CWD, shape_ADD_RM16_IMM8, shape_ADD_RM32_IMM8, shape_ADD_RM64_IMM8, shape_ADD_AL_IMM8, shape_ADD_AX_IMM16, shape_ADD_EAX_IMM32, shape_ADD_RAX_IMM32, shape_OR_RM16_IMM8, shape_OR_RM32_IMM8, shape_OR_RM64_IMM8, shape_OR_RM8_IMM8, shape_OR_RM16_IMM16, shape_OR_RM32_IMM32, shape_OR_RM64_IMM32, shape_INC_RM8, shape_INC_RM16, shape_INC_RM32, shape_INC_RM64, shape_DEC_RM8, )

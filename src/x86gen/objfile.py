@@ -20,14 +20,14 @@ The program text is read as `x86gen.program_text` reads it, with one `ObjectAsse
   ``call sym@PLT`` is ``R_X86_64_PLT32``; data (``.quad``/``.long``/``.short``/``.byte``) is ``R_X86_64_64``/``32``/
   ``16``/``8``, or ``PC64``/``PC32``/``PC16``/``PC8`` for ``sym - .`` and ``sym - label`` with the label in the data's
   section; ``offset sym`` / ``OFFSET FLAT:sym`` as an immediate is ``R_X86_64_32``, ``R_X86_64_32S`` (a sign-extended
-  imm32) or ``R_X86_64_64`` (movabs). A local label is relocated as its section symbol plus its offset. A difference
+  imm32) or ``R_X86_64_64`` (movabs); a label in a memory operand without rip (``tab[0+rax*8]``, ``[8*rax+.LJTI0_0]``,
+  ``dword ptr sym``) is ``R_X86_64_32S`` (its absolute address in the disp32). A local label is relocated as its section symbol plus its offset. A difference
   of labels of one section is a constant.
 
 ``.ident "text"`` writes the text to section ``.comment``, as GNU as does. Accepted and dropped (they make no byte of
 code or data): ``.file``, ``.loc``, ``.cfi_*``, ``.addrsig``,
 ``.addrsig_sym`` (so no ``.eh_frame``, no debug line table, no ``STT_FILE`` symbol). Not supported (an error): section
-groups (``G``, comdat), ``.symver``, TLS and GOT modifiers other than ``@GOTPCREL`` and ``@PLT``, labels in memory
-operands that are not RIP-relative (``arr[rax*4]``, non-PIC code).
+groups (``G``, comdat), ``.symver``, TLS and GOT modifiers other than ``@GOTPCREL`` and ``@PLT``.
 """
 from __future__ import annotations
 

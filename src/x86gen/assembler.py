@@ -364,6 +364,31 @@ def _disp(v, d: int) -> int:
     return ((d + 0x8000) & 0xFFFF) - 0x8000 if v.wrap16 else d
 
 
+def _stretch(shift: int, n: int) -> int:
+    """How far a target beyond alignments (the widest ``n`` bytes) is taken to have moved when the code before them
+    moved ``shift`` bytes, as GNU as's relax_frag estimates it: the growth rounded toward 0 to a multiple of ``n`` (the
+    rest is taken to be absorbed by the padding; its max-skip is not looked at, as GNU as does not)."""
+    if n <= 1: return shift
+    return shift & ~(n - 1) if shift > 0 else -((-shift) & ~(n - 1))
+
+
+def _widest(values: list[int]):
+    """``f(a, b)``: the largest of ``values[a:b]`` (0 if empty), by a sparse table (O(1) a query)."""
+    table = [values]
+    k = 1
+    while 2 * k <= len(values):
+        prev = table[-1]
+        table.append([max(prev[j], prev[j + k]) for j in range(len(prev) - k)])
+        k *= 2
+
+    def f(a: int, b: int) -> int:
+        if b <= a: return 0
+        lv = (b - a).bit_length() - 1
+        row = table[lv]
+        return max(row[a], row[b - (1 << lv)])
+    return f
+
+
 def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
     """Branch relaxation (see the module doc): set each branch's form (``v.k``); returns the number of rounds.
 
@@ -399,11 +424,13 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
         addr += s
     cstart[nv] = addr
     # First one pass in program order, as GNU as relaxes: a branch that does not fit grows at once, so the
-    # branches after it see it; a target ahead is taken where it was plus the growth so far, unless an alignment
-    # lies between (which may absorb it). Most programs are done after it (one pass over the items).
+    # branches after it see it; a target ahead is taken where it was plus the growth so far, rounded toward 0 to a
+    # multiple of the widest alignment between (`_stretch`: GNU as's estimate, not 0, so that 60 grown `je` before
+    # `jbe .L1; .p2align 4` leave the jbe short, 76 xx, as GNU as writes it). Most programs are done after it.
     nalign = [0] * (nv + 1)        # nalign[c]: alignments among items 0 .. c-1
     for j in aligns: nalign[j + 1] = 1
     if aligns: nalign = [0, *accumulate(nalign[1:])]
+    widest = _widest([vars_[j].n for j in aligns])   # the largest alignment among aligns[a:b]
     shift, grew = 0, False         # how far the current item has moved from the first layout
     now = [0] * (nv + 1)           # chunk start addresses as this pass leaves them
     for i, v in enumerate(vars_):
@@ -413,7 +440,8 @@ def _grow_branches(vars_: list, lens: list[int], base: int) -> int:
             t = v.target
             if t.__class__ is int: dest = t
             elif t.chunk <= i: dest = now[t.chunk] + t.offset
-            else: dest = cstart[t.chunk] + t.offset + (shift if nalign[t.chunk] == nalign[i + 1] else 0)
+            elif not shift or nalign[t.chunk] == nalign[i + 1]: dest = cstart[t.chunk] + t.offset + shift
+            else: dest = cstart[t.chunk] + t.offset + _stretch(shift, widest(nalign[i + 1], nalign[t.chunk]))
             choices = v.choices
             _f, length, lo, hi = choices[0]
             if not lo <= _disp(v, dest - (at + length)) <= hi:

@@ -21,8 +21,8 @@ The program text is read as `x86gen.program_text` reads it, with one `ObjectAsse
   ``16``/``8``, or ``PC64``/``PC32``/``PC16``/``PC8`` for ``sym - .`` and ``sym - label`` with the label in the data's
   section; ``offset sym`` / ``OFFSET FLAT:sym`` as an immediate is ``R_X86_64_32``, ``R_X86_64_32S`` (a sign-extended
   imm32) or ``R_X86_64_64`` (movabs); a label in a memory operand without rip (``tab[0+rax*8]``, ``[8*rax+.LJTI0_0]``,
-  ``dword ptr sym``) is ``R_X86_64_32S`` (its absolute address in the disp32). A local label is relocated as its section symbol plus its offset. A difference
-  of labels of one section is a constant.
+  ``dword ptr sym``) is ``R_X86_64_32S`` (its absolute address in the disp32). A local label is relocated as its
+  section symbol plus its offset. A difference of labels of one section is a constant.
 
 ``.ident "text"`` writes the text to section ``.comment``, as GNU as does. Accepted and dropped (they make no byte of
 code or data): ``.file``, ``.loc``, ``.cfi_*``, ``.addrsig``,

@@ -26,7 +26,7 @@ from gnu_oracle import elf_sections
 import x86gen
 from x86gen import AsmSyntaxError, EncodeError, LabelError, OperandError
 
-AS, READELF, GCC = shutil.which("as"), shutil.which("readelf"), shutil.which("gcc")
+AS, READELF, GCC, CLANG = shutil.which("as"), shutil.which("readelf"), shutil.which("gcc"), shutil.which("clang")
 needs_binutils = pytest.mark.skipif(AS is None or READELF is None, reason="GNU as / readelf are not installed")
 needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc is not installed (needed to compile, link and run)")
 DROPPED_SECTIONS = {".eh_frame", ".rela.eh_frame"}   # x86gen drops .cfi_* (module doc)
@@ -509,3 +509,55 @@ def test_relaxation_with_alignments_equals_gnu_as(seed, tmp_path):
     src = HEAD + "\n".join(lines) + "\n"
     with open(_gnu_object(src, tmp_path, "relax"), "rb") as fh: gnu = elf_sections(fh.read())[0][".text"]
     assert x86gen.assemble(src) == gnu
+
+
+# ---- a C program of some size (tests/data/elf_suite.c: a stack-machine interpreter, hashes, sorts, an expression
+# evaluator, compression, bit tricks, vector loops) compiled by gcc and clang at test time
+
+SUITE_C = os.path.join(os.path.dirname(__file__), "data", "elf_suite.c")
+SUITE_VARIANTS = {   # id -> (compiler, flags, link flags)
+    "gcc-O2-nopic": (GCC, ["-O2", "-fno-pic"], ["-no-pie"]),   # absolute tables: tab[0+rax*8], R_X86_64_32S
+    "gcc-O2-fPIC": (GCC, ["-O2", "-fPIC"], []),
+    "clang-O2": (CLANG, ["-O2"], []),
+    "clang-O2-nopic": (CLANG, ["-O2", "-fno-pic"], ["-no-pie"]),   # [8*rax + .LJTI0_0]
+}
+SUITE_BYTES: dict[str, tuple[int, int, int, int]] = {}   # id -> (identical section bytes, section bytes, identical file bytes, file size)
+
+
+def _suite_report() -> None:
+    try:
+        from iced_oracle import REPORT
+    except ImportError:
+        return
+    sec_same = sum(v[0] for v in SUITE_BYTES.values()); sec_all = sum(v[1] for v in SUITE_BYTES.values())
+    file_same = sum(v[2] for v in SUITE_BYTES.values()); file_all = sum(v[3] for v in SUITE_BYTES.values())
+    REPORT["elf suite"] = (f"elf_suite.c through x86gen ({', '.join(sorted(SUITE_BYTES))}): section bytes identical to GNU as's "
+                           f"{sec_same}/{sec_all} ({100 * sec_same / max(sec_all, 1):.2f}%), whole objects {file_same}/{file_all}"
+                           f" bytes at the same offsets ({100 * file_same / max(file_all, 1):.1f}%: x86gen writes no .eh_frame)")
+
+
+@needs_binutils
+@pytest.mark.parametrize("variant", sorted(SUITE_VARIANTS))
+def test_c_suite_compiled_assembled_linked_and_run(variant, tmp_path):
+    """tests/data/elf_suite.c compiled with ``-S -masm=intel``, assembled by x86gen and GNU as: the objects compare equal
+    (`_compare`), and the programs linked by gcc print the same."""
+    cc, flags, link = SUITE_VARIANTS[variant]
+    if cc is None or GCC is None: pytest.skip(f"{variant.split('-')[0]} (and gcc to link) is needed to compile the C suite")
+    s = tmp_path / "suite.s"
+    subprocess.run([cc, *flags, "-S", "-masm=intel", "-o", str(s), SUITE_C], check=True, capture_output=True)
+    src = s.read_text()
+    gas, ours = _gnu_object(src, tmp_path, "suite"), _x86gen_object(src, tmp_path, "suite")
+    _compare(gas, ours)
+    with open(gas, "rb") as fh: gb = fh.read()
+    with open(ours, "rb") as fh: xb = fh.read()
+    g, x = elf_sections(gb)[0], elf_sections(xb)[0]
+    keep = [n for n in g if n not in DROPPED_SECTIONS and n not in (".symtab", ".strtab", ".shstrtab")
+            and not n.startswith((".rela", ".bss", ".tbss"))]   # (the bytes of the file's sections: not @nobits)
+    same = sum(sum(a == b for a, b in zip(g[n], x.get(n, b""))) for n in keep)
+    SUITE_BYTES[variant] = (same, sum(len(g[n]) for n in keep), sum(a == b for a, b in zip(gb, xb)), len(gb))
+    _suite_report()
+    run = []
+    for obj, exe in ((gas, "g.exe"), (ours, "x.exe")):
+        subprocess.run([GCC, *link, "-o", str(tmp_path / exe), obj], check=True, capture_output=True)
+        run.append(subprocess.run([str(tmp_path / exe)], capture_output=True, text=True, check=True, timeout=20).stdout)
+    assert run[1] == run[0] and "vm: 55" in run[0] and "lz 537 -> " in run[0]

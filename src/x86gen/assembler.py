@@ -736,10 +736,9 @@ class Assembler(AsmMethods):
         if lab.__class__ is str: lab = self.get_label(lab)
         elif lab.__class__ is not Label or lab.owner is not self:
             raise OperandError(f"{mn}: {lab!r} is not a label of this Assembler")
-        rip = mem.base is _RIP
-        if not rip and (mem.base.__class__ is not Gpr64 and mem.base is not None or mem.index.__class__ not in (Gpr64, NoneType)):
+        if mem.base is not _RIP and (mem.base.__class__ is not Gpr64 and mem.base is not None
+                                     or mem.index.__class__ not in (Gpr64, NoneType)):
             raise OperandError(f"{mn}: a label in memory operand {mem} goes with 64-bit base and index registers")
-        hold = 0 if rip else _HOLD
         plain = (*ops[:i], unlabeled(m), *ops[i + 1:])
         if form is None:
             b = encode(mn, *plain) if rc is None else _encode_rc(mn, plain, 0, rc)
@@ -748,16 +747,22 @@ class Assembler(AsmMethods):
         if not mem.size and m is mem and form.operands[i].mem:   # list it with the size the form gives it: `dword ptr [rip+c]`
             ops = (*ops[:i], m.with_size(form.operands[i].mem), *ops[i + 1:])
         tail = sum(form.imm_widths) // 8 + (1 if form.is4 else 0) + (1 if form.encoding_kind == "d3now" else 0)
-        at = len(b) - tail - 4
-        if b[at:at + 4] != _SPACK[4].pack(hold):   # (never: every ModRM form ends with disp32, then its immediates)
+        b = self._label_fixup(mn, mem, lab, b, len(b) - tail - 4)
+        self._add(b, mn, ops if rc is None else (*ops, ROUNDING_RECORDS[rc]))
+        self._layout = None
+
+    def _label_fixup(self, mn: str, mem, lab: Label, b: bytes, at: int) -> bytes:
+        """Keep the fixup of label memory operand ``mem`` (of label ``lab``) whose placeholder disp32 (`unlabeled`) is at
+        ``at`` in ``b``, the bytes of the instruction about to be appended; returns the bytes to append."""
+        rip = mem.base is _RIP
+        if b[at:at + 4] != _SPACK[4].pack(0 if rip else _HOLD):   # (never: ModRM forms end with disp32, then immediates)
             raise OperandError(f"{mn}: x86gen cannot place the displacement of label memory operand {mem}")
         if rip: self._rip.append((len(self._vars), len(self._code), at, len(b), lab, mem.disp, self.line))
         else:
             b = b[:at] + bytes(4) + b[at + 4:]
             self._abs.append((len(self._vars), len(self._code), at, 4, (lab,), (), mem.disp, self.line, True))
         if lab.line == 0: lab.line = self.line
-        self._add(b, mn, ops if rc is None else (*ops, ROUNDING_RECORDS[rc]))
-        self._layout = None
+        return b
 
     def _branch(self, mn: str, ops: tuple, rel32: bool = False, choices: tuple | None = None, words=(), n: int = 0) -> None:
         """A branch to a label, name or address, relaxed (`_grow_branches`) among ``choices`` (default `_branch_info`)."""

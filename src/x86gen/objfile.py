@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 
 from ._gen.asm_methods import BRANCH_MNEMONICS
-from .assembler import Assembler, Label, LabelPlus, _Branch
+from .assembler import Assembler, Label, LabelPlus, _Branch, _label_mem, unlabeled
 from .elf import R_X86_64, SHF, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT, STB, STT, STV, ObjSection, ObjSymbol, Rela, write_object
 from .encoder import encode, select
 from .errors import AsmSyntaxError, EncodeError, ImmediateRangeError, LabelError, OperandError, clip, wrong_type
@@ -93,6 +93,8 @@ class ObjectAssembler(Assembler):
         if any(x.__class__ is SymImm for x in ops[k + 1:]): raise OperandError(f"{mn}: two immediates that name symbols")
         if canonical_branch(mn): raise OperandError(f"{mn}: `offset symbol` is not a branch target (write the symbol alone)")
         plain = (*ops[:k], 0x12345678, *ops[k + 1:])   # an imm32 (a sign-extended one where the operand is 64-bit)
+        j = next((i for i, x in enumerate(plain) if _label_mem(x) is not None), -1)   # `mov [rip+x], offset .LC0`
+        if j >= 0: plain = tuple(map(unlabeled, plain))
         b = encode(mn, *plain)
         form = select(mn, *plain)
         widths = form.imm_widths
@@ -105,6 +107,10 @@ class ObjectAssembler(Assembler):
         e = ops[k]
         for lab in (*e.plus, *e.minus):
             if lab.line == 0: lab.line = self.line
+        if j >= 0:
+            mem = _label_mem(ops[j])
+            lab = mem.label if mem.label.__class__ is not str else self.get_label(mem.label)
+            b = self._label_fixup(mn, mem, lab, b, len(b) - size - 4)
         self._imm.append((len(self._vars), len(self._code), len(b) - size, size, e.plus, e.minus, e.addend, self.line, signed))
         self._add(b, mn, plain)
         self._layout = None
@@ -590,6 +596,7 @@ class _Writer:
             for item in laid[sec.name]: self.relocate(sec, *item)
             sec.obj.relocs.sort(key=lambda r: r.offset)   # (in address order, as GNU as writes them)
             sec.obj.data = bytes(sec.data)
+        self.sizes(True)
         if self.got and "_GLOBAL_OFFSET_TABLE_" not in self.syms: self.symbol("_GLOBAL_OFFSET_TABLE_")
         ordered = sorted(self.syms.values(), key=lambda s: p.order.get(s.name, 1 << 30))
         return write_object([s.obj for s in secs], [*self.section_syms.values(), *ordered])
@@ -620,9 +627,21 @@ class _Writer:
             if name in p.types: s.stype = STT[p.types[name]]
             elif s.section == SHN_COMMON: s.stype = STT["object"]
             if name in p.vis: s.vis = STV[p.vis[name]]
+        self.sizes(False)
+
+    def sizes(self, late: bool) -> None:
+        """The ``.size`` of each symbol; a ``.L`` label's (clang writes ``.size .L.str, 9``) only where a relocation has
+        made it a symbol (``late``: after the relocations), as GNU as keeps it."""
+        p = self.p
         for name, (v, line) in p.sizes.items():
-            if name not in self.syms: raise self.err(line, f".size {clip(name)}: no such symbol here", AsmSyntaxError)
+            if name not in self.syms:
+                if name.startswith(".L") and name in p.defs: continue
+                raise self.err(line, f".size {clip(name)}: no such symbol here", AsmSyntaxError)
+            if late and not name.startswith(".L"): continue
             self.syms[name].size = self.constant(v, line, ".size")
+        if late:   # (and its .type: clang writes `.type .L.str,@object`)
+            for name, t in p.types.items():
+                if name.startswith(".L") and name in self.syms: self.syms[name].stype = STT[t]
 
     def constant(self, v, line: int, d: str) -> int:
         """The value of a `Relocatable` whose labels are of one section and cancel."""
@@ -687,7 +706,10 @@ class _Writer:
             if cnt == 1:
                 plus_names = [nm for sg, nm in names if sg == 1]
                 rel = const - self.where(plus_names[0])[1]   # (the addend against the label itself)
-                sym, v = self.target(plus_names[0], line, rel) if len(names) == 1 else (self.section_symbol(self.p.sections[k]), 0)
+                # (`sym - label`: GNU as keeps a label of a mergeable section as the symbol, as it does with an addend:
+                # the fixup has a subtracted symbol when write.c's adjust_reloc_syms looks at it)
+                sym, v = self.target(plus_names[0], line, rel or pcrel) if len(names) == 1 else \
+                    (self.section_symbol(self.p.sections[k]), 0)
                 target = (sym, const - (self.where(plus_names[0])[1] - v if len(names) == 1 else 0))
         elif not outside and not live:
             if pcrel: raise self.err(line, "a value relative to here that names no other section", OperandError)

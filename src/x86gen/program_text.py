@@ -710,7 +710,8 @@ class _Parser:
             outside, inner = low, ""       # `qword ptr label`: its absolute address (disp32), as GNU as and llvm-mc read it
         else:
             raise AsmSyntaxError(f"cannot parse memory operand {clip(t)}")
-        terms = signed_terms(outside + ("+" if outside and inner else "") + inner, t)
+        join = "+" if outside and inner and inner.lstrip()[:1] not in ("+", "-") else ""   # (`tab[-4+rax*4]`)
+        terms = signed_terms(outside + join + inner, t)
         sym, rest = None, []
         for sign, term in terms:
             if term.lower() in _REGS or "*" in term or _INT.fullmatch(term):

@@ -250,6 +250,36 @@ tab: .long 5, 6, 7
     .p2align 4, 0x90
     .byte 1
 """,
+    # what the C suite showed: a negative displacement before an index (gcc), an `offset` immediate stored through a
+    # label operand, clang's .type/.size of .L labels and its relative string tables into a mergeable section
+    "clang_style": HEAD + """
+    .text
+g:
+    mov dword ptr merge_tmp[-4+rax*4], ecx
+    mov qword ptr [rip + ep], offset .L.str.2
+    mov dword ptr [rip + cnt], offset .L.str
+    mov qword ptr tab[8*rax], offset .L.str.2+1
+    lea rax, [rip + .L.str.2]
+    ret
+    .section .rodata.str1.1,"aMS",@progbits,1
+    .type .L.str,@object
+.L.str: .asciz "black"
+    .size .L.str, 6
+    .type .L.str.2,@object
+.L.str.2: .asciz "red"
+    .size .L.str.2, 4
+    .section .rodata,"a",@progbits
+    .p2align 2
+.Lreltable.color:
+    .long .L.str-.Lreltable.color
+    .long .L.str.2-.Lreltable.color
+    .bss
+    .globl ep
+ep: .zero 8
+cnt: .zero 4
+merge_tmp: .zero 64
+tab: .zero 64
+""",
 }
 
 # programs with `main` that are linked and run (with the output each prints)

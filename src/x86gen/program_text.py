@@ -247,6 +247,11 @@ class _Parser:
             self.local_back[name] = lab
             a.bind(lab)
         else:
+            low = name.lower()
+            if low in _REGS or low in UNSUPPORTED_REGISTERS or low == "riz":
+                # a register name is never a label: an operand `r16` would read the register, not the label (r16-r31 are
+                # APX's registers, which llvm-mc-22 reads so; GNU as 2.40 read them as symbols)
+                raise AsmSyntaxError(f"label {name}: {name} is a register, not a label name")
             lab = a._named.get(name)
             if lab is not None and lab.bound:
                 raise AsmSyntaxError(f"label {clip(name)} is already defined")

@@ -98,7 +98,8 @@ GPR_CLASSES = ("r8", "r16", "r32", "r64")
 
 def rex2_eligible(f: Form) -> bool:
     """Does REX2 reach legacy form ``f``, and can one of its operands name r16-r31 (see `REX2_ROWS_EXCLUDED`)?"""
-    if f.encoding_kind != "legacy" or f.opcode_map not in REX2_ROWS_EXCLUDED or f.addrsize32: return False
+    # (9B forms, fstenv = 9B D9 /6, are two instructions to a decoder: their second, fnstenv, has its REX2 form)
+    if f.encoding_kind != "legacy" or f.opcode_map not in REX2_ROWS_EXCLUDED or f.addrsize32 or f.fwait: return False
     if f.opcode >> 4 in REX2_ROWS_EXCLUDED[f.opcode_map]: return False
     return any((o.loc in ("reg", "rm", "opc") and o.reg in GPR_CLASSES) or (o.loc == "rm" and o.mem is not None)
                for o in f.operands)

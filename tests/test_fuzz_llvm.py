@@ -53,6 +53,10 @@ SIZE_WORDS = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128:
               512: "zmmword"}
 GPR64 = [f"r{n}" for n in ("ax", "cx", "dx", "bx", "sp", "bp", "si", "di")] + [f"r{i}" for i in range(8, 16)]
 INDEXES = [r for r in GPR64 if r != "rsp"]
+# a REX2 form's addresses draw from APX's registers too (r20 and r28 are indexes: X4 makes SIB.index 100 one, APX spec
+# 3.1.2.1), half of them r16-r31; its general registers from all 32, its other registers from 0-15
+EGPR64 = [f"r{i}" for i in range(16, 32)]
+GPRS = ("r8", "r16", "r32", "r64")
 # disp8*N edges are scaled per form (`_disps`); these are the plain ones
 DISPS = [0, 8, -8, 127, -128, 128, -129, 0x7FFFFFFF, -0x80000000]
 ROUNDING = ["{rn-sae}", "{rd-sae}", "{ru-sae}", "{rz-sae}"]
@@ -63,6 +67,8 @@ class Unbuildable(Exception):
 
 
 def _reg_names(cls: str, evex: bool) -> list[str]:
+    """The registers of class ``cls`` an instance draws from: 0-31 with ``evex`` (True for an EVEX form's vector
+    registers and a REX2 form's general ones), else 0-15."""
     regs = [r for r in R.values() if r.kind == cls and (evex or not r.hi16)]
     if cls == "r8": regs = [r for r in regs if r.name not in ("ah", "ch", "dh", "bh")]   # no REX-less high bytes here
     if not regs: raise Unbuildable(f"no registers of class {cls!r}")
@@ -80,9 +86,11 @@ def _address(rng: random.Random, form, sib_only: bool = False) -> str:
     disp = rng.choice(_disps(form))
     if shape == "rip": return f"[rip {'-' if disp < 0 else '+'} {abs(disp)}]"
     parts = []
-    if shape in ("base", "base+index"): parts.append(rng.choice(GPR64))
-    if shape == "special": parts.append(rng.choice(["rsp", "rbp", "r12", "r13"]))
-    if shape in ("base+index", "index"): parts.append(f"{rng.choice([1, 2, 4, 8])}*{rng.choice(INDEXES)}")
+    rex2 = form.encoding_kind == "rex2"
+    bases, indexes = (GPR64 + EGPR64, INDEXES + EGPR64 * 2) if rex2 else (GPR64, INDEXES)
+    if shape in ("base", "base+index"): parts.append(rng.choice(bases if not rex2 or rng.random() < 0.5 else EGPR64))
+    if shape == "special": parts.append(rng.choice(["rsp", "rbp", "r12", "r13"] + (["r20", "r21", "r28", "r29"] if rex2 else [])))
+    if shape in ("base+index", "index"): parts.append(f"{rng.choice([1, 2, 4, 8])}*{rng.choice(indexes)}")
     text = " + ".join(parts)
     if disp or not parts: text += f" {'-' if disp < 0 else '+'} {abs(disp)}" if parts else str(disp & 0xFFFFFFFF)
     return f"[{text}]"
@@ -115,7 +123,8 @@ def instance(form, rng: random.Random, use_memory: bool) -> str:
                 words.append(f"{SIZE_WORDS[o.mem]} ptr {addr}" if o.mem in SIZE_WORDS else addr)
         elif o.reg == "tmm":   # AMX: the tile operands must be distinct registers (#UD otherwise; llvm-mc-22 refuses)
             words.append(rng.choice([r for r in _reg_names("tmm", evex) if r not in words]))
-        elif o.reg is not None: words.append(rng.choice(_reg_names(o.reg, evex)))
+        elif o.reg is not None:
+            words.append(rng.choice(_reg_names(o.reg, evex or (form.encoding_kind == "rex2" and o.reg in GPRS))))
         else: raise Unbuildable(f"operand kind {o.kind!r}")
     decorated = bcst
     if form.evex_mask and words and (form.evex_mask_required or rng.random() < 0.5):
@@ -129,6 +138,7 @@ def instance(form, rng: random.Random, use_memory: bool) -> str:
         decorated = True
     text = form.mnemonic + (" " + ", ".join(words) if words else "")
     if evex and not decorated and not _evex_only(form, words): text = "{evex} " + text
+    if form.encoding_kind == "rex2": text = "{rex2} " + text   # (llvm-mc-22's: REX2 with r0-r15 too, the form asked for)
     return text
 
 
@@ -188,7 +198,7 @@ def _check(texts: list[tuple[str, str]], failures: dict[str, list[tuple[str, str
         except x86gen.EncodeError as ex:
             bad.append((text, f"x86gen refuses it ({type(ex).__name__}: {ex}); llvm-mc-22: {want.hex(' ')}"))
             continue
-        ins = x86gen.Instruction.parse(text.removeprefix("{evex} "))
+        ins = x86gen.Instruction.parse(_plain(text))
         try: door = x86gen.Instruction.of_form(fid, *ins.operands, rc=ins.rc).encode()
         except x86gen.EncodeError as ex: door = f"{type(ex).__name__}: {ex}"
         rows.append((k, want, got, door))
@@ -211,7 +221,7 @@ def _check(texts: list[tuple[str, str]], failures: dict[str, list[tuple[str, str
         elif door != want and (not isinstance(door, bytes) or text_of[door] != text_of[want]):
             failures[fid].append((text, f"the form's door {door.hex(' ') if isinstance(door, bytes) else door}, "
                                         f"llvm-mc-22 {want.hex(' ')}"))
-        if L.normalize(dec[0]) != L.normalize(text.removeprefix("{evex} ")): aliases.append((k, dec[0], got))
+        if L.normalize(dec[0]) != L.normalize(_plain(text)): aliases.append((k, dec[0], got))
         try: back_of[k] = (dec[0], x86gen.assemble(dec[0]))
         except x86gen.EncodeError as ex:
             failures[fid].append((text, f"x86gen refuses llvm-objdump-22's {dec[0]!r}: {type(ex).__name__}: {ex}"))
@@ -229,6 +239,11 @@ def _check(texts: list[tuple[str, str]], failures: dict[str, list[tuple[str, str
         if b != got and text_of.get(b, [dec]) != [dec]:
             failures[texts[k][0]].append((texts[k][1], f"llvm-objdump-22 prints {dec!r}, which llvm-mc-22 reads as {b!r}"))
     for fid in [k for k, v in failures.items() if not v]: del failures[fid]
+
+
+def _plain(text: str) -> str:
+    """The instance without the pseudo-prefix that asked for its form (``{evex}``, ``{rex2}``)."""
+    return text.removeprefix("{evex} ").removeprefix("{rex2} ")
 
 
 def _same_instruction(decoded: list[str], text: str) -> bool:
@@ -258,9 +273,18 @@ def _place_rounding(texts: list[tuple[str, str]], llvm: list) -> tuple[list[tupl
     return texts, llvm
 
 
+# REX2 forms (derived from the legacy forms, codegen/spec.py `rex2_forms`) whose fuzz still fails: the open part of
+# issue 26, each with its first failure (tests/data/rex2_fuzz_open.txt); expected to fail, and a fixed one must leave the list
+OPEN_REX2 = {ln.split("\t")[0] for ln in (Path(__file__).parent / "data" / "rex2_fuzz_open.txt").read_text().splitlines()
+             if ln.startswith("REX2_") and "\t" in ln}
+
+
 @pytest.mark.parametrize("form_id", [f.id for f in FORMS])
 def test_llvm_form(form_id):
     bad = _results().get(form_id)
+    if form_id in OPEN_REX2:
+        if not bad: pytest.fail(f"{form_id} passes now: take it out of tests/data/rex2_fuzz_open.txt")
+        pytest.xfail(f"open (tests/data/rex2_fuzz_open.txt): {bad[0][0]} -> {bad[0][1][:200]}")
     if bad:
         pytest.fail(f"{form_id}: {len(bad)} instance(s) wrong, e.g.\n" + "\n".join(f"  {t}\n    {why}" for t, why in bad[:6]))
 
@@ -286,5 +310,5 @@ def _batch(draw):
 @given(_batch())
 def test_llvm_hypothesis(batch):
     failures: dict[str, list[tuple[str, str]]] = {}
-    _check(batch, failures)
+    _check([(fid, t) for fid, t in batch if fid not in OPEN_REX2], failures)
     assert not failures, "\n".join(f"{fid}: {t}\n    {why}" for fid, bad in failures.items() for t, why in bad[:3])

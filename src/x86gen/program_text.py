@@ -35,7 +35,7 @@ from .evex import ROUNDING_RECORDS
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS, Masked
 from .selection.plans import Replan, plan_for
-from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, STRING_MNEMONICS, canonical
+from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, REX2_PREFIX, STRING_MNEMONICS, canonical
 from .syntax import (
     _CACHE_MAX,
     _FAR_DEFAULT,
@@ -606,12 +606,12 @@ class _Parser:
 
     def instruction(self, mn: str, rest: str) -> str | None:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
-        if mn == EVEX_PREFIX:   # `{evex} vaddps …`: the EVEX forms only (x86gen.selection.candidates)
+        if mn == EVEX_PREFIX or mn == REX2_PREFIX:   # `{evex} vaddps …`, `{rex2} add …`: those forms only (selection.candidates)
             mn2, _, rest2 = rest.strip().partition(" ")
             mn2 = mn2.lower()
             if not mn2 or mn2.startswith("{") or mn2 in _PREFIXES:
-                raise AsmSyntaxError(f"{EVEX_PREFIX} must precede a mnemonic, not {clip(mn2) or 'nothing'}")
-            return self.instruction(EVEX_PREFIX + mn2, rest2.strip())
+                raise AsmSyntaxError(f"{mn} must precede a mnemonic, not {clip(mn2) or 'nothing'}")
+            return self.instruction(mn + mn2, rest2.strip())
         words = ""
         if mn in PREFIX_WORDS:   # lock, rep, {vex}, {vex3}, objdump's `ss` …: kept as words of the mnemonic (x86gen.prefixes)
             mn, rest = prefix_words(mn, rest)

@@ -46,7 +46,7 @@ from .prefixes import WORDS as PREFIX_WORDS
 from .prefixes import default_segment
 from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, KReg, Masked, Reg, SegReg, gpr
 from .selection.candidates import SELECTOR_READ
-from .selection.request import EVEX_PREFIX, VEX_PREFIX, canonical
+from .selection.request import EVEX_PREFIX, REX2_PREFIX, VEX_PREFIX, canonical
 
 
 class Regex:
@@ -596,11 +596,13 @@ def split_line(line: str) -> tuple[str, list[str]]:
     if sp < 0:
         return line, []
     mn, rest = line[:sp], line[sp + 1:]
-    if mn == EVEX_PREFIX:   # `{evex} vaddps xmm1, xmm2, xmm3`: GNU as's / llvm-mc's pseudo-prefix, EVEX even where VEX would do
+    if mn == EVEX_PREFIX or mn == REX2_PREFIX:
+        # `{evex} vaddps xmm1, xmm2, xmm3`: GNU as's / llvm-mc's pseudo-prefix, EVEX even where VEX would do; `{rex2} add rax,
+        # rbx`: llvm-mc-22's, APX's REX2 prefix even where REX or none would do (d5 08 01 d8)
         mn2, ops = split_line(rest)
         if mn2.startswith("{") or mn2 in _PREFIXES:
-            raise AsmSyntaxError(f"{clip(line)}: {EVEX_PREFIX} must precede a mnemonic")
-        return EVEX_PREFIX + mn2, ops
+            raise AsmSyntaxError(f"{clip(line)}: {mn} must precede a mnemonic")
+        return mn + mn2, ops
     if mn in _SIZED_WORDS:   # iced-x86's `data16 push 5`, `ret far`: sized mnemonics (pushw, retfd)
         sized = iced_sized(mn, rest)
         if sized is not None: return sized[0], sized[1].split(",") if sized[1].strip() else []

@@ -2070,12 +2070,10 @@ class AsmMethods:
         """
 
     def fsave(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fsave: 4 forms.
+        """fsave: 2 forms.
 
         fsave W:m94byte                              9B o16 DD /6                 FSAVE_M94BYTE (FPU)
-        fsave W:m94byte                              REX2 9B o16 DD /6            REX2_FSAVE_M94BYTE (FPU)
         fsave W:m108byte                             9B DD /6                     FSAVE_M108BYTE (FPU387)
-        fsave W:m108byte                             REX2 9B DD /6                REX2_FSAVE_M108BYTE (FPU387)
         """
 
     def fscale(self, *, rc: int | None = None) -> None:
@@ -2119,19 +2117,16 @@ class AsmMethods:
         """
 
     def fstcw(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fstcw: 2 forms.
+        """fstcw: 1 form.
 
         fstcw W:m16                                  9B D9 /7                     FSTCW_M2BYTE (FPU)
-        fstcw W:m16                                  REX2 9B D9 /7                REX2_FSTCW_M2BYTE (FPU)
         """
 
     def fstenv(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fstenv: 4 forms.
+        """fstenv: 2 forms.
 
         fstenv W:m14byte                             9B o16 D9 /6                 FSTENV_M14BYTE (FPU)
-        fstenv W:m14byte                             REX2 9B o16 D9 /6            REX2_FSTENV_M14BYTE (FPU)
         fstenv W:m28byte                             9B D9 /6                     FSTENV_M28BYTE (FPU387)
-        fstenv W:m28byte                             REX2 9B D9 /6                REX2_FSTENV_M28BYTE (FPU387)
         """
 
     def fstp(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -2155,10 +2150,9 @@ class AsmMethods:
         """
 
     def fstsw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """fstsw: 3 forms.
+        """fstsw: 2 forms.
 
         fstsw W:m16                                  9B DD /7                     FSTSW_M2BYTE (FPU)
-        fstsw W:m16                                  REX2 9B DD /7                REX2_FSTSW_M2BYTE (FPU)
         fstsw W:ax                                   9B DF E0                     FSTSW_AX (FPU287)
         """
 
@@ -6712,12 +6706,10 @@ class AsmMethods:
         """
 
     def tpause(self, a: _Reg, *, rc: int | None = None) -> None:
-        """tpause: 4 forms.
+        """tpause: 2 forms.
 
         tpause R:r32                                 66 0F AE /6                  TPAUSE_R32 (WAITPKG)
-        tpause R:r32                                 REX2 66 0F AE /6             REX2_TPAUSE_R32 (WAITPKG)
         tpause R:r64                                 66 REX.W 0F AE /6            TPAUSE_R64 (WAITPKG)
-        tpause R:r64                                 REX2 66 REX.W 0F AE /6       REX2_TPAUSE_R64 (WAITPKG)
         """
 
     def tzcnt(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -6795,12 +6787,10 @@ class AsmMethods:
         """
 
     def umwait(self, a: _Reg, *, rc: int | None = None) -> None:
-        """umwait: 4 forms.
+        """umwait: 2 forms.
 
         umwait R:r32                                 F2 0F AE /6                  UMWAIT_R32 (WAITPKG)
-        umwait R:r32                                 REX2 F2 0F AE /6             REX2_UMWAIT_R32 (WAITPKG)
         umwait R:r64                                 F2 REX.W 0F AE /6            UMWAIT_R64 (WAITPKG)
-        umwait R:r64                                 REX2 F2 REX.W 0F AE /6       REX2_UMWAIT_R64 (WAITPKG)
         """
 
     def undoc(self, *, rc: int | None = None) -> None:

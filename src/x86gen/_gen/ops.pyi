@@ -7720,3674 +7720,3654 @@ class Op:
     """``clwb R:m8`` ``REX2 66 0F AE /6`` (CLWB)"""
     TPAUSE_R32: Final = 3853
     """``tpause R:r32`` ``66 0F AE /6`` (WAITPKG)"""
-    REX2_TPAUSE_R32: Final = 3854
-    """``tpause R:r32`` ``REX2 66 0F AE /6`` (WAITPKG)"""
-    TPAUSE_R64: Final = 3855
+    TPAUSE_R64: Final = 3854
     """``tpause R:r64`` ``66 REX.W 0F AE /6`` (WAITPKG)"""
-    REX2_TPAUSE_R64: Final = 3856
-    """``tpause R:r64`` ``REX2 66 REX.W 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R32: Final = 3857
+    UMWAIT_R32: Final = 3855
     """``umwait R:r32`` ``F2 0F AE /6`` (WAITPKG)"""
-    REX2_UMWAIT_R32: Final = 3858
-    """``umwait R:r32`` ``REX2 F2 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R64: Final = 3859
+    UMWAIT_R64: Final = 3856
     """``umwait R:r64`` ``F2 REX.W 0F AE /6`` (WAITPKG)"""
-    REX2_UMWAIT_R64: Final = 3860
-    """``umwait R:r64`` ``REX2 F2 REX.W 0F AE /6`` (WAITPKG)"""
-    CLFLUSH_M8: Final = 3861
+    CLFLUSH_M8: Final = 3857
     """``clflush R:m8`` ``0F AE /7`` (CLFSH)"""
-    REX2_CLFLUSH_M8: Final = 3862
+    REX2_CLFLUSH_M8: Final = 3858
     """``clflush R:m8`` ``REX2 0F AE /7`` (CLFSH)"""
-    CLFLUSHOPT_M8: Final = 3863
+    CLFLUSHOPT_M8: Final = 3859
     """``clflushopt R:m8`` ``66 0F AE /7`` (CLFLUSHOPT)"""
-    REX2_CLFLUSHOPT_M8: Final = 3864
+    REX2_CLFLUSHOPT_M8: Final = 3860
     """``clflushopt R:m8`` ``REX2 66 0F AE /7`` (CLFLUSHOPT)"""
-    LFENCE: Final = 3865
+    LFENCE: Final = 3861
     """``lfence`` ``0F AE E8`` (SSE2)"""
-    LFENCE_E9: Final = 3866
+    LFENCE_E9: Final = 3862
     """``lfence`` ``0F AE E9`` (SSE2)"""
-    LFENCE_EA: Final = 3867
+    LFENCE_EA: Final = 3863
     """``lfence`` ``0F AE EA`` (SSE2)"""
-    LFENCE_EB: Final = 3868
+    LFENCE_EB: Final = 3864
     """``lfence`` ``0F AE EB`` (SSE2)"""
-    LFENCE_EC: Final = 3869
+    LFENCE_EC: Final = 3865
     """``lfence`` ``0F AE EC`` (SSE2)"""
-    LFENCE_ED: Final = 3870
+    LFENCE_ED: Final = 3866
     """``lfence`` ``0F AE ED`` (SSE2)"""
-    LFENCE_EE: Final = 3871
+    LFENCE_EE: Final = 3867
     """``lfence`` ``0F AE EE`` (SSE2)"""
-    LFENCE_EF: Final = 3872
+    LFENCE_EF: Final = 3868
     """``lfence`` ``0F AE EF`` (SSE2)"""
-    MFENCE: Final = 3873
+    MFENCE: Final = 3869
     """``mfence`` ``0F AE F0`` (SSE2)"""
-    MFENCE_F1: Final = 3874
+    MFENCE_F1: Final = 3870
     """``mfence`` ``0F AE F1`` (SSE2)"""
-    MFENCE_F2: Final = 3875
+    MFENCE_F2: Final = 3871
     """``mfence`` ``0F AE F2`` (SSE2)"""
-    MFENCE_F3: Final = 3876
+    MFENCE_F3: Final = 3872
     """``mfence`` ``0F AE F3`` (SSE2)"""
-    MFENCE_F4: Final = 3877
+    MFENCE_F4: Final = 3873
     """``mfence`` ``0F AE F4`` (SSE2)"""
-    MFENCE_F5: Final = 3878
+    MFENCE_F5: Final = 3874
     """``mfence`` ``0F AE F5`` (SSE2)"""
-    MFENCE_F6: Final = 3879
+    MFENCE_F6: Final = 3875
     """``mfence`` ``0F AE F6`` (SSE2)"""
-    MFENCE_F7: Final = 3880
+    MFENCE_F7: Final = 3876
     """``mfence`` ``0F AE F7`` (SSE2)"""
-    SFENCE: Final = 3881
+    SFENCE: Final = 3877
     """``sfence`` ``0F AE F8`` (SSE)"""
-    SFENCE_F9: Final = 3882
+    SFENCE_F9: Final = 3878
     """``sfence`` ``0F AE F9`` (SSE)"""
-    SFENCE_FA: Final = 3883
+    SFENCE_FA: Final = 3879
     """``sfence`` ``0F AE FA`` (SSE)"""
-    SFENCE_FB: Final = 3884
+    SFENCE_FB: Final = 3880
     """``sfence`` ``0F AE FB`` (SSE)"""
-    SFENCE_FC: Final = 3885
+    SFENCE_FC: Final = 3881
     """``sfence`` ``0F AE FC`` (SSE)"""
-    SFENCE_FD: Final = 3886
+    SFENCE_FD: Final = 3882
     """``sfence`` ``0F AE FD`` (SSE)"""
-    SFENCE_FE: Final = 3887
+    SFENCE_FE: Final = 3883
     """``sfence`` ``0F AE FE`` (SSE)"""
-    SFENCE_FF: Final = 3888
+    SFENCE_FF: Final = 3884
     """``sfence`` ``0F AE FF`` (SSE)"""
-    XRSTORS_MEM: Final = 3889
+    XRSTORS_MEM: Final = 3885
     """``xrstors R:m`` ``0F C7 /3`` (XSAVES)"""
-    XRSTORS64_MEM: Final = 3890
+    XRSTORS64_MEM: Final = 3886
     """``xrstors64 R:m`` ``REX.W 0F C7 /3`` (XSAVES)"""
-    XSAVEC_MEM: Final = 3891
+    XSAVEC_MEM: Final = 3887
     """``xsavec W:m`` ``0F C7 /4`` (XSAVEC)"""
-    XSAVEC64_MEM: Final = 3892
+    XSAVEC64_MEM: Final = 3888
     """``xsavec64 W:m`` ``REX.W 0F C7 /4`` (XSAVEC)"""
-    XSAVES_MEM: Final = 3893
+    XSAVES_MEM: Final = 3889
     """``xsaves W:m`` ``0F C7 /5`` (XSAVES)"""
-    XSAVES64_MEM: Final = 3894
+    XSAVES64_MEM: Final = 3890
     """``xsaves64 W:m`` ``REX.W 0F C7 /5`` (XSAVES)"""
-    MOVDIRI_M32_R32: Final = 3895
+    MOVDIRI_M32_R32: Final = 3891
     """``movdiri W:m32, R:r32`` ``0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIRI_M64_R64: Final = 3896
+    MOVDIRI_M64_R64: Final = 3892
     """``movdiri W:m64, R:r64`` ``REX.W 0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIR64B_R64_M512: Final = 3897
+    MOVDIR64B_R64_M512: Final = 3893
     """``movdir64b R:r64, R:m512`` ``66 0F 38 F8 /r`` (MOVDIR64B)"""
-    MOVDIR64B_R32_M512: Final = 3898
+    MOVDIR64B_R32_M512: Final = 3894
     """``movdir64b R:r32, R:m512`` ``a32 66 0F 38 F8 /r`` (MOVDIR64B)"""
-    ENQCMD_R64_M512: Final = 3899
+    ENQCMD_R64_M512: Final = 3895
     """``enqcmd R:r64, R:m512`` ``F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMD_R32_M512: Final = 3900
+    ENQCMD_R32_M512: Final = 3896
     """``enqcmd R:r32, R:m512`` ``a32 F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R64_M512: Final = 3901
+    ENQCMDS_R64_M512: Final = 3897
     """``enqcmds R:r64, R:m512`` ``F3 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R32_M512: Final = 3902
+    ENQCMDS_R32_M512: Final = 3898
     """``enqcmds R:r32, R:m512`` ``a32 F3 0F 38 F8 /r`` (ENQCMD)"""
-    SERIALIZE: Final = 3903
+    SERIALIZE: Final = 3899
     """``serialize`` ``0F 01 E8`` (SERIALIZE)"""
-    PREFETCHIT1_M8: Final = 3904
+    PREFETCHIT1_M8: Final = 3900
     """``prefetchit1 N:m8`` ``0F 18 /6`` (PREFETCHITI)"""
-    REX2_PREFETCHIT1_M8: Final = 3905
+    REX2_PREFETCHIT1_M8: Final = 3901
     """``prefetchit1 N:m8`` ``REX2 0F 18 /6`` (PREFETCHITI)"""
-    PREFETCHIT0_M8: Final = 3906
+    PREFETCHIT0_M8: Final = 3902
     """``prefetchit0 N:m8`` ``0F 18 /7`` (PREFETCHITI)"""
-    REX2_PREFETCHIT0_M8: Final = 3907
+    REX2_PREFETCHIT0_M8: Final = 3903
     """``prefetchit0 N:m8`` ``REX2 0F 18 /7`` (PREFETCHITI)"""
-    XABORT_IMM8: Final = 3908
+    XABORT_IMM8: Final = 3904
     """``xabort R:imm8`` ``C6 F8 ib`` (RTM)"""
-    XBEGIN_REL32: Final = 3909
+    XBEGIN_REL32: Final = 3905
     """``xbegin R:rel32`` ``C7 F8 cd`` (RTM)"""
-    XBEGIN_REL16: Final = 3910
+    XBEGIN_REL16: Final = 3906
     """``xbegin R:rel16`` ``o16 C7 F8 cw`` (RTM)"""
-    RSTORSSP_M64: Final = 3911
+    RSTORSSP_M64: Final = 3907
     """``rstorssp RW:m64`` ``F3 0F 01 /5`` (CET_SS)"""
-    REX2_RSTORSSP_M64: Final = 3912
+    REX2_RSTORSSP_M64: Final = 3908
     """``rstorssp RW:m64`` ``REX2 F3 0F 01 /5`` (CET_SS)"""
-    ENCLV: Final = 3913
+    ENCLV: Final = 3909
     """``enclv`` ``0F 01 C0`` (OSS)"""
-    VMCALL: Final = 3914
+    VMCALL: Final = 3910
     """``vmcall`` ``0F 01 C1`` (VMX)"""
-    VMLAUNCH: Final = 3915
+    VMLAUNCH: Final = 3911
     """``vmlaunch`` ``0F 01 C2`` (VMX)"""
-    VMRESUME: Final = 3916
+    VMRESUME: Final = 3912
     """``vmresume`` ``0F 01 C3`` (VMX)"""
-    VMXOFF: Final = 3917
+    VMXOFF: Final = 3913
     """``vmxoff`` ``0F 01 C4`` (VMX)"""
-    PCONFIG: Final = 3918
+    PCONFIG: Final = 3914
     """``pconfig`` ``0F 01 C5`` (PCONFIG)"""
-    ENCLS: Final = 3919
+    ENCLS: Final = 3915
     """``encls`` ``0F 01 CF`` (SGX1)"""
-    VMFUNC: Final = 3920
+    VMFUNC: Final = 3916
     """``vmfunc`` ``0F 01 D4`` (VMX)"""
-    XEND: Final = 3921
+    XEND: Final = 3917
     """``xend`` ``0F 01 D5`` (RTM)"""
-    XTEST: Final = 3922
+    XTEST: Final = 3918
     """``xtest`` ``0F 01 D6`` (HLE_OR_RTM)"""
-    ENCLU: Final = 3923
+    ENCLU: Final = 3919
     """``enclu`` ``0F 01 D7`` (SGX1)"""
-    VMMCALL: Final = 3924
+    VMMCALL: Final = 3920
     """``vmmcall`` ``0F 01 D9`` (SVM)"""
-    STGI: Final = 3925
+    STGI: Final = 3921
     """``stgi`` ``0F 01 DC`` (SKINIT_OR_SVM)"""
-    SKINIT: Final = 3926
+    SKINIT: Final = 3922
     """``skinit`` ``0F 01 DE`` (SKINIT_OR_SVM)"""
-    CLGI: Final = 3927
+    CLGI: Final = 3923
     """``clgi`` ``0F 01 DD`` (SVM)"""
-    SETSSBSY: Final = 3928
+    SETSSBSY: Final = 3924
     """``setssbsy`` ``F3 0F 01 E8`` (CET_SS)"""
-    SAVEPREVSSP: Final = 3929
+    SAVEPREVSSP: Final = 3925
     """``saveprevssp`` ``F3 0F 01 EA`` (CET_SS)"""
-    RDPKRU: Final = 3930
+    RDPKRU: Final = 3926
     """``rdpkru`` ``0F 01 EE`` (PKU)"""
-    WRPKRU: Final = 3931
+    WRPKRU: Final = 3927
     """``wrpkru`` ``0F 01 EF`` (PKU)"""
-    MCOMMIT: Final = 3932
+    MCOMMIT: Final = 3928
     """``mcommit`` ``F3 0F 01 FA`` (MCOMMIT)"""
-    RDPRU: Final = 3933
+    RDPRU: Final = 3929
     """``rdpru`` ``0F 01 FD`` (RDPRU)"""
-    WBNOINVD: Final = 3934
+    WBNOINVD: Final = 3930
     """``wbnoinvd`` ``F3 0F 09`` (WBNOINVD)"""
-    FEMMS: Final = 3935
+    FEMMS: Final = 3931
     """``femms`` ``0F 0E`` (D3NOW)"""
-    RDSSPD_R32: Final = 3936
+    RDSSPD_R32: Final = 3932
     """``rdsspd W:r32`` ``F3 0F 1E /1`` (CET_SS)"""
-    REX2_RDSSPD_R32: Final = 3937
+    REX2_RDSSPD_R32: Final = 3933
     """``rdsspd W:r32`` ``REX2 F3 0F 1E /1`` (CET_SS)"""
-    RDSSPQ_R64: Final = 3938
+    RDSSPQ_R64: Final = 3934
     """``rdsspq W:r64`` ``F3 REX.W 0F 1E /1`` (CET_SS)"""
-    REX2_RDSSPQ_R64: Final = 3939
+    REX2_RDSSPQ_R64: Final = 3935
     """``rdsspq W:r64`` ``REX2 F3 REX.W 0F 1E /1`` (CET_SS)"""
-    ENDBR64: Final = 3940
+    ENDBR64: Final = 3936
     """``endbr64`` ``F3 0F 1E FA`` (CET_IBT)"""
-    ENDBR32: Final = 3941
+    ENDBR32: Final = 3937
     """``endbr32`` ``F3 0F 1E FB`` (CET_IBT)"""
-    MOVNTSS_M32_XMM: Final = 3942
+    MOVNTSS_M32_XMM: Final = 3938
     """``movntss W:m32, R:xmm`` ``F3 0F 2B /r`` (SSE4A)"""
-    REX2_MOVNTSS_M32_XMM: Final = 3943
+    REX2_MOVNTSS_M32_XMM: Final = 3939
     """``movntss W:m32, R:xmm`` ``REX2 F3 0F 2B /r`` (SSE4A)"""
-    MOVNTSD_M64_XMM: Final = 3944
+    MOVNTSD_M64_XMM: Final = 3940
     """``movntsd W:m64, R:xmm`` ``F2 0F 2B /r`` (SSE4A)"""
-    REX2_MOVNTSD_M64_XMM: Final = 3945
+    REX2_MOVNTSD_M64_XMM: Final = 3941
     """``movntsd W:m64, R:xmm`` ``REX2 F2 0F 2B /r`` (SSE4A)"""
-    GETSECD: Final = 3946
+    GETSECD: Final = 3942
     """``getsec`` ``0F 37`` (SMX)"""
-    EMMS: Final = 3947
+    EMMS: Final = 3943
     """``emms`` ``0F 77`` (MMX)"""
-    EXTRQ_XMM_XMM: Final = 3948
+    EXTRQ_XMM_XMM: Final = 3944
     """``extrq RW:xmm, R:xmm`` ``66 0F 79 /r`` (SSE4A)"""
-    EXTRQ_XMM_IMM8_IMM8: Final = 3949
+    EXTRQ_XMM_IMM8_IMM8: Final = 3945
     """``extrq RW:xmm, R:imm8, R:imm8`` ``66 0F 78 /0 ib ib`` (SSE4A)"""
-    INSERTQ_XMM_XMM: Final = 3950
+    INSERTQ_XMM_XMM: Final = 3946
     """``insertq RW:xmm, R:xmm`` ``F2 0F 79 /r`` (SSE4A)"""
-    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 3951
+    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 3947
     """``insertq W:xmm, R:xmm, R:imm8, R:imm8`` ``F2 0F 78 /r ib ib`` (SSE4A)"""
-    PTWRITE_RM32: Final = 3952
+    PTWRITE_RM32: Final = 3948
     """``ptwrite R:r32/m32`` ``F3 0F AE /4`` (PTWRITE)"""
-    REX2_PTWRITE_RM32: Final = 3953
+    REX2_PTWRITE_RM32: Final = 3949
     """``ptwrite R:r32/m32`` ``REX2 F3 0F AE /4`` (PTWRITE)"""
-    PTWRITE_RM64: Final = 3954
+    PTWRITE_RM64: Final = 3950
     """``ptwrite R:r64/m64`` ``F3 REX.W 0F AE /4`` (PTWRITE)"""
-    REX2_PTWRITE_RM64: Final = 3955
+    REX2_PTWRITE_RM64: Final = 3951
     """``ptwrite R:r64/m64`` ``REX2 F3 REX.W 0F AE /4`` (PTWRITE)"""
-    INCSSPD_R32: Final = 3956
+    INCSSPD_R32: Final = 3952
     """``incsspd R:r32`` ``F3 0F AE /5`` (CET_SS)"""
-    REX2_INCSSPD_R32: Final = 3957
+    REX2_INCSSPD_R32: Final = 3953
     """``incsspd R:r32`` ``REX2 F3 0F AE /5`` (CET_SS)"""
-    INCSSPQ_R64: Final = 3958
+    INCSSPQ_R64: Final = 3954
     """``incsspq R:r64`` ``F3 REX.W 0F AE /5`` (CET_SS)"""
-    REX2_INCSSPQ_R64: Final = 3959
+    REX2_INCSSPQ_R64: Final = 3955
     """``incsspq R:r64`` ``REX2 F3 REX.W 0F AE /5`` (CET_SS)"""
-    CLRSSBSY_M64: Final = 3960
+    CLRSSBSY_M64: Final = 3956
     """``clrssbsy RW:m64`` ``F3 0F AE /6`` (CET_SS)"""
-    REX2_CLRSSBSY_M64: Final = 3961
+    REX2_CLRSSBSY_M64: Final = 3957
     """``clrssbsy RW:m64`` ``REX2 F3 0F AE /6`` (CET_SS)"""
-    VMPTRLD_M64: Final = 3962
+    VMPTRLD_M64: Final = 3958
     """``vmptrld R:m64`` ``0F C7 /6`` (VMX)"""
-    REX2_VMPTRLD_M64: Final = 3963
+    REX2_VMPTRLD_M64: Final = 3959
     """``vmptrld R:m64`` ``REX2 0F C7 /6`` (VMX)"""
-    VMCLEAR_M64: Final = 3964
+    VMCLEAR_M64: Final = 3960
     """``vmclear R:m64`` ``66 0F C7 /6`` (VMX)"""
-    REX2_VMCLEAR_M64: Final = 3965
+    REX2_VMCLEAR_M64: Final = 3961
     """``vmclear R:m64`` ``REX2 66 0F C7 /6`` (VMX)"""
-    VMXON_M64: Final = 3966
+    VMXON_M64: Final = 3962
     """``vmxon R:m64`` ``F3 0F C7 /6`` (VMX)"""
-    REX2_VMXON_M64: Final = 3967
+    REX2_VMXON_M64: Final = 3963
     """``vmxon R:m64`` ``REX2 F3 0F C7 /6`` (VMX)"""
-    VMPTRST_M64: Final = 3968
+    VMPTRST_M64: Final = 3964
     """``vmptrst W:m64`` ``0F C7 /7`` (VMX)"""
-    REX2_VMPTRST_M64: Final = 3969
+    REX2_VMPTRST_M64: Final = 3965
     """``vmptrst W:m64`` ``REX2 0F C7 /7`` (VMX)"""
-    WRUSSD_M32_R32: Final = 3970
+    WRUSSD_M32_R32: Final = 3966
     """``wrussd W:m32, R:r32`` ``66 0F 38 F5 /r`` (CET_SS)"""
-    WRUSSQ_M64_R64: Final = 3971
+    WRUSSQ_M64_R64: Final = 3967
     """``wrussq W:m64, R:r64`` ``66 REX.W 0F 38 F5 /r`` (CET_SS)"""
-    WRSSD_M32_R32: Final = 3972
+    WRSSD_M32_R32: Final = 3968
     """``wrssd W:m32, R:r32`` ``0F 38 F6 /r`` (CET_SS)"""
-    WRSSQ_M64_R64: Final = 3973
+    WRSSQ_M64_R64: Final = 3969
     """``wrssq W:m64, R:r64`` ``REX.W 0F 38 F6 /r`` (CET_SS)"""
-    RMPADJUST: Final = 3974
+    RMPADJUST: Final = 3970
     """``rmpadjust`` ``F3 0F 01 FE`` (SEV_SNP)"""
-    PSMASH: Final = 3975
+    PSMASH: Final = 3971
     """``psmash`` ``F3 0F 01 FF`` (SEV_SNP)"""
-    XSUSLDTRK: Final = 3976
+    XSUSLDTRK: Final = 3972
     """``xsusldtrk`` ``F2 0F 01 E8`` (TSXLDTRK)"""
-    XRESLDTRK: Final = 3977
+    XRESLDTRK: Final = 3973
     """``xresldtrk`` ``F2 0F 01 E9`` (TSXLDTRK)"""
-    TLBSYNC: Final = 3978
+    TLBSYNC: Final = 3974
     """``tlbsync`` ``0F 01 FF`` (INVLPGB)"""
-    VMGEXIT: Final = 3979
+    VMGEXIT: Final = 3975
     """``vmgexit`` ``F3 0F 01 D9`` (SEV_ES)"""
-    VMGEXIT_F2: Final = 3980
+    VMGEXIT_F2: Final = 3976
     """``vmgexit`` ``F2 0F 01 D9`` (SEV_ES)"""
-    GETSECQ: Final = 3981
+    GETSECQ: Final = 3977
     """``getsecq`` ``REX.W 0F 37`` (SMX)"""
-    TDCALL: Final = 3982
+    TDCALL: Final = 3978
     """``tdcall`` ``66 0F 01 CC`` (TDX)"""
-    SEAMRET: Final = 3983
+    SEAMRET: Final = 3979
     """``seamret`` ``66 0F 01 CD`` (TDX)"""
-    SEAMOPS: Final = 3984
+    SEAMOPS: Final = 3980
     """``seamops`` ``66 0F 01 CE`` (TDX)"""
-    SEAMCALL: Final = 3985
+    SEAMCALL: Final = 3981
     """``seamcall`` ``66 0F 01 CF`` (TDX)"""
-    LOADIWKEY_XMM_XMM: Final = 3986
+    LOADIWKEY_XMM_XMM: Final = 3982
     """``loadiwkey R:xmm, R:xmm`` ``F3 0F 38 DC /r`` (KL)"""
-    ENCODEKEY128_R32_R32: Final = 3987
+    ENCODEKEY128_R32_R32: Final = 3983
     """``encodekey128 W:r32, R:r32`` ``F3 0F 38 FA /r`` (AESKLE)"""
-    ENCODEKEY256_R32_R32: Final = 3988
+    ENCODEKEY256_R32_R32: Final = 3984
     """``encodekey256 W:r32, R:r32`` ``F3 0F 38 FB /r`` (AESKLE)"""
-    AESENC128KL_XMM_M384: Final = 3989
+    AESENC128KL_XMM_M384: Final = 3985
     """``aesenc128kl RW:xmm, R:m384`` ``F3 0F 38 DC /r`` (AESKLE)"""
-    AESDEC128KL_XMM_M384: Final = 3990
+    AESDEC128KL_XMM_M384: Final = 3986
     """``aesdec128kl RW:xmm, R:m384`` ``F3 0F 38 DD /r`` (AESKLE)"""
-    AESENCWIDE128KL_M384: Final = 3991
+    AESENCWIDE128KL_M384: Final = 3987
     """``aesencwide128kl R:m384`` ``F3 0F 38 D8 /0`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE128KL_M384: Final = 3992
+    AESDECWIDE128KL_M384: Final = 3988
     """``aesdecwide128kl R:m384`` ``F3 0F 38 D8 /1`` (AESKLE+WIDE_KL)"""
-    AESENCWIDE256KL_M512: Final = 3993
+    AESENCWIDE256KL_M512: Final = 3989
     """``aesencwide256kl R:m512`` ``F3 0F 38 D8 /2`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE256KL_M512: Final = 3994
+    AESDECWIDE256KL_M512: Final = 3990
     """``aesdecwide256kl R:m512`` ``F3 0F 38 D8 /3`` (AESKLE+WIDE_KL)"""
-    AESENC256KL_XMM_M512: Final = 3995
+    AESENC256KL_XMM_M512: Final = 3991
     """``aesenc256kl RW:xmm, R:m512`` ``F3 0F 38 DE /r`` (AESKLE)"""
-    AESDEC256KL_XMM_M512: Final = 3996
+    AESDEC256KL_XMM_M512: Final = 3992
     """``aesdec256kl RW:xmm, R:m512`` ``F3 0F 38 DF /r`` (AESKLE)"""
-    WRMSRNS: Final = 3997
+    WRMSRNS: Final = 3993
     """``wrmsrns`` ``0F 01 C6`` (WRMSRNS)"""
-    VEX_WRMSRNS_IMM32_R64: Final = 3998
+    VEX_WRMSRNS_IMM32_R64: Final = 3994
     """``wrmsrns R:imm32, R:r64`` ``VEX.LZ.F3.MAP7.W0 F6 /0 id`` (MSR_IMM)"""
-    RMPQUERY: Final = 3999
+    RMPQUERY: Final = 3995
     """``rmpquery`` ``F3 0F 01 FD`` (RMPQUERY)"""
-    D3NOW_PI2FW_MM_MMM64: Final = 4000
+    D3NOW_PI2FW_MM_MMM64: Final = 3996
     """``pi2fw W:mm, R:mm/m64`` ``0F 0F /r 0C`` (D3NOWEXT)"""
-    D3NOW_PI2FD_MM_MMM64: Final = 4001
+    D3NOW_PI2FD_MM_MMM64: Final = 3997
     """``pi2fd W:mm, R:mm/m64`` ``0F 0F /r 0D`` (D3NOW)"""
-    D3NOW_PF2IW_MM_MMM64: Final = 4002
+    D3NOW_PF2IW_MM_MMM64: Final = 3998
     """``pf2iw W:mm, R:mm/m64`` ``0F 0F /r 1C`` (D3NOWEXT)"""
-    D3NOW_PF2ID_MM_MMM64: Final = 4003
+    D3NOW_PF2ID_MM_MMM64: Final = 3999
     """``pf2id W:mm, R:mm/m64`` ``0F 0F /r 1D`` (D3NOW)"""
-    D3NOW_PFNACC_MM_MMM64: Final = 4004
+    D3NOW_PFNACC_MM_MMM64: Final = 4000
     """``pfnacc RW:mm, R:mm/m64`` ``0F 0F /r 8A`` (D3NOWEXT)"""
-    D3NOW_PFPNACC_MM_MMM64: Final = 4005
+    D3NOW_PFPNACC_MM_MMM64: Final = 4001
     """``pfpnacc RW:mm, R:mm/m64`` ``0F 0F /r 8E`` (D3NOWEXT)"""
-    D3NOW_PFCMPGE_MM_MMM64: Final = 4006
+    D3NOW_PFCMPGE_MM_MMM64: Final = 4002
     """``pfcmpge RW:mm, R:mm/m64`` ``0F 0F /r 90`` (D3NOW)"""
-    D3NOW_PFMIN_MM_MMM64: Final = 4007
+    D3NOW_PFMIN_MM_MMM64: Final = 4003
     """``pfmin RW:mm, R:mm/m64`` ``0F 0F /r 94`` (D3NOW)"""
-    D3NOW_PFRCP_MM_MMM64: Final = 4008
+    D3NOW_PFRCP_MM_MMM64: Final = 4004
     """``pfrcp W:mm, R:mm/m64`` ``0F 0F /r 96`` (D3NOW)"""
-    D3NOW_PFRSQRT_MM_MMM64: Final = 4009
+    D3NOW_PFRSQRT_MM_MMM64: Final = 4005
     """``pfrsqrt W:mm, R:mm/m64`` ``0F 0F /r 97`` (D3NOW)"""
-    D3NOW_PFSUB_MM_MMM64: Final = 4010
+    D3NOW_PFSUB_MM_MMM64: Final = 4006
     """``pfsub RW:mm, R:mm/m64`` ``0F 0F /r 9A`` (D3NOW)"""
-    D3NOW_PFADD_MM_MMM64: Final = 4011
+    D3NOW_PFADD_MM_MMM64: Final = 4007
     """``pfadd RW:mm, R:mm/m64`` ``0F 0F /r 9E`` (D3NOW)"""
-    D3NOW_PFCMPGT_MM_MMM64: Final = 4012
+    D3NOW_PFCMPGT_MM_MMM64: Final = 4008
     """``pfcmpgt RW:mm, R:mm/m64`` ``0F 0F /r A0`` (D3NOW)"""
-    D3NOW_PFMAX_MM_MMM64: Final = 4013
+    D3NOW_PFMAX_MM_MMM64: Final = 4009
     """``pfmax RW:mm, R:mm/m64`` ``0F 0F /r A4`` (D3NOW)"""
-    D3NOW_PFRCPIT1_MM_MMM64: Final = 4014
+    D3NOW_PFRCPIT1_MM_MMM64: Final = 4010
     """``pfrcpit1 RW:mm, R:mm/m64`` ``0F 0F /r A6`` (D3NOW)"""
-    D3NOW_PFRSQIT1_MM_MMM64: Final = 4015
+    D3NOW_PFRSQIT1_MM_MMM64: Final = 4011
     """``pfrsqit1 RW:mm, R:mm/m64`` ``0F 0F /r A7`` (D3NOW)"""
-    D3NOW_PFSUBR_MM_MMM64: Final = 4016
+    D3NOW_PFSUBR_MM_MMM64: Final = 4012
     """``pfsubr RW:mm, R:mm/m64`` ``0F 0F /r AA`` (D3NOW)"""
-    D3NOW_PFACC_MM_MMM64: Final = 4017
+    D3NOW_PFACC_MM_MMM64: Final = 4013
     """``pfacc RW:mm, R:mm/m64`` ``0F 0F /r AE`` (D3NOW)"""
-    D3NOW_PFCMPEQ_MM_MMM64: Final = 4018
+    D3NOW_PFCMPEQ_MM_MMM64: Final = 4014
     """``pfcmpeq RW:mm, R:mm/m64`` ``0F 0F /r B0`` (D3NOW)"""
-    D3NOW_PFMUL_MM_MMM64: Final = 4019
+    D3NOW_PFMUL_MM_MMM64: Final = 4015
     """``pfmul RW:mm, R:mm/m64`` ``0F 0F /r B4`` (D3NOW)"""
-    D3NOW_PFRCPIT2_MM_MMM64: Final = 4020
+    D3NOW_PFRCPIT2_MM_MMM64: Final = 4016
     """``pfrcpit2 RW:mm, R:mm/m64`` ``0F 0F /r B6`` (D3NOW)"""
-    D3NOW_PMULHRW_MM_MMM64: Final = 4021
+    D3NOW_PMULHRW_MM_MMM64: Final = 4017
     """``pmulhrw RW:mm, R:mm/m64`` ``0F 0F /r B7`` (D3NOW)"""
-    D3NOW_PSWAPD_MM_MMM64: Final = 4022
+    D3NOW_PSWAPD_MM_MMM64: Final = 4018
     """``pswapd W:mm, R:mm/m64`` ``0F 0F /r BB`` (D3NOWEXT)"""
-    D3NOW_PAVGUSB_MM_MMM64: Final = 4023
+    D3NOW_PAVGUSB_MM_MMM64: Final = 4019
     """``pavgusb RW:mm, R:mm/m64`` ``0F 0F /r BF`` (D3NOW)"""
-    BNDMK_BND_M64: Final = 4024
+    BNDMK_BND_M64: Final = 4020
     """``bndmk W:bnd, N:m64`` ``F3 0F 1B /r`` (MPX)"""
-    REX2_BNDMK_BND_M64: Final = 4025
+    REX2_BNDMK_BND_M64: Final = 4021
     """``bndmk W:bnd, N:m64`` ``REX2 F3 0F 1B /r`` (MPX)"""
-    BNDCL_BND_RM64: Final = 4026
+    BNDCL_BND_RM64: Final = 4022
     """``bndcl R:bnd, R:r64/m64`` ``F3 0F 1A /r`` (MPX)"""
-    REX2_BNDCL_BND_RM64: Final = 4027
+    REX2_BNDCL_BND_RM64: Final = 4023
     """``bndcl R:bnd, R:r64/m64`` ``REX2 F3 0F 1A /r`` (MPX)"""
-    BNDCU_BND_RM64: Final = 4028
+    BNDCU_BND_RM64: Final = 4024
     """``bndcu R:bnd, R:r64/m64`` ``F2 0F 1A /r`` (MPX)"""
-    REX2_BNDCU_BND_RM64: Final = 4029
+    REX2_BNDCU_BND_RM64: Final = 4025
     """``bndcu R:bnd, R:r64/m64`` ``REX2 F2 0F 1A /r`` (MPX)"""
-    BNDCN_BND_RM64: Final = 4030
+    BNDCN_BND_RM64: Final = 4026
     """``bndcn R:bnd, R:r64/m64`` ``F2 0F 1B /r`` (MPX)"""
-    REX2_BNDCN_BND_RM64: Final = 4031
+    REX2_BNDCN_BND_RM64: Final = 4027
     """``bndcn R:bnd, R:r64/m64`` ``REX2 F2 0F 1B /r`` (MPX)"""
-    BNDMOV_BND_BNDM128: Final = 4032
+    BNDMOV_BND_BNDM128: Final = 4028
     """``bndmov W:bnd, R:bnd/m128`` ``66 0F 1A /r`` (MPX)"""
-    REX2_BNDMOV_BND_BNDM128: Final = 4033
+    REX2_BNDMOV_BND_BNDM128: Final = 4029
     """``bndmov W:bnd, R:bnd/m128`` ``REX2 66 0F 1A /r`` (MPX)"""
-    BNDMOV_BNDM128_BND: Final = 4034
+    BNDMOV_BNDM128_BND: Final = 4030
     """``bndmov W:bnd/m128, R:bnd`` ``66 0F 1B /r`` (MPX)"""
-    REX2_BNDMOV_BNDM128_BND: Final = 4035
+    REX2_BNDMOV_BNDM128_BND: Final = 4031
     """``bndmov W:bnd/m128, R:bnd`` ``REX2 66 0F 1B /r`` (MPX)"""
-    BNDLDX_BND_MIB: Final = 4036
+    BNDLDX_BND_MIB: Final = 4032
     """``bndldx W:bnd, N:mib`` ``0F 1A /r`` (MPX)"""
-    REX2_BNDLDX_BND_MIB: Final = 4037
+    REX2_BNDLDX_BND_MIB: Final = 4033
     """``bndldx W:bnd, N:mib`` ``REX2 0F 1A /r`` (MPX)"""
-    BNDSTX_MIB_BND: Final = 4038
+    BNDSTX_MIB_BND: Final = 4034
     """``bndstx N:mib, R:bnd`` ``0F 1B /r`` (MPX)"""
-    REX2_BNDSTX_MIB_BND: Final = 4039
+    REX2_BNDSTX_MIB_BND: Final = 4035
     """``bndstx N:mib, R:bnd`` ``REX2 0F 1B /r`` (MPX)"""
-    FNOP: Final = 4040
+    FNOP: Final = 4036
     """``fnop`` ``D9 D0`` (FPU)"""
-    FNENI: Final = 4041
+    FNENI: Final = 4037
     """``fneni`` ``DB E0`` (FPU)"""
-    FNDISI: Final = 4042
+    FNDISI: Final = 4038
     """``fndisi`` ``DB E1`` (FPU)"""
-    FNSETPM: Final = 4043
+    FNSETPM: Final = 4039
     """``fnsetpm`` ``DB E4`` (FPU287)"""
-    FADD_M32FP: Final = 4044
+    FADD_M32FP: Final = 4040
     """``fadd R:m32`` ``D8 /0`` (FPU)"""
-    REX2_FADD_M32FP: Final = 4045
+    REX2_FADD_M32FP: Final = 4041
     """``fadd R:m32`` ``REX2 D8 /0`` (FPU)"""
-    FADD_ST0_STI: Final = 4046
+    FADD_ST0_STI: Final = 4042
     """``fadd RW:st0, R:st`` ``D8 C0+i`` (FPU)"""
-    FADD_M64FP: Final = 4047
+    FADD_M64FP: Final = 4043
     """``fadd R:m64`` ``DC /0`` (FPU)"""
-    REX2_FADD_M64FP: Final = 4048
+    REX2_FADD_M64FP: Final = 4044
     """``fadd R:m64`` ``REX2 DC /0`` (FPU)"""
-    FADD_STI_ST0: Final = 4049
+    FADD_STI_ST0: Final = 4045
     """``fadd RW:st, R:st0`` ``DC C0+i`` (FPU)"""
-    FMUL_M32FP: Final = 4050
+    FMUL_M32FP: Final = 4046
     """``fmul R:m32`` ``D8 /1`` (FPU)"""
-    REX2_FMUL_M32FP: Final = 4051
+    REX2_FMUL_M32FP: Final = 4047
     """``fmul R:m32`` ``REX2 D8 /1`` (FPU)"""
-    FMUL_ST0_STI: Final = 4052
+    FMUL_ST0_STI: Final = 4048
     """``fmul RW:st0, R:st`` ``D8 C8+i`` (FPU)"""
-    FMUL_M64FP: Final = 4053
+    FMUL_M64FP: Final = 4049
     """``fmul R:m64`` ``DC /1`` (FPU)"""
-    REX2_FMUL_M64FP: Final = 4054
+    REX2_FMUL_M64FP: Final = 4050
     """``fmul R:m64`` ``REX2 DC /1`` (FPU)"""
-    FMUL_STI_ST0: Final = 4055
+    FMUL_STI_ST0: Final = 4051
     """``fmul RW:st, R:st0`` ``DC C8+i`` (FPU)"""
-    FCOM_M32FP: Final = 4056
+    FCOM_M32FP: Final = 4052
     """``fcom R:m32`` ``D8 /2`` (FPU)"""
-    REX2_FCOM_M32FP: Final = 4057
+    REX2_FCOM_M32FP: Final = 4053
     """``fcom R:m32`` ``REX2 D8 /2`` (FPU)"""
-    FCOM_ST0_STI: Final = 4058
+    FCOM_ST0_STI: Final = 4054
     """``fcom R:st0, R:st`` ``D8 D0+i`` (FPU)"""
-    FCOM_ST0_STI_DCD0: Final = 4059
+    FCOM_ST0_STI_DCD0: Final = 4055
     """``fcom R:st0, R:st`` ``DC D0+i`` (FPU)"""
-    FCOM_M64FP: Final = 4060
+    FCOM_M64FP: Final = 4056
     """``fcom R:m64`` ``DC /2`` (FPU)"""
-    REX2_FCOM_M64FP: Final = 4061
+    REX2_FCOM_M64FP: Final = 4057
     """``fcom R:m64`` ``REX2 DC /2`` (FPU)"""
-    FCOMP_M32FP: Final = 4062
+    FCOMP_M32FP: Final = 4058
     """``fcomp R:m32`` ``D8 /3`` (FPU)"""
-    REX2_FCOMP_M32FP: Final = 4063
+    REX2_FCOMP_M32FP: Final = 4059
     """``fcomp R:m32`` ``REX2 D8 /3`` (FPU)"""
-    FCOMP_ST0_STI: Final = 4064
+    FCOMP_ST0_STI: Final = 4060
     """``fcomp R:st0, R:st`` ``D8 D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DCD8: Final = 4065
+    FCOMP_ST0_STI_DCD8: Final = 4061
     """``fcomp R:st0, R:st`` ``DC D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DED0: Final = 4066
+    FCOMP_ST0_STI_DED0: Final = 4062
     """``fcomp R:st0, R:st`` ``DE D0+i`` (FPU)"""
-    FCOMP_M64FP: Final = 4067
+    FCOMP_M64FP: Final = 4063
     """``fcomp R:m64`` ``DC /3`` (FPU)"""
-    REX2_FCOMP_M64FP: Final = 4068
+    REX2_FCOMP_M64FP: Final = 4064
     """``fcomp R:m64`` ``REX2 DC /3`` (FPU)"""
-    FSUB_M32FP: Final = 4069
+    FSUB_M32FP: Final = 4065
     """``fsub R:m32`` ``D8 /4`` (FPU)"""
-    REX2_FSUB_M32FP: Final = 4070
+    REX2_FSUB_M32FP: Final = 4066
     """``fsub R:m32`` ``REX2 D8 /4`` (FPU)"""
-    FSUB_ST0_STI: Final = 4071
+    FSUB_ST0_STI: Final = 4067
     """``fsub RW:st0, R:st`` ``D8 E0+i`` (FPU)"""
-    FSUB_M64FP: Final = 4072
+    FSUB_M64FP: Final = 4068
     """``fsub R:m64`` ``DC /4`` (FPU)"""
-    REX2_FSUB_M64FP: Final = 4073
+    REX2_FSUB_M64FP: Final = 4069
     """``fsub R:m64`` ``REX2 DC /4`` (FPU)"""
-    FSUB_STI_ST0: Final = 4074
+    FSUB_STI_ST0: Final = 4070
     """``fsub RW:st, R:st0`` ``DC E8+i`` (FPU)"""
-    FSUBR_M32FP: Final = 4075
+    FSUBR_M32FP: Final = 4071
     """``fsubr R:m32`` ``D8 /5`` (FPU)"""
-    REX2_FSUBR_M32FP: Final = 4076
+    REX2_FSUBR_M32FP: Final = 4072
     """``fsubr R:m32`` ``REX2 D8 /5`` (FPU)"""
-    FSUBR_ST0_STI: Final = 4077
+    FSUBR_ST0_STI: Final = 4073
     """``fsubr RW:st0, R:st`` ``D8 E8+i`` (FPU)"""
-    FSUBR_M64FP: Final = 4078
+    FSUBR_M64FP: Final = 4074
     """``fsubr R:m64`` ``DC /5`` (FPU)"""
-    REX2_FSUBR_M64FP: Final = 4079
+    REX2_FSUBR_M64FP: Final = 4075
     """``fsubr R:m64`` ``REX2 DC /5`` (FPU)"""
-    FSUBR_STI_ST0: Final = 4080
+    FSUBR_STI_ST0: Final = 4076
     """``fsubr RW:st, R:st0`` ``DC E0+i`` (FPU)"""
-    FDIV_M32FP: Final = 4081
+    FDIV_M32FP: Final = 4077
     """``fdiv R:m32`` ``D8 /6`` (FPU)"""
-    REX2_FDIV_M32FP: Final = 4082
+    REX2_FDIV_M32FP: Final = 4078
     """``fdiv R:m32`` ``REX2 D8 /6`` (FPU)"""
-    FDIV_ST0_STI: Final = 4083
+    FDIV_ST0_STI: Final = 4079
     """``fdiv RW:st0, R:st`` ``D8 F0+i`` (FPU)"""
-    FDIV_M64FP: Final = 4084
+    FDIV_M64FP: Final = 4080
     """``fdiv R:m64`` ``DC /6`` (FPU)"""
-    REX2_FDIV_M64FP: Final = 4085
+    REX2_FDIV_M64FP: Final = 4081
     """``fdiv R:m64`` ``REX2 DC /6`` (FPU)"""
-    FDIV_STI_ST0: Final = 4086
+    FDIV_STI_ST0: Final = 4082
     """``fdiv RW:st, R:st0`` ``DC F8+i`` (FPU)"""
-    FDIVR_M32FP: Final = 4087
+    FDIVR_M32FP: Final = 4083
     """``fdivr R:m32`` ``D8 /7`` (FPU)"""
-    REX2_FDIVR_M32FP: Final = 4088
+    REX2_FDIVR_M32FP: Final = 4084
     """``fdivr R:m32`` ``REX2 D8 /7`` (FPU)"""
-    FDIVR_ST0_STI: Final = 4089
+    FDIVR_ST0_STI: Final = 4085
     """``fdivr RW:st0, R:st`` ``D8 F8+i`` (FPU)"""
-    FDIVR_M64FP: Final = 4090
+    FDIVR_M64FP: Final = 4086
     """``fdivr R:m64`` ``DC /7`` (FPU)"""
-    REX2_FDIVR_M64FP: Final = 4091
+    REX2_FDIVR_M64FP: Final = 4087
     """``fdivr R:m64`` ``REX2 DC /7`` (FPU)"""
-    FDIVR_STI_ST0: Final = 4092
+    FDIVR_STI_ST0: Final = 4088
     """``fdivr RW:st, R:st0`` ``DC F0+i`` (FPU)"""
-    FLD_M32FP: Final = 4093
+    FLD_M32FP: Final = 4089
     """``fld R:m32`` ``D9 /0`` (FPU)"""
-    REX2_FLD_M32FP: Final = 4094
+    REX2_FLD_M32FP: Final = 4090
     """``fld R:m32`` ``REX2 D9 /0`` (FPU)"""
-    FLD_STI: Final = 4095
+    FLD_STI: Final = 4091
     """``fld R:st`` ``D9 C0+i`` (FPU)"""
-    FLD_M80FP: Final = 4096
+    FLD_M80FP: Final = 4092
     """``fld R:m80`` ``DB /5`` (FPU)"""
-    REX2_FLD_M80FP: Final = 4097
+    REX2_FLD_M80FP: Final = 4093
     """``fld R:m80`` ``REX2 DB /5`` (FPU)"""
-    FLD_M64FP: Final = 4098
+    FLD_M64FP: Final = 4094
     """``fld R:m64`` ``DD /0`` (FPU)"""
-    REX2_FLD_M64FP: Final = 4099
+    REX2_FLD_M64FP: Final = 4095
     """``fld R:m64`` ``REX2 DD /0`` (FPU)"""
-    FST_M32FP: Final = 4100
+    FST_M32FP: Final = 4096
     """``fst W:m32`` ``D9 /2`` (FPU)"""
-    REX2_FST_M32FP: Final = 4101
+    REX2_FST_M32FP: Final = 4097
     """``fst W:m32`` ``REX2 D9 /2`` (FPU)"""
-    FST_M64FP: Final = 4102
+    FST_M64FP: Final = 4098
     """``fst W:m64`` ``DD /2`` (FPU)"""
-    REX2_FST_M64FP: Final = 4103
+    REX2_FST_M64FP: Final = 4099
     """``fst W:m64`` ``REX2 DD /2`` (FPU)"""
-    FST_STI: Final = 4104
+    FST_STI: Final = 4100
     """``fst W:st`` ``DD D0+i`` (FPU)"""
-    FSTP_M32FP: Final = 4105
+    FSTP_M32FP: Final = 4101
     """``fstp W:m32`` ``D9 /3`` (FPU)"""
-    REX2_FSTP_M32FP: Final = 4106
+    REX2_FSTP_M32FP: Final = 4102
     """``fstp W:m32`` ``REX2 D9 /3`` (FPU)"""
-    FSTP_M80FP: Final = 4107
+    FSTP_M80FP: Final = 4103
     """``fstp W:m80`` ``DB /7`` (FPU)"""
-    REX2_FSTP_M80FP: Final = 4108
+    REX2_FSTP_M80FP: Final = 4104
     """``fstp W:m80`` ``REX2 DB /7`` (FPU)"""
-    FSTP_M64FP: Final = 4109
+    FSTP_M64FP: Final = 4105
     """``fstp W:m64`` ``DD /3`` (FPU)"""
-    REX2_FSTP_M64FP: Final = 4110
+    REX2_FSTP_M64FP: Final = 4106
     """``fstp W:m64`` ``REX2 DD /3`` (FPU)"""
-    FSTP_STI: Final = 4111
+    FSTP_STI: Final = 4107
     """``fstp W:st`` ``DD D8+i`` (FPU)"""
-    FSTP_STI_DFD0: Final = 4112
+    FSTP_STI_DFD0: Final = 4108
     """``fstp W:st`` ``DF D0+i`` (FPU)"""
-    FSTP_STI_DFD8: Final = 4113
+    FSTP_STI_DFD8: Final = 4109
     """``fstp W:st`` ``DF D8+i`` (FPU)"""
-    FSTPNCE_STI: Final = 4114
+    FSTPNCE_STI: Final = 4110
     """``fstpnce W:st`` ``D9 D8+i`` (FPU)"""
-    FLDENV_M14BYTE: Final = 4115
+    FLDENV_M14BYTE: Final = 4111
     """``fldenv R:m14byte`` ``o16 D9 /4`` (FPU)"""
-    REX2_FLDENV_M14BYTE: Final = 4116
+    REX2_FLDENV_M14BYTE: Final = 4112
     """``fldenv R:m14byte`` ``REX2 o16 D9 /4`` (FPU)"""
-    FLDENV_M28BYTE: Final = 4117
+    FLDENV_M28BYTE: Final = 4113
     """``fldenv R:m28byte`` ``D9 /4`` (FPU387)"""
-    REX2_FLDENV_M28BYTE: Final = 4118
+    REX2_FLDENV_M28BYTE: Final = 4114
     """``fldenv R:m28byte`` ``REX2 D9 /4`` (FPU387)"""
-    FLDCW_M2BYTE: Final = 4119
+    FLDCW_M2BYTE: Final = 4115
     """``fldcw R:m16`` ``D9 /5`` (FPU)"""
-    REX2_FLDCW_M2BYTE: Final = 4120
+    REX2_FLDCW_M2BYTE: Final = 4116
     """``fldcw R:m16`` ``REX2 D9 /5`` (FPU)"""
-    FNSTENV_M14BYTE: Final = 4121
+    FNSTENV_M14BYTE: Final = 4117
     """``fnstenv W:m14byte`` ``o16 D9 /6`` (FPU)"""
-    REX2_FNSTENV_M14BYTE: Final = 4122
+    REX2_FNSTENV_M14BYTE: Final = 4118
     """``fnstenv W:m14byte`` ``REX2 o16 D9 /6`` (FPU)"""
-    FNSTENV_M28BYTE: Final = 4123
+    FNSTENV_M28BYTE: Final = 4119
     """``fnstenv W:m28byte`` ``D9 /6`` (FPU387)"""
-    REX2_FNSTENV_M28BYTE: Final = 4124
+    REX2_FNSTENV_M28BYTE: Final = 4120
     """``fnstenv W:m28byte`` ``REX2 D9 /6`` (FPU387)"""
-    FNSAVE_M94BYTE: Final = 4125
+    FNSAVE_M94BYTE: Final = 4121
     """``fnsave W:m94byte`` ``o16 DD /6`` (FPU)"""
-    REX2_FNSAVE_M94BYTE: Final = 4126
+    REX2_FNSAVE_M94BYTE: Final = 4122
     """``fnsave W:m94byte`` ``REX2 o16 DD /6`` (FPU)"""
-    FNSAVE_M108BYTE: Final = 4127
+    FNSAVE_M108BYTE: Final = 4123
     """``fnsave W:m108byte`` ``DD /6`` (FPU387)"""
-    REX2_FNSAVE_M108BYTE: Final = 4128
+    REX2_FNSAVE_M108BYTE: Final = 4124
     """``fnsave W:m108byte`` ``REX2 DD /6`` (FPU387)"""
-    FINIT: Final = 4129
+    FINIT: Final = 4125
     """``finit`` ``9B DB E3`` (FPU)"""
-    FCLEX: Final = 4130
+    FCLEX: Final = 4126
     """``fclex`` ``9B DB E2`` (FPU)"""
-    FENI: Final = 4131
+    FENI: Final = 4127
     """``feni`` ``9B DB E0`` (FPU)"""
-    FDISI: Final = 4132
+    FDISI: Final = 4128
     """``fdisi`` ``9B DB E1`` (FPU)"""
-    FSETPM: Final = 4133
+    FSETPM: Final = 4129
     """``fsetpm`` ``9B DB E4`` (FPU287)"""
-    FSTSW_M2BYTE: Final = 4134
+    FSTSW_M2BYTE: Final = 4130
     """``fstsw W:m16`` ``9B DD /7`` (FPU)"""
-    REX2_FSTSW_M2BYTE: Final = 4135
-    """``fstsw W:m16`` ``REX2 9B DD /7`` (FPU)"""
-    FSTSW_AX: Final = 4136
+    FSTSW_AX: Final = 4131
     """``fstsw W:ax`` ``9B DF E0`` (FPU287)"""
-    FSTCW_M2BYTE: Final = 4137
+    FSTCW_M2BYTE: Final = 4132
     """``fstcw W:m16`` ``9B D9 /7`` (FPU)"""
-    REX2_FSTCW_M2BYTE: Final = 4138
-    """``fstcw W:m16`` ``REX2 9B D9 /7`` (FPU)"""
-    FSTENV_M14BYTE: Final = 4139
+    FSTENV_M14BYTE: Final = 4133
     """``fstenv W:m14byte`` ``9B o16 D9 /6`` (FPU)"""
-    REX2_FSTENV_M14BYTE: Final = 4140
-    """``fstenv W:m14byte`` ``REX2 9B o16 D9 /6`` (FPU)"""
-    FSTENV_M28BYTE: Final = 4141
+    FSTENV_M28BYTE: Final = 4134
     """``fstenv W:m28byte`` ``9B D9 /6`` (FPU387)"""
-    REX2_FSTENV_M28BYTE: Final = 4142
-    """``fstenv W:m28byte`` ``REX2 9B D9 /6`` (FPU387)"""
-    FSAVE_M94BYTE: Final = 4143
+    FSAVE_M94BYTE: Final = 4135
     """``fsave W:m94byte`` ``9B o16 DD /6`` (FPU)"""
-    REX2_FSAVE_M94BYTE: Final = 4144
-    """``fsave W:m94byte`` ``REX2 9B o16 DD /6`` (FPU)"""
-    FSAVE_M108BYTE: Final = 4145
+    FSAVE_M108BYTE: Final = 4136
     """``fsave W:m108byte`` ``9B DD /6`` (FPU387)"""
-    REX2_FSAVE_M108BYTE: Final = 4146
-    """``fsave W:m108byte`` ``REX2 9B DD /6`` (FPU387)"""
-    FRSTOR_M94BYTE: Final = 4147
+    FRSTOR_M94BYTE: Final = 4137
     """``frstor R:m94byte`` ``o16 DD /4`` (FPU)"""
-    REX2_FRSTOR_M94BYTE: Final = 4148
+    REX2_FRSTOR_M94BYTE: Final = 4138
     """``frstor R:m94byte`` ``REX2 o16 DD /4`` (FPU)"""
-    FRSTOR_M108BYTE: Final = 4149
+    FRSTOR_M108BYTE: Final = 4139
     """``frstor R:m108byte`` ``DD /4`` (FPU387)"""
-    REX2_FRSTOR_M108BYTE: Final = 4150
+    REX2_FRSTOR_M108BYTE: Final = 4140
     """``frstor R:m108byte`` ``REX2 DD /4`` (FPU387)"""
-    FNSTCW_M2BYTE: Final = 4151
+    FNSTCW_M2BYTE: Final = 4141
     """``fnstcw W:m16`` ``D9 /7`` (FPU)"""
-    REX2_FNSTCW_M2BYTE: Final = 4152
+    REX2_FNSTCW_M2BYTE: Final = 4142
     """``fnstcw W:m16`` ``REX2 D9 /7`` (FPU)"""
-    FXCH_ST0_STI: Final = 4153
+    FXCH_ST0_STI: Final = 4143
     """``fxch RW:st0, RW:st`` ``D9 C8+i`` (FPU)"""
-    FXCH_ST0_STI_DDC8: Final = 4154
+    FXCH_ST0_STI_DDC8: Final = 4144
     """``fxch RW:st0, RW:st`` ``DD C8+i`` (FPU)"""
-    FXCH_ST0_STI_DFC8: Final = 4155
+    FXCH_ST0_STI_DFC8: Final = 4145
     """``fxch RW:st0, RW:st`` ``DF C8+i`` (FPU)"""
-    FCHS: Final = 4156
+    FCHS: Final = 4146
     """``fchs`` ``D9 E0`` (FPU)"""
-    FABS: Final = 4157
+    FABS: Final = 4147
     """``fabs`` ``D9 E1`` (FPU)"""
-    FTST: Final = 4158
+    FTST: Final = 4148
     """``ftst`` ``D9 E4`` (FPU)"""
-    FXAM: Final = 4159
+    FXAM: Final = 4149
     """``fxam`` ``D9 E5`` (FPU)"""
-    FLD1: Final = 4160
+    FLD1: Final = 4150
     """``fld1`` ``D9 E8`` (FPU)"""
-    FLDL2T: Final = 4161
+    FLDL2T: Final = 4151
     """``fldl2t`` ``D9 E9`` (FPU)"""
-    FLDL2E: Final = 4162
+    FLDL2E: Final = 4152
     """``fldl2e`` ``D9 EA`` (FPU)"""
-    FLDPI: Final = 4163
+    FLDPI: Final = 4153
     """``fldpi`` ``D9 EB`` (FPU)"""
-    FLDLG2: Final = 4164
+    FLDLG2: Final = 4154
     """``fldlg2`` ``D9 EC`` (FPU)"""
-    FLDLN2: Final = 4165
+    FLDLN2: Final = 4155
     """``fldln2`` ``D9 ED`` (FPU)"""
-    FLDZ: Final = 4166
+    FLDZ: Final = 4156
     """``fldz`` ``D9 EE`` (FPU)"""
-    F2XM1: Final = 4167
+    F2XM1: Final = 4157
     """``f2xm1`` ``D9 F0`` (FPU)"""
-    FYL2X: Final = 4168
+    FYL2X: Final = 4158
     """``fyl2x`` ``D9 F1`` (FPU)"""
-    FPTAN: Final = 4169
+    FPTAN: Final = 4159
     """``fptan`` ``D9 F2`` (FPU)"""
-    FPATAN: Final = 4170
+    FPATAN: Final = 4160
     """``fpatan`` ``D9 F3`` (FPU)"""
-    FXTRACT: Final = 4171
+    FXTRACT: Final = 4161
     """``fxtract`` ``D9 F4`` (FPU)"""
-    FPREM1: Final = 4172
+    FPREM1: Final = 4162
     """``fprem1`` ``D9 F5`` (FPU387)"""
-    FDECSTP: Final = 4173
+    FDECSTP: Final = 4163
     """``fdecstp`` ``D9 F6`` (FPU)"""
-    FINCSTP: Final = 4174
+    FINCSTP: Final = 4164
     """``fincstp`` ``D9 F7`` (FPU)"""
-    FPREM: Final = 4175
+    FPREM: Final = 4165
     """``fprem`` ``D9 F8`` (FPU)"""
-    FYL2XP1: Final = 4176
+    FYL2XP1: Final = 4166
     """``fyl2xp1`` ``D9 F9`` (FPU)"""
-    FSQRT: Final = 4177
+    FSQRT: Final = 4167
     """``fsqrt`` ``D9 FA`` (FPU)"""
-    FSINCOS: Final = 4178
+    FSINCOS: Final = 4168
     """``fsincos`` ``D9 FB`` (FPU387)"""
-    FRNDINT: Final = 4179
+    FRNDINT: Final = 4169
     """``frndint`` ``D9 FC`` (FPU)"""
-    FSCALE: Final = 4180
+    FSCALE: Final = 4170
     """``fscale`` ``D9 FD`` (FPU)"""
-    FSIN: Final = 4181
+    FSIN: Final = 4171
     """``fsin`` ``D9 FE`` (FPU387)"""
-    FCOS: Final = 4182
+    FCOS: Final = 4172
     """``fcos`` ``D9 FF`` (FPU387)"""
-    FIADD_M32INT: Final = 4183
+    FIADD_M32INT: Final = 4173
     """``fiadd R:m32`` ``DA /0`` (FPU)"""
-    REX2_FIADD_M32INT: Final = 4184
+    REX2_FIADD_M32INT: Final = 4174
     """``fiadd R:m32`` ``REX2 DA /0`` (FPU)"""
-    FIADD_M16INT: Final = 4185
+    FIADD_M16INT: Final = 4175
     """``fiadd R:m16`` ``DE /0`` (FPU)"""
-    REX2_FIADD_M16INT: Final = 4186
+    REX2_FIADD_M16INT: Final = 4176
     """``fiadd R:m16`` ``REX2 DE /0`` (FPU)"""
-    FIMUL_M32INT: Final = 4187
+    FIMUL_M32INT: Final = 4177
     """``fimul R:m32`` ``DA /1`` (FPU)"""
-    REX2_FIMUL_M32INT: Final = 4188
+    REX2_FIMUL_M32INT: Final = 4178
     """``fimul R:m32`` ``REX2 DA /1`` (FPU)"""
-    FIMUL_M16INT: Final = 4189
+    FIMUL_M16INT: Final = 4179
     """``fimul R:m16`` ``DE /1`` (FPU)"""
-    REX2_FIMUL_M16INT: Final = 4190
+    REX2_FIMUL_M16INT: Final = 4180
     """``fimul R:m16`` ``REX2 DE /1`` (FPU)"""
-    FICOM_M32INT: Final = 4191
+    FICOM_M32INT: Final = 4181
     """``ficom R:m32`` ``DA /2`` (FPU)"""
-    REX2_FICOM_M32INT: Final = 4192
+    REX2_FICOM_M32INT: Final = 4182
     """``ficom R:m32`` ``REX2 DA /2`` (FPU)"""
-    FICOM_M16INT: Final = 4193
+    FICOM_M16INT: Final = 4183
     """``ficom R:m16`` ``DE /2`` (FPU)"""
-    REX2_FICOM_M16INT: Final = 4194
+    REX2_FICOM_M16INT: Final = 4184
     """``ficom R:m16`` ``REX2 DE /2`` (FPU)"""
-    FICOMP_M32INT: Final = 4195
+    FICOMP_M32INT: Final = 4185
     """``ficomp R:m32`` ``DA /3`` (FPU)"""
-    REX2_FICOMP_M32INT: Final = 4196
+    REX2_FICOMP_M32INT: Final = 4186
     """``ficomp R:m32`` ``REX2 DA /3`` (FPU)"""
-    FICOMP_M16INT: Final = 4197
+    FICOMP_M16INT: Final = 4187
     """``ficomp R:m16`` ``DE /3`` (FPU)"""
-    REX2_FICOMP_M16INT: Final = 4198
+    REX2_FICOMP_M16INT: Final = 4188
     """``ficomp R:m16`` ``REX2 DE /3`` (FPU)"""
-    FISUB_M32INT: Final = 4199
+    FISUB_M32INT: Final = 4189
     """``fisub R:m32`` ``DA /4`` (FPU)"""
-    REX2_FISUB_M32INT: Final = 4200
+    REX2_FISUB_M32INT: Final = 4190
     """``fisub R:m32`` ``REX2 DA /4`` (FPU)"""
-    FISUB_M16INT: Final = 4201
+    FISUB_M16INT: Final = 4191
     """``fisub R:m16`` ``DE /4`` (FPU)"""
-    REX2_FISUB_M16INT: Final = 4202
+    REX2_FISUB_M16INT: Final = 4192
     """``fisub R:m16`` ``REX2 DE /4`` (FPU)"""
-    FISUBR_M32INT: Final = 4203
+    FISUBR_M32INT: Final = 4193
     """``fisubr R:m32`` ``DA /5`` (FPU)"""
-    REX2_FISUBR_M32INT: Final = 4204
+    REX2_FISUBR_M32INT: Final = 4194
     """``fisubr R:m32`` ``REX2 DA /5`` (FPU)"""
-    FISUBR_M16INT: Final = 4205
+    FISUBR_M16INT: Final = 4195
     """``fisubr R:m16`` ``DE /5`` (FPU)"""
-    REX2_FISUBR_M16INT: Final = 4206
+    REX2_FISUBR_M16INT: Final = 4196
     """``fisubr R:m16`` ``REX2 DE /5`` (FPU)"""
-    FIDIV_M32INT: Final = 4207
+    FIDIV_M32INT: Final = 4197
     """``fidiv R:m32`` ``DA /6`` (FPU)"""
-    REX2_FIDIV_M32INT: Final = 4208
+    REX2_FIDIV_M32INT: Final = 4198
     """``fidiv R:m32`` ``REX2 DA /6`` (FPU)"""
-    FIDIV_M16INT: Final = 4209
+    FIDIV_M16INT: Final = 4199
     """``fidiv R:m16`` ``DE /6`` (FPU)"""
-    REX2_FIDIV_M16INT: Final = 4210
+    REX2_FIDIV_M16INT: Final = 4200
     """``fidiv R:m16`` ``REX2 DE /6`` (FPU)"""
-    FIDIVR_M32INT: Final = 4211
+    FIDIVR_M32INT: Final = 4201
     """``fidivr R:m32`` ``DA /7`` (FPU)"""
-    REX2_FIDIVR_M32INT: Final = 4212
+    REX2_FIDIVR_M32INT: Final = 4202
     """``fidivr R:m32`` ``REX2 DA /7`` (FPU)"""
-    FIDIVR_M16INT: Final = 4213
+    FIDIVR_M16INT: Final = 4203
     """``fidivr R:m16`` ``DE /7`` (FPU)"""
-    REX2_FIDIVR_M16INT: Final = 4214
+    REX2_FIDIVR_M16INT: Final = 4204
     """``fidivr R:m16`` ``REX2 DE /7`` (FPU)"""
-    FCMOVB_ST0_STI: Final = 4215
+    FCMOVB_ST0_STI: Final = 4205
     """``fcmovb CW:st0, CR:st`` ``DA C0+i`` (FPU+CMOV)"""
-    FCMOVE_ST0_STI: Final = 4216
+    FCMOVE_ST0_STI: Final = 4206
     """``fcmove CW:st0, CR:st`` ``DA C8+i`` (FPU+CMOV)"""
-    FCMOVBE_ST0_STI: Final = 4217
+    FCMOVBE_ST0_STI: Final = 4207
     """``fcmovbe CW:st0, CR:st`` ``DA D0+i`` (FPU+CMOV)"""
-    FCMOVU_ST0_STI: Final = 4218
+    FCMOVU_ST0_STI: Final = 4208
     """``fcmovu CW:st0, CR:st`` ``DA D8+i`` (FPU+CMOV)"""
-    FUCOMPP: Final = 4219
+    FUCOMPP: Final = 4209
     """``fucompp`` ``DA E9`` (FPU387)"""
-    FILD_M32INT: Final = 4220
+    FILD_M32INT: Final = 4210
     """``fild R:m32`` ``DB /0`` (FPU)"""
-    REX2_FILD_M32INT: Final = 4221
+    REX2_FILD_M32INT: Final = 4211
     """``fild R:m32`` ``REX2 DB /0`` (FPU)"""
-    FILD_M16INT: Final = 4222
+    FILD_M16INT: Final = 4212
     """``fild R:m16`` ``DF /0`` (FPU)"""
-    REX2_FILD_M16INT: Final = 4223
+    REX2_FILD_M16INT: Final = 4213
     """``fild R:m16`` ``REX2 DF /0`` (FPU)"""
-    FILD_M64INT: Final = 4224
+    FILD_M64INT: Final = 4214
     """``fild R:m64`` ``DF /5`` (FPU)"""
-    REX2_FILD_M64INT: Final = 4225
+    REX2_FILD_M64INT: Final = 4215
     """``fild R:m64`` ``REX2 DF /5`` (FPU)"""
-    FISTTP_M32INT: Final = 4226
+    FISTTP_M32INT: Final = 4216
     """``fisttp W:m32`` ``DB /1`` (FPU+SSE3)"""
-    REX2_FISTTP_M32INT: Final = 4227
+    REX2_FISTTP_M32INT: Final = 4217
     """``fisttp W:m32`` ``REX2 DB /1`` (FPU+SSE3)"""
-    FISTTP_M64INT: Final = 4228
+    FISTTP_M64INT: Final = 4218
     """``fisttp W:m64`` ``DD /1`` (FPU+SSE3)"""
-    REX2_FISTTP_M64INT: Final = 4229
+    REX2_FISTTP_M64INT: Final = 4219
     """``fisttp W:m64`` ``REX2 DD /1`` (FPU+SSE3)"""
-    FISTTP_M16INT: Final = 4230
+    FISTTP_M16INT: Final = 4220
     """``fisttp W:m16`` ``DF /1`` (FPU+SSE3)"""
-    REX2_FISTTP_M16INT: Final = 4231
+    REX2_FISTTP_M16INT: Final = 4221
     """``fisttp W:m16`` ``REX2 DF /1`` (FPU+SSE3)"""
-    FIST_M32INT: Final = 4232
+    FIST_M32INT: Final = 4222
     """``fist W:m32`` ``DB /2`` (FPU)"""
-    REX2_FIST_M32INT: Final = 4233
+    REX2_FIST_M32INT: Final = 4223
     """``fist W:m32`` ``REX2 DB /2`` (FPU)"""
-    FIST_M16INT: Final = 4234
+    FIST_M16INT: Final = 4224
     """``fist W:m16`` ``DF /2`` (FPU)"""
-    REX2_FIST_M16INT: Final = 4235
+    REX2_FIST_M16INT: Final = 4225
     """``fist W:m16`` ``REX2 DF /2`` (FPU)"""
-    FISTP_M32INT: Final = 4236
+    FISTP_M32INT: Final = 4226
     """``fistp W:m32`` ``DB /3`` (FPU)"""
-    REX2_FISTP_M32INT: Final = 4237
+    REX2_FISTP_M32INT: Final = 4227
     """``fistp W:m32`` ``REX2 DB /3`` (FPU)"""
-    FISTP_M16INT: Final = 4238
+    FISTP_M16INT: Final = 4228
     """``fistp W:m16`` ``DF /3`` (FPU)"""
-    REX2_FISTP_M16INT: Final = 4239
+    REX2_FISTP_M16INT: Final = 4229
     """``fistp W:m16`` ``REX2 DF /3`` (FPU)"""
-    FISTP_M64INT: Final = 4240
+    FISTP_M64INT: Final = 4230
     """``fistp W:m64`` ``DF /7`` (FPU)"""
-    REX2_FISTP_M64INT: Final = 4241
+    REX2_FISTP_M64INT: Final = 4231
     """``fistp W:m64`` ``REX2 DF /7`` (FPU)"""
-    FCMOVNB_ST0_STI: Final = 4242
+    FCMOVNB_ST0_STI: Final = 4232
     """``fcmovnb CW:st0, CR:st`` ``DB C0+i`` (FPU+CMOV)"""
-    FCMOVNE_ST0_STI: Final = 4243
+    FCMOVNE_ST0_STI: Final = 4233
     """``fcmovne CW:st0, CR:st`` ``DB C8+i`` (FPU+CMOV)"""
-    FCMOVNBE_ST0_STI: Final = 4244
+    FCMOVNBE_ST0_STI: Final = 4234
     """``fcmovnbe CW:st0, CR:st`` ``DB D0+i`` (FPU+CMOV)"""
-    FCMOVNU_ST0_STI: Final = 4245
+    FCMOVNU_ST0_STI: Final = 4235
     """``fcmovnu CW:st0, CR:st`` ``DB D8+i`` (FPU+CMOV)"""
-    FNCLEX: Final = 4246
+    FNCLEX: Final = 4236
     """``fnclex`` ``DB E2`` (FPU)"""
-    FNINIT: Final = 4247
+    FNINIT: Final = 4237
     """``fninit`` ``DB E3`` (FPU)"""
-    FUCOMI_ST0_STI: Final = 4248
+    FUCOMI_ST0_STI: Final = 4238
     """``fucomi R:st0, R:st`` ``DB E8+i`` (FPU+CMOV)"""
-    FCOMI_ST0_STI: Final = 4249
+    FCOMI_ST0_STI: Final = 4239
     """``fcomi R:st0, R:st`` ``DB F0+i`` (FPU+CMOV)"""
-    FNSTSW_M2BYTE: Final = 4250
+    FNSTSW_M2BYTE: Final = 4240
     """``fnstsw W:m16`` ``DD /7`` (FPU)"""
-    REX2_FNSTSW_M2BYTE: Final = 4251
+    REX2_FNSTSW_M2BYTE: Final = 4241
     """``fnstsw W:m16`` ``REX2 DD /7`` (FPU)"""
-    FNSTSW_AX: Final = 4252
+    FNSTSW_AX: Final = 4242
     """``fnstsw W:ax`` ``DF E0`` (FPU287)"""
-    FFREE_STI: Final = 4253
+    FFREE_STI: Final = 4243
     """``ffree N:st`` ``DD C0+i`` (FPU)"""
-    FUCOM_ST0_STI: Final = 4254
+    FUCOM_ST0_STI: Final = 4244
     """``fucom R:st0, R:st`` ``DD E0+i`` (FPU)"""
-    FUCOMP_ST0_STI: Final = 4255
+    FUCOMP_ST0_STI: Final = 4245
     """``fucomp R:st0, R:st`` ``DD E8+i`` (FPU)"""
-    FADDP_STI_ST0: Final = 4256
+    FADDP_STI_ST0: Final = 4246
     """``faddp RW:st, R:st0`` ``DE C0+i`` (FPU)"""
-    FMULP_STI_ST0: Final = 4257
+    FMULP_STI_ST0: Final = 4247
     """``fmulp RW:st, R:st0`` ``DE C8+i`` (FPU)"""
-    FCOMPP: Final = 4258
+    FCOMPP: Final = 4248
     """``fcompp`` ``DE D9`` (FPU)"""
-    FSUBRP_STI_ST0: Final = 4259
+    FSUBRP_STI_ST0: Final = 4249
     """``fsubrp RW:st, R:st0`` ``DE E0+i`` (FPU)"""
-    FSUBP_STI_ST0: Final = 4260
+    FSUBP_STI_ST0: Final = 4250
     """``fsubp RW:st, R:st0`` ``DE E8+i`` (FPU)"""
-    FDIVRP_STI_ST0: Final = 4261
+    FDIVRP_STI_ST0: Final = 4251
     """``fdivrp RW:st, R:st0`` ``DE F0+i`` (FPU)"""
-    FDIVP_STI_ST0: Final = 4262
+    FDIVP_STI_ST0: Final = 4252
     """``fdivp RW:st, R:st0`` ``DE F8+i`` (FPU)"""
-    FBLD_M80BCD: Final = 4263
+    FBLD_M80BCD: Final = 4253
     """``fbld R:m80`` ``DF /4`` (FPU)"""
-    REX2_FBLD_M80BCD: Final = 4264
+    REX2_FBLD_M80BCD: Final = 4254
     """``fbld R:m80`` ``REX2 DF /4`` (FPU)"""
-    FBSTP_M80BCD: Final = 4265
+    FBSTP_M80BCD: Final = 4255
     """``fbstp W:m80`` ``DF /6`` (FPU)"""
-    REX2_FBSTP_M80BCD: Final = 4266
+    REX2_FBSTP_M80BCD: Final = 4256
     """``fbstp W:m80`` ``REX2 DF /6`` (FPU)"""
-    FFREEP_STI: Final = 4267
+    FFREEP_STI: Final = 4257
     """``ffreep N:st`` ``DF C0+i`` (FPU)"""
-    FUCOMIP_ST0_STI: Final = 4268
+    FUCOMIP_ST0_STI: Final = 4258
     """``fucomip R:st0, R:st`` ``DF E8+i`` (FPU+CMOV)"""
-    FCOMIP_ST0_STI: Final = 4269
+    FCOMIP_ST0_STI: Final = 4259
     """``fcomip R:st0, R:st`` ``DF F0+i`` (FPU+CMOV)"""
-    FXSAVE_M512BYTE: Final = 4270
+    FXSAVE_M512BYTE: Final = 4260
     """``fxsave W:m512byte`` ``0F AE /0`` (FXSR)"""
-    REX2_FXSAVE_M512BYTE: Final = 4271
+    REX2_FXSAVE_M512BYTE: Final = 4261
     """``fxsave W:m512byte`` ``REX2 0F AE /0`` (FXSR)"""
-    FXSAVE64_M512BYTE: Final = 4272
+    FXSAVE64_M512BYTE: Final = 4262
     """``fxsave64 W:m512byte`` ``REX.W 0F AE /0`` (FXSR)"""
-    REX2_FXSAVE64_M512BYTE: Final = 4273
+    REX2_FXSAVE64_M512BYTE: Final = 4263
     """``fxsave64 W:m512byte`` ``REX2 REX.W 0F AE /0`` (FXSR)"""
-    FXRSTOR_M512BYTE: Final = 4274
+    FXRSTOR_M512BYTE: Final = 4264
     """``fxrstor R:m512byte`` ``0F AE /1`` (FXSR)"""
-    REX2_FXRSTOR_M512BYTE: Final = 4275
+    REX2_FXRSTOR_M512BYTE: Final = 4265
     """``fxrstor R:m512byte`` ``REX2 0F AE /1`` (FXSR)"""
-    FXRSTOR64_M512BYTE: Final = 4276
+    FXRSTOR64_M512BYTE: Final = 4266
     """``fxrstor64 R:m512byte`` ``REX.W 0F AE /1`` (FXSR)"""
-    REX2_FXRSTOR64_M512BYTE: Final = 4277
+    REX2_FXRSTOR64_M512BYTE: Final = 4267
     """``fxrstor64 R:m512byte`` ``REX2 REX.W 0F AE /1`` (FXSR)"""
-    VEX_CMPNBXADD_M32_R32_R32: Final = 4278
+    VEX_CMPNBXADD_M32_R32_R32: Final = 4268
     """``cmpnbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPNBXADD_M64_R64_R64: Final = 4279
+    VEX_CMPNBXADD_M64_R64_R64: Final = 4269
     """``cmpnbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M32_R32_R32: Final = 4280
+    VEX_CMPZXADD_M32_R32_R32: Final = 4270
     """``cmpzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M64_R64_R64: Final = 4281
+    VEX_CMPZXADD_M64_R64_R64: Final = 4271
     """``cmpzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M32_R32_R32: Final = 4282
+    VEX_CMPNZXADD_M32_R32_R32: Final = 4272
     """``cmpnzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M64_R64_R64: Final = 4283
+    VEX_CMPNZXADD_M64_R64_R64: Final = 4273
     """``cmpnzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M32_R32_R32: Final = 4284
+    VEX_CMPNBEXADD_M32_R32_R32: Final = 4274
     """``cmpnbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M64_R64_R64: Final = 4285
+    VEX_CMPNBEXADD_M64_R64_R64: Final = 4275
     """``cmpnbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M32_R32_R32: Final = 4286
+    VEX_CMPNLXADD_M32_R32_R32: Final = 4276
     """``cmpnlxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M64_R64_R64: Final = 4287
+    VEX_CMPNLXADD_M64_R64_R64: Final = 4277
     """``cmpnlxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M32_R32_R32: Final = 4288
+    VEX_CMPNLEXADD_M32_R32_R32: Final = 4278
     """``cmpnlexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EF /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M64_R64_R64: Final = 4289
+    VEX_CMPNLEXADD_M64_R64_R64: Final = 4279
     """``cmpnlexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EF /r`` (CMPCCXADD)"""
-    CVTPI2PS_XMM_MMM64: Final = 4290
+    CVTPI2PS_XMM_MMM64: Final = 4280
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``0F 2A /r`` (SSE)"""
-    REX2_CVTPI2PS_XMM_MMM64: Final = 4291
+    REX2_CVTPI2PS_XMM_MMM64: Final = 4281
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``REX2 0F 2A /r`` (SSE)"""
-    CVTPI2PD_XMM_MMM64: Final = 4292
+    CVTPI2PD_XMM_MMM64: Final = 4282
     """``cvtpi2pd W:xmm, R:mm/m64`` ``66 0F 2A /r`` (SSE2)"""
-    REX2_CVTPI2PD_XMM_MMM64: Final = 4293
+    REX2_CVTPI2PD_XMM_MMM64: Final = 4283
     """``cvtpi2pd W:xmm, R:mm/m64`` ``REX2 66 0F 2A /r`` (SSE2)"""
-    CVTTPS2PI_MM_XMMM64: Final = 4294
+    CVTTPS2PI_MM_XMMM64: Final = 4284
     """``cvttps2pi W:mm, R:xmm/m64`` ``0F 2C /r`` (SSE)"""
-    REX2_CVTTPS2PI_MM_XMMM64: Final = 4295
+    REX2_CVTTPS2PI_MM_XMMM64: Final = 4285
     """``cvttps2pi W:mm, R:xmm/m64`` ``REX2 0F 2C /r`` (SSE)"""
-    CVTTPD2PI_MM_XMMM128: Final = 4296
+    CVTTPD2PI_MM_XMMM128: Final = 4286
     """``cvttpd2pi W:mm, R:xmm/m128`` ``66 0F 2C /r`` (SSE2)"""
-    REX2_CVTTPD2PI_MM_XMMM128: Final = 4297
+    REX2_CVTTPD2PI_MM_XMMM128: Final = 4287
     """``cvttpd2pi W:mm, R:xmm/m128`` ``REX2 66 0F 2C /r`` (SSE2)"""
-    CVTPS2PI_MM_XMMM64: Final = 4298
+    CVTPS2PI_MM_XMMM64: Final = 4288
     """``cvtps2pi W:mm, R:xmm/m64`` ``0F 2D /r`` (SSE)"""
-    REX2_CVTPS2PI_MM_XMMM64: Final = 4299
+    REX2_CVTPS2PI_MM_XMMM64: Final = 4289
     """``cvtps2pi W:mm, R:xmm/m64`` ``REX2 0F 2D /r`` (SSE)"""
-    CVTPD2PI_MM_XMMM128: Final = 4300
+    CVTPD2PI_MM_XMMM128: Final = 4290
     """``cvtpd2pi W:mm, R:xmm/m128`` ``66 0F 2D /r`` (SSE2)"""
-    REX2_CVTPD2PI_MM_XMMM128: Final = 4301
+    REX2_CVTPD2PI_MM_XMMM128: Final = 4291
     """``cvtpd2pi W:mm, R:xmm/m128`` ``REX2 66 0F 2D /r`` (SSE2)"""
-    PSHUFW_MM_MMM64_IMM8: Final = 4302
+    PSHUFW_MM_MMM64_IMM8: Final = 4292
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``0F 70 /r ib`` (SSE)"""
-    REX2_PSHUFW_MM_MMM64_IMM8: Final = 4303
+    REX2_PSHUFW_MM_MMM64_IMM8: Final = 4293
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``REX2 0F 70 /r ib`` (SSE)"""
-    MOVQ2DQ_XMM_MM: Final = 4304
+    MOVQ2DQ_XMM_MM: Final = 4294
     """``movq2dq W:xmm, R:mm`` ``F3 0F D6 /r`` (SSE2)"""
-    MOVDQ2Q_MM_XMM: Final = 4305
+    MOVDQ2Q_MM_XMM: Final = 4295
     """``movdq2q W:mm, R:xmm`` ``F2 0F D6 /r`` (SSE2)"""
-    MOVNTQ_M64_MM: Final = 4306
+    MOVNTQ_M64_MM: Final = 4296
     """``movntq W:m64, R:mm`` ``0F E7 /r`` (SSE)"""
-    REX2_MOVNTQ_M64_MM: Final = 4307
+    REX2_MOVNTQ_M64_MM: Final = 4297
     """``movntq W:m64, R:mm`` ``REX2 0F E7 /r`` (SSE)"""
-    VEX_KANDW_KR_KR_KR: Final = 4308
+    VEX_KANDW_KR_KR_KR: Final = 4298
     """``kandw W:k, R:k, R:k`` ``VEX.L1.0F.W0 41 /r`` (AVX512F)"""
-    VEX_KANDQ_KR_KR_KR: Final = 4309
+    VEX_KANDQ_KR_KR_KR: Final = 4299
     """``kandq W:k, R:k, R:k`` ``VEX.L1.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDB_KR_KR_KR: Final = 4310
+    VEX_KANDB_KR_KR_KR: Final = 4300
     """``kandb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 41 /r`` (AVX512DQ)"""
-    VEX_KANDD_KR_KR_KR: Final = 4311
+    VEX_KANDD_KR_KR_KR: Final = 4301
     """``kandd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDNW_KR_KR_KR: Final = 4312
+    VEX_KANDNW_KR_KR_KR: Final = 4302
     """``kandnw W:k, R:k, R:k`` ``VEX.L1.0F.W0 42 /r`` (AVX512F)"""
-    VEX_KANDNQ_KR_KR_KR: Final = 4313
+    VEX_KANDNQ_KR_KR_KR: Final = 4303
     """``kandnq W:k, R:k, R:k`` ``VEX.L1.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KANDNB_KR_KR_KR: Final = 4314
+    VEX_KANDNB_KR_KR_KR: Final = 4304
     """``kandnb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 42 /r`` (AVX512DQ)"""
-    VEX_KANDND_KR_KR_KR: Final = 4315
+    VEX_KANDND_KR_KR_KR: Final = 4305
     """``kandnd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KNOTW_KR_KR: Final = 4316
+    VEX_KNOTW_KR_KR: Final = 4306
     """``knotw W:k, R:k`` ``VEX.L0.0F.W0 44 /r`` (AVX512F)"""
-    VEX_KNOTQ_KR_KR: Final = 4317
+    VEX_KNOTQ_KR_KR: Final = 4307
     """``knotq W:k, R:k`` ``VEX.L0.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KNOTB_KR_KR: Final = 4318
+    VEX_KNOTB_KR_KR: Final = 4308
     """``knotb W:k, R:k`` ``VEX.L0.66.0F.W0 44 /r`` (AVX512DQ)"""
-    VEX_KNOTD_KR_KR: Final = 4319
+    VEX_KNOTD_KR_KR: Final = 4309
     """``knotd W:k, R:k`` ``VEX.L0.66.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KORW_KR_KR_KR: Final = 4320
+    VEX_KORW_KR_KR_KR: Final = 4310
     """``korw W:k, R:k, R:k`` ``VEX.L1.0F.W0 45 /r`` (AVX512F)"""
-    VEX_KORQ_KR_KR_KR: Final = 4321
+    VEX_KORQ_KR_KR_KR: Final = 4311
     """``korq W:k, R:k, R:k`` ``VEX.L1.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KORB_KR_KR_KR: Final = 4322
+    VEX_KORB_KR_KR_KR: Final = 4312
     """``korb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 45 /r`` (AVX512DQ)"""
-    VEX_KORD_KR_KR_KR: Final = 4323
+    VEX_KORD_KR_KR_KR: Final = 4313
     """``kord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KXNORW_KR_KR_KR: Final = 4324
+    VEX_KXNORW_KR_KR_KR: Final = 4314
     """``kxnorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 46 /r`` (AVX512F)"""
-    VEX_KXNORQ_KR_KR_KR: Final = 4325
+    VEX_KXNORQ_KR_KR_KR: Final = 4315
     """``kxnorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXNORB_KR_KR_KR: Final = 4326
+    VEX_KXNORB_KR_KR_KR: Final = 4316
     """``kxnorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 46 /r`` (AVX512DQ)"""
-    VEX_KXNORD_KR_KR_KR: Final = 4327
+    VEX_KXNORD_KR_KR_KR: Final = 4317
     """``kxnord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXORW_KR_KR_KR: Final = 4328
+    VEX_KXORW_KR_KR_KR: Final = 4318
     """``kxorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 47 /r`` (AVX512F)"""
-    VEX_KXORQ_KR_KR_KR: Final = 4329
+    VEX_KXORQ_KR_KR_KR: Final = 4319
     """``kxorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KXORB_KR_KR_KR: Final = 4330
+    VEX_KXORB_KR_KR_KR: Final = 4320
     """``kxorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 47 /r`` (AVX512DQ)"""
-    VEX_KXORD_KR_KR_KR: Final = 4331
+    VEX_KXORD_KR_KR_KR: Final = 4321
     """``kxord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KADDW_KR_KR_KR: Final = 4332
+    VEX_KADDW_KR_KR_KR: Final = 4322
     """``kaddw W:k, R:k, R:k`` ``VEX.L1.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDQ_KR_KR_KR: Final = 4333
+    VEX_KADDQ_KR_KR_KR: Final = 4323
     """``kaddq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KADDB_KR_KR_KR: Final = 4334
+    VEX_KADDB_KR_KR_KR: Final = 4324
     """``kaddb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDD_KR_KR_KR: Final = 4335
+    VEX_KADDD_KR_KR_KR: Final = 4325
     """``kaddd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KUNPCKWD_KR_KR_KR: Final = 4336
+    VEX_KUNPCKWD_KR_KR_KR: Final = 4326
     """``kunpckwd W:k, R:k, R:k`` ``VEX.L1.0F.W0 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKDQ_KR_KR_KR: Final = 4337
+    VEX_KUNPCKDQ_KR_KR_KR: Final = 4327
     """``kunpckdq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKBW_KR_KR_KR: Final = 4338
+    VEX_KUNPCKBW_KR_KR_KR: Final = 4328
     """``kunpckbw W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4B /r`` (AVX512F)"""
-    VEX_KMOVW_KR_KM16: Final = 4339
+    VEX_KMOVW_KR_KM16: Final = 4329
     """``kmovw W:k, R:k/m16`` ``VEX.L0.0F.W0 90 /r`` (AVX512F)"""
-    VEX_KMOVW_M16_KR: Final = 4340
+    VEX_KMOVW_M16_KR: Final = 4330
     """``kmovw W:m16, R:k`` ``VEX.L0.0F.W0 91 /r`` (AVX512F)"""
-    VEX_KMOVW_KR_R32: Final = 4341
+    VEX_KMOVW_KR_R32: Final = 4331
     """``kmovw W:k, R:r32`` ``VEX.L0.0F.W0 92 /r`` (AVX512F)"""
-    VEX_KMOVW_R32_KR: Final = 4342
+    VEX_KMOVW_R32_KR: Final = 4332
     """``kmovw W:r32, R:k`` ``VEX.L0.0F.W0 93 /r`` (AVX512F)"""
-    VEX_KMOVQ_KR_KM64: Final = 4343
+    VEX_KMOVQ_KR_KM64: Final = 4333
     """``kmovq W:k, R:k/m64`` ``VEX.L0.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVQ_M64_KR: Final = 4344
+    VEX_KMOVQ_M64_KR: Final = 4334
     """``kmovq W:m64, R:k`` ``VEX.L0.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVQ_KR_R64: Final = 4345
+    VEX_KMOVQ_KR_R64: Final = 4335
     """``kmovq W:k, R:r64`` ``VEX.L0.F2.0F.W1 92 /r`` (AVX512BW)"""
-    VEX_KMOVQ_R64_KR: Final = 4346
+    VEX_KMOVQ_R64_KR: Final = 4336
     """``kmovq W:r64, R:k`` ``VEX.L0.F2.0F.W1 93 /r`` (AVX512BW)"""
-    VEX_KMOVB_KR_KM8: Final = 4347
+    VEX_KMOVB_KR_KM8: Final = 4337
     """``kmovb W:k, R:k/m8`` ``VEX.L0.66.0F.W0 90 /r`` (AVX512DQ)"""
-    VEX_KMOVB_M8_KR: Final = 4348
+    VEX_KMOVB_M8_KR: Final = 4338
     """``kmovb W:m8, R:k`` ``VEX.L0.66.0F.W0 91 /r`` (AVX512DQ)"""
-    VEX_KMOVB_KR_R32: Final = 4349
+    VEX_KMOVB_KR_R32: Final = 4339
     """``kmovb W:k, R:r32`` ``VEX.L0.66.0F.W0 92 /r`` (AVX512DQ)"""
-    VEX_KMOVB_R32_KR: Final = 4350
+    VEX_KMOVB_R32_KR: Final = 4340
     """``kmovb W:r32, R:k`` ``VEX.L0.66.0F.W0 93 /r`` (AVX512DQ)"""
-    VEX_KMOVD_KR_KM32: Final = 4351
+    VEX_KMOVD_KR_KM32: Final = 4341
     """``kmovd W:k, R:k/m32`` ``VEX.L0.66.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVD_M32_KR: Final = 4352
+    VEX_KMOVD_M32_KR: Final = 4342
     """``kmovd W:m32, R:k`` ``VEX.L0.66.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVD_KR_R32: Final = 4353
+    VEX_KMOVD_KR_R32: Final = 4343
     """``kmovd W:k, R:r32`` ``VEX.L0.F2.0F.W0 92 /r`` (AVX512BW)"""
-    VEX_KMOVD_R32_KR: Final = 4354
+    VEX_KMOVD_R32_KR: Final = 4344
     """``kmovd W:r32, R:k`` ``VEX.L0.F2.0F.W0 93 /r`` (AVX512BW)"""
-    VEX_KORTESTW_KR_KR: Final = 4355
+    VEX_KORTESTW_KR_KR: Final = 4345
     """``kortestw R:k, R:k`` ``VEX.L0.0F.W0 98 /r`` (AVX512F)"""
-    VEX_KORTESTQ_KR_KR: Final = 4356
+    VEX_KORTESTQ_KR_KR: Final = 4346
     """``kortestq R:k, R:k`` ``VEX.L0.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KORTESTB_KR_KR: Final = 4357
+    VEX_KORTESTB_KR_KR: Final = 4347
     """``kortestb R:k, R:k`` ``VEX.L0.66.0F.W0 98 /r`` (AVX512DQ)"""
-    VEX_KORTESTD_KR_KR: Final = 4358
+    VEX_KORTESTD_KR_KR: Final = 4348
     """``kortestd R:k, R:k`` ``VEX.L0.66.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KTESTW_KR_KR: Final = 4359
+    VEX_KTESTW_KR_KR: Final = 4349
     """``ktestw R:k, R:k`` ``VEX.L0.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTQ_KR_KR: Final = 4360
+    VEX_KTESTQ_KR_KR: Final = 4350
     """``ktestq R:k, R:k`` ``VEX.L0.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KTESTB_KR_KR: Final = 4361
+    VEX_KTESTB_KR_KR: Final = 4351
     """``ktestb R:k, R:k`` ``VEX.L0.66.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTD_KR_KR: Final = 4362
+    VEX_KTESTD_KR_KR: Final = 4352
     """``ktestd R:k, R:k`` ``VEX.L0.66.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KSHIFTRB_KR_KR_IMM8: Final = 4363
+    VEX_KSHIFTRB_KR_KR_IMM8: Final = 4353
     """``kshiftrb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 30 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTRW_KR_KR_IMM8: Final = 4364
+    VEX_KSHIFTRW_KR_KR_IMM8: Final = 4354
     """``kshiftrw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 30 /r ib`` (AVX512F)"""
-    VEX_KSHIFTRD_KR_KR_IMM8: Final = 4365
+    VEX_KSHIFTRD_KR_KR_IMM8: Final = 4355
     """``kshiftrd W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 4366
+    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 4356
     """``kshiftrq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLB_KR_KR_IMM8: Final = 4367
+    VEX_KSHIFTLB_KR_KR_IMM8: Final = 4357
     """``kshiftlb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 32 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTLW_KR_KR_IMM8: Final = 4368
+    VEX_KSHIFTLW_KR_KR_IMM8: Final = 4358
     """``kshiftlw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 32 /r ib`` (AVX512F)"""
-    VEX_KSHIFTLD_KR_KR_IMM8: Final = 4369
+    VEX_KSHIFTLD_KR_KR_IMM8: Final = 4359
     """``kshiftld W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 33 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 4370
+    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 4360
     """``kshiftlq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 33 /r ib`` (AVX512BW)"""
-    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 4371
+    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 4361
     """``vpgatherdd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 90 /r`` (AVX2)"""
-    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 4372
+    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 4362
     """``vpgatherdd RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 4373
+    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 4363
     """``vpgatherdd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 4374
+    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 4364
     """``vpgatherdd RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 4375
+    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 4365
     """``vpgatherdd RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 90 /r`` (AVX512F)"""
-    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 4376
+    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 4366
     """``vpgatherdq RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 90 /r`` (AVX2)"""
-    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 4377
+    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 4367
     """``vpgatherdq RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 4378
+    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 4368
     """``vpgatherdq RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 4379
+    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 4369
     """``vpgatherdq RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 4380
+    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 4370
     """``vpgatherdq RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 90 /r`` (AVX512F)"""
-    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 4381
+    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 4371
     """``vpgatherqd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 91 /r`` (AVX2)"""
-    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 4382
+    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 4372
     """``vpgatherqd RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 4383
+    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 4373
     """``vpgatherqd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 4384
+    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 4374
     """``vpgatherqd RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 4385
+    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 4375
     """``vpgatherqd RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 91 /r`` (AVX512F)"""
-    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 4386
+    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 4376
     """``vpgatherqq RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 91 /r`` (AVX2)"""
-    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 4387
+    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 4377
     """``vpgatherqq RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 4388
+    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 4378
     """``vpgatherqq RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 4389
+    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 4379
     """``vpgatherqq RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 4390
+    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 4380
     """``vpgatherqq RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 91 /r`` (AVX512F)"""
-    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 4391
+    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 4381
     """``vgatherdps RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 92 /r`` (AVX2)"""
-    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 4392
+    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 4382
     """``vgatherdps RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 4393
+    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 4383
     """``vgatherdps RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 4394
+    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 4384
     """``vgatherdps RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 4395
+    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 4385
     """``vgatherdps RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 92 /r`` (AVX512F)"""
-    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 4396
+    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 4386
     """``vgatherdpd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 92 /r`` (AVX2)"""
-    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 4397
+    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 4387
     """``vgatherdpd RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 4398
+    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 4388
     """``vgatherdpd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 4399
+    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 4389
     """``vgatherdpd RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 4400
+    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 4390
     """``vgatherdpd RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 92 /r`` (AVX512F)"""
-    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 4401
+    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 4391
     """``vgatherqps RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 93 /r`` (AVX2)"""
-    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 4402
+    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 4392
     """``vgatherqps RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 4403
+    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 4393
     """``vgatherqps RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 4404
+    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 4394
     """``vgatherqps RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 4405
+    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 4395
     """``vgatherqps RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 93 /r`` (AVX512F)"""
-    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 4406
+    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 4396
     """``vgatherqpd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 93 /r`` (AVX2)"""
-    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 4407
+    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 4397
     """``vgatherqpd RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 4408
+    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 4398
     """``vgatherqpd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 4409
+    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 4399
     """``vgatherqpd RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 4410
+    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 4400
     """``vgatherqpd RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 93 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 4411
+    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 4401
     """``vpscatterdd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 4412
+    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 4402
     """``vpscatterdd CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 4413
+    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 4403
     """``vpscatterdd CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 4414
+    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 4404
     """``vpscatterdq CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 4415
+    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 4405
     """``vpscatterdq CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 4416
+    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 4406
     """``vpscatterdq CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 4417
+    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 4407
     """``vpscatterqd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 4418
+    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 4408
     """``vpscatterqd CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 4419
+    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 4409
     """``vpscatterqd CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A1 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 4420
+    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 4410
     """``vpscatterqq CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 4421
+    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 4411
     """``vpscatterqq CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 4422
+    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 4412
     """``vpscatterqq CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A1 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 4423
+    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 4413
     """``vscatterdps CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 4424
+    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 4414
     """``vscatterdps CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 4425
+    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 4415
     """``vscatterdps CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 4426
+    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 4416
     """``vscatterdpd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 4427
+    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 4417
     """``vscatterdpd CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 4428
+    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 4418
     """``vscatterdpd CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 4429
+    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 4419
     """``vscatterqps CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 4430
+    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 4420
     """``vscatterqps CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 4431
+    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 4421
     """``vscatterqps CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A3 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 4432
+    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 4422
     """``vscatterqpd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 4433
+    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 4423
     """``vscatterqpd CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 4434
+    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 4424
     """``vscatterqpd CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A3 /r`` (AVX512F)"""
-    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 4435
+    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 4425
     """``vgatherpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 4436
+    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 4426
     """``vgatherpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 4437
+    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 4427
     """``vgatherpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 4438
+    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 4428
     """``vgatherpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 4439
+    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 4429
     """``vscatterpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 4440
+    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 4430
     """``vscatterpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 4441
+    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 4431
     """``vscatterpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 4442
+    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 4432
     """``vscatterpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /6`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 4443
+    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 4433
     """``vgatherpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 4444
+    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 4434
     """``vgatherpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 4445
+    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 4435
     """``vgatherpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 4446
+    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 4436
     """``vgatherpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 4447
+    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 4437
     """``vscatterpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 4448
+    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 4438
     """``vscatterpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 4449
+    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 4439
     """``vscatterpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 4450
+    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 4440
     """``vscatterpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /6`` (AVX512PF)"""
-    VEX_LDTILECFG_M512: Final = 4451
+    VEX_LDTILECFG_M512: Final = 4441
     """``ldtilecfg R:m512`` ``VEX.128.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_TILERELEASE: Final = 4452
+    VEX_TILERELEASE: Final = 4442
     """``tilerelease`` ``VEX.128.0F38.W0 49 C0`` (AMX_TILE)"""
-    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 4453
+    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 4443
     """``tdpbf16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5C /r`` (AMX_BF16)"""
-    VEX_TDPBUUD_TMM_TMM_TMM: Final = 4454
+    VEX_TDPBUUD_TMM_TMM_TMM: Final = 4444
     """``tdpbuud RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBUSD_TMM_TMM_TMM: Final = 4455
+    VEX_TDPBUSD_TMM_TMM_TMM: Final = 4445
     """``tdpbusd RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSUD_TMM_TMM_TMM: Final = 4456
+    VEX_TDPBSUD_TMM_TMM_TMM: Final = 4446
     """``tdpbsud RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSSD_TMM_TMM_TMM: Final = 4457
+    VEX_TDPBSSD_TMM_TMM_TMM: Final = 4447
     """``tdpbssd RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 4458
+    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 4448
     """``tdpfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5C /r`` (AMX_FP16)"""
-    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 4459
+    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 4449
     """``tcmmimfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 4460
+    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 4450
     """``tcmmrlfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TILELOADDT1_TMM_SIBMEM: Final = 4461
+    VEX_TILELOADDT1_TMM_SIBMEM: Final = 4451
     """``tileloaddt1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILESTORED_SIBMEM_TMM: Final = 4462
+    VEX_TILESTORED_SIBMEM_TMM: Final = 4452
     """``tilestored W:sibmem, R:tmm`` ``VEX.128.F3.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILELOADD_TMM_SIBMEM: Final = 4463
+    VEX_TILELOADD_TMM_SIBMEM: Final = 4453
     """``tileloadd W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILEZERO_TMM: Final = 4464
+    VEX_TILEZERO_TMM: Final = 4454
     """``tilezero W:tmm`` ``VEX.128.F2.0F38.W0 49 C0`` (AMX_TILE)"""
-    PUSHFQ: Final = 4465
+    PUSHFQ: Final = 4455
     """``pushf`` ``9C`` (X64)"""
-    POPFQ: Final = 4466
+    POPFQ: Final = 4456
     """``popf`` ``9D`` (X64)"""
-    PUSHFW: Final = 4467
+    PUSHFW: Final = 4457
     """``pushfw`` ``o16 9C`` (INTEL8086)"""
-    POPFW: Final = 4468
+    POPFW: Final = 4458
     """``popfw`` ``o16 9D`` (INTEL8086)"""
-    ENTERQ_IMM16_IMM8: Final = 4469
+    ENTERQ_IMM16_IMM8: Final = 4459
     """``enter R:imm16, R:imm8`` ``C8 iw ib`` (X64)"""
-    ENTERW_IMM16_IMM8: Final = 4470
+    ENTERW_IMM16_IMM8: Final = 4460
     """``enterw R:imm16, R:imm8`` ``o16 C8 iw ib`` (INTEL186)"""
-    LEAVEQ: Final = 4471
+    LEAVEQ: Final = 4461
     """``leave`` ``C9`` (X64)"""
-    LEAVEW: Final = 4472
+    LEAVEW: Final = 4462
     """``leavew`` ``o16 C9`` (INTEL186)"""
-    CLAC: Final = 4473
+    CLAC: Final = 4463
     """``clac`` ``0F 01 CA`` (SMAP)"""
-    STAC: Final = 4474
+    STAC: Final = 4464
     """``stac`` ``0F 01 CB`` (SMAP)"""
-    SYSCALL: Final = 4475
+    SYSCALL: Final = 4465
     """``syscall`` ``0F 05`` (SYSCALL)"""
-    RSM: Final = 4476
+    RSM: Final = 4466
     """``rsm`` ``0F AA`` (SMM)"""
-    UIRET: Final = 4477
+    UIRET: Final = 4467
     """``uiret`` ``F3 0F 01 EC`` (UINTR)"""
-    ERETU: Final = 4478
+    ERETU: Final = 4468
     """``eretu`` ``F3 0F 01 CA`` (FRED)"""
-    ERETS: Final = 4479
+    ERETS: Final = 4469
     """``erets`` ``F2 0F 01 CA`` (FRED)"""
-    TESTUI: Final = 4480
+    TESTUI: Final = 4470
     """``testui`` ``F3 0F 01 ED`` (UINTR)"""
-    CLUI: Final = 4481
+    CLUI: Final = 4471
     """``clui`` ``F3 0F 01 EE`` (UINTR)"""
-    STUI: Final = 4482
+    STUI: Final = 4472
     """``stui`` ``F3 0F 01 EF`` (UINTR)"""
-    SENDUIPI_R64: Final = 4483
+    SENDUIPI_R64: Final = 4473
     """``senduipi R:r64`` ``F3 0F C7 /6`` (UINTR)"""
-    REX2_SENDUIPI_R64: Final = 4484
+    REX2_SENDUIPI_R64: Final = 4474
     """``senduipi R:r64`` ``REX2 F3 0F C7 /6`` (UINTR)"""
-    PBLENDVB_XMM_XMMM128: Final = 4485
+    PBLENDVB_XMM_XMMM128: Final = 4475
     """``pblendvb RW:xmm, R:xmm/m128`` ``66 0F 38 10 /r`` (SSE4_1)"""
-    BLENDVPS_XMM_XMMM128: Final = 4486
+    BLENDVPS_XMM_XMMM128: Final = 4476
     """``blendvps RW:xmm, R:xmm/m128`` ``66 0F 38 14 /r`` (SSE4_1)"""
-    BLENDVPD_XMM_XMMM128: Final = 4487
+    BLENDVPD_XMM_XMMM128: Final = 4477
     """``blendvpd RW:xmm, R:xmm/m128`` ``66 0F 38 15 /r`` (SSE4_1)"""
-    SHA256RNDS2_XMM_XMMM128: Final = 4488
+    SHA256RNDS2_XMM_XMMM128: Final = 4478
     """``sha256rnds2 RW:xmm, R:xmm/m128`` ``0F 38 CB /r`` (SHA)"""
-    HRESET_IMM8: Final = 4489
+    HRESET_IMM8: Final = 4479
     """``hreset N:imm8`` ``F3 0F 3A F0 C0 ib`` (HRESET)"""
-    UMONITOR_R64: Final = 4490
+    UMONITOR_R64: Final = 4480
     """``umonitor R:r64`` ``F3 0F AE /6`` (WAITPKG)"""
-    REX2_UMONITOR_R64: Final = 4491
+    REX2_UMONITOR_R64: Final = 4481
     """``umonitor R:r64`` ``REX2 F3 0F AE /6`` (WAITPKG)"""
-    UMONITOR_R32: Final = 4492
+    UMONITOR_R32: Final = 4482
     """``umonitor R:r32`` ``a32 F3 0F AE /6`` (WAITPKG)"""
-    VMREAD_RM64_R64: Final = 4493
+    VMREAD_RM64_R64: Final = 4483
     """``vmread W:r64/m64, R:r64`` ``0F 78 /r`` (VMX)"""
-    REX2_VMREAD_RM64_R64: Final = 4494
+    REX2_VMREAD_RM64_R64: Final = 4484
     """``vmread W:r64/m64, R:r64`` ``REX2 0F 78 /r`` (VMX)"""
-    VMWRITE_R64_RM64: Final = 4495
+    VMWRITE_R64_RM64: Final = 4485
     """``vmwrite R:r64, R:r64/m64`` ``0F 79 /r`` (VMX)"""
-    REX2_VMWRITE_R64_RM64: Final = 4496
+    REX2_VMWRITE_R64_RM64: Final = 4486
     """``vmwrite R:r64, R:r64/m64`` ``REX2 0F 79 /r`` (VMX)"""
-    INVEPT_R64_M128: Final = 4497
+    INVEPT_R64_M128: Final = 4487
     """``invept R:r64, R:m128`` ``66 0F 38 80 /r`` (VMX+INVEPT)"""
-    INVVPID_R64_M128: Final = 4498
+    INVVPID_R64_M128: Final = 4488
     """``invvpid R:r64, R:m128`` ``66 0F 38 81 /r`` (VMX+INVVPID)"""
-    INVPCID_R64_M128: Final = 4499
+    INVPCID_R64_M128: Final = 4489
     """``invpcid R:r64, R:m128`` ``66 0F 38 82 /r`` (INVPCID)"""
-    VMRUNQ: Final = 4500
+    VMRUNQ: Final = 4490
     """``vmrun`` ``0F 01 D8`` (SVM)"""
-    VMRUND: Final = 4501
+    VMRUND: Final = 4491
     """``vmrun`` ``a32 0F 01 D8`` (SVM)"""
-    VMLOADQ: Final = 4502
+    VMLOADQ: Final = 4492
     """``vmload`` ``0F 01 DA`` (SVM)"""
-    VMLOADD: Final = 4503
+    VMLOADD: Final = 4493
     """``vmload`` ``a32 0F 01 DA`` (SVM)"""
-    VMSAVEQ: Final = 4504
+    VMSAVEQ: Final = 4494
     """``vmsave`` ``0F 01 DB`` (SVM)"""
-    VMSAVED: Final = 4505
+    VMSAVED: Final = 4495
     """``vmsave`` ``a32 0F 01 DB`` (SVM)"""
-    INVLPGAQ: Final = 4506
+    INVLPGAQ: Final = 4496
     """``invlpga`` ``0F 01 DF`` (SVM)"""
-    INVLPGAD: Final = 4507
+    INVLPGAD: Final = 4497
     """``invlpga`` ``a32 0F 01 DF`` (SVM)"""
-    CLZEROQ: Final = 4508
+    CLZEROQ: Final = 4498
     """``clzero`` ``0F 01 FC`` (CLZERO)"""
-    CLZEROD: Final = 4509
+    CLZEROD: Final = 4499
     """``clzero`` ``a32 0F 01 FC`` (CLZERO)"""
-    RMPUPDATE: Final = 4510
+    RMPUPDATE: Final = 4500
     """``rmpupdate`` ``F2 0F 01 FE`` (SEV_SNP)"""
-    PVALIDATEQ: Final = 4511
+    PVALIDATEQ: Final = 4501
     """``pvalidate`` ``F2 0F 01 FF`` (SEV_SNP)"""
-    PVALIDATED: Final = 4512
+    PVALIDATED: Final = 4502
     """``pvalidate`` ``a32 F2 0F 01 FF`` (SEV_SNP)"""
-    INVLPGBQ: Final = 4513
+    INVLPGBQ: Final = 4503
     """``invlpgb`` ``0F 01 FE`` (INVLPGB)"""
-    INVLPGBD: Final = 4514
+    INVLPGBD: Final = 4504
     """``invlpgb`` ``a32 0F 01 FE`` (INVLPGB)"""
-    WRMSRLIST: Final = 4515
+    WRMSRLIST: Final = 4505
     """``wrmsrlist`` ``F3 0F 01 C6`` (MSRLIST)"""
-    RDMSRLIST: Final = 4516
+    RDMSRLIST: Final = 4506
     """``rdmsrlist`` ``F2 0F 01 C6`` (MSRLIST)"""
-    PBNDKB: Final = 4517
+    PBNDKB: Final = 4507
     """``pbndkb`` ``0F 01 C7`` (TSE)"""
-    URDMSR_R64_R64: Final = 4518
+    URDMSR_R64_R64: Final = 4508
     """``urdmsr W:r64, R:r64`` ``F2 0F 38 F8 /r`` (USER_MSR)"""
-    VEX_URDMSR_R64_IMM32: Final = 4519
+    VEX_URDMSR_R64_IMM32: Final = 4509
     """``urdmsr W:r64, R:imm32`` ``VEX.LZ.F2.MAP7.W0 F8 /0 id`` (USER_MSR)"""
-    UWRMSR_R64_R64: Final = 4520
+    UWRMSR_R64_R64: Final = 4510
     """``uwrmsr R:r64, R:r64`` ``F3 0F 38 F8 /r`` (USER_MSR)"""
-    VEX_UWRMSR_IMM32_R64: Final = 4521
+    VEX_UWRMSR_IMM32_R64: Final = 4511
     """``uwrmsr R:imm32, R:r64`` ``VEX.LZ.F3.MAP7.W0 F8 /0 id`` (USER_MSR)"""
-    MOVRS_R8_M8: Final = 4522
+    MOVRS_R8_M8: Final = 4512
     """``movrs W:r8, R:m8`` ``0F 38 8A /r`` (MOVRS)"""
-    MOVRS_R16_M16: Final = 4523
+    MOVRS_R16_M16: Final = 4513
     """``movrs W:r16, R:m16`` ``o16 0F 38 8B /r`` (MOVRS)"""
-    MOVRS_R32_M32: Final = 4524
+    MOVRS_R32_M32: Final = 4514
     """``movrs W:r32, R:m32`` ``0F 38 8B /r`` (MOVRS)"""
-    MOVRS_R64_M64: Final = 4525
+    MOVRS_R64_M64: Final = 4515
     """``movrs W:r64, R:m64`` ``REX.W 0F 38 8B /r`` (MOVRS)"""
-    PREFETCHRST2_M8: Final = 4526
+    PREFETCHRST2_M8: Final = 4516
     """``prefetchrst2 N:m8`` ``0F 18 /4`` (MOVRS)"""
-    REX2_PREFETCHRST2_M8: Final = 4527
+    REX2_PREFETCHRST2_M8: Final = 4517
     """``prefetchrst2 N:m8`` ``REX2 0F 18 /4`` (MOVRS)"""
-    EVEX_VMOVRSB_XMM_K1Z_M128: Final = 4528
+    EVEX_VMOVRSB_XMM_K1Z_M128: Final = 4518
     """``vmovrsb W:xmm, R:m128`` ``EVEX.128.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSB_YMM_K1Z_M256: Final = 4529
+    EVEX_VMOVRSB_YMM_K1Z_M256: Final = 4519
     """``vmovrsb W:ymm, R:m256`` ``EVEX.256.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSB_ZMM_K1Z_M512: Final = 4530
+    EVEX_VMOVRSB_ZMM_K1Z_M512: Final = 4520
     """``vmovrsb W:zmm, R:m512`` ``EVEX.512.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSW_XMM_K1Z_M128: Final = 4531
+    EVEX_VMOVRSW_XMM_K1Z_M128: Final = 4521
     """``vmovrsw W:xmm, R:m128`` ``EVEX.128.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSW_YMM_K1Z_M256: Final = 4532
+    EVEX_VMOVRSW_YMM_K1Z_M256: Final = 4522
     """``vmovrsw W:ymm, R:m256`` ``EVEX.256.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSW_ZMM_K1Z_M512: Final = 4533
+    EVEX_VMOVRSW_ZMM_K1Z_M512: Final = 4523
     """``vmovrsw W:zmm, R:m512`` ``EVEX.512.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSD_XMM_K1Z_M128: Final = 4534
+    EVEX_VMOVRSD_XMM_K1Z_M128: Final = 4524
     """``vmovrsd W:xmm, R:m128`` ``EVEX.128.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSD_YMM_K1Z_M256: Final = 4535
+    EVEX_VMOVRSD_YMM_K1Z_M256: Final = 4525
     """``vmovrsd W:ymm, R:m256`` ``EVEX.256.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSD_ZMM_K1Z_M512: Final = 4536
+    EVEX_VMOVRSD_ZMM_K1Z_M512: Final = 4526
     """``vmovrsd W:zmm, R:m512`` ``EVEX.512.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSQ_XMM_K1Z_M128: Final = 4537
+    EVEX_VMOVRSQ_XMM_K1Z_M128: Final = 4527
     """``vmovrsq W:xmm, R:m128`` ``EVEX.128.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSQ_YMM_K1Z_M256: Final = 4538
+    EVEX_VMOVRSQ_YMM_K1Z_M256: Final = 4528
     """``vmovrsq W:ymm, R:m256`` ``EVEX.256.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSQ_ZMM_K1Z_M512: Final = 4539
+    EVEX_VMOVRSQ_ZMM_K1Z_M512: Final = 4529
     """``vmovrsq W:zmm, R:m512`` ``EVEX.512.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    VEX_TILELOADDRS_TMM_SIBMEM: Final = 4540
+    VEX_TILELOADDRS_TMM_SIBMEM: Final = 4530
     """``tileloaddrs W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4A /r`` (AMX_MOVRS)"""
-    VEX_TILELOADDRST1_TMM_SIBMEM: Final = 4541
+    VEX_TILELOADDRST1_TMM_SIBMEM: Final = 4531
     """``tileloaddrst1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4A /r`` (AMX_MOVRS)"""
-    VEX_TDPBF8PS_TMM_TMM_TMM: Final = 4542
+    VEX_TDPBF8PS_TMM_TMM_TMM: Final = 4532
     """``tdpbf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.NP.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TDPBHF8PS_TMM_TMM_TMM: Final = 4543
+    VEX_TDPBHF8PS_TMM_TMM_TMM: Final = 4533
     """``tdpbhf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TDPHBF8PS_TMM_TMM_TMM: Final = 4544
+    VEX_TDPHBF8PS_TMM_TMM_TMM: Final = 4534
     """``tdphbf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TDPHF8PS_TMM_TMM_TMM: Final = 4545
+    VEX_TDPHF8PS_TMM_TMM_TMM: Final = 4535
     """``tdphf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TMMULTF32PS_TMM_TMM_TMM: Final = 4546
+    VEX_TMMULTF32PS_TMM_TMM_TMM: Final = 4536
     """``tmmultf32ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 48 /r`` (AMX_TF32)"""
-    EVEX_TCVTROWD2PS_ZMM_TMM_R32: Final = 4547
+    EVEX_TCVTROWD2PS_ZMM_TMM_R32: Final = 4537
     """``tcvtrowd2ps W:zmm, R:tmm, R:r32`` ``EVEX.512.F3.0F38.W0 4A /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWD2PS_ZMM_TMM_IMM8: Final = 4548
+    EVEX_TCVTROWD2PS_ZMM_TMM_IMM8: Final = 4538
     """``tcvtrowd2ps W:zmm, R:tmm, R:imm8`` ``EVEX.512.F3.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16H_ZMM_TMM_R32: Final = 4549
+    EVEX_TCVTROWPS2BF16H_ZMM_TMM_R32: Final = 4539
     """``tcvtrowps2bf16h W:zmm, R:tmm, R:r32`` ``EVEX.512.F2.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16H_ZMM_TMM_IMM8: Final = 4550
+    EVEX_TCVTROWPS2BF16H_ZMM_TMM_IMM8: Final = 4540
     """``tcvtrowps2bf16h W:zmm, R:tmm, R:imm8`` ``EVEX.512.F2.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16L_ZMM_TMM_R32: Final = 4551
+    EVEX_TCVTROWPS2BF16L_ZMM_TMM_R32: Final = 4541
     """``tcvtrowps2bf16l W:zmm, R:tmm, R:r32`` ``EVEX.512.F3.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16L_ZMM_TMM_IMM8: Final = 4552
+    EVEX_TCVTROWPS2BF16L_ZMM_TMM_IMM8: Final = 4542
     """``tcvtrowps2bf16l W:zmm, R:tmm, R:imm8`` ``EVEX.512.F3.0F3A.W0 77 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHH_ZMM_TMM_R32: Final = 4553
+    EVEX_TCVTROWPS2PHH_ZMM_TMM_R32: Final = 4543
     """``tcvtrowps2phh W:zmm, R:tmm, R:r32`` ``EVEX.512.NP.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHH_ZMM_TMM_IMM8: Final = 4554
+    EVEX_TCVTROWPS2PHH_ZMM_TMM_IMM8: Final = 4544
     """``tcvtrowps2phh W:zmm, R:tmm, R:imm8`` ``EVEX.512.NP.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHL_ZMM_TMM_R32: Final = 4555
+    EVEX_TCVTROWPS2PHL_ZMM_TMM_R32: Final = 4545
     """``tcvtrowps2phl W:zmm, R:tmm, R:r32`` ``EVEX.512.66.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHL_ZMM_TMM_IMM8: Final = 4556
+    EVEX_TCVTROWPS2PHL_ZMM_TMM_IMM8: Final = 4546
     """``tcvtrowps2phl W:zmm, R:tmm, R:imm8`` ``EVEX.512.F2.0F3A.W0 77 /r ib`` (AMX_AVX512)"""
-    EVEX_TILEMOVROW_ZMM_TMM_R32: Final = 4557
+    EVEX_TILEMOVROW_ZMM_TMM_R32: Final = 4547
     """``tilemovrow W:zmm, R:tmm, R:r32`` ``EVEX.512.66.0F38.W0 4A /r`` (AMX_AVX512)"""
-    EVEX_TILEMOVROW_ZMM_TMM_IMM8: Final = 4558
+    EVEX_TILEMOVROW_ZMM_TMM_IMM8: Final = 4548
     """``tilemovrow W:zmm, R:tmm, R:imm8`` ``EVEX.512.66.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    XCRYPTECB_64: Final = 4559
+    XCRYPTECB_64: Final = 4549
     """``xcryptecb`` ``F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTECB_32: Final = 4560
+    XCRYPTECB_32: Final = 4550
     """``xcryptecb`` ``a32 F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTCBC_64: Final = 4561
+    XCRYPTCBC_64: Final = 4551
     """``xcryptcbc`` ``F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCBC_32: Final = 4562
+    XCRYPTCBC_32: Final = 4552
     """``xcryptcbc`` ``a32 F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCTR_64: Final = 4563
+    XCRYPTCTR_64: Final = 4553
     """``xcryptctr`` ``F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCTR_32: Final = 4564
+    XCRYPTCTR_32: Final = 4554
     """``xcryptctr`` ``a32 F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCFB_64: Final = 4565
+    XCRYPTCFB_64: Final = 4555
     """``xcryptcfb`` ``F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTCFB_32: Final = 4566
+    XCRYPTCFB_32: Final = 4556
     """``xcryptcfb`` ``a32 F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTOFB_64: Final = 4567
+    XCRYPTOFB_64: Final = 4557
     """``xcryptofb`` ``F3 0F A7 E8`` (PADLOCK_ACE)"""
-    XCRYPTOFB_32: Final = 4568
+    XCRYPTOFB_32: Final = 4558
     """``xcryptofb`` ``a32 F3 0F A7 E8`` (PADLOCK_ACE)"""
-    MONTMUL_32: Final = 4569
+    MONTMUL_32: Final = 4559
     """``montmul`` ``a32 F3 0F A6 C0`` (PADLOCK_PMM)"""
-    XSHA1_64: Final = 4570
+    XSHA1_64: Final = 4560
     """``xsha1`` ``F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA1_32: Final = 4571
+    XSHA1_32: Final = 4561
     """``xsha1`` ``a32 F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA256_64: Final = 4572
+    XSHA256_64: Final = 4562
     """``xsha256`` ``F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA256_32: Final = 4573
+    XSHA256_32: Final = 4563
     """``xsha256`` ``a32 F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA512_64: Final = 4574
+    XSHA512_64: Final = 4564
     """``xsha512`` ``F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_32: Final = 4575
+    XSHA512_32: Final = 4565
     """``xsha512`` ``a32 F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_ALT_64: Final = 4576
+    XSHA512_ALT_64: Final = 4566
     """``xsha512_alt`` ``F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSHA512_ALT_32: Final = 4577
+    XSHA512_ALT_32: Final = 4567
     """``xsha512_alt`` ``a32 F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSTORE_64: Final = 4578
+    XSTORE_64: Final = 4568
     """``xstore`` ``0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_32: Final = 4579
+    XSTORE_32: Final = 4569
     """``xstore`` ``a32 0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_ALT_64: Final = 4580
+    XSTORE_ALT_64: Final = 4570
     """``xstore_alt`` ``F3 0F A7 F8`` (PADLOCK_RNG)"""
-    XSTORE_ALT_32: Final = 4581
+    XSTORE_ALT_32: Final = 4571
     """``xstore_alt`` ``a32 F3 0F A7 F8`` (PADLOCK_RNG)"""
-    CCS_HASH_64: Final = 4582
+    CCS_HASH_64: Final = 4572
     """``ccs_hash`` ``F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_HASH_32: Final = 4583
+    CCS_HASH_32: Final = 4573
     """``ccs_hash`` ``a32 F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_64: Final = 4584
+    CCS_ENCRYPT_64: Final = 4574
     """``ccs_encrypt`` ``F3 0F A7 F0`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_32: Final = 4585
+    CCS_ENCRYPT_32: Final = 4575
     """``ccs_encrypt`` ``a32 F3 0F A7 F0`` (PADLOCK_GMI)"""
-    VIA_UNDOC_F30FA6F0_64: Final = 4586
+    VIA_UNDOC_F30FA6F0_64: Final = 4576
     """``undoc`` ``F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F0_32: Final = 4587
+    VIA_UNDOC_F30FA6F0_32: Final = 4577
     """``undoc`` ``a32 F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_64: Final = 4588
+    VIA_UNDOC_F30FA6F8_64: Final = 4578
     """``undoc`` ``F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_32: Final = 4589
+    VIA_UNDOC_F30FA6F8_32: Final = 4579
     """``undoc`` ``a32 F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 4590
+    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 4580
     """``vmovdqu8 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 4591
+    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 4581
     """``vmovdqu8 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 4592
+    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 4582
     """``vmovdqu8 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 4593
+    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 4583
     """``vmovdqu8 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 4594
+    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 4584
     """``vmovdqu8 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 4595
+    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 4585
     """``vmovdqu8 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W0 7F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 4596
+    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 4586
     """``vmovdqu16 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 4597
+    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 4587
     """``vmovdqu16 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 4598
+    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 4588
     """``vmovdqu16 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 4599
+    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 4589
     """``vmovdqu16 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 4600
+    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 4590
     """``vmovdqu16 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 4601
+    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 4591
     """``vmovdqu16 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W1 7F /r`` (AVX512BW)"""
-    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 4602
+    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 4592
     """``vpsrlvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 4603
+    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 4593
     """``vpsrlvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4604
+    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4594
     """``vpsrlvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 10 /r`` (AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 4605
+    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 4595
     """``vpmovuswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 4606
+    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 4596
     """``vpmovuswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 4607
+    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 4597
     """``vpmovuswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 10 /r`` (AVX512BW)"""
-    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 4608
+    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 4598
     """``vpsravw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 4609
+    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 4599
     """``vpsravw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4610
+    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4600
     """``vpsravw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 11 /r`` (AVX512BW)"""
-    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 4611
+    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 4601
     """``vpsllvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 4612
+    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 4602
     """``vpsllvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4613
+    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4603
     """``vpsllvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 12 /r`` (AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 4614
+    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 4604
     """``vpmovswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 4615
+    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 4605
     """``vpmovswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 4616
+    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 4606
     """``vpmovswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 20 /r`` (AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 4617
+    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 4607
     """``vptestmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 4618
+    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 4608
     """``vptestmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 4619
+    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 4609
     """``vptestmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 4620
+    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 4610
     """``vptestmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 4621
+    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 4611
     """``vptestmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 4622
+    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 4612
     """``vptestmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 4623
+    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 4613
     """``vptestnmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 4624
+    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 4614
     """``vptestnmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 4625
+    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 4615
     """``vptestnmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 4626
+    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 4616
     """``vptestnmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 4627
+    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 4617
     """``vptestnmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 4628
+    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 4618
     """``vptestnmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2B_XMM_KR: Final = 4629
+    EVEX_VPMOVM2B_XMM_KR: Final = 4619
     """``vpmovm2b W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_YMM_KR: Final = 4630
+    EVEX_VPMOVM2B_YMM_KR: Final = 4620
     """``vpmovm2b W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_ZMM_KR: Final = 4631
+    EVEX_VPMOVM2B_ZMM_KR: Final = 4621
     """``vpmovm2b W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2W_XMM_KR: Final = 4632
+    EVEX_VPMOVM2W_XMM_KR: Final = 4622
     """``vpmovm2w W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_YMM_KR: Final = 4633
+    EVEX_VPMOVM2W_YMM_KR: Final = 4623
     """``vpmovm2w W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_ZMM_KR: Final = 4634
+    EVEX_VPMOVM2W_ZMM_KR: Final = 4624
     """``vpmovm2w W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVB2M_KR_XMM: Final = 4635
+    EVEX_VPMOVB2M_KR_XMM: Final = 4625
     """``vpmovb2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_YMM: Final = 4636
+    EVEX_VPMOVB2M_KR_YMM: Final = 4626
     """``vpmovb2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_ZMM: Final = 4637
+    EVEX_VPMOVB2M_KR_ZMM: Final = 4627
     """``vpmovb2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVW2M_KR_XMM: Final = 4638
+    EVEX_VPMOVW2M_KR_XMM: Final = 4628
     """``vpmovw2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_YMM: Final = 4639
+    EVEX_VPMOVW2M_KR_YMM: Final = 4629
     """``vpmovw2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_ZMM: Final = 4640
+    EVEX_VPMOVW2M_KR_ZMM: Final = 4630
     """``vpmovw2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 4641
+    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 4631
     """``vpmovwb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 4642
+    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 4632
     """``vpmovwb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 4643
+    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 4633
     """``vpmovwb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 30 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 4644
+    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 4634
     """``vpblendmb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 4645
+    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 4635
     """``vpblendmb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 4646
+    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 4636
     """``vpblendmb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 66 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 4647
+    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 4637
     """``vpblendmw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 4648
+    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 4638
     """``vpblendmw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 4649
+    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 4639
     """``vpblendmw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 66 /r`` (AVX512BW)"""
-    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 4650
+    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 4640
     """``vpermi2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 4651
+    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 4641
     """``vpermi2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 4652
+    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 4642
     """``vpermi2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 75 /r`` (AVX512BW)"""
-    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 4653
+    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 4643
     """``vpermt2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 4654
+    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 4644
     """``vpermt2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 4655
+    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 4645
     """``vpermt2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7D /r`` (AVX512BW)"""
-    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 4656
+    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 4646
     """``vpermw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 4657
+    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 4647
     """``vpermw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 4658
+    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 4648
     """``vpermw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 8D /r`` (AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 4659
+    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 4649
     """``vpcmpub W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 4660
+    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 4650
     """``vpcmpub W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 4661
+    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 4651
     """``vpcmpub W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 4662
+    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 4652
     """``vpcmpuw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 4663
+    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 4653
     """``vpcmpuw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 4664
+    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 4654
     """``vpcmpuw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 4665
+    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 4655
     """``vpcmpb W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 4666
+    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 4656
     """``vpcmpb W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 4667
+    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 4657
     """``vpcmpb W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3F /r ib`` (AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 4668
+    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 4658
     """``vpcmpw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 4669
+    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 4659
     """``vpcmpw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 4670
+    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 4660
     """``vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3F /r ib`` (AVX512BW)"""
-    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4671
+    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4661
     """``vdbpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4672
+    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4662
     """``vdbpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4673
+    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4663
     """``vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 42 /r ib`` (AVX512BW)"""
-    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 4674
+    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 4664
     """``vdpbf16ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 4675
+    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 4665
     """``vdpbf16ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4676
+    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4666
     """``vdpbf16ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 52 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 4677
+    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 4667
     """``vpopcntb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 4678
+    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 4668
     """``vpopcntb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 4679
+    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 4669
     """``vpopcntb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 4680
+    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 4670
     """``vpopcntw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 4681
+    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 4671
     """``vpopcntw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 4682
+    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 4672
     """``vpopcntw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 4683
+    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 4673
     """``vpopcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 4684
+    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 4674
     """``vpopcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 4685
+    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 4675
     """``vpopcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 4686
+    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 4676
     """``vpopcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 4687
+    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 4677
     """``vpopcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4688
+    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4678
     """``vpopcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 4689
+    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 4679
     """``vpexpandb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 4690
+    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 4680
     """``vpexpandb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 4691
+    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 4681
     """``vpexpandb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 4692
+    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 4682
     """``vpexpandw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 4693
+    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 4683
     """``vpexpandw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 4694
+    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 4684
     """``vpexpandw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 4695
+    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 4685
     """``vpcompressb W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 4696
+    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 4686
     """``vpcompressb W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 4697
+    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 4687
     """``vpcompressb W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 4698
+    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 4688
     """``vpcompressw W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 4699
+    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 4689
     """``vpcompressw W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 4700
+    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 4690
     """``vpcompressw W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 4701
+    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 4691
     """``vpshldvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 4702
+    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 4692
     """``vpshldvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4703
+    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4693
     """``vpshldvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 70 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 4704
+    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 4694
     """``vpshldvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 4705
+    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 4695
     """``vpshldvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4706
+    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4696
     """``vpshldvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4707
+    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4697
     """``vpshldvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4708
+    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4698
     """``vpshldvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4709
+    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4699
     """``vpshldvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 4710
+    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 4700
     """``vpshrdvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 4711
+    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 4701
     """``vpshrdvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4712
+    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4702
     """``vpshrdvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 72 /r`` (AVX512_VBMI2)"""
-    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 4713
+    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 4703
     """``vcvtne2ps2bf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 4714
+    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 4704
     """``vcvtne2ps2bf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4715
+    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4705
     """``vcvtne2ps2bf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 4716
+    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 4706
     """``vpshrdvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 4717
+    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 4707
     """``vpshrdvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4718
+    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4708
     """``vpshrdvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4719
+    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4709
     """``vpshrdvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4720
+    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4710
     """``vpshrdvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4721
+    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4711
     """``vpshrdvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 4722
+    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 4712
     """``vpermi2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 4723
+    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 4713
     """``vpermi2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 4724
+    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 4714
     """``vpermi2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 75 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 4725
+    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 4715
     """``vpermt2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 4726
+    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 4716
     """``vpermt2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 4727
+    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 4717
     """``vpermt2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7D /r`` (AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 4728
+    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 4718
     """``vpmultishiftqb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 4729
+    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 4719
     """``vpmultishiftqb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4730
+    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4720
     """``vpmultishiftqb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 83 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 4731
+    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 4721
     """``vpermb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 4732
+    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 4722
     """``vpermb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 4733
+    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 4723
     """``vpermb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8D /r`` (AVX512_VBMI)"""
-    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 4734
+    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 4724
     """``vpshufbitqmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 4735
+    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 4725
     """``vpshufbitqmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 4736
+    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 4726
     """``vpshufbitqmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8F /r`` (AVX512_BITALG)"""
-    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4737
+    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4727
     """``vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4738
+    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4728
     """``vpshldw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4739
+    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4729
     """``vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 70 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4740
+    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4730
     """``vpshldd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4741
+    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4731
     """``vpshldd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4742
+    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4732
     """``vpshldd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4743
+    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4733
     """``vpshldq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4744
+    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4734
     """``vpshldq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4745
+    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4735
     """``vpshldq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4746
+    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4736
     """``vpshrdw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4747
+    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4737
     """``vpshrdw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4748
+    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4738
     """``vpshrdw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 72 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4749
+    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4739
     """``vpshrdd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4750
+    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4740
     """``vpshrdd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4751
+    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4741
     """``vpshrdd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4752
+    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4742
     """``vpshrdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4753
+    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4743
     """``vpshrdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4754
+    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4744
     """``vpshrdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 4755
+    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 4745
     """``vaddph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 4756
+    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 4746
     """``vaddph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4757
+    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4747
     """``vaddph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4758
+    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4748
     """``vaddsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 4759
+    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 4749
     """``vcmpph W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 4760
+    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 4750
     """``vcmpph W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 4761
+    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 4751
     """``vcmpph W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 4762
+    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 4752
     """``vcmpsh W:k, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.F3.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 4763
+    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 4753
     """``vcomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2F /r`` (AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 4764
+    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 4754
     """``vcvtdq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 4765
+    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 4755
     """``vcvtdq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 4766
+    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 4756
     """``vcvtdq2ph W:ymm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 4767
+    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 4757
     """``vcvtpd2ph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 4768
+    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 4758
     """``vcvtpd2ph W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4769
+    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4759
     """``vcvtpd2ph W:xmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 4770
+    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 4760
     """``vcvtph2dq W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 4771
+    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 4761
     """``vcvtph2dq W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 4772
+    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 4762
     """``vcvtph2dq W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 4773
+    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 4763
     """``vcvtph2pd W:xmm, R:xmm/m32`` ``EVEX.128.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 4774
+    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 4764
     """``vcvtph2pd W:ymm, R:xmm/m64`` ``EVEX.256.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 4775
+    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 4765
     """``vcvtph2pd W:zmm, R:xmm/m128`` ``EVEX.512.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 4776
+    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 4766
     """``vcvtph2psx W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 4777
+    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 4767
     """``vcvtph2psx W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 4778
+    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 4768
     """``vcvtph2psx W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 4779
+    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 4769
     """``vcvtph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 4780
+    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 4770
     """``vcvtph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 4781
+    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 4771
     """``vcvtph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 4782
+    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 4772
     """``vcvtph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 4783
+    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 4773
     """``vcvtph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 4784
+    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 4774
     """``vcvtph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 4785
+    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 4775
     """``vcvtph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 4786
+    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 4776
     """``vcvtph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 4787
+    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 4777
     """``vcvtph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 4788
+    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 4778
     """``vcvtph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 4789
+    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 4779
     """``vcvtph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 4790
+    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 4780
     """``vcvtph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 4791
+    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 4781
     """``vcvtph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 4792
+    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 4782
     """``vcvtph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 4793
+    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 4783
     """``vcvtph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 4794
+    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 4784
     """``vcvtps2phx W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 4795
+    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 4785
     """``vcvtps2phx W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 4796
+    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 4786
     """``vcvtps2phx W:ymm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 4797
+    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 4787
     """``vcvtqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 4798
+    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 4788
     """``vcvtqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4799
+    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4789
     """``vcvtqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.MAP5.W1 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 4800
+    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 4790
     """``vcvtsd2sh W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 4801
+    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 4791
     """``vcvtsh2sd W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 4802
+    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 4792
     """``vcvtsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 4803
+    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 4793
     """``vcvtsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 4804
+    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 4794
     """``vcvtsh2ss W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 4805
+    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 4795
     """``vcvtsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 4806
+    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 4796
     """``vcvtsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 4807
+    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 4797
     """``vcvtsi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 4808
+    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 4798
     """``vcvtsi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 4809
+    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 4799
     """``vcvtss2sh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 4810
+    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 4800
     """``vcvttph2dq W:xmm, R:xmm/m64`` ``EVEX.128.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 4811
+    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 4801
     """``vcvttph2dq W:ymm, R:xmm/m128`` ``EVEX.256.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 4812
+    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 4802
     """``vcvttph2dq W:zmm, R:ymm/m256`` ``EVEX.512.F3.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 4813
+    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 4803
     """``vcvttph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 4814
+    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 4804
     """``vcvttph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 4815
+    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 4805
     """``vcvttph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 4816
+    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 4806
     """``vcvttph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 4817
+    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 4807
     """``vcvttph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 4818
+    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 4808
     """``vcvttph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 4819
+    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 4809
     """``vcvttph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 4820
+    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 4810
     """``vcvttph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 4821
+    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 4811
     """``vcvttph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 4822
+    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 4812
     """``vcvttph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 4823
+    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 4813
     """``vcvttph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 4824
+    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 4814
     """``vcvttph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 4825
+    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 4815
     """``vcvttph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 4826
+    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 4816
     """``vcvttph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 4827
+    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 4817
     """``vcvttph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 4828
+    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 4818
     """``vcvttsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 4829
+    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 4819
     """``vcvttsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 4830
+    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 4820
     """``vcvttsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 4831
+    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 4821
     """``vcvttsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 4832
+    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 4822
     """``vcvtudq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 4833
+    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 4823
     """``vcvtudq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 4834
+    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 4824
     """``vcvtudq2ph W:ymm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 4835
+    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 4825
     """``vcvtuqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 4836
+    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 4826
     """``vcvtuqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4837
+    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4827
     """``vcvtuqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W1 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 4838
+    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 4828
     """``vcvtusi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 4839
+    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 4829
     """``vcvtusi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 4840
+    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 4830
     """``vcvtuw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 4841
+    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 4831
     """``vcvtuw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 4842
+    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 4832
     """``vcvtuw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 4843
+    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 4833
     """``vcvtw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 4844
+    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 4834
     """``vcvtw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 4845
+    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 4835
     """``vcvtw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 4846
+    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 4836
     """``vdivph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 4847
+    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 4837
     """``vdivph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4848
+    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4838
     """``vdivph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4849
+    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4839
     """``vdivsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4850
+    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4840
     """``vfmaddsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4851
+    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4841
     """``vfmaddsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4852
+    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4842
     """``vfmaddsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 96 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4853
+    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4843
     """``vfmaddsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4854
+    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4844
     """``vfmaddsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4855
+    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4845
     """``vfmaddsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A6 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4856
+    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4846
     """``vfmaddsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4857
+    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4847
     """``vfmaddsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4858
+    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4848
     """``vfmaddsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B6 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4859
+    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4849
     """``vfmsubadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4860
+    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4850
     """``vfmsubadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4861
+    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4851
     """``vfmsubadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 97 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4862
+    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4852
     """``vfmsubadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4863
+    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4853
     """``vfmsubadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4864
+    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4854
     """``vfmsubadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A7 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4865
+    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4855
     """``vfmsubadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4866
+    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4856
     """``vfmsubadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4867
+    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4857
     """``vfmsubadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B7 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4868
+    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4858
     """``vfmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4869
+    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4859
     """``vfmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4870
+    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4860
     """``vfmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 98 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4871
+    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4861
     """``vfmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4872
+    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4862
     """``vfmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4873
+    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4863
     """``vfmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A8 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4874
+    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4864
     """``vfmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4875
+    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4865
     """``vfmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4876
+    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4866
     """``vfmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B8 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4877
+    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4867
     """``vfnmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4878
+    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4868
     """``vfnmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4879
+    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4869
     """``vfnmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9C /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4880
+    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4870
     """``vfnmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4881
+    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4871
     """``vfnmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4882
+    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4872
     """``vfnmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AC /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4883
+    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4873
     """``vfnmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4884
+    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4874
     """``vfnmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4885
+    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4875
     """``vfnmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BC /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4886
+    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4876
     """``vfmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 99 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4887
+    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4877
     """``vfmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 A9 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4888
+    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4878
     """``vfmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 B9 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4889
+    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4879
     """``vfnmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9D /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4890
+    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4880
     """``vfnmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AD /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4891
+    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4881
     """``vfnmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BD /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4892
+    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4882
     """``vfmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4893
+    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4883
     """``vfmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4894
+    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4884
     """``vfmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9A /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4895
+    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4885
     """``vfmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4896
+    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4886
     """``vfmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4897
+    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4887
     """``vfmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AA /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4898
+    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4888
     """``vfmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4899
+    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4889
     """``vfmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4900
+    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4890
     """``vfmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BA /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4901
+    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4891
     """``vfnmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4902
+    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4892
     """``vfnmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4903
+    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4893
     """``vfnmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9E /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4904
+    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4894
     """``vfnmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4905
+    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4895
     """``vfnmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4906
+    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4896
     """``vfnmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AE /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4907
+    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4897
     """``vfnmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4908
+    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4898
     """``vfnmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4909
+    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4899
     """``vfnmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BE /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4910
+    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4900
     """``vfmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9B /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4911
+    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4901
     """``vfmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AB /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4912
+    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4902
     """``vfmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BB /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4913
+    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4903
     """``vfnmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9F /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4914
+    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4904
     """``vfnmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AF /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4915
+    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4905
     """``vfnmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BF /r`` (AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 4916
+    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 4906
     """``vfpclassph W:k, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 4917
+    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 4907
     """``vfpclassph W:k, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 4918
+    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 4908
     """``vfpclassph W:k, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 66 /r ib`` (AVX512_FP16)"""
-    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 4919
+    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 4909
     """``vfpclasssh W:k, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 67 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 4920
+    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 4910
     """``vgetexpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 4921
+    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 4911
     """``vgetexpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 4922
+    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 4912
     """``vgetexpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 42 /r`` (AVX512_FP16)"""
-    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4923
+    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4913
     """``vgetexpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 43 /r`` (AVX512_FP16)"""
-    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4924
+    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4914
     """``vgetmantph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4925
+    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4915
     """``vgetmantph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4926
+    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4916
     """``vgetmantph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 26 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4927
+    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4917
     """``vgetmantsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 27 /r ib`` (AVX512_FP16)"""
-    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 4928
+    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 4918
     """``vmaxph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 4929
+    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 4919
     """``vmaxph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 4930
+    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 4920
     """``vmaxph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4931
+    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4921
     """``vmaxsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 4932
+    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 4922
     """``vminph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 4933
+    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 4923
     """``vminph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 4934
+    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 4924
     """``vminph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4935
+    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4925
     """``vminsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_M16: Final = 4936
+    EVEX_VMOVSH_XMM_K1Z_M16: Final = 4926
     """``vmovsh W:xmm, R:m16`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_M16_K1_XMM: Final = 4937
+    EVEX_VMOVSH_M16_K1_XMM: Final = 4927
     """``vmovsh W:m16, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 4938
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 4928
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 4939
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 4929
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R32M16: Final = 4940
+    EVEX_VMOVW_XMM_R32M16: Final = 4930
     """``vmovw W:xmm, R:r32/m16`` ``EVEX.128.66.MAP5.W0 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R64M16: Final = 4941
+    EVEX_VMOVW_XMM_R64M16: Final = 4931
     """``vmovw W:xmm, R:r64/m16`` ``EVEX.128.66.MAP5.W1 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R32M16_XMM: Final = 4942
+    EVEX_VMOVW_R32M16_XMM: Final = 4932
     """``vmovw W:r32/m16, R:xmm`` ``EVEX.128.66.MAP5.W0 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R64M16_XMM: Final = 4943
+    EVEX_VMOVW_R64M16_XMM: Final = 4933
     """``vmovw W:r64/m16, R:xmm`` ``EVEX.128.66.MAP5.W1 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_XMMM16: Final = 4944
+    EVEX_VMOVW_XMM_XMMM16: Final = 4934
     """``vmovw W:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 6E /r`` (AVX10_2)"""
-    EVEX_VMOVW_XMMM16_XMM: Final = 4945
+    EVEX_VMOVW_XMMM16_XMM: Final = 4935
     """``vmovw W:xmm/m16, R:xmm`` ``EVEX.128.F3.MAP5.W0 7E /r`` (AVX10_2)"""
-    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 4946
+    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 4936
     """``vmulph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 4947
+    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 4937
     """``vmulph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4948
+    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4938
     """``vmulph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4949
+    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4939
     """``vmulsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4950
+    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4940
     """``vfcmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4951
+    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4941
     """``vfcmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4952
+    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4942
     """``vfcmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4953
+    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4943
     """``vfmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4954
+    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4944
     """``vfmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4955
+    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4945
     """``vfmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4956
+    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4946
     """``vfcmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4957
+    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4947
     """``vfcmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4958
+    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4948
     """``vfcmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4959
+    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4949
     """``vfmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4960
+    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4950
     """``vfmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4961
+    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4951
     """``vfmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4962
+    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4952
     """``vfcmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4963
+    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4953
     """``vfmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4964
+    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4954
     """``vfcmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4965
+    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4955
     """``vfmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 4966
+    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 4956
     """``vrcpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 4967
+    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 4957
     """``vrcpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 4968
+    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 4958
     """``vrcpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4C /r`` (AVX512_FP16)"""
-    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 4969
+    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 4959
     """``vrcpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4D /r`` (AVX512_FP16)"""
-    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4970
+    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4960
     """``vreduceph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4971
+    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4961
     """``vreduceph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4972
+    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4962
     """``vreduceph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 56 /r ib`` (AVX512_FP16)"""
-    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4973
+    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4963
     """``vreducesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 57 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4974
+    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4964
     """``vrndscaleph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4975
+    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4965
     """``vrndscaleph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4976
+    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4966
     """``vrndscaleph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 08 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4977
+    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4967
     """``vrndscalesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 0A /r ib`` (AVX512_FP16)"""
-    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 4978
+    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 4968
     """``vrsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 4979
+    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 4969
     """``vrsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 4980
+    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 4970
     """``vrsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4E /r`` (AVX512_FP16)"""
-    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 4981
+    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 4971
     """``vrsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4F /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 4982
+    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 4972
     """``vscalefph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 4983
+    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 4973
     """``vscalefph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4984
+    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4974
     """``vscalefph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4985
+    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4975
     """``vscalefsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 4986
+    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 4976
     """``vsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 4987
+    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 4977
     """``vsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 4988
+    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 4978
     """``vsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4989
+    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4979
     """``vsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 4990
+    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 4980
     """``vsubph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 4991
+    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 4981
     """``vsubph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4992
+    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4982
     """``vsubph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4993
+    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4983
     """``vsubsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 4994
+    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 4984
     """``vucomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2E /r`` (AVX512_FP16)"""
-    EVEX_VADDBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4995
+    EVEX_VADDBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4985
     """``vaddbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VADDBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4996
+    EVEX_VADDBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4986
     """``vaddbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VADDBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4997
+    EVEX_VADDBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4987
     """``vaddbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_XMM_XMMM128B16_IMM8: Final = 4998
+    EVEX_VCMPBF16_KR_K1_XMM_XMMM128B16_IMM8: Final = 4988
     """``vcmpbf16 W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_YMM_YMMM256B16_IMM8: Final = 4999
+    EVEX_VCMPBF16_KR_K1_YMM_YMMM256B16_IMM8: Final = 4989
     """``vcmpbf16 W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_ZMM_ZMMM512B16_IMM8: Final = 5000
+    EVEX_VCMPBF16_KR_K1_ZMM_ZMMM512B16_IMM8: Final = 4990
     """``vcmpbf16 W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCOMISBF16_XMM_XMMM16: Final = 5001
+    EVEX_VCOMISBF16_XMM_XMMM16: Final = 4991
     """``vcomisbf16 R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP5.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSD_XMM_XMMM64_SAE: Final = 5002
+    EVEX_VCOMXSD_XMM_XMMM64_SAE: Final = 4992
     """``vcomxsd R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSH_XMM_XMMM16_SAE: Final = 5003
+    EVEX_VCOMXSH_XMM_XMMM16_SAE: Final = 4993
     """``vcomxsh R:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSS_XMM_XMMM32_SAE: Final = 5004
+    EVEX_VCOMXSS_XMM_XMMM32_SAE: Final = 4994
     """``vcomxss R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5005
+    EVEX_VCVT2PH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4995
     """``vcvt2ph2bf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_YMM_K1Z_YMM_YMMM256B16: Final = 5006
+    EVEX_VCVT2PH2BF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4996
     """``vcvt2ph2bf8s W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5007
+    EVEX_VCVT2PH2BF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4997
     """``vcvt2ph2bf8s W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 5008
+    EVEX_VCVT2PH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4998
     """``vcvt2ph2bf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_YMM_K1Z_YMM_YMMM256B16: Final = 5009
+    EVEX_VCVT2PH2BF8_YMM_K1Z_YMM_YMMM256B16: Final = 4999
     """``vcvt2ph2bf8 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5010
+    EVEX_VCVT2PH2BF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5000
     """``vcvt2ph2bf8 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5011
+    EVEX_VCVT2PH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5001
     """``vcvt2ph2hf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_YMM_K1Z_YMM_YMMM256B16: Final = 5012
+    EVEX_VCVT2PH2HF8S_YMM_K1Z_YMM_YMMM256B16: Final = 5002
     """``vcvt2ph2hf8s W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5013
+    EVEX_VCVT2PH2HF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5003
     """``vcvt2ph2hf8s W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 5014
+    EVEX_VCVT2PH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 5004
     """``vcvt2ph2hf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_YMM_K1Z_YMM_YMMM256B16: Final = 5015
+    EVEX_VCVT2PH2HF8_YMM_K1Z_YMM_YMMM256B16: Final = 5005
     """``vcvt2ph2hf8 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5016
+    EVEX_VCVT2PH2HF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5006
     """``vcvt2ph2hf8 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_XMM_K1Z_XMM_XMMM128B32: Final = 5017
+    EVEX_VCVT2PS2PHX_XMM_K1Z_XMM_XMMM128B32: Final = 5007
     """``vcvt2ps2phx W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_YMM_K1Z_YMM_YMMM256B32: Final = 5018
+    EVEX_VCVT2PS2PHX_YMM_K1Z_YMM_YMMM256B32: Final = 5008
     """``vcvt2ps2phx W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 5019
+    EVEX_VCVT2PS2PHX_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 5009
     """``vcvt2ps2phx W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_XMM_K1Z_XMMM128B16: Final = 5020
+    EVEX_VCVTBF162IBS_XMM_K1Z_XMMM128B16: Final = 5010
     """``vcvtbf162ibs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_YMM_K1Z_YMMM256B16: Final = 5021
+    EVEX_VCVTBF162IBS_YMM_K1Z_YMMM256B16: Final = 5011
     """``vcvtbf162ibs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 5022
+    EVEX_VCVTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 5012
     """``vcvtbf162ibs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 5023
+    EVEX_VCVTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 5013
     """``vcvtbf162iubs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 5024
+    EVEX_VCVTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 5014
     """``vcvtbf162iubs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 5025
+    EVEX_VCVTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 5015
     """``vcvtbf162iubs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5026
+    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5016
     """``vcvtbiasph2bf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16: Final = 5027
+    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16: Final = 5017
     """``vcvtbiasph2bf8s W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 5028
+    EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 5018
     """``vcvtbiasph2bf8s W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 5029
+    EVEX_VCVTBIASPH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 5019
     """``vcvtbiasph2bf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16: Final = 5030
+    EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16: Final = 5020
     """``vcvtbiasph2bf8 W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 5031
+    EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 5021
     """``vcvtbiasph2bf8 W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5032
+    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5022
     """``vcvtbiasph2hf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16: Final = 5033
+    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16: Final = 5023
     """``vcvtbiasph2hf8s W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 5034
+    EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 5024
     """``vcvtbiasph2hf8s W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 5035
+    EVEX_VCVTBIASPH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 5025
     """``vcvtbiasph2hf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_XMM_K1Z_YMM_YMMM256B16: Final = 5036
+    EVEX_VCVTBIASPH2HF8_XMM_K1Z_YMM_YMMM256B16: Final = 5026
     """``vcvtbiasph2hf8 W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 5037
+    EVEX_VCVTBIASPH2HF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 5027
     """``vcvtbiasph2hf8 W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_XMM_K1Z_XMMM64: Final = 5038
+    EVEX_VCVTHF82PH_XMM_K1Z_XMMM64: Final = 5028
     """``vcvthf82ph W:xmm, R:xmm/m64`` ``EVEX.128.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_YMM_K1Z_XMMM128: Final = 5039
+    EVEX_VCVTHF82PH_YMM_K1Z_XMMM128: Final = 5029
     """``vcvthf82ph W:ymm, R:xmm/m128`` ``EVEX.256.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_ZMM_K1Z_YMMM256: Final = 5040
+    EVEX_VCVTHF82PH_ZMM_K1Z_YMMM256: Final = 5030
     """``vcvthf82ph W:zmm, R:ymm/m256`` ``EVEX.512.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16: Final = 5041
+    EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16: Final = 5031
     """``vcvtph2bf8s W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_XMM_K1Z_YMMM256B16: Final = 5042
+    EVEX_VCVTPH2BF8S_XMM_K1Z_YMMM256B16: Final = 5032
     """``vcvtph2bf8s W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_YMM_K1Z_ZMMM512B16: Final = 5043
+    EVEX_VCVTPH2BF8S_YMM_K1Z_ZMMM512B16: Final = 5033
     """``vcvtph2bf8s W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_XMM_K1Z_XMMM128B16: Final = 5044
+    EVEX_VCVTPH2BF8_XMM_K1Z_XMMM128B16: Final = 5034
     """``vcvtph2bf8 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_XMM_K1Z_YMMM256B16: Final = 5045
+    EVEX_VCVTPH2BF8_XMM_K1Z_YMMM256B16: Final = 5035
     """``vcvtph2bf8 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_YMM_K1Z_ZMMM512B16: Final = 5046
+    EVEX_VCVTPH2BF8_YMM_K1Z_ZMMM512B16: Final = 5036
     """``vcvtph2bf8 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16: Final = 5047
+    EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16: Final = 5037
     """``vcvtph2hf8s W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_XMM_K1Z_YMMM256B16: Final = 5048
+    EVEX_VCVTPH2HF8S_XMM_K1Z_YMMM256B16: Final = 5038
     """``vcvtph2hf8s W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_YMM_K1Z_ZMMM512B16: Final = 5049
+    EVEX_VCVTPH2HF8S_YMM_K1Z_ZMMM512B16: Final = 5039
     """``vcvtph2hf8s W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_XMM_K1Z_XMMM128B16: Final = 5050
+    EVEX_VCVTPH2HF8_XMM_K1Z_XMMM128B16: Final = 5040
     """``vcvtph2hf8 W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_XMM_K1Z_YMMM256B16: Final = 5051
+    EVEX_VCVTPH2HF8_XMM_K1Z_YMMM256B16: Final = 5041
     """``vcvtph2hf8 W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_YMM_K1Z_ZMMM512B16: Final = 5052
+    EVEX_VCVTPH2HF8_YMM_K1Z_ZMMM512B16: Final = 5042
     """``vcvtph2hf8 W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_XMM_K1Z_XMMM128B16: Final = 5053
+    EVEX_VCVTPH2IBS_XMM_K1Z_XMMM128B16: Final = 5043
     """``vcvtph2ibs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_YMM_K1Z_YMMM256B16: Final = 5054
+    EVEX_VCVTPH2IBS_YMM_K1Z_YMMM256B16: Final = 5044
     """``vcvtph2ibs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_ZMM_K1Z_ZMMM512B16_ER: Final = 5055
+    EVEX_VCVTPH2IBS_ZMM_K1Z_ZMMM512B16_ER: Final = 5045
     """``vcvtph2ibs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 5056
+    EVEX_VCVTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 5046
     """``vcvtph2iubs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 5057
+    EVEX_VCVTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 5047
     """``vcvtph2iubs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_ZMM_K1Z_ZMMM512B16_ER: Final = 5058
+    EVEX_VCVTPH2IUBS_ZMM_K1Z_ZMMM512B16_ER: Final = 5048
     """``vcvtph2iubs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_XMM_K1Z_XMMM128B32: Final = 5059
+    EVEX_VCVTPS2IBS_XMM_K1Z_XMMM128B32: Final = 5049
     """``vcvtps2ibs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_YMM_K1Z_YMMM256B32: Final = 5060
+    EVEX_VCVTPS2IBS_YMM_K1Z_YMMM256B32: Final = 5050
     """``vcvtps2ibs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_ZMM_K1Z_ZMMM512B32_ER: Final = 5061
+    EVEX_VCVTPS2IBS_ZMM_K1Z_ZMMM512B32_ER: Final = 5051
     """``vcvtps2ibs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 5062
+    EVEX_VCVTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 5052
     """``vcvtps2iubs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 5063
+    EVEX_VCVTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 5053
     """``vcvtps2iubs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_ZMM_K1Z_ZMMM512B32_ER: Final = 5064
+    EVEX_VCVTPS2IUBS_ZMM_K1Z_ZMMM512B32_ER: Final = 5054
     """``vcvtps2iubs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_XMM_K1Z_XMMM128B16: Final = 5065
+    EVEX_VCVTTBF162IBS_XMM_K1Z_XMMM128B16: Final = 5055
     """``vcvttbf162ibs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_YMM_K1Z_YMMM256B16: Final = 5066
+    EVEX_VCVTTBF162IBS_YMM_K1Z_YMMM256B16: Final = 5056
     """``vcvttbf162ibs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 5067
+    EVEX_VCVTTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 5057
     """``vcvttbf162ibs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 5068
+    EVEX_VCVTTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 5058
     """``vcvttbf162iubs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 5069
+    EVEX_VCVTTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 5059
     """``vcvttbf162iubs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 5070
+    EVEX_VCVTTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 5060
     """``vcvttbf162iubs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_XMM_K1Z_XMMM128B64: Final = 5071
+    EVEX_VCVTTPD2DQS_XMM_K1Z_XMMM128B64: Final = 5061
     """``vcvttpd2dqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_XMM_K1Z_YMMM256B64: Final = 5072
+    EVEX_VCVTTPD2DQS_XMM_K1Z_YMMM256B64: Final = 5062
     """``vcvttpd2dqs W:xmm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_YMM_K1Z_ZMMM512B64_SAE: Final = 5073
+    EVEX_VCVTTPD2DQS_YMM_K1Z_ZMMM512B64_SAE: Final = 5063
     """``vcvttpd2dqs W:ymm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_XMM_K1Z_XMMM128B64: Final = 5074
+    EVEX_VCVTTPD2QQS_XMM_K1Z_XMMM128B64: Final = 5064
     """``vcvttpd2qqs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_YMM_K1Z_YMMM256B64: Final = 5075
+    EVEX_VCVTTPD2QQS_YMM_K1Z_YMMM256B64: Final = 5065
     """``vcvttpd2qqs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 5076
+    EVEX_VCVTTPD2QQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 5066
     """``vcvttpd2qqs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_XMM_K1Z_XMMM128B64: Final = 5077
+    EVEX_VCVTTPD2UDQS_XMM_K1Z_XMMM128B64: Final = 5067
     """``vcvttpd2udqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_XMM_K1Z_YMMM256B64: Final = 5078
+    EVEX_VCVTTPD2UDQS_XMM_K1Z_YMMM256B64: Final = 5068
     """``vcvttpd2udqs W:xmm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_YMM_K1Z_ZMMM512B64_SAE: Final = 5079
+    EVEX_VCVTTPD2UDQS_YMM_K1Z_ZMMM512B64_SAE: Final = 5069
     """``vcvttpd2udqs W:ymm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_XMM_K1Z_XMMM128B64: Final = 5080
+    EVEX_VCVTTPD2UQQS_XMM_K1Z_XMMM128B64: Final = 5070
     """``vcvttpd2uqqs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_YMM_K1Z_YMMM256B64: Final = 5081
+    EVEX_VCVTTPD2UQQS_YMM_K1Z_YMMM256B64: Final = 5071
     """``vcvttpd2uqqs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 5082
+    EVEX_VCVTTPD2UQQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 5072
     """``vcvttpd2uqqs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_XMM_K1Z_XMMM128B16: Final = 5083
+    EVEX_VCVTTPH2IBS_XMM_K1Z_XMMM128B16: Final = 5073
     """``vcvttph2ibs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_YMM_K1Z_YMMM256B16: Final = 5084
+    EVEX_VCVTTPH2IBS_YMM_K1Z_YMMM256B16: Final = 5074
     """``vcvttph2ibs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 5085
+    EVEX_VCVTTPH2IBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 5075
     """``vcvttph2ibs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 5086
+    EVEX_VCVTTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 5076
     """``vcvttph2iubs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 5087
+    EVEX_VCVTTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 5077
     """``vcvttph2iubs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 5088
+    EVEX_VCVTTPH2IUBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 5078
     """``vcvttph2iubs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_XMM_K1Z_XMMM128B32: Final = 5089
+    EVEX_VCVTTPS2DQS_XMM_K1Z_XMMM128B32: Final = 5079
     """``vcvttps2dqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_YMM_K1Z_YMMM256B32: Final = 5090
+    EVEX_VCVTTPS2DQS_YMM_K1Z_YMMM256B32: Final = 5080
     """``vcvttps2dqs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5091
+    EVEX_VCVTTPS2DQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5081
     """``vcvttps2dqs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_XMM_K1Z_XMMM128B32: Final = 5092
+    EVEX_VCVTTPS2IBS_XMM_K1Z_XMMM128B32: Final = 5082
     """``vcvttps2ibs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_YMM_K1Z_YMMM256B32: Final = 5093
+    EVEX_VCVTTPS2IBS_YMM_K1Z_YMMM256B32: Final = 5083
     """``vcvttps2ibs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5094
+    EVEX_VCVTTPS2IBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5084
     """``vcvttps2ibs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 5095
+    EVEX_VCVTTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 5085
     """``vcvttps2iubs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 5096
+    EVEX_VCVTTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 5086
     """``vcvttps2iubs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5097
+    EVEX_VCVTTPS2IUBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5087
     """``vcvttps2iubs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_XMM_K1Z_XMMM64B32: Final = 5098
+    EVEX_VCVTTPS2QQS_XMM_K1Z_XMMM64B32: Final = 5088
     """``vcvttps2qqs W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_YMM_K1Z_XMMM128B32: Final = 5099
+    EVEX_VCVTTPS2QQS_YMM_K1Z_XMMM128B32: Final = 5089
     """``vcvttps2qqs W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_ZMM_K1Z_YMMM256B32_SAE: Final = 5100
+    EVEX_VCVTTPS2QQS_ZMM_K1Z_YMMM256B32_SAE: Final = 5090
     """``vcvttps2qqs W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_XMM_K1Z_XMMM128B32: Final = 5101
+    EVEX_VCVTTPS2UDQS_XMM_K1Z_XMMM128B32: Final = 5091
     """``vcvttps2udqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_YMM_K1Z_YMMM256B32: Final = 5102
+    EVEX_VCVTTPS2UDQS_YMM_K1Z_YMMM256B32: Final = 5092
     """``vcvttps2udqs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5103
+    EVEX_VCVTTPS2UDQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5093
     """``vcvttps2udqs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_XMM_K1Z_XMMM64B32: Final = 5104
+    EVEX_VCVTTPS2UQQS_XMM_K1Z_XMMM64B32: Final = 5094
     """``vcvttps2uqqs W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_YMM_K1Z_XMMM128B32: Final = 5105
+    EVEX_VCVTTPS2UQQS_YMM_K1Z_XMMM128B32: Final = 5095
     """``vcvttps2uqqs W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_ZMM_K1Z_YMMM256B32_SAE: Final = 5106
+    EVEX_VCVTTPS2UQQS_ZMM_K1Z_YMMM256B32_SAE: Final = 5096
     """``vcvttps2uqqs W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2SIS_R32_XMMM64_SAE: Final = 5107
+    EVEX_VCVTTSD2SIS_R32_XMMM64_SAE: Final = 5097
     """``vcvttsd2sis W:r32, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2SIS_R64_XMMM64_SAE: Final = 5108
+    EVEX_VCVTTSD2SIS_R64_XMMM64_SAE: Final = 5098
     """``vcvttsd2sis W:r64, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2USIS_R32_XMMM64_SAE: Final = 5109
+    EVEX_VCVTTSD2USIS_R32_XMMM64_SAE: Final = 5099
     """``vcvttsd2usis W:r32, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2USIS_R64_XMMM64_SAE: Final = 5110
+    EVEX_VCVTTSD2USIS_R64_XMMM64_SAE: Final = 5100
     """``vcvttsd2usis W:r64, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2SIS_R32_XMMM32_SAE: Final = 5111
+    EVEX_VCVTTSS2SIS_R32_XMMM32_SAE: Final = 5101
     """``vcvttss2sis W:r32, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2SIS_R64_XMMM32_SAE: Final = 5112
+    EVEX_VCVTTSS2SIS_R64_XMMM32_SAE: Final = 5102
     """``vcvttss2sis W:r64, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2USIS_R32_XMMM32_SAE: Final = 5113
+    EVEX_VCVTTSS2USIS_R32_XMMM32_SAE: Final = 5103
     """``vcvttss2usis W:r32, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2USIS_R64_XMMM32_SAE: Final = 5114
+    EVEX_VCVTTSS2USIS_R64_XMMM32_SAE: Final = 5104
     """``vcvttss2usis W:r64, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5115
+    EVEX_VDIVBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5105
     """``vdivbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5116
+    EVEX_VDIVBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5106
     """``vdivbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5117
+    EVEX_VDIVBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5107
     """``vdivbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_XMM_K1Z_XMM_XMMM128B32: Final = 5118
+    EVEX_VDPPHPS_XMM_K1Z_XMM_XMMM128B32: Final = 5108
     """``vdpphps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_YMM_K1Z_YMM_YMMM256B32: Final = 5119
+    EVEX_VDPPHPS_YMM_K1Z_YMM_YMMM256B32: Final = 5109
     """``vdpphps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5120
+    EVEX_VDPPHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5110
     """``vdpphps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5121
+    EVEX_VFMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5111
     """``vfmadd132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5122
+    EVEX_VFMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5112
     """``vfmadd132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5123
+    EVEX_VFMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5113
     """``vfmadd132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5124
+    EVEX_VFMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5114
     """``vfmadd213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5125
+    EVEX_VFMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5115
     """``vfmadd213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5126
+    EVEX_VFMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5116
     """``vfmadd213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5127
+    EVEX_VFMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5117
     """``vfmadd231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5128
+    EVEX_VFMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5118
     """``vfmadd231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5129
+    EVEX_VFMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5119
     """``vfmadd231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5130
+    EVEX_VFMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5120
     """``vfmsub132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5131
+    EVEX_VFMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5121
     """``vfmsub132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5132
+    EVEX_VFMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5122
     """``vfmsub132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5133
+    EVEX_VFMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5123
     """``vfmsub213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5134
+    EVEX_VFMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5124
     """``vfmsub213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5135
+    EVEX_VFMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5125
     """``vfmsub213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5136
+    EVEX_VFMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5126
     """``vfmsub231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5137
+    EVEX_VFMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5127
     """``vfmsub231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5138
+    EVEX_VFMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5128
     """``vfmsub231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5139
+    EVEX_VFNMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5129
     """``vfnmadd132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5140
+    EVEX_VFNMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5130
     """``vfnmadd132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5141
+    EVEX_VFNMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5131
     """``vfnmadd132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5142
+    EVEX_VFNMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5132
     """``vfnmadd213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5143
+    EVEX_VFNMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5133
     """``vfnmadd213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5144
+    EVEX_VFNMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5134
     """``vfnmadd213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5145
+    EVEX_VFNMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5135
     """``vfnmadd231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5146
+    EVEX_VFNMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5136
     """``vfnmadd231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5147
+    EVEX_VFNMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5137
     """``vfnmadd231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5148
+    EVEX_VFNMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5138
     """``vfnmsub132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5149
+    EVEX_VFNMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5139
     """``vfnmsub132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5150
+    EVEX_VFNMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5140
     """``vfnmsub132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5151
+    EVEX_VFNMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5141
     """``vfnmsub213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5152
+    EVEX_VFNMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5142
     """``vfnmsub213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5153
+    EVEX_VFNMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5143
     """``vfnmsub213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5154
+    EVEX_VFNMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5144
     """``vfnmsub231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5155
+    EVEX_VFNMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5145
     """``vfnmsub231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5156
+    EVEX_VFNMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5146
     """``vfnmsub231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8: Final = 5157
+    EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8: Final = 5147
     """``vfpclassbf16 W:k, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8: Final = 5158
+    EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8: Final = 5148
     """``vfpclassbf16 W:k, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8: Final = 5159
+    EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8: Final = 5149
     """``vfpclassbf16 W:k, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_XMM_K1Z_XMMM128B16: Final = 5160
+    EVEX_VGETEXPBF16_XMM_K1Z_XMMM128B16: Final = 5150
     """``vgetexpbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_YMM_K1Z_YMMM256B16: Final = 5161
+    EVEX_VGETEXPBF16_YMM_K1Z_YMMM256B16: Final = 5151
     """``vgetexpbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_ZMM_K1Z_ZMMM512B16: Final = 5162
+    EVEX_VGETEXPBF16_ZMM_K1Z_ZMMM512B16: Final = 5152
     """``vgetexpbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5163
+    EVEX_VGETMANTBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5153
     """``vgetmantbf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5164
+    EVEX_VGETMANTBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5154
     """``vgetmantbf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5165
+    EVEX_VGETMANTBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5155
     """``vgetmantbf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VMAXBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5166
+    EVEX_VMAXBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5156
     """``vmaxbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMAXBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5167
+    EVEX_VMAXBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5157
     """``vmaxbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5168
+    EVEX_VMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5158
     """``vmaxbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMINBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5169
+    EVEX_VMINBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5159
     """``vminbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5170
+    EVEX_VMINBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5160
     """``vminbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5171
+    EVEX_VMINBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5161
     """``vminbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 5172
+    EVEX_VMINMAXBF16_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 5162
     """``vminmaxbf16 W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 5173
+    EVEX_VMINMAXBF16_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 5163
     """``vminmaxbf16 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16_IMM8: Final = 5174
+    EVEX_VMINMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16_IMM8: Final = 5164
     """``vminmaxbf16 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5175
+    EVEX_VMINMAXPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5165
     """``vminmaxpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5176
+    EVEX_VMINMAXPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5166
     """``vminmaxpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5177
+    EVEX_VMINMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5167
     """``vminmaxpd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 5178
+    EVEX_VMINMAXPH_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 5168
     """``vminmaxph W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 5179
+    EVEX_VMINMAXPH_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 5169
     """``vminmaxph W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_IMM8_SAE: Final = 5180
+    EVEX_VMINMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_IMM8_SAE: Final = 5170
     """``vminmaxph W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5181
+    EVEX_VMINMAXPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5171
     """``vminmaxps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5182
+    EVEX_VMINMAXPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5172
     """``vminmaxps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5183
+    EVEX_VMINMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5173
     """``vminmaxps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5184
+    EVEX_VMINMAXSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5174
     """``vminmaxsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 53 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 5185
+    EVEX_VMINMAXSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 5175
     """``vminmaxsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.NP.0F3A.W0 53 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5186
+    EVEX_VMINMAXSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5176
     """``vminmaxss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 53 /r ib`` (AVX10_2)"""
-    EVEX_VMULBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5187
+    EVEX_VMULBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5177
     """``vmulbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VMULBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5188
+    EVEX_VMULBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5178
     """``vmulbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VMULBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5189
+    EVEX_VMULBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5179
     """``vmulbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_XMM_K1Z_XMMM128B16: Final = 5190
+    EVEX_VRCPBF16_XMM_K1Z_XMMM128B16: Final = 5180
     """``vrcpbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_YMM_K1Z_YMMM256B16: Final = 5191
+    EVEX_VRCPBF16_YMM_K1Z_YMMM256B16: Final = 5181
     """``vrcpbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_ZMM_K1Z_ZMMM512B16: Final = 5192
+    EVEX_VRCPBF16_ZMM_K1Z_ZMMM512B16: Final = 5182
     """``vrcpbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5193
+    EVEX_VREDUCEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5183
     """``vreducebf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5194
+    EVEX_VREDUCEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5184
     """``vreducebf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5195
+    EVEX_VREDUCEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5185
     """``vreducebf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5196
+    EVEX_VRNDSCALEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5186
     """``vrndscalebf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5197
+    EVEX_VRNDSCALEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5187
     """``vrndscalebf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5198
+    EVEX_VRNDSCALEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5188
     """``vrndscalebf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_XMM_K1Z_XMMM128B16: Final = 5199
+    EVEX_VRSQRTBF16_XMM_K1Z_XMMM128B16: Final = 5189
     """``vrsqrtbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_YMM_K1Z_YMMM256B16: Final = 5200
+    EVEX_VRSQRTBF16_YMM_K1Z_YMMM256B16: Final = 5190
     """``vrsqrtbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 5201
+    EVEX_VRSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 5191
     """``vrsqrtbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5202
+    EVEX_VSCALEFBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5192
     """``vscalefbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5203
+    EVEX_VSCALEFBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5193
     """``vscalefbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5204
+    EVEX_VSCALEFBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5194
     """``vscalefbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_XMM_K1Z_XMMM128B16: Final = 5205
+    EVEX_VSQRTBF16_XMM_K1Z_XMMM128B16: Final = 5195
     """``vsqrtbf16 W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_YMM_K1Z_YMMM256B16: Final = 5206
+    EVEX_VSQRTBF16_YMM_K1Z_YMMM256B16: Final = 5196
     """``vsqrtbf16 W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 5207
+    EVEX_VSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 5197
     """``vsqrtbf16 W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5208
+    EVEX_VSUBBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5198
     """``vsubbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5209
+    EVEX_VSUBBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5199
     """``vsubbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5210
+    EVEX_VSUBBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5200
     """``vsubbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VUCOMXSD_XMM_XMMM64_SAE: Final = 5211
+    EVEX_VUCOMXSD_XMM_XMMM64_SAE: Final = 5201
     """``vucomxsd R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2E /r`` (AVX10_2)"""
-    EVEX_VUCOMXSH_XMM_XMMM16_SAE: Final = 5212
+    EVEX_VUCOMXSH_XMM_XMMM16_SAE: Final = 5202
     """``vucomxsh R:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 2E /r`` (AVX10_2)"""
-    EVEX_VUCOMXSS_XMM_XMMM32_SAE: Final = 5213
+    EVEX_VUCOMXSS_XMM_XMMM32_SAE: Final = 5203
     """``vucomxss R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2E /r`` (AVX10_2)"""
-    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 5214
+    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 5204
     """``vpxord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 5215
+    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 5205
     """``vpxord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5216
+    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5206
     """``vpxord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EF /r`` (AVX512F)"""
-    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 5217
+    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 5207
     """``vpandd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 5218
+    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 5208
     """``vpandd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5219
+    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5209
     """``vpandd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DB /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 5220
+    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 5210
     """``vmovdqu32 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 5221
+    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 5211
     """``vmovdqu32 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 5222
+    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 5212
     """``vmovdqu32 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 5223
+    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 5213
     """``vmovdqu32 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 5224
+    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 5214
     """``vmovdqu32 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 5225
+    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 5215
     """``vmovdqu32 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 5226
+    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 5216
     """``vmovdqu64 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 5227
+    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 5217
     """``vmovdqu64 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 5228
+    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 5218
     """``vmovdqu64 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 5229
+    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 5219
     """``vmovdqu64 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 5230
+    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 5220
     """``vmovdqu64 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 5231
+    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 5221
     """``vmovdqu64 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 5232
+    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 5222
     """``vpord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 5233
+    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 5223
     """``vpord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5234
+    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5224
     """``vpord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EB /r`` (AVX512F)"""
-    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 5235
+    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 5225
     """``vporq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 5236
+    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 5226
     """``vporq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5237
+    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5227
     """``vporq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EB /r`` (AVX512F)"""
-    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 5238
+    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 5228
     """``vpandq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 5239
+    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 5229
     """``vpandq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5240
+    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5230
     """``vpandq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DB /r`` (AVX512F)"""
-    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 5241
+    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 5231
     """``vpxorq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 5242
+    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 5232
     """``vpxorq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5243
+    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5233
     """``vpxorq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EF /r`` (AVX512F)"""
-    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 5244
+    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 5234
     """``vpandnd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 5245
+    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 5235
     """``vpandnd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5246
+    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5236
     """``vpandnd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DF /r`` (AVX512F)"""
-    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 5247
+    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 5237
     """``vpandnq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 5248
+    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 5238
     """``vpandnq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5249
+    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5239
     """``vpandnq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DF /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 5250
+    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 5240
     """``vmovdqa32 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 5251
+    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 5241
     """``vmovdqa32 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 5252
+    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 5242
     """``vmovdqa32 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 5253
+    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 5243
     """``vmovdqa32 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 5254
+    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 5244
     """``vmovdqa32 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 5255
+    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 5245
     """``vmovdqa32 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 5256
+    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 5246
     """``vmovdqa64 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 5257
+    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 5247
     """``vmovdqa64 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 5258
+    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 5248
     """``vmovdqa64 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 5259
+    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 5249
     """``vmovdqa64 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 5260
+    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 5250
     """``vmovdqa64 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 5261
+    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 5251
     """``vmovdqa64 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 5262
+    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 5252
     """``vprord W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 5263
+    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 5253
     """``vprord W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 5264
+    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 5254
     """``vprord W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5265
+    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5255
     """``vprorq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5266
+    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5256
     """``vprorq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5267
+    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5257
     """``vprorq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 5268
+    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 5258
     """``vprold W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 5269
+    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 5259
     """``vprold W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 5270
+    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 5260
     """``vprold W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5271
+    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5261
     """``vprolq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5272
+    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5262
     """``vprolq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5273
+    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5263
     """``vprolq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5274
+    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5264
     """``vpsraq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 5275
+    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 5265
     """``vpsraq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5276
+    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5266
     """``vpsraq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5277
+    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5267
     """``vpsraq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 5278
+    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 5268
     """``vpsraq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 5279
+    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 5269
     """``vpsraq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 5280
+    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 5270
     """``vcvttps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 5281
+    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 5271
     """``vcvttps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 5282
+    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 5272
     """``vcvttps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 5283
+    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 5273
     """``vcvttpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 5284
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 5274
     """``vcvttpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 5285
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 5275
     """``vcvttpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 5286
+    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 5276
     """``vcvttss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 5287
+    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 5277
     """``vcvttss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 5288
+    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 5278
     """``vcvttsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 5289
+    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 5279
     """``vcvttsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 5290
+    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 5280
     """``vcvtps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 5291
+    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 5281
     """``vcvtps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 5292
+    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 5282
     """``vcvtps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 5293
+    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 5283
     """``vcvtpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 5294
+    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 5284
     """``vcvtpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 5295
+    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 5285
     """``vcvtpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 5296
+    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 5286
     """``vcvtss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 5297
+    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 5287
     """``vcvtss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 5298
+    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 5288
     """``vcvtsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 5299
+    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 5289
     """``vcvtsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 5300
+    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 5290
     """``vcvtudq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 5301
+    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 5291
     """``vcvtudq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 5302
+    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 5292
     """``vcvtudq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 5303
+    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 5293
     """``vcvtudq2ps W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 5304
+    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 5294
     """``vcvtudq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 5305
+    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 5295
     """``vcvtudq2ps W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 5306
+    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 5296
     """``vcvtusi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 5307
+    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 5297
     """``vcvtusi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 5308
+    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 5298
     """``vcvtusi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 5309
+    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 5299
     """``vcvtusi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 5310
+    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 5300
     """``vpmovusdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 11 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 5311
+    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 5301
     """``vpmovusdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 5312
+    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 5302
     """``vpmovusdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 5313
+    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 5303
     """``vpmovusqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 12 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 5314
+    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 5304
     """``vpmovusqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 5315
+    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 5305
     """``vpmovusqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 5316
+    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 5306
     """``vpmovusdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 5317
+    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 5307
     """``vpmovusdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 5318
+    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 5308
     """``vpmovusdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5319
+    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5309
     """``vprorvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 5320
+    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 5310
     """``vprorvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 5321
+    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 5311
     """``vprorvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5322
+    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5312
     """``vprorvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 14 /r`` (AVX512F)"""
-    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5323
+    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5313
     """``vprorvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5324
+    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5314
     """``vprorvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 5325
+    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 5315
     """``vpmovusqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 5326
+    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 5316
     """``vpmovusqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 5327
+    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 5317
     """``vpmovusqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5328
+    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5318
     """``vprolvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 5329
+    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 5319
     """``vprolvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 5330
+    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 5320
     """``vprolvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5331
+    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5321
     """``vprolvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 15 /r`` (AVX512F)"""
-    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5332
+    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5322
     """``vprolvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5333
+    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5323
     """``vprolvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 5334
+    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 5324
     """``vpmovusqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 5335
+    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 5325
     """``vpmovusqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 5336
+    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 5326
     """``vpmovusqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 5337
+    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 5327
     """``vbroadcastf32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 1A /r`` (AVX512F)"""
-    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 5338
+    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 5328
     """``vbroadcastf32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 1A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 5339
+    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 5329
     """``vbroadcastf64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 1B /r`` (AVX512F)"""
-    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 5340
+    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 5330
     """``vpabsq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 1F /r`` (AVX512F)"""
-    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 5341
+    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 5331
     """``vpabsq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 5342
+    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 5332
     """``vpabsq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 5343
+    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 5333
     """``vpmovsdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 5344
+    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 5334
     """``vpmovsdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 5345
+    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 5335
     """``vpmovsdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 5346
+    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 5336
     """``vpmovsqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 5347
+    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 5337
     """``vpmovsqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 5348
+    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 5338
     """``vpmovsqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 5349
+    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 5339
     """``vpmovsdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 5350
+    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 5340
     """``vpmovsdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 5351
+    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 5341
     """``vpmovsdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 5352
+    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 5342
     """``vpmovsqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 5353
+    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 5343
     """``vpmovsqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 5354
+    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 5344
     """``vpmovsqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 5355
+    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 5345
     """``vpmovsqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 5356
+    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 5346
     """``vpmovsqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 5357
+    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 5347
     """``vpmovsqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 5358
+    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 5348
     """``vptestmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 5359
+    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 5349
     """``vptestmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 5360
+    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 5350
     """``vptestmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 5361
+    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 5351
     """``vptestmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 5362
+    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 5352
     """``vptestmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 5363
+    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 5353
     """``vptestmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 5364
+    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 5354
     """``vptestnmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 5365
+    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 5355
     """``vptestnmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 5366
+    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 5356
     """``vptestnmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 5367
+    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 5357
     """``vptestnmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 5368
+    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 5358
     """``vptestnmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 5369
+    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 5359
     """``vptestnmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 5370
+    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 5360
     """``vscalefps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 5371
+    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 5361
     """``vscalefps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 5372
+    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 5362
     """``vscalefps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 5373
+    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 5363
     """``vscalefpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 5374
+    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 5364
     """``vscalefpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 5375
+    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 5365
     """``vscalefpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 5376
+    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 5366
     """``vscalefss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 2D /r`` (AVX512F)"""
-    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 5377
+    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 5367
     """``vscalefsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 2D /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 5378
+    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 5368
     """``vpmovdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 31 /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 5379
+    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 5369
     """``vpmovdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 5380
+    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 5370
     """``vpmovdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 5381
+    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 5371
     """``vpmovqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 32 /r`` (AVX512F)"""
-    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 5382
+    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 5372
     """``vpmovqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 5383
+    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 5373
     """``vpmovqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 5384
+    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 5374
     """``vpmovdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 33 /r`` (AVX512F)"""
-    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 5385
+    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 5375
     """``vpmovdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 5386
+    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 5376
     """``vpmovdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 5387
+    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 5377
     """``vpmovqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 34 /r`` (AVX512F)"""
-    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 5388
+    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 5378
     """``vpmovqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 5389
+    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 5379
     """``vpmovqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 5390
+    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 5380
     """``vpmovqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 5391
+    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 5381
     """``vpmovqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 5392
+    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 5382
     """``vpmovqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5393
+    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5383
     """``vpminsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 39 /r`` (AVX512F)"""
-    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 5394
+    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 5384
     """``vpminsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 5395
+    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 5385
     """``vpminsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5396
+    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5386
     """``vpminuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3B /r`` (AVX512F)"""
-    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 5397
+    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 5387
     """``vpminuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 5398
+    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 5388
     """``vpminuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5399
+    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5389
     """``vpmaxsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 5400
+    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 5390
     """``vpmaxsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 5401
+    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 5391
     """``vpmaxsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5402
+    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5392
     """``vpmaxuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 5403
+    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 5393
     """``vpmaxuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 5404
+    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 5394
     """``vpmaxuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5405
+    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5395
     """``vgetexpps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 5406
+    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 5396
     """``vgetexpps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 5407
+    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 5397
     """``vgetexpps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5408
+    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5398
     """``vgetexppd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 5409
+    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 5399
     """``vgetexppd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 5410
+    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 5400
     """``vgetexppd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5411
+    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5401
     """``vgetexpss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 43 /r`` (AVX512F)"""
-    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5412
+    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5402
     """``vgetexpsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 43 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5413
+    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5403
     """``vpsravq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5414
+    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5404
     """``vpsravq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5415
+    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5405
     """``vpsravq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 5416
+    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 5406
     """``vrcp14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 5417
+    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 5407
     """``vrcp14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 5418
+    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 5408
     """``vrcp14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 5419
+    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 5409
     """``vrcp14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 5420
+    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 5410
     """``vrcp14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 5421
+    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 5411
     """``vrcp14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 5422
+    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 5412
     """``vrcp14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4D /r`` (AVX512F)"""
-    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 5423
+    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 5413
     """``vrcp14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4D /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 5424
+    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 5414
     """``vrsqrt14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 5425
+    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 5415
     """``vrsqrt14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 5426
+    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 5416
     """``vrsqrt14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 5427
+    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 5417
     """``vrsqrt14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 5428
+    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 5418
     """``vrsqrt14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 5429
+    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 5419
     """``vrsqrt14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 5430
+    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 5420
     """``vrsqrt14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4F /r`` (AVX512F)"""
-    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 5431
+    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 5421
     """``vrsqrt14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4F /r`` (AVX512F)"""
-    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5432
+    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5422
     """``vexp2ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C8 /r`` (AVX512ER)"""
-    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5433
+    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5423
     """``vexp2pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C8 /r`` (AVX512ER)"""
-    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5434
+    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5424
     """``vrcp28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5435
+    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5425
     """``vrcp28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5436
+    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5426
     """``vrcp28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CB /r`` (AVX512ER)"""
-    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5437
+    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5427
     """``vrcp28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CB /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5438
+    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5428
     """``vrsqrt28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5439
+    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5429
     """``vrsqrt28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5440
+    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5430
     """``vrsqrt28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CD /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5441
+    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5431
     """``vrsqrt28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CD /r`` (AVX512ER)"""
-    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 5442
+    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 5432
     """``vbroadcasti32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 5A /r`` (AVX512F)"""
-    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 5443
+    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 5433
     """``vbroadcasti32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 5444
+    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 5434
     """``vbroadcasti64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 5B /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5445
+    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5435
     """``vpblendmd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 5446
+    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 5436
     """``vpblendmd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 5447
+    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 5437
     """``vpblendmd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5448
+    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5438
     """``vpblendmq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 5449
+    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 5439
     """``vpblendmq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 5450
+    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 5440
     """``vpblendmq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5451
+    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5441
     """``vblendmps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 5452
+    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 5442
     """``vblendmps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 5453
+    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 5443
     """``vblendmps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5454
+    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5444
     """``vblendmpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 5455
+    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 5445
     """``vblendmpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 5456
+    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 5446
     """``vblendmpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5457
+    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5447
     """``vpermi2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 5458
+    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 5448
     """``vpermi2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 5459
+    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 5449
     """``vpermi2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5460
+    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5450
     """``vpermi2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 5461
+    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 5451
     """``vpermi2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 5462
+    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 5452
     """``vpermi2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5463
+    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5453
     """``vpermi2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 5464
+    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 5454
     """``vpermi2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 5465
+    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 5455
     """``vpermi2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5466
+    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5456
     """``vpermi2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 5467
+    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 5457
     """``vpermi2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 5468
+    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 5458
     """``vpermi2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5469
+    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5459
     """``vpermt2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 5470
+    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 5460
     """``vpermt2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 5471
+    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 5461
     """``vpermt2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5472
+    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5462
     """``vpermt2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 5473
+    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 5463
     """``vpermt2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 5474
+    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 5464
     """``vpermt2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5475
+    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5465
     """``vpermt2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 5476
+    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 5466
     """``vpermt2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 5477
+    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 5467
     """``vpermt2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5478
+    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5468
     """``vpermt2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 5479
+    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 5469
     """``vpermt2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 5480
+    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 5470
     """``vpermt2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 5481
+    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 5471
     """``vexpandps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 5482
+    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 5472
     """``vexpandps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 5483
+    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 5473
     """``vexpandps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 5484
+    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 5474
     """``vexpandpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 5485
+    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 5475
     """``vexpandpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 5486
+    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 5476
     """``vexpandpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 5487
+    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 5477
     """``vpexpandd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 5488
+    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 5478
     """``vpexpandd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 5489
+    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 5479
     """``vpexpandd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 5490
+    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 5480
     """``vpexpandq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 5491
+    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 5481
     """``vpexpandq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 5492
+    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 5482
     """``vpexpandq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 5493
+    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 5483
     """``vcompressps W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 5494
+    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 5484
     """``vcompressps W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 5495
+    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 5485
     """``vcompressps W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 5496
+    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 5486
     """``vcompresspd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 5497
+    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 5487
     """``vcompresspd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 5498
+    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 5488
     """``vcompresspd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 5499
+    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 5489
     """``vpcompressd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 5500
+    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 5490
     """``vpcompressd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 5501
+    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 5491
     """``vpcompressd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 5502
+    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 5492
     """``vpcompressq W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 5503
+    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 5493
     """``vpcompressq W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 5504
+    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 5494
     """``vpcompressq W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5505
+    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5495
     """``valignd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5506
+    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5496
     """``valignd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5507
+    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5497
     """``valignd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5508
+    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5498
     """``valignq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5509
+    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5499
     """``valignq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5510
+    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5500
     """``valignq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5511
+    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5501
     """``vrndscaleps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 08 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5512
+    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5502
     """``vrndscaleps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5513
+    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5503
     """``vrndscaleps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5514
+    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5504
     """``vrndscalepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 09 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5515
+    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5505
     """``vrndscalepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5516
+    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5506
     """``vrndscalepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5517
+    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5507
     """``vrndscaless W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 0A /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5518
+    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5508
     """``vrndscalesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 0B /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5519
+    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5509
     """``vinsertf32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 18 /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5520
+    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5510
     """``vinsertf32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 18 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 5521
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 5511
     """``vextractf32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 19 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 5522
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 5512
     """``vextractf32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 19 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5523
+    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5513
     """``vinsertf64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 1A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 5524
+    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 5514
     """``vextractf64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 1B /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 5525
+    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 5515
     """``vpcmpud W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 5526
+    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 5516
     """``vpcmpud W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 5527
+    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 5517
     """``vpcmpud W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 5528
+    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 5518
     """``vpcmpuq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 5529
+    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 5519
     """``vpcmpuq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 5530
+    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 5520
     """``vpcmpuq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 5531
+    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 5521
     """``vpcmpd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 5532
+    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 5522
     """``vpcmpd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 5533
+    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 5523
     """``vpcmpd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 5534
+    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 5524
     """``vpcmpq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 5535
+    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 5525
     """``vpcmpq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 5536
+    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 5526
     """``vpcmpq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5537
+    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5527
     """``vshuff32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5538
+    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5528
     """``vshuff32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5539
+    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5529
     """``vshuff64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5540
+    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5530
     """``vshuff64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5541
+    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5531
     """``vpternlogd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5542
+    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5532
     """``vpternlogd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5543
+    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5533
     """``vpternlogd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5544
+    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5534
     """``vpternlogq RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5545
+    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5535
     """``vpternlogq RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5546
+    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5536
     """``vpternlogq RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5547
+    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5537
     """``vgetmantps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5548
+    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5538
     """``vgetmantps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5549
+    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5539
     """``vgetmantps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5550
+    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5540
     """``vgetmantpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5551
+    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5541
     """``vgetmantpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5552
+    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5542
     """``vgetmantpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5553
+    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5543
     """``vgetmantss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 27 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5554
+    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5544
     """``vgetmantsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 27 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5555
+    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5545
     """``vinserti32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 38 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5556
+    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5546
     """``vinserti32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 38 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 5557
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 5547
     """``vextracti32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 39 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 5558
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 5548
     """``vextracti32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 39 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5559
+    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5549
     """``vinserti64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 3A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 5560
+    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 5550
     """``vextracti64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 3B /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5561
+    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5551
     """``vshufi32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5562
+    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5552
     """``vshufi32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5563
+    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5553
     """``vshufi64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5564
+    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5554
     """``vshufi64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5565
+    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5555
     """``vfixupimmps RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5566
+    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5556
     """``vfixupimmps RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5567
+    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5557
     """``vfixupimmps RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5568
+    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5558
     """``vfixupimmpd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5569
+    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5559
     """``vfixupimmpd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5570
+    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5560
     """``vfixupimmpd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5571
+    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5561
     """``vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 55 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5572
+    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5562
     """``vfixupimmsd RW:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 55 /r ib`` (AVX512F)"""
-    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 5573
+    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 5563
     """``vpbroadcastmb2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 2A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 5574
+    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 5564
     """``vpbroadcastmb2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 5575
+    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 5565
     """``vpbroadcastmb2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 5576
+    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 5566
     """``vpbroadcastmw2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 3A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 5577
+    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 5567
     """``vpbroadcastmw2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 5578
+    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 5568
     """``vpbroadcastmw2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 5579
+    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 5569
     """``vplzcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 5580
+    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 5570
     """``vplzcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 5581
+    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 5571
     """``vplzcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 5582
+    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 5572
     """``vplzcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 5583
+    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 5573
     """``vplzcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 5584
+    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 5574
     """``vplzcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 5585
+    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 5575
     """``vpconflictd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 5586
+    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 5576
     """``vpconflictd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 5587
+    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 5577
     """``vpconflictd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 5588
+    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 5578
     """``vpconflictq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 5589
+    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 5579
     """``vpconflictq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 5590
+    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 5580
     """``vpconflictq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 5591
+    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 5581
     """``vcvtqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 5B /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 5592
+    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 5582
     """``vcvtqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 5593
+    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 5583
     """``vcvtqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 5594
+    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 5584
     """``vcvttps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 5595
+    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 5585
     """``vcvttps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 5596
+    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 5586
     """``vcvttps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 5597
+    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 5587
     """``vcvttpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 5598
+    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 5588
     """``vcvttpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 5599
+    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 5589
     """``vcvttpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 5600
+    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 5590
     """``vcvtps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 5601
+    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 5591
     """``vcvtps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 5602
+    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 5592
     """``vcvtps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 5603
+    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 5593
     """``vcvtpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 5604
+    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 5594
     """``vcvtpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 5605
+    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 5595
     """``vcvtpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 5606
+    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 5596
     """``vcvttps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 5607
+    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 5597
     """``vcvttps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 5608
+    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 5598
     """``vcvttps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 5609
+    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 5599
     """``vcvttpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 5610
+    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 5600
     """``vcvttpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 5611
+    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 5601
     """``vcvttpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 5612
+    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 5602
     """``vcvtuqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 5613
+    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 5603
     """``vcvtuqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 5614
+    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 5604
     """``vcvtuqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 5615
+    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 5605
     """``vcvtuqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 5616
+    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 5606
     """``vcvtuqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 5617
+    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 5607
     """``vcvtuqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 5618
+    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 5608
     """``vcvtps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 5619
+    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 5609
     """``vcvtps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 5620
+    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 5610
     """``vcvtps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 5621
+    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 5611
     """``vcvtpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 5622
+    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 5612
     """``vcvtpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 5623
+    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 5613
     """``vcvtpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 5624
+    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 5614
     """``vcvtqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 E6 /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 5625
+    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 5615
     """``vcvtqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 5626
+    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 5616
     """``vcvtqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 5627
+    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 5617
     """``vbroadcastf32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 19 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 5628
+    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 5618
     """``vbroadcastf32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 19 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 5629
+    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 5619
     """``vbroadcastf64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 1A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 5630
+    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 5620
     """``vbroadcastf64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 1A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 5631
+    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 5621
     """``vbroadcastf32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 1B /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_ZMM_KR: Final = 5632
+    EVEX_VPMOVM2D_ZMM_KR: Final = 5622
     """``vpmovm2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_XMM_KR: Final = 5633
+    EVEX_VPMOVM2D_XMM_KR: Final = 5623
     """``vpmovm2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2D_YMM_KR: Final = 5634
+    EVEX_VPMOVM2D_YMM_KR: Final = 5624
     """``vpmovm2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_ZMM_KR: Final = 5635
+    EVEX_VPMOVM2Q_ZMM_KR: Final = 5625
     """``vpmovm2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2Q_XMM_KR: Final = 5636
+    EVEX_VPMOVM2Q_XMM_KR: Final = 5626
     """``vpmovm2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_YMM_KR: Final = 5637
+    EVEX_VPMOVM2Q_YMM_KR: Final = 5627
     """``vpmovm2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_ZMM: Final = 5638
+    EVEX_VPMOVD2M_KR_ZMM: Final = 5628
     """``vpmovd2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_XMM: Final = 5639
+    EVEX_VPMOVD2M_KR_XMM: Final = 5629
     """``vpmovd2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_YMM: Final = 5640
+    EVEX_VPMOVD2M_KR_YMM: Final = 5630
     """``vpmovd2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_ZMM: Final = 5641
+    EVEX_VPMOVQ2M_KR_ZMM: Final = 5631
     """``vpmovq2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_XMM: Final = 5642
+    EVEX_VPMOVQ2M_KR_XMM: Final = 5632
     """``vpmovq2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_YMM: Final = 5643
+    EVEX_VPMOVQ2M_KR_YMM: Final = 5633
     """``vpmovq2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5644
+    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5634
     """``vpmullq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 40 /r`` (AVX512DQ)"""
-    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 5645
+    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 5635
     """``vpmullq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 5646
+    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 5636
     """``vpmullq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 5647
+    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 5637
     """``vbroadcasti32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 59 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 5648
+    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 5638
     """``vbroadcasti32x2 W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 5649
+    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 5639
     """``vbroadcasti32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 5650
+    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 5640
     """``vbroadcasti64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 5A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 5651
+    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 5641
     """``vbroadcasti64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 5A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 5652
+    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 5642
     """``vbroadcasti32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 5B /r`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5653
+    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5643
     """``vinsertf64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 18 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5654
+    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5644
     """``vinsertf64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 18 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 5655
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 5645
     """``vextractf64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 19 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 5656
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 5646
     """``vextractf64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 19 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5657
+    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5647
     """``vinsertf32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 1A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 5658
+    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 5648
     """``vextractf32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1B /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5659
+    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5649
     """``vinserti64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 38 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5660
+    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5650
     """``vinserti64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 38 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 5661
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 5651
     """``vextracti64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 39 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 5662
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 5652
     """``vextracti64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 39 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5663
+    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5653
     """``vinserti32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 3A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 5664
+    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 5654
     """``vextracti32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 3B /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5665
+    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5655
     """``vrangeps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5666
+    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5656
     """``vrangeps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5667
+    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5657
     """``vrangeps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5668
+    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5658
     """``vrangepd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5669
+    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5659
     """``vrangepd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5670
+    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5660
     """``vrangepd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5671
+    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5661
     """``vrangess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 51 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5672
+    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5662
     """``vrangesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 51 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5673
+    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5663
     """``vreduceps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5674
+    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5664
     """``vreduceps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5675
+    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5665
     """``vreduceps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5676
+    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5666
     """``vreducepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5677
+    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5667
     """``vreducepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5678
+    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5668
     """``vreducepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5679
+    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5669
     """``vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 57 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5680
+    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5670
     """``vreducesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 57 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 5681
+    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 5671
     """``vfpclassps W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 5682
+    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 5672
     """``vfpclassps W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 5683
+    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 5673
     """``vfpclassps W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 5684
+    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 5674
     """``vfpclasspd W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 5685
+    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 5675
     """``vfpclasspd W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 5686
+    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 5676
     """``vfpclasspd W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 5687
+    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 5677
     """``vfpclassss W:k, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 67 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 5688
+    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 5678
     """``vfpclasssd W:k, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 67 /r ib`` (AVX512DQ)"""
 

@@ -457,11 +457,11 @@ def shape_JMP_M1616(fid, k0, k1, k2, k3):   # 10 forms: JMP_M1616, CALL_M1616, F
     return enc, None
 
 
-def shape_REX2_JMP_M1616(fid, k0, k1, k2, k3):   # 10 forms: REX2_JMP_M1616, REX2_CALL_M1616, REX2_FLDENV_M14BYTE, …
+def shape_REX2_JMP_M1616(fid, k0, k1, k2):   # 6 forms: REX2_JMP_M1616, REX2_CALL_M1616, REX2_FLDENV_M14BYTE, …
     def enc(a0):
         if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
             if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes5(k1, 0xd5, a0.rex, k2, k3 | a0.modrm) + a0.tail
+            return _bytes5(0x66, 0xd5, a0.rex, k1, k2 | a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 

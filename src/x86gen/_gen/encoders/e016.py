@@ -173,10 +173,10 @@ def shape_RDPID_R64(fid, k0, k1):   # 3 forms: RDPID_R64, SENDUIPI_R64, UMONITOR
     return enc, None
 
 
-def shape_REX2_RDPID_R64(fid, k0, k1, k2, k3):   # 11 forms: REX2_RDPID_R64, REX2_RDFSBASE_R64, REX2_RDGSBASE_R64, …
+def shape_REX2_RDPID_R64(fid, k0, k1, k2):   # 9 forms: REX2_RDPID_R64, REX2_RDFSBASE_R64, REX2_RDGSBASE_R64, …
     def enc(a0):
         if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
-            return _bytes5(k0, 0xd5, k1 | a0.rex2_b, k2, k3 | a0.lo)
+            return _bytes5(0xf3, 0xd5, k0 | a0.rex2_b, k1, k2 | a0.lo)
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 

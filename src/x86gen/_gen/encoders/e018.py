@@ -401,10 +401,10 @@ def shape_RDFSBASE_R32(fid, k0, k1, k2):   # 8 forms: RDFSBASE_R32, RDGSBASE_R32
     return enc, None
 
 
-def shape_REX2_RDFSBASE_R32(fid, k0, k1, k2):   # 8 forms: REX2_RDFSBASE_R32, REX2_RDGSBASE_R32, REX2_WRFSBASE_R32, …
+def shape_REX2_RDFSBASE_R32(fid, k0, k1):   # 6 forms: REX2_RDFSBASE_R32, REX2_RDGSBASE_R32, REX2_WRFSBASE_R32, …
     def enc(a0):
         if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
-            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_b, k1, k2 | a0.lo)
+            return _bytes5(0xf3, 0xd5, 0x80 | a0.rex2_b, k0, k1 | a0.lo)
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 

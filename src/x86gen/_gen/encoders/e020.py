@@ -3,8 +3,8 @@
 """Encoders, one function per shape: shapes 640-671 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _label_error, _operand_error, _range_error
-from ...memory import EgprMem, Mem
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _distinct_error, _label_error, _operand_error, _range_error
+from ...memory import EgprMem, Mem, VsibMem
 from ...registers import REGISTERS, Gpr32, Gpr64, KReg, Mmx, StReg, Xmm
 R_ax = REGISTERS['ax']
 
@@ -34,15 +34,6 @@ def shape_FSTENV_M14BYTE(fid, k0, k1):   # 2 forms: FSTENV_M14BYTE, FSAVE_M94BYT
             rex = a0.rex
             if rex: return _bytes5(0x9b, 0x66, 0x40 | rex, k1, 0x30 | a0.modrm) + a0.tail
             return _bytes4(0x9b, 0x66, k1, 0x30 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_REX2_FSTENV_M14BYTE(fid, k0, k1):   # 2 forms: REX2_FSTENV_M14BYTE, REX2_FSAVE_M94BYTE
-    def enc(a0):
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes6(0x9b, 0x66, 0xd5, a0.rex, k1, 0x30 | a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
@@ -386,4 +377,16 @@ def shape_VEX_KSHIFTRB_KR_KR_IMM8(fid, k0, k1):   # 8 forms: VEX_KSHIFTRB_KR_KR_
     return enc, fits
 
 
-SHAPES = (shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_REX2_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_REX2_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_REX2_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_REX2_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_REX2_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_REX2_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_REX2_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, )
+def shape_VEX_VPGATHERDD_XMM_VM32X_XMM(fid, k0, k1, k2):   # 8 forms: VEX_VPGATHERDD_XMM_VM32X_XMM, VEX_VPGATHERDQ_XMM_VM32X_XMM, VEX_VPGATHERQD_XMM_VM64X_XMM, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a1.__class__ is VsibMem and a1.index.__class__ is Xmm and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1 | a2.vv, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_REX2_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_REX2_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_REX2_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_REX2_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_REX2_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_REX2_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, shape_VEX_VPGATHERDD_XMM_VM32X_XMM, )

@@ -3,21 +3,9 @@
 """Encoders, one function per shape: shapes 672-703 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes3, _bytes4, _bytes5, _bytes6, _distinct_error, _label_error, _mask_required_error, _operand_error, _range_error
+from ...encoding.runtime import _bytes3, _bytes4, _bytes5, _bytes6, _distinct_error, _high8_error, _label_error, _mask_required_error, _operand_error, _range_error
 from ...memory import Mem, VsibMem
-from ...registers import Gpr32, Gpr64, Tmm, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
-
-
-def shape_VEX_VPGATHERDD_XMM_VM32X_XMM(fid, k0, k1, k2):   # 8 forms: VEX_VPGATHERDD_XMM_VM32X_XMM, VEX_VPGATHERDQ_XMM_VM32X_XMM, VEX_VPGATHERQD_XMM_VM64X_XMM, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Xmm and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1 | a2.vv, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
+from ...registers import Gpr32, Gpr64, Gpr8, Tmm, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
 def shape_VEX_VPGATHERDD_YMM_VM32Y_YMM(fid, k0, k1, k2):   # 4 forms: VEX_VPGATHERDD_YMM_VM32Y_YMM, VEX_VPGATHERQQ_YMM_VM64Y_YMM, VEX_VGATHERDPS_YMM_VM32Y_YMM, …
@@ -391,4 +379,17 @@ def shape_URDMSR_R64_R64(fid, k0):   # 2 forms: URDMSR_R64_R64, UWRMSR_R64_R64
     return enc, None
 
 
-SHAPES = (shape_VEX_VPGATHERDD_XMM_VM32X_XMM, shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z, shape_VEX_VPGATHERDQ_YMM_VM32X_YMM, shape_EVEX_VPGATHERDQ_YMM_K1_VM32X, shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y, shape_VEX_VPGATHERQD_XMM_VM64Y_XMM, shape_EVEX_VPGATHERQD_XMM_K1_VM64Y, shape_EVEX_VPGATHERQD_YMM_K1_VM64Z, shape_EVEX_VPSCATTERDD_VM32X_K1_XMM, shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM, shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM, shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM, shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, shape_HRESET_IMM8, shape_UMONITOR_R32, shape_VMREAD_RM64_R64, shape_VMWRITE_R64_RM64, shape_URDMSR_R64_R64, )
+def shape_MOVRS_R8_M8(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr8: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 8):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex | a0.rex8
+            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, 0x8a, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x0f, 0x38, 0x8a, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z, shape_VEX_VPGATHERDQ_YMM_VM32X_YMM, shape_EVEX_VPGATHERDQ_YMM_K1_VM32X, shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y, shape_VEX_VPGATHERQD_XMM_VM64Y_XMM, shape_EVEX_VPGATHERQD_XMM_K1_VM64Y, shape_EVEX_VPGATHERQD_YMM_K1_VM64Z, shape_EVEX_VPSCATTERDD_VM32X_K1_XMM, shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM, shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM, shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM, shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, shape_HRESET_IMM8, shape_UMONITOR_R32, shape_VMREAD_RM64_R64, shape_VMWRITE_R64_RM64, shape_URDMSR_R64_R64, shape_MOVRS_R8_M8, )

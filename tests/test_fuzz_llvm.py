@@ -124,7 +124,9 @@ def instance(form, rng: random.Random, use_memory: bool) -> str:
         elif o.reg == "tmm":   # AMX: the tile operands must be distinct registers (#UD otherwise; llvm-mc-22 refuses)
             words.append(rng.choice([r for r in _reg_names("tmm", evex) if r not in words]))
         elif o.reg is not None:
-            words.append(rng.choice(_reg_names(o.reg, evex or (form.encoding_kind == "rex2" and o.reg in GPRS))))
+            # registers 16-31: an EVEX form's vector ones, a REX2 form's general ones (APX's EVEX forms: not yet)
+            wide = form.encoding_kind == "rex2" if o.reg in GPRS else evex
+            words.append(rng.choice(_reg_names(o.reg, wide)))
         else: raise Unbuildable(f"operand kind {o.kind!r}")
     decorated = bcst
     if form.evex_mask and words and (form.evex_mask_required or rng.random() < 0.5):

@@ -28,7 +28,8 @@ LLVM22 = [
     ("mov r31b, byte ptr [r31 + 4*r28 - 128]", "d5 77 8a 7c a7 80"),
     ("lea r18, [r19 + 2*r20 + 0x7fffffff]", "d5 78 8d 94 63 ff ff ff 7f"),
     ("addps xmm0, xmmword ptr [r16]", "d5 90 58 00"),      # map 1: M0 = 1, no 0F byte
-    ("movq xmm0, r16", "66 d5 98 6e c0"),                  # the mandatory prefix before REX2
+    ("movq xmm0, rax", "66 48 0f 6e c0"),                  # (no REX2: see the refusal of `movq xmm0, r16` below)
+    ("pinsrw xmm0, r16d, 1", "66 d5 90 c4 c0 01"),         # the mandatory prefix before REX2
     ("add r16w, 0x1234", "66 d5 10 81 c0 34 12"),          # o16 before REX2
     ("push r16", "d5 10 50"),                              # +r: B4 (d64: no W)
     ("bswap r16", "d5 98 c8"),                             # map 1 +r
@@ -101,6 +102,9 @@ def test_high_byte_registers_never_meet_rex2():
     ("xsave [r16]", ["takes no REX2"]),                   # the XSAVE family: `rex2: no` (llvm-mc-22 refuses it too)
     ("vaddps xmm0, xmm1, xmmword ptr [r16]", ["REX2", "APX"]),   # a VEX form: only APX's EVEX would carry it
     ("mov al, byte ptr [r16d]", ["r16d", "not encode 0x67 with REX2 yet"]),
+    # 66 with REX2.W (codegen/spec.py `rex2_eligible`): llvm-mc-22 writes 66 d5 98 6e c0, but llvm-objdump-22 reads 66 D5
+    # (W=1) 6E with memory as MMX movq: left out until the APX spec is read on it
+    ("movq xmm0, r16", ["takes no REX2"]),
 ])
 def test_egpr_refused_where_no_rex2_form_takes_it(text, words):
     with pytest.raises(OperandError) as ei:

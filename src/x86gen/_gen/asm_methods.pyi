@@ -3617,12 +3617,11 @@ class AsmMethods:
         """
 
     def movmskpd(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
-        """movmskpd: 4 forms.
+        """movmskpd: 3 forms.
 
         movmskpd W:r32, R:xmm                        66 0F 50 /r                  MOVMSKPD_R32_XMM (SSE2)
         movmskpd W:r32, R:xmm                        REX2 66 0F 50 /r             REX2_MOVMSKPD_R32_XMM (SSE2)
         movmskpd W:r64, R:xmm                        66 REX.W 0F 50 /r            MOVMSKPD_R64_XMM (SSE2)
-        movmskpd W:r64, R:xmm                        REX2 66 REX.W 0F 50 /r       REX2_MOVMSKPD_R64_XMM (SSE2)
         """
 
     def movmskps(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
@@ -3692,12 +3691,10 @@ class AsmMethods:
         """
 
     def movq(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movq: 16 forms.
+        """movq: 14 forms.
 
         movq W:xmm, R:r64/m64                        66 REX.W 0F 6E /r            MOVQ_XMM_RM64 (SSE2)
-        movq W:xmm, R:r64/m64                        REX2 66 REX.W 0F 6E /r       REX2_MOVQ_XMM_RM64 (SSE2)
         movq W:r64/m64, R:xmm                        66 REX.W 0F 7E /r            MOVQ_RM64_XMM (SSE2)
-        movq W:r64/m64, R:xmm                        REX2 66 REX.W 0F 7E /r       REX2_MOVQ_RM64_XMM (SSE2)
         movq W:xmm, R:xmm/m64                        F3 0F 7E /r                  MOVQ_XMM_XMMM64 (SSE2)
         movq W:xmm, R:xmm/m64                        REX2 F3 0F 7E /r             REX2_MOVQ_XMM_XMMM64 (SSE2)
         movq W:xmm/m64, R:xmm                        66 0F D6 /r                  MOVQ_XMMM64_XMM (SSE2)
@@ -4430,12 +4427,11 @@ class AsmMethods:
         """
 
     def pextrw(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
-        """pextrw: 10 forms.
+        """pextrw: 9 forms.
 
         pextrw W:r32, R:xmm, R:imm8                  66 0F C5 /r ib               PEXTRW_R32_XMM_IMM8 (SSE2)
         pextrw W:r32, R:xmm, R:imm8                  REX2 66 0F C5 /r ib          REX2_PEXTRW_R32_XMM_IMM8 (SSE2)
         pextrw W:r64, R:xmm, R:imm8                  66 REX.W 0F C5 /r ib         PEXTRW_R64_XMM_IMM8 (SSE2)
-        pextrw W:r64, R:xmm, R:imm8                  REX2 66 REX.W 0F C5 /r ib    REX2_PEXTRW_R64_XMM_IMM8 (SSE2)
         pextrw W:r32/m16, R:xmm, R:imm8              66 0F 3A 15 /r ib            PEXTRW_R32M16_XMM_IMM8 (SSE4_1)
         pextrw W:r64/m16, R:xmm, R:imm8              66 REX.W 0F 3A 15 /r ib      PEXTRW_R64M16_XMM_IMM8 (SSE4_1)
         pextrw W:r32, R:mm, R:imm8                   0F C5 /r ib                  PEXTRW_R32_MM_IMM8 (SSE)
@@ -4638,12 +4634,11 @@ class AsmMethods:
         """
 
     def pinsrw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
-        """pinsrw: 8 forms.
+        """pinsrw: 7 forms.
 
         pinsrw RW:xmm, R:r32/m16, R:imm8             66 0F C4 /r ib               PINSRW_XMM_R32M16_IMM8 (SSE2)
         pinsrw RW:xmm, R:r32/m16, R:imm8             REX2 66 0F C4 /r ib          REX2_PINSRW_XMM_R32M16_IMM8 (SSE2)
         pinsrw RW:xmm, R:r64/m16, R:imm8             66 REX.W 0F C4 /r ib         PINSRW_XMM_R64M16_IMM8 (SSE2)
-        pinsrw RW:xmm, R:r64/m16, R:imm8             REX2 66 REX.W 0F C4 /r ib    REX2_PINSRW_XMM_R64M16_IMM8 (SSE2)
         pinsrw RW:mm, R:r32/m16, R:imm8              0F C4 /r ib                  PINSRW_MM_R32M16_IMM8 (SSE)
         pinsrw RW:mm, R:r32/m16, R:imm8              REX2 0F C4 /r ib             REX2_PINSRW_MM_R32M16_IMM8 (SSE)
         pinsrw RW:mm, R:r64/m16, R:imm8              REX.W 0F C4 /r ib            PINSRW_MM_R64M16_IMM8 (SSE)
@@ -4751,12 +4746,11 @@ class AsmMethods:
         """
 
     def pmovmskb(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
-        """pmovmskb: 8 forms.
+        """pmovmskb: 7 forms.
 
         pmovmskb W:r32, R:xmm                        66 0F D7 /r                  PMOVMSKB_R32_XMM (SSE2)
         pmovmskb W:r32, R:xmm                        REX2 66 0F D7 /r             REX2_PMOVMSKB_R32_XMM (SSE2)
         pmovmskb W:r64, R:xmm                        66 REX.W 0F D7 /r            PMOVMSKB_R64_XMM (SSE2)
-        pmovmskb W:r64, R:xmm                        REX2 66 REX.W 0F D7 /r       REX2_PMOVMSKB_R64_XMM (SSE2)
         pmovmskb W:r32, R:mm                         0F D7 /r                     PMOVMSKB_R32_MM (SSE)
         pmovmskb W:r32, R:mm                         REX2 0F D7 /r                REX2_PMOVMSKB_R32_MM (SSE)
         pmovmskb W:r64, R:mm                         REX.W 0F D7 /r               PMOVMSKB_R64_MM (SSE)

@@ -3390,7984 +3390,7972 @@ class Op:
     """``movmskpd W:r32, R:xmm`` ``REX2 66 0F 50 /r`` (SSE2)"""
     MOVMSKPD_R64_XMM: Final = 1688
     """``movmskpd W:r64, R:xmm`` ``66 REX.W 0F 50 /r`` (SSE2)"""
-    REX2_MOVMSKPD_R64_XMM: Final = 1689
-    """``movmskpd W:r64, R:xmm`` ``REX2 66 REX.W 0F 50 /r`` (SSE2)"""
-    SQRTPS_XMM_XMMM128: Final = 1690
+    SQRTPS_XMM_XMMM128: Final = 1689
     """``sqrtps W:xmm, R:xmm/m128`` ``0F 51 /r`` (SSE)"""
-    REX2_SQRTPS_XMM_XMMM128: Final = 1691
+    REX2_SQRTPS_XMM_XMMM128: Final = 1690
     """``sqrtps W:xmm, R:xmm/m128`` ``REX2 0F 51 /r`` (SSE)"""
-    SQRTPD_XMM_XMMM128: Final = 1692
+    SQRTPD_XMM_XMMM128: Final = 1691
     """``sqrtpd W:xmm, R:xmm/m128`` ``66 0F 51 /r`` (SSE2)"""
-    REX2_SQRTPD_XMM_XMMM128: Final = 1693
+    REX2_SQRTPD_XMM_XMMM128: Final = 1692
     """``sqrtpd W:xmm, R:xmm/m128`` ``REX2 66 0F 51 /r`` (SSE2)"""
-    SQRTSS_XMM_XMMM32: Final = 1694
+    SQRTSS_XMM_XMMM32: Final = 1693
     """``sqrtss RW:xmm, R:xmm/m32`` ``F3 0F 51 /r`` (SSE)"""
-    REX2_SQRTSS_XMM_XMMM32: Final = 1695
+    REX2_SQRTSS_XMM_XMMM32: Final = 1694
     """``sqrtss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 51 /r`` (SSE)"""
-    SQRTSD_XMM_XMMM64: Final = 1696
+    SQRTSD_XMM_XMMM64: Final = 1695
     """``sqrtsd RW:xmm, R:xmm/m64`` ``F2 0F 51 /r`` (SSE2)"""
-    REX2_SQRTSD_XMM_XMMM64: Final = 1697
+    REX2_SQRTSD_XMM_XMMM64: Final = 1696
     """``sqrtsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 51 /r`` (SSE2)"""
-    RSQRTPS_XMM_XMMM128: Final = 1698
+    RSQRTPS_XMM_XMMM128: Final = 1697
     """``rsqrtps W:xmm, R:xmm/m128`` ``0F 52 /r`` (SSE)"""
-    REX2_RSQRTPS_XMM_XMMM128: Final = 1699
+    REX2_RSQRTPS_XMM_XMMM128: Final = 1698
     """``rsqrtps W:xmm, R:xmm/m128`` ``REX2 0F 52 /r`` (SSE)"""
-    RSQRTSS_XMM_XMMM32: Final = 1700
+    RSQRTSS_XMM_XMMM32: Final = 1699
     """``rsqrtss RW:xmm, R:xmm/m32`` ``F3 0F 52 /r`` (SSE)"""
-    REX2_RSQRTSS_XMM_XMMM32: Final = 1701
+    REX2_RSQRTSS_XMM_XMMM32: Final = 1700
     """``rsqrtss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 52 /r`` (SSE)"""
-    RCPPS_XMM_XMMM128: Final = 1702
+    RCPPS_XMM_XMMM128: Final = 1701
     """``rcpps W:xmm, R:xmm/m128`` ``0F 53 /r`` (SSE)"""
-    REX2_RCPPS_XMM_XMMM128: Final = 1703
+    REX2_RCPPS_XMM_XMMM128: Final = 1702
     """``rcpps W:xmm, R:xmm/m128`` ``REX2 0F 53 /r`` (SSE)"""
-    RCPSS_XMM_XMMM32: Final = 1704
+    RCPSS_XMM_XMMM32: Final = 1703
     """``rcpss RW:xmm, R:xmm/m32`` ``F3 0F 53 /r`` (SSE)"""
-    REX2_RCPSS_XMM_XMMM32: Final = 1705
+    REX2_RCPSS_XMM_XMMM32: Final = 1704
     """``rcpss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 53 /r`` (SSE)"""
-    ANDPS_XMM_XMMM128: Final = 1706
+    ANDPS_XMM_XMMM128: Final = 1705
     """``andps RW:xmm, R:xmm/m128`` ``0F 54 /r`` (SSE)"""
-    REX2_ANDPS_XMM_XMMM128: Final = 1707
+    REX2_ANDPS_XMM_XMMM128: Final = 1706
     """``andps RW:xmm, R:xmm/m128`` ``REX2 0F 54 /r`` (SSE)"""
-    ANDPD_XMM_XMMM128: Final = 1708
+    ANDPD_XMM_XMMM128: Final = 1707
     """``andpd RW:xmm, R:xmm/m128`` ``66 0F 54 /r`` (SSE2)"""
-    REX2_ANDPD_XMM_XMMM128: Final = 1709
+    REX2_ANDPD_XMM_XMMM128: Final = 1708
     """``andpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 54 /r`` (SSE2)"""
-    ANDNPS_XMM_XMMM128: Final = 1710
+    ANDNPS_XMM_XMMM128: Final = 1709
     """``andnps RW:xmm, R:xmm/m128`` ``0F 55 /r`` (SSE)"""
-    REX2_ANDNPS_XMM_XMMM128: Final = 1711
+    REX2_ANDNPS_XMM_XMMM128: Final = 1710
     """``andnps RW:xmm, R:xmm/m128`` ``REX2 0F 55 /r`` (SSE)"""
-    ANDNPD_XMM_XMMM128: Final = 1712
+    ANDNPD_XMM_XMMM128: Final = 1711
     """``andnpd RW:xmm, R:xmm/m128`` ``66 0F 55 /r`` (SSE2)"""
-    REX2_ANDNPD_XMM_XMMM128: Final = 1713
+    REX2_ANDNPD_XMM_XMMM128: Final = 1712
     """``andnpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 55 /r`` (SSE2)"""
-    ORPS_XMM_XMMM128: Final = 1714
+    ORPS_XMM_XMMM128: Final = 1713
     """``orps RW:xmm, R:xmm/m128`` ``0F 56 /r`` (SSE)"""
-    REX2_ORPS_XMM_XMMM128: Final = 1715
+    REX2_ORPS_XMM_XMMM128: Final = 1714
     """``orps RW:xmm, R:xmm/m128`` ``REX2 0F 56 /r`` (SSE)"""
-    ORPD_XMM_XMMM128: Final = 1716
+    ORPD_XMM_XMMM128: Final = 1715
     """``orpd RW:xmm, R:xmm/m128`` ``66 0F 56 /r`` (SSE2)"""
-    REX2_ORPD_XMM_XMMM128: Final = 1717
+    REX2_ORPD_XMM_XMMM128: Final = 1716
     """``orpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 56 /r`` (SSE2)"""
-    XORPS_XMM_XMMM128: Final = 1718
+    XORPS_XMM_XMMM128: Final = 1717
     """``xorps RW:xmm, R:xmm/m128`` ``0F 57 /r`` (SSE)"""
-    REX2_XORPS_XMM_XMMM128: Final = 1719
+    REX2_XORPS_XMM_XMMM128: Final = 1718
     """``xorps RW:xmm, R:xmm/m128`` ``REX2 0F 57 /r`` (SSE)"""
-    XORPD_XMM_XMMM128: Final = 1720
+    XORPD_XMM_XMMM128: Final = 1719
     """``xorpd RW:xmm, R:xmm/m128`` ``66 0F 57 /r`` (SSE2)"""
-    REX2_XORPD_XMM_XMMM128: Final = 1721
+    REX2_XORPD_XMM_XMMM128: Final = 1720
     """``xorpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 57 /r`` (SSE2)"""
-    ADDPS_XMM_XMMM128: Final = 1722
+    ADDPS_XMM_XMMM128: Final = 1721
     """``addps RW:xmm, R:xmm/m128`` ``0F 58 /r`` (SSE)"""
-    REX2_ADDPS_XMM_XMMM128: Final = 1723
+    REX2_ADDPS_XMM_XMMM128: Final = 1722
     """``addps RW:xmm, R:xmm/m128`` ``REX2 0F 58 /r`` (SSE)"""
-    ADDPD_XMM_XMMM128: Final = 1724
+    ADDPD_XMM_XMMM128: Final = 1723
     """``addpd RW:xmm, R:xmm/m128`` ``66 0F 58 /r`` (SSE2)"""
-    REX2_ADDPD_XMM_XMMM128: Final = 1725
+    REX2_ADDPD_XMM_XMMM128: Final = 1724
     """``addpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 58 /r`` (SSE2)"""
-    ADDSS_XMM_XMMM32: Final = 1726
+    ADDSS_XMM_XMMM32: Final = 1725
     """``addss RW:xmm, R:xmm/m32`` ``F3 0F 58 /r`` (SSE)"""
-    REX2_ADDSS_XMM_XMMM32: Final = 1727
+    REX2_ADDSS_XMM_XMMM32: Final = 1726
     """``addss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 58 /r`` (SSE)"""
-    ADDSD_XMM_XMMM64: Final = 1728
+    ADDSD_XMM_XMMM64: Final = 1727
     """``addsd RW:xmm, R:xmm/m64`` ``F2 0F 58 /r`` (SSE2)"""
-    REX2_ADDSD_XMM_XMMM64: Final = 1729
+    REX2_ADDSD_XMM_XMMM64: Final = 1728
     """``addsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 58 /r`` (SSE2)"""
-    MULPS_XMM_XMMM128: Final = 1730
+    MULPS_XMM_XMMM128: Final = 1729
     """``mulps RW:xmm, R:xmm/m128`` ``0F 59 /r`` (SSE)"""
-    REX2_MULPS_XMM_XMMM128: Final = 1731
+    REX2_MULPS_XMM_XMMM128: Final = 1730
     """``mulps RW:xmm, R:xmm/m128`` ``REX2 0F 59 /r`` (SSE)"""
-    MULPD_XMM_XMMM128: Final = 1732
+    MULPD_XMM_XMMM128: Final = 1731
     """``mulpd RW:xmm, R:xmm/m128`` ``66 0F 59 /r`` (SSE2)"""
-    REX2_MULPD_XMM_XMMM128: Final = 1733
+    REX2_MULPD_XMM_XMMM128: Final = 1732
     """``mulpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 59 /r`` (SSE2)"""
-    MULSS_XMM_XMMM32: Final = 1734
+    MULSS_XMM_XMMM32: Final = 1733
     """``mulss RW:xmm, R:xmm/m32`` ``F3 0F 59 /r`` (SSE)"""
-    REX2_MULSS_XMM_XMMM32: Final = 1735
+    REX2_MULSS_XMM_XMMM32: Final = 1734
     """``mulss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 59 /r`` (SSE)"""
-    MULSD_XMM_XMMM64: Final = 1736
+    MULSD_XMM_XMMM64: Final = 1735
     """``mulsd RW:xmm, R:xmm/m64`` ``F2 0F 59 /r`` (SSE2)"""
-    REX2_MULSD_XMM_XMMM64: Final = 1737
+    REX2_MULSD_XMM_XMMM64: Final = 1736
     """``mulsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 59 /r`` (SSE2)"""
-    CVTPS2PD_XMM_XMMM64: Final = 1738
+    CVTPS2PD_XMM_XMMM64: Final = 1737
     """``cvtps2pd W:xmm, R:xmm/m64`` ``0F 5A /r`` (SSE2)"""
-    REX2_CVTPS2PD_XMM_XMMM64: Final = 1739
+    REX2_CVTPS2PD_XMM_XMMM64: Final = 1738
     """``cvtps2pd W:xmm, R:xmm/m64`` ``REX2 0F 5A /r`` (SSE2)"""
-    CVTPD2PS_XMM_XMMM128: Final = 1740
+    CVTPD2PS_XMM_XMMM128: Final = 1739
     """``cvtpd2ps W:xmm, R:xmm/m128`` ``66 0F 5A /r`` (SSE2)"""
-    REX2_CVTPD2PS_XMM_XMMM128: Final = 1741
+    REX2_CVTPD2PS_XMM_XMMM128: Final = 1740
     """``cvtpd2ps W:xmm, R:xmm/m128`` ``REX2 66 0F 5A /r`` (SSE2)"""
-    CVTSS2SD_XMM_XMMM32: Final = 1742
+    CVTSS2SD_XMM_XMMM32: Final = 1741
     """``cvtss2sd RW:xmm, R:xmm/m32`` ``F3 0F 5A /r`` (SSE2)"""
-    REX2_CVTSS2SD_XMM_XMMM32: Final = 1743
+    REX2_CVTSS2SD_XMM_XMMM32: Final = 1742
     """``cvtss2sd RW:xmm, R:xmm/m32`` ``REX2 F3 0F 5A /r`` (SSE2)"""
-    CVTSD2SS_XMM_XMMM64: Final = 1744
+    CVTSD2SS_XMM_XMMM64: Final = 1743
     """``cvtsd2ss RW:xmm, R:xmm/m64`` ``F2 0F 5A /r`` (SSE2)"""
-    REX2_CVTSD2SS_XMM_XMMM64: Final = 1745
+    REX2_CVTSD2SS_XMM_XMMM64: Final = 1744
     """``cvtsd2ss RW:xmm, R:xmm/m64`` ``REX2 F2 0F 5A /r`` (SSE2)"""
-    CVTDQ2PS_XMM_XMMM128: Final = 1746
+    CVTDQ2PS_XMM_XMMM128: Final = 1745
     """``cvtdq2ps W:xmm, R:xmm/m128`` ``0F 5B /r`` (SSE2)"""
-    REX2_CVTDQ2PS_XMM_XMMM128: Final = 1747
+    REX2_CVTDQ2PS_XMM_XMMM128: Final = 1746
     """``cvtdq2ps W:xmm, R:xmm/m128`` ``REX2 0F 5B /r`` (SSE2)"""
-    CVTPS2DQ_XMM_XMMM128: Final = 1748
+    CVTPS2DQ_XMM_XMMM128: Final = 1747
     """``cvtps2dq W:xmm, R:xmm/m128`` ``66 0F 5B /r`` (SSE2)"""
-    REX2_CVTPS2DQ_XMM_XMMM128: Final = 1749
+    REX2_CVTPS2DQ_XMM_XMMM128: Final = 1748
     """``cvtps2dq W:xmm, R:xmm/m128`` ``REX2 66 0F 5B /r`` (SSE2)"""
-    CVTTPS2DQ_XMM_XMMM128: Final = 1750
+    CVTTPS2DQ_XMM_XMMM128: Final = 1749
     """``cvttps2dq W:xmm, R:xmm/m128`` ``F3 0F 5B /r`` (SSE2)"""
-    REX2_CVTTPS2DQ_XMM_XMMM128: Final = 1751
+    REX2_CVTTPS2DQ_XMM_XMMM128: Final = 1750
     """``cvttps2dq W:xmm, R:xmm/m128`` ``REX2 F3 0F 5B /r`` (SSE2)"""
-    SUBPS_XMM_XMMM128: Final = 1752
+    SUBPS_XMM_XMMM128: Final = 1751
     """``subps RW:xmm, R:xmm/m128`` ``0F 5C /r`` (SSE)"""
-    REX2_SUBPS_XMM_XMMM128: Final = 1753
+    REX2_SUBPS_XMM_XMMM128: Final = 1752
     """``subps RW:xmm, R:xmm/m128`` ``REX2 0F 5C /r`` (SSE)"""
-    SUBPD_XMM_XMMM128: Final = 1754
+    SUBPD_XMM_XMMM128: Final = 1753
     """``subpd RW:xmm, R:xmm/m128`` ``66 0F 5C /r`` (SSE2)"""
-    REX2_SUBPD_XMM_XMMM128: Final = 1755
+    REX2_SUBPD_XMM_XMMM128: Final = 1754
     """``subpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 5C /r`` (SSE2)"""
-    SUBSS_XMM_XMMM32: Final = 1756
+    SUBSS_XMM_XMMM32: Final = 1755
     """``subss RW:xmm, R:xmm/m32`` ``F3 0F 5C /r`` (SSE)"""
-    REX2_SUBSS_XMM_XMMM32: Final = 1757
+    REX2_SUBSS_XMM_XMMM32: Final = 1756
     """``subss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 5C /r`` (SSE)"""
-    SUBSD_XMM_XMMM64: Final = 1758
+    SUBSD_XMM_XMMM64: Final = 1757
     """``subsd RW:xmm, R:xmm/m64`` ``F2 0F 5C /r`` (SSE2)"""
-    REX2_SUBSD_XMM_XMMM64: Final = 1759
+    REX2_SUBSD_XMM_XMMM64: Final = 1758
     """``subsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 5C /r`` (SSE2)"""
-    MINPS_XMM_XMMM128: Final = 1760
+    MINPS_XMM_XMMM128: Final = 1759
     """``minps RW:xmm, R:xmm/m128`` ``0F 5D /r`` (SSE)"""
-    REX2_MINPS_XMM_XMMM128: Final = 1761
+    REX2_MINPS_XMM_XMMM128: Final = 1760
     """``minps RW:xmm, R:xmm/m128`` ``REX2 0F 5D /r`` (SSE)"""
-    MINPD_XMM_XMMM128: Final = 1762
+    MINPD_XMM_XMMM128: Final = 1761
     """``minpd RW:xmm, R:xmm/m128`` ``66 0F 5D /r`` (SSE2)"""
-    REX2_MINPD_XMM_XMMM128: Final = 1763
+    REX2_MINPD_XMM_XMMM128: Final = 1762
     """``minpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 5D /r`` (SSE2)"""
-    MINSS_XMM_XMMM32: Final = 1764
+    MINSS_XMM_XMMM32: Final = 1763
     """``minss RW:xmm, R:xmm/m32`` ``F3 0F 5D /r`` (SSE)"""
-    REX2_MINSS_XMM_XMMM32: Final = 1765
+    REX2_MINSS_XMM_XMMM32: Final = 1764
     """``minss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 5D /r`` (SSE)"""
-    MINSD_XMM_XMMM64: Final = 1766
+    MINSD_XMM_XMMM64: Final = 1765
     """``minsd RW:xmm, R:xmm/m64`` ``F2 0F 5D /r`` (SSE2)"""
-    REX2_MINSD_XMM_XMMM64: Final = 1767
+    REX2_MINSD_XMM_XMMM64: Final = 1766
     """``minsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 5D /r`` (SSE2)"""
-    DIVPS_XMM_XMMM128: Final = 1768
+    DIVPS_XMM_XMMM128: Final = 1767
     """``divps RW:xmm, R:xmm/m128`` ``0F 5E /r`` (SSE)"""
-    REX2_DIVPS_XMM_XMMM128: Final = 1769
+    REX2_DIVPS_XMM_XMMM128: Final = 1768
     """``divps RW:xmm, R:xmm/m128`` ``REX2 0F 5E /r`` (SSE)"""
-    DIVPD_XMM_XMMM128: Final = 1770
+    DIVPD_XMM_XMMM128: Final = 1769
     """``divpd RW:xmm, R:xmm/m128`` ``66 0F 5E /r`` (SSE2)"""
-    REX2_DIVPD_XMM_XMMM128: Final = 1771
+    REX2_DIVPD_XMM_XMMM128: Final = 1770
     """``divpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 5E /r`` (SSE2)"""
-    DIVSS_XMM_XMMM32: Final = 1772
+    DIVSS_XMM_XMMM32: Final = 1771
     """``divss RW:xmm, R:xmm/m32`` ``F3 0F 5E /r`` (SSE)"""
-    REX2_DIVSS_XMM_XMMM32: Final = 1773
+    REX2_DIVSS_XMM_XMMM32: Final = 1772
     """``divss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 5E /r`` (SSE)"""
-    DIVSD_XMM_XMMM64: Final = 1774
+    DIVSD_XMM_XMMM64: Final = 1773
     """``divsd RW:xmm, R:xmm/m64`` ``F2 0F 5E /r`` (SSE2)"""
-    REX2_DIVSD_XMM_XMMM64: Final = 1775
+    REX2_DIVSD_XMM_XMMM64: Final = 1774
     """``divsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 5E /r`` (SSE2)"""
-    MAXPS_XMM_XMMM128: Final = 1776
+    MAXPS_XMM_XMMM128: Final = 1775
     """``maxps RW:xmm, R:xmm/m128`` ``0F 5F /r`` (SSE)"""
-    REX2_MAXPS_XMM_XMMM128: Final = 1777
+    REX2_MAXPS_XMM_XMMM128: Final = 1776
     """``maxps RW:xmm, R:xmm/m128`` ``REX2 0F 5F /r`` (SSE)"""
-    MAXPD_XMM_XMMM128: Final = 1778
+    MAXPD_XMM_XMMM128: Final = 1777
     """``maxpd RW:xmm, R:xmm/m128`` ``66 0F 5F /r`` (SSE2)"""
-    REX2_MAXPD_XMM_XMMM128: Final = 1779
+    REX2_MAXPD_XMM_XMMM128: Final = 1778
     """``maxpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 5F /r`` (SSE2)"""
-    MAXSS_XMM_XMMM32: Final = 1780
+    MAXSS_XMM_XMMM32: Final = 1779
     """``maxss RW:xmm, R:xmm/m32`` ``F3 0F 5F /r`` (SSE)"""
-    REX2_MAXSS_XMM_XMMM32: Final = 1781
+    REX2_MAXSS_XMM_XMMM32: Final = 1780
     """``maxss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 5F /r`` (SSE)"""
-    MAXSD_XMM_XMMM64: Final = 1782
+    MAXSD_XMM_XMMM64: Final = 1781
     """``maxsd RW:xmm, R:xmm/m64`` ``F2 0F 5F /r`` (SSE2)"""
-    REX2_MAXSD_XMM_XMMM64: Final = 1783
+    REX2_MAXSD_XMM_XMMM64: Final = 1782
     """``maxsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 5F /r`` (SSE2)"""
-    PUNPCKLBW_XMM_XMMM128: Final = 1784
+    PUNPCKLBW_XMM_XMMM128: Final = 1783
     """``punpcklbw RW:xmm, R:xmm/m128`` ``66 0F 60 /r`` (SSE2)"""
-    REX2_PUNPCKLBW_XMM_XMMM128: Final = 1785
+    REX2_PUNPCKLBW_XMM_XMMM128: Final = 1784
     """``punpcklbw RW:xmm, R:xmm/m128`` ``REX2 66 0F 60 /r`` (SSE2)"""
-    PUNPCKLBW_MM_MMM32: Final = 1786
+    PUNPCKLBW_MM_MMM32: Final = 1785
     """``punpcklbw RW:mm, R:mm/m32`` ``0F 60 /r`` (MMX)"""
-    REX2_PUNPCKLBW_MM_MMM32: Final = 1787
+    REX2_PUNPCKLBW_MM_MMM32: Final = 1786
     """``punpcklbw RW:mm, R:mm/m32`` ``REX2 0F 60 /r`` (MMX)"""
-    PUNPCKLWD_XMM_XMMM128: Final = 1788
+    PUNPCKLWD_XMM_XMMM128: Final = 1787
     """``punpcklwd RW:xmm, R:xmm/m128`` ``66 0F 61 /r`` (SSE2)"""
-    REX2_PUNPCKLWD_XMM_XMMM128: Final = 1789
+    REX2_PUNPCKLWD_XMM_XMMM128: Final = 1788
     """``punpcklwd RW:xmm, R:xmm/m128`` ``REX2 66 0F 61 /r`` (SSE2)"""
-    PUNPCKLWD_MM_MMM32: Final = 1790
+    PUNPCKLWD_MM_MMM32: Final = 1789
     """``punpcklwd RW:mm, R:mm/m32`` ``0F 61 /r`` (MMX)"""
-    REX2_PUNPCKLWD_MM_MMM32: Final = 1791
+    REX2_PUNPCKLWD_MM_MMM32: Final = 1790
     """``punpcklwd RW:mm, R:mm/m32`` ``REX2 0F 61 /r`` (MMX)"""
-    PUNPCKLDQ_XMM_XMMM128: Final = 1792
+    PUNPCKLDQ_XMM_XMMM128: Final = 1791
     """``punpckldq RW:xmm, R:xmm/m128`` ``66 0F 62 /r`` (SSE2)"""
-    REX2_PUNPCKLDQ_XMM_XMMM128: Final = 1793
+    REX2_PUNPCKLDQ_XMM_XMMM128: Final = 1792
     """``punpckldq RW:xmm, R:xmm/m128`` ``REX2 66 0F 62 /r`` (SSE2)"""
-    PUNPCKLDQ_MM_MMM32: Final = 1794
+    PUNPCKLDQ_MM_MMM32: Final = 1793
     """``punpckldq RW:mm, R:mm/m32`` ``0F 62 /r`` (MMX)"""
-    REX2_PUNPCKLDQ_MM_MMM32: Final = 1795
+    REX2_PUNPCKLDQ_MM_MMM32: Final = 1794
     """``punpckldq RW:mm, R:mm/m32`` ``REX2 0F 62 /r`` (MMX)"""
-    PACKSSWB_XMM_XMMM128: Final = 1796
+    PACKSSWB_XMM_XMMM128: Final = 1795
     """``packsswb RW:xmm, R:xmm/m128`` ``66 0F 63 /r`` (SSE2)"""
-    REX2_PACKSSWB_XMM_XMMM128: Final = 1797
+    REX2_PACKSSWB_XMM_XMMM128: Final = 1796
     """``packsswb RW:xmm, R:xmm/m128`` ``REX2 66 0F 63 /r`` (SSE2)"""
-    PACKSSWB_MM_MMM64: Final = 1798
+    PACKSSWB_MM_MMM64: Final = 1797
     """``packsswb RW:mm, R:mm/m64`` ``0F 63 /r`` (MMX)"""
-    REX2_PACKSSWB_MM_MMM64: Final = 1799
+    REX2_PACKSSWB_MM_MMM64: Final = 1798
     """``packsswb RW:mm, R:mm/m64`` ``REX2 0F 63 /r`` (MMX)"""
-    PCMPGTB_XMM_XMMM128: Final = 1800
+    PCMPGTB_XMM_XMMM128: Final = 1799
     """``pcmpgtb RW:xmm, R:xmm/m128`` ``66 0F 64 /r`` (SSE2)"""
-    REX2_PCMPGTB_XMM_XMMM128: Final = 1801
+    REX2_PCMPGTB_XMM_XMMM128: Final = 1800
     """``pcmpgtb RW:xmm, R:xmm/m128`` ``REX2 66 0F 64 /r`` (SSE2)"""
-    PCMPGTB_MM_MMM64: Final = 1802
+    PCMPGTB_MM_MMM64: Final = 1801
     """``pcmpgtb RW:mm, R:mm/m64`` ``0F 64 /r`` (MMX)"""
-    REX2_PCMPGTB_MM_MMM64: Final = 1803
+    REX2_PCMPGTB_MM_MMM64: Final = 1802
     """``pcmpgtb RW:mm, R:mm/m64`` ``REX2 0F 64 /r`` (MMX)"""
-    PCMPGTW_XMM_XMMM128: Final = 1804
+    PCMPGTW_XMM_XMMM128: Final = 1803
     """``pcmpgtw RW:xmm, R:xmm/m128`` ``66 0F 65 /r`` (SSE2)"""
-    REX2_PCMPGTW_XMM_XMMM128: Final = 1805
+    REX2_PCMPGTW_XMM_XMMM128: Final = 1804
     """``pcmpgtw RW:xmm, R:xmm/m128`` ``REX2 66 0F 65 /r`` (SSE2)"""
-    PCMPGTW_MM_MMM64: Final = 1806
+    PCMPGTW_MM_MMM64: Final = 1805
     """``pcmpgtw RW:mm, R:mm/m64`` ``0F 65 /r`` (MMX)"""
-    REX2_PCMPGTW_MM_MMM64: Final = 1807
+    REX2_PCMPGTW_MM_MMM64: Final = 1806
     """``pcmpgtw RW:mm, R:mm/m64`` ``REX2 0F 65 /r`` (MMX)"""
-    PCMPGTD_XMM_XMMM128: Final = 1808
+    PCMPGTD_XMM_XMMM128: Final = 1807
     """``pcmpgtd RW:xmm, R:xmm/m128`` ``66 0F 66 /r`` (SSE2)"""
-    REX2_PCMPGTD_XMM_XMMM128: Final = 1809
+    REX2_PCMPGTD_XMM_XMMM128: Final = 1808
     """``pcmpgtd RW:xmm, R:xmm/m128`` ``REX2 66 0F 66 /r`` (SSE2)"""
-    PCMPGTD_MM_MMM64: Final = 1810
+    PCMPGTD_MM_MMM64: Final = 1809
     """``pcmpgtd RW:mm, R:mm/m64`` ``0F 66 /r`` (MMX)"""
-    REX2_PCMPGTD_MM_MMM64: Final = 1811
+    REX2_PCMPGTD_MM_MMM64: Final = 1810
     """``pcmpgtd RW:mm, R:mm/m64`` ``REX2 0F 66 /r`` (MMX)"""
-    PACKUSWB_XMM_XMMM128: Final = 1812
+    PACKUSWB_XMM_XMMM128: Final = 1811
     """``packuswb RW:xmm, R:xmm/m128`` ``66 0F 67 /r`` (SSE2)"""
-    REX2_PACKUSWB_XMM_XMMM128: Final = 1813
+    REX2_PACKUSWB_XMM_XMMM128: Final = 1812
     """``packuswb RW:xmm, R:xmm/m128`` ``REX2 66 0F 67 /r`` (SSE2)"""
-    PACKUSWB_MM_MMM64: Final = 1814
+    PACKUSWB_MM_MMM64: Final = 1813
     """``packuswb RW:mm, R:mm/m64`` ``0F 67 /r`` (MMX)"""
-    REX2_PACKUSWB_MM_MMM64: Final = 1815
+    REX2_PACKUSWB_MM_MMM64: Final = 1814
     """``packuswb RW:mm, R:mm/m64`` ``REX2 0F 67 /r`` (MMX)"""
-    PUNPCKHBW_XMM_XMMM128: Final = 1816
+    PUNPCKHBW_XMM_XMMM128: Final = 1815
     """``punpckhbw RW:xmm, R:xmm/m128`` ``66 0F 68 /r`` (SSE2)"""
-    REX2_PUNPCKHBW_XMM_XMMM128: Final = 1817
+    REX2_PUNPCKHBW_XMM_XMMM128: Final = 1816
     """``punpckhbw RW:xmm, R:xmm/m128`` ``REX2 66 0F 68 /r`` (SSE2)"""
-    PUNPCKHBW_MM_MMM64: Final = 1818
+    PUNPCKHBW_MM_MMM64: Final = 1817
     """``punpckhbw RW:mm, R:mm/m64`` ``0F 68 /r`` (MMX)"""
-    REX2_PUNPCKHBW_MM_MMM64: Final = 1819
+    REX2_PUNPCKHBW_MM_MMM64: Final = 1818
     """``punpckhbw RW:mm, R:mm/m64`` ``REX2 0F 68 /r`` (MMX)"""
-    PUNPCKHWD_XMM_XMMM128: Final = 1820
+    PUNPCKHWD_XMM_XMMM128: Final = 1819
     """``punpckhwd RW:xmm, R:xmm/m128`` ``66 0F 69 /r`` (SSE2)"""
-    REX2_PUNPCKHWD_XMM_XMMM128: Final = 1821
+    REX2_PUNPCKHWD_XMM_XMMM128: Final = 1820
     """``punpckhwd RW:xmm, R:xmm/m128`` ``REX2 66 0F 69 /r`` (SSE2)"""
-    PUNPCKHWD_MM_MMM64: Final = 1822
+    PUNPCKHWD_MM_MMM64: Final = 1821
     """``punpckhwd RW:mm, R:mm/m64`` ``0F 69 /r`` (MMX)"""
-    REX2_PUNPCKHWD_MM_MMM64: Final = 1823
+    REX2_PUNPCKHWD_MM_MMM64: Final = 1822
     """``punpckhwd RW:mm, R:mm/m64`` ``REX2 0F 69 /r`` (MMX)"""
-    PUNPCKHDQ_XMM_XMMM128: Final = 1824
+    PUNPCKHDQ_XMM_XMMM128: Final = 1823
     """``punpckhdq RW:xmm, R:xmm/m128`` ``66 0F 6A /r`` (SSE2)"""
-    REX2_PUNPCKHDQ_XMM_XMMM128: Final = 1825
+    REX2_PUNPCKHDQ_XMM_XMMM128: Final = 1824
     """``punpckhdq RW:xmm, R:xmm/m128`` ``REX2 66 0F 6A /r`` (SSE2)"""
-    PUNPCKHDQ_MM_MMM64: Final = 1826
+    PUNPCKHDQ_MM_MMM64: Final = 1825
     """``punpckhdq RW:mm, R:mm/m64`` ``0F 6A /r`` (MMX)"""
-    REX2_PUNPCKHDQ_MM_MMM64: Final = 1827
+    REX2_PUNPCKHDQ_MM_MMM64: Final = 1826
     """``punpckhdq RW:mm, R:mm/m64`` ``REX2 0F 6A /r`` (MMX)"""
-    PACKSSDW_XMM_XMMM128: Final = 1828
+    PACKSSDW_XMM_XMMM128: Final = 1827
     """``packssdw RW:xmm, R:xmm/m128`` ``66 0F 6B /r`` (SSE2)"""
-    REX2_PACKSSDW_XMM_XMMM128: Final = 1829
+    REX2_PACKSSDW_XMM_XMMM128: Final = 1828
     """``packssdw RW:xmm, R:xmm/m128`` ``REX2 66 0F 6B /r`` (SSE2)"""
-    PACKSSDW_MM_MMM64: Final = 1830
+    PACKSSDW_MM_MMM64: Final = 1829
     """``packssdw RW:mm, R:mm/m64`` ``0F 6B /r`` (MMX)"""
-    REX2_PACKSSDW_MM_MMM64: Final = 1831
+    REX2_PACKSSDW_MM_MMM64: Final = 1830
     """``packssdw RW:mm, R:mm/m64`` ``REX2 0F 6B /r`` (MMX)"""
-    PUNPCKLQDQ_XMM_XMMM128: Final = 1832
+    PUNPCKLQDQ_XMM_XMMM128: Final = 1831
     """``punpcklqdq RW:xmm, R:xmm/m128`` ``66 0F 6C /r`` (SSE2)"""
-    REX2_PUNPCKLQDQ_XMM_XMMM128: Final = 1833
+    REX2_PUNPCKLQDQ_XMM_XMMM128: Final = 1832
     """``punpcklqdq RW:xmm, R:xmm/m128`` ``REX2 66 0F 6C /r`` (SSE2)"""
-    PUNPCKHQDQ_XMM_XMMM128: Final = 1834
+    PUNPCKHQDQ_XMM_XMMM128: Final = 1833
     """``punpckhqdq RW:xmm, R:xmm/m128`` ``66 0F 6D /r`` (SSE2)"""
-    REX2_PUNPCKHQDQ_XMM_XMMM128: Final = 1835
+    REX2_PUNPCKHQDQ_XMM_XMMM128: Final = 1834
     """``punpckhqdq RW:xmm, R:xmm/m128`` ``REX2 66 0F 6D /r`` (SSE2)"""
-    MOVD_XMM_RM32: Final = 1836
+    MOVD_XMM_RM32: Final = 1835
     """``movd W:xmm, R:r32/m32`` ``66 0F 6E /r`` (SSE2)"""
-    REX2_MOVD_XMM_RM32: Final = 1837
+    REX2_MOVD_XMM_RM32: Final = 1836
     """``movd W:xmm, R:r32/m32`` ``REX2 66 0F 6E /r`` (SSE2)"""
-    MOVD_RM32_XMM: Final = 1838
+    MOVD_RM32_XMM: Final = 1837
     """``movd W:r32/m32, R:xmm`` ``66 0F 7E /r`` (SSE2)"""
-    REX2_MOVD_RM32_XMM: Final = 1839
+    REX2_MOVD_RM32_XMM: Final = 1838
     """``movd W:r32/m32, R:xmm`` ``REX2 66 0F 7E /r`` (SSE2)"""
-    MOVD_MM_RM32: Final = 1840
+    MOVD_MM_RM32: Final = 1839
     """``movd W:mm, R:r32/m32`` ``0F 6E /r`` (MMX)"""
-    REX2_MOVD_MM_RM32: Final = 1841
+    REX2_MOVD_MM_RM32: Final = 1840
     """``movd W:mm, R:r32/m32`` ``REX2 0F 6E /r`` (MMX)"""
-    MOVD_RM32_MM: Final = 1842
+    MOVD_RM32_MM: Final = 1841
     """``movd W:r32/m32, R:mm`` ``0F 7E /r`` (MMX)"""
-    REX2_MOVD_RM32_MM: Final = 1843
+    REX2_MOVD_RM32_MM: Final = 1842
     """``movd W:r32/m32, R:mm`` ``REX2 0F 7E /r`` (MMX)"""
-    MOVQ_XMM_RM64: Final = 1844
+    MOVQ_XMM_RM64: Final = 1843
     """``movq W:xmm, R:r64/m64`` ``66 REX.W 0F 6E /r`` (SSE2)"""
-    REX2_MOVQ_XMM_RM64: Final = 1845
-    """``movq W:xmm, R:r64/m64`` ``REX2 66 REX.W 0F 6E /r`` (SSE2)"""
-    MOVQ_RM64_XMM: Final = 1846
+    MOVQ_RM64_XMM: Final = 1844
     """``movq W:r64/m64, R:xmm`` ``66 REX.W 0F 7E /r`` (SSE2)"""
-    REX2_MOVQ_RM64_XMM: Final = 1847
-    """``movq W:r64/m64, R:xmm`` ``REX2 66 REX.W 0F 7E /r`` (SSE2)"""
-    MOVQ_XMM_XMMM64: Final = 1848
+    MOVQ_XMM_XMMM64: Final = 1845
     """``movq W:xmm, R:xmm/m64`` ``F3 0F 7E /r`` (SSE2)"""
-    REX2_MOVQ_XMM_XMMM64: Final = 1849
+    REX2_MOVQ_XMM_XMMM64: Final = 1846
     """``movq W:xmm, R:xmm/m64`` ``REX2 F3 0F 7E /r`` (SSE2)"""
-    MOVQ_XMMM64_XMM: Final = 1850
+    MOVQ_XMMM64_XMM: Final = 1847
     """``movq W:xmm/m64, R:xmm`` ``66 0F D6 /r`` (SSE2)"""
-    REX2_MOVQ_XMMM64_XMM: Final = 1851
+    REX2_MOVQ_XMMM64_XMM: Final = 1848
     """``movq W:xmm/m64, R:xmm`` ``REX2 66 0F D6 /r`` (SSE2)"""
-    MOVQ_MM_RM64: Final = 1852
+    MOVQ_MM_RM64: Final = 1849
     """``movq W:mm, R:r64/m64`` ``REX.W 0F 6E /r`` (MMX)"""
-    REX2_MOVQ_MM_RM64: Final = 1853
+    REX2_MOVQ_MM_RM64: Final = 1850
     """``movq W:mm, R:r64/m64`` ``REX2 REX.W 0F 6E /r`` (MMX)"""
-    MOVQ_MM_MMM64: Final = 1854
+    MOVQ_MM_MMM64: Final = 1851
     """``movq W:mm, R:mm/m64`` ``0F 6F /r`` (MMX)"""
-    REX2_MOVQ_MM_MMM64: Final = 1855
+    REX2_MOVQ_MM_MMM64: Final = 1852
     """``movq W:mm, R:mm/m64`` ``REX2 0F 6F /r`` (MMX)"""
-    MOVQ_RM64_MM: Final = 1856
+    MOVQ_RM64_MM: Final = 1853
     """``movq W:r64/m64, R:mm`` ``REX.W 0F 7E /r`` (MMX)"""
-    REX2_MOVQ_RM64_MM: Final = 1857
+    REX2_MOVQ_RM64_MM: Final = 1854
     """``movq W:r64/m64, R:mm`` ``REX2 REX.W 0F 7E /r`` (MMX)"""
-    MOVQ_MMM64_MM: Final = 1858
+    MOVQ_MMM64_MM: Final = 1855
     """``movq W:mm/m64, R:mm`` ``0F 7F /r`` (MMX)"""
-    REX2_MOVQ_MMM64_MM: Final = 1859
+    REX2_MOVQ_MMM64_MM: Final = 1856
     """``movq W:mm/m64, R:mm`` ``REX2 0F 7F /r`` (MMX)"""
-    MOVDQA_XMM_XMMM128: Final = 1860
+    MOVDQA_XMM_XMMM128: Final = 1857
     """``movdqa W:xmm, R:xmm/m128`` ``66 0F 6F /r`` (SSE2)"""
-    REX2_MOVDQA_XMM_XMMM128: Final = 1861
+    REX2_MOVDQA_XMM_XMMM128: Final = 1858
     """``movdqa W:xmm, R:xmm/m128`` ``REX2 66 0F 6F /r`` (SSE2)"""
-    MOVDQA_XMMM128_XMM: Final = 1862
+    MOVDQA_XMMM128_XMM: Final = 1859
     """``movdqa W:xmm/m128, R:xmm`` ``66 0F 7F /r`` (SSE2)"""
-    REX2_MOVDQA_XMMM128_XMM: Final = 1863
+    REX2_MOVDQA_XMMM128_XMM: Final = 1860
     """``movdqa W:xmm/m128, R:xmm`` ``REX2 66 0F 7F /r`` (SSE2)"""
-    MOVDQU_XMM_XMMM128: Final = 1864
+    MOVDQU_XMM_XMMM128: Final = 1861
     """``movdqu W:xmm, R:xmm/m128`` ``F3 0F 6F /r`` (SSE2)"""
-    REX2_MOVDQU_XMM_XMMM128: Final = 1865
+    REX2_MOVDQU_XMM_XMMM128: Final = 1862
     """``movdqu W:xmm, R:xmm/m128`` ``REX2 F3 0F 6F /r`` (SSE2)"""
-    MOVDQU_XMMM128_XMM: Final = 1866
+    MOVDQU_XMMM128_XMM: Final = 1863
     """``movdqu W:xmm/m128, R:xmm`` ``F3 0F 7F /r`` (SSE2)"""
-    REX2_MOVDQU_XMMM128_XMM: Final = 1867
+    REX2_MOVDQU_XMMM128_XMM: Final = 1864
     """``movdqu W:xmm/m128, R:xmm`` ``REX2 F3 0F 7F /r`` (SSE2)"""
-    PSHUFD_XMM_XMMM128_IMM8: Final = 1868
+    PSHUFD_XMM_XMMM128_IMM8: Final = 1865
     """``pshufd W:xmm, R:xmm/m128, R:imm8`` ``66 0F 70 /r ib`` (SSE2)"""
-    REX2_PSHUFD_XMM_XMMM128_IMM8: Final = 1869
+    REX2_PSHUFD_XMM_XMMM128_IMM8: Final = 1866
     """``pshufd W:xmm, R:xmm/m128, R:imm8`` ``REX2 66 0F 70 /r ib`` (SSE2)"""
-    PSHUFHW_XMM_XMMM128_IMM8: Final = 1870
+    PSHUFHW_XMM_XMMM128_IMM8: Final = 1867
     """``pshufhw W:xmm, R:xmm/m128, R:imm8`` ``F3 0F 70 /r ib`` (SSE2)"""
-    REX2_PSHUFHW_XMM_XMMM128_IMM8: Final = 1871
+    REX2_PSHUFHW_XMM_XMMM128_IMM8: Final = 1868
     """``pshufhw W:xmm, R:xmm/m128, R:imm8`` ``REX2 F3 0F 70 /r ib`` (SSE2)"""
-    PSHUFLW_XMM_XMMM128_IMM8: Final = 1872
+    PSHUFLW_XMM_XMMM128_IMM8: Final = 1869
     """``pshuflw W:xmm, R:xmm/m128, R:imm8`` ``F2 0F 70 /r ib`` (SSE2)"""
-    REX2_PSHUFLW_XMM_XMMM128_IMM8: Final = 1873
+    REX2_PSHUFLW_XMM_XMMM128_IMM8: Final = 1870
     """``pshuflw W:xmm, R:xmm/m128, R:imm8`` ``REX2 F2 0F 70 /r ib`` (SSE2)"""
-    PSRLW_XMM_IMM8: Final = 1874
+    PSRLW_XMM_IMM8: Final = 1871
     """``psrlw RW:xmm, R:imm8`` ``66 0F 71 /2 ib`` (SSE2)"""
-    PSRLW_XMM_XMMM128: Final = 1875
+    PSRLW_XMM_XMMM128: Final = 1872
     """``psrlw RW:xmm, R:xmm/m128`` ``66 0F D1 /r`` (SSE2)"""
-    REX2_PSRLW_XMM_XMMM128: Final = 1876
+    REX2_PSRLW_XMM_XMMM128: Final = 1873
     """``psrlw RW:xmm, R:xmm/m128`` ``REX2 66 0F D1 /r`` (SSE2)"""
-    PSRLW_MM_IMM8: Final = 1877
+    PSRLW_MM_IMM8: Final = 1874
     """``psrlw RW:mm, R:imm8`` ``0F 71 /2 ib`` (MMX)"""
-    PSRLW_MM_MMM64: Final = 1878
+    PSRLW_MM_MMM64: Final = 1875
     """``psrlw RW:mm, R:mm/m64`` ``0F D1 /r`` (MMX)"""
-    REX2_PSRLW_MM_MMM64: Final = 1879
+    REX2_PSRLW_MM_MMM64: Final = 1876
     """``psrlw RW:mm, R:mm/m64`` ``REX2 0F D1 /r`` (MMX)"""
-    PSRAW_XMM_IMM8: Final = 1880
+    PSRAW_XMM_IMM8: Final = 1877
     """``psraw RW:xmm, R:imm8`` ``66 0F 71 /4 ib`` (SSE2)"""
-    PSRAW_XMM_XMMM128: Final = 1881
+    PSRAW_XMM_XMMM128: Final = 1878
     """``psraw RW:xmm, R:xmm/m128`` ``66 0F E1 /r`` (SSE2)"""
-    REX2_PSRAW_XMM_XMMM128: Final = 1882
+    REX2_PSRAW_XMM_XMMM128: Final = 1879
     """``psraw RW:xmm, R:xmm/m128`` ``REX2 66 0F E1 /r`` (SSE2)"""
-    PSRAW_MM_IMM8: Final = 1883
+    PSRAW_MM_IMM8: Final = 1880
     """``psraw RW:mm, R:imm8`` ``0F 71 /4 ib`` (MMX)"""
-    PSRAW_MM_MMM64: Final = 1884
+    PSRAW_MM_MMM64: Final = 1881
     """``psraw RW:mm, R:mm/m64`` ``0F E1 /r`` (MMX)"""
-    REX2_PSRAW_MM_MMM64: Final = 1885
+    REX2_PSRAW_MM_MMM64: Final = 1882
     """``psraw RW:mm, R:mm/m64`` ``REX2 0F E1 /r`` (MMX)"""
-    PSLLW_XMM_IMM8: Final = 1886
+    PSLLW_XMM_IMM8: Final = 1883
     """``psllw RW:xmm, R:imm8`` ``66 0F 71 /6 ib`` (SSE2)"""
-    PSLLW_XMM_XMMM128: Final = 1887
+    PSLLW_XMM_XMMM128: Final = 1884
     """``psllw RW:xmm, R:xmm/m128`` ``66 0F F1 /r`` (SSE2)"""
-    REX2_PSLLW_XMM_XMMM128: Final = 1888
+    REX2_PSLLW_XMM_XMMM128: Final = 1885
     """``psllw RW:xmm, R:xmm/m128`` ``REX2 66 0F F1 /r`` (SSE2)"""
-    PSLLW_MM_IMM8: Final = 1889
+    PSLLW_MM_IMM8: Final = 1886
     """``psllw RW:mm, R:imm8`` ``0F 71 /6 ib`` (MMX)"""
-    PSLLW_MM_MMM64: Final = 1890
+    PSLLW_MM_MMM64: Final = 1887
     """``psllw RW:mm, R:mm/m64`` ``0F F1 /r`` (MMX)"""
-    REX2_PSLLW_MM_MMM64: Final = 1891
+    REX2_PSLLW_MM_MMM64: Final = 1888
     """``psllw RW:mm, R:mm/m64`` ``REX2 0F F1 /r`` (MMX)"""
-    PSRLD_XMM_IMM8: Final = 1892
+    PSRLD_XMM_IMM8: Final = 1889
     """``psrld RW:xmm, R:imm8`` ``66 0F 72 /2 ib`` (SSE2)"""
-    PSRLD_XMM_XMMM128: Final = 1893
+    PSRLD_XMM_XMMM128: Final = 1890
     """``psrld RW:xmm, R:xmm/m128`` ``66 0F D2 /r`` (SSE2)"""
-    REX2_PSRLD_XMM_XMMM128: Final = 1894
+    REX2_PSRLD_XMM_XMMM128: Final = 1891
     """``psrld RW:xmm, R:xmm/m128`` ``REX2 66 0F D2 /r`` (SSE2)"""
-    PSRLD_MM_IMM8: Final = 1895
+    PSRLD_MM_IMM8: Final = 1892
     """``psrld RW:mm, R:imm8`` ``0F 72 /2 ib`` (MMX)"""
-    PSRLD_MM_MMM64: Final = 1896
+    PSRLD_MM_MMM64: Final = 1893
     """``psrld RW:mm, R:mm/m64`` ``0F D2 /r`` (MMX)"""
-    REX2_PSRLD_MM_MMM64: Final = 1897
+    REX2_PSRLD_MM_MMM64: Final = 1894
     """``psrld RW:mm, R:mm/m64`` ``REX2 0F D2 /r`` (MMX)"""
-    PSRAD_XMM_IMM8: Final = 1898
+    PSRAD_XMM_IMM8: Final = 1895
     """``psrad RW:xmm, R:imm8`` ``66 0F 72 /4 ib`` (SSE2)"""
-    PSRAD_XMM_XMMM128: Final = 1899
+    PSRAD_XMM_XMMM128: Final = 1896
     """``psrad RW:xmm, R:xmm/m128`` ``66 0F E2 /r`` (SSE2)"""
-    REX2_PSRAD_XMM_XMMM128: Final = 1900
+    REX2_PSRAD_XMM_XMMM128: Final = 1897
     """``psrad RW:xmm, R:xmm/m128`` ``REX2 66 0F E2 /r`` (SSE2)"""
-    PSRAD_MM_IMM8: Final = 1901
+    PSRAD_MM_IMM8: Final = 1898
     """``psrad RW:mm, R:imm8`` ``0F 72 /4 ib`` (MMX)"""
-    PSRAD_MM_MMM64: Final = 1902
+    PSRAD_MM_MMM64: Final = 1899
     """``psrad RW:mm, R:mm/m64`` ``0F E2 /r`` (MMX)"""
-    REX2_PSRAD_MM_MMM64: Final = 1903
+    REX2_PSRAD_MM_MMM64: Final = 1900
     """``psrad RW:mm, R:mm/m64`` ``REX2 0F E2 /r`` (MMX)"""
-    PSLLD_XMM_IMM8: Final = 1904
+    PSLLD_XMM_IMM8: Final = 1901
     """``pslld RW:xmm, R:imm8`` ``66 0F 72 /6 ib`` (SSE2)"""
-    PSLLD_XMM_XMMM128: Final = 1905
+    PSLLD_XMM_XMMM128: Final = 1902
     """``pslld RW:xmm, R:xmm/m128`` ``66 0F F2 /r`` (SSE2)"""
-    REX2_PSLLD_XMM_XMMM128: Final = 1906
+    REX2_PSLLD_XMM_XMMM128: Final = 1903
     """``pslld RW:xmm, R:xmm/m128`` ``REX2 66 0F F2 /r`` (SSE2)"""
-    PSLLD_MM_IMM8: Final = 1907
+    PSLLD_MM_IMM8: Final = 1904
     """``pslld RW:mm, R:imm8`` ``0F 72 /6 ib`` (MMX)"""
-    PSLLD_MM_MMM64: Final = 1908
+    PSLLD_MM_MMM64: Final = 1905
     """``pslld RW:mm, R:mm/m64`` ``0F F2 /r`` (MMX)"""
-    REX2_PSLLD_MM_MMM64: Final = 1909
+    REX2_PSLLD_MM_MMM64: Final = 1906
     """``pslld RW:mm, R:mm/m64`` ``REX2 0F F2 /r`` (MMX)"""
-    PSRLQ_XMM_IMM8: Final = 1910
+    PSRLQ_XMM_IMM8: Final = 1907
     """``psrlq RW:xmm, R:imm8`` ``66 0F 73 /2 ib`` (SSE2)"""
-    PSRLQ_XMM_XMMM128: Final = 1911
+    PSRLQ_XMM_XMMM128: Final = 1908
     """``psrlq RW:xmm, R:xmm/m128`` ``66 0F D3 /r`` (SSE2)"""
-    REX2_PSRLQ_XMM_XMMM128: Final = 1912
+    REX2_PSRLQ_XMM_XMMM128: Final = 1909
     """``psrlq RW:xmm, R:xmm/m128`` ``REX2 66 0F D3 /r`` (SSE2)"""
-    PSRLQ_MM_IMM8: Final = 1913
+    PSRLQ_MM_IMM8: Final = 1910
     """``psrlq RW:mm, R:imm8`` ``0F 73 /2 ib`` (MMX)"""
-    PSRLQ_MM_MMM64: Final = 1914
+    PSRLQ_MM_MMM64: Final = 1911
     """``psrlq RW:mm, R:mm/m64`` ``0F D3 /r`` (MMX)"""
-    REX2_PSRLQ_MM_MMM64: Final = 1915
+    REX2_PSRLQ_MM_MMM64: Final = 1912
     """``psrlq RW:mm, R:mm/m64`` ``REX2 0F D3 /r`` (MMX)"""
-    PSRLDQ_XMM_IMM8: Final = 1916
+    PSRLDQ_XMM_IMM8: Final = 1913
     """``psrldq RW:xmm, R:imm8`` ``66 0F 73 /3 ib`` (SSE2)"""
-    PSLLQ_XMM_IMM8: Final = 1917
+    PSLLQ_XMM_IMM8: Final = 1914
     """``psllq RW:xmm, R:imm8`` ``66 0F 73 /6 ib`` (SSE2)"""
-    PSLLQ_XMM_XMMM128: Final = 1918
+    PSLLQ_XMM_XMMM128: Final = 1915
     """``psllq RW:xmm, R:xmm/m128`` ``66 0F F3 /r`` (SSE2)"""
-    REX2_PSLLQ_XMM_XMMM128: Final = 1919
+    REX2_PSLLQ_XMM_XMMM128: Final = 1916
     """``psllq RW:xmm, R:xmm/m128`` ``REX2 66 0F F3 /r`` (SSE2)"""
-    PSLLQ_MM_IMM8: Final = 1920
+    PSLLQ_MM_IMM8: Final = 1917
     """``psllq RW:mm, R:imm8`` ``0F 73 /6 ib`` (MMX)"""
-    PSLLQ_MM_MMM64: Final = 1921
+    PSLLQ_MM_MMM64: Final = 1918
     """``psllq RW:mm, R:mm/m64`` ``0F F3 /r`` (MMX)"""
-    REX2_PSLLQ_MM_MMM64: Final = 1922
+    REX2_PSLLQ_MM_MMM64: Final = 1919
     """``psllq RW:mm, R:mm/m64`` ``REX2 0F F3 /r`` (MMX)"""
-    PSLLDQ_XMM_IMM8: Final = 1923
+    PSLLDQ_XMM_IMM8: Final = 1920
     """``pslldq RW:xmm, R:imm8`` ``66 0F 73 /7 ib`` (SSE2)"""
-    PCMPEQB_XMM_XMMM128: Final = 1924
+    PCMPEQB_XMM_XMMM128: Final = 1921
     """``pcmpeqb RW:xmm, R:xmm/m128`` ``66 0F 74 /r`` (SSE2)"""
-    REX2_PCMPEQB_XMM_XMMM128: Final = 1925
+    REX2_PCMPEQB_XMM_XMMM128: Final = 1922
     """``pcmpeqb RW:xmm, R:xmm/m128`` ``REX2 66 0F 74 /r`` (SSE2)"""
-    PCMPEQB_MM_MMM64: Final = 1926
+    PCMPEQB_MM_MMM64: Final = 1923
     """``pcmpeqb RW:mm, R:mm/m64`` ``0F 74 /r`` (MMX)"""
-    REX2_PCMPEQB_MM_MMM64: Final = 1927
+    REX2_PCMPEQB_MM_MMM64: Final = 1924
     """``pcmpeqb RW:mm, R:mm/m64`` ``REX2 0F 74 /r`` (MMX)"""
-    PCMPEQW_XMM_XMMM128: Final = 1928
+    PCMPEQW_XMM_XMMM128: Final = 1925
     """``pcmpeqw RW:xmm, R:xmm/m128`` ``66 0F 75 /r`` (SSE2)"""
-    REX2_PCMPEQW_XMM_XMMM128: Final = 1929
+    REX2_PCMPEQW_XMM_XMMM128: Final = 1926
     """``pcmpeqw RW:xmm, R:xmm/m128`` ``REX2 66 0F 75 /r`` (SSE2)"""
-    PCMPEQW_MM_MMM64: Final = 1930
+    PCMPEQW_MM_MMM64: Final = 1927
     """``pcmpeqw RW:mm, R:mm/m64`` ``0F 75 /r`` (MMX)"""
-    REX2_PCMPEQW_MM_MMM64: Final = 1931
+    REX2_PCMPEQW_MM_MMM64: Final = 1928
     """``pcmpeqw RW:mm, R:mm/m64`` ``REX2 0F 75 /r`` (MMX)"""
-    PCMPEQD_XMM_XMMM128: Final = 1932
+    PCMPEQD_XMM_XMMM128: Final = 1929
     """``pcmpeqd RW:xmm, R:xmm/m128`` ``66 0F 76 /r`` (SSE2)"""
-    REX2_PCMPEQD_XMM_XMMM128: Final = 1933
+    REX2_PCMPEQD_XMM_XMMM128: Final = 1930
     """``pcmpeqd RW:xmm, R:xmm/m128`` ``REX2 66 0F 76 /r`` (SSE2)"""
-    PCMPEQD_MM_MMM64: Final = 1934
+    PCMPEQD_MM_MMM64: Final = 1931
     """``pcmpeqd RW:mm, R:mm/m64`` ``0F 76 /r`` (MMX)"""
-    REX2_PCMPEQD_MM_MMM64: Final = 1935
+    REX2_PCMPEQD_MM_MMM64: Final = 1932
     """``pcmpeqd RW:mm, R:mm/m64`` ``REX2 0F 76 /r`` (MMX)"""
-    HADDPD_XMM_XMMM128: Final = 1936
+    HADDPD_XMM_XMMM128: Final = 1933
     """``haddpd RW:xmm, R:xmm/m128`` ``66 0F 7C /r`` (SSE3)"""
-    REX2_HADDPD_XMM_XMMM128: Final = 1937
+    REX2_HADDPD_XMM_XMMM128: Final = 1934
     """``haddpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 7C /r`` (SSE3)"""
-    HADDPS_XMM_XMMM128: Final = 1938
+    HADDPS_XMM_XMMM128: Final = 1935
     """``haddps RW:xmm, R:xmm/m128`` ``F2 0F 7C /r`` (SSE3)"""
-    REX2_HADDPS_XMM_XMMM128: Final = 1939
+    REX2_HADDPS_XMM_XMMM128: Final = 1936
     """``haddps RW:xmm, R:xmm/m128`` ``REX2 F2 0F 7C /r`` (SSE3)"""
-    HSUBPD_XMM_XMMM128: Final = 1940
+    HSUBPD_XMM_XMMM128: Final = 1937
     """``hsubpd RW:xmm, R:xmm/m128`` ``66 0F 7D /r`` (SSE3)"""
-    REX2_HSUBPD_XMM_XMMM128: Final = 1941
+    REX2_HSUBPD_XMM_XMMM128: Final = 1938
     """``hsubpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 7D /r`` (SSE3)"""
-    HSUBPS_XMM_XMMM128: Final = 1942
+    HSUBPS_XMM_XMMM128: Final = 1939
     """``hsubps RW:xmm, R:xmm/m128`` ``F2 0F 7D /r`` (SSE3)"""
-    REX2_HSUBPS_XMM_XMMM128: Final = 1943
+    REX2_HSUBPS_XMM_XMMM128: Final = 1940
     """``hsubps RW:xmm, R:xmm/m128`` ``REX2 F2 0F 7D /r`` (SSE3)"""
-    LDMXCSR_M32: Final = 1944
+    LDMXCSR_M32: Final = 1941
     """``ldmxcsr R:m32`` ``0F AE /2`` (SSE)"""
-    REX2_LDMXCSR_M32: Final = 1945
+    REX2_LDMXCSR_M32: Final = 1942
     """``ldmxcsr R:m32`` ``REX2 0F AE /2`` (SSE)"""
-    STMXCSR_M32: Final = 1946
+    STMXCSR_M32: Final = 1943
     """``stmxcsr W:m32`` ``0F AE /3`` (SSE)"""
-    REX2_STMXCSR_M32: Final = 1947
+    REX2_STMXCSR_M32: Final = 1944
     """``stmxcsr W:m32`` ``REX2 0F AE /3`` (SSE)"""
-    CMPPS_XMM_XMMM128_IMM8: Final = 1948
+    CMPPS_XMM_XMMM128_IMM8: Final = 1945
     """``cmpps RW:xmm, R:xmm/m128, R:imm8`` ``0F C2 /r ib`` (SSE)"""
-    REX2_CMPPS_XMM_XMMM128_IMM8: Final = 1949
+    REX2_CMPPS_XMM_XMMM128_IMM8: Final = 1946
     """``cmpps RW:xmm, R:xmm/m128, R:imm8`` ``REX2 0F C2 /r ib`` (SSE)"""
-    CMPPD_XMM_XMMM128_IMM8: Final = 1950
+    CMPPD_XMM_XMMM128_IMM8: Final = 1947
     """``cmppd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F C2 /r ib`` (SSE2)"""
-    REX2_CMPPD_XMM_XMMM128_IMM8: Final = 1951
+    REX2_CMPPD_XMM_XMMM128_IMM8: Final = 1948
     """``cmppd RW:xmm, R:xmm/m128, R:imm8`` ``REX2 66 0F C2 /r ib`` (SSE2)"""
-    CMPSS_XMM_XMMM32_IMM8: Final = 1952
+    CMPSS_XMM_XMMM32_IMM8: Final = 1949
     """``cmpss RW:xmm, R:xmm/m32, R:imm8`` ``F3 0F C2 /r ib`` (SSE)"""
-    REX2_CMPSS_XMM_XMMM32_IMM8: Final = 1953
+    REX2_CMPSS_XMM_XMMM32_IMM8: Final = 1950
     """``cmpss RW:xmm, R:xmm/m32, R:imm8`` ``REX2 F3 0F C2 /r ib`` (SSE)"""
-    CMPSD_XMM_XMMM64_IMM8: Final = 1954
+    CMPSD_XMM_XMMM64_IMM8: Final = 1951
     """``cmpsd RW:xmm, R:xmm/m64, R:imm8`` ``F2 0F C2 /r ib`` (SSE2)"""
-    REX2_CMPSD_XMM_XMMM64_IMM8: Final = 1955
+    REX2_CMPSD_XMM_XMMM64_IMM8: Final = 1952
     """``cmpsd RW:xmm, R:xmm/m64, R:imm8`` ``REX2 F2 0F C2 /r ib`` (SSE2)"""
-    CMPSD_M32_M32: Final = 1956
+    CMPSD_M32_M32: Final = 1953
     """``cmpsd R:m32, R:m32`` ``A7`` (INTEL386)"""
-    MOVNTI_M32_R32: Final = 1957
+    MOVNTI_M32_R32: Final = 1954
     """``movnti W:m32, R:r32`` ``0F C3 /r`` (SSE2)"""
-    REX2_MOVNTI_M32_R32: Final = 1958
+    REX2_MOVNTI_M32_R32: Final = 1955
     """``movnti W:m32, R:r32`` ``REX2 0F C3 /r`` (SSE2)"""
-    MOVNTI_M64_R64: Final = 1959
+    MOVNTI_M64_R64: Final = 1956
     """``movnti W:m64, R:r64`` ``REX.W 0F C3 /r`` (SSE2)"""
-    REX2_MOVNTI_M64_R64: Final = 1960
+    REX2_MOVNTI_M64_R64: Final = 1957
     """``movnti W:m64, R:r64`` ``REX2 REX.W 0F C3 /r`` (SSE2)"""
-    MASKMOVDQU_RDI_XMM_XMM: Final = 1961
+    MASKMOVDQU_RDI_XMM_XMM: Final = 1958
     """``maskmovdqu W:m128, R:xmm, R:xmm`` ``66 0F F7 /r`` (SSE2)"""
-    MASKMOVQ_RDI_MM_MM: Final = 1962
+    MASKMOVQ_RDI_MM_MM: Final = 1959
     """``maskmovq W:m64, R:mm, R:mm`` ``0F F7 /r`` (SSE)"""
-    PINSRW_XMM_R32M16_IMM8: Final = 1963
+    PINSRW_XMM_R32M16_IMM8: Final = 1960
     """``pinsrw RW:xmm, R:r32/m16, R:imm8`` ``66 0F C4 /r ib`` (SSE2)"""
-    REX2_PINSRW_XMM_R32M16_IMM8: Final = 1964
+    REX2_PINSRW_XMM_R32M16_IMM8: Final = 1961
     """``pinsrw RW:xmm, R:r32/m16, R:imm8`` ``REX2 66 0F C4 /r ib`` (SSE2)"""
-    PINSRW_XMM_R64M16_IMM8: Final = 1965
+    PINSRW_XMM_R64M16_IMM8: Final = 1962
     """``pinsrw RW:xmm, R:r64/m16, R:imm8`` ``66 REX.W 0F C4 /r ib`` (SSE2)"""
-    REX2_PINSRW_XMM_R64M16_IMM8: Final = 1966
-    """``pinsrw RW:xmm, R:r64/m16, R:imm8`` ``REX2 66 REX.W 0F C4 /r ib`` (SSE2)"""
-    PINSRW_MM_R32M16_IMM8: Final = 1967
+    PINSRW_MM_R32M16_IMM8: Final = 1963
     """``pinsrw RW:mm, R:r32/m16, R:imm8`` ``0F C4 /r ib`` (SSE)"""
-    REX2_PINSRW_MM_R32M16_IMM8: Final = 1968
+    REX2_PINSRW_MM_R32M16_IMM8: Final = 1964
     """``pinsrw RW:mm, R:r32/m16, R:imm8`` ``REX2 0F C4 /r ib`` (SSE)"""
-    PINSRW_MM_R64M16_IMM8: Final = 1969
+    PINSRW_MM_R64M16_IMM8: Final = 1965
     """``pinsrw RW:mm, R:r64/m16, R:imm8`` ``REX.W 0F C4 /r ib`` (SSE)"""
-    REX2_PINSRW_MM_R64M16_IMM8: Final = 1970
+    REX2_PINSRW_MM_R64M16_IMM8: Final = 1966
     """``pinsrw RW:mm, R:r64/m16, R:imm8`` ``REX2 REX.W 0F C4 /r ib`` (SSE)"""
-    PEXTRW_R32_XMM_IMM8: Final = 1971
+    PEXTRW_R32_XMM_IMM8: Final = 1967
     """``pextrw W:r32, R:xmm, R:imm8`` ``66 0F C5 /r ib`` (SSE2)"""
-    REX2_PEXTRW_R32_XMM_IMM8: Final = 1972
+    REX2_PEXTRW_R32_XMM_IMM8: Final = 1968
     """``pextrw W:r32, R:xmm, R:imm8`` ``REX2 66 0F C5 /r ib`` (SSE2)"""
-    PEXTRW_R64_XMM_IMM8: Final = 1973
+    PEXTRW_R64_XMM_IMM8: Final = 1969
     """``pextrw W:r64, R:xmm, R:imm8`` ``66 REX.W 0F C5 /r ib`` (SSE2)"""
-    REX2_PEXTRW_R64_XMM_IMM8: Final = 1974
-    """``pextrw W:r64, R:xmm, R:imm8`` ``REX2 66 REX.W 0F C5 /r ib`` (SSE2)"""
-    PEXTRW_R32M16_XMM_IMM8: Final = 1975
+    PEXTRW_R32M16_XMM_IMM8: Final = 1970
     """``pextrw W:r32/m16, R:xmm, R:imm8`` ``66 0F 3A 15 /r ib`` (SSE4_1)"""
-    PEXTRW_R64M16_XMM_IMM8: Final = 1976
+    PEXTRW_R64M16_XMM_IMM8: Final = 1971
     """``pextrw W:r64/m16, R:xmm, R:imm8`` ``66 REX.W 0F 3A 15 /r ib`` (SSE4_1)"""
-    PEXTRW_R32_MM_IMM8: Final = 1977
+    PEXTRW_R32_MM_IMM8: Final = 1972
     """``pextrw W:r32, R:mm, R:imm8`` ``0F C5 /r ib`` (SSE)"""
-    REX2_PEXTRW_R32_MM_IMM8: Final = 1978
+    REX2_PEXTRW_R32_MM_IMM8: Final = 1973
     """``pextrw W:r32, R:mm, R:imm8`` ``REX2 0F C5 /r ib`` (SSE)"""
-    PEXTRW_R64_MM_IMM8: Final = 1979
+    PEXTRW_R64_MM_IMM8: Final = 1974
     """``pextrw W:r64, R:mm, R:imm8`` ``REX.W 0F C5 /r ib`` (SSE)"""
-    REX2_PEXTRW_R64_MM_IMM8: Final = 1980
+    REX2_PEXTRW_R64_MM_IMM8: Final = 1975
     """``pextrw W:r64, R:mm, R:imm8`` ``REX2 REX.W 0F C5 /r ib`` (SSE)"""
-    SHUFPS_XMM_XMMM128_IMM8: Final = 1981
+    SHUFPS_XMM_XMMM128_IMM8: Final = 1976
     """``shufps RW:xmm, R:xmm/m128, R:imm8`` ``0F C6 /r ib`` (SSE)"""
-    REX2_SHUFPS_XMM_XMMM128_IMM8: Final = 1982
+    REX2_SHUFPS_XMM_XMMM128_IMM8: Final = 1977
     """``shufps RW:xmm, R:xmm/m128, R:imm8`` ``REX2 0F C6 /r ib`` (SSE)"""
-    SHUFPD_XMM_XMMM128_IMM8: Final = 1983
+    SHUFPD_XMM_XMMM128_IMM8: Final = 1978
     """``shufpd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F C6 /r ib`` (SSE2)"""
-    REX2_SHUFPD_XMM_XMMM128_IMM8: Final = 1984
+    REX2_SHUFPD_XMM_XMMM128_IMM8: Final = 1979
     """``shufpd RW:xmm, R:xmm/m128, R:imm8`` ``REX2 66 0F C6 /r ib`` (SSE2)"""
-    ADDSUBPD_XMM_XMMM128: Final = 1985
+    ADDSUBPD_XMM_XMMM128: Final = 1980
     """``addsubpd RW:xmm, R:xmm/m128`` ``66 0F D0 /r`` (SSE3)"""
-    REX2_ADDSUBPD_XMM_XMMM128: Final = 1986
+    REX2_ADDSUBPD_XMM_XMMM128: Final = 1981
     """``addsubpd RW:xmm, R:xmm/m128`` ``REX2 66 0F D0 /r`` (SSE3)"""
-    ADDSUBPS_XMM_XMMM128: Final = 1987
+    ADDSUBPS_XMM_XMMM128: Final = 1982
     """``addsubps RW:xmm, R:xmm/m128`` ``F2 0F D0 /r`` (SSE3)"""
-    REX2_ADDSUBPS_XMM_XMMM128: Final = 1988
+    REX2_ADDSUBPS_XMM_XMMM128: Final = 1983
     """``addsubps RW:xmm, R:xmm/m128`` ``REX2 F2 0F D0 /r`` (SSE3)"""
-    PADDQ_XMM_XMMM128: Final = 1989
+    PADDQ_XMM_XMMM128: Final = 1984
     """``paddq RW:xmm, R:xmm/m128`` ``66 0F D4 /r`` (SSE2)"""
-    REX2_PADDQ_XMM_XMMM128: Final = 1990
+    REX2_PADDQ_XMM_XMMM128: Final = 1985
     """``paddq RW:xmm, R:xmm/m128`` ``REX2 66 0F D4 /r`` (SSE2)"""
-    PADDQ_MM_MMM64: Final = 1991
+    PADDQ_MM_MMM64: Final = 1986
     """``paddq RW:mm, R:mm/m64`` ``0F D4 /r`` (MMX)"""
-    REX2_PADDQ_MM_MMM64: Final = 1992
+    REX2_PADDQ_MM_MMM64: Final = 1987
     """``paddq RW:mm, R:mm/m64`` ``REX2 0F D4 /r`` (MMX)"""
-    PMULLW_XMM_XMMM128: Final = 1993
+    PMULLW_XMM_XMMM128: Final = 1988
     """``pmullw RW:xmm, R:xmm/m128`` ``66 0F D5 /r`` (SSE2)"""
-    REX2_PMULLW_XMM_XMMM128: Final = 1994
+    REX2_PMULLW_XMM_XMMM128: Final = 1989
     """``pmullw RW:xmm, R:xmm/m128`` ``REX2 66 0F D5 /r`` (SSE2)"""
-    PMULLW_MM_MMM64: Final = 1995
+    PMULLW_MM_MMM64: Final = 1990
     """``pmullw RW:mm, R:mm/m64`` ``0F D5 /r`` (MMX)"""
-    REX2_PMULLW_MM_MMM64: Final = 1996
+    REX2_PMULLW_MM_MMM64: Final = 1991
     """``pmullw RW:mm, R:mm/m64`` ``REX2 0F D5 /r`` (MMX)"""
-    PMOVMSKB_R32_XMM: Final = 1997
+    PMOVMSKB_R32_XMM: Final = 1992
     """``pmovmskb W:r32, R:xmm`` ``66 0F D7 /r`` (SSE2)"""
-    REX2_PMOVMSKB_R32_XMM: Final = 1998
+    REX2_PMOVMSKB_R32_XMM: Final = 1993
     """``pmovmskb W:r32, R:xmm`` ``REX2 66 0F D7 /r`` (SSE2)"""
-    PMOVMSKB_R64_XMM: Final = 1999
+    PMOVMSKB_R64_XMM: Final = 1994
     """``pmovmskb W:r64, R:xmm`` ``66 REX.W 0F D7 /r`` (SSE2)"""
-    REX2_PMOVMSKB_R64_XMM: Final = 2000
-    """``pmovmskb W:r64, R:xmm`` ``REX2 66 REX.W 0F D7 /r`` (SSE2)"""
-    PMOVMSKB_R32_MM: Final = 2001
+    PMOVMSKB_R32_MM: Final = 1995
     """``pmovmskb W:r32, R:mm`` ``0F D7 /r`` (SSE)"""
-    REX2_PMOVMSKB_R32_MM: Final = 2002
+    REX2_PMOVMSKB_R32_MM: Final = 1996
     """``pmovmskb W:r32, R:mm`` ``REX2 0F D7 /r`` (SSE)"""
-    PMOVMSKB_R64_MM: Final = 2003
+    PMOVMSKB_R64_MM: Final = 1997
     """``pmovmskb W:r64, R:mm`` ``REX.W 0F D7 /r`` (SSE)"""
-    REX2_PMOVMSKB_R64_MM: Final = 2004
+    REX2_PMOVMSKB_R64_MM: Final = 1998
     """``pmovmskb W:r64, R:mm`` ``REX2 REX.W 0F D7 /r`` (SSE)"""
-    PSUBUSB_XMM_XMMM128: Final = 2005
+    PSUBUSB_XMM_XMMM128: Final = 1999
     """``psubusb RW:xmm, R:xmm/m128`` ``66 0F D8 /r`` (SSE2)"""
-    REX2_PSUBUSB_XMM_XMMM128: Final = 2006
+    REX2_PSUBUSB_XMM_XMMM128: Final = 2000
     """``psubusb RW:xmm, R:xmm/m128`` ``REX2 66 0F D8 /r`` (SSE2)"""
-    PSUBUSB_MM_MMM64: Final = 2007
+    PSUBUSB_MM_MMM64: Final = 2001
     """``psubusb RW:mm, R:mm/m64`` ``0F D8 /r`` (MMX)"""
-    REX2_PSUBUSB_MM_MMM64: Final = 2008
+    REX2_PSUBUSB_MM_MMM64: Final = 2002
     """``psubusb RW:mm, R:mm/m64`` ``REX2 0F D8 /r`` (MMX)"""
-    PSUBUSW_XMM_XMMM128: Final = 2009
+    PSUBUSW_XMM_XMMM128: Final = 2003
     """``psubusw RW:xmm, R:xmm/m128`` ``66 0F D9 /r`` (SSE2)"""
-    REX2_PSUBUSW_XMM_XMMM128: Final = 2010
+    REX2_PSUBUSW_XMM_XMMM128: Final = 2004
     """``psubusw RW:xmm, R:xmm/m128`` ``REX2 66 0F D9 /r`` (SSE2)"""
-    PSUBUSW_MM_MMM64: Final = 2011
+    PSUBUSW_MM_MMM64: Final = 2005
     """``psubusw RW:mm, R:mm/m64`` ``0F D9 /r`` (MMX)"""
-    REX2_PSUBUSW_MM_MMM64: Final = 2012
+    REX2_PSUBUSW_MM_MMM64: Final = 2006
     """``psubusw RW:mm, R:mm/m64`` ``REX2 0F D9 /r`` (MMX)"""
-    PMINUB_XMM_XMMM128: Final = 2013
+    PMINUB_XMM_XMMM128: Final = 2007
     """``pminub RW:xmm, R:xmm/m128`` ``66 0F DA /r`` (SSE2)"""
-    REX2_PMINUB_XMM_XMMM128: Final = 2014
+    REX2_PMINUB_XMM_XMMM128: Final = 2008
     """``pminub RW:xmm, R:xmm/m128`` ``REX2 66 0F DA /r`` (SSE2)"""
-    PMINUB_MM_MMM64: Final = 2015
+    PMINUB_MM_MMM64: Final = 2009
     """``pminub RW:mm, R:mm/m64`` ``0F DA /r`` (SSE)"""
-    REX2_PMINUB_MM_MMM64: Final = 2016
+    REX2_PMINUB_MM_MMM64: Final = 2010
     """``pminub RW:mm, R:mm/m64`` ``REX2 0F DA /r`` (SSE)"""
-    PAND_XMM_XMMM128: Final = 2017
+    PAND_XMM_XMMM128: Final = 2011
     """``pand RW:xmm, R:xmm/m128`` ``66 0F DB /r`` (SSE2)"""
-    REX2_PAND_XMM_XMMM128: Final = 2018
+    REX2_PAND_XMM_XMMM128: Final = 2012
     """``pand RW:xmm, R:xmm/m128`` ``REX2 66 0F DB /r`` (SSE2)"""
-    PAND_MM_MMM64: Final = 2019
+    PAND_MM_MMM64: Final = 2013
     """``pand RW:mm, R:mm/m64`` ``0F DB /r`` (MMX)"""
-    REX2_PAND_MM_MMM64: Final = 2020
+    REX2_PAND_MM_MMM64: Final = 2014
     """``pand RW:mm, R:mm/m64`` ``REX2 0F DB /r`` (MMX)"""
-    PADDUSB_XMM_XMMM128: Final = 2021
+    PADDUSB_XMM_XMMM128: Final = 2015
     """``paddusb RW:xmm, R:xmm/m128`` ``66 0F DC /r`` (SSE2)"""
-    REX2_PADDUSB_XMM_XMMM128: Final = 2022
+    REX2_PADDUSB_XMM_XMMM128: Final = 2016
     """``paddusb RW:xmm, R:xmm/m128`` ``REX2 66 0F DC /r`` (SSE2)"""
-    PADDUSB_MM_MMM64: Final = 2023
+    PADDUSB_MM_MMM64: Final = 2017
     """``paddusb RW:mm, R:mm/m64`` ``0F DC /r`` (MMX)"""
-    REX2_PADDUSB_MM_MMM64: Final = 2024
+    REX2_PADDUSB_MM_MMM64: Final = 2018
     """``paddusb RW:mm, R:mm/m64`` ``REX2 0F DC /r`` (MMX)"""
-    PADDUSW_XMM_XMMM128: Final = 2025
+    PADDUSW_XMM_XMMM128: Final = 2019
     """``paddusw RW:xmm, R:xmm/m128`` ``66 0F DD /r`` (SSE2)"""
-    REX2_PADDUSW_XMM_XMMM128: Final = 2026
+    REX2_PADDUSW_XMM_XMMM128: Final = 2020
     """``paddusw RW:xmm, R:xmm/m128`` ``REX2 66 0F DD /r`` (SSE2)"""
-    PADDUSW_MM_MMM64: Final = 2027
+    PADDUSW_MM_MMM64: Final = 2021
     """``paddusw RW:mm, R:mm/m64`` ``0F DD /r`` (MMX)"""
-    REX2_PADDUSW_MM_MMM64: Final = 2028
+    REX2_PADDUSW_MM_MMM64: Final = 2022
     """``paddusw RW:mm, R:mm/m64`` ``REX2 0F DD /r`` (MMX)"""
-    PMAXUB_XMM_XMMM128: Final = 2029
+    PMAXUB_XMM_XMMM128: Final = 2023
     """``pmaxub RW:xmm, R:xmm/m128`` ``66 0F DE /r`` (SSE2)"""
-    REX2_PMAXUB_XMM_XMMM128: Final = 2030
+    REX2_PMAXUB_XMM_XMMM128: Final = 2024
     """``pmaxub RW:xmm, R:xmm/m128`` ``REX2 66 0F DE /r`` (SSE2)"""
-    PMAXUB_MM_MMM64: Final = 2031
+    PMAXUB_MM_MMM64: Final = 2025
     """``pmaxub RW:mm, R:mm/m64`` ``0F DE /r`` (SSE)"""
-    REX2_PMAXUB_MM_MMM64: Final = 2032
+    REX2_PMAXUB_MM_MMM64: Final = 2026
     """``pmaxub RW:mm, R:mm/m64`` ``REX2 0F DE /r`` (SSE)"""
-    PANDN_XMM_XMMM128: Final = 2033
+    PANDN_XMM_XMMM128: Final = 2027
     """``pandn RW:xmm, R:xmm/m128`` ``66 0F DF /r`` (SSE2)"""
-    REX2_PANDN_XMM_XMMM128: Final = 2034
+    REX2_PANDN_XMM_XMMM128: Final = 2028
     """``pandn RW:xmm, R:xmm/m128`` ``REX2 66 0F DF /r`` (SSE2)"""
-    PANDN_MM_MMM64: Final = 2035
+    PANDN_MM_MMM64: Final = 2029
     """``pandn RW:mm, R:mm/m64`` ``0F DF /r`` (MMX)"""
-    REX2_PANDN_MM_MMM64: Final = 2036
+    REX2_PANDN_MM_MMM64: Final = 2030
     """``pandn RW:mm, R:mm/m64`` ``REX2 0F DF /r`` (MMX)"""
-    PAVGB_XMM_XMMM128: Final = 2037
+    PAVGB_XMM_XMMM128: Final = 2031
     """``pavgb RW:xmm, R:xmm/m128`` ``66 0F E0 /r`` (SSE2)"""
-    REX2_PAVGB_XMM_XMMM128: Final = 2038
+    REX2_PAVGB_XMM_XMMM128: Final = 2032
     """``pavgb RW:xmm, R:xmm/m128`` ``REX2 66 0F E0 /r`` (SSE2)"""
-    PAVGB_MM_MMM64: Final = 2039
+    PAVGB_MM_MMM64: Final = 2033
     """``pavgb RW:mm, R:mm/m64`` ``0F E0 /r`` (SSE)"""
-    REX2_PAVGB_MM_MMM64: Final = 2040
+    REX2_PAVGB_MM_MMM64: Final = 2034
     """``pavgb RW:mm, R:mm/m64`` ``REX2 0F E0 /r`` (SSE)"""
-    PAVGW_XMM_XMMM128: Final = 2041
+    PAVGW_XMM_XMMM128: Final = 2035
     """``pavgw RW:xmm, R:xmm/m128`` ``66 0F E3 /r`` (SSE2)"""
-    REX2_PAVGW_XMM_XMMM128: Final = 2042
+    REX2_PAVGW_XMM_XMMM128: Final = 2036
     """``pavgw RW:xmm, R:xmm/m128`` ``REX2 66 0F E3 /r`` (SSE2)"""
-    PAVGW_MM_MMM64: Final = 2043
+    PAVGW_MM_MMM64: Final = 2037
     """``pavgw RW:mm, R:mm/m64`` ``0F E3 /r`` (SSE)"""
-    REX2_PAVGW_MM_MMM64: Final = 2044
+    REX2_PAVGW_MM_MMM64: Final = 2038
     """``pavgw RW:mm, R:mm/m64`` ``REX2 0F E3 /r`` (SSE)"""
-    PMULHUW_XMM_XMMM128: Final = 2045
+    PMULHUW_XMM_XMMM128: Final = 2039
     """``pmulhuw RW:xmm, R:xmm/m128`` ``66 0F E4 /r`` (SSE2)"""
-    REX2_PMULHUW_XMM_XMMM128: Final = 2046
+    REX2_PMULHUW_XMM_XMMM128: Final = 2040
     """``pmulhuw RW:xmm, R:xmm/m128`` ``REX2 66 0F E4 /r`` (SSE2)"""
-    PMULHUW_MM_MMM64: Final = 2047
+    PMULHUW_MM_MMM64: Final = 2041
     """``pmulhuw RW:mm, R:mm/m64`` ``0F E4 /r`` (SSE)"""
-    REX2_PMULHUW_MM_MMM64: Final = 2048
+    REX2_PMULHUW_MM_MMM64: Final = 2042
     """``pmulhuw RW:mm, R:mm/m64`` ``REX2 0F E4 /r`` (SSE)"""
-    PMULHW_XMM_XMMM128: Final = 2049
+    PMULHW_XMM_XMMM128: Final = 2043
     """``pmulhw RW:xmm, R:xmm/m128`` ``66 0F E5 /r`` (SSE2)"""
-    REX2_PMULHW_XMM_XMMM128: Final = 2050
+    REX2_PMULHW_XMM_XMMM128: Final = 2044
     """``pmulhw RW:xmm, R:xmm/m128`` ``REX2 66 0F E5 /r`` (SSE2)"""
-    PMULHW_MM_MMM64: Final = 2051
+    PMULHW_MM_MMM64: Final = 2045
     """``pmulhw RW:mm, R:mm/m64`` ``0F E5 /r`` (MMX)"""
-    REX2_PMULHW_MM_MMM64: Final = 2052
+    REX2_PMULHW_MM_MMM64: Final = 2046
     """``pmulhw RW:mm, R:mm/m64`` ``REX2 0F E5 /r`` (MMX)"""
-    CVTTPD2DQ_XMM_XMMM128: Final = 2053
+    CVTTPD2DQ_XMM_XMMM128: Final = 2047
     """``cvttpd2dq W:xmm, R:xmm/m128`` ``66 0F E6 /r`` (SSE2)"""
-    REX2_CVTTPD2DQ_XMM_XMMM128: Final = 2054
+    REX2_CVTTPD2DQ_XMM_XMMM128: Final = 2048
     """``cvttpd2dq W:xmm, R:xmm/m128`` ``REX2 66 0F E6 /r`` (SSE2)"""
-    CVTDQ2PD_XMM_XMMM64: Final = 2055
+    CVTDQ2PD_XMM_XMMM64: Final = 2049
     """``cvtdq2pd W:xmm, R:xmm/m64`` ``F3 0F E6 /r`` (SSE2)"""
-    REX2_CVTDQ2PD_XMM_XMMM64: Final = 2056
+    REX2_CVTDQ2PD_XMM_XMMM64: Final = 2050
     """``cvtdq2pd W:xmm, R:xmm/m64`` ``REX2 F3 0F E6 /r`` (SSE2)"""
-    CVTPD2DQ_XMM_XMMM128: Final = 2057
+    CVTPD2DQ_XMM_XMMM128: Final = 2051
     """``cvtpd2dq W:xmm, R:xmm/m128`` ``F2 0F E6 /r`` (SSE2)"""
-    REX2_CVTPD2DQ_XMM_XMMM128: Final = 2058
+    REX2_CVTPD2DQ_XMM_XMMM128: Final = 2052
     """``cvtpd2dq W:xmm, R:xmm/m128`` ``REX2 F2 0F E6 /r`` (SSE2)"""
-    MOVNTDQ_M128_XMM: Final = 2059
+    MOVNTDQ_M128_XMM: Final = 2053
     """``movntdq W:m128, R:xmm`` ``66 0F E7 /r`` (SSE2)"""
-    REX2_MOVNTDQ_M128_XMM: Final = 2060
+    REX2_MOVNTDQ_M128_XMM: Final = 2054
     """``movntdq W:m128, R:xmm`` ``REX2 66 0F E7 /r`` (SSE2)"""
-    PSUBSB_XMM_XMMM128: Final = 2061
+    PSUBSB_XMM_XMMM128: Final = 2055
     """``psubsb RW:xmm, R:xmm/m128`` ``66 0F E8 /r`` (SSE2)"""
-    REX2_PSUBSB_XMM_XMMM128: Final = 2062
+    REX2_PSUBSB_XMM_XMMM128: Final = 2056
     """``psubsb RW:xmm, R:xmm/m128`` ``REX2 66 0F E8 /r`` (SSE2)"""
-    PSUBSB_MM_MMM64: Final = 2063
+    PSUBSB_MM_MMM64: Final = 2057
     """``psubsb RW:mm, R:mm/m64`` ``0F E8 /r`` (MMX)"""
-    REX2_PSUBSB_MM_MMM64: Final = 2064
+    REX2_PSUBSB_MM_MMM64: Final = 2058
     """``psubsb RW:mm, R:mm/m64`` ``REX2 0F E8 /r`` (MMX)"""
-    PSUBSW_XMM_XMMM128: Final = 2065
+    PSUBSW_XMM_XMMM128: Final = 2059
     """``psubsw RW:xmm, R:xmm/m128`` ``66 0F E9 /r`` (SSE2)"""
-    REX2_PSUBSW_XMM_XMMM128: Final = 2066
+    REX2_PSUBSW_XMM_XMMM128: Final = 2060
     """``psubsw RW:xmm, R:xmm/m128`` ``REX2 66 0F E9 /r`` (SSE2)"""
-    PSUBSW_MM_MMM64: Final = 2067
+    PSUBSW_MM_MMM64: Final = 2061
     """``psubsw RW:mm, R:mm/m64`` ``0F E9 /r`` (MMX)"""
-    REX2_PSUBSW_MM_MMM64: Final = 2068
+    REX2_PSUBSW_MM_MMM64: Final = 2062
     """``psubsw RW:mm, R:mm/m64`` ``REX2 0F E9 /r`` (MMX)"""
-    PMINSW_XMM_XMMM128: Final = 2069
+    PMINSW_XMM_XMMM128: Final = 2063
     """``pminsw RW:xmm, R:xmm/m128`` ``66 0F EA /r`` (SSE2)"""
-    REX2_PMINSW_XMM_XMMM128: Final = 2070
+    REX2_PMINSW_XMM_XMMM128: Final = 2064
     """``pminsw RW:xmm, R:xmm/m128`` ``REX2 66 0F EA /r`` (SSE2)"""
-    PMINSW_MM_MMM64: Final = 2071
+    PMINSW_MM_MMM64: Final = 2065
     """``pminsw RW:mm, R:mm/m64`` ``0F EA /r`` (SSE)"""
-    REX2_PMINSW_MM_MMM64: Final = 2072
+    REX2_PMINSW_MM_MMM64: Final = 2066
     """``pminsw RW:mm, R:mm/m64`` ``REX2 0F EA /r`` (SSE)"""
-    POR_XMM_XMMM128: Final = 2073
+    POR_XMM_XMMM128: Final = 2067
     """``por RW:xmm, R:xmm/m128`` ``66 0F EB /r`` (SSE2)"""
-    REX2_POR_XMM_XMMM128: Final = 2074
+    REX2_POR_XMM_XMMM128: Final = 2068
     """``por RW:xmm, R:xmm/m128`` ``REX2 66 0F EB /r`` (SSE2)"""
-    POR_MM_MMM64: Final = 2075
+    POR_MM_MMM64: Final = 2069
     """``por RW:mm, R:mm/m64`` ``0F EB /r`` (MMX)"""
-    REX2_POR_MM_MMM64: Final = 2076
+    REX2_POR_MM_MMM64: Final = 2070
     """``por RW:mm, R:mm/m64`` ``REX2 0F EB /r`` (MMX)"""
-    PADDSB_XMM_XMMM128: Final = 2077
+    PADDSB_XMM_XMMM128: Final = 2071
     """``paddsb RW:xmm, R:xmm/m128`` ``66 0F EC /r`` (SSE2)"""
-    REX2_PADDSB_XMM_XMMM128: Final = 2078
+    REX2_PADDSB_XMM_XMMM128: Final = 2072
     """``paddsb RW:xmm, R:xmm/m128`` ``REX2 66 0F EC /r`` (SSE2)"""
-    PADDSB_MM_MMM64: Final = 2079
+    PADDSB_MM_MMM64: Final = 2073
     """``paddsb RW:mm, R:mm/m64`` ``0F EC /r`` (MMX)"""
-    REX2_PADDSB_MM_MMM64: Final = 2080
+    REX2_PADDSB_MM_MMM64: Final = 2074
     """``paddsb RW:mm, R:mm/m64`` ``REX2 0F EC /r`` (MMX)"""
-    PADDSW_XMM_XMMM128: Final = 2081
+    PADDSW_XMM_XMMM128: Final = 2075
     """``paddsw RW:xmm, R:xmm/m128`` ``66 0F ED /r`` (SSE2)"""
-    REX2_PADDSW_XMM_XMMM128: Final = 2082
+    REX2_PADDSW_XMM_XMMM128: Final = 2076
     """``paddsw RW:xmm, R:xmm/m128`` ``REX2 66 0F ED /r`` (SSE2)"""
-    PADDSW_MM_MMM64: Final = 2083
+    PADDSW_MM_MMM64: Final = 2077
     """``paddsw RW:mm, R:mm/m64`` ``0F ED /r`` (MMX)"""
-    REX2_PADDSW_MM_MMM64: Final = 2084
+    REX2_PADDSW_MM_MMM64: Final = 2078
     """``paddsw RW:mm, R:mm/m64`` ``REX2 0F ED /r`` (MMX)"""
-    PMAXSW_XMM_XMMM128: Final = 2085
+    PMAXSW_XMM_XMMM128: Final = 2079
     """``pmaxsw RW:xmm, R:xmm/m128`` ``66 0F EE /r`` (SSE2)"""
-    REX2_PMAXSW_XMM_XMMM128: Final = 2086
+    REX2_PMAXSW_XMM_XMMM128: Final = 2080
     """``pmaxsw RW:xmm, R:xmm/m128`` ``REX2 66 0F EE /r`` (SSE2)"""
-    PMAXSW_MM_MMM64: Final = 2087
+    PMAXSW_MM_MMM64: Final = 2081
     """``pmaxsw RW:mm, R:mm/m64`` ``0F EE /r`` (SSE)"""
-    REX2_PMAXSW_MM_MMM64: Final = 2088
+    REX2_PMAXSW_MM_MMM64: Final = 2082
     """``pmaxsw RW:mm, R:mm/m64`` ``REX2 0F EE /r`` (SSE)"""
-    PXOR_XMM_XMMM128: Final = 2089
+    PXOR_XMM_XMMM128: Final = 2083
     """``pxor RW:xmm, R:xmm/m128`` ``66 0F EF /r`` (SSE2)"""
-    REX2_PXOR_XMM_XMMM128: Final = 2090
+    REX2_PXOR_XMM_XMMM128: Final = 2084
     """``pxor RW:xmm, R:xmm/m128`` ``REX2 66 0F EF /r`` (SSE2)"""
-    PXOR_MM_MMM64: Final = 2091
+    PXOR_MM_MMM64: Final = 2085
     """``pxor RW:mm, R:mm/m64`` ``0F EF /r`` (MMX)"""
-    REX2_PXOR_MM_MMM64: Final = 2092
+    REX2_PXOR_MM_MMM64: Final = 2086
     """``pxor RW:mm, R:mm/m64`` ``REX2 0F EF /r`` (MMX)"""
-    LDDQU_XMM_M128: Final = 2093
+    LDDQU_XMM_M128: Final = 2087
     """``lddqu W:xmm, R:m128`` ``F2 0F F0 /r`` (SSE3)"""
-    REX2_LDDQU_XMM_M128: Final = 2094
+    REX2_LDDQU_XMM_M128: Final = 2088
     """``lddqu W:xmm, R:m128`` ``REX2 F2 0F F0 /r`` (SSE3)"""
-    PMULUDQ_XMM_XMMM128: Final = 2095
+    PMULUDQ_XMM_XMMM128: Final = 2089
     """``pmuludq RW:xmm, R:xmm/m128`` ``66 0F F4 /r`` (SSE2)"""
-    REX2_PMULUDQ_XMM_XMMM128: Final = 2096
+    REX2_PMULUDQ_XMM_XMMM128: Final = 2090
     """``pmuludq RW:xmm, R:xmm/m128`` ``REX2 66 0F F4 /r`` (SSE2)"""
-    PMULUDQ_MM_MMM64: Final = 2097
+    PMULUDQ_MM_MMM64: Final = 2091
     """``pmuludq RW:mm, R:mm/m64`` ``0F F4 /r`` (SSE2)"""
-    REX2_PMULUDQ_MM_MMM64: Final = 2098
+    REX2_PMULUDQ_MM_MMM64: Final = 2092
     """``pmuludq RW:mm, R:mm/m64`` ``REX2 0F F4 /r`` (SSE2)"""
-    PMADDWD_XMM_XMMM128: Final = 2099
+    PMADDWD_XMM_XMMM128: Final = 2093
     """``pmaddwd RW:xmm, R:xmm/m128`` ``66 0F F5 /r`` (SSE2)"""
-    REX2_PMADDWD_XMM_XMMM128: Final = 2100
+    REX2_PMADDWD_XMM_XMMM128: Final = 2094
     """``pmaddwd RW:xmm, R:xmm/m128`` ``REX2 66 0F F5 /r`` (SSE2)"""
-    PMADDWD_MM_MMM64: Final = 2101
+    PMADDWD_MM_MMM64: Final = 2095
     """``pmaddwd RW:mm, R:mm/m64`` ``0F F5 /r`` (MMX)"""
-    REX2_PMADDWD_MM_MMM64: Final = 2102
+    REX2_PMADDWD_MM_MMM64: Final = 2096
     """``pmaddwd RW:mm, R:mm/m64`` ``REX2 0F F5 /r`` (MMX)"""
-    PSADBW_XMM_XMMM128: Final = 2103
+    PSADBW_XMM_XMMM128: Final = 2097
     """``psadbw RW:xmm, R:xmm/m128`` ``66 0F F6 /r`` (SSE2)"""
-    REX2_PSADBW_XMM_XMMM128: Final = 2104
+    REX2_PSADBW_XMM_XMMM128: Final = 2098
     """``psadbw RW:xmm, R:xmm/m128`` ``REX2 66 0F F6 /r`` (SSE2)"""
-    PSADBW_MM_MMM64: Final = 2105
+    PSADBW_MM_MMM64: Final = 2099
     """``psadbw RW:mm, R:mm/m64`` ``0F F6 /r`` (SSE)"""
-    REX2_PSADBW_MM_MMM64: Final = 2106
+    REX2_PSADBW_MM_MMM64: Final = 2100
     """``psadbw RW:mm, R:mm/m64`` ``REX2 0F F6 /r`` (SSE)"""
-    PSUBB_XMM_XMMM128: Final = 2107
+    PSUBB_XMM_XMMM128: Final = 2101
     """``psubb RW:xmm, R:xmm/m128`` ``66 0F F8 /r`` (SSE2)"""
-    REX2_PSUBB_XMM_XMMM128: Final = 2108
+    REX2_PSUBB_XMM_XMMM128: Final = 2102
     """``psubb RW:xmm, R:xmm/m128`` ``REX2 66 0F F8 /r`` (SSE2)"""
-    PSUBB_MM_MMM64: Final = 2109
+    PSUBB_MM_MMM64: Final = 2103
     """``psubb RW:mm, R:mm/m64`` ``0F F8 /r`` (MMX)"""
-    REX2_PSUBB_MM_MMM64: Final = 2110
+    REX2_PSUBB_MM_MMM64: Final = 2104
     """``psubb RW:mm, R:mm/m64`` ``REX2 0F F8 /r`` (MMX)"""
-    PSUBW_XMM_XMMM128: Final = 2111
+    PSUBW_XMM_XMMM128: Final = 2105
     """``psubw RW:xmm, R:xmm/m128`` ``66 0F F9 /r`` (SSE2)"""
-    REX2_PSUBW_XMM_XMMM128: Final = 2112
+    REX2_PSUBW_XMM_XMMM128: Final = 2106
     """``psubw RW:xmm, R:xmm/m128`` ``REX2 66 0F F9 /r`` (SSE2)"""
-    PSUBW_MM_MMM64: Final = 2113
+    PSUBW_MM_MMM64: Final = 2107
     """``psubw RW:mm, R:mm/m64`` ``0F F9 /r`` (MMX)"""
-    REX2_PSUBW_MM_MMM64: Final = 2114
+    REX2_PSUBW_MM_MMM64: Final = 2108
     """``psubw RW:mm, R:mm/m64`` ``REX2 0F F9 /r`` (MMX)"""
-    PSUBD_XMM_XMMM128: Final = 2115
+    PSUBD_XMM_XMMM128: Final = 2109
     """``psubd RW:xmm, R:xmm/m128`` ``66 0F FA /r`` (SSE2)"""
-    REX2_PSUBD_XMM_XMMM128: Final = 2116
+    REX2_PSUBD_XMM_XMMM128: Final = 2110
     """``psubd RW:xmm, R:xmm/m128`` ``REX2 66 0F FA /r`` (SSE2)"""
-    PSUBD_MM_MMM64: Final = 2117
+    PSUBD_MM_MMM64: Final = 2111
     """``psubd RW:mm, R:mm/m64`` ``0F FA /r`` (MMX)"""
-    REX2_PSUBD_MM_MMM64: Final = 2118
+    REX2_PSUBD_MM_MMM64: Final = 2112
     """``psubd RW:mm, R:mm/m64`` ``REX2 0F FA /r`` (MMX)"""
-    PSUBQ_XMM_XMMM128: Final = 2119
+    PSUBQ_XMM_XMMM128: Final = 2113
     """``psubq RW:xmm, R:xmm/m128`` ``66 0F FB /r`` (SSE2)"""
-    REX2_PSUBQ_XMM_XMMM128: Final = 2120
+    REX2_PSUBQ_XMM_XMMM128: Final = 2114
     """``psubq RW:xmm, R:xmm/m128`` ``REX2 66 0F FB /r`` (SSE2)"""
-    PSUBQ_MM_MMM64: Final = 2121
+    PSUBQ_MM_MMM64: Final = 2115
     """``psubq RW:mm, R:mm/m64`` ``0F FB /r`` (SSE2)"""
-    REX2_PSUBQ_MM_MMM64: Final = 2122
+    REX2_PSUBQ_MM_MMM64: Final = 2116
     """``psubq RW:mm, R:mm/m64`` ``REX2 0F FB /r`` (SSE2)"""
-    PADDB_XMM_XMMM128: Final = 2123
+    PADDB_XMM_XMMM128: Final = 2117
     """``paddb RW:xmm, R:xmm/m128`` ``66 0F FC /r`` (SSE2)"""
-    REX2_PADDB_XMM_XMMM128: Final = 2124
+    REX2_PADDB_XMM_XMMM128: Final = 2118
     """``paddb RW:xmm, R:xmm/m128`` ``REX2 66 0F FC /r`` (SSE2)"""
-    PADDB_MM_MMM64: Final = 2125
+    PADDB_MM_MMM64: Final = 2119
     """``paddb RW:mm, R:mm/m64`` ``0F FC /r`` (MMX)"""
-    REX2_PADDB_MM_MMM64: Final = 2126
+    REX2_PADDB_MM_MMM64: Final = 2120
     """``paddb RW:mm, R:mm/m64`` ``REX2 0F FC /r`` (MMX)"""
-    PADDW_XMM_XMMM128: Final = 2127
+    PADDW_XMM_XMMM128: Final = 2121
     """``paddw RW:xmm, R:xmm/m128`` ``66 0F FD /r`` (SSE2)"""
-    REX2_PADDW_XMM_XMMM128: Final = 2128
+    REX2_PADDW_XMM_XMMM128: Final = 2122
     """``paddw RW:xmm, R:xmm/m128`` ``REX2 66 0F FD /r`` (SSE2)"""
-    PADDW_MM_MMM64: Final = 2129
+    PADDW_MM_MMM64: Final = 2123
     """``paddw RW:mm, R:mm/m64`` ``0F FD /r`` (MMX)"""
-    REX2_PADDW_MM_MMM64: Final = 2130
+    REX2_PADDW_MM_MMM64: Final = 2124
     """``paddw RW:mm, R:mm/m64`` ``REX2 0F FD /r`` (MMX)"""
-    PADDD_XMM_XMMM128: Final = 2131
+    PADDD_XMM_XMMM128: Final = 2125
     """``paddd RW:xmm, R:xmm/m128`` ``66 0F FE /r`` (SSE2)"""
-    REX2_PADDD_XMM_XMMM128: Final = 2132
+    REX2_PADDD_XMM_XMMM128: Final = 2126
     """``paddd RW:xmm, R:xmm/m128`` ``REX2 66 0F FE /r`` (SSE2)"""
-    PADDD_MM_MMM64: Final = 2133
+    PADDD_MM_MMM64: Final = 2127
     """``paddd RW:mm, R:mm/m64`` ``0F FE /r`` (MMX)"""
-    REX2_PADDD_MM_MMM64: Final = 2134
+    REX2_PADDD_MM_MMM64: Final = 2128
     """``paddd RW:mm, R:mm/m64`` ``REX2 0F FE /r`` (MMX)"""
-    PSHUFB_XMM_XMMM128: Final = 2135
+    PSHUFB_XMM_XMMM128: Final = 2129
     """``pshufb RW:xmm, R:xmm/m128`` ``66 0F 38 00 /r`` (SSSE3)"""
-    PSHUFB_MM_MMM64: Final = 2136
+    PSHUFB_MM_MMM64: Final = 2130
     """``pshufb RW:mm, R:mm/m64`` ``0F 38 00 /r`` (SSSE3)"""
-    PHADDW_XMM_XMMM128: Final = 2137
+    PHADDW_XMM_XMMM128: Final = 2131
     """``phaddw RW:xmm, R:xmm/m128`` ``66 0F 38 01 /r`` (SSSE3)"""
-    PHADDW_MM_MMM64: Final = 2138
+    PHADDW_MM_MMM64: Final = 2132
     """``phaddw RW:mm, R:mm/m64`` ``0F 38 01 /r`` (SSSE3)"""
-    PHADDD_XMM_XMMM128: Final = 2139
+    PHADDD_XMM_XMMM128: Final = 2133
     """``phaddd RW:xmm, R:xmm/m128`` ``66 0F 38 02 /r`` (SSSE3)"""
-    PHADDD_MM_MMM64: Final = 2140
+    PHADDD_MM_MMM64: Final = 2134
     """``phaddd RW:mm, R:mm/m64`` ``0F 38 02 /r`` (SSSE3)"""
-    PHADDSW_XMM_XMMM128: Final = 2141
+    PHADDSW_XMM_XMMM128: Final = 2135
     """``phaddsw RW:xmm, R:xmm/m128`` ``66 0F 38 03 /r`` (SSSE3)"""
-    PHADDSW_MM_MMM64: Final = 2142
+    PHADDSW_MM_MMM64: Final = 2136
     """``phaddsw RW:mm, R:mm/m64`` ``0F 38 03 /r`` (SSSE3)"""
-    PMADDUBSW_XMM_XMMM128: Final = 2143
+    PMADDUBSW_XMM_XMMM128: Final = 2137
     """``pmaddubsw RW:xmm, R:xmm/m128`` ``66 0F 38 04 /r`` (SSSE3)"""
-    PMADDUBSW_MM_MMM64: Final = 2144
+    PMADDUBSW_MM_MMM64: Final = 2138
     """``pmaddubsw RW:mm, R:mm/m64`` ``0F 38 04 /r`` (SSSE3)"""
-    PHSUBW_XMM_XMMM128: Final = 2145
+    PHSUBW_XMM_XMMM128: Final = 2139
     """``phsubw RW:xmm, R:xmm/m128`` ``66 0F 38 05 /r`` (SSSE3)"""
-    PHSUBW_MM_MMM64: Final = 2146
+    PHSUBW_MM_MMM64: Final = 2140
     """``phsubw RW:mm, R:mm/m64`` ``0F 38 05 /r`` (SSSE3)"""
-    PHSUBD_XMM_XMMM128: Final = 2147
+    PHSUBD_XMM_XMMM128: Final = 2141
     """``phsubd RW:xmm, R:xmm/m128`` ``66 0F 38 06 /r`` (SSSE3)"""
-    PHSUBD_MM_MMM64: Final = 2148
+    PHSUBD_MM_MMM64: Final = 2142
     """``phsubd RW:mm, R:mm/m64`` ``0F 38 06 /r`` (SSSE3)"""
-    PHSUBSW_XMM_XMMM128: Final = 2149
+    PHSUBSW_XMM_XMMM128: Final = 2143
     """``phsubsw RW:xmm, R:xmm/m128`` ``66 0F 38 07 /r`` (SSSE3)"""
-    PHSUBSW_MM_MMM64: Final = 2150
+    PHSUBSW_MM_MMM64: Final = 2144
     """``phsubsw RW:mm, R:mm/m64`` ``0F 38 07 /r`` (SSSE3)"""
-    PSIGNB_XMM_XMMM128: Final = 2151
+    PSIGNB_XMM_XMMM128: Final = 2145
     """``psignb RW:xmm, R:xmm/m128`` ``66 0F 38 08 /r`` (SSSE3)"""
-    PSIGNB_MM_MMM64: Final = 2152
+    PSIGNB_MM_MMM64: Final = 2146
     """``psignb RW:mm, R:mm/m64`` ``0F 38 08 /r`` (SSSE3)"""
-    PSIGNW_XMM_XMMM128: Final = 2153
+    PSIGNW_XMM_XMMM128: Final = 2147
     """``psignw RW:xmm, R:xmm/m128`` ``66 0F 38 09 /r`` (SSSE3)"""
-    PSIGNW_MM_MMM64: Final = 2154
+    PSIGNW_MM_MMM64: Final = 2148
     """``psignw RW:mm, R:mm/m64`` ``0F 38 09 /r`` (SSSE3)"""
-    PSIGND_XMM_XMMM128: Final = 2155
+    PSIGND_XMM_XMMM128: Final = 2149
     """``psignd RW:xmm, R:xmm/m128`` ``66 0F 38 0A /r`` (SSSE3)"""
-    PSIGND_MM_MMM64: Final = 2156
+    PSIGND_MM_MMM64: Final = 2150
     """``psignd RW:mm, R:mm/m64`` ``0F 38 0A /r`` (SSSE3)"""
-    PMULHRSW_XMM_XMMM128: Final = 2157
+    PMULHRSW_XMM_XMMM128: Final = 2151
     """``pmulhrsw RW:xmm, R:xmm/m128`` ``66 0F 38 0B /r`` (SSSE3)"""
-    PMULHRSW_MM_MMM64: Final = 2158
+    PMULHRSW_MM_MMM64: Final = 2152
     """``pmulhrsw RW:mm, R:mm/m64`` ``0F 38 0B /r`` (SSSE3)"""
-    PTEST_XMM_XMMM128: Final = 2159
+    PTEST_XMM_XMMM128: Final = 2153
     """``ptest R:xmm, R:xmm/m128`` ``66 0F 38 17 /r`` (SSE4_1)"""
-    PABSB_XMM_XMMM128: Final = 2160
+    PABSB_XMM_XMMM128: Final = 2154
     """``pabsb W:xmm, R:xmm/m128`` ``66 0F 38 1C /r`` (SSSE3)"""
-    PABSB_MM_MMM64: Final = 2161
+    PABSB_MM_MMM64: Final = 2155
     """``pabsb W:mm, R:mm/m64`` ``0F 38 1C /r`` (SSSE3)"""
-    PABSW_XMM_XMMM128: Final = 2162
+    PABSW_XMM_XMMM128: Final = 2156
     """``pabsw W:xmm, R:xmm/m128`` ``66 0F 38 1D /r`` (SSSE3)"""
-    PABSW_MM_MMM64: Final = 2163
+    PABSW_MM_MMM64: Final = 2157
     """``pabsw W:mm, R:mm/m64`` ``0F 38 1D /r`` (SSSE3)"""
-    PABSD_XMM_XMMM128: Final = 2164
+    PABSD_XMM_XMMM128: Final = 2158
     """``pabsd W:xmm, R:xmm/m128`` ``66 0F 38 1E /r`` (SSSE3)"""
-    PABSD_MM_MMM64: Final = 2165
+    PABSD_MM_MMM64: Final = 2159
     """``pabsd W:mm, R:mm/m64`` ``0F 38 1E /r`` (SSSE3)"""
-    PMOVSXBW_XMM_XMMM64: Final = 2166
+    PMOVSXBW_XMM_XMMM64: Final = 2160
     """``pmovsxbw W:xmm, R:xmm/m64`` ``66 0F 38 20 /r`` (SSE4_1)"""
-    PMOVSXBD_XMM_XMMM32: Final = 2167
+    PMOVSXBD_XMM_XMMM32: Final = 2161
     """``pmovsxbd W:xmm, R:xmm/m32`` ``66 0F 38 21 /r`` (SSE4_1)"""
-    PMOVSXBQ_XMM_XMMM16: Final = 2168
+    PMOVSXBQ_XMM_XMMM16: Final = 2162
     """``pmovsxbq W:xmm, R:xmm/m16`` ``66 0F 38 22 /r`` (SSE4_1)"""
-    PMOVSXWD_XMM_XMMM64: Final = 2169
+    PMOVSXWD_XMM_XMMM64: Final = 2163
     """``pmovsxwd W:xmm, R:xmm/m64`` ``66 0F 38 23 /r`` (SSE4_1)"""
-    PMOVSXWQ_XMM_XMMM32: Final = 2170
+    PMOVSXWQ_XMM_XMMM32: Final = 2164
     """``pmovsxwq W:xmm, R:xmm/m32`` ``66 0F 38 24 /r`` (SSE4_1)"""
-    PMOVSXDQ_XMM_XMMM64: Final = 2171
+    PMOVSXDQ_XMM_XMMM64: Final = 2165
     """``pmovsxdq W:xmm, R:xmm/m64`` ``66 0F 38 25 /r`` (SSE4_1)"""
-    PMULDQ_XMM_XMMM128: Final = 2172
+    PMULDQ_XMM_XMMM128: Final = 2166
     """``pmuldq RW:xmm, R:xmm/m128`` ``66 0F 38 28 /r`` (SSE4_1)"""
-    PCMPEQQ_XMM_XMMM128: Final = 2173
+    PCMPEQQ_XMM_XMMM128: Final = 2167
     """``pcmpeqq RW:xmm, R:xmm/m128`` ``66 0F 38 29 /r`` (SSE4_1)"""
-    MOVNTDQA_XMM_M128: Final = 2174
+    MOVNTDQA_XMM_M128: Final = 2168
     """``movntdqa W:xmm, R:m128`` ``66 0F 38 2A /r`` (SSE4_1)"""
-    PACKUSDW_XMM_XMMM128: Final = 2175
+    PACKUSDW_XMM_XMMM128: Final = 2169
     """``packusdw RW:xmm, R:xmm/m128`` ``66 0F 38 2B /r`` (SSE4_1)"""
-    PMOVZXBW_XMM_XMMM64: Final = 2176
+    PMOVZXBW_XMM_XMMM64: Final = 2170
     """``pmovzxbw W:xmm, R:xmm/m64`` ``66 0F 38 30 /r`` (SSE4_1)"""
-    PMOVZXBD_XMM_XMMM32: Final = 2177
+    PMOVZXBD_XMM_XMMM32: Final = 2171
     """``pmovzxbd W:xmm, R:xmm/m32`` ``66 0F 38 31 /r`` (SSE4_1)"""
-    PMOVZXBQ_XMM_XMMM16: Final = 2178
+    PMOVZXBQ_XMM_XMMM16: Final = 2172
     """``pmovzxbq W:xmm, R:xmm/m16`` ``66 0F 38 32 /r`` (SSE4_1)"""
-    PMOVZXWD_XMM_XMMM64: Final = 2179
+    PMOVZXWD_XMM_XMMM64: Final = 2173
     """``pmovzxwd W:xmm, R:xmm/m64`` ``66 0F 38 33 /r`` (SSE4_1)"""
-    PMOVZXWQ_XMM_XMMM32: Final = 2180
+    PMOVZXWQ_XMM_XMMM32: Final = 2174
     """``pmovzxwq W:xmm, R:xmm/m32`` ``66 0F 38 34 /r`` (SSE4_1)"""
-    PMOVZXDQ_XMM_XMMM64: Final = 2181
+    PMOVZXDQ_XMM_XMMM64: Final = 2175
     """``pmovzxdq W:xmm, R:xmm/m64`` ``66 0F 38 35 /r`` (SSE4_1)"""
-    PCMPGTQ_XMM_XMMM128: Final = 2182
+    PCMPGTQ_XMM_XMMM128: Final = 2176
     """``pcmpgtq RW:xmm, R:xmm/m128`` ``66 0F 38 37 /r`` (SSE4_2)"""
-    PMINSB_XMM_XMMM128: Final = 2183
+    PMINSB_XMM_XMMM128: Final = 2177
     """``pminsb RW:xmm, R:xmm/m128`` ``66 0F 38 38 /r`` (SSE4_1)"""
-    PMINSD_XMM_XMMM128: Final = 2184
+    PMINSD_XMM_XMMM128: Final = 2178
     """``pminsd RW:xmm, R:xmm/m128`` ``66 0F 38 39 /r`` (SSE4_1)"""
-    PMINUW_XMM_XMMM128: Final = 2185
+    PMINUW_XMM_XMMM128: Final = 2179
     """``pminuw RW:xmm, R:xmm/m128`` ``66 0F 38 3A /r`` (SSE4_1)"""
-    PMINUD_XMM_XMMM128: Final = 2186
+    PMINUD_XMM_XMMM128: Final = 2180
     """``pminud RW:xmm, R:xmm/m128`` ``66 0F 38 3B /r`` (SSE4_1)"""
-    PMAXSB_XMM_XMMM128: Final = 2187
+    PMAXSB_XMM_XMMM128: Final = 2181
     """``pmaxsb RW:xmm, R:xmm/m128`` ``66 0F 38 3C /r`` (SSE4_1)"""
-    PMAXSD_XMM_XMMM128: Final = 2188
+    PMAXSD_XMM_XMMM128: Final = 2182
     """``pmaxsd RW:xmm, R:xmm/m128`` ``66 0F 38 3D /r`` (SSE4_1)"""
-    PMAXUW_XMM_XMMM128: Final = 2189
+    PMAXUW_XMM_XMMM128: Final = 2183
     """``pmaxuw RW:xmm, R:xmm/m128`` ``66 0F 38 3E /r`` (SSE4_1)"""
-    PMAXUD_XMM_XMMM128: Final = 2190
+    PMAXUD_XMM_XMMM128: Final = 2184
     """``pmaxud RW:xmm, R:xmm/m128`` ``66 0F 38 3F /r`` (SSE4_1)"""
-    PMULLD_XMM_XMMM128: Final = 2191
+    PMULLD_XMM_XMMM128: Final = 2185
     """``pmulld RW:xmm, R:xmm/m128`` ``66 0F 38 40 /r`` (SSE4_1)"""
-    PHMINPOSUW_XMM_XMMM128: Final = 2192
+    PHMINPOSUW_XMM_XMMM128: Final = 2186
     """``phminposuw W:xmm, R:xmm/m128`` ``66 0F 38 41 /r`` (SSE4_1)"""
-    SHA1NEXTE_XMM_XMMM128: Final = 2193
+    SHA1NEXTE_XMM_XMMM128: Final = 2187
     """``sha1nexte RW:xmm, R:xmm/m128`` ``0F 38 C8 /r`` (SHA)"""
-    SHA1MSG1_XMM_XMMM128: Final = 2194
+    SHA1MSG1_XMM_XMMM128: Final = 2188
     """``sha1msg1 RW:xmm, R:xmm/m128`` ``0F 38 C9 /r`` (SHA)"""
-    SHA1MSG2_XMM_XMMM128: Final = 2195
+    SHA1MSG2_XMM_XMMM128: Final = 2189
     """``sha1msg2 RW:xmm, R:xmm/m128`` ``0F 38 CA /r`` (SHA)"""
-    SHA256MSG1_XMM_XMMM128: Final = 2196
+    SHA256MSG1_XMM_XMMM128: Final = 2190
     """``sha256msg1 RW:xmm, R:xmm/m128`` ``0F 38 CC /r`` (SHA)"""
-    SHA256MSG2_XMM_XMMM128: Final = 2197
+    SHA256MSG2_XMM_XMMM128: Final = 2191
     """``sha256msg2 RW:xmm, R:xmm/m128`` ``0F 38 CD /r`` (SHA)"""
-    GF2P8MULB_XMM_XMMM128: Final = 2198
+    GF2P8MULB_XMM_XMMM128: Final = 2192
     """``gf2p8mulb RW:xmm, R:xmm/m128`` ``66 0F 38 CF /r`` (GFNI)"""
-    AESIMC_XMM_XMMM128: Final = 2199
+    AESIMC_XMM_XMMM128: Final = 2193
     """``aesimc W:xmm, R:xmm/m128`` ``66 0F 38 DB /r`` (AES)"""
-    AESENC_XMM_XMMM128: Final = 2200
+    AESENC_XMM_XMMM128: Final = 2194
     """``aesenc RW:xmm, R:xmm/m128`` ``66 0F 38 DC /r`` (AES)"""
-    AESENCLAST_XMM_XMMM128: Final = 2201
+    AESENCLAST_XMM_XMMM128: Final = 2195
     """``aesenclast RW:xmm, R:xmm/m128`` ``66 0F 38 DD /r`` (AES)"""
-    AESDEC_XMM_XMMM128: Final = 2202
+    AESDEC_XMM_XMMM128: Final = 2196
     """``aesdec RW:xmm, R:xmm/m128`` ``66 0F 38 DE /r`` (AES)"""
-    AESDECLAST_XMM_XMMM128: Final = 2203
+    AESDECLAST_XMM_XMMM128: Final = 2197
     """``aesdeclast RW:xmm, R:xmm/m128`` ``66 0F 38 DF /r`` (AES)"""
-    CRC32_R32_RM8: Final = 2204
+    CRC32_R32_RM8: Final = 2198
     """``crc32 RW:r32, R:r8/m8`` ``F2 0F 38 F0 /r`` (SSE4_2)"""
-    CRC32_R64_RM8: Final = 2205
+    CRC32_R64_RM8: Final = 2199
     """``crc32 RW:r64, R:r8/m8`` ``F2 REX.W 0F 38 F0 /r`` (SSE4_2)"""
-    CRC32_R32_RM16: Final = 2206
+    CRC32_R32_RM16: Final = 2200
     """``crc32 RW:r32, R:r16/m16`` ``o16 F2 0F 38 F1 /r`` (SSE4_2)"""
-    CRC32_R32_RM32: Final = 2207
+    CRC32_R32_RM32: Final = 2201
     """``crc32 RW:r32, R:r32/m32`` ``F2 0F 38 F1 /r`` (SSE4_2)"""
-    CRC32_R64_RM64: Final = 2208
+    CRC32_R64_RM64: Final = 2202
     """``crc32 RW:r64, R:r64/m64`` ``F2 REX.W 0F 38 F1 /r`` (SSE4_2)"""
-    ROUNDPS_XMM_XMMM128_IMM8: Final = 2209
+    ROUNDPS_XMM_XMMM128_IMM8: Final = 2203
     """``roundps W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 08 /r ib`` (SSE4_1)"""
-    ROUNDPD_XMM_XMMM128_IMM8: Final = 2210
+    ROUNDPD_XMM_XMMM128_IMM8: Final = 2204
     """``roundpd W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 09 /r ib`` (SSE4_1)"""
-    ROUNDSS_XMM_XMMM32_IMM8: Final = 2211
+    ROUNDSS_XMM_XMMM32_IMM8: Final = 2205
     """``roundss RW:xmm, R:xmm/m32, R:imm8`` ``66 0F 3A 0A /r ib`` (SSE4_1)"""
-    ROUNDSD_XMM_XMMM64_IMM8: Final = 2212
+    ROUNDSD_XMM_XMMM64_IMM8: Final = 2206
     """``roundsd RW:xmm, R:xmm/m64, R:imm8`` ``66 0F 3A 0B /r ib`` (SSE4_1)"""
-    BLENDPS_XMM_XMMM128_IMM8: Final = 2213
+    BLENDPS_XMM_XMMM128_IMM8: Final = 2207
     """``blendps RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0C /r ib`` (SSE4_1)"""
-    BLENDPD_XMM_XMMM128_IMM8: Final = 2214
+    BLENDPD_XMM_XMMM128_IMM8: Final = 2208
     """``blendpd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0D /r ib`` (SSE4_1)"""
-    PBLENDW_XMM_XMMM128_IMM8: Final = 2215
+    PBLENDW_XMM_XMMM128_IMM8: Final = 2209
     """``pblendw RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0E /r ib`` (SSE4_1)"""
-    PALIGNR_XMM_XMMM128_IMM8: Final = 2216
+    PALIGNR_XMM_XMMM128_IMM8: Final = 2210
     """``palignr RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0F /r ib`` (SSSE3)"""
-    PALIGNR_MM_MMM64_IMM8: Final = 2217
+    PALIGNR_MM_MMM64_IMM8: Final = 2211
     """``palignr RW:mm, R:mm/m64, R:imm8`` ``0F 3A 0F /r ib`` (SSSE3)"""
-    PEXTRB_R32M8_XMM_IMM8: Final = 2218
+    PEXTRB_R32M8_XMM_IMM8: Final = 2212
     """``pextrb W:r32/m8, R:xmm, R:imm8`` ``66 0F 3A 14 /r ib`` (SSE4_1)"""
-    PEXTRB_R64M8_XMM_IMM8: Final = 2219
+    PEXTRB_R64M8_XMM_IMM8: Final = 2213
     """``pextrb W:r64/m8, R:xmm, R:imm8`` ``66 REX.W 0F 3A 14 /r ib`` (SSE4_1)"""
-    PEXTRD_RM32_XMM_IMM8: Final = 2220
+    PEXTRD_RM32_XMM_IMM8: Final = 2214
     """``pextrd W:r32/m32, R:xmm, R:imm8`` ``66 0F 3A 16 /r ib`` (SSE4_1)"""
-    PEXTRQ_RM64_XMM_IMM8: Final = 2221
+    PEXTRQ_RM64_XMM_IMM8: Final = 2215
     """``pextrq W:r64/m64, R:xmm, R:imm8`` ``66 REX.W 0F 3A 16 /r ib`` (SSE4_1)"""
-    EXTRACTPS_RM32_XMM_IMM8: Final = 2222
+    EXTRACTPS_RM32_XMM_IMM8: Final = 2216
     """``extractps W:r32/m32, R:xmm, R:imm8`` ``66 0F 3A 17 /r ib`` (SSE4_1)"""
-    EXTRACTPS_R64M32_XMM_IMM8: Final = 2223
+    EXTRACTPS_R64M32_XMM_IMM8: Final = 2217
     """``extractps W:r64/m32, R:xmm, R:imm8`` ``66 REX.W 0F 3A 17 /r ib`` (SSE4_1)"""
-    PINSRB_XMM_R32M8_IMM8: Final = 2224
+    PINSRB_XMM_R32M8_IMM8: Final = 2218
     """``pinsrb RW:xmm, R:r32/m8, R:imm8`` ``66 0F 3A 20 /r ib`` (SSE4_1)"""
-    PINSRB_XMM_R64M8_IMM8: Final = 2225
+    PINSRB_XMM_R64M8_IMM8: Final = 2219
     """``pinsrb RW:xmm, R:r64/m8, R:imm8`` ``66 REX.W 0F 3A 20 /r ib`` (SSE4_1)"""
-    INSERTPS_XMM_XMMM32_IMM8: Final = 2226
+    INSERTPS_XMM_XMMM32_IMM8: Final = 2220
     """``insertps RW:xmm, R:xmm/m32, R:imm8`` ``66 0F 3A 21 /r ib`` (SSE4_1)"""
-    PINSRD_XMM_RM32_IMM8: Final = 2227
+    PINSRD_XMM_RM32_IMM8: Final = 2221
     """``pinsrd RW:xmm, R:r32/m32, R:imm8`` ``66 0F 3A 22 /r ib`` (SSE4_1)"""
-    PINSRQ_XMM_RM64_IMM8: Final = 2228
+    PINSRQ_XMM_RM64_IMM8: Final = 2222
     """``pinsrq RW:xmm, R:r64/m64, R:imm8`` ``66 REX.W 0F 3A 22 /r ib`` (SSE4_1)"""
-    DPPS_XMM_XMMM128_IMM8: Final = 2229
+    DPPS_XMM_XMMM128_IMM8: Final = 2223
     """``dpps RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 40 /r ib`` (SSE4_1)"""
-    DPPD_XMM_XMMM128_IMM8: Final = 2230
+    DPPD_XMM_XMMM128_IMM8: Final = 2224
     """``dppd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 41 /r ib`` (SSE4_1)"""
-    MPSADBW_XMM_XMMM128_IMM8: Final = 2231
+    MPSADBW_XMM_XMMM128_IMM8: Final = 2225
     """``mpsadbw RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 42 /r ib`` (SSE4_1)"""
-    PCLMULQDQ_XMM_XMMM128_IMM8: Final = 2232
+    PCLMULQDQ_XMM_XMMM128_IMM8: Final = 2226
     """``pclmulqdq RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 44 /r ib`` (PCLMULQDQ)"""
-    PCMPESTRM_XMM_XMMM128_IMM8: Final = 2233
+    PCMPESTRM_XMM_XMMM128_IMM8: Final = 2227
     """``pcmpestrm R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 60 /r ib`` (SSE4_2)"""
-    PCMPESTRI_XMM_XMMM128_IMM8: Final = 2234
+    PCMPESTRI_XMM_XMMM128_IMM8: Final = 2228
     """``pcmpestri R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 61 /r ib`` (SSE4_2)"""
-    PCMPESTRI64_XMM_XMMM128_IMM8: Final = 2235
+    PCMPESTRI64_XMM_XMMM128_IMM8: Final = 2229
     """``pcmpestri64 R:xmm, R:xmm/m128, R:imm8`` ``66 REX.W 0F 3A 61 /r ib`` (SSE4_2)"""
-    PCMPESTRM64_XMM_XMMM128_IMM8: Final = 2236
+    PCMPESTRM64_XMM_XMMM128_IMM8: Final = 2230
     """``pcmpestrm64 R:xmm, R:xmm/m128, R:imm8`` ``66 REX.W 0F 3A 60 /r ib`` (SSE4_2)"""
-    PCMPISTRM_XMM_XMMM128_IMM8: Final = 2237
+    PCMPISTRM_XMM_XMMM128_IMM8: Final = 2231
     """``pcmpistrm R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 62 /r ib`` (SSE4_2)"""
-    PCMPISTRI_XMM_XMMM128_IMM8: Final = 2238
+    PCMPISTRI_XMM_XMMM128_IMM8: Final = 2232
     """``pcmpistri R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 63 /r ib`` (SSE4_2)"""
-    SHA1RNDS4_XMM_XMMM128_IMM8: Final = 2239
+    SHA1RNDS4_XMM_XMMM128_IMM8: Final = 2233
     """``sha1rnds4 RW:xmm, R:xmm/m128, R:imm8`` ``0F 3A CC /r ib`` (SHA)"""
-    GF2P8AFFINEQB_XMM_XMMM128_IMM8: Final = 2240
+    GF2P8AFFINEQB_XMM_XMMM128_IMM8: Final = 2234
     """``gf2p8affineqb RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A CE /r ib`` (GFNI)"""
-    GF2P8AFFINEINVQB_XMM_XMMM128_IMM8: Final = 2241
+    GF2P8AFFINEINVQB_XMM_XMMM128_IMM8: Final = 2235
     """``gf2p8affineinvqb RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A CF /r ib`` (GFNI)"""
-    AESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2242
+    AESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2236
     """``aeskeygenassist W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A DF /r ib`` (AES)"""
-    PAUSE: Final = 2243
+    PAUSE: Final = 2237
     """``pause`` ``F3 90`` (PAUSE)"""
-    CBW: Final = 2244
+    CBW: Final = 2238
     """``cbw`` ``o16 98`` (INTEL8086)"""
-    CWDE: Final = 2245
+    CWDE: Final = 2239
     """``cwde`` ``98`` (INTEL386)"""
-    CDQE: Final = 2246
+    CDQE: Final = 2240
     """``cdqe`` ``REX.W 98`` (X64)"""
-    SAHF: Final = 2247
+    SAHF: Final = 2241
     """``sahf`` ``9E`` (INTEL8086)"""
-    LAHF: Final = 2248
+    LAHF: Final = 2242
     """``lahf`` ``9F`` (INTEL8086)"""
-    RCL_RM8_IMM8: Final = 2249
+    RCL_RM8_IMM8: Final = 2243
     """``rcl RW:r8/m8, R:imm8`` ``C0 /2 ib`` (INTEL186)"""
-    REX2_RCL_RM8_IMM8: Final = 2250
+    REX2_RCL_RM8_IMM8: Final = 2244
     """``rcl RW:r8/m8, R:imm8`` ``REX2 C0 /2 ib`` (INTEL186)"""
-    RCL_RM16_IMM8: Final = 2251
+    RCL_RM16_IMM8: Final = 2245
     """``rcl RW:r16/m16, R:imm8`` ``o16 C1 /2 ib`` (INTEL186)"""
-    REX2_RCL_RM16_IMM8: Final = 2252
+    REX2_RCL_RM16_IMM8: Final = 2246
     """``rcl RW:r16/m16, R:imm8`` ``REX2 o16 C1 /2 ib`` (INTEL186)"""
-    RCL_RM32_IMM8: Final = 2253
+    RCL_RM32_IMM8: Final = 2247
     """``rcl RW:r32/m32, R:imm8`` ``C1 /2 ib`` (INTEL386)"""
-    REX2_RCL_RM32_IMM8: Final = 2254
+    REX2_RCL_RM32_IMM8: Final = 2248
     """``rcl RW:r32/m32, R:imm8`` ``REX2 C1 /2 ib`` (INTEL386)"""
-    RCL_RM64_IMM8: Final = 2255
+    RCL_RM64_IMM8: Final = 2249
     """``rcl RW:r64/m64, R:imm8`` ``REX.W C1 /2 ib`` (X64)"""
-    REX2_RCL_RM64_IMM8: Final = 2256
+    REX2_RCL_RM64_IMM8: Final = 2250
     """``rcl RW:r64/m64, R:imm8`` ``REX2 REX.W C1 /2 ib`` (X64)"""
-    RCL_RM8_1: Final = 2257
+    RCL_RM8_1: Final = 2251
     """``rcl RW:r8/m8, R:1`` ``D0 /2`` (INTEL8086)"""
-    REX2_RCL_RM8_1: Final = 2258
+    REX2_RCL_RM8_1: Final = 2252
     """``rcl RW:r8/m8, R:1`` ``REX2 D0 /2`` (INTEL8086)"""
-    RCL_RM16_1: Final = 2259
+    RCL_RM16_1: Final = 2253
     """``rcl RW:r16/m16, R:1`` ``o16 D1 /2`` (INTEL8086)"""
-    REX2_RCL_RM16_1: Final = 2260
+    REX2_RCL_RM16_1: Final = 2254
     """``rcl RW:r16/m16, R:1`` ``REX2 o16 D1 /2`` (INTEL8086)"""
-    RCL_RM32_1: Final = 2261
+    RCL_RM32_1: Final = 2255
     """``rcl RW:r32/m32, R:1`` ``D1 /2`` (INTEL386)"""
-    REX2_RCL_RM32_1: Final = 2262
+    REX2_RCL_RM32_1: Final = 2256
     """``rcl RW:r32/m32, R:1`` ``REX2 D1 /2`` (INTEL386)"""
-    RCL_RM64_1: Final = 2263
+    RCL_RM64_1: Final = 2257
     """``rcl RW:r64/m64, R:1`` ``REX.W D1 /2`` (X64)"""
-    REX2_RCL_RM64_1: Final = 2264
+    REX2_RCL_RM64_1: Final = 2258
     """``rcl RW:r64/m64, R:1`` ``REX2 REX.W D1 /2`` (X64)"""
-    RCL_RM8_CL: Final = 2265
+    RCL_RM8_CL: Final = 2259
     """``rcl RW:r8/m8, R:cl`` ``D2 /2`` (INTEL8086)"""
-    REX2_RCL_RM8_CL: Final = 2266
+    REX2_RCL_RM8_CL: Final = 2260
     """``rcl RW:r8/m8, R:cl`` ``REX2 D2 /2`` (INTEL8086)"""
-    RCL_RM16_CL: Final = 2267
+    RCL_RM16_CL: Final = 2261
     """``rcl RW:r16/m16, R:cl`` ``o16 D3 /2`` (INTEL8086)"""
-    REX2_RCL_RM16_CL: Final = 2268
+    REX2_RCL_RM16_CL: Final = 2262
     """``rcl RW:r16/m16, R:cl`` ``REX2 o16 D3 /2`` (INTEL8086)"""
-    RCL_RM32_CL: Final = 2269
+    RCL_RM32_CL: Final = 2263
     """``rcl RW:r32/m32, R:cl`` ``D3 /2`` (INTEL386)"""
-    REX2_RCL_RM32_CL: Final = 2270
+    REX2_RCL_RM32_CL: Final = 2264
     """``rcl RW:r32/m32, R:cl`` ``REX2 D3 /2`` (INTEL386)"""
-    RCL_RM64_CL: Final = 2271
+    RCL_RM64_CL: Final = 2265
     """``rcl RW:r64/m64, R:cl`` ``REX.W D3 /2`` (X64)"""
-    REX2_RCL_RM64_CL: Final = 2272
+    REX2_RCL_RM64_CL: Final = 2266
     """``rcl RW:r64/m64, R:cl`` ``REX2 REX.W D3 /2`` (X64)"""
-    RCR_RM8_IMM8: Final = 2273
+    RCR_RM8_IMM8: Final = 2267
     """``rcr RW:r8/m8, R:imm8`` ``C0 /3 ib`` (INTEL186)"""
-    REX2_RCR_RM8_IMM8: Final = 2274
+    REX2_RCR_RM8_IMM8: Final = 2268
     """``rcr RW:r8/m8, R:imm8`` ``REX2 C0 /3 ib`` (INTEL186)"""
-    RCR_RM16_IMM8: Final = 2275
+    RCR_RM16_IMM8: Final = 2269
     """``rcr RW:r16/m16, R:imm8`` ``o16 C1 /3 ib`` (INTEL186)"""
-    REX2_RCR_RM16_IMM8: Final = 2276
+    REX2_RCR_RM16_IMM8: Final = 2270
     """``rcr RW:r16/m16, R:imm8`` ``REX2 o16 C1 /3 ib`` (INTEL186)"""
-    RCR_RM32_IMM8: Final = 2277
+    RCR_RM32_IMM8: Final = 2271
     """``rcr RW:r32/m32, R:imm8`` ``C1 /3 ib`` (INTEL386)"""
-    REX2_RCR_RM32_IMM8: Final = 2278
+    REX2_RCR_RM32_IMM8: Final = 2272
     """``rcr RW:r32/m32, R:imm8`` ``REX2 C1 /3 ib`` (INTEL386)"""
-    RCR_RM64_IMM8: Final = 2279
+    RCR_RM64_IMM8: Final = 2273
     """``rcr RW:r64/m64, R:imm8`` ``REX.W C1 /3 ib`` (X64)"""
-    REX2_RCR_RM64_IMM8: Final = 2280
+    REX2_RCR_RM64_IMM8: Final = 2274
     """``rcr RW:r64/m64, R:imm8`` ``REX2 REX.W C1 /3 ib`` (X64)"""
-    RCR_RM8_1: Final = 2281
+    RCR_RM8_1: Final = 2275
     """``rcr RW:r8/m8, R:1`` ``D0 /3`` (INTEL8086)"""
-    REX2_RCR_RM8_1: Final = 2282
+    REX2_RCR_RM8_1: Final = 2276
     """``rcr RW:r8/m8, R:1`` ``REX2 D0 /3`` (INTEL8086)"""
-    RCR_RM16_1: Final = 2283
+    RCR_RM16_1: Final = 2277
     """``rcr RW:r16/m16, R:1`` ``o16 D1 /3`` (INTEL8086)"""
-    REX2_RCR_RM16_1: Final = 2284
+    REX2_RCR_RM16_1: Final = 2278
     """``rcr RW:r16/m16, R:1`` ``REX2 o16 D1 /3`` (INTEL8086)"""
-    RCR_RM32_1: Final = 2285
+    RCR_RM32_1: Final = 2279
     """``rcr RW:r32/m32, R:1`` ``D1 /3`` (INTEL386)"""
-    REX2_RCR_RM32_1: Final = 2286
+    REX2_RCR_RM32_1: Final = 2280
     """``rcr RW:r32/m32, R:1`` ``REX2 D1 /3`` (INTEL386)"""
-    RCR_RM64_1: Final = 2287
+    RCR_RM64_1: Final = 2281
     """``rcr RW:r64/m64, R:1`` ``REX.W D1 /3`` (X64)"""
-    REX2_RCR_RM64_1: Final = 2288
+    REX2_RCR_RM64_1: Final = 2282
     """``rcr RW:r64/m64, R:1`` ``REX2 REX.W D1 /3`` (X64)"""
-    RCR_RM8_CL: Final = 2289
+    RCR_RM8_CL: Final = 2283
     """``rcr RW:r8/m8, R:cl`` ``D2 /3`` (INTEL8086)"""
-    REX2_RCR_RM8_CL: Final = 2290
+    REX2_RCR_RM8_CL: Final = 2284
     """``rcr RW:r8/m8, R:cl`` ``REX2 D2 /3`` (INTEL8086)"""
-    RCR_RM16_CL: Final = 2291
+    RCR_RM16_CL: Final = 2285
     """``rcr RW:r16/m16, R:cl`` ``o16 D3 /3`` (INTEL8086)"""
-    REX2_RCR_RM16_CL: Final = 2292
+    REX2_RCR_RM16_CL: Final = 2286
     """``rcr RW:r16/m16, R:cl`` ``REX2 o16 D3 /3`` (INTEL8086)"""
-    RCR_RM32_CL: Final = 2293
+    RCR_RM32_CL: Final = 2287
     """``rcr RW:r32/m32, R:cl`` ``D3 /3`` (INTEL386)"""
-    REX2_RCR_RM32_CL: Final = 2294
+    REX2_RCR_RM32_CL: Final = 2288
     """``rcr RW:r32/m32, R:cl`` ``REX2 D3 /3`` (INTEL386)"""
-    RCR_RM64_CL: Final = 2295
+    RCR_RM64_CL: Final = 2289
     """``rcr RW:r64/m64, R:cl`` ``REX.W D3 /3`` (X64)"""
-    REX2_RCR_RM64_CL: Final = 2296
+    REX2_RCR_RM64_CL: Final = 2290
     """``rcr RW:r64/m64, R:cl`` ``REX2 REX.W D3 /3`` (X64)"""
-    INT_IMM8: Final = 2297
+    INT_IMM8: Final = 2291
     """``int R:imm8`` ``CD ib`` (INTEL8086)"""
-    LOOPNE_REL8_64_RCX: Final = 2298
+    LOOPNE_REL8_64_RCX: Final = 2292
     """``loopne R:rel8`` ``E0 cb`` (X64)"""
-    LOOPNE_REL8_64_ECX: Final = 2299
+    LOOPNE_REL8_64_ECX: Final = 2293
     """``loopne R:rel8`` ``a32 E0 cb`` (X64)"""
-    LOOPNE_REL8_16_RCX: Final = 2300
+    LOOPNE_REL8_16_RCX: Final = 2294
     """``loopne R:rel8`` ``o16 E0 cb`` (X64)"""
-    LOOPNE_REL8_16_ECX: Final = 2301
+    LOOPNE_REL8_16_ECX: Final = 2295
     """``loopne R:rel8`` ``o16 a32 E0 cb`` (INTEL386)"""
-    LOOPE_REL8_64_RCX: Final = 2302
+    LOOPE_REL8_64_RCX: Final = 2296
     """``loope R:rel8`` ``E1 cb`` (X64)"""
-    LOOPE_REL8_64_ECX: Final = 2303
+    LOOPE_REL8_64_ECX: Final = 2297
     """``loope R:rel8`` ``a32 E1 cb`` (X64)"""
-    LOOPE_REL8_16_RCX: Final = 2304
+    LOOPE_REL8_16_RCX: Final = 2298
     """``loope R:rel8`` ``o16 E1 cb`` (X64)"""
-    LOOPE_REL8_16_ECX: Final = 2305
+    LOOPE_REL8_16_ECX: Final = 2299
     """``loope R:rel8`` ``o16 a32 E1 cb`` (INTEL386)"""
-    LOOP_REL8_64_RCX: Final = 2306
+    LOOP_REL8_64_RCX: Final = 2300
     """``loop R:rel8`` ``E2 cb`` (X64)"""
-    LOOP_REL8_64_ECX: Final = 2307
+    LOOP_REL8_64_ECX: Final = 2301
     """``loop R:rel8`` ``a32 E2 cb`` (X64)"""
-    LOOP_REL8_16_RCX: Final = 2308
+    LOOP_REL8_16_RCX: Final = 2302
     """``loop R:rel8`` ``o16 E2 cb`` (X64)"""
-    LOOP_REL8_16_ECX: Final = 2309
+    LOOP_REL8_16_ECX: Final = 2303
     """``loop R:rel8`` ``o16 a32 E2 cb`` (INTEL386)"""
-    JRCXZ_REL8_64: Final = 2310
+    JRCXZ_REL8_64: Final = 2304
     """``jrcxz R:rel8`` ``E3 cb`` (X64)"""
-    JRCXZ_REL8_16: Final = 2311
+    JRCXZ_REL8_16: Final = 2305
     """``jrcxz R:rel8`` ``o16 E3 cb`` (X64)"""
-    JECXZ_REL8_64: Final = 2312
+    JECXZ_REL8_64: Final = 2306
     """``jecxz R:rel8`` ``a32 E3 cb`` (X64)"""
-    JECXZ_REL8_16: Final = 2313
+    JECXZ_REL8_16: Final = 2307
     """``jecxz R:rel8`` ``o16 a32 E3 cb`` (INTEL386)"""
-    INT1: Final = 2314
+    INT1: Final = 2308
     """``int1`` ``F1`` (INTEL386)"""
-    WAIT: Final = 2315
+    WAIT: Final = 2309
     """``wait`` ``9B`` (INTEL8086)"""
-    IN_AL_IMM8: Final = 2316
+    IN_AL_IMM8: Final = 2310
     """``in W:al, R:imm8`` ``E4 ib`` (INTEL8086)"""
-    IN_AX_IMM8: Final = 2317
+    IN_AX_IMM8: Final = 2311
     """``in W:ax, R:imm8`` ``o16 E5 ib`` (INTEL8086)"""
-    IN_EAX_IMM8: Final = 2318
+    IN_EAX_IMM8: Final = 2312
     """``in W:eax, R:imm8`` ``E5 ib`` (INTEL386)"""
-    IN_AL_DX: Final = 2319
+    IN_AL_DX: Final = 2313
     """``in W:al, R:dx`` ``EC`` (INTEL8086)"""
-    IN_AX_DX: Final = 2320
+    IN_AX_DX: Final = 2314
     """``in W:ax, R:dx`` ``o16 ED`` (INTEL8086)"""
-    IN_EAX_DX: Final = 2321
+    IN_EAX_DX: Final = 2315
     """``in W:eax, R:dx`` ``ED`` (INTEL386)"""
-    OUT_IMM8_AL: Final = 2322
+    OUT_IMM8_AL: Final = 2316
     """``out R:imm8, R:al`` ``E6 ib`` (INTEL8086)"""
-    OUT_IMM8_AX: Final = 2323
+    OUT_IMM8_AX: Final = 2317
     """``out R:imm8, R:ax`` ``o16 E7 ib`` (INTEL8086)"""
-    OUT_IMM8_EAX: Final = 2324
+    OUT_IMM8_EAX: Final = 2318
     """``out R:imm8, R:eax`` ``E7 ib`` (INTEL386)"""
-    OUT_DX_AL: Final = 2325
+    OUT_DX_AL: Final = 2319
     """``out R:dx, R:al`` ``EE`` (INTEL8086)"""
-    OUT_DX_AX: Final = 2326
+    OUT_DX_AX: Final = 2320
     """``out R:dx, R:ax`` ``o16 EF`` (INTEL8086)"""
-    OUT_DX_EAX: Final = 2327
+    OUT_DX_EAX: Final = 2321
     """``out R:dx, R:eax`` ``EF`` (INTEL386)"""
-    MOVSB_M8_M8: Final = 2328
+    MOVSB_M8_M8: Final = 2322
     """``movsb W:m8, R:m8`` ``A4`` (INTEL8086)"""
-    CMPSB_M8_M8: Final = 2329
+    CMPSB_M8_M8: Final = 2323
     """``cmpsb R:m8, R:m8`` ``A6`` (INTEL8086)"""
-    SCASB_AL_M8: Final = 2330
+    SCASB_AL_M8: Final = 2324
     """``scasb R:al, R:m8`` ``AE`` (INTEL8086)"""
-    LODSB_AL_M8: Final = 2331
+    LODSB_AL_M8: Final = 2325
     """``lodsb W:al, R:m8`` ``AC`` (INTEL8086)"""
-    STOSB_M8_AL: Final = 2332
+    STOSB_M8_AL: Final = 2326
     """``stosb W:m8, R:al`` ``AA`` (INTEL8086)"""
-    INSB_M8_DX: Final = 2333
+    INSB_M8_DX: Final = 2327
     """``insb W:m8, R:dx`` ``6C`` (INTEL186)"""
-    OUTSB_DX_M8: Final = 2334
+    OUTSB_DX_M8: Final = 2328
     """``outsb R:dx, R:m8`` ``6E`` (INTEL186)"""
-    MOVSD_M32_M32: Final = 2335
+    MOVSD_M32_M32: Final = 2329
     """``movsd W:m32, R:m32`` ``A5`` (INTEL386)"""
-    MOVSD_XMM_XMMM64: Final = 2336
+    MOVSD_XMM_XMMM64: Final = 2330
     """``movsd RW:xmm, R:xmm/m64`` ``F2 0F 10 /r`` (SSE2)"""
-    REX2_MOVSD_XMM_XMMM64: Final = 2337
+    REX2_MOVSD_XMM_XMMM64: Final = 2331
     """``movsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 10 /r`` (SSE2)"""
-    MOVSD_XMMM64_XMM: Final = 2338
+    MOVSD_XMMM64_XMM: Final = 2332
     """``movsd RW:xmm/m64, R:xmm`` ``F2 0F 11 /r`` (SSE2)"""
-    REX2_MOVSD_XMMM64_XMM: Final = 2339
+    REX2_MOVSD_XMMM64_XMM: Final = 2333
     """``movsd RW:xmm/m64, R:xmm`` ``REX2 F2 0F 11 /r`` (SSE2)"""
-    MOVSW_M16_M16: Final = 2340
+    MOVSW_M16_M16: Final = 2334
     """``movsw W:m16, R:m16`` ``o16 A5`` (INTEL8086)"""
-    CMPSW_M16_M16: Final = 2341
+    CMPSW_M16_M16: Final = 2335
     """``cmpsw R:m16, R:m16`` ``o16 A7`` (INTEL8086)"""
-    SCASW_AX_M16: Final = 2342
+    SCASW_AX_M16: Final = 2336
     """``scasw R:ax, R:m16`` ``o16 AF`` (INTEL8086)"""
-    LODSW_AX_M16: Final = 2343
+    LODSW_AX_M16: Final = 2337
     """``lodsw W:ax, R:m16`` ``o16 AD`` (INTEL8086)"""
-    STOSW_M16_AX: Final = 2344
+    STOSW_M16_AX: Final = 2338
     """``stosw W:m16, R:ax`` ``o16 AB`` (INTEL8086)"""
-    INSW_M16_DX: Final = 2345
+    INSW_M16_DX: Final = 2339
     """``insw W:m16, R:dx`` ``o16 6D`` (INTEL186)"""
-    OUTSW_DX_M16: Final = 2346
+    OUTSW_DX_M16: Final = 2340
     """``outsw R:dx, R:m16`` ``o16 6F`` (INTEL186)"""
-    SCASD_EAX_M32: Final = 2347
+    SCASD_EAX_M32: Final = 2341
     """``scasd R:eax, R:m32`` ``AF`` (INTEL386)"""
-    LODSD_EAX_M32: Final = 2348
+    LODSD_EAX_M32: Final = 2342
     """``lodsd W:eax, R:m32`` ``AD`` (INTEL386)"""
-    STOSD_M32_EAX: Final = 2349
+    STOSD_M32_EAX: Final = 2343
     """``stosd W:m32, R:eax`` ``AB`` (INTEL386)"""
-    INSD_M32_DX: Final = 2350
+    INSD_M32_DX: Final = 2344
     """``insd W:m32, R:dx`` ``6D`` (INTEL386)"""
-    OUTSD_DX_M32: Final = 2351
+    OUTSD_DX_M32: Final = 2345
     """``outsd R:dx, R:m32`` ``6F`` (INTEL386)"""
-    MOVSQ_M64_M64: Final = 2352
+    MOVSQ_M64_M64: Final = 2346
     """``movsq W:m64, R:m64`` ``REX.W A5`` (X64)"""
-    CMPSQ_M64_M64: Final = 2353
+    CMPSQ_M64_M64: Final = 2347
     """``cmpsq R:m64, R:m64`` ``REX.W A7`` (X64)"""
-    SCASQ_RAX_M64: Final = 2354
+    SCASQ_RAX_M64: Final = 2348
     """``scasq R:rax, R:m64`` ``REX.W AF`` (X64)"""
-    LODSQ_RAX_M64: Final = 2355
+    LODSQ_RAX_M64: Final = 2349
     """``lodsq W:rax, R:m64`` ``REX.W AD`` (X64)"""
-    STOSQ_M64_RAX: Final = 2356
+    STOSQ_M64_RAX: Final = 2350
     """``stosq W:m64, R:rax`` ``REX.W AB`` (X64)"""
-    XLAT_M8: Final = 2357
+    XLAT_M8: Final = 2351
     """``xlat R:m8`` ``D7`` (INTEL8086)"""
-    CLTS: Final = 2358
+    CLTS: Final = 2352
     """``clts`` ``0F 06`` (INTEL286)"""
-    SYSEXITD: Final = 2359
+    SYSEXITD: Final = 2353
     """``sysexit`` ``0F 35`` (SEP)"""
-    SYSEXITQ: Final = 2360
+    SYSEXITQ: Final = 2354
     """``sysexitq`` ``REX.W 0F 35`` (SEP)"""
-    SYSRETD: Final = 2361
+    SYSRETD: Final = 2355
     """``sysretd`` ``0F 07`` (SYSCALL)"""
-    SYSRETQ: Final = 2362
+    SYSRETQ: Final = 2356
     """``sysretq`` ``REX.W 0F 07`` (SYSCALL)"""
-    IRETW: Final = 2363
+    IRETW: Final = 2357
     """``iretw`` ``o16 CF`` (INTEL8086)"""
-    IRETD: Final = 2364
+    IRETD: Final = 2358
     """``iretd`` ``CF`` (INTEL386)"""
-    IRETQ: Final = 2365
+    IRETQ: Final = 2359
     """``iretq`` ``REX.W CF`` (X64)"""
-    HLT: Final = 2366
+    HLT: Final = 2360
     """``hlt`` ``F4`` (INTEL8086)"""
-    CMC: Final = 2367
+    CMC: Final = 2361
     """``cmc`` ``F5`` (INTEL8086)"""
-    CLC: Final = 2368
+    CLC: Final = 2362
     """``clc`` ``F8`` (INTEL8086)"""
-    STC: Final = 2369
+    STC: Final = 2363
     """``stc`` ``F9`` (INTEL8086)"""
-    CLI: Final = 2370
+    CLI: Final = 2364
     """``cli`` ``FA`` (INTEL8086)"""
-    STI: Final = 2371
+    STI: Final = 2365
     """``sti`` ``FB`` (INTEL8086)"""
-    CLD: Final = 2372
+    CLD: Final = 2366
     """``cld`` ``FC`` (INTEL8086)"""
-    STD: Final = 2373
+    STD: Final = 2367
     """``std`` ``FD`` (INTEL8086)"""
-    SLDT_RM16: Final = 2374
+    SLDT_RM16: Final = 2368
     """``sldt W:r16/m16`` ``o16 0F 00 /0`` (INTEL286)"""
-    REX2_SLDT_RM16: Final = 2375
+    REX2_SLDT_RM16: Final = 2369
     """``sldt W:r16/m16`` ``REX2 o16 0F 00 /0`` (INTEL286)"""
-    SLDT_R32M16: Final = 2376
+    SLDT_R32M16: Final = 2370
     """``sldt W:r32/m16`` ``0F 00 /0`` (INTEL386)"""
-    REX2_SLDT_R32M16: Final = 2377
+    REX2_SLDT_R32M16: Final = 2371
     """``sldt W:r32/m16`` ``REX2 0F 00 /0`` (INTEL386)"""
-    SLDT_R64M16: Final = 2378
+    SLDT_R64M16: Final = 2372
     """``sldt W:r64/m16`` ``REX.W 0F 00 /0`` (X64)"""
-    REX2_SLDT_R64M16: Final = 2379
+    REX2_SLDT_R64M16: Final = 2373
     """``sldt W:r64/m16`` ``REX2 REX.W 0F 00 /0`` (X64)"""
-    STR_RM16: Final = 2380
+    STR_RM16: Final = 2374
     """``str W:r16/m16`` ``o16 0F 00 /1`` (INTEL286)"""
-    REX2_STR_RM16: Final = 2381
+    REX2_STR_RM16: Final = 2375
     """``str W:r16/m16`` ``REX2 o16 0F 00 /1`` (INTEL286)"""
-    STR_R32M16: Final = 2382
+    STR_R32M16: Final = 2376
     """``str W:r32/m16`` ``0F 00 /1`` (INTEL386)"""
-    REX2_STR_R32M16: Final = 2383
+    REX2_STR_R32M16: Final = 2377
     """``str W:r32/m16`` ``REX2 0F 00 /1`` (INTEL386)"""
-    STR_R64M16: Final = 2384
+    STR_R64M16: Final = 2378
     """``str W:r64/m16`` ``REX.W 0F 00 /1`` (X64)"""
-    REX2_STR_R64M16: Final = 2385
+    REX2_STR_R64M16: Final = 2379
     """``str W:r64/m16`` ``REX2 REX.W 0F 00 /1`` (X64)"""
-    LLDT_RM16: Final = 2386
+    LLDT_RM16: Final = 2380
     """``lldt R:r16/m16`` ``o16 0F 00 /2`` (INTEL286)"""
-    REX2_LLDT_RM16: Final = 2387
+    REX2_LLDT_RM16: Final = 2381
     """``lldt R:r16/m16`` ``REX2 o16 0F 00 /2`` (INTEL286)"""
-    LLDT_R32M16: Final = 2388
+    LLDT_R32M16: Final = 2382
     """``lldt R:r32/m16`` ``0F 00 /2`` (INTEL386)"""
-    REX2_LLDT_R32M16: Final = 2389
+    REX2_LLDT_R32M16: Final = 2383
     """``lldt R:r32/m16`` ``REX2 0F 00 /2`` (INTEL386)"""
-    LLDT_R64M16: Final = 2390
+    LLDT_R64M16: Final = 2384
     """``lldt R:r64/m16`` ``REX.W 0F 00 /2`` (X64)"""
-    REX2_LLDT_R64M16: Final = 2391
+    REX2_LLDT_R64M16: Final = 2385
     """``lldt R:r64/m16`` ``REX2 REX.W 0F 00 /2`` (X64)"""
-    LTR_RM16: Final = 2392
+    LTR_RM16: Final = 2386
     """``ltr R:r16/m16`` ``o16 0F 00 /3`` (INTEL286)"""
-    REX2_LTR_RM16: Final = 2393
+    REX2_LTR_RM16: Final = 2387
     """``ltr R:r16/m16`` ``REX2 o16 0F 00 /3`` (INTEL286)"""
-    LTR_R32M16: Final = 2394
+    LTR_R32M16: Final = 2388
     """``ltr R:r32/m16`` ``0F 00 /3`` (INTEL386)"""
-    REX2_LTR_R32M16: Final = 2395
+    REX2_LTR_R32M16: Final = 2389
     """``ltr R:r32/m16`` ``REX2 0F 00 /3`` (INTEL386)"""
-    LTR_R64M16: Final = 2396
+    LTR_R64M16: Final = 2390
     """``ltr R:r64/m16`` ``REX.W 0F 00 /3`` (X64)"""
-    REX2_LTR_R64M16: Final = 2397
+    REX2_LTR_R64M16: Final = 2391
     """``ltr R:r64/m16`` ``REX2 REX.W 0F 00 /3`` (X64)"""
-    VERR_RM16: Final = 2398
+    VERR_RM16: Final = 2392
     """``verr R:r16/m16`` ``o16 0F 00 /4`` (INTEL286)"""
-    REX2_VERR_RM16: Final = 2399
+    REX2_VERR_RM16: Final = 2393
     """``verr R:r16/m16`` ``REX2 o16 0F 00 /4`` (INTEL286)"""
-    VERR_R32M16: Final = 2400
+    VERR_R32M16: Final = 2394
     """``verr R:r32/m16`` ``0F 00 /4`` (INTEL386)"""
-    REX2_VERR_R32M16: Final = 2401
+    REX2_VERR_R32M16: Final = 2395
     """``verr R:r32/m16`` ``REX2 0F 00 /4`` (INTEL386)"""
-    VERR_R64M16: Final = 2402
+    VERR_R64M16: Final = 2396
     """``verr R:r64/m16`` ``REX.W 0F 00 /4`` (X64)"""
-    REX2_VERR_R64M16: Final = 2403
+    REX2_VERR_R64M16: Final = 2397
     """``verr R:r64/m16`` ``REX2 REX.W 0F 00 /4`` (X64)"""
-    VERW_RM16: Final = 2404
+    VERW_RM16: Final = 2398
     """``verw R:r16/m16`` ``o16 0F 00 /5`` (INTEL286)"""
-    REX2_VERW_RM16: Final = 2405
+    REX2_VERW_RM16: Final = 2399
     """``verw R:r16/m16`` ``REX2 o16 0F 00 /5`` (INTEL286)"""
-    VERW_R32M16: Final = 2406
+    VERW_R32M16: Final = 2400
     """``verw R:r32/m16`` ``0F 00 /5`` (INTEL386)"""
-    REX2_VERW_R32M16: Final = 2407
+    REX2_VERW_R32M16: Final = 2401
     """``verw R:r32/m16`` ``REX2 0F 00 /5`` (INTEL386)"""
-    VERW_R64M16: Final = 2408
+    VERW_R64M16: Final = 2402
     """``verw R:r64/m16`` ``REX.W 0F 00 /5`` (X64)"""
-    REX2_VERW_R64M16: Final = 2409
+    REX2_VERW_R64M16: Final = 2403
     """``verw R:r64/m16`` ``REX2 REX.W 0F 00 /5`` (X64)"""
-    SGDT_M1664: Final = 2410
+    SGDT_M1664: Final = 2404
     """``sgdt W:m80`` ``0F 01 /0`` (X64)"""
-    REX2_SGDT_M1664: Final = 2411
+    REX2_SGDT_M1664: Final = 2405
     """``sgdt W:m80`` ``REX2 0F 01 /0`` (X64)"""
-    SIDT_M1664: Final = 2412
+    SIDT_M1664: Final = 2406
     """``sidt W:m80`` ``0F 01 /1`` (X64)"""
-    REX2_SIDT_M1664: Final = 2413
+    REX2_SIDT_M1664: Final = 2407
     """``sidt W:m80`` ``REX2 0F 01 /1`` (X64)"""
-    LGDT_M1664: Final = 2414
+    LGDT_M1664: Final = 2408
     """``lgdt R:m80`` ``0F 01 /2`` (X64)"""
-    REX2_LGDT_M1664: Final = 2415
+    REX2_LGDT_M1664: Final = 2409
     """``lgdt R:m80`` ``REX2 0F 01 /2`` (X64)"""
-    LIDT_M1664: Final = 2416
+    LIDT_M1664: Final = 2410
     """``lidt R:m80`` ``0F 01 /3`` (X64)"""
-    REX2_LIDT_M1664: Final = 2417
+    REX2_LIDT_M1664: Final = 2411
     """``lidt R:m80`` ``REX2 0F 01 /3`` (X64)"""
-    SMSW_RM16: Final = 2418
+    SMSW_RM16: Final = 2412
     """``smsw W:r16/m16`` ``o16 0F 01 /4`` (INTEL286)"""
-    REX2_SMSW_RM16: Final = 2419
+    REX2_SMSW_RM16: Final = 2413
     """``smsw W:r16/m16`` ``REX2 o16 0F 01 /4`` (INTEL286)"""
-    SMSW_R32M16: Final = 2420
+    SMSW_R32M16: Final = 2414
     """``smsw W:r32/m16`` ``0F 01 /4`` (INTEL386)"""
-    REX2_SMSW_R32M16: Final = 2421
+    REX2_SMSW_R32M16: Final = 2415
     """``smsw W:r32/m16`` ``REX2 0F 01 /4`` (INTEL386)"""
-    SMSW_R64M16: Final = 2422
+    SMSW_R64M16: Final = 2416
     """``smsw W:r64/m16`` ``REX.W 0F 01 /4`` (X64)"""
-    REX2_SMSW_R64M16: Final = 2423
+    REX2_SMSW_R64M16: Final = 2417
     """``smsw W:r64/m16`` ``REX2 REX.W 0F 01 /4`` (X64)"""
-    LMSW_RM16: Final = 2424
+    LMSW_RM16: Final = 2418
     """``lmsw R:r16/m16`` ``o16 0F 01 /6`` (INTEL286)"""
-    REX2_LMSW_RM16: Final = 2425
+    REX2_LMSW_RM16: Final = 2419
     """``lmsw R:r16/m16`` ``REX2 o16 0F 01 /6`` (INTEL286)"""
-    LMSW_R32M16: Final = 2426
+    LMSW_R32M16: Final = 2420
     """``lmsw R:r32/m16`` ``0F 01 /6`` (INTEL386)"""
-    REX2_LMSW_R32M16: Final = 2427
+    REX2_LMSW_R32M16: Final = 2421
     """``lmsw R:r32/m16`` ``REX2 0F 01 /6`` (INTEL386)"""
-    LMSW_R64M16: Final = 2428
+    LMSW_R64M16: Final = 2422
     """``lmsw R:r64/m16`` ``REX.W 0F 01 /6`` (X64)"""
-    REX2_LMSW_R64M16: Final = 2429
+    REX2_LMSW_R64M16: Final = 2423
     """``lmsw R:r64/m16`` ``REX2 REX.W 0F 01 /6`` (X64)"""
-    LKGS_RM16: Final = 2430
+    LKGS_RM16: Final = 2424
     """``lkgs R:r16/m16`` ``o16 F2 0F 00 /6`` (LKGS)"""
-    REX2_LKGS_RM16: Final = 2431
+    REX2_LKGS_RM16: Final = 2425
     """``lkgs R:r16/m16`` ``REX2 o16 F2 0F 00 /6`` (LKGS)"""
-    LKGS_R32M16: Final = 2432
+    LKGS_R32M16: Final = 2426
     """``lkgs R:r32/m16`` ``F2 0F 00 /6`` (LKGS)"""
-    REX2_LKGS_R32M16: Final = 2433
+    REX2_LKGS_R32M16: Final = 2427
     """``lkgs R:r32/m16`` ``REX2 F2 0F 00 /6`` (LKGS)"""
-    LKGS_R64M16: Final = 2434
+    LKGS_R64M16: Final = 2428
     """``lkgs R:r64/m16`` ``F2 REX.W 0F 00 /6`` (LKGS)"""
-    REX2_LKGS_R64M16: Final = 2435
+    REX2_LKGS_R64M16: Final = 2429
     """``lkgs R:r64/m16`` ``REX2 F2 REX.W 0F 00 /6`` (LKGS)"""
-    INVLPG_M: Final = 2436
+    INVLPG_M: Final = 2430
     """``invlpg N:m`` ``0F 01 /7`` (INTEL486)"""
-    REX2_INVLPG_M: Final = 2437
+    REX2_INVLPG_M: Final = 2431
     """``invlpg N:m`` ``REX2 0F 01 /7`` (INTEL486)"""
-    SWAPGS: Final = 2438
+    SWAPGS: Final = 2432
     """``swapgs`` ``0F 01 F8`` (X64)"""
-    RDTSCP: Final = 2439
+    RDTSCP: Final = 2433
     """``rdtscp`` ``0F 01 F9`` (RDTSCP)"""
-    LAR_R16_RM16: Final = 2440
+    LAR_R16_RM16: Final = 2434
     """``lar CW:r16, R:r16/m16`` ``o16 0F 02 /r`` (INTEL286)"""
-    REX2_LAR_R16_RM16: Final = 2441
+    REX2_LAR_R16_RM16: Final = 2435
     """``lar CW:r16, R:r16/m16`` ``REX2 o16 0F 02 /r`` (INTEL286)"""
-    LAR_R32_R32M16: Final = 2442
+    LAR_R32_R32M16: Final = 2436
     """``lar CW:r32, R:r32/m16`` ``0F 02 /r`` (INTEL386)"""
-    REX2_LAR_R32_R32M16: Final = 2443
+    REX2_LAR_R32_R32M16: Final = 2437
     """``lar CW:r32, R:r32/m16`` ``REX2 0F 02 /r`` (INTEL386)"""
-    LAR_R64_R64M16: Final = 2444
+    LAR_R64_R64M16: Final = 2438
     """``lar CW:r64, R:r64/m16`` ``REX.W 0F 02 /r`` (X64)"""
-    REX2_LAR_R64_R64M16: Final = 2445
+    REX2_LAR_R64_R64M16: Final = 2439
     """``lar CW:r64, R:r64/m16`` ``REX2 REX.W 0F 02 /r`` (X64)"""
-    LSL_R16_RM16: Final = 2446
+    LSL_R16_RM16: Final = 2440
     """``lsl CW:r16, R:r16/m16`` ``o16 0F 03 /r`` (INTEL286)"""
-    REX2_LSL_R16_RM16: Final = 2447
+    REX2_LSL_R16_RM16: Final = 2441
     """``lsl CW:r16, R:r16/m16`` ``REX2 o16 0F 03 /r`` (INTEL286)"""
-    LSL_R32_R32M16: Final = 2448
+    LSL_R32_R32M16: Final = 2442
     """``lsl CW:r32, R:r32/m16`` ``0F 03 /r`` (INTEL386)"""
-    REX2_LSL_R32_R32M16: Final = 2449
+    REX2_LSL_R32_R32M16: Final = 2443
     """``lsl CW:r32, R:r32/m16`` ``REX2 0F 03 /r`` (INTEL386)"""
-    LSL_R64_R64M16: Final = 2450
+    LSL_R64_R64M16: Final = 2444
     """``lsl CW:r64, R:r64/m16`` ``REX.W 0F 03 /r`` (X64)"""
-    REX2_LSL_R64_R64M16: Final = 2451
+    REX2_LSL_R64_R64M16: Final = 2445
     """``lsl CW:r64, R:r64/m16`` ``REX2 REX.W 0F 03 /r`` (X64)"""
-    LSS_R16_M1616: Final = 2452
+    LSS_R16_M1616: Final = 2446
     """``lss W:r16, R:m16:16`` ``o16 0F B2 /r`` (INTEL386)"""
-    REX2_LSS_R16_M1616: Final = 2453
+    REX2_LSS_R16_M1616: Final = 2447
     """``lss W:r16, R:m16:16`` ``REX2 o16 0F B2 /r`` (INTEL386)"""
-    LSS_R32_M1632: Final = 2454
+    LSS_R32_M1632: Final = 2448
     """``lss W:r32, R:m16:32`` ``0F B2 /r`` (INTEL386)"""
-    REX2_LSS_R32_M1632: Final = 2455
+    REX2_LSS_R32_M1632: Final = 2449
     """``lss W:r32, R:m16:32`` ``REX2 0F B2 /r`` (INTEL386)"""
-    LSS_R64_M1664: Final = 2456
+    LSS_R64_M1664: Final = 2450
     """``lss W:r64, R:m16:64`` ``REX.W 0F B2 /r`` (X64)"""
-    REX2_LSS_R64_M1664: Final = 2457
+    REX2_LSS_R64_M1664: Final = 2451
     """``lss W:r64, R:m16:64`` ``REX2 REX.W 0F B2 /r`` (X64)"""
-    LFS_R16_M1616: Final = 2458
+    LFS_R16_M1616: Final = 2452
     """``lfs W:r16, R:m16:16`` ``o16 0F B4 /r`` (INTEL386)"""
-    REX2_LFS_R16_M1616: Final = 2459
+    REX2_LFS_R16_M1616: Final = 2453
     """``lfs W:r16, R:m16:16`` ``REX2 o16 0F B4 /r`` (INTEL386)"""
-    LFS_R32_M1632: Final = 2460
+    LFS_R32_M1632: Final = 2454
     """``lfs W:r32, R:m16:32`` ``0F B4 /r`` (INTEL386)"""
-    REX2_LFS_R32_M1632: Final = 2461
+    REX2_LFS_R32_M1632: Final = 2455
     """``lfs W:r32, R:m16:32`` ``REX2 0F B4 /r`` (INTEL386)"""
-    LFS_R64_M1664: Final = 2462
+    LFS_R64_M1664: Final = 2456
     """``lfs W:r64, R:m16:64`` ``REX.W 0F B4 /r`` (X64)"""
-    REX2_LFS_R64_M1664: Final = 2463
+    REX2_LFS_R64_M1664: Final = 2457
     """``lfs W:r64, R:m16:64`` ``REX2 REX.W 0F B4 /r`` (X64)"""
-    LGS_R16_M1616: Final = 2464
+    LGS_R16_M1616: Final = 2458
     """``lgs W:r16, R:m16:16`` ``o16 0F B5 /r`` (INTEL386)"""
-    REX2_LGS_R16_M1616: Final = 2465
+    REX2_LGS_R16_M1616: Final = 2459
     """``lgs W:r16, R:m16:16`` ``REX2 o16 0F B5 /r`` (INTEL386)"""
-    LGS_R32_M1632: Final = 2466
+    LGS_R32_M1632: Final = 2460
     """``lgs W:r32, R:m16:32`` ``0F B5 /r`` (INTEL386)"""
-    REX2_LGS_R32_M1632: Final = 2467
+    REX2_LGS_R32_M1632: Final = 2461
     """``lgs W:r32, R:m16:32`` ``REX2 0F B5 /r`` (INTEL386)"""
-    LGS_R64_M1664: Final = 2468
+    LGS_R64_M1664: Final = 2462
     """``lgs W:r64, R:m16:64`` ``REX.W 0F B5 /r`` (X64)"""
-    REX2_LGS_R64_M1664: Final = 2469
+    REX2_LGS_R64_M1664: Final = 2463
     """``lgs W:r64, R:m16:64`` ``REX2 REX.W 0F B5 /r`` (X64)"""
-    INVD: Final = 2470
+    INVD: Final = 2464
     """``invd`` ``0F 08`` (INTEL486)"""
-    WBINVD: Final = 2471
+    WBINVD: Final = 2465
     """``wbinvd`` ``0F 09`` (INTEL486)"""
-    WRMSR: Final = 2472
+    WRMSR: Final = 2466
     """``wrmsr`` ``0F 30`` (MSR)"""
-    RDTSC: Final = 2473
+    RDTSC: Final = 2467
     """``rdtsc`` ``0F 31`` (TSC)"""
-    RDMSR: Final = 2474
+    RDMSR: Final = 2468
     """``rdmsr`` ``0F 32`` (MSR)"""
-    VEX_RDMSR_R64_IMM32: Final = 2475
+    VEX_RDMSR_R64_IMM32: Final = 2469
     """``rdmsr W:r64, R:imm32`` ``VEX.LZ.F2.MAP7.W0 F6 /0 id`` (MSR_IMM)"""
-    RDPMC: Final = 2476
+    RDPMC: Final = 2470
     """``rdpmc`` ``0F 33`` (RDPMC)"""
-    SYSENTER: Final = 2477
+    SYSENTER: Final = 2471
     """``sysenter`` ``0F 34`` (SEP)"""
-    CPUID: Final = 2478
+    CPUID: Final = 2472
     """``cpuid`` ``0F A2`` (CPUID)"""
-    BT_RM16_R16: Final = 2479
+    BT_RM16_R16: Final = 2473
     """``bt R:r16/m16, R:r16`` ``o16 0F A3 /r`` (INTEL386)"""
-    REX2_BT_RM16_R16: Final = 2480
+    REX2_BT_RM16_R16: Final = 2474
     """``bt R:r16/m16, R:r16`` ``REX2 o16 0F A3 /r`` (INTEL386)"""
-    BT_RM32_R32: Final = 2481
+    BT_RM32_R32: Final = 2475
     """``bt R:r32/m32, R:r32`` ``0F A3 /r`` (INTEL386)"""
-    REX2_BT_RM32_R32: Final = 2482
+    REX2_BT_RM32_R32: Final = 2476
     """``bt R:r32/m32, R:r32`` ``REX2 0F A3 /r`` (INTEL386)"""
-    BT_RM64_R64: Final = 2483
+    BT_RM64_R64: Final = 2477
     """``bt R:r64/m64, R:r64`` ``REX.W 0F A3 /r`` (X64)"""
-    REX2_BT_RM64_R64: Final = 2484
+    REX2_BT_RM64_R64: Final = 2478
     """``bt R:r64/m64, R:r64`` ``REX2 REX.W 0F A3 /r`` (X64)"""
-    BT_RM16_IMM8: Final = 2485
+    BT_RM16_IMM8: Final = 2479
     """``bt R:r16/m16, R:imm8`` ``o16 0F BA /4 ib`` (INTEL386)"""
-    REX2_BT_RM16_IMM8: Final = 2486
+    REX2_BT_RM16_IMM8: Final = 2480
     """``bt R:r16/m16, R:imm8`` ``REX2 o16 0F BA /4 ib`` (INTEL386)"""
-    BT_RM32_IMM8: Final = 2487
+    BT_RM32_IMM8: Final = 2481
     """``bt R:r32/m32, R:imm8`` ``0F BA /4 ib`` (INTEL386)"""
-    REX2_BT_RM32_IMM8: Final = 2488
+    REX2_BT_RM32_IMM8: Final = 2482
     """``bt R:r32/m32, R:imm8`` ``REX2 0F BA /4 ib`` (INTEL386)"""
-    BT_RM64_IMM8: Final = 2489
+    BT_RM64_IMM8: Final = 2483
     """``bt R:r64/m64, R:imm8`` ``REX.W 0F BA /4 ib`` (X64)"""
-    REX2_BT_RM64_IMM8: Final = 2490
+    REX2_BT_RM64_IMM8: Final = 2484
     """``bt R:r64/m64, R:imm8`` ``REX2 REX.W 0F BA /4 ib`` (X64)"""
-    SHLD_RM16_R16_IMM8: Final = 2491
+    SHLD_RM16_R16_IMM8: Final = 2485
     """``shld RW:r16/m16, R:r16, R:imm8`` ``o16 0F A4 /r ib`` (INTEL386)"""
-    REX2_SHLD_RM16_R16_IMM8: Final = 2492
+    REX2_SHLD_RM16_R16_IMM8: Final = 2486
     """``shld RW:r16/m16, R:r16, R:imm8`` ``REX2 o16 0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM32_R32_IMM8: Final = 2493
+    SHLD_RM32_R32_IMM8: Final = 2487
     """``shld RW:r32/m32, R:r32, R:imm8`` ``0F A4 /r ib`` (INTEL386)"""
-    REX2_SHLD_RM32_R32_IMM8: Final = 2494
+    REX2_SHLD_RM32_R32_IMM8: Final = 2488
     """``shld RW:r32/m32, R:r32, R:imm8`` ``REX2 0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM64_R64_IMM8: Final = 2495
+    SHLD_RM64_R64_IMM8: Final = 2489
     """``shld RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F A4 /r ib`` (X64)"""
-    REX2_SHLD_RM64_R64_IMM8: Final = 2496
+    REX2_SHLD_RM64_R64_IMM8: Final = 2490
     """``shld RW:r64/m64, R:r64, R:imm8`` ``REX2 REX.W 0F A4 /r ib`` (X64)"""
-    SHLD_RM16_R16_CL: Final = 2497
+    SHLD_RM16_R16_CL: Final = 2491
     """``shld RW:r16/m16, R:r16, R:cl`` ``o16 0F A5 /r`` (INTEL386)"""
-    REX2_SHLD_RM16_R16_CL: Final = 2498
+    REX2_SHLD_RM16_R16_CL: Final = 2492
     """``shld RW:r16/m16, R:r16, R:cl`` ``REX2 o16 0F A5 /r`` (INTEL386)"""
-    SHLD_RM32_R32_CL: Final = 2499
+    SHLD_RM32_R32_CL: Final = 2493
     """``shld RW:r32/m32, R:r32, R:cl`` ``0F A5 /r`` (INTEL386)"""
-    REX2_SHLD_RM32_R32_CL: Final = 2500
+    REX2_SHLD_RM32_R32_CL: Final = 2494
     """``shld RW:r32/m32, R:r32, R:cl`` ``REX2 0F A5 /r`` (INTEL386)"""
-    SHLD_RM64_R64_CL: Final = 2501
+    SHLD_RM64_R64_CL: Final = 2495
     """``shld RW:r64/m64, R:r64, R:cl`` ``REX.W 0F A5 /r`` (X64)"""
-    REX2_SHLD_RM64_R64_CL: Final = 2502
+    REX2_SHLD_RM64_R64_CL: Final = 2496
     """``shld RW:r64/m64, R:r64, R:cl`` ``REX2 REX.W 0F A5 /r`` (X64)"""
-    BTS_RM16_R16: Final = 2503
+    BTS_RM16_R16: Final = 2497
     """``bts RW:r16/m16, R:r16`` ``o16 0F AB /r`` (INTEL386)"""
-    REX2_BTS_RM16_R16: Final = 2504
+    REX2_BTS_RM16_R16: Final = 2498
     """``bts RW:r16/m16, R:r16`` ``REX2 o16 0F AB /r`` (INTEL386)"""
-    BTS_RM32_R32: Final = 2505
+    BTS_RM32_R32: Final = 2499
     """``bts RW:r32/m32, R:r32`` ``0F AB /r`` (INTEL386)"""
-    REX2_BTS_RM32_R32: Final = 2506
+    REX2_BTS_RM32_R32: Final = 2500
     """``bts RW:r32/m32, R:r32`` ``REX2 0F AB /r`` (INTEL386)"""
-    BTS_RM64_R64: Final = 2507
+    BTS_RM64_R64: Final = 2501
     """``bts RW:r64/m64, R:r64`` ``REX.W 0F AB /r`` (X64)"""
-    REX2_BTS_RM64_R64: Final = 2508
+    REX2_BTS_RM64_R64: Final = 2502
     """``bts RW:r64/m64, R:r64`` ``REX2 REX.W 0F AB /r`` (X64)"""
-    BTS_RM16_IMM8: Final = 2509
+    BTS_RM16_IMM8: Final = 2503
     """``bts RW:r16/m16, R:imm8`` ``o16 0F BA /5 ib`` (INTEL386)"""
-    REX2_BTS_RM16_IMM8: Final = 2510
+    REX2_BTS_RM16_IMM8: Final = 2504
     """``bts RW:r16/m16, R:imm8`` ``REX2 o16 0F BA /5 ib`` (INTEL386)"""
-    BTS_RM32_IMM8: Final = 2511
+    BTS_RM32_IMM8: Final = 2505
     """``bts RW:r32/m32, R:imm8`` ``0F BA /5 ib`` (INTEL386)"""
-    REX2_BTS_RM32_IMM8: Final = 2512
+    REX2_BTS_RM32_IMM8: Final = 2506
     """``bts RW:r32/m32, R:imm8`` ``REX2 0F BA /5 ib`` (INTEL386)"""
-    BTS_RM64_IMM8: Final = 2513
+    BTS_RM64_IMM8: Final = 2507
     """``bts RW:r64/m64, R:imm8`` ``REX.W 0F BA /5 ib`` (X64)"""
-    REX2_BTS_RM64_IMM8: Final = 2514
+    REX2_BTS_RM64_IMM8: Final = 2508
     """``bts RW:r64/m64, R:imm8`` ``REX2 REX.W 0F BA /5 ib`` (X64)"""
-    SHRD_RM16_R16_IMM8: Final = 2515
+    SHRD_RM16_R16_IMM8: Final = 2509
     """``shrd RW:r16/m16, R:r16, R:imm8`` ``o16 0F AC /r ib`` (INTEL386)"""
-    REX2_SHRD_RM16_R16_IMM8: Final = 2516
+    REX2_SHRD_RM16_R16_IMM8: Final = 2510
     """``shrd RW:r16/m16, R:r16, R:imm8`` ``REX2 o16 0F AC /r ib`` (INTEL386)"""
-    SHRD_RM32_R32_IMM8: Final = 2517
+    SHRD_RM32_R32_IMM8: Final = 2511
     """``shrd RW:r32/m32, R:r32, R:imm8`` ``0F AC /r ib`` (INTEL386)"""
-    REX2_SHRD_RM32_R32_IMM8: Final = 2518
+    REX2_SHRD_RM32_R32_IMM8: Final = 2512
     """``shrd RW:r32/m32, R:r32, R:imm8`` ``REX2 0F AC /r ib`` (INTEL386)"""
-    SHRD_RM64_R64_IMM8: Final = 2519
+    SHRD_RM64_R64_IMM8: Final = 2513
     """``shrd RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F AC /r ib`` (X64)"""
-    REX2_SHRD_RM64_R64_IMM8: Final = 2520
+    REX2_SHRD_RM64_R64_IMM8: Final = 2514
     """``shrd RW:r64/m64, R:r64, R:imm8`` ``REX2 REX.W 0F AC /r ib`` (X64)"""
-    SHRD_RM16_R16_CL: Final = 2521
+    SHRD_RM16_R16_CL: Final = 2515
     """``shrd RW:r16/m16, R:r16, R:cl`` ``o16 0F AD /r`` (INTEL386)"""
-    REX2_SHRD_RM16_R16_CL: Final = 2522
+    REX2_SHRD_RM16_R16_CL: Final = 2516
     """``shrd RW:r16/m16, R:r16, R:cl`` ``REX2 o16 0F AD /r`` (INTEL386)"""
-    SHRD_RM32_R32_CL: Final = 2523
+    SHRD_RM32_R32_CL: Final = 2517
     """``shrd RW:r32/m32, R:r32, R:cl`` ``0F AD /r`` (INTEL386)"""
-    REX2_SHRD_RM32_R32_CL: Final = 2524
+    REX2_SHRD_RM32_R32_CL: Final = 2518
     """``shrd RW:r32/m32, R:r32, R:cl`` ``REX2 0F AD /r`` (INTEL386)"""
-    SHRD_RM64_R64_CL: Final = 2525
+    SHRD_RM64_R64_CL: Final = 2519
     """``shrd RW:r64/m64, R:r64, R:cl`` ``REX.W 0F AD /r`` (X64)"""
-    REX2_SHRD_RM64_R64_CL: Final = 2526
+    REX2_SHRD_RM64_R64_CL: Final = 2520
     """``shrd RW:r64/m64, R:r64, R:cl`` ``REX2 REX.W 0F AD /r`` (X64)"""
-    CMPXCHG_RM8_R8: Final = 2527
+    CMPXCHG_RM8_R8: Final = 2521
     """``cmpxchg RCW:r8/m8, R:r8`` ``0F B0 /r`` (INTEL486)"""
-    REX2_CMPXCHG_RM8_R8: Final = 2528
+    REX2_CMPXCHG_RM8_R8: Final = 2522
     """``cmpxchg RCW:r8/m8, R:r8`` ``REX2 0F B0 /r`` (INTEL486)"""
-    CMPXCHG_RM16_R16: Final = 2529
+    CMPXCHG_RM16_R16: Final = 2523
     """``cmpxchg RCW:r16/m16, R:r16`` ``o16 0F B1 /r`` (INTEL486)"""
-    REX2_CMPXCHG_RM16_R16: Final = 2530
+    REX2_CMPXCHG_RM16_R16: Final = 2524
     """``cmpxchg RCW:r16/m16, R:r16`` ``REX2 o16 0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM32_R32: Final = 2531
+    CMPXCHG_RM32_R32: Final = 2525
     """``cmpxchg RCW:r32/m32, R:r32`` ``0F B1 /r`` (INTEL486)"""
-    REX2_CMPXCHG_RM32_R32: Final = 2532
+    REX2_CMPXCHG_RM32_R32: Final = 2526
     """``cmpxchg RCW:r32/m32, R:r32`` ``REX2 0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM64_R64: Final = 2533
+    CMPXCHG_RM64_R64: Final = 2527
     """``cmpxchg RCW:r64/m64, R:r64`` ``REX.W 0F B1 /r`` (X64)"""
-    REX2_CMPXCHG_RM64_R64: Final = 2534
+    REX2_CMPXCHG_RM64_R64: Final = 2528
     """``cmpxchg RCW:r64/m64, R:r64`` ``REX2 REX.W 0F B1 /r`` (X64)"""
-    BTR_RM16_R16: Final = 2535
+    BTR_RM16_R16: Final = 2529
     """``btr RW:r16/m16, R:r16`` ``o16 0F B3 /r`` (INTEL386)"""
-    REX2_BTR_RM16_R16: Final = 2536
+    REX2_BTR_RM16_R16: Final = 2530
     """``btr RW:r16/m16, R:r16`` ``REX2 o16 0F B3 /r`` (INTEL386)"""
-    BTR_RM32_R32: Final = 2537
+    BTR_RM32_R32: Final = 2531
     """``btr RW:r32/m32, R:r32`` ``0F B3 /r`` (INTEL386)"""
-    REX2_BTR_RM32_R32: Final = 2538
+    REX2_BTR_RM32_R32: Final = 2532
     """``btr RW:r32/m32, R:r32`` ``REX2 0F B3 /r`` (INTEL386)"""
-    BTR_RM64_R64: Final = 2539
+    BTR_RM64_R64: Final = 2533
     """``btr RW:r64/m64, R:r64`` ``REX.W 0F B3 /r`` (X64)"""
-    REX2_BTR_RM64_R64: Final = 2540
+    REX2_BTR_RM64_R64: Final = 2534
     """``btr RW:r64/m64, R:r64`` ``REX2 REX.W 0F B3 /r`` (X64)"""
-    BTR_RM16_IMM8: Final = 2541
+    BTR_RM16_IMM8: Final = 2535
     """``btr RW:r16/m16, R:imm8`` ``o16 0F BA /6 ib`` (INTEL386)"""
-    REX2_BTR_RM16_IMM8: Final = 2542
+    REX2_BTR_RM16_IMM8: Final = 2536
     """``btr RW:r16/m16, R:imm8`` ``REX2 o16 0F BA /6 ib`` (INTEL386)"""
-    BTR_RM32_IMM8: Final = 2543
+    BTR_RM32_IMM8: Final = 2537
     """``btr RW:r32/m32, R:imm8`` ``0F BA /6 ib`` (INTEL386)"""
-    REX2_BTR_RM32_IMM8: Final = 2544
+    REX2_BTR_RM32_IMM8: Final = 2538
     """``btr RW:r32/m32, R:imm8`` ``REX2 0F BA /6 ib`` (INTEL386)"""
-    BTR_RM64_IMM8: Final = 2545
+    BTR_RM64_IMM8: Final = 2539
     """``btr RW:r64/m64, R:imm8`` ``REX.W 0F BA /6 ib`` (X64)"""
-    REX2_BTR_RM64_IMM8: Final = 2546
+    REX2_BTR_RM64_IMM8: Final = 2540
     """``btr RW:r64/m64, R:imm8`` ``REX2 REX.W 0F BA /6 ib`` (X64)"""
-    UD1_R16_RM16: Final = 2547
+    UD1_R16_RM16: Final = 2541
     """``ud1 N:r16, N:r16/m16`` ``o16 0F B9 /r`` (INTEL286)"""
-    REX2_UD1_R16_RM16: Final = 2548
+    REX2_UD1_R16_RM16: Final = 2542
     """``ud1 N:r16, N:r16/m16`` ``REX2 o16 0F B9 /r`` (INTEL286)"""
-    UD1_R32_RM32: Final = 2549
+    UD1_R32_RM32: Final = 2543
     """``ud1 N:r32, N:r32/m32`` ``0F B9 /r`` (INTEL386)"""
-    REX2_UD1_R32_RM32: Final = 2550
+    REX2_UD1_R32_RM32: Final = 2544
     """``ud1 N:r32, N:r32/m32`` ``REX2 0F B9 /r`` (INTEL386)"""
-    UD1_R64_RM64: Final = 2551
+    UD1_R64_RM64: Final = 2545
     """``ud1 N:r64, N:r64/m64`` ``REX.W 0F B9 /r`` (X64)"""
-    REX2_UD1_R64_RM64: Final = 2552
+    REX2_UD1_R64_RM64: Final = 2546
     """``ud1 N:r64, N:r64/m64`` ``REX2 REX.W 0F B9 /r`` (X64)"""
-    BTC_RM16_IMM8: Final = 2553
+    BTC_RM16_IMM8: Final = 2547
     """``btc RW:r16/m16, R:imm8`` ``o16 0F BA /7 ib`` (INTEL386)"""
-    REX2_BTC_RM16_IMM8: Final = 2554
+    REX2_BTC_RM16_IMM8: Final = 2548
     """``btc RW:r16/m16, R:imm8`` ``REX2 o16 0F BA /7 ib`` (INTEL386)"""
-    BTC_RM32_IMM8: Final = 2555
+    BTC_RM32_IMM8: Final = 2549
     """``btc RW:r32/m32, R:imm8`` ``0F BA /7 ib`` (INTEL386)"""
-    REX2_BTC_RM32_IMM8: Final = 2556
+    REX2_BTC_RM32_IMM8: Final = 2550
     """``btc RW:r32/m32, R:imm8`` ``REX2 0F BA /7 ib`` (INTEL386)"""
-    BTC_RM64_IMM8: Final = 2557
+    BTC_RM64_IMM8: Final = 2551
     """``btc RW:r64/m64, R:imm8`` ``REX.W 0F BA /7 ib`` (X64)"""
-    REX2_BTC_RM64_IMM8: Final = 2558
+    REX2_BTC_RM64_IMM8: Final = 2552
     """``btc RW:r64/m64, R:imm8`` ``REX2 REX.W 0F BA /7 ib`` (X64)"""
-    BTC_RM16_R16: Final = 2559
+    BTC_RM16_R16: Final = 2553
     """``btc RW:r16/m16, R:r16`` ``o16 0F BB /r`` (INTEL386)"""
-    REX2_BTC_RM16_R16: Final = 2560
+    REX2_BTC_RM16_R16: Final = 2554
     """``btc RW:r16/m16, R:r16`` ``REX2 o16 0F BB /r`` (INTEL386)"""
-    BTC_RM32_R32: Final = 2561
+    BTC_RM32_R32: Final = 2555
     """``btc RW:r32/m32, R:r32`` ``0F BB /r`` (INTEL386)"""
-    REX2_BTC_RM32_R32: Final = 2562
+    REX2_BTC_RM32_R32: Final = 2556
     """``btc RW:r32/m32, R:r32`` ``REX2 0F BB /r`` (INTEL386)"""
-    BTC_RM64_R64: Final = 2563
+    BTC_RM64_R64: Final = 2557
     """``btc RW:r64/m64, R:r64`` ``REX.W 0F BB /r`` (X64)"""
-    REX2_BTC_RM64_R64: Final = 2564
+    REX2_BTC_RM64_R64: Final = 2558
     """``btc RW:r64/m64, R:r64`` ``REX2 REX.W 0F BB /r`` (X64)"""
-    BSF_R16_RM16: Final = 2565
+    BSF_R16_RM16: Final = 2559
     """``bsf CW:r16, R:r16/m16`` ``o16 0F BC /r`` (INTEL386)"""
-    REX2_BSF_R16_RM16: Final = 2566
+    REX2_BSF_R16_RM16: Final = 2560
     """``bsf CW:r16, R:r16/m16`` ``REX2 o16 0F BC /r`` (INTEL386)"""
-    BSF_R32_RM32: Final = 2567
+    BSF_R32_RM32: Final = 2561
     """``bsf CW:r32, R:r32/m32`` ``0F BC /r`` (INTEL386)"""
-    REX2_BSF_R32_RM32: Final = 2568
+    REX2_BSF_R32_RM32: Final = 2562
     """``bsf CW:r32, R:r32/m32`` ``REX2 0F BC /r`` (INTEL386)"""
-    BSF_R64_RM64: Final = 2569
+    BSF_R64_RM64: Final = 2563
     """``bsf CW:r64, R:r64/m64`` ``REX.W 0F BC /r`` (X64)"""
-    REX2_BSF_R64_RM64: Final = 2570
+    REX2_BSF_R64_RM64: Final = 2564
     """``bsf CW:r64, R:r64/m64`` ``REX2 REX.W 0F BC /r`` (X64)"""
-    BSR_R16_RM16: Final = 2571
+    BSR_R16_RM16: Final = 2565
     """``bsr CW:r16, R:r16/m16`` ``o16 0F BD /r`` (INTEL386)"""
-    REX2_BSR_R16_RM16: Final = 2572
+    REX2_BSR_R16_RM16: Final = 2566
     """``bsr CW:r16, R:r16/m16`` ``REX2 o16 0F BD /r`` (INTEL386)"""
-    BSR_R32_RM32: Final = 2573
+    BSR_R32_RM32: Final = 2567
     """``bsr CW:r32, R:r32/m32`` ``0F BD /r`` (INTEL386)"""
-    REX2_BSR_R32_RM32: Final = 2574
+    REX2_BSR_R32_RM32: Final = 2568
     """``bsr CW:r32, R:r32/m32`` ``REX2 0F BD /r`` (INTEL386)"""
-    BSR_R64_RM64: Final = 2575
+    BSR_R64_RM64: Final = 2569
     """``bsr CW:r64, R:r64/m64`` ``REX.W 0F BD /r`` (X64)"""
-    REX2_BSR_R64_RM64: Final = 2576
+    REX2_BSR_R64_RM64: Final = 2570
     """``bsr CW:r64, R:r64/m64`` ``REX2 REX.W 0F BD /r`` (X64)"""
-    XADD_RM8_R8: Final = 2577
+    XADD_RM8_R8: Final = 2571
     """``xadd RW:r8/m8, RW:r8`` ``0F C0 /r`` (INTEL486)"""
-    REX2_XADD_RM8_R8: Final = 2578
+    REX2_XADD_RM8_R8: Final = 2572
     """``xadd RW:r8/m8, RW:r8`` ``REX2 0F C0 /r`` (INTEL486)"""
-    XADD_RM16_R16: Final = 2579
+    XADD_RM16_R16: Final = 2573
     """``xadd RW:r16/m16, RW:r16`` ``o16 0F C1 /r`` (INTEL486)"""
-    REX2_XADD_RM16_R16: Final = 2580
+    REX2_XADD_RM16_R16: Final = 2574
     """``xadd RW:r16/m16, RW:r16`` ``REX2 o16 0F C1 /r`` (INTEL486)"""
-    XADD_RM32_R32: Final = 2581
+    XADD_RM32_R32: Final = 2575
     """``xadd RW:r32/m32, RW:r32`` ``0F C1 /r`` (INTEL486)"""
-    REX2_XADD_RM32_R32: Final = 2582
+    REX2_XADD_RM32_R32: Final = 2576
     """``xadd RW:r32/m32, RW:r32`` ``REX2 0F C1 /r`` (INTEL486)"""
-    XADD_RM64_R64: Final = 2583
+    XADD_RM64_R64: Final = 2577
     """``xadd RW:r64/m64, RW:r64`` ``REX.W 0F C1 /r`` (X64)"""
-    REX2_XADD_RM64_R64: Final = 2584
+    REX2_XADD_RM64_R64: Final = 2578
     """``xadd RW:r64/m64, RW:r64`` ``REX2 REX.W 0F C1 /r`` (X64)"""
-    BSWAP_R16: Final = 2585
+    BSWAP_R16: Final = 2579
     """``bswap RW:r16`` ``o16 0F C8+rw`` (INTEL486)"""
-    REX2_BSWAP_R16: Final = 2586
+    REX2_BSWAP_R16: Final = 2580
     """``bswap RW:r16`` ``REX2 o16 0F C8+rw`` (INTEL486)"""
-    BSWAP_R32: Final = 2587
+    BSWAP_R32: Final = 2581
     """``bswap RW:r32`` ``0F C8+rd`` (INTEL486)"""
-    REX2_BSWAP_R32: Final = 2588
+    REX2_BSWAP_R32: Final = 2582
     """``bswap RW:r32`` ``REX2 0F C8+rd`` (INTEL486)"""
-    BSWAP_R64: Final = 2589
+    BSWAP_R64: Final = 2583
     """``bswap RW:r64`` ``REX.W 0F C8+ro`` (X64)"""
-    REX2_BSWAP_R64: Final = 2590
+    REX2_BSWAP_R64: Final = 2584
     """``bswap RW:r64`` ``REX2 REX.W 0F C8+ro`` (X64)"""
-    UD0_R16_RM16: Final = 2591
+    UD0_R16_RM16: Final = 2585
     """``ud0 N:r16, N:r16/m16`` ``o16 0F FF /r`` (INTEL286)"""
-    REX2_UD0_R16_RM16: Final = 2592
+    REX2_UD0_R16_RM16: Final = 2586
     """``ud0 N:r16, N:r16/m16`` ``REX2 o16 0F FF /r`` (INTEL286)"""
-    UD0_R32_RM32: Final = 2593
+    UD0_R32_RM32: Final = 2587
     """``ud0 N:r32, N:r32/m32`` ``0F FF /r`` (INTEL386)"""
-    REX2_UD0_R32_RM32: Final = 2594
+    REX2_UD0_R32_RM32: Final = 2588
     """``ud0 N:r32, N:r32/m32`` ``REX2 0F FF /r`` (INTEL386)"""
-    UD0_R64_RM64: Final = 2595
+    UD0_R64_RM64: Final = 2589
     """``ud0 N:r64, N:r64/m64`` ``REX.W 0F FF /r`` (X64)"""
-    REX2_UD0_R64_RM64: Final = 2596
+    REX2_UD0_R64_RM64: Final = 2590
     """``ud0 N:r64, N:r64/m64`` ``REX2 REX.W 0F FF /r`` (X64)"""
-    POPCNT_R16_RM16: Final = 2597
+    POPCNT_R16_RM16: Final = 2591
     """``popcnt W:r16, R:r16/m16`` ``o16 F3 0F B8 /r`` (POPCNT)"""
-    REX2_POPCNT_R16_RM16: Final = 2598
+    REX2_POPCNT_R16_RM16: Final = 2592
     """``popcnt W:r16, R:r16/m16`` ``REX2 o16 F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R32_RM32: Final = 2599
+    POPCNT_R32_RM32: Final = 2593
     """``popcnt W:r32, R:r32/m32`` ``F3 0F B8 /r`` (POPCNT)"""
-    REX2_POPCNT_R32_RM32: Final = 2600
+    REX2_POPCNT_R32_RM32: Final = 2594
     """``popcnt W:r32, R:r32/m32`` ``REX2 F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R64_RM64: Final = 2601
+    POPCNT_R64_RM64: Final = 2595
     """``popcnt W:r64, R:r64/m64`` ``F3 REX.W 0F B8 /r`` (POPCNT)"""
-    REX2_POPCNT_R64_RM64: Final = 2602
+    REX2_POPCNT_R64_RM64: Final = 2596
     """``popcnt W:r64, R:r64/m64`` ``REX2 F3 REX.W 0F B8 /r`` (POPCNT)"""
-    TZCNT_R16_RM16: Final = 2603
+    TZCNT_R16_RM16: Final = 2597
     """``tzcnt W:r16, R:r16/m16`` ``o16 F3 0F BC /r`` (BMI1)"""
-    REX2_TZCNT_R16_RM16: Final = 2604
+    REX2_TZCNT_R16_RM16: Final = 2598
     """``tzcnt W:r16, R:r16/m16`` ``REX2 o16 F3 0F BC /r`` (BMI1)"""
-    TZCNT_R32_RM32: Final = 2605
+    TZCNT_R32_RM32: Final = 2599
     """``tzcnt W:r32, R:r32/m32`` ``F3 0F BC /r`` (BMI1)"""
-    REX2_TZCNT_R32_RM32: Final = 2606
+    REX2_TZCNT_R32_RM32: Final = 2600
     """``tzcnt W:r32, R:r32/m32`` ``REX2 F3 0F BC /r`` (BMI1)"""
-    TZCNT_R64_RM64: Final = 2607
+    TZCNT_R64_RM64: Final = 2601
     """``tzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BC /r`` (BMI1)"""
-    REX2_TZCNT_R64_RM64: Final = 2608
+    REX2_TZCNT_R64_RM64: Final = 2602
     """``tzcnt W:r64, R:r64/m64`` ``REX2 F3 REX.W 0F BC /r`` (BMI1)"""
-    LZCNT_R16_RM16: Final = 2609
+    LZCNT_R16_RM16: Final = 2603
     """``lzcnt W:r16, R:r16/m16`` ``o16 F3 0F BD /r`` (LZCNT)"""
-    REX2_LZCNT_R16_RM16: Final = 2610
+    REX2_LZCNT_R16_RM16: Final = 2604
     """``lzcnt W:r16, R:r16/m16`` ``REX2 o16 F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R32_RM32: Final = 2611
+    LZCNT_R32_RM32: Final = 2605
     """``lzcnt W:r32, R:r32/m32`` ``F3 0F BD /r`` (LZCNT)"""
-    REX2_LZCNT_R32_RM32: Final = 2612
+    REX2_LZCNT_R32_RM32: Final = 2606
     """``lzcnt W:r32, R:r32/m32`` ``REX2 F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R64_RM64: Final = 2613
+    LZCNT_R64_RM64: Final = 2607
     """``lzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BD /r`` (LZCNT)"""
-    REX2_LZCNT_R64_RM64: Final = 2614
+    REX2_LZCNT_R64_RM64: Final = 2608
     """``lzcnt W:r64, R:r64/m64`` ``REX2 F3 REX.W 0F BD /r`` (LZCNT)"""
-    CMPXCHG8B_M64: Final = 2615
+    CMPXCHG8B_M64: Final = 2609
     """``cmpxchg8b RCW:m64`` ``0F C7 /1`` (CX8)"""
-    REX2_CMPXCHG8B_M64: Final = 2616
+    REX2_CMPXCHG8B_M64: Final = 2610
     """``cmpxchg8b RCW:m64`` ``REX2 0F C7 /1`` (CX8)"""
-    CMPXCHG16B_M128: Final = 2617
+    CMPXCHG16B_M128: Final = 2611
     """``cmpxchg16b RCW:m128`` ``REX.W 0F C7 /1`` (CMPXCHG16B)"""
-    REX2_CMPXCHG16B_M128: Final = 2618
+    REX2_CMPXCHG16B_M128: Final = 2612
     """``cmpxchg16b RCW:m128`` ``REX2 REX.W 0F C7 /1`` (CMPXCHG16B)"""
-    RDRAND_R16: Final = 2619
+    RDRAND_R16: Final = 2613
     """``rdrand W:r16`` ``o16 0F C7 /6`` (RDRAND)"""
-    REX2_RDRAND_R16: Final = 2620
+    REX2_RDRAND_R16: Final = 2614
     """``rdrand W:r16`` ``REX2 o16 0F C7 /6`` (RDRAND)"""
-    RDRAND_R32: Final = 2621
+    RDRAND_R32: Final = 2615
     """``rdrand W:r32`` ``0F C7 /6`` (RDRAND)"""
-    REX2_RDRAND_R32: Final = 2622
+    REX2_RDRAND_R32: Final = 2616
     """``rdrand W:r32`` ``REX2 0F C7 /6`` (RDRAND)"""
-    RDRAND_R64: Final = 2623
+    RDRAND_R64: Final = 2617
     """``rdrand W:r64`` ``REX.W 0F C7 /6`` (RDRAND)"""
-    REX2_RDRAND_R64: Final = 2624
+    REX2_RDRAND_R64: Final = 2618
     """``rdrand W:r64`` ``REX2 REX.W 0F C7 /6`` (RDRAND)"""
-    RDSEED_R16: Final = 2625
+    RDSEED_R16: Final = 2619
     """``rdseed W:r16`` ``o16 0F C7 /7`` (RDSEED)"""
-    REX2_RDSEED_R16: Final = 2626
+    REX2_RDSEED_R16: Final = 2620
     """``rdseed W:r16`` ``REX2 o16 0F C7 /7`` (RDSEED)"""
-    RDSEED_R32: Final = 2627
+    RDSEED_R32: Final = 2621
     """``rdseed W:r32`` ``0F C7 /7`` (RDSEED)"""
-    REX2_RDSEED_R32: Final = 2628
+    REX2_RDSEED_R32: Final = 2622
     """``rdseed W:r32`` ``REX2 0F C7 /7`` (RDSEED)"""
-    RDSEED_R64: Final = 2629
+    RDSEED_R64: Final = 2623
     """``rdseed W:r64`` ``REX.W 0F C7 /7`` (RDSEED)"""
-    REX2_RDSEED_R64: Final = 2630
+    REX2_RDSEED_R64: Final = 2624
     """``rdseed W:r64`` ``REX2 REX.W 0F C7 /7`` (RDSEED)"""
-    RDPID_R64: Final = 2631
+    RDPID_R64: Final = 2625
     """``rdpid W:r64`` ``F3 0F C7 /7`` (RDPID)"""
-    REX2_RDPID_R64: Final = 2632
+    REX2_RDPID_R64: Final = 2626
     """``rdpid W:r64`` ``REX2 F3 0F C7 /7`` (RDPID)"""
-    MOVBE_R16_M16: Final = 2633
+    MOVBE_R16_M16: Final = 2627
     """``movbe W:r16, R:m16`` ``o16 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R32_M32: Final = 2634
+    MOVBE_R32_M32: Final = 2628
     """``movbe W:r32, R:m32`` ``0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R64_M64: Final = 2635
+    MOVBE_R64_M64: Final = 2629
     """``movbe W:r64, R:m64`` ``REX.W 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_M16_R16: Final = 2636
+    MOVBE_M16_R16: Final = 2630
     """``movbe W:m16, R:r16`` ``o16 0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M32_R32: Final = 2637
+    MOVBE_M32_R32: Final = 2631
     """``movbe W:m32, R:r32`` ``0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M64_R64: Final = 2638
+    MOVBE_M64_R64: Final = 2632
     """``movbe W:m64, R:r64`` ``REX.W 0F 38 F1 /r`` (MOVBE)"""
-    ADCX_R32_RM32: Final = 2639
+    ADCX_R32_RM32: Final = 2633
     """``adcx RW:r32, R:r32/m32`` ``66 0F 38 F6 /r`` (ADX)"""
-    ADCX_R64_RM64: Final = 2640
+    ADCX_R64_RM64: Final = 2634
     """``adcx RW:r64, R:r64/m64`` ``66 REX.W 0F 38 F6 /r`` (ADX)"""
-    ADOX_R32_RM32: Final = 2641
+    ADOX_R32_RM32: Final = 2635
     """``adox RW:r32, R:r32/m32`` ``F3 0F 38 F6 /r`` (ADX)"""
-    ADOX_R64_RM64: Final = 2642
+    ADOX_R64_RM64: Final = 2636
     """``adox RW:r64, R:r64/m64`` ``F3 REX.W 0F 38 F6 /r`` (ADX)"""
-    AADD_M32_R32: Final = 2643
+    AADD_M32_R32: Final = 2637
     """``aadd RW:m32, R:r32`` ``0F 38 FC /r`` (RAO_INT)"""
-    AADD_M64_R64: Final = 2644
+    AADD_M64_R64: Final = 2638
     """``aadd RW:m64, R:r64`` ``REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M32_R32: Final = 2645
+    AAND_M32_R32: Final = 2639
     """``aand RW:m32, R:r32`` ``66 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M64_R64: Final = 2646
+    AAND_M64_R64: Final = 2640
     """``aand RW:m64, R:r64`` ``66 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M32_R32: Final = 2647
+    AXOR_M32_R32: Final = 2641
     """``axor RW:m32, R:r32`` ``F3 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M64_R64: Final = 2648
+    AXOR_M64_R64: Final = 2642
     """``axor RW:m64, R:r64`` ``F3 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M32_R32: Final = 2649
+    AOR_M32_R32: Final = 2643
     """``aor RW:m32, R:r32`` ``F2 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M64_R64: Final = 2650
+    AOR_M64_R64: Final = 2644
     """``aor RW:m64, R:r64`` ``F2 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 2651
+    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 2645
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 2652
+    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 2646
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    VEX_VMOVLPS_XMM_XMM_M64: Final = 2653
+    VEX_VMOVLPS_XMM_XMM_M64: Final = 2647
     """``vmovlps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPS_M64_XMM: Final = 2654
+    VEX_VMOVLPS_M64_XMM: Final = 2648
     """``vmovlps W:m64, R:xmm`` ``VEX.128.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPS_XMM_XMM_M64: Final = 2655
+    EVEX_VMOVLPS_XMM_XMM_M64: Final = 2649
     """``vmovlps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPS_M64_XMM: Final = 2656
+    EVEX_VMOVLPS_M64_XMM: Final = 2650
     """``vmovlps W:m64, R:xmm`` ``EVEX.128.0F.W0 13 /r`` (AVX512F)"""
-    VEX_VMOVLPD_XMM_XMM_M64: Final = 2657
+    VEX_VMOVLPD_XMM_XMM_M64: Final = 2651
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPD_M64_XMM: Final = 2658
+    VEX_VMOVLPD_M64_XMM: Final = 2652
     """``vmovlpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPD_XMM_XMM_M64: Final = 2659
+    EVEX_VMOVLPD_XMM_XMM_M64: Final = 2653
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPD_M64_XMM: Final = 2660
+    EVEX_VMOVLPD_M64_XMM: Final = 2654
     """``vmovlpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 13 /r`` (AVX512F)"""
-    VEX_VMOVSLDUP_XMM_XMMM128: Final = 2661
+    VEX_VMOVSLDUP_XMM_XMMM128: Final = 2655
     """``vmovsldup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVSLDUP_YMM_YMMM256: Final = 2662
+    VEX_VMOVSLDUP_YMM_YMMM256: Final = 2656
     """``vmovsldup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 2663
+    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 2657
     """``vmovsldup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 2664
+    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 2658
     """``vmovsldup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 2665
+    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 2659
     """``vmovsldup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVDDUP_XMM_XMMM64: Final = 2666
+    VEX_VMOVDDUP_XMM_XMMM64: Final = 2660
     """``vmovddup W:xmm, R:xmm/m64`` ``VEX.128.F2.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVDDUP_YMM_YMMM256: Final = 2667
+    VEX_VMOVDDUP_YMM_YMMM256: Final = 2661
     """``vmovddup W:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 2668
+    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 2662
     """``vmovddup W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 2669
+    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 2663
     """``vmovddup W:xmm, R:xmm/m64`` ``EVEX.128.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 2670
+    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 2664
     """``vmovddup W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 2671
+    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 2665
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 2672
+    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 2666
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2673
+    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2667
     """``vunpcklps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 2674
+    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 2668
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 2675
+    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 2669
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 2676
+    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 2670
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 2677
+    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 2671
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2678
+    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2672
     """``vunpcklpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 2679
+    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 2673
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 2680
+    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 2674
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 2681
+    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 2675
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 2682
+    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 2676
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2683
+    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2677
     """``vunpckhps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 2684
+    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 2678
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 2685
+    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 2679
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 2686
+    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 2680
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 2687
+    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 2681
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2688
+    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2682
     """``vunpckhpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 2689
+    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 2683
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 2690
+    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 2684
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 2691
+    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 2685
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 2692
+    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 2686
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    VEX_VMOVHPS_XMM_XMM_M64: Final = 2693
+    VEX_VMOVHPS_XMM_XMM_M64: Final = 2687
     """``vmovhps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPS_M64_XMM: Final = 2694
+    VEX_VMOVHPS_M64_XMM: Final = 2688
     """``vmovhps W:m64, R:xmm`` ``VEX.128.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPS_XMM_XMM_M64: Final = 2695
+    EVEX_VMOVHPS_XMM_XMM_M64: Final = 2689
     """``vmovhps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPS_M64_XMM: Final = 2696
+    EVEX_VMOVHPS_M64_XMM: Final = 2690
     """``vmovhps W:m64, R:xmm`` ``EVEX.128.0F.W0 17 /r`` (AVX512F)"""
-    VEX_VMOVHPD_XMM_XMM_M64: Final = 2697
+    VEX_VMOVHPD_XMM_XMM_M64: Final = 2691
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPD_M64_XMM: Final = 2698
+    VEX_VMOVHPD_M64_XMM: Final = 2692
     """``vmovhpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPD_XMM_XMM_M64: Final = 2699
+    EVEX_VMOVHPD_XMM_XMM_M64: Final = 2693
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPD_M64_XMM: Final = 2700
+    EVEX_VMOVHPD_M64_XMM: Final = 2694
     """``vmovhpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 17 /r`` (AVX512F)"""
-    VEX_VMOVSHDUP_XMM_XMMM128: Final = 2701
+    VEX_VMOVSHDUP_XMM_XMMM128: Final = 2695
     """``vmovshdup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVSHDUP_YMM_YMMM256: Final = 2702
+    VEX_VMOVSHDUP_YMM_YMMM256: Final = 2696
     """``vmovshdup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 2703
+    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 2697
     """``vmovshdup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 2704
+    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 2698
     """``vmovshdup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 2705
+    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 2699
     """``vmovshdup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPS_M128_XMM: Final = 2706
+    VEX_VMOVNTPS_M128_XMM: Final = 2700
     """``vmovntps W:m128, R:xmm`` ``VEX.128.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPS_M256_YMM: Final = 2707
+    VEX_VMOVNTPS_M256_YMM: Final = 2701
     """``vmovntps W:m256, R:ymm`` ``VEX.256.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPS_M512_ZMM: Final = 2708
+    EVEX_VMOVNTPS_M512_ZMM: Final = 2702
     """``vmovntps W:m512, R:zmm`` ``EVEX.512.0F.W0 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPS_M128_XMM: Final = 2709
+    EVEX_VMOVNTPS_M128_XMM: Final = 2703
     """``vmovntps W:m128, R:xmm`` ``EVEX.128.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPS_M256_YMM: Final = 2710
+    EVEX_VMOVNTPS_M256_YMM: Final = 2704
     """``vmovntps W:m256, R:ymm`` ``EVEX.256.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPD_M128_XMM: Final = 2711
+    VEX_VMOVNTPD_M128_XMM: Final = 2705
     """``vmovntpd W:m128, R:xmm`` ``VEX.128.66.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPD_M256_YMM: Final = 2712
+    VEX_VMOVNTPD_M256_YMM: Final = 2706
     """``vmovntpd W:m256, R:ymm`` ``VEX.256.66.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPD_M512_ZMM: Final = 2713
+    EVEX_VMOVNTPD_M512_ZMM: Final = 2707
     """``vmovntpd W:m512, R:zmm`` ``EVEX.512.66.0F.W1 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPD_M128_XMM: Final = 2714
+    EVEX_VMOVNTPD_M128_XMM: Final = 2708
     """``vmovntpd W:m128, R:xmm`` ``EVEX.128.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPD_M256_YMM: Final = 2715
+    EVEX_VMOVNTPD_M256_YMM: Final = 2709
     """``vmovntpd W:m256, R:ymm`` ``EVEX.256.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTSS2SI_R32_XMMM32: Final = 2716
+    VEX_VCVTSS2SI_R32_XMMM32: Final = 2710
     """``vcvtss2si W:r32, R:xmm/m32`` ``VEX.LIG.F3.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSS2SI_R64_XMMM32: Final = 2717
+    VEX_VCVTSS2SI_R64_XMMM32: Final = 2711
     """``vcvtss2si W:r64, R:xmm/m32`` ``VEX.LIG.F3.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 2718
+    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 2712
     """``vcvtss2si W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 2719
+    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 2713
     """``vcvtss2si W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCVTSD2SI_R32_XMMM64: Final = 2720
+    VEX_VCVTSD2SI_R32_XMMM64: Final = 2714
     """``vcvtsd2si W:r32, R:xmm/m64`` ``VEX.LIG.F2.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSD2SI_R64_XMMM64: Final = 2721
+    VEX_VCVTSD2SI_R64_XMMM64: Final = 2715
     """``vcvtsd2si W:r64, R:xmm/m64`` ``VEX.LIG.F2.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 2722
+    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 2716
     """``vcvtsd2si W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 2723
+    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 2717
     """``vcvtsd2si W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCOMISS_XMM_XMMM32: Final = 2724
+    VEX_VCOMISS_XMM_XMMM32: Final = 2718
     """``vcomiss R:xmm, R:xmm/m32`` ``VEX.LIG.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 2725
+    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 2719
     """``vcomiss R:xmm, R:xmm/m32`` ``EVEX.LIG.0F.W0 2F /r`` (AVX512F)"""
-    VEX_VCOMISD_XMM_XMMM64: Final = 2726
+    VEX_VCOMISD_XMM_XMMM64: Final = 2720
     """``vcomisd R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 2727
+    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 2721
     """``vcomisd R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F.W1 2F /r`` (AVX512F)"""
-    VEX_VMOVMSKPS_R32_XMM: Final = 2728
+    VEX_VMOVMSKPS_R32_XMM: Final = 2722
     """``vmovmskps W:r32, R:xmm`` ``VEX.128.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_XMM: Final = 2729
+    VEX_VMOVMSKPS_R64_XMM: Final = 2723
     """``vmovmskps W:r64, R:xmm`` ``VEX.128.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R32_YMM: Final = 2730
+    VEX_VMOVMSKPS_R32_YMM: Final = 2724
     """``vmovmskps W:r32, R:ymm`` ``VEX.256.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_YMM: Final = 2731
+    VEX_VMOVMSKPS_R64_YMM: Final = 2725
     """``vmovmskps W:r64, R:ymm`` ``VEX.256.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_XMM: Final = 2732
+    VEX_VMOVMSKPD_R32_XMM: Final = 2726
     """``vmovmskpd W:r32, R:xmm`` ``VEX.128.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_XMM: Final = 2733
+    VEX_VMOVMSKPD_R64_XMM: Final = 2727
     """``vmovmskpd W:r64, R:xmm`` ``VEX.128.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_YMM: Final = 2734
+    VEX_VMOVMSKPD_R32_YMM: Final = 2728
     """``vmovmskpd W:r32, R:ymm`` ``VEX.256.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_YMM: Final = 2735
+    VEX_VMOVMSKPD_R64_YMM: Final = 2729
     """``vmovmskpd W:r64, R:ymm`` ``VEX.256.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VRSQRTPS_XMM_XMMM128: Final = 2736
+    VEX_VRSQRTPS_XMM_XMMM128: Final = 2730
     """``vrsqrtps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTPS_YMM_YMMM256: Final = 2737
+    VEX_VRSQRTPS_YMM_YMMM256: Final = 2731
     """``vrsqrtps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 2738
+    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 2732
     """``vrsqrtss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRCPPS_XMM_XMMM128: Final = 2739
+    VEX_VRCPPS_XMM_XMMM128: Final = 2733
     """``vrcpps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPPS_YMM_YMMM256: Final = 2740
+    VEX_VRCPPS_YMM_YMMM256: Final = 2734
     """``vrcpps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 2741
+    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 2735
     """``vrcpss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 53 /r`` (AVX)"""
-    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 2742
+    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 2736
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 2743
+    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 2737
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2744
+    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2738
     """``vandnps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 2745
+    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 2739
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 2746
+    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 2740
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 2747
+    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 2741
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 2748
+    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 2742
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2749
+    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2743
     """``vandnpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 2750
+    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 2744
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 2751
+    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 2745
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 2752
+    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 2746
     """``vp2intersectd W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 2753
+    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 2747
     """``vp2intersectd W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 2754
+    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 2748
     """``vp2intersectd W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 2755
+    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 2749
     """``vp2intersectq W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 2756
+    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 2750
     """``vp2intersectq W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 2757
+    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 2751
     """``vp2intersectq W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W1 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 2758
+    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 2752
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 60 /r`` (AVX)"""
-    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 2759
+    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 2753
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 60 /r`` (AVX2)"""
-    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 2760
+    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 2754
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 2761
+    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 2755
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 2762
+    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 2756
     """``vpunpcklbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 60 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 2763
+    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 2757
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 61 /r`` (AVX)"""
-    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 2764
+    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 2758
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 61 /r`` (AVX2)"""
-    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 2765
+    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 2759
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 2766
+    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 2760
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2767
+    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2761
     """``vpunpcklwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 61 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 2768
+    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 2762
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 62 /r`` (AVX)"""
-    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 2769
+    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 2763
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 62 /r`` (AVX2)"""
-    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2770
+    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2764
     """``vpunpckldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 62 /r`` (AVX512F)"""
-    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 2771
+    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 2765
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 2772
+    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 2766
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 2773
+    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 2767
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 63 /r`` (AVX)"""
-    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 2774
+    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 2768
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 63 /r`` (AVX2)"""
-    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 2775
+    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 2769
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 2776
+    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 2770
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 2777
+    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 2771
     """``vpacksswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 63 /r`` (AVX512BW)"""
-    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 2778
+    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 2772
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 67 /r`` (AVX)"""
-    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 2779
+    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 2773
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 67 /r`` (AVX2)"""
-    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 2780
+    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 2774
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 2781
+    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 2775
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 2782
+    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 2776
     """``vpackuswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 67 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 2783
+    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 2777
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 68 /r`` (AVX)"""
-    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 2784
+    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 2778
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 68 /r`` (AVX2)"""
-    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 2785
+    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 2779
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 2786
+    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 2780
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 2787
+    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 2781
     """``vpunpckhbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 68 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 2788
+    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 2782
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 69 /r`` (AVX)"""
-    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 2789
+    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 2783
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 69 /r`` (AVX2)"""
-    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 2790
+    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 2784
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 2791
+    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 2785
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2792
+    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2786
     """``vpunpckhwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 69 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 2793
+    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 2787
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6A /r`` (AVX)"""
-    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 2794
+    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 2788
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6A /r`` (AVX2)"""
-    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2795
+    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2789
     """``vpunpckhdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6A /r`` (AVX512F)"""
-    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 2796
+    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 2790
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 2797
+    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 2791
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 2798
+    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 2792
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6B /r`` (AVX)"""
-    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 2799
+    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 2793
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6B /r`` (AVX2)"""
-    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2800
+    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2794
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2801
+    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2795
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2802
+    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2796
     """``vpackssdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6B /r`` (AVX512BW)"""
-    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 2803
+    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 2797
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6C /r`` (AVX)"""
-    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 2804
+    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 2798
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6C /r`` (AVX2)"""
-    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2805
+    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2799
     """``vpunpcklqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6C /r`` (AVX512F)"""
-    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2806
+    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2800
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2807
+    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2801
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 2808
+    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 2802
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6D /r`` (AVX)"""
-    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 2809
+    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 2803
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6D /r`` (AVX2)"""
-    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2810
+    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2804
     """``vpunpckhqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6D /r`` (AVX512F)"""
-    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2811
+    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2805
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2812
+    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2806
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 2813
+    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 2807
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 2814
+    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 2808
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2815
+    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2809
     """``vpshufd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 70 /r ib`` (AVX512F)"""
-    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 2816
+    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 2810
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 2817
+    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 2811
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 2818
+    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 2812
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F3.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 2819
+    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 2813
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F3.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 2820
+    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 2814
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 2821
+    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 2815
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 2822
+    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 2816
     """``vpshufhw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F3.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 2823
+    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 2817
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F2.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 2824
+    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 2818
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F2.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 2825
+    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 2819
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 2826
+    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 2820
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2827
+    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2821
     """``vpshuflw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2828
+    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2822
     """``vpsrlw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /2 ib`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2829
+    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2823
     """``vpsrlw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /2 ib`` (AVX2)"""
-    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2830
+    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2824
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D1 /r`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2831
+    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2825
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D1 /r`` (AVX2)"""
-    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2832
+    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2826
     """``vpsrlw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2833
+    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2827
     """``vpsrlw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2834
+    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2828
     """``vpsrlw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /2 ib`` (AVX512BW)"""
-    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2835
+    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2829
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2836
+    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2830
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2837
+    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2831
     """``vpsrlw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG D1 /r`` (AVX512BW)"""
-    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2838
+    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2832
     """``vpsraw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /4 ib`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2839
+    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2833
     """``vpsraw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /4 ib`` (AVX2)"""
-    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2840
+    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2834
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E1 /r`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2841
+    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2835
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E1 /r`` (AVX2)"""
-    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2842
+    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2836
     """``vpsraw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2843
+    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2837
     """``vpsraw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2844
+    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2838
     """``vpsraw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /4 ib`` (AVX512BW)"""
-    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2845
+    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2839
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2846
+    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2840
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2847
+    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2841
     """``vpsraw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG E1 /r`` (AVX512BW)"""
-    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2848
+    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2842
     """``vpsllw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /6 ib`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2849
+    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2843
     """``vpsllw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /6 ib`` (AVX2)"""
-    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2850
+    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2844
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F1 /r`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2851
+    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2845
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F1 /r`` (AVX2)"""
-    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2852
+    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2846
     """``vpsllw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2853
+    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2847
     """``vpsllw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2854
+    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2848
     """``vpsllw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /6 ib`` (AVX512BW)"""
-    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2855
+    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2849
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2856
+    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2850
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2857
+    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2851
     """``vpsllw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG F1 /r`` (AVX512BW)"""
-    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2858
+    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2852
     """``vpsrld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /2 ib`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2859
+    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2853
     """``vpsrld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /2 ib`` (AVX2)"""
-    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2860
+    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2854
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D2 /r`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2861
+    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2855
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D2 /r`` (AVX2)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2862
+    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2856
     """``vpsrld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2863
+    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2857
     """``vpsrld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 D2 /r`` (AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2864
+    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2858
     """``vpsrld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2865
+    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2859
     """``vpsrld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2866
+    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2860
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2867
+    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2861
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2868
+    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2862
     """``vpsrad W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /4 ib`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2869
+    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2863
     """``vpsrad W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /4 ib`` (AVX2)"""
-    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2870
+    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2864
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E2 /r`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2871
+    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2865
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E2 /r`` (AVX2)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2872
+    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2866
     """``vpsrad W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2873
+    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2867
     """``vpsrad W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2874
+    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2868
     """``vpsrad W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2875
+    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2869
     """``vpsrad W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2876
+    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2870
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2877
+    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2871
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2878
+    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2872
     """``vpslld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /6 ib`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2879
+    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2873
     """``vpslld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /6 ib`` (AVX2)"""
-    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2880
+    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2874
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F2 /r`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2881
+    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2875
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F2 /r`` (AVX2)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2882
+    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2876
     """``vpslld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2883
+    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2877
     """``vpslld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 F2 /r`` (AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2884
+    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2878
     """``vpslld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2885
+    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2879
     """``vpslld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2886
+    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2880
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2887
+    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2881
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2888
+    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2882
     """``vpsrlq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /2 ib`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2889
+    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2883
     """``vpsrlq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /2 ib`` (AVX2)"""
-    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2890
+    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2884
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D3 /r`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2891
+    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2885
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D3 /r`` (AVX2)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2892
+    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2886
     """``vpsrlq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2893
+    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2887
     """``vpsrlq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 D3 /r`` (AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2894
+    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2888
     """``vpsrlq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2895
+    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2889
     """``vpsrlq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2896
+    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2890
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2897
+    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2891
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2898
+    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2892
     """``vpsllq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /6 ib`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2899
+    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2893
     """``vpsllq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /6 ib`` (AVX2)"""
-    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2900
+    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2894
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F3 /r`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2901
+    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2895
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F3 /r`` (AVX2)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2902
+    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2896
     """``vpsllq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2903
+    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2897
     """``vpsllq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 F3 /r`` (AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2904
+    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2898
     """``vpsllq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2905
+    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2899
     """``vpsllq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2906
+    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2900
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2907
+    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2901
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VZEROALL: Final = 2908
+    VEX_VZEROALL: Final = 2902
     """``vzeroall`` ``VEX.256.0F.WIG 77`` (AVX)"""
-    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2909
+    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2903
     """``vhaddpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2910
+    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2904
     """``vhaddpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2911
+    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2905
     """``vhaddps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2912
+    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2906
     """``vhaddps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2913
+    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2907
     """``vhsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2914
+    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2908
     """``vhsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2915
+    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2909
     """``vhsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2916
+    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2910
     """``vhsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VLDMXCSR_M32: Final = 2917
+    VEX_VLDMXCSR_M32: Final = 2911
     """``vldmxcsr R:m32`` ``VEX.LZ.0F.WIG AE /2`` (AVX)"""
-    VEX_VSTMXCSR_M32: Final = 2918
+    VEX_VSTMXCSR_M32: Final = 2912
     """``vstmxcsr W:m32`` ``VEX.LZ.0F.WIG AE /3`` (AVX)"""
-    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2919
+    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2913
     """``vaddsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2920
+    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2914
     """``vaddsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2921
+    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2915
     """``vaddsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2922
+    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2916
     """``vaddsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_XMM: Final = 2923
+    VEX_VPMOVMSKB_R32_XMM: Final = 2917
     """``vpmovmskb W:r32, R:xmm`` ``VEX.128.66.0F.W0 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R64_XMM: Final = 2924
+    VEX_VPMOVMSKB_R64_XMM: Final = 2918
     """``vpmovmskb W:r64, R:xmm`` ``VEX.128.66.0F.W1 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_YMM: Final = 2925
+    VEX_VPMOVMSKB_R32_YMM: Final = 2919
     """``vpmovmskb W:r32, R:ymm`` ``VEX.256.66.0F.W0 D7 /r`` (AVX2)"""
-    VEX_VPMOVMSKB_R64_YMM: Final = 2926
+    VEX_VPMOVMSKB_R64_YMM: Final = 2920
     """``vpmovmskb W:r64, R:ymm`` ``VEX.256.66.0F.W1 D7 /r`` (AVX2)"""
-    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2927
+    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2921
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D8 /r`` (AVX)"""
-    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2928
+    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2922
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D8 /r`` (AVX2)"""
-    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2929
+    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2923
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2930
+    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2924
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2931
+    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2925
     """``vpsubusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D8 /r`` (AVX512BW)"""
-    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2932
+    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2926
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D9 /r`` (AVX)"""
-    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2933
+    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2927
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D9 /r`` (AVX2)"""
-    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2934
+    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2928
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2935
+    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2929
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2936
+    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2930
     """``vpsubusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D9 /r`` (AVX512BW)"""
-    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2937
+    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2931
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DA /r`` (AVX)"""
-    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2938
+    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2932
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DA /r`` (AVX2)"""
-    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2939
+    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2933
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2940
+    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2934
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2941
+    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2935
     """``vpminub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DA /r`` (AVX512BW)"""
-    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2942
+    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2936
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DC /r`` (AVX)"""
-    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2943
+    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2937
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DC /r`` (AVX2)"""
-    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2944
+    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2938
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2945
+    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2939
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2946
+    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2940
     """``vpaddusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DC /r`` (AVX512BW)"""
-    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2947
+    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2941
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DD /r`` (AVX)"""
-    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2948
+    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2942
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DD /r`` (AVX2)"""
-    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2949
+    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2943
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2950
+    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2944
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2951
+    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2945
     """``vpaddusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DD /r`` (AVX512BW)"""
-    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2952
+    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2946
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DE /r`` (AVX)"""
-    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2953
+    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2947
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DE /r`` (AVX2)"""
-    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2954
+    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2948
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2955
+    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2949
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2956
+    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2950
     """``vpmaxub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DE /r`` (AVX512BW)"""
-    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2957
+    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2951
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E0 /r`` (AVX)"""
-    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2958
+    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2952
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E0 /r`` (AVX2)"""
-    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2959
+    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2953
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2960
+    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2954
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2961
+    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2955
     """``vpavgb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E0 /r`` (AVX512BW)"""
-    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2962
+    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2956
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E3 /r`` (AVX)"""
-    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2963
+    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2957
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E3 /r`` (AVX2)"""
-    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2964
+    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2958
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2965
+    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2959
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2966
+    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2960
     """``vpavgw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E3 /r`` (AVX512BW)"""
-    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2967
+    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2961
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E4 /r`` (AVX)"""
-    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2968
+    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2962
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E4 /r`` (AVX2)"""
-    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2969
+    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2963
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2970
+    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2964
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2971
+    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2965
     """``vpmulhuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E4 /r`` (AVX512BW)"""
-    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2972
+    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2966
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E5 /r`` (AVX)"""
-    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2973
+    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2967
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E5 /r`` (AVX2)"""
-    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2974
+    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2968
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2975
+    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2969
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2976
+    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2970
     """``vpmulhw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E5 /r`` (AVX512BW)"""
-    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2977
+    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2971
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2978
+    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2972
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``VEX.256.F2.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2979
+    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2973
     """``vcvtpd2dq W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 E6 /r`` (AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2980
+    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2974
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2981
+    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2975
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQ_M128_XMM: Final = 2982
+    VEX_VMOVNTDQ_M128_XMM: Final = 2976
     """``vmovntdq W:m128, R:xmm`` ``VEX.128.66.0F.WIG E7 /r`` (AVX)"""
-    VEX_VMOVNTDQ_M256_YMM: Final = 2983
+    VEX_VMOVNTDQ_M256_YMM: Final = 2977
     """``vmovntdq W:m256, R:ymm`` ``VEX.256.66.0F.WIG E7 /r`` (AVX)"""
-    EVEX_VMOVNTDQ_M512_ZMM: Final = 2984
+    EVEX_VMOVNTDQ_M512_ZMM: Final = 2978
     """``vmovntdq W:m512, R:zmm`` ``EVEX.512.66.0F.W0 E7 /r`` (AVX512F)"""
-    EVEX_VMOVNTDQ_M128_XMM: Final = 2985
+    EVEX_VMOVNTDQ_M128_XMM: Final = 2979
     """``vmovntdq W:m128, R:xmm`` ``EVEX.128.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQ_M256_YMM: Final = 2986
+    EVEX_VMOVNTDQ_M256_YMM: Final = 2980
     """``vmovntdq W:m256, R:ymm`` ``EVEX.256.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2987
+    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2981
     """``vmaskmovdqu W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F.WIG F7 /r`` (AVX)"""
-    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2988
+    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2982
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E8 /r`` (AVX)"""
-    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2989
+    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2983
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E8 /r`` (AVX2)"""
-    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2990
+    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2984
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2991
+    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2985
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2992
+    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2986
     """``vpsubsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E8 /r`` (AVX512BW)"""
-    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2993
+    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2987
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E9 /r`` (AVX)"""
-    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2994
+    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2988
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E9 /r`` (AVX2)"""
-    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2995
+    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2989
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2996
+    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2990
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2997
+    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2991
     """``vpsubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E9 /r`` (AVX512BW)"""
-    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2998
+    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2992
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EA /r`` (AVX)"""
-    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2999
+    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2993
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EA /r`` (AVX2)"""
-    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 3000
+    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 2994
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 3001
+    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 2995
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 3002
+    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2996
     """``vpminsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EA /r`` (AVX512BW)"""
-    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 3003
+    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 2997
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EC /r`` (AVX)"""
-    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 3004
+    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 2998
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EC /r`` (AVX2)"""
-    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 3005
+    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 2999
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 3006
+    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 3000
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 3007
+    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 3001
     """``vpaddsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EC /r`` (AVX512BW)"""
-    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 3008
+    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 3002
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG ED /r`` (AVX)"""
-    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 3009
+    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 3003
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG ED /r`` (AVX2)"""
-    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 3010
+    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 3004
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 3011
+    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 3005
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 3012
+    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 3006
     """``vpaddsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG ED /r`` (AVX512BW)"""
-    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 3013
+    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 3007
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EE /r`` (AVX)"""
-    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 3014
+    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 3008
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EE /r`` (AVX2)"""
-    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 3015
+    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 3009
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 3016
+    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 3010
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 3017
+    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 3011
     """``vpmaxsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EE /r`` (AVX512BW)"""
-    VEX_VLDDQU_XMM_M128: Final = 3018
+    VEX_VLDDQU_XMM_M128: Final = 3012
     """``vlddqu W:xmm, R:m128`` ``VEX.128.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VLDDQU_YMM_M256: Final = 3019
+    VEX_VLDDQU_YMM_M256: Final = 3013
     """``vlddqu W:ymm, R:m256`` ``VEX.256.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 3020
+    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 3014
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F4 /r`` (AVX)"""
-    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 3021
+    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 3015
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F4 /r`` (AVX2)"""
-    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3022
+    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3016
     """``vpmuludq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 F4 /r`` (AVX512F)"""
-    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3023
+    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3017
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3024
+    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3018
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 3025
+    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 3019
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F5 /r`` (AVX)"""
-    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 3026
+    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 3020
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F5 /r`` (AVX2)"""
-    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 3027
+    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 3021
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 3028
+    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 3022
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 3029
+    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 3023
     """``vpmaddwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F5 /r`` (AVX512BW)"""
-    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 3030
+    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 3024
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F6 /r`` (AVX)"""
-    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 3031
+    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 3025
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F6 /r`` (AVX2)"""
-    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 3032
+    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 3026
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 3033
+    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 3027
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 3034
+    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 3028
     """``vpsadbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F6 /r`` (AVX512BW)"""
-    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 3035
+    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 3029
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 00 /r`` (AVX)"""
-    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 3036
+    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 3030
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 00 /r`` (AVX2)"""
-    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 3037
+    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 3031
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 3038
+    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 3032
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 3039
+    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 3033
     """``vpshufb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 00 /r`` (AVX512BW)"""
-    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 3040
+    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 3034
     """``vphaddw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 01 /r`` (AVX)"""
-    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 3041
+    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 3035
     """``vphaddw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 01 /r`` (AVX2)"""
-    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 3042
+    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 3036
     """``vphaddd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 02 /r`` (AVX)"""
-    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 3043
+    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 3037
     """``vphaddd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 02 /r`` (AVX2)"""
-    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 3044
+    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 3038
     """``vphaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 03 /r`` (AVX)"""
-    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 3045
+    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 3039
     """``vphaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 03 /r`` (AVX2)"""
-    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 3046
+    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 3040
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 04 /r`` (AVX)"""
-    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 3047
+    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 3041
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 04 /r`` (AVX2)"""
-    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 3048
+    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 3042
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 3049
+    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 3043
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 3050
+    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 3044
     """``vpmaddubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 04 /r`` (AVX512BW)"""
-    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 3051
+    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 3045
     """``vphsubw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 05 /r`` (AVX)"""
-    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 3052
+    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 3046
     """``vphsubw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 05 /r`` (AVX2)"""
-    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 3053
+    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 3047
     """``vphsubd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 06 /r`` (AVX)"""
-    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 3054
+    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 3048
     """``vphsubd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 06 /r`` (AVX2)"""
-    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 3055
+    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 3049
     """``vphsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 07 /r`` (AVX)"""
-    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 3056
+    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 3050
     """``vphsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 07 /r`` (AVX2)"""
-    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 3057
+    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 3051
     """``vpsignb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 08 /r`` (AVX)"""
-    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 3058
+    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 3052
     """``vpsignb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 08 /r`` (AVX2)"""
-    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 3059
+    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 3053
     """``vpsignw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 09 /r`` (AVX)"""
-    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 3060
+    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 3054
     """``vpsignw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 09 /r`` (AVX2)"""
-    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 3061
+    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 3055
     """``vpsignd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0A /r`` (AVX)"""
-    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 3062
+    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 3056
     """``vpsignd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0A /r`` (AVX2)"""
-    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 3063
+    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 3057
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0B /r`` (AVX)"""
-    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 3064
+    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 3058
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0B /r`` (AVX2)"""
-    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 3065
+    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 3059
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 3066
+    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 3060
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 3067
+    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 3061
     """``vpmulhrsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 0B /r`` (AVX512BW)"""
-    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 3068
+    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 3062
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 3069
+    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 3063
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 3070
+    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 3064
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 04 /r ib`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 3071
+    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 3065
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 04 /r ib`` (AVX)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3072
+    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3066
     """``vpermilps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 0C /r`` (AVX512F)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3073
+    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 3067
     """``vpermilps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 04 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 3074
+    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 3068
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 3075
+    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 3069
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 3076
+    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 3070
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 3077
+    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 3071
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 3078
+    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 3072
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 3079
+    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 3073
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 3080
+    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 3074
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 05 /r ib`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 3081
+    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 3075
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 05 /r ib`` (AVX)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3082
+    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3076
     """``vpermilpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 0D /r`` (AVX512F)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3083
+    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3077
     """``vpermilpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 05 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 3084
+    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 3078
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 3085
+    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 3079
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 3086
+    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 3080
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 3087
+    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 3081
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VTESTPS_XMM_XMMM128: Final = 3088
+    VEX_VTESTPS_XMM_XMMM128: Final = 3082
     """``vtestps R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPS_YMM_YMMM256: Final = 3089
+    VEX_VTESTPS_YMM_YMMM256: Final = 3083
     """``vtestps R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPD_XMM_XMMM128: Final = 3090
+    VEX_VTESTPD_XMM_XMMM128: Final = 3084
     """``vtestpd R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VTESTPD_YMM_YMMM256: Final = 3091
+    VEX_VTESTPD_YMM_YMMM256: Final = 3085
     """``vtestpd R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 3092
+    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 3086
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 16 /r`` (AVX2)"""
-    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3093
+    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3087
     """``vpermps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 16 /r`` (AVX512F)"""
-    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 3094
+    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 3088
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPTEST_XMM_XMMM128: Final = 3095
+    VEX_VPTEST_XMM_XMMM128: Final = 3089
     """``vptest R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VPTEST_YMM_YMMM256: Final = 3096
+    VEX_VPTEST_YMM_YMMM256: Final = 3090
     """``vptest R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VBROADCASTF128_YMM_M128: Final = 3097
+    VEX_VBROADCASTF128_YMM_M128: Final = 3091
     """``vbroadcastf128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 1A /r`` (AVX)"""
-    VEX_VPABSB_XMM_XMMM128: Final = 3098
+    VEX_VPABSB_XMM_XMMM128: Final = 3092
     """``vpabsb W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1C /r`` (AVX)"""
-    VEX_VPABSB_YMM_YMMM256: Final = 3099
+    VEX_VPABSB_YMM_YMMM256: Final = 3093
     """``vpabsb W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1C /r`` (AVX2)"""
-    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 3100
+    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 3094
     """``vpabsb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 3101
+    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 3095
     """``vpabsb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 3102
+    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 3096
     """``vpabsb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1C /r`` (AVX512BW)"""
-    VEX_VPABSW_XMM_XMMM128: Final = 3103
+    VEX_VPABSW_XMM_XMMM128: Final = 3097
     """``vpabsw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1D /r`` (AVX)"""
-    VEX_VPABSW_YMM_YMMM256: Final = 3104
+    VEX_VPABSW_YMM_YMMM256: Final = 3098
     """``vpabsw W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1D /r`` (AVX2)"""
-    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 3105
+    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 3099
     """``vpabsw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 3106
+    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 3100
     """``vpabsw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 3107
+    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 3101
     """``vpabsw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1D /r`` (AVX512BW)"""
-    VEX_VPABSD_XMM_XMMM128: Final = 3108
+    VEX_VPABSD_XMM_XMMM128: Final = 3102
     """``vpabsd W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1E /r`` (AVX)"""
-    VEX_VPABSD_YMM_YMMM256: Final = 3109
+    VEX_VPABSD_YMM_YMMM256: Final = 3103
     """``vpabsd W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1E /r`` (AVX2)"""
-    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 3110
+    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 3104
     """``vpabsd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 1E /r`` (AVX512F)"""
-    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 3111
+    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 3105
     """``vpabsd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 3112
+    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 3106
     """``vpabsd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 3113
+    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 3107
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 28 /r`` (AVX)"""
-    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 3114
+    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 3108
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 28 /r`` (AVX2)"""
-    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3115
+    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3109
     """``vpmuldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 28 /r`` (AVX512F)"""
-    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3116
+    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3110
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3117
+    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3111
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQA_XMM_M128: Final = 3118
+    VEX_VMOVNTDQA_XMM_M128: Final = 3112
     """``vmovntdqa W:xmm, R:m128`` ``VEX.128.66.0F38.WIG 2A /r`` (AVX)"""
-    VEX_VMOVNTDQA_YMM_M256: Final = 3119
+    VEX_VMOVNTDQA_YMM_M256: Final = 3113
     """``vmovntdqa W:ymm, R:m256`` ``VEX.256.66.0F38.WIG 2A /r`` (AVX2)"""
-    EVEX_VMOVNTDQA_ZMM_M512: Final = 3120
+    EVEX_VMOVNTDQA_ZMM_M512: Final = 3114
     """``vmovntdqa W:zmm, R:m512`` ``EVEX.512.66.0F38.W0 2A /r`` (AVX512F)"""
-    EVEX_VMOVNTDQA_XMM_M128: Final = 3121
+    EVEX_VMOVNTDQA_XMM_M128: Final = 3115
     """``vmovntdqa W:xmm, R:m128`` ``EVEX.128.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQA_YMM_M256: Final = 3122
+    EVEX_VMOVNTDQA_YMM_M256: Final = 3116
     """``vmovntdqa W:ymm, R:m256`` ``EVEX.256.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 3123
+    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 3117
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 2B /r`` (AVX)"""
-    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 3124
+    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 3118
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 2B /r`` (AVX2)"""
-    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 3125
+    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 3119
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 3126
+    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 3120
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3127
+    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3121
     """``vpackusdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2B /r`` (AVX512BW)"""
-    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 3128
+    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 3122
     """``vmaskmovps W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 3129
+    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 3123
     """``vmaskmovps W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 3130
+    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 3124
     """``vmaskmovps W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 3131
+    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 3125
     """``vmaskmovps W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 3132
+    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 3126
     """``vmaskmovpd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 3133
+    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 3127
     """``vmaskmovpd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 3134
+    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 3128
     """``vmaskmovpd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 3135
+    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 3129
     """``vmaskmovpd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VPERMD_YMM_YMM_YMMM256: Final = 3136
+    VEX_VPERMD_YMM_YMM_YMMM256: Final = 3130
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 36 /r`` (AVX2)"""
-    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3137
+    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3131
     """``vpermd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 36 /r`` (AVX512F)"""
-    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 3138
+    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 3132
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 36 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 3139
+    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 3133
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 38 /r`` (AVX)"""
-    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 3140
+    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 3134
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 38 /r`` (AVX2)"""
-    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 3141
+    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 3135
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 3142
+    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 3136
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 3143
+    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 3137
     """``vpminsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 38 /r`` (AVX512BW)"""
-    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 3144
+    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 3138
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3A /r`` (AVX)"""
-    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 3145
+    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 3139
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3A /r`` (AVX2)"""
-    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 3146
+    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 3140
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 3147
+    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 3141
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 3148
+    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 3142
     """``vpminuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3A /r`` (AVX512BW)"""
-    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 3149
+    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 3143
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3C /r`` (AVX)"""
-    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 3150
+    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 3144
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3C /r`` (AVX2)"""
-    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 3151
+    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 3145
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 3152
+    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 3146
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 3153
+    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 3147
     """``vpmaxsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3C /r`` (AVX512BW)"""
-    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 3154
+    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 3148
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3E /r`` (AVX)"""
-    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 3155
+    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 3149
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3E /r`` (AVX2)"""
-    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 3156
+    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 3150
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 3157
+    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 3151
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 3158
+    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 3152
     """``vpmaxuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3E /r`` (AVX512BW)"""
-    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 3159
+    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 3153
     """``vphminposuw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 41 /r`` (AVX)"""
-    VEX_VBROADCASTI128_YMM_M128: Final = 3160
+    VEX_VBROADCASTI128_YMM_M128: Final = 3154
     """``vbroadcasti128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 5A /r`` (AVX2)"""
-    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 3161
+    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 3155
     """``vpmaskmovd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 3162
+    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 3156
     """``vpmaskmovd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 3163
+    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 3157
     """``vpmaskmovd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 3164
+    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 3158
     """``vpmaskmovd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 3165
+    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 3159
     """``vpmaskmovq W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 3166
+    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 3160
     """``vpmaskmovq W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 3167
+    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 3161
     """``vpmaskmovq W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 3168
+    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 3162
     """``vpmaskmovq W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 3169
+    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 3163
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 00 /r ib`` (AVX2)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3170
+    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3164
     """``vpermq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 36 /r`` (AVX512F)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3171
+    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3165
     """``vpermq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 00 /r ib`` (AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 3172
+    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 3166
     """``vpermq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 36 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3173
+    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3167
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 00 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 3174
+    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 3168
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 01 /r ib`` (AVX2)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3175
+    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3169
     """``vpermpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 16 /r`` (AVX512F)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3176
+    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3170
     """``vpermpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 01 /r ib`` (AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 3177
+    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 3171
     """``vpermpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 3178
+    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 3172
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 01 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 3179
+    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 3173
     """``vpblendd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 3180
+    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 3174
     """``vpblendd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 3181
+    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 3175
     """``vperm2f128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 06 /r ib`` (AVX)"""
-    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 3182
+    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 3176
     """``vblendps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 3183
+    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 3177
     """``vblendps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 3184
+    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 3178
     """``vblendpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 3185
+    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 3179
     """``vblendpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 3186
+    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 3180
     """``vpblendw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0E /r ib`` (AVX)"""
-    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 3187
+    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 3181
     """``vpblendw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0E /r ib`` (AVX2)"""
-    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 3188
+    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 3182
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0F /r ib`` (AVX)"""
-    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 3189
+    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 3183
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0F /r ib`` (AVX2)"""
-    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3190
+    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3184
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3191
+    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3185
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3192
+    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3186
     """``vpalignr W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 0F /r ib`` (AVX512BW)"""
-    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 3193
+    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 3187
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 17 /r ib`` (AVX)"""
-    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 3194
+    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 3188
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 17 /r ib`` (AVX)"""
-    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 3195
+    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 3189
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 17 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 3196
+    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 3190
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 17 /r ib`` (AVX512F)"""
-    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 3197
+    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 3191
     """``vinsertf128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 18 /r ib`` (AVX)"""
-    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 3198
+    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 3192
     """``vextractf128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 19 /r ib`` (AVX)"""
-    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 3199
+    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 3193
     """``vinserti128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 38 /r ib`` (AVX2)"""
-    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 3200
+    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 3194
     """``vextracti128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 39 /r ib`` (AVX2)"""
-    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 3201
+    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 3195
     """``vdpps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 3202
+    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 3196
     """``vdpps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 3203
+    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 3197
     """``vdppd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 41 /r ib`` (AVX)"""
-    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 3204
+    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 3198
     """``vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 42 /r ib`` (AVX)"""
-    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 3205
+    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 3199
     """``vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 42 /r ib`` (AVX2)"""
-    EVEX_VMPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3206
+    EVEX_VMPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3200
     """``vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
-    EVEX_VMPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3207
+    EVEX_VMPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3201
     """``vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
-    EVEX_VMPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3208
+    EVEX_VMPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3202
     """``vmpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
-    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 3209
+    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 3203
     """``vperm2i128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 46 /r ib`` (AVX2)"""
-    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 3210
+    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 3204
     """``vpcmpestrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 3211
+    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 3205
     """``vpcmpestrm64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 3212
+    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 3206
     """``vpcmpestri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 61 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 3213
+    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 3207
     """``vpcmpestri64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 61 /r ib`` (AVX)"""
-    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 3214
+    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 3208
     """``vpcmpistrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 62 /r ib`` (AVX)"""
-    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 3215
+    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 3209
     """``vpcmpistri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 63 /r ib`` (AVX)"""
-    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 3216
+    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 3210
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 3217
+    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 3211
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3218
+    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3212
     """``vfmaddsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3219
+    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3213
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3220
+    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3214
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 3221
+    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 3215
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 3222
+    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 3216
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3223
+    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3217
     """``vfmaddsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3224
+    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3218
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3225
+    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3219
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 3226
+    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 3220
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 3227
+    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 3221
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3228
+    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3222
     """``vfmsubadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3229
+    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3223
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3230
+    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3224
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 3231
+    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 3225
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 3232
+    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 3226
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3233
+    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3227
     """``vfmsubadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3234
+    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3228
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3235
+    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3229
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 3236
+    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 3230
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 98 /r`` (FMA)"""
-    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 3237
+    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 3231
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 98 /r`` (FMA)"""
-    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3238
+    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3232
     """``vfmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3239
+    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3233
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3240
+    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3234
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 3241
+    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 3235
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 98 /r`` (FMA)"""
-    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 3242
+    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 3236
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 98 /r`` (FMA)"""
-    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3243
+    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3237
     """``vfmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3244
+    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3238
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3245
+    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3239
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 3246
+    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 3240
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 99 /r`` (FMA)"""
-    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3247
+    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3241
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 99 /r`` (AVX512F)"""
-    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 3248
+    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 3242
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 99 /r`` (FMA)"""
-    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3249
+    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3243
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 99 /r`` (AVX512F)"""
-    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 3250
+    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 3244
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9A /r`` (FMA)"""
-    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 3251
+    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 3245
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3252
+    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3246
     """``vfmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3253
+    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3247
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3254
+    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3248
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 3255
+    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 3249
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9A /r`` (FMA)"""
-    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 3256
+    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 3250
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3257
+    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3251
     """``vfmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3258
+    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3252
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3259
+    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3253
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 3260
+    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 3254
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3261
+    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3255
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9B /r`` (AVX512F)"""
-    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 3262
+    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 3256
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3263
+    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3257
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9B /r`` (AVX512F)"""
-    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 3264
+    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 3258
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9C /r`` (FMA)"""
-    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 3265
+    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 3259
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3266
+    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3260
     """``vfnmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3267
+    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3261
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3268
+    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3262
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 3269
+    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 3263
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9C /r`` (FMA)"""
-    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 3270
+    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 3264
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3271
+    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3265
     """``vfnmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3272
+    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3266
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3273
+    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3267
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 3274
+    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 3268
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3275
+    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3269
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9D /r`` (AVX512F)"""
-    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 3276
+    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 3270
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3277
+    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3271
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9D /r`` (AVX512F)"""
-    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 3278
+    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 3272
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 3279
+    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 3273
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3280
+    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3274
     """``vfnmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3281
+    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3275
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3282
+    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3276
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 3283
+    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 3277
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 3284
+    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 3278
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3285
+    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3279
     """``vfnmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3286
+    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3280
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3287
+    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3281
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 3288
+    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 3282
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3289
+    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3283
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9F /r`` (AVX512F)"""
-    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 3290
+    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 3284
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3291
+    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3285
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9F /r`` (AVX512F)"""
-    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 3292
+    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 3286
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 3293
+    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 3287
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3294
+    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3288
     """``vfmaddsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3295
+    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3289
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3296
+    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3290
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 3297
+    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 3291
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 3298
+    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 3292
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3299
+    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3293
     """``vfmaddsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3300
+    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3294
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3301
+    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3295
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 3302
+    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 3296
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 3303
+    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 3297
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3304
+    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3298
     """``vfmsubadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3305
+    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3299
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3306
+    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3300
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 3307
+    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 3301
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 3308
+    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 3302
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3309
+    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3303
     """``vfmsubadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3310
+    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3304
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3311
+    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3305
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 3312
+    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 3306
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AA /r`` (FMA)"""
-    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 3313
+    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 3307
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3314
+    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3308
     """``vfmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3315
+    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3309
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3316
+    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3310
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 3317
+    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 3311
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AA /r`` (FMA)"""
-    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 3318
+    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 3312
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3319
+    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3313
     """``vfmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3320
+    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3314
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3321
+    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3315
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 3322
+    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 3316
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3323
+    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3317
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AB /r`` (AVX512F)"""
-    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 3324
+    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 3318
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3325
+    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3319
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AB /r`` (AVX512F)"""
-    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 3326
+    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 3320
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AC /r`` (FMA)"""
-    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 3327
+    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 3321
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3328
+    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3322
     """``vfnmadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3329
+    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3323
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3330
+    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3324
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 3331
+    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 3325
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AC /r`` (FMA)"""
-    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 3332
+    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 3326
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3333
+    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3327
     """``vfnmadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3334
+    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3328
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3335
+    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3329
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 3336
+    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 3330
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3337
+    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3331
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AD /r`` (AVX512F)"""
-    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 3338
+    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 3332
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3339
+    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3333
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AD /r`` (AVX512F)"""
-    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 3340
+    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 3334
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 3341
+    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 3335
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3342
+    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3336
     """``vfnmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3343
+    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3337
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3344
+    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3338
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 3345
+    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 3339
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 3346
+    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 3340
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3347
+    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3341
     """``vfnmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3348
+    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3342
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3349
+    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3343
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 3350
+    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 3344
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3351
+    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3345
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AF /r`` (AVX512F)"""
-    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 3352
+    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 3346
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3353
+    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3347
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AF /r`` (AVX512F)"""
-    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 3354
+    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 3348
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 3355
+    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 3349
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3356
+    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3350
     """``vfmaddsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3357
+    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3351
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3358
+    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3352
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 3359
+    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 3353
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 3360
+    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 3354
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3361
+    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3355
     """``vfmaddsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3362
+    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3356
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3363
+    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3357
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 3364
+    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 3358
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 3365
+    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 3359
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3366
+    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3360
     """``vfmsubadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3367
+    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3361
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3368
+    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3362
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 3369
+    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 3363
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 3370
+    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 3364
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3371
+    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3365
     """``vfmsubadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3372
+    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3366
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3373
+    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3367
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 3374
+    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 3368
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BA /r`` (FMA)"""
-    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 3375
+    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 3369
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3376
+    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3370
     """``vfmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3377
+    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3371
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3378
+    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3372
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 3379
+    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 3373
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BA /r`` (FMA)"""
-    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 3380
+    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 3374
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3381
+    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3375
     """``vfmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3382
+    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3376
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3383
+    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3377
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 3384
+    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 3378
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3385
+    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3379
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BB /r`` (AVX512F)"""
-    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 3386
+    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 3380
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3387
+    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3381
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BB /r`` (AVX512F)"""
-    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 3388
+    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 3382
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BC /r`` (FMA)"""
-    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 3389
+    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 3383
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3390
+    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3384
     """``vfnmadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3391
+    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3385
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3392
+    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3386
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 3393
+    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 3387
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BC /r`` (FMA)"""
-    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 3394
+    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 3388
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3395
+    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3389
     """``vfnmadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3396
+    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3390
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3397
+    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3391
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 3398
+    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 3392
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3399
+    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3393
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BD /r`` (AVX512F)"""
-    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 3400
+    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 3394
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3401
+    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3395
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BD /r`` (AVX512F)"""
-    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 3402
+    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 3396
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 3403
+    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 3397
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3404
+    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3398
     """``vfnmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3405
+    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3399
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3406
+    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3400
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 3407
+    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 3401
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 3408
+    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 3402
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3409
+    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3403
     """``vfnmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3410
+    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3404
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3411
+    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3405
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 3412
+    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 3406
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3413
+    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3407
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BF /r`` (AVX512F)"""
-    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 3414
+    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 3408
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3415
+    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3409
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BF /r`` (AVX512F)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 3416
+    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 3410
     """``vfmaddsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 3417
+    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 3411
     """``vfmaddsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 3418
+    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 3412
     """``vfmaddsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 3419
+    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 3413
     """``vfmaddsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 3420
+    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 3414
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 3421
+    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 3415
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 3422
+    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 3416
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 3423
+    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 3417
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 3424
+    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 3418
     """``vfmsubaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 3425
+    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 3419
     """``vfmsubaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 3426
+    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 3420
     """``vfmsubaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 3427
+    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 3421
     """``vfmsubaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 3428
+    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 3422
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 3429
+    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 3423
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 3430
+    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 3424
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 3431
+    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 3425
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 3432
+    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 3426
     """``vfmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 3433
+    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 3427
     """``vfmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 3434
+    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 3428
     """``vfmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 3435
+    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 3429
     """``vfmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 3436
+    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 3430
     """``vfmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 3437
+    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 3431
     """``vfmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 3438
+    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 3432
     """``vfmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 3439
+    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 3433
     """``vfmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 3440
+    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 3434
     """``vfmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 3441
+    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 3435
     """``vfmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 3442
+    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 3436
     """``vfmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6B /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 3443
+    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 3437
     """``vfmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6B /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 3444
+    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 3438
     """``vfmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 3445
+    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 3439
     """``vfmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 3446
+    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 3440
     """``vfmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 3447
+    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 3441
     """``vfmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 3448
+    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 3442
     """``vfmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 3449
+    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 3443
     """``vfmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 3450
+    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 3444
     """``vfmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 3451
+    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 3445
     """``vfmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 3452
+    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 3446
     """``vfmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 3453
+    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 3447
     """``vfmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 3454
+    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 3448
     """``vfmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6F /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 3455
+    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 3449
     """``vfmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6F /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 3456
+    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 3450
     """``vfnmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 3457
+    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 3451
     """``vfnmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 3458
+    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 3452
     """``vfnmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 3459
+    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 3453
     """``vfnmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 3460
+    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 3454
     """``vfnmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 3461
+    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 3455
     """``vfnmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 3462
+    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 3456
     """``vfnmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 3463
+    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 3457
     """``vfnmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 3464
+    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 3458
     """``vfnmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 3465
+    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 3459
     """``vfnmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 3466
+    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 3460
     """``vfnmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7B /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 3467
+    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 3461
     """``vfnmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7B /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 3468
+    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 3462
     """``vfnmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 3469
+    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 3463
     """``vfnmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 3470
+    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 3464
     """``vfnmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 3471
+    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 3465
     """``vfnmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 3472
+    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 3466
     """``vfnmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 3473
+    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 3467
     """``vfnmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 3474
+    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 3468
     """``vfnmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 3475
+    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 3469
     """``vfnmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 3476
+    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 3470
     """``vfnmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 3477
+    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 3471
     """``vfnmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 3478
+    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 3472
     """``vfnmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7F /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 3479
+    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 3473
     """``vfnmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7F /r /is4`` (FMA4)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 3480
+    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 3474
     """``vpermil2ps W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 3481
+    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 3475
     """``vpermil2ps W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 3482
+    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 3476
     """``vpermil2ps W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 3483
+    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 3477
     """``vpermil2ps W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 3484
+    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 3478
     """``vpermil2pd W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 3485
+    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 3479
     """``vpermil2pd W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 3486
+    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 3480
     """``vpermil2pd W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 3487
+    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 3481
     """``vpermil2pd W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_ANDN_R32_R32_RM32: Final = 3488
+    VEX_ANDN_R32_R32_RM32: Final = 3482
     """``andn W:r32, R:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F2 /r`` (BMI1)"""
-    VEX_ANDN_R64_R64_RM64: Final = 3489
+    VEX_ANDN_R64_R64_RM64: Final = 3483
     """``andn W:r64, R:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F2 /r`` (BMI1)"""
-    VEX_BLSR_R32_RM32: Final = 3490
+    VEX_BLSR_R32_RM32: Final = 3484
     """``blsr W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /1`` (BMI1)"""
-    VEX_BLSR_R64_RM64: Final = 3491
+    VEX_BLSR_R64_RM64: Final = 3485
     """``blsr W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /1`` (BMI1)"""
-    VEX_BLSMSK_R32_RM32: Final = 3492
+    VEX_BLSMSK_R32_RM32: Final = 3486
     """``blsmsk W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /2`` (BMI1)"""
-    VEX_BLSMSK_R64_RM64: Final = 3493
+    VEX_BLSMSK_R64_RM64: Final = 3487
     """``blsmsk W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /2`` (BMI1)"""
-    VEX_BLSI_R32_RM32: Final = 3494
+    VEX_BLSI_R32_RM32: Final = 3488
     """``blsi W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /3`` (BMI1)"""
-    VEX_BLSI_R64_RM64: Final = 3495
+    VEX_BLSI_R64_RM64: Final = 3489
     """``blsi W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /3`` (BMI1)"""
-    VEX_BZHI_R32_RM32_R32: Final = 3496
+    VEX_BZHI_R32_RM32_R32: Final = 3490
     """``bzhi W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_BZHI_R64_RM64_R64: Final = 3497
+    VEX_BZHI_R64_RM64_R64: Final = 3491
     """``bzhi W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PEXT_R32_R32_RM32: Final = 3498
+    VEX_PEXT_R32_R32_RM32: Final = 3492
     """``pext W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F3.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PEXT_R64_R64_RM64: Final = 3499
+    VEX_PEXT_R64_R64_RM64: Final = 3493
     """``pext W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F3.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PDEP_R32_R32_RM32: Final = 3500
+    VEX_PDEP_R32_R32_RM32: Final = 3494
     """``pdep W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PDEP_R64_R64_RM64: Final = 3501
+    VEX_PDEP_R64_R64_RM64: Final = 3495
     """``pdep W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_MULX_R32_R32_RM32: Final = 3502
+    VEX_MULX_R32_R32_RM32: Final = 3496
     """``mulx W:r32, W:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F6 /r`` (BMI2)"""
-    VEX_MULX_R64_R64_RM64: Final = 3503
+    VEX_MULX_R64_R64_RM64: Final = 3497
     """``mulx W:r64, W:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F6 /r`` (BMI2)"""
-    VEX_BEXTR_R32_RM32_R32: Final = 3504
+    VEX_BEXTR_R32_RM32_R32: Final = 3498
     """``bextr W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F7 /r`` (BMI1)"""
-    VEX_BEXTR_R64_RM64_R64: Final = 3505
+    VEX_BEXTR_R64_RM64_R64: Final = 3499
     """``bextr W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F7 /r`` (BMI1)"""
-    XOP_BEXTR_R32_RM32_IMM32: Final = 3506
+    XOP_BEXTR_R32_RM32_IMM32: Final = 3500
     """``bextr W:r32, R:r32/m32, R:imm32`` ``XOP.L0.0A.W0 10 /r id`` (TBM)"""
-    XOP_BEXTR_R64_RM64_IMM32: Final = 3507
+    XOP_BEXTR_R64_RM64_IMM32: Final = 3501
     """``bextr W:r64, R:r64/m64, R:imm32`` ``XOP.L0.0A.W1 10 /r id`` (TBM)"""
-    VEX_SHLX_R32_RM32_R32: Final = 3508
+    VEX_SHLX_R32_RM32_R32: Final = 3502
     """``shlx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.66.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHLX_R64_RM64_R64: Final = 3509
+    VEX_SHLX_R64_RM64_R64: Final = 3503
     """``shlx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.66.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SARX_R32_RM32_R32: Final = 3510
+    VEX_SARX_R32_RM32_R32: Final = 3504
     """``sarx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F3.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SARX_R64_RM64_R64: Final = 3511
+    VEX_SARX_R64_RM64_R64: Final = 3505
     """``sarx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F3.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SHRX_R32_RM32_R32: Final = 3512
+    VEX_SHRX_R32_RM32_R32: Final = 3506
     """``shrx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F2.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHRX_R64_RM64_R64: Final = 3513
+    VEX_SHRX_R64_RM64_R64: Final = 3507
     """``shrx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F2.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_RORX_R32_RM32_IMM8: Final = 3514
+    VEX_RORX_R32_RM32_IMM8: Final = 3508
     """``rorx W:r32, R:r32/m32, R:imm8`` ``VEX.LZ.F2.0F3A.W0 F0 /r ib`` (BMI2)"""
-    VEX_RORX_R64_RM64_IMM8: Final = 3515
+    VEX_RORX_R64_RM64_IMM8: Final = 3509
     """``rorx W:r64, R:r64/m64, R:imm8`` ``VEX.LZ.F2.0F3A.W1 F0 /r ib`` (BMI2)"""
-    XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM: Final = 3516
+    XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM: Final = 3510
     """``vpmacssww W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 85 /r /is4`` (XOP)"""
-    XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM: Final = 3517
+    XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM: Final = 3511
     """``vpmacsswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 86 /r /is4`` (XOP)"""
-    XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM: Final = 3518
+    XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM: Final = 3512
     """``vpmacssdql W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 87 /r /is4`` (XOP)"""
-    XOP_VPMACSSDD_XMM_XMM_XMMM128_XMM: Final = 3519
+    XOP_VPMACSSDD_XMM_XMM_XMMM128_XMM: Final = 3513
     """``vpmacssdd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 8E /r /is4`` (XOP)"""
-    XOP_VPMACSSDQH_XMM_XMM_XMMM128_XMM: Final = 3520
+    XOP_VPMACSSDQH_XMM_XMM_XMMM128_XMM: Final = 3514
     """``vpmacssdqh W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 8F /r /is4`` (XOP)"""
-    XOP_VPMACSWW_XMM_XMM_XMMM128_XMM: Final = 3521
+    XOP_VPMACSWW_XMM_XMM_XMMM128_XMM: Final = 3515
     """``vpmacsww W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 95 /r /is4`` (XOP)"""
-    XOP_VPMACSWD_XMM_XMM_XMMM128_XMM: Final = 3522
+    XOP_VPMACSWD_XMM_XMM_XMMM128_XMM: Final = 3516
     """``vpmacswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 96 /r /is4`` (XOP)"""
-    XOP_VPMACSDQL_XMM_XMM_XMMM128_XMM: Final = 3523
+    XOP_VPMACSDQL_XMM_XMM_XMMM128_XMM: Final = 3517
     """``vpmacsdql W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 97 /r /is4`` (XOP)"""
-    XOP_VPMACSDD_XMM_XMM_XMMM128_XMM: Final = 3524
+    XOP_VPMACSDD_XMM_XMM_XMMM128_XMM: Final = 3518
     """``vpmacsdd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 9E /r /is4`` (XOP)"""
-    XOP_VPMACSDQH_XMM_XMM_XMMM128_XMM: Final = 3525
+    XOP_VPMACSDQH_XMM_XMM_XMMM128_XMM: Final = 3519
     """``vpmacsdqh W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 9F /r /is4`` (XOP)"""
-    XOP_VPMADCSSWD_XMM_XMM_XMMM128_XMM: Final = 3526
+    XOP_VPMADCSSWD_XMM_XMM_XMMM128_XMM: Final = 3520
     """``vpmadcsswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A6 /r /is4`` (XOP)"""
-    XOP_VPMADCSWD_XMM_XMM_XMMM128_XMM: Final = 3527
+    XOP_VPMADCSWD_XMM_XMM_XMMM128_XMM: Final = 3521
     """``vpmadcswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 B6 /r /is4`` (XOP)"""
-    XOP_VPCMOV_XMM_XMM_XMMM128_XMM: Final = 3528
+    XOP_VPCMOV_XMM_XMM_XMMM128_XMM: Final = 3522
     """``vpcmov W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_YMM_YMM_YMMM256_YMM: Final = 3529
+    XOP_VPCMOV_YMM_YMM_YMMM256_YMM: Final = 3523
     """``vpcmov W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``XOP.256.08.W0 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_XMM_XMM_XMM_XMMM128: Final = 3530
+    XOP_VPCMOV_XMM_XMM_XMM_XMMM128: Final = 3524
     """``vpcmov W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``XOP.128.08.W1 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_YMM_YMM_YMM_YMMM256: Final = 3531
+    XOP_VPCMOV_YMM_YMM_YMM_YMMM256: Final = 3525
     """``vpcmov W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``XOP.256.08.W1 A2 /r /is4`` (XOP)"""
-    XOP_VPPERM_XMM_XMM_XMMM128_XMM: Final = 3532
+    XOP_VPPERM_XMM_XMM_XMMM128_XMM: Final = 3526
     """``vpperm W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A3 /r /is4`` (XOP)"""
-    XOP_VPPERM_XMM_XMM_XMM_XMMM128: Final = 3533
+    XOP_VPPERM_XMM_XMM_XMM_XMMM128: Final = 3527
     """``vpperm W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``XOP.128.08.W1 A3 /r /is4`` (XOP)"""
-    XOP_VPROTB_XMM_XMMM128_IMM8: Final = 3534
+    XOP_VPROTB_XMM_XMMM128_IMM8: Final = 3528
     """``vprotb W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C0 /r ib`` (XOP)"""
-    XOP_VPROTB_XMM_XMMM128_XMM: Final = 3535
+    XOP_VPROTB_XMM_XMMM128_XMM: Final = 3529
     """``vprotb W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 90 /r`` (XOP)"""
-    XOP_VPROTB_XMM_XMM_XMMM128: Final = 3536
+    XOP_VPROTB_XMM_XMM_XMMM128: Final = 3530
     """``vprotb W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 90 /r`` (XOP)"""
-    XOP_VPROTW_XMM_XMMM128_IMM8: Final = 3537
+    XOP_VPROTW_XMM_XMMM128_IMM8: Final = 3531
     """``vprotw W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C1 /r ib`` (XOP)"""
-    XOP_VPROTW_XMM_XMMM128_XMM: Final = 3538
+    XOP_VPROTW_XMM_XMMM128_XMM: Final = 3532
     """``vprotw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 91 /r`` (XOP)"""
-    XOP_VPROTW_XMM_XMM_XMMM128: Final = 3539
+    XOP_VPROTW_XMM_XMM_XMMM128: Final = 3533
     """``vprotw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 91 /r`` (XOP)"""
-    XOP_VPROTD_XMM_XMMM128_IMM8: Final = 3540
+    XOP_VPROTD_XMM_XMMM128_IMM8: Final = 3534
     """``vprotd W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C2 /r ib`` (XOP)"""
-    XOP_VPROTD_XMM_XMMM128_XMM: Final = 3541
+    XOP_VPROTD_XMM_XMMM128_XMM: Final = 3535
     """``vprotd W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 92 /r`` (XOP)"""
-    XOP_VPROTD_XMM_XMM_XMMM128: Final = 3542
+    XOP_VPROTD_XMM_XMM_XMMM128: Final = 3536
     """``vprotd W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 92 /r`` (XOP)"""
-    XOP_VPROTQ_XMM_XMMM128_IMM8: Final = 3543
+    XOP_VPROTQ_XMM_XMMM128_IMM8: Final = 3537
     """``vprotq W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C3 /r ib`` (XOP)"""
-    XOP_VPROTQ_XMM_XMMM128_XMM: Final = 3544
+    XOP_VPROTQ_XMM_XMMM128_XMM: Final = 3538
     """``vprotq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 93 /r`` (XOP)"""
-    XOP_VPROTQ_XMM_XMM_XMMM128: Final = 3545
+    XOP_VPROTQ_XMM_XMM_XMMM128: Final = 3539
     """``vprotq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 93 /r`` (XOP)"""
-    XOP_VPSHLB_XMM_XMMM128_XMM: Final = 3546
+    XOP_VPSHLB_XMM_XMMM128_XMM: Final = 3540
     """``vpshlb W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 94 /r`` (XOP)"""
-    XOP_VPSHLB_XMM_XMM_XMMM128: Final = 3547
+    XOP_VPSHLB_XMM_XMM_XMMM128: Final = 3541
     """``vpshlb W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 94 /r`` (XOP)"""
-    XOP_VPSHLW_XMM_XMMM128_XMM: Final = 3548
+    XOP_VPSHLW_XMM_XMMM128_XMM: Final = 3542
     """``vpshlw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 95 /r`` (XOP)"""
-    XOP_VPSHLW_XMM_XMM_XMMM128: Final = 3549
+    XOP_VPSHLW_XMM_XMM_XMMM128: Final = 3543
     """``vpshlw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 95 /r`` (XOP)"""
-    XOP_VPSHLD_XMM_XMMM128_XMM: Final = 3550
+    XOP_VPSHLD_XMM_XMMM128_XMM: Final = 3544
     """``vpshld W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 96 /r`` (XOP)"""
-    XOP_VPSHLD_XMM_XMM_XMMM128: Final = 3551
+    XOP_VPSHLD_XMM_XMM_XMMM128: Final = 3545
     """``vpshld W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 96 /r`` (XOP)"""
-    XOP_VPSHLQ_XMM_XMMM128_XMM: Final = 3552
+    XOP_VPSHLQ_XMM_XMMM128_XMM: Final = 3546
     """``vpshlq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 97 /r`` (XOP)"""
-    XOP_VPSHLQ_XMM_XMM_XMMM128: Final = 3553
+    XOP_VPSHLQ_XMM_XMM_XMMM128: Final = 3547
     """``vpshlq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 97 /r`` (XOP)"""
-    XOP_VPSHAB_XMM_XMMM128_XMM: Final = 3554
+    XOP_VPSHAB_XMM_XMMM128_XMM: Final = 3548
     """``vpshab W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 98 /r`` (XOP)"""
-    XOP_VPSHAB_XMM_XMM_XMMM128: Final = 3555
+    XOP_VPSHAB_XMM_XMM_XMMM128: Final = 3549
     """``vpshab W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 98 /r`` (XOP)"""
-    XOP_VPSHAW_XMM_XMMM128_XMM: Final = 3556
+    XOP_VPSHAW_XMM_XMMM128_XMM: Final = 3550
     """``vpshaw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 99 /r`` (XOP)"""
-    XOP_VPSHAW_XMM_XMM_XMMM128: Final = 3557
+    XOP_VPSHAW_XMM_XMM_XMMM128: Final = 3551
     """``vpshaw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 99 /r`` (XOP)"""
-    XOP_VPSHAD_XMM_XMMM128_XMM: Final = 3558
+    XOP_VPSHAD_XMM_XMMM128_XMM: Final = 3552
     """``vpshad W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 9A /r`` (XOP)"""
-    XOP_VPSHAD_XMM_XMM_XMMM128: Final = 3559
+    XOP_VPSHAD_XMM_XMM_XMMM128: Final = 3553
     """``vpshad W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 9A /r`` (XOP)"""
-    XOP_VPSHAQ_XMM_XMMM128_XMM: Final = 3560
+    XOP_VPSHAQ_XMM_XMMM128_XMM: Final = 3554
     """``vpshaq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 9B /r`` (XOP)"""
-    XOP_VPSHAQ_XMM_XMM_XMMM128: Final = 3561
+    XOP_VPSHAQ_XMM_XMM_XMMM128: Final = 3555
     """``vpshaq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 9B /r`` (XOP)"""
-    XOP_VPCOMB_XMM_XMM_XMMM128_IMM8: Final = 3562
+    XOP_VPCOMB_XMM_XMM_XMMM128_IMM8: Final = 3556
     """``vpcomb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CC /r ib`` (XOP)"""
-    XOP_VPCOMW_XMM_XMM_XMMM128_IMM8: Final = 3563
+    XOP_VPCOMW_XMM_XMM_XMMM128_IMM8: Final = 3557
     """``vpcomw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CD /r ib`` (XOP)"""
-    XOP_VPCOMD_XMM_XMM_XMMM128_IMM8: Final = 3564
+    XOP_VPCOMD_XMM_XMM_XMMM128_IMM8: Final = 3558
     """``vpcomd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CE /r ib`` (XOP)"""
-    XOP_VPCOMQ_XMM_XMM_XMMM128_IMM8: Final = 3565
+    XOP_VPCOMQ_XMM_XMM_XMMM128_IMM8: Final = 3559
     """``vpcomq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CF /r ib`` (XOP)"""
-    XOP_VPCOMUB_XMM_XMM_XMMM128_IMM8: Final = 3566
+    XOP_VPCOMUB_XMM_XMM_XMMM128_IMM8: Final = 3560
     """``vpcomub W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EC /r ib`` (XOP)"""
-    XOP_VPCOMUW_XMM_XMM_XMMM128_IMM8: Final = 3567
+    XOP_VPCOMUW_XMM_XMM_XMMM128_IMM8: Final = 3561
     """``vpcomuw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 ED /r ib`` (XOP)"""
-    XOP_VPCOMUD_XMM_XMM_XMMM128_IMM8: Final = 3568
+    XOP_VPCOMUD_XMM_XMM_XMMM128_IMM8: Final = 3562
     """``vpcomud W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EE /r ib`` (XOP)"""
-    XOP_VPCOMUQ_XMM_XMM_XMMM128_IMM8: Final = 3569
+    XOP_VPCOMUQ_XMM_XMM_XMMM128_IMM8: Final = 3563
     """``vpcomuq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EF /r ib`` (XOP)"""
-    XOP_VFRCZPS_XMM_XMMM128: Final = 3570
+    XOP_VFRCZPS_XMM_XMMM128: Final = 3564
     """``vfrczps W:xmm, R:xmm/m128`` ``XOP.128.09.W0 80 /r`` (XOP)"""
-    XOP_VFRCZPS_YMM_YMMM256: Final = 3571
+    XOP_VFRCZPS_YMM_YMMM256: Final = 3565
     """``vfrczps W:ymm, R:ymm/m256`` ``XOP.256.09.W0 80 /r`` (XOP)"""
-    XOP_VFRCZPD_XMM_XMMM128: Final = 3572
+    XOP_VFRCZPD_XMM_XMMM128: Final = 3566
     """``vfrczpd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 81 /r`` (XOP)"""
-    XOP_VFRCZPD_YMM_YMMM256: Final = 3573
+    XOP_VFRCZPD_YMM_YMMM256: Final = 3567
     """``vfrczpd W:ymm, R:ymm/m256`` ``XOP.256.09.W0 81 /r`` (XOP)"""
-    XOP_VFRCZSS_XMM_XMMM32: Final = 3574
+    XOP_VFRCZSS_XMM_XMMM32: Final = 3568
     """``vfrczss W:xmm, R:xmm/m32`` ``XOP.128.09.W0 82 /r`` (XOP)"""
-    XOP_VFRCZSD_XMM_XMMM64: Final = 3575
+    XOP_VFRCZSD_XMM_XMMM64: Final = 3569
     """``vfrczsd W:xmm, R:xmm/m64`` ``XOP.128.09.W0 83 /r`` (XOP)"""
-    XOP_VPHADDBW_XMM_XMMM128: Final = 3576
+    XOP_VPHADDBW_XMM_XMMM128: Final = 3570
     """``vphaddbw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C1 /r`` (XOP)"""
-    XOP_VPHADDBD_XMM_XMMM128: Final = 3577
+    XOP_VPHADDBD_XMM_XMMM128: Final = 3571
     """``vphaddbd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C2 /r`` (XOP)"""
-    XOP_VPHADDBQ_XMM_XMMM128: Final = 3578
+    XOP_VPHADDBQ_XMM_XMMM128: Final = 3572
     """``vphaddbq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C3 /r`` (XOP)"""
-    XOP_VPHADDWD_XMM_XMMM128: Final = 3579
+    XOP_VPHADDWD_XMM_XMMM128: Final = 3573
     """``vphaddwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C6 /r`` (XOP)"""
-    XOP_VPHADDWQ_XMM_XMMM128: Final = 3580
+    XOP_VPHADDWQ_XMM_XMMM128: Final = 3574
     """``vphaddwq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C7 /r`` (XOP)"""
-    XOP_VPHADDDQ_XMM_XMMM128: Final = 3581
+    XOP_VPHADDDQ_XMM_XMMM128: Final = 3575
     """``vphadddq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 CB /r`` (XOP)"""
-    XOP_VPHADDUBW_XMM_XMMM128: Final = 3582
+    XOP_VPHADDUBW_XMM_XMMM128: Final = 3576
     """``vphaddubw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D1 /r`` (XOP)"""
-    XOP_VPHADDUBD_XMM_XMMM128: Final = 3583
+    XOP_VPHADDUBD_XMM_XMMM128: Final = 3577
     """``vphaddubd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D2 /r`` (XOP)"""
-    XOP_VPHADDUBQ_XMM_XMMM128: Final = 3584
+    XOP_VPHADDUBQ_XMM_XMMM128: Final = 3578
     """``vphaddubq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D3 /r`` (XOP)"""
-    XOP_VPHADDUWD_XMM_XMMM128: Final = 3585
+    XOP_VPHADDUWD_XMM_XMMM128: Final = 3579
     """``vphadduwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D6 /r`` (XOP)"""
-    XOP_VPHADDUWQ_XMM_XMMM128: Final = 3586
+    XOP_VPHADDUWQ_XMM_XMMM128: Final = 3580
     """``vphadduwq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D7 /r`` (XOP)"""
-    XOP_VPHADDUDQ_XMM_XMMM128: Final = 3587
+    XOP_VPHADDUDQ_XMM_XMMM128: Final = 3581
     """``vphaddudq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 DB /r`` (XOP)"""
-    XOP_VPHSUBBW_XMM_XMMM128: Final = 3588
+    XOP_VPHSUBBW_XMM_XMMM128: Final = 3582
     """``vphsubbw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E1 /r`` (XOP)"""
-    XOP_VPHSUBWD_XMM_XMMM128: Final = 3589
+    XOP_VPHSUBWD_XMM_XMMM128: Final = 3583
     """``vphsubwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E2 /r`` (XOP)"""
-    XOP_VPHSUBDQ_XMM_XMMM128: Final = 3590
+    XOP_VPHSUBDQ_XMM_XMMM128: Final = 3584
     """``vphsubdq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E3 /r`` (XOP)"""
-    XOP_BLCFILL_R32_RM32: Final = 3591
+    XOP_BLCFILL_R32_RM32: Final = 3585
     """``blcfill W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /1`` (TBM)"""
-    XOP_BLCFILL_R64_RM64: Final = 3592
+    XOP_BLCFILL_R64_RM64: Final = 3586
     """``blcfill W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /1`` (TBM)"""
-    XOP_BLSFILL_R32_RM32: Final = 3593
+    XOP_BLSFILL_R32_RM32: Final = 3587
     """``blsfill W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /2`` (TBM)"""
-    XOP_BLSFILL_R64_RM64: Final = 3594
+    XOP_BLSFILL_R64_RM64: Final = 3588
     """``blsfill W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /2`` (TBM)"""
-    XOP_BLCS_R32_RM32: Final = 3595
+    XOP_BLCS_R32_RM32: Final = 3589
     """``blcs W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /3`` (TBM)"""
-    XOP_BLCS_R64_RM64: Final = 3596
+    XOP_BLCS_R64_RM64: Final = 3590
     """``blcs W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /3`` (TBM)"""
-    XOP_TZMSK_R32_RM32: Final = 3597
+    XOP_TZMSK_R32_RM32: Final = 3591
     """``tzmsk W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /4`` (TBM)"""
-    XOP_TZMSK_R64_RM64: Final = 3598
+    XOP_TZMSK_R64_RM64: Final = 3592
     """``tzmsk W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /4`` (TBM)"""
-    XOP_BLCIC_R32_RM32: Final = 3599
+    XOP_BLCIC_R32_RM32: Final = 3593
     """``blcic W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /5`` (TBM)"""
-    XOP_BLCIC_R64_RM64: Final = 3600
+    XOP_BLCIC_R64_RM64: Final = 3594
     """``blcic W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /5`` (TBM)"""
-    XOP_BLSIC_R32_RM32: Final = 3601
+    XOP_BLSIC_R32_RM32: Final = 3595
     """``blsic W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /6`` (TBM)"""
-    XOP_BLSIC_R64_RM64: Final = 3602
+    XOP_BLSIC_R64_RM64: Final = 3596
     """``blsic W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /6`` (TBM)"""
-    XOP_T1MSKC_R32_RM32: Final = 3603
+    XOP_T1MSKC_R32_RM32: Final = 3597
     """``t1mskc W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /7`` (TBM)"""
-    XOP_T1MSKC_R64_RM64: Final = 3604
+    XOP_T1MSKC_R64_RM64: Final = 3598
     """``t1mskc W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /7`` (TBM)"""
-    XOP_BLCMSK_R32_RM32: Final = 3605
+    XOP_BLCMSK_R32_RM32: Final = 3599
     """``blcmsk W:r32, R:r32/m32`` ``XOP.L0.09.W0 02 /1`` (TBM)"""
-    XOP_BLCMSK_R64_RM64: Final = 3606
+    XOP_BLCMSK_R64_RM64: Final = 3600
     """``blcmsk W:r64, R:r64/m64`` ``XOP.L0.09.W1 02 /1`` (TBM)"""
-    XOP_BLCI_R32_RM32: Final = 3607
+    XOP_BLCI_R32_RM32: Final = 3601
     """``blci W:r32, R:r32/m32`` ``XOP.L0.09.W0 02 /6`` (TBM)"""
-    XOP_BLCI_R64_RM64: Final = 3608
+    XOP_BLCI_R64_RM64: Final = 3602
     """``blci W:r64, R:r64/m64`` ``XOP.L0.09.W1 02 /6`` (TBM)"""
-    XOP_LLWPCB_R32: Final = 3609
+    XOP_LLWPCB_R32: Final = 3603
     """``llwpcb R:r32`` ``XOP.L0.09.W0 12 /0`` (LWP)"""
-    XOP_LLWPCB_R64: Final = 3610
+    XOP_LLWPCB_R64: Final = 3604
     """``llwpcb R:r64`` ``XOP.L0.09.W1 12 /0`` (LWP)"""
-    XOP_SLWPCB_R32: Final = 3611
+    XOP_SLWPCB_R32: Final = 3605
     """``slwpcb W:r32`` ``XOP.L0.09.W0 12 /1`` (LWP)"""
-    XOP_SLWPCB_R64: Final = 3612
+    XOP_SLWPCB_R64: Final = 3606
     """``slwpcb W:r64`` ``XOP.L0.09.W1 12 /1`` (LWP)"""
-    XOP_LWPINS_R32_RM32_IMM32: Final = 3613
+    XOP_LWPINS_R32_RM32_IMM32: Final = 3607
     """``lwpins R:r32, R:r32/m32, R:imm32`` ``XOP.L0.0A.W0 12 /0 id`` (LWP)"""
-    XOP_LWPINS_R64_RM32_IMM32: Final = 3614
+    XOP_LWPINS_R64_RM32_IMM32: Final = 3608
     """``lwpins R:r64, R:r32/m32, R:imm32`` ``XOP.L0.0A.W1 12 /0 id`` (LWP)"""
-    XOP_LWPVAL_R32_RM32_IMM32: Final = 3615
+    XOP_LWPVAL_R32_RM32_IMM32: Final = 3609
     """``lwpval R:r32, CR:r32/m32, R:imm32`` ``XOP.L0.0A.W0 12 /1 id`` (LWP)"""
-    XOP_LWPVAL_R64_RM32_IMM32: Final = 3616
+    XOP_LWPVAL_R64_RM32_IMM32: Final = 3610
     """``lwpval R:r64, CR:r32/m32, R:imm32`` ``XOP.L0.0A.W1 12 /1 id`` (LWP)"""
-    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 3617
+    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 3611
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 3618
+    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 3612
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 3619
+    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 3613
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 3620
+    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 3614
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 3621
+    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 3615
     """``vgf2p8mulb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CF /r`` (AVX512F+GFNI)"""
-    VEX_VAESIMC_XMM_XMMM128: Final = 3622
+    VEX_VAESIMC_XMM_XMMM128: Final = 3616
     """``vaesimc W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DB /r`` (AES+AVX)"""
-    VEX_VAESENC_XMM_XMM_XMMM128: Final = 3623
+    VEX_VAESENC_XMM_XMM_XMMM128: Final = 3617
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DC /r`` (AES+AVX)"""
-    VEX_VAESENC_YMM_YMM_YMMM256: Final = 3624
+    VEX_VAESENC_YMM_YMM_YMMM256: Final = 3618
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DC /r`` (VAES)"""
-    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 3625
+    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 3619
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 3626
+    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 3620
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 3627
+    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 3621
     """``vaesenc W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DC /r`` (AVX512F+VAES)"""
-    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 3628
+    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 3622
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DD /r`` (AES+AVX)"""
-    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 3629
+    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 3623
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DD /r`` (VAES)"""
-    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 3630
+    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 3624
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 3631
+    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 3625
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 3632
+    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 3626
     """``vaesenclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DD /r`` (AVX512F+VAES)"""
-    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 3633
+    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 3627
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DE /r`` (AES+AVX)"""
-    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 3634
+    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 3628
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DE /r`` (VAES)"""
-    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 3635
+    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 3629
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 3636
+    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 3630
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 3637
+    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 3631
     """``vaesdec W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DE /r`` (AVX512F+VAES)"""
-    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 3638
+    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 3632
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DF /r`` (AES+AVX)"""
-    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 3639
+    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 3633
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DF /r`` (VAES)"""
-    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 3640
+    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 3634
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 3641
+    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 3635
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 3642
+    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 3636
     """``vaesdeclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DF /r`` (AVX512F+VAES)"""
-    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 3643
+    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 3637
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 44 /r ib`` (PCLMULQDQ+AVX)"""
-    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 3644
+    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 3638
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 44 /r ib`` (VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 3645
+    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 3639
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 3646
+    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 3640
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 3647
+    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 3641
     """``vpclmulqdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 44 /r ib`` (AVX512F+VPCLMULQDQ)"""
-    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 3648
+    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 3642
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 3649
+    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 3643
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3650
+    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3644
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3651
+    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3645
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3652
+    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3646
     """``vgf2p8affineqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CE /r ib`` (AVX512F+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 3653
+    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 3647
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 3654
+    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 3648
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3655
+    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3649
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3656
+    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3650
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3657
+    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3651
     """``vgf2p8affineinvqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CF /r ib`` (AVX512F+GFNI)"""
-    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 3658
+    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 3652
     """``vaeskeygenassist W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG DF /r ib`` (AES+AVX)"""
-    VEX_STTILECFG_M512: Final = 3659
+    VEX_STTILECFG_M512: Final = 3653
     """``sttilecfg W:m512`` ``VEX.128.66.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 3660
+    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 3654
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 3661
+    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 3655
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 3662
+    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 3656
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 3663
+    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 3657
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3664
+    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3658
     """``vpdpbusd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 50 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 3665
+    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 3659
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 3666
+    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 3660
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3667
+    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3661
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3668
+    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3662
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3669
+    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3663
     """``vpdpbusds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 51 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 3670
+    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 3664
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 3671
+    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 3665
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 3672
+    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 3666
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 3673
+    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 3667
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3674
+    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3668
     """``vpdpwssd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 52 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 3675
+    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 3669
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 3676
+    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 3670
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3677
+    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3671
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3678
+    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3672
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3679
+    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3673
     """``vpdpwssds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 53 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 3680
+    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 3674
     """``vpdpbuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 3681
+    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 3675
     """``vpdpbuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBUUD_XMM_K1Z_XMM_XMMM128B32: Final = 3682
+    EVEX_VPDPBUUD_XMM_K1Z_XMM_XMMM128B32: Final = 3676
     """``vpdpbuud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUD_YMM_K1Z_YMM_YMMM256B32: Final = 3683
+    EVEX_VPDPBUUD_YMM_K1Z_YMM_YMMM256B32: Final = 3677
     """``vpdpbuud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3684
+    EVEX_VPDPBUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3678
     """``vpdpbuud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 50 /r`` (AVX10_2)"""
-    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 3685
+    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 3679
     """``vpdpbsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 3686
+    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 3680
     """``vpdpbsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSUD_XMM_K1Z_XMM_XMMM128B32: Final = 3687
+    EVEX_VPDPBSUD_XMM_K1Z_XMM_XMMM128B32: Final = 3681
     """``vpdpbsud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUD_YMM_K1Z_YMM_YMMM256B32: Final = 3688
+    EVEX_VPDPBSUD_YMM_K1Z_YMM_YMMM256B32: Final = 3682
     """``vpdpbsud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3689
+    EVEX_VPDPBSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3683
     """``vpdpbsud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 50 /r`` (AVX10_2)"""
-    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 3690
+    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 3684
     """``vpdpbssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 3691
+    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 3685
     """``vpdpbssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSSD_XMM_K1Z_XMM_XMMM128B32: Final = 3692
+    EVEX_VPDPBSSD_XMM_K1Z_XMM_XMMM128B32: Final = 3686
     """``vpdpbssd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSD_YMM_K1Z_YMM_YMMM256B32: Final = 3693
+    EVEX_VPDPBSSD_YMM_K1Z_YMM_YMMM256B32: Final = 3687
     """``vpdpbssd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3694
+    EVEX_VPDPBSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3688
     """``vpdpbssd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 50 /r`` (AVX10_2)"""
-    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 3695
+    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 3689
     """``vpdpbuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 3696
+    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 3690
     """``vpdpbuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3697
+    EVEX_VPDPBUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3691
     """``vpdpbuuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3698
+    EVEX_VPDPBUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3692
     """``vpdpbuuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3699
+    EVEX_VPDPBUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3693
     """``vpdpbuuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 51 /r`` (AVX10_2)"""
-    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 3700
+    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 3694
     """``vpdpbsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 3701
+    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 3695
     """``vpdpbsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3702
+    EVEX_VPDPBSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3696
     """``vpdpbsuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3703
+    EVEX_VPDPBSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3697
     """``vpdpbsuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3704
+    EVEX_VPDPBSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3698
     """``vpdpbsuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 51 /r`` (AVX10_2)"""
-    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 3705
+    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 3699
     """``vpdpbssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 3706
+    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 3700
     """``vpdpbssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3707
+    EVEX_VPDPBSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3701
     """``vpdpbssds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3708
+    EVEX_VPDPBSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3702
     """``vpdpbssds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3709
+    EVEX_VPDPBSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3703
     """``vpdpbssds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 51 /r`` (AVX10_2)"""
-    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 3710
+    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 3704
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 3711
+    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 3705
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 3712
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 3706
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 3713
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 3707
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 3714
+    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 3708
     """``vcvtneps2bf16 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    VEX_VCVTNEOPH2PS_XMM_M128: Final = 3715
+    VEX_VCVTNEOPH2PS_XMM_M128: Final = 3709
     """``vcvtneoph2ps W:xmm, R:m128`` ``VEX.128.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOPH2PS_YMM_M256: Final = 3716
+    VEX_VCVTNEOPH2PS_YMM_M256: Final = 3710
     """``vcvtneoph2ps W:ymm, R:m256`` ``VEX.256.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_XMM_M128: Final = 3717
+    VEX_VCVTNEEPH2PS_XMM_M128: Final = 3711
     """``vcvtneeph2ps W:xmm, R:m128`` ``VEX.128.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_YMM_M256: Final = 3718
+    VEX_VCVTNEEPH2PS_YMM_M256: Final = 3712
     """``vcvtneeph2ps W:ymm, R:m256`` ``VEX.256.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_XMM_M128: Final = 3719
+    VEX_VCVTNEEBF162PS_XMM_M128: Final = 3713
     """``vcvtneebf162ps W:xmm, R:m128`` ``VEX.128.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_YMM_M256: Final = 3720
+    VEX_VCVTNEEBF162PS_YMM_M256: Final = 3714
     """``vcvtneebf162ps W:ymm, R:m256`` ``VEX.256.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_XMM_M128: Final = 3721
+    VEX_VCVTNEOBF162PS_XMM_M128: Final = 3715
     """``vcvtneobf162ps W:xmm, R:m128`` ``VEX.128.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_YMM_M256: Final = 3722
+    VEX_VCVTNEOBF162PS_YMM_M256: Final = 3716
     """``vcvtneobf162ps W:ymm, R:m256`` ``VEX.256.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_XMM_M16: Final = 3723
+    VEX_VBCSTNESH2PS_XMM_M16: Final = 3717
     """``vbcstnesh2ps W:xmm, R:m16`` ``VEX.128.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_YMM_M16: Final = 3724
+    VEX_VBCSTNESH2PS_YMM_M16: Final = 3718
     """``vbcstnesh2ps W:ymm, R:m16`` ``VEX.256.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_XMM_M16: Final = 3725
+    VEX_VBCSTNEBF162PS_XMM_M16: Final = 3719
     """``vbcstnebf162ps W:xmm, R:m16`` ``VEX.128.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_YMM_M16: Final = 3726
+    VEX_VBCSTNEBF162PS_YMM_M16: Final = 3720
     """``vbcstnebf162ps W:ymm, R:m16`` ``VEX.256.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 3727
+    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 3721
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 3728
+    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 3722
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 3729
+    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 3723
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 3730
+    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 3724
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3731
+    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3725
     """``vpmadd52luq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B4 /r`` (AVX512_IFMA)"""
-    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 3732
+    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 3726
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 3733
+    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 3727
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 3734
+    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 3728
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 3735
+    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 3729
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3736
+    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3730
     """``vpmadd52huq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B5 /r`` (AVX512_IFMA)"""
-    VEX_CMPOXADD_M32_R32_R32: Final = 3737
+    VEX_CMPOXADD_M32_R32_R32: Final = 3731
     """``cmpoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPOXADD_M64_R64_R64: Final = 3738
+    VEX_CMPOXADD_M64_R64_R64: Final = 3732
     """``cmpoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M32_R32_R32: Final = 3739
+    VEX_CMPNOXADD_M32_R32_R32: Final = 3733
     """``cmpnoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M64_R64_R64: Final = 3740
+    VEX_CMPNOXADD_M64_R64_R64: Final = 3734
     """``cmpnoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M32_R32_R32: Final = 3741
+    VEX_CMPBXADD_M32_R32_R32: Final = 3735
     """``cmpbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M64_R64_R64: Final = 3742
+    VEX_CMPBXADD_M64_R64_R64: Final = 3736
     """``cmpbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M32_R32_R32: Final = 3743
+    VEX_CMPBEXADD_M32_R32_R32: Final = 3737
     """``cmpbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M64_R64_R64: Final = 3744
+    VEX_CMPBEXADD_M64_R64_R64: Final = 3738
     """``cmpbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M32_R32_R32: Final = 3745
+    VEX_CMPSXADD_M32_R32_R32: Final = 3739
     """``cmpsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M64_R64_R64: Final = 3746
+    VEX_CMPSXADD_M64_R64_R64: Final = 3740
     """``cmpsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M32_R32_R32: Final = 3747
+    VEX_CMPNSXADD_M32_R32_R32: Final = 3741
     """``cmpnsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M64_R64_R64: Final = 3748
+    VEX_CMPNSXADD_M64_R64_R64: Final = 3742
     """``cmpnsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M32_R32_R32: Final = 3749
+    VEX_CMPPXADD_M32_R32_R32: Final = 3743
     """``cmppxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EA /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M64_R64_R64: Final = 3750
+    VEX_CMPPXADD_M64_R64_R64: Final = 3744
     """``cmppxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EA /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M32_R32_R32: Final = 3751
+    VEX_CMPNPXADD_M32_R32_R32: Final = 3745
     """``cmpnpxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EB /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M64_R64_R64: Final = 3752
+    VEX_CMPNPXADD_M64_R64_R64: Final = 3746
     """``cmpnpxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EB /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M32_R32_R32: Final = 3753
+    VEX_CMPLXADD_M32_R32_R32: Final = 3747
     """``cmplxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M64_R64_R64: Final = 3754
+    VEX_CMPLXADD_M64_R64_R64: Final = 3748
     """``cmplxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M32_R32_R32: Final = 3755
+    VEX_CMPLEXADD_M32_R32_R32: Final = 3749
     """``cmplexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EE /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M64_R64_R64: Final = 3756
+    VEX_CMPLEXADD_M64_R64_R64: Final = 3750
     """``cmplexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EE /r`` (CMPCCXADD)"""
-    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 3757
+    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 3751
     """``vsha512rnds2 RW:ymm, R:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CB /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG1_YMM_XMM: Final = 3758
+    VEX_VSHA512MSG1_YMM_XMM: Final = 3752
     """``vsha512msg1 RW:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CC /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG2_YMM_YMM: Final = 3759
+    VEX_VSHA512MSG2_YMM_YMM: Final = 3753
     """``vsha512msg2 RW:ymm, R:ymm`` ``VEX.256.F2.0F38.W0 CD /r`` (AVX+SHA512)"""
-    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 3760
+    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 3754
     """``vpdpwuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 3761
+    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 3755
     """``vpdpwuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUUD_XMM_K1Z_XMM_XMMM128B32: Final = 3762
+    EVEX_VPDPWUUD_XMM_K1Z_XMM_XMMM128B32: Final = 3756
     """``vpdpwuud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUD_YMM_K1Z_YMM_YMMM256B32: Final = 3763
+    EVEX_VPDPWUUD_YMM_K1Z_YMM_YMMM256B32: Final = 3757
     """``vpdpwuud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3764
+    EVEX_VPDPWUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3758
     """``vpdpwuud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 D2 /r`` (AVX10_2)"""
-    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 3765
+    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 3759
     """``vpdpwusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 3766
+    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 3760
     """``vpdpwusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUSD_XMM_K1Z_XMM_XMMM128B32: Final = 3767
+    EVEX_VPDPWUSD_XMM_K1Z_XMM_XMMM128B32: Final = 3761
     """``vpdpwusd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSD_YMM_K1Z_YMM_YMMM256B32: Final = 3768
+    EVEX_VPDPWUSD_YMM_K1Z_YMM_YMMM256B32: Final = 3762
     """``vpdpwusd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3769
+    EVEX_VPDPWUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3763
     """``vpdpwusd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 D2 /r`` (AVX10_2)"""
-    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 3770
+    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 3764
     """``vpdpwsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 3771
+    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 3765
     """``vpdpwsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWSUD_XMM_K1Z_XMM_XMMM128B32: Final = 3772
+    EVEX_VPDPWSUD_XMM_K1Z_XMM_XMMM128B32: Final = 3766
     """``vpdpwsud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUD_YMM_K1Z_YMM_YMMM256B32: Final = 3773
+    EVEX_VPDPWSUD_YMM_K1Z_YMM_YMMM256B32: Final = 3767
     """``vpdpwsud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3774
+    EVEX_VPDPWSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3768
     """``vpdpwsud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 D2 /r`` (AVX10_2)"""
-    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 3775
+    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 3769
     """``vpdpwuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 3776
+    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 3770
     """``vpdpwuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3777
+    EVEX_VPDPWUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3771
     """``vpdpwuuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3778
+    EVEX_VPDPWUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3772
     """``vpdpwuuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3779
+    EVEX_VPDPWUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3773
     """``vpdpwuuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 D3 /r`` (AVX10_2)"""
-    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 3780
+    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 3774
     """``vpdpwusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 3781
+    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 3775
     """``vpdpwusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3782
+    EVEX_VPDPWUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3776
     """``vpdpwusds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3783
+    EVEX_VPDPWUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3777
     """``vpdpwusds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3784
+    EVEX_VPDPWUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3778
     """``vpdpwusds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 D3 /r`` (AVX10_2)"""
-    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 3785
+    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 3779
     """``vpdpwsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 3786
+    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 3780
     """``vpdpwsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3787
+    EVEX_VPDPWSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3781
     """``vpdpwsuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3788
+    EVEX_VPDPWSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3782
     """``vpdpwsuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3789
+    EVEX_VPDPWSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3783
     """``vpdpwsuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 D3 /r`` (AVX10_2)"""
-    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 3790
+    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 3784
     """``vsm3msg1 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 3791
+    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 3785
     """``vsm3msg2 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 3792
+    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 3786
     """``vsm4key4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 3793
+    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 3787
     """``vsm4key4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    EVEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 3794
+    EVEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 3788
     """``vsm4key4 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    EVEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 3795
+    EVEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 3789
     """``vsm4key4 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    EVEX_VSM4KEY4_ZMM_ZMM_ZMMM512: Final = 3796
+    EVEX_VSM4KEY4_ZMM_ZMM_ZMMM512: Final = 3790
     """``vsm4key4 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 3797
+    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 3791
     """``vsm4rnds4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 3798
+    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 3792
     """``vsm4rnds4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    EVEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 3799
+    EVEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 3793
     """``vsm4rnds4 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    EVEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 3800
+    EVEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 3794
     """``vsm4rnds4 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    EVEX_VSM4RNDS4_ZMM_ZMM_ZMMM512: Final = 3801
+    EVEX_VSM4RNDS4_ZMM_ZMM_ZMMM512: Final = 3795
     """``vsm4rnds4 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 3802
+    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 3796
     """``vsm3rnds2 RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 DE /r ib`` (AVX+SM3)"""
-    MONITORQ: Final = 3803
+    MONITORQ: Final = 3797
     """``monitor`` ``0F 01 C8`` (MONITOR)"""
-    MONITORD: Final = 3804
+    MONITORD: Final = 3798
     """``monitor`` ``a32 0F 01 C8`` (MONITOR)"""
-    MWAIT: Final = 3805
+    MWAIT: Final = 3799
     """``mwait`` ``0F 01 C9`` (MONITOR)"""
-    XGETBV: Final = 3806
+    XGETBV: Final = 3800
     """``xgetbv`` ``0F 01 D0`` (XSAVE)"""
-    XSETBV: Final = 3807
+    XSETBV: Final = 3801
     """``xsetbv`` ``0F 01 D1`` (XSAVE)"""
-    MONITORXQ: Final = 3808
+    MONITORXQ: Final = 3802
     """``monitorx`` ``0F 01 FA`` (MONITORX)"""
-    MONITORXD: Final = 3809
+    MONITORXD: Final = 3803
     """``monitorx`` ``a32 0F 01 FA`` (MONITORX)"""
-    MWAITX: Final = 3810
+    MWAITX: Final = 3804
     """``mwaitx`` ``0F 01 FB`` (MONITORX)"""
-    PREFETCHW_M8: Final = 3811
+    PREFETCHW_M8: Final = 3805
     """``prefetchw N:m8`` ``0F 0D /1`` (PREFETCHW)"""
-    REX2_PREFETCHW_M8: Final = 3812
+    REX2_PREFETCHW_M8: Final = 3806
     """``prefetchw N:m8`` ``REX2 0F 0D /1`` (PREFETCHW)"""
-    PREFETCHRESERVED3_M8: Final = 3813
+    PREFETCHRESERVED3_M8: Final = 3807
     """``prefetchw N:m8`` ``0F 0D /3`` (PREFETCHW)"""
-    REX2_PREFETCHRESERVED3_M8: Final = 3814
+    REX2_PREFETCHRESERVED3_M8: Final = 3808
     """``prefetchw N:m8`` ``REX2 0F 0D /3`` (PREFETCHW)"""
-    PREFETCH_M8: Final = 3815
+    PREFETCH_M8: Final = 3809
     """``prefetch N:m8`` ``0F 0D /0`` (PREFETCHW)"""
-    REX2_PREFETCH_M8: Final = 3816
+    REX2_PREFETCH_M8: Final = 3810
     """``prefetch N:m8`` ``REX2 0F 0D /0`` (PREFETCHW)"""
-    PREFETCHRESERVED4_M8: Final = 3817
+    PREFETCHRESERVED4_M8: Final = 3811
     """``prefetch N:m8`` ``0F 0D /4`` (PREFETCHW)"""
-    REX2_PREFETCHRESERVED4_M8: Final = 3818
+    REX2_PREFETCHRESERVED4_M8: Final = 3812
     """``prefetch N:m8`` ``REX2 0F 0D /4`` (PREFETCHW)"""
-    PREFETCHRESERVED5_M8: Final = 3819
+    PREFETCHRESERVED5_M8: Final = 3813
     """``prefetch N:m8`` ``0F 0D /5`` (PREFETCHW)"""
-    REX2_PREFETCHRESERVED5_M8: Final = 3820
+    REX2_PREFETCHRESERVED5_M8: Final = 3814
     """``prefetch N:m8`` ``REX2 0F 0D /5`` (PREFETCHW)"""
-    PREFETCHRESERVED6_M8: Final = 3821
+    PREFETCHRESERVED6_M8: Final = 3815
     """``prefetch N:m8`` ``0F 0D /6`` (PREFETCHW)"""
-    REX2_PREFETCHRESERVED6_M8: Final = 3822
+    REX2_PREFETCHRESERVED6_M8: Final = 3816
     """``prefetch N:m8`` ``REX2 0F 0D /6`` (PREFETCHW)"""
-    PREFETCHRESERVED7_M8: Final = 3823
+    PREFETCHRESERVED7_M8: Final = 3817
     """``prefetch N:m8`` ``0F 0D /7`` (PREFETCHW)"""
-    REX2_PREFETCHRESERVED7_M8: Final = 3824
+    REX2_PREFETCHRESERVED7_M8: Final = 3818
     """``prefetch N:m8`` ``REX2 0F 0D /7`` (PREFETCHW)"""
-    PREFETCHWT1_M8: Final = 3825
+    PREFETCHWT1_M8: Final = 3819
     """``prefetchwt1 N:m8`` ``0F 0D /2`` (PREFETCHWT1)"""
-    REX2_PREFETCHWT1_M8: Final = 3826
+    REX2_PREFETCHWT1_M8: Final = 3820
     """``prefetchwt1 N:m8`` ``REX2 0F 0D /2`` (PREFETCHWT1)"""
-    CLDEMOTE_M8: Final = 3827
+    CLDEMOTE_M8: Final = 3821
     """``cldemote N:m8`` ``0F 1C /0`` (CLDEMOTE)"""
-    REX2_CLDEMOTE_M8: Final = 3828
+    REX2_CLDEMOTE_M8: Final = 3822
     """``cldemote N:m8`` ``REX2 0F 1C /0`` (CLDEMOTE)"""
-    RDFSBASE_R32: Final = 3829
+    RDFSBASE_R32: Final = 3823
     """``rdfsbase W:r32`` ``F3 0F AE /0`` (FSGSBASE)"""
-    REX2_RDFSBASE_R32: Final = 3830
+    REX2_RDFSBASE_R32: Final = 3824
     """``rdfsbase W:r32`` ``REX2 F3 0F AE /0`` (FSGSBASE)"""
-    RDFSBASE_R64: Final = 3831
+    RDFSBASE_R64: Final = 3825
     """``rdfsbase W:r64`` ``F3 REX.W 0F AE /0`` (FSGSBASE)"""
-    REX2_RDFSBASE_R64: Final = 3832
+    REX2_RDFSBASE_R64: Final = 3826
     """``rdfsbase W:r64`` ``REX2 F3 REX.W 0F AE /0`` (FSGSBASE)"""
-    RDGSBASE_R32: Final = 3833
+    RDGSBASE_R32: Final = 3827
     """``rdgsbase W:r32`` ``F3 0F AE /1`` (FSGSBASE)"""
-    REX2_RDGSBASE_R32: Final = 3834
+    REX2_RDGSBASE_R32: Final = 3828
     """``rdgsbase W:r32`` ``REX2 F3 0F AE /1`` (FSGSBASE)"""
-    RDGSBASE_R64: Final = 3835
+    RDGSBASE_R64: Final = 3829
     """``rdgsbase W:r64`` ``F3 REX.W 0F AE /1`` (FSGSBASE)"""
-    REX2_RDGSBASE_R64: Final = 3836
+    REX2_RDGSBASE_R64: Final = 3830
     """``rdgsbase W:r64`` ``REX2 F3 REX.W 0F AE /1`` (FSGSBASE)"""
-    WRFSBASE_R32: Final = 3837
+    WRFSBASE_R32: Final = 3831
     """``wrfsbase R:r32`` ``F3 0F AE /2`` (FSGSBASE)"""
-    REX2_WRFSBASE_R32: Final = 3838
+    REX2_WRFSBASE_R32: Final = 3832
     """``wrfsbase R:r32`` ``REX2 F3 0F AE /2`` (FSGSBASE)"""
-    WRFSBASE_R64: Final = 3839
+    WRFSBASE_R64: Final = 3833
     """``wrfsbase R:r64`` ``F3 REX.W 0F AE /2`` (FSGSBASE)"""
-    REX2_WRFSBASE_R64: Final = 3840
+    REX2_WRFSBASE_R64: Final = 3834
     """``wrfsbase R:r64`` ``REX2 F3 REX.W 0F AE /2`` (FSGSBASE)"""
-    WRGSBASE_R32: Final = 3841
+    WRGSBASE_R32: Final = 3835
     """``wrgsbase R:r32`` ``F3 0F AE /3`` (FSGSBASE)"""
-    REX2_WRGSBASE_R32: Final = 3842
+    REX2_WRGSBASE_R32: Final = 3836
     """``wrgsbase R:r32`` ``REX2 F3 0F AE /3`` (FSGSBASE)"""
-    WRGSBASE_R64: Final = 3843
+    WRGSBASE_R64: Final = 3837
     """``wrgsbase R:r64`` ``F3 REX.W 0F AE /3`` (FSGSBASE)"""
-    REX2_WRGSBASE_R64: Final = 3844
+    REX2_WRGSBASE_R64: Final = 3838
     """``wrgsbase R:r64`` ``REX2 F3 REX.W 0F AE /3`` (FSGSBASE)"""
-    XSAVE_MEM: Final = 3845
+    XSAVE_MEM: Final = 3839
     """``xsave RW:m`` ``0F AE /4`` (XSAVE)"""
-    XSAVE64_MEM: Final = 3846
+    XSAVE64_MEM: Final = 3840
     """``xsave64 RW:m`` ``REX.W 0F AE /4`` (XSAVE)"""
-    XRSTOR_MEM: Final = 3847
+    XRSTOR_MEM: Final = 3841
     """``xrstor R:m`` ``0F AE /5`` (XSAVE)"""
-    XRSTOR64_MEM: Final = 3848
+    XRSTOR64_MEM: Final = 3842
     """``xrstor64 R:m`` ``REX.W 0F AE /5`` (XSAVE)"""
-    XSAVEOPT_MEM: Final = 3849
+    XSAVEOPT_MEM: Final = 3843
     """``xsaveopt RW:m`` ``0F AE /6`` (XSAVEOPT)"""
-    XSAVEOPT64_MEM: Final = 3850
+    XSAVEOPT64_MEM: Final = 3844
     """``xsaveopt64 RW:m`` ``REX.W 0F AE /6`` (XSAVEOPT)"""
-    CLWB_M8: Final = 3851
+    CLWB_M8: Final = 3845
     """``clwb R:m8`` ``66 0F AE /6`` (CLWB)"""
-    REX2_CLWB_M8: Final = 3852
+    REX2_CLWB_M8: Final = 3846
     """``clwb R:m8`` ``REX2 66 0F AE /6`` (CLWB)"""
-    TPAUSE_R32: Final = 3853
+    TPAUSE_R32: Final = 3847
     """``tpause R:r32`` ``66 0F AE /6`` (WAITPKG)"""
-    TPAUSE_R64: Final = 3854
+    TPAUSE_R64: Final = 3848
     """``tpause R:r64`` ``66 REX.W 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R32: Final = 3855
+    UMWAIT_R32: Final = 3849
     """``umwait R:r32`` ``F2 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R64: Final = 3856
+    UMWAIT_R64: Final = 3850
     """``umwait R:r64`` ``F2 REX.W 0F AE /6`` (WAITPKG)"""
-    CLFLUSH_M8: Final = 3857
+    CLFLUSH_M8: Final = 3851
     """``clflush R:m8`` ``0F AE /7`` (CLFSH)"""
-    REX2_CLFLUSH_M8: Final = 3858
+    REX2_CLFLUSH_M8: Final = 3852
     """``clflush R:m8`` ``REX2 0F AE /7`` (CLFSH)"""
-    CLFLUSHOPT_M8: Final = 3859
+    CLFLUSHOPT_M8: Final = 3853
     """``clflushopt R:m8`` ``66 0F AE /7`` (CLFLUSHOPT)"""
-    REX2_CLFLUSHOPT_M8: Final = 3860
+    REX2_CLFLUSHOPT_M8: Final = 3854
     """``clflushopt R:m8`` ``REX2 66 0F AE /7`` (CLFLUSHOPT)"""
-    LFENCE: Final = 3861
+    LFENCE: Final = 3855
     """``lfence`` ``0F AE E8`` (SSE2)"""
-    LFENCE_E9: Final = 3862
+    LFENCE_E9: Final = 3856
     """``lfence`` ``0F AE E9`` (SSE2)"""
-    LFENCE_EA: Final = 3863
+    LFENCE_EA: Final = 3857
     """``lfence`` ``0F AE EA`` (SSE2)"""
-    LFENCE_EB: Final = 3864
+    LFENCE_EB: Final = 3858
     """``lfence`` ``0F AE EB`` (SSE2)"""
-    LFENCE_EC: Final = 3865
+    LFENCE_EC: Final = 3859
     """``lfence`` ``0F AE EC`` (SSE2)"""
-    LFENCE_ED: Final = 3866
+    LFENCE_ED: Final = 3860
     """``lfence`` ``0F AE ED`` (SSE2)"""
-    LFENCE_EE: Final = 3867
+    LFENCE_EE: Final = 3861
     """``lfence`` ``0F AE EE`` (SSE2)"""
-    LFENCE_EF: Final = 3868
+    LFENCE_EF: Final = 3862
     """``lfence`` ``0F AE EF`` (SSE2)"""
-    MFENCE: Final = 3869
+    MFENCE: Final = 3863
     """``mfence`` ``0F AE F0`` (SSE2)"""
-    MFENCE_F1: Final = 3870
+    MFENCE_F1: Final = 3864
     """``mfence`` ``0F AE F1`` (SSE2)"""
-    MFENCE_F2: Final = 3871
+    MFENCE_F2: Final = 3865
     """``mfence`` ``0F AE F2`` (SSE2)"""
-    MFENCE_F3: Final = 3872
+    MFENCE_F3: Final = 3866
     """``mfence`` ``0F AE F3`` (SSE2)"""
-    MFENCE_F4: Final = 3873
+    MFENCE_F4: Final = 3867
     """``mfence`` ``0F AE F4`` (SSE2)"""
-    MFENCE_F5: Final = 3874
+    MFENCE_F5: Final = 3868
     """``mfence`` ``0F AE F5`` (SSE2)"""
-    MFENCE_F6: Final = 3875
+    MFENCE_F6: Final = 3869
     """``mfence`` ``0F AE F6`` (SSE2)"""
-    MFENCE_F7: Final = 3876
+    MFENCE_F7: Final = 3870
     """``mfence`` ``0F AE F7`` (SSE2)"""
-    SFENCE: Final = 3877
+    SFENCE: Final = 3871
     """``sfence`` ``0F AE F8`` (SSE)"""
-    SFENCE_F9: Final = 3878
+    SFENCE_F9: Final = 3872
     """``sfence`` ``0F AE F9`` (SSE)"""
-    SFENCE_FA: Final = 3879
+    SFENCE_FA: Final = 3873
     """``sfence`` ``0F AE FA`` (SSE)"""
-    SFENCE_FB: Final = 3880
+    SFENCE_FB: Final = 3874
     """``sfence`` ``0F AE FB`` (SSE)"""
-    SFENCE_FC: Final = 3881
+    SFENCE_FC: Final = 3875
     """``sfence`` ``0F AE FC`` (SSE)"""
-    SFENCE_FD: Final = 3882
+    SFENCE_FD: Final = 3876
     """``sfence`` ``0F AE FD`` (SSE)"""
-    SFENCE_FE: Final = 3883
+    SFENCE_FE: Final = 3877
     """``sfence`` ``0F AE FE`` (SSE)"""
-    SFENCE_FF: Final = 3884
+    SFENCE_FF: Final = 3878
     """``sfence`` ``0F AE FF`` (SSE)"""
-    XRSTORS_MEM: Final = 3885
+    XRSTORS_MEM: Final = 3879
     """``xrstors R:m`` ``0F C7 /3`` (XSAVES)"""
-    XRSTORS64_MEM: Final = 3886
+    XRSTORS64_MEM: Final = 3880
     """``xrstors64 R:m`` ``REX.W 0F C7 /3`` (XSAVES)"""
-    XSAVEC_MEM: Final = 3887
+    XSAVEC_MEM: Final = 3881
     """``xsavec W:m`` ``0F C7 /4`` (XSAVEC)"""
-    XSAVEC64_MEM: Final = 3888
+    XSAVEC64_MEM: Final = 3882
     """``xsavec64 W:m`` ``REX.W 0F C7 /4`` (XSAVEC)"""
-    XSAVES_MEM: Final = 3889
+    XSAVES_MEM: Final = 3883
     """``xsaves W:m`` ``0F C7 /5`` (XSAVES)"""
-    XSAVES64_MEM: Final = 3890
+    XSAVES64_MEM: Final = 3884
     """``xsaves64 W:m`` ``REX.W 0F C7 /5`` (XSAVES)"""
-    MOVDIRI_M32_R32: Final = 3891
+    MOVDIRI_M32_R32: Final = 3885
     """``movdiri W:m32, R:r32`` ``0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIRI_M64_R64: Final = 3892
+    MOVDIRI_M64_R64: Final = 3886
     """``movdiri W:m64, R:r64`` ``REX.W 0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIR64B_R64_M512: Final = 3893
+    MOVDIR64B_R64_M512: Final = 3887
     """``movdir64b R:r64, R:m512`` ``66 0F 38 F8 /r`` (MOVDIR64B)"""
-    MOVDIR64B_R32_M512: Final = 3894
+    MOVDIR64B_R32_M512: Final = 3888
     """``movdir64b R:r32, R:m512`` ``a32 66 0F 38 F8 /r`` (MOVDIR64B)"""
-    ENQCMD_R64_M512: Final = 3895
+    ENQCMD_R64_M512: Final = 3889
     """``enqcmd R:r64, R:m512`` ``F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMD_R32_M512: Final = 3896
+    ENQCMD_R32_M512: Final = 3890
     """``enqcmd R:r32, R:m512`` ``a32 F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R64_M512: Final = 3897
+    ENQCMDS_R64_M512: Final = 3891
     """``enqcmds R:r64, R:m512`` ``F3 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R32_M512: Final = 3898
+    ENQCMDS_R32_M512: Final = 3892
     """``enqcmds R:r32, R:m512`` ``a32 F3 0F 38 F8 /r`` (ENQCMD)"""
-    SERIALIZE: Final = 3899
+    SERIALIZE: Final = 3893
     """``serialize`` ``0F 01 E8`` (SERIALIZE)"""
-    PREFETCHIT1_M8: Final = 3900
+    PREFETCHIT1_M8: Final = 3894
     """``prefetchit1 N:m8`` ``0F 18 /6`` (PREFETCHITI)"""
-    REX2_PREFETCHIT1_M8: Final = 3901
+    REX2_PREFETCHIT1_M8: Final = 3895
     """``prefetchit1 N:m8`` ``REX2 0F 18 /6`` (PREFETCHITI)"""
-    PREFETCHIT0_M8: Final = 3902
+    PREFETCHIT0_M8: Final = 3896
     """``prefetchit0 N:m8`` ``0F 18 /7`` (PREFETCHITI)"""
-    REX2_PREFETCHIT0_M8: Final = 3903
+    REX2_PREFETCHIT0_M8: Final = 3897
     """``prefetchit0 N:m8`` ``REX2 0F 18 /7`` (PREFETCHITI)"""
-    XABORT_IMM8: Final = 3904
+    XABORT_IMM8: Final = 3898
     """``xabort R:imm8`` ``C6 F8 ib`` (RTM)"""
-    XBEGIN_REL32: Final = 3905
+    XBEGIN_REL32: Final = 3899
     """``xbegin R:rel32`` ``C7 F8 cd`` (RTM)"""
-    XBEGIN_REL16: Final = 3906
+    XBEGIN_REL16: Final = 3900
     """``xbegin R:rel16`` ``o16 C7 F8 cw`` (RTM)"""
-    RSTORSSP_M64: Final = 3907
+    RSTORSSP_M64: Final = 3901
     """``rstorssp RW:m64`` ``F3 0F 01 /5`` (CET_SS)"""
-    REX2_RSTORSSP_M64: Final = 3908
+    REX2_RSTORSSP_M64: Final = 3902
     """``rstorssp RW:m64`` ``REX2 F3 0F 01 /5`` (CET_SS)"""
-    ENCLV: Final = 3909
+    ENCLV: Final = 3903
     """``enclv`` ``0F 01 C0`` (OSS)"""
-    VMCALL: Final = 3910
+    VMCALL: Final = 3904
     """``vmcall`` ``0F 01 C1`` (VMX)"""
-    VMLAUNCH: Final = 3911
+    VMLAUNCH: Final = 3905
     """``vmlaunch`` ``0F 01 C2`` (VMX)"""
-    VMRESUME: Final = 3912
+    VMRESUME: Final = 3906
     """``vmresume`` ``0F 01 C3`` (VMX)"""
-    VMXOFF: Final = 3913
+    VMXOFF: Final = 3907
     """``vmxoff`` ``0F 01 C4`` (VMX)"""
-    PCONFIG: Final = 3914
+    PCONFIG: Final = 3908
     """``pconfig`` ``0F 01 C5`` (PCONFIG)"""
-    ENCLS: Final = 3915
+    ENCLS: Final = 3909
     """``encls`` ``0F 01 CF`` (SGX1)"""
-    VMFUNC: Final = 3916
+    VMFUNC: Final = 3910
     """``vmfunc`` ``0F 01 D4`` (VMX)"""
-    XEND: Final = 3917
+    XEND: Final = 3911
     """``xend`` ``0F 01 D5`` (RTM)"""
-    XTEST: Final = 3918
+    XTEST: Final = 3912
     """``xtest`` ``0F 01 D6`` (HLE_OR_RTM)"""
-    ENCLU: Final = 3919
+    ENCLU: Final = 3913
     """``enclu`` ``0F 01 D7`` (SGX1)"""
-    VMMCALL: Final = 3920
+    VMMCALL: Final = 3914
     """``vmmcall`` ``0F 01 D9`` (SVM)"""
-    STGI: Final = 3921
+    STGI: Final = 3915
     """``stgi`` ``0F 01 DC`` (SKINIT_OR_SVM)"""
-    SKINIT: Final = 3922
+    SKINIT: Final = 3916
     """``skinit`` ``0F 01 DE`` (SKINIT_OR_SVM)"""
-    CLGI: Final = 3923
+    CLGI: Final = 3917
     """``clgi`` ``0F 01 DD`` (SVM)"""
-    SETSSBSY: Final = 3924
+    SETSSBSY: Final = 3918
     """``setssbsy`` ``F3 0F 01 E8`` (CET_SS)"""
-    SAVEPREVSSP: Final = 3925
+    SAVEPREVSSP: Final = 3919
     """``saveprevssp`` ``F3 0F 01 EA`` (CET_SS)"""
-    RDPKRU: Final = 3926
+    RDPKRU: Final = 3920
     """``rdpkru`` ``0F 01 EE`` (PKU)"""
-    WRPKRU: Final = 3927
+    WRPKRU: Final = 3921
     """``wrpkru`` ``0F 01 EF`` (PKU)"""
-    MCOMMIT: Final = 3928
+    MCOMMIT: Final = 3922
     """``mcommit`` ``F3 0F 01 FA`` (MCOMMIT)"""
-    RDPRU: Final = 3929
+    RDPRU: Final = 3923
     """``rdpru`` ``0F 01 FD`` (RDPRU)"""
-    WBNOINVD: Final = 3930
+    WBNOINVD: Final = 3924
     """``wbnoinvd`` ``F3 0F 09`` (WBNOINVD)"""
-    FEMMS: Final = 3931
+    FEMMS: Final = 3925
     """``femms`` ``0F 0E`` (D3NOW)"""
-    RDSSPD_R32: Final = 3932
+    RDSSPD_R32: Final = 3926
     """``rdsspd W:r32`` ``F3 0F 1E /1`` (CET_SS)"""
-    REX2_RDSSPD_R32: Final = 3933
+    REX2_RDSSPD_R32: Final = 3927
     """``rdsspd W:r32`` ``REX2 F3 0F 1E /1`` (CET_SS)"""
-    RDSSPQ_R64: Final = 3934
+    RDSSPQ_R64: Final = 3928
     """``rdsspq W:r64`` ``F3 REX.W 0F 1E /1`` (CET_SS)"""
-    REX2_RDSSPQ_R64: Final = 3935
+    REX2_RDSSPQ_R64: Final = 3929
     """``rdsspq W:r64`` ``REX2 F3 REX.W 0F 1E /1`` (CET_SS)"""
-    ENDBR64: Final = 3936
+    ENDBR64: Final = 3930
     """``endbr64`` ``F3 0F 1E FA`` (CET_IBT)"""
-    ENDBR32: Final = 3937
+    ENDBR32: Final = 3931
     """``endbr32`` ``F3 0F 1E FB`` (CET_IBT)"""
-    MOVNTSS_M32_XMM: Final = 3938
+    MOVNTSS_M32_XMM: Final = 3932
     """``movntss W:m32, R:xmm`` ``F3 0F 2B /r`` (SSE4A)"""
-    REX2_MOVNTSS_M32_XMM: Final = 3939
+    REX2_MOVNTSS_M32_XMM: Final = 3933
     """``movntss W:m32, R:xmm`` ``REX2 F3 0F 2B /r`` (SSE4A)"""
-    MOVNTSD_M64_XMM: Final = 3940
+    MOVNTSD_M64_XMM: Final = 3934
     """``movntsd W:m64, R:xmm`` ``F2 0F 2B /r`` (SSE4A)"""
-    REX2_MOVNTSD_M64_XMM: Final = 3941
+    REX2_MOVNTSD_M64_XMM: Final = 3935
     """``movntsd W:m64, R:xmm`` ``REX2 F2 0F 2B /r`` (SSE4A)"""
-    GETSECD: Final = 3942
+    GETSECD: Final = 3936
     """``getsec`` ``0F 37`` (SMX)"""
-    EMMS: Final = 3943
+    EMMS: Final = 3937
     """``emms`` ``0F 77`` (MMX)"""
-    EXTRQ_XMM_XMM: Final = 3944
+    EXTRQ_XMM_XMM: Final = 3938
     """``extrq RW:xmm, R:xmm`` ``66 0F 79 /r`` (SSE4A)"""
-    EXTRQ_XMM_IMM8_IMM8: Final = 3945
+    EXTRQ_XMM_IMM8_IMM8: Final = 3939
     """``extrq RW:xmm, R:imm8, R:imm8`` ``66 0F 78 /0 ib ib`` (SSE4A)"""
-    INSERTQ_XMM_XMM: Final = 3946
+    INSERTQ_XMM_XMM: Final = 3940
     """``insertq RW:xmm, R:xmm`` ``F2 0F 79 /r`` (SSE4A)"""
-    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 3947
+    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 3941
     """``insertq W:xmm, R:xmm, R:imm8, R:imm8`` ``F2 0F 78 /r ib ib`` (SSE4A)"""
-    PTWRITE_RM32: Final = 3948
+    PTWRITE_RM32: Final = 3942
     """``ptwrite R:r32/m32`` ``F3 0F AE /4`` (PTWRITE)"""
-    REX2_PTWRITE_RM32: Final = 3949
+    REX2_PTWRITE_RM32: Final = 3943
     """``ptwrite R:r32/m32`` ``REX2 F3 0F AE /4`` (PTWRITE)"""
-    PTWRITE_RM64: Final = 3950
+    PTWRITE_RM64: Final = 3944
     """``ptwrite R:r64/m64`` ``F3 REX.W 0F AE /4`` (PTWRITE)"""
-    REX2_PTWRITE_RM64: Final = 3951
+    REX2_PTWRITE_RM64: Final = 3945
     """``ptwrite R:r64/m64`` ``REX2 F3 REX.W 0F AE /4`` (PTWRITE)"""
-    INCSSPD_R32: Final = 3952
+    INCSSPD_R32: Final = 3946
     """``incsspd R:r32`` ``F3 0F AE /5`` (CET_SS)"""
-    REX2_INCSSPD_R32: Final = 3953
+    REX2_INCSSPD_R32: Final = 3947
     """``incsspd R:r32`` ``REX2 F3 0F AE /5`` (CET_SS)"""
-    INCSSPQ_R64: Final = 3954
+    INCSSPQ_R64: Final = 3948
     """``incsspq R:r64`` ``F3 REX.W 0F AE /5`` (CET_SS)"""
-    REX2_INCSSPQ_R64: Final = 3955
+    REX2_INCSSPQ_R64: Final = 3949
     """``incsspq R:r64`` ``REX2 F3 REX.W 0F AE /5`` (CET_SS)"""
-    CLRSSBSY_M64: Final = 3956
+    CLRSSBSY_M64: Final = 3950
     """``clrssbsy RW:m64`` ``F3 0F AE /6`` (CET_SS)"""
-    REX2_CLRSSBSY_M64: Final = 3957
+    REX2_CLRSSBSY_M64: Final = 3951
     """``clrssbsy RW:m64`` ``REX2 F3 0F AE /6`` (CET_SS)"""
-    VMPTRLD_M64: Final = 3958
+    VMPTRLD_M64: Final = 3952
     """``vmptrld R:m64`` ``0F C7 /6`` (VMX)"""
-    REX2_VMPTRLD_M64: Final = 3959
+    REX2_VMPTRLD_M64: Final = 3953
     """``vmptrld R:m64`` ``REX2 0F C7 /6`` (VMX)"""
-    VMCLEAR_M64: Final = 3960
+    VMCLEAR_M64: Final = 3954
     """``vmclear R:m64`` ``66 0F C7 /6`` (VMX)"""
-    REX2_VMCLEAR_M64: Final = 3961
+    REX2_VMCLEAR_M64: Final = 3955
     """``vmclear R:m64`` ``REX2 66 0F C7 /6`` (VMX)"""
-    VMXON_M64: Final = 3962
+    VMXON_M64: Final = 3956
     """``vmxon R:m64`` ``F3 0F C7 /6`` (VMX)"""
-    REX2_VMXON_M64: Final = 3963
+    REX2_VMXON_M64: Final = 3957
     """``vmxon R:m64`` ``REX2 F3 0F C7 /6`` (VMX)"""
-    VMPTRST_M64: Final = 3964
+    VMPTRST_M64: Final = 3958
     """``vmptrst W:m64`` ``0F C7 /7`` (VMX)"""
-    REX2_VMPTRST_M64: Final = 3965
+    REX2_VMPTRST_M64: Final = 3959
     """``vmptrst W:m64`` ``REX2 0F C7 /7`` (VMX)"""
-    WRUSSD_M32_R32: Final = 3966
+    WRUSSD_M32_R32: Final = 3960
     """``wrussd W:m32, R:r32`` ``66 0F 38 F5 /r`` (CET_SS)"""
-    WRUSSQ_M64_R64: Final = 3967
+    WRUSSQ_M64_R64: Final = 3961
     """``wrussq W:m64, R:r64`` ``66 REX.W 0F 38 F5 /r`` (CET_SS)"""
-    WRSSD_M32_R32: Final = 3968
+    WRSSD_M32_R32: Final = 3962
     """``wrssd W:m32, R:r32`` ``0F 38 F6 /r`` (CET_SS)"""
-    WRSSQ_M64_R64: Final = 3969
+    WRSSQ_M64_R64: Final = 3963
     """``wrssq W:m64, R:r64`` ``REX.W 0F 38 F6 /r`` (CET_SS)"""
-    RMPADJUST: Final = 3970
+    RMPADJUST: Final = 3964
     """``rmpadjust`` ``F3 0F 01 FE`` (SEV_SNP)"""
-    PSMASH: Final = 3971
+    PSMASH: Final = 3965
     """``psmash`` ``F3 0F 01 FF`` (SEV_SNP)"""
-    XSUSLDTRK: Final = 3972
+    XSUSLDTRK: Final = 3966
     """``xsusldtrk`` ``F2 0F 01 E8`` (TSXLDTRK)"""
-    XRESLDTRK: Final = 3973
+    XRESLDTRK: Final = 3967
     """``xresldtrk`` ``F2 0F 01 E9`` (TSXLDTRK)"""
-    TLBSYNC: Final = 3974
+    TLBSYNC: Final = 3968
     """``tlbsync`` ``0F 01 FF`` (INVLPGB)"""
-    VMGEXIT: Final = 3975
+    VMGEXIT: Final = 3969
     """``vmgexit`` ``F3 0F 01 D9`` (SEV_ES)"""
-    VMGEXIT_F2: Final = 3976
+    VMGEXIT_F2: Final = 3970
     """``vmgexit`` ``F2 0F 01 D9`` (SEV_ES)"""
-    GETSECQ: Final = 3977
+    GETSECQ: Final = 3971
     """``getsecq`` ``REX.W 0F 37`` (SMX)"""
-    TDCALL: Final = 3978
+    TDCALL: Final = 3972
     """``tdcall`` ``66 0F 01 CC`` (TDX)"""
-    SEAMRET: Final = 3979
+    SEAMRET: Final = 3973
     """``seamret`` ``66 0F 01 CD`` (TDX)"""
-    SEAMOPS: Final = 3980
+    SEAMOPS: Final = 3974
     """``seamops`` ``66 0F 01 CE`` (TDX)"""
-    SEAMCALL: Final = 3981
+    SEAMCALL: Final = 3975
     """``seamcall`` ``66 0F 01 CF`` (TDX)"""
-    LOADIWKEY_XMM_XMM: Final = 3982
+    LOADIWKEY_XMM_XMM: Final = 3976
     """``loadiwkey R:xmm, R:xmm`` ``F3 0F 38 DC /r`` (KL)"""
-    ENCODEKEY128_R32_R32: Final = 3983
+    ENCODEKEY128_R32_R32: Final = 3977
     """``encodekey128 W:r32, R:r32`` ``F3 0F 38 FA /r`` (AESKLE)"""
-    ENCODEKEY256_R32_R32: Final = 3984
+    ENCODEKEY256_R32_R32: Final = 3978
     """``encodekey256 W:r32, R:r32`` ``F3 0F 38 FB /r`` (AESKLE)"""
-    AESENC128KL_XMM_M384: Final = 3985
+    AESENC128KL_XMM_M384: Final = 3979
     """``aesenc128kl RW:xmm, R:m384`` ``F3 0F 38 DC /r`` (AESKLE)"""
-    AESDEC128KL_XMM_M384: Final = 3986
+    AESDEC128KL_XMM_M384: Final = 3980
     """``aesdec128kl RW:xmm, R:m384`` ``F3 0F 38 DD /r`` (AESKLE)"""
-    AESENCWIDE128KL_M384: Final = 3987
+    AESENCWIDE128KL_M384: Final = 3981
     """``aesencwide128kl R:m384`` ``F3 0F 38 D8 /0`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE128KL_M384: Final = 3988
+    AESDECWIDE128KL_M384: Final = 3982
     """``aesdecwide128kl R:m384`` ``F3 0F 38 D8 /1`` (AESKLE+WIDE_KL)"""
-    AESENCWIDE256KL_M512: Final = 3989
+    AESENCWIDE256KL_M512: Final = 3983
     """``aesencwide256kl R:m512`` ``F3 0F 38 D8 /2`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE256KL_M512: Final = 3990
+    AESDECWIDE256KL_M512: Final = 3984
     """``aesdecwide256kl R:m512`` ``F3 0F 38 D8 /3`` (AESKLE+WIDE_KL)"""
-    AESENC256KL_XMM_M512: Final = 3991
+    AESENC256KL_XMM_M512: Final = 3985
     """``aesenc256kl RW:xmm, R:m512`` ``F3 0F 38 DE /r`` (AESKLE)"""
-    AESDEC256KL_XMM_M512: Final = 3992
+    AESDEC256KL_XMM_M512: Final = 3986
     """``aesdec256kl RW:xmm, R:m512`` ``F3 0F 38 DF /r`` (AESKLE)"""
-    WRMSRNS: Final = 3993
+    WRMSRNS: Final = 3987
     """``wrmsrns`` ``0F 01 C6`` (WRMSRNS)"""
-    VEX_WRMSRNS_IMM32_R64: Final = 3994
+    VEX_WRMSRNS_IMM32_R64: Final = 3988
     """``wrmsrns R:imm32, R:r64`` ``VEX.LZ.F3.MAP7.W0 F6 /0 id`` (MSR_IMM)"""
-    RMPQUERY: Final = 3995
+    RMPQUERY: Final = 3989
     """``rmpquery`` ``F3 0F 01 FD`` (RMPQUERY)"""
-    D3NOW_PI2FW_MM_MMM64: Final = 3996
+    D3NOW_PI2FW_MM_MMM64: Final = 3990
     """``pi2fw W:mm, R:mm/m64`` ``0F 0F /r 0C`` (D3NOWEXT)"""
-    D3NOW_PI2FD_MM_MMM64: Final = 3997
+    D3NOW_PI2FD_MM_MMM64: Final = 3991
     """``pi2fd W:mm, R:mm/m64`` ``0F 0F /r 0D`` (D3NOW)"""
-    D3NOW_PF2IW_MM_MMM64: Final = 3998
+    D3NOW_PF2IW_MM_MMM64: Final = 3992
     """``pf2iw W:mm, R:mm/m64`` ``0F 0F /r 1C`` (D3NOWEXT)"""
-    D3NOW_PF2ID_MM_MMM64: Final = 3999
+    D3NOW_PF2ID_MM_MMM64: Final = 3993
     """``pf2id W:mm, R:mm/m64`` ``0F 0F /r 1D`` (D3NOW)"""
-    D3NOW_PFNACC_MM_MMM64: Final = 4000
+    D3NOW_PFNACC_MM_MMM64: Final = 3994
     """``pfnacc RW:mm, R:mm/m64`` ``0F 0F /r 8A`` (D3NOWEXT)"""
-    D3NOW_PFPNACC_MM_MMM64: Final = 4001
+    D3NOW_PFPNACC_MM_MMM64: Final = 3995
     """``pfpnacc RW:mm, R:mm/m64`` ``0F 0F /r 8E`` (D3NOWEXT)"""
-    D3NOW_PFCMPGE_MM_MMM64: Final = 4002
+    D3NOW_PFCMPGE_MM_MMM64: Final = 3996
     """``pfcmpge RW:mm, R:mm/m64`` ``0F 0F /r 90`` (D3NOW)"""
-    D3NOW_PFMIN_MM_MMM64: Final = 4003
+    D3NOW_PFMIN_MM_MMM64: Final = 3997
     """``pfmin RW:mm, R:mm/m64`` ``0F 0F /r 94`` (D3NOW)"""
-    D3NOW_PFRCP_MM_MMM64: Final = 4004
+    D3NOW_PFRCP_MM_MMM64: Final = 3998
     """``pfrcp W:mm, R:mm/m64`` ``0F 0F /r 96`` (D3NOW)"""
-    D3NOW_PFRSQRT_MM_MMM64: Final = 4005
+    D3NOW_PFRSQRT_MM_MMM64: Final = 3999
     """``pfrsqrt W:mm, R:mm/m64`` ``0F 0F /r 97`` (D3NOW)"""
-    D3NOW_PFSUB_MM_MMM64: Final = 4006
+    D3NOW_PFSUB_MM_MMM64: Final = 4000
     """``pfsub RW:mm, R:mm/m64`` ``0F 0F /r 9A`` (D3NOW)"""
-    D3NOW_PFADD_MM_MMM64: Final = 4007
+    D3NOW_PFADD_MM_MMM64: Final = 4001
     """``pfadd RW:mm, R:mm/m64`` ``0F 0F /r 9E`` (D3NOW)"""
-    D3NOW_PFCMPGT_MM_MMM64: Final = 4008
+    D3NOW_PFCMPGT_MM_MMM64: Final = 4002
     """``pfcmpgt RW:mm, R:mm/m64`` ``0F 0F /r A0`` (D3NOW)"""
-    D3NOW_PFMAX_MM_MMM64: Final = 4009
+    D3NOW_PFMAX_MM_MMM64: Final = 4003
     """``pfmax RW:mm, R:mm/m64`` ``0F 0F /r A4`` (D3NOW)"""
-    D3NOW_PFRCPIT1_MM_MMM64: Final = 4010
+    D3NOW_PFRCPIT1_MM_MMM64: Final = 4004
     """``pfrcpit1 RW:mm, R:mm/m64`` ``0F 0F /r A6`` (D3NOW)"""
-    D3NOW_PFRSQIT1_MM_MMM64: Final = 4011
+    D3NOW_PFRSQIT1_MM_MMM64: Final = 4005
     """``pfrsqit1 RW:mm, R:mm/m64`` ``0F 0F /r A7`` (D3NOW)"""
-    D3NOW_PFSUBR_MM_MMM64: Final = 4012
+    D3NOW_PFSUBR_MM_MMM64: Final = 4006
     """``pfsubr RW:mm, R:mm/m64`` ``0F 0F /r AA`` (D3NOW)"""
-    D3NOW_PFACC_MM_MMM64: Final = 4013
+    D3NOW_PFACC_MM_MMM64: Final = 4007
     """``pfacc RW:mm, R:mm/m64`` ``0F 0F /r AE`` (D3NOW)"""
-    D3NOW_PFCMPEQ_MM_MMM64: Final = 4014
+    D3NOW_PFCMPEQ_MM_MMM64: Final = 4008
     """``pfcmpeq RW:mm, R:mm/m64`` ``0F 0F /r B0`` (D3NOW)"""
-    D3NOW_PFMUL_MM_MMM64: Final = 4015
+    D3NOW_PFMUL_MM_MMM64: Final = 4009
     """``pfmul RW:mm, R:mm/m64`` ``0F 0F /r B4`` (D3NOW)"""
-    D3NOW_PFRCPIT2_MM_MMM64: Final = 4016
+    D3NOW_PFRCPIT2_MM_MMM64: Final = 4010
     """``pfrcpit2 RW:mm, R:mm/m64`` ``0F 0F /r B6`` (D3NOW)"""
-    D3NOW_PMULHRW_MM_MMM64: Final = 4017
+    D3NOW_PMULHRW_MM_MMM64: Final = 4011
     """``pmulhrw RW:mm, R:mm/m64`` ``0F 0F /r B7`` (D3NOW)"""
-    D3NOW_PSWAPD_MM_MMM64: Final = 4018
+    D3NOW_PSWAPD_MM_MMM64: Final = 4012
     """``pswapd W:mm, R:mm/m64`` ``0F 0F /r BB`` (D3NOWEXT)"""
-    D3NOW_PAVGUSB_MM_MMM64: Final = 4019
+    D3NOW_PAVGUSB_MM_MMM64: Final = 4013
     """``pavgusb RW:mm, R:mm/m64`` ``0F 0F /r BF`` (D3NOW)"""
-    BNDMK_BND_M64: Final = 4020
+    BNDMK_BND_M64: Final = 4014
     """``bndmk W:bnd, N:m64`` ``F3 0F 1B /r`` (MPX)"""
-    REX2_BNDMK_BND_M64: Final = 4021
+    REX2_BNDMK_BND_M64: Final = 4015
     """``bndmk W:bnd, N:m64`` ``REX2 F3 0F 1B /r`` (MPX)"""
-    BNDCL_BND_RM64: Final = 4022
+    BNDCL_BND_RM64: Final = 4016
     """``bndcl R:bnd, R:r64/m64`` ``F3 0F 1A /r`` (MPX)"""
-    REX2_BNDCL_BND_RM64: Final = 4023
+    REX2_BNDCL_BND_RM64: Final = 4017
     """``bndcl R:bnd, R:r64/m64`` ``REX2 F3 0F 1A /r`` (MPX)"""
-    BNDCU_BND_RM64: Final = 4024
+    BNDCU_BND_RM64: Final = 4018
     """``bndcu R:bnd, R:r64/m64`` ``F2 0F 1A /r`` (MPX)"""
-    REX2_BNDCU_BND_RM64: Final = 4025
+    REX2_BNDCU_BND_RM64: Final = 4019
     """``bndcu R:bnd, R:r64/m64`` ``REX2 F2 0F 1A /r`` (MPX)"""
-    BNDCN_BND_RM64: Final = 4026
+    BNDCN_BND_RM64: Final = 4020
     """``bndcn R:bnd, R:r64/m64`` ``F2 0F 1B /r`` (MPX)"""
-    REX2_BNDCN_BND_RM64: Final = 4027
+    REX2_BNDCN_BND_RM64: Final = 4021
     """``bndcn R:bnd, R:r64/m64`` ``REX2 F2 0F 1B /r`` (MPX)"""
-    BNDMOV_BND_BNDM128: Final = 4028
+    BNDMOV_BND_BNDM128: Final = 4022
     """``bndmov W:bnd, R:bnd/m128`` ``66 0F 1A /r`` (MPX)"""
-    REX2_BNDMOV_BND_BNDM128: Final = 4029
+    REX2_BNDMOV_BND_BNDM128: Final = 4023
     """``bndmov W:bnd, R:bnd/m128`` ``REX2 66 0F 1A /r`` (MPX)"""
-    BNDMOV_BNDM128_BND: Final = 4030
+    BNDMOV_BNDM128_BND: Final = 4024
     """``bndmov W:bnd/m128, R:bnd`` ``66 0F 1B /r`` (MPX)"""
-    REX2_BNDMOV_BNDM128_BND: Final = 4031
+    REX2_BNDMOV_BNDM128_BND: Final = 4025
     """``bndmov W:bnd/m128, R:bnd`` ``REX2 66 0F 1B /r`` (MPX)"""
-    BNDLDX_BND_MIB: Final = 4032
+    BNDLDX_BND_MIB: Final = 4026
     """``bndldx W:bnd, N:mib`` ``0F 1A /r`` (MPX)"""
-    REX2_BNDLDX_BND_MIB: Final = 4033
+    REX2_BNDLDX_BND_MIB: Final = 4027
     """``bndldx W:bnd, N:mib`` ``REX2 0F 1A /r`` (MPX)"""
-    BNDSTX_MIB_BND: Final = 4034
+    BNDSTX_MIB_BND: Final = 4028
     """``bndstx N:mib, R:bnd`` ``0F 1B /r`` (MPX)"""
-    REX2_BNDSTX_MIB_BND: Final = 4035
+    REX2_BNDSTX_MIB_BND: Final = 4029
     """``bndstx N:mib, R:bnd`` ``REX2 0F 1B /r`` (MPX)"""
-    FNOP: Final = 4036
+    FNOP: Final = 4030
     """``fnop`` ``D9 D0`` (FPU)"""
-    FNENI: Final = 4037
+    FNENI: Final = 4031
     """``fneni`` ``DB E0`` (FPU)"""
-    FNDISI: Final = 4038
+    FNDISI: Final = 4032
     """``fndisi`` ``DB E1`` (FPU)"""
-    FNSETPM: Final = 4039
+    FNSETPM: Final = 4033
     """``fnsetpm`` ``DB E4`` (FPU287)"""
-    FADD_M32FP: Final = 4040
+    FADD_M32FP: Final = 4034
     """``fadd R:m32`` ``D8 /0`` (FPU)"""
-    REX2_FADD_M32FP: Final = 4041
+    REX2_FADD_M32FP: Final = 4035
     """``fadd R:m32`` ``REX2 D8 /0`` (FPU)"""
-    FADD_ST0_STI: Final = 4042
+    FADD_ST0_STI: Final = 4036
     """``fadd RW:st0, R:st`` ``D8 C0+i`` (FPU)"""
-    FADD_M64FP: Final = 4043
+    FADD_M64FP: Final = 4037
     """``fadd R:m64`` ``DC /0`` (FPU)"""
-    REX2_FADD_M64FP: Final = 4044
+    REX2_FADD_M64FP: Final = 4038
     """``fadd R:m64`` ``REX2 DC /0`` (FPU)"""
-    FADD_STI_ST0: Final = 4045
+    FADD_STI_ST0: Final = 4039
     """``fadd RW:st, R:st0`` ``DC C0+i`` (FPU)"""
-    FMUL_M32FP: Final = 4046
+    FMUL_M32FP: Final = 4040
     """``fmul R:m32`` ``D8 /1`` (FPU)"""
-    REX2_FMUL_M32FP: Final = 4047
+    REX2_FMUL_M32FP: Final = 4041
     """``fmul R:m32`` ``REX2 D8 /1`` (FPU)"""
-    FMUL_ST0_STI: Final = 4048
+    FMUL_ST0_STI: Final = 4042
     """``fmul RW:st0, R:st`` ``D8 C8+i`` (FPU)"""
-    FMUL_M64FP: Final = 4049
+    FMUL_M64FP: Final = 4043
     """``fmul R:m64`` ``DC /1`` (FPU)"""
-    REX2_FMUL_M64FP: Final = 4050
+    REX2_FMUL_M64FP: Final = 4044
     """``fmul R:m64`` ``REX2 DC /1`` (FPU)"""
-    FMUL_STI_ST0: Final = 4051
+    FMUL_STI_ST0: Final = 4045
     """``fmul RW:st, R:st0`` ``DC C8+i`` (FPU)"""
-    FCOM_M32FP: Final = 4052
+    FCOM_M32FP: Final = 4046
     """``fcom R:m32`` ``D8 /2`` (FPU)"""
-    REX2_FCOM_M32FP: Final = 4053
+    REX2_FCOM_M32FP: Final = 4047
     """``fcom R:m32`` ``REX2 D8 /2`` (FPU)"""
-    FCOM_ST0_STI: Final = 4054
+    FCOM_ST0_STI: Final = 4048
     """``fcom R:st0, R:st`` ``D8 D0+i`` (FPU)"""
-    FCOM_ST0_STI_DCD0: Final = 4055
+    FCOM_ST0_STI_DCD0: Final = 4049
     """``fcom R:st0, R:st`` ``DC D0+i`` (FPU)"""
-    FCOM_M64FP: Final = 4056
+    FCOM_M64FP: Final = 4050
     """``fcom R:m64`` ``DC /2`` (FPU)"""
-    REX2_FCOM_M64FP: Final = 4057
+    REX2_FCOM_M64FP: Final = 4051
     """``fcom R:m64`` ``REX2 DC /2`` (FPU)"""
-    FCOMP_M32FP: Final = 4058
+    FCOMP_M32FP: Final = 4052
     """``fcomp R:m32`` ``D8 /3`` (FPU)"""
-    REX2_FCOMP_M32FP: Final = 4059
+    REX2_FCOMP_M32FP: Final = 4053
     """``fcomp R:m32`` ``REX2 D8 /3`` (FPU)"""
-    FCOMP_ST0_STI: Final = 4060
+    FCOMP_ST0_STI: Final = 4054
     """``fcomp R:st0, R:st`` ``D8 D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DCD8: Final = 4061
+    FCOMP_ST0_STI_DCD8: Final = 4055
     """``fcomp R:st0, R:st`` ``DC D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DED0: Final = 4062
+    FCOMP_ST0_STI_DED0: Final = 4056
     """``fcomp R:st0, R:st`` ``DE D0+i`` (FPU)"""
-    FCOMP_M64FP: Final = 4063
+    FCOMP_M64FP: Final = 4057
     """``fcomp R:m64`` ``DC /3`` (FPU)"""
-    REX2_FCOMP_M64FP: Final = 4064
+    REX2_FCOMP_M64FP: Final = 4058
     """``fcomp R:m64`` ``REX2 DC /3`` (FPU)"""
-    FSUB_M32FP: Final = 4065
+    FSUB_M32FP: Final = 4059
     """``fsub R:m32`` ``D8 /4`` (FPU)"""
-    REX2_FSUB_M32FP: Final = 4066
+    REX2_FSUB_M32FP: Final = 4060
     """``fsub R:m32`` ``REX2 D8 /4`` (FPU)"""
-    FSUB_ST0_STI: Final = 4067
+    FSUB_ST0_STI: Final = 4061
     """``fsub RW:st0, R:st`` ``D8 E0+i`` (FPU)"""
-    FSUB_M64FP: Final = 4068
+    FSUB_M64FP: Final = 4062
     """``fsub R:m64`` ``DC /4`` (FPU)"""
-    REX2_FSUB_M64FP: Final = 4069
+    REX2_FSUB_M64FP: Final = 4063
     """``fsub R:m64`` ``REX2 DC /4`` (FPU)"""
-    FSUB_STI_ST0: Final = 4070
+    FSUB_STI_ST0: Final = 4064
     """``fsub RW:st, R:st0`` ``DC E8+i`` (FPU)"""
-    FSUBR_M32FP: Final = 4071
+    FSUBR_M32FP: Final = 4065
     """``fsubr R:m32`` ``D8 /5`` (FPU)"""
-    REX2_FSUBR_M32FP: Final = 4072
+    REX2_FSUBR_M32FP: Final = 4066
     """``fsubr R:m32`` ``REX2 D8 /5`` (FPU)"""
-    FSUBR_ST0_STI: Final = 4073
+    FSUBR_ST0_STI: Final = 4067
     """``fsubr RW:st0, R:st`` ``D8 E8+i`` (FPU)"""
-    FSUBR_M64FP: Final = 4074
+    FSUBR_M64FP: Final = 4068
     """``fsubr R:m64`` ``DC /5`` (FPU)"""
-    REX2_FSUBR_M64FP: Final = 4075
+    REX2_FSUBR_M64FP: Final = 4069
     """``fsubr R:m64`` ``REX2 DC /5`` (FPU)"""
-    FSUBR_STI_ST0: Final = 4076
+    FSUBR_STI_ST0: Final = 4070
     """``fsubr RW:st, R:st0`` ``DC E0+i`` (FPU)"""
-    FDIV_M32FP: Final = 4077
+    FDIV_M32FP: Final = 4071
     """``fdiv R:m32`` ``D8 /6`` (FPU)"""
-    REX2_FDIV_M32FP: Final = 4078
+    REX2_FDIV_M32FP: Final = 4072
     """``fdiv R:m32`` ``REX2 D8 /6`` (FPU)"""
-    FDIV_ST0_STI: Final = 4079
+    FDIV_ST0_STI: Final = 4073
     """``fdiv RW:st0, R:st`` ``D8 F0+i`` (FPU)"""
-    FDIV_M64FP: Final = 4080
+    FDIV_M64FP: Final = 4074
     """``fdiv R:m64`` ``DC /6`` (FPU)"""
-    REX2_FDIV_M64FP: Final = 4081
+    REX2_FDIV_M64FP: Final = 4075
     """``fdiv R:m64`` ``REX2 DC /6`` (FPU)"""
-    FDIV_STI_ST0: Final = 4082
+    FDIV_STI_ST0: Final = 4076
     """``fdiv RW:st, R:st0`` ``DC F8+i`` (FPU)"""
-    FDIVR_M32FP: Final = 4083
+    FDIVR_M32FP: Final = 4077
     """``fdivr R:m32`` ``D8 /7`` (FPU)"""
-    REX2_FDIVR_M32FP: Final = 4084
+    REX2_FDIVR_M32FP: Final = 4078
     """``fdivr R:m32`` ``REX2 D8 /7`` (FPU)"""
-    FDIVR_ST0_STI: Final = 4085
+    FDIVR_ST0_STI: Final = 4079
     """``fdivr RW:st0, R:st`` ``D8 F8+i`` (FPU)"""
-    FDIVR_M64FP: Final = 4086
+    FDIVR_M64FP: Final = 4080
     """``fdivr R:m64`` ``DC /7`` (FPU)"""
-    REX2_FDIVR_M64FP: Final = 4087
+    REX2_FDIVR_M64FP: Final = 4081
     """``fdivr R:m64`` ``REX2 DC /7`` (FPU)"""
-    FDIVR_STI_ST0: Final = 4088
+    FDIVR_STI_ST0: Final = 4082
     """``fdivr RW:st, R:st0`` ``DC F0+i`` (FPU)"""
-    FLD_M32FP: Final = 4089
+    FLD_M32FP: Final = 4083
     """``fld R:m32`` ``D9 /0`` (FPU)"""
-    REX2_FLD_M32FP: Final = 4090
+    REX2_FLD_M32FP: Final = 4084
     """``fld R:m32`` ``REX2 D9 /0`` (FPU)"""
-    FLD_STI: Final = 4091
+    FLD_STI: Final = 4085
     """``fld R:st`` ``D9 C0+i`` (FPU)"""
-    FLD_M80FP: Final = 4092
+    FLD_M80FP: Final = 4086
     """``fld R:m80`` ``DB /5`` (FPU)"""
-    REX2_FLD_M80FP: Final = 4093
+    REX2_FLD_M80FP: Final = 4087
     """``fld R:m80`` ``REX2 DB /5`` (FPU)"""
-    FLD_M64FP: Final = 4094
+    FLD_M64FP: Final = 4088
     """``fld R:m64`` ``DD /0`` (FPU)"""
-    REX2_FLD_M64FP: Final = 4095
+    REX2_FLD_M64FP: Final = 4089
     """``fld R:m64`` ``REX2 DD /0`` (FPU)"""
-    FST_M32FP: Final = 4096
+    FST_M32FP: Final = 4090
     """``fst W:m32`` ``D9 /2`` (FPU)"""
-    REX2_FST_M32FP: Final = 4097
+    REX2_FST_M32FP: Final = 4091
     """``fst W:m32`` ``REX2 D9 /2`` (FPU)"""
-    FST_M64FP: Final = 4098
+    FST_M64FP: Final = 4092
     """``fst W:m64`` ``DD /2`` (FPU)"""
-    REX2_FST_M64FP: Final = 4099
+    REX2_FST_M64FP: Final = 4093
     """``fst W:m64`` ``REX2 DD /2`` (FPU)"""
-    FST_STI: Final = 4100
+    FST_STI: Final = 4094
     """``fst W:st`` ``DD D0+i`` (FPU)"""
-    FSTP_M32FP: Final = 4101
+    FSTP_M32FP: Final = 4095
     """``fstp W:m32`` ``D9 /3`` (FPU)"""
-    REX2_FSTP_M32FP: Final = 4102
+    REX2_FSTP_M32FP: Final = 4096
     """``fstp W:m32`` ``REX2 D9 /3`` (FPU)"""
-    FSTP_M80FP: Final = 4103
+    FSTP_M80FP: Final = 4097
     """``fstp W:m80`` ``DB /7`` (FPU)"""
-    REX2_FSTP_M80FP: Final = 4104
+    REX2_FSTP_M80FP: Final = 4098
     """``fstp W:m80`` ``REX2 DB /7`` (FPU)"""
-    FSTP_M64FP: Final = 4105
+    FSTP_M64FP: Final = 4099
     """``fstp W:m64`` ``DD /3`` (FPU)"""
-    REX2_FSTP_M64FP: Final = 4106
+    REX2_FSTP_M64FP: Final = 4100
     """``fstp W:m64`` ``REX2 DD /3`` (FPU)"""
-    FSTP_STI: Final = 4107
+    FSTP_STI: Final = 4101
     """``fstp W:st`` ``DD D8+i`` (FPU)"""
-    FSTP_STI_DFD0: Final = 4108
+    FSTP_STI_DFD0: Final = 4102
     """``fstp W:st`` ``DF D0+i`` (FPU)"""
-    FSTP_STI_DFD8: Final = 4109
+    FSTP_STI_DFD8: Final = 4103
     """``fstp W:st`` ``DF D8+i`` (FPU)"""
-    FSTPNCE_STI: Final = 4110
+    FSTPNCE_STI: Final = 4104
     """``fstpnce W:st`` ``D9 D8+i`` (FPU)"""
-    FLDENV_M14BYTE: Final = 4111
+    FLDENV_M14BYTE: Final = 4105
     """``fldenv R:m14byte`` ``o16 D9 /4`` (FPU)"""
-    REX2_FLDENV_M14BYTE: Final = 4112
+    REX2_FLDENV_M14BYTE: Final = 4106
     """``fldenv R:m14byte`` ``REX2 o16 D9 /4`` (FPU)"""
-    FLDENV_M28BYTE: Final = 4113
+    FLDENV_M28BYTE: Final = 4107
     """``fldenv R:m28byte`` ``D9 /4`` (FPU387)"""
-    REX2_FLDENV_M28BYTE: Final = 4114
+    REX2_FLDENV_M28BYTE: Final = 4108
     """``fldenv R:m28byte`` ``REX2 D9 /4`` (FPU387)"""
-    FLDCW_M2BYTE: Final = 4115
+    FLDCW_M2BYTE: Final = 4109
     """``fldcw R:m16`` ``D9 /5`` (FPU)"""
-    REX2_FLDCW_M2BYTE: Final = 4116
+    REX2_FLDCW_M2BYTE: Final = 4110
     """``fldcw R:m16`` ``REX2 D9 /5`` (FPU)"""
-    FNSTENV_M14BYTE: Final = 4117
+    FNSTENV_M14BYTE: Final = 4111
     """``fnstenv W:m14byte`` ``o16 D9 /6`` (FPU)"""
-    REX2_FNSTENV_M14BYTE: Final = 4118
+    REX2_FNSTENV_M14BYTE: Final = 4112
     """``fnstenv W:m14byte`` ``REX2 o16 D9 /6`` (FPU)"""
-    FNSTENV_M28BYTE: Final = 4119
+    FNSTENV_M28BYTE: Final = 4113
     """``fnstenv W:m28byte`` ``D9 /6`` (FPU387)"""
-    REX2_FNSTENV_M28BYTE: Final = 4120
+    REX2_FNSTENV_M28BYTE: Final = 4114
     """``fnstenv W:m28byte`` ``REX2 D9 /6`` (FPU387)"""
-    FNSAVE_M94BYTE: Final = 4121
+    FNSAVE_M94BYTE: Final = 4115
     """``fnsave W:m94byte`` ``o16 DD /6`` (FPU)"""
-    REX2_FNSAVE_M94BYTE: Final = 4122
+    REX2_FNSAVE_M94BYTE: Final = 4116
     """``fnsave W:m94byte`` ``REX2 o16 DD /6`` (FPU)"""
-    FNSAVE_M108BYTE: Final = 4123
+    FNSAVE_M108BYTE: Final = 4117
     """``fnsave W:m108byte`` ``DD /6`` (FPU387)"""
-    REX2_FNSAVE_M108BYTE: Final = 4124
+    REX2_FNSAVE_M108BYTE: Final = 4118
     """``fnsave W:m108byte`` ``REX2 DD /6`` (FPU387)"""
-    FINIT: Final = 4125
+    FINIT: Final = 4119
     """``finit`` ``9B DB E3`` (FPU)"""
-    FCLEX: Final = 4126
+    FCLEX: Final = 4120
     """``fclex`` ``9B DB E2`` (FPU)"""
-    FENI: Final = 4127
+    FENI: Final = 4121
     """``feni`` ``9B DB E0`` (FPU)"""
-    FDISI: Final = 4128
+    FDISI: Final = 4122
     """``fdisi`` ``9B DB E1`` (FPU)"""
-    FSETPM: Final = 4129
+    FSETPM: Final = 4123
     """``fsetpm`` ``9B DB E4`` (FPU287)"""
-    FSTSW_M2BYTE: Final = 4130
+    FSTSW_M2BYTE: Final = 4124
     """``fstsw W:m16`` ``9B DD /7`` (FPU)"""
-    FSTSW_AX: Final = 4131
+    FSTSW_AX: Final = 4125
     """``fstsw W:ax`` ``9B DF E0`` (FPU287)"""
-    FSTCW_M2BYTE: Final = 4132
+    FSTCW_M2BYTE: Final = 4126
     """``fstcw W:m16`` ``9B D9 /7`` (FPU)"""
-    FSTENV_M14BYTE: Final = 4133
+    FSTENV_M14BYTE: Final = 4127
     """``fstenv W:m14byte`` ``9B o16 D9 /6`` (FPU)"""
-    FSTENV_M28BYTE: Final = 4134
+    FSTENV_M28BYTE: Final = 4128
     """``fstenv W:m28byte`` ``9B D9 /6`` (FPU387)"""
-    FSAVE_M94BYTE: Final = 4135
+    FSAVE_M94BYTE: Final = 4129
     """``fsave W:m94byte`` ``9B o16 DD /6`` (FPU)"""
-    FSAVE_M108BYTE: Final = 4136
+    FSAVE_M108BYTE: Final = 4130
     """``fsave W:m108byte`` ``9B DD /6`` (FPU387)"""
-    FRSTOR_M94BYTE: Final = 4137
+    FRSTOR_M94BYTE: Final = 4131
     """``frstor R:m94byte`` ``o16 DD /4`` (FPU)"""
-    REX2_FRSTOR_M94BYTE: Final = 4138
+    REX2_FRSTOR_M94BYTE: Final = 4132
     """``frstor R:m94byte`` ``REX2 o16 DD /4`` (FPU)"""
-    FRSTOR_M108BYTE: Final = 4139
+    FRSTOR_M108BYTE: Final = 4133
     """``frstor R:m108byte`` ``DD /4`` (FPU387)"""
-    REX2_FRSTOR_M108BYTE: Final = 4140
+    REX2_FRSTOR_M108BYTE: Final = 4134
     """``frstor R:m108byte`` ``REX2 DD /4`` (FPU387)"""
-    FNSTCW_M2BYTE: Final = 4141
+    FNSTCW_M2BYTE: Final = 4135
     """``fnstcw W:m16`` ``D9 /7`` (FPU)"""
-    REX2_FNSTCW_M2BYTE: Final = 4142
+    REX2_FNSTCW_M2BYTE: Final = 4136
     """``fnstcw W:m16`` ``REX2 D9 /7`` (FPU)"""
-    FXCH_ST0_STI: Final = 4143
+    FXCH_ST0_STI: Final = 4137
     """``fxch RW:st0, RW:st`` ``D9 C8+i`` (FPU)"""
-    FXCH_ST0_STI_DDC8: Final = 4144
+    FXCH_ST0_STI_DDC8: Final = 4138
     """``fxch RW:st0, RW:st`` ``DD C8+i`` (FPU)"""
-    FXCH_ST0_STI_DFC8: Final = 4145
+    FXCH_ST0_STI_DFC8: Final = 4139
     """``fxch RW:st0, RW:st`` ``DF C8+i`` (FPU)"""
-    FCHS: Final = 4146
+    FCHS: Final = 4140
     """``fchs`` ``D9 E0`` (FPU)"""
-    FABS: Final = 4147
+    FABS: Final = 4141
     """``fabs`` ``D9 E1`` (FPU)"""
-    FTST: Final = 4148
+    FTST: Final = 4142
     """``ftst`` ``D9 E4`` (FPU)"""
-    FXAM: Final = 4149
+    FXAM: Final = 4143
     """``fxam`` ``D9 E5`` (FPU)"""
-    FLD1: Final = 4150
+    FLD1: Final = 4144
     """``fld1`` ``D9 E8`` (FPU)"""
-    FLDL2T: Final = 4151
+    FLDL2T: Final = 4145
     """``fldl2t`` ``D9 E9`` (FPU)"""
-    FLDL2E: Final = 4152
+    FLDL2E: Final = 4146
     """``fldl2e`` ``D9 EA`` (FPU)"""
-    FLDPI: Final = 4153
+    FLDPI: Final = 4147
     """``fldpi`` ``D9 EB`` (FPU)"""
-    FLDLG2: Final = 4154
+    FLDLG2: Final = 4148
     """``fldlg2`` ``D9 EC`` (FPU)"""
-    FLDLN2: Final = 4155
+    FLDLN2: Final = 4149
     """``fldln2`` ``D9 ED`` (FPU)"""
-    FLDZ: Final = 4156
+    FLDZ: Final = 4150
     """``fldz`` ``D9 EE`` (FPU)"""
-    F2XM1: Final = 4157
+    F2XM1: Final = 4151
     """``f2xm1`` ``D9 F0`` (FPU)"""
-    FYL2X: Final = 4158
+    FYL2X: Final = 4152
     """``fyl2x`` ``D9 F1`` (FPU)"""
-    FPTAN: Final = 4159
+    FPTAN: Final = 4153
     """``fptan`` ``D9 F2`` (FPU)"""
-    FPATAN: Final = 4160
+    FPATAN: Final = 4154
     """``fpatan`` ``D9 F3`` (FPU)"""
-    FXTRACT: Final = 4161
+    FXTRACT: Final = 4155
     """``fxtract`` ``D9 F4`` (FPU)"""
-    FPREM1: Final = 4162
+    FPREM1: Final = 4156
     """``fprem1`` ``D9 F5`` (FPU387)"""
-    FDECSTP: Final = 4163
+    FDECSTP: Final = 4157
     """``fdecstp`` ``D9 F6`` (FPU)"""
-    FINCSTP: Final = 4164
+    FINCSTP: Final = 4158
     """``fincstp`` ``D9 F7`` (FPU)"""
-    FPREM: Final = 4165
+    FPREM: Final = 4159
     """``fprem`` ``D9 F8`` (FPU)"""
-    FYL2XP1: Final = 4166
+    FYL2XP1: Final = 4160
     """``fyl2xp1`` ``D9 F9`` (FPU)"""
-    FSQRT: Final = 4167
+    FSQRT: Final = 4161
     """``fsqrt`` ``D9 FA`` (FPU)"""
-    FSINCOS: Final = 4168
+    FSINCOS: Final = 4162
     """``fsincos`` ``D9 FB`` (FPU387)"""
-    FRNDINT: Final = 4169
+    FRNDINT: Final = 4163
     """``frndint`` ``D9 FC`` (FPU)"""
-    FSCALE: Final = 4170
+    FSCALE: Final = 4164
     """``fscale`` ``D9 FD`` (FPU)"""
-    FSIN: Final = 4171
+    FSIN: Final = 4165
     """``fsin`` ``D9 FE`` (FPU387)"""
-    FCOS: Final = 4172
+    FCOS: Final = 4166
     """``fcos`` ``D9 FF`` (FPU387)"""
-    FIADD_M32INT: Final = 4173
+    FIADD_M32INT: Final = 4167
     """``fiadd R:m32`` ``DA /0`` (FPU)"""
-    REX2_FIADD_M32INT: Final = 4174
+    REX2_FIADD_M32INT: Final = 4168
     """``fiadd R:m32`` ``REX2 DA /0`` (FPU)"""
-    FIADD_M16INT: Final = 4175
+    FIADD_M16INT: Final = 4169
     """``fiadd R:m16`` ``DE /0`` (FPU)"""
-    REX2_FIADD_M16INT: Final = 4176
+    REX2_FIADD_M16INT: Final = 4170
     """``fiadd R:m16`` ``REX2 DE /0`` (FPU)"""
-    FIMUL_M32INT: Final = 4177
+    FIMUL_M32INT: Final = 4171
     """``fimul R:m32`` ``DA /1`` (FPU)"""
-    REX2_FIMUL_M32INT: Final = 4178
+    REX2_FIMUL_M32INT: Final = 4172
     """``fimul R:m32`` ``REX2 DA /1`` (FPU)"""
-    FIMUL_M16INT: Final = 4179
+    FIMUL_M16INT: Final = 4173
     """``fimul R:m16`` ``DE /1`` (FPU)"""
-    REX2_FIMUL_M16INT: Final = 4180
+    REX2_FIMUL_M16INT: Final = 4174
     """``fimul R:m16`` ``REX2 DE /1`` (FPU)"""
-    FICOM_M32INT: Final = 4181
+    FICOM_M32INT: Final = 4175
     """``ficom R:m32`` ``DA /2`` (FPU)"""
-    REX2_FICOM_M32INT: Final = 4182
+    REX2_FICOM_M32INT: Final = 4176
     """``ficom R:m32`` ``REX2 DA /2`` (FPU)"""
-    FICOM_M16INT: Final = 4183
+    FICOM_M16INT: Final = 4177
     """``ficom R:m16`` ``DE /2`` (FPU)"""
-    REX2_FICOM_M16INT: Final = 4184
+    REX2_FICOM_M16INT: Final = 4178
     """``ficom R:m16`` ``REX2 DE /2`` (FPU)"""
-    FICOMP_M32INT: Final = 4185
+    FICOMP_M32INT: Final = 4179
     """``ficomp R:m32`` ``DA /3`` (FPU)"""
-    REX2_FICOMP_M32INT: Final = 4186
+    REX2_FICOMP_M32INT: Final = 4180
     """``ficomp R:m32`` ``REX2 DA /3`` (FPU)"""
-    FICOMP_M16INT: Final = 4187
+    FICOMP_M16INT: Final = 4181
     """``ficomp R:m16`` ``DE /3`` (FPU)"""
-    REX2_FICOMP_M16INT: Final = 4188
+    REX2_FICOMP_M16INT: Final = 4182
     """``ficomp R:m16`` ``REX2 DE /3`` (FPU)"""
-    FISUB_M32INT: Final = 4189
+    FISUB_M32INT: Final = 4183
     """``fisub R:m32`` ``DA /4`` (FPU)"""
-    REX2_FISUB_M32INT: Final = 4190
+    REX2_FISUB_M32INT: Final = 4184
     """``fisub R:m32`` ``REX2 DA /4`` (FPU)"""
-    FISUB_M16INT: Final = 4191
+    FISUB_M16INT: Final = 4185
     """``fisub R:m16`` ``DE /4`` (FPU)"""
-    REX2_FISUB_M16INT: Final = 4192
+    REX2_FISUB_M16INT: Final = 4186
     """``fisub R:m16`` ``REX2 DE /4`` (FPU)"""
-    FISUBR_M32INT: Final = 4193
+    FISUBR_M32INT: Final = 4187
     """``fisubr R:m32`` ``DA /5`` (FPU)"""
-    REX2_FISUBR_M32INT: Final = 4194
+    REX2_FISUBR_M32INT: Final = 4188
     """``fisubr R:m32`` ``REX2 DA /5`` (FPU)"""
-    FISUBR_M16INT: Final = 4195
+    FISUBR_M16INT: Final = 4189
     """``fisubr R:m16`` ``DE /5`` (FPU)"""
-    REX2_FISUBR_M16INT: Final = 4196
+    REX2_FISUBR_M16INT: Final = 4190
     """``fisubr R:m16`` ``REX2 DE /5`` (FPU)"""
-    FIDIV_M32INT: Final = 4197
+    FIDIV_M32INT: Final = 4191
     """``fidiv R:m32`` ``DA /6`` (FPU)"""
-    REX2_FIDIV_M32INT: Final = 4198
+    REX2_FIDIV_M32INT: Final = 4192
     """``fidiv R:m32`` ``REX2 DA /6`` (FPU)"""
-    FIDIV_M16INT: Final = 4199
+    FIDIV_M16INT: Final = 4193
     """``fidiv R:m16`` ``DE /6`` (FPU)"""
-    REX2_FIDIV_M16INT: Final = 4200
+    REX2_FIDIV_M16INT: Final = 4194
     """``fidiv R:m16`` ``REX2 DE /6`` (FPU)"""
-    FIDIVR_M32INT: Final = 4201
+    FIDIVR_M32INT: Final = 4195
     """``fidivr R:m32`` ``DA /7`` (FPU)"""
-    REX2_FIDIVR_M32INT: Final = 4202
+    REX2_FIDIVR_M32INT: Final = 4196
     """``fidivr R:m32`` ``REX2 DA /7`` (FPU)"""
-    FIDIVR_M16INT: Final = 4203
+    FIDIVR_M16INT: Final = 4197
     """``fidivr R:m16`` ``DE /7`` (FPU)"""
-    REX2_FIDIVR_M16INT: Final = 4204
+    REX2_FIDIVR_M16INT: Final = 4198
     """``fidivr R:m16`` ``REX2 DE /7`` (FPU)"""
-    FCMOVB_ST0_STI: Final = 4205
+    FCMOVB_ST0_STI: Final = 4199
     """``fcmovb CW:st0, CR:st`` ``DA C0+i`` (FPU+CMOV)"""
-    FCMOVE_ST0_STI: Final = 4206
+    FCMOVE_ST0_STI: Final = 4200
     """``fcmove CW:st0, CR:st`` ``DA C8+i`` (FPU+CMOV)"""
-    FCMOVBE_ST0_STI: Final = 4207
+    FCMOVBE_ST0_STI: Final = 4201
     """``fcmovbe CW:st0, CR:st`` ``DA D0+i`` (FPU+CMOV)"""
-    FCMOVU_ST0_STI: Final = 4208
+    FCMOVU_ST0_STI: Final = 4202
     """``fcmovu CW:st0, CR:st`` ``DA D8+i`` (FPU+CMOV)"""
-    FUCOMPP: Final = 4209
+    FUCOMPP: Final = 4203
     """``fucompp`` ``DA E9`` (FPU387)"""
-    FILD_M32INT: Final = 4210
+    FILD_M32INT: Final = 4204
     """``fild R:m32`` ``DB /0`` (FPU)"""
-    REX2_FILD_M32INT: Final = 4211
+    REX2_FILD_M32INT: Final = 4205
     """``fild R:m32`` ``REX2 DB /0`` (FPU)"""
-    FILD_M16INT: Final = 4212
+    FILD_M16INT: Final = 4206
     """``fild R:m16`` ``DF /0`` (FPU)"""
-    REX2_FILD_M16INT: Final = 4213
+    REX2_FILD_M16INT: Final = 4207
     """``fild R:m16`` ``REX2 DF /0`` (FPU)"""
-    FILD_M64INT: Final = 4214
+    FILD_M64INT: Final = 4208
     """``fild R:m64`` ``DF /5`` (FPU)"""
-    REX2_FILD_M64INT: Final = 4215
+    REX2_FILD_M64INT: Final = 4209
     """``fild R:m64`` ``REX2 DF /5`` (FPU)"""
-    FISTTP_M32INT: Final = 4216
+    FISTTP_M32INT: Final = 4210
     """``fisttp W:m32`` ``DB /1`` (FPU+SSE3)"""
-    REX2_FISTTP_M32INT: Final = 4217
+    REX2_FISTTP_M32INT: Final = 4211
     """``fisttp W:m32`` ``REX2 DB /1`` (FPU+SSE3)"""
-    FISTTP_M64INT: Final = 4218
+    FISTTP_M64INT: Final = 4212
     """``fisttp W:m64`` ``DD /1`` (FPU+SSE3)"""
-    REX2_FISTTP_M64INT: Final = 4219
+    REX2_FISTTP_M64INT: Final = 4213
     """``fisttp W:m64`` ``REX2 DD /1`` (FPU+SSE3)"""
-    FISTTP_M16INT: Final = 4220
+    FISTTP_M16INT: Final = 4214
     """``fisttp W:m16`` ``DF /1`` (FPU+SSE3)"""
-    REX2_FISTTP_M16INT: Final = 4221
+    REX2_FISTTP_M16INT: Final = 4215
     """``fisttp W:m16`` ``REX2 DF /1`` (FPU+SSE3)"""
-    FIST_M32INT: Final = 4222
+    FIST_M32INT: Final = 4216
     """``fist W:m32`` ``DB /2`` (FPU)"""
-    REX2_FIST_M32INT: Final = 4223
+    REX2_FIST_M32INT: Final = 4217
     """``fist W:m32`` ``REX2 DB /2`` (FPU)"""
-    FIST_M16INT: Final = 4224
+    FIST_M16INT: Final = 4218
     """``fist W:m16`` ``DF /2`` (FPU)"""
-    REX2_FIST_M16INT: Final = 4225
+    REX2_FIST_M16INT: Final = 4219
     """``fist W:m16`` ``REX2 DF /2`` (FPU)"""
-    FISTP_M32INT: Final = 4226
+    FISTP_M32INT: Final = 4220
     """``fistp W:m32`` ``DB /3`` (FPU)"""
-    REX2_FISTP_M32INT: Final = 4227
+    REX2_FISTP_M32INT: Final = 4221
     """``fistp W:m32`` ``REX2 DB /3`` (FPU)"""
-    FISTP_M16INT: Final = 4228
+    FISTP_M16INT: Final = 4222
     """``fistp W:m16`` ``DF /3`` (FPU)"""
-    REX2_FISTP_M16INT: Final = 4229
+    REX2_FISTP_M16INT: Final = 4223
     """``fistp W:m16`` ``REX2 DF /3`` (FPU)"""
-    FISTP_M64INT: Final = 4230
+    FISTP_M64INT: Final = 4224
     """``fistp W:m64`` ``DF /7`` (FPU)"""
-    REX2_FISTP_M64INT: Final = 4231
+    REX2_FISTP_M64INT: Final = 4225
     """``fistp W:m64`` ``REX2 DF /7`` (FPU)"""
-    FCMOVNB_ST0_STI: Final = 4232
+    FCMOVNB_ST0_STI: Final = 4226
     """``fcmovnb CW:st0, CR:st`` ``DB C0+i`` (FPU+CMOV)"""
-    FCMOVNE_ST0_STI: Final = 4233
+    FCMOVNE_ST0_STI: Final = 4227
     """``fcmovne CW:st0, CR:st`` ``DB C8+i`` (FPU+CMOV)"""
-    FCMOVNBE_ST0_STI: Final = 4234
+    FCMOVNBE_ST0_STI: Final = 4228
     """``fcmovnbe CW:st0, CR:st`` ``DB D0+i`` (FPU+CMOV)"""
-    FCMOVNU_ST0_STI: Final = 4235
+    FCMOVNU_ST0_STI: Final = 4229
     """``fcmovnu CW:st0, CR:st`` ``DB D8+i`` (FPU+CMOV)"""
-    FNCLEX: Final = 4236
+    FNCLEX: Final = 4230
     """``fnclex`` ``DB E2`` (FPU)"""
-    FNINIT: Final = 4237
+    FNINIT: Final = 4231
     """``fninit`` ``DB E3`` (FPU)"""
-    FUCOMI_ST0_STI: Final = 4238
+    FUCOMI_ST0_STI: Final = 4232
     """``fucomi R:st0, R:st`` ``DB E8+i`` (FPU+CMOV)"""
-    FCOMI_ST0_STI: Final = 4239
+    FCOMI_ST0_STI: Final = 4233
     """``fcomi R:st0, R:st`` ``DB F0+i`` (FPU+CMOV)"""
-    FNSTSW_M2BYTE: Final = 4240
+    FNSTSW_M2BYTE: Final = 4234
     """``fnstsw W:m16`` ``DD /7`` (FPU)"""
-    REX2_FNSTSW_M2BYTE: Final = 4241
+    REX2_FNSTSW_M2BYTE: Final = 4235
     """``fnstsw W:m16`` ``REX2 DD /7`` (FPU)"""
-    FNSTSW_AX: Final = 4242
+    FNSTSW_AX: Final = 4236
     """``fnstsw W:ax`` ``DF E0`` (FPU287)"""
-    FFREE_STI: Final = 4243
+    FFREE_STI: Final = 4237
     """``ffree N:st`` ``DD C0+i`` (FPU)"""
-    FUCOM_ST0_STI: Final = 4244
+    FUCOM_ST0_STI: Final = 4238
     """``fucom R:st0, R:st`` ``DD E0+i`` (FPU)"""
-    FUCOMP_ST0_STI: Final = 4245
+    FUCOMP_ST0_STI: Final = 4239
     """``fucomp R:st0, R:st`` ``DD E8+i`` (FPU)"""
-    FADDP_STI_ST0: Final = 4246
+    FADDP_STI_ST0: Final = 4240
     """``faddp RW:st, R:st0`` ``DE C0+i`` (FPU)"""
-    FMULP_STI_ST0: Final = 4247
+    FMULP_STI_ST0: Final = 4241
     """``fmulp RW:st, R:st0`` ``DE C8+i`` (FPU)"""
-    FCOMPP: Final = 4248
+    FCOMPP: Final = 4242
     """``fcompp`` ``DE D9`` (FPU)"""
-    FSUBRP_STI_ST0: Final = 4249
+    FSUBRP_STI_ST0: Final = 4243
     """``fsubrp RW:st, R:st0`` ``DE E0+i`` (FPU)"""
-    FSUBP_STI_ST0: Final = 4250
+    FSUBP_STI_ST0: Final = 4244
     """``fsubp RW:st, R:st0`` ``DE E8+i`` (FPU)"""
-    FDIVRP_STI_ST0: Final = 4251
+    FDIVRP_STI_ST0: Final = 4245
     """``fdivrp RW:st, R:st0`` ``DE F0+i`` (FPU)"""
-    FDIVP_STI_ST0: Final = 4252
+    FDIVP_STI_ST0: Final = 4246
     """``fdivp RW:st, R:st0`` ``DE F8+i`` (FPU)"""
-    FBLD_M80BCD: Final = 4253
+    FBLD_M80BCD: Final = 4247
     """``fbld R:m80`` ``DF /4`` (FPU)"""
-    REX2_FBLD_M80BCD: Final = 4254
+    REX2_FBLD_M80BCD: Final = 4248
     """``fbld R:m80`` ``REX2 DF /4`` (FPU)"""
-    FBSTP_M80BCD: Final = 4255
+    FBSTP_M80BCD: Final = 4249
     """``fbstp W:m80`` ``DF /6`` (FPU)"""
-    REX2_FBSTP_M80BCD: Final = 4256
+    REX2_FBSTP_M80BCD: Final = 4250
     """``fbstp W:m80`` ``REX2 DF /6`` (FPU)"""
-    FFREEP_STI: Final = 4257
+    FFREEP_STI: Final = 4251
     """``ffreep N:st`` ``DF C0+i`` (FPU)"""
-    FUCOMIP_ST0_STI: Final = 4258
+    FUCOMIP_ST0_STI: Final = 4252
     """``fucomip R:st0, R:st`` ``DF E8+i`` (FPU+CMOV)"""
-    FCOMIP_ST0_STI: Final = 4259
+    FCOMIP_ST0_STI: Final = 4253
     """``fcomip R:st0, R:st`` ``DF F0+i`` (FPU+CMOV)"""
-    FXSAVE_M512BYTE: Final = 4260
+    FXSAVE_M512BYTE: Final = 4254
     """``fxsave W:m512byte`` ``0F AE /0`` (FXSR)"""
-    REX2_FXSAVE_M512BYTE: Final = 4261
+    REX2_FXSAVE_M512BYTE: Final = 4255
     """``fxsave W:m512byte`` ``REX2 0F AE /0`` (FXSR)"""
-    FXSAVE64_M512BYTE: Final = 4262
+    FXSAVE64_M512BYTE: Final = 4256
     """``fxsave64 W:m512byte`` ``REX.W 0F AE /0`` (FXSR)"""
-    REX2_FXSAVE64_M512BYTE: Final = 4263
+    REX2_FXSAVE64_M512BYTE: Final = 4257
     """``fxsave64 W:m512byte`` ``REX2 REX.W 0F AE /0`` (FXSR)"""
-    FXRSTOR_M512BYTE: Final = 4264
+    FXRSTOR_M512BYTE: Final = 4258
     """``fxrstor R:m512byte`` ``0F AE /1`` (FXSR)"""
-    REX2_FXRSTOR_M512BYTE: Final = 4265
+    REX2_FXRSTOR_M512BYTE: Final = 4259
     """``fxrstor R:m512byte`` ``REX2 0F AE /1`` (FXSR)"""
-    FXRSTOR64_M512BYTE: Final = 4266
+    FXRSTOR64_M512BYTE: Final = 4260
     """``fxrstor64 R:m512byte`` ``REX.W 0F AE /1`` (FXSR)"""
-    REX2_FXRSTOR64_M512BYTE: Final = 4267
+    REX2_FXRSTOR64_M512BYTE: Final = 4261
     """``fxrstor64 R:m512byte`` ``REX2 REX.W 0F AE /1`` (FXSR)"""
-    VEX_CMPNBXADD_M32_R32_R32: Final = 4268
+    VEX_CMPNBXADD_M32_R32_R32: Final = 4262
     """``cmpnbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPNBXADD_M64_R64_R64: Final = 4269
+    VEX_CMPNBXADD_M64_R64_R64: Final = 4263
     """``cmpnbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M32_R32_R32: Final = 4270
+    VEX_CMPZXADD_M32_R32_R32: Final = 4264
     """``cmpzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M64_R64_R64: Final = 4271
+    VEX_CMPZXADD_M64_R64_R64: Final = 4265
     """``cmpzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M32_R32_R32: Final = 4272
+    VEX_CMPNZXADD_M32_R32_R32: Final = 4266
     """``cmpnzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M64_R64_R64: Final = 4273
+    VEX_CMPNZXADD_M64_R64_R64: Final = 4267
     """``cmpnzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M32_R32_R32: Final = 4274
+    VEX_CMPNBEXADD_M32_R32_R32: Final = 4268
     """``cmpnbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M64_R64_R64: Final = 4275
+    VEX_CMPNBEXADD_M64_R64_R64: Final = 4269
     """``cmpnbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M32_R32_R32: Final = 4276
+    VEX_CMPNLXADD_M32_R32_R32: Final = 4270
     """``cmpnlxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M64_R64_R64: Final = 4277
+    VEX_CMPNLXADD_M64_R64_R64: Final = 4271
     """``cmpnlxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M32_R32_R32: Final = 4278
+    VEX_CMPNLEXADD_M32_R32_R32: Final = 4272
     """``cmpnlexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EF /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M64_R64_R64: Final = 4279
+    VEX_CMPNLEXADD_M64_R64_R64: Final = 4273
     """``cmpnlexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EF /r`` (CMPCCXADD)"""
-    CVTPI2PS_XMM_MMM64: Final = 4280
+    CVTPI2PS_XMM_MMM64: Final = 4274
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``0F 2A /r`` (SSE)"""
-    REX2_CVTPI2PS_XMM_MMM64: Final = 4281
+    REX2_CVTPI2PS_XMM_MMM64: Final = 4275
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``REX2 0F 2A /r`` (SSE)"""
-    CVTPI2PD_XMM_MMM64: Final = 4282
+    CVTPI2PD_XMM_MMM64: Final = 4276
     """``cvtpi2pd W:xmm, R:mm/m64`` ``66 0F 2A /r`` (SSE2)"""
-    REX2_CVTPI2PD_XMM_MMM64: Final = 4283
+    REX2_CVTPI2PD_XMM_MMM64: Final = 4277
     """``cvtpi2pd W:xmm, R:mm/m64`` ``REX2 66 0F 2A /r`` (SSE2)"""
-    CVTTPS2PI_MM_XMMM64: Final = 4284
+    CVTTPS2PI_MM_XMMM64: Final = 4278
     """``cvttps2pi W:mm, R:xmm/m64`` ``0F 2C /r`` (SSE)"""
-    REX2_CVTTPS2PI_MM_XMMM64: Final = 4285
+    REX2_CVTTPS2PI_MM_XMMM64: Final = 4279
     """``cvttps2pi W:mm, R:xmm/m64`` ``REX2 0F 2C /r`` (SSE)"""
-    CVTTPD2PI_MM_XMMM128: Final = 4286
+    CVTTPD2PI_MM_XMMM128: Final = 4280
     """``cvttpd2pi W:mm, R:xmm/m128`` ``66 0F 2C /r`` (SSE2)"""
-    REX2_CVTTPD2PI_MM_XMMM128: Final = 4287
+    REX2_CVTTPD2PI_MM_XMMM128: Final = 4281
     """``cvttpd2pi W:mm, R:xmm/m128`` ``REX2 66 0F 2C /r`` (SSE2)"""
-    CVTPS2PI_MM_XMMM64: Final = 4288
+    CVTPS2PI_MM_XMMM64: Final = 4282
     """``cvtps2pi W:mm, R:xmm/m64`` ``0F 2D /r`` (SSE)"""
-    REX2_CVTPS2PI_MM_XMMM64: Final = 4289
+    REX2_CVTPS2PI_MM_XMMM64: Final = 4283
     """``cvtps2pi W:mm, R:xmm/m64`` ``REX2 0F 2D /r`` (SSE)"""
-    CVTPD2PI_MM_XMMM128: Final = 4290
+    CVTPD2PI_MM_XMMM128: Final = 4284
     """``cvtpd2pi W:mm, R:xmm/m128`` ``66 0F 2D /r`` (SSE2)"""
-    REX2_CVTPD2PI_MM_XMMM128: Final = 4291
+    REX2_CVTPD2PI_MM_XMMM128: Final = 4285
     """``cvtpd2pi W:mm, R:xmm/m128`` ``REX2 66 0F 2D /r`` (SSE2)"""
-    PSHUFW_MM_MMM64_IMM8: Final = 4292
+    PSHUFW_MM_MMM64_IMM8: Final = 4286
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``0F 70 /r ib`` (SSE)"""
-    REX2_PSHUFW_MM_MMM64_IMM8: Final = 4293
+    REX2_PSHUFW_MM_MMM64_IMM8: Final = 4287
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``REX2 0F 70 /r ib`` (SSE)"""
-    MOVQ2DQ_XMM_MM: Final = 4294
+    MOVQ2DQ_XMM_MM: Final = 4288
     """``movq2dq W:xmm, R:mm`` ``F3 0F D6 /r`` (SSE2)"""
-    MOVDQ2Q_MM_XMM: Final = 4295
+    MOVDQ2Q_MM_XMM: Final = 4289
     """``movdq2q W:mm, R:xmm`` ``F2 0F D6 /r`` (SSE2)"""
-    MOVNTQ_M64_MM: Final = 4296
+    MOVNTQ_M64_MM: Final = 4290
     """``movntq W:m64, R:mm`` ``0F E7 /r`` (SSE)"""
-    REX2_MOVNTQ_M64_MM: Final = 4297
+    REX2_MOVNTQ_M64_MM: Final = 4291
     """``movntq W:m64, R:mm`` ``REX2 0F E7 /r`` (SSE)"""
-    VEX_KANDW_KR_KR_KR: Final = 4298
+    VEX_KANDW_KR_KR_KR: Final = 4292
     """``kandw W:k, R:k, R:k`` ``VEX.L1.0F.W0 41 /r`` (AVX512F)"""
-    VEX_KANDQ_KR_KR_KR: Final = 4299
+    VEX_KANDQ_KR_KR_KR: Final = 4293
     """``kandq W:k, R:k, R:k`` ``VEX.L1.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDB_KR_KR_KR: Final = 4300
+    VEX_KANDB_KR_KR_KR: Final = 4294
     """``kandb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 41 /r`` (AVX512DQ)"""
-    VEX_KANDD_KR_KR_KR: Final = 4301
+    VEX_KANDD_KR_KR_KR: Final = 4295
     """``kandd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDNW_KR_KR_KR: Final = 4302
+    VEX_KANDNW_KR_KR_KR: Final = 4296
     """``kandnw W:k, R:k, R:k`` ``VEX.L1.0F.W0 42 /r`` (AVX512F)"""
-    VEX_KANDNQ_KR_KR_KR: Final = 4303
+    VEX_KANDNQ_KR_KR_KR: Final = 4297
     """``kandnq W:k, R:k, R:k`` ``VEX.L1.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KANDNB_KR_KR_KR: Final = 4304
+    VEX_KANDNB_KR_KR_KR: Final = 4298
     """``kandnb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 42 /r`` (AVX512DQ)"""
-    VEX_KANDND_KR_KR_KR: Final = 4305
+    VEX_KANDND_KR_KR_KR: Final = 4299
     """``kandnd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KNOTW_KR_KR: Final = 4306
+    VEX_KNOTW_KR_KR: Final = 4300
     """``knotw W:k, R:k`` ``VEX.L0.0F.W0 44 /r`` (AVX512F)"""
-    VEX_KNOTQ_KR_KR: Final = 4307
+    VEX_KNOTQ_KR_KR: Final = 4301
     """``knotq W:k, R:k`` ``VEX.L0.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KNOTB_KR_KR: Final = 4308
+    VEX_KNOTB_KR_KR: Final = 4302
     """``knotb W:k, R:k`` ``VEX.L0.66.0F.W0 44 /r`` (AVX512DQ)"""
-    VEX_KNOTD_KR_KR: Final = 4309
+    VEX_KNOTD_KR_KR: Final = 4303
     """``knotd W:k, R:k`` ``VEX.L0.66.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KORW_KR_KR_KR: Final = 4310
+    VEX_KORW_KR_KR_KR: Final = 4304
     """``korw W:k, R:k, R:k`` ``VEX.L1.0F.W0 45 /r`` (AVX512F)"""
-    VEX_KORQ_KR_KR_KR: Final = 4311
+    VEX_KORQ_KR_KR_KR: Final = 4305
     """``korq W:k, R:k, R:k`` ``VEX.L1.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KORB_KR_KR_KR: Final = 4312
+    VEX_KORB_KR_KR_KR: Final = 4306
     """``korb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 45 /r`` (AVX512DQ)"""
-    VEX_KORD_KR_KR_KR: Final = 4313
+    VEX_KORD_KR_KR_KR: Final = 4307
     """``kord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KXNORW_KR_KR_KR: Final = 4314
+    VEX_KXNORW_KR_KR_KR: Final = 4308
     """``kxnorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 46 /r`` (AVX512F)"""
-    VEX_KXNORQ_KR_KR_KR: Final = 4315
+    VEX_KXNORQ_KR_KR_KR: Final = 4309
     """``kxnorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXNORB_KR_KR_KR: Final = 4316
+    VEX_KXNORB_KR_KR_KR: Final = 4310
     """``kxnorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 46 /r`` (AVX512DQ)"""
-    VEX_KXNORD_KR_KR_KR: Final = 4317
+    VEX_KXNORD_KR_KR_KR: Final = 4311
     """``kxnord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXORW_KR_KR_KR: Final = 4318
+    VEX_KXORW_KR_KR_KR: Final = 4312
     """``kxorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 47 /r`` (AVX512F)"""
-    VEX_KXORQ_KR_KR_KR: Final = 4319
+    VEX_KXORQ_KR_KR_KR: Final = 4313
     """``kxorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KXORB_KR_KR_KR: Final = 4320
+    VEX_KXORB_KR_KR_KR: Final = 4314
     """``kxorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 47 /r`` (AVX512DQ)"""
-    VEX_KXORD_KR_KR_KR: Final = 4321
+    VEX_KXORD_KR_KR_KR: Final = 4315
     """``kxord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KADDW_KR_KR_KR: Final = 4322
+    VEX_KADDW_KR_KR_KR: Final = 4316
     """``kaddw W:k, R:k, R:k`` ``VEX.L1.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDQ_KR_KR_KR: Final = 4323
+    VEX_KADDQ_KR_KR_KR: Final = 4317
     """``kaddq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KADDB_KR_KR_KR: Final = 4324
+    VEX_KADDB_KR_KR_KR: Final = 4318
     """``kaddb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDD_KR_KR_KR: Final = 4325
+    VEX_KADDD_KR_KR_KR: Final = 4319
     """``kaddd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KUNPCKWD_KR_KR_KR: Final = 4326
+    VEX_KUNPCKWD_KR_KR_KR: Final = 4320
     """``kunpckwd W:k, R:k, R:k`` ``VEX.L1.0F.W0 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKDQ_KR_KR_KR: Final = 4327
+    VEX_KUNPCKDQ_KR_KR_KR: Final = 4321
     """``kunpckdq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKBW_KR_KR_KR: Final = 4328
+    VEX_KUNPCKBW_KR_KR_KR: Final = 4322
     """``kunpckbw W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4B /r`` (AVX512F)"""
-    VEX_KMOVW_KR_KM16: Final = 4329
+    VEX_KMOVW_KR_KM16: Final = 4323
     """``kmovw W:k, R:k/m16`` ``VEX.L0.0F.W0 90 /r`` (AVX512F)"""
-    VEX_KMOVW_M16_KR: Final = 4330
+    VEX_KMOVW_M16_KR: Final = 4324
     """``kmovw W:m16, R:k`` ``VEX.L0.0F.W0 91 /r`` (AVX512F)"""
-    VEX_KMOVW_KR_R32: Final = 4331
+    VEX_KMOVW_KR_R32: Final = 4325
     """``kmovw W:k, R:r32`` ``VEX.L0.0F.W0 92 /r`` (AVX512F)"""
-    VEX_KMOVW_R32_KR: Final = 4332
+    VEX_KMOVW_R32_KR: Final = 4326
     """``kmovw W:r32, R:k`` ``VEX.L0.0F.W0 93 /r`` (AVX512F)"""
-    VEX_KMOVQ_KR_KM64: Final = 4333
+    VEX_KMOVQ_KR_KM64: Final = 4327
     """``kmovq W:k, R:k/m64`` ``VEX.L0.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVQ_M64_KR: Final = 4334
+    VEX_KMOVQ_M64_KR: Final = 4328
     """``kmovq W:m64, R:k`` ``VEX.L0.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVQ_KR_R64: Final = 4335
+    VEX_KMOVQ_KR_R64: Final = 4329
     """``kmovq W:k, R:r64`` ``VEX.L0.F2.0F.W1 92 /r`` (AVX512BW)"""
-    VEX_KMOVQ_R64_KR: Final = 4336
+    VEX_KMOVQ_R64_KR: Final = 4330
     """``kmovq W:r64, R:k`` ``VEX.L0.F2.0F.W1 93 /r`` (AVX512BW)"""
-    VEX_KMOVB_KR_KM8: Final = 4337
+    VEX_KMOVB_KR_KM8: Final = 4331
     """``kmovb W:k, R:k/m8`` ``VEX.L0.66.0F.W0 90 /r`` (AVX512DQ)"""
-    VEX_KMOVB_M8_KR: Final = 4338
+    VEX_KMOVB_M8_KR: Final = 4332
     """``kmovb W:m8, R:k`` ``VEX.L0.66.0F.W0 91 /r`` (AVX512DQ)"""
-    VEX_KMOVB_KR_R32: Final = 4339
+    VEX_KMOVB_KR_R32: Final = 4333
     """``kmovb W:k, R:r32`` ``VEX.L0.66.0F.W0 92 /r`` (AVX512DQ)"""
-    VEX_KMOVB_R32_KR: Final = 4340
+    VEX_KMOVB_R32_KR: Final = 4334
     """``kmovb W:r32, R:k`` ``VEX.L0.66.0F.W0 93 /r`` (AVX512DQ)"""
-    VEX_KMOVD_KR_KM32: Final = 4341
+    VEX_KMOVD_KR_KM32: Final = 4335
     """``kmovd W:k, R:k/m32`` ``VEX.L0.66.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVD_M32_KR: Final = 4342
+    VEX_KMOVD_M32_KR: Final = 4336
     """``kmovd W:m32, R:k`` ``VEX.L0.66.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVD_KR_R32: Final = 4343
+    VEX_KMOVD_KR_R32: Final = 4337
     """``kmovd W:k, R:r32`` ``VEX.L0.F2.0F.W0 92 /r`` (AVX512BW)"""
-    VEX_KMOVD_R32_KR: Final = 4344
+    VEX_KMOVD_R32_KR: Final = 4338
     """``kmovd W:r32, R:k`` ``VEX.L0.F2.0F.W0 93 /r`` (AVX512BW)"""
-    VEX_KORTESTW_KR_KR: Final = 4345
+    VEX_KORTESTW_KR_KR: Final = 4339
     """``kortestw R:k, R:k`` ``VEX.L0.0F.W0 98 /r`` (AVX512F)"""
-    VEX_KORTESTQ_KR_KR: Final = 4346
+    VEX_KORTESTQ_KR_KR: Final = 4340
     """``kortestq R:k, R:k`` ``VEX.L0.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KORTESTB_KR_KR: Final = 4347
+    VEX_KORTESTB_KR_KR: Final = 4341
     """``kortestb R:k, R:k`` ``VEX.L0.66.0F.W0 98 /r`` (AVX512DQ)"""
-    VEX_KORTESTD_KR_KR: Final = 4348
+    VEX_KORTESTD_KR_KR: Final = 4342
     """``kortestd R:k, R:k`` ``VEX.L0.66.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KTESTW_KR_KR: Final = 4349
+    VEX_KTESTW_KR_KR: Final = 4343
     """``ktestw R:k, R:k`` ``VEX.L0.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTQ_KR_KR: Final = 4350
+    VEX_KTESTQ_KR_KR: Final = 4344
     """``ktestq R:k, R:k`` ``VEX.L0.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KTESTB_KR_KR: Final = 4351
+    VEX_KTESTB_KR_KR: Final = 4345
     """``ktestb R:k, R:k`` ``VEX.L0.66.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTD_KR_KR: Final = 4352
+    VEX_KTESTD_KR_KR: Final = 4346
     """``ktestd R:k, R:k`` ``VEX.L0.66.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KSHIFTRB_KR_KR_IMM8: Final = 4353
+    VEX_KSHIFTRB_KR_KR_IMM8: Final = 4347
     """``kshiftrb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 30 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTRW_KR_KR_IMM8: Final = 4354
+    VEX_KSHIFTRW_KR_KR_IMM8: Final = 4348
     """``kshiftrw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 30 /r ib`` (AVX512F)"""
-    VEX_KSHIFTRD_KR_KR_IMM8: Final = 4355
+    VEX_KSHIFTRD_KR_KR_IMM8: Final = 4349
     """``kshiftrd W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 4356
+    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 4350
     """``kshiftrq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLB_KR_KR_IMM8: Final = 4357
+    VEX_KSHIFTLB_KR_KR_IMM8: Final = 4351
     """``kshiftlb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 32 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTLW_KR_KR_IMM8: Final = 4358
+    VEX_KSHIFTLW_KR_KR_IMM8: Final = 4352
     """``kshiftlw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 32 /r ib`` (AVX512F)"""
-    VEX_KSHIFTLD_KR_KR_IMM8: Final = 4359
+    VEX_KSHIFTLD_KR_KR_IMM8: Final = 4353
     """``kshiftld W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 33 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 4360
+    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 4354
     """``kshiftlq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 33 /r ib`` (AVX512BW)"""
-    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 4361
+    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 4355
     """``vpgatherdd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 90 /r`` (AVX2)"""
-    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 4362
+    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 4356
     """``vpgatherdd RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 4363
+    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 4357
     """``vpgatherdd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 4364
+    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 4358
     """``vpgatherdd RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 4365
+    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 4359
     """``vpgatherdd RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 90 /r`` (AVX512F)"""
-    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 4366
+    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 4360
     """``vpgatherdq RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 90 /r`` (AVX2)"""
-    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 4367
+    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 4361
     """``vpgatherdq RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 4368
+    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 4362
     """``vpgatherdq RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 4369
+    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 4363
     """``vpgatherdq RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 4370
+    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 4364
     """``vpgatherdq RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 90 /r`` (AVX512F)"""
-    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 4371
+    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 4365
     """``vpgatherqd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 91 /r`` (AVX2)"""
-    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 4372
+    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 4366
     """``vpgatherqd RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 4373
+    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 4367
     """``vpgatherqd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 4374
+    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 4368
     """``vpgatherqd RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 4375
+    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 4369
     """``vpgatherqd RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 91 /r`` (AVX512F)"""
-    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 4376
+    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 4370
     """``vpgatherqq RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 91 /r`` (AVX2)"""
-    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 4377
+    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 4371
     """``vpgatherqq RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 4378
+    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 4372
     """``vpgatherqq RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 4379
+    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 4373
     """``vpgatherqq RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 4380
+    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 4374
     """``vpgatherqq RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 91 /r`` (AVX512F)"""
-    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 4381
+    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 4375
     """``vgatherdps RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 92 /r`` (AVX2)"""
-    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 4382
+    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 4376
     """``vgatherdps RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 4383
+    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 4377
     """``vgatherdps RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 4384
+    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 4378
     """``vgatherdps RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 4385
+    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 4379
     """``vgatherdps RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 92 /r`` (AVX512F)"""
-    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 4386
+    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 4380
     """``vgatherdpd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 92 /r`` (AVX2)"""
-    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 4387
+    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 4381
     """``vgatherdpd RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 4388
+    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 4382
     """``vgatherdpd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 4389
+    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 4383
     """``vgatherdpd RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 4390
+    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 4384
     """``vgatherdpd RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 92 /r`` (AVX512F)"""
-    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 4391
+    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 4385
     """``vgatherqps RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 93 /r`` (AVX2)"""
-    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 4392
+    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 4386
     """``vgatherqps RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 4393
+    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 4387
     """``vgatherqps RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 4394
+    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 4388
     """``vgatherqps RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 4395
+    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 4389
     """``vgatherqps RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 93 /r`` (AVX512F)"""
-    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 4396
+    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 4390
     """``vgatherqpd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 93 /r`` (AVX2)"""
-    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 4397
+    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 4391
     """``vgatherqpd RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 4398
+    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 4392
     """``vgatherqpd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 4399
+    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 4393
     """``vgatherqpd RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 4400
+    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 4394
     """``vgatherqpd RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 93 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 4401
+    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 4395
     """``vpscatterdd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 4402
+    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 4396
     """``vpscatterdd CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 4403
+    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 4397
     """``vpscatterdd CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 4404
+    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 4398
     """``vpscatterdq CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 4405
+    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 4399
     """``vpscatterdq CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 4406
+    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 4400
     """``vpscatterdq CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 4407
+    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 4401
     """``vpscatterqd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 4408
+    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 4402
     """``vpscatterqd CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 4409
+    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 4403
     """``vpscatterqd CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A1 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 4410
+    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 4404
     """``vpscatterqq CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 4411
+    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 4405
     """``vpscatterqq CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 4412
+    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 4406
     """``vpscatterqq CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A1 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 4413
+    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 4407
     """``vscatterdps CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 4414
+    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 4408
     """``vscatterdps CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 4415
+    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 4409
     """``vscatterdps CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 4416
+    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 4410
     """``vscatterdpd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 4417
+    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 4411
     """``vscatterdpd CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 4418
+    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 4412
     """``vscatterdpd CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 4419
+    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 4413
     """``vscatterqps CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 4420
+    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 4414
     """``vscatterqps CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 4421
+    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 4415
     """``vscatterqps CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A3 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 4422
+    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 4416
     """``vscatterqpd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 4423
+    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 4417
     """``vscatterqpd CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 4424
+    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 4418
     """``vscatterqpd CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A3 /r`` (AVX512F)"""
-    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 4425
+    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 4419
     """``vgatherpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 4426
+    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 4420
     """``vgatherpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 4427
+    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 4421
     """``vgatherpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 4428
+    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 4422
     """``vgatherpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 4429
+    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 4423
     """``vscatterpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 4430
+    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 4424
     """``vscatterpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 4431
+    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 4425
     """``vscatterpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 4432
+    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 4426
     """``vscatterpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /6`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 4433
+    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 4427
     """``vgatherpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 4434
+    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 4428
     """``vgatherpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 4435
+    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 4429
     """``vgatherpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 4436
+    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 4430
     """``vgatherpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 4437
+    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 4431
     """``vscatterpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 4438
+    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 4432
     """``vscatterpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 4439
+    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 4433
     """``vscatterpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 4440
+    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 4434
     """``vscatterpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /6`` (AVX512PF)"""
-    VEX_LDTILECFG_M512: Final = 4441
+    VEX_LDTILECFG_M512: Final = 4435
     """``ldtilecfg R:m512`` ``VEX.128.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_TILERELEASE: Final = 4442
+    VEX_TILERELEASE: Final = 4436
     """``tilerelease`` ``VEX.128.0F38.W0 49 C0`` (AMX_TILE)"""
-    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 4443
+    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 4437
     """``tdpbf16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5C /r`` (AMX_BF16)"""
-    VEX_TDPBUUD_TMM_TMM_TMM: Final = 4444
+    VEX_TDPBUUD_TMM_TMM_TMM: Final = 4438
     """``tdpbuud RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBUSD_TMM_TMM_TMM: Final = 4445
+    VEX_TDPBUSD_TMM_TMM_TMM: Final = 4439
     """``tdpbusd RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSUD_TMM_TMM_TMM: Final = 4446
+    VEX_TDPBSUD_TMM_TMM_TMM: Final = 4440
     """``tdpbsud RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSSD_TMM_TMM_TMM: Final = 4447
+    VEX_TDPBSSD_TMM_TMM_TMM: Final = 4441
     """``tdpbssd RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 4448
+    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 4442
     """``tdpfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5C /r`` (AMX_FP16)"""
-    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 4449
+    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 4443
     """``tcmmimfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 4450
+    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 4444
     """``tcmmrlfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TILELOADDT1_TMM_SIBMEM: Final = 4451
+    VEX_TILELOADDT1_TMM_SIBMEM: Final = 4445
     """``tileloaddt1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILESTORED_SIBMEM_TMM: Final = 4452
+    VEX_TILESTORED_SIBMEM_TMM: Final = 4446
     """``tilestored W:sibmem, R:tmm`` ``VEX.128.F3.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILELOADD_TMM_SIBMEM: Final = 4453
+    VEX_TILELOADD_TMM_SIBMEM: Final = 4447
     """``tileloadd W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILEZERO_TMM: Final = 4454
+    VEX_TILEZERO_TMM: Final = 4448
     """``tilezero W:tmm`` ``VEX.128.F2.0F38.W0 49 C0`` (AMX_TILE)"""
-    PUSHFQ: Final = 4455
+    PUSHFQ: Final = 4449
     """``pushf`` ``9C`` (X64)"""
-    POPFQ: Final = 4456
+    POPFQ: Final = 4450
     """``popf`` ``9D`` (X64)"""
-    PUSHFW: Final = 4457
+    PUSHFW: Final = 4451
     """``pushfw`` ``o16 9C`` (INTEL8086)"""
-    POPFW: Final = 4458
+    POPFW: Final = 4452
     """``popfw`` ``o16 9D`` (INTEL8086)"""
-    ENTERQ_IMM16_IMM8: Final = 4459
+    ENTERQ_IMM16_IMM8: Final = 4453
     """``enter R:imm16, R:imm8`` ``C8 iw ib`` (X64)"""
-    ENTERW_IMM16_IMM8: Final = 4460
+    ENTERW_IMM16_IMM8: Final = 4454
     """``enterw R:imm16, R:imm8`` ``o16 C8 iw ib`` (INTEL186)"""
-    LEAVEQ: Final = 4461
+    LEAVEQ: Final = 4455
     """``leave`` ``C9`` (X64)"""
-    LEAVEW: Final = 4462
+    LEAVEW: Final = 4456
     """``leavew`` ``o16 C9`` (INTEL186)"""
-    CLAC: Final = 4463
+    CLAC: Final = 4457
     """``clac`` ``0F 01 CA`` (SMAP)"""
-    STAC: Final = 4464
+    STAC: Final = 4458
     """``stac`` ``0F 01 CB`` (SMAP)"""
-    SYSCALL: Final = 4465
+    SYSCALL: Final = 4459
     """``syscall`` ``0F 05`` (SYSCALL)"""
-    RSM: Final = 4466
+    RSM: Final = 4460
     """``rsm`` ``0F AA`` (SMM)"""
-    UIRET: Final = 4467
+    UIRET: Final = 4461
     """``uiret`` ``F3 0F 01 EC`` (UINTR)"""
-    ERETU: Final = 4468
+    ERETU: Final = 4462
     """``eretu`` ``F3 0F 01 CA`` (FRED)"""
-    ERETS: Final = 4469
+    ERETS: Final = 4463
     """``erets`` ``F2 0F 01 CA`` (FRED)"""
-    TESTUI: Final = 4470
+    TESTUI: Final = 4464
     """``testui`` ``F3 0F 01 ED`` (UINTR)"""
-    CLUI: Final = 4471
+    CLUI: Final = 4465
     """``clui`` ``F3 0F 01 EE`` (UINTR)"""
-    STUI: Final = 4472
+    STUI: Final = 4466
     """``stui`` ``F3 0F 01 EF`` (UINTR)"""
-    SENDUIPI_R64: Final = 4473
+    SENDUIPI_R64: Final = 4467
     """``senduipi R:r64`` ``F3 0F C7 /6`` (UINTR)"""
-    REX2_SENDUIPI_R64: Final = 4474
+    REX2_SENDUIPI_R64: Final = 4468
     """``senduipi R:r64`` ``REX2 F3 0F C7 /6`` (UINTR)"""
-    PBLENDVB_XMM_XMMM128: Final = 4475
+    PBLENDVB_XMM_XMMM128: Final = 4469
     """``pblendvb RW:xmm, R:xmm/m128`` ``66 0F 38 10 /r`` (SSE4_1)"""
-    BLENDVPS_XMM_XMMM128: Final = 4476
+    BLENDVPS_XMM_XMMM128: Final = 4470
     """``blendvps RW:xmm, R:xmm/m128`` ``66 0F 38 14 /r`` (SSE4_1)"""
-    BLENDVPD_XMM_XMMM128: Final = 4477
+    BLENDVPD_XMM_XMMM128: Final = 4471
     """``blendvpd RW:xmm, R:xmm/m128`` ``66 0F 38 15 /r`` (SSE4_1)"""
-    SHA256RNDS2_XMM_XMMM128: Final = 4478
+    SHA256RNDS2_XMM_XMMM128: Final = 4472
     """``sha256rnds2 RW:xmm, R:xmm/m128`` ``0F 38 CB /r`` (SHA)"""
-    HRESET_IMM8: Final = 4479
+    HRESET_IMM8: Final = 4473
     """``hreset N:imm8`` ``F3 0F 3A F0 C0 ib`` (HRESET)"""
-    UMONITOR_R64: Final = 4480
+    UMONITOR_R64: Final = 4474
     """``umonitor R:r64`` ``F3 0F AE /6`` (WAITPKG)"""
-    REX2_UMONITOR_R64: Final = 4481
+    REX2_UMONITOR_R64: Final = 4475
     """``umonitor R:r64`` ``REX2 F3 0F AE /6`` (WAITPKG)"""
-    UMONITOR_R32: Final = 4482
+    UMONITOR_R32: Final = 4476
     """``umonitor R:r32`` ``a32 F3 0F AE /6`` (WAITPKG)"""
-    VMREAD_RM64_R64: Final = 4483
+    VMREAD_RM64_R64: Final = 4477
     """``vmread W:r64/m64, R:r64`` ``0F 78 /r`` (VMX)"""
-    REX2_VMREAD_RM64_R64: Final = 4484
+    REX2_VMREAD_RM64_R64: Final = 4478
     """``vmread W:r64/m64, R:r64`` ``REX2 0F 78 /r`` (VMX)"""
-    VMWRITE_R64_RM64: Final = 4485
+    VMWRITE_R64_RM64: Final = 4479
     """``vmwrite R:r64, R:r64/m64`` ``0F 79 /r`` (VMX)"""
-    REX2_VMWRITE_R64_RM64: Final = 4486
+    REX2_VMWRITE_R64_RM64: Final = 4480
     """``vmwrite R:r64, R:r64/m64`` ``REX2 0F 79 /r`` (VMX)"""
-    INVEPT_R64_M128: Final = 4487
+    INVEPT_R64_M128: Final = 4481
     """``invept R:r64, R:m128`` ``66 0F 38 80 /r`` (VMX+INVEPT)"""
-    INVVPID_R64_M128: Final = 4488
+    INVVPID_R64_M128: Final = 4482
     """``invvpid R:r64, R:m128`` ``66 0F 38 81 /r`` (VMX+INVVPID)"""
-    INVPCID_R64_M128: Final = 4489
+    INVPCID_R64_M128: Final = 4483
     """``invpcid R:r64, R:m128`` ``66 0F 38 82 /r`` (INVPCID)"""
-    VMRUNQ: Final = 4490
+    VMRUNQ: Final = 4484
     """``vmrun`` ``0F 01 D8`` (SVM)"""
-    VMRUND: Final = 4491
+    VMRUND: Final = 4485
     """``vmrun`` ``a32 0F 01 D8`` (SVM)"""
-    VMLOADQ: Final = 4492
+    VMLOADQ: Final = 4486
     """``vmload`` ``0F 01 DA`` (SVM)"""
-    VMLOADD: Final = 4493
+    VMLOADD: Final = 4487
     """``vmload`` ``a32 0F 01 DA`` (SVM)"""
-    VMSAVEQ: Final = 4494
+    VMSAVEQ: Final = 4488
     """``vmsave`` ``0F 01 DB`` (SVM)"""
-    VMSAVED: Final = 4495
+    VMSAVED: Final = 4489
     """``vmsave`` ``a32 0F 01 DB`` (SVM)"""
-    INVLPGAQ: Final = 4496
+    INVLPGAQ: Final = 4490
     """``invlpga`` ``0F 01 DF`` (SVM)"""
-    INVLPGAD: Final = 4497
+    INVLPGAD: Final = 4491
     """``invlpga`` ``a32 0F 01 DF`` (SVM)"""
-    CLZEROQ: Final = 4498
+    CLZEROQ: Final = 4492
     """``clzero`` ``0F 01 FC`` (CLZERO)"""
-    CLZEROD: Final = 4499
+    CLZEROD: Final = 4493
     """``clzero`` ``a32 0F 01 FC`` (CLZERO)"""
-    RMPUPDATE: Final = 4500
+    RMPUPDATE: Final = 4494
     """``rmpupdate`` ``F2 0F 01 FE`` (SEV_SNP)"""
-    PVALIDATEQ: Final = 4501
+    PVALIDATEQ: Final = 4495
     """``pvalidate`` ``F2 0F 01 FF`` (SEV_SNP)"""
-    PVALIDATED: Final = 4502
+    PVALIDATED: Final = 4496
     """``pvalidate`` ``a32 F2 0F 01 FF`` (SEV_SNP)"""
-    INVLPGBQ: Final = 4503
+    INVLPGBQ: Final = 4497
     """``invlpgb`` ``0F 01 FE`` (INVLPGB)"""
-    INVLPGBD: Final = 4504
+    INVLPGBD: Final = 4498
     """``invlpgb`` ``a32 0F 01 FE`` (INVLPGB)"""
-    WRMSRLIST: Final = 4505
+    WRMSRLIST: Final = 4499
     """``wrmsrlist`` ``F3 0F 01 C6`` (MSRLIST)"""
-    RDMSRLIST: Final = 4506
+    RDMSRLIST: Final = 4500
     """``rdmsrlist`` ``F2 0F 01 C6`` (MSRLIST)"""
-    PBNDKB: Final = 4507
+    PBNDKB: Final = 4501
     """``pbndkb`` ``0F 01 C7`` (TSE)"""
-    URDMSR_R64_R64: Final = 4508
+    URDMSR_R64_R64: Final = 4502
     """``urdmsr W:r64, R:r64`` ``F2 0F 38 F8 /r`` (USER_MSR)"""
-    VEX_URDMSR_R64_IMM32: Final = 4509
+    VEX_URDMSR_R64_IMM32: Final = 4503
     """``urdmsr W:r64, R:imm32`` ``VEX.LZ.F2.MAP7.W0 F8 /0 id`` (USER_MSR)"""
-    UWRMSR_R64_R64: Final = 4510
+    UWRMSR_R64_R64: Final = 4504
     """``uwrmsr R:r64, R:r64`` ``F3 0F 38 F8 /r`` (USER_MSR)"""
-    VEX_UWRMSR_IMM32_R64: Final = 4511
+    VEX_UWRMSR_IMM32_R64: Final = 4505
     """``uwrmsr R:imm32, R:r64`` ``VEX.LZ.F3.MAP7.W0 F8 /0 id`` (USER_MSR)"""
-    MOVRS_R8_M8: Final = 4512
+    MOVRS_R8_M8: Final = 4506
     """``movrs W:r8, R:m8`` ``0F 38 8A /r`` (MOVRS)"""
-    MOVRS_R16_M16: Final = 4513
+    MOVRS_R16_M16: Final = 4507
     """``movrs W:r16, R:m16`` ``o16 0F 38 8B /r`` (MOVRS)"""
-    MOVRS_R32_M32: Final = 4514
+    MOVRS_R32_M32: Final = 4508
     """``movrs W:r32, R:m32`` ``0F 38 8B /r`` (MOVRS)"""
-    MOVRS_R64_M64: Final = 4515
+    MOVRS_R64_M64: Final = 4509
     """``movrs W:r64, R:m64`` ``REX.W 0F 38 8B /r`` (MOVRS)"""
-    PREFETCHRST2_M8: Final = 4516
+    PREFETCHRST2_M8: Final = 4510
     """``prefetchrst2 N:m8`` ``0F 18 /4`` (MOVRS)"""
-    REX2_PREFETCHRST2_M8: Final = 4517
+    REX2_PREFETCHRST2_M8: Final = 4511
     """``prefetchrst2 N:m8`` ``REX2 0F 18 /4`` (MOVRS)"""
-    EVEX_VMOVRSB_XMM_K1Z_M128: Final = 4518
+    EVEX_VMOVRSB_XMM_K1Z_M128: Final = 4512
     """``vmovrsb W:xmm, R:m128`` ``EVEX.128.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSB_YMM_K1Z_M256: Final = 4519
+    EVEX_VMOVRSB_YMM_K1Z_M256: Final = 4513
     """``vmovrsb W:ymm, R:m256`` ``EVEX.256.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSB_ZMM_K1Z_M512: Final = 4520
+    EVEX_VMOVRSB_ZMM_K1Z_M512: Final = 4514
     """``vmovrsb W:zmm, R:m512`` ``EVEX.512.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSW_XMM_K1Z_M128: Final = 4521
+    EVEX_VMOVRSW_XMM_K1Z_M128: Final = 4515
     """``vmovrsw W:xmm, R:m128`` ``EVEX.128.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSW_YMM_K1Z_M256: Final = 4522
+    EVEX_VMOVRSW_YMM_K1Z_M256: Final = 4516
     """``vmovrsw W:ymm, R:m256`` ``EVEX.256.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSW_ZMM_K1Z_M512: Final = 4523
+    EVEX_VMOVRSW_ZMM_K1Z_M512: Final = 4517
     """``vmovrsw W:zmm, R:m512`` ``EVEX.512.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSD_XMM_K1Z_M128: Final = 4524
+    EVEX_VMOVRSD_XMM_K1Z_M128: Final = 4518
     """``vmovrsd W:xmm, R:m128`` ``EVEX.128.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSD_YMM_K1Z_M256: Final = 4525
+    EVEX_VMOVRSD_YMM_K1Z_M256: Final = 4519
     """``vmovrsd W:ymm, R:m256`` ``EVEX.256.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSD_ZMM_K1Z_M512: Final = 4526
+    EVEX_VMOVRSD_ZMM_K1Z_M512: Final = 4520
     """``vmovrsd W:zmm, R:m512`` ``EVEX.512.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSQ_XMM_K1Z_M128: Final = 4527
+    EVEX_VMOVRSQ_XMM_K1Z_M128: Final = 4521
     """``vmovrsq W:xmm, R:m128`` ``EVEX.128.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSQ_YMM_K1Z_M256: Final = 4528
+    EVEX_VMOVRSQ_YMM_K1Z_M256: Final = 4522
     """``vmovrsq W:ymm, R:m256`` ``EVEX.256.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSQ_ZMM_K1Z_M512: Final = 4529
+    EVEX_VMOVRSQ_ZMM_K1Z_M512: Final = 4523
     """``vmovrsq W:zmm, R:m512`` ``EVEX.512.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    VEX_TILELOADDRS_TMM_SIBMEM: Final = 4530
+    VEX_TILELOADDRS_TMM_SIBMEM: Final = 4524
     """``tileloaddrs W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4A /r`` (AMX_MOVRS)"""
-    VEX_TILELOADDRST1_TMM_SIBMEM: Final = 4531
+    VEX_TILELOADDRST1_TMM_SIBMEM: Final = 4525
     """``tileloaddrst1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4A /r`` (AMX_MOVRS)"""
-    VEX_TDPBF8PS_TMM_TMM_TMM: Final = 4532
+    VEX_TDPBF8PS_TMM_TMM_TMM: Final = 4526
     """``tdpbf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.NP.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TDPBHF8PS_TMM_TMM_TMM: Final = 4533
+    VEX_TDPBHF8PS_TMM_TMM_TMM: Final = 4527
     """``tdpbhf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TDPHBF8PS_TMM_TMM_TMM: Final = 4534
+    VEX_TDPHBF8PS_TMM_TMM_TMM: Final = 4528
     """``tdphbf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TDPHF8PS_TMM_TMM_TMM: Final = 4535
+    VEX_TDPHF8PS_TMM_TMM_TMM: Final = 4529
     """``tdphf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TMMULTF32PS_TMM_TMM_TMM: Final = 4536
+    VEX_TMMULTF32PS_TMM_TMM_TMM: Final = 4530
     """``tmmultf32ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 48 /r`` (AMX_TF32)"""
-    EVEX_TCVTROWD2PS_ZMM_TMM_R32: Final = 4537
+    EVEX_TCVTROWD2PS_ZMM_TMM_R32: Final = 4531
     """``tcvtrowd2ps W:zmm, R:tmm, R:r32`` ``EVEX.512.F3.0F38.W0 4A /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWD2PS_ZMM_TMM_IMM8: Final = 4538
+    EVEX_TCVTROWD2PS_ZMM_TMM_IMM8: Final = 4532
     """``tcvtrowd2ps W:zmm, R:tmm, R:imm8`` ``EVEX.512.F3.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16H_ZMM_TMM_R32: Final = 4539
+    EVEX_TCVTROWPS2BF16H_ZMM_TMM_R32: Final = 4533
     """``tcvtrowps2bf16h W:zmm, R:tmm, R:r32`` ``EVEX.512.F2.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16H_ZMM_TMM_IMM8: Final = 4540
+    EVEX_TCVTROWPS2BF16H_ZMM_TMM_IMM8: Final = 4534
     """``tcvtrowps2bf16h W:zmm, R:tmm, R:imm8`` ``EVEX.512.F2.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16L_ZMM_TMM_R32: Final = 4541
+    EVEX_TCVTROWPS2BF16L_ZMM_TMM_R32: Final = 4535
     """``tcvtrowps2bf16l W:zmm, R:tmm, R:r32`` ``EVEX.512.F3.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16L_ZMM_TMM_IMM8: Final = 4542
+    EVEX_TCVTROWPS2BF16L_ZMM_TMM_IMM8: Final = 4536
     """``tcvtrowps2bf16l W:zmm, R:tmm, R:imm8`` ``EVEX.512.F3.0F3A.W0 77 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHH_ZMM_TMM_R32: Final = 4543
+    EVEX_TCVTROWPS2PHH_ZMM_TMM_R32: Final = 4537
     """``tcvtrowps2phh W:zmm, R:tmm, R:r32`` ``EVEX.512.NP.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHH_ZMM_TMM_IMM8: Final = 4544
+    EVEX_TCVTROWPS2PHH_ZMM_TMM_IMM8: Final = 4538
     """``tcvtrowps2phh W:zmm, R:tmm, R:imm8`` ``EVEX.512.NP.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHL_ZMM_TMM_R32: Final = 4545
+    EVEX_TCVTROWPS2PHL_ZMM_TMM_R32: Final = 4539
     """``tcvtrowps2phl W:zmm, R:tmm, R:r32`` ``EVEX.512.66.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHL_ZMM_TMM_IMM8: Final = 4546
+    EVEX_TCVTROWPS2PHL_ZMM_TMM_IMM8: Final = 4540
     """``tcvtrowps2phl W:zmm, R:tmm, R:imm8`` ``EVEX.512.F2.0F3A.W0 77 /r ib`` (AMX_AVX512)"""
-    EVEX_TILEMOVROW_ZMM_TMM_R32: Final = 4547
+    EVEX_TILEMOVROW_ZMM_TMM_R32: Final = 4541
     """``tilemovrow W:zmm, R:tmm, R:r32`` ``EVEX.512.66.0F38.W0 4A /r`` (AMX_AVX512)"""
-    EVEX_TILEMOVROW_ZMM_TMM_IMM8: Final = 4548
+    EVEX_TILEMOVROW_ZMM_TMM_IMM8: Final = 4542
     """``tilemovrow W:zmm, R:tmm, R:imm8`` ``EVEX.512.66.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    XCRYPTECB_64: Final = 4549
+    XCRYPTECB_64: Final = 4543
     """``xcryptecb`` ``F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTECB_32: Final = 4550
+    XCRYPTECB_32: Final = 4544
     """``xcryptecb`` ``a32 F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTCBC_64: Final = 4551
+    XCRYPTCBC_64: Final = 4545
     """``xcryptcbc`` ``F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCBC_32: Final = 4552
+    XCRYPTCBC_32: Final = 4546
     """``xcryptcbc`` ``a32 F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCTR_64: Final = 4553
+    XCRYPTCTR_64: Final = 4547
     """``xcryptctr`` ``F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCTR_32: Final = 4554
+    XCRYPTCTR_32: Final = 4548
     """``xcryptctr`` ``a32 F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCFB_64: Final = 4555
+    XCRYPTCFB_64: Final = 4549
     """``xcryptcfb`` ``F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTCFB_32: Final = 4556
+    XCRYPTCFB_32: Final = 4550
     """``xcryptcfb`` ``a32 F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTOFB_64: Final = 4557
+    XCRYPTOFB_64: Final = 4551
     """``xcryptofb`` ``F3 0F A7 E8`` (PADLOCK_ACE)"""
-    XCRYPTOFB_32: Final = 4558
+    XCRYPTOFB_32: Final = 4552
     """``xcryptofb`` ``a32 F3 0F A7 E8`` (PADLOCK_ACE)"""
-    MONTMUL_32: Final = 4559
+    MONTMUL_32: Final = 4553
     """``montmul`` ``a32 F3 0F A6 C0`` (PADLOCK_PMM)"""
-    XSHA1_64: Final = 4560
+    XSHA1_64: Final = 4554
     """``xsha1`` ``F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA1_32: Final = 4561
+    XSHA1_32: Final = 4555
     """``xsha1`` ``a32 F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA256_64: Final = 4562
+    XSHA256_64: Final = 4556
     """``xsha256`` ``F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA256_32: Final = 4563
+    XSHA256_32: Final = 4557
     """``xsha256`` ``a32 F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA512_64: Final = 4564
+    XSHA512_64: Final = 4558
     """``xsha512`` ``F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_32: Final = 4565
+    XSHA512_32: Final = 4559
     """``xsha512`` ``a32 F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_ALT_64: Final = 4566
+    XSHA512_ALT_64: Final = 4560
     """``xsha512_alt`` ``F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSHA512_ALT_32: Final = 4567
+    XSHA512_ALT_32: Final = 4561
     """``xsha512_alt`` ``a32 F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSTORE_64: Final = 4568
+    XSTORE_64: Final = 4562
     """``xstore`` ``0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_32: Final = 4569
+    XSTORE_32: Final = 4563
     """``xstore`` ``a32 0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_ALT_64: Final = 4570
+    XSTORE_ALT_64: Final = 4564
     """``xstore_alt`` ``F3 0F A7 F8`` (PADLOCK_RNG)"""
-    XSTORE_ALT_32: Final = 4571
+    XSTORE_ALT_32: Final = 4565
     """``xstore_alt`` ``a32 F3 0F A7 F8`` (PADLOCK_RNG)"""
-    CCS_HASH_64: Final = 4572
+    CCS_HASH_64: Final = 4566
     """``ccs_hash`` ``F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_HASH_32: Final = 4573
+    CCS_HASH_32: Final = 4567
     """``ccs_hash`` ``a32 F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_64: Final = 4574
+    CCS_ENCRYPT_64: Final = 4568
     """``ccs_encrypt`` ``F3 0F A7 F0`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_32: Final = 4575
+    CCS_ENCRYPT_32: Final = 4569
     """``ccs_encrypt`` ``a32 F3 0F A7 F0`` (PADLOCK_GMI)"""
-    VIA_UNDOC_F30FA6F0_64: Final = 4576
+    VIA_UNDOC_F30FA6F0_64: Final = 4570
     """``undoc`` ``F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F0_32: Final = 4577
+    VIA_UNDOC_F30FA6F0_32: Final = 4571
     """``undoc`` ``a32 F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_64: Final = 4578
+    VIA_UNDOC_F30FA6F8_64: Final = 4572
     """``undoc`` ``F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_32: Final = 4579
+    VIA_UNDOC_F30FA6F8_32: Final = 4573
     """``undoc`` ``a32 F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 4580
+    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 4574
     """``vmovdqu8 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 4581
+    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 4575
     """``vmovdqu8 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 4582
+    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 4576
     """``vmovdqu8 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 4583
+    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 4577
     """``vmovdqu8 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 4584
+    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 4578
     """``vmovdqu8 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 4585
+    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 4579
     """``vmovdqu8 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W0 7F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 4586
+    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 4580
     """``vmovdqu16 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 4587
+    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 4581
     """``vmovdqu16 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 4588
+    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 4582
     """``vmovdqu16 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 4589
+    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 4583
     """``vmovdqu16 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 4590
+    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 4584
     """``vmovdqu16 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 4591
+    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 4585
     """``vmovdqu16 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W1 7F /r`` (AVX512BW)"""
-    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 4592
+    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 4586
     """``vpsrlvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 4593
+    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 4587
     """``vpsrlvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4594
+    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4588
     """``vpsrlvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 10 /r`` (AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 4595
+    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 4589
     """``vpmovuswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 4596
+    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 4590
     """``vpmovuswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 4597
+    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 4591
     """``vpmovuswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 10 /r`` (AVX512BW)"""
-    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 4598
+    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 4592
     """``vpsravw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 4599
+    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 4593
     """``vpsravw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4600
+    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4594
     """``vpsravw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 11 /r`` (AVX512BW)"""
-    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 4601
+    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 4595
     """``vpsllvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 4602
+    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 4596
     """``vpsllvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4603
+    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4597
     """``vpsllvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 12 /r`` (AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 4604
+    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 4598
     """``vpmovswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 4605
+    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 4599
     """``vpmovswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 4606
+    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 4600
     """``vpmovswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 20 /r`` (AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 4607
+    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 4601
     """``vptestmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 4608
+    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 4602
     """``vptestmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 4609
+    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 4603
     """``vptestmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 4610
+    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 4604
     """``vptestmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 4611
+    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 4605
     """``vptestmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 4612
+    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 4606
     """``vptestmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 4613
+    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 4607
     """``vptestnmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 4614
+    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 4608
     """``vptestnmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 4615
+    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 4609
     """``vptestnmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 4616
+    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 4610
     """``vptestnmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 4617
+    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 4611
     """``vptestnmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 4618
+    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 4612
     """``vptestnmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2B_XMM_KR: Final = 4619
+    EVEX_VPMOVM2B_XMM_KR: Final = 4613
     """``vpmovm2b W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_YMM_KR: Final = 4620
+    EVEX_VPMOVM2B_YMM_KR: Final = 4614
     """``vpmovm2b W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_ZMM_KR: Final = 4621
+    EVEX_VPMOVM2B_ZMM_KR: Final = 4615
     """``vpmovm2b W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2W_XMM_KR: Final = 4622
+    EVEX_VPMOVM2W_XMM_KR: Final = 4616
     """``vpmovm2w W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_YMM_KR: Final = 4623
+    EVEX_VPMOVM2W_YMM_KR: Final = 4617
     """``vpmovm2w W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_ZMM_KR: Final = 4624
+    EVEX_VPMOVM2W_ZMM_KR: Final = 4618
     """``vpmovm2w W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVB2M_KR_XMM: Final = 4625
+    EVEX_VPMOVB2M_KR_XMM: Final = 4619
     """``vpmovb2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_YMM: Final = 4626
+    EVEX_VPMOVB2M_KR_YMM: Final = 4620
     """``vpmovb2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_ZMM: Final = 4627
+    EVEX_VPMOVB2M_KR_ZMM: Final = 4621
     """``vpmovb2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVW2M_KR_XMM: Final = 4628
+    EVEX_VPMOVW2M_KR_XMM: Final = 4622
     """``vpmovw2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_YMM: Final = 4629
+    EVEX_VPMOVW2M_KR_YMM: Final = 4623
     """``vpmovw2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_ZMM: Final = 4630
+    EVEX_VPMOVW2M_KR_ZMM: Final = 4624
     """``vpmovw2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 4631
+    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 4625
     """``vpmovwb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 4632
+    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 4626
     """``vpmovwb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 4633
+    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 4627
     """``vpmovwb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 30 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 4634
+    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 4628
     """``vpblendmb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 4635
+    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 4629
     """``vpblendmb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 4636
+    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 4630
     """``vpblendmb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 66 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 4637
+    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 4631
     """``vpblendmw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 4638
+    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 4632
     """``vpblendmw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 4639
+    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 4633
     """``vpblendmw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 66 /r`` (AVX512BW)"""
-    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 4640
+    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 4634
     """``vpermi2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 4641
+    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 4635
     """``vpermi2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 4642
+    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 4636
     """``vpermi2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 75 /r`` (AVX512BW)"""
-    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 4643
+    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 4637
     """``vpermt2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 4644
+    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 4638
     """``vpermt2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 4645
+    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 4639
     """``vpermt2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7D /r`` (AVX512BW)"""
-    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 4646
+    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 4640
     """``vpermw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 4647
+    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 4641
     """``vpermw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 4648
+    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 4642
     """``vpermw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 8D /r`` (AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 4649
+    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 4643
     """``vpcmpub W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 4650
+    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 4644
     """``vpcmpub W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 4651
+    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 4645
     """``vpcmpub W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 4652
+    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 4646
     """``vpcmpuw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 4653
+    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 4647
     """``vpcmpuw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 4654
+    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 4648
     """``vpcmpuw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 4655
+    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 4649
     """``vpcmpb W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 4656
+    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 4650
     """``vpcmpb W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 4657
+    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 4651
     """``vpcmpb W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3F /r ib`` (AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 4658
+    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 4652
     """``vpcmpw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 4659
+    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 4653
     """``vpcmpw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 4660
+    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 4654
     """``vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3F /r ib`` (AVX512BW)"""
-    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4661
+    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4655
     """``vdbpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4662
+    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4656
     """``vdbpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4663
+    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4657
     """``vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 42 /r ib`` (AVX512BW)"""
-    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 4664
+    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 4658
     """``vdpbf16ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 4665
+    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 4659
     """``vdpbf16ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4666
+    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4660
     """``vdpbf16ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 52 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 4667
+    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 4661
     """``vpopcntb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 4668
+    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 4662
     """``vpopcntb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 4669
+    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 4663
     """``vpopcntb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 4670
+    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 4664
     """``vpopcntw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 4671
+    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 4665
     """``vpopcntw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 4672
+    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 4666
     """``vpopcntw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 4673
+    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 4667
     """``vpopcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 4674
+    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 4668
     """``vpopcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 4675
+    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 4669
     """``vpopcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 4676
+    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 4670
     """``vpopcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 4677
+    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 4671
     """``vpopcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4678
+    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4672
     """``vpopcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 4679
+    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 4673
     """``vpexpandb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 4680
+    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 4674
     """``vpexpandb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 4681
+    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 4675
     """``vpexpandb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 4682
+    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 4676
     """``vpexpandw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 4683
+    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 4677
     """``vpexpandw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 4684
+    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 4678
     """``vpexpandw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 4685
+    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 4679
     """``vpcompressb W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 4686
+    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 4680
     """``vpcompressb W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 4687
+    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 4681
     """``vpcompressb W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 4688
+    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 4682
     """``vpcompressw W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 4689
+    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 4683
     """``vpcompressw W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 4690
+    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 4684
     """``vpcompressw W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 4691
+    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 4685
     """``vpshldvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 4692
+    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 4686
     """``vpshldvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4693
+    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4687
     """``vpshldvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 70 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 4694
+    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 4688
     """``vpshldvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 4695
+    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 4689
     """``vpshldvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4696
+    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4690
     """``vpshldvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4697
+    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4691
     """``vpshldvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4698
+    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4692
     """``vpshldvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4699
+    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4693
     """``vpshldvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 4700
+    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 4694
     """``vpshrdvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 4701
+    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 4695
     """``vpshrdvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4702
+    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4696
     """``vpshrdvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 72 /r`` (AVX512_VBMI2)"""
-    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 4703
+    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 4697
     """``vcvtne2ps2bf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 4704
+    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 4698
     """``vcvtne2ps2bf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4705
+    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4699
     """``vcvtne2ps2bf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 4706
+    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 4700
     """``vpshrdvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 4707
+    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 4701
     """``vpshrdvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4708
+    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4702
     """``vpshrdvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4709
+    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4703
     """``vpshrdvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4710
+    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4704
     """``vpshrdvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4711
+    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4705
     """``vpshrdvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 4712
+    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 4706
     """``vpermi2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 4713
+    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 4707
     """``vpermi2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 4714
+    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 4708
     """``vpermi2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 75 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 4715
+    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 4709
     """``vpermt2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 4716
+    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 4710
     """``vpermt2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 4717
+    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 4711
     """``vpermt2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7D /r`` (AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 4718
+    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 4712
     """``vpmultishiftqb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 4719
+    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 4713
     """``vpmultishiftqb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4720
+    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4714
     """``vpmultishiftqb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 83 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 4721
+    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 4715
     """``vpermb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 4722
+    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 4716
     """``vpermb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 4723
+    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 4717
     """``vpermb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8D /r`` (AVX512_VBMI)"""
-    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 4724
+    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 4718
     """``vpshufbitqmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 4725
+    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 4719
     """``vpshufbitqmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 4726
+    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 4720
     """``vpshufbitqmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8F /r`` (AVX512_BITALG)"""
-    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4727
+    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4721
     """``vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4728
+    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4722
     """``vpshldw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4729
+    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4723
     """``vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 70 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4730
+    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4724
     """``vpshldd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4731
+    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4725
     """``vpshldd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4732
+    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4726
     """``vpshldd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4733
+    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4727
     """``vpshldq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4734
+    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4728
     """``vpshldq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4735
+    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4729
     """``vpshldq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4736
+    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4730
     """``vpshrdw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4737
+    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4731
     """``vpshrdw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4738
+    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4732
     """``vpshrdw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 72 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4739
+    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4733
     """``vpshrdd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4740
+    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4734
     """``vpshrdd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4741
+    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4735
     """``vpshrdd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4742
+    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4736
     """``vpshrdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4743
+    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4737
     """``vpshrdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4744
+    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4738
     """``vpshrdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 4745
+    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 4739
     """``vaddph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 4746
+    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 4740
     """``vaddph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4747
+    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4741
     """``vaddph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4748
+    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4742
     """``vaddsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 4749
+    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 4743
     """``vcmpph W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 4750
+    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 4744
     """``vcmpph W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 4751
+    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 4745
     """``vcmpph W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 4752
+    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 4746
     """``vcmpsh W:k, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.F3.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 4753
+    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 4747
     """``vcomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2F /r`` (AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 4754
+    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 4748
     """``vcvtdq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 4755
+    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 4749
     """``vcvtdq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 4756
+    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 4750
     """``vcvtdq2ph W:ymm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 4757
+    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 4751
     """``vcvtpd2ph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 4758
+    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 4752
     """``vcvtpd2ph W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4759
+    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4753
     """``vcvtpd2ph W:xmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 4760
+    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 4754
     """``vcvtph2dq W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 4761
+    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 4755
     """``vcvtph2dq W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 4762
+    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 4756
     """``vcvtph2dq W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 4763
+    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 4757
     """``vcvtph2pd W:xmm, R:xmm/m32`` ``EVEX.128.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 4764
+    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 4758
     """``vcvtph2pd W:ymm, R:xmm/m64`` ``EVEX.256.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 4765
+    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 4759
     """``vcvtph2pd W:zmm, R:xmm/m128`` ``EVEX.512.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 4766
+    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 4760
     """``vcvtph2psx W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 4767
+    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 4761
     """``vcvtph2psx W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 4768
+    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 4762
     """``vcvtph2psx W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 4769
+    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 4763
     """``vcvtph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 4770
+    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 4764
     """``vcvtph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 4771
+    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 4765
     """``vcvtph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 4772
+    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 4766
     """``vcvtph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 4773
+    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 4767
     """``vcvtph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 4774
+    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 4768
     """``vcvtph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 4775
+    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 4769
     """``vcvtph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 4776
+    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 4770
     """``vcvtph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 4777
+    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 4771
     """``vcvtph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 4778
+    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 4772
     """``vcvtph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 4779
+    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 4773
     """``vcvtph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 4780
+    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 4774
     """``vcvtph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 4781
+    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 4775
     """``vcvtph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 4782
+    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 4776
     """``vcvtph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 4783
+    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 4777
     """``vcvtph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 4784
+    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 4778
     """``vcvtps2phx W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 4785
+    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 4779
     """``vcvtps2phx W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 4786
+    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 4780
     """``vcvtps2phx W:ymm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 4787
+    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 4781
     """``vcvtqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 4788
+    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 4782
     """``vcvtqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4789
+    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4783
     """``vcvtqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.MAP5.W1 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 4790
+    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 4784
     """``vcvtsd2sh W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 4791
+    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 4785
     """``vcvtsh2sd W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 4792
+    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 4786
     """``vcvtsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 4793
+    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 4787
     """``vcvtsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 4794
+    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 4788
     """``vcvtsh2ss W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 4795
+    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 4789
     """``vcvtsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 4796
+    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 4790
     """``vcvtsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 4797
+    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 4791
     """``vcvtsi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 4798
+    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 4792
     """``vcvtsi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 4799
+    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 4793
     """``vcvtss2sh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 4800
+    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 4794
     """``vcvttph2dq W:xmm, R:xmm/m64`` ``EVEX.128.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 4801
+    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 4795
     """``vcvttph2dq W:ymm, R:xmm/m128`` ``EVEX.256.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 4802
+    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 4796
     """``vcvttph2dq W:zmm, R:ymm/m256`` ``EVEX.512.F3.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 4803
+    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 4797
     """``vcvttph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 4804
+    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 4798
     """``vcvttph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 4805
+    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 4799
     """``vcvttph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 4806
+    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 4800
     """``vcvttph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 4807
+    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 4801
     """``vcvttph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 4808
+    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 4802
     """``vcvttph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 4809
+    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 4803
     """``vcvttph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 4810
+    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 4804
     """``vcvttph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 4811
+    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 4805
     """``vcvttph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 4812
+    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 4806
     """``vcvttph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 4813
+    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 4807
     """``vcvttph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 4814
+    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 4808
     """``vcvttph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 4815
+    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 4809
     """``vcvttph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 4816
+    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 4810
     """``vcvttph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 4817
+    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 4811
     """``vcvttph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 4818
+    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 4812
     """``vcvttsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 4819
+    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 4813
     """``vcvttsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 4820
+    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 4814
     """``vcvttsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 4821
+    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 4815
     """``vcvttsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 4822
+    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 4816
     """``vcvtudq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 4823
+    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 4817
     """``vcvtudq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 4824
+    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 4818
     """``vcvtudq2ph W:ymm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 4825
+    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 4819
     """``vcvtuqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 4826
+    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 4820
     """``vcvtuqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4827
+    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4821
     """``vcvtuqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W1 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 4828
+    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 4822
     """``vcvtusi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 4829
+    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 4823
     """``vcvtusi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 4830
+    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 4824
     """``vcvtuw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 4831
+    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 4825
     """``vcvtuw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 4832
+    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 4826
     """``vcvtuw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 4833
+    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 4827
     """``vcvtw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 4834
+    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 4828
     """``vcvtw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 4835
+    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 4829
     """``vcvtw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 4836
+    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 4830
     """``vdivph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 4837
+    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 4831
     """``vdivph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4838
+    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4832
     """``vdivph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4839
+    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4833
     """``vdivsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4840
+    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4834
     """``vfmaddsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4841
+    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4835
     """``vfmaddsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4842
+    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4836
     """``vfmaddsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 96 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4843
+    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4837
     """``vfmaddsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4844
+    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4838
     """``vfmaddsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4845
+    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4839
     """``vfmaddsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A6 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4846
+    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4840
     """``vfmaddsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4847
+    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4841
     """``vfmaddsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4848
+    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4842
     """``vfmaddsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B6 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4849
+    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4843
     """``vfmsubadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4850
+    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4844
     """``vfmsubadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4851
+    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4845
     """``vfmsubadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 97 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4852
+    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4846
     """``vfmsubadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4853
+    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4847
     """``vfmsubadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4854
+    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4848
     """``vfmsubadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A7 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4855
+    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4849
     """``vfmsubadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4856
+    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4850
     """``vfmsubadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4857
+    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4851
     """``vfmsubadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B7 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4858
+    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4852
     """``vfmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4859
+    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4853
     """``vfmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4860
+    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4854
     """``vfmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 98 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4861
+    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4855
     """``vfmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4862
+    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4856
     """``vfmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4863
+    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4857
     """``vfmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A8 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4864
+    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4858
     """``vfmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4865
+    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4859
     """``vfmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4866
+    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4860
     """``vfmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B8 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4867
+    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4861
     """``vfnmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4868
+    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4862
     """``vfnmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4869
+    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4863
     """``vfnmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9C /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4870
+    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4864
     """``vfnmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4871
+    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4865
     """``vfnmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4872
+    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4866
     """``vfnmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AC /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4873
+    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4867
     """``vfnmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4874
+    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4868
     """``vfnmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4875
+    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4869
     """``vfnmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BC /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4876
+    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4870
     """``vfmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 99 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4877
+    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4871
     """``vfmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 A9 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4878
+    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4872
     """``vfmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 B9 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4879
+    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4873
     """``vfnmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9D /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4880
+    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4874
     """``vfnmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AD /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4881
+    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4875
     """``vfnmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BD /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4882
+    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4876
     """``vfmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4883
+    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4877
     """``vfmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4884
+    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4878
     """``vfmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9A /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4885
+    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4879
     """``vfmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4886
+    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4880
     """``vfmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4887
+    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4881
     """``vfmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AA /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4888
+    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4882
     """``vfmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4889
+    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4883
     """``vfmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4890
+    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4884
     """``vfmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BA /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4891
+    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4885
     """``vfnmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4892
+    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4886
     """``vfnmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4893
+    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4887
     """``vfnmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9E /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4894
+    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4888
     """``vfnmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4895
+    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4889
     """``vfnmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4896
+    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4890
     """``vfnmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AE /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4897
+    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4891
     """``vfnmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4898
+    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4892
     """``vfnmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4899
+    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4893
     """``vfnmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BE /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4900
+    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4894
     """``vfmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9B /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4901
+    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4895
     """``vfmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AB /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4902
+    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4896
     """``vfmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BB /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4903
+    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4897
     """``vfnmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9F /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4904
+    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4898
     """``vfnmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AF /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4905
+    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4899
     """``vfnmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BF /r`` (AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 4906
+    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 4900
     """``vfpclassph W:k, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 4907
+    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 4901
     """``vfpclassph W:k, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 4908
+    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 4902
     """``vfpclassph W:k, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 66 /r ib`` (AVX512_FP16)"""
-    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 4909
+    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 4903
     """``vfpclasssh W:k, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 67 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 4910
+    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 4904
     """``vgetexpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 4911
+    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 4905
     """``vgetexpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 4912
+    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 4906
     """``vgetexpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 42 /r`` (AVX512_FP16)"""
-    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4913
+    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4907
     """``vgetexpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 43 /r`` (AVX512_FP16)"""
-    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4914
+    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4908
     """``vgetmantph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4915
+    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4909
     """``vgetmantph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4916
+    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4910
     """``vgetmantph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 26 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4917
+    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4911
     """``vgetmantsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 27 /r ib`` (AVX512_FP16)"""
-    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 4918
+    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 4912
     """``vmaxph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 4919
+    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 4913
     """``vmaxph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 4920
+    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 4914
     """``vmaxph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4921
+    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4915
     """``vmaxsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 4922
+    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 4916
     """``vminph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 4923
+    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 4917
     """``vminph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 4924
+    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 4918
     """``vminph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4925
+    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4919
     """``vminsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_M16: Final = 4926
+    EVEX_VMOVSH_XMM_K1Z_M16: Final = 4920
     """``vmovsh W:xmm, R:m16`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_M16_K1_XMM: Final = 4927
+    EVEX_VMOVSH_M16_K1_XMM: Final = 4921
     """``vmovsh W:m16, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 4928
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 4922
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 4929
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 4923
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R32M16: Final = 4930
+    EVEX_VMOVW_XMM_R32M16: Final = 4924
     """``vmovw W:xmm, R:r32/m16`` ``EVEX.128.66.MAP5.W0 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R64M16: Final = 4931
+    EVEX_VMOVW_XMM_R64M16: Final = 4925
     """``vmovw W:xmm, R:r64/m16`` ``EVEX.128.66.MAP5.W1 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R32M16_XMM: Final = 4932
+    EVEX_VMOVW_R32M16_XMM: Final = 4926
     """``vmovw W:r32/m16, R:xmm`` ``EVEX.128.66.MAP5.W0 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R64M16_XMM: Final = 4933
+    EVEX_VMOVW_R64M16_XMM: Final = 4927
     """``vmovw W:r64/m16, R:xmm`` ``EVEX.128.66.MAP5.W1 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_XMMM16: Final = 4934
+    EVEX_VMOVW_XMM_XMMM16: Final = 4928
     """``vmovw W:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 6E /r`` (AVX10_2)"""
-    EVEX_VMOVW_XMMM16_XMM: Final = 4935
+    EVEX_VMOVW_XMMM16_XMM: Final = 4929
     """``vmovw W:xmm/m16, R:xmm`` ``EVEX.128.F3.MAP5.W0 7E /r`` (AVX10_2)"""
-    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 4936
+    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 4930
     """``vmulph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 4937
+    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 4931
     """``vmulph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4938
+    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4932
     """``vmulph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4939
+    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4933
     """``vmulsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4940
+    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4934
     """``vfcmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4941
+    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4935
     """``vfcmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4942
+    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4936
     """``vfcmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4943
+    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4937
     """``vfmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4944
+    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4938
     """``vfmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4945
+    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4939
     """``vfmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4946
+    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4940
     """``vfcmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4947
+    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4941
     """``vfcmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4948
+    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4942
     """``vfcmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4949
+    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4943
     """``vfmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4950
+    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4944
     """``vfmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4951
+    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4945
     """``vfmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4952
+    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4946
     """``vfcmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4953
+    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4947
     """``vfmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4954
+    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4948
     """``vfcmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4955
+    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4949
     """``vfmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 4956
+    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 4950
     """``vrcpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 4957
+    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 4951
     """``vrcpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 4958
+    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 4952
     """``vrcpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4C /r`` (AVX512_FP16)"""
-    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 4959
+    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 4953
     """``vrcpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4D /r`` (AVX512_FP16)"""
-    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4960
+    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4954
     """``vreduceph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4961
+    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4955
     """``vreduceph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4962
+    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4956
     """``vreduceph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 56 /r ib`` (AVX512_FP16)"""
-    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4963
+    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4957
     """``vreducesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 57 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4964
+    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4958
     """``vrndscaleph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4965
+    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4959
     """``vrndscaleph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4966
+    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4960
     """``vrndscaleph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 08 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4967
+    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4961
     """``vrndscalesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 0A /r ib`` (AVX512_FP16)"""
-    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 4968
+    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 4962
     """``vrsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 4969
+    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 4963
     """``vrsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 4970
+    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 4964
     """``vrsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4E /r`` (AVX512_FP16)"""
-    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 4971
+    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 4965
     """``vrsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4F /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 4972
+    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 4966
     """``vscalefph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 4973
+    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 4967
     """``vscalefph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4974
+    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4968
     """``vscalefph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4975
+    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4969
     """``vscalefsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 4976
+    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 4970
     """``vsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 4977
+    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 4971
     """``vsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 4978
+    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 4972
     """``vsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4979
+    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4973
     """``vsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 4980
+    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 4974
     """``vsubph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 4981
+    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 4975
     """``vsubph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4982
+    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4976
     """``vsubph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4983
+    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4977
     """``vsubsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 4984
+    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 4978
     """``vucomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2E /r`` (AVX512_FP16)"""
-    EVEX_VADDBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4985
+    EVEX_VADDBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4979
     """``vaddbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VADDBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4986
+    EVEX_VADDBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4980
     """``vaddbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VADDBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4987
+    EVEX_VADDBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4981
     """``vaddbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_XMM_XMMM128B16_IMM8: Final = 4988
+    EVEX_VCMPBF16_KR_K1_XMM_XMMM128B16_IMM8: Final = 4982
     """``vcmpbf16 W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_YMM_YMMM256B16_IMM8: Final = 4989
+    EVEX_VCMPBF16_KR_K1_YMM_YMMM256B16_IMM8: Final = 4983
     """``vcmpbf16 W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_ZMM_ZMMM512B16_IMM8: Final = 4990
+    EVEX_VCMPBF16_KR_K1_ZMM_ZMMM512B16_IMM8: Final = 4984
     """``vcmpbf16 W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCOMISBF16_XMM_XMMM16: Final = 4991
+    EVEX_VCOMISBF16_XMM_XMMM16: Final = 4985
     """``vcomisbf16 R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP5.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSD_XMM_XMMM64_SAE: Final = 4992
+    EVEX_VCOMXSD_XMM_XMMM64_SAE: Final = 4986
     """``vcomxsd R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSH_XMM_XMMM16_SAE: Final = 4993
+    EVEX_VCOMXSH_XMM_XMMM16_SAE: Final = 4987
     """``vcomxsh R:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSS_XMM_XMMM32_SAE: Final = 4994
+    EVEX_VCOMXSS_XMM_XMMM32_SAE: Final = 4988
     """``vcomxss R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4995
+    EVEX_VCVT2PH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4989
     """``vcvt2ph2bf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4996
+    EVEX_VCVT2PH2BF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4990
     """``vcvt2ph2bf8s W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4997
+    EVEX_VCVT2PH2BF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4991
     """``vcvt2ph2bf8s W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4998
+    EVEX_VCVT2PH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4992
     """``vcvt2ph2bf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_YMM_K1Z_YMM_YMMM256B16: Final = 4999
+    EVEX_VCVT2PH2BF8_YMM_K1Z_YMM_YMMM256B16: Final = 4993
     """``vcvt2ph2bf8 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5000
+    EVEX_VCVT2PH2BF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4994
     """``vcvt2ph2bf8 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5001
+    EVEX_VCVT2PH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4995
     """``vcvt2ph2hf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_YMM_K1Z_YMM_YMMM256B16: Final = 5002
+    EVEX_VCVT2PH2HF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4996
     """``vcvt2ph2hf8s W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5003
+    EVEX_VCVT2PH2HF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4997
     """``vcvt2ph2hf8s W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 5004
+    EVEX_VCVT2PH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 4998
     """``vcvt2ph2hf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_YMM_K1Z_YMM_YMMM256B16: Final = 5005
+    EVEX_VCVT2PH2HF8_YMM_K1Z_YMM_YMMM256B16: Final = 4999
     """``vcvt2ph2hf8 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5006
+    EVEX_VCVT2PH2HF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5000
     """``vcvt2ph2hf8 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_XMM_K1Z_XMM_XMMM128B32: Final = 5007
+    EVEX_VCVT2PS2PHX_XMM_K1Z_XMM_XMMM128B32: Final = 5001
     """``vcvt2ps2phx W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_YMM_K1Z_YMM_YMMM256B32: Final = 5008
+    EVEX_VCVT2PS2PHX_YMM_K1Z_YMM_YMMM256B32: Final = 5002
     """``vcvt2ps2phx W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 5009
+    EVEX_VCVT2PS2PHX_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 5003
     """``vcvt2ps2phx W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_XMM_K1Z_XMMM128B16: Final = 5010
+    EVEX_VCVTBF162IBS_XMM_K1Z_XMMM128B16: Final = 5004
     """``vcvtbf162ibs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_YMM_K1Z_YMMM256B16: Final = 5011
+    EVEX_VCVTBF162IBS_YMM_K1Z_YMMM256B16: Final = 5005
     """``vcvtbf162ibs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 5012
+    EVEX_VCVTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 5006
     """``vcvtbf162ibs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 5013
+    EVEX_VCVTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 5007
     """``vcvtbf162iubs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 5014
+    EVEX_VCVTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 5008
     """``vcvtbf162iubs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 5015
+    EVEX_VCVTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 5009
     """``vcvtbf162iubs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5016
+    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5010
     """``vcvtbiasph2bf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16: Final = 5017
+    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16: Final = 5011
     """``vcvtbiasph2bf8s W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 5018
+    EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 5012
     """``vcvtbiasph2bf8s W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 5019
+    EVEX_VCVTBIASPH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 5013
     """``vcvtbiasph2bf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16: Final = 5020
+    EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16: Final = 5014
     """``vcvtbiasph2bf8 W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 5021
+    EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 5015
     """``vcvtbiasph2bf8 W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5022
+    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 5016
     """``vcvtbiasph2hf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16: Final = 5023
+    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16: Final = 5017
     """``vcvtbiasph2hf8s W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 5024
+    EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 5018
     """``vcvtbiasph2hf8s W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 5025
+    EVEX_VCVTBIASPH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 5019
     """``vcvtbiasph2hf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_XMM_K1Z_YMM_YMMM256B16: Final = 5026
+    EVEX_VCVTBIASPH2HF8_XMM_K1Z_YMM_YMMM256B16: Final = 5020
     """``vcvtbiasph2hf8 W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 5027
+    EVEX_VCVTBIASPH2HF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 5021
     """``vcvtbiasph2hf8 W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_XMM_K1Z_XMMM64: Final = 5028
+    EVEX_VCVTHF82PH_XMM_K1Z_XMMM64: Final = 5022
     """``vcvthf82ph W:xmm, R:xmm/m64`` ``EVEX.128.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_YMM_K1Z_XMMM128: Final = 5029
+    EVEX_VCVTHF82PH_YMM_K1Z_XMMM128: Final = 5023
     """``vcvthf82ph W:ymm, R:xmm/m128`` ``EVEX.256.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_ZMM_K1Z_YMMM256: Final = 5030
+    EVEX_VCVTHF82PH_ZMM_K1Z_YMMM256: Final = 5024
     """``vcvthf82ph W:zmm, R:ymm/m256`` ``EVEX.512.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16: Final = 5031
+    EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16: Final = 5025
     """``vcvtph2bf8s W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_XMM_K1Z_YMMM256B16: Final = 5032
+    EVEX_VCVTPH2BF8S_XMM_K1Z_YMMM256B16: Final = 5026
     """``vcvtph2bf8s W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_YMM_K1Z_ZMMM512B16: Final = 5033
+    EVEX_VCVTPH2BF8S_YMM_K1Z_ZMMM512B16: Final = 5027
     """``vcvtph2bf8s W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_XMM_K1Z_XMMM128B16: Final = 5034
+    EVEX_VCVTPH2BF8_XMM_K1Z_XMMM128B16: Final = 5028
     """``vcvtph2bf8 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_XMM_K1Z_YMMM256B16: Final = 5035
+    EVEX_VCVTPH2BF8_XMM_K1Z_YMMM256B16: Final = 5029
     """``vcvtph2bf8 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_YMM_K1Z_ZMMM512B16: Final = 5036
+    EVEX_VCVTPH2BF8_YMM_K1Z_ZMMM512B16: Final = 5030
     """``vcvtph2bf8 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16: Final = 5037
+    EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16: Final = 5031
     """``vcvtph2hf8s W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_XMM_K1Z_YMMM256B16: Final = 5038
+    EVEX_VCVTPH2HF8S_XMM_K1Z_YMMM256B16: Final = 5032
     """``vcvtph2hf8s W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_YMM_K1Z_ZMMM512B16: Final = 5039
+    EVEX_VCVTPH2HF8S_YMM_K1Z_ZMMM512B16: Final = 5033
     """``vcvtph2hf8s W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_XMM_K1Z_XMMM128B16: Final = 5040
+    EVEX_VCVTPH2HF8_XMM_K1Z_XMMM128B16: Final = 5034
     """``vcvtph2hf8 W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_XMM_K1Z_YMMM256B16: Final = 5041
+    EVEX_VCVTPH2HF8_XMM_K1Z_YMMM256B16: Final = 5035
     """``vcvtph2hf8 W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_YMM_K1Z_ZMMM512B16: Final = 5042
+    EVEX_VCVTPH2HF8_YMM_K1Z_ZMMM512B16: Final = 5036
     """``vcvtph2hf8 W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_XMM_K1Z_XMMM128B16: Final = 5043
+    EVEX_VCVTPH2IBS_XMM_K1Z_XMMM128B16: Final = 5037
     """``vcvtph2ibs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_YMM_K1Z_YMMM256B16: Final = 5044
+    EVEX_VCVTPH2IBS_YMM_K1Z_YMMM256B16: Final = 5038
     """``vcvtph2ibs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_ZMM_K1Z_ZMMM512B16_ER: Final = 5045
+    EVEX_VCVTPH2IBS_ZMM_K1Z_ZMMM512B16_ER: Final = 5039
     """``vcvtph2ibs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 5046
+    EVEX_VCVTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 5040
     """``vcvtph2iubs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 5047
+    EVEX_VCVTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 5041
     """``vcvtph2iubs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_ZMM_K1Z_ZMMM512B16_ER: Final = 5048
+    EVEX_VCVTPH2IUBS_ZMM_K1Z_ZMMM512B16_ER: Final = 5042
     """``vcvtph2iubs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_XMM_K1Z_XMMM128B32: Final = 5049
+    EVEX_VCVTPS2IBS_XMM_K1Z_XMMM128B32: Final = 5043
     """``vcvtps2ibs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_YMM_K1Z_YMMM256B32: Final = 5050
+    EVEX_VCVTPS2IBS_YMM_K1Z_YMMM256B32: Final = 5044
     """``vcvtps2ibs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_ZMM_K1Z_ZMMM512B32_ER: Final = 5051
+    EVEX_VCVTPS2IBS_ZMM_K1Z_ZMMM512B32_ER: Final = 5045
     """``vcvtps2ibs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 5052
+    EVEX_VCVTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 5046
     """``vcvtps2iubs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 5053
+    EVEX_VCVTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 5047
     """``vcvtps2iubs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_ZMM_K1Z_ZMMM512B32_ER: Final = 5054
+    EVEX_VCVTPS2IUBS_ZMM_K1Z_ZMMM512B32_ER: Final = 5048
     """``vcvtps2iubs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_XMM_K1Z_XMMM128B16: Final = 5055
+    EVEX_VCVTTBF162IBS_XMM_K1Z_XMMM128B16: Final = 5049
     """``vcvttbf162ibs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_YMM_K1Z_YMMM256B16: Final = 5056
+    EVEX_VCVTTBF162IBS_YMM_K1Z_YMMM256B16: Final = 5050
     """``vcvttbf162ibs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 5057
+    EVEX_VCVTTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 5051
     """``vcvttbf162ibs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 5058
+    EVEX_VCVTTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 5052
     """``vcvttbf162iubs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 5059
+    EVEX_VCVTTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 5053
     """``vcvttbf162iubs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 5060
+    EVEX_VCVTTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 5054
     """``vcvttbf162iubs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_XMM_K1Z_XMMM128B64: Final = 5061
+    EVEX_VCVTTPD2DQS_XMM_K1Z_XMMM128B64: Final = 5055
     """``vcvttpd2dqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_XMM_K1Z_YMMM256B64: Final = 5062
+    EVEX_VCVTTPD2DQS_XMM_K1Z_YMMM256B64: Final = 5056
     """``vcvttpd2dqs W:xmm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_YMM_K1Z_ZMMM512B64_SAE: Final = 5063
+    EVEX_VCVTTPD2DQS_YMM_K1Z_ZMMM512B64_SAE: Final = 5057
     """``vcvttpd2dqs W:ymm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_XMM_K1Z_XMMM128B64: Final = 5064
+    EVEX_VCVTTPD2QQS_XMM_K1Z_XMMM128B64: Final = 5058
     """``vcvttpd2qqs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_YMM_K1Z_YMMM256B64: Final = 5065
+    EVEX_VCVTTPD2QQS_YMM_K1Z_YMMM256B64: Final = 5059
     """``vcvttpd2qqs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 5066
+    EVEX_VCVTTPD2QQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 5060
     """``vcvttpd2qqs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_XMM_K1Z_XMMM128B64: Final = 5067
+    EVEX_VCVTTPD2UDQS_XMM_K1Z_XMMM128B64: Final = 5061
     """``vcvttpd2udqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_XMM_K1Z_YMMM256B64: Final = 5068
+    EVEX_VCVTTPD2UDQS_XMM_K1Z_YMMM256B64: Final = 5062
     """``vcvttpd2udqs W:xmm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_YMM_K1Z_ZMMM512B64_SAE: Final = 5069
+    EVEX_VCVTTPD2UDQS_YMM_K1Z_ZMMM512B64_SAE: Final = 5063
     """``vcvttpd2udqs W:ymm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_XMM_K1Z_XMMM128B64: Final = 5070
+    EVEX_VCVTTPD2UQQS_XMM_K1Z_XMMM128B64: Final = 5064
     """``vcvttpd2uqqs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_YMM_K1Z_YMMM256B64: Final = 5071
+    EVEX_VCVTTPD2UQQS_YMM_K1Z_YMMM256B64: Final = 5065
     """``vcvttpd2uqqs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 5072
+    EVEX_VCVTTPD2UQQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 5066
     """``vcvttpd2uqqs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_XMM_K1Z_XMMM128B16: Final = 5073
+    EVEX_VCVTTPH2IBS_XMM_K1Z_XMMM128B16: Final = 5067
     """``vcvttph2ibs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_YMM_K1Z_YMMM256B16: Final = 5074
+    EVEX_VCVTTPH2IBS_YMM_K1Z_YMMM256B16: Final = 5068
     """``vcvttph2ibs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 5075
+    EVEX_VCVTTPH2IBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 5069
     """``vcvttph2ibs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 5076
+    EVEX_VCVTTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 5070
     """``vcvttph2iubs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 5077
+    EVEX_VCVTTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 5071
     """``vcvttph2iubs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 5078
+    EVEX_VCVTTPH2IUBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 5072
     """``vcvttph2iubs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_XMM_K1Z_XMMM128B32: Final = 5079
+    EVEX_VCVTTPS2DQS_XMM_K1Z_XMMM128B32: Final = 5073
     """``vcvttps2dqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_YMM_K1Z_YMMM256B32: Final = 5080
+    EVEX_VCVTTPS2DQS_YMM_K1Z_YMMM256B32: Final = 5074
     """``vcvttps2dqs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5081
+    EVEX_VCVTTPS2DQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5075
     """``vcvttps2dqs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_XMM_K1Z_XMMM128B32: Final = 5082
+    EVEX_VCVTTPS2IBS_XMM_K1Z_XMMM128B32: Final = 5076
     """``vcvttps2ibs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_YMM_K1Z_YMMM256B32: Final = 5083
+    EVEX_VCVTTPS2IBS_YMM_K1Z_YMMM256B32: Final = 5077
     """``vcvttps2ibs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5084
+    EVEX_VCVTTPS2IBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5078
     """``vcvttps2ibs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 5085
+    EVEX_VCVTTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 5079
     """``vcvttps2iubs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 5086
+    EVEX_VCVTTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 5080
     """``vcvttps2iubs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5087
+    EVEX_VCVTTPS2IUBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5081
     """``vcvttps2iubs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_XMM_K1Z_XMMM64B32: Final = 5088
+    EVEX_VCVTTPS2QQS_XMM_K1Z_XMMM64B32: Final = 5082
     """``vcvttps2qqs W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_YMM_K1Z_XMMM128B32: Final = 5089
+    EVEX_VCVTTPS2QQS_YMM_K1Z_XMMM128B32: Final = 5083
     """``vcvttps2qqs W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_ZMM_K1Z_YMMM256B32_SAE: Final = 5090
+    EVEX_VCVTTPS2QQS_ZMM_K1Z_YMMM256B32_SAE: Final = 5084
     """``vcvttps2qqs W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_XMM_K1Z_XMMM128B32: Final = 5091
+    EVEX_VCVTTPS2UDQS_XMM_K1Z_XMMM128B32: Final = 5085
     """``vcvttps2udqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_YMM_K1Z_YMMM256B32: Final = 5092
+    EVEX_VCVTTPS2UDQS_YMM_K1Z_YMMM256B32: Final = 5086
     """``vcvttps2udqs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5093
+    EVEX_VCVTTPS2UDQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5087
     """``vcvttps2udqs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_XMM_K1Z_XMMM64B32: Final = 5094
+    EVEX_VCVTTPS2UQQS_XMM_K1Z_XMMM64B32: Final = 5088
     """``vcvttps2uqqs W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_YMM_K1Z_XMMM128B32: Final = 5095
+    EVEX_VCVTTPS2UQQS_YMM_K1Z_XMMM128B32: Final = 5089
     """``vcvttps2uqqs W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_ZMM_K1Z_YMMM256B32_SAE: Final = 5096
+    EVEX_VCVTTPS2UQQS_ZMM_K1Z_YMMM256B32_SAE: Final = 5090
     """``vcvttps2uqqs W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2SIS_R32_XMMM64_SAE: Final = 5097
+    EVEX_VCVTTSD2SIS_R32_XMMM64_SAE: Final = 5091
     """``vcvttsd2sis W:r32, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2SIS_R64_XMMM64_SAE: Final = 5098
+    EVEX_VCVTTSD2SIS_R64_XMMM64_SAE: Final = 5092
     """``vcvttsd2sis W:r64, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2USIS_R32_XMMM64_SAE: Final = 5099
+    EVEX_VCVTTSD2USIS_R32_XMMM64_SAE: Final = 5093
     """``vcvttsd2usis W:r32, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2USIS_R64_XMMM64_SAE: Final = 5100
+    EVEX_VCVTTSD2USIS_R64_XMMM64_SAE: Final = 5094
     """``vcvttsd2usis W:r64, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2SIS_R32_XMMM32_SAE: Final = 5101
+    EVEX_VCVTTSS2SIS_R32_XMMM32_SAE: Final = 5095
     """``vcvttss2sis W:r32, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2SIS_R64_XMMM32_SAE: Final = 5102
+    EVEX_VCVTTSS2SIS_R64_XMMM32_SAE: Final = 5096
     """``vcvttss2sis W:r64, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2USIS_R32_XMMM32_SAE: Final = 5103
+    EVEX_VCVTTSS2USIS_R32_XMMM32_SAE: Final = 5097
     """``vcvttss2usis W:r32, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2USIS_R64_XMMM32_SAE: Final = 5104
+    EVEX_VCVTTSS2USIS_R64_XMMM32_SAE: Final = 5098
     """``vcvttss2usis W:r64, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5105
+    EVEX_VDIVBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5099
     """``vdivbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5106
+    EVEX_VDIVBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5100
     """``vdivbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5107
+    EVEX_VDIVBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5101
     """``vdivbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_XMM_K1Z_XMM_XMMM128B32: Final = 5108
+    EVEX_VDPPHPS_XMM_K1Z_XMM_XMMM128B32: Final = 5102
     """``vdpphps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_YMM_K1Z_YMM_YMMM256B32: Final = 5109
+    EVEX_VDPPHPS_YMM_K1Z_YMM_YMMM256B32: Final = 5103
     """``vdpphps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5110
+    EVEX_VDPPHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5104
     """``vdpphps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5111
+    EVEX_VFMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5105
     """``vfmadd132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5112
+    EVEX_VFMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5106
     """``vfmadd132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5113
+    EVEX_VFMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5107
     """``vfmadd132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5114
+    EVEX_VFMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5108
     """``vfmadd213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5115
+    EVEX_VFMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5109
     """``vfmadd213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5116
+    EVEX_VFMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5110
     """``vfmadd213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5117
+    EVEX_VFMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5111
     """``vfmadd231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5118
+    EVEX_VFMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5112
     """``vfmadd231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5119
+    EVEX_VFMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5113
     """``vfmadd231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5120
+    EVEX_VFMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5114
     """``vfmsub132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5121
+    EVEX_VFMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5115
     """``vfmsub132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5122
+    EVEX_VFMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5116
     """``vfmsub132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5123
+    EVEX_VFMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5117
     """``vfmsub213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5124
+    EVEX_VFMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5118
     """``vfmsub213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5125
+    EVEX_VFMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5119
     """``vfmsub213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5126
+    EVEX_VFMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5120
     """``vfmsub231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5127
+    EVEX_VFMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5121
     """``vfmsub231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5128
+    EVEX_VFMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5122
     """``vfmsub231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5129
+    EVEX_VFNMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5123
     """``vfnmadd132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5130
+    EVEX_VFNMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5124
     """``vfnmadd132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5131
+    EVEX_VFNMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5125
     """``vfnmadd132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5132
+    EVEX_VFNMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5126
     """``vfnmadd213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5133
+    EVEX_VFNMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5127
     """``vfnmadd213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5134
+    EVEX_VFNMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5128
     """``vfnmadd213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5135
+    EVEX_VFNMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5129
     """``vfnmadd231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5136
+    EVEX_VFNMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5130
     """``vfnmadd231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5137
+    EVEX_VFNMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5131
     """``vfnmadd231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5138
+    EVEX_VFNMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5132
     """``vfnmsub132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5139
+    EVEX_VFNMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5133
     """``vfnmsub132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5140
+    EVEX_VFNMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5134
     """``vfnmsub132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5141
+    EVEX_VFNMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5135
     """``vfnmsub213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5142
+    EVEX_VFNMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5136
     """``vfnmsub213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5143
+    EVEX_VFNMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5137
     """``vfnmsub213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5144
+    EVEX_VFNMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5138
     """``vfnmsub231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5145
+    EVEX_VFNMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5139
     """``vfnmsub231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5146
+    EVEX_VFNMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5140
     """``vfnmsub231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8: Final = 5147
+    EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8: Final = 5141
     """``vfpclassbf16 W:k, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8: Final = 5148
+    EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8: Final = 5142
     """``vfpclassbf16 W:k, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8: Final = 5149
+    EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8: Final = 5143
     """``vfpclassbf16 W:k, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_XMM_K1Z_XMMM128B16: Final = 5150
+    EVEX_VGETEXPBF16_XMM_K1Z_XMMM128B16: Final = 5144
     """``vgetexpbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_YMM_K1Z_YMMM256B16: Final = 5151
+    EVEX_VGETEXPBF16_YMM_K1Z_YMMM256B16: Final = 5145
     """``vgetexpbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_ZMM_K1Z_ZMMM512B16: Final = 5152
+    EVEX_VGETEXPBF16_ZMM_K1Z_ZMMM512B16: Final = 5146
     """``vgetexpbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5153
+    EVEX_VGETMANTBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5147
     """``vgetmantbf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5154
+    EVEX_VGETMANTBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5148
     """``vgetmantbf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5155
+    EVEX_VGETMANTBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5149
     """``vgetmantbf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VMAXBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5156
+    EVEX_VMAXBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5150
     """``vmaxbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMAXBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5157
+    EVEX_VMAXBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5151
     """``vmaxbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5158
+    EVEX_VMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5152
     """``vmaxbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMINBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5159
+    EVEX_VMINBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5153
     """``vminbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5160
+    EVEX_VMINBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5154
     """``vminbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5161
+    EVEX_VMINBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5155
     """``vminbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 5162
+    EVEX_VMINMAXBF16_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 5156
     """``vminmaxbf16 W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 5163
+    EVEX_VMINMAXBF16_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 5157
     """``vminmaxbf16 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16_IMM8: Final = 5164
+    EVEX_VMINMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16_IMM8: Final = 5158
     """``vminmaxbf16 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5165
+    EVEX_VMINMAXPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5159
     """``vminmaxpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5166
+    EVEX_VMINMAXPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5160
     """``vminmaxpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5167
+    EVEX_VMINMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5161
     """``vminmaxpd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 5168
+    EVEX_VMINMAXPH_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 5162
     """``vminmaxph W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 5169
+    EVEX_VMINMAXPH_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 5163
     """``vminmaxph W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_IMM8_SAE: Final = 5170
+    EVEX_VMINMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_IMM8_SAE: Final = 5164
     """``vminmaxph W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5171
+    EVEX_VMINMAXPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5165
     """``vminmaxps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5172
+    EVEX_VMINMAXPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5166
     """``vminmaxps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5173
+    EVEX_VMINMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5167
     """``vminmaxps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5174
+    EVEX_VMINMAXSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5168
     """``vminmaxsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 53 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 5175
+    EVEX_VMINMAXSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 5169
     """``vminmaxsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.NP.0F3A.W0 53 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5176
+    EVEX_VMINMAXSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5170
     """``vminmaxss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 53 /r ib`` (AVX10_2)"""
-    EVEX_VMULBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5177
+    EVEX_VMULBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5171
     """``vmulbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VMULBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5178
+    EVEX_VMULBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5172
     """``vmulbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VMULBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5179
+    EVEX_VMULBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5173
     """``vmulbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_XMM_K1Z_XMMM128B16: Final = 5180
+    EVEX_VRCPBF16_XMM_K1Z_XMMM128B16: Final = 5174
     """``vrcpbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_YMM_K1Z_YMMM256B16: Final = 5181
+    EVEX_VRCPBF16_YMM_K1Z_YMMM256B16: Final = 5175
     """``vrcpbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_ZMM_K1Z_ZMMM512B16: Final = 5182
+    EVEX_VRCPBF16_ZMM_K1Z_ZMMM512B16: Final = 5176
     """``vrcpbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5183
+    EVEX_VREDUCEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5177
     """``vreducebf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5184
+    EVEX_VREDUCEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5178
     """``vreducebf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5185
+    EVEX_VREDUCEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5179
     """``vreducebf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5186
+    EVEX_VRNDSCALEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5180
     """``vrndscalebf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5187
+    EVEX_VRNDSCALEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5181
     """``vrndscalebf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5188
+    EVEX_VRNDSCALEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5182
     """``vrndscalebf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_XMM_K1Z_XMMM128B16: Final = 5189
+    EVEX_VRSQRTBF16_XMM_K1Z_XMMM128B16: Final = 5183
     """``vrsqrtbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_YMM_K1Z_YMMM256B16: Final = 5190
+    EVEX_VRSQRTBF16_YMM_K1Z_YMMM256B16: Final = 5184
     """``vrsqrtbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 5191
+    EVEX_VRSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 5185
     """``vrsqrtbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5192
+    EVEX_VSCALEFBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5186
     """``vscalefbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5193
+    EVEX_VSCALEFBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5187
     """``vscalefbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5194
+    EVEX_VSCALEFBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5188
     """``vscalefbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_XMM_K1Z_XMMM128B16: Final = 5195
+    EVEX_VSQRTBF16_XMM_K1Z_XMMM128B16: Final = 5189
     """``vsqrtbf16 W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_YMM_K1Z_YMMM256B16: Final = 5196
+    EVEX_VSQRTBF16_YMM_K1Z_YMMM256B16: Final = 5190
     """``vsqrtbf16 W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 5197
+    EVEX_VSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 5191
     """``vsqrtbf16 W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5198
+    EVEX_VSUBBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5192
     """``vsubbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5199
+    EVEX_VSUBBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5193
     """``vsubbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5200
+    EVEX_VSUBBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5194
     """``vsubbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VUCOMXSD_XMM_XMMM64_SAE: Final = 5201
+    EVEX_VUCOMXSD_XMM_XMMM64_SAE: Final = 5195
     """``vucomxsd R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2E /r`` (AVX10_2)"""
-    EVEX_VUCOMXSH_XMM_XMMM16_SAE: Final = 5202
+    EVEX_VUCOMXSH_XMM_XMMM16_SAE: Final = 5196
     """``vucomxsh R:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 2E /r`` (AVX10_2)"""
-    EVEX_VUCOMXSS_XMM_XMMM32_SAE: Final = 5203
+    EVEX_VUCOMXSS_XMM_XMMM32_SAE: Final = 5197
     """``vucomxss R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2E /r`` (AVX10_2)"""
-    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 5204
+    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 5198
     """``vpxord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 5205
+    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 5199
     """``vpxord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5206
+    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5200
     """``vpxord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EF /r`` (AVX512F)"""
-    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 5207
+    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 5201
     """``vpandd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 5208
+    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 5202
     """``vpandd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5209
+    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5203
     """``vpandd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DB /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 5210
+    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 5204
     """``vmovdqu32 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 5211
+    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 5205
     """``vmovdqu32 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 5212
+    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 5206
     """``vmovdqu32 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 5213
+    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 5207
     """``vmovdqu32 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 5214
+    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 5208
     """``vmovdqu32 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 5215
+    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 5209
     """``vmovdqu32 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 5216
+    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 5210
     """``vmovdqu64 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 5217
+    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 5211
     """``vmovdqu64 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 5218
+    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 5212
     """``vmovdqu64 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 5219
+    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 5213
     """``vmovdqu64 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 5220
+    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 5214
     """``vmovdqu64 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 5221
+    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 5215
     """``vmovdqu64 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 5222
+    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 5216
     """``vpord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 5223
+    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 5217
     """``vpord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5224
+    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5218
     """``vpord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EB /r`` (AVX512F)"""
-    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 5225
+    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 5219
     """``vporq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 5226
+    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 5220
     """``vporq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5227
+    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5221
     """``vporq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EB /r`` (AVX512F)"""
-    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 5228
+    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 5222
     """``vpandq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 5229
+    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 5223
     """``vpandq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5230
+    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5224
     """``vpandq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DB /r`` (AVX512F)"""
-    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 5231
+    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 5225
     """``vpxorq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 5232
+    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 5226
     """``vpxorq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5233
+    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5227
     """``vpxorq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EF /r`` (AVX512F)"""
-    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 5234
+    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 5228
     """``vpandnd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 5235
+    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 5229
     """``vpandnd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5236
+    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5230
     """``vpandnd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DF /r`` (AVX512F)"""
-    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 5237
+    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 5231
     """``vpandnq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 5238
+    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 5232
     """``vpandnq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5239
+    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5233
     """``vpandnq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DF /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 5240
+    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 5234
     """``vmovdqa32 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 5241
+    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 5235
     """``vmovdqa32 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 5242
+    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 5236
     """``vmovdqa32 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 5243
+    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 5237
     """``vmovdqa32 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 5244
+    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 5238
     """``vmovdqa32 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 5245
+    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 5239
     """``vmovdqa32 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 5246
+    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 5240
     """``vmovdqa64 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 5247
+    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 5241
     """``vmovdqa64 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 5248
+    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 5242
     """``vmovdqa64 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 5249
+    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 5243
     """``vmovdqa64 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 5250
+    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 5244
     """``vmovdqa64 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 5251
+    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 5245
     """``vmovdqa64 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 5252
+    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 5246
     """``vprord W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 5253
+    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 5247
     """``vprord W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 5254
+    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 5248
     """``vprord W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5255
+    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5249
     """``vprorq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5256
+    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5250
     """``vprorq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5257
+    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5251
     """``vprorq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 5258
+    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 5252
     """``vprold W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 5259
+    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 5253
     """``vprold W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 5260
+    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 5254
     """``vprold W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5261
+    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5255
     """``vprolq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5262
+    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5256
     """``vprolq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5263
+    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5257
     """``vprolq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5264
+    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5258
     """``vpsraq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 5265
+    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 5259
     """``vpsraq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5266
+    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5260
     """``vpsraq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5267
+    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5261
     """``vpsraq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 5268
+    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 5262
     """``vpsraq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 5269
+    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 5263
     """``vpsraq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 5270
+    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 5264
     """``vcvttps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 5271
+    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 5265
     """``vcvttps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 5272
+    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 5266
     """``vcvttps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 5273
+    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 5267
     """``vcvttpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 5274
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 5268
     """``vcvttpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 5275
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 5269
     """``vcvttpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 5276
+    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 5270
     """``vcvttss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 5277
+    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 5271
     """``vcvttss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 5278
+    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 5272
     """``vcvttsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 5279
+    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 5273
     """``vcvttsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 5280
+    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 5274
     """``vcvtps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 5281
+    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 5275
     """``vcvtps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 5282
+    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 5276
     """``vcvtps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 5283
+    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 5277
     """``vcvtpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 5284
+    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 5278
     """``vcvtpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 5285
+    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 5279
     """``vcvtpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 5286
+    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 5280
     """``vcvtss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 5287
+    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 5281
     """``vcvtss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 5288
+    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 5282
     """``vcvtsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 5289
+    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 5283
     """``vcvtsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 5290
+    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 5284
     """``vcvtudq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 5291
+    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 5285
     """``vcvtudq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 5292
+    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 5286
     """``vcvtudq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 5293
+    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 5287
     """``vcvtudq2ps W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 5294
+    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 5288
     """``vcvtudq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 5295
+    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 5289
     """``vcvtudq2ps W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 5296
+    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 5290
     """``vcvtusi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 5297
+    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 5291
     """``vcvtusi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 5298
+    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 5292
     """``vcvtusi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 5299
+    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 5293
     """``vcvtusi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 5300
+    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 5294
     """``vpmovusdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 11 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 5301
+    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 5295
     """``vpmovusdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 5302
+    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 5296
     """``vpmovusdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 5303
+    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 5297
     """``vpmovusqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 12 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 5304
+    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 5298
     """``vpmovusqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 5305
+    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 5299
     """``vpmovusqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 5306
+    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 5300
     """``vpmovusdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 5307
+    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 5301
     """``vpmovusdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 5308
+    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 5302
     """``vpmovusdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5309
+    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5303
     """``vprorvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 5310
+    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 5304
     """``vprorvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 5311
+    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 5305
     """``vprorvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5312
+    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5306
     """``vprorvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 14 /r`` (AVX512F)"""
-    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5313
+    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5307
     """``vprorvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5314
+    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5308
     """``vprorvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 5315
+    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 5309
     """``vpmovusqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 5316
+    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 5310
     """``vpmovusqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 5317
+    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 5311
     """``vpmovusqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5318
+    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5312
     """``vprolvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 5319
+    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 5313
     """``vprolvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 5320
+    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 5314
     """``vprolvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5321
+    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5315
     """``vprolvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 15 /r`` (AVX512F)"""
-    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5322
+    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5316
     """``vprolvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5323
+    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5317
     """``vprolvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 5324
+    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 5318
     """``vpmovusqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 5325
+    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 5319
     """``vpmovusqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 5326
+    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 5320
     """``vpmovusqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 5327
+    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 5321
     """``vbroadcastf32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 1A /r`` (AVX512F)"""
-    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 5328
+    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 5322
     """``vbroadcastf32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 1A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 5329
+    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 5323
     """``vbroadcastf64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 1B /r`` (AVX512F)"""
-    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 5330
+    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 5324
     """``vpabsq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 1F /r`` (AVX512F)"""
-    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 5331
+    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 5325
     """``vpabsq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 5332
+    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 5326
     """``vpabsq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 5333
+    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 5327
     """``vpmovsdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 5334
+    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 5328
     """``vpmovsdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 5335
+    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 5329
     """``vpmovsdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 5336
+    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 5330
     """``vpmovsqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 5337
+    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 5331
     """``vpmovsqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 5338
+    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 5332
     """``vpmovsqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 5339
+    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 5333
     """``vpmovsdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 5340
+    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 5334
     """``vpmovsdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 5341
+    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 5335
     """``vpmovsdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 5342
+    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 5336
     """``vpmovsqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 5343
+    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 5337
     """``vpmovsqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 5344
+    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 5338
     """``vpmovsqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 5345
+    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 5339
     """``vpmovsqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 5346
+    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 5340
     """``vpmovsqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 5347
+    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 5341
     """``vpmovsqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 5348
+    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 5342
     """``vptestmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 5349
+    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 5343
     """``vptestmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 5350
+    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 5344
     """``vptestmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 5351
+    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 5345
     """``vptestmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 5352
+    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 5346
     """``vptestmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 5353
+    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 5347
     """``vptestmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 5354
+    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 5348
     """``vptestnmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 5355
+    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 5349
     """``vptestnmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 5356
+    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 5350
     """``vptestnmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 5357
+    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 5351
     """``vptestnmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 5358
+    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 5352
     """``vptestnmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 5359
+    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 5353
     """``vptestnmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 5360
+    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 5354
     """``vscalefps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 5361
+    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 5355
     """``vscalefps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 5362
+    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 5356
     """``vscalefps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 5363
+    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 5357
     """``vscalefpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 5364
+    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 5358
     """``vscalefpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 5365
+    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 5359
     """``vscalefpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 5366
+    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 5360
     """``vscalefss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 2D /r`` (AVX512F)"""
-    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 5367
+    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 5361
     """``vscalefsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 2D /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 5368
+    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 5362
     """``vpmovdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 31 /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 5369
+    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 5363
     """``vpmovdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 5370
+    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 5364
     """``vpmovdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 5371
+    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 5365
     """``vpmovqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 32 /r`` (AVX512F)"""
-    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 5372
+    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 5366
     """``vpmovqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 5373
+    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 5367
     """``vpmovqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 5374
+    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 5368
     """``vpmovdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 33 /r`` (AVX512F)"""
-    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 5375
+    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 5369
     """``vpmovdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 5376
+    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 5370
     """``vpmovdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 5377
+    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 5371
     """``vpmovqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 34 /r`` (AVX512F)"""
-    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 5378
+    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 5372
     """``vpmovqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 5379
+    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 5373
     """``vpmovqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 5380
+    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 5374
     """``vpmovqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 5381
+    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 5375
     """``vpmovqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 5382
+    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 5376
     """``vpmovqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5383
+    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5377
     """``vpminsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 39 /r`` (AVX512F)"""
-    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 5384
+    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 5378
     """``vpminsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 5385
+    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 5379
     """``vpminsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5386
+    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5380
     """``vpminuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3B /r`` (AVX512F)"""
-    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 5387
+    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 5381
     """``vpminuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 5388
+    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 5382
     """``vpminuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5389
+    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5383
     """``vpmaxsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 5390
+    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 5384
     """``vpmaxsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 5391
+    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 5385
     """``vpmaxsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5392
+    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5386
     """``vpmaxuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 5393
+    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 5387
     """``vpmaxuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 5394
+    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 5388
     """``vpmaxuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5395
+    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5389
     """``vgetexpps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 5396
+    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 5390
     """``vgetexpps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 5397
+    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 5391
     """``vgetexpps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5398
+    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5392
     """``vgetexppd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 5399
+    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 5393
     """``vgetexppd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 5400
+    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 5394
     """``vgetexppd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5401
+    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5395
     """``vgetexpss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 43 /r`` (AVX512F)"""
-    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5402
+    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5396
     """``vgetexpsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 43 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5403
+    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5397
     """``vpsravq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5404
+    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5398
     """``vpsravq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5405
+    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5399
     """``vpsravq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 5406
+    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 5400
     """``vrcp14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 5407
+    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 5401
     """``vrcp14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 5408
+    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 5402
     """``vrcp14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 5409
+    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 5403
     """``vrcp14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 5410
+    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 5404
     """``vrcp14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 5411
+    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 5405
     """``vrcp14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 5412
+    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 5406
     """``vrcp14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4D /r`` (AVX512F)"""
-    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 5413
+    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 5407
     """``vrcp14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4D /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 5414
+    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 5408
     """``vrsqrt14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 5415
+    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 5409
     """``vrsqrt14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 5416
+    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 5410
     """``vrsqrt14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 5417
+    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 5411
     """``vrsqrt14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 5418
+    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 5412
     """``vrsqrt14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 5419
+    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 5413
     """``vrsqrt14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 5420
+    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 5414
     """``vrsqrt14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4F /r`` (AVX512F)"""
-    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 5421
+    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 5415
     """``vrsqrt14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4F /r`` (AVX512F)"""
-    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5422
+    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5416
     """``vexp2ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C8 /r`` (AVX512ER)"""
-    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5423
+    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5417
     """``vexp2pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C8 /r`` (AVX512ER)"""
-    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5424
+    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5418
     """``vrcp28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5425
+    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5419
     """``vrcp28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5426
+    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5420
     """``vrcp28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CB /r`` (AVX512ER)"""
-    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5427
+    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5421
     """``vrcp28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CB /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5428
+    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5422
     """``vrsqrt28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5429
+    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5423
     """``vrsqrt28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5430
+    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5424
     """``vrsqrt28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CD /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5431
+    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5425
     """``vrsqrt28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CD /r`` (AVX512ER)"""
-    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 5432
+    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 5426
     """``vbroadcasti32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 5A /r`` (AVX512F)"""
-    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 5433
+    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 5427
     """``vbroadcasti32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 5434
+    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 5428
     """``vbroadcasti64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 5B /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5435
+    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5429
     """``vpblendmd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 5436
+    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 5430
     """``vpblendmd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 5437
+    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 5431
     """``vpblendmd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5438
+    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5432
     """``vpblendmq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 5439
+    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 5433
     """``vpblendmq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 5440
+    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 5434
     """``vpblendmq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5441
+    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5435
     """``vblendmps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 5442
+    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 5436
     """``vblendmps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 5443
+    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 5437
     """``vblendmps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5444
+    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5438
     """``vblendmpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 5445
+    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 5439
     """``vblendmpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 5446
+    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 5440
     """``vblendmpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5447
+    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5441
     """``vpermi2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 5448
+    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 5442
     """``vpermi2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 5449
+    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 5443
     """``vpermi2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5450
+    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5444
     """``vpermi2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 5451
+    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 5445
     """``vpermi2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 5452
+    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 5446
     """``vpermi2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5453
+    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5447
     """``vpermi2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 5454
+    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 5448
     """``vpermi2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 5455
+    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 5449
     """``vpermi2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5456
+    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5450
     """``vpermi2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 5457
+    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 5451
     """``vpermi2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 5458
+    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 5452
     """``vpermi2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5459
+    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5453
     """``vpermt2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 5460
+    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 5454
     """``vpermt2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 5461
+    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 5455
     """``vpermt2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5462
+    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5456
     """``vpermt2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 5463
+    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 5457
     """``vpermt2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 5464
+    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 5458
     """``vpermt2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5465
+    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5459
     """``vpermt2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 5466
+    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 5460
     """``vpermt2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 5467
+    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 5461
     """``vpermt2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5468
+    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5462
     """``vpermt2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 5469
+    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 5463
     """``vpermt2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 5470
+    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 5464
     """``vpermt2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 5471
+    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 5465
     """``vexpandps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 5472
+    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 5466
     """``vexpandps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 5473
+    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 5467
     """``vexpandps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 5474
+    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 5468
     """``vexpandpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 5475
+    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 5469
     """``vexpandpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 5476
+    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 5470
     """``vexpandpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 5477
+    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 5471
     """``vpexpandd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 5478
+    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 5472
     """``vpexpandd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 5479
+    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 5473
     """``vpexpandd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 5480
+    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 5474
     """``vpexpandq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 5481
+    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 5475
     """``vpexpandq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 5482
+    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 5476
     """``vpexpandq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 5483
+    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 5477
     """``vcompressps W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 5484
+    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 5478
     """``vcompressps W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 5485
+    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 5479
     """``vcompressps W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 5486
+    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 5480
     """``vcompresspd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 5487
+    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 5481
     """``vcompresspd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 5488
+    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 5482
     """``vcompresspd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 5489
+    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 5483
     """``vpcompressd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 5490
+    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 5484
     """``vpcompressd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 5491
+    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 5485
     """``vpcompressd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 5492
+    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 5486
     """``vpcompressq W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 5493
+    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 5487
     """``vpcompressq W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 5494
+    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 5488
     """``vpcompressq W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5495
+    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5489
     """``valignd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5496
+    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5490
     """``valignd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5497
+    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5491
     """``valignd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5498
+    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5492
     """``valignq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5499
+    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5493
     """``valignq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5500
+    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5494
     """``valignq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5501
+    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5495
     """``vrndscaleps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 08 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5502
+    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5496
     """``vrndscaleps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5503
+    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5497
     """``vrndscaleps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5504
+    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5498
     """``vrndscalepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 09 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5505
+    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5499
     """``vrndscalepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5506
+    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5500
     """``vrndscalepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5507
+    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5501
     """``vrndscaless W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 0A /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5508
+    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5502
     """``vrndscalesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 0B /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5509
+    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5503
     """``vinsertf32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 18 /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5510
+    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5504
     """``vinsertf32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 18 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 5511
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 5505
     """``vextractf32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 19 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 5512
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 5506
     """``vextractf32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 19 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5513
+    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5507
     """``vinsertf64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 1A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 5514
+    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 5508
     """``vextractf64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 1B /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 5515
+    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 5509
     """``vpcmpud W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 5516
+    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 5510
     """``vpcmpud W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 5517
+    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 5511
     """``vpcmpud W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 5518
+    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 5512
     """``vpcmpuq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 5519
+    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 5513
     """``vpcmpuq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 5520
+    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 5514
     """``vpcmpuq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 5521
+    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 5515
     """``vpcmpd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 5522
+    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 5516
     """``vpcmpd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 5523
+    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 5517
     """``vpcmpd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 5524
+    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 5518
     """``vpcmpq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 5525
+    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 5519
     """``vpcmpq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 5526
+    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 5520
     """``vpcmpq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5527
+    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5521
     """``vshuff32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5528
+    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5522
     """``vshuff32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5529
+    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5523
     """``vshuff64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5530
+    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5524
     """``vshuff64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5531
+    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5525
     """``vpternlogd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5532
+    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5526
     """``vpternlogd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5533
+    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5527
     """``vpternlogd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5534
+    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5528
     """``vpternlogq RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5535
+    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5529
     """``vpternlogq RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5536
+    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5530
     """``vpternlogq RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5537
+    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5531
     """``vgetmantps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5538
+    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5532
     """``vgetmantps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5539
+    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5533
     """``vgetmantps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5540
+    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5534
     """``vgetmantpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5541
+    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5535
     """``vgetmantpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5542
+    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5536
     """``vgetmantpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5543
+    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5537
     """``vgetmantss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 27 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5544
+    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5538
     """``vgetmantsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 27 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5545
+    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5539
     """``vinserti32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 38 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5546
+    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5540
     """``vinserti32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 38 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 5547
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 5541
     """``vextracti32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 39 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 5548
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 5542
     """``vextracti32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 39 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5549
+    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5543
     """``vinserti64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 3A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 5550
+    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 5544
     """``vextracti64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 3B /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5551
+    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5545
     """``vshufi32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5552
+    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5546
     """``vshufi32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5553
+    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5547
     """``vshufi64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5554
+    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5548
     """``vshufi64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5555
+    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5549
     """``vfixupimmps RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5556
+    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5550
     """``vfixupimmps RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5557
+    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5551
     """``vfixupimmps RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5558
+    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5552
     """``vfixupimmpd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5559
+    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5553
     """``vfixupimmpd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5560
+    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5554
     """``vfixupimmpd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5561
+    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5555
     """``vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 55 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5562
+    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5556
     """``vfixupimmsd RW:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 55 /r ib`` (AVX512F)"""
-    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 5563
+    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 5557
     """``vpbroadcastmb2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 2A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 5564
+    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 5558
     """``vpbroadcastmb2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 5565
+    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 5559
     """``vpbroadcastmb2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 5566
+    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 5560
     """``vpbroadcastmw2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 3A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 5567
+    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 5561
     """``vpbroadcastmw2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 5568
+    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 5562
     """``vpbroadcastmw2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 5569
+    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 5563
     """``vplzcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 5570
+    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 5564
     """``vplzcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 5571
+    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 5565
     """``vplzcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 5572
+    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 5566
     """``vplzcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 5573
+    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 5567
     """``vplzcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 5574
+    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 5568
     """``vplzcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 5575
+    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 5569
     """``vpconflictd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 5576
+    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 5570
     """``vpconflictd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 5577
+    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 5571
     """``vpconflictd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 5578
+    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 5572
     """``vpconflictq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 5579
+    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 5573
     """``vpconflictq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 5580
+    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 5574
     """``vpconflictq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 5581
+    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 5575
     """``vcvtqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 5B /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 5582
+    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 5576
     """``vcvtqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 5583
+    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 5577
     """``vcvtqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 5584
+    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 5578
     """``vcvttps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 5585
+    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 5579
     """``vcvttps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 5586
+    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 5580
     """``vcvttps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 5587
+    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 5581
     """``vcvttpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 5588
+    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 5582
     """``vcvttpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 5589
+    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 5583
     """``vcvttpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 5590
+    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 5584
     """``vcvtps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 5591
+    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 5585
     """``vcvtps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 5592
+    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 5586
     """``vcvtps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 5593
+    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 5587
     """``vcvtpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 5594
+    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 5588
     """``vcvtpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 5595
+    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 5589
     """``vcvtpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 5596
+    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 5590
     """``vcvttps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 5597
+    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 5591
     """``vcvttps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 5598
+    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 5592
     """``vcvttps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 5599
+    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 5593
     """``vcvttpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 5600
+    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 5594
     """``vcvttpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 5601
+    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 5595
     """``vcvttpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 5602
+    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 5596
     """``vcvtuqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 5603
+    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 5597
     """``vcvtuqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 5604
+    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 5598
     """``vcvtuqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 5605
+    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 5599
     """``vcvtuqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 5606
+    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 5600
     """``vcvtuqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 5607
+    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 5601
     """``vcvtuqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 5608
+    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 5602
     """``vcvtps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 5609
+    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 5603
     """``vcvtps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 5610
+    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 5604
     """``vcvtps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 5611
+    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 5605
     """``vcvtpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 5612
+    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 5606
     """``vcvtpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 5613
+    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 5607
     """``vcvtpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 5614
+    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 5608
     """``vcvtqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 E6 /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 5615
+    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 5609
     """``vcvtqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 5616
+    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 5610
     """``vcvtqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 5617
+    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 5611
     """``vbroadcastf32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 19 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 5618
+    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 5612
     """``vbroadcastf32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 19 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 5619
+    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 5613
     """``vbroadcastf64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 1A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 5620
+    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 5614
     """``vbroadcastf64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 1A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 5621
+    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 5615
     """``vbroadcastf32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 1B /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_ZMM_KR: Final = 5622
+    EVEX_VPMOVM2D_ZMM_KR: Final = 5616
     """``vpmovm2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_XMM_KR: Final = 5623
+    EVEX_VPMOVM2D_XMM_KR: Final = 5617
     """``vpmovm2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2D_YMM_KR: Final = 5624
+    EVEX_VPMOVM2D_YMM_KR: Final = 5618
     """``vpmovm2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_ZMM_KR: Final = 5625
+    EVEX_VPMOVM2Q_ZMM_KR: Final = 5619
     """``vpmovm2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2Q_XMM_KR: Final = 5626
+    EVEX_VPMOVM2Q_XMM_KR: Final = 5620
     """``vpmovm2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_YMM_KR: Final = 5627
+    EVEX_VPMOVM2Q_YMM_KR: Final = 5621
     """``vpmovm2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_ZMM: Final = 5628
+    EVEX_VPMOVD2M_KR_ZMM: Final = 5622
     """``vpmovd2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_XMM: Final = 5629
+    EVEX_VPMOVD2M_KR_XMM: Final = 5623
     """``vpmovd2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_YMM: Final = 5630
+    EVEX_VPMOVD2M_KR_YMM: Final = 5624
     """``vpmovd2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_ZMM: Final = 5631
+    EVEX_VPMOVQ2M_KR_ZMM: Final = 5625
     """``vpmovq2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_XMM: Final = 5632
+    EVEX_VPMOVQ2M_KR_XMM: Final = 5626
     """``vpmovq2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_YMM: Final = 5633
+    EVEX_VPMOVQ2M_KR_YMM: Final = 5627
     """``vpmovq2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5634
+    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5628
     """``vpmullq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 40 /r`` (AVX512DQ)"""
-    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 5635
+    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 5629
     """``vpmullq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 5636
+    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 5630
     """``vpmullq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 5637
+    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 5631
     """``vbroadcasti32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 59 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 5638
+    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 5632
     """``vbroadcasti32x2 W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 5639
+    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 5633
     """``vbroadcasti32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 5640
+    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 5634
     """``vbroadcasti64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 5A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 5641
+    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 5635
     """``vbroadcasti64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 5A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 5642
+    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 5636
     """``vbroadcasti32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 5B /r`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5643
+    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5637
     """``vinsertf64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 18 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5644
+    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5638
     """``vinsertf64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 18 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 5645
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 5639
     """``vextractf64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 19 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 5646
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 5640
     """``vextractf64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 19 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5647
+    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5641
     """``vinsertf32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 1A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 5648
+    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 5642
     """``vextractf32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1B /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5649
+    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5643
     """``vinserti64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 38 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5650
+    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5644
     """``vinserti64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 38 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 5651
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 5645
     """``vextracti64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 39 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 5652
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 5646
     """``vextracti64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 39 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5653
+    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5647
     """``vinserti32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 3A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 5654
+    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 5648
     """``vextracti32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 3B /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5655
+    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5649
     """``vrangeps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5656
+    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5650
     """``vrangeps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5657
+    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5651
     """``vrangeps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5658
+    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5652
     """``vrangepd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5659
+    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5653
     """``vrangepd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5660
+    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5654
     """``vrangepd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5661
+    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5655
     """``vrangess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 51 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5662
+    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5656
     """``vrangesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 51 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5663
+    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5657
     """``vreduceps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5664
+    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5658
     """``vreduceps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5665
+    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5659
     """``vreduceps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5666
+    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5660
     """``vreducepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5667
+    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5661
     """``vreducepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5668
+    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5662
     """``vreducepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5669
+    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5663
     """``vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 57 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5670
+    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5664
     """``vreducesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 57 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 5671
+    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 5665
     """``vfpclassps W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 5672
+    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 5666
     """``vfpclassps W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 5673
+    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 5667
     """``vfpclassps W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 5674
+    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 5668
     """``vfpclasspd W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 5675
+    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 5669
     """``vfpclasspd W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 5676
+    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 5670
     """``vfpclasspd W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 5677
+    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 5671
     """``vfpclassss W:k, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 67 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 5678
+    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 5672
     """``vfpclasssd W:k, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 67 /r ib`` (AVX512DQ)"""
 

@@ -101,14 +101,14 @@ def shape_CVTSI2SS_XMM_RM64(fid, k0, k1):   # 3 forms: CVTSI2SS_XMM_RM64, CVTSI2
     return enc, None
 
 
-def shape_REX2_CVTSI2SS_XMM_RM64(fid, k0, k1):   # 3 forms: REX2_CVTSI2SS_XMM_RM64, REX2_CVTSI2SD_XMM_RM64, REX2_MOVQ_XMM_RM64
+def shape_REX2_CVTSI2SS_XMM_RM64(fid, k0):   # 2 forms: REX2_CVTSI2SS_XMM_RM64, REX2_CVTSI2SD_XMM_RM64
     def enc(a0, a1):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
-            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0x2a, 0xc0 | a0.reg3 | a1.lo)
         if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex, 0x2a, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -228,15 +228,6 @@ def shape_MOVMSKPD_R64_XMM(fid, k0):   # 2 forms: MOVMSKPD_R64_XMM, PMOVMSKB_R64
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Xmm:
             return _bytes5(0x66, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_MOVMSKPD_R64_XMM(fid, k0):   # 2 forms: REX2_MOVMSKPD_R64_XMM, REX2_PMOVMSKB_R64_XMM
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0x66, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -365,18 +356,6 @@ def shape_MOVQ_RM64_XMM(fid):   # 1 form
     return enc, None
 
 
-def shape_REX2_MOVQ_RM64_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
-            return _bytes5(0x66, 0xd5, 0x88 | a1.rex2_r | a0.rex2_b, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x88 | a1.rex2_r | a0.rex, 0x7e, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
 def shape_MOVQ_MM_RM64(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
@@ -389,4 +368,28 @@ def shape_MOVQ_MM_RM64(fid):   # 1 form
     return enc, None
 
 
-SHAPES = (shape_MOVLPD_M64_XMM, shape_REX2_MOVLPD_M64_XMM, shape_PREFETCHNTA_M8, shape_REX2_PREFETCHNTA_M8, shape_PREFETCHT0_M8, shape_CVTSI2SS_XMM_RM32, shape_REX2_CVTSI2SS_XMM_RM32, shape_CVTSI2SS_XMM_RM64, shape_REX2_CVTSI2SS_XMM_RM64, shape_CVTTSS2SI_R32_XMMM32, shape_REX2_CVTTSS2SI_R32_XMMM32, shape_CVTTSS2SI_R64_XMMM32, shape_REX2_CVTTSS2SI_R64_XMMM32, shape_MOVMSKPS_R32_XMM, shape_REX2_MOVMSKPS_R32_XMM, shape_MOVMSKPS_R64_XMM, shape_REX2_MOVMSKPS_R64_XMM, shape_MOVMSKPD_R32_XMM, shape_REX2_MOVMSKPD_R32_XMM, shape_MOVMSKPD_R64_XMM, shape_REX2_MOVMSKPD_R64_XMM, shape_PUNPCKLBW_MM_MMM32, shape_REX2_PUNPCKLBW_MM_MMM32, shape_MOVD_RM32_XMM, shape_REX2_MOVD_RM32_XMM, shape_MOVD_MM_RM32, shape_REX2_MOVD_MM_RM32, shape_MOVD_RM32_MM, shape_REX2_MOVD_RM32_MM, shape_MOVQ_RM64_XMM, shape_REX2_MOVQ_RM64_XMM, shape_MOVQ_MM_RM64, )
+def shape_REX2_MOVQ_MM_RM64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex, 0x6e, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVQ_RM64_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+SHAPES = (shape_MOVLPD_M64_XMM, shape_REX2_MOVLPD_M64_XMM, shape_PREFETCHNTA_M8, shape_REX2_PREFETCHNTA_M8, shape_PREFETCHT0_M8, shape_CVTSI2SS_XMM_RM32, shape_REX2_CVTSI2SS_XMM_RM32, shape_CVTSI2SS_XMM_RM64, shape_REX2_CVTSI2SS_XMM_RM64, shape_CVTTSS2SI_R32_XMMM32, shape_REX2_CVTTSS2SI_R32_XMMM32, shape_CVTTSS2SI_R64_XMMM32, shape_REX2_CVTTSS2SI_R64_XMMM32, shape_MOVMSKPS_R32_XMM, shape_REX2_MOVMSKPS_R32_XMM, shape_MOVMSKPS_R64_XMM, shape_REX2_MOVMSKPS_R64_XMM, shape_MOVMSKPD_R32_XMM, shape_REX2_MOVMSKPD_R32_XMM, shape_MOVMSKPD_R64_XMM, shape_PUNPCKLBW_MM_MMM32, shape_REX2_PUNPCKLBW_MM_MMM32, shape_MOVD_RM32_XMM, shape_REX2_MOVD_RM32_XMM, shape_MOVD_MM_RM32, shape_REX2_MOVD_MM_RM32, shape_MOVD_RM32_MM, shape_REX2_MOVD_RM32_MM, shape_MOVQ_RM64_XMM, shape_MOVQ_MM_RM64, shape_REX2_MOVQ_MM_RM64, shape_MOVQ_RM64_MM, )

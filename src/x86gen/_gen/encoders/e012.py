@@ -10,30 +10,6 @@ R_rdi = REGISTERS['rdi']
 R_rsi = REGISTERS['rsi']
 
 
-def shape_REX2_MOVQ_MM_RM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
-            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex, 0x6e, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVQ_RM64_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
 def shape_REX2_MOVQ_RM64_MM(fid):   # 1 form
     def enc(a0, a1):
         if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
@@ -305,22 +281,6 @@ def shape_PINSRW_XMM_R64M16_IMM8(fid):   # 1 form
     return enc, fits
 
 
-def shape_REX2_PINSRW_XMM_R64M16_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
-            return _bytes6(0x66, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x66, 0xd5, 0x88 | a0.rex2_r | a1.rex, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
 def shape_PINSRW_MM_R32M16_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
         if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
@@ -430,19 +390,6 @@ def shape_PEXTRW_R64_XMM_IMM8(fid):   # 1 form
     return enc, fits
 
 
-def shape_REX2_PEXTRW_R64_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            return _bytes6(0x66, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
 def shape_PEXTRW_R32M16_XMM_IMM8(fid, k0, k1):   # 4 forms: PEXTRW_R32M16_XMM_IMM8, PEXTRB_R32M8_XMM_IMM8, PEXTRD_RM32_XMM_IMM8, …
     def enc(a0, a1, a2):
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
@@ -479,4 +426,58 @@ def shape_PEXTRW_R64M16_XMM_IMM8(fid, k0, k1):   # 4 forms: PEXTRW_R64M16_XMM_IM
     return enc, fits
 
 
-SHAPES = (shape_REX2_MOVQ_MM_RM64, shape_MOVQ_RM64_MM, shape_REX2_MOVQ_RM64_MM, shape_MOVQ_MMM64_MM, shape_REX2_MOVQ_MMM64_MM, shape_PSHUFD_XMM_XMMM128_IMM8, shape_REX2_PSHUFD_XMM_XMMM128_IMM8, shape_PSRLW_XMM_IMM8, shape_PSRLW_MM_IMM8, shape_CMPPS_XMM_XMMM128_IMM8, shape_REX2_CMPPS_XMM_XMMM128_IMM8, shape_CMPSD_M32_M32, shape_MOVNTI_M32_R32, shape_REX2_MOVNTI_M32_R32, shape_MOVNTI_M64_R64, shape_REX2_MOVNTI_M64_R64, shape_MASKMOVDQU_RDI_XMM_XMM, shape_MASKMOVQ_RDI_MM_MM, shape_PINSRW_XMM_R32M16_IMM8, shape_REX2_PINSRW_XMM_R32M16_IMM8, shape_PINSRW_XMM_R64M16_IMM8, shape_REX2_PINSRW_XMM_R64M16_IMM8, shape_PINSRW_MM_R32M16_IMM8, shape_REX2_PINSRW_MM_R32M16_IMM8, shape_PINSRW_MM_R64M16_IMM8, shape_REX2_PINSRW_MM_R64M16_IMM8, shape_PEXTRW_R32_XMM_IMM8, shape_REX2_PEXTRW_R32_XMM_IMM8, shape_PEXTRW_R64_XMM_IMM8, shape_REX2_PEXTRW_R64_XMM_IMM8, shape_PEXTRW_R32M16_XMM_IMM8, shape_PEXTRW_R64M16_XMM_IMM8, )
+def shape_PEXTRW_R32_MM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes4(0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_REX2_PEXTRW_R32_MM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Mmx:
+            return _bytes5(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_PEXTRW_R64_MM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Mmx:
+            return _bytes5(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_REX2_PEXTRW_R64_MM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Mmx:
+            return _bytes5(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+SHAPES = (shape_REX2_MOVQ_RM64_MM, shape_MOVQ_MMM64_MM, shape_REX2_MOVQ_MMM64_MM, shape_PSHUFD_XMM_XMMM128_IMM8, shape_REX2_PSHUFD_XMM_XMMM128_IMM8, shape_PSRLW_XMM_IMM8, shape_PSRLW_MM_IMM8, shape_CMPPS_XMM_XMMM128_IMM8, shape_REX2_CMPPS_XMM_XMMM128_IMM8, shape_CMPSD_M32_M32, shape_MOVNTI_M32_R32, shape_REX2_MOVNTI_M32_R32, shape_MOVNTI_M64_R64, shape_REX2_MOVNTI_M64_R64, shape_MASKMOVDQU_RDI_XMM_XMM, shape_MASKMOVQ_RDI_MM_MM, shape_PINSRW_XMM_R32M16_IMM8, shape_REX2_PINSRW_XMM_R32M16_IMM8, shape_PINSRW_XMM_R64M16_IMM8, shape_PINSRW_MM_R32M16_IMM8, shape_REX2_PINSRW_MM_R32M16_IMM8, shape_PINSRW_MM_R64M16_IMM8, shape_REX2_PINSRW_MM_R64M16_IMM8, shape_PEXTRW_R32_XMM_IMM8, shape_REX2_PEXTRW_R32_XMM_IMM8, shape_PEXTRW_R64_XMM_IMM8, shape_PEXTRW_R32M16_XMM_IMM8, shape_PEXTRW_R64M16_XMM_IMM8, shape_PEXTRW_R32_MM_IMM8, shape_REX2_PEXTRW_R32_MM_IMM8, shape_PEXTRW_R64_MM_IMM8, shape_REX2_PEXTRW_R64_MM_IMM8, )

@@ -12,60 +12,6 @@ R_dx = REGISTERS['dx']
 R_eax = REGISTERS['eax']
 
 
-def shape_PEXTRW_R32_MM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes4(0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_REX2_PEXTRW_R32_MM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Mmx:
-            return _bytes5(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_PEXTRW_R64_MM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Mmx:
-            return _bytes5(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_REX2_PEXTRW_R64_MM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Mmx:
-            return _bytes5(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
 def shape_PMOVMSKB_R32_MM(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
@@ -441,4 +387,42 @@ def shape_OUT_IMM8_AL(fid):   # 1 form
     return enc, fits
 
 
-SHAPES = (shape_PEXTRW_R32_MM_IMM8, shape_REX2_PEXTRW_R32_MM_IMM8, shape_PEXTRW_R64_MM_IMM8, shape_REX2_PEXTRW_R64_MM_IMM8, shape_PMOVMSKB_R32_MM, shape_REX2_PMOVMSKB_R32_MM, shape_PMOVMSKB_R64_MM, shape_REX2_PMOVMSKB_R64_MM, shape_PSHUFB_XMM_XMMM128, shape_PSHUFB_MM_MMM64, shape_MOVNTDQA_XMM_M128, shape_SHA1NEXTE_XMM_XMMM128, shape_CRC32_R32_RM8, shape_CRC32_R64_RM8, shape_CRC32_R32_RM16, shape_CRC32_R32_RM32, shape_CRC32_R64_RM64, shape_ROUNDPS_XMM_XMMM128_IMM8, shape_PALIGNR_MM_MMM64_IMM8, shape_PINSRB_XMM_R32M8_IMM8, shape_PINSRB_XMM_R64M8_IMM8, shape_PCMPESTRI64_XMM_XMMM128_IMM8, shape_SHA1RNDS4_XMM_XMMM128_IMM8, shape_INT_IMM8, shape_LOOPNE_REL8_64_ECX, shape_LOOPNE_REL8_16_ECX, shape_IN_AX_IMM8, shape_IN_EAX_IMM8, shape_IN_AL_DX, shape_IN_AX_DX, shape_IN_EAX_DX, shape_OUT_IMM8_AL, )
+def shape_OUT_IMM8_AX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
+        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, a1, ), 0, a0)
+        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
+        return _bytes3(0x66, 0xe7, a0 & 0xFF)
+    def fits(a0, a1):
+        return (a0.__class__ is int and (-128 <= a0 <= 255))
+    return enc, fits
+
+
+def shape_OUT_IMM8_EAX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
+        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, a1, ), 0, a0)
+        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
+        return _bytes2(0xe7, a0 & 0xFF)
+    def fits(a0, a1):
+        return (a0.__class__ is int and (-128 <= a0 <= 255))
+    return enc, fits
+
+
+def shape_OUT_DX_AL(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xee'
+    return enc, None
+
+
+def shape_OUT_DX_AX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'f\xef'
+    return enc, None
+
+
+SHAPES = (shape_PMOVMSKB_R32_MM, shape_REX2_PMOVMSKB_R32_MM, shape_PMOVMSKB_R64_MM, shape_REX2_PMOVMSKB_R64_MM, shape_PSHUFB_XMM_XMMM128, shape_PSHUFB_MM_MMM64, shape_MOVNTDQA_XMM_M128, shape_SHA1NEXTE_XMM_XMMM128, shape_CRC32_R32_RM8, shape_CRC32_R64_RM8, shape_CRC32_R32_RM16, shape_CRC32_R32_RM32, shape_CRC32_R64_RM64, shape_ROUNDPS_XMM_XMMM128_IMM8, shape_PALIGNR_MM_MMM64_IMM8, shape_PINSRB_XMM_R32M8_IMM8, shape_PINSRB_XMM_R64M8_IMM8, shape_PCMPESTRI64_XMM_XMMM128_IMM8, shape_SHA1RNDS4_XMM_XMMM128_IMM8, shape_INT_IMM8, shape_LOOPNE_REL8_64_ECX, shape_LOOPNE_REL8_16_ECX, shape_IN_AX_IMM8, shape_IN_EAX_IMM8, shape_IN_AL_DX, shape_IN_AX_DX, shape_IN_EAX_DX, shape_OUT_IMM8_AL, shape_OUT_IMM8_AX, shape_OUT_IMM8_EAX, shape_OUT_DX_AL, shape_OUT_DX_AX, )

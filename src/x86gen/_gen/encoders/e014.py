@@ -3,7 +3,7 @@
 """Encoders, one function per shape: shapes 448-479 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _implicit_error, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _bytes3, _bytes4, _bytes5, _bytes6, _implicit_error, _label_error, _operand_error
 from ...memory import EgprMem, Mem
 from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X
 R_al = REGISTERS['al']
@@ -14,44 +14,6 @@ R_rax = REGISTERS['rax']
 R_rbx = REGISTERS['rbx']
 R_rdi = REGISTERS['rdi']
 R_rsi = REGISTERS['rsi']
-
-
-def shape_OUT_IMM8_AX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
-        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, a1, ), 0, a0)
-        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
-        return _bytes3(0x66, 0xe7, a0 & 0xFF)
-    def fits(a0, a1):
-        return (a0.__class__ is int and (-128 <= a0 <= 255))
-    return enc, fits
-
-
-def shape_OUT_IMM8_EAX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
-        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, a1, ), 0, a0)
-        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
-        return _bytes2(0xe7, a0 & 0xFF)
-    def fits(a0, a1):
-        return (a0.__class__ is int and (-128 <= a0 <= 255))
-    return enc, fits
-
-
-def shape_OUT_DX_AL(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xee'
-    return enc, None
-
-
-def shape_OUT_DX_AX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'f\xef'
-    return enc, None
 
 
 def shape_OUT_DX_EAX(fid):   # 1 form
@@ -346,4 +308,46 @@ def shape_REX2_LKGS_R64M16(fid, k0, k1, k2, k3, k4):   # 2 forms: REX2_LKGS_R64M
     return enc, None
 
 
-SHAPES = (shape_OUT_IMM8_AX, shape_OUT_IMM8_EAX, shape_OUT_DX_AL, shape_OUT_DX_AX, shape_OUT_DX_EAX, shape_MOVSB_M8_M8, shape_SCASB_AL_M8, shape_LODSB_AL_M8, shape_STOSB_M8_AL, shape_INSB_M8_DX, shape_OUTSB_DX_M8, shape_SCASW_AX_M16, shape_LODSW_AX_M16, shape_STOSW_M16_AX, shape_SCASD_EAX_M32, shape_LODSD_EAX_M32, shape_STOSD_M32_EAX, shape_SCASQ_RAX_M64, shape_LODSQ_RAX_M64, shape_STOSQ_M64_RAX, shape_XLAT_M8, shape_STR_RM16, shape_REX2_STR_RM16, shape_STR_R32M16, shape_REX2_STR_R32M16, shape_STR_R64M16, shape_LKGS_RM16, shape_REX2_LKGS_RM16, shape_LKGS_R32M16, shape_REX2_LKGS_R32M16, shape_LKGS_R64M16, shape_REX2_LKGS_R64M16, )
+def shape_INVLPG_M(fid, k0, k1):   # 7 forms: INVLPG_M, XSAVE_MEM, XRSTOR_MEM, …
+    def enc(a0):
+        if a0.__class__ is Mem:
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, k1 | a0.modrm) + a0.tail
+            return _bytes3(0x0f, k0, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_INVLPG_M(fid):   # 1 form
+    def enc(a0):
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, 0x80 | a0.rex, 0x01, 0x38 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_LSS_R16_M1616(fid, k0):   # 3 forms: LSS_R16_M1616, LFS_R16_M1616, LGS_R16_M1616
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_LSS_R16_M1616(fid, k0):   # 3 forms: REX2_LSS_R16_M1616, REX2_LFS_R16_M1616, REX2_LGS_R16_M1616
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_OUT_DX_EAX, shape_MOVSB_M8_M8, shape_SCASB_AL_M8, shape_LODSB_AL_M8, shape_STOSB_M8_AL, shape_INSB_M8_DX, shape_OUTSB_DX_M8, shape_SCASW_AX_M16, shape_LODSW_AX_M16, shape_STOSW_M16_AX, shape_SCASD_EAX_M32, shape_LODSD_EAX_M32, shape_STOSD_M32_EAX, shape_SCASQ_RAX_M64, shape_LODSQ_RAX_M64, shape_STOSQ_M64_RAX, shape_XLAT_M8, shape_STR_RM16, shape_REX2_STR_RM16, shape_STR_R32M16, shape_REX2_STR_R32M16, shape_STR_R64M16, shape_LKGS_RM16, shape_REX2_LKGS_RM16, shape_LKGS_R32M16, shape_REX2_LKGS_R32M16, shape_LKGS_R64M16, shape_REX2_LKGS_R64M16, shape_INVLPG_M, shape_REX2_INVLPG_M, shape_LSS_R16_M1616, shape_REX2_LSS_R16_M1616, )

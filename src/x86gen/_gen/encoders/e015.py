@@ -9,48 +9,6 @@ from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X,
 R_cl = REGISTERS['cl']
 
 
-def shape_INVLPG_M(fid, k0, k1):   # 7 forms: INVLPG_M, XSAVE_MEM, XRSTOR_MEM, …
-    def enc(a0):
-        if a0.__class__ is Mem:
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, k1 | a0.modrm) + a0.tail
-            return _bytes3(0x0f, k0, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_REX2_INVLPG_M(fid):   # 1 form
-    def enc(a0):
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0xd5, 0x80 | a0.rex, 0x01, 0x38 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_LSS_R16_M1616(fid, k0):   # 3 forms: LSS_R16_M1616, LFS_R16_M1616, LGS_R16_M1616
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_LSS_R16_M1616(fid, k0):   # 3 forms: REX2_LSS_R16_M1616, REX2_LFS_R16_M1616, REX2_LGS_R16_M1616
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
 def shape_LSS_R32_M1632(fid, k0):   # 3 forms: LSS_R32_M1632, LFS_R32_M1632, LGS_R32_M1632
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
@@ -442,4 +400,46 @@ def shape_REX2_BSWAP_R32(fid):   # 1 form
     return enc, None
 
 
-SHAPES = (shape_INVLPG_M, shape_REX2_INVLPG_M, shape_LSS_R16_M1616, shape_REX2_LSS_R16_M1616, shape_LSS_R32_M1632, shape_REX2_LSS_R32_M1632, shape_LSS_R64_M1664, shape_REX2_LSS_R64_M1664, shape_VEX_RDMSR_R64_IMM32, shape_BT_RM16_IMM8, shape_REX2_BT_RM16_IMM8, shape_BT_RM32_IMM8, shape_REX2_BT_RM32_IMM8, shape_BT_RM64_IMM8, shape_SHLD_RM16_R16_IMM8, shape_REX2_SHLD_RM16_R16_IMM8, shape_SHLD_RM32_R32_IMM8, shape_REX2_SHLD_RM32_R32_IMM8, shape_SHLD_RM64_R64_IMM8, shape_REX2_SHLD_RM64_R64_IMM8, shape_SHLD_RM16_R16_CL, shape_REX2_SHLD_RM16_R16_CL, shape_SHLD_RM32_R32_CL, shape_REX2_SHLD_RM32_R32_CL, shape_SHLD_RM64_R64_CL, shape_REX2_SHLD_RM64_R64_CL, shape_CMPXCHG_RM8_R8, shape_REX2_CMPXCHG_RM8_R8, shape_BSWAP_R16, shape_REX2_BSWAP_R16, shape_BSWAP_R32, shape_REX2_BSWAP_R32, )
+def shape_BSWAP_R64(fid):   # 1 form
+    def enc(a0):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, ), 0)
+        return _bytes3(0x48 | a0.rex_b, 0x0f, 0xc8 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_BSWAP_R64(fid):   # 1 form
+    def enc(a0):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, ), 0)
+        return _bytes3(0xd5, 0x88 | a0.rex2_b, 0xc8 | a0.lo)
+    return enc, None
+
+
+def shape_POPCNT_R16_RM16(fid, k0):   # 3 forms: POPCNT_R16_RM16, TZCNT_R16_RM16, LZCNT_R16_RM16
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr16:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(0x66, 0xf3, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0x66, 0xf3, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(0x66, 0xf3, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0x66, 0xf3, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_POPCNT_R16_RM16(fid, k0):   # 3 forms: REX2_POPCNT_R16_RM16, REX2_TZCNT_R16_RM16, REX2_LZCNT_R16_RM16
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes6(0x66, 0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_LSS_R32_M1632, shape_REX2_LSS_R32_M1632, shape_LSS_R64_M1664, shape_REX2_LSS_R64_M1664, shape_VEX_RDMSR_R64_IMM32, shape_BT_RM16_IMM8, shape_REX2_BT_RM16_IMM8, shape_BT_RM32_IMM8, shape_REX2_BT_RM32_IMM8, shape_BT_RM64_IMM8, shape_SHLD_RM16_R16_IMM8, shape_REX2_SHLD_RM16_R16_IMM8, shape_SHLD_RM32_R32_IMM8, shape_REX2_SHLD_RM32_R32_IMM8, shape_SHLD_RM64_R64_IMM8, shape_REX2_SHLD_RM64_R64_IMM8, shape_SHLD_RM16_R16_CL, shape_REX2_SHLD_RM16_R16_CL, shape_SHLD_RM32_R32_CL, shape_REX2_SHLD_RM32_R32_CL, shape_SHLD_RM64_R64_CL, shape_REX2_SHLD_RM64_R64_CL, shape_CMPXCHG_RM8_R8, shape_REX2_CMPXCHG_RM8_R8, shape_BSWAP_R16, shape_REX2_BSWAP_R16, shape_BSWAP_R32, shape_REX2_BSWAP_R32, shape_BSWAP_R64, shape_REX2_BSWAP_R64, shape_POPCNT_R16_RM16, shape_REX2_POPCNT_R16_RM16, )

@@ -8,48 +8,6 @@ from ...memory import EgprMem, Mem
 from ...registers import Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
-def shape_BSWAP_R64(fid):   # 1 form
-    def enc(a0):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, ), 0)
-        return _bytes3(0x48 | a0.rex_b, 0x0f, 0xc8 | a0.lo)
-    return enc, None
-
-
-def shape_REX2_BSWAP_R64(fid):   # 1 form
-    def enc(a0):
-        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, ), 0)
-        return _bytes3(0xd5, 0x88 | a0.rex2_b, 0xc8 | a0.lo)
-    return enc, None
-
-
-def shape_POPCNT_R16_RM16(fid, k0):   # 3 forms: POPCNT_R16_RM16, TZCNT_R16_RM16, LZCNT_R16_RM16
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr16:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0x66, 0xf3, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0x66, 0xf3, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0x66, 0xf3, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0x66, 0xf3, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_POPCNT_R16_RM16(fid, k0):   # 3 forms: REX2_POPCNT_R16_RM16, REX2_TZCNT_R16_RM16, REX2_LZCNT_R16_RM16
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
-            return _bytes6(0x66, 0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes6(0x66, 0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
 def shape_POPCNT_R32_RM32(fid, k0):   # 3 forms: POPCNT_R32_RM32, TZCNT_R32_RM32, LZCNT_R32_RM32
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
@@ -351,4 +309,42 @@ def shape_EVEX_VMOVNTPS_M256_YMM(fid, k0, k1):   # 3 forms: EVEX_VMOVNTPS_M256_Y
     return enc, None
 
 
-SHAPES = (shape_BSWAP_R64, shape_REX2_BSWAP_R64, shape_POPCNT_R16_RM16, shape_REX2_POPCNT_R16_RM16, shape_POPCNT_R32_RM32, shape_REX2_POPCNT_R32_RM32, shape_POPCNT_R64_RM64, shape_REX2_POPCNT_R64_RM64, shape_CMPXCHG16B_M128, shape_RDRAND_R16, shape_REX2_RDRAND_R16, shape_RDRAND_R32, shape_REX2_RDRAND_R32, shape_RDRAND_R64, shape_REX2_RDRAND_R64, shape_RDPID_R64, shape_REX2_RDPID_R64, shape_MOVBE_R16_M16, shape_MOVBE_R32_M32, shape_MOVBE_R64_M64, shape_MOVBE_M16_R16, shape_MOVBE_M32_R32, shape_MOVBE_M64_R64, shape_AAND_M32_R32, shape_AAND_M64_R64, shape_VEX_VMOVHLPS_XMM_XMM_XMM, shape_VEX_VMOVLPS_XMM_XMM_M64, shape_EVEX_VMOVLPS_XMM_XMM_M64, shape_VEX_VMOVLPD_XMM_XMM_M64, shape_VEX_VMOVNTPS_M256_YMM, shape_EVEX_VMOVNTPS_M512_ZMM, shape_EVEX_VMOVNTPS_M256_YMM, )
+def shape_VEX_VMOVMSKPS_R32_XMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R32_XMM, VEX_VMOVMSKPD_R32_XMM, VEX_VPMOVMSKB_R32_XMM
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VMOVMSKPS_R64_XMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R64_XMM, VEX_VMOVMSKPD_R64_XMM, VEX_VPMOVMSKB_R64_XMM
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VMOVMSKPS_R32_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R32_YMM, VEX_VMOVMSKPD_R32_YMM, VEX_VPMOVMSKB_R32_YMM
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Ymm:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VMOVMSKPS_R64_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R64_YMM, VEX_VMOVMSKPD_R64_YMM, VEX_VPMOVMSKB_R64_YMM
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Ymm:
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_POPCNT_R32_RM32, shape_REX2_POPCNT_R32_RM32, shape_POPCNT_R64_RM64, shape_REX2_POPCNT_R64_RM64, shape_CMPXCHG16B_M128, shape_RDRAND_R16, shape_REX2_RDRAND_R16, shape_RDRAND_R32, shape_REX2_RDRAND_R32, shape_RDRAND_R64, shape_REX2_RDRAND_R64, shape_RDPID_R64, shape_REX2_RDPID_R64, shape_MOVBE_R16_M16, shape_MOVBE_R32_M32, shape_MOVBE_R64_M64, shape_MOVBE_M16_R16, shape_MOVBE_M32_R32, shape_MOVBE_M64_R64, shape_AAND_M32_R32, shape_AAND_M64_R64, shape_VEX_VMOVHLPS_XMM_XMM_XMM, shape_VEX_VMOVLPS_XMM_XMM_M64, shape_EVEX_VMOVLPS_XMM_XMM_M64, shape_VEX_VMOVLPD_XMM_XMM_M64, shape_VEX_VMOVNTPS_M256_YMM, shape_EVEX_VMOVNTPS_M512_ZMM, shape_EVEX_VMOVNTPS_M256_YMM, shape_VEX_VMOVMSKPS_R32_XMM, shape_VEX_VMOVMSKPS_R64_XMM, shape_VEX_VMOVMSKPS_R32_YMM, shape_VEX_VMOVMSKPS_R64_YMM, )

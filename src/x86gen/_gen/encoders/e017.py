@@ -9,44 +9,6 @@ from ...registers import REGISTERS, Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHi
 R_rdi = REGISTERS['rdi']
 
 
-def shape_VEX_VMOVMSKPS_R32_XMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R32_XMM, VEX_VMOVMSKPD_R32_XMM, VEX_VPMOVMSKB_R32_XMM
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVMSKPS_R64_XMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R64_XMM, VEX_VMOVMSKPD_R64_XMM, VEX_VPMOVMSKB_R64_XMM
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVMSKPS_R32_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R32_YMM, VEX_VMOVMSKPD_R32_YMM, VEX_VPMOVMSKB_R32_YMM
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Ymm:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVMSKPS_R64_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R64_YMM, VEX_VMOVMSKPD_R64_YMM, VEX_VPMOVMSKB_R64_YMM
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Ymm:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
 def shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64
     def enc(a0, a1, a2, *, p2=0x0, n=16):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
@@ -449,4 +411,60 @@ def shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4(fid, k0):   # 2 forms: VEX_VPE
     return enc, fits
 
 
-SHAPES = (shape_VEX_VMOVMSKPS_R32_XMM, shape_VEX_VMOVMSKPS_R64_XMM, shape_VEX_VMOVMSKPS_R32_YMM, shape_VEX_VMOVMSKPS_R64_YMM, shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, shape_VEX_VPSHUFD_XMM_XMMM128_IMM8, shape_VEX_VPSHUFD_YMM_YMMM256_IMM8, shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, shape_VEX_VPSRLW_YMM_YMM_XMMM128, shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, shape_VEX_VLDMXCSR_M32, shape_VEX_VMASKMOVDQU_RDI_XMM_XMM, shape_VEX_VLDDQU_YMM_M256, shape_VEX_VTESTPS_YMM_YMMM256, shape_EVEX_VMOVNTDQA_ZMM_M512, shape_EVEX_VMOVNTDQA_YMM_M256, shape_VEX_VMASKMOVPS_XMM_XMM_M128, shape_VEX_VMASKMOVPS_YMM_YMM_M256, shape_VEX_VMASKMOVPS_M128_XMM_XMM, shape_VEX_VMASKMOVPS_M256_YMM_YMM, shape_VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8, shape_VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8, shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4, shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4, )
+def shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4(fid, k0):   # 2 forms: VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4
+    def enc(a0, a1, a2, a3, a4):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 1)
+        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 2)
+        if a4.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 4)
+        if not (0 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
+        if a3.__class__ is Ymm:
+            return _bytes6(0xc4, 0x43 | a0.vr | a3.vb, 0x85 | a1.vv, k0, 0xc0 | a0.reg3 | a3.lo, a2.is4 | a4 & 15)
+        if a3.__class__ is Mem and a3.size in (0, 256):
+            if a3.label is not None: raise _label_error(fid, (a0, a1, a2, a3, a4, ))
+            return _bytes5(0xc4, 0x03 | a0.vr | a3.vxb, 0x85 | a1.vv, k0, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4 | a4 & 15]
+        raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 3)
+    def fits(a0, a1, a2, a3, a4):
+        return (a4.__class__ is int and (0 <= a4 <= 15))
+    return enc, fits
+
+
+def shape_VEX_ANDN_R32_R32_RM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Gpr32:
+            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, a1.vv, 0xf2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 32):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, a1.vv, 0xf2, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_ANDN_R64_R64_RM64(fid, k0, k1):   # 4 forms: VEX_ANDN_R64_R64_RM64, VEX_PEXT_R64_R64_RM64, VEX_PDEP_R64_R64_RM64, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Gpr64:
+            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 64):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_BLSR_R32_RM32(fid, k0, k1, k2, k3, k4, k5):   # 12 forms: VEX_BLSR_R32_RM32, VEX_BLSMSK_R32_RM32, VEX_BLSI_R32_RM32, …
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            return _bytes5(k0, k1 | a1.vb, a0.vv, k2, k3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, k4 | a1.vxb, a0.vv, k2, k5 | a1.modrm) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, shape_VEX_VPSHUFD_XMM_XMMM128_IMM8, shape_VEX_VPSHUFD_YMM_YMMM256_IMM8, shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, shape_VEX_VPSRLW_YMM_YMM_XMMM128, shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, shape_VEX_VLDMXCSR_M32, shape_VEX_VMASKMOVDQU_RDI_XMM_XMM, shape_VEX_VLDDQU_YMM_M256, shape_VEX_VTESTPS_YMM_YMMM256, shape_EVEX_VMOVNTDQA_ZMM_M512, shape_EVEX_VMOVNTDQA_YMM_M256, shape_VEX_VMASKMOVPS_XMM_XMM_M128, shape_VEX_VMASKMOVPS_YMM_YMM_M256, shape_VEX_VMASKMOVPS_M128_XMM_XMM, shape_VEX_VMASKMOVPS_M256_YMM_YMM, shape_VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8, shape_VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8, shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4, shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, shape_VEX_ANDN_R32_R32_RM32, shape_VEX_ANDN_R64_R64_RM64, shape_VEX_BLSR_R32_RM32, )

@@ -4,64 +4,8 @@
 x86gen._gen.encoders)."""
 # fmt: off
 from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _label_error, _le32, _operand_error, _range_error
-from ...memory import Mem
+from ...memory import EgprMem, Mem
 from ...registers import Gpr32, Gpr32X, Gpr64, Xmm, Ymm
-
-
-def shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4(fid, k0):   # 2 forms: VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4
-    def enc(a0, a1, a2, a3, a4):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 1)
-        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 2)
-        if a4.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 4)
-        if not (0 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
-        if a3.__class__ is Ymm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a3.vb, 0x85 | a1.vv, k0, 0xc0 | a0.reg3 | a3.lo, a2.is4 | a4 & 15)
-        if a3.__class__ is Mem and a3.size in (0, 256):
-            if a3.label is not None: raise _label_error(fid, (a0, a1, a2, a3, a4, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a3.vxb, 0x85 | a1.vv, k0, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4 | a4 & 15]
-        raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 3)
-    def fits(a0, a1, a2, a3, a4):
-        return (a4.__class__ is int and (0 <= a4 <= 15))
-    return enc, fits
-
-
-def shape_VEX_ANDN_R32_R32_RM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Gpr32:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, a1.vv, 0xf2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 32):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, a1.vv, 0xf2, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_ANDN_R64_R64_RM64(fid, k0, k1):   # 4 forms: VEX_ANDN_R64_R64_RM64, VEX_PEXT_R64_R64_RM64, VEX_PDEP_R64_R64_RM64, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Gpr64:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 64):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_BLSR_R32_RM32(fid, k0, k1, k2, k3, k4, k5):   # 12 forms: VEX_BLSR_R32_RM32, VEX_BLSMSK_R32_RM32, VEX_BLSI_R32_RM32, …
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            return _bytes5(k0, k1 | a1.vb, a0.vv, k2, k3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, k4 | a1.vxb, a0.vv, k2, k5 | a1.modrm) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
 
 
 def shape_VEX_BLSR_R64_RM64(fid, k0, k1, k2, k3, k4, k5):   # 12 forms: VEX_BLSR_R64_RM64, VEX_BLSMSK_R64_RM64, VEX_BLSI_R64_RM64, …
@@ -417,4 +361,45 @@ def shape_RDFSBASE_R64(fid, k0, k1, k2):   # 8 forms: RDFSBASE_R64, RDGSBASE_R64
     return enc, None
 
 
-SHAPES = (shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, shape_VEX_ANDN_R32_R32_RM32, shape_VEX_ANDN_R64_R64_RM64, shape_VEX_BLSR_R32_RM32, shape_VEX_BLSR_R64_RM64, shape_VEX_BZHI_R32_RM32_R32, shape_VEX_BZHI_R64_RM64_R64, shape_VEX_PEXT_R32_R32_RM32, shape_XOP_BEXTR_R32_RM32_IMM32, shape_XOP_BEXTR_R64_RM64_IMM32, shape_VEX_SHLX_R32_RM32_R32, shape_VEX_RORX_R32_RM32_IMM8, shape_VEX_RORX_R64_RM64_IMM8, shape_XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM, shape_XOP_VPROTB_XMM_XMMM128_XMM, shape_XOP_VPCOMB_XMM_XMM_XMMM128_IMM8, shape_XOP_LLWPCB_R32, shape_XOP_LLWPCB_R64, shape_XOP_LWPINS_R32_RM32_IMM32, shape_XOP_LWPINS_R64_RM32_IMM32, shape_XOP_LWPVAL_R32_RM32_IMM32, shape_XOP_LWPVAL_R64_RM32_IMM32, shape_VEX_STTILECFG_M512, shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_REX2_RDFSBASE_R32, shape_RDFSBASE_R64, )
+def shape_XSAVE64_MEM(fid, k0, k1):   # 6 forms: XSAVE64_MEM, XRSTOR64_MEM, XSAVEOPT64_MEM, …
+    def enc(a0):
+        if a0.__class__ is Mem:
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0x48 | a0.rex, 0x0f, k0, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_CLWB_M8(fid, k0, k1, k2, k3):   # 6 forms: CLWB_M8, CLFLUSHOPT_M8, RSTORSSP_M64, …
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes5(k1, 0x40 | rex, 0x0f, k2, k3 | a0.modrm) + a0.tail
+            return _bytes4(k1, 0x0f, k2, k3 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_CLWB_M8(fid, k0, k1, k2, k3):   # 6 forms: REX2_CLWB_M8, REX2_CLFLUSHOPT_M8, REX2_RSTORSSP_M64, …
+    def enc(a0):
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes5(k1, 0xd5, 0x80 | a0.rex, k2, k3 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_MOVDIR64B_R64_M512(fid, k0, k1, k2):   # 6 forms: MOVDIR64B_R64_M512, ENQCMD_R64_M512, ENQCMDS_R64_M512, …
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(k1, 0x40 | rex, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(k1, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_VEX_BLSR_R64_RM64, shape_VEX_BZHI_R32_RM32_R32, shape_VEX_BZHI_R64_RM64_R64, shape_VEX_PEXT_R32_R32_RM32, shape_XOP_BEXTR_R32_RM32_IMM32, shape_XOP_BEXTR_R64_RM64_IMM32, shape_VEX_SHLX_R32_RM32_R32, shape_VEX_RORX_R32_RM32_IMM8, shape_VEX_RORX_R64_RM64_IMM8, shape_XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM, shape_XOP_VPROTB_XMM_XMMM128_XMM, shape_XOP_VPCOMB_XMM_XMM_XMMM128_IMM8, shape_XOP_LLWPCB_R32, shape_XOP_LLWPCB_R64, shape_XOP_LWPINS_R32_RM32_IMM32, shape_XOP_LWPINS_R64_RM32_IMM32, shape_XOP_LWPVAL_R32_RM32_IMM32, shape_XOP_LWPVAL_R64_RM32_IMM32, shape_VEX_STTILECFG_M512, shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_REX2_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_REX2_CLWB_M8, shape_MOVDIR64B_R64_M512, )

@@ -6,49 +6,9 @@ x86gen._gen.encoders)."""
 from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _le32, _mpx_address_error, _operand_error, _range_error
 from ...memory import A32Mem, EgprMem, Mem
 from ...registers import REGISTERS, BndReg, Gpr32, Gpr64, Gpr64X, Mmx, StReg, Xmm
+R_ax = REGISTERS['ax']
 R_rip = REGISTERS['rip']
 R_st0 = REGISTERS['st0']
-
-
-def shape_XSAVE64_MEM(fid, k0, k1):   # 6 forms: XSAVE64_MEM, XRSTOR64_MEM, XSAVEOPT64_MEM, …
-    def enc(a0):
-        if a0.__class__ is Mem:
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, k0, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_CLWB_M8(fid, k0, k1, k2, k3):   # 6 forms: CLWB_M8, CLFLUSHOPT_M8, RSTORSSP_M64, …
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes5(k1, 0x40 | rex, 0x0f, k2, k3 | a0.modrm) + a0.tail
-            return _bytes4(k1, 0x0f, k2, k3 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_REX2_CLWB_M8(fid, k0, k1, k2, k3):   # 6 forms: REX2_CLWB_M8, REX2_CLFLUSHOPT_M8, REX2_RSTORSSP_M64, …
-    def enc(a0):
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes5(k1, 0xd5, 0x80 | a0.rex, k2, k3 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_MOVDIR64B_R64_M512(fid, k0, k1, k2):   # 6 forms: MOVDIR64B_R64_M512, ENQCMD_R64_M512, ENQCMDS_R64_M512, …
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(k1, 0x40 | rex, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(k1, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
 
 
 def shape_MOVDIR64B_R32_M512(fid, k0):   # 3 forms: MOVDIR64B_R32_M512, ENQCMD_R32_M512, ENQCMDS_R32_M512
@@ -402,4 +362,42 @@ def shape_FADD_STI_ST0(fid, k0, k1):   # 12 forms: FADD_STI_ST0, FMUL_STI_ST0, F
     return enc, None
 
 
-SHAPES = (shape_XSAVE64_MEM, shape_CLWB_M8, shape_REX2_CLWB_M8, shape_MOVDIR64B_R64_M512, shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, shape_AESDECWIDE128KL_M384, shape_VEX_WRMSRNS_IMM32_R64, shape_D3NOW_PI2FW_MM_MMM64, shape_BNDMK_BND_M64, shape_REX2_BNDMK_BND_M64, shape_BNDCL_BND_RM64, shape_REX2_BNDCL_BND_RM64, shape_BNDMOV_BND_BNDM128, shape_REX2_BNDMOV_BND_BNDM128, shape_BNDMOV_BNDM128_BND, shape_REX2_BNDMOV_BNDM128_BND, shape_BNDLDX_BND_MIB, shape_REX2_BNDLDX_BND_MIB, shape_BNDSTX_MIB_BND, shape_REX2_BNDSTX_MIB_BND, shape_FADD_M32FP, shape_REX2_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, )
+def shape_FLD_STI(fid, k0, k1):   # 8 forms: FLD_STI, FST_STI, FSTP_STI, …
+    def enc(a0):
+        if a0.__class__ is StReg:
+            rex = a0.rex_b
+            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo)
+            return _bytes2(k0, k1 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_FSTSW_AX(fid, k0):   # 2 forms: FSTSW_AX, FNSTSW_AX
+    k0 = bytes(k0)
+    def enc(a0):
+        if a0 is not R_ax: raise _operand_error(fid, (a0, ), 0)
+        return k0
+    return enc, None
+
+
+def shape_FSTENV_M14BYTE(fid, k0, k1):   # 2 forms: FSTENV_M14BYTE, FSAVE_M94BYTE
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes5(0x9b, 0x66, 0x40 | rex, k1, 0x30 | a0.modrm) + a0.tail
+            return _bytes4(0x9b, 0x66, k1, 0x30 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_FXSAVE64_M512BYTE(fid):   # 1 form
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, 4096):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0x48 | a0.rex, 0x0f, 0xae, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+SHAPES = (shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, shape_AESDECWIDE128KL_M384, shape_VEX_WRMSRNS_IMM32_R64, shape_D3NOW_PI2FW_MM_MMM64, shape_BNDMK_BND_M64, shape_REX2_BNDMK_BND_M64, shape_BNDCL_BND_RM64, shape_REX2_BNDCL_BND_RM64, shape_BNDMOV_BND_BNDM128, shape_REX2_BNDMOV_BND_BNDM128, shape_BNDMOV_BNDM128_BND, shape_REX2_BNDMOV_BNDM128_BND, shape_BNDLDX_BND_MIB, shape_REX2_BNDLDX_BND_MIB, shape_BNDSTX_MIB_BND, shape_REX2_BNDSTX_MIB_BND, shape_FADD_M32FP, shape_REX2_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, )

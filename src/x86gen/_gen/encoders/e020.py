@@ -3,48 +3,9 @@
 """Encoders, one function per shape: shapes 640-671 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _distinct_error, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _distinct_error, _label_error, _mask_required_error, _operand_error, _range_error
 from ...memory import EgprMem, Mem, VsibMem
-from ...registers import REGISTERS, Gpr32, Gpr64, KReg, Mmx, StReg, Xmm
-R_ax = REGISTERS['ax']
-
-
-def shape_FLD_STI(fid, k0, k1):   # 8 forms: FLD_STI, FST_STI, FSTP_STI, …
-    def enc(a0):
-        if a0.__class__ is StReg:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo)
-            return _bytes2(k0, k1 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_FSTSW_AX(fid, k0):   # 2 forms: FSTSW_AX, FNSTSW_AX
-    k0 = bytes(k0)
-    def enc(a0):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, ), 0)
-        return k0
-    return enc, None
-
-
-def shape_FSTENV_M14BYTE(fid, k0, k1):   # 2 forms: FSTENV_M14BYTE, FSAVE_M94BYTE
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes5(0x9b, 0x66, 0x40 | rex, k1, 0x30 | a0.modrm) + a0.tail
-            return _bytes4(0x9b, 0x66, k1, 0x30 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_FXSAVE64_M512BYTE(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, 4096):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, 0xae, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
+from ...registers import Gpr32, Gpr64, KReg, Mmx, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
 def shape_CVTPI2PS_XMM_MMM64(fid):   # 1 form
@@ -389,4 +350,55 @@ def shape_VEX_VPGATHERDD_XMM_VM32X_XMM(fid, k0, k1, k2):   # 8 forms: VEX_VPGATH
     return enc, None
 
 
-SHAPES = (shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_REX2_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_REX2_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_REX2_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_REX2_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_REX2_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_REX2_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, shape_VEX_VPGATHERDD_XMM_VM32X_XMM, )
+def shape_VEX_VPGATHERDD_YMM_VM32Y_YMM(fid, k0, k1, k2):   # 4 forms: VEX_VPGATHERDD_YMM_VM32Y_YMM, VEX_VPGATHERQQ_YMM_VM64Y_YMM, VEX_VGATHERDPS_YMM_VM32Y_YMM, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a1.__class__ is VsibMem and a1.index.__class__ is Ymm and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1 | a2.vv, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPGATHERDD_XMM_K1_VM32X(fid, k0, k1, k2, k3):   # 8 forms: EVEX_VPGATHERDD_XMM_K1_VM32X, EVEX_VPGATHERDQ_XMM_K1_VM32X, EVEX_VPGATHERQD_XMM_K1_VM64X, …
+    def enc(a0, a1, aaa=0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is VsibMem and a1.index.__class__ in (Xmm, XmmHigh) and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
+            m, t = a1.disp8n(k1)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, a1.index.evv | aaa, k3, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPGATHERDD_YMM_K1_VM32Y(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPGATHERDD_YMM_K1_VM32Y, EVEX_VPGATHERQQ_YMM_K1_VM64Y, EVEX_VGATHERDPS_YMM_K1_VM32Y, …
+    def enc(a0, a1, aaa=0):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
+            m, t = a1.disp8n(k1)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x20 | a1.index.evv | aaa, k3, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPGATHERDD_ZMM_K1_VM32Z, EVEX_VPGATHERQQ_ZMM_K1_VM64Z, EVEX_VGATHERDPS_ZMM_K1_VM32Z, …
+    def enc(a0, a1, aaa=0):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is VsibMem and a1.index.__class__ is Zmm and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
+            m, t = a1.disp8n(k1)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x40 | a1.index.evv | aaa, k3, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_CVTPI2PS_XMM_MMM64, shape_REX2_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_REX2_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_REX2_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_REX2_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_REX2_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_REX2_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, shape_VEX_VPGATHERDD_XMM_VM32X_XMM, shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z, )

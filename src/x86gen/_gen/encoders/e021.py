@@ -3,60 +3,9 @@
 """Encoders, one function per shape: shapes 672-703 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes3, _bytes4, _bytes5, _bytes6, _distinct_error, _high8_error, _label_error, _mask_required_error, _operand_error, _range_error
+from ...encoding.runtime import _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _distinct_error, _high8_error, _label_error, _mask_required_error, _operand_error, _range_error
 from ...memory import Mem, VsibMem
 from ...registers import Gpr32, Gpr64, Gpr8, Tmm, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
-
-
-def shape_VEX_VPGATHERDD_YMM_VM32Y_YMM(fid, k0, k1, k2):   # 4 forms: VEX_VPGATHERDD_YMM_VM32Y_YMM, VEX_VPGATHERQQ_YMM_VM64Y_YMM, VEX_VGATHERDPS_YMM_VM32Y_YMM, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Ymm and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1 | a2.vv, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERDD_XMM_K1_VM32X(fid, k0, k1, k2, k3):   # 8 forms: EVEX_VPGATHERDD_XMM_K1_VM32X, EVEX_VPGATHERDQ_XMM_K1_VM32X, EVEX_VPGATHERQD_XMM_K1_VM64X, …
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Xmm, XmmHigh) and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, a1.index.evv | aaa, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERDD_YMM_K1_VM32Y(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPGATHERDD_YMM_K1_VM32Y, EVEX_VPGATHERQQ_YMM_K1_VM64Y, EVEX_VGATHERDPS_YMM_K1_VM32Y, …
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x20 | a1.index.evv | aaa, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPGATHERDD_ZMM_K1_VM32Z, EVEX_VPGATHERQQ_ZMM_K1_VM64Z, EVEX_VGATHERDPS_ZMM_K1_VM32Z, …
-    def enc(a0, a1, aaa=0):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Zmm and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x40 | a1.index.evv | aaa, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
 
 
 def shape_VEX_VPGATHERDQ_YMM_VM32X_YMM(fid, k0):   # 2 forms: VEX_VPGATHERDQ_YMM_VM32X_YMM, VEX_VGATHERDPD_YMM_VM32X_YMM
@@ -392,4 +341,53 @@ def shape_MOVRS_R8_M8(fid):   # 1 form
     return enc, None
 
 
-SHAPES = (shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z, shape_VEX_VPGATHERDQ_YMM_VM32X_YMM, shape_EVEX_VPGATHERDQ_YMM_K1_VM32X, shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y, shape_VEX_VPGATHERQD_XMM_VM64Y_XMM, shape_EVEX_VPGATHERQD_XMM_K1_VM64Y, shape_EVEX_VPGATHERQD_YMM_K1_VM64Z, shape_EVEX_VPSCATTERDD_VM32X_K1_XMM, shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM, shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM, shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM, shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, shape_HRESET_IMM8, shape_UMONITOR_R32, shape_VMREAD_RM64_R64, shape_VMWRITE_R64_RM64, shape_URDMSR_R64_R64, shape_MOVRS_R8_M8, )
+def shape_EVEX_TCVTROWD2PS_ZMM_TMM_R32(fid, k0, k1):   # 6 forms: EVEX_TCVTROWD2PS_ZMM_TMM_R32, EVEX_TCVTROWPS2BF16H_ZMM_TMM_R32, EVEX_TCVTROWPS2BF16L_ZMM_TMM_R32, …
+    def enc(a0, a1, a2, *, p2=0x40):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a2.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a1.__class__ is Tmm:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0 | a2.vv, a2.evv | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    return enc, None
+
+
+def shape_EVEX_TCVTROWD2PS_ZMM_TMM_IMM8(fid, k0, k1):   # 6 forms: EVEX_TCVTROWD2PS_ZMM_TMM_IMM8, EVEX_TCVTROWPS2BF16H_ZMM_TMM_IMM8, EVEX_TCVTROWPS2BF16L_ZMM_TMM_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x40):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Tmm:
+            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x40):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPMOVUSWB_XMMM128_K1Z_YMM(fid, k0, k1, k2):   # 18 forms: EVEX_VPMOVUSWB_XMMM128_K1Z_YMM, EVEX_VPMOVSWB_XMMM128_K1Z_YMM, EVEX_VPMOVWB_XMMM128_K1Z_YMM, …
+    def enc(a0, a1, *, p2=0x20, n=k0):
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
+            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k2):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x08 | p2, k1, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM(fid, k0):   # 9 forms: EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM, EVEX_VPMOVSWB_YMMM256_K1Z_ZMM, EVEX_VPMOVWB_YMMM256_K1Z_ZMM, …
+    def enc(a0, a1, *, p2=0x40, n=32):
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Ymm or a0.__class__ is YmmHigh):
+            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x08 | p2, k0, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 256):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x08 | p2, k0, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+SHAPES = (shape_VEX_VPGATHERDQ_YMM_VM32X_YMM, shape_EVEX_VPGATHERDQ_YMM_K1_VM32X, shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y, shape_VEX_VPGATHERQD_XMM_VM64Y_XMM, shape_EVEX_VPGATHERQD_XMM_K1_VM64Y, shape_EVEX_VPGATHERQD_YMM_K1_VM64Z, shape_EVEX_VPSCATTERDD_VM32X_K1_XMM, shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM, shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM, shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM, shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, shape_HRESET_IMM8, shape_UMONITOR_R32, shape_VMREAD_RM64_R64, shape_VMWRITE_R64_RM64, shape_URDMSR_R64_R64, shape_MOVRS_R8_M8, shape_EVEX_TCVTROWD2PS_ZMM_TMM_R32, shape_EVEX_TCVTROWD2PS_ZMM_TMM_IMM8, shape_EVEX_VPMOVUSWB_XMMM128_K1Z_YMM, shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM, )

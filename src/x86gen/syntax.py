@@ -808,6 +808,15 @@ def _selector_r16(mn: str, ops: tuple) -> tuple[str, tuple]:
     return mn, ops
 
 
+def _lar_selector_r16(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``lar eax, cx`` is ``lar eax, ecx`` (0f 02 c1; ``lsl`` likewise, with r64 the REX.W form): the source is a 16-bit
+    selector whatever the register's size (SDM Vol.2 LAR/LSL), llvm-objdump-22 prints it as r16, and GNU as and llvm-mc
+    read it so."""
+    if len(ops) == 2 and getattr(ops[0], "kind", None) in ("r32", "r64") and getattr(ops[1], "kind", None) == "r16":
+        return mn, (ops[0], gpr(ops[1].num, 32 if ops[0].kind == "r32" else 64))
+    return mn, ops
+
+
 # lgdt/lidt/sgdt/sidt: the 10-byte m16&64 descriptor-table pointer of 64-bit mode (SDM Vol.2 LGDT/SGDT); GNU as takes it
 # unsized or as tbyte ptr, iced-x86 prints fword ptr (its name of a pseudo-descriptor)
 _DESCRIPTOR_TABLE = ("lgdt", "lidt", "sgdt", "sidt")
@@ -1037,7 +1046,7 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
               **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax, "fstsw": _status_word_ax, "int": _int3,
               **dict.fromkeys(GATHER_MNEMONICS, gather_mask),
-              **dict.fromkeys(_SELECTOR_READ, _selector_r16),
+              **dict.fromkeys(_SELECTOR_READ, _selector_r16), "lar": _lar_selector_r16, "lsl": _lar_selector_r16,
               **dict.fromkeys(_DESCRIPTOR_TABLE, _descriptor_pointer), **dict.fromkeys(("lfs", "lgs", "lss"), _far_pointer_load),
               # the x87 mnemonics with an st(i) form or an implicit st(0) next to a memory operand
               **dict.fromkeys(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp", "fsubr", "fsubrp", "fdiv", "fdivp", "fdivr",

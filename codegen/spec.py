@@ -37,7 +37,7 @@ FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF"
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
 FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note", "prefixes", "oracle", "source", "osize", "rex2"}
 FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes", "memrole", "taken", "oracle",
-              "osize"}
+              "osize", "rex2"}
 # `oracle`: which byte oracle checks a form (isa/README.md, "Oracles"): iced-x86 1.21 for the forms it knows (the
 # default; the id is iced's Code name), llvm-mc-22 for the forms iced does not know (AVX10.2, the newest AMX, MOVRS,
 # USER_MSR…: tests/llvm_oracle.py). A family with llvm-mc-22 forms names its documentation in `source:`.
@@ -87,8 +87,10 @@ XOP_MAPS = {"08": 8, "09": 9, "0A": 10}
 # opcodes REX2 makes #UD or another instruction: map 0 row 4 (the REX bytes themselves), row 7 (Jcc rel8), row A (moffs
 # mov, the string instructions, test al/ax/eax/rax, imm: A1 with REX2 is JMPABS), row E (loop/jcxz, in/out, call/jmp
 # rel); map 1 row 3 (wrmsr, rdtsc, sysenter… and the 0F 38/0F 3A escapes) and row 8 (Jcc rel32). A family the
-# specification excludes beside those rows (the XSAVE family) says `rex2: no`. Only forms with an operand that can
-# name r16-r31 get one: a general register in ModRM.reg, ModRM.rm or the opcode (+r), or a ModRM memory operand.
+# specification excludes beside those rows (the XSAVE family) says `rex2: no`, and so does a family LLVM 22 cannot
+# check with REX2; a single such form says `rex2=no` (isa/README.md "REX2", with the reason). Only forms with an
+# operand that can name r16-r31 get one: a general register in ModRM.reg, ModRM.rm or the opcode (+r), or a ModRM
+# memory operand.
 REX2_ROWS_EXCLUDED = {0: (0x4, 0x7, 0xA, 0xE), 1: (0x3, 0x8)}
 REX2_SOURCE = ("Intel APX Architecture Specification, 3.1.2.1 (REX2 prefix), derived by codegen/spec.py from the legacy"
                " form; bytes and text from llvm-mc-22")
@@ -108,13 +110,14 @@ def rex2_eligible(f: Form) -> bool:
                for o in f.operands)
 
 
-def rex2_forms(forms: list[Form], excluded_families: set[str]) -> list[Form]:
-    """``forms`` with, after each legacy form REX2 reaches (`rex2_eligible`, families not in ``excluded_families``), its
-    REX2 form: the same fields, encoding kind ``rex2``, id ``REX2_`` and the legacy id, checked by llvm-mc-22."""
+def rex2_forms(forms: list[Form], excluded_families: set[str], excluded_ids: set[str] = frozenset()) -> list[Form]:
+    """``forms`` with, after each legacy form REX2 reaches (`rex2_eligible`, families not in ``excluded_families``, forms
+    not in ``excluded_ids``: `rex2: no`, `rex2=no`), its REX2 form: the same fields, encoding kind ``rex2``, id ``REX2_``
+    and the legacy id, checked by llvm-mc-22."""
     out: list[Form] = []
     for f in forms:
         out.append(f)
-        if f.mnemonic not in excluded_families and rex2_eligible(f):
+        if f.mnemonic not in excluded_families and f.id not in excluded_ids and rex2_eligible(f):
             out.append(dataclasses.replace(f, id="REX2_" + f.id, encoding_kind="rex2", encoding="REX2 " + f.encoding,
                                            oracle="llvm-mc-22", source=REX2_SOURCE))
     return out
@@ -569,6 +572,7 @@ def load(path: str) -> list[Form]:
     seen_ids: dict[str, int] = {}
     seen_mn: set[str] = set()
     no_rex2: set[str] = set()   # families with `rex2: no`
+    no_rex2_ids: set[str] = set()   # forms with `rex2=no`
     excluded_node = None
     for knode, fam in root.value:
         mn, line = knode.value, knode.start_mark.line + 1
@@ -632,6 +636,9 @@ def load(path: str) -> list[Form]:
                                                                                  "bcst": ev["evex_bcst"]}, e["opsize16"])
             if fid in seen_ids: _err(fctx, "id", f"duplicate id {fid} (first on line {seen_ids[fid]})")
             seen_ids[fid] = fl
+            if "rex2" in attrs:
+                _choice(attrs["rex2"], REX2_CHOICES, fctx, "rex2")
+                no_rex2_ids.add(fid)
             flags = parse_flags(attrs["flags"], fctx) if "flags" in attrs else fam_flags
             oracle = _choice(attrs["oracle"], ORACLES, fctx, "oracle") if "oracle" in attrs else fam_oracle
             if oracle != "iced" and not source:
@@ -649,7 +656,10 @@ def load(path: str) -> list[Form]:
                               source=source if oracle != "iced" else "", suffix=e["suffix"], **ev,
                               **taken_fields(attrs.get("taken"), ops, e, fctx)))
     _check_consistency(forms, path)
-    forms = rex2_forms(forms, no_rex2)
+    for f in forms:   # `rex2=no` only where a REX2 form would be derived
+        if f.id in no_rex2_ids and (f.mnemonic in no_rex2 or not rex2_eligible(f)):
+            _err((path, f.line), "rex2", f"{f.id} gets no REX2 form anyway (isa/README.md \"REX2\"): drop rex2=no")
+    forms = rex2_forms(forms, no_rex2, no_rex2_ids)
     if excluded_node is not None:
         for fid, (fl, _reason) in _parse_excluded(path, *excluded_node).items():
             if fid in seen_ids: _err((path, fl), f"{EXCLUDED_KEY}.{fid}", f"is also a form (line {seen_ids[fid]})")

@@ -117,6 +117,8 @@ def report(cov: Coverage) -> str:
     out += ["", f"excluded forms ({len(cov.excluded)}), with the reason in isa/x86_64.yaml:"]
     for n, why in sorted(cov.excluded.items()): out.append(f"  {n}: {why}")
     out += ["", *llvm_report(cov)]
+    out += ["", f"REX2 (APX) {len(cov.rex2)}: forms the loader derives from the legacy ones (codegen/spec.py `rex2_forms`, "
+                "isa/README.md \"REX2\"), each fuzzed against llvm-mc-22 by tests/test_fuzz_llvm.py"]
     if cov.unknown:
         out += ["", f"ids that are not counted iced forms ({len(cov.unknown)}): {', '.join(cov.unknown)}"]
     out.append(cov.last_line())

@@ -450,54 +450,46 @@ class AsmMethods:
         """
 
     def bndcl(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """bndcl: 2 forms.
+        """bndcl: 1 form.
 
         bndcl R:bnd, R:r64/m64                       F3 0F 1A /r                  BNDCL_BND_RM64 (MPX)
-        bndcl R:bnd, R:r64/m64                       REX2 F3 0F 1A /r             REX2_BNDCL_BND_RM64 (MPX)
         """
 
     def bndcn(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """bndcn: 2 forms.
+        """bndcn: 1 form.
 
         bndcn R:bnd, R:r64/m64                       F2 0F 1B /r                  BNDCN_BND_RM64 (MPX)
-        bndcn R:bnd, R:r64/m64                       REX2 F2 0F 1B /r             REX2_BNDCN_BND_RM64 (MPX)
         """
 
     def bndcu(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """bndcu: 2 forms.
+        """bndcu: 1 form.
 
         bndcu R:bnd, R:r64/m64                       F2 0F 1A /r                  BNDCU_BND_RM64 (MPX)
-        bndcu R:bnd, R:r64/m64                       REX2 F2 0F 1A /r             REX2_BNDCU_BND_RM64 (MPX)
         """
 
     def bndldx(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
-        """bndldx: 2 forms.
+        """bndldx: 1 form.
 
         bndldx W:bnd, N:mib                          0F 1A /r                     BNDLDX_BND_MIB (MPX)
-        bndldx W:bnd, N:mib                          REX2 0F 1A /r                REX2_BNDLDX_BND_MIB (MPX)
         """
 
     def bndmk(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
-        """bndmk: 2 forms.
+        """bndmk: 1 form.
 
         bndmk W:bnd, N:m64                           F3 0F 1B /r                  BNDMK_BND_M64 (MPX)
-        bndmk W:bnd, N:m64                           REX2 F3 0F 1B /r             REX2_BNDMK_BND_M64 (MPX)
         """
 
     def bndmov(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """bndmov: 4 forms.
+        """bndmov: 2 forms.
 
         bndmov W:bnd, R:bnd/m128                     66 0F 1A /r                  BNDMOV_BND_BNDM128 (MPX)
-        bndmov W:bnd, R:bnd/m128                     REX2 66 0F 1A /r             REX2_BNDMOV_BND_BNDM128 (MPX)
         bndmov W:bnd/m128, R:bnd                     66 0F 1B /r                  BNDMOV_BNDM128_BND (MPX)
-        bndmov W:bnd/m128, R:bnd                     REX2 66 0F 1B /r             REX2_BNDMOV_BNDM128_BND (MPX)
         """
 
     def bndstx(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """bndstx: 2 forms.
+        """bndstx: 1 form.
 
         bndstx N:mib, R:bnd                          0F 1B /r                     BNDSTX_MIB_BND (MPX)
-        bndstx N:mib, R:bnd                          REX2 0F 1B /r                REX2_BNDSTX_MIB_BND (MPX)
         """
 
     def bsf(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -523,10 +515,9 @@ class AsmMethods:
         """
 
     def bswap(self, a: _Reg, *, rc: int | None = None) -> None:
-        """bswap: 6 forms.
+        """bswap: 5 forms.
 
         bswap RW:r16                                 o16 0F C8+rw                 BSWAP_R16 (INTEL486)
-        bswap RW:r16                                 REX2 o16 0F C8+rw            REX2_BSWAP_R16 (INTEL486)
         bswap RW:r32                                 0F C8+rd                     BSWAP_R32 (INTEL486)
         bswap RW:r32                                 REX2 0F C8+rd                REX2_BSWAP_R32 (INTEL486)
         bswap RW:r64                                 REX.W 0F C8+ro               BSWAP_R64 (X64)
@@ -609,20 +600,16 @@ class AsmMethods:
         """
 
     def call(self, *ops: _Target | _Reg | _Mem, rel32: bool = False) -> None:
-        """call: 12 forms.
+        """call: 8 forms.
 
         call R:rel32                                 E8 cd                        CALL_REL32_64 (X64)
         call R:rel16                                 o16 E8 cw                    CALL_REL16 (INTEL8086)
         call R:r64/m64                               FF /2                        CALL_RM64 (X64)
         call R:r64/m64                               REX2 FF /2                   REX2_CALL_RM64 (X64)
         call R:r16/m16                               o16 FF /2                    CALL_RM16 (INTEL8086)
-        call R:r16/m16                               REX2 o16 FF /2               REX2_CALL_RM16 (INTEL8086)
         call R:m16:16                                o16 FF /3                    CALL_M1616 (INTEL8086)
-        call R:m16:16                                REX2 o16 FF /3               REX2_CALL_M1616 (INTEL8086)
         call R:m16:32                                FF /3                        CALL_M1632 (INTEL386)
-        call R:m16:32                                REX2 FF /3                   REX2_CALL_M1632 (INTEL386)
         call R:m16:64                                REX.W FF /3                  CALL_M1664 (X64)
-        call R:m16:64                                REX2 REX.W FF /3             REX2_CALL_M1664 (X64)
         """
 
     def cbw(self, *, rc: int | None = None) -> None:
@@ -709,10 +696,9 @@ class AsmMethods:
         """
 
     def clrssbsy(self, a: _Mem, *, rc: int | None = None) -> None:
-        """clrssbsy: 2 forms.
+        """clrssbsy: 1 form.
 
         clrssbsy RW:m64                              F3 0F AE /6                  CLRSSBSY_M64 (CET_SS)
-        clrssbsy RW:m64                              REX2 F3 0F AE /6             REX2_CLRSSBSY_M64 (CET_SS)
         """
 
     def clts(self, *, rc: int | None = None) -> None:
@@ -1900,12 +1886,10 @@ class AsmMethods:
         """
 
     def fldenv(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fldenv: 4 forms.
+        """fldenv: 2 forms.
 
         fldenv R:m14byte                             o16 D9 /4                    FLDENV_M14BYTE (FPU)
-        fldenv R:m14byte                             REX2 o16 D9 /4               REX2_FLDENV_M14BYTE (FPU)
         fldenv R:m28byte                             D9 /4                        FLDENV_M28BYTE (FPU387)
-        fldenv R:m28byte                             REX2 D9 /4                   REX2_FLDENV_M28BYTE (FPU387)
         """
 
     def fldl2e(self, *, rc: int | None = None) -> None:
@@ -1992,12 +1976,10 @@ class AsmMethods:
         """
 
     def fnsave(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fnsave: 4 forms.
+        """fnsave: 2 forms.
 
         fnsave W:m94byte                             o16 DD /6                    FNSAVE_M94BYTE (FPU)
-        fnsave W:m94byte                             REX2 o16 DD /6               REX2_FNSAVE_M94BYTE (FPU)
         fnsave W:m108byte                            DD /6                        FNSAVE_M108BYTE (FPU387)
-        fnsave W:m108byte                            REX2 DD /6                   REX2_FNSAVE_M108BYTE (FPU387)
         """
 
     def fnsetpm(self, *, rc: int | None = None) -> None:
@@ -2014,12 +1996,10 @@ class AsmMethods:
         """
 
     def fnstenv(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fnstenv: 4 forms.
+        """fnstenv: 2 forms.
 
         fnstenv W:m14byte                            o16 D9 /6                    FNSTENV_M14BYTE (FPU)
-        fnstenv W:m14byte                            REX2 o16 D9 /6               REX2_FNSTENV_M14BYTE (FPU)
         fnstenv W:m28byte                            D9 /6                        FNSTENV_M28BYTE (FPU387)
-        fnstenv W:m28byte                            REX2 D9 /6                   REX2_FNSTENV_M28BYTE (FPU387)
         """
 
     def fnstsw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -2061,12 +2041,10 @@ class AsmMethods:
         """
 
     def frstor(self, a: _Mem, *, rc: int | None = None) -> None:
-        """frstor: 4 forms.
+        """frstor: 2 forms.
 
         frstor R:m94byte                             o16 DD /4                    FRSTOR_M94BYTE (FPU)
-        frstor R:m94byte                             REX2 o16 DD /4               REX2_FRSTOR_M94BYTE (FPU)
         frstor R:m108byte                            DD /4                        FRSTOR_M108BYTE (FPU387)
-        frstor R:m108byte                            REX2 DD /4                   REX2_FRSTOR_M108BYTE (FPU387)
         """
 
     def fsave(self, a: _Mem, *, rc: int | None = None) -> None:
@@ -2639,7 +2617,7 @@ class AsmMethods:
         """
 
     def jmp(self, *ops: _Target | _Reg | _Mem, rel32: bool = False) -> None:
-        """jmp: 14 forms.
+        """jmp: 10 forms.
 
         jmp R:rel8                                   EB cb                        JMP_REL8_64 (X64)
         jmp R:rel32                                  E9 cd                        JMP_REL32_64 (X64)
@@ -2648,13 +2626,9 @@ class AsmMethods:
         jmp R:r64/m64                                FF /4                        JMP_RM64 (X64)
         jmp R:r64/m64                                REX2 FF /4                   REX2_JMP_RM64 (X64)
         jmp R:r16/m16                                o16 FF /4                    JMP_RM16 (INTEL8086)
-        jmp R:r16/m16                                REX2 o16 FF /4               REX2_JMP_RM16 (INTEL8086)
         jmp R:m16:16                                 o16 FF /5                    JMP_M1616 (INTEL8086)
-        jmp R:m16:16                                 REX2 o16 FF /5               REX2_JMP_M1616 (INTEL8086)
         jmp R:m16:32                                 FF /5                        JMP_M1632 (INTEL386)
-        jmp R:m16:32                                 REX2 FF /5                   REX2_JMP_M1632 (INTEL386)
         jmp R:m16:64                                 REX.W FF /5                  JMP_M1664 (X64)
-        jmp R:m16:64                                 REX2 REX.W FF /5             REX2_JMP_M1664 (X64)
         """
 
     def jne(self, *ops: _Target, rel32: bool = False) -> None:
@@ -3155,25 +3129,19 @@ class AsmMethods:
         """
 
     def lkgs(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """lkgs: 6 forms.
+        """lkgs: 3 forms.
 
         lkgs R:r16/m16                               o16 F2 0F 00 /6              LKGS_RM16 (LKGS)
-        lkgs R:r16/m16                               REX2 o16 F2 0F 00 /6         REX2_LKGS_RM16 (LKGS)
         lkgs R:r32/m16                               F2 0F 00 /6                  LKGS_R32M16 (LKGS)
-        lkgs R:r32/m16                               REX2 F2 0F 00 /6             REX2_LKGS_R32M16 (LKGS)
         lkgs R:r64/m16                               F2 REX.W 0F 00 /6            LKGS_R64M16 (LKGS)
-        lkgs R:r64/m16                               REX2 F2 REX.W 0F 00 /6       REX2_LKGS_R64M16 (LKGS)
         """
 
     def lldt(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """lldt: 6 forms.
+        """lldt: 3 forms.
 
         lldt R:r16/m16                               o16 0F 00 /2                 LLDT_RM16 (INTEL286)
-        lldt R:r16/m16                               REX2 o16 0F 00 /2            REX2_LLDT_RM16 (INTEL286)
         lldt R:r32/m16                               0F 00 /2                     LLDT_R32M16 (INTEL386)
-        lldt R:r32/m16                               REX2 0F 00 /2                REX2_LLDT_R32M16 (INTEL386)
         lldt R:r64/m16                               REX.W 0F 00 /2               LLDT_R64M16 (X64)
-        lldt R:r64/m16                               REX2 REX.W 0F 00 /2          REX2_LLDT_R64M16 (X64)
         """
 
     def llwpcb(self, a: _Reg, *, rc: int | None = None) -> None:
@@ -3184,14 +3152,11 @@ class AsmMethods:
         """
 
     def lmsw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """lmsw: 6 forms.
+        """lmsw: 3 forms.
 
         lmsw R:r16/m16                               o16 0F 01 /6                 LMSW_RM16 (INTEL286)
-        lmsw R:r16/m16                               REX2 o16 0F 01 /6            REX2_LMSW_RM16 (INTEL286)
         lmsw R:r32/m16                               0F 01 /6                     LMSW_R32M16 (INTEL386)
-        lmsw R:r32/m16                               REX2 0F 01 /6                REX2_LMSW_R32M16 (INTEL386)
         lmsw R:r64/m16                               REX.W 0F 01 /6               LMSW_R64M16 (X64)
-        lmsw R:r64/m16                               REX2 REX.W 0F 01 /6          REX2_LMSW_R64M16 (X64)
         """
 
     def loadiwkey(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
@@ -3274,14 +3239,11 @@ class AsmMethods:
         """
 
     def ltr(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """ltr: 6 forms.
+        """ltr: 3 forms.
 
         ltr R:r16/m16                                o16 0F 00 /3                 LTR_RM16 (INTEL286)
-        ltr R:r16/m16                                REX2 o16 0F 00 /3            REX2_LTR_RM16 (INTEL286)
         ltr R:r32/m16                                0F 00 /3                     LTR_R32M16 (INTEL386)
-        ltr R:r32/m16                                REX2 0F 00 /3                REX2_LTR_R32M16 (INTEL386)
         ltr R:r64/m16                                REX.W 0F 00 /3               LTR_R64M16 (X64)
-        ltr R:r64/m16                                REX2 REX.W 0F 00 /3          REX2_LTR_R64M16 (X64)
         """
 
     def lwpins(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -3417,7 +3379,7 @@ class AsmMethods:
         """
 
     def mov(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """mov: 60 forms.
+        """mov: 56 forms.
 
         mov W:r8/m8, R:r8                            88 /r                        MOV_RM8_R8 (INTEL8086)
         mov W:r8/m8, R:r8                            REX2 88 /r                   REX2_MOV_RM8_R8 (INTEL8086)
@@ -3470,15 +3432,11 @@ class AsmMethods:
         mov W:r32/m16, R:sreg                        8C /r                        MOV_R32M16_SREG (INTEL386)
         mov W:r32/m16, R:sreg                        REX2 8C /r                   REX2_MOV_R32M16_SREG (INTEL386)
         mov W:r16/m16, R:sreg                        o16 8C /r                    MOV_RM16_SREG (INTEL8086)
-        mov W:r16/m16, R:sreg                        REX2 o16 8C /r               REX2_MOV_RM16_SREG (INTEL8086)
         mov W:r64/m16, R:sreg                        REX.W 8C /r                  MOV_R64M16_SREG (X64)
-        mov W:r64/m16, R:sreg                        REX2 REX.W 8C /r             REX2_MOV_R64M16_SREG (X64)
         mov W:sreg, R:r16/m16                        o16 8E /r                    MOV_SREG_RM16 (INTEL8086)
-        mov W:sreg, R:r16/m16                        REX2 o16 8E /r               REX2_MOV_SREG_RM16 (INTEL8086)
         mov W:sreg, R:r32/m16                        8E /r                        MOV_SREG_R32M16 (INTEL386)
         mov W:sreg, R:r32/m16                        REX2 8E /r                   REX2_MOV_SREG_R32M16 (INTEL386)
         mov W:sreg, R:r64/m16                        REX.W 8E /r                  MOV_SREG_R64M16 (X64)
-        mov W:sreg, R:r64/m16                        REX2 REX.W 8E /r             REX2_MOV_SREG_R64M16 (X64)
         """
 
     def movapd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -3776,7 +3734,7 @@ class AsmMethods:
         """
 
     def movsx(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movsx: 12 forms.
+        """movsx: 11 forms.
 
         movsx W:r16, R:r8/m8                         o16 0F BE /r                 MOVSX_R16_RM8 (INTEL386)
         movsx W:r16, R:r8/m8                         REX2 o16 0F BE /r            REX2_MOVSX_R16_RM8 (INTEL386)
@@ -3785,7 +3743,6 @@ class AsmMethods:
         movsx W:r64, R:r8/m8                         REX.W 0F BE /r               MOVSX_R64_RM8 (X64)
         movsx W:r64, R:r8/m8                         REX2 REX.W 0F BE /r          REX2_MOVSX_R64_RM8 (X64)
         movsx W:r16, R:r16/m16                       o16 0F BF /r                 MOVSX_R16_RM16 (INTEL386)
-        movsx W:r16, R:r16/m16                       REX2 o16 0F BF /r            REX2_MOVSX_R16_RM16 (INTEL386)
         movsx W:r32, R:r16/m16                       0F BF /r                     MOVSX_R32_RM16 (INTEL386)
         movsx W:r32, R:r16/m16                       REX2 0F BF /r                REX2_MOVSX_R32_RM16 (INTEL386)
         movsx W:r64, R:r16/m16                       REX.W 0F BF /r               MOVSX_R64_RM16 (X64)
@@ -3793,14 +3750,12 @@ class AsmMethods:
         """
 
     def movsxd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movsxd: 6 forms.
+        """movsxd: 4 forms.
 
         movsxd W:r64, R:r32/m32                      REX.W 63 /r                  MOVSXD_R64_RM32 (X64)
         movsxd W:r64, R:r32/m32                      REX2 REX.W 63 /r             REX2_MOVSXD_R64_RM32 (X64)
         movsxd W:r32, R:r32/m32                      63 /r                        MOVSXD_R32_RM32 (X64)
-        movsxd W:r32, R:r32/m32                      REX2 63 /r                   REX2_MOVSXD_R32_RM32 (X64)
         movsxd W:r16, R:r16/m16                      o16 63 /r                    MOVSXD_R16_RM16 (X64)
-        movsxd W:r16, R:r16/m16                      REX2 o16 63 /r               REX2_MOVSXD_R16_RM16 (X64)
         """
 
     def movupd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -3822,7 +3777,7 @@ class AsmMethods:
         """
 
     def movzx(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movzx: 12 forms.
+        """movzx: 11 forms.
 
         movzx W:r16, R:r8/m8                         o16 0F B6 /r                 MOVZX_R16_RM8 (INTEL386)
         movzx W:r16, R:r8/m8                         REX2 o16 0F B6 /r            REX2_MOVZX_R16_RM8 (INTEL386)
@@ -3831,7 +3786,6 @@ class AsmMethods:
         movzx W:r64, R:r8/m8                         REX.W 0F B6 /r               MOVZX_R64_RM8 (X64)
         movzx W:r64, R:r8/m8                         REX2 REX.W 0F B6 /r          REX2_MOVZX_R64_RM8 (X64)
         movzx W:r16, R:r16/m16                       o16 0F B7 /r                 MOVZX_R16_RM16 (INTEL386)
-        movzx W:r16, R:r16/m16                       REX2 o16 0F B7 /r            REX2_MOVZX_R16_RM16 (INTEL386)
         movzx W:r32, R:r16/m16                       0F B7 /r                     MOVZX_R32_RM16 (INTEL386)
         movzx W:r32, R:r16/m16                       REX2 0F B7 /r                REX2_MOVZX_R32_RM16 (INTEL386)
         movzx W:r64, R:r16/m16                       REX.W 0F B7 /r               MOVZX_R64_RM16 (X64)
@@ -3918,7 +3872,7 @@ class AsmMethods:
         """
 
     def nop(self, *ops: _Operand, rc: int | None = None) -> None:
-        """nop: 63 forms.
+        """nop: 36 forms.
 
         nop                                          90                           NOPD (INTEL8086)
         nop                                          o16 90                       NOPW (INTEL8086)
@@ -3930,59 +3884,32 @@ class AsmMethods:
         nop N:r64/m64                                REX.W 0F 1F /0               NOP_RM64 (MULTIBYTENOP)
         nop N:r64/m64                                REX2 REX.W 0F 1F /0          REX2_NOP_RM64 (MULTIBYTENOP)
         nop N:r16/m16, N:r16                         o16 0F 19 /r                 RESERVEDNOP_RM16_R16_0F19 (MULTIBYTENOP)
-        nop N:r16/m16, N:r16                         REX2 o16 0F 19 /r            REX2_RESERVEDNOP_RM16_R16_0F19 (MULTIBYTENOP)
         nop N:r32/m32, N:r32                         0F 19 /r                     RESERVEDNOP_RM32_R32_0F19 (MULTIBYTENOP)
-        nop N:r32/m32, N:r32                         REX2 0F 19 /r                REX2_RESERVEDNOP_RM32_R32_0F19 (MULTIBYTENOP)
         nop N:r64/m64, N:r64                         REX.W 0F 19 /r               RESERVEDNOP_RM64_R64_0F19 (MULTIBYTENOP)
-        nop N:r64/m64, N:r64                         REX2 REX.W 0F 19 /r          REX2_RESERVEDNOP_RM64_R64_0F19 (MULTIBYTENOP)
         nop N:r16/m16, N:r16                         o16 0F 1A /r                 RESERVEDNOP_RM16_R16_0F1A (MULTIBYTENOP)
-        nop N:r16/m16, N:r16                         REX2 o16 0F 1A /r            REX2_RESERVEDNOP_RM16_R16_0F1A (MULTIBYTENOP)
         nop N:r32/m32, N:r32                         0F 1A /r                     RESERVEDNOP_RM32_R32_0F1A (MULTIBYTENOP)
-        nop N:r32/m32, N:r32                         REX2 0F 1A /r                REX2_RESERVEDNOP_RM32_R32_0F1A (MULTIBYTENOP)
         nop N:r64/m64, N:r64                         REX.W 0F 1A /r               RESERVEDNOP_RM64_R64_0F1A (MULTIBYTENOP)
-        nop N:r64/m64, N:r64                         REX2 REX.W 0F 1A /r          REX2_RESERVEDNOP_RM64_R64_0F1A (MULTIBYTENOP)
         nop N:r16/m16, N:r16                         o16 0F 1B /r                 RESERVEDNOP_RM16_R16_0F1B (MULTIBYTENOP)
-        nop N:r16/m16, N:r16                         REX2 o16 0F 1B /r            REX2_RESERVEDNOP_RM16_R16_0F1B (MULTIBYTENOP)
         nop N:r32/m32, N:r32                         0F 1B /r                     RESERVEDNOP_RM32_R32_0F1B (MULTIBYTENOP)
-        nop N:r32/m32, N:r32                         REX2 0F 1B /r                REX2_RESERVEDNOP_RM32_R32_0F1B (MULTIBYTENOP)
         nop N:r64/m64, N:r64                         REX.W 0F 1B /r               RESERVEDNOP_RM64_R64_0F1B (MULTIBYTENOP)
-        nop N:r64/m64, N:r64                         REX2 REX.W 0F 1B /r          REX2_RESERVEDNOP_RM64_R64_0F1B (MULTIBYTENOP)
         nop N:r16/m16, N:r16                         o16 0F 1C /r                 RESERVEDNOP_RM16_R16_0F1C (MULTIBYTENOP)
-        nop N:r16/m16, N:r16                         REX2 o16 0F 1C /r            REX2_RESERVEDNOP_RM16_R16_0F1C (MULTIBYTENOP)
         nop N:r32/m32, N:r32                         0F 1C /r                     RESERVEDNOP_RM32_R32_0F1C (MULTIBYTENOP)
-        nop N:r32/m32, N:r32                         REX2 0F 1C /r                REX2_RESERVEDNOP_RM32_R32_0F1C (MULTIBYTENOP)
         nop N:r64/m64, N:r64                         REX.W 0F 1C /r               RESERVEDNOP_RM64_R64_0F1C (MULTIBYTENOP)
-        nop N:r64/m64, N:r64                         REX2 REX.W 0F 1C /r          REX2_RESERVEDNOP_RM64_R64_0F1C (MULTIBYTENOP)
         nop N:r16/m16, N:r16                         o16 0F 1D /r                 RESERVEDNOP_RM16_R16_0F1D (MULTIBYTENOP)
-        nop N:r16/m16, N:r16                         REX2 o16 0F 1D /r            REX2_RESERVEDNOP_RM16_R16_0F1D (MULTIBYTENOP)
         nop N:r32/m32, N:r32                         0F 1D /r                     RESERVEDNOP_RM32_R32_0F1D (MULTIBYTENOP)
-        nop N:r32/m32, N:r32                         REX2 0F 1D /r                REX2_RESERVEDNOP_RM32_R32_0F1D (MULTIBYTENOP)
         nop N:r64/m64, N:r64                         REX.W 0F 1D /r               RESERVEDNOP_RM64_R64_0F1D (MULTIBYTENOP)
-        nop N:r64/m64, N:r64                         REX2 REX.W 0F 1D /r          REX2_RESERVEDNOP_RM64_R64_0F1D (MULTIBYTENOP)
         nop N:r16/m16, N:r16                         o16 0F 1E /r                 RESERVEDNOP_RM16_R16_0F1E (MULTIBYTENOP)
-        nop N:r16/m16, N:r16                         REX2 o16 0F 1E /r            REX2_RESERVEDNOP_RM16_R16_0F1E (MULTIBYTENOP)
         nop N:r32/m32, N:r32                         0F 1E /r                     RESERVEDNOP_RM32_R32_0F1E (MULTIBYTENOP)
-        nop N:r32/m32, N:r32                         REX2 0F 1E /r                REX2_RESERVEDNOP_RM32_R32_0F1E (MULTIBYTENOP)
         nop N:r64/m64, N:r64                         REX.W 0F 1E /r               RESERVEDNOP_RM64_R64_0F1E (MULTIBYTENOP)
-        nop N:r64/m64, N:r64                         REX2 REX.W 0F 1E /r          REX2_RESERVEDNOP_RM64_R64_0F1E (MULTIBYTENOP)
         nop N:r16/m16, N:r16                         o16 0F 0D /r                 RESERVEDNOP_RM16_R16_0F0D (MULTIBYTENOP)
-        nop N:r16/m16, N:r16                         REX2 o16 0F 0D /r            REX2_RESERVEDNOP_RM16_R16_0F0D (MULTIBYTENOP)
         nop N:r32/m32, N:r32                         0F 0D /r                     RESERVEDNOP_RM32_R32_0F0D (MULTIBYTENOP)
-        nop N:r32/m32, N:r32                         REX2 0F 0D /r                REX2_RESERVEDNOP_RM32_R32_0F0D (MULTIBYTENOP)
         nop N:r64/m64, N:r64                         REX.W 0F 0D /r               RESERVEDNOP_RM64_R64_0F0D (MULTIBYTENOP)
-        nop N:r64/m64, N:r64                         REX2 REX.W 0F 0D /r          REX2_RESERVEDNOP_RM64_R64_0F0D (MULTIBYTENOP)
         nop N:r16/m16, N:r16                         o16 0F 18 /r                 RESERVEDNOP_RM16_R16_0F18 (MULTIBYTENOP)
-        nop N:r16/m16, N:r16                         REX2 o16 0F 18 /r            REX2_RESERVEDNOP_RM16_R16_0F18 (MULTIBYTENOP)
         nop N:r32/m32, N:r32                         0F 18 /r                     RESERVEDNOP_RM32_R32_0F18 (MULTIBYTENOP)
-        nop N:r32/m32, N:r32                         REX2 0F 18 /r                REX2_RESERVEDNOP_RM32_R32_0F18 (MULTIBYTENOP)
         nop N:r64/m64, N:r64                         REX.W 0F 18 /r               RESERVEDNOP_RM64_R64_0F18 (MULTIBYTENOP)
-        nop N:r64/m64, N:r64                         REX2 REX.W 0F 18 /r          REX2_RESERVEDNOP_RM64_R64_0F18 (MULTIBYTENOP)
         nop N:r16/m16, N:r16                         o16 0F 1F /r                 RESERVEDNOP_RM16_R16_0F1F (MULTIBYTENOP)
-        nop N:r16/m16, N:r16                         REX2 o16 0F 1F /r            REX2_RESERVEDNOP_RM16_R16_0F1F (MULTIBYTENOP)
         nop N:r32/m32, N:r32                         0F 1F /r                     RESERVEDNOP_RM32_R32_0F1F (MULTIBYTENOP)
-        nop N:r32/m32, N:r32                         REX2 0F 1F /r                REX2_RESERVEDNOP_RM32_R32_0F1F (MULTIBYTENOP)
         nop N:r64/m64, N:r64                         REX.W 0F 1F /r               RESERVEDNOP_RM64_R64_0F1F (MULTIBYTENOP)
-        nop N:r64/m64, N:r64                         REX2 REX.W 0F 1F /r          REX2_RESERVEDNOP_RM64_R64_0F1F (MULTIBYTENOP)
         """
 
     def not_(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4945,18 +4872,14 @@ class AsmMethods:
         """
 
     def prefetch(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetch: 10 forms.
+        """prefetch: 6 forms.
 
         prefetch N:m8                                0F 0D /0                     PREFETCH_M8 (PREFETCHW)
         prefetch N:m8                                REX2 0F 0D /0                REX2_PREFETCH_M8 (PREFETCHW)
         prefetch N:m8                                0F 0D /4                     PREFETCHRESERVED4_M8 (PREFETCHW)
-        prefetch N:m8                                REX2 0F 0D /4                REX2_PREFETCHRESERVED4_M8 (PREFETCHW)
         prefetch N:m8                                0F 0D /5                     PREFETCHRESERVED5_M8 (PREFETCHW)
-        prefetch N:m8                                REX2 0F 0D /5                REX2_PREFETCHRESERVED5_M8 (PREFETCHW)
         prefetch N:m8                                0F 0D /6                     PREFETCHRESERVED6_M8 (PREFETCHW)
-        prefetch N:m8                                REX2 0F 0D /6                REX2_PREFETCHRESERVED6_M8 (PREFETCHW)
         prefetch N:m8                                0F 0D /7                     PREFETCHRESERVED7_M8 (PREFETCHW)
-        prefetch N:m8                                REX2 0F 0D /7                REX2_PREFETCHRESERVED7_M8 (PREFETCHW)
         """
 
     def prefetchit0(self, a: _Mem, *, rc: int | None = None) -> None:
@@ -5009,12 +4932,11 @@ class AsmMethods:
         """
 
     def prefetchw(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetchw: 4 forms.
+        """prefetchw: 3 forms.
 
         prefetchw N:m8                               0F 0D /1                     PREFETCHW_M8 (PREFETCHW)
         prefetchw N:m8                               REX2 0F 0D /1                REX2_PREFETCHW_M8 (PREFETCHW)
         prefetchw N:m8                               0F 0D /3                     PREFETCHRESERVED3_M8 (PREFETCHW)
-        prefetchw N:m8                               REX2 0F 0D /3                REX2_PREFETCHRESERVED3_M8 (PREFETCHW)
         """
 
     def prefetchwt1(self, a: _Mem, *, rc: int | None = None) -> None:
@@ -5744,10 +5666,9 @@ class AsmMethods:
         """
 
     def rstorssp(self, a: _Mem, *, rc: int | None = None) -> None:
-        """rstorssp: 2 forms.
+        """rstorssp: 1 form.
 
         rstorssp RW:m64                              F3 0F 01 /5                  RSTORSSP_M64 (CET_SS)
-        rstorssp RW:m64                              REX2 F3 0F 01 /5             REX2_RSTORSSP_M64 (CET_SS)
         """
 
     def sahf(self, *, rc: int | None = None) -> None:
@@ -6073,7 +5994,7 @@ class AsmMethods:
         """
 
     def shl(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """shl: 48 forms.
+        """shl: 36 forms.
 
         shl RW:r8/m8, R:1                            D0 /4                        SHL_RM8_1 (INTEL8086)
         shl RW:r8/m8, R:1                            REX2 D0 /4                   REX2_SHL_RM8_1 (INTEL8086)
@@ -6100,29 +6021,17 @@ class AsmMethods:
         shl RW:r64/m64, R:imm8                       REX.W C1 /4 ib               SHL_RM64_IMM8 (X64)
         shl RW:r64/m64, R:imm8                       REX2 REX.W C1 /4 ib          REX2_SHL_RM64_IMM8 (X64)
         shl RW:r8/m8, R:1                            D0 /6                        SAL_RM8_1 (INTEL8086)
-        shl RW:r8/m8, R:1                            REX2 D0 /6                   REX2_SAL_RM8_1 (INTEL8086)
         shl RW:r16/m16, R:1                          o16 D1 /6                    SAL_RM16_1 (INTEL8086)
-        shl RW:r16/m16, R:1                          REX2 o16 D1 /6               REX2_SAL_RM16_1 (INTEL8086)
         shl RW:r32/m32, R:1                          D1 /6                        SAL_RM32_1 (INTEL386)
-        shl RW:r32/m32, R:1                          REX2 D1 /6                   REX2_SAL_RM32_1 (INTEL386)
         shl RW:r64/m64, R:1                          REX.W D1 /6                  SAL_RM64_1 (X64)
-        shl RW:r64/m64, R:1                          REX2 REX.W D1 /6             REX2_SAL_RM64_1 (X64)
         shl RW:r8/m8, R:cl                           D2 /6                        SAL_RM8_CL (INTEL8086)
-        shl RW:r8/m8, R:cl                           REX2 D2 /6                   REX2_SAL_RM8_CL (INTEL8086)
         shl RW:r16/m16, R:cl                         o16 D3 /6                    SAL_RM16_CL (INTEL8086)
-        shl RW:r16/m16, R:cl                         REX2 o16 D3 /6               REX2_SAL_RM16_CL (INTEL8086)
         shl RW:r32/m32, R:cl                         D3 /6                        SAL_RM32_CL (INTEL386)
-        shl RW:r32/m32, R:cl                         REX2 D3 /6                   REX2_SAL_RM32_CL (INTEL386)
         shl RW:r64/m64, R:cl                         REX.W D3 /6                  SAL_RM64_CL (X64)
-        shl RW:r64/m64, R:cl                         REX2 REX.W D3 /6             REX2_SAL_RM64_CL (X64)
         shl RW:r8/m8, R:imm8                         C0 /6 ib                     SAL_RM8_IMM8 (INTEL186)
-        shl RW:r8/m8, R:imm8                         REX2 C0 /6 ib                REX2_SAL_RM8_IMM8 (INTEL186)
         shl RW:r16/m16, R:imm8                       o16 C1 /6 ib                 SAL_RM16_IMM8 (INTEL186)
-        shl RW:r16/m16, R:imm8                       REX2 o16 C1 /6 ib            REX2_SAL_RM16_IMM8 (INTEL186)
         shl RW:r32/m32, R:imm8                       C1 /6 ib                     SAL_RM32_IMM8 (INTEL386)
-        shl RW:r32/m32, R:imm8                       REX2 C1 /6 ib                REX2_SAL_RM32_IMM8 (INTEL386)
         shl RW:r64/m64, R:imm8                       REX.W C1 /6 ib               SAL_RM64_IMM8 (X64)
-        shl RW:r64/m64, R:imm8                       REX2 REX.W C1 /6 ib          REX2_SAL_RM64_IMM8 (X64)
         """
 
     def shld(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Imm, *, rc: int | None = None) -> None:
@@ -6230,14 +6139,13 @@ class AsmMethods:
         """
 
     def sldt(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """sldt: 6 forms.
+        """sldt: 5 forms.
 
         sldt W:r16/m16                               o16 0F 00 /0                 SLDT_RM16 (INTEL286)
         sldt W:r16/m16                               REX2 o16 0F 00 /0            REX2_SLDT_RM16 (INTEL286)
         sldt W:r32/m16                               0F 00 /0                     SLDT_R32M16 (INTEL386)
         sldt W:r32/m16                               REX2 0F 00 /0                REX2_SLDT_R32M16 (INTEL386)
         sldt W:r64/m16                               REX.W 0F 00 /0               SLDT_R64M16 (X64)
-        sldt W:r64/m16                               REX2 REX.W 0F 00 /0          REX2_SLDT_R64M16 (X64)
         """
 
     def slwpcb(self, a: _Reg, *, rc: int | None = None) -> None:
@@ -6348,14 +6256,13 @@ class AsmMethods:
         """
 
     def str(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """str: 6 forms.
+        """str: 5 forms.
 
         str W:r16/m16                                o16 0F 00 /1                 STR_RM16 (INTEL286)
         str W:r16/m16                                REX2 o16 0F 00 /1            REX2_STR_RM16 (INTEL286)
         str W:r32/m16                                0F 00 /1                     STR_R32M16 (INTEL386)
         str W:r32/m16                                REX2 0F 00 /1                REX2_STR_R32M16 (INTEL386)
         str W:r64/m16                                REX.W 0F 00 /1               STR_R64M16 (X64)
-        str W:r64/m16                                REX2 REX.W 0F 00 /1          REX2_STR_R64M16 (X64)
         """
 
     def sttilecfg(self, a: _Mem, *, rc: int | None = None) -> None:
@@ -6600,7 +6507,7 @@ class AsmMethods:
         """
 
     def test(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """test: 28 forms.
+        """test: 24 forms.
 
         test R:r8/m8, R:r8                           84 /r                        TEST_RM8_R8 (INTEL8086)
         test R:r8/m8, R:r8                           REX2 84 /r                   REX2_TEST_RM8_R8 (INTEL8086)
@@ -6623,13 +6530,9 @@ class AsmMethods:
         test R:r64/m64, R:simm32                     REX.W F7 /0 id               TEST_RM64_IMM32 (X64)
         test R:r64/m64, R:simm32                     REX2 REX.W F7 /0 id          REX2_TEST_RM64_IMM32 (X64)
         test R:r8/m8, R:imm8                         F6 /1 ib                     TEST_RM8_IMM8_F6R1 (INTEL8086)
-        test R:r8/m8, R:imm8                         REX2 F6 /1 ib                REX2_TEST_RM8_IMM8_F6R1 (INTEL8086)
         test R:r16/m16, R:imm16                      o16 F7 /1 iw                 TEST_RM16_IMM16_F7R1 (INTEL8086)
-        test R:r16/m16, R:imm16                      REX2 o16 F7 /1 iw            REX2_TEST_RM16_IMM16_F7R1 (INTEL8086)
         test R:r32/m32, R:imm32                      F7 /1 id                     TEST_RM32_IMM32_F7R1 (INTEL386)
-        test R:r32/m32, R:imm32                      REX2 F7 /1 id                REX2_TEST_RM32_IMM32_F7R1 (INTEL386)
         test R:r64/m64, R:simm32                     REX.W F7 /1 id               TEST_RM64_IMM32_F7R1 (X64)
-        test R:r64/m64, R:simm32                     REX2 REX.W F7 /1 id          REX2_TEST_RM64_IMM32_F7R1 (X64)
         """
 
     def testui(self, *, rc: int | None = None) -> None:
@@ -6739,14 +6642,11 @@ class AsmMethods:
         """
 
     def ud0(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """ud0: 6 forms.
+        """ud0: 3 forms.
 
         ud0 N:r16, N:r16/m16                         o16 0F FF /r                 UD0_R16_RM16 (INTEL286)
-        ud0 N:r16, N:r16/m16                         REX2 o16 0F FF /r            REX2_UD0_R16_RM16 (INTEL286)
         ud0 N:r32, N:r32/m32                         0F FF /r                     UD0_R32_RM32 (INTEL386)
-        ud0 N:r32, N:r32/m32                         REX2 0F FF /r                REX2_UD0_R32_RM32 (INTEL386)
         ud0 N:r64, N:r64/m64                         REX.W 0F FF /r               UD0_R64_RM64 (X64)
-        ud0 N:r64, N:r64/m64                         REX2 REX.W 0F FF /r          REX2_UD0_R64_RM64 (X64)
         """
 
     def ud1(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -8326,25 +8226,19 @@ class AsmMethods:
         """
 
     def verr(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """verr: 6 forms.
+        """verr: 3 forms.
 
         verr R:r16/m16                               o16 0F 00 /4                 VERR_RM16 (INTEL286)
-        verr R:r16/m16                               REX2 o16 0F 00 /4            REX2_VERR_RM16 (INTEL286)
         verr R:r32/m16                               0F 00 /4                     VERR_R32M16 (INTEL386)
-        verr R:r32/m16                               REX2 0F 00 /4                REX2_VERR_R32M16 (INTEL386)
         verr R:r64/m16                               REX.W 0F 00 /4               VERR_R64M16 (X64)
-        verr R:r64/m16                               REX2 REX.W 0F 00 /4          REX2_VERR_R64M16 (X64)
         """
 
     def verw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """verw: 6 forms.
+        """verw: 3 forms.
 
         verw R:r16/m16                               o16 0F 00 /5                 VERW_RM16 (INTEL286)
-        verw R:r16/m16                               REX2 o16 0F 00 /5            REX2_VERW_RM16 (INTEL286)
         verw R:r32/m16                               0F 00 /5                     VERW_R32M16 (INTEL386)
-        verw R:r32/m16                               REX2 0F 00 /5                REX2_VERW_R32M16 (INTEL386)
         verw R:r64/m16                               REX.W 0F 00 /5               VERW_R64M16 (X64)
-        verw R:r64/m16                               REX2 REX.W 0F 00 /5          REX2_VERW_R64M16 (X64)
         """
 
     def vexp2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:

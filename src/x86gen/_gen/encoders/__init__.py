@@ -3,7 +3,7 @@
 """The encoders of every form, one function per shape (generated; do not edit).
 
 Forms whose encoders differ only in constants (opcode, prefix and map bytes, W/L/pp bits, /digit, the
-form id, immediate ranges) share a shape (codegen/shapes.py): 727 shapes for 5673 forms, in
+form id, immediate ranges) share a shape (codegen/shapes.py): 708 shapes for 5567 forms, in
 23 modules of 32 (shape ``i`` is ``SHAPES[i % 32]`` of module ``e{i // 32:03d}``), each
 imported when one of its shapes is first used. ``shape_<ID>(fid, k0, …)``, named after its first form, returns the
 ``(enc, fits)`` of one form of the shape, given its id and the constants its row holds (``FormRow.shape``,

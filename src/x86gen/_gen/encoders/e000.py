@@ -108,7 +108,7 @@ def shape_MOV_RM64_R64(fid, k0):   # 11 forms: MOV_RM64_R64, ADD_RM64_R64, OR_RM
     return enc, None
 
 
-def shape_REX2_MOV_RM64_R64(fid, k0, k1):   # 23 forms: REX2_MOV_RM64_R64, REX2_ADD_RM64_R64, REX2_OR_RM64_R64, …
+def shape_REX2_MOV_RM64_R64(fid, k0, k1):   # 18 forms: REX2_MOV_RM64_R64, REX2_ADD_RM64_R64, REX2_OR_RM64_R64, …
     def enc(a0, a1):
         if not (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
@@ -168,7 +168,7 @@ def shape_MOV_R16_RM16(fid, k0):   # 10 forms: MOV_R16_RM16, MOVSXD_R16_RM16, AD
     return enc, None
 
 
-def shape_REX2_MOV_R16_RM16(fid, k0):   # 10 forms: REX2_MOV_R16_RM16, REX2_MOVSXD_R16_RM16, REX2_ADD_R16_RM16, …
+def shape_REX2_MOV_R16_RM16(fid, k0):   # 9 forms: REX2_MOV_R16_RM16, REX2_ADD_R16_RM16, REX2_OR_R16_RM16, …
     def enc(a0, a1):
         if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
@@ -196,7 +196,7 @@ def shape_MOV_R32_RM32(fid, k0):   # 10 forms: MOV_R32_RM32, MOVSXD_R32_RM32, AD
     return enc, None
 
 
-def shape_REX2_MOV_R32_RM32(fid, k0):   # 10 forms: REX2_MOV_R32_RM32, REX2_MOVSXD_R32_RM32, REX2_ADD_R32_RM32, …
+def shape_REX2_MOV_R32_RM32(fid, k0):   # 9 forms: REX2_MOV_R32_RM32, REX2_ADD_R32_RM32, REX2_OR_R32_RM32, …
     def enc(a0, a1):
         if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
@@ -220,7 +220,7 @@ def shape_MOV_R64_RM64(fid, k0):   # 9 forms: MOV_R64_RM64, ADD_R64_RM64, OR_R64
     return enc, None
 
 
-def shape_REX2_MOV_R64_RM64(fid, k0, k1, k2):   # 33 forms: REX2_MOV_R64_RM64, REX2_ADD_R64_RM64, REX2_OR_R64_RM64, …
+def shape_REX2_MOV_R64_RM64(fid, k0, k1, k2):   # 32 forms: REX2_MOV_R64_RM64, REX2_ADD_R64_RM64, REX2_OR_R64_RM64, …
     def enc(a0, a1):
         if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):

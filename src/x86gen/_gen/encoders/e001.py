@@ -3,9 +3,9 @@
 """Encoders, one function per shape: shapes 32-63 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes2, _bytes3, _bytes4, _bytes5, _label_error, _le64, _load_cs_error, _moffs_error, _operand_error
+from ...encoding.runtime import _bytes2, _bytes3, _bytes4, _bytes5, _high8_error, _label_error, _le64, _load_cs_error, _moffs_error, _operand_error
 from ...memory import EgprMem, Mem
-from ...registers import REGISTERS, CrReg, DrReg, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, SegReg
+from ...registers import REGISTERS, CrReg, DrReg, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X, SegReg
 R_al = REGISTERS['al']
 R_ax = REGISTERS['ax']
 R_cs = REGISTERS['cs']
@@ -217,18 +217,6 @@ def shape_MOV_RM16_SREG(fid):   # 1 form
     return enc, None
 
 
-def shape_REX2_MOV_RM16_SREG(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            return _bytes5(0x66, 0xd5, a1.rex2_r | a0.rex2_b, 0x8c, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, a1.rex2_r | a0.rex, 0x8c, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
 def shape_MOV_R64M16_SREG(fid):   # 1 form
     def enc(a0, a1):
         if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
@@ -237,18 +225,6 @@ def shape_MOV_R64M16_SREG(fid):   # 1 form
         if a0.__class__ is Mem and a0.size in (0, 16):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
             return _bytes3(0x48 | a1.rex_r | a0.rex, 0x8c, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_REX2_MOV_R64M16_SREG(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
-            return _bytes4(0xd5, 0x08 | a1.rex2_r | a0.rex2_b, 0x8c, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x08 | a1.rex2_r | a0.rex, 0x8c, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
@@ -266,19 +242,6 @@ def shape_MOV_SREG_RM16(fid):   # 1 form
             rex = a0.rex_r | a1.rex
             if rex: return _bytes4(0x66, 0x40 | rex, 0x8e, a1.modrm | a0.reg3) + a1.tail
             return _bytes3(0x66, 0x8e, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_MOV_SREG_RM16(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a0 is R_cs: raise _load_cs_error(fid)
-        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
-            return _bytes5(0x66, 0xd5, a0.rex2_r | a1.rex2_b, 0x8e, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, a0.rex2_r | a1.rex, 0x8e, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -322,19 +285,6 @@ def shape_MOV_SREG_R64M16(fid):   # 1 form
         if a1.__class__ is Mem and a1.size in (0, 16):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             return _bytes3(0x48 | a0.rex_r | a1.rex, 0x8e, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_MOV_SREG_R64M16(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a0 is R_cs: raise _load_cs_error(fid)
-        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
-            return _bytes4(0xd5, 0x08 | a0.rex2_r | a1.rex2_b, 0x8e, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x08 | a0.rex2_r | a1.rex, 0x8e, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -383,4 +333,54 @@ def shape_REX2_LEA_R32_M(fid):   # 1 form
     return enc, None
 
 
-SHAPES = (shape_MOV_AL_MOFFS8, shape_MOV_AX_MOFFS16, shape_MOV_EAX_MOFFS32, shape_MOV_RAX_MOFFS64, shape_MOV_MOFFS8_AL, shape_MOV_MOFFS16_AX, shape_MOV_MOFFS32_EAX, shape_MOV_MOFFS64_RAX, shape_MOV_R64_CR, shape_REX2_MOV_R64_CR, shape_MOV_CR_R64, shape_REX2_MOV_CR_R64, shape_MOV_R64_DR, shape_REX2_MOV_R64_DR, shape_MOV_DR_R64, shape_REX2_MOV_DR_R64, shape_MOV_R32M16_SREG, shape_REX2_MOV_R32M16_SREG, shape_MOV_RM16_SREG, shape_REX2_MOV_RM16_SREG, shape_MOV_R64M16_SREG, shape_REX2_MOV_R64M16_SREG, shape_MOV_SREG_RM16, shape_REX2_MOV_SREG_RM16, shape_MOV_SREG_R32M16, shape_REX2_MOV_SREG_R32M16, shape_MOV_SREG_R64M16, shape_REX2_MOV_SREG_R64M16, shape_LEA_R16_M, shape_REX2_LEA_R16_M, shape_LEA_R32_M, shape_REX2_LEA_R32_M, )
+def shape_LEA_R64_M(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem:
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex_r | a1.rex, 0x8d, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_LEA_R64_M(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x08 | a0.rex2_r | a1.rex, 0x8d, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVZX_R16_RM8(fid, k0):   # 2 forms: MOVZX_R16_RM8, MOVSX_R16_RM8
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr8:
+            rex = a0.rex_r | a1.rex_b | a1.rex8
+            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 8):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_MOVZX_R16_RM8(fid, k0):   # 2 forms: REX2_MOVZX_R16_RM8, REX2_MOVSX_R16_RM8
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr8 or a1.__class__ is Gpr8X):
+            if a1.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 8):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_MOV_AL_MOFFS8, shape_MOV_AX_MOFFS16, shape_MOV_EAX_MOFFS32, shape_MOV_RAX_MOFFS64, shape_MOV_MOFFS8_AL, shape_MOV_MOFFS16_AX, shape_MOV_MOFFS32_EAX, shape_MOV_MOFFS64_RAX, shape_MOV_R64_CR, shape_REX2_MOV_R64_CR, shape_MOV_CR_R64, shape_REX2_MOV_CR_R64, shape_MOV_R64_DR, shape_REX2_MOV_R64_DR, shape_MOV_DR_R64, shape_REX2_MOV_DR_R64, shape_MOV_R32M16_SREG, shape_REX2_MOV_R32M16_SREG, shape_MOV_RM16_SREG, shape_MOV_R64M16_SREG, shape_MOV_SREG_RM16, shape_MOV_SREG_R32M16, shape_REX2_MOV_SREG_R32M16, shape_MOV_SREG_R64M16, shape_LEA_R16_M, shape_REX2_LEA_R16_M, shape_LEA_R32_M, shape_REX2_LEA_R32_M, shape_LEA_R64_M, shape_REX2_LEA_R64_M, shape_MOVZX_R16_RM8, shape_REX2_MOVZX_R16_RM8, )

@@ -12,56 +12,6 @@ R_eax = REGISTERS['eax']
 R_rax = REGISTERS['rax']
 
 
-def shape_LEA_R64_M(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem:
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex_r | a1.rex, 0x8d, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_LEA_R64_M(fid):   # 1 form
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x08 | a0.rex2_r | a1.rex, 0x8d, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVZX_R16_RM8(fid, k0):   # 2 forms: MOVZX_R16_RM8, MOVSX_R16_RM8
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr8:
-            rex = a0.rex_r | a1.rex_b | a1.rex8
-            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 8):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_MOVZX_R16_RM8(fid, k0):   # 2 forms: REX2_MOVZX_R16_RM8, REX2_MOVSX_R16_RM8
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Gpr8 or a1.__class__ is Gpr8X):
-            if a1.high: raise _high8_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 8):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
 def shape_MOVZX_R32_RM8(fid, k0):   # 2 forms: MOVZX_R32_RM8, MOVSX_R32_RM8
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
@@ -131,18 +81,6 @@ def shape_MOVZX_R16_RM16(fid, k0):   # 25 forms: MOVZX_R16_RM16, MOVSX_R16_RM16,
             rex = a0.rex_r | a1.rex
             if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
             return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_MOVZX_R16_RM16(fid, k0):   # 25 forms: REX2_MOVZX_R16_RM16, REX2_MOVSX_R16_RM16, REX2_IMUL_R16_RM16, …
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -394,7 +332,7 @@ def shape_OR_RM8_IMM8(fid, k0, k1, k2):   # 15 forms: OR_RM8_IMM8, ADC_RM8_IMM8,
     return enc, fits
 
 
-def shape_REX2_OR_RM8_IMM8(fid, k0, k1, k2):   # 15 forms: REX2_OR_RM8_IMM8, REX2_ADC_RM8_IMM8, REX2_SBB_RM8_IMM8, …
+def shape_REX2_OR_RM8_IMM8(fid, k0, k1, k2):   # 13 forms: REX2_OR_RM8_IMM8, REX2_ADC_RM8_IMM8, REX2_SBB_RM8_IMM8, …
     def enc(a0, a1):
         if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
         if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
@@ -429,15 +367,15 @@ def shape_OR_RM16_IMM16(fid, k0, k1, k2):   # 8 forms: OR_RM16_IMM16, ADC_RM16_I
     return enc, fits
 
 
-def shape_REX2_OR_RM16_IMM16(fid, k0, k1, k2):   # 8 forms: REX2_OR_RM16_IMM16, REX2_ADC_RM16_IMM16, REX2_SBB_RM16_IMM16, …
+def shape_REX2_OR_RM16_IMM16(fid, k0, k1):   # 7 forms: REX2_OR_RM16_IMM16, REX2_ADC_RM16_IMM16, REX2_SBB_RM16_IMM16, …
     def enc(a0, a1):
         if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
         if not (-32768 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
         if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            return _bytes7(0x66, 0xd5, a0.rex2_b, k0, k1 | a0.lo, a1 & 0xFF, (a1 >> 8) & 0xFF)
+            return _bytes7(0x66, 0xd5, a0.rex2_b, 0x81, k0 | a0.lo, a1 & 0xFF, (a1 >> 8) & 0xFF)
         if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, a0.rex, k0, k2 | a0.modrm) + a0.tail + _le16(a1 & 0xFFFF)
+            return _bytes5(0x66, 0xd5, a0.rex, 0x81, k1 | a0.modrm) + a0.tail + _le16(a1 & 0xFFFF)
         raise _operand_error(fid, (a0, a1, ), 0)
     def fits(a0, a1):
         return (a1.__class__ is int and (-32768 <= a1 <= 65535))
@@ -463,4 +401,83 @@ def shape_OR_RM32_IMM32(fid, k0, k1, k2):   # 8 forms: OR_RM32_IMM32, ADC_RM32_I
     return enc, fits
 
 
-SHAPES = (shape_LEA_R64_M, shape_REX2_LEA_R64_M, shape_MOVZX_R16_RM8, shape_REX2_MOVZX_R16_RM8, shape_MOVZX_R32_RM8, shape_REX2_MOVZX_R32_RM8, shape_MOVZX_R64_RM8, shape_REX2_MOVZX_R64_RM8, shape_MOVZX_R16_RM16, shape_REX2_MOVZX_R16_RM16, shape_MOVZX_R32_RM16, shape_REX2_MOVZX_R32_RM16, shape_MOVZX_R64_RM16, shape_REX2_MOVZX_R64_RM16, shape_MOVSXD_R64_RM32, shape_REX2_MOVSXD_R64_RM32, shape_CWD, shape_ADD_AL_IMM8, shape_ADD_AX_IMM16, shape_ADD_EAX_IMM32, shape_ADD_RAX_IMM32, shape_ADD_RM16_IMM8, shape_REX2_ADD_RM16_IMM8, shape_ADD_RM32_IMM8, shape_REX2_ADD_RM32_IMM8, shape_ADD_RM64_IMM8, shape_REX2_ADD_RM64_IMM8, shape_OR_RM8_IMM8, shape_REX2_OR_RM8_IMM8, shape_OR_RM16_IMM16, shape_REX2_OR_RM16_IMM16, shape_OR_RM32_IMM32, )
+def shape_REX2_OR_RM32_IMM32(fid, k0, k1):   # 7 forms: REX2_OR_RM32_IMM32, REX2_ADC_RM32_IMM32, REX2_SBB_RM32_IMM32, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_b, 0x81, k0 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0x81, k1 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
+    return enc, fits
+
+
+def shape_OR_RM64_IMM32(fid, k0, k1, k2):   # 8 forms: OR_RM64_IMM32, ADC_RM64_IMM32, SBB_RM64_IMM32, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes3(0x48 | a0.rex_b, k0, k1 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex, k0, k2 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_REX2_OR_RM64_IMM32(fid, k0, k1):   # 7 forms: REX2_OR_RM64_IMM32, REX2_ADC_RM64_IMM32, REX2_SBB_RM64_IMM32, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x08 | a0.rex2_b, 0x81, k0 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x08 | a0.rex, 0x81, k1 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_OR_RM16_IMM8(fid, k0, k1):   # 7 forms: OR_RM16_IMM8, ADC_RM16_IMM8, SBB_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x83, k0 | a0.lo, a1 & 0xFF)
+            return _bytes4(0x66, 0x83, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes3(0x66, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
+    return enc, fits
+
+
+def shape_REX2_OR_RM16_IMM8(fid, k0, k1):   # 7 forms: REX2_OR_RM16_IMM8, REX2_ADC_RM16_IMM8, REX2_SBB_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xd5, a0.rex2_b, 0x83, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
+    return enc, fits
+
+
+SHAPES = (shape_MOVZX_R32_RM8, shape_REX2_MOVZX_R32_RM8, shape_MOVZX_R64_RM8, shape_REX2_MOVZX_R64_RM8, shape_MOVZX_R16_RM16, shape_MOVZX_R32_RM16, shape_REX2_MOVZX_R32_RM16, shape_MOVZX_R64_RM16, shape_REX2_MOVZX_R64_RM16, shape_MOVSXD_R64_RM32, shape_REX2_MOVSXD_R64_RM32, shape_CWD, shape_ADD_AL_IMM8, shape_ADD_AX_IMM16, shape_ADD_EAX_IMM32, shape_ADD_RAX_IMM32, shape_ADD_RM16_IMM8, shape_REX2_ADD_RM16_IMM8, shape_ADD_RM32_IMM8, shape_REX2_ADD_RM32_IMM8, shape_ADD_RM64_IMM8, shape_REX2_ADD_RM64_IMM8, shape_OR_RM8_IMM8, shape_REX2_OR_RM8_IMM8, shape_OR_RM16_IMM16, shape_REX2_OR_RM16_IMM16, shape_OR_RM32_IMM32, shape_REX2_OR_RM32_IMM32, shape_OR_RM64_IMM32, shape_REX2_OR_RM64_IMM32, shape_OR_RM16_IMM8, shape_REX2_OR_RM16_IMM8, )

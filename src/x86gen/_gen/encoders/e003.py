@@ -3,88 +3,10 @@
 """Encoders, one function per shape: shapes 96-127 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _high8_error, _label_error, _le32, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _high8_error, _label_error, _operand_error, _range_error
 from ...memory import EgprMem, Mem
-from ...registers import Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X
-
-
-def shape_REX2_OR_RM32_IMM32(fid, k0, k1, k2):   # 8 forms: REX2_OR_RM32_IMM32, REX2_ADC_RM32_IMM32, REX2_SBB_RM32_IMM32, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
-            return _bytes4(0xd5, a0.rex2_b, k0, k1 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, a0.rex, k0, k2 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
-    return enc, fits
-
-
-def shape_OR_RM64_IMM32(fid, k0, k1, k2):   # 8 forms: OR_RM64_IMM32, ADC_RM64_IMM32, SBB_RM64_IMM32, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes3(0x48 | a0.rex_b, k0, k1 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, k0, k2 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
-    return enc, fits
-
-
-def shape_REX2_OR_RM64_IMM32(fid, k0, k1, k2):   # 8 forms: REX2_OR_RM64_IMM32, REX2_ADC_RM64_IMM32, REX2_SBB_RM64_IMM32, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
-            return _bytes4(0xd5, 0x08 | a0.rex2_b, k0, k1 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x08 | a0.rex, k0, k2 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
-    return enc, fits
-
-
-def shape_OR_RM16_IMM8(fid, k0, k1):   # 7 forms: OR_RM16_IMM8, ADC_RM16_IMM8, SBB_RM16_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x83, k0 | a0.lo, a1 & 0xFF)
-            return _bytes4(0x66, 0x83, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes3(0x66, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
-    return enc, fits
-
-
-def shape_REX2_OR_RM16_IMM8(fid, k0, k1):   # 7 forms: REX2_OR_RM16_IMM8, REX2_ADC_RM16_IMM8, REX2_SBB_RM16_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            return _bytes6(0x66, 0xd5, a0.rex2_b, 0x83, k0 | a0.lo, a1 & 0xFF)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, a0.rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
-    return enc, fits
+from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X
+R_cl = REGISTERS['cl']
 
 
 def shape_OR_RM32_IMM8(fid, k0, k1):   # 7 forms: OR_RM32_IMM8, ADC_RM32_IMM8, SBB_RM32_IMM8, …
@@ -242,11 +164,11 @@ def shape_INC_RM64(fid):   # 1 form
     return enc, None
 
 
-def shape_REX2_INC_RM64(fid, k0, k1, k2):   # 3 forms: REX2_INC_RM64, REX2_NOP_RM64, REX2_SLDT_R64M16
+def shape_REX2_INC_RM64(fid, k0, k1):   # 2 forms: REX2_INC_RM64, REX2_NOP_RM64
     def enc(a0):
         if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
             return _bytes4(0xd5, k0 | a0.rex2_b, k1, 0xc0 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k2):
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, ))
             return _bytes4(0xd5, k0 | a0.rex, k1, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
@@ -296,7 +218,7 @@ def shape_DEC_RM16(fid, k0, k1, k2):   # 10 forms: DEC_RM16, NEG_RM16, NOT_RM16,
     return enc, None
 
 
-def shape_REX2_DEC_RM16(fid, k0, k1, k2):   # 10 forms: REX2_DEC_RM16, REX2_NEG_RM16, REX2_NOT_RM16, …
+def shape_REX2_DEC_RM16(fid, k0, k1, k2):   # 8 forms: REX2_DEC_RM16, REX2_NEG_RM16, REX2_NOT_RM16, …
     def enc(a0):
         if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
             return _bytes5(0x66, 0xd5, a0.rex2_b, k0, k1 | a0.lo)
@@ -344,7 +266,7 @@ def shape_DEC_RM64(fid, k0, k1, k2):   # 7 forms: DEC_RM64, NEG_RM64, NOT_RM64, 
     return enc, None
 
 
-def shape_REX2_DEC_RM64(fid, k0, k1, k2, k3, k4):   # 14 forms: REX2_DEC_RM64, REX2_NEG_RM64, REX2_NOT_RM64, …
+def shape_REX2_DEC_RM64(fid, k0, k1, k2, k3, k4):   # 8 forms: REX2_DEC_RM64, REX2_NEG_RM64, REX2_NOT_RM64, …
     def enc(a0):
         if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
             return _bytes4(0xd5, k0 | a0.rex2_b, k1, k2 | a0.lo)
@@ -467,4 +389,76 @@ def shape_ROL_RM64_1(fid):   # 1 form
     return enc, fits
 
 
-SHAPES = (shape_REX2_OR_RM32_IMM32, shape_OR_RM64_IMM32, shape_REX2_OR_RM64_IMM32, shape_OR_RM16_IMM8, shape_REX2_OR_RM16_IMM8, shape_OR_RM32_IMM8, shape_REX2_OR_RM32_IMM8, shape_OR_RM64_IMM8, shape_REX2_OR_RM64_IMM8, shape_INC_RM8, shape_REX2_INC_RM8, shape_INC_RM16, shape_REX2_INC_RM16, shape_INC_RM32, shape_REX2_INC_RM32, shape_INC_RM64, shape_REX2_INC_RM64, shape_DEC_RM8, shape_REX2_DEC_RM8, shape_DEC_RM16, shape_REX2_DEC_RM16, shape_DEC_RM32, shape_REX2_DEC_RM32, shape_DEC_RM64, shape_REX2_DEC_RM64, shape_ROL_RM8_1, shape_REX2_ROL_RM8_1, shape_ROL_RM16_1, shape_REX2_ROL_RM16_1, shape_ROL_RM32_1, shape_REX2_ROL_RM32_1, shape_ROL_RM64_1, )
+def shape_REX2_ROL_RM64_1(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x08 | a0.rex2_b, 0xd1, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x08 | a0.rex, 0xd1, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_ROL_RM8_CL(fid):   # 1 form
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr8:
+            rex = a0.rex_b | a0.rex8
+            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
+            if rex: return _bytes3(0x40 | rex, 0xd2, 0xc0 | a0.lo)
+            return _bytes2(0xd2, 0xc0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xd2, a0.modrm) + a0.tail
+            return _bytes2(0xd2, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_ROL_RM8_CL(fid):   # 1 form
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex2_b, 0xd2, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0xd2, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_ROL_RM16_CL(fid):   # 1 form
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, 0xc0 | a0.lo)
+            return _bytes3(0x66, 0xd3, 0xc0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, a0.modrm) + a0.tail
+            return _bytes3(0x66, 0xd3, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_ROL_RM16_CL(fid):   # 1 form
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, a0.rex2_b, 0xd3, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, 0xd3, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+SHAPES = (shape_OR_RM32_IMM8, shape_REX2_OR_RM32_IMM8, shape_OR_RM64_IMM8, shape_REX2_OR_RM64_IMM8, shape_INC_RM8, shape_REX2_INC_RM8, shape_INC_RM16, shape_REX2_INC_RM16, shape_INC_RM32, shape_REX2_INC_RM32, shape_INC_RM64, shape_REX2_INC_RM64, shape_DEC_RM8, shape_REX2_DEC_RM8, shape_DEC_RM16, shape_REX2_DEC_RM16, shape_DEC_RM32, shape_REX2_DEC_RM32, shape_DEC_RM64, shape_REX2_DEC_RM64, shape_ROL_RM8_1, shape_REX2_ROL_RM8_1, shape_ROL_RM16_1, shape_REX2_ROL_RM16_1, shape_ROL_RM32_1, shape_REX2_ROL_RM32_1, shape_ROL_RM64_1, shape_REX2_ROL_RM64_1, shape_ROL_RM8_CL, shape_REX2_ROL_RM8_CL, shape_ROL_RM16_CL, shape_REX2_ROL_RM16_CL, )

@@ -9,78 +9,6 @@ from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X,
 R_cl = REGISTERS['cl']
 
 
-def shape_REX2_ROL_RM64_1(fid):   # 1 form
-    def enc(a0, a1):
-        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
-            return _bytes4(0xd5, 0x08 | a0.rex2_b, 0xd1, 0xc0 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x08 | a0.rex, 0xd1, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and a1 == 1)
-    return enc, fits
-
-
-def shape_ROL_RM8_CL(fid):   # 1 form
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr8:
-            rex = a0.rex_b | a0.rex8
-            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes3(0x40 | rex, 0xd2, 0xc0 | a0.lo)
-            return _bytes2(0xd2, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 8):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xd2, a0.modrm) + a0.tail
-            return _bytes2(0xd2, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_REX2_ROL_RM8_CL(fid):   # 1 form
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
-            if a0.high: raise _high8_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, a0.rex2_b, 0xd2, 0xc0 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, a0.rex, 0xd2, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_ROL_RM16_CL(fid):   # 1 form
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, 0xc0 | a0.lo)
-            return _bytes3(0x66, 0xd3, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, a0.modrm) + a0.tail
-            return _bytes3(0x66, 0xd3, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_REX2_ROL_RM16_CL(fid):   # 1 form
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            return _bytes5(0x66, 0xd5, a0.rex2_b, 0xd3, 0xc0 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, a0.rex, 0xd3, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
 def shape_ROL_RM32_CL(fid):   # 1 form
     def enc(a0, a1):
         if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
@@ -250,7 +178,7 @@ def shape_ROR_RM8_1(fid, k0, k1):   # 7 forms: ROR_RM8_1, SHL_RM8_1, SAL_RM8_1, 
     return enc, fits
 
 
-def shape_REX2_ROR_RM8_1(fid, k0, k1):   # 7 forms: REX2_ROR_RM8_1, REX2_SHL_RM8_1, REX2_SAL_RM8_1, …
+def shape_REX2_ROR_RM8_1(fid, k0, k1):   # 6 forms: REX2_ROR_RM8_1, REX2_SHL_RM8_1, REX2_SHR_RM8_1, …
     def enc(a0, a1):
         if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
@@ -283,7 +211,7 @@ def shape_ROR_RM16_1(fid, k0, k1):   # 7 forms: ROR_RM16_1, SHL_RM16_1, SAL_RM16
     return enc, fits
 
 
-def shape_REX2_ROR_RM16_1(fid, k0, k1):   # 7 forms: REX2_ROR_RM16_1, REX2_SHL_RM16_1, REX2_SAL_RM16_1, …
+def shape_REX2_ROR_RM16_1(fid, k0, k1):   # 6 forms: REX2_ROR_RM16_1, REX2_SHL_RM16_1, REX2_SHR_RM16_1, …
     def enc(a0, a1):
         if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
@@ -315,7 +243,7 @@ def shape_ROR_RM32_1(fid, k0, k1):   # 7 forms: ROR_RM32_1, SHL_RM32_1, SAL_RM32
     return enc, fits
 
 
-def shape_REX2_ROR_RM32_1(fid, k0, k1):   # 7 forms: REX2_ROR_RM32_1, REX2_SHL_RM32_1, REX2_SAL_RM32_1, …
+def shape_REX2_ROR_RM32_1(fid, k0, k1):   # 6 forms: REX2_ROR_RM32_1, REX2_SHL_RM32_1, REX2_SHR_RM32_1, …
     def enc(a0, a1):
         if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
@@ -343,7 +271,7 @@ def shape_ROR_RM64_1(fid, k0, k1):   # 7 forms: ROR_RM64_1, SHL_RM64_1, SAL_RM64
     return enc, fits
 
 
-def shape_REX2_ROR_RM64_1(fid, k0, k1):   # 7 forms: REX2_ROR_RM64_1, REX2_SHL_RM64_1, REX2_SAL_RM64_1, …
+def shape_REX2_ROR_RM64_1(fid, k0, k1):   # 6 forms: REX2_ROR_RM64_1, REX2_SHL_RM64_1, REX2_SHR_RM64_1, …
     def enc(a0, a1):
         if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
@@ -374,7 +302,7 @@ def shape_ROR_RM8_CL(fid, k0, k1):   # 7 forms: ROR_RM8_CL, SHL_RM8_CL, SAL_RM8_
     return enc, None
 
 
-def shape_REX2_ROR_RM8_CL(fid, k0, k1):   # 7 forms: REX2_ROR_RM8_CL, REX2_SHL_RM8_CL, REX2_SAL_RM8_CL, …
+def shape_REX2_ROR_RM8_CL(fid, k0, k1):   # 6 forms: REX2_ROR_RM8_CL, REX2_SHL_RM8_CL, REX2_SHR_RM8_CL, …
     def enc(a0, a1):
         if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
@@ -403,7 +331,7 @@ def shape_ROR_RM16_CL(fid, k0, k1):   # 7 forms: ROR_RM16_CL, SHL_RM16_CL, SAL_R
     return enc, None
 
 
-def shape_REX2_ROR_RM16_CL(fid, k0, k1):   # 7 forms: REX2_ROR_RM16_CL, REX2_SHL_RM16_CL, REX2_SAL_RM16_CL, …
+def shape_REX2_ROR_RM16_CL(fid, k0, k1):   # 6 forms: REX2_ROR_RM16_CL, REX2_SHL_RM16_CL, REX2_SHR_RM16_CL, …
     def enc(a0, a1):
         if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
@@ -431,7 +359,7 @@ def shape_ROR_RM32_CL(fid, k0, k1):   # 7 forms: ROR_RM32_CL, SHL_RM32_CL, SAL_R
     return enc, None
 
 
-def shape_REX2_ROR_RM32_CL(fid, k0, k1):   # 7 forms: REX2_ROR_RM32_CL, REX2_SHL_RM32_CL, REX2_SAL_RM32_CL, …
+def shape_REX2_ROR_RM32_CL(fid, k0, k1):   # 6 forms: REX2_ROR_RM32_CL, REX2_SHL_RM32_CL, REX2_SHR_RM32_CL, …
     def enc(a0, a1):
         if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
@@ -455,7 +383,7 @@ def shape_ROR_RM64_CL(fid, k0, k1):   # 7 forms: ROR_RM64_CL, SHL_RM64_CL, SAL_R
     return enc, None
 
 
-def shape_REX2_ROR_RM64_CL(fid, k0, k1):   # 7 forms: REX2_ROR_RM64_CL, REX2_SHL_RM64_CL, REX2_SAL_RM64_CL, …
+def shape_REX2_ROR_RM64_CL(fid, k0, k1):   # 6 forms: REX2_ROR_RM64_CL, REX2_SHL_RM64_CL, REX2_SHR_RM64_CL, …
     def enc(a0, a1):
         if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
         if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
@@ -486,4 +414,83 @@ def shape_ROR_RM16_IMM8(fid, k0, k1):   # 7 forms: ROR_RM16_IMM8, SHL_RM16_IMM8,
     return enc, fits
 
 
-SHAPES = (shape_REX2_ROL_RM64_1, shape_ROL_RM8_CL, shape_REX2_ROL_RM8_CL, shape_ROL_RM16_CL, shape_REX2_ROL_RM16_CL, shape_ROL_RM32_CL, shape_REX2_ROL_RM32_CL, shape_ROL_RM64_CL, shape_REX2_ROL_RM64_CL, shape_ROL_RM16_IMM8, shape_REX2_ROL_RM16_IMM8, shape_ROL_RM32_IMM8, shape_REX2_ROL_RM32_IMM8, shape_ROL_RM64_IMM8, shape_REX2_ROL_RM64_IMM8, shape_ROR_RM8_1, shape_REX2_ROR_RM8_1, shape_ROR_RM16_1, shape_REX2_ROR_RM16_1, shape_ROR_RM32_1, shape_REX2_ROR_RM32_1, shape_ROR_RM64_1, shape_REX2_ROR_RM64_1, shape_ROR_RM8_CL, shape_REX2_ROR_RM8_CL, shape_ROR_RM16_CL, shape_REX2_ROR_RM16_CL, shape_ROR_RM32_CL, shape_REX2_ROR_RM32_CL, shape_ROR_RM64_CL, shape_REX2_ROR_RM64_CL, shape_ROR_RM16_IMM8, )
+def shape_REX2_ROR_RM16_IMM8(fid, k0, k1):   # 6 forms: REX2_ROR_RM16_IMM8, REX2_SHL_RM16_IMM8, REX2_SHR_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xd5, a0.rex2_b, 0xc1, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_ROR_RM32_IMM8(fid, k0, k1):   # 7 forms: ROR_RM32_IMM8, SHL_RM32_IMM8, SAL_RM32_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0xc1, k0 | a0.lo, a1 & 0xFF)
+            return _bytes3(0xc1, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes2(0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_ROR_RM32_IMM8(fid, k0, k1):   # 6 forms: REX2_ROR_RM32_IMM8, REX2_SHL_RM32_IMM8, REX2_SHR_RM32_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes5(0xd5, a0.rex2_b, 0xc1, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_ROR_RM64_IMM8(fid, k0, k1):   # 7 forms: ROR_RM64_IMM8, SHL_RM64_IMM8, SAL_RM64_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_b, 0xc1, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_ROR_RM64_IMM8(fid, k0, k1, k2, k3):   # 10 forms: REX2_ROR_RM64_IMM8, REX2_SHL_RM64_IMM8, REX2_SHR_RM64_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes5(0xd5, k0 | a0.rex2_b, k1, k2 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, k0 | a0.rex, k1, k3 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+SHAPES = (shape_ROL_RM32_CL, shape_REX2_ROL_RM32_CL, shape_ROL_RM64_CL, shape_REX2_ROL_RM64_CL, shape_ROL_RM16_IMM8, shape_REX2_ROL_RM16_IMM8, shape_ROL_RM32_IMM8, shape_REX2_ROL_RM32_IMM8, shape_ROL_RM64_IMM8, shape_REX2_ROL_RM64_IMM8, shape_ROR_RM8_1, shape_REX2_ROR_RM8_1, shape_ROR_RM16_1, shape_REX2_ROR_RM16_1, shape_ROR_RM32_1, shape_REX2_ROR_RM32_1, shape_ROR_RM64_1, shape_REX2_ROR_RM64_1, shape_ROR_RM8_CL, shape_REX2_ROR_RM8_CL, shape_ROR_RM16_CL, shape_REX2_ROR_RM16_CL, shape_ROR_RM32_CL, shape_REX2_ROR_RM32_CL, shape_ROR_RM64_CL, shape_REX2_ROR_RM64_CL, shape_ROR_RM16_IMM8, shape_REX2_ROR_RM16_IMM8, shape_ROR_RM32_IMM8, shape_REX2_ROR_RM32_IMM8, shape_ROR_RM64_IMM8, shape_REX2_ROR_RM64_IMM8, )

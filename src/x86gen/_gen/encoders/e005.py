@@ -8,83 +8,16 @@ from ...memory import EgprMem, Mem
 from ...registers import Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X
 
 
-def shape_REX2_ROR_RM16_IMM8(fid, k0, k1):   # 7 forms: REX2_ROR_RM16_IMM8, REX2_SHL_RM16_IMM8, REX2_SAL_RM16_IMM8, …
+def shape_REX2_IMUL_R16_RM16(fid, k0):   # 22 forms: REX2_IMUL_R16_RM16, REX2_CMOVO_R16_RM16, REX2_CMOVNO_R16_RM16, …
     def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            return _bytes6(0x66, 0xd5, a0.rex2_b, 0xc1, k0 | a0.lo, a1 & 0xFF)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, a0.rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_ROR_RM32_IMM8(fid, k0, k1):   # 7 forms: ROR_RM32_IMM8, SHL_RM32_IMM8, SAL_RM32_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0xc1, k0 | a0.lo, a1 & 0xFF)
-            return _bytes3(0xc1, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes2(0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_REX2_ROR_RM32_IMM8(fid, k0, k1):   # 7 forms: REX2_ROR_RM32_IMM8, REX2_SHL_RM32_IMM8, REX2_SAL_RM32_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
-            return _bytes5(0xd5, a0.rex2_b, 0xc1, k0 | a0.lo, a1 & 0xFF)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, a0.rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_ROR_RM64_IMM8(fid, k0, k1):   # 7 forms: ROR_RM64_IMM8, SHL_RM64_IMM8, SAL_RM64_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_b, 0xc1, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_REX2_ROR_RM64_IMM8(fid, k0, k1, k2, k3):   # 11 forms: REX2_ROR_RM64_IMM8, REX2_SHL_RM64_IMM8, REX2_SAL_RM64_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
-            return _bytes5(0xd5, k0 | a0.rex2_b, k1, k2 | a0.lo, a1 & 0xFF)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, k0 | a0.rex, k1, k3 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
 
 
 def shape_IMUL_R32_RM32(fid, k0, k1):   # 23 forms: IMUL_R32_RM32, CMOVO_R32_RM32, CMOVNO_R32_RM32, …
@@ -103,7 +36,7 @@ def shape_IMUL_R32_RM32(fid, k0, k1):   # 23 forms: IMUL_R32_RM32, CMOVO_R32_RM3
     return enc, None
 
 
-def shape_REX2_IMUL_R32_RM32(fid, k0, k1):   # 23 forms: REX2_IMUL_R32_RM32, REX2_CMOVO_R32_RM32, REX2_CMOVNO_R32_RM32, …
+def shape_REX2_IMUL_R32_RM32(fid, k0, k1):   # 22 forms: REX2_IMUL_R32_RM32, REX2_CMOVO_R32_RM32, REX2_CMOVNO_R32_RM32, …
     def enc(a0, a1):
         if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
         if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
@@ -457,15 +390,6 @@ def shape_JMP_M1616(fid, k0, k1, k2, k3):   # 10 forms: JMP_M1616, CALL_M1616, F
     return enc, None
 
 
-def shape_REX2_JMP_M1616(fid, k0, k1, k2):   # 6 forms: REX2_JMP_M1616, REX2_CALL_M1616, REX2_FLDENV_M14BYTE, …
-    def enc(a0):
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes5(0x66, 0xd5, a0.rex, k1, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
 def shape_JMP_M1632(fid, k0, k1, k2):   # 54 forms: JMP_M1632, CALL_M1632, FMUL_M32FP, …
     def enc(a0):
         if a0.__class__ is Mem and a0.size in (0, k0):
@@ -477,4 +401,49 @@ def shape_JMP_M1632(fid, k0, k1, k2):   # 54 forms: JMP_M1632, CALL_M1632, FMUL_
     return enc, None
 
 
-SHAPES = (shape_REX2_ROR_RM16_IMM8, shape_ROR_RM32_IMM8, shape_REX2_ROR_RM32_IMM8, shape_ROR_RM64_IMM8, shape_REX2_ROR_RM64_IMM8, shape_IMUL_R32_RM32, shape_REX2_IMUL_R32_RM32, shape_IMUL_R64_RM64, shape_IMUL_R16_RM16_IMM8, shape_REX2_IMUL_R16_RM16_IMM8, shape_IMUL_R32_RM32_IMM8, shape_REX2_IMUL_R32_RM32_IMM8, shape_IMUL_R64_RM64_IMM8, shape_REX2_IMUL_R64_RM64_IMM8, shape_IMUL_R16_RM16_IMM16, shape_REX2_IMUL_R16_RM16_IMM16, shape_IMUL_R32_RM32_IMM32, shape_REX2_IMUL_R32_RM32_IMM32, shape_IMUL_R64_RM64_IMM32, shape_REX2_IMUL_R64_RM64_IMM32, shape_SETO_RM8, shape_REX2_SETO_RM8, shape_JO_REL8_64, shape_JO_REL32_64, shape_JO_REL8_16, shape_JO_REL16, shape_JMP_REL16, shape_JMP_RM64, shape_REX2_JMP_RM64, shape_JMP_M1616, shape_REX2_JMP_M1616, shape_JMP_M1632, )
+def shape_JMP_M1664(fid, k0):   # 2 forms: JMP_M1664, CALL_M1664
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, 80):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes3(0x48 | a0.rex, 0xff, k0 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_RETNQ_IMM16(fid, k0):   # 2 forms: RETNQ_IMM16, RETFD_IMM16
+    def enc(a0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
+        return _bytes3(k0, a0 & 0xFF, (a0 >> 8) & 0xFF)
+    def fits(a0):
+        return (a0.__class__ is int and (-32768 <= a0 <= 65535))
+    return enc, fits
+
+
+def shape_RETNW_IMM16(fid, k0, k1):   # 4 forms: RETNW_IMM16, RETFW_IMM16, RETFQ_IMM16, …
+    def enc(a0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
+        return _bytes4(k0, k1, a0 & 0xFF, (a0 >> 8) & 0xFF)
+    def fits(a0):
+        return (a0.__class__ is int and (-32768 <= a0 <= 65535))
+    return enc, fits
+
+
+def shape_PUSH_R16(fid, k0):   # 2 forms: PUSH_R16, POP_R16
+    def enc(a0):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, ), 0)
+        rex = a0.rex_b
+        if rex: return _bytes3(0x66, 0x40 | rex, k0 | a0.lo)
+        return _bytes2(0x66, k0 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_PUSH_R16(fid, k0):   # 2 forms: REX2_PUSH_R16, REX2_POP_R16
+    def enc(a0):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, ), 0)
+        return _bytes4(0x66, 0xd5, a0.rex2_b, k0 | a0.lo)
+    return enc, None
+
+
+SHAPES = (shape_REX2_IMUL_R16_RM16, shape_IMUL_R32_RM32, shape_REX2_IMUL_R32_RM32, shape_IMUL_R64_RM64, shape_IMUL_R16_RM16_IMM8, shape_REX2_IMUL_R16_RM16_IMM8, shape_IMUL_R32_RM32_IMM8, shape_REX2_IMUL_R32_RM32_IMM8, shape_IMUL_R64_RM64_IMM8, shape_REX2_IMUL_R64_RM64_IMM8, shape_IMUL_R16_RM16_IMM16, shape_REX2_IMUL_R16_RM16_IMM16, shape_IMUL_R32_RM32_IMM32, shape_REX2_IMUL_R32_RM32_IMM32, shape_IMUL_R64_RM64_IMM32, shape_REX2_IMUL_R64_RM64_IMM32, shape_SETO_RM8, shape_REX2_SETO_RM8, shape_JO_REL8_64, shape_JO_REL32_64, shape_JO_REL8_16, shape_JO_REL16, shape_JMP_REL16, shape_JMP_RM64, shape_REX2_JMP_RM64, shape_JMP_M1616, shape_JMP_M1632, shape_JMP_M1664, shape_RETNQ_IMM16, shape_RETNW_IMM16, shape_PUSH_R16, shape_REX2_PUSH_R16, )

@@ -3,74 +3,14 @@
 """Encoders, one function per shape: shapes 192-223 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes1, _bytes2, _bytes3, _bytes4, _bytes5, _label_error, _le32, _operand_error, _range_error, _taken_error
+from ...encoding.runtime import _bytes1, _bytes2, _bytes3, _bytes4, _bytes5, _label_error, _le32, _nop_alias_error, _operand_error, _range_error, _taken_error
 from ...memory import EgprMem, Mem
-from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X
+from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Xmm
+R_ax = REGISTERS['ax']
+R_eax = REGISTERS['eax']
 R_fs = REGISTERS['fs']
 R_gs = REGISTERS['gs']
-
-
-def shape_REX2_JMP_M1632(fid, k0, k1, k2):   # 54 forms: REX2_JMP_M1632, REX2_CALL_M1632, REX2_FMUL_M32FP, …
-    def enc(a0):
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0xd5, a0.rex, k1, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_JMP_M1664(fid, k0):   # 2 forms: JMP_M1664, CALL_M1664
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, 80):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes3(0x48 | a0.rex, 0xff, k0 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_REX2_JMP_M1664(fid, k0, k1, k2, k3):   # 27 forms: REX2_JMP_M1664, REX2_CALL_M1664, REX2_PREFETCHT0_M8, …
-    def enc(a0):
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0xd5, k1 | a0.rex, k2, k3 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_RETNQ_IMM16(fid, k0):   # 2 forms: RETNQ_IMM16, RETFD_IMM16
-    def enc(a0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
-        return _bytes3(k0, a0 & 0xFF, (a0 >> 8) & 0xFF)
-    def fits(a0):
-        return (a0.__class__ is int and (-32768 <= a0 <= 65535))
-    return enc, fits
-
-
-def shape_RETNW_IMM16(fid, k0, k1):   # 4 forms: RETNW_IMM16, RETFW_IMM16, RETFQ_IMM16, …
-    def enc(a0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
-        return _bytes4(k0, k1, a0 & 0xFF, (a0 >> 8) & 0xFF)
-    def fits(a0):
-        return (a0.__class__ is int and (-32768 <= a0 <= 65535))
-    return enc, fits
-
-
-def shape_PUSH_R16(fid, k0):   # 2 forms: PUSH_R16, POP_R16
-    def enc(a0):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, ), 0)
-        rex = a0.rex_b
-        if rex: return _bytes3(0x66, 0x40 | rex, k0 | a0.lo)
-        return _bytes2(0x66, k0 | a0.lo)
-    return enc, None
-
-
-def shape_REX2_PUSH_R16(fid, k0):   # 2 forms: REX2_PUSH_R16, REX2_POP_R16
-    def enc(a0):
-        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, ), 0)
-        return _bytes4(0x66, 0xd5, a0.rex2_b, k0 | a0.lo)
-    return enc, None
+R_rax = REGISTERS['rax']
 
 
 def shape_PUSH_R64(fid, k0):   # 2 forms: PUSH_R64, POP_R64
@@ -240,18 +180,6 @@ def shape_RESERVEDNOP_RM16_R16_0F19(fid, k0):   # 12 forms: RESERVEDNOP_RM16_R16
     return enc, None
 
 
-def shape_REX2_RESERVEDNOP_RM16_R16_0F19(fid, k0):   # 12 forms: REX2_RESERVEDNOP_RM16_R16_0F19, REX2_RESERVEDNOP_RM16_R16_0F1A, REX2_RESERVEDNOP_RM16_R16_0F1B, …
-    def enc(a0, a1):
-        if not (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
 def shape_RESERVEDNOP_RM32_R32_0F19(fid, k0):   # 11 forms: RESERVEDNOP_RM32_R32_0F19, RESERVEDNOP_RM32_R32_0F1A, RESERVEDNOP_RM32_R32_0F1B, …
     def enc(a0, a1):
         if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
@@ -264,18 +192,6 @@ def shape_RESERVEDNOP_RM32_R32_0F19(fid, k0):   # 11 forms: RESERVEDNOP_RM32_R32
             rex = a1.rex_r | a0.rex
             if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
             return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_REX2_RESERVEDNOP_RM32_R32_0F19(fid, k0):   # 11 forms: REX2_RESERVEDNOP_RM32_R32_0F19, REX2_RESERVEDNOP_RM32_R32_0F1A, REX2_RESERVEDNOP_RM32_R32_0F1B, …
-    def enc(a0, a1):
-        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
-            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
@@ -309,19 +225,6 @@ def shape_RESERVEDNOP_RM32_R32_0F1C(fid, k0, k1):   # 3 forms: RESERVEDNOP_RM32_
     return enc, None
 
 
-def shape_REX2_RESERVEDNOP_RM32_R32_0F1C(fid, k0, k1):   # 3 forms: REX2_RESERVEDNOP_RM32_R32_0F1C, REX2_RESERVEDNOP_RM32_R32_0F0D, REX2_RESERVEDNOP_RM32_R32_0F18
-    def enc(a0, a1):
-        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
-            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if k1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
 def shape_RESERVEDNOP_RM64_R64_0F1C(fid, k0, k1):   # 3 forms: RESERVEDNOP_RM64_R64_0F1C, RESERVEDNOP_RM64_R64_0F0D, RESERVEDNOP_RM64_R64_0F18
     def enc(a0, a1):
         if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
@@ -331,19 +234,6 @@ def shape_RESERVEDNOP_RM64_R64_0F1C(fid, k0, k1):   # 3 forms: RESERVEDNOP_RM64_
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
             if k1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
             return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_REX2_RESERVEDNOP_RM64_R64_0F1C(fid, k0, k1):   # 3 forms: REX2_RESERVEDNOP_RM64_R64_0F1C, REX2_RESERVEDNOP_RM64_R64_0F0D, REX2_RESERVEDNOP_RM64_R64_0F18
-    def enc(a0, a1):
-        if not (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
-            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if k1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
@@ -365,17 +255,145 @@ def shape_RESERVEDNOP_RM16_R16_0F0D(fid, k0, k1):   # 2 forms: RESERVEDNOP_RM16_
     return enc, None
 
 
-def shape_REX2_RESERVEDNOP_RM16_R16_0F0D(fid, k0, k1):   # 2 forms: REX2_RESERVEDNOP_RM16_R16_0F0D, REX2_RESERVEDNOP_RM16_R16_0F18
+def shape_RESERVEDNOP_RM16_R16_0F1F(fid):   # 1 form
     def enc(a0, a1):
-        if not (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr16:
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes4(0x66, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if k1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0x66, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-SHAPES = (shape_REX2_JMP_M1632, shape_JMP_M1664, shape_REX2_JMP_M1664, shape_RETNQ_IMM16, shape_RETNW_IMM16, shape_PUSH_R16, shape_REX2_PUSH_R16, shape_PUSH_R64, shape_REX2_PUSH_R64, shape_PUSHQ_IMM8, shape_PUSHQ_IMM32, shape_PUSHQ_FS, shape_PUSHQ_GS, shape_POP_RM64, shape_REX2_POP_RM64, shape_PUSHW_IMM8, shape_NOP_RM16, shape_REX2_NOP_RM16, shape_NOP_RM32, shape_REX2_NOP_RM32, shape_NOP_RM64, shape_RESERVEDNOP_RM16_R16_0F19, shape_REX2_RESERVEDNOP_RM16_R16_0F19, shape_RESERVEDNOP_RM32_R32_0F19, shape_REX2_RESERVEDNOP_RM32_R32_0F19, shape_RESERVEDNOP_RM64_R64_0F19, shape_RESERVEDNOP_RM32_R32_0F1C, shape_REX2_RESERVEDNOP_RM32_R32_0F1C, shape_RESERVEDNOP_RM64_R64_0F1C, shape_REX2_RESERVEDNOP_RM64_R64_0F1C, shape_RESERVEDNOP_RM16_R16_0F0D, shape_REX2_RESERVEDNOP_RM16_R16_0F0D, )
+def shape_RESERVEDNOP_RM32_R32_0F1F(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_RESERVEDNOP_RM64_R64_0F1F(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_XCHG_R16_AX(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        rex = a0.rex_b
+        if rex: return _bytes3(0x66, 0x40 | rex, 0x90 | a0.lo)
+        return _bytes2(0x66, 0x90 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_XCHG_R16_AX(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        return _bytes4(0x66, 0xd5, a0.rex2_b, 0x90 | a0.lo)
+    return enc, None
+
+
+def shape_XCHG_R32_EAX(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        rex = a0.rex_b
+        if rex: return _bytes2(0x40 | rex, 0x90 | a0.lo)
+        return _bytes1(0x90 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_XCHG_R32_EAX(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        return _bytes3(0xd5, a0.rex2_b, 0x90 | a0.lo)
+    return enc, None
+
+
+def shape_XCHG_R64_RAX(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_rax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        return _bytes2(0x48 | a0.rex_b, 0x90 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_XCHG_R64_RAX(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_rax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        return _bytes3(0xd5, 0x08 | a0.rex2_b, 0x90 | a0.lo)
+    return enc, None
+
+
+def shape_VEX_VMOVSS_XMM_M32(fid, k0, k1, k2):   # 3 forms: VEX_VMOVSS_XMM_M32, VEX_VMOVSD_XMM_M64, VEX_VLDDQU_XMM_M128
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k1 | a0.vr, k2, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VMOVSS_M32_XMM(fid, k0, k1, k2):   # 9 forms: VEX_VMOVSS_M32_XMM, VEX_VMOVSD_M64_XMM, VEX_VMOVLPS_M64_XMM, …
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a0.vxb == 0x60: return _bytes4(0xc5, k1 | a1.vr, k2, a0.modrm | a1.reg3) + a0.tail
+            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k1, k2, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_VEX_VMOVSS_XMM_XMM_XMM(fid, k0):   # 2 forms: VEX_VMOVSS_XMM_XMM_XMM, VEX_VMOVSD_XMM_XMM_XMM
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, 0x10, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, 0x10, 0xc0 | a0.reg3 | a2.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+SHAPES = (shape_PUSH_R64, shape_REX2_PUSH_R64, shape_PUSHQ_IMM8, shape_PUSHQ_IMM32, shape_PUSHQ_FS, shape_PUSHQ_GS, shape_POP_RM64, shape_REX2_POP_RM64, shape_PUSHW_IMM8, shape_NOP_RM16, shape_REX2_NOP_RM16, shape_NOP_RM32, shape_REX2_NOP_RM32, shape_NOP_RM64, shape_RESERVEDNOP_RM16_R16_0F19, shape_RESERVEDNOP_RM32_R32_0F19, shape_RESERVEDNOP_RM64_R64_0F19, shape_RESERVEDNOP_RM32_R32_0F1C, shape_RESERVEDNOP_RM64_R64_0F1C, shape_RESERVEDNOP_RM16_R16_0F0D, shape_RESERVEDNOP_RM16_R16_0F1F, shape_RESERVEDNOP_RM32_R32_0F1F, shape_RESERVEDNOP_RM64_R64_0F1F, shape_XCHG_R16_AX, shape_REX2_XCHG_R16_AX, shape_XCHG_R32_EAX, shape_REX2_XCHG_R32_EAX, shape_XCHG_R64_RAX, shape_REX2_XCHG_R64_RAX, shape_VEX_VMOVSS_XMM_M32, shape_VEX_VMOVSS_M32_XMM, shape_VEX_VMOVSS_XMM_XMM_XMM, )

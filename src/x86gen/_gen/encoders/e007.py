@@ -3,195 +3,9 @@
 """Encoders, one function per shape: shapes 224-255 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes1, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _label_error, _nop_alias_error, _operand_error, _taken_error
-from ...memory import EgprMem, Mem
-from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
-R_ax = REGISTERS['ax']
-R_eax = REGISTERS['eax']
-R_rax = REGISTERS['rax']
-
-
-def shape_RESERVEDNOP_RM16_R16_0F1F(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr16:
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes4(0x66, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
-            return _bytes4(0x66, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_REX2_RESERVEDNOP_RM16_R16_0F1F(fid):   # 1 form
-    def enc(a0, a1):
-        if not (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex, 0x1f, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_RESERVEDNOP_RM32_R32_0F1F(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_REX2_RESERVEDNOP_RM32_R32_0F1F(fid):   # 1 form
-    def enc(a0, a1):
-        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, 0x1f, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_RESERVEDNOP_RM64_R64_0F1F(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_REX2_RESERVEDNOP_RM64_R64_0F1F(fid):   # 1 form
-    def enc(a0, a1):
-        if not (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex2_b, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex, 0x1f, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_XCHG_R16_AX(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
-        rex = a0.rex_b
-        if rex: return _bytes3(0x66, 0x40 | rex, 0x90 | a0.lo)
-        return _bytes2(0x66, 0x90 | a0.lo)
-    return enc, None
-
-
-def shape_REX2_XCHG_R16_AX(fid):   # 1 form
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
-        return _bytes4(0x66, 0xd5, a0.rex2_b, 0x90 | a0.lo)
-    return enc, None
-
-
-def shape_XCHG_R32_EAX(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
-        rex = a0.rex_b
-        if rex: return _bytes2(0x40 | rex, 0x90 | a0.lo)
-        return _bytes1(0x90 | a0.lo)
-    return enc, None
-
-
-def shape_REX2_XCHG_R32_EAX(fid):   # 1 form
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
-        return _bytes3(0xd5, a0.rex2_b, 0x90 | a0.lo)
-    return enc, None
-
-
-def shape_XCHG_R64_RAX(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_rax: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
-        return _bytes2(0x48 | a0.rex_b, 0x90 | a0.lo)
-    return enc, None
-
-
-def shape_REX2_XCHG_R64_RAX(fid):   # 1 form
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_rax: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
-        return _bytes3(0xd5, 0x08 | a0.rex2_b, 0x90 | a0.lo)
-    return enc, None
-
-
-def shape_VEX_VMOVSS_XMM_M32(fid, k0, k1, k2):   # 3 forms: VEX_VMOVSS_XMM_M32, VEX_VMOVSD_XMM_M64, VEX_VLDDQU_XMM_M128
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k1 | a0.vr, k2, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVSS_M32_XMM(fid, k0, k1, k2):   # 9 forms: VEX_VMOVSS_M32_XMM, VEX_VMOVSD_M64_XMM, VEX_VMOVLPS_M64_XMM, …
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a0.vxb == 0x60: return _bytes4(0xc5, k1 | a1.vr, k2, a0.modrm | a1.reg3) + a0.tail
-            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k1, k2, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_VEX_VMOVSS_XMM_XMM_XMM(fid, k0):   # 2 forms: VEX_VMOVSS_XMM_XMM_XMM, VEX_VMOVSD_XMM_XMM_XMM
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, 0x10, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, 0x10, 0xc0 | a0.reg3 | a2.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
+from ...encoding.runtime import _bytes4, _bytes5, _bytes6, _label_error, _operand_error
+from ...memory import Mem
+from ...registers import Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
 def shape_VEX_VMOVSS_XMM_XMM_XMM_0F11(fid, k0):   # 2 forms: VEX_VMOVSS_XMM_XMM_XMM_0F11, VEX_VMOVSD_XMM_XMM_XMM_0F11
@@ -409,4 +223,197 @@ def shape_VEX_VMOVD_RM32_XMM(fid):   # 1 form
     return enc, None
 
 
-SHAPES = (shape_RESERVEDNOP_RM16_R16_0F1F, shape_REX2_RESERVEDNOP_RM16_R16_0F1F, shape_RESERVEDNOP_RM32_R32_0F1F, shape_REX2_RESERVEDNOP_RM32_R32_0F1F, shape_RESERVEDNOP_RM64_R64_0F1F, shape_REX2_RESERVEDNOP_RM64_R64_0F1F, shape_XCHG_R16_AX, shape_REX2_XCHG_R16_AX, shape_XCHG_R32_EAX, shape_REX2_XCHG_R32_EAX, shape_XCHG_R64_RAX, shape_REX2_XCHG_R64_RAX, shape_VEX_VMOVSS_XMM_M32, shape_VEX_VMOVSS_M32_XMM, shape_VEX_VMOVSS_XMM_XMM_XMM, shape_VEX_VMOVSS_XMM_XMM_XMM_0F11, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM, shape_EVEX_VMOVSS_XMM_K1Z_M32, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11, shape_EVEX_VMOVSS_M32_K1_XMM, shape_VEX_VMOVUPS_XMM_XMMM128, shape_VEX_VMOVUPS_YMM_YMMM256, shape_VEX_VMOVUPS_XMMM128_XMM, shape_VEX_VMOVUPS_YMMM256_YMM, shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128, shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256, shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM, shape_EVEX_VMOVUPS_ZMM_K1Z_ZMMM512, shape_EVEX_VMOVUPS_YMMM256_K1Z_YMM, shape_EVEX_VMOVUPS_ZMMM512_K1Z_ZMM, shape_VEX_VMOVD_XMM_RM32, shape_VEX_VMOVD_RM32_XMM, )
+def shape_EVEX_VMOVD_XMM_RM32(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVD_XMM_RM32, EVEX_VMOVW_XMM_R32M16
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, 0x7d, 0x08 | p2, 0x6e, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VMOVD_RM32_XMM(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVD_RM32_XMM, EVEX_VMOVW_R32M16_XMM
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, 0x7d, 0x08 | p2, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k2):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, 0x7d, 0x08 | p2, 0x7e, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_VEX_VMOVQ_XMM_RM64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, 0xf9, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, 0xf9, 0x6e, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VMOVQ_RM64_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes5(0xc4, 0x41 | a1.vr | a0.vb, 0xf9, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, 0xf9, 0x7e, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VMOVQ_XMM_RM64(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVQ_XMM_RM64, EVEX_VMOVW_XMM_R64M16
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, 0xfd, 0x08 | p2, 0x6e, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VMOVQ_RM64_XMM(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVQ_RM64_XMM, EVEX_VMOVW_R64M16_XMM
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, 0xfd, 0x08 | p2, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k2):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, 0xfd, 0x08 | p2, 0x7e, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_VEX_VPMOVZXBW_XMM_XMMM64(fid, k0, k1, k2, k3, k4, k5):   # 45 forms: VEX_VPMOVZXBW_XMM_XMMM64, VEX_VPMOVZXBD_XMM_XMMM32, VEX_VPMOVZXBQ_XMM_XMMM16, …
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, k5 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VPMOVZXBW_YMM_XMMM128(fid, k0, k1):   # 17 forms: VEX_VPMOVZXBW_YMM_XMMM128, VEX_VPMOVZXBD_YMM_XMMM64, VEX_VPMOVZXBQ_YMM_XMMM32, …
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, 0x7d, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k1):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x7d, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 41 forms: EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, EVEX_VPMOVZXBD_YMM_K1Z_XMMM64, EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32, …
+    def enc(a0, a1, *, p2=0x20, n=k0):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256(fid, k0, k1, k2):   # 22 forms: EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256, EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256, …
+    def enc(a0, a1, *, p2=0x40, n=32):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 19 forms: EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128, EVEX_VPMOVZXBQ_ZMM_K1Z_XMMM64, EVEX_VPMOVZXWQ_ZMM_K1Z_XMMM128, …
+    def enc(a0, a1, *, p2=0x40, n=k0):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VCVTDQ2PD_YMM_XMMM128(fid, k0, k1):   # 2 forms: VEX_VCVTDQ2PD_YMM_XMMM128, VEX_VCVTPS2PD_YMM_XMMM128
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VCVTTPD2DQ_XMM_YMMM256(fid, k0, k1):   # 3 forms: VEX_VCVTTPD2DQ_XMM_YMMM256, VEX_VCVTPD2PS_XMM_YMMM256, VEX_VCVTPD2DQ_XMM_YMMM256
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Ymm:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE(fid, k0, k1, k2):   # 17 forms: EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER, EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER, …
+    def enc(a0, a1, *, p2=0x40, n=64):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Zmm:
+            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 512):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64(fid, k0, k1, k2):   # 20 forms: EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64, …
+    def enc(a0, a1, *, p2=0x20, n=32):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_VEX_VMOVSS_XMM_XMM_XMM_0F11, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM, shape_EVEX_VMOVSS_XMM_K1Z_M32, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11, shape_EVEX_VMOVSS_M32_K1_XMM, shape_VEX_VMOVUPS_XMM_XMMM128, shape_VEX_VMOVUPS_YMM_YMMM256, shape_VEX_VMOVUPS_XMMM128_XMM, shape_VEX_VMOVUPS_YMMM256_YMM, shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128, shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256, shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM, shape_EVEX_VMOVUPS_ZMM_K1Z_ZMMM512, shape_EVEX_VMOVUPS_YMMM256_K1Z_YMM, shape_EVEX_VMOVUPS_ZMMM512_K1Z_ZMM, shape_VEX_VMOVD_XMM_RM32, shape_VEX_VMOVD_RM32_XMM, shape_EVEX_VMOVD_XMM_RM32, shape_EVEX_VMOVD_RM32_XMM, shape_VEX_VMOVQ_XMM_RM64, shape_VEX_VMOVQ_RM64_XMM, shape_EVEX_VMOVQ_XMM_RM64, shape_EVEX_VMOVQ_RM64_XMM, shape_VEX_VPMOVZXBW_XMM_XMMM64, shape_VEX_VPMOVZXBW_YMM_XMMM128, shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, shape_EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128, shape_VEX_VCVTDQ2PD_YMM_XMMM128, shape_VEX_VCVTTPD2DQ_XMM_YMMM256, shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, )

@@ -8,199 +8,6 @@ from ...memory import Mem
 from ...registers import Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
-def shape_EVEX_VMOVD_XMM_RM32(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVD_XMM_RM32, EVEX_VMOVW_XMM_R32M16
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, 0x7d, 0x08 | p2, 0x6e, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VMOVD_RM32_XMM(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVD_RM32_XMM, EVEX_VMOVW_R32M16_XMM
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            return _bytes6(0x62, k1 | a1.evr | a0.evxb, 0x7d, 0x08 | p2, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k2):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, k1 | a1.evr | a0.vxb, 0x7d, 0x08 | p2, 0x7e, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_VEX_VMOVQ_XMM_RM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, 0xf9, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, 0xf9, 0x6e, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVQ_RM64_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes5(0xc4, 0x41 | a1.vr | a0.vb, 0xf9, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, 0xf9, 0x7e, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VMOVQ_XMM_RM64(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVQ_XMM_RM64, EVEX_VMOVW_XMM_R64M16
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, 0xfd, 0x08 | p2, 0x6e, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VMOVQ_RM64_XMM(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVQ_RM64_XMM, EVEX_VMOVW_R64M16_XMM
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes6(0x62, k1 | a1.evr | a0.evxb, 0xfd, 0x08 | p2, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k2):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, k1 | a1.evr | a0.vxb, 0xfd, 0x08 | p2, 0x7e, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_VEX_VPMOVZXBW_XMM_XMMM64(fid, k0, k1, k2, k3, k4, k5):   # 45 forms: VEX_VPMOVZXBW_XMM_XMMM64, VEX_VPMOVZXBD_XMM_XMMM32, VEX_VPMOVZXBQ_XMM_XMMM16, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k4):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, k5 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VPMOVZXBW_YMM_XMMM128(fid, k0, k1):   # 17 forms: VEX_VPMOVZXBW_YMM_XMMM128, VEX_VPMOVZXBD_YMM_XMMM64, VEX_VPMOVZXBQ_YMM_XMMM32, …
-    def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, 0x7d, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x7d, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 41 forms: EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, EVEX_VPMOVZXBD_YMM_K1Z_XMMM64, EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32, …
-    def enc(a0, a1, *, p2=0x20, n=k0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k4):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256(fid, k0, k1, k2):   # 22 forms: EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256, EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256, …
-    def enc(a0, a1, *, p2=0x40, n=32):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 19 forms: EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128, EVEX_VPMOVZXBQ_ZMM_K1Z_XMMM64, EVEX_VPMOVZXWQ_ZMM_K1Z_XMMM128, …
-    def enc(a0, a1, *, p2=0x40, n=k0):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k4):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VCVTDQ2PD_YMM_XMMM128(fid, k0, k1):   # 2 forms: VEX_VCVTDQ2PD_YMM_XMMM128, VEX_VCVTPS2PD_YMM_XMMM128
-    def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VCVTTPD2DQ_XMM_YMMM256(fid, k0, k1):   # 3 forms: VEX_VCVTTPD2DQ_XMM_YMMM256, VEX_VCVTPD2PS_XMM_YMMM256, VEX_VCVTPD2DQ_XMM_YMMM256
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Ymm:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE(fid, k0, k1, k2):   # 17 forms: EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER, EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER, …
-    def enc(a0, a1, *, p2=0x40, n=64):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Zmm:
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 512):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64(fid, k0, k1, k2):   # 20 forms: EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64, …
-    def enc(a0, a1, *, p2=0x20, n=32):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
 def shape_VEX_VCVTPS2PH_XMMM64_XMM_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
@@ -458,4 +265,243 @@ def shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE(fid, k0, k1, k2, k3, k4):   # 15
     return enc, fits
 
 
-SHAPES = (shape_EVEX_VMOVD_XMM_RM32, shape_EVEX_VMOVD_RM32_XMM, shape_VEX_VMOVQ_XMM_RM64, shape_VEX_VMOVQ_RM64_XMM, shape_EVEX_VMOVQ_XMM_RM64, shape_EVEX_VMOVQ_RM64_XMM, shape_VEX_VPMOVZXBW_XMM_XMMM64, shape_VEX_VPMOVZXBW_YMM_XMMM128, shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, shape_EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128, shape_VEX_VCVTDQ2PD_YMM_XMMM128, shape_VEX_VCVTTPD2DQ_XMM_YMMM256, shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, shape_VEX_VCVTPS2PH_XMMM64_XMM_IMM8, shape_VEX_VCVTPS2PH_XMMM128_YMM_IMM8, shape_EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE, shape_EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8, shape_EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8, shape_VEX_VCVTSS2SD_XMM_XMM_XMMM32, shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, shape_VEX_VCVTSI2SS_XMM_XMM_RM32, shape_VEX_VCVTSI2SS_XMM_XMM_RM64, shape_EVEX_VCVTSI2SS_XMM_XMM_RM32_ER, shape_EVEX_VCVTSI2SS_XMM_XMM_RM64_ER, shape_VEX_VCVTTSS2SI_R32_XMMM32, shape_VEX_VCVTTSS2SI_R64_XMMM32, shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE, shape_EVEX_VCVTTSS2SI_R64_XMMM32_SAE, shape_VEX_VCMPSS_XMM_XMM_XMMM32_IMM8, shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE, )
+def shape_VEX_VCMPPS_XMM_XMM_XMMM128_IMM8(fid, k0):   # 2 forms: VEX_VCMPPS_XMM_XMM_XMMM128_IMM8, VEX_VSHUFPS_XMM_XMM_XMMM128_IMM8
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes5(0xc5, a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8(fid, k0, k1):   # 4 forms: VEX_VCMPPS_YMM_YMM_YMMM256_IMM8, VEX_VCMPPD_YMM_YMM_YMMM256_IMM8, VEX_VSHUFPS_YMM_YMM_YMMM256_IMM8, …
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Ymm:
+            if a2.vb: return _bytes5(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE(fid, k0, k1, k2):   # 12 forms: EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE, EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8, …
+    def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Zmm:
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 512):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x40, n=64):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 12 forms: EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8, EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8, …
+    def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x20, n=32):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPCMPEQB_YMM_YMM_YMMM256(fid, k0, k1):   # 79 forms: VEX_VPCMPEQB_YMM_YMM_YMMM256, VEX_VPCMPEQW_YMM_YMM_YMMM256, VEX_VPCMPEQD_YMM_YMM_YMMM256, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Ymm:
+            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VPCMPEQB_KR_K1_XMM_XMMM128(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_XMM_XMMM128, EVEX_VPCMPEQW_KR_K1_XMM_XMMM128, EVEX_VPCMPEQD_KR_K1_XMM_XMMM128B32, …
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VPCMPEQB_KR_K1_YMM_YMMM256(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_YMM_YMMM256, EVEX_VPCMPEQW_KR_K1_YMM_YMMM256, EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32, …
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512, EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512, EVEX_VPCMPEQD_KR_K1_ZMM_ZMMM512B32, …
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Zmm:
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 512):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128(fid, k0, k1, k2, k3, k4, k5):   # 126 forms: VEX_VPCMPEQQ_XMM_XMM_XMMM128, VEX_VPCMPGTQ_XMM_XMM_XMMM128, VEX_VPMULLD_XMM_XMM_XMMM128, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            return _bytes5(k0, k1 | a0.vr | a2.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, k4):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(k0, k5 | a0.vr | a2.vxb, k2 | a1.vv, k3, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VPCMPEQQ_YMM_YMM_YMMM256(fid, k0, k1):   # 95 forms: VEX_VPCMPEQQ_YMM_YMM_YMMM256, VEX_VPCMPGTQ_YMM_YMM_YMMM256, VEX_VPMULLD_YMM_YMM_YMMM256, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Ymm:
+            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM(fid, k0, k1):   # 23 forms: VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM, VEX_VBLENDVPS_XMM_XMM_XMMM128_XMM, VEX_VBLENDVPD_XMM_XMM_XMMM128_XMM, …
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if not a3.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if a2.__class__ is Xmm:
+            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x01 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4)
+        if a2.__class__ is Mem and a2.size in (0, k1):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x01 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    return enc, None
+
+
+def shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM(fid, k0, k1, k2, k3, k4):   # 16 forms: VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM, …
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if not a3.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if a2.__class__ is Ymm:
+            return _bytes6(k0, k1 | a0.vr | a2.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a2.lo, a3.is4)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            return _bytes5(k0, k4 | a0.vr | a2.vxb, k2 | a1.vv, k3, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 30 forms: EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8, EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8, …
+    def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Zmm:
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 512):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x40, n=64):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8(fid, k0, k1, k2, k3, k4):   # 43 forms: EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8, EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, …
+    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
+            return _bytes7(0x62, k1 | a0.evr | a2.evxb, k2 | a1.vv, a1.evv | p2, k3, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k4):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, k2 | a1.vv, a1.evv | p2, k3, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 30 forms: EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8, EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8, …
+    def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x20, n=32):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+SHAPES = (shape_VEX_VCVTPS2PH_XMMM64_XMM_IMM8, shape_VEX_VCVTPS2PH_XMMM128_YMM_IMM8, shape_EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE, shape_EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8, shape_EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8, shape_VEX_VCVTSS2SD_XMM_XMM_XMMM32, shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, shape_VEX_VCVTSI2SS_XMM_XMM_RM32, shape_VEX_VCVTSI2SS_XMM_XMM_RM64, shape_EVEX_VCVTSI2SS_XMM_XMM_RM32_ER, shape_EVEX_VCVTSI2SS_XMM_XMM_RM64_ER, shape_VEX_VCVTTSS2SI_R32_XMMM32, shape_VEX_VCVTTSS2SI_R64_XMMM32, shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE, shape_EVEX_VCVTTSS2SI_R64_XMMM32_SAE, shape_VEX_VCMPSS_XMM_XMM_XMMM32_IMM8, shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE, shape_VEX_VCMPPS_XMM_XMM_XMMM128_IMM8, shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8, shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, shape_VEX_VPCMPEQB_YMM_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_XMM_XMMM128, shape_EVEX_VPCMPEQB_KR_K1_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512, shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128, shape_VEX_VPCMPEQQ_YMM_YMM_YMMM256, shape_VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM, shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, )

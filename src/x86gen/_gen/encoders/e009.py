@@ -5,246 +5,7 @@ x86gen._gen.encoders)."""
 # fmt: off
 from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _operand_error, _range_error
 from ...memory import Mem
-from ...registers import Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
-
-
-def shape_VEX_VCMPPS_XMM_XMM_XMMM128_IMM8(fid, k0):   # 2 forms: VEX_VCMPPS_XMM_XMM_XMMM128_IMM8, VEX_VSHUFPS_XMM_XMM_XMMM128_IMM8
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Xmm:
-            if a2.vb: return _bytes5(0xc5, a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8(fid, k0, k1):   # 4 forms: VEX_VCMPPS_YMM_YMM_YMMM256_IMM8, VEX_VCMPPD_YMM_YMM_YMMM256_IMM8, VEX_VSHUFPS_YMM_YMM_YMMM256_IMM8, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Ymm:
-            if a2.vb: return _bytes5(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE(fid, k0, k1, k2):   # 12 forms: EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE, EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Zmm:
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 512):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x40, n=64):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 12 forms: EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8, EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x20, n=32):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPCMPEQB_YMM_YMM_YMMM256(fid, k0, k1):   # 79 forms: VEX_VPCMPEQB_YMM_YMM_YMMM256, VEX_VPCMPEQW_YMM_YMM_YMMM256, VEX_VPCMPEQD_YMM_YMM_YMMM256, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Ymm:
-            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VPCMPEQB_KR_K1_XMM_XMMM128(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_XMM_XMMM128, EVEX_VPCMPEQW_KR_K1_XMM_XMMM128, EVEX_VPCMPEQD_KR_K1_XMM_XMMM128B32, …
-    def enc(a0, a1, a2, *, p2=0x0, n=16):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VPCMPEQB_KR_K1_YMM_YMMM256(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_YMM_YMMM256, EVEX_VPCMPEQW_KR_K1_YMM_YMMM256, EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32, …
-    def enc(a0, a1, a2, *, p2=0x20, n=32):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512, EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512, EVEX_VPCMPEQD_KR_K1_ZMM_ZMMM512B32, …
-    def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Zmm:
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 512):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128(fid, k0, k1, k2, k3, k4, k5):   # 126 forms: VEX_VPCMPEQQ_XMM_XMM_XMMM128, VEX_VPCMPGTQ_XMM_XMM_XMMM128, VEX_VPMULLD_XMM_XMM_XMMM128, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            return _bytes5(k0, k1 | a0.vr | a2.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, k4):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(k0, k5 | a0.vr | a2.vxb, k2 | a1.vv, k3, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VPCMPEQQ_YMM_YMM_YMMM256(fid, k0, k1):   # 95 forms: VEX_VPCMPEQQ_YMM_YMM_YMMM256, VEX_VPCMPGTQ_YMM_YMM_YMMM256, VEX_VPMULLD_YMM_YMM_YMMM256, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Ymm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM(fid, k0, k1):   # 23 forms: VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM, VEX_VBLENDVPS_XMM_XMM_XMMM128_XMM, VEX_VBLENDVPD_XMM_XMM_XMMM128_XMM, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if not a3.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if a2.__class__ is Xmm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x01 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4)
-        if a2.__class__ is Mem and a2.size in (0, k1):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x01 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    return enc, None
-
-
-def shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM(fid, k0, k1, k2, k3, k4):   # 16 forms: VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if not a3.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if a2.__class__ is Ymm:
-            return _bytes6(k0, k1 | a0.vr | a2.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a2.lo, a3.is4)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(k0, k4 | a0.vr | a2.vxb, k2 | a1.vv, k3, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 30 forms: EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8, EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Zmm:
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 512):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x40, n=64):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8(fid, k0, k1, k2, k3, k4):   # 43 forms: EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8, EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes7(0x62, k1 | a0.evr | a2.evxb, k2 | a1.vv, a1.evv | p2, k3, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k4):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a2.vxb, k2 | a1.vv, a1.evv | p2, k3, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 30 forms: EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8, EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x20, n=32):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
+from ...registers import Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
 def shape_VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8(fid, k0, k1, k2):   # 15 forms: VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, VEX_VROUNDSS_XMM_XMM_XMMM32_IMM8, VEX_VROUNDSD_XMM_XMM_XMMM64_IMM8, …
@@ -514,4 +275,176 @@ def shape_EVEX_VPINSRB_XMM_XMM_R32M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: EVE
     return enc, fits
 
 
-SHAPES = (shape_VEX_VCMPPS_XMM_XMM_XMMM128_IMM8, shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8, shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, shape_VEX_VPCMPEQB_YMM_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_XMM_XMMM128, shape_EVEX_VPCMPEQB_KR_K1_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512, shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128, shape_VEX_VPCMPEQQ_YMM_YMM_YMMM256, shape_VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM, shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, shape_VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, shape_VEX_VPSRLDQ_XMM_XMM_IMM8, shape_VEX_VPSRLDQ_YMM_YMM_IMM8, shape_EVEX_VPSRLDQ_XMM_XMMM128_IMM8, shape_EVEX_VPSRLDQ_YMM_YMMM256_IMM8, shape_EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8, shape_VEX_VPEXTRB_R32M8_XMM_IMM8, shape_VEX_VPEXTRB_R64M8_XMM_IMM8, shape_EVEX_VPEXTRB_R32M8_XMM_IMM8, shape_EVEX_VPEXTRB_R64M8_XMM_IMM8, shape_VEX_VPEXTRW_R32_XMM_IMM8, shape_VEX_VPEXTRW_R64_XMM_IMM8, shape_EVEX_VPEXTRW_R32_XMM_IMM8, shape_EVEX_VPEXTRW_R64_XMM_IMM8, shape_VEX_VPINSRB_XMM_XMM_R32M8_IMM8, shape_VEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_EVEX_VPINSRB_XMM_XMM_R32M8_IMM8, )
+def shape_EVEX_VPINSRB_XMM_XMM_R64M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: EVEX_VPINSRB_XMM_XMM_R64M8_IMM8, EVEX_VPINSRW_XMM_XMM_R64M16_IMM8, EVEX_VPINSRQ_XMM_XMM_RM64_IMM8
+    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Gpr64:
+            return _bytes7(0x62, k1 | a0.evr | a2.evxb, 0x85 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k3):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, 0x85 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPINSRW_XMM_XMM_R32M16_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Gpr32:
+            if a2.vb: return _bytes5(0xc5, 0x01 | a0.vr | a1.vv, 0xc4, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, 0x01 | a1.vv, 0xc4, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 16):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, 0x01 | a0.vr | a1.vv, 0xc4, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, 0x01 | a1.vv, 0xc4, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPBROADCASTB_XMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_XMM_K1Z_R32, EVEX_VPBROADCASTW_XMM_K1Z_R32, EVEX_VPBROADCASTD_XMM_K1Z_R32
+    def enc(a0, a1, *, p2=0x0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPBROADCASTB_YMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_YMM_K1Z_R32, EVEX_VPBROADCASTW_YMM_K1Z_R32, EVEX_VPBROADCASTD_YMM_K1Z_R32
+    def enc(a0, a1, *, p2=0x20):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPBROADCASTB_ZMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_ZMM_K1Z_R32, EVEX_VPBROADCASTW_ZMM_K1Z_R32, EVEX_VPBROADCASTD_ZMM_K1Z_R32
+    def enc(a0, a1, *, p2=0x40):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPBROADCASTQ_ZMM_K1Z_R64(fid):   # 1 form
+    def enc(a0, a1, *, p2=0x40):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPBROADCASTQ_XMM_K1Z_R64(fid):   # 1 form
+    def enc(a0, a1, *, p2=0x0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64(fid):   # 1 form
+    def enc(a0, a1, *, p2=0x20):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VBROADCASTSS_XMM_M32(fid, k0, k1, k2):   # 8 forms: VEX_VBROADCASTSS_XMM_M32, VEX_VMOVNTDQA_XMM_M128, VEX_VCVTNEOPH2PS_XMM_M128, …
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VBROADCASTSS_YMM_M32(fid, k0, k1, k2):   # 11 forms: VEX_VBROADCASTSS_YMM_M32, VEX_VBROADCASTSD_YMM_M64, VEX_VBROADCASTF128_YMM_M128, …
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VBROADCASTSS_XMM_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, 0x79, 0x18, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VBROADCASTSS_YMM_XMM(fid, k0, k1):   # 3 forms: VEX_VBROADCASTSS_YMM_XMM, VEX_VBROADCASTSD_YMM_XMM, VEX_VSHA512MSG1_YMM_XMM
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VADDPS_XMM_XMM_XMMM128(fid, k0):   # 12 forms: VEX_VADDPS_XMM_XMM_XMMM128, VEX_VSUBPS_XMM_XMM_XMMM128, VEX_VMULPS_XMM_XMM_XMMM128, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes4(0xc5, a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32(fid, k0, k1, k2):   # 251 forms: EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64, EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32, …
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1, k2):   # 251 forms: EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER, EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, …
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Zmm:
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 512):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+SHAPES = (shape_VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, shape_VEX_VPSRLDQ_XMM_XMM_IMM8, shape_VEX_VPSRLDQ_YMM_YMM_IMM8, shape_EVEX_VPSRLDQ_XMM_XMMM128_IMM8, shape_EVEX_VPSRLDQ_YMM_YMMM256_IMM8, shape_EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8, shape_VEX_VPEXTRB_R32M8_XMM_IMM8, shape_VEX_VPEXTRB_R64M8_XMM_IMM8, shape_EVEX_VPEXTRB_R32M8_XMM_IMM8, shape_EVEX_VPEXTRB_R64M8_XMM_IMM8, shape_VEX_VPEXTRW_R32_XMM_IMM8, shape_VEX_VPEXTRW_R64_XMM_IMM8, shape_EVEX_VPEXTRW_R32_XMM_IMM8, shape_EVEX_VPEXTRW_R64_XMM_IMM8, shape_VEX_VPINSRB_XMM_XMM_R32M8_IMM8, shape_VEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_EVEX_VPINSRB_XMM_XMM_R32M8_IMM8, shape_EVEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_VEX_VPINSRW_XMM_XMM_R32M16_IMM8, shape_EVEX_VPBROADCASTB_XMM_K1Z_R32, shape_EVEX_VPBROADCASTB_YMM_K1Z_R32, shape_EVEX_VPBROADCASTB_ZMM_K1Z_R32, shape_EVEX_VPBROADCASTQ_ZMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_XMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64, shape_VEX_VBROADCASTSS_XMM_M32, shape_VEX_VBROADCASTSS_YMM_M32, shape_VEX_VBROADCASTSS_XMM_XMM, shape_VEX_VBROADCASTSS_YMM_XMM, shape_VEX_VADDPS_XMM_XMM_XMMM128, shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, )

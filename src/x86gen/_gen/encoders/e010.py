@@ -3,181 +3,9 @@
 """Encoders, one function per shape: shapes 320-351 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _label_error, _operand_error, _range_error
 from ...memory import EgprMem, Mem
-from ...registers import Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
-
-
-def shape_EVEX_VPINSRB_XMM_XMM_R64M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: EVEX_VPINSRB_XMM_XMM_R64M8_IMM8, EVEX_VPINSRW_XMM_XMM_R64M16_IMM8, EVEX_VPINSRQ_XMM_XMM_RM64_IMM8
-    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Gpr64:
-            return _bytes7(0x62, k1 | a0.evr | a2.evxb, 0x85 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k3):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a2.vxb, 0x85 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPINSRW_XMM_XMM_R32M16_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Gpr32:
-            if a2.vb: return _bytes5(0xc5, 0x01 | a0.vr | a1.vv, 0xc4, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, 0x01 | a1.vv, 0xc4, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 16):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, 0x01 | a0.vr | a1.vv, 0xc4, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, 0x01 | a1.vv, 0xc4, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VPBROADCASTB_XMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_XMM_K1Z_R32, EVEX_VPBROADCASTW_XMM_K1Z_R32, EVEX_VPBROADCASTD_XMM_K1Z_R32
-    def enc(a0, a1, *, p2=0x0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPBROADCASTB_YMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_YMM_K1Z_R32, EVEX_VPBROADCASTW_YMM_K1Z_R32, EVEX_VPBROADCASTD_YMM_K1Z_R32
-    def enc(a0, a1, *, p2=0x20):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPBROADCASTB_ZMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_ZMM_K1Z_R32, EVEX_VPBROADCASTW_ZMM_K1Z_R32, EVEX_VPBROADCASTD_ZMM_K1Z_R32
-    def enc(a0, a1, *, p2=0x40):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPBROADCASTQ_ZMM_K1Z_R64(fid):   # 1 form
-    def enc(a0, a1, *, p2=0x40):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPBROADCASTQ_XMM_K1Z_R64(fid):   # 1 form
-    def enc(a0, a1, *, p2=0x0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64(fid):   # 1 form
-    def enc(a0, a1, *, p2=0x20):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VBROADCASTSS_XMM_M32(fid, k0, k1, k2):   # 8 forms: VEX_VBROADCASTSS_XMM_M32, VEX_VMOVNTDQA_XMM_M128, VEX_VCVTNEOPH2PS_XMM_M128, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VBROADCASTSS_YMM_M32(fid, k0, k1, k2):   # 11 forms: VEX_VBROADCASTSS_YMM_M32, VEX_VBROADCASTSD_YMM_M64, VEX_VBROADCASTF128_YMM_M128, …
-    def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VBROADCASTSS_XMM_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, 0x79, 0x18, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VBROADCASTSS_YMM_XMM(fid, k0, k1):   # 3 forms: VEX_VBROADCASTSS_YMM_XMM, VEX_VBROADCASTSD_YMM_XMM, VEX_VSHA512MSG1_YMM_XMM
-    def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VADDPS_XMM_XMM_XMMM128(fid, k0):   # 12 forms: VEX_VADDPS_XMM_XMM_XMMM128, VEX_VSUBPS_XMM_XMM_XMMM128, VEX_VMULPS_XMM_XMM_XMMM128, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            if a2.vb: return _bytes4(0xc5, a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32(fid, k0, k1, k2):   # 251 forms: EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64, EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32, …
-    def enc(a0, a1, a2, *, p2=0x20, n=32):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1, k2):   # 251 forms: EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER, EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, …
-    def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Zmm:
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 512):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
+from ...registers import Gpr32, Gpr32X, Gpr64, Gpr64X, Xmm, Ymm
 
 
 def shape_VEX_VROUNDPS_XMM_XMMM128_IMM8(fid, k0, k1, k2, k3, k4):   # 15 forms: VEX_VROUNDPS_XMM_XMMM128_IMM8, VEX_VROUNDPD_XMM_XMMM128_IMM8, VEX_VPERMILPS_XMM_XMMM128_IMM8, …
@@ -401,4 +229,181 @@ def shape_REX2_MOVLPD_XMM_M64(fid, k0, k1, k2):   # 3 forms: REX2_MOVLPD_XMM_M64
     return enc, None
 
 
-SHAPES = (shape_EVEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_VEX_VPINSRW_XMM_XMM_R32M16_IMM8, shape_EVEX_VPBROADCASTB_XMM_K1Z_R32, shape_EVEX_VPBROADCASTB_YMM_K1Z_R32, shape_EVEX_VPBROADCASTB_ZMM_K1Z_R32, shape_EVEX_VPBROADCASTQ_ZMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_XMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64, shape_VEX_VBROADCASTSS_XMM_M32, shape_VEX_VBROADCASTSS_YMM_M32, shape_VEX_VBROADCASTSS_XMM_XMM, shape_VEX_VBROADCASTSS_YMM_XMM, shape_VEX_VADDPS_XMM_XMM_XMMM128, shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, shape_VEX_VROUNDPS_XMM_XMMM128_IMM8, shape_VEX_VROUNDPS_YMM_YMMM256_IMM8, shape_MOVUPS_XMM_XMMM128, shape_REX2_MOVUPS_XMM_XMMM128, shape_MOVUPS_XMMM128_XMM, shape_REX2_MOVUPS_XMMM128_XMM, shape_MOVUPD_XMM_XMMM128, shape_REX2_MOVUPD_XMM_XMMM128, shape_MOVUPD_XMMM128_XMM, shape_REX2_MOVUPD_XMMM128_XMM, shape_MOVHLPS_XMM_XMM, shape_MOVLPS_XMM_M64, shape_REX2_MOVLPS_XMM_M64, shape_MOVLPS_M64_XMM, shape_REX2_MOVLPS_M64_XMM, shape_MOVLPD_XMM_M64, shape_REX2_MOVLPD_XMM_M64, )
+def shape_MOVLPD_M64_XMM(fid, k0, k1, k2):   # 6 forms: MOVLPD_M64_XMM, MOVHPD_M64_XMM, MOVNTPD_M128_XMM, …
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(k1, 0x40 | rex, 0x0f, k2, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(k1, 0x0f, k2, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVLPD_M64_XMM(fid, k0, k1, k2):   # 6 forms: REX2_MOVLPD_M64_XMM, REX2_MOVHPD_M64_XMM, REX2_MOVNTPD_M128_XMM, …
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k1, 0xd5, 0x80 | a1.rex2_r | a0.rex, k2, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_PREFETCHNTA_M8(fid, k0, k1):   # 5 forms: PREFETCHNTA_M8, SGDT_M1664, PREFETCH_M8, …
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k1, a0.modrm) + a0.tail
+            return _bytes3(0x0f, k1, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_PREFETCHNTA_M8(fid, k0, k1, k2):   # 6 forms: REX2_PREFETCHNTA_M8, REX2_SGDT_M1664, REX2_PREFETCH_M8, …
+    def enc(a0):
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, k1 | a0.rex, k2, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_PREFETCHT0_M8(fid, k0, k1, k2):   # 23 forms: PREFETCHT0_M8, PREFETCHT1_M8, PREFETCHT2_M8, …
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k1, k2 | a0.modrm) + a0.tail
+            return _bytes3(0x0f, k1, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_PREFETCHT0_M8(fid, k0, k1, k2, k3):   # 20 forms: REX2_PREFETCHT0_M8, REX2_PREFETCHT1_M8, REX2_PREFETCHT2_M8, …
+    def enc(a0):
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, k1 | a0.rex, k2, k3 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_CVTSI2SS_XMM_RM32(fid, k0, k1):   # 3 forms: CVTSI2SS_XMM_RM32, CVTSI2SD_XMM_RM32, MOVD_XMM_RM32
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_CVTSI2SS_XMM_RM32(fid, k0, k1):   # 3 forms: REX2_CVTSI2SS_XMM_RM32, REX2_CVTSI2SD_XMM_RM32, REX2_MOVD_XMM_RM32
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CVTSI2SS_XMM_RM64(fid, k0, k1):   # 3 forms: CVTSI2SS_XMM_RM64, CVTSI2SD_XMM_RM64, MOVQ_XMM_RM64
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_CVTSI2SS_XMM_RM64(fid, k0):   # 2 forms: REX2_CVTSI2SS_XMM_RM64, REX2_CVTSI2SD_XMM_RM64
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0x2a, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex, 0x2a, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CVTTSS2SI_R32_XMMM32(fid, k0, k1, k2):   # 4 forms: CVTTSS2SI_R32_XMMM32, CVTTSD2SI_R32_XMMM64, CVTSS2SI_R32_XMMM32, …
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_CVTTSS2SI_R32_XMMM32(fid, k0, k1, k2):   # 4 forms: REX2_CVTTSS2SI_R32_XMMM32, REX2_CVTTSD2SI_R32_XMMM64, REX2_CVTSS2SI_R32_XMMM32, …
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CVTTSS2SI_R64_XMMM32(fid, k0, k1, k2):   # 4 forms: CVTTSS2SI_R64_XMMM32, CVTTSD2SI_R64_XMMM64, CVTSS2SI_R64_XMMM32, …
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_CVTTSS2SI_R64_XMMM32(fid, k0, k1, k2):   # 4 forms: REX2_CVTTSS2SI_R64_XMMM32, REX2_CVTTSD2SI_R64_XMMM64, REX2_CVTSS2SI_R64_XMMM32, …
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVMSKPS_R32_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x50, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, 0x50, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_VEX_VROUNDPS_XMM_XMMM128_IMM8, shape_VEX_VROUNDPS_YMM_YMMM256_IMM8, shape_MOVUPS_XMM_XMMM128, shape_REX2_MOVUPS_XMM_XMMM128, shape_MOVUPS_XMMM128_XMM, shape_REX2_MOVUPS_XMMM128_XMM, shape_MOVUPD_XMM_XMMM128, shape_REX2_MOVUPD_XMM_XMMM128, shape_MOVUPD_XMMM128_XMM, shape_REX2_MOVUPD_XMMM128_XMM, shape_MOVHLPS_XMM_XMM, shape_MOVLPS_XMM_M64, shape_REX2_MOVLPS_XMM_M64, shape_MOVLPS_M64_XMM, shape_REX2_MOVLPS_M64_XMM, shape_MOVLPD_XMM_M64, shape_REX2_MOVLPD_XMM_M64, shape_MOVLPD_M64_XMM, shape_REX2_MOVLPD_M64_XMM, shape_PREFETCHNTA_M8, shape_REX2_PREFETCHNTA_M8, shape_PREFETCHT0_M8, shape_REX2_PREFETCHT0_M8, shape_CVTSI2SS_XMM_RM32, shape_REX2_CVTSI2SS_XMM_RM32, shape_CVTSI2SS_XMM_RM64, shape_REX2_CVTSI2SS_XMM_RM64, shape_CVTTSS2SI_R32_XMMM32, shape_REX2_CVTTSS2SI_R32_XMMM32, shape_CVTTSS2SI_R64_XMMM32, shape_REX2_CVTTSS2SI_R64_XMMM32, shape_MOVMSKPS_R32_XMM, )

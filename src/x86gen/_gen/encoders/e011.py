@@ -3,177 +3,11 @@
 """Encoders, one function per shape: shapes 352-383 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes3, _bytes4, _bytes5, _label_error, _operand_error
+from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _implicit_error, _label_error, _operand_error, _range_error
 from ...memory import EgprMem, Mem
-from ...registers import Gpr32, Gpr32X, Gpr64, Gpr64X, Mmx, Xmm
-
-
-def shape_MOVLPD_M64_XMM(fid, k0, k1, k2):   # 6 forms: MOVLPD_M64_XMM, MOVHPD_M64_XMM, MOVNTPD_M128_XMM, …
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(k1, 0x40 | rex, 0x0f, k2, a0.modrm | a1.reg3) + a0.tail
-            return _bytes4(k1, 0x0f, k2, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_REX2_MOVLPD_M64_XMM(fid, k0, k1, k2):   # 6 forms: REX2_MOVLPD_M64_XMM, REX2_MOVHPD_M64_XMM, REX2_MOVNTPD_M128_XMM, …
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k1, 0xd5, 0x80 | a1.rex2_r | a0.rex, k2, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_PREFETCHNTA_M8(fid, k0, k1):   # 5 forms: PREFETCHNTA_M8, SGDT_M1664, PREFETCH_M8, …
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k1, a0.modrm) + a0.tail
-            return _bytes3(0x0f, k1, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_REX2_PREFETCHNTA_M8(fid, k0, k1, k2):   # 6 forms: REX2_PREFETCHNTA_M8, REX2_SGDT_M1664, REX2_PREFETCH_M8, …
-    def enc(a0):
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0xd5, k1 | a0.rex, k2, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_PREFETCHT0_M8(fid, k0, k1, k2):   # 23 forms: PREFETCHT0_M8, PREFETCHT1_M8, PREFETCHT2_M8, …
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k1, k2 | a0.modrm) + a0.tail
-            return _bytes3(0x0f, k1, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_CVTSI2SS_XMM_RM32(fid, k0, k1):   # 3 forms: CVTSI2SS_XMM_RM32, CVTSI2SD_XMM_RM32, MOVD_XMM_RM32
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_CVTSI2SS_XMM_RM32(fid, k0, k1):   # 3 forms: REX2_CVTSI2SS_XMM_RM32, REX2_CVTSI2SD_XMM_RM32, REX2_MOVD_XMM_RM32
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
-            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTSI2SS_XMM_RM64(fid, k0, k1):   # 3 forms: CVTSI2SS_XMM_RM64, CVTSI2SD_XMM_RM64, MOVQ_XMM_RM64
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_CVTSI2SS_XMM_RM64(fid, k0):   # 2 forms: REX2_CVTSI2SS_XMM_RM64, REX2_CVTSI2SD_XMM_RM64
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
-            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex, 0x2a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTTSS2SI_R32_XMMM32(fid, k0, k1, k2):   # 4 forms: CVTTSS2SI_R32_XMMM32, CVTTSD2SI_R32_XMMM64, CVTSS2SI_R32_XMMM32, …
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_CVTTSS2SI_R32_XMMM32(fid, k0, k1, k2):   # 4 forms: REX2_CVTTSS2SI_R32_XMMM32, REX2_CVTTSD2SI_R32_XMMM64, REX2_CVTSS2SI_R32_XMMM32, …
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTTSS2SI_R64_XMMM32(fid, k0, k1, k2):   # 4 forms: CVTTSS2SI_R64_XMMM32, CVTTSD2SI_R64_XMMM64, CVTSS2SI_R64_XMMM32, …
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_CVTTSS2SI_R64_XMMM32(fid, k0, k1, k2):   # 4 forms: REX2_CVTTSS2SI_R64_XMMM32, REX2_CVTTSD2SI_R64_XMMM64, REX2_CVTSS2SI_R64_XMMM32, …
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVMSKPS_R32_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x50, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0x50, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
+from ...registers import REGISTERS, Gpr32, Gpr32X, Gpr64, Gpr64X, Mmx, Xmm
+R_rdi = REGISTERS['rdi']
+R_rsi = REGISTERS['rsi']
 
 
 def shape_REX2_MOVMSKPS_R32_XMM(fid):   # 1 form
@@ -392,4 +226,197 @@ def shape_MOVQ_RM64_MM(fid):   # 1 form
     return enc, None
 
 
-SHAPES = (shape_MOVLPD_M64_XMM, shape_REX2_MOVLPD_M64_XMM, shape_PREFETCHNTA_M8, shape_REX2_PREFETCHNTA_M8, shape_PREFETCHT0_M8, shape_CVTSI2SS_XMM_RM32, shape_REX2_CVTSI2SS_XMM_RM32, shape_CVTSI2SS_XMM_RM64, shape_REX2_CVTSI2SS_XMM_RM64, shape_CVTTSS2SI_R32_XMMM32, shape_REX2_CVTTSS2SI_R32_XMMM32, shape_CVTTSS2SI_R64_XMMM32, shape_REX2_CVTTSS2SI_R64_XMMM32, shape_MOVMSKPS_R32_XMM, shape_REX2_MOVMSKPS_R32_XMM, shape_MOVMSKPS_R64_XMM, shape_REX2_MOVMSKPS_R64_XMM, shape_MOVMSKPD_R32_XMM, shape_REX2_MOVMSKPD_R32_XMM, shape_MOVMSKPD_R64_XMM, shape_PUNPCKLBW_MM_MMM32, shape_REX2_PUNPCKLBW_MM_MMM32, shape_MOVD_RM32_XMM, shape_REX2_MOVD_RM32_XMM, shape_MOVD_MM_RM32, shape_REX2_MOVD_MM_RM32, shape_MOVD_RM32_MM, shape_REX2_MOVD_RM32_MM, shape_MOVQ_RM64_XMM, shape_MOVQ_MM_RM64, shape_REX2_MOVQ_MM_RM64, shape_MOVQ_RM64_MM, )
+def shape_REX2_MOVQ_RM64_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex2_b, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex, 0x7e, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOVQ_MMM64_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mmx:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x7f, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x0f, 0x7f, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x7f, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, 0x7f, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVQ_MMM64_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mmx:
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, 0x7f, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, 0x7f, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_PSHUFD_XMM_XMMM128_IMM8(fid, k0, k1, k2):   # 7 forms: PSHUFD_XMM_XMMM128_IMM8, PSHUFHW_XMM_XMMM128_IMM8, PSHUFLW_XMM_XMMM128_IMM8, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes5(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_REX2_PSHUFD_XMM_XMMM128_IMM8(fid, k0, k1, k2):   # 7 forms: REX2_PSHUFD_XMM_XMMM128_IMM8, REX2_PSHUFHW_XMM_XMMM128_IMM8, REX2_PSHUFLW_XMM_XMMM128_IMM8, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            return _bytes6(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_PSRLW_XMM_IMM8(fid, k0, k1):   # 10 forms: PSRLW_XMM_IMM8, PSRAW_XMM_IMM8, PSLLW_XMM_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Xmm:
+            rex = a0.rex_b
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, k0, k1 | a0.lo, a1 & 0xFF)
+            return _bytes5(0x66, 0x0f, k0, k1 | a0.lo, a1 & 0xFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_PSRLW_MM_IMM8(fid, k0, k1):   # 8 forms: PSRLW_MM_IMM8, PSRAW_MM_IMM8, PSLLW_MM_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Mmx:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, k0, k1 | a0.lo, a1 & 0xFF)
+            return _bytes4(0x0f, k0, k1 | a0.lo, a1 & 0xFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_CMPPS_XMM_XMMM128_IMM8(fid, k0):   # 2 forms: CMPPS_XMM_XMMM128_IMM8, SHUFPS_XMM_XMMM128_IMM8
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes4(0x0f, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_REX2_CMPPS_XMM_XMMM128_IMM8(fid, k0):   # 2 forms: REX2_CMPPS_XMM_XMMM128_IMM8, REX2_SHUFPS_XMM_XMMM128_IMM8
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            return _bytes5(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_CMPSD_M32_M32(fid, k0, k1):   # 4 forms: CMPSD_M32_M32, CMPSB_M8_M8, CMPSW_M16_M16, …
+    k1 = bytes(k1)
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rsi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return k1
+    return enc, None
+
+
+def shape_MOVNTI_M32_R32(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0xc3, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, 0xc3, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVNTI_M32_R32(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, 0xc3, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOVNTI_M64_R64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0xc3, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVNTI_M64_R64(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex, 0xc3, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+SHAPES = (shape_REX2_MOVMSKPS_R32_XMM, shape_MOVMSKPS_R64_XMM, shape_REX2_MOVMSKPS_R64_XMM, shape_MOVMSKPD_R32_XMM, shape_REX2_MOVMSKPD_R32_XMM, shape_MOVMSKPD_R64_XMM, shape_PUNPCKLBW_MM_MMM32, shape_REX2_PUNPCKLBW_MM_MMM32, shape_MOVD_RM32_XMM, shape_REX2_MOVD_RM32_XMM, shape_MOVD_MM_RM32, shape_REX2_MOVD_MM_RM32, shape_MOVD_RM32_MM, shape_REX2_MOVD_RM32_MM, shape_MOVQ_RM64_XMM, shape_MOVQ_MM_RM64, shape_REX2_MOVQ_MM_RM64, shape_MOVQ_RM64_MM, shape_REX2_MOVQ_RM64_MM, shape_MOVQ_MMM64_MM, shape_REX2_MOVQ_MMM64_MM, shape_PSHUFD_XMM_XMMM128_IMM8, shape_REX2_PSHUFD_XMM_XMMM128_IMM8, shape_PSRLW_XMM_IMM8, shape_PSRLW_MM_IMM8, shape_CMPPS_XMM_XMMM128_IMM8, shape_REX2_CMPPS_XMM_XMMM128_IMM8, shape_CMPSD_M32_M32, shape_MOVNTI_M32_R32, shape_REX2_MOVNTI_M32_R32, shape_MOVNTI_M64_R64, shape_REX2_MOVNTI_M64_R64, )

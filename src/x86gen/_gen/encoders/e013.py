@@ -3,206 +3,16 @@
 """Encoders, one function per shape: shapes 416-447 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _high8_error, _ip16_error, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _implicit_error, _ip16_error, _label_error, _operand_error, _range_error
 from ...memory import Mem
-from ...registers import REGISTERS, Gpr16, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Mmx, Xmm
+from ...registers import REGISTERS, Gpr32, Gpr64, Mmx, Xmm
 R_al = REGISTERS['al']
 R_ax = REGISTERS['ax']
 R_dx = REGISTERS['dx']
 R_eax = REGISTERS['eax']
-
-
-def shape_PMOVMSKB_R32_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0xd7, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0xd7, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_PMOVMSKB_R32_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0xd7, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_PMOVMSKB_R64_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xd7, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_PMOVMSKB_R64_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0xd7, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_PSHUFB_XMM_XMMM128(fid, k0, k1):   # 51 forms: PSHUFB_XMM_XMMM128, PHADDW_XMM_XMMM128, PHADDD_XMM_XMMM128, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0x66, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0x66, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_PSHUFB_MM_MMM64(fid, k0):   # 15 forms: PSHUFB_MM_MMM64, PHADDW_MM_MMM64, PHADDD_MM_MMM64, …
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVNTDQA_XMM_M128(fid, k0, k1, k2):   # 5 forms: MOVNTDQA_XMM_M128, AESENC128KL_XMM_M384, AESDEC128KL_XMM_M384, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(k1, 0x40 | rex, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(k1, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_SHA1NEXTE_XMM_XMMM128(fid, k0):   # 6 forms: SHA1NEXTE_XMM_XMMM128, SHA1MSG1_XMM_XMMM128, SHA1MSG2_XMM_XMMM128, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CRC32_R32_RM8(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr8:
-            rex = a0.rex_r | a1.rex_b | a1.rex8
-            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes6(0xf2, 0x40 | rex, 0x0f, 0x38, 0xf0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xf2, 0x0f, 0x38, 0xf0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 8):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0xf2, 0x40 | rex, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xf2, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CRC32_R64_RM8(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr8:
-            rex = 0x48 | a0.rex_r | a1.rex_b | a1.rex8
-            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
-            return _bytes6(0xf2, rex, 0x0f, 0x38, 0xf0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 8):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes6(0xf2, 0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CRC32_R32_RM16(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr16:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes7(0x66, 0xf2, 0x40 | rex, 0x0f, 0x38, 0xf1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes6(0x66, 0xf2, 0x0f, 0x38, 0xf1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes7(0x66, 0xf2, 0x40 | rex, 0x0f, 0x38, 0xf1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes6(0x66, 0xf2, 0x0f, 0x38, 0xf1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CRC32_R32_RM32(fid, k0, k1):   # 3 forms: CRC32_R32_RM32, ADCX_R32_RM32, ADOX_R32_RM32
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(k0, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(k0, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CRC32_R64_RM64(fid, k0, k1):   # 3 forms: CRC32_R64_RM64, ADCX_R64_RM64, ADOX_R64_RM64
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes6(k0, 0x48 | a0.rex_r | a1.rex_b, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes6(k0, 0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_ROUNDPS_XMM_XMMM128_IMM8(fid, k0, k1):   # 20 forms: ROUNDPS_XMM_XMMM128_IMM8, ROUNDPD_XMM_XMMM128_IMM8, ROUNDSS_XMM_XMMM32_IMM8, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes7(0x66, 0x40 | rex, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes6(0x66, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes5(0x66, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
+R_rax = REGISTERS['rax']
+R_rdi = REGISTERS['rdi']
+R_rsi = REGISTERS['rsi']
 
 
 def shape_PALIGNR_MM_MMM64_IMM8(fid):   # 1 form
@@ -425,4 +235,133 @@ def shape_OUT_DX_AX(fid):   # 1 form
     return enc, None
 
 
-SHAPES = (shape_PMOVMSKB_R32_MM, shape_REX2_PMOVMSKB_R32_MM, shape_PMOVMSKB_R64_MM, shape_REX2_PMOVMSKB_R64_MM, shape_PSHUFB_XMM_XMMM128, shape_PSHUFB_MM_MMM64, shape_MOVNTDQA_XMM_M128, shape_SHA1NEXTE_XMM_XMMM128, shape_CRC32_R32_RM8, shape_CRC32_R64_RM8, shape_CRC32_R32_RM16, shape_CRC32_R32_RM32, shape_CRC32_R64_RM64, shape_ROUNDPS_XMM_XMMM128_IMM8, shape_PALIGNR_MM_MMM64_IMM8, shape_PINSRB_XMM_R32M8_IMM8, shape_PINSRB_XMM_R64M8_IMM8, shape_PCMPESTRI64_XMM_XMMM128_IMM8, shape_SHA1RNDS4_XMM_XMMM128_IMM8, shape_INT_IMM8, shape_LOOPNE_REL8_64_ECX, shape_LOOPNE_REL8_16_ECX, shape_IN_AX_IMM8, shape_IN_EAX_IMM8, shape_IN_AL_DX, shape_IN_AX_DX, shape_IN_EAX_DX, shape_OUT_IMM8_AL, shape_OUT_IMM8_AX, shape_OUT_IMM8_EAX, shape_OUT_DX_AL, shape_OUT_DX_AX, )
+def shape_OUT_DX_EAX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xef'
+    return enc, None
+
+
+def shape_MOVSB_M8_M8(fid, k0, k1):   # 4 forms: MOVSB_M8_M8, MOVSD_M32_M32, MOVSW_M16_M16, …
+    k1 = bytes(k1)
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return k1
+    return enc, None
+
+
+def shape_SCASB_AL_M8(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'\xae'
+    return enc, None
+
+
+def shape_LODSB_AL_M8(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'\xac'
+    return enc, None
+
+
+def shape_STOSB_M8_AL(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xaa'
+    return enc, None
+
+
+def shape_INSB_M8_DX(fid, k0, k1):   # 3 forms: INSB_M8_DX, INSW_M16_DX, INSD_M32_DX
+    k1 = bytes(k1)
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1 is not R_dx: raise _operand_error(fid, (a0, a1, ), 1)
+        return k1
+    return enc, None
+
+
+def shape_OUTSB_DX_M8(fid, k0, k1):   # 3 forms: OUTSB_DX_M8, OUTSW_DX_M16, OUTSD_DX_M32
+    k1 = bytes(k1)
+    def enc(a0, a1):
+        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return k1
+    return enc, None
+
+
+def shape_SCASW_AX_M16(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'f\xaf'
+    return enc, None
+
+
+def shape_LODSW_AX_M16(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'f\xad'
+    return enc, None
+
+
+def shape_STOSW_M16_AX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'f\xab'
+    return enc, None
+
+
+def shape_SCASD_EAX_M32(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'\xaf'
+    return enc, None
+
+
+def shape_LODSD_EAX_M32(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'\xad'
+    return enc, None
+
+
+def shape_STOSD_M32_EAX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xab'
+    return enc, None
+
+
+def shape_SCASQ_RAX_M64(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'H\xaf'
+    return enc, None
+
+
+SHAPES = (shape_PALIGNR_MM_MMM64_IMM8, shape_PINSRB_XMM_R32M8_IMM8, shape_PINSRB_XMM_R64M8_IMM8, shape_PCMPESTRI64_XMM_XMMM128_IMM8, shape_SHA1RNDS4_XMM_XMMM128_IMM8, shape_INT_IMM8, shape_LOOPNE_REL8_64_ECX, shape_LOOPNE_REL8_16_ECX, shape_IN_AX_IMM8, shape_IN_EAX_IMM8, shape_IN_AL_DX, shape_IN_AX_DX, shape_IN_EAX_DX, shape_OUT_IMM8_AL, shape_OUT_IMM8_AX, shape_OUT_IMM8_EAX, shape_OUT_DX_AL, shape_OUT_DX_AX, shape_OUT_DX_EAX, shape_MOVSB_M8_M8, shape_SCASB_AL_M8, shape_LODSB_AL_M8, shape_STOSB_M8_AL, shape_INSB_M8_DX, shape_OUTSB_DX_M8, shape_SCASW_AX_M16, shape_LODSW_AX_M16, shape_STOSW_M16_AX, shape_SCASD_EAX_M32, shape_LODSD_EAX_M32, shape_STOSD_M32_EAX, shape_SCASQ_RAX_M64, )

@@ -3,146 +3,13 @@
 """Encoders, one function per shape: shapes 448-479 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes3, _bytes4, _bytes5, _bytes6, _implicit_error, _label_error, _operand_error
+from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _implicit_error, _label_error, _le32, _operand_error, _range_error
 from ...memory import EgprMem, Mem
 from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X
-R_al = REGISTERS['al']
-R_ax = REGISTERS['ax']
-R_dx = REGISTERS['dx']
-R_eax = REGISTERS['eax']
 R_rax = REGISTERS['rax']
 R_rbx = REGISTERS['rbx']
 R_rdi = REGISTERS['rdi']
 R_rsi = REGISTERS['rsi']
-
-
-def shape_OUT_DX_EAX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xef'
-    return enc, None
-
-
-def shape_MOVSB_M8_M8(fid, k0, k1):   # 4 forms: MOVSB_M8_M8, MOVSD_M32_M32, MOVSW_M16_M16, …
-    k1 = bytes(k1)
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return k1
-    return enc, None
-
-
-def shape_SCASB_AL_M8(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'\xae'
-    return enc, None
-
-
-def shape_LODSB_AL_M8(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'\xac'
-    return enc, None
-
-
-def shape_STOSB_M8_AL(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xaa'
-    return enc, None
-
-
-def shape_INSB_M8_DX(fid, k0, k1):   # 3 forms: INSB_M8_DX, INSW_M16_DX, INSD_M32_DX
-    k1 = bytes(k1)
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1 is not R_dx: raise _operand_error(fid, (a0, a1, ), 1)
-        return k1
-    return enc, None
-
-
-def shape_OUTSB_DX_M8(fid, k0, k1):   # 3 forms: OUTSB_DX_M8, OUTSW_DX_M16, OUTSD_DX_M32
-    k1 = bytes(k1)
-    def enc(a0, a1):
-        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return k1
-    return enc, None
-
-
-def shape_SCASW_AX_M16(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'f\xaf'
-    return enc, None
-
-
-def shape_LODSW_AX_M16(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'f\xad'
-    return enc, None
-
-
-def shape_STOSW_M16_AX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'f\xab'
-    return enc, None
-
-
-def shape_SCASD_EAX_M32(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'\xaf'
-    return enc, None
-
-
-def shape_LODSD_EAX_M32(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'\xad'
-    return enc, None
-
-
-def shape_STOSD_M32_EAX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xab'
-    return enc, None
-
-
-def shape_SCASQ_RAX_M64(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'H\xaf'
-    return enc, None
 
 
 def shape_LODSQ_RAX_M64(fid):   # 1 form
@@ -186,7 +53,7 @@ def shape_STR_RM16(fid, k0, k1, k2):   # 7 forms: STR_RM16, LLDT_RM16, LTR_RM16,
     return enc, None
 
 
-def shape_REX2_STR_RM16(fid, k0, k1, k2):   # 7 forms: REX2_STR_RM16, REX2_LLDT_RM16, REX2_LTR_RM16, …
+def shape_REX2_STR_RM16(fid, k0, k1, k2):   # 2 forms: REX2_STR_RM16, REX2_SMSW_RM16
     def enc(a0):
         if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
             return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_b, k0, k1 | a0.lo)
@@ -212,7 +79,7 @@ def shape_STR_R32M16(fid, k0, k1, k2):   # 7 forms: STR_R32M16, LLDT_R32M16, LTR
     return enc, None
 
 
-def shape_REX2_STR_R32M16(fid, k0, k1, k2):   # 7 forms: REX2_STR_R32M16, REX2_LLDT_R32M16, REX2_LTR_R32M16, …
+def shape_REX2_STR_R32M16(fid, k0, k1, k2):   # 2 forms: REX2_STR_R32M16, REX2_SMSW_R32M16
     def enc(a0):
         if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
             return _bytes4(0xd5, 0x80 | a0.rex2_b, k0, k1 | a0.lo)
@@ -249,17 +116,6 @@ def shape_LKGS_RM16(fid):   # 1 form
     return enc, None
 
 
-def shape_REX2_LKGS_RM16(fid):   # 1 form
-    def enc(a0):
-        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            return _bytes6(0x66, 0xf2, 0xd5, 0x80 | a0.rex2_b, 0x00, 0xf0 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes6(0x66, 0xf2, 0xd5, 0x80 | a0.rex, 0x00, 0x30 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
 def shape_LKGS_R32M16(fid, k0, k1, k2, k3, k4):   # 2 forms: LKGS_R32M16, PTWRITE_RM32
     def enc(a0):
         if a0.__class__ is Gpr32:
@@ -275,17 +131,6 @@ def shape_LKGS_R32M16(fid, k0, k1, k2, k3, k4):   # 2 forms: LKGS_R32M16, PTWRIT
     return enc, None
 
 
-def shape_REX2_LKGS_R32M16(fid, k0, k1, k2, k3, k4):   # 2 forms: REX2_LKGS_R32M16, REX2_PTWRITE_RM32
-    def enc(a0):
-        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
-            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_b, k1, k2 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k3):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes5(k0, 0xd5, 0x80 | a0.rex, k1, k4 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
 def shape_LKGS_R64M16(fid, k0, k1, k2, k3, k4):   # 2 forms: LKGS_R64M16, PTWRITE_RM64
     def enc(a0):
         if a0.__class__ is Gpr64:
@@ -293,17 +138,6 @@ def shape_LKGS_R64M16(fid, k0, k1, k2, k3, k4):   # 2 forms: LKGS_R64M16, PTWRIT
         if a0.__class__ is Mem and a0.size in (0, k3):
             if a0.label is not None: raise _label_error(fid, (a0, ))
             return _bytes5(k0, 0x48 | a0.rex, 0x0f, k1, k4 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_REX2_LKGS_R64M16(fid, k0, k1, k2, k3, k4):   # 2 forms: REX2_LKGS_R64M16, REX2_PTWRITE_RM64
-    def enc(a0):
-        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
-            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_b, k1, k2 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k3):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes5(k0, 0xd5, 0x88 | a0.rex, k1, k4 | a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
@@ -350,4 +184,253 @@ def shape_REX2_LSS_R16_M1616(fid, k0):   # 3 forms: REX2_LSS_R16_M1616, REX2_LFS
     return enc, None
 
 
-SHAPES = (shape_OUT_DX_EAX, shape_MOVSB_M8_M8, shape_SCASB_AL_M8, shape_LODSB_AL_M8, shape_STOSB_M8_AL, shape_INSB_M8_DX, shape_OUTSB_DX_M8, shape_SCASW_AX_M16, shape_LODSW_AX_M16, shape_STOSW_M16_AX, shape_SCASD_EAX_M32, shape_LODSD_EAX_M32, shape_STOSD_M32_EAX, shape_SCASQ_RAX_M64, shape_LODSQ_RAX_M64, shape_STOSQ_M64_RAX, shape_XLAT_M8, shape_STR_RM16, shape_REX2_STR_RM16, shape_STR_R32M16, shape_REX2_STR_R32M16, shape_STR_R64M16, shape_LKGS_RM16, shape_REX2_LKGS_RM16, shape_LKGS_R32M16, shape_REX2_LKGS_R32M16, shape_LKGS_R64M16, shape_REX2_LKGS_R64M16, shape_INVLPG_M, shape_REX2_INVLPG_M, shape_LSS_R16_M1616, shape_REX2_LSS_R16_M1616, )
+def shape_LSS_R32_M1632(fid, k0):   # 3 forms: LSS_R32_M1632, LFS_R32_M1632, LGS_R32_M1632
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 48):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_LSS_R32_M1632(fid, k0):   # 3 forms: REX2_LSS_R32_M1632, REX2_LFS_R32_M1632, REX2_LGS_R32_M1632
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 48):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_LSS_R64_M1664(fid, k0):   # 3 forms: LSS_R64_M1664, LFS_R64_M1664, LGS_R64_M1664
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 80):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_LSS_R64_M1664(fid, k0):   # 3 forms: REX2_LSS_R64_M1664, REX2_LFS_R64_M1664, REX2_LGS_R64_M1664
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 80):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_RDMSR_R64_IMM32(fid, k0):   # 2 forms: VEX_RDMSR_R64_IMM32, VEX_URDMSR_R64_IMM32
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes5(0xc4, 0xc7 | a0.vb, 0x7b, k0, 0xc0 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
+    return enc, fits
+
+
+def shape_REX2_BT_RM16_R16(fid, k0):   # 6 forms: REX2_BT_RM16_R16, REX2_BTS_RM16_R16, REX2_CMPXCHG_RM16_R16, …
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_BT_RM32_R32(fid, k0):   # 6 forms: REX2_BT_RM32_R32, REX2_BTS_RM32_R32, REX2_CMPXCHG_RM32_R32, …
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_BT_RM16_IMM8(fid, k0, k1):   # 4 forms: BT_RM16_IMM8, BTS_RM16_IMM8, BTR_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
+            return _bytes5(0x66, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes4(0x66, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_BT_RM16_IMM8(fid, k0, k1):   # 4 forms: REX2_BT_RM16_IMM8, REX2_BTS_RM16_IMM8, REX2_BTR_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xd5, 0x80 | a0.rex2_b, 0xba, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_BT_RM32_IMM8(fid, k0, k1):   # 4 forms: BT_RM32_IMM8, BTS_RM32_IMM8, BTR_RM32_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
+            return _bytes4(0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes3(0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_BT_RM32_IMM8(fid, k0, k1):   # 4 forms: REX2_BT_RM32_IMM8, REX2_BTS_RM32_IMM8, REX2_BTR_RM32_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes5(0xd5, 0x80 | a0.rex2_b, 0xba, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_BT_RM64_IMM8(fid, k0, k1):   # 4 forms: BT_RM64_IMM8, BTS_RM64_IMM8, BTR_RM64_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes5(0x48 | a0.rex_b, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a0.rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_SHLD_RM16_R16_IMM8(fid, k0):   # 2 forms: SHLD_RM16_R16_IMM8, SHRD_RM16_R16_IMM8
+    def enc(a0, a1, a2):
+        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Gpr16:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+            return _bytes5(0x66, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+            return _bytes4(0x66, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_REX2_SHLD_RM16_R16_IMM8(fid, k0):   # 2 forms: REX2_SHLD_RM16_R16_IMM8, REX2_SHRD_RM16_R16_IMM8
+    def enc(a0, a1, a2):
+        if not (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_SHLD_RM32_R32_IMM8(fid, k0):   # 2 forms: SHLD_RM32_R32_IMM8, SHRD_RM32_R32_IMM8
+    def enc(a0, a1, a2):
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Gpr32:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+            return _bytes4(0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_REX2_SHLD_RM32_R32_IMM8(fid, k0):   # 2 forms: REX2_SHLD_RM32_R32_IMM8, REX2_SHRD_RM32_R32_IMM8
+    def enc(a0, a1, a2):
+        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes5(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_SHLD_RM64_R64_IMM8(fid, k0):   # 2 forms: SHLD_RM64_R64_IMM8, SHRD_RM64_R64_IMM8
+    def enc(a0, a1, a2):
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Gpr64:
+            return _bytes5(0x48 | a1.rex_r | a0.rex_b, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+SHAPES = (shape_LODSQ_RAX_M64, shape_STOSQ_M64_RAX, shape_XLAT_M8, shape_STR_RM16, shape_REX2_STR_RM16, shape_STR_R32M16, shape_REX2_STR_R32M16, shape_STR_R64M16, shape_LKGS_RM16, shape_LKGS_R32M16, shape_LKGS_R64M16, shape_INVLPG_M, shape_REX2_INVLPG_M, shape_LSS_R16_M1616, shape_REX2_LSS_R16_M1616, shape_LSS_R32_M1632, shape_REX2_LSS_R32_M1632, shape_LSS_R64_M1664, shape_REX2_LSS_R64_M1664, shape_VEX_RDMSR_R64_IMM32, shape_REX2_BT_RM16_R16, shape_REX2_BT_RM32_R32, shape_BT_RM16_IMM8, shape_REX2_BT_RM16_IMM8, shape_BT_RM32_IMM8, shape_REX2_BT_RM32_IMM8, shape_BT_RM64_IMM8, shape_SHLD_RM16_R16_IMM8, shape_REX2_SHLD_RM16_R16_IMM8, shape_SHLD_RM32_R32_IMM8, shape_REX2_SHLD_RM32_R32_IMM8, shape_SHLD_RM64_R64_IMM8, )

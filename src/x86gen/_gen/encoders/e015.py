@@ -3,235 +3,10 @@
 """Encoders, one function per shape: shapes 480-511 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _high8_error, _label_error, _le32, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _high8_error, _label_error, _operand_error, _range_error
 from ...memory import EgprMem, Mem
 from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X
 R_cl = REGISTERS['cl']
-
-
-def shape_LSS_R32_M1632(fid, k0):   # 3 forms: LSS_R32_M1632, LFS_R32_M1632, LGS_R32_M1632
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 48):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_LSS_R32_M1632(fid, k0):   # 3 forms: REX2_LSS_R32_M1632, REX2_LFS_R32_M1632, REX2_LGS_R32_M1632
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 48):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_LSS_R64_M1664(fid, k0):   # 3 forms: LSS_R64_M1664, LFS_R64_M1664, LGS_R64_M1664
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 80):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_LSS_R64_M1664(fid, k0):   # 3 forms: REX2_LSS_R64_M1664, REX2_LFS_R64_M1664, REX2_LGS_R64_M1664
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 80):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_RDMSR_R64_IMM32(fid, k0):   # 2 forms: VEX_RDMSR_R64_IMM32, VEX_URDMSR_R64_IMM32
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes5(0xc4, 0xc7 | a0.vb, 0x7b, k0, 0xc0 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
-    return enc, fits
-
-
-def shape_BT_RM16_IMM8(fid, k0, k1):   # 4 forms: BT_RM16_IMM8, BTS_RM16_IMM8, BTR_RM16_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
-            return _bytes5(0x66, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes4(0x66, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_REX2_BT_RM16_IMM8(fid, k0, k1):   # 4 forms: REX2_BT_RM16_IMM8, REX2_BTS_RM16_IMM8, REX2_BTR_RM16_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            return _bytes6(0x66, 0xd5, 0x80 | a0.rex2_b, 0xba, k0 | a0.lo, a1 & 0xFF)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_BT_RM32_IMM8(fid, k0, k1):   # 4 forms: BT_RM32_IMM8, BTS_RM32_IMM8, BTR_RM32_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
-            return _bytes4(0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes3(0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_REX2_BT_RM32_IMM8(fid, k0, k1):   # 4 forms: REX2_BT_RM32_IMM8, REX2_BTS_RM32_IMM8, REX2_BTR_RM32_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
-            return _bytes5(0xd5, 0x80 | a0.rex2_b, 0xba, k0 | a0.lo, a1 & 0xFF)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x80 | a0.rex, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_BT_RM64_IMM8(fid, k0, k1):   # 4 forms: BT_RM64_IMM8, BTS_RM64_IMM8, BTR_RM64_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes5(0x48 | a0.rex_b, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_SHLD_RM16_R16_IMM8(fid, k0):   # 2 forms: SHLD_RM16_R16_IMM8, SHRD_RM16_R16_IMM8
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr16:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-            return _bytes5(0x66, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-            return _bytes4(0x66, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_REX2_SHLD_RM16_R16_IMM8(fid, k0):   # 2 forms: REX2_SHLD_RM16_R16_IMM8, REX2_SHRD_RM16_R16_IMM8
-    def enc(a0, a1, a2):
-        if not (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            return _bytes6(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_SHLD_RM32_R32_IMM8(fid, k0):   # 2 forms: SHLD_RM32_R32_IMM8, SHRD_RM32_R32_IMM8
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr32:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-            return _bytes4(0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_REX2_SHLD_RM32_R32_IMM8(fid, k0):   # 2 forms: REX2_SHLD_RM32_R32_IMM8, REX2_SHRD_RM32_R32_IMM8
-    def enc(a0, a1, a2):
-        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
-            return _bytes5(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_SHLD_RM64_R64_IMM8(fid, k0):   # 2 forms: SHLD_RM64_R64_IMM8, SHRD_RM64_R64_IMM8
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr64:
-            return _bytes5(0x48 | a1.rex_r | a0.rex_b, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
 
 
 def shape_REX2_SHLD_RM64_R64_IMM8(fid, k0):   # 2 forms: REX2_SHLD_RM64_R64_IMM8, REX2_SHRD_RM64_R64_IMM8
@@ -377,13 +152,6 @@ def shape_BSWAP_R16(fid):   # 1 form
     return enc, None
 
 
-def shape_REX2_BSWAP_R16(fid):   # 1 form
-    def enc(a0):
-        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, ), 0)
-        return _bytes4(0x66, 0xd5, 0x80 | a0.rex2_b, 0xc8 | a0.lo)
-    return enc, None
-
-
 def shape_BSWAP_R32(fid):   # 1 form
     def enc(a0):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, ), 0)
@@ -442,4 +210,169 @@ def shape_REX2_POPCNT_R16_RM16(fid, k0):   # 3 forms: REX2_POPCNT_R16_RM16, REX2
     return enc, None
 
 
-SHAPES = (shape_LSS_R32_M1632, shape_REX2_LSS_R32_M1632, shape_LSS_R64_M1664, shape_REX2_LSS_R64_M1664, shape_VEX_RDMSR_R64_IMM32, shape_BT_RM16_IMM8, shape_REX2_BT_RM16_IMM8, shape_BT_RM32_IMM8, shape_REX2_BT_RM32_IMM8, shape_BT_RM64_IMM8, shape_SHLD_RM16_R16_IMM8, shape_REX2_SHLD_RM16_R16_IMM8, shape_SHLD_RM32_R32_IMM8, shape_REX2_SHLD_RM32_R32_IMM8, shape_SHLD_RM64_R64_IMM8, shape_REX2_SHLD_RM64_R64_IMM8, shape_SHLD_RM16_R16_CL, shape_REX2_SHLD_RM16_R16_CL, shape_SHLD_RM32_R32_CL, shape_REX2_SHLD_RM32_R32_CL, shape_SHLD_RM64_R64_CL, shape_REX2_SHLD_RM64_R64_CL, shape_CMPXCHG_RM8_R8, shape_REX2_CMPXCHG_RM8_R8, shape_BSWAP_R16, shape_REX2_BSWAP_R16, shape_BSWAP_R32, shape_REX2_BSWAP_R32, shape_BSWAP_R64, shape_REX2_BSWAP_R64, shape_POPCNT_R16_RM16, shape_REX2_POPCNT_R16_RM16, )
+def shape_POPCNT_R32_RM32(fid, k0):   # 3 forms: POPCNT_R32_RM32, TZCNT_R32_RM32, LZCNT_R32_RM32
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0xf3, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0xf3, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_POPCNT_R32_RM32(fid, k0):   # 3 forms: REX2_POPCNT_R32_RM32, REX2_TZCNT_R32_RM32, REX2_LZCNT_R32_RM32
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes5(0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_POPCNT_R64_RM64(fid, k0):   # 3 forms: POPCNT_R64_RM64, TZCNT_R64_RM64, LZCNT_R64_RM64
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_POPCNT_R64_RM64(fid, k0):   # 3 forms: REX2_POPCNT_R64_RM64, REX2_TZCNT_R64_RM64, REX2_LZCNT_R64_RM64
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes5(0xf3, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xf3, 0xd5, 0x88 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CMPXCHG16B_M128(fid, k0, k1):   # 2 forms: CMPXCHG16B_M128, FXRSTOR64_M512BYTE
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0x48 | a0.rex, 0x0f, k1, 0x08 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_RDRAND_R16(fid, k0):   # 2 forms: RDRAND_R16, RDSEED_R16
+    def enc(a0):
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xc7, k0 | a0.lo)
+            return _bytes4(0x66, 0x0f, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_RDRAND_R16(fid, k0):   # 2 forms: REX2_RDRAND_R16, REX2_RDSEED_R16
+    def enc(a0):
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_b, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_RDRAND_R32(fid, k0):   # 2 forms: RDRAND_R32, RDSEED_R32
+    def enc(a0):
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0xc7, k0 | a0.lo)
+            return _bytes3(0x0f, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_RDRAND_R32(fid, k0):   # 2 forms: REX2_RDRAND_R32, REX2_RDSEED_R32
+    def enc(a0):
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, 0x80 | a0.rex2_b, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_RDRAND_R64(fid, k0):   # 2 forms: RDRAND_R64, RDSEED_R64
+    def enc(a0):
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_b, 0x0f, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_RDRAND_R64(fid, k0):   # 2 forms: REX2_RDRAND_R64, REX2_RDSEED_R64
+    def enc(a0):
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x88 | a0.rex2_b, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_RDPID_R64(fid, k0, k1):   # 3 forms: RDPID_R64, SENDUIPI_R64, UMONITOR_R64
+    def enc(a0):
+        if a0.__class__ is Gpr64:
+            rex = a0.rex_b
+            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, k1 | a0.lo)
+            return _bytes4(0xf3, 0x0f, k0, k1 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_RDPID_R64(fid, k0, k1, k2):   # 9 forms: REX2_RDPID_R64, REX2_RDFSBASE_R64, REX2_RDGSBASE_R64, …
+    def enc(a0):
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes5(0xf3, 0xd5, k0 | a0.rex2_b, k1, k2 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_MOVBE_R16_M16(fid, k0):   # 2 forms: MOVBE_R16_M16, MOVRS_R16_M16
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0x66, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVBE_R32_M32(fid, k0):   # 2 forms: MOVBE_R32_M32, MOVRS_R32_M32
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVBE_R64_M64(fid, k0):   # 2 forms: MOVBE_R64_M64, MOVRS_R64_M64
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_REX2_SHLD_RM64_R64_IMM8, shape_SHLD_RM16_R16_CL, shape_REX2_SHLD_RM16_R16_CL, shape_SHLD_RM32_R32_CL, shape_REX2_SHLD_RM32_R32_CL, shape_SHLD_RM64_R64_CL, shape_REX2_SHLD_RM64_R64_CL, shape_CMPXCHG_RM8_R8, shape_REX2_CMPXCHG_RM8_R8, shape_BSWAP_R16, shape_BSWAP_R32, shape_REX2_BSWAP_R32, shape_BSWAP_R64, shape_REX2_BSWAP_R64, shape_POPCNT_R16_RM16, shape_REX2_POPCNT_R16_RM16, shape_POPCNT_R32_RM32, shape_REX2_POPCNT_R32_RM32, shape_POPCNT_R64_RM64, shape_REX2_POPCNT_R64_RM64, shape_CMPXCHG16B_M128, shape_RDRAND_R16, shape_REX2_RDRAND_R16, shape_RDRAND_R32, shape_REX2_RDRAND_R32, shape_RDRAND_R64, shape_REX2_RDRAND_R64, shape_RDPID_R64, shape_REX2_RDPID_R64, shape_MOVBE_R16_M16, shape_MOVBE_R32_M32, shape_MOVBE_R64_M64, )

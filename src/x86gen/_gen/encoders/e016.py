@@ -3,174 +3,10 @@
 """Encoders, one function per shape: shapes 512-543 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes3, _bytes4, _bytes5, _bytes6, _label_error, _operand_error
-from ...memory import EgprMem, Mem
-from ...registers import Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
-
-
-def shape_POPCNT_R32_RM32(fid, k0):   # 3 forms: POPCNT_R32_RM32, TZCNT_R32_RM32, LZCNT_R32_RM32
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0xf3, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0xf3, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_POPCNT_R32_RM32(fid, k0):   # 3 forms: REX2_POPCNT_R32_RM32, REX2_TZCNT_R32_RM32, REX2_LZCNT_R32_RM32
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
-            return _bytes5(0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_POPCNT_R64_RM64(fid, k0):   # 3 forms: POPCNT_R64_RM64, TZCNT_R64_RM64, LZCNT_R64_RM64
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_POPCNT_R64_RM64(fid, k0):   # 3 forms: REX2_POPCNT_R64_RM64, REX2_TZCNT_R64_RM64, REX2_LZCNT_R64_RM64
-    def enc(a0, a1):
-        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
-            return _bytes5(0xf3, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xf3, 0xd5, 0x88 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CMPXCHG16B_M128(fid, k0, k1):   # 2 forms: CMPXCHG16B_M128, FXRSTOR64_M512BYTE
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, k1, 0x08 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_RDRAND_R16(fid, k0):   # 2 forms: RDRAND_R16, RDSEED_R16
-    def enc(a0):
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xc7, k0 | a0.lo)
-            return _bytes4(0x66, 0x0f, 0xc7, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_REX2_RDRAND_R16(fid, k0):   # 2 forms: REX2_RDRAND_R16, REX2_RDSEED_R16
-    def enc(a0):
-        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_b, 0xc7, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_RDRAND_R32(fid, k0):   # 2 forms: RDRAND_R32, RDSEED_R32
-    def enc(a0):
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0xc7, k0 | a0.lo)
-            return _bytes3(0x0f, 0xc7, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_REX2_RDRAND_R32(fid, k0):   # 2 forms: REX2_RDRAND_R32, REX2_RDSEED_R32
-    def enc(a0):
-        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
-            return _bytes4(0xd5, 0x80 | a0.rex2_b, 0xc7, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_RDRAND_R64(fid, k0):   # 2 forms: RDRAND_R64, RDSEED_R64
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_b, 0x0f, 0xc7, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_REX2_RDRAND_R64(fid, k0):   # 2 forms: REX2_RDRAND_R64, REX2_RDSEED_R64
-    def enc(a0):
-        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
-            return _bytes4(0xd5, 0x88 | a0.rex2_b, 0xc7, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_RDPID_R64(fid, k0, k1):   # 3 forms: RDPID_R64, SENDUIPI_R64, UMONITOR_R64
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            rex = a0.rex_b
-            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, k1 | a0.lo)
-            return _bytes4(0xf3, 0x0f, k0, k1 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_REX2_RDPID_R64(fid, k0, k1, k2):   # 9 forms: REX2_RDPID_R64, REX2_RDFSBASE_R64, REX2_RDGSBASE_R64, …
-    def enc(a0):
-        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
-            return _bytes5(0xf3, 0xd5, k0 | a0.rex2_b, k1, k2 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_MOVBE_R16_M16(fid, k0):   # 2 forms: MOVBE_R16_M16, MOVRS_R16_M16
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0x66, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVBE_R32_M32(fid, k0):   # 2 forms: MOVBE_R32_M32, MOVRS_R32_M32
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVBE_R64_M64(fid, k0):   # 2 forms: MOVBE_R64_M64, MOVRS_R64_M64
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
+from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _bytes7, _implicit_error, _kp1_error, _label_error, _operand_error, _range_error
+from ...memory import Mem
+from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
+R_rdi = REGISTERS['rdi']
 
 
 def shape_MOVBE_M16_R16(fid):   # 1 form
@@ -347,4 +183,235 @@ def shape_VEX_VMOVMSKPS_R64_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R64_YMM
     return enc, None
 
 
-SHAPES = (shape_POPCNT_R32_RM32, shape_REX2_POPCNT_R32_RM32, shape_POPCNT_R64_RM64, shape_REX2_POPCNT_R64_RM64, shape_CMPXCHG16B_M128, shape_RDRAND_R16, shape_REX2_RDRAND_R16, shape_RDRAND_R32, shape_REX2_RDRAND_R32, shape_RDRAND_R64, shape_REX2_RDRAND_R64, shape_RDPID_R64, shape_REX2_RDPID_R64, shape_MOVBE_R16_M16, shape_MOVBE_R32_M32, shape_MOVBE_R64_M64, shape_MOVBE_M16_R16, shape_MOVBE_M32_R32, shape_MOVBE_M64_R64, shape_AAND_M32_R32, shape_AAND_M64_R64, shape_VEX_VMOVHLPS_XMM_XMM_XMM, shape_VEX_VMOVLPS_XMM_XMM_M64, shape_EVEX_VMOVLPS_XMM_XMM_M64, shape_VEX_VMOVLPD_XMM_XMM_M64, shape_VEX_VMOVNTPS_M256_YMM, shape_EVEX_VMOVNTPS_M512_ZMM, shape_EVEX_VMOVNTPS_M256_YMM, shape_VEX_VMOVMSKPS_R32_XMM, shape_VEX_VMOVMSKPS_R64_XMM, shape_VEX_VMOVMSKPS_R32_YMM, shape_VEX_VMOVMSKPS_R64_YMM, )
+def shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
+            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Zmm:
+            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 512):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VPSHUFD_XMM_XMMM128_IMM8(fid, k0):   # 3 forms: VEX_VPSHUFD_XMM_XMMM128_IMM8, VEX_VPSHUFHW_XMM_XMMM128_IMM8, VEX_VPSHUFLW_XMM_XMMM128_IMM8
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            if a1.vb: return _bytes5(0xc5, k0 | a0.vr, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPSHUFD_YMM_YMMM256_IMM8(fid, k0):   # 3 forms: VEX_VPSHUFD_YMM_YMMM256_IMM8, VEX_VPSHUFHW_YMM_YMMM256_IMM8, VEX_VPSHUFLW_YMM_YMMM256_IMM8
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Ymm:
+            if a1.vb: return _bytes5(0xc5, k0 | a0.vr, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 19 forms: EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8, EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Zmm:
+            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 512):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x40, n=64):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8(fid, k0, k1, k2):   # 17 forms: EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8, EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x0, n=16):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8(fid, k0, k1, k2):   # 19 forms: EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8, EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
+            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x20, n=32):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPSRLW_YMM_YMM_XMMM128(fid, k0):   # 8 forms: VEX_VPSRLW_YMM_YMM_XMMM128, VEX_VPSRAW_YMM_YMM_XMMM128, VEX_VPSLLW_YMM_YMM_XMMM128, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes4(0xc5, 0x05 | a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, 0x05 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, 0x05 | a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, 0x05 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128(fid, k0, k1):   # 9 forms: EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128, EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128, …
+    def enc(a0, a1, a2, *, p2=0x20, n=16):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
+            return _bytes6(0x62, 0x01 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128(fid, k0, k1):   # 9 forms: EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128, EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128, …
+    def enc(a0, a1, a2, *, p2=0x40, n=16):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
+            return _bytes6(0x62, 0x01 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VLDMXCSR_M32(fid, k0):   # 2 forms: VEX_VLDMXCSR_M32, VEX_VSTMXCSR_M32
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            if a0.vxb == 0x60: return _bytes4(0xc5, 0xf8, 0xae, k0 | a0.modrm) + a0.tail
+            return _bytes5(0xc4, 0x81 | a0.vxb, 0x78, 0xae, k0 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_VEX_VMASKMOVDQU_RDI_XMM_XMM(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if a0.__class__ is not Mem or a0.size not in (0, 128): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes4(0xc5, 0x79 | a1.vr, 0xf7, 0xc0 | a1.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a1.vr | a2.vb, 0x79, 0xf7, 0xc0 | a1.reg3 | a2.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VLDDQU_YMM_M256(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, 0x7f | a0.vr, 0xf0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, 0x7f, 0xf0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VTESTPS_YMM_YMMM256(fid, k0, k1, k2, k3, k4):   # 8 forms: VEX_VTESTPS_YMM_YMMM256, VEX_VTESTPD_YMM_YMMM256, VEX_VPTEST_YMM_YMMM256, …
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Ymm:
+            return _bytes5(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, k4 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VMOVNTDQA_ZMM_M512(fid, k0, k1, k2, k3, k4):   # 13 forms: EVEX_VMOVNTDQA_ZMM_M512, EVEX_VMOVRSB_ZMM_K1Z_M512, EVEX_VMOVRSW_ZMM_K1Z_M512, …
+    def enc(a0, a1, *, p2=0x40, n=k0):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k1):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k2 | a0.evr | a1.vxb, k3, 0x08 | p2, k4, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_MOVBE_M16_R16, shape_MOVBE_M32_R32, shape_MOVBE_M64_R64, shape_AAND_M32_R32, shape_AAND_M64_R64, shape_VEX_VMOVHLPS_XMM_XMM_XMM, shape_VEX_VMOVLPS_XMM_XMM_M64, shape_EVEX_VMOVLPS_XMM_XMM_M64, shape_VEX_VMOVLPD_XMM_XMM_M64, shape_VEX_VMOVNTPS_M256_YMM, shape_EVEX_VMOVNTPS_M512_ZMM, shape_EVEX_VMOVNTPS_M256_YMM, shape_VEX_VMOVMSKPS_R32_XMM, shape_VEX_VMOVMSKPS_R64_XMM, shape_VEX_VMOVMSKPS_R32_YMM, shape_VEX_VMOVMSKPS_R64_YMM, shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, shape_VEX_VPSHUFD_XMM_XMMM128_IMM8, shape_VEX_VPSHUFD_YMM_YMMM256_IMM8, shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, shape_VEX_VPSRLW_YMM_YMM_XMMM128, shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, shape_VEX_VLDMXCSR_M32, shape_VEX_VMASKMOVDQU_RDI_XMM_XMM, shape_VEX_VLDDQU_YMM_M256, shape_VEX_VTESTPS_YMM_YMMM256, shape_EVEX_VMOVNTDQA_ZMM_M512, )

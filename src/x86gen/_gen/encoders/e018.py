@@ -3,229 +3,10 @@
 """Encoders, one function per shape: shapes 576-607 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _label_error, _le32, _operand_error, _range_error
-from ...memory import EgprMem, Mem
-from ...registers import Gpr32, Gpr32X, Gpr64, Xmm, Ymm
-
-
-def shape_VEX_BLSR_R64_RM64(fid, k0, k1, k2, k3, k4, k5):   # 12 forms: VEX_BLSR_R64_RM64, VEX_BLSMSK_R64_RM64, VEX_BLSI_R64_RM64, …
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes5(k0, k1 | a1.vb, 0x80 | a0.vv, k2, k3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, k4 | a1.vxb, 0x80 | a0.vv, k2, k5 | a1.modrm) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_BZHI_R32_RM32_R32(fid, k0):   # 2 forms: VEX_BZHI_R32_RM32_R32, VEX_BEXTR_R32_RM32_R32
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, a2.vv, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, a2.vv, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_VEX_BZHI_R64_RM64_R64(fid, k0, k1):   # 5 forms: VEX_BZHI_R64_RM64_R64, VEX_BEXTR_R64_RM64_R64, VEX_SHLX_R64_RM64_R64, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, k0 | a2.vv, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k0 | a2.vv, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_VEX_PEXT_R32_R32_RM32(fid, k0, k1):   # 3 forms: VEX_PEXT_R32_R32_RM32, VEX_PDEP_R32_R32_RM32, VEX_MULX_R32_R32_RM32
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Gpr32:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 32):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_XOP_BEXTR_R32_RM32_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0x8f, 0x4a | a0.vr | a1.vb, 0x78, 0x10, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x0a | a0.vr | a1.vxb, 0x78, 0x10, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
-    return enc, fits
-
-
-def shape_XOP_BEXTR_R64_RM64_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0x8f, 0x4a | a0.vr | a1.vb, 0xf8, 0x10, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x0a | a0.vr | a1.vxb, 0xf8, 0x10, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
-    return enc, fits
-
-
-def shape_VEX_SHLX_R32_RM32_R32(fid, k0):   # 3 forms: VEX_SHLX_R32_RM32_R32, VEX_SARX_R32_RM32_R32, VEX_SHRX_R32_RM32_R32
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, k0 | a2.vv, 0xf7, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k0 | a2.vv, 0xf7, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_VEX_RORX_R32_RM32_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, 0x7b, 0xf0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a1.vxb, 0x7b, 0xf0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_RORX_R64_RM64_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr64:
-            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, 0xfb, 0xf0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a1.vxb, 0xfb, 0xf0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM(fid, k0):   # 14 forms: XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM, XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM, XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if not a3.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if a2.__class__ is Xmm:
-            return _bytes6(0x8f, 0x48 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0x8f, 0x08 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    return enc, None
-
-
-def shape_XOP_VPROTB_XMM_XMMM128_XMM(fid, k0):   # 12 forms: XOP_VPROTB_XMM_XMMM128_XMM, XOP_VPROTW_XMM_XMMM128_XMM, XOP_VPROTD_XMM_XMMM128_XMM, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Xmm:
-            return _bytes5(0x8f, 0x49 | a0.vr | a1.vb, a2.vv, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x09 | a0.vr | a1.vxb, a2.vv, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_XOP_VPCOMB_XMM_XMM_XMMM128_IMM8(fid, k0):   # 8 forms: XOP_VPCOMB_XMM_XMM_XMMM128_IMM8, XOP_VPCOMW_XMM_XMM_XMMM128_IMM8, XOP_VPCOMD_XMM_XMM_XMMM128_IMM8, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Xmm:
-            return _bytes6(0x8f, 0x48 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0x8f, 0x08 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_XOP_LLWPCB_R32(fid, k0):   # 2 forms: XOP_LLWPCB_R32, XOP_SLWPCB_R32
-    def enc(a0):
-        if a0.__class__ is Gpr32:
-            return _bytes5(0x8f, 0xc9 | a0.vb, 0x78, 0x12, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_XOP_LLWPCB_R64(fid, k0):   # 2 forms: XOP_LLWPCB_R64, XOP_SLWPCB_R64
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            return _bytes5(0x8f, 0xc9 | a0.vb, 0xf8, 0x12, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_XOP_LWPINS_R32_RM32_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0x8f, 0xca | a1.vb, a0.vv, 0x12, 0xc0 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x8a | a1.vxb, a0.vv, 0x12, a1.modrm) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
-    return enc, fits
-
-
-def shape_XOP_LWPINS_R64_RM32_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0x8f, 0xca | a1.vb, 0x80 | a0.vv, 0x12, 0xc0 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x8a | a1.vxb, 0x80 | a0.vv, 0x12, a1.modrm) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
-    return enc, fits
+from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _le32, _mpx_address_error, _operand_error, _range_error
+from ...memory import A32Mem, EgprMem, Mem
+from ...registers import REGISTERS, BndReg, Gpr32, Gpr32X, Gpr64, Gpr64X, Mmx, Xmm, Ymm
+R_rip = REGISTERS['rip']
 
 
 def shape_XOP_LWPVAL_R32_RM32_IMM32(fid):   # 1 form
@@ -381,7 +162,7 @@ def shape_CLWB_M8(fid, k0, k1, k2, k3):   # 6 forms: CLWB_M8, CLFLUSHOPT_M8, RST
     return enc, None
 
 
-def shape_REX2_CLWB_M8(fid, k0, k1, k2, k3):   # 6 forms: REX2_CLWB_M8, REX2_CLFLUSHOPT_M8, REX2_RSTORSSP_M64, …
+def shape_REX2_CLWB_M8(fid, k0, k1, k2, k3):   # 4 forms: REX2_CLWB_M8, REX2_CLFLUSHOPT_M8, REX2_VMCLEAR_M64, …
     def enc(a0):
         if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
             if a0.label is not None: raise _label_error(fid, (a0, ))
@@ -402,4 +183,204 @@ def shape_MOVDIR64B_R64_M512(fid, k0, k1, k2):   # 6 forms: MOVDIR64B_R64_M512, 
     return enc, None
 
 
-SHAPES = (shape_VEX_BLSR_R64_RM64, shape_VEX_BZHI_R32_RM32_R32, shape_VEX_BZHI_R64_RM64_R64, shape_VEX_PEXT_R32_R32_RM32, shape_XOP_BEXTR_R32_RM32_IMM32, shape_XOP_BEXTR_R64_RM64_IMM32, shape_VEX_SHLX_R32_RM32_R32, shape_VEX_RORX_R32_RM32_IMM8, shape_VEX_RORX_R64_RM64_IMM8, shape_XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM, shape_XOP_VPROTB_XMM_XMMM128_XMM, shape_XOP_VPCOMB_XMM_XMM_XMMM128_IMM8, shape_XOP_LLWPCB_R32, shape_XOP_LLWPCB_R64, shape_XOP_LWPINS_R32_RM32_IMM32, shape_XOP_LWPINS_R64_RM32_IMM32, shape_XOP_LWPVAL_R32_RM32_IMM32, shape_XOP_LWPVAL_R64_RM32_IMM32, shape_VEX_STTILECFG_M512, shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_REX2_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_REX2_CLWB_M8, shape_MOVDIR64B_R64_M512, )
+def shape_MOVDIR64B_R32_M512(fid, k0):   # 3 forms: MOVDIR64B_R32_M512, ENQCMD_R32_M512, ENQCMDS_R32_M512
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is A32Mem and a1.size in (0, 512):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes7(0x67, k0, 0x40 | rex, 0x0f, 0x38, 0xf8, a1.modrm | a0.reg3) + a1.tail
+            return _bytes6(0x67, k0, 0x0f, 0x38, 0xf8, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_XABORT_IMM8(fid):   # 1 form
+    def enc(a0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, ), 0, a0)
+        return _bytes3(0xc6, 0xf8, a0 & 0xFF)
+    def fits(a0):
+        return (a0.__class__ is int and (-128 <= a0 <= 255))
+    return enc, fits
+
+
+def shape_XBEGIN_REL16(fid):   # 1 form
+    def enc(a0, ip=0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        d = a0 - ip - 5
+        if not (-32768 <= d <= 32767): raise _range_error(fid, (a0, ), 0, d)
+        return _bytes5(0x66, 0xc7, 0xf8, d & 0xFF, (d >> 8) & 0xFF)
+    def fits(a0, ip=0):
+        return (a0.__class__ is int and (-32768 <= (a0 - ip - 5) <= 32767))
+    return enc, fits
+
+
+def shape_EXTRQ_XMM_XMM(fid, k0):   # 2 forms: EXTRQ_XMM_XMM, INSERTQ_XMM_XMM
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, 0x79, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(k0, 0x0f, 0x79, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EXTRQ_XMM_IMM8_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, a2, ), 1, a1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Xmm:
+            rex = a0.rex_b
+            if rex: return _bytes7(0x66, 0x40 | rex, 0x0f, 0x78, 0xc0 | a0.lo, a1 & 0xFF, a2 & 0xFF)
+            return _bytes6(0x66, 0x0f, 0x78, 0xc0 | a0.lo, a1 & 0xFF, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a1.__class__ is int and (-128 <= a1 <= 255)) and (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_INSERTQ_XMM_XMM_IMM8_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 2, a2)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes7(0xf2, 0x40 | rex, 0x0f, 0x78, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF, a3 & 0xFF)
+            return _bytes6(0xf2, 0x0f, 0x78, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF, a3 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+    def fits(a0, a1, a2, a3):
+        return (a2.__class__ is int and (-128 <= a2 <= 255)) and (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_REX2_PTWRITE_RM32(fid):   # 1 form
+    def enc(a0):
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes5(0xf3, 0xd5, 0x80 | a0.rex2_b, 0xae, 0xe0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes5(0xf3, 0xd5, 0x80 | a0.rex, 0xae, 0x20 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_PTWRITE_RM64(fid):   # 1 form
+    def enc(a0):
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes5(0xf3, 0xd5, 0x88 | a0.rex2_b, 0xae, 0xe0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes5(0xf3, 0xd5, 0x88 | a0.rex, 0xae, 0x20 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_LOADIWKEY_XMM_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, 0xdc, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xf3, 0x0f, 0x38, 0xdc, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_ENCODEKEY128_R32_R32(fid, k0):   # 2 forms: ENCODEKEY128_R32_R32, ENCODEKEY256_R32_R32
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xf3, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_AESENCWIDE128KL_M384(fid):   # 1 form
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, 384):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, 0xd8, a0.modrm) + a0.tail
+            return _bytes5(0xf3, 0x0f, 0x38, 0xd8, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_AESDECWIDE128KL_M384(fid, k0, k1):   # 3 forms: AESDECWIDE128KL_M384, AESENCWIDE256KL_M512, AESDECWIDE256KL_M512
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, 0xd8, k1 | a0.modrm) + a0.tail
+            return _bytes5(0xf3, 0x0f, 0x38, 0xd8, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_VEX_WRMSRNS_IMM32_R64(fid, k0):   # 2 forms: VEX_WRMSRNS_IMM32_R64, VEX_UWRMSR_IMM32_R64
+    def enc(a0, a1):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
+        if not (-2147483648 <= a0 <= 4294967295): raise _range_error(fid, (a0, a1, ), 0, a0)
+        if a1.__class__ is Gpr64:
+            return _bytes5(0xc4, 0xc7 | a1.vb, 0x7a, k0, 0xc0 | a1.lo) + _le32(a0 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    def fits(a0, a1):
+        return (a0.__class__ is int and (-2147483648 <= a0 <= 4294967295))
+    return enc, fits
+
+
+def shape_D3NOW_PI2FW_MM_MMM64(fid, k0):   # 24 forms: D3NOW_PI2FW_MM_MMM64, D3NOW_PI2FD_MM_MMM64, D3NOW_PF2IW_MM_MMM64, …
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x0f, 0xc0 | a0.reg3 | a1.lo, k0)
+            return _bytes4(0x0f, 0x0f, 0xc0 | a0.reg3 | a1.lo, k0)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[k0]
+            return _bytes3(0x0f, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[k0]
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_BNDMK_BND_M64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 1, 'rip')
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, 0x1b, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0xf3, 0x0f, 0x1b, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_BNDCL_BND_RM64(fid, k0, k1):   # 3 forms: BNDCL_BND_RM64, BNDCU_BND_RM64, BNDCN_BND_RM64
+    def enc(a0, a1):
+        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_XOP_LWPVAL_R32_RM32_IMM32, shape_XOP_LWPVAL_R64_RM32_IMM32, shape_VEX_STTILECFG_M512, shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_REX2_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_REX2_CLWB_M8, shape_MOVDIR64B_R64_M512, shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_REX2_PTWRITE_RM32, shape_REX2_PTWRITE_RM64, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, shape_AESDECWIDE128KL_M384, shape_VEX_WRMSRNS_IMM32_R64, shape_D3NOW_PI2FW_MM_MMM64, shape_BNDMK_BND_M64, shape_BNDCL_BND_RM64, )

@@ -3,213 +3,12 @@
 """Encoders, one function per shape: shapes 608-639 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _le32, _mpx_address_error, _operand_error, _range_error
-from ...memory import A32Mem, EgprMem, Mem
-from ...registers import REGISTERS, BndReg, Gpr32, Gpr64, Gpr64X, Mmx, StReg, Xmm
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _label_error, _mpx_address_error, _operand_error, _range_error
+from ...memory import EgprMem, Mem
+from ...registers import REGISTERS, BndReg, KReg, Mmx, StReg, Xmm
 R_ax = REGISTERS['ax']
 R_rip = REGISTERS['rip']
 R_st0 = REGISTERS['st0']
-
-
-def shape_MOVDIR64B_R32_M512(fid, k0):   # 3 forms: MOVDIR64B_R32_M512, ENQCMD_R32_M512, ENQCMDS_R32_M512
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is A32Mem and a1.size in (0, 512):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes7(0x67, k0, 0x40 | rex, 0x0f, 0x38, 0xf8, a1.modrm | a0.reg3) + a1.tail
-            return _bytes6(0x67, k0, 0x0f, 0x38, 0xf8, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_XABORT_IMM8(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, ), 0, a0)
-        return _bytes3(0xc6, 0xf8, a0 & 0xFF)
-    def fits(a0):
-        return (a0.__class__ is int and (-128 <= a0 <= 255))
-    return enc, fits
-
-
-def shape_XBEGIN_REL16(fid):   # 1 form
-    def enc(a0, ip=0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        d = a0 - ip - 5
-        if not (-32768 <= d <= 32767): raise _range_error(fid, (a0, ), 0, d)
-        return _bytes5(0x66, 0xc7, 0xf8, d & 0xFF, (d >> 8) & 0xFF)
-    def fits(a0, ip=0):
-        return (a0.__class__ is int and (-32768 <= (a0 - ip - 5) <= 32767))
-    return enc, fits
-
-
-def shape_EXTRQ_XMM_XMM(fid, k0):   # 2 forms: EXTRQ_XMM_XMM, INSERTQ_XMM_XMM
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, 0x79, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(k0, 0x0f, 0x79, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EXTRQ_XMM_IMM8_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, a2, ), 1, a1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Xmm:
-            rex = a0.rex_b
-            if rex: return _bytes7(0x66, 0x40 | rex, 0x0f, 0x78, 0xc0 | a0.lo, a1 & 0xFF, a2 & 0xFF)
-            return _bytes6(0x66, 0x0f, 0x78, 0xc0 | a0.lo, a1 & 0xFF, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a1.__class__ is int and (-128 <= a1 <= 255)) and (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_INSERTQ_XMM_XMM_IMM8_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 2, a2)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes7(0xf2, 0x40 | rex, 0x0f, 0x78, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF, a3 & 0xFF)
-            return _bytes6(0xf2, 0x0f, 0x78, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF, a3 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-    def fits(a0, a1, a2, a3):
-        return (a2.__class__ is int and (-128 <= a2 <= 255)) and (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_LOADIWKEY_XMM_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, 0xdc, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xf3, 0x0f, 0x38, 0xdc, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_ENCODEKEY128_R32_R32(fid, k0):   # 2 forms: ENCODEKEY128_R32_R32, ENCODEKEY256_R32_R32
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xf3, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_AESENCWIDE128KL_M384(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, 384):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, 0xd8, a0.modrm) + a0.tail
-            return _bytes5(0xf3, 0x0f, 0x38, 0xd8, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_AESDECWIDE128KL_M384(fid, k0, k1):   # 3 forms: AESDECWIDE128KL_M384, AESENCWIDE256KL_M512, AESDECWIDE256KL_M512
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, 0xd8, k1 | a0.modrm) + a0.tail
-            return _bytes5(0xf3, 0x0f, 0x38, 0xd8, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_VEX_WRMSRNS_IMM32_R64(fid, k0):   # 2 forms: VEX_WRMSRNS_IMM32_R64, VEX_UWRMSR_IMM32_R64
-    def enc(a0, a1):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
-        if not (-2147483648 <= a0 <= 4294967295): raise _range_error(fid, (a0, a1, ), 0, a0)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0xc4, 0xc7 | a1.vb, 0x7a, k0, 0xc0 | a1.lo) + _le32(a0 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    def fits(a0, a1):
-        return (a0.__class__ is int and (-2147483648 <= a0 <= 4294967295))
-    return enc, fits
-
-
-def shape_D3NOW_PI2FW_MM_MMM64(fid, k0):   # 24 forms: D3NOW_PI2FW_MM_MMM64, D3NOW_PI2FD_MM_MMM64, D3NOW_PF2IW_MM_MMM64, …
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x0f, 0xc0 | a0.reg3 | a1.lo, k0)
-            return _bytes4(0x0f, 0x0f, 0xc0 | a0.reg3 | a1.lo, k0)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[k0]
-            return _bytes3(0x0f, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[k0]
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_BNDMK_BND_M64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 1, 'rip')
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, 0x1b, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0xf3, 0x0f, 0x1b, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_BNDMK_BND_M64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 1, 'rip')
-            return _bytes5(0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex, 0x1b, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_BNDCL_BND_RM64(fid, k0, k1):   # 3 forms: BNDCL_BND_RM64, BNDCU_BND_RM64, BNDCN_BND_RM64
-    def enc(a0, a1):
-        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_BNDCL_BND_RM64(fid, k0, k1):   # 3 forms: REX2_BNDCL_BND_RM64, REX2_BNDCU_BND_RM64, REX2_BNDCN_BND_RM64
-    def enc(a0, a1):
-        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
-            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
 
 
 def shape_BNDMOV_BND_BNDM128(fid):   # 1 form
@@ -224,18 +23,6 @@ def shape_BNDMOV_BND_BNDM128(fid):   # 1 form
             rex = a0.rex_r | a1.rex
             if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
             return _bytes4(0x66, 0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_BNDMOV_BND_BNDM128(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is BndReg:
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0x1a, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, 0x1a, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -256,18 +43,6 @@ def shape_BNDMOV_BNDM128_BND(fid):   # 1 form
     return enc, None
 
 
-def shape_REX2_BNDMOV_BNDM128_BND(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is BndReg:
-            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, 0x1b, 0xc0 | a1.reg3 | a0.lo)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 128):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex, 0x1b, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
 def shape_BNDLDX_BND_MIB(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
@@ -282,18 +57,6 @@ def shape_BNDLDX_BND_MIB(fid):   # 1 form
     return enc, None
 
 
-def shape_REX2_BNDLDX_BND_MIB(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 1, 'rip')
-            if a1.scale != 1 and a1.index is not None: raise _mpx_address_error(fid, (a0, a1, ), 1, 'scale')
-            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, 0x1a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
 def shape_BNDSTX_MIB_BND(fid):   # 1 form
     def enc(a0, a1):
         if not a1.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 1)
@@ -304,18 +67,6 @@ def shape_BNDSTX_MIB_BND(fid):   # 1 form
             rex = a1.rex_r | a0.rex
             if rex: return _bytes4(0x40 | rex, 0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
             return _bytes3(0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_REX2_BNDSTX_MIB_BND(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a0.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 0, 'rip')
-            if a0.scale != 1 and a0.index is not None: raise _mpx_address_error(fid, (a0, a1, ), 0, 'scale')
-            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, 0x1b, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
@@ -362,6 +113,15 @@ def shape_FADD_STI_ST0(fid, k0, k1):   # 12 forms: FADD_STI_ST0, FMUL_STI_ST0, F
     return enc, None
 
 
+def shape_REX2_FMUL_M32FP(fid, k0, k1, k2):   # 48 forms: REX2_FMUL_M32FP, REX2_FMUL_M64FP, REX2_FCOM_M32FP, …
+    def enc(a0):
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, a0.rex, k1, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
 def shape_FLD_STI(fid, k0, k1):   # 8 forms: FLD_STI, FST_STI, FSTP_STI, …
     def enc(a0):
         if a0.__class__ is StReg:
@@ -400,4 +160,250 @@ def shape_FXSAVE64_M512BYTE(fid):   # 1 form
     return enc, None
 
 
-SHAPES = (shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, shape_AESDECWIDE128KL_M384, shape_VEX_WRMSRNS_IMM32_R64, shape_D3NOW_PI2FW_MM_MMM64, shape_BNDMK_BND_M64, shape_REX2_BNDMK_BND_M64, shape_BNDCL_BND_RM64, shape_REX2_BNDCL_BND_RM64, shape_BNDMOV_BND_BNDM128, shape_REX2_BNDMOV_BND_BNDM128, shape_BNDMOV_BNDM128_BND, shape_REX2_BNDMOV_BNDM128_BND, shape_BNDLDX_BND_MIB, shape_REX2_BNDLDX_BND_MIB, shape_BNDSTX_MIB_BND, shape_REX2_BNDSTX_MIB_BND, shape_FADD_M32FP, shape_REX2_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, )
+def shape_CVTPI2PS_XMM_MMM64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_CVTPI2PS_XMM_MMM64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0x2a, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, 0x2a, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CVTPI2PD_XMM_MMM64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0x66, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x66, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_CVTPI2PD_XMM_MMM64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0x2a, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, 0x2a, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CVTTPS2PI_MM_XMMM64(fid, k0):   # 2 forms: CVTTPS2PI_MM_XMMM64, CVTPS2PI_MM_XMMM64
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_CVTTPS2PI_MM_XMMM64(fid, k0):   # 2 forms: REX2_CVTTPS2PI_MM_XMMM64, REX2_CVTPS2PI_MM_XMMM64
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CVTTPD2PI_MM_XMMM128(fid, k0):   # 2 forms: CVTTPD2PI_MM_XMMM128, CVTPD2PI_MM_XMMM128
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_CVTTPD2PI_MM_XMMM128(fid, k0):   # 2 forms: REX2_CVTTPD2PI_MM_XMMM128, REX2_CVTPD2PI_MM_XMMM128
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_PSHUFW_MM_MMM64_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes4(0x0f, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes3(0x0f, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_REX2_PSHUFW_MM_MMM64_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Mmx:
+            return _bytes5(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_MOVQ2DQ_XMM_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0xf3, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVDQ2Q_MM_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0xf2, 0x40 | rex, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0xf2, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVNTQ_M64_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0xe7, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, 0xe7, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVNTQ_M64_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, 0xe7, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_VEX_KANDW_KR_KR_KR(fid, k0, k1):   # 14 forms: VEX_KANDW_KR_KR_KR, VEX_KANDB_KR_KR_KR, VEX_KANDNW_KR_KR_KR, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is KReg:
+            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_KANDQ_KR_KR_KR(fid, k0, k1):   # 13 forms: VEX_KANDQ_KR_KR_KR, VEX_KANDD_KR_KR_KR, VEX_KANDNQ_KR_KR_KR, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is KReg:
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_KNOTW_KR_KR(fid, k0, k1):   # 6 forms: VEX_KNOTW_KR_KR, VEX_KNOTB_KR_KR, VEX_KORTESTW_KR_KR, …
+    def enc(a0, a1):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is KReg:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_KNOTQ_KR_KR(fid, k0, k1):   # 6 forms: VEX_KNOTQ_KR_KR, VEX_KNOTD_KR_KR, VEX_KORTESTQ_KR_KR, …
+    def enc(a0, a1):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is KReg:
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_KMOVW_KR_KM16(fid, k0, k1):   # 2 forms: VEX_KMOVW_KR_KM16, VEX_KMOVB_KR_KM8
+    def enc(a0, a1):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is KReg:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, 0x90, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x90, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k1):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, 0x90, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x90, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_BNDMOV_BND_BNDM128, shape_BNDMOV_BNDM128_BND, shape_BNDLDX_BND_MIB, shape_BNDSTX_MIB_BND, shape_FADD_M32FP, shape_REX2_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_REX2_FMUL_M32FP, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_REX2_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_REX2_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_REX2_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_REX2_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_REX2_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_REX2_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, )

@@ -3,255 +3,9 @@
 """Encoders, one function per shape: shapes 640-671 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _distinct_error, _label_error, _mask_required_error, _operand_error, _range_error
-from ...memory import EgprMem, Mem, VsibMem
-from ...registers import Gpr32, Gpr64, KReg, Mmx, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
-
-
-def shape_CVTPI2PS_XMM_MMM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_CVTPI2PS_XMM_MMM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, 0x2a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTPI2PD_XMM_MMM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_CVTPI2PD_XMM_MMM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, 0x2a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTTPS2PI_MM_XMMM64(fid, k0):   # 2 forms: CVTTPS2PI_MM_XMMM64, CVTPS2PI_MM_XMMM64
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_CVTTPS2PI_MM_XMMM64(fid, k0):   # 2 forms: REX2_CVTTPS2PI_MM_XMMM64, REX2_CVTPS2PI_MM_XMMM64
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTTPD2PI_MM_XMMM128(fid, k0):   # 2 forms: CVTTPD2PI_MM_XMMM128, CVTPD2PI_MM_XMMM128
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_REX2_CVTTPD2PI_MM_XMMM128(fid, k0):   # 2 forms: REX2_CVTTPD2PI_MM_XMMM128, REX2_CVTPD2PI_MM_XMMM128
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_PSHUFW_MM_MMM64_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes4(0x0f, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes3(0x0f, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_REX2_PSHUFW_MM_MMM64_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Mmx:
-            return _bytes5(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_MOVQ2DQ_XMM_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0xf3, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVDQ2Q_MM_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0xf2, 0x40 | rex, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0xf2, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVNTQ_M64_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0xe7, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, 0xe7, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_REX2_MOVNTQ_M64_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, 0xe7, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_VEX_KANDW_KR_KR_KR(fid, k0, k1):   # 14 forms: VEX_KANDW_KR_KR_KR, VEX_KANDB_KR_KR_KR, VEX_KANDNW_KR_KR_KR, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is KReg:
-            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_KANDQ_KR_KR_KR(fid, k0, k1):   # 13 forms: VEX_KANDQ_KR_KR_KR, VEX_KANDD_KR_KR_KR, VEX_KANDNQ_KR_KR_KR, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is KReg:
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_KNOTW_KR_KR(fid, k0, k1):   # 6 forms: VEX_KNOTW_KR_KR, VEX_KNOTB_KR_KR, VEX_KORTESTW_KR_KR, …
-    def enc(a0, a1):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KNOTQ_KR_KR(fid, k0, k1):   # 6 forms: VEX_KNOTQ_KR_KR, VEX_KNOTD_KR_KR, VEX_KORTESTQ_KR_KR, …
-    def enc(a0, a1):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KMOVW_KR_KM16(fid, k0, k1):   # 2 forms: VEX_KMOVW_KR_KM16, VEX_KMOVB_KR_KM8
-    def enc(a0, a1):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, 0x90, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x90, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, 0x90, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x90, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
+from ...encoding.runtime import _bytes4, _bytes5, _bytes6, _distinct_error, _label_error, _mask_required_error, _operand_error, _range_error
+from ...memory import Mem, VsibMem
+from ...registers import Gpr32, Gpr64, KReg, Tmm, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
 def shape_VEX_KMOVW_M16_KR(fid, k0, k1):   # 2 forms: VEX_KMOVW_M16_KR, VEX_KMOVB_M8_KR
@@ -401,4 +155,230 @@ def shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z(fid, k0, k1, k2, k3):   # 4 forms: EVEX_V
     return enc, None
 
 
-SHAPES = (shape_CVTPI2PS_XMM_MMM64, shape_REX2_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_REX2_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_REX2_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_REX2_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_REX2_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_REX2_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, shape_VEX_VPGATHERDD_XMM_VM32X_XMM, shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z, )
+def shape_VEX_VPGATHERDQ_YMM_VM32X_YMM(fid, k0):   # 2 forms: VEX_VPGATHERDQ_YMM_VM32X_YMM, VEX_VGATHERDPD_YMM_VM32X_YMM
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a1.__class__ is VsibMem and a1.index.__class__ is Xmm and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x85 | a2.vv, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPGATHERDQ_YMM_K1_VM32X(fid, k0):   # 2 forms: EVEX_VPGATHERDQ_YMM_K1_VM32X, EVEX_VGATHERDPD_YMM_K1_VM32X
+    def enc(a0, a1, aaa=0):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is VsibMem and a1.index.__class__ in (Xmm, XmmHigh) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
+            m, t = a1.disp8n(8)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0xfd, 0x20 | a1.index.evv | aaa, k0, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y(fid, k0):   # 2 forms: EVEX_VPGATHERDQ_ZMM_K1_VM32Y, EVEX_VGATHERDPD_ZMM_K1_VM32Y
+    def enc(a0, a1, aaa=0):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
+            m, t = a1.disp8n(8)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0xfd, 0x40 | a1.index.evv | aaa, k0, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VPGATHERQD_XMM_VM64Y_XMM(fid, k0):   # 2 forms: VEX_VPGATHERQD_XMM_VM64Y_XMM, VEX_VGATHERQPS_XMM_VM64Y_XMM
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a1.__class__ is VsibMem and a1.index.__class__ is Ymm and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x05 | a2.vv, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPGATHERQD_XMM_K1_VM64Y(fid, k0):   # 2 forms: EVEX_VPGATHERQD_XMM_K1_VM64Y, EVEX_VGATHERQPS_XMM_K1_VM64Y
+    def enc(a0, a1, aaa=0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
+            m, t = a1.disp8n(4)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0x7d, 0x20 | a1.index.evv | aaa, k0, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPGATHERQD_YMM_K1_VM64Z(fid, k0):   # 2 forms: EVEX_VPGATHERQD_YMM_K1_VM64Z, EVEX_VGATHERQPS_YMM_K1_VM64Z
+    def enc(a0, a1, aaa=0):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is VsibMem and a1.index.__class__ is Zmm and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
+            m, t = a1.disp8n(4)
+            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0x7d, 0x40 | a1.index.evv | aaa, k0, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPSCATTERDD_VM32X_K1_XMM(fid, k0, k1, k2, k3):   # 8 forms: EVEX_VPSCATTERDD_VM32X_K1_XMM, EVEX_VPSCATTERDQ_VM32X_K1_XMM, EVEX_VPSCATTERQD_VM64X_K1_XMM, …
+    def enc(a0, a1, aaa=0):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is VsibMem and a0.index.__class__ in (Xmm, XmmHigh) and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(k1)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, a0.index.evv | aaa, k3, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPSCATTERDD_VM32Y_K1_YMM, EVEX_VPSCATTERQQ_VM64Y_K1_YMM, EVEX_VSCATTERDPS_VM32Y_K1_YMM, …
+    def enc(a0, a1, aaa=0):
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(k1)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, 0x20 | a0.index.evv | aaa, k3, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPSCATTERDD_VM32Z_K1_ZMM, EVEX_VPSCATTERQQ_VM64Z_K1_ZMM, EVEX_VSCATTERDPS_VM32Z_K1_ZMM, …
+    def enc(a0, a1, aaa=0):
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(k1)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, 0x40 | a0.index.evv | aaa, k3, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM(fid, k0):   # 2 forms: EVEX_VPSCATTERDQ_VM32X_K1_YMM, EVEX_VSCATTERDPD_VM32X_K1_YMM
+    def enc(a0, a1, aaa=0):
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is VsibMem and a0.index.__class__ in (Xmm, XmmHigh) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(8)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0xfd, 0x20 | a0.index.evv | aaa, k0, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM(fid, k0):   # 2 forms: EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, EVEX_VSCATTERDPD_VM32Y_K1_ZMM
+    def enc(a0, a1, aaa=0):
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(8)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0xfd, 0x40 | a0.index.evv | aaa, k0, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM(fid, k0):   # 2 forms: EVEX_VPSCATTERQD_VM64Y_K1_XMM, EVEX_VSCATTERQPS_VM64Y_K1_XMM
+    def enc(a0, a1, aaa=0):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(4)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7d, 0x20 | a0.index.evv | aaa, k0, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM(fid, k0):   # 2 forms: EVEX_VPSCATTERQD_VM64Z_K1_YMM, EVEX_VSCATTERQPS_VM64Z_K1_YMM
+    def enc(a0, a1, aaa=0):
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(4)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7d, 0x40 | a0.index.evv | aaa, k0, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VGATHERPF0DPS_VM32Z_K1(fid, k0, k1, k2, k3, k4):   # 12 forms: EVEX_VGATHERPF0DPS_VM32Z_K1, EVEX_VGATHERPF1DPS_VM32Z_K1, EVEX_VSCATTERPF0DPS_VM32Z_K1, …
+    def enc(a0, aaa=0):
+        if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, ))
+            m, t = a0.disp8n(k1)
+            return _bytes6(0x62, 0x92 | a0.vxb, k2, 0x40 | a0.index.evv | aaa, k3, k4 | m) + t
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VGATHERPF0DPD_VM32Y_K1(fid, k0):   # 4 forms: EVEX_VGATHERPF0DPD_VM32Y_K1, EVEX_VGATHERPF1DPD_VM32Y_K1, EVEX_VSCATTERPF0DPD_VM32Y_K1, …
+    def enc(a0, aaa=0):
+        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, ))
+            m, t = a0.disp8n(8)
+            return _bytes6(0x62, 0x92 | a0.vxb, 0xfd, 0x40 | a0.index.evv | aaa, 0xc6, k0 | m) + t
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_VEX_TDPBF16PS_TMM_TMM_TMM(fid, k0, k1, k2):   # 10 forms: VEX_TDPBF16PS_TMM_TMM_TMM, VEX_TDPBUSD_TMM_TMM_TMM, VEX_TDPBSUD_TMM_TMM_TMM, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a2.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a1.__class__ is Tmm:
+            if a0.num == a1.num or a0.num == a2.num or a1.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'tiles')
+            return _bytes5(0xc4, k0 | a0.vr | a1.vb, k1 | a2.vv, k2, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    return enc, None
+
+
+def shape_VEX_TDPBUUD_TMM_TMM_TMM(fid, k0, k1):   # 3 forms: VEX_TDPBUUD_TMM_TMM_TMM, VEX_TCMMRLFP16PS_TMM_TMM_TMM, VEX_TDPBF8PS_TMM_TMM_TMM
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a2.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a1.__class__ is Tmm:
+            if a0.num == a1.num or a0.num == a2.num or a1.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'tiles')
+            return _bytes5(0xc4, k0 | a0.vr | a1.vb, a2.vv, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    return enc, None
+
+
+def shape_VEX_TILELOADDT1_TMM_SIBMEM(fid, k0, k1):   # 4 forms: VEX_TILELOADDT1_TMM_SIBMEM, VEX_TILELOADD_TMM_SIBMEM, VEX_TILELOADDRS_TMM_SIBMEM, …
+    def enc(a0, a1):
+        if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem:
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            a1 = a1.with_sib()
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_TILESTORED_SIBMEM_TMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Tmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem:
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            a0 = a0.with_sib()
+            return _bytes5(0xc4, 0x02 | a1.vr | a0.vxb, 0x7a, 0x4b, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+SHAPES = (shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, shape_VEX_VPGATHERDD_XMM_VM32X_XMM, shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z, shape_VEX_VPGATHERDQ_YMM_VM32X_YMM, shape_EVEX_VPGATHERDQ_YMM_K1_VM32X, shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y, shape_VEX_VPGATHERQD_XMM_VM64Y_XMM, shape_EVEX_VPGATHERQD_XMM_K1_VM64Y, shape_EVEX_VPGATHERQD_YMM_K1_VM64Z, shape_EVEX_VPSCATTERDD_VM32X_K1_XMM, shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM, shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM, shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM, shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, )

@@ -3,235 +3,9 @@
 """Encoders, one function per shape: shapes 672-703 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _distinct_error, _high8_error, _label_error, _mask_required_error, _operand_error, _range_error
-from ...memory import Mem, VsibMem
-from ...registers import Gpr32, Gpr64, Gpr8, Tmm, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
-
-
-def shape_VEX_VPGATHERDQ_YMM_VM32X_YMM(fid, k0):   # 2 forms: VEX_VPGATHERDQ_YMM_VM32X_YMM, VEX_VGATHERDPD_YMM_VM32X_YMM
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Xmm and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x85 | a2.vv, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERDQ_YMM_K1_VM32X(fid, k0):   # 2 forms: EVEX_VPGATHERDQ_YMM_K1_VM32X, EVEX_VGATHERDPD_YMM_K1_VM32X
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Xmm, XmmHigh) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(8)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0xfd, 0x20 | a1.index.evv | aaa, k0, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y(fid, k0):   # 2 forms: EVEX_VPGATHERDQ_ZMM_K1_VM32Y, EVEX_VGATHERDPD_ZMM_K1_VM32Y
-    def enc(a0, a1, aaa=0):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(8)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0xfd, 0x40 | a1.index.evv | aaa, k0, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VPGATHERQD_XMM_VM64Y_XMM(fid, k0):   # 2 forms: VEX_VPGATHERQD_XMM_VM64Y_XMM, VEX_VGATHERQPS_XMM_VM64Y_XMM
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Ymm and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x05 | a2.vv, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERQD_XMM_K1_VM64Y(fid, k0):   # 2 forms: EVEX_VPGATHERQD_XMM_K1_VM64Y, EVEX_VGATHERQPS_XMM_K1_VM64Y
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(4)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0x7d, 0x20 | a1.index.evv | aaa, k0, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERQD_YMM_K1_VM64Z(fid, k0):   # 2 forms: EVEX_VPGATHERQD_YMM_K1_VM64Z, EVEX_VGATHERQPS_YMM_K1_VM64Z
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Zmm and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(4)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0x7d, 0x40 | a1.index.evv | aaa, k0, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERDD_VM32X_K1_XMM(fid, k0, k1, k2, k3):   # 8 forms: EVEX_VPSCATTERDD_VM32X_K1_XMM, EVEX_VPSCATTERDQ_VM32X_K1_XMM, EVEX_VPSCATTERQD_VM64X_K1_XMM, …
-    def enc(a0, a1, aaa=0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Xmm, XmmHigh) and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, a0.index.evv | aaa, k3, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPSCATTERDD_VM32Y_K1_YMM, EVEX_VPSCATTERQQ_VM64Y_K1_YMM, EVEX_VSCATTERDPS_VM32Y_K1_YMM, …
-    def enc(a0, a1, aaa=0):
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, 0x20 | a0.index.evv | aaa, k3, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPSCATTERDD_VM32Z_K1_ZMM, EVEX_VPSCATTERQQ_VM64Z_K1_ZMM, EVEX_VSCATTERDPS_VM32Z_K1_ZMM, …
-    def enc(a0, a1, aaa=0):
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, 0x40 | a0.index.evv | aaa, k3, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM(fid, k0):   # 2 forms: EVEX_VPSCATTERDQ_VM32X_K1_YMM, EVEX_VSCATTERDPD_VM32X_K1_YMM
-    def enc(a0, a1, aaa=0):
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Xmm, XmmHigh) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(8)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0xfd, 0x20 | a0.index.evv | aaa, k0, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM(fid, k0):   # 2 forms: EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, EVEX_VSCATTERDPD_VM32Y_K1_ZMM
-    def enc(a0, a1, aaa=0):
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(8)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0xfd, 0x40 | a0.index.evv | aaa, k0, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM(fid, k0):   # 2 forms: EVEX_VPSCATTERQD_VM64Y_K1_XMM, EVEX_VSCATTERQPS_VM64Y_K1_XMM
-    def enc(a0, a1, aaa=0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(4)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7d, 0x20 | a0.index.evv | aaa, k0, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM(fid, k0):   # 2 forms: EVEX_VPSCATTERQD_VM64Z_K1_YMM, EVEX_VSCATTERQPS_VM64Z_K1_YMM
-    def enc(a0, a1, aaa=0):
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(4)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7d, 0x40 | a0.index.evv | aaa, k0, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VGATHERPF0DPS_VM32Z_K1(fid, k0, k1, k2, k3, k4):   # 12 forms: EVEX_VGATHERPF0DPS_VM32Z_K1, EVEX_VGATHERPF1DPS_VM32Z_K1, EVEX_VSCATTERPF0DPS_VM32Z_K1, …
-    def enc(a0, aaa=0):
-        if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, ))
-            m, t = a0.disp8n(k1)
-            return _bytes6(0x62, 0x92 | a0.vxb, k2, 0x40 | a0.index.evv | aaa, k3, k4 | m) + t
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VGATHERPF0DPD_VM32Y_K1(fid, k0):   # 4 forms: EVEX_VGATHERPF0DPD_VM32Y_K1, EVEX_VGATHERPF1DPD_VM32Y_K1, EVEX_VSCATTERPF0DPD_VM32Y_K1, …
-    def enc(a0, aaa=0):
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, ))
-            m, t = a0.disp8n(8)
-            return _bytes6(0x62, 0x92 | a0.vxb, 0xfd, 0x40 | a0.index.evv | aaa, 0xc6, k0 | m) + t
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_VEX_TDPBF16PS_TMM_TMM_TMM(fid, k0, k1, k2):   # 10 forms: VEX_TDPBF16PS_TMM_TMM_TMM, VEX_TDPBUSD_TMM_TMM_TMM, VEX_TDPBSUD_TMM_TMM_TMM, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Tmm:
-            if a0.num == a1.num or a0.num == a2.num or a1.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'tiles')
-            return _bytes5(0xc4, k0 | a0.vr | a1.vb, k1 | a2.vv, k2, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_VEX_TDPBUUD_TMM_TMM_TMM(fid, k0, k1):   # 3 forms: VEX_TDPBUUD_TMM_TMM_TMM, VEX_TCMMRLFP16PS_TMM_TMM_TMM, VEX_TDPBF8PS_TMM_TMM_TMM
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Tmm:
-            if a0.num == a1.num or a0.num == a2.num or a1.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'tiles')
-            return _bytes5(0xc4, k0 | a0.vr | a1.vb, a2.vv, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_VEX_TILELOADDT1_TMM_SIBMEM(fid, k0, k1):   # 4 forms: VEX_TILELOADDT1_TMM_SIBMEM, VEX_TILELOADD_TMM_SIBMEM, VEX_TILELOADDRS_TMM_SIBMEM, …
-    def enc(a0, a1):
-        if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem:
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            a1 = a1.with_sib()
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_TILESTORED_SIBMEM_TMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Tmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem:
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            a0 = a0.with_sib()
-            return _bytes5(0xc4, 0x02 | a1.vr | a0.vxb, 0x7a, 0x4b, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
+from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _distinct_error, _high8_error, _label_error, _operand_error, _range_error
+from ...memory import Mem
+from ...registers import Gpr32, Gpr64, Gpr8, KReg, Tmm, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
 def shape_VEX_TILEZERO_TMM(fid):   # 1 form
@@ -390,4 +164,262 @@ def shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM(fid, k0):   # 9 forms: EVEX_VPMOVUSWB_Y
     return enc, None
 
 
-SHAPES = (shape_VEX_VPGATHERDQ_YMM_VM32X_YMM, shape_EVEX_VPGATHERDQ_YMM_K1_VM32X, shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y, shape_VEX_VPGATHERQD_XMM_VM64Y_XMM, shape_EVEX_VPGATHERQD_XMM_K1_VM64Y, shape_EVEX_VPGATHERQD_YMM_K1_VM64Z, shape_EVEX_VPSCATTERDD_VM32X_K1_XMM, shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM, shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM, shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM, shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, shape_HRESET_IMM8, shape_UMONITOR_R32, shape_VMREAD_RM64_R64, shape_VMWRITE_R64_RM64, shape_URDMSR_R64_R64, shape_MOVRS_R8_M8, shape_EVEX_TCVTROWD2PS_ZMM_TMM_R32, shape_EVEX_TCVTROWD2PS_ZMM_TMM_IMM8, shape_EVEX_VPMOVUSWB_XMMM128_K1Z_YMM, shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM, )
+def shape_EVEX_VPMOVM2B_XMM_KR(fid, k0, k1):   # 6 forms: EVEX_VPMOVM2B_XMM_KR, EVEX_VPMOVM2W_XMM_KR, EVEX_VPBROADCASTMB2Q_XMM_KR, …
+    def enc(a0, a1, *, p2=0x0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is KReg:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPMOVM2B_YMM_KR(fid, k0, k1):   # 6 forms: EVEX_VPMOVM2B_YMM_KR, EVEX_VPMOVM2W_YMM_KR, EVEX_VPBROADCASTMB2Q_YMM_KR, …
+    def enc(a0, a1, *, p2=0x20):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is KReg:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPMOVM2B_ZMM_KR(fid, k0, k1):   # 6 forms: EVEX_VPMOVM2B_ZMM_KR, EVEX_VPMOVM2W_ZMM_KR, EVEX_VPBROADCASTMB2Q_ZMM_KR, …
+    def enc(a0, a1, *, p2=0x40):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is KReg:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPMOVB2M_KR_XMM(fid, k0, k1):   # 4 forms: EVEX_VPMOVB2M_KR_XMM, EVEX_VPMOVW2M_KR_XMM, EVEX_VPMOVD2M_KR_XMM, …
+    def enc(a0, a1, *, p2=0x0):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPMOVB2M_KR_YMM(fid, k0, k1):   # 4 forms: EVEX_VPMOVB2M_KR_YMM, EVEX_VPMOVW2M_KR_YMM, EVEX_VPMOVD2M_KR_YMM, …
+    def enc(a0, a1, *, p2=0x20):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPMOVB2M_KR_ZMM(fid, k0, k1):   # 4 forms: EVEX_VPMOVB2M_KR_ZMM, EVEX_VPMOVW2M_KR_ZMM, EVEX_VPMOVD2M_KR_ZMM, …
+    def enc(a0, a1, *, p2=0x40):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Zmm:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER(fid, k0, k1):   # 3 forms: EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER, EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER, EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER
+    def enc(a0, a1, *, p2=0x40, n=64):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Zmm:
+            return _bytes6(0x62, 0x05 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 512):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x05 | a0.evr | a1.vxb, k0, 0x08 | p2, k1, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8(fid, k0, k1, k2, k3):   # 7 forms: EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8, EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8, EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x0, n=k0):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, k3):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x0, n=k0):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8(fid, k0):   # 4 forms: EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8, EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8, EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
+            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k0, 0x08 | p2, 0x66, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k0, 0x08 | p2, 0x66, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x20, n=32):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8(fid, k0):   # 4 forms: EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8, EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8, EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Zmm:
+            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k0, 0x08 | p2, 0x66, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 512):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k0, 0x08 | p2, 0x66, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x40, n=64):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32(fid, k0, k1, k2, k3):   # 8 forms: EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32, EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32, EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32, …
+    def enc(a0, a1, a2, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
+            if a0.num == a1.num or a0.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
+            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, k3):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a0.num == a1.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32(fid, k0, k1):   # 4 forms: EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32, EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32, EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32, …
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            if a0.num == a1.num or a0.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
+            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a0.num == a1.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1):   # 4 forms: EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, …
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Zmm:
+            if a0.num == a1.num or a0.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
+            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 512):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a0.num == a1.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16(fid, k0, k1):   # 4 forms: EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16, EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16, EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16, …
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, 0x04 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, 0x04 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16(fid, k0, k1):   # 4 forms: EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16, EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16, EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16, …
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Zmm:
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, 0x04 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 512):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, 0x04 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0):   # 2 forms: EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8, EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Zmm:
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 512):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, 0x72, m) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x40, n=64):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8(fid, k0):   # 2 forms: EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8, EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, 0x72, m) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x0, n=16):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8(fid, k0):   # 2 forms: EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8, EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, 0x72, m) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x20, n=32):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM(fid, k0, k1, k2):   # 9 forms: EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM, EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM, EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM, …
+    def enc(a0, a1, *, p2=0x40, n=k0):
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
+            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k2):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x08 | p2, k1, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+SHAPES = (shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, shape_HRESET_IMM8, shape_UMONITOR_R32, shape_VMREAD_RM64_R64, shape_VMWRITE_R64_RM64, shape_URDMSR_R64_R64, shape_MOVRS_R8_M8, shape_EVEX_TCVTROWD2PS_ZMM_TMM_R32, shape_EVEX_TCVTROWD2PS_ZMM_TMM_IMM8, shape_EVEX_VPMOVUSWB_XMMM128_K1Z_YMM, shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM, shape_EVEX_VPMOVM2B_XMM_KR, shape_EVEX_VPMOVM2B_YMM_KR, shape_EVEX_VPMOVM2B_ZMM_KR, shape_EVEX_VPMOVB2M_KR_XMM, shape_EVEX_VPMOVB2M_KR_YMM, shape_EVEX_VPMOVB2M_KR_ZMM, shape_EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER, shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8, shape_EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32, shape_EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, shape_EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16, shape_EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16, shape_EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8, shape_EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8, shape_EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8, shape_EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM, )
